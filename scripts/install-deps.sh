@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what flashstep needs to build, run and test, if it is missing.
+#
+# Debian/Ubuntu: apt-get (as root, or through sudo). macOS: Homebrew. Elsewhere: prints the
+# packages to install and fails. Quiet when everything is already there.
+set -euo pipefail
+
+# Debian package, and the check that says it is present.
+debs=(
+  "build-essential:command -v cc"
+  "make:command -v make"
+  "pkg-config:command -v pkg-config"
+  "libsdl2-dev:pkg-config --exists sdl2"
+  "libsdl2-ttf-dev:pkg-config --exists SDL2_ttf"
+  "check:pkg-config --exists check"
+  "fontconfig:command -v fc-match"
+  "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+  "libopenblas-dev:test -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/aarch64-linux-gnu/cblas.h"
+  "xvfb:command -v Xvfb"
+  "xauth:command -v xauth"
+)
+brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
+
+missing=()
+for entry in "${debs[@]}"; do
+  pkg=${entry%%:*}; test_cmd=${entry#*:}
+  if ! eval "$test_cmd" >/dev/null 2>&1; then missing+=("$pkg"); fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: missing: ${missing[*]}"
+if [ "$(uname -s)" = Darwin ]; then
+  if command -v brew >/dev/null; then brew install "${brews[@]}"; exit 0; fi
+  echo "install-deps: install Homebrew, then: brew install ${brews[*]}" >&2; exit 1
+fi
+if command -v apt-get >/dev/null; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "install-deps: run as root: apt-get install -y ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  exit 0
+fi
+echo "install-deps: no apt-get or Homebrew here; install the equivalents of: ${missing[*]}" >&2
+exit 1

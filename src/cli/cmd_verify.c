@@ -1,0 +1,9 @@
+/* cmd_verify.c: placeholder until its module lands; replaced by the real command. */
+#include <stdio.h>
+#include "cli/cli.h"
+int cli_verify(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    fprintf(stderr, "flashstep: this command is not built yet\n");
+    return 2;
+}

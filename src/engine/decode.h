@@ -1,0 +1,51 @@
+/* decode.h: FlashDecoding, the split-and-merge form for a few query rows and a long KV cache.
+ *
+ * Phase 1: the KV positions are cut into splits; each split computes its own partial
+ * (m, ℓ, o) for a query row, independently of the others (000's flash_decode_phase1).
+ * Phase 2: the partials are merged. merge(a, b):
+ *     m = max(m_a, m_b),  c_a = exp(m_a − m),  c_b = exp(m_b − m)
+ *     ℓ = c_a ℓ_a + c_b ℓ_b
+ *     o = c_a o_a + c_b o_b                       (unnormalized partials)
+ *     o = (c_a ℓ_a o_a + c_b ℓ_b o_b) / ℓ          (normalized partials)
+ * The merge is associative, so the merges can run left to right (sequential) or as a pairwise
+ * tree; the output is the same up to rounding. A partial that saw no visible key is the
+ * identity (m = −∞, ℓ = 0, o = 0), and merging two such gives the identity with c_a = 1, c_b = 0.
+ *
+ * Splits: contiguous tiles of Bk positions, or 003's strided partition into P parts where part
+ * p takes positions p, p + P, p + 2P, …
+ */
+#ifndef FS_DECODE_H
+#define FS_DECODE_H
+
+#include "attn.h"
+#include "status.h"
+#include "tiled.h"
+#include "trace.h"
+
+typedef enum { FS_MERGE_SEQUENTIAL = 0, FS_MERGE_TREE } fs_merge;
+typedef enum { FS_SPLIT_CONTIGUOUS = 0, FS_SPLIT_STRIDED } fs_split;
+
+typedef struct {
+    fs_split split;
+    int32_t Bk;           /* contiguous: positions per split, ≥ 1 */
+    int32_t parts;        /* strided: number of parts P, ≥ 1 */
+    fs_merge merge;
+    fs_form form;         /* whether partials carry o normalized or not */
+} fs_decoding;
+
+fs_decoding fs_decoding_default(void);   /* contiguous, Bk = 64, sequential, unnormalized */
+
+/* O is (n_q_heads, n_q, d_v). For each head and query row: one PARTIAL per split, then the
+ * MERGE events, then one OUT. */
+fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *m_out,
+                    double *l_out, fs_trace *tr);
+
+/* One merge of two states of length n (the formula above). o may alias o_a. */
+void fs_decode_merge(double m_a, double l_a, const double *o_a,
+                     double m_b, double l_b, const double *o_b, int32_t n, fs_form form,
+                     double *m, double *l, double *o, double *c_a, double *c_b);
+
+const char *fs_merge_str(fs_merge m);   /* "sequential", "tree" */
+const char *fs_split_str(fs_split s);   /* "contiguous", "strided" */
+
+#endif

@@ -1,0 +1,53 @@
+/* run.h: one entry point for every algorithm of the engine.
+ *
+ * The command line, the lessons and the window all describe what to run with an fs_run and
+ * call fs_run_exec; the engine allocates the result and, when given a trace, records into it.
+ */
+#ifndef FS_RUN_H
+#define FS_RUN_H
+
+#include "attn.h"
+#include "decode.h"
+#include "online.h"
+#include "reference.h"
+#include "status.h"
+#include "tiled.h"
+#include "trace.h"
+
+typedef enum {
+    FS_ALGO_REFERENCE = 0, /* fs_reference: no events but the OUT rows */
+    FS_ALGO_SOFTMAX,       /* fs_online_softmax on z */
+    FS_ALGO_QUERY,         /* fs_online_query: one query, one key at a time */
+    FS_ALGO_TILED,         /* fs_tiled */
+    FS_ALGO_DECODE,        /* fs_decode */
+    FS_ALGO_COUNT
+} fs_algo;
+
+typedef struct {
+    fs_algo algo;
+    fs_attn attn;           /* all but SOFTMAX */
+    fs_tiling tiling;       /* TILED */
+    fs_decoding decoding;   /* DECODE */
+    const double *z;        /* SOFTMAX: the vector, n_z values */
+    int32_t n_z;
+    int32_t chunk;          /* SOFTMAX: ≥ 1 */
+} fs_run;
+
+typedef struct {
+    double *O;              /* (n_q_heads, n_q, d_v); SOFTMAX: the softmax vector (n_z) */
+    double *m, *l;          /* (n_q_heads, n_q) in natural units; SOFTMAX: one each */
+    int32_t n_heads, n_rows, n_cols;   /* O's shape: n_heads × n_rows × n_cols */
+} fs_result;
+
+/* A run with defaults: reference, default tiling and decoding, chunk 1. */
+fs_run fs_run_make(fs_algo algo);
+
+/* Run it. res is filled with fresh allocations (free with fs_result_free), also on failure
+ * (then with NULLs). tr may be NULL. */
+fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr);
+
+void fs_result_free(fs_result *res);
+
+const char *fs_algo_str(fs_algo a);   /* "reference", "softmax", "query", "tiled", "decode" */
+
+#endif

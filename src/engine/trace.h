@@ -1,0 +1,106 @@
+/* trace.h: the record of a run, as plain data.
+ *
+ * An algorithm given an fs_trace appends one fs_event per thing that happens, in the order it
+ * happens: a tile visited or skipped, a row's running statistics updated, an element of a vector
+ * folded into online softmax, a decode partial, a merge, an output row. Vectors (an o row, a row
+ * of scores) do not fit in a fixed-size struct, so they live in one pool of doubles and an event
+ * holds their offset (−1 when absent) and length.
+ *
+ * Every event stores the values before and after, so a viewer steps backward as easily as
+ * forward without recomputing anything. Given no trace (NULL), the algorithms skip all of this.
+ *
+ * The letters follow the documents (001's normalized form):
+ *     m_old, ℓ_old      running max and sum before the update
+ *     m_blk, ℓ_blk      max of the visible scores in this block, Σ exp(s − m_blk) over them
+ *     m_new = max(m_old, m_blk)
+ *     α = exp(m_old − m_new)    rescales what was accumulated
+ *     β = exp(m_blk − m_new)    rescales the new block
+ *     ℓ_new = α ℓ_old + β ℓ_blk
+ * A row that has seen no visible key yet keeps m = −∞, ℓ = 0 and reports α = 1, β = 0.
+ * With the exp2 option (003), m values and scores are in base-2 units (multiplied by log2 e);
+ * α, β and ℓ are unchanged.
+ */
+#ifndef FS_TRACE_H
+#define FS_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attn.h"
+#include "status.h"
+
+typedef enum {
+    FS_EV_ELEM = 0, /* online softmax of a vector: one element or chunk folded in */
+    FS_EV_TILE,     /* a (Q tile, KV tile) pair is computed */
+    FS_EV_SKIP,     /* a (Q tile, KV tile) pair is skipped */
+    FS_EV_ROW,      /* one query row updated from one tile (or one key) */
+    FS_EV_PARTIAL,  /* decode: one split's partial (m, ℓ, o) for one query row */
+    FS_EV_MERGE,    /* decode: two partial states merged into one */
+    FS_EV_OUT,      /* a final output row (or the softmax vector) */
+    FS_EV_COUNT
+} fs_event_kind;
+
+typedef struct {
+    fs_event_kind kind;
+    int32_t step;          /* index of this event in the trace, 0-based */
+    int32_t head;          /* query head (0 without heads) */
+    int32_t kv_head;       /* KV head it reads */
+    int32_t qt, kt;        /* Q tile and KV tile (decode: kt is the split); −1 when n/a */
+    int32_t row;           /* query row within the head; −1 when n/a */
+    int32_t r0, r1;        /* rows [r0, r1) of the tile */
+    int32_t c0, c1;        /* keys [c0, c1) of the tile / split / chunk; elements for ELEM */
+    int32_t stride;        /* 1, or P for 003's strided decode partition (keys c0, c0+P, …) */
+    fs_tile_class cls;     /* TILE, SKIP */
+    fs_skip_reason reason; /* SKIP */
+    int32_t visible;       /* ROW, PARTIAL: visible keys this row saw in the block */
+    double x;              /* ELEM with one element: its value */
+    double m_old, m_blk, m_new;
+    double l_old, l_blk, l_new;
+    double alpha, beta;
+    /* MERGE: the inputs are (m_old, l_old, o_old) and (m_blk, l_blk, o_blk), their correction
+     * factors alpha and beta, the result (m_new, l_new, o_new); a, b and id name the nodes. */
+    int32_t a, b, id;
+    int32_t level;         /* MERGE as a tree: depth in the reduction (0 = leaves merged) */
+    /* Vectors in the pool; offset −1 when absent. */
+    int64_t s_row;         /* ROW: the row's scores in the tile, c1 − c0 values, −∞ where masked;
+                              ELEM: the chunk's values */
+    int64_t p_row;         /* ROW: P̃ = exp(s − m_blk), c1 − c0 values (0 where masked) */
+    int32_t n_s;           /* length of s_row and p_row */
+    int64_t o_old, o_blk, o_new; /* o vectors of length n_o (ROW: o_blk absent) */
+    int32_t n_o;
+    bool normalized;       /* o_old / o_new are normalized (divided by ℓ) */
+} fs_event;
+
+typedef struct {
+    fs_event *ev;
+    int64_t n, cap;
+    double *pool;
+    int64_t n_pool, cap_pool;
+    int64_t max_events;    /* a bound: past it, recording fails with FS_ERR_SHAPE (0: 1<<24) */
+} fs_trace;
+
+void fs_trace_init(fs_trace *t);
+void fs_trace_free(fs_trace *t);
+void fs_trace_clear(fs_trace *t);
+
+/* Append a copy of e (its step is set to the index); returns the new event or NULL when out of
+ * memory or past max_events. */
+fs_event *fs_trace_push(fs_trace *t, const fs_event *e);
+
+/* Copy n doubles into the pool; returns the offset, or −1 when out of memory. */
+int64_t fs_trace_vec(fs_trace *t, const double *v, int32_t n);
+
+/* The vector at offset off (NULL for −1). Valid until the next push. */
+const double *fs_trace_at(const fs_trace *t, int64_t off);
+
+/* An event with every index −1, every number 0, offsets −1. */
+fs_event fs_event_blank(fs_event_kind kind);
+
+/* "elem", "tile", "skip", "row", "partial", "merge", "out". */
+const char *fs_event_kind_str(fs_event_kind k);
+
+/* Significant events for a viewer's "next interesting step": a new maximum that rescales
+ * (α < 1 on a row that had seen keys), a skip, a merge, an output. */
+bool fs_event_significant(const fs_event *e);
+
+#endif

@@ -1,0 +1,49 @@
+/* matrix_io.h: reading matrices and parent arrays from files, with located errors.
+ *
+ * Text: one row per line, numbers separated by spaces or commas, '#' starts a comment, blank
+ * lines are ignored. ".npy": version 1/2/3, float32 or float64 (either byte order), C order,
+ * 1-D (one row) or 2-D. Every error names the file, the line and the column (for .npy the line
+ * is 1 and the column is the byte offset + 1 of the bad header field).
+ * This module does no printing; the caller prints fs_loc_error.
+ */
+#ifndef FS_MATRIX_IO_H
+#define FS_MATRIX_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FS_IO_MAX_ELEMS (1 << 26)   /* 64 Mi numbers: a bound for files read by the tools */
+
+typedef struct {
+    char file[256];
+    int32_t line, col;    /* 1-based; 0 when the error is not about a place in the file */
+    char msg[256];
+} fs_loc_error;
+
+typedef struct {
+    int32_t rows, cols;
+    double *data;         /* rows × cols, row-major; free with fs_matrix_free */
+} fs_matrix;
+
+void fs_matrix_free(fs_matrix *m);
+
+/* Read a matrix; ".npy" by file name suffix, text otherwise. NaN and ±Inf are errors unless
+ * allow_neg_inf, which admits "-inf" (for given scores that are masked). Returns false and
+ * fills err on failure. */
+bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc_error *err);
+
+/* Parse text held in memory; name and first_line locate errors (a lesson's inline matrix
+ * starts at some line of the lesson file). */
+bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                          bool allow_neg_inf, fs_matrix *out, fs_loc_error *err);
+
+/* Read integers (a parent array: one per entry, any layout, −1 for the root). */
+bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err);
+bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                        int32_t **out, int32_t *n, fs_loc_error *err);
+
+/* Format "file:line:col: msg" (or "file: msg") into buf. */
+void fs_loc_error_format(const fs_loc_error *e, char *buf, size_t n);
+
+#endif
