@@ -1,0 +1,209 @@
+/* attn.c: the attention problem: defaults, validation, GQA head mapping and masks.
+ *
+ * Masks answer two questions: is key j visible to query i (for the element mask inside a
+ * partial tile), and what class is a whole tile (asked once per tile, before any arithmetic).
+ */
+#include "attn.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+fs_attn fs_attn_make(int32_t n_q, int32_t n_kv, int32_t d, int32_t d_v)
+{
+    fs_attn a;
+    memset(&a, 0, sizeof a);
+    a.n_q_heads = a.n_kv_heads = 1;
+    a.n_q = n_q;
+    a.n_kv = n_kv;
+    a.d = d;
+    a.d_v = d_v;
+    a.scale = fs_attn_default_scale(d);
+    a.mask.kind = FS_MASK_NONE;
+    return a;
+}
+
+double fs_attn_default_scale(int32_t d) { return d > 0 ? 1.0 / sqrt((double)d) : 1.0; }
+
+static int all_finite(const double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+fs_status fs_attn_check(const fs_attn *a)
+{
+    assert(a);
+    if (a->n_q < 1 || a->n_kv < 1 || a->d_v < 1 || a->n_q > FS_MAX_DIM || a->n_kv > FS_MAX_DIM ||
+        a->d_v > FS_MAX_HEAD)
+        return FS_ERR_SHAPE;
+    if (a->n_q_heads < 1 || a->n_kv_heads < 1 || a->n_q_heads > FS_MAX_HEADS ||
+        a->n_q_heads % a->n_kv_heads != 0)
+        return FS_ERR_SHAPE;
+    if (!a->S && (a->d < 1 || a->d > FS_MAX_HEAD || !a->Q || !a->K)) return FS_ERR_SHAPE;
+    if (!a->V) return FS_ERR_SHAPE;
+    if (!isfinite(a->scale) || !isfinite(a->softcap) || a->softcap < 0) return FS_ERR_ARG;
+    int64_t hq = a->n_q_heads, hk = a->n_kv_heads;
+    if (a->S) {
+        /* Given scores may hold −∞ (masked), never NaN or +∞. */
+        int64_t n = hq * a->n_q * a->n_kv;
+        for (int64_t i = 0; i < n; i++)
+            if (isnan(a->S[i]) || a->S[i] == INFINITY) return FS_ERR_VALUE;
+    } else {
+        if (!all_finite(a->Q, hq * a->n_q * a->d) || !all_finite(a->K, hk * a->n_kv * a->d))
+            return FS_ERR_VALUE;
+    }
+    if (!all_finite(a->V, hk * a->n_kv * a->d_v)) return FS_ERR_VALUE;
+    switch (a->mask.kind) {
+    case FS_MASK_NONE:
+    case FS_MASK_CAUSAL: break;
+    case FS_MASK_WINDOW:
+        if (a->mask.window < 1) return FS_ERR_MASK;
+        break;
+    case FS_MASK_BITS:
+        if (!a->mask.bits || a->mask.words_per_row < fs_mask_words(a->n_kv)) return FS_ERR_MASK;
+        break;
+    default: return FS_ERR_MASK;
+    }
+    return FS_OK;
+}
+
+int32_t fs_attn_kv_head(const fs_attn *a, int32_t h) { return h / (a->n_q_heads / a->n_kv_heads); }
+
+int64_t fs_mask_query_pos(const fs_mask *m, int32_t n_q, int32_t n_kv, int32_t i)
+{
+    int64_t off = m->has_offset ? m->offset : (int64_t)n_kv - n_q;
+    return (int64_t)i + off;
+}
+
+int32_t fs_mask_words(int32_t n_kv) { return (n_kv + 63) / 64; }
+
+static bool bit_at(const fs_mask *m, int32_t i, int32_t j)
+{
+    return (m->bits[(size_t)i * (size_t)m->words_per_row + (size_t)(j >> 6)] >> (j & 63)) & 1u;
+}
+
+bool fs_mask_visible(const fs_mask *m, int32_t n_q, int32_t n_kv, int32_t i, int32_t j)
+{
+    switch (m->kind) {
+    case FS_MASK_NONE: return true;
+    case FS_MASK_CAUSAL: return j <= fs_mask_query_pos(m, n_q, n_kv, i);
+    case FS_MASK_WINDOW: {
+        int64_t p = fs_mask_query_pos(m, n_q, n_kv, i);
+        return j <= p && j > p - m->window;
+    }
+    case FS_MASK_BITS: return bit_at(m, i, j);
+    }
+    return false;
+}
+
+fs_tile_class fs_mask_classify(const fs_mask *m, int32_t n_q, int32_t n_kv, int32_t r0, int32_t r1,
+                               int32_t c0, int32_t c1, fs_skip_reason *why)
+{
+    assert(r0 < r1 && c0 < c1);
+    fs_skip_reason reason = FS_SKIP_NONE;
+    fs_tile_class cls = FS_TILE_FULL;
+    switch (m->kind) {
+    case FS_MASK_NONE: break;
+    case FS_MASK_CAUSAL:
+    case FS_MASK_WINDOW: {
+        int64_t p0 = fs_mask_query_pos(m, n_q, n_kv, r0);      /* first query's position */
+        int64_t p1 = fs_mask_query_pos(m, n_q, n_kv, r1 - 1);  /* last query's position */
+        int64_t last = c1 - 1;
+        if (c0 > p1) { /* the oldest key is newer than the newest query */
+            cls = FS_TILE_SKIPPED;
+            reason = FS_SKIP_CAUSAL;
+        } else if (m->kind == FS_MASK_WINDOW && last <= p0 - m->window) {
+            /* the newest key is older than the oldest query's window... for every query */
+            cls = FS_TILE_SKIPPED;
+            reason = FS_SKIP_WINDOW;
+        } else {
+            bool full = last <= p0; /* every key at or before every query */
+            if (m->kind == FS_MASK_WINDOW) full = full && c0 > p1 - m->window;
+            cls = full ? FS_TILE_FULL : FS_TILE_PARTIAL;
+        }
+        break;
+    }
+    case FS_MASK_BITS: {
+        int64_t seen = 0, total = (int64_t)(r1 - r0) * (c1 - c0);
+        for (int32_t i = r0; i < r1; i++)
+            for (int32_t j = c0; j < c1; j++) seen += bit_at(m, i, j);
+        if (seen == 0) {
+            cls = FS_TILE_SKIPPED;
+            reason = m->is_tree ? FS_SKIP_TREE : FS_SKIP_BITMASK;
+        } else {
+            cls = seen == total ? FS_TILE_FULL : FS_TILE_PARTIAL;
+        }
+        break;
+    }
+    }
+    if (why) *why = reason;
+    return cls;
+}
+
+fs_status fs_mask_tree_build(const int32_t *parent, int32_t n, uint64_t *bits, int32_t *bad_index)
+{
+    assert(parent && bits);
+    if (bad_index) *bad_index = -1;
+    if (n < 1 || n > FS_MAX_DIM) return FS_ERR_SHAPE;
+    int32_t w = fs_mask_words(n), roots = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (parent[i] < -1 || parent[i] >= n || parent[i] == i) {
+            if (bad_index) *bad_index = i;
+            return FS_ERR_TREE;
+        }
+        if (parent[i] == -1 && ++roots > 1) {
+            if (bad_index) *bad_index = i;
+            return FS_ERR_TREE;
+        }
+    }
+    if (roots == 0) {
+        if (bad_index) *bad_index = 0;
+        return FS_ERR_TREE;
+    }
+    memset(bits, 0, sizeof(uint64_t) * (size_t)n * (size_t)w);
+    for (int32_t i = 0; i < n; i++) {
+        /* Walk up to the root; more than n steps means a cycle. */
+        int32_t j = i, steps = 0;
+        while (j != -1) {
+            if (++steps > n) {
+                if (bad_index) *bad_index = i;
+                return FS_ERR_TREE;
+            }
+            bits[(size_t)i * (size_t)w + (size_t)(j >> 6)] |= (uint64_t)1 << (j & 63);
+            j = parent[j];
+        }
+    }
+    return FS_OK;
+}
+
+fs_mask fs_mask_tree(const uint64_t *bits, int32_t n)
+{
+    fs_mask m;
+    memset(&m, 0, sizeof m);
+    m.kind = FS_MASK_BITS;
+    m.is_tree = true;
+    m.bits = bits;
+    m.words_per_row = fs_mask_words(n);
+    return m;
+}
+
+const char *fs_mask_kind_str(fs_mask_kind k)
+{
+    static const char *s[] = {"none", "causal", "window", "bits"};
+    return (unsigned)k < 4 ? s[k] : "?";
+}
+
+const char *fs_skip_reason_str(fs_skip_reason r)
+{
+    static const char *s[] = {"none", "causal", "window", "tree", "bitmask"};
+    return (unsigned)r < 5 ? s[r] : "?";
+}
+
+const char *fs_tile_class_str(fs_tile_class c)
+{
+    static const char *s[] = {"full", "partial", "skipped"};
+    return (unsigned)c < 3 ? s[c] : "?";
+}

@@ -1,0 +1,97 @@
+/* trace.c: the growable event array and its pool of vectors. */
+#include "trace.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FS_TRACE_DEFAULT_MAX ((int64_t)1 << 24)
+
+void fs_trace_init(fs_trace *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void fs_trace_free(fs_trace *t)
+{
+    free(t->ev);
+    free(t->pool);
+    int64_t max = t->max_events;
+    fs_trace_init(t);
+    t->max_events = max;
+}
+
+void fs_trace_clear(fs_trace *t)
+{
+    t->n = 0;
+    t->n_pool = 0;
+}
+
+fs_event *fs_trace_push(fs_trace *t, const fs_event *e)
+{
+    int64_t max = t->max_events > 0 ? t->max_events : FS_TRACE_DEFAULT_MAX;
+    if (t->n >= max) return NULL;
+    if (t->n == t->cap) {
+        int64_t cap = t->cap ? t->cap * 2 : 256;
+        fs_event *ev = realloc(t->ev, (size_t)cap * sizeof *ev);
+        if (!ev) return NULL;
+        t->ev = ev;
+        t->cap = cap;
+    }
+    fs_event *out = &t->ev[t->n];
+    *out = *e;
+    out->step = (int32_t)t->n++;
+    return out;
+}
+
+int64_t fs_trace_vec(fs_trace *t, const double *v, int32_t n)
+{
+    assert(n >= 0);
+    if (t->n_pool + n > t->cap_pool) {
+        int64_t cap = t->cap_pool ? t->cap_pool : 1024;
+        while (cap < t->n_pool + n) cap *= 2;
+        double *p = realloc(t->pool, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        t->pool = p;
+        t->cap_pool = cap;
+    }
+    int64_t off = t->n_pool;
+    if (n) memcpy(t->pool + off, v, (size_t)n * sizeof *v);
+    t->n_pool += n;
+    return off;
+}
+
+const double *fs_trace_at(const fs_trace *t, int64_t off) { return off < 0 ? NULL : t->pool + off; }
+
+fs_event fs_event_blank(fs_event_kind kind)
+{
+    fs_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    e.qt = e.kt = e.row = -1;
+    e.r0 = e.r1 = e.c0 = e.c1 = -1;
+    e.a = e.b = e.id = -1;
+    e.level = -1;
+    e.stride = 1;
+    e.visible = -1;
+    e.s_row = e.p_row = e.o_old = e.o_blk = e.o_new = -1;
+    return e;
+}
+
+const char *fs_event_kind_str(fs_event_kind k)
+{
+    static const char *s[] = {"elem", "tile", "skip", "row", "partial", "merge", "out"};
+    return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
+}
+
+bool fs_event_significant(const fs_event *e)
+{
+    switch (e->kind) {
+    case FS_EV_SKIP:
+    case FS_EV_MERGE:
+    case FS_EV_OUT: return true;
+    case FS_EV_ROW:
+    case FS_EV_ELEM: return e->l_old > 0 && e->alpha < 1.0;   /* a new maximum rescales */
+    default: return false;
+    }
+}
