@@ -1,0 +1,101 @@
+/* run.c: one entry point that allocates the result and calls the chosen algorithm. */
+#include "run.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+fs_run fs_run_make(fs_algo algo)
+{
+    fs_run r;
+    memset(&r, 0, sizeof r);
+    r.algo = algo;
+    r.attn = fs_attn_make(1, 1, 1, 1);
+    r.tiling = fs_tiling_default();
+    r.decoding = fs_decoding_default();
+    r.chunk = 1;
+    return r;
+}
+
+void fs_result_free(fs_result *res)
+{
+    free(res->O);
+    free(res->m);
+    free(res->l);
+    memset(res, 0, sizeof *res);
+}
+
+fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
+{
+    assert(r && res);
+    memset(res, 0, sizeof *res);
+    if ((unsigned)r->algo >= FS_ALGO_COUNT) return FS_ERR_ARG;
+    if (r->algo == FS_ALGO_SOFTMAX) {
+        if (!r->z || r->n_z < 1 || r->n_z > FS_MAX_DIM) return FS_ERR_SHAPE;
+        res->n_heads = res->n_rows = 1;
+        res->n_cols = r->n_z;
+        res->O = malloc(sizeof(double) * (size_t)r->n_z);
+        res->m = malloc(sizeof(double));
+        res->l = malloc(sizeof(double));
+        if (!res->O || !res->m || !res->l) {
+            fs_result_free(res);
+            return FS_ERR_NOMEM;
+        }
+        fs_status st = fs_online_softmax(r->z, r->n_z, r->chunk, res->O, res->m, res->l, tr);
+        if (st != FS_OK) fs_result_free(res);
+        return st;
+    }
+    const fs_attn *a = &r->attn;
+    fs_status st = fs_attn_check(a);
+    if (st != FS_OK) return st;
+    size_t rows = (size_t)a->n_q_heads * a->n_q;
+    res->n_heads = a->n_q_heads;
+    res->n_rows = a->n_q;
+    res->n_cols = a->d_v;
+    res->O = malloc(sizeof(double) * rows * (size_t)a->d_v);
+    res->m = malloc(sizeof(double) * rows);
+    res->l = malloc(sizeof(double) * rows);
+    if (!res->O || !res->m || !res->l) {
+        fs_result_free(res);
+        return FS_ERR_NOMEM;
+    }
+    switch (r->algo) {
+    case FS_ALGO_REFERENCE:
+        st = fs_reference(a, res->O, res->m, res->l);
+        if (st == FS_OK && tr) {
+            for (size_t i = 0; i < rows && st == FS_OK; i++) {
+                fs_event e = fs_event_blank(FS_EV_OUT);
+                e.head = (int32_t)(i / (size_t)a->n_q);
+                e.kv_head = fs_attn_kv_head(a, e.head);
+                e.row = (int32_t)(i % (size_t)a->n_q);
+                e.m_new = res->m[i];
+                e.l_new = res->l[i];
+                e.n_o = a->d_v;
+                e.normalized = true;
+                if ((e.o_new = fs_trace_vec(tr, res->O + i * (size_t)a->d_v, a->d_v)) < 0 ||
+                    !fs_trace_push(tr, &e))
+                    st = FS_ERR_NOMEM;
+            }
+        }
+        break;
+    case FS_ALGO_QUERY: {
+        fs_tiling t = fs_tiling_default();
+        t.Bq = t.Bk = 1;
+        t.form = r->tiling.form;
+        t.exp2 = r->tiling.exp2;
+        st = fs_tiled(a, &t, res->O, res->m, res->l, tr);
+        break;
+    }
+    case FS_ALGO_TILED: st = fs_tiled(a, &r->tiling, res->O, res->m, res->l, tr); break;
+    case FS_ALGO_DECODE: st = fs_decode(a, &r->decoding, res->O, res->m, res->l, tr); break;
+    default: st = FS_ERR_ARG;
+    }
+    if (st != FS_OK) fs_result_free(res);
+    return st;
+}
+
+const char *fs_algo_str(fs_algo a)
+{
+    static const char *s[] = {"reference", "softmax", "query", "tiled", "decode"};
+    return (unsigned)a < FS_ALGO_COUNT ? s[a] : "?";
+}
