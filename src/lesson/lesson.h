@@ -1,0 +1,220 @@
+/* lesson.h: lessons (worked examples of the source documents) and the verification of every
+ * number the documents print.
+ *
+ * Data flow:   lesson file ──parse──> fs_run ──fs_run_exec──> trace + result
+ *                                      └─ expectations ──judge──> one verdict per claim
+ *
+ * A lesson is a plain-text file (docs/lesson-format.md describes it with a complete example):
+ * a title, the document and section it comes from, the algorithm and its parameters, the
+ * matrices (inline or by file), narration per step in our own words, and expectations: numbers
+ * as the document prints them and where they belong (a trace value, an output element, a
+ * score, a count of events, or an arithmetic claim computed from a small expression).
+ *
+ * Loading a lesson parses it, runs it on the engine (recording the trace), and evaluates every
+ * expectation, so an expectation that points at a step, row or field that does not exist is a
+ * load error with file:line:column. Verdicts are computed at load too; whether they agree with
+ * the verdict the lesson records is for the caller (`flashstep verify`) to report.
+ *
+ * This module does no printing: errors come back in fs_loc_error, text in caller buffers.
+ * Every pointer a getter returns lives as long as the lesson.
+ */
+#ifndef FS_LESSON_H
+#define FS_LESSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/run.h"
+#include "io/matrix_io.h"
+
+/* What a viewer should draw. */
+typedef enum {
+    FS_SCENE_SOFTMAX = 0, /* online softmax of a vector (000, 003, 004) */
+    FS_SCENE_QUERY,       /* one query, one key at a time (000's q = [1, 0]) */
+    FS_SCENE_TILED,       /* Q tiles × KV tiles, with a mask */
+    FS_SCENE_TREE,        /* tiled with a tree mask; fs_lesson_tree_parent gives the tree */
+    FS_SCENE_WINDOW,      /* tiled with a sliding window */
+    FS_SCENE_GQA,         /* query heads reading shared KV heads */
+    FS_SCENE_DECODE,      /* decode splits, partials and merges */
+    FS_SCENE_PITFALL,     /* a deliberately wrong variant beside the correct run */
+    FS_SCENE_CLAIMS,      /* arithmetic claims only: no trace (or an empty one) */
+    FS_SCENE_COUNT
+} fs_scene;
+
+typedef struct fs_lesson fs_lesson;   /* opaque */
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+/* Read, parse, run and evaluate the lesson at path. Matrix files named in it are relative to
+ * the lesson's directory. On failure *out is NULL and err names file:line:column. */
+bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err);
+
+/* The same from text in memory. name locates errors and anchors relative file paths (its
+ * directory part). */
+bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson **out,
+                     fs_loc_error *err);
+
+void fs_lesson_free(fs_lesson *l);
+
+/* ---- what it says ----------------------------------------------------------------------- */
+
+const char *fs_lesson_title(const fs_lesson *l);
+/* "000_a9212bbbb0f7e97c.txt, §A Complete Numerical Example with Tiling" */
+const char *fs_lesson_source(const fs_lesson *l);
+const char *fs_lesson_intro(const fs_lesson *l);       /* "" when absent */
+const char *fs_lesson_path(const fs_lesson *l);        /* the name it was loaded under */
+fs_scene fs_lesson_scene(const fs_lesson *l);
+const char *fs_scene_str(fs_scene s);                  /* "softmax", "query", … "claims" */
+
+/* The spec that ran; its matrices live as long as the lesson. NULL for a claims-only lesson
+ * with no algorithm. */
+const fs_run *fs_lesson_run(const fs_lesson *l);
+const fs_result *fs_lesson_result(const fs_lesson *l);  /* NULL when nothing ran */
+const fs_trace *fs_lesson_trace(const fs_lesson *l);    /* recorded at load; NULL when nothing ran */
+
+/* Pitfall lessons: the run the wrong variant is compared with (the same problem with
+ * FS_PITFALL_NONE), its trace and result. NULL otherwise. */
+const fs_run *fs_lesson_compare_run(const fs_lesson *l);
+const fs_trace *fs_lesson_compare_trace(const fs_lesson *l);
+const fs_result *fs_lesson_compare_result(const fs_lesson *l);
+
+/* The lesson's narration for the event at that step (0-based), or NULL if it has none. */
+const char *fs_lesson_narration(const fs_lesson *l, int64_t step);
+
+/* Tree lessons: the parent array (−1 for the root), *n set to its length; NULL otherwise. */
+const int32_t *fs_lesson_tree_parent(const fs_lesson *l, int32_t *n);
+
+/* Names of the positions when the lesson gives them ("A B C …" for 000's tree); NULL if not. */
+const char *fs_lesson_label(const fs_lesson *l, int32_t i);
+
+/* ---- describing events (for players; no printing) --------------------------------------- */
+
+/* One line saying what happened at step, with the formula filled in, e.g.
+ * "row 1, tile (0,0): m_new = max(-inf, 0.3253) = 0.3253; α = exp(-inf − 0.3253) = 0; …".
+ * Writes at most n bytes (always terminated); returns the length it wanted. 'digits' is the
+ * number of decimals (4 is what the documents use). */
+size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits,
+                          char *buf, size_t n);
+
+/* ---- finding lessons -------------------------------------------------------------------- */
+
+/* Sorted paths of the *.lesson files in dir. Returns 0, or -1 when dir cannot be read.
+ * Free with fs_lesson_list_free. */
+int fs_lesson_list(const char *dir, char ***paths, int *n);
+void fs_lesson_list_free(char **paths, int n);
+
+/* The lessons directory: $FLASHSTEP_LESSONS if set, else ../lessons next to the running binary
+ * (argv0 or /proc/self/exe), else ./lessons. Returns false if none exists. */
+bool fs_lesson_dir(const char *argv0, char *buf, size_t n);
+
+/* A lesson named by a path (an existing file) or by its file stem in dir ("000_01_online_softmax"
+ * or a unique prefix of one, such as "000_01"). Returns false when nothing or more than one
+ * lesson matches; buf then holds a message. */
+bool fs_lesson_resolve(const char *name, const char *dir, char *buf, size_t n);
+
+/* ---- verification ----------------------------------------------------------------------- */
+
+/* Verdicts, in the order they are tried (docs/lesson-format.md, "Verdicts"). */
+typedef enum {
+    FS_VERDICT_HOLDS = 0,        /* the exact value rounds to the printed digits */
+    FS_VERDICT_UNITS,            /* holds under one reading of the units only (decimal/binary) */
+    FS_VERDICT_ROUNDED,          /* holds only from the document's own rounded intermediates */
+    FS_VERDICT_APPROX,           /* marked ~/about/roughly and within the tolerance */
+    FS_VERDICT_ERRATUM,          /* wrong */
+    FS_VERDICT_COUNT
+} fs_verdict;
+
+/* "holds", "units", "rounded-intermediates", "approximate", "erratum" */
+const char *fs_verdict_str(fs_verdict v);
+bool fs_verdict_parse(const char *s, fs_verdict *v);
+
+/* Units a printed number may carry. Byte units and K/M/G counts have a decimal and a binary
+ * reading; the others have one. */
+typedef enum {
+    FS_UNIT_NONE = 0,
+    FS_UNIT_B, FS_UNIT_KB, FS_UNIT_MB, FS_UNIT_GB, FS_UNIT_TB,   /* ambiguous: 1000^k or 1024^k */
+    FS_UNIT_KIB, FS_UNIT_MIB, FS_UNIT_GIB, FS_UNIT_TIB,          /* binary */
+    FS_UNIT_K, FS_UNIT_M, FS_UNIT_G,                             /* counts (FLOPs, elements):
+                                                                    ambiguous like KB */
+    FS_UNIT_S, FS_UNIT_MS, FS_UNIT_US,                           /* time; the exact value is
+                                                                    computed in seconds */
+    FS_UNIT_X,                                                   /* a ratio, "500x" */
+    FS_UNIT_FLOP_PER_B,                                          /* arithmetic intensity */
+    FS_UNIT_PERCENT,
+    FS_UNIT_COUNT
+} fs_unit;
+
+const char *fs_unit_str(fs_unit u);               /* "", "B", "KB", … "x", "FLOP/B", "%" */
+bool fs_unit_parse(const char *s, fs_unit *u);
+/* The factor from the unit to base units (bytes, seconds, counts) under a reading; for
+ * unambiguous units both readings give the same factor. */
+double fs_unit_factor(fs_unit u, bool binary);
+bool fs_unit_ambiguous(fs_unit u);
+
+/* The judgement of one claim, as a pure function so that it can be tested on its own.
+ * exact_base is the recomputed value in base units (bytes, seconds, counts, plain numbers);
+ * the printed number is compared in its unit. */
+typedef struct {
+    const char *printed;     /* as the document prints it: "0.0498", "2.69e43", "+inf", "500" */
+    fs_unit unit;
+    bool approx_marked;      /* the document writes ~, about, roughly, ≈ */
+    double tol;              /* relative tolerance for approximations; ≤ 0: the default 5% */
+    double exact_base;
+    bool has_chain;          /* the document's own chain of rounded intermediates */
+    double chain_value;      /* in the printed unit (the chain is evaluated as written) */
+} fs_claim_in;
+
+typedef struct {
+    fs_verdict verdict;
+    double exact;            /* exact_base in the printed unit, under the reading chosen */
+    double exact_dec, exact_bin;   /* both readings (equal for unambiguous units) */
+    const char *reading;     /* "decimal", "binary" or "" */
+    double half_ulp;         /* half a unit in the last printed digit */
+} fs_claim_out;
+
+/* Parse a printed number: its value and half a unit in its last digit. "+inf"/"inf" give
+ * infinity with half_ulp 0. Returns false if it is not a number. */
+bool fs_printed_parse(const char *printed, double *value, double *half_ulp);
+
+/* Does x round to the printed number? Half-way cases hold (either rounding direction), with a
+ * relative slack of 1e-9 for the rounding of the recomputation itself. */
+bool fs_rounds_to(double x, const char *printed);
+
+fs_verdict fs_claim_judge(const fs_claim_in *in, fs_claim_out *out);
+
+/* One expectation of a lesson, evaluated. */
+typedef struct {
+    const char *claim;       /* what is claimed, short: "step 2 l_new", "S per head, n=4096" */
+    const char *target;      /* the selector or expression as written in the lesson */
+    const char *section;     /* the document section, when it differs from the lesson's */
+    const char *printed;     /* digits as printed ("0.5580"); for a matrix, rows joined by ';' */
+    const char *unit;        /* "" when none */
+    bool approx_marked;
+    const char *chain;       /* the rounded-intermediates chain as written, or NULL */
+    const char *why;         /* the lesson's explanation (errata), or "" */
+    fs_verdict expected;     /* the verdict the lesson records (holds when it records none) */
+    fs_claim_out got;        /* the recomputed judgement */
+    char exact_text[64];     /* the exact value in the printed unit, %.6g (or the matrix) */
+    int32_t line, col;       /* where the expectation is in the lesson */
+} fs_check;
+
+int fs_lesson_check_count(const fs_lesson *l);
+const fs_check *fs_lesson_check(const fs_lesson *l, int i);
+
+/* Number of checks whose recomputed verdict differs from the recorded one. */
+int fs_lesson_check_failures(const fs_lesson *l);
+
+/* ---- expressions (arithmetic claims) ----------------------------------------------------- */
+
+/* Evaluate a small arithmetic expression: numbers (1e-4, 0x10), + − * / ^ (right assoc.),
+ * parentheses, constants (inf, pi, e, flt_max), functions exp log log2 exp2 sqrt tanh abs
+ * floor ceil round min max, the float32 helpers f32(x) (round to float) and expf32(x)
+ * (exp computed in float32), and the memory model (fs_mem_* in engine/memory.h):
+ * sp_bytes(n_q, n_kv, heads, elem), mat_traffic(n_q, n_kv, heads, elem),
+ * tile_sram(Bq, Bk, d, in_bytes, acc_bytes), tile_flops(Bq, Bk, d), kv_bytes(n, d, heads, in_bytes).
+ * name/line/col locate errors. */
+bool fs_expr_eval(const char *text, size_t len, const char *name, int32_t line, int32_t col,
+                  double *out, fs_loc_error *err);
+
+#endif
