@@ -18,6 +18,7 @@ debs=(
   "libopenblas-dev:test -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/aarch64-linux-gnu/cblas.h"
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
+  "python3:command -v python3"
 )
 brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
 

@@ -1,0 +1,415 @@
+/* matrix_io.c: matrices and integer lists from text or .npy files, with file:line:column errors.
+ *
+ * Text is read whole, then scanned line by line; every number's column is kept so an error can
+ * point at it. .npy is parsed from its header dictionary ('descr', 'fortran_order', 'shape').
+ */
+#include "io/matrix_io.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE_BYTES ((long)1 << 30)
+
+static void set_err(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
+{
+    if (!e) return;
+    snprintf(e->file, sizeof e->file, "%s", file ? file : "");
+    e->line = line;
+    e->col = col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+}
+
+void fs_loc_error_format(const fs_loc_error *e, char *buf, size_t n)
+{
+    if (e->line > 0)
+        snprintf(buf, n, "%s:%d:%d: %s", e->file, e->line, e->col, e->msg);
+    else
+        snprintf(buf, n, "%s: %s", e->file, e->msg);
+}
+
+void fs_matrix_free(fs_matrix *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->rows = m->cols = 0;
+}
+
+/* The whole file in memory (NUL-terminated), or NULL with err set. */
+static char *slurp(const char *path, size_t *len, fs_loc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        set_err(err, path, 0, 0, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536 * 2;
+            if ((long)cap > MAX_FILE_BYTES) {
+                set_err(err, path, 0, 0, "file larger than %ld bytes", MAX_FILE_BYTES);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                set_err(err, path, 0, 0, "out of memory");
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, 65536, f);
+        n += got;
+        if (got < 65536) break;
+    }
+    if (ferror(f)) {
+        set_err(err, path, 0, 0, "read error");
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    if (!buf) buf = malloc(1);
+    if (!buf) {
+        set_err(err, path, 0, 0, "out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Growable array of doubles. */
+typedef struct {
+    double *v;
+    long n, cap;
+} dvec;
+
+static int dvec_push(dvec *d, double x)
+{
+    if (d->n == d->cap) {
+        long cap = d->cap ? d->cap * 2 : 64;
+        double *v = realloc(d->v, sizeof(double) * (size_t)cap);
+        if (!v) return 0;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = x;
+    return 1;
+}
+
+static int is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r'; }
+
+bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                          bool allow_neg_inf, fs_matrix *out, fs_loc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    dvec d = {0};
+    long cols = -1, rows = 0;
+    int32_t line = first_line, first_row_line = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && text[end] != '\n') end++;
+        long in_row = 0;
+        size_t k = i;
+        while (k < end) {
+            while (k < end && is_sep(text[k])) k++;
+            if (k >= end || text[k] == '#') break;
+            int32_t col = (int32_t)(k - i) + 1;
+            char tok[128];
+            size_t t = 0;
+            while (k < end && !is_sep(text[k]) && text[k] != '#') {
+                if (t < sizeof tok - 1) tok[t++] = text[k];
+                k++;
+            }
+            tok[t] = 0;
+            char *stop;
+            errno = 0;
+            double x = strtod(tok, &stop);
+            int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
+            if (*stop || t == 0 || t >= sizeof tok - 1) {
+                set_err(err, name, line, col, "not a number: '%s'", tok);
+                goto fail;
+            }
+            if (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf))) {
+                set_err(err, name, line, col, "%s is not allowed here (inputs must be finite%s)", tok,
+                        allow_neg_inf ? "; -inf marks a masked score" : "");
+                goto fail;
+            }
+            if (d.n >= FS_IO_MAX_ELEMS) {
+                set_err(err, name, line, col, "more than %d numbers", FS_IO_MAX_ELEMS);
+                goto fail;
+            }
+            if (!dvec_push(&d, x)) {
+                set_err(err, name, line, col, "out of memory");
+                goto fail;
+            }
+            in_row++;
+            if (cols >= 0 && in_row > cols) {
+                set_err(err, name, line, col, "row has more than %ld numbers (line %d has %ld)", cols,
+                        first_row_line, cols);
+                goto fail;
+            }
+        }
+        if (in_row > 0) {
+            if (cols < 0) {
+                cols = in_row;
+                first_row_line = line;
+            } else if (in_row != cols) {
+                set_err(err, name, line, (int32_t)(k - i) + 1,
+                        "row has %ld numbers, expected %ld like line %d", in_row, cols, first_row_line);
+                goto fail;
+            }
+            rows++;
+        }
+        i = end + 1;
+        line++;
+    }
+    if (rows == 0) {
+        set_err(err, name, first_line, 1, "no numbers found");
+        goto fail;
+    }
+    out->rows = (int32_t)rows;
+    out->cols = (int32_t)cols;
+    out->data = d.v;
+    return true;
+fail:
+    free(d.v);
+    return false;
+}
+
+/* ---- .npy ---- */
+
+static bool npy_field(const char *h, size_t hl, const char *key, const char **val)
+{
+    const char *p = h, *end = h + hl;
+    size_t kl = strlen(key);
+    while (p + kl + 2 <= end) {
+        if ((p[0] == '\'' || p[0] == '"') && !strncmp(p + 1, key, kl) && p[1 + kl] == p[0]) {
+            p += kl + 2;
+            while (p < end && (*p == ' ' || *p == ':')) p++;
+            *val = p;
+            return true;
+        }
+        p++;
+    }
+    return false;
+}
+
+static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_matrix *out,
+                      fs_loc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) {
+        set_err(err, name, 1, 1, "not a .npy file (bad magic)");
+        return false;
+    }
+    int major = b[6];
+    size_t hl, off;
+    if (major == 1) {
+        hl = (size_t)b[8] | (size_t)b[9] << 8;
+        off = 10;
+    } else if (major == 2 || major == 3) {
+        if (n < 12) {
+            set_err(err, name, 1, 9, "truncated header");
+            return false;
+        }
+        hl = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        off = 12;
+    } else {
+        set_err(err, name, 1, 7, "unsupported .npy version %d", major);
+        return false;
+    }
+    if (off + hl > n) {
+        set_err(err, name, 1, (int32_t)off + 1, "header longer than the file");
+        return false;
+    }
+    const char *h = (const char *)b + off, *v;
+#define COL(p) ((int32_t)((const unsigned char *)(p) - b) + 1)
+    if (!npy_field(h, hl, "descr", &v)) {
+        set_err(err, name, 1, (int32_t)off + 1, "header has no 'descr'");
+        return false;
+    }
+    char q = *v;
+    if ((q != '\'' && q != '"') || v + 4 > h + hl) {
+        set_err(err, name, 1, COL(v), "bad 'descr'");
+        return false;
+    }
+    char order = v[1], kind = v[2];
+    int size = atoi(v + 3);
+    if (kind != 'f' || (size != 4 && size != 8) || (order != '<' && order != '>' && order != '=' && order != '|')) {
+        set_err(err, name, 1, COL(v), "dtype must be float32 or float64 ('<f4', '<f8')");
+        return false;
+    }
+    int big = order == '>';
+    if (npy_field(h, hl, "fortran_order", &v) && !strncmp(v, "True", 4)) {
+        set_err(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
+        return false;
+    }
+    if (!npy_field(h, hl, "shape", &v) || *v != '(') {
+        set_err(err, name, 1, (int32_t)off + 1, "header has no 'shape'");
+        return false;
+    }
+    long dims[3] = {0, 0, 0};
+    int nd = 0;
+    const char *p = v + 1;
+    while (p < h + hl && *p != ')') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ')') break;
+        if (!isdigit((unsigned char)*p) || nd == 3) {
+            set_err(err, name, 1, COL(p), "bad shape");
+            return false;
+        }
+        dims[nd++] = strtol(p, (char **)&p, 10);
+    }
+    if (nd == 0 || nd > 2) {
+        set_err(err, name, 1, COL(v), "shape must have 1 or 2 dimensions");
+        return false;
+    }
+    long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
+    if (rows < 1 || cols < 1 || rows > FS_IO_MAX_ELEMS || cols > FS_IO_MAX_ELEMS ||
+        rows * cols > FS_IO_MAX_ELEMS) {
+        set_err(err, name, 1, COL(v), "shape (%ld, %ld) is empty or too large", rows, cols);
+        return false;
+    }
+    size_t data_off = off + hl, need = (size_t)(rows * cols) * (size_t)size;
+    if (n - data_off < need) {
+        set_err(err, name, 1, (int32_t)data_off + 1, "file holds %zu data bytes, shape needs %zu",
+                n - data_off, need);
+        return false;
+    }
+    double *d = malloc(sizeof(double) * (size_t)(rows * cols));
+    if (!d) {
+        set_err(err, name, 0, 0, "out of memory");
+        return false;
+    }
+    const unsigned char *src = b + data_off;
+    for (long i = 0; i < rows * cols; i++) {
+        unsigned char t[8];
+        for (int k = 0; k < size; k++) t[k] = src[(size_t)i * size + (big ? size - 1 - k : k)];
+        double x;
+        if (size == 4) {
+            float f;
+            memcpy(&f, t, 4);
+            x = f;
+        } else {
+            memcpy(&x, t, 8);
+        }
+        if (!isfinite(x)) {
+            set_err(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1,
+                    "element %ld (row %ld, column %ld) is %s", i, i / cols, i % cols,
+                    isnan(x) ? "NaN" : "infinite");
+            free(d);
+            return false;
+        }
+        d[i] = x;
+    }
+#undef COL
+    out->rows = (int32_t)rows;
+    out->cols = (int32_t)cols;
+    out->data = d;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t len;
+    char *buf = slurp(path, &len, err);
+    if (!buf) return false;
+    bool ok = ends_with(path, ".npy") ? npy_parse((unsigned char *)buf, len, path, out, err)
+                                      : fs_matrix_parse_text(buf, len, path, 1, allow_neg_inf, out, err);
+    free(buf);
+    return ok;
+}
+
+bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                        int32_t **out, int32_t *n, fs_loc_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    int32_t *v = NULL;
+    long cnt = 0, cap = 0;
+    int32_t line = first_line;
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && text[end] != '\n') end++;
+        size_t k = i;
+        while (k < end) {
+            while (k < end && is_sep(text[k])) k++;
+            if (k >= end || text[k] == '#') break;
+            int32_t col = (int32_t)(k - i) + 1;
+            char tok[32];
+            size_t t = 0;
+            while (k < end && !is_sep(text[k]) && text[k] != '#') {
+                if (t < sizeof tok - 1) tok[t++] = text[k];
+                k++;
+            }
+            tok[t] = 0;
+            char *stop;
+            errno = 0;
+            long x = strtol(tok, &stop, 10);
+            if (*stop || t == 0 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+                set_err(err, name, line, col, "expected an integer ≥ -1, got '%s'", tok);
+                free(v);
+                return false;
+            }
+            if (cnt == cap) {
+                cap = cap ? cap * 2 : 64;
+                if (cap > FS_IO_MAX_ELEMS) {
+                    set_err(err, name, line, col, "too many entries");
+                    free(v);
+                    return false;
+                }
+                int32_t *nv = realloc(v, sizeof(int32_t) * (size_t)cap);
+                if (!nv) {
+                    set_err(err, name, line, col, "out of memory");
+                    free(v);
+                    return false;
+                }
+                v = nv;
+            }
+            v[cnt++] = (int32_t)x;
+        }
+        i = end + 1;
+        line++;
+    }
+    if (cnt == 0) {
+        set_err(err, name, first_line, 1, "no entries found");
+        free(v);
+        return false;
+    }
+    *out = v;
+    *n = (int32_t)cnt;
+    return true;
+}
+
+bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err)
+{
+    size_t len;
+    char *buf = slurp(path, &len, err);
+    if (!buf) return false;
+    bool ok = fs_ints_parse_text(buf, len, path, 1, out, n, err);
+    free(buf);
+    return ok;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""check_trace_cli.py: the `flashstep trace` contract, checked from the outside.
+
+For random problems drawn fresh each run (seed printed; FS_SEED replays), every form, loop
+order and mask: the JSONL lines, their order, their fields, and the output rows against the
+reference run to 1e-12. Then every kind of bad input: exit code 2 and file:line:column on stderr.
+Usage: check_trace_cli.py BUILD/flashstep
+"""
+import json, math, os, random, subprocess, sys, tempfile
+
+exe = sys.argv[1]
+seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
+rng = random.Random(seed)
+tmp = tempfile.mkdtemp(prefix="fs-cli-")
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
+
+
+def write(name, rows):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write("# written by check_trace_cli.py\n")
+        for r in rows:
+            f.write(", ".join(repr(x) for x in r) + "\n")
+    return path
+
+
+def run(args):
+    p = subprocess.run([exe, "trace", *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def num(x):
+    return -math.inf if x == "-inf" else math.inf if x == "inf" else math.nan if x == "nan" else x
+
+
+def mat(n, m):
+    return [[round(rng.uniform(-2, 2), 6) for _ in range(m)] for _ in range(n)]
+
+
+ROW_FIELDS = ["row", "qt", "kt", "m_old", "m_blk", "m_new", "l_old", "l_blk", "l_new", "alpha", "beta"]
+
+for trial in range(6):
+    hkv = rng.randint(1, 2)
+    hq = hkv * rng.randint(1, 2)
+    nq, nkv, d, dv = rng.randint(1, 9), rng.randint(1, 11), rng.randint(1, 4), rng.randint(1, 3)
+    masks = [[], ["--mask", "causal"], ["--window", str(rng.randint(1, 4))]]
+    if nq == nkv:
+        parent = [-1] + [rng.randint(0, i - 1) for i in range(1, nq)]
+        masks.append(["--tree", write(f"tree{trial}.txt", [parent])])
+    q = write(f"q{trial}.txt", mat(hq * nq, d))
+    k = write(f"k{trial}.txt", mat(hkv * nkv, d))
+    v = write(f"v{trial}.txt", mat(hkv * nkv, dv))
+    base = ["--q", q, "--k", k, "--v", v, "--heads", f"{hq}:{hkv}", "--format", "jsonl"]
+    for mask in masks:
+        rc, out, err = run(base + mask + ["--reference"])
+        check(rc == 0, f"reference run: {err}")
+        ref = {(e["head"], e["row"]): e for e in map(json.loads, out.splitlines()) if e["event"] == "out"}
+        for form in ["normalized", "unnormalized"]:
+            for order in ["q-outer", "kv-outer"]:
+                bq, bk = rng.randint(1, 4), rng.randint(1, 4)
+                args = base + mask + ["--form", form, "--order", order, "--bq", str(bq), "--bk", str(bk)]
+                rc, out, err = run(args)
+                what = f"{' '.join(mask)} {form} {order} Bq={bq} Bk={bk}"
+                check(rc == 0, f"{what}: exit {rc}: {err}")
+                ev = [json.loads(line) for line in out.splitlines()]
+                check(all("event" in e and e["step"] == i for i, e in enumerate(ev)), f"{what}: event/step fields")
+                nqt, nkt = -(-nq // bq), -(-nkv // bk)
+                pairs, i = [], 0
+                while i < len(ev) and ev[i]["event"] in ("tile", "skip"):
+                    e = ev[i]
+                    pairs.append((e["head"], e["qt"], e["kt"]))
+                    if e["event"] == "skip":
+                        check(e["reason"] in ("causal", "window", "tree", "bitmask"), f"{what}: skip reason")
+                        i += 1
+                        continue
+                    rows = list(range(e["r0"], e["r1"]))
+                    got = [x for x in ev[i + 1:i + 1 + len(rows)]]
+                    check([x["event"] for x in got] == ["row"] * len(rows), f"{what}: rows after tile")
+                    check([x["row"] for x in got] == rows, f"{what}: row order")
+                    check(all(all(f in x for f in ROW_FIELDS) for x in got), f"{what}: row fields")
+                    check(all(x["qt"] == e["qt"] and x["kt"] == e["kt"] for x in got), f"{what}: row tile ids")
+                    i += 1 + len(rows)
+                if order == "q-outer":
+                    want = [(h, a, b) for h in range(hq) for a in range(nqt) for b in range(nkt)]
+                else:
+                    want = [(h, a, b) for h in range(hq) for b in range(nkt) for a in range(nqt)]
+                check(pairs == want, f"{what}: one tile or skip per pair, in loop order")
+                outs = ev[i:]
+                check(len(outs) == hq * nq and all(e["event"] == "out" for e in outs), f"{what}: out events at the end")
+                err_max = 0.0
+                for e in outs:
+                    r = ref[(e["head"], e["row"])]
+                    for a, b in zip(e["o"], r["o"]):
+                        err_max = max(err_max, abs(num(a) - num(b)) / max(1.0, abs(num(b))))
+                check(err_max <= 1e-12, f"{what}: output differs from reference by {err_max:.3g}")
+    # decode: partials and merges before each out
+    for merge in ["sequential", "tree"]:
+        rc, out, err = run(base + ["--decode", "--bk", str(rng.randint(1, 4)), "--merge", merge])
+        ev = [json.loads(line) for line in out.splitlines()]
+        kinds = [e["event"] for e in ev]
+        check(rc == 0 and kinds[-1] == "out" and "partial" in kinds, f"decode {merge}: {err}")
+        check(all(kinds[j] in ("partial", "merge") for j in range(len(kinds)) if kinds[j] != "out"),
+              f"decode {merge}: only partial/merge/out events")
+
+# Bad input: exit 2 and file:line:column.
+good = write("good.txt", [[1.0, 2.0], [3.0, 4.0]])
+bad_cases = {
+    "ragged": ("1 2\n3\n", ":2:"),
+    "not a number": ("1 2\n3 abc\n", ":2:3:"),
+    "nan": ("1 nan\n", ":1:3:"),
+    "inf": ("inf 1\n", ":1:1:"),
+    "empty": ("# nothing\n", ":1:1:"),
+}
+for name, (text, where) in bad_cases.items():
+    path = os.path.join(tmp, f"bad_{name.replace(' ', '_')}.txt")
+    open(path, "w").write(text)
+    rc, out, err = run(["--q", path, "--k", good, "--v", good])
+    check(rc == 2 and (path + where) in err, f"bad input '{name}': rc={rc} stderr={err!r}")
+rc, out, err = run(["--q", good, "--k", write("k3.txt", [[1.0, 2.0, 3.0]] * 2), "--v", good])
+check(rc == 2 and "k3.txt:1:1:" in err, f"shape mismatch: {err!r}")
+for t in (["--bq", "0"], ["--bk", "-1"], ["--window", "0"], ["--format", "xml"], ["--bogus"]):
+    rc, out, err = run(["--q", good, "--k", good, "--v", good, *t])
+    check(rc == 2 and err, f"bad option {t}: rc={rc}")
+tree = write("cycle.txt", [[-1, 0]])
+open(tree, "w").write("1 0\n")
+rc, out, err = run(["--q", good, "--k", good, "--v", good, "--tree", tree])
+check(rc == 2 and "cycle.txt:1:1:" in err, f"not a tree: {err!r}")
+npy = os.path.join(tmp, "bad.npy")
+open(npy, "wb").write(b"\x93NUMPY\x01\x00\x20\x00{'descr': '<i4', 'shape': (2,)}    \n" + b"\0" * 8)
+rc, out, err = run(["--q", npy, "--k", good, "--v", good])
+check(rc == 2 and "bad.npy:1:" in err, f"bad npy dtype: {err!r}")
+big = os.path.join(tmp, "big.txt")
+with open(big, "w") as f:
+    for _ in range(3000):
+        f.write("0.5 0.25\n")
+rc, out, err = run(["--q", big, "--k", big, "--v", big, "--bq", "1", "--bk", "1"])
+check(rc == 2 and "limit" in err, f"trace size bound: rc={rc} {err!r}")
+
+print(f"trace cli: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
