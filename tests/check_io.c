@@ -1,0 +1,163 @@
+/* check_io.c: reading matrices and parent arrays: text, .npy, and every error's location. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/matrix_io.h"
+#include "test_util.h"
+
+static bool parse(const char *text, bool neg_inf, fs_matrix *m, fs_loc_error *e)
+{
+    return fs_matrix_parse_text(text, strlen(text), "x.txt", 1, neg_inf, m, e);
+}
+
+START_TEST(test_text_ok)
+{
+    fs_matrix m;
+    fs_loc_error e;
+    ck_assert(parse("# comment\n1, 2 ,3\n\n  4\t5 6 # trailing\r\n", false, &m, &e));
+    ck_assert_int_eq(m.rows, 2);
+    ck_assert_int_eq(m.cols, 3);
+    ck_assert(m.data[0] == 1 && m.data[5] == 6);
+    fs_matrix_free(&m);
+    ck_assert(parse("-inf 1e-3\n", true, &m, &e));
+    ck_assert(m.data[0] == -INFINITY && m.data[1] == 1e-3);
+    fs_matrix_free(&m);
+}
+END_TEST
+
+/* Each malformed text names the line and column of the culprit. */
+START_TEST(test_text_errors)
+{
+    static const struct { const char *text; int line, col; const char *msg; } cases[] = {
+        {"1 2\n3\n", 2, 2, "expected 2"},
+        {"1 2\n3 4 5\n", 2, 5, "more than 2"},
+        {"1 2\n3 zz\n", 2, 3, "not a number"},
+        {"1 nan\n", 1, 3, "not allowed"},
+        {"1 -inf\n", 1, 3, "not allowed"},
+        {"inf\n", 1, 1, "not allowed"},
+        {"# only a comment\n\n", 1, 1, "no numbers"},
+        {"1 2e\n", 1, 3, "not a number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fs_matrix m;
+        fs_loc_error e;
+        ck_assert_msg(!parse(cases[i].text, false, &m, &e), "case %zu parsed", i);
+        ck_assert_msg(e.line == cases[i].line && e.col == cases[i].col, "case %zu: %d:%d (%s)", i, e.line,
+                      e.col, e.msg);
+        ck_assert_msg(strstr(e.msg, cases[i].msg), "case %zu: '%s'", i, e.msg);
+        ck_assert_str_eq(e.file, "x.txt");
+    }
+    /* A lesson's inline matrix starts at some line of its file. */
+    fs_matrix m;
+    fs_loc_error e;
+    ck_assert(!fs_matrix_parse_text("1 2\n3\n", 6, "lesson.txt", 40, false, &m, &e));
+    ck_assert_int_eq(e.line, 41);
+    char buf[300];
+    fs_loc_error_format(&e, buf, sizeof buf);
+    ck_assert_msg(!strncmp(buf, "lesson.txt:41:2: ", 17), "%s", buf);
+}
+END_TEST
+
+/* Write a .npy with a given header and payload; returns the path. */
+static void write_npy(const char *path, int version, const char *dict, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert(f);
+    size_t pre = version == 1 ? 10 : 12, hl = strlen(dict) + 1;
+    size_t pad = (64 - (pre + hl) % 64) % 64;
+    hl += pad;
+    fwrite("\x93NUMPY", 1, 6, f);
+    unsigned char v[2] = {(unsigned char)version, 0};
+    fwrite(v, 1, 2, f);
+    unsigned char len[4] = {hl & 255, (hl >> 8) & 255, (hl >> 16) & 255, (hl >> 24) & 255};
+    fwrite(len, 1, version == 1 ? 2 : 4, f);
+    fputs(dict, f);
+    for (size_t i = 0; i < pad; i++) fputc(' ', f);
+    fputc('\n', f);
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+START_TEST(test_npy)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    char path[] = "/tmp/fs-io-XXXXXX.npy";
+    int fd = mkstemps(path, 4);
+    ck_assert(fd >= 0);
+    close(fd);
+    double d[6];
+    float f[6];
+    fs_rng_fill(&r, d, 6, -3, 3);
+    for (int i = 0; i < 6; i++) f[i] = (float)d[i];
+    fs_matrix m;
+    fs_loc_error e;
+    write_npy(path, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", d, sizeof d);
+    ck_assert_msg(fs_matrix_read(path, false, &m, &e), "%s", e.msg);
+    ck_assert(m.rows == 2 && m.cols == 3 && !memcmp(m.data, d, sizeof d));
+    fs_matrix_free(&m);
+    write_npy(path, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", f, sizeof f);
+    ck_assert_msg(fs_matrix_read(path, false, &m, &e), "%s", e.msg);
+    ck_assert(m.rows == 1 && m.cols == 6 && m.data[5] == (double)f[5]);
+    fs_matrix_free(&m);
+    /* big-endian float64 */
+    unsigned char be[16];
+    double two[2] = {1.5, -2.25};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 8; k++) be[i * 8 + k] = ((unsigned char *)&two[i])[7 - k];
+    write_npy(path, 1, "{'descr': '>f8', 'fortran_order': False, 'shape': (1, 2), }", be, 16);
+    ck_assert_msg(fs_matrix_read(path, false, &m, &e), "%s", e.msg);
+    ck_assert(m.data[0] == 1.5 && m.data[1] == -2.25);
+    fs_matrix_free(&m);
+    /* errors */
+    write_npy(path, 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", d, 8);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "float32 or float64") && e.line == 1);
+    write_npy(path, 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", d, sizeof d);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "Fortran"));
+    write_npy(path, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 3), }", d, sizeof d);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "data bytes"));
+    d[4] = NAN;
+    write_npy(path, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", d, sizeof d);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "NaN") && strstr(e.msg, "element 4") && e.col == 128 + 4 * 8 + 1);
+    FILE *fp = fopen(path, "wb");
+    fputs("not numpy at all", fp);
+    fclose(fp);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "magic"));
+    unlink(path);
+    ck_assert(!fs_matrix_read("/nonexistent/q.txt", false, &m, &e) && e.line == 0 && strstr(e.msg, "cannot open"));
+}
+END_TEST
+
+START_TEST(test_ints)
+{
+    int32_t *v, n;
+    fs_loc_error e;
+    const char *t = "-1 0 1\n1, 2 # five\n";
+    ck_assert(fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert_int_eq(n, 5);
+    ck_assert(v[0] == -1 && v[4] == 2);
+    free(v);
+    t = "-1 0\n0.5\n";
+    ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert(e.line == 2 && e.col == 1);
+    t = "-1 -2\n";
+    ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert(e.line == 1 && e.col == 4);
+}
+END_TEST
+
+Suite *io_suite(void)
+{
+    Suite *s = suite_create("io");
+    TCase *tc = tcase_create("matrix");
+    tcase_add_test(tc, test_text_ok);
+    tcase_add_test(tc, test_text_errors);
+    tcase_add_test(tc, test_npy);
+    tcase_add_test(tc, test_ints);
+    suite_add_tcase(s, tc);
+    return s;
+}
