@@ -194,7 +194,9 @@ typedef struct {
     const char *chain;       /* the rounded-intermediates chain as written, or NULL */
     const char *why;         /* the lesson's explanation (errata), or "" */
     fs_verdict expected;     /* the verdict the lesson records (holds when it records none) */
+    const char *expected_reading; /* for units: "decimal" or "binary"; else "" */
     fs_claim_out got;        /* the recomputed judgement */
+    bool agrees;             /* got.verdict (and reading) equal what the lesson records */
     char exact_text[64];     /* the exact value in the printed unit, %.6g (or the matrix) */
     int32_t line, col;       /* where the expectation is in the lesson */
 } fs_check;

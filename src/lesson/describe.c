@@ -1,0 +1,171 @@
+/* describe.c: one line per trace event with the formula filled in, for the players.
+ *
+ * The text is built from the event's before/after values only (no recomputation), so it is
+ * exactly what the engine did: "α = exp(0.8000 − 1.2000) = 0.6703". Letters follow the
+ * documents; the one-query walk (000) uses 000's words "correction" and "weight".
+ */
+#include "lesson_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char *buf;
+    size_t n, len;   /* capacity, length wanted so far */
+} sb;
+
+static void put(sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->len < b->n ? b->n - b->len : 0;
+    int w = vsnprintf(room ? b->buf + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (w > 0) b->len += (size_t)w;
+}
+
+/* A number at the given decimals: "-inf", "inf", "nan" spelled out. Uses a small ring of
+ * buffers so several can appear in one put(). */
+static const char *num(double x, int digits)
+{
+    static _Thread_local char ring[16][48];
+    static _Thread_local int k;
+    char *s = ring[k++ & 15];
+    if (isnan(x)) snprintf(s, 48, "nan");
+    else if (isinf(x)) snprintf(s, 48, x < 0 ? "-inf" : "inf");
+    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 48, "%.*e", digits > 1 ? digits - 1 : 1, x);
+    else snprintf(s, 48, "%.*f", digits, x);
+    return s;
+}
+
+static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)
+{
+    const double *v = fs_trace_at(t, off);
+    put(b, "[");
+    if (!v) {
+        put(b, "]");
+        return;
+    }
+    int32_t shown = n < 8 ? n : 8;
+    for (int32_t i = 0; i < shown; i++) put(b, "%s%s", i ? ", " : "", num(v[i], digits));
+    if (n > shown) put(b, ", … (%d)", n);
+    put(b, "]");
+}
+
+static const char *label(const fs_lesson *l, int32_t i, char *tmp, size_t n)
+{
+    const char *s = l ? fs_lesson_label(l, i) : NULL;
+    if (s) snprintf(tmp, n, "%d (%s)", i, s);
+    else snprintf(tmp, n, "%d", i);
+    return tmp;
+}
+
+size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits, char *buf,
+                          size_t n)
+{
+    sb b = {buf, n, 0};
+    if (n) buf[0] = 0;
+    if (!t || step < 0 || step >= t->n) return 0;
+    if (digits < 1) digits = 4;
+    if (digits > 12) digits = 12;
+    const fs_event *e = &t->ev[step];
+    const int D = digits;
+    const bool query = l && l->has_run && l->run.algo == FS_ALGO_QUERY;
+    const bool e2 = l && l->has_run && l->run.tiling.exp2 && l->run.algo == FS_ALGO_TILED;
+    const char *EXP = e2 ? "exp2" : "exp";
+    char t1[64], t2[64];
+    switch (e->kind) {
+    case FS_EV_ELEM:
+        if (e->c1 - e->c0 == 1) {
+            put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num(e->x, D), num(e->m_old, D),
+                num(e->x, D), num(e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
+            put(&b, "correction = exp(%s − %s) = %s; ", num(e->m_old, D), num(e->m_new, D), num(e->alpha, D));
+            put(&b, "l = %s · %s + exp(%s − %s) = %s", num(e->l_old, D), num(e->alpha, D), num(e->x, D),
+                num(e->m_new, D), num(e->l_new, D));
+        } else {
+            put(&b, "z[%d..%d]: m_blk = %s, l_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
+                num(e->m_blk, D), num(e->l_blk, D), num(e->m_old, D), num(e->m_blk, D), num(e->m_new, D));
+            put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s",
+                num(e->m_old, D), num(e->m_new, D), num(e->alpha, D), num(e->m_blk, D), num(e->m_new, D),
+                num(e->beta, D), num(e->alpha, D), num(e->l_old, D), num(e->beta, D), num(e->l_blk, D),
+                num(e->l_new, D));
+        }
+        break;
+    case FS_EV_TILE:
+        put(&b, "%stile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s", e->head > 0 ? "" : "", e->qt, e->kt,
+            e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
+        if (e->cls == FS_TILE_PARTIAL) put(&b, " (the element mask is applied)");
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        break;
+    case FS_EV_SKIP:
+        put(&b, "skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): no loads, no arithmetic",
+            e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+        break;
+    case FS_EV_ROW: {
+        const double *s = fs_trace_at(t, e->s_row);
+        if (query) {
+            double sc = s ? s[0] : NAN;
+            put(&b, "key %s: score = %s; m_new = max(%s, %s) = %s%s; ", label(l, e->c0, t1, sizeof t1),
+                num(sc, D), num(e->m_old, D), num(sc, D), num(e->m_new, D),
+                e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
+            put(&b, "correction = exp(%s − %s) = %s; weight = exp(%s − %s) = %s; ", num(e->m_old, D),
+                num(e->m_new, D), num(e->alpha, D), num(sc, D), num(e->m_new, D), num(e->beta, D));
+            put(&b, "s = %s · %s + %s = %s; o = ", num(e->l_old, D), num(e->alpha, D), num(e->beta, D),
+                num(e->l_new, D));
+            vec(&b, t, e->o_old, e->n_o, D);
+            put(&b, " · %s + %s · V[%d] = ", num(e->alpha, D), num(e->beta, D), e->c0);
+            vec(&b, t, e->o_new, e->n_o, D);
+            break;
+        }
+        put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d (%d visible): s = ", label(l, e->row, t1, sizeof t1),
+            e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
+        vec(&b, t, e->s_row, e->n_s, D);
+        if (e->visible == 0 && e->m_new == -INFINITY) {
+            put(&b, "; nothing visible yet: m stays -inf, l stays 0, α = 1, β = 0");
+            break;
+        }
+        put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num(e->m_blk, D), num(e->m_old, D), num(e->m_blk, D),
+            num(e->m_new, D));
+        put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num(e->m_old, D), num(e->m_new, D),
+            num(e->alpha, D), EXP, num(e->m_blk, D), num(e->m_new, D), num(e->beta, D));
+        put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num(e->alpha, D), num(e->l_old, D),
+            num(e->beta, D), num(e->l_blk, D), num(e->l_new, D));
+        vec(&b, t, e->o_old, e->n_o, D);
+        put(&b, " → ");
+        vec(&b, t, e->o_new, e->n_o, D);
+        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by l at the end)");
+        break;
+    }
+    case FS_EV_PARTIAL:
+        put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, l = %s, o = ", e->kt, e->row, e->c0,
+            e->c1 - 1, e->stride > 1 ? " step " : "", e->stride > 1 ? num(e->stride, 0) : "", num(e->m_new, D),
+            num(e->l_new, D));
+        vec(&b, t, e->o_new, e->n_o, D);
+        put(&b, e->normalized ? " (normalized)" : " (unnormalized)");
+        break;
+    case FS_EV_MERGE:
+        put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
+                "c_b = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; o = ",
+            e->a, e->b, e->id, e->level, num(e->m_old, D), num(e->m_blk, D), num(e->m_new, D), num(e->m_old, D),
+            num(e->m_new, D), num(e->alpha, D), num(e->m_blk, D), num(e->m_new, D), num(e->beta, D),
+            num(e->alpha, D), num(e->l_old, D), num(e->beta, D), num(e->l_blk, D), num(e->l_new, D));
+        vec(&b, t, e->o_new, e->n_o, D);
+        break;
+    case FS_EV_OUT:
+        if (l && l->has_run && l->run.algo == FS_ALGO_SOFTMAX) {
+            put(&b, "softmax = exp(z − %s) / %s = ", num(e->m_new, D), num(e->l_new, D));
+            vec(&b, t, e->o_new, e->n_o, D);
+        } else {
+            put(&b, "output row %s%s: m = %s, l = %s, O = ", label(l, e->row, t2, sizeof t2),
+                e->head > 0 || (l && l->has_run && l->run.attn.n_q_heads > 1) ? "" : "", num(e->m_new, D),
+                num(e->l_new, D));
+            if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "(head %d) ", e->head);
+            vec(&b, t, e->o_new, e->n_o, D);
+        }
+        break;
+    default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
+    }
+    return b.len;
+}

@@ -1,0 +1,47 @@
+/* lesson_internal.h: what the files of src/lesson share and nobody else sees.
+ *
+ * The public interface is lesson.h; this header only lets lesson.c (parsing, running,
+ * expectations) and describe.c (event text for players) read the same struct.
+ */
+#ifndef FS_LESSON_INTERNAL_H
+#define FS_LESSON_INTERNAL_H
+
+#include "lesson.h"
+
+typedef struct {
+    int64_t step;
+    const char *text;
+} fs_narration;
+
+struct fs_lesson {
+    const char *path, *title, *source, *intro;
+    fs_scene scene;
+
+    bool has_run;             /* an algorithm ran (false for claims-only lessons) */
+    fs_run run;
+    fs_result res;
+    fs_trace tr;
+    bool has_cmp;             /* pitfall lessons: the correct algorithm on the same problem */
+    fs_run cmp;
+    fs_result cmp_res;
+    fs_trace cmp_tr;
+    bool has_ref;             /* the float64 reference of the same problem (computed lazily) */
+    fs_result ref;
+
+    double *z, *Q, *K, *V, *S;
+    uint64_t *bits;
+    int32_t *parent;
+    int32_t n_parent;
+    const char **labels;
+    int32_t n_labels;
+
+    fs_narration *narr;
+    int32_t n_narr;
+    fs_check *checks;
+    int32_t n_checks;
+
+    void **allocs;            /* every string and array above, freed together */
+    int32_t n_allocs, cap_allocs;
+};
+
+#endif
