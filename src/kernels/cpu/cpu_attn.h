@@ -1,0 +1,135 @@
+/* cpu_attn.h: full-size FlashAttention on the CPU (prefill and decode), its materializing
+ * baseline, and the machine measurements the bench divides by.
+ *
+ * Where it sits: the engine (src/engine) computes the same attention in float64 on lesson-sized
+ * problems and is the spec; these kernels compute it in float32 at full size, fast, and
+ * tests/check_kernels_cpu.c checks every version against fs_reference on random shapes.
+ * `flashstep bench` (src/cli/cmd_bench.c) times them.
+ *
+ * The problem, per batch element b and query head h (KV head g = h / (n_q_heads / n_kv_heads)):
+ *     S = scale · Q Kᵀ,   S[i][j] = −∞ where the mask hides key j from query i,
+ *     P = softmax(S) row by row,   O = P V.
+ * Layout, row-major:
+ *     Q, O are (batch, n_q_heads, n_q, d)      K, V are (batch, n_kv_heads, n_kv, d)
+ * The mask is the engine's fs_mask (attn.h), the same for every batch element and head; query
+ * row i sits at position i + offset (offset defaults to n_kv − n_q). A row that sees no key
+ * gets O = 0, as in fs_reference.
+ *
+ * Storage: float32, or float16 / bfloat16 with every product and sum in float32.
+ *
+ * Versions (prefill; details and measurements at the top of cpu_attn.c and in
+ * docs/kernels-cpu.md): 1 textbook online softmax, one row at a time; 2 tiles + tile classes +
+ * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles. 0 picks the newest.
+ */
+#ifndef FS_CPU_ATTN_H
+#define FS_CPU_ATTN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/attn.h"
+#include "engine/status.h"
+
+#define FS_CPU_VERSIONS 4      /* prefill versions 1 … FS_CPU_VERSIONS */
+#define FS_CPU_MAX_THREADS 256
+#define FS_CPU_MIN_D 1
+#define FS_CPU_MAX_D 512       /* d from 32 to 256 is what the bench and tests exercise */
+
+typedef enum {
+    FS_CPU_DTYPE_F32 = 0,
+    FS_CPU_DTYPE_F16,          /* IEEE binary16 */
+    FS_CPU_DTYPE_BF16,         /* bfloat16: the top half of a float32 */
+} fs_cpu_dtype;
+
+/* The instruction set the SIMD versions use. AUTO: the best this CPU supports, asked at run
+ * time (__builtin_cpu_supports on x86; NEON whenever the compiler targets ARM). */
+typedef enum {
+    FS_CPU_ISA_AUTO = 0,
+    FS_CPU_ISA_SCALAR,         /* plain C, one lane: the fallback and the portable spec */
+    FS_CPU_ISA_AVX2,           /* 8 lanes, AVX2 + FMA */
+    FS_CPU_ISA_AVX512,         /* 16 lanes, AVX-512F */
+    FS_CPU_ISA_NEON,           /* 4 lanes, AArch64 NEON */
+    FS_CPU_ISA_COUNT
+} fs_cpu_isa;
+
+typedef struct {
+    int32_t batch, n_q_heads, n_kv_heads;   /* n_q_heads a multiple of n_kv_heads; all ≥ 1 */
+    int32_t n_q, n_kv, d;                   /* d is also the width of V and O */
+    fs_cpu_dtype dtype;
+    const void *Q, *K, *V;                  /* layout above, elements of dtype */
+    void *O;
+    float scale;                            /* 0: 1/√d */
+    fs_mask mask;                           /* the engine's mask; bits (if any) n_q rows */
+} fs_cpu_attn;
+
+typedef struct {
+    int32_t version;    /* 1 … FS_CPU_VERSIONS, 0 = newest */
+    int32_t threads;    /* ≥ 1 */
+    int32_t Bq, Bk;     /* tile sizes, 0 = the version's default (see cpu_attn.c) */
+    fs_cpu_isa isa;     /* FS_CPU_ISA_AUTO unless testing a narrower one */
+} fs_cpu_opts;
+
+/* Decode (FlashDecoding): a few query rows against a long KV cache. The KV positions are cut
+ * into contiguous splits of split_len positions; the threads share the (batch, KV head, split)
+ * items; each item folds all query rows of the KV head's group (n_q rows × the query heads that
+ * read it) into partial (m, ℓ, o) states, reading each K and V row once; the partials are then
+ * merged left to right with the merge of decode.h. */
+typedef struct {
+    int32_t threads;    /* ≥ 1 */
+    int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
+    fs_cpu_isa isa;
+} fs_cpu_decode_opts;
+
+fs_cpu_opts fs_cpu_opts_default(void);                 /* newest version, 1 thread, AUTO */
+fs_cpu_decode_opts fs_cpu_decode_opts_default(void);   /* 1 thread, split chosen, AUTO */
+
+/* FS_OK when the problem is usable (sizes, GQA ratio, pointers, mask); the first problem
+ * otherwise. The kernels call it first. */
+fs_status fs_cpu_attn_check(const fs_cpu_attn *a);
+
+/* Prefill forward. Scratch memory is linear in n_q + n_kv (tiles and packed K, V). */
+fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o);
+
+/* Decode forward (any n_q, meant for 1 … a few). */
+fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *o);
+
+/* The materializing baseline, as a user would write it: S = scale·Q Kᵀ and P = softmax(S) for
+ * every batch element and head held in full (two float32 arrays of batch·n_q_heads·n_q·n_kv),
+ * both products through OpenBLAS cblas_sgemm with `threads` threads. float32 only. When the
+ * arrays would not fit (more than the memory the system reports available, or malloc fails) it
+ * returns FS_ERR_NOMEM without computing and writes why into why[0..n). */
+fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size_t n);
+
+/* Bytes the baseline would allocate for S and P. */
+double fs_cpu_baseline_bytes(const fs_cpu_attn *a);
+
+/* The ISA that AUTO resolves to on this CPU, and whether a given one can run here. */
+fs_cpu_isa fs_cpu_isa_best(void);
+bool fs_cpu_isa_supported(fs_cpu_isa isa);
+const char *fs_cpu_isa_str(fs_cpu_isa isa);        /* "auto", "scalar", "avx2", "avx512", "neon" */
+const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
+size_t fs_cpu_dtype_size(fs_cpu_dtype t);          /* 4 or 2 */
+const char *fs_cpu_version_str(int32_t version);   /* one line on what that version is */
+
+/* Storage conversions (round to nearest even on the way down). */
+uint16_t fs_cpu_f32_to_f16(float x);
+float fs_cpu_f16_to_f32(uint16_t h);
+uint16_t fs_cpu_f32_to_bf16(float x);
+float fs_cpu_bf16_to_f32(uint16_t h);
+
+/* Measurements the bench reports against, taken on the spot. */
+/* Float32 FMA throughput of `threads` threads running independent FMA chains in registers for
+ * about `seconds`, in GFLOP/s (an FMA counts 2). */
+double fs_cpu_measure_fma_gflops(int32_t threads, double seconds);
+/* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
+ * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
+double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);
+/* Peak resident memory of this process in MiB since the last fs_cpu_rss_reset (Linux:
+ * VmHWM after clear_refs; elsewhere getrusage's lifetime peak). */
+double fs_cpu_rss_peak_mb(void);
+void fs_cpu_rss_reset(void);
+/* Memory the system reports available, in bytes (0 if unknown). */
+double fs_cpu_mem_available(void);
+
+#endif

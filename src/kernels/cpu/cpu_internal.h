@@ -1,0 +1,163 @@
+/* cpu_internal.h: what the files of src/kernels/cpu share and nobody else sees.
+ *
+ * cpu_attn.c owns the public entry points, validation, the thread runner, packing and the
+ * scalar versions 1 and 2. cpu_kernels.inc is the SIMD body (versions 3, 4 and decode), written
+ * once against the macro layer of cpu_simd.h and compiled once per instruction set by
+ * cpu_isa_{scalar,avx2,avx512,neon}.c, each of which exports one cpu_isa_ops table.
+ */
+#ifndef FS_CPU_INTERNAL_H
+#define FS_CPU_INTERNAL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_attn.h"
+
+#define FS_CPU_LOG2E 1.44269504088896340736f
+
+/* Work shared by all threads of one prefill call (read-only while they run). */
+typedef struct {
+    const fs_cpu_attn *a;
+    int32_t Bq, Bk;          /* tile sizes actually used (Bk a multiple of the micro-tile) */
+    int32_t Bqp;             /* Bq rounded up to the micro-kernel's row count */
+    int32_t dp;              /* d rounded up to the lane count: rows of packed buffers */
+    int32_t n_qt, n_kt;      /* tile counts over n_q and n_kv */
+    int32_t group;           /* n_q_heads / n_kv_heads */
+    float scale;             /* scale (natural units) */
+    float scale2;            /* scale · log2(e): scores in base-2 units (version 4, decode) */
+    /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
+     *   Kp: rows of dp (version 3) or, version 4, per tile a (d × Bk) block, Kᵀ of the tile
+     *   Vp: rows of dp (versions 3, 4) */
+    float *Kp, *Vp;
+    int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · Bk · dp */
+} cpu_prefill;
+
+/* Per-thread scratch of a prefill call. */
+typedef struct {
+    float *Qs;     /* (Bqp, dp): the Q tile as float, zero-padded (version 4: times scale2) */
+    float *S;      /* (Bqp, Bk): scores, then probabilities of the current pair of tiles */
+    float *Oacc;   /* (Bqp, dp): unnormalized output o of the Q tile */
+    float *m, *l, *alpha;   /* (Bqp): running max, running sum, this tile's rescale */
+    float *Kt, *Vt;         /* (Bk, dp): version 2's K and V tiles as float */
+} cpu_scratch;
+
+/* Decode work. Partials: per (b, KV head, split, row r), r over group·n_q rows. */
+typedef struct {
+    const fs_cpu_attn *a;
+    int32_t group, rows;     /* rows = group · n_q, the query rows that read one KV head */
+    int32_t split_len, n_splits;
+    float scale2;
+    float *Qs;               /* (batch, n_kv_heads, rows, d): queries · scale2, as float */
+    float *part_m, *part_l;  /* (batch, n_kv_heads, n_splits, rows) */
+    float *part_o;           /* (batch, n_kv_heads, n_splits, rows, d) */
+} cpu_decode;
+
+#define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
+
+typedef struct {
+    float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
+    float *o;      /* (rows, d) */
+    float *m, *l;  /* (rows) */
+    float *acc;    /* (rows, lanes) */
+    float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
+} cpu_decode_scratch;
+
+/* One instruction set's kernels. */
+typedef struct {
+    fs_cpu_isa isa;
+    int32_t lanes;           /* floats per vector */
+    int32_t mr, nr;          /* version 4 micro-tile: mr rows × nr keys (nr = lanes · vectors) */
+    void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
+    void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
+    void (*decode)(const cpu_decode *p, cpu_decode_scratch *sc, int64_t item);
+    float (*fma_loop)(int64_t iters);              /* iters · 12 · lanes FMAs */
+    float (*read_sum)(const float *x, size_t n);   /* Σ x[k], k < n */
+} cpu_isa_ops;
+
+/* The table of an instruction set (AUTO: the best here); NULL when it cannot run here. */
+const cpu_isa_ops *fs_cpu_isa_ops(fs_cpu_isa isa);
+
+extern const cpu_isa_ops fs_cpu_ops_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+extern const cpu_isa_ops fs_cpu_ops_avx2;
+extern const cpu_isa_ops fs_cpu_ops_avx512;
+#endif
+#if defined(__aarch64__)
+extern const cpu_isa_ops fs_cpu_ops_neon;
+#endif
+
+/* Run fn(ctx, thread, item) for item = 0 … n_items−1 on `threads` threads; items are taken in
+ * order from a shared counter (so put the heavy ones first). Falls back to the calling thread
+ * when a thread cannot be started; the work is done either way. */
+void fs_cpu_parallel(int32_t threads, int64_t n_items,
+                     void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
+
+/* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
+ * first, heads of one KV group next to each other. */
+static inline void cpu_item_split(const cpu_prefill *p, int64_t item, int32_t *b, int32_t *h,
+                                  int32_t *qt)
+{
+    int64_t bh = (int64_t)p->a->batch * p->a->n_q_heads;
+    int64_t rank = item / bh, rest = item % bh;
+    *qt = p->n_qt - 1 - (int32_t)rank;
+    *b = (int32_t)(rest / p->a->n_q_heads);
+    *h = (int32_t)(rest % p->a->n_q_heads);
+}
+
+/* Is key j visible to query row i? The engine's rule (attn.h), inlined for the element mask
+ * of partial tiles. */
+static inline bool cpu_visible(const fs_mask *m, int32_t n_q, int32_t n_kv, int32_t i, int32_t j)
+{
+    int64_t pos = (int64_t)i + (m->has_offset ? m->offset : (int64_t)n_kv - n_q);
+    switch (m->kind) {
+    case FS_MASK_NONE: return true;
+    case FS_MASK_CAUSAL: return j <= pos;
+    case FS_MASK_WINDOW: return j <= pos && j > pos - m->window;
+    case FS_MASK_BITS:
+        return (m->bits[(int64_t)i * m->words_per_row + (j >> 6)] >> (j & 63)) & 1u;
+    }
+    return true;
+}
+
+/* Element e of a row stored as dtype, as float. */
+static inline float cpu_get(fs_cpu_dtype t, const void *base, int64_t e)
+{
+    switch (t) {
+    case FS_CPU_DTYPE_F16: return fs_cpu_f16_to_f32(((const uint16_t *)base)[e]);
+    case FS_CPU_DTYPE_BF16: return fs_cpu_bf16_to_f32(((const uint16_t *)base)[e]);
+    default: return ((const float *)base)[e];
+    }
+}
+
+static inline void cpu_put(fs_cpu_dtype t, void *base, int64_t e, float x)
+{
+    switch (t) {
+    case FS_CPU_DTYPE_F16: ((uint16_t *)base)[e] = fs_cpu_f32_to_f16(x); break;
+    case FS_CPU_DTYPE_BF16: ((uint16_t *)base)[e] = fs_cpu_f32_to_bf16(x); break;
+    default: ((float *)base)[e] = x; break;
+    }
+}
+
+/* n elements starting at element e into dst as float. */
+static inline void cpu_get_row(fs_cpu_dtype t, const void *base, int64_t e, float *dst, int32_t n)
+{
+    if (t == FS_CPU_DTYPE_F32) {
+        memcpy(dst, (const float *)base + e, (size_t)n * sizeof(float));
+        return;
+    }
+    for (int32_t k = 0; k < n; k++) dst[k] = cpu_get(t, base, e + k);
+}
+
+/* Offsets, in elements, of row i of head h of batch element b. */
+static inline int64_t cpu_q_off(const fs_cpu_attn *a, int32_t b, int32_t h, int32_t i)
+{
+    return (((int64_t)b * a->n_q_heads + h) * a->n_q + i) * a->d;
+}
+static inline int64_t cpu_kv_off(const fs_cpu_attn *a, int32_t b, int32_t g, int32_t j)
+{
+    return (((int64_t)b * a->n_kv_heads + g) * a->n_kv + j) * a->d;
+}
+
+#endif

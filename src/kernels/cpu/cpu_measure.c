@@ -1,0 +1,128 @@
+/* cpu_measure.c: what the bench divides by, measured on the spot: the float32 FMA peak, the
+ * memory read bandwidth, and the process's peak resident memory. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kernels/cpu/cpu_internal.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    const cpu_isa_ops *ops;
+    int64_t iters;
+    const float *x;
+    size_t n;
+    volatile float sink;
+} probe;
+
+static void fma_item(void *ctx, int32_t thread, int64_t item)
+{
+    probe *p = ctx;
+    p->sink = p->ops->fma_loop(p->iters);
+}
+
+double fs_cpu_measure_fma_gflops(int32_t threads, double seconds)
+{
+    const cpu_isa_ops *ops = fs_cpu_isa_ops(FS_CPU_ISA_AUTO);
+    if (!ops || threads < 1) return 0.0;
+    probe p = {.ops = ops, .iters = 1 << 20};
+    /* calibrate on one thread, then give each thread `seconds` of work */
+    double t0 = now_s();
+    p.sink = ops->fma_loop(p.iters);
+    double t1 = now_s() - t0;
+    if (t1 > 0) p.iters = (int64_t)((double)p.iters * seconds / t1) + 1;
+    double best = 0.0;
+    for (int rep = 0; rep < 2; rep++) {
+        t0 = now_s();
+        fs_cpu_parallel(threads, threads, fma_item, &p);
+        double t = now_s() - t0;
+        double flops = 2.0 * 12.0 * ops->lanes * (double)p.iters * threads;
+        if (t > 0 && flops / t > best) best = flops / t;
+    }
+    return best * 1e-9;
+}
+
+static void read_item(void *ctx, int32_t thread, int64_t item)
+{
+    probe *p = ctx;
+    size_t per = p->n / (size_t)p->iters;   /* iters = number of slices here */
+    p->sink = p->ops->read_sum(p->x + (size_t)item * per, per);
+}
+
+double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes)
+{
+    const cpu_isa_ops *ops = fs_cpu_isa_ops(FS_CPU_ISA_AUTO);
+    size_t n = bytes / sizeof(float);
+    if (!ops || threads < 1 || n < (size_t)threads * 64) return 0.0;
+    float *x = malloc(n * sizeof(float));
+    if (!x) return 0.0;
+    for (size_t k = 0; k < n; k++) x[k] = 1.0f;   /* touch every page before timing */
+    probe p = {.ops = ops, .iters = threads, .x = x, .n = n};
+    double best = 0.0;
+    for (int rep = 0; rep < 4; rep++) {
+        double t0 = now_s();
+        fs_cpu_parallel(threads, threads, read_item, &p);
+        double t = now_s() - t0;
+        size_t read = n / (size_t)threads * (size_t)threads * sizeof(float);
+        if (t > 0 && (double)read / t > best) best = (double)read / t;
+    }
+    free(x);
+    return best * 1e-9;
+}
+
+static double status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1.0;
+    char line[256];
+    double kb = -1.0;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) {
+            kb = atof(line + n);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+void fs_cpu_rss_reset(void)
+{
+    /* Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current resident size. */
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return;
+    fputs("5", f);
+    fclose(f);
+}
+
+double fs_cpu_rss_peak_mb(void)
+{
+    double kb = status_kb("VmHWM:");
+    if (kb >= 0) return kb / 1024.0;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0.0;
+    return (double)ru.ru_maxrss / 1024.0;   /* kilobytes on Linux and the BSDs */
+}
+
+double fs_cpu_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0.0;
+    char line[256];
+    double kb = 0.0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "MemAvailable:", 13)) {
+            kb = atof(line + 13);
+            break;
+        }
+    fclose(f);
+    return kb * 1024.0;
+}

@@ -1,0 +1,171 @@
+/* cpu_simd.h: the thin SIMD layer the kernels are written against (after ggml's
+ * simd-mappings.h). Define exactly one of FS_SIMD_AVX512, FS_SIMD_AVX2, FS_SIMD_NEON,
+ * FS_SIMD_SCALAR before including it. It gives:
+ *
+ *   vf            one vector of VL floats
+ *   V_FN          the attribute every function touching vf carries: on x86 a target("…")
+ *                 attribute, so one binary holds every instruction set and cpu_attn.c picks
+ *                 one at run time with __builtin_cpu_supports
+ *   vload/vstore (unaligned), vset1, vzero, vadd, vsub, vmul, vmax, vfma(a, b, c) = a·b + c
+ *   vhsum, vhmax  horizontal sum / max to a float
+ *   vexp2         2^x, relative error about 2e-7 for x ≥ −126, 0 (or a denormal) below −150
+ *
+ * VL lanes: 16, 8, 4, 1. Loops step by VL and finish with a scalar "leftovers" tail when the
+ * length is not a multiple (the kernels pad their own buffers so that the hot loops never need
+ * one). MR × NR is the register block of version 4's micro-kernels (see cpu_kernels.inc).
+ */
+#ifndef FS_CPU_SIMD_H
+#define FS_CPU_SIMD_H
+
+#include <math.h>
+
+/* Cephes' minimax polynomial for 2^f on [−0.5, 0.5] (coefficients of exp2f). */
+#define FS_EXP2_C6 1.535336188319500e-4f
+#define FS_EXP2_C5 1.339887440266574e-3f
+#define FS_EXP2_C4 9.618437357674640e-3f
+#define FS_EXP2_C3 5.550332471162809e-2f
+#define FS_EXP2_C2 2.402264791363012e-1f
+#define FS_EXP2_C1 6.931472028550421e-1f
+
+#if defined(FS_SIMD_AVX512)
+#include <immintrin.h>
+#define V_FN __attribute__((target("avx512f,avx512dq,avx2,fma")))
+#define VL 16
+#define MR 6
+#define NR 64
+typedef __m512 vf;
+#define vload(p) _mm512_loadu_ps(p)
+#define vstore(p, x) _mm512_storeu_ps((p), (x))
+#define vset1(x) _mm512_set1_ps(x)
+#define vzero() _mm512_setzero_ps()
+#define vadd(a, b) _mm512_add_ps(a, b)
+#define vsub(a, b) _mm512_sub_ps(a, b)
+#define vmul(a, b) _mm512_mul_ps(a, b)
+#define vmax(a, b) _mm512_max_ps(a, b)
+#define vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define vhsum(x) _mm512_reduce_add_ps(x)
+#define vhmax(x) _mm512_reduce_max_ps(x)
+/* 2^x = 2^n · 2^f with n = round(x), f in [−0.5, 0.5]; scalef applies 2^n exactly. */
+static inline V_FN vf vexp2(vf x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
+    vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    vf f = _mm512_sub_ps(x, n);
+    vf p = _mm512_set1_ps(FS_EXP2_C6);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C5));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C4));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C3));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C2));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C1));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+#elif defined(FS_SIMD_AVX2)
+#include <immintrin.h>
+#define V_FN __attribute__((target("avx2,fma")))
+#define VL 8
+#define MR 6
+#define NR 16
+typedef __m256 vf;
+#define vload(p) _mm256_loadu_ps(p)
+#define vstore(p, x) _mm256_storeu_ps((p), (x))
+#define vset1(x) _mm256_set1_ps(x)
+#define vzero() _mm256_setzero_ps()
+#define vadd(a, b) _mm256_add_ps(a, b)
+#define vsub(a, b) _mm256_sub_ps(a, b)
+#define vmul(a, b) _mm256_mul_ps(a, b)
+#define vmax(a, b) _mm256_max_ps(a, b)
+#define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
+static inline V_FN float vhsum(vf x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline V_FN float vhmax(vf x)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+/* 2^n built in the exponent field; x is clamped to [−126, 127] so that field stays normal
+ * (below −126 the result is 2^−126 ≈ 1e−38 instead of 0: invisible next to ℓ ≥ 1). */
+static inline V_FN vf vexp2(vf x)
+{
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-126.0f)), _mm256_set1_ps(127.0f));
+    vf n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    vf f = _mm256_sub_ps(x, n);
+    vf p = _mm256_set1_ps(FS_EXP2_C6);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(FS_EXP2_C5));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(FS_EXP2_C4));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(FS_EXP2_C3));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(FS_EXP2_C2));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(FS_EXP2_C1));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+#elif defined(FS_SIMD_NEON)
+#include <arm_neon.h>
+#define V_FN
+#define VL 4
+#define MR 6
+#define NR 16
+typedef float32x4_t vf;
+#define vload(p) vld1q_f32(p)
+#define vstore(p, x) vst1q_f32((p), (x))
+#define vset1(x) vdupq_n_f32(x)
+#define vzero() vdupq_n_f32(0.0f)
+#define vadd(a, b) vaddq_f32(a, b)
+#define vsub(a, b) vsubq_f32(a, b)
+#define vmul(a, b) vmulq_f32(a, b)
+#define vmax(a, b) vmaxq_f32(a, b)
+#define vfma(a, b, c) vfmaq_f32((c), (a), (b))
+#define vhsum(x) vaddvq_f32(x)
+#define vhmax(x) vmaxvq_f32(x)
+static inline vf vexp2(vf x)
+{
+    x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-126.0f)), vdupq_n_f32(127.0f));
+    vf n = vrndnq_f32(x);
+    vf f = vsubq_f32(x, n);
+    vf p = vdupq_n_f32(FS_EXP2_C6);
+    p = vfmaq_f32(vdupq_n_f32(FS_EXP2_C5), p, f);
+    p = vfmaq_f32(vdupq_n_f32(FS_EXP2_C4), p, f);
+    p = vfmaq_f32(vdupq_n_f32(FS_EXP2_C3), p, f);
+    p = vfmaq_f32(vdupq_n_f32(FS_EXP2_C2), p, f);
+    p = vfmaq_f32(vdupq_n_f32(FS_EXP2_C1), p, f);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, f);
+    int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+    return vmulq_f32(p, vreinterpretq_f32_s32(e));
+}
+
+#elif defined(FS_SIMD_SCALAR)
+#define V_FN
+#define VL 1
+#define MR 6
+#define NR 4
+typedef float vf;
+#define vload(p) (*(p))
+#define vstore(p, x) (*(p) = (x))
+#define vset1(x) (x)
+#define vzero() 0.0f
+#define vadd(a, b) ((a) + (b))
+#define vsub(a, b) ((a) - (b))
+#define vmul(a, b) ((a) * (b))
+#define vmax(a, b) fmaxf(a, b)
+#define vfma(a, b, c) ((a) * (b) + (c))
+#define vhsum(x) (x)
+#define vhmax(x) (x)
+static inline vf vexp2(vf x) { return x < -150.0f ? 0.0f : exp2f(x); }
+
+#else
+#error "define one of FS_SIMD_AVX512, FS_SIMD_AVX2, FS_SIMD_NEON, FS_SIMD_SCALAR"
+#endif
+
+#define NV (NR / VL)   /* vectors per micro-tile row */
+
+#endif

@@ -1,0 +1,370 @@
+/* check_kernels_cpu.c: the CPU kernels (src/kernels/cpu) against the engine's float64
+ * reference (fs_reference), on random shapes, masks, tile sizes and thread counts drawn fresh
+ * each run (the seed is printed on failure; FS_SEED=… replays it).
+ *
+ * Tolerances, as |kernel − reference| / max(1, |reference|) over every output element:
+ *   float32 storage: 1e-5. Outputs are averages of V rows (|O| ≤ max |V| = 1 here), so this
+ *     is an absolute error of 1e-5: float32 rounding (6e-8 per operation) over sums of at most a
+ *     few hundred terms, plus the vector exp2's 2e-7, stays one to two orders below it.
+ *   float16 storage: 1e-3; bfloat16: 8e-3. The reference is fed the same rounded inputs, so
+ *     what remains is the rounding of O to 16 bits (half an ulp: 2^−11 = 4.9e-4 for float16,
+ *     2^−8 = 3.9e-3 for bfloat16) plus the float32 error above.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/attn.h"
+#include "engine/reference.h"
+#include "kernels/cpu/cpu_attn.h"
+#include "kernels/cpu/cpu_internal.h"   /* fs_cpu_parallel */
+#include "test_util.h"
+
+/* One random problem, its float64 copy for the reference, and buffers in its storage type. */
+typedef struct {
+    fs_cpu_attn a;
+    double *Qd, *Kd, *Vd, *Od;   /* values as stored (after rounding to 16 bits) */
+    void *Q, *K, *V, *O;
+    uint64_t *bits;
+    char what[256];              /* the shape, for failure messages */
+} problem;
+
+static void store(fs_cpu_dtype t, void *base, long e, double x, double *rounded)
+{
+    switch (t) {
+    case FS_CPU_DTYPE_F16: {
+        uint16_t h = fs_cpu_f32_to_f16((float)x);
+        ((uint16_t *)base)[e] = h;
+        *rounded = fs_cpu_f16_to_f32(h);
+    } break;
+    case FS_CPU_DTYPE_BF16: {
+        uint16_t h = fs_cpu_f32_to_bf16((float)x);
+        ((uint16_t *)base)[e] = h;
+        *rounded = fs_cpu_bf16_to_f32(h);
+    } break;
+    default:
+        ((float *)base)[e] = (float)x;
+        *rounded = (float)x;
+        break;
+    }
+}
+
+static double load(fs_cpu_dtype t, const void *base, long e)
+{
+    switch (t) {
+    case FS_CPU_DTYPE_F16: return fs_cpu_f16_to_f32(((const uint16_t *)base)[e]);
+    case FS_CPU_DTYPE_BF16: return fs_cpu_bf16_to_f32(((const uint16_t *)base)[e]);
+    default: return ((const float *)base)[e];
+    }
+}
+
+/* Draw a problem: n_q, n_kv up to max_n, d in [32, d_max], GQA, any mask. */
+static void problem_draw(problem *p, fs_rng *r, fs_cpu_dtype t, int max_q, int max_kv, int d_max)
+{
+    memset(p, 0, sizeof *p);
+    fs_cpu_attn *a = &p->a;
+    a->batch = fs_rng_int(r, 1, 2);
+    a->n_kv_heads = fs_rng_int(r, 1, 2);
+    a->n_q_heads = a->n_kv_heads * fs_rng_int(r, 1, 3);
+    a->n_q = fs_rng_int(r, 1, max_q);
+    a->n_kv = fs_rng_int(r, 1, max_kv);
+    if (fs_rng_int(r, 0, 3) > 0 && a->n_kv < a->n_q) a->n_kv = a->n_q;   /* usually a cache */
+    a->d = fs_rng_int(r, 0, 4) == 0 ? fs_rng_int(r, 32, d_max) : fs_rng_int(r, 32, 80);
+    a->dtype = t;
+    a->scale = fs_rng_int(r, 0, 1) ? 0.0f : (float)fs_rng_uniform(r, 0.05, 0.5);
+    int kind = fs_rng_int(r, 0, 4);
+    fs_mask *m = &a->mask;
+    switch (kind) {
+    case 0: m->kind = FS_MASK_NONE; break;
+    case 1: m->kind = FS_MASK_CAUSAL; break;
+    case 2:
+        m->kind = FS_MASK_WINDOW;
+        m->window = fs_rng_int(r, 1, a->n_kv + 2);
+        break;
+    default: {   /* random bits, or a tree when square */
+        int32_t w = fs_mask_words(a->n_kv);
+        p->bits = calloc((size_t)a->n_q * w, sizeof(uint64_t));
+        ck_assert_ptr_nonnull(p->bits);
+        if (kind == 3 && a->n_q == a->n_kv) {
+            int32_t *parent = malloc((size_t)a->n_q * sizeof(int32_t));
+            ck_assert_ptr_nonnull(parent);
+            parent[0] = -1;
+            for (int32_t i = 1; i < a->n_q; i++) parent[i] = fs_rng_int(r, 0, i - 1);
+            ck_assert_int_eq(fs_mask_tree_build(parent, a->n_q, p->bits, NULL), FS_OK);
+            *m = fs_mask_tree(p->bits, a->n_q);
+            free(parent);
+        } else {
+            int density = fs_rng_int(r, 1, 4);   /* of 4: sparse to dense */
+            for (int32_t i = 0; i < a->n_q; i++)
+                for (int32_t j = 0; j < a->n_kv; j++)
+                    if (fs_rng_int(r, 1, 4) <= density)
+                        p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
+            m->kind = FS_MASK_BITS;
+            m->bits = p->bits;
+            m->words_per_row = w;
+        }
+    } break;
+    }
+    if (m->kind != FS_MASK_NONE && m->kind != FS_MASK_BITS && fs_rng_int(r, 0, 3) == 0) {
+        m->has_offset = true;
+        m->offset = fs_rng_int(r, -3, a->n_kv);
+    }
+    long nq = (long)a->batch * a->n_q_heads * a->n_q * a->d;
+    long nk = (long)a->batch * a->n_kv_heads * a->n_kv * a->d;
+    size_t es = fs_cpu_dtype_size(t);
+    p->Qd = malloc(nq * sizeof(double));
+    p->Kd = malloc(nk * sizeof(double));
+    p->Vd = malloc(nk * sizeof(double));
+    p->Od = malloc(nq * sizeof(double));
+    p->Q = malloc(nq * es);
+    p->K = malloc(nk * es);
+    p->V = malloc(nk * es);
+    p->O = malloc(nq * es);
+    ck_assert(p->Qd && p->Kd && p->Vd && p->Od && p->Q && p->K && p->V && p->O);
+    /* Q, K spread enough that the softmax is far from uniform (scores of a few units). */
+    for (long e = 0; e < nq; e++) store(t, p->Q, e, fs_rng_uniform(r, -2, 2), &p->Qd[e]);
+    for (long e = 0; e < nk; e++) store(t, p->K, e, fs_rng_uniform(r, -2, 2), &p->Kd[e]);
+    for (long e = 0; e < nk; e++) store(t, p->V, e, fs_rng_uniform(r, -1, 1), &p->Vd[e]);
+    memset(p->O, 0xff, nq * es);   /* NaN everywhere: an unwritten element fails */
+    a->Q = p->Q;
+    a->K = p->K;
+    a->V = p->V;
+    a->O = p->O;
+    snprintf(p->what, sizeof p->what,
+             "%s batch %d heads %d/%d n_q %d n_kv %d d %d mask %s window %d offset %s%d",
+             fs_cpu_dtype_str(t), a->batch, a->n_q_heads, a->n_kv_heads, a->n_q, a->n_kv, a->d,
+             fs_mask_kind_str(m->kind), m->window, m->has_offset ? "" : "default/",
+             m->has_offset ? m->offset : a->n_kv - a->n_q);
+}
+
+static void problem_free(problem *p)
+{
+    free(p->Qd); free(p->Kd); free(p->Vd); free(p->Od);
+    free(p->Q); free(p->K); free(p->V); free(p->O);
+    free(p->bits);
+}
+
+/* fs_reference on each batch element (the engine has no batch axis: one slice each). */
+static void problem_reference(problem *p)
+{
+    const fs_cpu_attn *a = &p->a;
+    long qs = (long)a->n_q_heads * a->n_q * a->d, ks = (long)a->n_kv_heads * a->n_kv * a->d;
+    for (int32_t b = 0; b < a->batch; b++) {
+        fs_attn r = fs_attn_make(a->n_q, a->n_kv, a->d, a->d);
+        r.n_q_heads = a->n_q_heads;
+        r.n_kv_heads = a->n_kv_heads;
+        r.Q = p->Qd + b * qs;
+        r.K = p->Kd + b * ks;
+        r.V = p->Vd + b * ks;
+        r.scale = a->scale > 0.0f ? (double)a->scale : 1.0 / sqrt((double)a->d);
+        r.mask = a->mask;
+        ck_assert_int_eq(fs_reference(&r, p->Od + b * qs, NULL, NULL), FS_OK);
+    }
+}
+
+static double problem_error(const problem *p)
+{
+    long n = (long)p->a.batch * p->a.n_q_heads * p->a.n_q * p->a.d;
+    double *got = malloc(n * sizeof(double));
+    ck_assert_ptr_nonnull(got);
+    for (long e = 0; e < n; e++) got[e] = load(p->a.dtype, p->O, e);
+    double err = fs_max_rel_err(got, p->Od, n);
+    free(got);
+    return err;
+}
+
+static double tolerance(fs_cpu_dtype t)
+{
+    return t == FS_CPU_DTYPE_F16 ? 1e-3 : t == FS_CPU_DTYPE_BF16 ? 8e-3 : 1e-5;
+}
+
+static const fs_cpu_isa isas[] = {FS_CPU_ISA_SCALAR, FS_CPU_ISA_AVX2, FS_CPU_ISA_AVX512,
+                                  FS_CPU_ISA_NEON};
+#define N_ISAS 4
+
+/* Prefill: loop index = (version − 1) · N_ISAS + isa. Versions 1 and 2 are scalar by
+ * definition, so they run once (isa index 0). */
+START_TEST(test_prefill_matches_reference)
+{
+    int version = _i / N_ISAS + 1;
+    fs_cpu_isa isa = isas[_i % N_ISAS];
+    if (version <= 2 && isa != FS_CPU_ISA_SCALAR) return;
+    if (!fs_cpu_isa_supported(isa)) return;
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 6; trial++) {
+        fs_cpu_dtype t = trial < 4 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 3);
+        problem p;
+        problem_draw(&p, &r, t, 70, 140, version == 1 ? 256 : 200);
+        fs_cpu_opts o = fs_cpu_opts_default();
+        o.version = version;
+        o.isa = isa;
+        o.threads = fs_rng_int(&r, 1, 3);
+        if (fs_rng_int(&r, 0, 1)) {   /* odd tiles: many partial and skipped tiles, tails */
+            o.Bq = fs_rng_int(&r, 1, 40);
+            o.Bk = fs_rng_int(&r, 1, 40);
+        }
+        problem_reference(&p);
+        fs_status st = fs_cpu_prefill(&p.a, &o);
+        FS_ASSERT_SEED(st == FS_OK, seed, "v%d %s: status %s on %s", version,
+                       fs_cpu_isa_str(isa), fs_status_str(st), p.what);
+        double err = problem_error(&p);
+        FS_ASSERT_SEED(err <= tolerance(t), seed,
+                       "v%d %s threads %d Bq %d Bk %d: error %.3g > %.1g on %s", version,
+                       fs_cpu_isa_str(isa), o.threads, o.Bq, o.Bk, err, tolerance(t), p.what);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* Decode: a few query rows, a longer cache, splits of random length, every mask. */
+START_TEST(test_decode_matches_reference)
+{
+    fs_cpu_isa isa = isas[_i];
+    if (!fs_cpu_isa_supported(isa)) return;
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 6; trial++) {
+        fs_cpu_dtype t = trial < 4 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 3);
+        problem p;
+        problem_draw(&p, &r, t, 4, 700, 160);
+        fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+        o.isa = isa;
+        o.threads = fs_rng_int(&r, 1, 3);
+        o.split_len = fs_rng_int(&r, 0, 1) ? 0 : fs_rng_int(&r, 1, 300);
+        problem_reference(&p);
+        fs_status st = fs_cpu_decode(&p.a, &o);
+        FS_ASSERT_SEED(st == FS_OK, seed, "decode %s: status %s on %s", fs_cpu_isa_str(isa),
+                       fs_status_str(st), p.what);
+        double err = problem_error(&p);
+        FS_ASSERT_SEED(err <= tolerance(t), seed,
+                       "decode %s threads %d split %d: error %.3g > %.1g on %s",
+                       fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t), p.what);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+START_TEST(test_baseline_matches_reference)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 4; trial++) {
+        problem p;
+        problem_draw(&p, &r, FS_CPU_DTYPE_F32, 70, 140, 160);
+        problem_reference(&p);
+        char why[128];
+        int threads = fs_rng_int(&r, 1, 2);
+        fs_status st = fs_cpu_baseline(&p.a, threads, why, sizeof why);
+        FS_ASSERT_SEED(st == FS_OK, seed, "baseline: %s on %s", why, p.what);
+        double err = problem_error(&p);
+        FS_ASSERT_SEED(err <= 1e-5, seed, "baseline: error %.3g on %s", err, p.what);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* The baseline refuses, without allocating, what cannot fit; the kernels reject bad problems. */
+START_TEST(test_refusals)
+{
+    float x[64] = {0};
+    fs_cpu_attn a = {.batch = 1, .n_q_heads = 8, .n_kv_heads = 8, .n_q = 1 << 20,
+                     .n_kv = 1 << 20, .d = 64, .Q = x, .K = x, .V = x, .O = x};
+    char why[128] = "";
+    ck_assert_int_eq(fs_cpu_baseline(&a, 1, why, sizeof why), FS_ERR_NOMEM);
+    ck_assert_msg(strstr(why, "GiB") != NULL, "why = '%s'", why);
+    a.n_q = a.n_kv = 4;
+    a.n_kv_heads = 3;   /* 8 query heads cannot share 3 KV heads */
+    fs_cpu_opts o = fs_cpu_opts_default();
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_SHAPE);
+    a.n_kv_heads = 2;
+    o.threads = 0;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    o.threads = 1;
+    o.version = FS_CPU_VERSIONS + 1;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    a.mask.kind = FS_MASK_WINDOW;
+    a.mask.window = 0;
+    ck_assert_int_eq(fs_cpu_attn_check(&a), FS_ERR_MASK);
+    fs_cpu_decode_opts dopt = fs_cpu_decode_opts_default();
+    ck_assert_int_eq(fs_cpu_decode(&a, &dopt), FS_ERR_MASK);
+    a.mask.kind = FS_MASK_NONE;
+    a.d = 0;
+    ck_assert_int_eq(fs_cpu_attn_check(&a), FS_ERR_SHAPE);
+    a.d = 4;
+    a.Q = NULL;
+    ck_assert_int_eq(fs_cpu_attn_check(&a), FS_ERR_ARG);
+}
+END_TEST
+
+START_TEST(test_conversions)
+{
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(1.0f), 0x3c00);
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(-2.0f), 0xc000);
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(65504.0f), 0x7bff);
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(65520.0f), 0x7c00);            /* rounds to ∞ */
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(ldexpf(1.0f, -24)), 0x0001);   /* smallest subnormal */
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(1.0f + ldexpf(1.0f, -11)), 0x3c00);   /* tie to even */
+    ck_assert_uint_eq(fs_cpu_f32_to_f16(1.0f + ldexpf(3.0f, -11)), 0x3c02);   /* tie to even */
+    ck_assert_uint_eq(fs_cpu_f32_to_bf16(1.0f), 0x3f80);
+    ck_assert_uint_eq(fs_cpu_f32_to_bf16(1.0f + ldexpf(1.0f, -8)), 0x3f80);   /* tie to even */
+    ck_assert_float_eq(fs_cpu_f16_to_f32(0x3555), 0.333251953125f);
+    ck_assert_float_eq(fs_cpu_f16_to_f32(0x0001), ldexpf(1.0f, -24));
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int k = 0; k < 10000; k++) {
+        float x = (float)fs_rng_uniform(&r, -1000, 1000);
+        float h = fs_cpu_f16_to_f32(fs_cpu_f32_to_f16(x)), b = fs_cpu_bf16_to_f32(fs_cpu_f32_to_bf16(x));
+        FS_ASSERT_SEED(fabsf(h - x) <= ldexpf(fabsf(x), -11) + ldexpf(1.0f, -25), seed,
+                       "f16 round trip of %.9g gave %.9g", x, h);
+        FS_ASSERT_SEED(fabsf(b - x) <= ldexpf(fabsf(x), -8), seed,
+                       "bf16 round trip of %.9g gave %.9g", x, b);
+        FS_ASSERT_SEED(fs_cpu_f32_to_f16(h) == fs_cpu_f32_to_f16(x), seed,
+                       "f16 not idempotent at %.9g", x);
+    }
+}
+END_TEST
+
+static void count_item(void *ctx, int32_t thread, int64_t item)
+{
+    (void)thread;
+    __atomic_fetch_add(&((int *)ctx)[item], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(test_parallel_every_item_once)
+{
+    int seen[257];
+    for (int threads = 1; threads <= 4; threads++) {
+        memset(seen, 0, sizeof seen);
+        fs_cpu_parallel(threads, 257, count_item, seen);
+        for (int k = 0; k < 257; k++) ck_assert_int_eq(seen[k], 1);
+    }
+}
+END_TEST
+
+START_TEST(test_measurements_are_positive)
+{
+    ck_assert(fs_cpu_measure_fma_gflops(1, 0.005) > 0.1);
+    ck_assert(fs_cpu_measure_read_gbps(1, 1 << 20) > 0.01);
+    ck_assert(fs_cpu_rss_peak_mb() > 0.0);
+    ck_assert(fs_cpu_isa_supported(fs_cpu_isa_best()));
+}
+END_TEST
+
+Suite *kernels_cpu_suite(void)
+{
+    Suite *s = suite_create("kernels_cpu");
+    TCase *tc = tcase_create("reference");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
+    tcase_add_loop_test(tc, test_decode_matches_reference, 0, N_ISAS);
+    tcase_add_test(tc, test_baseline_matches_reference);
+    suite_add_tcase(s, tc);
+    TCase *tm = tcase_create("edges");
+    tcase_set_timeout(tm, 60);
+    tcase_add_test(tm, test_refusals);
+    tcase_add_test(tm, test_conversions);
+    tcase_add_test(tm, test_parallel_every_item_once);
+    tcase_add_test(tm, test_measurements_are_positive);
+    suite_add_tcase(s, tm);
+    return s;
+}
