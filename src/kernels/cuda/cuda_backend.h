@@ -1,16 +1,31 @@
 /* cuda_backend.h: what the rest of flashstep sees of the optional CUDA path.
  *
- * Without CUDA (the default build), these functions exist and say so: fs_cuda_available
- * returns false with the reason, and every run returns FS_ERR_ARG with that reason. The
- * command line turns that into a clear message and a non-zero exit.
+ * Two parts:
+ *   1. The lesson-size path (fs_cuda_available, fs_cuda_trace): the float32 reference kernel, the
+ *      straightforward port of the tiled algorithm, which records each row's (m, ℓ, α) after
+ *      every KV tile so `flashstep trace --backend cuda` prints the same events as the engine.
+ *   2. The full-size kernels (fs_cuda_prefill_run, fs_cuda_decode_run) on float16 / bfloat16 with
+ *      float32 accumulation, in numbered versions; the bench (bench/cuda) checks them against the
+ *      engine's float64 reference and times them.
+ *
+ * Without CUDA (the default build), only part 1 exists and says so: fs_cuda_available returns
+ * false with the reason, and every run returns FS_ERR_ARG with that reason. The command line
+ * turns that into a clear message and a non-zero exit.
+ *
+ * Plain C on purpose: the engine and the command line are C11 and never include a CUDA header.
  */
 #ifndef FS_CUDA_BACKEND_H
 #define FS_CUDA_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/run.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* true when the program was built with CUDA and a device and driver answer; otherwise false
  * and why (e.g. "built without CUDA: rebuild with make CUDA=1", "no CUDA device found"). */
@@ -21,5 +36,62 @@ bool fs_cuda_available(char *why, size_t n);
  * SKIP, ROW and OUT events, in the engine's loop order), so the trace can be compared with the
  * engine's event by event. res receives the output as fs_run_exec would give it. */
 fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n);
+
+/* ---- Full-size kernels (only in a build with CUDA=1) ---------------------------------------- */
+
+typedef enum { FS_CUDA_F16 = 0, FS_CUDA_BF16 } fs_cuda_dtype;
+
+/* A batched prefill problem. Device pointers, row-major:
+ *     Q is (batch, n_q_heads, n_q, d)     K, V are (batch, n_kv_heads, n_kv, d)
+ *     O is (batch, n_q_heads, n_q, d)
+ * Query i sits at position i + offset (as in the engine). The mask is the engine's:
+ * FS_MASK_NONE, _CAUSAL, _WINDOW (window W) or _BITS (bits: device pointer to n_q rows of
+ * words_per_row 64-bit words, shared by every batch entry and head). A row that sees no key
+ * gets O = 0. */
+typedef struct {
+    int32_t batch, n_q_heads, n_kv_heads, n_q, n_kv, d;
+    fs_mask_kind mask;
+    int32_t offset;
+    int32_t window;
+    const uint64_t *bits;
+    int32_t words_per_row;
+    float scale;
+    fs_cuda_dtype dtype;
+} fs_cuda_prefill;
+
+/* Number of prefill versions (numbered 1..n) and one line on each. */
+int fs_cuda_prefill_versions(void);
+const char *fs_cuda_prefill_version_str(int version);
+
+/* Launch version `version` on the default stream (asynchronous). FS_ERR_ARG with why filled
+ * when the version does not cover the problem (e.g. d not 64 or 128) or the launch failed. */
+fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, const void *Q, const void *K,
+                              const void *V, void *O, char *why, size_t n);
+
+/* A batched decode problem: one query row per (batch, query head), at the newest position, no
+ * mask: it sees every cached key. Device pointers:
+ *     Q is (batch, n_q_heads, d)   K, V are (batch, n_kv_heads, n_kv, d)   O is (batch, n_q_heads, d)
+ * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU). */
+typedef struct {
+    int32_t batch, n_q_heads, n_kv_heads, n_kv, d;
+    int32_t splits;
+    float scale;
+    fs_cuda_dtype dtype;
+} fs_cuda_decode;
+
+int fs_cuda_decode_versions(void);
+const char *fs_cuda_decode_version_str(int version);
+
+/* Bytes of device workspace the split partials need (for the splits the run will use). */
+size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version);
+
+/* Launch: phase 1 (every split's partial (m, ℓ, o)) then phase 2 (the merge) on the default
+ * stream. work: at least fs_cuda_decode_workspace bytes of device memory. */
+fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, const void *Q, const void *K,
+                             const void *V, void *O, void *work, char *why, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

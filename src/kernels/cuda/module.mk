@@ -1,5 +1,74 @@
-# module.mk for src/kernels/cuda: without CUDA=1 only the "absent" backend is built.
+# module.mk for src/kernels/cuda: the optional CUDA backend.
+#
+#   make                 the "absent" backend only (cuda_none.c): nvcc is never needed
+#   make CUDA=1          the CUDA backend: src/kernels/cuda/*.cu built by nvcc for sm_80 and sm_90,
+#                        cudart linked statically (the program runs where only the driver is)
+#   make CUDA=1 cuda-bench cuda-tests
+#                        build/.../cuda/bench_cuda (check + time, bench/cuda) and
+#                        build/.../cuda/test_cuda (trace vs engine, tests/cuda); both need a GPU
+#                        to run; bench/cuda/run.sh does everything in one call on a GPU machine
+#   make cuda-compile-check
+#                        compile-only check of every CUDA source (a `make test` step when nvcc
+#                        is found; no GPU needed; bounded by CUDA_CHECK_TIMEOUT seconds)
 CUDA ?= 0
-ifneq ($(CUDA),1)
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+NVCC_ARCH  = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+NVCC_FLAGS = -std=c++17 -O3 -lineinfo $(NVCC_ARCH) -Isrc -Xcompiler -Wall,-Wextra
+CUDA_CU    = $(wildcard src/kernels/cuda/*.cu)
+CUDA_DEPS  = $(wildcard src/kernels/cuda/*.cuh src/kernels/cuda/*.h src/engine/*.h)
+CUDA_OBJ   = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU))
+CUDA_CHECK_TIMEOUT ?= 240
+
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but nvcc was not found (looked in $(CUDA_HOME)/bin and PATH); set CUDA_HOME or NVCC)
+endif
+EXTRA_OBJ    += $(CUDA_OBJ)
+EXTRA_LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+else
 LIB_SRC += src/kernels/cuda/cuda_none.c
 endif
+
+# A one-line generated source that changes when CUDA=0/1 changes, so that switching relinks
+# the program and the test runner in the same build folder.
+CUDA_MODE_C = $(BUILD)/gen/cuda_mode_c/cuda_mode.c
+$(shell mkdir -p $(dir $(CUDA_MODE_C)) && \
+  echo 'const int fs_cuda_built_with_cuda = $(if $(filter 1,$(CUDA)),1,0); /* generated */' > $(CUDA_MODE_C).tmp && \
+  (cmp -s $(CUDA_MODE_C).tmp $(CUDA_MODE_C) || mv $(CUDA_MODE_C).tmp $(CUDA_MODE_C)); rm -f $(CUDA_MODE_C).tmp)
+EXTRA_OBJ += $(call obj,$(CUDA_MODE_C))
+
+$(BUILD)/obj/%.cu.o: %.cu $(CUDA_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+# ---- GPU programs (run on a GPU machine; never part of `make test`) ------------------------
+CUDA_ENGINE_OBJ = $(call obj,$(ENGINE_SRC))
+.PHONY: cuda-bench cuda-tests cuda-compile-check
+cuda-bench: $(BUILD)/cuda/bench_cuda
+cuda-tests: $(BUILD)/cuda/test_cuda
+
+$(BUILD)/cuda/bench_cuda: bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -o $@ bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) -lm
+
+$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -c tests/cuda/test_cuda_trace.c -o $(BUILD)/cuda/test_cuda_trace.o
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) \
+	    -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
+
+# Compile-only check: every CUDA source for sm_80 and sm_90, objects thrown away. Skipped (with a
+# line saying so) where nvcc is absent; a run past the time bound is reported, not failed.
+cuda-compile-check:
+ifeq ($(NVCC),)
+	@echo "cuda-compile-check: ✗ nvcc not found, CUDA sources not compiled (install CUDA or set CUDA_HOME)"
+else
+	@mkdir -p $(BUILD)/cuda-check
+	@for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do \
+	  timeout $(CUDA_CHECK_TIMEOUT) $(NVCC) $(NVCC_FLAGS) -c $$f -o $(BUILD)/cuda-check/out.o; rc=$$?; \
+	  if [ $$rc = 124 ]; then echo "cuda-compile-check: $$f took over $(CUDA_CHECK_TIMEOUT) s, not checked"; \
+	  elif [ $$rc != 0 ]; then echo "cuda-compile-check: ✗ $$f does not compile"; exit 1; fi; \
+	done; echo "cuda-compile-check: ✓ CUDA sources compile for sm_80 and sm_90 ($(NVCC))"
+endif
+TEST_EXTRA += cuda-compile-check

@@ -1,0 +1,531 @@
+/* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
+ *
+ *   bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]   (no option: --check --time)
+ *   --quick: fewer shapes; --tiny: two checks per dtype (for compute-sanitizer)
+ *
+ * Check: for every prefill and decode version, on shapes that cover d = 64 / 128, float16 and
+ * bfloat16, GQA, causal, sliding window, tree and block bitmasks, ragged sizes (not multiples
+ * of the tiles) and queries that extend a cache: random inputs drawn fresh (the seed is
+ * printed), the output poisoned (NaN) before each run, compared with the engine's float64
+ * fs_reference on the same rounded inputs by ‖O − ref‖ / ‖ref‖ (≤ 3e-3 float16, ≤ 1e-2
+ * bfloat16) and no element left unwritten. Only when every check passes does timing start.
+ * Time: CUDA events around each launch, median of many after warm-up, at the issue's shapes
+ * (batch × seq = 16k tokens, 2048 hidden; decode GQA 32/8), with a device copy for the
+ * bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
+ * gathers them).
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+#include "engine/attn.h"
+#include "engine/reference.h"
+#include "kernels/cuda/cuda_backend.h"
+}
+
+#define CU(call)                                                                                \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define FS(call)                                                                                \
+    do {                                                                                        \
+        char why_[256] = "";                                                                    \
+        fs_status s_ = (call);                                                                  \
+        if (s_ != FS_OK) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, fs_status_str(s_), why_); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+/* ---- random numbers (splitmix64) and 16-bit rounding --------------------------------------- */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t *s, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* x (n doubles) drawn in [lo, hi), rounded to the dtype; bits gets the 16-bit values and x the
+ * rounded doubles, so the reference sees exactly what the GPU sees. */
+static void fill16(uint64_t *rng, std::vector<double> &x, std::vector<uint16_t> &bits, size_t n,
+                   double lo, double hi, fs_cuda_dtype dt)
+{
+    x.resize(n);
+    bits.resize(n);
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)rng_uniform(rng, lo, hi);
+        if (dt == FS_CUDA_F16) {
+            __half h = __float2half_rn(f);
+            bits[i] = ((__half_raw)h).x;
+            x[i] = __half2float(h);
+        } else {
+            __nv_bfloat16 h = __float2bfloat16_rn(f);
+            bits[i] = ((__nv_bfloat16_raw)h).x;
+            x[i] = __bfloat162float(h);
+        }
+    }
+}
+static double from16(uint16_t b, fs_cuda_dtype dt)
+{
+    if (dt == FS_CUDA_F16) {
+        __half_raw r;
+        r.x = b;
+        return __half2float(__half(r));
+    }
+    __nv_bfloat16_raw r;
+    r.x = b;
+    return __bfloat162float(__nv_bfloat16(r));
+}
+
+static const char *dt_str(fs_cuda_dtype dt) { return dt == FS_CUDA_F16 ? "f16" : "bf16"; }
+static double tol_of(fs_cuda_dtype dt) { return dt == FS_CUDA_F16 ? 3e-3 : 1e-2; }
+
+/* ---- the float64 reference (the engine), batch entry by batch entry ------------------------ */
+
+/* Q (B, Hq, nq, d), K/V (B, Hkv, nkv, d), O (B, Hq, nq, d) */
+static void reference(int B, int Hq, int Hkv, int nq, int nkv, int d, const fs_mask &mask,
+                      const double *Q, const double *K, const double *V, double *O)
+{
+    for (int b = 0; b < B; b++) {
+        fs_attn a = fs_attn_make(nq, nkv, d, d);
+        a.n_q_heads = Hq;
+        a.n_kv_heads = Hkv;
+        a.Q = Q + (size_t)b * Hq * nq * d;
+        a.K = K + (size_t)b * Hkv * nkv * d;
+        a.V = V + (size_t)b * Hkv * nkv * d;
+        a.mask = mask;
+        fs_status st = fs_reference(&a, O + (size_t)b * Hq * nq * d, NULL, NULL);
+        if (st != FS_OK) {
+            fprintf(stderr, "fs_reference: %s\n", fs_status_str(st));
+            exit(2);
+        }
+    }
+}
+
+/* ‖o − ref‖ / ‖ref‖ over n values; +inf when any o is NaN (unwritten or broken). */
+static double rel_err(const std::vector<uint16_t> &o, const double *ref, size_t n, fs_cuda_dtype dt)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = from16(o[i], dt);
+        if (isnan(x)) return INFINITY;
+        num += (x - ref[i]) * (x - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return sqrt(num) / (den > 0 ? sqrt(den) : 1.0);
+}
+
+/* ---- checks --------------------------------------------------------------------------------- */
+
+struct pcase {
+    int B, Hq, Hkv, nq, nkv, d;
+    fs_mask_kind mask;
+    int window;
+    int bits_kind;   /* 0 none, 1 tree, 2 random blocks */
+};
+
+static int g_fail = 0;
+
+static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
+{
+    size_t nQ = (size_t)c.B * c.Hq * c.nq * c.d, nK = (size_t)c.B * c.Hkv * c.nkv * c.d;
+    std::vector<double> Q, K, V, ref(nQ);
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ);
+    fill16(rng, Q, Qb, nQ, -2, 2, dt);
+    fill16(rng, K, Kb, nK, -2, 2, dt);
+    fill16(rng, V, Vb, nK, -1, 1, dt);
+
+    fs_mask mask;
+    memset(&mask, 0, sizeof mask);
+    mask.kind = c.mask;
+    mask.window = c.window;
+    std::vector<uint64_t> bits;
+    const char *mname = fs_mask_kind_str(c.mask);
+    if (c.mask == FS_MASK_BITS) {
+        int w = fs_mask_words(c.nkv);
+        bits.assign((size_t)c.nq * w, 0);
+        if (c.bits_kind == 1) {   /* a speculative tree over n = nq = nkv positions */
+            std::vector<int32_t> parent(c.nq);
+            for (int i = 0; i < c.nq; i++)
+                parent[i] = i == 0 ? -1 : i - 1 - (int)(rng_next(rng) % (uint64_t)std::min(i, 90));
+            int32_t bad;
+            if (fs_mask_tree_build(parent.data(), c.nq, bits.data(), &bad) != FS_OK) exit(2);
+            mask = fs_mask_tree(bits.data(), c.nq);
+            mname = "tree";
+        } else {                  /* 64 × 64 blocks hidden, shown or random, so all classes occur */
+            for (int i = 0; i < c.nq; i++)
+                for (int wi = 0; wi < w; wi++) {
+                    uint64_t blk = (uint64_t)(i / 64) * 7919u + (uint64_t)wi * 104729u;
+                    int kind = (int)((blk * 2654435761u >> 7) % 3);
+                    bits[(size_t)i * w + wi] = kind == 0 ? 0 : kind == 1 ? ~0ull : rng_next(rng) & rng_next(rng);
+                }
+            mask.bits = bits.data();
+            mask.words_per_row = w;
+            mname = "bits";
+        }
+    }
+    reference(c.B, c.Hq, c.Hkv, c.nq, c.nkv, c.d, mask, Q.data(), K.data(), V.data(), ref.data());
+
+    void *dQ, *dK, *dV, *dO;
+    uint64_t *dbits = NULL;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    if (!bits.empty()) {
+        CU(cudaMalloc(&dbits, bits.size() * 8));
+        CU(cudaMemcpy(dbits, bits.data(), bits.size() * 8, cudaMemcpyHostToDevice));
+    }
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = c.B;
+    p.n_q_heads = c.Hq;
+    p.n_kv_heads = c.Hkv;
+    p.n_q = c.nq;
+    p.n_kv = c.nkv;
+    p.d = c.d;
+    p.mask = c.mask;
+    p.offset = c.nkv - c.nq;
+    p.window = c.window;
+    p.bits = dbits;
+    p.words_per_row = fs_mask_words(c.nkv);
+    p.scale = (float)fs_attn_default_scale(c.d);
+    p.dtype = dt;
+    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+        CU(cudaMemset(dO, 0xff, nQ * 2));   /* NaN in both 16-bit types */
+        char why[256] = "";
+        fs_status st = fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL prefill v%d: %s %s\n", v, why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+            continue;
+        }
+        CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        double e = rel_err(Ob, ref.data(), nQ, dt);
+        bool ok = e <= tol_of(dt);
+        printf("%s prefill v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err %.2e (tol %.0e)\n",
+               ok ? "ok  " : "FAIL", v, dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv, mname,
+               c.mask == FS_MASK_WINDOW ? "(W)" : "   ", e, tol_of(dt));
+        if (!ok) g_fail++;
+    }
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+    if (dbits) cudaFree(dbits);
+}
+
+static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int splits, fs_cuda_dtype dt)
+{
+    size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    std::vector<double> Q, K, V, ref(nQ);
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ);
+    fill16(rng, Q, Qb, nQ, -2, 2, dt);
+    fill16(rng, K, Kb, nK, -2, 2, dt);
+    fill16(rng, V, Vb, nK, -1, 1, dt);
+    fs_mask none;
+    memset(&none, 0, sizeof none);
+    reference(B, Hq, Hkv, 1, nkv, d, none, Q.data(), K.data(), V.data(), ref.data());
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt};
+    void *dQ, *dK, *dV, *dO, *work;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+        CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v)));
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(work, 0xff, fs_cuda_decode_workspace(&p, v)));
+        char why[256] = "";
+        fs_status st = fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL decode v%d: %s %s\n", v, why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+            cudaFree(work);
+            continue;
+        }
+        CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        double e = rel_err(Ob, ref.data(), nQ, dt);
+        bool ok = e <= tol_of(dt);
+        printf("%s decode  v%d %-4s d=%-3d B=%d H=%d/%d nkv=%-6d splits=%d rel.err %.2e (tol %.0e)\n",
+               ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, splits, e, tol_of(dt));
+        if (!ok) g_fail++;
+        cudaFree(work);
+    }
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+}
+
+static void run_checks(uint64_t *rng, bool quick, bool tiny)
+{
+    const pcase cases[] = {
+        /* B  Hq Hkv  nq  nkv  d   mask            W   bits */
+        {2, 4, 4, 200, 200, 64, FS_MASK_NONE, 0, 0},
+        {2, 4, 2, 333, 333, 128, FS_MASK_CAUSAL, 0, 0},
+        {1, 8, 2, 257, 515, 64, FS_MASK_CAUSAL, 0, 0},   /* queries extend a cache (offset > 0) */
+        {2, 4, 1, 300, 300, 128, FS_MASK_WINDOW, 70, 0},
+        {1, 2, 2, 190, 450, 64, FS_MASK_WINDOW, 130, 0},
+        {1, 2, 1, 300, 300, 128, FS_MASK_BITS, 0, 1},    /* tree */
+        {1, 4, 2, 320, 400, 64, FS_MASK_BITS, 0, 2},     /* blocks hidden / shown / random */
+        {1, 2, 2, 1, 77, 128, FS_MASK_NONE, 0, 0},       /* one query row */
+        {1, 4, 4, 700, 1100, 128, FS_MASK_NONE, 0, 0},
+    };
+    const int nc = quick ? 7 : (int)(sizeof cases / sizeof *cases);
+    for (int dti = 0; dti < 2; dti++) {
+        fs_cuda_dtype dt = dti ? FS_CUDA_BF16 : FS_CUDA_F16;
+        if (tiny) {   /* for compute-sanitizer, which runs every access 10-100 times slower */
+            check_prefill(rng, cases[1], dt);
+            check_prefill(rng, cases[5], dt);
+            check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
+            continue;
+        }
+        for (int i = 0; i < nc; i++) check_prefill(rng, cases[i], dt);
+        check_decode(rng, 2, 8, 2, 1000, 128, 0, dt);
+        check_decode(rng, 1, 16, 2, 3000, 64, 0, dt);
+        check_decode(rng, 2, 4, 4, 777, 128, 3, dt);
+        if (!quick) check_decode(rng, 1, 32, 8, 20000, 128, 0, dt);
+    }
+}
+
+/* ---- timing --------------------------------------------------------------------------------- */
+
+static float median(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/* Milliseconds per call: warm-up, then reps timed one by one with events; the median. */
+template <typename F> static float time_ms(F f, int warm, int reps)
+{
+    cudaEvent_t a, b;
+    CU(cudaEventCreate(&a));
+    CU(cudaEventCreate(&b));
+    for (int i = 0; i < warm; i++) f();
+    CU(cudaDeviceSynchronize());
+    std::vector<float> t;
+    for (int i = 0; i < reps; i++) {
+        CU(cudaEventRecord(a));
+        f();
+        CU(cudaEventRecord(b));
+        CU(cudaEventSynchronize(b));
+        float ms;
+        CU(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    CU(cudaGetLastError());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return median(t);
+}
+
+static void fill_dev_random(uint64_t *rng, void *d, size_t n, double lo, double hi, fs_cuda_dtype dt)
+{
+    std::vector<double> x;
+    std::vector<uint16_t> b;
+    fill16(rng, x, b, n, lo, hi, dt);
+    CU(cudaMemcpy(d, b.data(), n * 2, cudaMemcpyHostToDevice));
+}
+
+/* One full-size prefill shape: sampled rows checked against fs_reference, then every version
+ * timed. FLOPs: 4 · B · H · N² · d (2 products), halved for causal. */
+static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick)
+{
+    const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
+    size_t n = (size_t)B * H * N * d;
+    std::vector<double> Q, K, V;
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(n);
+    fill16(rng, Q, Qb, n, -2, 2, dt);
+    fill16(rng, K, Kb, n, -2, 2, dt);
+    fill16(rng, V, Vb, n, -1, 1, dt);
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, n * 2));
+    CU(cudaMalloc(&dK, n * 2));
+    CU(cudaMalloc(&dV, n * 2));
+    CU(cudaMalloc(&dO, n * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), n * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), n * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), n * 2, cudaMemcpyHostToDevice));
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B;
+    p.n_q_heads = p.n_kv_heads = H;
+    p.n_q = p.n_kv = N;
+    p.d = d;
+    p.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    p.scale = (float)fs_attn_default_scale(d);
+    p.dtype = dt;
+    const double flops = 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+        if (v == 1 && quick) continue;
+        /* sampled check at this size: 16 random rows against the float64 reference */
+        CU(cudaMemset(dO, 0xff, n * 2));
+        FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+        CU(cudaDeviceSynchronize());
+        CU(cudaMemcpy(Ob.data(), dO, n * 2, cudaMemcpyDeviceToHost));
+        double worst = 0;
+        for (int s = 0; s < 16; s++) {
+            int b = (int)(rng_next(rng) % B), h = (int)(rng_next(rng) % H), i = (int)(rng_next(rng) % N);
+            fs_attn a = fs_attn_make(1, N, d, d);
+            size_t base = ((size_t)b * H + h) * N;
+            a.Q = Q.data() + (base + i) * d;
+            a.K = K.data() + base * d;
+            a.V = V.data() + base * d;
+            a.mask.kind = p.mask;
+            a.mask.has_offset = true;
+            a.mask.offset = i;
+            std::vector<double> o(d);
+            if (fs_reference(&a, o.data(), NULL, NULL) != FS_OK) exit(2);
+            std::vector<uint16_t> got(Ob.begin() + (base + i) * d, Ob.begin() + (base + i + 1) * d);
+            worst = std::max(worst, rel_err(got, o.data(), d, dt));
+        }
+        bool ok = worst <= tol_of(dt);
+        if (!ok) g_fail++;
+        const int reps = v == 1 ? 3 : 30;
+        float ms = time_ms([&] { char w[64]; fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, w, sizeof w); },
+                           v == 1 ? 1 : 5, reps);
+        printf("RESULT prefill v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f "
+               "sampled_rel_err=%.2e %s\n",
+               v, dt_str(dt), d, causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12, worst, ok ? "ok" : "FAIL");
+        fflush(stdout);
+    }
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+}
+
+static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt)
+{
+    size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    fill_dev_random(rng, dQ, nQ, -2, 2, dt);
+    fill_dev_random(rng, dK, nK, -2, 2, dt);
+    fill_dev_random(rng, dV, nK, -1, 1, dt);
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt};
+    const double bytes = 2.0 * nK * 2;   /* K and V read once */
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+        void *work;
+        size_t wb = fs_cuda_decode_workspace(&p, v);
+        CU(cudaMalloc(&work, wb));
+        float ms = time_ms([&] { char w[64]; fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, w, sizeof w); }, 5, 50);
+        printf("RESULT decode v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d splits_ws=%zu us=%.1f tbps=%.2f\n",
+               v, dt_str(dt), d, B, Hq, Hkv, nkv, wb / (sizeof(float) * B * Hq * (d + 2)), ms * 1e3,
+               bytes / (ms * 1e-3) / 1e12);
+        fflush(stdout);
+        cudaFree(work);
+    }
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+}
+
+static void time_copy(void)
+{
+    const size_t n = (size_t)1 << 30;   /* 1 GiB each way */
+    void *a, *b;
+    CU(cudaMalloc(&a, n));
+    CU(cudaMalloc(&b, n));
+    CU(cudaMemset(a, 1, n));
+    float ms = time_ms([&] { cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice); }, 3, 20);
+    printf("RESULT copy bytes=%zu ms=%.3f tbps=%.2f (read + write)\n", n, ms, 2.0 * n / (ms * 1e-3) / 1e12);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+int main(int argc, char **argv)
+{
+    bool check = false, timing = false, quick = false, tiny = false;
+    uint64_t seed = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--check")) check = true;
+        else if (!strcmp(argv[i], "--time")) timing = true;
+        else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--tiny")) tiny = true;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else {
+            fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]\n");
+            return 2;
+        }
+    }
+    if (!check && !timing) check = timing = true;
+    char why[256];
+    if (!fs_cuda_available(why, sizeof why)) {
+        fprintf(stderr, "bench_cuda: %s\n", why);
+        return 2;
+    }
+    if (!seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    }
+    cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs, %.0f MB L2; seed %llu (replay with --seed)\n", prop.name,
+           prop.multiProcessorCount, prop.l2CacheSize / 1e6, (unsigned long long)seed);
+    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) printf("prefill v%d: %s\n", v, fs_cuda_prefill_version_str(v));
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++) printf("decode  v%d: %s\n", v, fs_cuda_decode_version_str(v));
+    uint64_t rng = seed;
+    if (check) {
+        run_checks(&rng, quick, tiny);
+        if (g_fail) {
+            printf("%d checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
+            return 1;
+        }
+        printf("All results match. Starting benchmarks.\n");
+    }
+    if (timing) {
+        time_copy();
+        const int Ns[] = {4096, 1024, 16384};
+        for (int ni = 0; ni < (quick ? 1 : 3); ni++)
+            for (int dti = 0; dti < 2; dti++)
+                for (int d = 128; d >= 64; d -= 64)
+                    for (int causal = 0; causal < 2; causal++) {
+                        if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
+                        time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0);
+                    }
+        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16);
+        time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16);
+        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16);
+        if (g_fail) {
+            printf("%d sampled checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
+            return 1;
+        }
+    }
+    return 0;
+}

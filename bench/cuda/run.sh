@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# run.sh: build, check and time the CUDA path in one call, on a GPU machine.
+#
+#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa]
+#
+# Steps, each logged under $OUT (default build/cuda/out):
+#   1. the machine: GPU, driver, nvcc, date
+#   2. build: make CUDA=1 BUILD=build/cuda cuda-bench cuda-tests (skipped with --no-build when
+#      the binaries were built elsewhere and carried: they link cudart statically)
+#   3. tests/cuda: the GPU trace against the engine's, event by event (test_cuda)
+#   4. compute-sanitizer (memcheck, racecheck, synccheck) on small checks, when present
+#   5. bench_cuda: every version checked against the float64 reference, then timed
+#   6. PyTorch SDPA (flash, cuDNN) on the same shapes, same GPU, same call
+#   7. the side-by-side table (bench/cuda/summary.py)
+# Exit status: non-zero when any check or test failed.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build/cuda/out}
+mkdir -p "$OUT"
+QUICK= BUILD_IT=1 SAN=1 SDPA=1
+for a in "$@"; do
+  case $a in
+    --quick) QUICK=--quick ;;
+    --no-build) BUILD_IT=0 ;;
+    --no-sanitizer) SAN=0 ;;
+    --no-sdpa) SDPA=0 ;;
+    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa]" >&2; exit 2 ;;
+  esac
+done
+B=${FS_CUDA_BUILD:-build/cuda}   # where the binaries are (FS_CUDA_BUILD for carried ones)
+fail=0
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+
+step "machine"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv;
+  nvcc --version | tail -1; } 2>&1 | tee "$OUT/machine.txt"
+
+if [ $BUILD_IT = 1 ]; then
+  step "build"
+  make CUDA=1 BUILD="$B" -j"$(nproc)" cuda-bench cuda-tests > "$OUT/build.log" 2>&1 \
+    || { tail -30 "$OUT/build.log"; echo "build failed"; exit 1; }
+fi
+
+step "tests/cuda: GPU trace vs engine trace"
+$B/cuda/test_cuda --count 400 2>&1 | tee "$OUT/test_cuda.log" | tail -5
+[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+
+if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
+  step "compute-sanitizer"
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 3 $B/cuda/bench_cuda --check --tiny > "$OUT/san_$tool.log" 2>&1
+    rc=$?; echo "$tool bench_cuda --check --tiny: rc=$rc $(grep -m1 'ERROR SUMMARY' "$OUT/san_$tool.log")"
+    [ $rc = 0 ] || fail=1
+  done
+  compute-sanitizer --tool memcheck --error-exitcode 3 $B/cuda/test_cuda --count 20 > "$OUT/san_trace.log" 2>&1
+  rc=$?; echo "memcheck test_cuda --count 20: rc=$rc $(grep -m1 'ERROR SUMMARY' "$OUT/san_trace.log")"
+  [ $rc = 0 ] || fail=1
+fi
+
+step "bench_cuda: check, then time"
+$B/cuda/bench_cuda $QUICK 2>&1 | tee "$OUT/bench.log" | grep -v "^ok " 
+[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+echo "checks passed: $(grep -c '^ok ' "$OUT/bench.log"), failed: $(grep -c '^FAIL' "$OUT/bench.log")"
+
+if [ $SDPA = 1 ]; then
+  step "PyTorch SDPA"
+  PYTHONUNBUFFERED=1 python3 bench/cuda/sdpa_bench.py $QUICK 2>&1 | tee "$OUT/sdpa.log" | grep -v "^RESULT"
+fi
+
+step "summary"
+python3 bench/cuda/summary.py "$OUT/bench.log" "$OUT/sdpa.log" | tee "$OUT/summary.md"
+echo "run.sh: $([ $fail = 0 ] && echo 'all checks and tests passed' || echo 'SOME CHECKS OR TESTS FAILED')"
+exit $fail

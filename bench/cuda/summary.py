@@ -1,0 +1,78 @@
+"""summary.py: the side-by-side table from bench_cuda's and sdpa_bench's RESULT lines.
+
+    python3 bench/cuda/summary.py bench.log sdpa.log     (Markdown on stdout)
+"""
+import re
+import sys
+
+
+def results(path):
+    rows = []
+    try:
+        for line in open(path):
+            if line.startswith("RESULT "):
+                f = line.split()
+                kind = f[1]
+                kv = dict(x.split("=", 1) for x in f[2:] if "=" in x)
+                rows.append((kind, kv, line))
+    except OSError:
+        pass
+    return rows
+
+
+def main():
+    ours = results(sys.argv[1])
+    sdpa = results(sys.argv[2]) if len(sys.argv) > 2 else []
+    copy = [kv for k, kv, _ in ours if k == "copy"]
+    print("| shape (B×N, H, d) | dtype | causal | " + " | ".join(
+        f"v{v}" for v in sorted({kv["v"] for k, kv, _ in ours if k == "prefill"})) +
+        " | SDPA flash | SDPA cuDNN | best / flash |")
+    vs = sorted({kv["v"] for k, kv, _ in ours if k == "prefill"})
+    print("|" + "---|" * (5 + len(vs)))
+    keys = []
+    for k, kv, _ in ours:
+        if k == "prefill":
+            key = (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"])
+            if key not in keys:
+                keys.append(key)
+    for key in keys:
+        N, d, causal, dt, B, H = key
+        mine = {kv["v"]: float(kv["tflops"]) for k, kv, _ in ours if k == "prefill" and
+                (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"]) == key}
+        def sd(bk):
+            for k, kv, _ in sdpa:
+                if (k == "sdpa" and kv.get("backend") == bk and kv.get("N") == N and kv.get("d") == d
+                        and kv.get("causal") == causal and kv.get("dtype") == dt and "tflops" in kv):
+                    return float(kv["tflops"])
+            return None
+        fl, cu = sd("flash"), sd("cudnn")
+        best = max(mine.values()) if mine else 0
+        cells = [f"{mine[v]:.1f}" if v in mine else "–" for v in vs]
+        ratio = f"{best / fl:.2f}×" if fl else "–"
+        print(f"| {B}×{N}, {H}, {d} | {dt} | {causal} | " + " | ".join(cells) +
+              f" | {fl if fl is not None else '–'} | {cu if cu is not None else '–'} | {ratio} |")
+    print()
+    print("TFLOP/s (4·B·H·N²·d, halved for causal), median of CUDA-event timings.")
+    print()
+    print("| decode (B, Hq/Hkv, n_kv, d) | dtype | version | µs | TB/s of K+V | SDPA best TB/s |")
+    print("|---|---|---|---|---|---|")
+    for k, kv, _ in ours:
+        if k != "decode":
+            continue
+        best = None
+        for k2, kv2, _ in sdpa:
+            if (k2 == "sdpa_decode" and kv2.get("nkv") == kv["nkv"] and kv2.get("dtype") == kv["dtype"]
+                    and "tbps" in kv2):
+                t = float(kv2["tbps"])
+                best = t if best is None or t > best else best
+        print(f"| {kv['B']}, {kv['Hq']}/{kv['Hkv']}, {kv['nkv']}, {kv['d']} | {kv['dtype']} | v{kv['v']} "
+              f"| {kv['us']} | {kv['tbps']} | {best if best is not None else '–'} |")
+    for kv in copy:
+        print(f"\ndevice copy (cudaMemcpy D2D, 1 GiB, read + write): {kv['tbps']} TB/s")
+    for k, kv, line in sdpa:
+        if k == "torch_copy":
+            print(f"torch copy_ (1 GiB, read + write): {kv['tbps']} TB/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+/* attn_decode.cu: FlashDecoding (split-KV) for one new query row per head and a long KV cache.
+ *
+ * The engine's fs_decode at full size: phase 1 cuts the cached keys into contiguous splits and
+ * computes each split's partial (m, ℓ, o) independently (o unnormalized, m in base-2 units);
+ * phase 2 merges the partials of a row (decode.h's merge, sequential over the splits):
+ *     m = max m_s,  c_s = 2^(m_s − m),  ℓ = Σ c_s ℓ_s,  O = Σ c_s o_s / ℓ
+ * Decode reads every K and V byte once and does little arithmetic on it: it is bound by memory
+ * bandwidth, so the aim is to read the cache once, in wide coalesced loads, from enough blocks.
+ *
+ * Versions (figures: docs/benchmarks-cuda.md):
+ *   1  one block per (batch, query head) reads the whole cache, no split: the query heads of a
+ *      GQA group each re-read their shared KV head, and batch × heads blocks underfill the GPU.
+ *   2  split-KV: one block per (batch, KV head, split) serves every query head of the group, so
+ *      each K/V byte is read once, and enough splits are made to fill the GPU; then the merge.
+ *
+ * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
+ * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
+ * keys is scored (S into shared memory), folded into the running (m, ℓ) per query head, then
+ * P V is accumulated by each thread for its 8 dimensions over its share of the chunk's keys.
+ */
+#include "kernels/cuda/cuda_common.cuh"
+
+#define DEC_THREADS 128
+#define DEC_CHUNK 128
+
+struct decode_params {
+    int n_q_heads, n_kv_heads, n_kv, splits, split_len;
+    float scale2;
+};
+
+/* 8 consecutive 16-bit values as floats */
+template <typename T> __device__ __forceinline__ void load8(const T *p, float f[8])
+{
+    uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
+    const typename fs_cu_type<T>::T2 *h = reinterpret_cast<const typename fs_cu_type<T>::T2 *>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 x = fs_cu_type<T>::unpack(h[i]);
+        f[2 * i] = x.x;
+        f[2 * i + 1] = x.y;
+    }
+}
+
+/* grid (splits, n_kv_heads · (group / G), batch). The block serves G query heads that share one
+ * KV head, over keys [split · split_len, +split_len). Writes per (batch, query head, split):
+ * m (base 2), ℓ, and o (d, unnormalized) into part. */
+template <typename T, int D, int G>
+__global__ void __launch_bounds__(DEC_THREADS) decode_split(decode_params p, const T *__restrict__ Q,
+                                                           const T *__restrict__ K,
+                                                           const T *__restrict__ V,
+                                                           float *__restrict__ part)
+{
+    constexpr int TPK = D / 8;                  /* threads per key row */
+    constexpr int KPP = DEC_THREADS / TPK;      /* keys per pass */
+    __shared__ float sS[G][DEC_CHUNK];          /* scores, then weights P */
+    __shared__ float sM[G], sL[G], sAlpha[G];
+    __shared__ float sRed[KPP][G][D];
+
+    const int tid = threadIdx.x, kg = tid / TPK, dim = (tid % TPK) * 8;
+    const int split = blockIdx.x, b = blockIdx.z;
+    const int group = p.n_q_heads / p.n_kv_heads, per_kv = group / G;
+    const int kvh = blockIdx.y / per_kv, h0 = kvh * group + (blockIdx.y % per_kv) * G;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, p.n_kv);
+    const T *Kh = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vh = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+
+    float q[G][8], acc[G][8];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        load8<T>(Q + ((size_t)b * p.n_q_heads + h0 + g) * D + dim, q[g]);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            q[g][c] *= p.scale2;
+            acc[g][c] = 0;
+        }
+    }
+    if (tid < G) {
+        sM[tid] = -INFINITY;
+        sL[tid] = 0;
+    }
+
+    for (int c0 = j0; c0 < j1; c0 += DEC_CHUNK) {
+        /* S = q Kᵀ for the chunk: d/8 threads per key, reduced by shuffles */
+#pragma unroll 4
+        for (int jj = kg; jj < DEC_CHUNK; jj += KPP) {
+            const int j = c0 + jj;
+            float k[8], s[G];
+            if (j < j1) load8<T>(Kh + (size_t)j * D + dim, k);
+            else
+#pragma unroll
+                for (int c = 0; c < 8; c++) k[c] = 0;
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                s[g] = 0;
+#pragma unroll
+                for (int c = 0; c < 8; c++) s[g] = fmaf(q[g][c], k[c], s[g]);
+#pragma unroll
+                for (int o = TPK / 2; o > 0; o >>= 1) s[g] += __shfl_xor_sync(0xffffffff, s[g], o);
+            }
+            if (tid % TPK == 0)
+#pragma unroll
+                for (int g = 0; g < G; g++) sS[g][jj] = j < j1 ? s[g] : -INFINITY;
+        }
+        __syncthreads();
+        /* online softmax over the chunk, one warp per query head */
+        for (int g = tid / 32; g < G; g += DEC_THREADS / 32) {
+            const int lane = tid & 31;
+            float mx = -INFINITY;
+            for (int jj = lane; jj < DEC_CHUNK; jj += 32) mx = fmaxf(mx, sS[g][jj]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+            const float m_old = sM[g], m_new = fmaxf(m_old, mx);
+            const float base = m_new == -INFINITY ? 0.f : m_new;
+            float sum = 0;
+            for (int jj = lane; jj < DEC_CHUNK; jj += 32) {
+                float pj = exp2f(sS[g][jj] - base);
+                sS[g][jj] = pj;
+                sum += pj;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffff, sum, o);
+            if (lane == 0) {
+                const float alpha = exp2f(m_old - base);
+                sAlpha[g] = alpha;
+                sL[g] = alpha * sL[g] + sum;
+                sM[g] = m_new;
+            }
+        }
+        __syncthreads();
+        /* o = α o + P V over this thread's keys of the chunk and its 8 dimensions */
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const float a = sAlpha[g];
+#pragma unroll
+            for (int c = 0; c < 8; c++) acc[g][c] *= a;
+        }
+#pragma unroll 4
+        for (int jj = kg; jj < DEC_CHUNK; jj += KPP) {
+            const int j = c0 + jj;
+            if (j >= j1) break;
+            float v[8];
+            load8<T>(Vh + (size_t)j * D + dim, v);
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                const float pj = sS[g][jj];
+#pragma unroll
+                for (int c = 0; c < 8; c++) acc[g][c] = fmaf(pj, v[c], acc[g][c]);
+            }
+        }
+        __syncthreads();   /* sS is rewritten by the next chunk */
+    }
+
+    /* sum the KPP key groups' o, then write the split's partial */
+#pragma unroll
+    for (int g = 0; g < G; g++)
+#pragma unroll
+        for (int c = 0; c < 8; c++) sRed[kg][g][dim + c] = acc[g][c];
+    __syncthreads();
+    for (int x = tid; x < G * D; x += DEC_THREADS) {
+        const int g = x / D, c = x % D;
+        float o = 0;
+#pragma unroll
+        for (int r = 0; r < KPP; r++) o += sRed[r][g][c];
+        float *dst = part + (((size_t)b * p.n_q_heads + h0 + g) * p.splits + split) * (D + 2);
+        dst[2 + c] = o;
+        if (c == 0) {
+            dst[0] = sM[g];
+            dst[1] = sL[g];
+        }
+    }
+}
+
+/* grid (n_q_heads, batch), D threads: merge the splits of one row (sequential, as in decode.h). */
+template <typename T, int D>
+__global__ void decode_merge(decode_params p, const float *__restrict__ part, T *__restrict__ O)
+{
+    const int h = blockIdx.x, b = blockIdx.y, c = threadIdx.x;
+    const float *row = part + ((size_t)b * p.n_q_heads + h) * p.splits * (D + 2);
+    float m = -INFINITY;
+    for (int s = 0; s < p.splits; s++) m = fmaxf(m, row[s * (D + 2)]);
+    const float base = m == -INFINITY ? 0.f : m;
+    float l = 0, o = 0;
+    for (int s = 0; s < p.splits; s++) {
+        const float *x = row + s * (D + 2);
+        const float cs = exp2f(x[0] - base);
+        l = fmaf(cs, x[1], l);
+        o = fmaf(cs, x[2 + c], o);
+    }
+    O[((size_t)b * p.n_q_heads + h) * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
+}
+
+/* ---- Host side ------------------------------------------------------------------------------ */
+
+static const char *decode_lines[] = {
+    "one block per (batch, query head) over the whole cache: no split, GQA heads re-read K/V",
+    "split-KV: one block per (batch, KV head, split) for all G query heads of the group, then merge",
+};
+
+extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
+
+extern "C" const char *fs_cuda_decode_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
+}
+
+/* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
+static int heads_per_block(const fs_cuda_decode *p, int version)
+{
+    int group = p->n_q_heads / p->n_kv_heads;
+    if (version == 1) return 1;
+    return (group == 1 || group == 2 || group == 4 || group == 8) ? group : 1;
+}
+
+static int split_count(const fs_cuda_decode *p, int version)
+{
+    if (version == 1) return 1;
+    if (p->splits > 0) return p->splits < p->n_kv ? p->splits : p->n_kv;
+    int sms = 132, dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    long blocks = (long)p->batch * p->n_q_heads / heads_per_block(p, version);
+    long want = (4L * sms + blocks - 1) / blocks;              /* about 4 blocks per SM */
+    long most = (p->n_kv + 4 * DEC_CHUNK - 1) / (4 * DEC_CHUNK); /* at least 4 chunks a split */
+    if (want > most) want = most;
+    return want < 1 ? 1 : (int)want;
+}
+
+extern "C" size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version)
+{
+    return sizeof(float) * (size_t)p->batch * p->n_q_heads * split_count(p, version) * (p->d + 2);
+}
+
+template <typename T, int D, int G>
+static fs_status launch_g(const fs_cuda_decode *pp, decode_params p, const void *Q, const void *K,
+                          const void *V, void *O, float *work, char *why, size_t n)
+{
+    dim3 grid(p.splits, pp->n_q_heads / G, pp->batch);
+    decode_split<T, D, G><<<grid, DEC_THREADS>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
+    FS_CU_LAUNCHED();
+    decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+template <typename T, int D>
+static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q, const void *K,
+                            const void *V, void *O, float *work, char *why, size_t n)
+{
+    decode_params p;
+    p.n_q_heads = pp->n_q_heads;
+    p.n_kv_heads = pp->n_kv_heads;
+    p.n_kv = pp->n_kv;
+    p.splits = split_count(pp, version);
+    p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
+    p.scale2 = pp->scale * FS_LOG2E;
+    switch (heads_per_block(pp, version)) {
+    case 1: return launch_g<T, D, 1>(pp, p, Q, K, V, O, work, why, n);
+    case 2: return launch_g<T, D, 2>(pp, p, Q, K, V, O, work, why, n);
+    case 4: return launch_g<T, D, 4>(pp, p, Q, K, V, O, work, why, n);
+    default: return launch_g<T, D, 8>(pp, p, Q, K, V, O, work, why, n);
+    }
+}
+
+extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, const void *Q,
+                                        const void *K, const void *V, void *O, void *work,
+                                        char *why, size_t n)
+{
+    if (p->batch < 1 || p->n_q_heads < 1 || p->n_kv_heads < 1 || p->n_q_heads % p->n_kv_heads ||
+        p->n_kv < 1) {
+        if (why && n) snprintf(why, n, "bad decode shape");
+        return FS_ERR_SHAPE;
+    }
+    if (version < 1 || version > fs_cuda_decode_versions()) {
+        if (why && n) snprintf(why, n, "no decode version %d (1..%d)", version, fs_cuda_decode_versions());
+        return FS_ERR_ARG;
+    }
+    const bool bf = p->dtype == FS_CUDA_BF16;
+    float *w = (float *)work;
+    if (p->d == 64)
+        return bf ? launch_dec<__nv_bfloat16, 64>(p, version, Q, K, V, O, w, why, n)
+                  : launch_dec<__half, 64>(p, version, Q, K, V, O, w, why, n);
+    if (p->d == 128)
+        return bf ? launch_dec<__nv_bfloat16, 128>(p, version, Q, K, V, O, w, why, n)
+                  : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
+    if (why && n) snprintf(why, n, "the CUDA decode kernels take d = 64 or 128, not %d", p->d);
+    return FS_ERR_ARG;
+}

@@ -1,0 +1,467 @@
+/* attn_prefill.cu: FlashAttention forward (prefill) on float16 / bfloat16, float32 accumulation.
+ *
+ * The same tiled algorithm as src/engine/tiled.c, at full size. Versions, one line each on what
+ * changed (figures: docs/benchmarks-cuda.md; how to run: bench/cuda/run.sh):
+ *
+ *   1  scalar: one thread per query row walks the keys one by one (000's online attention),
+ *      q and o in registers, float32 arithmetic; no tensor cores. The readable baseline.
+ *   2  tensor cores: a block of 4 warps owns a Q tile of Bq = 64 rows (16 per warp), K and V
+ *      tiles of Bk = 64 keys go through shared memory (cp.async), S = Q Kᵀ and O += P V on
+ *      mma.sync m16n8k16 with float32 accumulators; P stays in registers between the two
+ *      products. Tiles are classified first: skipped tiles are never loaded, full tiles skip the
+ *      element mask.
+ *   3  Bq = 128 (8 warps) so each K/V tile loaded serves twice the rows, and the K/V tiles are
+ *      double-buffered: the next tile's cp.async runs while this tile's products do.
+ *
+ * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
+ * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
+ *
+ * Online softmax in base 2 (003): scores are multiplied by scale · log2 e once, so every
+ * exponential is one ex2 instruction; m is then in base-2 units, ℓ and o are unchanged.
+ */
+#include "kernels/cuda/cuda_common.cuh"
+
+#define BK 64   /* keys per KV tile in versions 2 and 3: one 64-bit mask word per row */
+
+struct prefill_params {
+    int n_q_heads, n_kv_heads, n_q, n_kv;
+    float scale2;          /* scale · log2 e */
+    fs_cu_mask mask;
+};
+
+static prefill_params make_params(const fs_cuda_prefill *p)
+{
+    prefill_params k;
+    k.n_q_heads = p->n_q_heads;
+    k.n_kv_heads = p->n_kv_heads;
+    k.n_q = p->n_q;
+    k.n_kv = p->n_kv;
+    k.scale2 = p->scale * FS_LOG2E;
+    k.mask.kind = p->mask;
+    k.mask.offset = p->offset;
+    k.mask.window = p->window;
+    k.mask.bits = p->bits;
+    k.mask.words = p->words_per_row;
+    return k;
+}
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;   /* ex2(−∞) = +0 */
+}
+
+/* Keys [*lo, *hi) that rows [r0, r1) can see at all under a causal or window mask. */
+__device__ __forceinline__ void key_range(const prefill_params &p, int r0, int r1, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = p.n_kv;
+    if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) {
+        long last = (long)r1 - 1 + p.mask.offset;          /* newest query position */
+        *hi = (int)max(0L, min((long)p.n_kv, last + 1));
+        if (p.mask.kind == FS_MASK_WINDOW) {
+            long first = (long)r0 + p.mask.offset - p.mask.window + 1;  /* oldest key seen */
+            *lo = (int)max(0L, min((long)*hi, first));
+        }
+    }
+}
+
+/* ---- Version 1: scalar ------------------------------------------------------------------- */
+
+/* grid (ceil(n_q / 128), n_q_heads, batch), 128 threads; thread = query row. */
+template <typename T, int D>
+__global__ void __launch_bounds__(128) prefill_v1(prefill_params p, const T *__restrict__ Q,
+                                                  const T *__restrict__ K, const T *__restrict__ V,
+                                                  T *__restrict__ O)
+{
+    typedef fs_cu_type<T> ty;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y, b = blockIdx.z;
+    if (i >= p.n_q) return;
+    const int kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const T *q = Q + (((size_t)b * p.n_q_heads + h) * p.n_q + i) * D;
+    const T *Kh = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vh = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    float qs[D], o[D];
+#pragma unroll
+    for (int c = 0; c < D; c++) {
+        qs[c] = ty::to_f(q[c]) * p.scale2;
+        o[c] = 0;
+    }
+    float m = -INFINITY, l = 0;
+    int lo, hi;
+    key_range(p, i, i + 1, &lo, &hi);
+    for (int j = lo; j < hi; j++) {
+        if (!fs_cu_visible(p.mask, i, j)) continue;
+        const T *k = Kh + (size_t)j * D, *v = Vh + (size_t)j * D;
+        float s = 0;
+#pragma unroll
+        for (int c = 0; c < D; c++) s = fmaf(qs[c], ty::to_f(k[c]), s);
+        if (s > m) {                        /* a new maximum rescales what was summed */
+            float alpha = exp2f(m - s);
+            l *= alpha;
+#pragma unroll
+            for (int c = 0; c < D; c++) o[c] *= alpha;
+            m = s;
+        }
+        float pj = exp2f(s - m);
+        l += pj;
+#pragma unroll
+        for (int c = 0; c < D; c++) o[c] = fmaf(pj, ty::to_f(v[c]), o[c]);
+    }
+    T *out = O + (((size_t)b * p.n_q_heads + h) * p.n_q + i) * D;
+    float inv = l > 0 ? 1.f / l : 0.f;
+#pragma unroll
+    for (int c = 0; c < D; c++) out[c] = ty::from_f(o[c] * inv);
+}
+
+/* ---- Tensor-core helpers (sm_80+) --------------------------------------------------------- */
+
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
+{
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
+{
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+/* c (16×8, f32) += a (16×16) · b (16×8) */
+template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* 16 bytes global -> shared, zero-filled when !pred (rows past the end). */
+__device__ __forceinline__ void cp_async16(void *s, const void *g, bool pred)
+{
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(g), "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b)
+{
+    typename fs_cu_type<T>::T2 v = fs_cu_type<T>::pack(a, b);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/* rows × D elements from global (row stride D) to shared (row stride LD); rows ≥ valid are 0. */
+template <typename T, int D, int LD, int ROWS, int NT>
+__device__ __forceinline__ void load_tile(T *s, const T *g, int valid)
+{
+    constexpr int CH = D / 8;   /* 16-byte chunks per row */
+    for (int c = threadIdx.x; c < ROWS * CH; c += NT) {
+        int r = c / CH, col = (c % CH) * 8;
+        bool ok = r < valid;
+        cp_async16(s + r * LD + col, g + (size_t)(ok ? r : 0) * D + col, ok);
+    }
+}
+
+/* ---- Versions 2 and 3: tensor cores -------------------------------------------------------- */
+
+/* The tile class of KV tile kt for rows [r0, r1) (a block-wide vote for bitmasks: all threads
+ * must call it). Keys past n_kv make a tile partial. */
+template <int NT>
+__device__ __forceinline__ int tile_class(const prefill_params &p, int r0, int r1, int kt)
+{
+    const int c0 = kt * BK, c1 = min(c0 + BK, p.n_kv);
+    const bool edge = c1 - c0 < BK;
+    if (p.mask.kind == FS_MASK_BITS) {
+        uint64_t valid = edge ? ((1ull << (c1 - c0)) - 1) : ~0ull;
+        bool any = false, all = true;
+        for (int r = r0 + (int)threadIdx.x; r < r1; r += NT) {
+            uint64_t w = p.mask.bits[(size_t)r * p.mask.words + kt] & valid;
+            any |= w != 0;
+            all &= w == valid;
+        }
+        any = __syncthreads_or(any);
+        all = __syncthreads_and(all);
+        return !any ? FS_TILE_SKIPPED : (all && !edge) ? FS_TILE_FULL : FS_TILE_PARTIAL;
+    }
+    if (p.mask.kind == FS_MASK_NONE) return edge ? FS_TILE_PARTIAL : FS_TILE_FULL;
+    /* causal / window: the caller only visits tiles inside key_range, so none is skipped */
+    long p0 = (long)r0 + p.mask.offset, p1 = (long)r1 - 1 + p.mask.offset;
+    bool full = (long)c1 - 1 <= p0;
+    if (p.mask.kind == FS_MASK_WINDOW) full = full && c0 > p1 - p.mask.window;
+    return (full && !edge) ? FS_TILE_FULL : FS_TILE_PARTIAL;
+}
+
+/* The first KV tile at or after kt (and before kt_hi) that is not skipped. */
+template <int NT>
+__device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1, int kt, int kt_hi)
+{
+    if (p.mask.kind != FS_MASK_BITS) return kt;
+    while (kt < kt_hi && tile_class<NT>(p, r0, r1, kt) == FS_TILE_SKIPPED) kt++;
+    return kt;
+}
+
+/* grid (ceil(n_q / Bq), n_q_heads, batch), NW warps; Bq = 16 · NW rows, warp w owns rows
+ * 16w .. 16w + 15 of the tile. Shared memory: Q tile (Bq, D), then STAGES × K tile (Bk, D),
+ * then STAGES × V tile (Bk, D), rows padded by 8 elements so ldmatrix is free of bank conflicts.
+ * Fragment layout of m16n8k16 (lane = 4g + t): accumulator c0,c1 at (row g, cols 2t, 2t+1),
+ * c2,c3 at (row g + 8, same cols). */
+template <typename T, int D, int NW, int STAGES>
+__global__ void __launch_bounds__(NW * 32, (NW == 8 ? 2 : 3))
+prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
+            const T *__restrict__ V, T *__restrict__ O)
+{
+    constexpr int BQ = 16 * NW, NT = NW * 32, LD = D + 8;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *sQ = reinterpret_cast<T *>(smem);
+    T *sK = sQ + BQ * LD;
+    T *sV = sK + STAGES * BK * LD;
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x;   /* the longest rows (causal) start first */
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const T *Qg = Q + (((size_t)b * p.n_q_heads + h) * p.n_q + r0) * D;
+    const T *Kg = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vg = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK;
+
+    /* this thread's two rows */
+    const int rowA = r0 + warp * 16 + g, rowB = rowA + 8;
+    float oacc[D / 8][4];
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0;
+    float mA = -INFINITY, mB = -INFINITY, lA = 0, lB = 0;
+
+    load_tile<T, D, LD, BQ, NT>(sQ, Qg, r1 - r0);
+    int kt = next_tile<NT>(p, r0, r1, kt_lo, kt_hi);
+    if (kt < kt_hi) {
+        load_tile<T, D, LD, BK, NT>(sK, Kg + (size_t)kt * BK * D, p.n_kv - kt * BK);
+        load_tile<T, D, LD, BK, NT>(sV, Vg + (size_t)kt * BK * D, p.n_kv - kt * BK);
+    }
+    cp_async_commit();
+
+    for (int stage = 0; kt < kt_hi; stage ^= (STAGES - 1)) {
+        const int cls = tile_class<NT>(p, r0, r1, kt);
+        int kt_next = kt_hi;
+        if (STAGES == 2) {
+            /* prefetch the next visited tile into the other buffer while this one computes */
+            kt_next = next_tile<NT>(p, r0, r1, kt + 1, kt_hi);
+            if (kt_next < kt_hi) {
+                const int s2 = stage ^ 1;
+                load_tile<T, D, LD, BK, NT>(sK + s2 * BK * LD, Kg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
+                load_tile<T, D, LD, BK, NT>(sV + s2 * BK * LD, Vg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
+            }
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();
+        const T *sKs = sK + stage * BK * LD, *sVs = sV + stage * BK * LD;
+
+        /* S = Q Kᵀ for this warp's 16 rows × 64 keys: 8 accumulators of 16 × 8 */
+        float sacc[8][4];
+#pragma unroll
+        for (int i = 0; i < 8; i++) sacc[i][0] = sacc[i][1] = sacc[i][2] = sacc[i][3] = 0;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            uint32_t a[4];
+            ldsm_x4(a, sQ + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+            for (int np = 0; np < 4; np++) {
+                uint32_t bk[4];
+                ldsm_x4(bk, sKs + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
+                mma16816<T>(sacc[2 * np], a, bk[0], bk[1]);
+                mma16816<T>(sacc[2 * np + 1], a, bk[2], bk[3]);
+            }
+        }
+
+        /* scale into base-2 units; the element mask only on partial tiles */
+        uint64_t wA = 0, wB = 0;
+        if (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS) {
+            wA = rowA < p.n_q ? p.mask.bits[(size_t)rowA * p.mask.words + kt] : 0;
+            wB = rowB < p.n_q ? p.mask.bits[(size_t)rowB * p.mask.words + kt] : 0;
+        }
+        float bmA = -INFINITY, bmB = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float s = sacc[nt][e] * p.scale2;
+                if (cls == FS_TILE_PARTIAL) {
+                    const int jj = nt * 8 + 2 * t4 + (e & 1), j = kt * BK + jj, r = e < 2 ? rowA : rowB;
+                    bool vis = j < p.n_kv;
+                    if (p.mask.kind == FS_MASK_BITS) vis = vis && (((e < 2 ? wA : wB) >> jj) & 1u);
+                    else vis = vis && fs_cu_visible(p.mask, r, j);
+                    if (!vis) s = -INFINITY;
+                }
+                sacc[nt][e] = s;
+            }
+            bmA = fmaxf(bmA, fmaxf(sacc[nt][0], sacc[nt][1]));
+            bmB = fmaxf(bmB, fmaxf(sacc[nt][2], sacc[nt][3]));
+        }
+        /* the row's max is spread over the 4 lanes of a quad */
+        bmA = fmaxf(bmA, __shfl_xor_sync(0xffffffff, bmA, 1));
+        bmA = fmaxf(bmA, __shfl_xor_sync(0xffffffff, bmA, 2));
+        bmB = fmaxf(bmB, __shfl_xor_sync(0xffffffff, bmB, 1));
+        bmB = fmaxf(bmB, __shfl_xor_sync(0xffffffff, bmB, 2));
+        const float mnA = fmaxf(mA, bmA), mnB = fmaxf(mB, bmB);
+        const float baseA = mnA == -INFINITY ? 0.f : mnA, baseB = mnB == -INFINITY ? 0.f : mnB;
+        const float alphaA = fast_exp2(mA - baseA), alphaB = fast_exp2(mB - baseB);
+        mA = mnA;
+        mB = mnB;
+        float sumA = 0, sumB = 0;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            sacc[nt][0] = fast_exp2(sacc[nt][0] - baseA);
+            sacc[nt][1] = fast_exp2(sacc[nt][1] - baseA);
+            sacc[nt][2] = fast_exp2(sacc[nt][2] - baseB);
+            sacc[nt][3] = fast_exp2(sacc[nt][3] - baseB);
+            sumA += sacc[nt][0] + sacc[nt][1];
+            sumB += sacc[nt][2] + sacc[nt][3];
+        }
+        lA = alphaA * lA + sumA;   /* this lane's share of ℓ; the quad is summed at the end */
+        lB = alphaB * lB + sumB;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            oacc[dt][0] *= alphaA;
+            oacc[dt][1] *= alphaA;
+            oacc[dt][2] *= alphaB;
+            oacc[dt][3] *= alphaB;
+        }
+
+        /* O += P V: P (16 × 64) is already in the A-fragment layout, V through ldmatrix.trans */
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            uint32_t a[4];
+            a[0] = pack2<T>(sacc[2 * kk][0], sacc[2 * kk][1]);
+            a[1] = pack2<T>(sacc[2 * kk][2], sacc[2 * kk][3]);
+            a[2] = pack2<T>(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+            a[3] = pack2<T>(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < D / 16; dp++) {
+                uint32_t bv[4];
+                ldsm_x4_t(bv, sVs + (kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * LD + dp * 16 + ((lane >> 4) << 3));
+                mma16816<T>(oacc[2 * dp], a, bv[0], bv[1]);
+                mma16816<T>(oacc[2 * dp + 1], a, bv[2], bv[3]);
+            }
+        }
+        __syncthreads();   /* everyone is done with this stage before it is refilled */
+        if (STAGES == 1) {
+            kt_next = next_tile<NT>(p, r0, r1, kt + 1, kt_hi);
+            if (kt_next < kt_hi) {
+                load_tile<T, D, LD, BK, NT>(sK, Kg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
+                load_tile<T, D, LD, BK, NT>(sV, Vg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
+            }
+            cp_async_commit();
+        }
+        kt = kt_next;
+    }
+    cp_async_wait<0>();
+
+    /* ℓ = the quad's sum; O = o / ℓ (0 for a row that saw nothing) */
+    lA += __shfl_xor_sync(0xffffffff, lA, 1);
+    lA += __shfl_xor_sync(0xffffffff, lA, 2);
+    lB += __shfl_xor_sync(0xffffffff, lB, 1);
+    lB += __shfl_xor_sync(0xffffffff, lB, 2);
+    const float invA = lA > 0 ? 1.f / lA : 0.f, invB = lB > 0 ? 1.f / lB : 0.f;
+    T *Og = O + (((size_t)b * p.n_q_heads + h) * p.n_q) * D;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++) {
+        const int col = dt * 8 + 2 * t4;
+        if (rowA < p.n_q)
+            *reinterpret_cast<uint32_t *>(Og + (size_t)rowA * D + col) = pack2<T>(oacc[dt][0] * invA, oacc[dt][1] * invA);
+        if (rowB < p.n_q)
+            *reinterpret_cast<uint32_t *>(Og + (size_t)rowB * D + col) = pack2<T>(oacc[dt][2] * invB, oacc[dt][3] * invB);
+    }
+}
+
+/* ---- Host side ------------------------------------------------------------------------------ */
+
+static const char *version_lines[] = {
+    "scalar: one thread per query row, key by key, float32 (no tensor cores)",
+    "mma.sync m16n8k16, Bq=64 (4 warps), Bk=64, K/V via cp.async, one buffer",
+    "Bq=128 (8 warps), K/V double-buffered",
+};
+
+extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
+
+extern "C" const char *fs_cuda_prefill_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_prefill_versions() ? version_lines[v - 1] : "?";
+}
+
+template <typename T, int D, int NW, int STAGES>
+static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, const void *Q,
+                            const void *K, const void *V, void *O, char *why, size_t n)
+{
+    constexpr int BQ = 16 * NW, LD = D + 8;
+    const size_t smem = sizeof(T) * (size_t)LD * (BQ + 2 * STAGES * BK);
+    auto kern = prefill_mma<T, D, NW, STAGES>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
+    kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+template <typename T, int D>
+static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q, const void *K,
+                          const void *V, void *O, char *why, size_t n)
+{
+    prefill_params p = make_params(pp);
+    switch (version) {
+    case 1: {
+        dim3 grid((p.n_q + 127) / 128, pp->n_q_heads, pp->batch);
+        prefill_v1<T, D><<<grid, 128>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    case 2: return launch_mma<T, D, 4, 1>(pp, p, Q, K, V, O, why, n);
+    case 3: return launch_mma<T, D, 8, 2>(pp, p, Q, K, V, O, why, n);
+    }
+    if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
+    return FS_ERR_ARG;
+}
+
+extern "C" fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, const void *Q,
+                                         const void *K, const void *V, void *O, char *why, size_t n)
+{
+    if (p->batch < 1 || p->n_q_heads < 1 || p->n_kv_heads < 1 || p->n_q_heads % p->n_kv_heads ||
+        p->n_q < 1 || p->n_kv < 1) {
+        if (why && n) snprintf(why, n, "bad prefill shape");
+        return FS_ERR_SHAPE;
+    }
+    if (p->mask == FS_MASK_WINDOW && p->window < 1) {
+        if (why && n) snprintf(why, n, "window must be >= 1");
+        return FS_ERR_MASK;
+    }
+    if (p->mask == FS_MASK_BITS && (!p->bits || p->words_per_row < (p->n_kv + 63) / 64)) {
+        if (why && n) snprintf(why, n, "bitmask missing or too short");
+        return FS_ERR_MASK;
+    }
+    const bool bf = p->dtype == FS_CUDA_BF16;
+    if (p->d == 64)
+        return bf ? launch_d<__nv_bfloat16, 64>(p, version, Q, K, V, O, why, n)
+                  : launch_d<__half, 64>(p, version, Q, K, V, O, why, n);
+    if (p->d == 128)
+        return bf ? launch_d<__nv_bfloat16, 128>(p, version, Q, K, V, O, why, n)
+                  : launch_d<__half, 128>(p, version, Q, K, V, O, why, n);
+    if (why && n) snprintf(why, n, "the CUDA prefill kernels take d = 64 or 128, not %d", p->d);
+    return FS_ERR_ARG;
+}

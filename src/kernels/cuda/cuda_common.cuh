@@ -1,0 +1,100 @@
+/* cuda_common.cuh: what the CUDA sources of flashstep share: error checks, the 16-bit types,
+ * and the engine's masks as device functions (same rules as src/engine/attn.c).
+ * Private to src/kernels/cuda; the rest of the program sees cuda_backend.h only. */
+#ifndef FS_CUDA_COMMON_CUH
+#define FS_CUDA_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern "C" {
+#include "kernels/cuda/cuda_backend.h"
+}
+
+/* Inside a host function that has (char *why, size_t n) and returns fs_status: on a CUDA error,
+ * say which call failed where, and return FS_ERR_ARG. */
+#define FS_CU_TRY(call)                                                                         \
+    do {                                                                                        \
+        cudaError_t fs_e_ = (call);                                                             \
+        if (fs_e_ != cudaSuccess) {                                                             \
+            if (why && n)                                                                       \
+                snprintf(why, n, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call,             \
+                         cudaGetErrorString(fs_e_));                                            \
+            return FS_ERR_ARG;                                                                  \
+        }                                                                                       \
+    } while (0)
+
+/* After a launch: the launch's own error (bad configuration, too much shared memory). */
+#define FS_CU_LAUNCHED() FS_CU_TRY(cudaGetLastError())
+
+#define FS_LOG2E 1.4426950408889634f
+
+/* Query row i of a problem with this mask sees key j? (engine: fs_mask_visible) */
+struct fs_cu_mask {
+    int kind;              /* fs_mask_kind */
+    int offset;            /* query i sits at position i + offset */
+    int window;
+    const uint64_t *bits;  /* device, n_q rows of words words */
+    int words;
+};
+
+__device__ __forceinline__ bool fs_cu_visible(const fs_cu_mask &m, int i, int j)
+{
+    int p = i + m.offset;
+    switch (m.kind) {
+    case FS_MASK_NONE: return true;
+    case FS_MASK_CAUSAL: return j <= p;
+    case FS_MASK_WINDOW: return j <= p && j > p - m.window;
+    default: return (m.bits[(size_t)i * m.words + (j >> 6)] >> (j & 63)) & 1u;
+    }
+}
+
+/* Class of the tile of rows [r0, r1) and keys [c0, c1) (engine: fs_mask_classify); why gets
+ * the skip reason. Bitmasks scan the tile (lesson sizes only; the fast kernels vote instead). */
+__device__ inline int fs_cu_classify(const fs_cu_mask &m, bool is_tree, int r0, int r1, int c0,
+                                     int c1, int *why)
+{
+    *why = FS_SKIP_NONE;
+    if (m.kind == FS_MASK_NONE) return FS_TILE_FULL;
+    if (m.kind == FS_MASK_CAUSAL || m.kind == FS_MASK_WINDOW) {
+        long p0 = (long)r0 + m.offset, p1 = (long)r1 - 1 + m.offset, last = c1 - 1;
+        if (c0 > p1) { *why = FS_SKIP_CAUSAL; return FS_TILE_SKIPPED; }
+        if (m.kind == FS_MASK_WINDOW && last <= p0 - m.window) {
+            *why = FS_SKIP_WINDOW;
+            return FS_TILE_SKIPPED;
+        }
+        bool full = last <= p0;
+        if (m.kind == FS_MASK_WINDOW) full = full && c0 > p1 - m.window;
+        return full ? FS_TILE_FULL : FS_TILE_PARTIAL;
+    }
+    long seen = 0, total = (long)(r1 - r0) * (c1 - c0);
+    for (int i = r0; i < r1; i++)
+        for (int j = c0; j < c1; j++) seen += fs_cu_visible(m, i, j);
+    if (seen == 0) {
+        *why = is_tree ? FS_SKIP_TREE : FS_SKIP_BITMASK;
+        return FS_TILE_SKIPPED;
+    }
+    return seen == total ? FS_TILE_FULL : FS_TILE_PARTIAL;
+}
+
+/* The two 16-bit input types, with the conversions the kernels need. */
+template <typename T> struct fs_cu_type;
+template <> struct fs_cu_type<__half> {
+    typedef __half2 T2;
+    static __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
+    static __device__ __forceinline__ __half from_f(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ T2 pack(float a, float b) { return __floats2half2_rn(a, b); }
+    static __device__ __forceinline__ float2 unpack(T2 x) { return __half22float2(x); }
+};
+template <> struct fs_cu_type<__nv_bfloat16> {
+    typedef __nv_bfloat162 T2;
+    static __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+    static __device__ __forceinline__ __nv_bfloat16 from_f(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ T2 pack(float a, float b) { return __floats2bfloat162_rn(a, b); }
+    static __device__ __forceinline__ float2 unpack(T2 x) { return __bfloat1622float2(x); }
+};
+
+#endif

@@ -1,0 +1,262 @@
+/* test_cuda_trace.c: the GPU's trace against the engine's, event by event (runs on a GPU machine).
+ *
+ *   test_cuda [--seed N] [--count N]
+ *
+ * For random lesson-sized problems (heads with GQA, ragged tiles, every mask, given scores,
+ * soft-capping, both forms, both loop orders, exp2, and the one-query walk of 000) it runs
+ * fs_run_exec (the engine, float64) and fs_cuda_trace (the float32 reference kernel) and
+ * compares the two traces: same number of events, same kind, indices, tile class and skip
+ * reason, same visible count, and every number and vector within float32 tolerance
+ * (|gpu − engine| ≤ 2e-4 · max(1, |engine|): float32 carries 24 bits and the problems are
+ * small; −∞ must match −∞). The outputs O, m, ℓ are compared the same way. Exit 0 when every
+ * case matches, 1 otherwise (with the seed to replay), 2 when no GPU is usable.
+ * A plain C program, not a Check suite: the GPU machine needs nothing but the driver.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/run.h"
+#include "kernels/cuda/cuda_backend.h"
+
+#define TOL 2e-4
+
+typedef struct { uint64_t s; } rng_t;
+static uint64_t rnext(rng_t *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static int rint_in(rng_t *r, int lo, int hi) { return lo + (int)(rnext(r) % (uint64_t)(hi - lo + 1)); }
+static double runi(rng_t *r, double lo, double hi) { return lo + (hi - lo) * (double)(rnext(r) >> 11) * 0x1.0p-53; }
+
+static int near(double g, double e)
+{
+    if (isnan(g) || isnan(e)) return 0;
+    if (isinf(e) || isinf(g)) return g == e;
+    return fabs(g - e) <= TOL * fmax(1.0, fabs(e));
+}
+
+static char g_where[256];
+
+static int cmp_num(const char *what, int64_t k, double g, double e)
+{
+    if (near(g, e)) return 1;
+    printf("  event %lld: %s gpu %.9g engine %.9g  (%s)\n", (long long)k, what, g, e, g_where);
+    return 0;
+}
+
+static int cmp_vec(const char *what, int64_t k, const fs_trace *tg, int64_t og, const fs_trace *te,
+                   int64_t oe, int32_t n)
+{
+    if ((og < 0) != (oe < 0)) {
+        printf("  event %lld: %s present on one side only (%s)\n", (long long)k, what, g_where);
+        return 0;
+    }
+    if (oe < 0) return 1;
+    const double *a = fs_trace_at(tg, og), *b = fs_trace_at(te, oe);
+    for (int32_t i = 0; i < n; i++)
+        if (!near(a[i], b[i])) {
+            printf("  event %lld: %s[%d] gpu %.9g engine %.9g (%s)\n", (long long)k, what, i, a[i], b[i], g_where);
+            return 0;
+        }
+    return 1;
+}
+
+/* 1 when the two traces agree event by event. */
+static int cmp_traces(const fs_trace *tg, const fs_trace *te)
+{
+    if (tg->n != te->n) {
+        printf("  %lld GPU events, %lld engine events (%s)\n", (long long)tg->n, (long long)te->n, g_where);
+        return 0;
+    }
+    for (int64_t k = 0; k < te->n; k++) {
+        const fs_event *g = &tg->ev[k], *e = &te->ev[k];
+        if (g->kind != e->kind || g->head != e->head || g->kv_head != e->kv_head || g->qt != e->qt ||
+            g->kt != e->kt || g->row != e->row || g->r0 != e->r0 || g->r1 != e->r1 || g->c0 != e->c0 ||
+            g->c1 != e->c1 || g->cls != e->cls || g->reason != e->reason || g->visible != e->visible ||
+            g->n_s != e->n_s || g->n_o != e->n_o || g->normalized != e->normalized) {
+            printf("  event %lld differs: gpu %s h%d qt%d kt%d row%d cls%d why%d vis%d / engine %s h%d "
+                   "qt%d kt%d row%d cls%d why%d vis%d (%s)\n",
+                   (long long)k, fs_event_kind_str(g->kind), g->head, g->qt, g->kt, g->row, g->cls,
+                   g->reason, g->visible, fs_event_kind_str(e->kind), e->head, e->qt, e->kt, e->row,
+                   e->cls, e->reason, e->visible, g_where);
+            return 0;
+        }
+        if (!cmp_num("m_old", k, g->m_old, e->m_old) || !cmp_num("m_blk", k, g->m_blk, e->m_blk) ||
+            !cmp_num("m_new", k, g->m_new, e->m_new) || !cmp_num("l_old", k, g->l_old, e->l_old) ||
+            !cmp_num("l_blk", k, g->l_blk, e->l_blk) || !cmp_num("l_new", k, g->l_new, e->l_new) ||
+            !cmp_num("alpha", k, g->alpha, e->alpha) || !cmp_num("beta", k, g->beta, e->beta))
+            return 0;
+        if (!cmp_vec("s", k, tg, g->s_row, te, e->s_row, e->n_s) ||
+            !cmp_vec("p", k, tg, g->p_row, te, e->p_row, e->n_s) ||
+            !cmp_vec("o_old", k, tg, g->o_old, te, e->o_old, e->n_o) ||
+            !cmp_vec("o_new", k, tg, g->o_new, te, e->o_new, e->n_o))
+            return 0;
+    }
+    return 1;
+}
+
+/* One random case; returns 1 when it matches. */
+static int one_case(rng_t *r, int idx)
+{
+    int group = rint_in(r, 1, 3), n_kv_heads = rint_in(r, 1, 2);
+    int n_q = rint_in(r, 1, 40), n_kv = rint_in(r, 1, 50), d = rint_in(r, 1, 8), d_v = rint_in(r, 1, 8);
+    int mask = rint_in(r, 0, 4);   /* none, causal, window, bits, tree */
+    if (mask == 4) n_kv = n_q;     /* a tree is square */
+    fs_run run = fs_run_make(rint_in(r, 0, 7) == 0 ? FS_ALGO_QUERY : FS_ALGO_TILED);
+    fs_attn *a = &run.attn;
+    *a = fs_attn_make(n_q, n_kv, d, d_v);
+    a->n_kv_heads = n_kv_heads;
+    a->n_q_heads = n_kv_heads * group;
+    int hq = a->n_q_heads;
+    double *Q = malloc(sizeof(double) * hq * n_q * d), *K = malloc(sizeof(double) * n_kv_heads * n_kv * d);
+    double *V = malloc(sizeof(double) * n_kv_heads * n_kv * d_v), *S = NULL;
+    uint64_t *bits = malloc(sizeof(uint64_t) * n_q * fs_mask_words(n_kv));
+    int32_t *parent = malloc(sizeof(int32_t) * n_q);
+    for (int i = 0; i < hq * n_q * d; i++) Q[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d; i++) K[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d_v; i++) V[i] = runi(r, -1, 1);
+    a->Q = Q;
+    a->K = K;
+    a->V = V;
+    if (rint_in(r, 0, 5) == 0) {   /* given scores, some of them −∞ */
+        S = malloc(sizeof(double) * hq * n_q * n_kv);
+        for (int i = 0; i < hq * n_q * n_kv; i++) S[i] = rint_in(r, 0, 9) == 0 ? -INFINITY : runi(r, -3, 3);
+        a->S = S;
+        a->Q = a->K = NULL;
+    }
+    if (rint_in(r, 0, 4) == 0) a->softcap = runi(r, 0.5, 3);
+    a->mask.kind = mask == 4 ? FS_MASK_BITS : (fs_mask_kind)mask;
+    if (rint_in(r, 0, 3) == 0 && mask >= 1 && mask <= 2) {
+        a->mask.has_offset = 1;
+        a->mask.offset = rint_in(r, -5, n_kv);
+    }
+    a->mask.window = rint_in(r, 1, 12);
+    if (mask == 3) {
+        int w = fs_mask_words(n_kv);
+        for (int i = 0; i < n_q * w; i++) bits[i] = rnext(r) & rnext(r) & (rint_in(r, 0, 2) ? ~0ull : 0);
+        a->mask.bits = bits;
+        a->mask.words_per_row = w;
+    } else if (mask == 4) {
+        for (int i = 0; i < n_q; i++) parent[i] = i == 0 ? -1 : rint_in(r, 0, i - 1);
+        if (fs_mask_tree_build(parent, n_q, bits, NULL) != FS_OK) abort();
+        a->mask = fs_mask_tree(bits, n_q);
+    }
+    run.tiling.Bq = rint_in(r, 1, 16);
+    run.tiling.Bk = rint_in(r, 1, 16);
+    run.tiling.form = rint_in(r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+    run.tiling.order = rint_in(r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+    run.tiling.exp2 = rint_in(r, 0, 2) == 0;
+    snprintf(g_where, sizeof g_where,
+             "case %d: %s heads %d/%d n_q %d n_kv %d d %d d_v %d mask %s%s Bq %d Bk %d %s %s%s%s%s", idx,
+             fs_algo_str(run.algo), hq, n_kv_heads, n_q, n_kv, d, d_v,
+             mask == 4 ? "tree" : fs_mask_kind_str(a->mask.kind), a->mask.has_offset ? "+offset" : "",
+             run.tiling.Bq, run.tiling.Bk, fs_form_str(run.tiling.form), fs_order_str(run.tiling.order),
+             run.tiling.exp2 ? " exp2" : "", S ? " given-S" : "", a->softcap > 0 ? " softcap" : "");
+
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    int ok = 1;
+    fs_status se = fs_run_exec(&run, &re, &te);
+    fs_status sg = fs_cuda_trace(&run, &rg, &tg, why, sizeof why);
+    if (se != FS_OK || sg != FS_OK) {
+        printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
+        ok = 0;
+    } else {
+        ok = cmp_traces(&tg, &te);
+        size_t rows = (size_t)hq * n_q;
+        for (size_t i = 0; ok && i < rows * d_v; i++) ok = cmp_num("O", -1, rg.O[i], re.O[i]);
+        for (size_t i = 0; ok && i < rows; i++)
+            ok = cmp_num("m", -1, rg.m[i], re.m[i]) && cmp_num("l", -1, rg.l[i], re.l[i]);
+    }
+    if (se == FS_OK) fs_result_free(&re);
+    if (sg == FS_OK) fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    free(Q);
+    free(K);
+    free(V);
+    free(S);
+    free(bits);
+    free(parent);
+    return ok;
+}
+
+/* The comparison can fail: the same trace with one α nudged by 1% must be rejected. */
+static int self_test(void)
+{
+    double Q[8], K[16], V[16];
+    for (int i = 0; i < 8; i++) Q[i] = 0.3 * i - 1;
+    for (int i = 0; i < 16; i++) K[i] = V[i] = 0.2 * i - 1.5;
+    fs_run run = fs_run_make(FS_ALGO_TILED);
+    run.attn = fs_attn_make(4, 8, 2, 2);
+    run.attn.Q = Q;
+    run.attn.K = K;
+    run.attn.V = V;
+    run.tiling.Bq = run.tiling.Bk = 2;
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    snprintf(g_where, sizeof g_where, "self-test");
+    int ok = fs_run_exec(&run, &re, &te) == FS_OK && fs_cuda_trace(&run, &rg, &tg, why, sizeof why) == FS_OK;
+    ok = ok && cmp_traces(&tg, &te);
+    int nudged = 0;
+    for (int64_t k = 0; ok && k < tg.n && !nudged; k++)
+        if (tg.ev[k].kind == FS_EV_ROW && tg.ev[k].alpha > 0 && tg.ev[k].alpha < 1) {
+            tg.ev[k].alpha *= 1.01;
+            nudged = 1;
+        }
+    printf("self-test: the traces match%s; with one alpha nudged: ", ok ? "" : " NOT");
+    int caught = nudged && !cmp_traces(&tg, &te);
+    printf("%s\n", caught ? "rejected, as it must be" : "NOT rejected");
+    fs_result_free(&re);
+    fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    return ok && caught;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 0;
+    int count = 300;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--count") && i + 1 < argc) count = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: test_cuda [--seed N] [--count N]\n");
+            return 2;
+        }
+    }
+    char why[256];
+    if (!fs_cuda_available(why, sizeof why)) {
+        fprintf(stderr, "test_cuda: %s\n", why);
+        return 2;
+    }
+    if (!seed) {
+        const char *e = getenv("FS_SEED");
+        if (e && *e) seed = strtoull(e, NULL, 0);
+        else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+        }
+    }
+    rng_t r = {seed};
+    int bad = 0;
+    for (int i = 0; i < count; i++) bad += !one_case(&r, i);
+    if (!self_test()) bad++;
+    printf("test_cuda: %d of %d traced cases match the engine (seed %llu%s)\n", count - bad, count,
+           (unsigned long long)seed, bad ? "; replay with --seed" : "");
+    return bad ? 1 : 0;
+}
