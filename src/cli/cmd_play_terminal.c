@@ -1,9 +1,266 @@
-/* cmd_play_terminal.c: placeholder until its module lands; replaced by the real command. */
+/* cmd_play_terminal.c: stepping through a lesson in a terminal.
+ *
+ * The lesson's trace is replayed by index: each page shows the lesson's narration for that
+ * step (if any) and what the engine did, with the formula filled in (fs_lesson_describe). The
+ * viewer never recomputes, so going back is as cheap as going forward. After the last step a
+ * page lists the document's numbers this lesson checks, with their verdicts.
+ *
+ * Interactive when stdin and stdout are terminals: Enter/→/Space/n forward, Backspace/←/p back,
+ * Home/g first, End/G last, q quit. Otherwise (or with --all) every page is printed in order.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "lesson/lesson.h"
+
+#define WIDTH 96
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: flashstep play [LESSON] --terminal [--all] [--digits N]\n\n"
+               "Step through a lesson in the terminal: the narration, then what the engine did at that\n"
+               "step with the formula filled in. LESSON is a path or a file stem (or a unique prefix of\n"
+               "one, e.g. 000_01); the first lesson by default.\n\n"
+               "keys: Enter, Right, Space or n: next step   Backspace, Left or p: back\n"
+               "      Home or g: first   End or G: last   q: quit\n\n"
+               "  --all        print every step in order and exit (also when stdin is not a terminal)\n"
+               "  --digits N   decimals in the numbers (default 4)\n"
+               "  --terminal   accepted for `flashstep play` (this is the terminal player)\n");
+}
+
+/* Print text wrapped at WIDTH columns (counting UTF-8 characters), every line indented. */
+static void wrap(FILE *f, const char *s, int indent)
+{
+    int col = 0;
+    while (*s) {
+        if (*s == '\n') {
+            fputc('\n', f);
+            col = 0;
+            s++;
+            continue;
+        }
+        const char *w = s;
+        int len = 0;
+        while (*w && *w != ' ' && *w != '\n') {
+            if (((unsigned char)*w & 0xC0) != 0x80) len++;
+            w++;
+        }
+        if (col > indent && col + 1 + len > WIDTH) {
+            fputc('\n', f);
+            col = 0;
+        }
+        if (col == 0) {
+            for (int i = 0; i < indent; i++) fputc(' ', f);
+            col = indent;
+        } else {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(s, 1, (size_t)(w - s), f);
+        col += len;
+        s = w;
+        while (*s == ' ') s++;
+    }
+    if (col) fputc('\n', f);
+}
+
+static void header(FILE *f, const fs_lesson *l)
+{
+    fprintf(f, "%s\n", fs_lesson_title(l));
+    fprintf(f, "from %s\n", fs_lesson_source(l));
+}
+
+/* Page k: 0 .. n−1 are the steps, n is the claims page. */
+static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
+{
+    const fs_trace *t = fs_lesson_trace(l);
+    if (k < n) {
+        const fs_event *e = &t->ev[k];
+        fprintf(f, "── step %lld of %lld · %s ", (long long)k + 1, (long long)n, fs_event_kind_str(e->kind));
+        for (int i = 0; i < 40; i++) fputs("─", f);
+        fputc('\n', f);
+        const char *nar = fs_lesson_narration(l, k);
+        if (nar) wrap(f, nar, 0);
+        char buf[4096];
+        fs_lesson_describe(l, t, k, digits, buf, sizeof buf);
+        /* one formula per line: split the description at "; " */
+        char *p = buf;
+        while (p && *p) {
+            char *semi = strstr(p, "; ");
+            if (semi) *semi = 0;
+            wrap(f, p, 4);
+            p = semi ? semi + 2 : NULL;
+        }
+        return;
+    }
+    int nc = fs_lesson_check_count(l);
+    fprintf(f, "── the document's numbers this lesson checks (%d) ", nc);
+    for (int i = 0; i < 30; i++) fputs("─", f);
+    fputc('\n', f);
+    if (nc == 0) fprintf(f, "    (none)\n");
+    for (int i = 0; i < nc; i++) {
+        const fs_check *c = fs_lesson_check(l, i);
+        char line[1024];
+        snprintf(line, sizeof line, "%s %s: printed %s%s%s%s%s, exact %s%s%s → %s%s%s%s%s", c->agrees ? "✓" : "✗",
+                 c->claim, strcmp(c->op, "=") ? c->op : "", strcmp(c->op, "=") ? " " : "", c->approx_marked ? "~" : "",
+                 c->printed, "", c->exact_text, *c->unit ? " " : "", c->unit, fs_verdict_str(c->got.verdict),
+                 *c->got.reading ? " (" : "", c->got.reading, *c->got.reading ? ")" : "", c->own ? " [own check]" : "");
+        wrap(f, line, 4);
+        if (c->chain) {
+            snprintf(line, sizeof line, "the document's chain: %s", c->chain);
+            wrap(f, line, 8);
+        }
+        if (*c->why) wrap(f, c->why, 8);
+    }
+}
+
+typedef enum { KEY_NONE, KEY_NEXT, KEY_BACK, KEY_FIRST, KEY_LAST, KEY_QUIT } play_key;
+
+static play_key read_key(void)
+{
+    unsigned char c;
+    if (read(STDIN_FILENO, &c, 1) != 1) return KEY_QUIT;
+    switch (c) {
+    case '\r': case '\n': case ' ': case 'n': case 'l': return KEY_NEXT;
+    case 127: case 8: case 'p': case 'h': return KEY_BACK;
+    case 'q': case 'Q': case 3: case 4: return KEY_QUIT;
+    case 'g': return KEY_FIRST;
+    case 'G': return KEY_LAST;
+    case 27: {
+        unsigned char s[3];
+        if (read(STDIN_FILENO, &s[0], 1) != 1) return KEY_QUIT;
+        if (s[0] != '[' && s[0] != 'O') return KEY_NONE;
+        if (read(STDIN_FILENO, &s[1], 1) != 1) return KEY_QUIT;
+        switch (s[1]) {
+        case 'C': return KEY_NEXT;
+        case 'D': return KEY_BACK;
+        case 'H': return KEY_FIRST;
+        case 'F': return KEY_LAST;
+        case '1': case '7': case '4': case '8':
+            if (read(STDIN_FILENO, &s[2], 1) != 1) return KEY_QUIT;
+            return (s[1] == '1' || s[1] == '7') ? KEY_FIRST : KEY_LAST;
+        default: return KEY_NONE;
+        }
+    }
+    default: return KEY_NONE;
+    }
+}
+
 int cli_play_terminal(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "flashstep: this command is not built yet\n");
-    return 2;
+    bool all = false;
+    int digits = 4;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--terminal")) {
+            /* accepted: this is the terminal player */
+        } else if (!strcmp(argv[i], "--all")) {
+            all = true;
+        } else if (!strcmp(argv[i], "--digits") && i + 1 < argc) {
+            char *end;
+            long d = strtol(argv[++i], &end, 10);
+            if (*end || d < 1 || d > 12) {
+                fprintf(stderr, "flashstep play: --digits takes 1 to 12\n");
+                return 2;
+            }
+            digits = (int)d;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "flashstep play: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (!name) {
+            name = argv[i];
+        } else {
+            fprintf(stderr, "flashstep play: one lesson at a time ('%s' and '%s')\n", name, argv[i]);
+            return 2;
+        }
+    }
+    char dir[4096], path[4096];
+    bool have_dir = fs_lesson_dir(NULL, dir, sizeof dir);
+    if (!name) {
+        char **paths;
+        int n;
+        if (!have_dir || fs_lesson_list(dir, &paths, &n) != 0 || n == 0) {
+            fprintf(stderr, "flashstep play: no lessons found (set FLASHSTEP_LESSONS, or name a lesson file)\n");
+            return 2;
+        }
+        snprintf(path, sizeof path, "%s", paths[0]);
+        fs_lesson_list_free(paths, n);
+    } else if (!fs_lesson_resolve(name, have_dir ? dir : NULL, path, sizeof path)) {
+        fprintf(stderr, "flashstep play: %s\n", path);
+        return 2;
+    }
+    fs_lesson *l;
+    fs_loc_error err;
+    if (!fs_lesson_load(path, &l, &err)) {
+        char msg[1024];
+        fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    const fs_trace *t = fs_lesson_trace(l);
+    int64_t n = t ? t->n : 0;
+    bool interactive = !all && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+
+    if (!interactive) {
+        header(stdout, l);
+        if (*fs_lesson_intro(l)) {
+            fputc('\n', stdout);
+            wrap(stdout, fs_lesson_intro(l), 0);
+        }
+        for (int64_t k = 0; k <= n; k++) {
+            fputc('\n', stdout);
+            page(stdout, l, k, n, digits);
+        }
+        int bad = fs_lesson_check_failures(l);
+        fs_lesson_free(l);
+        return bad ? 1 : 0;
+    }
+
+    /* init: keys arrive one at a time, unechoed; restored before returning */
+    struct termios saved;
+    bool raw_on = false;
+    if (tcgetattr(STDIN_FILENO, &saved) == 0) {
+        struct termios r = saved;
+        r.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+        r.c_cc[VMIN] = 1;
+        r.c_cc[VTIME] = 0;
+        raw_on = tcsetattr(STDIN_FILENO, TCSAFLUSH, &r) == 0;
+    }
+    int64_t k = 0;
+    bool quit = false;
+    while (!quit) {
+        /* draw */
+        fputs("\033[H\033[2J", stdout);
+        header(stdout, l);
+        if (k == 0 && *fs_lesson_intro(l)) {
+            fputc('\n', stdout);
+            wrap(stdout, fs_lesson_intro(l), 0);
+        }
+        fputc('\n', stdout);
+        page(stdout, l, k, n, digits);
+        printf("\n[Enter/→ next · Backspace/← back · g first · G last · q quit]   page %lld of %lld\n",
+               (long long)k + 1, (long long)n + 1);
+        fflush(stdout);
+        /* update */
+        switch (read_key()) {
+        case KEY_NEXT: if (k < n) k++; break;
+        case KEY_BACK: if (k > 0) k--; break;
+        case KEY_FIRST: k = 0; break;
+        case KEY_LAST: k = n; break;
+        case KEY_QUIT: quit = true; break;
+        default: break;
+        }
+    }
+    /* shutdown */
+    if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+    fs_lesson_free(l);
+    return 0;
 }

@@ -87,6 +87,11 @@ bool fs_printed_parse(const char *printed, double *value, double *half_ulp)
     if (!p) return false;
     bool neg = false;
     if (*p == '+' || *p == '-') neg = *p++ == '-';
+    if (!strcmp(p, "nan")) {
+        *value = NAN;
+        *half_ulp = 0;
+        return true;
+    }
     if (!strcmp(p, "inf")) {
         *value = neg ? -INFINITY : INFINITY;
         *half_ulp = 0;
@@ -127,7 +132,7 @@ bool fs_printed_parse(const char *printed, double *value, double *half_ulp)
 /* |x − p| ≤ h, with the slack for x's own rounding. */
 static bool near(double x, double p, double h)
 {
-    if (isnan(x) || isnan(p)) return false;
+    if (isnan(x) || isnan(p)) return isnan(x) && isnan(p);
     if (isinf(p) || isinf(x)) return x == p;
     double slack = FS_JUDGE_SLACK * fmax(fabs(x), fabs(p));
     return fabs(x - p) <= h + slack;

@@ -549,7 +549,7 @@ static bool add_narr(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     return true;
 }
 
-static const char *const attr_names[] = {"claim", "section", "verdict", "chain", "tol", "why"};
+static const char *const attr_names[] = {"claim", "section", "verdict", "chain", "tol", "why", "own"};
 
 static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
 {
@@ -572,24 +572,35 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     r->c.unit = "";
     r->c.section = NULL;
 
-    /* expect TARGET = [~]PRINTED [UNIT] : split at the last " = " */
+    /* expect TARGET OP [~]PRINTED [UNIT]: split at the last operator with blanks around it
+     * (OP is "=", or a bound "<=", "<", ">=", ">"). */
     size_t a = skip_blank(ln->s, 6, ln->n);
-    size_t eq = SIZE_MAX;
-    for (size_t k = a; k + 1 < ln->n; k++)
-        if (ln->s[k] == '=' && k > 0 && (ln->s[k - 1] == ' ' || ln->s[k - 1] == '\t') &&
-            (k + 1 == ln->n || ln->s[k + 1] == ' ' || ln->s[k + 1] == '\t'))
+    size_t eq = SIZE_MAX, oplen = 0;
+    for (size_t k = a; k < ln->n; k++) {
+        size_t L = 0;
+        if (ln->s[k] == '=' ) L = 1;
+        else if ((ln->s[k] == '<' || ln->s[k] == '>') && k + 1 < ln->n && ln->s[k + 1] == '=') L = 2;
+        else if (ln->s[k] == '<' || ln->s[k] == '>') L = 1;
+        if (!L) continue;
+        bool before = k > 0 && (ln->s[k - 1] == ' ' || ln->s[k - 1] == '\t');
+        bool after = k + L == ln->n || ln->s[k + L] == ' ' || ln->s[k + L] == '\t';
+        if (before && after) {
             eq = k;
-    if (ln->n > 0 && ln->s[ln->n - 1] == '=' && ln->n >= 2 && (ln->s[ln->n - 2] == ' ' || ln->s[ln->n - 2] == '\t'))
-        eq = ln->n - 1;
+            oplen = L;
+        }
+        k += L - 1;
+    }
     if (eq == SIZE_MAX)
         return set_err(P->err, P->name, line, (int32_t)ln->n + 1,
                        "expect: expected 'expect TARGET = PRINTED [UNIT]' (spaces around '=')");
+    r->c.op = dupn(l, ln->s + eq, oplen);
+    if (!r->c.op) return set_err(P->err, P->name, line, 1, "out of memory");
     r->c.target = trimdup(l, ln->s, a, eq);
     r->tcol = (int32_t)a + 1;
     if (!r->c.target) return set_err(P->err, P->name, line, 1, "out of memory");
     if (!*r->c.target) return set_err(P->err, P->name, line, (int32_t)a + 1, "expect: the target is missing");
 
-    size_t p = skip_blank(ln->s, eq + 1, ln->n);
+    size_t p = skip_blank(ln->s, eq + oplen, ln->n);
     bool matrix = p == ln->n;
     if (!matrix) {
         if (ln->s[p] == '~') {
@@ -617,7 +628,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     /* Continuation: rows of 0/1 for a whole-mask target, then attributes. */
     int32_t k = i + 1;
     if (matrix) {
-        if (strcmp(r->c.target, "mask"))
+        if (strcmp(r->c.target, "mask") || strcmp(r->c.op, "="))
             return set_err(P->err, P->name, line, (int32_t)eq + 2,
                            "expect: the printed value is missing after '='");
         size_t cap = 1;
@@ -667,12 +678,12 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         while (e < c->n && c->s[e] != ':' && c->s[e] != ' ') e++;
         if (e == c->n || c->s[e] != ':')
             return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
-                           "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why)");
+                           "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why, own)");
         char *key = dupn(l, c->s + s, e - s);
         char *val = trimdup(l, c->s, e + 1, c->n);
         int32_t vcol = (int32_t)skip_blank(c->s, e + 1, c->n) + 1;
         if (!key || !val) return set_err(P->err, P->name, k + 1, 1, "out of memory");
-        int at = lookup(key, attr_names, 6);
+        int at = lookup(key, attr_names, 7);
         switch (at) {
         case 0: r->c.claim = val; break;
         case 1: r->c.section = val; break;
@@ -711,9 +722,14 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             break;
         }
         case 5: r->c.why = val; break;
+        case 6:
+            if (!strcmp(val, "yes")) r->c.own = true;
+            else if (!strcmp(val, "no")) r->c.own = false;
+            else return set_err(P->err, P->name, k + 1, vcol, "own: expected yes or no");
+            break;
         default:
             return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
-                           "unknown attribute '%s' (claim, section, verdict, chain, tol, why)", key);
+                           "unknown attribute '%s' (claim, section, verdict, chain, tol, why, own)", key);
         }
     }
     if (!r->c.claim) r->c.claim = r->c.target;
@@ -752,7 +768,7 @@ static bool build_and_run(parse_t *P)
         if (!P->scene_set) l->scene = FS_SCENE_SOFTMAX;
     } else {
         if (P->z.set) return set_err(err, P->name, P->z.line, 1, "'z:' belongs to algo: softmax");
-        if (!P->V.set) return set_err(err, P->name, aline, 1, "algo: %s needs 'V:'", key_names[K_ALGO]);
+        if (!P->V.set && !P->S.set) return set_err(err, P->name, aline, 1, "this algo needs 'V:'");
         if (!P->S.set && (!P->Q.set || !P->K.set))
             return set_err(err, P->name, aline, 1, "algo needs 'Q:' and 'K:' (or the scores 'S:')");
         if (P->S.set && (P->Q.set || P->K.set))
@@ -780,6 +796,18 @@ static bool build_and_run(parse_t *P)
             nq = P->Q.m.rows / hq;
             nkv = P->K.m.rows / hkv;
             d = P->Q.m.cols;
+        }
+        if (!P->V.set) {
+            /* Scores given and no V: V = identity per KV head, so that O = P (001's walk). */
+            if ((long long)hkv * nkv * nkv > FS_LESSON_MAX_ELEMS)
+                return set_err(err, P->name, P->S.line, 1, "too many keys for an identity V; give 'V:'");
+            P->V.m.rows = hkv * nkv;
+            P->V.m.cols = nkv;
+            P->V.m.data = calloc((size_t)hkv * nkv * nkv, sizeof(double));
+            if (!P->V.m.data) return set_err(err, P->name, aline, 1, "out of memory");
+            for (int32_t h = 0; h < hkv; h++)
+                for (int32_t j = 0; j < nkv; j++) P->V.m.data[((size_t)h * nkv + j) * nkv + j] = 1.0;
+            P->V.line = P->S.line;
         }
         if (P->V.m.rows != nkv * hkv)
             return set_err(err, P->name, P->V.line, 1, "V has %d rows, expected %d (one per key%s)",
@@ -1134,13 +1162,14 @@ static bool result_at(parse_t *P, const fs_result *r, const char *what, const lo
     return true;
 }
 
+/* max |a − b| over every element; NaN if either holds a NaN (a NaN is not a small error). */
 static double max_abs_diff(const fs_result *a, const fs_result *b)
 {
     double w = 0;
     size_t n = (size_t)a->n_heads * a->n_rows * a->n_cols;
     for (size_t i = 0; i < n; i++) {
         double d = fabs(a->O[i] - b->O[i]);
-        if (isnan(d)) return INFINITY;
+        if (isnan(d)) return NAN;
         if (d > w) w = d;
     }
     return w;
@@ -1219,6 +1248,13 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         *v = max_abs_diff(&l->res, &l->ref);
         return true;
     }
+    if (!strcmp(s, "count_nan")) {
+        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
+        size_t cnt = 0, N = (size_t)l->res.n_heads * l->res.n_rows * l->res.n_cols;
+        for (size_t i = 0; i < N; i++) cnt += isnan(l->res.O[i]) != 0;
+        *v = (double)cnt;
+        return true;
+    }
     if (!strcmp(s, "drift")) {
         if (!l->has_cmp) return set_err(P->err, P->name, line, col, "drift needs a pitfall lesson");
         *v = max_abs_diff(&l->res, &l->cmp_res);
@@ -1234,7 +1270,8 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
         return set_err(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
-                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, drift, expr)", s);
+                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, drift, "
+                       "count_nan, expr)", s);
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
         if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
         const fs_result *r = &l->res;
@@ -1335,8 +1372,27 @@ static bool eval_expect(parse_t *P, expect_rec *x, fs_check *out)
                               &in.chain_value, P->err))
                 return false;
         }
-        fs_claim_judge(&in, &out->got);
-        snprintf(out->exact_text, sizeof out->exact_text, "%.6g", out->got.exact);
+        if (strcmp(x->c.op, "=")) {
+            /* a bound: holds when it holds (under either reading of an ambiguous unit) */
+            double p, h;
+            fs_printed_parse(x->c.printed, &p, &h);
+            memset(&out->got, 0, sizeof out->got);
+            out->got.reading = "";
+            out->got.exact_dec = base / fs_unit_factor(x->unit, false);
+            out->got.exact_bin = base / fs_unit_factor(x->unit, true);
+            out->got.exact = out->got.exact_dec;
+            bool ok = false;
+            for (int rd = 0; rd < 2; rd++) {
+                double e = rd ? out->got.exact_bin : out->got.exact_dec;
+                const char *o = x->c.op;
+                ok |= (!strcmp(o, "<=") && e <= p) || (!strcmp(o, "<") && e < p) ||
+                      (!strcmp(o, ">=") && e >= p) || (!strcmp(o, ">") && e > p);
+            }
+            out->got.verdict = ok ? FS_VERDICT_HOLDS : FS_VERDICT_ERRATUM;
+        } else {
+            fs_claim_judge(&in, &out->got);
+        }
+        snprintf(out->exact_text, sizeof out->exact_text, "%.8g", out->got.exact);
     }
     out->agrees = out->got.verdict == out->expected &&
                   (out->expected != FS_VERDICT_UNITS || !strcmp(out->got.reading, out->expected_reading));

@@ -173,8 +173,9 @@ typedef struct {
     double half_ulp;         /* half a unit in the last printed digit */
 } fs_claim_out;
 
-/* Parse a printed number: its value and half a unit in its last digit. "+inf"/"inf" give
- * infinity with half_ulp 0. Returns false if it is not a number. */
+/* Parse a printed number: its value and half a unit in its last digit. "+inf"/"inf"/"-inf" give
+ * infinity with half_ulp 0, "nan" gives NaN (and a value rounds to "nan" only when it is NaN).
+ * Thousands separators are accepted ("34,359,738,368"). Returns false if it is not a number. */
 bool fs_printed_parse(const char *printed, double *value, double *half_ulp);
 
 /* Does x round to the printed number? Half-way cases hold (either rounding direction), with a
@@ -197,7 +198,11 @@ typedef struct {
     const char *expected_reading; /* for units: "decimal" or "binary"; else "" */
     fs_claim_out got;        /* the recomputed judgement */
     bool agrees;             /* got.verdict (and reading) equal what the lesson records */
-    char exact_text[64];     /* the exact value in the printed unit, %.6g (or the matrix) */
+    bool own;                /* the lesson's own check, not a number the document prints: listed
+                                apart and not counted among the document's claims */
+    const char *op;          /* "=" (rounds to the printed number), or a bound: "<=", "<", ">=", ">"
+                                (holds when the bound holds, erratum otherwise) */
+    char exact_text[64];     /* the exact value in the printed unit, %.8g (or the matrix) */
     int32_t line, col;       /* where the expectation is in the lesson */
 } fs_check;
 
