@@ -671,11 +671,24 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
                            "expect mask =: give the rows of 0/1 on the indented lines below");
         r->c.printed = r->mask_rows;
     }
+    const char **last_text = NULL;   /* claim, section or why: a deeper line continues it */
+    size_t attr_indent = 0;
     for (; k < j; k++) {
         const line_t *c = &lines[k];
         if (is_blank_or_comment(c)) continue;
         size_t s = skip_blank(c->s, 0, c->n), e = s;
         while (e < c->n && c->s[e] != ':' && c->s[e] != ' ') e++;
+        if (last_text && s > attr_indent) {
+            size_t ol = strlen(*last_text);
+            char *more = trimdup(l, c->s, s, c->n);
+            char *joined = more ? malloc(ol + strlen(more) + 2) : NULL;
+            if (!joined) return set_err(P->err, P->name, k + 1, 1, "out of memory");
+            snprintf(joined, ol + strlen(more) + 2, "%s %s", *last_text, more);
+            *last_text = keep(l, joined);
+            continue;
+        }
+        attr_indent = s;
+        last_text = NULL;
         if (e == c->n || c->s[e] != ':')
             return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
                            "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why, own)");
@@ -685,8 +698,8 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         if (!key || !val) return set_err(P->err, P->name, k + 1, 1, "out of memory");
         int at = lookup(key, attr_names, 7);
         switch (at) {
-        case 0: r->c.claim = val; break;
-        case 1: r->c.section = val; break;
+        case 0: r->c.claim = val; last_text = &r->c.claim; break;
+        case 1: r->c.section = val; last_text = &r->c.section; break;
         case 2: {
             char w1[32] = "", w2[32] = "", w3[8] = "";
             int n = sscanf(val, "%31s %31s %7s", w1, w2, w3);
@@ -721,7 +734,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             r->tol = t;
             break;
         }
-        case 5: r->c.why = val; break;
+        case 5: r->c.why = val; last_text = &r->c.why; break;
         case 6:
             if (!strcmp(val, "yes")) r->c.own = true;
             else if (!strcmp(val, "no")) r->c.own = false;
@@ -856,7 +869,8 @@ static bool build_and_run(parse_t *P)
             return set_err(err, P->name, aline, 1, "bq/order/pitfall apply to algo: tiled only");
         r->tiling.Bq = P->Bq ? P->Bq : 64;
         r->tiling.Bk = P->Bk ? P->Bk : 64;
-        r->tiling.form = P->form;
+        /* 000's one-query walk is unnormalized (divide once at the end) unless told otherwise */
+        r->tiling.form = P->algo == FS_ALGO_QUERY && !P->seen[K_FORM] ? FS_FORM_UNNORMALIZED : P->form;
         r->tiling.order = P->order;
         r->tiling.exp2 = P->exp2;
         r->tiling.pitfall = P->pitfall;
