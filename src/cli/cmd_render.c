@@ -1,9 +1,78 @@
-/* cmd_render.c: placeholder until its module lands; replaced by the real command. */
+/* cmd_render.c: `flashstep render`: lesson frames as PNG files, without a display (an offscreen
+ * surface and SDL's software renderer; see src/gui/app.c). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli/cli.h"
+#include "gui/gui.h"
+
+int cli_gui_option(int argc, char **argv, int *i, gui_options *o);
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: flashstep render [LESSON] --step N --out FILE.png\n"
+            "       flashstep render [LESSON] --steps A:B --out-dir DIR\n\n"
+            "Draw the window's frames for steps of a lesson into PNG files, with no display needed.\n"
+            "LESSON as for 'flashstep play' (the first lesson when none is given). --steps writes\n"
+            "DIR/STEM-NNNN.png for every step from A to B (B is clamped to the last step; 'A:' means to\n"
+            "the end). Prints each file written.\n\n"
+            "  --size WxH      frame size (default 1280x720)\n"
+            "  --scale PCT     text and geometry scale, 50-300 (default 100)\n"
+            "  --theme NAME    dark (default), light or contrast\n"
+            "  --font FILE     a TrueType font (default: fontconfig's DejaVu Sans Mono, else monospace)\n"
+            "  --demo NAME     a built-in problem instead of a lesson (see 'flashstep play --help')\n");
+}
+
 int cli_render(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "flashstep: this command is not built yet\n");
-    return 2;
+    gui_options o;
+    gui_options_default(&o);
+    const char *lesson = NULL, *out = NULL, *out_dir = NULL;
+    long long a = -1, b = -1;
+    bool have_steps = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = cli_gui_option(argc, argv, &i, &o);
+        if (r < 0) return 2;
+        if (r > 0) continue;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(arg, "--step") && v) {
+            char *end;
+            a = b = strtoll(v, &end, 10);
+            if (*end || end == v || a < 0) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); return 2; }
+            have_steps = true;
+            i++;
+        } else if (!strcmp(arg, "--steps") && v) {
+            char *end;
+            a = strtoll(v, &end, 10);
+            if (end == v || *end != ':' || a < 0) { fprintf(stderr, "flashstep: --steps wants A:B, got '%s'\n", v); return 2; }
+            const char *bs = end + 1;
+            if (!*bs) b = 1LL << 40;
+            else {
+                b = strtoll(bs, &end, 10);
+                if (*end || b < a) { fprintf(stderr, "flashstep: --steps wants A:B with A <= B, got '%s'\n", v); return 2; }
+            }
+            have_steps = true;
+            i++;
+        } else if (!strcmp(arg, "--out") && v) { out = v; i++; }
+        else if (!strcmp(arg, "--out-dir") && v) { out_dir = v; i++; }
+        else if (arg[0] == '-' && arg[1]) {
+            fprintf(stderr, "flashstep: render: unknown option '%s' (or it needs a value)\n", arg);
+            usage(stderr);
+            return 2;
+        } else if (!lesson) lesson = arg;
+        else { fprintf(stderr, "flashstep: render: one lesson at a time ('%s' and '%s')\n", lesson, arg); return 2; }
+    }
+    if (!have_steps) { fprintf(stderr, "flashstep: render needs --step N or --steps A:B\n"); usage(stderr); return 2; }
+    if (a == b && !out && !out_dir) { fprintf(stderr, "flashstep: render --step needs --out FILE (or --out-dir DIR)\n"); return 2; }
+    if (a != b && !out_dir) { fprintf(stderr, "flashstep: render --steps needs --out-dir DIR\n"); return 2; }
+    if (out_dir) {
+        struct stat st;
+        if (stat(out_dir, &st) != 0 && mkdir(out_dir, 0777) != 0) { fprintf(stderr, "flashstep: cannot create %s\n", out_dir); return 2; }
+    }
+    return gui_render(lesson, a, b, a == b ? out : NULL, out_dir, &o);
 }

@@ -1,0 +1,494 @@
+/* app.c: the platform layer: SDL window and events, the frame loop, offscreen rendering, timing.
+ *
+ *     init; while (!quit) { poll (SDL events -> gui_cmd); update (gui_update); draw; } shutdown
+ *
+ * app_frame runs one frame of that loop, so the window, `flashstep render` (an offscreen
+ * software renderer, no display at all) and the timing mode share it. A script (--script) feeds
+ * key and mouse events into SDL's own queue with SDL_PushEvent, so tests drive the same path as
+ * a person at the keyboard.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gui/draw.h"
+
+double gui_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void gui_options_default(gui_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->w = 1280;
+    o->h = 720;
+    o->scale_pct = 100;
+    o->theme = GUI_THEME_DARK;
+    o->t0 = gui_now();
+}
+
+typedef struct {
+    SDL_Window *win;
+    SDL_Renderer *ren;
+    SDL_Surface *surface;    /* offscreen target, or NULL */
+    gui_draw draw;
+    gui_catalog cat;
+    gui_show show;
+    gui_state st;
+    const gui_options *opt;
+    gui_script script;
+    int script_pos, script_wait, script_fail;
+    int png_count;
+    bool ttf;
+} app;
+
+static gui_key key_of(SDL_Keycode k)
+{
+    switch (k) {
+    case SDLK_SPACE: return GUI_KEY_SPACE;
+    case SDLK_LEFT: return GUI_KEY_LEFT;
+    case SDLK_RIGHT: return GUI_KEY_RIGHT;
+    case SDLK_UP: return GUI_KEY_UP;
+    case SDLK_DOWN: return GUI_KEY_DOWN;
+    case SDLK_HOME: return GUI_KEY_HOME;
+    case SDLK_END: return GUI_KEY_END;
+    case SDLK_ESCAPE: return GUI_KEY_ESCAPE;
+    case SDLK_RETURN: case SDLK_KP_ENTER: return GUI_KEY_ENTER;
+    case SDLK_BACKSPACE: return GUI_KEY_BACKSPACE;
+    case SDLK_PLUS: case SDLK_EQUALS: case SDLK_KP_PLUS: return GUI_KEY_PLUS;
+    case SDLK_MINUS: case SDLK_KP_MINUS: return GUI_KEY_MINUS;
+    case SDLK_PERIOD: case SDLK_KP_PERIOD: return GUI_KEY_PERIOD;
+    case SDLK_QUESTION: case SDLK_SLASH: return GUI_KEY_QUESTION;
+    case SDLK_f: return GUI_KEY_F;
+    case SDLK_l: return GUI_KEY_L;
+    case SDLK_t: return GUI_KEY_T;
+    case SDLK_p: return GUI_KEY_P;
+    case SDLK_q: return GUI_KEY_Q;
+    case SDLK_e: return GUI_KEY_E;
+    case SDLK_KP_0: return GUI_KEY_0;
+    default: break;
+    }
+    if (k >= SDLK_0 && k <= SDLK_9) return (gui_key)(GUI_KEY_0 + (k - SDLK_0));
+    if (k >= SDLK_KP_1 && k <= SDLK_KP_9) return (gui_key)(GUI_KEY_1 + (k - SDLK_KP_1));
+    return GUI_KEY_NONE;
+}
+
+static SDL_Keycode sdl_key_of(gui_key k)
+{
+    static const SDL_Keycode map[GUI_KEY_COUNT] = {
+        0, SDLK_SPACE, SDLK_LEFT, SDLK_RIGHT, SDLK_UP, SDLK_DOWN, SDLK_HOME, SDLK_END, SDLK_ESCAPE, SDLK_RETURN,
+        SDLK_BACKSPACE, SDLK_PLUS, SDLK_MINUS, SDLK_PERIOD, SDLK_QUESTION, SDLK_f, SDLK_l, SDLK_t, SDLK_p, SDLK_q, SDLK_e,
+        SDLK_0, SDLK_1, SDLK_2, SDLK_3, SDLK_4, SDLK_5, SDLK_6, SDLK_7, SDLK_8, SDLK_9,
+    };
+    return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
+}
+
+static int load_entry(app *A, int i)
+{
+    gui_show_free(&A->show);
+    int rc = gui_catalog_load(&A->cat, i, &A->show, stderr);
+    if (rc) return rc;
+    gui_state_attach(&A->st, &A->show);
+    return 0;
+}
+
+/* Write the current frame (what the renderer holds now) as a PNG. */
+static int save_frame(app *A, const char *path)
+{
+    int w = A->st.w, h = A->st.h;
+    if (A->ren && !A->surface) SDL_GetRendererOutputSize(A->ren, &w, &h);
+    uint8_t *px = malloc((size_t)w * h * 3);
+    if (!px) return -1;
+    int rc = SDL_RenderReadPixels(A->ren, NULL, SDL_PIXELFORMAT_RGB24, px, w * 3);
+    if (rc == 0) rc = gui_png_write(path, px, w, h, w * 3);
+    free(px);
+    return rc;
+}
+
+static void push_key(gui_key k, bool shift)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = SDL_KEYDOWN;
+    e.key.state = SDL_PRESSED;
+    e.key.keysym.sym = sdl_key_of(k);
+    e.key.keysym.mod = shift ? KMOD_LSHIFT : KMOD_NONE;
+    SDL_PushEvent(&e);
+    e.type = SDL_KEYUP;
+    e.key.state = SDL_RELEASED;
+    SDL_PushEvent(&e);
+}
+
+static void push_mouse(Uint32 type, int x, int y)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = type;
+    if (type == SDL_MOUSEMOTION) {
+        e.motion.x = x;
+        e.motion.y = y;
+    } else {
+        e.button.button = SDL_BUTTON_LEFT;
+        e.button.state = type == SDL_MOUSEBUTTONDOWN ? SDL_PRESSED : SDL_RELEASED;
+        e.button.x = x;
+        e.button.y = y;
+        e.button.clicks = 1;
+    }
+    SDL_PushEvent(&e);
+}
+
+/* One script line per frame (WAIT holds it for n frames). Returns false at the end. */
+static void script_step(app *A)
+{
+    if (A->script_wait > 0) { A->script_wait--; return; }
+    while (A->script_pos < A->script.n) {
+        const gui_script_line *l = &A->script.lines[A->script_pos++];
+        switch (l->op) {
+        case GUI_SCRIPT_KEY: push_key(l->key, l->shift); return;
+        case GUI_SCRIPT_MOVE: push_mouse(SDL_MOUSEMOTION, l->v[0], l->v[1]); return;
+        case GUI_SCRIPT_DOWN: push_mouse(SDL_MOUSEBUTTONDOWN, l->v[0], l->v[1]); return;
+        case GUI_SCRIPT_UP: push_mouse(SDL_MOUSEBUTTONUP, l->v[0], l->v[1]); return;
+        case GUI_SCRIPT_CLICK:
+            push_mouse(SDL_MOUSEMOTION, l->v[0], l->v[1]);
+            push_mouse(SDL_MOUSEBUTTONDOWN, l->v[0], l->v[1]);
+            push_mouse(SDL_MOUSEBUTTONUP, l->v[0], l->v[1]);
+            return;
+        case GUI_SCRIPT_DRAG:
+            push_mouse(SDL_MOUSEMOTION, l->v[0], l->v[1]);
+            push_mouse(SDL_MOUSEBUTTONDOWN, l->v[0], l->v[1]);
+            for (int i = 1; i <= 4; i++)
+                push_mouse(SDL_MOUSEMOTION, l->v[0] + (l->v[2] - l->v[0]) * i / 4, l->v[1] + (l->v[3] - l->v[1]) * i / 4);
+            push_mouse(SDL_MOUSEBUTTONUP, l->v[2], l->v[3]);
+            return;
+        case GUI_SCRIPT_WAIT: A->script_wait = l->v[0]; return;
+        case GUI_SCRIPT_RESIZE:
+            if (A->win) SDL_SetWindowSize(A->win, l->v[0], l->v[1]);
+            {
+                gui_cmd c = {GUI_CMD_RESIZE, l->v[0], l->v[1]};
+                gui_update(&A->st, &A->show, &c);
+            }
+            return;
+        case GUI_SCRIPT_EXPECT: {
+            char msg[256];
+            if (!gui_script_expect(l, &A->st, msg, sizeof msg)) {
+                fprintf(stderr, "%s:%d: %s\n", A->script.file, l->line, msg);
+                A->script_fail++;
+            }
+            break;   /* expectations take no frame */
+        }
+        case GUI_SCRIPT_SAVE: A->st.save_png = true; A->png_count = -1 - (A->script_pos - 1); return;
+        case GUI_SCRIPT_QUIT: A->st.quit = true; return;
+        }
+    }
+}
+
+/* poll: SDL events to commands, applied in order. */
+static void poll(app *A)
+{
+    SDL_Event e;
+    while (SDL_PollEvent(&e)) {
+        gui_cmd c = {GUI_CMD_NONE, 0, 0};
+        switch (e.type) {
+        case SDL_QUIT: c.kind = GUI_CMD_QUIT; A->st.help = A->st.menu = false; break;
+        case SDL_KEYDOWN: c = gui_key_cmd(&A->st, key_of(e.key.keysym.sym), (e.key.keysym.mod & KMOD_SHIFT) != 0);
+            if (e.key.keysym.sym == SDLK_SLASH && !(e.key.keysym.mod & KMOD_SHIFT) && A->st.predict.phase != GUI_PREDICT_ASK)
+                c.kind = GUI_CMD_HELP;
+            break;
+        case SDL_MOUSEMOTION: c = (gui_cmd){GUI_CMD_MOUSE_MOVE, e.motion.x, e.motion.y}; break;
+        case SDL_MOUSEBUTTONDOWN: if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_DOWN, e.button.x, e.button.y}; break;
+        case SDL_MOUSEBUTTONUP: if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_UP, e.button.x, e.button.y}; break;
+        case SDL_WINDOWEVENT:
+            if (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
+                int w, h;
+                SDL_GetRendererOutputSize(A->ren, &w, &h);
+                c = (gui_cmd){GUI_CMD_RESIZE, w, h};
+            }
+            break;
+        default: break;
+        }
+        if (c.kind != GUI_CMD_NONE) gui_update(&A->st, &A->show, &c);
+    }
+}
+
+static void draw(app *A)
+{
+    gui_draw_begin(&A->draw, &A->st);
+    gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
+}
+
+/* One frame: script, poll, update (time and requests), draw, save, present. */
+static void app_frame(app *A, int dt_ms)
+{
+    if (A->script.n) script_step(A);
+    poll(A);
+    gui_cmd tick = {GUI_CMD_TICK, dt_ms, 0};
+    gui_update(&A->st, &A->show, &tick);
+    if (A->st.lesson_changed) {
+        A->st.lesson_changed = false;
+        if (load_entry(A, A->st.lesson)) A->st.quit = true;
+    }
+    if (A->win) {
+        bool fs = (SDL_GetWindowFlags(A->win) & SDL_WINDOW_FULLSCREEN_DESKTOP) != 0;
+        if (fs != A->st.fullscreen) SDL_SetWindowFullscreen(A->win, A->st.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    }
+    draw(A);
+    if (A->st.save_png) {
+        A->st.save_png = false;
+        char path[512];
+        if (A->png_count < 0) {   /* a script's save line names the file */
+            snprintf(path, sizeof path, "%s", A->script.lines[-1 - A->png_count].path);
+            A->png_count = 0;
+        } else {
+            snprintf(path, sizeof path, "flashstep-%s-%04lld.png", A->show.name, (long long)A->st.step);
+        }
+        char msg[600];
+        if (save_frame(A, path) == 0) snprintf(msg, sizeof msg, "saved %s", path);
+        else snprintf(msg, sizeof msg, "could not save %s", path);
+        memcpy(A->st.status, msg, sizeof A->st.status - 1);
+        A->st.status[sizeof A->st.status - 1] = 0;
+        A->st.status_ttl = 120;
+        fprintf(stderr, "flashstep: %s\n", msg);
+    }
+    SDL_RenderPresent(A->ren);
+}
+
+static void app_shutdown(app *A)
+{
+    gui_draw_free(&A->draw);
+    gui_show_free(&A->show);
+    gui_catalog_free(&A->cat);
+    gui_script_free(&A->script);
+    if (A->ren) SDL_DestroyRenderer(A->ren);
+    if (A->win) SDL_DestroyWindow(A->win);
+    if (A->surface) SDL_FreeSurface(A->surface);
+    if (A->ttf) TTF_Quit();
+    SDL_Quit();
+}
+
+/* Load what to show: a demo, a lesson of the catalogue, or a lesson file by path. */
+static int app_load(app *A, const char *name)
+{
+    if (gui_catalog_open(&A->cat, stderr)) return 2;
+    int idx = 0;
+    if (A->opt->demo) {
+        idx = -1;
+        for (int i = 0; i < A->cat.n && !A->cat.paths; i++) if (!strcmp(A->cat.names[i], A->opt->demo)) idx = i;
+        if (idx < 0) {
+            gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, 0);
+            if (gui_demo_load(A->opt->demo, &A->show, stderr)) return 2;
+            return 0;
+        }
+    } else if (name) {
+        idx = gui_catalog_find(&A->cat, name);
+        if (idx < 0) {
+            struct stat sb;
+            if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode)) {
+                gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, 0);
+                return gui_lesson_load(name, &A->show, stderr);
+            }
+            fprintf(stderr, "flashstep: no lesson matches '%s' (see 'flashstep lessons')\n", name);
+            return 2;
+        }
+    }
+    gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, idx);
+    return gui_catalog_load(&A->cat, idx, &A->show, stderr);
+}
+
+static void apply_options(app *A)
+{
+    const gui_options *o = A->opt;
+    A->st.scale_pct = o->scale_pct;
+    A->st.theme = o->theme;
+    A->st.autoplay = o->autoplay;
+    A->st.exit_at_end = o->exit_at_end;
+    if (o->speed_eps > 0) {
+        int best = 0;
+        for (int i = 0; i < GUI_SPEEDS; i++)
+            if (fabs(log(gui_speed_eps(i) / o->speed_eps)) < fabs(log(gui_speed_eps(best) / o->speed_eps))) best = i;
+        A->st.speed = best;
+    }
+    gui_state_attach(&A->st, &A->show);
+    if (o->start_step > 0 && A->st.n > 0) A->st.step = o->start_step < A->st.n ? o->start_step : A->st.n - 1;
+}
+
+int gui_play(const char *name, const gui_options *o)
+{
+    app A;
+    memset(&A, 0, sizeof A);
+    A.opt = o;
+    if (o->script && gui_script_load(o->script, &A.script, stderr)) return 2;
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
+        fprintf(stderr, "flashstep: no display for the window (%s)\n", SDL_GetError());
+        gui_script_free(&A.script);
+        SDL_Quit();
+        return GUI_NO_DISPLAY;
+    }
+    int rc = 0;
+    if (TTF_Init() != 0) {
+        fprintf(stderr, "flashstep: SDL_ttf: %s\n", TTF_GetError());
+        app_shutdown(&A);
+        return 2;
+    }
+    A.ttf = true;
+    if ((rc = app_load(&A, name)) != 0) { app_shutdown(&A); return rc; }
+    Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    A.win = SDL_CreateWindow("flashstep", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o->w, o->h, flags);
+    if (!A.win) {
+        fprintf(stderr, "flashstep: cannot open a window (%s)\n", SDL_GetError());
+        app_shutdown(&A);
+        return GUI_NO_DISPLAY;
+    }
+    SDL_SetWindowMinimumSize(A.win, 640, 360);
+    A.ren = SDL_CreateRenderer(A.win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (!A.ren) A.ren = SDL_CreateRenderer(A.win, -1, SDL_RENDERER_SOFTWARE);
+    if (!A.ren) {
+        fprintf(stderr, "flashstep: cannot create a renderer (%s)\n", SDL_GetError());
+        app_shutdown(&A);
+        return GUI_NO_DISPLAY;
+    }
+    if (gui_draw_init(&A.draw, A.ren, o->font_path, stderr)) { app_shutdown(&A); return 2; }
+    int w, h;
+    SDL_GetRendererOutputSize(A.ren, &w, &h);
+    A.st.w = w;
+    A.st.h = h;
+    apply_options(&A);
+    A.st.fullscreen = o->fullscreen;
+    double start = gui_now(), last = start, first_frame = 0, sum = 0, worst = 0;
+    long frames = 0;
+    bool scripted = A.script.n > 0;
+    while (!A.st.quit) {
+        double now = gui_now();
+        int dt = scripted ? 16 : (int)lround((now - last) * 1000.0);
+        last = now;
+        double t_frame = gui_now();
+        app_frame(&A, dt);
+        double took = gui_now() - t_frame;
+        if (frames == 0) first_frame = gui_now() - o->t0;
+        else { sum += took; if (took > worst) worst = took; }
+        frames++;
+        if (scripted && A.script_pos >= A.script.n && A.script_wait == 0 && !A.st.playing) A.st.quit = true;
+        if (o->max_seconds > 0 && now - start > o->max_seconds) {
+            fprintf(stderr, "flashstep: stopped after %d s (--max-seconds)\n", o->max_seconds);
+            rc = 1;
+            break;
+        }
+        if (!A.st.playing && !scripted) SDL_Delay(8);   /* idle: do not spin */
+    }
+    if (o->fps_report)
+        printf("frames %ld, first frame %.1f ms after start, draw+present mean %.2f ms, worst %.2f ms (%dx%d)\n", frames,
+               first_frame * 1e3, frames > 1 ? sum / (frames - 1) * 1e3 : 0, worst * 1e3, A.st.w, A.st.h);
+    if (A.script_fail) {
+        fprintf(stderr, "flashstep: %d script expectation%s failed\n", A.script_fail, A.script_fail == 1 ? "" : "s");
+        rc = 1;
+    }
+    app_shutdown(&A);
+    return rc;
+}
+
+/* An offscreen target: a surface and a software renderer; no video driver is involved. */
+static int offscreen_open(app *A, int w, int h)
+{
+    SDL_SetMainReady();
+    if (SDL_Init(0) != 0) { fprintf(stderr, "flashstep: SDL: %s\n", SDL_GetError()); return 2; }
+    if (TTF_Init() != 0) { fprintf(stderr, "flashstep: SDL_ttf: %s\n", TTF_GetError()); return 2; }
+    A->ttf = true;
+    A->surface = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (!A->surface) { fprintf(stderr, "flashstep: cannot make a %dx%d frame: %s\n", w, h, SDL_GetError()); return 2; }
+    A->ren = SDL_CreateSoftwareRenderer(A->surface);
+    if (!A->ren) { fprintf(stderr, "flashstep: software renderer: %s\n", SDL_GetError()); return 2; }
+    return 0;
+}
+
+int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir, const gui_options *o)
+{
+    app A;
+    memset(&A, 0, sizeof A);
+    A.opt = o;
+    int rc = offscreen_open(&A, o->w, o->h);
+    if (!rc) rc = app_load(&A, name);
+    if (!rc && gui_draw_init(&A.draw, A.ren, o->font_path, stderr)) rc = 2;
+    if (rc) { app_shutdown(&A); return rc; }
+    A.st.w = o->w;
+    A.st.h = o->h;
+    apply_options(&A);
+    A.st.playing = false;
+    int64_t n = A.st.n;
+    if (n <= 0) { a = b = 0; }
+    else {
+        if (a < 0) a = 0;
+        if (b > n - 1) b = n - 1;
+        if (a > n - 1) {
+            fprintf(stderr, "flashstep: step %lld is past the end (the trace has steps 0..%lld)\n", (long long)a, (long long)(n - 1));
+            app_shutdown(&A);
+            return 2;
+        }
+    }
+    for (int64_t k = a; k <= b; k++) {
+        A.st.step = k;
+        draw(&A);
+        char path[4096];
+        if (out && a == b) snprintf(path, sizeof path, "%s", out);
+        else snprintf(path, sizeof path, "%s/%s-%04lld.png", out_dir ? out_dir : ".", A.show.name, (long long)k);
+        if (save_frame(&A, path)) {
+            fprintf(stderr, "flashstep: cannot write %s\n", path);
+            rc = 2;
+            break;
+        }
+        printf("%s\n", path);
+    }
+    app_shutdown(&A);
+    return rc;
+}
+
+int gui_bench(const char *name, int frames, bool window, const gui_options *o)
+{
+    app A;
+    memset(&A, 0, sizeof A);
+    A.opt = o;
+    int rc;
+    if (window) {
+        if (SDL_Init(SDL_INIT_VIDEO) != 0) { fprintf(stderr, "flashstep: no display (%s)\n", SDL_GetError()); return GUI_NO_DISPLAY; }
+        rc = TTF_Init() ? 2 : 0;
+        A.ttf = rc == 0;
+        if (!rc) {
+            A.win = SDL_CreateWindow("flashstep bench", 0, 0, o->w, o->h, 0);
+            A.ren = A.win ? SDL_CreateRenderer(A.win, -1, SDL_RENDERER_ACCELERATED) : NULL;
+            if (!A.ren && A.win) A.ren = SDL_CreateRenderer(A.win, -1, SDL_RENDERER_SOFTWARE);
+            if (!A.ren) rc = GUI_NO_DISPLAY;
+        }
+    } else {
+        rc = offscreen_open(&A, o->w, o->h);
+    }
+    if (!rc) rc = app_load(&A, name);
+    if (!rc && gui_draw_init(&A.draw, A.ren, o->font_path, stderr)) rc = 2;
+    if (rc) { app_shutdown(&A); return rc; }
+    A.st.w = o->w;
+    A.st.h = o->h;
+    apply_options(&A);
+    SDL_RendererInfo info;
+    SDL_GetRendererInfo(A.ren, &info);
+    double t_first = 0, sum = 0, worst = 0;
+    for (int f = 0; f < frames; f++) {
+        A.st.step = A.st.n > 0 ? f % A.st.n : 0;
+        double t = gui_now();
+        draw(&A);
+        SDL_RenderPresent(A.ren);
+        if (window) SDL_RenderReadPixels(A.ren, NULL, SDL_PIXELFORMAT_RGB24, NULL, 0);   /* (no-op when NULL; keeps timing honest) */
+        double took = gui_now() - t;
+        if (f == 0) t_first = gui_now() - o->t0;
+        else { sum += took; if (took > worst) worst = took; }
+    }
+    printf("bench: %s, %dx%d, renderer %s, %s, %lld events\n", A.show.name, A.st.w, A.st.h, info.name,
+           window ? "window" : "offscreen", (long long)A.st.n);
+    printf("first frame: %.1f ms after the command started\n", t_first * 1e3);
+    if (frames > 1)
+        printf("frame time over %d frames (one event per frame): mean %.2f ms (%.0f fps), worst %.2f ms\n", frames - 1,
+               sum / (frames - 1) * 1e3, (frames - 1) / sum, worst * 1e3);
+    app_shutdown(&A);
+    return 0;
+}

@@ -1,0 +1,171 @@
+/* catalog.c: lessons as things to show. A lesson (src/lesson) has already run the engine and
+ * recorded its trace; this copies the trace and the problem into a gui_show and keeps the lesson
+ * alive for its narration, its tree and its claims. With no lessons directory, the catalogue
+ * is the built-in demos (show.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui/gui.h"
+#include "lesson/lesson.h"
+
+typedef struct {
+    fs_lesson *l;
+    char buf[1024];
+} lesson_ctx;
+
+static void free_lesson(void *ctx)
+{
+    lesson_ctx *c = ctx;
+    if (c) fs_lesson_free(c->l);
+    free(c);
+}
+
+/* The lesson's own narration, else its one-line description with the formula filled in. */
+static const char *narrate(void *ctx, int64_t step)
+{
+    lesson_ctx *c = ctx;
+    const char *s = fs_lesson_narration(c->l, step);
+    if (s && *s) return s;
+    const fs_trace *t = fs_lesson_trace(c->l);
+    if (!t || step < 0 || step >= t->n) return NULL;
+    fs_lesson_describe(c->l, t, step, 4, c->buf, sizeof c->buf);
+    return c->buf;
+}
+
+static bool copy_trace(fs_trace *dst, const fs_trace *src)
+{
+    fs_trace_init(dst);
+    if (!src) return true;
+    for (int64_t i = 0; i < src->n; i++)
+        if (!fs_trace_push(dst, &src->ev[i])) return false;
+    if (src->n_pool > 0 && fs_trace_vec(dst, src->pool, (int32_t)src->n_pool) < 0) return false;
+    return true;
+}
+
+int gui_lesson_load(const char *path, gui_show *show, FILE *err)
+{
+    memset(show, 0, sizeof *show);
+    show->diverge = -1;
+    fs_lesson *l = NULL;
+    fs_loc_error e;
+    memset(&e, 0, sizeof e);
+    if (!fs_lesson_load(path, &l, &e)) {
+        if (e.line > 0) fprintf(err, "%s:%d:%d: %s\n", e.file[0] ? e.file : path, e.line, e.col, e.msg);
+        else fprintf(err, "%s: %s\n", e.file[0] ? e.file : path, e.msg);
+        return 2;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(show->name, sizeof show->name, "%.*s", (int)(strlen(base) > 7 && !strcmp(base + strlen(base) - 7, ".lesson")
+                                                              ? strlen(base) - 7 : strlen(base)), base);
+    snprintf(show->title, sizeof show->title, "%s", fs_lesson_title(l));
+    snprintf(show->source, sizeof show->source, "%s", fs_lesson_source(l));
+    snprintf(show->intro, sizeof show->intro, "%s", fs_lesson_intro(l));
+    show->scene = (gui_scene)fs_lesson_scene(l);
+    if ((int)show->scene < 0 || show->scene >= GUI_SCENE_COUNT) show->scene = GUI_SCENE_CLAIMS;
+    const fs_run *r = fs_lesson_run(l);
+    if (r) show->run = *r;
+    else show->run = fs_run_make(FS_ALGO_REFERENCE);
+    bool ok = true;
+    if (show->scene == GUI_SCENE_PITFALL && fs_lesson_compare_trace(l)) {
+        ok = copy_trace(&show->trace, fs_lesson_compare_trace(l)) && copy_trace(&show->wrong, fs_lesson_trace(l));
+        snprintf(show->wrong_label, sizeof show->wrong_label, "%s", fs_pitfall_str(r ? r->tiling.pitfall : FS_PITFALL_NONE));
+    } else {
+        ok = copy_trace(&show->trace, fs_lesson_trace(l));
+    }
+    int32_t np = 0;
+    const int32_t *par = fs_lesson_tree_parent(l, &np);
+    if (ok && par && np > 0) {
+        show->parent = malloc(sizeof(int32_t) * (size_t)np);
+        if (show->parent) {
+            memcpy(show->parent, par, sizeof(int32_t) * (size_t)np);
+            show->n_parent = np;
+        }
+    }
+    for (int i = 0; i < fs_lesson_check_count(l) && show->n_claims < GUI_MAX_CLAIMS; i++) {
+        const fs_check *c = fs_lesson_check(l, i);
+        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: printed %s%s%s, exact %s -> %s",
+                 c->own ? "(own) " : "", c->claim, c->printed, c->unit && *c->unit ? " " : "", c->unit ? c->unit : "",
+                 c->exact_text, fs_verdict_str(c->got.verdict));
+    }
+    lesson_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) { fs_lesson_free(l); ok = false; }
+    else ctx->l = l;
+    show->narrate = narrate;
+    show->narrate_ctx = ctx;
+    show->narrate_free = free_lesson;
+    if (!ok) {
+        fprintf(err, "%s: out of memory copying the trace\n", path);
+        gui_show_free(show);
+        return 2;
+    }
+    if (show->trace.n > 0 && show->wrong.n > 0) {
+        /* First step where the wrong run's numbers leave the correct one's. */
+        int64_t n = show->trace.n < show->wrong.n ? show->trace.n : show->wrong.n;
+        show->diverge = show->trace.n == show->wrong.n ? -1 : n;
+        for (int64_t k = 0; k < n; k++) {
+            const fs_event *a = &show->trace.ev[k], *b = &show->wrong.ev[k];
+            const double *oa = fs_trace_at(&show->trace, a->o_new), *ob = fs_trace_at(&show->wrong, b->o_new);
+            bool same = a->kind == b->kind && (a->l_new == b->l_new || (a->l_new != a->l_new && b->l_new != b->l_new));
+            for (int v = 0; same && oa && ob && v < a->n_o && v < b->n_o; v++)
+                same = oa[v] == ob[v] || (oa[v] - ob[v] < 1e-9 && ob[v] - oa[v] < 1e-9);
+            if (!same) { show->diverge = k; break; }
+        }
+    }
+    return 0;
+}
+
+int gui_catalog_open(gui_catalog *c, FILE *err)
+{
+    memset(c, 0, sizeof *c);
+    char dir[4096];
+    if (fs_lesson_dir(NULL, dir, sizeof dir) && fs_lesson_list(dir, &c->paths, &c->n) == 0 && c->n > 0) {
+        c->names = calloc((size_t)c->n, sizeof *c->names);
+        if (!c->names) { gui_catalog_free(c); fprintf(err, "flashstep: out of memory\n"); return 2; }
+        for (int i = 0; i < c->n; i++) {
+            const char *b = strrchr(c->paths[i], '/');
+            b = b ? b + 1 : c->paths[i];
+            size_t n = strlen(b);
+            if (n > 7 && !strcmp(b + n - 7, ".lesson")) n -= 7;
+            c->names[i] = strndup(b, n);
+            if (!c->names[i]) { gui_catalog_free(c); fprintf(err, "flashstep: out of memory\n"); return 2; }
+        }
+        return 0;
+    }
+    if (c->paths) fs_lesson_list_free(c->paths, c->n);
+    c->paths = NULL;
+    c->n = gui_demo_count();
+    c->names = calloc((size_t)c->n, sizeof *c->names);
+    if (!c->names) { fprintf(err, "flashstep: out of memory\n"); return 2; }
+    for (int i = 0; i < c->n; i++) c->names[i] = strdup(gui_demo_name(i));
+    return 0;
+}
+
+void gui_catalog_free(gui_catalog *c)
+{
+    if (c->names) for (int i = 0; i < c->n; i++) free(c->names[i]);
+    free(c->names);
+    if (c->paths) fs_lesson_list_free(c->paths, c->n);
+    memset(c, 0, sizeof *c);
+}
+
+int gui_catalog_find(const gui_catalog *c, const char *name)
+{
+    int found = -1, matches = 0;
+    size_t nl = strlen(name);
+    for (int i = 0; i < c->n; i++) {
+        if (!strcmp(c->names[i], name) || (c->paths && !strcmp(c->paths[i], name))) return i;
+        if (!strncmp(c->names[i], name, nl)) { found = i; matches++; }
+    }
+    return matches == 1 ? found : -1;
+}
+
+int gui_catalog_load(const gui_catalog *c, int i, gui_show *show, FILE *err)
+{
+    if (i < 0 || i >= c->n) {
+        fprintf(err, "flashstep: no lesson number %d\n", i + 1);
+        return 2;
+    }
+    if (c->paths) return gui_lesson_load(c->paths[i], show, err);
+    return gui_demo_load(c->names[i], show, err);
+}

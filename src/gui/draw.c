@@ -1,0 +1,347 @@
+/* draw.c: fonts (fontconfig + SDL2_ttf with a glyph-texture cache) and drawing primitives. */
+#include <fontconfig/fontconfig.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "gui/draw.h"
+
+int gui_font_find(char *path, size_t n, char *fallback, size_t fn)
+{
+    static const char *const wanted[] = {"DejaVu Sans Mono:style=Book", "monospace"};
+    FcConfig *cfg = FcInitLoadConfigAndFonts();
+    if (!cfg) return -1;
+    int rc = -1;
+    for (size_t i = 0; i < 2 && rc; i++) {
+        FcPattern *pat = FcNameParse((const FcChar8 *)wanted[i]);
+        if (!pat) continue;
+        FcConfigSubstitute(cfg, pat, FcMatchPattern);
+        FcDefaultSubstitute(pat);
+        FcResult res;
+        FcPattern *m = FcFontMatch(cfg, pat, &res);
+        FcChar8 *file = NULL;
+        int spacing = 0;
+        if (m && FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch) {
+            /* The first choice must really be DejaVu Sans Mono; the fallback any monospace. */
+            FcChar8 *fam = NULL;
+            bool ok = true;
+            if (i == 0) ok = FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch && !strcmp((const char *)fam, "DejaVu Sans Mono");
+            else ok = FcPatternGetInteger(m, FC_SPACING, 0, &spacing) != FcResultMatch || spacing >= FC_MONO;
+            if (ok && strlen((const char *)file) < n) {
+                strcpy(path, (const char *)file);
+                rc = 0;
+            }
+        }
+        if (m) FcPatternDestroy(m);
+        FcPatternDestroy(pat);
+    }
+    if (fallback && fn) {
+        fallback[0] = 0;
+        /* A face that has ℓ (U+2113), DejaVu Sans preferred. */
+        FcPattern *pat = FcNameParse((const FcChar8 *)"DejaVu Sans");
+        FcCharSet *cs = FcCharSetCreate();
+        if (pat && cs) {
+            FcCharSetAddChar(cs, 0x2113);
+            FcPatternAddCharSet(pat, FC_CHARSET, cs);
+            FcConfigSubstitute(cfg, pat, FcMatchPattern);
+            FcDefaultSubstitute(pat);
+            FcResult res;
+            FcPattern *m = FcFontMatch(cfg, pat, &res);
+            FcChar8 *file = NULL;
+            if (m && FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch && strlen((const char *)file) < fn)
+                strcpy(fallback, (const char *)file);
+            if (m) FcPatternDestroy(m);
+        }
+        if (cs) FcCharSetDestroy(cs);
+        if (pat) FcPatternDestroy(pat);
+    }
+    FcConfigDestroy(cfg);
+    return rc;
+}
+
+int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err)
+{
+    memset(d, 0, sizeof *d);
+    d->r = r;
+    d->th = gui_theme_get(GUI_THEME_DARK);
+    if (font_path) {
+        snprintf(d->font_path, sizeof d->font_path, "%s", font_path);
+        char mono[1024];
+        gui_font_find(mono, sizeof mono, d->fallback_path, sizeof d->fallback_path);
+    } else if (gui_font_find(d->font_path, sizeof d->font_path, d->fallback_path, sizeof d->fallback_path)) {
+        fprintf(err, "flashstep: no monospace font found through fontconfig; install fonts-dejavu-core "
+                     "or pass --font FILE.ttf\n");
+        return -1;
+    }
+    TTF_Font *f = TTF_OpenFont(d->font_path, 16);
+    if (!f) {
+        fprintf(err, "flashstep: cannot open font '%s': %s\n", d->font_path, TTF_GetError());
+        return -1;
+    }
+    TTF_CloseFont(f);
+    return 0;
+}
+
+static void font_clear(gui_font *f)
+{
+    for (int i = 0; i < 128; i++) if (f->ascii[i]) SDL_DestroyTexture(f->ascii[i]);
+    for (int i = 0; i < f->n_extra; i++) if (f->extra[i]) SDL_DestroyTexture(f->extra[i]);
+    if (f->ttf) TTF_CloseFont(f->ttf);
+    if (f->fallback) TTF_CloseFont(f->fallback);
+    memset(f, 0, sizeof *f);
+}
+
+void gui_draw_free(gui_draw *d)
+{
+    for (int i = 0; i < GUI_FONT_SLOTS; i++) font_clear(&d->fonts[i]);
+}
+
+void gui_draw_begin(gui_draw *d, const gui_state *s)
+{
+    d->frame++;
+    d->th = gui_theme_get(s->theme);
+    d->L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    d->thin = d->L.font >= 20 ? d->L.font / 10 : 1;
+}
+
+gui_font *gui_font_get(gui_draw *d, int size)
+{
+    if (size < 6) size = 6;
+    if (size > 400) size = 400;
+    gui_font *victim = &d->fonts[0];
+    for (int i = 0; i < GUI_FONT_SLOTS; i++) {
+        gui_font *f = &d->fonts[i];
+        if (f->size == size && f->ttf) { f->last_used = d->frame; return f; }
+        if (!f->ttf) victim = f;
+        else if (victim->ttf && f->last_used < victim->last_used) victim = f;
+    }
+    font_clear(victim);
+    victim->ttf = TTF_OpenFont(d->font_path, size);
+    if (!victim->ttf) return NULL;
+    victim->size = size;
+    victim->last_used = d->frame;
+    int adv = 0;
+    if (TTF_GlyphMetrics32(victim->ttf, '0', NULL, NULL, NULL, NULL, &adv)) adv = size * 6 / 10;
+    victim->adv = adv;
+    victim->height = TTF_FontHeight(victim->ttf);
+    victim->ascent = TTF_FontAscent(victim->ttf);
+    return victim;
+}
+
+static uint32_t utf8_next(const char **s)
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    uint32_t c = *p++;
+    int extra = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+    if (extra) c &= 0x3f >> extra;
+    for (int i = 0; i < extra && (*p & 0xc0) == 0x80; i++) c = c << 6 | (*p++ & 0x3f);
+    *s = (const char *)p;
+    return c;
+}
+
+static SDL_Texture *glyph(gui_draw *d, gui_font *f, uint32_t cp)
+{
+    SDL_Texture **slot = NULL;
+    if (cp < 128) slot = &f->ascii[cp];
+    else {
+        for (int i = 0; i < f->n_extra; i++) if (f->extra_cp[i] == cp) return f->extra[i];
+        if (f->n_extra == GUI_GLYPHS_EXTRA) return NULL;
+        f->extra_cp[f->n_extra] = cp;
+        slot = &f->extra[f->n_extra++];
+    }
+    if (*slot) return *slot;
+    SDL_Color white = {255, 255, 255, 255};
+    TTF_Font *face = f->ttf;
+    if (cp >= 128 && !TTF_GlyphIsProvided32(f->ttf, cp) && d->fallback_path[0]) {
+        if (!f->fallback) f->fallback = TTF_OpenFont(d->fallback_path, f->size);
+        if (f->fallback && TTF_GlyphIsProvided32(f->fallback, cp)) {
+            face = f->fallback;
+            int adv = 0;
+            TTF_GlyphMetrics32(face, cp, NULL, NULL, NULL, NULL, &adv);
+            f->extra_dx[f->n_extra - 1] = (f->adv - adv) / 2;
+            f->extra_dy[f->n_extra - 1] = f->ascent - TTF_FontAscent(face);
+        }
+    }
+    SDL_Surface *sf = TTF_RenderGlyph32_Blended(face, cp, white);
+    if (!sf) return NULL;
+    *slot = SDL_CreateTextureFromSurface(d->r, sf);
+    SDL_FreeSurface(sf);
+    if (*slot) SDL_SetTextureBlendMode(*slot, SDL_BLENDMODE_BLEND);
+    return *slot;
+}
+
+static int utf8_len(const char *s)
+{
+    int n = 0;
+    while (*s) { utf8_next(&s); n++; }
+    return n;
+}
+
+int gui_char_w(gui_draw *d, int size)
+{
+    gui_font *f = gui_font_get(d, size);
+    return f ? f->adv : size / 2;
+}
+
+int gui_line_h(gui_draw *d, int size)
+{
+    gui_font *f = gui_font_get(d, size);
+    return f ? f->height : size;
+}
+
+int gui_text_w(gui_draw *d, int size, const char *s) { return gui_char_w(d, size) * utf8_len(s); }
+
+int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *s)
+{
+    gui_font *f = gui_font_get(d, size);
+    if (!f || !s) return 0;
+    int w = f->adv * utf8_len(s);
+    if (al == GUI_AL_CENTER) x -= w / 2;
+    else if (al == GUI_AL_RIGHT) x -= w;
+    int cx = x;
+    while (*s) {
+        uint32_t cp = utf8_next(&s);
+        if (cp != ' ') {
+            SDL_Texture *t = glyph(d, f, cp);
+            if (t) {
+                int tw, th, dx = 0, dy = 0;
+                for (int i = 0; cp >= 128 && i < f->n_extra; i++)
+                    if (f->extra_cp[i] == cp) { dx = f->extra_dx[i]; dy = f->extra_dy[i]; }
+                SDL_QueryTexture(t, NULL, NULL, &tw, &th);
+                SDL_SetTextureColorMod(t, (color >> 16) & 255, (color >> 8) & 255, color & 255);
+                SDL_Rect dst = {cx + dx, y + dy, tw, th};
+                SDL_RenderCopy(d->r, t, NULL, &dst);
+            }
+        }
+        cx += f->adv;
+    }
+    return w;
+}
+
+int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return gui_text(d, size, x, y, color, al, buf);
+}
+
+void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *s)
+{
+    int n = utf8_len(s);
+    if (!n) return;
+    int sz = size;
+    while (sz > size / 2 && sz > 6 && gui_char_w(d, sz) * n > r.w - 2) sz--;
+    if (gui_char_w(d, sz) * n > r.w || gui_line_h(d, sz) > r.h + 2 || sz < 6) return;
+    gui_text(d, sz, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, sz)) / 2, color, GUI_AL_CENTER, s);
+}
+
+int gui_text_wrap(gui_draw *d, int size, gui_rect r, uint32_t color, const char *s)
+{
+    int cw = gui_char_w(d, size), lh = gui_line_h(d, size);
+    int per = cw > 0 ? r.w / cw : 1;
+    if (per < 4) return 0;
+    int y = r.y;
+    char line[1024];
+    while (*s && y + lh <= r.y + r.h) {
+        /* Take as many whole words as fit in `per` characters (counting code points). */
+        const char *p = s, *cut = NULL;
+        int n = 0;
+        while (*p && *p != '\n' && n < per) {
+            if (*p == ' ') cut = p;
+            utf8_next(&p);
+            n++;
+        }
+        if (!*p || *p == '\n') cut = p;
+        else if (!cut) cut = p;
+        size_t len = (size_t)(cut - s);
+        if (len >= sizeof line) len = sizeof line - 1;
+        memcpy(line, s, len);
+        line[len] = 0;
+        gui_text(d, size, r.x, y, color, GUI_AL_LEFT, line);
+        y += lh;
+        s = cut;
+        while (*s == ' ' || *s == '\n') s++;
+    }
+    return y - r.y;
+}
+
+static void set_color(gui_draw *d, uint32_t c, int a)
+{
+    SDL_SetRenderDrawColor(d->r, (c >> 16) & 255, (c >> 8) & 255, c & 255, (Uint8)a);
+}
+
+void gui_fill(gui_draw *d, gui_rect r, uint32_t color)
+{
+    set_color(d, color, 255);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
+    SDL_Rect q = {r.x, r.y, r.w, r.h};
+    SDL_RenderFillRect(d->r, &q);
+}
+
+void gui_fill_a(gui_draw *d, gui_rect r, uint32_t color, int alpha)
+{
+    set_color(d, color, alpha);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_BLEND);
+    SDL_Rect q = {r.x, r.y, r.w, r.h};
+    SDL_RenderFillRect(d->r, &q);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
+}
+
+void gui_frame(gui_draw *d, gui_rect r, uint32_t color, int thick)
+{
+    if (thick < 1) thick = 1;
+    gui_fill(d, (gui_rect){r.x, r.y, r.w, thick}, color);
+    gui_fill(d, (gui_rect){r.x, r.y + r.h - thick, r.w, thick}, color);
+    gui_fill(d, (gui_rect){r.x, r.y, thick, r.h}, color);
+    gui_fill(d, (gui_rect){r.x + r.w - thick, r.y, thick, r.h}, color);
+}
+
+void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int thick)
+{
+    set_color(d, color, 255);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
+    if (thick < 1) thick = 1;
+    int dx = x1 - x0, dy = y1 - y0;
+    bool steep = (dx < 0 ? -dx : dx) < (dy < 0 ? -dy : dy);
+    for (int t = -(thick - 1) / 2; t <= thick / 2; t++) {
+        if (steep) SDL_RenderDrawLine(d->r, x0 + t, y0, x1 + t, y1);
+        else SDL_RenderDrawLine(d->r, x0, y0 + t, x1, y1 + t);
+    }
+}
+
+void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir)
+{
+    if (spacing < 3) spacing = 3;
+    SDL_Rect old;
+    SDL_bool had = SDL_RenderIsClipEnabled(d->r);
+    SDL_RenderGetClipRect(d->r, &old);
+    SDL_Rect clip = {r.x, r.y, r.w, r.h};
+    SDL_RenderSetClipRect(d->r, &clip);
+    set_color(d, color, 255);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
+    for (int c = -r.h; c < r.w; c += spacing) {
+        if (dir & 1) SDL_RenderDrawLine(d->r, r.x + c, r.y + r.h, r.x + c + r.h, r.y);
+        if (dir & 2) SDL_RenderDrawLine(d->r, r.x + c, r.y, r.x + c + r.h, r.y + r.h);
+    }
+    SDL_RenderSetClipRect(d->r, had ? &old : NULL);
+}
+
+void gui_disc(gui_draw *d, int cx, int cy, int rad, uint32_t color)
+{
+    set_color(d, color, 255);
+    SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
+    for (int y = -rad; y <= rad; y++) {
+        int x = 0;
+        while ((x + 1) * (x + 1) + y * y <= rad * rad) x++;
+        SDL_RenderDrawLine(d->r, cx - x, cy + y, cx + x, cy + y);
+    }
+}
+
+void gui_panel(gui_draw *d, gui_rect r, const char *title)
+{
+    gui_fill(d, r, d->th->panel);
+    gui_frame(d, r, d->th->border, d->thin);
+    if (title) gui_text(d, d->L.font_small, r.x + d->L.pad, r.y + d->L.pad / 3, d->th->dim, GUI_AL_LEFT, title);
+}

@@ -1,0 +1,81 @@
+/* draw.h: the window's painting layer (internal to src/gui; the only header that includes SDL).
+ *
+ * A gui_draw holds the SDL renderer, the theme and the fonts. Text is drawn from a cache of glyph
+ * textures per font size (a monospace face, so a string is a row of equal advances), which keeps
+ * a frame full of numbers cheap. Scenes (scene_*.c) paint with these primitives and only read
+ * the state and the show.
+ */
+#ifndef FS_GUI_DRAW_H
+#define FS_GUI_DRAW_H
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "gui/gui.h"
+
+#define GUI_FONT_SLOTS 10
+#define GUI_GLYPHS_EXTRA 96
+
+typedef struct {
+    TTF_Font *ttf;
+    TTF_Font *fallback;  /* for code points the monospace face lacks (DejaVu Sans Mono has no ℓ) */
+    int size;            /* pixel size asked for; 0: slot free */
+    int adv, height, ascent;
+    int last_used;       /* frame number, for eviction */
+    SDL_Texture *ascii[128];
+    uint32_t extra_cp[GUI_GLYPHS_EXTRA];
+    SDL_Texture *extra[GUI_GLYPHS_EXTRA];
+    int extra_dx[GUI_GLYPHS_EXTRA], extra_dy[GUI_GLYPHS_EXTRA];   /* offsets of fallback glyphs */
+    int n_extra;
+} gui_font;
+
+typedef struct {
+    SDL_Renderer *r;
+    const gui_theme *th;
+    gui_layout L;
+    char font_path[1024];
+    char fallback_path[1024];   /* "" when none */
+    gui_font fonts[GUI_FONT_SLOTS];
+    int frame;
+    int thin;            /* line width in pixels at this size */
+} gui_draw;
+
+typedef enum { GUI_AL_LEFT = 0, GUI_AL_CENTER, GUI_AL_RIGHT } gui_align;
+
+/* Find a monospace font with fontconfig (DejaVu Sans Mono preferred). 0 and path filled, or −1.
+ * fallback (may be NULL): a face with the Greek and math letters the monospace one may lack. */
+int gui_font_find(char *path, size_t n, char *fallback, size_t fn);
+/* Open fonts from path (check that it loads); −1 with a message on err when it does not. */
+int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err);
+void gui_draw_free(gui_draw *d);
+/* Start a frame: theme and layout for this size. */
+void gui_draw_begin(gui_draw *d, const gui_state *s);
+
+gui_font *gui_font_get(gui_draw *d, int size);
+int gui_text_w(gui_draw *d, int size, const char *utf8);   /* width in pixels */
+int gui_char_w(gui_draw *d, int size);                      /* one advance */
+int gui_line_h(gui_draw *d, int size);
+/* Draw utf8 with its top at y; x is the left, centre or right edge per align. Returns width. */
+int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *utf8);
+int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* Text centred in a rect, shrunk to fit its width (down to half size), or not drawn. */
+void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *utf8);
+/* Word-wrapped text in r; returns the height used. */
+int gui_text_wrap(gui_draw *d, int size, gui_rect r, uint32_t color, const char *utf8);
+
+void gui_fill(gui_draw *d, gui_rect r, uint32_t color);
+void gui_fill_a(gui_draw *d, gui_rect r, uint32_t color, int alpha);
+void gui_frame(gui_draw *d, gui_rect r, uint32_t color, int thick);
+void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int thick);
+/* Diagonal hatching inside r: dir 1 "/", 2 "\", 3 both (cross-hatch), spacing in pixels. */
+void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir);
+void gui_disc(gui_draw *d, int cx, int cy, int radius, uint32_t color);
+void gui_panel(gui_draw *d, gui_rect r, const char *title);   /* a panel box with a title */
+
+/* Scenes (scene_*.c): paint the main area and the side panel. */
+void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show);
+/* The whole frame: header, scene, narration, timeline, overlays (frame.c). */
+void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog);
+
+#endif

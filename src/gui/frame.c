@@ -1,0 +1,218 @@
+/* frame.c: one frame around the scene: header, narration, timeline with event markers, and the
+ * overlays (hover values, help, lesson list, predict box, status line). Reads state, never
+ * changes it. */
+#include <math.h>
+#include <string.h>
+
+#include "gui/draw.h"
+
+static uint32_t marker_color(const gui_theme *th, const fs_event *e)
+{
+    switch (e->kind) {
+    case FS_EV_SKIP: return th->skip_mark;
+    case FS_EV_MERGE: return th->merge_mark;
+    case FS_EV_OUT: return th->out_mark;
+    default: return th->rescale;
+    }
+}
+
+static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    gui_fill(d, L->header, th->panel);
+    gui_fill(d, (gui_rect){0, L->header.h - d->thin, L->header.w, d->thin}, th->border);
+    int y1 = L->pad / 2;
+    gui_text(d, L->font_big, L->pad, y1, th->text, GUI_AL_LEFT, show->title);
+    int y2 = y1 + gui_line_h(d, L->font_big);
+    gui_textf(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, "%s  ·  scene: %s  ·  lesson %d of %d (%s)",
+              show->source, gui_scene_str(show->scene), s->lesson + 1, s->catalog_n, show->name);
+    char right[160];
+    if (s->n > 0) {
+        const fs_event *e = &show->trace.ev[s->step];
+        snprintf(right, sizeof right, "step %lld / %lld  %s", (long long)s->step, (long long)(s->n - 1),
+                 fs_event_kind_str(e->kind));
+    } else {
+        snprintf(right, sizeof right, "no events");
+    }
+    int xr = L->header.w - L->pad;
+    gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
+    char sp[32];
+    double eps = gui_speed_eps(s->speed);
+    snprintf(sp, sizeof sp, eps < 1 ? "%.1f ev/s" : "%.0f ev/s", eps);
+    gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "%s %s%s  ·  %s  ·  ? keys",
+              s->playing ? "playing" : "paused", sp, s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "",
+              th->name);
+}
+
+static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    gui_panel(d, L->narration, NULL);
+    char buf[1024];
+    gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
+    gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
+                  L->narration.h - L->pad / 2};
+    gui_text_wrap(d, L->font, r, d->th->text, buf);
+}
+
+static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    gui_rect tl = L->timeline;
+    int bar_h = tl.h * 45 / 100;
+    gui_rect bar = {tl.x, tl.y + L->pad / 2, tl.w, bar_h};
+    gui_fill(d, bar, th->future);
+    if (s->n > 0) {
+        int xc = gui_timeline_x_of(tl, s->n, s->step);
+        gui_fill(d, (gui_rect){bar.x, bar.y, xc - bar.x + 1, bar.h}, gui_mix(th->future, th->accent, 0.35));
+        /* Markers for the significant events; the divergence of a pitfall on top. */
+        for (int64_t k = 0; k < s->n; k++) {
+            const fs_event *e = &show->trace.ev[k];
+            if (!fs_event_significant(e)) continue;
+            int x = gui_timeline_x_of(tl, s->n, k);
+            int h = e->kind == FS_EV_OUT ? bar.h / 3 : bar.h;
+            gui_fill(d, (gui_rect){x - d->thin / 2, bar.y + bar.h - h, d->thin > 1 ? d->thin : 2, h}, marker_color(th, e));
+        }
+        if (show->diverge >= 0) {
+            int x = gui_timeline_x_of(tl, s->n, show->diverge);
+            gui_fill(d, (gui_rect){x - d->thin, bar.y - L->pad / 2, 3 * d->thin + 1, bar.h + L->pad}, th->bad);
+        }
+        /* The cursor. */
+        gui_fill(d, (gui_rect){xc - 2 * d->thin - 1, bar.y - L->pad / 3, 4 * d->thin + 3, bar.h + 2 * L->pad / 3}, th->current);
+        if (s->hover == GUI_HOVER_TIMELINE && s->hover_step >= 0) {
+            int x = gui_timeline_x_of(tl, s->n, s->hover_step);
+            gui_fill(d, (gui_rect){x, bar.y, d->thin, bar.h}, th->text);
+        }
+    }
+    gui_frame(d, bar, th->border, d->thin);
+    /* Legend under the bar. */
+    int y = bar.y + bar.h + L->pad / 3, x = tl.x, fs = L->font_small, sq = gui_line_h(d, fs) / 2;
+    struct { uint32_t c; const char *t; } leg[5] = {
+        {th->rescale, "new max (rescale)"}, {th->skip_mark, "skipped tile"}, {th->merge_mark, "merge"},
+        {th->out_mark, "output"}, {th->bad, "divergence"}};
+    int nl = show->diverge >= 0 ? 5 : 4;
+    for (int i = 0; i < nl; i++) {
+        gui_fill(d, (gui_rect){x, y + sq / 2, sq, sq}, leg[i].c);
+        x += sq + L->pad / 2;
+        x += gui_text(d, fs, x, y - sq / 4, th->dim, GUI_AL_LEFT, leg[i].t) + L->pad * 2;
+    }
+    gui_text(d, fs, tl.x + tl.w, y - sq / 4, th->dim, GUI_AL_RIGHT,
+             "click or drag to seek  ·  Shift+arrow: next marker");
+}
+
+static void draw_box_lines(gui_draw *d, const char *title, const char *const *lines, int n, int width_chars)
+{
+    const gui_layout *L = &d->L;
+    int fs = L->font, lh = gui_line_h(d, fs), cw = gui_char_w(d, fs);
+    int w = cw * width_chars + 4 * L->pad, h = lh * (n + 2) + 2 * L->pad;
+    int W = d->L.header.w, H = L->timeline.y + L->timeline.h;
+    if (w > W - 2 * L->pad) w = W - 2 * L->pad;
+    gui_rect r = {(W - w) / 2, (H - h) / 2, w, h};
+    if (r.y < 0) r.y = 0;
+    gui_fill_a(d, (gui_rect){0, 0, W, H + L->pad}, d->th->bg, 170);
+    gui_fill(d, r, d->th->panel);
+    gui_frame(d, r, d->th->accent, 2 * d->thin);
+    gui_text(d, L->font_big, r.x + 2 * L->pad, r.y + L->pad, d->th->accent, GUI_AL_LEFT, title);
+    for (int i = 0; i < n; i++)
+        gui_text(d, fs, r.x + 2 * L->pad, r.y + L->pad + lh * (i + 2), d->th->text, GUI_AL_LEFT, lines[i]);
+}
+
+static void draw_help(gui_draw *d)
+{
+    static const char *const lines[] = {
+        "Space          play / pause",
+        "Right / Left   one event forward / back",
+        "Shift+Right/Left  next / previous marker (rescale, skip,",
+        "               merge, output)",
+        "Up / Down      faster / slower",
+        "Home / End     first / last event",
+        "mouse          drag the timeline; hover a cell for its exact",
+        "               value; click a row to follow it (again: let go)",
+        "L, 1-9, 0      lesson list, pick lesson 1-10",
+        "Q              predict mode: type m_new or alpha before a",
+        "               rescale, Enter to check, Right to reveal",
+        "+ / -          bigger / smaller (projector mode)",
+        "T              theme: dark, light, high contrast",
+        "F              full screen",
+        "P              save this frame as PNG",
+        "?              this help       Esc  close / quit",
+    };
+    draw_box_lines(d, "Keys", lines, (int)(sizeof lines / sizeof lines[0]), 62);
+}
+
+static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names, int n)
+{
+    char buf[40][96];
+    const char *lines[40];
+    int first = s->menu_sel >= 36 ? s->menu_sel - 35 : 0, m = 0;
+    for (int i = first; i < n && m < 36; i++, m++) {
+        char key[8] = "  ";
+        if (i < 9) snprintf(key, sizeof key, "%d", i + 1);
+        else if (i == 9) snprintf(key, sizeof key, "0");
+        snprintf(buf[m], sizeof buf[m], "%s %-2s %s", i == s->menu_sel ? ">" : " ", key, names[i]);
+        lines[m] = buf[m];
+    }
+    draw_box_lines(d, "Lessons (Up/Down, Enter or a number; L closes)", lines, m, 52);
+}
+
+static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_predict *p = &s->predict;
+    if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return;
+    if (p->at < 0 || p->at >= show->trace.n) return;
+    const fs_event *e = &show->trace.ev[p->at];
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    char a[32], b[32], c[32], l1[160], l2[160], l3[160], l4[160];
+    const char *what = p->ask == GUI_ASK_M_NEW ? "m_new" : "α";
+    if (e->kind == FS_EV_ELEM)
+        snprintf(l1, sizeof l1, "Next: z[%d] = %s arrives. m_old = %s.", e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32));
+    else
+        snprintf(l1, sizeof l1, "Next: row %d meets keys %d-%d, block max m_blk = %s; m_old = %s.", e->row, e->c0, e->c1 - 1,
+                 gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32));
+    snprintf(l2, sizeof l2, "What is %s%s?", what, p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : " = max(m_old, m_blk)");
+    if (p->phase == GUI_PREDICT_ASK) {
+        snprintf(l3, sizeof l3, "%s = %s_", what, p->input);
+        snprintf(l4, sizeof l4, "Enter: check   Right: reveal   Q: predict mode off");
+    } else {
+        snprintf(l3, sizeof l3, "%s = %s   %s", what, gui_fmt(p->expected, c, 32),
+                 !isnan(p->typed) ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
+        snprintf(l4, sizeof l4, "Right: apply the step   score %d / %d", p->n_right, p->n_asked);
+    }
+    int fs = L->font, lh = gui_line_h(d, fs), cw = gui_char_w(d, fs);
+    int w = cw * 62 + 2 * L->pad, h = lh * 5 + 2 * L->pad;
+    if (w > L->main.w) w = L->main.w;
+    gui_rect r = {L->main.x + (L->main.w - w) / 2, L->main.y + L->main.h - h - L->pad, w, h};
+    gui_fill(d, r, th->panel);
+    gui_frame(d, r, p->phase == GUI_PREDICT_ASK ? th->warn : (p->correct ? th->good : th->bad), 2 * d->thin);
+    int x = r.x + L->pad, y = r.y + L->pad;
+    gui_text(d, fs, x, y, th->warn, GUI_AL_LEFT, "PREDICT");
+    gui_text(d, fs, x, y + lh, th->text, GUI_AL_LEFT, l1);
+    gui_text(d, fs, x, y + 2 * lh, th->text, GUI_AL_LEFT, l2);
+    gui_text(d, L->font_big, x, y + 3 * lh, p->phase == GUI_PREDICT_ASK ? th->accent : (p->correct ? th->good : th->bad),
+             GUI_AL_LEFT, l3);
+    gui_text(d, L->font_small, x, y + 4 * lh + lh / 3, th->dim, GUI_AL_LEFT, l4);
+}
+
+void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog)
+{
+    const gui_layout *L = &d->L;
+    SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
+    SDL_RenderClear(d->r);
+    gui_scene_draw(d, s, show);
+    draw_header(d, s, show);
+    draw_narration(d, s, show);
+    draw_timeline(d, s, show);
+    draw_predict(d, s, show);
+    if (s->status[0]) {
+        int w = gui_text_w(d, L->font_small, s->status) + 2 * L->pad;
+        gui_rect r = {L->narration.x + L->narration.w - w, L->narration.y - gui_line_h(d, L->font_small) - L->pad / 2, w,
+                      gui_line_h(d, L->font_small)};
+        gui_fill(d, r, d->th->panel);
+        gui_text(d, L->font_small, r.x + L->pad, r.y, d->th->warn, GUI_AL_LEFT, s->status);
+    }
+    if (s->menu) draw_menu(d, s, catalog, n_catalog);
+    if (s->help) draw_help(d);
+}

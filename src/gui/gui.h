@@ -1,0 +1,378 @@
+/* gui.h: the step-through window, as a client of the engine's trace.
+ *
+ * Data flow:   lesson (or built-in demo) ──> gui_show (problem + trace, plain data)
+ *              SDL events ──> gui_key / mouse ──> gui_cmd (plain data, replayable from a script)
+ *              gui_update(state, show, cmd)      changes the state; the only place that does
+ *              draw(state, show)                 reads both and paints one frame (SDL, draw.c)
+ *
+ * Everything in this header is free of SDL, so the logic (commands, timeline, layout, significant
+ * steps, predict mode, themes, PNG files) is unit-tested without a display (tests/check_gui.c).
+ * The window never recomputes the algorithm: every number it shows is read from the trace at the
+ * current step (or from the problem's inputs Q, K, V, which the trace does not copy).
+ */
+#ifndef FS_GUI_H
+#define FS_GUI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/run.h"
+#include "engine/trace.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * What is shown: one lesson (or demo), its problem and its trace. */
+
+typedef enum {
+    GUI_SCENE_SOFTMAX = 0, /* online softmax of a vector: a strip of cells */
+    GUI_SCENE_QUERY,       /* online attention for one query: keys and values as rows */
+    GUI_SCENE_TILED,       /* tiled prefill: the score grid cut into tiles */
+    GUI_SCENE_TREE,        /* tiled with a tree mask, the tree drawn beside it */
+    GUI_SCENE_WINDOW,      /* tiled with a sliding window: the band of visible keys */
+    GUI_SCENE_GQA,         /* tiled with grouped query heads over shared KV heads */
+    GUI_SCENE_DECODE,      /* split KV cache, partials, merge */
+    GUI_SCENE_PITFALL,     /* a wrong variant beside the correct one */
+    GUI_SCENE_CLAIMS,      /* no trace: a list of checked statements */
+    GUI_SCENE_COUNT
+} gui_scene;
+
+const char *gui_scene_str(gui_scene s);   /* "softmax", "query", "tiled", … */
+
+#define GUI_MAX_CLAIMS 32
+
+typedef struct {
+    char name[64];          /* short name used on the command line */
+    char title[160];
+    char source[160];       /* the document (and section) the example comes from */
+    char intro[512];
+    gui_scene scene;
+    fs_run run;             /* the problem as it was run; its pointers point into owned[] */
+    fs_trace trace;         /* the events (what the timeline walks) */
+    fs_trace wrong;         /* PITFALL: the wrong variant's trace (same problem); else empty */
+    char wrong_label[64];   /* PITFALL: the variant's name */
+    int64_t diverge;        /* PITFALL: first step whose numbers differ, −1 when none */
+    int32_t *parent;        /* TREE: parent of each position (−1 root); NULL otherwise */
+    int32_t n_parent;
+    char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each */
+    int n_claims;
+    /* Narration for a step, from the lesson when there is one (NULL: the window describes the
+     * event itself). Returns a string valid until the next call with the same ctx. */
+    const char *(*narrate)(void *ctx, int64_t step);
+    void *narrate_ctx;
+    void (*narrate_free)(void *ctx);
+    void *owned[8];         /* buffers freed with the show (inputs, mask bits) */
+} gui_show;
+
+/* The catalogue: the lessons (the .lesson files of fs_lesson_dir) when there are any, else the
+ * built-in demos. No global state: the caller owns a gui_catalog. */
+typedef struct {
+    char **paths;           /* lesson files; NULL when the catalogue is the demos */
+    int n;
+    char **names;           /* display names (file stems or demo names), n of them */
+} gui_catalog;
+
+int gui_catalog_open(gui_catalog *c, FILE *err);   /* 0, or 2 with a message */
+void gui_catalog_free(gui_catalog *c);
+int gui_catalog_find(const gui_catalog *c, const char *name);   /* index, or -1 */
+/* Load entry i into show; returns 0 or prints one line to err and returns 2. */
+int gui_catalog_load(const gui_catalog *c, int i, gui_show *show, FILE *err);
+/* Load a lesson file (any path) into show. */
+int gui_lesson_load(const char *path, gui_show *show, FILE *err);
+
+/* Built-in problems that do not depend on lesson files: "softmax", "query", "tiled", "tree",
+ * "window", "gqa", "decode", "decode-tree", "pitfall", "grid64" (a 64×64 causal problem with
+ * Bq = Bk = 8, for timing). Returns 0, or 2 with one line on err. */
+int gui_demo_load(const char *name, gui_show *show, FILE *err);
+int gui_demo_count(void);
+const char *gui_demo_name(int i);
+
+void gui_show_free(gui_show *show);
+
+/* The narration line for step k: the lesson's when it has one, else a description of the event
+ * built from its fields. buf holds the result. */
+const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n);
+
+/* A number as the window prints it: "-inf", "inf", "nan", or 4 decimals (scientific when tiny or
+ * huge). Returns buf. */
+const char *gui_fmt(double x, char *buf, size_t n);
+
+/* ---------------------------------------------------------------------------------------------
+ * Geometry. */
+
+typedef struct { int x, y, w, h; } gui_rect;
+
+bool gui_rect_contains(gui_rect r, int x, int y);
+
+typedef struct {
+    int font;               /* body text size in pixels */
+    int font_small, font_big;
+    int pad;                /* gap between panels */
+    gui_rect header;        /* title, source, step counter */
+    gui_rect main;          /* the scene's picture */
+    gui_rect side;          /* numbers and formulas */
+    gui_rect narration;     /* what happens at this step, in words */
+    gui_rect timeline;      /* the scrubbable bar of events */
+} gui_layout;
+
+/* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
+ * with the window's smaller relative side, so 1280×720 and 3840×2160 look alike. */
+gui_layout gui_layout_compute(int w, int h, int scale_pct);
+
+/* Timeline: step ↔ x inside r (n ≥ 1 steps; x outside r is clamped). */
+int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x);
+int gui_timeline_x_of(gui_rect r, int64_t n, int64_t step);
+
+/* A grid of rows × cols square cells fitted and centred in r, with room for labels on the left
+ * and on top (label_w, label_h pixels). cell == 0 when it does not fit. */
+typedef struct {
+    int x0, y0, cell;
+    int rows, cols;
+} gui_grid;
+
+gui_grid gui_grid_fit(gui_rect r, int rows, int cols, int label_w, int label_h, int max_cell);
+/* The cell under (x, y): true and *i, *j set, or false. */
+bool gui_grid_hit(const gui_grid *g, int x, int y, int *i, int *j);
+
+/* ---------------------------------------------------------------------------------------------
+ * Themes. Colours are 0xRRGGBB. */
+
+typedef enum { GUI_THEME_DARK = 0, GUI_THEME_LIGHT, GUI_THEME_CONTRAST, GUI_THEME_COUNT } gui_theme_id;
+
+typedef struct {
+    const char *name;
+    uint32_t bg, panel, border, text, dim, accent, good, bad, warn;
+    uint32_t full, partial, skipped, masked, current, future; /* tile classes and states */
+    uint32_t rescale, skip_mark, merge_mark, out_mark;        /* timeline markers */
+    uint32_t heat_lo, heat_hi;                                /* P values, 0 → 1 */
+} gui_theme;
+
+const gui_theme *gui_theme_get(gui_theme_id id);
+/* WCAG 2 contrast ratio between two colours (1 to 21). */
+double gui_contrast(uint32_t a, uint32_t b);
+/* Linear blend: t = 0 gives a, 1 gives b. */
+uint32_t gui_mix(uint32_t a, uint32_t b, double t);
+
+/* ---------------------------------------------------------------------------------------------
+ * Input as plain data. */
+
+typedef enum {
+    GUI_KEY_NONE = 0, GUI_KEY_SPACE, GUI_KEY_LEFT, GUI_KEY_RIGHT, GUI_KEY_UP, GUI_KEY_DOWN,
+    GUI_KEY_HOME, GUI_KEY_END, GUI_KEY_ESCAPE, GUI_KEY_ENTER, GUI_KEY_BACKSPACE,
+    GUI_KEY_PLUS, GUI_KEY_MINUS, GUI_KEY_PERIOD, GUI_KEY_QUESTION,
+    GUI_KEY_F, GUI_KEY_L, GUI_KEY_T, GUI_KEY_P, GUI_KEY_Q, GUI_KEY_E,
+    GUI_KEY_0, GUI_KEY_1, GUI_KEY_2, GUI_KEY_3, GUI_KEY_4,
+    GUI_KEY_5, GUI_KEY_6, GUI_KEY_7, GUI_KEY_8, GUI_KEY_9,
+    GUI_KEY_COUNT
+} gui_key;
+
+const char *gui_key_str(gui_key k);       /* "Space", "Right", "Shift+…" not included */
+gui_key gui_key_parse(const char *s);     /* inverse of gui_key_str; GUI_KEY_NONE if unknown */
+
+typedef enum {
+    GUI_CMD_NONE = 0,
+    GUI_CMD_QUIT,
+    GUI_CMD_PLAY_PAUSE,
+    GUI_CMD_STEP,          /* a = +1 / −1 */
+    GUI_CMD_SIGNIFICANT,   /* a = +1 / −1: next / previous significant event */
+    GUI_CMD_SPEED,         /* a = +1 / −1 */
+    GUI_CMD_HOME,
+    GUI_CMD_END,
+    GUI_CMD_SEEK,          /* a = step */
+    GUI_CMD_MOUSE_MOVE,    /* a, b = x, y */
+    GUI_CMD_MOUSE_DOWN,    /* a, b = x, y */
+    GUI_CMD_MOUSE_UP,      /* a, b = x, y */
+    GUI_CMD_MENU,          /* L: show or hide the lesson list */
+    GUI_CMD_LESSON,        /* a = catalogue index */
+    GUI_CMD_FULLSCREEN,
+    GUI_CMD_SCALE,         /* a = +1 / −1 / 0 (reset) */
+    GUI_CMD_THEME,         /* next theme */
+    GUI_CMD_SAVE_PNG,
+    GUI_CMD_HELP,
+    GUI_CMD_PREDICT,       /* toggle predict mode */
+    GUI_CMD_CHAR,          /* a = character typed into the predict box */
+    GUI_CMD_BACKSPACE,
+    GUI_CMD_ENTER,
+    GUI_CMD_RESIZE,        /* a, b = w, h */
+    GUI_CMD_TICK,          /* a = milliseconds elapsed (drives play) */
+    GUI_CMD_COUNT
+} gui_cmd_kind;
+
+typedef struct {
+    gui_cmd_kind kind;
+    int a, b;
+} gui_cmd;
+
+const char *gui_cmd_str(gui_cmd_kind k);
+
+/* ---------------------------------------------------------------------------------------------
+ * The state of the window (what update changes and draw reads). */
+
+#define GUI_SPEEDS 9   /* events per second: 0.5, 1, 2, 4, 8, 16, 32, 64, 128 */
+double gui_speed_eps(int level);
+
+typedef enum {
+    GUI_PREDICT_OFF = 0,   /* predict mode off */
+    GUI_PREDICT_ARMED,     /* on; waiting for a rescale to come */
+    GUI_PREDICT_ASK,       /* stopped before a rescale; the learner types */
+    GUI_PREDICT_SHOWN,     /* the answer is shown; the next step applies the event */
+} gui_predict_phase;
+
+typedef enum { GUI_ASK_M_NEW = 0, GUI_ASK_ALPHA } gui_ask;
+
+typedef struct {
+    gui_predict_phase phase;
+    gui_ask ask;           /* what is asked at this stop */
+    int64_t at;            /* the step being predicted */
+    double expected;
+    double typed;
+    bool correct;
+    char input[24];
+    int n_asked, n_right;
+} gui_predict;
+
+/* Whether typed answer x counts as right for expected value e: within 0.005 absolute or 0.5 %
+ * relative (the learner types a few digits), and −∞ must be typed as "-inf". */
+bool gui_predict_match(double x, double e);
+/* Parse what was typed ("0.62", "-inf", "1e-3"); false when it is not a number. */
+bool gui_predict_parse(const char *s, double *x);
+
+typedef enum { GUI_HOVER_NONE = 0, GUI_HOVER_CELL, GUI_HOVER_TIMELINE, GUI_HOVER_ROW } gui_hover_kind;
+
+typedef struct {
+    int w, h;               /* window size in pixels */
+    int scale_pct;          /* user scale, 50 … 300 */
+    gui_theme_id theme;
+    bool fullscreen, help, menu, quit;
+    int menu_sel;           /* highlighted entry of the lesson list */
+    bool save_png;          /* a frame save was asked; the platform clears it */
+    int catalog_n, lesson;  /* lesson shown; a change asks the platform to load another */
+    bool lesson_changed;
+    int64_t n, step;        /* events in the trace; current event (0 … n − 1) */
+    bool playing;
+    int speed;              /* 0 … GUI_SPEEDS − 1 */
+    double acc_ms;          /* time accumulated toward the next automatic step */
+    bool autoplay, exit_at_end;
+    int mouse_x, mouse_y;
+    bool dragging;          /* dragging the timeline */
+    gui_hover_kind hover;
+    int hover_i, hover_j;   /* cell (row, key) or row under the mouse */
+    int64_t hover_step;     /* timeline step under the mouse */
+    int follow;             /* followed query row (−1: the current event's row) */
+    gui_predict predict;
+    int frames;
+    char status[160];       /* a transient message ("saved frame-0004.png") */
+    int status_ttl;         /* frames left to show it */
+} gui_state;
+
+void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson);
+/* Point the state at a (new) show: step 0, stopped, predict reset. */
+void gui_state_attach(gui_state *s, const gui_show *show);
+
+/* The command a key gives in the current mode (predict input takes digits, the lesson menu
+ * takes numbers). */
+gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift);
+
+/* Apply one command. Update is the only function that changes the state. */
+void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c);
+
+/* Next / previous significant event from step k in direction dir (±1); k itself when none. */
+int64_t gui_next_significant(const fs_trace *t, int64_t k, int dir);
+
+/* The query row that the window follows at step k: the clicked row, else the current event's. */
+int gui_followed_row(const gui_state *s, const gui_show *show);
+
+/* The hit test that update uses for hovering and clicking inside the scene: given the layout,
+ * which grid cell / row lies under (x, y). Scenes with a grid share gui_scene_grid. */
+gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L);
+
+/* ---------------------------------------------------------------------------------------------
+ * Scripts: input commands in a text file, one per line, for tests and demos.
+ *   key NAME [shift]      a key press (NAME as gui_key_str: Space, Right, Q, 5, …)
+ *   move X Y | down X Y | up X Y      mouse (window pixels)
+ *   click X Y             down and up
+ *   drag X0 Y0 X1 Y1      down, moves, up
+ *   wait N                N frames
+ *   resize W H
+ *   expect step N | expect playing 0/1 | expect theme N | expect scale N | expect predict PHASE
+ *   expect lesson N | expect follow N | expect help 0/1 | expect hover I J | expect speed N
+ *   save FILE             write the current frame as PNG
+ *   quit
+ * Lines starting with # are comments. */
+
+typedef enum {
+    GUI_SCRIPT_KEY = 0, GUI_SCRIPT_MOVE, GUI_SCRIPT_DOWN, GUI_SCRIPT_UP, GUI_SCRIPT_CLICK,
+    GUI_SCRIPT_DRAG, GUI_SCRIPT_WAIT, GUI_SCRIPT_RESIZE, GUI_SCRIPT_EXPECT, GUI_SCRIPT_SAVE,
+    GUI_SCRIPT_QUIT
+} gui_script_op;
+
+typedef struct {
+    gui_script_op op;
+    gui_key key;
+    bool shift;
+    int v[4];
+    char what[16];          /* EXPECT: step, playing, theme, scale, predict, lesson, … */
+    char path[256];         /* SAVE */
+    int line;
+} gui_script_line;
+
+typedef struct {
+    gui_script_line *lines;
+    int n;
+    char file[256];
+} gui_script;
+
+/* Read a script; on error prints "file:line:col: message" to err and returns 2. */
+int gui_script_load(const char *path, gui_script *sc, FILE *err);
+void gui_script_free(gui_script *sc);
+/* Check an EXPECT line against the state: true when it holds; else a message in buf. */
+bool gui_script_expect(const gui_script_line *l, const gui_state *s, char *buf, size_t n);
+
+/* ---------------------------------------------------------------------------------------------
+ * PNG files (RGB, 8 bits; zlib does the compression). */
+
+int gui_png_write(const char *path, const uint8_t *rgb, int w, int h, int stride);
+/* Read an 8-bit RGB or RGBA PNG written by any encoder (non-interlaced) into fresh RGB memory. */
+int gui_png_read(const char *path, uint8_t **rgb, int *w, int *h);
+/* Pixels whose largest channel difference exceeds tol; -1 when sizes differ. */
+int64_t gui_image_diff(const uint8_t *a, const uint8_t *b, int w, int h, int tol);
+
+/* ---------------------------------------------------------------------------------------------
+ * Entry points (SDL). */
+
+typedef struct {
+    const char *font_path;  /* NULL: ask fontconfig for a monospace face */
+    int w, h;               /* window or frame size */
+    int scale_pct;
+    gui_theme_id theme;
+    bool autoplay, exit_at_end, fps_report, fullscreen;
+    double speed_eps;       /* 0: default */
+    const char *script;     /* a script of input commands, or NULL */
+    int max_seconds;        /* > 0: quit after this long (a test's safety net) */
+    const char *demo;       /* a built-in demo instead of a lesson */
+    int64_t start_step;     /* the step to open at */
+    double t0;              /* when the command started (gui_now()), for the first-frame latency */
+} gui_options;
+
+/* Seconds on a monotonic clock. */
+double gui_now(void);
+
+void gui_options_default(gui_options *o);
+
+/* Open the window. name: a lesson (path, file stem or unique prefix), or NULL for the first
+ * entry of the catalogue; with o->demo set, that built-in demo instead. Returns the exit code;
+ * GUI_NO_DISPLAY when no display or video driver could be opened (the caller falls back to the
+ * terminal player). */
+#define GUI_NO_DISPLAY 3
+int gui_play(const char *name, const gui_options *o);
+
+/* Render steps [a, b] (clamped to the trace) of a lesson or demo to PNG files without a display:
+ * to `out` when a == b and out is set, else to out_dir/STEM-NNNN.png. Returns the exit code. */
+int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir,
+               const gui_options *o);
+
+/* Time frames at o->w × o->h: first-frame latency and mean / worst frame time over `frames`
+ * frames, stepping one event per frame, offscreen (software renderer) or, with a display, in a
+ * window. Prints the figures to stdout. */
+int gui_bench(const char *name, int frames, bool window, const gui_options *o);
+
+#endif

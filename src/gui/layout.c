@@ -1,0 +1,135 @@
+/* layout.c: where everything goes, as pure functions of the window size and the user scale.
+ *
+ * Update (hit tests for hover, click and drag) and draw (painting) both call these, so what the
+ * mouse touches is exactly what was drawn. No SDL here: tests/check_gui.c checks the layout at
+ * 1280×720, 1920×1080 and 3840×2160 and at several scales.
+ */
+#include <math.h>
+
+#include "gui/gui.h"
+
+bool gui_rect_contains(gui_rect r, int x, int y)
+{
+    return x >= r.x && y >= r.y && x < r.x + r.w && y < r.y + r.h;
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+gui_layout gui_layout_compute(int w, int h, int scale_pct)
+{
+    gui_layout L;
+    if (w < 160) w = 160;
+    if (h < 120) h = 120;
+    double rel = fmin(w / 1280.0, h / 720.0);
+    L.font = clampi((int)lround(16.0 * rel * scale_pct / 100.0), 8, 160);
+    L.font_small = clampi((int)lround(L.font * 0.82), 7, 140);
+    L.font_big = (int)lround(L.font * 1.4);
+    L.pad = clampi(L.font / 2, 3, 80);
+
+    int head_h = (int)lround(L.font_big * 2.0);
+    int time_h = (int)lround(L.font * 3.0);
+    int narr_h = (int)lround(L.font * 3.4);
+    /* A very large scale on a small window: squeeze the bars before the picture vanishes. */
+    while (head_h + time_h + narr_h > h * 2 / 3 && narr_h > L.font) {
+        narr_h = narr_h * 3 / 4;
+        time_h = time_h * 7 / 8;
+    }
+    L.header = (gui_rect){0, 0, w, head_h};
+    L.timeline = (gui_rect){L.pad, h - time_h, w - 2 * L.pad, time_h - L.pad};
+    L.narration = (gui_rect){L.pad, h - time_h - narr_h, w - 2 * L.pad, narr_h - L.pad / 2};
+
+    int body_y = head_h + L.pad / 2;
+    int body_h = L.narration.y - L.pad / 2 - body_y;
+    if (body_h < 1) body_h = 1;
+    /* The side panel holds formulas of about 46 characters of the small font. */
+    int side_w = (int)lround(46 * 0.602 * L.font_small + 2 * L.pad);
+    side_w = clampi(side_w, (int)(w * 0.30), (int)(w * 0.50));
+    L.side = (gui_rect){w - side_w - L.pad, body_y, side_w, body_h};
+    L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
+    if (L.main.w < 1) L.main.w = 1;
+    return L;
+}
+
+int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x)
+{
+    if (n <= 1 || r.w <= 1) return 0;
+    double t = (double)(x - r.x) / (double)(r.w - 1);
+    if (t < 0) t = 0;
+    if (t > 1) t = 1;
+    return (int64_t)llround(t * (double)(n - 1));
+}
+
+int gui_timeline_x_of(gui_rect r, int64_t n, int64_t step)
+{
+    if (n <= 1) return r.x;
+    if (step < 0) step = 0;
+    if (step > n - 1) step = n - 1;
+    return r.x + (int)llround((double)step / (double)(n - 1) * (double)(r.w - 1));
+}
+
+gui_grid gui_grid_fit(gui_rect r, int rows, int cols, int label_w, int label_h, int max_cell)
+{
+    gui_grid g = {r.x, r.y, 0, rows, cols};
+    if (rows < 1 || cols < 1) return g;
+    int aw = r.w - label_w, ah = r.h - label_h;
+    int c = aw / cols;
+    if (ah / rows < c) c = ah / rows;
+    if (max_cell > 0 && c > max_cell) c = max_cell;
+    if (c < 1) return g;
+    g.cell = c;
+    g.x0 = r.x + label_w + (aw - c * cols) / 2;
+    g.y0 = r.y + label_h + (ah - c * rows) / 2;
+    return g;
+}
+
+bool gui_grid_hit(const gui_grid *g, int x, int y, int *i, int *j)
+{
+    if (g->cell <= 0 || x < g->x0 || y < g->y0) return false;
+    int jj = (x - g->x0) / g->cell, ii = (y - g->y0) / g->cell;
+    if (ii >= g->rows || jj >= g->cols) return false;
+    *i = ii;
+    *j = jj;
+    return true;
+}
+
+/* Per scene, the grid the scene draws in L->main (scene.c uses the same numbers). */
+gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
+{
+    const fs_attn *a = &show->run.attn;
+    gui_rect m = L->main;
+    int f = L->font;
+    gui_grid none = {m.x, m.y, 0, 0, 0};
+    switch (show->scene) {
+    case GUI_SCENE_SOFTMAX: {
+        gui_rect r = {m.x, m.y + 2 * f, m.w, m.h * 2 / 5};
+        return gui_grid_fit(r, 1, show->run.n_z, 3 * f, (int)(1.6 * f), 6 * f);
+    }
+    case GUI_SCENE_DECODE: {
+        gui_rect r = {m.x, m.y + 2 * f, m.w, m.h / 4};
+        return gui_grid_fit(r, 1, a->n_kv, 3 * f, (int)(1.6 * f), 4 * f);
+    }
+    case GUI_SCENE_QUERY: {
+        gui_rect r = {m.x, m.y + 3 * f, m.w * 11 / 20, m.h - 3 * f};
+        return gui_grid_fit(r, a->n_kv, a->d + 1 + a->d_v, 3 * f, (int)(1.8 * f), 4 * f);
+    }
+    case GUI_SCENE_TREE: {
+        gui_rect r = {m.x, m.y, m.w * 11 / 20, m.h};
+        return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.2 * f), (int)(1.8 * f), 4 * f);
+    }
+    case GUI_SCENE_TILED:
+    case GUI_SCENE_WINDOW:
+    case GUI_SCENE_GQA:
+    case GUI_SCENE_PITFALL: {
+        gui_rect r = m;
+        if (show->scene == GUI_SCENE_GQA) { r.y += 4 * f; r.h -= 4 * f; }
+        if (show->scene == GUI_SCENE_PITFALL) r.w = m.w / 2 - f / 2;
+        /* Room on the right for the m and ℓ columns (7 characters each) and the O cells. */
+        int stat_w = show->scene == GUI_SCENE_PITFALL ? 0 : (int)(2 * 7.6 * 0.602 * L->font_small);
+        r.w -= stat_w;
+        return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(1.8 * f), 4 * f);
+    }
+    case GUI_SCENE_CLAIMS:
+    case GUI_SCENE_COUNT: break;
+    }
+    return none;
+}

@@ -1,0 +1,439 @@
+/* scene.c: the scenes that are not a tile grid (online softmax, one-query attention, decode,
+ * claims) and the switch that picks a scene. Each reads the trace up to the current step. */
+#include <math.h>
+#include <string.h>
+
+#include "gui/draw.h"
+
+void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
+
+static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    gui_text(d, size, x, *y, col, GUI_AL_LEFT, buf);
+    *y += gui_line_h(d, size);
+    return *y;
+}
+
+#define F(x, b) gui_fmt((x), (b), sizeof(b))
+
+static void tooltip(gui_draw *d, const gui_state *s, const char *text)
+{
+    int fs = d->L.font_small, w = gui_text_w(d, fs, text) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
+    int x = s->mouse_x + d->L.pad, y = s->mouse_y + 2 * d->L.pad;
+    if (x + w > s->w) x = s->w - w;
+    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
+    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
+    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
+    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, text);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Online softmax: z as a strip, the cursor, m and ℓ with the formula filled in. */
+
+static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    const fs_trace *t = &show->trace;
+    int n = show->run.n_z;
+    const double *z = show->run.z;
+    gui_grid g = gui_scene_grid(show, L);
+    const fs_event *cur = NULL, *out = NULL;
+    int done = 0, argmax = -1;
+    for (int64_t k = 0; k <= s->step && k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->kind == FS_EV_ELEM) {
+            cur = e;
+            done = e->c1;
+            if (e->m_new > e->m_old || argmax < 0) {
+                const double *v = fs_trace_at(t, e->s_row);
+                for (int j = 0; v && j < e->c1 - e->c0; j++) if (v[j] == e->m_new) argmax = e->c0 + j;
+            }
+        } else if (e->kind == FS_EV_OUT) {
+            out = e;
+        }
+    }
+    if (s->step < t->n && t->ev[s->step].kind != FS_EV_ELEM) cur = cur;   /* keep the last update */
+    bool at_cur = s->n > 0 && t->ev[s->step].kind == FS_EV_ELEM;
+    const double *p = out ? fs_trace_at(t, out->o_new) : NULL;
+    gui_text(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "z, folded in left to right:");
+    int vf = L->font_big;
+    for (int j = 0; j < n && g.cell > 0; j++) {
+        gui_rect r = {g.x0 + j * g.cell + 2, g.y0 + 2, g.cell - 4, g.cell - 4};
+        bool in_cur = at_cur && cur && j >= cur->c0 && j < cur->c1;
+        uint32_t col = j < done ? (in_cur ? th->full : gui_mix(th->full, th->bg, 0.5)) : th->future;
+        gui_fill(d, r, col);
+        if (in_cur) gui_frame(d, (gui_rect){r.x - 2, r.y - 2, r.w + 4, r.h + 4}, th->current, 3 * d->thin + 1);
+        char b[32];
+        if (z) {
+            snprintf(b, sizeof b, "%g", z[j]);
+            gui_text_fit(d, vf, r, th->text, b);
+        }
+        gui_textf(d, L->font_small, r.x + r.w / 2, g.y0 - gui_line_h(d, L->font_small) - 2, th->dim, GUI_AL_CENTER, "z%d", j);
+        if (j == argmax) {
+            gui_text(d, L->font_small, r.x + r.w / 2, r.y + r.h + L->pad / 2, th->accent, GUI_AL_CENTER, "max so far");
+        }
+        if (p) {
+            char pb[32];
+            int bh = g.cell;
+            gui_rect bar = {r.x + r.w / 4, g.y0 + g.cell + 2 * L->font + bh - (int)(bh * p[j]), r.w / 2, (int)(bh * p[j])};
+            gui_fill(d, bar, th->good);
+            gui_text(d, L->font_small, r.x + r.w / 2, g.y0 + g.cell + 2 * L->font + bh + 2, th->text, GUI_AL_CENTER, F(p[j], pb));
+        }
+    }
+    /* The update with the numbers filled in. */
+    int x = L->main.x + L->pad, y = g.y0 + g.cell + (p ? 4 * L->font + g.cell : 2 * L->font);
+    char a[32], b[32], c[32], e1[32], e2[32];
+    if (cur) {
+        bool resc = cur->l_old > 0 && cur->alpha < 1;
+        bool one = cur->c1 - cur->c0 == 1;
+        line(d, L->font, x, &y, th->text, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk",
+             F(cur->m_old, a), F(cur->m_blk, b), F(cur->m_new, c));
+        line(d, L->font, x, &y, resc ? th->rescale : th->text, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(cur->m_old, a),
+             F(cur->m_new, b), F(cur->alpha, c), resc ? "   <- rescale!" : "");
+        line(d, L->font, x, &y, th->text, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
+        line(d, L->font, x, &y, th->text, "      = %s·%s + %s = %s", F(cur->l_old, a), F(cur->alpha, b),
+             F(cur->beta * cur->l_blk, e1), F(cur->l_new, e2));
+    } else {
+        line(d, L->font, x, &y, th->dim, "m = -inf, ℓ = 0: nothing seen yet");
+    }
+    if (out) {
+        y += L->pad;
+        line(d, L->font, x, &y, th->good, "softmax_i = exp(z_i - m) / ℓ with m = %s, ℓ = %s", F(out->m_new, a), F(out->l_new, b));
+    }
+    /* Side panel: the history of (m, ℓ). */
+    gui_panel(d, L->side, NULL);
+    int sx = L->side.x + L->pad, sy = L->side.y + L->pad / 2, fs = L->font_small;
+    line(d, L->font, sx, &sy, th->text, "History");
+    line(d, fs, sx, &sy, th->dim, "%-5s %-9s %-9s %-9s %s", "step", "z", "m", "ℓ", "α");
+    for (int64_t k = 0; k <= s->step && k < t->n && sy < L->side.y + L->side.h - 2 * gui_line_h(d, fs); k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->kind != FS_EV_ELEM) continue;
+        char zb[32];
+        if (e->c1 - e->c0 == 1) F(e->x, zb);
+        else snprintf(zb, sizeof zb, "[%d..%d]", e->c0, e->c1 - 1);
+        line(d, fs, sx, &sy, k == s->step ? th->current : (e->l_old > 0 && e->alpha < 1 ? th->rescale : th->text),
+             "%-5lld %-9s %-9s %-9s %s", (long long)k, zb, F(e->m_new, a), F(e->l_new, b), F(e->alpha, c));
+    }
+    int hi, hj;
+    if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && z) {
+        char tip[128];
+        if (p) snprintf(tip, sizeof tip, "z%d = %.10g   softmax = %.10g", hj, z[hj], p[hj]);
+        else snprintf(tip, sizeof tip, "z%d = %.10g", hj, z[hj]);
+        tooltip(d, s, tip);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Online attention for one query: keys and values as rows, the running o growing. */
+
+static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    const fs_trace *t = &show->trace;
+    const fs_attn *a = &show->run.attn;
+    gui_grid g = gui_scene_grid(show, L);
+    int64_t last_row[4096];
+    int nk = a->n_kv < 4096 ? a->n_kv : 4096;
+    for (int j = 0; j < nk; j++) last_row[j] = -1;
+    const fs_event *cur = NULL, *out = NULL;
+    for (int64_t k = 0; k <= s->step && k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->kind == FS_EV_ROW && e->row == 0 && e->head == 0) {
+            cur = e;
+            for (int j = e->c0; j < e->c1 && j < nk; j++) last_row[j] = k;
+        } else if (e->kind == FS_EV_OUT && e->row == 0 && e->head == 0) out = e;
+    }
+    const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
+    char b1[32], b2[32], b3[32];
+    /* q above. */
+    char qs[256] = "q = [";
+    int qn = 5;
+    for (int c = 0; a->Q && c < a->d && qn < 200; c++) qn += snprintf(qs + qn, sizeof qs - (size_t)qn, "%s%g", c ? ", " : "", a->Q[c]);
+    snprintf(qs + qn, sizeof qs - (size_t)qn, "]   scale = %g", a->scale);
+    gui_text(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, qs);
+    for (int j = 0; j < nk && g.cell > 0; j++) {
+        bool is_now = now && (now->kind == FS_EV_ROW || now->kind == FS_EV_TILE) && j >= now->c0 && j < now->c1;
+        bool done = last_row[j] >= 0;
+        for (int c = 0; c < a->d + 1 + a->d_v; c++) {
+            if (c == a->d) continue;
+            gui_rect r = {g.x0 + c * g.cell + 2, g.y0 + j * g.cell + 2, g.cell - 4, g.cell - 4};
+            uint32_t base = c < a->d ? th->full : th->partial;
+            gui_fill(d, r, done || is_now ? gui_mix(base, th->bg, is_now ? 0.1 : 0.5) : th->future);
+            double v = c < a->d ? (a->K ? a->K[(size_t)j * a->d + c] : NAN) : (a->V ? a->V[(size_t)j * a->d_v + c - a->d - 1] : NAN);
+            char b[32];
+            snprintf(b, sizeof b, "%g", v);
+            gui_text_fit(d, L->font, r, th->text, b);
+        }
+        gui_textf(d, L->font_small, g.x0 - L->pad, g.y0 + j * g.cell + (g.cell - gui_line_h(d, L->font_small)) / 2,
+                  is_now ? th->current : th->dim, GUI_AL_RIGHT, "%s%d", is_now ? "> " : "", j);
+        if (is_now) gui_frame(d, (gui_rect){g.x0, g.y0 + j * g.cell, (a->d + 1 + a->d_v) * g.cell, g.cell}, th->current, 3 * d->thin);
+        /* s_j and the weight, once computed. */
+        if (done) {
+            const fs_event *e = &t->ev[last_row[j]];
+            const double *sv = fs_trace_at(t, e->s_row);
+            int x = g.x0 + (a->d + 1 + a->d_v) * g.cell + L->pad;
+            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2 - gui_line_h(d, L->font_small), th->text, GUI_AL_LEFT,
+                      "s = %s", sv ? F(sv[0], b1) : "?");
+            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2, th->warn, GUI_AL_LEFT, "w = %s", F(e->beta, b2));
+        }
+    }
+    if (g.cell > 0) {
+        gui_text(d, L->font_small, g.x0 + a->d * g.cell / 2, g.y0 - gui_line_h(d, L->font_small) - 2, th->dim, GUI_AL_CENTER, "K");
+        gui_text(d, L->font_small, g.x0 + (a->d + 1) * g.cell + a->d_v * g.cell / 2, g.y0 - gui_line_h(d, L->font_small) - 2, th->dim,
+                 GUI_AL_CENTER, "V");
+    }
+    /* Side panel: the step with the numbers filled in. */
+    gui_panel(d, L->side, NULL);
+    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
+    line(d, L->font, x, &y, th->text, "Running state");
+    if (cur) {
+        const double *sv = fs_trace_at(t, cur->s_row);
+        bool resc = cur->l_old > 0 && cur->alpha < 1;
+        line(d, fs, x, &y, th->text, "key %d: s = q·k·scale = %s", cur->c0, sv ? F(sv[0], b1) : "?");
+        line(d, fs, x, &y, resc ? th->rescale : th->text, "m_new = max(m, s) = max(%s, %s) = %s", F(cur->m_old, b1),
+             F(cur->m_blk, b2), F(cur->m_new, b3));
+        line(d, fs, x, &y, resc ? th->rescale : th->text, "correction α = exp(m - m_new) = %s%s", F(cur->alpha, b1),
+             resc ? "  (new max)" : "");
+        line(d, fs, x, &y, th->warn, "weight w = exp(s - m_new) = %s", F(cur->beta, b1));
+        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + w = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3),
+             F(cur->l_new, b3));
+        const double *o = fs_trace_at(t, cur->o_new), *oo = fs_trace_at(t, cur->o_old);
+        char os[256] = "", oos[256] = "";
+        int n1 = 0, n2 = 0;
+        for (int c = 0; o && c < cur->n_o && c < 8; c++) n1 += snprintf(os + n1, sizeof os - (size_t)n1, "%s%s", c ? ", " : "", F(o[c], b1));
+        for (int c = 0; oo && c < cur->n_o && c < 8; c++) n2 += snprintf(oos + n2, sizeof oos - (size_t)n2, "%s%s", c ? ", " : "", F(oo[c], b1));
+        line(d, fs, x, &y, th->text, "o = α·o + w·v_%d", cur->c0);
+        if (oo) line(d, fs, x, &y, th->dim, "  was [%s]", oos);
+        line(d, fs, x, &y, th->accent, "  now [%s]", os);
+        /* o as bars. */
+        y += L->pad / 2;
+        for (int c = 0; o && c < cur->n_o && c < 8; c++) {
+            int bw = (int)((L->side.w - 4 * L->pad) * fmin(1.0, fabs(o[c]) / fmax(1.0, cur->l_new)));
+            gui_fill(d, (gui_rect){x, y, bw, gui_line_h(d, fs) / 2}, th->accent);
+            y += gui_line_h(d, fs) / 2 + 2;
+        }
+    } else {
+        line(d, fs, x, &y, th->dim, "m = -inf, ℓ = 0, o = 0: no key seen yet");
+    }
+    if (out) {
+        const double *o = fs_trace_at(t, out->o_new);
+        char os[256] = "";
+        int n1 = 0;
+        for (int c = 0; o && c < out->n_o && c < 8; c++) n1 += snprintf(os + n1, sizeof os - (size_t)n1, "%s%s", c ? ", " : "", F(o[c], b1));
+        y += L->pad;
+        line(d, fs, x, &y, th->good, "output = o / ℓ = [%s]", os);
+    }
+    int hi, hj;
+    if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && hj != a->d && a->K && a->V) {
+        char tip[128];
+        if (hj < a->d) snprintf(tip, sizeof tip, "K[%d][%d] = %.10g", hi, hj, a->K[(size_t)hi * a->d + hj]);
+        else snprintf(tip, sizeof tip, "V[%d][%d] = %.10g", hi, hj - a->d - 1, a->V[(size_t)hi * a->d_v + hj - a->d - 1]);
+        tooltip(d, s, tip);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Decode: the cache cut into splits, each split's partial, the merges with their corrections. */
+
+static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    const fs_trace *t = &show->trace;
+    const fs_attn *a = &show->run.attn;
+    gui_grid g = gui_scene_grid(show, L);
+    const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
+    int head = now ? now->head : 0, row = now && now->row >= 0 ? now->row : 0;
+    if (s->follow >= 0 && s->follow < a->n_q) row = s->follow;
+    /* Events of this (head, row), up to the step, by node id. */
+    enum { MAXN = 512 };
+    int64_t node_ev[MAXN];
+    int n_nodes = 0, n_splits = 0;
+    for (int i = 0; i < MAXN; i++) node_ev[i] = -1;
+    int64_t out = -1, first = -1;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->head != head || e->row != row) continue;
+        if (first < 0) first = k;
+        if (e->kind == FS_EV_PARTIAL && e->kt >= 0 && e->kt < MAXN) { n_splits = e->kt + 1 > n_splits ? e->kt + 1 : n_splits; }
+        if (k > s->step) continue;
+        if ((e->kind == FS_EV_PARTIAL || e->kind == FS_EV_MERGE) && e->id >= 0 && e->id < MAXN) {
+            node_ev[e->id] = k;
+            if (e->id + 1 > n_nodes) n_nodes = e->id + 1;
+        }
+        if (e->kind == FS_EV_OUT) out = k;
+    }
+    int split_of[4096];
+    int nk = a->n_kv < 4096 ? a->n_kv : 4096;
+    for (int j = 0; j < nk; j++) split_of[j] = -1;
+    for (int64_t k = 0; k < t->n; k++) {   /* which split holds each key (from the PARTIAL events) */
+        const fs_event *e = &t->ev[k];
+        if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row) continue;
+        int st = e->stride > 0 ? e->stride : 1;
+        for (int j = e->c0; j < e->c1 && j < nk; j += st) split_of[j] = e->kt;
+    }
+    char b1[32], b2[32], b3[32];
+    gui_textf(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "KV cache (%d positions) in %d splits; query row %d", a->n_kv,
+              n_splits, row);
+    for (int j = 0; j < nk && g.cell > 0; j++) {
+        int sp = split_of[j];
+        gui_rect r = {g.x0 + j * g.cell + 1, g.y0 + 1, g.cell - 2, g.cell - 2};
+        bool done = sp >= 0 && node_ev[sp] >= 0;
+        bool is_now = now && now->kind == FS_EV_PARTIAL && now->kt == sp && now->row == row;
+        uint32_t base = sp % 2 ? th->partial : th->full;
+        gui_fill(d, r, sp < 0 ? th->masked : done ? gui_mix(base, th->bg, is_now ? 0 : 0.35) : gui_mix(base, th->bg, 0.75));
+        if (sp % 2) gui_hatch(d, r, gui_mix(base, th->text, 0.25), g.cell / 3 > 3 ? g.cell / 3 : 3, 1);
+        if (is_now) gui_frame(d, r, th->current, 2 * d->thin);
+        gui_textf(d, L->font_small, r.x + r.w / 2, g.y0 - gui_line_h(d, L->font_small), th->dim, GUI_AL_CENTER, "%d", j);
+        if (sp >= 0 && g.cell >= gui_line_h(d, L->font_small))
+            gui_textf(d, L->font_small, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, "s%d", sp);
+    }
+    /* The merge diagram: partials at the bottom row, merges above by level. */
+    int top = g.y0 + g.cell + 2 * L->font, bottom = L->main.y + L->main.h - L->pad;
+    if (n_splits <= 0 || n_splits > MAXN) return;
+    int depth[MAXN], px[MAXN];
+    int maxdepth = 0;
+    for (int i = 0; i < MAXN; i++) { depth[i] = 0; px[i] = 0; }
+    int w = L->main.w;
+    for (int p = 0; p < n_splits; p++) px[p] = L->main.x + (2 * p + 1) * w / (2 * n_splits);
+    /* All merges of this row (also future ones, drawn dim) give the shape of the diagram. */
+    int64_t merge_all[MAXN];
+    for (int i = 0; i < MAXN; i++) merge_all[i] = -1;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->kind != FS_EV_MERGE || e->head != head || e->row != row || e->id < 0 || e->id >= MAXN) continue;
+        if (e->a < 0 || e->a >= MAXN || e->b < 0 || e->b >= MAXN) continue;
+        merge_all[e->id] = k;
+        depth[e->id] = 1 + (depth[e->a] > depth[e->b] ? depth[e->a] : depth[e->b]);
+        px[e->id] = (px[e->a] + px[e->b]) / 2;
+        if (depth[e->id] > maxdepth) maxdepth = depth[e->id];
+    }
+    int lh = gui_line_h(d, L->font_small);
+    int box_h = 4 * lh + L->pad / 2, box_w = w / (n_splits > 1 ? n_splits : 1) - L->pad;
+    if (box_w > 16 * gui_char_w(d, L->font_small)) box_w = 16 * gui_char_w(d, L->font_small);
+    int level_h = maxdepth ? (bottom - top - box_h) / maxdepth : 0;
+    if (level_h > box_h + 3 * L->pad) level_h = box_h + 3 * L->pad;
+    int base_y = top + maxdepth * level_h;   /* the partials' row */
+    int py[MAXN];
+    for (int i = 0; i < MAXN; i++) py[i] = base_y - depth[i] * level_h;
+    /* Edges first. */
+    for (int id = 0; id < MAXN; id++) {
+        if (merge_all[id] < 0) continue;
+        const fs_event *e = &t->ev[merge_all[id]];
+        bool done = node_ev[id] >= 0;
+        uint32_t col = done ? th->merge_mark : th->border;
+        gui_line(d, px[e->a], py[e->a], px[id], py[id] + box_h, col, done ? 2 * d->thin : d->thin);
+        gui_line(d, px[e->b], py[e->b], px[id], py[id] + box_h, col, done ? 2 * d->thin : d->thin);
+    }
+    for (int id = 0; id < MAXN; id++) {
+        bool is_split = id < n_splits, is_merge = merge_all[id] >= 0;
+        if (!is_split && !is_merge) continue;
+        int64_t ke = node_ev[id];
+        gui_rect r = {px[id] - box_w / 2, py[id], box_w, box_h};
+        bool is_now = ke >= 0 && ke == s->step;
+        gui_fill(d, r, ke >= 0 ? gui_mix(th->panel, is_split ? (id % 2 ? th->partial : th->full) : th->merge_mark, 0.3) : th->future);
+        gui_frame(d, r, is_now ? th->current : th->border, is_now ? 3 * d->thin : d->thin);
+        int x = r.x + L->pad / 2, y = r.y + L->pad / 4;
+        if (ke < 0) {
+            gui_textf(d, L->font_small, x, y, th->dim, GUI_AL_LEFT, is_split ? "split %d" : "merge", id);
+            continue;
+        }
+        const fs_event *e = &t->ev[ke];
+        if (is_split) line(d, L->font_small, x, &y, th->text, "split %d", id);
+        else line(d, L->font_small, x, &y, th->merge_mark, "%d+%d", e->a, e->b);
+        line(d, L->font_small, x, &y, th->text, "m %s", F(e->m_new, b1));
+        line(d, L->font_small, x, &y, th->text, "ℓ %s", F(e->l_new, b1));
+        if (!is_split) line(d, L->font_small, x, &y, th->warn, "c %.3f %.3f", e->alpha, e->beta);
+        else {
+            const double *o = fs_trace_at(t, e->o_new);
+            if (o) line(d, L->font_small, x, &y, th->dim, "o %s", F(o[0], b1));
+        }
+    }
+    /* Side panel: the current merge with the numbers, or the partial. */
+    gui_panel(d, L->side, NULL);
+    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
+    line(d, L->font, x, &y, th->text, "This step");
+    if (now && now->kind == FS_EV_MERGE) {
+        line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
+        line(d, fs, x, &y, th->text, "m = max(m_a, m_b) = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
+        line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
+        line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
+        line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3),
+             F(now->l_blk, b3));
+        line(d, fs, x, &y, th->accent, "  = %s", F(now->l_new, b1));
+        const double *o = fs_trace_at(t, now->o_new);
+        if (o) line(d, fs, x, &y, th->text, "o = c_a·o_a + c_b·o_b -> [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");
+    } else if (now && now->kind == FS_EV_PARTIAL) {
+        line(d, fs, x, &y, th->text, "split %d: keys %d..%d%s, %d visible", now->kt, now->c0, now->c1 - 1,
+             now->stride > 1 ? " (strided)" : "", now->visible);
+        line(d, fs, x, &y, th->text, "m = %s (max of its scores)", F(now->m_new, b1));
+        line(d, fs, x, &y, th->text, "ℓ = Σ exp(s - m) = %s", F(now->l_new, b1));
+        line(d, fs, x, &y, th->dim, "computed alone: splits run in parallel");
+    } else if (now && now->kind == FS_EV_OUT) {
+        const double *o = fs_trace_at(t, now->o_new);
+        char os[256] = "";
+        int n1 = 0;
+        for (int c = 0; o && c < now->n_o && c < 6; c++) n1 += snprintf(os + n1, sizeof os - (size_t)n1, "%s%s", c ? ", " : "", F(o[c], b1));
+        line(d, fs, x, &y, th->good, "output row %d = o / ℓ = [%s]", now->row, os);
+        line(d, fs, x, &y, th->text, "m = %s, ℓ = %s", F(now->m_new, b1), F(now->l_new, b2));
+    }
+    y += L->pad;
+    line(d, fs, x, &y, th->dim, "The merge is associative: any number of");
+    line(d, fs, x, &y, th->dim, "splits, any merge order, same output");
+    line(d, fs, x, &y, th->dim, "(up to rounding).");
+    (void)out; (void)first;
+    int hi, hj;
+    if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && a->K) {
+        char tip[128];
+        snprintf(tip, sizeof tip, "key %d, split %d: k[0] = %.10g", hj, split_of[hj], a->K[(size_t)fs_attn_kv_head(a, head) * a->n_kv * a->d + (size_t)hj * a->d]);
+        tooltip(d, s, tip);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Claims: a lesson with nothing to animate lists what it checked. */
+
+static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    gui_rect r = {L->main.x, L->main.y, L->main.w + L->side.w + L->pad, L->main.h};
+    gui_panel(d, r, NULL);
+    int x = r.x + L->pad, y = r.y + L->pad / 2;
+    if (show->intro[0]) {
+        y += gui_text_wrap(d, L->font, (gui_rect){x, y, r.w - 2 * L->pad, 4 * gui_line_h(d, L->font)}, th->text, show->intro);
+        y += L->pad;
+    }
+    line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
+    for (int i = 0; i < show->n_claims && y + gui_line_h(d, L->font_small) < r.y + r.h; i++) {
+        const char *c = show->claims[i];
+        bool bad = strstr(c, "-> erratum") != NULL;
+        line(d, L->font_small, x, &y, bad ? th->bad : th->text, "%s %s", bad ? "x" : "+", c);
+    }
+    (void)s;
+}
+
+void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    switch (show->scene) {
+    case GUI_SCENE_SOFTMAX: scene_softmax(d, s, show); break;
+    case GUI_SCENE_QUERY: scene_query(d, s, show); break;
+    case GUI_SCENE_DECODE: scene_decode(d, s, show); break;
+    case GUI_SCENE_CLAIMS: scene_claims(d, s, show); break;
+    case GUI_SCENE_TILED:
+    case GUI_SCENE_TREE:
+    case GUI_SCENE_WINDOW:
+    case GUI_SCENE_GQA:
+    case GUI_SCENE_PITFALL: gui_scene_tiled(d, s, show); break;
+    case GUI_SCENE_COUNT: break;
+    }
+}

@@ -1,0 +1,652 @@
+/* scene_tiled.c: the tiled scenes: prefill grid, tree mask, sliding window, GQA, pitfalls.
+ *
+ * The score grid is N_q × N_kv cells cut into Bq × Bk tiles. What the grid shows at step k is
+ * read from the trace by one scan of events 0..k (tiled_scan): each tile's class once its TILE or
+ * SKIP event has happened, each cell's score and P̃ from the last ROW event that covered it, each
+ * row's m, ℓ and o from its last ROW (or OUT) event. Tile classes are coloured and patterned:
+ * full = solid, partial = "/" hatching with masked cells dark, skipped = cross-hatched grey.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui/draw.h"
+
+#define ELEM_BYTES 4   /* the on-chip counters assume fp32 elements */
+
+typedef struct {
+    const fs_trace *t;
+    int head, n_q, n_kv, d, d_v, Bq, Bk, nqt, nkt;
+    int64_t k;
+    int64_t *row_ev, *out_ev, *cell_ev;
+    int64_t *tile_ev;        /* TILE / SKIP event of each (qt, kt), −1 while in the future */
+    int64_t cur_tile;        /* latest TILE / SKIP event ≤ k (this head), −1 none */
+    int visited, skipped, partial;
+    double bytes_q, bytes_kv, bytes_o;   /* flash traffic so far (bytes) */
+} tiled_scan;
+
+static void scan_free(tiled_scan *c)
+{
+    free(c->row_ev); free(c->out_ev); free(c->cell_ev); free(c->tile_ev);
+}
+
+static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, int64_t k, int head)
+{
+    memset(c, 0, sizeof *c);
+    const fs_attn *a = &show->run.attn;
+    c->t = t;
+    c->k = k;
+    c->head = head;
+    c->n_q = a->n_q; c->n_kv = a->n_kv; c->d = a->d; c->d_v = a->d_v;
+    c->Bq = show->run.tiling.Bq > 0 ? show->run.tiling.Bq : 1;
+    c->Bk = show->run.tiling.Bk > 0 ? show->run.tiling.Bk : 1;
+    c->nqt = (c->n_q + c->Bq - 1) / c->Bq;
+    c->nkt = (c->n_kv + c->Bk - 1) / c->Bk;
+    c->row_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
+    c->out_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
+    c->cell_ev = malloc(sizeof(int64_t) * (size_t)c->n_q * (size_t)c->n_kv);
+    c->tile_ev = malloc(sizeof(int64_t) * (size_t)c->nqt * (size_t)c->nkt);
+    if (!c->row_ev || !c->out_ev || !c->cell_ev || !c->tile_ev) { scan_free(c); return false; }
+    for (int i = 0; i < c->n_q; i++) c->row_ev[i] = c->out_ev[i] = -1;
+    for (int64_t i = 0; i < (int64_t)c->n_q * c->n_kv; i++) c->cell_ev[i] = -1;
+    for (int i = 0; i < c->nqt * c->nkt; i++) c->tile_ev[i] = -1;
+    c->cur_tile = -1;
+    for (int64_t s = 0; s <= k && s < t->n; s++) {
+        const fs_event *e = &t->ev[s];
+        if (e->head != head) continue;
+        switch (e->kind) {
+        case FS_EV_TILE:
+        case FS_EV_SKIP:
+            if (e->qt >= 0 && e->qt < c->nqt && e->kt >= 0 && e->kt < c->nkt) c->tile_ev[e->qt * c->nkt + e->kt] = s;
+            c->cur_tile = s;
+            if (e->kind == FS_EV_SKIP) c->skipped++;
+            else {
+                c->visited++;
+                c->partial += e->cls == FS_TILE_PARTIAL;
+                c->bytes_q += (double)(e->r1 - e->r0) * c->d * ELEM_BYTES;
+                c->bytes_kv += (double)(e->c1 - e->c0) * (c->d + c->d_v) * ELEM_BYTES;
+            }
+            break;
+        case FS_EV_ROW:
+            if (e->row >= 0 && e->row < c->n_q) {
+                c->row_ev[e->row] = s;
+                if (e->s_row >= 0)
+                    for (int j = e->c0; j < e->c1 && j < c->n_kv; j++) c->cell_ev[(int64_t)e->row * c->n_kv + j] = s;
+            }
+            break;
+        case FS_EV_OUT:
+            if (e->row >= 0 && e->row < c->n_q) {
+                c->out_ev[e->row] = s;
+                c->bytes_o += (double)c->d_v * ELEM_BYTES;
+            }
+            break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+/* The value of cell (i, j): score (what = 0) or P̃ (what = 1); NAN when not computed yet. */
+static double cell_value(const tiled_scan *c, int i, int j, int what)
+{
+    int64_t s = c->cell_ev[(int64_t)i * c->n_kv + j];
+    if (s < 0) return NAN;
+    const fs_event *e = &c->t->ev[s];
+    const double *v = fs_trace_at(c->t, what ? e->p_row : e->s_row);
+    if (!v || j - e->c0 >= e->n_s) return NAN;
+    return v[j - e->c0];
+}
+
+/* Row i's o vector (final O after its OUT event) and whether it is final. NULL: nothing yet. */
+static const double *row_o(const tiled_scan *c, int i, bool *final, bool *normalized)
+{
+    int64_t s = c->out_ev[i] >= 0 ? c->out_ev[i] : c->row_ev[i];
+    *final = c->out_ev[i] >= 0;
+    if (s < 0) return NULL;
+    const fs_event *e = &c->t->ev[s];
+    *normalized = e->normalized || *final;
+    return fs_trace_at(c->t, e->o_new);
+}
+
+static int cell_font(gui_draw *d, int cell, int chars)
+{
+    int f = (int)(cell * 0.88 / (chars * 0.602));
+    if (f > d->L.font_small) f = d->L.font_small;
+    return f;
+}
+
+static void fmt2(double x, char *b, size_t n)
+{
+    if (isnan(x)) snprintf(b, n, " ");
+    else if (isinf(x)) snprintf(b, n, x < 0 ? "-inf" : "inf");
+    else if (fabs(x) >= 99.995) snprintf(b, n, "%.0f", x);
+    else snprintf(b, n, "%.2f", x);
+}
+
+/* Draw one grid (scores, O cells, m and ℓ columns) of scan c into g. wrong_ref: for the pitfall,
+ * the correct scan to compare O rows with (rows that differ are outlined). */
+static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c,
+                      const gui_grid *g, bool stats, const tiled_scan *ref, const char *caption)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    const fs_attn *a = &show->run.attn;
+    int cell = g->cell;
+    if (cell <= 0) return;
+    const fs_event *cur = s->n > 0 && s->step < c->t->n ? &c->t->ev[s->step] : NULL;
+    const fs_event *ct = c->cur_tile >= 0 ? &c->t->ev[c->cur_tile] : NULL;
+    int follow = gui_followed_row(s, show);
+    int vf = cell_font(d, cell, 5);
+    bool two = vf >= 7 && cell >= 2 * gui_line_h(d, vf) + 2;
+    int inset = cell >= 10 ? 1 : 0;
+    /* Does the current tile still have rows being computed (it is "open")? */
+    bool tile_open = ct && ct->kind == FS_EV_TILE && cur && (cur->kind == FS_EV_TILE || cur->kind == FS_EV_ROW) &&
+                     cur->qt == ct->qt && cur->kt == ct->kt;
+
+    for (int i = 0; i < c->n_q; i++) {
+        int qt = i / c->Bq;
+        for (int j = 0; j < c->n_kv; j++) {
+            int kt = j / c->Bk;
+            gui_rect r = {g->x0 + j * cell + inset, g->y0 + i * cell + inset, cell - 2 * inset, cell - 2 * inset};
+            int64_t te = c->tile_ev[qt * c->nkt + kt];
+            bool is_cur = ct && te == c->cur_tile;
+            if (te < 0) {
+                gui_fill(d, r, th->future);
+                continue;
+            }
+            const fs_event *e = &c->t->ev[te];
+            bool vis = fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j);
+            double dim = is_cur ? 0.0 : 0.45;
+            if (e->kind == FS_EV_SKIP) {
+                gui_fill(d, r, gui_mix(th->skipped, th->bg, dim * 0.5));
+                gui_hatch(d, r, gui_mix(th->skipped, th->text, 0.35), cell >= 24 ? cell / 4 : 4, 3);
+            } else if (!vis) {
+                gui_fill(d, r, th->masked);
+                if (cell >= 14) {   /* a small × marks a masked pair */
+                    int m = cell / 3;
+                    gui_line(d, r.x + m, r.y + m, r.x + r.w - m, r.y + r.h - m, th->dim, 1);
+                    gui_line(d, r.x + m, r.y + r.h - m, r.x + r.w - m, r.y + m, th->dim, 1);
+                }
+            } else if (e->cls == FS_TILE_PARTIAL) {
+                gui_fill(d, r, gui_mix(th->partial, th->bg, dim));
+                gui_hatch(d, r, gui_mix(th->partial, th->text, 0.3), cell >= 24 ? cell / 4 : 4, 1);
+            } else {
+                gui_fill(d, r, gui_mix(th->full, th->bg, dim));
+            }
+            /* Values: the score, and P̃ in the open tile. */
+            if (vf >= 7 && vis && e->kind == FS_EV_TILE) {
+                double sv = cell_value(c, i, j, 0);
+                if (!isnan(sv)) {
+                    char b1[16], b2[16];
+                    fmt2(sv, b1, sizeof b1);
+                    bool show_p = tile_open && is_cur && two;
+                    int lh = gui_line_h(d, vf);
+                    int y = r.y + (r.h - (show_p ? 2 * lh : lh)) / 2;
+                    gui_fill_a(d, (gui_rect){r.x + r.w / 2 - gui_text_w(d, vf, b1) / 2 - 1, y, gui_text_w(d, vf, b1) + 2, lh},
+                               th->bg, 150);
+                    gui_text(d, vf, r.x + r.w / 2, y, th->text, GUI_AL_CENTER, b1);
+                    if (show_p) {
+                        fmt2(cell_value(c, i, j, 1), b2, sizeof b2);
+                        gui_fill_a(d, (gui_rect){r.x + r.w / 2 - gui_text_w(d, vf, b2) / 2 - 1, y + lh, gui_text_w(d, vf, b2) + 2, lh},
+                                   th->bg, 150);
+                        gui_text(d, vf, r.x + r.w / 2, y + lh, th->warn, GUI_AL_CENTER, b2);
+                    }
+                }
+            }
+        }
+    }
+    /* Tile boundaries. */
+    int gw = c->n_kv * cell, gh = c->n_q * cell, tb = d->thin + 1;
+    for (int q = 0; q <= c->nqt; q++) {
+        int y = g->y0 + (q * c->Bq > c->n_q ? c->n_q : q * c->Bq) * cell;
+        gui_fill(d, (gui_rect){g->x0 - tb / 2, y - tb / 2, gw + tb, tb}, th->border);
+    }
+    for (int kk = 0; kk <= c->nkt; kk++) {
+        int x = g->x0 + (kk * c->Bk > c->n_kv ? c->n_kv : kk * c->Bk) * cell;
+        gui_fill(d, (gui_rect){x - tb / 2, g->y0 - tb / 2, tb, gh + tb}, th->border);
+    }
+    /* Sliding window: the band's two edges as staircases. */
+    if (a->mask.kind == FS_MASK_WINDOW || a->mask.kind == FS_MASK_CAUSAL) {
+        for (int i = 0; i < c->n_q; i++) {
+            int64_t p = fs_mask_query_pos(&a->mask, a->n_q, a->n_kv, i);
+            int hi = (int)(p + 1 < c->n_kv ? p + 1 : c->n_kv);
+            int y = g->y0 + i * cell;
+            if (hi >= 0) gui_fill(d, (gui_rect){g->x0 + hi * cell - d->thin, y, 2 * d->thin + 1, cell}, th->accent);
+            if (a->mask.kind == FS_MASK_WINDOW) {
+                int64_t lo = p - a->mask.window + 1;
+                if (lo > 0 && lo <= c->n_kv) gui_fill(d, (gui_rect){g->x0 + (int)lo * cell - d->thin, y, 2 * d->thin + 1, cell}, th->accent);
+            }
+        }
+    }
+    /* The current tile and the current row. */
+    if (ct && ct->r0 >= 0) {
+        gui_rect r = {g->x0 + ct->c0 * cell, g->y0 + ct->r0 * cell, (ct->c1 - ct->c0) * cell, (ct->r1 - ct->r0) * cell};
+        int t3 = 3 * d->thin + 1;
+        gui_frame(d, (gui_rect){r.x - t3 / 2, r.y - t3 / 2, r.w + t3, r.h + t3}, th->current, t3);
+        if (ct->kind == FS_EV_SKIP && cell * (ct->c1 - ct->c0) > gui_text_w(d, L->font_small, "skipped")) {
+            gui_rect lr = {r.x, r.y + r.h / 2 - gui_line_h(d, L->font_small) / 2, r.w, gui_line_h(d, L->font_small)};
+            gui_fill_a(d, lr, th->bg, 200);
+            gui_text_fit(d, L->font_small, lr, th->current, "skipped");
+        }
+    }
+    if (cur && cur->kind == FS_EV_ROW && cur->head == c->head && cur->row >= 0 && cur->c0 >= 0) {
+        gui_rect r = {g->x0 + cur->c0 * cell, g->y0 + cur->row * cell, (cur->c1 - cur->c0) * cell, cell};
+        gui_frame(d, r, th->text, 2 * d->thin);
+    }
+    /* Labels: query rows on the left, keys on top (every k-th when cells are small). */
+    int lf = cell_font(d, cell * 2, 3);
+    if (lf > L->font_small) lf = L->font_small;
+    int every = lf >= 7 && cell >= gui_line_h(d, lf) ? 1 : 8;
+    if (lf < 7) lf = 7;
+    for (int i = 0; i < c->n_q; i += every)
+        gui_textf(d, lf, g->x0 - d->L.pad / 2, g->y0 + i * cell + (cell - gui_line_h(d, lf)) / 2,
+                  i == follow ? th->accent : th->dim, GUI_AL_RIGHT, "%s%d", i == follow ? ">" : "", i);
+    for (int j = 0; j < c->n_kv; j += every)
+        gui_textf(d, lf, g->x0 + j * cell + cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, "%d", j);
+    if (caption) gui_text(d, L->font_small, g->x0, g->y0 - gui_line_h(d, lf) - gui_line_h(d, L->font_small) - d->L.pad / 2,
+                          th->text, GUI_AL_LEFT, caption);
+    if (follow >= 0 && follow < c->n_q)
+        gui_frame(d, (gui_rect){g->x0 - d->thin, g->y0 + follow * cell - d->thin, gw + 2 * d->thin, cell + 2 * d->thin}, th->accent,
+                  d->thin);
+
+    /* O cells (one gap column to the right), then the m and ℓ columns. */
+    int ox = g->x0 + (c->n_kv + 1) * cell;
+    bool any_norm = false;
+    for (int i = 0; i < c->n_q; i++) {
+        bool fin = false, norm = false;
+        const double *o = row_o(c, i, &fin, &norm);
+        any_norm |= norm;
+        bool differs = false;
+        if (ref && o) {
+            bool f2, n2;
+            const double *o2 = row_o(ref, i, &f2, &n2);
+            for (int v = 0; o2 && v < c->d_v; v++)
+                differs |= !(fabs(o[v] - o2[v]) <= 1e-9 * fmax(1, fabs(o2[v])));
+            differs |= !o2;
+        }
+        for (int v = 0; v < c->d_v; v++) {
+            gui_rect r = {ox + v * cell + inset, g->y0 + i * cell + inset, cell - 2 * inset, cell - 2 * inset};
+            gui_fill(d, r, o ? (fin ? gui_mix(th->panel, th->good, 0.18) : th->panel) : th->future);
+            if (o && vf >= 7) {
+                char b[16];
+                fmt2(o[v], b, sizeof b);
+                gui_text_fit(d, vf, r, isnan(o[v]) ? th->bad : th->text, isnan(o[v]) ? "nan" : b);
+            }
+        }
+        if (differs)
+            gui_frame(d, (gui_rect){ox - d->thin, g->y0 + i * cell - d->thin, c->d_v * cell + 2 * d->thin, cell + 2 * d->thin},
+                      th->bad, 2 * d->thin);
+    }
+    gui_text(d, lf, ox + c->d_v * cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER,
+             any_norm ? "O" : "o (not / l)");
+    if (!stats) return;
+    int mx = ox + c->d_v * cell + d->L.pad, cw = gui_char_w(d, L->font_small) * 7 + d->L.pad / 2;
+    int sf = cell >= gui_line_h(d, L->font_small) ? L->font_small : (cell >= 9 ? cell_font(d, cell * 3, 4) : 0);
+    gui_text(d, lf, mx + cw / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, "m");
+    gui_text(d, lf, mx + cw + cw / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, "ℓ");
+    for (int i = 0; i < c->n_q && sf >= 7; i++) {
+        int64_t rs = c->row_ev[i];
+        if (rs < 0) continue;
+        const fs_event *e = &c->t->ev[rs];
+        char b[16];
+        int y = g->y0 + i * cell + (cell - gui_line_h(d, sf)) / 2;
+        bool resc = e->l_old > 0 && e->alpha < 1 && rs == s->step;
+        fmt2(e->m_new, b, sizeof b);
+        gui_text(d, sf, mx + cw / 2, y, resc ? th->rescale : th->text, GUI_AL_CENTER, b);
+        fmt2(e->l_new, b, sizeof b);
+        gui_text(d, sf, mx + cw + cw / 2, y, th->text, GUI_AL_CENTER, b);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Side panel: the followed row's update with the formulas filled in, the tile, the chip. */
+
+static int side_line(gui_draw *d, int x, int *y, uint32_t col, const char *fmt, double a1, double a2, double a3)
+{
+    char b1[32], b2[32], b3[32], line[256];
+    gui_fmt(a1, b1, 32); gui_fmt(a2, b2, 32); gui_fmt(a3, b3, 32);
+    snprintf(line, sizeof line, fmt, b1, b2, b3);
+    gui_text(d, d->L.font_small, x, *y, col, GUI_AL_LEFT, line);
+    *y += gui_line_h(d, d->L.font_small);
+    return *y;
+}
+
+static void kb(double bytes, char *b, size_t n)
+{
+    if (bytes >= 1 << 20) snprintf(b, n, "%.2f MiB", bytes / (1 << 20));
+    else if (bytes >= 1024) snprintf(b, n, "%.1f KiB", bytes / 1024);
+    else snprintf(b, n, "%.0f B", bytes);
+}
+
+static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *c, int row, gui_rect r, int y)
+{
+    const gui_theme *th = d->th;
+    int x = r.x + d->L.pad, lh = gui_line_h(d, d->L.font_small);
+    if (row < 0 || row >= c->n_q || c->row_ev[row] < 0) {
+        gui_text(d, d->L.font_small, x, y, th->dim, GUI_AL_LEFT, "No row update yet.");
+        return y + lh;
+    }
+    const fs_event *e = &c->t->ev[c->row_ev[row]];
+    bool now = c->row_ev[row] == s->step;
+    gui_textf(d, d->L.font, x, y, now ? th->current : th->text, GUI_AL_LEFT, "Row %d%s", row, now ? "  (this step)" : "");
+    y += gui_line_h(d, d->L.font);
+    char vis[96];
+    snprintf(vis, sizeof vis, "tile Q%d,K%d · keys %d-%d · %d visible", e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
+    gui_text(d, d->L.font_small, x, y, th->dim, GUI_AL_LEFT, vis);
+    y += lh + d->L.pad / 3;
+    bool resc = e->l_old > 0 && e->alpha < 1;
+    uint32_t rc = resc ? th->rescale : th->text;
+    side_line(d, x, &y, th->text, "m_blk = max of visible s = %s", e->m_blk, 0, 0);
+    side_line(d, x, &y, th->text, "ℓ_blk = Σ exp(s - m_blk) = %s", e->l_blk, 0, 0);
+    side_line(d, x, &y, rc, "m_new = max(m_old, m_blk)", 0, 0, 0);
+    side_line(d, x, &y, rc, "      = max(%s, %s) = %s", e->m_old, e->m_blk, e->m_new);
+    side_line(d, x, &y, rc, "α = exp(m_old - m_new)", 0, 0, 0);
+    side_line(d, x, &y, rc, "  = exp(%s - %s) = %s", e->m_old, e->m_new, e->alpha);
+    side_line(d, x, &y, th->text, "β = exp(m_blk - m_new)", 0, 0, 0);
+    side_line(d, x, &y, th->text, "  = exp(%s - %s) = %s", e->m_blk, e->m_new, e->beta);
+    side_line(d, x, &y, th->text, "ℓ_new = α·ℓ_old + β·ℓ_blk", 0, 0, 0);
+    {
+        char b1[32], b2[32], b3[32], b4[32], b5[32], ln[200];
+        snprintf(ln, sizeof ln, "      = %s·%s + %s·%s = %s", gui_fmt(e->alpha, b1, 32), gui_fmt(e->l_old, b2, 32),
+                 gui_fmt(e->beta, b3, 32), gui_fmt(e->l_blk, b4, 32), gui_fmt(e->l_new, b5, 32));
+        gui_text(d, d->L.font_small, x, y, th->accent, GUI_AL_LEFT, ln);
+        y += lh;
+    }
+    const double *o = fs_trace_at(c->t, e->o_new);
+    if (o) {
+        char line[256] = "", b[32];
+        int n = snprintf(line, sizeof line, "%s = [", e->normalized ? "o_new" : "o_new (not / ℓ)");
+        for (int v = 0; v < e->n_o && v < 6 && n < 200; v++) n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", v ? ", " : "", gui_fmt(o[v], b, 32));
+        snprintf(line + n, sizeof line - (size_t)n, "%s]", e->n_o > 6 ? ", …" : "");
+        gui_text(d, d->L.font_small, x, y, th->text, GUI_AL_LEFT, line);
+        y += lh;
+    }
+    if (resc) {
+        gui_text(d, d->L.font_small, x, y, th->rescale, GUI_AL_LEFT, "new maximum: what was summed shrinks by α");
+        y += lh;
+    }
+    return y;
+}
+
+/* On-chip panel: the tiles in SRAM and the HBM traffic so far against the materializing baseline. */
+static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui_rect r, int y, int group)
+{
+    const gui_theme *th = d->th;
+    int x = r.x + d->L.pad, fs = d->L.font_small, lh = gui_line_h(d, fs);
+    const fs_event *ct = c->cur_tile >= 0 ? &c->t->ev[c->cur_tile] : NULL;
+    gui_text(d, d->L.font, x, y, th->text, GUI_AL_LEFT, "On chip (SRAM), fp32");
+    y += gui_line_h(d, d->L.font) + d->L.pad / 3;
+    struct { const char *name; int rows, cols; uint32_t col; } box[4] = {
+        {"Q tile", c->Bq, c->d, th->accent}, {"K tile", c->Bk, c->d, th->full},
+        {"V tile", c->Bk, c->d_v, th->partial}, {"S,P tile", c->Bq, c->Bk, th->warn}};
+    int bx = x, bh = lh * 2;
+    bool loaded = ct && ct->kind == FS_EV_TILE;
+    for (int i = 0; i < 4; i++) {
+        char lab[48];
+        snprintf(lab, sizeof lab, "%s %dx%d", box[i].name, box[i].rows, box[i].cols);
+        int bw = gui_text_w(d, fs, lab) + d->L.pad;
+        if (bx + bw > r.x + r.w - d->L.pad) { bx = x; y += bh + d->L.pad / 2; }
+        gui_rect br = {bx, y, bw, bh};
+        gui_fill(d, br, loaded ? gui_mix(th->panel, box[i].col, 0.35) : th->future);
+        gui_frame(d, br, loaded ? box[i].col : th->border, d->thin);
+        gui_text(d, fs, bx + d->L.pad / 2, y + (bh - lh) / 2, loaded ? th->text : th->dim, GUI_AL_LEFT, lab);
+        bx += bw + d->L.pad / 2;
+    }
+    y += bh + d->L.pad / 2;
+    const fs_attn *a = &show->run.attn;
+    double base = (double)ELEM_BYTES * ((double)a->n_q * a->d + (double)a->n_kv * a->d + 4.0 * a->n_q * a->n_kv +
+                                        (double)a->n_kv * a->d_v + (double)a->n_q * a->d_v);
+    double flash = c->bytes_q + c->bytes_kv + c->bytes_o;
+    char b1[32], b2[32];
+    kb(flash, b1, sizeof b1);
+    kb(base, b2, sizeof b2);
+    gui_textf(d, fs, x, y, th->text, GUI_AL_LEFT, "HBM traffic so far: %s (this head)", b1);
+    y += lh;
+    int bw = r.w - 2 * d->L.pad;
+    double mx = fmax(base, flash);
+    gui_fill(d, (gui_rect){x, y, bw, lh / 2}, th->future);
+    gui_fill(d, (gui_rect){x, y, (int)(bw * flash / mx), lh / 2}, th->accent);
+    y += lh / 2 + d->L.pad / 4;
+    gui_fill(d, (gui_rect){x, y, (int)(bw * base / mx), lh / 2}, th->bad);
+    y += lh / 2 + d->L.pad / 4;
+    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "materializing S and P: %s in all", b2);
+    y += lh;
+    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "tiles: %d computed (%d partial), %d skipped of %d", c->visited, c->partial,
+              c->skipped, c->nqt * c->nkt);
+    y += lh;
+    if (group > 1) {
+        kb(c->bytes_kv / group, b1, sizeof b1);
+        kb(c->bytes_kv, b2, sizeof b2);
+        gui_textf(d, fs, x, y, th->good, GUI_AL_LEFT, "K,V tiles shared by %d heads: %s each, not %s", group, b1, b2);
+        y += lh;
+    }
+    return y;
+}
+
+/* A mini table of the current tile's S and P̃ values (when the grid cells are too small). */
+static int draw_tile_table(gui_draw *d, const tiled_scan *c, gui_rect r, int y)
+{
+    const fs_event *ct = c->cur_tile >= 0 ? &c->t->ev[c->cur_tile] : NULL;
+    if (!ct || ct->kind != FS_EV_TILE) return y;
+    const gui_theme *th = d->th;
+    int fs = d->L.font_small, lh = gui_line_h(d, fs), x = r.x + d->L.pad;
+    gui_textf(d, d->L.font, x, y, th->text, GUI_AL_LEFT, "Tile Q%d,K%d: scores s", ct->qt, ct->kt);
+    y += gui_line_h(d, d->L.font);
+    int cols = ct->c1 - ct->c0, cw = gui_char_w(d, fs) * 6;
+    int maxc = (r.w - 2 * d->L.pad) / cw;
+    for (int i = ct->r0; i < ct->r1 && y + lh < r.y + r.h - 6 * lh; i++) {
+        for (int j = 0; j < cols && j < maxc; j++) {
+            char b[16];
+            fmt2(cell_value(c, i, ct->c0 + j, 0), b, sizeof b);
+            gui_text(d, fs, x + j * cw, y, th->text, GUI_AL_LEFT, b);
+        }
+        y += lh;
+    }
+    return y + d->L.pad / 2;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Tree drawing: nodes by depth, children spread under their parent; the followed query's
+ * ancestors (the keys it may see) highlighted. */
+
+static void draw_tree(gui_draw *d, const gui_show *show, int row, gui_rect r)
+{
+    const gui_theme *th = d->th;
+    int n = show->n_parent;
+    if (n <= 0 || n > 256) return;
+    int depth[256], x_slot[256], leaves = 0, maxd = 0;
+    for (int i = 0; i < n; i++) {
+        depth[i] = 0;
+        for (int p = show->parent[i], guard = 0; p >= 0 && guard < n; p = show->parent[p], guard++) depth[i]++;
+        if (depth[i] > maxd) maxd = depth[i];
+    }
+    /* Leaves get slots left to right in depth-first order; a parent sits over its children. */
+    int order[256], n_order = 0, stack[256], sp = 0;
+    for (int i = n - 1; i >= 0; i--) if (show->parent[i] < 0) stack[sp++] = i;
+    while (sp > 0 && n_order < n) {
+        int v = stack[--sp];
+        order[n_order++] = v;
+        for (int ch = n - 1; ch >= 0; ch--) if (show->parent[ch] == v && sp < 256) stack[sp++] = ch;
+    }
+    for (int i = 0; i < n; i++) x_slot[i] = -1;
+    for (int o = 0; o < n_order; o++) {
+        int v = order[o];
+        bool leaf = true;
+        for (int ch = 0; ch < n; ch++) leaf &= show->parent[ch] != v;
+        if (leaf) x_slot[v] = 2 * leaves++;
+    }
+    for (int o = n_order - 1; o >= 0; o--) {   /* parents after their children: mean of children */
+        int v = order[o], sum = 0, cnt = 0;
+        if (x_slot[v] >= 0) continue;
+        for (int ch = 0; ch < n; ch++) if (show->parent[ch] == v && x_slot[ch] >= 0) { sum += x_slot[ch]; cnt++; }
+        x_slot[v] = cnt ? sum / cnt : 0;
+    }
+    int fs = d->L.font, rad = fs;
+    int top = r.y + 2 * fs, h = r.h - 4 * fs, w = r.w - 2 * rad - 2 * d->L.pad;
+    int px[256], py[256];
+    for (int i = 0; i < n; i++) {
+        px[i] = r.x + rad + d->L.pad + (leaves > 1 ? x_slot[i] * w / (2 * leaves - 2) : w / 2);
+        py[i] = top + (maxd ? depth[i] * h / maxd : h / 2);
+    }
+    bool anc[256] = {false};
+    if (row >= 0 && row < n)
+        for (int p = row, guard = 0; p >= 0 && guard < n; p = show->parent[p], guard++) anc[p] = true;
+    for (int i = 0; i < n; i++) {
+        int p = show->parent[i];
+        if (p >= 0) gui_line(d, px[p], py[p], px[i], py[i], anc[i] && anc[p] ? th->current : th->border, anc[i] ? 3 * d->thin : d->thin);
+    }
+    for (int i = 0; i < n; i++) {
+        uint32_t col = i == row ? th->current : anc[i] ? th->accent : th->future;
+        gui_disc(d, px[i], py[i], rad, th->border);
+        gui_disc(d, px[i], py[i], rad - d->thin - 1, col);
+        char lab[8];
+        snprintf(lab, sizeof lab, "%d", i);
+        gui_text(d, fs, px[i], py[i] - gui_line_h(d, fs) / 2, i == row || anc[i] ? th->bg : th->text, GUI_AL_CENTER, lab);
+    }
+    gui_text(d, d->L.font_small, r.x + d->L.pad, r.y, th->text, GUI_AL_LEFT,
+             row >= 0 ? "tree: query (yellow) sees itself and its ancestors (blue)" : "tree");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * GQA band: KV heads with the query heads that share them. */
+
+static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect r)
+{
+    const gui_theme *th = d->th;
+    const fs_attn *a = &show->run.attn;
+    int G = a->n_q_heads / (a->n_kv_heads > 0 ? a->n_kv_heads : 1);
+    int fs = d->L.font_small, lh = gui_line_h(d, fs);
+    int bw = (r.w - d->L.pad) / (a->n_kv_heads > 0 ? a->n_kv_heads : 1) - d->L.pad;
+    if (bw > 14 * fs) bw = 14 * fs;
+    for (int kv = 0; kv < a->n_kv_heads; kv++) {
+        bool cur = fs_attn_kv_head(a, head) == kv;
+        gui_rect b = {r.x + kv * (bw + d->L.pad), r.y, bw, lh + d->L.pad / 2};
+        gui_fill(d, b, cur ? gui_mix(th->panel, th->full, 0.5) : th->panel);
+        gui_frame(d, b, cur ? th->current : th->border, d->thin);
+        gui_textf(d, fs, b.x + b.w / 2, b.y + d->L.pad / 4, th->text, GUI_AL_CENTER, "KV head %d", kv);
+        int qw = (bw - (G - 1) * d->L.pad / 2) / G;
+        for (int g = 0; g < G; g++) {
+            int h = kv * G + g;
+            gui_rect q = {b.x + g * (qw + d->L.pad / 2), b.y + b.h + d->L.pad / 2, qw, lh + d->L.pad / 2};
+            gui_fill(d, q, h == head ? th->current : th->future);
+            gui_frame(d, q, th->border, d->thin);
+            gui_textf(d, fs, q.x + q.w / 2, q.y + d->L.pad / 4, h == head ? th->bg : th->text, GUI_AL_CENTER, "q%d", h);
+        }
+    }
+}
+
+static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c, const gui_grid *g)
+{
+    if (s->hover != GUI_HOVER_CELL) return;
+    int i = s->hover_i, j = s->hover_j;
+    char line[256], b1[32], b2[32];
+    const fs_attn *a = &show->run.attn;
+    if (j < c->n_kv) {
+        double sv = cell_value(c, i, j, 0), pv = cell_value(c, i, j, 1);
+        if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) snprintf(line, sizeof line, "q%d, k%d: masked (s = -inf)", i, j);
+        else if (isnan(sv)) snprintf(line, sizeof line, "q%d, k%d: not computed yet", i, j);
+        else snprintf(line, sizeof line, "q%d, k%d: s = %.10g   P~ = %s", i, j, sv, gui_fmt(pv, b2, 32));
+    } else if (j > c->n_kv && j - c->n_kv - 1 < c->d_v) {
+        bool fin, norm;
+        const double *o = row_o(c, i, &fin, &norm);
+        if (o) snprintf(line, sizeof line, "%s[%d][%d] = %.10g%s", norm ? "O" : "o", i, j - c->n_kv - 1, o[j - c->n_kv - 1],
+                        fin ? " (final)" : "");
+        else snprintf(line, sizeof line, "row %d: no output yet", i);
+    } else {
+        return;
+    }
+    (void)b1;
+    int fs = d->L.font_small, w = gui_text_w(d, fs, line) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
+    int x = s->mouse_x + d->L.pad, y = s->mouse_y + d->L.pad * 2;
+    if (x + w > s->w) x = s->w - w;
+    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
+    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
+    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
+    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, line);
+    (void)g;
+}
+
+void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
+void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    int head = s->n > 0 ? show->trace.ev[s->step].head : 0;
+    if (head < 0) head = 0;
+    tiled_scan c;
+    if (!scan_build(&c, show, &show->trace, s->step, head)) return;
+    gui_grid g = gui_scene_grid(show, L);
+    int row = gui_followed_row(s, show);
+    const fs_attn *a = &show->run.attn;
+    char cap[96];
+    snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ",
+             a->n_q_heads > 1 ? "" : "");
+    if (a->n_q_heads > 1) snprintf(cap, sizeof cap, "head %d (reads KV head %d)", head, fs_attn_kv_head(a, head));
+    tiled_scan w;
+    bool have_wrong = false;
+    if (show->scene == GUI_SCENE_PITFALL && show->wrong.n > 0) {
+        int64_t kw = s->step < show->wrong.n ? s->step : show->wrong.n - 1;
+        have_wrong = scan_build(&w, show, &show->wrong, kw, head);
+    }
+    if (show->scene == GUI_SCENE_PITFALL) snprintf(cap, sizeof cap, "correct");
+    draw_grid(d, s, show, &c, &g, show->scene != GUI_SCENE_PITFALL, NULL, cap);
+    if (have_wrong) {
+        gui_grid g2 = g;
+        g2.x0 += L->main.w / 2;
+        char cap2[96];
+        snprintf(cap2, sizeof cap2, "wrong: %s", show->wrong_label);
+        draw_grid(d, s, show, &w, &g2, false, &c, cap2);
+    }
+    if (show->scene == GUI_SCENE_TREE) {
+        gui_rect tr = {L->main.x + L->main.w * 11 / 20 + L->pad, L->main.y, L->main.w * 9 / 20 - L->pad, L->main.h};
+        draw_tree(d, show, row, tr);
+    }
+    if (show->scene == GUI_SCENE_GQA) draw_gqa_band(d, show, head, (gui_rect){L->main.x, L->main.y, L->main.w, 4 * L->font});
+
+    /* Side panel. */
+    gui_panel(d, L->side, NULL);
+    int y = L->side.y + L->pad / 2;
+    if (show->scene == GUI_SCENE_PITFALL && have_wrong) {
+        const gui_theme *th = d->th;
+        int x = L->side.x + L->pad, lh = gui_line_h(d, L->font_small);
+        gui_text(d, L->font, x, y, th->text, GUI_AL_LEFT, "Row update: correct vs wrong");
+        y += gui_line_h(d, L->font) + L->pad / 3;
+        int64_t rc = row >= 0 ? c.row_ev[row] : -1, rw = row >= 0 && have_wrong ? w.row_ev[row] : -1;
+        if (rc >= 0 && rw >= 0) {
+            const fs_event *e1 = &show->trace.ev[rc], *e2 = &show->wrong.ev[rw];
+            const char *names[3] = {"m", "ℓ", "α"};
+            double v1[3] = {e1->m_new, e1->l_new, e1->alpha}, v2[3] = {e2->m_new, e2->l_new, e2->alpha};
+            for (int i = 0; i < 3; i++) {
+                char b1[32], b2[32];
+                bool same = v1[i] == v2[i] || fabs(v1[i] - v2[i]) <= 1e-9 * fmax(1, fabs(v1[i]));
+                gui_textf(d, L->font_small, x, y, same ? th->text : th->bad, GUI_AL_LEFT, "row %d %s: %s | %s", row, names[i],
+                          gui_fmt(v1[i], b1, 32), gui_fmt(v2[i], b2, 32));
+                y += lh;
+            }
+            const double *o1 = fs_trace_at(&show->trace, e1->o_new), *o2 = fs_trace_at(&show->wrong, e2->o_new);
+            for (int v = 0; o1 && o2 && v < e1->n_o && v < 4; v++) {
+                char b1[32], b2[32];
+                bool same = fabs(o1[v] - o2[v]) <= 1e-9 * fmax(1, fabs(o1[v]));
+                gui_textf(d, L->font_small, x, y, same ? th->text : th->bad, GUI_AL_LEFT, "row %d o[%d]: %s | %s", row, v,
+                          gui_fmt(o1[v], b1, 32), gui_fmt(o2[v], b2, 32));
+                y += lh;
+            }
+        }
+        y += L->pad / 2;
+        if (show->diverge >= 0) {
+            const fs_event *e = &show->trace.ev[show->diverge];
+            gui_textf(d, L->font_small, x, y, s->step >= show->diverge ? th->bad : th->dim, GUI_AL_LEFT,
+                      "first divergence: step %lld (%s, row %d)", (long long)show->diverge, fs_event_kind_str(e->kind), e->row);
+        } else {
+            gui_text(d, L->font_small, x, y, th->good, GUI_AL_LEFT, "the two variants agree at every step");
+        }
+        y += lh + L->pad;
+    }
+    y = draw_row_formulas(d, s, &c, row, L->side, y) + L->pad;
+    int vf = cell_font(d, g.cell, 5);
+    if (vf < 7) y = draw_tile_table(d, &c, L->side, y);
+    int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
+    draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
+    draw_hover(d, s, show, &c, &g);
+    if (have_wrong) scan_free(&w);
+    scan_free(&c);
+}

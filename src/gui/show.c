@@ -1,0 +1,303 @@
+/* show.c: what the window shows: built-in demo problems, run through the engine into a trace,
+ * and the words that describe each event when a lesson gives none.
+ *
+ * The demos need no lesson files; they exist for the timing mode (a 64×64 problem), for the
+ * tests of the window, and as a fallback. Lessons (catalog.c) fill the same gui_show.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui/gui.h"
+
+const char *gui_fmt(double x, char *buf, size_t n)
+{
+    if (isnan(x)) snprintf(buf, n, "nan");
+    else if (isinf(x)) snprintf(buf, n, x < 0 ? "-inf" : "inf");
+    else if (x != 0 && (fabs(x) < 1e-4 || fabs(x) >= 1e5)) snprintf(buf, n, "%.3e", x);
+    else snprintf(buf, n, "%.4f", x == 0 ? 0.0 : x);
+    return buf;
+}
+
+void gui_show_free(gui_show *show)
+{
+    fs_trace_free(&show->trace);
+    fs_trace_free(&show->wrong);
+    free(show->parent);
+    if (show->narrate_free) show->narrate_free(show->narrate_ctx);
+    for (int i = 0; i < 8; i++) free(show->owned[i]);
+    memset(show, 0, sizeof *show);
+}
+
+/* A small deterministic generator for the demos' inputs (the same picture every run, so the
+ * reference screenshots stay valid): values in [-1, 1) with 2 decimals. */
+static void demo_fill(double *x, int64_t n, uint32_t seed)
+{
+    uint32_t s = seed * 2654435761u + 12345u;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (double)((int)((s >> 8) % 200) - 100) / 100.0;
+    }
+}
+
+static double *own(gui_show *show, size_t n_doubles)
+{
+    for (int i = 0; i < 8; i++)
+        if (!show->owned[i]) return show->owned[i] = calloc(n_doubles ? n_doubles : 1, sizeof(double));
+    return NULL;
+}
+
+/* First step where two traces of the same problem disagree (a number differs by more than 1e-9
+ * relative, or the kinds differ); −1 when they agree throughout. */
+static int64_t first_divergence(const fs_trace *a, const fs_trace *b)
+{
+    int64_t n = a->n < b->n ? a->n : b->n;
+    for (int64_t k = 0; k < n; k++) {
+        const fs_event *x = &a->ev[k], *y = &b->ev[k];
+        if (x->kind != y->kind) return k;
+        double u[3] = {x->m_new, x->l_new, 0}, v[3] = {y->m_new, y->l_new, 0};
+        const double *ox = fs_trace_at(a, x->o_new), *oy = fs_trace_at(b, y->o_new);
+        for (int i = 0; ox && oy && i < x->n_o && i < y->n_o; i++) {
+            if (isnan(ox[i]) != isnan(oy[i])) return k;
+            if (fabs(ox[i] - oy[i]) > 1e-9 * fmax(1, fabs(oy[i]))) return k;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (isnan(u[i]) != isnan(v[i])) return k;
+            if (isfinite(u[i]) && isfinite(v[i]) && fabs(u[i] - v[i]) > 1e-9 * fmax(1, fabs(v[i]))) return k;
+        }
+    }
+    return a->n == b->n ? -1 : n;
+}
+
+static const char *const demo_names[] = {
+    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "decode-tree", "pitfall", "grid64",
+};
+#define N_DEMOS ((int)(sizeof demo_names / sizeof demo_names[0]))
+
+int gui_demo_count(void) { return N_DEMOS; }
+const char *gui_demo_name(int i) { return i >= 0 && i < N_DEMOS ? demo_names[i] : NULL; }
+
+/* 000, "A Complete Numerical Example with Tiling" (also in assets/doc000_tiled). */
+static const double doc000_Q[12] = {1.0, 0.5, 0.8, -0.1, 0.2, 0.9, -0.3, 0.4, 0.7, 0.6, 0.1, -0.5};
+static const double doc000_K[12] = {0.3, 0.7, 0.6, 0.2, -0.1, 0.8, 0.4, -0.3, 0.9, 0.1, 0.2, 0.5};
+static const double doc000_V[12] = {1.0, 0.0, 0.0, 1.0, 0.5, 0.5, 0.8, 0.2, 0.3, 0.7, 0.6, 0.4};
+
+static fs_attn demo_attn(gui_show *show, int hq, int hkv, int n_q, int n_kv, int d, int dv, uint32_t seed)
+{
+    fs_attn a = fs_attn_make(n_q, n_kv, d, dv);
+    a.n_q_heads = hq;
+    a.n_kv_heads = hkv;
+    double *Q = own(show, (size_t)hq * n_q * d), *K = own(show, (size_t)hkv * n_kv * d);
+    double *V = own(show, (size_t)hkv * n_kv * dv);
+    if (Q && K && V) {
+        demo_fill(Q, (int64_t)hq * n_q * d, seed);
+        demo_fill(K, (int64_t)hkv * n_kv * d, seed + 1);
+        demo_fill(V, (int64_t)hkv * n_kv * dv, seed + 2);
+    }
+    a.Q = Q; a.K = K; a.V = V;
+    return a;
+}
+
+int gui_demo_load(const char *name, gui_show *show, FILE *err)
+{
+    memset(show, 0, sizeof *show);
+    fs_trace_init(&show->trace);
+    fs_trace_init(&show->wrong);
+    show->diverge = -1;
+    snprintf(show->name, sizeof show->name, "%s", name);
+    fs_run r;
+    fs_status st = FS_OK;
+    fs_pitfall wrong = FS_PITFALL_NONE;
+    if (!strcmp(name, "softmax")) {
+        r = fs_run_make(FS_ALGO_SOFTMAX);
+        double *z = own(show, 4);
+        z[0] = 2; z[1] = 5; z[2] = 1; z[3] = 4;
+        r.z = z; r.n_z = 4; r.chunk = 1;
+        show->scene = GUI_SCENE_SOFTMAX;
+        snprintf(show->title, sizeof show->title, "Online softmax of z = [2, 5, 1, 4]");
+        snprintf(show->source, sizeof show->source, "000, online softmax example");
+    } else if (!strcmp(name, "query")) {
+        r = fs_run_make(FS_ALGO_QUERY);
+        r.attn = fs_attn_make(1, 3, 2, 2);
+        double *Q = own(show, 2), *K = own(show, 6), *V = own(show, 6);
+        static const double k[6] = {0.5, 0.3, 0.8, -0.2, 0.1, 0.7}, v[6] = {1, 0, 0, 1, 0.5, 0.5};
+        Q[0] = 1; Q[1] = 0;
+        memcpy(K, k, sizeof k); memcpy(V, v, sizeof v);
+        r.attn.Q = Q; r.attn.K = K; r.attn.V = V;
+        r.attn.scale = 1.0;
+        show->scene = GUI_SCENE_QUERY;
+        snprintf(show->title, sizeof show->title, "Online attention for one query q = [1, 0]");
+        snprintf(show->source, sizeof show->source, "000, online attention example (no 1/sqrt(d))");
+    } else if (!strcmp(name, "tiled") || !strcmp(name, "pitfall")) {
+        r = fs_run_make(FS_ALGO_TILED);
+        r.attn = fs_attn_make(6, 6, 2, 2);
+        double *Q = own(show, 12), *K = own(show, 12), *V = own(show, 12);
+        memcpy(Q, doc000_Q, sizeof doc000_Q); memcpy(K, doc000_K, sizeof doc000_K);
+        memcpy(V, doc000_V, sizeof doc000_V);
+        r.attn.Q = Q; r.attn.K = K; r.attn.V = V;
+        r.attn.mask.kind = FS_MASK_CAUSAL;
+        r.tiling.Bq = 2; r.tiling.Bk = 3;
+        if (!strcmp(name, "tiled")) {
+            r.tiling.form = FS_FORM_UNNORMALIZED;
+            show->scene = GUI_SCENE_TILED;
+            snprintf(show->title, sizeof show->title, "Tiled causal attention, n = 6, d = 2, Bq = 2, Bk = 3");
+            snprintf(show->source, sizeof show->source, "000, A Complete Numerical Example with Tiling");
+        } else {
+            wrong = FS_PITFALL_NO_RESCALE;
+            show->scene = GUI_SCENE_PITFALL;
+            snprintf(show->title, sizeof show->title, "Pitfall: forgetting to rescale the old output");
+            snprintf(show->source, sizeof show->source, "001, pitfall 1, on 000's tiled example");
+            snprintf(show->wrong_label, sizeof show->wrong_label, "no rescale of o_old");
+        }
+    } else if (!strcmp(name, "tree")) {
+        static const int32_t par[9] = {-1, 0, 1, 1, 2, 2, 3, 3, 4};
+        r = fs_run_make(FS_ALGO_TILED);
+        r.attn = demo_attn(show, 1, 1, 9, 9, 2, 2, 7);
+        uint64_t *bits = (uint64_t *)own(show, 9 * (size_t)fs_mask_words(9));
+        show->parent = malloc(sizeof par);
+        if (!bits || !show->parent) { fprintf(err, "flashstep: out of memory\n"); gui_show_free(show); return 2; }
+        memcpy(show->parent, par, sizeof par);
+        show->n_parent = 9;
+        st = fs_mask_tree_build(par, 9, bits, NULL);
+        r.attn.mask = fs_mask_tree(bits, 9);
+        r.tiling.Bq = 3; r.tiling.Bk = 3;
+        show->scene = GUI_SCENE_TREE;
+        snprintf(show->title, sizeof show->title, "Tree mask for speculative decoding (9 tokens)");
+        snprintf(show->source, sizeof show->source, "000, Tree Masking for Speculative Decoding");
+    } else if (!strcmp(name, "window")) {
+        r = fs_run_make(FS_ALGO_TILED);
+        r.attn = demo_attn(show, 1, 1, 16, 16, 2, 2, 11);
+        r.attn.mask.kind = FS_MASK_WINDOW;
+        r.attn.mask.window = 5;
+        r.tiling.Bq = 4; r.tiling.Bk = 4;
+        show->scene = GUI_SCENE_WINDOW;
+        snprintf(show->title, sizeof show->title, "Sliding window W = 5, n = 16, Bq = Bk = 4");
+        snprintf(show->source, sizeof show->source, "003, sliding window attention");
+    } else if (!strcmp(name, "gqa")) {
+        r = fs_run_make(FS_ALGO_TILED);
+        r.attn = demo_attn(show, 4, 2, 8, 8, 2, 2, 13);
+        r.attn.mask.kind = FS_MASK_CAUSAL;
+        r.tiling.Bq = 4; r.tiling.Bk = 4;
+        show->scene = GUI_SCENE_GQA;
+        snprintf(show->title, sizeof show->title, "Grouped-query attention: 4 query heads over 2 KV heads");
+        snprintf(show->source, sizeof show->source, "000 and 003, GQA by integer division");
+    } else if (!strcmp(name, "decode") || !strcmp(name, "decode-tree")) {
+        bool tree = !strcmp(name, "decode-tree");
+        r = fs_run_make(FS_ALGO_DECODE);
+        r.attn = demo_attn(show, 1, 1, 1, 16, 2, 2, 17);
+        r.decoding.Bk = tree ? 2 : 4;
+        r.decoding.merge = tree ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+        show->scene = GUI_SCENE_DECODE;
+        snprintf(show->title, sizeof show->title, "FlashDecoding: %d splits of %d keys, %s merge",
+                 16 / r.decoding.Bk, r.decoding.Bk, tree ? "tree" : "sequential");
+        snprintf(show->source, sizeof show->source, "000, FlashDecoding phase 1 and 2");
+    } else if (!strcmp(name, "grid64")) {
+        r = fs_run_make(FS_ALGO_TILED);
+        r.attn = demo_attn(show, 1, 1, 64, 64, 16, 16, 19);
+        r.attn.mask.kind = FS_MASK_CAUSAL;
+        r.tiling.Bq = 8; r.tiling.Bk = 8;
+        show->scene = GUI_SCENE_TILED;
+        snprintf(show->title, sizeof show->title, "A 64 x 64 causal problem, d = 16, Bq = Bk = 8");
+        snprintf(show->source, sizeof show->source, "synthetic (timing demo)");
+    } else {
+        fprintf(err, "flashstep: unknown demo '%s' (demos:", name);
+        for (int i = 0; i < N_DEMOS; i++) fprintf(err, " %s", demo_names[i]);
+        fprintf(err, ")\n");
+        return 2;
+    }
+    if (st == FS_OK && r.algo != FS_ALGO_SOFTMAX && r.attn.Q == NULL) st = FS_ERR_NOMEM;
+    fs_result res;
+    if (st == FS_OK) {
+        st = fs_run_exec(&r, &res, &show->trace);
+        fs_result_free(&res);
+    }
+    if (st == FS_OK && wrong != FS_PITFALL_NONE) {
+        fs_run rw = r;
+        rw.tiling.pitfall = wrong;
+        st = fs_run_exec(&rw, &res, &show->wrong);
+        fs_result_free(&res);
+        show->diverge = first_divergence(&show->trace, &show->wrong);
+    }
+    show->run = r;
+    if (st != FS_OK) {
+        fprintf(err, "flashstep: demo '%s': %s\n", name, fs_status_str(st));
+        gui_show_free(show);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Narration from the event alone. */
+
+const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (show->narrate) {
+        const char *s = show->narrate(show->narrate_ctx, k);
+        if (s && *s) {
+            snprintf(buf, n, "%s", s);
+            return buf;
+        }
+    }
+    if (k < 0 || k >= show->trace.n) {
+        snprintf(buf, n, "%s", show->intro);
+        return buf;
+    }
+    const fs_event *e = &show->trace.ev[k];
+    char a[32], b[32], c[32], d[32];
+    switch (e->kind) {
+    case FS_EV_ELEM:
+        if (e->c1 - e->c0 == 1) {
+            if (e->l_old > 0 && e->alpha < 1)
+                snprintf(buf, n, "z[%d] = %s is a new maximum: m goes %s -> %s, so the old sum is rescaled by alpha = %s.",
+                         e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32));
+            else
+                snprintf(buf, n, "z[%d] = %s: m stays %s; add exp(z - m) = %s to the sum.", e->c0, gui_fmt(e->x, a, 32),
+                         gui_fmt(e->m_new, b, 32), gui_fmt(e->beta * e->l_blk, c, 32));
+        } else {
+            snprintf(buf, n, "Chunk z[%d..%d]: block max %s, m %s -> %s, alpha = %s, beta = %s.", e->c0, e->c1 - 1,
+                     gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32),
+                     gui_fmt(e->beta, d, 32));
+        }
+        break;
+    case FS_EV_TILE:
+        snprintf(buf, n, "Tile (Q%d, K%d): rows %d-%d meet keys %d-%d. %s", e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1,
+                 e->cls == FS_TILE_FULL ? "Full tile: every pair is visible, no element mask needed."
+                                        : "Partial tile: the mask hides some pairs (-inf), the rest are computed.");
+        break;
+    case FS_EV_SKIP:
+        snprintf(buf, n, "Tile (Q%d, K%d) skipped (%s): no query of rows %d-%d may see keys %d-%d, so nothing is loaded.",
+                 e->qt, e->kt, fs_skip_reason_str(e->reason), e->r0, e->r1 - 1, e->c0, e->c1 - 1);
+        break;
+    case FS_EV_ROW:
+        if (e->visible == 0)
+            snprintf(buf, n, "Row %d sees no key of this tile: its state is unchanged.", e->row);
+        else if (e->l_old > 0 && e->alpha < 1)
+            snprintf(buf, n, "Row %d: new maximum %s > %s. What was accumulated shrinks by alpha = %s; the block weighs beta = %s.",
+                     e->row, gui_fmt(e->m_new, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->alpha, c, 32), gui_fmt(e->beta, d, 32));
+        else
+            snprintf(buf, n, "Row %d folds in %d visible key%s: m = %s, l = %s (alpha = %s, beta = %s).", e->row, e->visible,
+                     e->visible == 1 ? "" : "s", gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), gui_fmt(e->alpha, c, 32),
+                     gui_fmt(e->beta, d, 32));
+        break;
+    case FS_EV_PARTIAL:
+        snprintf(buf, n, "Split %d (keys %d-%d) works alone: partial m = %s, l = %s for row %d.", e->kt, e->c0, e->c1 - 1,
+                 gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), e->row);
+        break;
+    case FS_EV_MERGE:
+        snprintf(buf, n, "Merge %d and %d: m = max(%s, %s); the corrections are c_a = %s and c_b = %s.", e->a, e->b,
+                 gui_fmt(e->m_old, a, 32), gui_fmt(e->m_blk, b, 32), gui_fmt(e->alpha, c, 32), gui_fmt(e->beta, d, 32));
+        break;
+    case FS_EV_OUT:
+        if (show->scene == GUI_SCENE_SOFTMAX)
+            snprintf(buf, n, "Done: softmax_i = exp(z_i - m) / l with m = %s and l = %s.", gui_fmt(e->m_new, a, 32),
+                     gui_fmt(e->l_new, b, 32));
+        else
+            snprintf(buf, n, "Row %d is finished%s: its output row is written once.", e->row,
+                     e->normalized ? "" : " (O = o / l)");
+        break;
+    case FS_EV_COUNT: break;
+    }
+    return buf;
+}

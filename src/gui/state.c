@@ -1,0 +1,597 @@
+/* state.c: the window's state machine. Keys become commands, commands change the state.
+ *
+ * gui_update is the only function that writes a gui_state; the drawing code only reads it. A
+ * command is plain data (gui_cmd), so a test replays a list of them, or a script of key presses,
+ * and checks the state afterwards without a display (tests/check_gui.c, tests/gui/).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gui/gui.h"
+
+static const char *const scene_names[GUI_SCENE_COUNT] = {
+    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "pitfall", "claims",
+};
+
+const char *gui_scene_str(gui_scene s)
+{
+    return (int)s >= 0 && s < GUI_SCENE_COUNT ? scene_names[s] : "?";
+}
+
+static const char *const key_names[GUI_KEY_COUNT] = {
+    "None", "Space", "Left", "Right", "Up", "Down", "Home", "End", "Escape", "Enter",
+    "Backspace", "Plus", "Minus", "Period", "Question", "F", "L", "T", "P", "Q", "E",
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
+};
+
+const char *gui_key_str(gui_key k)
+{
+    return (int)k >= 0 && k < GUI_KEY_COUNT ? key_names[k] : "?";
+}
+
+gui_key gui_key_parse(const char *s)
+{
+    for (int k = 1; k < GUI_KEY_COUNT; k++)
+        if (!strcasecmp(s, key_names[k])) return (gui_key)k;
+    if (!strcmp(s, "+")) return GUI_KEY_PLUS;
+    if (!strcmp(s, "-")) return GUI_KEY_MINUS;
+    if (!strcmp(s, "?")) return GUI_KEY_QUESTION;
+    if (!strcmp(s, ".")) return GUI_KEY_PERIOD;
+    return GUI_KEY_NONE;
+}
+
+static const char *const cmd_names[GUI_CMD_COUNT] = {
+    "none", "quit", "play-pause", "step", "significant", "speed", "home", "end", "seek",
+    "mouse-move", "mouse-down", "mouse-up", "menu", "lesson", "fullscreen", "scale", "theme",
+    "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick",
+};
+
+const char *gui_cmd_str(gui_cmd_kind k)
+{
+    return (int)k >= 0 && k < GUI_CMD_COUNT ? cmd_names[k] : "?";
+}
+
+double gui_speed_eps(int level)
+{
+    if (level < 0) level = 0;
+    if (level >= GUI_SPEEDS) level = GUI_SPEEDS - 1;
+    return 0.5 * (double)(1 << level);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Predict mode. */
+
+bool gui_predict_parse(const char *s, double *x)
+{
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return false;
+    if (!strcasecmp(s, "-inf")) { *x = -INFINITY; return true; }
+    char *end;
+    double v = strtod(s, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || isnan(v) || isinf(v)) return false;
+    *x = v;
+    return true;
+}
+
+bool gui_predict_match(double x, double e)
+{
+    if (isinf(e) || isinf(x)) return isinf(e) && isinf(x) && (e < 0) == (x < 0);
+    if (isnan(x) || isnan(e)) return false;
+    double d = fabs(x - e);
+    return d <= 0.005 || d <= 0.005 * fabs(e);
+}
+
+/* A step the learner is asked to predict: a row (or element) update whose new maximum rescales
+ * what was accumulated, exactly the significant ROW / ELEM events. */
+static bool predict_candidate(const fs_trace *t, int64_t k)
+{
+    if (k < 0 || k >= t->n) return false;
+    const fs_event *e = &t->ev[k];
+    return (e->kind == FS_EV_ROW || e->kind == FS_EV_ELEM) && fs_event_significant(e);
+}
+
+static void predict_ask(gui_state *s, const fs_trace *t, int64_t k)
+{
+    gui_predict *p = &s->predict;
+    const fs_event *e = &t->ev[k];
+    p->phase = GUI_PREDICT_ASK;
+    p->at = k;
+    p->ask = (p->n_asked % 2 == 0) ? GUI_ASK_M_NEW : GUI_ASK_ALPHA;
+    p->expected = p->ask == GUI_ASK_M_NEW ? e->m_new : e->alpha;
+    p->input[0] = 0;
+    p->typed = NAN;
+    p->correct = false;
+    p->n_asked++;
+    s->playing = false;
+}
+
+static void predict_reveal(gui_state *s)
+{
+    gui_predict *p = &s->predict;
+    double x;
+    p->correct = false;
+    if (gui_predict_parse(p->input, &x)) {
+        p->typed = x;
+        p->correct = gui_predict_match(x, p->expected);
+    }
+    if (p->correct) p->n_right++;
+    p->phase = GUI_PREDICT_SHOWN;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Moving along the trace. */
+
+int64_t gui_next_significant(const fs_trace *t, int64_t k, int dir)
+{
+    for (int64_t i = k + dir; i >= 0 && i < t->n; i += dir)
+        if (fs_event_significant(&t->ev[i])) return i;
+    return k;
+}
+
+static void set_status(gui_state *s, const char *msg)
+{
+    strncpy(s->status, msg, sizeof s->status - 1);
+    s->status[sizeof s->status - 1] = 0;
+    s->status_ttl = 150;
+}
+
+/* Jump to a step with no questions asked (timeline, Home, End, backward). */
+static void seek(gui_state *s, int64_t k)
+{
+    if (s->n <= 0) { s->step = 0; return; }
+    if (k < 0) k = 0;
+    if (k > s->n - 1) k = s->n - 1;
+    s->step = k;
+    if (s->predict.phase != GUI_PREDICT_OFF) s->predict.phase = GUI_PREDICT_ARMED;
+}
+
+/* Move forward to step k, stopping before a rescale when predict mode is on. */
+static void forward(gui_state *s, const gui_show *show, int64_t k)
+{
+    if (k > s->n - 1) k = s->n - 1;
+    if (k <= s->step) return;
+    gui_predict *p = &s->predict;
+    if (p->phase == GUI_PREDICT_ASK) { predict_reveal(s); return; }
+    int64_t from = s->step + 1;
+    if (p->phase == GUI_PREDICT_SHOWN && p->at == from) {
+        /* The answer was shown: this step applies the event. */
+        s->step = from;
+        p->phase = GUI_PREDICT_ARMED;
+        from++;
+        if (k < from) return;
+    }
+    if (p->phase == GUI_PREDICT_ARMED) {
+        for (int64_t i = from; i <= k; i++)
+            if (predict_candidate(&show->trace, i)) {
+                s->step = i - 1;
+                predict_ask(s, &show->trace, i);
+                return;
+            }
+    }
+    s->step = k;
+}
+
+void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
+{
+    memset(s, 0, sizeof *s);
+    s->w = w;
+    s->h = h;
+    s->scale_pct = 100;
+    s->theme = GUI_THEME_DARK;
+    s->catalog_n = catalog_n;
+    s->lesson = lesson;
+    s->menu_sel = lesson;
+    s->speed = 2;
+    s->follow = -1;
+    s->hover_step = -1;
+}
+
+void gui_state_attach(gui_state *s, const gui_show *show)
+{
+    s->n = show->trace.n;
+    s->step = 0;
+    s->acc_ms = 0;
+    s->follow = -1;
+    s->hover = GUI_HOVER_NONE;
+    s->lesson_changed = false;
+    s->playing = s->autoplay;
+    bool on = s->predict.phase != GUI_PREDICT_OFF;
+    memset(&s->predict, 0, sizeof s->predict);
+    s->predict.phase = on ? GUI_PREDICT_ARMED : GUI_PREDICT_OFF;
+}
+
+gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
+{
+    gui_cmd c = {GUI_CMD_NONE, 0, 0};
+    if (s->predict.phase == GUI_PREDICT_ASK) {
+        if (k >= GUI_KEY_0 && k <= GUI_KEY_9) return (gui_cmd){GUI_CMD_CHAR, '0' + (k - GUI_KEY_0), 0};
+        switch (k) {
+        case GUI_KEY_PERIOD: return (gui_cmd){GUI_CMD_CHAR, '.', 0};
+        case GUI_KEY_MINUS: return (gui_cmd){GUI_CMD_CHAR, '-', 0};
+        case GUI_KEY_E: return (gui_cmd){GUI_CMD_CHAR, 'e', 0};
+        case GUI_KEY_BACKSPACE: return (gui_cmd){GUI_CMD_BACKSPACE, 0, 0};
+        case GUI_KEY_ENTER: return (gui_cmd){GUI_CMD_ENTER, 0, 0};
+        default: break;
+        }
+    }
+    if (s->menu) {
+        switch (k) {
+        case GUI_KEY_UP: return (gui_cmd){GUI_CMD_LESSON, -2, -1};   /* move the selection */
+        case GUI_KEY_DOWN: return (gui_cmd){GUI_CMD_LESSON, -2, +1};
+        case GUI_KEY_ENTER: return (gui_cmd){GUI_CMD_LESSON, s->menu_sel, 0};
+        default: break;
+        }
+    }
+    if (k >= GUI_KEY_1 && k <= GUI_KEY_9) return (gui_cmd){GUI_CMD_LESSON, k - GUI_KEY_1, 0};
+    switch (k) {
+    case GUI_KEY_0: c = (gui_cmd){GUI_CMD_LESSON, 9, 0}; break;
+    case GUI_KEY_SPACE: c.kind = GUI_CMD_PLAY_PAUSE; break;
+    case GUI_KEY_RIGHT: c = (gui_cmd){shift ? GUI_CMD_SIGNIFICANT : GUI_CMD_STEP, +1, 0}; break;
+    case GUI_KEY_LEFT: c = (gui_cmd){shift ? GUI_CMD_SIGNIFICANT : GUI_CMD_STEP, -1, 0}; break;
+    case GUI_KEY_UP: c = (gui_cmd){GUI_CMD_SPEED, +1, 0}; break;
+    case GUI_KEY_DOWN: c = (gui_cmd){GUI_CMD_SPEED, -1, 0}; break;
+    case GUI_KEY_HOME: c.kind = GUI_CMD_HOME; break;
+    case GUI_KEY_END: c.kind = GUI_CMD_END; break;
+    case GUI_KEY_ESCAPE: c.kind = GUI_CMD_QUIT; break;
+    case GUI_KEY_PLUS: c = (gui_cmd){GUI_CMD_SCALE, +1, 0}; break;
+    case GUI_KEY_MINUS: c = (gui_cmd){GUI_CMD_SCALE, -1, 0}; break;
+    case GUI_KEY_QUESTION: c.kind = GUI_CMD_HELP; break;
+    case GUI_KEY_F: c.kind = GUI_CMD_FULLSCREEN; break;
+    case GUI_KEY_L: c.kind = GUI_CMD_MENU; break;
+    case GUI_KEY_T: c.kind = GUI_CMD_THEME; break;
+    case GUI_KEY_P: c.kind = GUI_CMD_SAVE_PNG; break;
+    case GUI_KEY_Q: c.kind = GUI_CMD_PREDICT; break;
+    case GUI_KEY_ENTER: if (s->predict.phase == GUI_PREDICT_SHOWN) c = (gui_cmd){GUI_CMD_STEP, +1, 0}; break;
+    default: break;
+    }
+    return c;
+}
+
+int gui_followed_row(const gui_state *s, const gui_show *show)
+{
+    if (s->follow >= 0 && s->follow < show->run.attn.n_q) return s->follow;
+    if (s->n <= 0 || s->step < 0 || s->step >= show->trace.n) return -1;
+    const fs_event *e = &show->trace.ev[s->step];
+    if (e->row >= 0) return e->row;
+    if (e->r0 >= 0 && (e->kind == FS_EV_TILE || e->kind == FS_EV_SKIP)) return e->r0;
+    return -1;
+}
+
+static void hover_at(gui_state *s, const gui_show *show)
+{
+    gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    s->hover = GUI_HOVER_NONE;
+    s->hover_step = -1;
+    if (gui_rect_contains(L.timeline, s->mouse_x, s->mouse_y) && s->n > 0) {
+        s->hover = GUI_HOVER_TIMELINE;
+        s->hover_step = gui_timeline_step_at(L.timeline, s->n, s->mouse_x);
+        return;
+    }
+    gui_grid g = gui_scene_grid(show, &L);
+    int i, j;
+    if (gui_grid_hit(&g, s->mouse_x, s->mouse_y, &i, &j)) {
+        s->hover = GUI_HOVER_CELL;
+        s->hover_i = i;
+        s->hover_j = j;
+    } else if (g.cell > 0 && s->mouse_y >= g.y0 && s->mouse_y < g.y0 + g.rows * g.cell &&
+               s->mouse_x < g.x0 && s->mouse_x >= L.main.x) {
+        s->hover = GUI_HOVER_ROW;   /* the row labels left of the grid */
+        s->hover_i = (s->mouse_y - g.y0) / g.cell;
+        s->hover_j = -1;
+    }
+}
+
+static bool has_rows(const gui_show *show)
+{
+    switch (show->scene) {
+    case GUI_SCENE_TILED: case GUI_SCENE_TREE: case GUI_SCENE_WINDOW: case GUI_SCENE_GQA:
+    case GUI_SCENE_PITFALL: return true;
+    default: return false;
+    }
+}
+
+static const int scales[] = {50, 67, 75, 90, 100, 110, 125, 150, 175, 200, 250, 300};
+#define N_SCALES ((int)(sizeof scales / sizeof scales[0]))
+
+void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
+{
+    switch (c->kind) {
+    case GUI_CMD_NONE: break;
+    case GUI_CMD_QUIT:
+        if (s->help) s->help = false;
+        else if (s->menu) s->menu = false;
+        else s->quit = true;
+        break;
+    case GUI_CMD_PLAY_PAUSE:
+        if (s->predict.phase == GUI_PREDICT_ASK) break;
+        s->playing = !s->playing;
+        if (s->playing && s->step >= s->n - 1) seek(s, 0);   /* play again from the start */
+        s->acc_ms = 0;
+        break;
+    case GUI_CMD_STEP:
+        if (c->a > 0) forward(s, show, s->step + 1);
+        else seek(s, s->step - 1);
+        s->playing = false;
+        break;
+    case GUI_CMD_SIGNIFICANT:
+        if (c->a > 0) forward(s, show, gui_next_significant(&show->trace, s->step, +1));
+        else seek(s, gui_next_significant(&show->trace, s->step, -1));
+        s->playing = false;
+        break;
+    case GUI_CMD_SPEED:
+        s->speed += c->a > 0 ? 1 : -1;
+        if (s->speed < 0) s->speed = 0;
+        if (s->speed >= GUI_SPEEDS) s->speed = GUI_SPEEDS - 1;
+        break;
+    case GUI_CMD_HOME: seek(s, 0); break;
+    case GUI_CMD_END: seek(s, s->n - 1); s->playing = false; break;
+    case GUI_CMD_SEEK: seek(s, c->a); break;
+    case GUI_CMD_MOUSE_MOVE:
+        s->mouse_x = c->a;
+        s->mouse_y = c->b;
+        if (s->dragging) {
+            gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+            seek(s, gui_timeline_step_at(L.timeline, s->n, c->a));
+        }
+        hover_at(s, show);
+        break;
+    case GUI_CMD_MOUSE_DOWN: {
+        s->mouse_x = c->a;
+        s->mouse_y = c->b;
+        gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+        if (s->menu) break;
+        if (gui_rect_contains(L.timeline, c->a, c->b)) {
+            s->dragging = true;
+            s->playing = false;
+            seek(s, gui_timeline_step_at(L.timeline, s->n, c->a));
+            break;
+        }
+        hover_at(s, show);
+        if (has_rows(show) && (s->hover == GUI_HOVER_CELL || s->hover == GUI_HOVER_ROW)) {
+            int row = s->hover_i;
+            s->follow = s->follow == row ? -1 : row;   /* a second click lets go */
+        }
+        break;
+    }
+    case GUI_CMD_MOUSE_UP:
+        s->mouse_x = c->a;
+        s->mouse_y = c->b;
+        s->dragging = false;
+        break;
+    case GUI_CMD_MENU:
+        s->menu = !s->menu;
+        s->menu_sel = s->lesson;
+        break;
+    case GUI_CMD_LESSON:
+        if (c->a == -2) {   /* move the menu selection */
+            s->menu_sel += c->b;
+            if (s->menu_sel < 0) s->menu_sel = 0;
+            if (s->menu_sel >= s->catalog_n) s->menu_sel = s->catalog_n - 1;
+            break;
+        }
+        if (c->a >= 0 && c->a < s->catalog_n) {
+            if (c->a != s->lesson) {
+                s->lesson = c->a;
+                s->lesson_changed = true;
+            }
+            s->menu = false;
+        }
+        break;
+    case GUI_CMD_FULLSCREEN: s->fullscreen = !s->fullscreen; break;
+    case GUI_CMD_SCALE: {
+        int i = 0;
+        while (i < N_SCALES - 1 && scales[i] < s->scale_pct) i++;
+        if (c->a > 0 && scales[i] <= s->scale_pct && i < N_SCALES - 1) i++;
+        else if (c->a < 0 && i > 0) i--;
+        s->scale_pct = c->a == 0 ? 100 : scales[i];
+        break;
+    }
+    case GUI_CMD_THEME: s->theme = (gui_theme_id)((s->theme + 1) % GUI_THEME_COUNT); break;
+    case GUI_CMD_SAVE_PNG: s->save_png = true; break;
+    case GUI_CMD_HELP: s->help = !s->help; break;
+    case GUI_CMD_PREDICT:
+        if (s->predict.phase == GUI_PREDICT_OFF) {
+            s->predict.phase = GUI_PREDICT_ARMED;
+            set_status(s, "predict mode on: before each rescale, type m_new or alpha, then Enter");
+        } else {
+            s->predict.phase = GUI_PREDICT_OFF;
+            set_status(s, "predict mode off");
+        }
+        break;
+    case GUI_CMD_CHAR: {
+        size_t n = strlen(s->predict.input);
+        if (s->predict.phase == GUI_PREDICT_ASK && n + 1 < sizeof s->predict.input) {
+            s->predict.input[n] = (char)c->a;
+            s->predict.input[n + 1] = 0;
+        }
+        break;
+    }
+    case GUI_CMD_BACKSPACE: {
+        size_t n = strlen(s->predict.input);
+        if (n) s->predict.input[n - 1] = 0;
+        break;
+    }
+    case GUI_CMD_ENTER:
+        if (s->predict.phase == GUI_PREDICT_ASK) {
+            double x;
+            if (!gui_predict_parse(s->predict.input, &x)) set_status(s, "type a number, then Enter");
+            else predict_reveal(s);
+        }
+        break;
+    case GUI_CMD_RESIZE:
+        s->w = c->a > 0 ? c->a : s->w;
+        s->h = c->b > 0 ? c->b : s->h;
+        break;
+    case GUI_CMD_TICK:
+        s->frames++;
+        if (s->status_ttl > 0 && --s->status_ttl == 0) s->status[0] = 0;
+        if (!s->playing) break;
+        if (s->step >= s->n - 1) {
+            s->playing = false;
+            if (s->exit_at_end) s->quit = true;
+            break;
+        }
+        s->acc_ms += c->a;
+        double period = 1000.0 / gui_speed_eps(s->speed);
+        int64_t k = s->step;
+        while (s->acc_ms >= period && k < s->n - 1) {
+            s->acc_ms -= period;
+            k++;
+        }
+        if (k > s->step) forward(s, show, k);
+        if (s->acc_ms > period) s->acc_ms = 0;
+        break;
+    case GUI_CMD_COUNT: break;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Scripts. */
+
+static int script_error(FILE *err, const char *file, int line, int col, const char *msg, const char *w)
+{
+    fprintf(err, "%s:%d:%d: %s%s%s%s\n", file, line, col, msg, w ? " '" : "", w ? w : "", w ? "'" : "");
+    return 2;
+}
+
+int gui_script_load(const char *path, gui_script *sc, FILE *err)
+{
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->file, sizeof sc->file, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(err, "%s: cannot open the script\n", path);
+        return 2;
+    }
+    char buf[512];
+    int line = 0, cap = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        char *p = buf;
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        char word[5][256] = {{0}};
+        int cols[5] = {0};
+        int nw = 0;
+        while (*p && nw < 5) {
+            cols[nw] = (int)(p - buf) + 1;
+            int k = 0;
+            while (*p && !isspace((unsigned char)*p) && k < 255) word[nw][k++] = *p++;
+            word[nw][k] = 0;
+            nw++;
+            while (isspace((unsigned char)*p)) p++;
+        }
+        if (*p) { fclose(f); gui_script_free(sc); return script_error(err, path, line, (int)(p - buf) + 1, "too many words", NULL); }
+        gui_script_line L;
+        memset(&L, 0, sizeof L);
+        L.line = line;
+        int need = 0;   /* integer arguments */
+        const char *op = word[0];
+        if (!strcmp(op, "key")) {
+            L.op = GUI_SCRIPT_KEY;
+            if (nw < 2 || (L.key = gui_key_parse(word[1])) == GUI_KEY_NONE) {
+                fclose(f); gui_script_free(sc);
+                return script_error(err, path, line, cols[nw < 2 ? 0 : 1], "unknown key", nw < 2 ? "" : word[1]);
+            }
+            if (nw >= 3) {
+                if (strcmp(word[2], "shift")) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[2], "expected 'shift', got", word[2]); }
+                L.shift = true;
+            }
+        } else if (!strcmp(op, "move")) { L.op = GUI_SCRIPT_MOVE; need = 2; }
+        else if (!strcmp(op, "down")) { L.op = GUI_SCRIPT_DOWN; need = 2; }
+        else if (!strcmp(op, "up")) { L.op = GUI_SCRIPT_UP; need = 2; }
+        else if (!strcmp(op, "click")) { L.op = GUI_SCRIPT_CLICK; need = 2; }
+        else if (!strcmp(op, "drag")) { L.op = GUI_SCRIPT_DRAG; need = 4; }
+        else if (!strcmp(op, "wait")) { L.op = GUI_SCRIPT_WAIT; need = 1; }
+        else if (!strcmp(op, "resize")) { L.op = GUI_SCRIPT_RESIZE; need = 2; }
+        else if (!strcmp(op, "quit")) { L.op = GUI_SCRIPT_QUIT; }
+        else if (!strcmp(op, "save")) {
+            L.op = GUI_SCRIPT_SAVE;
+            if (nw != 2) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "save needs a file name", NULL); }
+            snprintf(L.path, sizeof L.path, "%.255s", word[1]);
+        } else if (!strcmp(op, "expect")) {
+            L.op = GUI_SCRIPT_EXPECT;
+            static const char *const whats[] = {"step", "playing", "theme", "scale", "predict", "lesson",
+                                                "follow", "help", "hover", "speed", "menu", "right"};
+            bool ok = false;
+            for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) ok |= nw >= 2 && !strcmp(word[1], whats[i]);
+            if (!ok) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); }
+            snprintf(L.what, sizeof L.what, "%.15s", word[1]);
+            if (!strcmp(L.what, "predict")) {
+                static const char *const ph[] = {"off", "armed", "ask", "shown"};
+                L.v[0] = -1;
+                for (int i = 0; i < 4; i++) if (nw == 3 && !strcmp(word[2], ph[i])) L.v[0] = i;
+                if (L.v[0] < 0) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[nw == 3 ? 2 : 0], "expected off, armed, ask or shown", NULL); }
+            } else {
+                int n_args = !strcmp(L.what, "hover") ? 2 : 1;
+                if (nw != 2 + n_args) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "wrong number of arguments", NULL); }
+                for (int i = 0; i < n_args; i++) {
+                    char *end;
+                    long v = strtol(word[2 + i], &end, 10);
+                    if (*end || end == word[2 + i]) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[2 + i], "not an integer:", word[2 + i]); }
+                    L.v[i] = (int)v;
+                }
+            }
+        } else {
+            fclose(f); gui_script_free(sc);
+            return script_error(err, path, line, cols[0], "unknown command", op);
+        }
+        if (need) {
+            if (nw != 1 + need) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "wrong number of arguments for", op); }
+            for (int i = 0; i < need; i++) {
+                char *end;
+                long v = strtol(word[1 + i], &end, 10);
+                if (*end || end == word[1 + i] || v < -100000 || v > 100000) {
+                    fclose(f); gui_script_free(sc);
+                    return script_error(err, path, line, cols[1 + i], "not an integer:", word[1 + i]);
+                }
+                L.v[i] = (int)v;
+            }
+        }
+        if (sc->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            gui_script_line *nl = realloc(sc->lines, (size_t)cap * sizeof *nl);
+            if (!nl) { fclose(f); gui_script_free(sc); fprintf(err, "%s: out of memory\n", path); return 2; }
+            sc->lines = nl;
+        }
+        sc->lines[sc->n++] = L;
+    }
+    fclose(f);
+    return 0;
+}
+
+void gui_script_free(gui_script *sc)
+{
+    free(sc->lines);
+    sc->lines = NULL;
+    sc->n = 0;
+}
+
+bool gui_script_expect(const gui_script_line *l, const gui_state *s, char *buf, size_t n)
+{
+    long got = 0, want = l->v[0];
+    const char *w = l->what;
+    if (!strcmp(w, "step")) got = (long)s->step;
+    else if (!strcmp(w, "playing")) got = s->playing;
+    else if (!strcmp(w, "theme")) got = s->theme;
+    else if (!strcmp(w, "scale")) got = s->scale_pct;
+    else if (!strcmp(w, "predict")) got = s->predict.phase;
+    else if (!strcmp(w, "lesson")) got = s->lesson;
+    else if (!strcmp(w, "follow")) got = s->follow;
+    else if (!strcmp(w, "help")) got = s->help;
+    else if (!strcmp(w, "speed")) got = s->speed;
+    else if (!strcmp(w, "menu")) got = s->menu;
+    else if (!strcmp(w, "right")) got = s->predict.n_right;
+    else if (!strcmp(w, "hover")) {
+        bool ok = s->hover == GUI_HOVER_CELL && s->hover_i == l->v[0] && s->hover_j == l->v[1];
+        if (!ok) snprintf(buf, n, "expected hover over cell (%d, %d), got kind %d at (%d, %d)", l->v[0], l->v[1],
+                          (int)s->hover, s->hover_i, s->hover_j);
+        return ok;
+    }
+    if (got != want) snprintf(buf, n, "expected %s %ld, got %ld", w, want, got);
+    return got == want;
+}
