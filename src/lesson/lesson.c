@@ -1018,6 +1018,7 @@ static bool filter_ok(const fs_event *e, const char *key, const char *val, bool 
     else if (!strcmp(key, "b")) f = e->b;
     else if (!strcmp(key, "id")) f = e->id;
     else if (!strcmp(key, "c0")) f = e->c0;
+    else if (!strcmp(key, "visible")) f = e->visible;
     else {
         *known = false;
         return false;
@@ -1084,7 +1085,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             ok = filter_ok(ev, keys[f], vals[f], &known, &bad);
             if (!known)
                 return set_err(P->err, P->name, line, kcol[f],
-                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 cls reason)", keys[f]);
+                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible cls reason)", keys[f]);
             if (bad) return set_err(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
         }
         if (!ok) continue;
