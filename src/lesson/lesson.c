@@ -938,6 +938,7 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"kv_head", e->kv_head}, {"qt", e->qt}, {"kt", e->kt}, {"row", e->row}, {"r0", e->r0},
         {"r1", e->r1}, {"c0", e->c0}, {"c1", e->c1}, {"stride", e->stride}, {"a", e->a},
         {"b", e->b}, {"id", e->id}, {"level", e->level}, {"step", e->step},
+        {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
     };
     for (size_t k = 0; k < sizeof scal / sizeof scal[0]; k++)
         if (!strcmp(f, scal[k].name)) {
