@@ -21,7 +21,7 @@ static void usage(FILE *f)
             "timeline, hover a cell for its exact value, click a row to follow it.\n\n"
             "  --terminal         use the terminal player (its own options follow: --all, --digits N)\n"
             "  --autoplay         start playing            --exit-at-end   quit after the last event\n"
-            "  --speed EPS        events per second (0.5 to 128, nearest step)\n"
+            "  --speed EPS        events per second (0.5 to 8192, nearest power of two)\n"
             "  --step N           open at step N\n"
             "  --size WxH         window size (default 1280x720)   --fullscreen\n"
             "  --scale PCT        text and geometry scale, 50-300 (default 100)\n"
@@ -109,7 +109,7 @@ int cli_play(int argc, char **argv)
         else if (!strcmp(a, "--speed") && v) {
             char *end;
             o.speed_eps = strtod(v, &end);
-            if (*end || !(o.speed_eps >= 0.5 && o.speed_eps <= 128)) { fprintf(stderr, "flashstep: --speed wants 0.5..128, got '%s'\n", v); return 2; }
+            if (*end || !(o.speed_eps >= 0.5 && o.speed_eps <= 8192)) { fprintf(stderr, "flashstep: --speed wants 0.5..8192, got '%s'\n", v); return 2; }
             i++;
         } else if (!strcmp(a, "--step") && v) {
             if (parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); return 2; }

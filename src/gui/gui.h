@@ -207,7 +207,7 @@ const char *gui_cmd_str(gui_cmd_kind k);
 /* ---------------------------------------------------------------------------------------------
  * The state of the window (what update changes and draw reads). */
 
-#define GUI_SPEEDS 9   /* events per second: 0.5, 1, 2, 4, 8, 16, 32, 64, 128 */
+#define GUI_SPEEDS 15  /* events per second: 0.5, 1, 2, 4, … 8192 (the fast ones are for tests) */
 double gui_speed_eps(int level);
 
 typedef enum {

@@ -114,7 +114,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
     }
     case GUI_SCENE_TREE: {
         gui_rect r = {m.x, m.y, m.w * 11 / 20, m.h};
-        return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.2 * f), (int)(1.8 * f), 4 * f);
+        return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
     }
     case GUI_SCENE_TILED:
     case GUI_SCENE_WINDOW:
@@ -126,7 +126,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         /* Room on the right for the m and ℓ columns (7 characters each) and the O cells. */
         int stat_w = show->scene == GUI_SCENE_PITFALL ? 0 : (int)(2 * 7.6 * 0.602 * L->font_small);
         r.w -= stat_w;
-        return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(1.8 * f), 4 * f);
+        return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
     }
     case GUI_SCENE_CLAIMS:
     case GUI_SCENE_COUNT: break;

@@ -198,14 +198,15 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     if (cur) {
         const double *sv = fs_trace_at(t, cur->s_row);
         bool resc = cur->l_old > 0 && cur->alpha < 1;
-        line(d, fs, x, &y, th->text, "key %d: s = q·k·scale = %s", cur->c0, sv ? F(sv[0], b1) : "?");
-        line(d, fs, x, &y, resc ? th->rescale : th->text, "m_new = max(m, s) = max(%s, %s) = %s", F(cur->m_old, b1),
-             F(cur->m_blk, b2), F(cur->m_new, b3));
-        line(d, fs, x, &y, resc ? th->rescale : th->text, "correction α = exp(m - m_new) = %s%s", F(cur->alpha, b1),
-             resc ? "  (new max)" : "");
-        line(d, fs, x, &y, th->warn, "weight w = exp(s - m_new) = %s", F(cur->beta, b1));
-        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + w = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3),
-             F(cur->l_new, b3));
+        uint32_t rc = resc ? th->rescale : th->text;
+        char b4[32];
+        line(d, fs, x, &y, th->text, "key %d: s = scale·q·k = %s", cur->c0, sv ? F(sv[0], b1) : "?");
+        line(d, fs, x, &y, rc, "m_new = max(m, s)");
+        line(d, fs, x, &y, rc, "      = max(%s, %s) = %s", F(cur->m_old, b1), F(cur->m_blk, b2), F(cur->m_new, b3));
+        line(d, fs, x, &y, rc, "α = exp(m - m_new) = %s%s", F(cur->alpha, b1), resc ? "  new max!" : "");
+        line(d, fs, x, &y, th->warn, "w = exp(s - m_new) = %s", F(cur->beta, b1));
+        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + w");
+        line(d, fs, x, &y, th->text, "  = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3), F(cur->l_new, b4));
         const double *o = fs_trace_at(t, cur->o_new), *oo = fs_trace_at(t, cur->o_old);
         char os[256] = "", oos[256] = "";
         int n1 = 0, n2 = 0;

@@ -21,6 +21,7 @@ typedef struct {
     int64_t *row_ev, *out_ev, *cell_ev;
     int64_t *tile_ev;        /* TILE / SKIP event of each (qt, kt), −1 while in the future */
     int64_t cur_tile;        /* latest TILE / SKIP event ≤ k (this head), −1 none */
+    bool cells;              /* cell_ev holds per-cell events (small problems) */
     int visited, skipped, partial;
     double bytes_q, bytes_kv, bytes_o;   /* flash traffic so far (bytes) */
 } tiled_scan;
@@ -44,11 +45,15 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
     c->nkt = (c->n_kv + c->Bk - 1) / c->Bk;
     c->row_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
     c->out_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
-    c->cell_ev = malloc(sizeof(int64_t) * (size_t)c->n_q * (size_t)c->n_kv);
+    /* Per-cell values only while a cell can still be seen (≤ 512 × 512); bigger problems are
+     * drawn tile by tile. */
+    bool cells = (int64_t)c->n_q * c->n_kv <= (1 << 18);
+    c->cell_ev = malloc(sizeof(int64_t) * (cells ? (size_t)c->n_q * (size_t)c->n_kv : 1));
     c->tile_ev = malloc(sizeof(int64_t) * (size_t)c->nqt * (size_t)c->nkt);
     if (!c->row_ev || !c->out_ev || !c->cell_ev || !c->tile_ev) { scan_free(c); return false; }
     for (int i = 0; i < c->n_q; i++) c->row_ev[i] = c->out_ev[i] = -1;
-    for (int64_t i = 0; i < (int64_t)c->n_q * c->n_kv; i++) c->cell_ev[i] = -1;
+    for (int64_t i = 0; cells && i < (int64_t)c->n_q * c->n_kv; i++) c->cell_ev[i] = -1;
+    c->cells = cells;
     for (int i = 0; i < c->nqt * c->nkt; i++) c->tile_ev[i] = -1;
     c->cur_tile = -1;
     for (int64_t s = 0; s <= k && s < t->n; s++) {
@@ -70,7 +75,7 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
         case FS_EV_ROW:
             if (e->row >= 0 && e->row < c->n_q) {
                 c->row_ev[e->row] = s;
-                if (e->s_row >= 0)
+                if (e->s_row >= 0 && c->cells)
                     for (int j = e->c0; j < e->c1 && j < c->n_kv; j++) c->cell_ev[(int64_t)e->row * c->n_kv + j] = s;
             }
             break;
@@ -89,6 +94,7 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
 /* The value of cell (i, j): score (what = 0) or P̃ (what = 1); NAN when not computed yet. */
 static double cell_value(const tiled_scan *c, int i, int j, int what)
 {
+    if (!c->cells) return NAN;
     int64_t s = c->cell_ev[(int64_t)i * c->n_kv + j];
     if (s < 0) return NAN;
     const fs_event *e = &c->t->ev[s];
@@ -123,6 +129,43 @@ static void fmt2(double x, char *b, size_t n)
     else snprintf(b, n, "%.2f", x);
 }
 
+/* A problem too big for cells: one square per tile, coloured and patterned by class. */
+static void draw_tilemap(gui_draw *d, const gui_show *show, const tiled_scan *c, int gx, int gy, const char *caption)
+{
+    const gui_theme *th = d->th;
+    gui_rect m = d->L.main;
+    if (show->scene == GUI_SCENE_PITFALL) m.w = m.w / 2 - d->L.font / 2;
+    if (gx > m.x + m.w / 2) m.x += d->L.main.w / 2;   /* the right-hand grid of a pitfall */
+    (void)gy;
+    m.y += 2 * d->L.font;
+    m.h -= 2 * d->L.font;
+    gui_grid t = gui_grid_fit(m, c->nqt, c->nkt, d->L.font, d->L.font, 8 * d->L.font);
+    if (t.cell <= 0) {
+        gui_text(d, d->L.font, m.x, m.y, th->dim, GUI_AL_LEFT, "too many tiles to draw at this size");
+        return;
+    }
+    for (int q = 0; q < c->nqt; q++)
+        for (int k = 0; k < c->nkt; k++) {
+            gui_rect r = {t.x0 + k * t.cell, t.y0 + q * t.cell, t.cell > 3 ? t.cell - 1 : t.cell, t.cell > 3 ? t.cell - 1 : t.cell};
+            int64_t te = c->tile_ev[q * c->nkt + k];
+            if (te < 0) { gui_fill(d, r, th->future); continue; }
+            const fs_event *e = &c->t->ev[te];
+            if (e->kind == FS_EV_SKIP) {
+                gui_fill(d, r, th->skipped);
+                if (t.cell >= 6) gui_hatch(d, r, gui_mix(th->skipped, th->text, 0.35), t.cell / 3 > 3 ? t.cell / 3 : 3, 3);
+            } else if (e->cls == FS_TILE_PARTIAL) {
+                gui_fill(d, r, th->partial);
+                if (t.cell >= 6) gui_hatch(d, r, gui_mix(th->partial, th->text, 0.3), t.cell / 3 > 3 ? t.cell / 3 : 3, 1);
+            } else {
+                gui_fill(d, r, th->full);
+            }
+            if (te == c->cur_tile) gui_frame(d, (gui_rect){r.x - 1, r.y - 1, r.w + 2, r.h + 2}, th->current, 2 * d->thin);
+        }
+    gui_textf(d, d->L.font_small, t.x0, t.y0 - gui_line_h(d, d->L.font_small) - 2, th->text, GUI_AL_LEFT,
+              "%s%s%d x %d tiles of %d x %d (one square per tile)", caption ? caption : "", caption ? ": " : "", c->nqt, c->nkt,
+              c->Bq, c->Bk);
+}
+
 /* Draw one grid (scores, O cells, m and ℓ columns) of scan c into g. wrong_ref: for the pitfall,
  * the correct scan to compare O rows with (rows that differ are outlined). */
 static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c,
@@ -132,7 +175,7 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
     const gui_layout *L = &d->L;
     const fs_attn *a = &show->run.attn;
     int cell = g->cell;
-    if (cell <= 0) return;
+    if (cell <= 2) { draw_tilemap(d, show, c, g->x0, g->y0, caption); return; }
     const fs_event *cur = s->n > 0 && s->step < c->t->n ? &c->t->ev[s->step] : NULL;
     const fs_event *ct = c->cur_tile >= 0 ? &c->t->ev[c->cur_tile] : NULL;
     int follow = gui_followed_row(s, show);
@@ -249,6 +292,7 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
         gui_frame(d, (gui_rect){g->x0 - d->thin, g->y0 + follow * cell - d->thin, gw + 2 * d->thin, cell + 2 * d->thin}, th->accent,
                   d->thin);
 
+    if (show->scene == GUI_SCENE_TREE) return;   /* the tree is drawn there instead */
     /* O cells (one gap column to the right), then the m and ℓ columns. */
     int ox = g->x0 + (c->n_kv + 1) * cell;
     bool any_norm = false;
@@ -566,6 +610,29 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
     (void)g;
 }
 
+/* Tile classes in colour and pattern, at the foot of the side panel. */
+static void draw_legend(gui_draw *d, gui_rect side)
+{
+    const gui_theme *th = d->th;
+    int fs = d->L.font_small, lh = gui_line_h(d, fs), sq = lh + 2;
+    int x = side.x + d->L.pad, y = side.y + side.h - 2 * (sq + d->L.pad / 2) - d->L.pad / 2;
+    struct { const char *t; uint32_t c; int pat; } it[4] = {
+        {"full", th->full, 0}, {"partial (/)", th->partial, 1}, {"skipped (x)", th->skipped, 3}, {"masked pair", th->masked, 4}};
+    int colw = (side.w - 2 * d->L.pad) / 2;
+    for (int i = 0; i < 4; i++) {
+        gui_rect r = {x + (i % 2) * colw, y + (i / 2) * (sq + d->L.pad / 2), sq, sq};
+        gui_fill(d, r, it[i].c);
+        if (it[i].pat == 1) gui_hatch(d, r, gui_mix(it[i].c, th->text, 0.3), sq / 3, 1);
+        if (it[i].pat == 3) gui_hatch(d, r, gui_mix(it[i].c, th->text, 0.35), sq / 3, 3);
+        if (it[i].pat == 4) {
+            gui_line(d, r.x + 3, r.y + 3, r.x + r.w - 4, r.y + r.h - 4, th->dim, 1);
+            gui_line(d, r.x + 3, r.y + r.h - 4, r.x + r.w - 4, r.y + 3, th->dim, 1);
+        }
+        gui_frame(d, r, th->border, 1);
+        gui_text(d, fs, r.x + sq + d->L.pad / 2, r.y + 1, th->text, GUI_AL_LEFT, it[i].t);
+    }
+}
+
 void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
 void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
 {
@@ -643,9 +710,10 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     y = draw_row_formulas(d, s, &c, row, L->side, y) + L->pad;
     int vf = cell_font(d, g.cell, 5);
-    if (vf < 7) y = draw_tile_table(d, &c, L->side, y);
+    if (vf < 7 && c.cells) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
     draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
+    draw_legend(d, L->side);
     draw_hover(d, s, show, &c, &g);
     if (have_wrong) scan_free(&w);
     scan_free(&c);

@@ -23,7 +23,7 @@ static const gui_theme themes[GUI_THEME_COUNT] = {
         .name = "light",
         .bg = 0xf7f7f4, .panel = 0xffffff, .border = 0xc4c7cc, .text = 0x16181d, .dim = 0x4d535e,
         .accent = 0x0b5cad, .good = 0x1b7a3a, .bad = 0xc0282d, .warn = 0x9a6200,
-        .full = 0x8fbde8, .partial = 0xf2b766, .skipped = 0xd9dadd, .masked = 0xb9bbc0,
+        .full = 0x6fa3d8, .partial = 0xf2b766, .skipped = 0xd9dadd, .masked = 0xb9bbc0,
         .current = 0xc0282d, .future = 0xeeeeee,
         .rescale = 0xc0282d, .skip_mark = 0x767b85, .merge_mark = 0x7b3fb0, .out_mark = 0x1b7a3a,
         .heat_lo = 0xeef4fb, .heat_hi = 0x2f7fd0,

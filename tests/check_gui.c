@@ -1,0 +1,446 @@
+/* check_gui.c: the window's logic without a display: layout, timeline, commands and the state
+ * machine (stepping, significant events, predict mode), themes, scripts, PNG files, and frames
+ * rendered offscreen compared with reference images under tests/gui/ref. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gui/gui.h"
+#include "test_util.h"
+
+static const int sizes[][2] = {{1280, 720}, {1920, 1080}, {3840, 2160}, {1024, 768}, {2560, 1080}};
+
+static bool inside(gui_rect in, gui_rect out)
+{
+    return in.x >= out.x && in.y >= out.y && in.x + in.w <= out.x + out.w && in.y + in.h <= out.y + out.h;
+}
+
+static bool overlap(gui_rect a, gui_rect b)
+{
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+START_TEST(layout_fits_the_window)
+{
+    int scales[] = {50, 100, 150, 300};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int k = 0; k < 4; k++) {
+            int w = sizes[s][0], h = sizes[s][1];
+            gui_layout L = gui_layout_compute(w, h, scales[k]);
+            gui_rect win = {0, 0, w, h};
+            gui_rect parts[5] = {L.header, L.main, L.side, L.narration, L.timeline};
+            for (int i = 0; i < 5; i++) {
+                ck_assert_msg(inside(parts[i], win), "part %d outside %dx%d at %d%%", i, w, h, scales[k]);
+                ck_assert_int_gt(parts[i].w, 0);
+                ck_assert_int_gt(parts[i].h, 0);
+                for (int j = i + 1; j < 5; j++)
+                    ck_assert_msg(!overlap(parts[i], parts[j]), "parts %d and %d overlap at %dx%d %d%%", i, j, w, h, scales[k]);
+            }
+            ck_assert_int_ge(L.font_small, 7);
+        }
+}
+END_TEST
+
+START_TEST(layout_text_grows_with_the_window)
+{
+    /* Same look from 720p to 4K: the body text scales with the window (projector legibility). */
+    gui_layout a = gui_layout_compute(1280, 720, 100), b = gui_layout_compute(3840, 2160, 100);
+    ck_assert_int_ge(a.font, 14);
+    ck_assert_int_eq(b.font, 3 * a.font);
+    gui_layout c = gui_layout_compute(1280, 720, 200);
+    ck_assert_int_eq(c.font, 2 * a.font);
+    /* The side panel holds ~46 small characters at 100 %. */
+    ck_assert_int_ge(a.side.w, (int)(46 * 0.6 * a.font_small));
+}
+END_TEST
+
+START_TEST(timeline_round_trip)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int t = 0; t < 500; t++) {
+        gui_rect tl = {fs_rng_int(&r, 0, 50), 600, fs_rng_int(&r, 50, 3000), 30};
+        int64_t n = fs_rng_int(&r, 1, 20000);
+        int64_t k = fs_rng_int(&r, 0, (int)n - 1);
+        int x = gui_timeline_x_of(tl, n, k);
+        FS_ASSERT_SEED(x >= tl.x && x < tl.x + tl.w, seed, "x %d outside the bar", x);
+        int64_t back = gui_timeline_step_at(tl, n, x);
+        /* One pixel covers (n − 1)/(w − 1) steps: the round trip lands within half of that. */
+        double slack = 0.5 * (double)(n - 1) / (tl.w - 1) + 0.5;
+        FS_ASSERT_SEED(fabs((double)(back - k)) <= slack, seed, "step %lld -> x %d -> %lld (n %lld, w %d)", (long long)k, x,
+                       (long long)back, (long long)n, tl.w);
+    }
+    gui_rect tl = {10, 0, 101, 5};
+    ck_assert_int_eq(gui_timeline_step_at(tl, 11, -50), 0);
+    ck_assert_int_eq(gui_timeline_step_at(tl, 11, 5000), 10);
+    ck_assert_int_eq(gui_timeline_step_at(tl, 11, 60), 5);
+    ck_assert_int_eq(gui_timeline_x_of(tl, 11, 10), 110);
+}
+END_TEST
+
+START_TEST(grid_fit_and_hit)
+{
+    gui_rect r = {100, 50, 700, 500};
+    gui_grid g = gui_grid_fit(r, 6, 9, 40, 30, 0);
+    ck_assert_int_eq(g.cell, 73);   /* min(660 / 9, 470 / 6) */
+    int i, j;
+    ck_assert(gui_grid_hit(&g, g.x0 + 2 * g.cell + 1, g.y0 + 5 * g.cell + g.cell - 1, &i, &j));
+    ck_assert_int_eq(i, 5);
+    ck_assert_int_eq(j, 2);
+    ck_assert(!gui_grid_hit(&g, g.x0 - 1, g.y0, &i, &j));
+    ck_assert(!gui_grid_hit(&g, g.x0 + 9 * g.cell, g.y0, &i, &j));
+    ck_assert(inside((gui_rect){g.x0, g.y0, 9 * g.cell, 6 * g.cell}, r));
+    gui_grid z = gui_grid_fit((gui_rect){0, 0, 10, 10}, 64, 64, 5, 5, 0);
+    ck_assert_int_eq(z.cell, 0);
+    ck_assert(!gui_grid_hit(&z, 6, 6, &i, &j));
+}
+END_TEST
+
+START_TEST(themes_are_legible)
+{
+    for (int t = 0; t < GUI_THEME_COUNT; t++) {
+        const gui_theme *th = gui_theme_get((gui_theme_id)t);
+        /* WCAG AAA for body text on background and panels; AA for dim text. */
+        ck_assert_msg(gui_contrast(th->text, th->bg) >= 7.0, "%s: text/bg %.2f", th->name, gui_contrast(th->text, th->bg));
+        ck_assert_msg(gui_contrast(th->text, th->panel) >= 7.0, "%s: text/panel", th->name);
+        ck_assert_msg(gui_contrast(th->dim, th->panel) >= 4.5, "%s: dim/panel %.2f", th->name, gui_contrast(th->dim, th->panel));
+        /* Text drawn on a tile must stay readable (cells print their values). */
+        ck_assert_msg(gui_contrast(th->text, th->full) >= 3.0, "%s: text/full %.2f", th->name, gui_contrast(th->text, th->full));
+        ck_assert_msg(gui_contrast(th->text, th->partial) >= 3.0 || gui_contrast(th->bg, th->partial) >= 3.0, "%s", th->name);
+        /* Full and partial tiles differ in lightness too, not only in hue. */
+        ck_assert_msg(gui_contrast(th->full, th->partial) >= 1.2, "%s: full/partial %.2f", th->name, gui_contrast(th->full, th->partial));
+    }
+    ck_assert_double_eq_tol(gui_contrast(0x000000, 0xffffff), 21.0, 1e-9);
+    ck_assert_int_eq(gui_mix(0x000000, 0xffffff, 0.5), 0x808080);
+    ck_assert_int_eq(gui_mix(0x123456, 0xabcdef, 0), 0x123456);
+}
+END_TEST
+
+START_TEST(keys_to_commands)
+{
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 5, 0);
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_SPACE, false).kind, GUI_CMD_PLAY_PAUSE);
+    gui_cmd c = gui_key_cmd(&s, GUI_KEY_RIGHT, true);
+    ck_assert_int_eq(c.kind, GUI_CMD_SIGNIFICANT);
+    ck_assert_int_eq(c.a, 1);
+    c = gui_key_cmd(&s, GUI_KEY_LEFT, false);
+    ck_assert_int_eq(c.kind, GUI_CMD_STEP);
+    ck_assert_int_eq(c.a, -1);
+    c = gui_key_cmd(&s, GUI_KEY_3, false);
+    ck_assert_int_eq(c.kind, GUI_CMD_LESSON);
+    ck_assert_int_eq(c.a, 2);
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_MINUS, false).kind, GUI_CMD_SCALE);
+    /* In predict input the same keys type. */
+    s.predict.phase = GUI_PREDICT_ASK;
+    c = gui_key_cmd(&s, GUI_KEY_3, false);
+    ck_assert_int_eq(c.kind, GUI_CMD_CHAR);
+    ck_assert_int_eq(c.a, '3');
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_MINUS, false).a, '-');
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_ENTER, false).kind, GUI_CMD_ENTER);
+    for (int k = 1; k < GUI_KEY_COUNT; k++) ck_assert_int_eq(gui_key_parse(gui_key_str((gui_key)k)), k);
+}
+END_TEST
+
+/* A hand-made trace: online softmax of z = [2, 5, 1, 4] as the engine would record it. */
+static void softmax_show(gui_show *sh)
+{
+    ck_assert_int_eq(gui_demo_load("softmax", sh, stderr), 0);
+}
+
+START_TEST(stepping_and_significant)
+{
+    gui_show sh;
+    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 1, 0);
+    gui_state_attach(&s, &sh);
+    ck_assert_int_eq(s.n, sh.trace.n);
+    gui_cmd right = {GUI_CMD_STEP, +1, 0}, left = {GUI_CMD_STEP, -1, 0}, sig = {GUI_CMD_SIGNIFICANT, +1, 0};
+    gui_update(&s, &sh, &left);
+    ck_assert_int_eq(s.step, 0);
+    for (int i = 0; i < 5; i++) gui_update(&s, &sh, &right);
+    ck_assert_int_eq(s.step, 5);
+    /* Shift+Right lands on exactly the next event the engine calls significant. */
+    int64_t want = -1;
+    for (int64_t k = 6; k < sh.trace.n && want < 0; k++) if (fs_event_significant(&sh.trace.ev[k])) want = k;
+    ck_assert_int_ge(want, 0);
+    gui_update(&s, &sh, &sig);
+    ck_assert_int_eq(s.step, want);
+    gui_cmd sigb = {GUI_CMD_SIGNIFICANT, -1, 0};
+    gui_update(&s, &sh, &sigb);
+    ck_assert(s.step < want);
+    ck_assert(s.step == 0 || fs_event_significant(&sh.trace.ev[s.step]));
+    gui_cmd end = {GUI_CMD_END, 0, 0}, home = {GUI_CMD_HOME, 0, 0};
+    gui_update(&s, &sh, &end);
+    ck_assert_int_eq(s.step, sh.trace.n - 1);
+    gui_update(&s, &sh, &right);
+    ck_assert_int_eq(s.step, sh.trace.n - 1);
+    gui_update(&s, &sh, &home);
+    ck_assert_int_eq(s.step, 0);
+    /* Play: time moves the cursor at the chosen speed; exit-at-end quits after the last. */
+    s.exit_at_end = true;
+    gui_cmd play = {GUI_CMD_PLAY_PAUSE, 0, 0}, tick = {GUI_CMD_TICK, 250, 0};
+    gui_update(&s, &sh, &play);
+    ck_assert(s.playing);
+    gui_update(&s, &sh, &tick);   /* 2 events/s: 250 ms is not enough */
+    ck_assert_int_eq(s.step, 0);
+    gui_update(&s, &sh, &tick);
+    ck_assert_int_eq(s.step, 1);
+    for (int i = 0; i < 400 && !s.quit; i++) gui_update(&s, &sh, &tick);
+    ck_assert(s.quit);
+    ck_assert_int_eq(s.step, sh.trace.n - 1);
+    gui_show_free(&sh);
+}
+END_TEST
+
+START_TEST(timeline_click_and_drag)
+{
+    gui_show sh;
+    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 1, 0);
+    gui_state_attach(&s, &sh);
+    gui_layout L = gui_layout_compute(1280, 720, 100);
+    int y = L.timeline.y + L.timeline.h / 4;
+    int64_t k = sh.trace.n * 2 / 3;
+    int x = gui_timeline_x_of(L.timeline, sh.trace.n, k);
+    gui_cmd down = {GUI_CMD_MOUSE_DOWN, x, y};
+    gui_update(&s, &sh, &down);
+    ck_assert_int_eq(s.step, k);
+    ck_assert(s.dragging);
+    gui_cmd move = {GUI_CMD_MOUSE_MOVE, L.timeline.x, y + 300};   /* dragging off the bar still seeks */
+    gui_update(&s, &sh, &move);
+    ck_assert_int_eq(s.step, 0);
+    gui_cmd up = {GUI_CMD_MOUSE_UP, 0, 0};
+    gui_update(&s, &sh, &up);
+    move.a = x;
+    gui_update(&s, &sh, &move);
+    ck_assert_int_eq(s.step, 0);   /* released: moving does not seek */
+    /* Hover over a grid cell and click its row to follow it. */
+    gui_grid g = gui_scene_grid(&sh, &L);
+    ck_assert_int_gt(g.cell, 0);
+    gui_cmd hov = {GUI_CMD_MOUSE_MOVE, g.x0 + 4 * g.cell + g.cell / 2, g.y0 + 3 * g.cell + g.cell / 2};
+    gui_update(&s, &sh, &hov);
+    ck_assert_int_eq(s.hover, GUI_HOVER_CELL);
+    ck_assert_int_eq(s.hover_i, 3);
+    ck_assert_int_eq(s.hover_j, 4);
+    gui_cmd click = {GUI_CMD_MOUSE_DOWN, hov.a, hov.b};
+    gui_update(&s, &sh, &click);
+    ck_assert_int_eq(s.follow, 3);
+    ck_assert_int_eq(gui_followed_row(&s, &sh), 3);
+    gui_update(&s, &sh, &click);
+    ck_assert_int_eq(s.follow, -1);
+    gui_show_free(&sh);
+}
+END_TEST
+
+START_TEST(predict_mode)
+{
+    gui_show sh;
+    softmax_show(&sh);   /* z = [2, 5, 1, 4]: 5 is a new maximum at step 1 */
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 1, 0);
+    gui_state_attach(&s, &sh);
+    gui_cmd q = {GUI_CMD_PREDICT, 0, 0}, right = {GUI_CMD_STEP, 1, 0}, enter = {GUI_CMD_ENTER, 0, 0};
+    gui_update(&s, &sh, &q);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+    gui_update(&s, &sh, &right);
+    /* Stopped before the rescale: still at step 0, asked for m_new = 5. */
+    ck_assert_int_eq(s.step, 0);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+    ck_assert_int_eq(s.predict.at, 1);
+    ck_assert_int_eq(s.predict.ask, GUI_ASK_M_NEW);
+    ck_assert_double_eq(s.predict.expected, sh.trace.ev[1].m_new);
+    const char *typed = "5.0";
+    for (const char *p = typed; *p; p++) {
+        gui_cmd ch = {GUI_CMD_CHAR, *p, 0};
+        gui_update(&s, &sh, &ch);
+    }
+    gui_update(&s, &sh, &enter);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_SHOWN);
+    ck_assert(s.predict.correct);
+    ck_assert_int_eq(s.predict.n_right, 1);
+    gui_update(&s, &sh, &right);   /* applies the event */
+    ck_assert_int_eq(s.step, 1);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+    /* z = 1 (step 2) does not rescale; z = 4 (step 3) neither: no more questions until the end. */
+    gui_update(&s, &sh, &right);
+    ck_assert_int_eq(s.step, 2);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+    ck_assert(gui_predict_match(0.0498, exp(-3.0)));
+    ck_assert(!gui_predict_match(0.06, exp(-3.0)));
+    ck_assert(gui_predict_match(1000.0, 1004.0));
+    ck_assert(!gui_predict_match(1000.0, 1010.0));
+    double x;
+    ck_assert(gui_predict_parse(" -0.5 ", &x) && x == -0.5);
+    ck_assert(!gui_predict_parse("0.5.1", &x));
+    ck_assert(!gui_predict_parse("", &x));
+    gui_show_free(&sh);
+}
+END_TEST
+
+START_TEST(commands_change_settings)
+{
+    gui_show sh;
+    softmax_show(&sh);
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 4, 0);
+    gui_state_attach(&s, &sh);
+    gui_cmd t = {GUI_CMD_THEME, 0, 0};
+    for (int i = 0; i < GUI_THEME_COUNT; i++) gui_update(&s, &sh, &t);
+    ck_assert_int_eq(s.theme, GUI_THEME_DARK);
+    gui_cmd plus = {GUI_CMD_SCALE, 1, 0}, minus = {GUI_CMD_SCALE, -1, 0};
+    gui_update(&s, &sh, &plus);
+    ck_assert_int_gt(s.scale_pct, 100);
+    for (int i = 0; i < 30; i++) gui_update(&s, &sh, &plus);
+    ck_assert_int_eq(s.scale_pct, 300);
+    for (int i = 0; i < 30; i++) gui_update(&s, &sh, &minus);
+    ck_assert_int_eq(s.scale_pct, 50);
+    gui_cmd up = {GUI_CMD_SPEED, 1, 0};
+    for (int i = 0; i < 40; i++) gui_update(&s, &sh, &up);
+    ck_assert_int_eq(s.speed, GUI_SPEEDS - 1);
+    gui_cmd lesson = {GUI_CMD_LESSON, 3, 0};
+    gui_update(&s, &sh, &lesson);
+    ck_assert(s.lesson_changed);
+    ck_assert_int_eq(s.lesson, 3);
+    gui_cmd bad = {GUI_CMD_LESSON, 9, 0};
+    s.lesson_changed = false;
+    gui_update(&s, &sh, &bad);
+    ck_assert(!s.lesson_changed);
+    gui_cmd help = {GUI_CMD_HELP, 0, 0}, quit = {GUI_CMD_QUIT, 0, 0};
+    gui_update(&s, &sh, &help);
+    gui_update(&s, &sh, &quit);   /* Esc closes the help first */
+    ck_assert(!s.help && !s.quit);
+    gui_update(&s, &sh, &quit);
+    ck_assert(s.quit);
+    gui_show_free(&sh);
+}
+END_TEST
+
+START_TEST(script_errors_are_located)
+{
+    char path[] = "/tmp/fs_gui_scriptXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# comment\nkey Right\nkey Right shift\nclick 10 20\nexpect step 3\n  key Bogus\n");
+    fclose(f);
+    gui_script sc;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *err = open_memstream(&buf, &n);
+    ck_assert_int_eq(gui_script_load(path, &sc, err), 2);
+    fclose(err);
+    char want[512];
+    snprintf(want, sizeof want, "%s:6:7: unknown key 'Bogus'", path);
+    ck_assert_msg(strstr(buf, want) != NULL, "got: %s", buf);
+    free(buf);
+    f = fopen(path, "w");
+    fprintf(f, "key Right\nkey Right shift\ndrag 1 2 3 4\nexpect predict ask\nsave /tmp/x.png\n");
+    fclose(f);
+    ck_assert_int_eq(gui_script_load(path, &sc, stderr), 0);
+    ck_assert_int_eq(sc.n, 5);
+    ck_assert(sc.lines[1].shift);
+    ck_assert_int_eq(sc.lines[2].v[3], 4);
+    ck_assert_int_eq(sc.lines[3].v[0], GUI_PREDICT_ASK);
+    gui_state s;
+    gui_state_init(&s, 100, 100, 1, 0);
+    char msg[128];
+    ck_assert(!gui_script_expect(&sc.lines[3], &s, msg, sizeof msg));
+    s.predict.phase = GUI_PREDICT_ASK;
+    ck_assert(gui_script_expect(&sc.lines[3], &s, msg, sizeof msg));
+    gui_script_free(&sc);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(png_round_trip)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    int w = fs_rng_int(&r, 1, 300), h = fs_rng_int(&r, 1, 200);
+    uint8_t *img = malloc((size_t)w * h * 3);
+    for (int i = 0; i < w * h * 3; i++) img[i] = (uint8_t)(i % 7 == 0 ? fs_rng_next(&r) : (uint64_t)(i / 97));
+    char path[] = "/tmp/fs_gui_pngXXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    ck_assert_int_eq(gui_png_write(path, img, w, h, w * 3), 0);
+    uint8_t *back = NULL;
+    int w2, h2;
+    ck_assert_int_eq(gui_png_read(path, &back, &w2, &h2), 0);
+    FS_ASSERT_SEED(w2 == w && h2 == h, seed, "size %dx%d came back %dx%d", w, h, w2, h2);
+    FS_ASSERT_SEED(gui_image_diff(img, back, w, h, 0) == 0, seed, "pixels differ");
+    back[5] ^= 0x80;
+    ck_assert_int_eq(gui_image_diff(img, back, w, h, 10), 1);
+    free(back);
+    free(img);
+    FILE *f = fopen(path, "wb");
+    fputs("not a png at all", f);
+    fclose(f);
+    ck_assert_int_eq(gui_png_read(path, &back, &w2, &h2), -1);
+    unlink(path);
+}
+END_TEST
+
+/* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
+ * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
+ * pixel; a wrong number, colour or layout changes far more). */
+START_TEST(frames_match_references)
+{
+    static const struct { const char *demo; int step; gui_theme_id theme; } refs[] = {
+        {"tiled", 9, GUI_THEME_DARK}, {"softmax", 1, GUI_THEME_LIGHT}, {"decode-tree", 14, GUI_THEME_DARK},
+        {"tree", 12, GUI_THEME_CONTRAST}, {"pitfall", 9, GUI_THEME_DARK},
+    };
+    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        gui_options o;
+        gui_options_default(&o);
+        o.font_path = font;
+        o.theme = refs[i].theme;
+        o.demo = refs[i].demo;
+        char out[64], ref[256];
+        snprintf(out, sizeof out, "/tmp/fs_gui_frame_%d.png", (int)getpid());
+        snprintf(ref, sizeof ref, "tests/gui/ref/%s-%d.png", refs[i].demo, refs[i].step);
+        ck_assert_int_eq(gui_render(NULL, refs[i].step, refs[i].step, out, NULL, &o), 0);
+        uint8_t *a = NULL, *b = NULL;
+        int wa, ha, wb, hb;
+        ck_assert_int_eq(gui_png_read(out, &a, &wa, &ha), 0);
+        ck_assert_msg(gui_png_read(ref, &b, &wb, &hb) == 0, "cannot read %s (run tests/gui/make-refs.sh)", ref);
+        ck_assert_int_eq(wa, wb);
+        ck_assert_int_eq(ha, hb);
+        int64_t bad = gui_image_diff(a, b, wa, ha, 48);
+        ck_assert_msg(bad <= (int64_t)wa * ha / 200, "%s: %lld pixels differ (allowed %lld); the frame is in %s", ref,
+                      (long long)bad, (long long)wa * ha / 200, out);
+        free(a);
+        free(b);
+        unlink(out);
+    }
+}
+END_TEST
+
+Suite *gui_suite(void)
+{
+    Suite *s = suite_create("gui");
+    TCase *t = tcase_create("logic");
+    tcase_add_test(t, layout_fits_the_window);
+    tcase_add_test(t, layout_text_grows_with_the_window);
+    tcase_add_test(t, timeline_round_trip);
+    tcase_add_test(t, grid_fit_and_hit);
+    tcase_add_test(t, themes_are_legible);
+    tcase_add_test(t, keys_to_commands);
+    tcase_add_test(t, stepping_and_significant);
+    tcase_add_test(t, timeline_click_and_drag);
+    tcase_add_test(t, predict_mode);
+    tcase_add_test(t, commands_change_settings);
+    tcase_add_test(t, script_errors_are_located);
+    tcase_add_test(t, png_round_trip);
+    suite_add_tcase(s, t);
+    TCase *f = tcase_create("frames");
+    tcase_set_timeout(f, 60);
+    tcase_add_test(f, frames_match_references);
+    suite_add_tcase(s, f);
+    return s;
+}
