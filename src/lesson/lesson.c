@@ -22,10 +22,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Bounds on what a lesson may ask for, so that no file (or fuzzer) can request absurd work. */
+/* Bounds on what a lesson may ask for, so that no file (or fuzzer) can request absurd work.
+ * The fuzz build (tests/fuzz) lowers them and turns off file access. */
+#ifndef FS_LESSON_MAX_ELEMS
 #define FS_LESSON_MAX_ELEMS   (1 << 20)   /* per random matrix */
+#endif
+#ifndef FS_LESSON_MAX_SCORES
 #define FS_LESSON_MAX_SCORES  (1LL << 24) /* heads · n_q · n_kv of a run */
+#endif
+#ifndef FS_LESSON_MAX_EVENTS
 #define FS_LESSON_MAX_EVENTS  (1 << 21)
+#endif
 #define FS_LESSON_MAX_BYTES   (1 << 22)   /* lesson text */
 
 /* ---- allocation: everything hangs off the lesson and is freed with it -------------------- */
@@ -277,7 +284,7 @@ static bool parse_int(parse_t *P, const char *v, int32_t line, int32_t col, long
 static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *lines, int32_t i,
                          int32_t j, size_t vstart, const char *v, bool allow_neg_inf)
 {
-    int32_t line = i + 1, col = (int32_t)vstart + 1;
+    int32_t line = i + 1, col = (int32_t)skip_blank(lines[i].s, vstart, lines[i].n) + 1;
     M->set = true;
     M->line = line;
     M->col = 1;
@@ -291,6 +298,9 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
         return fs_matrix_parse_text(a, (size_t)(b - a), P->name, i + 2, allow_neg_inf, &M->m, P->err);
     }
     if (!strncmp(v, "file", 4) && (v[4] == ' ' || v[4] == '\t')) {
+#ifdef FS_LESSON_NO_FILES
+        return set_err(P->err, P->name, line, col, "file access is off in this build");
+#endif
         const char *path = v + 4;
         while (*path == ' ' || *path == '\t') path++;
         char full[PATH_MAX + 256];
@@ -360,7 +370,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
 {
     fs_lesson *l = P->l;
     const line_t *ln = &lines[i];
-    int32_t line = i + 1, col = (int32_t)vstart + 1;
+    int32_t line = i + 1, col = (int32_t)skip_blank(ln->s, vstart, ln->n) + 1;   /* the value */
     char *v = trimdup(l, ln->s, vstart, ln->n);
     if (!v) return set_err(P->err, P->name, line, 1, "out of memory");
     if (P->seen[key])
@@ -1172,8 +1182,8 @@ static bool result_at(parse_t *P, const fs_result *r, const char *what, const lo
     else if (ni == 3) { h = idx[0]; row = idx[1]; c = idx[2]; }
     else return set_err(P->err, P->name, line, col, "%s needs [row][col] or [head][row][col]", what);
     if (h < 0 || h >= r->n_heads || row < 0 || row >= r->n_rows || c < 0 || c >= r->n_cols)
-        return set_err(P->err, P->name, line, col, "%s[%ld][%ld][%ld] is outside the output (%d heads × %d rows × %d cols)",
-                       what, h, row, c, r->n_heads, r->n_rows, r->n_cols);
+        return set_err(P->err, P->name, line, col, "head %ld, row %ld, column %ld is outside the %s (%d heads × %d rows × %d cols)",
+                       h, row, c, !strcmp(what, "out") ? "output" : what, r->n_heads, r->n_rows, r->n_cols);
     *v = r->O[((size_t)h * r->n_rows + (size_t)row) * r->n_cols + (size_t)c];
     return true;
 }
