@@ -217,9 +217,11 @@ START_TEST(test_prefill_matches_reference)
 END_TEST
 
 /* Decode: a few query rows, a longer cache, splits of random length, every mask. */
+/* Loop index = (version − 1) · N_ISAS + isa. */
 START_TEST(test_decode_matches_reference)
 {
-    fs_cpu_isa isa = isas[_i];
+    int version = _i / N_ISAS + 1;
+    fs_cpu_isa isa = isas[_i % N_ISAS];
     if (!fs_cpu_isa_supported(isa)) return;
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
@@ -228,16 +230,17 @@ START_TEST(test_decode_matches_reference)
         problem p;
         problem_draw(&p, &r, t, 4, 700, 160);
         fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+        o.version = version;
         o.isa = isa;
         o.threads = fs_rng_int(&r, 1, 3);
         o.split_len = fs_rng_int(&r, 0, 1) ? 0 : fs_rng_int(&r, 1, 300);
         problem_reference(&p);
         fs_status st = fs_cpu_decode(&p.a, &o);
-        FS_ASSERT_SEED(st == FS_OK, seed, "decode %s: status %s on %s", fs_cpu_isa_str(isa),
-                       fs_status_str(st), p.what);
+        FS_ASSERT_SEED(st == FS_OK, seed, "decode v%d %s: status %s on %s", version,
+                       fs_cpu_isa_str(isa), fs_status_str(st), p.what);
         double err = problem_error(&p);
         FS_ASSERT_SEED(err <= tolerance(t), seed,
-                       "decode %s threads %d split %d: error %.3g > %.1g on %s",
+                       "decode v%d %s threads %d split %d: error %.3g > %.1g on %s", version,
                        fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t), p.what);
         problem_free(&p);
     }
@@ -356,7 +359,7 @@ Suite *kernels_cpu_suite(void)
     TCase *tc = tcase_create("reference");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
-    tcase_add_loop_test(tc, test_decode_matches_reference, 0, N_ISAS);
+    tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
     tcase_add_test(tc, test_baseline_matches_reference);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("edges");

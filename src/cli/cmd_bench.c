@@ -31,7 +31,7 @@ typedef struct {
 } int_list;
 
 typedef struct {
-    int_list N, d, causal, threads, versions, decode_N;
+    int_list N, d, causal, threads, versions, decode_versions, decode_N;
     int32_t heads, kv_heads, batch;
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
@@ -92,6 +92,7 @@ static void usage(FILE *f)
         "  --kv-heads H        KV heads, prefill          (default = heads; must divide heads)\n"
         "  --batch B           batch size                 (default 1)\n"
         "  --version LIST      prefill kernel versions 1..%d (default %d; 1 always runs on 1 thread)\n"
+        "  --decode-version LIST  decode kernel versions 1..%d (default %d)\n"
         "  --dtype T           storage: f32, f16, bf16    (default f32; the baseline is f32 only)\n"
         "  --isa I             auto, scalar, avx2, avx512, neon (default auto)\n"
         "  --decode-n LIST     decode KV lengths          (default 4096,8192,...,131072)\n"
@@ -105,7 +106,8 @@ static void usage(FILE *f)
         "  --format F          table, csv or jsonl        (default table)\n"
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
         "  --help              this text\n",
-        FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS);
+        FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS, FS_CPU_DECODE_VERSIONS,
+        FS_CPU_DECODE_VERSIONS);
 }
 
 /* ---- argument parsing ------------------------------------------------------------------ */
@@ -165,6 +167,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->threads.n = 0;
     for (int32_t t = 1; t <= all && o->threads.n < MAX_LIST; t++) o->threads.v[o->threads.n++] = t;
     o->versions = (int_list){{FS_CPU_VERSIONS}, 1};
+    o->decode_versions = (int_list){{FS_CPU_DECODE_VERSIONS}, 1};
     list_range_pow2(&o->decode_N, 4096, 131072);
     o->heads = 8;
     o->kv_heads = 0;
@@ -227,6 +230,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_VERSIONS, &o->versions))
                 return bad("--version wants kernel versions 1..4 separated by commas, not '%s'", v);
+        } else if (!strcmp(a, "--decode-version")) {
+            NEED_VALUE();
+            if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
+                return bad("--decode-version wants decode versions 1..2 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;
@@ -471,6 +478,7 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
                 st = fs_cpu_baseline(a, threads, why, n);
             } else {
                 fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+                o.version = version;
                 o.threads = threads;
                 o.isa = isa;
                 st = fs_cpu_decode(a, &o);
@@ -718,37 +726,41 @@ int cli_bench(int argc, char **argv)
                     }
     if (o.decode)
         for (int ni = 0; ni < o.decode_N.n; ni++)
-            for (int ti = 0; ti < o.threads.n && n_rows < cap; ti++) {
-                int32_t N = o.decode_N.v[ni], threads = o.threads.v[ti], d = o.decode_d;
-                bench_row r = {.N = N, .d = d, .causal = 0, .threads = threads};
-                if (o.dtype == FS_CPU_DTYPE_F32)
-                    snprintf(r.kernel, sizeof r.kernel, "decode-splitkv");
-                else
-                    snprintf(r.kernel, sizeof r.kernel, "decode-splitkv-%s", fs_cpu_dtype_str(o.dtype));
-                why[0] = '\0';
-                fs_cpu_rss_reset();
-                inputs in;
-                if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows, N,
-                                 d, o.dtype, false)) {
-                    snprintf(why, sizeof why, "cannot allocate the inputs");
-                } else {
-                    double t = time_runs(RUN_DECODE, &in.a, 0, threads, o.isa, o.reps, why, sizeof why);
-                    if (t > 0) {
-                        double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
-                                       (double)fs_cpu_dtype_size(o.dtype);
-                        double flops = 4.0 * N * d * (double)o.decode_heads * o.decode_rows * o.batch;
-                        r.ok = true;
-                        r.ms = t * 1e3;
-                        r.gflops = flops / t * 1e-9;
-                        r.gbps = bytes / t * 1e-9;
-                        r.peak_fraction = m.bw[threads] > 0 ? r.gbps / m.bw[threads] : 0.0;
-                        r.rss_mb = fs_cpu_rss_peak_mb();
+            for (int ti = 0; ti < o.threads.n; ti++)
+                for (int vi = 0; vi < o.decode_versions.n && n_rows < cap; vi++) {
+                    int32_t N = o.decode_N.v[ni], threads = o.threads.v[ti], d = o.decode_d;
+                    int32_t version = o.decode_versions.v[vi];
+                    bench_row r = {.N = N, .d = d, .causal = 0, .threads = threads};
+                    if (o.dtype == FS_CPU_DTYPE_F32)
+                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d", version);
+                    else
+                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s", version,
+                                 fs_cpu_dtype_str(o.dtype));
+                    why[0] = '\0';
+                    fs_cpu_rss_reset();
+                    inputs in;
+                    if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows,
+                                     N, d, o.dtype, false)) {
+                        snprintf(why, sizeof why, "cannot allocate the inputs");
+                    } else {
+                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, o.reps,
+                                             why, sizeof why);
+                        if (t > 0) {
+                            double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
+                                           (double)fs_cpu_dtype_size(o.dtype);
+                            double flops = 4.0 * N * d * (double)o.decode_heads * o.decode_rows * o.batch;
+                            r.ok = true;
+                            r.ms = t * 1e3;
+                            r.gflops = flops / t * 1e-9;
+                            r.gbps = bytes / t * 1e-9;
+                            r.peak_fraction = m.bw[threads] > 0 ? r.gbps / m.bw[threads] : 0.0;
+                            r.rss_mb = fs_cpu_rss_peak_mb();
+                        }
                     }
+                    inputs_free(&in);
+                    rows[n_rows++] = r;
+                    print_row(&o, &r, why);
                 }
-                inputs_free(&in);
-                rows[n_rows++] = r;
-                print_row(&o, &r, why);
-            }
     if (o.plot) plot(&o, rows, n_rows, m.max_threads);
     free(rows);
     free(m.fma);

@@ -32,7 +32,7 @@ fs_cpu_opts fs_cpu_opts_default(void)
 
 fs_cpu_decode_opts fs_cpu_decode_opts_default(void)
 {
-    return (fs_cpu_decode_opts){.threads = 1, .split_len = 0, .isa = FS_CPU_ISA_AUTO};
+    return (fs_cpu_decode_opts){.version = 0, .threads = 1, .split_len = 0, .isa = FS_CPU_ISA_AUTO};
 }
 
 const char *fs_cpu_isa_str(fs_cpu_isa isa)
@@ -500,7 +500,9 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) return st;
     fs_cpu_decode_opts opt = opts ? *opts : fs_cpu_decode_opts_default();
-    if (opt.threads < 1 || opt.threads > FS_CPU_MAX_THREADS || opt.split_len < 0 ||
+    if (opt.version == 0) opt.version = FS_CPU_DECODE_VERSIONS;
+    if (opt.version < 1 || opt.version > FS_CPU_DECODE_VERSIONS || opt.threads < 1 ||
+        opt.threads > FS_CPU_MAX_THREADS || opt.split_len < 0 ||
         (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
         return FS_ERR_ARG;
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
@@ -513,6 +515,7 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     p->a = a;
     p->group = a->n_q_heads / a->n_kv_heads;
     p->rows = p->group * a->n_q;
+    p->version = opt.version;
     int32_t d = a->d, R = p->rows;
     int64_t heads = (int64_t)a->batch * a->n_kv_heads;
     /* Splits: enough items for every thread to take several (load balance), none shorter than

@@ -48,6 +48,7 @@ typedef struct {
     const fs_cpu_attn *a;
     int32_t group, rows;     /* rows = group · n_q, the query rows that read one KV head */
     int32_t split_len, n_splits;
+    int32_t version;         /* decode version (fs_cpu_decode_opts) */
     float scale2;
     float *Qs;               /* (batch, n_kv_heads, rows, d): queries · scale2, as float */
     float *part_m, *part_l;  /* (batch, n_kv_heads, n_splits, rows) */
@@ -55,6 +56,9 @@ typedef struct {
 } cpu_decode;
 
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
+#ifndef FS_CPU_DEC_AHEAD
+#define FS_CPU_DEC_AHEAD 128  /* decode version 2: prefetch distance, in keys */
+#endif
 
 typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
