@@ -25,8 +25,17 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     int y1 = L->pad / 2;
     gui_text(d, L->font_big, L->pad, y1, th->text, GUI_AL_LEFT, show->title);
     int y2 = y1 + gui_line_h(d, L->font_big);
-    gui_textf(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, "%s  ·  scene: %s  ·  lesson %d of %d (%s)",
-              show->source, gui_scene_str(show->scene), s->lesson + 1, s->catalog_n, show->name);
+    {
+        /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, gui_scene_str(show->scene), s->lesson + 1,
+                 s->catalog_n, show->name);
+        int maxc = (L->header.w * 58 / 100) / gui_char_w(d, L->font_small);
+        int n = 0;
+        for (char *p = sub; *p; p++)
+            if ((*p & 0xc0) != 0x80 && ++n > maxc) { strcpy(p - (p - sub >= 3 ? 0 : 0), "…"); break; }
+        gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
+    }
     char right[160];
     if (s->n > 0) {
         const fs_event *e = &show->trace.ev[s->step];
@@ -53,7 +62,10 @@ static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show
     gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
-    gui_text_wrap(d, L->font, r, d->th->text, buf);
+    /* Body size when it fits in the panel, else the small size. */
+    int cw = gui_char_w(d, L->font), lines = r.h / gui_line_h(d, L->font);
+    int cap = cw > 0 ? (r.w / cw) * lines * 9 / 10 : 0;
+    gui_text_wrap(d, (int)strlen(buf) <= cap ? L->font : L->font_small, r, d->th->text, buf);
 }
 
 static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)

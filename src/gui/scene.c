@@ -294,8 +294,11 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         gui_fill(d, r, sp < 0 ? th->masked : done ? gui_mix(base, th->bg, is_now ? 0 : 0.35) : gui_mix(base, th->bg, 0.75));
         if (sp % 2) gui_hatch(d, r, gui_mix(base, th->text, 0.25), g.cell / 3 > 3 ? g.cell / 3 : 3, 1);
         if (is_now) gui_frame(d, r, th->current, 2 * d->thin);
-        gui_textf(d, L->font_small, r.x + r.w / 2, g.y0 - gui_line_h(d, L->font_small), th->dim, GUI_AL_CENTER, "%d", j);
-        if (sp >= 0 && g.cell >= gui_line_h(d, L->font_small))
+        int every = g.cell >= 3 * gui_char_w(d, L->font_small) ? 1 : 8;
+        if (j % every == 0)
+            gui_textf(d, L->font_small, r.x + (every == 1 ? r.w / 2 : 0), g.y0 - gui_line_h(d, L->font_small), th->dim,
+                      every == 1 ? GUI_AL_CENTER : GUI_AL_LEFT, "%d", j);
+        if (sp >= 0 && g.cell >= 3 * gui_char_w(d, L->font_small))
             gui_textf(d, L->font_small, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, "s%d", sp);
     }
     /* The merge diagram: partials at the bottom row, merges above by level. */
@@ -341,6 +344,12 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         int64_t ke = node_ev[id];
         gui_rect r = {px[id] - box_w / 2, py[id], box_w, box_h};
         bool is_now = ke >= 0 && ke == s->step;
+        if (box_w < 9 * gui_char_w(d, L->font_small)) {   /* many splits: small nodes, numbers on hover/side */
+            int rad = box_w / 3 > 3 ? box_w / 3 : 3;
+            gui_disc(d, px[id], py[id] + box_h / 2, rad + 1, is_now ? th->current : th->border);
+            gui_disc(d, px[id], py[id] + box_h / 2, rad, ke >= 0 ? (is_split ? th->full : th->merge_mark) : th->future);
+            continue;
+        }
         gui_fill(d, r, ke >= 0 ? gui_mix(th->panel, is_split ? (id % 2 ? th->partial : th->full) : th->merge_mark, 0.3) : th->future);
         gui_frame(d, r, is_now ? th->current : th->border, is_now ? 3 * d->thin : d->thin);
         int x = r.x + L->pad / 2, y = r.y + L->pad / 4;
@@ -365,11 +374,13 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     line(d, L->font, x, &y, th->text, "This step");
     if (now && now->kind == FS_EV_MERGE) {
         line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
-        line(d, fs, x, &y, th->text, "m = max(m_a, m_b) = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
+        line(d, fs, x, &y, th->text, "m = max(m_a, m_b)");
+        line(d, fs, x, &y, th->text, "  = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
         line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
         line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
-        line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3),
-             F(now->l_blk, b3));
+        char b4[32];
+        line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
+        line(d, fs, x, &y, th->text, "  = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3), F(now->l_blk, b4));
         line(d, fs, x, &y, th->accent, "  = %s", F(now->l_new, b1));
         const double *o = fs_trace_at(t, now->o_new);
         if (o) line(d, fs, x, &y, th->text, "o = c_a·o_a + c_b·o_b -> [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");

@@ -567,14 +567,19 @@ static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect 
         gui_rect b = {r.x + kv * (bw + d->L.pad), r.y, bw, lh + d->L.pad / 2};
         gui_fill(d, b, cur ? gui_mix(th->panel, th->full, 0.5) : th->panel);
         gui_frame(d, b, cur ? th->current : th->border, d->thin);
-        gui_textf(d, fs, b.x + b.w / 2, b.y + d->L.pad / 4, th->text, GUI_AL_CENTER, "KV head %d", kv);
+        char kl[24];
+        snprintf(kl, sizeof kl, "KV head %d", kv);
+        if (gui_text_w(d, fs, kl) >= b.w) snprintf(kl, sizeof kl, "kv%d", kv);
+        if (gui_text_w(d, fs, kl) < b.w) gui_text(d, fs, b.x + b.w / 2, b.y + d->L.pad / 4, th->text, GUI_AL_CENTER, kl);
         int qw = (bw - (G - 1) * d->L.pad / 2) / G;
         for (int g = 0; g < G; g++) {
             int h = kv * G + g;
             gui_rect q = {b.x + g * (qw + d->L.pad / 2), b.y + b.h + d->L.pad / 2, qw, lh + d->L.pad / 2};
             gui_fill(d, q, h == head ? th->current : th->future);
             gui_frame(d, q, th->border, d->thin);
-            gui_textf(d, fs, q.x + q.w / 2, q.y + d->L.pad / 4, h == head ? th->bg : th->text, GUI_AL_CENTER, "q%d", h);
+            char ql[16];
+            snprintf(ql, sizeof ql, "q%d", h);
+            if (gui_text_w(d, fs, ql) < q.w) gui_text(d, fs, q.x + q.w / 2, q.y + d->L.pad / 4, h == head ? th->bg : th->text, GUI_AL_CENTER, ql);
         }
     }
 }
@@ -611,11 +616,12 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
 }
 
 /* Tile classes in colour and pattern, at the foot of the side panel. */
-static void draw_legend(gui_draw *d, gui_rect side)
+static void draw_legend(gui_draw *d, gui_rect side, int used_y)
 {
     const gui_theme *th = d->th;
     int fs = d->L.font_small, lh = gui_line_h(d, fs), sq = lh + 2;
     int x = side.x + d->L.pad, y = side.y + side.h - 2 * (sq + d->L.pad / 2) - d->L.pad / 2;
+    if (y < used_y) return;   /* no room left under the numbers */
     struct { const char *t; uint32_t c; int pat; } it[4] = {
         {"full", th->full, 0}, {"partial (/)", th->partial, 1}, {"skipped (x)", th->skipped, 3}, {"masked pair", th->masked, 4}};
     int colw = (side.w - 2 * d->L.pad) / 2;
@@ -710,10 +716,10 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     y = draw_row_formulas(d, s, &c, row, L->side, y) + L->pad;
     int vf = cell_font(d, g.cell, 5);
-    if (vf < 7 && c.cells) y = draw_tile_table(d, &c, L->side, y);
+    if (vf < 7 && c.cells && show->scene != GUI_SCENE_PITFALL) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
-    draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
-    draw_legend(d, L->side);
+    y = draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
+    draw_legend(d, L->side, y);
     draw_hover(d, s, show, &c, &g);
     if (have_wrong) scan_free(&w);
     scan_free(&c);

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# run.sh: the window's tests under a virtual X display (make test-gui runs it inside xvfb-run).
+#   tests/gui/run.sh BIN [SAN_BIN]
+# 1. every lesson opens in the window, plays all its events (at 8192 events/s) and exits 0;
+# 2. synthetic key and mouse input (controls.script, predict.script) drives every control, and
+#    every 'expect' line must hold; P saves a frame, which must be a readable PNG;
+# 3. with SAN_BIN (an ASan+UBSan build), every lesson plays again there: any leak or error fails.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$(realpath "${1:-$root/build/flashstep}")
+san=${2:-}
+[ -n "$san" ] && san=$(realpath "$san")
+font=/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+[ -n "${DISPLAY:-}" ] || { echo "test-gui: no DISPLAY (run me under xvfb-run)" >&2; exit 1; }
+fail=0
+t0=$(date +%s)
+
+play_all() {   # play_all BIN LABEL
+  local b=$1 label=$2 n=0
+  while read -r lesson; do
+    n=$((n + 1))
+    if ! "$b" play "$lesson" --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 90 \
+         >"$tmp/out.txt" 2>&1; then
+      echo "test-gui: $label: $(basename "$lesson") failed:" >&2
+      tail -n 30 "$tmp/out.txt" >&2
+      fail=1
+    fi
+  done < <("$b" lessons --paths)
+  echo "test-gui: $label: $n lessons played to the end"
+}
+
+play_all "$bin" plain
+for demo in softmax query tiled tree window gqa decode decode-tree pitfall grid64; do
+  "$bin" play --demo $demo --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 60 >/dev/null 2>"$tmp/err.txt" ||
+    { echo "test-gui: demo $demo failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }
+done
+echo "test-gui: demos played"
+
+"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/controls.script" --max-seconds 60 ||
+  { echo "test-gui: controls.script failed" >&2; fail=1; }
+"$bin" play --demo softmax --size 1280x720 --font "$font" --script "$root/tests/gui/predict.script" --max-seconds 60 ||
+  { echo "test-gui: predict.script failed" >&2; fail=1; }
+for f in controls-frame.png flashstep-tiled-0000.png; do
+  [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
+    { echo "test-gui: $f was not written as a PNG" >&2; fail=1; }
+done
+echo "test-gui: scripted input done"
+
+# A bad script is reported with file:line:column and exit 2.
+printf 'key Right\nkey Nope\n' >bad.script
+set +e
+"$bin" play --demo tiled --font "$font" --script bad.script 2>err.txt; rc=$?
+set -e
+if [ $rc -ne 2 ] || ! grep -q 'bad.script:2:5: unknown key' err.txt; then
+  echo "test-gui: bad script: rc $rc, $(cat err.txt)" >&2; fail=1
+fi
+# A missing font is a clear message, not a crash.
+set +e
+"$bin" play --demo tiled --font /nonexistent.ttf --autoplay --exit-at-end 2>err.txt; rc=$?
+set -e
+if [ $rc -ne 2 ] || ! grep -q "cannot open font '/nonexistent.ttf'" err.txt; then
+  echo "test-gui: missing font: rc $rc, $(cat err.txt)" >&2; fail=1
+fi
+
+if [ -n "$san" ]; then
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23
+  export LSAN_OPTIONS=suppressions=$root/tests/gui/lsan.supp:print_suppressions=0
+  play_all "$san" asan
+fi
+echo "test-gui: $(( $(date +%s) - t0 )) s"
+[ $fail -eq 0 ] && echo "test-gui: all passed"
+exit $fail
