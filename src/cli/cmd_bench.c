@@ -576,7 +576,7 @@ static void plot(const bench_opts *o, const bench_row *rows, int n_rows, int32_t
                "unset multiplot\n", n_series - 1, dat);
     fclose(f);
     char cmd[256];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 1>&2", gp);   /* its chatter to stderr */
     int rc = system(cmd);
     if (rc != 0) fprintf(stderr, "flashstep bench: gnuplot failed (%d): no plot written\n", rc);
     else fprintf(stderr, "flashstep bench: plot written to %s\n", o->plot);
@@ -607,8 +607,8 @@ static void machine_line(const bench_opts *o, const machine *m)
     fs_cpu_isa isa = o->isa == FS_CPU_ISA_AUTO ? fs_cpu_isa_best() : o->isa;
     fprintf(f, "# %s, %d cores, kernels: %s, storage %s\n", model, cores(), fs_cpu_isa_str(isa),
             fs_cpu_dtype_str(o->dtype));
-    for (int i = 0; i < o->threads.n; i++) {
-        int32_t t = o->threads.v[i];
+    for (int32_t t = 1; t <= m->max_threads; t++) {
+        if (m->fma[t] <= 0) continue;
         fprintf(f, "# measured at %d thread%s: FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
                 t, t > 1 ? "s" : "", m->fma[t], m->bw[t]);
     }
@@ -656,8 +656,8 @@ int cli_bench(int argc, char **argv)
         return 1;
     }
     bool smoke_size = o.reps == 1 && o.N.n && o.N.v[o.N.n - 1] <= 256;
-    for (int i = 0; i < o.threads.n; i++) {
-        int32_t t = o.threads.v[i];
+    for (int i = -1; i < o.threads.n; i++) {   /* -1: one thread, for version 1's rows */
+        int32_t t = i < 0 ? 1 : o.threads.v[i];
         if (m.fma[t] > 0) continue;
         m.fma[t] = fs_cpu_measure_fma_gflops(t, smoke_size ? 0.02 : 0.25);
         m.bw[t] = fs_cpu_measure_read_gbps(t, smoke_size ? (size_t)32 << 20 : (size_t)512 << 20);
@@ -707,10 +707,7 @@ int cli_bench(int argc, char **argv)
                                     r.ok = true;
                                     r.ms = t * 1e3;
                                     r.gflops = flops / t * 1e-9;
-                                    r.peak_fraction = m.fma[threads] > 0 && r.threads == threads
-                                                          ? r.gflops / m.fma[threads] : 0.0;
-                                    if (r.threads != threads && r.threads <= m.max_threads && m.fma[r.threads] > 0)
-                                        r.peak_fraction = r.gflops / m.fma[r.threads];
+                                    r.peak_fraction = m.fma[r.threads] > 0 ? r.gflops / m.fma[r.threads] : 0.0;
                                     r.gbps = bytes / t * 1e-9;
                                     r.rss_mb = fs_cpu_rss_peak_mb();
                                 } else if (base && !strncmp(why, "S and P", 7)) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# run-cpu.sh: run `flashstep bench` for the record, with what a reader needs to trust the
+# figures: the machine, the date, the exact command, the git revision, and the load of the
+# machine just before and just after (the figures are only as good as the quiet they ran in).
+#
+#   bench/run-cpu.sh NAME [bench options...]      e.g.  bench/run-cpu.sh quick --quick
+#
+# Writes bench/results/NAME.jsonl (the rows), NAME.txt (the table and the context) and
+# NAME.png (the plot, when gnuplot is installed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${1:?usage: bench/run-cpu.sh NAME [flashstep bench options]}
+shift
+bin=${FLASHSTEP:-build/flashstep}
+[ -x "$bin" ] || { echo "run-cpu.sh: build first (make)" >&2; exit 2; }
+out=bench/results
+mkdir -p "$out"
+txt="$out/$name.txt"
+{
+  echo "# date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "# machine:  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "# revision: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "# command:  $bin bench $* --format jsonl --plot $out/$name.png"
+  echo "# load before: $(uptime | sed 's/.*load average: //')"
+} > "$txt"
+"$bin" bench "$@" --format jsonl --plot "$out/$name.png" > "$out/$name.jsonl" 2>> "$txt"
+echo "# load after:  $(uptime | sed 's/.*load average: //')" >> "$txt"
+# the rows again as a table, for reading
+awk -F'[:,]' 'BEGIN { printf "%-16s %7s %5s %6s %7s %11s %9s %8s %8s %9s\n", "kernel", "N", "d", "causal", "threads", "ms", "GFLOP/s", "of peak", "GB/s", "RSS MiB" }
+  { gsub(/[{}"]/, ""); printf "%-16s %7s %5s %6s %7s %11s %9s %7.1f%% %8s %9s\n", $2, $4, $6, $8, $10, $12, $14, 100*$16, $18, $20 }' \
+  "$out/$name.jsonl" >> "$txt"
+cat "$txt"
