@@ -160,8 +160,8 @@ static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names,
     const char *lines[40];
     int first = s->menu_sel >= 36 ? s->menu_sel - 35 : 0, m = 0;
     for (int i = first; i < n && m < 36; i++, m++) {
-        char key[8] = "  ";
-        if (i < 9) snprintf(key, sizeof key, "%d", i + 1);
+        char key[16] = "  ";
+        if (i >= 0 && i < 9) snprintf(key, sizeof key, "%d", i + 1);
         else if (i == 9) snprintf(key, sizeof key, "0");
         snprintf(buf[m], sizeof buf[m], "%s %-2s %s", i == s->menu_sel ? ">" : " ", key, names[i]);
         lines[m] = buf[m];

@@ -543,7 +543,7 @@ static void draw_tree(gui_draw *d, const gui_show *show, int row, gui_rect r)
         uint32_t col = i == row ? th->current : anc[i] ? th->accent : th->future;
         gui_disc(d, px[i], py[i], rad, th->border);
         gui_disc(d, px[i], py[i], rad - d->thin - 1, col);
-        char lab[8];
+        char lab[16];
         snprintf(lab, sizeof lab, "%d", i);
         gui_text(d, fs, px[i], py[i] - gui_line_h(d, fs) / 2, i == row || anc[i] ? th->bg : th->text, GUI_AL_CENTER, lab);
     }
