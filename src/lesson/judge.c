@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Relative slack for the recomputation's own rounding. */
-#define FS_JUDGE_SLACK 1e-9
+#define FS_JUDGE_SLACK 1e-12
 /* Tolerance of an approximation the document marks, when the lesson states none. */
 #define FS_JUDGE_DEFAULT_TOL 0.05
 

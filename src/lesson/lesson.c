@@ -775,8 +775,11 @@ static bool build_and_run(parse_t *P)
     fs_loc_error *err = P->err;
     int32_t aline = P->key_line[K_ALGO];
     if (P->algo < 0) {
-        if (P->seen[K_Q] || P->seen[K_K] || P->seen[K_V] || P->seen[K_Z] || P->seen[K_S])
-            return set_err(err, P->name, aline, 1, "algo: none takes no matrices (claims only)");
+        static const int mats[] = {K_Z, K_Q, K_K, K_V, K_S, K_TREE};
+        for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
+            if (P->seen[mats[k]])
+                return set_err(err, P->name, P->key_line[mats[k]], 1,
+                               "'%s:' is not used with algo: none (a claims-only lesson)", key_names[mats[k]]);
         if (!P->scene_set) l->scene = FS_SCENE_CLAIMS;
         return true;
     }

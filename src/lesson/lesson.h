@@ -179,7 +179,7 @@ typedef struct {
 bool fs_printed_parse(const char *printed, double *value, double *half_ulp);
 
 /* Does x round to the printed number? Half-way cases hold (either rounding direction), with a
- * relative slack of 1e-9 for the rounding of the recomputation itself. */
+ * relative slack of 1e-12 for the rounding of the recomputation itself. */
 bool fs_rounds_to(double x, const char *printed);
 
 fs_verdict fs_claim_judge(const fs_claim_in *in, fs_claim_out *out);

@@ -1,0 +1,462 @@
+/* check_lesson.c: the lesson module (src/lesson): verdicts, printed numbers, expressions,
+ * parsing and its located errors, the lesson files of documents 000 and 002.
+ *
+ * The verdict tests include the cases where a claim must NOT hold (one unit off in the last
+ * digit, the wrong reading of MB, an unmarked approximation), because a verifier that accepts
+ * everything would pass every other test here.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson/lesson.h"
+#include "test_util.h"
+
+/* ---- printed numbers and rounding ---- */
+
+START_TEST(test_printed_parse)
+{
+    double v, h;
+    ck_assert(fs_printed_parse("0.5580", &v, &h));
+    ck_assert_double_eq_tol(v, 0.558, 1e-15);
+    ck_assert_double_eq_tol(h, 0.00005, 1e-18);
+    ck_assert(fs_printed_parse("2.69e43", &v, &h));
+    ck_assert_double_eq_tol(v / 1e43, 2.69, 1e-12);
+    ck_assert_double_eq_tol(h / 1e41, 0.5, 1e-12);
+    ck_assert(fs_printed_parse("64", &v, &h));
+    ck_assert_double_eq(h, 0.5);
+    ck_assert(fs_printed_parse("-0.113", &v, &h));
+    ck_assert_double_eq_tol(v, -0.113, 1e-15);
+    ck_assert(fs_printed_parse("34,359,738,368", &v, &h));
+    ck_assert_double_eq(v, 34359738368.0);
+    ck_assert(fs_printed_parse("+inf", &v, &h) && isinf(v) && v > 0);
+    ck_assert(fs_printed_parse("-inf", &v, &h) && isinf(v) && v < 0);
+    ck_assert(fs_printed_parse("nan", &v, &h) && isnan(v));
+    ck_assert(!fs_printed_parse("abc", &v, &h));
+    ck_assert(!fs_printed_parse("1.2.3", &v, &h));
+    ck_assert(!fs_printed_parse("1e", &v, &h));
+    ck_assert(!fs_printed_parse("", &v, &h));
+    ck_assert(!fs_printed_parse(",5", &v, &h));
+}
+END_TEST
+
+START_TEST(test_rounds_to)
+{
+    ck_assert(fs_rounds_to(exp(-3), "0.0498"));
+    ck_assert(fs_rounds_to(1.0 / 2.2374, "0.4469"));
+    ck_assert(!fs_rounds_to(1.0 / 2.2374, "0.4470"));   /* 000's erratum: one unit too high */
+    ck_assert(!fs_rounds_to(0.557920, "0.5580"));
+    /* half-way cases hold in both directions */
+    ck_assert(fs_rounds_to(0.125, "0.12"));
+    ck_assert(fs_rounds_to(0.125, "0.13"));
+    ck_assert(!fs_rounds_to(0.1251, "0.12"));
+    /* trailing zeros are digits: 1.43598 is 1.4360, not 1.436 at one more digit */
+    ck_assert(fs_rounds_to(1.4359821, "1.4360"));
+    ck_assert(!fs_rounds_to(1.4359821, "1.43600"));
+    ck_assert(fs_rounds_to(INFINITY, "+inf"));
+    ck_assert(!fs_rounds_to(3e38, "+inf"));
+    ck_assert(fs_rounds_to(NAN, "nan"));
+    ck_assert(!fs_rounds_to(0.0, "nan"));
+    ck_assert(!fs_rounds_to(NAN, "0"));
+}
+END_TEST
+
+static fs_verdict judge(const char *printed, fs_unit u, bool approx, double exact, bool chain, double cv,
+                        fs_claim_out *o)
+{
+    fs_claim_in in = {printed, u, approx, 0, exact, chain, cv};
+    return fs_claim_judge(&in, o);
+}
+
+START_TEST(test_verdicts)
+{
+    fs_claim_out o;
+    /* holds */
+    ck_assert_int_eq(judge("0.0498", FS_UNIT_NONE, false, exp(-3), false, 0, &o), FS_VERDICT_HOLDS);
+    /* 2^31 bytes read as 2 GB holds in both readings (2.147 rounds to 2) */
+    ck_assert_int_eq(judge("2", FS_UNIT_GB, false, 2147483648.0, false, 0, &o), FS_VERDICT_HOLDS);
+    /* 64 MB for 4096² floats: binary only */
+    ck_assert_int_eq(judge("64", FS_UNIT_MB, false, 4096.0 * 4096 * 4, false, 0, &o), FS_VERDICT_UNITS);
+    ck_assert_str_eq(o.reading, "binary");
+    ck_assert_double_eq(o.exact, 64);
+    /* 262K FLOPs for 262,144: decimal only */
+    ck_assert_int_eq(judge("262", FS_UNIT_K, false, 262144, false, 0, &o), FS_VERDICT_UNITS);
+    ck_assert_str_eq(o.reading, "decimal");
+    /* MiB is never ambiguous: the decimal reading does not rescue it */
+    ck_assert_int_eq(judge("67", FS_UNIT_MIB, false, 4096.0 * 4096 * 4, false, 0, &o), FS_VERDICT_ERRATUM);
+    /* the chain of rounded intermediates */
+    ck_assert_int_eq(judge("1.0001", FS_UNIT_NONE, false, 1.0, true, 0.0347 + 0.6964 + 0.0128 + 0.2562, &o),
+                     FS_VERDICT_ROUNDED);
+    /* a chain that does not reproduce the number does not help */
+    ck_assert_int_eq(judge("1.0001", FS_UNIT_NONE, false, 1.0, true, 1.0, &o), FS_VERDICT_ERRATUM);
+    /* approximations: marked and within 5% */
+    ck_assert_int_eq(judge("0.32", FS_UNIT_MS, true, 0.3355e-3, false, 0, &o), FS_VERDICT_APPROX);
+    /* the same number unmarked is an erratum */
+    ck_assert_int_eq(judge("0.32", FS_UNIT_MS, false, 0.3355e-3, false, 0, &o), FS_VERDICT_ERRATUM);
+    /* marked but far off */
+    ck_assert_int_eq(judge("500", FS_UNIT_X, true, 512 * 1.2, false, 0, &o), FS_VERDICT_ERRATUM);
+    /* a stated tolerance */
+    fs_claim_in in = {"500", FS_UNIT_X, true, 0.03, 512, false, 0};
+    ck_assert_int_eq(fs_claim_judge(&in, &o), FS_VERDICT_APPROX);
+    in.tol = 0.01;
+    ck_assert_int_eq(fs_claim_judge(&in, &o), FS_VERDICT_ERRATUM);
+    /* milliseconds from seconds */
+    ck_assert_int_eq(judge("1.3", FS_UNIT_MS, false, 16.0 * 4096 * 4096 / 200e9, false, 0, &o), FS_VERDICT_HOLDS);
+    ck_assert_double_eq_tol(o.exact, 1.342177, 1e-6);
+    /* overflow */
+    ck_assert_int_eq(judge("2.69e43", FS_UNIT_NONE, false, (double)expf(100.0f), false, 0, &o), FS_VERDICT_ERRATUM);
+    ck_assert_int_eq(judge("+inf", FS_UNIT_NONE, false, (double)expf(90.0f), false, 0, &o), FS_VERDICT_HOLDS);
+    /* unparsable printed value */
+    ck_assert_int_eq(judge("x", FS_UNIT_NONE, false, 1, false, 0, &o), FS_VERDICT_ERRATUM);
+    ck_assert_str_eq(fs_verdict_str(FS_VERDICT_ROUNDED), "rounded-intermediates");
+    fs_verdict v;
+    ck_assert(fs_verdict_parse("approximate", &v) && v == FS_VERDICT_APPROX);
+    ck_assert(!fs_verdict_parse("maybe", &v));
+    fs_unit u;
+    ck_assert(fs_unit_parse("FLOP/B", &u) && u == FS_UNIT_FLOP_PER_B);
+    ck_assert(!fs_unit_parse("parsec", &u));
+    ck_assert(fs_unit_ambiguous(FS_UNIT_KB) && !fs_unit_ambiguous(FS_UNIT_KIB));
+}
+END_TEST
+
+/* Random exact values: the printed number made by rounding must always hold; one unit more in
+ * the last digit must never hold. */
+START_TEST(test_verdicts_random)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int i = 0; i < 2000; i++) {
+        /* up to 10 significant digits: more than any document prints, and far above the
+         * relative slack of 1e-12 the judge allows for the recomputation's own rounding */
+        double x = fs_rng_uniform(&r, -1000, 1000) * pow(10, fs_rng_int(&r, -6, 2));
+        int dec = fs_rng_int(&r, 0, 4);
+        char p[64], q[64];
+        snprintf(p, sizeof p, "%.*f", dec, x);
+        double step = pow(10, -dec);
+        snprintf(q, sizeof q, "%.*f", dec, strtod(p, NULL) + 1.5 * step);
+        FS_ASSERT_SEED(fs_rounds_to(x, p), seed, "%.17g should round to %s", x, p);
+        FS_ASSERT_SEED(!fs_rounds_to(x, q), seed, "%.17g should not round to %s", x, q);
+    }
+}
+END_TEST
+
+/* ---- expressions ---- */
+
+static double ev(const char *s)
+{
+    double v = NAN;
+    fs_loc_error e;
+    ck_assert_msg(fs_expr_eval(s, strlen(s), "t", 1, 1, &v, &e), "%s: %s", s, e.msg);
+    return v;
+}
+
+static void ev_fail(const char *s, int col, const char *frag)
+{
+    double v;
+    fs_loc_error e;
+    memset(&e, 0, sizeof e);
+    ck_assert_msg(!fs_expr_eval(s, strlen(s), "t", 3, 10, &v, &e), "%s should fail", s);
+    ck_assert_int_eq(e.line, 3);
+    ck_assert_msg(e.col == 10 + col, "%s: col %d, want %d", s, e.col, 10 + col);
+    ck_assert_msg(strstr(e.msg, frag), "%s: '%s' lacks '%s'", s, e.msg, frag);
+}
+
+START_TEST(test_expr)
+{
+    ck_assert_double_eq(ev("1 + 2 * 3"), 7);
+    ck_assert_double_eq(ev("(1 + 2) * 3"), 9);
+    ck_assert_double_eq(ev("2^3^2"), 512);
+    ck_assert_double_eq(ev("-2^2"), -4);
+    ck_assert_double_eq(ev("4096^2 * 4 / 2^20"), 64);
+    ck_assert_double_eq(ev("1e-4 * 1e4"), 1);
+    ck_assert_double_eq(ev("min(3, 1, 2) + max(1, 5)"), 6);
+    ck_assert_double_eq_tol(ev("exp(-0.3)"), 0.7408182206817179, 1e-15);
+    ck_assert(isinf(ev("expf32(90)")));
+    ck_assert(isinf(ev("expf32(89)")));
+    ck_assert(!isinf(ev("expf32(88)")));
+    ck_assert_double_eq(ev("expf32(-104)"), 0);
+    ck_assert_double_eq(ev("f32(0.1)"), (double)0.1f);
+    ck_assert_double_eq(ev("sp_bytes(4096, 4096, 1, 4)"), 2.0 * 4096 * 4096 * 4);
+    ck_assert_double_eq(ev("tile_sram(32, 32, 128, 2, 4)"), 28672);
+    ck_assert_double_eq(ev("kv_bytes(4096, 128, 1, 2)"), 2097152);
+    ev_fail("1 + * 2", 4, "expected a number");
+    ev_fail("sine(1)", 0, "unknown function");
+    ev_fail("exp(1, 2)", 0, "takes 1 argument");
+    ev_fail("(1 + 2", 0, "unclosed");
+    ev_fail("1 2", 2, "unexpected character");
+    ev_fail("foo", 0, "unknown name");
+    ev_fail("0/0", 0, "NaN");
+    char deep[400];
+    memset(deep, '(', 200);
+    deep[200] = '1';
+    memset(deep + 201, ')', 199);
+    deep[399] = 0;
+    double v;
+    fs_loc_error e;
+    ck_assert(!fs_expr_eval(deep, strlen(deep), "t", 1, 1, &v, &e));
+    ck_assert(strstr(e.msg, "nested too deeply"));
+}
+END_TEST
+
+/* ---- parsing and running ---- */
+
+static fs_lesson *parse_ok(const char *text)
+{
+    fs_lesson *l = NULL;
+    fs_loc_error e;
+    bool ok = fs_lesson_parse(text, strlen(text), "mem.lesson", &l, &e);
+    ck_assert_msg(ok, "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+    return l;
+}
+
+static void parse_fail(const char *text, int line, int col, const char *frag)
+{
+    fs_lesson *l = NULL;
+    fs_loc_error e;
+    ck_assert(!fs_lesson_parse(text, strlen(text), "mem.lesson", &l, &e));
+    ck_assert_ptr_null(l);
+    ck_assert_str_eq(e.file, "mem.lesson");
+    ck_assert_msg(e.line == line && e.col == col, "'%s' at %d:%d, want %d:%d", e.msg, e.line, e.col, line, col);
+    ck_assert_msg(strstr(e.msg, frag), "'%s' lacks '%s'", e.msg, frag);
+}
+
+#define HEAD "title: t\nsource: 000_a9212bbbb0f7e97c.txt, §x\n"
+
+START_TEST(test_parse_softmax)
+{
+    fs_lesson *l = parse_ok(HEAD "algo: softmax\nintro: one\n  two\n  .\n  three\nz: 2 5 1 4\n"
+                                 "step 1: new max\n  here\n"
+                                 "expect step 1 correction = 0.0498\n  claim: c\n"
+                                 "expect out[0][1] = 0.6964\n"
+                                 "expect expr exp(-3) = 0.0497\n"
+                                 "expect step 3 l_new = 1.4361\n  verdict: erratum\n  why: one\n    two\n");
+    ck_assert_str_eq(fs_lesson_title(l), "t");
+    ck_assert_str_eq(fs_lesson_intro(l), "one two\n\nthree");
+    ck_assert_int_eq(fs_lesson_scene(l), FS_SCENE_SOFTMAX);
+    ck_assert_int_eq(fs_lesson_trace(l)->n, 5);
+    ck_assert_str_eq(fs_lesson_narration(l, 1), "new max here");
+    ck_assert_ptr_null(fs_lesson_narration(l, 2));
+    ck_assert_int_eq(fs_lesson_check_count(l), 4);
+    ck_assert_str_eq(fs_lesson_check(l, 0)->claim, "c");
+    ck_assert_int_eq(fs_lesson_check(l, 0)->got.verdict, FS_VERDICT_HOLDS);
+    ck_assert(fs_lesson_check(l, 0)->agrees);
+    ck_assert_int_eq(fs_lesson_check(l, 1)->got.verdict, FS_VERDICT_HOLDS);
+    /* one unit off in the last digit: erratum, and the lesson said holds */
+    ck_assert_int_eq(fs_lesson_check(l, 2)->got.verdict, FS_VERDICT_ERRATUM);
+    ck_assert(!fs_lesson_check(l, 2)->agrees);
+    ck_assert_int_eq(fs_lesson_check(l, 3)->got.verdict, FS_VERDICT_ERRATUM);
+    ck_assert(fs_lesson_check(l, 3)->agrees);
+    ck_assert_str_eq(fs_lesson_check(l, 3)->why, "one two");
+    ck_assert_int_eq(fs_lesson_check_failures(l), 1);
+    char buf[512];
+    fs_lesson_describe(l, fs_lesson_trace(l), 1, 4, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "exp(2.0000 − 5.0000) = 0.0498"), "%s", buf);
+    /* a tiny buffer is truncated, not overrun, and the wanted length is returned */
+    size_t want = fs_lesson_describe(l, fs_lesson_trace(l), 1, 4, buf, 8);
+    ck_assert_uint_gt(want, 8);
+    ck_assert_uint_eq(strlen(buf), 7);
+    fs_lesson_free(l);
+}
+END_TEST
+
+START_TEST(test_parse_tiled_tree_gqa)
+{
+    fs_lesson *l = parse_ok(HEAD "algo: tiled\nlabels: A B C\ntree: -1 0 0\n"
+                                 "Q: random 3x2 seed=1\nK: random 3x2 seed=2\nV: random 3x2 seed=3\n"
+                                 "bq: 2\nbk: 2\nform: unnormalized\n"
+                                 "expect mask =\n  1 0 0\n  1 1 0\n  1 0 1\n"
+                                 "expect mask[2][1] = 0\nexpect count skip reason=tree = 1\n"
+                                 "expect maxerr <= 1e-12\n  own: yes\n");
+    ck_assert_int_eq(fs_lesson_scene(l), FS_SCENE_TREE);
+    int32_t n;
+    const int32_t *par = fs_lesson_tree_parent(l, &n);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(par[2], 0);
+    ck_assert_str_eq(fs_lesson_label(l, 1), "B");
+    ck_assert_ptr_null(fs_lesson_label(l, 3));
+    for (int i = 0; i < fs_lesson_check_count(l); i++)
+        ck_assert_msg(fs_lesson_check(l, i)->agrees, "check %d", i);
+    ck_assert(fs_lesson_check(l, 3)->own);
+    fs_lesson_free(l);
+    /* a wrong printed mask is an erratum */
+    l = parse_ok(HEAD "algo: tiled\ntree: -1 0 0\nQ: random 3x2\nK: random 3x2\nV: random 3x2\n"
+                      "expect mask =\n  1 0 0\n  1 1 0\n  1 1 1\n");
+    ck_assert_int_eq(fs_lesson_check(l, 0)->got.verdict, FS_VERDICT_ERRATUM);
+    fs_lesson_free(l);
+    /* GQA: heads stack in the matrices */
+    l = parse_ok(HEAD "algo: tiled\nheads: 4 2\nQ: random 8x2\nK: random 6x2\nV: random 6x3\n"
+                      "expect kv_head[3] = 1\nexpect out[3][1][2] = 0\n  verdict: erratum\n");
+    ck_assert_int_eq(fs_lesson_scene(l), FS_SCENE_GQA);
+    ck_assert_int_eq(fs_lesson_run(l)->attn.n_q, 2);
+    ck_assert_int_eq(fs_lesson_run(l)->attn.n_kv, 3);
+    ck_assert(fs_lesson_check(l, 0)->agrees);
+    fs_lesson_free(l);
+}
+END_TEST
+
+START_TEST(test_parse_pitfall_scores)
+{
+    /* scores given, V absent: V = identity, so O = P; a pitfall runs beside the correct one */
+    fs_lesson *l = parse_ok(HEAD "algo: tiled\nS:\n  0.8 0.3 -0.1 0.5 1.2 -0.4 0.6 0.1\n"
+                                 "bq: 1\nbk: 4\npitfall: no-rescale\n"
+                                 "expect compare[0][4] = 0.2545\n  own: yes\n"
+                                 "expect drift > 0.01\n  own: yes\n");
+    ck_assert_int_eq(fs_lesson_scene(l), FS_SCENE_PITFALL);
+    ck_assert_ptr_nonnull(fs_lesson_compare_trace(l));
+    ck_assert_ptr_nonnull(fs_lesson_compare_result(l));
+    double s = 0, w[8] = {0.8, 0.3, -0.1, 0.5, 1.2, -0.4, 0.6, 0.1};
+    for (int j = 0; j < 8; j++) s += exp(w[j] - 1.2);
+    ck_assert_double_eq_tol(fs_lesson_compare_result(l)->O[4], 1.0 / s, 1e-12);
+    ck_assert_msg(fs_lesson_check(l, 0)->agrees, "P[4] = %g", fs_lesson_compare_result(l)->O[4]);
+    ck_assert(fs_lesson_check(l, 1)->agrees);
+    fs_lesson_free(l);
+}
+END_TEST
+
+START_TEST(test_parse_errors)
+{
+    parse_fail(HEAD "colour: red\nalgo: none\n", 3, 1, "unknown key 'colour'");
+    parse_fail("source: x\nalgo: none\n", 2, 1, "missing 'title:'");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 x\n", 4, 8, "not a number");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect step 9 alpha = 1\n", 5, 13, "step 9 does not exist");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect step 0 gamma = 1\n", 5, 15, "unknown field");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect step 0 s[5] = 1\n", 5, 15, "out of range");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect out[0][3] = 1\n", 5, 8, "outside");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nstep 7: no\n", 5, 6, "step 7 does not exist");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nstep 1: a\nstep 1: b\n", 6, 6, "already has narration");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect elem #5 alpha = 1\n", 5, 8, "no elem event matches");
+    parse_fail(HEAD "algo: softmax\nz: 1 2 3\nexpect tile qt=0 l_new = 1\n", 5, 8, "no tile event");
+    parse_fail(HEAD "algo: none\nexpect expr 1 = 1 furlongs\n", 4, 19, "unknown unit");
+    parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n  verdict: sure\n", 5, 12, "unknown verdict");
+    parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n  flavour: x\n", 5, 3, "unknown attribute");
+    parse_fail(HEAD "algo: none\nexpect expr 1 1 = 1\n", 4, 15, "unexpected character");
+    parse_fail(HEAD "algo: tiled\nQ:\n  1 0\n  0 1 2\nK: random 2x2\nV: random 2x2\n", 6, 7, "more than 2 numbers");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x3\nV: random 2x2\n", 5, 1, "K has 3 columns");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 3x2\n", 6, 1, "V has 3 rows");
+    parse_fail(HEAD "algo: tiled\ntree: -1 2 1\nQ: random 3x2\nK: random 3x2\nV: random 3x2\n", 4, 7, "not a tree");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\nbq: 0\n", 7, 5, "out of range");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\nmask: sideways\n", 7, 7, "unknown mask");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\n", 3, 1, "needs 'V:'");
+    parse_fail(HEAD "algo: none\nexpect mask =\n  1 0\n", 4, 8, "mask needs an attention problem");
+    parse_fail(HEAD HEAD "algo: none\n", 3, 1, "'title' given twice");
+    parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n   \n  claim: x\nz: 1\n", 7, 1, "'z:' is not used with algo: none");
+}
+END_TEST
+
+/* Random problems written as lessons: the loader, the engine and the verdicts agree with the
+ * reference on fresh inputs every run. */
+START_TEST(test_random_lessons)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int it = 0; it < 30; it++) {
+        int nq = fs_rng_int(&r, 1, 7), nkv = fs_rng_int(&r, 1, 7), d = fs_rng_int(&r, 1, 3);
+        char text[4096];
+        int w = snprintf(text, sizeof text, HEAD "algo: %s\nbk: %d\n%s%s", fs_rng_int(&r, 0, 1) ? "tiled" : "decode",
+                         fs_rng_int(&r, 1, 4), fs_rng_int(&r, 0, 1) ? "mask: causal\n" : "",
+                         fs_rng_int(&r, 0, 1) ? "form: unnormalized\n" : "");
+        const char *names[3] = {"Q", "K", "V"};
+        int rows[3] = {nq, nkv, nkv};
+        for (int m = 0; m < 3; m++) {
+            w += snprintf(text + w, sizeof text - (size_t)w, "%s:\n", names[m]);
+            for (int i = 0; i < rows[m]; i++) {
+                w += snprintf(text + w, sizeof text - (size_t)w, " ");
+                for (int c = 0; c < d; c++)
+                    w += snprintf(text + w, sizeof text - (size_t)w, " %.6f", fs_rng_uniform(&r, -2, 2));
+                w += snprintf(text + w, sizeof text - (size_t)w, "\n");
+            }
+        }
+        snprintf(text + w, sizeof text - (size_t)w, "expect maxerr <= 1e-12\nexpect count out = %d\n", nq);
+        fs_lesson *l = NULL;
+        fs_loc_error e;
+        FS_ASSERT_SEED(fs_lesson_parse(text, strlen(text), "rand.lesson", &l, &e), seed, "rand.lesson:%d:%d: %.200s",
+                       e.line, e.col, e.msg);
+        FS_ASSERT_SEED(fs_lesson_check_failures(l) == 0, seed, "a check failed on %.300s", text);
+        fs_lesson_free(l);
+    }
+}
+END_TEST
+
+/* The lesson files of 000 and 002 and the malformed fixtures (run from the repository root). */
+START_TEST(test_lesson_files)
+{
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    ck_assert_int_ge(n, 12);
+    ck_assert_msg(strstr(paths[0], "000_01_online_softmax"), "first lesson is %s", paths[0]);
+    for (int i = 1; i < n; i++) ck_assert(strcmp(paths[i - 1], paths[i]) < 0);
+    int ours = 0;
+    for (int i = 0; i < n; i++) {
+        const char *base = strrchr(paths[i], '/') + 1;
+        if (strncmp(base, "000_", 4) && strncmp(base, "002_", 4)) continue;
+        ours++;
+        fs_lesson *l;
+        fs_loc_error e;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &e), "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+        ck_assert_msg(fs_lesson_check_failures(l) == 0, "%s: %d checks disagree", paths[i], fs_lesson_check_failures(l));
+        ck_assert(strstr(fs_lesson_source(l), base[2] == '0' ? "000_a9212bbbb0f7e97c.txt, §" : "002_41e4155167b0c491.txt, §"));
+        fs_lesson_free(l);
+    }
+    ck_assert_int_ge(ours, 12);
+    char buf[4096];
+    ck_assert(fs_lesson_resolve("000_04", "lessons", buf, sizeof buf));
+    ck_assert(strstr(buf, "000_04_tiled_causal_n6.lesson"));
+    ck_assert(fs_lesson_resolve("000_04_tiled_causal_n6", "lessons", buf, sizeof buf));
+    ck_assert(!fs_lesson_resolve("000_", "lessons", buf, sizeof buf));   /* ambiguous */
+    ck_assert(strstr(buf, "matches"));
+    ck_assert(!fs_lesson_resolve("no_such_lesson", "lessons", buf, sizeof buf));
+    fs_lesson_list_free(paths, n);
+
+    /* every fixture either fails to load at the place it names or loads and says so */
+    ck_assert_int_eq(fs_lesson_list("tests/lessons", &paths, &n), 0);
+    ck_assert_int_ge(n, 20);
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        ck_assert_ptr_nonnull(f);
+        char head[256] = "";
+        ck_assert_ptr_nonnull(fgets(head, sizeof head, f));
+        fclose(f);
+        fs_lesson *l = NULL;
+        fs_loc_error e;
+        bool ok = fs_lesson_load(paths[i], &l, &e);
+        int line, col;
+        if (sscanf(head, "# expect-error: %d:%d:", &line, &col) == 2) {
+            ck_assert_msg(!ok, "%s loaded", paths[i]);
+            ck_assert_msg(e.line == line && e.col == col, "%s: error at %d:%d (%s), want %d:%d", paths[i], e.line,
+                          e.col, e.msg, line, col);
+        } else {
+            int rc;
+            ck_assert_msg(sscanf(head, "# expect-exit: %d", &rc) == 1, "%s: no header", paths[i]);
+            ck_assert_msg(ok, "%s: %s", paths[i], e.msg);
+            ck_assert_int_eq(fs_lesson_check_failures(l) > 0, rc == 1);
+            fs_lesson_free(l);
+        }
+    }
+    fs_lesson_list_free(paths, n);
+}
+END_TEST
+
+Suite *lesson_suite(void)
+{
+    Suite *s = suite_create("lesson");
+    TCase *tc = tcase_create("verdicts");
+    tcase_add_test(tc, test_printed_parse);
+    tcase_add_test(tc, test_rounds_to);
+    tcase_add_test(tc, test_verdicts);
+    tcase_add_test(tc, test_verdicts_random);
+    tcase_add_test(tc, test_expr);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lessons");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_parse_softmax);
+    tcase_add_test(tc, test_parse_tiled_tree_gqa);
+    tcase_add_test(tc, test_parse_pitfall_scores);
+    tcase_add_test(tc, test_parse_errors);
+    tcase_add_test(tc, test_random_lessons);
+    tcase_add_test(tc, test_lesson_files);
+    suite_add_tcase(s, tc);
+    return s;
+}
