@@ -332,7 +332,8 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                 rows = strtol(tok, &x, 10);
                 if (x == tok || *x != 'x' || (cols = strtol(x + 1, &end, 10), end == x + 1 || *end))
                     return set_err(P->err, P->name, line, tcol, "expected ROWSxCOLS, got '%s'", tok);
-                if (rows < 1 || cols < 1 || rows * cols > FS_LESSON_MAX_ELEMS)
+                if (rows < 1 || cols < 1 || rows > FS_LESSON_MAX_ELEMS || cols > FS_LESSON_MAX_ELEMS ||
+                    rows * cols > FS_LESSON_MAX_ELEMS)
                     return set_err(P->err, P->name, line, tcol,
                                    "random matrix must have 1 to %d elements", FS_LESSON_MAX_ELEMS);
             } else if (!strncmp(tok, "seed=", 5)) {
