@@ -3,7 +3,7 @@
 #
 #   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa]
 #
-# Steps, each logged under $OUT (default build/cuda/out):
+# Steps, each logged under $FS_CUDA_LOG (default build/cuda/out):
 #   1. the machine: GPU, driver, nvcc, date
 #   2. build: make CUDA=1 BUILD=build/cuda cuda-bench cuda-tests (skipped with --no-build when
 #      the binaries were built elsewhere and carried: they link cudart statically)
@@ -15,8 +15,8 @@
 # Exit status: non-zero when any check or test failed.
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-build/cuda/out}
-mkdir -p "$OUT"
+LOG=${FS_CUDA_LOG:-build/cuda/out}   # logs (not $OUT: that name belongs to the GPU lending tool)
+mkdir -p "$LOG"
 QUICK= BUILD_IT=1 SAN=1 SDPA=1
 for a in "$@"; do
   case $a in
@@ -33,41 +33,41 @@ step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
 
 step "machine"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv;
-  nvcc --version | tail -1; } 2>&1 | tee "$OUT/machine.txt"
+  nvcc --version | tail -1; } 2>&1 | tee "$LOG/machine.txt"
 
 if [ $BUILD_IT = 1 ]; then
   step "build"
-  make CUDA=1 BUILD="$B" -j"$(nproc)" cuda-bench cuda-tests > "$OUT/build.log" 2>&1 \
-    || { tail -30 "$OUT/build.log"; echo "build failed"; exit 1; }
+  make CUDA=1 BUILD="$B" -j"$(nproc)" cuda-bench cuda-tests > "$LOG/build.log" 2>&1 \
+    || { tail -30 "$LOG/build.log"; echo "build failed"; exit 1; }
 fi
 
 step "tests/cuda: GPU trace vs engine trace"
-$B/cuda/test_cuda --count 400 2>&1 | tee "$OUT/test_cuda.log" | tail -5
+$B/cuda/test_cuda --count 400 2>&1 | tee "$LOG/test_cuda.log" | tail -5
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
 if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool --error-exitcode 3 $B/cuda/bench_cuda --check --tiny > "$OUT/san_$tool.log" 2>&1
-    rc=$?; echo "$tool bench_cuda --check --tiny: rc=$rc $(grep -m1 'ERROR SUMMARY' "$OUT/san_$tool.log")"
+    compute-sanitizer --tool $tool --error-exitcode 3 $B/cuda/bench_cuda --check --tiny > "$LOG/san_$tool.log" 2>&1
+    rc=$?; echo "$tool bench_cuda --check --tiny: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san_$tool.log")"
     [ $rc = 0 ] || fail=1
   done
-  compute-sanitizer --tool memcheck --error-exitcode 3 $B/cuda/test_cuda --count 20 > "$OUT/san_trace.log" 2>&1
-  rc=$?; echo "memcheck test_cuda --count 20: rc=$rc $(grep -m1 'ERROR SUMMARY' "$OUT/san_trace.log")"
+  compute-sanitizer --tool memcheck --error-exitcode 3 $B/cuda/test_cuda --count 20 > "$LOG/san_trace.log" 2>&1
+  rc=$?; echo "memcheck test_cuda --count 20: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san_trace.log")"
   [ $rc = 0 ] || fail=1
 fi
 
 step "bench_cuda: check, then time"
-$B/cuda/bench_cuda $QUICK 2>&1 | tee "$OUT/bench.log" | grep -v "^ok " 
+$B/cuda/bench_cuda $QUICK 2>&1 | tee "$LOG/bench.log" | grep -v "^ok " 
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
-echo "checks passed: $(grep -c '^ok ' "$OUT/bench.log"), failed: $(grep -c '^FAIL' "$OUT/bench.log")"
+echo "checks passed: $(grep -c '^ok ' "$LOG/bench.log"), failed: $(grep -c '^FAIL' "$LOG/bench.log")"
 
 if [ $SDPA = 1 ]; then
   step "PyTorch SDPA"
-  PYTHONUNBUFFERED=1 python3 bench/cuda/sdpa_bench.py $QUICK 2>&1 | tee "$OUT/sdpa.log" | grep -v "^RESULT"
+  PYTHONUNBUFFERED=1 python3 bench/cuda/sdpa_bench.py $QUICK 2>&1 | tee "$LOG/sdpa.log" | grep -v "^RESULT"
 fi
 
 step "summary"
-python3 bench/cuda/summary.py "$OUT/bench.log" "$OUT/sdpa.log" | tee "$OUT/summary.md"
+python3 bench/cuda/summary.py "$LOG/bench.log" "$LOG/sdpa.log" | tee "$LOG/summary.md"
 echo "run.sh: $([ $fail = 0 ] && echo 'all checks and tests passed' || echo 'SOME CHECKS OR TESTS FAILED')"
 exit $fail

@@ -12,6 +12,10 @@
  *      GQA group each re-read their shared KV head, and batch × heads blocks underfill the GPU.
  *   2  split-KV: one block per (batch, KV head, split) serves every query head of the group, so
  *      each K/V byte is read once, and enough splits are made to fill the GPU; then the merge.
+ *   3  the chunk's K and V rows go to shared memory by cp.async, double-buffered (64 keys a
+ *      chunk): the next chunk's loads are all in flight while this chunk is scored and summed,
+ *      where version 2 issued one 16-byte load per thread at a time; and the split count is
+ *      chosen so that every block runs in one wave (no half-empty tail wave).
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
@@ -119,6 +123,7 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split(decode_params p, con
             }
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffff, sum, o);
+            __syncwarp();   /* every lane has read sM, sL before lane 0 rewrites them */
             if (lane == 0) {
                 const float alpha = exp2f(m_old - base);
                 sAlpha[g] = alpha;
@@ -170,6 +175,172 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split(decode_params p, con
     }
 }
 
+/* 8 consecutive 16-bit values (16 bytes, already loaded) as floats */
+template <typename T> __device__ __forceinline__ void cvt8(uint4 u, float f[8])
+{
+    const typename fs_cu_type<T>::T2 *h = reinterpret_cast<const typename fs_cu_type<T>::T2 *>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 x = fs_cu_type<T>::unpack(h[i]);
+        f[2 * i] = x.x;
+        f[2 * i + 1] = x.y;
+    }
+}
+
+#define DEC3_CHUNK 64
+
+/* Version 3. Same grid and output as decode_split. Dynamic shared memory: K and V chunks,
+ * 2 stages each (2 · 2 · 64 · D 16-bit values), then the scores (G, 64) as floats; after the
+ * loop the K/V area is reused for the cross-group reduction (KPP, G, D) floats. */
+template <typename T, int D, int G>
+__global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params p, const T *__restrict__ Q,
+                                                                 const T *__restrict__ K,
+                                                                 const T *__restrict__ V,
+                                                                 float *__restrict__ part)
+{
+    constexpr int TPK = D / 8, KPP = DEC_THREADS / TPK, CH = DEC3_CHUNK, RC = D / 8;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *sK = reinterpret_cast<T *>(smem);
+    T *sV = sK + 2 * CH * D;
+    float *sS = reinterpret_cast<float *>(sV + 2 * CH * D);
+    float *sRed = reinterpret_cast<float *>(smem);   /* after the loop only */
+    __shared__ float sM[G], sL[G], sAlpha[G];
+
+    const int tid = threadIdx.x, kg = tid / TPK, dim = (tid % TPK) * 8;
+    const int split = blockIdx.x, b = blockIdx.z;
+    const int group = p.n_q_heads / p.n_kv_heads, per_kv = group / G;
+    const int kvh = blockIdx.y / per_kv, h0 = kvh * group + (blockIdx.y % per_kv) * G;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, p.n_kv);
+    const T *Kh = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vh = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+
+    float q[G][8], acc[G][8];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        load8<T>(Q + ((size_t)b * p.n_q_heads + h0 + g) * D + dim, q[g]);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            q[g][c] *= p.scale2;
+            acc[g][c] = 0;
+        }
+    }
+    if (tid < G) {
+        sM[tid] = -INFINITY;
+        sL[tid] = 0;
+    }
+    /* rows past the split's end are zero-filled and masked out of the scores */
+    auto load_chunk = [&](int stage, int c0) {
+#pragma unroll
+        for (int c = tid; c < CH * RC; c += DEC_THREADS) {
+            const int r = c / RC, col = (c % RC) * 8, j = c0 + r;
+            const bool ok = j < j1;
+            const size_t src = (size_t)(ok ? j : j0) * D + col;
+            cp_async16(sK + (stage * CH + r) * D + col, Kh + src, ok);
+            cp_async16(sV + (stage * CH + r) * D + col, Vh + src, ok);
+        }
+    };
+    if (j0 < j1) load_chunk(0, j0);
+    cp_async_commit();
+
+    int stage = 0;
+    for (int c0 = j0; c0 < j1; c0 += CH, stage ^= 1) {
+        if (c0 + CH < j1) load_chunk(stage ^ 1, c0 + CH);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        const T *kS = sK + stage * CH * D, *vS = sV + stage * CH * D;
+        /* S = q Kᵀ for the chunk's keys: d/8 threads per key, reduced by shuffles */
+#pragma unroll
+        for (int jj = kg; jj < CH; jj += KPP) {
+            float k[8], s[G];
+            cvt8<T>(*reinterpret_cast<const uint4 *>(kS + jj * D + dim), k);
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                s[g] = 0;
+#pragma unroll
+                for (int c = 0; c < 8; c++) s[g] = fmaf(q[g][c], k[c], s[g]);
+#pragma unroll
+                for (int o = TPK / 2; o > 0; o >>= 1) s[g] += __shfl_xor_sync(0xffffffff, s[g], o);
+            }
+            if (tid % TPK == 0)
+#pragma unroll
+                for (int g = 0; g < G; g++) sS[g * CH + jj] = c0 + jj < j1 ? s[g] : -INFINITY;
+        }
+        __syncthreads();
+        /* online softmax over the chunk, one warp per query head */
+        for (int g = tid / 32; g < G; g += DEC_THREADS / 32) {
+            const int lane = tid & 31;
+            const float x0 = sS[g * CH + lane], x1 = sS[g * CH + lane + 32];
+            float mx = fmaxf(x0, x1);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+            const float m_old = sM[g], m_new = fmaxf(m_old, mx);
+            const float base = m_new == -INFINITY ? 0.f : m_new;
+            const float p0 = exp2f(x0 - base), p1 = exp2f(x1 - base);
+            sS[g * CH + lane] = p0;
+            sS[g * CH + lane + 32] = p1;
+            float sum = p0 + p1;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffff, sum, o);
+            __syncwarp();   /* every lane has read sM before lane 0 rewrites it */
+            if (lane == 0) {
+                const float alpha = exp2f(m_old - base);
+                sAlpha[g] = alpha;
+                sL[g] = alpha * sL[g] + sum;
+                sM[g] = m_new;
+            }
+        }
+        __syncthreads();
+        /* o = α o + P V over this thread's keys of the chunk and its 8 dimensions */
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const float a = sAlpha[g];
+#pragma unroll
+            for (int c = 0; c < 8; c++) acc[g][c] *= a;
+        }
+#pragma unroll
+        for (int jj = kg; jj < CH; jj += KPP) {
+            float v[8];
+            cvt8<T>(*reinterpret_cast<const uint4 *>(vS + jj * D + dim), v);
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                const float pj = sS[g * CH + jj];
+#pragma unroll
+                for (int c = 0; c < 8; c++) acc[g][c] = fmaf(pj, v[c], acc[g][c]);
+            }
+        }
+        __syncthreads();   /* this stage and sS are rewritten next */
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    /* sum the KPP key groups' o, then write the split's partial */
+#pragma unroll
+    for (int g = 0; g < G; g++)
+#pragma unroll
+        for (int c = 0; c < 8; c++) sRed[(kg * G + g) * D + dim + c] = acc[g][c];
+    __syncthreads();
+    for (int x = tid; x < G * D; x += DEC_THREADS) {
+        const int g = x / D, c = x % D;
+        float o = 0;
+#pragma unroll
+        for (int r = 0; r < KPP; r++) o += sRed[(r * G + g) * D + c];
+        float *dst = part + (((size_t)b * p.n_q_heads + h0 + g) * p.splits + split) * (D + 2);
+        dst[2 + c] = o;
+        if (c == 0) {
+            dst[0] = sM[g];
+            dst[1] = sL[g];
+        }
+    }
+}
+
+template <typename T, int D, int G> static size_t dec3_smem()
+{
+    size_t kv = sizeof(T) * 2 * 2 * DEC3_CHUNK * D + sizeof(float) * G * DEC3_CHUNK;
+    size_t red = sizeof(float) * (DEC_THREADS / (D / 8)) * G * D;
+    return kv > red ? kv : red;
+}
+
 /* grid (n_q_heads, batch), D threads: merge the splits of one row (sequential, as in decode.h). */
 template <typename T, int D>
 __global__ void decode_merge(decode_params p, const float *__restrict__ part, T *__restrict__ O)
@@ -194,6 +365,7 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
 static const char *decode_lines[] = {
     "one block per (batch, query head) over the whole cache: no split, GQA heads re-read K/V",
     "split-KV: one block per (batch, KV head, split) for all G query heads of the group, then merge",
+    "K/V chunks through shared memory by cp.async, double-buffered; splits sized to one wave",
 };
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
@@ -211,6 +383,28 @@ static int heads_per_block(const fs_cuda_decode *p, int version)
     return (group == 1 || group == 2 || group == 4 || group == 8) ? group : 1;
 }
 
+/* Blocks of version 3 that fit on one SM at once (registers and shared memory decide). */
+template <int D, int G> static int dec3_occupancy()
+{
+    auto kern = decode_split_async<__half, D, G>;   /* both 16-bit types take the same room */
+    const size_t smem = dec3_smem<__half, D, G>();
+    int n = 0;
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC_THREADS, smem) != cudaSuccess)
+        return 1;
+    return n < 1 ? 1 : n;
+}
+
+static int dec3_blocks_per_sm(const fs_cuda_decode *p)
+{
+    const int G = heads_per_block(p, 3);
+    if (p->d == 64)
+        return G == 1 ? dec3_occupancy<64, 1>() : G == 2 ? dec3_occupancy<64, 2>()
+             : G == 4 ? dec3_occupancy<64, 4>() : dec3_occupancy<64, 8>();
+    return G == 1 ? dec3_occupancy<128, 1>() : G == 2 ? dec3_occupancy<128, 2>()
+         : G == 4 ? dec3_occupancy<128, 4>() : dec3_occupancy<128, 8>();
+}
+
 static int split_count(const fs_cuda_decode *p, int version)
 {
     if (version == 1) return 1;
@@ -218,6 +412,13 @@ static int split_count(const fs_cuda_decode *p, int version)
     int sms = 132, dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     long blocks = (long)p->batch * p->n_q_heads / heads_per_block(p, version);
+    if (version == 3) {
+        /* as many splits as fill every SM's slots once: one wave, no tail */
+        long slots = (long)sms * dec3_blocks_per_sm(p), s = slots / blocks;
+        long most = (p->n_kv + 2 * DEC3_CHUNK - 1) / (2 * DEC3_CHUNK);   /* ≥ 2 chunks a split */
+        if (s > most) s = most;
+        return s < 1 ? 1 : (int)s;
+    }
     long want = (4L * sms + blocks - 1) / blocks;              /* about 4 blocks per SM */
     long most = (p->n_kv + 4 * DEC_CHUNK - 1) / (4 * DEC_CHUNK); /* at least 4 chunks a split */
     if (want > most) want = most;
@@ -230,11 +431,18 @@ extern "C" size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version)
 }
 
 template <typename T, int D, int G>
-static fs_status launch_g(const fs_cuda_decode *pp, decode_params p, const void *Q, const void *K,
-                          const void *V, void *O, float *work, char *why, size_t n)
+static fs_status launch_g(const fs_cuda_decode *pp, int version, decode_params p, const void *Q,
+                          const void *K, const void *V, void *O, float *work, char *why, size_t n)
 {
     dim3 grid(p.splits, pp->n_q_heads / G, pp->batch);
-    decode_split<T, D, G><<<grid, DEC_THREADS>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
+    if (version == 3) {
+        const size_t smem = dec3_smem<T, D, G>();
+        auto kern = decode_split_async<T, D, G>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        kern<<<grid, DEC_THREADS, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
+    } else {
+        decode_split<T, D, G><<<grid, DEC_THREADS>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
+    }
     FS_CU_LAUNCHED();
     decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
     FS_CU_LAUNCHED();
@@ -253,10 +461,10 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
     p.scale2 = pp->scale * FS_LOG2E;
     switch (heads_per_block(pp, version)) {
-    case 1: return launch_g<T, D, 1>(pp, p, Q, K, V, O, work, why, n);
-    case 2: return launch_g<T, D, 2>(pp, p, Q, K, V, O, work, why, n);
-    case 4: return launch_g<T, D, 4>(pp, p, Q, K, V, O, work, why, n);
-    default: return launch_g<T, D, 8>(pp, p, Q, K, V, O, work, why, n);
+    case 1: return launch_g<T, D, 1>(pp, version, p, Q, K, V, O, work, why, n);
+    case 2: return launch_g<T, D, 2>(pp, version, p, Q, K, V, O, work, why, n);
+    case 4: return launch_g<T, D, 4>(pp, version, p, Q, K, V, O, work, why, n);
+    default: return launch_g<T, D, 8>(pp, version, p, Q, K, V, O, work, why, n);
     }
 }
 

@@ -12,6 +12,9 @@
  *      element mask.
  *   3  Bq = 128 (8 warps) so each K/V tile loaded serves twice the rows, and the K/V tiles are
  *      double-buffered: the next tile's cp.async runs while this tile's products do.
+ *   4  Bq = 128 on 4 warps, 32 rows (two 16-row tiles) per warp: every K and V fragment read
+ *      from shared memory by ldmatrix feeds two mma instead of one, halving shared-memory
+ *      traffic per product (the step FlashAttention-2 takes); double-buffered as in 3.
  *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
@@ -147,15 +150,6 @@ template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* 16 bytes global -> shared, zero-filled when !pred (rows past the end). */
-__device__ __forceinline__ void cp_async16(void *s, const void *g, bool pred)
-{
-    uint32_t a = (uint32_t)__cvta_generic_to_shared(s);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(g), "r"(pred ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
 template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b)
 {
     typename fs_cu_type<T>::T2 v = fs_cu_type<T>::pack(a, b);
@@ -212,17 +206,17 @@ __device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1
     return kt;
 }
 
-/* grid (ceil(n_q / Bq), n_q_heads, batch), NW warps; Bq = 16 · NW rows, warp w owns rows
- * 16w .. 16w + 15 of the tile. Shared memory: Q tile (Bq, D), then STAGES × K tile (Bk, D),
+/* grid (ceil(n_q / Bq), n_q_heads, batch), NW warps; Bq = 16 · MT · NW rows, warp w owns rows
+ * 16·MT·w .. 16·MT·(w + 1) − 1 of the tile, as MT row tiles of 16. Shared memory: Q tile (Bq, D), then STAGES × K tile (Bk, D),
  * then STAGES × V tile (Bk, D), rows padded by 8 elements so ldmatrix is free of bank conflicts.
  * Fragment layout of m16n8k16 (lane = 4g + t): accumulator c0,c1 at (row g, cols 2t, 2t+1),
  * c2,c3 at (row g + 8, same cols). */
-template <typename T, int D, int NW, int STAGES>
-__global__ void __launch_bounds__(NW * 32, (NW == 8 ? 2 : 3))
+template <typename T, int D, int NW, int MT, int STAGES>
+__global__ void __launch_bounds__(NW * 32, (NW * MT == 8 ? 2 : 3))
 prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             const T *__restrict__ V, T *__restrict__ O)
 {
-    constexpr int BQ = 16 * NW, NT = NW * 32, LD = D + 8;
+    constexpr int WR = 16 * MT, BQ = WR * NW, NT = NW * 32, LD = D + 8;
     extern __shared__ __align__(16) unsigned char smem[];
     T *sQ = reinterpret_cast<T *>(smem);
     T *sK = sQ + BQ * LD;
@@ -240,12 +234,16 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
     key_range(p, r0, r1, &lo, &hi);
     const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK;
 
-    /* this thread's two rows */
-    const int rowA = r0 + warp * 16 + g, rowB = rowA + 8;
-    float oacc[D / 8][4];
+    /* this thread's rows: for m-tile mt, row g (x = 0) and row g + 8 (x = 1) */
+    auto row_of = [&](int mt, int x) { return r0 + warp * WR + mt * 16 + g + 8 * x; };
+    float oacc[MT][D / 8][4], m_run[MT][2], l_run[MT][2];
 #pragma unroll
-    for (int i = 0; i < D / 8; i++) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0;
-    float mA = -INFINITY, mB = -INFINITY, lA = 0, lB = 0;
+    for (int mt = 0; mt < MT; mt++) {
+        m_run[mt][0] = m_run[mt][1] = -INFINITY;
+        l_run[mt][0] = l_run[mt][1] = 0;
+#pragma unroll
+        for (int i = 0; i < D / 8; i++) oacc[mt][i][0] = oacc[mt][i][1] = oacc[mt][i][2] = oacc[mt][i][3] = 0;
+    }
 
     load_tile<T, D, LD, BQ, NT>(sQ, Qg, r1 - r0);
     int kt = next_tile<NT>(p, r0, r1, kt_lo, kt_hi);
@@ -274,91 +272,111 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
         __syncthreads();
         const T *sKs = sK + stage * BK * LD, *sVs = sV + stage * BK * LD;
 
-        /* S = Q Kᵀ for this warp's 16 rows × 64 keys: 8 accumulators of 16 × 8 */
-        float sacc[8][4];
+        /* S = Q Kᵀ for this warp's WR rows × 64 keys: MT × 8 accumulators of 16 × 8; each K
+         * fragment read from shared memory serves all MT row tiles */
+        float sacc[MT][8][4];
 #pragma unroll
-        for (int i = 0; i < 8; i++) sacc[i][0] = sacc[i][1] = sacc[i][2] = sacc[i][3] = 0;
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int i = 0; i < 8; i++) sacc[mt][i][0] = sacc[mt][i][1] = sacc[mt][i][2] = sacc[mt][i][3] = 0;
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t a[4];
-            ldsm_x4(a, sQ + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                ldsm_x4(a[mt], sQ + (warp * WR + mt * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
             for (int np = 0; np < 4; np++) {
                 uint32_t bk[4];
                 ldsm_x4(bk, sKs + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
-                mma16816<T>(sacc[2 * np], a, bk[0], bk[1]);
-                mma16816<T>(sacc[2 * np + 1], a, bk[2], bk[3]);
-            }
-        }
-
-        /* scale into base-2 units; the element mask only on partial tiles */
-        uint64_t wA = 0, wB = 0;
-        if (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS) {
-            wA = rowA < p.n_q ? p.mask.bits[(size_t)rowA * p.mask.words + kt] : 0;
-            wB = rowB < p.n_q ? p.mask.bits[(size_t)rowB * p.mask.words + kt] : 0;
-        }
-        float bmA = -INFINITY, bmB = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float s = sacc[nt][e] * p.scale2;
-                if (cls == FS_TILE_PARTIAL) {
-                    const int jj = nt * 8 + 2 * t4 + (e & 1), j = kt * BK + jj, r = e < 2 ? rowA : rowB;
-                    bool vis = j < p.n_kv;
-                    if (p.mask.kind == FS_MASK_BITS) vis = vis && (((e < 2 ? wA : wB) >> jj) & 1u);
-                    else vis = vis && fs_cu_visible(p.mask, r, j);
-                    if (!vis) s = -INFINITY;
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(sacc[mt][2 * np], a[mt], bk[0], bk[1]);
+                    mma16816<T>(sacc[mt][2 * np + 1], a[mt], bk[2], bk[3]);
                 }
-                sacc[nt][e] = s;
             }
-            bmA = fmaxf(bmA, fmaxf(sacc[nt][0], sacc[nt][1]));
-            bmB = fmaxf(bmB, fmaxf(sacc[nt][2], sacc[nt][3]));
-        }
-        /* the row's max is spread over the 4 lanes of a quad */
-        bmA = fmaxf(bmA, __shfl_xor_sync(0xffffffff, bmA, 1));
-        bmA = fmaxf(bmA, __shfl_xor_sync(0xffffffff, bmA, 2));
-        bmB = fmaxf(bmB, __shfl_xor_sync(0xffffffff, bmB, 1));
-        bmB = fmaxf(bmB, __shfl_xor_sync(0xffffffff, bmB, 2));
-        const float mnA = fmaxf(mA, bmA), mnB = fmaxf(mB, bmB);
-        const float baseA = mnA == -INFINITY ? 0.f : mnA, baseB = mnB == -INFINITY ? 0.f : mnB;
-        const float alphaA = fast_exp2(mA - baseA), alphaB = fast_exp2(mB - baseB);
-        mA = mnA;
-        mB = mnB;
-        float sumA = 0, sumB = 0;
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-            sacc[nt][0] = fast_exp2(sacc[nt][0] - baseA);
-            sacc[nt][1] = fast_exp2(sacc[nt][1] - baseA);
-            sacc[nt][2] = fast_exp2(sacc[nt][2] - baseB);
-            sacc[nt][3] = fast_exp2(sacc[nt][3] - baseB);
-            sumA += sacc[nt][0] + sacc[nt][1];
-            sumB += sacc[nt][2] + sacc[nt][3];
-        }
-        lA = alphaA * lA + sumA;   /* this lane's share of ℓ; the quad is summed at the end */
-        lB = alphaB * lB + sumB;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; dt++) {
-            oacc[dt][0] *= alphaA;
-            oacc[dt][1] *= alphaA;
-            oacc[dt][2] *= alphaB;
-            oacc[dt][3] *= alphaB;
         }
 
-        /* O += P V: P (16 × 64) is already in the A-fragment layout, V through ldmatrix.trans */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            /* scale into base-2 units; the element mask only on partial tiles */
+            uint64_t w[2] = {0, 0};
+            if (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS)
+#pragma unroll
+                for (int x = 0; x < 2; x++)
+                    w[x] = row_of(mt, x) < p.n_q ? p.mask.bits[(size_t)row_of(mt, x) * p.mask.words + kt] : 0;
+            float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    float s = sacc[mt][nt][e] * p.scale2;
+                    if (cls == FS_TILE_PARTIAL) {
+                        const int jj = nt * 8 + 2 * t4 + (e & 1), j = kt * BK + jj;
+                        const int pos = row_of(mt, e >> 1) + p.mask.offset;
+                        bool vis = j < p.n_kv;
+                        if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+                        if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+                        if (p.mask.kind == FS_MASK_BITS) vis = vis && ((w[e >> 1] >> jj) & 1u);
+                        if (!vis) s = -INFINITY;
+                    }
+                    sacc[mt][nt][e] = s;
+                }
+                bm[0] = fmaxf(bm[0], fmaxf(sacc[mt][nt][0], sacc[mt][nt][1]));
+                bm[1] = fmaxf(bm[1], fmaxf(sacc[mt][nt][2], sacc[mt][nt][3]));
+            }
+            float alpha[2], base[2], sum[2] = {0, 0};
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                /* the row's max is spread over the 4 lanes of a quad */
+                bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+                bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+                const float mn = fmaxf(m_run[mt][x], bm[x]);
+                base[x] = mn == -INFINITY ? 0.f : mn;
+                alpha[x] = fast_exp2(m_run[mt][x] - base[x]);
+                m_run[mt][x] = mn;
+            }
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    sacc[mt][nt][e] = fast_exp2(sacc[mt][nt][e] - base[e >> 1]);
+                    sum[e >> 1] += sacc[mt][nt][e];
+                }
+            }
+#pragma unroll
+            for (int x = 0; x < 2; x++)   /* this lane's share of ℓ; the quad is summed at the end */
+                l_run[mt][x] = alpha[x] * l_run[mt][x] + sum[x];
+#pragma unroll
+            for (int dt = 0; dt < D / 8; dt++) {
+                oacc[mt][dt][0] *= alpha[0];
+                oacc[mt][dt][1] *= alpha[0];
+                oacc[mt][dt][2] *= alpha[1];
+                oacc[mt][dt][3] *= alpha[1];
+            }
+        }
+
+        /* O += P V: P is already in the A-fragment layout, V through ldmatrix.trans; each V
+         * fragment serves all MT row tiles */
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-            uint32_t a[4];
-            a[0] = pack2<T>(sacc[2 * kk][0], sacc[2 * kk][1]);
-            a[1] = pack2<T>(sacc[2 * kk][2], sacc[2 * kk][3]);
-            a[2] = pack2<T>(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-            a[3] = pack2<T>(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                a[mt][0] = pack2<T>(sacc[mt][2 * kk][0], sacc[mt][2 * kk][1]);
+                a[mt][1] = pack2<T>(sacc[mt][2 * kk][2], sacc[mt][2 * kk][3]);
+                a[mt][2] = pack2<T>(sacc[mt][2 * kk + 1][0], sacc[mt][2 * kk + 1][1]);
+                a[mt][3] = pack2<T>(sacc[mt][2 * kk + 1][2], sacc[mt][2 * kk + 1][3]);
+            }
 #pragma unroll
             for (int dp = 0; dp < D / 16; dp++) {
                 uint32_t bv[4];
                 ldsm_x4_t(bv, sVs + (kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * LD + dp * 16 + ((lane >> 4) << 3));
-                mma16816<T>(oacc[2 * dp], a, bv[0], bv[1]);
-                mma16816<T>(oacc[2 * dp + 1], a, bv[2], bv[3]);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(oacc[mt][2 * dp], a[mt], bv[0], bv[1]);
+                    mma16816<T>(oacc[mt][2 * dp + 1], a[mt], bv[2], bv[3]);
+                }
             }
         }
         __syncthreads();   /* everyone is done with this stage before it is refilled */
@@ -375,19 +393,26 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
     cp_async_wait<0>();
 
     /* ℓ = the quad's sum; O = o / ℓ (0 for a row that saw nothing) */
-    lA += __shfl_xor_sync(0xffffffff, lA, 1);
-    lA += __shfl_xor_sync(0xffffffff, lA, 2);
-    lB += __shfl_xor_sync(0xffffffff, lB, 1);
-    lB += __shfl_xor_sync(0xffffffff, lB, 2);
-    const float invA = lA > 0 ? 1.f / lA : 0.f, invB = lB > 0 ? 1.f / lB : 0.f;
     T *Og = O + (((size_t)b * p.n_q_heads + h) * p.n_q) * D;
 #pragma unroll
-    for (int dt = 0; dt < D / 8; dt++) {
-        const int col = dt * 8 + 2 * t4;
-        if (rowA < p.n_q)
-            *reinterpret_cast<uint32_t *>(Og + (size_t)rowA * D + col) = pack2<T>(oacc[dt][0] * invA, oacc[dt][1] * invA);
-        if (rowB < p.n_q)
-            *reinterpret_cast<uint32_t *>(Og + (size_t)rowB * D + col) = pack2<T>(oacc[dt][2] * invB, oacc[dt][3] * invB);
+    for (int mt = 0; mt < MT; mt++) {
+        float inv[2];
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            float l = l_run[mt][x];
+            l += __shfl_xor_sync(0xffffffff, l, 1);
+            l += __shfl_xor_sync(0xffffffff, l, 2);
+            inv[x] = l > 0 ? 1.f / l : 0.f;
+        }
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            const int col = dt * 8 + 2 * t4;
+#pragma unroll
+            for (int x = 0; x < 2; x++)
+                if (row_of(mt, x) < p.n_q)
+                    *reinterpret_cast<uint32_t *>(Og + (size_t)row_of(mt, x) * D + col) =
+                        pack2<T>(oacc[mt][dt][2 * x] * inv[x], oacc[mt][dt][2 * x + 1] * inv[x]);
+        }
     }
 }
 
@@ -397,6 +422,7 @@ static const char *version_lines[] = {
     "scalar: one thread per query row, key by key, float32 (no tensor cores)",
     "mma.sync m16n8k16, Bq=64 (4 warps), Bk=64, K/V via cp.async, one buffer",
     "Bq=128 (8 warps), K/V double-buffered",
+    "Bq=128 on 4 warps of 32 rows: each K/V fragment read from shared memory feeds 2 row tiles",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -406,13 +432,13 @@ extern "C" const char *fs_cuda_prefill_version_str(int v)
     return v >= 1 && v <= fs_cuda_prefill_versions() ? version_lines[v - 1] : "?";
 }
 
-template <typename T, int D, int NW, int STAGES>
+template <typename T, int D, int NW, int MT, int STAGES>
 static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, const void *Q,
                             const void *K, const void *V, void *O, char *why, size_t n)
 {
-    constexpr int BQ = 16 * NW, LD = D + 8;
+    constexpr int BQ = 16 * MT * NW, LD = D + 8;
     const size_t smem = sizeof(T) * (size_t)LD * (BQ + 2 * STAGES * BK);
-    auto kern = prefill_mma<T, D, NW, STAGES>;
+    auto kern = prefill_mma<T, D, NW, MT, STAGES>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
@@ -432,8 +458,9 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
         FS_CU_LAUNCHED();
         return FS_OK;
     }
-    case 2: return launch_mma<T, D, 4, 1>(pp, p, Q, K, V, O, why, n);
-    case 3: return launch_mma<T, D, 8, 2>(pp, p, Q, K, V, O, why, n);
+    case 2: return launch_mma<T, D, 4, 1, 1>(pp, p, Q, K, V, O, why, n);
+    case 3: return launch_mma<T, D, 8, 1, 2>(pp, p, Q, K, V, O, why, n);
+    case 4: return launch_mma<T, D, 4, 2, 2>(pp, p, Q, K, V, O, why, n);
     }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;

@@ -80,6 +80,15 @@ __device__ inline int fs_cu_classify(const fs_cu_mask &m, bool is_tree, int r0, 
     return seen == total ? FS_TILE_FULL : FS_TILE_PARTIAL;
 }
 
+/* cp.async (sm_80+): 16 bytes global -> shared, zero-filled when !pred (rows past the end). */
+__device__ __forceinline__ void cp_async16(void *s, const void *g, bool pred)
+{
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(g), "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 /* The two 16-bit input types, with the conversions the kernels need. */
 template <typename T> struct fs_cu_type;
 template <> struct fs_cu_type<__half> {
