@@ -8,6 +8,7 @@
  *                 one at run time with __builtin_cpu_supports
  *   vload/vstore (unaligned), vset1, vzero, vadd, vsub, vmul, vmax, vfma(a, b, c) = a·b + c
  *   vhsum, vhmax  horizontal sum / max to a float
+ *   vhsum4(a, b, c, d, out)  the four horizontal sums into out[0..3], sharing the shuffles
  *   vexp2         2^x, relative error about 2e-7 for x ≥ −126, 0 (or a denormal) below −150
  *
  * VL lanes: 16, 8, 4, 1. Loops step by VL and finish with a scalar "leftovers" tail when the
@@ -45,6 +46,16 @@ typedef __m512 vf;
 #define vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define vhsum(x) _mm512_reduce_add_ps(x)
 #define vhmax(x) _mm512_reduce_max_ps(x)
+static inline V_FN void vhsum4(vf a, vf b, vf c, vf d, float *out)
+{
+    /* 512 → 256 per vector, then three horizontal adds, then the two 128-bit halves */
+    __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
+    __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
+    __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
 /* 2^x = 2^n · 2^f with n = round(x), f in [−0.5, 0.5]; scalef applies 2^n exactly. */
 static inline V_FN vf vexp2(vf x)
 {
@@ -91,6 +102,11 @@ static inline V_FN float vhmax(vf x)
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
+static inline V_FN void vhsum4(vf a, vf b, vf c, vf d, float *out)
+{
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
 /* 2^n built in the exponent field; x is clamped to [−126, 127] so that field stays normal
  * (below −126 the result is 2^−126 ≈ 1e−38 instead of 0: invisible next to ℓ ≥ 1). */
 static inline V_FN vf vexp2(vf x)
@@ -127,6 +143,10 @@ typedef float32x4_t vf;
 #define vfma(a, b, c) vfmaq_f32((c), (a), (b))
 #define vhsum(x) vaddvq_f32(x)
 #define vhmax(x) vmaxvq_f32(x)
+static inline void vhsum4(vf a, vf b, vf c, vf d, float *out)
+{
+    vst1q_f32(out, vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)));
+}
 static inline vf vexp2(vf x)
 {
     x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-126.0f)), vdupq_n_f32(127.0f));
@@ -160,6 +180,13 @@ typedef float vf;
 #define vfma(a, b, c) ((a) * (b) + (c))
 #define vhsum(x) (x)
 #define vhmax(x) (x)
+static inline void vhsum4(vf a, vf b, vf c, vf d, float *out)
+{
+    out[0] = a;
+    out[1] = b;
+    out[2] = c;
+    out[3] = d;
+}
 static inline vf vexp2(vf x) { return x < -150.0f ? 0.0f : exp2f(x); }
 
 #else
