@@ -439,6 +439,36 @@ START_TEST(test_lesson_files)
 }
 END_TEST
 
+/* The complete example of docs/lesson-format.md is a valid lesson whose verdicts all agree. */
+START_TEST(test_doc_example)
+{
+    FILE *f = fopen("docs/lesson-format.md", "rb");
+    ck_assert_ptr_nonnull(f);
+    static char doc[1 << 16];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = 0;
+    char *a = strstr(doc, "## A complete example");
+    ck_assert_ptr_nonnull(a);
+    a = strstr(a, "```\n");
+    ck_assert_ptr_nonnull(a);
+    a += 4;
+    char *b = strstr(a, "```");
+    ck_assert_ptr_nonnull(b);
+    fs_lesson *l = NULL;
+    fs_loc_error e;
+    ck_assert_msg(fs_lesson_parse(a, (size_t)(b - a), "docs/lesson-format.md", &l, &e), "%d:%d: %s", e.line, e.col,
+                  e.msg);
+    ck_assert_int_eq(fs_lesson_check_count(l), 7);
+    ck_assert_int_eq(fs_lesson_check_failures(l), 0);
+    ck_assert_int_eq(fs_lesson_check(l, 3)->got.verdict, FS_VERDICT_ROUNDED);
+    ck_assert_int_eq(fs_lesson_check(l, 4)->got.verdict, FS_VERDICT_UNITS);
+    ck_assert_int_eq(fs_lesson_check(l, 5)->got.verdict, FS_VERDICT_ERRATUM);
+    ck_assert_ptr_nonnull(fs_lesson_narration(l, 1));
+    fs_lesson_free(l);
+}
+END_TEST
+
 Suite *lesson_suite(void)
 {
     Suite *s = suite_create("lesson");
@@ -457,6 +487,7 @@ Suite *lesson_suite(void)
     tcase_add_test(tc, test_parse_errors);
     tcase_add_test(tc, test_random_lessons);
     tcase_add_test(tc, test_lesson_files);
+    tcase_add_test(tc, test_doc_example);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -94,6 +94,10 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         }
         break;
     case FS_EV_TILE:
+        if (query) {
+            put(&b, "load key %s: K[%d] and V[%d]", label(l, e->c0, t1, sizeof t1), e->c0, e->c0);
+            break;
+        }
         put(&b, "%stile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s", e->head > 0 ? "" : "", e->qt, e->kt,
             e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (e->cls == FS_TILE_PARTIAL) put(&b, " (the element mask is applied)");
