@@ -62,6 +62,29 @@ static const char *label(const fs_lesson *l, int32_t i, char *tmp, size_t n)
     return tmp;
 }
 
+/* "a − -b" reads badly: write "a − (-b)". Works in place on a terminated buffer of size n. */
+static size_t paren_negatives(char *buf, size_t n)
+{
+    static const char minus[] = "\xe2\x88\x92 -";   /* "− -" */
+    char tmp[4096];
+    size_t len = strlen(buf), w = 0;
+    for (size_t i = 0; i < len && w + 8 < sizeof tmp;) {
+        if (!strncmp(buf + i, minus, 5)) {
+            memcpy(tmp + w, "\xe2\x88\x92 (", 5);
+            w += 5;
+            i += 4;
+            tmp[w++] = buf[i++];   /* the '-' */
+            while (i < len && (strchr("0123456789.eainf+", buf[i]) && w + 2 < sizeof tmp)) tmp[w++] = buf[i++];
+            tmp[w++] = ')';
+        } else {
+            tmp[w++] = buf[i++];
+        }
+    }
+    tmp[w] = 0;
+    if (w + 1 <= n) memcpy(buf, tmp, w + 1);
+    return w;
+}
+
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits, char *buf,
                           size_t n)
 {
@@ -126,7 +149,9 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d (%d visible): s = ", label(l, e->row, t1, sizeof t1),
             e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
         vec(&b, t, e->s_row, e->n_s, D);
-        if (e->visible == 0 && e->m_new == -INFINITY) {
+        /* the guarded algorithm on a row that has seen nothing; a pitfall variant that computes
+         * NaN here falls through and shows its own numbers */
+        if (e->visible == 0 && e->m_new == -INFINITY && e->alpha == 1 && e->beta == 0 && e->l_new == 0) {
             put(&b, "; nothing visible yet: m stays -inf, l stays 0, α = 1, β = 0");
             break;
         }
@@ -171,5 +196,6 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
+    if (b.len < n && n <= 4096 && strstr(buf, "\xe2\x88\x92 -")) return paren_negatives(buf, n);
     return b.len;
 }
