@@ -234,6 +234,55 @@ int cli_verify(int argc, char **argv)
         for (int v = 0; v < FS_VERDICT_COUNT; v++) printf("| %s | %d |\n", fs_verdict_str((fs_verdict)v), T.by[v]);
         if (T.disagree) printf("\n**%d recomputed verdicts disagree with their lessons.**\n", T.disagree);
         if (T.broken) printf("\n**%d lessons did not load.**\n", T.broken);
+
+        /* per document */
+        printf("\n| document | claims | holds | units | rounded-intermediates | approximate | erratum |\n"
+               "|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < n;) {
+            if (!ls[i]) {
+                i++;
+                continue;
+            }
+            const char *src = fs_lesson_source(ls[i]);
+            int dl = (int)strcspn(src, ",");
+            int by[FS_VERDICT_COUNT] = {0}, all = 0, j = i;
+            for (; j < n; j++) {
+                if (!ls[j]) continue;
+                const char *s2 = fs_lesson_source(ls[j]);
+                if ((int)strcspn(s2, ",") != dl || strncmp(s2, src, (size_t)dl)) break;
+                for (int k = 0; k < fs_lesson_check_count(ls[j]); k++) {
+                    const fs_check *c = fs_lesson_check(ls[j], k);
+                    if (c->own) continue;
+                    by[c->got.verdict]++;
+                    all++;
+                }
+            }
+            printf("| %.*s | %d | %d | %d | %d | %d | %d |\n", dl, src, all, by[0], by[1], by[2], by[3], by[4]);
+            i = j;
+        }
+
+        /* the errata at a glance */
+        printf("\n## The errata\n\n| document | claim | printed | exact | why |\n|---|---|---|---|---|\n");
+        for (int i = 0; i < n; i++) {
+            if (!ls[i]) continue;
+            const char *src = fs_lesson_source(ls[i]);
+            for (int k = 0; k < fs_lesson_check_count(ls[i]); k++) {
+                const fs_check *c = fs_lesson_check(ls[i], k);
+                if (c->own || c->got.verdict != FS_VERDICT_ERRATUM) continue;
+                char pr[128];
+                printed_text(c, pr, sizeof pr);
+                printf("| %.3s | ", src);
+                md_cell(stdout, c->claim);
+                printf(" | ");
+                md_cell(stdout, pr);
+                printf(" | ");
+                md_cell(stdout, c->exact_text);
+                if (*c->unit) printf(" %s", c->unit);
+                printf(" | ");
+                md_cell(stdout, c->why);
+                printf(" |\n");
+            }
+        }
         char doc[64] = "";
         for (int i = 0; i < n; i++) {
             if (!ls[i]) continue;
@@ -242,7 +291,7 @@ int cli_verify(int argc, char **argv)
             snprintf(d, sizeof d, "%.*s", (int)strcspn(src, ","), src);
             if (strcmp(d, doc)) {
                 snprintf(doc, sizeof doc, "%s", d);
-                printf("\n## %s\n", doc);
+                printf("\n## Every claim of %s\n", doc);
             }
             char stem[256];
             printf("\n### %s\n\n`%s` — %s\n\n", fs_lesson_title(ls[i]), stem_of(paths[i], stem, sizeof stem), src);
