@@ -74,9 +74,12 @@ int cli_lessons(int argc, char **argv)
             rc = 2;
             continue;
         }
-        printf("%-34.*s  %s\n%-34s  %s · %s, %d claim%s\n", stem, base, fs_lesson_title(l), "",
-               fs_lesson_source(l), fs_scene_str(fs_lesson_scene(l)), fs_lesson_check_count(l),
-               fs_lesson_check_count(l) == 1 ? "" : "s");
+        int own = 0, nc = fs_lesson_check_count(l);
+        for (int k = 0; k < nc; k++) own += fs_lesson_check(l, k)->own;
+        printf("%-34.*s  %s\n%-34s  %s · %s, %d claim%s", stem, base, fs_lesson_title(l), "",
+               fs_lesson_source(l), fs_scene_str(fs_lesson_scene(l)), nc - own, nc - own == 1 ? "" : "s");
+        if (own) printf(" + %d own check%s", own, own == 1 ? "" : "s");
+        printf("\n");
         fs_lesson_free(l);
     }
     fs_lesson_list_free(paths, n);
