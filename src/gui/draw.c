@@ -200,6 +200,17 @@ int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, 
     int cx = x;
     while (*s) {
         uint32_t cp = utf8_next(&s);
+        if (d->clip_x1 > 0 && *s && cx + 2 * f->adv > d->clip_x1) {   /* no room for more: an ellipsis */
+            SDL_Texture *t = glyph(d, f, 0x2026);
+            if (t) {
+                int tw, th;
+                SDL_QueryTexture(t, NULL, NULL, &tw, &th);
+                SDL_SetTextureColorMod(t, (color >> 16) & 255, (color >> 8) & 255, color & 255);
+                SDL_Rect dst = {cx, y, tw, th};
+                SDL_RenderCopy(d->r, t, NULL, &dst);
+            }
+            break;
+        }
         if (cp != ' ') {
             SDL_Texture *t = glyph(d, f, cp);
             if (t) {

@@ -38,6 +38,7 @@ typedef struct {
     gui_font fonts[GUI_FONT_SLOTS];
     int frame;
     int thin;            /* line width in pixels at this size */
+    int clip_x1;         /* > 0: text stops at this x, ending in "…" (panels set it) */
 } gui_draw;
 
 typedef enum { GUI_AL_LEFT = 0, GUI_AL_CENTER, GUI_AL_RIGHT } gui_align;

@@ -213,7 +213,9 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     const gui_layout *L = &d->L;
     SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
     SDL_RenderClear(d->r);
+    d->clip_x1 = 0;
     gui_scene_draw(d, s, show);
+    d->clip_x1 = 0;
     draw_header(d, s, show);
     draw_narration(d, s, show);
     draw_timeline(d, s, show);

@@ -110,6 +110,7 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     /* Side panel: the history of (m, ℓ). */
     gui_panel(d, L->side, NULL);
+    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int sx = L->side.x + L->pad, sy = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, sx, &sy, th->text, "History");
     line(d, fs, sx, &sy, th->dim, "%-5s %-9s %-9s %-9s %s", "step", "z", "m", "ℓ", "α");
@@ -122,6 +123,7 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, fs, sx, &sy, k == s->step ? th->current : (e->l_old > 0 && e->alpha < 1 ? th->rescale : th->text),
              "%-5lld %-9s %-9s %-9s %s", (long long)k, zb, F(e->m_new, a), F(e->l_new, b), F(e->alpha, c));
     }
+    d->clip_x1 = 0;
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && z) {
         char tip[128];
@@ -193,6 +195,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     /* Side panel: the step with the numbers filled in. */
     gui_panel(d, L->side, NULL);
+    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "Running state");
     if (cur) {
@@ -233,6 +236,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         y += L->pad;
         line(d, fs, x, &y, th->good, "output = o / ℓ = [%s]", os);
     }
+    d->clip_x1 = 0;
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && hj != a->d && a->K && a->V) {
         char tip[128];
@@ -370,6 +374,7 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     /* Side panel: the current merge with the numbers, or the partial. */
     gui_panel(d, L->side, NULL);
+    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "This step");
     if (now && now->kind == FS_EV_MERGE) {
@@ -403,6 +408,7 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     line(d, fs, x, &y, th->dim, "splits, any merge order, same output");
     line(d, fs, x, &y, th->dim, "(up to rounding).");
     (void)out; (void)first;
+    d->clip_x1 = 0;
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && a->K) {
         char tip[128];

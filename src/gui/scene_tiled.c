@@ -310,7 +310,11 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
         }
         for (int v = 0; v < c->d_v; v++) {
             gui_rect r = {ox + v * cell + inset, g->y0 + i * cell + inset, cell - 2 * inset, cell - 2 * inset};
-            gui_fill(d, r, o ? (fin ? gui_mix(th->panel, th->good, 0.18) : th->panel) : th->future);
+            uint32_t oc = th->future;
+            if (o && vf >= 7) oc = fin ? gui_mix(th->panel, th->good, 0.18) : th->panel;
+            else if (o && !isnan(o[v]))   /* too small for digits: the value as a colour */
+                oc = gui_mix(th->panel, o[v] >= 0 ? th->full : th->partial, fmin(1.0, fabs(o[v])));
+            gui_fill(d, r, oc);
             if (o && vf >= 7) {
                 char b[16];
                 fmt2(o[v], b, sizeof b);
@@ -677,6 +681,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
 
     /* Side panel. */
     gui_panel(d, L->side, NULL);
+    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int y = L->side.y + L->pad / 2;
     if (show->scene == GUI_SCENE_PITFALL && have_wrong) {
         const gui_theme *th = d->th;
@@ -720,6 +725,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
     y = draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
     draw_legend(d, L->side, y);
+    d->clip_x1 = 0;
     draw_hover(d, s, show, &c, &g);
     if (have_wrong) scan_free(&w);
     scan_free(&c);
