@@ -2,8 +2,8 @@
  *
  * The lesson's trace is replayed by index: each page shows the lesson's narration for that
  * step (if any) and what the engine did, with the formula filled in (fs_lesson_describe). The
- * viewer never recomputes, so going back is as cheap as going forward. After the last step a
- * page lists the document's numbers this lesson checks, with their verdicts.
+ * viewer never recomputes, so going back is as cheap as going forward. After the last step,
+ * pages list the numbers this lesson checks, with their verdicts.
  *
  * Interactive when stdin and stdout are terminals: Enter/→/Space/n forward, Backspace/←/p back,
  * Home/g first, End/G last, q quit. Otherwise (or with --all) every page is printed in order.
@@ -18,6 +18,7 @@
 #include "lesson/lesson.h"
 
 #define WIDTH 96
+#define CLAIMS_PER_PAGE 14   /* claims listed per page, so a page fits a 40-line terminal */
 
 static void usage(FILE *f)
 {
@@ -74,7 +75,14 @@ static void header(FILE *f, const fs_lesson *l)
     fprintf(f, "from %s\n", fs_lesson_source(l));
 }
 
-/* Page k: 0 .. n−1 are the steps, n is the claims page. */
+/* Pages after the steps that list the lesson's checks (at least one, even when empty). */
+static int64_t claim_pages(const fs_lesson *l)
+{
+    int nc = fs_lesson_check_count(l);
+    return nc == 0 ? 1 : (nc + CLAIMS_PER_PAGE - 1) / CLAIMS_PER_PAGE;
+}
+
+/* Page k: 0 .. n−1 are the steps, then the claims pages. */
 static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
 {
     const fs_trace *t = fs_lesson_trace(l);
@@ -98,16 +106,20 @@ static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
         return;
     }
     int nc = fs_lesson_check_count(l);
-    fprintf(f, "── the document's numbers this lesson checks (%d) ", nc);
+    int64_t cp = k - n, np = claim_pages(l);
+    fprintf(f, "── the numbers this lesson checks (%d)", nc);
+    if (np > 1) fprintf(f, ", part %lld of %lld", (long long)cp + 1, (long long)np);
+    fputc(' ', f);
     for (int i = 0; i < 30; i++) fputs("─", f);
     fputc('\n', f);
     if (nc == 0) fprintf(f, "    (none)\n");
-    for (int i = 0; i < nc; i++) {
+    int i0 = (int)cp * CLAIMS_PER_PAGE, i1 = i0 + CLAIMS_PER_PAGE < nc ? i0 + CLAIMS_PER_PAGE : nc;
+    for (int i = i0; i < i1; i++) {
         const fs_check *c = fs_lesson_check(l, i);
         char line[1024];
-        snprintf(line, sizeof line, "%s %s: printed %s%s%s%s%s, exact %s%s%s → %s%s%s%s%s", c->agrees ? "✓" : "✗",
+        snprintf(line, sizeof line, "%s %s: printed %s%s%s%s, exact %s%s%s → %s%s%s%s%s", c->agrees ? "✓" : "✗",
                  c->claim, strcmp(c->op, "=") ? c->op : "", strcmp(c->op, "=") ? " " : "", c->approx_marked ? "~" : "",
-                 c->printed, "", c->exact_text, *c->unit ? " " : "", c->unit, fs_verdict_str(c->got.verdict),
+                 c->printed, c->exact_text, *c->unit ? " " : "", c->unit, fs_verdict_str(c->got.verdict),
                  *c->got.reading ? " (" : "", c->got.reading, *c->got.reading ? ")" : "", c->own ? " [own check]" : "");
         wrap(f, line, 4);
         if (c->chain) {
@@ -215,7 +227,7 @@ int cli_play_terminal(int argc, char **argv)
             fputc('\n', stdout);
             wrap(stdout, fs_lesson_intro(l), 0);
         }
-        for (int64_t k = 0; k <= n; k++) {
+        for (int64_t k = 0; k < n + claim_pages(l); k++) {
             fputc('\n', stdout);
             page(stdout, l, k, n, digits);
         }
@@ -247,14 +259,14 @@ int cli_play_terminal(int argc, char **argv)
         fputc('\n', stdout);
         page(stdout, l, k, n, digits);
         printf("\n[Enter/→ next · Backspace/← back · g first · G last · q quit]   page %lld of %lld\n",
-               (long long)k + 1, (long long)n + 1);
+               (long long)k + 1, (long long)(n + claim_pages(l)));
         fflush(stdout);
         /* update */
         switch (read_key()) {
-        case KEY_NEXT: if (k < n) k++; break;
+        case KEY_NEXT: if (k < n + claim_pages(l) - 1) k++; break;
         case KEY_BACK: if (k > 0) k--; break;
         case KEY_FIRST: k = 0; break;
-        case KEY_LAST: k = n; break;
+        case KEY_LAST: k = n + claim_pages(l) - 1; break;
         case KEY_QUIT: quit = true; break;
         default: break;
         }
