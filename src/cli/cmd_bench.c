@@ -37,6 +37,7 @@ typedef struct {
     fs_cpu_dtype dtype;
     fs_cpu_isa isa;
     bool baseline, prefill, decode;
+    bool smoke;          /* --smoke: also shorter machine measurements */
     int32_t reps;
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
     bench_format format;
@@ -305,6 +306,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_dn) o->decode_N = (int_list){{4096, 32768}, 2};
         if (o->reps > 2) o->reps = 2;
     }
+    o->smoke = smoke;
     if (smoke) {
         if (!explicit_n) o->N = (int_list){{64, 256}, 2};
         if (!explicit_d) o->d = (int_list){{32, 64}, 2};
@@ -655,12 +657,11 @@ int cli_bench(int argc, char **argv)
         free(m.fma); free(m.bw); free(rows);
         return 1;
     }
-    bool smoke_size = o.reps == 1 && o.N.n && o.N.v[o.N.n - 1] <= 256;
     for (int i = -1; i < o.threads.n; i++) {   /* -1: one thread, for version 1's rows */
         int32_t t = i < 0 ? 1 : o.threads.v[i];
         if (m.fma[t] > 0) continue;
-        m.fma[t] = fs_cpu_measure_fma_gflops(t, smoke_size ? 0.02 : 0.25);
-        m.bw[t] = fs_cpu_measure_read_gbps(t, smoke_size ? (size_t)32 << 20 : (size_t)512 << 20);
+        m.fma[t] = fs_cpu_measure_fma_gflops(t, o.smoke ? 0.02 : 0.25);
+        m.bw[t] = fs_cpu_measure_read_gbps(t, o.smoke ? (size_t)32 << 20 : (size_t)512 << 20);
     }
     machine_line(&o, &m);
     print_header(&o);
