@@ -71,6 +71,8 @@ static gui_key key_of(SDL_Keycode k)
     case SDLK_q: return GUI_KEY_Q;
     case SDLK_e: return GUI_KEY_E;
     case SDLK_KP_0: return GUI_KEY_0;
+    case SDLK_LEFTBRACKET: return GUI_KEY_LBRACKET;
+    case SDLK_RIGHTBRACKET: return GUI_KEY_RBRACKET;
     default: break;
     }
     if (k >= SDLK_0 && k <= SDLK_9) return (gui_key)(GUI_KEY_0 + (k - SDLK_0));
@@ -84,6 +86,7 @@ static SDL_Keycode sdl_key_of(gui_key k)
         0, SDLK_SPACE, SDLK_LEFT, SDLK_RIGHT, SDLK_UP, SDLK_DOWN, SDLK_HOME, SDLK_END, SDLK_ESCAPE, SDLK_RETURN,
         SDLK_BACKSPACE, SDLK_PLUS, SDLK_MINUS, SDLK_PERIOD, SDLK_QUESTION, SDLK_f, SDLK_l, SDLK_t, SDLK_p, SDLK_q, SDLK_e,
         SDLK_0, SDLK_1, SDLK_2, SDLK_3, SDLK_4, SDLK_5, SDLK_6, SDLK_7, SDLK_8, SDLK_9,
+        SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET,
     };
     return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
 }
@@ -95,6 +98,60 @@ static int load_entry(app *A, int i)
     if (rc) return rc;
     gui_state_attach(&A->st, &A->show);
     return 0;
+}
+
+/* Decode with twice (dir > 0) or half as many splits: run the engine again on the same problem
+ * and compare the new output rows (OUT events) with the old ones. The picture changes; the
+ * output does not, up to rounding, which the status line reports. */
+static void resplit(app *A, int dir)
+{
+    fs_run r = A->show.run;
+    fs_decoding *dc = &r.decoding;
+    int n_kv = r.attn.n_kv;
+    if (dc->split == FS_SPLIT_STRIDED) {
+        int p = dir > 0 ? dc->parts * 2 : dc->parts / 2;
+        if (p < 1 || p > n_kv) return;
+        dc->parts = p;
+    } else {
+        int bk = dir > 0 ? (dc->Bk + 1) / 2 : dc->Bk * 2;
+        if (bk < 1 || (dir < 0 && dc->Bk >= n_kv)) return;
+        dc->Bk = bk;
+    }
+    fs_trace t;
+    fs_trace_init(&t);
+    fs_result res;
+    fs_status st = fs_run_exec(&r, &res, &t);
+    fs_result_free(&res);
+    if (st != FS_OK) {
+        fs_trace_free(&t);
+        snprintf(A->st.status, sizeof A->st.status, "could not rerun: %s", fs_status_str(st));
+        A->st.status_ttl = 200;
+        return;
+    }
+    double worst = 0;
+    int64_t ia = 0, ib = 0;
+    const fs_trace *old = &A->show.trace;
+    for (;;) {   /* pair the OUT events in order: same heads and rows */
+        while (ia < old->n && old->ev[ia].kind != FS_EV_OUT) ia++;
+        while (ib < t.n && t.ev[ib].kind != FS_EV_OUT) ib++;
+        if (ia >= old->n || ib >= t.n) break;
+        const double *oa = fs_trace_at(old, old->ev[ia].o_new), *ob = fs_trace_at(&t, t.ev[ib].o_new);
+        for (int c = 0; oa && ob && c < t.ev[ib].n_o; c++) worst = fmax(worst, fabs(oa[c] - ob[c]));
+        ia++;
+        ib++;
+    }
+    int n_splits = 0;
+    for (int64_t k = 0; k < t.n; k++)
+        if (t.ev[k].kind == FS_EV_PARTIAL && t.ev[k].kt + 1 > n_splits) n_splits = t.ev[k].kt + 1;
+    fs_trace_free(&A->show.trace);
+    A->show.trace = t;
+    A->show.run = r;
+    A->show.narrate = NULL;   /* the lesson's words were for the old split */
+    double frac = A->st.n > 1 ? (double)A->st.step / (double)(A->st.n - 1) : 0;
+    gui_state_attach(&A->st, &A->show);
+    A->st.step = (int64_t)llround(frac * (double)(A->st.n - 1));
+    snprintf(A->st.status, sizeof A->st.status, "%d splits: output unchanged up to rounding (max |dO| = %.1e)", n_splits, worst);
+    A->st.status_ttl = 400;
 }
 
 /* Write the current frame (what the renderer holds now) as a PNG. */
@@ -228,6 +285,10 @@ static void app_frame(app *A, int dt_ms)
     poll(A);
     gui_cmd tick = {GUI_CMD_TICK, dt_ms, 0};
     gui_update(&A->st, &A->show, &tick);
+    if (A->st.resplit) {
+        resplit(A, A->st.resplit);
+        A->st.resplit = 0;
+    }
     if (A->st.lesson_changed) {
         A->st.lesson_changed = false;
         if (load_entry(A, A->st.lesson)) A->st.quit = true;

@@ -148,6 +148,7 @@ static void draw_help(gui_draw *d)
         "+ / -          bigger / smaller (projector mode)",
         "T              theme: dark, light, high contrast",
         "F              full screen",
+        "[ / ]          decode: fewer / more splits (same output)",
         "P              save this frame as PNG",
         "?              this help       Esc  close / quit",
     };

@@ -162,6 +162,7 @@ typedef enum {
     GUI_KEY_F, GUI_KEY_L, GUI_KEY_T, GUI_KEY_P, GUI_KEY_Q, GUI_KEY_E,
     GUI_KEY_0, GUI_KEY_1, GUI_KEY_2, GUI_KEY_3, GUI_KEY_4,
     GUI_KEY_5, GUI_KEY_6, GUI_KEY_7, GUI_KEY_8, GUI_KEY_9,
+    GUI_KEY_LBRACKET, GUI_KEY_RBRACKET,
     GUI_KEY_COUNT
 } gui_key;
 
@@ -194,6 +195,7 @@ typedef enum {
     GUI_CMD_ENTER,
     GUI_CMD_RESIZE,        /* a, b = w, h */
     GUI_CMD_TICK,          /* a = milliseconds elapsed (drives play) */
+    GUI_CMD_SPLITS,        /* a = +1 / −1: decode with more / fewer splits (the platform reruns) */
     GUI_CMD_COUNT
 } gui_cmd_kind;
 
@@ -247,6 +249,7 @@ typedef struct {
     bool save_png;          /* a frame save was asked; the platform clears it */
     int catalog_n, lesson;  /* lesson shown; a change asks the platform to load another */
     bool lesson_changed;
+    int resplit;            /* ±1: the platform reruns a decode with more / fewer splits */
     int64_t n, step;        /* events in the trace; current event (0 … n − 1) */
     bool playing;
     int speed;              /* 0 … GUI_SPEEDS − 1 */
@@ -295,6 +298,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L);
  *   resize W H
  *   expect step N | expect playing 0/1 | expect theme N | expect scale N | expect predict PHASE
  *   expect lesson N | expect follow N | expect help 0/1 | expect hover I J | expect speed N
+ *   expect menu 0/1 | expect right N (predictions right) | expect events N (trace length)
  *   save FILE             write the current frame as PNG
  *   quit
  * Lines starting with # are comments. */

@@ -24,7 +24,7 @@ const char *gui_scene_str(gui_scene s)
 static const char *const key_names[GUI_KEY_COUNT] = {
     "None", "Space", "Left", "Right", "Up", "Down", "Home", "End", "Escape", "Enter",
     "Backspace", "Plus", "Minus", "Period", "Question", "F", "L", "T", "P", "Q", "E",
-    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "LeftBracket", "RightBracket",
 };
 
 const char *gui_key_str(gui_key k)
@@ -40,13 +40,15 @@ gui_key gui_key_parse(const char *s)
     if (!strcmp(s, "-")) return GUI_KEY_MINUS;
     if (!strcmp(s, "?")) return GUI_KEY_QUESTION;
     if (!strcmp(s, ".")) return GUI_KEY_PERIOD;
+    if (!strcmp(s, "[")) return GUI_KEY_LBRACKET;
+    if (!strcmp(s, "]")) return GUI_KEY_RBRACKET;
     return GUI_KEY_NONE;
 }
 
 static const char *const cmd_names[GUI_CMD_COUNT] = {
     "none", "quit", "play-pause", "step", "significant", "speed", "home", "end", "seek",
     "mouse-move", "mouse-down", "mouse-up", "menu", "lesson", "fullscreen", "scale", "theme",
-    "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick",
+    "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick", "splits",
 };
 
 const char *gui_cmd_str(gui_cmd_kind k)
@@ -245,6 +247,8 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
     case GUI_KEY_T: c.kind = GUI_CMD_THEME; break;
     case GUI_KEY_P: c.kind = GUI_CMD_SAVE_PNG; break;
     case GUI_KEY_Q: c.kind = GUI_CMD_PREDICT; break;
+    case GUI_KEY_LBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, -1, 0}; break;
+    case GUI_KEY_RBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, +1, 0}; break;
     case GUI_KEY_ENTER: if (s->predict.phase == GUI_PREDICT_SHOWN) c = (gui_cmd){GUI_CMD_STEP, +1, 0}; break;
     default: break;
     }
@@ -445,6 +449,10 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (k > s->step) forward(s, show, k);
         if (s->acc_ms > period) s->acc_ms = 0;
         break;
+    case GUI_CMD_SPLITS:
+        if (show->scene == GUI_SCENE_DECODE && show->run.algo == FS_ALGO_DECODE) s->resplit = c->a > 0 ? 1 : -1;
+        else set_status(s, "[ and ] change the number of splits in a decode lesson");
+        break;
     case GUI_CMD_COUNT: break;
     }
 }
@@ -516,7 +524,7 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         } else if (!strcmp(op, "expect")) {
             L.op = GUI_SCRIPT_EXPECT;
             static const char *const whats[] = {"step", "playing", "theme", "scale", "predict", "lesson",
-                                                "follow", "help", "hover", "speed", "menu", "right"};
+                                                "follow", "help", "hover", "speed", "menu", "right", "events"};
             bool ok = false;
             for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) ok |= nw >= 2 && !strcmp(word[1], whats[i]);
             if (!ok) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); }
@@ -586,6 +594,7 @@ bool gui_script_expect(const gui_script_line *l, const gui_state *s, char *buf, 
     else if (!strcmp(w, "speed")) got = s->speed;
     else if (!strcmp(w, "menu")) got = s->menu;
     else if (!strcmp(w, "right")) got = s->predict.n_right;
+    else if (!strcmp(w, "events")) got = (long)s->n;
     else if (!strcmp(w, "hover")) {
         bool ok = s->hover == GUI_HOVER_CELL && s->hover_i == l->v[0] && s->hover_j == l->v[1];
         if (!ok) snprintf(buf, n, "expected hover over cell (%d, %d), got kind %d at (%d, %d)", l->v[0], l->v[1],
