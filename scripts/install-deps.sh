@@ -19,6 +19,7 @@ debs=(
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
   "python3:command -v python3"
+  "clang:command -v clang"
 )
 brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
 
