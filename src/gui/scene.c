@@ -60,7 +60,6 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
             out = e;
         }
     }
-    if (s->step < t->n && t->ev[s->step].kind != FS_EV_ELEM) cur = cur;   /* keep the last update */
     bool at_cur = s->n > 0 && t->ev[s->step].kind == FS_EV_ELEM;
     const double *p = out ? fs_trace_at(t, out->o_new) : NULL;
     gui_text(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "z, folded in left to right:");
