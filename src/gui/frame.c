@@ -159,8 +159,12 @@ static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names,
 {
     char buf[40][96];
     const char *lines[40];
-    int first = s->menu_sel >= 36 ? s->menu_sel - 35 : 0, m = 0;
-    for (int i = first; i < n && m < 36; i++, m++) {
+    /* As many entries as fit in the window (at most 36), scrolled to keep the selection in view. */
+    int fit = (d->L.timeline.y + d->L.timeline.h) / gui_line_h(d, d->L.font) - 4;
+    if (fit > 36) fit = 36;
+    if (fit < 3) fit = 3;
+    int first = s->menu_sel >= fit ? s->menu_sel - fit + 1 : 0, m = 0;
+    for (int i = first; i < n && m < fit; i++, m++) {
         char key[16] = "  ";
         if (i >= 0 && i < 9) snprintf(key, sizeof key, "%d", i + 1);
         else if (i == 9) snprintf(key, sizeof key, "0");
