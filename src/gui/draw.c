@@ -356,3 +356,15 @@ void gui_panel(gui_draw *d, gui_rect r, const char *title)
     gui_frame(d, r, d->th->border, d->thin);
     if (title) gui_text(d, d->L.font_small, r.x + d->L.pad, r.y + d->L.pad / 3, d->th->dim, GUI_AL_LEFT, title);
 }
+
+void gui_clip(gui_draw *d, const gui_rect *r)
+{
+    if (!r) {
+        SDL_RenderSetClipRect(d->r, NULL);
+        d->clip_x1 = 0;
+        return;
+    }
+    SDL_Rect c = {r->x, r->y, r->w, r->h};
+    SDL_RenderSetClipRect(d->r, &c);
+    d->clip_x1 = r->x + r->w - d->L.pad / 2;
+}

@@ -73,6 +73,8 @@ void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int t
 void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir);
 void gui_disc(gui_draw *d, int cx, int cy, int radius, uint32_t color);
 void gui_panel(gui_draw *d, gui_rect r, const char *title);   /* a panel box with a title */
+/* Confine all drawing (and text, which ends in "…" at the right edge) to r; NULL lifts it. */
+void gui_clip(gui_draw *d, const gui_rect *r);
 
 /* Scenes (scene_*.c): paint the main area and the side panel. */
 void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show);

@@ -23,19 +23,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_fill(d, L->header, th->panel);
     gui_fill(d, (gui_rect){0, L->header.h - d->thin, L->header.w, d->thin}, th->border);
     int y1 = L->pad / 2;
-    gui_text(d, L->font_big, L->pad, y1, th->text, GUI_AL_LEFT, show->title);
     int y2 = y1 + gui_line_h(d, L->font_big);
-    {
-        /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
-        char sub[512];
-        snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, gui_scene_str(show->scene), s->lesson + 1,
-                 s->catalog_n, show->name);
-        int maxc = (L->header.w * 58 / 100) / gui_char_w(d, L->font_small);
-        int n = 0;
-        for (char *p = sub; *p; p++)
-            if ((*p & 0xc0) != 0x80 && ++n > maxc) { strcpy(p - (p - sub >= 3 ? 0 : 0), "…"); break; }
-        gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
-    }
     char right[160];
     if (s->n > 0) {
         const fs_event *e = &show->trace.ev[s->step];
@@ -45,13 +33,25 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
         snprintf(right, sizeof right, "no events");
     }
     int xr = L->header.w - L->pad;
-    gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
+    int rw = gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
+    d->clip_x1 = xr - rw - L->pad;   /* the title stops short of the step counter */
+    gui_text(d, L->font_big, L->pad, y1, th->text, GUI_AL_LEFT, show->title);
+    d->clip_x1 = 0;
     char sp[32];
     double eps = gui_speed_eps(s->speed);
     snprintf(sp, sizeof sp, eps < 1 ? "%.1f ev/s" : "%.0f ev/s", eps);
-    gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "%s %s%s  ·  %s  ·  ? keys",
+    int sw = gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "%s %s%s  ·  %s  ·  ? keys",
               s->playing ? "playing" : "paused", sp, s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "",
               th->name);
+    {
+        /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, gui_scene_str(show->scene), s->lesson + 1,
+                 s->catalog_n, show->name);
+        d->clip_x1 = xr - sw - L->pad;
+        gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
+        d->clip_x1 = 0;
+    }
 }
 
 static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show)
@@ -110,8 +110,8 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         x += sq + L->pad / 2;
         x += gui_text(d, fs, x, y - sq / 4, th->dim, GUI_AL_LEFT, leg[i].t) + L->pad * 2;
     }
-    gui_text(d, fs, tl.x + tl.w, y - sq / 4, th->dim, GUI_AL_RIGHT,
-             "click or drag to seek  ·  Shift+arrow: next marker");
+    const char *hint = "click or drag to seek  ·  Shift+arrow: next marker";
+    if (x + gui_text_w(d, fs, hint) < tl.x + tl.w) gui_text(d, fs, tl.x + tl.w, y - sq / 4, th->dim, GUI_AL_RIGHT, hint);
 }
 
 static void draw_box_lines(gui_draw *d, const char *title, const char *const *lines, int n, int width_chars)
@@ -218,9 +218,9 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     const gui_layout *L = &d->L;
     SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
     SDL_RenderClear(d->r);
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     gui_scene_draw(d, s, show);
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     draw_header(d, s, show);
     draw_narration(d, s, show);
     draw_timeline(d, s, show);

@@ -108,8 +108,8 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, L->font, x, &y, th->good, "softmax_i = exp(z_i - m) / ℓ with m = %s, ℓ = %s", F(out->m_new, a), F(out->l_new, b));
     }
     /* Side panel: the history of (m, ℓ). */
+    gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
-    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int sx = L->side.x + L->pad, sy = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, sx, &sy, th->text, "History");
     line(d, fs, sx, &sy, th->dim, "%-5s %-9s %-9s %-9s %s", "step", "z", "m", "ℓ", "α");
@@ -122,7 +122,7 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, fs, sx, &sy, k == s->step ? th->current : (e->l_old > 0 && e->alpha < 1 ? th->rescale : th->text),
              "%-5lld %-9s %-9s %-9s %s", (long long)k, zb, F(e->m_new, a), F(e->l_new, b), F(e->alpha, c));
     }
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && z) {
         char tip[128];
@@ -193,8 +193,8 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
                  GUI_AL_CENTER, "V");
     }
     /* Side panel: the step with the numbers filled in. */
+    gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
-    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "Running state");
     if (cur) {
@@ -235,7 +235,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         y += L->pad;
         line(d, fs, x, &y, th->good, "output = o / ℓ = [%s]", os);
     }
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && hj != a->d && a->K && a->V) {
         char tip[128];
@@ -372,8 +372,8 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         }
     }
     /* Side panel: the current merge with the numbers, or the partial. */
+    gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
-    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "This step");
     if (now && now->kind == FS_EV_MERGE) {
@@ -407,7 +407,7 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     line(d, fs, x, &y, th->dim, "splits, any merge order, same output");
     line(d, fs, x, &y, th->dim, "(up to rounding).");
     (void)out; (void)first;
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && a->K) {
         char tip[128];
@@ -441,6 +441,9 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
 
 void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
 {
+    gui_rect m = d->L.main;
+    if (show->scene == GUI_SCENE_CLAIMS) m.w = d->L.side.x + d->L.side.w - m.x;
+    gui_clip(d, &m);
     switch (show->scene) {
     case GUI_SCENE_SOFTMAX: scene_softmax(d, s, show); break;
     case GUI_SCENE_QUERY: scene_query(d, s, show); break;
@@ -453,4 +456,5 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
     case GUI_SCENE_PITFALL: gui_scene_tiled(d, s, show); break;
     case GUI_SCENE_COUNT: break;
     }
+    gui_clip(d, NULL);
 }

@@ -325,8 +325,8 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
             gui_frame(d, (gui_rect){ox - d->thin, g->y0 + i * cell - d->thin, c->d_v * cell + 2 * d->thin, cell + 2 * d->thin},
                       th->bad, 2 * d->thin);
     }
-    gui_text(d, lf, ox + c->d_v * cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER,
-             any_norm ? "O" : "o (not / l)");
+    const char *oh = any_norm ? "O" : gui_text_w(d, lf, "o (not / ℓ)") <= c->d_v * cell ? "o (not / ℓ)" : "o";
+    gui_text(d, lf, ox + c->d_v * cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, oh);
     if (!stats) return;
     int mx = ox + c->d_v * cell + d->L.pad, cw = gui_char_w(d, L->font_small) * 7 + d->L.pad / 2;
     int sf = cell >= gui_line_h(d, L->font_small) ? L->font_small : (cell >= 9 ? cell_font(d, cell * 3, 4) : 0);
@@ -680,8 +680,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     if (show->scene == GUI_SCENE_GQA) draw_gqa_band(d, show, head, (gui_rect){L->main.x, L->main.y, L->main.w, 4 * L->font});
 
     /* Side panel. */
+    gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
-    d->clip_x1 = L->side.x + L->side.w - L->pad / 2;
     int y = L->side.y + L->pad / 2;
     if (show->scene == GUI_SCENE_PITFALL && have_wrong) {
         const gui_theme *th = d->th;
@@ -725,7 +725,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
     y = draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
     draw_legend(d, L->side, y);
-    d->clip_x1 = 0;
+    gui_clip(d, NULL);
     draw_hover(d, s, show, &c, &g);
     if (have_wrong) scan_free(&w);
     scan_free(&c);
