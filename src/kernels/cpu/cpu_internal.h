@@ -57,7 +57,7 @@ typedef struct {
 
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
 #ifndef FS_CPU_DEC_AHEAD
-#define FS_CPU_DEC_AHEAD 128  /* decode version 2: prefetch distance, in keys */
+#define FS_CPU_DEC_AHEAD 64   /* decode version 2: prefetch distance, in keys (64 beat 0, 128, 256, 512 here) */
 #endif
 
 typedef struct {
