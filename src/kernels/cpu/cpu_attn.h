@@ -78,9 +78,9 @@ typedef struct {
 #define FS_CPU_DECODE_VERSIONS 2   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
 
 typedef struct {
-    int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows share each
-                           K load, o kept in registers over a block, next block prefetched;
-                           0 = newest */
+    int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows × two
+                           keys per Q and K load, o kept in registers over a block of keys, the
+                           key 64 positions ahead prefetched; 0 = newest */
     int32_t threads;    /* ≥ 1 */
     int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
     fs_cpu_isa isa;
