@@ -191,10 +191,10 @@ START_TEST(test_prefill_matches_reference)
     if (!fs_cpu_isa_supported(isa)) return;
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
-    for (int trial = 0; trial < 6; trial++) {
-        fs_cpu_dtype t = trial < 4 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 3);
+    for (int trial = 0; trial < 10; trial++) {
+        fs_cpu_dtype t = trial < 8 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 7);
         problem p;
-        problem_draw(&p, &r, t, 70, 140, version == 1 ? 256 : 200);
+        problem_draw(&p, &r, t, 100, 200, 256);
         fs_cpu_opts o = fs_cpu_opts_default();
         o.version = version;
         o.isa = isa;
@@ -225,10 +225,10 @@ START_TEST(test_decode_matches_reference)
     if (!fs_cpu_isa_supported(isa)) return;
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
-    for (int trial = 0; trial < 6; trial++) {
-        fs_cpu_dtype t = trial < 4 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 3);
+    for (int trial = 0; trial < 10; trial++) {
+        fs_cpu_dtype t = trial < 8 ? FS_CPU_DTYPE_F32 : (fs_cpu_dtype)(trial - 7);
         problem p;
-        problem_draw(&p, &r, t, 4, 700, 160);
+        problem_draw(&p, &r, t, 4, 1000, 256);
         fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
         o.version = version;
         o.isa = isa;
