@@ -20,6 +20,7 @@ debs=(
   "xauth:command -v xauth"
   "python3:command -v python3"
   "clang:command -v clang"
+  "libclang-rt-dev:ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"
 )
 brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
 
