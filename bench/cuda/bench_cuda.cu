@@ -2,6 +2,7 @@
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]   (no option: --check --time)
  *   --quick: fewer shapes; --tiny: two checks per dtype (for compute-sanitizer)
+ *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128, float16 and
  * bfloat16, GQA, causal, sliding window, tree and block bitmasks, ragged sizes (not multiples
@@ -425,7 +426,7 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
     cudaFree(dO);
 }
 
-static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt)
+static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt, bool sweep)
 {
     size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
     void *dQ, *dK, *dV, *dO;
@@ -443,11 +444,22 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
         size_t wb = fs_cuda_decode_workspace(&p, v);
         CU(cudaMalloc(&work, wb));
         float ms = time_ms([&] { char w[64]; fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, w, sizeof w); }, 5, 50);
-        printf("RESULT decode v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d splits_ws=%zu us=%.1f tbps=%.2f\n",
-               v, dt_str(dt), d, B, Hq, Hkv, nkv, wb / (sizeof(float) * B * Hq * (d + 2)), ms * 1e3,
-               bytes / (ms * 1e-3) / 1e12);
+        const int splits = (int)(wb / (sizeof(float) * B * Hq * (d + 2)));
+        printf("RESULT decode v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d splits=%d us=%.1f tbps=%.2f\n",
+               v, dt_str(dt), d, B, Hq, Hkv, nkv, splits, ms * 1e3, bytes / (ms * 1e-3) / 1e12);
         fflush(stdout);
         cudaFree(work);
+        if (v >= 3 && sweep) {   /* the split count against one wave: 2 and 4 times as many */
+            for (int f = 2; f <= 4; f *= 2) {
+                fs_cuda_decode q = p;
+                q.splits = splits * f;
+                CU(cudaMalloc(&work, fs_cuda_decode_workspace(&q, v)));
+                float ms2 = time_ms([&] { char w[64]; fs_cuda_decode_run(&q, v, dQ, dK, dV, dO, work, w, sizeof w); }, 5, 50);
+                printf("RESULT decode_sweep v=%d dtype=%s nkv=%d splits=%d us=%.1f tbps=%.2f\n", v, dt_str(dt),
+                       nkv, q.splits, ms2 * 1e3, bytes / (ms2 * 1e-3) / 1e12);
+                cudaFree(work);
+            }
+        }
     }
     cudaFree(dQ);
     cudaFree(dK);
@@ -468,21 +480,60 @@ static void time_copy(void)
     cudaFree(b);
 }
 
+/* One launch of every tensor-core prefill version and of decode v3/v4 at the main shapes, for
+ * a profiler; random inputs, no checks, no timings. */
+static int run_profile(void)
+{
+    uint64_t rng = 12345;
+    const int B = 4, H = 16, N = 4096, d = 128;
+    size_t n = (size_t)B * H * N * d;
+    void *dQ, *dK, *dV, *dO, *work;
+    CU(cudaMalloc(&dQ, n * 2));
+    CU(cudaMalloc(&dK, n * 2));
+    CU(cudaMalloc(&dV, n * 2));
+    CU(cudaMalloc(&dO, n * 2));
+    fill_dev_random(&rng, dQ, n, -2, 2, FS_CUDA_F16);
+    fill_dev_random(&rng, dK, n, -2, 2, FS_CUDA_F16);
+    fill_dev_random(&rng, dV, n, -1, 1, FS_CUDA_F16);
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B;
+    p.n_q_heads = p.n_kv_heads = H;
+    p.n_q = p.n_kv = N;
+    p.d = d;
+    p.scale = (float)fs_attn_default_scale(d);
+    p.dtype = FS_CUDA_F16;
+    for (int v = 2; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    CU(cudaDeviceSynchronize());
+    /* decode: B = 1, 32/8 heads, 32768 keys: K and V are the size of the prefill buffers */
+    fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16};
+    for (int v = 3; v <= fs_cuda_decode_versions(); v++) {
+        CU(cudaMalloc(&work, fs_cuda_decode_workspace(&q, v)));
+        FS(fs_cuda_decode_run(&q, v, dQ, dK, dV, dO, work, why_, sizeof why_));
+        CU(cudaDeviceSynchronize());
+        cudaFree(work);
+    }
+    printf("profile launches done\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    bool check = false, timing = false, quick = false, tiny = false;
+    bool check = false, timing = false, quick = false, tiny = false, profile = false;
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check")) check = true;
         else if (!strcmp(argv[i], "--time")) timing = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--tiny")) tiny = true;
+        else if (!strcmp(argv[i], "--profile")) profile = true;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else {
-            fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]\n");
+            fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n");
             return 2;
         }
     }
+    if (profile) return run_profile();
     if (!check && !timing) check = timing = true;
     char why[256];
     if (!fs_cuda_available(why, sizeof why)) {
@@ -519,9 +570,9 @@ int main(int argc, char **argv)
                         if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
                         time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0);
                     }
-        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16);
-        time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16);
-        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16);
+        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true);
+        time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16, false);
+        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16, false);
         if (g_fail) {
             printf("%d sampled checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
             return 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: build, check and time the CUDA path in one call, on a GPU machine.
 #
-#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa]
+#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile]
 #
 # Steps, each logged under $FS_CUDA_LOG (default build/cuda/out):
 #   1. the machine: GPU, driver, nvcc, date
@@ -17,14 +17,15 @@ set -u
 cd "$(dirname "$0")/../.."
 LOG=${FS_CUDA_LOG:-build/cuda/out}   # logs (not $OUT: that name belongs to the GPU lending tool)
 mkdir -p "$LOG"
-QUICK= BUILD_IT=1 SAN=1 SDPA=1
+QUICK= BUILD_IT=1 SAN=1 SDPA=1 PROF=0
 for a in "$@"; do
   case $a in
     --quick) QUICK=--quick ;;
     --no-build) BUILD_IT=0 ;;
     --no-sanitizer) SAN=0 ;;
     --no-sdpa) SDPA=0 ;;
-    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa]" >&2; exit 2 ;;
+    --profile) PROF=1 ;;
+    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile]" >&2; exit 2 ;;
   esac
 done
 B=${FS_CUDA_BUILD:-build/cuda}   # where the binaries are (FS_CUDA_BUILD for carried ones)
@@ -55,6 +56,14 @@ if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   compute-sanitizer --tool memcheck --error-exitcode 3 $B/cuda/test_cuda --count 20 > "$LOG/san_trace.log" 2>&1
   rc=$?; echo "memcheck test_cuda --count 20: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san_trace.log")"
   [ $rc = 0 ] || fail=1
+fi
+
+if [ $PROF = 1 ] && command -v ncu > /dev/null; then
+  step "ncu: one launch of each fast kernel (log: ncu.txt)"
+  ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|decode_split_async' \
+      $B/cuda/bench_cuda --profile > "$LOG/ncu.txt" 2>&1
+  grep -E "prefill_mma|decode_split|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|L1/TEX Hit|Issue Slots Busy" "$LOG/ncu.txt" | head -80
 fi
 
 step "bench_cuda: check, then time"

@@ -16,6 +16,7 @@
  *      chunk): the next chunk's loads are all in flight while this chunk is scored and summed,
  *      where version 2 issued one 16-byte load per thread at a time; and the split count is
  *      chosen so that every block runs in one wave (no half-empty tail wave).
+ *   4  version 3 with three shared-memory stages: two chunks in flight during each chunk's math.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
@@ -192,7 +193,7 @@ template <typename T> __device__ __forceinline__ void cvt8(uint4 u, float f[8])
 /* Version 3. Same grid and output as decode_split. Dynamic shared memory: K and V chunks,
  * 2 stages each (2 · 2 · 64 · D 16-bit values), then the scores (G, 64) as floats; after the
  * loop the K/V area is reused for the cross-group reduction (KPP, G, D) floats. */
-template <typename T, int D, int G>
+template <typename T, int D, int G, int STAGES>
 __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params p, const T *__restrict__ Q,
                                                                  const T *__restrict__ K,
                                                                  const T *__restrict__ V,
@@ -201,8 +202,8 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params 
     constexpr int TPK = D / 8, KPP = DEC_THREADS / TPK, CH = DEC3_CHUNK, RC = D / 8;
     extern __shared__ __align__(16) unsigned char smem[];
     T *sK = reinterpret_cast<T *>(smem);
-    T *sV = sK + 2 * CH * D;
-    float *sS = reinterpret_cast<float *>(sV + 2 * CH * D);
+    T *sV = sK + STAGES * CH * D;
+    float *sS = reinterpret_cast<float *>(sV + STAGES * CH * D);
     float *sRed = reinterpret_cast<float *>(smem);   /* after the loop only */
     __shared__ float sM[G], sL[G], sAlpha[G];
 
@@ -239,14 +240,20 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params 
             cp_async16(sV + (stage * CH + r) * D + col, Vh + src, ok);
         }
     };
-    if (j0 < j1) load_chunk(0, j0);
-    cp_async_commit();
+    /* the first STAGES − 1 chunks in flight before the loop */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (j0 + s * CH < j1) load_chunk(s, j0 + s * CH);
+        cp_async_commit();
+    }
 
     int stage = 0;
-    for (int c0 = j0; c0 < j1; c0 += CH, stage ^= 1) {
-        if (c0 + CH < j1) load_chunk(stage ^ 1, c0 + CH);
+    for (int c0 = j0; c0 < j1; c0 += CH, stage = stage + 1 == STAGES ? 0 : stage + 1) {
+        /* chunk c0 + (STAGES − 1)·CH goes into the stage freed by the previous iteration */
+        const int ahead = c0 + (STAGES - 1) * CH, s_ahead = (stage + STAGES - 1) % STAGES;
+        if (ahead < j1) load_chunk(s_ahead, ahead);
         cp_async_commit();
-        cp_async_wait<1>();
+        cp_async_wait<STAGES - 1>();
         __syncthreads();
         const T *kS = sK + stage * CH * D, *vS = sV + stage * CH * D;
         /* S = q Kᵀ for the chunk's keys: d/8 threads per key, reduced by shuffles */
@@ -334,9 +341,9 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params 
     }
 }
 
-template <typename T, int D, int G> static size_t dec3_smem()
+template <typename T, int D, int G, int STAGES> static size_t dec3_smem()
 {
-    size_t kv = sizeof(T) * 2 * 2 * DEC3_CHUNK * D + sizeof(float) * G * DEC3_CHUNK;
+    size_t kv = sizeof(T) * STAGES * 2 * DEC3_CHUNK * D + sizeof(float) * G * DEC3_CHUNK;
     size_t red = sizeof(float) * (DEC_THREADS / (D / 8)) * G * D;
     return kv > red ? kv : red;
 }
@@ -366,6 +373,7 @@ static const char *decode_lines[] = {
     "one block per (batch, query head) over the whole cache: no split, GQA heads re-read K/V",
     "split-KV: one block per (batch, KV head, split) for all G query heads of the group, then merge",
     "K/V chunks through shared memory by cp.async, double-buffered; splits sized to one wave",
+    "version 3 with three stages: two chunks in flight while one is computed",
 };
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
@@ -383,11 +391,14 @@ static int heads_per_block(const fs_cuda_decode *p, int version)
     return (group == 1 || group == 2 || group == 4 || group == 8) ? group : 1;
 }
 
-/* Blocks of version 3 that fit on one SM at once (registers and shared memory decide). */
-template <int D, int G> static int dec3_occupancy()
+/* Stages of shared-memory buffering by version (3: double, 4: triple). */
+static int dec_stages(int version) { return version == 4 ? 3 : 2; }
+
+/* Blocks of versions 3 and 4 that fit on one SM at once (registers and shared memory decide). */
+template <int D, int G, int STAGES> static int dec3_occupancy()
 {
-    auto kern = decode_split_async<__half, D, G>;   /* both 16-bit types take the same room */
-    const size_t smem = dec3_smem<__half, D, G>();
+    auto kern = decode_split_async<__half, D, G, STAGES>;   /* both 16-bit types take the same room */
+    const size_t smem = dec3_smem<__half, D, G, STAGES>();
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC_THREADS, smem) != cudaSuccess)
@@ -395,14 +406,19 @@ template <int D, int G> static int dec3_occupancy()
     return n < 1 ? 1 : n;
 }
 
-static int dec3_blocks_per_sm(const fs_cuda_decode *p)
+template <int STAGES> static int dec3_blocks_per_sm_s(const fs_cuda_decode *p)
 {
     const int G = heads_per_block(p, 3);
     if (p->d == 64)
-        return G == 1 ? dec3_occupancy<64, 1>() : G == 2 ? dec3_occupancy<64, 2>()
-             : G == 4 ? dec3_occupancy<64, 4>() : dec3_occupancy<64, 8>();
-    return G == 1 ? dec3_occupancy<128, 1>() : G == 2 ? dec3_occupancy<128, 2>()
-         : G == 4 ? dec3_occupancy<128, 4>() : dec3_occupancy<128, 8>();
+        return G == 1 ? dec3_occupancy<64, 1, STAGES>() : G == 2 ? dec3_occupancy<64, 2, STAGES>()
+             : G == 4 ? dec3_occupancy<64, 4, STAGES>() : dec3_occupancy<64, 8, STAGES>();
+    return G == 1 ? dec3_occupancy<128, 1, STAGES>() : G == 2 ? dec3_occupancy<128, 2, STAGES>()
+         : G == 4 ? dec3_occupancy<128, 4, STAGES>() : dec3_occupancy<128, 8, STAGES>();
+}
+
+static int dec3_blocks_per_sm(const fs_cuda_decode *p, int version)
+{
+    return dec_stages(version) == 3 ? dec3_blocks_per_sm_s<3>(p) : dec3_blocks_per_sm_s<2>(p);
 }
 
 static int split_count(const fs_cuda_decode *p, int version)
@@ -412,9 +428,9 @@ static int split_count(const fs_cuda_decode *p, int version)
     int sms = 132, dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     long blocks = (long)p->batch * p->n_q_heads / heads_per_block(p, version);
-    if (version == 3) {
+    if (version >= 3) {
         /* as many splits as fill every SM's slots once: one wave, no tail */
-        long slots = (long)sms * dec3_blocks_per_sm(p), s = slots / blocks;
+        long slots = (long)sms * dec3_blocks_per_sm(p, version), s = slots / blocks;
         long most = (p->n_kv + 2 * DEC3_CHUNK - 1) / (2 * DEC3_CHUNK);   /* ≥ 2 chunks a split */
         if (s > most) s = most;
         return s < 1 ? 1 : (int)s;
@@ -435,9 +451,10 @@ static fs_status launch_g(const fs_cuda_decode *pp, int version, decode_params p
                           const void *K, const void *V, void *O, float *work, char *why, size_t n)
 {
     dim3 grid(p.splits, pp->n_q_heads / G, pp->batch);
-    if (version == 3) {
-        const size_t smem = dec3_smem<T, D, G>();
-        auto kern = decode_split_async<T, D, G>;
+    if (version >= 3) {
+        const bool three = dec_stages(version) == 3;
+        const size_t smem = three ? dec3_smem<T, D, G, 3>() : dec3_smem<T, D, G, 2>();
+        auto kern = three ? decode_split_async<T, D, G, 3> : decode_split_async<T, D, G, 2>;
         FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         kern<<<grid, DEC_THREADS, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
     } else {

@@ -15,6 +15,8 @@
  *   4  Bq = 128 on 4 warps, 32 rows (two 16-row tiles) per warp: every K and V fragment read
  *      from shared memory by ldmatrix feeds two mma instead of one, halving shared-memory
  *      traffic per product (the step FlashAttention-2 takes); double-buffered as in 3.
+ *   5  version 3, with the row max taken on raw scores and the scale applied inside the
+ *      exponent (one FFMA per score instead of a multiply and a subtract).
  *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
@@ -211,7 +213,7 @@ __device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1
  * then STAGES × V tile (Bk, D), rows padded by 8 elements so ldmatrix is free of bank conflicts.
  * Fragment layout of m16n8k16 (lane = 4g + t): accumulator c0,c1 at (row g, cols 2t, 2t+1),
  * c2,c3 at (row g + 8, same cols). */
-template <typename T, int D, int NW, int MT, int STAGES>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE>
 __global__ void __launch_bounds__(NW * 32, (NW * MT == 8 ? 2 : 3))
 prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             const T *__restrict__ V, T *__restrict__ O)
@@ -310,7 +312,8 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float s = sacc[mt][nt][e] * p.scale2;
+                    /* FUSE keeps the raw score here and scales it inside the exponent's FFMA */
+                    float s = FUSE ? sacc[mt][nt][e] : sacc[mt][nt][e] * p.scale2;
                     if (cls == FS_TILE_PARTIAL) {
                         const int jj = nt * 8 + 2 * t4 + (e & 1), j = kt * BK + jj;
                         const int pos = row_of(mt, e >> 1) + p.mask.offset;
@@ -331,6 +334,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
                 /* the row's max is spread over the 4 lanes of a quad */
                 bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
                 bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+                if (FUSE) bm[x] *= p.scale2;   /* max commutes with a positive scale */
                 const float mn = fmaxf(m_run[mt][x], bm[x]);
                 base[x] = mn == -INFINITY ? 0.f : mn;
                 alpha[x] = fast_exp2(m_run[mt][x] - base[x]);
@@ -340,7 +344,8 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             for (int nt = 0; nt < 8; nt++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    sacc[mt][nt][e] = fast_exp2(sacc[mt][nt][e] - base[e >> 1]);
+                    sacc[mt][nt][e] = FUSE ? fast_exp2(fmaf(sacc[mt][nt][e], p.scale2, -base[e >> 1]))
+                                           : fast_exp2(sacc[mt][nt][e] - base[e >> 1]);
                     sum[e >> 1] += sacc[mt][nt][e];
                 }
             }
@@ -423,6 +428,7 @@ static const char *version_lines[] = {
     "mma.sync m16n8k16, Bq=64 (4 warps), Bk=64, K/V via cp.async, one buffer",
     "Bq=128 (8 warps), K/V double-buffered",
     "Bq=128 on 4 warps of 32 rows: each K/V fragment read from shared memory feeds 2 row tiles",
+    "version 3 with the scale folded into the exponent: exp2(s * scale log2e - m) as one FFMA",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -432,13 +438,13 @@ extern "C" const char *fs_cuda_prefill_version_str(int v)
     return v >= 1 && v <= fs_cuda_prefill_versions() ? version_lines[v - 1] : "?";
 }
 
-template <typename T, int D, int NW, int MT, int STAGES>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE>
 static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, const void *Q,
                             const void *K, const void *V, void *O, char *why, size_t n)
 {
     constexpr int BQ = 16 * MT * NW, LD = D + 8;
     const size_t smem = sizeof(T) * (size_t)LD * (BQ + 2 * STAGES * BK);
-    auto kern = prefill_mma<T, D, NW, MT, STAGES>;
+    auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
@@ -458,9 +464,10 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
         FS_CU_LAUNCHED();
         return FS_OK;
     }
-    case 2: return launch_mma<T, D, 4, 1, 1>(pp, p, Q, K, V, O, why, n);
-    case 3: return launch_mma<T, D, 8, 1, 2>(pp, p, Q, K, V, O, why, n);
-    case 4: return launch_mma<T, D, 4, 2, 2>(pp, p, Q, K, V, O, why, n);
+    case 2: return launch_mma<T, D, 4, 1, 1, false>(pp, p, Q, K, V, O, why, n);
+    case 3: return launch_mma<T, D, 8, 1, 2, false>(pp, p, Q, K, V, O, why, n);
+    case 4: return launch_mma<T, D, 4, 2, 2, false>(pp, p, Q, K, V, O, why, n);
+    case 5: return launch_mma<T, D, 8, 1, 2, true>(pp, p, Q, K, V, O, why, n);
     }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;
@@ -473,6 +480,10 @@ extern "C" fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, 
         p->n_q < 1 || p->n_kv < 1) {
         if (why && n) snprintf(why, n, "bad prefill shape");
         return FS_ERR_SHAPE;
+    }
+    if (!(p->scale > 0) || !isfinite(p->scale)) {
+        if (why && n) snprintf(why, n, "the CUDA prefill kernels take a positive finite scale");
+        return FS_ERR_ARG;
     }
     if (p->mask == FS_MASK_WINDOW && p->window < 1) {
         if (why && n) snprintf(why, n, "window must be >= 1");
