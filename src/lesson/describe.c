@@ -14,6 +14,8 @@
 typedef struct {
     char *buf;
     size_t n, len;   /* capacity, length wanted so far */
+    char ring[16][48];   /* formatted numbers, so that several fit in one put() */
+    int k;
 } sb;
 
 static void put(sb *b, const char *fmt, ...)
@@ -26,13 +28,11 @@ static void put(sb *b, const char *fmt, ...)
     if (w > 0) b->len += (size_t)w;
 }
 
-/* A number at the given decimals: "-inf", "inf", "nan" spelled out. Uses a small ring of
+/* A number at the given decimals: "-inf", "inf", "nan" spelled out. Uses the builder's ring of
  * buffers so several can appear in one put(). */
-static const char *num(double x, int digits)
+static const char *num_(sb *b, double x, int digits)
 {
-    static _Thread_local char ring[16][48];
-    static _Thread_local int k;
-    char *s = ring[k++ & 15];
+    char *s = b->ring[b->k++ & 15];
     if (isnan(x)) snprintf(s, 48, "nan");
     else if (isinf(x)) snprintf(s, 48, x < 0 ? "-inf" : "inf");
     else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 48, "%.*e", digits > 1 ? digits - 1 : 1, x);
@@ -49,7 +49,7 @@ static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)
         return;
     }
     int32_t shown = n < 8 ? n : 8;
-    for (int32_t i = 0; i < shown; i++) put(b, "%s%s", i ? ", " : "", num(v[i], digits));
+    for (int32_t i = 0; i < shown; i++) put(b, "%s%s", i ? ", " : "", num_(b, v[i], digits));
     if (n > shown) put(b, ", … (%d)", n);
     put(b, "]");
 }
@@ -88,7 +88,7 @@ static size_t paren_negatives(char *buf, size_t n)
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits, char *buf,
                           size_t n)
 {
-    sb b = {buf, n, 0};
+    sb b = {.buf = buf, .n = n, .len = 0, .k = 0};
     if (n) buf[0] = 0;
     if (!t || step < 0 || step >= t->n) return 0;
     if (digits < 1) digits = 4;
@@ -102,18 +102,18 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     switch (e->kind) {
     case FS_EV_ELEM:
         if (e->c1 - e->c0 == 1) {
-            put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num(e->x, D), num(e->m_old, D),
-                num(e->x, D), num(e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            put(&b, "correction = exp(%s − %s) = %s; ", num(e->m_old, D), num(e->m_new, D), num(e->alpha, D));
-            put(&b, "l = %s · %s + exp(%s − %s) = %s", num(e->l_old, D), num(e->alpha, D), num(e->x, D),
-                num(e->m_new, D), num(e->l_new, D));
+            put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
+                num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
+            put(&b, "correction = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
+            put(&b, "l = %s · %s + exp(%s − %s) = %s", num_(&b, e->l_old, D), num_(&b, e->alpha, D), num_(&b, e->x, D),
+                num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
             put(&b, "z[%d..%d]: m_blk = %s, l_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
-                num(e->m_blk, D), num(e->l_blk, D), num(e->m_old, D), num(e->m_blk, D), num(e->m_new, D));
+                num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
             put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s",
-                num(e->m_old, D), num(e->m_new, D), num(e->alpha, D), num(e->m_blk, D), num(e->m_new, D),
-                num(e->beta, D), num(e->alpha, D), num(e->l_old, D), num(e->beta, D), num(e->l_blk, D),
-                num(e->l_new, D));
+                num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
+                num_(&b, e->beta, D), num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
+                num_(&b, e->l_new, D));
         }
         break;
     case FS_EV_TILE:
@@ -135,14 +135,14 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         if (query) {
             double sc = s ? s[0] : NAN;
             put(&b, "key %s: score = %s; m_new = max(%s, %s) = %s%s; ", label(l, e->c0, t1, sizeof t1),
-                num(sc, D), num(e->m_old, D), num(sc, D), num(e->m_new, D),
+                num_(&b, sc, D), num_(&b, e->m_old, D), num_(&b, sc, D), num_(&b, e->m_new, D),
                 e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            put(&b, "correction = exp(%s − %s) = %s; weight = exp(%s − %s) = %s; ", num(e->m_old, D),
-                num(e->m_new, D), num(e->alpha, D), num(sc, D), num(e->m_new, D), num(e->beta, D));
-            put(&b, "s = %s · %s + %s = %s; o = ", num(e->l_old, D), num(e->alpha, D), num(e->beta, D),
-                num(e->l_new, D));
+            put(&b, "correction = exp(%s − %s) = %s; weight = exp(%s − %s) = %s; ", num_(&b, e->m_old, D),
+                num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, sc, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
+            put(&b, "s = %s · %s + %s = %s; o = ", num_(&b, e->l_old, D), num_(&b, e->alpha, D), num_(&b, e->beta, D),
+                num_(&b, e->l_new, D));
             vec(&b, t, e->o_old, e->n_o, D);
-            put(&b, " · %s + %s · V[%d] = ", num(e->alpha, D), num(e->beta, D), e->c0);
+            put(&b, " · %s + %s · V[%d] = ", num_(&b, e->alpha, D), num_(&b, e->beta, D), e->c0);
             vec(&b, t, e->o_new, e->n_o, D);
             break;
         }
@@ -155,12 +155,12 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             put(&b, "; nothing visible yet: m stays -inf, l stays 0, α = 1, β = 0");
             break;
         }
-        put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num(e->m_blk, D), num(e->m_old, D), num(e->m_blk, D),
-            num(e->m_new, D));
-        put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num(e->m_old, D), num(e->m_new, D),
-            num(e->alpha, D), EXP, num(e->m_blk, D), num(e->m_new, D), num(e->beta, D));
-        put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num(e->alpha, D), num(e->l_old, D),
-            num(e->beta, D), num(e->l_blk, D), num(e->l_new, D));
+        put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D),
+            num_(&b, e->m_new, D));
+        put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+            num_(&b, e->alpha, D), EXP, num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
+        put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num_(&b, e->alpha, D), num_(&b, e->l_old, D),
+            num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
         vec(&b, t, e->o_old, e->n_o, D);
         put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
@@ -169,27 +169,27 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     }
     case FS_EV_PARTIAL:
         put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, l = %s, o = ", e->kt, e->row, e->c0,
-            e->c1 - 1, e->stride > 1 ? " step " : "", e->stride > 1 ? num(e->stride, 0) : "", num(e->m_new, D),
-            num(e->l_new, D));
+            e->c1 - 1, e->stride > 1 ? " step " : "", e->stride > 1 ? num_(&b, e->stride, 0) : "", num_(&b, e->m_new, D),
+            num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         put(&b, e->normalized ? " (normalized)" : " (unnormalized)");
         break;
     case FS_EV_MERGE:
         put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
                 "c_b = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; o = ",
-            e->a, e->b, e->id, e->level, num(e->m_old, D), num(e->m_blk, D), num(e->m_new, D), num(e->m_old, D),
-            num(e->m_new, D), num(e->alpha, D), num(e->m_blk, D), num(e->m_new, D), num(e->beta, D),
-            num(e->alpha, D), num(e->l_old, D), num(e->beta, D), num(e->l_blk, D), num(e->l_new, D));
+            e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
+            num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
+            num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         break;
     case FS_EV_OUT:
         if (l && l->has_run && l->run.algo == FS_ALGO_SOFTMAX) {
-            put(&b, "softmax = exp(z − %s) / %s = ", num(e->m_new, D), num(e->l_new, D));
+            put(&b, "softmax = exp(z − %s) / %s = ", num_(&b, e->m_new, D), num_(&b, e->l_new, D));
             vec(&b, t, e->o_new, e->n_o, D);
         } else {
             put(&b, "output row %s%s: m = %s, l = %s, O = ", label(l, e->row, t2, sizeof t2),
-                e->head > 0 || (l && l->has_run && l->run.attn.n_q_heads > 1) ? "" : "", num(e->m_new, D),
-                num(e->l_new, D));
+                e->head > 0 || (l && l->has_run && l->run.attn.n_q_heads > 1) ? "" : "", num_(&b, e->m_new, D),
+                num_(&b, e->l_new, D));
             if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "(head %d) ", e->head);
             vec(&b, t, e->o_new, e->n_o, D);
         }
