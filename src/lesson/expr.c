@@ -90,8 +90,25 @@ static const fn_info fns[] = {
     {"exp", 1}, {"log", 1}, {"log2", 1}, {"exp2", 1}, {"sqrt", 1}, {"tanh", 1}, {"abs", 1},
     {"floor", 1}, {"ceil", 1}, {"round", 1}, {"min", -1}, {"max", -1}, {"f32", 1},
     {"expf32", 1}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
-    {"kv_bytes", 4},
+    {"kv_bytes", 4}, {"tiles_computed", 4}, {"tiled_traffic", 6},
 };
+
+/* The full model (fs_mem_model) on one head of n queries and n keys; causal ≠ 0 masks causally.
+ * NaN when the model refuses the problem (the caller reports NaN as an error). */
+static double model(double n, double d, double Bq, double Bk, double causal, double in_bytes, bool traffic)
+{
+    if (!(n >= 1 && n <= FS_MAX_DIM && d >= 1 && d <= FS_MAX_HEAD && Bq >= 1 && Bk >= 1 && Bq <= FS_MAX_DIM &&
+          Bk <= FS_MAX_DIM && in_bytes >= 1 && in_bytes <= 16))
+        return NAN;
+    fs_mem_problem p = fs_mem_problem_make((int32_t)n, (int32_t)n, (int32_t)d, (int32_t)d);
+    p.Bq = (int32_t)Bq;
+    p.Bk = (int32_t)Bk;
+    p.in_bytes = (int32_t)in_bytes;
+    p.mask.kind = causal != 0 ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    fs_mem_report r;
+    if (fs_mem_model(&p, &r) != FS_OK) return NAN;
+    return traffic ? (double)r.tiled_traffic : (double)(r.tiles_full + r.tiles_partial);
+}
 
 static double apply(const char *f, const double *a, int n)
 {
@@ -112,6 +129,8 @@ static double apply(const char *f, const double *a, int n)
     if (!strcmp(f, "tile_sram")) return fs_mem_tile_sram(a[0], a[1], a[2], a[3], a[4]);
     if (!strcmp(f, "tile_flops")) return fs_mem_tile_flops(a[0], a[1], a[2]);
     if (!strcmp(f, "kv_bytes")) return fs_mem_kv_bytes(a[0], a[1], a[2], a[3]);
+    if (!strcmp(f, "tiles_computed")) return model(a[0], 1, a[1], a[2], a[3], 2, false);
+    if (!strcmp(f, "tiled_traffic")) return model(a[0], a[1], a[2], a[3], a[4], a[5], true);
     double r = a[0];
     for (int i = 1; i < n; i++) r = !strcmp(f, "min") ? fmin(r, a[i]) : fmax(r, a[i]);
     return r;

@@ -219,7 +219,9 @@ int fs_lesson_check_failures(const fs_lesson *l);
  * floor ceil round min max, the float32 helpers f32(x) (round to float) and expf32(x)
  * (exp computed in float32), and the memory model (fs_mem_* in engine/memory.h):
  * sp_bytes(n_q, n_kv, heads, elem), mat_traffic(n_q, n_kv, heads, elem),
- * tile_sram(Bq, Bk, d, in_bytes, acc_bytes), tile_flops(Bq, Bk, d), kv_bytes(n, d, heads, in_bytes).
+ * tile_sram(Bq, Bk, d, in_bytes, acc_bytes), tile_flops(Bq, Bk, d), kv_bytes(n, d, heads, in_bytes),
+ * and fs_mem_model itself on one head of n × n: tiles_computed(n, Bq, Bk, causal) (tiles not
+ * skipped) and tiled_traffic(n, d, Bq, Bk, causal, in_bytes) (bytes the tiled kernel moves).
  * name/line/col locate errors. */
 bool fs_expr_eval(const char *text, size_t len, const char *name, int32_t line, int32_t col,
                   double *out, fs_loc_error *err);
