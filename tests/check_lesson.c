@@ -181,6 +181,12 @@ START_TEST(test_expr)
     ck_assert_double_eq(ev("sp_bytes(4096, 4096, 1, 4)"), 2.0 * 4096 * 4096 * 4);
     ck_assert_double_eq(ev("tile_sram(32, 32, 128, 2, 4)"), 28672);
     ck_assert_double_eq(ev("kv_bytes(4096, 128, 1, 2)"), 2097152);
+    ck_assert_double_eq(ev("tiles_computed(16, 4, 4, 1)"), 10);
+    ck_assert_double_eq(ev("tiles_computed(16, 4, 4, 0)"), 16);
+    /* causal, n = 4096, Bq = Bk = 32, d = 128, FP16: Q and O once, K and V for 128·129/2 tiles */
+    ck_assert_double_eq(ev("tiled_traffic(4096, 128, 32, 32, 1, 2)"),
+                        2.0 * 4096 * 128 * 2 + 128.0 * 129 / 2 * 32 * 256 * 2);
+    ev_fail("tiles_computed(0, 4, 4, 1)", 0, "NaN");
     ev_fail("1 + * 2", 4, "expected a number");
     ev_fail("sine(1)", 0, "unknown function");
     ev_fail("exp(1, 2)", 0, "takes 1 argument");
