@@ -90,10 +90,12 @@ const char *fs_lesson_label(const fs_lesson *l, int32_t i);
 
 /* ---- describing events (for players; no printing) --------------------------------------- */
 
-/* One line saying what happened at step, with the formula filled in, e.g.
- * "row 1, tile (0,0): m_new = max(-inf, 0.3253) = 0.3253; α = exp(-inf − 0.3253) = 0; …".
- * Writes at most n bytes (always terminated); returns the length it wanted. 'digits' is the
- * number of decimals (4 is what the documents use). */
+/* One line saying what happened at step, with the formula filled in, formulas separated by
+ * "; ", e.g. "row 1, tile (Q 0, KV 0), keys 0..2 (2 visible): s = [0.1202, 0.3253, -inf];
+ * m_blk = 0.3253; m_new = max(-inf, 0.3253) = 0.3253; α = exp(-inf − 0.3253) = 0.0000; …".
+ * Only the event's own values are used (nothing is recomputed). Writes at most n bytes (always
+ * terminated); returns the length it wanted. 'digits' is the number of decimals (4 is what the
+ * documents use). t is normally fs_lesson_trace(l) or fs_lesson_compare_trace(l). */
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits,
                           char *buf, size_t n);
 
@@ -104,8 +106,10 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
 int fs_lesson_list(const char *dir, char ***paths, int *n);
 void fs_lesson_list_free(char **paths, int n);
 
-/* The lessons directory: $FLASHSTEP_LESSONS if set, else ../lessons next to the running binary
- * (argv0 or /proc/self/exe), else ./lessons. Returns false if none exists. */
+/* The lessons directory: $FLASHSTEP_LESSONS if set, else the first lessons/ found one, two or
+ * three levels above the running binary (/proc/self/exe, else argv0, which may be NULL; so
+ * build/flashstep and build/clang/flashstep both find the repository's lessons/), else
+ * ./lessons. Returns false if that directory does not exist. */
 bool fs_lesson_dir(const char *argv0, char *buf, size_t n);
 
 /* A lesson named by a path (an existing file) or by its file stem in dir ("000_01_online_softmax"
