@@ -176,10 +176,11 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     case FS_EV_MERGE:
         put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
-                "c_b = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; o = ",
+                "c_b = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; ",
             e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
             num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
             num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
+        put(&b, e->normalized ? "o = (c_a·l_a·o_a + c_b·l_b·o_b) / l = " : "o = c_a·o_a + c_b·o_b = ");
         vec(&b, t, e->o_new, e->n_o, D);
         break;
     case FS_EV_OUT:
