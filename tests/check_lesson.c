@@ -346,6 +346,11 @@ START_TEST(test_parse_errors)
     parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\nmask: sideways\n", 7, 7, "unknown mask");
     parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\n", 3, 1, "needs 'V:'");
     parse_fail(HEAD "algo: none\nexpect mask =\n  1 0\n", 4, 8, "mask needs an attention problem");
+    /* found by the fuzzer: too few indices must be refused before any index is read */
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\nexpect score[1] = 0\n", 7, 8,
+               "score needs [i][j]");
+    parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\nexpect m[0][0][0] = 0\n", 7, 8,
+               "m needs [row]");
     parse_fail(HEAD HEAD "algo: none\n", 3, 1, "'title' given twice");
     parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n   \n  claim: x\nz: 1\n", 7, 1, "'z:' is not used with algo: none");
 }

@@ -1295,7 +1295,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     while (nl < n && (isalnum((unsigned char)s[nl]) || s[nl] == '_')) nl++;
     char name[32];
     snprintf(name, sizeof name, "%.*s", (int)(nl < 31 ? nl : 31), s);
-    long idx[3];
+    long idx[3] = {0, 0, 0};
     const char *end;
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
@@ -1316,8 +1316,8 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     }
     if (!strcmp(name, "m") || !strcmp(name, "l")) {
         if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
-        long h = ni == 2 ? idx[0] : 0, r = ni == 2 ? idx[1] : idx[0];
         if (ni < 1 || ni > 2) return set_err(P->err, P->name, line, col, "%s needs [row] or [head][row]", name);
+        long h = ni == 2 ? idx[0] : 0, r = ni == 2 ? idx[1] : idx[0];
         if (h < 0 || h >= l->res.n_heads || r < 0 || r >= l->res.n_rows)
             return set_err(P->err, P->name, line, col, "%s: row %ld of head %ld does not exist", name, r, h);
         *v = (name[0] == 'm' ? l->res.m : l->res.l)[(size_t)h * l->res.n_rows + (size_t)r];
@@ -1326,8 +1326,8 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     const fs_attn *at = l->has_run && l->run.algo != FS_ALGO_SOFTMAX ? &l->run.attn : NULL;
     if (!strcmp(name, "score")) {
         if (!at) return set_err(P->err, P->name, line, col, "score needs an attention problem");
-        long h = ni == 3 ? idx[0] : 0, i = idx[ni - 2], j = idx[ni - 1];
         if (ni < 2) return set_err(P->err, P->name, line, col, "score needs [i][j] or [head][i][j]");
+        long h = ni == 3 ? idx[0] : 0, i = idx[ni - 2], j = idx[ni - 1];
         if (h < 0 || h >= at->n_q_heads || i < 0 || i >= at->n_q || j < 0 || j >= at->n_kv)
             return set_err(P->err, P->name, line, col, "score[%ld][%ld][%ld] is outside the problem (%d heads, %d queries, %d keys)",
                            h, i, j, at->n_q_heads, at->n_q, at->n_kv);
