@@ -17,6 +17,8 @@
  *      where version 2 issued one 16-byte load per thread at a time; and the split count is
  *      chosen so that every block runs in one wave (no half-empty tail wave).
  *   4  version 3 with three shared-memory stages: two chunks in flight during each chunk's math.
+ *   5  chunks of 32 keys in four stages: three chunks in flight per block, same shared memory.
+ *   6  chunks of 32 keys in three stages: less shared memory, so one more block per SM.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
@@ -188,18 +190,16 @@ template <typename T> __device__ __forceinline__ void cvt8(uint4 u, float f[8])
     }
 }
 
-#define DEC3_CHUNK 64
-
-/* Version 3. Same grid and output as decode_split. Dynamic shared memory: K and V chunks,
- * 2 stages each (2 · 2 · 64 · D 16-bit values), then the scores (G, 64) as floats; after the
+/* Versions 3 to 6. Same grid and output as decode_split. Dynamic shared memory: K and V chunks
+ * of CH keys, STAGES each (STAGES · 2 · CH · D 16-bit values), then the scores (G, CH); after the
  * loop the K/V area is reused for the cross-group reduction (KPP, G, D) floats. */
-template <typename T, int D, int G, int STAGES>
+template <typename T, int D, int G, int STAGES, int CH>
 __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params p, const T *__restrict__ Q,
                                                                  const T *__restrict__ K,
                                                                  const T *__restrict__ V,
                                                                  float *__restrict__ part)
 {
-    constexpr int TPK = D / 8, KPP = DEC_THREADS / TPK, CH = DEC3_CHUNK, RC = D / 8;
+    constexpr int TPK = D / 8, KPP = DEC_THREADS / TPK, RC = D / 8, PL = CH / 32;  /* PL: per lane */
     extern __shared__ __align__(16) unsigned char smem[];
     T *sK = reinterpret_cast<T *>(smem);
     T *sV = sK + STAGES * CH * D;
@@ -277,16 +277,22 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params 
         /* online softmax over the chunk, one warp per query head */
         for (int g = tid / 32; g < G; g += DEC_THREADS / 32) {
             const int lane = tid & 31;
-            const float x0 = sS[g * CH + lane], x1 = sS[g * CH + lane + 32];
-            float mx = fmaxf(x0, x1);
+            float x[PL], mx = -INFINITY, sum = 0;
+#pragma unroll
+            for (int i = 0; i < PL; i++) {
+                x[i] = sS[g * CH + lane + 32 * i];
+                mx = fmaxf(mx, x[i]);
+            }
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
             const float m_old = sM[g], m_new = fmaxf(m_old, mx);
             const float base = m_new == -INFINITY ? 0.f : m_new;
-            const float p0 = exp2f(x0 - base), p1 = exp2f(x1 - base);
-            sS[g * CH + lane] = p0;
-            sS[g * CH + lane + 32] = p1;
-            float sum = p0 + p1;
+#pragma unroll
+            for (int i = 0; i < PL; i++) {
+                const float pi = exp2f(x[i] - base);
+                sS[g * CH + lane + 32 * i] = pi;
+                sum += pi;
+            }
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffff, sum, o);
             __syncwarp();   /* every lane has read sM before lane 0 rewrites it */
@@ -341,9 +347,9 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_split_async(decode_params 
     }
 }
 
-template <typename T, int D, int G, int STAGES> static size_t dec3_smem()
+template <typename T, int D, int G, int STAGES, int CH> static size_t dec3_smem()
 {
-    size_t kv = sizeof(T) * STAGES * 2 * DEC3_CHUNK * D + sizeof(float) * G * DEC3_CHUNK;
+    size_t kv = sizeof(T) * STAGES * 2 * CH * D + sizeof(float) * G * CH;
     size_t red = sizeof(float) * (DEC_THREADS / (D / 8)) * G * D;
     return kv > red ? kv : red;
 }
@@ -374,6 +380,8 @@ static const char *decode_lines[] = {
     "split-KV: one block per (batch, KV head, split) for all G query heads of the group, then merge",
     "K/V chunks through shared memory by cp.async, double-buffered; splits sized to one wave",
     "version 3 with three stages: two chunks in flight while one is computed",
+    "chunks of 32 keys, four stages: three chunks in flight, same shared memory as version 3",
+    "chunks of 32 keys, three stages: less shared memory, one more block on each SM",
 };
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
@@ -391,14 +399,23 @@ static int heads_per_block(const fs_cuda_decode *p, int version)
     return (group == 1 || group == 2 || group == 4 || group == 8) ? group : 1;
 }
 
-/* Stages of shared-memory buffering by version (3: double, 4: triple). */
-static int dec_stages(int version) { return version == 4 ? 3 : 2; }
-
-/* Blocks of versions 3 and 4 that fit on one SM at once (registers and shared memory decide). */
-template <int D, int G, int STAGES> static int dec3_occupancy()
+/* Shared-memory stages and keys per chunk, by version: 3: 2 × 64, 4: 3 × 64, 5: 4 × 32,
+ * 6: 3 × 32. The pair is one number, 10 · stages + chunk / 32, for the switches below. */
+static int dec_shape(int version)
 {
-    auto kern = decode_split_async<__half, D, G, STAGES>;   /* both 16-bit types take the same room */
-    const size_t smem = dec3_smem<__half, D, G, STAGES>();
+    switch (version) {
+    case 4: return 32;
+    case 5: return 41;
+    case 6: return 31;
+    default: return 22;
+    }
+}
+
+/* Blocks of versions 3 and up that fit on one SM at once (registers and shared memory decide). */
+template <int D, int G, int STAGES, int CH> static int dec3_occupancy()
+{
+    auto kern = decode_split_async<__half, D, G, STAGES, CH>;   /* both 16-bit types take the same room */
+    const size_t smem = dec3_smem<__half, D, G, STAGES, CH>();
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC_THREADS, smem) != cudaSuccess)
@@ -406,19 +423,24 @@ template <int D, int G, int STAGES> static int dec3_occupancy()
     return n < 1 ? 1 : n;
 }
 
-template <int STAGES> static int dec3_blocks_per_sm_s(const fs_cuda_decode *p)
+template <int STAGES, int CH> static int dec3_blocks_per_sm_s(const fs_cuda_decode *p)
 {
     const int G = heads_per_block(p, 3);
     if (p->d == 64)
-        return G == 1 ? dec3_occupancy<64, 1, STAGES>() : G == 2 ? dec3_occupancy<64, 2, STAGES>()
-             : G == 4 ? dec3_occupancy<64, 4, STAGES>() : dec3_occupancy<64, 8, STAGES>();
-    return G == 1 ? dec3_occupancy<128, 1, STAGES>() : G == 2 ? dec3_occupancy<128, 2, STAGES>()
-         : G == 4 ? dec3_occupancy<128, 4, STAGES>() : dec3_occupancy<128, 8, STAGES>();
+        return G == 1 ? dec3_occupancy<64, 1, STAGES, CH>() : G == 2 ? dec3_occupancy<64, 2, STAGES, CH>()
+             : G == 4 ? dec3_occupancy<64, 4, STAGES, CH>() : dec3_occupancy<64, 8, STAGES, CH>();
+    return G == 1 ? dec3_occupancy<128, 1, STAGES, CH>() : G == 2 ? dec3_occupancy<128, 2, STAGES, CH>()
+         : G == 4 ? dec3_occupancy<128, 4, STAGES, CH>() : dec3_occupancy<128, 8, STAGES, CH>();
 }
 
 static int dec3_blocks_per_sm(const fs_cuda_decode *p, int version)
 {
-    return dec_stages(version) == 3 ? dec3_blocks_per_sm_s<3>(p) : dec3_blocks_per_sm_s<2>(p);
+    switch (dec_shape(version)) {
+    case 32: return dec3_blocks_per_sm_s<3, 64>(p);
+    case 41: return dec3_blocks_per_sm_s<4, 32>(p);
+    case 31: return dec3_blocks_per_sm_s<3, 32>(p);
+    default: return dec3_blocks_per_sm_s<2, 64>(p);
+    }
 }
 
 static int split_count(const fs_cuda_decode *p, int version)
@@ -431,7 +453,7 @@ static int split_count(const fs_cuda_decode *p, int version)
     if (version >= 3) {
         /* as many splits as fill every SM's slots once: one wave, no tail */
         long slots = (long)sms * dec3_blocks_per_sm(p, version), s = slots / blocks;
-        long most = (p->n_kv + 2 * DEC3_CHUNK - 1) / (2 * DEC3_CHUNK);   /* ≥ 2 chunks a split */
+        long most = (p->n_kv + 256 - 1) / 256;   /* ≥ 256 keys a split */
         if (s > most) s = most;
         return s < 1 ? 1 : (int)s;
     }
@@ -452,9 +474,14 @@ static fs_status launch_g(const fs_cuda_decode *pp, int version, decode_params p
 {
     dim3 grid(p.splits, pp->n_q_heads / G, pp->batch);
     if (version >= 3) {
-        const bool three = dec_stages(version) == 3;
-        const size_t smem = three ? dec3_smem<T, D, G, 3>() : dec3_smem<T, D, G, 2>();
-        auto kern = three ? decode_split_async<T, D, G, 3> : decode_split_async<T, D, G, 2>;
+        size_t smem;
+        void (*kern)(decode_params, const T *, const T *, const T *, float *);
+        switch (dec_shape(version)) {
+        case 32: smem = dec3_smem<T, D, G, 3, 64>(); kern = decode_split_async<T, D, G, 3, 64>; break;
+        case 41: smem = dec3_smem<T, D, G, 4, 32>(); kern = decode_split_async<T, D, G, 4, 32>; break;
+        case 31: smem = dec3_smem<T, D, G, 3, 32>(); kern = decode_split_async<T, D, G, 3, 32>; break;
+        default: smem = dec3_smem<T, D, G, 2, 64>(); kern = decode_split_async<T, D, G, 2, 64>; break;
+        }
         FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         kern<<<grid, DEC_THREADS, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, work);
     } else {

@@ -17,6 +17,10 @@
  *      traffic per product (the step FlashAttention-2 takes); double-buffered as in 3.
  *   5  version 3, with the row max taken on raw scores and the scale applied inside the
  *      exponent (one FFMA per score instead of a multiply and a subtract).
+ *   6  version 5 with KV tiles of Bk = 32: the score accumulators halve, so 8 warps fit the
+ *      128-register cap (2 blocks an SM) without spilling to local memory (ncu: 8.5 M spill
+ *      requests in version 5 at d = 128).
+ *   7  version 4 with the FFMA exponent and Bk = 32 (32 rows per warp, 4 warps, no spill).
  *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
@@ -26,7 +30,8 @@
  */
 #include "kernels/cuda/cuda_common.cuh"
 
-#define BK 64   /* keys per KV tile in versions 2 and 3: one 64-bit mask word per row */
+/* Keys per KV tile (BK) in versions 2 and up: 64 or 32, so a tile's mask bits of one row lie in
+ * one 64-bit word. */
 
 struct prefill_params {
     int n_q_heads, n_kv_heads, n_q, n_kv;
@@ -170,20 +175,28 @@ __device__ __forceinline__ void load_tile(T *s, const T *g, int valid)
     }
 }
 
-/* ---- Versions 2 and 3: tensor cores -------------------------------------------------------- */
+/* ---- Versions 2 and up: tensor cores ------------------------------------------------------- */
+
+/* The row's mask bits for the BK keys of tile kt, in the low bits. */
+template <int BK>
+__device__ __forceinline__ uint64_t tile_bits(const prefill_params &p, int r, int kt)
+{
+    const uint64_t w = p.mask.bits[(size_t)r * p.mask.words + ((kt * BK) >> 6)];
+    return BK == 64 ? w : (w >> ((kt * BK) & 63)) & ((1ull << BK) - 1);
+}
 
 /* The tile class of KV tile kt for rows [r0, r1) (a block-wide vote for bitmasks: all threads
  * must call it). Keys past n_kv make a tile partial. */
-template <int NT>
+template <int NT, int BK>
 __device__ __forceinline__ int tile_class(const prefill_params &p, int r0, int r1, int kt)
 {
     const int c0 = kt * BK, c1 = min(c0 + BK, p.n_kv);
     const bool edge = c1 - c0 < BK;
     if (p.mask.kind == FS_MASK_BITS) {
-        uint64_t valid = edge ? ((1ull << (c1 - c0)) - 1) : ~0ull;
+        uint64_t valid = edge ? ((1ull << (c1 - c0)) - 1) : (BK == 64 ? ~0ull : (1ull << BK) - 1);
         bool any = false, all = true;
         for (int r = r0 + (int)threadIdx.x; r < r1; r += NT) {
-            uint64_t w = p.mask.bits[(size_t)r * p.mask.words + kt] & valid;
+            uint64_t w = tile_bits<BK>(p, r, kt) & valid;
             any |= w != 0;
             all &= w == valid;
         }
@@ -200,11 +213,11 @@ __device__ __forceinline__ int tile_class(const prefill_params &p, int r0, int r
 }
 
 /* The first KV tile at or after kt (and before kt_hi) that is not skipped. */
-template <int NT>
+template <int NT, int BK>
 __device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1, int kt, int kt_hi)
 {
     if (p.mask.kind != FS_MASK_BITS) return kt;
-    while (kt < kt_hi && tile_class<NT>(p, r0, r1, kt) == FS_TILE_SKIPPED) kt++;
+    while (kt < kt_hi && tile_class<NT, BK>(p, r0, r1, kt) == FS_TILE_SKIPPED) kt++;
     return kt;
 }
 
@@ -213,7 +226,7 @@ __device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1
  * then STAGES × V tile (Bk, D), rows padded by 8 elements so ldmatrix is free of bank conflicts.
  * Fragment layout of m16n8k16 (lane = 4g + t): accumulator c0,c1 at (row g, cols 2t, 2t+1),
  * c2,c3 at (row g + 8, same cols). */
-template <typename T, int D, int NW, int MT, int STAGES, bool FUSE>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK>
 __global__ void __launch_bounds__(NW * 32, (NW * MT == 8 ? 2 : 3))
 prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             const T *__restrict__ V, T *__restrict__ O)
@@ -248,7 +261,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
     }
 
     load_tile<T, D, LD, BQ, NT>(sQ, Qg, r1 - r0);
-    int kt = next_tile<NT>(p, r0, r1, kt_lo, kt_hi);
+    int kt = next_tile<NT, BK>(p, r0, r1, kt_lo, kt_hi);
     if (kt < kt_hi) {
         load_tile<T, D, LD, BK, NT>(sK, Kg + (size_t)kt * BK * D, p.n_kv - kt * BK);
         load_tile<T, D, LD, BK, NT>(sV, Vg + (size_t)kt * BK * D, p.n_kv - kt * BK);
@@ -256,11 +269,11 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
     cp_async_commit();
 
     for (int stage = 0; kt < kt_hi; stage ^= (STAGES - 1)) {
-        const int cls = tile_class<NT>(p, r0, r1, kt);
+        const int cls = tile_class<NT, BK>(p, r0, r1, kt);
         int kt_next = kt_hi;
         if (STAGES == 2) {
             /* prefetch the next visited tile into the other buffer while this one computes */
-            kt_next = next_tile<NT>(p, r0, r1, kt + 1, kt_hi);
+            kt_next = next_tile<NT, BK>(p, r0, r1, kt + 1, kt_hi);
             if (kt_next < kt_hi) {
                 const int s2 = stage ^ 1;
                 load_tile<T, D, LD, BK, NT>(sK + s2 * BK * LD, Kg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
@@ -274,13 +287,13 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
         __syncthreads();
         const T *sKs = sK + stage * BK * LD, *sVs = sV + stage * BK * LD;
 
-        /* S = Q Kᵀ for this warp's WR rows × 64 keys: MT × 8 accumulators of 16 × 8; each K
+        /* S = Q Kᵀ for this warp's WR rows × BK keys: MT × BK/8 accumulators of 16 × 8; each K
          * fragment read from shared memory serves all MT row tiles */
-        float sacc[MT][8][4];
+        float sacc[MT][BK / 8][4];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int i = 0; i < 8; i++) sacc[mt][i][0] = sacc[mt][i][1] = sacc[mt][i][2] = sacc[mt][i][3] = 0;
+            for (int i = 0; i < BK / 8; i++) sacc[mt][i][0] = sacc[mt][i][1] = sacc[mt][i][2] = sacc[mt][i][3] = 0;
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
             uint32_t a[MT][4];
@@ -288,7 +301,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             for (int mt = 0; mt < MT; mt++)
                 ldsm_x4(a[mt], sQ + (warp * WR + mt * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
-            for (int np = 0; np < 4; np++) {
+            for (int np = 0; np < BK / 16; np++) {
                 uint32_t bk[4];
                 ldsm_x4(bk, sKs + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
@@ -306,10 +319,10 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             if (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS)
 #pragma unroll
                 for (int x = 0; x < 2; x++)
-                    w[x] = row_of(mt, x) < p.n_q ? p.mask.bits[(size_t)row_of(mt, x) * p.mask.words + kt] : 0;
+                    w[x] = row_of(mt, x) < p.n_q ? tile_bits<BK>(p, row_of(mt, x), kt) : 0;
             float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
+            for (int nt = 0; nt < BK / 8; nt++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     /* FUSE keeps the raw score here and scales it inside the exponent's FFMA */
@@ -341,7 +354,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
                 m_run[mt][x] = mn;
             }
 #pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
+            for (int nt = 0; nt < BK / 8; nt++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     sacc[mt][nt][e] = FUSE ? fast_exp2(fmaf(sacc[mt][nt][e], p.scale2, -base[e >> 1]))
@@ -364,7 +377,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
         /* O += P V: P is already in the A-fragment layout, V through ldmatrix.trans; each V
          * fragment serves all MT row tiles */
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
+        for (int kk = 0; kk < BK / 16; kk++) {
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
@@ -386,7 +399,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
         }
         __syncthreads();   /* everyone is done with this stage before it is refilled */
         if (STAGES == 1) {
-            kt_next = next_tile<NT>(p, r0, r1, kt + 1, kt_hi);
+            kt_next = next_tile<NT, BK>(p, r0, r1, kt + 1, kt_hi);
             if (kt_next < kt_hi) {
                 load_tile<T, D, LD, BK, NT>(sK, Kg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
                 load_tile<T, D, LD, BK, NT>(sV, Vg + (size_t)kt_next * BK * D, p.n_kv - kt_next * BK);
@@ -429,6 +442,8 @@ static const char *version_lines[] = {
     "Bq=128 (8 warps), K/V double-buffered",
     "Bq=128 on 4 warps of 32 rows: each K/V fragment read from shared memory feeds 2 row tiles",
     "version 3 with the scale folded into the exponent: exp2(s * scale log2e - m) as one FFMA",
+    "version 5 with Bk=32: half the score registers, so the 128-register cap no longer spills",
+    "version 4 with the FFMA exponent and Bk=32: 32 rows per warp without spilling",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -438,13 +453,13 @@ extern "C" const char *fs_cuda_prefill_version_str(int v)
     return v >= 1 && v <= fs_cuda_prefill_versions() ? version_lines[v - 1] : "?";
 }
 
-template <typename T, int D, int NW, int MT, int STAGES, bool FUSE>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK>
 static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, const void *Q,
                             const void *K, const void *V, void *O, char *why, size_t n)
 {
     constexpr int BQ = 16 * MT * NW, LD = D + 8;
     const size_t smem = sizeof(T) * (size_t)LD * (BQ + 2 * STAGES * BK);
-    auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE>;
+    auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE, BK>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
@@ -464,10 +479,12 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
         FS_CU_LAUNCHED();
         return FS_OK;
     }
-    case 2: return launch_mma<T, D, 4, 1, 1, false>(pp, p, Q, K, V, O, why, n);
-    case 3: return launch_mma<T, D, 8, 1, 2, false>(pp, p, Q, K, V, O, why, n);
-    case 4: return launch_mma<T, D, 4, 2, 2, false>(pp, p, Q, K, V, O, why, n);
-    case 5: return launch_mma<T, D, 8, 1, 2, true>(pp, p, Q, K, V, O, why, n);
+    case 2: return launch_mma<T, D, 4, 1, 1, false, 64>(pp, p, Q, K, V, O, why, n);
+    case 3: return launch_mma<T, D, 8, 1, 2, false, 64>(pp, p, Q, K, V, O, why, n);
+    case 4: return launch_mma<T, D, 4, 2, 2, false, 64>(pp, p, Q, K, V, O, why, n);
+    case 5: return launch_mma<T, D, 8, 1, 2, true, 64>(pp, p, Q, K, V, O, why, n);
+    case 6: return launch_mma<T, D, 8, 1, 2, true, 32>(pp, p, Q, K, V, O, why, n);
+    case 7: return launch_mma<T, D, 4, 2, 2, true, 32>(pp, p, Q, K, V, O, why, n);
     }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;
