@@ -6,7 +6,7 @@
  * pages list the numbers this lesson checks, with their verdicts.
  *
  * Interactive when stdin and stdout are terminals: Enter/→/Space/n forward, Backspace/←/p back,
- * Home/g first, End/G last, q quit. Otherwise (or with --all) every page is printed in order.
+ * s/S next/previous significant step, Home/g first, End/G last, q quit. Otherwise (or with --all) every page is printed in order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +27,7 @@ static void usage(FILE *f)
                "step with the formula filled in. LESSON is a path or a file stem (or a unique prefix of\n"
                "one, e.g. 000_01); the first lesson by default.\n\n"
                "keys: Enter, Right, Space or n: next step   Backspace, Left or p: back\n"
+               "      s or Tab / S: next / previous significant step (a rescale, skip, merge or output)\n"
                "      Home or g: first   End or G: last   q: quit\n\n"
                "  --all        print every step in order and exit (also when stdin is not a terminal)\n"
                "  --digits N   decimals in the numbers (default 4)\n"
@@ -130,7 +131,7 @@ static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
     }
 }
 
-typedef enum { KEY_NONE, KEY_NEXT, KEY_BACK, KEY_FIRST, KEY_LAST, KEY_QUIT } play_key;
+typedef enum { KEY_NONE, KEY_NEXT, KEY_BACK, KEY_FIRST, KEY_LAST, KEY_SIG_NEXT, KEY_SIG_BACK, KEY_QUIT } play_key;
 
 static play_key read_key(void)
 {
@@ -142,6 +143,8 @@ static play_key read_key(void)
     case 'q': case 'Q': case 3: case 4: return KEY_QUIT;
     case 'g': return KEY_FIRST;
     case 'G': return KEY_LAST;
+    case 's': case '\t': return KEY_SIG_NEXT;
+    case 'S': return KEY_SIG_BACK;
     case 27: {
         unsigned char s[3];
         if (read(STDIN_FILENO, &s[0], 1) != 1) return KEY_QUIT;
@@ -258,7 +261,8 @@ int cli_play_terminal(int argc, char **argv)
         }
         fputc('\n', stdout);
         page(stdout, l, k, n, digits);
-        printf("\n[Enter/→ next · Backspace/← back · g first · G last · q quit]   page %lld of %lld\n",
+        printf("\n[Enter/→ next · Backspace/← back · s/S next/previous rescale, skip, merge, output · "
+               "g first · G last · q quit]   page %lld of %lld\n",
                (long long)k + 1, (long long)(n + claim_pages(l)));
         fflush(stdout);
         /* update */
@@ -267,6 +271,15 @@ int cli_play_terminal(int argc, char **argv)
         case KEY_BACK: if (k > 0) k--; break;
         case KEY_FIRST: k = 0; break;
         case KEY_LAST: k = n + claim_pages(l) - 1; break;
+        case KEY_SIG_NEXT: /* the next rescale, skip, merge or output (trace.h) */
+            do k++; while (k < n && !fs_event_significant(&t->ev[k]));
+            if (k > n) k = n;
+            break;
+        case KEY_SIG_BACK:
+            if (k > n) k = n;
+            do k--; while (k > 0 && !fs_event_significant(&t->ev[k]));
+            if (k < 0) k = 0;
+            break;
         case KEY_QUIT: quit = true; break;
         default: break;
         }
