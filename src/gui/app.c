@@ -390,6 +390,13 @@ int gui_play(const char *name, const gui_options *o)
         return GUI_NO_DISPLAY;
     }
     int rc = 0;
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (!drv || !strcmp(drv, "offscreen") || !strcmp(drv, "dummy") || !strcmp(drv, "evdev")) {
+        fprintf(stderr, "flashstep: no display for the window (SDL video driver '%s')\n", drv ? drv : "none");
+        gui_script_free(&A.script);
+        SDL_Quit();
+        return GUI_NO_DISPLAY;
+    }
     if (TTF_Init() != 0) {
         fprintf(stderr, "flashstep: SDL_ttf: %s\n", TTF_GetError());
         app_shutdown(&A);
@@ -438,7 +445,9 @@ int gui_play(const char *name, const gui_options *o)
             rc = 1;
             break;
         }
-        if (!A.st.playing && !scripted) SDL_Delay(8);   /* idle: do not spin */
+        /* Idle (paused, no script): sleep until input arrives, redrawing at least 10 times a
+         * second for the status line, instead of drawing as fast as possible. */
+        if (!A.st.playing && !scripted) SDL_WaitEventTimeout(NULL, 100);
     }
     if (o->fps_report)
         printf("frames %ld, first frame %.1f ms after start, draw+present mean %.2f ms, worst %.2f ms (%dx%d)\n", frames,
