@@ -93,9 +93,26 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         }
         /* The cursor. */
         gui_fill(d, (gui_rect){xc - 2 * d->thin - 1, bar.y - L->pad / 3, 4 * d->thin + 3, bar.h + 2 * L->pad / 3}, th->current);
-        if (s->hover == GUI_HOVER_TIMELINE && s->hover_step >= 0) {
+        if (s->hover == GUI_HOVER_TIMELINE && s->hover_step >= 0 && s->hover_step < show->trace.n) {
             int x = gui_timeline_x_of(tl, s->n, s->hover_step);
             gui_fill(d, (gui_rect){x, bar.y, d->thin, bar.h}, th->text);
+            /* What is under the mouse: the step and its event, above the bar. */
+            const fs_event *e = &show->trace.ev[s->hover_step];
+            char tip[96];
+            int n = snprintf(tip, sizeof tip, "step %lld: %s", (long long)s->hover_step, fs_event_kind_str(e->kind));
+            if (e->row >= 0) n += snprintf(tip + n, sizeof tip - (size_t)n, " of row %d", e->row);
+            if (fs_event_significant(e) && (e->kind == FS_EV_ROW || e->kind == FS_EV_ELEM))
+                n += snprintf(tip + n, sizeof tip - (size_t)n, " (rescale)");
+            if (e->qt >= 0 && (e->kind == FS_EV_TILE || e->kind == FS_EV_SKIP))
+                snprintf(tip + n, sizeof tip - (size_t)n, ", tile Q%d,K%d", e->qt, e->kt);
+            int fs = L->font_small, w = gui_text_w(d, fs, tip) + L->pad, h = gui_line_h(d, fs) + L->pad / 2;
+            int tx = x - w / 2;
+            if (tx < tl.x) tx = tl.x;
+            if (tx + w > tl.x + tl.w) tx = tl.x + tl.w - w;
+            gui_rect r = {tx, bar.y - h - L->pad / 2, w, h};
+            gui_fill(d, r, th->panel);
+            gui_frame(d, r, th->current, d->thin);
+            gui_text(d, fs, r.x + L->pad / 2, r.y + L->pad / 4, th->text, GUI_AL_LEFT, tip);
         }
     }
     gui_frame(d, bar, th->border, d->thin);
