@@ -72,6 +72,11 @@ if [ -n "$san" ]; then
   # is off here because SDL's X11 backend dlopens and unloads libraries whose few one-time
   # allocations LeakSanitizer can then no longer attribute (and so cannot suppress) ...
   ASAN_OPTIONS=detect_leaks=0:exitcode=23 play_all "$san" asan-window
+  for sc in controls:tiled predict:softmax splits:decode; do
+    ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play --demo "${sc#*:}" --size 1280x720 --font "$font" \
+      --script "$root/tests/gui/${sc%%:*}.script" --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
+      { echo "test-gui: asan-window: ${sc%%:*}.script failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
+  done
   # ... and on for the same drawing code offscreen, where no video driver is loaded: the first
   # 12 steps of every lesson, and every step of the demos.
   export ASAN_OPTIONS=detect_leaks=1:exitcode=23
