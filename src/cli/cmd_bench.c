@@ -606,9 +606,17 @@ static void machine_line(const bench_opts *o, const machine *m)
             }
         fclose(ci);
     }
+    char load[64] = "unknown";
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (fgets(load, sizeof load, la)) load[strcspn(load, "\n")] = '\0';
+        fclose(la);
+    }
     fs_cpu_isa isa = o->isa == FS_CPU_ISA_AUTO ? fs_cpu_isa_best() : o->isa;
     fprintf(f, "# %s, %d cores, kernels: %s, storage %s\n", model, cores(), fs_cpu_isa_str(isa),
             fs_cpu_dtype_str(o->dtype));
+    fprintf(f, "# load average (1, 5, 15 min; running/total; last pid): %s — other work on the "
+               "machine slows every row\n", load);
     for (int32_t t = 1; t <= m->max_threads; t++) {
         if (m->fma[t] <= 0) continue;
         fprintf(f, "# measured at %d thread%s: FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
