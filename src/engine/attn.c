@@ -56,18 +56,37 @@ fs_status fs_attn_check(const fs_attn *a)
             return FS_ERR_VALUE;
     }
     if (!all_finite(a->V, hk * a->n_kv * a->d_v)) return FS_ERR_VALUE;
-    switch (a->mask.kind) {
+    return fs_mask_check(&a->mask, a->n_kv);
+}
+
+fs_status fs_mask_check(const fs_mask *m, int32_t n_kv)
+{
+    switch (m->kind) {
     case FS_MASK_NONE:
-    case FS_MASK_CAUSAL: break;
-    case FS_MASK_WINDOW:
-        if (a->mask.window < 1) return FS_ERR_MASK;
-        break;
+    case FS_MASK_CAUSAL: return FS_OK;
+    case FS_MASK_WINDOW: return m->window < 1 ? FS_ERR_MASK : FS_OK;
     case FS_MASK_BITS:
-        if (!a->mask.bits || a->mask.words_per_row < fs_mask_words(a->n_kv)) return FS_ERR_MASK;
-        break;
-    default: return FS_ERR_MASK;
+        return !m->bits || m->words_per_row < fs_mask_words(n_kv) ? FS_ERR_MASK : FS_OK;
     }
-    return FS_OK;
+    return FS_ERR_MASK;
+}
+
+double fs_attn_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
+{
+    double s;
+    if (a->S) {
+        s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
+        if (s == -INFINITY) return s;
+        s *= a->scale;
+    } else {
+        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
+        const double *k = a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d;
+        double dot = 0;
+        for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
+        s = dot * a->scale;
+    }
+    if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
+    return s;
 }
 
 int32_t fs_attn_kv_head(const fs_attn *a, int32_t h) { return h / (a->n_q_heads / a->n_kv_heads); }

@@ -87,6 +87,14 @@ double fs_attn_default_scale(int32_t d);
 /* FS_OK when the sizes, pointers, mask and values are usable; the first problem otherwise. */
 fs_status fs_attn_check(const fs_attn *a);
 
+/* FS_OK when the mask is usable for n_kv keys (window ≥ 1, bitmask rows wide enough). */
+fs_status fs_mask_check(const fs_mask *m, int32_t n_kv);
+
+/* The score of query row i of head h against key j before masking: scale · q·k (or scale ·
+ * S[i][j] when S is given; a given −∞ stays −∞), then the soft-cap when it is on. Every path
+ * of the engine and the lessons computes scores through this one function. */
+double fs_attn_score(const fs_attn *a, int32_t h, int32_t i, int32_t j);
+
 /* The KV head that query head h reads: h / (n_q_heads / n_kv_heads). */
 int32_t fs_attn_kv_head(const fs_attn *a, int32_t h);
 

@@ -13,20 +13,7 @@
 double fs_reference_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
 {
     if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) return -INFINITY;
-    double s;
-    if (a->S) {
-        s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
-        if (s == -INFINITY) return s;
-        s *= a->scale;
-    } else {
-        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
-        const double *k = a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d;
-        double dot = 0;
-        for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
-        s = dot * a->scale;
-    }
-    if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
-    return s;
+    return fs_attn_score(a, h, i, j);
 }
 
 fs_status fs_reference(const fs_attn *a, double *O, double *m_out, double *l_out)

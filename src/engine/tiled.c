@@ -21,24 +21,12 @@ fs_tiling fs_tiling_default(void)
     return t;
 }
 
-/* Raw score of query row i of head h against key j: scale · q·k (or the given S), soft-capped,
- * in base-2 units when exp2 is on. No mask here: the caller applies it to partial tiles only. */
-static double score(const fs_attn *a, int32_t h, int32_t kvh, int32_t i, int32_t j, bool use_exp2)
+/* The score in the units of the run: natural, or base-2 with exp2 (003 folds scale · log2 e into
+ * Q; multiplying the score is the same number). No mask here: the caller applies it to partial
+ * tiles only. */
+static double score(const fs_attn *a, int32_t h, int32_t i, int32_t j, bool use_exp2)
 {
-    double s;
-    if (a->S) {
-        s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
-        if (s == -INFINITY) return s;
-        s *= a->scale;
-    } else {
-        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
-        const double *k = a->K + ((size_t)kvh * a->n_kv + j) * a->d;
-        double dot = 0;
-        for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
-        s = dot * a->scale;
-    }
-    if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
-    /* 003 folds scale · log2 e into Q; multiplying the score is the same number. */
+    double s = fs_attn_score(a, h, i, j);
     return use_exp2 ? s * LOG2E : s;
 }
 
@@ -234,7 +222,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
             if (cls == FS_TILE_PARTIAL && !fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, c0 + j))
                 srow[j] = -INFINITY;
             else
-                srow[j] = score(a, h, kvh, i, c0 + j, t->exp2);
+                srow[j] = score(a, h, i, c0 + j, t->exp2);
         }
     }
     for (int32_t i = r0; i < r1; i++) {
