@@ -84,6 +84,7 @@ int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err
 static void font_clear(gui_font *f)
 {
     for (int i = 0; i < 128; i++) if (f->ascii[i]) SDL_DestroyTexture(f->ascii[i]);
+    if (f->atlas) SDL_DestroyTexture(f->atlas);
     for (int i = 0; i < f->n_extra; i++) if (f->extra[i]) SDL_DestroyTexture(f->extra[i]);
     if (f->ttf) TTF_CloseFont(f->ttf);
     if (f->fallback) TTF_CloseFont(f->fallback);
@@ -169,6 +170,40 @@ static SDL_Texture *glyph(gui_draw *d, gui_font *f, uint32_t cp)
     return *slot;
 }
 
+/* The printable ASCII glyphs of one size in one texture: every string of digits and letters is
+ * then drawn from a single texture, which renderers batch into one draw call (an optimization
+ * only: without it, glyph() draws the same pixels one texture per glyph). */
+static void atlas_build(gui_draw *d, gui_font *f)
+{
+    f->atlas_tried = true;
+    SDL_Color white = {255, 255, 255, 255};
+    SDL_Surface *g[96] = {NULL};
+    int cw = 1, ch = 1;
+    for (int c = 33; c < 127; c++) {
+        g[c - 32] = TTF_RenderGlyph32_Blended(f->ttf, (Uint32)c, white);
+        if (g[c - 32]) {
+            if (g[c - 32]->w > cw) cw = g[c - 32]->w;
+            if (g[c - 32]->h > ch) ch = g[c - 32]->h;
+        }
+    }
+    SDL_Surface *a = SDL_CreateRGBSurfaceWithFormat(0, 16 * cw, 6 * ch, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (a) {
+        SDL_FillRect(a, NULL, 0);
+        for (int c = 33; c < 127; c++) {
+            if (!g[c - 32]) continue;
+            SDL_SetSurfaceBlendMode(g[c - 32], SDL_BLENDMODE_NONE);
+            SDL_Rect dst = {((c - 32) % 16) * cw, ((c - 32) / 16) * ch, g[c - 32]->w, g[c - 32]->h};
+            SDL_BlitSurface(g[c - 32], NULL, a, &dst);
+        }
+        f->atlas = SDL_CreateTextureFromSurface(d->r, a);
+        if (f->atlas) SDL_SetTextureBlendMode(f->atlas, SDL_BLENDMODE_BLEND);
+        f->atlas_w = cw;
+        f->atlas_h = ch;
+        SDL_FreeSurface(a);
+    }
+    for (int i = 0; i < 96; i++) SDL_FreeSurface(g[i]);
+}
+
 static int utf8_len(const char *s)
 {
     int n = 0;
@@ -198,6 +233,8 @@ int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, 
     if (al == GUI_AL_CENTER) x -= w / 2;
     else if (al == GUI_AL_RIGHT) x -= w;
     int cx = x;
+    if (!f->atlas_tried) atlas_build(d, f);
+    if (f->atlas) SDL_SetTextureColorMod(f->atlas, (color >> 16) & 255, (color >> 8) & 255, color & 255);
     while (*s) {
         uint32_t cp = utf8_next(&s);
         if (d->clip_x1 > 0 && *s && cx + 2 * f->adv > d->clip_x1) {   /* no room for more: an ellipsis */
@@ -211,7 +248,11 @@ int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, 
             }
             break;
         }
-        if (cp != ' ') {
+        if (cp > 32 && cp < 127 && f->atlas) {
+            SDL_Rect src = {(int)((cp - 32) % 16) * f->atlas_w, (int)((cp - 32) / 16) * f->atlas_h, f->atlas_w, f->atlas_h};
+            SDL_Rect dst = {cx, y, f->atlas_w, f->atlas_h};
+            SDL_RenderCopy(d->r, f->atlas, &src, &dst);
+        } else if (cp != ' ') {
             SDL_Texture *t = glyph(d, f, cp);
             if (t) {
                 int tw, th, dx = 0, dy = 0;

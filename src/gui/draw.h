@@ -23,6 +23,9 @@ typedef struct {
     int adv, height, ascent;
     int last_used;       /* frame number, for eviction */
     SDL_Texture *ascii[128];
+    SDL_Texture *atlas;  /* printable ASCII in one texture (16 × 6 cells), so text batches */
+    int atlas_w, atlas_h;/* one cell of it */
+    bool atlas_tried;
     uint32_t extra_cp[GUI_GLYPHS_EXTRA];
     SDL_Texture *extra[GUI_GLYPHS_EXTRA];
     int extra_dx[GUI_GLYPHS_EXTRA], extra_dy[GUI_GLYPHS_EXTRA];   /* offsets of fallback glyphs */

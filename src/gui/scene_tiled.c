@@ -182,6 +182,9 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
     int vf = cell_font(d, cell, 5);
     bool two = vf >= 7 && cell >= 2 * gui_line_h(d, vf) + 2;
     int inset = cell >= 10 ? 1 : 0;
+    /* Big cells carry numbers, so each is hatched on its own under its text; small cells are
+     * hatched a tile at a time afterwards (the same picture with far fewer clip changes). */
+    bool per_cell = vf >= 7;
     /* Does the current tile still have rows being computed (it is "open")? */
     bool tile_open = ct && ct->kind == FS_EV_TILE && cur && (cur->kind == FS_EV_TILE || cur->kind == FS_EV_ROW) &&
                      cur->qt == ct->qt && cur->kt == ct->kt;
@@ -202,7 +205,7 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
             double dim = is_cur ? 0.0 : 0.45;
             if (e->kind == FS_EV_SKIP) {
                 gui_fill(d, r, gui_mix(th->skipped, th->bg, dim * 0.5));
-                gui_hatch(d, r, gui_mix(th->skipped, th->text, 0.35), cell >= 24 ? cell / 4 : 4, 3);
+                if (per_cell) gui_hatch(d, r, gui_mix(th->skipped, th->text, 0.35), cell >= 24 ? cell / 4 : 4, 3);
             } else if (!vis) {
                 gui_fill(d, r, th->masked);
                 if (cell >= 14) {   /* a small × marks a masked pair */
@@ -212,7 +215,7 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                 }
             } else if (e->cls == FS_TILE_PARTIAL) {
                 gui_fill(d, r, gui_mix(th->partial, th->bg, dim));
-                gui_hatch(d, r, gui_mix(th->partial, th->text, 0.3), cell >= 24 ? cell / 4 : 4, 1);
+                if (per_cell) gui_hatch(d, r, gui_mix(th->partial, th->text, 0.3), cell >= 24 ? cell / 4 : 4, 1);
             } else {
                 gui_fill(d, r, gui_mix(th->full, th->bg, dim));
             }
@@ -237,6 +240,32 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                 }
             }
         }
+    }
+    if (!per_cell) {
+        for (int q = 0; q < c->nqt; q++)
+            for (int k = 0; k < c->nkt; k++) {
+                int64_t te = c->tile_ev[q * c->nkt + k];
+                if (te < 0) continue;
+                const fs_event *e = &c->t->ev[te];
+                if (e->kind == FS_EV_TILE && e->cls != FS_TILE_PARTIAL) continue;
+                int r0 = q * c->Bq, c0 = k * c->Bk;
+                int r1 = r0 + c->Bq < c->n_q ? r0 + c->Bq : c->n_q, c1 = c0 + c->Bk < c->n_kv ? c0 + c->Bk : c->n_kv;
+                gui_rect tr = {g->x0 + c0 * cell, g->y0 + r0 * cell, (c1 - c0) * cell, (r1 - r0) * cell};
+                bool skip = e->kind == FS_EV_SKIP;
+                gui_hatch(d, tr, gui_mix(skip ? th->skipped : th->partial, th->text, skip ? 0.35 : 0.3), 4, skip ? 3 : 1);
+                if (skip) continue;
+                for (int i = r0; i < r1; i++)   /* masked pairs stay plain under the hatching */
+                    for (int j = c0; j < c1; j++)
+                        if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) {
+                            gui_rect r = {g->x0 + j * cell + inset, g->y0 + i * cell + inset, cell - 2 * inset, cell - 2 * inset};
+                            gui_fill(d, r, th->masked);
+                            if (cell >= 14) {
+                                int m = cell / 3;
+                                gui_line(d, r.x + m, r.y + m, r.x + r.w - m, r.y + r.h - m, th->dim, 1);
+                                gui_line(d, r.x + m, r.y + r.h - m, r.x + r.w - m, r.y + m, th->dim, 1);
+                            }
+                        }
+            }
     }
     /* Tile boundaries. */
     int gw = c->n_kv * cell, gh = c->n_q * cell, tb = d->thin + 1;
