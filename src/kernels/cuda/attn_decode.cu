@@ -19,6 +19,9 @@
  *   4  version 3 with three shared-memory stages: two chunks in flight during each chunk's math.
  *   5  chunks of 32 keys in four stages: three chunks in flight per block, same shared memory.
  *   6  chunks of 32 keys in three stages: less shared memory, so one more block per SM.
+ *   7  tensor cores: the G query heads of a KV head are the rows of a 16-row mma tile, S = Q Kᵀ
+ *      and O += P V on mma.sync; the 4 warps take 16 keys each of every 64-key tile and merge
+ *      their states at the end. Same double-buffered cp.async pipeline as version 3.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
@@ -354,6 +357,166 @@ template <typename T, int D, int G, int STAGES, int CH> static size_t dec3_smem(
     return kv > red ? kv : red;
 }
 
+/* Version 7: tensor cores. grid (splits, n_kv_heads, batch), 4 warps. The G query heads that
+ * share a KV head are the rows of one 16-row tile (rows ≥ G are zero and thrown away), so
+ * S = Q Kᵀ and O += P V run on mma.sync like the prefill kernels. Each 64-key tile is cut
+ * between the 4 warps, 16 keys each; every warp keeps its own running (m, ℓ, o) over its keys
+ * (a split inside the block), and the 4 states are merged at the end with decode.h's merge.
+ * The arithmetic per key drops about tenfold against versions 2 to 6, whose score dot
+ * products and shuffles kept the issue slots about half busy (ncu, run 3). */
+template <typename T, int D>
+__global__ void __launch_bounds__(DEC_THREADS) decode_mma(decode_params p, const T *__restrict__ Q,
+                                                         const T *__restrict__ K,
+                                                         const T *__restrict__ V,
+                                                         float *__restrict__ part)
+{
+    constexpr int LD = D + 8, BKD = 64, NT = DEC_THREADS;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *sQ = reinterpret_cast<T *>(smem);   /* (16, LD) */
+    T *sK = sQ + 16 * LD;                    /* 2 stages of (64, LD) */
+    T *sV = sK + 2 * BKD * LD;
+    float *sM = reinterpret_cast<float *>(smem);   /* after the loop: (4, 16) */
+    float *sL = sM + 4 * 16;                        /* (4, 16) */
+    float *sO = sL + 4 * 16;                        /* (4, 16, D) */
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+    const int G = p.n_q_heads / p.n_kv_heads;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, p.n_kv);
+    const T *Qg = Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D;
+    const T *Kh = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vh = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+
+    load_tile<T, D, LD, 16, NT>(sQ, Qg, G);
+    if (j0 < j1) {
+        load_tile<T, D, LD, BKD, NT>(sK, Kh + (size_t)j0 * D, j1 - j0);
+        load_tile<T, D, LD, BKD, NT>(sV, Vh + (size_t)j0 * D, j1 - j0);
+    }
+    cp_async_commit();
+
+    float oacc[D / 8][4], m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0;
+    uint32_t qf[D / 16][4];
+    int stage = 0;
+    for (int c0 = j0; c0 < j1; c0 += BKD, stage ^= 1) {
+        if (c0 + BKD < j1) {
+            load_tile<T, D, LD, BKD, NT>(sK + (stage ^ 1) * BKD * LD, Kh + (size_t)(c0 + BKD) * D, j1 - c0 - BKD);
+            load_tile<T, D, LD, BKD, NT>(sV + (stage ^ 1) * BKD * LD, Vh + (size_t)(c0 + BKD) * D, j1 - c0 - BKD);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (c0 == j0)   /* the queries' A fragments stay in registers for the whole split */
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) ldsm_x4(qf[kk], sQ + (lane & 15) * LD + kk * 16 + (lane >> 4) * 8);
+
+        /* S = Q Kᵀ for this warp's 16 keys of the tile: two 16 × 8 accumulators */
+        const T *kS = sK + (stage * BKD + warp * 16) * LD, *vS = sV + (stage * BKD + warp * 16) * LD;
+        float sacc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            uint32_t bk[4];
+            ldsm_x4(bk, kS + ((lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
+            mma16816<T>(sacc[0], qf[kk], bk[0], bk[1]);
+            mma16816<T>(sacc[1], qf[kk], bk[2], bk[3]);
+        }
+        /* keys past the split's end are masked; max on raw scores, scale inside the FFMA */
+        float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int j = c0 + warp * 16 + nt * 8 + 2 * t4 + (e & 1);
+                if (j >= j1) sacc[nt][e] = -INFINITY;
+                bm[e >> 1] = fmaxf(bm[e >> 1], sacc[nt][e]);
+            }
+        float alpha[2], base[2], sum[2] = {0, 0};
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+            bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+            const float mn = fmaxf(m_run[x], bm[x] * p.scale2);
+            base[x] = mn == -INFINITY ? 0.f : mn;
+            alpha[x] = fast_exp2(m_run[x] - base[x]);
+            m_run[x] = mn;
+        }
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                sacc[nt][e] = fast_exp2(fmaf(sacc[nt][e], p.scale2, -base[e >> 1]));
+                sum[e >> 1] += sacc[nt][e];
+            }
+#pragma unroll
+        for (int x = 0; x < 2; x++) l_run[x] = alpha[x] * l_run[x] + sum[x];
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            oacc[dt][0] *= alpha[0];
+            oacc[dt][1] *= alpha[0];
+            oacc[dt][2] *= alpha[1];
+            oacc[dt][3] *= alpha[1];
+        }
+        /* O += P V over the warp's 16 keys: P is one A fragment */
+        uint32_t a[4] = {pack2<T>(sacc[0][0], sacc[0][1]), pack2<T>(sacc[0][2], sacc[0][3]),
+                         pack2<T>(sacc[1][0], sacc[1][1]), pack2<T>(sacc[1][2], sacc[1][3])};
+#pragma unroll
+        for (int dp = 0; dp < D / 16; dp++) {
+            uint32_t bv[4];
+            ldsm_x4_t(bv, vS + ((lane & 7) + (((lane >> 3) & 1) << 3)) * LD + dp * 16 + ((lane >> 4) << 3));
+            mma16816<T>(oacc[2 * dp], a, bv[0], bv[1]);
+            mma16816<T>(oacc[2 * dp + 1], a, bv[2], bv[3]);
+        }
+        __syncthreads();   /* this stage is refilled next */
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    /* the 4 warps' states to shared memory, then merged row by row */
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 1);
+        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 2);
+        if (t4 == 0) {
+            sM[warp * 16 + g + 8 * x] = m_run[x];
+            sL[warp * 16 + g + 8 * x] = l_run[x];
+        }
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            sO[(warp * 16 + g + 8 * (e >> 1)) * D + dt * 8 + 2 * t4 + (e & 1)] = oacc[dt][e];
+    __syncthreads();
+    for (int x = tid; x < G * D; x += NT) {
+        const int row = x / D, c = x % D;
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < 4; w++) M = fmaxf(M, sM[w * 16 + row]);
+        const float base = M == -INFINITY ? 0.f : M;
+        float L = 0, O = 0;
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            const float cw = exp2f(sM[w * 16 + row] - base);
+            L = fmaf(cw, sL[w * 16 + row], L);
+            O = fmaf(cw, sO[(w * 16 + row) * D + c], O);
+        }
+        float *dst = part + (((size_t)b * p.n_q_heads + (size_t)kvh * G + row) * p.splits + split) * (D + 2);
+        dst[2 + c] = O;
+        if (c == 0) {
+            dst[0] = M;
+            dst[1] = L;
+        }
+    }
+}
+
+template <typename T, int D> static size_t dec7_smem()
+{
+    size_t tiles = sizeof(T) * (16 + 2 * 2 * 64) * (size_t)(D + 8);
+    size_t merge = sizeof(float) * (4 * 16 * 2 + 4 * 16 * (size_t)D);
+    return tiles > merge ? tiles : merge;
+}
+
 /* grid (n_q_heads, batch), D threads: merge the splits of one row (sequential, as in decode.h). */
 template <typename T, int D>
 __global__ void decode_merge(decode_params p, const float *__restrict__ part, T *__restrict__ O)
@@ -382,6 +545,7 @@ static const char *decode_lines[] = {
     "version 3 with three stages: two chunks in flight while one is computed",
     "chunks of 32 keys, four stages: three chunks in flight, same shared memory as version 3",
     "chunks of 32 keys, three stages: less shared memory, one more block on each SM",
+    "tensor cores: the group's query heads are the rows of an mma tile; 4 warps split each K/V tile",
 };
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
@@ -396,6 +560,7 @@ static int heads_per_block(const fs_cuda_decode *p, int version)
 {
     int group = p->n_q_heads / p->n_kv_heads;
     if (version == 1) return 1;
+    if (version == 7) return group;   /* up to 16: checked before launch */
     return (group == 1 || group == 2 || group == 4 || group == 8) ? group : 1;
 }
 
@@ -433,8 +598,20 @@ template <int STAGES, int CH> static int dec3_blocks_per_sm_s(const fs_cuda_deco
          : G == 4 ? dec3_occupancy<128, 4, STAGES, CH>() : dec3_occupancy<128, 8, STAGES, CH>();
 }
 
+template <int D> static int dec7_occupancy()
+{
+    auto kern = decode_mma<__half, D>;
+    const size_t smem = dec7_smem<__half, D>();
+    int n = 0;
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC_THREADS, smem) != cudaSuccess)
+        return 1;
+    return n < 1 ? 1 : n;
+}
+
 static int dec3_blocks_per_sm(const fs_cuda_decode *p, int version)
 {
+    if (version == 7) return p->d == 64 ? dec7_occupancy<64>() : dec7_occupancy<128>();
     switch (dec_shape(version)) {
     case 32: return dec3_blocks_per_sm_s<3, 64>(p);
     case 41: return dec3_blocks_per_sm_s<4, 32>(p);
@@ -504,6 +681,21 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.splits = split_count(pp, version);
     p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
     p.scale2 = pp->scale * FS_LOG2E;
+    if (version == 7) {
+        if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
+            if (why && n) snprintf(why, n, "decode version 7 takes at most 16 query heads per KV head and a positive scale");
+            return FS_ERR_ARG;
+        }
+        const size_t smem = dec7_smem<T, D>();
+        auto kern = decode_mma<T, D>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC_THREADS, smem>>>(p, (const T *)Q, (const T *)K,
+                                                                             (const T *)V, work);
+        FS_CU_LAUNCHED();
+        decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
     switch (heads_per_block(pp, version)) {
     case 1: return launch_g<T, D, 1>(pp, version, p, Q, K, V, O, work, why, n);
     case 2: return launch_g<T, D, 2>(pp, version, p, Q, K, V, O, work, why, n);

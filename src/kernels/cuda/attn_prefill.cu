@@ -55,12 +55,6 @@ static prefill_params make_params(const fs_cuda_prefill *p)
     return k;
 }
 
-__device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;   /* ex2(−∞) = +0 */
-}
 
 /* Keys [*lo, *hi) that rows [r0, r1) can see at all under a causal or window mask. */
 __device__ __forceinline__ void key_range(const prefill_params &p, int r0, int r1, int *lo, int *hi)
@@ -123,56 +117,6 @@ __global__ void __launch_bounds__(128) prefill_v1(prefill_params p, const T *__r
     float inv = l > 0 ? 1.f / l : 0.f;
 #pragma unroll
     for (int c = 0; c < D; c++) out[c] = ty::from_f(o[c] * inv);
-}
-
-/* ---- Tensor-core helpers (sm_80+) --------------------------------------------------------- */
-
-__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
-{
-    uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
-{
-    uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-/* c (16×8, f32) += a (16×16) · b (16×8) */
-template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
-template <> __device__ __forceinline__ void mma16816<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                 "{%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                 "{%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b)
-{
-    typename fs_cu_type<T>::T2 v = fs_cu_type<T>::pack(a, b);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-
-/* rows × D elements from global (row stride D) to shared (row stride LD); rows ≥ valid are 0. */
-template <typename T, int D, int LD, int ROWS, int NT>
-__device__ __forceinline__ void load_tile(T *s, const T *g, int valid)
-{
-    constexpr int CH = D / 8;   /* 16-byte chunks per row */
-    for (int c = threadIdx.x; c < ROWS * CH; c += NT) {
-        int r = c / CH, col = (c % CH) * 8;
-        bool ok = r < valid;
-        cp_async16(s + r * LD + col, g + (size_t)(ok ? r : 0) * D + col, ok);
-    }
 }
 
 /* ---- Versions 2 and up: tensor cores ------------------------------------------------------- */
