@@ -112,54 +112,92 @@ static int dvec_push(dvec *d, double x)
 
 static int is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r'; }
 
+/* Walks text word by word. Words are separated by spaces, tabs and commas; '#' ends a line. */
+typedef struct {
+    const char *text;
+    size_t len, pos, bol, eol;  /* position, beginning and end of the current line */
+    int32_t line;
+} scanner;
+
+static void scan_start(scanner *s, const char *text, size_t len, int32_t first_line)
+{
+    s->text = text;
+    s->len = len;
+    s->pos = s->bol = 0;
+    s->line = first_line;
+    s->eol = 0;
+    while (s->eol < len && text[s->eol] != '\n') s->eol++;
+}
+
+/* Move to the next line; false at the end of the text. */
+static bool scan_next_line(scanner *s)
+{
+    if (s->eol >= s->len) return false;
+    s->pos = s->bol = s->eol + 1;
+    s->line++;
+    s->eol = s->bol;
+    while (s->eol < s->len && s->text[s->eol] != '\n') s->eol++;
+    return true;
+}
+
+/* The next word of the current line into tok (truncated to cap − 1, *n its full length) and
+ * its 1-based column; false at the end of the line. */
+static bool scan_word(scanner *s, char *tok, size_t cap, size_t *n, int32_t *col)
+{
+    while (s->pos < s->eol && is_sep(s->text[s->pos])) s->pos++;
+    if (s->pos >= s->eol || s->text[s->pos] == '#') {
+        s->pos = s->eol;
+        return false;
+    }
+    *col = (int32_t)(s->pos - s->bol) + 1;
+    size_t t = 0;
+    while (s->pos < s->eol && !is_sep(s->text[s->pos]) && s->text[s->pos] != '#') {
+        if (t < cap - 1) tok[t] = s->text[s->pos];
+        t++;
+        s->pos++;
+    }
+    tok[t < cap - 1 ? t : cap - 1] = 0;
+    *n = t;
+    return true;
+}
+
 bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
                           bool allow_neg_inf, fs_matrix *out, fs_loc_error *err)
 {
     memset(out, 0, sizeof *out);
     dvec d = {0};
     long cols = -1, rows = 0;
-    int32_t line = first_line, first_row_line = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t end = i;
-        while (end < len && text[end] != '\n') end++;
+    int32_t first_row_line = 0, col = 0;
+    scanner sc;
+    scan_start(&sc, text, len, first_line);
+    do {
         long in_row = 0;
-        size_t k = i;
-        while (k < end) {
-            while (k < end && is_sep(text[k])) k++;
-            if (k >= end || text[k] == '#') break;
-            int32_t col = (int32_t)(k - i) + 1;
-            char tok[128];
-            size_t t = 0;
-            while (k < end && !is_sep(text[k]) && text[k] != '#') {
-                if (t < sizeof tok - 1) tok[t++] = text[k];
-                k++;
-            }
-            tok[t] = 0;
+        char tok[128];
+        size_t t;
+        while (scan_word(&sc, tok, sizeof tok, &t, &col)) {
             char *stop;
-            errno = 0;
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            if (*stop || t == 0 || t >= sizeof tok - 1) {
-                set_err(err, name, line, col, "not a number: '%s'", tok);
+            if (*stop || t >= sizeof tok - 1) {
+                set_err(err, name, sc.line, col, "not a number: '%s'", tok);
                 goto fail;
             }
             if (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf))) {
-                set_err(err, name, line, col, "%s is not allowed here (inputs must be finite%s)", tok,
+                set_err(err, name, sc.line, col, "%s is not allowed here (inputs must be finite%s)", tok,
                         allow_neg_inf ? "; -inf marks a masked score" : "");
                 goto fail;
             }
             if (d.n >= FS_IO_MAX_ELEMS) {
-                set_err(err, name, line, col, "more than %d numbers", FS_IO_MAX_ELEMS);
+                set_err(err, name, sc.line, col, "more than %d numbers", FS_IO_MAX_ELEMS);
                 goto fail;
             }
             if (!dvec_push(&d, x)) {
-                set_err(err, name, line, col, "out of memory");
+                set_err(err, name, sc.line, col, "out of memory");
                 goto fail;
             }
             in_row++;
             if (cols >= 0 && in_row > cols) {
-                set_err(err, name, line, col, "row has more than %ld numbers (line %d has %ld)", cols,
+                set_err(err, name, sc.line, col, "row has more than %ld numbers (line %d has %ld)", cols,
                         first_row_line, cols);
                 goto fail;
             }
@@ -167,17 +205,15 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
         if (in_row > 0) {
             if (cols < 0) {
                 cols = in_row;
-                first_row_line = line;
+                first_row_line = sc.line;
             } else if (in_row != cols) {
-                set_err(err, name, line, (int32_t)(k - i) + 1,
+                set_err(err, name, sc.line, (int32_t)(sc.eol - sc.bol) + 1,
                         "row has %ld numbers, expected %ld like line %d", in_row, cols, first_row_line);
                 goto fail;
             }
             rows++;
         }
-        i = end + 1;
-        line++;
-    }
+    } while (scan_next_line(&sc));
     if (rows == 0) {
         set_err(err, name, first_line, 1, "no numbers found");
         goto fail;
@@ -347,61 +383,43 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
 {
     *out = NULL;
     *n = 0;
-    int32_t *v = NULL;
+    int32_t *v = NULL, col = 0;
     long cnt = 0, cap = 0;
-    int32_t line = first_line;
-    size_t i = 0;
-    while (i < len) {
-        size_t end = i;
-        while (end < len && text[end] != '\n') end++;
-        size_t k = i;
-        while (k < end) {
-            while (k < end && is_sep(text[k])) k++;
-            if (k >= end || text[k] == '#') break;
-            int32_t col = (int32_t)(k - i) + 1;
-            char tok[32];
-            size_t t = 0;
-            while (k < end && !is_sep(text[k]) && text[k] != '#') {
-                if (t < sizeof tok - 1) tok[t++] = text[k];
-                k++;
-            }
-            tok[t] = 0;
+    scanner sc;
+    scan_start(&sc, text, len, first_line);
+    do {
+        char tok[32];
+        size_t t;
+        while (scan_word(&sc, tok, sizeof tok, &t, &col)) {
             char *stop;
             errno = 0;
             long x = strtol(tok, &stop, 10);
-            if (*stop || t == 0 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
-                set_err(err, name, line, col, "expected an integer ≥ -1, got '%s'", tok);
-                free(v);
-                return false;
+            if (*stop || t >= sizeof tok - 1 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+                set_err(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'", tok);
+                goto fail;
             }
             if (cnt == cap) {
                 cap = cap ? cap * 2 : 64;
-                if (cap > FS_IO_MAX_ELEMS) {
-                    set_err(err, name, line, col, "too many entries");
-                    free(v);
-                    return false;
-                }
-                int32_t *nv = realloc(v, sizeof(int32_t) * (size_t)cap);
+                int32_t *nv = cap > FS_IO_MAX_ELEMS ? NULL : realloc(v, sizeof(int32_t) * (size_t)cap);
                 if (!nv) {
-                    set_err(err, name, line, col, "out of memory");
-                    free(v);
-                    return false;
+                    set_err(err, name, sc.line, col, cap > FS_IO_MAX_ELEMS ? "too many entries" : "out of memory");
+                    goto fail;
                 }
                 v = nv;
             }
             v[cnt++] = (int32_t)x;
         }
-        i = end + 1;
-        line++;
-    }
+    } while (scan_next_line(&sc));
     if (cnt == 0) {
         set_err(err, name, first_line, 1, "no entries found");
-        free(v);
-        return false;
+        goto fail;
     }
     *out = v;
     *n = (int32_t)cnt;
     return true;
+fail:
+    free(v);
+    return false;
 }
 
 bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err)
