@@ -16,4 +16,5 @@ softmax 1 light
 decode-tree 14 dark
 tree 12 contrast
 pitfall 9 dark
+grid64 200 light
 LIST
