@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/memory.h"
 #include "gui/gui.h"
 #include "test_util.h"
 
@@ -384,6 +385,39 @@ START_TEST(png_round_trip)
 }
 END_TEST
 
+/* The on-chip panel's counter, read from the trace, ends where engine/memory.h's model says the
+ * whole run moves: summed over heads, exactly (both count bytes as integers). */
+START_TEST(traffic_counter_matches_memory_model)
+{
+    static const char *const demos[] = {"tiled", "tree", "window", "gqa", "grid64", "pitfall"};
+    for (size_t i = 0; i < sizeof demos / sizeof demos[0]; i++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_demo_load(demos[i], &sh, stderr), 0);
+        const fs_attn *a = &sh.run.attn;
+        double sum = 0;
+        for (int h = 0; h < a->n_q_heads; h++) {
+            gui_traffic t = gui_trace_traffic(&sh, sh.trace.n - 1, h, 4);
+            sum += t.q + t.kv + t.o;
+        }
+        fs_mem_problem p = fs_mem_problem_make(a->n_q, a->n_kv, a->d, a->d_v);
+        p.n_q_heads = a->n_q_heads;
+        p.n_kv_heads = a->n_kv_heads;
+        p.Bq = sh.run.tiling.Bq;
+        p.Bk = sh.run.tiling.Bk;
+        p.in_bytes = p.mat_bytes = p.acc_bytes = 4;
+        p.mask = a->mask;
+        fs_mem_report r;
+        ck_assert_int_eq(fs_mem_model(&p, &r), FS_OK);
+        ck_assert_msg(sum == (double)r.tiled_traffic, "%s: trace counts %.0f bytes, memory.h %lld", demos[i], sum,
+                      (long long)r.tiled_traffic);
+        /* Halfway, strictly less has moved. */
+        gui_traffic half = gui_trace_traffic(&sh, sh.trace.n / 2, 0, 4);
+        ck_assert(half.q + half.kv + half.o < sum / a->n_q_heads);
+        gui_show_free(&sh);
+    }
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -437,6 +471,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);
+    tcase_add_test(t, traffic_counter_matches_memory_model);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);

@@ -92,6 +92,16 @@ void gui_show_free(gui_show *show);
  * built from its fields. buf holds the result. */
 const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n);
 
+/* Bytes moved between device memory and the chip up to step k for one query head, counted from
+ * the trace's events in the model of engine/memory.h: each Q tile read once (at its first pair),
+ * each computed pair reads its K and V rows, each output row written once, a skipped pair
+ * moves nothing. elem_bytes per element (the window uses 4, fp32). */
+typedef struct {
+    double q, kv, o;        /* bytes so far */
+    int visited, partial, skipped;
+} gui_traffic;
+gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int elem_bytes);
+
 /* A number as the window prints it: "-inf", "inf", "nan", or 4 decimals (scientific when tiny or
  * huge). Returns buf. */
 const char *gui_fmt(double x, char *buf, size_t n);

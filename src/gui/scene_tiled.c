@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/memory.h"
 #include "gui/draw.h"
 
 #define ELEM_BYTES 4   /* the on-chip counters assume fp32 elements */
@@ -22,8 +23,7 @@ typedef struct {
     int64_t *tile_ev;        /* TILE / SKIP event of each (qt, kt), −1 while in the future */
     int64_t cur_tile;        /* latest TILE / SKIP event ≤ k (this head), −1 none */
     bool cells;              /* cell_ev holds per-cell events (small problems) */
-    int visited, skipped, partial;
-    double bytes_q, bytes_kv, bytes_o;   /* flash traffic so far (bytes) */
+    gui_traffic io;          /* bytes moved so far, this head (gui_trace_traffic) */
 } tiled_scan;
 
 static void scan_free(tiled_scan *c)
@@ -56,6 +56,7 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
     c->cells = cells;
     for (int i = 0; i < c->nqt * c->nkt; i++) c->tile_ev[i] = -1;
     c->cur_tile = -1;
+    c->io = gui_trace_traffic(show, k, head, ELEM_BYTES);
     for (int64_t s = 0; s <= k && s < t->n; s++) {
         const fs_event *e = &t->ev[s];
         if (e->head != head) continue;
@@ -64,13 +65,6 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
         case FS_EV_SKIP:
             if (e->qt >= 0 && e->qt < c->nqt && e->kt >= 0 && e->kt < c->nkt) c->tile_ev[e->qt * c->nkt + e->kt] = s;
             c->cur_tile = s;
-            if (e->kind == FS_EV_SKIP) c->skipped++;
-            else {
-                c->visited++;
-                c->partial += e->cls == FS_TILE_PARTIAL;
-                c->bytes_q += (double)(e->r1 - e->r0) * c->d * ELEM_BYTES;
-                c->bytes_kv += (double)(e->c1 - e->c0) * (c->d + c->d_v) * ELEM_BYTES;
-            }
             break;
         case FS_EV_ROW:
             if (e->row >= 0 && e->row < c->n_q) {
@@ -80,10 +74,7 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
             }
             break;
         case FS_EV_OUT:
-            if (e->row >= 0 && e->row < c->n_q) {
-                c->out_ev[e->row] = s;
-                c->bytes_o += (double)c->d_v * ELEM_BYTES;
-            }
+            if (e->row >= 0 && e->row < c->n_q) c->out_ev[e->row] = s;
             break;
         default: break;
         }
@@ -471,29 +462,43 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     }
     y += bh + d->L.pad / 2;
     const fs_attn *a = &show->run.attn;
-    double base = (double)ELEM_BYTES * ((double)a->n_q * a->d + (double)a->n_kv * a->d + 4.0 * a->n_q * a->n_kv +
-                                        (double)a->n_kv * a->d_v + (double)a->n_q * a->d_v);
-    double flash = c->bytes_q + c->bytes_kv + c->bytes_o;
-    char b1[32], b2[32];
+    /* The whole run, all heads, from the memory model (engine/memory.h), fp32 everywhere. */
+    fs_mem_problem mp = fs_mem_problem_make(a->n_q, a->n_kv, a->d, a->d_v);
+    mp.n_q_heads = a->n_q_heads;
+    mp.n_kv_heads = a->n_kv_heads;
+    mp.Bq = c->Bq;
+    mp.Bk = c->Bk;
+    mp.in_bytes = mp.mat_bytes = mp.acc_bytes = ELEM_BYTES;
+    mp.mask = a->mask;
+    fs_mem_report mr;
+    bool model = fs_mem_model(&mp, &mr) == FS_OK;
+    double flash = c->io.q + c->io.kv + c->io.o;
+    double base = model ? (double)(mr.mat_traffic + mr.io_bytes) / a->n_q_heads : 0;
+    char b1[32], b2[32], b3[32];
     kb(flash, b1, sizeof b1);
-    kb(base, b2, sizeof b2);
     gui_textf(d, fs, x, y, th->text, GUI_AL_LEFT, "HBM traffic so far: %s (this head)", b1);
     y += lh;
     int bw = r.w - 2 * d->L.pad;
     double mx = fmax(base, flash);
-    gui_fill(d, (gui_rect){x, y, bw, lh / 2}, th->future);
-    gui_fill(d, (gui_rect){x, y, (int)(bw * flash / mx), lh / 2}, th->accent);
-    y += lh / 2 + d->L.pad / 4;
-    gui_fill(d, (gui_rect){x, y, (int)(bw * base / mx), lh / 2}, th->bad);
-    y += lh / 2 + d->L.pad / 4;
-    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "materializing S and P: %s in all", b2);
-    y += lh;
-    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "tiles: %d computed (%d partial), %d skipped of %d", c->visited, c->partial,
-              c->skipped, c->nqt * c->nkt);
+    if (mx > 0) {
+        gui_fill(d, (gui_rect){x, y, bw, lh / 2}, th->future);
+        gui_fill(d, (gui_rect){x, y, (int)(bw * flash / mx), lh / 2}, th->accent);
+        y += lh / 2 + d->L.pad / 4;
+        gui_fill(d, (gui_rect){x, y, (int)(bw * base / mx), lh / 2}, th->bad);
+        y += lh / 2 + d->L.pad / 4;
+    }
+    if (model) {
+        kb((double)mr.tiled_traffic, b2, sizeof b2);
+        kb((double)(mr.mat_traffic + mr.io_bytes), b3, sizeof b3);
+        gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "whole run: tiled %s, materializing %s", b2, b3);
+        y += lh;
+    }
+    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial,
+              c->io.skipped, c->nqt * c->nkt);
     y += lh;
     if (group > 1) {
-        kb(c->bytes_kv / group, b1, sizeof b1);
-        kb(c->bytes_kv, b2, sizeof b2);
+        kb(c->io.kv / group, b1, sizeof b1);
+        kb(c->io.kv, b2, sizeof b2);
         gui_textf(d, fs, x, y, th->good, GUI_AL_LEFT, "K,V tiles shared by %d heads: %s each, not %s", group, b1, b2);
         y += lh;
     }
