@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# make-screenshots.sh: the window screenshots in docs/img (for README and docs/gui.md), drawn by
+# `flashstep render` from the current code. Run from the repository root after `make`.
+set -euo pipefail
+bin=${1:-build/flashstep}
+font=/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf
+out=docs/img
+mkdir -p "$out"
+# name  what (lesson or --demo NAME)  step  extra options
+while read -r name what step extra; do
+  # shellcheck disable=SC2086
+  "$bin" render $what --step "$step" --font "$font" --out "$out/gui-$name.png" $extra
+done <<'LIST'
+softmax      000_01                1
+query        000_02                3
+tiled        000_04                14
+tiled-light  000_04                14   --theme light
+tree         000_07                12
+window       --demo window         30
+gqa          --demo gqa            40
+decode       000_05                3
+decode-tree  --demo decode-tree    14
+pitfall      001_10                3
+grid64       --demo grid64         200  --size 1920x1080
+LIST
