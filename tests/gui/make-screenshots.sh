@@ -6,8 +6,9 @@ bin=${1:-build/flashstep}
 font=/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf
 out=docs/img
 mkdir -p "$out"
-# name  what (lesson or --demo NAME)  step  extra options
+# name  what (a lesson, or demo:NAME)  step  extra options
 while read -r name what step extra; do
+  case $what in demo:*) what="--demo ${what#demo:}" ;; esac
   # shellcheck disable=SC2086
   "$bin" render $what --step "$step" --font "$font" --out "$out/gui-$name.png" $extra
 done <<'LIST'
@@ -16,10 +17,10 @@ query        000_02                3
 tiled        000_04                14
 tiled-light  000_04                14   --theme light
 tree         000_07                12
-window       --demo window         30
-gqa          --demo gqa            40
+window       demo:window           30
+gqa          demo:gqa              40
 decode       000_05                3
-decode-tree  --demo decode-tree    14
+decode-tree  demo:decode-tree      14
 pitfall      001_10                3
-grid64       --demo grid64         200  --size 1920x1080
+grid64       demo:grid64           200  --size 1920x1080
 LIST
