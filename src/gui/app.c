@@ -44,6 +44,7 @@ typedef struct {
     gui_script script;
     int script_pos, script_wait, script_fail;
     int png_count;
+    int match_line;          /* a script line whose reference the next frame must match, or -1 */
     bool ttf;
 } app;
 
@@ -199,6 +200,35 @@ static void push_mouse(Uint32 type, int x, int y)
     SDL_PushEvent(&e);
 }
 
+/* A script's `match REF`: compare the frame just drawn with a reference image (the same
+ * tolerance as tests/check_gui.c). On failure the frame is written to match-fail.png. */
+static void match_frame(app *A, const gui_script_line *l)
+{
+    int w, h;
+    SDL_GetRendererOutputSize(A->ren, &w, &h);
+    uint8_t *px = malloc((size_t)w * h * 3), *ref = NULL;
+    int rw = 0, rh = 0;
+    bool ok = false;
+    if (px && SDL_RenderReadPixels(A->ren, NULL, SDL_PIXELFORMAT_RGB24, px, w * 3) == 0) {
+        if (gui_png_read(l->path, &ref, &rw, &rh) != 0)
+            fprintf(stderr, "%s:%d: cannot read the reference %s\n", A->script.file, l->line, l->path);
+        else if (rw != w || rh != h)
+            fprintf(stderr, "%s:%d: frame is %dx%d, reference %dx%d\n", A->script.file, l->line, w, h, rw, rh);
+        else {
+            int64_t bad = gui_image_diff(px, ref, w, h, 48), allowed = (int64_t)w * h / 200;
+            ok = bad <= allowed;
+            if (!ok) {
+                fprintf(stderr, "%s:%d: %lld pixels differ from %s (allowed %lld); frame in match-fail.png\n", A->script.file,
+                        l->line, (long long)bad, l->path, (long long)allowed);
+                gui_png_write("match-fail.png", px, w, h, w * 3);
+            }
+        }
+    }
+    if (!ok) A->script_fail++;
+    free(px);
+    free(ref);
+}
+
 /* One script line per frame (WAIT holds it for n frames). Returns false at the end. */
 static void script_step(app *A)
 {
@@ -240,6 +270,7 @@ static void script_step(app *A)
         }
         case GUI_SCRIPT_SAVE: A->st.save_png = true; A->png_count = -1 - (A->script_pos - 1); return;
         case GUI_SCRIPT_QUIT: A->st.quit = true; return;
+        case GUI_SCRIPT_MATCH: A->match_line = A->script_pos - 1; return;
         }
     }
 }
@@ -315,6 +346,10 @@ static void app_frame(app *A, int dt_ms)
         A->st.status_ttl = 120;
         fprintf(stderr, "flashstep: %s\n", msg);
     }
+    if (A->match_line >= 0) {
+        match_frame(A, &A->script.lines[A->match_line]);
+        A->match_line = -1;
+    }
     SDL_RenderPresent(A->ren);
 }
 
@@ -382,6 +417,7 @@ int gui_play(const char *name, const gui_options *o)
     app A;
     memset(&A, 0, sizeof A);
     A.opt = o;
+    A.match_line = -1;
     if (o->script && gui_script_load(o->script, &A.script, stderr)) return 2;
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
         fprintf(stderr, "flashstep: no display for the window (%s)\n", SDL_GetError());

@@ -310,13 +310,15 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L);
  *   expect lesson N | expect follow N | expect help 0/1 | expect hover I J | expect speed N
  *   expect menu 0/1 | expect right N (predictions right) | expect events N (trace length)
  *   save FILE             write the current frame as PNG
+ *   match REF.png         the current frame must match REF (a path relative to the script):
+ *                         at most 0.5 % of pixels may differ by more than 48 levels
  *   quit
  * Lines starting with # are comments. */
 
 typedef enum {
     GUI_SCRIPT_KEY = 0, GUI_SCRIPT_MOVE, GUI_SCRIPT_DOWN, GUI_SCRIPT_UP, GUI_SCRIPT_CLICK,
     GUI_SCRIPT_DRAG, GUI_SCRIPT_WAIT, GUI_SCRIPT_RESIZE, GUI_SCRIPT_EXPECT, GUI_SCRIPT_SAVE,
-    GUI_SCRIPT_QUIT
+    GUI_SCRIPT_QUIT, GUI_SCRIPT_MATCH
 } gui_script_op;
 
 typedef struct {

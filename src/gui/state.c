@@ -521,6 +521,17 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
             L.op = GUI_SCRIPT_SAVE;
             if (nw != 2) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "save needs a file name", NULL); }
             snprintf(L.path, sizeof L.path, "%.255s", word[1]);
+        } else if (!strcmp(op, "match")) {
+            L.op = GUI_SCRIPT_MATCH;
+            if (nw != 2) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "match needs a reference image", NULL); }
+            /* Relative to the script's own directory, so tests run from anywhere. */
+            const char *slash = strrchr(path, '/');
+            if (word[1][0] == '/' || !slash) snprintf(L.path, sizeof L.path, "%.255s", word[1]);
+            else snprintf(L.path, sizeof L.path, "%.*s/%.200s", (int)(slash - path > 50 ? 50 : slash - path), path, word[1]);
+            if (slash && slash - path > 50 && word[1][0] != '/') {
+                fclose(f); gui_script_free(sc);
+                return script_error(err, path, line, cols[1], "script directory too long for a relative reference", NULL);
+            }
         } else if (!strcmp(op, "expect")) {
             L.op = GUI_SCRIPT_EXPECT;
             static const char *const whats[] = {"step", "playing", "theme", "scale", "predict", "lesson",

@@ -2,8 +2,9 @@
 # run.sh: the window's tests under a virtual X display (make test-gui runs it inside xvfb-run).
 #   tests/gui/run.sh BIN [SAN_BIN]
 # 1. every lesson opens in the window, plays all its events (at 8192 events/s) and exits 0;
-# 2. synthetic key and mouse input (controls.script, predict.script) drives every control, and
-#    every 'expect' line must hold; P saves a frame, which must be a readable PNG;
+# 2. synthetic key and mouse input (controls, predict, splits scripts) drives every control, and
+#    every 'expect' line must hold; P saves a frame, which must be a readable PNG; a frame drawn
+#    in the window matches its reference image (window-frames.script);
 # 3. with SAN_BIN (an ASan+UBSan build), every lesson plays again there: any leak or error fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,6 +44,8 @@ echo "test-gui: demos played"
   { echo "test-gui: controls.script failed" >&2; fail=1; }
 "$bin" play --demo softmax --size 1280x720 --font "$font" --script "$root/tests/gui/predict.script" --max-seconds 60 ||
   { echo "test-gui: predict.script failed" >&2; fail=1; }
+"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/window-frames.script" --max-seconds 60 ||
+  { echo "test-gui: window-frames.script failed (a window frame differs from tests/gui/ref)" >&2; fail=1; }
 "$bin" play --demo decode --size 1280x720 --font "$font" --script "$root/tests/gui/splits.script" --max-seconds 60 ||
   { echo "test-gui: splits.script failed" >&2; fail=1; }
 for f in controls-frame.png flashstep-tiled-0000.png; do
