@@ -14,6 +14,7 @@ debs=(
   "libsdl2-ttf-dev:pkg-config --exists SDL2_ttf"
   "check:pkg-config --exists check"
   "fontconfig:command -v fc-match"
+  "libfontconfig-dev:pkg-config --exists fontconfig"
   "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
   "libopenblas-dev:test -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/aarch64-linux-gnu/cblas.h"
   "xvfb:command -v Xvfb"
