@@ -226,7 +226,7 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                         fmt2(cell_value(c, i, j, 1), b2, sizeof b2);
                         gui_fill_a(d, (gui_rect){r.x + r.w / 2 - gui_text_w(d, vf, b2) / 2 - 1, y + lh, gui_text_w(d, vf, b2) + 2, lh},
                                    th->bg, 150);
-                        gui_text(d, vf, r.x + r.w / 2, y + lh, th->warn, GUI_AL_CENTER, b2);
+                        gui_text(d, vf, r.x + r.w / 2, y + lh, th->accent, GUI_AL_CENTER, b2);
                     }
                 }
             }
@@ -689,7 +689,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     int row = gui_followed_row(s, show);
     const fs_attn *a = &show->run.attn;
     char cap[96];
-    snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ",
+    snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ; current tile: also exp(S - m_blk) in blue",
              a->n_q_heads > 1 ? "" : "");
     if (a->n_q_heads > 1) snprintf(cap, sizeof cap, "head %d (reads KV head %d)", head, fs_attn_kv_head(a, head));
     tiled_scan w;
