@@ -206,7 +206,8 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
     else
         snprintf(l1, sizeof l1, "Next: row %d meets keys %d-%d, block max m_blk = %s; m_old = %s.", e->row, e->c0, e->c1 - 1,
                  gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32));
-    snprintf(l2, sizeof l2, "What is %s%s?", what, p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : " = max(m_old, m_blk)");
+    snprintf(l2, sizeof l2, "What is %s%s?", what,
+             p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : e->kind == FS_EV_ELEM ? " = max(m_old, z)" : " = max(m_old, m_blk)");
     if (p->phase == GUI_PREDICT_ASK) {
         snprintf(l3, sizeof l3, "%s = %s_", what, p->input);
         snprintf(l4, sizeof l4, "Enter: check   Right: reveal   Q: predict mode off");
