@@ -204,7 +204,7 @@ static void atlas_build(gui_draw *d, gui_font *f)
     for (int i = 0; i < 96; i++) SDL_FreeSurface(g[i]);
 }
 
-static int utf8_len(const char *s)
+int gui_utf8_len(const char *s)
 {
     int n = 0;
     while (*s) { utf8_next(&s); n++; }
@@ -223,13 +223,13 @@ int gui_line_h(gui_draw *d, int size)
     return f ? f->height : size;
 }
 
-int gui_text_w(gui_draw *d, int size, const char *s) { return gui_char_w(d, size) * utf8_len(s); }
+int gui_text_w(gui_draw *d, int size, const char *s) { return gui_char_w(d, size) * gui_utf8_len(s); }
 
 int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *s)
 {
     gui_font *f = gui_font_get(d, size);
     if (!f || !s) return 0;
-    int w = f->adv * utf8_len(s);
+    int w = f->adv * gui_utf8_len(s);
     if (al == GUI_AL_CENTER) x -= w / 2;
     else if (al == GUI_AL_RIGHT) x -= w;
     int cx = x;
@@ -281,7 +281,7 @@ int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al,
 
 void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *s)
 {
-    int n = utf8_len(s);
+    int n = gui_utf8_len(s);
     if (!n) return;
     int sz = size;
     while (sz > size / 2 && sz > 6 && gui_char_w(d, sz) * n > r.w - 2) sz--;

@@ -57,6 +57,7 @@ void gui_draw_begin(gui_draw *d, const gui_state *s);
 
 gui_font *gui_font_get(gui_draw *d, int size);
 int gui_text_w(gui_draw *d, int size, const char *utf8);   /* width in pixels */
+int gui_utf8_len(const char *utf8);                         /* code points (monospace cells) */
 int gui_char_w(gui_draw *d, int size);                      /* one advance */
 int gui_line_h(gui_draw *d, int size);
 /* Draw utf8 with its top at y; x is the left, centre or right edge per align. Returns width. */

@@ -248,6 +248,25 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
 /* ---------------------------------------------------------------------------------------------
  * Decode: the cache cut into splits, each split's partial, the merges with their corrections. */
 
+/* The lines of text in a node of the merge diagram: a split's name, m, ℓ and o[0], or a merge's
+ * operands, m, ℓ and its two corrections c_a, c_b. Returns the number of lines. */
+static int decode_node_text(const fs_trace *t, const fs_event *e, bool is_split, int id, char lines[4][64])
+{
+    char b[32];
+    if (is_split) snprintf(lines[0], 64, "split %d", id);
+    else snprintf(lines[0], 64, "%d+%d", e->a, e->b);
+    snprintf(lines[1], 64, "m %s", F(e->m_new, b));
+    snprintf(lines[2], 64, "ℓ %s", F(e->l_new, b));
+    if (!is_split) {
+        snprintf(lines[3], 64, "c %.3f %.3f", e->alpha, e->beta);
+        return 4;
+    }
+    const double *o = fs_trace_at(t, e->o_new);
+    if (!o) return 3;
+    snprintf(lines[3], 64, "o %s", F(o[0], b));
+    return 4;
+}
+
 static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_theme *th = d->th;
@@ -313,68 +332,115 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     int w = L->main.w;
     for (int p = 0; p < n_splits; p++) px[p] = L->main.x + (2 * p + 1) * w / (2 * n_splits);
     /* All merges of this row (also future ones, drawn dim) give the shape of the diagram. */
-    int64_t merge_all[MAXN];
-    for (int i = 0; i < MAXN; i++) merge_all[i] = -1;
+    int64_t merge_all[MAXN], part_all[MAXN];
+    for (int i = 0; i < MAXN; i++) merge_all[i] = part_all[i] = -1;
     for (int64_t k = 0; k < t->n; k++) {
         const fs_event *e = &t->ev[k];
-        if (e->kind != FS_EV_MERGE || e->head != head || e->row != row || e->id < 0 || e->id >= MAXN) continue;
+        if (e->head != head || e->row != row || e->id < 0 || e->id >= MAXN) continue;
+        if (e->kind == FS_EV_PARTIAL) part_all[e->id] = k;
+        if (e->kind != FS_EV_MERGE) continue;
         if (e->a < 0 || e->a >= MAXN || e->b < 0 || e->b >= MAXN) continue;
         merge_all[e->id] = k;
         depth[e->id] = 1 + (depth[e->a] > depth[e->b] ? depth[e->a] : depth[e->b]);
         px[e->id] = (px[e->a] + px[e->b]) / 2;
         if (depth[e->id] > maxdepth) maxdepth = depth[e->id];
     }
-    int lh = gui_line_h(d, L->font_small);
-    int box_h = 4 * lh + L->pad / 2, box_w = w / (n_splits > 1 ? n_splits : 1) - L->pad;
-    if (box_w > 16 * gui_char_w(d, L->font_small)) box_w = 16 * gui_char_w(d, L->font_small);
+    /* How wide each node may be: the distance to its nearest neighbour on the same level, and
+     * no wider than the picture around it. */
+    int room[MAXN], need[MAXN];
+    for (int id = 0; id < MAXN; id++) {
+        room[id] = need[id] = 0;
+        if (id >= n_splits && merge_all[id] < 0) continue;
+        int r = 2 * (px[id] - L->main.x < L->main.x + w - px[id] ? px[id] - L->main.x : L->main.x + w - px[id]);
+        for (int o = 0; o < MAXN; o++) {
+            if (o == id || depth[o] != depth[id] || (o >= n_splits && merge_all[o] < 0)) continue;
+            int dx = px[o] > px[id] ? px[o] - px[id] : px[id] - px[o];
+            if (dx < r) r = dx;
+        }
+        room[id] = r - L->pad;
+        /* The widest line the node will ever show (its event, at any step), in characters. */
+        char lines[4][64];
+        int64_t ke = id < n_splits ? part_all[id] : merge_all[id];
+        int nl = ke >= 0 ? decode_node_text(t, &t->ev[ke], id < n_splits, id, lines) : 0;
+        for (int i = 0; i < nl; i++) {
+            int c = gui_utf8_len(lines[i]);
+            if (c > need[id]) need[id] = c;
+        }
+    }
+    /* One text size for the whole diagram: the small font, shrunk until every node's widest
+     * line fits its room; below 7 pixels the nodes become dots (numbers in the side panel). */
+    int fs = L->font_small, mg = L->pad / 2 > 3 * d->thin + 2 ? L->pad / 2 : 3 * d->thin + 2;
+    for (int tries = 0; tries < 4; tries++) {
+        int adv = gui_char_w(d, fs), worst = fs;
+        for (int id = 0; id < MAXN; id++) {
+            if (need[id] <= 0 || need[id] * adv + 2 * mg <= room[id]) continue;
+            int f = (int)((double)fs * (room[id] - 2 * mg) / ((double)need[id] * adv));
+            if (f < worst) worst = f;
+        }
+        if (worst >= fs) break;
+        fs = worst < fs - 1 ? worst : fs - 1;
+        if (fs < 7) break;
+    }
+    bool dots = fs < 7;
+    /* The margin inside a box keeps the text clear of the thick frame of the current node. */
+    int lh = gui_line_h(d, fs), adv = gui_char_w(d, fs);
+    int rad = w / (2 * n_splits) - 2;   /* dots: one radius for all, as wide as the splits allow */
+    if (rad > 2 * L->font) rad = 2 * L->font;
+    if (rad > (bottom - top) / (3 * (maxdepth + 1))) rad = (bottom - top) / (3 * (maxdepth + 1));   /* and the levels fit */
+    if (rad < 3) rad = 3;
+    int box_h = dots ? 2 * rad + 2 : 4 * lh + 2 * mg;
     int level_h = maxdepth ? (bottom - top - box_h) / maxdepth : 0;
     if (level_h > box_h + 3 * L->pad) level_h = box_h + 3 * L->pad;
     int base_y = top + maxdepth * level_h;   /* the partials' row */
-    int py[MAXN];
-    for (int i = 0; i < MAXN; i++) py[i] = base_y - depth[i] * level_h;
-    /* Edges first. */
+    int py[MAXN], bw[MAXN];
+    for (int i = 0; i < MAXN; i++) {
+        py[i] = base_y - depth[i] * level_h;
+        bw[i] = need[i] * adv + 2 * mg;
+        if (bw[i] < 8 * adv + 2 * mg) bw[i] = 8 * adv + 2 * mg;
+        if (bw[i] > room[i]) bw[i] = room[i];
+    }
+    /* Edges first: from the child's top to the parent's bottom (centre to centre for dots). */
     for (int id = 0; id < MAXN; id++) {
         if (merge_all[id] < 0) continue;
         const fs_event *e = &t->ev[merge_all[id]];
         bool done = node_ev[id] >= 0;
         uint32_t col = done ? th->merge_mark : th->border;
-        gui_line(d, px[e->a], py[e->a], px[id], py[id] + box_h, col, done ? 2 * d->thin : d->thin);
-        gui_line(d, px[e->b], py[e->b], px[id], py[id] + box_h, col, done ? 2 * d->thin : d->thin);
+        int y_par = dots ? py[id] + box_h / 2 : py[id] + box_h;
+        int dy = dots ? box_h / 2 : 0;
+        gui_line(d, px[e->a], py[e->a] + dy, px[id], y_par, col, done ? 2 * d->thin : d->thin);
+        gui_line(d, px[e->b], py[e->b] + dy, px[id], y_par, col, done ? 2 * d->thin : d->thin);
     }
     for (int id = 0; id < MAXN; id++) {
         bool is_split = id < n_splits, is_merge = merge_all[id] >= 0;
         if (!is_split && !is_merge) continue;
         int64_t ke = node_ev[id];
-        gui_rect r = {px[id] - box_w / 2, py[id], box_w, box_h};
+        gui_rect r = {px[id] - bw[id] / 2, py[id], bw[id], box_h};
         bool is_now = ke >= 0 && ke == s->step;
-        if (box_w < 9 * gui_char_w(d, L->font_small)) {   /* many splits: small nodes, numbers on hover/side */
-            int rad = box_w / 3 > 3 ? box_w / 3 : 3;
+        if (dots) {
             gui_disc(d, px[id], py[id] + box_h / 2, rad + 1, is_now ? th->current : th->border);
             gui_disc(d, px[id], py[id] + box_h / 2, rad, ke >= 0 ? (is_split ? th->full : th->merge_mark) : th->future);
             continue;
         }
         gui_fill(d, r, ke >= 0 ? gui_mix(th->panel, is_split ? (id % 2 ? th->partial : th->full) : th->merge_mark, 0.3) : th->future);
         gui_frame(d, r, is_now ? th->current : th->border, is_now ? 3 * d->thin : d->thin);
-        int x = r.x + L->pad / 2, y = r.y + L->pad / 4;
+        int x = r.x + mg, y = r.y + mg;
         if (ke < 0) {
-            gui_textf(d, L->font_small, x, y, th->dim, GUI_AL_LEFT, is_split ? "split %d" : "merge", id);
+            gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, is_split ? "split %d" : "merge", id);
             continue;
         }
-        const fs_event *e = &t->ev[ke];
-        if (is_split) line(d, L->font_small, x, &y, th->text, "split %d", id);
-        else line(d, L->font_small, x, &y, th->merge_mark, "%d+%d", e->a, e->b);
-        line(d, L->font_small, x, &y, th->text, "m %s", F(e->m_new, b1));
-        line(d, L->font_small, x, &y, th->text, "ℓ %s", F(e->l_new, b1));
-        if (!is_split) line(d, L->font_small, x, &y, th->warn, "c %.3f %.3f", e->alpha, e->beta);
-        else {
-            const double *o = fs_trace_at(t, e->o_new);
-            if (o) line(d, L->font_small, x, &y, th->dim, "o %s", F(o[0], b1));
+        char lines[4][64];
+        int nl = decode_node_text(t, &t->ev[ke], is_split, id, lines);
+        for (int i = 0; i < nl; i++) {
+            uint32_t col = i == 0 ? (is_split ? th->text : th->merge_mark) : i < 3 ? th->text : is_split ? th->dim : th->warn;
+            gui_text(d, fs, x, y, col, GUI_AL_LEFT, lines[i]);
+            y += lh;
         }
     }
     /* Side panel: the current merge with the numbers, or the partial. */
     gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
-    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
+    fs = L->font_small;
+    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2;
     line(d, L->font, x, &y, th->text, "This step");
     if (now && now->kind == FS_EV_MERGE) {
         line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
