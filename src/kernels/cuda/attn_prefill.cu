@@ -21,6 +21,10 @@
  *      128-register cap (2 blocks an SM) without spilling to local memory (ncu: 8.5 M spill
  *      requests in version 5 at d = 128).
  *   7  version 4 with the FFMA exponent and Bk = 32 (32 rows per warp, 4 warps, no spill).
+ *   8  version 5, skipping the rescale of o (D/8 · 4 multiplies a thread) when no row of the
+ *      warp found a new maximum in the tile: after the first tiles the maxima rarely move.
+ *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
+ *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
@@ -121,12 +125,19 @@ __global__ void __launch_bounds__(128) prefill_v1(prefill_params p, const T *__r
 
 /* ---- Versions 2 and up: tensor cores ------------------------------------------------------- */
 
-/* The row's mask bits for the BK keys of tile kt, in the low bits. */
+/* 64-bit mask words per row that a tile of BK keys spans (32 and 64: one; 128: two). */
+template <int BK> struct tile_words { enum { N = BK > 64 ? BK / 64 : 1 }; };
+
+/* Word i of row r's mask bits for the keys of tile kt, in the low bits (0 past n_kv). */
 template <int BK>
-__device__ __forceinline__ uint64_t tile_bits(const prefill_params &p, int r, int kt)
+__device__ __forceinline__ uint64_t tile_bits(const prefill_params &p, int r, int kt, int i)
 {
-    const uint64_t w = p.mask.bits[(size_t)r * p.mask.words + ((kt * BK) >> 6)];
-    return BK == 64 ? w : (w >> ((kt * BK) & 63)) & ((1ull << BK) - 1);
+    if (BK <= 64) {
+        const uint64_t w = p.mask.bits[(size_t)r * p.mask.words + ((kt * BK) >> 6)];
+        return BK == 64 ? w : (w >> ((kt * BK) & 63)) & ((1ull << (BK & 63)) - 1);
+    }
+    const int c = kt * BK + 64 * i;
+    return c < p.n_kv ? p.mask.bits[(size_t)r * p.mask.words + (c >> 6)] : 0;
 }
 
 /* The tile class of KV tile kt for rows [r0, r1) (a block-wide vote for bitmasks: all threads
@@ -137,13 +148,16 @@ __device__ __forceinline__ int tile_class(const prefill_params &p, int r0, int r
     const int c0 = kt * BK, c1 = min(c0 + BK, p.n_kv);
     const bool edge = c1 - c0 < BK;
     if (p.mask.kind == FS_MASK_BITS) {
-        uint64_t valid = edge ? ((1ull << (c1 - c0)) - 1) : (BK == 64 ? ~0ull : (1ull << BK) - 1);
         bool any = false, all = true;
-        for (int r = r0 + (int)threadIdx.x; r < r1; r += NT) {
-            uint64_t w = tile_bits<BK>(p, r, kt) & valid;
-            any |= w != 0;
-            all &= w == valid;
-        }
+        for (int r = r0 + (int)threadIdx.x; r < r1; r += NT)
+#pragma unroll
+            for (int i = 0; i < tile_words<BK>::N; i++) {
+                const int cnt = min(max(c1 - c0 - 64 * i, 0), min(64, BK));
+                const uint64_t valid = cnt >= 64 ? ~0ull : (1ull << cnt) - 1;
+                const uint64_t w = tile_bits<BK>(p, r, kt, i) & valid;
+                any |= w != 0;
+                all &= w == valid;
+            }
         any = __syncthreads_or(any);
         all = __syncthreads_and(all);
         return !any ? FS_TILE_SKIPPED : (all && !edge) ? FS_TILE_FULL : FS_TILE_PARTIAL;
@@ -170,7 +184,7 @@ __device__ __forceinline__ int next_tile(const prefill_params &p, int r0, int r1
  * then STAGES × V tile (Bk, D), rows padded by 8 elements so ldmatrix is free of bank conflicts.
  * Fragment layout of m16n8k16 (lane = 4g + t): accumulator c0,c1 at (row g, cols 2t, 2t+1),
  * c2,c3 at (row g + 8, same cols). */
-template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK, bool LAZY>
 __global__ void __launch_bounds__(NW * 32, (NW * MT == 8 ? 2 : 3))
 prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             const T *__restrict__ V, T *__restrict__ O)
@@ -259,11 +273,13 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             /* scale into base-2 units; the element mask only on partial tiles */
-            uint64_t w[2] = {0, 0};
-            if (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS)
+            uint64_t w[2][tile_words<BK>::N];
 #pragma unroll
-                for (int x = 0; x < 2; x++)
-                    w[x] = row_of(mt, x) < p.n_q ? tile_bits<BK>(p, row_of(mt, x), kt) : 0;
+            for (int x = 0; x < 2; x++)
+#pragma unroll
+                for (int i = 0; i < tile_words<BK>::N; i++)
+                    w[x][i] = (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS && row_of(mt, x) < p.n_q)
+                                  ? tile_bits<BK>(p, row_of(mt, x), kt, i) : 0;
             float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
             for (int nt = 0; nt < BK / 8; nt++) {
@@ -277,7 +293,7 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
                         bool vis = j < p.n_kv;
                         if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
                         if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
-                        if (p.mask.kind == FS_MASK_BITS) vis = vis && ((w[e >> 1] >> jj) & 1u);
+                        if (p.mask.kind == FS_MASK_BITS) vis = vis && ((w[e >> 1][jj >> 6] >> (jj & 63)) & 1u);
                         if (!vis) s = -INFINITY;
                     }
                     sacc[mt][nt][e] = s;
@@ -309,13 +325,15 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
 #pragma unroll
             for (int x = 0; x < 2; x++)   /* this lane's share of ℓ; the quad is summed at the end */
                 l_run[mt][x] = alpha[x] * l_run[mt][x] + sum[x];
+            /* LAZY: once a row's max settles, α = 1 and the rescale is skipped (a warp vote) */
+            if (!LAZY || __any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
 #pragma unroll
-            for (int dt = 0; dt < D / 8; dt++) {
-                oacc[mt][dt][0] *= alpha[0];
-                oacc[mt][dt][1] *= alpha[0];
-                oacc[mt][dt][2] *= alpha[1];
-                oacc[mt][dt][3] *= alpha[1];
-            }
+                for (int dt = 0; dt < D / 8; dt++) {
+                    oacc[mt][dt][0] *= alpha[0];
+                    oacc[mt][dt][1] *= alpha[0];
+                    oacc[mt][dt][2] *= alpha[1];
+                    oacc[mt][dt][3] *= alpha[1];
+                }
         }
 
         /* O += P V: P is already in the A-fragment layout, V through ldmatrix.trans; each V
@@ -388,6 +406,8 @@ static const char *version_lines[] = {
     "version 3 with the scale folded into the exponent: exp2(s * scale log2e - m) as one FFMA",
     "version 5 with Bk=32: half the score registers, so the 128-register cap no longer spills",
     "version 4 with the FFMA exponent and Bk=32: 32 rows per warp without spilling",
+    "version 5, skipping the o rescale when no row of the warp got a new maximum",
+    "version 8 with Bk=128 at d=64 (d=128 keeps 64): fewer tiles, less per-tile overhead",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -397,13 +417,13 @@ extern "C" const char *fs_cuda_prefill_version_str(int v)
     return v >= 1 && v <= fs_cuda_prefill_versions() ? version_lines[v - 1] : "?";
 }
 
-template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK>
+template <typename T, int D, int NW, int MT, int STAGES, bool FUSE, int BK, bool LAZY = false>
 static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, const void *Q,
                             const void *K, const void *V, void *O, char *why, size_t n)
 {
     constexpr int BQ = 16 * MT * NW, LD = D + 8;
     const size_t smem = sizeof(T) * (size_t)LD * (BQ + 2 * STAGES * BK);
-    auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE, BK>;
+    auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE, BK, LAZY>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
@@ -429,6 +449,8 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
     case 5: return launch_mma<T, D, 8, 1, 2, true, 64>(pp, p, Q, K, V, O, why, n);
     case 6: return launch_mma<T, D, 8, 1, 2, true, 32>(pp, p, Q, K, V, O, why, n);
     case 7: return launch_mma<T, D, 4, 2, 2, true, 32>(pp, p, Q, K, V, O, why, n);
+    case 8: return launch_mma<T, D, 8, 1, 2, true, 64, true>(pp, p, Q, K, V, O, why, n);
+    case 9: return launch_mma<T, D, 8, 1, 2, true, (D == 64 ? 128 : 64), true>(pp, p, Q, K, V, O, why, n);
     }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;
