@@ -10,7 +10,7 @@
 
 typedef struct {
     fs_lesson *l;
-    char buf[1024];
+    char buf[4096];
 } lesson_ctx;
 
 static void free_lesson(void *ctx)

@@ -66,8 +66,11 @@ int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al,
     __attribute__((format(printf, 7, 8)));
 /* Text centred in a rect, shrunk to fit its width (down to half size), or not drawn. */
 void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *utf8);
-/* Word-wrapped text in r; returns the height used. */
+/* Word-wrapped text in r (lines break between words, so a number is never split); when it does
+ * not all fit, the last line ends in " …" after a whole word. Returns the height used. */
 int gui_text_wrap(gui_draw *d, int size, gui_rect r, uint32_t color, const char *utf8);
+/* How many lines gui_text_wrap needs for all of utf8 in a width of w pixels. */
+int gui_wrap_lines(gui_draw *d, int size, int w, const char *utf8);
 
 void gui_fill(gui_draw *d, gui_rect r, uint32_t color);
 void gui_fill_a(gui_draw *d, gui_rect r, uint32_t color, int alpha);

@@ -54,18 +54,30 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     }
 }
 
+/* The narration in the bar above the timeline: the body size when it fits, else the small size,
+ * else the small size cut after a whole word with " …". Hovering the bar shows all of it. */
 static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_layout *L = &d->L;
     gui_panel(d, L->narration, NULL);
-    char buf[1024];
+    char buf[4096];
     gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
-    /* Body size when it fits in the panel, else the small size. */
-    int cw = gui_char_w(d, L->font), lines = r.h / gui_line_h(d, L->font);
-    int cap = cw > 0 ? (r.w / cw) * lines * 9 / 10 : 0;
-    gui_text_wrap(d, (int)strlen(buf) <= cap ? L->font : L->font_small, r, d->th->text, buf);
+    int fs = L->font;
+    if (gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs)) fs = L->font_small;
+    bool cut = gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs);
+    gui_text_wrap(d, fs, r, d->th->text, buf);
+    if (!cut || s->hover != GUI_HOVER_NARRATION) return;
+    /* The whole text in a box that grows upward from the bar, over the scene. */
+    int lh = gui_line_h(d, L->font), top = L->header.y + L->header.h;
+    int n = gui_wrap_lines(d, L->font, r.w, buf);
+    int h = n * lh + L->pad;
+    gui_rect box = {L->narration.x, L->narration.y + L->narration.h - h, L->narration.w, h};
+    if (box.y < top) { box.y = top; box.h = L->narration.y + L->narration.h - top; }
+    gui_fill(d, box, d->th->panel);
+    gui_frame(d, box, d->th->accent, d->thin);
+    gui_text_wrap(d, L->font, (gui_rect){r.x, box.y + L->pad / 2, r.w, box.h - L->pad / 2}, d->th->text, buf);
 }
 
 static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
@@ -158,7 +170,8 @@ static void draw_help(gui_draw *d)
         "Up / Down      faster / slower",
         "Home / End     first / last event",
         "mouse          drag the timeline; hover a cell for its exact",
-        "               value; click a row to follow it (again: let go)",
+        "               value, the text bar for all of a long text;",
+        "               click a row to follow it (again: let go)",
         "L, 1-9, 0      lesson list, pick lesson 1-10",
         "Q              predict mode: type m_new or alpha before a",
         "               rescale, Enter to check, Right to reveal",

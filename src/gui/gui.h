@@ -248,7 +248,10 @@ bool gui_predict_match(double x, double e);
 /* Parse what was typed ("0.62", "-inf", "1e-3"); false when it is not a number. */
 bool gui_predict_parse(const char *s, double *x);
 
-typedef enum { GUI_HOVER_NONE = 0, GUI_HOVER_CELL, GUI_HOVER_TIMELINE, GUI_HOVER_ROW } gui_hover_kind;
+typedef enum {
+    GUI_HOVER_NONE = 0, GUI_HOVER_CELL, GUI_HOVER_TIMELINE, GUI_HOVER_ROW,
+    GUI_HOVER_NARRATION    /* the narration bar: a text cut short is shown whole */
+} gui_hover_kind;
 
 typedef struct {
     int w, h;               /* window size in pixels */

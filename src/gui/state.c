@@ -275,6 +275,10 @@ static void hover_at(gui_state *s, const gui_show *show)
         s->hover_step = gui_timeline_step_at(L.timeline, s->n, s->mouse_x);
         return;
     }
+    if (gui_rect_contains(L.narration, s->mouse_x, s->mouse_y)) {
+        s->hover = GUI_HOVER_NARRATION;
+        return;
+    }
     gui_grid g = gui_scene_grid(show, &L);
     int i, j;
     if (gui_grid_hit(&g, s->mouse_x, s->mouse_y, &i, &j)) {
