@@ -81,6 +81,10 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
             memcpy(show->parent, par, sizeof(int32_t) * (size_t)np);
             show->n_parent = np;
         }
+        for (int32_t i = 0; i < np && i < 256; i++) {
+            const char *lab = fs_lesson_label(l, i);
+            if (lab) snprintf(show->node_label[i], sizeof show->node_label[i], "%s", lab);
+        }
     }
     for (int i = 0; i < fs_lesson_check_count(l) && show->n_claims < GUI_MAX_CLAIMS; i++) {
         const fs_check *c = fs_lesson_check(l, i);

@@ -53,6 +53,7 @@ typedef struct {
     int64_t diverge;        /* PITFALL: first step whose numbers differ, −1 when none */
     int32_t *parent;        /* TREE: parent of each position (−1 root); NULL otherwise */
     int32_t n_parent;
+    char node_label[256][8];/* TREE: the lesson's names of the positions ("A", "B", …); "" when none */
     char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each */
     int n_claims;
     /* Narration for a step, from the lesson when there is one (NULL: the window describes the

@@ -306,8 +306,13 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                   i == follow ? th->accent : th->dim, GUI_AL_RIGHT, "%s%d", i == follow ? ">" : "", i);
     for (int j = 0; j < c->n_kv; j += every)
         gui_textf(d, lf, g->x0 + j * cell + cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, "%d", j);
-    if (caption) gui_text(d, L->font_small, g->x0, g->y0 - gui_line_h(d, lf) - gui_line_h(d, L->font_small) - d->L.pad / 2,
-                          th->text, GUI_AL_LEFT, caption);
+    if (caption) {   /* beside the tree, the caption stops at the tree's column */
+        int old_x1 = d->clip_x1;
+        if (show->scene == GUI_SCENE_TREE) d->clip_x1 = L->main.x + L->main.w * 11 / 20;
+        gui_text(d, L->font_small, g->x0, g->y0 - gui_line_h(d, lf) - gui_line_h(d, L->font_small) - d->L.pad / 2, th->text,
+                 GUI_AL_LEFT, caption);
+        d->clip_x1 = old_x1;
+    }
     if (follow >= 0 && follow < c->n_q)
         gui_frame(d, (gui_rect){g->x0 - d->thin, g->y0 + follow * cell - d->thin, gw + 2 * d->thin, cell + 2 * d->thin}, th->accent,
                   d->thin);
@@ -563,8 +568,13 @@ static void draw_tree(gui_draw *d, const gui_show *show, int row, gui_rect r)
         for (int ch = 0; ch < n; ch++) if (show->parent[ch] == v && x_slot[ch] >= 0) { sum += x_slot[ch]; cnt++; }
         x_slot[v] = cnt ? sum / cnt : 0;
     }
+    /* The caption on top, wrapped to the column (two lines at 1280 × 720). */
+    const char *cap = row >= 0 ? "tree: the query (yellow) sees itself and its ancestors (blue)" : "tree";
+    int cf = d->L.font_small;
+    int cap_h = gui_text_wrap(d, cf, (gui_rect){r.x + d->L.pad, r.y, r.w - d->L.pad, 2 * gui_line_h(d, cf)}, th->text, cap);
     int fs = d->L.font, rad = fs;
-    int top = r.y + 2 * fs, h = r.h - 4 * fs, w = r.w - 2 * rad - 2 * d->L.pad;
+    int top = r.y + cap_h + rad + d->L.pad / 2, h = r.y + r.h - rad - gui_line_h(d, d->L.font_small) - top;
+    int w = r.w - 2 * rad - 2 * d->L.pad;
     int px[256], py[256];
     for (int i = 0; i < n; i++) {
         px[i] = r.x + rad + d->L.pad + (leaves > 1 ? x_slot[i] * w / (2 * leaves - 2) : w / 2);
@@ -581,12 +591,16 @@ static void draw_tree(gui_draw *d, const gui_show *show, int row, gui_rect r)
         uint32_t col = i == row ? th->current : anc[i] ? th->accent : th->future;
         gui_disc(d, px[i], py[i], rad, th->border);
         gui_disc(d, px[i], py[i], rad - d->thin - 1, col);
+        /* The lesson's name for the position inside the disc, its index (the grid's row and
+         * column) beside it; without names, the index inside. */
         char lab[16];
-        snprintf(lab, sizeof lab, "%d", i);
-        gui_text(d, fs, px[i], py[i] - gui_line_h(d, fs) / 2, i == row || anc[i] ? th->bg : th->text, GUI_AL_CENTER, lab);
+        bool named = show->node_label[i][0] != 0;
+        snprintf(lab, sizeof lab, "%s", named ? show->node_label[i] : "");
+        if (!named) snprintf(lab, sizeof lab, "%d", i);
+        int lf = gui_text_w(d, fs, lab) <= 2 * rad - 2 ? fs : d->L.font_small;
+        gui_text(d, lf, px[i], py[i] - gui_line_h(d, lf) / 2, i == row || anc[i] ? th->bg : th->text, GUI_AL_CENTER, lab);
+        if (named) gui_textf(d, d->L.font_small, px[i] + rad * 7 / 10, py[i] + rad * 6 / 10, th->dim, GUI_AL_LEFT, "%d", i);
     }
-    gui_text(d, d->L.font_small, r.x + d->L.pad, r.y, th->text, GUI_AL_LEFT,
-             row >= 0 ? "tree: query (yellow) sees itself and its ancestors (blue)" : "tree");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -689,7 +703,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     int row = gui_followed_row(s, show);
     const fs_attn *a = &show->run.attn;
     char cap[96];
-    snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ; current tile: also exp(S - m_blk) in blue",
+    snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ; in blue: exp(S - m_blk)",
              a->n_q_heads > 1 ? "" : "");
     if (a->n_q_heads > 1) snprintf(cap, sizeof cap, "head %d (reads KV head %d)", head, fs_attn_kv_head(a, head));
     tiled_scan w;
