@@ -8,6 +8,7 @@
 
 #include "engine/memory.h"
 #include "gui/gui.h"
+#include "lesson/lesson.h"
 #include "test_util.h"
 
 static const int sizes[][2] = {{1280, 720}, {1920, 1080}, {3840, 2160}, {1024, 768}, {2560, 1080}};
@@ -418,6 +419,116 @@ START_TEST(traffic_counter_matches_memory_model)
 }
 END_TEST
 
+/* Word wrap: random texts of numbers and words (some with "·" and "ℓ", several bytes each) on
+ * random widths. Every line holds at most `per` code points, lines break only between words (each
+ * shown word is whole and the shown words are the text's first ones, in order), and a text that
+ * does not fit ends in " …" on its last line. */
+static int n_cps(const char *a, size_t len)
+{
+    int n = 0;
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)a[i] & 0xC0) != 0x80;
+    return n;
+}
+
+START_TEST(wrap_keeps_words_whole)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 300; trial++) {
+        int per = fs_rng_int(&r, 12, 70), max_lines = fs_rng_int(&r, 1, 5), n_words = fs_rng_int(&r, 1, 60);
+        char text[4096] = "", words[64][32];
+        size_t tn = 0;
+        for (int i = 0; i < n_words; i++) {
+            switch (fs_rng_int(&r, 0, 3)) {
+            case 0: snprintf(words[i], sizeof words[i], "%.4f,", fs_rng_uniform(&r, -9, 9)); break;
+            case 1: snprintf(words[i], sizeof words[i], "[%.4f", fs_rng_uniform(&r, -9, 9)); break;
+            case 2: snprintf(words[i], sizeof words[i], "ℓ_new"); break;
+            default: snprintf(words[i], sizeof words[i], "α·ℓ_old"); break;
+            }
+            tn += (size_t)snprintf(text + tn, sizeof text - tn, "%s%s", i ? " " : "", words[i]);
+        }
+        char out[8192];
+        bool cut = false;
+        int lines = gui_wrap(text, per, max_lines, out, sizeof out, &cut);
+        int all = gui_wrap(text, per, 0, NULL, 0, NULL);
+        FS_ASSERT_SEED(lines >= 1 && lines <= max_lines, seed, "%d lines for at most %d", lines, max_lines);
+        FS_ASSERT_SEED(cut == (all > max_lines), seed, "cut %d but the text needs %d lines of %d", cut, all, max_lines);
+        int w = 0;
+        const char *line = out;
+        for (int li = 0; li < lines; li++) {
+            const char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
+            FS_ASSERT_SEED(n_cps(line, len) <= per, seed, "line %d has %d code points, more than %d", li, n_cps(line, len), per);
+            bool ell = cut && li == lines - 1;
+            if (ell) {
+                FS_ASSERT_SEED(len >= 4 && !memcmp(line + len - 4, " \xe2\x80\xa6", 4), seed, "last line of a cut text lacks \" …\"");
+                len -= 4;
+            }
+            char buf[512];
+            snprintf(buf, sizeof buf, "%.*s", (int)len, line);
+            for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+                FS_ASSERT_SEED(w < n_words && !strcmp(tok, words[w]), seed, "line %d shows \"%s\" where word %d is \"%s\"", li,
+                               tok, w, w < n_words ? words[w] : "(none)");
+                w++;
+            }
+            line = nl ? nl + 1 : line + len;
+        }
+        FS_ASSERT_SEED(cut ? w < n_words : w == n_words, seed, "%d of %d words shown (cut %d)", w, n_words, cut);
+    }
+}
+END_TEST
+
+/* A pitfall lesson: the timeline walks the lesson's main trace (the wrong variant), the correct
+ * run is beside it, and the narration at every step describes the timeline's event (the lesson's
+ * own words for that step, else the event of the main trace described with its numbers). Before
+ * this was fixed the timeline walked the correct run while the words described the wrong one. */
+START_TEST(pitfall_narration_follows_timeline)
+{
+    char **paths = NULL;
+    int n = 0, checked = 0, differing = 0;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error e;
+        memset(&e, 0, sizeof e);
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &e), "%s: %s", paths[i], e.msg);
+        const fs_trace *main_t = fs_lesson_trace(l), *cmp = fs_lesson_compare_trace(l);
+        if ((int)fs_lesson_scene(l) != (int)GUI_SCENE_PITFALL || !main_t || !cmp) { fs_lesson_free(l); continue; }
+        gui_show sh;
+        ck_assert_int_eq(gui_lesson_load(paths[i], &sh, stderr), 0);
+        ck_assert_int_eq(sh.trace.n, main_t->n);
+        ck_assert_int_eq(sh.correct.n, cmp->n);
+        for (int64_t k = 0; k < main_t->n; k++) {
+            const fs_event *a = &sh.trace.ev[k], *b = &main_t->ev[k];
+            ck_assert_int_eq(a->kind, b->kind);
+            ck_assert(a->l_new == b->l_new || (isnan(a->l_new) && isnan(b->l_new)));
+            char got[4096], want[4096], other[4096];
+            gui_narration(&sh, k, got, sizeof got);
+            const char *own = fs_lesson_narration(l, k);
+            if (own && *own) snprintf(want, sizeof want, "%s", own);
+            else fs_lesson_describe(l, main_t, k, 4, want, sizeof want);
+            ck_assert_msg(!strcmp(got, want), "%s step %lld: narration \"%s\", expected \"%s\"", paths[i], (long long)k, got, want);
+            fs_lesson_describe(l, cmp, k, 4, other, sizeof other);
+            fs_lesson_describe(l, main_t, k, 4, want, sizeof want);
+            differing += strcmp(other, want) != 0;   /* steps where the two runs read differently */
+        }
+        checked++;
+        gui_show_free(&sh);
+        fs_lesson_free(l);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_msg(checked >= 2, "only %d pitfall lessons with a compare trace found", checked);
+    ck_assert_msg(differing > 0, "no step where the wrong and correct runs differ: the test could not fail");
+    /* The built-in pitfall follows the same rule: its timeline is the wrong variant. */
+    gui_show d;
+    ck_assert_int_eq(gui_demo_load("pitfall", &d, stderr), 0);
+    ck_assert(d.run.tiling.pitfall != FS_PITFALL_NONE);
+    ck_assert(d.correct.n > 0 && d.diverge >= 0);
+    ck_assert_int_eq(gui_first_divergence(&d.trace, &d.correct), d.diverge);
+    gui_show_free(&d);
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -472,6 +583,8 @@ Suite *gui_suite(void)
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);
     tcase_add_test(t, traffic_counter_matches_memory_model);
+    tcase_add_test(t, wrap_keeps_words_whole);
+    tcase_add_test(t, pitfall_narration_follows_timeline);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);

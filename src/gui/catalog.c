@@ -68,7 +68,9 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
     else show->run = fs_run_make(FS_ALGO_REFERENCE);
     bool ok = true;
     if (show->scene == GUI_SCENE_PITFALL && fs_lesson_compare_trace(l)) {
-        ok = copy_trace(&show->trace, fs_lesson_compare_trace(l)) && copy_trace(&show->wrong, fs_lesson_trace(l));
+        /* The timeline walks the lesson's main trace (the wrong variant, which its narration
+         * describes); the compare trace is the correct run drawn beside it. */
+        ok = copy_trace(&show->trace, fs_lesson_trace(l)) && copy_trace(&show->correct, fs_lesson_compare_trace(l));
         snprintf(show->wrong_label, sizeof show->wrong_label, "%s", fs_pitfall_str(r ? r->tiling.pitfall : FS_PITFALL_NONE));
     } else {
         ok = copy_trace(&show->trace, fs_lesson_trace(l));
@@ -103,19 +105,7 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
         gui_show_free(show);
         return 2;
     }
-    if (show->trace.n > 0 && show->wrong.n > 0) {
-        /* First step where the wrong run's numbers leave the correct one's. */
-        int64_t n = show->trace.n < show->wrong.n ? show->trace.n : show->wrong.n;
-        show->diverge = show->trace.n == show->wrong.n ? -1 : n;
-        for (int64_t k = 0; k < n; k++) {
-            const fs_event *a = &show->trace.ev[k], *b = &show->wrong.ev[k];
-            const double *oa = fs_trace_at(&show->trace, a->o_new), *ob = fs_trace_at(&show->wrong, b->o_new);
-            bool same = a->kind == b->kind && (a->l_new == b->l_new || (a->l_new != a->l_new && b->l_new != b->l_new));
-            for (int v = 0; same && oa && ob && v < a->n_o && v < b->n_o; v++)
-                same = oa[v] == ob[v] || (oa[v] - ob[v] < 1e-9 && ob[v] - oa[v] < 1e-9);
-            if (!same) { show->diverge = k; break; }
-        }
-    }
+    if (show->trace.n > 0 && show->correct.n > 0) show->diverge = gui_first_divergence(&show->trace, &show->correct);
     return 0;
 }
 

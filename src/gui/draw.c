@@ -289,64 +289,28 @@ void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char 
     gui_text(d, sz, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, sz)) / 2, color, GUI_AL_CENTER, s);
 }
 
-/* Where the next wrapped line of s ends when a line holds `per` characters: after the last whole
- * word that fits (a word longer than a line is cut). *next is where the line after it starts. */
-static const char *wrap_cut(const char *s, int per, const char **next)
-{
-    const char *p = s, *cut = NULL;
-    int n = 0;
-    while (*p && *p != '\n' && n < per) {
-        if (*p == ' ') cut = p;
-        utf8_next(&p);
-        n++;
-    }
-    if (!*p || *p == '\n' || *p == ' ') cut = p;
-    else if (!cut) cut = p;
-    const char *q = cut;
-    while (*q == ' ' || *q == '\n') q++;
-    *next = q;
-    return cut;
-}
-
 int gui_wrap_lines(gui_draw *d, int size, int w, const char *s)
 {
-    int cw = gui_char_w(d, size), per = cw > 0 ? w / cw : 1, n = 0;
-    if (per < 4) return 1 << 20;
-    while (*s == ' ') s++;
-    while (*s) {
-        const char *next;
-        wrap_cut(s, per, &next);
-        s = next;
-        n++;
-    }
-    return n;
+    int cw = gui_char_w(d, size);
+    if (cw <= 0 || w / cw < 4) return 1 << 20;
+    return gui_wrap(s, w / cw, 0, NULL, 0, NULL);
 }
 
 int gui_text_wrap(gui_draw *d, int size, gui_rect r, uint32_t color, const char *s)
 {
     int cw = gui_char_w(d, size), lh = gui_line_h(d, size);
-    int per = cw > 0 ? r.w / cw : 1;
-    if (per < 4) return 0;
-    int y = r.y;
-    char line[1024];
-    while (*s && y + lh <= r.y + r.h) {
-        const char *next, *cut = wrap_cut(s, per, &next);
-        bool last = y + 2 * lh > r.y + r.h;
-        bool more = *next != 0;
-        if (last && more) cut = wrap_cut(s, per - 2, &next);   /* room for " …" after a whole word */
-        size_t len = (size_t)(cut - s);
-        if (len >= sizeof line - 8) len = sizeof line - 8;
-        memcpy(line, s, len);
-        line[len] = 0;
-        if (last && more) {
-            while (len > 0 && line[len - 1] == ' ') line[--len] = 0;
-            memcpy(line + len, " \xe2\x80\xa6", 5);   /* " …" */
-        }
-        gui_text(d, size, r.x, y, color, GUI_AL_LEFT, line);
-        y += lh;
-        s = next;
+    int per = cw > 0 ? r.w / cw : 1, max_lines = lh > 0 ? r.h / lh : 0;
+    if (per < 4 || max_lines < 1) return 0;
+    char buf[8192];
+    int n = gui_wrap(s, per, max_lines, buf, sizeof buf, NULL);
+    char *line = buf;
+    for (int i = 0; i < n && line; i++) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        gui_text(d, size, r.x, r.y + i * lh, color, GUI_AL_LEFT, line);
+        line = nl ? nl + 1 : NULL;
     }
-    return y - r.y;
+    return n * lh;
 }
 
 static void set_color(gui_draw *d, uint32_t c, int a)

@@ -47,8 +47,10 @@ typedef struct {
     char intro[512];
     gui_scene scene;
     fs_run run;             /* the problem as it was run; its pointers point into owned[] */
-    fs_trace trace;         /* the events (what the timeline walks) */
-    fs_trace wrong;         /* PITFALL: the wrong variant's trace (same problem); else empty */
+    fs_trace trace;         /* the events: what the timeline walks and the narration describes; for a
+                             * pitfall, the wrong variant's run (a lesson's main trace) */
+    fs_trace correct;       /* PITFALL: the correct run of the same problem, drawn beside it at the
+                             * same step (a lesson's compare trace); else empty */
     char wrong_label[64];   /* PITFALL: the variant's name */
     int64_t diverge;        /* PITFALL: first step whose numbers differ, −1 when none */
     int32_t *parent;        /* TREE: parent of each position (−1 root); NULL otherwise */
@@ -89,6 +91,10 @@ const char *gui_demo_name(int i);
 
 void gui_show_free(gui_show *show);
 
+/* The first step at which two traces of the same problem differ (event kind, m, ℓ or o; NaN
+ * differs from a number), or −1 when they agree at every step. */
+int64_t gui_first_divergence(const fs_trace *a, const fs_trace *b);
+
 /* The narration line for step k: the lesson's when it has one, else a description of the event
  * built from its fields. buf holds the result. */
 const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n);
@@ -128,6 +134,13 @@ typedef struct {
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
  * with the window's smaller relative side, so 1280×720 and 3840×2160 look alike. */
 gui_layout gui_layout_compute(int w, int h, int scale_pct);
+
+/* Word wrap for a monospace face: s broken into lines of at most `per` code points, between
+ * words (so a number is never split; only a word longer than a line is cut), at most max_lines
+ * of them. When text is left over, the last line ends in " …" after a whole word and *cut is
+ * set. The lines go to out separated by '\n' (out is always terminated). Returns the number of
+ * lines; with max_lines ≤ 0, the number all of s needs (out may then be NULL). */
+int gui_wrap(const char *s, int per, int max_lines, char *out, size_t n, bool *cut);
 
 /* Timeline: step ↔ x inside r (n ≥ 1 steps; x outside r is clamped). */
 int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x);

@@ -5,6 +5,7 @@
  * 1280×720, 1920×1080 and 3840×2160 and at several scales.
  */
 #include <math.h>
+#include <string.h>
 
 #include "gui/gui.h"
 
@@ -48,6 +49,63 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
     if (L.main.w < 1) L.main.w = 1;
     return L;
+}
+
+/* End of the next line starting at s: after the last whole word within per code points. */
+static const char *wrap_end(const char *s, int per)
+{
+    const char *p = s, *cut = NULL;
+    int n = 0;
+    while (*p && *p != '\n') {
+        if (*p == ' ') cut = p;
+        const char *q = p + 1;
+        while (((unsigned char)*q & 0xC0) == 0x80) q++;
+        if (n + 1 > per) break;
+        n++;
+        p = q;
+    }
+    if (!*p || *p == '\n' || *p == ' ') return p;
+    return cut && cut > s ? cut : p;
+}
+
+static const char *skip_blank(const char *s)
+{
+    while (*s == ' ' || *s == '\n') s++;
+    return s;
+}
+
+int gui_wrap(const char *s, int per, int max_lines, char *out, size_t n, bool *cut)
+{
+    if (cut) *cut = false;
+    if (out && n) out[0] = 0;
+    if (per < 4) per = 4;
+    size_t used = 0;
+    int lines = 0;
+    s = skip_blank(s);
+    while (*s) {
+        const char *e = wrap_end(s, per);
+        const char *next = skip_blank(e);
+        bool last = max_lines > 0 && lines + 1 == max_lines && *next;
+        if (last) {   /* room for " …" after a whole word */
+            e = wrap_end(s, per - 2);
+            while (e > s && e[-1] == ' ') e--;
+            if (cut) *cut = true;
+        }
+        if (out && n) {
+            size_t len = (size_t)(e - s), need = len + (last ? 4 : 0) + (lines ? 1 : 0);
+            if (used + need < n) {
+                if (lines) out[used++] = '\n';
+                memcpy(out + used, s, len);
+                used += len;
+                if (last) { memcpy(out + used, " \xe2\x80\xa6", 4); used += 4; }
+                out[used] = 0;
+            }
+        }
+        lines++;
+        if (last) break;
+        s = next;
+    }
+    return lines;
 }
 
 int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x)

@@ -157,8 +157,8 @@ static void draw_tilemap(gui_draw *d, const gui_show *show, const tiled_scan *c,
               c->Bq, c->Bk);
 }
 
-/* Draw one grid (scores, O cells, m and ℓ columns) of scan c into g. wrong_ref: for the pitfall,
- * the correct scan to compare O rows with (rows that differ are outlined). */
+/* Draw one grid (scores, O cells, m and ℓ columns) of scan c into g. ref: for the pitfall's wrong
+ * run, the correct scan to compare O rows with (rows that differ are outlined). */
 static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c,
                       const gui_grid *g, bool stats, const tiled_scan *ref, const char *caption)
 {
@@ -391,7 +391,8 @@ static void kb(double bytes, char *b, size_t n)
     else snprintf(b, n, "%.0f B", bytes);
 }
 
-static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *c, int row, gui_rect r, int y)
+/* which: "" or a note after the row number (" wrong run" for a pitfall). */
+static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *c, int row, gui_rect r, int y, const char *which)
 {
     const gui_theme *th = d->th;
     int x = r.x + d->L.pad, lh = gui_line_h(d, d->L.font_small);
@@ -401,7 +402,8 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
     }
     const fs_event *e = &c->t->ev[c->row_ev[row]];
     bool now = c->row_ev[row] == s->step;
-    gui_textf(d, d->L.font, x, y, now ? th->current : th->text, GUI_AL_LEFT, "Row %d%s", row, now ? "  (this step)" : "");
+    gui_textf(d, d->L.font, x, y, now ? th->current : th->text, GUI_AL_LEFT, "Row %d%s%s", row, which,
+              now ? "  (this step)" : "");
     y += gui_line_h(d, d->L.font);
     char vis[96];
     snprintf(vis, sizeof vis, "tile Q%d,K%d · keys %d-%d · %d visible", e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
@@ -706,20 +708,23 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     snprintf(cap, sizeof cap, "%s%s", show->scene == GUI_SCENE_PITFALL ? "correct: " : "S = scale·QKᵀ; in blue: exp(S - m_blk)",
              a->n_q_heads > 1 ? "" : "");
     if (a->n_q_heads > 1) snprintf(cap, sizeof cap, "head %d (reads KV head %d)", head, fs_attn_kv_head(a, head));
-    tiled_scan w;
-    bool have_wrong = false;
-    if (show->scene == GUI_SCENE_PITFALL && show->wrong.n > 0) {
-        int64_t kw = s->step < show->wrong.n ? s->step : show->wrong.n - 1;
-        have_wrong = scan_build(&w, show, &show->wrong, kw, head);
+    /* A pitfall: c is the wrong variant (the timeline's run), drawn on the right; the correct
+     * run at the same step on the left, and the wrong run's O rows that differ from it outlined. */
+    tiled_scan ok;
+    bool have_correct = false;
+    if (show->scene == GUI_SCENE_PITFALL && show->correct.n > 0) {
+        int64_t kc = s->step < show->correct.n ? s->step : show->correct.n - 1;
+        have_correct = scan_build(&ok, show, &show->correct, kc, head);
     }
-    if (show->scene == GUI_SCENE_PITFALL) snprintf(cap, sizeof cap, "correct");
-    draw_grid(d, s, show, &c, &g, show->scene != GUI_SCENE_PITFALL, NULL, cap);
-    if (have_wrong) {
+    if (have_correct) {
         gui_grid g2 = g;
         g2.x0 += L->main.w / 2;
         char cap2[96];
         snprintf(cap2, sizeof cap2, "wrong: %s", show->wrong_label);
-        draw_grid(d, s, show, &w, &g2, false, &c, cap2);
+        draw_grid(d, s, show, &ok, &g, false, NULL, "correct");
+        draw_grid(d, s, show, &c, &g2, false, &ok, cap2);
+    } else {
+        draw_grid(d, s, show, &c, &g, show->scene != GUI_SCENE_PITFALL, NULL, cap);
     }
     if (show->scene == GUI_SCENE_TREE) {
         gui_rect tr = {L->main.x + L->main.w * 11 / 20 + L->pad, L->main.y, L->main.w * 9 / 20 - L->pad, L->main.h};
@@ -731,14 +736,14 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
     int y = L->side.y + L->pad / 2;
-    if (show->scene == GUI_SCENE_PITFALL && have_wrong) {
+    if (show->scene == GUI_SCENE_PITFALL && have_correct) {
         const gui_theme *th = d->th;
         int x = L->side.x + L->pad, lh = gui_line_h(d, L->font_small);
         gui_text(d, L->font, x, y, th->text, GUI_AL_LEFT, "Row update: correct vs wrong");
         y += gui_line_h(d, L->font) + L->pad / 3;
-        int64_t rc = row >= 0 ? c.row_ev[row] : -1, rw = row >= 0 && have_wrong ? w.row_ev[row] : -1;
+        int64_t rc = row >= 0 ? ok.row_ev[row] : -1, rw = row >= 0 ? c.row_ev[row] : -1;
         if (rc >= 0 && rw >= 0) {
-            const fs_event *e1 = &show->trace.ev[rc], *e2 = &show->wrong.ev[rw];
+            const fs_event *e1 = &show->correct.ev[rc], *e2 = &show->trace.ev[rw];
             const char *names[3] = {"m", "ℓ", "α"};
             double v1[3] = {e1->m_new, e1->l_new, e1->alpha}, v2[3] = {e2->m_new, e2->l_new, e2->alpha};
             for (int i = 0; i < 3; i++) {
@@ -748,7 +753,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
                           gui_fmt(v1[i], b1, 32), gui_fmt(v2[i], b2, 32));
                 y += lh;
             }
-            const double *o1 = fs_trace_at(&show->trace, e1->o_new), *o2 = fs_trace_at(&show->wrong, e2->o_new);
+            const double *o1 = fs_trace_at(&show->correct, e1->o_new), *o2 = fs_trace_at(&show->trace, e2->o_new);
             for (int v = 0; o1 && o2 && v < e1->n_o && v < 4; v++) {
                 char b1[32], b2[32];
                 bool same = fabs(o1[v] - o2[v]) <= 1e-9 * fmax(1, fabs(o1[v]));
@@ -767,7 +772,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
         }
         y += lh + L->pad;
     }
-    y = draw_row_formulas(d, s, &c, row, L->side, y) + L->pad;
+    y = draw_row_formulas(d, s, &c, row, L->side, y, have_correct ? " wrong run" : "") + L->pad;
     int vf = cell_font(d, g.cell, 5);
     if (vf < 7 && c.cells && show->scene != GUI_SCENE_PITFALL) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
@@ -775,6 +780,6 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     draw_legend(d, L->side, y);
     gui_clip(d, NULL);
     draw_hover(d, s, show, &c, &g);
-    if (have_wrong) scan_free(&w);
+    if (have_correct) scan_free(&ok);
     scan_free(&c);
 }

@@ -52,7 +52,7 @@ gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int ele
 void gui_show_free(gui_show *show)
 {
     fs_trace_free(&show->trace);
-    fs_trace_free(&show->wrong);
+    fs_trace_free(&show->correct);
     free(show->parent);
     if (show->narrate_free) show->narrate_free(show->narrate_ctx);
     for (int i = 0; i < 8; i++) free(show->owned[i]);
@@ -79,7 +79,7 @@ static double *own(gui_show *show, size_t n_doubles)
 
 /* First step where two traces of the same problem disagree (a number differs by more than 1e-9
  * relative, or the kinds differ); −1 when they agree throughout. */
-static int64_t first_divergence(const fs_trace *a, const fs_trace *b)
+int64_t gui_first_divergence(const fs_trace *a, const fs_trace *b)
 {
     int64_t n = a->n < b->n ? a->n : b->n;
     for (int64_t k = 0; k < n; k++) {
@@ -132,7 +132,7 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
 {
     memset(show, 0, sizeof *show);
     fs_trace_init(&show->trace);
-    fs_trace_init(&show->wrong);
+    fs_trace_init(&show->correct);
     show->diverge = -1;
     snprintf(show->name, sizeof show->name, "%s", name);
     fs_run r;
@@ -238,17 +238,19 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
     if (st == FS_OK && r.algo != FS_ALGO_SOFTMAX && r.attn.Q == NULL) st = FS_ERR_NOMEM;
     fs_result res;
     if (st == FS_OK) {
-        st = fs_run_exec(&r, &res, &show->trace);
+        /* A pitfall's timeline walks the wrong variant; the correct run is drawn beside it. */
+        fs_run rt = r;
+        rt.tiling.pitfall = wrong;
+        st = fs_run_exec(&rt, &res, &show->trace);
         fs_result_free(&res);
     }
     if (st == FS_OK && wrong != FS_PITFALL_NONE) {
-        fs_run rw = r;
-        rw.tiling.pitfall = wrong;
-        st = fs_run_exec(&rw, &res, &show->wrong);
+        st = fs_run_exec(&r, &res, &show->correct);
         fs_result_free(&res);
-        show->diverge = first_divergence(&show->trace, &show->wrong);
+        show->diverge = gui_first_divergence(&show->trace, &show->correct);
     }
     show->run = r;
+    show->run.tiling.pitfall = wrong;   /* the run the timeline walks */
     if (st != FS_OK) {
         fprintf(err, "flashstep: demo '%s': %s\n", name, fs_status_str(st));
         gui_show_free(show);
