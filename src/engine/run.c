@@ -12,6 +12,7 @@ fs_run fs_run_make(fs_algo algo)
     r.algo = algo;
     r.attn = fs_attn_make(1, 1, 1, 1);
     r.tiling = fs_tiling_default();
+    if (algo == FS_ALGO_QUERY) r.tiling.form = FS_FORM_UNNORMALIZED;   /* 000's walk */
     r.decoding = fs_decoding_default();
     r.chunk = 1;
     return r;

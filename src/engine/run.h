@@ -39,7 +39,8 @@ typedef struct {
     int32_t n_heads, n_rows, n_cols;   /* O's shape: n_heads × n_rows × n_cols */
 } fs_result;
 
-/* A run with defaults: reference, default tiling and decoding, chunk 1. */
+/* A run of algo with defaults: default tiling (for FS_ALGO_QUERY in the unnormalized form, as
+ * 000 walks it; QUERY takes only form and exp2 from the tiling), default decoding, chunk 1. */
 fs_run fs_run_make(fs_algo algo);
 
 /* Run it. res is filled with fresh allocations (free with fs_result_free), also on failure

@@ -1133,25 +1133,6 @@ static int indices(const char *s, long *idx, const char **end)
     return n;
 }
 
-static double raw_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
-{
-    double s;
-    if (a->S) {
-        s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
-        if (s == -INFINITY) return s;
-        s *= a->scale;
-    } else {
-        int32_t kvh = fs_attn_kv_head(a, h);
-        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
-        const double *k = a->K + ((size_t)kvh * a->n_kv + j) * a->d;
-        double dot = 0;
-        for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
-        s = dot * a->scale;
-    }
-    if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
-    return s;
-}
-
 static bool need_ref(parse_t *P, int32_t line, int32_t col)
 {
     fs_lesson *l = P->l;
@@ -1331,7 +1312,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         if (h < 0 || h >= at->n_q_heads || i < 0 || i >= at->n_q || j < 0 || j >= at->n_kv)
             return set_err(P->err, P->name, line, col, "score[%ld][%ld][%ld] is outside the problem (%d heads, %d queries, %d keys)",
                            h, i, j, at->n_q_heads, at->n_q, at->n_kv);
-        *v = raw_score(at, (int32_t)h, (int32_t)i, (int32_t)j);
+        *v = fs_attn_score(at, (int32_t)h, (int32_t)i, (int32_t)j);
         return true;
     }
     if (!strcmp(name, "mask")) {
