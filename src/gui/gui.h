@@ -44,7 +44,7 @@ typedef struct {
     char name[64];          /* short name used on the command line */
     char title[160];
     char source[160];       /* the document (and section) the example comes from */
-    char intro[512];
+    char intro[2048];
     gui_scene scene;
     fs_run run;             /* the problem as it was run; its pointers point into owned[] */
     fs_trace trace;         /* the events: what the timeline walks and the narration describes; for a
@@ -56,7 +56,8 @@ typedef struct {
     int32_t *parent;        /* TREE: parent of each position (−1 root); NULL otherwise */
     int32_t n_parent;
     char node_label[256][8];/* TREE: the lesson's names of the positions ("A", "B", …); "" when none */
-    char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each */
+    char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each: the claim, printed and exact values */
+    char claim_verdict[GUI_MAX_CLAIMS][24];   /* CLAIMS: its verdict ("holds", "erratum", …) */
     int n_claims;
     /* Narration for a step, from the lesson when there is one (NULL: the window describes the
      * event itself). Returns a string valid until the next call with the same ctx. */

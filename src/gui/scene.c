@@ -491,16 +491,31 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     const gui_layout *L = &d->L;
     gui_rect r = {L->main.x, L->main.y, L->main.w + L->side.w + L->pad, L->main.h};
     gui_panel(d, r, NULL);
-    int x = r.x + L->pad, y = r.y + L->pad / 2;
-    if (show->intro[0]) {
-        y += gui_text_wrap(d, L->font, (gui_rect){x, y, r.w - 2 * L->pad, 4 * gui_line_h(d, L->font)}, th->text, show->intro);
+    int x = r.x + L->pad, y = r.y + L->pad / 2, w = r.w - 2 * L->pad, bottom = r.y + r.h - L->pad / 2;
+    if (show->intro[0]) {   /* the whole introduction, at the small size when it is long */
+        int f = gui_wrap_lines(d, L->font, w, show->intro) <= 5 ? L->font : L->font_small;
+        y += gui_text_wrap(d, f, (gui_rect){x, y, w, 7 * gui_line_h(d, f)}, th->text, show->intro);
         y += L->pad;
     }
     line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
-    for (int i = 0; i < show->n_claims && y + gui_line_h(d, L->font_small) < r.y + r.h; i++) {
-        const char *c = show->claims[i];
-        bool bad = strstr(c, "-> erratum") != NULL;
-        line(d, L->font_small, x, &y, bad ? th->bad : th->text, "%s %s", bad ? "x" : "+", c);
+    /* The verdict in a column of its own, then the claim; claims take two lines each when all of
+     * them fit that way, else one line each, cut with "…". */
+    int fs = L->font_small, lh = gui_line_h(d, fs), vw = 9 * gui_char_w(d, fs), tw = w - vw;
+    int need = 0;
+    for (int i = 0; i < show->n_claims; i++) {
+        int nl = gui_wrap_lines(d, fs, tw, show->claims[i]);
+        need += nl < 2 ? nl : 2;
+    }
+    int per = need * lh <= bottom - y ? 2 : 1;
+    for (int i = 0; i < show->n_claims && y + lh <= bottom; i++) {
+        const char *v = show->claim_verdict[i];
+        bool bad = !strcmp(v, "erratum"), holds = !strcmp(v, "holds");
+        char vb[24];
+        snprintf(vb, sizeof vb, "%.*s", (int)strcspn(v, "-"), v);   /* "rounded-intermediates" -> "rounded" */
+        gui_text(d, fs, x, y, bad ? th->bad : holds ? th->good : th->warn, GUI_AL_LEFT, vb);
+        int h = gui_text_wrap(d, fs, (gui_rect){x + vw, y, tw, per * lh < bottom - y ? per * lh : lh}, bad ? th->bad : th->text,
+                              show->claims[i]);
+        y += h > lh ? h : lh;
     }
     (void)s;
 }

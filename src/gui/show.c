@@ -272,6 +272,10 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
             return buf;
         }
     }
+    if (show->scene == GUI_SCENE_CLAIMS && show->trace.n == 0) {
+        snprintf(buf, n, "Nothing to step through: each figure above is recomputed exactly and judged (erratum in red).");
+        return buf;
+    }
     if (k < 0 || k >= show->trace.n) {
         snprintf(buf, n, "%s", show->intro);
         return buf;
