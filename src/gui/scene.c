@@ -307,15 +307,20 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     char b1[32], b2[32], b3[32];
     gui_textf(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "KV cache (%d positions) in %d splits; query row %d", a->n_kv,
               n_splits, row);
+    /* A long cache has narrow cells: the strip keeps a readable height (hover still hits the
+     * top square of each key). */
+    int strip_h = g.cell < 2 * L->font ? 2 * L->font : g.cell, gap = g.cell >= 6 ? 1 : 0;
     for (int j = 0; j < nk && g.cell > 0; j++) {
         int sp = split_of[j];
-        gui_rect r = {g.x0 + j * g.cell + 1, g.y0 + 1, g.cell - 2, g.cell - 2};
+        gui_rect r = {g.x0 + j * g.cell + gap, g.y0 + 1, g.cell - 2 * gap, strip_h - 2};
         bool done = sp >= 0 && node_ev[sp] >= 0;
         bool is_now = now && now->kind == FS_EV_PARTIAL && now->kt == sp && now->row == row;
         uint32_t base = sp % 2 ? th->partial : th->full;
         gui_fill(d, r, sp < 0 ? th->masked : done ? gui_mix(base, th->bg, is_now ? 0 : 0.35) : gui_mix(base, th->bg, 0.75));
         if (sp % 2) gui_hatch(d, r, gui_mix(base, th->text, 0.25), g.cell / 3 > 3 ? g.cell / 3 : 3, 1);
-        if (is_now) gui_frame(d, r, th->current, 2 * d->thin);
+        if (is_now && g.cell >= 6) gui_frame(d, r, th->current, 2 * d->thin);
+        else if (is_now)   /* narrow cells: a bar under the split's keys instead of a frame per key */
+            gui_fill(d, (gui_rect){g.x0 + j * g.cell, g.y0 + strip_h + 1, g.cell, 3 * d->thin + 1}, th->current);
         int every = g.cell >= 3 * gui_char_w(d, L->font_small) ? 1 : 8;
         if (j % every == 0)
             gui_textf(d, L->font_small, r.x + (every == 1 ? r.w / 2 : 0), g.y0 - gui_line_h(d, L->font_small), th->dim,
@@ -323,8 +328,18 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         if (sp >= 0 && g.cell >= 3 * gui_char_w(d, L->font_small))
             gui_textf(d, L->font_small, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, "s%d", sp);
     }
+    if (g.cell > 0 && g.cell < 3 * gui_char_w(d, L->font_small))   /* narrow cells: one name per contiguous split */
+        for (int64_t k = 0; k < t->n; k++) {
+            const fs_event *e = &t->ev[k];
+            if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row || e->stride > 1) continue;
+            int x0 = g.x0 + e->c0 * g.cell, x1 = g.x0 + e->c1 * g.cell;
+            char nm[16];
+            snprintf(nm, sizeof nm, "s%d", e->kt);
+            if (gui_text_w(d, L->font_small, nm) + 4 < x1 - x0)
+                gui_text(d, L->font_small, (x0 + x1) / 2, g.y0 + (strip_h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, nm);
+        }
     /* The merge diagram: partials at the bottom row, merges above by level. */
-    int top = g.y0 + g.cell + 2 * L->font, bottom = L->main.y + L->main.h - L->pad;
+    int top = g.y0 + strip_h + 2 * L->font, bottom = L->main.y + L->main.h - L->pad;
     if (n_splits <= 0 || n_splits > MAXN) return;
     int depth[MAXN], px[MAXN];
     int maxdepth = 0;

@@ -506,7 +506,7 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     if (group > 1) {
         kb(c->io.kv / group, b1, sizeof b1);
         kb(c->io.kv, b2, sizeof b2);
-        gui_textf(d, fs, x, y, th->good, GUI_AL_LEFT, "K,V tiles shared by %d heads: %s each, not %s", group, b1, b2);
+        gui_textf(d, fs, x, y, th->good, GUI_AL_LEFT, "K,V shared by %d heads: %s each, not %s", group, b1, b2);
         y += lh;
     }
     return y;
@@ -631,9 +631,14 @@ static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect 
             gui_rect q = {b.x + g * (qw + d->L.pad / 2), b.y + b.h + d->L.pad / 2, qw, lh + d->L.pad / 2};
             gui_fill(d, q, h == head ? th->current : th->future);
             gui_frame(d, q, th->border, d->thin);
+            /* "q21", else "21", else "21" at a smaller size: every head keeps its number. */
             char ql[16];
             snprintf(ql, sizeof ql, "q%d", h);
-            if (gui_text_w(d, fs, ql) < q.w) gui_text(d, fs, q.x + q.w / 2, q.y + d->L.pad / 4, h == head ? th->bg : th->text, GUI_AL_CENTER, ql);
+            int qf = fs;
+            if (gui_text_w(d, qf, ql) >= q.w) snprintf(ql, sizeof ql, "%d", h);
+            while (qf > 7 && gui_text_w(d, qf, ql) >= q.w) qf--;
+            if (gui_text_w(d, qf, ql) < q.w)
+                gui_text(d, qf, q.x + q.w / 2, q.y + (q.h - gui_line_h(d, qf)) / 2, h == head ? th->bg : th->text, GUI_AL_CENTER, ql);
         }
     }
 }
