@@ -166,7 +166,10 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
     const gui_layout *L = &d->L;
     const fs_attn *a = &show->run.attn;
     int cell = g->cell;
-    if (cell <= 2) { draw_tilemap(d, show, c, g->x0, g->y0, caption); return; }
+    if (cell <= 2) {   /* one square per tile: the score caption does not apply, a pitfall's or head's does */
+        draw_tilemap(d, show, c, g->x0, g->y0, caption && strncmp(caption, "S = ", 4) ? caption : NULL);
+        return;
+    }
     const fs_event *cur = s->n > 0 && s->step < c->t->n ? &c->t->ev[s->step] : NULL;
     const fs_event *ct = c->cur_tile >= 0 ? &c->t->ev[c->cur_tile] : NULL;
     int follow = gui_followed_row(s, show);
@@ -384,6 +387,32 @@ static int side_line(gui_draw *d, int x, int *y, uint32_t col, const char *fmt, 
     return *y;
 }
 
+/* A side-panel line that may be too wide: broken at the last space that fits, the rest on the
+ * next line indented by four cells (cut with "…" only if it is still too wide). */
+static void side_text(gui_draw *d, gui_rect r, int x, int *y, uint32_t col, const char *text)
+{
+    int fs = d->L.font_small, cw = gui_char_w(d, fs), lh = gui_line_h(d, fs);
+    int per = cw > 0 ? (r.x + r.w - d->L.pad / 2 - x) / cw : 1;
+    if (gui_utf8_len(text) <= per) {
+        gui_text(d, fs, x, *y, col, GUI_AL_LEFT, text);
+        *y += lh;
+        return;
+    }
+    char first[256];
+    const char *p = text, *cut = NULL;
+    for (int n = 0; *p && n < per; n++) {   /* the last space within `per` code points */
+        if (*p == ' ' && p > text) cut = p;
+        p++;
+        while (((unsigned char)*p & 0xC0) == 0x80) p++;
+    }
+    if (!cut) cut = p;
+    snprintf(first, sizeof first, "%.*s", (int)(cut - text), text);
+    gui_text(d, fs, x, *y, col, GUI_AL_LEFT, first);
+    while (*cut == ' ') cut++;
+    gui_text(d, fs, x + 4 * cw, *y + lh, col, GUI_AL_LEFT, cut);
+    *y += 2 * lh;
+}
+
 static void kb(double bytes, char *b, size_t n)
 {
     if (bytes >= 1 << 20) snprintf(b, n, "%.2f MiB", bytes / (1 << 20));
@@ -424,8 +453,7 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
         char b1[32], b2[32], b3[32], b4[32], b5[32], ln[200];
         snprintf(ln, sizeof ln, "      = %s·%s + %s·%s = %s", gui_fmt(e->alpha, b1, 32), gui_fmt(e->l_old, b2, 32),
                  gui_fmt(e->beta, b3, 32), gui_fmt(e->l_blk, b4, 32), gui_fmt(e->l_new, b5, 32));
-        gui_text(d, d->L.font_small, x, y, th->accent, GUI_AL_LEFT, ln);
-        y += lh;
+        side_text(d, r, x, &y, th->accent, ln);
     }
     const double *o = fs_trace_at(c->t, e->o_new);
     if (o) {
@@ -497,17 +525,20 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     if (model) {
         kb((double)mr.tiled_traffic, b2, sizeof b2);
         kb((double)(mr.mat_traffic + mr.io_bytes), b3, sizeof b3);
-        gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "whole run: tiled %s, materializing %s", b2, b3);
-        y += lh;
+        char ln[160];
+        snprintf(ln, sizeof ln, "whole run: tiled %s, materializing %s", b2, b3);
+        side_text(d, r, x, &y, th->dim, ln);
     }
-    gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial,
-              c->io.skipped, c->nqt * c->nkt);
-    y += lh;
+    char tl[160];
+    snprintf(tl, sizeof tl, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial, c->io.skipped,
+             c->nqt * c->nkt);
+    side_text(d, r, x, &y, th->dim, tl);
     if (group > 1) {
         kb(c->io.kv / group, b1, sizeof b1);
         kb(c->io.kv, b2, sizeof b2);
-        gui_textf(d, fs, x, y, th->good, GUI_AL_LEFT, "K,V shared by %d heads: %s each, not %s", group, b1, b2);
-        y += lh;
+        char ln[160];
+        snprintf(ln, sizeof ln, "K,V shared by %d heads: %s each, not %s", group, b1, b2);
+        side_text(d, r, x, &y, th->good, ln);
     }
     return y;
 }
