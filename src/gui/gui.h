@@ -315,6 +315,8 @@ int gui_followed_row(const gui_state *s, const gui_show *show);
 /* The hit test that update uses for hovering and clicking inside the scene: given the layout,
  * which grid cell / row lies under (x, y). Scenes with a grid share gui_scene_grid. */
 gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L);
+/* A pitfall's two grids one above the other (true) or side by side: whichever gives bigger cells. */
+bool gui_pitfall_stacked(const gui_show *show, const gui_layout *L);
 
 /* ---------------------------------------------------------------------------------------------
  * Scripts: input commands in a text file, one per line, for tests and demos.

@@ -174,15 +174,21 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         gui_rect r = {m.x, m.y, m.w * 11 / 20, m.h};
         return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
     }
+    case GUI_SCENE_PITFALL: {
+        /* The correct and the wrong run side by side, or one above the other when that gives
+         * bigger cells (a few long rows); this is the first (correct) one's grid. */
+        gui_rect side = {m.x, m.y, m.w / 2 - f / 2, m.h}, stack = {m.x, m.y, m.w, m.h / 2 - f / 2};
+        int cols = a->n_kv + 1 + a->d_v, lw = (int)(2.4 * f), lh = (int)(1.8 * f);
+        gui_grid g1 = gui_grid_fit(side, a->n_q, cols, lw, lh, 6 * f), g2 = gui_grid_fit(stack, a->n_q, cols, lw, lh, 6 * f);
+        return g2.cell > g1.cell ? g2 : g1;
+    }
     case GUI_SCENE_TILED:
     case GUI_SCENE_WINDOW:
-    case GUI_SCENE_GQA:
-    case GUI_SCENE_PITFALL: {
+    case GUI_SCENE_GQA: {
         gui_rect r = m;
         if (show->scene == GUI_SCENE_GQA) { r.y += 4 * f; r.h -= 4 * f; }
-        if (show->scene == GUI_SCENE_PITFALL) r.w = m.w / 2 - f / 2;
         /* Room on the right for the m and ℓ columns (7 characters each) and the O cells. */
-        int stat_w = show->scene == GUI_SCENE_PITFALL ? 0 : (int)(2 * 7.6 * 0.602 * L->font_small);
+        int stat_w = (int)(2 * 7.6 * 0.602 * L->font_small);
         r.w -= stat_w;
         return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
     }
@@ -190,4 +196,11 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
     case GUI_SCENE_COUNT: break;
     }
     return none;
+}
+
+bool gui_pitfall_stacked(const gui_show *show, const gui_layout *L)
+{
+    gui_grid g = gui_scene_grid(show, L);
+    return show->scene == GUI_SCENE_PITFALL && g.cell > 0 && g.y0 + g.rows * g.cell <= L->main.y + L->main.h / 2 &&
+           g.x0 + g.cols * g.cell > L->main.x + L->main.w / 2;
 }

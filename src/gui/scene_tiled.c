@@ -754,7 +754,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     if (have_correct) {
         gui_grid g2 = g;
-        g2.x0 += L->main.w / 2;
+        if (gui_pitfall_stacked(show, L)) g2.y0 += L->main.h / 2;
+        else g2.x0 += L->main.w / 2;
         char cap2[96];
         snprintf(cap2, sizeof cap2, "wrong: %s", show->wrong_label);
         draw_grid(d, s, show, &ok, &g, false, NULL, "correct");
