@@ -554,7 +554,9 @@ static int draw_tile_table(gui_draw *d, const tiled_scan *c, gui_rect r, int y)
     y += gui_line_h(d, d->L.font);
     int cols = ct->c1 - ct->c0, cw = gui_char_w(d, fs) * 6;
     int maxc = (r.w - 2 * d->L.pad) / cw;
-    for (int i = ct->r0; i < ct->r1 && y + lh < r.y + r.h - 6 * lh; i++) {
+    /* Leave room under the table for the on-chip panel (title, two rows of boxes, five lines). */
+    int reserve = gui_line_h(d, d->L.font) + 10 * lh + 2 * d->L.pad;
+    for (int i = ct->r0; i < ct->r1 && y + lh < r.y + r.h - reserve; i++) {
         for (int j = 0; j < cols && j < maxc; j++) {
             char b[16];
             fmt2(cell_value(c, i, ct->c0 + j, 0), b, sizeof b);
