@@ -150,7 +150,8 @@ bool gui_grid_hit(const gui_grid *g, int x, int y, int *i, int *j)
     return true;
 }
 
-/* Per scene, the grid the scene draws in L->main (scene.c uses the same numbers). */
+/* Per scene, the grid the scene draws in L->main (scene.c uses the same numbers). Above a tile
+ * grid there is room for its caption and the key numbers (2.4 × the font). */
 gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
 {
     const fs_attn *a = &show->run.attn;
@@ -172,13 +173,13 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
     }
     case GUI_SCENE_TREE: {
         gui_rect r = {m.x, m.y, m.w * 11 / 20, m.h};
-        return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
+        return gui_grid_fit(r, a->n_q, a->n_kv, (int)(2.4 * f), (int)(2.4 * f), 6 * f);
     }
     case GUI_SCENE_PITFALL: {
         /* The correct and the wrong run side by side, or one above the other when that gives
          * bigger cells (a few long rows); this is the first (correct) one's grid. */
         gui_rect side = {m.x, m.y, m.w / 2 - f / 2, m.h}, stack = {m.x, m.y, m.w, m.h / 2 - f / 2};
-        int cols = a->n_kv + 1 + a->d_v, lw = (int)(2.4 * f), lh = (int)(1.8 * f);
+        int cols = a->n_kv + 1 + a->d_v, lw = (int)(2.4 * f), lh = (int)(2.4 * f);
         gui_grid g1 = gui_grid_fit(side, a->n_q, cols, lw, lh, 6 * f), g2 = gui_grid_fit(stack, a->n_q, cols, lw, lh, 6 * f);
         return g2.cell > g1.cell ? g2 : g1;
     }
@@ -190,7 +191,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         /* Room on the right for the m and ℓ columns (7 characters each) and the O cells. */
         int stat_w = (int)(2 * 7.6 * 0.602 * L->font_small);
         r.w -= stat_w;
-        return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(1.8 * f), 6 * f);
+        return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(2.4 * f), 6 * f);
     }
     case GUI_SCENE_CLAIMS:
     case GUI_SCENE_COUNT: break;
