@@ -273,13 +273,6 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             /* scale into base-2 units; the element mask only on partial tiles */
-            uint64_t w[2][tile_words<BK>::N];
-#pragma unroll
-            for (int x = 0; x < 2; x++)
-#pragma unroll
-                for (int i = 0; i < tile_words<BK>::N; i++)
-                    w[x][i] = (cls == FS_TILE_PARTIAL && p.mask.kind == FS_MASK_BITS && row_of(mt, x) < p.n_q)
-                                  ? tile_bits<BK>(p, row_of(mt, x), kt, i) : 0;
             float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
             for (int nt = 0; nt < BK / 8; nt++) {
@@ -293,7 +286,10 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
                         bool vis = j < p.n_kv;
                         if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
                         if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
-                        if (p.mask.kind == FS_MASK_BITS) vis = vis && ((w[e >> 1][jj >> 6] >> (jj & 63)) & 1u);
+                        /* the mask word is read here, in partial bitmask tiles only, so that
+                         * no register is held for it in the common path */
+                        if (p.mask.kind == FS_MASK_BITS && vis)
+                            vis = (tile_bits<BK>(p, row_of(mt, e >> 1), kt, jj >> 6) >> (jj & 63)) & 1u;
                         if (!vis) s = -INFINITY;
                     }
                     sacc[mt][nt][e] = s;
