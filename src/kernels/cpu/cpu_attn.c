@@ -1,21 +1,25 @@
 /* cpu_attn.c: the CPU kernels' entry points, the thread runner, the packing of K and V, the
  * scalar versions 1 and 2, the choice of version and instruction set, and the decode merge.
  *
- * Prefill versions (fs_cpu_opts.version; measured with `flashstep bench` on the 2-core AMD
- * EPYC (Zen 4, AVX-512) of 2026-11-21, d = 128, N = 4096, 8 heads, not causal, 2 threads;
- * docs/kernels-cpu.md walks through them):
+ * Prefill versions (fs_cpu_opts.version), each measured with
+ *     build/flashstep bench --n 4096 --d 128 --causal 0 --threads 2 --version 1,2,3,4 --no-baseline --no-decode
+ * on this project's 2-core AMD EPYC (Zen 4, AVX-512; FMA peak measured 234 GFLOP/s at 2
+ * threads), 8 heads, not causal, 2026-11-21 20:27 UTC, load 0.9 (docs/kernels-cpu.md walks
+ * through them, docs/benchmarks.md has the whole record):
  *   1  textbook: the online softmax of 000, one query row at a time, one key at a time,
- *      scalar float32, one thread.                                           VERSION1_FIGURE
+ *      scalar float32, one thread.                                 3.4 GFLOP/s,   20.1 s
  *   2  tiles Bq × Bk = 64 × 64 classified by the mask before any work (skipped tiles cost
  *      nothing, only partial ones test elements), S tile materialized, unnormalized (m, ℓ, o)
- *      per row; pthreads over (batch, head, Q tile), heaviest tiles first.    VERSION2_FIGURE
+ *      per row; pthreads over (batch, head, Q tile), heaviest first.  11.9 GFLOP/s,  5.77 s
  *   3  the SIMD layer (cpu_simd.h): vector dot products along d, vector exp2 with
  *      scale·log2(e) folded into Q, vector axpy for P V; K, V packed once per KV head into
- *      float rows (16-bit storage converted there, once).                    VERSION3_FIGURE
+ *      float rows (16-bit storage converted there, once).             45.4 GFLOP/s,  1.51 s
  *   4  register-blocked micro-kernels: Kᵀ packed per tile so that S = Q Kᵀ runs as MR × NR
  *      blocks of broadcast-FMAs (6 rows × 64 keys = 24 zmm accumulators on AVX-512), and
- *      O = α O + P V likewise (6 rows × 64 columns of d).                    VERSION4_FIGURE
- * Decode: split-KV (FlashDecoding) with the SIMD layer; see fs_cpu_decode below.
+ *      O = α O + P V likewise (6 rows × 64 columns of d); partial causal/window tiles hide a
+ *      band per row and skip row blocks that see none of the tile.   183 GFLOP/s (78 % of
+ *                                                                     peak), 0.375 s
+ * Decode (fs_cpu_decode_opts.version): split-KV (FlashDecoding); see fs_cpu_decode below.
  */
 #include <pthread.h>
 #include <stdatomic.h>
