@@ -7,7 +7,9 @@
 #   1. the machine: GPU, driver, nvcc, date
 #   2. build: make CUDA=1 BUILD=build/cuda cuda-bench cuda-tests (skipped with --no-build when
 #      the binaries were built elsewhere and carried: they link cudart statically)
-#   3. tests/cuda: the GPU trace against the engine's, event by event (test_cuda)
+#   3. tests/cuda: the GPU trace against the engine's, event by event (test_cuda), on random
+#      problems and on every tiled lesson; then, if the whole program builds here (it needs SDL2),
+#      `flashstep trace --backend cuda` against the engine's JSONL (bench/cuda/cmp_jsonl.py)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck) on small checks, when present
 #   5. bench_cuda: every version checked against the float64 reference, then timed
 #   6. PyTorch SDPA (flash, cuDNN) on the same shapes, same GPU, same call
@@ -43,8 +45,33 @@ if [ $BUILD_IT = 1 ]; then
 fi
 
 step "tests/cuda: GPU trace vs engine trace"
-$B/cuda/test_cuda --count 400 2>&1 | tee "$LOG/test_cuda.log" | tail -5
+$B/cuda/test_cuda --count 400 --lessons lessons 2>&1 | tee "$LOG/test_cuda.log" | tail -8
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+
+step "flashstep trace --backend cuda against the engine (JSONL)"
+if make CUDA=1 BUILD="$B" -j"$(nproc)" "$B/flashstep" > "$LOG/build_cli.log" 2>&1; then
+  python3 - "$LOG" <<'PY'
+import random, sys
+r = random.Random()
+def mat(rows, cols, path):
+    with open(path, "w") as f:
+        for _ in range(rows):
+            f.write(" ".join(f"{r.uniform(-2, 2):.6f}" for _ in range(cols)) + "\n")
+d = sys.argv[1]
+mat(14, 5, f"{d}/q.txt"); mat(17, 5, f"{d}/k.txt"); mat(17, 4, f"{d}/v.txt")
+PY
+  cli_ok=1
+  for opts in "--mask causal" "--window 5 --order kv-outer" "--form unnormalized --exp2 --bq 4 --bk 5" "--query"; do
+    $B/flashstep trace --q "$LOG/q.txt" --k "$LOG/k.txt" --v "$LOG/v.txt" $opts --format jsonl > "$LOG/cli_engine.jsonl" 2>&1
+    $B/flashstep trace --q "$LOG/q.txt" --k "$LOG/k.txt" --v "$LOG/v.txt" $opts --format jsonl --backend cuda > "$LOG/cli_cuda.jsonl" 2>&1
+    echo "  [$opts] $(python3 bench/cuda/cmp_jsonl.py "$LOG/cli_engine.jsonl" "$LOG/cli_cuda.jsonl" || echo FAILED)"
+    python3 bench/cuda/cmp_jsonl.py "$LOG/cli_engine.jsonl" "$LOG/cli_cuda.jsonl" > /dev/null || cli_ok=0
+  done
+  [ $cli_ok = 1 ] || fail=1
+else
+  echo "the program itself did not build here (see build_cli.log; the GUI needs SDL2): CLI comparison skipped"
+  tail -3 "$LOG/build_cli.log"
+fi
 
 if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer"

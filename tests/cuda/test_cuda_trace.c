@@ -1,6 +1,6 @@
 /* test_cuda_trace.c: the GPU's trace against the engine's, event by event (runs on a GPU machine).
  *
- *   test_cuda [--seed N] [--count N]
+ *   test_cuda [--seed N] [--count N] [--lessons DIR]
  *
  * For random lesson-sized problems (heads with GQA, ragged tiles, every mask, given scores,
  * soft-capping, both forms, both loop orders, exp2, and the one-query walk of 000) it runs
@@ -8,7 +8,9 @@
  * compares the two traces: same number of events, same kind, indices, tile class and skip
  * reason, same visible count, and every number and vector within float32 tolerance
  * (|gpu − engine| ≤ 2e-4 · max(1, |engine|): float32 carries 24 bits and the problems are
- * small; −∞ must match −∞). The outputs O, m, ℓ are compared the same way. Exit 0 when every
+ * small; −∞ must match −∞). The outputs O, m, ℓ are compared the same way. With --lessons,
+ * every lesson of DIR whose run (or comparison run) is tiled or the one-query walk, without a
+ * deliberate pitfall, is also run on the GPU and compared with the lesson's own trace. Exit 0 when every
  * case matches, 1 otherwise (with the seed to replay), 2 when no GPU is usable.
  * A plain C program, not a Check suite: the GPU machine needs nothing but the driver.
  */
@@ -20,6 +22,7 @@
 
 #include "engine/run.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "lesson/lesson.h"
 
 #define TOL 2e-4
 
@@ -190,6 +193,62 @@ static int one_case(rng_t *r, int idx)
     return ok;
 }
 
+/* One lesson run on the GPU against the engine's trace of it; 1 when it matches. *traced is
+ * set when the run is one the CUDA backend covers. */
+static int lesson_run(const char *path, const char *what, const fs_run *run, int *traced)
+{
+    *traced = 0;
+    if (!run || (run->algo != FS_ALGO_TILED && run->algo != FS_ALGO_QUERY)) return 1;
+    if (run->algo == FS_ALGO_TILED && run->tiling.pitfall != FS_PITFALL_NONE) return 1;
+    *traced = 1;
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    snprintf(g_where, sizeof g_where, "%s (%s)", path, what);
+    fs_status se = fs_run_exec(run, &re, &te);
+    fs_status sg = fs_cuda_trace(run, &rg, &tg, why, sizeof why);
+    int ok = se == FS_OK && sg == FS_OK;
+    if (!ok) printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
+    ok = ok && cmp_traces(&tg, &te);
+    if (se == FS_OK) fs_result_free(&re);
+    if (sg == FS_OK) fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    return ok;
+}
+
+/* Every lesson of dir: returns the number that failed; *n_traced counts the runs compared. */
+static int lessons(const char *dir, int *n_traced)
+{
+    char **paths = NULL;
+    int n = 0, bad = 0;
+    *n_traced = 0;
+    if (fs_lesson_list(dir, &paths, &n) != 0 || n == 0) {
+        printf("  no lessons found in %s\n", dir);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error err;
+        if (!fs_lesson_load(paths[i], &l, &err)) {
+            printf("  %s:%d:%d: %s\n", paths[i], err.line, err.col, err.msg);
+            bad++;
+            continue;
+        }
+        int t1 = 0, t2 = 0;
+        int ok = lesson_run(paths[i], "run", fs_lesson_run(l), &t1) &&
+                 lesson_run(paths[i], "compare run", fs_lesson_compare_run(l), &t2);
+        *n_traced += t1 + t2;
+        if (!ok) bad++;
+        fs_lesson_free(l);
+    }
+    printf("test_cuda: %d lessons, %d tiled/query runs traced on the GPU, %d lessons differ\n", n, *n_traced, bad);
+    fs_lesson_list_free(paths, n);
+    return bad;
+}
+
 /* The comparison can fail: the same trace with one α nudged by 1% must be rejected. */
 static int self_test(void)
 {
@@ -230,11 +289,13 @@ int main(int argc, char **argv)
 {
     uint64_t seed = 0;
     int count = 300;
+    const char *lesson_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--count") && i + 1 < argc) count = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--lessons") && i + 1 < argc) lesson_dir = argv[++i];
         else {
-            fprintf(stderr, "usage: test_cuda [--seed N] [--count N]\n");
+            fprintf(stderr, "usage: test_cuda [--seed N] [--count N] [--lessons DIR]\n");
             return 2;
         }
     }
@@ -256,6 +317,11 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int i = 0; i < count; i++) bad += !one_case(&r, i);
     if (!self_test()) bad++;
+    if (lesson_dir) {
+        int traced = 0;
+        bad += lessons(lesson_dir, &traced);
+        if (traced == 0) bad++;   /* a lesson test that traced nothing cannot fail: a defect */
+    }
     printf("test_cuda: %d of %d traced cases match the engine (seed %llu%s)\n", count - bad, count,
            (unsigned long long)seed, bad ? "; replay with --seed" : "");
     return bad ? 1 : 0;

@@ -156,8 +156,14 @@ extern "C" bool fs_cuda_available(char *why, size_t n)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaErrorInsufficientDriver) {
+        if (why && n)
+            snprintf(why, n, "no usable CUDA driver: none is installed, or it is older than the CUDA %d.%d "
+                             "runtime this program was built with", CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+        return false;
+    }
     if (e != cudaSuccess) {
-        if (why && n) snprintf(why, n, "no usable CUDA driver or device: %s", cudaGetErrorString(e));
+        if (why && n) snprintf(why, n, "no usable CUDA device: %s", cudaGetErrorString(e));
         return false;
     }
     if (count < 1) {

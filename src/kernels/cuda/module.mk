@@ -52,10 +52,11 @@ $(BUILD)/cuda/bench_cuda: bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) -o $@ bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) -lm
 
-$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_DEPS)
+CUDA_LESSON_OBJ = $(call obj,$(LESSON_SRC) $(IO_SRC))
+$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) $(CUDA_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -c tests/cuda/test_cuda_trace.c -o $(BUILD)/cuda/test_cuda_trace.o
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) \
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 
 # Compile-only check: every CUDA source for sm_80 and sm_90, objects thrown away. Skipped (with a
