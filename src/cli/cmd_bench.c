@@ -49,6 +49,7 @@ typedef struct {
     int32_t N, d, causal, threads;
     bool ok;             /* false: it did not run (see the message printed with it) */
     double ms, gflops, peak_fraction, gbps, rss_mb;
+    double bw_now;       /* decode rows: the read bandwidth measured just before (GB/s) */
 } bench_row;
 
 typedef struct {
@@ -77,9 +78,10 @@ static void usage(FILE *f)
         "Rows: kernel, N (sequence length; for decode rows the KV length), d, causal, threads,\n"
         "ms (best of the timed runs), GFLOP/s (4·N²·d per head, halved when causal; decode\n"
         "4·N·d per query row and head), peak_fraction (prefill: of the FMA peak at that\n"
-        "thread count; decode: of the read bandwidth), GB/s (prefill: Q, K, V, O moved once;\n"
-        "decode: the K and V read), rss_mb (peak resident memory of the process during the\n"
-        "row: inputs, scratch, and for the baseline its S and P).\n"
+        "thread count; decode: of the read bandwidth, measured again just before the row),\n"
+        "GB/s (prefill: Q, K, V, O moved once; decode: the K and V read), rss_mb (peak\n"
+        "resident memory of the process during the row: inputs, scratch, and for the\n"
+        "baseline its S and P).\n"
         "\n"
         "options (LIST is comma-separated numbers):\n"
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
@@ -385,9 +387,11 @@ static void print_row(const bench_opts *o, const bench_row *r, const char *note)
         break;
     default:
         if (r->ok)
-            printf("%-16s %7d %5d %6s %7d %11.3f %9.1f %8.1f%% %8.2f %9.1f%s\n", r->kernel, r->N,
+            printf("%-16s %7d %5d %6s %7d %11.3f %9.1f %8.1f%% %8.2f %9.1f%s", r->kernel, r->N,
                    r->d, r->causal ? "yes" : "no", r->threads, r->ms, r->gflops,
-                   100 * r->peak_fraction, r->gbps, r->rss_mb, dec ? "  (share of read bandwidth)" : "");
+                   100 * r->peak_fraction, r->gbps, r->rss_mb, dec ? "  (of the read bandwidth" : "");
+        if (r->ok && dec) printf(", %.1f GB/s just before)", r->bw_now);
+        if (r->ok) printf("\n");
         else
             printf("%-16s %7d %5d %6s %7d   not run: %s\n", r->kernel, r->N, r->d,
                    r->causal ? "yes" : "no", r->threads, note);
@@ -743,6 +747,11 @@ int cli_bench(int argc, char **argv)
                         snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s", version,
                                  fs_cpu_dtype_str(o.dtype));
                     why[0] = '\0';
+                    /* the read bandwidth again, just before the row: on a shared machine (and a
+                     * shared host) it moves by tens of percent within minutes, and decode is
+                     * judged against what memory gives at the same time */
+                    double bw_now = fs_cpu_measure_read_gbps(threads, o.smoke ? (size_t)32 << 20
+                                                                             : (size_t)512 << 20);
                     fs_cpu_rss_reset();
                     inputs in;
                     if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows,
@@ -759,7 +768,8 @@ int cli_bench(int argc, char **argv)
                             r.ms = t * 1e3;
                             r.gflops = flops / t * 1e-9;
                             r.gbps = bytes / t * 1e-9;
-                            r.peak_fraction = m.bw[threads] > 0 ? r.gbps / m.bw[threads] : 0.0;
+                            r.peak_fraction = bw_now > 0 ? r.gbps / bw_now : 0.0;
+                            r.bw_now = bw_now;
                             r.rss_mb = fs_cpu_rss_peak_mb();
                         }
                     }
