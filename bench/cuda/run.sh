@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh: build, check and time the CUDA path in one call, on a GPU machine.
 #
-#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile]
+#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]
+#   (--no-time: build, tests, sanitizer and the correctness checks only)
 #
 # Steps, each logged under $FS_CUDA_LOG (default build/cuda/out):
 #   1. the machine: GPU, driver, nvcc, date
@@ -19,7 +20,7 @@ set -u
 cd "$(dirname "$0")/../.."
 LOG=${FS_CUDA_LOG:-build/cuda/out}   # logs (not $OUT: that name belongs to the GPU lending tool)
 mkdir -p "$LOG"
-QUICK= BUILD_IT=1 SAN=1 SDPA=1 PROF=0
+QUICK= BUILD_IT=1 SAN=1 SDPA=1 PROF=0 TIME=1
 for a in "$@"; do
   case $a in
     --quick) QUICK=--quick ;;
@@ -27,7 +28,8 @@ for a in "$@"; do
     --no-sanitizer) SAN=0 ;;
     --no-sdpa) SDPA=0 ;;
     --profile) PROF=1 ;;
-    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile]" >&2; exit 2 ;;
+    --no-time) TIME=0; SDPA=0 ;;
+    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]" >&2; exit 2 ;;
   esac
 done
 B=${FS_CUDA_BUILD:-build/cuda}   # where the binaries are (FS_CUDA_BUILD for carried ones)
@@ -94,7 +96,7 @@ if [ $PROF = 1 ] && command -v ncu > /dev/null; then
 fi
 
 step "bench_cuda: check, then time"
-$B/cuda/bench_cuda $QUICK 2>&1 | tee "$LOG/bench.log" | grep -v "^ok " 
+$B/cuda/bench_cuda $QUICK $([ $TIME = 0 ] && echo --check) 2>&1 | tee "$LOG/bench.log" | grep -v "^ok " 
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 echo "checks passed: $(grep -c '^ok ' "$LOG/bench.log"), failed: $(grep -c '^FAIL' "$LOG/bench.log")"
 

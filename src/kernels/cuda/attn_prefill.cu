@@ -288,8 +288,10 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
                         if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
                         /* the mask word is read here, in partial bitmask tiles only, so that
                          * no register is held for it in the common path */
-                        if (p.mask.kind == FS_MASK_BITS && vis)
-                            vis = (tile_bits<BK>(p, row_of(mt, e >> 1), kt, jj >> 6) >> (jj & 63)) & 1u;
+                        if (p.mask.kind == FS_MASK_BITS && vis) {
+                            const int r = row_of(mt, e >> 1);   /* rows past n_q have no mask row */
+                            vis = r < p.n_q && ((tile_bits<BK>(p, r, kt, jj >> 6) >> (jj & 63)) & 1u);
+                        }
                         if (!vis) s = -INFINITY;
                     }
                     sacc[mt][nt][e] = s;
