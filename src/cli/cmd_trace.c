@@ -218,7 +218,7 @@ static void tvec(FILE *f, const fs_trace *tr, int64_t off, int32_t n, int digits
 
 static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits)
 {
-    char b1[48], b2[48], b3[48], b4[48];
+    char b[8][48];   /* one buffer per number printed in a line */
     const fs_attn *a = &r->attn;
     const int heads = r->algo != FS_ALGO_SOFTMAX && a->n_q_heads > 1;
     if (r->algo == FS_ALGO_SOFTMAX)
@@ -226,7 +226,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
     else
         fprintf(f, "%s attention: n_q=%d n_kv=%d d=%d d_v=%d heads=%d:%d scale=%s mask=%s\n",
                 fs_algo_str(r->algo), a->n_q, a->n_kv, a->d, a->d_v, a->n_q_heads, a->n_kv_heads,
-                num(b1, a->scale, 6), a->mask.kind == FS_MASK_BITS && a->mask.is_tree ? "tree"
+                num(b[0], a->scale, 6), a->mask.kind == FS_MASK_BITS && a->mask.is_tree ? "tree"
                                                                         : fs_mask_kind_str(a->mask.kind));
     if (r->algo == FS_ALGO_TILED)
         fprintf(f, "Bq=%d Bk=%d form=%s order=%s%s%s%s\n", r->tiling.Bq, r->tiling.Bk,
@@ -247,17 +247,17 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
         switch (e->kind) {
         case FS_EV_ELEM:
             if (e->c1 - e->c0 == 1)
-                fprintf(f, "step %d: z[%d] = %s\n", e->c0 + 1, e->c0, num(b1, e->x, digits));
+                fprintf(f, "step %d: z[%d] = %s\n", e->c0 + 1, e->c0, num(b[0], e->x, digits));
             else {
                 fprintf(f, "chunk z[%d:%d] = ", e->c0, e->c1);
                 tvec(f, tr, e->s_row, e->n_s, digits);
                 fputc('\n', f);
             }
-            fprintf(f, "  m_new = max(%s, %s) = %s\n", num(b1, e->m_old, digits), num(b2, e->m_blk, digits),
-                    num(b3, e->m_new, digits));
-            fprintf(f, "  correction exp(m_old - m_new) = %s\n", num(b1, e->alpha, digits));
-            fprintf(f, "  l = %s * %s + %s * %s = %s\n\n", num(b1, e->l_old, digits), num(b2, e->alpha, digits),
-                    num(b3, e->l_blk, digits), num(b4, e->beta, digits), num(b4 + 24, e->l_new, digits));
+            fprintf(f, "  m_new = max(%s, %s) = %s\n", num(b[0], e->m_old, digits), num(b[1], e->m_blk, digits),
+                    num(b[2], e->m_new, digits));
+            fprintf(f, "  correction exp(m_old - m_new) = %s\n", num(b[0], e->alpha, digits));
+            fprintf(f, "  l = %s * %s + %s * %s = %s\n\n", num(b[0], e->l_old, digits), num(b[1], e->alpha, digits),
+                    num(b[2], e->l_blk, digits), num(b[3], e->beta, digits), num(b[7], e->l_new, digits));
             break;
         case FS_EV_TILE:
             fprintf(f, "%sQ tile %d (rows %d-%d) x KV tile %d (keys %d-%d): %s\n", hd, e->qt, e->r0,
@@ -271,9 +271,9 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fprintf(f, "  row %d  S = ", e->row);
             tvec(f, tr, e->s_row, e->n_s, digits);
             fprintf(f, "\n    m_blk = %s  l_blk = %s  m: %s -> %s  alpha = %s  beta = %s  l: %s -> %s\n",
-                    num(b1, e->m_blk, digits), num(b2, e->l_blk, digits), num(b3, e->m_old, digits),
-                    num(b4, e->m_new, digits), num(b1 + 24, e->alpha, digits), num(b2 + 24, e->beta, digits),
-                    num(b3 + 24, e->l_old, digits), num(b4 + 24, e->l_new, digits));
+                    num(b[0], e->m_blk, digits), num(b[1], e->l_blk, digits), num(b[2], e->m_old, digits),
+                    num(b[3], e->m_new, digits), num(b[4], e->alpha, digits), num(b[5], e->beta, digits),
+                    num(b[6], e->l_old, digits), num(b[7], e->l_new, digits));
             fprintf(f, "    o%s: ", e->normalized ? "" : " (unnormalized)");
             tvec(f, tr, e->o_old, e->n_o, digits);
             fprintf(f, " -> ");
@@ -287,15 +287,15 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                         e->c0 + e->stride, e->stride);
             else
                 fprintf(f, "%srow %d split %d (keys %d-%d): ", hd, e->row, e->kt, e->c0, e->c1 - 1);
-            fprintf(f, "m = %s  l = %s  o = ", num(b1, e->m_new, digits), num(b2, e->l_new, digits));
+            fprintf(f, "m = %s  l = %s  o = ", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             tvec(f, tr, e->o_new, e->n_o, digits);
             fputc('\n', f);
             break;
         case FS_EV_MERGE:
             fprintf(f, "%srow %d merge %d + %d -> %d: m = max(%s, %s) = %s  c = %s, %s  l = %s  o = ", hd,
-                    e->row, e->a, e->b, e->id, num(b1, e->m_old, digits), num(b2, e->m_blk, digits),
-                    num(b3, e->m_new, digits), num(b4, e->alpha, digits), num(b1 + 24, e->beta, digits),
-                    num(b2 + 24, e->l_new, digits));
+                    e->row, e->a, e->b, e->id, num(b[0], e->m_old, digits), num(b[1], e->m_blk, digits),
+                    num(b[2], e->m_new, digits), num(b[3], e->alpha, digits), num(b[4], e->beta, digits),
+                    num(b[5], e->l_new, digits));
             tvec(f, tr, e->o_new, e->n_o, digits);
             fputc('\n', f);
             break;
@@ -303,13 +303,13 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             if (r->algo == FS_ALGO_DECODE) fputs("  =>", f);   /* decode: each row's result after its merges */
             else if (k == 0 || tr->ev[k - 1].kind != FS_EV_OUT) fprintf(f, "output:\n");
             if (r->algo == FS_ALGO_SOFTMAX) {
-                fprintf(f, "  m = %s  l = %s\n  softmax = ", num(b1, e->m_new, digits), num(b2, e->l_new, digits));
+                fprintf(f, "  m = %s  l = %s\n  softmax = ", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             } else {
                 fprintf(f, "  %sO[%d] = ", hd, e->row);
             }
             tvec(f, tr, e->o_new, e->n_o, digits);
             if (r->algo != FS_ALGO_SOFTMAX)
-                fprintf(f, "   m = %s  l = %s", num(b1, e->m_new, digits), num(b2, e->l_new, digits));
+                fprintf(f, "   m = %s  l = %s", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             fputs(r->algo == FS_ALGO_DECODE ? "\n\n" : "\n", f);
             break;
         default: break;
