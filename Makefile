@@ -5,12 +5,14 @@
 #   make test       install what is missing, build, run every test (plain, then ASan+UBSan)
 #   make SAN=1      a sanitized build (in build/san)
 #   make CC=clang   any C11 compiler; gcc and clang are both kept warning-free
+#   make NO_GUI=1   without the window, for machines without SDL2 (play uses the terminal)
 #
 # Each module may add to the build in its own src/<module>/module.mk (flags, libraries, extra
 # test steps), so this file stays about the structure.
 
 CC      ?= cc
 SAN     ?= 0
+NO_GUI  ?= 0
 ifeq ($(SAN),1)
 BUILD   ?= build/san
 else
@@ -20,7 +22,7 @@ endif
 PKG_CONFIG ?= pkg-config
 # Recursively expanded: pkg-config runs only when a recipe needs it, after `make deps`.
 SDL_CFLAGS = $(shell $(PKG_CONFIG) --cflags sdl2 SDL2_ttf 2>/dev/null)
-SDL_LIBS   = $(shell $(PKG_CONFIG) --libs sdl2 SDL2_ttf 2>/dev/null)
+SDL_LIBS   = $(if $(filter 1,$(NO_GUI)),,$(shell $(PKG_CONFIG) --libs sdl2 SDL2_ttf 2>/dev/null))
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -37,11 +39,17 @@ endif
 ENGINE_SRC = $(wildcard src/engine/*.c)
 IO_SRC     = $(wildcard src/io/*.c)
 LESSON_SRC = $(wildcard src/lesson/*.c)
-CLI_SRC    = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+# cmd_nogui.c stands in for cmd_play.c and cmd_render.c in a NO_GUI=1 build.
+ifeq ($(NO_GUI),1)
+CLI_SRC    = $(filter-out src/cli/main.c src/cli/cmd_play.c src/cli/cmd_render.c,$(wildcard src/cli/*.c))
+GUI_SRC    =
+else
+CLI_SRC    = $(filter-out src/cli/main.c src/cli/cmd_nogui.c,$(wildcard src/cli/*.c))
 GUI_SRC    = $(wildcard src/gui/*.c)
+endif
 CPU_SRC    = $(wildcard src/kernels/cpu/*.c)
 LIB_SRC    = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(CPU_SRC) $(CLI_SRC) $(GUI_SRC)
-TEST_SRC   = $(wildcard tests/check_*.c)
+TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildcard tests/check_*.c))
 TEST_EXTRA =
 EXTRA_OBJ  =
 
@@ -95,6 +103,9 @@ test-run: all $(BUILD)/check_all
 	  echo "clang: the same sources must build warning-free"; \
 	  $(MAKE) --no-print-directory -s CC=clang BUILD=build/clang all; \
 	fi
+	@echo "NO_GUI=1: the program must also build without the window"
+	@$(MAKE) --no-print-directory -s NO_GUI=1 BUILD=build/nogui all
+	@build/nogui/flashstep render 000_04 --out /dev/null 2>&1 | grep -q 'no window' 
 	@echo "make test: all steps passed"
 
 check: $(BUILD)/check_all $(BUILD)/flashstep

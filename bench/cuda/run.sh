@@ -51,29 +51,8 @@ $B/cuda/test_cuda --count 400 --lessons lessons 2>&1 | tee "$LOG/test_cuda.log" 
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
 step "flashstep trace --backend cuda against the engine (JSONL)"
-if make CUDA=1 BUILD="$B" -j"$(nproc)" "$B/flashstep" > "$LOG/build_cli.log" 2>&1; then
-  python3 - "$LOG" <<'PY'
-import random, sys
-r = random.Random()
-def mat(rows, cols, path):
-    with open(path, "w") as f:
-        for _ in range(rows):
-            f.write(" ".join(f"{r.uniform(-2, 2):.6f}" for _ in range(cols)) + "\n")
-d = sys.argv[1]
-mat(14, 5, f"{d}/q.txt"); mat(17, 5, f"{d}/k.txt"); mat(17, 4, f"{d}/v.txt")
-PY
-  cli_ok=1
-  for opts in "--mask causal" "--window 5 --order kv-outer" "--form unnormalized --exp2 --bq 4 --bk 5" "--query"; do
-    $B/flashstep trace --q "$LOG/q.txt" --k "$LOG/k.txt" --v "$LOG/v.txt" $opts --format jsonl > "$LOG/cli_engine.jsonl" 2>&1
-    $B/flashstep trace --q "$LOG/q.txt" --k "$LOG/k.txt" --v "$LOG/v.txt" $opts --format jsonl --backend cuda > "$LOG/cli_cuda.jsonl" 2>&1
-    echo "  [$opts] $(python3 bench/cuda/cmp_jsonl.py "$LOG/cli_engine.jsonl" "$LOG/cli_cuda.jsonl" || echo FAILED)"
-    python3 bench/cuda/cmp_jsonl.py "$LOG/cli_engine.jsonl" "$LOG/cli_cuda.jsonl" > /dev/null || cli_ok=0
-  done
-  [ $cli_ok = 1 ] || fail=1
-else
-  echo "the program itself did not build here (see build_cli.log; the GUI needs SDL2): CLI comparison skipped"
-  tail -3 "$LOG/build_cli.log"
-fi
+bash bench/cuda/cli_check.sh "$B" "$LOG/cli" 2>&1 | tee "$LOG/cli_check.log" | grep -v '^ *$'
+[ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
 if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# cli_check.sh: `flashstep trace --backend cuda` against the engine, through the command line.
+#
+#   bash bench/cuda/cli_check.sh BUILD_DIR LOG_DIR
+#
+# Builds the program with CUDA and without the window (make CUDA=1 NO_GUI=1: GPU machines lack
+# SDL2), then for random problems and for 000's n = 6 example compares the JSONL of the engine
+# and of the GPU event by event (bench/cuda/cmp_jsonl.py, float32 tolerance). Needs a GPU.
+set -u
+B=${1:-build/cuda}
+LOG=${2:-/tmp/fs-cli-check}
+mkdir -p "$LOG"
+make CUDA=1 NO_GUI=1 BUILD="$B" -j"$(nproc)" "$B/flashstep" > "$LOG/build_cli.log" 2>&1 \
+  || { tail -20 "$LOG/build_cli.log"; echo "cli_check: the program did not build"; exit 1; }
+python3 - "$LOG" <<'PY'
+import random, sys
+r = random.Random()
+def mat(rows, cols, path):
+    with open(path, "w") as f:
+        for _ in range(rows):
+            f.write(" ".join(f"{r.uniform(-2, 2):.6f}" for _ in range(cols)) + "\n")
+d = sys.argv[1]
+mat(14, 5, f"{d}/q.txt"); mat(17, 5, f"{d}/k.txt"); mat(17, 4, f"{d}/v.txt")
+PY
+ok=1
+A=assets/doc000_tiled
+compare() {  # name, then trace arguments
+  local name=$1; shift
+  $B/flashstep trace "$@" --format jsonl > "$LOG/engine.jsonl" 2> "$LOG/engine.err"
+  $B/flashstep trace "$@" --format jsonl --backend cuda > "$LOG/cuda.jsonl" 2> "$LOG/cuda.err"
+  local rc=$?
+  if [ $rc != 0 ]; then echo "  [$name] cuda run failed (rc=$rc): $(head -1 "$LOG/cuda.err")"; ok=0; return; fi
+  local verdict
+  verdict=$(python3 bench/cuda/cmp_jsonl.py "$LOG/engine.jsonl" "$LOG/cuda.jsonl") || ok=0
+  echo "  [$name] $(wc -l < "$LOG/engine.jsonl") events: $verdict"
+}
+R=(--q "$LOG/q.txt" --k "$LOG/k.txt" --v "$LOG/v.txt")
+compare "000's n=6 causal, Bq=2 Bk=3, unnormalized" --q $A/Q.txt --k $A/K.txt --v $A/V.txt --bq 2 --bk 3 --mask causal --form unnormalized
+compare "random 14x17 causal" "${R[@]}" --mask causal
+compare "random window 5, kv-outer" "${R[@]}" --window 5 --order kv-outer
+compare "random exp2, unnormalized, Bq=4 Bk=5" "${R[@]}" --form unnormalized --exp2 --bq 4 --bk 5
+compare "random one query at a time" "${R[@]}" --query
+$B/flashstep trace --q $A/Q.txt --k $A/K.txt --v $A/V.txt --bq 2 --bk 3 --mask causal --backend cuda | tail -8
+[ $ok = 1 ] && echo "cli_check: every CUDA trace matches the engine" || { echo "cli_check: FAILED"; exit 1; }
