@@ -19,7 +19,7 @@ txt="$out/$name.txt"
 {
   echo "# date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "# machine:  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
-  echo "# revision: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "# revision: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (HEAD; the binary was built $(date -u -r "$bin" '+%H:%M:%S UTC'))"
   echo "# command:  $bin bench $* --format jsonl --plot $out/$name.png"
   echo "# load before: $(uptime | sed 's/.*load average: //')"
 } > "$txt"
