@@ -23,8 +23,19 @@ txt="$out/$name.txt"
   echo "# command:  $bin bench $* --format jsonl --plot $out/$name.png"
   echo "# load before: $(uptime | sed 's/.*load average: //')"
 } > "$txt"
-"$bin" bench "$@" --format jsonl --plot "$out/$name.png" > "$out/$name.jsonl" 2>> "$txt"
+# busy jiffies of the whole machine before and after, and the bench's own CPU time: the
+# difference is what other processes took while the bench ran (the measure of its disturbance)
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+b0=$(busy); w0=$(date +%s.%N)
+TIMEFORMAT='%U %S'
+{ time "$bin" bench "$@" --format jsonl --plot "$out/$name.png" > "$out/$name.jsonl" 2>> "$txt"; } 2> "$out/.cpu.$$"
+b1=$(busy); w1=$(date +%s.%N)
+read -r u s < "$out/.cpu.$$"; rm -f "$out/.cpu.$$"
 echo "# load after:  $(uptime | sed 's/.*load average: //')" >> "$txt"
+awk -v b0="$b0" -v b1="$b1" -v hz="$hz" -v u="$u" -v s="$s" -v w0="$w0" -v w1="$w1" -v n="$(nproc)" 'BEGIN {
+  other = (b1 - b0) / hz - u - s; if (other < 0) other = 0
+  printf "# other processes: %.1f CPU-seconds during the %.1f s run (%.0f %% of the machine)\n", other, w1 - w0, 100 * other / ((w1 - w0) * n) }' >> "$txt"
 # the rows again as a table, for reading
 awk -F'[:,]' 'BEGIN { printf "%-16s %7s %5s %6s %7s %11s %9s %8s %8s %9s\n", "kernel", "N", "d", "causal", "threads", "ms", "GFLOP/s", "of peak", "GB/s", "RSS MiB" }
   { gsub(/[{}"]/, ""); printf "%-16s %7s %5s %6s %7s %11s %9s %7.1f%% %8s %9s\n", $2, $4, $6, $8, $10, $12, $14, 100*$16, $18, $20 }' \
