@@ -101,7 +101,8 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *o);
 
 /* The materializing baseline, as a user would write it: S = scale·Q Kᵀ and P = softmax(S) for
  * every batch element and head held in full (two float32 arrays of batch·n_q_heads·n_q·n_kv),
- * both products through OpenBLAS cblas_sgemm with `threads` threads. float32 only. When the
+ * both products through OpenBLAS cblas_sgemm with `threads` threads (openblas_set_num_threads:
+ * process-wide, it stays set after the call). float32 only. When the
  * arrays would not fit (more than the memory the system reports available, or malloc fails) it
  * returns FS_ERR_NOMEM without computing and writes why into why[0..n). */
 fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size_t n);
