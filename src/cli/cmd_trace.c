@@ -565,9 +565,19 @@ int cli_trace(int argc, char **argv)
             events = (int64_t)o.hq * at->n_q * (2 * (int64_t)at->n_kv + 1);
             pool = (int64_t)o.hq * at->n_q * at->n_kv * (2 + 2 * (int64_t)at->d_v);
         }
+        if (r->algo == FS_ALGO_DECODE) {
+            /* Per head and row: one PARTIAL per split (its scores and o), n_splits − 1 MERGEs
+             * (three o vectors each) and one OUT. --parts may ask for far more splits than keys. */
+            int64_t nsp = r->decoding.split == FS_SPLIT_STRIDED
+                              ? r->decoding.parts
+                              : (at->n_kv + r->decoding.Bk - 1) / r->decoding.Bk;
+            events = (int64_t)o.hq * at->n_q * 2 * nsp;
+            pool = (int64_t)o.hq * at->n_q * (at->n_kv + (4 * nsp - 2) * (int64_t)at->d_v);
+        }
         if (events > MAX_TRACE_EVENTS || pool > MAX_TRACE_POOL) {
             fprintf(stderr, "flashstep trace: this problem would record about %lld events and %lld numbers; "
-                            "the limit is %lld and %lld. Trace a smaller problem, or larger tiles.\n",
+                            "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
+                            "(decode: fewer splits).\n",
                     (long long)events, (long long)pool, (long long)MAX_TRACE_EVENTS, (long long)MAX_TRACE_POOL);
             goto out;
         }

@@ -144,6 +144,10 @@ with open(big, "w") as f:
         f.write("0.5 0.25\n")
 rc, out, err = run(["--q", big, "--k", big, "--v", big, "--bq", "1", "--bk", "1"])
 check(rc == 2 and "limit" in err, f"trace size bound: rc={rc} {err!r}")
+# Decode with far more strided parts than keys: bounded before it runs, not an allocation failure.
+q3 = write("q3.txt", [[1.0, 2.0]] * 3)
+rc, out, err = run(["--q", q3, "--k", good, "--v", good, "--decode", "--parts", "1048576"])
+check(rc == 2 and "limit" in err, f"decode trace size bound: rc={rc} {err!r}")
 
 print(f"trace cli: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
