@@ -62,6 +62,44 @@ START_TEST(test_text_errors)
 }
 END_TEST
 
+/* Words that are not numbers are quoted in the message, but never raw: binary garbage, control
+ * bytes and a byte-order mark come out as \xHH, long words are cut, and a NUL byte inside a
+ * word does not end it early (strtod would read "1" out of "1<NUL>abc"). */
+START_TEST(test_text_garbage)
+{
+    static const struct { const char *text; size_t len; int line, col; const char *shown; } cases[] = {
+        {"1 2\n3 \x01\xff\x80z\n", 12, 2, 3, "'\\x01\\xff\\x80z'"},
+        {"1\0abc 2\n", 9, 1, 1, "'1\\x00abc'"},
+        {"\xef\xbb\xbf" "1 2\n", 8, 1, 1, "'\\xef\\xbb\\xbf" "1'"},
+        {"1 \xe2\x88\x92" "2\n", 7, 1, 3, "'\xe2\x88\x92" "2'"},   /* U+2212 minus stays readable */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fs_matrix m;
+        fs_loc_error e;
+        ck_assert_msg(!fs_matrix_parse_text(cases[i].text, cases[i].len, "g.txt", 1, false, &m, &e),
+                      "case %zu parsed", i);
+        ck_assert_msg(e.line == cases[i].line && e.col == cases[i].col, "case %zu: %d:%d", i, e.line, e.col);
+        ck_assert_msg(strstr(e.msg, cases[i].shown), "case %zu: '%s'", i, e.msg);
+    }
+    /* 300 random bytes: one short message with no control byte and no byte that cannot start or
+     * continue UTF-8 (0xC0, 0xC1, 0xF5..0xFF). */
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    char junk[300];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(unsigned char)(fs_rng_next(&r) >> 56);
+    junk[0] = 'x';   /* a word starts here, whatever follows */
+    fs_matrix m;
+    fs_loc_error e;
+    ck_assert(!fs_matrix_parse_text(junk, sizeof junk, "g.txt", 1, false, &m, &e));
+    for (const unsigned char *p = (const unsigned char *)e.msg; *p; p++)
+        FS_ASSERT_SEED(*p >= 0x20 && *p != 0x7f && *p != 0xC0 && *p != 0xC1 && *p < 0xF5, seed,
+                       "byte 0x%02x in '%s'", *p, e.msg);
+    int32_t *v, n;
+    ck_assert(!fs_ints_parse_text("-1\0 0\n", 6, "p.txt", 1, &v, &n, &e));
+    ck_assert_msg(strstr(e.msg, "'-1\\x00'") && e.col == 1, "%s", e.msg);
+}
+END_TEST
+
 /* Write a .npy with a given header and payload; returns the path. */
 static void write_npy(const char *path, int version, const char *dict, const void *data, size_t n)
 {
@@ -156,6 +194,7 @@ Suite *io_suite(void)
     TCase *tc = tcase_create("matrix");
     tcase_add_test(tc, test_text_ok);
     tcase_add_test(tc, test_text_errors);
+    tcase_add_test(tc, test_text_garbage);
     tcase_add_test(tc, test_npy);
     tcase_add_test(tc, test_ints);
     suite_add_tcase(s, tc);

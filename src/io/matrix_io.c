@@ -112,6 +112,40 @@ static int dvec_push(dvec *d, double x)
 
 static int is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r'; }
 
+/* A word from a file as it may appear in a message: printable ASCII and well-formed UTF-8 as
+ * they are; control bytes, bytes that are not UTF-8, C1 controls and the invisible byte-order
+ * mark as \xHH, so binary garbage cannot reach the terminal raw. At most about 40 characters,
+ * then "...". word is (n) bytes and may hold NUL bytes. */
+static const char *shown_word(const char *word, size_t n, char *out, size_t cap)
+{
+    const unsigned char *w = (const unsigned char *)word;
+    size_t o = 0, chars = 0;
+    for (size_t i = 0; i < n;) {
+        if (chars >= 40 || o + 16 > cap) {
+            snprintf(out + o, cap - o, "...");
+            return out;
+        }
+        unsigned char c = w[i];
+        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
+                                                                 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        bool ok = len > 0 && i + len <= n && !(len == 1 && (c < 0x20 || c == 0x7f));
+        for (size_t k = 1; ok && k < len; k++) ok = (w[i + k] & 0xC0) == 0x80;
+        if (ok && len == 2 && c == 0xC2 && w[i + 1] < 0xA0) ok = false;                  /* C1 controls */
+        if (ok && len == 3 && c == 0xEF && w[i + 1] == 0xBB && w[i + 2] == 0xBF) ok = false;  /* BOM */
+        if (ok) {
+            memcpy(out + o, w + i, len);
+            o += len;
+            i += len;
+        } else {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+            i++;
+        }
+        chars++;
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* Walks text word by word. Words are separated by spaces, tabs and commas; '#' ends a line. */
 typedef struct {
     const char *text;
@@ -175,11 +209,12 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
         char tok[128];
         size_t t;
         while (scan_word(&sc, tok, sizeof tok, &t, &col)) {
-            char *stop;
+            char *stop, shown[200];
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            if (*stop || t >= sizeof tok - 1) {
-                set_err(err, name, sc.line, col, "not a number: '%s'", tok);
+            if (stop != tok + t || t >= sizeof tok - 1) {   /* the whole word, NUL bytes included */
+                set_err(err, name, sc.line, col, "not a number: '%s'",
+                        shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
             }
             if (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf))) {
@@ -391,11 +426,12 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
         char tok[32];
         size_t t;
         while (scan_word(&sc, tok, sizeof tok, &t, &col)) {
-            char *stop;
+            char *stop, shown[200];
             errno = 0;
             long x = strtol(tok, &stop, 10);
-            if (*stop || t >= sizeof tok - 1 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
-                set_err(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'", tok);
+            if (stop != tok + t || t >= sizeof tok - 1 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+                set_err(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
+                        shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
             }
             if (cnt == cap) {
