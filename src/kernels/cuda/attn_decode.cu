@@ -7,7 +7,7 @@
  * Decode reads every K and V byte once and does little arithmetic on it: it is bound by memory
  * bandwidth, so the aim is to read the cache once, in wide coalesced loads, from enough blocks.
  *
- * Versions (figures: docs/benchmarks-cuda.md):
+ * Versions (figures: docs/benchmarks.md, part two):
  *   1  one block per (batch, query head) reads the whole cache, no split: the query heads of a
  *      GQA group each re-read their shared KV head, and batch × heads blocks underfill the GPU.
  *   2  split-KV: one block per (batch, KV head, split) serves every query head of the group, so

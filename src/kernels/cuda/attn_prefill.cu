@@ -1,7 +1,7 @@
 /* attn_prefill.cu: FlashAttention forward (prefill) on float16 / bfloat16, float32 accumulation.
  *
  * The same tiled algorithm as src/engine/tiled.c, at full size. Versions, one line each on what
- * changed (figures: docs/benchmarks-cuda.md; how to run: bench/cuda/run.sh):
+ * changed (figures: docs/benchmarks.md, part two; how to run: bench/cuda/run.sh):
  *
  *   1  scalar: one thread per query row walks the keys one by one (000's online attention),
  *      q and o in registers, float32 arithmetic; no tensor cores. The readable baseline.
