@@ -133,18 +133,7 @@ fs_status fs_cpu_attn_check(const fs_cpu_attn *a)
         return FS_ERR_ARG;
     if (!a->Q || !a->K || !a->V || !a->O) return FS_ERR_ARG;
     if (!(a->scale >= 0.0f) || isinf(a->scale)) return FS_ERR_VALUE;
-    switch (a->mask.kind) {
-    case FS_MASK_NONE:
-    case FS_MASK_CAUSAL: break;
-    case FS_MASK_WINDOW:
-        if (a->mask.window < 1) return FS_ERR_MASK;
-        break;
-    case FS_MASK_BITS:
-        if (!a->mask.bits || a->mask.words_per_row < fs_mask_words(a->n_kv)) return FS_ERR_MASK;
-        break;
-    default: return FS_ERR_MASK;
-    }
-    return FS_OK;
+    return fs_mask_check(&a->mask, a->n_kv);
 }
 
 static float scale_of(const fs_cpu_attn *a)
