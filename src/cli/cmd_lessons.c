@@ -30,7 +30,11 @@ int cli_lessons(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--paths")) {
             paths_only = true;
-        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+        } else if (!strcmp(argv[i], "--dir")) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "flashstep lessons: --dir needs a value (the lessons directory)\n");
+                return 2;
+            }
             dir_arg = argv[++i];
         } else {
             fprintf(stderr, "flashstep lessons: unknown argument '%s'\n", argv[i]);

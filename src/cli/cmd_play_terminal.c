@@ -178,7 +178,11 @@ int cli_play_terminal(int argc, char **argv)
             /* accepted: this is the terminal player */
         } else if (!strcmp(argv[i], "--all")) {
             all = true;
-        } else if (!strcmp(argv[i], "--digits") && i + 1 < argc) {
+        } else if (!strcmp(argv[i], "--digits")) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "flashstep play: --digits needs a value (1 to 12)\n");
+                return 2;
+            }
             char *end;
             long d = strtol(argv[++i], &end, 10);
             if (*end || d < 1 || d > 12) {

@@ -152,7 +152,11 @@ int cli_verify(int argc, char **argv)
             usage(stdout);
             free(names);
             return 0;
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+        } else if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "--dir")) && i + 1 == argc) {
+            fprintf(stderr, "flashstep verify: %s needs a value\n", argv[i]);
+            free(names);
+            return 2;
+        } else if (!strcmp(argv[i], "--format")) {
             const char *v = argv[++i];
             if (!strcmp(v, "table")) fmt = OUT_TABLE;
             else if (!strcmp(v, "jsonl")) fmt = OUT_JSONL;
@@ -163,7 +167,7 @@ int cli_verify(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--markdown")) {
             fmt = OUT_MARKDOWN;
-        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+        } else if (!strcmp(argv[i], "--dir")) {
             dir_arg = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "flashstep verify: unknown option '%s'\n", argv[i]);

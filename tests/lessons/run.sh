@@ -26,5 +26,15 @@ for f in "$dir"/*.lesson; do
     *) echo "FAIL $f: no '# expect-error:' or '# expect-exit:' line"; fail=$((fail + 1)) ;;
   esac
 done
-echo "tests/lessons: $((n - fail)) of $n fixtures behave"
+# An option that needs a value, given last with none: one line naming it, exit 2 (it used to be
+# called an unknown option).
+for args in "verify --format" "verify --dir" "lessons --dir" "play 000_01 --terminal --digits"; do
+  n=$((n + 1))
+  opt=${args##* }
+  err=$("$bin" $args 2>&1 >/dev/null </dev/null); rc=$?
+  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || [[ "$err" != *"$opt needs a value"* ]]; then
+    echo "FAIL '$args': want exit 2 and one line '... $opt needs a value', got exit $rc: $err"; fail=$((fail + 1))
+  fi
+done
+echo "tests/lessons: $((n - fail)) of $n fixtures and usage checks behave"
 [ $fail -eq 0 ]
