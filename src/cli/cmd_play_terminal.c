@@ -11,13 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "lesson/lesson.h"
 
-#define WIDTH 96
+#define WIDTH 96        /* the widest text is wrapped (narrower when the terminal is) */
+#define MIN_WIDTH 40
 #define CLAIMS_PER_PAGE 14   /* claims listed per page, so a page fits a 40-line terminal */
 
 static void usage(FILE *f)
@@ -34,8 +36,22 @@ static void usage(FILE *f)
                "  --terminal   accepted for `flashstep play` (this is the terminal player)\n");
 }
 
-/* Print text wrapped at WIDTH columns (counting UTF-8 characters), every line indented. */
-static void wrap(FILE *f, const char *s, int indent)
+/* Columns to wrap at: the terminal's width when stdout is a terminal, else $COLUMNS when it is
+ * set, never more than WIDTH (long lines are hard to read) nor less than MIN_WIDTH. */
+static int text_width(void)
+{
+    long w = 0;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        w = ws.ws_col;
+    else if (getenv("COLUMNS"))
+        w = strtol(getenv("COLUMNS"), NULL, 10);
+    if (w <= 0 || w > WIDTH) return WIDTH;
+    return w < MIN_WIDTH ? MIN_WIDTH : (int)w;
+}
+
+/* Print text wrapped at width columns (counting UTF-8 characters), every line indented. */
+static void wrap(FILE *f, const char *s, int indent, int width)
 {
     int col = 0;
     while (*s) {
@@ -51,7 +67,7 @@ static void wrap(FILE *f, const char *s, int indent)
             if (((unsigned char)*w & 0xC0) != 0x80) len++;
             w++;
         }
-        if (col > indent && col + 1 + len > WIDTH) {
+        if (col > indent && col + 1 + len > width) {
             fputc('\n', f);
             col = 0;
         }
@@ -70,10 +86,22 @@ static void wrap(FILE *f, const char *s, int indent)
     if (col) fputc('\n', f);
 }
 
-static void header(FILE *f, const fs_lesson *l)
+static void header(FILE *f, const fs_lesson *l, int width)
 {
-    fprintf(f, "%s\n", fs_lesson_title(l));
-    fprintf(f, "from %s\n", fs_lesson_source(l));
+    char from[600];
+    wrap(f, fs_lesson_title(l), 0, width);
+    snprintf(from, sizeof from, "from %s", fs_lesson_source(l));
+    wrap(f, from, 0, width);
+}
+
+/* A heading followed by a rule of at most max_dashes "─" that ends within width columns. */
+static void heading(FILE *f, const char *text, int max_dashes, int width)
+{
+    int len = 0;
+    for (const char *c = text; *c; c++) len += ((unsigned char)*c & 0xC0) != 0x80;
+    fputs(text, f);
+    for (int i = 0; i < max_dashes && len + i < width; i++) fputs("─", f);
+    fputc('\n', f);
 }
 
 /* Pages after the steps that list the lesson's checks (at least one, even when empty). */
@@ -83,17 +111,18 @@ static int64_t claim_pages(const fs_lesson *l)
     return nc == 0 ? 1 : (nc + CLAIMS_PER_PAGE - 1) / CLAIMS_PER_PAGE;
 }
 
-/* Page k: 0 .. n−1 are the steps, then the claims pages. */
-static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
+/* Page k: 0 .. n−1 are the steps, then the claims pages; text wrapped at width columns. */
+static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits, int width)
 {
     const fs_trace *t = fs_lesson_trace(l);
     if (k < n) {
         const fs_event *e = &t->ev[k];
-        fprintf(f, "── step %lld of %lld · %s ", (long long)k + 1, (long long)n, fs_event_kind_str(e->kind));
-        for (int i = 0; i < 40; i++) fputs("─", f);
-        fputc('\n', f);
+        char head[128];
+        snprintf(head, sizeof head, "── step %lld of %lld · %s ", (long long)k + 1, (long long)n,
+                 fs_event_kind_str(e->kind));
+        heading(f, head, 40, width);
         const char *nar = fs_lesson_narration(l, k);
-        if (nar) wrap(f, nar, 0);
+        if (nar) wrap(f, nar, 0, width);
         char buf[4096];
         fs_lesson_describe(l, t, k, digits, buf, sizeof buf);
         /* one formula per line: split the description at "; " */
@@ -101,18 +130,18 @@ static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
         while (p && *p) {
             char *semi = strstr(p, "; ");
             if (semi) *semi = 0;
-            wrap(f, p, 4);
+            wrap(f, p, 4, width);
             p = semi ? semi + 2 : NULL;
         }
         return;
     }
     int nc = fs_lesson_check_count(l);
     int64_t cp = k - n, np = claim_pages(l);
-    fprintf(f, "── the numbers this lesson checks (%d)", nc);
-    if (np > 1) fprintf(f, ", part %lld of %lld", (long long)cp + 1, (long long)np);
-    fputc(' ', f);
-    for (int i = 0; i < 30; i++) fputs("─", f);
-    fputc('\n', f);
+    char head[128];
+    int hl = snprintf(head, sizeof head, "── the numbers this lesson checks (%d)", nc);
+    if (np > 1) snprintf(head + hl, sizeof head - (size_t)hl, ", part %lld of %lld", (long long)cp + 1, (long long)np);
+    strncat(head, " ", sizeof head - strlen(head) - 1);
+    heading(f, head, 30, width);
     if (nc == 0) fprintf(f, "    (none)\n");
     int i0 = (int)cp * CLAIMS_PER_PAGE, i1 = i0 + CLAIMS_PER_PAGE < nc ? i0 + CLAIMS_PER_PAGE : nc;
     for (int i = i0; i < i1; i++) {
@@ -122,12 +151,12 @@ static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits)
                  c->claim, strcmp(c->op, "=") ? c->op : "", strcmp(c->op, "=") ? " " : "", c->approx_marked ? "~" : "",
                  c->printed, c->exact_text, *c->unit ? " " : "", c->unit, fs_verdict_str(c->got.verdict),
                  *c->got.reading ? " (" : "", c->got.reading, *c->got.reading ? ")" : "", c->own ? " [own check]" : "");
-        wrap(f, line, 4);
+        wrap(f, line, 4, width);
         if (c->chain) {
             snprintf(line, sizeof line, "the document's chain: %s", c->chain);
-            wrap(f, line, 8);
+            wrap(f, line, 8, width);
         }
-        if (*c->why) wrap(f, c->why, 8);
+        if (*c->why) wrap(f, c->why, 8, width);
     }
 }
 
@@ -227,16 +256,17 @@ int cli_play_terminal(int argc, char **argv)
     const fs_trace *t = fs_lesson_trace(l);
     int64_t n = t ? t->n : 0;
     bool interactive = !all && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    int width = text_width();
 
     if (!interactive) {
-        header(stdout, l);
+        header(stdout, l, width);
         if (*fs_lesson_intro(l)) {
             fputc('\n', stdout);
-            wrap(stdout, fs_lesson_intro(l), 0);
+            wrap(stdout, fs_lesson_intro(l), 0, width);
         }
         for (int64_t k = 0; k < n + claim_pages(l); k++) {
             fputc('\n', stdout);
-            page(stdout, l, k, n, digits);
+            page(stdout, l, k, n, digits, width);
         }
         int bad = fs_lesson_check_failures(l);
         fs_lesson_free(l);
@@ -257,17 +287,21 @@ int cli_play_terminal(int argc, char **argv)
     bool quit = false;
     while (!quit) {
         /* draw */
+        width = text_width();   /* the terminal may have been resized */
         fputs("\033[H\033[2J", stdout);
-        header(stdout, l);
+        header(stdout, l, width);
         if (k == 0 && *fs_lesson_intro(l)) {
             fputc('\n', stdout);
-            wrap(stdout, fs_lesson_intro(l), 0);
+            wrap(stdout, fs_lesson_intro(l), 0, width);
         }
         fputc('\n', stdout);
-        page(stdout, l, k, n, digits);
-        printf("\n[Enter/→ next · Backspace/← back · s/S next/previous rescale, skip, merge, output · "
-               "g first · G last · q quit]   page %lld of %lld\n",
-               (long long)k + 1, (long long)(n + claim_pages(l)));
+        page(stdout, l, k, n, digits, width);
+        char keys[256];
+        snprintf(keys, sizeof keys, "[Enter/→ next · Backspace/← back · s/S next/previous rescale, skip, merge, "
+                 "output · g first · G last · q quit]   page %lld of %lld",
+                 (long long)k + 1, (long long)(n + claim_pages(l)));
+        fputc('\n', stdout);
+        wrap(stdout, keys, 0, width);
         fflush(stdout);
         /* update */
         switch (read_key()) {
@@ -275,9 +309,12 @@ int cli_play_terminal(int argc, char **argv)
         case KEY_BACK: if (k > 0) k--; break;
         case KEY_FIRST: k = 0; break;
         case KEY_LAST: k = n + claim_pages(l) - 1; break;
-        case KEY_SIG_NEXT: /* the next rescale, skip, merge or output (trace.h) */
+        case KEY_SIG_NEXT: /* the next rescale, skip, merge or output (trace.h); past them, the claims */
+            if (k >= n) {
+                if (k < n + claim_pages(l) - 1) k++;
+                break;
+            }
             do k++; while (k < n && !fs_event_significant(&t->ev[k]));
-            if (k > n) k = n;
             break;
         case KEY_SIG_BACK:
             if (k > n) k = n;

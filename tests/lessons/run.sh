@@ -36,5 +36,13 @@ for args in "verify --format" "verify --dir" "lessons --dir" "play 000_01 --term
     echo "FAIL '$args': want exit 2 and one line '... $opt needs a value', got exit $rc: $err"; fail=$((fail + 1))
   fi
 done
+# The terminal player wraps to the terminal's width ($COLUMNS when stdout is not a terminal), not
+# always to 96 columns, which an 80-column terminal broke in the middle of words.
+n=$((n + 1))
+long=$(COLUMNS=60 "$bin" play 000_04 --terminal --all </dev/null |
+       python3 -c 'import sys; print(sum(len(l) > 60 for l in sys.stdin.read().split("\n")))')
+if [ "$long" != 0 ]; then echo "FAIL play --terminal with COLUMNS=60: $long lines are longer"; fail=$((fail + 1)); fi
+n=$((n + 1))
+python3 "$dir/play_keys.py" "$bin" > /dev/null || { echo "FAIL $dir/play_keys.py (s on the last claims page)"; fail=$((fail + 1)); }
 echo "tests/lessons: $((n - fail)) of $n fixtures and usage checks behave"
 [ $fail -eq 0 ]

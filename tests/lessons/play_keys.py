@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""play_keys.py: keys of the interactive terminal player, through a pseudo-terminal.
+
+`s` (next significant step) on the last page of a lesson's claims must stay there; it used to
+jump back to the first claims page. Usage: play_keys.py path/to/flashstep; exit 1 on failure.
+"""
+import os, pty, re, select, sys, time
+
+exe = sys.argv[1]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(exe, [exe, "play", "001_02", "--terminal"])
+
+
+def screen(seconds):
+    """Everything the player writes within the given time."""
+    out, end = b"", time.time() + seconds
+    while time.time() < end:
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if ready:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out.decode("utf-8", "replace")
+
+
+def page_after(key):
+    os.write(fd, key)
+    found = re.findall(r"page (\d+) of (\d+)", screen(0.7))
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
+
+
+screen(1.5)
+last = page_after(b"G")
+after_s = page_after(b"s")
+os.write(fd, b"q")
+screen(0.5)
+os.waitpid(pid, 0)
+ok = last is not None and last[0] == last[1] and after_s == last
+print(f"play keys: G -> page {last}, then s -> page {after_s}: {'ok' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
