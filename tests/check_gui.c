@@ -339,6 +339,20 @@ START_TEST(script_errors_are_located)
     snprintf(want, sizeof want, "%s:6:7: unknown key 'Bogus'", path);
     ck_assert_msg(strstr(buf, want) != NULL, "got: %s", buf);
     free(buf);
+    /* A line longer than any buffer still counts as one line (the error is on line 2, not 3),
+     * and bytes outside printable ASCII are quoted as \xHH, never written raw. */
+    f = fopen(path, "w");
+    fprintf(f, "wait 1");
+    for (int i = 0; i < 600; i++) fputc(' ', f);
+    fprintf(f, "\n\x1b[31mbogus\xff\n");
+    fclose(f);
+    buf = NULL;
+    err = open_memstream(&buf, &n);
+    ck_assert_int_eq(gui_script_load(path, &sc, err), 2);
+    fclose(err);
+    snprintf(want, sizeof want, "%s:2:1: unknown command '\\x1b[31mbogus\\xff'", path);
+    ck_assert_msg(strstr(buf, want) != NULL, "got: %s", buf);
+    free(buf);
     f = fopen(path, "w");
     fprintf(f, "key Right\nkey Right shift\ndrag 1 2 3 4\nexpect predict ask\nsave /tmp/x.png\n");
     fclose(f);

@@ -464,9 +464,23 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
 /* ---------------------------------------------------------------------------------------------
  * Scripts. */
 
+/* One located error line. The quoted word w (may be NULL) comes from the file: bytes outside
+ * printable ASCII are written as \xHH and it is cut at 40 characters, so a binary file given as
+ * a script cannot put raw bytes on the terminal. */
 static int script_error(FILE *err, const char *file, int line, int col, const char *msg, const char *w)
 {
-    fprintf(err, "%s:%d:%d: %s%s%s%s\n", file, line, col, msg, w ? " '" : "", w ? w : "", w ? "'" : "");
+    char shown[200] = "";
+    size_t o = 0;
+    for (size_t i = 0; w && w[i] && o + 8 < sizeof shown; i++) {
+        unsigned char c = (unsigned char)w[i];
+        if (i == 40) {
+            snprintf(shown + o, sizeof shown - o, "...");
+            break;
+        }
+        o += (size_t)(c >= 0x20 && c < 0x7f ? snprintf(shown + o, sizeof shown - o, "%c", c)
+                                             : snprintf(shown + o, sizeof shown - o, "\\x%02x", c));
+    }
+    fprintf(err, "%s:%d:%d: %s%s%s%s\n", file, line, col, msg, w ? " '" : "", shown, w ? "'" : "");
     return 2;
 }
 
@@ -479,9 +493,10 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         fprintf(err, "%s: cannot open the script\n", path);
         return 2;
     }
-    char buf[512];
-    int line = 0, cap = 0;
-    while (fgets(buf, sizeof buf, f)) {
+    char *buf = NULL;   /* one whole line, however long (getline) */
+    size_t buf_cap = 0;
+    int line = 0, cap = 0, rc = 0;
+    while (getline(&buf, &buf_cap, f) != -1) {
         line++;
         char *p = buf;
         while (isspace((unsigned char)*p)) p++;
@@ -494,10 +509,14 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
             int k = 0;
             while (*p && !isspace((unsigned char)*p) && k < 255) word[nw][k++] = *p++;
             word[nw][k] = 0;
+            if (*p && !isspace((unsigned char)*p)) {
+                rc = script_error(err, path, line, cols[nw], "word longer than 255 characters:", word[nw]);
+                goto fail;
+            }
             nw++;
             while (isspace((unsigned char)*p)) p++;
         }
-        if (*p) { fclose(f); gui_script_free(sc); return script_error(err, path, line, (int)(p - buf) + 1, "too many words", NULL); }
+        if (*p) { rc = script_error(err, path, line, (int)(p - buf) + 1, "too many words", NULL); goto fail; }
         gui_script_line L;
         memset(&L, 0, sizeof L);
         L.line = line;
@@ -506,11 +525,11 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         if (!strcmp(op, "key")) {
             L.op = GUI_SCRIPT_KEY;
             if (nw < 2 || (L.key = gui_key_parse(word[1])) == GUI_KEY_NONE) {
-                fclose(f); gui_script_free(sc);
-                return script_error(err, path, line, cols[nw < 2 ? 0 : 1], "unknown key", nw < 2 ? "" : word[1]);
+                rc = script_error(err, path, line, cols[nw < 2 ? 0 : 1], "unknown key", nw < 2 ? "" : word[1]);
+                goto fail;
             }
             if (nw >= 3) {
-                if (strcmp(word[2], "shift")) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[2], "expected 'shift', got", word[2]); }
+                if (strcmp(word[2], "shift")) { rc = script_error(err, path, line, cols[2], "expected 'shift', got", word[2]); goto fail; }
                 L.shift = true;
             }
         } else if (!strcmp(op, "move")) { L.op = GUI_SCRIPT_MOVE; need = 2; }
@@ -523,18 +542,18 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         else if (!strcmp(op, "quit")) { L.op = GUI_SCRIPT_QUIT; }
         else if (!strcmp(op, "save")) {
             L.op = GUI_SCRIPT_SAVE;
-            if (nw != 2) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "save needs a file name", NULL); }
+            if (nw != 2) { rc = script_error(err, path, line, cols[0], "save needs a file name", NULL); goto fail; }
             snprintf(L.path, sizeof L.path, "%.255s", word[1]);
         } else if (!strcmp(op, "match")) {
             L.op = GUI_SCRIPT_MATCH;
-            if (nw != 2) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "match needs a reference image", NULL); }
+            if (nw != 2) { rc = script_error(err, path, line, cols[0], "match needs a reference image", NULL); goto fail; }
             /* Relative to the script's own directory, so tests run from anywhere. */
             const char *slash = strrchr(path, '/');
             if (word[1][0] == '/' || !slash) snprintf(L.path, sizeof L.path, "%.255s", word[1]);
             else snprintf(L.path, sizeof L.path, "%.*s/%.200s", (int)(slash - path > 50 ? 50 : slash - path), path, word[1]);
             if (slash && slash - path > 50 && word[1][0] != '/') {
-                fclose(f); gui_script_free(sc);
-                return script_error(err, path, line, cols[1], "script directory too long for a relative reference", NULL);
+                rc = script_error(err, path, line, cols[1], "script directory too long for a relative reference", NULL);
+                goto fail;
             }
         } else if (!strcmp(op, "expect")) {
             L.op = GUI_SCRIPT_EXPECT;
@@ -542,35 +561,35 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
                                                 "follow", "help", "hover", "speed", "menu", "right", "events"};
             bool ok = false;
             for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) ok |= nw >= 2 && !strcmp(word[1], whats[i]);
-            if (!ok) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); }
+            if (!ok) { rc = script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); goto fail; }
             snprintf(L.what, sizeof L.what, "%.15s", word[1]);
             if (!strcmp(L.what, "predict")) {
                 static const char *const ph[] = {"off", "armed", "ask", "shown"};
                 L.v[0] = -1;
                 for (int i = 0; i < 4; i++) if (nw == 3 && !strcmp(word[2], ph[i])) L.v[0] = i;
-                if (L.v[0] < 0) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[nw == 3 ? 2 : 0], "expected off, armed, ask or shown", NULL); }
+                if (L.v[0] < 0) { rc = script_error(err, path, line, cols[nw == 3 ? 2 : 0], "expected off, armed, ask or shown", NULL); goto fail; }
             } else {
                 int n_args = !strcmp(L.what, "hover") ? 2 : 1;
-                if (nw != 2 + n_args) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "wrong number of arguments", NULL); }
+                if (nw != 2 + n_args) { rc = script_error(err, path, line, cols[0], "wrong number of arguments", NULL); goto fail; }
                 for (int i = 0; i < n_args; i++) {
                     char *end;
                     long v = strtol(word[2 + i], &end, 10);
-                    if (*end || end == word[2 + i]) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[2 + i], "not an integer:", word[2 + i]); }
+                    if (*end || end == word[2 + i]) { rc = script_error(err, path, line, cols[2 + i], "not an integer:", word[2 + i]); goto fail; }
                     L.v[i] = (int)v;
                 }
             }
         } else {
-            fclose(f); gui_script_free(sc);
-            return script_error(err, path, line, cols[0], "unknown command", op);
+            rc = script_error(err, path, line, cols[0], "unknown command", op);
+            goto fail;
         }
         if (need) {
-            if (nw != 1 + need) { fclose(f); gui_script_free(sc); return script_error(err, path, line, cols[0], "wrong number of arguments for", op); }
+            if (nw != 1 + need) { rc = script_error(err, path, line, cols[0], "wrong number of arguments for", op); goto fail; }
             for (int i = 0; i < need; i++) {
                 char *end;
                 long v = strtol(word[1 + i], &end, 10);
                 if (*end || end == word[1 + i] || v < -100000 || v > 100000) {
-                    fclose(f); gui_script_free(sc);
-                    return script_error(err, path, line, cols[1 + i], "not an integer:", word[1 + i]);
+                    rc = script_error(err, path, line, cols[1 + i], "not an integer:", word[1 + i]);
+                    goto fail;
                 }
                 L.v[i] = (int)v;
             }
@@ -578,13 +597,19 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         if (sc->n == cap) {
             cap = cap ? 2 * cap : 64;
             gui_script_line *nl = realloc(sc->lines, (size_t)cap * sizeof *nl);
-            if (!nl) { fclose(f); gui_script_free(sc); fprintf(err, "%s: out of memory\n", path); return 2; }
+            if (!nl) { fprintf(err, "%s: out of memory\n", path); rc = 2; goto fail; }
             sc->lines = nl;
         }
         sc->lines[sc->n++] = L;
     }
+    free(buf);
     fclose(f);
     return 0;
+fail:
+    free(buf);
+    fclose(f);
+    gui_script_free(sc);
+    return rc;
 }
 
 void gui_script_free(gui_script *sc)
