@@ -182,6 +182,10 @@ START_TEST(test_ints)
     t = "-1 0\n0.5\n";
     ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
     ck_assert(e.line == 2 && e.col == 1);
+    /* A word longer than the scanner's buffer is refused without reading past it (fuzzer find). */
+    t = "-1 0123456789012345678901234567890123456789x\n";
+    ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert(e.line == 1 && e.col == 4);
     t = "-1 -2\n";
     ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
     ck_assert(e.line == 1 && e.col == 4);

@@ -212,7 +212,7 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
             char *stop, shown[200];
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            if (stop != tok + t || t >= sizeof tok - 1) {   /* the whole word, NUL bytes included */
+            if (t >= sizeof tok - 1 || stop != tok + t) {   /* too long, or not the whole word (NUL inside) */
                 set_err(err, name, sc.line, col, "not a number: '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
@@ -429,7 +429,7 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
             char *stop, shown[200];
             errno = 0;
             long x = strtol(tok, &stop, 10);
-            if (stop != tok + t || t >= sizeof tok - 1 || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+            if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
                 set_err(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
