@@ -126,6 +126,29 @@ static const char *bound_exact(const fs_check *c, char *buf, size_t n)
     return buf;
 }
 
+/* s cut or padded to exactly width characters (UTF-8 code points, so "→" or "ℓ" take one column
+ * like any letter and a cut never splits a character), into out. */
+static const char *column(const char *s, int width, char *out, size_t cap)
+{
+    size_t o = 0;
+    int chars = 0;
+    for (const char *p = s; *p && o + 5 < cap;) {
+        size_t len = 1;
+        while (((unsigned char)p[len] & 0xC0) == 0x80) len++;
+        if (chars == width) break;
+        memcpy(out + o, p, len);
+        o += len;
+        p += len;
+        chars++;
+    }
+    while (chars < width && o + 1 < cap) {
+        out[o++] = ' ';
+        chars++;
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* Markdown cells must not contain '|' or newlines. */
 static void md_cell(FILE *f, const char *s)
 {
@@ -391,11 +414,12 @@ int cli_verify(int argc, char **argv)
                     }
                     printf(",\"line\":%d}\n", c->line);
                 } else {
-                    char pr[128], note[1024];
+                    char pr[128], note[1024], claim[200];
                     printed_text(c, pr, sizeof pr);
                     note_text(c, note, sizeof note);
-                    printf("  %s %-44.44s %14s  %-12s %-26s%s%s%s\n", c->agrees ? "ok " : "BAD", c->claim, pr,
-                           c->exact_text, vt, c->own ? " [own check]" : "", *note ? "  " : "", note);
+                    printf("  %s %s %14s  %-12s %-26s%s%s%s\n", c->agrees ? "ok " : "BAD",
+                           column(c->claim, 44, claim, sizeof claim), pr, c->exact_text, vt,
+                           c->own ? " [own check]" : "", *note ? "  " : "", note);
                     if (!c->agrees)
                         printf("      ^ %s:%d: the lesson records '%s' but the recomputed verdict is '%s'\n", paths[i],
                                c->line, et, vt);

@@ -42,6 +42,10 @@ n=$((n + 1))
 long=$(COLUMNS=60 "$bin" play 000_04 --terminal --all </dev/null |
        python3 -c 'import sys; print(sum(len(l) > 60 for l in sys.stdin.read().split("\n")))')
 if [ "$long" != 0 ]; then echo "FAIL play --terminal with COLUMNS=60: $long lines are longer"; fail=$((fail + 1)); fi
+# verify's table keeps its columns when a claim holds non-ASCII characters (000_08's "→").
+n=$((n + 1))
+cols=$("$bin" verify 000_08 | python3 -c 'import sys; print(len({l.index(" holds") for l in sys.stdin if l.startswith("  ok ")}))')
+if [ "$cols" != 1 ]; then echo "FAIL verify 000_08: the verdict column is at $cols positions"; fail=$((fail + 1)); fi
 n=$((n + 1))
 python3 "$dir/play_keys.py" "$bin" > /dev/null || { echo "FAIL $dir/play_keys.py (s on the last claims page)"; fail=$((fail + 1)); }
 echo "tests/lessons: $((n - fail)) of $n fixtures and usage checks behave"
