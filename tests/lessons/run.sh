@@ -47,6 +47,6 @@ n=$((n + 1))
 cols=$("$bin" verify 000_08 | python3 -c 'import sys; print(len({l.index(" holds") for l in sys.stdin if l.startswith("  ok ")}))')
 if [ "$cols" != 1 ]; then echo "FAIL verify 000_08: the verdict column is at $cols positions"; fail=$((fail + 1)); fi
 n=$((n + 1))
-python3 "$dir/play_keys.py" "$bin" > /dev/null || { echo "FAIL $dir/play_keys.py (s on the last claims page)"; fail=$((fail + 1)); }
+python3 "$dir/play_keys.py" "$bin" || { echo "FAIL $dir/play_keys.py (s on the last claims page)"; fail=$((fail + 1)); }
 echo "tests/lessons: $((n - fail)) of $n fixtures and usage checks behave"
 [ $fail -eq 0 ]
