@@ -878,9 +878,18 @@ static bool build_and_run(parse_t *P)
             tm.offset = 0;
             a->mask = tm;
         }
-        if (!(P->algo == FS_ALGO_TILED || P->algo == FS_ALGO_DECODE) &&
-            (P->seen[K_BQ] || P->seen[K_ORDER] || P->seen[K_PITFALL]))
-            return set_err(err, P->name, aline, 1, "bq/order/pitfall apply to algo: tiled only");
+        /* Keys that one algorithm reads and another would silently ignore. */
+        static const struct { int key; fs_algo algo; } only[] = {
+            {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
+            {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE}};
+        int first = -1;   /* the misplaced key nearest the top of the file */
+        for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++)
+            if (P->seen[only[k].key] && P->algo != (int)only[k].algo &&
+                (first < 0 || P->key_line[only[k].key] < P->key_line[only[first].key]))
+                first = k;
+        if (first >= 0)
+            return set_err(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s only",
+                           key_names[only[first].key], fs_algo_str(only[first].algo));
         r->tiling.Bq = P->Bq ? P->Bq : 64;
         r->tiling.Bk = P->Bk ? P->Bk : 64;
         /* 000's one-query walk is unnormalized (divide once at the end) unless told otherwise */
