@@ -61,7 +61,8 @@ static const char *usage_text =
     "  --digits N                   digits after the point in the table (default 4)\n"
     "  --backend engine|cuda        cuda: run the tiled kernel on the GPU (make CUDA=1)\n"
     "\n"
-    "Bad input exits 2 with file:line:column. The JSONL form prints every number so it\n"
+    "An option the chosen algorithm does not read (--bq with --decode, --merge without it) is\n"
+    "refused. Bad input exits 2 with file:line:column. The JSONL form prints every number so it\n"
     "round-trips (%.17g); -inf is the string \"-inf\".\n";
 
 typedef struct {
@@ -72,6 +73,28 @@ typedef struct {
     int jsonl, digits, cuda;
     int form_set;
 } opts;
+
+/* Options that only some algorithms read. Given to another algorithm they are refused rather than
+ * silently ignored (a --tree given to --z, a --parts without --decode). */
+#define ALGO_BIT(x) (1u << (x))
+#define ALL_ATTN (ALGO_BIT(FS_ALGO_REFERENCE) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_TILED) | \
+                  ALGO_BIT(FS_ALGO_DECODE))
+static const struct {
+    const char *opt;
+    unsigned algos;   /* ALGO_BIT of every algorithm that reads it */
+} scoped_opts[] = {
+    {"--bq", ALGO_BIT(FS_ALGO_TILED)},
+    {"--order", ALGO_BIT(FS_ALGO_TILED)},
+    {"--pitfall", ALGO_BIT(FS_ALGO_TILED)},
+    {"--bk", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_DECODE)},
+    {"--merge", ALGO_BIT(FS_ALGO_DECODE)},
+    {"--parts", ALGO_BIT(FS_ALGO_DECODE)},
+    {"--exp2", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY)},
+    {"--form", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_DECODE)},
+    {"--chunk", ALGO_BIT(FS_ALGO_SOFTMAX)},
+    {"--mask", ALL_ATTN}, {"--window", ALL_ATTN}, {"--tree", ALL_ATTN}, {"--offset", ALL_ATTN},
+    {"--scale", ALL_ATTN}, {"--softcap", ALL_ATTN}, {"--heads", ALL_ATTN},
+};
 
 static int fail(const char *fmt, const char *a)
 {
@@ -350,9 +373,12 @@ int cli_trace(int argc, char **argv)
     long offset = 0;
     fs_run *r = &o.run;
 
+    unsigned scoped_given = 0;   /* bit k: scoped_opts[k] was given */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        for (unsigned k = 0; k < sizeof scoped_opts / sizeof scoped_opts[0]; k++)
+            if (!strcmp(a, scoped_opts[k].opt)) scoped_given |= 1u << k;
 #define NEED() do { if (!val) return fail("%s needs a value", a); i++; } while (0)
         long n;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -456,6 +482,16 @@ int cli_trace(int argc, char **argv)
 #undef NEED
     }
     if (o.algo_set > 1) return fail("%s", "choose one of --reference, --query, --decode, --z");
+    for (unsigned k = 0; k < sizeof scoped_opts / sizeof scoped_opts[0]; k++)
+        if ((scoped_given >> k & 1u) && !(scoped_opts[k].algos & ALGO_BIT(r->algo))) {
+            fprintf(stderr, "flashstep trace: %s does not apply to %s\n(see flashstep trace --help)\n",
+                    scoped_opts[k].opt, r->algo == FS_ALGO_SOFTMAX ? "--z (online softmax of a vector)"
+                                        : r->algo == FS_ALGO_REFERENCE ? "--reference"
+                                        : r->algo == FS_ALGO_QUERY     ? "--query"
+                                        : r->algo == FS_ALGO_DECODE    ? "--decode"
+                                                                       : "tiled attention (the default)");
+            return 2;
+        }
     if ((r->algo == FS_ALGO_QUERY || r->algo == FS_ALGO_DECODE) && !o.form_set)
         r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
     if (r->algo == FS_ALGO_DECODE && !bk_set && r->decoding.split == FS_SPLIT_CONTIGUOUS)

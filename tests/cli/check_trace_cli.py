@@ -130,6 +130,19 @@ check(rc == 2 and "k3.txt:1:1:" in err, f"shape mismatch: {err!r}")
 for t in (["--bq", "0"], ["--bk", "-1"], ["--window", "0"], ["--format", "xml"], ["--bogus"]):
     rc, out, err = run(["--q", good, "--k", good, "--v", good, *t])
     check(rc == 2 and err, f"bad option {t}: rc={rc}")
+# Options the chosen algorithm does not read are refused, not silently ignored.
+zfile = write("z.txt", [[2.0, 5.0, 1.0, 4.0]])
+for t in (["--decode", "--bq", "2"], ["--decode", "--pitfall", "no-rescale"], ["--merge", "tree"],
+          ["--parts", "2"], ["--chunk", "2"], ["--reference", "--exp2"], ["--query", "--order", "kv-outer"]):
+    rc, out, err = run(["--q", good, "--k", good, "--v", good, *t])
+    check(rc == 2 and "does not apply" in err and not out, f"option for another algorithm {t}: rc={rc} {err!r}")
+for t in (["--tree", good], ["--mask", "causal"], ["--bk", "2"]):
+    rc, out, err = run(["--z", zfile, *t])
+    check(rc == 2 and "does not apply" in err and not out, f"--z with {t}: rc={rc} {err!r}")
+for t in (["--query", "--exp2"], ["--decode", "--bk", "2", "--form", "normalized"], ["--z", zfile, "--chunk", "2"]):
+    args = t if "--z" in t else ["--q", good, "--k", good, "--v", good, *t]
+    rc, out, err = run(args)
+    check(rc == 0, f"{t} must run: rc={rc} {err!r}")
 tree = write("cycle.txt", [[-1, 0]])
 open(tree, "w").write("1 0\n")
 rc, out, err = run(["--q", good, "--k", good, "--v", good, "--tree", tree])
