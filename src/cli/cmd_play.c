@@ -140,6 +140,10 @@ int cli_play(int argc, char **argv)
         fprintf(stderr, "flashstep: no display, and the terminal player shows lessons, not demos\n");
         return 2;
     }
+    if (o.script) {   /* its input and 'expect' lines need the window: never pass them unchecked */
+        fprintf(stderr, "flashstep: no display for --script %s (run it under xvfb-run)\n", o.script);
+        return 2;
+    }
     fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
     char *targv[3] = {argv[0], (char *)lesson, NULL};
     return cli_play_terminal(lesson ? 2 : 1, targv);

@@ -36,6 +36,13 @@ for args in "verify --format" "verify --dir" "lessons --dir" "play 000_01 --term
     echo "FAIL '$args': want exit 2 and one line '... $opt needs a value', got exit $rc: $err"; fail=$((fail + 1))
   fi
 done
+# Without a display, play falls back to the terminal, but a --script (whose 'expect' lines need
+# the window) is refused instead of passing unchecked.
+n=$((n + 1))
+err=$(env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER "$bin" play 000_01 --script "$dir/../gui/controls.script" 2>&1 </dev/null >/dev/null); rc=$?
+if [ $rc -ne 2 ] || [[ "$err" != *"no display for --script"* ]]; then
+  echo "FAIL play --script without a display: want exit 2, got exit $rc: $err"; fail=$((fail + 1))
+fi
 # The terminal player wraps to the terminal's width ($COLUMNS when stdout is not a terminal), not
 # always to 96 columns, which an 80-column terminal broke in the middle of words.
 n=$((n + 1))
