@@ -609,7 +609,12 @@ START_TEST(test_bad_input)
     fs_trace tr;
     fs_trace_init(&tr);
     tr.max_events = 3;
-    ck_assert_int_eq(fs_tiled(&a, &t, O, NULL, NULL, &tr), FS_ERR_NOMEM);
+    ck_assert_int_eq(fs_tiled(&a, &t, O, NULL, NULL, &tr), FS_ERR_LIMIT);
+    fs_trace_clear(&tr);
+    fs_decoding dd = fs_decoding_default();
+    ck_assert_int_eq(fs_decode(&a, &dd, O, NULL, NULL, &tr), FS_ERR_LIMIT);
+    fs_trace_clear(&tr);
+    ck_assert_int_eq(fs_online_softmax(Q, 4, 1, O, NULL, NULL, &tr), FS_ERR_LIMIT);
     fs_trace_free(&tr);
 }
 END_TEST

@@ -41,6 +41,7 @@ START_TEST(test_text_errors)
         {"inf\n", 1, 1, "not allowed"},
         {"# only a comment\n\n", 1, 1, "no numbers"},
         {"1 2e\n", 1, 3, "not a number"},
+        {"1 0x10\n", 1, 3, "not a number"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fs_matrix m;
@@ -167,11 +168,24 @@ START_TEST(test_npy)
     ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "magic"));
     unlink(path);
     ck_assert(!fs_matrix_read("/nonexistent/q.txt", false, &m, &e) && e.line == 0 && strstr(e.msg, "cannot open"));
+    ck_assert(!fs_matrix_read("/tmp", false, &m, &e) && strstr(e.msg, "directory"));
 }
 END_TEST
 
 START_TEST(test_ints)
 {
+    /* An entry found wrong after reading is located in the file. */
+    char path[] = "/tmp/fs-ints-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    ck_assert(write(fd, "-1  0\n# note\n 1, 7\n", 19) == 19);
+    close(fd);
+    int32_t line = 0, col = 0;
+    ck_assert(fs_ints_locate(path, 3, &line, &col));
+    ck_assert_msg(line == 3 && col == 5, "%d:%d", line, col);
+    ck_assert(!fs_ints_locate(path, 4, &line, &col));
+    unlink(path);
+
     int32_t *v, n;
     fs_loc_error e;
     const char *t = "-1 0 1\n1, 2 # five\n";

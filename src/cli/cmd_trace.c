@@ -369,7 +369,7 @@ int cli_trace(int argc, char **argv)
     o.hq = o.hkv = 1;
     o.digits = 4;
     double scale = NAN;
-    int mask_causal = 0, window = 0, has_offset = 0, bk_set = 0;
+    int mask_causal = 0, window = 0, has_offset = 0;
     long offset = 0;
     fs_run *r = &o.run;
 
@@ -401,7 +401,6 @@ int cli_trace(int argc, char **argv)
             NEED();
             if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--bk must be an integer from 1 to 1048576, not '%s'", val);
             r->tiling.Bk = r->decoding.Bk = (int32_t)n;
-            bk_set = 1;
         } else if (!strcmp(a, "--parts")) {
             NEED();
             if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--parts must be an integer from 1 to 1048576, not '%s'", val);
@@ -456,12 +455,19 @@ int cli_trace(int argc, char **argv)
             else return fail("--merge is sequential or tree, not '%s'", val);
         } else if (!strcmp(a, "--heads")) {
             NEED();
-            int hq, hkv;
-            char extra;
-            if (sscanf(val, "%d:%d%c", &hq, &hkv, &extra) != 2 || hq < 1 || hkv < 1 || hq > FS_MAX_HEADS || hq % hkv)
-                return fail("--heads is HQ:HKV with HQ a multiple of HKV (e.g. 4:2), not '%s'", val);
-            o.hq = hq;
-            o.hkv = hkv;
+            long hq = 0, hkv = 0;
+            char left[32];
+            const char *colon = strchr(val, ':');
+            size_t nl = colon ? (size_t)(colon - val) : 0;
+            if (colon && nl < sizeof left) {
+                memcpy(left, val, nl);
+                left[nl] = 0;
+            }
+            if (!colon || nl >= sizeof left || !parse_int(left, 1, FS_MAX_HEADS, &hq) ||
+                !parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
+                return fail("--heads is HQ:HKV with HQ a multiple of HKV, each 1 to 1024 (e.g. 4:2), not '%s'", val);
+            o.hq = (int)hq;
+            o.hkv = (int)hkv;
         } else if (!strcmp(a, "--format")) {
             NEED();
             if (!strcmp(val, "jsonl")) o.jsonl = 1;
@@ -494,8 +500,6 @@ int cli_trace(int argc, char **argv)
         }
     if ((r->algo == FS_ALGO_QUERY || r->algo == FS_ALGO_DECODE) && !o.form_set)
         r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
-    if (r->algo == FS_ALGO_DECODE && !bk_set && r->decoding.split == FS_SPLIT_CONTIGUOUS)
-        r->decoding.Bk = 3;
 
     int rc = 2;
     fs_matrix Q = {0}, K = {0}, V = {0}, S = {0}, Z = {0};
@@ -578,8 +582,10 @@ int cli_trace(int argc, char **argv)
             if (!bits) { fail("%s", "out of memory"); goto out; }
             int32_t bad;
             if (fs_mask_tree_build(parent, n, bits, &bad) != FS_OK) {
-                fprintf(stderr, "flashstep trace: %s:1:1: not a tree: position %d (parent %d) %s\n", o.tree, bad,
-                        bad >= 0 ? parent[bad] : 0,
+                int32_t line = 1, col = 1;
+                fs_ints_locate(o.tree, bad >= 0 ? bad : 0, &line, &col);   /* point at the entry */
+                fprintf(stderr, "flashstep trace: %s:%d:%d: not a tree: position %d (parent %d) %s\n", o.tree,
+                        line, col, bad, bad >= 0 ? parent[bad] : 0,
                         "breaks it (exactly one -1 root, parents in range, no cycles)");
                 goto out;
             }

@@ -79,7 +79,7 @@ static fs_status push_merge(fs_trace *tr, const fs_attn *a, int32_t h, int32_t i
     if ((e.o_old = fs_trace_vec(tr, st->o + (size_t)x * d_v, d_v)) < 0 ||
         (e.o_blk = fs_trace_vec(tr, st->o + (size_t)y * d_v, d_v)) < 0 ||
         (e.o_new = fs_trace_vec(tr, st->o + (size_t)id * d_v, d_v)) < 0 || !fs_trace_push(tr, &e))
-        return FS_ERR_NOMEM;
+        return fs_trace_error(tr);
     return FS_OK;
 }
 
@@ -165,7 +165,7 @@ fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *
                     e.normalized = dc->form == FS_FORM_NORMALIZED;
                     if ((e.s_row = fs_trace_vec(tr, sc, n)) < 0 ||
                         (e.o_new = fs_trace_vec(tr, o, d_v)) < 0 || !fs_trace_push(tr, &e)) {
-                        st = FS_ERR_NOMEM;
+                        st = fs_trace_error(tr);
                         goto done;
                     }
                 }
@@ -212,7 +212,7 @@ fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *
                 e.n_o = d_v;
                 e.normalized = true;
                 if ((e.o_new = fs_trace_vec(tr, out, d_v)) < 0 || !fs_trace_push(tr, &e)) {
-                    st = FS_ERR_NOMEM;
+                    st = fs_trace_error(tr);
                     goto done;
                 }
             }

@@ -44,7 +44,7 @@ fs_status fs_online_softmax(const double *z, int32_t n, int32_t chunk, double *p
             e.beta = beta;
             e.n_s = c1 - c0;
             if ((e.s_row = fs_trace_vec(tr, z + c0, c1 - c0)) < 0 || !fs_trace_push(tr, &e))
-                return FS_ERR_NOMEM;
+                return fs_trace_error(tr);
         }
         m = m_new;
         l = l_new;
@@ -57,7 +57,7 @@ fs_status fs_online_softmax(const double *z, int32_t n, int32_t chunk, double *p
         e.l_new = l;
         e.n_o = n;
         e.normalized = true;
-        if ((e.o_new = fs_trace_vec(tr, p, n)) < 0 || !fs_trace_push(tr, &e)) return FS_ERR_NOMEM;
+        if ((e.o_new = fs_trace_vec(tr, p, n)) < 0 || !fs_trace_push(tr, &e)) return fs_trace_error(tr);
     }
     if (m_out) *m_out = m;
     if (l_out) *l_out = l;

@@ -75,7 +75,7 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
                 e.normalized = true;
                 if ((e.o_new = fs_trace_vec(tr, res->O + i * (size_t)a->d_v, a->d_v)) < 0 ||
                     !fs_trace_push(tr, &e))
-                    st = FS_ERR_NOMEM;
+                    st = fs_trace_error(tr);
             }
         }
         break;

@@ -12,6 +12,7 @@ const char *fs_status_str(fs_status s)
     case FS_ERR_TREE:  return "the parent array is not a tree";
     case FS_ERR_VALUE: return "NaN or infinity in an input";
     case FS_ERR_ARG:   return "an option is out of range";
+    case FS_ERR_LIMIT: return "the trace reached its limit on events";
     }
     return "unknown status";
 }

@@ -16,6 +16,7 @@ typedef enum {
     FS_ERR_TREE,       /* a parent array is not a tree */
     FS_ERR_VALUE,      /* NaN or infinity in an input */
     FS_ERR_ARG,        /* an option is out of range */
+    FS_ERR_LIMIT,      /* a trace reached its bound on events (fs_trace.max_events) */
 } fs_status;
 
 /* One short English phrase for a status ("out of memory"). Never NULL. */

@@ -184,7 +184,7 @@ static fs_status record_row(fs_trace *tr, fs_event *e, const double *s, const do
     if ((e->s_row = fs_trace_vec(tr, s, nc)) < 0 || (e->p_row = fs_trace_vec(tr, P, nc)) < 0 ||
         (e->o_old = fs_trace_vec(tr, o_old, d_v)) < 0 || (e->o_new = fs_trace_vec(tr, o_new, d_v)) < 0)
         return FS_ERR_NOMEM;
-    return fs_trace_push(tr, e) ? FS_OK : FS_ERR_NOMEM;
+    return fs_trace_push(tr, e) ? FS_OK : fs_trace_error(tr);
 }
 
 /* One visited (or skipped) pair of tiles for head h. */
@@ -211,7 +211,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
         e.c1 = c1;
         e.cls = cls;
         e.reason = why;
-        if (!fs_trace_push(tr, &e)) return FS_ERR_NOMEM;
+        if (!fs_trace_push(tr, &e)) return fs_trace_error(tr);
     }
     if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
 
@@ -311,7 +311,7 @@ fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_ou
             e.n_o = a->d_v;
             e.normalized = true;
             if ((e.o_new = fs_trace_vec(tr, o, a->d_v)) < 0 || !fs_trace_push(tr, &e)) {
-                st = FS_ERR_NOMEM;
+                st = fs_trace_error(tr);
                 goto done;
             }
         }

@@ -61,6 +61,12 @@ int64_t fs_trace_vec(fs_trace *t, const double *v, int32_t n)
     return off;
 }
 
+fs_status fs_trace_error(const fs_trace *t)
+{
+    int64_t max = t->max_events > 0 ? t->max_events : FS_TRACE_DEFAULT_MAX;
+    return t->n >= max ? FS_ERR_LIMIT : FS_ERR_NOMEM;
+}
+
 const double *fs_trace_at(const fs_trace *t, int64_t off) { return off < 0 ? NULL : t->pool + off; }
 
 fs_event fs_event_blank(fs_event_kind kind)

@@ -76,7 +76,7 @@ typedef struct {
     int64_t n, cap;
     double *pool;
     int64_t n_pool, cap_pool;
-    int64_t max_events;    /* a bound: past it, recording fails with FS_ERR_SHAPE (0: 1<<24) */
+    int64_t max_events;    /* a bound: past it, recording fails with FS_ERR_LIMIT (0: 1<<24) */
 } fs_trace;
 
 void fs_trace_init(fs_trace *t);
@@ -86,6 +86,10 @@ void fs_trace_clear(fs_trace *t);
 /* Append a copy of e (its step is set to the index); returns the new event or NULL when out of
  * memory or past max_events. */
 fs_event *fs_trace_push(fs_trace *t, const fs_event *e);
+
+/* Why the last fs_trace_push or fs_trace_vec failed: FS_ERR_LIMIT at max_events, else
+ * FS_ERR_NOMEM. The algorithms return this when recording fails. */
+fs_status fs_trace_error(const fs_trace *t);
 
 /* Copy n doubles into the pool; returns the offset, or −1 when out of memory. */
 int64_t fs_trace_vec(fs_trace *t, const double *v, int32_t n);

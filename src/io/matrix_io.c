@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_FILE_BYTES ((long)1 << 30)
 
@@ -45,6 +46,11 @@ void fs_matrix_free(fs_matrix *m)
 /* The whole file in memory (NUL-terminated), or NULL with err set. */
 static char *slurp(const char *path, size_t *len, fs_loc_error *err)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        set_err(err, path, 0, 0, "is a directory, not a file");
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         set_err(err, path, 0, 0, "cannot open: %s", strerror(errno));
@@ -75,7 +81,7 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
         if (got < 65536) break;
     }
     if (ferror(f)) {
-        set_err(err, path, 0, 0, "read error");
+        set_err(err, path, 0, 0, "read error: %s", strerror(errno));
         free(buf);
         fclose(f);
         return NULL;
@@ -212,7 +218,8 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
             char *stop, shown[200];
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            if (t >= sizeof tok - 1 || stop != tok + t) {   /* too long, or not the whole word (NUL inside) */
+            /* too long, not the whole word (a NUL inside), or hexadecimal (strtod reads 0x10) */
+            if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX")) {
                 set_err(err, name, sc.line, col, "not a number: '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
@@ -232,8 +239,8 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
             }
             in_row++;
             if (cols >= 0 && in_row > cols) {
-                set_err(err, name, sc.line, col, "row has more than %ld numbers (line %d has %ld)", cols,
-                        first_row_line, cols);
+                set_err(err, name, sc.line, col, "row has more than %ld number%s (line %d has %ld)", cols,
+                        cols == 1 ? "" : "s", first_row_line, cols);
                 goto fail;
             }
         }
@@ -243,7 +250,8 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
                 first_row_line = sc.line;
             } else if (in_row != cols) {
                 set_err(err, name, sc.line, (int32_t)(sc.eol - sc.bol) + 1,
-                        "row has %ld numbers, expected %ld like line %d", in_row, cols, first_row_line);
+                        "row has %ld number%s, expected %ld like line %d", in_row, in_row == 1 ? "" : "s",
+                        cols, first_row_line);
                 goto fail;
             }
             rows++;
@@ -466,4 +474,27 @@ bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err
     bool ok = fs_ints_parse_text(buf, len, path, 1, out, n, err);
     free(buf);
     return ok;
+}
+
+bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col)
+{
+    fs_loc_error err;
+    size_t len;
+    char *buf = slurp(path, &len, &err);
+    if (!buf) return false;
+    scanner sc;
+    scan_start(&sc, buf, len, 1);
+    int32_t k = 0;
+    bool found = false;
+    do {
+        char tok[32];
+        size_t t;
+        while (!found && scan_word(&sc, tok, sizeof tok, &t, col))
+            if (k++ == index) {
+                *line = sc.line;
+                found = true;
+            }
+    } while (!found && scan_next_line(&sc));
+    free(buf);
+    return found;
 }

@@ -43,6 +43,10 @@ bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err
 bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
                         int32_t **out, int32_t *n, fs_loc_error *err);
 
+/* Where the index-th integer (0-based) of the file at path stands, for an error about that
+ * entry found after reading (a parent array that is not a tree). false when it cannot tell. */
+bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col);
+
 /* Format "file:line:col: msg" (or "file: msg") into buf. */
 void fs_loc_error_format(const fs_loc_error *e, char *buf, size_t n);
 
