@@ -68,8 +68,8 @@ static void row_update(const fs_tiling *t, const double *s, int32_t nc, int32_t 
             w->P[j] = (s[j] == -INFINITY && m_blk > -INFINITY) ? 0.0 : ex(s[j] - m_blk, e2);
             l_blk += w->P[j];
         }
-    } else {
-        for (int32_t j = 0; j < nc; j++) w->P[j] = 0;
+    } else if (need_blk) {
+        for (int32_t j = 0; j < nc; j++) w->P[j] = 0;   /* nothing visible: no weights */
     }
 
     switch (t->pitfall) {
