@@ -338,9 +338,12 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                                    "random matrix must have 1 to %d elements", FS_LESSON_MAX_ELEMS);
             } else if (!strncmp(tok, "seed=", 5)) {
                 char *end;
+                errno = 0;
                 seed = strtoull(tok + 5, &end, 10);
-                if (end == tok + 5 || *end)
-                    return set_err(P->err, P->name, line, tcol, "seed must be an integer");
+                /* strtoull would wrap "-1" and saturate an overlong number: refuse both */
+                if (end == tok + 5 || *end || tok[5] == '-' || tok[5] == '+' || errno == ERANGE)
+                    return set_err(P->err, P->name, line, tcol,
+                                   "seed must be an integer from 0 to 18446744073709551615");
             } else if (!strcmp(tok, "dist=normal")) {
                 normal = true;
             } else if (!strcmp(tok, "dist=uniform")) {
@@ -1430,9 +1433,13 @@ static bool resolve(parse_t *P)
         narr_rec *r = &P->narr[k];
         int64_t step;
         char *end;
+        errno = 0;
         long s = strtol(r->sel, &end, 10);
         if (end != r->sel && !*end) {
             if (!l->has_run) return set_err(P->err, P->name, r->line, r->col, "this lesson has no steps (nothing ran)");
+            if (errno == ERANGE)
+                return set_err(P->err, P->name, r->line, r->col, "step %s does not exist (the trace has steps 0 to %lld)",
+                               r->sel, (long long)l->tr.n - 1);
             if (s < 0 || s >= l->tr.n)
                 return set_err(P->err, P->name, r->line, r->col, "step %ld does not exist (the trace has steps 0 to %lld)",
                                s, (long long)l->tr.n - 1);
