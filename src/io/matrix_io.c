@@ -16,9 +16,9 @@
 
 #define MAX_FILE_BYTES ((long)1 << 30)
 
-static void set_err(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
+bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
 {
-    if (!e) return;
+    if (!e) return false;
     snprintf(e->file, sizeof e->file, "%s", file ? file : "");
     e->line = line;
     e->col = col;
@@ -26,7 +26,9 @@ static void set_err(fs_loc_error *e, const char *file, int32_t line, int32_t col
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    return false;
 }
+
 
 void fs_loc_error_format(const fs_loc_error *e, char *buf, size_t n)
 {
@@ -48,12 +50,12 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        set_err(err, path, 0, 0, "is a directory, not a file");
+        fs_loc_error_set(err, path, 0, 0, "is a directory, not a file");
         return NULL;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, path, 0, 0, "cannot open: %s", strerror(errno));
+        fs_loc_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
         return NULL;
     }
     char *buf = NULL;
@@ -62,14 +64,14 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
         if (n + 65536 + 1 > cap) {
             cap = cap ? cap * 2 : 65536 * 2;
             if ((long)cap > MAX_FILE_BYTES) {
-                set_err(err, path, 0, 0, "file larger than %ld bytes", MAX_FILE_BYTES);
+                fs_loc_error_set(err, path, 0, 0, "file larger than %ld bytes", MAX_FILE_BYTES);
                 free(buf);
                 fclose(f);
                 return NULL;
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
-                set_err(err, path, 0, 0, "out of memory");
+                fs_loc_error_set(err, path, 0, 0, "out of memory");
                 free(buf);
                 fclose(f);
                 return NULL;
@@ -81,7 +83,7 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
         if (got < 65536) break;
     }
     if (ferror(f)) {
-        set_err(err, path, 0, 0, "read error: %s", strerror(errno));
+        fs_loc_error_set(err, path, 0, 0, "read error: %s", strerror(errno));
         free(buf);
         fclose(f);
         return NULL;
@@ -89,7 +91,7 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
     fclose(f);
     if (!buf) buf = malloc(1);
     if (!buf) {
-        set_err(err, path, 0, 0, "out of memory");
+        fs_loc_error_set(err, path, 0, 0, "out of memory");
         return NULL;
     }
     buf[n] = 0;
@@ -220,26 +222,26 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
             /* too long, not the whole word (a NUL inside), or hexadecimal (strtod reads 0x10) */
             if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX")) {
-                set_err(err, name, sc.line, col, "not a number: '%s'",
+                fs_loc_error_set(err, name, sc.line, col, "not a number: '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
             }
             if (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf))) {
-                set_err(err, name, sc.line, col, "%s is not allowed here (inputs must be finite%s)", tok,
+                fs_loc_error_set(err, name, sc.line, col, "%s is not allowed here (inputs must be finite%s)", tok,
                         allow_neg_inf ? "; -inf marks a masked score" : "");
                 goto fail;
             }
             if (d.n >= FS_IO_MAX_ELEMS) {
-                set_err(err, name, sc.line, col, "more than %d numbers", FS_IO_MAX_ELEMS);
+                fs_loc_error_set(err, name, sc.line, col, "more than %d numbers", FS_IO_MAX_ELEMS);
                 goto fail;
             }
             if (!dvec_push(&d, x)) {
-                set_err(err, name, sc.line, col, "out of memory");
+                fs_loc_error_set(err, name, sc.line, col, "out of memory");
                 goto fail;
             }
             in_row++;
             if (cols >= 0 && in_row > cols) {
-                set_err(err, name, sc.line, col, "row has more than %ld number%s (line %d has %ld)", cols,
+                fs_loc_error_set(err, name, sc.line, col, "row has more than %ld number%s (line %d has %ld)", cols,
                         cols == 1 ? "" : "s", first_row_line, cols);
                 goto fail;
             }
@@ -249,7 +251,7 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
                 cols = in_row;
                 first_row_line = sc.line;
             } else if (in_row != cols) {
-                set_err(err, name, sc.line, (int32_t)(sc.eol - sc.bol) + 1,
+                fs_loc_error_set(err, name, sc.line, (int32_t)(sc.eol - sc.bol) + 1,
                         "row has %ld number%s, expected %ld like line %d", in_row, in_row == 1 ? "" : "s",
                         cols, first_row_line);
                 goto fail;
@@ -258,7 +260,7 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
         }
     } while (scan_next_line(&sc));
     if (rows == 0) {
-        set_err(err, name, first_line, 1, "no numbers found");
+        fs_loc_error_set(err, name, first_line, 1, "no numbers found");
         goto fail;
     }
     out->rows = (int32_t)rows;
@@ -293,7 +295,7 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
 {
     memset(out, 0, sizeof *out);
     if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) {
-        set_err(err, name, 1, 1, "not a .npy file (bad magic)");
+        fs_loc_error_set(err, name, 1, 1, "not a .npy file (bad magic)");
         return false;
     }
     int major = b[6];
@@ -303,43 +305,43 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
         off = 10;
     } else if (major == 2 || major == 3) {
         if (n < 12) {
-            set_err(err, name, 1, 9, "truncated header");
+            fs_loc_error_set(err, name, 1, 9, "truncated header");
             return false;
         }
         hl = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         off = 12;
     } else {
-        set_err(err, name, 1, 7, "unsupported .npy version %d", major);
+        fs_loc_error_set(err, name, 1, 7, "unsupported .npy version %d", major);
         return false;
     }
     if (off + hl > n) {
-        set_err(err, name, 1, (int32_t)off + 1, "header longer than the file");
+        fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header longer than the file");
         return false;
     }
     const char *h = (const char *)b + off, *v;
 #define COL(p) ((int32_t)((const unsigned char *)(p) - b) + 1)
     if (!npy_field(h, hl, "descr", &v)) {
-        set_err(err, name, 1, (int32_t)off + 1, "header has no 'descr'");
+        fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header has no 'descr'");
         return false;
     }
     char q = *v;
     if ((q != '\'' && q != '"') || v + 4 > h + hl) {
-        set_err(err, name, 1, COL(v), "bad 'descr'");
+        fs_loc_error_set(err, name, 1, COL(v), "bad 'descr'");
         return false;
     }
     char order = v[1], kind = v[2];
     int size = atoi(v + 3);
     if (kind != 'f' || (size != 4 && size != 8) || (order != '<' && order != '>' && order != '=' && order != '|')) {
-        set_err(err, name, 1, COL(v), "dtype must be float32 or float64 ('<f4', '<f8')");
+        fs_loc_error_set(err, name, 1, COL(v), "dtype must be float32 or float64 ('<f4', '<f8')");
         return false;
     }
     int big = order == '>';
     if (npy_field(h, hl, "fortran_order", &v) && !strncmp(v, "True", 4)) {
-        set_err(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
+        fs_loc_error_set(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
         return false;
     }
     if (!npy_field(h, hl, "shape", &v) || *v != '(') {
-        set_err(err, name, 1, (int32_t)off + 1, "header has no 'shape'");
+        fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header has no 'shape'");
         return false;
     }
     long dims[3] = {0, 0, 0};
@@ -349,30 +351,30 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
         while (*p == ' ' || *p == ',') p++;
         if (*p == ')') break;
         if (!isdigit((unsigned char)*p) || nd == 3) {
-            set_err(err, name, 1, COL(p), "bad shape");
+            fs_loc_error_set(err, name, 1, COL(p), "bad shape");
             return false;
         }
         dims[nd++] = strtol(p, (char **)&p, 10);
     }
     if (nd == 0 || nd > 2) {
-        set_err(err, name, 1, COL(v), "shape must have 1 or 2 dimensions");
+        fs_loc_error_set(err, name, 1, COL(v), "shape must have 1 or 2 dimensions");
         return false;
     }
     long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
     if (rows < 1 || cols < 1 || rows > FS_IO_MAX_ELEMS || cols > FS_IO_MAX_ELEMS ||
         rows * cols > FS_IO_MAX_ELEMS) {
-        set_err(err, name, 1, COL(v), "shape (%ld, %ld) is empty or too large", rows, cols);
+        fs_loc_error_set(err, name, 1, COL(v), "shape (%ld, %ld) is empty or too large", rows, cols);
         return false;
     }
     size_t data_off = off + hl, need = (size_t)(rows * cols) * (size_t)size;
     if (n - data_off < need) {
-        set_err(err, name, 1, (int32_t)data_off + 1, "file holds %zu data bytes, shape needs %zu",
+        fs_loc_error_set(err, name, 1, (int32_t)data_off + 1, "file holds %zu data bytes, shape needs %zu",
                 n - data_off, need);
         return false;
     }
     double *d = malloc(sizeof(double) * (size_t)(rows * cols));
     if (!d) {
-        set_err(err, name, 0, 0, "out of memory");
+        fs_loc_error_set(err, name, 0, 0, "out of memory");
         return false;
     }
     const unsigned char *src = b + data_off;
@@ -388,7 +390,7 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
             memcpy(&x, t, 8);
         }
         if (!isfinite(x)) {
-            set_err(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1,
+            fs_loc_error_set(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1,
                     "element %ld (row %ld, column %ld) is %s", i, i / cols, i % cols,
                     isnan(x) ? "NaN" : "infinite");
             free(d);
@@ -438,7 +440,7 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
             errno = 0;
             long x = strtol(tok, &stop, 10);
             if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
-                set_err(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
+                fs_loc_error_set(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
             }
@@ -446,7 +448,7 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
                 cap = cap ? cap * 2 : 64;
                 int32_t *nv = cap > FS_IO_MAX_ELEMS ? NULL : realloc(v, sizeof(int32_t) * (size_t)cap);
                 if (!nv) {
-                    set_err(err, name, sc.line, col, cap > FS_IO_MAX_ELEMS ? "too many entries" : "out of memory");
+                    fs_loc_error_set(err, name, sc.line, col, cap > FS_IO_MAX_ELEMS ? "too many entries" : "out of memory");
                     goto fail;
                 }
                 v = nv;
@@ -455,7 +457,7 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
         }
     } while (scan_next_line(&sc));
     if (cnt == 0) {
-        set_err(err, name, first_line, 1, "no entries found");
+        fs_loc_error_set(err, name, first_line, 1, "no entries found");
         goto fail;
     }
     *out = v;

@@ -47,6 +47,11 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
  * entry found after reading (a parent array that is not a tree). false when it cannot tell. */
 bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col);
 
+/* Fill e (when not NULL) with the place and a printf-style message. Returns false, so a parser
+ * can write `return fs_loc_error_set(...)`. */
+bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Format "file:line:col: msg" (or "file: msg") into buf. */
 void fs_loc_error_format(const fs_loc_error *e, char *buf, size_t n);
 

@@ -65,18 +65,6 @@ static char *dupn(fs_lesson *l, const char *s, size_t n)
 
 static char *dups(fs_lesson *l, const char *s) { return dupn(l, s, strlen(s)); }
 
-static bool set_err(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
-{
-    if (!e) return false;
-    snprintf(e->file, sizeof e->file, "%s", file ? file : "");
-    e->line = line;
-    e->col = col;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* ---- lines and records ------------------------------------------------------------------ */
 
@@ -274,9 +262,9 @@ static bool parse_int(parse_t *P, const char *v, int32_t line, int32_t col, long
     errno = 0;
     long x = strtol(v, &end, 10);
     if (end == v || *end || errno)
-        return set_err(P->err, P->name, line, col, "expected an integer, got '%s'", v);
+        return fs_loc_error_set(P->err, P->name, line, col, "expected an integer, got '%s'", v);
     if (x < lo || x > hi)
-        return set_err(P->err, P->name, line, col, "%ld is out of range [%ld, %ld]", x, lo, hi);
+        return fs_loc_error_set(P->err, P->name, line, col, "%ld is out of range [%ld, %ld]", x, lo, hi);
     *out = (int32_t)x;
     return true;
 }
@@ -290,7 +278,7 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
     M->col = 1;
     if (!*v) {
         if (j == i + 1)
-            return set_err(P->err, P->name, line, col,
+            return fs_loc_error_set(P->err, P->name, line, col,
                            "%s: give the rows on the indented lines below, 'file PATH' or "
                            "'random ROWSxCOLS'", key);
         const char *a = lines[i + 1].s;
@@ -299,7 +287,7 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
     }
     if (!strncmp(v, "file", 4) && (v[4] == ' ' || v[4] == '\t')) {
 #ifdef FS_LESSON_NO_FILES
-        return set_err(P->err, P->name, line, col, "file access is off in this build");
+        return fs_loc_error_set(P->err, P->name, line, col, "file access is off in this build");
 #endif
         const char *path = v + 4;
         while (*path == ' ' || *path == '\t') path++;
@@ -313,7 +301,7 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                 *P->err = e;
                 return false;
             }
-            return set_err(P->err, P->name, line, col + (int32_t)(path - v), "%s: %s", full, e.msg);
+            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)(path - v), "%s: %s", full, e.msg);
         }
         return true;
     }
@@ -331,10 +319,10 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                 char *x, *end;
                 rows = strtol(tok, &x, 10);
                 if (x == tok || *x != 'x' || (cols = strtol(x + 1, &end, 10), end == x + 1 || *end))
-                    return set_err(P->err, P->name, line, tcol, "expected ROWSxCOLS, got '%s'", tok);
+                    return fs_loc_error_set(P->err, P->name, line, tcol, "expected ROWSxCOLS, got '%s'", tok);
                 if (rows < 1 || cols < 1 || rows > FS_LESSON_MAX_ELEMS || cols > FS_LESSON_MAX_ELEMS ||
                     rows * cols > FS_LESSON_MAX_ELEMS)
-                    return set_err(P->err, P->name, line, tcol,
+                    return fs_loc_error_set(P->err, P->name, line, tcol,
                                    "random matrix must have 1 to %d elements", FS_LESSON_MAX_ELEMS);
             } else if (!strncmp(tok, "seed=", 5)) {
                 char *end;
@@ -342,29 +330,29 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                 seed = strtoull(tok + 5, &end, 10);
                 /* strtoull would wrap "-1" and saturate an overlong number: refuse both */
                 if (end == tok + 5 || *end || tok[5] == '-' || tok[5] == '+' || errno == ERANGE)
-                    return set_err(P->err, P->name, line, tcol,
+                    return fs_loc_error_set(P->err, P->name, line, tcol,
                                    "seed must be an integer from 0 to 18446744073709551615");
             } else if (!strcmp(tok, "dist=normal")) {
                 normal = true;
             } else if (!strcmp(tok, "dist=uniform")) {
                 normal = false;
             } else {
-                return set_err(P->err, P->name, line, tcol,
+                return fs_loc_error_set(P->err, P->name, line, tcol,
                                "unknown option '%s' (seed=N, dist=normal|uniform)", tok);
             }
         }
-        if (k == 0) return set_err(P->err, P->name, line, col, "random needs ROWSxCOLS");
+        if (k == 0) return fs_loc_error_set(P->err, P->name, line, col, "random needs ROWSxCOLS");
         M->m.rows = (int32_t)rows;
         M->m.cols = (int32_t)cols;
         M->m.data = malloc(sizeof(double) * (size_t)(rows * cols));
-        if (!M->m.data) return set_err(P->err, P->name, line, col, "out of memory");
+        if (!M->m.data) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
         fill_random(M->m.data, rows * cols, seed, normal);
         return true;
     }
     /* Numbers on the key's own line (and maybe more below): z, or a one-row matrix. */
     size_t len;
     char *t = blanked_block(lines, i, j, vstart, &len);
-    if (!t) return set_err(P->err, P->name, line, col, "out of memory");
+    if (!t) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
     bool ok = fs_matrix_parse_text(t, len, P->name, line, allow_neg_inf, &M->m, P->err);
     free(t);
     return ok;
@@ -376,9 +364,9 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     const line_t *ln = &lines[i];
     int32_t line = i + 1, col = (int32_t)skip_blank(ln->s, vstart, ln->n) + 1;   /* the value */
     char *v = trimdup(l, ln->s, vstart, ln->n);
-    if (!v) return set_err(P->err, P->name, line, 1, "out of memory");
+    if (!v) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
     if (P->seen[key])
-        return set_err(P->err, P->name, line, 1, "'%s' given twice (first on line %d)", key_names[key],
+        return fs_loc_error_set(P->err, P->name, line, 1, "'%s' given twice (first on line %d)", key_names[key],
                        P->key_line[key]);
     P->seen[key] = true;
     P->key_line[key] = line;
@@ -389,7 +377,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     if (single_line)
         for (int32_t k = i + 1; k < j; k++)
             if (!is_blank_or_comment(&lines[k]))
-                return set_err(P->err, P->name, k + 1, 1, "'%s' takes one line; unexpected indented line",
+                return fs_loc_error_set(P->err, P->name, k + 1, 1, "'%s' takes one line; unexpected indented line",
                                key_names[key]);
     switch (key) {
     case K_TITLE: l->title = record_text(P, lines, i, j, vstart); break;
@@ -403,14 +391,14 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         }
         P->algo = lookup(v, algos, 5);
         if (P->algo < 0)
-            return set_err(P->err, P->name, line, col,
+            return fs_loc_error_set(P->err, P->name, line, col,
                            "unknown algo '%s' (softmax, query, tiled, decode, reference, none)", v);
         break;
     }
     case K_SCENE: {
         int s = lookup(v, scene_names, FS_SCENE_COUNT);
         if (s < 0)
-            return set_err(P->err, P->name, line, col,
+            return fs_loc_error_set(P->err, P->name, line, col,
                            "unknown scene '%s' (softmax query tiled tree window gqa decode pitfall claims)", v);
         l->scene = (fs_scene)s;
         P->scene_set = true;
@@ -418,7 +406,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     }
     case K_LABELS: {
         char *t = record_text(P, lines, i, j, vstart);
-        if (!t) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!t) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         int32_t n = 0;
         for (char *p = t; *p;) {
             while (*p == ' ') p++;
@@ -427,7 +415,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
             while (*p && *p != ' ') p++;
         }
         l->labels = keep(l, calloc((size_t)(n ? n : 1), sizeof(char *)));
-        if (!l->labels) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!l->labels) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         char *save = NULL;
         for (char *tok = strtok_r(t, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
             l->labels[l->n_labels++] = tok;
@@ -448,12 +436,12 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_HEADS: {
         char a[32], b[32], extra[8];
         int n = sscanf(v, "%31s %31s %7s", a, b, extra);
-        if (n != 2) return set_err(P->err, P->name, line, col, "heads: expected 'NQ NKV', e.g. '32 8'");
+        if (n != 2) return fs_loc_error_set(P->err, P->name, line, col, "heads: expected 'NQ NKV', e.g. '32 8'");
         if (!parse_int(P, a, line, col, 1, FS_MAX_HEADS, &P->n_qh)) return false;
         if (!parse_int(P, b, line, col + (int32_t)(strstr(v, b) - v), 1, FS_MAX_HEADS, &P->n_kvh))
             return false;
         if (P->n_qh % P->n_kvh)
-            return set_err(P->err, P->name, line, col, "%d query heads are not a multiple of %d KV heads",
+            return fs_loc_error_set(P->err, P->name, line, col, "%d query heads are not a multiple of %d KV heads",
                            P->n_qh, P->n_kvh);
         break;
     }
@@ -462,7 +450,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         double x;
         if (!fs_expr_eval(v, strlen(v), P->name, line, col, &x, P->err)) return false;
         if (!isfinite(x) || (key == K_SOFTCAP && x < 0))
-            return set_err(P->err, P->name, line, col, "%s must be a finite%s number", key_names[key],
+            return fs_loc_error_set(P->err, P->name, line, col, "%s must be a finite%s number", key_names[key],
                            key == K_SOFTCAP ? " non-negative" : "");
         if (key == K_SCALE) {
             P->scale = x;
@@ -482,42 +470,42 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
             while (*w == ' ' || *w == '\t') w++;
             return parse_int(P, w, line, col + (int32_t)(w - v), 1, FS_MAX_DIM, &P->window);
         } else
-            return set_err(P->err, P->name, line, col, "unknown mask '%s' (none, causal, window W, tree)", v);
+            return fs_loc_error_set(P->err, P->name, line, col, "unknown mask '%s' (none, causal, window W, tree)", v);
         break;
     case K_TREE: {
         size_t len;
         char *t = blanked_block(lines, i, j, vstart, &len);
-        if (!t) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!t) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         int32_t *par = NULL, n = 0;
         bool ok = fs_ints_parse_text(t, len, P->name, line, &par, &n, P->err);
         free(t);
         if (!ok) return false;
         l->parent = keep(l, par);
         l->n_parent = n;
-        if (!l->parent) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!l->parent) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         break;
     }
     case K_FORM:
         if (!strcmp(v, "normalized")) P->form = FS_FORM_NORMALIZED;
         else if (!strcmp(v, "unnormalized")) P->form = FS_FORM_UNNORMALIZED;
-        else return set_err(P->err, P->name, line, col, "unknown form '%s' (normalized, unnormalized)", v);
+        else return fs_loc_error_set(P->err, P->name, line, col, "unknown form '%s' (normalized, unnormalized)", v);
         break;
     case K_ORDER:
         if (!strcmp(v, "q-outer")) P->order = FS_ORDER_Q_OUTER;
         else if (!strcmp(v, "kv-outer")) P->order = FS_ORDER_KV_OUTER;
-        else return set_err(P->err, P->name, line, col, "unknown order '%s' (q-outer, kv-outer)", v);
+        else return fs_loc_error_set(P->err, P->name, line, col, "unknown order '%s' (q-outer, kv-outer)", v);
         break;
     case K_EXP2:
         if (!strcmp(v, "yes")) P->exp2 = true;
         else if (!strcmp(v, "no")) P->exp2 = false;
-        else return set_err(P->err, P->name, line, col, "exp2: expected yes or no");
+        else return fs_loc_error_set(P->err, P->name, line, col, "exp2: expected yes or no");
         break;
     case K_PITFALL: {
         int k = -1;
         for (int p = 0; p < FS_PITFALL_COUNT; p++)
             if (!strcmp(v, fs_pitfall_str((fs_pitfall)p))) k = p;
         if (k < 0)
-            return set_err(P->err, P->name, line, col,
+            return fs_loc_error_set(P->err, P->name, line, col,
                            "unknown pitfall '%s' (none no-rescale global-max-no-beta block-max-no-beta "
                            "masked-nan masked-doc-fix)", v);
         P->pitfall = (fs_pitfall)k;
@@ -526,12 +514,12 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_SPLIT:
         if (!strcmp(v, "contiguous")) P->split = FS_SPLIT_CONTIGUOUS;
         else if (!strcmp(v, "strided")) P->split = FS_SPLIT_STRIDED;
-        else return set_err(P->err, P->name, line, col, "unknown split '%s' (contiguous, strided)", v);
+        else return fs_loc_error_set(P->err, P->name, line, col, "unknown split '%s' (contiguous, strided)", v);
         break;
     case K_MERGE:
         if (!strcmp(v, "sequential")) P->merge = FS_MERGE_SEQUENTIAL;
         else if (!strcmp(v, "tree")) P->merge = FS_MERGE_TREE;
-        else return set_err(P->err, P->name, line, col, "unknown merge '%s' (sequential, tree)", v);
+        else return fs_loc_error_set(P->err, P->name, line, col, "unknown merge '%s' (sequential, tree)", v);
         break;
     }
     return true;
@@ -545,12 +533,12 @@ static bool add_narr(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     size_t a = skip_blank(ln->s, 4, ln->n), c = a;
     while (c < ln->n && ln->s[c] != ':') c++;
     if (c == ln->n)
-        return set_err(P->err, P->name, i + 1, (int32_t)ln->n + 1, "step: expected 'step N: text'");
-    if (c == a) return set_err(P->err, P->name, i + 1, (int32_t)a + 1, "step: which step? ('step N: text')");
+        return fs_loc_error_set(P->err, P->name, i + 1, (int32_t)ln->n + 1, "step: expected 'step N: text'");
+    if (c == a) return fs_loc_error_set(P->err, P->name, i + 1, (int32_t)a + 1, "step: which step? ('step N: text')");
     if (P->n_narr == P->cap_narr) {
         int32_t cap = P->cap_narr ? P->cap_narr * 2 : 32;
         narr_rec *n = realloc(P->narr, sizeof *n * (size_t)cap);
-        if (!n) return set_err(P->err, P->name, i + 1, 1, "out of memory");
+        if (!n) return fs_loc_error_set(P->err, P->name, i + 1, 1, "out of memory");
         P->narr = n;
         P->cap_narr = cap;
     }
@@ -559,7 +547,7 @@ static bool add_narr(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     r->line = i + 1;
     r->col = (int32_t)a + 1;
     r->text = record_text(P, lines, i, j, c + 1);
-    if (!r->sel || !r->text) return set_err(P->err, P->name, i + 1, 1, "out of memory");
+    if (!r->sel || !r->text) return fs_loc_error_set(P->err, P->name, i + 1, 1, "out of memory");
     return true;
 }
 
@@ -573,7 +561,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     if (P->n_ex == P->cap_ex) {
         int32_t cap = P->cap_ex ? P->cap_ex * 2 : 32;
         expect_rec *n = realloc(P->ex, sizeof *n * (size_t)cap);
-        if (!n) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!n) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         P->ex = n;
         P->cap_ex = cap;
     }
@@ -605,14 +593,14 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         k += L - 1;
     }
     if (eq == SIZE_MAX)
-        return set_err(P->err, P->name, line, (int32_t)ln->n + 1,
+        return fs_loc_error_set(P->err, P->name, line, (int32_t)ln->n + 1,
                        "expect: expected 'expect TARGET = PRINTED [UNIT]' (spaces around '=')");
     r->c.op = dupn(l, ln->s + eq, oplen);
-    if (!r->c.op) return set_err(P->err, P->name, line, 1, "out of memory");
+    if (!r->c.op) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
     r->c.target = trimdup(l, ln->s, a, eq);
     r->tcol = (int32_t)a + 1;
-    if (!r->c.target) return set_err(P->err, P->name, line, 1, "out of memory");
-    if (!*r->c.target) return set_err(P->err, P->name, line, (int32_t)a + 1, "expect: the target is missing");
+    if (!r->c.target) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
+    if (!*r->c.target) return fs_loc_error_set(P->err, P->name, line, (int32_t)a + 1, "expect: the target is missing");
 
     size_t p = skip_blank(ln->s, eq + oplen, ln->n);
     bool matrix = p == ln->n;
@@ -626,14 +614,14 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         r->c.printed = dupn(l, ln->s + p, q - p);
         double pv, ph;
         if (!r->c.printed || !fs_printed_parse(r->c.printed, &pv, &ph))
-            return set_err(P->err, P->name, line, (int32_t)p + 1, "not a printed number: '%.*s'",
+            return fs_loc_error_set(P->err, P->name, line, (int32_t)p + 1, "not a printed number: '%.*s'",
                            (int)(q - p), ln->s + p);
         size_t u = skip_blank(ln->s, q, ln->n);
         if (u < ln->n) {
             char *us = trimdup(l, ln->s, u, ln->n);
-            if (!us) return set_err(P->err, P->name, line, 1, "out of memory");
+            if (!us) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
             if (!fs_unit_parse(us, &r->unit))
-                return set_err(P->err, P->name, line, (int32_t)u + 1,
+                return fs_loc_error_set(P->err, P->name, line, (int32_t)u + 1,
                                "unknown unit '%s' (B KB MB GB TB KiB MiB GiB TiB K M G s ms us x FLOP/B %%)", us);
             r->c.unit = fs_unit_str(r->unit);
         }
@@ -643,12 +631,12 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     int32_t k = i + 1;
     if (matrix) {
         if (strcmp(r->c.target, "mask") || strcmp(r->c.op, "="))
-            return set_err(P->err, P->name, line, (int32_t)eq + 2,
+            return fs_loc_error_set(P->err, P->name, line, (int32_t)eq + 2,
                            "expect: the printed value is missing after '='");
         size_t cap = 1;
         for (int32_t t = k; t < j; t++) cap += lines[t].n + 1;
         char *rows = malloc(cap);
-        if (!rows) return set_err(P->err, P->name, line, 1, "out of memory");
+        if (!rows) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
         size_t n = 0;
         r->mask_line = k + 1;
         for (; k < j; k++) {
@@ -664,13 +652,13 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
                     cols++;
                 } else if (ch != ' ' && ch != '\t' && ch != '[' && ch != ']' && ch != ',') {
                     free(rows);
-                    return set_err(P->err, P->name, k + 1, (int32_t)t + 1,
+                    return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)t + 1,
                                    "mask rows hold 0 and 1 only, got '%c'", ch);
                 }
             }
             if (r->mask_n_rows > 0 && cols != r->mask_n_cols) {
                 free(rows);
-                return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
+                return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)s + 1,
                                "mask row has %d entries, expected %d", cols, r->mask_n_cols);
             }
             r->mask_n_cols = cols;
@@ -681,7 +669,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         rows[n] = 0;
         r->mask_rows = keep(l, rows);
         if (r->mask_n_rows == 0)
-            return set_err(P->err, P->name, line, (int32_t)eq + 2,
+            return fs_loc_error_set(P->err, P->name, line, (int32_t)eq + 2,
                            "expect mask =: give the rows of 0/1 on the indented lines below");
         r->c.printed = r->mask_rows;
     }
@@ -696,7 +684,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             size_t ol = strlen(*last_text);
             char *more = trimdup(l, c->s, s, c->n);
             char *joined = more ? malloc(ol + strlen(more) + 2) : NULL;
-            if (!joined) return set_err(P->err, P->name, k + 1, 1, "out of memory");
+            if (!joined) return fs_loc_error_set(P->err, P->name, k + 1, 1, "out of memory");
             snprintf(joined, ol + strlen(more) + 2, "%s %s", *last_text, more);
             *last_text = keep(l, joined);
             continue;
@@ -704,12 +692,12 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         attr_indent = s;
         last_text = NULL;
         if (e == c->n || c->s[e] != ':')
-            return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
+            return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)s + 1,
                            "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why, own)");
         char *key = dupn(l, c->s + s, e - s);
         char *val = trimdup(l, c->s, e + 1, c->n);
         int32_t vcol = (int32_t)skip_blank(c->s, e + 1, c->n) + 1;
-        if (!key || !val) return set_err(P->err, P->name, k + 1, 1, "out of memory");
+        if (!key || !val) return fs_loc_error_set(P->err, P->name, k + 1, 1, "out of memory");
         int at = lookup(key, attr_names, 7);
         switch (at) {
         case 0: r->c.claim = val; last_text = &r->c.claim; break;
@@ -719,16 +707,16 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             int n = sscanf(val, "%31s %31s %7s", w1, w2, w3);
             fs_verdict v;
             if (n < 1 || !fs_verdict_parse(w1, &v))
-                return set_err(P->err, P->name, k + 1, vcol,
+                return fs_loc_error_set(P->err, P->name, k + 1, vcol,
                                "unknown verdict '%s' (holds, units decimal|binary, rounded-intermediates, "
                                "approximate, erratum)", val);
             if (v == FS_VERDICT_UNITS) {
                 if (n != 2 || (strcmp(w2, "decimal") && strcmp(w2, "binary")))
-                    return set_err(P->err, P->name, k + 1, vcol, "verdict units: say which reading: "
+                    return fs_loc_error_set(P->err, P->name, k + 1, vcol, "verdict units: say which reading: "
                                    "'units decimal' or 'units binary'");
                 r->c.expected_reading = !strcmp(w2, "decimal") ? "decimal" : "binary";
             } else if (n != 1) {
-                return set_err(P->err, P->name, k + 1, vcol, "verdict: one word expected, got '%s'", val);
+                return fs_loc_error_set(P->err, P->name, k + 1, vcol, "verdict: one word expected, got '%s'", val);
             }
             r->c.expected = v;
             break;
@@ -744,7 +732,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             if (end != val && *end == '%' && !end[1]) t /= 100;
             else if (end == val || *end) t = -1;
             if (!(t > 0 && t < 10))
-                return set_err(P->err, P->name, k + 1, vcol, "tol: expected a positive number or a percentage");
+                return fs_loc_error_set(P->err, P->name, k + 1, vcol, "tol: expected a positive number or a percentage");
             r->tol = t;
             break;
         }
@@ -752,10 +740,10 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         case 6:
             if (!strcmp(val, "yes")) r->c.own = true;
             else if (!strcmp(val, "no")) r->c.own = false;
-            else return set_err(P->err, P->name, k + 1, vcol, "own: expected yes or no");
+            else return fs_loc_error_set(P->err, P->name, k + 1, vcol, "own: expected yes or no");
             break;
         default:
-            return set_err(P->err, P->name, k + 1, (int32_t)s + 1,
+            return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)s + 1,
                            "unknown attribute '%s' (claim, section, verdict, chain, tol, why, own)", key);
         }
     }
@@ -782,7 +770,7 @@ static bool build_and_run(parse_t *P)
         static const int mats[] = {K_Z, K_Q, K_K, K_V, K_S, K_TREE};
         for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
             if (P->seen[mats[k]])
-                return set_err(err, P->name, P->key_line[mats[k]], 1,
+                return fs_loc_error_set(err, P->name, P->key_line[mats[k]], 1,
                                "'%s:' is not used with algo: none (a claims-only lesson)", key_names[mats[k]]);
         if (!P->scene_set) l->scene = FS_SCENE_CLAIMS;
         return true;
@@ -790,38 +778,38 @@ static bool build_and_run(parse_t *P)
     fs_run *r = &l->run;
     *r = fs_run_make((fs_algo)P->algo);
     if (P->algo == FS_ALGO_SOFTMAX) {
-        if (!P->z.set) return set_err(err, P->name, aline, 1, "algo: softmax needs 'z:'");
+        if (!P->z.set) return fs_loc_error_set(err, P->name, aline, 1, "algo: softmax needs 'z:'");
         r->n_z = P->z.m.rows * P->z.m.cols;
         r->z = l->z = keep_matrix(l, &P->z);
         r->chunk = P->chunk ? P->chunk : 1;
-        if (!r->z) return set_err(err, P->name, aline, 1, "out of memory");
+        if (!r->z) return fs_loc_error_set(err, P->name, aline, 1, "out of memory");
         if (!P->scene_set) l->scene = FS_SCENE_SOFTMAX;
     } else {
-        if (P->z.set) return set_err(err, P->name, P->z.line, 1, "'z:' belongs to algo: softmax");
-        if (!P->V.set && !P->S.set) return set_err(err, P->name, aline, 1, "this algo needs 'V:'");
+        if (P->z.set) return fs_loc_error_set(err, P->name, P->z.line, 1, "'z:' belongs to algo: softmax");
+        if (!P->V.set && !P->S.set) return fs_loc_error_set(err, P->name, aline, 1, "this algo needs 'V:'");
         if (!P->S.set && (!P->Q.set || !P->K.set))
-            return set_err(err, P->name, aline, 1, "algo needs 'Q:' and 'K:' (or the scores 'S:')");
+            return fs_loc_error_set(err, P->name, aline, 1, "algo needs 'Q:' and 'K:' (or the scores 'S:')");
         if (P->S.set && (P->Q.set || P->K.set))
-            return set_err(err, P->name, P->S.line, 1, "give either the scores 'S:' or 'Q:' and 'K:', not both");
+            return fs_loc_error_set(err, P->name, P->S.line, 1, "give either the scores 'S:' or 'Q:' and 'K:', not both");
         int32_t hq = P->n_qh ? P->n_qh : 1, hkv = P->n_kvh ? P->n_kvh : 1;
         fs_attn *a = &r->attn;
         int32_t nq, nkv, d;
         if (P->S.set) {
             if (P->S.m.rows % hq)
-                return set_err(err, P->name, P->S.line, 1, "S has %d rows, not a multiple of %d heads",
+                return fs_loc_error_set(err, P->name, P->S.line, 1, "S has %d rows, not a multiple of %d heads",
                                P->S.m.rows, hq);
             nq = P->S.m.rows / hq;
             nkv = P->S.m.cols;
             d = 1;
         } else {
             if (P->Q.m.rows % hq)
-                return set_err(err, P->name, P->Q.line, 1, "Q has %d rows, not a multiple of %d query heads",
+                return fs_loc_error_set(err, P->name, P->Q.line, 1, "Q has %d rows, not a multiple of %d query heads",
                                P->Q.m.rows, hq);
             if (P->K.m.rows % hkv)
-                return set_err(err, P->name, P->K.line, 1, "K has %d rows, not a multiple of %d KV heads",
+                return fs_loc_error_set(err, P->name, P->K.line, 1, "K has %d rows, not a multiple of %d KV heads",
                                P->K.m.rows, hkv);
             if (P->Q.m.cols != P->K.m.cols)
-                return set_err(err, P->name, P->K.line, 1, "K has %d columns but Q has %d (both are d)",
+                return fs_loc_error_set(err, P->name, P->K.line, 1, "K has %d columns but Q has %d (both are d)",
                                P->K.m.cols, P->Q.m.cols);
             nq = P->Q.m.rows / hq;
             nkv = P->K.m.rows / hkv;
@@ -830,20 +818,20 @@ static bool build_and_run(parse_t *P)
         if (!P->V.set) {
             /* Scores given and no V: V = identity per KV head, so that O = P (001's walk). */
             if ((long long)hkv * nkv * nkv > FS_LESSON_MAX_ELEMS)
-                return set_err(err, P->name, P->S.line, 1, "too many keys for an identity V; give 'V:'");
+                return fs_loc_error_set(err, P->name, P->S.line, 1, "too many keys for an identity V; give 'V:'");
             P->V.m.rows = hkv * nkv;
             P->V.m.cols = nkv;
             P->V.m.data = calloc((size_t)hkv * nkv * nkv, sizeof(double));
-            if (!P->V.m.data) return set_err(err, P->name, aline, 1, "out of memory");
+            if (!P->V.m.data) return fs_loc_error_set(err, P->name, aline, 1, "out of memory");
             for (int32_t h = 0; h < hkv; h++)
                 for (int32_t j = 0; j < nkv; j++) P->V.m.data[((size_t)h * nkv + j) * nkv + j] = 1.0;
             P->V.line = P->S.line;
         }
         if (P->V.m.rows != nkv * hkv)
-            return set_err(err, P->name, P->V.line, 1, "V has %d rows, expected %d (one per key%s)",
+            return fs_loc_error_set(err, P->name, P->V.line, 1, "V has %d rows, expected %d (one per key%s)",
                            P->V.m.rows, nkv * hkv, hkv > 1 ? " and KV head" : "");
         if ((long long)hq * nq * nkv > FS_LESSON_MAX_SCORES)
-            return set_err(err, P->name, aline, 1, "problem too large for a lesson (%d heads × %d × %d scores)",
+            return fs_loc_error_set(err, P->name, aline, 1, "problem too large for a lesson (%d heads × %d × %d scores)",
                            hq, nq, nkv);
         *a = fs_attn_make(nq, nkv, d, P->V.m.cols);
         a->n_q_heads = hq;
@@ -862,18 +850,18 @@ static bool build_and_run(parse_t *P)
         a->mask.offset = P->offset;
         if (l->parent || P->mask == FS_MASK_BITS) {
             int32_t tl = P->seen[K_TREE] ? P->key_line[K_TREE] : P->key_line[K_MASK];
-            if (!l->parent) return set_err(err, P->name, tl, 1, "mask: tree needs 'tree:' (the parent array)");
+            if (!l->parent) return fs_loc_error_set(err, P->name, tl, 1, "mask: tree needs 'tree:' (the parent array)");
             if (l->n_parent != nq || nq != nkv)
-                return set_err(err, P->name, tl, 1,
+                return fs_loc_error_set(err, P->name, tl, 1,
                                "the tree has %d positions but there are %d queries and %d keys (all must agree)",
                                l->n_parent, nq, nkv);
             int32_t words = fs_mask_words(nq);
             l->bits = keep(l, calloc((size_t)nq * (size_t)words, sizeof(uint64_t)));
-            if (!l->bits) return set_err(err, P->name, tl, 1, "out of memory");
+            if (!l->bits) return fs_loc_error_set(err, P->name, tl, 1, "out of memory");
             int32_t bad = -1;
             fs_status st = fs_mask_tree_build(l->parent, nq, l->bits, &bad);
             if (st != FS_OK)
-                return set_err(err, P->name, P->key_line[K_TREE], P->key_col[K_TREE],
+                return fs_loc_error_set(err, P->name, P->key_line[K_TREE], P->key_col[K_TREE],
                                "not a tree: %s at position %d (one root -1, parents in range, no cycles)",
                                fs_status_str(st), bad);
             fs_mask tm = fs_mask_tree(l->bits, nq);
@@ -891,7 +879,7 @@ static bool build_and_run(parse_t *P)
                 (first < 0 || P->key_line[only[k].key] < P->key_line[only[first].key]))
                 first = k;
         if (first >= 0)
-            return set_err(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s only",
+            return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s only",
                            key_names[only[first].key], fs_algo_str(only[first].algo));
         r->tiling.Bq = P->Bq ? P->Bq : 64;
         r->tiling.Bk = P->Bk ? P->Bk : 64;
@@ -918,7 +906,7 @@ static bool build_and_run(parse_t *P)
     l->tr.max_events = FS_LESSON_MAX_EVENTS;
     fs_status st = fs_run_exec(r, &l->res, &l->tr);
     if (st != FS_OK)
-        return set_err(err, P->name, aline, 1, "the engine cannot run this lesson: %s", fs_status_str(st));
+        return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run this lesson: %s", fs_status_str(st));
     l->has_run = true;
     if (P->pitfall != FS_PITFALL_NONE) {
         l->cmp = *r;
@@ -926,7 +914,7 @@ static bool build_and_run(parse_t *P)
         l->cmp_tr.max_events = FS_LESSON_MAX_EVENTS;
         st = fs_run_exec(&l->cmp, &l->cmp_res, &l->cmp_tr);
         if (st != FS_OK)
-            return set_err(err, P->name, aline, 1, "the engine cannot run the comparison: %s", fs_status_str(st));
+            return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run the comparison: %s", fs_status_str(st));
         l->has_cmp = true;
     }
     return true;
@@ -1060,12 +1048,12 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
 {
     toks t = {s, n, 0};
     size_t a, b;
-    if (!next_tok(&t, &a, &b)) return set_err(P->err, P->name, line, col, "expected an event kind");
+    if (!next_tok(&t, &a, &b)) return fs_loc_error_set(P->err, P->name, line, col, "expected an event kind");
     int kind = -1;
     for (int k = 0; k < FS_EV_COUNT; k++)
         if (b - a == strlen(kind_names[k]) && !strncmp(s + a, kind_names[k], b - a)) kind = k;
     if (kind < 0)
-        return set_err(P->err, P->name, line, col + (int32_t)a,
+        return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a,
                        "unknown event kind '%.*s' (elem tile skip row partial merge out)", (int)(b - a), s + a);
     char keys[8][16], vals[8][32];
     int32_t kcol[8];
@@ -1080,7 +1068,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             char *end;
             nth = strtol(buf, &end, 10);
             if (end == buf || *end || nth < 0)
-                return set_err(P->err, P->name, line, col + (int32_t)a, "'#k' needs a number k ≥ 0");
+                return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "'#k' needs a number k ≥ 0");
             after = t.i;
             continue;
         }
@@ -1088,10 +1076,10 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             t.i = a;   /* not a filter: the field name */
             break;
         }
-        if (nf == 8) return set_err(P->err, P->name, line, col + (int32_t)a, "too many filters");
+        if (nf == 8) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "too many filters");
         size_t kl = (size_t)(eq - (s + a)), vl = b - a - kl - 1;
         if (kl == 0 || kl >= 16 || vl == 0 || vl >= 32)
-            return set_err(P->err, P->name, line, col + (int32_t)a, "malformed filter '%.*s'", (int)(b - a), s + a);
+            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "malformed filter '%.*s'", (int)(b - a), s + a);
         memcpy(keys[nf], s + a, kl);
         keys[nf][kl] = 0;
         memcpy(vals[nf], eq + 1, vl);
@@ -1101,7 +1089,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
         after = t.i;
     }
     *rest = after;
-    if (!tr) return set_err(P->err, P->name, line, col, "this lesson has no trace (nothing ran)");
+    if (!tr) return fs_loc_error_set(P->err, P->name, line, col, "this lesson has no trace (nothing ran)");
     int64_t found = 0;
     for (int64_t e = 0; e < tr->n; e++) {
         const fs_event *ev = &tr->ev[e];
@@ -1111,9 +1099,9 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             bool known, bad;
             ok = filter_ok(ev, keys[f], vals[f], &known, &bad);
             if (!known)
-                return set_err(P->err, P->name, line, kcol[f],
+                return fs_loc_error_set(P->err, P->name, line, kcol[f],
                                "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible cls reason)", keys[f]);
-            if (bad) return set_err(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
+            if (bad) return fs_loc_error_set(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
         }
         if (!ok) continue;
         if (!count && found == nth) {
@@ -1126,7 +1114,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
         *out = found;
         return true;
     }
-    return set_err(P->err, P->name, line, col, "no %s event matches '%.*s' (%lld match%s)", kind_names[kind],
+    return fs_loc_error_set(P->err, P->name, line, col, "no %s event matches '%.*s' (%lld match%s)", kind_names[kind],
                    (int)after, s, (long long)found, found == 1 ? "es" : "");
 }
 
@@ -1155,17 +1143,17 @@ static bool need_ref(parse_t *P, int32_t line, int32_t col)
             r->n_heads = r->n_rows = 1;
             r->n_cols = l->run.n_z;
             r->O = malloc(sizeof(double) * (size_t)l->run.n_z);
-            if (!r->O) return set_err(P->err, P->name, line, col, "out of memory");
+            if (!r->O) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
             fs_reference_softmax(l->run.z, l->run.n_z, r->O);
             l->has_ref = true;
             return true;
         }
-        return set_err(P->err, P->name, line, col, "this lesson runs no attention problem");
+        return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs no attention problem");
     }
     fs_run rr = l->run;
     rr.algo = FS_ALGO_REFERENCE;
     fs_status st = fs_run_exec(&rr, &l->ref, NULL);
-    if (st != FS_OK) return set_err(P->err, P->name, line, col, "reference failed: %s", fs_status_str(st));
+    if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "reference failed: %s", fs_status_str(st));
     l->has_ref = true;
     return true;
 }
@@ -1177,9 +1165,9 @@ static bool result_at(parse_t *P, const fs_result *r, const char *what, const lo
     long h = 0, row, c;
     if (ni == 2) { row = idx[0]; c = idx[1]; }
     else if (ni == 3) { h = idx[0]; row = idx[1]; c = idx[2]; }
-    else return set_err(P->err, P->name, line, col, "%s needs [row][col] or [head][row][col]", what);
+    else return fs_loc_error_set(P->err, P->name, line, col, "%s needs [row][col] or [head][row][col]", what);
     if (h < 0 || h >= r->n_heads || row < 0 || row >= r->n_rows || c < 0 || c >= r->n_cols)
-        return set_err(P->err, P->name, line, col, "head %ld, row %ld, column %ld is outside the %s (%d heads × %d rows × %d cols)",
+        return fs_loc_error_set(P->err, P->name, line, col, "head %ld, row %ld, column %ld is outside the %s (%d heads × %d rows × %d cols)",
                        h, row, c, !strcmp(what, "out") ? "output" : what, r->n_heads, r->n_rows, r->n_cols);
     *v = r->O[((size_t)h * r->n_rows + (size_t)row) * r->n_cols + (size_t)c];
     return true;
@@ -1214,28 +1202,28 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
 
     if (!strcmp(first, "expr")) {
         size_t e = skip_blank(s, b, n);
-        if (e == n) return set_err(P->err, P->name, line, col + (int32_t)b, "expr: the expression is missing");
+        if (e == n) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)b, "expr: the expression is missing");
         return fs_expr_eval(s + e, n - e, P->name, line, col + (int32_t)e, v, P->err);
     }
     if (!strcmp(first, "step")) {
         size_t c, d;
-        if (!next_tok(&t, &c, &d)) return set_err(P->err, P->name, line, col + (int32_t)b, "step: which step?");
+        if (!next_tok(&t, &c, &d)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)b, "step: which step?");
         char num[24];
         snprintf(num, sizeof num, "%.*s", (int)(d - c < 20 ? d - c : 20), s + c);
         char *end;
         long k = strtol(num, &end, 10);
-        if (end == num || *end) return set_err(P->err, P->name, line, col + (int32_t)c, "step: expected a number");
-        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson has no trace (nothing ran)");
+        if (end == num || *end) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)c, "step: expected a number");
+        if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson has no trace (nothing ran)");
         if (k < 0 || k >= l->tr.n)
-            return set_err(P->err, P->name, line, col + (int32_t)c, "step %ld does not exist (the trace has steps 0 to %lld)",
+            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)c, "step %ld does not exist (the trace has steps 0 to %lld)",
                            k, (long long)l->tr.n - 1);
         size_t f, g;
-        if (!next_tok(&t, &f, &g)) return set_err(P->err, P->name, line, col + (int32_t)d, "step %ld: which field?", k);
+        if (!next_tok(&t, &f, &g)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)d, "step %ld: which field?", k);
         char fld[32];
         snprintf(fld, sizeof fld, "%.*s", (int)(g - f < 31 ? g - f : 31), s + f);
-        if (next_tok(&t, &c, &d)) return set_err(P->err, P->name, line, col + (int32_t)c, "unexpected '%.*s'", (int)(d - c), s + c);
+        if (next_tok(&t, &c, &d)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)c, "unexpected '%.*s'", (int)(d - c), s + c);
         if (!event_field(&l->tr, &l->tr.ev[k], fld, v, why, sizeof why))
-            return set_err(P->err, P->name, line, col + (int32_t)f, "step %ld (%s): %s", k,
+            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)f, "step %ld (%s): %s", k,
                            fs_event_kind_str(l->tr.ev[k].kind), why);
         return true;
     }
@@ -1245,7 +1233,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         if (!select_events(P, l->has_run ? &l->tr : NULL, s + b, n - b, line, col + (int32_t)b, true, &cnt, &rest))
             return false;
         size_t e = skip_blank(s, b + rest, n);
-        if (e < n) return set_err(P->err, P->name, line, col + (int32_t)e, "count: unexpected '%s'", s + e);
+        if (e < n) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)e, "count: unexpected '%s'", s + e);
         *v = (double)cnt;
         return true;
     }
@@ -1256,30 +1244,30 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
             if (!select_events(P, l->has_run ? &l->tr : NULL, s, n, line, col, false, &step, &rest)) return false;
             toks u = {s, n, rest};
             size_t f, g;
-            if (!next_tok(&u, &f, &g)) return set_err(P->err, P->name, line, col + (int32_t)n, "which field?");
+            if (!next_tok(&u, &f, &g)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)n, "which field?");
             char fld[32];
             snprintf(fld, sizeof fld, "%.*s", (int)(g - f < 31 ? g - f : 31), s + f);
             size_t c, d;
-            if (next_tok(&u, &c, &d)) return set_err(P->err, P->name, line, col + (int32_t)c, "unexpected '%.*s'", (int)(d - c), s + c);
+            if (next_tok(&u, &c, &d)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)c, "unexpected '%.*s'", (int)(d - c), s + c);
             if (!event_field(&l->tr, &l->tr.ev[step], fld, v, why, sizeof why))
-                return set_err(P->err, P->name, line, col + (int32_t)f, "%s", why);
+                return fs_loc_error_set(P->err, P->name, line, col + (int32_t)f, "%s", why);
             return true;
         }
     if (!strcmp(s, "maxerr")) {
-        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
+        if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
         if (!need_ref(P, line, col)) return false;
         *v = max_abs_diff(&l->res, &l->ref);
         return true;
     }
     if (!strcmp(s, "count_nan")) {
-        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
+        if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
         size_t cnt = 0, N = (size_t)l->res.n_heads * l->res.n_rows * l->res.n_cols;
         for (size_t i = 0; i < N; i++) cnt += isnan(l->res.O[i]) != 0;
         *v = (double)cnt;
         return true;
     }
     if (!strcmp(s, "drift")) {
-        if (!l->has_cmp) return set_err(P->err, P->name, line, col, "drift needs a pitfall lesson");
+        if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "drift needs a pitfall lesson");
         *v = max_abs_diff(&l->res, &l->cmp_res);
         return true;
     }
@@ -1292,58 +1280,58 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     const char *end;
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
-        return set_err(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
+        return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
                        "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, drift, "
                        "count_nan, expr)", s);
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
-        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
+        if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
         const fs_result *r = &l->res;
         if (!strcmp(name, "ref")) {
             if (!need_ref(P, line, col)) return false;
             r = &l->ref;
         } else if (!strcmp(name, "compare")) {
-            if (!l->has_cmp) return set_err(P->err, P->name, line, col, "compare needs a pitfall lesson");
+            if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "compare needs a pitfall lesson");
             r = &l->cmp_res;
         }
         return result_at(P, r, name, idx, ni, line, col, v);
     }
     if (!strcmp(name, "m") || !strcmp(name, "l")) {
-        if (!l->has_run) return set_err(P->err, P->name, line, col, "this lesson runs nothing");
-        if (ni < 1 || ni > 2) return set_err(P->err, P->name, line, col, "%s needs [row] or [head][row]", name);
+        if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
+        if (ni < 1 || ni > 2) return fs_loc_error_set(P->err, P->name, line, col, "%s needs [row] or [head][row]", name);
         long h = ni == 2 ? idx[0] : 0, r = ni == 2 ? idx[1] : idx[0];
         if (h < 0 || h >= l->res.n_heads || r < 0 || r >= l->res.n_rows)
-            return set_err(P->err, P->name, line, col, "%s: row %ld of head %ld does not exist", name, r, h);
+            return fs_loc_error_set(P->err, P->name, line, col, "%s: row %ld of head %ld does not exist", name, r, h);
         *v = (name[0] == 'm' ? l->res.m : l->res.l)[(size_t)h * l->res.n_rows + (size_t)r];
         return true;
     }
     const fs_attn *at = l->has_run && l->run.algo != FS_ALGO_SOFTMAX ? &l->run.attn : NULL;
     if (!strcmp(name, "score")) {
-        if (!at) return set_err(P->err, P->name, line, col, "score needs an attention problem");
-        if (ni < 2) return set_err(P->err, P->name, line, col, "score needs [i][j] or [head][i][j]");
+        if (!at) return fs_loc_error_set(P->err, P->name, line, col, "score needs an attention problem");
+        if (ni < 2) return fs_loc_error_set(P->err, P->name, line, col, "score needs [i][j] or [head][i][j]");
         long h = ni == 3 ? idx[0] : 0, i = idx[ni - 2], j = idx[ni - 1];
         if (h < 0 || h >= at->n_q_heads || i < 0 || i >= at->n_q || j < 0 || j >= at->n_kv)
-            return set_err(P->err, P->name, line, col, "score[%ld][%ld][%ld] is outside the problem (%d heads, %d queries, %d keys)",
+            return fs_loc_error_set(P->err, P->name, line, col, "score[%ld][%ld][%ld] is outside the problem (%d heads, %d queries, %d keys)",
                            h, i, j, at->n_q_heads, at->n_q, at->n_kv);
         *v = fs_attn_score(at, (int32_t)h, (int32_t)i, (int32_t)j);
         return true;
     }
     if (!strcmp(name, "mask")) {
-        if (!at) return set_err(P->err, P->name, line, col, "mask needs an attention problem");
-        if (ni != 2) return set_err(P->err, P->name, line, col, "mask needs [i][j]");
+        if (!at) return fs_loc_error_set(P->err, P->name, line, col, "mask needs an attention problem");
+        if (ni != 2) return fs_loc_error_set(P->err, P->name, line, col, "mask needs [i][j]");
         if (idx[0] < 0 || idx[0] >= at->n_q || idx[1] < 0 || idx[1] >= at->n_kv)
-            return set_err(P->err, P->name, line, col, "mask[%ld][%ld] is outside %d queries × %d keys", idx[0], idx[1],
+            return fs_loc_error_set(P->err, P->name, line, col, "mask[%ld][%ld] is outside %d queries × %d keys", idx[0], idx[1],
                            at->n_q, at->n_kv);
         *v = fs_mask_visible(&at->mask, at->n_q, at->n_kv, (int32_t)idx[0], (int32_t)idx[1]) ? 1 : 0;
         return true;
     }
     if (!strcmp(name, "kv_head")) {
-        if (!at) return set_err(P->err, P->name, line, col, "kv_head needs an attention problem");
+        if (!at) return fs_loc_error_set(P->err, P->name, line, col, "kv_head needs an attention problem");
         if (ni != 1 || idx[0] < 0 || idx[0] >= at->n_q_heads)
-            return set_err(P->err, P->name, line, col, "kv_head[h] needs 0 ≤ h < %d", at->n_q_heads);
+            return fs_loc_error_set(P->err, P->name, line, col, "kv_head[h] needs 0 ≤ h < %d", at->n_q_heads);
         *v = fs_attn_kv_head(at, (int32_t)idx[0]);
         return true;
     }
-    return set_err(P->err, P->name, line, col, "unknown target '%s'", name);
+    return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s'", name);
 }
 
 static bool eval_expect(parse_t *P, expect_rec *x, fs_check *out)
@@ -1352,13 +1340,13 @@ static bool eval_expect(parse_t *P, expect_rec *x, fs_check *out)
     *out = x->c;
     if (!strcmp(x->c.target, "mask")) {
         const fs_attn *at = l->has_run && l->run.algo != FS_ALGO_SOFTMAX ? &l->run.attn : NULL;
-        if (!at) return set_err(P->err, P->name, x->c.line, x->tcol, "mask needs an attention problem");
+        if (!at) return fs_loc_error_set(P->err, P->name, x->c.line, x->tcol, "mask needs an attention problem");
         if (x->mask_n_rows != at->n_q || x->mask_n_cols != at->n_kv)
-            return set_err(P->err, P->name, x->mask_line, 1, "the printed mask is %d×%d but the problem is %d×%d",
+            return fs_loc_error_set(P->err, P->name, x->mask_line, 1, "the printed mask is %d×%d but the problem is %d×%d",
                            x->mask_n_rows, x->mask_n_cols, at->n_q, at->n_kv);
         size_t len = (size_t)at->n_q * ((size_t)at->n_kv + 1);
         char *got = malloc(len + 1);
-        if (!got) return set_err(P->err, P->name, x->c.line, 1, "out of memory");
+        if (!got) return fs_loc_error_set(P->err, P->name, x->c.line, 1, "out of memory");
         size_t k = 0;
         int32_t wrong = 0;
         for (int32_t i = 0; i < at->n_q; i++) {
@@ -1427,7 +1415,7 @@ static bool resolve(parse_t *P)
     fs_lesson *l = P->l;
     if (P->n_narr) {
         l->narr = keep(l, calloc((size_t)P->n_narr, sizeof(fs_narration)));
-        if (!l->narr) return set_err(P->err, P->name, 1, 1, "out of memory");
+        if (!l->narr) return fs_loc_error_set(P->err, P->name, 1, 1, "out of memory");
     }
     for (int32_t k = 0; k < P->n_narr; k++) {
         narr_rec *r = &P->narr[k];
@@ -1436,12 +1424,12 @@ static bool resolve(parse_t *P)
         errno = 0;
         long s = strtol(r->sel, &end, 10);
         if (end != r->sel && !*end) {
-            if (!l->has_run) return set_err(P->err, P->name, r->line, r->col, "this lesson has no steps (nothing ran)");
+            if (!l->has_run) return fs_loc_error_set(P->err, P->name, r->line, r->col, "this lesson has no steps (nothing ran)");
             if (errno == ERANGE)
-                return set_err(P->err, P->name, r->line, r->col, "step %s does not exist (the trace has steps 0 to %lld)",
+                return fs_loc_error_set(P->err, P->name, r->line, r->col, "step %s does not exist (the trace has steps 0 to %lld)",
                                r->sel, (long long)l->tr.n - 1);
             if (s < 0 || s >= l->tr.n)
-                return set_err(P->err, P->name, r->line, r->col, "step %ld does not exist (the trace has steps 0 to %lld)",
+                return fs_loc_error_set(P->err, P->name, r->line, r->col, "step %ld does not exist (the trace has steps 0 to %lld)",
                                s, (long long)l->tr.n - 1);
             step = s;
         } else {
@@ -1449,18 +1437,18 @@ static bool resolve(parse_t *P)
             if (!select_events(P, l->has_run ? &l->tr : NULL, r->sel, strlen(r->sel), r->line, r->col, false, &step, &rest))
                 return false;
             if (skip_blank(r->sel, rest, strlen(r->sel)) < strlen(r->sel))
-                return set_err(P->err, P->name, r->line, r->col + (int32_t)rest, "step: unexpected text in the selector");
+                return fs_loc_error_set(P->err, P->name, r->line, r->col + (int32_t)rest, "step: unexpected text in the selector");
         }
         for (int32_t q = 0; q < l->n_narr; q++)
             if (l->narr[q].step == step)
-                return set_err(P->err, P->name, r->line, r->col, "step %lld already has narration", (long long)step);
+                return fs_loc_error_set(P->err, P->name, r->line, r->col, "step %lld already has narration", (long long)step);
         l->narr[l->n_narr].step = step;
         l->narr[l->n_narr].text = r->text;
         l->n_narr++;
     }
     if (P->n_ex) {
         l->checks = keep(l, calloc((size_t)P->n_ex, sizeof(fs_check)));
-        if (!l->checks) return set_err(P->err, P->name, 1, 1, "out of memory");
+        if (!l->checks) return fs_loc_error_set(P->err, P->name, 1, 1, "out of memory");
     }
     for (int32_t k = 0; k < P->n_ex; k++) {
         if (!eval_expect(P, &P->ex[k], &l->checks[k])) return false;
@@ -1490,7 +1478,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     *out = NULL;
     if (!name) name = "<lesson>";
     fs_lesson *l = calloc(1, sizeof *l);
-    if (!l) return set_err(err, name, 0, 0, "out of memory");
+    if (!l) return fs_loc_error_set(err, name, 0, 0, "out of memory");
     fs_trace_init(&l->tr);
     fs_trace_init(&l->cmp_tr);
     l->path = dups(l, name);
@@ -1499,7 +1487,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     line_t *lines = NULL;
     bool ok = false;
     if (!P || !l->path) {
-        set_err(err, name, 0, 0, "out of memory");
+        fs_loc_error_set(err, name, 0, 0, "out of memory");
         goto done;
     }
     P->l = l;
@@ -1511,7 +1499,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
         if (slash) snprintf(P->dir, sizeof P->dir, "%.*s/", (int)(slash - name), name);
     }
     if (len > FS_LESSON_MAX_BYTES) {
-        set_err(err, name, 0, 0, "lesson larger than %d bytes", FS_LESSON_MAX_BYTES);
+        fs_loc_error_set(err, name, 0, 0, "lesson larger than %d bytes", FS_LESSON_MAX_BYTES);
         goto done;
     }
     /* split into lines */
@@ -1520,7 +1508,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     nlines++;
     lines = malloc(sizeof *lines * (size_t)nlines);
     if (!lines) {
-        set_err(err, name, 0, 0, "out of memory");
+        fs_loc_error_set(err, name, 0, 0, "out of memory");
         goto done;
     }
     nlines = 0;
@@ -1542,11 +1530,11 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
         }
         for (size_t k = 0; k < ln->n; k++)
             if (ln->s[k] == 0) {
-                set_err(err, name, i + 1, (int32_t)k + 1, "NUL byte in a lesson");
+                fs_loc_error_set(err, name, i + 1, (int32_t)k + 1, "NUL byte in a lesson");
                 goto done;
             }
         if (is_indented(ln)) {
-            set_err(err, name, i + 1, 1, "indented line outside a record (records start in column 1)");
+            fs_loc_error_set(err, name, i + 1, 1, "indented line outside a record (records start in column 1)");
             goto done;
         }
         int32_t j = i + 1;
@@ -1560,14 +1548,14 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
             size_t e = 0;
             while (e < ln->n && (isalnum((unsigned char)ln->s[e]) || ln->s[e] == '_' || ln->s[e] == '-')) e++;
             if (e == 0 || e == ln->n || ln->s[e] != ':') {
-                set_err(err, name, i + 1, (int32_t)e + 1, "expected 'key: value', 'step N: text' or 'expect …'");
+                fs_loc_error_set(err, name, i + 1, (int32_t)e + 1, "expected 'key: value', 'step N: text' or 'expect …'");
                 goto done;
             }
             char key[32];
             snprintf(key, sizeof key, "%.*s", (int)(e < 31 ? e : 31), ln->s);
             int k = e < 31 ? lookup(key, key_names, K_COUNT) : -1;
             if (k < 0) {
-                set_err(err, name, i + 1, 1, "unknown key '%.*s'", (int)e, ln->s);
+                fs_loc_error_set(err, name, i + 1, 1, "unknown key '%.*s'", (int)e, ln->s);
                 goto done;
             }
             rec_ok = header_key(P, k, lines, i, j, e + 1);
@@ -1577,15 +1565,15 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     }
     int32_t last = nlines;
     if (!l->title) {
-        set_err(err, name, last, 1, "missing 'title:'");
+        fs_loc_error_set(err, name, last, 1, "missing 'title:'");
         goto done;
     }
     if (!l->source) {
-        set_err(err, name, last, 1, "missing 'source:' (document file name, §section)");
+        fs_loc_error_set(err, name, last, 1, "missing 'source:' (document file name, §section)");
         goto done;
     }
     if (P->algo == -2) {
-        set_err(err, name, last, 1, "missing 'algo:' (softmax, query, tiled, decode, reference, none)");
+        fs_loc_error_set(err, name, last, 1, "missing 'algo:' (softmax, query, tiled, decode, reference, none)");
         goto done;
     }
     if (!build_and_run(P) || !resolve(P)) goto done;
@@ -1608,7 +1596,7 @@ bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
     if (!err) err = &dummy;
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return set_err(err, path, 0, 0, "cannot open: %s", strerror(errno));
+    if (!f) return fs_loc_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -1617,13 +1605,13 @@ bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
             if (cap > (size_t)FS_LESSON_MAX_BYTES * 2) {
                 free(buf);
                 fclose(f);
-                return set_err(err, path, 0, 0, "lesson larger than %d bytes", FS_LESSON_MAX_BYTES);
+                return fs_loc_error_set(err, path, 0, 0, "lesson larger than %d bytes", FS_LESSON_MAX_BYTES);
             }
             char *b = realloc(buf, cap);
             if (!b) {
                 free(buf);
                 fclose(f);
-                return set_err(err, path, 0, 0, "out of memory");
+                return fs_loc_error_set(err, path, 0, 0, "out of memory");
             }
             buf = b;
         }
@@ -1635,7 +1623,7 @@ bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
     fclose(f);
     if (rd_err) {
         free(buf);
-        return set_err(err, path, 0, 0, "read error");
+        return fs_loc_error_set(err, path, 0, 0, "read error");
     }
     bool ok = fs_lesson_parse(buf, n, path, out, err);
     free(buf);
