@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_FILE_BYTES ((long)1 << 30)
+#define MAX_FILE_BYTES ((size_t)1 << 30)   /* text and .npy inputs */
 
 bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
 {
@@ -45,8 +45,7 @@ void fs_matrix_free(fs_matrix *m)
     m->rows = m->cols = 0;
 }
 
-/* The whole file in memory (NUL-terminated), or NULL with err set. */
-static char *slurp(const char *path, size_t *len, fs_loc_error *err)
+char *fs_file_read(const char *path, size_t max_bytes, size_t *len, fs_loc_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
@@ -63,40 +62,33 @@ static char *slurp(const char *path, size_t *len, fs_loc_error *err)
     for (;;) {
         if (n + 65536 + 1 > cap) {
             cap = cap ? cap * 2 : 65536 * 2;
-            if ((long)cap > MAX_FILE_BYTES) {
-                fs_loc_error_set(err, path, 0, 0, "file larger than %ld bytes", MAX_FILE_BYTES);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
             char *nb = realloc(buf, cap);
             if (!nb) {
                 fs_loc_error_set(err, path, 0, 0, "out of memory");
-                free(buf);
-                fclose(f);
-                return NULL;
+                goto fail;
             }
             buf = nb;
         }
         size_t got = fread(buf + n, 1, 65536, f);
         n += got;
+        if (n > max_bytes) {
+            fs_loc_error_set(err, path, 0, 0, "file larger than %zu bytes", max_bytes);
+            goto fail;
+        }
         if (got < 65536) break;
     }
     if (ferror(f)) {
         fs_loc_error_set(err, path, 0, 0, "read error: %s", strerror(errno));
-        free(buf);
-        fclose(f);
-        return NULL;
+        goto fail;
     }
     fclose(f);
-    if (!buf) buf = malloc(1);
-    if (!buf) {
-        fs_loc_error_set(err, path, 0, 0, "out of memory");
-        return NULL;
-    }
     buf[n] = 0;
     *len = n;
     return buf;
+fail:
+    free(buf);
+    fclose(f);
+    return NULL;
 }
 
 /* Growable array of doubles. */
@@ -415,7 +407,7 @@ bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc
 {
     memset(out, 0, sizeof *out);
     size_t len;
-    char *buf = slurp(path, &len, err);
+    char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, err);
     if (!buf) return false;
     bool ok = ends_with(path, ".npy") ? npy_parse((unsigned char *)buf, len, path, out, err)
                                       : fs_matrix_parse_text(buf, len, path, 1, allow_neg_inf, out, err);
@@ -471,7 +463,7 @@ fail:
 bool fs_ints_read(const char *path, int32_t **out, int32_t *n, fs_loc_error *err)
 {
     size_t len;
-    char *buf = slurp(path, &len, err);
+    char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, err);
     if (!buf) return false;
     bool ok = fs_ints_parse_text(buf, len, path, 1, out, n, err);
     free(buf);
@@ -482,7 +474,7 @@ bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col
 {
     fs_loc_error err;
     size_t len;
-    char *buf = slurp(path, &len, &err);
+    char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, &err);
     if (!buf) return false;
     scanner sc;
     scan_start(&sc, buf, len, 1);

@@ -47,6 +47,10 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
  * entry found after reading (a parent array that is not a tree). false when it cannot tell. */
 bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col);
 
+/* A whole file in memory, NUL-terminated (free it), or NULL with err set: a directory, a file that
+ * cannot be opened or read, or one larger than max_bytes. */
+char *fs_file_read(const char *path, size_t max_bytes, size_t *len, fs_loc_error *err);
+
 /* Fill e (when not NULL) with the place and a printf-style message. Returns false, so a parser
  * can write `return fs_loc_error_set(...)`. */
 bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)

@@ -1595,36 +1595,9 @@ bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
     fs_loc_error dummy;
     if (!err) err = &dummy;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fs_loc_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            if (cap > (size_t)FS_LESSON_MAX_BYTES * 2) {
-                free(buf);
-                fclose(f);
-                return fs_loc_error_set(err, path, 0, 0, "lesson larger than %d bytes", FS_LESSON_MAX_BYTES);
-            }
-            char *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return fs_loc_error_set(err, path, 0, 0, "out of memory");
-            }
-            buf = b;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-    }
-    bool rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        return fs_loc_error_set(err, path, 0, 0, "read error");
-    }
+    size_t n;
+    char *buf = fs_file_read(path, FS_LESSON_MAX_BYTES, &n, err);
+    if (!buf) return false;
     bool ok = fs_lesson_parse(buf, n, path, out, err);
     free(buf);
     return ok;
