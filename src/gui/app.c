@@ -510,18 +510,29 @@ static int offscreen_open(app *A, int w, int h)
     return 0;
 }
 
+/* Once a renderer is open (rc == 0): load the lesson or demo and the font, take the frame size
+ * and the options. Any failure (rc included) shuts everything down and is returned. */
+static int app_start(app *A, const char *name, int rc)
+{
+    if (!rc) rc = app_load(A, name);
+    if (!rc && gui_draw_init(&A->draw, A->ren, A->opt->font_path, stderr)) rc = 2;
+    if (rc) {
+        app_shutdown(A);
+        return rc;
+    }
+    A->st.w = A->opt->w;
+    A->st.h = A->opt->h;
+    apply_options(A);
+    return 0;
+}
+
 int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir, const gui_options *o)
 {
     app A;
     memset(&A, 0, sizeof A);
     A.opt = o;
     int rc = offscreen_open(&A, o->w, o->h);
-    if (!rc) rc = app_load(&A, name);
-    if (!rc && gui_draw_init(&A.draw, A.ren, o->font_path, stderr)) rc = 2;
-    if (rc) { app_shutdown(&A); return rc; }
-    A.st.w = o->w;
-    A.st.h = o->h;
-    apply_options(&A);
+    if ((rc = app_start(&A, name, rc)) != 0) return rc;
     A.st.playing = false;
     int64_t n = A.st.n;
     if (n <= 0) { a = b = 0; }
@@ -570,12 +581,7 @@ int gui_bench(const char *name, int frames, bool window, const gui_options *o)
     } else {
         rc = offscreen_open(&A, o->w, o->h);
     }
-    if (!rc) rc = app_load(&A, name);
-    if (!rc && gui_draw_init(&A.draw, A.ren, o->font_path, stderr)) rc = 2;
-    if (rc) { app_shutdown(&A); return rc; }
-    A.st.w = o->w;
-    A.st.h = o->h;
-    apply_options(&A);
+    if ((rc = app_start(&A, name, rc)) != 0) return rc;
     SDL_RendererInfo info;
     SDL_GetRendererInfo(A.ren, &info);
     double t_first = 0, sum = 0, worst = 0;

@@ -468,7 +468,11 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, fs, x, &y, th->text, "  = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3), F(now->l_blk, b4));
         line(d, fs, x, &y, th->accent, "  = %s", F(now->l_new, b1));
         const double *o = fs_trace_at(t, now->o_new);
-        if (o) line(d, fs, x, &y, th->text, "o = c_a·o_a + c_b·o_b -> [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");
+        if (o) {   /* the merge formula of the partials' form (decode.h) */
+            line(d, fs, x, &y, th->text, "%s", now->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ"
+                                                               : "o = c_a·o_a + c_b·o_b");
+            line(d, fs, x, &y, th->text, "  = [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");
+        }
     } else if (now && now->kind == FS_EV_PARTIAL) {
         line(d, fs, x, &y, th->text, "split %d: keys %d..%d%s, %d visible", now->kt, now->c0, now->c1 - 1,
              now->stride > 1 ? " (strided)" : "", now->visible);

@@ -17,7 +17,7 @@ query        000_02                3
 tiled        000_04                14
 tiled-light  000_04                14   --theme light
 tree         000_07                12
-window       demo:window           30
+window       003_08                30
 gqa          demo:gqa              40
 decode       000_05                3
 decode-tree  demo:decode-tree      14
