@@ -2,7 +2,8 @@
 # install-deps.sh: install what flashstep needs to build, run and test, if it is missing.
 #
 # Debian/Ubuntu: apt-get (as root, or through sudo). macOS: Homebrew. Elsewhere: prints the
-# packages to install and fails. Quiet when everything is already there.
+# packages to install and fails. Quiet when everything is already there. With --dry-run it only
+# names what is missing.
 set -euo pipefail
 
 # Debian package, and the check that says it is present.
@@ -16,7 +17,7 @@ debs=(
   "fontconfig:command -v fc-match"
   "libfontconfig-dev:pkg-config --exists fontconfig"
   "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
-  "libopenblas-dev:test -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/aarch64-linux-gnu/cblas.h"
+  "libopenblas-dev:have_openblas"
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
   "python3:command -v python3"
@@ -24,6 +25,21 @@ debs=(
   "libclang-rt-dev:ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"
 )
 brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
+
+# OpenBLAS itself, never "some cblas.h": Debian's reference BLAS (libblas-dev) also installs a
+# cblas.h, without OpenBLAS's openblas_set_num_threads. OpenBLAS ships openblas.pc and its own
+# openblas_config.h; the build takes its header and library from the same place (see
+# src/kernels/cpu/module.mk), whichever BLAS the alternatives system prefers.
+# FS_SYSROOT (empty normally) lets tests/setup/install-deps.sh try the states a new machine can be in.
+have_openblas() {
+  pkg-config --exists openblas && return 0
+  compgen -G "${FS_SYSROOT:-}/usr/include/*/openblas*/openblas_config.h" >/dev/null && return 0
+  compgen -G "${FS_SYSROOT:-}/usr/include/openblas/openblas_config.h" >/dev/null && return 0
+  return 1
+}
+
+dry_run=0
+[ "${1:-}" = "--dry-run" ] && dry_run=1
 
 missing=()
 for entry in "${debs[@]}"; do
@@ -33,6 +49,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: missing: ${missing[*]}"
+[ $dry_run -eq 1 ] && exit 0
 if [ "$(uname -s)" = Darwin ]; then
   if command -v brew >/dev/null; then brew install "${brews[@]}"; exit 0; fi
   echo "install-deps: install Homebrew, then: brew install ${brews[*]}" >&2; exit 1

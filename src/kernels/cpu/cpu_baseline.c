@@ -10,6 +10,9 @@
  */
 #include <cblas.h>
 #include <stdio.h>
+#ifndef OPENBLAS_VERSION
+#error "this cblas.h is not OpenBLAS's (the reference BLAS's lacks openblas_set_num_threads): install OpenBLAS (scripts/install-deps.sh)"
+#endif
 #include <stdlib.h>
 
 #include "kernels/cpu/cpu_internal.h"

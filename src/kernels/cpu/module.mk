@@ -1,8 +1,19 @@
 # module.mk for src/kernels/cpu: the kernels are built at -O3 (the project's warnings and flags
 # otherwise unchanged); the materializing baseline links OpenBLAS; `make test` runs a bench smoke
 # step (a second or two): tiny sizes end to end in CSV, and bad arguments exit 2 before any work.
-$(call obj,$(CPU_SRC)): EXTRA_CFLAGS += -O3
-EXTRA_LDLIBS += -lopenblas
+#
+# OpenBLAS's header and library come from OpenBLAS's own pkg-config file (or, without one, from
+# the directory holding its openblas_config.h), never from whichever cblas.h the alternatives
+# system prefers: Debian's reference BLAS installs a cblas.h of its own, which lacks
+# openblas_set_num_threads. Homebrew's OpenBLAS is keg-only, so its pkg-config directory is added.
+BREW_OPENBLAS_PC := $(wildcard /opt/homebrew/opt/openblas/lib/pkgconfig /usr/local/opt/openblas/lib/pkgconfig)
+OPENBLAS_PKG = PKG_CONFIG_PATH="$(BREW_OPENBLAS_PC)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}" $(PKG_CONFIG)
+OPENBLAS_HDR_DIR = $(firstword $(patsubst %/openblas_config.h,%,$(wildcard /usr/include/*/openblas*/openblas_config.h /usr/include/openblas/openblas_config.h)))
+OPENBLAS_CFLAGS = $(or $(shell $(OPENBLAS_PKG) --cflags openblas 2>/dev/null),$(addprefix -I,$(OPENBLAS_HDR_DIR)))
+OPENBLAS_LIBS   = $(or $(shell $(OPENBLAS_PKG) --libs openblas 2>/dev/null),-lopenblas)
+$(call obj,$(CPU_SRC)): EXTRA_CFLAGS += -O3 $(OPENBLAS_CFLAGS)
+EXTRA_LDLIBS += $(OPENBLAS_LIBS)
+TEST_EXTRA += test-blas-header test-install-deps
 TEST_EXTRA += test-bench-smoke
 
 .PHONY: test-bench-smoke
@@ -17,3 +28,20 @@ test-bench-smoke:
 	   $(FLASHSTEP) bench $$bad >/dev/null 2>&1; rc=$$?; \
 	   [ $$rc -eq 2 ] || { echo "bench smoke: 'bench $$bad' exited $$rc, not 2"; exit 1; }; done; \
 	 echo "bench smoke: ok"
+
+# A machine with both Debian's reference BLAS and OpenBLAS: the alternatives system may point
+# cblas.h at the reference header. Put a stand-in for that header on the system include path
+# (where /usr/include sits) and build the baseline with the flags above: OpenBLAS's own
+# directory must win, or the stand-in's #error stops the build.
+.PHONY: test-blas-header
+test-blas-header:
+	@$(CC) $(ALL_CFLAGS) -O3 $(OPENBLAS_CFLAGS) -isystem tests/fixtures/refblas \
+	   -c src/kernels/cpu/cpu_baseline.c -o /dev/null \
+	   || { echo "blas header: the baseline did not build against OpenBLAS's own cblas.h"; exit 1; }
+	@echo "blas header: OpenBLAS's cblas.h is taken over a reference cblas.h: ok"
+
+# scripts/install-deps.sh decides on OpenBLAS by OpenBLAS itself, in every state a new machine
+# can be in (reference BLAS only, nothing, OpenBLAS with or without its pkg-config file).
+.PHONY: test-install-deps
+test-install-deps:
+	@bash tests/setup/install-deps.sh
