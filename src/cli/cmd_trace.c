@@ -220,13 +220,15 @@ static void print_jsonl(FILE *f, const fs_trace *tr)
     }
 }
 
-/* Table cells: fixed digits; −∞ and NaN spelled out. */
+/* Table cells: fixed digits up to 10^7, exponent form beyond (a float64 can have 309 digits
+ * before the point); −∞ and NaN spelled out. */
 static const char *num(char *buf, double x, int digits)
 {
     if (isnan(x)) return "NaN";
     if (x == -INFINITY) return "-inf";
     if (x == INFINITY) return "inf";
-    snprintf(buf, 48, "%.*f", digits, x);
+    if (fabs(x) >= 1e7) snprintf(buf, 48, "%.*e", digits > 1 ? digits - 1 : 1, x);
+    else snprintf(buf, 48, "%.*f", digits, x);
     return buf;
 }
 
@@ -641,7 +643,8 @@ int cli_trace(int argc, char **argv)
     } else {
         st = fs_run_exec(r, &res, &tr);
         if (st != FS_OK) {
-            fprintf(stderr, "flashstep trace: %s\n", fs_status_str(st));
+            char why[320];
+            fprintf(stderr, "flashstep trace: %s\n", fs_attn_status_detail(&r->attn, st, why, sizeof why));
             goto out;
         }
     }

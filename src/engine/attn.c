@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 fs_attn fs_attn_make(int32_t n_q, int32_t n_kv, int32_t d, int32_t d_v)
@@ -25,6 +26,8 @@ fs_attn fs_attn_make(int32_t n_q, int32_t n_kv, int32_t d, int32_t d_v)
 }
 
 double fs_attn_default_scale(int32_t d) { return d > 0 ? 1.0 / sqrt((double)d) : 1.0; }
+
+static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j);
 
 static int all_finite(const double *x, int64_t n)
 {
@@ -56,7 +59,83 @@ fs_status fs_attn_check(const fs_attn *a)
             return FS_ERR_VALUE;
     }
     if (!all_finite(a->V, hk * a->n_kv * a->d_v)) return FS_ERR_VALUE;
-    return fs_mask_check(&a->mask, a->n_kv);
+    fs_status st = fs_mask_check(&a->mask, a->n_kv);
+    return st != FS_OK ? st : fs_attn_check_range(a, NULL);
+}
+
+/* The largest Euclidean norm of n rows of length d, or +∞ when it overflows. */
+static double max_row_norm(const double *x, int64_t n, int32_t d)
+{
+    double best = 0;
+    for (int64_t r = 0; r < n; r++) {
+        double ss = 0;
+        for (int32_t c = 0; c < d; c++) ss += x[r * d + c] * x[r * d + c];
+        if (ss > best) best = ss;
+    }
+    return sqrt(best);
+}
+
+/* scale · q_i·k_j (or scale · S[i][j]) in long double, for the report. */
+static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
+{
+    if (a->S) {
+        double s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
+        return s == -INFINITY ? -INFINITY : (long double)s * a->scale;
+    }
+    const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
+    const double *k = a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d;
+    long double dot = 0;
+    for (int32_t c = 0; c < a->d; c++) dot += (long double)q[c] * k[c];
+    return dot * a->scale;
+}
+
+fs_status fs_attn_check_range(const fs_attn *a, fs_range_issue *where)
+{
+    /* shapes: Q (Hq, n_q, d), K (Hkv, n_kv, d) or S (Hq, n_q, n_kv); V (Hkv, n_kv, d_v) */
+    int64_t hq = a->n_q_heads, hk = a->n_kv_heads;
+    int64_t nv = hk * a->n_kv * a->d_v;
+    double v_limit = FS_VALUE_LIMIT / a->n_kv;
+    for (int64_t x = 0; x < nv; x++)
+        if (fabs(a->V[x]) > v_limit) {
+            if (where) {
+                where->in_v = true;
+                where->head = (int32_t)(x / ((int64_t)a->n_kv * a->d_v));
+                where->row = (int32_t)(x / a->d_v % a->n_kv);
+                where->col = (int32_t)(x % a->d_v);
+                where->value = a->V[x];
+            }
+            return FS_ERR_RANGE;
+        }
+    /* Cauchy–Schwarz: |q·k| ≤ ‖q‖ ‖k‖. When the bound is within the limit, no score can pass it. */
+    double bound;
+    if (a->S) {
+        double mx = 0;
+        for (int64_t x = 0; x < hq * a->n_q * a->n_kv; x++)
+            if (a->S[x] != -INFINITY && fabs(a->S[x]) > mx) mx = fabs(a->S[x]);
+        bound = mx * fabs(a->scale);
+    } else {
+        bound = max_row_norm(a->Q, hq * a->n_q, a->d) * max_row_norm(a->K, hk * a->n_kv, a->d) *
+                fabs(a->scale);
+    }
+    if (bound <= FS_SCORE_LIMIT) return FS_OK;
+    for (int32_t h = 0; h < a->n_q_heads; h++)
+        for (int32_t i = 0; i < a->n_q; i++)
+            for (int32_t j = 0; j < a->n_kv; j++) {
+                long double s = wide_score(a, h, i, j);
+                /* !(|s| ≤ limit) also refuses a NaN, where long double has no more range than
+                 * double and two overflowing terms of q·k cancel. */
+                if (s != -INFINITY && !(fabsl(s) <= FS_SCORE_LIMIT)) {
+                    if (where) {
+                        where->in_v = false;
+                        where->head = h;
+                        where->row = i;
+                        where->col = j;
+                        where->value = s;
+                    }
+                    return FS_ERR_RANGE;
+                }
+            }
+    return FS_OK;
 }
 
 fs_status fs_mask_check(const fs_mask *m, int32_t n_kv)
@@ -84,9 +163,34 @@ double fs_attn_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
         double dot = 0;
         for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
         s = dot * a->scale;
+        /* q·k can overflow where scale · q·k does not (scale 1e-200 on entries of 1e200), or
+         * two overflowing terms cancel: fs_attn_check_range let this score through because its
+         * long double value is in range, so take that value. */
+        if (!isfinite(s)) s = (double)wide_score(a, h, i, j);
     }
     if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
     return s;
+}
+
+const char *fs_attn_status_detail(const fs_attn *a, fs_status st, char *buf, size_t n)
+{
+    fs_range_issue w;
+    if (st != FS_ERR_RANGE || fs_attn_check_range(a, &w) != FS_ERR_RANGE) {
+        snprintf(buf, n, "%s", fs_status_str(st));
+    } else if (w.in_v) {
+        snprintf(buf, n,
+                 "V's entry at KV head %d, key %d, column %d is %.6Lg: with %d keys the running sum "
+                 "of p·v can reach %.3Lg, beyond the limit of %.2g that keeps float64 finite; scale "
+                 "V down",
+                 w.head, w.row, w.col, w.value, a->n_kv, fabsl(w.value) * a->n_kv, FS_VALUE_LIMIT);
+    } else {
+        snprintf(buf, n,
+                 "the score of query row %d and key %d (query head %d), %s = %.6Lg, is beyond ±%.2g, "
+                 "where float64 stops being safe for softmax (exp2 form, s − m); scale the inputs "
+                 "or --scale down",
+                 w.row, w.col, w.head, a->S ? "scale·S" : "scale·q·k", w.value, FS_SCORE_LIMIT);
+    }
+    return buf;
 }
 
 int32_t fs_attn_kv_head(const fs_attn *a, int32_t h) { return h / (a->n_q_heads / a->n_kv_heads); }

@@ -26,6 +26,7 @@
 #define FS_ATTN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "status.h"
@@ -84,8 +85,38 @@ fs_attn fs_attn_make(int32_t n_q, int32_t n_kv, int32_t d, int32_t d_v);
 /* 1/√d, the scale the documents use by default. */
 double fs_attn_default_scale(int32_t d);
 
-/* FS_OK when the sizes, pointers, mask and values are usable; the first problem otherwise. */
+/* FS_OK when the sizes, pointers, mask and values are usable; the first problem otherwise.
+ * Finite inputs can still overflow float64 on the way (entries of 1e308, or --scale 1e300):
+ * that is FS_ERR_RANGE, from fs_attn_check_range below, which this calls last. */
 fs_status fs_attn_check(const fs_attn *a);
+
+/* Limits that keep every intermediate of every algorithm finite.
+ *   |s| ≤ FS_SCORE_LIMIT for every score s = scale · q·k (before the soft-cap): the exp2 form
+ *       multiplies s by log2 e, and s − m stays finite for two scores of opposite sign.
+ *   n_kv · max|v| ≤ FS_VALUE_LIMIT: the unnormalized output Σ p·v and the normalized update
+ *       α·ℓ_old·o_old + β·Σ p·v stay below ℓ · max|v| with ℓ ≤ n_kv. */
+#define FS_SCORE_LIMIT 4.4e307
+#define FS_VALUE_LIMIT 4.4e307
+
+/* Where fs_attn_check_range found the first value out of range. For a score: head, row and
+ * col name the query head, the query row and the key, and value is scale · q·k computed in
+ * long double (beyond float64's range on x86-64; ±inf where even that overflows). For V:
+ * in_v is set, head is the KV head, row the key, col the column, value the entry. */
+typedef struct {
+    bool in_v;
+    int32_t head, row, col;
+    long double value;
+} fs_range_issue;
+
+/* FS_OK when every score and every running sum stays within the limits above, FS_ERR_RANGE
+ * otherwise with *where (if not NULL) filled. Cheap in the common case: a bound from the row
+ * norms of Q and K decides without visiting the scores. */
+fs_status fs_attn_check_range(const fs_attn *a, fs_range_issue *where);
+
+/* One English sentence for a failed check of a: fs_status_str(st), except for FS_ERR_RANGE,
+ * where it names the score (query head, row, key, value of scale · q·k) or the entry of V that
+ * is out of range. Writes at most n bytes into buf (always terminated) and returns buf. */
+const char *fs_attn_status_detail(const fs_attn *a, fs_status st, char *buf, size_t n);
 
 /* FS_OK when the mask is usable for n_kv keys (window ≥ 1, bitmask rows wide enough). */
 fs_status fs_mask_check(const fs_mask *m, int32_t n_kv);

@@ -13,6 +13,7 @@ const char *fs_status_str(fs_status s)
     case FS_ERR_VALUE: return "NaN or infinity in an input";
     case FS_ERR_ARG:   return "an option is out of range";
     case FS_ERR_LIMIT: return "the trace reached its limit on events";
+    case FS_ERR_RANGE: return "a score or a running sum would overflow float64";
     }
     return "unknown status";
 }

@@ -17,6 +17,7 @@ typedef enum {
     FS_ERR_VALUE,      /* NaN or infinity in an input */
     FS_ERR_ARG,        /* an option is out of range */
     FS_ERR_LIMIT,      /* a trace reached its bound on events (fs_trace.max_events) */
+    FS_ERR_RANGE,      /* finite inputs whose scores or sums would overflow float64 */
 } fs_status;
 
 /* One short English phrase for a status ("out of memory"). Never NULL. */

@@ -905,8 +905,10 @@ static bool build_and_run(parse_t *P)
     }
     l->tr.max_events = FS_LESSON_MAX_EVENTS;
     fs_status st = fs_run_exec(r, &l->res, &l->tr);
+    char why[320];
     if (st != FS_OK)
-        return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run this lesson: %s", fs_status_str(st));
+        return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run this lesson: %s",
+                                fs_attn_status_detail(&r->attn, st, why, sizeof why));
     l->has_run = true;
     if (P->pitfall != FS_PITFALL_NONE) {
         l->cmp = *r;
@@ -914,7 +916,8 @@ static bool build_and_run(parse_t *P)
         l->cmp_tr.max_events = FS_LESSON_MAX_EVENTS;
         st = fs_run_exec(&l->cmp, &l->cmp_res, &l->cmp_tr);
         if (st != FS_OK)
-            return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run the comparison: %s", fs_status_str(st));
+            return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run the comparison: %s",
+                                    fs_attn_status_detail(&l->cmp.attn, st, why, sizeof why));
         l->has_cmp = true;
     }
     return true;

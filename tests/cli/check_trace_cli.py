@@ -6,7 +6,7 @@ order and mask: the JSONL lines, their order, their fields, and the output rows 
 reference run to 1e-12. Then every kind of bad input: exit code 2 and file:line:column on stderr.
 Usage: check_trace_cli.py BUILD/flashstep
 """
-import json, math, os, random, subprocess, sys, tempfile
+import json, math, os, re, random, subprocess, sys, tempfile
 
 exe = sys.argv[1]
 seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
@@ -174,6 +174,29 @@ check(rc == 2 and "limit" in err, f"trace size bound: rc={rc} {err!r}")
 q3 = write("q3.txt", [[1.0, 2.0]] * 3)
 rc, out, err = run(["--q", q3, "--k", good, "--v", good, "--decode", "--parts", "1048576"])
 check(rc == 2 and "limit" in err, f"decode trace size bound: rc={rc} {err!r}")
+
+# Finite inputs whose scores or sums overflow float64 are refused before the run, naming the
+# score (row, key, value of the product) or the entry of V; nothing prints nan or inf.
+huge = write("huge.txt", [[1e308, 1.0], [1.0, 1e308]])
+small = write("small.txt", [[1.0, 0.0], [0.0, 1.0]])
+for args, what in [(["--q", huge, "--k", huge, "--v", small], "entries of 1e308"),
+                   (["--q", small, "--k", small, "--v", small, "--scale", "1e308"], "--scale 1e308"),
+                   (["--q", huge, "--k", huge, "--v", small, "--decode"], "decode, entries of 1e308"),
+                   (["--q", huge, "--k", huge, "--v", small, "--query"], "one query, entries of 1e308"),
+                   (["--q", huge, "--k", huge, "--v", small, "--reference"], "reference, entries of 1e308"),
+                   (["--scores", huge, "--scale", "10"], "given scores times 10")]:
+    for fmt in ["table", "jsonl"]:
+        rc, out, err = run(args + ["--format", fmt])
+        check(rc == 2 and not out and "query row 0 and key 0" in err and "e+" in err,
+              f"overflowing score ({what}, {fmt}): rc={rc} out={out[:200]!r} err={err!r}")
+rc, out, err = run(["--q", small, "--k", small, "--v", huge])
+check(rc == 2 and "V's entry at KV head 0, key 0, column 0" in err, f"overflowing V: rc={rc} {err!r}")
+# Scores that are large but safe run, and the table prints them in exponent form.
+rc, out, err = run(["--q", small, "--k", small, "--v", small, "--scale", "1e300"])
+check(rc == 0 and "1.000e+300" in out and "nan" not in out.lower() and not re.search(r"(?<![-\w])inf", out),
+      f"--scale 1e300 runs, exponent form: rc={rc} {err!r} {out[:300]!r}")
+rc, out, err = run(["--q", small, "--k", small, "--v", small, "--scale", "1e300", "--format", "jsonl"])
+check(rc == 0 and '"nan"' not in out and '"inf"' not in out, f"--scale 1e300 JSONL finite: {out[:300]!r}")
 
 print(f"trace cli: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
