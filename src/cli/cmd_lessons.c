@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/text.h"
 #include "lesson/lesson.h"
 
 static void usage(FILE *f)
@@ -61,26 +62,31 @@ int cli_lessons(int argc, char **argv)
     }
     int rc = 0;
     for (int i = 0; i < n; i++) {
+        /* Names come from a directory listing: escaped like text from a file (io/text.h). */
+        char safe[1024];
         if (paths_only) {
-            printf("%s\n", paths[i]);
+            fs_text_escape(paths[i], strlen(paths[i]), safe, sizeof safe);
+            printf("%s\n", safe);
             continue;
         }
         const char *base = strrchr(paths[i], '/');
         base = base ? base + 1 : paths[i];
-        int stem = (int)(strlen(base) - strlen(".lesson"));
+        fs_text_escape(base, strlen(base) - strlen(".lesson"), safe, sizeof safe);
+        const char *stem_s = safe;
+        int stem = (int)strlen(safe);
         fs_lesson *l;
         fs_loc_error err;
         if (!fs_lesson_load(paths[i], &l, &err)) {
             char msg[1024];
             fs_loc_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "%s\n", msg);
-            printf("%-34.*s  (does not load)\n", stem, base);
+            printf("%-34.*s  (does not load)\n", stem, stem_s);
             rc = 2;
             continue;
         }
         int own = 0, nc = fs_lesson_check_count(l);
         for (int k = 0; k < nc; k++) own += fs_lesson_check(l, k)->own;
-        printf("%-34.*s  %s\n%-34s  %s · %s, %d claim%s", stem, base, fs_lesson_title(l), "",
+        printf("%-34.*s  %s\n%-34s  %s · %s, %d claim%s", stem, stem_s, fs_lesson_title(l), "",
                fs_lesson_source(l), fs_scene_str(fs_lesson_scene(l)), nc - own, nc - own == 1 ? "" : "s");
         if (own) printf(" + %d own check%s", own, own == 1 ? "" : "s");
         printf("\n");

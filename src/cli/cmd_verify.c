@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "io/text.h"
 #include "lesson/lesson.h"
 
 typedef enum { OUT_TABLE, OUT_JSONL, OUT_MARKDOWN } out_fmt;
@@ -73,9 +74,9 @@ static const char *stem_of(const char *path, char *buf, size_t n)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    snprintf(buf, n, "%s", base);
-    char *dot = strstr(buf, ".lesson");
-    if (dot && !dot[7]) *dot = 0;
+    size_t len = strlen(base);
+    if (len >= 7 && !strcmp(base + len - 7, ".lesson")) len -= 7;
+    fs_text_escape(base, len, buf, n);   /* a file name can hold an escape sequence too */
     return buf;
 }
 

@@ -4,6 +4,7 @@
  * point at it. .npy is parsed from its header dictionary ('descr', 'fortran_order', 'shape').
  */
 #include "io/matrix_io.h"
+#include "io/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,13 +20,18 @@
 bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t col, const char *fmt, ...)
 {
     if (!e) return false;
-    snprintf(e->file, sizeof e->file, "%s", file ? file : "");
+    /* The file name and the message may quote text from a file (a key, a word, a name from a
+     * directory listing): both are kept escaped (src/io/text.h), so printing them is safe. */
+    if (!file) file = "";
+    fs_text_escape(file, strlen(file), e->file, sizeof e->file);
     e->line = line;
     e->col = col;
+    char raw[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    fs_text_escape(raw, strlen(raw), e->msg, sizeof e->msg);
     return false;
 }
 

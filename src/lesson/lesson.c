@@ -9,6 +9,7 @@
  * names file:line:column of the place in the lesson (or in the matrix file it names).
  */
 #include "lesson_internal.h"
+#include "io/text.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -54,16 +55,25 @@ static void *keep(fs_lesson *l, void *p)
     return p;
 }
 
+/* Every string a lesson keeps from its file is kept escaped (src/io/text.h): a title, a
+ * narration or a reason then reaches the terminal, the window and verify's Markdown with the
+ * bytes that could drive a terminal shown as \xHH. */
 static char *dupn(fs_lesson *l, const char *s, size_t n)
 {
+    char *d = fs_text_escape_dup(s, n);
+    return d ? keep(l, d) : NULL;
+}
+
+/* The name the lesson was loaded under, byte for byte: it is a path to open again. */
+static char *dup_raw(fs_lesson *l, const char *s)
+{
+    size_t n = strlen(s);
     char *d = malloc(n + 1);
     if (!d) return NULL;
-    memcpy(d, s, n);
-    d[n] = 0;
+    memcpy(d, s, n + 1);
     return keep(l, d);
 }
 
-static char *dups(fs_lesson *l, const char *s) { return dupn(l, s, strlen(s)); }
 
 
 /* ---- lines and records ------------------------------------------------------------------ */
@@ -209,7 +219,9 @@ static char *record_text(parse_t *P, const line_t *lines, int32_t i, int32_t j, 
         n += b - a;
     }
     buf[n] = 0;
-    return keep(P->l, buf);
+    char *safe = fs_text_escape_dup(buf, n);
+    free(buf);
+    return safe ? keep(P->l, safe) : NULL;
 }
 
 /* A copy of lines [i, j) with the first 'blank' bytes of line i replaced by spaces, so that a
@@ -1484,7 +1496,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     if (!l) return fs_loc_error_set(err, name, 0, 0, "out of memory");
     fs_trace_init(&l->tr);
     fs_trace_init(&l->cmp_tr);
-    l->path = dups(l, name);
+    l->path = dup_raw(l, name);
     l->intro = "";
     parse_t *P = calloc(1, sizeof *P);
     line_t *lines = NULL;

@@ -53,6 +53,10 @@ if [ "$long" != 0 ]; then echo "FAIL play --terminal with COLUMNS=60: $long line
 n=$((n + 1))
 cols=$("$bin" verify 000_08 | python3 -c 'import sys; print(len({l.index(" holds") for l in sys.stdin if l.startswith("  ok ")}))')
 if [ "$cols" != 1 ]; then echo "FAIL verify 000_08: the verdict column is at $cols positions"; fail=$((fail + 1)); fi
+# Text from a lesson file never drives the terminal: escape sequences in a title, narration,
+# claim, reason or file name come out as \xHH through lessons, verify and play --terminal.
+n=$((n + 1))
+python3 "$dir/hostile_text.py" "$bin" || { echo "FAIL $dir/hostile_text.py"; fail=$((fail + 1)); }
 n=$((n + 1))
 python3 "$dir/play_keys.py" "$bin" || { echo "FAIL $dir/play_keys.py (s on the last claims page)"; fail=$((fail + 1)); }
 echo "tests/lessons: $((n - fail)) of $n fixtures and usage checks behave"

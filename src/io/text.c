@@ -1,0 +1,81 @@
+/* text.c: escaping the bytes of file-borne text that could drive a terminal (see text.h). */
+#include "text.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many bytes starting at s[i] form one character to keep as it is: 1 for printable ASCII,
+ * tab and newline; 2 to 4 for well-formed UTF-8 that is not a C1 control; 0 when s[i] must be
+ * escaped. */
+static size_t keep_len(const unsigned char *s, size_t n, size_t i)
+{
+    unsigned char c = s[i];
+    if (c == '\t' || c == '\n' || (c >= 0x20 && c < 0x7f)) return 1;
+    if (c < 0xc2 || c > 0xf4) return 0;         /* C0, DEL, continuation bytes, overlong leads */
+    size_t len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    if (i + len > n) return 0;
+    unsigned char lo = 0x80, hi = 0xbf;         /* the range of the second byte */
+    if (c == 0xc2) lo = 0xa0;                   /* C2 80 … C2 9F are the C1 controls */
+    else if (c == 0xe0) lo = 0xa0;              /* overlong */
+    else if (c == 0xed) hi = 0x9f;              /* surrogates */
+    else if (c == 0xf0) lo = 0x90;              /* overlong */
+    else if (c == 0xf4) hi = 0x8f;              /* beyond U+10FFFF */
+    if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if (s[i + k] < 0x80 || s[i + k] > 0xbf) return 0;
+    return len;
+}
+
+size_t fs_text_escape(const char *s, size_t n, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = keep_len(u, n, i);
+        if (k) {
+            if (out && o + k < cap) memcpy(out + o, s + i, k);
+            else if (out) break;
+            o += k;
+            i += k;
+        } else {
+            /* A C1 control in UTF-8 is two bytes: escape both, so no half of it is shown. */
+            size_t m = u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f ? 2 : 1;
+            if (out && o + 4 * m >= cap) break;
+            for (size_t b = 0; b < m; b++) {
+                if (out) {
+                    out[o] = '\\';
+                    out[o + 1] = 'x';
+                    out[o + 2] = hex[u[i + b] >> 4];
+                    out[o + 3] = hex[u[i + b] & 15];
+                }
+                o += 4;
+            }
+            i += m;
+        }
+    }
+    if (out && cap > 0) out[o < cap ? o : cap - 1] = 0;
+    return o;
+}
+
+size_t fs_text_escaped_len(const char *s, size_t n) { return fs_text_escape(s, n, NULL, 0); }
+
+char *fs_text_escape_dup(const char *s, size_t n)
+{
+    size_t len = fs_text_escaped_len(s, n);
+    char *d = malloc(len + 1);
+    if (d) fs_text_escape(s, n, d, len + 1);
+    return d;
+}
+
+bool fs_text_needs_escape(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = keep_len(u, n, i);
+        if (!k) return true;
+        i += k;
+    }
+    return false;
+}

@@ -1,0 +1,91 @@
+/* check_text.c: file-borne text made safe to show (src/io/text.h), and lessons that keep it so. */
+#include <check.h>
+#include <string.h>
+
+#include "io/text.h"
+#include "lesson/lesson.h"
+#include "test_util.h"
+
+static const char *esc(const char *s, char *buf, size_t n)
+{
+    fs_text_escape(s, strlen(s), buf, n);
+    return buf;
+}
+
+START_TEST(test_escape_cases)
+{
+    char b[256];
+    ck_assert_str_eq(esc("plain text, tab\there\nand newline", b, sizeof b), "plain text, tab\there\nand newline");
+    ck_assert_str_eq(esc("\x1b[31mred", b, sizeof b), "\\x1b[31mred");
+    ck_assert_str_eq(esc("\x1b]0;title\x07", b, sizeof b), "\\x1b]0;title\\x07");
+    ck_assert_str_eq(esc("a\rb\x7f", b, sizeof b), "a\\x0db\\x7f");
+    ck_assert_str_eq(esc("\xc2\x9b" "2J", b, sizeof b), "\\xc2\\x9b2J");        /* C1 CSI in UTF-8 */
+    ck_assert_str_eq(esc("\x9b" "2J", b, sizeof b), "\\x9b2J");                  /* lone C1 byte */
+    ck_assert_str_eq(esc("ℓ α → §", b, sizeof b), "ℓ α → §");                    /* UTF-8 kept */
+    ck_assert_str_eq(esc("\xe2\x84", b, sizeof b), "\\xe2\\x84");                /* cut sequence */
+    ck_assert_str_eq(esc("\xc0\xaf", b, sizeof b), "\\xc0\\xaf");                /* overlong */
+    ck_assert_str_eq(esc("\xed\xa0\x80", b, sizeof b), "\\xed\\xa0\\x80");       /* surrogate */
+    ck_assert_str_eq(esc("\xf4\x90\x80\x80", b, sizeof b), "\\xf4\\x90\\x80\\x80");
+    ck_assert_str_eq(esc("\xf0\x9f\x98\x80", b, sizeof b), "\xf0\x9f\x98\x80");  /* emoji kept */
+    ck_assert(fs_text_needs_escape("x\x1b", 2));
+    ck_assert(!fs_text_needs_escape("ℓ_new", strlen("ℓ_new")));
+    /* Cut at a whole character or escape, always terminated. */
+    char small[6];
+    fs_text_escape("ab\x1b" "cd", 5, small, sizeof small);
+    ck_assert_str_eq(small, "ab");
+    fs_text_escape("aℓ", strlen("aℓ"), small, 3);
+    ck_assert_str_eq(small, "a");
+}
+END_TEST
+
+/* Random bytes: the escaped text holds no control byte but tab and newline, no DEL, no C1 in
+ * either form, and it is well-formed UTF-8 (checked by escaping it again: nothing changes). */
+START_TEST(test_escape_random)
+{
+    uint64_t seed = fs_test_seed() + (uint64_t)_i;
+    fs_rng r = {seed};
+    char in[64], out[64 * 4 + 1], again[64 * 16 + 1];
+    size_t n = (size_t)fs_rng_int(&r, 0, 63);
+    for (size_t i = 0; i < n; i++) in[i] = (char)fs_rng_int(&r, 0, 255);
+    size_t len = fs_text_escape(in, n, out, sizeof out);
+    FS_ASSERT_SEED(len == fs_text_escaped_len(in, n) && len == strlen(out), seed, "length %zu", len);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)out[i];
+        FS_ASSERT_SEED(c == '\t' || c == '\n' || (c >= 0x20 && c != 0x7f), seed, "byte %02x kept", c);
+        FS_ASSERT_SEED(!(c == 0xc2 && i + 1 < len && (unsigned char)out[i + 1] < 0xa0), seed, "C1 kept");
+    }
+    FS_ASSERT_SEED(!fs_text_needs_escape(out, len), seed, "escaped text still needs escaping");
+    fs_text_escape(out, len, again, sizeof again);
+    FS_ASSERT_SEED(!strcmp(out, again), seed, "escaping is not idempotent");
+}
+END_TEST
+
+/* A lesson keeps its title, intro and narration escaped, so the window draws \xHH too. */
+START_TEST(test_lesson_keeps_text_escaped)
+{
+    const char *text = "title: T \x1b[31mred\n"
+                       "source: 000_a9212bbbb0f7e97c.txt\n"
+                       "algo: tiled\n"
+                       "intro: I \x1b]0;x\x07\n"
+                       "S:\n  1 2\n"
+                       "step 0: N \x9b ok ℓ\n";
+    fs_lesson *l;
+    fs_loc_error err;
+    ck_assert_msg(fs_lesson_parse(text, strlen(text), "t.lesson", &l, &err), "%s", err.msg);
+    ck_assert_str_eq(fs_lesson_title(l), "T \\x1b[31mred");
+    ck_assert_str_eq(fs_lesson_intro(l), "I \\x1b]0;x\\x07");
+    ck_assert_str_eq(fs_lesson_narration(l, 0), "N \\x9b ok ℓ");
+    fs_lesson_free(l);
+}
+END_TEST
+
+Suite *text_suite(void)
+{
+    Suite *s = suite_create("text");
+    TCase *tc = tcase_create("text");
+    tcase_add_test(tc, test_escape_cases);
+    tcase_add_loop_test(tc, test_escape_random, 0, 300);
+    tcase_add_test(tc, test_lesson_keeps_text_escaped);
+    suite_add_tcase(s, tc);
+    return s;
+}
