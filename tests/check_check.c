@@ -10,6 +10,8 @@
 #include "check/check.h"
 #include "engine/reference.h"
 #include "engine/tiled.h"
+#include "io/matrix_io.h"
+#include "lesson/lesson.h"
 #include "test_util.h"
 
 START_TEST(test_round)
@@ -275,6 +277,48 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+/* The lesson that plays a diagnosis (001_17) and the example of docs/check.md tell the truth:
+ * its wrong run, and the example's o.txt, are diagnosed no-rescale with blocks of 4 keys. */
+START_TEST(test_lesson_and_example)
+{
+    fs_lesson *l;
+    fs_loc_error e;
+    ck_assert_msg(fs_lesson_load("lessons/001_17_check_names_no_rescale.lesson", &l, &e), "%s:%d:%d: %s", e.file,
+                  e.line, e.col, e.msg);
+    const fs_attn *a = &fs_lesson_run(l)->attn;
+    const fs_result *wrong = fs_lesson_result(l);
+    size_t n = (size_t)a->n_q_heads * a->n_q * a->d_v;
+    double *O = malloc(sizeof(double) * n);
+    ck_assert(O);
+    for (size_t i = 0; i < n; i++) O[i] = fs_prec_round(FS_PREC_F32, wrong->O[i]);
+    fs_check_opts o = fs_check_opts_default();
+    fs_check_result res;
+    ck_assert(fs_check_judge(a, O, &o, &res) == FS_OK);
+    ck_assert_msg(!res.pass && res.diag == FS_DIAG_NO_RESCALE && res.fit_bk == 4, "%s: %s", fs_diag_str(res.diag),
+                  res.detail);
+    ck_assert(fabs(res.max_abs_err - 0.2177) < 5e-5);
+    fs_check_result_free(&res);
+    /* docs/check-example holds the same problem and the kernel's output, printed in float32 */
+    fs_matrix Q, K, V, Oc;
+    ck_assert(fs_matrix_read("docs/check-example/q.txt", false, &Q, &e));
+    ck_assert(fs_matrix_read("docs/check-example/k.txt", false, &K, &e));
+    ck_assert(fs_matrix_read("docs/check-example/v.txt", false, &V, &e));
+    ck_assert(fs_matrix_read("docs/check-example/o.txt", false, &Oc, &e));
+    ck_assert(Q.rows == a->n_q && K.rows == a->n_kv && Oc.rows == a->n_q && Oc.cols == a->d_v);
+    for (int i = 0; i < Q.rows * Q.cols; i++) ck_assert(Q.data[i] == a->Q[i]);
+    for (int i = 0; i < K.rows * K.cols; i++) ck_assert(K.data[i] == a->K[i] && V.data[i] == a->V[i]);
+    ck_assert(fs_check_judge(a, Oc.data, &o, &res) == FS_OK);
+    ck_assert_msg(!res.pass && res.diag == FS_DIAG_NO_RESCALE && res.fit_bk == 4, "%s", res.detail);
+    fs_check_result_free(&res);
+    fs_matrix_free(&Q);
+    fs_matrix_free(&K);
+    fs_matrix_free(&V);
+    fs_matrix_free(&Oc);
+    free(O);
+    fs_lesson_free(l);
+}
+END_TEST
+
 Suite *check_suite(void)
 {
     Suite *s = suite_create("check");
@@ -285,6 +329,7 @@ Suite *check_suite(void)
     tcase_add_loop_test(tc, test_variants_f32, 0, V_COUNT);
     tcase_add_loop_test(tc, test_variants_f16, 0, V_COUNT);
     tcase_add_test(tc, test_unknown);
+    tcase_add_test(tc, test_lesson_and_example);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -266,6 +266,12 @@ with open(path, "w") as f:
     f.write("1 2\n3 \x1b[31m\n")
 bad(["--q", path, "--k", k, "--v", v, "--o", o16], "\\x1b", "control characters escaped")
 
+# the example of docs/check.md, as the guide prints it
+ex = [os.path.join("docs", "check-example", n) for n in ("q.txt", "k.txt", "v.txt", "o.txt")]
+rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
+check(rc == 1 and "diagnosis: no-rescale" in out and "blocks of 4 keys" in out and "play 001_10" in out,
+      f"docs/check-example: {rc} {out[-400:]}")
+
 rc, out, err = run(["--help"])
 check(rc == 0 and all(opt in out for opt in ["--q", "--k", "--v", "--o", "--lse", "--mask", "--window", "--tree",
                                              "--scale", "--heads", "--bk", "--dtype", "--format"]), "--help")
