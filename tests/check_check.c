@@ -138,11 +138,45 @@ END_TEST
 
 /* Build variant `which` of a random problem, round it, and require its diagnosis. */
 enum { V_SCALE_D, V_SCALE_FIT, V_MASK, V_WINDOW, V_DIAG_OUT, V_FUTURE, V_TOP_LEFT, V_NO_RESCALE, V_NO_BETA,
-       V_UNNORM, V_NAN, V_KT, V_SWAP, V_COUNT };
+       V_UNNORM, V_NAN, V_KT, V_SWAP, V_SLIP_O, V_SLIP_L, V_COUNT };
 
 static const char *vname[] = {"scale 1/d", "fitted scale", "mask missing", "window missing", "diagonal excluded",
                               "one future key", "top-left", "no-rescale", "no-beta", "unnormalized",
-                              "nan rows", "K transposed", "Q K swapped"};
+                              "nan rows", "K transposed", "Q K swapped",
+                              "accumulator not rescaled", "sum not rescaled"};
+
+/* The unnormalized form (divide by l at the end) with blocks of bk keys, one head, no mask,
+ * leaving α off the accumulator (slip 1) or off the sum (slip 2): written here again, plainly. */
+static void slip_run(const fs_attn *a, int h, int bk, int slip, double *O)
+{
+    int g = fs_attn_kv_head(a, h);
+    for (int i = 0; i < a->n_q; i++) {
+        double *o = O + ((size_t)h * a->n_q + i) * a->d_v, m = -INFINITY, l = 0;
+        for (int c = 0; c < a->d_v; c++) o[c] = 0;
+        for (int c0 = 0; c0 < a->n_kv; c0 += bk) {
+            int c1 = c0 + bk < a->n_kv ? c0 + bk : a->n_kv;
+            double s[512], mb = -INFINITY, sum = 0;
+            for (int j = c0; j < c1; j++) {
+                double dot = 0;
+                for (int c = 0; c < a->d; c++)
+                    dot += a->Q[((size_t)h * a->n_q + i) * a->d + c] * a->K[((size_t)g * a->n_kv + j) * a->d + c];
+                s[j - c0] = a->scale * dot;
+                mb = fmax(mb, s[j - c0]);
+            }
+            double mn = fmax(m, mb), alpha = exp(m - mn);
+            if (slip != 1)
+                for (int c = 0; c < a->d_v; c++) o[c] *= alpha;
+            for (int j = c0; j < c1; j++) {
+                double p = exp(s[j - c0] - mn);
+                sum += p;
+                for (int c = 0; c < a->d_v; c++) o[c] += p * a->V[((size_t)g * a->n_kv + j) * a->d_v + c];
+            }
+            l = (slip == 2 ? l : alpha * l) + sum;
+            m = mn;
+        }
+        for (int c = 0; c < a->d_v; c++) o[c] /= l;
+    }
+}
 
 static void one_variant(int which, fs_prec prec, uint64_t seed)
 {
@@ -151,7 +185,8 @@ static void one_variant(int which, fs_prec prec, uint64_t seed)
     fs_mask_kind mk = FS_MASK_CAUSAL;
     if (which == V_SCALE_D || which == V_SCALE_FIT || which == V_UNNORM) mk = (fs_mask_kind)fs_rng_int(&r, 0, 1);
     if (which == V_WINDOW) mk = FS_MASK_WINDOW;
-    if (which == V_NO_RESCALE || which == V_NO_BETA || which == V_KT || which == V_SWAP) mk = FS_MASK_NONE;
+    if (which == V_NO_RESCALE || which == V_NO_BETA || which == V_KT || which == V_SWAP || which >= V_SLIP_O)
+        mk = FS_MASK_NONE;
     if (which == V_TOP_LEFT) n_q = n_kv - fs_rng_int(&r, 5, 20);
     if (which == V_NAN) n_q = n_kv + fs_rng_int(&r, 1, 10);   /* the first rows see no key */
     if (which == V_KT) n_kv = d = fs_rng_int(&r, 20, 40);
@@ -195,7 +230,10 @@ static void one_variant(int which, fs_prec prec, uint64_t seed)
     }
     default: break;
     }
-    if (which == V_SWAP) {
+    if (which == V_SLIP_O || which == V_SLIP_L) {
+        want = FS_DIAG_NO_RESCALE;
+        for (int h = 0; h < p.a.n_q_heads; h++) slip_run(&p.a, h, bk, which == V_SLIP_O ? 1 : 2, p.O);
+    } else if (which == V_SWAP) {
         int hq = p.a.n_q_heads;
         for (int h = 0; h < hq; h++) {
             fs_attn s1 = p.a;
@@ -230,8 +268,10 @@ static void one_variant(int which, fs_prec prec, uint64_t seed)
     FS_ASSERT_SEED(res.diag == want, seed, "%s (%s, n_q %d, n_kv %d, d %d, mask %s): diagnosed %s, want %s: %s",
                    vname[which], fs_prec_str(prec), n_q, n_kv, d, fs_mask_kind_str(mk), fs_diag_str(res.diag),
                    fs_diag_str(want), res.detail);
-    if (which == V_NO_RESCALE || which == V_NO_BETA)
+    if (which == V_NO_RESCALE || which == V_NO_BETA || which >= V_SLIP_O)
         FS_ASSERT_SEED(res.fit_bk == bk, seed, "%s: block %d found, %d used", vname[which], res.fit_bk, bk);
+    if (which >= V_SLIP_O)
+        FS_ASSERT_SEED(res.fit_slip == (which == V_SLIP_O ? 1 : 2), seed, "%s: slip %d found", vname[which], res.fit_slip);
     if (which == V_SCALE_D || which == V_SCALE_FIT)
         FS_ASSERT_SEED(fabs(res.fit_scale - b.scale) <= 1e-3 * b.scale, seed, "scale %g found, %g used", res.fit_scale,
                        b.scale);

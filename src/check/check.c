@@ -145,7 +145,8 @@ const char *fs_diag_sentence(fs_diag d)
                "queries are aligned to the first keys instead of the last ones.";
     case FS_DIAG_NO_RESCALE:
         return "The running output is not rescaled when the running max grows (001's pitfall 1): the "
-               "old o must be multiplied by alpha * l_old / l_new.";
+               "old o must be multiplied by alpha * l_old / l_new (or, in the form that divides by l at "
+               "the end, o and l both by alpha).";
     case FS_DIAG_NO_BETA:
         return "Each block's weights exp(S - m_blk) are used without the factor beta = exp(m_blk - m_new) "
                "(001's pitfall 2).";
@@ -226,6 +227,8 @@ typedef struct {
     fs_pitfall pitfall;    /* with bk: a tiled run */
     int32_t bk;
     bool unnormalized, k_transposed, qk_swapped;
+    int acc_slip;          /* with bk, the unnormalized form (000, 002, 004) with one rescale
+                              left out: 1 the accumulator o, 2 the sum ℓ */
 } variant;
 
 static variant variant_blank(fs_diag d)
@@ -235,6 +238,42 @@ static variant variant_blank(fs_diag d)
     v.diag = d;
     v.scale = NAN;
     return v;
+}
+
+/* The unnormalized form with one of its two rescales by α left out, for problem b (one head),
+ * keys in blocks of bk. The engine has no such pitfall (001's pitfall 1 is the normalized form's
+ * slip); this is the same slip in the form most kernels use:
+ *   o_new = α o_old + P V,  ℓ_new = α ℓ_old + Σ P,  P = exp(S − m_new),  O = o / ℓ at the end
+ * slip 1: o_new = o_old + P V (the accumulator keeps its old scale)
+ * slip 2: ℓ_new = ℓ_old + Σ P (the sum keeps its old scale). */
+static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, double *O)
+{
+    double *s = malloc(sizeof(double) * (size_t)b->n_kv);
+    if (!s) return FS_ERR_NOMEM;
+    for (int32_t i = 0; i < b->n_q; i++) {
+        double *o = O + (size_t)i * b->d_v, m = -INFINITY, l = 0;
+        for (int32_t c = 0; c < b->d_v; c++) o[c] = 0;
+        for (int32_t j = 0; j < b->n_kv; j++) s[j] = fs_reference_score(b, 0, i, j);
+        for (int32_t c0 = 0; c0 < b->n_kv; c0 += bk) {
+            int32_t c1 = c0 + bk < b->n_kv ? c0 + bk : b->n_kv;
+            double m_blk = -INFINITY;
+            for (int32_t j = c0; j < c1; j++) m_blk = fmax(m_blk, s[j]);
+            if (m_blk == -INFINITY) continue;
+            double m_new = fmax(m, m_blk), alpha = exp(m - m_new), sum = 0;
+            for (int32_t c = 0; c < b->d_v && slip != 1; c++) o[c] *= alpha;
+            for (int32_t j = c0; j < c1; j++) {
+                if (s[j] == -INFINITY) continue;
+                double p = exp(s[j] - m_new);
+                sum += p;
+                for (int32_t c = 0; c < b->d_v; c++) o[c] += p * b->V[(size_t)j * b->d_v + c];
+            }
+            l = (slip == 2 ? l : alpha * l) + sum;
+            m = m_new;
+        }
+        for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? o[c] / l : 0;
+    }
+    free(s);
+    return FS_OK;
 }
 
 /* The variant's output for one piece into O (n_q, d_v), through the engine. */
@@ -252,7 +291,9 @@ static fs_status variant_run(const piece *pc, const variant *v, double *O)
         b.K = pc->Qh;
     }
     fs_status st;
-    if (v->pitfall != FS_PITFALL_NONE) {
+    if (v->acc_slip) {
+        st = acc_slip_run(&b, v->bk, v->acc_slip, O);
+    } else if (v->pitfall != FS_PITFALL_NONE) {
         fs_tiling t = fs_tiling_default();
         t.Bk = v->bk;
         t.pitfall = v->pitfall;
@@ -491,7 +532,7 @@ static void diagnose(const fs_attn *a, const double *O, const double *Oref, cons
         return;
     }
 
-    variant vs[64];
+    variant vs[96];
     int nv = 0;
     const double given = a->scale;
     const double scales[] = {1.0 / a->d, 1.0, 1.0 / sqrt(a->d), given * LOG2E, given * LN2, given * given,
@@ -533,6 +574,11 @@ static void diagnose(const fs_attn *a, const double *O, const double *Oref, cons
         vs[nv] = variant_blank(FS_DIAG_NO_BETA);
         vs[nv].pitfall = FS_PITFALL_BLOCK_MAX_NO_BETA;
         vs[nv++].bk = bk;
+        for (int slip = 1; slip <= 2; slip++) {
+            vs[nv] = variant_blank(FS_DIAG_NO_RESCALE);
+            vs[nv].acc_slip = slip;
+            vs[nv++].bk = bk;
+        }
     }
     vs[nv] = variant_blank(FS_DIAG_UNNORMALIZED);
     vs[nv++].unnormalized = true;
@@ -638,6 +684,15 @@ static void diagnose(const fs_attn *a, const double *O, const double *Oref, cons
         break;
     }
     case FS_DIAG_NO_RESCALE:
+        r->fit_bk = fit.bk;
+        r->fit_slip = fit.acc_slip;
+        if (fit.acc_slip)
+            snprintf(r->detail, sizeof r->detail, "The output fits the unnormalized form (O = o / l at the end) with blocks "
+                     "of %d keys where %s is not multiplied by alpha when the max grows (%s).", fit.bk,
+                     fit.acc_slip == 1 ? "the accumulator o" : "the sum l", m);
+        else
+            snprintf(r->detail, sizeof r->detail, "The output fits 001's pitfall 1 with blocks of %d keys (%s).", fit.bk, m);
+        break;
     case FS_DIAG_NO_BETA:
         r->fit_bk = fit.bk;
         snprintf(r->detail, sizeof r->detail, "The output fits 001's pitfall %d with blocks of %d keys (%s).",

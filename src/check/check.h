@@ -48,7 +48,8 @@ typedef enum {
     FS_DIAG_MASK_MISSING,   /* the causal (or window, or tree) mask not applied */
     FS_DIAG_CAUSAL_SHIFT,   /* the causal boundary one off (diagonal excluded, one future key
                                seen), or aligned top-left instead of bottom-right */
-    FS_DIAG_NO_RESCALE,     /* 001 pitfall 1: the old output not rescaled when the max grows */
+    FS_DIAG_NO_RESCALE,     /* 001 pitfall 1: the old output not rescaled when the max grows (also
+                               the unnormalized form's o or ℓ left without α) */
     FS_DIAG_NO_BETA,        /* 001 pitfall 2: block weights exp(S − m_blk) used without β */
     FS_DIAG_UNNORMALIZED,   /* the final division by ℓ forgotten */
     FS_DIAG_NAN_ROWS,       /* NaN rows where a row (or its first block) sees no key */
@@ -99,6 +100,8 @@ typedef struct {
     double fit_scale;       /* wrong-scale: the scale that fits */
     int32_t fit_bk;         /* no-rescale, no-beta, nan-rows (001 pitfall 4): the block size */
     int32_t fit_offset;     /* causal-shift: the offset that fits (query i at position i + offset) */
+    int32_t fit_slip;       /* no-rescale: 0 001's normalized form; in the unnormalized form, 1 the
+                               accumulator o, 2 the sum ℓ was not multiplied by α */
     double match_dist;      /* max |O − O_variant| of the match */
     char detail[400];       /* one or two sentences: what fits, where the error sits */
 } fs_check_result;
