@@ -317,6 +317,29 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+/* More rows than the diagnosis takes whole: it runs on the block of rows around the worst one,
+ * which must keep the rows' positions (a sliding window of 8 with the diagonal excluded). */
+START_TEST(test_large)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    problem p;
+    int n = fs_rng_int(&r, 4100, 4400);
+    problem_make(&p, &r, FS_PREC_F32, n, n, 2, FS_MASK_WINDOW);
+    p.a.mask.window = 8;
+    fs_attn b = p.a;
+    b.mask.has_offset = true;
+    b.mask.offset = -1;
+    ck_assert(fs_reference(&b, p.O, NULL, NULL) == FS_OK);
+    fs_check_result res = judge(&p, FS_PREC_F32, NULL);
+    FS_ASSERT_SEED(!res.pass && res.diag == FS_DIAG_CAUSAL_SHIFT && res.fit_offset == -1, seed,
+                   "%d rows x %d heads, worst %lld: %s (offset %d): %s", n, p.a.n_q_heads, (long long)res.worst,
+                   fs_diag_str(res.diag), res.fit_offset, res.detail);
+    fs_check_result_free(&res);
+    problem_free(&p);
+}
+END_TEST
+
 /* The lesson that plays a diagnosis (001_17) and the example of docs/check.md tell the truth:
  * its wrong run, and the example's o.txt, are diagnosed no-rescale with blocks of 4 keys. */
 START_TEST(test_lesson_and_example)
@@ -370,6 +393,7 @@ Suite *check_suite(void)
     tcase_add_loop_test(tc, test_variants_f16, 0, V_COUNT);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_lesson_and_example);
+    tcase_add_test(tc, test_large);
     suite_add_tcase(s, tc);
     return s;
 }
