@@ -30,6 +30,30 @@ START_TEST(test_round)
     ck_assert(fs_prec_round(FS_PREC_BF16, 3.14159265) == 3.140625);
     ck_assert(fs_prec_round(FS_PREC_F32, 0.1) == (double)0.1f);
     ck_assert(fs_prec_round(FS_PREC_F64, 0.1) == 0.1);
+    ck_assert(fs_prec_round(FS_PREC_F16, 65503.9) == 65504);
+    ck_assert(fs_prec_round(FS_PREC_F16, 2047.5) == 2048 && fs_prec_round(FS_PREC_F16, 2046.5) == 2046);
+    /* the fast path on the bits agrees with rounding by scaling, on random values of every size */
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int i = 0; i < 100000; i++) {
+        double x = ldexp(fs_rng_uniform(&r, -1, 1), fs_rng_int(&r, -30, 18));
+        if (i % 7 == 0) x = ldexp(1 + 0x1p-11 * fs_rng_int(&r, 0, 8) / 2.0, fs_rng_int(&r, -16, 15));   /* ties */
+        int e;
+        frexp(x, &e);
+        int E = e - 1 < -14 ? -14 : e - 1;
+        double q = ldexp(1.0, E - 10), want = nearbyint(x / q) * q;
+        if (fabs(want) > 65504) want = copysign(INFINITY, x);
+        FS_ASSERT_SEED(fs_prec_round(FS_PREC_F16, x) == want || (x == 0 && want == 0), seed, "f16 of %a: %a, want %a", x,
+                       fs_prec_round(FS_PREC_F16, x), want);
+        /* bfloat16 of a float32 value: round its bits, as PyTorch does */
+        float f = (float)x, g;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        uint32_t rb = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+        memcpy(&g, &rb, 4);
+        FS_ASSERT_SEED(fs_prec_round(FS_PREC_BF16, (double)f) == (double)g, seed, "bf16 of %a: %a, want %a",
+                       (double)f, fs_prec_round(FS_PREC_BF16, (double)f), (double)g);
+    }
 }
 END_TEST
 

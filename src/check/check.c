@@ -60,12 +60,28 @@ static double round_format(double x, int p, int emin, double maxv)
     return fabs(r) > maxv ? copysign(INFINITY, x) : r;
 }
 
+/* The same for a normal result, on the bits: drop the low `drop` bits of the significand with
+ * round to nearest even (a carry into the exponent is the right result). A fast path only: the
+ * caller keeps subnormals, overflow and non-finite values on round_format. */
+static double round_bits(double x, int drop)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u += ((uint64_t)1 << (drop - 1)) - 1 + ((u >> drop) & 1);
+    u &= ~(((uint64_t)1 << drop) - 1);
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 double fs_prec_round(fs_prec p, double x)
 {
+    double ax = fabs(x);
     switch (p) {
     case FS_PREC_F32: return (double)(float)x;
-    case FS_PREC_F16: return round_format(x, 11, -14, 65504.0);
-    case FS_PREC_BF16: return round_format(x, 8, -126, 0x1.FEp127);
+    case FS_PREC_F16:
+        return ax >= 0x1p-14 && ax < 65504.0 ? round_bits(x, 42) : round_format(x, 11, -14, 65504.0);
+    case FS_PREC_BF16:
+        return ax >= 0x1p-126 && ax < 0x1.FEp127 ? round_bits(x, 45) : round_format(x, 8, -126, 0x1.FEp127);
     default: return x;
     }
 }
