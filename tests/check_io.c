@@ -206,6 +206,68 @@ START_TEST(test_ints)
 }
 END_TEST
 
+/* fs_array_read: float16, up to 4-D, bfloat16 bits on request, non-finite values on request. */
+START_TEST(test_npy_array)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    char path[] = "/tmp/fs-io-XXXXXX.npy";
+    int fd = mkstemps(path, 4);
+    ck_assert(fd >= 0);
+    close(fd);
+    fs_array a;
+    fs_loc_error e;
+    /* float16: 1.5, -0.25, 65504 (the largest), 2^-24 (the smallest subnormal), -0 */
+    uint16_t h[5] = {0x3e00, 0xb400, 0x7bff, 0x0001, 0x8000};
+    write_npy(path, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }", h, sizeof h);
+    ck_assert_msg(fs_array_read(path, 0, &a, &e), "%s", e.msg);
+    ck_assert(a.ndim == 1 && a.dims[0] == 5 && !strcmp(a.dtype, "f16"));
+    ck_assert(a.data[0] == 1.5 && a.data[1] == -0.25 && a.data[2] == 65504 && a.data[3] == 0x1p-24 && a.data[4] == 0);
+    fs_array_free(&a);
+    /* the matrix reader takes float16 too */
+    fs_matrix m;
+    ck_assert_msg(fs_matrix_read(path, false, &m, &e), "%s", e.msg);
+    ck_assert(m.rows == 1 && m.cols == 5 && m.data[2] == 65504);
+    fs_matrix_free(&m);
+    /* 4-D float32, random values */
+    float f[12];
+    for (int i = 0; i < 12; i++) f[i] = (float)fs_rng_uniform(&r, -3, 3);
+    write_npy(path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2, 3), }", f, sizeof f);
+    ck_assert_msg(fs_array_read(path, 0, &a, &e), "%s", e.msg);
+    ck_assert(a.ndim == 4 && a.dims[0] == 2 && a.dims[1] == 1 && a.dims[2] == 2 && a.dims[3] == 3);
+    for (int i = 0; i < 12; i++) FS_ASSERT_SEED(a.data[i] == (double)f[i], seed, "element %d", i);
+    fs_array_free(&a);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "1 or 2 dimensions"));
+    write_npy(path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 3, 2), }", f, sizeof f);
+    ck_assert(!fs_array_read(path, 0, &a, &e) && strstr(e.msg, "more than 4"));
+    /* bfloat16 bits: only when asked */
+    uint16_t b[2] = {0x3fc0, 0xc049};   /* 1.5, -3.140625 */
+    write_npy(path, 1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", b, sizeof b);
+    ck_assert(!fs_array_read(path, 0, &a, &e) && strstr(e.msg, "bfloat16") && e.line == 1);
+    ck_assert_msg(fs_array_read(path, FS_IO_BF16_BITS, &a, &e), "%s", e.msg);
+    ck_assert(a.data[0] == 1.5 && a.data[1] == -3.140625 && !strcmp(a.dtype, "bf16"));
+    fs_array_free(&a);
+    /* NaN and inf: errors, unless asked for (a kernel's output) */
+    uint16_t bad[3] = {0x7e00, 0x7c00, 0x3c00};
+    write_npy(path, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }", bad, sizeof bad);
+    ck_assert(!fs_array_read(path, 0, &a, &e) && strstr(e.msg, "NaN"));
+    ck_assert(fs_array_read(path, FS_IO_NONFINITE, &a, &e));
+    ck_assert(isnan(a.data[0]) && a.data[1] == INFINITY && a.data[2] == 1);
+    fs_array_free(&a);
+    unlink(path);
+    char tpath[] = "/tmp/fs-io-XXXXXX.txt";
+    fd = mkstemps(tpath, 4);
+    ck_assert(fd >= 0);
+    ck_assert(write(fd, "1 nan\n-inf 2\n", 13) == 13);
+    close(fd);
+    ck_assert(!fs_array_read(tpath, 0, &a, &e) && e.line == 1 && e.col == 3);
+    ck_assert(fs_array_read(tpath, FS_IO_NONFINITE, &a, &e));
+    ck_assert(a.ndim == 2 && a.dims[0] == 2 && isnan(a.data[1]) && a.data[2] == -INFINITY && !strcmp(a.dtype, "text"));
+    fs_array_free(&a);
+    unlink(tpath);
+}
+END_TEST
+
 Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -214,6 +276,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, test_text_errors);
     tcase_add_test(tc, test_text_garbage);
     tcase_add_test(tc, test_npy);
+    tcase_add_test(tc, test_npy_array);
     tcase_add_test(tc, test_ints);
     suite_add_tcase(s, tc);
     return s;

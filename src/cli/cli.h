@@ -7,6 +7,7 @@
 int cli_trace(int argc, char **argv);          /* cmd_trace.c */
 int cli_lessons(int argc, char **argv);        /* cmd_lessons.c */
 int cli_verify(int argc, char **argv);         /* cmd_verify.c */
+int cli_check(int argc, char **argv);          /* cmd_check.c: judge a kernel's output */
 int cli_play(int argc, char **argv);           /* cmd_play.c: the window, or the terminal */
 int cli_play_terminal(int argc, char **argv);  /* cmd_play_terminal.c */
 int cli_render(int argc, char **argv);         /* cmd_render.c */

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"lessons", cli_lessons, "list the lessons and their sources"},
     {"play",    cli_play,    "step through a lesson (window if a display is available, else terminal)"},
     {"verify",  cli_verify,  "recompute every number the documents print and give a verdict"},
+    {"check",   cli_check,   "judge your own kernel's output against the exact reference, name the bug"},
     {"render",  cli_render,  "render lesson frames to PNG without a display"},
     {"bench",   cli_bench,   "time the full-size CPU kernels against the materializing baseline"},
 };

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -201,8 +202,10 @@ static bool scan_word(scanner *s, char *tok, size_t cap, size_t *n, int32_t *col
     return true;
 }
 
-bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
-                          bool allow_neg_inf, fs_matrix *out, fs_loc_error *err)
+/* The text parser; allow_nonfinite (fs_array_read with FS_IO_NONFINITE) also admits nan, inf and
+ * -inf, for a kernel's output that is being judged. */
+static bool parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                       bool allow_neg_inf, bool allow_nonfinite, fs_matrix *out, fs_loc_error *err)
 {
     memset(out, 0, sizeof *out);
     dvec d = {0};
@@ -224,7 +227,7 @@ bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
             }
-            if (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf))) {
+            if (!allow_nonfinite && (isnan(x) || (isinf(x) && !(allow_neg_inf && is_neg_inf)))) {
                 fs_loc_error_set(err, name, sc.line, col, "%s is not allowed here (inputs must be finite%s)", tok,
                         allow_neg_inf ? "; -inf marks a masked score" : "");
                 goto fail;
@@ -270,6 +273,12 @@ fail:
     return false;
 }
 
+bool fs_matrix_parse_text(const char *text, size_t len, const char *name, int32_t first_line,
+                          bool allow_neg_inf, fs_matrix *out, fs_loc_error *err)
+{
+    return parse_text(text, len, name, first_line, allow_neg_inf, false, out, err);
+}
+
 /* ---- .npy ---- */
 
 static bool npy_field(const char *h, size_t hl, const char *key, const char **val)
@@ -288,8 +297,26 @@ static bool npy_field(const char *h, size_t hl, const char *key, const char **va
     return false;
 }
 
-static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_matrix *out,
-                      fs_loc_error *err)
+/* float16 bits → double (subnormals, ±inf and NaN included). */
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, f = h & 0x3ff;
+    double x = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexp(f + 1024, e - 25);
+    return (h & 0x8000) ? -x : x;
+}
+
+/* bfloat16 bits → double: the upper half of a float32. */
+static double bf16_to_double(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Parse a .npy image into an array of at most max_nd dimensions. A 1-D file is one row. */
+static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsigned flags, int max_nd,
+                      fs_array *out, fs_loc_error *err)
 {
     memset(out, 0, sizeof *out);
     if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) {
@@ -329,8 +356,17 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
     }
     char order = v[1], kind = v[2];
     int size = atoi(v + 3);
-    if (kind != 'f' || (size != 4 && size != 8) || (order != '<' && order != '>' && order != '=' && order != '|')) {
-        fs_loc_error_set(err, name, 1, COL(v), "dtype must be float32 or float64 ('<f4', '<f8')");
+    bool bits16 = (kind == 'u' || kind == 'i') && size == 2;   /* bfloat16 saved as its bits */
+    if (bits16 && !(flags & FS_IO_BF16_BITS)) {
+        fs_loc_error_set(err, name, 1, COL(v), "dtype '%c%c2' holds 16-bit integers; they are read as "
+                "bfloat16 bits only when asked (flashstep check --dtype bf16)", order, kind);
+        return false;
+    }
+    if (!(bits16 || (kind == 'f' && (size == 2 || size == 4 || size == 8))) ||
+        (order != '<' && order != '>' && order != '=' && order != '|')) {
+        fs_loc_error_set(err, name, 1, COL(v),
+                "dtype must be float16, float32 or float64 ('<f2', '<f4', '<f8')%s",
+                (flags & FS_IO_BF16_BITS) ? ", or bfloat16 bits as '<u2' or '<i2'" : "");
         return false;
     }
     int big = order == '>';
@@ -342,52 +378,65 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
         fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header has no 'shape'");
         return false;
     }
-    long dims[3] = {0, 0, 0};
+    long dims[FS_IO_MAX_NDIM] = {0};
     int nd = 0;
     const char *p = v + 1;
     while (p < h + hl && *p != ')') {
         while (*p == ' ' || *p == ',') p++;
         if (*p == ')') break;
-        if (!isdigit((unsigned char)*p) || nd == 3) {
-            fs_loc_error_set(err, name, 1, COL(p), "bad shape");
+        if (!isdigit((unsigned char)*p) || nd == FS_IO_MAX_NDIM) {
+            fs_loc_error_set(err, name, 1, COL(p), nd == FS_IO_MAX_NDIM ? "more than %d dimensions" : "bad shape",
+                    FS_IO_MAX_NDIM);
             return false;
         }
+        errno = 0;
         dims[nd++] = strtol(p, (char **)&p, 10);
+        if (errno) dims[nd - 1] = LONG_MAX;
     }
-    if (nd == 0 || nd > 2) {
-        fs_loc_error_set(err, name, 1, COL(v), "shape must have 1 or 2 dimensions");
+    if (nd == 0 || nd > max_nd) {
+        if (max_nd == 2)
+            fs_loc_error_set(err, name, 1, COL(v), "shape must have 1 or 2 dimensions");
+        else
+            fs_loc_error_set(err, name, 1, COL(v), "shape must have 1 to %d dimensions", max_nd);
         return false;
     }
-    long rows = nd == 2 ? dims[0] : 1, cols = nd == 2 ? dims[1] : dims[0];
-    if (rows < 1 || cols < 1 || rows > FS_IO_MAX_ELEMS || cols > FS_IO_MAX_ELEMS ||
-        rows * cols > FS_IO_MAX_ELEMS) {
-        fs_loc_error_set(err, name, 1, COL(v), "shape (%ld, %ld) is empty or too large", rows, cols);
-        return false;
+    long total = 1;
+    for (int k = 0; k < nd; k++) {
+        if (dims[k] < 1 || dims[k] > FS_IO_MAX_ELEMS || total * dims[k] > FS_IO_MAX_ELEMS) {
+            fs_loc_error_set(err, name, 1, COL(v), "shape is empty or too large (dimension %d is %ld)", k,
+                    dims[k]);
+            return false;
+        }
+        total *= dims[k];
     }
-    size_t data_off = off + hl, need = (size_t)(rows * cols) * (size_t)size;
+    size_t data_off = off + hl, need = (size_t)total * (size_t)size;
     if (n - data_off < need) {
         fs_loc_error_set(err, name, 1, (int32_t)data_off + 1, "file holds %zu data bytes, shape needs %zu",
                 n - data_off, need);
         return false;
     }
-    double *d = malloc(sizeof(double) * (size_t)(rows * cols));
+    double *d = malloc(sizeof(double) * (size_t)total);
     if (!d) {
         fs_loc_error_set(err, name, 0, 0, "out of memory");
         return false;
     }
+    const long cols = dims[nd - 1];
     const unsigned char *src = b + data_off;
-    for (long i = 0; i < rows * cols; i++) {
+    for (long i = 0; i < total; i++) {
         unsigned char t[8];
         for (int k = 0; k < size; k++) t[k] = src[(size_t)i * size + (big ? size - 1 - k : k)];
         double x;
-        if (size == 4) {
+        if (size == 2) {
+            uint16_t u = (uint16_t)(t[0] | t[1] << 8);
+            x = bits16 ? bf16_to_double(u) : half_to_double(u);
+        } else if (size == 4) {
             float f;
             memcpy(&f, t, 4);
             x = f;
         } else {
             memcpy(&x, t, 8);
         }
-        if (!isfinite(x)) {
+        if (!isfinite(x) && !(flags & FS_IO_NONFINITE)) {
             fs_loc_error_set(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1,
                     "element %ld (row %ld, column %ld) is %s", i, i / cols, i % cols,
                     isnan(x) ? "NaN" : "infinite");
@@ -397,8 +446,9 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, fs_mat
         d[i] = x;
     }
 #undef COL
-    out->rows = (int32_t)rows;
-    out->cols = (int32_t)cols;
+    out->ndim = nd;
+    for (int k = 0; k < nd; k++) out->dims[k] = dims[k];
+    snprintf(out->dtype, sizeof out->dtype, "%s", bits16 ? "bf16" : size == 2 ? "f16" : size == 4 ? "f32" : "f64");
     out->data = d;
     return true;
 }
@@ -415,8 +465,48 @@ bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc
     size_t len;
     char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, err);
     if (!buf) return false;
-    bool ok = ends_with(path, ".npy") ? npy_parse((unsigned char *)buf, len, path, out, err)
-                                      : fs_matrix_parse_text(buf, len, path, 1, allow_neg_inf, out, err);
+    bool ok;
+    if (ends_with(path, ".npy")) {
+        fs_array a;
+        ok = npy_parse((unsigned char *)buf, len, path, 0, 2, &a, err);
+        if (ok) {
+            out->rows = a.ndim == 2 ? (int32_t)a.dims[0] : 1;
+            out->cols = (int32_t)a.dims[a.ndim - 1];
+            out->data = a.data;
+        }
+    } else {
+        ok = parse_text(buf, len, path, 1, allow_neg_inf, false, out, err);
+    }
+    free(buf);
+    return ok;
+}
+
+void fs_array_free(fs_array *a)
+{
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+bool fs_array_read(const char *path, unsigned flags, fs_array *out, fs_loc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t len;
+    char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, err);
+    if (!buf) return false;
+    bool ok;
+    if (ends_with(path, ".npy")) {
+        ok = npy_parse((unsigned char *)buf, len, path, flags, FS_IO_MAX_NDIM, out, err);
+    } else {
+        fs_matrix m;
+        ok = parse_text(buf, len, path, 1, false, (flags & FS_IO_NONFINITE) != 0, &m, err);
+        if (ok) {
+            out->ndim = 2;
+            out->dims[0] = m.rows;
+            out->dims[1] = m.cols;
+            snprintf(out->dtype, sizeof out->dtype, "text");
+            out->data = m.data;
+        }
+    }
     free(buf);
     return ok;
 }

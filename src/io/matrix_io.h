@@ -1,8 +1,8 @@
 /* matrix_io.h: reading matrices and parent arrays from files, with located errors.
  *
  * Text: one row per line, numbers separated by spaces or commas, '#' starts a comment, blank
- * lines are ignored. ".npy": version 1/2/3, float32 or float64 (either byte order), C order,
- * 1-D (one row) or 2-D. Every error names the file, the line and the column (for .npy the line
+ * lines are ignored. ".npy": version 1/2/3, float16, float32 or float64 (either byte order), C
+ * order, 1-D (one row) or 2-D; fs_array_read also takes up to 4-D and bfloat16 bits. Every error names the file, the line and the column (for .npy the line
  * is 1 and the column is the byte offset + 1 of the bad header field).
  * This module does no printing; the caller prints fs_loc_error.
  */
@@ -32,6 +32,24 @@ void fs_matrix_free(fs_matrix *m);
  * allow_neg_inf, which admits "-inf" (for given scores that are masked). Returns false and
  * fills err on failure. */
 bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc_error *err);
+
+/* An array of 1 to FS_IO_MAX_NDIM dimensions in C order (.npy), or a text matrix (2-D). */
+#define FS_IO_MAX_NDIM 4
+typedef struct {
+    int32_t ndim;
+    int64_t dims[FS_IO_MAX_NDIM];
+    char dtype[8];        /* what the file held: "f16", "f32", "f64", "bf16" (bits) or "text" */
+    double *data;         /* every element, row-major; free with fs_array_free */
+} fs_array;
+
+enum {
+    FS_IO_NONFINITE = 1u << 0,  /* admit NaN and ±inf (an output being judged, not an input) */
+    FS_IO_BF16_BITS = 1u << 1,  /* read '<u2' / '<i2' .npy as bfloat16 bit patterns */
+};
+
+/* Read an array; ".npy" by suffix, text otherwise. flags: FS_IO_*. */
+bool fs_array_read(const char *path, unsigned flags, fs_array *out, fs_loc_error *err);
+void fs_array_free(fs_array *a);
 
 /* Parse text held in memory; name and first_line locate errors (a lesson's inline matrix
  * starts at some line of the lesson file). */

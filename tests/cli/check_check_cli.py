@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""check_check_cli.py: the `flashstep check` contract, checked from the outside.
+
+Random problems drawn fresh each run (seed printed; FS_SEED replays), written as PyTorch users
+save them (.npy float16 / float32, 4-D (B, H, N, d), bfloat16 bits as uint16, text with --heads).
+Attention and the wrong variants are computed here in plain Python, independently of the
+engine: correct outputs must pass (exit 0), wrong ones must fail (exit 1) with their diagnosis,
+and the JSONL must end in the verdict object with exactly its keys. Then bad input: exit 2 and
+file:line:column on stderr.
+Usage: check_check_cli.py BUILD/flashstep
+"""
+import json, math, os, random, struct, subprocess, sys, tempfile
+
+exe = sys.argv[1]
+seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
+rng = random.Random(seed)
+tmp = tempfile.mkdtemp(prefix="fs-check-")
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
+
+
+def flat(x):
+    return [v for r in x for v in flat(r)] if isinstance(x, list) else [x]
+
+
+def shape(x):
+    return [len(x)] + shape(x[0]) if isinstance(x, list) else []
+
+
+def f16(x):
+    return struct.unpack("<e", struct.pack("<e", x))[0]
+
+
+def bf16_bits(x):
+    u = struct.unpack("<I", struct.pack("<f", x))[0]
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF   # round to nearest even
+
+
+def bf16(x):
+    return struct.unpack("<f", struct.pack("<I", bf16_bits(x) << 16))[0]
+
+
+def npy(name, x, descr="<f4"):
+    """Write nested lists as .npy (version 1, C order)."""
+    path = os.path.join(tmp, name)
+    shp = shape(x)
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H"}[descr]
+    vals = flat(x)
+    if descr == "<u2":
+        vals = [bf16_bits(v) for v in vals]
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), code), *vals))
+    return path
+
+
+def text(name, rows):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(" ".join(repr(v) for v in r) + "\n")
+    return path
+
+
+def run(args):
+    p = subprocess.run([exe, "check", *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def verdict(out):
+    lines = out.strip().split("\n")
+    v = json.loads(lines[-1])
+    return v, [json.loads(s) for s in lines[:-1]]
+
+
+def attention(q, k, v, scale, causal, offset, variant=None, bk=16):
+    """One head: q (N, d), k (N_kv, d), v (N_kv, d_v). variant: None, 'unnormalized',
+    'no-rescale' (001's pitfall 1 with blocks of bk keys), 'nan' (rows that see nothing are NaN)."""
+    out, lse = [], []
+    for i, qi in enumerate(q):
+        s = [scale * sum(a * b for a, b in zip(qi, kj)) if (not causal or j <= i + offset) else -math.inf
+             for j, kj in enumerate(k)]
+        m = max(s)
+        if m == -math.inf:
+            out.append([math.nan if variant == "nan" else 0.0] * len(v[0]))
+            lse.append(-math.inf)
+            continue
+        p = [math.exp(x - m) for x in s]
+        l = sum(p)
+        o = [sum(p[j] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))]
+        lse.append(m + math.log(l))
+        if variant == "unnormalized":
+            out.append(o)
+        elif variant == "no-rescale":
+            mr, lr, orow = -math.inf, 0.0, [0.0] * len(v[0])
+            for c0 in range(0, len(k), bk):
+                blk = s[c0:c0 + bk]
+                mb = max(blk)
+                if mb == -math.inf:
+                    continue
+                mn = max(mr, mb)
+                pt = [math.exp(x - mb) for x in blk]
+                ln = math.exp(mr - mn) * lr + math.exp(mb - mn) * sum(pt)
+                orow = [orow[c] + sum(pt[j] * v[c0 + j][c] for j in range(len(blk))) / ln for c in range(len(v[0]))]
+                mr, lr = mn, ln
+            out.append(orow)
+        else:
+            out.append([x / l for x in o])
+    return out, lse
+
+
+def rand(n, m, lo=-2, hi=2):
+    return [[rng.uniform(lo, hi) for _ in range(m)] for _ in range(n)]
+
+
+def problem(B, HQ, HKV, N, NKV, d, rnd):
+    Q = [[[[rnd(x) for x in r] for r in rand(N, d)] for _ in range(HQ)] for _ in range(B)]
+    K = [[[[rnd(x) for x in r] for r in rand(NKV, d)] for _ in range(HKV)] for _ in range(B)]
+    V = [[[[rnd(x) for x in r] for r in rand(NKV, d, -1, 1)] for _ in range(HKV)] for _ in range(B)]
+    return Q, K, V
+
+
+def outputs(Q, K, V, causal, variant=None, scale=None, bk=16):
+    B, HQ, HKV = len(Q), len(Q[0]), len(K[0])
+    N, NKV, d = len(Q[0][0]), len(K[0][0]), len(Q[0][0][0])
+    sc = 1 / math.sqrt(d) if scale is None else scale
+    O, L = [], []
+    for b in range(B):
+        ob, lb = [], []
+        for h in range(HQ):
+            g = h // (HQ // HKV)
+            o, l = attention(Q[b][h], K[b][g], V[b][g], sc, causal, NKV - N, variant, bk)
+            ob.append(o)
+            lb.append(l)
+        O.append(ob)
+        L.append(lb)
+    return O, L
+
+
+def rmap(x, f):
+    return [rmap(r, f) for r in x] if isinstance(x, list) else f(x)
+
+
+# ---- correct outputs pass at each precision; the JSONL shape ----
+B, HKV = rng.randint(1, 2), rng.randint(1, 2)
+HQ = HKV * rng.randint(1, 2)
+N = rng.randint(20, 36)
+NKV, d = N + rng.randint(0, 8), rng.randint(4, 8)
+Q, K, V = problem(B, HQ, HKV, N, NKV, d, f16)
+q, k, v = npy("q.npy", Q, "<f2"), npy("k.npy", K, "<f2"), npy("v.npy", V, "<f2")
+O, L = outputs(Q, K, V, True)
+o16 = npy("o16.npy", rmap(O, f16), "<f2")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--format", "jsonl"])
+check(rc == 0, f"rounded f16 output passes (rc {rc}, {err.strip()} {out[-300:]})")
+if rc in (0, 1):
+    vd, rows = verdict(out)
+    check(list(vd.keys()) == ["event", "pass", "max_abs_err", "reference_err", "diagnosis", "detail"],
+          f"verdict keys {list(vd.keys())}")
+    check(vd["event"] == "verdict" and vd["pass"] is True and vd["diagnosis"] == "ok", f"verdict {vd}")
+    check(len(rows) == B * HQ * N and all(r["event"] == "row" for r in rows), "one row event per row")
+    check(max(r["max_abs_err"] for r in rows) == vd["max_abs_err"], "max of the rows is the verdict's")
+    check(rows[-1]["batch"] == B - 1 and rows[-1]["head"] == HQ - 1 and rows[-1]["row"] == N - 1, "row order")
+lse = npy("lse.npy", L, "<f4")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--lse", lse])
+check(rc == 0 and "verdict: PASS" in out and "log-sum-exp" in out, f"lse passes: {out[-400:]}")
+lse2 = npy("lse2.npy", rmap(L, lambda x: x / math.log(2)), "<f4")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--lse", lse2, "--format", "jsonl"])
+check(rc == 1 and "base 2" in verdict(out)[0]["detail"], f"base-2 lse is named: {out[-300:]}")
+o32 = npy("o32.npy", O, "<f4")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o32, "--mask", "causal"])
+check(rc == 0 and "dtype f32" in out, f"float32 output passes as f32: {out[-300:]}")
+
+# bfloat16: raw bits for every input, and float32 holding bfloat16 values
+Qb, Kb, Vb = (rmap(x, bf16) for x in (Q, K, V))
+Ob, _ = outputs(Qb, Kb, Vb, True)
+args = ["--q", npy("qb.npy", Qb, "<u2"), "--k", npy("kb.npy", Kb, "<u2"), "--v", npy("vb.npy", Vb, "<u2"),
+        "--mask", "causal"]
+rc, out, err = run(args + ["--o", npy("ob.npy", Ob, "<u2"), "--dtype", "bf16"])
+check(rc == 0 and "dtype bf16" in out, f"bf16 bits pass: {err} {out[-300:]}")
+rc, out, err = run(args + ["--o", npy("ob.npy", Ob, "<u2")])
+check(rc == 2 and "bf16" in err and "qb.npy:1:" in err, f"uint16 without --dtype bf16: {rc} {err}")
+obf = npy("obf.npy", rmap(Ob, bf16), "<f4")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", obf, "--mask", "causal", "--dtype", "bf16"])
+check(rc in (0, 1), f"bf16 as float32 runs: {err}")
+
+# text, 2-D with --heads (one batch)
+qt = text("q.txt", [r for h in Q[0] for r in h])
+kt = text("k.txt", [r for h in K[0] for r in h])
+vt = text("v.txt", [r for h in V[0] for r in h])
+ot = text("o.txt", [r for h in O[0] for r in h])
+rc, out, err = run(["--q", qt, "--k", kt, "--v", vt, "--o", ot, "--mask", "causal", "--heads", f"{HQ}:{HKV}"])
+check(rc == 0, f"text with --heads passes: {err} {out[-300:]}")
+
+# ---- wrong outputs: exit 1 and the diagnosis ----
+def diagnose(O_bad, extra, want, what, contains=None):
+    o = npy("bad.npy", rmap(O_bad, f16), "<f2")
+    rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o, "--format", "jsonl"] + extra)
+    if rc != 1:
+        check(False, f"{what}: exit {rc}, {err.strip()}")
+        return
+    vd, _ = verdict(out)
+    check(vd["pass"] is False and vd["diagnosis"] == want, f"{what}: diagnosed {vd['diagnosis']}, want {want}: {vd['detail']}")
+    if contains:
+        check(contains in vd["detail"], f"{what}: '{contains}' not in {vd['detail']}")
+    rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o] + extra)
+    check(rc == 1 and f"diagnosis: {want}" in out, f"{what}: table names it")
+
+
+diagnose(outputs(Q, K, V, True, "unnormalized")[0], ["--mask", "causal"], "unnormalized", "no final division")
+diagnose(outputs(Q, K, V, False)[0], ["--mask", "causal"], "mask-missing", "no causal mask")
+diagnose(outputs(Q, K, V, True, scale=1 / d)[0], ["--mask", "causal"], "wrong-scale", "scale 1/d", "1/d")
+diagnose(outputs(Q, K, V, False, "no-rescale", bk=16)[0], [], "no-rescale", "001 pitfall 1", "blocks of 16")
+
+# rows that see no key: N > N_kv under a causal mask (bottom-right), NaN there
+Q2, K2, V2 = problem(1, 1, 1, 24, 16, 4, f16)
+q2, k2, v2 = npy("q2.npy", Q2, "<f2"), npy("k2.npy", K2, "<f2"), npy("v2.npy", V2, "<f2")
+On, _ = outputs(Q2, K2, V2, True, "nan")
+rc, out, err = run(["--q", q2, "--k", k2, "--v", v2, "--o", npy("on.npy", On, "<f2"), "--mask", "causal",
+                    "--format", "jsonl"])
+check(rc == 1 and verdict(out)[0]["diagnosis"] == "nan-rows" and verdict(out)[0]["max_abs_err"] == "inf",
+      f"NaN rows: {rc} {out[-300:]}")
+
+# ---- bad input: exit 2, file:line:column ----
+def bad(args, want, what):
+    rc, out, err = run(args)
+    check(rc == 2 and want in err and out == "", f"{what}: exit {rc}, stderr {err.strip()!r}")
+
+
+base = ["--k", k, "--v", v, "--o", o16]
+Qn = [[[[x for x in r] for r in h] for h in b] for b in Q]
+Qn[0][0][1][2] = math.nan
+bad(["--q", npy("qn.npy", Qn, "<f2")] + base, "qn.npy:1:", "NaN in Q (.npy)")
+bad(["--q", npy("qn.npy", Qn, "<f2")] + base, "NaN", "NaN in Q names it")
+rows_k = [r for h in K[0] for r in h]
+rows_k[1] = rows_k[1][:1] + ["nan"] + rows_k[1][2:]
+path = os.path.join(tmp, "kn.txt")
+with open(path, "w") as f:
+    f.write("\n".join(" ".join(str(x) for x in r) for r in rows_k) + "\n")
+bad(["--q", qt, "--k", path, "--v", vt, "--o", ot, "--heads", f"{HQ}:{HKV}"], "kn.txt:2:", "NaN in K (text)")
+bad(["--q", q, "--k", npy("kd.npy", [[[[0.5] * (d + 1)] * NKV] * HKV] * B, "<f4"), "--v", v, "--o", o16],
+    "kd.npy:1:1:", "K with another d")
+bad(["--q", q, "--k", k, "--v", v, "--o", npy("os.npy", [[[[0.5] * d] * (N + 1)] * HQ] * B, "<f4")],
+    "os.npy:1:1:", "O of another shape")
+if HQ != N:
+    Ot = [[[O[b][h][i] for h in range(HQ)] for i in range(N)] for b in range(B)]
+    bad(["--q", q, "--k", k, "--v", v, "--o", npy("ot.npy", Ot, "<f4")], "transpose(1, 2)", "O in (B, N, H, d)")
+bad(base + ["--q", q, "--lse", npy("ls.npy", [1.0, 2.0], "<f4")], "ls.npy:1:1:", "lse of the wrong size")
+bad(["--q", q, "--k", k, "--v", v], "need --q, --k, --v and --o", "no --o")
+bad(base + ["--q", q, "--dtype", "f8"], "--dtype", "bad --dtype")
+bad(base + ["--q", q, "--heads", "3:2"], "--heads", "bad --heads")
+bad(base + ["--q", q, "--bogus"], "unknown option", "unknown option")
+bad(base + ["--q", os.path.join(tmp, "missing.npy")], "cannot open", "missing file")
+path = os.path.join(tmp, "ctl.txt")
+with open(path, "w") as f:
+    f.write("1 2\n3 \x1b[31m\n")
+bad(["--q", path, "--k", k, "--v", v, "--o", o16], "\\x1b", "control characters escaped")
+
+# the example of docs/check.md, as the guide prints it
+ex = [os.path.join("docs", "check-example", n) for n in ("q.txt", "k.txt", "v.txt", "o.txt")]
+rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
+check(rc == 1 and "diagnosis: no-rescale" in out and "blocks of 4 keys" in out and "play 001_10" in out,
+      f"docs/check-example: {rc} {out[-400:]}")
+
+rc, out, err = run(["--help"])
+check(rc == 0 and all(opt in out for opt in ["--q", "--k", "--v", "--o", "--lse", "--mask", "--window", "--tree",
+                                             "--scale", "--heads", "--bk", "--dtype", "--format"]), "--help")
+
+print(f"check_check_cli: {passed} checks passed, {failed} failed (seed {seed})")
+sys.exit(1 if failed else 0)
