@@ -232,6 +232,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         vec(&b, t, e->o_blk, e->n_o, D);
         put(&b, " → dQ = ");
         vec(&b, t, e->o_new, e->n_o, D);
+        if (e->visible == 0) put(&b, "; no key of this tile is visible to the row: P = 0, nothing flows");
         break;
     case FS_EV_BKEY:
         put(&b, "key %s from tile (Q %d, KV %d): dK += scale·dSᵀ·Q = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt);
@@ -242,6 +243,14 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         vec(&b, t, e->g_blk, e->n_g, D);
         put(&b, " → ");
         vec(&b, t, e->g_new, e->n_g, D);
+        {
+            /* the key's last contribution: its rows are final (in kv-outer order, at the end of
+             * its KV tile's pass) */
+            bool last = true;
+            for (int64_t k = step + 1; k < t->n && last; k++)
+                last = !(t->ev[k].kind == FS_EV_BKEY && t->ev[k].kv_head == e->kv_head && t->ev[k].row == e->row);
+            if (last) put(&b, "; key %d is finished: its dK and dV rows are final", e->row);
+        }
         break;
     case FS_EV_GRAD:
         put(&b, "%s row %s is final: ", fs_grad_str(e->tensor), label(l, e->row, t1, sizeof t1));
