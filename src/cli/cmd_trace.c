@@ -37,12 +37,19 @@ static const char *usage_text =
     "  --query                      online attention, one key at a time (000's walk)\n"
     "  --decode                     FlashDecoding: split the keys, partials, then merge\n"
     "  --z FILE                     online softmax of a vector\n"
+    "  --backward                   the backward pass by recomputation: run the tiled forward\n"
+    "                               (untraced) for O and each row's L = m + ln l, then trace\n"
+    "                               the backward: D, recomputed S and P = exp(S - L), dP, dS,\n"
+    "                               and dQ, dK, dV tile by tile (needs --q and --k)\n"
+    "  --do FILE                    with --backward: dO (n_q x d_v, like --v per head); without\n"
+    "                               it dO = 1, the gradient of sum(O), and the run says so\n"
     "\n"
     "options:\n"
     "  --bq N --bk N                tile sizes (default 2 and 3; decode: --bk is the split size)\n"
     "  --form normalized|unnormalized   001's alpha/beta form, or divide by l at the end (default\n"
     "                               normalized; --query and --decode default to unnormalized)\n"
-    "  --order q-outer|kv-outer     loop order (default q-outer)\n"
+    "  --order q-outer|kv-outer     loop order (default q-outer); with --backward, kv-outer is\n"
+    "                               FlashAttention 2's (dK, dV of a KV tile finished in one pass)\n"
     "  --mask none|causal           (default none)\n"
     "  --offset N                   query i sits at position i+N (default n_kv - n_q)\n"
     "  --window W                   sliding window: query at p sees keys p-W < j <= p\n"
@@ -66,7 +73,7 @@ static const char *usage_text =
     "round-trips (%.17g); -inf is the string \"-inf\".\n";
 
 typedef struct {
-    const char *q, *k, *v, *scores, *z, *tree;
+    const char *q, *k, *v, *scores, *z, *tree, *dout;
     int algo_set;
     fs_run run;
     int hq, hkv;
@@ -78,15 +85,19 @@ typedef struct {
  * silently ignored (a --tree given to --z, a --parts without --decode). */
 #define ALGO_BIT(x) (1u << (x))
 #define ALL_ATTN (ALGO_BIT(FS_ALGO_REFERENCE) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_TILED) | \
-                  ALGO_BIT(FS_ALGO_DECODE))
+                  ALGO_BIT(FS_ALGO_DECODE) | ALGO_BIT(FS_ALGO_BACKWARD))
+#define TILES (ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_BACKWARD))
 static const struct {
     const char *opt;
     unsigned algos;   /* ALGO_BIT of every algorithm that reads it */
 } scoped_opts[] = {
-    {"--bq", ALGO_BIT(FS_ALGO_TILED)},
-    {"--order", ALGO_BIT(FS_ALGO_TILED)},
+    {"--bq", TILES},
+    {"--order", TILES},
     {"--pitfall", ALGO_BIT(FS_ALGO_TILED)},
-    {"--bk", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_DECODE)},
+    {"--bk", TILES | ALGO_BIT(FS_ALGO_DECODE)},
+    {"--do", ALGO_BIT(FS_ALGO_BACKWARD)},
+    {"--scores", ~ALGO_BIT(FS_ALGO_BACKWARD)},    /* given scores have no dQ, dK */
+    {"--backend", ~ALGO_BIT(FS_ALGO_BACKWARD)},
     {"--merge", ALGO_BIT(FS_ALGO_DECODE)},
     {"--parts", ALGO_BIT(FS_ALGO_DECODE)},
     {"--exp2", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY)},
@@ -214,6 +225,46 @@ static void print_jsonl(FILE *f, const fs_trace *tr)
             jvec(f, "o", tr, e->o_new, e->n_o);
             JF("m", e->m_new); JF("l", e->l_new);
             break;
+        case FS_EV_LSE:
+            JI("row", e->row); JF("lse", e->x);
+            break;
+        case FS_EV_DELTA:
+            JI("row", e->row); JF("D", e->x);
+            jvec(f, "do", tr, e->o_blk, e->n_o);
+            jvec(f, "o", tr, e->o_new, e->n_o);
+            break;
+        case FS_EV_BTILE:
+        case FS_EV_BSKIP:
+            JI("qt", e->qt); JI("kt", e->kt);
+            JI("r0", e->r0); JI("r1", e->r1); JI("c0", e->c0); JI("c1", e->c1);
+            fprintf(f, ",\"class\":\"%s\"", fs_tile_class_str(e->cls));
+            if (e->kind == FS_EV_BSKIP) fprintf(f, ",\"reason\":\"%s\"", fs_skip_reason_str(e->reason));
+            break;
+        case FS_EV_BROW:
+            JI("row", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("c0", e->c0); JI("c1", e->c1);
+            JI("visible", e->visible); JF("lse", e->x); JF("D", e->m_new);
+            jvec(f, "s", tr, e->s_row, e->n_s);
+            jvec(f, "p", tr, e->p_row, e->n_s);
+            jvec(f, "dp", tr, e->dp_row, e->n_s);
+            jvec(f, "ds", tr, e->ds_row, e->n_s);
+            jvec(f, "dq_old", tr, e->o_old, e->n_o);
+            jvec(f, "dq_blk", tr, e->o_blk, e->n_o);
+            jvec(f, "dq_new", tr, e->o_new, e->n_o);
+            break;
+        case FS_EV_BKEY:
+            JI("key", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("r0", e->r0); JI("r1", e->r1);
+            jvec(f, "dk_old", tr, e->o_old, e->n_o);
+            jvec(f, "dk_blk", tr, e->o_blk, e->n_o);
+            jvec(f, "dk_new", tr, e->o_new, e->n_o);
+            jvec(f, "dv_old", tr, e->g_old, e->n_g);
+            jvec(f, "dv_blk", tr, e->g_blk, e->n_g);
+            jvec(f, "dv_new", tr, e->g_new, e->n_g);
+            break;
+        case FS_EV_GRAD:
+            fprintf(f, ",\"tensor\":\"%s\"", fs_grad_str(e->tensor));
+            JI("row", e->row);
+            jvec(f, "value", tr, e->o_new, e->n_o);
+            break;
         default: break;
         }
         fputs("}\n", f);
@@ -253,6 +304,9 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                 fs_algo_str(r->algo), a->n_q, a->n_kv, a->d, a->d_v, a->n_q_heads, a->n_kv_heads,
                 num(b[0], a->scale, 6), a->mask.kind == FS_MASK_BITS && a->mask.is_tree ? "tree"
                                                                         : fs_mask_kind_str(a->mask.kind));
+    if (r->algo == FS_ALGO_BACKWARD)
+        fprintf(f, "Bq=%d Bk=%d order=%s dO=%s\n", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order),
+                r->dO ? "given" : "1 (no --do: the gradient of sum(O))");
     if (r->algo == FS_ALGO_TILED)
         fprintf(f, "Bq=%d Bk=%d form=%s order=%s%s%s%s\n", r->tiling.Bq, r->tiling.Bk,
                 fs_form_str(r->tiling.form), fs_order_str(r->tiling.order),
@@ -337,6 +391,68 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                 fprintf(f, "   m = %s  l = %s", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             fputs(r->algo == FS_ALGO_DECODE ? "\n\n" : "\n", f);
             break;
+        case FS_EV_LSE:
+            if (k == 0 || tr->ev[k - 1].kind != FS_EV_LSE) fprintf(f, "kept from the forward pass: L = m + ln l\n");
+            fprintf(f, "  %sL[%d] = %s\n", hd, e->row, num(b[0], e->x, digits));
+            break;
+        case FS_EV_DELTA:
+            if (k == 0 || tr->ev[k - 1].kind != FS_EV_DELTA) fprintf(f, "\nD = rowsum(dO * O)\n");
+            fprintf(f, "  %sD[%d] = ", hd, e->row);
+            tvec(f, tr, e->o_blk, e->n_o, digits);
+            fputs(" . ", f);
+            tvec(f, tr, e->o_new, e->n_o, digits);
+            fprintf(f, " = %s\n", num(b[0], e->x, digits));
+            if (k + 1 < tr->n && tr->ev[k + 1].kind != FS_EV_DELTA) fputc('\n', f);
+            break;
+        case FS_EV_BTILE:
+            fprintf(f, "%sbackward: Q tile %d (rows %d-%d) x KV tile %d (keys %d-%d): %s\n", hd, e->qt, e->r0,
+                    e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
+            break;
+        case FS_EV_BSKIP:
+            fprintf(f, "%sbackward: Q tile %d (rows %d-%d) x KV tile %d (keys %d-%d): skipped (%s)\n\n", hd, e->qt,
+                    e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+            break;
+        case FS_EV_BROW:
+            fprintf(f, "  row %d  S = ", e->row);
+            tvec(f, tr, e->s_row, e->n_s, digits);
+            fprintf(f, "\n    P = exp(S - %s) = ", num(b[0], e->x, digits));
+            tvec(f, tr, e->p_row, e->n_s, digits);
+            fprintf(f, "\n    dP = dO V^T = ");
+            tvec(f, tr, e->dp_row, e->n_s, digits);
+            fprintf(f, "   dS = P * (dP - %s) = ", num(b[0], e->m_new, digits));
+            tvec(f, tr, e->ds_row, e->n_s, digits);
+            fprintf(f, "\n    dQ: ");
+            tvec(f, tr, e->o_old, e->n_o, digits);
+            fprintf(f, " + ");
+            tvec(f, tr, e->o_blk, e->n_o, digits);
+            fprintf(f, " -> ");
+            tvec(f, tr, e->o_new, e->n_o, digits);
+            fputc('\n', f);
+            break;
+        case FS_EV_BKEY:
+            fprintf(f, "  key %d  dK: ", e->row);
+            tvec(f, tr, e->o_old, e->n_o, digits);
+            fprintf(f, " + ");
+            tvec(f, tr, e->o_blk, e->n_o, digits);
+            fprintf(f, " -> ");
+            tvec(f, tr, e->o_new, e->n_o, digits);
+            fprintf(f, "   dV: ");
+            tvec(f, tr, e->g_old, e->n_g, digits);
+            fprintf(f, " + ");
+            tvec(f, tr, e->g_blk, e->n_g, digits);
+            fprintf(f, " -> ");
+            tvec(f, tr, e->g_new, e->n_g, digits);
+            fputc('\n', f);
+            if (k + 1 == tr->n || tr->ev[k + 1].kind != FS_EV_BKEY) fputc('\n', f);
+            break;
+        case FS_EV_GRAD:
+            if (k == 0 || tr->ev[k - 1].kind != FS_EV_GRAD || tr->ev[k - 1].tensor != e->tensor)
+                fprintf(f, "%s:\n", fs_grad_str(e->tensor));
+            if (heads) fprintf(f, "  %s %d", e->tensor == FS_GRAD_DQ ? "head" : "kv head", e->head);
+            fprintf(f, "  %s[%d] = ", fs_grad_str(e->tensor), e->row);
+            tvec(f, tr, e->o_new, e->n_o, digits);
+            fputc('\n', f);
+            break;
         default: break;
         }
     }
@@ -395,6 +511,8 @@ int cli_trace(int argc, char **argv)
         else if (!strcmp(a, "--reference")) { r->algo = FS_ALGO_REFERENCE; o.algo_set++; }
         else if (!strcmp(a, "--query")) { r->algo = FS_ALGO_QUERY; o.algo_set++; }
         else if (!strcmp(a, "--decode")) { r->algo = FS_ALGO_DECODE; o.algo_set++; }
+        else if (!strcmp(a, "--backward")) { r->algo = FS_ALGO_BACKWARD; o.algo_set++; }
+        else if (!strcmp(a, "--do")) { NEED(); o.dout = val; }
         else if (!strcmp(a, "--bq")) {
             NEED();
             if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--bq must be an integer from 1 to 1048576, not '%s'", val);
@@ -489,7 +607,7 @@ int cli_trace(int argc, char **argv)
         }
 #undef NEED
     }
-    if (o.algo_set > 1) return fail("%s", "choose one of --reference, --query, --decode, --z");
+    if (o.algo_set > 1) return fail("%s", "choose one of --reference, --query, --decode, --backward, --z");
     for (unsigned k = 0; k < sizeof scoped_opts / sizeof scoped_opts[0]; k++)
         if ((scoped_given >> k & 1u) && !(scoped_opts[k].algos & ALGO_BIT(r->algo))) {
             fprintf(stderr, "flashstep trace: %s does not apply to %s\n(see flashstep trace --help)\n",
@@ -497,6 +615,7 @@ int cli_trace(int argc, char **argv)
                                         : r->algo == FS_ALGO_REFERENCE ? "--reference"
                                         : r->algo == FS_ALGO_QUERY     ? "--query"
                                         : r->algo == FS_ALGO_DECODE    ? "--decode"
+                                        : r->algo == FS_ALGO_BACKWARD  ? "--backward"
                                                                        : "tiled attention (the default)");
             return 2;
         }
@@ -504,7 +623,7 @@ int cli_trace(int argc, char **argv)
         r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
 
     int rc = 2;
-    fs_matrix Q = {0}, K = {0}, V = {0}, S = {0}, Z = {0};
+    fs_matrix Q = {0}, K = {0}, V = {0}, S = {0}, Z = {0}, dO = {0};
     double *eye = NULL;
     int32_t *parent = NULL;
     uint64_t *bits = NULL;
@@ -554,6 +673,19 @@ int cli_trace(int argc, char **argv)
             }
             at->V = V.data;
             at->d_v = V.cols;
+            if (o.dout) {
+                if (!load(o.dout, false, &dO)) goto out;
+                if (dO.rows != at->n_q * o.hq || dO.cols != V.cols) {
+                    char msg[200];
+                    snprintf(msg, sizeof msg, "dO is %d x %d but O is %d x %d (n_q x d_v, x %d query heads)",
+                             dO.rows, dO.cols, at->n_q * o.hq, V.cols, o.hq);
+                    rc = shape_err(o.dout, msg);
+                    goto out;
+                }
+                r->dO = dO.data;
+            } else if (r->algo == FS_ALGO_BACKWARD) {
+                fprintf(stderr, "flashstep trace: no --do given: dO = 1, the gradient of sum(O)\n");
+            }
         } else {
             /* Scores without values: V = I, so each output row is that row's weights P. */
             eye = calloc((size_t)o.hkv * at->n_kv * at->n_kv, sizeof(double));
@@ -618,6 +750,15 @@ int cli_trace(int argc, char **argv)
             events = (int64_t)o.hq * at->n_q * 2 * nsp;
             pool = (int64_t)o.hq * at->n_q * (at->n_kv + (4 * nsp - 2) * (int64_t)at->d_v);
         }
+        if (r->algo == FS_ALGO_BACKWARD) {
+            /* Per head: one LSE and one DELTA per row, per visited pair one BTILE, Bq BROWs (4 Bk +
+             * 3 d numbers) and Bk BKEYs (3 d + 3 d_v); then the gradient rows. */
+            int64_t bq = r->tiling.Bq < at->n_q ? r->tiling.Bq : at->n_q, bk = r->tiling.Bk < at->n_kv ? r->tiling.Bk : at->n_kv;
+            events = (int64_t)o.hq * (2 * at->n_q + nqt * nkt * (1 + bq + bk) + at->n_q + 2 * (int64_t)at->n_kv);
+            pool = (int64_t)o.hq * (2 * (int64_t)at->n_q * at->d_v +
+                                    nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
+                                    (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
+        }
         if (events > MAX_TRACE_EVENTS || pool > MAX_TRACE_POOL) {
             fprintf(stderr, "flashstep trace: this problem would record about %lld events and %lld numbers; "
                             "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
@@ -659,6 +800,7 @@ out:
     fs_matrix_free(&V);
     fs_matrix_free(&S);
     fs_matrix_free(&Z);
+    fs_matrix_free(&dO);
     free(eye);
     free(parent);
     free(bits);

@@ -94,6 +94,11 @@ double fs_mem_sp_bytes(double n_q, double n_kv, double heads, double elem)
     return 2 * fs_mem_s_bytes(n_q, n_kv, heads, elem);
 }
 
+double fs_mem_stats_bytes(double n_q, double heads, double per_row, double elem)
+{
+    return n_q * heads * per_row * elem;
+}
+
 double fs_mem_mat_traffic(double n_q, double n_kv, double heads, double elem)
 {
     return 4 * fs_mem_s_bytes(n_q, n_kv, heads, elem);

@@ -63,6 +63,10 @@ fs_status fs_mem_model(const fs_mem_problem *p, fs_mem_report *r);
 /* Scalar helpers for arithmetic claims (doubles: n can be 131072 and more). */
 double fs_mem_s_bytes(double n_q, double n_kv, double heads, double elem);      /* one S */
 double fs_mem_sp_bytes(double n_q, double n_kv, double heads, double elem);     /* S and P */
+/* What a training run saves from the forward pass for the backward pass (001, 004):
+ * materializing: one n_q × n_kv matrix per head (P; S too for 2 · fs_mem_s_bytes);
+ * FlashAttention: per_row numbers per query row (1 for L = m + ln ℓ, 2 for m and ℓ). */
+double fs_mem_stats_bytes(double n_q, double heads, double per_row, double elem);
 double fs_mem_mat_traffic(double n_q, double n_kv, double heads, double elem);  /* 4 · S */
 /* One threadgroup's on-chip tiles: (Bq·d + 2·Bk·d)·in_bytes + Bq·Bk·acc_bytes. */
 double fs_mem_tile_sram(double Bq, double Bk, double d, double in_bytes, double acc_bytes);

@@ -23,7 +23,41 @@ void fs_result_free(fs_result *res)
     free(res->O);
     free(res->m);
     free(res->l);
+    free(res->L);
+    free(res->D);
+    free(res->dQ);
+    free(res->dK);
+    free(res->dV);
     memset(res, 0, sizeof *res);
+}
+
+/* The forward (untraced) keeps O and each row's L; the backward, traced, reads them. */
+static fs_status run_backward(const fs_run *r, fs_result *res, fs_trace *tr)
+{
+    const fs_attn *a = &r->attn;
+    const size_t rows = (size_t)a->n_q_heads * a->n_q, keys = (size_t)a->n_kv_heads * a->n_kv;
+    fs_tiling fwd = r->tiling;
+    fwd.exp2 = false;
+    if (r->tiling.pitfall != FS_PITFALL_NONE || !a->Q || !a->K || a->S) return FS_ERR_ARG;
+    fs_status st = fs_tiled(a, &fwd, res->O, res->m, res->l, NULL);
+    if (st != FS_OK) return st;
+    fs_lse(res->m, res->l, (long)rows, res->L);
+    double *ones = NULL;
+    const double *dO = r->dO;
+    if (!dO) {
+        ones = malloc(sizeof(double) * rows * (size_t)a->d_v);
+        if (!ones) return FS_ERR_NOMEM;
+        for (size_t k = 0; k < rows * (size_t)a->d_v; k++) ones[k] = 1;
+        dO = ones;
+    }
+    res->D = malloc(sizeof(double) * rows);
+    res->dQ = malloc(sizeof(double) * rows * (size_t)a->d);
+    res->dK = malloc(sizeof(double) * keys * (size_t)a->d);
+    res->dV = malloc(sizeof(double) * keys * (size_t)a->d_v);
+    if (!res->D || !res->dQ || !res->dK || !res->dV) st = FS_ERR_NOMEM;
+    else st = fs_backward(a, &r->tiling, res->O, res->L, dO, res->dQ, res->dK, res->dV, res->D, tr);
+    free(ones);
+    return st;
 }
 
 fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
@@ -56,7 +90,8 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
     res->O = malloc(sizeof(double) * rows * (size_t)a->d_v);
     res->m = malloc(sizeof(double) * rows);
     res->l = malloc(sizeof(double) * rows);
-    if (!res->O || !res->m || !res->l) {
+    res->L = malloc(sizeof(double) * rows);
+    if (!res->O || !res->m || !res->l || !res->L) {
         fs_result_free(res);
         return FS_ERR_NOMEM;
     }
@@ -89,14 +124,16 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
     }
     case FS_ALGO_TILED: st = fs_tiled(a, &r->tiling, res->O, res->m, res->l, tr); break;
     case FS_ALGO_DECODE: st = fs_decode(a, &r->decoding, res->O, res->m, res->l, tr); break;
+    case FS_ALGO_BACKWARD: st = run_backward(r, res, tr); break;
     default: st = FS_ERR_ARG;
     }
+    if (st == FS_OK && r->algo != FS_ALGO_BACKWARD) fs_lse(res->m, res->l, (long)rows, res->L);
     if (st != FS_OK) fs_result_free(res);
     return st;
 }
 
 const char *fs_algo_str(fs_algo a)
 {
-    static const char *s[] = {"reference", "softmax", "query", "tiled", "decode"};
+    static const char *s[] = {"reference", "softmax", "query", "tiled", "decode", "backward"};
     return (unsigned)a < FS_ALGO_COUNT ? s[a] : "?";
 }

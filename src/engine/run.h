@@ -7,6 +7,7 @@
 #define FS_RUN_H
 
 #include "attn.h"
+#include "backward.h"
 #include "decode.h"
 #include "online.h"
 #include "reference.h"
@@ -20,6 +21,7 @@ typedef enum {
     FS_ALGO_QUERY,         /* fs_online_query: one query, one key at a time */
     FS_ALGO_TILED,         /* fs_tiled */
     FS_ALGO_DECODE,        /* fs_decode */
+    FS_ALGO_BACKWARD,      /* fs_tiled untraced (O and L), then fs_backward traced */
     FS_ALGO_COUNT
 } fs_algo;
 
@@ -31,12 +33,17 @@ typedef struct {
     const double *z;        /* SOFTMAX: the vector, n_z values */
     int32_t n_z;
     int32_t chunk;          /* SOFTMAX: ≥ 1 */
+    const double *dO;       /* BACKWARD: (n_q_heads, n_q, d_v); NULL: dO = 1, the gradient of sum(O) */
 } fs_run;
 
 typedef struct {
     double *O;              /* (n_q_heads, n_q, d_v); SOFTMAX: the softmax vector (n_z) */
     double *m, *l;          /* (n_q_heads, n_q) in natural units; SOFTMAX: one each */
     int32_t n_heads, n_rows, n_cols;   /* O's shape: n_heads × n_rows × n_cols */
+    double *L;              /* every attention algorithm: (n_q_heads, n_q) L = m + ln ℓ, −∞ when ℓ = 0 */
+    /* BACKWARD only (else NULL): D (n_q_heads, n_q), dQ (n_q_heads, n_q, d),
+     * dK (n_kv_heads, n_kv, d), dV (n_kv_heads, n_kv, d_v). */
+    double *D, *dQ, *dK, *dV;
 } fs_result;
 
 /* A run of algo with defaults: default tiling (for FS_ALGO_QUERY in the unnormalized form, as
@@ -49,6 +56,7 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr);
 
 void fs_result_free(fs_result *res);
 
-const char *fs_algo_str(fs_algo a);   /* "reference", "softmax", "query", "tiled", "decode" */
+/* "reference", "softmax", "query", "tiled", "decode", "backward" */
+const char *fs_algo_str(fs_algo a);
 
 #endif

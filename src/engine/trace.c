@@ -81,12 +81,15 @@ fs_event fs_event_blank(fs_event_kind kind)
     e.stride = 1;
     e.visible = -1;
     e.s_row = e.p_row = e.o_old = e.o_blk = e.o_new = -1;
+    e.dp_row = e.ds_row = e.g_old = e.g_blk = e.g_new = -1;
+    e.tensor = -1;
     return e;
 }
 
 const char *fs_event_kind_str(fs_event_kind k)
 {
-    static const char *s[] = {"elem", "tile", "skip", "row", "partial", "merge", "out"};
+    static const char *s[] = {"elem",  "tile",  "skip",  "row",   "partial", "merge", "out",
+                              "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad"};
     return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
 }
 
@@ -94,6 +97,8 @@ bool fs_event_significant(const fs_event *e)
 {
     switch (e->kind) {
     case FS_EV_SKIP:
+    case FS_EV_BSKIP:
+    case FS_EV_GRAD:
     case FS_EV_MERGE:
     case FS_EV_OUT: return true;
     case FS_EV_ROW:

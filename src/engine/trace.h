@@ -37,6 +37,14 @@ typedef enum {
     FS_EV_PARTIAL,  /* decode: one split's partial (m, ℓ, o) for one query row */
     FS_EV_MERGE,    /* decode: two partial states merged into one */
     FS_EV_OUT,      /* a final output row (or the softmax vector) */
+    /* The backward pass (backward.h). */
+    FS_EV_LSE,      /* one query row's log-sum-exp L from the forward (x) */
+    FS_EV_DELTA,    /* one query row's D = rowsum(dO ∘ O) (x) */
+    FS_EV_BTILE,    /* a (Q tile, KV tile) pair is recomputed */
+    FS_EV_BSKIP,    /* a pair is skipped by the backward */
+    FS_EV_BROW,     /* one query row of a recomputed tile: S, P, dP, dS and its dQ contribution */
+    FS_EV_BKEY,     /* one key row of a recomputed tile: its dK and dV contributions */
+    FS_EV_GRAD,     /* a final row of dQ, dK or dV */
     FS_EV_COUNT
 } fs_event_kind;
 
@@ -69,6 +77,19 @@ typedef struct {
     int64_t o_old, o_blk, o_new; /* o vectors of length n_o (ROW: o_blk absent) */
     int32_t n_o;
     bool normalized;       /* o_old / o_new are normalized (divided by ℓ) */
+    /* Backward events (backward.h):
+     *   LSE:   x = L.   DELTA: x = D, o_blk = the dO row, o_new = the O row (n_o = d_v).
+     *   BROW:  x = L, m_new = D; s_row = S, p_row = P = exp(S − L), dp_row = dP, ds_row = dS
+     *          (n_s each, P = 0 where masked); o_old, o_blk, o_new = the row's dQ before, this
+     *          tile's scale · dS K, after (n_o = d).
+     *   BKEY:  row = the key; o_old, o_blk, o_new = its dK row (n_o = d) and g_old, g_blk,
+     *          g_new = its dV row (n_g = d_v), before, this tile's contribution, after.
+     *   GRAD:  tensor (FS_GRAD_*), row, o_new (n_o values); head = kv_head = the KV head for
+     *          dK and dV. */
+    int64_t dp_row, ds_row;
+    int64_t g_old, g_blk, g_new;
+    int32_t n_g;
+    int32_t tensor;
 } fs_event;
 
 typedef struct {
@@ -100,11 +121,13 @@ const double *fs_trace_at(const fs_trace *t, int64_t off);
 /* An event with every index −1, every number 0, offsets −1. */
 fs_event fs_event_blank(fs_event_kind kind);
 
-/* "elem", "tile", "skip", "row", "partial", "merge", "out". */
+/* "elem", "tile", "skip", "row", "partial", "merge", "out", and for the backward "lse",
+ * "delta", "btile", "bskip", "brow", "bkey", "grad". */
 const char *fs_event_kind_str(fs_event_kind k);
 
 /* Significant events for a viewer's "next interesting step": a new maximum that rescales
- * (α < 1 on a row that had seen keys), a skip, a merge, an output. */
+ * (α < 1 on a row that had seen keys), a skip, a merge, an output; in the backward a skip and a
+ * finished gradient row. */
 bool fs_event_significant(const fs_event *e);
 
 #endif

@@ -9,7 +9,9 @@
 static uint32_t marker_color(const gui_theme *th, const fs_event *e)
 {
     switch (e->kind) {
-    case FS_EV_SKIP: return th->skip_mark;
+    case FS_EV_SKIP:
+    case FS_EV_BSKIP: return th->skip_mark;
+    case FS_EV_GRAD: return th->out_mark;
     case FS_EV_MERGE: return th->merge_mark;
     case FS_EV_OUT: return th->out_mark;
     default: return th->rescale;

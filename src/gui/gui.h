@@ -33,6 +33,7 @@ typedef enum {
     GUI_SCENE_DECODE,      /* split KV cache, partials, merge */
     GUI_SCENE_PITFALL,     /* a wrong variant beside the correct one */
     GUI_SCENE_CLAIMS,      /* no trace: a list of checked statements */
+    GUI_SCENE_BACKWARD,    /* the backward pass: P recomputed, dQ, dK, dV accumulating (scene_backward.c) */
     GUI_SCENE_COUNT
 } gui_scene;
 

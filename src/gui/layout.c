@@ -193,6 +193,12 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         r.w -= stat_w;
         return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(2.4 * f), 6 * f);
     }
+    case GUI_SCENE_BACKWARD: {
+        /* The pairs with the dQ columns right of them and the dK, dV rows under the keys
+         * (scene_backward.c); a gap column and gap rows between. */
+        gui_rect r = {m.x, m.y + f, m.w, m.h - f};
+        return gui_grid_fit(r, a->n_q + 1 + a->d + 1 + a->d_v, a->n_kv + 1 + a->d, (int)(2.4 * f), (int)(2.4 * f), 5 * f);
+    }
     case GUI_SCENE_CLAIMS:
     case GUI_SCENE_COUNT: break;
     }

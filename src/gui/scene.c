@@ -6,6 +6,7 @@
 #include "gui/draw.h"
 
 void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
+void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show);
 
 static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -554,6 +555,7 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
     case GUI_SCENE_WINDOW:
     case GUI_SCENE_GQA:
     case GUI_SCENE_PITFALL: gui_scene_tiled(d, s, show); break;
+    case GUI_SCENE_BACKWARD: gui_scene_backward(d, s, show); break;
     case GUI_SCENE_COUNT: break;
     }
     gui_clip(d, NULL);

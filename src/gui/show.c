@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gui/gui.h"
+#include "lesson/lesson.h"
 
 const char *gui_fmt(double x, char *buf, size_t n)
 {
@@ -333,7 +334,7 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
             snprintf(buf, n, "Row %d is finished%s: its output row is written once.", e->row,
                      e->normalized ? "" : " (O = o / l)");
         break;
-    case FS_EV_COUNT: break;
+    default: fs_lesson_describe(NULL, &show->trace, k, 4, buf, n); break;   /* the backward's events */
     }
     return buf;
 }

@@ -13,7 +13,7 @@
 #include "gui/gui.h"
 
 static const char *const scene_names[GUI_SCENE_COUNT] = {
-    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "pitfall", "claims",
+    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "pitfall", "claims", "backward",
 };
 
 const char *gui_scene_str(gui_scene s)

@@ -195,6 +195,69 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             vec(&b, t, e->o_new, e->n_o, D);
         }
         break;
+    /* ---- the backward pass (src/engine/backward.h) ---- */
+    case FS_EV_LSE:
+        put(&b, "row %s keeps L = m + ln l = %s from the forward pass%s", label(l, e->row, t1, sizeof t1),
+            num_(&b, e->x, D), e->x == -INFINITY ? " (it sees no key: P = 0 everywhere, zero gradients)" : "");
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, " (head %d)", e->head);
+        break;
+    case FS_EV_DELTA:
+        put(&b, "row %s: D = rowsum(dO ∘ O) = ", label(l, e->row, t1, sizeof t1));
+        vec(&b, t, e->o_blk, e->n_o, D);
+        put(&b, " · ");
+        vec(&b, t, e->o_new, e->n_o, D);
+        put(&b, " = %s", num_(&b, e->x, D));
+        break;
+    case FS_EV_BTILE:
+        put(&b, "backward tile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s; recompute S and P = exp(S − L)",
+            e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        break;
+    case FS_EV_BSKIP:
+        put(&b, "backward skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): P = 0 there, "
+                "so no gradient flows; no loads, no arithmetic",
+            e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+        break;
+    case FS_EV_BROW:
+        put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d: S = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt,
+            e->c0, e->c1 - 1);
+        vec(&b, t, e->s_row, e->n_s, D);
+        put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
+        vec(&b, t, e->p_row, e->n_s, D);
+        put(&b, "; dP = dO·Vᵀ = ");
+        vec(&b, t, e->dp_row, e->n_s, D);
+        put(&b, "; dS = P ∘ (dP − %s) = ", num_(&b, e->m_new, D));
+        vec(&b, t, e->ds_row, e->n_s, D);
+        put(&b, "; dQ += scale·dS·K = ");
+        vec(&b, t, e->o_blk, e->n_o, D);
+        put(&b, " → dQ = ");
+        vec(&b, t, e->o_new, e->n_o, D);
+        if (e->visible == 0) put(&b, "; no key of this tile is visible to the row: P = 0, nothing flows");
+        break;
+    case FS_EV_BKEY:
+        put(&b, "key %s from tile (Q %d, KV %d): dK += scale·dSᵀ·Q = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt);
+        vec(&b, t, e->o_blk, e->n_o, D);
+        put(&b, " → ");
+        vec(&b, t, e->o_new, e->n_o, D);
+        put(&b, "; dV += Pᵀ·dO = ");
+        vec(&b, t, e->g_blk, e->n_g, D);
+        put(&b, " → ");
+        vec(&b, t, e->g_new, e->n_g, D);
+        {
+            /* the key's last contribution: its rows are final (in kv-outer order, at the end of
+             * its KV tile's pass) */
+            bool last = true;
+            for (int64_t k = step + 1; k < t->n && last; k++)
+                last = !(t->ev[k].kind == FS_EV_BKEY && t->ev[k].kv_head == e->kv_head && t->ev[k].row == e->row);
+            if (last) put(&b, "; key %d is finished: its dK and dV rows are final", e->row);
+        }
+        break;
+    case FS_EV_GRAD:
+        put(&b, "%s row %s is final: ", fs_grad_str(e->tensor), label(l, e->row, t1, sizeof t1));
+        vec(&b, t, e->o_new, e->n_o, D);
+        if (l && l->has_run && (l->run.attn.n_q_heads > 1 || l->run.attn.n_kv_heads > 1))
+            put(&b, " (%s %d)", e->tensor == FS_GRAD_DQ ? "head" : "KV head", e->head);
+        break;
     default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
     if (b.len < n && n <= 4096 && strstr(buf, "\xe2\x88\x92 -")) return paren_negatives(buf, n);

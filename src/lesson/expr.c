@@ -89,7 +89,7 @@ typedef struct {
 static const fn_info fns[] = {
     {"exp", 1}, {"log", 1}, {"log2", 1}, {"exp2", 1}, {"sqrt", 1}, {"tanh", 1}, {"abs", 1},
     {"floor", 1}, {"ceil", 1}, {"round", 1}, {"min", -1}, {"max", -1}, {"f32", 1},
-    {"expf32", 1}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
+    {"expf32", 1}, {"s_bytes", 4}, {"stats_bytes", 4}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
     {"kv_bytes", 4}, {"tiles_computed", 4}, {"tiled_traffic", 6},
 };
 
@@ -124,6 +124,8 @@ static double apply(const char *f, const double *a, int n)
     if (!strcmp(f, "round")) return round(a[0]);
     if (!strcmp(f, "f32")) return (double)(float)a[0];
     if (!strcmp(f, "expf32")) return (double)expf((float)a[0]);
+    if (!strcmp(f, "s_bytes")) return fs_mem_s_bytes(a[0], a[1], a[2], a[3]);
+    if (!strcmp(f, "stats_bytes")) return fs_mem_stats_bytes(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "sp_bytes")) return fs_mem_sp_bytes(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "mat_traffic")) return fs_mem_mat_traffic(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "tile_sram")) return fs_mem_tile_sram(a[0], a[1], a[2], a[3], a[4]);

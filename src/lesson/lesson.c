@@ -146,7 +146,7 @@ typedef struct {
 
     int algo;               /* -1: none (claims only) */
     bool scene_set;
-    mat_t z, Q, K, V, S;
+    mat_t z, Q, K, V, S, dO;
     int32_t n_qh, n_kvh;
     bool scale_set;
     double scale, softcap;
@@ -170,15 +170,15 @@ typedef struct {
 enum {
     K_TITLE, K_SOURCE, K_ALGO, K_SCENE, K_INTRO, K_LABELS, K_Z, K_CHUNK, K_Q, K_K, K_V, K_S,
     K_HEADS, K_SCALE, K_SOFTCAP, K_MASK, K_OFFSET, K_TREE, K_BQ, K_BK, K_FORM, K_ORDER, K_EXP2,
-    K_PITFALL, K_SPLIT, K_PARTS, K_MERGE, K_COUNT
+    K_PITFALL, K_SPLIT, K_PARTS, K_MERGE, K_DO, K_COUNT
 };
 static const char *key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
-    "pitfall", "split", "parts", "merge"};
+    "pitfall", "split", "parts", "merge", "dO"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
-                                                  "gqa",     "decode",  "pitfall", "claims"};
+                                                  "gqa",     "decode",  "pitfall", "claims", "backward"};
 
 const char *fs_scene_str(fs_scene s) { return (unsigned)s < FS_SCENE_COUNT ? scene_names[s] : "?"; }
 
@@ -385,7 +385,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     P->key_col[key] = col;
     bool single_line = key != K_INTRO && key != K_TITLE && key != K_SOURCE && key != K_Q &&
                        key != K_K && key != K_V && key != K_S && key != K_Z && key != K_TREE &&
-                       key != K_LABELS;
+                       key != K_LABELS && key != K_DO;
     if (single_line)
         for (int32_t k = i + 1; k < j; k++)
             if (!is_blank_or_comment(&lines[k]))
@@ -396,22 +396,22 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_SOURCE: l->source = record_text(P, lines, i, j, vstart); break;
     case K_INTRO: l->intro = record_text(P, lines, i, j, vstart); break;
     case K_ALGO: {
-        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode"};
+        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode", "backward"};
         if (!strcmp(v, "none")) {
             P->algo = -1;
             break;
         }
-        P->algo = lookup(v, algos, 5);
+        P->algo = lookup(v, algos, 6);
         if (P->algo < 0)
             return fs_loc_error_set(P->err, P->name, line, col,
-                           "unknown algo '%s' (softmax, query, tiled, decode, reference, none)", v);
+                           "unknown algo '%s' (softmax, query, tiled, decode, reference, backward, none)", v);
         break;
     }
     case K_SCENE: {
         int s = lookup(v, scene_names, FS_SCENE_COUNT);
         if (s < 0)
             return fs_loc_error_set(P->err, P->name, line, col,
-                           "unknown scene '%s' (softmax query tiled tree window gqa decode pitfall claims)", v);
+                           "unknown scene '%s' (softmax query tiled tree window gqa decode pitfall claims backward)", v);
         l->scene = (fs_scene)s;
         P->scene_set = true;
         break;
@@ -437,6 +437,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_Q: return parse_matrix(P, &P->Q, "Q", lines, i, j, vstart, v, false);
     case K_K: return parse_matrix(P, &P->K, "K", lines, i, j, vstart, v, false);
     case K_V: return parse_matrix(P, &P->V, "V", lines, i, j, vstart, v, false);
+    case K_DO: return parse_matrix(P, &P->dO, "dO", lines, i, j, vstart, v, false);
     case K_S: return parse_matrix(P, &P->S, "S", lines, i, j, vstart, v, true);
     case K_CHUNK: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->chunk);
     case K_BQ: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->Bq);
@@ -779,7 +780,7 @@ static bool build_and_run(parse_t *P)
     fs_loc_error *err = P->err;
     int32_t aline = P->key_line[K_ALGO];
     if (P->algo < 0) {
-        static const int mats[] = {K_Z, K_Q, K_K, K_V, K_S, K_TREE};
+        static const int mats[] = {K_Z, K_Q, K_K, K_V, K_S, K_TREE, K_DO};
         for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
             if (P->seen[mats[k]])
                 return fs_loc_error_set(err, P->name, P->key_line[mats[k]], 1,
@@ -884,15 +885,33 @@ static bool build_and_run(parse_t *P)
         /* Keys that one algorithm reads and another would silently ignore. */
         static const struct { int key; fs_algo algo; } only[] = {
             {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
-            {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE}};
+            {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
+            {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT}};
         int first = -1;   /* the misplaced key nearest the top of the file */
-        for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++)
-            if (P->seen[only[k].key] && P->algo != (int)only[k].algo &&
+        for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
+            /* the backward reads the tiles and the order, but not the forward's form or exp2 */
+            bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER;
+            bool applies = only[k].algo == FS_ALGO_COUNT ? P->algo != FS_ALGO_BACKWARD
+                                                         : P->algo == (int)only[k].algo ||
+                                                               (backward_reads && P->algo == FS_ALGO_BACKWARD);
+            if (P->seen[only[k].key] && !applies &&
                 (first < 0 || P->key_line[only[k].key] < P->key_line[only[first].key]))
                 first = k;
+        }
+        if (first >= 0 && only[first].algo == FS_ALGO_COUNT)
+            return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1,
+                                    "'%s:' does not apply to algo: backward", key_names[only[first].key]);
         if (first >= 0)
-            return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s only",
-                           key_names[only[first].key], fs_algo_str(only[first].algo));
+            return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s%s only",
+                           key_names[only[first].key], fs_algo_str(only[first].algo),
+                           only[first].key == K_BQ || only[first].key == K_ORDER ? " and backward" : "");
+        if (P->dO.set) {
+            if (P->dO.m.rows != hq * nq || P->dO.m.cols != P->V.m.cols)
+                return fs_loc_error_set(err, P->name, P->dO.line, 1, "dO is %d x %d but O is %d x %d (one row per query%s)",
+                                        P->dO.m.rows, P->dO.m.cols, hq * nq, P->V.m.cols, hq > 1 ? " and head" : "");
+            r->dO = keep_matrix(l, &P->dO);
+            if (!r->dO) return fs_loc_error_set(err, P->name, aline, 1, "out of memory");
+        }
         r->tiling.Bq = P->Bq ? P->Bq : 64;
         r->tiling.Bk = P->Bk ? P->Bk : 64;
         /* 000's one-query walk is unnormalized (divide once at the end) unless told otherwise */
@@ -907,6 +926,7 @@ static bool build_and_run(parse_t *P)
         r->decoding.form = P->form;
         if (!P->scene_set) {
             if (P->algo == FS_ALGO_QUERY) l->scene = FS_SCENE_QUERY;
+            else if (P->algo == FS_ALGO_BACKWARD) l->scene = FS_SCENE_BACKWARD;
             else if (P->algo == FS_ALGO_DECODE) l->scene = FS_SCENE_DECODE;
             else if (P->pitfall != FS_PITFALL_NONE) l->scene = FS_SCENE_PITFALL;
             else if (a->mask.is_tree) l->scene = FS_SCENE_TREE;
@@ -953,7 +973,8 @@ static bool next_tok(toks *t, size_t *a, size_t *b)
     return true;
 }
 
-static const char *const kind_names[FS_EV_COUNT] = {"elem", "tile", "skip", "row", "partial", "merge", "out"};
+static const char *const kind_names[FS_EV_COUNT] = {"elem", "tile",  "skip",  "row",   "partial", "merge", "out",
+                                                    "lse",  "delta", "btile", "bskip", "brow",    "bkey",  "grad"};
 
 /* Read an event field; false if the event has no such field (or the index is out of range). */
 static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, double *v, char *why,
@@ -968,11 +989,18 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"r1", e->r1}, {"c0", e->c0}, {"c1", e->c1}, {"stride", e->stride}, {"a", e->a},
         {"b", e->b}, {"id", e->id}, {"level", e->level}, {"step", e->step},
         {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
+        /* the backward's per-row numbers: L on lse and brow events, D on delta and brow events */
+        {"L", e->kind == FS_EV_LSE || e->kind == FS_EV_BROW ? e->x : NAN},
+        {"D", e->kind == FS_EV_DELTA ? e->x : e->kind == FS_EV_BROW ? e->m_new : NAN},
     };
     for (size_t k = 0; k < sizeof scal / sizeof scal[0]; k++)
         if (!strcmp(f, scal[k].name)) {
             if (!strcmp(f, "x") && (e->kind != FS_EV_ELEM || isnan(e->x))) {
                 snprintf(why, nwhy, "field x exists only for elem events of one element");
+                return false;
+            }
+            if ((!strcmp(f, "L") || !strcmp(f, "D")) && isnan(scal[k].val)) {
+                snprintf(why, nwhy, "field %s exists only for %s events", f, f[0] == 'L' ? "lse and brow" : "delta and brow");
                 return false;
             }
             *v = scal[k].val;
@@ -995,8 +1023,14 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         else if (nl == 5 && !strncmp(f, "o_blk", 5)) { off = e->o_blk; len = e->n_o; }
         else if (nl == 5 && !strncmp(f, "o_new", 5)) { off = e->o_new; len = e->n_o; }
         else if (nl == 1 && f[0] == 'o') { off = e->o_new; len = e->n_o; }
+        else if (nl == 2 && !strncmp(f, "dp", 2)) { off = e->dp_row; len = e->n_s; }
+        else if (nl == 2 && !strncmp(f, "ds", 2)) { off = e->ds_row; len = e->n_s; }
+        else if (nl == 5 && !strncmp(f, "g_old", 5)) { off = e->g_old; len = e->n_g; }
+        else if (nl == 5 && !strncmp(f, "g_blk", 5)) { off = e->g_blk; len = e->n_g; }
+        else if (nl == 5 && !strncmp(f, "g_new", 5)) { off = e->g_new; len = e->n_g; }
         else {
-            snprintf(why, nwhy, "unknown vector field '%.*s' (s, p, o_old, o_blk, o_new)", (int)nl, f);
+            snprintf(why, nwhy, "unknown vector field '%.*s' (s, p, o_old, o_blk, o_new, dp, ds, g_old, g_blk, g_new)",
+                     (int)nl, f);
             return false;
         }
         if (off < 0) {
@@ -1022,6 +1056,12 @@ static bool filter_ok(const fs_event *e, const char *key, const char *val, bool 
     if (!strcmp(key, "cls")) {
         for (int c = 0; c <= FS_TILE_SKIPPED; c++)
             if (!strcmp(val, fs_tile_class_str((fs_tile_class)c))) return (int)e->cls == c;
+        *badval = true;
+        return false;
+    }
+    if (!strcmp(key, "tensor")) {
+        for (int c = FS_GRAD_DQ; c <= FS_GRAD_DV; c++)
+            if (!strcmp(val, fs_grad_str(c))) return e->tensor == c;
         *badval = true;
         return false;
     }
@@ -1069,7 +1109,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
         if (b - a == strlen(kind_names[k]) && !strncmp(s + a, kind_names[k], b - a)) kind = k;
     if (kind < 0)
         return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a,
-                       "unknown event kind '%.*s' (elem tile skip row partial merge out)", (int)(b - a), s + a);
+                       "unknown event kind '%.*s' (elem tile skip row partial merge out lse delta btile bskip brow bkey grad)", (int)(b - a), s + a);
     char keys[8][16], vals[8][32];
     int32_t kcol[8];
     int nf = 0;
@@ -1115,7 +1155,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             ok = filter_ok(ev, keys[f], vals[f], &known, &bad);
             if (!known)
                 return fs_loc_error_set(P->err, P->name, line, kcol[f],
-                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible cls reason)", keys[f]);
+                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible cls reason tensor)", keys[f]);
             if (bad) return fs_loc_error_set(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
         }
         if (!ok) continue;
@@ -1481,6 +1521,7 @@ static void parse_free(parse_t *P)
     fs_matrix_free(&P->K.m);
     fs_matrix_free(&P->V.m);
     fs_matrix_free(&P->S.m);
+    fs_matrix_free(&P->dO.m);
     free(P->narr);
     free(P->ex);
 }

@@ -39,6 +39,7 @@ typedef enum {
     FS_SCENE_DECODE,      /* decode splits, partials and merges */
     FS_SCENE_PITFALL,     /* a deliberately wrong variant beside the correct run */
     FS_SCENE_CLAIMS,      /* arithmetic claims only: no trace (or an empty one) */
+    FS_SCENE_BACKWARD,    /* the backward pass: a KV tile finished while Q tiles stream past */
     FS_SCENE_COUNT
 } fs_scene;
 

@@ -22,5 +22,6 @@ gqa          demo:gqa              40
 decode       000_05                3
 decode-tree  demo:decode-tree      14
 pitfall      001_10                3
+backward     000_11                20
 grid64       demo:grid64           200  --size 1920x1080
 LIST
