@@ -276,6 +276,7 @@ static fs_status prefill1(const fs_cpu_attn *a)
                 float inv = l > 0.0f ? 1.0f / l : 0.0f;
                 for (int32_t c = 0; c < d; c++)
                     cpu_put(a->dtype, a->O, cpu_q_off(a, b, h, i) + c, o[c] * inv);
+                if (a->L) a->L[cpu_q_off(a, b, h, i) / d] = l > 0.0f ? m + logf(l) : -INFINITY;
             }
     free(buf);
     return FS_OK;
@@ -342,6 +343,9 @@ static void prefill2_item(const cpu_prefill *p, cpu_scratch *sc, int64_t item)
     }
     for (int32_t r = 0; r < rows; r++) {
         float inv = sc->l[r] > 0.0f ? 1.0f / sc->l[r] : 0.0f;
+        if (a->L)
+            a->L[cpu_q_off(a, b, h, r0 + r) / d] =
+                sc->l[r] > 0.0f ? sc->m[r] + logf(sc->l[r]) : -INFINITY;
         for (int32_t c = 0; c < d; c++)
             cpu_put(a->dtype, a->O, cpu_q_off(a, b, h, r0 + r) + c,
                     sc->Oacc[(int64_t)r * dp + c] * inv);
@@ -589,6 +593,7 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
             float inv = l > 0.0f ? 1.0f / l : 0.0f;
             int64_t off = cpu_q_off(a, b, h, i);
             for (int32_t k = 0; k < d; k++) cpu_put(a->dtype, a->O, off + k, o[k] * inv);
+            if (a->L) a->L[off / d] = l > 0.0f ? (m + log2f(l)) * FS_CPU_LN2 : -INFINITY;
         }
     free(o);
     free(mem);

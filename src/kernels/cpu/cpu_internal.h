@@ -16,6 +16,7 @@
 #include "kernels/cpu/cpu_attn.h"
 
 #define FS_CPU_LOG2E 1.44269504088896340736f
+#define FS_CPU_LN2 0.69314718055994530942f
 
 /* Work shared by all threads of one prefill call (read-only while they run). */
 typedef struct {
@@ -68,6 +69,29 @@ typedef struct {
     float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
 } cpu_decode_scratch;
 
+/* Backward work (cpu_backward.c prepares it, cpu_kernels.inc's backward_item runs it). Rows
+ * of every float buffer below are dp floats, zero beyond d. */
+typedef struct {
+    const fs_cpu_attn *a;
+    int32_t Bq, Bk;          /* Bk a multiple of the micro-tile's NR */
+    int32_t dp, n_qt, n_kt, group;
+    float scale, scale2;     /* scale; scale · log2(e) */
+    const float *Qs;         /* (batch, n_q_heads, n_q, dp): Q · scale2 (scores in base 2) */
+    const float *dOs;        /* (batch, n_q_heads, n_q, dp): dO */
+    const float *L2;         /* (batch, n_q_heads, n_q): L · log2(e), −∞ for empty rows */
+    const float *D;          /* (batch, n_q_heads, n_q): Σ dO ∘ O */
+    float *dQt;              /* per thread (batch, n_q_heads, n_q, dp): Σ dS K (no scale) */
+    float *dK, *dV;          /* outputs, layout of K and V */
+} cpu_backward;
+
+/* Per-thread scratch of the backward. */
+typedef struct {
+    float *Kt, *Vt;          /* (d, Bk): Kᵀ and Vᵀ of the KV tile, zero beyond its keys */
+    float *Kr;               /* (Bk, dp): K rows of the tile */
+    float *dKa, *dVa;        /* (Bk, dp): the tile's dK (in Qs units) and dV being summed */
+    float *S, *dP;           /* (Bq, Bk): S then P; dP then dS */
+} cpu_backward_scratch;
+
 /* One instruction set's kernels. */
 typedef struct {
     fs_cpu_isa isa;
@@ -76,6 +100,7 @@ typedef struct {
     void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*decode)(const cpu_decode *p, cpu_decode_scratch *sc, int64_t item);
+    void (*backward)(const cpu_backward *p, cpu_backward_scratch *sc, float *dQt, int64_t item);
     float (*fma_loop)(int64_t iters);              /* iters · 12 · lanes FMAs */
     float (*read_sum)(const float *x, size_t n);   /* Σ x[k], k < n */
 } cpu_isa_ops;
