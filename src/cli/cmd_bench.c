@@ -33,6 +33,7 @@ typedef struct {
 typedef struct {
     int_list N, d, causal, threads, versions, decode_versions, decode_N, backward_N;
     int32_t heads, kv_heads, batch;
+    int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
     fs_cpu_isa isa;
@@ -97,6 +98,7 @@ static void usage(FILE *f)
         "  --batch B           batch size                 (default 1)\n"
         "  --version LIST      prefill kernel versions 1..%d (default %d; 1 always runs on 1 thread)\n"
         "  --decode-version LIST  decode kernel versions 1..%d (default %d)\n"
+"  --bq B, --bk B      prefill and backward tile sizes (default: each version's own)\n"
         "  --dtype T           storage: f32, f16, bf16    (default f32; the baseline is f32 only)\n"
         "  --isa I             auto, scalar, avx2, avx512, neon (default auto)\n"
         "  --decode-n LIST     decode KV lengths          (default 4096,8192,...,131072)\n"
@@ -241,6 +243,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--kv-heads")) {
             NEED_VALUE();
             if (!parse_int(v, 1, FS_MAX_HEADS, &o->kv_heads)) return bad("--kv-heads wants 1..1024, not '%s'", v);
+        } else if (!strcmp(a, "--bq") || !strcmp(a, "--bk")) {
+            NEED_VALUE();
+            if (!parse_int(v, 1, 4096, a[3] == 'q' ? &o->Bq : &o->Bk))
+                return bad("--bq and --bk want tile sizes 1..4096, not '%s'", v);
         } else if (!strcmp(a, "--batch")) {
             NEED_VALUE();
             if (!parse_int(v, 1, 1024, &o->batch)) return bad("--batch wants 1..1024, not '%s'", v);
@@ -484,7 +490,7 @@ typedef enum { RUN_PREFILL, RUN_BASELINE, RUN_DECODE } run_kind;
 
 /* Best time in seconds over the runs; < 0 when the kernel refused (why filled). */
 static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
-                        fs_cpu_isa isa, int32_t reps, char *why, size_t n)
+                        fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
 {
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
@@ -497,6 +503,8 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
                 o.version = version;
                 o.threads = threads;
                 o.isa = isa;
+                o.Bq = Bq;
+                o.Bk = Bk;
                 st = fs_cpu_prefill(a, &o);
                 if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             } else if (k == RUN_BASELINE) {
@@ -525,7 +533,7 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
  * the runs of the backward (baseline: the materializing one). Time in seconds; < 0 when the
  * kernel refused or memory ran out (why filled). */
 static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
-                            int32_t reps, char *why, size_t n)
+                            int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
 {
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
     size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
@@ -557,6 +565,8 @@ static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_i
             fs_cpu_backward_opts o = fs_cpu_backward_opts_default();
             o.threads = threads;
             o.isa = isa;
+            o.Bq = Bq;
+            o.Bk = Bk;
             st = fs_cpu_backward(a, dO, dQ, dK, dV, &o);
             if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
         }
@@ -791,7 +801,7 @@ int cli_bench(int argc, char **argv)
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
                             } else {
                                 double t = time_runs(base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
-                                                     r.threads, o.isa, o.reps, why, sizeof why);
+                                                     r.threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
@@ -837,7 +847,7 @@ int cli_bench(int argc, char **argv)
                                 snprintf(why, sizeof why, "cannot allocate: over the limit of %.1f GiB "
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
                             } else {
-                                double t = time_backward(base, &in.a, threads, o.isa, o.reps, why, sizeof why);
+                                double t = time_backward(base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
@@ -875,7 +885,7 @@ int cli_bench(int argc, char **argv)
                                      N, d, o.dtype, false)) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
-                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, o.reps,
+                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
                                              why, sizeof why);
                         if (t > 0) {
                             double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *

@@ -19,7 +19,8 @@
  *
  * Versions (prefill; details and measurements at the top of cpu_attn.c and in
  * docs/kernels-cpu.md): 1 textbook online softmax, one row at a time; 2 tiles + tile classes +
- * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles. 0 picks the newest.
+ * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles; 5 larger tiles (192 × 128);
+ * 6 diagonal tiles trimmed to the columns their rows see. 0 picks the newest.
  */
 #ifndef FS_CPU_ATTN_H
 #define FS_CPU_ATTN_H
@@ -31,7 +32,7 @@
 #include "engine/attn.h"
 #include "engine/status.h"
 
-#define FS_CPU_VERSIONS 4      /* prefill versions 1 … FS_CPU_VERSIONS */
+#define FS_CPU_VERSIONS 6      /* prefill versions 1 … FS_CPU_VERSIONS */
 #define FS_CPU_MAX_THREADS 256
 #define FS_CPU_MIN_D 1
 #define FS_CPU_MAX_D 512       /* d from 32 to 256 is what the bench and tests exercise */

@@ -28,8 +28,14 @@ typedef struct {
     int32_t group;           /* n_q_heads / n_kv_heads */
     float scale;             /* scale (natural units) */
     float scale2;            /* scale · log2(e): scores in base-2 units (version 4, decode) */
+    bool strips;             /* versions ≥ 5: each tile's Kᵀ packed as Bk/NR contiguous strips of
+                                (d × NR), the block one qk_block call reads; version 4: one
+                                (d × Bk) block, whose strips interleave in memory */
+    bool trim;               /* version 6: a partial causal/window tile computes, per row block,
+                                only the columns up to the last one its rows see */
     /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
-     *   Kp: rows of dp (version 3) or, version 4, per tile a (d × Bk) block, Kᵀ of the tile
+     *   Kp: rows of dp (version 3) or, versions ≥ 4, per tile Kᵀ of the tile: one (d × Bk)
+     *       block (version 4) or Bk/NR strips of (d × NR) one after the other (strips)
      *   Vp: rows of dp (versions 3, 4) */
     float *Kp, *Vp;
     int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · Bk · dp */
@@ -122,6 +128,12 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
  * when a thread cannot be started; the work is done either way. */
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
+
+/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
+ * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
+ * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
+ * releases it. */
+void *fs_cpu_alloc_big(size_t bytes);
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */
