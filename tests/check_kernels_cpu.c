@@ -270,6 +270,196 @@ START_TEST(test_baseline_matches_reference)
 }
 END_TEST
 
+/* ---- backward ------------------------------------------------------------------------ */
+
+/* The analytic backward in float64, dense, per batch element and query head: S = scale·Q Kᵀ
+ * with the mask (fs_reference_score), P = softmax(S) row by row (0 for a row that sees no key),
+ * dP = dO Vᵀ, D = rowsum(dO ∘ O) with O the reference's, dS = P ∘ (dP − D), then
+ *     dQ = scale·dS K,   dK = Σ over the group's heads scale·dSᵀ Q,   dV = Σ over them Pᵀ dO.
+ * dO is (batch, n_q_heads, n_q, d) in double; dQ, dK, dV are written in double, zeroed here. */
+static void backward_reference(const problem *p, const double *dO, double *dQ, double *dK,
+                               double *dV)
+{
+    const fs_cpu_attn *a = &p->a;
+    int32_t d = a->d, nq = a->n_q, nk = a->n_kv, group = a->n_q_heads / a->n_kv_heads;
+    long qs = (long)a->n_q_heads * nq * d, ks = (long)a->n_kv_heads * nk * d;
+    memset(dQ, 0, (size_t)a->batch * qs * sizeof(double));
+    memset(dK, 0, (size_t)a->batch * ks * sizeof(double));
+    memset(dV, 0, (size_t)a->batch * ks * sizeof(double));
+    double *P = malloc((size_t)nk * sizeof(double)), *S = malloc((size_t)nk * sizeof(double));
+    ck_assert(P && S);
+    double scale = a->scale > 0.0f ? (double)a->scale : 1.0 / sqrt((double)d);
+    for (int32_t b = 0; b < a->batch; b++) {
+        fs_attn r = fs_attn_make(nq, nk, d, d);
+        r.n_q_heads = a->n_q_heads;
+        r.n_kv_heads = a->n_kv_heads;
+        r.Q = p->Qd + b * qs;
+        r.K = p->Kd + b * ks;
+        r.V = p->Vd + b * ks;
+        r.scale = scale;
+        r.mask = a->mask;
+        for (int32_t h = 0; h < a->n_q_heads; h++)
+            for (int32_t i = 0; i < nq; i++) {
+                double mx = -INFINITY;
+                for (int32_t j = 0; j < nk; j++) {
+                    S[j] = fs_reference_score(&r, h, i, j);
+                    mx = fmax(mx, S[j]);
+                }
+                if (mx == -INFINITY) continue;   /* sees nothing: P = 0, no gradient */
+                double sum = 0.0;
+                for (int32_t j = 0; j < nk; j++) sum += P[j] = exp(S[j] - mx);
+                for (int32_t j = 0; j < nk; j++) P[j] /= sum;
+                long qi = b * qs + ((long)h * nq + i) * d;
+                long k0 = b * ks + (long)(h / group) * nk * d;
+                double D = 0.0;
+                for (int32_t k = 0; k < d; k++) D += dO[qi + k] * p->Od[qi + k];
+                for (int32_t j = 0; j < nk; j++) {
+                    if (P[j] == 0.0) continue;
+                    double dP = 0.0;
+                    for (int32_t k = 0; k < d; k++) dP += dO[qi + k] * p->Vd[k0 + (long)j * d + k];
+                    double dS = P[j] * (dP - D);
+                    for (int32_t k = 0; k < d; k++) {
+                        dQ[qi + k] += scale * dS * p->Kd[k0 + (long)j * d + k];
+                        dK[k0 + (long)j * d + k] += scale * dS * p->Qd[qi + k];
+                        dV[k0 + (long)j * d + k] += P[j] * dO[qi + k];
+                    }
+                }
+            }
+    }
+    free(P);
+    free(S);
+}
+
+/* max |got − want| / max(1, max |want|): the error of a whole gradient against its scale. */
+static double normwise_err(const float *got, const double *want, long n)
+{
+    double err = 0.0, big = 1.0;
+    for (long e = 0; e < n; e++) {
+        big = fmax(big, fabs(want[e]));
+        double x = got[e];
+        err = isfinite(x) ? fmax(err, fabs(x - want[e])) : INFINITY;
+    }
+    return err / big;
+}
+
+/* Forward (version 4, with L) then backward on each instruction set this CPU runs (loop index
+ * 1 … N_ISAS), or the baseline backward (loop index 0), against
+ * the float64 analytic gradients, on random problems of every mask (tests of causal and no mask
+ * guaranteed among them), float32. Tolerance 2e-5 of each gradient's largest element: the
+ * float32 forward's O and L (errors ~1e-6) enter D and P, and sums of a few hundred terms round
+ * at ~1e-6 relative. Also checks the forward's L against the reference's m + ln ℓ. */
+START_TEST(test_backward_matches_reference)
+{
+    bool baseline = _i == 0;
+    fs_cpu_isa isa = baseline ? FS_CPU_ISA_AUTO : isas[_i - 1];
+    if (!fs_cpu_isa_supported(isa)) return;
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 10; trial++) {
+        problem p;
+        problem_draw(&p, &r, FS_CPU_DTYPE_F32, 100, 200, 160);
+        if (trial < 2) {   /* one unmasked and one causal problem in every run */
+            free(p.bits);
+            p.bits = NULL;
+            p.a.mask = (fs_mask){.kind = trial == 0 ? FS_MASK_NONE : FS_MASK_CAUSAL};
+        }
+        fs_cpu_attn *a = &p.a;
+        long nq = (long)a->batch * a->n_q_heads * a->n_q * a->d;
+        long nk = (long)a->batch * a->n_kv_heads * a->n_kv * a->d;
+        long nrow = (long)a->batch * a->n_q_heads * a->n_q;
+        double *dOd = malloc(nq * sizeof(double)), *dQd = malloc(nq * sizeof(double));
+        double *dKd = malloc(nk * sizeof(double)), *dVd = malloc(nk * sizeof(double));
+        double *md = malloc(nrow * sizeof(double)), *ld = malloc(nrow * sizeof(double));
+        float *dO = malloc(nq * sizeof(float)), *dQ = malloc(nq * sizeof(float));
+        float *dK = malloc(nk * sizeof(float)), *dV = malloc(nk * sizeof(float));
+        float *L = malloc(nrow * sizeof(float));
+        ck_assert(dOd && dQd && dKd && dVd && md && ld && dO && dQ && dK && dV && L);
+        for (long e = 0; e < nq; e++) dOd[e] = dO[e] = (float)fs_rng_uniform(&r, -1, 1);
+        memset(dQ, 0xff, nq * sizeof(float));   /* NaN: an unwritten element fails */
+        memset(dK, 0xff, nk * sizeof(float));
+        memset(dV, 0xff, nk * sizeof(float));
+        /* the reference's O, m, ℓ per batch element */
+        long qs = (long)a->n_q_heads * a->n_q * a->d, ks = (long)a->n_kv_heads * a->n_kv * a->d;
+        for (int32_t b = 0; b < a->batch; b++) {
+            fs_attn ra = fs_attn_make(a->n_q, a->n_kv, a->d, a->d);
+            ra.n_q_heads = a->n_q_heads;
+            ra.n_kv_heads = a->n_kv_heads;
+            ra.Q = p.Qd + b * qs;
+            ra.K = p.Kd + b * ks;
+            ra.V = p.Vd + b * ks;
+            ra.scale = a->scale > 0.0f ? (double)a->scale : 1.0 / sqrt((double)a->d);
+            ra.mask = a->mask;
+            long rs = (long)a->n_q_heads * a->n_q;
+            ck_assert_int_eq(fs_reference(&ra, p.Od + b * qs, md + b * rs, ld + b * rs), FS_OK);
+        }
+        backward_reference(&p, dOd, dQd, dKd, dVd);
+        a->L = L;
+        fs_cpu_opts fo = fs_cpu_opts_default();
+        fo.threads = fs_rng_int(&r, 1, 3);
+        ck_assert_int_eq(fs_cpu_prefill(a, &fo), FS_OK);
+        for (long row = 0; row < nrow; row++) {
+            double want = ld[row] > 0 ? md[row] + log(ld[row]) : -INFINITY;
+            FS_ASSERT_SEED(want == -INFINITY ? L[row] == -INFINITY
+                                             : fabs(L[row] - want) <= 1e-5 * fmax(1.0, fabs(want)),
+                           seed, "L of row %ld: %.9g, reference %.9g on %s", row, L[row], want,
+                           p.what);
+        }
+        fs_status st;
+        char why[128] = "";
+        int threads = fs_rng_int(&r, 1, 3);
+        fs_cpu_backward_opts bo = fs_cpu_backward_opts_default();
+        if (baseline) {
+            st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, sizeof why);
+        } else {
+            bo.threads = threads;
+            bo.isa = isa;
+            if (fs_rng_int(&r, 0, 1)) {   /* odd tiles: partial and skipped ones, tails */
+                bo.Bq = fs_rng_int(&r, 1, 40);
+                bo.Bk = fs_rng_int(&r, 1, 40);
+            }
+            st = fs_cpu_backward(a, dO, dQ, dK, dV, &bo);
+        }
+        FS_ASSERT_SEED(st == FS_OK, seed, "%s: status %s %s on %s",
+                       baseline ? "baseline backward" : "backward", fs_status_str(st), why, p.what);
+        double eq = normwise_err(dQ, dQd, nq), ek = normwise_err(dK, dKd, nk),
+               ev = normwise_err(dV, dVd, nk);
+        FS_ASSERT_SEED(eq <= 2e-5 && ek <= 2e-5 && ev <= 2e-5, seed,
+                       "%s %s threads %d Bq %d Bk %d: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
+                       baseline ? "baseline backward" : "backward", fs_cpu_isa_str(isa), threads, bo.Bq, bo.Bk, eq, ek,
+                       ev, p.what);
+        free(dOd); free(dQd); free(dKd); free(dVd); free(md); free(ld);
+        free(dO); free(dQ); free(dK); free(dV); free(L);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* Rows that see no key get zero gradients, no NaN: a causal mask with an offset that hides
+ * every key from the first rows. */
+START_TEST(test_backward_empty_rows)
+{
+    enum { NQ = 8, NK = 8, D = 16 };
+    float Q[NQ * D], K[NK * D], V[NK * D], O[NQ * D], L[NQ], dO[NQ * D], dQ[NQ * D], dK[NK * D],
+        dV[NK * D];
+    for (int e = 0; e < NQ * D; e++) Q[e] = dO[e] = (float)((e * 7) % 11) / 11.0f - 0.5f;
+    for (int e = 0; e < NK * D; e++) K[e] = V[e] = (float)((e * 5) % 13) / 13.0f - 0.5f;
+    fs_cpu_attn a = {.batch = 1, .n_q_heads = 1, .n_kv_heads = 1, .n_q = NQ, .n_kv = NK,
+                     .d = D, .Q = Q, .K = K, .V = V, .O = O, .L = L,
+                     .mask = {.kind = FS_MASK_CAUSAL, .has_offset = true, .offset = -3}};
+    fs_cpu_opts fo = fs_cpu_opts_default();
+    ck_assert_int_eq(fs_cpu_prefill(&a, &fo), FS_OK);
+    for (int i = 0; i < 3; i++) ck_assert(L[i] == -INFINITY);
+    fs_cpu_backward_opts bo = fs_cpu_backward_opts_default();
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_OK);
+    for (int e = 0; e < 3 * D; e++) ck_assert(dQ[e] == 0.0f);
+    for (int e = 0; e < NQ * D; e++) ck_assert(isfinite(dQ[e]));
+    for (int e = 0; e < NK * D; e++) ck_assert(isfinite(dK[e]) && isfinite(dV[e]));
+    for (int e = 5 * D; e < NK * D; e++) ck_assert(dK[e] == 0.0f && dV[e] == 0.0f);   /* unseen keys */
+    a.L = NULL;   /* the backward needs L */
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_ERR_ARG);
+}
+END_TEST
+
 /* The baseline refuses, without allocating, what cannot fit; the kernels reject bad problems. */
 START_TEST(test_refusals)
 {
@@ -365,10 +555,12 @@ Suite *kernels_cpu_suite(void)
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
     tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
     tcase_add_test(tc, test_baseline_matches_reference);
+    tcase_add_loop_test(tc, test_backward_matches_reference, 0, 1 + N_ISAS);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("edges");
     tcase_set_timeout(tm, 60);
     tcase_add_test(tm, test_refusals);
+    tcase_add_test(tm, test_backward_empty_rows);
     tcase_add_test(tm, test_conversions);
     tcase_add_test(tm, test_parallel_every_item_once);
     tcase_add_test(tm, test_measurements_are_positive);

@@ -31,12 +31,13 @@ typedef struct {
 } int_list;
 
 typedef struct {
-    int_list N, d, causal, threads, versions, decode_versions, decode_N;
+    int_list N, d, causal, threads, versions, decode_versions, decode_N, backward_N;
     int32_t heads, kv_heads, batch;
+    int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
     fs_cpu_isa isa;
-    bool baseline, prefill, decode;
+    bool baseline, prefill, decode, backward;
     bool smoke;          /* --smoke: also shorter machine measurements */
     int32_t reps;
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
@@ -85,7 +86,8 @@ static void usage(FILE *f)
         "\n"
         "options (LIST is comma-separated numbers):\n"
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
-        "                      decode at 4096 and 32768 positions, all at all threads\n"
+        "                      backward d=128, N=4096, decode at 4096 and 32768 positions,\n"
+        "                      all at all threads\n"
         "  --smoke             a few seconds, tiny sizes (what `make test` runs)\n"
         "  --n LIST            prefill lengths            (default 512,1024,...,32768)\n"
         "  --d LIST            head dimensions 1..%d      (default 64,128)\n"
@@ -96,13 +98,20 @@ static void usage(FILE *f)
         "  --batch B           batch size                 (default 1)\n"
         "  --version LIST      prefill kernel versions 1..%d (default %d; 1 always runs on 1 thread)\n"
         "  --decode-version LIST  decode kernel versions 1..%d (default %d)\n"
+"  --bq B, --bk B      prefill and backward tile sizes (default: each version's own)\n"
         "  --dtype T           storage: f32, f16, bf16    (default f32; the baseline is f32 only)\n"
         "  --isa I             auto, scalar, avx2, avx512, neon (default auto)\n"
         "  --decode-n LIST     decode KV lengths          (default 4096,8192,...,131072)\n"
         "  --decode-heads Q/K  decode query/KV heads      (default 32/8)\n"
         "  --decode-d D        decode head dimension      (default 128)\n"
         "  --decode-rows R     query rows per head        (default 1)\n"
-        "  --no-baseline, --no-prefill, --no-decode   leave a part out\n"
+        "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
+        "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
+        "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
+        "                      GFLOP/s counts 10·N²·d per head (2.5 times the forward's five\n"
+        "                      products of 2·N²·d, against the forward's two), halved when\n"
+        "                      causal; the forward that gives O and L runs before, untimed\n"
+        "  --no-baseline, --no-prefill, --no-decode, --no-backward   leave a part out\n"
         "  --reps R            timed runs per row, best kept (default 3; a row whose first\n"
         "                      run takes over 2 s runs once)\n"
         "  --mem-limit GIB     memory one row may use     (default: half of what is available)\n"
@@ -172,6 +181,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->versions = (int_list){{FS_CPU_VERSIONS}, 1};
     o->decode_versions = (int_list){{FS_CPU_DECODE_VERSIONS}, 1};
     list_range_pow2(&o->decode_N, 4096, 131072);
+    o->backward_N = (int_list){{1024, 2048, 4096}, 3};
     o->heads = 8;
     o->kv_heads = 0;
     o->batch = 1;
@@ -179,11 +189,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->decode_kv_heads = 8;
     o->decode_d = 128;
     o->decode_rows = 1;
-    o->baseline = o->prefill = o->decode = true;
+    o->baseline = o->prefill = o->decode = o->backward = true;
     o->reps = 3;
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
-         explicit_d = false, explicit_t = false;
+         explicit_d = false, explicit_t = false, explicit_bn = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -202,6 +212,13 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->prefill = false;
         } else if (!strcmp(a, "--no-decode")) {
             o->decode = false;
+        } else if (!strcmp(a, "--no-backward")) {
+            o->backward = false;
+        } else if (!strcmp(a, "--backward-n")) {
+            NEED_VALUE();
+            if (!parse_list(v, 1, FS_MAX_DIM, &o->backward_N))
+                return bad("--backward-n wants lengths 1..1048576 separated by commas, not '%s'", v);
+            explicit_bn = true;
         } else if (!strcmp(a, "--n")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_MAX_DIM, &o->N))
@@ -226,6 +243,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--kv-heads")) {
             NEED_VALUE();
             if (!parse_int(v, 1, FS_MAX_HEADS, &o->kv_heads)) return bad("--kv-heads wants 1..1024, not '%s'", v);
+        } else if (!strcmp(a, "--bq") || !strcmp(a, "--bk")) {
+            NEED_VALUE();
+            if (!parse_int(v, 1, 4096, a[3] == 'q' ? &o->Bq : &o->Bk))
+                return bad("--bq and --bk want tile sizes 1..4096, not '%s'", v);
         } else if (!strcmp(a, "--batch")) {
             NEED_VALUE();
             if (!parse_int(v, 1, 1024, &o->batch)) return bad("--batch wants 1..1024, not '%s'", v);
@@ -306,6 +327,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_d) o->d = (int_list){{128}, 1};
         if (!explicit_t) o->threads = (int_list){{all}, 1};
         if (!explicit_dn) o->decode_N = (int_list){{4096, 32768}, 2};
+        if (!explicit_bn) o->backward_N = (int_list){{4096}, 1};
         if (o->reps > 2) o->reps = 2;
     }
     o->smoke = smoke;
@@ -314,6 +336,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_d) o->d = (int_list){{32, 64}, 2};
         if (!explicit_t) o->threads = (int_list){{1, all}, all > 1 ? 2 : 1};
         if (!explicit_dn) o->decode_N = (int_list){{1024}, 1};
+        if (!explicit_bn) o->backward_N = (int_list){{64, 256}, 2};
         o->reps = 1;
     }
     if (o->kv_heads == 0) o->kv_heads = o->heads;
@@ -323,7 +346,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                 o->heads, o->kv_heads);
         return 2;
     }
-    if (!o->prefill && !o->decode) return bad("%s", "--no-prefill and --no-decode leave nothing to run");
+    if (o->dtype != FS_CPU_DTYPE_F32) o->backward = false;   /* float32 only */
+    if (!o->prefill && !o->decode && !o->backward)
+        return bad("%s", "--no-prefill, --no-decode and --no-backward leave nothing to run");
     double avail = fs_cpu_mem_available();
     if (o->mem_limit == 0) o->mem_limit = avail > 0 ? 0.5 * avail : 4.0 * (1u << 30);
     if (avail > 0 && o->mem_limit > 0.9 * avail) {
@@ -465,7 +490,7 @@ typedef enum { RUN_PREFILL, RUN_BASELINE, RUN_DECODE } run_kind;
 
 /* Best time in seconds over the runs; < 0 when the kernel refused (why filled). */
 static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
-                        fs_cpu_isa isa, int32_t reps, char *why, size_t n)
+                        fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
 {
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
@@ -478,6 +503,8 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
                 o.version = version;
                 o.threads = threads;
                 o.isa = isa;
+                o.Bq = Bq;
+                o.Bk = Bk;
                 st = fs_cpu_prefill(a, &o);
                 if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             } else if (k == RUN_BASELINE) {
@@ -499,6 +526,65 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
         if (t < best) best = t;
         if (t > 2.0) break;   /* long rows run once: the spread is small next to the cost */
     }
+    return best;
+}
+
+/* Backward rows: the forward (newest version) runs once, untimed, for O and L; then the best of
+ * the runs of the backward (baseline: the materializing one). Time in seconds; < 0 when the
+ * kernel refused or memory ran out (why filled). */
+static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
+                            int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
+{
+    size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
+    size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
+    uint64_t seed = 0xd0;
+    float *dO = alloc_fill(nq, FS_CPU_DTYPE_F32, &seed);
+    float *dQ = malloc(nq * sizeof(float)), *dK = malloc(nk * sizeof(float));
+    float *dV = malloc(nk * sizeof(float));
+    float *L = malloc((size_t)a->batch * a->n_q_heads * a->n_q * sizeof(float));
+    double best = -1.0;
+    if (!dO || !dQ || !dK || !dV || !L) {
+        snprintf(why, n, "cannot allocate the gradients");
+        goto done;
+    }
+    a->L = L;
+    fs_cpu_opts fo = fs_cpu_opts_default();
+    fo.threads = threads;
+    fo.isa = isa;
+    fs_status st = fs_cpu_prefill(a, &fo);
+    if (st != FS_OK) {
+        snprintf(why, n, "forward: %s", fs_status_str(st));
+        goto done;
+    }
+    best = INFINITY;
+    for (int32_t r = 0; r < reps; r++) {
+        double t0 = now_s();
+        if (base) {
+            st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, n);
+        } else {
+            fs_cpu_backward_opts o = fs_cpu_backward_opts_default();
+            o.threads = threads;
+            o.isa = isa;
+            o.Bq = Bq;
+            o.Bk = Bk;
+            st = fs_cpu_backward(a, dO, dQ, dK, dV, &o);
+            if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
+        }
+        if (st != FS_OK) {
+            best = -1.0;
+            break;
+        }
+        double t = now_s() - t0;
+        if (t < best) best = t;
+        if (t > 2.0) break;
+    }
+done:
+    a->L = NULL;
+    free(dO);
+    free(dQ);
+    free(dK);
+    free(dV);
+    free(L);
     return best;
 }
 
@@ -715,7 +801,7 @@ int cli_bench(int argc, char **argv)
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
                             } else {
                                 double t = time_runs(base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
-                                                     r.threads, o.isa, o.reps, why, sizeof why);
+                                                     r.threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
@@ -734,6 +820,47 @@ int cli_bench(int argc, char **argv)
                             print_row(&o, &r, why);
                         }
                     }
+    if (o.backward)
+        for (int di = 0; di < o.d.n; di++)
+            for (int ci = 0; ci < o.causal.n; ci++)
+                for (int ni = 0; ni < o.backward_N.n; ni++)
+                    for (int ti = 0; ti < o.threads.n; ti++)
+                        for (int k = 0; k < (o.baseline ? 2 : 1) && n_rows < cap; k++) {
+                            bool base = k == 1;
+                            int32_t N = o.backward_N.v[ni], d = o.d.v[di], causal = o.causal.v[ci];
+                            int32_t threads = o.threads.v[ti];
+                            bench_row r = {.N = N, .d = d, .causal = causal, .threads = threads};
+                            snprintf(r.kernel, sizeof r.kernel, base ? "baseline-bwd" : "flash-bwd-v1");
+                            double flops = 10.0 * N * (double)N * d * o.heads * o.batch * (causal ? 0.5 : 1.0);
+                            /* read Q, K, V, O, dO, L; written dQ, dK, dV */
+                            double bytes = (4.0 * o.heads + 4.0 * o.kv_heads) * o.batch * N * d * 4.0;
+                            why[0] = '\0';
+                            fs_cpu_rss_reset();
+                            inputs in;
+                            if (!inputs_make(&in, o.batch, o.heads, o.kv_heads, N, N, d, FS_CPU_DTYPE_F32, causal)) {
+                                snprintf(why, sizeof why, "cannot allocate the inputs");
+                            } else if (base && fs_cpu_baseline_bytes(&in.a) > o.mem_limit) {
+                                snprintf(why, sizeof why, "cannot allocate: P and dP need %.1f GiB, "
+                                         "over the limit of %.1f GiB (--mem-limit)",
+                                         fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
+                            } else if (prefill_bytes(&o, N, d) * 2 > o.mem_limit) {
+                                snprintf(why, sizeof why, "cannot allocate: over the limit of %.1f GiB "
+                                         "(--mem-limit)", o.mem_limit / (1u << 30));
+                            } else {
+                                double t = time_backward(base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
+                                if (t > 0) {
+                                    r.ok = true;
+                                    r.ms = t * 1e3;
+                                    r.gflops = flops / t * 1e-9;
+                                    r.peak_fraction = m.fma[threads] > 0 ? r.gflops / m.fma[threads] : 0.0;
+                                    r.gbps = bytes / t * 1e-9;
+                                    r.rss_mb = fs_cpu_rss_peak_mb();
+                                }
+                            }
+                            inputs_free(&in);
+                            rows[n_rows++] = r;
+                            print_row(&o, &r, why);
+                        }
     if (o.decode)
         for (int ni = 0; ni < o.decode_N.n; ni++)
             for (int ti = 0; ti < o.threads.n; ti++)
@@ -758,7 +885,7 @@ int cli_bench(int argc, char **argv)
                                      N, d, o.dtype, false)) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
-                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, o.reps,
+                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
                                              why, sizeof why);
                         if (t > 0) {
                             double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "kernels/cpu/cpu_internal.h"
 
@@ -70,6 +71,8 @@ const char *fs_cpu_version_str(int32_t version)
     case 2: return "tiles classified by the mask, S tile materialized, scalar, threads";
     case 3: return "SIMD: vector dot products, vector exp2, vector axpy; packed K, V";
     case 4: return "register-blocked micro-kernels on packed K-transposed tiles";
+    case 5: return "tiles of 192 x 128 with K-transposed packed in contiguous 64-key strips";
+    case 6: return "version 5 with diagonal tiles trimmed to the columns their rows see (causal, window)";
     default: return "?";
     }
 }
@@ -241,6 +244,20 @@ void fs_cpu_parallel(int32_t threads, int64_t n_items,
     for (int32_t t = 1; t <= started; t++) pthread_join(tid[t], NULL);
 }
 
+/* ---- large buffers ----------------------------------------------------------------------- */
+
+void *fs_cpu_alloc_big(size_t bytes)
+{
+    if (bytes < ((size_t)4 << 20)) return malloc(bytes);
+    size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);   /* a hint; failure is harmless */
+#endif
+    return p;
+}
+
 /* ---- version 1: the textbook loop ------------------------------------------------------ */
 
 /* For each (b, h, i): m = −∞, ℓ = 0, o = 0; for each visible key j:
@@ -276,6 +293,7 @@ static fs_status prefill1(const fs_cpu_attn *a)
                 float inv = l > 0.0f ? 1.0f / l : 0.0f;
                 for (int32_t c = 0; c < d; c++)
                     cpu_put(a->dtype, a->O, cpu_q_off(a, b, h, i) + c, o[c] * inv);
+                if (a->L) a->L[cpu_q_off(a, b, h, i) / d] = l > 0.0f ? m + logf(l) : -INFINITY;
             }
     free(buf);
     return FS_OK;
@@ -342,6 +360,9 @@ static void prefill2_item(const cpu_prefill *p, cpu_scratch *sc, int64_t item)
     }
     for (int32_t r = 0; r < rows; r++) {
         float inv = sc->l[r] > 0.0f ? 1.0f / sc->l[r] : 0.0f;
+        if (a->L)
+            a->L[cpu_q_off(a, b, h, r0 + r) / d] =
+                sc->l[r] > 0.0f ? sc->m[r] + logf(sc->l[r]) : -INFINITY;
         for (int32_t c = 0; c < d; c++)
             cpu_put(a->dtype, a->O, cpu_q_off(a, b, h, r0 + r) + c,
                     sc->Oacc[(int64_t)r * dp + c] * inv);
@@ -375,8 +396,14 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     for (int32_t j = 0; j < n; j++) {
         cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
         if (run->transposed) {
-            for (int32_t k = 0; k < d; k++)
-                Kt[(int64_t)k * p->Bk + j] = cpu_get(a->dtype, a->K, cpu_kv_off(a, b, g, c0 + j) + k);
+            /* column j of the tile: in strip j / nr, column j mod nr of that (d × nr) strip */
+            int32_t nr = run->ops->nr;
+            float *col = p->strips ? Kt + (int64_t)(j / nr) * d * nr + j % nr : Kt + j;
+            int64_t ld = p->strips ? nr : p->Bk, e0 = cpu_kv_off(a, b, g, c0 + j);
+            if (a->dtype == FS_CPU_DTYPE_F32)
+                for (int32_t k = 0; k < d; k++) col[k * ld] = ((const float *)a->K)[e0 + k];
+            else
+                for (int32_t k = 0; k < d; k++) col[k * ld] = cpu_get(a->dtype, a->K, e0 + k);
         } else {
             cpu_get_row(a->dtype, a->K, cpu_kv_off(a, b, g, c0 + j), Kt + (int64_t)j * p->dp, d);
         }
@@ -389,7 +416,7 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     switch (run->version) {
     case 2: prefill2_item(&run->p, &run->sc[thread], item); break;
     case 3: run->ops->prefill3(&run->p, &run->sc[thread], item); break;
-    default: run->ops->prefill4(&run->p, &run->sc[thread], item); break;
+    default: run->ops->prefill4(&run->p, &run->sc[thread], item); break;   /* 4, 5, 6 */
     }
 }
 
@@ -419,8 +446,10 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     /* Tile sizes (docs/kernels-cpu.md, "Tile sizes"): a (d × Bk) Kᵀ tile of 64 keys is 32 KiB
      * at d = 128, the size of L1d; the Q tile, S tile and o of Bq = 96 rows add 110 KiB, well
      * inside the 1 MiB L2 of a core, and 96 is a multiple of the micro-kernel's 6 rows. */
-    p->Bq = opt.Bq ? opt.Bq : (opt.version >= 4 ? 96 : 64);
-    p->Bk = opt.Bk ? opt.Bk : 64;
+    p->Bq = opt.Bq ? opt.Bq : (opt.version >= 5 ? 192 : opt.version == 4 ? 96 : 64);
+    p->Bk = opt.Bk ? opt.Bk : (opt.version >= 5 ? 128 : 64);
+    p->trim = opt.version >= 6;
+    p->strips = opt.version >= 5;
     if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->nr);
     if (p->Bq > a->n_q) p->Bq = a->n_q;
     p->Bqp = opt.version >= 4 ? round_up(p->Bq, ops->mr) : p->Bq;
@@ -443,7 +472,7 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     size_t per = 2 * tile + stile + 3 * (size_t)p->Bqp + 2 * kvt + 64;
     float *scratch = malloc((size_t)threads * per * sizeof(float));
     size_t packed = opt.version >= 3 ? (size_t)a->batch * a->n_kv_heads * p->head_stride : 0;
-    float *pack = packed ? malloc(2 * packed * sizeof(float)) : NULL;
+    float *pack = packed ? fs_cpu_alloc_big(2 * packed * sizeof(float)) : NULL;
     if (!scratch || (packed && !pack)) {
         free(scratch);
         free(pack);
@@ -589,6 +618,7 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
             float inv = l > 0.0f ? 1.0f / l : 0.0f;
             int64_t off = cpu_q_off(a, b, h, i);
             for (int32_t k = 0; k < d; k++) cpu_put(a->dtype, a->O, off + k, o[k] * inv);
+            if (a->L) a->L[off / d] = l > 0.0f ? (m + log2f(l)) * FS_CPU_LN2 : -INFINITY;
         }
     free(o);
     free(mem);

@@ -19,7 +19,8 @@
  *
  * Versions (prefill; details and measurements at the top of cpu_attn.c and in
  * docs/kernels-cpu.md): 1 textbook online softmax, one row at a time; 2 tiles + tile classes +
- * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles. 0 picks the newest.
+ * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles; 5 larger tiles (192 × 128);
+ * 6 diagonal tiles trimmed to the columns their rows see. 0 picks the newest.
  */
 #ifndef FS_CPU_ATTN_H
 #define FS_CPU_ATTN_H
@@ -31,7 +32,7 @@
 #include "engine/attn.h"
 #include "engine/status.h"
 
-#define FS_CPU_VERSIONS 4      /* prefill versions 1 … FS_CPU_VERSIONS */
+#define FS_CPU_VERSIONS 6      /* prefill versions 1 … FS_CPU_VERSIONS */
 #define FS_CPU_MAX_THREADS 256
 #define FS_CPU_MIN_D 1
 #define FS_CPU_MAX_D 512       /* d from 32 to 256 is what the bench and tests exercise */
@@ -61,6 +62,9 @@ typedef struct {
     void *O;
     float scale;                            /* 0: 1/√d */
     fs_mask mask;                           /* the engine's mask; bits (if any) n_q rows */
+    float *L;   /* optional output, NULL to skip: (batch, n_q_heads, n_q) float32, each row's
+                   log-sum-exp L = m + ln ℓ of the scaled scores (natural units, −∞ for a row
+                   that sees no key): what the backward pass keeps from the forward */
 } fs_cpu_attn;
 
 typedef struct {
@@ -98,6 +102,38 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o);
 
 /* Decode forward (any n_q, meant for 1 … a few). */
 fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *o);
+
+/* Backward (FlashAttention 2's order, by recomputation): given the forward's inputs a->Q, K, V,
+ * its output a->O and its per-row log-sum-exp L (a->L, as the forward writes it), and dO (the
+ * gradient of the loss with respect to O, same layout as O), write
+ *     dQ (like Q), dK, dV (like K, V; summed over the query heads of a GQA group).
+ * Per row D = Σ_k dO ∘ O; per pair of tiles S = scale·Q Kᵀ (masked), P = exp(S − L),
+ *     dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − D),  dQ += scale·dS K,  dK += scale·dSᵀ Q.
+ * K/V-outer: a work item is one (batch, KV head, KV tile), which finishes its dK, dV rows in one
+ * pass over the Q tiles the mask lets it see; dQ is accumulated per thread and summed at the
+ * end. Memory: linear in n_q + n_kv (packed tiles, per-thread dQ, per-row L and D); nothing of
+ * size n_q × n_kv. float32 storage only (FS_ERR_ARG otherwise). Rows that see no key get
+ * dQ = 0 and contribute nothing to dK, dV. */
+#define FS_CPU_BACKWARD_VERSIONS 1
+
+typedef struct {
+    int32_t version;    /* 1 (0 = newest): SIMD register-blocked micro-kernels, threads */
+    int32_t threads;    /* ≥ 1 */
+    int32_t Bq, Bk;     /* tile sizes, 0 = defaults (Bq 96, Bk 64) */
+    fs_cpu_isa isa;
+} fs_cpu_backward_opts;
+
+fs_cpu_backward_opts fs_cpu_backward_opts_default(void);   /* newest, 1 thread, AUTO */
+fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
+                          float *dV, const fs_cpu_backward_opts *o);
+
+/* The materializing backward, as a user with a BLAS writes it: P = softmax(scale·Q Kᵀ) for
+ * every batch element and head recomputed and held in full, dP = dO Vᵀ held in full, then the
+ * same formulas with OpenBLAS cblas_sgemm for the five products (dK, dV summed over a GQA
+ * group). float32; memory 2 · batch · n_q_heads · n_q · n_kv floats, refused like the forward
+ * baseline's (FS_ERR_NOMEM with why) when it would not fit. Needs a->O; not a->L. */
+fs_status fs_cpu_baseline_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
+                                   float *dV, int32_t threads, char *why, size_t n);
 
 /* The materializing baseline, as a user would write it: S = scale·Q Kᵀ and P = softmax(S) for
  * every batch element and head held in full (two float32 arrays of batch·n_q_heads·n_q·n_kv),

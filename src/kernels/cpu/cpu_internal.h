@@ -16,6 +16,7 @@
 #include "kernels/cpu/cpu_attn.h"
 
 #define FS_CPU_LOG2E 1.44269504088896340736f
+#define FS_CPU_LN2 0.69314718055994530942f
 
 /* Work shared by all threads of one prefill call (read-only while they run). */
 typedef struct {
@@ -27,8 +28,14 @@ typedef struct {
     int32_t group;           /* n_q_heads / n_kv_heads */
     float scale;             /* scale (natural units) */
     float scale2;            /* scale · log2(e): scores in base-2 units (version 4, decode) */
+    bool strips;             /* versions ≥ 5: each tile's Kᵀ packed as Bk/NR contiguous strips of
+                                (d × NR), the block one qk_block call reads; version 4: one
+                                (d × Bk) block, whose strips interleave in memory */
+    bool trim;               /* version 6: a partial causal/window tile computes, per row block,
+                                only the columns up to the last one its rows see */
     /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
-     *   Kp: rows of dp (version 3) or, version 4, per tile a (d × Bk) block, Kᵀ of the tile
+     *   Kp: rows of dp (version 3) or, versions ≥ 4, per tile Kᵀ of the tile: one (d × Bk)
+     *       block (version 4) or Bk/NR strips of (d × NR) one after the other (strips)
      *   Vp: rows of dp (versions 3, 4) */
     float *Kp, *Vp;
     int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · Bk · dp */
@@ -68,6 +75,29 @@ typedef struct {
     float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
 } cpu_decode_scratch;
 
+/* Backward work (cpu_backward.c prepares it, cpu_kernels.inc's backward_item runs it). Rows
+ * of every float buffer below are dp floats, zero beyond d. */
+typedef struct {
+    const fs_cpu_attn *a;
+    int32_t Bq, Bk;          /* Bk a multiple of the micro-tile's NR */
+    int32_t dp, n_qt, n_kt, group;
+    float scale, scale2;     /* scale; scale · log2(e) */
+    const float *Qs;         /* (batch, n_q_heads, n_q, dp): Q · scale2 (scores in base 2) */
+    const float *dOs;        /* (batch, n_q_heads, n_q, dp): dO */
+    const float *L2;         /* (batch, n_q_heads, n_q): L · log2(e), −∞ for empty rows */
+    const float *D;          /* (batch, n_q_heads, n_q): Σ dO ∘ O */
+    float *dQt;              /* per thread (batch, n_q_heads, n_q, dp): Σ dS K (no scale) */
+    float *dK, *dV;          /* outputs, layout of K and V */
+} cpu_backward;
+
+/* Per-thread scratch of the backward. */
+typedef struct {
+    float *Kt, *Vt;          /* (d, Bk): Kᵀ and Vᵀ of the KV tile, zero beyond its keys */
+    float *Kr;               /* (Bk, dp): K rows of the tile */
+    float *dKa, *dVa;        /* (Bk, dp): the tile's dK (in Qs units) and dV being summed */
+    float *S, *dP;           /* (Bq, Bk): S then P; dP then dS */
+} cpu_backward_scratch;
+
 /* One instruction set's kernels. */
 typedef struct {
     fs_cpu_isa isa;
@@ -76,6 +106,7 @@ typedef struct {
     void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*decode)(const cpu_decode *p, cpu_decode_scratch *sc, int64_t item);
+    void (*backward)(const cpu_backward *p, cpu_backward_scratch *sc, float *dQt, int64_t item);
     float (*fma_loop)(int64_t iters);              /* iters · 12 · lanes FMAs */
     float (*read_sum)(const float *x, size_t n);   /* Σ x[k], k < n */
 } cpu_isa_ops;
@@ -97,6 +128,12 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
  * when a thread cannot be started; the work is done either way. */
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
+
+/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
+ * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
+ * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
+ * releases it. */
+void *fs_cpu_alloc_big(size_t bytes);
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */
