@@ -17,13 +17,18 @@ debs=(
   "libfontconfig-dev:pkg-config --exists fontconfig"
   "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
   "libopenblas-dev:test -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/aarch64-linux-gnu/cblas.h"
+  "libgif-dev:test -f /usr/include/gif_lib.h"
+  "libavcodec-dev:pkg-config --exists libavcodec"
+  "libavformat-dev:pkg-config --exists libavformat"
+  "libswscale-dev:pkg-config --exists libswscale"
+  "libavutil-dev:pkg-config --exists libavutil"
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
   "python3:command -v python3"
   "clang:command -v clang"
   "libclang-rt-dev:ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"
 )
-brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
+brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg)
 
 missing=()
 for entry in "${debs[@]}"; do

@@ -305,7 +305,7 @@ static void poll(app *A)
 
 static void draw(app *A)
 {
-    gui_draw_begin(&A->draw, &A->st);
+    gui_draw_begin(&A->draw, &A->st, &A->show);
     gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
 }
 

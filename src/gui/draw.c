@@ -96,11 +96,11 @@ void gui_draw_free(gui_draw *d)
     for (int i = 0; i < GUI_FONT_SLOTS; i++) font_clear(&d->fonts[i]);
 }
 
-void gui_draw_begin(gui_draw *d, const gui_state *s)
+void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     d->frame++;
     d->th = gui_theme_get(s->theme);
-    d->L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    d->L = gui_layout_for(s, show);
     d->thin = d->L.font >= 20 ? d->L.font / 10 : 1;
 }
 

@@ -53,7 +53,7 @@ int gui_font_find(char *path, size_t n, char *fallback, size_t fn);
 int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err);
 void gui_draw_free(gui_draw *d);
 /* Start a frame: theme and layout for this size. */
-void gui_draw_begin(gui_draw *d, const gui_state *s);
+void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show);
 
 gui_font *gui_font_get(gui_draw *d, int size);
 int gui_text_w(gui_draw *d, int size, const char *utf8);   /* width in pixels */

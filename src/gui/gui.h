@@ -130,6 +130,7 @@ typedef struct {
     gui_rect side;          /* numbers and formulas */
     gui_rect narration;     /* what happens at this step, in words */
     gui_rect timeline;      /* the scrubbable bar of events */
+    gui_rect prompt;        /* predict mode's question, below the scene (h = 0: none) */
 } gui_layout;
 
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
@@ -298,6 +299,15 @@ typedef struct {
 void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson);
 /* Point the state at a (new) show: step 0, stopped, predict reset. */
 void gui_state_attach(gui_state *s, const gui_show *show);
+
+/* The layout of the frame that state s shows: gui_layout_compute, and while predict mode asks
+ * (or shows its answer) the scene gives up the room the question needs at its bottom, so the
+ * question never covers the scene's text. Update's hit tests and draw both use this. */
+gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
+
+/* The question's four lines while predict mode asks or shows its answer (the event, the
+ * question, what was typed or the answer, the keys); false when there is no question. */
+bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][160]);
 
 /* The command a key gives in the current mode (predict input takes digits, the lesson menu
  * takes numbers). */

@@ -48,6 +48,30 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     L.side = (gui_rect){w - side_w - L.pad, body_y, side_w, body_h};
     L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
     if (L.main.w < 1) L.main.w = 1;
+    L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
+    return L;
+}
+
+/* Line height and advance of the monospace face, estimated from the pixel size the way the side
+ * panel's width is (DejaVu Sans Mono: advance 0.602, height 1.17 of the size), rounded up. */
+static int est_line_h(int font) { return (int)ceil(font * 1.25); }
+static int est_char_w(int font) { return (int)ceil(font * 0.62); }
+
+gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
+{
+    gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    char l[4][160];
+    if (!gui_predict_text(s, show, l)) return L;
+    /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
+     * size, the keys in the small size. */
+    int per = (L.main.w - 2 * L.pad) / est_char_w(L.font);
+    int n = 1 + gui_wrap(l[0], per, 0, NULL, 0, NULL) + gui_wrap(l[1], per, 0, NULL, 0, NULL);
+    int n4 = gui_wrap(l[3], (L.main.w - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
+    int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
+    if (h > L.main.h * 2 / 3) h = L.main.h * 2 / 3;
+    L.main.h -= h + L.pad;
+    if (L.main.h < 1) L.main.h = 1;
+    L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad, L.main.w, h};
     return L;
 }
 
