@@ -605,6 +605,38 @@ START_TEST(pitfall_narration_follows_timeline)
 }
 END_TEST
 
+/* The projector sizes: every step of every lesson and demo laid out at 1024×768, 1280×720 and
+ * 1920×1080, and at 150 % on 1920×1080, shows every number whole (gui_fit_check: a layout check,
+ * nothing is painted). All failures are listed before the test fails. */
+START_TEST(every_step_fits_at_projector_sizes)
+{
+    static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150}};
+    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
+    gui_catalog c;
+    ck_assert_int_eq(gui_catalog_open(&c, stderr), 0);
+    int failures = 0, shows = c.n + gui_demo_count();
+    for (int i = 0; i < shows; i++) {
+        gui_show sh;
+        if (i < c.n) ck_assert_int_eq(gui_catalog_load(&c, i, &sh, stderr), 0);
+        else ck_assert_int_eq(gui_demo_load(gui_demo_name(i - c.n), &sh, stderr), 0);
+        for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) {
+            char why[512];
+            int64_t step = gui_fit_check(&sh, sz[k][0], sz[k][1], sz[k][2], font, why, sizeof why);
+            ck_assert_msg(step != -2, "%s", why);
+            if (step >= 0) {
+                fprintf(stderr, "fit: %s at %dx%d %d%%, step %lld: %s\n", sh.name, sz[k][0], sz[k][1], sz[k][2],
+                        (long long)step, why);
+                failures++;
+            }
+        }
+        gui_show_free(&sh);
+    }
+    gui_catalog_free(&c);
+    ck_assert_msg(failures == 0, "%d lesson/size pairs cut a number (listed above)", failures);
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -666,6 +698,7 @@ Suite *gui_suite(void)
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);
     tcase_add_test(f, frames_match_references);
+    tcase_add_test(f, every_step_fits_at_projector_sizes);
     suite_add_tcase(s, f);
     return s;
 }

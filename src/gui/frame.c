@@ -64,8 +64,8 @@ static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show
     gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
-    int fs = L->font;
-    if (gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs)) fs = L->font_small;
+    int fs = L->font, lines = gui_wrap_lines(d, fs, r.w, buf);
+    if (lines > r.h / gui_line_h(d, fs) || (lines > 3 && r.h > 3 * gui_line_h(d, fs) + L->pad)) fs = L->font_small;
     bool cut = gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs);
     gui_text_wrap(d, fs, r, d->th->text, buf);
     if (!cut || s->hover != GUI_HOVER_NARRATION) return;
@@ -92,7 +92,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         int xc = gui_timeline_x_of(tl, s->n, s->step);
         gui_fill(d, (gui_rect){bar.x, bar.y, xc - bar.x + 1, bar.h}, gui_mix(th->future, th->accent, 0.35));
         /* Markers for the significant events; the divergence of a pitfall on top. */
-        for (int64_t k = 0; k < s->n; k++) {
+        for (int64_t k = 0; d->r && k < s->n; k++) {   /* (markers hold no text: not laid out) */
             const fs_event *e = &show->trace.ev[k];
             if (!fs_event_significant(e)) continue;
             int x = gui_timeline_x_of(tl, s->n, k);
@@ -242,8 +242,8 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
 
 void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog)
 {
-    SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
-    SDL_RenderClear(d->r);
+    if (d->r) SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
+    if (d->r) SDL_RenderClear(d->r);
     gui_clip(d, NULL);
     gui_scene_draw(d, s, show);
     gui_clip(d, NULL);

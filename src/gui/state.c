@@ -217,11 +217,20 @@ void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
     s->speed = 2;
     s->follow = -1;
     s->hover_step = -1;
+    s->narr_longest = -1;
 }
 
 void gui_state_attach(gui_state *s, const gui_show *show)
 {
     s->n = show->trace.n;
+    /* The longest narration decides the narration bar's height (gui_layout_for). */
+    s->narr_longest = -1;
+    size_t longest = 0;
+    char buf[4096];
+    for (int64_t k = 0; k < s->n; k++) {
+        size_t len = strlen(gui_narration(show, k, buf, sizeof buf));
+        if (len > longest) { longest = len; s->narr_longest = k; }
+    }
     s->step = 0;
     s->acc_ms = 0;
     s->follow = -1;
