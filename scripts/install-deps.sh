@@ -18,13 +18,18 @@ debs=(
   "libfontconfig-dev:pkg-config --exists fontconfig"
   "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
   "libopenblas-dev:have_openblas"
+  "libgif-dev:test -f /usr/include/gif_lib.h"
+  "libavcodec-dev:pkg-config --exists libavcodec"
+  "libavformat-dev:pkg-config --exists libavformat"
+  "libswscale-dev:pkg-config --exists libswscale"
+  "libavutil-dev:pkg-config --exists libavutil"
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
   "python3:command -v python3"
   "clang:command -v clang"
   "libclang-rt-dev:ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"
 )
-brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas)
+brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg)
 
 # OpenBLAS itself, never "some cblas.h": Debian's reference BLAS (libblas-dev) also installs a
 # cblas.h, without OpenBLAS's openblas_set_num_threads. OpenBLAS ships openblas.pc and its own

@@ -141,7 +141,57 @@ START_TEST(keys_to_commands)
     ck_assert_int_eq(c.a, '3');
     ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_MINUS, false).a, '-');
     ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_ENTER, false).kind, GUI_CMD_ENTER);
+    /* With predict mode on and no question pending (or the answer shown), digits and the point
+     * still type: they never pick a lesson, whether the lesson list is open or not. */
+    for (int phase = GUI_PREDICT_ARMED; phase <= GUI_PREDICT_SHOWN; phase++)
+        for (int menu = 0; menu < 2; menu++) {
+            s.predict.phase = (gui_predict_phase)phase;
+            s.menu = menu;
+            for (int k = GUI_KEY_0; k <= GUI_KEY_9; k++) {
+                c = gui_key_cmd(&s, (gui_key)k, false);
+                ck_assert_int_eq(c.kind, GUI_CMD_CHAR);
+                ck_assert_int_eq(c.a, '0' + (k - GUI_KEY_0));
+            }
+            ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_PERIOD, false).a, '.');
+            ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_L, false).kind, GUI_CMD_MENU);
+        }
+    s.menu = false;
+    s.predict.phase = GUI_PREDICT_OFF;
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_4, false).kind, GUI_CMD_LESSON);
     for (int k = 1; k < GUI_KEY_COUNT; k++) ck_assert_int_eq(gui_key_parse(gui_key_str((gui_key)k)), k);
+}
+END_TEST
+
+/* While predict mode asks, the question has its own room below the scene at every supported
+ * size: it overlaps neither the scene, the side panel, the narration nor the timeline. */
+START_TEST(predict_prompt_covers_nothing)
+{
+    static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150},
+                                {1280, 720, 200}, {3840, 2160, 100}};
+    gui_show sh;
+    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+        gui_state s;
+        gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
+        s.scale_pct = sz[i][2];
+        gui_state_attach(&s, &sh);
+        gui_layout before = gui_layout_for(&s, &sh);
+        ck_assert_int_eq(before.prompt.h, 0);
+        gui_cmd q = {GUI_CMD_PREDICT, 0, 0}, sig = {GUI_CMD_SIGNIFICANT, 1, 0};
+        gui_update(&s, &sh, &q);
+        for (int n = 0; n < 100 && s.predict.phase != GUI_PREDICT_ASK; n++) gui_update(&s, &sh, &sig);
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+        gui_layout L = gui_layout_for(&s, &sh);
+        ck_assert_int_gt(L.prompt.h, 0);
+        ck_assert(!overlap(L.prompt, L.main));
+        ck_assert(!overlap(L.prompt, L.side));
+        ck_assert(!overlap(L.prompt, L.narration));
+        ck_assert(!overlap(L.prompt, L.timeline));
+        ck_assert(!overlap(L.prompt, L.header));
+        ck_assert(inside(L.prompt, (gui_rect){0, 0, sz[i][0], sz[i][1]}));
+        ck_assert_int_gt(L.main.h, 0);
+    }
+    gui_show_free(&sh);
 }
 END_TEST
 
@@ -270,6 +320,18 @@ START_TEST(predict_mode)
     /* z = 1 (step 2) does not rescale; z = 4 (step 3) neither: no more questions until the end. */
     gui_update(&s, &sh, &right);
     ck_assert_int_eq(s.step, 2);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+    /* Typing "0.4" before a question neither types nor switches lessons. */
+    char before[sizeof s.predict.input];
+    memcpy(before, s.predict.input, sizeof before);
+    for (const char *p = "0.4"; *p; p++) {
+        gui_cmd k = gui_key_cmd(&s, *p == '.' ? GUI_KEY_PERIOD : (gui_key)(GUI_KEY_0 + (*p - '0')), false);
+        gui_update(&s, &sh, &k);
+    }
+    ck_assert(!s.lesson_changed);
+    ck_assert_int_eq(s.lesson, 0);
+    ck_assert_int_eq(s.step, 2);
+    ck_assert_str_eq(s.predict.input, before);
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
     ck_assert(gui_predict_match(0.0498, exp(-3.0)));
     ck_assert(!gui_predict_match(0.06, exp(-3.0)));
@@ -543,6 +605,38 @@ START_TEST(pitfall_narration_follows_timeline)
 }
 END_TEST
 
+/* The projector sizes: every step of every lesson and demo laid out at 1024×768, 1280×720 and
+ * 1920×1080, and at 150 % on 1920×1080, shows every number whole (gui_fit_check: a layout check,
+ * nothing is painted). All failures are listed before the test fails. */
+START_TEST(every_step_fits_at_projector_sizes)
+{
+    static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150}};
+    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
+    gui_catalog c;
+    ck_assert_int_eq(gui_catalog_open(&c, stderr), 0);
+    int failures = 0, shows = c.n + gui_demo_count();
+    for (int i = 0; i < shows; i++) {
+        gui_show sh;
+        if (i < c.n) ck_assert_int_eq(gui_catalog_load(&c, i, &sh, stderr), 0);
+        else ck_assert_int_eq(gui_demo_load(gui_demo_name(i - c.n), &sh, stderr), 0);
+        for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) {
+            char why[512];
+            int64_t step = gui_fit_check(&sh, sz[k][0], sz[k][1], sz[k][2], font, why, sizeof why);
+            ck_assert_msg(step != -2, "%s", why);
+            if (step >= 0) {
+                fprintf(stderr, "fit: %s at %dx%d %d%%, step %lld: %s\n", sh.name, sz[k][0], sz[k][1], sz[k][2],
+                        (long long)step, why);
+                failures++;
+            }
+        }
+        gui_show_free(&sh);
+    }
+    gui_catalog_free(&c);
+    ck_assert_msg(failures == 0, "%d lesson/size pairs cut a number (listed above)", failures);
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -593,6 +687,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, stepping_and_significant);
     tcase_add_test(t, timeline_click_and_drag);
     tcase_add_test(t, predict_mode);
+    tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);
@@ -603,6 +698,7 @@ Suite *gui_suite(void)
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);
     tcase_add_test(f, frames_match_references);
+    tcase_add_test(f, every_step_fits_at_projector_sizes);
     suite_add_tcase(s, f);
     return s;
 }

@@ -94,6 +94,7 @@ static SDL_Keycode sdl_key_of(gui_key k)
 
 static int load_entry(app *A, int i)
 {
+    gui_scene_tiled_free(&A->draw);   /* the kept scans belong to the old show */
     gui_show_free(&A->show);
     int rc = gui_catalog_load(&A->cat, i, &A->show, stderr);
     if (rc) return rc;
@@ -144,6 +145,7 @@ static void resplit(app *A, int dir)
     int n_splits = 0;
     for (int64_t k = 0; k < t.n; k++)
         if (t.ev[k].kind == FS_EV_PARTIAL && t.ev[k].kt + 1 > n_splits) n_splits = t.ev[k].kt + 1;
+    gui_scene_tiled_free(&A->draw);
     fs_trace_free(&A->show.trace);
     A->show.trace = t;
     A->show.run = r;
@@ -305,7 +307,7 @@ static void poll(app *A)
 
 static void draw(app *A)
 {
-    gui_draw_begin(&A->draw, &A->st);
+    gui_draw_begin(&A->draw, &A->st, &A->show);
     gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
 }
 
@@ -603,4 +605,46 @@ int gui_bench(const char *name, int frames, bool window, const gui_options *o)
                sum / (frames - 1) * 1e3, (frames - 1) / sum, worst * 1e3);
     app_shutdown(&A);
     return 0;
+}
+
+/* The fit check: every step of show laid out at w × h and scale_pct with the fonts of font_path,
+ * nothing painted (a gui_draw without a renderer). The first text with a number in it that does
+ * not show whole is described in why. */
+int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n)
+{
+    if (why && n) why[0] = 0;
+    SDL_SetMainReady();
+    if (SDL_Init(0) != 0 || TTF_Init() != 0) {
+        if (why) snprintf(why, n, "SDL or SDL_ttf: %s", SDL_GetError());
+        return -2;
+    }
+    gui_draw *d = calloc(1, sizeof *d);
+    int64_t bad = -1;
+    if (!d || gui_draw_init(d, NULL, font_path, stderr)) {
+        if (why) snprintf(why, n, "cannot open the font");
+        bad = -2;
+    } else {
+        gui_state s;
+        gui_state_init(&s, w, h, 1, 0);
+        s.scale_pct = scale_pct;
+        gui_state_attach(&s, show);
+        s.hover = GUI_HOVER_NONE;
+        const char *names[1] = {show->name};
+        int64_t steps = s.n > 0 ? s.n : 1;
+        for (int64_t k = 0; k < steps && bad < 0; k++) {
+            s.step = s.n > 0 ? k : 0;
+            gui_draw_begin(d, &s, show);
+            d->cuts = 0;
+            gui_frame_draw(d, &s, show, names, 1);
+            if (d->cuts) {
+                bad = s.step;
+                if (why) snprintf(why, n, "%s", d->cut_text);
+            }
+        }
+        gui_draw_free(d);
+    }
+    free(d);
+    TTF_Quit();
+    SDL_Quit();
+    return bad;
 }

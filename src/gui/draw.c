@@ -93,14 +93,15 @@ static void font_clear(gui_font *f)
 
 void gui_draw_free(gui_draw *d)
 {
+    gui_scene_tiled_free(d);
     for (int i = 0; i < GUI_FONT_SLOTS; i++) font_clear(&d->fonts[i]);
 }
 
-void gui_draw_begin(gui_draw *d, const gui_state *s)
+void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     d->frame++;
     d->th = gui_theme_get(s->theme);
-    d->L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    d->L = gui_layout_for(s, show);
     d->thin = d->L.font >= 20 ? d->L.font / 10 : 1;
 }
 
@@ -211,24 +212,62 @@ int gui_utf8_len(const char *s)
     return n;
 }
 
+/* The metrics of a size, from the cache or from the font (0 when it cannot be opened). */
+static bool metrics(gui_draw *d, int size, int *adv, int *height, int *ascent)
+{
+    if (size < 6) size = 6;
+    if (size > 400) size = 400;
+    if (!d->m_adv[size]) {
+        gui_font *f = gui_font_get(d, size);
+        if (!f) return false;
+        d->m_adv[size] = (short)f->adv;
+        d->m_height[size] = (short)f->height;
+        d->m_ascent[size] = (short)f->ascent;
+    }
+    *adv = d->m_adv[size];
+    *height = d->m_height[size];
+    *ascent = d->m_ascent[size];
+    return true;
+}
+
 int gui_char_w(gui_draw *d, int size)
 {
-    gui_font *f = gui_font_get(d, size);
-    return f ? f->adv : size / 2;
+    int a, h, asc;
+    return metrics(d, size, &a, &h, &asc) ? a : size / 2;
 }
 
 int gui_line_h(gui_draw *d, int size)
 {
-    gui_font *f = gui_font_get(d, size);
-    return f ? f->height : size;
+    int a, h, asc;
+    return metrics(d, size, &a, &h, &asc) ? h : size;
 }
 
 int gui_text_w(gui_draw *d, int size, const char *s) { return gui_char_w(d, size) * gui_utf8_len(s); }
 
+/* The fit check: a text with a number in it, below the header, did not show whole. */
+static void note_cut(gui_draw *d, int y, const char *s, const char *how)
+{
+    if (y < d->L.header.y + d->L.header.h || !strpbrk(s, "0123456789")) return;
+    if (!d->cuts++) snprintf(d->cut_text, sizeof d->cut_text, "%s: \"%.150s\"", how, s);
+}
+
 int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *s)
 {
+    if (!s) return 0;
+    if (!d->r) {   /* laying out only (the fit check, and scene.c's fitting) */
+        int adv, height, ascent;
+        if (!metrics(d, size, &adv, &height, &ascent)) return 0;
+        int w = adv * gui_utf8_len(s);
+        if (al == GUI_AL_CENTER) x -= w / 2;
+        else if (al == GUI_AL_RIGHT) x -= w;
+        if (d->clip_x1 > 0 && x + w > d->clip_x1 + adv) note_cut(d, y, s, "cut at the right");
+        else if (d->clip.w > 0 && (x < d->clip.x || x + w > d->clip.x + d->clip.w || y < d->clip.y ||
+                                   y + ascent > d->clip.y + d->clip.h))
+            note_cut(d, y, s, "outside its panel");
+        return w;
+    }
     gui_font *f = gui_font_get(d, size);
-    if (!f || !s) return 0;
+    if (!f) return 0;
     int w = f->adv * gui_utf8_len(s);
     if (al == GUI_AL_CENTER) x -= w / 2;
     else if (al == GUI_AL_RIGHT) x -= w;
@@ -285,7 +324,10 @@ void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char 
     if (!n) return;
     int sz = size;
     while (sz > size / 2 && sz > 6 && gui_char_w(d, sz) * n > r.w - 2) sz--;
-    if (gui_char_w(d, sz) * n > r.w || gui_line_h(d, sz) > r.h + 2 || sz < 6) return;
+    if (gui_char_w(d, sz) * n > r.w || gui_line_h(d, sz) > r.h + 2 || sz < 6) {
+        if (!d->r) note_cut(d, r.y, s, "too small a cell");
+        return;
+    }
     gui_text(d, sz, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, sz)) / 2, color, GUI_AL_CENTER, s);
 }
 
@@ -300,9 +342,14 @@ int gui_text_wrap(gui_draw *d, int size, gui_rect r, uint32_t color, const char 
 {
     int cw = gui_char_w(d, size), lh = gui_line_h(d, size);
     int per = cw > 0 ? r.w / cw : 1, max_lines = lh > 0 ? r.h / lh : 0;
-    if (per < 4 || max_lines < 1) return 0;
+    if (per < 4 || max_lines < 1) {
+        if (!d->r) note_cut(d, r.y, s, "no room to wrap");
+        return 0;
+    }
     char buf[8192];
-    int n = gui_wrap(s, per, max_lines, buf, sizeof buf, NULL);
+    bool cut = false;
+    int n = gui_wrap(s, per, max_lines, buf, sizeof buf, &cut);
+    if (cut && !d->r) note_cut(d, r.y, s, "wrapped past its room");
     char *line = buf;
     for (int i = 0; i < n && line; i++) {
         char *nl = strchr(line, '\n');
@@ -320,6 +367,7 @@ static void set_color(gui_draw *d, uint32_t c, int a)
 
 void gui_fill(gui_draw *d, gui_rect r, uint32_t color)
 {
+    if (!d->r) return;
     set_color(d, color, 255);
     SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
     SDL_Rect q = {r.x, r.y, r.w, r.h};
@@ -328,6 +376,7 @@ void gui_fill(gui_draw *d, gui_rect r, uint32_t color)
 
 void gui_fill_a(gui_draw *d, gui_rect r, uint32_t color, int alpha)
 {
+    if (!d->r) return;
     set_color(d, color, alpha);
     SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_BLEND);
     SDL_Rect q = {r.x, r.y, r.w, r.h};
@@ -346,6 +395,7 @@ void gui_frame(gui_draw *d, gui_rect r, uint32_t color, int thick)
 
 void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int thick)
 {
+    if (!d->r) return;
     set_color(d, color, 255);
     SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
     if (thick < 1) thick = 1;
@@ -359,6 +409,7 @@ void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int t
 
 void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir)
 {
+    if (!d->r) return;
     if (spacing < 3) spacing = 3;
     SDL_Rect old;
     SDL_bool had = SDL_RenderIsClipEnabled(d->r);
@@ -376,6 +427,7 @@ void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir)
 
 void gui_disc(gui_draw *d, int cx, int cy, int rad, uint32_t color)
 {
+    if (!d->r) return;
     set_color(d, color, 255);
     SDL_SetRenderDrawBlendMode(d->r, SDL_BLENDMODE_NONE);
     for (int y = -rad; y <= rad; y++) {
@@ -395,11 +447,13 @@ void gui_panel(gui_draw *d, gui_rect r, const char *title)
 void gui_clip(gui_draw *d, const gui_rect *r)
 {
     if (!r) {
-        SDL_RenderSetClipRect(d->r, NULL);
+        if (d->r) SDL_RenderSetClipRect(d->r, NULL);
         d->clip_x1 = 0;
+        d->clip = (gui_rect){0, 0, 0, 0};
         return;
     }
+    d->clip = *r;
     SDL_Rect c = {r->x, r->y, r->w, r->h};
-    SDL_RenderSetClipRect(d->r, &c);
+    if (d->r) SDL_RenderSetClipRect(d->r, &c);
     d->clip_x1 = r->x + r->w - d->L.pad / 2;
 }

@@ -42,6 +42,19 @@ typedef struct {
     int frame;
     int thin;            /* line width in pixels at this size */
     int clip_x1;         /* > 0: text stops at this x, ending in "…" (panels set it) */
+    gui_rect clip;       /* the clip rectangle gui_clip set (w = 0: none) */
+    /* The fit check (gui_fit_check): with no renderer (r == NULL) nothing is painted; text is
+     * only laid out, and every text holding a digit that is cut short ("…", shrunk away, wrapped
+     * past its room or outside its clip) below the header is counted, the first one kept. */
+    int cuts;
+    char cut_text[200];
+    /* Metrics per pixel size (0: not known yet), so that laying out text at many sizes does not
+     * reopen fonts (an optimization only: the same numbers as the opened font's). */
+    short m_adv[401], m_height[401], m_ascent[401];
+    int breaks;
+    /* The tiled scenes' scans of the trace up to the current step, kept between frames so that
+     * stepping forward reads only the new events (an optimization only; scene_tiled.c). */
+    void *scan[2];          /* side-panel lines broken over two (counted always; scene.c's fitting) */
 } gui_draw;
 
 typedef enum { GUI_AL_LEFT = 0, GUI_AL_CENTER, GUI_AL_RIGHT } gui_align;
@@ -53,7 +66,7 @@ int gui_font_find(char *path, size_t n, char *fallback, size_t fn);
 int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err);
 void gui_draw_free(gui_draw *d);
 /* Start a frame: theme and layout for this size. */
-void gui_draw_begin(gui_draw *d, const gui_state *s);
+void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show);
 
 gui_font *gui_font_get(gui_draw *d, int size);
 int gui_text_w(gui_draw *d, int size, const char *utf8);   /* width in pixels */
@@ -82,6 +95,9 @@ void gui_disc(gui_draw *d, int cx, int cy, int radius, uint32_t color);
 void gui_panel(gui_draw *d, gui_rect r, const char *title);   /* a panel box with a title */
 /* Confine all drawing (and text, which ends in "…" at the right edge) to r; NULL lifts it. */
 void gui_clip(gui_draw *d, const gui_rect *r);
+
+/* Free the tiled scenes' kept scans (scene_tiled.c; gui_draw_free calls it). */
+void gui_scene_tiled_free(gui_draw *d);
 
 /* Scenes (scene_*.c): paint the main area and the side panel. */
 void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show);

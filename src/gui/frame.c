@@ -66,8 +66,8 @@ static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show
     gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
-    int fs = L->font;
-    if (gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs)) fs = L->font_small;
+    int fs = L->font, lines = gui_wrap_lines(d, fs, r.w, buf);
+    if (lines > r.h / gui_line_h(d, fs) || (lines > 3 && r.h > 3 * gui_line_h(d, fs) + L->pad)) fs = L->font_small;
     bool cut = gui_wrap_lines(d, fs, r.w, buf) > r.h / gui_line_h(d, fs);
     gui_text_wrap(d, fs, r, d->th->text, buf);
     if (!cut || s->hover != GUI_HOVER_NARRATION) return;
@@ -94,7 +94,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         int xc = gui_timeline_x_of(tl, s->n, s->step);
         gui_fill(d, (gui_rect){bar.x, bar.y, xc - bar.x + 1, bar.h}, gui_mix(th->future, th->accent, 0.35));
         /* Markers for the significant events; the divergence of a pitfall on top. */
-        for (int64_t k = 0; k < s->n; k++) {
+        for (int64_t k = 0; d->r && k < s->n; k++) {   /* (markers hold no text: not laid out) */
             const fs_event *e = &show->trace.ev[k];
             if (!fs_event_significant(e)) continue;
             int x = gui_timeline_x_of(tl, s->n, k);
@@ -135,14 +135,27 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
     struct { uint32_t c; const char *t; } leg[5] = {
         {th->rescale, "new max (rescale)"}, {th->skip_mark, "skipped tile"}, {th->merge_mark, "merge"},
         {th->out_mark, "output"}, {th->bad, "divergence"}};
-    int nl = show->diverge >= 0 ? 5 : 4;
+    int nl = show->diverge >= 0 ? 5 : 4, leg_w = 0;
+    for (int i = 0; i < nl; i++) leg_w += sq + L->pad / 2 + gui_text_w(d, fs, leg[i].t) + L->pad * 2;
+    /* A transient status message takes the hint's place on this row, never a place over other
+     * text; when it does not fit beside the legend, the legend steps aside while it shows. */
+    if (s->status[0]) {
+        int sw = gui_text_w(d, fs, s->status);
+        if (x + leg_w + sw > tl.x + tl.w) {
+            gui_clip(d, &(gui_rect){tl.x, y - sq / 4, tl.w + L->pad / 2, gui_line_h(d, fs)});
+            gui_text(d, fs, tl.x, y - sq / 4, th->warn, GUI_AL_LEFT, s->status);
+            gui_clip(d, NULL);
+            return;
+        }
+    }
     for (int i = 0; i < nl; i++) {
         gui_fill(d, (gui_rect){x, y + sq / 2, sq, sq}, leg[i].c);
         x += sq + L->pad / 2;
         x += gui_text(d, fs, x, y - sq / 4, th->dim, GUI_AL_LEFT, leg[i].t) + L->pad * 2;
     }
-    const char *hint = "click or drag to seek  ·  Shift+arrow: next marker";
-    if (x + gui_text_w(d, fs, hint) < tl.x + tl.w) gui_text(d, fs, tl.x + tl.w, y - sq / 4, th->dim, GUI_AL_RIGHT, hint);
+    const char *hint = s->status[0] ? s->status : "click or drag to seek  ·  Shift+arrow: next marker";
+    if (x + gui_text_w(d, fs, hint) < tl.x + tl.w)
+        gui_text(d, fs, tl.x + tl.w, y - sq / 4, s->status[0] ? th->warn : th->dim, GUI_AL_RIGHT, hint);
 }
 
 static void draw_box_lines(gui_draw *d, const char *title, const char *const *lines, int n, int width_chars)
@@ -206,51 +219,33 @@ static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names,
     draw_box_lines(d, "Lessons (Up/Down, Enter or a number; L closes)", lines, m, 52);
 }
 
+/* Predict mode's question, in the room gui_layout_for keeps free below the scene. */
 static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
 {
+    char l[4][160];
+    if (!gui_predict_text(s, show, l)) return;
     const gui_predict *p = &s->predict;
-    if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return;
-    if (p->at < 0 || p->at >= show->trace.n) return;
-    const fs_event *e = &show->trace.ev[p->at];
     const gui_layout *L = &d->L;
     const gui_theme *th = d->th;
-    char a[32], b[32], c[32], l1[160], l2[160], l3[160], l4[160];
-    const char *what = p->ask == GUI_ASK_M_NEW ? "m_new" : "α";
-    if (e->kind == FS_EV_ELEM)
-        snprintf(l1, sizeof l1, "Next: z[%d] = %s arrives. m_old = %s.", e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32));
-    else
-        snprintf(l1, sizeof l1, "Next: row %d meets keys %d-%d, block max m_blk = %s; m_old = %s.", e->row, e->c0, e->c1 - 1,
-                 gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32));
-    snprintf(l2, sizeof l2, "What is %s%s?", what,
-             p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : e->kind == FS_EV_ELEM ? " = max(m_old, z)" : " = max(m_old, m_blk)");
-    if (p->phase == GUI_PREDICT_ASK) {
-        snprintf(l3, sizeof l3, "%s = %s_", what, p->input);
-        snprintf(l4, sizeof l4, "Enter: check   Right: reveal   Q: predict mode off");
-    } else {
-        snprintf(l3, sizeof l3, "%s = %s   %s", what, gui_fmt(p->expected, c, 32),
-                 !isnan(p->typed) ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
-        snprintf(l4, sizeof l4, "Right: apply the step   score %d / %d", p->n_right, p->n_asked);
-    }
-    int fs = L->font, lh = gui_line_h(d, fs), cw = gui_char_w(d, fs);
-    int w = cw * 62 + 2 * L->pad, h = lh * 5 + 2 * L->pad;
-    if (w > L->main.w) w = L->main.w;
-    gui_rect r = {L->main.x + (L->main.w - w) / 2, L->main.y + L->main.h - h - L->pad, w, h};
+    gui_rect r = L->prompt;
+    if (r.h <= 0) return;
     gui_fill(d, r, th->panel);
     gui_frame(d, r, p->phase == GUI_PREDICT_ASK ? th->warn : (p->correct ? th->good : th->bad), 2 * d->thin);
-    int x = r.x + L->pad, y = r.y + L->pad;
+    int fs = L->font, lh = gui_line_h(d, fs), x = r.x + L->pad, y = r.y + L->pad, w = r.w - 2 * L->pad;
     gui_text(d, fs, x, y, th->warn, GUI_AL_LEFT, "PREDICT");
-    gui_text(d, fs, x, y + lh, th->text, GUI_AL_LEFT, l1);
-    gui_text(d, fs, x, y + 2 * lh, th->text, GUI_AL_LEFT, l2);
-    gui_text(d, L->font_big, x, y + 3 * lh, p->phase == GUI_PREDICT_ASK ? th->accent : (p->correct ? th->good : th->bad),
-             GUI_AL_LEFT, l3);
-    gui_text(d, L->font_small, x, y + 4 * lh + lh / 3, th->dim, GUI_AL_LEFT, l4);
+    y += lh;
+    y += gui_text_wrap(d, fs, (gui_rect){x, y, w, r.y + r.h - y}, th->text, l[0]);
+    y += gui_text_wrap(d, fs, (gui_rect){x, y, w, r.y + r.h - y}, th->text, l[1]);
+    gui_text(d, L->font_big, x, y, p->phase == GUI_PREDICT_ASK ? th->accent : (p->correct ? th->good : th->bad),
+             GUI_AL_LEFT, l[2]);
+    y += gui_line_h(d, L->font_big);
+    gui_text_wrap(d, L->font_small, (gui_rect){x, y, w, r.y + r.h - y}, th->dim, l[3]);
 }
 
 void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog)
 {
-    const gui_layout *L = &d->L;
-    SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
-    SDL_RenderClear(d->r);
+    if (d->r) SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
+    if (d->r) SDL_RenderClear(d->r);
     gui_clip(d, NULL);
     gui_scene_draw(d, s, show);
     gui_clip(d, NULL);
@@ -258,13 +253,6 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     draw_narration(d, s, show);
     draw_timeline(d, s, show);
     draw_predict(d, s, show);
-    if (s->status[0]) {
-        int w = gui_text_w(d, L->font_small, s->status) + 2 * L->pad;
-        gui_rect r = {L->narration.x + L->narration.w - w, L->narration.y - gui_line_h(d, L->font_small) - L->pad / 2, w,
-                      gui_line_h(d, L->font_small)};
-        gui_fill(d, r, d->th->panel);
-        gui_text(d, L->font_small, r.x + L->pad, r.y, d->th->warn, GUI_AL_LEFT, s->status);
-    }
     if (s->menu) draw_menu(d, s, catalog, n_catalog);
     if (s->help) draw_help(d);
 }

@@ -110,6 +110,9 @@ typedef struct {
     int visited, partial, skipped;
 } gui_traffic;
 gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int elem_bytes);
+/* One event's share of it (gui_trace_traffic adds these up; the window adds them as it steps).
+ * q_read: nqt flags, Q tiles already read. */
+void gui_traffic_add(gui_traffic *t, bool *q_read, int nqt, const gui_show *show, const fs_event *e, int elem_bytes);
 
 /* A number as the window prints it: "-inf", "inf", "nan", or 4 decimals (scientific when tiny or
  * huge). Returns buf. */
@@ -126,11 +129,14 @@ typedef struct {
     int font;               /* body text size in pixels */
     int font_small, font_big;
     int pad;                /* gap between panels */
+    int grid_font;          /* the body size the scene's grid geometry is computed from: the
+                             * scene may draw its text smaller to fit (scene.c), the grid stays */
     gui_rect header;        /* title, source, step counter */
     gui_rect main;          /* the scene's picture */
     gui_rect side;          /* numbers and formulas */
     gui_rect narration;     /* what happens at this step, in words */
     gui_rect timeline;      /* the scrubbable bar of events */
+    gui_rect prompt;        /* predict mode's question, below the scene (h = 0: none) */
 } gui_layout;
 
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
@@ -290,6 +296,7 @@ typedef struct {
     int hover_i, hover_j;   /* cell (row, key) or row under the mouse */
     int64_t hover_step;     /* timeline step under the mouse */
     int follow;             /* followed query row (−1: the current event's row) */
+    int64_t narr_longest;   /* the step whose narration is longest (gui_state_attach), −1: none */
     gui_predict predict;
     int frames;
     char status[160];       /* a transient message ("saved frame-0004.png") */
@@ -299,6 +306,16 @@ typedef struct {
 void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson);
 /* Point the state at a (new) show: step 0, stopped, predict reset. */
 void gui_state_attach(gui_state *s, const gui_show *show);
+
+/* The layout of the frame that state s shows: gui_layout_compute; the narration bar grows (and
+ * the scene shrinks) until the lesson's longest narration fits it whole; and while predict mode
+ * asks (or shows its answer) the scene gives up the room the question needs at its bottom, so
+ * the question never covers the scene's text. Update's hit tests and draw both use this. */
+gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
+
+/* The question's four lines while predict mode asks or shows its answer (the event, the
+ * question, what was typed or the answer, the keys); false when there is no question. */
+bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][160]);
 
 /* The command a key gives in the current mode (predict input takes digits, the lesson menu
  * takes numbers). */
@@ -406,6 +423,14 @@ int gui_play(const char *name, const gui_options *o);
  * to `out` when a == b and out is set, else to out_dir/STEM-NNNN.png. Returns the exit code. */
 int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir,
                const gui_options *o);
+
+/* The fit check, a layout check (nothing is painted): every step of show laid out at w × h pixels
+ * and scale_pct with the font of font_path (NULL: fontconfig's), counting text with a number in
+ * it that does not show whole (cut with "…", too big for its cell, wrapped past its room, or
+ * outside its panel; the header's title and subtitle are not counted). Returns the first step
+ * where that happens with a description in why, −1 when every step fits, −2 when SDL_ttf or
+ * the font cannot be opened. */
+int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n);
 
 /* Time frames at o->w × o->h: first-frame latency and mean / worst frame time over `frames`
  * frames, stepping one event per frame, offscreen (software renderer) or, with a display, in a

@@ -26,6 +26,7 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     L.font_small = clampi((int)lround(L.font * 0.82), 7, 140);
     L.font_big = (int)lround(L.font * 1.4);
     L.pad = clampi(L.font / 2, 3, 80);
+    L.grid_font = L.font;
 
     int head_h = (int)lround(L.font_big * 2.0);
     int time_h = (int)lround(L.font * 3.0);
@@ -48,6 +49,53 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     L.side = (gui_rect){w - side_w - L.pad, body_y, side_w, body_h};
     L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
     if (L.main.w < 1) L.main.w = 1;
+    L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
+    return L;
+}
+
+/* Line height and advance of the monospace face, estimated from the pixel size the way the side
+ * panel's width is (DejaVu Sans Mono: advance 0.602, height 1.17 of the size), rounded up. */
+static int est_line_h(int font) { return (int)ceil(font * 1.25); }
+static int est_char_w(int font) { return (int)ceil(font * 0.62); }
+
+gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
+{
+    gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    /* The narration bar: as many lines as the lesson's longest narration needs at the body size
+     * (at the small size when that would take more than three lines or grow the bar by more
+     * than a quarter of the body), the same at every step so the scene does not jump. */
+    if (s->narr_longest >= 0) {
+        char buf[4096];
+        gui_narration(show, s->narr_longest, buf, sizeof buf);
+        int body_bottom = L.narration.y - L.pad / 2, room = (body_bottom - L.main.y) / 4;
+        int fs = L.font, per = (L.narration.w - 2 * L.pad) / est_char_w(fs);
+        int lines = gui_wrap(buf, per, 0, NULL, 0, NULL), need = lines * est_line_h(fs) + L.pad;
+        if (need > L.narration.h && (need - L.narration.h > room || lines > 3)) {
+            fs = L.font_small;
+            per = (L.narration.w - 2 * L.pad) / est_char_w(fs);
+            need = gui_wrap(buf, per, 0, NULL, 0, NULL) * est_line_h(fs) + L.pad;
+        }
+        if (need > L.narration.h) {
+            int grow = need - L.narration.h;
+            if (grow > room) grow = room;
+            L.narration.y -= grow;
+            L.narration.h += grow;
+            L.main.h -= grow;
+            L.side.h -= grow;
+        }
+    }
+    char l[4][160];
+    if (!gui_predict_text(s, show, l)) return L;
+    /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
+     * size, the keys in the small size. */
+    int per = (L.main.w - 2 * L.pad) / est_char_w(L.font);
+    int n = 1 + gui_wrap(l[0], per, 0, NULL, 0, NULL) + gui_wrap(l[1], per, 0, NULL, 0, NULL);
+    int n4 = gui_wrap(l[3], (L.main.w - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
+    int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
+    if (h > L.main.h * 2 / 3) h = L.main.h * 2 / 3;
+    L.main.h -= h + L.pad;
+    if (L.main.h < 1) L.main.h = 1;
+    L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad, L.main.w, h};
     return L;
 }
 
@@ -156,11 +204,13 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
 {
     const fs_attn *a = &show->run.attn;
     gui_rect m = L->main;
-    int f = L->font;
+    int f = L->grid_font;
     gui_grid none = {m.x, m.y, 0, 0, 0};
     switch (show->scene) {
     case GUI_SCENE_SOFTMAX: {
-        gui_rect r = {m.x, m.y + 2 * f, m.w, m.h * 2 / 5};
+        /* Under the strip: the softmax bars (as tall as a cell) and five lines of formulas. */
+        int h = m.h * 2 / 5, room = (m.h - 2 * f - 4 * f - 5 * est_line_h(f) - (int)(1.6 * f)) / 2 + (int)(1.6 * f);
+        gui_rect r = {m.x, m.y + 2 * f, m.w, room < h ? room : h};
         return gui_grid_fit(r, 1, show->run.n_z, 3 * f, (int)(1.6 * f), 6 * f);
     }
     case GUI_SCENE_DECODE: {
@@ -189,7 +239,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         gui_rect r = m;
         if (show->scene == GUI_SCENE_GQA) { r.y += 4 * f; r.h -= 4 * f; }
         /* Room on the right for the m and ℓ columns (7 characters each) and the O cells. */
-        int stat_w = (int)(2 * 7.6 * 0.602 * L->font_small);
+        int stat_w = 2 * (7 * est_char_w(L->font_small) + L->pad) + L->pad;
         r.w -= stat_w;
         return gui_grid_fit(r, a->n_q, a->n_kv + 1 + a->d_v, (int)(2.4 * f), (int)(2.4 * f), 6 * f);
     }

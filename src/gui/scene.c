@@ -540,7 +540,7 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     (void)s;
 }
 
-void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
+static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     gui_rect m = d->L.main;
     if (show->scene == GUI_SCENE_CLAIMS) m.w = d->L.side.x + d->L.side.w - m.x;
@@ -559,4 +559,90 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
     case GUI_SCENE_COUNT: break;
     }
     gui_clip(d, NULL);
+}
+
+/* The scene's text at the largest size, from the layout's down to half of it in steps of 5 %, at
+ * which no number is cut short (nor, where some size allows it, a side-panel line broken in two):
+ * layout passes without painting (gui_draw with no renderer; a binary search, so a handful), then
+ * one that paints. Only the text shrinks; the grids keep the layout's geometry (grid_font), so
+ * hit tests still match the picture. */
+#define FIT_LEVELS 11   /* 100 %, 95 %, … 50 % */
+
+typedef struct { bool done; int cuts, breaks; char cut_text[200]; } fit_pass;
+
+static void scene_at(gui_draw *d, const gui_layout *L0, int level)
+{
+    int pct = 100 - 5 * level;
+    d->L.font = L0->font * pct / 100;
+    d->L.font_small = L0->font_small * pct / 100;
+    d->L.font_big = L0->font_big * pct / 100;
+    if (d->L.font_small < 7) d->L.font_small = 7;
+    if (d->L.font < 8) d->L.font = 8;
+}
+
+static const fit_pass *measure(gui_draw *d, const gui_state *s, const gui_show *show, const gui_layout *L0,
+                               fit_pass *p, int level)
+{
+    if (p[level].done) return &p[level];
+    scene_at(d, L0, level);
+    d->cuts = d->breaks = 0;
+    d->cut_text[0] = 0;
+    scene_draw_once(d, s, show);
+    p[level] = (fit_pass){true, d->cuts, d->breaks, ""};
+    memcpy(p[level].cut_text, d->cut_text, sizeof p[level].cut_text);
+    return &p[level];
+}
+
+/* The first level (largest size) at which ok(pass) holds, assuming that once it holds it keeps
+ * holding at smaller sizes; −1 when it does not hold even at the smallest. */
+static int first_level(gui_draw *d, const gui_state *s, const gui_show *show, const gui_layout *L0, fit_pass *p,
+                       bool strict)
+{
+    int lo = 0, hi = FIT_LEVELS - 1;
+    const fit_pass *q = measure(d, s, show, L0, p, hi);
+    if (q->cuts || (strict && q->breaks)) return -1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        q = measure(d, s, show, L0, p, mid);
+        if (!q->cuts && !(strict && q->breaks)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout L0 = d->L;
+    SDL_Renderer *r = d->r;
+    int cuts = d->cuts, breaks = d->breaks;
+    char cut_text[sizeof d->cut_text];
+    memcpy(cut_text, d->cut_text, sizeof cut_text);
+    fit_pass p[FIT_LEVELS];
+    memset(p, 0, sizeof p);
+    d->r = NULL;
+    int best = 0;
+    const fit_pass *q = measure(d, s, show, &L0, p, 0);
+    if (q->cuts || q->breaks) {
+        best = first_level(d, s, show, &L0, p, true);
+        if (best < 0) best = first_level(d, s, show, &L0, p, false);
+        if (best < 0) {   /* nothing fits: the size that cuts fewest (the fit check reports it) */
+            best = 0;
+            for (int l = 1; l < FIT_LEVELS; l++)
+                if (measure(d, s, show, &L0, p, l)->cuts < p[best].cuts) best = l;
+        }
+    }
+    d->r = r;
+    d->breaks = breaks;
+    if (!r) {   /* laying out only: this size's pass is the answer */
+        d->cuts = cuts + p[best].cuts;
+        if (!cuts && p[best].cuts) memcpy(d->cut_text, p[best].cut_text, sizeof d->cut_text);
+        else memcpy(d->cut_text, cut_text, sizeof cut_text);
+        d->L = L0;
+        return;
+    }
+    d->cuts = cuts;
+    memcpy(d->cut_text, cut_text, sizeof cut_text);
+    scene_at(d, &L0, best);
+    scene_draw_once(d, s, show);
+    d->L = L0;
 }

@@ -17,49 +17,73 @@
 
 typedef struct {
     const fs_trace *t;
+    const gui_show *show;
+    const fs_event *ev;      /* t->ev when the scan began (with t, show and head: whose scan) */
     int head, n_q, n_kv, d, d_v, Bq, Bk, nqt, nkt;
-    int64_t k;
+    int64_t k, t_n;
     int64_t *row_ev, *out_ev, *cell_ev;
     int64_t *tile_ev;        /* TILE / SKIP event of each (qt, kt), −1 while in the future */
     int64_t cur_tile;        /* latest TILE / SKIP event ≤ k (this head), −1 none */
     bool cells;              /* cell_ev holds per-cell events (small problems) */
     gui_traffic io;          /* bytes moved so far, this head (gui_trace_traffic) */
+    bool *q_read;            /* Q tiles read so far (for io) */
 } tiled_scan;
 
 static void scan_free(tiled_scan *c)
 {
-    free(c->row_ev); free(c->out_ev); free(c->cell_ev); free(c->tile_ev);
+    free(c->row_ev); free(c->out_ev); free(c->cell_ev); free(c->tile_ev); free(c->q_read);
+    memset(c, 0, sizeof *c);
 }
 
-static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, int64_t k, int head)
+void gui_scene_tiled_free(gui_draw *d)
+{
+    for (int i = 0; i < 2; i++) {
+        if (d->scan[i]) scan_free(d->scan[i]);
+        free(d->scan[i]);
+        d->scan[i] = NULL;
+    }
+}
+
+static bool scan_init(tiled_scan *c, const gui_show *show, const fs_trace *t, int head)
 {
     memset(c, 0, sizeof *c);
     const fs_attn *a = &show->run.attn;
     c->t = t;
-    c->k = k;
+    c->show = show;
+    c->t_n = t->n;
+    c->ev = t->ev;
+    c->k = -1;
     c->head = head;
     c->n_q = a->n_q; c->n_kv = a->n_kv; c->d = a->d; c->d_v = a->d_v;
     c->Bq = show->run.tiling.Bq > 0 ? show->run.tiling.Bq : 1;
     c->Bk = show->run.tiling.Bk > 0 ? show->run.tiling.Bk : 1;
     c->nqt = (c->n_q + c->Bq - 1) / c->Bq;
     c->nkt = (c->n_kv + c->Bk - 1) / c->Bk;
-    c->row_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
-    c->out_ev = malloc(sizeof(int64_t) * (size_t)c->n_q);
+    c->row_ev = malloc(sizeof(int64_t) * (size_t)(c->n_q > 0 ? c->n_q : 1));
+    c->out_ev = malloc(sizeof(int64_t) * (size_t)(c->n_q > 0 ? c->n_q : 1));
     /* Per-cell values only while a cell can still be seen (≤ 512 × 512); bigger problems are
      * drawn tile by tile. */
     bool cells = (int64_t)c->n_q * c->n_kv <= (1 << 18);
     c->cell_ev = malloc(sizeof(int64_t) * (cells ? (size_t)c->n_q * (size_t)c->n_kv : 1));
-    c->tile_ev = malloc(sizeof(int64_t) * (size_t)c->nqt * (size_t)c->nkt);
-    if (!c->row_ev || !c->out_ev || !c->cell_ev || !c->tile_ev) { scan_free(c); return false; }
+    c->tile_ev = malloc(sizeof(int64_t) * (size_t)(c->nqt * c->nkt > 0 ? c->nqt * c->nkt : 1));
+    c->q_read = calloc((size_t)(c->nqt > 0 ? c->nqt : 1), 1);
+    if (!c->row_ev || !c->out_ev || !c->cell_ev || !c->tile_ev || !c->q_read) { scan_free(c); return false; }
     for (int i = 0; i < c->n_q; i++) c->row_ev[i] = c->out_ev[i] = -1;
     for (int64_t i = 0; cells && i < (int64_t)c->n_q * c->n_kv; i++) c->cell_ev[i] = -1;
     c->cells = cells;
     for (int i = 0; i < c->nqt * c->nkt; i++) c->tile_ev[i] = -1;
     c->cur_tile = -1;
-    c->io = gui_trace_traffic(show, k, head, ELEM_BYTES);
-    for (int64_t s = 0; s <= k && s < t->n; s++) {
+    return true;
+}
+
+/* Read events c->k + 1 … k into the scan. */
+static void scan_advance(tiled_scan *c, int64_t k)
+{
+    const fs_trace *t = c->t;
+    for (int64_t s = c->k + 1; s <= k && s < t->n; s++) {
         const fs_event *e = &t->ev[s];
-        if (e->head != head) continue;
+        if (e->head != c->head) continue;
+        gui_traffic_add(&c->io, c->q_read, c->nqt, c->show, e, ELEM_BYTES);
         switch (e->kind) {
         case FS_EV_TILE:
         case FS_EV_SKIP:
@@ -79,7 +103,26 @@ static bool scan_build(tiled_scan *c, const gui_show *show, const fs_trace *t, i
         default: break;
         }
     }
-    return true;
+    c->k = k;
+}
+
+/* The scan of trace t (head) up to step k: what the grid shows at step k is read from events
+ * 0 … k. The scan kept in d->scan[slot] is carried forward when it belongs to the same trace,
+ * head and show and is not past k; else it is built again from step 0. */
+static const tiled_scan *scan_get(gui_draw *d, int slot, const gui_show *show, const fs_trace *t, int64_t k, int head)
+{
+    tiled_scan *c = d->scan[slot];
+    if (!c && !(c = d->scan[slot] = calloc(1, sizeof *c))) return NULL;
+    const fs_attn *a = &show->run.attn;
+    bool same = c->row_ev && c->t == t && c->ev == t->ev && c->show == show && c->head == head && c->t_n == t->n && c->k <= k &&
+                c->n_q == a->n_q && c->n_kv == a->n_kv && c->d_v == a->d_v && c->Bq == show->run.tiling.Bq &&
+                c->Bk == show->run.tiling.Bk;
+    if (!same) {
+        scan_free(c);
+        if (!scan_init(c, show, t, head)) return NULL;
+    }
+    scan_advance(c, k);
+    return c;
 }
 
 /* The value of cell (i, j): score (what = 0) or P̃ (what = 1); NAN when not computed yet. */
@@ -398,7 +441,9 @@ static void side_text(gui_draw *d, gui_rect r, int x, int *y, uint32_t col, cons
         *y += lh;
         return;
     }
-    char first[256];
+    d->breaks++;
+    /* The first line at x, the rest wrapped between words four cells further in. */
+    char buf[1024];
     const char *p = text, *cut = NULL;
     for (int n = 0; *p && n < per; n++) {   /* the last space within `per` code points */
         if (*p == ' ' && p > text) cut = p;
@@ -406,11 +451,21 @@ static void side_text(gui_draw *d, gui_rect r, int x, int *y, uint32_t col, cons
         while (((unsigned char)*p & 0xC0) == 0x80) p++;
     }
     if (!cut) cut = p;
-    snprintf(first, sizeof first, "%.*s", (int)(cut - text), text);
-    gui_text(d, fs, x, *y, col, GUI_AL_LEFT, first);
+    snprintf(buf, sizeof buf, "%.*s", (int)(cut - text), text);
+    gui_text(d, fs, x, *y, col, GUI_AL_LEFT, buf);
+    *y += lh;
     while (*cut == ' ') cut++;
-    gui_text(d, fs, x + 4 * cw, *y + lh, col, GUI_AL_LEFT, cut);
-    *y += 2 * lh;
+    int rest_per = per - 4;
+    if (rest_per < 4) rest_per = 4;
+    int n = gui_wrap(cut, rest_per, 0, buf, sizeof buf, NULL);
+    char *line = buf;
+    for (int i = 0; i < n && line; i++) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        gui_text(d, fs, x + 4 * cw, *y, col, GUI_AL_LEFT, line);
+        *y += lh;
+        line = nl ? nl + 1 : NULL;
+    }
 }
 
 static void kb(double bytes, char *b, size_t n)
@@ -737,8 +792,9 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     const gui_layout *L = &d->L;
     int head = s->n > 0 ? show->trace.ev[s->step].head : 0;
     if (head < 0) head = 0;
-    tiled_scan c;
-    if (!scan_build(&c, show, &show->trace, s->step, head)) return;
+    const tiled_scan *cp = scan_get(d, 0, show, &show->trace, s->step, head);
+    if (!cp) return;
+    const tiled_scan c = *cp;
     gui_grid g = gui_scene_grid(show, L);
     int row = gui_followed_row(s, show);
     const fs_attn *a = &show->run.attn;
@@ -752,7 +808,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     bool have_correct = false;
     if (show->scene == GUI_SCENE_PITFALL && show->correct.n > 0) {
         int64_t kc = s->step < show->correct.n ? s->step : show->correct.n - 1;
-        have_correct = scan_build(&ok, show, &show->correct, kc, head);
+        const tiled_scan *okp = scan_get(d, 1, show, &show->correct, kc, head);
+        if (okp) { ok = *okp; have_correct = true; }
     }
     if (have_correct) {
         gui_grid g2 = g;
@@ -819,6 +876,4 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     draw_legend(d, L->side, y);
     gui_clip(d, NULL);
     draw_hover(d, s, show, &c, &g);
-    if (have_correct) scan_free(&ok);
-    scan_free(&c);
 }

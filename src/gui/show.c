@@ -20,6 +20,24 @@ const char *gui_fmt(double x, char *buf, size_t n)
     return buf;
 }
 
+void gui_traffic_add(gui_traffic *t, bool *q_read, int nqt, const gui_show *show, const fs_event *e, int elem_bytes)
+{
+    const fs_attn *a = &show->run.attn;
+    if ((e->kind == FS_EV_TILE || e->kind == FS_EV_SKIP) && q_read && e->qt >= 0 && e->qt < nqt && !q_read[e->qt]) {
+        q_read[e->qt] = true;   /* memory.h reads every Q tile once, even one whose pairs all skip */
+        t->q += (double)(e->r1 - e->r0) * a->d * elem_bytes;
+    }
+    if (e->kind == FS_EV_TILE) {
+        t->visited++;
+        t->partial += e->cls == FS_TILE_PARTIAL;
+        t->kv += (double)(e->c1 - e->c0) * (a->d + a->d_v) * elem_bytes;
+    } else if (e->kind == FS_EV_SKIP) {
+        t->skipped++;
+    } else if (e->kind == FS_EV_OUT) {
+        t->o += (double)a->d_v * elem_bytes;
+    }
+}
+
 gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int elem_bytes)
 {
     gui_traffic t;
@@ -29,23 +47,8 @@ gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int ele
     int Bq = show->run.tiling.Bq > 0 ? show->run.tiling.Bq : 1;
     int nqt = (a->n_q + Bq - 1) / Bq;
     bool *q_read = nqt > 0 ? calloc((size_t)nqt, 1) : NULL;
-    for (int64_t s = 0; s <= k && s < tr->n; s++) {
-        const fs_event *e = &tr->ev[s];
-        if (e->head != head) continue;
-        if ((e->kind == FS_EV_TILE || e->kind == FS_EV_SKIP) && q_read && e->qt >= 0 && e->qt < nqt && !q_read[e->qt]) {
-            q_read[e->qt] = true;   /* memory.h reads every Q tile once, even one whose pairs all skip */
-            t.q += (double)(e->r1 - e->r0) * a->d * elem_bytes;
-        }
-        if (e->kind == FS_EV_TILE) {
-            t.visited++;
-            t.partial += e->cls == FS_TILE_PARTIAL;
-            t.kv += (double)(e->c1 - e->c0) * (a->d + a->d_v) * elem_bytes;
-        } else if (e->kind == FS_EV_SKIP) {
-            t.skipped++;
-        } else if (e->kind == FS_EV_OUT) {
-            t.o += (double)a->d_v * elem_bytes;
-        }
-    }
+    for (int64_t s = 0; s <= k && s < tr->n; s++)
+        if (tr->ev[s].head == head) gui_traffic_add(&t, q_read, nqt, show, &tr->ev[s], elem_bytes);
     free(q_read);
     return t;
 }

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -124,6 +125,32 @@ static void predict_reveal(gui_state *s)
     p->phase = GUI_PREDICT_SHOWN;
 }
 
+bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][160])
+{
+    const gui_predict *p = &s->predict;
+    if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return false;
+    if (p->at < 0 || p->at >= show->trace.n) return false;
+    const fs_event *e = &show->trace.ev[p->at];
+    char a[32], b[32], c[32];
+    const char *what = p->ask == GUI_ASK_M_NEW ? "m_new" : "α";
+    if (e->kind == FS_EV_ELEM)
+        snprintf(l[0], 160, "Next: z[%d] = %s arrives. m_old = %s.", e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32));
+    else
+        snprintf(l[0], 160, "Next: row %d meets keys %d-%d, block max m_blk = %s; m_old = %s.", e->row, e->c0,
+                 e->c1 - 1, gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32));
+    snprintf(l[1], 160, "What is %s%s?", what,
+             p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : e->kind == FS_EV_ELEM ? " = max(m_old, z)" : " = max(m_old, m_blk)");
+    if (p->phase == GUI_PREDICT_ASK) {
+        snprintf(l[2], 160, "%s = %s_", what, p->input);
+        snprintf(l[3], 160, "Enter: check   Right: reveal   Q: predict mode off");
+    } else {
+        snprintf(l[2], 160, "%s = %s   %s", what, gui_fmt(p->expected, c, 32),
+                 !isnan(p->typed) ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
+        snprintf(l[3], 160, "Right: apply the step   score %d / %d", p->n_right, p->n_asked);
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Moving along the trace. */
 
@@ -190,11 +217,20 @@ void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
     s->speed = 2;
     s->follow = -1;
     s->hover_step = -1;
+    s->narr_longest = -1;
 }
 
 void gui_state_attach(gui_state *s, const gui_show *show)
 {
     s->n = show->trace.n;
+    /* The longest narration decides the narration bar's height (gui_layout_for). */
+    s->narr_longest = -1;
+    size_t longest = 0;
+    char buf[4096];
+    for (int64_t k = 0; k < s->n; k++) {
+        size_t len = strlen(gui_narration(show, k, buf, sizeof buf));
+        if (len > longest) { longest = len; s->narr_longest = k; }
+    }
     s->step = 0;
     s->acc_ms = 0;
     s->follow = -1;
@@ -209,10 +245,15 @@ void gui_state_attach(gui_state *s, const gui_show *show)
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
 {
     gui_cmd c = {GUI_CMD_NONE, 0, 0};
-    if (s->predict.phase == GUI_PREDICT_ASK) {
+    /* While predict mode is on, digits and the point belong to the answer, even before a
+     * question is pending (a learner who types "0.4" early must not land in lesson 4); lessons
+     * stay on L and the list. */
+    if (s->predict.phase != GUI_PREDICT_OFF) {
         if (k >= GUI_KEY_0 && k <= GUI_KEY_9) return (gui_cmd){GUI_CMD_CHAR, '0' + (k - GUI_KEY_0), 0};
+        if (k == GUI_KEY_PERIOD) return (gui_cmd){GUI_CMD_CHAR, '.', 0};
+    }
+    if (s->predict.phase == GUI_PREDICT_ASK) {
         switch (k) {
-        case GUI_KEY_PERIOD: return (gui_cmd){GUI_CMD_CHAR, '.', 0};
         case GUI_KEY_MINUS: return (gui_cmd){GUI_CMD_CHAR, '-', 0};
         case GUI_KEY_E: return (gui_cmd){GUI_CMD_CHAR, 'e', 0};
         case GUI_KEY_BACKSPACE: return (gui_cmd){GUI_CMD_BACKSPACE, 0, 0};
@@ -267,7 +308,7 @@ int gui_followed_row(const gui_state *s, const gui_show *show)
 
 static void hover_at(gui_state *s, const gui_show *show)
 {
-    gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+    gui_layout L = gui_layout_for(s, show);
     s->hover = GUI_HOVER_NONE;
     s->hover_step = -1;
     if (gui_rect_contains(L.timeline, s->mouse_x, s->mouse_y) && s->n > 0) {
@@ -342,7 +383,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         s->mouse_x = c->a;
         s->mouse_y = c->b;
         if (s->dragging) {
-            gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+            gui_layout L = gui_layout_for(s, show);
             seek(s, gui_timeline_step_at(L.timeline, s->n, c->a));
         }
         hover_at(s, show);
@@ -350,7 +391,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     case GUI_CMD_MOUSE_DOWN: {
         s->mouse_x = c->a;
         s->mouse_y = c->b;
-        gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
+        gui_layout L = gui_layout_for(s, show);
         if (s->menu) break;
         if (gui_rect_contains(L.timeline, c->a, c->b)) {
             s->dragging = true;
@@ -415,6 +456,10 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (s->predict.phase == GUI_PREDICT_ASK && n + 1 < sizeof s->predict.input) {
             s->predict.input[n] = (char)c->a;
             s->predict.input[n + 1] = 0;
+        } else if (s->predict.phase == GUI_PREDICT_ARMED) {
+            set_status(s, "no question yet: Right steps on to the next rescale, where predict mode asks");
+        } else if (s->predict.phase == GUI_PREDICT_SHOWN) {
+            set_status(s, "the answer is shown: Right applies the step");
         }
         break;
     }

@@ -44,6 +44,8 @@ echo "test-gui: demos played"
   { echo "test-gui: controls.script failed" >&2; fail=1; }
 "$bin" play --demo softmax --size 1280x720 --font "$font" --script "$root/tests/gui/predict.script" --max-seconds 60 ||
   { echo "test-gui: predict.script failed" >&2; fail=1; }
+"$bin" play 000_04 --size 1280x720 --font "$font" --script "$root/tests/gui/predict-keys.script" --max-seconds 60 ||
+  { echo "test-gui: predict-keys.script failed" >&2; fail=1; }
 "$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/window-frames.script" --max-seconds 60 ||
   { echo "test-gui: window-frames.script failed (a window frame differs from tests/gui/ref)" >&2; fail=1; }
 "$bin" play --demo decode --size 1280x720 --font "$font" --script "$root/tests/gui/splits.script" --max-seconds 60 ||
