@@ -458,9 +458,10 @@ static void locate(const fs_attn *a, const double *O, const double *Oref, const 
     }
     char w[80];
     where(a, hpb, r->worst, w, sizeof w);
-    int k = snprintf(buf, n, "%lld of %lld rows exceed the tolerance (rows %d to %d, in %d of %d heads); the worst is %s, "
-                     "column %d.", (long long)r->rows_over, (long long)rows, lo, hi, heads, a->n_q_heads, w,
-                     r->worst_col);
+    char in_heads[48] = "";
+    if (a->n_q_heads > 1) snprintf(in_heads, sizeof in_heads, ", in %d of %d heads", heads, a->n_q_heads);
+    int k = snprintf(buf, n, "%lld of %lld rows exceed the tolerance (rows %d to %d%s); the worst is %s, column %d.",
+                     (long long)r->rows_over, (long long)rows, lo, hi, in_heads, w, r->worst_col);
     if (k < 0 || (size_t)k >= n || r->nan_rows > 0) return;
     /* cos between the error e = O − O_ref of the worst row and v_j − O_ref for every key j */
     int32_t h = (int32_t)(r->worst / a->n_q), i = (int32_t)(r->worst % a->n_q);
