@@ -341,6 +341,28 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+/* Noise just over the tolerance is a fail, but no known mistake: not a scale a hair off. */
+START_TEST(test_noise_is_unknown)
+{
+    uint64_t seed = fs_test_seed() + (uint64_t)_i;
+    fs_rng r = {seed};
+    fs_prec prec = _i % 2 ? FS_PREC_F16 : FS_PREC_F32;
+    problem p;
+    problem_make(&p, &r, prec, fs_rng_int(&r, 20, 60), fs_rng_int(&r, 20, 80), fs_rng_int(&r, 2, 16),
+                 (fs_mask_kind)fs_rng_int(&r, 0, 1));
+    ck_assert(fs_reference(&p.a, p.O, NULL, NULL) == FS_OK);
+    fs_check_result res = judge(&p, prec, NULL);
+    double tol = res.tolerance;
+    fs_check_result_free(&res);
+    for (size_t i = 0; i < p.no; i++) p.O[i] += (fs_rng_int(&r, 0, 1) ? 1.5 : -1.5) * tol;
+    res = judge(&p, prec, NULL);
+    FS_ASSERT_SEED(!res.pass && res.diag == FS_DIAG_UNKNOWN, seed, "%s: noise of 1.5 x tolerance diagnosed %s: %s",
+                   fs_prec_str(prec), fs_diag_str(res.diag), res.detail);
+    fs_check_result_free(&res);
+    problem_free(&p);
+}
+END_TEST
+
 /* More rows than the diagnosis takes whole: it runs on the block of rows around the worst one,
  * which must keep the rows' positions (a sliding window of 8 with the diagonal excluded). */
 START_TEST(test_large)
@@ -418,6 +440,7 @@ Suite *check_suite(void)
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_lesson_and_example);
     tcase_add_test(tc, test_large);
+    tcase_add_loop_test(tc, test_noise_is_unknown, 0, 6);
     suite_add_tcase(s, tc);
     return s;
 }

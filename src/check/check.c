@@ -329,10 +329,12 @@ static fs_status variant_run(const piece *pc, const variant *v, double *O)
 /* Distance of the candidate from a variant, in units of the variant's tolerance (≤ 1: it
  * matches). The tolerance grows with the variant's size: an unnormalized output is ℓ times
  * larger, and so are a low-precision kernel's rounding errors in it. *dist gets max |O − O_var|;
- * NaN or inf in the candidate where the variant is finite (or the other way) is infinitely far. */
+ * NaN or inf in the candidate where the variant is finite (or the other way) is infinitely far.
+ * A variant that would itself pass as the reference on these inputs (a scale a hair off, a
+ * pitfall that never bites) explains nothing: it is infinitely far too. */
 static double variant_dist(diag_ctx *D, const variant *v, double *dist)
 {
-    double worst = 0, mv = 0;
+    double worst = 0, mv = 0, from_ref = 0;
     for (int32_t k = 0; k < D->n; k++) {
         const piece *pc = &D->p[k];
         if (variant_run(pc, v, D->O) != FS_OK) return INFINITY;
@@ -342,11 +344,13 @@ static double variant_dist(diag_ctx *D, const variant *v, double *dist)
             double d = (isnan(x) && isnan(y)) ? 0 : (isfinite(x) && isfinite(y)) ? fabs(x - y) : INFINITY;
             if (!(d <= worst)) worst = d;
             if (isfinite(y) && fabs(y) > mv) mv = fabs(y);
+            double dr = isfinite(y) ? fabs(y - pc->Oref[e]) : INFINITY;
+            if (!(dr <= from_ref)) from_ref = dr;
         }
     }
     if (dist) *dist = worst;
     double tol = D->tol * fmax(1.0, mv) / fmax(1.0, D->mref);
-    return worst / tol;
+    return from_ref <= tol ? INFINITY : worst / tol;
 }
 
 /* Cut the problem into pieces: every head whole, or one block of rows of the worst head. */
@@ -454,9 +458,10 @@ static void locate(const fs_attn *a, const double *O, const double *Oref, const 
     }
     char w[80];
     where(a, hpb, r->worst, w, sizeof w);
-    int k = snprintf(buf, n, "%lld of %lld rows exceed the tolerance (rows %d to %d, in %d of %d heads); the worst is %s, "
-                     "column %d.", (long long)r->rows_over, (long long)rows, lo, hi, heads, a->n_q_heads, w,
-                     r->worst_col);
+    char in_heads[48] = "";
+    if (a->n_q_heads > 1) snprintf(in_heads, sizeof in_heads, ", in %d of %d heads", heads, a->n_q_heads);
+    int k = snprintf(buf, n, "%lld of %lld rows exceed the tolerance (rows %d to %d%s); the worst is %s, column %d.",
+                     (long long)r->rows_over, (long long)rows, lo, hi, in_heads, w, r->worst_col);
     if (k < 0 || (size_t)k >= n || r->nan_rows > 0) return;
     /* cos between the error e = O − O_ref of the worst row and v_j − O_ref for every key j */
     int32_t h = (int32_t)(r->worst / a->n_q), i = (int32_t)(r->worst % a->n_q);

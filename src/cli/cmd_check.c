@@ -44,7 +44,8 @@ static const char *usage_text =
     "\n"
     "the judging:\n"
     "  --dtype f32|f16|bf16|f64     the precision your kernel ran in (default: f16 when O is a\n"
-    "                               '<f2' file, else f32). bf16: O may be float32 holding bfloat16\n"
+    "                               '<f2' file, else f32; a note suggests f16 or bf16 when every\n"
+    "                               value of O is one). bf16: O may be float32 holding bfloat16\n"
     "                               values, or raw bfloat16 bits saved as uint16/int16 (any input)\n"
     "  --bk N                       the block size to try for no-rescale and no-beta (default: each\n"
     "                               of 2, 4, 8, 16, 32, 64, 128, 256 below N_kv)\n"
@@ -177,18 +178,19 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Every value of O is a bfloat16 number (and not all are float16 numbers)? Then the kernel likely
- * ran in bfloat16 and saved float32. */
-static int looks_bf16(const fs_array *o)
+/* Every value of O is a number of precision p, and there are enough of them to tell (a float32
+ * result is a bfloat16 number by chance with odds 2^-16 per value, a float16 number with about
+ * 2^-13)? Then the kernel likely ran in p and saved float32. */
+static int looks_like(const fs_array *o, fs_prec p)
 {
-    int64_t n = 1, not_f16 = 0;
+    int64_t n = 1, nonzero = 0;
     for (int i = 0; i < o->ndim; i++) n *= o->dims[i];
     for (int64_t i = 0; i < n; i++) {
         double x = o->data[i];
-        if (isfinite(x) && fs_prec_round(FS_PREC_BF16, x) != x) return 0;
-        not_f16 += isfinite(x) && fs_prec_round(FS_PREC_F16, x) != x;
+        if (isfinite(x) && fs_prec_round(p, x) != x) return 0;
+        nonzero += isfinite(x) && x != 0;
     }
-    return not_f16 > 0;
+    return nonzero >= 16;
 }
 
 typedef struct {
@@ -421,9 +423,14 @@ int cli_check(int argc, char **argv)
     co.bk = (int32_t)o.bk;
     co.lse = o.lse ? L.data : NULL;
     co.heads_per_batch = (int32_t)HQ;
-    if (o.prec < 0 && co.prec == FS_PREC_F32 && looks_bf16(&O))
-        fprintf(stderr, "flashstep check: note: every value of %s is a bfloat16 number; if your kernel ran in "
-                "bfloat16, pass --dtype bf16\n", o.o);
+    if (o.prec < 0 && co.prec == FS_PREC_F32) {
+        fs_prec guess = looks_like(&O, FS_PREC_BF16) ? FS_PREC_BF16 : looks_like(&O, FS_PREC_F16) ? FS_PREC_F16
+                                                                                                : FS_PREC_F32;
+        if (guess != FS_PREC_F32)
+            fprintf(stderr, "flashstep check: note: every value of %s is a %s number; if your kernel ran in %s, "
+                    "pass --dtype %s\n", o.o, guess == FS_PREC_BF16 ? "bfloat16" : "float16",
+                    guess == FS_PREC_BF16 ? "bfloat16" : "float16", fs_prec_str(guess));
+    }
     st = fs_check_judge(&at, O.data, &co, &res);
     if (st != FS_OK) {
         fprintf(stderr, "flashstep check: %s\n", fs_status_str(st));

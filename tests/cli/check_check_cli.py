@@ -177,6 +177,8 @@ check(rc == 0 and "verdict: PASS" in out and "log-sum-exp" in out, f"lse passes:
 lse2 = npy("lse2.npy", rmap(L, lambda x: x / math.log(2)), "<f4")
 rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--lse", lse2, "--format", "jsonl"])
 check(rc == 1 and "base 2" in verdict(out)[0]["detail"], f"base-2 lse is named: {out[-300:]}")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", npy("o16f.npy", rmap(O, f16), "<f4"), "--mask", "causal"])
+check(rc == 1 and "pass --dtype f16" in err, f"float16 values saved as float32: a note suggests f16: {rc} {err}")
 o32 = npy("o32.npy", O, "<f4")
 rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o32, "--mask", "causal"])
 check(rc == 0 and "dtype f32" in out, f"float32 output passes as f32: {out[-300:]}")
@@ -190,9 +192,12 @@ rc, out, err = run(args + ["--o", npy("ob.npy", Ob, "<u2"), "--dtype", "bf16"])
 check(rc == 0 and "dtype bf16" in out, f"bf16 bits pass: {err} {out[-300:]}")
 rc, out, err = run(args + ["--o", npy("ob.npy", Ob, "<u2")])
 check(rc == 2 and "bf16" in err and "qb.npy:1:" in err, f"uint16 without --dtype bf16: {rc} {err}")
-obf = npy("obf.npy", rmap(Ob, bf16), "<f4")
-rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", obf, "--mask", "causal", "--dtype", "bf16"])
-check(rc in (0, 1), f"bf16 as float32 runs: {err}")
+f32 = ["--q", npy("qbf.npy", Qb, "<f4"), "--k", npy("kbf.npy", Kb, "<f4"), "--v", npy("vbf.npy", Vb, "<f4"),
+       "--mask", "causal", "--o", npy("obf.npy", rmap(Ob, bf16), "<f4")]
+rc, out, err = run(f32 + ["--dtype", "bf16"])
+check(rc == 0 and "dtype bf16" in out, f"bfloat16 values saved as float32 pass with --dtype bf16: {err} {out[-300:]}")
+rc, out, err = run(f32)
+check(rc == 1 and "pass --dtype bf16" in err, f"without --dtype, a note suggests bf16: {rc} {err}")
 
 # text, 2-D with --heads (one batch)
 qt = text("q.txt", [r for h in Q[0] for r in h])
@@ -221,6 +226,51 @@ diagnose(outputs(Q, K, V, True, "unnormalized")[0], ["--mask", "causal"], "unnor
 diagnose(outputs(Q, K, V, False)[0], ["--mask", "causal"], "mask-missing", "no causal mask")
 diagnose(outputs(Q, K, V, True, scale=1 / d)[0], ["--mask", "causal"], "wrong-scale", "scale 1/d", "1/d")
 diagnose(outputs(Q, K, V, False, "no-rescale", bk=16)[0], [], "no-rescale", "001 pitfall 1", "blocks of 16")
+
+# a kernel that computes everything in float16 (every product, sum, exp and division rounded),
+# right and with three of the mistakes: the plain float16 run passes, each mistake is named
+def att16(q, k, v, scale, causal, off, variant=None, bk=16):
+    R, out = f16, []
+    for i, qi in enumerate(q):
+        s = []
+        for j, kj in enumerate(k):
+            x = 0.0
+            for a, b in zip(qi, kj):
+                x = R(x + R(a * b))
+            s.append(R(x * R(scale)) if (not causal or j <= i + off) else -math.inf)
+        o, m, l = [0.0] * len(v[0]), -math.inf, 0.0
+        step = bk if variant == "no-rescale" else len(k)
+        for c0 in range(0, len(k), step):       # the form that divides by l at the end
+            blk = s[c0:c0 + step]
+            mn = max(m, max(blk))
+            al = R(math.exp(R(m - mn))) if m > -math.inf else 0.0
+            if variant != "no-rescale":
+                o = [R(al * x) for x in o]      # the rescale the wrong variant leaves out
+            p = [R(math.exp(R(x - mn))) if x > -math.inf else 0.0 for x in blk]
+            for c in range(len(o)):
+                for j, pj in enumerate(p):
+                    o[c] = R(o[c] + R(pj * v[c0 + j][c]))
+            sm = 0.0
+            for pj in p:
+                sm = R(sm + pj)
+            l, m = R(R(al * l) + sm), mn
+        out.append(o if variant == "unnormalized" else [R(x / l) for x in o])
+    return out
+
+
+N3 = rng.randint(24, 36)
+NKV3, d3 = N3 + rng.randint(0, 12), rng.randint(8, 16)
+Q3, K3, V3 = problem(1, 1, 1, N3, NKV3, d3, f16)
+q3, k3, v3 = npy("q3.npy", Q3, "<f2"), npy("k3.npy", K3, "<f2"), npy("v3.npy", V3, "<f2")
+for want, causal, variant, scale, opts in [("ok", True, None, None, ["--mask", "causal"]),
+                                           ("mask-missing", False, None, None, ["--mask", "causal"]),
+                                           ("unnormalized", True, "unnormalized", None, ["--mask", "causal"]),
+                                           ("no-rescale", False, "no-rescale", None, [])]:
+    sc = 1 / math.sqrt(d3) if scale is None else scale
+    O3 = [[att16(Q3[0][0], K3[0][0], V3[0][0], sc, causal, NKV3 - N3, variant)]]
+    rc, out, err = run(["--q", q3, "--k", k3, "--v", v3, "--o", npy("o3.npy", O3, "<f2"), "--format", "jsonl"] + opts)
+    got = verdict(out)[0]["diagnosis"] if rc in (0, 1) else err
+    check(rc == (0 if want == "ok" else 1) and got == want, f"float16 arithmetic, {want}: exit {rc}, {got}")
 
 # rows that see no key: N > N_kv under a causal mask (bottom-right), NaN there
 Q2, K2, V2 = problem(1, 1, 1, 24, 16, 4, f16)
