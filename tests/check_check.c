@@ -386,13 +386,13 @@ START_TEST(test_large)
 }
 END_TEST
 
-/* The lesson that plays a diagnosis (001_17) and the example of docs/check.md tell the truth:
+/* The lesson that plays a diagnosis (001_18) and the example of docs/check.md tell the truth:
  * its wrong run, and the example's o.txt, are diagnosed no-rescale with blocks of 4 keys. */
 START_TEST(test_lesson_and_example)
 {
     fs_lesson *l;
     fs_loc_error e;
-    ck_assert_msg(fs_lesson_load("lessons/001_17_check_names_no_rescale.lesson", &l, &e), "%s:%d:%d: %s", e.file,
+    ck_assert_msg(fs_lesson_load("lessons/001_18_check_names_no_rescale.lesson", &l, &e), "%s:%d:%d: %s", e.file,
                   e.line, e.col, e.msg);
     const fs_attn *a = &fs_lesson_run(l)->attn;
     const fs_result *wrong = fs_lesson_result(l);
