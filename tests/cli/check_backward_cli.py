@@ -171,6 +171,29 @@ for trial in range(6):
                 else:
                     want = [(kh * g + x, a, b) for kh in range(hkv) for b in range(nkt) for x in range(g) for a in range(nqt)]
                 check(pairs == want, f"{what}: one btile or bskip per pair, in loop order")
+                # tile classes from the mask alone: skipped when no pair is visible, full when all are
+                for e in ev:
+                    if e["event"] not in ("btile", "bskip"):
+                        continue
+                    seen = [vis(i, j) for i in range(e["r0"], e["r1"]) for j in range(e["c0"], e["c1"])]
+                    cls = "skipped" if not any(seen) else "full" if all(seen) else "partial"
+                    if cls != e["class"] or (e["event"] == "bskip") != (cls == "skipped"):
+                        check(False, f"{what}: tile ({e['qt']}, {e['kt']}) is {e['class']}, the mask says {cls}")
+                        break
+                # the per-tile contributions add up to the gradients
+                acc = {}
+                for e in ev:
+                    if e["event"] == "brow":
+                        key = ("dQ", e["head"], e["row"])
+                        acc[key] = [a + b for a, b in zip(acc.get(key, [0.0] * d), e["dq_blk"])]
+                    elif e["event"] == "bkey":
+                        for name, blk in (("dK", "dk_blk"), ("dV", "dv_blk")):
+                            key = (name, e["kv_head"], e["key"])
+                            acc[key] = [a + b for a, b in zip(acc.get(key, [0.0] * len(e[blk])), e[blk])]
+                sums_ok = all(all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for a, b in
+                                  zip(acc.get((e["tensor"], e["head"], e["row"]), [0.0] * len(e["value"])), e["value"]))
+                              for e in ev if e["event"] == "grad")
+                check(sums_ok, f"{what}: dq_blk, dk_blk, dv_blk do not add up to the grad rows")
                 first_grad = kinds.index("grad") if "grad" in kinds else len(kinds)
                 check(all(x == "grad" for x in kinds[first_grad:]) and "btile" not in kinds[first_grad:],
                       f"{what}: the grad rows come after the last tile")
