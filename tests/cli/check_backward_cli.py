@@ -214,6 +214,24 @@ for trial in range(6):
                         row = [x for x in grads if x["tensor"] == "dQ"][n]["value"]
                         check(all(x == 0 for x in row), f"{what}: a row that sees nothing has dQ = 0")
 
+# --do reads .npy like the other inputs: a float64 .npy of the last dO gives the same output.
+def write_npy(name, rows):
+    import struct
+    path = os.path.join(tmp, name)
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        for r in rows:
+            f.write(struct.pack("<%dd" % len(r), *r))
+    return path
+
+
+npy = write_npy("do.npy", dO)
+rc1, out1, err1 = run(base + ["--do", do])
+rc2, out2, err2 = run(base + ["--do", npy])
+check(rc1 == 0 and rc2 == 0 and out1 == out2 and out1, f"--do as .npy: rc={rc2} {err2!r}")
+
 # The table form runs and names dO = 1.
 rc, out, err = run(["--backward", "--q", q, "--k", k, "--v", v, "--heads", f"{hq}:{hkv}", "--mask", "causal"])
 check(rc == 0 and "dO=1" in out and "dV:" in out, f"table form: rc={rc} {err!r}")
