@@ -236,6 +236,13 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
         gui_rect band = kv_outer ? (gui_rect){g->x0 + ct->c0 * cell, g->y0, (ct->c1 - ct->c0) * cell, gh}
                                  : (gui_rect){g->x0, g->y0 + ct->r0 * cell, gw, (ct->r1 - ct->r0) * cell};
         gui_frame(d, (gui_rect){band.x - t3, band.y - t3, band.w + 2 * t3, band.h + 2 * t3}, th->accent, d->thin + 1);
+        /* In the gap row under the pairs: what the band is. */
+        int fsm = L->font_small, lhs = gui_line_h(d, fsm);
+        if (cell >= lhs) {
+            const char *what = kv_outer ? "this KV tile's dK, dV: Q tiles stream past" : "this Q tile's dQ: KV tiles stream past";
+            int tx = kv_outer ? band.x + band.w / 2 : g->x0 + gw / 2;
+            gui_text(d, fsm, tx, g->y0 + gh + (cell - lhs) / 2, th->accent, GUI_AL_CENTER, what);
+        }
         gui_rect r = {g->x0 + ct->c0 * cell, g->y0 + ct->r0 * cell, (ct->c1 - ct->c0) * cell, (ct->r1 - ct->r0) * cell};
         gui_frame(d, (gui_rect){r.x - t3 / 2, r.y - t3 / 2, r.w + t3, r.h + t3}, th->current, t3);
         if (ct->kind == FS_EV_BSKIP && r.w > gui_text_w(d, L->font_small, "skipped")) {
