@@ -637,6 +637,47 @@ START_TEST(every_step_fits_at_projector_sizes)
 }
 END_TEST
 
+/* The backward lessons open in the backward scene, whose grid (pairs, a gap column, the dQ
+ * columns; under them the dK and dV rows) fits the main area at both test sizes, and every step
+ * has a narration (the lesson's or the event's own description). */
+START_TEST(backward_lessons_in_their_scene)
+{
+    char **paths = NULL;
+    int n = 0, found = 0;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    for (int i = 0; i < n; i++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_lesson_load(paths[i], &sh, stderr), 0);
+        if (sh.run.algo != FS_ALGO_BACKWARD) { gui_show_free(&sh); continue; }
+        found++;
+        ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
+        ck_assert_str_eq(gui_scene_str(sh.scene), "backward");
+        const fs_attn *a = &sh.run.attn;
+        int wh[2][2] = {{1280, 720}, {1920, 1080}};
+        for (int z = 0; z < 2; z++) {
+            gui_layout L = gui_layout_compute(wh[z][0], wh[z][1], 100);
+            gui_grid g = gui_scene_grid(&sh, &L);
+            ck_assert_msg(g.cell >= 8, "%s: cells of %d px at %dx%d", paths[i], g.cell, wh[z][0], wh[z][1]);
+            ck_assert_int_eq(g.rows, a->n_q + 1 + a->d + 1 + a->d_v);
+            ck_assert_int_eq(g.cols, a->n_kv + 1 + a->d);
+            ck_assert(g.x0 >= L.main.x && g.x0 + g.cols * g.cell <= L.main.x + L.main.w);
+            ck_assert(g.y0 >= L.main.y && g.y0 + g.rows * g.cell <= L.main.y + L.main.h);
+        }
+        int kinds = 0;
+        for (int64_t k = 0; k < sh.trace.n; k++) {
+            char buf[4096];
+            gui_narration(&sh, k, buf, sizeof buf);
+            ck_assert_msg(buf[0] != 0, "%s: no narration at step %lld", paths[i], (long long)k);
+            kinds |= 1 << sh.trace.ev[k].kind;
+        }
+        ck_assert(kinds & (1 << FS_EV_BROW) && kinds & (1 << FS_EV_BKEY) && kinds & (1 << FS_EV_GRAD));
+        gui_show_free(&sh);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_msg(found >= 3, "only %d backward lessons found", found);
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -694,6 +735,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, traffic_counter_matches_memory_model);
     tcase_add_test(t, wrap_keeps_words_whole);
     tcase_add_test(t, pitfall_narration_follows_timeline);
+    tcase_add_test(t, backward_lessons_in_their_scene);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);

@@ -236,6 +236,13 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
         gui_rect band = kv_outer ? (gui_rect){g->x0 + ct->c0 * cell, g->y0, (ct->c1 - ct->c0) * cell, gh}
                                  : (gui_rect){g->x0, g->y0 + ct->r0 * cell, gw, (ct->r1 - ct->r0) * cell};
         gui_frame(d, (gui_rect){band.x - t3, band.y - t3, band.w + 2 * t3, band.h + 2 * t3}, th->accent, d->thin + 1);
+        /* In the gap row under the pairs: what the band is. */
+        int fsm = L->font_small, lhs = gui_line_h(d, fsm);
+        if (cell >= lhs) {
+            const char *what = kv_outer ? "this KV tile's dK, dV: Q tiles stream past" : "this Q tile's dQ: KV tiles stream past";
+            int tx = kv_outer ? band.x + band.w / 2 : g->x0 + gw / 2;
+            gui_text(d, fsm, tx, g->y0 + gh + (cell - lhs) / 2, th->accent, GUI_AL_CENTER, what);
+        }
         gui_rect r = {g->x0 + ct->c0 * cell, g->y0 + ct->r0 * cell, (ct->c1 - ct->c0) * cell, (ct->r1 - ct->r0) * cell};
         gui_frame(d, (gui_rect){r.x - t3 / 2, r.y - t3 / 2, r.w + t3, r.h + t3}, th->current, t3);
         if (ct->kind == FS_EV_BSKIP && r.w > gui_text_w(d, L->font_small, "skipped")) {
@@ -447,6 +454,46 @@ static void draw_side(gui_draw *d, const gui_show *show, const bscan *c)
     gui_clip(d, NULL);
 }
 
+/* Hovering a pair shows its recomputed numbers; a gradient cell, its value. */
+static void draw_hover(gui_draw *d, const gui_state *s, const bscan *c, const gui_grid *g)
+{
+    if (s->hover != GUI_HOVER_CELL) return;
+    const fs_trace *t = c->t;
+    int i = s->hover_i, j = s->hover_j;
+    char text[200] = "", b1[32], b2[32], b3[32], b4[32];
+    if (i < c->n_q && j < c->n_kv) {
+        int64_t ce = c->cell_ev[(size_t)i * c->n_kv + j];
+        if (ce < 0) return;
+        const fs_event *e = &t->ev[ce];
+        int k = j - e->c0;
+        snprintf(text, sizeof text, "row %d, key %d: S = %s  P = %s  dP = %s  dS = %s", i, j,
+                 gui_fmt(vec_at(t, e->s_row, e->n_s, k), b1, 32), gui_fmt(vec_at(t, e->p_row, e->n_s, k), b2, 32),
+                 gui_fmt(vec_at(t, e->dp_row, e->n_s, k), b3, 32), gui_fmt(vec_at(t, e->ds_row, e->n_s, k), b4, 32));
+    } else if (i < c->n_q && j > c->n_kv && j - c->n_kv - 1 < c->d && c->dq_ev[i] >= 0) {
+        const fs_event *e = &t->ev[c->dq_ev[i]];
+        snprintf(text, sizeof text, "dQ[%d][%d] = %s%s", i, j - c->n_kv - 1, gui_fmt(vec_at(t, e->o_new, e->n_o, j - c->n_kv - 1), b1, 32),
+                 c->dq_ev[i] == c->dq_last[i] ? " (final)" : "");
+    } else if (j < c->n_kv && c->key_ev[j] >= 0 && i > c->n_q) {
+        const fs_event *e = &t->ev[c->key_ev[j]];
+        int r = i - c->n_q - 1;
+        bool fin = c->key_ev[j] == c->key_last[j];
+        if (r < c->d)
+            snprintf(text, sizeof text, "dK[%d][%d] = %s%s", j, r, gui_fmt(vec_at(t, e->o_new, e->n_o, r), b1, 32), fin ? " (final)" : "");
+        else if (r > c->d && r - c->d - 1 < c->d_v)
+            snprintf(text, sizeof text, "dV[%d][%d] = %s%s", j, r - c->d - 1, gui_fmt(vec_at(t, e->g_new, e->n_g, r - c->d - 1), b1, 32),
+                     fin ? " (final)" : "");
+    }
+    if (!text[0]) return;
+    (void)g;
+    int fs = d->L.font_small, w = gui_text_w(d, fs, text) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
+    int x = s->mouse_x + d->L.pad, y = s->mouse_y + 2 * d->L.pad;
+    if (x + w > s->w) x = s->w - w;
+    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
+    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
+    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
+    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, text);
+}
+
 void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show);
 void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show)
 {
@@ -458,5 +505,6 @@ void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_grid g = gui_scene_grid(show, &d->L);
     draw_main(d, s, show, &c, &g);
     draw_side(d, show, &c);
+    draw_hover(d, s, &c, &g);
     bscan_free(&c);
 }

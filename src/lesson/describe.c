@@ -85,6 +85,42 @@ static size_t paren_negatives(char *buf, size_t n)
     return w;
 }
 
+/* Backward: "rows 0-1, 4" — the query rows of head h (keys of KV head h when keys) whose last
+ * BROW (BKEY) in the whole trace is at or before step: their dQ (dK, dV) rows are final. A row
+ * the backward never touches is final (zero) from the start. */
+static void put_finished(sb *b, const fs_trace *t, int64_t step, int h, bool keys)
+{
+    int32_t n = 0;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (keys ? e->kind == FS_EV_GRAD && e->tensor == FS_GRAD_DK && e->head == h
+                 : e->kind == FS_EV_GRAD && e->tensor == FS_GRAD_DQ && e->head == h)
+            n = e->row + 1 > n ? e->row + 1 : n;
+    }
+    int shown = 0, run0 = -1;
+    for (int32_t i = 0; i <= n; i++) {
+        bool fin = false;
+        if (i < n) {
+            int64_t last = -1;
+            for (int64_t k = 0; k < t->n; k++) {
+                const fs_event *e = &t->ev[k];
+                if (keys ? e->kind == FS_EV_BKEY && e->kv_head == h && e->row == i
+                         : e->kind == FS_EV_BROW && e->head == h && e->row == i)
+                    last = k;
+            }
+            fin = last <= step;
+        }
+        if (fin && run0 < 0) run0 = i;
+        if (!fin && run0 >= 0) {
+            if (shown++ >= 6) { put(b, ", …"); return; }
+            if (i - 1 > run0) put(b, "%s%d-%d", shown > 1 ? ", " : "", run0, i - 1);
+            else put(b, "%s%d", shown > 1 ? ", " : "", run0);
+            run0 = -1;
+        }
+    }
+    if (!shown) put(b, "none");
+}
+
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits, char *buf,
                           size_t n)
 {
@@ -212,6 +248,10 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         put(&b, "backward tile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s; recompute S and P = exp(S − L)",
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        put(&b, "; final so far: dQ rows ");
+        put_finished(&b, t, step, e->head, false);
+        put(&b, "; dK, dV rows ");
+        put_finished(&b, t, step, e->kv_head, true);
         break;
     case FS_EV_BSKIP:
         put(&b, "backward skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): P = 0 there, "

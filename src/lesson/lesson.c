@@ -1321,6 +1321,37 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         *v = (double)cnt;
         return true;
     }
+    if (!strcmp(s, "graderr")) {
+        /* max |g − g_dense| over dQ, dK, dV: the traced backward against the materializing one */
+        if (!l->has_run || l->run.algo != FS_ALGO_BACKWARD || !l->res.dQ)
+            return fs_loc_error_set(P->err, P->name, line, col, "graderr needs algo: backward");
+        const fs_attn *at = &l->run.attn;
+        size_t nq = (size_t)at->n_q_heads * at->n_q, nk = (size_t)at->n_kv_heads * at->n_kv;
+        size_t n1 = nq * (size_t)at->d, n2 = nk * (size_t)at->d, n3 = nk * (size_t)at->d_v;
+        double *g = malloc(sizeof(double) * (n1 + n2 + n3)), *ones = NULL;
+        const double *dO = l->run.dO;
+        if (g && !dO && (ones = malloc(sizeof(double) * nq * (size_t)at->d_v)))
+            for (size_t k = 0; k < nq * (size_t)at->d_v; k++) ones[k] = 1;
+        if (!g || (!dO && !ones)) {
+            free(g);
+            free(ones);
+            return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
+        }
+        fs_status st = fs_backward_dense(at, dO ? dO : ones, g, g + n1, g + n1 + n2);
+        double w = 0;
+        const double *mine[3] = {l->res.dQ, l->res.dK, l->res.dV}, *ref[3] = {g, g + n1, g + n1 + n2};
+        size_t len[3] = {n1, n2, n3};
+        for (int q = 0; q < 3 && st == FS_OK; q++)
+            for (size_t k = 0; k < len[q]; k++) {
+                double dd = fabs(mine[q][k] - ref[q][k]);
+                w = isnan(dd) ? NAN : fmax(w, dd);
+            }
+        free(g);
+        free(ones);
+        if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "dense backward failed: %s", fs_status_str(st));
+        *v = w;
+        return true;
+    }
     if (!strcmp(s, "drift")) {
         if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "drift needs a pitfall lesson");
         *v = max_abs_diff(&l->res, &l->cmp_res);
@@ -1336,7 +1367,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
         return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
-                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, drift, "
+                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, graderr, drift, "
                        "count_nan, expr)", s);
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
         if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");

@@ -171,6 +171,29 @@ for trial in range(6):
                 else:
                     want = [(kh * g + x, a, b) for kh in range(hkv) for b in range(nkt) for x in range(g) for a in range(nqt)]
                 check(pairs == want, f"{what}: one btile or bskip per pair, in loop order")
+                # tile classes from the mask alone: skipped when no pair is visible, full when all are
+                for e in ev:
+                    if e["event"] not in ("btile", "bskip"):
+                        continue
+                    seen = [vis(i, j) for i in range(e["r0"], e["r1"]) for j in range(e["c0"], e["c1"])]
+                    cls = "skipped" if not any(seen) else "full" if all(seen) else "partial"
+                    if cls != e["class"] or (e["event"] == "bskip") != (cls == "skipped"):
+                        check(False, f"{what}: tile ({e['qt']}, {e['kt']}) is {e['class']}, the mask says {cls}")
+                        break
+                # the per-tile contributions add up to the gradients
+                acc = {}
+                for e in ev:
+                    if e["event"] == "brow":
+                        key = ("dQ", e["head"], e["row"])
+                        acc[key] = [a + b for a, b in zip(acc.get(key, [0.0] * d), e["dq_blk"])]
+                    elif e["event"] == "bkey":
+                        for name, blk in (("dK", "dk_blk"), ("dV", "dv_blk")):
+                            key = (name, e["kv_head"], e["key"])
+                            acc[key] = [a + b for a, b in zip(acc.get(key, [0.0] * len(e[blk])), e[blk])]
+                sums_ok = all(all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for a, b in
+                                  zip(acc.get((e["tensor"], e["head"], e["row"]), [0.0] * len(e["value"])), e["value"]))
+                              for e in ev if e["event"] == "grad")
+                check(sums_ok, f"{what}: dq_blk, dk_blk, dv_blk do not add up to the grad rows")
                 first_grad = kinds.index("grad") if "grad" in kinds else len(kinds)
                 check(all(x == "grad" for x in kinds[first_grad:]) and "btile" not in kinds[first_grad:],
                       f"{what}: the grad rows come after the last tile")
@@ -190,6 +213,24 @@ for trial in range(6):
                     if e["lse"] == "-inf":
                         row = [x for x in grads if x["tensor"] == "dQ"][n]["value"]
                         check(all(x == 0 for x in row), f"{what}: a row that sees nothing has dQ = 0")
+
+# --do reads .npy like the other inputs: a float64 .npy of the last dO gives the same output.
+def write_npy(name, rows):
+    import struct
+    path = os.path.join(tmp, name)
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        for r in rows:
+            f.write(struct.pack("<%dd" % len(r), *r))
+    return path
+
+
+npy = write_npy("do.npy", dO)
+rc1, out1, err1 = run(base + ["--do", do])
+rc2, out2, err2 = run(base + ["--do", npy])
+check(rc1 == 0 and rc2 == 0 and out1 == out2 and out1, f"--do as .npy: rc={rc2} {err2!r}")
 
 # The table form runs and names dO = 1.
 rc, out, err = run(["--backward", "--q", q, "--k", k, "--v", v, "--heads", f"{hq}:{hkv}", "--mask", "causal"])
