@@ -1,7 +1,8 @@
-/* lesson_internal.h: what the files of src/lesson share and nobody else sees.
+/* lesson_internal.h: the lesson struct, which the files of src/lesson share and nobody else sees.
  *
- * The public interface is lesson.h; this header only lets lesson.c (parsing, running,
- * expectations) and describe.c (event text for players) read the same struct.
+ * The public interface is lesson.h. lesson.c, lesson_format.c, lesson_run.c and lesson_expect.c
+ * build a lesson (their shared parse state is in lesson_parse.h); describe.c reads it to narrate
+ * events for the players.
  */
 #ifndef FS_LESSON_INTERNAL_H
 #define FS_LESSON_INTERNAL_H
