@@ -26,20 +26,7 @@
 
 #include "engine/attn.h"
 #include "engine/status.h"
-
-/* The precision a kernel ran in. */
-typedef enum { FS_PREC_F64 = 0, FS_PREC_F32, FS_PREC_F16, FS_PREC_BF16, FS_PREC_COUNT } fs_prec;
-
-const char *fs_prec_str(fs_prec p);            /* "f64", "f32", "f16", "bf16" */
-double fs_prec_round(fs_prec p, double x);     /* nearest value of that format (ties to even) */
-double fs_prec_unit(fs_prec p);                /* unit roundoff u: 2^-53, 2^-24, 2^-11, 2^-8 */
-double fs_check_floor_factor(fs_prec p);       /* c(prec) of the rule above */
-
-/* The straightforward implementation in precision p, as a plain kernel computes it: inputs
- * rounded to p, every product, sum, exp, division rounded to p as it happens (dot products
- * accumulated one term at a time). O is (n_q_heads, n_q, d_v); lse (may be NULL) is
- * (n_q_heads, n_q), natural log, −∞ for a row that sees no key (its O row is 0). */
-fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse);
+#include "check/prec.h"
 
 /* What the candidate matches. FS_DIAG_OK: it passed. */
 typedef enum {

@@ -1,0 +1,123 @@
+/* prec.c: the precisions a kernel may run in, and the textbook algorithm run in one of them
+ * (the yardstick of check.h's rule). */
+#include "check/prec.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- precisions ---- */
+
+const char *fs_prec_str(fs_prec p)
+{
+    static const char *s[] = {"f64", "f32", "f16", "bf16"};
+    return (unsigned)p < FS_PREC_COUNT ? s[p] : "?";
+}
+
+double fs_prec_unit(fs_prec p)
+{
+    switch (p) {
+    case FS_PREC_F32: return 0x1p-24;
+    case FS_PREC_F16: return 0x1p-11;
+    case FS_PREC_BF16: return 0x1p-8;
+    default: return 0x1p-53;
+    }
+}
+
+double fs_check_floor_factor(fs_prec p) { return p == FS_PREC_F64 ? 1e-12 : 4 * fs_prec_unit(p); }
+
+/* Round x to a binary format with p significant bits, smallest normal exponent emin and largest
+ * finite value maxv (round to nearest, ties to even; subnormals; overflow to ±inf). Division and
+ * multiplication by the power of two q are exact in double. */
+static double round_format(double x, int p, int emin, double maxv)
+{
+    if (x == 0 || !isfinite(x)) return x;
+    int e;
+    frexp(x, &e);            /* x = f · 2^e, 0.5 ≤ |f| < 1: the leading bit has weight 2^(e−1) */
+    int E = e - 1 < emin ? emin : e - 1;
+    double q = ldexp(1.0, E - p + 1);
+    double r = nearbyint(x / q) * q;
+    return fabs(r) > maxv ? copysign(INFINITY, x) : r;
+}
+
+/* The same for a normal result, on the bits: drop the low `drop` bits of the significand with
+ * round to nearest even (a carry into the exponent is the right result). A fast path only: the
+ * caller keeps subnormals, overflow and non-finite values on round_format. */
+static double round_bits(double x, int drop)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u += ((uint64_t)1 << (drop - 1)) - 1 + ((u >> drop) & 1);
+    u &= ~(((uint64_t)1 << drop) - 1);
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+double fs_prec_round(fs_prec p, double x)
+{
+    double ax = fabs(x);
+    switch (p) {
+    case FS_PREC_F32: return (double)(float)x;
+    case FS_PREC_F16:
+        return ax >= 0x1p-14 && ax < 65504.0 ? round_bits(x, 42) : round_format(x, 11, -14, 65504.0);
+    case FS_PREC_BF16:
+        return ax >= 0x1p-126 && ax < 0x1.FEp127 ? round_bits(x, 45) : round_format(x, 8, -126, 0x1.FEp127);
+    default: return x;
+    }
+}
+
+/* ---- the straightforward implementation in a given precision ---- */
+
+fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
+{
+    /* Q (HQ, n_q, d), K (HKV, n_kv, d), V (HKV, n_kv, d_v) → O (HQ, n_q, d_v), lse (HQ, n_q) */
+    assert(a && O);
+    fs_status st = fs_attn_check(a);
+    if (st != FS_OK) return st;
+    double *s = malloc(sizeof(double) * (size_t)a->n_kv);
+    if (!s) return FS_ERR_NOMEM;
+#define R(x) fs_prec_round(p, (x))
+    const double scale = R(a->scale);
+    for (int32_t h = 0; h < a->n_q_heads; h++) {
+        const int32_t g = fs_attn_kv_head(a, h);
+        const double *V = a->V + (size_t)g * a->n_kv * a->d_v;
+        for (int32_t i = 0; i < a->n_q; i++) {
+            /* S row: s_j = scale · Σ_c q_c k_jc, one rounded term at a time */
+            double m = -INFINITY;
+            for (int32_t j = 0; j < a->n_kv; j++) {
+                double x;
+                if (a->S) {
+                    x = R(a->S[((size_t)h * a->n_q + i) * a->n_kv + j]);
+                } else {
+                    const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
+                    const double *k = a->K + ((size_t)g * a->n_kv + j) * a->d;
+                    x = 0;
+                    for (int32_t c = 0; c < a->d; c++) x = R(x + R(R(q[c]) * R(k[c])));
+                }
+                x = R(x * scale);
+                if (a->softcap > 0) x = R(R(a->softcap) * R(tanh(R(x / R(a->softcap)))));
+                s[j] = fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j) ? x : -INFINITY;
+                if (s[j] > m) m = s[j];
+            }
+            /* P = exp(S − m), ℓ = Σ P, O = P V / ℓ */
+            double *o = O + ((size_t)h * a->n_q + i) * a->d_v, l = 0;
+            for (int32_t c = 0; c < a->d_v; c++) o[c] = 0;
+            if (m > -INFINITY) {
+                for (int32_t j = 0; j < a->n_kv; j++) {
+                    if (s[j] == -INFINITY) continue;
+                    double pj = R(exp(R(s[j] - m)));
+                    l = R(l + pj);
+                    for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] + R(pj * R(V[(size_t)j * a->d_v + c])));
+                }
+                for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] / l);
+            }
+            if (lse) lse[(size_t)h * a->n_q + i] = m > -INFINITY ? R(m + R(log(l))) : -INFINITY;
+        }
+    }
+#undef R
+    free(s);
+    return FS_OK;
+}
+
