@@ -4,7 +4,7 @@
  * scales up to 10^300, fresh each run (seed printed on failure). For each problem, either the
  * engine refuses it before running (FS_ERR_RANGE, with the score or V entry it names really out
  * of range) or every algorithm (reference, one query, tiled in both forms, both orders, with and
- * without exp2, decode with both merges, online softmax) returns only finite outputs: every O,
+ * without exp2, decode with both merges, online softmax, the backward) returns only finite outputs: every O,
  * every ℓ, and m for every row that sees a key. 001's pitfall variants are left out: the
  * masked-nan one exists to show a NaN.
  */
@@ -201,6 +201,50 @@ START_TEST(test_softmax_wide_values)
 }
 END_TEST
 
+/* The backward by recomputation: either refused (a gradient bound passes float64) or every
+ * gradient, D and L finite where the row sees a key. dO is drawn over the whole range too. */
+START_TEST(test_backward_finite)
+{
+    uint64_t seed = fs_test_seed() + 131u * (uint64_t)_i;
+    fs_rng r = {seed};
+    int n_q = fs_rng_int(&r, 1, 5), n_kv = fs_rng_int(&r, 1, 6), d = fs_rng_int(&r, 1, 3), dv = fs_rng_int(&r, 1, 3);
+    double Q[15], K[18], V[18], dO[15];
+    double tq = fs_rng_uniform(&r, 0, 160), tk = fs_rng_uniform(&r, 0, 160), tv = fs_rng_uniform(&r, 0, 308);
+    double tdo = fs_rng_uniform(&r, 0, 308);
+    for (int x = 0; x < n_q * d; x++) Q[x] = wide(&r, -300, tq);
+    for (int x = 0; x < n_kv * d; x++) K[x] = wide(&r, -300, tk);
+    for (int x = 0; x < n_kv * dv; x++) V[x] = wide(&r, -300, tv);
+    for (int x = 0; x < n_q * dv; x++) dO[x] = wide(&r, -300, tdo);
+    fs_run run = fs_run_make(FS_ALGO_BACKWARD);
+    run.attn = fs_attn_make(n_q, n_kv, d, dv);
+    run.attn.Q = Q;
+    run.attn.K = K;
+    run.attn.V = V;
+    if (fs_rng_int(&r, 0, 1)) run.attn.mask.kind = FS_MASK_CAUSAL;
+    run.tiling.Bq = fs_rng_int(&r, 1, 3);
+    run.tiling.Bk = fs_rng_int(&r, 1, 3);
+    run.tiling.order = fs_rng_int(&r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+    run.dO = fs_rng_int(&r, 0, 4) ? dO : NULL;
+    fs_result res;
+    fs_status st = fs_run_exec(&run, &res, NULL);
+    if (st == FS_ERR_RANGE) {
+        char why[400];
+        fs_run_status_detail(&run, st, why, sizeof why);
+        FS_ASSERT_SEED(strstr(why, "beyond"), seed, "refusal without a reason: %s", why);
+        return;
+    }
+    FS_ASSERT_SEED(st == FS_OK, seed, "status %d", st);
+    const double *t[3] = {res.dQ, res.dK, res.dV};
+    long n[3] = {(long)n_q * d, (long)n_kv * d, (long)n_kv * dv};
+    for (int k = 0; k < 3; k++)
+        for (long x = 0; x < n[k]; x++)
+            FS_ASSERT_SEED(isfinite(t[k][x]), seed, "%s[%ld] = %g (tops 1e%.0f 1e%.0f 1e%.0f 1e%.0f)",
+                           k == 0 ? "dQ" : k == 1 ? "dK" : "dV", x, t[k][x], tq, tk, tv, tdo);
+    for (int i = 0; i < n_q; i++) FS_ASSERT_SEED(isfinite(res.D[i]), seed, "D[%d] = %g", i, res.D[i]);
+    fs_result_free(&res);
+}
+END_TEST
+
 Suite *range_suite(void)
 {
     Suite *s = suite_create("range");
@@ -208,6 +252,7 @@ Suite *range_suite(void)
     tcase_add_loop_test(tc, test_finite_inputs_finite_outputs, 0, 400);
     tcase_add_test(tc, test_refusals_name_the_score);
     tcase_add_loop_test(tc, test_softmax_wide_values, 0, 100);
+    tcase_add_loop_test(tc, test_backward_finite, 0, 300);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -785,7 +785,7 @@ int cli_trace(int argc, char **argv)
         st = fs_run_exec(r, &res, &tr);
         if (st != FS_OK) {
             char why[320];
-            fprintf(stderr, "flashstep trace: %s\n", fs_attn_status_detail(&r->attn, st, why, sizeof why));
+            fprintf(stderr, "flashstep trace: %s\n", fs_run_status_detail(r, st, why, sizeof why));
             goto out;
         }
     }

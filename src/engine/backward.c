@@ -13,6 +13,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,43 @@ static fs_status push_grad(fs_trace *tr, int tensor, int32_t head, int32_t kv_he
     return fs_trace_push(tr, &e) ? FS_OK : fs_trace_error(tr);
 }
 
+static double max_abs(const double *x, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+    return m;
+}
+
+fs_status fs_backward_check_range(const fs_attn *a, const double *dO, char *why, size_t n)
+{
+    /* shapes: dO (Hq, n_q, d_v); Q (Hq, n_q, d); K (Hkv, n_kv, d); V (Hkv, n_kv, d_v) */
+    size_t rows = (size_t)a->n_q_heads * a->n_q, keys = (size_t)a->n_kv_heads * a->n_kv;
+    for (size_t i = 0; dO && i < rows * (size_t)a->d_v; i++)
+        if (!isfinite(dO[i])) {
+            if (why) snprintf(why, n, "dO holds NaN or infinity");
+            return FS_ERR_VALUE;
+        }
+    double A = dO ? max_abs(dO, rows * (size_t)a->d_v) : 1.0, Vi = max_abs(a->V, keys * (size_t)a->d_v);
+    double Qi = a->Q ? max_abs(a->Q, rows * (size_t)a->d) : 0, Ki = a->K ? max_abs(a->K, keys * (size_t)a->d) : 0;
+    double g = (double)(a->n_q_heads / a->n_kv_heads), sc = fabs(a->scale);
+    double B = 2.0 * a->d_v * A * Vi;
+    struct { const char *what; double bound; } b[] = {
+        {"dP = dO Vᵀ and dS", B},
+        {"dV = Pᵀ dO", g * a->n_q * A},
+        {"dQ = scale · dS K", sc * B * Ki},
+        {"dK = scale · dSᵀ Q", sc * g * a->n_q * B * Qi},
+    };
+    for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
+        if (!(b[k].bound <= FS_VALUE_LIMIT)) {
+            if (why)
+                snprintf(why, n, "%s can reach %.3g with these inputs (largest |dO| %.3g, |V| %.3g, |Q| %.3g, "
+                         "|K| %.3g), beyond the limit of %.2g that keeps float64 finite; scale dO or the inputs down",
+                         b[k].what, b[k].bound, A, Vi, Qi, Ki, FS_VALUE_LIMIT);
+            return FS_ERR_RANGE;
+        }
+    return FS_OK;
+}
+
 fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, const double *L,
                       const double *dO, double *dQ, double *dK, double *dV, double *D_out,
                       fs_trace *tr)
@@ -192,6 +230,7 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
     if (!a->Q || !a->K || a->S) return FS_ERR_ARG;   /* given scores have no dQ, dK */
     if (t->Bq < 1 || t->Bk < 1) return FS_ERR_TILE;
     if ((unsigned)t->order > FS_ORDER_KV_OUTER || t->pitfall != FS_PITFALL_NONE) return FS_ERR_ARG;
+    if ((st = fs_backward_check_range(a, dO, NULL, 0)) != FS_OK) return st;
 
     const int32_t d = a->d, d_v = a->d_v, n_q = a->n_q, n_kv = a->n_kv;
     const int32_t Bk = t->Bk < n_kv ? t->Bk : n_kv;

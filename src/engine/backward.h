@@ -69,6 +69,16 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
  * than from O. dO as above; dQ, dK, dV out. */
 fs_status fs_backward_dense(const fs_attn *a, const double *dO, double *dQ, double *dK, double *dV);
 
+/* Finite inputs whose gradients would overflow float64. With A = max |dO|, V∞ = max |v|,
+ * Q∞ = max |q|, K∞ = max |k| and g query heads per KV head, every intermediate is bounded by
+ *     |dP|, |D| ≤ d_v · A · V∞,   Σ_j |dS_ij| ≤ B = 2 · d_v · A · V∞   (P ≥ 0 sums to 1 per row)
+ *     |dV| ≤ g · n_q · A,   |dQ| ≤ |scale| · B · K∞,   |dK| ≤ |scale| · g · n_q · B · Q∞
+ * (the soft-cap's factor is at most 1). FS_OK when every bound is within FS_VALUE_LIMIT, else
+ * FS_ERR_RANGE with a sentence naming the bound in why (may be NULL). fs_backward calls it after
+ * fs_attn_check; dO must be finite (FS_ERR_VALUE otherwise). dO is (n_q_heads, n_q, d_v), or
+ * NULL for dO = 1 everywhere. */
+fs_status fs_backward_check_range(const fs_attn *a, const double *dO, char *why, size_t n);
+
 const char *fs_grad_str(int tensor);   /* FS_GRAD_DQ → "dQ", "dK", "dV" */
 
 enum { FS_GRAD_DQ = 0, FS_GRAD_DK, FS_GRAD_DV };

@@ -132,6 +132,14 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
     return st;
 }
 
+const char *fs_run_status_detail(const fs_run *r, fs_status st, char *buf, size_t n)
+{
+    if (r->algo == FS_ALGO_BACKWARD && (st == FS_ERR_RANGE || st == FS_ERR_VALUE) &&
+        fs_attn_check(&r->attn) == FS_OK && fs_backward_check_range(&r->attn, r->dO, buf, n) != FS_OK)
+        return buf;
+    return fs_attn_status_detail(&r->attn, st, buf, n);
+}
+
 const char *fs_algo_str(fs_algo a)
 {
     static const char *s[] = {"reference", "softmax", "query", "tiled", "decode", "backward"};

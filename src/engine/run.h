@@ -56,6 +56,10 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr);
 
 void fs_result_free(fs_result *res);
 
+/* One English sentence for a failed fs_run_exec: what fs_attn_status_detail says, and for the
+ * backward a gradient that would overflow (fs_backward_check_range). Returns buf. */
+const char *fs_run_status_detail(const fs_run *r, fs_status st, char *buf, size_t n);
+
 /* "reference", "softmax", "query", "tiled", "decode", "backward" */
 const char *fs_algo_str(fs_algo a);
 

@@ -193,7 +193,7 @@ bool lp_build_and_run(parse_t *P)
     char why[320];
     if (st != FS_OK)
         return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run this lesson: %s",
-                                fs_attn_status_detail(&r->attn, st, why, sizeof why));
+                                fs_run_status_detail(r, st, why, sizeof why));
     l->has_run = true;
     if (P->pitfall != FS_PITFALL_NONE) {
         l->cmp = *r;
@@ -202,7 +202,7 @@ bool lp_build_and_run(parse_t *P)
         st = fs_run_exec(&l->cmp, &l->cmp_res, &l->cmp_tr);
         if (st != FS_OK)
             return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run the comparison: %s",
-                                    fs_attn_status_detail(&l->cmp.attn, st, why, sizeof why));
+                                    fs_run_status_detail(&l->cmp, st, why, sizeof why));
         l->has_cmp = true;
     }
     return true;

@@ -191,6 +191,9 @@ for args, what in [(["--q", huge, "--k", huge, "--v", small], "entries of 1e308"
               f"overflowing score ({what}, {fmt}): rc={rc} out={out[:200]!r} err={err!r}")
 rc, out, err = run(["--q", small, "--k", small, "--v", huge])
 check(rc == 2 and "V's entry at KV head 0, key 0, column 0" in err, f"overflowing V: rc={rc} {err!r}")
+# The backward: gradients that would pass float64 are refused the same way, naming the bound.
+rc, out, err = run(["--q", small, "--k", small, "--v", small, "--backward", "--do", huge])
+check(rc == 2 and not out and "beyond the limit" in err and "dO" in err, f"overflowing dO: rc={rc} {err!r}")
 # Scores that are large but safe run, and the table prints them in exponent form.
 rc, out, err = run(["--q", small, "--k", small, "--v", small, "--scale", "1e300"])
 check(rc == 0 and "1.000e+300" in out and "nan" not in out.lower() and not re.search(r"(?<![-\w])inf", out),
