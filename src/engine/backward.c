@@ -12,6 +12,7 @@
 #include "backward.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,10 +212,13 @@ fs_status fs_backward_check_range(const fs_attn *a, const double *dO, char *why,
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
         if (!(b[k].bound <= FS_VALUE_LIMIT)) {
+            char v[48];
+            if (isfinite(b[k].bound)) snprintf(v, sizeof v, "%.3g", b[k].bound);
+            else snprintf(v, sizeof v, "more than %.3g", DBL_MAX);
             if (why)
-                snprintf(why, n, "%s can reach %.3g with these inputs (largest |dO| %.3g, |V| %.3g, |Q| %.3g, "
+                snprintf(why, n, "%s can reach %s with these inputs (largest |dO| %.3g, |V| %.3g, |Q| %.3g, "
                          "|K| %.3g), beyond the limit of %.2g that keeps float64 finite; scale dO or the inputs down",
-                         b[k].what, b[k].bound, A, Vi, Qi, Ki, FS_VALUE_LIMIT);
+                         b[k].what, v, A, Vi, Qi, Ki, FS_VALUE_LIMIT);
             return FS_ERR_RANGE;
         }
     return FS_OK;
