@@ -413,8 +413,9 @@ int cli_check(int argc, char **argv)
     at.mask.has_offset = o.has_offset;
     at.mask.offset = (int32_t)o.offset;
     fs_status st = fs_attn_check(&at);
+    char why[320];
     if (st != FS_OK) {
-        fprintf(stderr, "flashstep check: %s\n", fs_status_str(st));
+        fprintf(stderr, "flashstep check: %s\n", fs_attn_status_detail(&at, st, why, sizeof why));
         goto out;
     }
 
@@ -433,7 +434,7 @@ int cli_check(int argc, char **argv)
     }
     st = fs_check_judge(&at, O.data, &co, &res);
     if (st != FS_OK) {
-        fprintf(stderr, "flashstep check: %s\n", fs_status_str(st));
+        fprintf(stderr, "flashstep check: %s\n", fs_attn_status_detail(&at, st, why, sizeof why));
         goto out;
     }
 
