@@ -85,11 +85,13 @@ bool fs_cpu_isa_supported(fs_cpu_isa isa)
 #if defined(__x86_64__) || defined(__i386__)
     case FS_CPU_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("f16c");
     case FS_CPU_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
+               __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 #endif
 #if defined(__aarch64__)
     case FS_CPU_ISA_NEON: return true;

@@ -79,12 +79,14 @@ typedef struct {
  * items; each item folds all query rows of the KV head's group (n_q rows × the query heads that
  * read it) into partial (m, ℓ, o) states, reading each K and V row once; the partials are then
  * merged left to right with the merge of decode.h. */
-#define FS_CPU_DECODE_VERSIONS 2   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
+#define FS_CPU_DECODE_VERSIONS 3   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
 
 typedef struct {
     int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows × two
                            keys per Q and K load, o kept in registers over a block of keys, the
-                           key 64 positions ahead prefetched; 0 = newest */
+                           key 64 positions ahead prefetched (into L2); 3: the same prefetched
+                           into L1, and 16-bit K, V widened with vector instructions (with the
+                           same prefetch) instead of element by element; 0 = newest */
     int32_t threads;    /* ≥ 1 */
     int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
     fs_cpu_isa isa;

@@ -66,6 +66,9 @@ typedef struct {
 #ifndef FS_CPU_DEC_AHEAD
 #define FS_CPU_DEC_AHEAD 64   /* decode version 2: prefetch distance, in keys (64 beat 0, 128, 256, 512 here) */
 #endif
+#ifndef FS_CPU_DEC_HINT
+#define FS_CPU_DEC_HINT 2     /* decode version 2: prefetch locality (2: into L2) */
+#endif
 
 typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
