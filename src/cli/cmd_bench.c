@@ -36,9 +36,12 @@ typedef struct {
     int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
+    fs_cpu_dtype decode_dtypes[3];   /* storage types of the decode rows (default: dtype) */
+    int n_decode_dtypes;
     fs_cpu_isa isa;
     bool baseline, prefill, decode, backward;
     bool smoke;          /* --smoke: also shorter machine measurements */
+    bool decode_f16_longest_only;   /* --quick: the float16 decode row at the longest N only */
     int32_t reps;
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
     bench_format format;
@@ -86,8 +89,8 @@ static void usage(FILE *f)
         "\n"
         "options (LIST is comma-separated numbers):\n"
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
-        "                      backward d=128, N=4096, decode at 4096 and 32768 positions,\n"
-        "                      all at all threads\n"
+        "                      backward d=128, N=4096, decode at 4096 and 32768 positions\n"
+        "                      (float32, and float16 K/V at 32768), all at all threads\n"
         "  --smoke             a few seconds, tiny sizes (what `make test` runs)\n"
         "  --n LIST            prefill lengths            (default 512,1024,...,32768)\n"
         "  --d LIST            head dimensions 1..%d      (default 64,128)\n"
@@ -105,6 +108,7 @@ static void usage(FILE *f)
         "  --decode-heads Q/K  decode query/KV heads      (default 32/8)\n"
         "  --decode-d D        decode head dimension      (default 128)\n"
         "  --decode-rows R     query rows per head        (default 1)\n"
+        "  --decode-dtype LIST storage of the decode rows: f32, f16, bf16 (default: --dtype)\n"
         "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
         "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
         "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
@@ -194,6 +198,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
          explicit_d = false, explicit_t = false, explicit_bn = false;
+    bool quick_f16_longest = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -290,6 +295,22 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                 return bad("--decode-heads wants Q/KV such as 32/8, not '%s'", v);
             if (o->decode_heads % o->decode_kv_heads)
                 return bad("--decode-heads %s: the query heads must be a multiple of the KV heads", v);
+        } else if (!strcmp(a, "--decode-dtype")) {
+            NEED_VALUE();
+            char buf[64];
+            if (strlen(v) >= sizeof buf) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+            strcpy(buf, v);
+            o->n_decode_dtypes = 0;
+            for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                fs_cpu_dtype t;
+                if (!strcmp(tok, "f32")) t = FS_CPU_DTYPE_F32;
+                else if (!strcmp(tok, "f16")) t = FS_CPU_DTYPE_F16;
+                else if (!strcmp(tok, "bf16")) t = FS_CPU_DTYPE_BF16;
+                else return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+                if (o->n_decode_dtypes == 3) return bad("--decode-dtype takes at most three types: '%s'", v);
+                o->decode_dtypes[o->n_decode_dtypes++] = t;
+            }
+            if (o->n_decode_dtypes == 0) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
         } else if (!strcmp(a, "--decode-d")) {
             NEED_VALUE();
             if (!parse_int(v, FS_CPU_MIN_D, FS_CPU_MAX_D, &o->decode_d)) return bad("--decode-d wants 1..512, not '%s'", v);
@@ -328,6 +349,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_t) o->threads = (int_list){{all}, 1};
         if (!explicit_dn) o->decode_N = (int_list){{4096, 32768}, 2};
         if (!explicit_bn) o->backward_N = (int_list){{4096}, 1};
+        if (o->n_decode_dtypes == 0) {   /* float32 rows, and float16 K/V at the longest */
+            o->decode_dtypes[0] = o->dtype;
+            o->decode_dtypes[1] = FS_CPU_DTYPE_F16;
+            o->n_decode_dtypes = o->dtype == FS_CPU_DTYPE_F16 ? 1 : 2;
+            quick_f16_longest = true;
+        }
         if (o->reps > 2) o->reps = 2;
     }
     o->smoke = smoke;
@@ -339,6 +366,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_bn) o->backward_N = (int_list){{64, 256}, 2};
         o->reps = 1;
     }
+    if (o->n_decode_dtypes == 0) {
+        o->decode_dtypes[0] = o->dtype;
+        o->n_decode_dtypes = 1;
+    }
+    o->decode_f16_longest_only = quick_f16_longest;
     if (o->kv_heads == 0) o->kv_heads = o->heads;
     if (o->heads % o->kv_heads) {
         fprintf(stderr, "flashstep bench: %d query heads cannot be shared by %d KV heads "
@@ -370,7 +402,9 @@ static double prefill_bytes(const bench_opts *o, int32_t N, int32_t d)
 
 static double decode_bytes(const bench_opts *o, int32_t N)
 {
-    double es = (double)fs_cpu_dtype_size(o->dtype);
+    double es = 2.0;   /* the widest storage among the decode rows */
+    for (int i = 0; i < o->n_decode_dtypes; i++)
+        if ((double)fs_cpu_dtype_size(o->decode_dtypes[i]) > es) es = (double)fs_cpu_dtype_size(o->decode_dtypes[i]);
     double kv = (double)o->batch * o->decode_kv_heads * N * o->decode_d;
     return 2 * kv * es + 1e6;
 }
@@ -864,15 +898,18 @@ int cli_bench(int argc, char **argv)
     if (o.decode)
         for (int ni = 0; ni < o.decode_N.n; ni++)
             for (int ti = 0; ti < o.threads.n; ti++)
+                for (int ei = 0; ei < o.n_decode_dtypes; ei++)
                 for (int vi = 0; vi < o.decode_versions.n && n_rows < cap; vi++) {
                     int32_t N = o.decode_N.v[ni], threads = o.threads.v[ti], d = o.decode_d;
                     int32_t version = o.decode_versions.v[vi];
+                    fs_cpu_dtype dt = o.decode_dtypes[ei];
+                    if (o.decode_f16_longest_only && ei > 0 && ni != o.decode_N.n - 1) continue;
                     bench_row r = {.N = N, .d = d, .causal = 0, .threads = threads};
-                    if (o.dtype == FS_CPU_DTYPE_F32)
+                    if (dt == FS_CPU_DTYPE_F32)
                         snprintf(r.kernel, sizeof r.kernel, "decode-v%d", version);
                     else
                         snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s", version,
-                                 fs_cpu_dtype_str(o.dtype));
+                                 fs_cpu_dtype_str(dt));
                     why[0] = '\0';
                     /* the read bandwidth again, just before the row: on a shared machine (and a
                      * shared host) it moves by tens of percent within minutes, and decode is
@@ -882,14 +919,14 @@ int cli_bench(int argc, char **argv)
                     fs_cpu_rss_reset();
                     inputs in;
                     if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows,
-                                     N, d, o.dtype, false)) {
+                                     N, d, dt, false)) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
                         double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
                                              why, sizeof why);
                         if (t > 0) {
                             double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
-                                           (double)fs_cpu_dtype_size(o.dtype);
+                                           (double)fs_cpu_dtype_size(dt);
                             double flops = 4.0 * N * d * (double)o.decode_heads * o.decode_rows * o.batch;
                             r.ok = true;
                             r.ms = t * 1e3;
