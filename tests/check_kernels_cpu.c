@@ -544,6 +544,10 @@ START_TEST(test_measurements_are_positive)
     ck_assert(fs_cpu_measure_read_gbps(1, 1 << 20) > 0.01);
     ck_assert(fs_cpu_rss_peak_mb() > 0.0);
     ck_assert(fs_cpu_isa_supported(fs_cpu_isa_best()));
+#if defined(__x86_64__)
+    double ghz = fs_cpu_measure_clock_ghz();
+    ck_assert_msg(ghz > 0.1 && ghz < 20.0, "clock %.3g GHz", ghz);
+#endif
 }
 END_TEST
 

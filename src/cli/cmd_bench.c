@@ -59,6 +59,7 @@ typedef struct {
 typedef struct {
     double *fma;         /* GFLOP/s by thread count, index = threads */
     double *bw;          /* GB/s by thread count */
+    double ghz;          /* the clock of one thread, 0 if not measured */
     int32_t max_threads;
 } machine;
 
@@ -746,6 +747,9 @@ static void machine_line(const bench_opts *o, const machine *m)
         fprintf(f, "# measured at %d thread%s: FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
                 t, t > 1 ? "s" : "", m->fma[t], m->bw[t]);
     }
+    if (m->ghz > 0 && m->fma[1] > 0)
+        fprintf(f, "# clock %.2f GHz (a chain of dependent adds, one thread): the 1-thread FMA peak is "
+                   "%.1f FLOP per cycle\n", m->ghz, m->fma[1] / m->ghz);
     fflush(f);
 }
 
@@ -795,6 +799,7 @@ int cli_bench(int argc, char **argv)
         m.fma[t] = fs_cpu_measure_fma_gflops(t, o.smoke ? 0.02 : 0.25);
         m.bw[t] = fs_cpu_measure_read_gbps(t, o.smoke ? (size_t)32 << 20 : (size_t)512 << 20);
     }
+    m.ghz = o.smoke ? 0.0 : fs_cpu_measure_clock_ghz();
     machine_line(&o, &m);
     print_header(&o);
 

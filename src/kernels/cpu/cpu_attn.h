@@ -166,6 +166,11 @@ float fs_cpu_bf16_to_f32(uint16_t h);
 /* Float32 FMA throughput of `threads` threads running independent FMA chains in registers for
  * about `seconds`, in GFLOP/s (an FMA counts 2). */
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds);
+/* The clock one thread runs at, in GHz, from a chain of dependent integer adds (one per cycle);
+ * 0 where not measured (not x86-64). FMA peak / threads / clock = FLOP per cycle per core, the
+ * check that the peak probe measures what the core can do (64 on a core with two 512-bit FMA
+ * pipes, 32 on one that splits 512-bit FMAs in two halves). */
+double fs_cpu_measure_clock_ghz(void);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);

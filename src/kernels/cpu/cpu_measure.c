@@ -51,6 +51,29 @@ double fs_cpu_measure_fma_gflops(int32_t threads, double seconds)
     return best * 1e-9;
 }
 
+double fs_cpu_measure_clock_ghz(void)
+{
+#if defined(__x86_64__)
+    /* a chain of dependent integer adds: one per cycle on every x86 core we know of, so adds
+     * per second is the clock this thread runs at (turbo included), whatever the TSC says */
+    double best = 0.0;
+    for (int rep = 0; rep < 5; rep++) {
+        uint64_t v = 0, n = 40000000;   /* adds; about 10 ms at 4 GHz */
+        double t0 = now_s();
+        __asm__ volatile("1:\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "sub $8, %1\n\tjnz 1b"
+                         : "+r"(v), "+r"(n));
+        double t = now_s() - t0;
+        if (t > 0 && 4e7 / t > best) best = 4e7 / t;
+    }
+    return best * 1e-9;
+#else
+    return 0.0;
+#endif
+}
+
 static void read_item(void *ctx, int32_t thread, int64_t item)
 {
     probe *p = ctx;
