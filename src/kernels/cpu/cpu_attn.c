@@ -390,13 +390,20 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     int32_t kt = (int32_t)(item % p->n_kt);
     int64_t bg = item / p->n_kt;
     int32_t b = (int32_t)(bg / a->n_kv_heads), g = (int32_t)(bg % a->n_kv_heads);
-    int64_t base = bg * p->head_stride + (int64_t)kt * p->Bk * p->dp;
+    int64_t base = bg * p->head_stride + (int64_t)kt * p->tile_stride;
     float *Kt = p->Kp + base, *Vt = p->Vp + base;
     int32_t c0 = kt * p->Bk, n = a->n_kv - c0 < p->Bk ? a->n_kv - c0 : p->Bk, d = a->d;
-    memset(Kt, 0, (size_t)p->Bk * p->dp * sizeof(float));
-    memset(Vt, 0, (size_t)p->Bk * p->dp * sizeof(float));
+    memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
+    memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
     for (int32_t j = 0; j < n; j++) {
-        cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
+        if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
+            int32_t nr = run->ops->nr;
+            for (int32_t c = 0; c < d; c++)
+                Vt[(int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr + c % nr] =
+                    cpu_get(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c);
+        } else {
+            cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
+        }
         if (run->transposed) {
             /* column j of the tile: in strip j / nr, column j mod nr of that (d × nr) strip */
             int32_t nr = run->ops->nr;
@@ -461,7 +468,8 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     p->group = a->n_q_heads / a->n_kv_heads;
     p->scale = scale_of(a);
     p->scale2 = p->scale * FS_CPU_LOG2E;
-    p->head_stride = (int64_t)p->n_kt * p->Bk * p->dp;
+    p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->nr) : p->dp);
+    p->head_stride = (int64_t)p->n_kt * p->tile_stride;
 
     int32_t threads = opt.threads;
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;

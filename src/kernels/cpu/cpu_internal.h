@@ -29,8 +29,10 @@ typedef struct {
     float scale;             /* scale (natural units) */
     float scale2;            /* scale · log2(e): scores in base-2 units (version 4, decode) */
     bool strips;             /* versions ≥ 5: each tile's Kᵀ packed as Bk/NR contiguous strips of
-                                (d × NR), the block one qk_block call reads; version 4: one
-                                (d × Bk) block, whose strips interleave in memory */
+                                (d × NR), the block one qk_block call reads, and its V as
+                                contiguous strips of (Bk × NR), the block one pv_block call
+                                reads; version 4: Kᵀ one (d × Bk) block and V rows of dp, whose
+                                64-column strips interleave in memory */
     bool trim;               /* version 6: a partial causal/window tile computes, per row block,
                                 only the columns up to the last one its rows see */
     /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
@@ -38,7 +40,9 @@ typedef struct {
      *       block (version 4) or Bk/NR strips of (d × NR) one after the other (strips)
      *   Vp: rows of dp (versions 3, 4) */
     float *Kp, *Vp;
-    int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · Bk · dp */
+    int64_t tile_stride;     /* floats per KV tile in Kp and Vp: Bk · dp, or with strips
+                                Bk · dp rounded up to a multiple of NR columns */
+    int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · tile_stride */
 } cpu_prefill;
 
 /* Per-thread scratch of a prefill call. */
