@@ -116,6 +116,8 @@ typedef struct {
     void (*backward)(const cpu_backward *p, cpu_backward_scratch *sc, float *dQt, int64_t item);
     float (*fma_loop)(int64_t iters);              /* iters · 12 · lanes FMAs */
     float (*read_sum)(const float *x, size_t n);   /* Σ x[k], k < n */
+    void (*exp2_vec)(float *x, int32_t n);         /* x[k] = vexp2(x[k]): the softmax's 2^x, for
+                                                      tests against libm */
 } cpu_isa_ops;
 
 /* The table of an instruction set (AUTO: the best here); NULL when it cannot run here. */
