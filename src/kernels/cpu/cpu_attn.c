@@ -398,9 +398,10 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     for (int32_t j = 0; j < n; j++) {
         if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
             int32_t nr = run->ops->nr;
-            for (int32_t c = 0; c < d; c++)
-                Vt[(int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr + c % nr] =
-                    cpu_get(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c);
+            for (int32_t c = 0; c < d; c += nr)
+                cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c,
+                            Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr,
+                            d - c < nr ? d - c : nr);
         } else {
             cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
         }
