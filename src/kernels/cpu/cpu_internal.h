@@ -70,6 +70,12 @@ typedef struct {
 #ifndef FS_CPU_DEC_AHEAD
 #define FS_CPU_DEC_AHEAD 64   /* decode version 2: prefetch distance, in keys (64 beat 0, 128, 256, 512 here) */
 #endif
+#ifndef FS_CPU_DEC_NEAR
+#define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
+#endif
+#ifndef FS_CPU_DEC_FAR
+#define FS_CPU_DEC_FAR 128    /* decode version 3: into L2, this many keys ahead (128 beat 256, 512) */
+#endif
 #ifndef FS_CPU_DEC_HINT
 #define FS_CPU_DEC_HINT 2     /* decode version 2: prefetch locality (2: into L2) */
 #endif
