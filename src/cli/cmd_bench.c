@@ -41,6 +41,7 @@ typedef struct {
     fs_cpu_isa isa;
     bool baseline, prefill, decode, backward;
     bool smoke;          /* --smoke: also shorter machine measurements */
+    bool cpu_time;       /* --cpu-time: rows timed by the process's CPU time (1 thread only) */
     bool decode_f16_longest_only;   /* --quick: the float16 decode row at the longest N only */
     int32_t reps;
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
@@ -63,10 +64,14 @@ typedef struct {
     int32_t max_threads;
 } machine;
 
+/* The clock rows are timed by: the wall clock, or with --cpu-time the process's CPU time (set
+ * once by cli_bench before any row; one-thread rows only, where the two agree on an idle core). */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -117,6 +122,10 @@ static void usage(FILE *f)
         "                      products of 2·N²·d, against the forward's two), halved when\n"
         "                      causal; the forward that gives O and L runs before, untimed\n"
         "  --no-baseline, --no-prefill, --no-decode, --no-backward   leave a part out\n"
+        "  --cpu-time          time rows by the process's CPU time, not the wall clock: on\n"
+        "                      a loaded machine this leaves out the time other processes held\n"
+        "                      the core (caches and memory stay shared). One thread only\n"
+        "                      (--threads 1); the machine measurements stay wall-clock\n"
         "  --reps R            timed runs per row, best kept (default 3; a row whose first\n"
         "                      run takes over 2 s runs once)\n"
         "  --mem-limit GIB     memory one row may use     (default: half of what is available)\n"
@@ -218,6 +227,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->prefill = false;
         } else if (!strcmp(a, "--no-decode")) {
             o->decode = false;
+        } else if (!strcmp(a, "--cpu-time")) {
+            o->cpu_time = true;
         } else if (!strcmp(a, "--no-backward")) {
             o->backward = false;
         } else if (!strcmp(a, "--backward-n")) {
@@ -379,6 +390,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                 o->heads, o->kv_heads);
         return 2;
     }
+    if (o->cpu_time)
+        for (int i = 0; i < o->threads.n; i++)
+            if (o->threads.v[i] != 1) return bad("%s", "--cpu-time times one-thread rows only: add --threads 1");
     if (o->dtype != FS_CPU_DTYPE_F32) o->backward = false;   /* float32 only */
     if (!o->prefill && !o->decode && !o->backward)
         return bad("%s", "--no-prefill, --no-decode and --no-backward leave nothing to run");
@@ -801,6 +815,11 @@ int cli_bench(int argc, char **argv)
     }
     m.ghz = o.smoke ? 0.0 : fs_cpu_measure_clock_ghz();
     machine_line(&o, &m);
+    if (o.cpu_time) {
+        bench_clock = CLOCK_PROCESS_CPUTIME_ID;
+        fprintf(o.format == FORMAT_TABLE ? stdout : stderr,
+                "# rows timed by the process's CPU time (--cpu-time), not the wall clock\n");
+    }
     print_header(&o);
 
     char why[160];
