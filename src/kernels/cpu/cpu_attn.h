@@ -166,6 +166,8 @@ float fs_cpu_bf16_to_f32(uint16_t h);
 /* Float32 FMA throughput of `threads` threads running independent FMA chains in registers for
  * about `seconds`, in GFLOP/s (an FMA counts 2). */
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds);
+/* The same on one thread, timed by the process's CPU time (the bench's --cpu-time). */
+double fs_cpu_measure_fma_gflops_cputime(double seconds);
 /* The clock one thread runs at, in GHz, from a chain of dependent integer adds (one per cycle);
  * 0 where not measured (not x86-64). FMA peak / threads / clock = FLOP per cycle per core, the
  * check that the peak probe measures what the core can do (64 on a core with two 512-bit FMA

@@ -29,22 +29,41 @@ static void fma_item(void *ctx, int32_t thread, int64_t item)
     p->sink = p->ops->fma_loop(p->iters);
 }
 
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double fma_gflops(int32_t threads, double seconds, double (*clock_s)(void));
+
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds)
+{
+    return fma_gflops(threads, seconds, now_s);
+}
+
+double fs_cpu_measure_fma_gflops_cputime(double seconds)
+{
+    return fma_gflops(1, seconds, cpu_now_s);
+}
+
+static double fma_gflops(int32_t threads, double seconds, double (*clock_s)(void))
 {
     const cpu_isa_ops *ops = fs_cpu_isa_ops(FS_CPU_ISA_AUTO);
     if (!ops || threads < 1) return 0.0;
     probe p = {.ops = ops, .iters = 1 << 20};
     /* calibrate on one thread, then five short runs of seconds / 5 each; the best is kept, as
      * the machine's peak is what it reaches when nothing else runs (shared machines) */
-    double t0 = now_s();
+    double t0 = clock_s();
     p.sink = ops->fma_loop(p.iters);
-    double t1 = now_s() - t0;
+    double t1 = clock_s() - t0;
     if (t1 > 0) p.iters = (int64_t)((double)p.iters * seconds / 5 / t1) + 1;
     double best = 0.0;
     for (int rep = 0; rep < 5; rep++) {
-        t0 = now_s();
+        t0 = clock_s();
         fs_cpu_parallel(threads, threads, fma_item, &p);
-        double t = now_s() - t0;
+        double t = clock_s() - t0;
         double flops = 2.0 * 12.0 * ops->lanes * (double)p.iters * threads;
         if (t > 0 && flops / t > best) best = flops / t;
     }
