@@ -15,6 +15,14 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The process's CPU time: what a thread ran, not counting the time other processes held its core. */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct {
     const cpu_isa_ops *ops;
     int64_t iters;
@@ -27,13 +35,6 @@ static void fma_item(void *ctx, int32_t thread, int64_t item)
 {
     probe *p = ctx;
     p->sink = p->ops->fma_loop(p->iters);
-}
-
-static double cpu_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static double fma_gflops(int32_t threads, double seconds, double (*clock_s)(void));
@@ -74,17 +75,18 @@ double fs_cpu_measure_clock_ghz(void)
 {
 #if defined(__x86_64__)
     /* a chain of dependent integer adds: one per cycle on every x86 core we know of, so adds
-     * per second is the clock this thread runs at (turbo included), whatever the TSC says */
+     * per second is the clock this thread runs at (turbo included), whatever the TSC says;
+     * timed by CPU time, so that time the thread spent descheduled does not count */
     double best = 0.0;
     for (int rep = 0; rep < 5; rep++) {
         uint64_t v = 0, n = 40000000;   /* adds; about 10 ms at 4 GHz */
-        double t0 = now_s();
+        double t0 = cpu_now_s();
         __asm__ volatile("1:\n\t"
                          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
                          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
                          "sub $8, %1\n\tjnz 1b"
                          : "+r"(v), "+r"(n));
-        double t = now_s() - t0;
+        double t = cpu_now_s() - t0;
         if (t > 0 && 4e7 / t > best) best = 4e7 / t;
     }
     return best * 1e-9;
