@@ -19,6 +19,14 @@
  *      O = α O + P V likewise (6 rows × 64 columns of d); partial causal/window tiles hide a
  *      band per row and skip row blocks that see none of the tile.   183 GFLOP/s (78 % of
  *                                                                     peak), 0.375 s
+ * Measured on the Zen 5 successor (64 FLOP per cycle per core), one thread timed by CPU time,
+ * N = 2048, d = 128, 2026-11-23 (docs/benchmarks.md, z5-versions-1t): version 4 68.9 % of the
+ * one-thread peak, and
+ *   5  tiles of 192 × 128 with Kᵀ and V packed in contiguous 64-wide strips (what one
+ *      micro-kernel call reads; a 128-key tile's interleaved strips aliased half of L1's sets).
+ *                                                                     78.3 % of peak
+ *   6  diagonal tiles of causal/window masks trimmed per 6-row block to the columns its rows
+ *      see.                                              causal 1.94× fewer ms at N = 4096
  * Decode (fs_cpu_decode_opts.version): split-KV (FlashDecoding); see fs_cpu_decode below.
  */
 #include <pthread.h>
