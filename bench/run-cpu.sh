@@ -6,7 +6,9 @@
 #   bench/run-cpu.sh NAME [bench options...]      e.g.  bench/run-cpu.sh quick --quick
 #
 # Writes bench/results/NAME.jsonl (the rows), NAME.txt (the table and the context) and
-# NAME.png (the plot, when gnuplot is installed).
+# NAME.png (the plot, when gnuplot is installed). Every row kind of the bench goes through as it
+# is: prefill (flash-vK, baseline-blas), backward (flash-bwd-v1, baseline-bwd) and decode
+# (decode-vK, decode-vK-f16 / -bf16); with --cpu-time the ms column is CPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: bench/run-cpu.sh NAME [flashstep bench options]}

@@ -36,9 +36,13 @@ typedef struct {
     int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
+    fs_cpu_dtype decode_dtypes[3];   /* storage types of the decode rows (default: dtype) */
+    int n_decode_dtypes;
     fs_cpu_isa isa;
     bool baseline, prefill, decode, backward;
     bool smoke;          /* --smoke: also shorter machine measurements */
+    bool cpu_time;       /* --cpu-time: rows timed by the process's CPU time (1 thread only) */
+    bool decode_f16_longest_only;   /* --quick: the float16 decode row at the longest N only */
     int32_t reps;
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
     bench_format format;
@@ -56,13 +60,18 @@ typedef struct {
 typedef struct {
     double *fma;         /* GFLOP/s by thread count, index = threads */
     double *bw;          /* GB/s by thread count */
+    double ghz;          /* the clock of one thread, 0 if not measured */
     int32_t max_threads;
 } machine;
+
+/* The clock rows are timed by: the wall clock, or with --cpu-time the process's CPU time (set
+ * once by cli_bench before any row; one-thread rows only, where the two agree on an idle core). */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
 
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -86,8 +95,8 @@ static void usage(FILE *f)
         "\n"
         "options (LIST is comma-separated numbers):\n"
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
-        "                      backward d=128, N=4096, decode at 4096 and 32768 positions,\n"
-        "                      all at all threads\n"
+        "                      backward d=128, N=4096, decode at 4096 and 32768 positions\n"
+        "                      (float32, and float16 K/V at 32768), all at all threads\n"
         "  --smoke             a few seconds, tiny sizes (what `make test` runs)\n"
         "  --n LIST            prefill lengths            (default 512,1024,...,32768)\n"
         "  --d LIST            head dimensions 1..%d      (default 64,128)\n"
@@ -105,6 +114,7 @@ static void usage(FILE *f)
         "  --decode-heads Q/K  decode query/KV heads      (default 32/8)\n"
         "  --decode-d D        decode head dimension      (default 128)\n"
         "  --decode-rows R     query rows per head        (default 1)\n"
+        "  --decode-dtype LIST storage of the decode rows: f32, f16, bf16 (default: --dtype)\n"
         "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
         "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
         "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
@@ -112,6 +122,11 @@ static void usage(FILE *f)
         "                      products of 2·N²·d, against the forward's two), halved when\n"
         "                      causal; the forward that gives O and L runs before, untimed\n"
         "  --no-baseline, --no-prefill, --no-decode, --no-backward   leave a part out\n"
+        "  --cpu-time          time rows by the process's CPU time, not the wall clock: on\n"
+        "                      a loaded machine this leaves out the time other processes held\n"
+        "                      the core (caches and memory stay shared). One thread only\n"
+        "                      (--threads 1); the FMA peak is then timed the same way, the\n"
+        "                      read bandwidth stays wall-clock\n"
         "  --reps R            timed runs per row, best kept (default 3; a row whose first\n"
         "                      run takes over 2 s runs once)\n"
         "  --mem-limit GIB     memory one row may use     (default: half of what is available)\n"
@@ -194,6 +209,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
          explicit_d = false, explicit_t = false, explicit_bn = false;
+    bool quick_f16_longest = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -212,6 +228,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->prefill = false;
         } else if (!strcmp(a, "--no-decode")) {
             o->decode = false;
+        } else if (!strcmp(a, "--cpu-time")) {
+            o->cpu_time = true;
         } else if (!strcmp(a, "--no-backward")) {
             o->backward = false;
         } else if (!strcmp(a, "--backward-n")) {
@@ -253,11 +271,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--version")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_VERSIONS, &o->versions))
-                return bad("--version wants kernel versions 1..4 separated by commas, not '%s'", v);
+                return bad("--version wants kernel versions 1..6 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--decode-version")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
-                return bad("--decode-version wants decode versions 1..2 separated by commas, not '%s'", v);
+                return bad("--decode-version wants decode versions 1..3 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;
@@ -290,6 +308,22 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                 return bad("--decode-heads wants Q/KV such as 32/8, not '%s'", v);
             if (o->decode_heads % o->decode_kv_heads)
                 return bad("--decode-heads %s: the query heads must be a multiple of the KV heads", v);
+        } else if (!strcmp(a, "--decode-dtype")) {
+            NEED_VALUE();
+            char buf[64];
+            if (strlen(v) >= sizeof buf) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+            strcpy(buf, v);
+            o->n_decode_dtypes = 0;
+            for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                fs_cpu_dtype t;
+                if (!strcmp(tok, "f32")) t = FS_CPU_DTYPE_F32;
+                else if (!strcmp(tok, "f16")) t = FS_CPU_DTYPE_F16;
+                else if (!strcmp(tok, "bf16")) t = FS_CPU_DTYPE_BF16;
+                else return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+                if (o->n_decode_dtypes == 3) return bad("--decode-dtype takes at most three types: '%s'", v);
+                o->decode_dtypes[o->n_decode_dtypes++] = t;
+            }
+            if (o->n_decode_dtypes == 0) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
         } else if (!strcmp(a, "--decode-d")) {
             NEED_VALUE();
             if (!parse_int(v, FS_CPU_MIN_D, FS_CPU_MAX_D, &o->decode_d)) return bad("--decode-d wants 1..512, not '%s'", v);
@@ -328,6 +362,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_t) o->threads = (int_list){{all}, 1};
         if (!explicit_dn) o->decode_N = (int_list){{4096, 32768}, 2};
         if (!explicit_bn) o->backward_N = (int_list){{4096}, 1};
+        if (o->n_decode_dtypes == 0) {   /* float32 rows, and float16 K/V at the longest */
+            o->decode_dtypes[0] = o->dtype;
+            o->decode_dtypes[1] = FS_CPU_DTYPE_F16;
+            o->n_decode_dtypes = o->dtype == FS_CPU_DTYPE_F16 ? 1 : 2;
+            quick_f16_longest = true;
+        }
         if (o->reps > 2) o->reps = 2;
     }
     o->smoke = smoke;
@@ -339,6 +379,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_bn) o->backward_N = (int_list){{64, 256}, 2};
         o->reps = 1;
     }
+    if (o->n_decode_dtypes == 0) {
+        o->decode_dtypes[0] = o->dtype;
+        o->n_decode_dtypes = 1;
+    }
+    o->decode_f16_longest_only = quick_f16_longest;
     if (o->kv_heads == 0) o->kv_heads = o->heads;
     if (o->heads % o->kv_heads) {
         fprintf(stderr, "flashstep bench: %d query heads cannot be shared by %d KV heads "
@@ -346,6 +391,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                 o->heads, o->kv_heads);
         return 2;
     }
+    if (o->cpu_time)
+        for (int i = 0; i < o->threads.n; i++)
+            if (o->threads.v[i] != 1) return bad("%s", "--cpu-time times one-thread rows only: add --threads 1");
     if (o->dtype != FS_CPU_DTYPE_F32) o->backward = false;   /* float32 only */
     if (!o->prefill && !o->decode && !o->backward)
         return bad("%s", "--no-prefill, --no-decode and --no-backward leave nothing to run");
@@ -370,7 +418,9 @@ static double prefill_bytes(const bench_opts *o, int32_t N, int32_t d)
 
 static double decode_bytes(const bench_opts *o, int32_t N)
 {
-    double es = (double)fs_cpu_dtype_size(o->dtype);
+    double es = 2.0;   /* the widest storage among the decode rows */
+    for (int i = 0; i < o->n_decode_dtypes; i++)
+        if ((double)fs_cpu_dtype_size(o->decode_dtypes[i]) > es) es = (double)fs_cpu_dtype_size(o->decode_dtypes[i]);
     double kv = (double)o->batch * o->decode_kv_heads * N * o->decode_d;
     return 2 * kv * es + 1e6;
 }
@@ -712,6 +762,9 @@ static void machine_line(const bench_opts *o, const machine *m)
         fprintf(f, "# measured at %d thread%s: FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
                 t, t > 1 ? "s" : "", m->fma[t], m->bw[t]);
     }
+    if (m->ghz > 0 && m->fma[1] > 0)
+        fprintf(f, "# clock %.2f GHz (a chain of dependent adds, one thread): the 1-thread FMA peak is "
+                   "%.1f FLOP per cycle\n", m->ghz, m->fma[1] / m->ghz);
     fflush(f);
 }
 
@@ -761,7 +814,15 @@ int cli_bench(int argc, char **argv)
         m.fma[t] = fs_cpu_measure_fma_gflops(t, o.smoke ? 0.02 : 0.25);
         m.bw[t] = fs_cpu_measure_read_gbps(t, o.smoke ? (size_t)32 << 20 : (size_t)512 << 20);
     }
+    if (o.cpu_time)   /* one thread, and the peak on the same clock as the rows */
+        m.fma[1] = fs_cpu_measure_fma_gflops_cputime(o.smoke ? 0.02 : 0.25);
+    m.ghz = o.smoke ? 0.0 : fs_cpu_measure_clock_ghz();
     machine_line(&o, &m);
+    if (o.cpu_time) {
+        bench_clock = CLOCK_PROCESS_CPUTIME_ID;
+        fprintf(o.format == FORMAT_TABLE ? stdout : stderr,
+                "# rows and the FMA peak timed by the process's CPU time (--cpu-time), not the wall clock\n");
+    }
     print_header(&o);
 
     char why[160];
@@ -864,15 +925,18 @@ int cli_bench(int argc, char **argv)
     if (o.decode)
         for (int ni = 0; ni < o.decode_N.n; ni++)
             for (int ti = 0; ti < o.threads.n; ti++)
+                for (int ei = 0; ei < o.n_decode_dtypes; ei++)
                 for (int vi = 0; vi < o.decode_versions.n && n_rows < cap; vi++) {
                     int32_t N = o.decode_N.v[ni], threads = o.threads.v[ti], d = o.decode_d;
                     int32_t version = o.decode_versions.v[vi];
+                    fs_cpu_dtype dt = o.decode_dtypes[ei];
+                    if (o.decode_f16_longest_only && ei > 0 && ni != o.decode_N.n - 1) continue;
                     bench_row r = {.N = N, .d = d, .causal = 0, .threads = threads};
-                    if (o.dtype == FS_CPU_DTYPE_F32)
+                    if (dt == FS_CPU_DTYPE_F32)
                         snprintf(r.kernel, sizeof r.kernel, "decode-v%d", version);
                     else
                         snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s", version,
-                                 fs_cpu_dtype_str(o.dtype));
+                                 fs_cpu_dtype_str(dt));
                     why[0] = '\0';
                     /* the read bandwidth again, just before the row: on a shared machine (and a
                      * shared host) it moves by tens of percent within minutes, and decode is
@@ -882,14 +946,14 @@ int cli_bench(int argc, char **argv)
                     fs_cpu_rss_reset();
                     inputs in;
                     if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows,
-                                     N, d, o.dtype, false)) {
+                                     N, d, dt, false)) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
                         double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
                                              why, sizeof why);
                         if (t > 0) {
                             double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
-                                           (double)fs_cpu_dtype_size(o.dtype);
+                                           (double)fs_cpu_dtype_size(dt);
                             double flops = 4.0 * N * d * (double)o.decode_heads * o.decode_rows * o.batch;
                             r.ok = true;
                             r.ms = t * 1e3;

@@ -19,6 +19,14 @@
  *      O = α O + P V likewise (6 rows × 64 columns of d); partial causal/window tiles hide a
  *      band per row and skip row blocks that see none of the tile.   183 GFLOP/s (78 % of
  *                                                                     peak), 0.375 s
+ * Measured on the Zen 5 successor (64 FLOP per cycle per core), one thread timed by CPU time,
+ * N = 2048, d = 128, 2026-11-23 (docs/benchmarks.md, z5-versions-1t): version 4 68.9 % of the
+ * one-thread peak, and
+ *   5  tiles of 192 × 128 with Kᵀ and V packed in contiguous 64-wide strips (what one
+ *      micro-kernel call reads; a 128-key tile's interleaved strips aliased half of L1's sets).
+ *                                                                     78.3 % of peak
+ *   6  diagonal tiles of causal/window masks trimmed per 6-row block to the columns its rows
+ *      see.                                              causal 1.94× fewer ms at N = 4096
  * Decode (fs_cpu_decode_opts.version): split-KV (FlashDecoding); see fs_cpu_decode below.
  */
 #include <pthread.h>
@@ -85,11 +93,13 @@ bool fs_cpu_isa_supported(fs_cpu_isa isa)
 #if defined(__x86_64__) || defined(__i386__)
     case FS_CPU_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("f16c");
     case FS_CPU_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
+               __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 #endif
 #if defined(__aarch64__)
     case FS_CPU_ISA_NEON: return true;
@@ -388,13 +398,21 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     int32_t kt = (int32_t)(item % p->n_kt);
     int64_t bg = item / p->n_kt;
     int32_t b = (int32_t)(bg / a->n_kv_heads), g = (int32_t)(bg % a->n_kv_heads);
-    int64_t base = bg * p->head_stride + (int64_t)kt * p->Bk * p->dp;
+    int64_t base = bg * p->head_stride + (int64_t)kt * p->tile_stride;
     float *Kt = p->Kp + base, *Vt = p->Vp + base;
     int32_t c0 = kt * p->Bk, n = a->n_kv - c0 < p->Bk ? a->n_kv - c0 : p->Bk, d = a->d;
-    memset(Kt, 0, (size_t)p->Bk * p->dp * sizeof(float));
-    memset(Vt, 0, (size_t)p->Bk * p->dp * sizeof(float));
+    memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
+    memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
     for (int32_t j = 0; j < n; j++) {
-        cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
+        if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
+            int32_t nr = run->ops->nr;
+            for (int32_t c = 0; c < d; c += nr)
+                cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c,
+                            Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr,
+                            d - c < nr ? d - c : nr);
+        } else {
+            cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
+        }
         if (run->transposed) {
             /* column j of the tile: in strip j / nr, column j mod nr of that (d × nr) strip */
             int32_t nr = run->ops->nr;
@@ -459,7 +477,8 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     p->group = a->n_q_heads / a->n_kv_heads;
     p->scale = scale_of(a);
     p->scale2 = p->scale * FS_CPU_LOG2E;
-    p->head_stride = (int64_t)p->n_kt * p->Bk * p->dp;
+    p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->nr) : p->dp);
+    p->head_stride = (int64_t)p->n_kt * p->tile_stride;
 
     int32_t threads = opt.threads;
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;

@@ -79,12 +79,14 @@ typedef struct {
  * items; each item folds all query rows of the KV head's group (n_q rows × the query heads that
  * read it) into partial (m, ℓ, o) states, reading each K and V row once; the partials are then
  * merged left to right with the merge of decode.h. */
-#define FS_CPU_DECODE_VERSIONS 2   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
+#define FS_CPU_DECODE_VERSIONS 3   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
 
 typedef struct {
     int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows × two
                            keys per Q and K load, o kept in registers over a block of keys, the
-                           key 64 positions ahead prefetched; 0 = newest */
+                           key 64 positions ahead prefetched (into L2); 3: the same prefetched
+                           into L1, and 16-bit K, V widened with vector instructions (with the
+                           same prefetch) instead of element by element; 0 = newest */
     int32_t threads;    /* ≥ 1 */
     int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
     fs_cpu_isa isa;
@@ -164,6 +166,13 @@ float fs_cpu_bf16_to_f32(uint16_t h);
 /* Float32 FMA throughput of `threads` threads running independent FMA chains in registers for
  * about `seconds`, in GFLOP/s (an FMA counts 2). */
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds);
+/* The same on one thread, timed by the process's CPU time (the bench's --cpu-time). */
+double fs_cpu_measure_fma_gflops_cputime(double seconds);
+/* The clock one thread runs at, in GHz, from a chain of dependent integer adds (one per cycle);
+ * 0 where not measured (not x86-64). FMA peak / threads / clock = FLOP per cycle per core, the
+ * check that the peak probe measures what the core can do (64 on a core with two 512-bit FMA
+ * pipes, 32 on one that splits 512-bit FMAs in two halves). */
+double fs_cpu_measure_clock_ghz(void);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);

@@ -29,8 +29,10 @@ typedef struct {
     float scale;             /* scale (natural units) */
     float scale2;            /* scale · log2(e): scores in base-2 units (version 4, decode) */
     bool strips;             /* versions ≥ 5: each tile's Kᵀ packed as Bk/NR contiguous strips of
-                                (d × NR), the block one qk_block call reads; version 4: one
-                                (d × Bk) block, whose strips interleave in memory */
+                                (d × NR), the block one qk_block call reads, and its V as
+                                contiguous strips of (Bk × NR), the block one pv_block call
+                                reads; version 4: Kᵀ one (d × Bk) block and V rows of dp, whose
+                                64-column strips interleave in memory */
     bool trim;               /* version 6: a partial causal/window tile computes, per row block,
                                 only the columns up to the last one its rows see */
     /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
@@ -38,7 +40,9 @@ typedef struct {
      *       block (version 4) or Bk/NR strips of (d × NR) one after the other (strips)
      *   Vp: rows of dp (versions 3, 4) */
     float *Kp, *Vp;
-    int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · Bk · dp */
+    int64_t tile_stride;     /* floats per KV tile in Kp and Vp: Bk · dp, or with strips
+                                Bk · dp rounded up to a multiple of NR columns */
+    int64_t head_stride;     /* floats per (b, KV head) in Kp and Vp: n_kt · tile_stride */
 } cpu_prefill;
 
 /* Per-thread scratch of a prefill call. */
@@ -65,6 +69,15 @@ typedef struct {
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
 #ifndef FS_CPU_DEC_AHEAD
 #define FS_CPU_DEC_AHEAD 64   /* decode version 2: prefetch distance, in keys (64 beat 0, 128, 256, 512 here) */
+#endif
+#ifndef FS_CPU_DEC_NEAR
+#define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
+#endif
+#ifndef FS_CPU_DEC_FAR
+#define FS_CPU_DEC_FAR 128    /* decode version 3: into L2, this many keys ahead (128 beat 256, 512) */
+#endif
+#ifndef FS_CPU_DEC_HINT
+#define FS_CPU_DEC_HINT 2     /* decode version 2: prefetch locality (2: into L2) */
 #endif
 
 typedef struct {
@@ -109,6 +122,8 @@ typedef struct {
     void (*backward)(const cpu_backward *p, cpu_backward_scratch *sc, float *dQt, int64_t item);
     float (*fma_loop)(int64_t iters);              /* iters · 12 · lanes FMAs */
     float (*read_sum)(const float *x, size_t n);   /* Σ x[k], k < n */
+    void (*exp2_vec)(float *x, int32_t n);         /* x[k] = vexp2(x[k]): the softmax's 2^x, for
+                                                      tests against libm */
 } cpu_isa_ops;
 
 /* The table of an instruction set (AUTO: the best here); NULL when it cannot run here. */

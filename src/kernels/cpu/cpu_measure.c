@@ -15,6 +15,14 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The process's CPU time: what a thread ran, not counting the time other processes held its core. */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct {
     const cpu_isa_ops *ops;
     int64_t iters;
@@ -29,26 +37,62 @@ static void fma_item(void *ctx, int32_t thread, int64_t item)
     p->sink = p->ops->fma_loop(p->iters);
 }
 
+static double fma_gflops(int32_t threads, double seconds, double (*clock_s)(void));
+
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds)
+{
+    return fma_gflops(threads, seconds, now_s);
+}
+
+double fs_cpu_measure_fma_gflops_cputime(double seconds)
+{
+    return fma_gflops(1, seconds, cpu_now_s);
+}
+
+static double fma_gflops(int32_t threads, double seconds, double (*clock_s)(void))
 {
     const cpu_isa_ops *ops = fs_cpu_isa_ops(FS_CPU_ISA_AUTO);
     if (!ops || threads < 1) return 0.0;
     probe p = {.ops = ops, .iters = 1 << 20};
     /* calibrate on one thread, then five short runs of seconds / 5 each; the best is kept, as
      * the machine's peak is what it reaches when nothing else runs (shared machines) */
-    double t0 = now_s();
+    double t0 = clock_s();
     p.sink = ops->fma_loop(p.iters);
-    double t1 = now_s() - t0;
+    double t1 = clock_s() - t0;
     if (t1 > 0) p.iters = (int64_t)((double)p.iters * seconds / 5 / t1) + 1;
     double best = 0.0;
     for (int rep = 0; rep < 5; rep++) {
-        t0 = now_s();
+        t0 = clock_s();
         fs_cpu_parallel(threads, threads, fma_item, &p);
-        double t = now_s() - t0;
+        double t = clock_s() - t0;
         double flops = 2.0 * 12.0 * ops->lanes * (double)p.iters * threads;
         if (t > 0 && flops / t > best) best = flops / t;
     }
     return best * 1e-9;
+}
+
+double fs_cpu_measure_clock_ghz(void)
+{
+#if defined(__x86_64__)
+    /* a chain of dependent integer adds: one per cycle on every x86 core we know of, so adds
+     * per second is the clock this thread runs at (turbo included), whatever the TSC says;
+     * timed by CPU time, so that time the thread spent descheduled does not count */
+    double best = 0.0;
+    for (int rep = 0; rep < 5; rep++) {
+        uint64_t v = 0, n = 40000000;   /* adds; about 10 ms at 4 GHz */
+        double t0 = cpu_now_s();
+        __asm__ volatile("1:\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "sub $8, %1\n\tjnz 1b"
+                         : "+r"(v), "+r"(n));
+        double t = cpu_now_s() - t0;
+        if (t > 0 && 4e7 / t > best) best = 4e7 / t;
+    }
+    return best * 1e-9;
+#else
+    return 0.0;
+#endif
 }
 
 static void read_item(void *ctx, int32_t thread, int64_t item)

@@ -10,6 +10,7 @@
  *   vhsum, vhmax  horizontal sum / max to a float
  *   vhsum4(a, b, c, d, out)  the four horizontal sums into out[0..3], sharing the shuffles
  *   vexp2         2^x, relative error about 2e-7 for x ≥ −126, 0 (or a denormal) below −150
+ *   vload_f16, vload_bf16  VL 16-bit values (float16 / bfloat16) widened to one vector of floats
  *
  * VL lanes: 16, 8, 4, 1. Loops step by VL and finish with a scalar "leftovers" tail when the
  * length is not a multiple (the kernels pad their own buffers so that the hot loops never need
@@ -30,7 +31,7 @@
 
 #if defined(FS_SIMD_AVX512)
 #include <immintrin.h>
-#define V_FN __attribute__((target("avx512f,avx512dq,avx2,fma")))
+#define V_FN __attribute__((target("avx512f,avx512dq,avx512bw,avx2,fma,f16c")))
 #define VL 16
 #define MR 6
 #define NR 64
@@ -46,6 +47,9 @@ typedef __m512 vf;
 #define vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define vhsum(x) _mm512_reduce_add_ps(x)
 #define vhmax(x) _mm512_reduce_max_ps(x)
+#define vload_f16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define vload_bf16(p) _mm512_castsi512_ps(_mm512_slli_epi32( \
+    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p))), 16))
 static inline V_FN void vhsum4(vf a, vf b, vf c, vf d, float *out)
 {
     /* 512 → 256 per vector, then three horizontal adds, then the two 128-bit halves */
@@ -74,7 +78,7 @@ static inline V_FN vf vexp2(vf x)
 
 #elif defined(FS_SIMD_AVX2)
 #include <immintrin.h>
-#define V_FN __attribute__((target("avx2,fma")))
+#define V_FN __attribute__((target("avx2,fma,f16c")))
 #define VL 8
 #define MR 6
 #define NR 16
@@ -88,6 +92,9 @@ typedef __m256 vf;
 #define vmul(a, b) _mm256_mul_ps(a, b)
 #define vmax(a, b) _mm256_max_ps(a, b)
 #define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define vload_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define vload_bf16(p) _mm256_castsi256_ps(_mm256_slli_epi32( \
+    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
 static inline V_FN float vhsum(vf x)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
@@ -143,6 +150,8 @@ typedef float32x4_t vf;
 #define vfma(a, b, c) vfmaq_f32((c), (a), (b))
 #define vhsum(x) vaddvq_f32(x)
 #define vhmax(x) vmaxvq_f32(x)
+#define vload_f16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(p))))
+#define vload_bf16(p) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *)(p)), 16))
 static inline void vhsum4(vf a, vf b, vf c, vf d, float *out)
 {
     vst1q_f32(out, vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)));
@@ -180,6 +189,8 @@ typedef float vf;
 #define vfma(a, b, c) ((a) * (b) + (c))
 #define vhsum(x) (x)
 #define vhmax(x) (x)
+#define vload_f16(p) fs_cpu_f16_to_f32(*(const uint16_t *)(p))
+#define vload_bf16(p) fs_cpu_bf16_to_f32(*(const uint16_t *)(p))
 static inline void vhsum4(vf a, vf b, vf c, vf d, float *out)
 {
     out[0] = a;

@@ -21,7 +21,7 @@ test-bench-smoke:
 	@out=$$($(FLASHSTEP) bench --smoke --format csv) || { echo "bench smoke: failed"; exit 1; }; \
 	 echo "$$out" | head -1 | grep -qx 'kernel,N,d,causal,threads,ms,gflops,peak_fraction,gbps,rss_mb' \
 	   || { echo "bench smoke: wrong CSV header"; exit 1; }; \
-	 for k in flash-v4 baseline-blas decode-v2; do \
+	 for k in flash-v6 baseline-blas flash-bwd-v1 baseline-bwd decode-v3; do \
 	   echo "$$out" | grep -q "^$$k,[0-9]*,[0-9]*,[01],[0-9]*,[0-9.]*,[0-9.]*," \
 	     || { echo "bench smoke: no measured $$k row"; exit 1; }; done; \
 	 for bad in "--threads 0" "--heads 8 --kv-heads 3" "--n 1048576 --d 256" "--format xml" "--n 0"; do \
