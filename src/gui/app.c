@@ -373,6 +373,14 @@ static int app_load(app *A, const char *name)
 {
     if (gui_catalog_open(&A->cat, stderr)) return 2;
     int idx = 0;
+    if (A->opt->problem || A->opt->trace_file) {   /* one's own problem, or a saved trace */
+        gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, 0);
+        A->st.lesson = -1;   /* none of the catalogue: L lists them, a number opens one */
+        A->st.menu_sel = 0;
+        if (A->opt->trace_file) return gui_trace_load(A->opt->trace_file, &A->show, stderr);
+        return gui_problem_load(A->opt->problem, A->opt->problem_parent, A->opt->problem_n_parent, A->opt->problem_title,
+                                A->opt->problem_source, &A->show, stderr);
+    }
     if (A->opt->demo) {
         idx = -1;
         for (int i = 0; i < A->cat.n && !A->cat.paths; i++) if (!strcmp(A->cat.names[i], A->opt->demo)) idx = i;

@@ -83,6 +83,21 @@ int gui_catalog_load(const gui_catalog *c, int i, gui_show *show, FILE *err);
 /* Load a lesson file (any path) into show. */
 int gui_lesson_load(const char *path, gui_show *show, FILE *err);
 
+/* Anyone's own problem (what `flashstep play --q … --k … --v …` read): the run's inputs (and the
+ * tree's parent array, when there is one) are copied into the show, the run is executed for its
+ * trace (a pitfall also run correctly, drawn beside it), the scene follows from the run
+ * (softmax, query, decode, tree, window, GQA, pitfall or tiled), the narration is generated from
+ * the events. title and source (the header's two lines) say what was given. Returns 0, or 2 with
+ * one line on err. */
+int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, const char *title, const char *source,
+                     gui_show *show, FILE *err);
+
+/* A trace saved by `flashstep trace --format jsonl` (by the engine or by --backend cuda): its
+ * events read back into show->trace, the problem's shape recovered from them (the inputs Q, K,
+ * V are not in the file: the scenes show what the events hold). A malformed or truncated file
+ * is one line "FILE:LINE:COLUMN: what is wrong" on err and 2. */
+int gui_trace_load(const char *path, gui_show *show, FILE *err);
+
 /* Built-in problems that do not depend on lesson files: "softmax", "query", "tiled", "tree",
  * "window", "gqa", "decode", "decode-tree", "pitfall", "grid64" (a 64×64 causal problem with
  * Bq = Bk = 8, for timing). Returns 0, or 2 with one line on err. */
@@ -402,6 +417,11 @@ typedef struct {
     const char *script;     /* a script of input commands, or NULL */
     int max_seconds;        /* > 0: quit after this long (a test's safety net) */
     const char *demo;       /* a built-in demo instead of a lesson */
+    const fs_run *problem;  /* one's own problem instead (gui_problem_load), or NULL */
+    const int32_t *problem_parent;   /* its tree, or NULL */
+    int problem_n_parent;
+    const char *problem_title, *problem_source;   /* what was given, for the header */
+    const char *trace_file; /* a saved JSONL trace instead (gui_trace_load), or NULL */
     int64_t start_step;     /* the step to open at */
     double t0;              /* when the command started (gui_now()), for the first-frame latency */
 } gui_options;

@@ -539,7 +539,7 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
         {"V tile", c->Bk, c->d_v, th->partial}, {"S,P tile", c->Bq, c->Bk, th->warn}};
     int bx = x, bh = lh * 2;
     bool loaded = ct && ct->kind == FS_EV_TILE;
-    for (int i = 0; i < 4; i++) {
+    for (int i = c->d == 0 ? 2 : 0; i < 4; i++) {   /* (no Q or K tiles without Q and K) */
         char lab[48];
         snprintf(lab, sizeof lab, "%s %dx%d", box[i].name, box[i].rows, box[i].cols);
         int bw = gui_text_w(d, fs, lab) + d->L.pad;
@@ -552,6 +552,14 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     }
     y += bh + d->L.pad / 2;
     const fs_attn *a = &show->run.attn;
+    if (a->d == 0) {   /* scores given, or a replayed trace: no Q or K, so no byte counts */
+        side_text(d, r, x, &y, th->dim, "no Q and K here (scores given, or a saved trace): no byte counts");
+        char tl[160];
+        snprintf(tl, sizeof tl, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial,
+                 c->io.skipped, c->nqt * c->nkt);
+        side_text(d, r, x, &y, th->dim, tl);
+        return y;
+    }
     /* The whole run, all heads, from the memory model (engine/memory.h), fp32 everywhere. */
     fs_mem_problem mp = fs_mem_problem_make(a->n_q, a->n_kv, a->d, a->d_v);
     mp.n_q_heads = a->n_q_heads;
