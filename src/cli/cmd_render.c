@@ -17,6 +17,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: flashstep render [LESSON] --step N --out FILE.png\n"
             "       flashstep render [LESSON] --steps A:B --out-dir DIR\n"
+            "       flashstep render [LESSON] --steps A:B --out FILE.gif|FILE.mp4 [--fps F]\n"
             "       flashstep render --q FILE --k FILE --v FILE [PROBLEM OPTIONS] --step N --out FILE.png\n"
             "       flashstep render --trace FILE.jsonl --steps A:B --out-dir DIR\n\n"
             "Draw the window's frames for steps of a lesson into PNG files, with no display needed.\n"
@@ -30,7 +31,12 @@ static void usage(FILE *f)
             "  --theme NAME    dark (default), light or contrast\n"
             "  --font FILE     a TrueType font (default: fontconfig's DejaVu Sans Mono, else monospace)\n"
             "  --demo NAME     a built-in problem instead of a lesson (see 'flashstep play --help')\n"
-            "  --trace FILE    replay a JSONL trace saved by 'flashstep trace --format jsonl'\n\n");
+            "  --trace FILE    replay a JSONL trace saved by 'flashstep trace --format jsonl'\n"
+            "  --out FILE.gif  with --steps A:B, one animated GIF of those steps (giflib; each frame\n"
+            "                  quantized to its own 256 colours)\n"
+            "  --out FILE.mp4  the same as an MP4 video (FFmpeg's libraries, where this build has them)\n"
+            "  --fps F         frames (steps) per second of the animation, 0.5-100 (default 2);\n"
+            "                  --speed F means the same, as in 'flashstep play'\n\n");
     fputs(cli_problem_help, f);
 }
 
@@ -80,6 +86,15 @@ int cli_render(int argc, char **argv)
             }
             have_steps = true;
             i++;
+        } else if ((!strcmp(arg, "--fps") || !strcmp(arg, "--speed")) && v) {
+            char *end;
+            double f = strtod(v, &end);
+            if (*end || end == v || !(f >= 0.5 && f <= 100)) {
+                fprintf(stderr, "flashstep: %s wants 0.5..100 frames (steps) per second, got '%s'\n", arg, v);
+                return 2;
+            }
+            o.fps = f;
+            i++;
         } else if (!strcmp(arg, "--out") && v) { out = v; i++; }
         else if (!strcmp(arg, "--out-dir") && v) { out_dir = v; i++; }
         else if (arg[0] == '-' && arg[1]) {
@@ -100,11 +115,27 @@ static int render(const char *lesson, bool have_steps, long long a, long long b,
                   const gui_options *o)
 {
     if (!have_steps) { fprintf(stderr, "flashstep: render needs --step N or --steps A:B\n"); usage(stderr); return 2; }
+    bool anim = out && gui_anim_kind_of(out) != GUI_ANIM_NONE;
     if (a == b && !out && !out_dir) { fprintf(stderr, "flashstep: render --step needs --out FILE (or --out-dir DIR)\n"); return 2; }
-    if (a != b && !out_dir) { fprintf(stderr, "flashstep: render --steps needs --out-dir DIR\n"); return 2; }
+    if (a != b && !out_dir && !anim) {
+        fprintf(stderr, "flashstep: render --steps needs --out-dir DIR, or --out FILE.gif / FILE.mp4\n");
+        return 2;
+    }
+    if (anim && out_dir) { fprintf(stderr, "flashstep: render: --out %s or --out-dir, not both\n", out); return 2; }
+    if (anim && !gui_anim_supported(gui_anim_kind_of(out))) {   /* before any drawing */
+        gui_anim *none;
+        return gui_anim_open(&none, out, 2, 2, 1, stderr);
+    }
+    if (out && !anim) {
+        size_t n = strlen(out);
+        if (n < 4 || strcmp(out + n - 4, ".png")) {
+            fprintf(stderr, "flashstep: render --out wants FILE.png, FILE.gif or FILE.mp4, got '%s'\n", out);
+            return 2;
+        }
+    }
     if (out_dir) {
         struct stat st;
         if (stat(out_dir, &st) != 0 && mkdir(out_dir, 0777) != 0) { fprintf(stderr, "flashstep: cannot create %s\n", out_dir); return 2; }
     }
-    return gui_render(lesson, a, b, a == b ? out : NULL, out_dir, o);
+    return gui_render(lesson, a, b, a == b || anim ? out : NULL, out_dir, o);
 }

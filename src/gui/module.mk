@@ -4,6 +4,20 @@ GUI_PKGS = fontconfig zlib
 ifneq ($(NO_GUI),1)
 $(call obj,$(GUI_SRC)): EXTRA_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(GUI_PKGS) 2>/dev/null)
 EXTRA_LDLIBS += $(shell $(PKG_CONFIG) --libs $(GUI_PKGS) 2>/dev/null || echo -lfontconfig -lz)
+# Animations (anim.c), each optional and detected here at build time: GIF through giflib (no
+# pkg-config file: the compiler finds gif_lib.h or not), video through FFmpeg's libraries. A
+# build without one says so when asked for that format (exit 2).
+HAVE_GIF := $(shell $(CC) -E -include gif_lib.h -x c /dev/null >/dev/null 2>&1 && echo 1)
+VIDEO_PKGS = libavcodec libavformat libswscale libavutil
+HAVE_VIDEO := $(shell $(PKG_CONFIG) --exists $(VIDEO_PKGS) 2>/dev/null && echo 1)
+ifeq ($(HAVE_GIF),1)
+$(call obj,src/gui/anim.c): EXTRA_CFLAGS += -DFS_HAVE_GIF
+EXTRA_LDLIBS += -lgif
+endif
+ifeq ($(HAVE_VIDEO),1)
+$(call obj,src/gui/anim.c): EXTRA_CFLAGS += -DFS_HAVE_VIDEO $(shell $(PKG_CONFIG) --cflags $(VIDEO_PKGS))
+EXTRA_LDLIBS += $(shell $(PKG_CONFIG) --libs $(VIDEO_PKGS))
+endif
 endif
 
 # make test-gui: the window under Xvfb (every lesson played to the end, scripted key and mouse
