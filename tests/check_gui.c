@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "engine/memory.h"
 #include "gui/gui.h"
 #include "lesson/lesson.h"
@@ -696,6 +697,140 @@ START_TEST(gif_first_frame_is_the_png)
 }
 END_TEST
 
+/* Saved traces replay: a trace written as JSONL by `trace --format jsonl` reads back event for
+ * event, every field and vector bit for bit, on random problems of every algorithm (the seed is
+ * printed on failure). */
+START_TEST(saved_trace_reads_back_exactly)
+{
+    uint32_t seed = (uint32_t)fs_test_seed();
+    srand(seed);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/fs_gui_trace_%d.jsonl", (int)getpid());
+    for (int round = 0; round < 12; round++) {
+        fs_algo algo = (fs_algo[]){FS_ALGO_TILED, FS_ALGO_DECODE, FS_ALGO_SOFTMAX, FS_ALGO_QUERY}[round % 4];
+        fs_run r = fs_run_make(algo);
+        int hkv = 1 + rand() % 2, hq = hkv * (1 + rand() % 2), nq = 1 + rand() % 7, nkv = 1 + rand() % 9;
+        int d = 1 + rand() % 3, dv = 1 + rand() % 3;
+        double *Q = malloc(sizeof(double) * (size_t)(hq * nq * d)), *K = malloc(sizeof(double) * (size_t)(hkv * nkv * d));
+        double *V = malloc(sizeof(double) * (size_t)(hkv * nkv * dv)), *z = malloc(sizeof(double) * (size_t)nkv);
+        for (int i = 0; i < hq * nq * d; i++) Q[i] = rand() / (double)RAND_MAX * 4 - 2;
+        for (int i = 0; i < hkv * nkv * d; i++) K[i] = rand() / (double)RAND_MAX * 4 - 2;
+        for (int i = 0; i < hkv * nkv * dv; i++) V[i] = rand() / (double)RAND_MAX * 4 - 2;
+        for (int i = 0; i < nkv; i++) z[i] = rand() / (double)RAND_MAX * 10 - 5;
+        if (algo == FS_ALGO_SOFTMAX) { r.z = z; r.n_z = nkv; r.chunk = 1 + rand() % 3; }
+        else {
+            r.attn = fs_attn_make(nq, nkv, d, dv);
+            r.attn.n_q_heads = hq; r.attn.n_kv_heads = hkv;
+            r.attn.Q = Q; r.attn.K = K; r.attn.V = V;
+            if (rand() % 2) r.attn.mask.kind = FS_MASK_CAUSAL;
+            r.tiling.Bq = 1 + rand() % 3; r.tiling.Bk = 1 + rand() % 3;
+            r.decoding.Bk = 1 + rand() % 4;
+            r.decoding.merge = rand() % 2 ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+        }
+        fs_trace t;
+        fs_trace_init(&t);
+        fs_result res;
+        ck_assert_int_eq(fs_run_exec(&r, &res, &t), FS_OK);
+        fs_result_free(&res);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        cli_trace_jsonl(f, &t);
+        fclose(f);
+        gui_show sh;
+        ck_assert_msg(gui_trace_load(path, &sh, stderr) == 0, "seed %u round %d: the saved trace does not load", seed, round);
+        ck_assert_int_eq(sh.trace.n, t.n);
+        for (int64_t k = 0; k < t.n; k++) {
+            const fs_event *a = &t.ev[k], *b = &sh.trace.ev[k];
+            ck_assert_msg(a->kind == b->kind && a->row == b->row && a->c0 == b->c0 && a->c1 == b->c1 && a->kt == b->kt &&
+                              (a->kind == FS_EV_ELEM || (a->head == b->head && a->kv_head == b->kv_head)),
+                          "seed %u round %d step %lld: indices differ", seed, round, (long long)k);
+            double x[6] = {a->m_new, a->l_new, a->alpha, a->beta, a->m_old, a->l_old};
+            double y[6] = {b->m_new, b->l_new, b->alpha, b->beta, b->m_old, b->l_old};
+            for (int i = 0; i < 6; i++)
+                ck_assert_msg(memcmp(&x[i], &y[i], sizeof x[i]) == 0 || (isnan(x[i]) && isnan(y[i])) ||
+                                  (a->kind == FS_EV_OUT && i >= 2) || (a->kind == FS_EV_PARTIAL && i >= 2),
+                              "seed %u round %d step %lld: number %d differs (%.17g vs %.17g)", seed, round, (long long)k, i,
+                              x[i], y[i]);
+            ck_assert_int_eq(a->n_o, b->n_o);
+            const double *oa = fs_trace_at(&t, a->o_new), *ob = fs_trace_at(&sh.trace, b->o_new);
+            ck_assert((oa == NULL) == (ob == NULL));
+            for (int i = 0; oa && i < a->n_o; i++) ck_assert_msg(oa[i] == ob[i], "seed %u: o differs at step %lld", seed, (long long)k);
+        }
+        ck_assert_int_eq(sh.run.attn.n_q_heads, algo == FS_ALGO_SOFTMAX ? 1 : hq);
+        if (algo != FS_ALGO_SOFTMAX) ck_assert_int_eq(sh.run.attn.n_q, nq);
+        gui_show_free(&sh);
+        fs_trace_free(&t);
+        free(Q); free(K); free(V); free(z);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* Damaged saved traces: each gives one message at the line and column where it goes wrong. A
+ * trace made by the CUDA kernel (--backend cuda, float32 numbers) loads like the engine's. */
+START_TEST(damaged_traces_are_located)
+{
+    static const struct { const char *file, *where; } bad[] = {
+        {"truncated.jsonl", "truncated.jsonl:15:250: "},   {"no-output.jsonl", "no-output.jsonl:11:1: "},
+        {"missing-line.jsonl", "missing-line.jsonl:6:23: "}, {"bad-number.jsonl", "bad-number.jsonl:8:73: "},
+        {"short-vector.jsonl", "short-vector.jsonl:12:385: "}, {"missing-field.jsonl", "missing-field.jsonl:4:125: "},
+        {"not-json.jsonl", "not-json.jsonl:1:1: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[256], msg[1024] = "";
+        snprintf(path, sizeof path, "tests/gui/traces/%s", bad[i].file);
+        FILE *err = fmemopen(msg, sizeof msg - 1, "w");
+        gui_show sh;
+        ck_assert_int_eq(gui_trace_load(path, &sh, err), 2);
+        fclose(err);
+        ck_assert_msg(strstr(msg, bad[i].where) != NULL, "%s: got '%s'", bad[i].where, msg);
+        ck_assert_msg(strchr(msg, '\n') == strrchr(msg, '\n'), "one line: '%s'", msg);
+    }
+    const char *good[] = {"tests/gui/traces/tiled.jsonl", "tests/gui/traces/cuda-tiled.jsonl"};
+    for (int i = 0; i < 2; i++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_trace_load(good[i], &sh, stderr), 0);
+        ck_assert_int_eq(sh.trace.n, 22);
+        ck_assert_int_eq(sh.scene, GUI_SCENE_TILED);
+        ck_assert_int_eq(sh.run.attn.n_q, 6);
+        ck_assert_int_eq(sh.run.tiling.Bq, 2);
+        ck_assert_int_eq(sh.run.tiling.Bk, 3);
+        ck_assert_int_eq(sh.run.attn.mask.kind, FS_MASK_CAUSAL);
+        gui_show_free(&sh);
+    }
+    /* Random damage never crashes or hangs: cut the good file anywhere, or flip one byte. */
+    FILE *f = fopen("tests/gui/traces/tiled.jsonl", "rb");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    uint32_t seed = (uint32_t)fs_test_seed();
+    srand(seed);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/fs_gui_damaged_%d.jsonl", (int)getpid());
+    for (int round = 0; round < 200; round++) {
+        FILE *g = fopen(path, "wb");
+        size_t cut = (size_t)rand() % n;
+        if (round % 2) fwrite(text, 1, cut, g);
+        else {
+            fwrite(text, 1, n, g);
+            fseek(g, (long)cut, SEEK_SET);
+            fputc(" {}[],:\"0-.e\nx"[rand() % 15], g);
+        }
+        fclose(g);
+        gui_show sh;
+        FILE *devnull = fopen("/dev/null", "w");
+        int rc = gui_trace_load(path, &sh, devnull);
+        fclose(devnull);
+        ck_assert_msg(rc == 0 || rc == 2, "seed %u round %d: rc %d", seed, round, rc);
+        /* A file cut short anywhere is refused (it loses at least the last output row's newline). */
+        ck_assert_msg(round % 2 == 0 || rc == 2, "seed %u round %d: a file cut at byte %zu of %zu loaded", seed, round, cut, n);
+        if (rc == 0) gui_show_free(&sh);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* Frames rendered offscreen against the reference images: at most 0.5 % of pixels may differ
  * by more than 48 levels in a channel (anti-aliasing and FreeType versions move edges by a
  * pixel; a wrong number, colour or layout changes far more). */
@@ -753,6 +888,8 @@ Suite *gui_suite(void)
     tcase_add_test(t, traffic_counter_matches_memory_model);
     tcase_add_test(t, wrap_keeps_words_whole);
     tcase_add_test(t, pitfall_narration_follows_timeline);
+    tcase_add_test(t, saved_trace_reads_back_exactly);
+    tcase_add_test(t, damaged_traces_are_located);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("frames");
     tcase_set_timeout(f, 60);

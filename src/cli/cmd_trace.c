@@ -76,7 +76,7 @@ static void jvec(FILE *f, const char *key, const fs_trace *tr, int64_t off, int3
 #define JF(key, x) (fprintf(f, ",\"" key "\":"), jnum(f, (x)))
 #define JI(key, x) fprintf(f, ",\"" key "\":%d", (int)(x))
 
-static void print_jsonl(FILE *f, const fs_trace *tr)
+void cli_trace_jsonl(FILE *f, const fs_trace *tr)
 {
     for (int64_t k = 0; k < tr->n; k++) {
         const fs_event *e = &tr->ev[k];
@@ -333,7 +333,7 @@ int cli_trace(int argc, char **argv)
             goto out;
         }
     }
-    if (jsonl) print_jsonl(stdout, &tr);
+    if (jsonl) cli_trace_jsonl(stdout, &tr);
     else print_table(stdout, r, &tr, digits);
     rc = fflush(stdout) == 0 ? 0 : 2;
 out:

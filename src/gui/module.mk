@@ -24,8 +24,13 @@ endif
 # input with expectations, a saved PNG, error messages), then every lesson again in the
 # ASan+UBSan build with leak checking (tests/gui/run.sh). Reference frames are compared in
 # tests/check_gui.c, which runs with the unit tests.
-TEST_EXTRA += test-gui
-.PHONY: test-gui
+TEST_EXTRA += test-gui test-render-cli
+.PHONY: test-gui test-render-cli
+# make test-render-cli: render and play with one's own problem (trace's options and messages), a
+# saved JSONL trace (and damaged ones), GIF and MP4 output; no display needed.
+test-render-cli:
+	python3 tests/cli/check_render_cli.py $(or $(FLASHSTEP),$(BUILD)/flashstep)
+
 test-gui:
 	@$(MAKE) --no-print-directory $(or $(FLASHSTEP),$(BUILD)/flashstep)
 	@$(MAKE) --no-print-directory SAN=1 all
