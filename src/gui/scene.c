@@ -576,7 +576,8 @@ static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *sho
  * layout passes without painting (gui_draw with no renderer; a binary search, so a handful), then
  * one that paints. Only the text shrinks; the grids keep the layout's geometry (grid_font), so
  * hit tests still match the picture. */
-#define FIT_LEVELS 11   /* 100 %, 95 %, … 50 % */
+#define FIT_LEVELS 11         /* 100 %, 95 %, … 50 % */
+#define FIT_STRICT_LEVELS 5   /* shrinking only to keep formulas on one line: down to 80 % */
 
 typedef struct { bool done; int cuts, breaks; char cut_text[200]; } fit_pass;
 
@@ -608,7 +609,7 @@ static const fit_pass *measure(gui_draw *d, const gui_state *s, const gui_show *
 static int first_level(gui_draw *d, const gui_state *s, const gui_show *show, const gui_layout *L0, fit_pass *p,
                        bool strict)
 {
-    int lo = 0, hi = FIT_LEVELS - 1;
+    int lo = 0, hi = strict ? FIT_STRICT_LEVELS - 1 : FIT_LEVELS - 1;
     const fit_pass *q = measure(d, s, show, L0, p, hi);
     if (q->cuts || (strict && q->breaks)) return -1;
     while (lo < hi) {

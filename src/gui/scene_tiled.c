@@ -516,8 +516,7 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
         int n = snprintf(line, sizeof line, "%s = [", e->normalized ? "o_new" : "o_new (not / ℓ)");
         for (int v = 0; v < e->n_o && v < 6 && n < 200; v++) n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", v ? ", " : "", gui_fmt(o[v], b, 32));
         snprintf(line + n, sizeof line - (size_t)n, "%s]", e->n_o > 6 ? ", …" : "");
-        gui_text(d, d->L.font_small, x, y, th->text, GUI_AL_LEFT, line);
-        y += lh;
+        side_text(d, r, x, &y, th->text, line);   /* wraps between numbers when too wide */
     }
     if (resc) {
         gui_text(d, d->L.font_small, x, y, th->rescale, GUI_AL_LEFT, "new maximum: what was summed shrinks by α");
