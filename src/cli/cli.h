@@ -13,4 +13,10 @@ int cli_play_terminal(int argc, char **argv);  /* cmd_play_terminal.c */
 int cli_render(int argc, char **argv);         /* cmd_render.c */
 int cli_bench(int argc, char **argv);          /* cmd_bench.c */
 
+/* A trace as JSON lines, one event per line, every number round-tripping (%.17g; "-inf", "inf",
+ * "nan" as strings): what `trace --format jsonl` prints and `play --trace` reads back. */
+#include <stdio.h>
+#include "engine/trace.h"
+void cli_trace_jsonl(FILE *f, const fs_trace *tr);    /* cmd_trace.c */
+
 #endif

@@ -5,15 +5,20 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/problem.h"
 #include "gui/gui.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: flashstep play [LESSON] [OPTIONS]\n\n"
+            "usage: flashstep play [LESSON] [OPTIONS]\n"
+            "       flashstep play --q FILE --k FILE --v FILE [PROBLEM OPTIONS] [OPTIONS]\n"
+            "       flashstep play --trace FILE.jsonl [OPTIONS]\n\n"
             "Step through a lesson in a window (SDL2). LESSON is a lesson file, a file stem or a unique\n"
-            "prefix of one (see 'flashstep lessons'); the first lesson when none is given. Without a\n"
-            "display (no DISPLAY or WAYLAND_DISPLAY, or SDL cannot open a window) it falls back to the\n"
+            "prefix of one (see 'flashstep lessons'); the first lesson when none is given. Instead of a\n"
+            "lesson: your own problem, with the problem options of 'flashstep trace' (below), or a trace\n"
+            "saved by 'flashstep trace --format jsonl' (also one from --backend cuda). Without a display\n"
+            "(no DISPLAY or WAYLAND_DISPLAY, or SDL cannot open a window) a lesson falls back to the\n"
             "terminal player.\n\n"
             "keys: Space play/pause; Right/Left one event; Shift+Right/Left next/previous significant\n"
             "event (rescale, skip, merge, output); Up/Down speed; Home/End; L or 1-9, 0 lesson; Q predict\n"
@@ -25,17 +30,20 @@ static void usage(FILE *f)
             "  --speed EPS        events per second (0.5 to 8192, nearest power of two)\n"
             "  --step N           open at step N\n"
             "  --size WxH         window size (default 1280x720)   --fullscreen\n"
-            "  --scale PCT        text and geometry scale, 50-300 (default 100)\n"
+            "  --zoom PCT         text and geometry scale, 50-300 (default 100); without a problem of\n"
+            "                     your own, --scale PCT means the same\n"
             "  --theme NAME       dark (default), light or contrast\n"
             "  --font FILE        a TrueType font (default: fontconfig's DejaVu Sans Mono, else monospace)\n"
             "  --script FILE      feed key and mouse input from FILE (docs/gui.md); exit 1 if an\n"
             "                     'expect' line fails\n"
             "  --demo NAME        a built-in problem instead of a lesson: softmax query tiled tree window\n"
             "                     gqa decode decode-tree pitfall grid64\n"
+            "  --trace FILE       replay a JSONL trace saved by 'flashstep trace --format jsonl'\n"
             "  --fps              print frame count, first-frame latency and frame times at exit\n"
             "  --bench N          time N frames (one event per frame) offscreen and exit;\n"
             "                     --bench-window times them in a window instead\n"
-            "  --max-seconds N    give up after N seconds (exit 1), for tests\n");
+            "  --max-seconds N    give up after N seconds (exit 1), for tests\n\n");
+    fputs(cli_problem_help, f);
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -68,12 +76,13 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
         o->w = w; o->h = h;
         return 1;
     }
-    if (!strcmp(a, "--scale")) {
+    if (!strcmp(a, "--zoom")) {
         NEED();
-        if (parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: --scale wants 50..300, got '%s'\n", v); return -1; }
+        if (parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300, got '%s'\n", a, v); return -1; }
         o->scale_pct = (int)n;
         return 1;
     }
+    if (!strcmp(a, "--trace")) { NEED(); o->trace_file = v; return 1; }
     if (!strcmp(a, "--theme")) {
         NEED();
         if (!strcmp(v, "dark")) o->theme = GUI_THEME_DARK;
@@ -86,21 +95,64 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
     return 0;
 }
 
+/* Shared by play and render, after their options: --scale is the score scale with a problem of
+ * one's own and the window scale (--zoom) without; a problem is checked and loaded into p and o.
+ * title[0] and title[1] receive the window's title and subtitle. 0, or 2 with a message. */
+int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, gui_options *o, char (*title)[160]);
+int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, gui_options *o, char (*title)[160])
+{
+    bool mine = cli_problem_given(p);
+    if (scale_arg && !mine) {
+        char *argv2[3] = {"--zoom", (char *)scale_arg, NULL};
+        int i = 0;
+        if (cli_gui_option(2, argv2, &i, o) < 0) return 2;
+    } else if (scale_arg && cli_problem_set(p, "--scale", scale_arg) == 2) {
+        return 2;
+    }
+    if (!mine) return 0;
+    const char *other = lesson ? "a lesson" : o->demo ? "--demo" : o->trace_file ? "--trace" : NULL;
+    if (other) {
+        fprintf(stderr, "flashstep %s: your own problem (--q/--k/--v, --scores or --z) or %s, not both\n", p->cmd, other);
+        return 2;
+    }
+    if (cli_problem_load(p)) return 2;
+    cli_problem_describe(p, title[0], sizeof title[0], title[1], sizeof title[1]);
+    o->problem = &p->run;
+    o->problem_parent = p->parent;
+    o->problem_n_parent = p->n_parent;
+    o->problem_title = title[0];
+    o->problem_source = title[1];
+    return 0;
+}
+
 int cli_play(int argc, char **argv)
 {
     gui_options o;
     gui_options_default(&o);
-    const char *lesson = NULL;
+    const char *lesson = NULL, *scale_arg = NULL;
     bool terminal = false, bench_window = false;
     long bench = 0;
+    cli_problem p;
+    cli_problem_init(&p, "play");
+    char title[2][160];
+    int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
         int r = cli_gui_option(argc, argv, &i, &o);
-        if (r < 0) return 2;
+        if (r < 0) goto out;
         if (r > 0) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--scale")) {   /* the score scale or the window scale: decided below */
+            if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); goto out; }
+            scale_arg = v;
+            i++;
+            continue;
+        }
+        r = cli_problem_option(&p, argc, argv, &i);
+        if (r == 2) goto out;
+        if (r == 1) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); rc = 0; goto out; }
         else if (!strcmp(a, "--terminal")) terminal = true;
         else if (!strcmp(a, "--autoplay")) o.autoplay = true;
         else if (!strcmp(a, "--exit-at-end")) o.exit_at_end = true;
@@ -110,41 +162,52 @@ int cli_play(int argc, char **argv)
         else if (!strcmp(a, "--speed") && v) {
             char *end;
             o.speed_eps = strtod(v, &end);
-            if (*end || !(o.speed_eps >= 0.5 && o.speed_eps <= 8192)) { fprintf(stderr, "flashstep: --speed wants 0.5..8192, got '%s'\n", v); return 2; }
+            if (*end || !(o.speed_eps >= 0.5 && o.speed_eps <= 8192)) {
+                fprintf(stderr, "flashstep: --speed wants 0.5..8192, got '%s'\n", v);
+                goto out;
+            }
             i++;
         } else if (!strcmp(a, "--step") && v) {
-            if (parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); return 2; }
+            if (parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); goto out; }
             o.start_step = n; i++;
         } else if (!strcmp(a, "--script") && v) { o.script = v; i++; }
         else if (!strcmp(a, "--bench") && v) {
-            if (parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep: --bench wants a frame count, got '%s'\n", v); return 2; }
+            if (parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep: --bench wants a frame count, got '%s'\n", v); goto out; }
             i++;
         } else if (!strcmp(a, "--max-seconds") && v) {
-            if (parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep: --max-seconds wants seconds, got '%s'\n", v); return 2; }
+            if (parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep: --max-seconds wants seconds, got '%s'\n", v); goto out; }
             o.max_seconds = (int)n; i++;
         } else if (a[0] == '-' && a[1]) {
             if (terminal) break;   /* the terminal player's own options */
             fprintf(stderr, "flashstep: play: unknown option '%s' (or it needs a value)\n", a);
             usage(stderr);
-            return 2;
+            goto out;
         } else if (!lesson) lesson = a;
-        else { fprintf(stderr, "flashstep: play: one lesson at a time ('%s' and '%s')\n", lesson, a); return 2; }
+        else { fprintf(stderr, "flashstep: play: one lesson at a time ('%s' and '%s')\n", lesson, a); goto out; }
     }
-    if (bench) return gui_bench(lesson, (int)bench, bench_window, &o);
-    if (terminal) return cli_play_terminal(argc, argv);
+    if (cli_gui_problem(&p, scale_arg, lesson, &o, title)) goto out;
+    bool mine = o.problem || o.trace_file;
+    if (bench) { rc = gui_bench(lesson, (int)bench, bench_window, &o); goto out; }
+    if (terminal && !mine) { rc = cli_play_terminal(argc, argv); goto out; }
     const char *disp = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY"), *drv = getenv("SDL_VIDEODRIVER");
     bool display = (disp && *disp) || (wl && *wl) || (drv && *drv);
-    int rc = display ? gui_play(lesson, &o) : GUI_NO_DISPLAY;
-    if (rc != GUI_NO_DISPLAY) return rc;
-    if (o.demo) {
-        fprintf(stderr, "flashstep: no display, and the terminal player shows lessons, not demos\n");
-        return 2;
+    rc = display && !terminal ? gui_play(lesson, &o) : GUI_NO_DISPLAY;
+    if (rc != GUI_NO_DISPLAY) goto out;
+    rc = 2;
+    if (o.demo || mine) {
+        fprintf(stderr, "flashstep: %s, and the terminal player shows lessons only ('flashstep render' draws "
+                        "frames without a display; 'flashstep trace' prints the steps)\n",
+                terminal ? "--terminal" : "no display");
+        goto out;
     }
     if (o.script) {   /* its input and 'expect' lines need the window: never pass them unchecked */
         fprintf(stderr, "flashstep: no display for --script %s (run it under xvfb-run)\n", o.script);
-        return 2;
+        goto out;
     }
     fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
     char *targv[3] = {argv[0], (char *)lesson, NULL};
-    return cli_play_terminal(lesson ? 2 : 1, targv);
+    rc = cli_play_terminal(lesson ? 2 : 1, targv);
+out:
+    cli_problem_free(&p);
+    return rc;
 }

@@ -1,7 +1,8 @@
 /* cmd_trace.c: `flashstep trace`: run one engine algorithm on matrices from files and print
  * its trace, as a table for people or as JSON lines for programs.
  *
- * Data flow: options → matrices (src/io) → fs_run → fs_run_exec (src/engine) → events → printer.
+ * Data flow: options (the problem's in cli/problem.c) → matrices (src/io) → fs_run → fs_run_exec
+ * (src/engine) → events → printer.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,102 +11,27 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/problem.h"
 #include "engine/run.h"
 #include "io/matrix_io.h"
 #include "kernels/cuda/cuda_backend.h"
 
-/* Bounds on what a trace may record, so a mistaken huge input fails with a message instead of
- * eating the machine's memory. Untraced runs are not bounded here. */
-#define MAX_TRACE_EVENTS ((int64_t)1 << 22)
-#define MAX_TRACE_POOL   ((int64_t)1 << 25)
-
-static const char *usage_text =
+static const char *usage_head =
     "usage: flashstep trace [INPUTS] [ALGORITHM] [OPTIONS]\n"
     "\n"
     "Run one algorithm of the engine (float64) and print every step it takes.\n"
+    "\n";
+static const char *usage_tail =
     "\n"
-    "inputs (text: one row per line, numbers separated by spaces or commas, '#' comments;\n"
-    "        or .npy float16/float32/float64 in C order):\n"
-    "  --q FILE --k FILE --v FILE   queries (n_q x d), keys (n_kv x d), values (n_kv x d_v)\n"
-    "  --scores FILE                the scores S (n_q x n_kv) directly, '-inf' allowed; without\n"
-    "                               --v, V is the identity so O shows the attention weights P\n"
-    "  --z FILE                     a vector for online softmax (all its numbers, in order)\n"
-    "  --heads HQ:HKV               GQA: Q holds HQ blocks of n_q rows, K and V HKV blocks (1:1)\n"
-    "\n"
-    "algorithm (tiled by default):\n"
-    "  --reference                  plain two-pass softmax attention (only the output rows)\n"
-    "  --query                      online attention, one key at a time (000's walk)\n"
-    "  --decode                     FlashDecoding: split the keys, partials, then merge\n"
-    "  --z FILE                     online softmax of a vector\n"
-    "  --backward                   the backward pass by recomputation: run the tiled forward\n"
-    "                               (untraced) for O and each row's L = m + ln l, then trace\n"
-    "                               the backward: D, recomputed S and P = exp(S - L), dP, dS,\n"
-    "                               and dQ, dK, dV tile by tile (needs --q and --k)\n"
-    "  --do FILE                    with --backward: dO (n_q x d_v, like --v per head); without\n"
-    "                               it dO = 1, the gradient of sum(O), and the run says so\n"
-    "\n"
-    "options:\n"
-    "  --bq N --bk N                tile sizes (default 2 and 3; decode: --bk is the split size)\n"
-    "  --form normalized|unnormalized   001's alpha/beta form, or divide by l at the end (default\n"
-    "                               normalized; --query and --decode default to unnormalized)\n"
-    "  --order q-outer|kv-outer     loop order (default q-outer); with --backward, kv-outer is\n"
-    "                               FlashAttention 2's (dK, dV of a KV tile finished in one pass)\n"
-    "  --mask none|causal           (default none)\n"
-    "  --offset N                   query i sits at position i+N (default n_kv - n_q)\n"
-    "  --window W                   sliding window: query at p sees keys p-W < j <= p\n"
-    "  --tree FILE                  tree mask from parent indices (-1 for the root)\n"
-    "  --scale X                    score scale (default 1/sqrt(d); 1 with --scores)\n"
-    "  --softcap C                  S = C*tanh(S/C) before the softmax\n"
-    "  --exp2                       003's exp2 form: scores in base-2 units\n"
-    "  --pitfall NAME               a deliberately wrong variant from 001: no-rescale,\n"
-    "                               global-max-no-beta, block-max-no-beta, masked-nan,\n"
-    "                               masked-doc-fix\n"
-    "  --merge sequential|tree      decode merge order (default sequential)\n"
-    "  --parts P                    decode: 003's strided partition into P parts instead of\n"
-    "                               contiguous splits of --bk\n"
-    "  --chunk N                    online softmax chunk size (default 1)\n"
+    "output:\n"
     "  --format table|jsonl         (default table)\n"
     "  --digits N                   digits after the point in the table (default 4)\n"
     "  --backend engine|cuda        cuda: run the tiled kernel on the GPU (make CUDA=1)\n"
     "\n"
     "An option the chosen algorithm does not read (--bq with --decode, --merge without it) is\n"
     "refused. Bad input exits 2 with file:line:column. The JSONL form prints every number so it\n"
-    "round-trips (%.17g); -inf is the string \"-inf\".\n";
-
-typedef struct {
-    const char *q, *k, *v, *scores, *z, *tree, *dout;
-    int algo_set;
-    fs_run run;
-    int hq, hkv;
-    int jsonl, digits, cuda;
-    int form_set;
-} opts;
-
-/* Options that only some algorithms read. Given to another algorithm they are refused rather than
- * silently ignored (a --tree given to --z, a --parts without --decode). */
-#define ALGO_BIT(x) (1u << (x))
-#define ALL_ATTN (ALGO_BIT(FS_ALGO_REFERENCE) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_TILED) | \
-                  ALGO_BIT(FS_ALGO_DECODE) | ALGO_BIT(FS_ALGO_BACKWARD))
-#define TILES (ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_BACKWARD))
-static const struct {
-    const char *opt;
-    unsigned algos;   /* ALGO_BIT of every algorithm that reads it */
-} scoped_opts[] = {
-    {"--bq", TILES},
-    {"--order", TILES},
-    {"--pitfall", ALGO_BIT(FS_ALGO_TILED)},
-    {"--bk", TILES | ALGO_BIT(FS_ALGO_DECODE)},
-    {"--do", ALGO_BIT(FS_ALGO_BACKWARD)},
-    {"--scores", ~ALGO_BIT(FS_ALGO_BACKWARD)},    /* given scores have no dQ, dK */
-    {"--backend", ~ALGO_BIT(FS_ALGO_BACKWARD)},
-    {"--merge", ALGO_BIT(FS_ALGO_DECODE)},
-    {"--parts", ALGO_BIT(FS_ALGO_DECODE)},
-    {"--exp2", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY)},
-    {"--form", ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_DECODE)},
-    {"--chunk", ALGO_BIT(FS_ALGO_SOFTMAX)},
-    {"--mask", ALL_ATTN}, {"--window", ALL_ATTN}, {"--tree", ALL_ATTN}, {"--offset", ALL_ATTN},
-    {"--scale", ALL_ATTN}, {"--softcap", ALL_ATTN}, {"--heads", ALL_ATTN},
-};
+    "round-trips (%.17g); -inf is the string \"-inf\". 'flashstep play' and 'flashstep render'\n"
+    "take the same problem options, and replay a JSONL trace with --trace FILE.\n";
 
 static int fail(const char *fmt, const char *a)
 {
@@ -121,16 +47,6 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v)) return 0;
     *out = v;
     return 1;
 }
@@ -160,7 +76,7 @@ static void jvec(FILE *f, const char *key, const fs_trace *tr, int64_t off, int3
 #define JF(key, x) (fprintf(f, ",\"" key "\":"), jnum(f, (x)))
 #define JI(key, x) fprintf(f, ",\"" key "\":%d", (int)(x))
 
-static void print_jsonl(FILE *f, const fs_trace *tr)
+void cli_trace_jsonl(FILE *f, const fs_trace *tr)
 {
     for (int64_t k = 0; k < tr->n; k++) {
         const fs_event *e = &tr->ev[k];
@@ -460,317 +376,53 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
 
 /* ---- main ---- */
 
-static int load(const char *path, bool neg_inf, fs_matrix *m)
-{
-    fs_loc_error err;
-    if (fs_matrix_read(path, neg_inf, m, &err)) return 1;
-    char buf[600];
-    fs_loc_error_format(&err, buf, sizeof buf);
-    fprintf(stderr, "flashstep trace: %s\n", buf);
-    return 0;
-}
-
-static int shape_err(const char *file, const char *msg)
-{
-    fprintf(stderr, "flashstep trace: %s:1:1: %s\n", file, msg);
-    return 2;
-}
-
 int cli_trace(int argc, char **argv)
 {
-    opts o;
-    memset(&o, 0, sizeof o);
-    o.run = fs_run_make(FS_ALGO_TILED);
-    o.run.tiling.Bq = 2;
-    o.run.tiling.Bk = 3;
-    o.run.decoding.Bk = 3;
-    o.hq = o.hkv = 1;
-    o.digits = 4;
-    double scale = NAN;
-    int mask_causal = 0, window = 0, has_offset = 0;
-    long offset = 0;
-    fs_run *r = &o.run;
-
-    unsigned scoped_given = 0;   /* bit k: scoped_opts[k] was given */
+    cli_problem p;
+    cli_problem_init(&p, "trace");
+    int jsonl = 0, digits = 4, cuda = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        for (unsigned k = 0; k < sizeof scoped_opts / sizeof scoped_opts[0]; k++)
-            if (!strcmp(a, scoped_opts[k].opt)) scoped_given |= 1u << k;
+        int r = cli_problem_option(&p, argc, argv, &i);
+        if (r == 2) return 2;
+        if (r == 1) continue;
 #define NEED() do { if (!val) return fail("%s needs a value", a); i++; } while (0)
         long n;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
+            fputs(usage_head, stdout);
+            fputs(cli_problem_help, stdout);
+            fputs(usage_tail, stdout);
             return 0;
-        } else if (!strcmp(a, "--q")) { NEED(); o.q = val; }
-        else if (!strcmp(a, "--k")) { NEED(); o.k = val; }
-        else if (!strcmp(a, "--v")) { NEED(); o.v = val; }
-        else if (!strcmp(a, "--scores")) { NEED(); o.scores = val; }
-        else if (!strcmp(a, "--z")) { NEED(); o.z = val; r->algo = FS_ALGO_SOFTMAX; o.algo_set++; }
-        else if (!strcmp(a, "--tree")) { NEED(); o.tree = val; }
-        else if (!strcmp(a, "--reference")) { r->algo = FS_ALGO_REFERENCE; o.algo_set++; }
-        else if (!strcmp(a, "--query")) { r->algo = FS_ALGO_QUERY; o.algo_set++; }
-        else if (!strcmp(a, "--decode")) { r->algo = FS_ALGO_DECODE; o.algo_set++; }
-        else if (!strcmp(a, "--backward")) { r->algo = FS_ALGO_BACKWARD; o.algo_set++; }
-        else if (!strcmp(a, "--do")) { NEED(); o.dout = val; }
-        else if (!strcmp(a, "--bq")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--bq must be an integer from 1 to 1048576, not '%s'", val);
-            r->tiling.Bq = (int32_t)n;
-        } else if (!strcmp(a, "--bk")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--bk must be an integer from 1 to 1048576, not '%s'", val);
-            r->tiling.Bk = r->decoding.Bk = (int32_t)n;
-        } else if (!strcmp(a, "--parts")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--parts must be an integer from 1 to 1048576, not '%s'", val);
-            r->decoding.parts = (int32_t)n;
-            r->decoding.split = FS_SPLIT_STRIDED;
-        } else if (!strcmp(a, "--chunk")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--chunk must be an integer from 1 to 1048576, not '%s'", val);
-            r->chunk = (int32_t)n;
-        } else if (!strcmp(a, "--form")) {
-            NEED();
-            if (!strcmp(val, "normalized")) r->tiling.form = r->decoding.form = FS_FORM_NORMALIZED;
-            else if (!strcmp(val, "unnormalized")) r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
-            else return fail("--form is normalized or unnormalized, not '%s'", val);
-            o.form_set = 1;
-        } else if (!strcmp(a, "--order")) {
-            NEED();
-            if (!strcmp(val, "q-outer")) r->tiling.order = FS_ORDER_Q_OUTER;
-            else if (!strcmp(val, "kv-outer")) r->tiling.order = FS_ORDER_KV_OUTER;
-            else return fail("--order is q-outer or kv-outer, not '%s'", val);
-        } else if (!strcmp(a, "--mask")) {
-            NEED();
-            if (!strcmp(val, "none")) mask_causal = 0;
-            else if (!strcmp(val, "causal")) mask_causal = 1;
-            else return fail("--mask is none or causal, not '%s' (see also --window and --tree)", val);
-        } else if (!strcmp(a, "--window")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--window must be an integer from 1 to 1048576, not '%s'", val);
-            window = (int)n;
-        } else if (!strcmp(a, "--offset")) {
-            NEED();
-            if (!parse_int(val, -FS_MAX_DIM, FS_MAX_DIM, &offset)) return fail("--offset must be an integer, not '%s'", val);
-            has_offset = 1;
-        } else if (!strcmp(a, "--scale")) {
-            NEED();
-            if (!parse_double(val, &scale)) return fail("--scale must be a finite number, not '%s'", val);
-        } else if (!strcmp(a, "--softcap")) {
-            NEED();
-            if (!parse_double(val, &r->attn.softcap) || r->attn.softcap <= 0)
-                return fail("--softcap must be a positive number, not '%s'", val);
-        } else if (!strcmp(a, "--exp2")) { r->tiling.exp2 = true; }
-        else if (!strcmp(a, "--pitfall")) {
-            NEED();
-            int found = 0;
-            for (int p = 1; p < FS_PITFALL_COUNT; p++)
-                if (!strcmp(val, fs_pitfall_str((fs_pitfall)p))) { r->tiling.pitfall = (fs_pitfall)p; found = 1; }
-            if (!found) return fail("unknown --pitfall '%s'", val);
-        } else if (!strcmp(a, "--merge")) {
-            NEED();
-            if (!strcmp(val, "sequential")) r->decoding.merge = FS_MERGE_SEQUENTIAL;
-            else if (!strcmp(val, "tree")) r->decoding.merge = FS_MERGE_TREE;
-            else return fail("--merge is sequential or tree, not '%s'", val);
-        } else if (!strcmp(a, "--heads")) {
-            NEED();
-            long hq = 0, hkv = 0;
-            char left[32];
-            const char *colon = strchr(val, ':');
-            size_t nl = colon ? (size_t)(colon - val) : 0;
-            if (colon && nl < sizeof left) {
-                memcpy(left, val, nl);
-                left[nl] = 0;
-            }
-            if (!colon || nl >= sizeof left || !parse_int(left, 1, FS_MAX_HEADS, &hq) ||
-                !parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
-                return fail("--heads is HQ:HKV with HQ a multiple of HKV, each 1 to 1024 (e.g. 4:2), not '%s'", val);
-            o.hq = (int)hq;
-            o.hkv = (int)hkv;
         } else if (!strcmp(a, "--format")) {
             NEED();
-            if (!strcmp(val, "jsonl")) o.jsonl = 1;
-            else if (!strcmp(val, "table")) o.jsonl = 0;
+            if (!strcmp(val, "jsonl")) jsonl = 1;
+            else if (!strcmp(val, "table")) jsonl = 0;
             else return fail("--format is table or jsonl, not '%s'", val);
         } else if (!strcmp(a, "--digits")) {
             NEED();
             if (!parse_int(val, 0, 17, &n)) return fail("--digits must be 0 to 17, not '%s'", val);
-            o.digits = (int)n;
+            digits = (int)n;
         } else if (!strcmp(a, "--backend")) {
             NEED();
-            if (!strcmp(val, "cuda")) o.cuda = 1;
-            else if (!strcmp(val, "engine")) o.cuda = 0;
+            if (!strcmp(val, "cuda")) cuda = 1;
+            else if (!strcmp(val, "engine")) cuda = 0;
             else return fail("--backend is engine or cuda, not '%s'", val);
         } else {
             return fail("unknown option '%s'", a);
         }
 #undef NEED
     }
-    if (o.algo_set > 1) return fail("%s", "choose one of --reference, --query, --decode, --backward, --z");
-    for (unsigned k = 0; k < sizeof scoped_opts / sizeof scoped_opts[0]; k++)
-        if ((scoped_given >> k & 1u) && !(scoped_opts[k].algos & ALGO_BIT(r->algo))) {
-            fprintf(stderr, "flashstep trace: %s does not apply to %s\n(see flashstep trace --help)\n",
-                    scoped_opts[k].opt, r->algo == FS_ALGO_SOFTMAX ? "--z (online softmax of a vector)"
-                                        : r->algo == FS_ALGO_REFERENCE ? "--reference"
-                                        : r->algo == FS_ALGO_QUERY     ? "--query"
-                                        : r->algo == FS_ALGO_DECODE    ? "--decode"
-                                        : r->algo == FS_ALGO_BACKWARD  ? "--backward"
-                                                                       : "tiled attention (the default)");
-            return 2;
-        }
-    if ((r->algo == FS_ALGO_QUERY || r->algo == FS_ALGO_DECODE) && !o.form_set)
-        r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
-
-    int rc = 2;
-    fs_matrix Q = {0}, K = {0}, V = {0}, S = {0}, Z = {0}, dO = {0};
-    double *eye = NULL;
-    int32_t *parent = NULL;
-    uint64_t *bits = NULL;
     fs_trace tr;
     fs_trace_init(&tr);
     fs_result res = {0};
-
-    if (r->algo == FS_ALGO_SOFTMAX) {
-        if (o.q || o.k || o.v || o.scores) { fail("%s", "--z takes no --q/--k/--v/--scores"); goto out; }
-        if (!load(o.z, true, &Z)) goto out;
-        r->z = Z.data;
-        r->n_z = Z.rows * Z.cols;
-    } else {
-        fs_attn *at = &r->attn;
-        if (o.scores) {
-            if (o.q || o.k) { fail("%s", "--scores replaces --q and --k; give one or the other"); goto out; }
-            if (!load(o.scores, true, &S)) goto out;
-            if (S.rows % o.hq) { rc = shape_err(o.scores, "rows are not a multiple of the query heads"); goto out; }
-            at->n_q = S.rows / o.hq;
-            at->n_kv = S.cols;
-            at->d = 0;
-            at->S = S.data;
-        } else {
-            if (!o.q || !o.k || !o.v) { fail("%s", "need --q, --k and --v (or --scores, or --z)"); goto out; }
-            if (!load(o.q, false, &Q) || !load(o.k, false, &K)) goto out;
-            if (Q.rows % o.hq) { rc = shape_err(o.q, "rows are not a multiple of the query heads (--heads)"); goto out; }
-            if (K.rows % o.hkv) { rc = shape_err(o.k, "rows are not a multiple of the KV heads (--heads)"); goto out; }
-            if (K.cols != Q.cols) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "K has %d columns but Q has %d: they must share d", K.cols, Q.cols);
-                rc = shape_err(o.k, msg);
-                goto out;
-            }
-            at->n_q = Q.rows / o.hq;
-            at->n_kv = K.rows / o.hkv;
-            at->d = Q.cols;
-            at->Q = Q.data;
-            at->K = K.data;
-        }
-        if (o.v) {
-            if (!load(o.v, false, &V)) goto out;
-            if (V.rows != at->n_kv * o.hkv) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "V has %d rows but there are %d keys (x %d KV heads)", V.rows, at->n_kv, o.hkv);
-                rc = shape_err(o.v, msg);
-                goto out;
-            }
-            at->V = V.data;
-            at->d_v = V.cols;
-            if (o.dout) {
-                if (!load(o.dout, false, &dO)) goto out;
-                if (dO.rows != at->n_q * o.hq || dO.cols != V.cols) {
-                    char msg[200];
-                    snprintf(msg, sizeof msg, "dO is %d x %d but O is %d x %d (n_q x d_v, x %d query heads)",
-                             dO.rows, dO.cols, at->n_q * o.hq, V.cols, o.hq);
-                    rc = shape_err(o.dout, msg);
-                    goto out;
-                }
-                r->dO = dO.data;
-            } else if (r->algo == FS_ALGO_BACKWARD) {
-                fprintf(stderr, "flashstep trace: no --do given: dO = 1, the gradient of sum(O)\n");
-            }
-        } else {
-            /* Scores without values: V = I, so each output row is that row's weights P. */
-            eye = calloc((size_t)o.hkv * at->n_kv * at->n_kv, sizeof(double));
-            if (!eye) { fail("%s", "out of memory"); goto out; }
-            for (int h = 0; h < o.hkv; h++)
-                for (int j = 0; j < at->n_kv; j++) eye[((size_t)h * at->n_kv + j) * at->n_kv + j] = 1;
-            at->V = eye;
-            at->d_v = at->n_kv;
-        }
-        at->n_q_heads = o.hq;
-        at->n_kv_heads = o.hkv;
-        at->scale = isnan(scale) ? (o.scores ? 1.0 : fs_attn_default_scale(at->d)) : scale;
-        if (o.tree) {
-            fs_loc_error err;
-            int32_t n;
-            if (!fs_ints_read(o.tree, &parent, &n, &err)) {
-                char buf[600];
-                fs_loc_error_format(&err, buf, sizeof buf);
-                fprintf(stderr, "flashstep trace: %s\n", buf);
-                goto out;
-            }
-            if (n != at->n_q || n != at->n_kv) {
-                fprintf(stderr, "flashstep trace: %s:1:1: the tree has %d positions but there are %d queries and %d keys\n",
-                        o.tree, n, at->n_q, at->n_kv);
-                goto out;
-            }
-            bits = calloc((size_t)n * fs_mask_words(n), sizeof(uint64_t));
-            if (!bits) { fail("%s", "out of memory"); goto out; }
-            int32_t bad;
-            if (fs_mask_tree_build(parent, n, bits, &bad) != FS_OK) {
-                int32_t line = 1, col = 1;
-                fs_ints_locate(o.tree, bad >= 0 ? bad : 0, &line, &col);   /* point at the entry */
-                fprintf(stderr, "flashstep trace: %s:%d:%d: not a tree: position %d (parent %d) %s\n", o.tree,
-                        line, col, bad, bad >= 0 ? parent[bad] : 0,
-                        "breaks it (exactly one -1 root, parents in range, no cycles)");
-                goto out;
-            }
-            at->mask = fs_mask_tree(bits, n);
-            if (mask_causal || window) { fail("%s", "--tree already decides visibility; drop --mask/--window"); goto out; }
-        } else if (window) {
-            at->mask.kind = FS_MASK_WINDOW;
-            at->mask.window = window;
-        } else if (mask_causal) {
-            at->mask.kind = FS_MASK_CAUSAL;
-        }
-        at->mask.has_offset = has_offset;
-        at->mask.offset = (int32_t)offset;
-        /* Bound what a trace will hold before running. */
-        int64_t nqt = (at->n_q + r->tiling.Bq - 1) / r->tiling.Bq, nkt = (at->n_kv + r->tiling.Bk - 1) / r->tiling.Bk;
-        int64_t events = (int64_t)o.hq * (nqt * nkt + (int64_t)at->n_q * (nkt + 1));
-        int64_t pool = (int64_t)o.hq * at->n_q * (nkt * (2 * (int64_t)r->tiling.Bk + 2 * at->d_v) + at->d_v);
-        if (r->algo == FS_ALGO_QUERY) {
-            events = (int64_t)o.hq * at->n_q * (2 * (int64_t)at->n_kv + 1);
-            pool = (int64_t)o.hq * at->n_q * at->n_kv * (2 + 2 * (int64_t)at->d_v);
-        }
-        if (r->algo == FS_ALGO_DECODE) {
-            /* Per head and row: one PARTIAL per split (its scores and o), n_splits − 1 MERGEs
-             * (three o vectors each) and one OUT. --parts may ask for far more splits than keys. */
-            int64_t nsp = r->decoding.split == FS_SPLIT_STRIDED
-                              ? r->decoding.parts
-                              : (at->n_kv + r->decoding.Bk - 1) / r->decoding.Bk;
-            events = (int64_t)o.hq * at->n_q * 2 * nsp;
-            pool = (int64_t)o.hq * at->n_q * (at->n_kv + (4 * nsp - 2) * (int64_t)at->d_v);
-        }
-        if (r->algo == FS_ALGO_BACKWARD) {
-            /* Per head: one LSE and one DELTA per row, per visited pair one BTILE, Bq BROWs (4 Bk +
-             * 3 d numbers) and Bk BKEYs (3 d + 3 d_v); then the gradient rows. */
-            int64_t bq = r->tiling.Bq < at->n_q ? r->tiling.Bq : at->n_q, bk = r->tiling.Bk < at->n_kv ? r->tiling.Bk : at->n_kv;
-            events = (int64_t)o.hq * (2 * at->n_q + nqt * nkt * (1 + bq + bk) + at->n_q + 2 * (int64_t)at->n_kv);
-            pool = (int64_t)o.hq * (2 * (int64_t)at->n_q * at->d_v +
-                                    nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
-                                    (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
-        }
-        if (events > MAX_TRACE_EVENTS || pool > MAX_TRACE_POOL) {
-            fprintf(stderr, "flashstep trace: this problem would record about %lld events and %lld numbers; "
-                            "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
-                            "(decode: fewer splits).\n",
-                    (long long)events, (long long)pool, (long long)MAX_TRACE_EVENTS, (long long)MAX_TRACE_POOL);
-            goto out;
-        }
-    }
-    tr.max_events = MAX_TRACE_EVENTS;
-
+    int rc = cli_problem_load(&p);
+    if (rc) goto out;
+    rc = 2;
+    fs_run *r = &p.run;
+    tr.max_events = CLI_MAX_TRACE_EVENTS;
     fs_status st;
-    if (o.cuda) {
+    if (cuda) {
         char why[256] = "";
         if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY) {
             fail("%s", "--backend cuda runs the tiled algorithm (and --query) only");
@@ -789,20 +441,12 @@ int cli_trace(int argc, char **argv)
             goto out;
         }
     }
-    if (o.jsonl) print_jsonl(stdout, &tr);
-    else print_table(stdout, r, &tr, o.digits);
+    if (jsonl) cli_trace_jsonl(stdout, &tr);
+    else print_table(stdout, r, &tr, digits);
     rc = fflush(stdout) == 0 ? 0 : 2;
 out:
     fs_result_free(&res);
     fs_trace_free(&tr);
-    fs_matrix_free(&Q);
-    fs_matrix_free(&K);
-    fs_matrix_free(&V);
-    fs_matrix_free(&S);
-    fs_matrix_free(&Z);
-    fs_matrix_free(&dO);
-    free(eye);
-    free(parent);
-    free(bits);
+    cli_problem_free(&p);
     return rc;
 }

@@ -373,6 +373,14 @@ static int app_load(app *A, const char *name)
 {
     if (gui_catalog_open(&A->cat, stderr)) return 2;
     int idx = 0;
+    if (A->opt->problem || A->opt->trace_file) {   /* one's own problem, or a saved trace */
+        gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, 0);
+        A->st.lesson = -1;   /* none of the catalogue: L lists them, a number opens one */
+        A->st.menu_sel = 0;
+        if (A->opt->trace_file) return gui_trace_load(A->opt->trace_file, &A->show, stderr);
+        return gui_problem_load(A->opt->problem, A->opt->problem_parent, A->opt->problem_n_parent, A->opt->problem_title,
+                                A->opt->problem_source, &A->show, stderr);
+    }
     if (A->opt->demo) {
         idx = -1;
         for (int i = 0; i < A->cat.n && !A->cat.paths; i++) if (!strcmp(A->cat.names[i], A->opt->demo)) idx = i;
@@ -528,6 +536,31 @@ static int app_start(app *A, const char *name, int rc)
     return 0;
 }
 
+/* Steps a … b as the frames of an animation: the same pixels save_frame writes as PNG. */
+static int render_anim(app *A, int64_t a, int64_t b, const char *out)
+{
+    int w = A->st.w, h = A->st.h;
+    gui_anim *an;
+    int rc = gui_anim_open(&an, out, w, h, A->opt->fps > 0 ? A->opt->fps : 2.0, stderr);
+    if (rc) return rc;
+    uint8_t *px = malloc((size_t)w * h * 3);
+    if (!px) { fprintf(stderr, "flashstep: out of memory\n"); gui_anim_close(an, false, stderr); return 2; }
+    for (int64_t k = a; k <= b && !rc; k++) {
+        A->st.step = k;
+        draw(A);
+        if (SDL_RenderReadPixels(A->ren, NULL, SDL_PIXELFORMAT_RGB24, px, w * 3) != 0) {
+            fprintf(stderr, "flashstep: cannot read a frame: %s\n", SDL_GetError());
+            rc = 2;
+        } else {
+            rc = gui_anim_frame(an, px, w * 3, stderr);
+        }
+    }
+    free(px);
+    int rc2 = gui_anim_close(an, rc == 0, stderr);
+    if (!rc && !rc2) printf("%s (%lld frames)\n", out, (long long)(b - a + 1));
+    return rc ? rc : rc2;
+}
+
 int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir, const gui_options *o)
 {
     app A;
@@ -546,6 +579,11 @@ int gui_render(const char *name, int64_t a, int64_t b, const char *out, const ch
             app_shutdown(&A);
             return 2;
         }
+    }
+    if (out && gui_anim_kind_of(out) != GUI_ANIM_NONE) {   /* one animation of steps a … b */
+        rc = render_anim(&A, a, b, out);
+        app_shutdown(&A);
+        return rc;
     }
     for (int64_t k = a; k <= b; k++) {
         A.st.step = k;

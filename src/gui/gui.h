@@ -84,6 +84,21 @@ int gui_catalog_load(const gui_catalog *c, int i, gui_show *show, FILE *err);
 /* Load a lesson file (any path) into show. */
 int gui_lesson_load(const char *path, gui_show *show, FILE *err);
 
+/* Anyone's own problem (what `flashstep play --q … --k … --v …` read): the run's inputs (and the
+ * tree's parent array, when there is one) are copied into the show, the run is executed for its
+ * trace (a pitfall also run correctly, drawn beside it), the scene follows from the run
+ * (softmax, query, decode, tree, window, GQA, pitfall or tiled), the narration is generated from
+ * the events. title and source (the header's two lines) say what was given. Returns 0, or 2 with
+ * one line on err. */
+int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, const char *title, const char *source,
+                     gui_show *show, FILE *err);
+
+/* A trace saved by `flashstep trace --format jsonl` (by the engine or by --backend cuda): its
+ * events read back into show->trace, the problem's shape recovered from them (the inputs Q, K,
+ * V are not in the file: the scenes show what the events hold). A malformed or truncated file
+ * is one line "FILE:LINE:COLUMN: what is wrong" on err and 2. */
+int gui_trace_load(const char *path, gui_show *show, FILE *err);
+
 /* Built-in problems that do not depend on lesson files: "softmax", "query", "tiled", "tree",
  * "window", "gqa", "decode", "decode-tree", "pitfall", "grid64" (a 64×64 causal problem with
  * Bq = Bk = 8, for timing). Returns 0, or 2 with one line on err. */
@@ -391,6 +406,27 @@ int gui_png_read(const char *path, uint8_t **rgb, int *w, int *h);
 int64_t gui_image_diff(const uint8_t *a, const uint8_t *b, int w, int h, int tol);
 
 /* ---------------------------------------------------------------------------------------------
+ * Animations (anim.c): frames into an animated GIF (giflib) or an MP4 video (FFmpeg), for slides.
+ * Each library is optional at build time; without it gui_anim_open says the build has no GIF
+ * (or video) support and returns 2. */
+
+typedef enum { GUI_ANIM_NONE = 0, GUI_ANIM_GIF, GUI_ANIM_MP4 } gui_anim_kind;
+typedef struct gui_anim gui_anim;
+
+gui_anim_kind gui_anim_kind_of(const char *path);   /* by the name's ending: .gif, .mp4 */
+bool gui_anim_supported(gui_anim_kind k);           /* built with the library for it */
+/* Start an animation of w × h frames at fps frames per second (0.5 to 100; a GIF counts frame
+ * times in hundredths of a second). 0, or 2 with one line on err. */
+int gui_anim_open(gui_anim **a, const char *path, int w, int h, double fps, FILE *err);
+/* Append a frame of RGB pixels (stride bytes per row). GIF: quantized to its own 256-colour
+ * palette (giflib's median cut). 0, or 2 with one line on err. */
+int gui_anim_frame(gui_anim *a, const uint8_t *rgb, int stride, FILE *err);
+/* Finish the file (ok false: stop without finishing) and free a. 0, or 2 with one line. */
+int gui_anim_close(gui_anim *a, bool ok, FILE *err);
+/* The first frame of a GIF as RGB (the tests compare it with the PNG); 0 or −1. */
+int gui_gif_read_first(const char *path, uint8_t **rgb, int *w, int *h);
+
+/* ---------------------------------------------------------------------------------------------
  * Entry points (SDL). */
 
 typedef struct {
@@ -403,8 +439,14 @@ typedef struct {
     const char *script;     /* a script of input commands, or NULL */
     int max_seconds;        /* > 0: quit after this long (a test's safety net) */
     const char *demo;       /* a built-in demo instead of a lesson */
+    const fs_run *problem;  /* one's own problem instead (gui_problem_load), or NULL */
+    const int32_t *problem_parent;   /* its tree, or NULL */
+    int problem_n_parent;
+    const char *problem_title, *problem_source;   /* what was given, for the header */
+    const char *trace_file; /* a saved JSONL trace instead (gui_trace_load), or NULL */
     int64_t start_step;     /* the step to open at */
     double t0;              /* when the command started (gui_now()), for the first-frame latency */
+    double fps;             /* render to .gif / .mp4: frames (steps) per second; 0: 2 */
 } gui_options;
 
 /* Seconds on a monotonic clock. */
@@ -420,7 +462,9 @@ void gui_options_default(gui_options *o);
 int gui_play(const char *name, const gui_options *o);
 
 /* Render steps [a, b] (clamped to the trace) of a lesson or demo to PNG files without a display:
- * to `out` when a == b and out is set, else to out_dir/STEM-NNNN.png. Returns the exit code. */
+ * to `out` when a == b and out is set, else to out_dir/STEM-NNNN.png; or, when out ends in .gif
+ * or .mp4, every step from a to b as one frame of that animation at o->fps frames per second.
+ * Returns the exit code. */
 int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir,
                const gui_options *o);
 

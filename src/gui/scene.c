@@ -147,19 +147,29 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     int nk = a->n_kv < 4096 ? a->n_kv : 4096;
     for (int j = 0; j < nk; j++) last_row[j] = -1;
     const fs_event *cur = NULL, *out = NULL;
+    /* The query this step belongs to (one's own problem may hold several, and heads). */
+    int qrow = 0, qhead = 0;
+    if (s->n > 0) {
+        const fs_event *e = &t->ev[s->step];
+        int r = e->row >= 0 ? e->row : e->r0;   /* a TILE event names its query by its rows */
+        if (r >= 0 && r < a->n_q) { qrow = r; qhead = e->head >= 0 ? e->head : 0; }
+    }
+    int kvh = a->n_kv_heads > 0 && a->n_q_heads >= a->n_kv_heads ? fs_attn_kv_head(a, qhead) : 0;
     for (int64_t k = 0; k <= s->step && k < t->n; k++) {
         const fs_event *e = &t->ev[k];
-        if (e->kind == FS_EV_ROW && e->row == 0 && e->head == 0) {
+        if (e->kind == FS_EV_ROW && e->row == qrow && e->head == qhead) {
             cur = e;
             for (int j = e->c0; j < e->c1 && j < nk; j++) last_row[j] = k;
-        } else if (e->kind == FS_EV_OUT && e->row == 0 && e->head == 0) out = e;
+        } else if (e->kind == FS_EV_OUT && e->row == qrow && e->head == qhead) out = e;
     }
     const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
     char b1[32], b2[32], b3[32];
     /* q above. */
-    char qs[256] = "q = [";
-    int qn = 5;
-    for (int c = 0; a->Q && c < a->d && qn < 200; c++) qn += snprintf(qs + qn, sizeof qs - (size_t)qn, "%s%g", c ? ", " : "", a->Q[c]);
+    char qs[256];
+    int qn = snprintf(qs, sizeof qs, a->n_q > 1 || a->n_q_heads > 1 ? "query %d%s: q = [" : "q = [", qrow, "");
+    if (a->n_q_heads > 1) qn = snprintf(qs, sizeof qs, "head %d, query %d: q = [", qhead, qrow);
+    const double *q = a->Q ? a->Q + ((size_t)qhead * a->n_q + (size_t)qrow) * a->d : NULL;
+    for (int c = 0; q && c < a->d && qn < 200; c++) qn += snprintf(qs + qn, sizeof qs - (size_t)qn, "%s%g", c ? ", " : "", q[c]);
     snprintf(qs + qn, sizeof qs - (size_t)qn, "]   scale = %g", a->scale);
     gui_text(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, qs);
     for (int j = 0; j < nk && g.cell > 0; j++) {
@@ -170,7 +180,8 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
             gui_rect r = {g.x0 + c * g.cell + 2, g.y0 + j * g.cell + 2, g.cell - 4, g.cell - 4};
             uint32_t base = c < a->d ? th->full : th->partial;
             gui_fill(d, r, done || is_now ? gui_mix(base, th->bg, is_now ? 0.1 : 0.5) : th->future);
-            double v = c < a->d ? (a->K ? a->K[(size_t)j * a->d + c] : NAN) : (a->V ? a->V[(size_t)j * a->d_v + c - a->d - 1] : NAN);
+            double v = c < a->d ? (a->K ? a->K[((size_t)kvh * a->n_kv + j) * a->d + c] : NAN)
+                                : (a->V ? a->V[((size_t)kvh * a->n_kv + j) * a->d_v + c - a->d - 1] : NAN);
             char b[32];
             snprintf(b, sizeof b, "%g", v);
             gui_text_fit(d, L->font, r, th->text, b);
@@ -240,8 +251,9 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     int hi, hj;
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && hj != a->d && a->K && a->V) {
         char tip[128];
-        if (hj < a->d) snprintf(tip, sizeof tip, "K[%d][%d] = %.10g", hi, hj, a->K[(size_t)hi * a->d + hj]);
-        else snprintf(tip, sizeof tip, "V[%d][%d] = %.10g", hi, hj - a->d - 1, a->V[(size_t)hi * a->d_v + hj - a->d - 1]);
+        if (hj < a->d) snprintf(tip, sizeof tip, "K[%d][%d] = %.10g", hi, hj, a->K[((size_t)kvh * a->n_kv + hi) * a->d + hj]);
+        else snprintf(tip, sizeof tip, "V[%d][%d] = %.10g", hi, hj - a->d - 1,
+                      a->V[((size_t)kvh * a->n_kv + hi) * a->d_v + hj - a->d - 1]);
         tooltip(d, s, tip);
     }
 }
@@ -566,7 +578,8 @@ static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *sho
  * layout passes without painting (gui_draw with no renderer; a binary search, so a handful), then
  * one that paints. Only the text shrinks; the grids keep the layout's geometry (grid_font), so
  * hit tests still match the picture. */
-#define FIT_LEVELS 11   /* 100 %, 95 %, … 50 % */
+#define FIT_LEVELS 11         /* 100 %, 95 %, … 50 % */
+#define FIT_STRICT_LEVELS 5   /* shrinking only to keep formulas on one line: down to 80 % */
 
 typedef struct { bool done; int cuts, breaks; char cut_text[200]; } fit_pass;
 
@@ -598,7 +611,7 @@ static const fit_pass *measure(gui_draw *d, const gui_state *s, const gui_show *
 static int first_level(gui_draw *d, const gui_state *s, const gui_show *show, const gui_layout *L0, fit_pass *p,
                        bool strict)
 {
-    int lo = 0, hi = FIT_LEVELS - 1;
+    int lo = 0, hi = strict ? FIT_STRICT_LEVELS - 1 : FIT_LEVELS - 1;
     const fit_pass *q = measure(d, s, show, L0, p, hi);
     if (q->cuts || (strict && q->breaks)) return -1;
     while (lo < hi) {

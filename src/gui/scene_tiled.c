@@ -516,8 +516,7 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
         int n = snprintf(line, sizeof line, "%s = [", e->normalized ? "o_new" : "o_new (not / ℓ)");
         for (int v = 0; v < e->n_o && v < 6 && n < 200; v++) n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", v ? ", " : "", gui_fmt(o[v], b, 32));
         snprintf(line + n, sizeof line - (size_t)n, "%s]", e->n_o > 6 ? ", …" : "");
-        gui_text(d, d->L.font_small, x, y, th->text, GUI_AL_LEFT, line);
-        y += lh;
+        side_text(d, r, x, &y, th->text, line);   /* wraps between numbers when too wide */
     }
     if (resc) {
         gui_text(d, d->L.font_small, x, y, th->rescale, GUI_AL_LEFT, "new maximum: what was summed shrinks by α");
@@ -539,7 +538,7 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
         {"V tile", c->Bk, c->d_v, th->partial}, {"S,P tile", c->Bq, c->Bk, th->warn}};
     int bx = x, bh = lh * 2;
     bool loaded = ct && ct->kind == FS_EV_TILE;
-    for (int i = 0; i < 4; i++) {
+    for (int i = c->d == 0 ? 2 : 0; i < 4; i++) {   /* (no Q or K tiles without Q and K) */
         char lab[48];
         snprintf(lab, sizeof lab, "%s %dx%d", box[i].name, box[i].rows, box[i].cols);
         int bw = gui_text_w(d, fs, lab) + d->L.pad;
@@ -552,6 +551,14 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     }
     y += bh + d->L.pad / 2;
     const fs_attn *a = &show->run.attn;
+    if (a->d == 0) {   /* scores given, or a replayed trace: no Q or K, so no byte counts */
+        side_text(d, r, x, &y, th->dim, "no Q and K here (scores given, or a saved trace): no byte counts");
+        char tl[160];
+        snprintf(tl, sizeof tl, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial,
+                 c->io.skipped, c->nqt * c->nkt);
+        side_text(d, r, x, &y, th->dim, tl);
+        return y;
+    }
     /* The whole run, all heads, from the memory model (engine/memory.h), fp32 everywhere. */
     fs_mem_problem mp = fs_mem_problem_make(a->n_q, a->n_kv, a->d, a->d_v);
     mp.n_q_heads = a->n_q_heads;

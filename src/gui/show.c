@@ -263,6 +263,89 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
     return 0;
 }
 
+/* A copy of n doubles into the show (NULL stays NULL). */
+static const double *own_copy(gui_show *show, const double *x, size_t n, bool *ok)
+{
+    if (!x) return NULL;
+    double *c = own(show, n);
+    if (!c) { *ok = false; return NULL; }
+    memcpy(c, x, n * sizeof *c);
+    return c;
+}
+
+int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, const char *title, const char *source,
+                     gui_show *show, FILE *err)
+{
+    memset(show, 0, sizeof *show);
+    fs_trace_init(&show->trace);
+    fs_trace_init(&show->correct);
+    show->diverge = -1;
+    snprintf(show->name, sizeof show->name, "problem");
+    snprintf(show->title, sizeof show->title, "%s", title ? title : "Your problem");
+    snprintf(show->source, sizeof show->source, "%s", source ? source : "your own inputs");
+    fs_run r = *run;
+    fs_attn *a = &r.attn;
+    bool ok = true;
+    if (r.algo == FS_ALGO_SOFTMAX) {
+        r.z = own_copy(show, run->z, (size_t)run->n_z, &ok);
+        show->scene = GUI_SCENE_SOFTMAX;
+    } else {
+        size_t hq = (size_t)a->n_q_heads, hkv = (size_t)a->n_kv_heads;
+        a->Q = own_copy(show, a->Q, hq * a->n_q * a->d, &ok);
+        a->K = own_copy(show, a->K, hkv * a->n_kv * a->d, &ok);
+        a->V = own_copy(show, a->V, hkv * a->n_kv * a->d_v, &ok);
+        a->S = own_copy(show, a->S, hq * a->n_q * a->n_kv, &ok);
+        if (a->mask.kind == FS_MASK_BITS && a->mask.bits) {
+            size_t words = (size_t)a->n_q * a->mask.words_per_row;
+            uint64_t *bits = (uint64_t *)own(show, words);
+            if (bits) memcpy(bits, a->mask.bits, words * sizeof *bits);
+            else ok = false;
+            a->mask.bits = bits;
+        }
+        switch (r.algo) {
+        case FS_ALGO_QUERY: show->scene = GUI_SCENE_QUERY; break;
+        case FS_ALGO_DECODE: show->scene = GUI_SCENE_DECODE; break;
+        default:
+            show->scene = r.tiling.pitfall ? GUI_SCENE_PITFALL
+                          : a->mask.kind == FS_MASK_BITS && a->mask.is_tree && parent ? GUI_SCENE_TREE
+                          : a->mask.kind == FS_MASK_WINDOW ? GUI_SCENE_WINDOW
+                          : a->n_q_heads > 1 ? GUI_SCENE_GQA
+                                             : GUI_SCENE_TILED;
+        }
+        if (show->scene == GUI_SCENE_TREE) {
+            show->parent = malloc(sizeof(int32_t) * (size_t)n_parent);
+            if (show->parent) memcpy(show->parent, parent, sizeof(int32_t) * (size_t)n_parent);
+            else ok = false;
+            show->n_parent = n_parent;
+        }
+        if (r.tiling.pitfall)
+            snprintf(show->wrong_label, sizeof show->wrong_label, "%s", fs_pitfall_str(r.tiling.pitfall));
+    }
+    if (!ok) {
+        fprintf(err, "flashstep: out of memory\n");
+        gui_show_free(show);
+        return 2;
+    }
+    fs_result res;
+    fs_status st = fs_run_exec(&r, &res, &show->trace);
+    fs_result_free(&res);
+    if (st == FS_OK && r.tiling.pitfall && r.algo == FS_ALGO_TILED) {
+        /* The timeline walks the wrong variant; the correct run is drawn beside it. */
+        fs_run rc = r;
+        rc.tiling.pitfall = FS_PITFALL_NONE;
+        st = fs_run_exec(&rc, &res, &show->correct);
+        fs_result_free(&res);
+        show->diverge = gui_first_divergence(&show->trace, &show->correct);
+    }
+    show->run = r;
+    if (st != FS_OK) {
+        fprintf(err, "flashstep: %s\n", fs_status_str(st));
+        gui_show_free(show);
+        return 2;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Narration from the event alone. */
 

@@ -413,7 +413,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         break;
     case GUI_CMD_MENU:
         s->menu = !s->menu;
-        s->menu_sel = s->lesson;
+        s->menu_sel = s->lesson >= 0 ? s->lesson : 0;
         break;
     case GUI_CMD_LESSON:
         if (c->a == -2) {   /* move the menu selection */

@@ -25,3 +25,5 @@ pitfall      001_10                3
 backward     000_11                20
 grid64       demo:grid64           200  --size 1920x1080
 LIST
+# The animated GIF README shows: ten steps of 000's tiled example at one step a second.
+"$bin" render 000_04 --steps 8:17 --size 1024x576 --fps 1 --font "$font" --out "$out/tiled-steps.gif"

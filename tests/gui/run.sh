@@ -39,6 +39,15 @@ for demo in softmax query tiled tree window gqa decode decode-tree pitfall grid6
     { echo "test-gui: demo $demo failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }
 done
 echo "test-gui: demos played"
+# One's own problem and a saved trace (the engine's and a CUDA kernel's) play to the end too.
+t="$root/tests/gui/traces"
+for args in "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal" "--q $t/q.txt --k $t/k.txt --v $t/v.txt --decode --merge tree" \
+            "--trace $t/tiled.jsonl" "--trace $t/cuda-tiled.jsonl"; do
+  # shellcheck disable=SC2086
+  "$bin" play $args --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 60 >/dev/null 2>"$tmp/err.txt" ||
+    { echo "test-gui: play $args failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }
+done
+echo "test-gui: own problems and saved traces played"
 
 "$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/controls.script" --max-seconds 60 ||
   { echo "test-gui: controls.script failed" >&2; fail=1; }
@@ -81,6 +90,14 @@ if [ -n "$san" ]; then
     ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play --demo "${sc#*:}" --size 1280x720 --font "$font" \
       --script "$root/tests/gui/${sc%%:*}.script" --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
       { echo "test-gui: asan-window: ${sc%%:*}.script failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
+  done
+  ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play 000_04 --size 1280x720 --font "$font" \
+    --script "$root/tests/gui/predict-keys.script" --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
+    { echo "test-gui: asan-window: predict-keys.script failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
+  for tr in tiled cuda-tiled; do
+    ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play --trace "$root/tests/gui/traces/$tr.jsonl" --autoplay --exit-at-end \
+      --speed 8192 --font "$font" --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
+      { echo "test-gui: asan-window: --trace $tr.jsonl failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
   done
   # ... and on for the same drawing code offscreen, where no video driver is loaded: the first
   # 12 steps of every lesson, and every step of the demos.

@@ -1,0 +1,535 @@
+/* problem.c: the problem options shared by trace, play and render (problem.h).
+ *
+ * Data flow: argv → the option table (check, store) → cli_problem_load: options checked
+ * together, matrices read (src/io), fs_run filled, the trace it will record bounded.
+ */
+#include "cli/problem.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cli_problem_help[] =
+    "inputs (text: one row per line, numbers separated by spaces or commas, '#' comments;\n"
+    "        or .npy float16/float32/float64 in C order):\n"
+    "  --q FILE --k FILE --v FILE   queries (n_q x d), keys (n_kv x d), values (n_kv x d_v)\n"
+    "  --scores FILE                the scores S (n_q x n_kv) directly, '-inf' allowed; without\n"
+    "                               --v, V is the identity so O shows the attention weights P\n"
+    "  --z FILE                     a vector for online softmax (all its numbers, in order)\n"
+    "  --heads HQ:HKV               GQA: Q holds HQ blocks of n_q rows, K and V HKV blocks (1:1)\n"
+    "\n"
+    "algorithm (tiled by default):\n"
+    "  --reference                  plain two-pass softmax attention (only the output rows)\n"
+    "  --query                      online attention, one key at a time (000's walk)\n"
+    "  --decode                     FlashDecoding: split the keys, partials, then merge\n"
+    "  --z FILE                     online softmax of a vector\n"
+    "  --backward                   the backward pass by recomputation: run the tiled forward\n"
+    "                               (untraced) for O and each row's L = m + ln l, then trace\n"
+    "                               the backward: D, recomputed S and P = exp(S - L), dP, dS,\n"
+    "                               and dQ, dK, dV tile by tile (needs --q and --k)\n"
+    "  --do FILE                    with --backward: dO (n_q x d_v, like --v per head); without\n"
+    "                               it dO = 1, the gradient of sum(O), and the run says so\n"
+    "\n"
+    "problem options:\n"
+    "  --bq N --bk N                tile sizes (default 2 and 3; decode: --bk is the split size)\n"
+    "  --form normalized|unnormalized   001's alpha/beta form, or divide by l at the end (default\n"
+    "                               normalized; --query and --decode default to unnormalized)\n"
+    "  --order q-outer|kv-outer     loop order (default q-outer); with --backward, kv-outer is\n"
+    "                               FlashAttention 2's (dK, dV of a KV tile finished in one pass)\n"
+    "  --mask none|causal           (default none)\n"
+    "  --offset N                   query i sits at position i+N (default n_kv - n_q)\n"
+    "  --window W                   sliding window: query at p sees keys p-W < j <= p\n"
+    "  --tree FILE                  tree mask from parent indices (-1 for the root)\n"
+    "  --scale X                    score scale (default 1/sqrt(d); 1 with --scores)\n"
+    "  --softcap C                  S = C*tanh(S/C) before the softmax\n"
+    "  --exp2                       003's exp2 form: scores in base-2 units\n"
+    "  --pitfall NAME               a deliberately wrong variant from 001: no-rescale,\n"
+    "                               global-max-no-beta, block-max-no-beta, masked-nan,\n"
+    "                               masked-doc-fix\n"
+    "  --merge sequential|tree      decode merge order (default sequential)\n"
+    "  --parts P                    decode: 003's strided partition into P parts instead of\n"
+    "                               contiguous splits of --bk\n"
+    "  --chunk N                    online softmax chunk size (default 1)\n";
+
+static int fail(const cli_problem *p, const char *fmt, const char *a)
+{
+    fprintf(stderr, "flashstep %s: ", p->cmd);
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n(see flashstep %s --help)\n", p->cmd);
+    return 2;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* ---- the options: one setter each ---- */
+
+static int set_q(cli_problem *p, const char *v) { p->q = v; return 0; }
+static int set_k(cli_problem *p, const char *v) { p->k = v; return 0; }
+static int set_v(cli_problem *p, const char *v) { p->v = v; return 0; }
+static int set_scores(cli_problem *p, const char *v) { p->scores = v; return 0; }
+static int set_tree(cli_problem *p, const char *v) { p->tree = v; return 0; }
+static int set_z(cli_problem *p, const char *v) { p->z = v; p->run.algo = FS_ALGO_SOFTMAX; p->algo_set++; return 0; }
+static int set_reference(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_REFERENCE; p->algo_set++; return 0; }
+static int set_query(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_QUERY; p->algo_set++; return 0; }
+static int set_decode(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_DECODE; p->algo_set++; return 0; }
+static int set_backward(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_BACKWARD; p->algo_set++; return 0; }
+static int set_do(cli_problem *p, const char *v) { p->dout = v; return 0; }
+static int set_exp2(cli_problem *p, const char *v) { (void)v; p->run.tiling.exp2 = true; return 0; }
+
+static int set_bq(cli_problem *p, const char *v)
+{
+    long n;
+    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bq must be an integer from 1 to 1048576, not '%s'", v);
+    p->run.tiling.Bq = (int32_t)n;
+    return 0;
+}
+
+static int set_bk(cli_problem *p, const char *v)
+{
+    long n;
+    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bk must be an integer from 1 to 1048576, not '%s'", v);
+    p->run.tiling.Bk = p->run.decoding.Bk = (int32_t)n;
+    return 0;
+}
+
+static int set_parts(cli_problem *p, const char *v)
+{
+    long n;
+    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--parts must be an integer from 1 to 1048576, not '%s'", v);
+    p->run.decoding.parts = (int32_t)n;
+    p->run.decoding.split = FS_SPLIT_STRIDED;
+    return 0;
+}
+
+static int set_chunk(cli_problem *p, const char *v)
+{
+    long n;
+    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--chunk must be an integer from 1 to 1048576, not '%s'", v);
+    p->run.chunk = (int32_t)n;
+    return 0;
+}
+
+static int set_form(cli_problem *p, const char *v)
+{
+    if (!strcmp(v, "normalized")) p->run.tiling.form = p->run.decoding.form = FS_FORM_NORMALIZED;
+    else if (!strcmp(v, "unnormalized")) p->run.tiling.form = p->run.decoding.form = FS_FORM_UNNORMALIZED;
+    else return fail(p, "--form is normalized or unnormalized, not '%s'", v);
+    p->form_set = true;
+    return 0;
+}
+
+static int set_order(cli_problem *p, const char *v)
+{
+    if (!strcmp(v, "q-outer")) p->run.tiling.order = FS_ORDER_Q_OUTER;
+    else if (!strcmp(v, "kv-outer")) p->run.tiling.order = FS_ORDER_KV_OUTER;
+    else return fail(p, "--order is q-outer or kv-outer, not '%s'", v);
+    return 0;
+}
+
+static int set_mask(cli_problem *p, const char *v)
+{
+    if (!strcmp(v, "none")) p->mask_causal = false;
+    else if (!strcmp(v, "causal")) p->mask_causal = true;
+    else return fail(p, "--mask is none or causal, not '%s' (see also --window and --tree)", v);
+    return 0;
+}
+
+static int set_window(cli_problem *p, const char *v)
+{
+    long n;
+    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--window must be an integer from 1 to 1048576, not '%s'", v);
+    p->window = (int)n;
+    return 0;
+}
+
+static int set_offset(cli_problem *p, const char *v)
+{
+    if (!parse_int(v, -FS_MAX_DIM, FS_MAX_DIM, &p->offset)) return fail(p, "--offset must be an integer, not '%s'", v);
+    p->has_offset = true;
+    return 0;
+}
+
+static int set_scale(cli_problem *p, const char *v)
+{
+    if (!parse_double(v, &p->scale)) return fail(p, "--scale must be a finite number, not '%s'", v);
+    return 0;
+}
+
+static int set_softcap(cli_problem *p, const char *v)
+{
+    if (!parse_double(v, &p->run.attn.softcap) || p->run.attn.softcap <= 0)
+        return fail(p, "--softcap must be a positive number, not '%s'", v);
+    return 0;
+}
+
+static int set_pitfall(cli_problem *p, const char *v)
+{
+    for (int k = 1; k < FS_PITFALL_COUNT; k++)
+        if (!strcmp(v, fs_pitfall_str((fs_pitfall)k))) { p->run.tiling.pitfall = (fs_pitfall)k; return 0; }
+    return fail(p, "unknown --pitfall '%s'", v);
+}
+
+static int set_merge(cli_problem *p, const char *v)
+{
+    if (!strcmp(v, "sequential")) p->run.decoding.merge = FS_MERGE_SEQUENTIAL;
+    else if (!strcmp(v, "tree")) p->run.decoding.merge = FS_MERGE_TREE;
+    else return fail(p, "--merge is sequential or tree, not '%s'", v);
+    return 0;
+}
+
+static int set_heads(cli_problem *p, const char *v)
+{
+    long hq = 0, hkv = 0;
+    char left[32];
+    const char *colon = strchr(v, ':');
+    size_t nl = colon ? (size_t)(colon - v) : 0;
+    if (colon && nl < sizeof left) {
+        memcpy(left, v, nl);
+        left[nl] = 0;
+    }
+    if (!colon || nl >= sizeof left || !parse_int(left, 1, FS_MAX_HEADS, &hq) ||
+        !parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
+        return fail(p, "--heads is HQ:HKV with HQ a multiple of HKV, each 1 to 1024 (e.g. 4:2), not '%s'", v);
+    p->hq = (int)hq;
+    p->hkv = (int)hkv;
+    return 0;
+}
+
+/* The table. algos: the algorithms that read the option (ALGO_BIT); 0: every one. An option
+ * given to an algorithm that does not read it is refused rather than silently ignored (a --tree
+ * given to --z, a --parts without --decode). */
+#define ALGO_BIT(x) (1u << (x))
+#define ALL_ATTN (ALGO_BIT(FS_ALGO_REFERENCE) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_TILED) | \
+                  ALGO_BIT(FS_ALGO_DECODE) | ALGO_BIT(FS_ALGO_BACKWARD))
+#define TILES (ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_BACKWARD))
+static const struct {
+    const char *opt;
+    bool value;
+    unsigned algos;
+    int (*set)(cli_problem *p, const char *value);
+} options[] = {
+    {"--q", true, 0, set_q},
+    {"--k", true, 0, set_k},
+    {"--v", true, 0, set_v},
+    {"--scores", true, ~ALGO_BIT(FS_ALGO_BACKWARD), set_scores},   /* given scores have no dQ, dK */
+    {"--z", true, 0, set_z},
+    {"--tree", true, ALL_ATTN, set_tree},
+    {"--reference", false, 0, set_reference},
+    {"--query", false, 0, set_query},
+    {"--decode", false, 0, set_decode},
+    {"--backward", false, 0, set_backward},
+    {"--do", true, ALGO_BIT(FS_ALGO_BACKWARD), set_do},
+    {"--bq", true, TILES, set_bq},
+    {"--bk", true, TILES | ALGO_BIT(FS_ALGO_DECODE), set_bk},
+    {"--parts", true, ALGO_BIT(FS_ALGO_DECODE), set_parts},
+    {"--chunk", true, ALGO_BIT(FS_ALGO_SOFTMAX), set_chunk},
+    {"--form", true, ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_DECODE), set_form},
+    {"--order", true, TILES, set_order},
+    {"--mask", true, ALL_ATTN, set_mask},
+    {"--window", true, ALL_ATTN, set_window},
+    {"--offset", true, ALL_ATTN, set_offset},
+    {"--scale", true, ALL_ATTN, set_scale},
+    {"--softcap", true, ALL_ATTN, set_softcap},
+    {"--exp2", false, ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY), set_exp2},
+    {"--pitfall", true, ALGO_BIT(FS_ALGO_TILED), set_pitfall},
+    {"--merge", true, ALGO_BIT(FS_ALGO_DECODE), set_merge},
+    {"--heads", true, ALL_ATTN, set_heads},
+};
+#define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
+
+void cli_problem_init(cli_problem *p, const char *cmd)
+{
+    memset(p, 0, sizeof *p);
+    p->cmd = cmd;
+    p->run = fs_run_make(FS_ALGO_TILED);
+    p->run.tiling.Bq = 2;
+    p->run.tiling.Bk = 3;
+    p->run.decoding.Bk = 3;
+    p->hq = p->hkv = 1;
+    p->scale = NAN;
+}
+
+int cli_problem_set(cli_problem *p, const char *opt, const char *value)
+{
+    for (int k = 0; k < N_OPTIONS; k++) {
+        if (strcmp(opt, options[k].opt)) continue;
+        if (options[k].value && !value) return fail(p, "%s needs a value", opt);
+        p->given |= (uint64_t)1 << k;
+        return options[k].set(p, value) ? 2 : 1;
+    }
+    return 0;
+}
+
+int cli_problem_option(cli_problem *p, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    for (int k = 0; k < N_OPTIONS; k++) {
+        if (strcmp(a, options[k].opt)) continue;
+        const char *v = NULL;
+        if (options[k].value) {
+            if (*i + 1 >= argc) return fail(p, "%s needs a value", a);
+            v = argv[++*i];
+        }
+        return cli_problem_set(p, a, v);
+    }
+    return 0;
+}
+
+bool cli_problem_given(const cli_problem *p) { return p->given != 0; }
+
+static int load(const cli_problem *p, const char *path, bool neg_inf, fs_matrix *m)
+{
+    fs_loc_error err;
+    if (fs_matrix_read(path, neg_inf, m, &err)) return 1;
+    char buf[600];
+    fs_loc_error_format(&err, buf, sizeof buf);
+    fprintf(stderr, "flashstep %s: %s\n", p->cmd, buf);
+    return 0;
+}
+
+static int shape_err(const cli_problem *p, const char *file, const char *msg)
+{
+    fprintf(stderr, "flashstep %s: %s:1:1: %s\n", p->cmd, file, msg);
+    return 2;
+}
+
+int cli_problem_load(cli_problem *p)
+{
+    fs_run *r = &p->run;
+    if (p->algo_set > 1) return fail(p, "%s", "choose one of --reference, --query, --decode, --backward, --z");
+    for (int k = 0; k < N_OPTIONS; k++)
+        if ((p->given >> k & 1u) && options[k].algos && !(options[k].algos & ALGO_BIT(r->algo))) {
+            fprintf(stderr, "flashstep %s: %s does not apply to %s\n(see flashstep %s --help)\n", p->cmd, options[k].opt,
+                    r->algo == FS_ALGO_SOFTMAX     ? "--z (online softmax of a vector)"
+                    : r->algo == FS_ALGO_REFERENCE ? "--reference"
+                    : r->algo == FS_ALGO_QUERY     ? "--query"
+                    : r->algo == FS_ALGO_DECODE    ? "--decode"
+                    : r->algo == FS_ALGO_BACKWARD  ? "--backward"
+                                                   : "tiled attention (the default)",
+                    p->cmd);
+            return 2;
+        }
+    if ((r->algo == FS_ALGO_QUERY || r->algo == FS_ALGO_DECODE) && !p->form_set)
+        r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
+
+    if (r->algo == FS_ALGO_SOFTMAX) {
+        if (p->q || p->k || p->v || p->scores) return fail(p, "%s", "--z takes no --q/--k/--v/--scores");
+        if (!load(p, p->z, true, &p->Z)) return 2;
+        r->z = p->Z.data;
+        r->n_z = p->Z.rows * p->Z.cols;
+        return 0;
+    }
+    fs_attn *at = &r->attn;
+    if (p->scores) {
+        if (p->q || p->k) return fail(p, "%s", "--scores replaces --q and --k; give one or the other");
+        if (!load(p, p->scores, true, &p->S)) return 2;
+        if (p->S.rows % p->hq) return shape_err(p, p->scores, "rows are not a multiple of the query heads");
+        at->n_q = p->S.rows / p->hq;
+        at->n_kv = p->S.cols;
+        at->d = 0;
+        at->S = p->S.data;
+    } else {
+        if (!p->q || !p->k || !p->v) return fail(p, "%s", "need --q, --k and --v (or --scores, or --z)");
+        if (!load(p, p->q, false, &p->Q) || !load(p, p->k, false, &p->K)) return 2;
+        if (p->Q.rows % p->hq) return shape_err(p, p->q, "rows are not a multiple of the query heads (--heads)");
+        if (p->K.rows % p->hkv) return shape_err(p, p->k, "rows are not a multiple of the KV heads (--heads)");
+        if (p->K.cols != p->Q.cols) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "K has %d columns but Q has %d: they must share d", p->K.cols, p->Q.cols);
+            return shape_err(p, p->k, msg);
+        }
+        at->n_q = p->Q.rows / p->hq;
+        at->n_kv = p->K.rows / p->hkv;
+        at->d = p->Q.cols;
+        at->Q = p->Q.data;
+        at->K = p->K.data;
+    }
+    if (p->v) {
+        if (!load(p, p->v, false, &p->V)) return 2;
+        if (p->V.rows != at->n_kv * p->hkv) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "V has %d rows but there are %d keys (x %d KV heads)", p->V.rows, at->n_kv, p->hkv);
+            return shape_err(p, p->v, msg);
+        }
+        at->V = p->V.data;
+        at->d_v = p->V.cols;
+        if (p->dout) {
+            if (!load(p, p->dout, false, &p->dO)) return 2;
+            if (p->dO.rows != at->n_q * p->hq || p->dO.cols != p->V.cols) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "dO is %d x %d but O is %d x %d (n_q x d_v, x %d query heads)", p->dO.rows,
+                         p->dO.cols, at->n_q * p->hq, p->V.cols, p->hq);
+                return shape_err(p, p->dout, msg);
+            }
+            r->dO = p->dO.data;
+        } else if (r->algo == FS_ALGO_BACKWARD) {
+            fprintf(stderr, "flashstep %s: no --do given: dO = 1, the gradient of sum(O)\n", p->cmd);
+        }
+    } else {
+        /* Scores without values: V = I, so each output row is that row's weights P. */
+        p->eye = calloc((size_t)p->hkv * at->n_kv * at->n_kv, sizeof(double));
+        if (!p->eye) return fail(p, "%s", "out of memory");
+        for (int h = 0; h < p->hkv; h++)
+            for (int j = 0; j < at->n_kv; j++) p->eye[((size_t)h * at->n_kv + j) * at->n_kv + j] = 1;
+        at->V = p->eye;
+        at->d_v = at->n_kv;
+    }
+    at->n_q_heads = p->hq;
+    at->n_kv_heads = p->hkv;
+    at->scale = isnan(p->scale) ? (p->scores ? 1.0 : fs_attn_default_scale(at->d)) : p->scale;
+    if (p->tree) {
+        fs_loc_error err;
+        int32_t n;
+        if (!fs_ints_read(p->tree, &p->parent, &n, &err)) {
+            char buf[600];
+            fs_loc_error_format(&err, buf, sizeof buf);
+            fprintf(stderr, "flashstep %s: %s\n", p->cmd, buf);
+            return 2;
+        }
+        p->n_parent = n;
+        if (n != at->n_q || n != at->n_kv) {
+            fprintf(stderr, "flashstep %s: %s:1:1: the tree has %d positions but there are %d queries and %d keys\n", p->cmd,
+                    p->tree, n, at->n_q, at->n_kv);
+            return 2;
+        }
+        p->bits = calloc((size_t)n * fs_mask_words(n), sizeof(uint64_t));
+        if (!p->bits) return fail(p, "%s", "out of memory");
+        int32_t bad;
+        if (fs_mask_tree_build(p->parent, n, p->bits, &bad) != FS_OK) {
+            int32_t line = 1, col = 1;
+            fs_ints_locate(p->tree, bad >= 0 ? bad : 0, &line, &col);   /* point at the entry */
+            fprintf(stderr, "flashstep %s: %s:%d:%d: not a tree: position %d (parent %d) %s\n", p->cmd, p->tree, line, col,
+                    bad, bad >= 0 ? p->parent[bad] : 0, "breaks it (exactly one -1 root, parents in range, no cycles)");
+            return 2;
+        }
+        at->mask = fs_mask_tree(p->bits, n);
+        if (p->mask_causal || p->window) return fail(p, "%s", "--tree already decides visibility; drop --mask/--window");
+    } else if (p->window) {
+        at->mask.kind = FS_MASK_WINDOW;
+        at->mask.window = p->window;
+    } else if (p->mask_causal) {
+        at->mask.kind = FS_MASK_CAUSAL;
+    }
+    at->mask.has_offset = p->has_offset;
+    at->mask.offset = (int32_t)p->offset;
+    /* Bound what a trace will hold before running. */
+    int64_t nqt = (at->n_q + r->tiling.Bq - 1) / r->tiling.Bq, nkt = (at->n_kv + r->tiling.Bk - 1) / r->tiling.Bk;
+    int64_t events = (int64_t)p->hq * (nqt * nkt + (int64_t)at->n_q * (nkt + 1));
+    int64_t pool = (int64_t)p->hq * at->n_q * (nkt * (2 * (int64_t)r->tiling.Bk + 2 * at->d_v) + at->d_v);
+    if (r->algo == FS_ALGO_QUERY) {
+        events = (int64_t)p->hq * at->n_q * (2 * (int64_t)at->n_kv + 1);
+        pool = (int64_t)p->hq * at->n_q * at->n_kv * (2 + 2 * (int64_t)at->d_v);
+    }
+    if (r->algo == FS_ALGO_DECODE) {
+        /* Per head and row: one PARTIAL per split (its scores and o), n_splits − 1 MERGEs
+         * (three o vectors each) and one OUT. --parts may ask for far more splits than keys. */
+        int64_t nsp = r->decoding.split == FS_SPLIT_STRIDED ? r->decoding.parts
+                                                             : (at->n_kv + r->decoding.Bk - 1) / r->decoding.Bk;
+        events = (int64_t)p->hq * at->n_q * 2 * nsp;
+        pool = (int64_t)p->hq * at->n_q * (at->n_kv + (4 * nsp - 2) * (int64_t)at->d_v);
+    }
+    if (r->algo == FS_ALGO_BACKWARD) {
+        /* Per head: one LSE and one DELTA per row, per visited pair one BTILE, Bq BROWs (4 Bk +
+         * 3 d numbers) and Bk BKEYs (3 d + 3 d_v); then the gradient rows. */
+        int64_t bq = r->tiling.Bq < at->n_q ? r->tiling.Bq : at->n_q, bk = r->tiling.Bk < at->n_kv ? r->tiling.Bk : at->n_kv;
+        events = (int64_t)p->hq * (2 * at->n_q + nqt * nkt * (1 + bq + bk) + at->n_q + 2 * (int64_t)at->n_kv);
+        pool = (int64_t)p->hq * (2 * (int64_t)at->n_q * at->d_v +
+                                 nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
+                                 (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
+    }
+    if (events > CLI_MAX_TRACE_EVENTS || pool > CLI_MAX_TRACE_POOL) {
+        fprintf(stderr, "flashstep %s: this problem would record about %lld events and %lld numbers; "
+                        "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
+                        "(decode: fewer splits).\n",
+                p->cmd, (long long)events, (long long)pool, (long long)CLI_MAX_TRACE_EVENTS, (long long)CLI_MAX_TRACE_POOL);
+        return 2;
+    }
+    return 0;
+}
+
+/* The last part of a path (titles name files, not directories). */
+static const char *base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *detail, size_t m)
+{
+    const fs_run *r = &p->run;
+    const fs_attn *a = &r->attn;
+    int len = 0;
+#define ADD(...) do { if ((size_t)len < m) len += snprintf(detail + len, m - (size_t)len, __VA_ARGS__); } while (0)
+    detail[0] = 0;
+    if (r->algo == FS_ALGO_SOFTMAX) {
+        snprintf(title, n, "Online softmax of %s", base(p->z));
+        ADD("%d values", r->n_z);
+        if (r->chunk > 1) ADD(", chunks of %d", r->chunk);
+        return;
+    }
+    const char *what = r->algo == FS_ALGO_TILED ? (r->tiling.pitfall ? "Tiled attention, wrong variant," : "Tiled attention")
+                       : r->algo == FS_ALGO_QUERY  ? "Online attention"
+                       : r->algo == FS_ALGO_DECODE ? "FlashDecoding"
+                       : r->algo == FS_ALGO_BACKWARD ? "Backward pass"
+                                                   : "Reference attention";
+    if (p->scores) snprintf(title, n, "%s of S = %s%s%s", what, base(p->scores), p->v ? ", V = " : "", p->v ? base(p->v) : "");
+    else snprintf(title, n, "%s of %s, %s, %s", what, base(p->q), base(p->k), base(p->v));
+    ADD("n_q = %d, n_kv = %d", a->n_q, a->n_kv);
+    if (a->d) ADD(", d = %d", a->d);
+    ADD(", d_v = %d", a->d_v);
+    if (a->n_q_heads > 1) ADD(", heads %d:%d", a->n_q_heads, a->n_kv_heads);
+    if (r->algo == FS_ALGO_TILED || r->algo == FS_ALGO_BACKWARD)
+        ADD(", Bq = %d, Bk = %d, %s", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order));
+    if (r->algo == FS_ALGO_BACKWARD) ADD(", dO = %s", p->dout ? base(p->dout) : "1");
+    if (r->algo == FS_ALGO_DECODE) {
+        if (r->decoding.split == FS_SPLIT_STRIDED) ADD(", %d strided parts", r->decoding.parts);
+        else ADD(", splits of %d", r->decoding.Bk);
+        ADD(", %s merge", fs_merge_str(r->decoding.merge));
+    }
+    if (r->algo != FS_ALGO_REFERENCE && r->algo != FS_ALGO_BACKWARD)
+        ADD(", %s", fs_form_str(r->algo == FS_ALGO_DECODE ? r->decoding.form : r->tiling.form));
+    if (p->tree) ADD(", tree %s", base(p->tree));
+    else if (p->window) ADD(", window %d", p->window);
+    else if (p->mask_causal) ADD(", causal");
+    if (!isnan(p->scale)) ADD(", scale %g", p->scale);
+    if (a->softcap > 0) ADD(", softcap %g", a->softcap);
+    if (r->tiling.exp2) ADD(", exp2");
+    if (r->tiling.pitfall) ADD(", pitfall %s", fs_pitfall_str(r->tiling.pitfall));
+#undef ADD
+}
+
+void cli_problem_free(cli_problem *p)
+{
+    fs_matrix_free(&p->Q);
+    fs_matrix_free(&p->K);
+    fs_matrix_free(&p->V);
+    fs_matrix_free(&p->S);
+    fs_matrix_free(&p->Z);
+    fs_matrix_free(&p->dO);
+    free(p->eye);
+    free(p->parent);
+    free(p->bits);
+    p->eye = NULL;
+    p->parent = NULL;
+    p->bits = NULL;
+}

@@ -1,0 +1,552 @@
+/* trace_file.c: a trace saved by `flashstep trace --format jsonl` read back into a gui_show, so
+ * the window replays it (one made by the engine or by the CUDA kernel: the same format).
+ *
+ * One JSON object per line, one line per event, in step order (cmd_trace.c's print_jsonl writes
+ * them; docs/02-trace.md lists the fields). Numbers are JSON numbers or the strings "nan", "inf",
+ * "-inf". The reader takes exactly that flat shape (no nested objects) and checks it: every
+ * field an event needs is there with a value of the right type, steps count 0, 1, 2 …, vectors
+ * have the lengths the event implies, indices are in range, and the file ends with an output
+ * row. Anything else is one message "FILE:LINE:COLUMN: what" and no show.
+ *
+ * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits) is
+ * recovered from the events; Q, K and V are absent, so the scenes draw what the events hold.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui/gui.h"
+
+#define MAX_LINE (1 << 22)          /* one event's line; longer is refused */
+#define MAX_EVENTS ((int64_t)1 << 22) /* the bound `flashstep trace` records at most */
+#define MAX_VEC 1048576
+
+typedef struct {
+    const char *path;
+    int line;
+    const char *s, *p;      /* the line and the cursor */
+    char msg[512];
+    FILE *err;
+    int32_t n_o;            /* the length of o vectors so far, −1 before the first */
+} rd;
+
+static int col(const rd *r) { return (int)(r->p - r->s) + 1; }
+
+static bool failf(rd *r, const char *what, const char *arg)
+{
+    if (!r->msg[0]) {
+        char w[256];
+        snprintf(w, sizeof w, what, arg ? arg : "");
+        snprintf(r->msg, sizeof r->msg, "%s:%d:%d: %s", r->path, r->line, col(r), w);
+    }
+    return false;
+}
+
+static void skip_ws(rd *r)
+{
+    while (*r->p == ' ' || *r->p == '\t' || *r->p == '\r') r->p++;
+}
+
+/* A JSON string without escapes (the writer never needs them) into buf. */
+static bool read_string(rd *r, char *buf, size_t n)
+{
+    skip_ws(r);
+    if (*r->p != '"') return failf(r, "expected a string", NULL);
+    r->p++;
+    size_t k = 0;
+    while (*r->p && *r->p != '"') {
+        if (*r->p == '\\' || (unsigned char)*r->p < 0x20) return failf(r, "unexpected character in a string", NULL);
+        if (k + 1 >= n) return failf(r, "string too long", NULL);
+        buf[k++] = *r->p++;
+    }
+    if (*r->p != '"') return failf(r, "the line ends inside a string (truncated?)", NULL);
+    r->p++;
+    buf[k] = 0;
+    return true;
+}
+
+/* A number: a JSON number, or "nan", "inf", "-inf". */
+static bool read_number(rd *r, double *x)
+{
+    skip_ws(r);
+    if (*r->p == '"') {
+        const char *at = r->p;
+        char b[16];
+        if (!read_string(r, b, sizeof b)) return false;
+        if (!strcmp(b, "nan")) *x = NAN;
+        else if (!strcmp(b, "inf")) *x = INFINITY;
+        else if (!strcmp(b, "-inf")) *x = -INFINITY;
+        else { r->p = at; return failf(r, "expected a number (or \"nan\", \"inf\", \"-inf\")", NULL); }
+        return true;
+    }
+    const char *q = r->p;
+    if (*q == '-') q++;
+    if (*q < '0' || *q > '9') return failf(r, "expected a number", NULL);
+    char *end;
+    errno = 0;
+    double v = strtod(r->p, &end);
+    if (end == r->p || (errno == ERANGE && isinf(v))) return failf(r, "expected a number", NULL);
+    /* JSON has no hexadecimal, "infinity" or "nan" spellings: only digits, '.', 'e', signs. */
+    for (const char *c = r->p; c < end; c++)
+        if (!strchr("0123456789.eE+-", *c)) return failf(r, "expected a number", NULL);
+    r->p = end;
+    *x = v;
+    return true;
+}
+
+/* The fields of one line, as read. */
+enum { F_INT, F_NUM, F_STR, F_BOOL, F_VEC };
+typedef struct {
+    char key[24];
+    int type;
+    double num;
+    char str[24];
+    bool b;
+    int64_t vec;            /* offset in the trace's pool */
+    int32_t n;              /* vector length */
+    int col;                /* where the value starts */
+    bool used;
+} field;
+
+#define MAX_FIELDS 40
+
+typedef struct {
+    field f[MAX_FIELDS];
+    int n;
+} fields;
+
+static bool read_value(rd *r, fs_trace *t, field *f)
+{
+    skip_ws(r);
+    f->col = col(r);
+    if (*r->p == '[') {
+        r->p++;
+        double *buf = NULL;
+        int32_t n = 0, cap = 0;
+        skip_ws(r);
+        if (*r->p == ']') r->p++;
+        else for (;;) {
+            double x;
+            if (!read_number(r, &x)) { free(buf); return false; }
+            if (n == cap) {
+                if (cap >= MAX_VEC) { free(buf); return failf(r, "vector too long", NULL); }
+                cap = cap ? 2 * cap : 16;
+                double *nb = realloc(buf, sizeof *nb * (size_t)cap);
+                if (!nb) { free(buf); return failf(r, "out of memory", NULL); }
+                buf = nb;
+            }
+            buf[n++] = x;
+            skip_ws(r);
+            if (*r->p == ',') { r->p++; continue; }
+            if (*r->p == ']') { r->p++; break; }
+            free(buf);
+            return failf(r, *r->p ? "expected ',' or ']'" : "the line ends inside a list (truncated?)", NULL);
+        }
+        f->type = F_VEC;
+        f->n = n;
+        f->vec = n ? fs_trace_vec(t, buf, n) : -1;
+        free(buf);
+        if (n && f->vec < 0) return failf(r, "out of memory", NULL);
+        return true;
+    }
+    if (*r->p == '"') {
+        const char *at = r->p;
+        if (!read_string(r, f->str, sizeof f->str)) return false;
+        if (!strcmp(f->str, "nan") || !strcmp(f->str, "inf") || !strcmp(f->str, "-inf")) {
+            r->p = at;
+            f->type = F_NUM;
+            return read_number(r, &f->num);
+        }
+        f->type = F_STR;
+        return true;
+    }
+    if (!strncmp(r->p, "true", 4) || !strncmp(r->p, "false", 5)) {
+        f->type = F_BOOL;
+        f->b = r->p[0] == 't';
+        r->p += f->b ? 4 : 5;
+        return true;
+    }
+    f->type = F_NUM;
+    return read_number(r, &f->num);
+}
+
+static bool read_object(rd *r, fs_trace *t, fields *fs)
+{
+    fs->n = 0;
+    skip_ws(r);
+    if (*r->p != '{') return failf(r, *r->p ? "expected '{' (one JSON object per line)" : "empty line", NULL);
+    r->p++;
+    for (;;) {
+        skip_ws(r);
+        if (!*r->p) return failf(r, "the line ends inside the object (truncated?)", NULL);
+        if (fs->n == MAX_FIELDS) return failf(r, "too many fields", NULL);
+        field *f = &fs->f[fs->n];
+        memset(f, 0, sizeof *f);
+        const char *key_at = r->p;
+        if (!read_string(r, f->key, sizeof f->key)) return false;
+        for (int i = 0; i < fs->n; i++)
+            if (!strcmp(fs->f[i].key, f->key)) { r->p = key_at; return failf(r, "field \"%s\" given twice", f->key); }
+        skip_ws(r);
+        if (*r->p != ':') return failf(r, *r->p ? "expected ':'" : "the line ends inside the object (truncated?)", NULL);
+        r->p++;
+        if (!read_value(r, t, f)) return false;
+        fs->n++;
+        skip_ws(r);
+        if (*r->p == ',') { r->p++; continue; }
+        if (*r->p == '}') { r->p++; break; }
+        return failf(r, *r->p ? "expected ',' or '}'" : "the line ends inside the object (truncated?)", NULL);
+    }
+    skip_ws(r);
+    if (*r->p) return failf(r, "text after the object", NULL);
+    return true;
+}
+
+/* A field of the line by name and type; a missing or mistyped one is an error at the line. */
+static field *need(rd *r, fields *fs, const char *key, int type)
+{
+    for (int i = 0; i < fs->n; i++) {
+        field *f = &fs->f[i];
+        if (strcmp(f->key, key)) continue;
+        f->used = true;
+        bool ok = f->type == type || (type == F_INT && f->type == F_NUM);
+        if (type == F_INT && ok && !(f->num == floor(f->num) && fabs(f->num) <= 1e9)) ok = false;
+        if (!ok) {
+            r->p = r->s + f->col - 1;
+            static const char *names[] = {"an integer", "a number", "a string", "true or false", "a list of numbers"};
+            char b[64];
+            snprintf(b, sizeof b, "\"%s\" must be %s", key, names[type]);
+            failf(r, "%s", b);
+            return NULL;
+        }
+        return f;
+    }
+    r->p = r->s + strlen(r->s);
+    failf(r, "the event has no \"%s\"", key);
+    return NULL;
+}
+
+static bool get_int(rd *r, fields *fs, const char *key, int32_t lo, int32_t hi, int32_t *v)
+{
+    field *f = need(r, fs, key, F_INT);
+    if (!f) return false;
+    if (f->num < lo || f->num > hi) {
+        r->p = r->s + f->col - 1;
+        char b[96];
+        snprintf(b, sizeof b, "\"%s\" = %.0f is out of range (%d to %d)", key, f->num, lo, hi);
+        return failf(r, "%s", b);
+    }
+    *v = (int32_t)f->num;
+    return true;
+}
+
+static bool get_num(rd *r, fields *fs, const char *key, double *v)
+{
+    field *f = need(r, fs, key, F_NUM);
+    if (!f) return false;
+    *v = f->num;
+    return true;
+}
+
+static bool get_vec(rd *r, fields *fs, const char *key, int32_t len, int64_t *off, int32_t *n)
+{
+    field *f = need(r, fs, key, F_VEC);
+    if (!f) return false;
+    if (len >= 0 && f->n != len) {
+        r->p = r->s + f->col - 1;
+        char b[96];
+        snprintf(b, sizeof b, "\"%s\" has %d numbers, the event needs %d", key, f->n, len);
+        return failf(r, "%s", b);
+    }
+    *off = f->vec;
+    if (n) *n = f->n;
+    return true;
+}
+
+static bool get_bool(rd *r, fields *fs, const char *key, bool *v)
+{
+    field *f = need(r, fs, key, F_BOOL);
+    if (!f) return false;
+    *v = f->b;
+    return true;
+}
+
+static bool get_enum(rd *r, fields *fs, const char *key, const char *(*name)(int), int count, int *v)
+{
+    field *f = need(r, fs, key, F_STR);
+    if (!f) return false;
+    for (int k = 0; k < count; k++)
+        if (!strcmp(f->str, name(k))) { *v = k; return true; }
+    r->p = r->s + f->col - 1;
+    return failf(r, "unknown value \"%s\"", f->str);
+}
+
+static const char *kind_name(int k) { return fs_event_kind_str((fs_event_kind)k); }
+static const char *class_name(int k) { return fs_tile_class_str((fs_tile_class)k); }
+static const char *reason_name(int k) { return fs_skip_reason_str((fs_skip_reason)k); }
+
+#define BIG 1048576   /* bounds on indices (the engine's FS_MAX_DIM) */
+
+/* One line into one event (appended to t). */
+static bool read_event(rd *r, fs_trace *t, int64_t step)
+{
+    fields fs;
+    if (!read_object(r, t, &fs)) return false;
+    int kind;
+    if (!get_enum(r, &fs, "event", kind_name, FS_EV_COUNT, &kind)) return false;
+    fs_event e = fs_event_blank((fs_event_kind)kind);
+    int32_t st;
+    if (!get_int(r, &fs, "step", 0, INT32_MAX, &st)) return false;
+    if (st != step) {
+        for (int i = 0; i < fs.n; i++) if (!strcmp(fs.f[i].key, "step")) r->p = r->s + fs.f[i].col - 1;
+        char b[80];
+        snprintf(b, sizeof b, "step %d, expected %lld (a line missing or out of order?)", st, (long long)step);
+        return failf(r, "%s", b);
+    }
+    e.head = e.kv_head = 0;
+    if (kind != FS_EV_ELEM && (!get_int(r, &fs, "head", 0, 1023, &e.head) || !get_int(r, &fs, "kv_head", 0, 1023, &e.kv_head)))
+        return false;
+    int cls = 0, reason = 0;
+    bool ok = true;
+    switch ((fs_event_kind)kind) {
+    case FS_EV_ELEM:
+        ok = get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
+             get_vec(r, &fs, "values", -1, &e.s_row, &e.n_s) && get_num(r, &fs, "m_old", &e.m_old) &&
+             get_num(r, &fs, "m_blk", &e.m_blk) && get_num(r, &fs, "m_new", &e.m_new) && get_num(r, &fs, "l_old", &e.l_old) &&
+             get_num(r, &fs, "l_blk", &e.l_blk) && get_num(r, &fs, "l_new", &e.l_new) && get_num(r, &fs, "alpha", &e.alpha) &&
+             get_num(r, &fs, "beta", &e.beta);
+        if (ok && e.n_s != e.c1 - e.c0) {
+            r->p = r->s;
+            return failf(r, "\"values\" does not hold c1 - c0 numbers", NULL);
+        }
+        if (ok && e.c1 - e.c0 == 1) ok = get_num(r, &fs, "x", &e.x);
+        break;
+    case FS_EV_TILE:
+    case FS_EV_SKIP:
+        ok = get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) && get_int(r, &fs, "r0", 0, BIG, &e.r0) &&
+             get_int(r, &fs, "r1", 1, BIG, &e.r1) && get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
+             get_enum(r, &fs, "class", class_name, 3, &cls);
+        e.cls = (fs_tile_class)cls;
+        if (ok && kind == FS_EV_SKIP) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
+        e.reason = (fs_skip_reason)reason;
+        break;
+    case FS_EV_ROW:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "qt", -1, BIG, &e.qt) && get_int(r, &fs, "kt", -1, BIG, &e.kt) &&
+             get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 0, BIG, &e.c1) && get_num(r, &fs, "m_old", &e.m_old) &&
+             get_num(r, &fs, "m_blk", &e.m_blk) && get_num(r, &fs, "m_new", &e.m_new) && get_num(r, &fs, "l_old", &e.l_old) &&
+             get_num(r, &fs, "l_blk", &e.l_blk) && get_num(r, &fs, "l_new", &e.l_new) && get_num(r, &fs, "alpha", &e.alpha) &&
+             get_num(r, &fs, "beta", &e.beta) && get_int(r, &fs, "visible", 0, BIG, &e.visible) &&
+             get_vec(r, &fs, "s", e.c1 - e.c0, &e.s_row, &e.n_s) && get_vec(r, &fs, "p", e.c1 - e.c0, &e.p_row, NULL) &&
+             get_vec(r, &fs, "o_old", -1, &e.o_old, &e.n_o) && get_vec(r, &fs, "o_new", e.n_o, &e.o_new, NULL) &&
+             get_bool(r, &fs, "normalized", &e.normalized);
+        break;
+    case FS_EV_PARTIAL:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "split", 0, BIG, &e.kt) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 0, BIG, &e.c1) && get_int(r, &fs, "stride", 1, BIG, &e.stride) &&
+             get_enum(r, &fs, "class", class_name, 3, &cls) && get_int(r, &fs, "visible", 0, BIG, &e.visible) &&
+             get_num(r, &fs, "m", &e.m_new) && get_num(r, &fs, "l", &e.l_new) && get_vec(r, &fs, "s", -1, &e.s_row, &e.n_s) &&
+             get_vec(r, &fs, "o", -1, &e.o_new, &e.n_o) && get_bool(r, &fs, "normalized", &e.normalized);
+        e.cls = (fs_tile_class)cls;
+        break;
+    case FS_EV_MERGE:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "a", 0, BIG, &e.a) && get_int(r, &fs, "b", 0, BIG, &e.b) &&
+             get_int(r, &fs, "id", 0, BIG, &e.id) && get_int(r, &fs, "level", -1, BIG, &e.level) &&
+             get_num(r, &fs, "m_a", &e.m_old) && get_num(r, &fs, "l_a", &e.l_old) && get_vec(r, &fs, "o_a", -1, &e.o_old, &e.n_o) &&
+             get_num(r, &fs, "m_b", &e.m_blk) && get_num(r, &fs, "l_b", &e.l_blk) && get_vec(r, &fs, "o_b", e.n_o, &e.o_blk, NULL) &&
+             get_num(r, &fs, "c_a", &e.alpha) && get_num(r, &fs, "c_b", &e.beta) && get_num(r, &fs, "m", &e.m_new) &&
+             get_num(r, &fs, "l", &e.l_new) && get_vec(r, &fs, "o", e.n_o, &e.o_new, NULL) &&
+             get_bool(r, &fs, "normalized", &e.normalized);
+        break;
+    case FS_EV_OUT:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_vec(r, &fs, "o", -1, &e.o_new, &e.n_o) && get_num(r, &fs, "m", &e.m_new) &&
+             get_num(r, &fs, "l", &e.l_new);
+        break;
+    case FS_EV_LSE:
+    case FS_EV_DELTA:
+    case FS_EV_BTILE:
+    case FS_EV_BSKIP:
+    case FS_EV_BROW:
+    case FS_EV_BKEY:
+    case FS_EV_GRAD:
+        for (int i = 0; i < fs.n; i++) if (!strcmp(fs.f[i].key, "event")) r->p = r->s + fs.f[i].col - 1;
+        return failf(r, "a backward trace (event \"%s\") cannot be replayed in the window; play the problem "
+                        "itself with --backward and its inputs", kind_name(kind));
+    case FS_EV_COUNT: break;
+    }
+    if (!ok) return false;
+    if (e.c1 >= 0 && e.c1 < e.c0) { r->p = r->s; return failf(r, "c1 is before c0", NULL); }
+    if (kind != FS_EV_ELEM && e.n_o > 0) {   /* every o vector of a trace has the same length d_v */
+        if (r->n_o < 0) r->n_o = e.n_o;
+        else if (e.n_o != r->n_o) {
+            r->p = r->s;
+            char b[80];
+            snprintf(b, sizeof b, "an o vector of %d numbers, earlier ones have %d", e.n_o, r->n_o);
+            return failf(r, "%s", b);
+        }
+    }
+    if (e.r1 >= 0 && e.r1 < e.r0) { r->p = r->s; return failf(r, "r1 is before r0", NULL); }
+    if (!fs_trace_push(t, &e)) return failf(r, "too many events (or out of memory)", NULL);
+    return true;
+}
+
+/* The problem's shape from the events; false with msg (FILE:LINE:1 of the event at fault) when
+ * the events do not describe one problem the window can draw. */
+static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_msg)
+{
+    const fs_trace *t = &show->trace;
+    int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d_v = 0, Bq = 0, Bk = 0, stride = 1, bk_split = 0;
+    bool elem = false, tiles = false, partial = false, merge_tree = false, causal = false, rows = false;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->head + 1 > hq) hq = e->head + 1;
+        if (e->kv_head + 1 > hkv) hkv = e->kv_head + 1;
+        if (e->row + 1 > n_q) n_q = e->row + 1;
+        if (e->r1 > n_q) n_q = e->r1;
+        if (e->c1 > n_kv) n_kv = e->c1;
+        if (e->n_o > d_v) d_v = e->n_o;
+        switch (e->kind) {
+        case FS_EV_ELEM: elem = true; break;
+        case FS_EV_TILE:
+        case FS_EV_SKIP:
+            tiles = true;
+            if (e->r1 - e->r0 > Bq) Bq = e->r1 - e->r0;
+            if (e->c1 - e->c0 > Bk) Bk = e->c1 - e->c0;
+            causal |= e->kind == FS_EV_SKIP && e->reason == FS_SKIP_CAUSAL;
+            break;
+        case FS_EV_ROW: rows = true; break;
+        case FS_EV_PARTIAL:
+            partial = true;
+            if (e->stride > stride) stride = e->stride;
+            if (e->c1 - e->c0 > bk_split) bk_split = e->c1 - e->c0;
+            break;
+        case FS_EV_MERGE: merge_tree |= e->level > 0; break;
+        default: break;
+        }
+    }
+    /* Heads: HQ a multiple of HKV, each event's KV head the one its query head reads. */
+    if (hkv > hq || hq % hkv) {
+        snprintf(msg, n_msg, "%s:1:1: %d query heads cannot share %d KV heads", path, hq, hkv);
+        return false;
+    }
+    for (int64_t k = 0; k < t->n; k++)
+        if (!elem && t->ev[k].kv_head != t->ev[k].head / (hq / hkv)) {
+            snprintf(msg, n_msg, "%s:%lld:1: query head %d reads KV head %d, not %d (%d query heads over %d KV heads)", path,
+                     (long long)k + 1, t->ev[k].head, t->ev[k].kv_head, t->ev[k].head / (hq / hkv), hq, hkv);
+            return false;
+        }
+    /* Sizes the window can draw (a problem this large would not have been traced anyway). */
+    int64_t tq = Bq > 0 ? (n_q + Bq - 1) / Bq : n_q, tk = Bk > 0 ? (n_kv + Bk - 1) / Bk : n_kv;
+    if (n_q > 65536 || n_kv > 65536 || tq * tk > ((int64_t)1 << 24)) {
+        snprintf(msg, n_msg, "%s:1:1: the events describe %d queries and %d keys: too large to draw", path, n_q, n_kv);
+        return false;
+    }
+    fs_run r;
+    if (elem) {
+        r = fs_run_make(FS_ALGO_SOFTMAX);
+        show->scene = GUI_SCENE_SOFTMAX;
+    } else if (partial) {
+        r = fs_run_make(FS_ALGO_DECODE);
+        if (stride > 1) { r.decoding.split = FS_SPLIT_STRIDED; r.decoding.parts = stride; }
+        else r.decoding.Bk = bk_split > 0 ? bk_split : 1;
+        r.decoding.merge = merge_tree ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+        show->scene = GUI_SCENE_DECODE;
+    } else if (tiles) {
+        r = fs_run_make(FS_ALGO_TILED);
+        r.tiling.Bq = Bq > 0 ? Bq : 1;
+        r.tiling.Bk = Bk > 0 ? Bk : 1;
+        show->scene = hq > 1 ? GUI_SCENE_GQA : GUI_SCENE_TILED;
+    } else if (rows) {
+        r = fs_run_make(FS_ALGO_QUERY);
+        show->scene = GUI_SCENE_QUERY;
+    } else {   /* only output rows: the reference; drawn as a grid of one tile */
+        r = fs_run_make(FS_ALGO_REFERENCE);
+        r.tiling.Bq = n_q > 0 ? n_q : 1;
+        r.tiling.Bk = n_kv > 0 ? n_kv : 1;
+        show->scene = GUI_SCENE_TILED;
+    }
+    r.attn = fs_attn_make(n_q, n_kv, 0, d_v);
+    r.attn.n_q_heads = hq;
+    r.attn.n_kv_heads = hkv;
+    if (causal) r.attn.mask.kind = FS_MASK_CAUSAL;
+    if (elem) {   /* the vector itself is in the events: each element or chunk's values */
+        r.n_z = n_kv;
+        double *z = show->owned[0] = calloc(n_kv > 0 ? (size_t)n_kv : 1, sizeof(double));
+        for (int64_t k = 0; z && k < t->n; k++) {
+            const fs_event *e = &t->ev[k];
+            const double *v = fs_trace_at(t, e->s_row);
+            for (int j = 0; v && e->kind == FS_EV_ELEM && j < e->n_s && e->c0 + j < n_kv; j++) z[e->c0 + j] = v[j];
+        }
+        r.z = z;
+    }
+    show->run = r;
+    return true;
+}
+
+int gui_trace_load(const char *path, gui_show *show, FILE *err)
+{
+    memset(show, 0, sizeof *show);
+    fs_trace_init(&show->trace);
+    fs_trace_init(&show->correct);
+    show->diverge = -1;
+    show->trace.max_events = MAX_EVENTS;
+    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+    snprintf(show->name, sizeof show->name, "%.*s", (int)(strcspn(b, ".") ? strcspn(b, ".") : strlen(b)), b);
+    snprintf(show->source, sizeof show->source, "a saved trace");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(err, "flashstep: %s:1:1: cannot open: %s\n", path, strerror(errno));
+        return 2;
+    }
+    char *line = malloc(MAX_LINE + 2);
+    rd r = {.path = path, .err = err, .n_o = -1};
+    bool ok = line != NULL;
+    if (!ok) snprintf(r.msg, sizeof r.msg, "%s:1:1: out of memory", path);
+    int64_t step = 0;
+    bool ended_with_newline = true;
+    while (ok && fgets(line, MAX_LINE + 2, f)) {
+        r.line++;
+        size_t len = strlen(line);
+        ended_with_newline = len > 0 && line[len - 1] == '\n';
+        if (!ended_with_newline && !feof(f)) {
+            r.s = r.p = line + MAX_LINE;
+            ok = failf(&r, "line longer than 4 MiB", NULL);
+            break;
+        }
+        if (ended_with_newline) line[--len] = 0;
+        if (memchr(line, 0, len)) { r.s = r.p = line; ok = failf(&r, "a NUL byte in the line", NULL); break; }
+        r.s = r.p = line;
+        skip_ws(&r);
+        if (!*r.p && ended_with_newline) { ok = failf(&r, "empty line", NULL); break; }
+        r.p = line;
+        ok = read_event(&r, &show->trace, step);
+        step++;
+    }
+    if (ok && ferror(f)) { snprintf(r.msg, sizeof r.msg, "%s:%d:1: read error", path, r.line + 1); ok = false; }
+    fclose(f);
+    free(line);
+    if (ok && show->trace.n == 0) { snprintf(r.msg, sizeof r.msg, "%s:1:1: no events (an empty file)", path); ok = false; }
+    if (ok && show->trace.ev[show->trace.n - 1].kind != FS_EV_OUT) {
+        snprintf(r.msg, sizeof r.msg, "%s:%d:1: the trace stops before its output row%s (truncated?)", path,
+                 r.line + (ended_with_newline ? 1 : 0), "s");
+        ok = false;
+    }
+    if (ok && !ended_with_newline) {
+        snprintf(r.msg, sizeof r.msg, "%s:%d:%d: the last line has no newline (truncated?)", path, r.line,
+                 (int)strlen(r.s ? r.s : "") + 1);
+        ok = false;
+    }
+    if (!ok) {
+        fprintf(err, "flashstep: %s\n", r.msg);
+        gui_show_free(show);
+        return 2;
+    }
+    if (!recover_shape(show, path, r.msg, sizeof r.msg)) {
+        fprintf(err, "flashstep: %s\n", r.msg);
+        gui_show_free(show);
+        return 2;
+    }
+    snprintf(show->title, sizeof show->title, "Replay of %s: %s, %lld events", b, fs_algo_str(show->run.algo),
+             (long long)show->trace.n);
+    return 0;
+}
