@@ -380,7 +380,7 @@ int cli_trace(int argc, char **argv)
 {
     cli_problem p;
     cli_problem_init(&p, "trace");
-    int jsonl = 0, digits = 4, cuda = 0;
+    int jsonl = 0, digits = 4, cuda = 0, backend_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -405,6 +405,7 @@ int cli_trace(int argc, char **argv)
             digits = (int)n;
         } else if (!strcmp(a, "--backend")) {
             NEED();
+            backend_given = 1;
             if (!strcmp(val, "cuda")) cuda = 1;
             else if (!strcmp(val, "engine")) cuda = 0;
             else return fail("--backend is engine or cuda, not '%s'", val);
@@ -416,7 +417,12 @@ int cli_trace(int argc, char **argv)
     fs_trace tr;
     fs_trace_init(&tr);
     fs_result res = {0};
-    int rc = cli_problem_load(&p);
+    int rc = 2;
+    if (backend_given && p.run.algo == FS_ALGO_BACKWARD) {   /* before any file is read */
+        fail("%s", "--backend does not apply to --backward (the backward runs in the engine only)");
+        goto out;
+    }
+    rc = cli_problem_load(&p);
     if (rc) goto out;
     rc = 2;
     fs_run *r = &p.run;
