@@ -302,9 +302,14 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
             else ok = false;
             a->mask.bits = bits;
         }
+        if (r.algo == FS_ALGO_BACKWARD) {
+            size_t rows = hq * (size_t)a->n_q * (size_t)a->d_v;
+            r.dO = run->dO ? own_copy(show, run->dO, rows, &ok) : NULL;
+        }
         switch (r.algo) {
         case FS_ALGO_QUERY: show->scene = GUI_SCENE_QUERY; break;
         case FS_ALGO_DECODE: show->scene = GUI_SCENE_DECODE; break;
+        case FS_ALGO_BACKWARD: show->scene = GUI_SCENE_BACKWARD; break;
         default:
             show->scene = r.tiling.pitfall ? GUI_SCENE_PITFALL
                           : a->mask.kind == FS_MASK_BITS && a->mask.is_tree && parent ? GUI_SCENE_TREE
@@ -339,7 +344,8 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
     }
     show->run = r;
     if (st != FS_OK) {
-        fprintf(err, "flashstep: %s\n", fs_status_str(st));
+        char why[320];
+        fprintf(err, "flashstep: %s\n", fs_run_status_detail(&r, st, why, sizeof why));
         gui_show_free(show);
         return 2;
     }
