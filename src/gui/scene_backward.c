@@ -161,6 +161,20 @@ static void value_cell(gui_draw *d, gui_rect r, uint32_t fill, double v, int vf)
     if (vf < 7 || isnan(v)) return;
     char b[16];
     fmt2(v, b, sizeof b);
+    /* A narrow cell (a large problem, or a large --zoom) takes the number without its leading
+     * zero ("-.40"), then to one decimal ("-.4"), before it would be left out. */
+    int shortest = (vf / 2 > 6 ? vf / 2 : 6);
+    for (int k = 0; k < 2 && gui_char_w(d, shortest) * gui_utf8_len(b) > r.w; k++) {
+        char *z = strstr(b, "0.");
+        if (z && (z == b || (z == b + 1 && b[0] == '-'))) memmove(z, z + 1, strlen(z));
+        else if (strchr(b, '.') && strlen(strchr(b, '.')) > 2) {
+            char t[16];
+            snprintf(t, sizeof t, "%.1f", v);
+            char *z2 = strstr(t, "0.");
+            if (z2 && (z2 == t || (z2 == t + 1 && t[0] == '-'))) memmove(z2, z2 + 1, strlen(z2));
+            snprintf(b, sizeof b, "%s", t);
+        }
+    }
     gui_text_fit(d, vf, r, d->th->text, b);
 }
 
