@@ -623,7 +623,12 @@ START_TEST(every_step_fits_at_projector_sizes)
         else ck_assert_int_eq(gui_demo_load(gui_demo_name(i - c.n), &sh, stderr), 0);
         for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) {
             char why[512];
-            int64_t step = gui_fit_check(&sh, sz[k][0], sz[k][1], sz[k][2], font, why, sizeof why);
+            int64_t broken = 0;
+            int64_t step = gui_fit_check(&sh, sz[k][0], sz[k][1], sz[k][2], font, why, sizeof why, &broken);
+            /* 000_04 at 1024 × 768 cut the ℓ column and broke the ℓ_new formula in two: neither now. */
+            if (!strcmp(sh.name, "000_04_tiled_causal_n6"))
+                ck_assert_msg(broken == 0, "000_04 at %dx%d %d%%: %lld formulas broken over two lines", sz[k][0], sz[k][1],
+                              sz[k][2], (long long)broken);
             ck_assert_msg(step != -2, "%s", why);
             if (step >= 0) {
                 fprintf(stderr, "fit: %s at %dx%d %d%%, step %lld: %s\n", sh.name, sz[k][0], sz[k][1], sz[k][2],

@@ -55,13 +55,21 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* The window's text and geometry scale in percent (--zoom, or --scale without a problem). */
+static int set_zoom(const char *name, const char *v, gui_options *o)
+{
+    long n;
+    if (parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300 (percent), got '%s'\n", name, v); return -1; }
+    o->scale_pct = (int)n;
+    return 1;
+}
+
 /* Shared by play and render: one option at argv[*i]; 1 handled, 0 not ours, -1 bad. */
 int cli_gui_option(int argc, char **argv, int *i, gui_options *o);
 int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
 {
     const char *a = argv[*i];
     const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    long n;
 #define NEED() do { if (!v) { fprintf(stderr, "flashstep: %s needs a value\n", a); return -1; } (*i)++; } while (0)
     if (!strcmp(a, "--font")) { NEED(); o->font_path = v; return 1; }
     if (!strcmp(a, "--demo")) { NEED(); o->demo = v; return 1; }
@@ -78,9 +86,7 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
     }
     if (!strcmp(a, "--zoom")) {
         NEED();
-        if (parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300, got '%s'\n", a, v); return -1; }
-        o->scale_pct = (int)n;
-        return 1;
+        return set_zoom(a, v, o);
     }
     if (!strcmp(a, "--trace")) { NEED(); o->trace_file = v; return 1; }
     if (!strcmp(a, "--theme")) {
@@ -103,9 +109,7 @@ int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, g
 {
     bool mine = cli_problem_given(p);
     if (scale_arg && !mine) {
-        char *argv2[3] = {"--zoom", (char *)scale_arg, NULL};
-        int i = 0;
-        if (cli_gui_option(2, argv2, &i, o) < 0) return 2;
+        if (set_zoom("--scale", scale_arg, o) < 0) return 2;
     } else if (scale_arg && cli_problem_set(p, "--scale", scale_arg) == 2) {
         return 2;
     }

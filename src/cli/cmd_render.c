@@ -36,7 +36,11 @@ static void usage(FILE *f)
             "                  quantized to its own 256 colours)\n"
             "  --out FILE.mp4  the same as an MP4 video (FFmpeg's libraries, where this build has them)\n"
             "  --fps F         frames (steps) per second of the animation, 0.5-100 (default 2);\n"
-            "                  --speed F means the same, as in 'flashstep play'\n\n");
+            "                  --speed F means the same, as in 'flashstep play'\n");
+    fprintf(f, "This build writes PNG%s%s%s.\n\n", gui_anim_supported(GUI_ANIM_GIF) ? ", GIF" : "",
+            gui_anim_supported(GUI_ANIM_MP4) ? ", MP4" : "",
+            gui_anim_supported(GUI_ANIM_GIF) && gui_anim_supported(GUI_ANIM_MP4) ? ""
+            : " (the others need their library at build time: scripts/install-deps.sh, then rebuild)");
     fputs(cli_problem_help, f);
 }
 

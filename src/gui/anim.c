@@ -347,10 +347,11 @@ int gui_anim_open(gui_anim **out, const char *path, int w, int h, double fps, FI
         return 2;
     }
     if (!gui_anim_supported(k)) {
-        fprintf(err, "flashstep: this build has no %s support (%s was not found when it was built; "
-                     "scripts/install-deps.sh installs it, then rebuild)\n",
+        fprintf(err, "flashstep: this build has no %s support (%s when it was built; "
+                     "scripts/install-deps.sh installs %s, then rebuild)\n",
                 k == GUI_ANIM_GIF ? "GIF" : "video",
-                k == GUI_ANIM_GIF ? "giflib" : "FFmpeg's libavcodec, libavformat and libswscale");
+                k == GUI_ANIM_GIF ? "giflib was not found" : "FFmpeg's libavcodec, libavformat and libswscale were not found",
+                k == GUI_ANIM_GIF ? "it" : "them");
         return 2;
     }
     gui_anim *a = calloc(1, sizeof *a);

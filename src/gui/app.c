@@ -648,9 +648,11 @@ int gui_bench(const char *name, int frames, bool window, const gui_options *o)
 /* The fit check: every step of show laid out at w × h and scale_pct with the fonts of font_path,
  * nothing painted (a gui_draw without a renderer). The first text with a number in it that does
  * not show whole is described in why. */
-int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n)
+int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n,
+                      int64_t *broken)
 {
     if (why && n) why[0] = 0;
+    if (broken) *broken = 0;
     SDL_SetMainReady();
     if (SDL_Init(0) != 0 || TTF_Init() != 0) {
         if (why) snprintf(why, n, "SDL or SDL_ttf: %s", SDL_GetError());
@@ -673,7 +675,9 @@ int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const c
             s.step = s.n > 0 ? k : 0;
             gui_draw_begin(d, &s, show);
             d->cuts = 0;
+            d->breaks = 0;
             gui_frame_draw(d, &s, show, names, 1);
+            if (broken) *broken += d->breaks;
             if (d->cuts) {
                 bad = s.step;
                 if (why) snprintf(why, n, "%s", d->cut_text);

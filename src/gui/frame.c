@@ -37,7 +37,9 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     int xr = L->header.w - L->pad;
     int rw = gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
     d->clip_x1 = xr - rw - L->pad;   /* the title stops short of the step counter */
-    gui_text(d, L->font_big, L->pad, y1, th->text, GUI_AL_LEFT, show->title);
+    int tf = L->font_big;            /* smaller, down to the body size, before it is cut */
+    while (tf > L->font && L->pad + gui_text_w(d, tf, show->title) > d->clip_x1) tf--;
+    gui_text(d, tf, L->pad, y1 + (gui_line_h(d, L->font_big) - gui_line_h(d, tf)) / 2, th->text, GUI_AL_LEFT, show->title);
     d->clip_x1 = 0;
     char sp[32];
     double eps = gui_speed_eps(s->speed);

@@ -473,8 +473,10 @@ int gui_render(const char *name, int64_t a, int64_t b, const char *out, const ch
  * it that does not show whole (cut with "…", too big for its cell, wrapped past its room, or
  * outside its panel; the header's title and subtitle are not counted). Returns the first step
  * where that happens with a description in why, −1 when every step fits, −2 when SDL_ttf or
- * the font cannot be opened. */
-int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n);
+ * the font cannot be opened. *broken (may be NULL) counts the side-panel formulas that had to
+ * break over two lines, summed over the steps walked. */
+int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n,
+                      int64_t *broken);
 
 /* Time frames at o->w × o->h: first-frame latency and mean / worst frame time over `frames`
  * frames, stepping one event per frame, offscreen (software renderer) or, with a display, in a

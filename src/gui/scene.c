@@ -647,6 +647,7 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
     d->r = r;
     d->breaks = breaks;
     if (!r) {   /* laying out only: this size's pass is the answer */
+        d->breaks = breaks + p[best].breaks;
         d->cuts = cuts + p[best].cuts;
         if (!cuts && p[best].cuts) memcpy(d->cut_text, p[best].cut_text, sizeof d->cut_text);
         else memcpy(d->cut_text, cut_text, sizeof cut_text);

@@ -552,7 +552,7 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
     y += bh + d->L.pad / 2;
     const fs_attn *a = &show->run.attn;
     if (a->d == 0) {   /* scores given, or a replayed trace: no Q or K, so no byte counts */
-        side_text(d, r, x, &y, th->dim, "no Q and K here (scores given, or a saved trace): no byte counts");
+        side_text(d, r, x, &y, th->dim, "no byte counts: Q and K not given");
         char tl[160];
         snprintf(tl, sizeof tl, "tiles: %d computed (%d partial), %d skipped of %d", c->io.visited, c->io.partial,
                  c->io.skipped, c->nqt * c->nkt);

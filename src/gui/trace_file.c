@@ -441,6 +441,23 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
         snprintf(msg, n_msg, "%s:1:1: the events describe %d queries and %d keys: too large to draw", path, n_q, n_kv);
         return false;
     }
+    /* Every query row of every head ends in an output row: a file cut after some of them (at a
+     * line boundary) is a truncated trace, not a shorter one. */
+    if (!elem) {
+        bool *done = calloc((size_t)hq * (size_t)(n_q > 0 ? n_q : 1), 1);
+        if (!done) { snprintf(msg, n_msg, "%s:1:1: out of memory", path); return false; }
+        for (int64_t k = 0; k < t->n; k++)
+            if (t->ev[k].kind == FS_EV_OUT && t->ev[k].row >= 0) done[(size_t)t->ev[k].head * n_q + t->ev[k].row] = true;
+        for (int h = 0; h < hq; h++)
+            for (int i = 0; i < n_q; i++)
+                if (!done[(size_t)h * n_q + i]) {
+                    snprintf(msg, n_msg, "%s:%lld:1: no output row for query %d of head %d: the trace stops early (truncated?)",
+                             path, (long long)t->n + 1, i, h);
+                    free(done);
+                    return false;
+                }
+        free(done);
+    }
     fs_run r;
     if (elem) {
         r = fs_run_make(FS_ALGO_SOFTMAX);
