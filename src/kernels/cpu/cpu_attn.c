@@ -33,6 +33,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "kernels/cpu/cpu_internal.h"
 
@@ -85,6 +88,16 @@ const char *fs_cpu_version_str(int32_t version)
     }
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* F16C (the float16 conversions of decode version 3), from CPUID leaf 1 (ECX bit 29): clang's
+ * __builtin_cpu_supports does not know the name. */
+static bool cpu_has_f16c(void)
+{
+    unsigned int a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 bool fs_cpu_isa_supported(fs_cpu_isa isa)
 {
     switch (isa) {
@@ -93,13 +106,12 @@ bool fs_cpu_isa_supported(fs_cpu_isa isa)
 #if defined(__x86_64__) || defined(__i386__)
     case FS_CPU_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case FS_CPU_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+               __builtin_cpu_supports("fma") && cpu_has_f16c();
 #endif
 #if defined(__aarch64__)
     case FS_CPU_ISA_NEON: return true;
