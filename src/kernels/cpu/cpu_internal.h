@@ -76,9 +76,6 @@ typedef struct {
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3: into L2, this many keys ahead (128 beat 256, 512) */
 #endif
-#ifndef FS_CPU_DEC_HINT
-#define FS_CPU_DEC_HINT 2     /* decode version 2: prefetch locality (2: into L2) */
-#endif
 
 typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
