@@ -418,10 +418,18 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     for (int32_t j = 0; j < n; j++) {
         if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
             int32_t nr = run->ops->nr;
-            for (int32_t c = 0; c < d; c += nr)
-                cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c,
-                            Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr,
-                            d - c < nr ? d - c : nr);
+            int64_t e0 = cpu_kv_off(a, b, g, c0 + j);
+            for (int32_t c = 0; c < d; c += nr) {
+                float *dst = Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr;
+                int32_t w = d - c < nr ? d - c : nr;
+                if (a->dtype == FS_CPU_DTYPE_F32) {   /* a plain loop: memcpy of 64 floats
+                                                         cost more in its call than its copy */
+                    const float *src = (const float *)a->V + e0 + c;
+                    for (int32_t k = 0; k < w; k++) dst[k] = src[k];
+                } else {
+                    cpu_get_row(a->dtype, a->V, e0 + c, dst, w);
+                }
+            }
         } else {
             cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
         }
