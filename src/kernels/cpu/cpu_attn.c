@@ -33,6 +33,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "kernels/cpu/cpu_internal.h"
 
@@ -85,6 +88,16 @@ const char *fs_cpu_version_str(int32_t version)
     }
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* F16C (the float16 conversions of decode version 3), from CPUID leaf 1 (ECX bit 29): clang's
+ * __builtin_cpu_supports does not know the name. */
+static bool cpu_has_f16c(void)
+{
+    unsigned int a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 bool fs_cpu_isa_supported(fs_cpu_isa isa)
 {
     switch (isa) {
@@ -93,13 +106,12 @@ bool fs_cpu_isa_supported(fs_cpu_isa isa)
 #if defined(__x86_64__) || defined(__i386__)
     case FS_CPU_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case FS_CPU_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+               __builtin_cpu_supports("fma") && cpu_has_f16c();
 #endif
 #if defined(__aarch64__)
     case FS_CPU_ISA_NEON: return true;
@@ -406,10 +418,18 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     for (int32_t j = 0; j < n; j++) {
         if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
             int32_t nr = run->ops->nr;
-            for (int32_t c = 0; c < d; c += nr)
-                cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j) + c,
-                            Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr,
-                            d - c < nr ? d - c : nr);
+            int64_t e0 = cpu_kv_off(a, b, g, c0 + j);
+            for (int32_t c = 0; c < d; c += nr) {
+                float *dst = Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr;
+                int32_t w = d - c < nr ? d - c : nr;
+                if (a->dtype == FS_CPU_DTYPE_F32) {   /* a plain loop: memcpy of 64 floats
+                                                         cost more in its call than its copy */
+                    const float *src = (const float *)a->V + e0 + c;
+                    for (int32_t k = 0; k < w; k++) dst[k] = src[k];
+                } else {
+                    cpu_get_row(a->dtype, a->V, e0 + c, dst, w);
+                }
+            }
         } else {
             cpu_get_row(a->dtype, a->V, cpu_kv_off(a, b, g, c0 + j), Vt + (int64_t)j * p->dp, d);
         }

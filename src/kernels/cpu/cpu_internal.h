@@ -74,10 +74,7 @@ typedef struct {
 #define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
 #endif
 #ifndef FS_CPU_DEC_FAR
-#define FS_CPU_DEC_FAR 128    /* decode version 3: into L2, this many keys ahead (128 beat 256, 512) */
-#endif
-#ifndef FS_CPU_DEC_HINT
-#define FS_CPU_DEC_HINT 2     /* decode version 2: prefetch locality (2: into L2) */
+#define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
 #endif
 
 typedef struct {
