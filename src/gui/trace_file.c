@@ -574,6 +574,17 @@ static bool recover_backward(gui_show *show, const char *path, char *msg, size_t
             return false;
         }
     }
+    /* The gradient rows come last, all of them: hq·n_q of dQ, hkv·n_kv of dK and of dV. Fewer is
+     * a file cut after one of them. */
+    int64_t grads[3] = {0, 0, 0}, want[3] = {(int64_t)hq * n_q, (int64_t)hkv * n_kv, (int64_t)hkv * n_kv};
+    for (int64_t k = 0; k < t->n; k++)
+        if (t->ev[k].kind == FS_EV_GRAD && t->ev[k].tensor >= 0 && t->ev[k].tensor < 3) grads[t->ev[k].tensor]++;
+    for (int g = 0; g < 3; g++)
+        if (grads[g] < want[g]) {
+            snprintf(msg, n_msg, "%s:%lld:1: the trace stops before its gradient rows: %lld of %lld %s rows written (truncated?)",
+                     path, (long long)t->n + 1, (long long)grads[g], (long long)want[g], fs_grad_str(g));
+            return false;
+        }
     int64_t tq = Bq > 0 ? (n_q + Bq - 1) / Bq : n_q, tk = Bk > 0 ? (n_kv + Bk - 1) / Bk : n_kv;
     if (n_q > 65536 || n_kv > 65536 || tq * tk > ((int64_t)1 << 24)) {
         snprintf(msg, n_msg, "%s:1:1: the events describe %d queries and %d keys: too large to draw", path, n_q, n_kv);
@@ -642,6 +653,14 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
     int64_t tq = Bq > 0 ? (n_q + Bq - 1) / Bq : n_q, tk = Bk > 0 ? (n_kv + Bk - 1) / Bk : n_kv;
     if (n_q > 65536 || n_kv > 65536 || tq * tk > ((int64_t)1 << 24)) {
         snprintf(msg, n_msg, "%s:1:1: the events describe %d queries and %d keys: too large to draw", path, n_q, n_kv);
+        return false;
+    }
+    /* Every row of every head ends in an output row: fewer is a file cut after one of them. */
+    int64_t outs = 0;
+    for (int64_t k = 0; k < t->n; k++) outs += t->ev[k].kind == FS_EV_OUT;
+    if (!elem && outs < (int64_t)hq * n_q) {
+        snprintf(msg, n_msg, "%s:%lld:1: the trace stops before its output rows: %lld of %lld written (truncated?)", path,
+                 (long long)t->n + 1, (long long)outs, (long long)hq * n_q);
         return false;
     }
     fs_run r;
