@@ -975,12 +975,14 @@ START_TEST(damaged_traces_are_located)
         {"short-vector.jsonl", "short-vector.jsonl:12:385: "}, {"missing-field.jsonl", "missing-field.jsonl:4:125: "},
         {"not-json.jsonl", "not-json.jsonl:1:1: "},
         /* backward traces (backward.jsonl damaged): a line cut short, a brow outside its btile, a dQ
-         * row longer than the others, a forward event among backward ones, gradient rows missing */
+         * row longer than the others, a forward event among backward ones, gradient rows missing,
+         * the last newline missing (its column read after the line's buffer was freed, once) */
         {"backward-truncated.jsonl", "backward-truncated.jsonl:20:201: "},
         {"backward-outside.jsonl", "backward-outside.jsonl:20:54: this brow lies outside the btile"},
         {"backward-dq-length.jsonl", "backward-dq-length.jsonl:44:78: a dQ row of 3 numbers, earlier ones have 2"},
         {"backward-mixed.jsonl", "backward-mixed.jsonl:56:10: a forward event"},
         {"backward-no-grad.jsonl", "backward-no-grad.jsonl:51:1: the trace stops before its gradient rows"},
+        {"backward-no-newline.jsonl", "backward-no-newline.jsonl:56:84: the last line has no newline"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[256], msg[1024] = "";

@@ -746,7 +746,9 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err)
     }
     if (ok && ferror(f)) { snprintf(r.msg, sizeof r.msg, "%s:%d:1: read error", path, r.line + 1); ok = false; }
     fclose(f);
+    int last_col = (int)(r.s ? strlen(r.s) : 0) + 1;   /* the last line's end, before the line's buffer goes */
     free(line);
+    r.s = r.p = NULL;
     if (ok && show->trace.n == 0) { snprintf(r.msg, sizeof r.msg, "%s:1:1: no events (an empty file)", path); ok = false; }
     if (ok && show->trace.ev[show->trace.n - 1].kind != (r.backward ? FS_EV_GRAD : FS_EV_OUT)) {
         snprintf(r.msg, sizeof r.msg, "%s:%d:1: the trace stops before its %s (truncated?)", path,
@@ -754,8 +756,7 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err)
         ok = false;
     }
     if (ok && !ended_with_newline) {
-        snprintf(r.msg, sizeof r.msg, "%s:%d:%d: the last line has no newline (truncated?)", path, r.line,
-                 (int)strlen(r.s ? r.s : "") + 1);
+        snprintf(r.msg, sizeof r.msg, "%s:%d:%d: the last line has no newline (truncated?)", path, r.line, last_col);
         ok = false;
     }
     if (!ok) {
