@@ -5,13 +5,14 @@
  * them; docs/02-trace.md lists the fields). Numbers are JSON numbers or the strings "nan", "inf",
  * "-inf". The reader takes exactly that flat shape (no nested objects) and checks it: every
  * field an event needs is there with a value of the right type, steps count 0, 1, 2 …, vectors
- * have the lengths the event implies, indices are in range, and the file ends with an output
- * row. Anything else is one message "FILE:LINE:COLUMN: what" and no show.
+ * have the lengths the event implies, indices are in range, and the file ends with the output
+ * rows, one for every row of every head (a file cut after one of them is refused too). Anything
+ * else is one message "FILE:LINE:COLUMN: what" and no show.
  *
  * A backward trace (`trace --backward`) is read the same way: its events come in the engine's
  * order (every row's lse, every row's delta, then per pair one btile with its brows and bkeys or
  * one bskip, then the grad rows), each brow and bkey inside the btile before it, and the file
- * ends with a gradient row. Vector lengths are checked per kind: o, dO and dV vectors have d_v
+ * ends with every gradient row (dQ of each query row, dK and dV of each key). Vector lengths are checked per kind: o, dO and dV vectors have d_v
  * numbers throughout, dQ and dK vectors d.
  *
  * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits, the
