@@ -812,6 +812,164 @@ START_TEST(saved_trace_reads_back_exactly)
 }
 END_TEST
 
+/* A random backward problem for the replay tests: GQA or not, mask 0 none, 1 causal, 2 causal
+ * with an offset (rows may see nothing), 3 window, 4 tree, 5 random bits; order q- or kv-outer;
+ * dO given or not (1). */
+typedef struct {
+    fs_run r;
+    double *Q, *K, *V, *dO;
+    uint64_t *bits;
+    int32_t *parent;
+} bw_problem;
+
+static void bw_problem_random(bw_problem *p, fs_rng *g, int mask, fs_order order, int max_n)
+{
+    memset(p, 0, sizeof *p);
+    int hkv = fs_rng_int(g, 1, 2), hq = hkv * fs_rng_int(g, 1, 3), nq = fs_rng_int(g, 1, max_n), nkv = fs_rng_int(g, 1, max_n + 2);
+    int d = fs_rng_int(g, 1, 3), dv = fs_rng_int(g, 1, 3);
+    if (mask == 4) nkv = nq;
+    p->r = fs_run_make(FS_ALGO_BACKWARD);
+    fs_attn *a = &p->r.attn;
+    *a = fs_attn_make(nq, nkv, d, dv);
+    a->n_q_heads = hq;
+    a->n_kv_heads = hkv;
+    p->Q = malloc(sizeof(double) * (size_t)(hq * nq * d));
+    p->K = malloc(sizeof(double) * (size_t)(hkv * nkv * d));
+    p->V = malloc(sizeof(double) * (size_t)(hkv * nkv * dv));
+    p->dO = malloc(sizeof(double) * (size_t)(hq * nq * dv));
+    fs_rng_fill(g, p->Q, hq * nq * d, -2, 2);
+    fs_rng_fill(g, p->K, hkv * nkv * d, -2, 2);
+    fs_rng_fill(g, p->V, hkv * nkv * dv, -1, 1);
+    fs_rng_fill(g, p->dO, hq * nq * dv, -1, 1);
+    a->Q = p->Q; a->K = p->K; a->V = p->V;
+    p->r.dO = fs_rng_int(g, 0, 1) ? p->dO : NULL;
+    p->r.tiling.Bq = fs_rng_int(g, 1, 3);
+    p->r.tiling.Bk = fs_rng_int(g, 1, 3);
+    p->r.tiling.order = order;
+    switch (mask) {
+    case 1: a->mask.kind = FS_MASK_CAUSAL; break;
+    case 2: a->mask.kind = FS_MASK_CAUSAL; a->mask.has_offset = true; a->mask.offset = fs_rng_int(g, -3, 3); break;
+    case 3: a->mask.kind = FS_MASK_WINDOW; a->mask.window = fs_rng_int(g, 1, 4); break;
+    case 4:
+        p->parent = malloc(sizeof(int32_t) * (size_t)nq);
+        p->parent[0] = -1;
+        for (int i = 1; i < nq; i++) p->parent[i] = fs_rng_int(g, 0, i - 1);
+        p->bits = calloc((size_t)nq * fs_mask_words(nq), sizeof(uint64_t));
+        ck_assert_int_eq(fs_mask_tree_build(p->parent, nq, p->bits, NULL), FS_OK);
+        a->mask = fs_mask_tree(p->bits, nq);
+        break;
+    case 5: {
+        int w = fs_mask_words(nkv);
+        p->bits = calloc((size_t)nq * w, sizeof(uint64_t));
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < nkv; j++)
+                if (fs_rng_int(g, 0, 2)) p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
+        a->mask.kind = FS_MASK_BITS;
+        a->mask.bits = p->bits;
+        a->mask.words_per_row = w;
+        break;
+    }
+    default: break;
+    }
+}
+
+static void bw_problem_free(bw_problem *p)
+{
+    free(p->Q); free(p->K); free(p->V); free(p->dO); free(p->bits); free(p->parent);
+}
+
+static bool same_vec(const fs_trace *ta, int64_t a, const fs_trace *tb, int64_t b, int32_t n)
+{
+    const double *x = fs_trace_at(ta, a), *y = fs_trace_at(tb, b);
+    if ((x == NULL) != (y == NULL)) return false;
+    return !x || n <= 0 || memcmp(x, y, sizeof(double) * (size_t)n) == 0;
+}
+
+/* Saved backward traces replay: random backward problems (every mask, both loop orders, GQA,
+ * with and without dO) traced, written as JSONL and read back event for event, every field the
+ * engine set and every vector bit for bit (a brow's or bkey's rows and keys, which the line does
+ * not repeat, from its btile); the shape, heads, tiles and loop order come back from the events
+ * alone, and the show opens the backward scene. */
+START_TEST(saved_backward_trace_reads_back_exactly)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng g = {seed};
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/fs_gui_btrace_%d.jsonl", (int)getpid());
+    for (int round = 0; round < 48; round++) {
+        bw_problem p;
+        int mask = round % 6;
+        fs_order order = (round / 6) % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+        bw_problem_random(&p, &g, mask, order, 7);
+        const fs_attn *a = &p.r.attn;
+        fs_trace t;
+        fs_trace_init(&t);
+        fs_result res;
+        ck_assert_msg(fs_run_exec(&p.r, &res, &t) == FS_OK, "seed %llu round %d: the backward fails", (unsigned long long)seed, round);
+        fs_result_free(&res);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        cli_trace_jsonl(f, &t);
+        fclose(f);
+        gui_show sh;
+        ck_assert_msg(gui_trace_load(path, &sh, stderr) == 0, "seed %llu round %d: the saved backward trace does not load",
+                      (unsigned long long)seed, round);
+        ck_assert_int_eq(sh.trace.n, t.n);
+        for (int64_t k = 0; k < t.n; k++) {
+            const fs_event *x = &t.ev[k], *y = &sh.trace.ev[k];
+            bool tiled = x->kind == FS_EV_BTILE || x->kind == FS_EV_BSKIP || x->kind == FS_EV_BROW || x->kind == FS_EV_BKEY;
+            ck_assert_msg(x->kind == y->kind && x->step == y->step && x->head == y->head && x->kv_head == y->kv_head &&
+                              x->row == y->row && x->qt == y->qt && x->kt == y->kt && x->r0 == y->r0 && x->r1 == y->r1 &&
+                              x->c0 == y->c0 && x->c1 == y->c1 && x->visible == y->visible && x->tensor == y->tensor &&
+                              (!tiled || x->cls == y->cls) && (x->kind != FS_EV_BSKIP || x->reason == y->reason),
+                          "seed %llu round %d step %lld (%s): indices differ", (unsigned long long)seed, round, (long long)k,
+                          fs_event_kind_str(x->kind));
+            double nx[10] = {x->x, x->m_old, x->m_blk, x->m_new, x->l_old, x->l_blk, x->l_new, x->alpha, x->beta, 0};
+            double ny[10] = {y->x, y->m_old, y->m_blk, y->m_new, y->l_old, y->l_blk, y->l_new, y->alpha, y->beta, 0};
+            ck_assert_msg(memcmp(nx, ny, sizeof nx) == 0, "seed %llu round %d step %lld: a number differs",
+                          (unsigned long long)seed, round, (long long)k);
+            ck_assert_int_eq(x->n_s, y->n_s);
+            ck_assert_int_eq(x->n_o, y->n_o);
+            ck_assert_int_eq(x->n_g, y->n_g);
+            ck_assert_msg(same_vec(&t, x->s_row, &sh.trace, y->s_row, x->n_s) && same_vec(&t, x->p_row, &sh.trace, y->p_row, x->n_s) &&
+                              same_vec(&t, x->dp_row, &sh.trace, y->dp_row, x->n_s) &&
+                              same_vec(&t, x->ds_row, &sh.trace, y->ds_row, x->n_s) &&
+                              same_vec(&t, x->o_old, &sh.trace, y->o_old, x->n_o) && same_vec(&t, x->o_blk, &sh.trace, y->o_blk, x->n_o) &&
+                              same_vec(&t, x->o_new, &sh.trace, y->o_new, x->n_o) && same_vec(&t, x->g_old, &sh.trace, y->g_old, x->n_g) &&
+                              same_vec(&t, x->g_blk, &sh.trace, y->g_blk, x->n_g) && same_vec(&t, x->g_new, &sh.trace, y->g_new, x->n_g),
+                          "seed %llu round %d step %lld (%s): a vector differs", (unsigned long long)seed, round, (long long)k,
+                          fs_event_kind_str(x->kind));
+        }
+        const fs_attn *b = &sh.run.attn;
+        ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
+        ck_assert_int_eq(sh.run.algo, FS_ALGO_BACKWARD);
+        ck_assert_msg(b->n_q == a->n_q && b->n_kv == a->n_kv && b->d == a->d && b->d_v == a->d_v && b->n_q_heads == a->n_q_heads &&
+                          b->n_kv_heads == a->n_kv_heads && b->Q == NULL && sh.run.dO == NULL,
+                      "seed %llu round %d: shape %dx%d d %d d_v %d heads %d:%d, expected %dx%d d %d d_v %d heads %d:%d",
+                      (unsigned long long)seed, round, b->n_q, b->n_kv, b->d, b->d_v, b->n_q_heads, b->n_kv_heads, a->n_q, a->n_kv,
+                      a->d, a->d_v, a->n_q_heads, a->n_kv_heads);
+        int Bq = p.r.tiling.Bq < a->n_q ? p.r.tiling.Bq : a->n_q, Bk = p.r.tiling.Bk < a->n_kv ? p.r.tiling.Bk : a->n_kv;
+        ck_assert_int_eq(sh.run.tiling.Bq, Bq);
+        ck_assert_int_eq(sh.run.tiling.Bk, Bk);
+        /* Both orders write the same trace when there is one KV tile, or one Q tile and one query
+         * head per KV head: such a trace reads as q-outer. */
+        int nqt = (a->n_q + Bq - 1) / Bq, nkt = (a->n_kv + Bk - 1) / Bk, grp = a->n_q_heads / a->n_kv_heads;
+        bool alike = nkt == 1 || (nqt == 1 && grp == 1);
+        ck_assert_msg(sh.run.tiling.order == (alike ? FS_ORDER_Q_OUTER : order), "seed %llu round %d: order %d, expected %d",
+                      (unsigned long long)seed, round, sh.run.tiling.order, alike ? FS_ORDER_Q_OUTER : order);
+        /* Every step has a narration. */
+        for (int64_t k = 0; k < sh.trace.n; k++) {
+            char buf[4096];
+            ck_assert(gui_narration(&sh, k, buf, sizeof buf)[0] != 0);
+        }
+        gui_show_free(&sh);
+        fs_trace_free(&t);
+        bw_problem_free(&p);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* Damaged saved traces: each gives one message at the line and column where it goes wrong. A
  * trace made by the CUDA kernel (--backend cuda, float32 numbers) loads like the engine's. */
 START_TEST(damaged_traces_are_located)
@@ -821,6 +979,15 @@ START_TEST(damaged_traces_are_located)
         {"missing-line.jsonl", "missing-line.jsonl:6:23: "}, {"bad-number.jsonl", "bad-number.jsonl:8:73: "},
         {"short-vector.jsonl", "short-vector.jsonl:12:385: "}, {"missing-field.jsonl", "missing-field.jsonl:4:125: "},
         {"not-json.jsonl", "not-json.jsonl:1:1: "},
+        /* backward traces (backward.jsonl damaged): a line cut short, a brow outside its btile, a dQ
+         * row longer than the others, a forward event among backward ones, gradient rows missing,
+         * the last newline missing (its column read after the line's buffer was freed, once) */
+        {"backward-truncated.jsonl", "backward-truncated.jsonl:20:201: "},
+        {"backward-outside.jsonl", "backward-outside.jsonl:20:54: this brow lies outside the btile"},
+        {"backward-dq-length.jsonl", "backward-dq-length.jsonl:44:78: a dQ row of 3 numbers, earlier ones have 2"},
+        {"backward-mixed.jsonl", "backward-mixed.jsonl:56:10: a forward event"},
+        {"backward-no-grad.jsonl", "backward-no-grad.jsonl:51:1: the trace stops before its gradient rows"},
+        {"backward-no-newline.jsonl", "backward-no-newline.jsonl:56:84: the last line has no newline"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[256], msg[1024] = "";
@@ -844,17 +1011,34 @@ START_TEST(damaged_traces_are_located)
         ck_assert_int_eq(sh.run.attn.mask.kind, FS_MASK_CAUSAL);
         gui_show_free(&sh);
     }
-    /* Random damage never crashes or hangs: cut the good file anywhere, or flip one byte. */
-    FILE *f = fopen("tests/gui/traces/tiled.jsonl", "rb");
-    ck_assert_ptr_nonnull(f);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text, f);
-    fclose(f);
+    /* The backward fixture (trace --backward, 2 query heads over 1 KV head, causal with offset 0,
+     * kv-outer, Bq 2, Bk 3: tests/gui/traces/{q,k,v,do}.txt) opens the backward scene. */
+    gui_show sb;
+    ck_assert_int_eq(gui_trace_load("tests/gui/traces/backward.jsonl", &sb, stderr), 0);
+    ck_assert_int_eq(sb.trace.n, 56);
+    ck_assert_int_eq(sb.scene, GUI_SCENE_BACKWARD);
+    ck_assert_int_eq(sb.run.attn.n_q, 3);
+    ck_assert_int_eq(sb.run.attn.n_kv, 6);
+    ck_assert_int_eq(sb.run.attn.n_q_heads, 2);
+    ck_assert_int_eq(sb.run.attn.n_kv_heads, 1);
+    ck_assert_int_eq(sb.run.tiling.Bq, 2);
+    ck_assert_int_eq(sb.run.tiling.Bk, 3);
+    ck_assert_int_eq(sb.run.tiling.order, FS_ORDER_KV_OUTER);
+    ck_assert_int_eq(sb.run.attn.mask.kind, FS_MASK_CAUSAL);
+    gui_show_free(&sb);
+    /* Random damage never crashes or hangs: cut a good file (forward or backward) anywhere, or
+     * flip one byte. */
     uint32_t seed = (uint32_t)fs_test_seed();
     srand(seed);
     char path[64];
     snprintf(path, sizeof path, "/tmp/fs_gui_damaged_%d.jsonl", (int)getpid());
-    for (int round = 0; round < 200; round++) {
+    for (int round = 0; round < 400; round++) {
+        static char text[1 << 16];
+        FILE *f = fopen(round < 200 ? "tests/gui/traces/tiled.jsonl" : "tests/gui/traces/backward.jsonl", "rb");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(text, 1, sizeof text, f);
+        ck_assert(n < sizeof text);
+        fclose(f);
         FILE *g = fopen(path, "wb");
         size_t cut = (size_t)rand() % n;
         if (round % 2) fwrite(text, 1, cut, g);
@@ -869,11 +1053,95 @@ START_TEST(damaged_traces_are_located)
         int rc = gui_trace_load(path, &sh, devnull);
         fclose(devnull);
         ck_assert_msg(rc == 0 || rc == 2, "seed %u round %d: rc %d", seed, round, rc);
-        /* A file cut short anywhere is refused (it loses at least the last output row's newline). */
+        /* A file cut short anywhere is refused (it loses at least the last row's newline, or whole
+         * output or gradient rows). */
         ck_assert_msg(round % 2 == 0 || rc == 2, "seed %u round %d: a file cut at byte %zu of %zu loaded", seed, round, cut, n);
         if (rc == 0) gui_show_free(&sh);
     }
     unlink(path);
+}
+END_TEST
+
+/* A saved backward trace replays like the problem itself: on random backward problems (every
+ * mask, both orders, GQA) the replay's last frame at 1280×720 is the problem's own, pixel for
+ * pixel, below the header (which names the file instead of the inputs); and every step of the
+ * replayed fixture and of each random replay shows every number whole at the four projector
+ * sizes (gui_fit_check). */
+START_TEST(replayed_backward_trace_draws_like_its_problem)
+{
+    static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150}};
+    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
+    uint64_t seed = fs_test_seed();
+    fs_rng g = {seed};
+    char path[64], png_a[64], png_b[64];
+    snprintf(path, sizeof path, "/tmp/fs_gui_bframe_%d.jsonl", (int)getpid());
+    snprintf(png_a, sizeof png_a, "/tmp/fs_gui_bframe_%d_a.png", (int)getpid());
+    snprintf(png_b, sizeof png_b, "/tmp/fs_gui_bframe_%d_b.png", (int)getpid());
+    gui_layout L = gui_layout_compute(1280, 720, 100);
+    int below = L.main.y;   /* the header's two lines (the subtitle's descenders reach past L.header) */
+    for (int round = 0; round < 7; round++) {
+        const char *file = path;
+        bw_problem p;
+        bool fixture = round == 6;
+        if (fixture) file = "tests/gui/traces/backward.jsonl";
+        else {
+            bw_problem_random(&p, &g, round, round % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER, 6);
+            fs_trace t;
+            fs_trace_init(&t);
+            fs_result res;
+            ck_assert_int_eq(fs_run_exec(&p.r, &res, &t), FS_OK);
+            fs_result_free(&res);
+            FILE *f = fopen(path, "w");
+            ck_assert_ptr_nonnull(f);
+            cli_trace_jsonl(f, &t);
+            fclose(f);
+            int64_t last = t.n - 1;
+            fs_trace_free(&t);
+            /* Where both orders write the same trace, it reads as q-outer: draw the problem so. */
+            const fs_attn *a = &p.r.attn;
+            int Bq = p.r.tiling.Bq < a->n_q ? p.r.tiling.Bq : a->n_q, Bk = p.r.tiling.Bk < a->n_kv ? p.r.tiling.Bk : a->n_kv;
+            int nqt = (a->n_q + Bq - 1) / Bq, nkt = (a->n_kv + Bk - 1) / Bk;
+            if (nkt == 1 || (nqt == 1 && a->n_q_heads == a->n_kv_heads)) p.r.tiling.order = FS_ORDER_Q_OUTER;
+            gui_options o;
+            gui_options_default(&o);
+            o.font_path = font;
+            o.trace_file = path;
+            ck_assert_int_eq(gui_render(NULL, last, last, png_a, NULL, &o), 0);
+            gui_options_default(&o);
+            o.font_path = font;
+            o.problem = &p.r;
+            o.problem_parent = p.parent;
+            o.problem_n_parent = p.parent ? a->n_q : 0;
+            ck_assert_int_eq(gui_render(NULL, last, last, png_b, NULL, &o), 0);
+            uint8_t *x = NULL, *y = NULL;
+            int wx, hx, wy, hy;
+            ck_assert_int_eq(gui_png_read(png_a, &x, &wx, &hx), 0);
+            ck_assert_int_eq(gui_png_read(png_b, &y, &wy, &hy), 0);
+            ck_assert(wx == 1280 && hx == 720 && wy == wx && hy == hx);
+            int64_t differ = 0;
+            for (int64_t k = (int64_t)below * wx; k < (int64_t)wx * hx; k++) differ += memcmp(x + 3 * k, y + 3 * k, 3) != 0;
+            ck_assert_msg(differ == 0, "seed %llu round %d (mask %d): %lld pixels of the replay differ from the problem's frame "
+                          "(%s against %s)", (unsigned long long)seed, round, round, (long long)differ, png_a, png_b);
+            free(x);
+            free(y);
+        }
+        gui_show sh;
+        ck_assert_int_eq(gui_trace_load(file, &sh, stderr), 0);
+        ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
+        for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) {
+            char why[512];
+            int64_t step = gui_fit_check(&sh, sz[k][0], sz[k][1], sz[k][2], font, why, sizeof why, NULL);
+            ck_assert_msg(step != -2, "%s", why);
+            ck_assert_msg(step < 0, "seed %llu round %d: the replay at %dx%d %d%%, step %lld, cuts %s", (unsigned long long)seed,
+                          round, sz[k][0], sz[k][1], sz[k][2], (long long)step, why);
+        }
+        gui_show_free(&sh);
+        if (!fixture) bw_problem_free(&p);
+    }
+    unlink(path);
+    unlink(png_a);
+    unlink(png_b);
 }
 END_TEST
 
@@ -936,6 +1204,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, pitfall_narration_follows_timeline);
     tcase_add_test(t, backward_lessons_in_their_scene);
     tcase_add_test(t, saved_trace_reads_back_exactly);
+    tcase_add_test(t, saved_backward_trace_reads_back_exactly);
     tcase_add_test(t, damaged_traces_are_located);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("frames");
@@ -943,6 +1212,7 @@ Suite *gui_suite(void)
     tcase_add_test(f, frames_match_references);
     tcase_add_test(f, every_step_fits_at_projector_sizes);
     tcase_add_test(f, gif_first_frame_is_the_png);
+    tcase_add_test(f, replayed_backward_trace_draws_like_its_problem);
     suite_add_tcase(s, f);
     return s;
 }

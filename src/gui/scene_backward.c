@@ -9,7 +9,9 @@
  * backward pass (one L per row) against a materializing run's saved P.
  *
  * Like every scene it reads the trace up to the current step (one scan, bscan) and never
- * recomputes the algorithm.
+ * recomputes the algorithm. It reads from the problem only its shape (rows, keys, d, d_v, heads,
+ * tiles, loop order) and, when Q is there, its mask: a saved trace replayed (trace_file.c) has
+ * no Q, K, V or dO, and every number drawn comes from the events.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -210,7 +212,11 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
         for (int j = 0; j < c->n_kv; j++) {
             gui_rect r = {g->x0 + j * cell + inset, g->y0 + i * cell + inset, cell - 2 * inset, cell - 2 * inset};
             int64_t te = c->tile_ev[(i / c->Bq) * c->nkt + j / c->Bk];
-            bool vis = fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j);
+            int64_t ce = c->cell_ev[(size_t)i * c->n_kv + j];
+            /* A replayed trace (no Q: the mask is not known exactly) shows a pair masked once its
+             * row's recomputed S is −∞ there; a problem in hand asks its mask. */
+            bool vis = !a->Q ? ce < 0 || vec_at(t, t->ev[ce].s_row, t->ev[ce].n_s, j - t->ev[ce].c0) > -INFINITY
+                             : fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j);
             if (te < 0) {
                 gui_fill(d, r, th->future);
             } else if (t->ev[te].kind == FS_EV_BSKIP) {
@@ -224,7 +230,6 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
                     gui_line(d, r.x + m, r.y + r.h - m, r.x + r.w - m, r.y + m, th->dim, 1);
                 }
             } else {
-                int64_t ce = c->cell_ev[(size_t)i * c->n_kv + j];
                 if (ce < 0) {
                     gui_fill(d, r, gui_mix(t->ev[te].cls == FS_TILE_PARTIAL ? th->partial : th->full, th->bg, 0.7));
                 } else {

@@ -5,11 +5,19 @@
  * them; docs/02-trace.md lists the fields). Numbers are JSON numbers or the strings "nan", "inf",
  * "-inf". The reader takes exactly that flat shape (no nested objects) and checks it: every
  * field an event needs is there with a value of the right type, steps count 0, 1, 2 …, vectors
- * have the lengths the event implies, indices are in range, and the file ends with an output
- * row. Anything else is one message "FILE:LINE:COLUMN: what" and no show.
+ * have the lengths the event implies, indices are in range, and the file ends with the output
+ * rows, one for every row of every head (a file cut after one of them is refused too). Anything
+ * else is one message "FILE:LINE:COLUMN: what" and no show.
  *
- * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits) is
- * recovered from the events; Q, K and V are absent, so the scenes draw what the events hold.
+ * A backward trace (`trace --backward`) is read the same way: its events come in the engine's
+ * order (every row's lse, every row's delta, then per pair one btile with its brows and bkeys or
+ * one bskip, then the grad rows), each brow and bkey inside the btile before it, and the file
+ * ends with every gradient row (dQ of each query row, dK and dV of each key). Vector lengths are checked per kind: o, dO and dV vectors have d_v
+ * numbers throughout, dQ and dK vectors d.
+ *
+ * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits, the
+ * backward's loop order) is recovered from the events; Q, K and V are absent, so the scenes draw
+ * what the events hold.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,8 +37,13 @@ typedef struct {
     const char *s, *p;      /* the line and the cursor */
     char msg[512];
     FILE *err;
-    int32_t n_o;            /* the length of o vectors so far, −1 before the first */
+    int32_t len[2];         /* vector lengths so far (LEN_DV: o, dO, dV; LEN_D: dQ, dK), −1 before the first */
+    int backward;           /* −1 before the first event, then 0 (forward) or 1 (backward) */
+    int phase;              /* backward: 0 lse, 1 delta, 2 tiles, 3 grad; never goes back */
+    int64_t tile;           /* backward: the btile the next brow or bkey belongs to, −1 none */
 } rd;
+
+enum { LEN_DV = 0, LEN_D = 1 };
 
 static int col(const rd *r) { return (int)(r->p - r->s) + 1; }
 
@@ -285,6 +298,44 @@ static bool get_enum(rd *r, fields *fs, const char *key, const char *(*name)(int
 static const char *kind_name(int k) { return fs_event_kind_str((fs_event_kind)k); }
 static const char *class_name(int k) { return fs_tile_class_str((fs_tile_class)k); }
 static const char *reason_name(int k) { return fs_skip_reason_str((fs_skip_reason)k); }
+static const char *grad_name(int k) { return fs_grad_str(k); }
+
+/* Put the cursor at a field's value (or at the line's start when the line has no such field). */
+static void at_field(rd *r, const fields *fs, const char *key)
+{
+    r->p = r->s;
+    for (int i = 0; i < fs->n; i++)
+        if (!strcmp(fs->f[i].key, key)) r->p = r->s + fs->f[i].col - 1;
+}
+
+/* Every vector of one length class (LEN_DV or LEN_D) in a trace has the same length: the first
+ * sets it. what names the vector in the message. */
+static bool same_len(rd *r, const fields *fs, const char *key, int cls, int32_t n, const char *what)
+{
+    if (n <= 0) return true;
+    if (r->len[cls] < 0) { r->len[cls] = n; return true; }
+    if (n == r->len[cls]) return true;
+    at_field(r, fs, key);
+    char b[160];
+    snprintf(b, sizeof b, "%s of %d numbers, earlier ones have %d", what, n, r->len[cls]);
+    return failf(r, "%s", b);
+}
+
+/* A backward event's place in the engine's order: lse rows, delta rows, the pairs, grad rows. */
+static bool backward_phase(rd *r, const fields *fs, fs_event_kind kind)
+{
+    static const char *names[] = {"an lse row", "a delta row", "a recomputed pair", "a grad row"};
+    int ph = kind == FS_EV_LSE ? 0 : kind == FS_EV_DELTA ? 1 : kind == FS_EV_GRAD ? 3 : 2;
+    if (ph < r->phase) {
+        at_field(r, fs, "event");
+        char b[160];
+        snprintf(b, sizeof b, "%s after %s (the backward writes every lse, every delta, the pairs, then the grad rows)",
+                 names[ph], names[r->phase]);
+        return failf(r, "%s", b);
+    }
+    r->phase = ph;
+    return true;
+}
 
 #define BIG 1048576   /* bounds on indices (the engine's FS_MAX_DIM) */
 
@@ -363,30 +414,193 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
              get_num(r, &fs, "l", &e.l_new);
         break;
     case FS_EV_LSE:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_num(r, &fs, "lse", &e.x);
+        break;
     case FS_EV_DELTA:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_num(r, &fs, "D", &e.x) &&
+             get_vec(r, &fs, "do", -1, &e.o_blk, &e.n_o) && get_vec(r, &fs, "o", e.n_o, &e.o_new, NULL) &&
+             same_len(r, &fs, "do", LEN_DV, e.n_o, "a dO row");
+        break;
     case FS_EV_BTILE:
     case FS_EV_BSKIP:
+        ok = get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) && get_int(r, &fs, "r0", 0, BIG, &e.r0) &&
+             get_int(r, &fs, "r1", 1, BIG, &e.r1) && get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
+             get_enum(r, &fs, "class", class_name, 3, &cls);
+        e.cls = (fs_tile_class)cls;
+        if (ok && kind == FS_EV_BSKIP) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
+        e.reason = (fs_skip_reason)reason;
+        if (ok && (kind == FS_EV_BSKIP) != (e.cls == FS_TILE_SKIPPED)) {
+            at_field(r, &fs, "class");
+            return failf(r, kind == FS_EV_BSKIP ? "a bskip of class \"%s\" (it is \"skipped\")"
+                                                : "a btile of class \"%s\" (a skipped pair is a bskip)",
+                         class_name(cls));
+        }
+        break;
     case FS_EV_BROW:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) &&
+             get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
+             get_int(r, &fs, "visible", 0, BIG, &e.visible) && get_num(r, &fs, "lse", &e.x) && get_num(r, &fs, "D", &e.m_new);
+        if (ok && e.c1 < e.c0) { r->p = r->s; return failf(r, "c1 is before c0", NULL); }
+        ok = ok && get_vec(r, &fs, "s", e.c1 - e.c0, &e.s_row, &e.n_s) && get_vec(r, &fs, "p", e.n_s, &e.p_row, NULL) &&
+             get_vec(r, &fs, "dp", e.n_s, &e.dp_row, NULL) && get_vec(r, &fs, "ds", e.n_s, &e.ds_row, NULL) &&
+             get_vec(r, &fs, "dq_old", -1, &e.o_old, &e.n_o) && get_vec(r, &fs, "dq_blk", e.n_o, &e.o_blk, NULL) &&
+             get_vec(r, &fs, "dq_new", e.n_o, &e.o_new, NULL) && same_len(r, &fs, "dq_old", LEN_D, e.n_o, "a dQ row");
+        if (ok && e.visible > e.n_s) {
+            at_field(r, &fs, "visible");
+            return failf(r, "\"visible\" counts more keys than the row has", NULL);
+        }
+        break;
     case FS_EV_BKEY:
-    case FS_EV_GRAD:
-        for (int i = 0; i < fs.n; i++) if (!strcmp(fs.f[i].key, "event")) r->p = r->s + fs.f[i].col - 1;
-        return failf(r, "a backward trace (event \"%s\") cannot be replayed in the window; play the problem "
-                        "itself with --backward and its inputs", kind_name(kind));
+        ok = get_int(r, &fs, "key", 0, BIG, &e.row) && get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) &&
+             get_int(r, &fs, "r0", 0, BIG, &e.r0) && get_int(r, &fs, "r1", 1, BIG, &e.r1) &&
+             get_vec(r, &fs, "dk_old", -1, &e.o_old, &e.n_o) && get_vec(r, &fs, "dk_blk", e.n_o, &e.o_blk, NULL) &&
+             get_vec(r, &fs, "dk_new", e.n_o, &e.o_new, NULL) && same_len(r, &fs, "dk_old", LEN_D, e.n_o, "a dK row") &&
+             get_vec(r, &fs, "dv_old", -1, &e.g_old, &e.n_g) && get_vec(r, &fs, "dv_blk", e.n_g, &e.g_blk, NULL) &&
+             get_vec(r, &fs, "dv_new", e.n_g, &e.g_new, NULL) && same_len(r, &fs, "dv_old", LEN_DV, e.n_g, "a dV row");
+        break;
+    case FS_EV_GRAD: {
+        int tensor = 0;
+        ok = get_enum(r, &fs, "tensor", grad_name, 3, &tensor) && get_int(r, &fs, "row", 0, BIG, &e.row) &&
+             get_vec(r, &fs, "value", -1, &e.o_new, &e.n_o);
+        e.tensor = tensor;
+        if (ok && e.n_o == 0) { at_field(r, &fs, "value"); return failf(r, "an empty gradient row", NULL); }
+        if (ok) ok = same_len(r, &fs, "value", tensor == FS_GRAD_DV ? LEN_DV : LEN_D, e.n_o,
+                              tensor == FS_GRAD_DQ ? "a dQ row" : tensor == FS_GRAD_DK ? "a dK row" : "a dV row");
+        if (ok && tensor != FS_GRAD_DQ && e.head != e.kv_head) {
+            at_field(r, &fs, "head");
+            return failf(r, "a %s row belongs to a KV head: \"head\" and \"kv_head\" must agree", grad_name(tensor));
+        }
+        break;
+    }
     case FS_EV_COUNT: break;
     }
     if (!ok) return false;
     if (e.c1 >= 0 && e.c1 < e.c0) { r->p = r->s; return failf(r, "c1 is before c0", NULL); }
-    if (kind != FS_EV_ELEM && e.n_o > 0) {   /* every o vector of a trace has the same length d_v */
-        if (r->n_o < 0) r->n_o = e.n_o;
-        else if (e.n_o != r->n_o) {
-            r->p = r->s;
-            char b[80];
-            snprintf(b, sizeof b, "an o vector of %d numbers, earlier ones have %d", e.n_o, r->n_o);
-            return failf(r, "%s", b);
+    if (kind < FS_EV_LSE && kind != FS_EV_ELEM &&
+        !same_len(r, &fs, kind == FS_EV_ROW ? "o_old" : kind == FS_EV_MERGE ? "o_a" : "o", LEN_DV, e.n_o, "an o vector"))
+        return false;
+    if (e.r1 >= 0 && e.r1 < e.r0) { r->p = r->s; return failf(r, "r1 is before r0", NULL); }
+    /* One trace is forward or backward throughout. */
+    int bw = kind >= FS_EV_LSE;
+    if (r->backward < 0) r->backward = bw;
+    else if (bw != r->backward) {
+        at_field(r, &fs, "event");
+        return failf(r, bw ? "a backward event (\"%s\") in a forward trace" : "a forward event (\"%s\") in a backward trace",
+                     kind_name(kind));
+    }
+    if (bw) {
+        if (!backward_phase(r, &fs, (fs_event_kind)kind)) return false;
+        if (kind == FS_EV_BTILE || kind == FS_EV_BSKIP) r->tile = kind == FS_EV_BTILE ? t->n : -1;
+        else if (kind == FS_EV_BROW || kind == FS_EV_BKEY) {
+            /* Inside the btile before it: same head, tile, and its rows and keys (which the line
+             * does not repeat: they are taken from the btile). */
+            const fs_event *te = r->tile >= 0 ? &t->ev[r->tile] : NULL;
+            if (!te) {
+                at_field(r, &fs, "event");
+                return failf(r, "a %s outside a recomputed pair (no btile before it)", kind_name(kind));
+            }
+            if (te->head != e.head || te->kv_head != e.kv_head || te->qt != e.qt || te->kt != e.kt) {
+                at_field(r, &fs, te->head != e.head ? "head" : te->kv_head != e.kv_head ? "kv_head" : te->qt != e.qt ? "qt" : "kt");
+                char b[160];
+                snprintf(b, sizeof b, "this %s is not in the btile before it (head %d, Q tile %d, KV tile %d)", kind_name(kind),
+                         te->head, te->qt, te->kt);
+                return failf(r, "%s", b);
+            }
+            bool fits = kind == FS_EV_BROW ? e.row >= te->r0 && e.row < te->r1 && e.c0 == te->c0 && e.c1 == te->c1
+                                           : e.row >= te->c0 && e.row < te->c1 && e.r0 == te->r0 && e.r1 == te->r1;
+            if (!fits) {
+                at_field(r, &fs, kind == FS_EV_BROW ? (e.row < te->r0 || e.row >= te->r1 ? "row" : e.c0 != te->c0 ? "c0" : "c1")
+                                                    : (e.row < te->c0 || e.row >= te->c1 ? "key" : e.r0 != te->r0 ? "r0" : "r1"));
+                char b[160];
+                snprintf(b, sizeof b, "this %s lies outside the btile before it (rows %d-%d, keys %d-%d)", kind_name(kind),
+                         te->r0, te->r1 - 1, te->c0, te->c1 - 1);
+                return failf(r, "%s", b);
+            }
+            e.r0 = te->r0; e.r1 = te->r1; e.c0 = te->c0; e.c1 = te->c1;
+            e.cls = te->cls;
         }
     }
-    if (e.r1 >= 0 && e.r1 < e.r0) { r->p = r->s; return failf(r, "r1 is before r0", NULL); }
     if (!fs_trace_push(t, &e)) return failf(r, "too many events (or out of memory)", NULL);
+    return true;
+}
+
+/* A backward trace's problem from its events: rows and keys (the largest index any event
+ * names), d (the dQ and dK rows) and d_v (the dO and dV rows), heads (query heads from every
+ * event but the dK and dV rows, which name their KV head), Bq and Bk (the largest pair), the
+ * loop order (the pairs come sorted by head, Q tile, KV tile in q-outer order; otherwise the
+ * run was kv-outer: a trace both orders write alike reads as q-outer) and a causal mask from
+ * causal skips. */
+static bool recover_backward(gui_show *show, const char *path, char *msg, size_t n_msg)
+{
+    const fs_trace *t = &show->trace;
+    int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d = 0, d_v = 0, Bq = 0, Bk = 0;
+    bool causal = false, sorted = true;
+    const fs_event *prev = NULL;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        bool kv_row = e->kind == FS_EV_BKEY || (e->kind == FS_EV_GRAD && e->tensor != FS_GRAD_DQ);
+        if (!(e->kind == FS_EV_GRAD && kv_row) && e->head + 1 > hq) hq = e->head + 1;
+        if (e->kv_head + 1 > hkv) hkv = e->kv_head + 1;
+        if (kv_row && e->row + 1 > n_kv) n_kv = e->row + 1;
+        if (!kv_row && e->row + 1 > n_q) n_q = e->row + 1;
+        if (e->r1 > n_q) n_q = e->r1;
+        if (e->c1 > n_kv) n_kv = e->c1;
+        switch (e->kind) {
+        case FS_EV_DELTA: d_v = e->n_o; break;
+        case FS_EV_BROW: d = e->n_o; break;
+        case FS_EV_BKEY: d = e->n_o; d_v = e->n_g; break;
+        case FS_EV_GRAD: if (e->tensor == FS_GRAD_DV) d_v = e->n_o; else d = e->n_o; break;
+        case FS_EV_BTILE:
+        case FS_EV_BSKIP:
+            if (e->r1 - e->r0 > Bq) Bq = e->r1 - e->r0;
+            if (e->c1 - e->c0 > Bk) Bk = e->c1 - e->c0;
+            causal |= e->kind == FS_EV_BSKIP && e->reason == FS_SKIP_CAUSAL;
+            if (prev && (prev->head != e->head ? prev->head > e->head : prev->qt != e->qt ? prev->qt > e->qt : prev->kt >= e->kt))
+                sorted = false;
+            prev = e;
+            break;
+        default: break;
+        }
+    }
+    if (hkv > hq || hq % hkv) {
+        snprintf(msg, n_msg, "%s:1:1: %d query heads cannot share %d KV heads", path, hq, hkv);
+        return false;
+    }
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        bool kv_row = e->kind == FS_EV_GRAD && e->tensor != FS_GRAD_DQ;
+        if (!kv_row && e->kv_head != e->head / (hq / hkv)) {
+            snprintf(msg, n_msg, "%s:%lld:1: query head %d reads KV head %d, not %d (%d query heads over %d KV heads)", path,
+                     (long long)k + 1, e->head, e->kv_head, e->head / (hq / hkv), hq, hkv);
+            return false;
+        }
+    }
+    /* The gradient rows come last, all of them: hq·n_q of dQ, hkv·n_kv of dK and of dV. Fewer is
+     * a file cut after one of them. */
+    int64_t grads[3] = {0, 0, 0}, want[3] = {(int64_t)hq * n_q, (int64_t)hkv * n_kv, (int64_t)hkv * n_kv};
+    for (int64_t k = 0; k < t->n; k++)
+        if (t->ev[k].kind == FS_EV_GRAD && t->ev[k].tensor >= 0 && t->ev[k].tensor < 3) grads[t->ev[k].tensor]++;
+    for (int g = 0; g < 3; g++)
+        if (grads[g] < want[g]) {
+            snprintf(msg, n_msg, "%s:%lld:1: the trace stops before its gradient rows: %lld of %lld %s rows written (truncated?)",
+                     path, (long long)t->n + 1, (long long)grads[g], (long long)want[g], fs_grad_str(g));
+            return false;
+        }
+    int64_t tq = Bq > 0 ? (n_q + Bq - 1) / Bq : n_q, tk = Bk > 0 ? (n_kv + Bk - 1) / Bk : n_kv;
+    if (n_q > 65536 || n_kv > 65536 || tq * tk > ((int64_t)1 << 24)) {
+        snprintf(msg, n_msg, "%s:1:1: the events describe %d queries and %d keys: too large to draw", path, n_q, n_kv);
+        return false;
+    }
+    fs_run r = fs_run_make(FS_ALGO_BACKWARD);
+    r.tiling.Bq = Bq > 0 ? Bq : 1;
+    r.tiling.Bk = Bk > 0 ? Bk : 1;
+    r.tiling.order = sorted ? FS_ORDER_Q_OUTER : FS_ORDER_KV_OUTER;
+    r.attn = fs_attn_make(n_q, n_kv, d, d_v);
+    r.attn.n_q_heads = hq;
+    r.attn.n_kv_heads = hkv;
+    if (causal) r.attn.mask.kind = FS_MASK_CAUSAL;
+    show->run = r;
+    show->scene = GUI_SCENE_BACKWARD;
     return true;
 }
 
@@ -395,6 +609,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
 static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_msg)
 {
     const fs_trace *t = &show->trace;
+    if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE) return recover_backward(show, path, msg, n_msg);
     int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d_v = 0, Bq = 0, Bk = 0, stride = 1, bk_split = 0;
     bool elem = false, tiles = false, partial = false, merge_tree = false, causal = false, rows = false;
     for (int64_t k = 0; k < t->n; k++) {
@@ -516,7 +731,7 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err)
         return 2;
     }
     char *line = malloc(MAX_LINE + 2);
-    rd r = {.path = path, .err = err, .n_o = -1};
+    rd r = {.path = path, .err = err, .len = {-1, -1}, .backward = -1, .tile = -1};
     bool ok = line != NULL;
     if (!ok) snprintf(r.msg, sizeof r.msg, "%s:1:1: out of memory", path);
     int64_t step = 0;
@@ -541,16 +756,17 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err)
     }
     if (ok && ferror(f)) { snprintf(r.msg, sizeof r.msg, "%s:%d:1: read error", path, r.line + 1); ok = false; }
     fclose(f);
+    int last_col = (int)(r.s ? strlen(r.s) : 0) + 1;   /* the last line's end, before the line's buffer goes */
     free(line);
+    r.s = r.p = NULL;
     if (ok && show->trace.n == 0) { snprintf(r.msg, sizeof r.msg, "%s:1:1: no events (an empty file)", path); ok = false; }
-    if (ok && show->trace.ev[show->trace.n - 1].kind != FS_EV_OUT) {
-        snprintf(r.msg, sizeof r.msg, "%s:%d:1: the trace stops before its output row%s (truncated?)", path,
-                 r.line + (ended_with_newline ? 1 : 0), "s");
+    if (ok && show->trace.ev[show->trace.n - 1].kind != (r.backward ? FS_EV_GRAD : FS_EV_OUT)) {
+        snprintf(r.msg, sizeof r.msg, "%s:%d:1: the trace stops before its %s (truncated?)", path,
+                 r.line + (ended_with_newline ? 1 : 0), r.backward ? "gradient rows" : "output rows");
         ok = false;
     }
     if (ok && !ended_with_newline) {
-        snprintf(r.msg, sizeof r.msg, "%s:%d:%d: the last line has no newline (truncated?)", path, r.line,
-                 (int)strlen(r.s ? r.s : "") + 1);
+        snprintf(r.msg, sizeof r.msg, "%s:%d:%d: the last line has no newline (truncated?)", path, r.line, last_col);
         ok = false;
     }
     if (!ok) {

@@ -3,9 +3,9 @@
 animations, checked from the outside (no display needed).
 
 The problem options are trace's: every bad input gets exactly trace's message (with the command's
-name) and exit 2; good inputs render a PNG; a saved JSONL trace renders, a damaged one is located
-(file:line:column, exit 2); --steps A:B --out FILE.gif writes a GIF89a, FILE.mp4 an MP4 (or, in a
-build without giflib or FFmpeg, says so, writes nothing and exits 2).
+name) and exit 2; good inputs render a PNG; a saved JSONL trace (forward or backward) renders, a
+damaged or cut one is located (file:line:column, exit 2); --steps A:B --out FILE.gif writes a
+GIF89a, FILE.mp4 an MP4 (or, in a build without video, says so and exits 2).
 """
 import os
 import subprocess
@@ -98,6 +98,22 @@ for name, where in (("truncated.jsonl", ":15:250: "), ("no-output.jsonl", ":11:1
     path = os.path.join(traces, name)
     rc, _, se = run("render", ["--trace", path] + png)
     check(rc == 2 and (path + where) in se and se.count("\n") == 1, f"render --trace {name}: {rc} {se!r}")
+# A backward trace written here replays: render writes a PNG; cut short, it is located (exit 2).
+tq, tk, tv, tdo = (os.path.join(traces, n) for n in ("q.txt", "k.txt", "v.txt", "do.txt"))
+for extra in ([], ["--heads", "2:1", "--mask", "causal", "--offset", "0", "--order", "kv-outer", "--do", tdo]):
+    p = subprocess.run([flashstep, "trace", "--backward", "--q", tq, "--k", tk, "--v", tv, "--bq", "2", "--bk", "3",
+                        "--format", "jsonl"] + extra, capture_output=True, text=True, cwd=tmp, timeout=120)
+    check(p.returncode == 0, f"trace --backward {extra}: {p.returncode} {p.stderr!r}")
+    bw = write("backward.jsonl", p.stdout)
+    if os.path.exists(out):
+        os.unlink(out)
+    rc, _, se = run("render", ["--trace", bw, "--size", "1280x720"] + png)
+    check(rc == 0 and open(out, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"render --trace (backward {extra}): {rc} {se!r}")
+    lines = p.stdout.splitlines(keepends=True)
+    cut = write("backward-cut.jsonl", "".join(lines[:-3]) + lines[-3][:40])
+    rc, _, se = run("render", ["--trace", cut] + png)
+    where = f"{cut}:{len(lines) - 2}:41: "
+    check(rc == 2 and where in se and se.count("\n") == 1, f"render --trace (backward, cut short): {rc} {se!r}, wanted {where!r}")
 rc, _, se = run("render", ["--trace", os.path.join(tmp, "absent.jsonl")] + png)
 check(rc == 2 and "absent.jsonl:1:1:" in se, f"a missing trace file: {rc} {se!r}")
 
