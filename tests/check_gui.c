@@ -507,6 +507,25 @@ static int n_cps(const char *a, size_t len)
     return n;
 }
 
+/* Cell numbers never mislead when a cell clips them: from 10^4 up they are in exponent form. */
+START_TEST(cell_numbers_never_mislead)
+{
+    static const struct { double x; const char *s; } c[] = {
+        {0.3549, "0.35"}, {-1.25, "-1.25"}, {140.4, "140"}, {9999.4, "9999"}, {9999.6, "1.0e4"},
+        {1.40029245043378e19, "1.4e19"}, {-2.5e-300, "-0.00"}, {99950, "1.0e5"}, {-3e300, "-3.0e300"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char b[32];
+        gui_fmt_cell(c[i].x, b, sizeof b);
+        ck_assert_msg(!strcmp(b, c[i].s), "%g gave '%s', not '%s'", c[i].x, b, c[i].s);
+        ck_assert(strlen(b) <= 8);
+    }
+    char b[8];
+    gui_fmt_cell(NAN, b, sizeof b);
+    ck_assert_str_eq(b, " ");
+}
+END_TEST
+
 START_TEST(wrap_keeps_words_whole)
 {
     uint64_t seed = fs_test_seed();
@@ -1201,6 +1220,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, png_round_trip);
     tcase_add_test(t, traffic_counter_matches_memory_model);
     tcase_add_test(t, wrap_keeps_words_whole);
+    tcase_add_test(t, cell_numbers_never_mislead);
     tcase_add_test(t, pitfall_narration_follows_timeline);
     tcase_add_test(t, backward_lessons_in_their_scene);
     tcase_add_test(t, saved_trace_reads_back_exactly);

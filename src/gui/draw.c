@@ -318,6 +318,19 @@ int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al,
     return gui_text(d, size, x, y, color, al, buf);
 }
 
+void gui_fmt_cell(double x, char *b, size_t n)
+{
+    if (isnan(x)) snprintf(b, n, " ");
+    else if (isinf(x)) snprintf(b, n, x < 0 ? "-inf" : "inf");
+    else if (fabs(x) >= 9999.5) {
+        int e = (int)floor(log10(fabs(x)));
+        double m = x / pow(10.0, e);
+        if (fabs(m) >= 9.95) { m /= 10; e++; }
+        snprintf(b, n, "%.1fe%d", m, e);
+    } else if (fabs(x) >= 99.995) snprintf(b, n, "%.0f", x);
+    else snprintf(b, n, "%.2f", x);
+}
+
 void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *s)
 {
     int n = gui_utf8_len(s);

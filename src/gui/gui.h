@@ -468,6 +468,11 @@ int gui_play(const char *name, const gui_options *o);
 int gui_render(const char *name, int64_t a, int64_t b, const char *out, const char *out_dir,
                const gui_options *o);
 
+/* A number for a small cell, in at most 8 characters that never mislead: "0.36", "-1.25", "140",
+ * "1.4e19" from 10⁴ up (so a clipped cell can never read as a smaller number), "inf", and a
+ * blank for NaN (a cell with nothing in it yet). */
+void gui_fmt_cell(double x, char *b, size_t n);
+
 /* The fit check, a layout check (nothing is painted): every step of show laid out at w × h pixels
  * and scale_pct with the font of font_path (NULL: fontconfig's), counting text with a number in
  * it that does not show whole (cut with "…", too big for its cell, wrapped past its room, or

@@ -139,14 +139,7 @@ static int cell_font(gui_draw *d, int cell, int chars)
     return f > d->L.font_small ? d->L.font_small : f;
 }
 
-static void fmt2(double x, char *b, size_t n)
-{
-    if (isnan(x)) snprintf(b, n, " ");
-    else if (isinf(x)) snprintf(b, n, x < 0 ? "-inf" : "inf");
-    else if (fabs(x) >= 99.995) snprintf(b, n, "%.0f", x);
-    else if (x != 0 && fabs(x) < 0.005) snprintf(b, n, x < 0 ? "-.00" : ".00");
-    else snprintf(b, n, "%.2f", x);
-}
+static void fmt2(double x, char *b, size_t n) { gui_fmt_cell(x, b, n); }
 
 static void kb(double bytes, char *b, size_t n)
 {

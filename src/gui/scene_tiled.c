@@ -155,13 +155,7 @@ static int cell_font(gui_draw *d, int cell, int chars)
     return f;
 }
 
-static void fmt2(double x, char *b, size_t n)
-{
-    if (isnan(x)) snprintf(b, n, " ");
-    else if (isinf(x)) snprintf(b, n, x < 0 ? "-inf" : "inf");
-    else if (fabs(x) >= 99.995) snprintf(b, n, "%.0f", x);
-    else snprintf(b, n, "%.2f", x);
-}
+static void fmt2(double x, char *b, size_t n) { gui_fmt_cell(x, b, n); }
 
 /* A problem too big for cells: one square per tile, coloured and patterned by class. */
 static void draw_tilemap(gui_draw *d, const gui_show *show, const tiled_scan *c, int gx, int gy, const char *caption)

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "gui/gui.h"
+#include "io/text.h"
 
 #define MAX_LINE (1 << 22)          /* one event's line; longer is refused */
 #define MAX_EVENTS ((int64_t)1 << 22) /* the bound `flashstep trace` records at most */
@@ -52,7 +53,11 @@ static bool failf(rd *r, const char *what, const char *arg)
     if (!r->msg[0]) {
         char w[256];
         snprintf(w, sizeof w, what, arg ? arg : "");
-        snprintf(r->msg, sizeof r->msg, "%s:%d:%d: %s", r->path, r->line, col(r), w);
+        /* w may quote the file's own bytes (an unknown value): escaped, so none reaches the
+         * terminal raw (src/io/text.h). */
+        char safe[sizeof w];
+        fs_text_escape(w, strlen(w), safe, sizeof safe);
+        snprintf(r->msg, sizeof r->msg, "%s:%d:%d: %s", r->path, r->line, col(r), safe);
     }
     return false;
 }

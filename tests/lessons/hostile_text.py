@@ -68,6 +68,17 @@ check(["play", path, "--terminal", "--all"])
 check(["verify", bad], must_show=False, rc_ok=(2,))
 check(["verify", "--dir", odd_dir])
 check(["verify", bad2], rc_ok=(2,))    # the message quotes the bad value
+# A saved trace is a file too: an unknown value quoted in the reader's message is escaped.
+trace = os.path.join(tmp, "bad.jsonl")
+open(trace, "wb").write(b'{"event":"t\x9b \xc2\x9b \x7fx","step":0}\n')
+p = subprocess.run([exe, "render", "--trace", trace, "--step", "0", "--out", os.path.join(tmp, "x.png")],
+                   capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+out = p.stdout + p.stderr
+if p.returncode == 2 and not [b for b in RAW if b in out] and b"\\x9b" in out:
+    passed += 1
+else:
+    failed += 1
+    print(f"FAIL render --trace with C1 bytes in a value: exit {p.returncode}: {out[:300]!r}")
 # The UTF-8 the lessons use is kept as it is.
 p = subprocess.run([exe, "play", path, "--terminal", "--all"], capture_output=True, timeout=60,
                    stdin=subprocess.DEVNULL)
