@@ -64,14 +64,12 @@ typedef struct {
     int32_t max_threads;
 } machine;
 
-/* The clock rows are timed by: the wall clock, or with --cpu-time the process's CPU time (set
- * once by cli_bench before any row; one-thread rows only, where the two agree on an idle core). */
-static clockid_t bench_clock = CLOCK_MONOTONIC;
-
-static double now_s(void)
+/* Seconds on the clock rows are timed by: CLOCK_MONOTONIC (the wall clock), or with --cpu-time
+ * CLOCK_PROCESS_CPUTIME_ID (one-thread rows only, where the two agree on an idle core). */
+static double now_s(clockid_t clk)
 {
     struct timespec ts;
-    clock_gettime(bench_clock, &ts);
+    clock_gettime(clk, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -539,14 +537,14 @@ static void inputs_free(inputs *in)
 typedef enum { RUN_PREFILL, RUN_BASELINE, RUN_DECODE } run_kind;
 
 /* Best time in seconds over the runs; < 0 when the kernel refused (why filled). */
-static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
+static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
                         fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
 {
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         fs_status st = FS_OK;
         int inner = 1;
-        double t0 = now_s(), t;
+        double t0 = now_s(clk), t;
         for (;;) {   /* decode steps are short: repeat until 50 ms have passed */
             if (k == RUN_PREFILL) {
                 fs_cpu_opts o = fs_cpu_opts_default();
@@ -568,7 +566,7 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
                 if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             }
             if (st != FS_OK) return -1.0;
-            t = now_s() - t0;
+            t = now_s(clk) - t0;
             if (k != RUN_DECODE || t >= 0.05) break;
             inner++;
         }
@@ -582,7 +580,7 @@ static double time_runs(run_kind k, const fs_cpu_attn *a, int32_t version, int32
 /* Backward rows: the forward (newest version) runs once, untimed, for O and L; then the best of
  * the runs of the backward (baseline: the materializing one). Time in seconds; < 0 when the
  * kernel refused or memory ran out (why filled). */
-static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
+static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
                             int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
 {
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
@@ -608,7 +606,7 @@ static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_i
     }
     best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = now_s(clk);
         if (base) {
             st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, n);
         } else {
@@ -624,7 +622,7 @@ static double time_backward(bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_i
             best = -1.0;
             break;
         }
-        double t = now_s() - t0;
+        double t = now_s(clk) - t0;
         if (t < best) best = t;
         if (t > 2.0) break;
     }
@@ -818,8 +816,8 @@ int cli_bench(int argc, char **argv)
         m.fma[1] = fs_cpu_measure_fma_gflops_cputime(o.smoke ? 0.02 : 0.25);
     m.ghz = o.smoke ? 0.0 : fs_cpu_measure_clock_ghz();
     machine_line(&o, &m);
+    const clockid_t clk = o.cpu_time ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     if (o.cpu_time) {
-        bench_clock = CLOCK_PROCESS_CPUTIME_ID;
         fprintf(o.format == FORMAT_TABLE ? stdout : stderr,
                 "# rows and the FMA peak timed by the process's CPU time (--cpu-time), not the wall clock\n");
     }
@@ -861,7 +859,7 @@ int cli_bench(int argc, char **argv)
                                          "over the limit of %.1f GiB (--mem-limit)",
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
                             } else {
-                                double t = time_runs(base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
+                                double t = time_runs(clk, base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
                                                      r.threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
@@ -908,7 +906,7 @@ int cli_bench(int argc, char **argv)
                                 snprintf(why, sizeof why, "cannot allocate: over the limit of %.1f GiB "
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
                             } else {
-                                double t = time_backward(base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
+                                double t = time_backward(clk, base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
@@ -949,7 +947,7 @@ int cli_bench(int argc, char **argv)
                                      N, d, dt, false)) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
-                        double t = time_runs(RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
+                        double t = time_runs(clk, RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
                                              why, sizeof why);
                         if (t > 0) {
                             double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
