@@ -13,6 +13,7 @@
 
 #include "check/check.h"
 #include "cli/cli.h"
+#include "cli/problem.h"
 #include "io/matrix_io.h"
 
 static const char *usage_text =
@@ -414,6 +415,10 @@ int cli_check(int argc, char **argv)
     at.mask.offset = (int32_t)o.offset;
     fs_status st = fs_attn_check(&at);
     char why[320];
+    if (st == FS_ERR_RANGE) {
+        rc = cli_range_report("check", &at, NULL, o.q, o.k, o.v, NULL, NULL);
+        goto out;
+    }
     if (st != FS_OK) {
         fprintf(stderr, "flashstep check: %s\n", fs_attn_status_detail(&at, st, why, sizeof why));
         goto out;

@@ -4,6 +4,7 @@
  * together, matrices read (src/io), fs_run filled, the trace it will record bounded.
  */
 #include "cli/problem.h"
+#include "engine/backward.h"
 
 #include <errno.h>
 #include <math.h>
@@ -432,6 +433,11 @@ int cli_problem_load(cli_problem *p)
     }
     at->mask.has_offset = p->has_offset;
     at->mask.offset = (int32_t)p->offset;
+    if (r->algo != FS_ALGO_SOFTMAX && fs_attn_check(at) == FS_ERR_RANGE)
+        return cli_range_report(p->cmd, at, NULL, p->q, p->k, p->v, p->scores, NULL);
+    if (r->algo == FS_ALGO_BACKWARD && r->dO && fs_attn_check(at) == FS_OK &&
+        cli_range_report(p->cmd, at, r->dO, p->q, p->k, p->v, p->scores, p->dout))
+        return 2;
     /* Bound what a trace will hold before running. */
     int64_t nqt = (at->n_q + r->tiling.Bq - 1) / r->tiling.Bq, nkt = (at->n_kv + r->tiling.Bk - 1) / r->tiling.Bk;
     int64_t events = (int64_t)p->hq * (nqt * nkt + (int64_t)at->n_q * (nkt + 1));
@@ -532,4 +538,39 @@ void cli_problem_free(cli_problem *p)
     p->eye = NULL;
     p->parent = NULL;
     p->bits = NULL;
+}
+
+/* "file:line:col" of flat element index of the matrix read from path, or just "file". */
+static void place(const char *path, int64_t index, char *b, size_t n)
+{
+    int32_t line = 0, col = 0;
+    if (path && fs_matrix_locate(path, index, &line, &col)) snprintf(b, n, "%s:%d:%d", path, line, col);
+    else snprintf(b, n, "%s", path ? path : "(input)");
+}
+
+int cli_range_report(const char *cmd, const fs_attn *a, const double *dO, const char *qpath, const char *kpath,
+                     const char *vpath, const char *spath, const char *dopath)
+{
+    fs_range_issue w;
+    char why[400], at[400], at2[400];
+    if (fs_attn_check_range(a, &w) == FS_ERR_RANGE) {
+        fs_attn_status_detail(a, FS_ERR_RANGE, why, sizeof why);
+        if (w.in_v) {
+            place(vpath, ((int64_t)w.head * a->n_kv + w.row) * a->d_v + w.col, at, sizeof at);
+            fprintf(stderr, "flashstep %s: %s: %s\n", cmd, at, why);
+        } else if (a->S) {
+            place(spath, ((int64_t)w.head * a->n_q + w.row) * a->n_kv + w.col, at, sizeof at);
+            fprintf(stderr, "flashstep %s: %s: %s\n", cmd, at, why);
+        } else {
+            place(qpath, ((int64_t)w.head * a->n_q + w.row) * a->d, at, sizeof at);
+            place(kpath, ((int64_t)fs_attn_kv_head(a, w.head) * a->n_kv + w.col) * a->d, at2, sizeof at2);
+            fprintf(stderr, "flashstep %s: %s: %s (the key's row: %s)\n", cmd, at, why, at2);
+        }
+        return 2;
+    }
+    if (dO && fs_backward_check_range(a, dO, why, sizeof why) != FS_OK) {
+        fprintf(stderr, "flashstep %s: %s: %s\n", cmd, dopath ? dopath : "dO", why);
+        return 2;
+    }
+    return 0;
 }

@@ -56,6 +56,15 @@ int cli_problem_load(cli_problem *p);
 void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *detail, size_t m);
 void cli_problem_free(cli_problem *p);
 
+/* Finite inputs whose scores or running sums would overflow float64 (fs_attn_check_range), and
+ * for the backward a dO whose gradients would (fs_backward_check_range; dO may be NULL for 1):
+ * 0 when in range, else 2 with the message printed at the place in the file it comes from,
+ * "q.txt:3:1: the score of query row 2 and key 0 … (K's row: k.txt:1:1)" or "v.txt:2:5: V's
+ * entry …". Files are the ones the matrices were read from (NULL when not from a file; spath
+ * when the scores were given). */
+int cli_range_report(const char *cmd, const fs_attn *a, const double *dO, const char *qpath, const char *kpath,
+                     const char *vpath, const char *spath, const char *dopath);
+
 /* Bounds on what a trace may record, so a mistaken huge input fails with a message instead of
  * eating the machine's memory. */
 #define CLI_MAX_TRACE_EVENTS ((int64_t)1 << 22)

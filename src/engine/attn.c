@@ -124,7 +124,10 @@ fs_status fs_attn_check_range(const fs_attn *a, fs_range_issue *where)
                 long double s = wide_score(a, h, i, j);
                 /* !(|s| ≤ limit) also refuses a NaN, where long double has no more range than
                  * double and two overflowing terms of q·k cancel. */
-                if (s != -INFINITY && !(fabsl(s) <= FS_SCORE_LIMIT)) {
+                /* With the soft-cap on, any finite or infinite s becomes cap · tanh(s / cap), at
+                 * most cap in size: only a NaN is out of range. */
+                bool bad = a->softcap > 0 ? isnan(s) : s != -INFINITY && !(fabsl(s) <= FS_SCORE_LIMIT);
+                if (bad) {
                     if (where) {
                         where->in_v = false;
                         where->head = h;
@@ -186,8 +189,8 @@ const char *fs_attn_status_detail(const fs_attn *a, fs_status st, char *buf, siz
     } else {
         snprintf(buf, n,
                  "the score of query row %d and key %d (query head %d), %s = %.6Lg, is beyond ±%.2g, "
-                 "where float64 stops being safe for softmax (exp2 form, s − m); scale the inputs "
-                 "or --scale down",
+                 "the limit that keeps the softmax's intermediates (s − m, and s·log2 e in the exp2 "
+                 "form) finite in float64; scale the inputs or --scale down",
                  w.row, w.col, w.head, a->S ? "scale·S" : "scale·q·k", w.value, FS_SCORE_LIMIT);
     }
     return buf;

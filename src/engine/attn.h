@@ -91,8 +91,10 @@ double fs_attn_default_scale(int32_t d);
 fs_status fs_attn_check(const fs_attn *a);
 
 /* Limits that keep every intermediate of every algorithm finite.
- *   |s| ≤ FS_SCORE_LIMIT for every score s = scale · q·k (before the soft-cap): the exp2 form
- *       multiplies s by log2 e, and s − m stays finite for two scores of opposite sign.
+ *   |s| ≤ FS_SCORE_LIMIT for every score s = scale · q·k: the exp2 form multiplies s by log2 e,
+ *       and s − m stays finite for two scores of opposite sign. With the soft-cap on, the capped
+ *       score is at most cap in size whatever s is, so only a NaN s (two overflowing terms of q·k
+ *       that cancel) is out of range.
  *   n_kv · max|v| ≤ FS_VALUE_LIMIT: the unnormalized output Σ p·v and the normalized update
  *       α·ℓ_old·o_old + β·Σ p·v stay below ℓ · max|v| with ℓ ≤ n_kv. */
 #define FS_SCORE_LIMIT 4.4e307

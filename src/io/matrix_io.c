@@ -588,3 +588,14 @@ bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col
     free(buf);
     return found;
 }
+
+bool fs_matrix_locate(const char *path, int64_t index, int32_t *line, int32_t *col)
+{
+    size_t n = strlen(path);
+    if (n >= 4 && !strcmp(path + n - 4, ".npy")) {
+        *line = *col = 1;
+        return true;
+    }
+    if (index < 0 || index > INT32_MAX) return false;
+    return fs_ints_locate(path, (int32_t)index, line, col);   /* the same words, read as numbers */
+}

@@ -65,6 +65,11 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
  * entry found after reading (a parent array that is not a tree). false when it cannot tell. */
 bool fs_ints_locate(const char *path, int32_t index, int32_t *line, int32_t *col);
 
+/* Where the index-th number (0-based, row-major) of a matrix file stands, for an error about
+ * that value: the text file's line and column; for a .npy file line 1 and column 1 (the caller
+ * names the element by its index). False when the file cannot be read again or is shorter. */
+bool fs_matrix_locate(const char *path, int64_t index, int32_t *line, int32_t *col);
+
 /* A whole file in memory, NUL-terminated (free it), or NULL with err set: a directory, a file that
  * cannot be opened or read, or one larger than max_bytes. */
 char *fs_file_read(const char *path, size_t max_bytes, size_t *len, fs_loc_error *err);

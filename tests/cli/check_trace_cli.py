@@ -190,7 +190,13 @@ for args, what in [(["--q", huge, "--k", huge, "--v", small], "entries of 1e308"
         check(rc == 2 and not out and "query row 0 and key 0" in err and "e+" in err,
               f"overflowing score ({what}, {fmt}): rc={rc} out={out[:200]!r} err={err!r}")
 rc, out, err = run(["--q", small, "--k", small, "--v", huge])
-check(rc == 2 and "V's entry at KV head 0, key 0, column 0" in err, f"overflowing V: rc={rc} {err!r}")
+check(rc == 2 and "V's entry at KV head 0, key 0, column 0" in err and huge + ":2:1:" in err,
+      f"overflowing V, located: rc={rc} {err!r}")
+rc, out, err = run(["--q", huge, "--k", huge, "--v", small])
+check(rc == 2 and err.startswith("flashstep trace: " + huge + ":2:1: the score"), f"overflowing score, located: {err!r}")
+# With the soft-cap on, every score is capped to at most C: large ones are fine.
+rc, out, err = run(["--q", huge, "--k", huge, "--v", small, "--softcap", "30", "--format", "jsonl"])
+check(rc == 0 and '"nan"' not in out and '"inf"' not in out, f"soft-capped huge scores run: rc={rc} {err!r}")
 # The backward: gradients that would pass float64 are refused the same way, naming the bound.
 rc, out, err = run(["--q", small, "--k", small, "--v", small, "--backward", "--do", huge])
 check(rc == 2 and not out and "beyond the limit" in err and "dO" in err, f"overflowing dO: rc={rc} {err!r}")
