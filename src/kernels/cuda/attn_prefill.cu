@@ -34,47 +34,6 @@
  */
 #include "kernels/cuda/cuda_common.cuh"
 
-/* Keys per KV tile (BK) in versions 2 and up: 64 or 32, so a tile's mask bits of one row lie in
- * one 64-bit word. */
-
-struct prefill_params {
-    int n_q_heads, n_kv_heads, n_q, n_kv;
-    float scale2;          /* scale · log2 e */
-    fs_cu_mask mask;
-};
-
-static prefill_params make_params(const fs_cuda_prefill *p)
-{
-    prefill_params k;
-    k.n_q_heads = p->n_q_heads;
-    k.n_kv_heads = p->n_kv_heads;
-    k.n_q = p->n_q;
-    k.n_kv = p->n_kv;
-    k.scale2 = p->scale * FS_LOG2E;
-    k.mask.kind = p->mask;
-    k.mask.offset = p->offset;
-    k.mask.window = p->window;
-    k.mask.bits = p->bits;
-    k.mask.words = p->words_per_row;
-    return k;
-}
-
-
-/* Keys [*lo, *hi) that rows [r0, r1) can see at all under a causal or window mask. */
-__device__ __forceinline__ void key_range(const prefill_params &p, int r0, int r1, int *lo, int *hi)
-{
-    *lo = 0;
-    *hi = p.n_kv;
-    if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) {
-        long last = (long)r1 - 1 + p.mask.offset;          /* newest query position */
-        *hi = (int)max(0L, min((long)p.n_kv, last + 1));
-        if (p.mask.kind == FS_MASK_WINDOW) {
-            long first = (long)r0 + p.mask.offset - p.mask.window + 1;  /* oldest key seen */
-            *lo = (int)max(0L, min((long)*hi, first));
-        }
-    }
-}
-
 /* ---- Version 1: scalar ------------------------------------------------------------------- */
 
 /* grid (ceil(n_q / 128), n_q_heads, batch), 128 threads; thread = query row. */
@@ -119,6 +78,7 @@ __global__ void __launch_bounds__(128) prefill_v1(prefill_params p, const T *__r
     }
     T *out = O + (((size_t)b * p.n_q_heads + h) * p.n_q + i) * D;
     float inv = l > 0 ? 1.f / l : 0.f;
+    if (p.lse) p.lse[((size_t)b * p.n_q_heads + h) * p.n_q + i] = lse_of(m, l);
 #pragma unroll
     for (int c = 0; c < D; c++) out[c] = ty::from_f(o[c] * inv);
 }
@@ -381,6 +341,8 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             l += __shfl_xor_sync(0xffffffff, l, 1);
             l += __shfl_xor_sync(0xffffffff, l, 2);
             inv[x] = l > 0 ? 1.f / l : 0.f;
+            if (p.lse && t4 == 0 && row_of(mt, x) < p.n_q)
+                p.lse[((size_t)b * p.n_q_heads + h) * p.n_q + row_of(mt, x)] = lse_of(m_run[mt][x], l);
         }
 #pragma unroll
         for (int dt = 0; dt < D / 8; dt++) {
@@ -406,6 +368,8 @@ static const char *version_lines[] = {
     "version 4 with the FFMA exponent and Bk=32: 32 rows per warp without spilling",
     "version 5, skipping the o rescale when no row of the warp got a new maximum",
     "version 8 with Bk=128 at d=64 (d=128 keeps 64): fewer tiles, less per-tile overhead",
+    "sm_90a: wgmma (warpgroup MMA) from 128B-swizzled shared memory, 2 warpgroups x 64 rows, Bk=128",
+    "version 10 with TMA loads on mbarriers, 2 K/V stages, a producer warp and setmaxnreg",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -449,6 +413,11 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
     case 7: return launch_mma<T, D, 4, 2, 2, true, 32>(pp, p, Q, K, V, O, why, n);
     case 8: return launch_mma<T, D, 8, 1, 2, true, 64, true>(pp, p, Q, K, V, O, why, n);
     case 9: return launch_mma<T, D, 8, 1, 2, true, (D == 64 ? 128 : 64), true>(pp, p, Q, K, V, O, why, n);
+    }
+    if (version >= 10 && version <= fs_cuda_prefill_versions()) {
+        /* the Hopper versions take no bitmask: the slower path (version 9) answers for it */
+        if (pp->mask == FS_MASK_BITS) return launch_d<T, D>(pp, 9, Q, K, V, O, why, n);
+        return fs_cu_hopper_prefill(pp, p, version, Q, K, V, O, why, n);
     }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;
