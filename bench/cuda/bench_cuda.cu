@@ -377,7 +377,7 @@ static void reference_bwd(int B, int Hq, int Hkv, int nq, int nkv, int d, fs_mas
 static int forward_for_backward(fs_cuda_prefill *p, void *dQ, void *dK, void *dV, void *dO)
 {
     char why[256];
-    const int best = fs_cuda_prefill_versions();
+    const int best = 11;
     if (fs_cuda_prefill_run(p, best, dQ, dK, dV, dO, why, sizeof why) == FS_OK) return best;
     cudaGetLastError();
     FS(fs_cuda_prefill_run(p, 9, dQ, dK, dV, dO, why_, sizeof why_));
@@ -433,27 +433,29 @@ static void check_backward(uint64_t *rng, const bcase &c, fs_cuda_dtype dt)
     p.lse = dlse;
     const int fv = forward_for_backward(&p, dQ, dK, dV, dO);
     CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
-    CU(cudaMemset(gQ, 0xff, nQ * 2));
-    CU(cudaMemset(gK, 0xff, nK * 2));
-    CU(cudaMemset(gV, 0xff, nK * 2));
-    char why[256] = "";
-    fs_status st = fs_cuda_backward_run(&p, dQ, dK, dV, dO, dG, gQ, gK, gV, work, why, sizeof why);
-    if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
-    if (st != FS_OK) {
-        printf("FAIL backward: %s %s\n", why, cudaGetErrorString(cudaGetLastError()));
-        g_fail++;
-    } else {
-        CU(cudaMemcpy(out.data(), gQ, nQ * 2, cudaMemcpyDeviceToHost));
-        const double eq = rel_err(out, rQ.data(), nQ, dt);
-        CU(cudaMemcpy(outk.data(), gK, nK * 2, cudaMemcpyDeviceToHost));
-        const double ek = rel_err(outk, rK.data(), nK, dt);
-        CU(cudaMemcpy(outk.data(), gV, nK * 2, cudaMemcpyDeviceToHost));
-        const double ev = rel_err(outk, rV.data(), nK, dt);
-        const bool ok = eq <= tol_of(dt) && ek <= tol_of(dt) && ev <= tol_of(dt);
-        printf("%s backward v1 %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s (forward v%d) rel.err dQ %.2e dK %.2e "
-               "dV %.2e (tol %.0e)\n", ok ? "ok  " : "FAIL", dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv,
-               fs_mask_kind_str(c.mask), fv, eq, ek, ev, tol_of(dt));
-        if (!ok) g_fail++;
+    for (int bv = 1; bv <= fs_cuda_backward_versions(); bv++) {
+        CU(cudaMemset(gQ, 0xff, nQ * 2));
+        CU(cudaMemset(gK, 0xff, nK * 2));
+        CU(cudaMemset(gV, 0xff, nK * 2));
+        char why[256] = "";
+        fs_status st = fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL backward: %s %s\n", why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+        } else {
+            CU(cudaMemcpy(out.data(), gQ, nQ * 2, cudaMemcpyDeviceToHost));
+            const double eq = rel_err(out, rQ.data(), nQ, dt);
+            CU(cudaMemcpy(outk.data(), gK, nK * 2, cudaMemcpyDeviceToHost));
+            const double ek = rel_err(outk, rK.data(), nK, dt);
+            CU(cudaMemcpy(outk.data(), gV, nK * 2, cudaMemcpyDeviceToHost));
+            const double ev = rel_err(outk, rV.data(), nK, dt);
+            const bool ok = eq <= tol_of(dt) && ek <= tol_of(dt) && ev <= tol_of(dt);
+            printf("%s backward v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s (forward v%d) rel.err dQ %.2e dK %.2e "
+                   "dV %.2e (tol %.0e)\n", ok ? "ok  " : "FAIL", bv, dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv,
+                   fs_mask_kind_str(c.mask), fv, eq, ek, ev, tol_of(dt));
+            if (!ok) g_fail++;
+        }
     }
     cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(dG);
     cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
@@ -636,11 +638,13 @@ static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtyp
     forward_for_backward(&p, dQ, dK, dV, dO);
     CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
     const double flops = 2.5 * 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-    float ms = time_ms([&] { char w[64]; fs_cuda_backward_run(&p, dQ, dK, dV, dO, dG, gQ, gK, gV, work, w, sizeof w); },
-                       3, 20);
-    printf("RESULT backward v=1 dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f\n", dt_str(dt), d,
-           causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12);
-    fflush(stdout);
+    for (int bv = 1; bv <= fs_cuda_backward_versions(); bv++) {
+        float ms = time_ms([&] { char w[64]; fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, w, sizeof w); },
+                           3, 20);
+        printf("RESULT backward v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f\n", bv, dt_str(dt), d,
+               causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12);
+        fflush(stdout);
+    }
     cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(dG);
     cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
 }
@@ -699,8 +703,8 @@ static void time_copy(void)
     cudaFree(b);
 }
 
-/* One launch of every tensor-core prefill version and of decode v3/v4 at the main shapes, for
- * a profiler; random inputs, no checks, no timings. */
+/* One launch of every tensor-core prefill version, every backward version and decode v3 and
+ * up at the main shapes, for a profiler; random inputs, no checks, no timings. */
 static int run_profile(void)
 {
     uint64_t rng = 12345;
@@ -724,6 +728,24 @@ static int run_profile(void)
     p.dtype = FS_CUDA_F16;
     for (int v = 2; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
     CU(cudaDeviceSynchronize());
+    /* the backward: the forward with L, then each backward version once (dO = Q, gradients
+     * into K's and V's buffers' copies) */
+    {
+        float *dlse;
+        void *g[3], *wk;
+        CU(cudaMalloc(&dlse, (size_t)B * H * N * sizeof(float)));
+        for (int i = 0; i < 3; i++) CU(cudaMalloc(&g[i], n * 2));
+        p.lse = dlse;
+        forward_for_backward(&p, dQ, dK, dV, dO);
+        CU(cudaMalloc(&wk, fs_cuda_backward_workspace(&p)));
+        for (int v = 1; v <= fs_cuda_backward_versions(); v++)
+            FS(fs_cuda_backward_run(&p, v, dQ, dK, dV, dO, dQ, g[0], g[1], g[2], wk, why_, sizeof why_));
+        CU(cudaDeviceSynchronize());
+        p.lse = NULL;
+        cudaFree(dlse);
+        cudaFree(wk);
+        for (int i = 0; i < 3; i++) cudaFree(g[i]);
+    }
     /* decode: B = 1, 32/8 heads, 32768 keys: K and V are the size of the prefill buffers */
     fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16};
     for (int v = 3; v <= fs_cuda_decode_versions(); v++) {
@@ -770,6 +792,7 @@ int main(int argc, char **argv)
            prop.multiProcessorCount, prop.l2CacheSize / 1e6, (unsigned long long)seed);
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) printf("prefill v%d: %s\n", v, fs_cuda_prefill_version_str(v));
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) printf("decode  v%d: %s\n", v, fs_cuda_decode_version_str(v));
+    for (int v = 1; v <= fs_cuda_backward_versions(); v++) printf("backward v%d: %s\n", v, fs_cuda_backward_version_str(v));
     uint64_t rng = seed;
     if (check) {
         run_checks(&rng, quick, tiny);

@@ -55,22 +55,32 @@ def main():
     print()
     print("TFLOP/s (4·B·H·N²·d, halved for causal), median of CUDA-event timings.")
     print()
-    print("| backward (B×N, H, d) | dtype | causal | ours v1 ms | ours TFLOP/s | SDPA flash | SDPA cuDNN | ours / flash | ours / cuDNN |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    bvs = sorted({kv["v"] for k, kv, _ in ours if k == "backward"}, key=int)
+    print("| backward (B×N, H, d) | dtype | causal | " + " | ".join(f"v{v}" for v in bvs) +
+          " | SDPA flash | SDPA cuDNN | best / flash | best / cuDNN |")
+    print("|" + "---|" * (7 + len(bvs)))
+    bkeys = []
     for k, kv, _ in ours:
-        if k != "backward":
-            continue
+        if k == "backward":
+            key = (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"])
+            if key not in bkeys:
+                bkeys.append(key)
+    for key in bkeys:
+        N, d, causal, dt, B, H = key
+        mine = {kv["v"]: float(kv["tflops"]) for k, kv, _ in ours if k == "backward" and
+                (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"]) == key}
         def sb(bk):
             for k2, kv2, _ in sdpa:
-                if (k2 == "sdpa_backward" and kv2.get("backend") == bk and kv2.get("N") == kv["N"]
-                        and kv2.get("d") == kv["d"] and kv2.get("causal") == kv["causal"]
-                        and kv2.get("dtype") == kv["dtype"] and "tflops" in kv2):
+                if (k2 == "sdpa_backward" and kv2.get("backend") == bk and kv2.get("N") == N
+                        and kv2.get("d") == d and kv2.get("causal") == causal
+                        and kv2.get("dtype") == dt and "tflops" in kv2):
                     return float(kv2["tflops"])
             return None
-        mine, fl, cu = float(kv["tflops"]), sb("flash"), sb("cudnn")
-        print(f"| {kv['B']}×{kv['N']}, {kv['H']}, {kv['d']} | {kv['dtype']} | {kv['causal']} | {kv['ms']} | {mine:.1f} "
-              f"| {fl if fl is not None else '–'} | {cu if cu is not None else '–'} "
-              f"| {f'{mine / fl:.2f}×' if fl else '–'} | {f'{mine / cu:.2f}×' if cu else '–'} |")
+        best, fl, cu = max(mine.values()), sb("flash"), sb("cudnn")
+        print(f"| {B}×{N}, {H}, {d} | {dt} | {causal} | " + " | ".join(
+              f"{mine[v]:.1f}" if v in mine else "–" for v in bvs) +
+              f" | {fl if fl is not None else '–'} | {cu if cu is not None else '–'} "
+              f"| {f'{best / fl:.2f}×' if fl else '–'} | {f'{best / cu:.2f}×' if cu else '–'} |")
     print()
     print("Backward TFLOP/s: 2.5 × the forward's count (five products instead of two).")
     print()

@@ -13,8 +13,11 @@
  * the 16-bit type at the end (bwd_dq). GQA: a block walks every query head of its KV head's
  * group, so dK and dV are summed over the group without atomics.
  *
- * Version 1 (the only one): 8 warps, a K/V tile of 128 keys (16 a warp), Q tiles of 64 rows,
- * double-buffered by cp.async. Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
+ * Versions:
+ *   1  8 warps, a K/V tile of 128 keys (16 a warp), Q tiles of 64 rows, double-buffered by
+ *      cp.async; dQ added element by element (atomicAdd on float).
+ *   2  version 1 with dQ added two elements at a time (the float2 atomicAdd of sm_90; sm_80
+ *      keeps version 1's): half the atomic instructions, which are as many as the MMA ones. Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
  * Pᵀ and dSᵀ are A fragments straight from the accumulators (the forward's register trick);
  * dSᵀ goes through shared memory once for dQ = dS K. Masks: none, causal, sliding window.
  * Layout as the forward: Q, O, dO, dQ (batch, n_q_heads, n_q, d); K, V, dK, dV (batch,
@@ -83,7 +86,7 @@ __device__ __forceinline__ bool bwd_visible(const prefill_params &p, int i, int 
 /* grid (ceil(n_kv / BKV), n_kv_heads, batch), NW warps, BKV = 16 · NW keys (16 a warp).
  * Shared (16-bit, rows padded to LD = D + 8): K, V (BKV rows), 2 stages × Q and dO (BQ = 64
  * rows), dSᵀ (BKV × (BQ + 8)); float: 2 stages × L (base 2) and D. */
-template <typename T, int D, int NW>
+template <typename T, int D, int NW, bool VEC>
 __global__ void __launch_bounds__(NW * 32, 1)
 bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
          const T *__restrict__ dO, const float *__restrict__ lse, const float *__restrict__ Dv,
@@ -238,8 +241,15 @@ bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, con
                 for (int x = 0; x < 2; x++) {
                     const int q = qm + g + 8 * x;
                     if (r0 + q < p.n_q) {
-                        atomicAdd(dq + (size_t)q * D + n0 + 8 * i + 2 * t4, acc[i][2 * x]);
-                        atomicAdd(dq + (size_t)q * D + n0 + 8 * i + 2 * t4 + 1, acc[i][2 * x + 1]);
+                        float *a2 = dq + (size_t)q * D + n0 + 8 * i + 2 * t4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                        if (VEC) {
+                            atomicAdd(reinterpret_cast<float2 *>(a2), make_float2(acc[i][2 * x], acc[i][2 * x + 1]));
+                            continue;
+                        }
+#endif
+                        atomicAdd(a2, acc[i][2 * x]);
+                        atomicAdd(a2 + 1, acc[i][2 * x + 1]);
                     }
                 }
         }
@@ -270,8 +280,20 @@ extern "C" size_t fs_cuda_backward_workspace(const fs_cuda_prefill *p)
     return sizeof(float) * rows * (p->d + 1);
 }
 
+static const char *bwd_lines[] = {
+    "mma.sync, K/V-outer (128 keys, 8 warps), Q tiles of 64 double-buffered, dQ by float atomics",
+    "version 1 with dQ added as float2 atomics (sm_90)",
+};
+
+extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }
+
+extern "C" const char *fs_cuda_backward_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_backward_versions() ? bwd_lines[v - 1] : "?";
+}
+
 template <typename T, int D>
-static fs_status bwd_launch(const fs_cuda_prefill *pp, const void *Q, const void *K, const void *V, const void *O,
+static fs_status bwd_launch(const fs_cuda_prefill *pp, int version, const void *Q, const void *K, const void *V, const void *O,
                             const void *dO, void *dQ, void *dK, void *dV, void *work, char *why, size_t n)
 {
     constexpr int NW = 8, BKV = 16 * NW, BQ = 64, LD = D + 8, LDS = BQ + 8;
@@ -281,7 +303,7 @@ static fs_status bwd_launch(const fs_cuda_prefill *pp, const void *Q, const void
     bwd_pre<T, D><<<(rows + 7) / 8, 256>>>(rows, (const T *)O, (const T *)dO, Dv, dq_acc);
     FS_CU_LAUNCHED();
     const size_t smem = sizeof(T) * ((size_t)2 * BKV * LD + 4 * BQ * LD + BKV * LDS) + sizeof(float) * 4 * BQ;
-    auto kern = bwd_main<T, D, NW>;
+    auto kern = version == 1 ? bwd_main<T, D, NW, false> : bwd_main<T, D, NW, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((pp->n_kv + BKV - 1) / BKV, pp->n_kv_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (const T *)dO, pp->lse, Dv, dq_acc,
@@ -293,7 +315,7 @@ static fs_status bwd_launch(const fs_cuda_prefill *pp, const void *Q, const void
     return FS_OK;
 }
 
-extern "C" fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, const void *Q, const void *K, const void *V,
+extern "C" fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void *Q, const void *K, const void *V,
                                           const void *O, const void *dO, void *dQ, void *dK, void *dV,
                                           void *work, char *why, size_t n)
 {
@@ -310,13 +332,17 @@ extern "C" fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, const void *
         if (why && n) snprintf(why, n, "the CUDA backward takes no mask, causal or a window >= 1 (no bitmask)");
         return FS_ERR_MASK;
     }
+    if (version < 1 || version > fs_cuda_backward_versions()) {
+        if (why && n) snprintf(why, n, "no backward version %d (1..%d)", version, fs_cuda_backward_versions());
+        return FS_ERR_ARG;
+    }
     const bool bf = p->dtype == FS_CUDA_BF16;
     if (p->d == 64)
-        return bf ? bwd_launch<__nv_bfloat16, 64>(p, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
-                  : bwd_launch<__half, 64>(p, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
+        return bf ? bwd_launch<__nv_bfloat16, 64>(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
+                  : bwd_launch<__half, 64>(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
     if (p->d == 128)
-        return bf ? bwd_launch<__nv_bfloat16, 128>(p, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
-                  : bwd_launch<__half, 128>(p, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
+        return bf ? bwd_launch<__nv_bfloat16, 128>(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
+                  : bwd_launch<__half, 128>(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
     if (why && n) snprintf(why, n, "the CUDA backward takes d = 64 or 128, not %d", p->d);
     return FS_ERR_ARG;
 }

@@ -370,6 +370,8 @@ static const char *version_lines[] = {
     "version 8 with Bk=128 at d=64 (d=128 keeps 64): fewer tiles, less per-tile overhead",
     "sm_90a: wgmma (warpgroup MMA) from 128B-swizzled shared memory, 2 warpgroups x 64 rows, Bk=128",
     "version 10 with TMA loads on mbarriers, 2 K/V stages, a producer warp and setmaxnreg",
+    "version 11 with the softmax of tile j overlapping S_j+1 = QK^T and O += P_j V_j in each warpgroup",
+    "version 12 with the two consumer warpgroups taking turns at the tensor cores (ping-pong)",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

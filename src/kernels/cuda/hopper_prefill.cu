@@ -14,6 +14,11 @@
  *      consumer warpgroups wait on those barriers, compute, and give the stage back through an
  *      "empty" barrier. No block-wide barrier remains in the loop. setmaxnreg moves registers
  *      from the producer (24 a thread) to the consumers (240).
+ *  12  softmax overlapped with the tensor cores inside a warpgroup: S_j = Q K_jᵀ and
+ *      O += P_{j−1} V_{j−1} are issued together; the warpgroup waits for S_j alone, computes its
+ *      softmax while P_{j−1} V_{j−1} still runs, and rescales o once that is done.
+ *  13  version 12 with the two consumer warpgroups taking turns (ping-pong, two named
+ *      barriers): one issues its products while the other computes its softmax.
  *
  * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
  * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
@@ -213,13 +218,14 @@ __device__ __forceinline__ void wg_scores(float *s, uint32_t sQ, uint32_t sK)
     reg_fence<BK / 2>(s);
 }
 
-/* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt, then
- * O += P V. m is in base-2 units of the raw score times scale2 (the FFMA exponent of
- * version 5); a row that has seen nothing keeps m = −∞ and uses base 0. */
-template <typename T, int D, int BK>
-__device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s, float (&o)[D / 64][32],
-                                              float (&m)[2], float (&l)[2], uint32_t sV, int kt,
-                                              int cls, int row0, int t4)
+/* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
+ * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
+ * to rescale o with (versions 12-13 do it only once the previous P V has finished). m is in
+ * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
+ * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
+template <int BK>
+__device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
+                                           float (&alpha)[2], int kt, int cls, int row0, int t4)
 {
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -237,7 +243,7 @@ __device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s,
         bm[0] = fmaxf(bm[0], fmaxf(s[4 * i], s[4 * i + 1]));
         bm[1] = fmaxf(bm[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
     }
-    float alpha[2], base[2], sum[2] = {0, 0};
+    float base[2], sum[2] = {0, 0};
 #pragma unroll
     for (int x = 0; x < 2; x++) {
         bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
@@ -255,14 +261,23 @@ __device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s,
     }
 #pragma unroll
     for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+}
+
+/* o *= α row by row, skipped when no row of the warp got a new maximum (a warp vote). */
+template <int D>
+__device__ __forceinline__ void wg_rescale(float (&o)[D / 64][32], const float (&alpha)[2])
+{
     if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
 #pragma unroll
         for (int nb = 0; nb < D / 64; nb++)
 #pragma unroll
             for (int i = 0; i < 32; i++) o[nb][i] *= alpha[(i >> 1) & 1];
+}
 
-    /* P as wgmma A fragments: keys 16kk..16kk+15 are accumulator chunks 2kk and 2kk+1 */
-    uint32_t a[BK / 16][4];
+/* P as wgmma A fragments: keys 16kk..16kk+15 are accumulator chunks 2kk and 2kk+1. */
+template <typename T, int BK>
+__device__ __forceinline__ void wg_pack(uint32_t (&a)[BK / 16][4], const float *s)
+{
 #pragma unroll
     for (int kk = 0; kk < BK / 16; kk++) {
         a[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
@@ -270,6 +285,12 @@ __device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s,
         a[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
         a[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
     }
+}
+
+/* Issue O += P V (A = P from registers, V read transposed) and commit; no wait. */
+template <typename T, int D, int BK>
+__device__ __forceinline__ void wg_pv_issue(float (&o)[D / 64][32], const uint32_t (&a)[BK / 16][4], uint32_t sV)
+{
 #pragma unroll
     for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
     wg_fence();
@@ -279,7 +300,44 @@ __device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s,
         for (int nb = 0; nb < D / 64; nb++)   /* keys 16kk.., d columns 64nb..: 16 rows of 128 B */
             wgmma_rs_t<T>(o[nb], a[kk], sw128_desc(sV + nb * BK * 128 + kk * 16 * 128));
     wg_commit();
+}
+
+/* Issue S = Q_wg Kᵀ and commit; no wait (wg_scores is issue + wait). */
+template <typename T, int D, int BK, int BQ>
+__device__ __forceinline__ void wg_scores_issue(float *s, uint32_t sQ, uint32_t sK)
+{
+    reg_fence<BK / 2>(s);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+        wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                        sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    wg_commit();
+}
+
+/* Keep P's registers alive and unchanged until the wgmma reading them has been waited for. */
+template <int BK> __device__ __forceinline__ void a_fence(uint32_t (&a)[BK / 16][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Versions 10 and 11: the softmax, then O += P V, waited for at once. */
+template <typename T, int D, int BK>
+__device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s, float (&o)[D / 64][32],
+                                              float (&m)[2], float (&l)[2], uint32_t sV, int kt,
+                                              int cls, int row0, int t4)
+{
+    float alpha[2];
+    wg_softmax<BK>(p, s, m, l, alpha, kt, cls, row0, t4);
+    wg_rescale<D>(o, alpha);
+    uint32_t a[BK / 16][4];
+    wg_pack<T, BK>(a, s);
+    wg_pv_issue<T, D, BK>(o, a, sV);
     wg_wait<0>();
+    a_fence<BK>(a);
 #pragma unroll
     for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
 }
@@ -454,6 +512,136 @@ prefill_tma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     }
 }
 
+/* ---- Versions 12 and 13: softmax overlapped with the tensor cores ------------------------------ */
+
+/* Named barriers (ids 1 and 2; 0 is __syncthreads) for the consumers' turns in version 13. */
+__device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+
+/* Version 11's producer and barriers; the consumers pipeline inside the warpgroup: while the
+ * tensor cores run S_j = Q K_jᵀ and O += P_{j−1} V_{j−1} (issued together), the warpgroup waits
+ * only for S_j and computes its softmax; o is rescaled by α_j once P_{j−1} V_{j−1} is done.
+ * Every tile is treated as partial-or-full (never skipped) so both warpgroups run the same
+ * schedule. PINGPONG (version 13): the two consumer warpgroups take turns issuing their
+ * products (named barriers), so one's softmax runs while the other's products occupy the
+ * tensor cores. */
+template <typename T, int D, int BK, int STAGES, bool PINGPONG>
+__global__ void __launch_bounds__(384, 1)
+prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
+{
+    constexpr int BQ = 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x;
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK, nt = kt_hi - kt_lo;
+
+    if (tid == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(k_full + s, 1);
+            mbar_init(v_full + s, 1);
+            mbar_init(empty + s, 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* producer, as version 11 */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (tid == 0) {
+            mbar_expect_tx(q_full, TQ);
+            for (int cb = 0; cb < D / 64; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 64 * cb, r0, (int)qh, q_full);
+            const int kvrow = b * p.n_kv_heads + kvh;
+            for (int it = 0; it < nt; it++) {
+                const int s = it % STAGES, kt = kt_lo + it;
+                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                mbar_expect_tx(k_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sK + s * TK + cb * BK * 128, &tmK, 64 * cb, kt * BK, kvrow, k_full + s);
+                mbar_expect_tx(v_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sV + s * TK + cb * BK * 128, &tmV, 64 * cb, kt * BK, kvrow, v_full + s);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    const int cw = wg - 1;
+    const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+    const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+    const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
+    float o[D / 64][32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[nb][i] = 0;
+    /* version 13's turns: warpgroup c waits on barrier 1 + c before issuing, then lets the other
+     * go; warpgroup 1 first lets warpgroup 0 go, and skips its last hand-over (no one waits) */
+    auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) bar_arrive(2 - cw); };
+    if (PINGPONG && cw == 1 && nt > 0) bar_arrive(1);
+
+    float sc[BK / 2];
+    uint32_t a[BK / 16][4];
+    mbar_wait(q_full, 0);
+    if (nt > 0) {
+        mbar_wait(k_full, 0);
+        my_turn();
+        wg_scores_issue<T, D, BK, BQ>(sc, sQw, smem_u32(sK));
+        your_turn(false);
+        wg_wait<0>();
+        reg_fence<BK / 2>(sc);
+        wg_softmax<BK>(p, sc, m, l, alpha, kt_lo, wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL, row0, t4);
+        wg_rescale<D>(o, alpha);
+        wg_pack<T, BK>(a, sc);
+    }
+    for (int it = 1; it < nt; it++) {
+        const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
+        mbar_wait(k_full + s, (it / STAGES) & 1);
+        mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
+        my_turn();
+        wg_scores_issue<T, D, BK, BQ>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));            /* O += P_{j−1} V_{j−1} */
+        your_turn(false);
+        wg_wait<1>();                                                     /* S_j is ready */
+        reg_fence<BK / 2>(sc);
+        const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
+        wg_softmax<BK>(p, sc, m, l, alpha, kt, cls, row0, t4);
+        wg_wait<0>();                                                     /* P_{j−1} V_{j−1} is done */
+        a_fence<BK>(a);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);                          /* stage j−1 is free */
+        wg_rescale<D>(o, alpha);
+        wg_pack<T, BK>(a, sc);
+    }
+    if (nt > 0) {
+        const int sp = (nt - 1) % STAGES;
+        mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
+        my_turn();
+        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));
+        your_turn(true);
+        wg_wait<0>();
+        a_fence<BK>(a);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+    }
+    wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
+}
+
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* A 3-D tensor map over a (heads, rows, D) 16-bit tensor, boxes of 64 columns × box_rows rows,
@@ -504,7 +692,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
     if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
     const size_t smem = 1024 + TQ + 2 * STAGES * (size_t)TK + 8 * (1 + 3 * STAGES);
-    auto kern = prefill_tma<T, D, BK, STAGES>;
+    auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
+              : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
+                              : prefill_overlap<T, D, BK, STAGES, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
