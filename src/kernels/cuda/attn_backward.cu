@@ -17,7 +17,9 @@
  *   1  8 warps, a K/V tile of 128 keys (16 a warp), Q tiles of 64 rows, double-buffered by
  *      cp.async; dQ added element by element (atomicAdd on float).
  *   2  version 1 with dQ added two elements at a time (the float2 atomicAdd of sm_90; sm_80
- *      keeps version 1's): half the atomic instructions, which are as many as the MMA ones. Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
+ *      keeps version 1's): half the atomic instructions, which are as many as the MMA ones.
+ *   3  version 2 with four at a time (float4): lanes 2u and 2u+1 swap one pair by a shuffle so
+ *      that each holds four consecutive columns of one row. Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
  * Pᵀ and dSᵀ are A fragments straight from the accumulators (the forward's register trick);
  * dSᵀ goes through shared memory once for dQ = dS K. Masks: none, causal, sliding window.
  * Layout as the forward: Q, O, dO, dQ (batch, n_q_heads, n_q, d); K, V, dK, dV (batch,
@@ -86,7 +88,7 @@ __device__ __forceinline__ bool bwd_visible(const prefill_params &p, int i, int 
 /* grid (ceil(n_kv / BKV), n_kv_heads, batch), NW warps, BKV = 16 · NW keys (16 a warp).
  * Shared (16-bit, rows padded to LD = D + 8): K, V (BKV rows), 2 stages × Q and dO (BQ = 64
  * rows), dSᵀ (BKV × (BQ + 8)); float: 2 stages × L (base 2) and D. */
-template <typename T, int D, int NW, bool VEC>
+template <typename T, int D, int NW, int VEC>
 __global__ void __launch_bounds__(NW * 32, 1)
 bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
          const T *__restrict__ dO, const float *__restrict__ lse, const float *__restrict__ Dv,
@@ -235,6 +237,21 @@ bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, con
                 }
             }
             float *dq = dq_acc + (((size_t)b * p.n_q_heads + h) * p.n_q + r0) * D;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            if (VEC == 4) {
+                /* even lanes add row g, columns 2t..2t+3; odd lanes row g + 8, columns 2t−2..2t+1 */
+                const bool even = (t4 & 1) == 0;
+#pragma unroll
+                for (int i = 0; i < CW / 8; i++) {
+                    const float s0 = even ? acc[i][2] : acc[i][0], s1 = even ? acc[i][3] : acc[i][1];
+                    const float r0v = __shfl_xor_sync(0xffffffff, s0, 1), r1v = __shfl_xor_sync(0xffffffff, s1, 1);
+                    const int q = qm + g + (even ? 0 : 8), col = n0 + 8 * i + 2 * (t4 & ~1);
+                    const float4 v = even ? make_float4(acc[i][0], acc[i][1], r0v, r1v)
+                                          : make_float4(r0v, r1v, acc[i][2], acc[i][3]);
+                    if (r0 + q < p.n_q) atomicAdd(reinterpret_cast<float4 *>(dq + (size_t)q * D + col), v);
+                }
+            } else
+#endif
 #pragma unroll
             for (int i = 0; i < CW / 8; i++)
 #pragma unroll
@@ -243,7 +260,7 @@ bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, con
                     if (r0 + q < p.n_q) {
                         float *a2 = dq + (size_t)q * D + n0 + 8 * i + 2 * t4;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-                        if (VEC) {
+                        if (VEC == 2) {
                             atomicAdd(reinterpret_cast<float2 *>(a2), make_float2(acc[i][2 * x], acc[i][2 * x + 1]));
                             continue;
                         }
@@ -283,6 +300,7 @@ extern "C" size_t fs_cuda_backward_workspace(const fs_cuda_prefill *p)
 static const char *bwd_lines[] = {
     "mma.sync, K/V-outer (128 keys, 8 warps), Q tiles of 64 double-buffered, dQ by float atomics",
     "version 1 with dQ added as float2 atomics (sm_90)",
+    "version 2 with float4 atomics (a shuffle pairs the lanes)",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }
@@ -303,7 +321,7 @@ static fs_status bwd_launch(const fs_cuda_prefill *pp, int version, const void *
     bwd_pre<T, D><<<(rows + 7) / 8, 256>>>(rows, (const T *)O, (const T *)dO, Dv, dq_acc);
     FS_CU_LAUNCHED();
     const size_t smem = sizeof(T) * ((size_t)2 * BKV * LD + 4 * BQ * LD + BKV * LDS) + sizeof(float) * 4 * BQ;
-    auto kern = version == 1 ? bwd_main<T, D, NW, false> : bwd_main<T, D, NW, true>;
+    auto kern = version == 1 ? bwd_main<T, D, NW, 1> : version == 2 ? bwd_main<T, D, NW, 2> : bwd_main<T, D, NW, 4>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((pp->n_kv + BKV - 1) / BKV, pp->n_kv_heads, pp->batch);
     kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (const T *)dO, pp->lse, Dv, dq_acc,

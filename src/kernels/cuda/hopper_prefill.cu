@@ -19,6 +19,9 @@
  *      softmax while P_{j−1} V_{j−1} still runs, and rescales o once that is done.
  *  13  version 12 with the two consumer warpgroups taking turns (ping-pong, two named
  *      barriers): one issues its products while the other computes its softmax.
+ *  14  version 13 with three K/V stages: in 12 and 13 a stage is given back only once
+ *      P_{j−1} V_{j−1} has finished, in the middle of tile j, so with two stages the copy of
+ *      tile j+1 starts late and its latency shows (both measured slower than 11).
  *
  * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
  * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
@@ -691,10 +694,14 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if ((st = make_map(&mq, Q, pp->dtype, D, p.n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
     if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
-    const size_t smem = 1024 + TQ + 2 * STAGES * (size_t)TK + 8 * (1 + 3 * STAGES);
+    /* version 14: a third stage (at d = 128: 1 + 32 + 3 × 64 KiB, just under the 227 KiB a
+     * block may have) */
+    const int stages = version == 14 ? 3 : STAGES;
+    const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
               : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
-                              : prefill_overlap<T, D, BK, STAGES, true>;
+              : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
+                              : prefill_overlap<T, D, BK, 3, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
