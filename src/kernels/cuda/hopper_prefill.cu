@@ -22,6 +22,8 @@
  *  14  version 13 with three K/V stages: in 12 and 13 a stage is given back only once
  *      P_{j−1} V_{j−1} has finished, in the middle of tile j, so with two stages the copy of
  *      tile j+1 starts late and its latency shows (both measured slower than 11).
+ *  15  version 14 with half of the exponentials computed by a polynomial on the FMA pipe
+ *      (exp2_fma) instead of the MUFU, which at d = 64 is as busy as the tensor cores.
  *
  * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
  * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
@@ -221,12 +223,27 @@ __device__ __forceinline__ void wg_scores(float *s, uint32_t sQ, uint32_t sK)
     reg_fence<BK / 2>(s);
 }
 
+/* 2^x for x ≤ 0 (−∞ included) on the FMA and integer pipes instead of the special-function
+ * unit (MUFU), which does 16 ex2 a cycle on an SM against 128 FMAs: x = n + f with n an integer
+ * (rounded by adding 1.5·2^23) and |f| ≤ 1/2; 2^f from a degree-3 polynomial fitted here
+ * (relative error ≤ 1.1e-4, under float16's rounding of P); n goes into the exponent bits.
+ * x is clamped at −127, where the result is exactly +0 (p(0) = 1 and the exponent empties). */
+__device__ __forceinline__ float exp2_fma(float x)
+{
+    x = fmaxf(x, -127.f);
+    const float t = x + 12582912.f;   /* 1.5 · 2^23: the sum's low bits are round(x) */
+    const float f = x - (t - 12582912.f);
+    const float q = fmaf(fmaf(fmaf(0.05500896f, f, 0.24221100f), f, 0.69328292f), f, 1.f);
+    const unsigned n = (unsigned)(__float_as_int(t) - 0x4B400000);
+    return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
+}
+
 /* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
  * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
  * to rescale o with (versions 12-13 do it only once the previous P V has finished). m is in
  * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
  * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
-template <int BK>
+template <int BK, bool POLY = false>
 __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
                                            float (&alpha)[2], int kt, int cls, int row0, int t4)
 {
@@ -259,7 +276,9 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
     }
 #pragma unroll
     for (int i = 0; i < BK / 2; i++) {
-        s[i] = fast_exp2(fmaf(s[i], p.scale2, -base[(i >> 1) & 1]));
+        /* POLY (version 15): every other 8-column chunk by the polynomial, the rest by ex2 */
+        const float x = fmaf(s[i], p.scale2, -base[(i >> 1) & 1]);
+        s[i] = (POLY && (i & 4)) ? exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
     }
 #pragma unroll
@@ -528,7 +547,7 @@ __device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0
  * schedule. PINGPONG (version 13): the two consumer warpgroups take turns issuing their
  * products (named barriers), so one's softmax runs while the other's products occupy the
  * tensor cores. */
-template <typename T, int D, int BK, int STAGES, bool PINGPONG>
+template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false>
 __global__ void __launch_bounds__(384, 1)
 prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
@@ -604,7 +623,7 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         your_turn(false);
         wg_wait<0>();
         reg_fence<BK / 2>(sc);
-        wg_softmax<BK>(p, sc, m, l, alpha, kt_lo, wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL, row0, t4);
+        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt_lo, wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL, row0, t4);
         wg_rescale<D>(o, alpha);
         wg_pack<T, BK>(a, sc);
     }
@@ -619,7 +638,7 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         wg_wait<1>();                                                     /* S_j is ready */
         reg_fence<BK / 2>(sc);
         const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
-        wg_softmax<BK>(p, sc, m, l, alpha, kt, cls, row0, t4);
+        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt, cls, row0, t4);
         wg_wait<0>();                                                     /* P_{j−1} V_{j−1} is done */
         a_fence<BK>(a);
 #pragma unroll
@@ -696,12 +715,13 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
     /* version 14: a third stage (at d = 128: 1 + 32 + 3 × 64 KiB, just under the 227 KiB a
      * block may have) */
-    const int stages = version == 14 ? 3 : STAGES;
+    const int stages = version >= 14 ? 3 : STAGES;
     const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
               : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
               : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
-                              : prefill_overlap<T, D, BK, 3, true>;
+              : version == 14 ? prefill_overlap<T, D, BK, 3, true>
+                              : prefill_overlap<T, D, BK, 3, true, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
