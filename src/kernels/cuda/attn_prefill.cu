@@ -374,6 +374,7 @@ static const char *version_lines[] = {
     "version 12 with the two consumer warpgroups taking turns at the tensor cores (ping-pong)",
     "version 13 with 3 K/V stages (12 and 13 give a stage back later than 11 does)",
     "version 14 with every other 8-key chunk's exp2 as a degree-3 polynomial on the FMA pipe",
+    "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128: version 14",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -24,6 +24,10 @@
  *      tile j+1 starts late and its latency shows (both measured slower than 11).
  *  15  version 14 with half of the exponentials computed by a polynomial on the FMA pipe
  *      (exp2_fma) instead of the MUFU, which at d = 64 is as busy as the tensor cores.
+ *  16  at d = 64, version 14 with three consumer warpgroups (Bq = 192, 160 registers a thread):
+ *      each K/V tile serves 1.5 times the rows, and three warpgroups take turns at the tensor
+ *      cores. At d = 128 the registers do not fit (S and O alone are 128 a thread), so
+ *      version 16 is version 14 there.
  *
  * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
  * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
@@ -547,12 +551,12 @@ __device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0
  * schedule. PINGPONG (version 13): the two consumer warpgroups take turns issuing their
  * products (named barriers), so one's softmax runs while the other's products occupy the
  * tensor cores. */
-template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false>
-__global__ void __launch_bounds__(384, 1)
+template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false, int NCW = 2>
+__global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
 {
-    constexpr int BQ = 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    constexpr int BQ = 64 * NCW, TQ = BQ * D * 2, TK = BK * D * 2;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
@@ -572,7 +576,7 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         for (int s = 0; s < STAGES; s++) {
             mbar_init(k_full + s, 1);
             mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 8);
+            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -597,7 +601,10 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         }
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    /* 240 registers a consumer thread with two consumer warpgroups, 160 with three (version 16):
+     * 128 · 24 + 384 · 160 fits the 65536 of an SM */
+    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
     const int cw = wg - 1;
     const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -607,11 +614,12 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     for (int nb = 0; nb < D / 64; nb++)
 #pragma unroll
         for (int i = 0; i < 32; i++) o[nb][i] = 0;
-    /* version 13's turns: warpgroup c waits on barrier 1 + c before issuing, then lets the other
-     * go; warpgroup 1 first lets warpgroup 0 go, and skips its last hand-over (no one waits) */
+    /* version 13's turns: warpgroup c waits on barrier 1 + c before issuing, then lets the next
+     * one (c + 1 mod NCW) go; the last warpgroup first lets warpgroup 0 go, and skips its last
+     * hand-over (no one waits for it) */
     auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
-    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) bar_arrive(2 - cw); };
-    if (PINGPONG && cw == 1 && nt > 0) bar_arrive(1);
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == NCW - 1 && last)) bar_arrive(1 + (cw + 1) % NCW); };
+    if (PINGPONG && cw == NCW - 1 && nt > 0) bar_arrive(1);
 
     float sc[BK / 2];
     uint32_t a[BK / 16][4];
@@ -716,12 +724,24 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     /* version 14: a third stage (at d = 128: 1 + 32 + 3 × 64 KiB, just under the 227 KiB a
      * block may have) */
     const int stages = version >= 14 ? 3 : STAGES;
+    if constexpr (D == 64) if (version == 16) {   /* three consumer warpgroups: Bq = 192 */
+        constexpr int BQ3 = 192;
+        CUtensorMap mq3;
+        if ((st = make_map(&mq3, Q, pp->dtype, D, p.n_q, pp->batch * pp->n_q_heads, BQ3, why, n)) != FS_OK) return st;
+        const size_t smem3 = 1024 + (size_t)BQ3 * D * 2 + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
+        auto kern3 = prefill_overlap<T, D, BK, 3, true, false, 3>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern3, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem3));
+        dim3 grid3((p.n_q + BQ3 - 1) / BQ3, pp->n_q_heads, pp->batch);
+        kern3<<<grid3, 512, smem3>>>(p, mq3, mk, mv, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
     const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
               : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
               : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
-              : version == 14 ? prefill_overlap<T, D, BK, 3, true>
-                              : prefill_overlap<T, D, BK, 3, true, true>;
+              : version == 15 ? prefill_overlap<T, D, BK, 3, true, true>
+                              : prefill_overlap<T, D, BK, 3, true>;   /* 14, and 16 at d = 128 */
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
