@@ -11,7 +11,7 @@
 #   make cuda-compile-check
 #                        compile-only check of every CUDA source (a `make test` step when nvcc
 #                        is found; no GPU needed; each file bounded by CUDA_CHECK_TIMEOUT seconds;
-#                        about 70 s in all on 2 cores)
+#                        about 90 s of CPU in all on 2 cores)
 CUDA ?= 0
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
