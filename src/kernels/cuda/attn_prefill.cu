@@ -26,6 +26,14 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
+ *  10-16  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups. They
+ *      take causal, window and no mask; fs_cuda_prefill_run hands bitmask (tree) problems to
+ *      version 9.
+ *
+ * Every version writes each row's log-sum-exp L to p->lse when it is not NULL (the backward's
+ * input, attn_backward.cu).
+ *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
  *
