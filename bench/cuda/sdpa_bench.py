@@ -100,6 +100,8 @@ def main():
             for d in (128, 64):
                 for causal in (0, 1):
                     prefill(N, d, causal, dtype, name)
+    for causal in (0, 1):
+        prefill(4096, 256, causal, torch.float16, "f16")
     for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
         for d in (128, 64):
             for causal in (0, 1):

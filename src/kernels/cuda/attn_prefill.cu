@@ -457,12 +457,21 @@ extern "C" fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, 
         return FS_ERR_MASK;
     }
     const bool bf = p->dtype == FS_CUDA_BF16;
+    if (p->d == 256) {   /* the Hopper versions only, without a bitmask */
+        if (version < 10 || version > fs_cuda_prefill_versions() || p->mask == FS_MASK_BITS) {
+            if (why && n)
+                snprintf(why, n, "d = 256 runs on prefill versions 10-%d (Hopper), without a bitmask",
+                         fs_cuda_prefill_versions());
+            return FS_ERR_ARG;
+        }
+        return fs_cu_hopper_prefill(p, make_params(p), version, Q, K, V, O, why, n);
+    }
     if (p->d == 64)
         return bf ? launch_d<__nv_bfloat16, 64>(p, version, Q, K, V, O, why, n)
                   : launch_d<__half, 64>(p, version, Q, K, V, O, why, n);
     if (p->d == 128)
         return bf ? launch_d<__nv_bfloat16, 128>(p, version, Q, K, V, O, why, n)
                   : launch_d<__half, 128>(p, version, Q, K, V, O, why, n);
-    if (why && n) snprintf(why, n, "the CUDA prefill kernels take d = 64 or 128, not %d", p->d);
+    if (why && n) snprintf(why, n, "the CUDA prefill kernels take d = 64 or 128 (256: versions 10 and up), not %d", p->d);
     return FS_ERR_ARG;
 }

@@ -29,6 +29,9 @@
  *      cores. At d = 128 the registers do not fit (S and O alone are 128 a thread), so
  *      version 16 is version 14 there.
  *
+ * d = 256 runs versions 10-16 with Bk = 64 and two stages (14-16 then differ from 13 only in
+ * name, and 15 in its exponentials): Q and the K/V stages fill 192 KiB.
+ *
  * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
  * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
  * of the TMA and of wgmma's descriptors), so the 8 rows a tensor-core read takes at once fall
@@ -705,7 +708,8 @@ template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
                           const void *K, const void *V, void *O, char *why, size_t n)
 {
-    constexpr int BQ = 128, BK = 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    /* d = 256: Bk = 64, so that Q and two stages of K and V (64 + 2 · 64 KiB) fit */
+    constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     if (version == 10) {
         const size_t smem = 1024 + TQ + 4 * (size_t)TK;
@@ -723,7 +727,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
     /* version 14: a third stage (at d = 128: 1 + 32 + 3 × 64 KiB, just under the 227 KiB a
      * block may have) */
-    const int stages = version >= 14 ? 3 : STAGES;
+    const int stages = version >= 14 && D != 256 ? 3 : STAGES;
     if constexpr (D == 64) if (version == 16) {   /* three consumer warpgroups: Bq = 192 */
         constexpr int BQ3 = 192;
         CUtensorMap mq3;
@@ -740,8 +744,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
               : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
               : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
-              : version == 15 ? prefill_overlap<T, D, BK, 3, true, true>
-                              : prefill_overlap<T, D, BK, 3, true>;   /* 14, and 16 at d = 128 */
+              : version == 15 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, true>
+                              : prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true>;   /* 14, and 16 at d = 128, 256 */
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
@@ -766,6 +770,9 @@ fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &
     if (pp->d == 128)
         return bf ? hopper_d<__nv_bfloat16, 128>(pp, p, version, Q, K, V, O, why, n)
                   : hopper_d<__half, 128>(pp, p, version, Q, K, V, O, why, n);
-    if (why && n) snprintf(why, n, "prefill version %d takes d = 64 or 128, not %d", version, pp->d);
+    if (pp->d == 256)
+        return bf ? hopper_d<__nv_bfloat16, 256>(pp, p, version, Q, K, V, O, why, n)
+                  : hopper_d<__half, 256>(pp, p, version, Q, K, V, O, why, n);
+    if (why && n) snprintf(why, n, "prefill version %d takes d = 64, 128 or 256, not %d", version, pp->d);
     return FS_ERR_ARG;
 }
