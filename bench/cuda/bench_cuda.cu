@@ -14,6 +14,10 @@
  * (batch × seq = 16k tokens, 2048 hidden; decode GQA 32/8), with a device copy for the
  * bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
  * gathers them).
+ *
+ * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each
+ * against a float64 reference written out below, after the forward wrote O and L), and timed
+ * at N = 4096 and 16384 with FLOPs counted as 2.5 × the forward's.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -186,9 +190,29 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
         }
     }
     reference(c.B, c.Hq, c.Hkv, c.nq, c.nkv, c.d, mask, Q.data(), K.data(), V.data(), ref.data());
+    /* the reference's log-sum-exp L = m + ln ℓ per row (−∞ for a row that sees nothing) */
+    const size_t nrows = (size_t)c.B * c.Hq * c.nq;
+    std::vector<double> ref_lse(nrows);
+    {
+        std::vector<double> mm(nrows), ll(nrows), tmp(nQ);
+        for (int b = 0; b < c.B; b++) {
+            fs_attn a = fs_attn_make(c.nq, c.nkv, c.d, c.d);
+            a.n_q_heads = c.Hq;
+            a.n_kv_heads = c.Hkv;
+            a.Q = Q.data() + (size_t)b * c.Hq * c.nq * c.d;
+            a.K = K.data() + (size_t)b * c.Hkv * c.nkv * c.d;
+            a.V = V.data() + (size_t)b * c.Hkv * c.nkv * c.d;
+            a.mask = mask;
+            if (fs_reference(&a, tmp.data(), mm.data() + (size_t)b * c.Hq * c.nq, ll.data() + (size_t)b * c.Hq * c.nq) != FS_OK) exit(2);
+        }
+        for (size_t i = 0; i < nrows; i++) ref_lse[i] = ll[i] > 0 ? mm[i] + log(ll[i]) : -INFINITY;
+    }
 
     void *dQ, *dK, *dV, *dO;
+    float *dlse;
     uint64_t *dbits = NULL;
+    CU(cudaMalloc(&dlse, nrows * sizeof(float)));
+    std::vector<float> lse(nrows);
     CU(cudaMalloc(&dQ, nQ * 2));
     CU(cudaMalloc(&dK, nK * 2));
     CU(cudaMalloc(&dV, nK * 2));
@@ -215,8 +239,11 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
     p.words_per_row = fs_mask_words(c.nkv);
     p.scale = (float)fs_attn_default_scale(c.d);
     p.dtype = dt;
+    p.lse = dlse;
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+        if (c.d == 256 && v < 10) continue;   /* d = 256: the Hopper versions only */
         CU(cudaMemset(dO, 0xff, nQ * 2));   /* NaN in both 16-bit types */
+        CU(cudaMemset(dlse, 0xff, nrows * sizeof(float)));
         char why[256] = "";
         fs_status st = fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why, sizeof why);
         if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
@@ -226,17 +253,26 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
             continue;
         }
         CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(lse.data(), dlse, nrows * sizeof(float), cudaMemcpyDeviceToHost));
         double e = rel_err(Ob, ref.data(), nQ, dt);
-        bool ok = e <= tol_of(dt);
-        printf("%s prefill v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err %.2e (tol %.0e)\n",
+        /* L: |L − ref| ≤ 1e-3 · max(1, |ref|), −∞ exactly where the reference has it */
+        double le = 0;
+        for (size_t i = 0; i < nrows; i++) {
+            if (ref_lse[i] == -INFINITY) { if (lse[i] != -INFINITY) le = INFINITY; continue; }
+            if (!isfinite(lse[i])) { le = INFINITY; continue; }
+            le = std::max(le, fabs(lse[i] - ref_lse[i]) / std::max(1.0, fabs(ref_lse[i])));
+        }
+        bool ok = e <= tol_of(dt) && le <= 1e-3;
+        printf("%s prefill v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err %.2e (tol %.0e) L err %.1e\n",
                ok ? "ok  " : "FAIL", v, dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv, mname,
-               c.mask == FS_MASK_WINDOW ? "(W)" : "   ", e, tol_of(dt));
+               c.mask == FS_MASK_WINDOW ? "(W)" : "   ", e, tol_of(dt), le);
         if (!ok) g_fail++;
     }
     cudaFree(dQ);
     cudaFree(dK);
     cudaFree(dV);
     cudaFree(dO);
+    cudaFree(dlse);
     if (dbits) cudaFree(dbits);
 }
 
@@ -287,6 +323,149 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
     cudaFree(dO);
 }
 
+
+/* ---- the backward pass ---------------------------------------------------------------------- */
+
+/* float64 gradients by the textbook formulas, row by row (P materialized one row at a time):
+ * P = softmax(scale·q Kᵀ) over the visible keys, D = dO·O, dS = P ∘ (dO Vᵀ − D),
+ * dQ = scale·dS K, dK += scale·dSᵀ Q, dV += Pᵀ dO (summed over a GQA group). Masks: none,
+ * causal, window; query i at position i + nkv − nq. */
+static void reference_bwd(int B, int Hq, int Hkv, int nq, int nkv, int d, fs_mask_kind mk, int W, double scale,
+                          const double *Q, const double *K, const double *V, const double *dO, double *dQ,
+                          double *dK, double *dV)
+{
+    const int G = Hq / Hkv, off = nkv - nq;
+    std::fill(dK, dK + (size_t)B * Hkv * nkv * d, 0.0);
+    std::fill(dV, dV + (size_t)B * Hkv * nkv * d, 0.0);
+    std::vector<double> s(nkv), o(d);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < Hq; h++) {
+            const size_t kb = ((size_t)b * Hkv + h / G) * nkv;
+            for (int i = 0; i < nq; i++) {
+                const size_t qi = (((size_t)b * Hq + h) * nq + i) * d;
+                const int pos = i + off;
+                double m = -INFINITY;
+                for (int j = 0; j < nkv; j++) {
+                    bool vis = mk == FS_MASK_NONE || (j <= pos && (mk != FS_MASK_WINDOW || j > pos - W));
+                    double x = 0;
+                    for (int c = 0; c < d; c++) x += Q[qi + c] * K[(kb + j) * d + c];
+                    s[j] = vis ? scale * x : -INFINITY;
+                    m = std::max(m, s[j]);
+                }
+                std::fill(dQ + qi, dQ + qi + d, 0.0);
+                if (m == -INFINITY) continue;
+                double l = 0;
+                for (int j = 0; j < nkv; j++) l += (s[j] = exp(s[j] - m));
+                std::fill(o.begin(), o.end(), 0.0);
+                for (int j = 0; j < nkv; j++) {
+                    s[j] /= l;
+                    for (int c = 0; c < d; c++) o[c] += s[j] * V[(kb + j) * d + c];
+                }
+                double Dq = 0;
+                for (int c = 0; c < d; c++) Dq += dO[qi + c] * o[c];
+                for (int j = 0; j < nkv; j++) {
+                    if (s[j] == 0) continue;
+                    double dp = 0;
+                    for (int c = 0; c < d; c++) dp += dO[qi + c] * V[(kb + j) * d + c];
+                    const double ds = s[j] * (dp - Dq);
+                    for (int c = 0; c < d; c++) {
+                        dQ[qi + c] += scale * ds * K[(kb + j) * d + c];
+                        dK[(kb + j) * d + c] += scale * ds * Q[qi + c];
+                        dV[(kb + j) * d + c] += s[j] * dO[qi + c];
+                    }
+                }
+            }
+        }
+}
+
+/* The forward (with L) for the backward: version 11 on a Hopper, else version 9. */
+static int forward_for_backward(fs_cuda_prefill *p, void *dQ, void *dK, void *dV, void *dO)
+{
+    char why[256];
+    const int best = 11;
+    if (fs_cuda_prefill_run(p, best, dQ, dK, dV, dO, why, sizeof why) == FS_OK) return best;
+    cudaGetLastError();
+    FS(fs_cuda_prefill_run(p, 9, dQ, dK, dV, dO, why_, sizeof why_));
+    return 9;
+}
+
+struct bcase {
+    int B, Hq, Hkv, nq, nkv, d;
+    fs_mask_kind mask;
+    int window;
+};
+
+static void check_backward(uint64_t *rng, const bcase &c, fs_cuda_dtype dt)
+{
+    const size_t nQ = (size_t)c.B * c.Hq * c.nq * c.d, nK = (size_t)c.B * c.Hkv * c.nkv * c.d;
+    std::vector<double> Q, K, V, G, rQ(nQ), rK(nK), rV(nK);
+    std::vector<uint16_t> Qb, Kb, Vb, Gb, out(nQ), outk(nK);
+    fill16(rng, Q, Qb, nQ, -2, 2, dt);
+    fill16(rng, K, Kb, nK, -2, 2, dt);
+    fill16(rng, V, Vb, nK, -1, 1, dt);
+    fill16(rng, G, Gb, nQ, -1, 1, dt);
+    const double scale = fs_attn_default_scale(c.d);
+    reference_bwd(c.B, c.Hq, c.Hkv, c.nq, c.nkv, c.d, c.mask, c.window, (double)(float)scale, Q.data(), K.data(),
+                  V.data(), G.data(), rQ.data(), rK.data(), rV.data());
+    void *dQ, *dK, *dV, *dO, *dG, *gQ, *gK, *gV, *work;
+    float *dlse;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&dG, nQ * 2));
+    CU(cudaMalloc(&gQ, nQ * 2));
+    CU(cudaMalloc(&gK, nK * 2));
+    CU(cudaMalloc(&gV, nK * 2));
+    CU(cudaMalloc(&dlse, (size_t)c.B * c.Hq * c.nq * sizeof(float)));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dG, Gb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = c.B;
+    p.n_q_heads = c.Hq;
+    p.n_kv_heads = c.Hkv;
+    p.n_q = c.nq;
+    p.n_kv = c.nkv;
+    p.d = c.d;
+    p.mask = c.mask;
+    p.offset = c.nkv - c.nq;
+    p.window = c.window;
+    p.scale = (float)scale;
+    p.dtype = dt;
+    p.lse = dlse;
+    const int fv = forward_for_backward(&p, dQ, dK, dV, dO);
+    CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
+    for (int bv = 1; bv <= fs_cuda_backward_versions(); bv++) {
+        CU(cudaMemset(gQ, 0xff, nQ * 2));
+        CU(cudaMemset(gK, 0xff, nK * 2));
+        CU(cudaMemset(gV, 0xff, nK * 2));
+        char why[256] = "";
+        fs_status st = fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL backward: %s %s\n", why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+        } else {
+            CU(cudaMemcpy(out.data(), gQ, nQ * 2, cudaMemcpyDeviceToHost));
+            const double eq = rel_err(out, rQ.data(), nQ, dt);
+            CU(cudaMemcpy(outk.data(), gK, nK * 2, cudaMemcpyDeviceToHost));
+            const double ek = rel_err(outk, rK.data(), nK, dt);
+            CU(cudaMemcpy(outk.data(), gV, nK * 2, cudaMemcpyDeviceToHost));
+            const double ev = rel_err(outk, rV.data(), nK, dt);
+            const bool ok = eq <= tol_of(dt) && ek <= tol_of(dt) && ev <= tol_of(dt);
+            printf("%s backward v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s (forward v%d) rel.err dQ %.2e dK %.2e "
+                   "dV %.2e (tol %.0e)\n", ok ? "ok  " : "FAIL", bv, dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv,
+                   fs_mask_kind_str(c.mask), fv, eq, ek, ev, tol_of(dt));
+            if (!ok) g_fail++;
+        }
+    }
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(dG);
+    cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
+}
+
 static void run_checks(uint64_t *rng, bool quick, bool tiny)
 {
     const pcase cases[] = {
@@ -300,6 +479,8 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         {1, 4, 2, 320, 400, 64, FS_MASK_BITS, 0, 2},     /* blocks hidden / shown / random */
         {1, 2, 2, 1, 77, 128, FS_MASK_NONE, 0, 0},       /* one query row */
         {1, 4, 4, 700, 1100, 128, FS_MASK_NONE, 0, 0},
+        {1, 4, 2, 300, 300, 256, FS_MASK_CAUSAL, 0, 0},  /* d = 256 (versions 10 and up) */
+        {1, 2, 2, 190, 450, 256, FS_MASK_WINDOW, 130, 0},
     };
     const int nc = quick ? 7 : (int)(sizeof cases / sizeof *cases);
     for (int dti = 0; dti < 2; dti++) {
@@ -308,8 +489,17 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
             check_prefill(rng, cases[1], dt);
             check_prefill(rng, cases[5], dt);
             check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
+            check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             continue;
         }
+        const bcase bc[] = {
+            {2, 4, 2, 333, 333, 128, FS_MASK_CAUSAL, 0},
+            {1, 4, 4, 200, 260, 64, FS_MASK_NONE, 0},
+            {1, 8, 2, 257, 515, 64, FS_MASK_CAUSAL, 0},   /* queries extend a cache */
+            {2, 4, 1, 300, 300, 128, FS_MASK_WINDOW, 70},
+            {1, 2, 2, 1, 77, 128, FS_MASK_NONE, 0},
+        };
+        for (const bcase &b : bc) check_backward(rng, b, dt);
         for (int i = 0; i < nc; i++) check_prefill(rng, cases[i], dt);
         check_decode(rng, 2, 8, 2, 1000, 128, 0, dt);
         check_decode(rng, 1, 16, 2, 3000, 64, 0, dt);
@@ -389,6 +579,7 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
     const double flops = 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
         if (v == 1 && quick) continue;
+        if (d == 256 && v < 10) continue;
         /* sampled check at this size: 16 random rows against the float64 reference */
         CU(cudaMemset(dO, 0xff, n * 2));
         FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
@@ -424,6 +615,46 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
     cudaFree(dK);
     cudaFree(dV);
     cudaFree(dO);
+}
+
+/* The backward at a full-size shape (the forward's shapes): the forward once for O and L, then
+ * the backward timed. FLOPs: 2.5 × the forward's (five products of 2·N²·d instead of two). */
+static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt)
+{
+    const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
+    const size_t n = (size_t)B * H * N * d;
+    void *dQ, *dK, *dV, *dO, *dG, *gQ, *gK, *gV, *work;
+    float *dlse;
+    CU(cudaMalloc(&dQ, n * 2)); CU(cudaMalloc(&dK, n * 2)); CU(cudaMalloc(&dV, n * 2));
+    CU(cudaMalloc(&dO, n * 2)); CU(cudaMalloc(&dG, n * 2));
+    CU(cudaMalloc(&gQ, n * 2)); CU(cudaMalloc(&gK, n * 2)); CU(cudaMalloc(&gV, n * 2));
+    CU(cudaMalloc(&dlse, (size_t)B * H * N * sizeof(float)));
+    fill_dev_random(rng, dQ, n, -2, 2, dt);
+    fill_dev_random(rng, dK, n, -2, 2, dt);
+    fill_dev_random(rng, dV, n, -1, 1, dt);
+    fill_dev_random(rng, dG, n, -1, 1, dt);
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B;
+    p.n_q_heads = p.n_kv_heads = H;
+    p.n_q = p.n_kv = N;
+    p.d = d;
+    p.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    p.scale = (float)fs_attn_default_scale(d);
+    p.dtype = dt;
+    p.lse = dlse;
+    forward_for_backward(&p, dQ, dK, dV, dO);
+    CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
+    const double flops = 2.5 * 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+    for (int bv = 1; bv <= fs_cuda_backward_versions(); bv++) {
+        float ms = time_ms([&] { char w[64]; fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, w, sizeof w); },
+                           3, 20);
+        printf("RESULT backward v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f\n", bv, dt_str(dt), d,
+               causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12);
+        fflush(stdout);
+    }
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(dG);
+    cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
 }
 
 static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt, bool sweep)
@@ -480,8 +711,8 @@ static void time_copy(void)
     cudaFree(b);
 }
 
-/* One launch of every tensor-core prefill version and of decode v3/v4 at the main shapes, for
- * a profiler; random inputs, no checks, no timings. */
+/* One launch of every tensor-core prefill version, every backward version and decode v3 and
+ * up at the main shapes, for a profiler; random inputs, no checks, no timings. */
 static int run_profile(void)
 {
     uint64_t rng = 12345;
@@ -505,6 +736,24 @@ static int run_profile(void)
     p.dtype = FS_CUDA_F16;
     for (int v = 2; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
     CU(cudaDeviceSynchronize());
+    /* the backward: the forward with L, then each backward version once (dO = Q, gradients
+     * into K's and V's buffers' copies) */
+    {
+        float *dlse;
+        void *g[3], *wk;
+        CU(cudaMalloc(&dlse, (size_t)B * H * N * sizeof(float)));
+        for (int i = 0; i < 3; i++) CU(cudaMalloc(&g[i], n * 2));
+        p.lse = dlse;
+        forward_for_backward(&p, dQ, dK, dV, dO);
+        CU(cudaMalloc(&wk, fs_cuda_backward_workspace(&p)));
+        for (int v = 1; v <= fs_cuda_backward_versions(); v++)
+            FS(fs_cuda_backward_run(&p, v, dQ, dK, dV, dO, dQ, g[0], g[1], g[2], wk, why_, sizeof why_));
+        CU(cudaDeviceSynchronize());
+        p.lse = NULL;
+        cudaFree(dlse);
+        cudaFree(wk);
+        for (int i = 0; i < 3; i++) cudaFree(g[i]);
+    }
     /* decode: B = 1, 32/8 heads, 32768 keys: K and V are the size of the prefill buffers */
     fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16};
     for (int v = 3; v <= fs_cuda_decode_versions(); v++) {
@@ -551,6 +800,7 @@ int main(int argc, char **argv)
            prop.multiProcessorCount, prop.l2CacheSize / 1e6, (unsigned long long)seed);
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) printf("prefill v%d: %s\n", v, fs_cuda_prefill_version_str(v));
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) printf("decode  v%d: %s\n", v, fs_cuda_decode_version_str(v));
+    for (int v = 1; v <= fs_cuda_backward_versions(); v++) printf("backward v%d: %s\n", v, fs_cuda_backward_version_str(v));
     uint64_t rng = seed;
     if (check) {
         run_checks(&rng, quick, tiny);
@@ -570,6 +820,13 @@ int main(int argc, char **argv)
                         if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
                         time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0);
                     }
+        for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true);
+        for (int dti = 0; dti < 2; dti++)
+            for (int d = 128; d >= 64; d -= 64)
+                for (int causal = 0; causal < 2; causal++)
+                    time_backward(&rng, 4096, d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16);
+        if (!quick)
+            for (int causal = 0; causal < 2; causal++) time_backward(&rng, 16384, 128, causal, FS_CUDA_F16);
         time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true);
         time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16, false);
         time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16, false);

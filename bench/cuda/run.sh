@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # run.sh: build, check and time the CUDA path in one call, on a GPU machine.
 #
-#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]
-#   (--no-time: build, tests, sanitizer and the correctness checks only)
+#   bash bench/cuda/run.sh [--quick] [--no-build] [--no-tests] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]
+#   (--no-time: build, tests, sanitizer and the correctness checks only; --no-tests: skip step 3,
+#   so that a lent machine's 10-minute call can hold the full timing run)
 #
 # Steps, each logged under $FS_CUDA_LOG (default build/cuda/out):
 #   1. the machine: GPU, driver, nvcc, date
 #   2. build: make CUDA=1 BUILD=build/cuda cuda-bench cuda-tests (skipped with --no-build when
 #      the binaries were built elsewhere and carried: they link cudart statically)
-#   3. tests/cuda: the GPU trace against the engine's, event by event (test_cuda), on random
+#   3. tests/cuda (skipped with --no-tests): the GPU trace against the engine's, event by event (test_cuda), on random
 #      problems and on every tiled lesson; then, if the whole program builds here (it needs SDL2),
 #      `flashstep trace --backend cuda` against the engine's JSONL (bench/cuda/cmp_jsonl.py)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck) on small checks, when present
@@ -20,16 +21,17 @@ set -u
 cd "$(dirname "$0")/../.."
 LOG=${FS_CUDA_LOG:-build/cuda/out}   # logs (not $OUT: that name belongs to the GPU lending tool)
 mkdir -p "$LOG"
-QUICK= BUILD_IT=1 SAN=1 SDPA=1 PROF=0 TIME=1
+QUICK= BUILD_IT=1 SAN=1 SDPA=1 PROF=0 TIME=1 TESTS=1
 for a in "$@"; do
   case $a in
     --quick) QUICK=--quick ;;
     --no-build) BUILD_IT=0 ;;
+    --no-tests) TESTS=0 ;;
     --no-sanitizer) SAN=0 ;;
     --no-sdpa) SDPA=0 ;;
     --profile) PROF=1 ;;
     --no-time) TIME=0; SDPA=0 ;;
-    *) echo "usage: $0 [--quick] [--no-build] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--no-build] [--no-tests] [--no-sanitizer] [--no-sdpa] [--profile] [--no-time]" >&2; exit 2 ;;
   esac
 done
 B=${FS_CUDA_BUILD:-build/cuda}   # where the binaries are (FS_CUDA_BUILD for carried ones)
@@ -46,13 +48,15 @@ if [ $BUILD_IT = 1 ]; then
     || { tail -30 "$LOG/build.log"; echo "build failed"; exit 1; }
 fi
 
-step "tests/cuda: GPU trace vs engine trace"
-$B/cuda/test_cuda --count 400 --lessons lessons 2>&1 | tee "$LOG/test_cuda.log" | tail -8
-[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+if [ $TESTS = 1 ]; then
+  step "tests/cuda: GPU trace vs engine trace"
+  $B/cuda/test_cuda --count 400 --lessons lessons 2>&1 | tee "$LOG/test_cuda.log" | tail -8
+  [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
-step "flashstep trace --backend cuda against the engine (JSONL)"
-bash bench/cuda/cli_check.sh "$B" "$LOG/cli" 2>&1 | tee "$LOG/cli_check.log" | grep -v '^ *$'
-[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+  step "flashstep trace --backend cuda against the engine (JSONL)"
+  bash bench/cuda/cli_check.sh "$B" "$LOG/cli" 2>&1 | tee "$LOG/cli_check.log" | grep -v '^ *$'
+  [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+fi
 
 if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer"
@@ -69,7 +73,7 @@ fi
 if [ $PROF = 1 ] && command -v ncu > /dev/null; then
   step "ncu: one launch of each fast kernel (log: ncu.txt)"
   ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
-      --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|decode_split_async' \
+      --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|prefill_tma|prefill_overlap|bwd_main|decode_split_async' \
       $B/cuda/bench_cuda --profile > "$LOG/ncu.txt" 2>&1
   grep -E "prefill_mma|decode_split|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|L1/TEX Hit|Issue Slots Busy" "$LOG/ncu.txt" | head -80
 fi

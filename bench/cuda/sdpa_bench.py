@@ -4,7 +4,8 @@ Run on the same GPU in the same call as bench_cuda (bench/cuda/run.sh does both)
 tables compare like with like. Backends: flash (FlashAttention-2 inside PyTorch) and cuDNN; a
 backend that refuses a shape prints n/a. Timing: CUDA events around each call, median of 30
 after 5 warm-up calls, inputs drawn fresh (torch.randn). FLOPs counted as in bench_cuda:
-4·B·H·N²·d, halved for causal. Lines starting with RESULT are the measurements.
+4·B·H·N²·d, halved for causal; the backward (torch.autograd.grad after one forward) 2.5 times
+that. Lines starting with RESULT are the measurements.
 """
 import statistics
 import sys
@@ -48,6 +49,27 @@ def prefill(N, d, causal, dtype, name):
                   f"({type(e).__name__}: {str(e).splitlines()[0][:80]})", flush=True)
 
 
+def backward(N, d, causal, dtype, name):
+    """The backward alone: the forward runs once, then torch.autograd.grad is timed (the
+    backend's backward kernels and their small pre/post steps). FLOPs: 2.5 × the forward's."""
+    B, H = 16384 // N, 2048 // d
+    q, k, v = (torch.randn(B, H, N, d, dtype=dtype, device="cuda", requires_grad=True) for _ in range(3))
+    g = torch.randn(B, H, N, d, dtype=dtype, device="cuda")
+    flops = 2.5 * 4.0 * B * H * N * N * d * (0.5 if causal else 1.0)
+    for bname, backend in BACKENDS:
+        try:
+            with sdpa_kernel(backend):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+            ms = time_ms(lambda: torch.autograd.grad(out, (q, k, v), g, retain_graph=True), 3, 20)
+            print(f"RESULT sdpa_backward backend={bname} dtype={name} d={d} causal={causal} N={N} B={B} H={H} "
+                  f"ms={ms:.4f} tflops={flops / (ms * 1e-3) / 1e12:.1f}", flush=True)
+        except Exception as e:
+            print(f"RESULT sdpa_backward backend={bname} dtype={name} d={d} causal={causal} N={N} n/a "
+                  f"({type(e).__name__}: {str(e).splitlines()[0][:80]})", flush=True)
+        finally:
+            out = None
+
+
 def decode(B, Hq, Hkv, N, d, dtype, name):
     q = torch.randn(B, Hq, 1, d, dtype=dtype, device="cuda")
     k, v = (torch.randn(B, Hkv, N, d, dtype=dtype, device="cuda") for _ in range(2))
@@ -78,6 +100,15 @@ def main():
             for d in (128, 64):
                 for causal in (0, 1):
                     prefill(N, d, causal, dtype, name)
+    for causal in (0, 1):
+        prefill(4096, 256, causal, torch.float16, "f16")
+    for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+        for d in (128, 64):
+            for causal in (0, 1):
+                backward(4096, d, causal, dtype, name)
+    if not quick:
+        for causal in (0, 1):
+            backward(16384, 128, causal, torch.float16, "f16")
     decode(8, 32, 8, 32768, 128, torch.float16, "f16")
     decode(4, 32, 8, 65536, 128, torch.float16, "f16")
     decode(8, 32, 8, 32768, 128, torch.bfloat16, "bf16")

@@ -25,10 +25,10 @@ def main():
     sdpa = results(sys.argv[2]) if len(sys.argv) > 2 else []
     copy = [kv for k, kv, _ in ours if k == "copy"]
     print("| shape (B×N, H, d) | dtype | causal | " + " | ".join(
-        f"v{v}" for v in sorted({kv["v"] for k, kv, _ in ours if k == "prefill"})) +
-        " | SDPA flash | SDPA cuDNN | best / flash |")
-    vs = sorted({kv["v"] for k, kv, _ in ours if k == "prefill"})
-    print("|" + "---|" * (5 + len(vs)))
+        f"v{v}" for v in sorted({kv["v"] for k, kv, _ in ours if k == "prefill"}, key=int)) +
+        " | SDPA flash | SDPA cuDNN | best / flash | best / cuDNN |")
+    vs = sorted({kv["v"] for k, kv, _ in ours if k == "prefill"}, key=int)
+    print("|" + "---|" * (7 + len(vs)))
     keys = []
     for k, kv, _ in ours:
         if k == "prefill":
@@ -49,10 +49,40 @@ def main():
         best = max(mine.values()) if mine else 0
         cells = [f"{mine[v]:.1f}" if v in mine else "–" for v in vs]
         ratio = f"{best / fl:.2f}×" if fl else "–"
+        ratio_cu = f"{best / cu:.2f}×" if cu else "–"
         print(f"| {B}×{N}, {H}, {d} | {dt} | {causal} | " + " | ".join(cells) +
-              f" | {fl if fl is not None else '–'} | {cu if cu is not None else '–'} | {ratio} |")
+              f" | {fl if fl is not None else '–'} | {cu if cu is not None else '–'} | {ratio} | {ratio_cu} |")
     print()
     print("TFLOP/s (4·B·H·N²·d, halved for causal), median of CUDA-event timings.")
+    print()
+    bvs = sorted({kv["v"] for k, kv, _ in ours if k == "backward"}, key=int)
+    print("| backward (B×N, H, d) | dtype | causal | " + " | ".join(f"v{v}" for v in bvs) +
+          " | SDPA flash | SDPA cuDNN | best / flash | best / cuDNN |")
+    print("|" + "---|" * (7 + len(bvs)))
+    bkeys = []
+    for k, kv, _ in ours:
+        if k == "backward":
+            key = (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"])
+            if key not in bkeys:
+                bkeys.append(key)
+    for key in bkeys:
+        N, d, causal, dt, B, H = key
+        mine = {kv["v"]: float(kv["tflops"]) for k, kv, _ in ours if k == "backward" and
+                (kv["N"], kv["d"], kv["causal"], kv["dtype"], kv["B"], kv["H"]) == key}
+        def sb(bk):
+            for k2, kv2, _ in sdpa:
+                if (k2 == "sdpa_backward" and kv2.get("backend") == bk and kv2.get("N") == N
+                        and kv2.get("d") == d and kv2.get("causal") == causal
+                        and kv2.get("dtype") == dt and "tflops" in kv2):
+                    return float(kv2["tflops"])
+            return None
+        best, fl, cu = max(mine.values()), sb("flash"), sb("cudnn")
+        print(f"| {B}×{N}, {H}, {d} | {dt} | {causal} | " + " | ".join(
+              f"{mine[v]:.1f}" if v in mine else "–" for v in bvs) +
+              f" | {fl if fl is not None else '–'} | {cu if cu is not None else '–'} "
+              f"| {f'{best / fl:.2f}×' if fl else '–'} | {f'{best / cu:.2f}×' if cu else '–'} |")
+    print()
+    print("Backward TFLOP/s: 2.5 × the forward's count (five products instead of two).")
     print()
     print("| decode (B, Hq/Hkv, n_kv, d) | dtype | version | µs | TB/s of K+V | SDPA best TB/s |")
     print("|---|---|---|---|---|---|")

@@ -26,6 +26,14 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
+ *  10-16  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups. They
+ *      take causal, window and no mask; fs_cuda_prefill_run hands bitmask (tree) problems to
+ *      version 9.
+ *
+ * Every version writes each row's log-sum-exp L to p->lse when it is not NULL (the backward's
+ * input, attn_backward.cu).
+ *
  * Layout (row-major): Q, O (batch, n_q_heads, n_q, d); K, V (batch, n_kv_heads, n_kv, d).
  * Query head h reads KV head h / (n_q_heads / n_kv_heads) (GQA).
  *
@@ -33,47 +41,6 @@
  * exponential is one ex2 instruction; m is then in base-2 units, ℓ and o are unchanged.
  */
 #include "kernels/cuda/cuda_common.cuh"
-
-/* Keys per KV tile (BK) in versions 2 and up: 64 or 32, so a tile's mask bits of one row lie in
- * one 64-bit word. */
-
-struct prefill_params {
-    int n_q_heads, n_kv_heads, n_q, n_kv;
-    float scale2;          /* scale · log2 e */
-    fs_cu_mask mask;
-};
-
-static prefill_params make_params(const fs_cuda_prefill *p)
-{
-    prefill_params k;
-    k.n_q_heads = p->n_q_heads;
-    k.n_kv_heads = p->n_kv_heads;
-    k.n_q = p->n_q;
-    k.n_kv = p->n_kv;
-    k.scale2 = p->scale * FS_LOG2E;
-    k.mask.kind = p->mask;
-    k.mask.offset = p->offset;
-    k.mask.window = p->window;
-    k.mask.bits = p->bits;
-    k.mask.words = p->words_per_row;
-    return k;
-}
-
-
-/* Keys [*lo, *hi) that rows [r0, r1) can see at all under a causal or window mask. */
-__device__ __forceinline__ void key_range(const prefill_params &p, int r0, int r1, int *lo, int *hi)
-{
-    *lo = 0;
-    *hi = p.n_kv;
-    if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) {
-        long last = (long)r1 - 1 + p.mask.offset;          /* newest query position */
-        *hi = (int)max(0L, min((long)p.n_kv, last + 1));
-        if (p.mask.kind == FS_MASK_WINDOW) {
-            long first = (long)r0 + p.mask.offset - p.mask.window + 1;  /* oldest key seen */
-            *lo = (int)max(0L, min((long)*hi, first));
-        }
-    }
-}
 
 /* ---- Version 1: scalar ------------------------------------------------------------------- */
 
@@ -119,6 +86,7 @@ __global__ void __launch_bounds__(128) prefill_v1(prefill_params p, const T *__r
     }
     T *out = O + (((size_t)b * p.n_q_heads + h) * p.n_q + i) * D;
     float inv = l > 0 ? 1.f / l : 0.f;
+    if (p.lse) p.lse[((size_t)b * p.n_q_heads + h) * p.n_q + i] = lse_of(m, l);
 #pragma unroll
     for (int c = 0; c < D; c++) out[c] = ty::from_f(o[c] * inv);
 }
@@ -381,6 +349,8 @@ prefill_mma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K,
             l += __shfl_xor_sync(0xffffffff, l, 1);
             l += __shfl_xor_sync(0xffffffff, l, 2);
             inv[x] = l > 0 ? 1.f / l : 0.f;
+            if (p.lse && t4 == 0 && row_of(mt, x) < p.n_q)
+                p.lse[((size_t)b * p.n_q_heads + h) * p.n_q + row_of(mt, x)] = lse_of(m_run[mt][x], l);
         }
 #pragma unroll
         for (int dt = 0; dt < D / 8; dt++) {
@@ -406,6 +376,13 @@ static const char *version_lines[] = {
     "version 4 with the FFMA exponent and Bk=32: 32 rows per warp without spilling",
     "version 5, skipping the o rescale when no row of the warp got a new maximum",
     "version 8 with Bk=128 at d=64 (d=128 keeps 64): fewer tiles, less per-tile overhead",
+    "sm_90a: wgmma (warpgroup MMA) from 128B-swizzled shared memory, 2 warpgroups x 64 rows, Bk=128",
+    "version 10 with TMA loads on mbarriers, 2 K/V stages, a producer warp and setmaxnreg",
+    "version 11 with the softmax of tile j overlapping S_j+1 = QK^T and O += P_j V_j in each warpgroup",
+    "version 12 with the two consumer warpgroups taking turns at the tensor cores (ping-pong)",
+    "version 13 with 3 K/V stages (12 and 13 give a stage back later than 11 does)",
+    "version 14 with every other 8-key chunk's exp2 as a degree-3 polynomial on the FMA pipe",
+    "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128: version 14",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }
@@ -450,6 +427,11 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
     case 8: return launch_mma<T, D, 8, 1, 2, true, 64, true>(pp, p, Q, K, V, O, why, n);
     case 9: return launch_mma<T, D, 8, 1, 2, true, (D == 64 ? 128 : 64), true>(pp, p, Q, K, V, O, why, n);
     }
+    if (version >= 10 && version <= fs_cuda_prefill_versions()) {
+        /* the Hopper versions take no bitmask: the slower path (version 9) answers for it */
+        if (pp->mask == FS_MASK_BITS) return launch_d<T, D>(pp, 9, Q, K, V, O, why, n);
+        return fs_cu_hopper_prefill(pp, p, version, Q, K, V, O, why, n);
+    }
     if (why && n) snprintf(why, n, "no prefill version %d (1..%d)", version, fs_cuda_prefill_versions());
     return FS_ERR_ARG;
 }
@@ -475,12 +457,21 @@ extern "C" fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, 
         return FS_ERR_MASK;
     }
     const bool bf = p->dtype == FS_CUDA_BF16;
+    if (p->d == 256) {   /* the Hopper versions only, without a bitmask */
+        if (version < 10 || version > fs_cuda_prefill_versions() || p->mask == FS_MASK_BITS) {
+            if (why && n)
+                snprintf(why, n, "d = 256 runs on prefill versions 10-%d (Hopper), without a bitmask",
+                         fs_cuda_prefill_versions());
+            return FS_ERR_ARG;
+        }
+        return fs_cu_hopper_prefill(p, make_params(p), version, Q, K, V, O, why, n);
+    }
     if (p->d == 64)
         return bf ? launch_d<__nv_bfloat16, 64>(p, version, Q, K, V, O, why, n)
                   : launch_d<__half, 64>(p, version, Q, K, V, O, why, n);
     if (p->d == 128)
         return bf ? launch_d<__nv_bfloat16, 128>(p, version, Q, K, V, O, why, n)
                   : launch_d<__half, 128>(p, version, Q, K, V, O, why, n);
-    if (why && n) snprintf(why, n, "the CUDA prefill kernels take d = 64 or 128, not %d", p->d);
+    if (why && n) snprintf(why, n, "the CUDA prefill kernels take d = 64 or 128 (256: versions 10 and up), not %d", p->d);
     return FS_ERR_ARG;
 }

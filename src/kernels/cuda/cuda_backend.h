@@ -57,6 +57,9 @@ typedef struct {
     int32_t words_per_row;
     float scale;
     fs_cuda_dtype dtype;
+    float *lse;          /* NULL, or device (batch, n_q_heads, n_q) float32 that receives each
+                            row's log-sum-exp L = m + ln ℓ (natural units; −∞ for a row that sees
+                            nothing): what the backward pass keeps of the forward */
 } fs_cuda_prefill;
 
 /* Number of prefill versions (numbered 1..n) and one line on each. */
@@ -67,6 +70,18 @@ const char *fs_cuda_prefill_version_str(int version);
  * when the version does not cover the problem (e.g. d not 64 or 128) or the launch failed. */
 fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, const void *Q, const void *K,
                               const void *V, void *O, char *why, size_t n);
+
+/* The backward pass (attn_backward.cu): given the forward's problem p (its lse field: the
+ * forward's L, device float32), Q, K, V, O and dO (device, the forward's layouts and dtype),
+ * write dQ, dK, dV (same layouts as Q, K, V) with backward version `version` (1..n). Masks: none, causal, window (no bitmask). GQA:
+ * dK, dV are summed over the query heads of a group. work: fs_cuda_backward_workspace bytes
+ * (the float32 dQ accumulator and D = rowsum(dO ∘ O)). Asynchronous on the default stream. */
+int fs_cuda_backward_versions(void);
+const char *fs_cuda_backward_version_str(int version);
+size_t fs_cuda_backward_workspace(const fs_cuda_prefill *p);
+fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void *Q, const void *K, const void *V,
+                               const void *O, const void *dO, void *dQ, void *dK, void *dV, void *work,
+                               char *why, size_t n);
 
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:

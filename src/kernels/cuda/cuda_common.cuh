@@ -80,6 +80,60 @@ __device__ inline int fs_cu_classify(const fs_cu_mask &m, bool is_tree, int r0, 
     return seen == total ? FS_TILE_FULL : FS_TILE_PARTIAL;
 }
 
+/* ---- What every prefill version reads (attn_prefill.cu, hopper_prefill.cu) ----------------- */
+
+struct prefill_params {
+    int n_q_heads, n_kv_heads, n_q, n_kv;
+    float scale2;          /* scale · log2 e */
+    fs_cu_mask mask;
+    float *lse;            /* (batch, n_q_heads, n_q) natural log-sum-exp, or NULL */
+};
+
+static inline prefill_params make_params(const fs_cuda_prefill *p)
+{
+    prefill_params k;
+    k.n_q_heads = p->n_q_heads;
+    k.n_kv_heads = p->n_kv_heads;
+    k.n_q = p->n_q;
+    k.n_kv = p->n_kv;
+    k.scale2 = p->scale * FS_LOG2E;
+    k.mask.kind = p->mask;
+    k.mask.offset = p->offset;
+    k.mask.window = p->window;
+    k.mask.bits = p->bits;
+    k.mask.words = p->words_per_row;
+    k.lse = p->lse;
+    return k;
+}
+
+/* Keys [*lo, *hi) that rows [r0, r1) can see at all under a causal or window mask. */
+__device__ __forceinline__ void key_range(const prefill_params &p, int r0, int r1, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = p.n_kv;
+    if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) {
+        long last = (long)r1 - 1 + p.mask.offset;          /* newest query position */
+        *hi = (int)max(0L, min((long)p.n_kv, last + 1));
+        if (p.mask.kind == FS_MASK_WINDOW) {
+            long first = (long)r0 + p.mask.offset - p.mask.window + 1;  /* oldest key seen */
+            *lo = (int)max(0L, min((long)*hi, first));
+        }
+    }
+}
+
+/* A row's log-sum-exp in natural units from its base-2 running max m2 (of scale·log2e·s) and
+ * its sum ℓ: L = (m2 + log2 ℓ) · ln 2; −∞ for a row that saw nothing. */
+__device__ __forceinline__ float lse_of(float m2, float l)
+{
+    return l > 0 ? (m2 + log2f(l)) * 0.69314718055994531f : -INFINITY;
+}
+
+/* Versions 10 and up (hopper_prefill.cu, built for sm_90a only): FS_ERR_ARG with why when the
+ * device is not a Hopper (compute capability 9.0). */
+fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &p, int version,
+                               const void *Q, const void *K, const void *V, void *O, char *why,
+                               size_t n);
+
 /* cp.async (sm_80+): 16 bytes global -> shared, zero-filled when !pred (rows past the end). */
 __device__ __forceinline__ void cp_async16(void *s, const void *g, bool pred)
 {

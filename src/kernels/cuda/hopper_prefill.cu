@@ -1,0 +1,778 @@
+/* hopper_prefill.cu: prefill versions 10 and up, built for Hopper only (sm_90a: the warpgroup
+ * MMA and setmaxnreg exist on no other target). attn_prefill.cu dispatches here; the bitmask
+ * (and tree) masks stay on version 9, the slower path.
+ *
+ *  10  wgmma: each warpgroup (4 warps) owns 64 query rows, two warpgroups a block (Bq = 128),
+ *      KV tiles of Bk = 128 keys. S = Q Kᵀ is one chain of wgmma.mma_async with both operands
+ *      read from shared memory through matrix descriptors (128-byte swizzle, the layout the TMA
+ *      writes); P stays in registers and O += P V is a wgmma with A from registers and V read
+ *      transposed from shared memory. Tiles still come in by cp.async, double-buffered, and
+ *      the whole block meets at a barrier twice a tile, as in versions 3-9.
+ *  11  TMA and warp specialization: a third warpgroup is the producer; one thread of it
+ *      issues the tensor-memory-accelerator copies (cp.async.bulk.tensor) of the Q tile and of
+ *      each K and V tile into a ring of 2 stages, each completing on its own mbarrier; the two
+ *      consumer warpgroups wait on those barriers, compute, and give the stage back through an
+ *      "empty" barrier. No block-wide barrier remains in the loop. setmaxnreg moves registers
+ *      from the producer (24 a thread) to the consumers (240).
+ *  12  softmax overlapped with the tensor cores inside a warpgroup: S_j = Q K_jᵀ and
+ *      O += P_{j−1} V_{j−1} are issued together; the warpgroup waits for S_j alone, computes its
+ *      softmax while P_{j−1} V_{j−1} still runs, and rescales o once that is done.
+ *  13  version 12 with the two consumer warpgroups taking turns (ping-pong, two named
+ *      barriers): one issues its products while the other computes its softmax.
+ *  14  version 13 with three K/V stages: in 12 and 13 a stage is given back only once
+ *      P_{j−1} V_{j−1} has finished, in the middle of tile j, so with two stages the copy of
+ *      tile j+1 starts late and its latency shows (both measured slower than 11).
+ *  15  version 14 with half of the exponentials computed by a polynomial on the FMA pipe
+ *      (exp2_fma) instead of the MUFU, which at d = 64 is as busy as the tensor cores.
+ *  16  at d = 64, version 14 with three consumer warpgroups (Bq = 192, 160 registers a thread):
+ *      each K/V tile serves 1.5 times the rows, and three warpgroups take turns at the tensor
+ *      cores. At d = 128 the registers do not fit (S and O alone are 128 a thread), so
+ *      version 16 is version 14 there.
+ *
+ * d = 256 runs versions 10-16 with Bk = 64 and two stages (14-16 then differ from 13 only in
+ * name, and 15 in its exponentials): Q and the K/V stages fill 192 KiB.
+ *
+ * Shared-memory tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows
+ * of 128 bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle"
+ * of the TMA and of wgmma's descriptors), so the 8 rows a tensor-core read takes at once fall
+ * in different banks.
+ *
+ * wgmma accumulator layout (m64nN, f32), warp w of the warpgroup, lane = 4g + t: element
+ * 4i + e of a thread holds row 16w + g + 8·(e >> 1), column 8i + 2t + (e & 1) — per warp the
+ * layout of mma.sync's m16n8 accumulator, so the softmax below is versions 5-9's.
+ */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "kernels/cuda/cuda_common.cuh"
+
+/* ---- wgmma wrappers -------------------------------------------------------------------------
+ * wgmma_ss<T, N>: d (64×N f32) = (acc ? d : 0) + A (64×16, descriptor) · B (16×N, descriptor,
+ * stored N rows of K: "K-major").  wgmma_rs_t<T>: d (64×64) += A (64×16, four registers a
+ * thread, mma.sync's A-fragment layout) · B (16×64, descriptor, stored K rows of N: "N-major",
+ * the transpose flag set). */
+template <typename T, int N> __device__ void wgmma_ss(float *d, uint64_t da, uint64_t db, int acc);
+template <typename T> __device__ void wgmma_rs_t(float *d, const uint32_t a[4], uint64_t db);
+template <> __device__ __forceinline__ void wgmma_ss<__half, 64>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__half, 128>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_rs_t<__half>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 64>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 128>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_rs_t<__nv_bfloat16>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* Keep the compiler from moving reads or writes of accumulators across a wgmma wait/fence. */
+template <int R> __device__ __forceinline__ void reg_fence(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* Matrix descriptor of a 128B-swizzled operand starting at shared address addr: the start
+ * (bits 0-13, in 16-byte units), the leading offset (unused by swizzled K-major operands and by
+ * single-block N-major ones: 1), the stride between 8-row groups (1024 bytes), swizzle mode 1. */
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* Byte offset of element (r, c) in a swizzled tile of ROWS rows (see the top of the file). */
+template <int ROWS> __device__ __forceinline__ uint32_t sw_off(int r, int c)
+{
+    return (uint32_t)((c >> 6) * ROWS * 128 + r * 128 + ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2);
+}
+
+/* ROWS × D elements from global (row stride D) into a swizzled tile by cp.async; rows ≥ valid
+ * are zero-filled. */
+template <typename T, int D, int ROWS, int NT>
+__device__ __forceinline__ void load_sw(unsigned char *s, const T *g, int valid, int tid)
+{
+    constexpr int CH = D / 8;
+    for (int c = tid; c < ROWS * CH; c += NT) {
+        const int r = c / CH, col = (c % CH) * 8;
+        const bool ok = r < valid;
+        cp_async16(s + sw_off<ROWS>(r, col), g + (size_t)(ok ? r : 0) * D + col, ok);
+    }
+}
+
+/* ---- mbarriers and the TMA ------------------------------------------------------------------ */
+
+__device__ __forceinline__ void mbar_init(uint64_t *b, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *b)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b)) : "memory");
+}
+/* Wait until the phase of parity `parity` of barrier b has completed. */
+__device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(smem_u32(b)), "r"(parity) : "memory");
+    } while (!done);
+}
+/* One TMA box (64 columns × rows × 1 head) of a 3-D tensor map into shared memory at dst,
+ * counted on barrier b. Coordinates: column, row, head. Rows past the tensor's end read 0. */
+__device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *map, int c0, int c1, int c2, uint64_t *b)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(b))
+                 : "memory");
+}
+
+/* ---- one warpgroup's share of a KV tile ------------------------------------------------------ */
+
+/* Class of KV tile kt for rows [r0, r1) under causal / window / no mask (no bitmask here):
+ * skipped when no pair is visible, full when every pair is (and the tile is whole). */
+__device__ __forceinline__ int wg_class(const prefill_params &p, int r0, int r1, int kt, int bk)
+{
+    const int c0 = kt * bk, c1 = min(c0 + bk, p.n_kv);
+    const bool edge = c1 - c0 < bk;
+    if (r1 <= r0) return FS_TILE_SKIPPED;
+    if (p.mask.kind == FS_MASK_NONE) return edge ? FS_TILE_PARTIAL : FS_TILE_FULL;
+    const long p0 = (long)r0 + p.mask.offset, p1 = (long)r1 - 1 + p.mask.offset;
+    if (c0 > p1) return FS_TILE_SKIPPED;
+    if (p.mask.kind == FS_MASK_WINDOW && (long)c1 - 1 <= p0 - p.mask.window) return FS_TILE_SKIPPED;
+    bool full = (long)c1 - 1 <= p0;
+    if (p.mask.kind == FS_MASK_WINDOW) full = full && c0 > p1 - p.mask.window;
+    return (full && !edge) ? FS_TILE_FULL : FS_TILE_PARTIAL;
+}
+
+/* S (64 × BK, this thread's BK/2 values) = Q_wg Kᵀ: D/16 wgmma, each over 16 columns of d.
+ * sQ: this warpgroup's 64 rows inside a swizzled tile of BQ rows; sK: a swizzled tile of BK. */
+template <typename T, int D, int BK, int BQ>
+__device__ __forceinline__ void wg_scores(float *s, uint32_t sQ, uint32_t sK)
+{
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+        wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                        sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    wg_commit();
+    wg_wait<0>();
+    reg_fence<BK / 2>(s);
+}
+
+/* 2^x for x ≤ 0 (−∞ included) on the FMA and integer pipes instead of the special-function
+ * unit (MUFU), which does 16 ex2 a cycle on an SM against 128 FMAs: x = n + f with n an integer
+ * (rounded by adding 1.5·2^23) and |f| ≤ 1/2; 2^f from a degree-3 polynomial fitted here
+ * (relative error ≤ 1.1e-4, under float16's rounding of P); n goes into the exponent bits.
+ * x is clamped at −127, where the result is exactly +0 (p(0) = 1 and the exponent empties). */
+__device__ __forceinline__ float exp2_fma(float x)
+{
+    x = fmaxf(x, -127.f);
+    const float t = x + 12582912.f;   /* 1.5 · 2^23: the sum's low bits are round(x) */
+    const float f = x - (t - 12582912.f);
+    const float q = fmaf(fmaf(fmaf(0.05500896f, f, 0.24221100f), f, 0.69328292f), f, 1.f);
+    const unsigned n = (unsigned)(__float_as_int(t) - 0x4B400000);
+    return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
+}
+
+/* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
+ * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
+ * to rescale o with (versions 12-13 do it only once the previous P V has finished). m is in
+ * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
+ * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
+template <int BK, bool POLY = false>
+__device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
+                                           float (&alpha)[2], int kt, int cls, int row0, int t4)
+{
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < BK / 8; i++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            if (cls == FS_TILE_PARTIAL) {
+                const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+                bool vis = j < p.n_kv;
+                if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+                if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+                if (!vis) s[4 * i + e] = -INFINITY;
+            }
+        }
+        bm[0] = fmaxf(bm[0], fmaxf(s[4 * i], s[4 * i + 1]));
+        bm[1] = fmaxf(bm[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+    float base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        bm[x] *= p.scale2;
+        const float mn = fmaxf(m[x], bm[x]);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+    }
+#pragma unroll
+    for (int i = 0; i < BK / 2; i++) {
+        /* POLY (version 15): every other 8-column chunk by the polynomial, the rest by ex2 */
+        const float x = fmaf(s[i], p.scale2, -base[(i >> 1) & 1]);
+        s[i] = (POLY && (i & 4)) ? exp2_fma(x) : fast_exp2(x);
+        sum[(i >> 1) & 1] += s[i];
+    }
+#pragma unroll
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+}
+
+/* o *= α row by row, skipped when no row of the warp got a new maximum (a warp vote). */
+template <int D>
+__device__ __forceinline__ void wg_rescale(float (&o)[D / 64][32], const float (&alpha)[2])
+{
+    if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+            for (int i = 0; i < 32; i++) o[nb][i] *= alpha[(i >> 1) & 1];
+}
+
+/* P as wgmma A fragments: keys 16kk..16kk+15 are accumulator chunks 2kk and 2kk+1. */
+template <typename T, int BK>
+__device__ __forceinline__ void wg_pack(uint32_t (&a)[BK / 16][4], const float *s)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+        a[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
+        a[kk][1] = pack2<T>(s[8 * kk + 2], s[8 * kk + 3]);
+        a[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
+        a[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+}
+
+/* Issue O += P V (A = P from registers, V read transposed) and commit; no wait. */
+template <typename T, int D, int BK>
+__device__ __forceinline__ void wg_pv_issue(float (&o)[D / 64][32], const uint32_t (&a)[BK / 16][4], uint32_t sV)
+{
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++)   /* keys 16kk.., d columns 64nb..: 16 rows of 128 B */
+            wgmma_rs_t<T>(o[nb], a[kk], sw128_desc(sV + nb * BK * 128 + kk * 16 * 128));
+    wg_commit();
+}
+
+/* Issue S = Q_wg Kᵀ and commit; no wait (wg_scores is issue + wait). */
+template <typename T, int D, int BK, int BQ>
+__device__ __forceinline__ void wg_scores_issue(float *s, uint32_t sQ, uint32_t sK)
+{
+    reg_fence<BK / 2>(s);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+        wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                        sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    wg_commit();
+}
+
+/* Keep P's registers alive and unchanged until the wgmma reading them has been waited for. */
+template <int BK> __device__ __forceinline__ void a_fence(uint32_t (&a)[BK / 16][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Versions 10 and 11: the softmax, then O += P V, waited for at once. */
+template <typename T, int D, int BK>
+__device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s, float (&o)[D / 64][32],
+                                              float (&m)[2], float (&l)[2], uint32_t sV, int kt,
+                                              int cls, int row0, int t4)
+{
+    float alpha[2];
+    wg_softmax<BK>(p, s, m, l, alpha, kt, cls, row0, t4);
+    wg_rescale<D>(o, alpha);
+    uint32_t a[BK / 16][4];
+    wg_pack<T, BK>(a, s);
+    wg_pv_issue<T, D, BK>(o, a, sV);
+    wg_wait<0>();
+    a_fence<BK>(a);
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+}
+
+/* O = o / ℓ for this thread's two rows (ℓ summed over the quad), and the log-sum-exp. */
+template <typename T, int D>
+__device__ __forceinline__ void wg_store(const prefill_params &p, T *Oh, float *lse_h, float (&o)[D / 64][32],
+                                         const float (&m)[2], const float (&l)[2], int row0, int t4)
+{
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        float lx = l[x];
+        lx += __shfl_xor_sync(0xffffffff, lx, 1);
+        lx += __shfl_xor_sync(0xffffffff, lx, 2);
+        const float inv = lx > 0 ? 1.f / lx : 0.f;
+        const int r = row0 + 8 * x;
+        if (r >= p.n_q) continue;
+        if (lse_h && t4 == 0) lse_h[r] = lse_of(m[x], lx);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + nb * 64 + 8 * i + 2 * t4) =
+                    pack2<T>(o[nb][4 * i + 2 * x] * inv, o[nb][4 * i + 2 * x + 1] * inv);
+    }
+}
+
+__device__ __forceinline__ unsigned char *align1024(unsigned char *p)
+{
+    return p + ((1024 - (smem_u32(p) & 1023)) & 1023);
+}
+
+/* ---- Version 10: wgmma, tiles by cp.async ---------------------------------------------------- */
+
+/* grid (ceil(n_q / 128), n_q_heads, batch), 256 threads = 2 warpgroups of 64 rows.
+ * Shared: Q (128 × D), 2 stages × K (BK × D), 2 stages × V (BK × D), all swizzled. */
+template <typename T, int D, int BK>
+__global__ void __launch_bounds__(256, 1)
+prefill_wgmma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+              T *__restrict__ O)
+{
+    constexpr int BQ = 128, NT = 256, TQ = BQ * D * 2, TK = BK * D * 2;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + 2 * TK;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x;   /* the longest rows (causal) start first */
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+    const T *Qg = Q + (qh * p.n_q + r0) * D;
+    const T *Kg = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const T *Vg = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+    const int wr0 = r0 + 64 * wg, wr1 = min(wr0 + 64, p.n_q);          /* this warpgroup's rows */
+    const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;                   /* this thread's first row */
+
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK;
+
+    float o[D / 64][32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[nb][i] = 0;
+
+    load_sw<T, D, BQ, NT>(sQ, Qg, r1 - r0, tid);
+    if (kt_lo < kt_hi) {
+        load_sw<T, D, BK, NT>(sK, Kg + (size_t)kt_lo * BK * D, p.n_kv - kt_lo * BK, tid);
+        load_sw<T, D, BK, NT>(sV, Vg + (size_t)kt_lo * BK * D, p.n_kv - kt_lo * BK, tid);
+    }
+    cp_async_commit();
+    for (int kt = kt_lo, st = 0; kt < kt_hi; kt++, st ^= 1) {
+        if (kt + 1 < kt_hi) {   /* the next tile into the other stage while this one computes */
+            load_sw<T, D, BK, NT>(sK + (st ^ 1) * TK, Kg + (size_t)(kt + 1) * BK * D, p.n_kv - (kt + 1) * BK, tid);
+            load_sw<T, D, BK, NT>(sV + (st ^ 1) * TK, Vg + (size_t)(kt + 1) * BK * D, p.n_kv - (kt + 1) * BK, tid);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   /* cp.async writes → wgmma reads */
+        __syncthreads();
+        const int cls = wg_class(p, wr0, wr1, kt, BK);
+        if (cls != FS_TILE_SKIPPED) {
+            float s[BK / 2];
+            wg_scores<T, D, BK, BQ>(s, smem_u32(sQ) + wg * 64 * 128, smem_u32(sK + st * TK));
+            wg_softmax_pv<T, D, BK>(p, s, o, m, l, smem_u32(sV + st * TK), kt, cls, row0, t4);
+        }
+        __syncthreads();   /* everyone is done with this stage before it is refilled */
+    }
+    cp_async_wait<0>();
+    wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
+}
+
+/* ---- Version 11: TMA, mbarriers, a producer warpgroup ---------------------------------------- */
+
+/* grid as version 10, 384 threads: warpgroup 0 the producer (one thread issues every copy),
+ * warpgroups 1 and 2 the consumers (64 rows each). Shared: Q, STAGES × K, STAGES × V, then the
+ * barriers: q_full, k_full[STAGES], v_full[STAGES], empty[STAGES]. */
+template <typename T, int D, int BK, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+prefill_tma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+            const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
+{
+    constexpr int BQ = 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x;
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK;
+
+    if (tid == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(k_full + s, 1);
+            mbar_init(v_full + s, 1);
+            mbar_init(empty + s, 8);   /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* producer */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (tid == 0) {
+            mbar_expect_tx(q_full, TQ);
+            for (int cb = 0; cb < D / 64; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 64 * cb, r0, (int)qh, q_full);
+            const int kvrow = b * p.n_kv_heads + kvh;
+            for (int kt = kt_lo, it = 0; kt < kt_hi; kt++, it++) {
+                const int s = it % STAGES;
+                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);   /* the first round passes at once */
+                mbar_expect_tx(k_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sK + s * TK + cb * BK * 128, &tmK, 64 * cb, kt * BK, kvrow, k_full + s);
+                mbar_expect_tx(v_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sV + s * TK + cb * BK * 128, &tmV, 64 * cb, kt * BK, kvrow, v_full + s);
+            }
+        }
+    } else {         /* consumers */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+        const int cw = wg - 1;
+        const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+        const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+        float o[D / 64][32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+            for (int i = 0; i < 32; i++) o[nb][i] = 0;
+        mbar_wait(q_full, 0);
+        for (int kt = kt_lo, it = 0; kt < kt_hi; kt++, it++) {
+            const int s = it % STAGES;
+            const uint32_t ph = (it / STAGES) & 1;
+            const int cls = wg_class(p, wr0, wr1, kt, BK);
+            float sc[BK / 2];
+            mbar_wait(k_full + s, ph);
+            if (cls != FS_TILE_SKIPPED)
+                wg_scores<T, D, BK, BQ>(sc, smem_u32(sQ) + cw * 64 * 128, smem_u32(sK + s * TK));
+            mbar_wait(v_full + s, ph);
+            if (cls != FS_TILE_SKIPPED)
+                wg_softmax_pv<T, D, BK>(p, sc, o, m, l, smem_u32(sV + s * TK), kt, cls, row0, t4);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty + s);
+        }
+        wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
+    }
+}
+
+/* ---- Versions 12 and 13: softmax overlapped with the tensor cores ------------------------------ */
+
+/* Named barriers (ids 1 and 2; 0 is __syncthreads) for the consumers' turns in version 13. */
+__device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+
+/* Version 11's producer and barriers; the consumers pipeline inside the warpgroup: while the
+ * tensor cores run S_j = Q K_jᵀ and O += P_{j−1} V_{j−1} (issued together), the warpgroup waits
+ * only for S_j and computes its softmax; o is rescaled by α_j once P_{j−1} V_{j−1} is done.
+ * Every tile is treated as partial-or-full (never skipped) so both warpgroups run the same
+ * schedule. PINGPONG (version 13): the two consumer warpgroups take turns issuing their
+ * products (named barriers), so one's softmax runs while the other's products occupy the
+ * tensor cores. */
+template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false, int NCW = 2>
+__global__ void __launch_bounds__(128 * (NCW + 1), 1)
+prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
+{
+    constexpr int BQ = 64 * NCW, TQ = BQ * D * 2, TK = BK * D * 2;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x;
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, kt_hi = (hi + BK - 1) / BK, nt = kt_hi - kt_lo;
+
+    if (tid == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(k_full + s, 1);
+            mbar_init(v_full + s, 1);
+            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* producer, as version 11 */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (tid == 0) {
+            mbar_expect_tx(q_full, TQ);
+            for (int cb = 0; cb < D / 64; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 64 * cb, r0, (int)qh, q_full);
+            const int kvrow = b * p.n_kv_heads + kvh;
+            for (int it = 0; it < nt; it++) {
+                const int s = it % STAGES, kt = kt_lo + it;
+                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                mbar_expect_tx(k_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sK + s * TK + cb * BK * 128, &tmK, 64 * cb, kt * BK, kvrow, k_full + s);
+                mbar_expect_tx(v_full + s, TK);
+                for (int cb = 0; cb < D / 64; cb++)
+                    tma_load3(sV + s * TK + cb * BK * 128, &tmV, 64 * cb, kt * BK, kvrow, v_full + s);
+            }
+        }
+        return;
+    }
+    /* 240 registers a consumer thread with two consumer warpgroups, 160 with three (version 16):
+     * 128 · 24 + 384 · 160 fits the 65536 of an SM */
+    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
+    const int cw = wg - 1;
+    const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+    const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+    const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
+    float o[D / 64][32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[nb][i] = 0;
+    /* version 13's turns: warpgroup c waits on barrier 1 + c before issuing, then lets the next
+     * one (c + 1 mod NCW) go; the last warpgroup first lets warpgroup 0 go, and skips its last
+     * hand-over (no one waits for it) */
+    auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == NCW - 1 && last)) bar_arrive(1 + (cw + 1) % NCW); };
+    if (PINGPONG && cw == NCW - 1 && nt > 0) bar_arrive(1);
+
+    float sc[BK / 2];
+    uint32_t a[BK / 16][4];
+    mbar_wait(q_full, 0);
+    if (nt > 0) {
+        mbar_wait(k_full, 0);
+        my_turn();
+        wg_scores_issue<T, D, BK, BQ>(sc, sQw, smem_u32(sK));
+        your_turn(false);
+        wg_wait<0>();
+        reg_fence<BK / 2>(sc);
+        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt_lo, wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL, row0, t4);
+        wg_rescale<D>(o, alpha);
+        wg_pack<T, BK>(a, sc);
+    }
+    for (int it = 1; it < nt; it++) {
+        const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
+        mbar_wait(k_full + s, (it / STAGES) & 1);
+        mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
+        my_turn();
+        wg_scores_issue<T, D, BK, BQ>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));            /* O += P_{j−1} V_{j−1} */
+        your_turn(false);
+        wg_wait<1>();                                                     /* S_j is ready */
+        reg_fence<BK / 2>(sc);
+        const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
+        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt, cls, row0, t4);
+        wg_wait<0>();                                                     /* P_{j−1} V_{j−1} is done */
+        a_fence<BK>(a);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);                          /* stage j−1 is free */
+        wg_rescale<D>(o, alpha);
+        wg_pack<T, BK>(a, sc);
+    }
+    if (nt > 0) {
+        const int sp = (nt - 1) % STAGES;
+        mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
+        my_turn();
+        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));
+        your_turn(true);
+        wg_wait<0>();
+        a_fence<BK>(a);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+    }
+    wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
+}
+
+/* ---- Host side ------------------------------------------------------------------------------ */
+
+/* A 3-D tensor map over a (heads, rows, D) 16-bit tensor, boxes of 64 columns × box_rows rows,
+ * 128-byte swizzle; the encoder comes from the driver (no -lcuda). */
+static fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int rows, int heads,
+                          int box_rows, char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
+                                               cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !encode) {
+        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
+        return FS_ERR_ARG;
+    }
+    const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)rows, (cuuint64_t)heads};
+    const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)rows * D * 2};
+    const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
+    CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        3, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+template <typename T, int D>
+static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
+                          const void *K, const void *V, void *O, char *why, size_t n)
+{
+    /* d = 256: Bk = 64, so that Q and two stages of K and V (64 + 2 · 64 KiB) fit */
+    constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
+    if (version == 10) {
+        const size_t smem = 1024 + TQ + 4 * (size_t)TK;
+        auto kern = prefill_wgmma<T, D, BK>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        kern<<<grid, 256, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    constexpr int STAGES = 2;
+    CUtensorMap mq, mk, mv;
+    fs_status st;
+    if ((st = make_map(&mq, Q, pp->dtype, D, p.n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
+    /* version 14: a third stage (at d = 128: 1 + 32 + 3 × 64 KiB, just under the 227 KiB a
+     * block may have) */
+    const int stages = version >= 14 && D != 256 ? 3 : STAGES;
+    if constexpr (D == 64) if (version == 16) {   /* three consumer warpgroups: Bq = 192 */
+        constexpr int BQ3 = 192;
+        CUtensorMap mq3;
+        if ((st = make_map(&mq3, Q, pp->dtype, D, p.n_q, pp->batch * pp->n_q_heads, BQ3, why, n)) != FS_OK) return st;
+        const size_t smem3 = 1024 + (size_t)BQ3 * D * 2 + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
+        auto kern3 = prefill_overlap<T, D, BK, 3, true, false, 3>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern3, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem3));
+        dim3 grid3((p.n_q + BQ3 - 1) / BQ3, pp->n_q_heads, pp->batch);
+        kern3<<<grid3, 512, smem3>>>(p, mq3, mk, mv, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
+    auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
+              : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
+              : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
+              : version == 15 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, true>
+                              : prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true>;   /* 14, and 16 at d = 128, 256 */
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
+                               const void *K, const void *V, void *O, char *why, size_t n)
+{
+    int dev, major, minor;
+    FS_CU_TRY(cudaGetDevice(&dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major != 9 || minor != 0) {
+        if (why && n) snprintf(why, n, "prefill version %d needs a Hopper GPU (sm_90a), not sm_%d%d", version, major, minor);
+        return FS_ERR_ARG;
+    }
+    const bool bf = pp->dtype == FS_CUDA_BF16;
+    if (pp->d == 64)
+        return bf ? hopper_d<__nv_bfloat16, 64>(pp, p, version, Q, K, V, O, why, n)
+                  : hopper_d<__half, 64>(pp, p, version, Q, K, V, O, why, n);
+    if (pp->d == 128)
+        return bf ? hopper_d<__nv_bfloat16, 128>(pp, p, version, Q, K, V, O, why, n)
+                  : hopper_d<__half, 128>(pp, p, version, Q, K, V, O, why, n);
+    if (pp->d == 256)
+        return bf ? hopper_d<__nv_bfloat16, 256>(pp, p, version, Q, K, V, O, why, n)
+                  : hopper_d<__half, 256>(pp, p, version, Q, K, V, O, why, n);
+    if (why && n) snprintf(why, n, "prefill version %d takes d = 64, 128 or 256, not %d", version, pp->d);
+    return FS_ERR_ARG;
+}
