@@ -90,5 +90,8 @@ fi
 
 step "summary"
 python3 bench/cuda/summary.py "$LOG/bench.log" "$LOG/sdpa.log" | tee "$LOG/summary.md"
+# The records name files relative to the repository: tools print absolute paths (a Python warning
+# names its script, a profiler its binary), which say nothing about the project.
+for f in "$LOG"/*; do [ -f "$f" ] && sed -i "s|$PWD/||g" "$f"; done
 echo "run.sh: $([ $fail = 0 ] && echo 'all checks and tests passed' || echo 'SOME CHECKS OR TESTS FAILED')"
 exit $fail
