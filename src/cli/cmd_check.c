@@ -6,6 +6,7 @@
  * input).
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,8 @@ static int parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v)) return 0;
+    /* ERANGE also marks an underflow to a subnormal (1e-320), which is finite and kept. */
+    if (!*s || *end || (errno && fabs(v) >= DBL_MIN) || !isfinite(v)) return 0;
     *out = v;
     return 1;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -132,7 +133,7 @@ static int render(const char *lesson, bool have_steps, long long a, long long b,
     }
     if (out && !anim) {
         size_t n = strlen(out);
-        if (n < 4 || strcmp(out + n - 4, ".png")) {
+        if (n < 4 || strcasecmp(out + n - 4, ".png")) {
             fprintf(stderr, "flashstep: render --out wants FILE.png, FILE.gif or FILE.mp4, got '%s'\n", out);
             return 2;
         }

@@ -433,6 +433,7 @@ int cli_verify(int argc, char **argv)
                    T.claims, T.lessons, T.by[FS_VERDICT_HOLDS], T.by[FS_VERDICT_UNITS], T.by[FS_VERDICT_ROUNDED],
                    T.by[FS_VERDICT_APPROX], T.by[FS_VERDICT_ERRATUM], T.own);
             if (T.disagree) printf("%d verdicts disagree with their lessons.\n", T.disagree);
+            else if (T.broken) printf("Every verdict of the lessons that loaded agrees with its lesson.\n");
             else printf("Every verdict agrees with its lesson.\n");
             if (T.broken) printf("%d lesson%s did not load (see above).\n", T.broken, T.broken == 1 ? "" : "s");
         }

@@ -7,6 +7,7 @@
 #include "engine/backward.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ const char cli_problem_help[] =
     "  --backward                   the backward pass by recomputation: run the tiled forward\n"
     "                               (untraced) for O and each row's L = m + ln l, then trace\n"
     "                               the backward: D, recomputed S and P = exp(S - L), dP, dS,\n"
-    "                               and dQ, dK, dV tile by tile (needs --q and --k)\n"
+    "                               and dQ, dK, dV tile by tile (needs --q, --k and --v)\n"
     "  --do FILE                    with --backward: dO (n_q x d_v, like --v per head); without\n"
     "                               it dO = 1, the gradient of sum(O), and the run says so\n"
     "\n"
@@ -77,7 +78,8 @@ static int parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v)) return 0;
+    /* ERANGE also marks an underflow to a subnormal (1e-320), which is finite and kept. */
+    if (!*s || *end || (errno && fabs(v) >= DBL_MIN) || !isfinite(v)) return 0;
     *out = v;
     return 1;
 }

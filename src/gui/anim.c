@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "gui/gui.h"
@@ -68,8 +69,8 @@ bool gui_anim_supported(gui_anim_kind k)
 gui_anim_kind gui_anim_kind_of(const char *path)
 {
     size_t n = strlen(path);
-    if (n >= 4 && !strcmp(path + n - 4, ".gif")) return GUI_ANIM_GIF;
-    if (n >= 4 && !strcmp(path + n - 4, ".mp4")) return GUI_ANIM_MP4;
+    if (n >= 4 && !strcasecmp(path + n - 4, ".gif")) return GUI_ANIM_GIF;   /* x.GIF too */
+    if (n >= 4 && !strcasecmp(path + n - 4, ".mp4")) return GUI_ANIM_MP4;
     return GUI_ANIM_NONE;
 }
 
