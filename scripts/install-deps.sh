@@ -46,6 +46,19 @@ have_openblas() {
 dry_run=0
 [ "${1:-}" = "--dry-run" ] && dry_run=1
 
+# macOS: Homebrew's own list says what is there (the checks above name Debian's paths).
+if [ "$(uname -s)" = Darwin ]; then
+  if ! command -v brew >/dev/null; then
+    echo "install-deps: install Homebrew, then: brew install ${brews[*]}" >&2; exit 1
+  fi
+  missing=()
+  for b in "${brews[@]}"; do brew list --versions "$b" >/dev/null 2>&1 || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && exit 0
+  echo "install-deps: missing: ${missing[*]}"
+  [ $dry_run -eq 1 ] && exit 0
+  brew install "${missing[@]}"; exit 0
+fi
+
 missing=()
 for entry in "${debs[@]}"; do
   pkg=${entry%%:*}; test_cmd=${entry#*:}
@@ -55,10 +68,6 @@ done
 
 echo "install-deps: missing: ${missing[*]}"
 [ $dry_run -eq 1 ] && exit 0
-if [ "$(uname -s)" = Darwin ]; then
-  if command -v brew >/dev/null; then brew install "${brews[@]}"; exit 0; fi
-  echo "install-deps: install Homebrew, then: brew install ${brews[*]}" >&2; exit 1
-fi
 if command -v apt-get >/dev/null; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then

@@ -43,6 +43,8 @@ typedef struct {
     double *g_old;             /* (max(d, d_v)) copy for the trace */
 } scratch;
 
+/* Record e with its vectors: v[k] (n[k] numbers) goes to the trace's pool and its offset into
+ * *off[k], for k < count; then e itself. */
 static fs_status push_vecs(fs_trace *tr, fs_event *e, int64_t *off[], const double *v[], const int32_t n[],
                            int count)
 {
@@ -171,6 +173,8 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     return FS_OK;
 }
 
+/* One GRAD event: the final row `row` of dQ (head: the query head) or of dK, dV (head: the KV
+ * head), v its n numbers. */
 static fs_status push_grad(fs_trace *tr, int tensor, int32_t head, int32_t kv_head, int32_t row,
                            const double *v, int32_t n)
 {
@@ -184,6 +188,7 @@ static fs_status push_grad(fs_trace *tr, int tensor, int32_t head, int32_t kv_he
     return fs_trace_push(tr, &e) ? FS_OK : fs_trace_error(tr);
 }
 
+/* max |x_i| over n numbers (0 for none). */
 static double max_abs(const double *x, size_t n)
 {
     double m = 0;
@@ -228,6 +233,8 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
                       const double *dO, double *dQ, double *dK, double *dV, double *D_out,
                       fs_trace *tr)
 {
+    /* shapes: O, dO (Hq, n_q, d_v); L, D_out (Hq, n_q); dQ (Hq, n_q, d); dK (Hkv, n_kv, d);
+     *         dV (Hkv, n_kv, d_v). Loop order and events as in backward.h. */
     assert(a && t && O && L && dO && dQ && dK && dV);
     fs_status st = fs_attn_check(a);
     if (st != FS_OK) return st;
