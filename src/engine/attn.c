@@ -29,6 +29,7 @@ double fs_attn_default_scale(int32_t d) { return d > 0 ? 1.0 / sqrt((double)d) :
 
 static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j);
 
+/* 1 when every one of the n numbers of x is finite. */
 static int all_finite(const double *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -206,6 +207,7 @@ int64_t fs_mask_query_pos(const fs_mask *m, int32_t n_q, int32_t n_kv, int32_t i
 
 int32_t fs_mask_words(int32_t n_kv) { return (n_kv + 63) / 64; }
 
+/* Bit j of bitmask row i: is key j visible to query row i? */
 static bool bit_at(const fs_mask *m, int32_t i, int32_t j)
 {
     return (m->bits[(size_t)i * (size_t)m->words_per_row + (size_t)(j >> 6)] >> (j & 63)) & 1u;
