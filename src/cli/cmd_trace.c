@@ -29,9 +29,10 @@ static const char *usage_tail =
     "  --backend engine|cuda        cuda: run the tiled kernel on the GPU (make CUDA=1)\n"
     "\n"
     "An option the chosen algorithm does not read (--bq with --decode, --merge without it) is\n"
-    "refused. Bad input exits 2 with file:line:column. The JSONL form prints every number so it\n"
-    "round-trips (%.17g); -inf is the string \"-inf\". 'flashstep play' and 'flashstep render'\n"
-    "take the same problem options, and replay a JSONL trace with --trace FILE.\n";
+    "refused, and so is an option given twice. Bad input exits 2 with file:line:column. The\n"
+    "JSONL form prints every number so it round-trips (%.17g); -inf is the string \"-inf\".\n"
+    "'flashstep play' and 'flashstep render' take the same problem options, and replay a JSONL\n"
+    "trace with --trace FILE.\n";
 
 /* ---- printing ---- */
 
