@@ -8,7 +8,6 @@
  * Measured figures only: nothing here is estimated except the memory a configuration needs,
  * which decides before any work whether it can run at all.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "kernels/cpu/cpu_attn.h"
 
@@ -137,12 +137,11 @@ static void usage(FILE *f)
 
 /* ---- argument parsing ------------------------------------------------------------------ */
 
+/* cli_parse_int into an int32_t (the ranges here all fit one). */
 static bool parse_int(const char *s, long lo, long hi, int32_t *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
+    long v;
+    if (!cli_parse_int(s, lo, hi, &v)) return false;
     *out = (int32_t)v;
     return true;
 }

@@ -1,18 +1,18 @@
 /* cmd_check.c: `flashstep check`: judge the output of someone's attention kernel against the
  * float64 reference at the precision it ran in, and name the known mistake it matches.
  *
- * Data flow: options → arrays (src/io, .npy or text) → shapes → fs_attn → fs_check_judge
- * (src/check) → a table for people or JSON lines for programs → exit 0 (pass), 1 (fail), 2 (bad
- * input).
+ * Data flow: options (check's own here; --mask, --window, --offset, --tree, --scale, --softcap
+ * and --heads through problem.c's table, as trace reads them) → arrays (src/io, .npy or text)
+ * → shapes → fs_attn → fs_check_judge (src/check) → a table for people or JSON lines for
+ * programs → exit 0 (pass), 1 (fail), 2 (bad input).
  */
-#include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/check.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "io/matrix_io.h"
@@ -76,34 +76,7 @@ static const char *usage_text =
     "Exit status: 0 pass, 1 fail, 2 bad input (file:line:column; NaN or inf in Q, K or V; shapes\n"
     "that do not fit each other). docs/check.md shows the round trip from PyTorch.\n";
 
-static int fail(const char *fmt, const char *a)
-{
-    fprintf(stderr, "flashstep check: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n(see flashstep check --help)\n");
-    return 2;
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    /* ERANGE also marks an underflow to a subnormal (1e-320), which is finite and kept. */
-    if (!*s || *end || (errno && fabs(v) >= DBL_MIN) || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
+static int fail(const char *fmt, const char *a) { return cli_fail("check", fmt, a); }
 
 static int load(const char *path, unsigned flags, fs_array *a)
 {
@@ -196,12 +169,10 @@ static int looks_like(const fs_array *o, fs_prec p)
     return nonzero >= 16;
 }
 
+/* check's own options; the problem's (mask, window, offset, tree, scale, softcap, heads) are
+ * read by problem.c's table into a cli_problem. */
 typedef struct {
-    const char *q, *k, *v, *o, *lse, *tree;
-    int hq, hkv, heads_given;
-    int mask_causal, window, has_offset;
-    long offset;
-    double scale, softcap;
+    const char *q, *k, *v, *o, *lse;
     int prec;          /* −1: from O's file */
     long bk, rows;
     int jsonl;
@@ -231,17 +202,23 @@ static int64_t *worst_rows(const fs_check_result *r, int64_t rows, int64_t k)
     return idx;
 }
 
+/* The problem options check shares with trace, play and render (problem.c's table). */
+static const char *const shared[] = {"--mask", "--window", "--offset", "--tree", "--scale", "--softcap", "--heads", NULL};
+
 int cli_check(int argc, char **argv)
 {
     opts o;
     memset(&o, 0, sizeof o);
-    o.hq = o.hkv = 1;
-    o.scale = NAN;
     o.prec = -1;
     o.rows = 10;
+    cli_problem pr;
+    cli_problem_init(&pr, "check");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = cli_problem_option_of(&pr, shared, argc, argv, &i);
+        if (r == 2) return 2;
+        if (r == 1) continue;
 #define NEED() do { if (!val) return fail("%s needs a value", a); i++; } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
@@ -251,46 +228,9 @@ int cli_check(int argc, char **argv)
         else if (!strcmp(a, "--v")) { NEED(); o.v = val; }
         else if (!strcmp(a, "--o")) { NEED(); o.o = val; }
         else if (!strcmp(a, "--lse")) { NEED(); o.lse = val; }
-        else if (!strcmp(a, "--tree")) { NEED(); o.tree = val; }
-        else if (!strcmp(a, "--mask")) {
+        else if (!strcmp(a, "--bk")) {
             NEED();
-            if (!strcmp(val, "none")) o.mask_causal = 0;
-            else if (!strcmp(val, "causal")) o.mask_causal = 1;
-            else return fail("--mask is none or causal, not '%s' (see also --window and --tree)", val);
-        } else if (!strcmp(a, "--window")) {
-            NEED();
-            long n;
-            if (!parse_int(val, 1, FS_MAX_DIM, &n)) return fail("--window must be an integer from 1 to 1048576, not '%s'", val);
-            o.window = (int)n;
-        } else if (!strcmp(a, "--offset")) {
-            NEED();
-            if (!parse_int(val, -FS_MAX_DIM, FS_MAX_DIM, &o.offset)) return fail("--offset must be an integer, not '%s'", val);
-            o.has_offset = 1;
-        } else if (!strcmp(a, "--scale")) {
-            NEED();
-            if (!parse_double(val, &o.scale) || o.scale == 0) return fail("--scale must be a finite non-zero number, not '%s'", val);
-        } else if (!strcmp(a, "--softcap")) {
-            NEED();
-            if (!parse_double(val, &o.softcap) || o.softcap <= 0) return fail("--softcap must be a positive number, not '%s'", val);
-        } else if (!strcmp(a, "--heads")) {
-            NEED();
-            long hq = 0, hkv = 0;
-            char left[32];
-            const char *colon = strchr(val, ':');
-            size_t nl = colon ? (size_t)(colon - val) : 0;
-            if (colon && nl < sizeof left) {
-                memcpy(left, val, nl);
-                left[nl] = 0;
-            }
-            if (!colon || nl >= sizeof left || !parse_int(left, 1, FS_MAX_HEADS, &hq) ||
-                !parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
-                return fail("--heads is HQ:HKV with HQ a multiple of HKV, each 1 to 1024 (e.g. 4:2), not '%s'", val);
-            o.hq = (int)hq;
-            o.hkv = (int)hkv;
-            o.heads_given = 1;
-        } else if (!strcmp(a, "--bk")) {
-            NEED();
-            if (!parse_int(val, 1, FS_MAX_DIM, &o.bk)) return fail("--bk must be an integer from 1 to 1048576, not '%s'", val);
+            if (!cli_parse_int(val, 1, FS_MAX_DIM, &o.bk)) return fail("--bk must be an integer from 1 to 1048576, not '%s'", val);
         } else if (!strcmp(a, "--dtype")) {
             NEED();
             o.prec = !strcmp(val, "f32") ? FS_PREC_F32 : !strcmp(val, "f16") ? FS_PREC_F16
@@ -303,14 +243,14 @@ int cli_check(int argc, char **argv)
             else return fail("--format is table or jsonl, not '%s'", val);
         } else if (!strcmp(a, "--rows")) {
             NEED();
-            if (!parse_int(val, 0, 1000000, &o.rows)) return fail("--rows must be an integer from 0 to 1000000, not '%s'", val);
+            if (!cli_parse_int(val, 0, 1000000, &o.rows)) return fail("--rows must be an integer from 0 to 1000000, not '%s'", val);
         } else {
             return fail("unknown option '%s'", a);
         }
 #undef NEED
     }
     if (!o.q || !o.k || !o.v || !o.o) return fail("%s", "need --q, --k, --v and --o");
-    if (o.tree && (o.mask_causal || o.window)) return fail("%s", "--tree already decides visibility; drop --mask/--window");
+    if (pr.tree && (pr.mask_causal || pr.window)) return fail("%s", "--tree already decides visibility; drop --mask/--window");
 
     int rc = 2;
     fs_array Q = {0}, K = {0}, V = {0}, O = {0}, L = {0};
@@ -327,10 +267,10 @@ int cli_check(int argc, char **argv)
     /* shapes: Q (B, HQ, N, d), K (B, HKV, N_kv, d), V (B, HKV, N_kv, d_v), O (B, HQ, N, d_v) */
     char msg[400], s1[80], s2[80];
     int64_t B, HQ, N, d, Bk, HKV, Nkv, dk, Bv, Hv, Nv, dv, Bo, Ho, No, dvo;
-    if (!layout(&Q, o.hq, &B, &HQ, &N, &d, msg, sizeof msg)) { rc = shape_err(o.q, msg); goto out; }
-    if (!layout(&K, o.hkv, &Bk, &HKV, &Nkv, &dk, msg, sizeof msg)) { rc = shape_err(o.k, msg); goto out; }
-    if (!layout(&V, o.hkv, &Bv, &Hv, &Nv, &dv, msg, sizeof msg)) { rc = shape_err(o.v, msg); goto out; }
-    if (!layout(&O, o.hq, &Bo, &Ho, &No, &dvo, msg, sizeof msg)) { rc = shape_err(o.o, msg); goto out; }
+    if (!layout(&Q, pr.hq, &B, &HQ, &N, &d, msg, sizeof msg)) { rc = shape_err(o.q, msg); goto out; }
+    if (!layout(&K, pr.hkv, &Bk, &HKV, &Nkv, &dk, msg, sizeof msg)) { rc = shape_err(o.k, msg); goto out; }
+    if (!layout(&V, pr.hkv, &Bv, &Hv, &Nv, &dv, msg, sizeof msg)) { rc = shape_err(o.v, msg); goto out; }
+    if (!layout(&O, pr.hq, &Bo, &Ho, &No, &dvo, msg, sizeof msg)) { rc = shape_err(o.o, msg); goto out; }
     shape_str(&Q, s1, sizeof s1);
     if (Bk != B || dk != d || (Q.ndim >= 3 && K.ndim != Q.ndim)) {
         shape_str(&K, s2, sizeof s2);
@@ -380,12 +320,12 @@ int cli_check(int argc, char **argv)
     at.Q = Q.data;
     at.K = K.data;
     at.V = V.data;
-    at.scale = isnan(o.scale) ? fs_attn_default_scale((int32_t)d) : o.scale;
-    at.softcap = o.softcap;
-    if (o.tree) {
+    at.scale = isnan(pr.scale) ? fs_attn_default_scale((int32_t)d) : pr.scale;
+    at.softcap = pr.run.attn.softcap;
+    if (pr.tree) {
         fs_loc_error err;
         int32_t n;
-        if (!fs_ints_read(o.tree, &parent, &n, &err)) {
+        if (!fs_ints_read(pr.tree, &parent, &n, &err)) {
             char buf[600];
             fs_loc_error_format(&err, buf, sizeof buf);
             fprintf(stderr, "flashstep check: %s\n", buf);
@@ -393,7 +333,7 @@ int cli_check(int argc, char **argv)
         }
         if (n != N || n != Nkv) {
             fprintf(stderr, "flashstep check: %s:1:1: the tree has %d positions but there are %lld queries and %lld keys\n",
-                    o.tree, n, (long long)N, (long long)Nkv);
+                    pr.tree, n, (long long)N, (long long)Nkv);
             goto out;
         }
         bits = calloc((size_t)n * fs_mask_words(n), sizeof(uint64_t));
@@ -401,20 +341,20 @@ int cli_check(int argc, char **argv)
         int32_t bad;
         if (fs_mask_tree_build(parent, n, bits, &bad) != FS_OK) {
             int32_t line = 1, col = 1;
-            fs_ints_locate(o.tree, bad >= 0 ? bad : 0, &line, &col);
+            fs_ints_locate(pr.tree, bad >= 0 ? bad : 0, &line, &col);
             fprintf(stderr, "flashstep check: %s:%d:%d: not a tree: position %d (parent %d) breaks it (exactly one -1 "
-                    "root, parents in range, no cycles)\n", o.tree, line, col, bad, bad >= 0 ? parent[bad] : 0);
+                    "root, parents in range, no cycles)\n", pr.tree, line, col, bad, bad >= 0 ? parent[bad] : 0);
             goto out;
         }
         at.mask = fs_mask_tree(bits, n);
-    } else if (o.window) {
+    } else if (pr.window) {
         at.mask.kind = FS_MASK_WINDOW;
-        at.mask.window = o.window;
-    } else if (o.mask_causal) {
+        at.mask.window = pr.window;
+    } else if (pr.mask_causal) {
         at.mask.kind = FS_MASK_CAUSAL;
     }
-    at.mask.has_offset = o.has_offset;
-    at.mask.offset = (int32_t)o.offset;
+    at.mask.has_offset = pr.has_offset;
+    at.mask.offset = (int32_t)pr.offset;
     fs_status st = fs_attn_check(&at);
     char why[320];
     if (st == FS_ERR_RANGE) {
@@ -479,7 +419,7 @@ int cli_check(int argc, char **argv)
         const char *p = fs_prec_str(co.prec);
         fprintf(f, "problem: %lld batch%s x %lld:%lld heads, %lld queries, %lld keys, d %lld, d_v %lld, mask %s, scale %.6g, "
                 "dtype %s\n", (long long)B, B == 1 ? "" : "es", (long long)HQ, (long long)HKV, (long long)N,
-                (long long)Nkv, (long long)d, (long long)dv, o.tree ? "tree" : fs_mask_kind_str(at.mask.kind), at.scale, p);
+                (long long)Nkv, (long long)d, (long long)dv, pr.tree ? "tree" : fs_mask_kind_str(at.mask.kind), at.scale, p);
         int64_t k = o.rows < rows ? o.rows : rows;
         if (k > 0 && (top = worst_rows(&res, rows, k)) != NULL) {
             fprintf(f, "\nworst rows: your error against the float64 reference, and a plain %s implementation's\n", p);
@@ -504,6 +444,7 @@ int cli_check(int argc, char **argv)
     }
     rc = fflush(stdout) != 0 ? 2 : res.pass ? 0 : 1;
 out:
+    cli_problem_free(&pr);
     free(top);
     fs_check_result_free(&res);
     fs_array_free(&Q);

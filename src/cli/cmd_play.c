@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "gui/gui.h"
@@ -46,20 +47,11 @@ static void usage(FILE *f)
     fputs(cli_problem_help, f);
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* The window's text and geometry scale in percent (--zoom, or --scale without a problem). */
 static int set_zoom(const char *name, const char *v, gui_options *o)
 {
     long n;
-    if (parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300 (percent), got '%s'\n", name, v); return -1; }
+    if (!cli_parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300 (percent), got '%s'\n", name, v); return -1; }
     o->scale_pct = (int)n;
     return 1;
 }
@@ -149,6 +141,7 @@ int cli_play(int argc, char **argv)
         if (r > 0) continue;
         if (!strcmp(a, "--scale")) {   /* the score scale or the window scale: decided below */
             if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); goto out; }
+            if (scale_arg) { cli_fail("play", "%s given twice", a); goto out; }
             scale_arg = v;
             i++;
             continue;
@@ -172,14 +165,14 @@ int cli_play(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--step") && v) {
-            if (parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); goto out; }
             o.start_step = n; i++;
         } else if (!strcmp(a, "--script") && v) { o.script = v; i++; }
         else if (!strcmp(a, "--bench") && v) {
-            if (parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep: --bench wants a frame count, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep: --bench wants a frame count, got '%s'\n", v); goto out; }
             i++;
         } else if (!strcmp(a, "--max-seconds") && v) {
-            if (parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep: --max-seconds wants seconds, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep: --max-seconds wants seconds, got '%s'\n", v); goto out; }
             o.max_seconds = (int)n; i++;
         } else if (a[0] == '-' && a[1]) {
             if (terminal) break;   /* the terminal player's own options */

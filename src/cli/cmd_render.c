@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "gui/gui.h"
@@ -65,6 +66,7 @@ int cli_render(int argc, char **argv)
         if (r > 0) continue;
         if (!strcmp(arg, "--scale")) {   /* the score scale or the frame's scale: decided below */
             if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); return 2; }
+            if (scale_arg) { cli_fail("render", "%s given twice", arg); return 2; }
             scale_arg = v;
             i++;
             continue;

@@ -4,12 +4,12 @@
  * Data flow: options (the problem's in cli/problem.c) → matrices (src/io) → fs_run → fs_run_exec
  * (src/engine) → events → printer.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "engine/run.h"
@@ -29,27 +29,10 @@ static const char *usage_tail =
     "  --backend engine|cuda        cuda: run the tiled kernel on the GPU (make CUDA=1)\n"
     "\n"
     "An option the chosen algorithm does not read (--bq with --decode, --merge without it) is\n"
-    "refused. Bad input exits 2 with file:line:column. The JSONL form prints every number so it\n"
-    "round-trips (%.17g); -inf is the string \"-inf\". 'flashstep play' and 'flashstep render'\n"
-    "take the same problem options, and replay a JSONL trace with --trace FILE.\n";
-
-static int fail(const char *fmt, const char *a)
-{
-    fprintf(stderr, "flashstep trace: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n(see flashstep trace --help)\n");
-    return 2;
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
+    "refused, and so is an option given twice. Bad input exits 2 with file:line:column. The\n"
+    "JSONL form prints every number so it round-trips (%.17g); -inf is the string \"-inf\".\n"
+    "'flashstep play' and 'flashstep render' take the same problem options, and replay a JSONL\n"
+    "trace with --trace FILE.\n";
 
 /* ---- printing ---- */
 
@@ -387,7 +370,7 @@ int cli_trace(int argc, char **argv)
         int r = cli_problem_option(&p, argc, argv, &i);
         if (r == 2) return 2;
         if (r == 1) continue;
-#define NEED() do { if (!val) return fail("%s needs a value", a); i++; } while (0)
+#define NEED() do { if (!val) return cli_fail("trace", "%s needs a value", a); i++; } while (0)
         long n;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_head, stdout);
@@ -398,19 +381,19 @@ int cli_trace(int argc, char **argv)
             NEED();
             if (!strcmp(val, "jsonl")) jsonl = 1;
             else if (!strcmp(val, "table")) jsonl = 0;
-            else return fail("--format is table or jsonl, not '%s'", val);
+            else return cli_fail("trace", "--format is table or jsonl, not '%s'", val);
         } else if (!strcmp(a, "--digits")) {
             NEED();
-            if (!parse_int(val, 0, 17, &n)) return fail("--digits must be 0 to 17, not '%s'", val);
+            if (!cli_parse_int(val, 0, 17, &n)) return cli_fail("trace", "--digits must be 0 to 17, not '%s'", val);
             digits = (int)n;
         } else if (!strcmp(a, "--backend")) {
             NEED();
             backend_given = 1;
             if (!strcmp(val, "cuda")) cuda = 1;
             else if (!strcmp(val, "engine")) cuda = 0;
-            else return fail("--backend is engine or cuda, not '%s'", val);
+            else return cli_fail("trace", "--backend is engine or cuda, not '%s'", val);
         } else {
-            return fail("unknown option '%s'", a);
+            return cli_fail("trace", "unknown option '%s'", a);
         }
 #undef NEED
     }
@@ -419,7 +402,7 @@ int cli_trace(int argc, char **argv)
     fs_result res = {0};
     int rc = 2;
     if (backend_given && p.run.algo == FS_ALGO_BACKWARD) {   /* before any file is read */
-        fail("%s", "--backend does not apply to --backward (the backward runs in the engine only)");
+        cli_fail("trace", "%s", "--backend does not apply to --backward (the backward runs in the engine only)");
         goto out;
     }
     rc = cli_problem_load(&p);
@@ -431,7 +414,7 @@ int cli_trace(int argc, char **argv)
     if (cuda) {
         char why[256] = "";
         if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY) {
-            fail("%s", "--backend cuda runs the tiled algorithm (and --query) only");
+            cli_fail("trace", "%s", "--backend cuda runs the tiled algorithm (and --query) only");
             goto out;
         }
         st = fs_cuda_trace(r, &res, &tr, why, sizeof why);

@@ -1,13 +1,12 @@
-/* problem.c: the problem options shared by trace, play and render (problem.h).
+/* problem.c: the problem options shared by trace, play and render, and in part by check (problem.h).
  *
  * Data flow: argv → the option table (check, store) → cli_problem_load: options checked
  * together, matrices read (src/io), fs_run filled, the trace it will record bounded.
  */
 #include "cli/problem.h"
+#include "cli/args.h"
 #include "engine/backward.h"
 
-#include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,34 +54,7 @@ const char cli_problem_help[] =
     "                               contiguous splits of --bk\n"
     "  --chunk N                    online softmax chunk size (default 1)\n";
 
-static int fail(const cli_problem *p, const char *fmt, const char *a)
-{
-    fprintf(stderr, "flashstep %s: ", p->cmd);
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n(see flashstep %s --help)\n", p->cmd);
-    return 2;
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    /* ERANGE also marks an underflow to a subnormal (1e-320), which is finite and kept. */
-    if (!*s || *end || (errno && fabs(v) >= DBL_MIN) || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
+static int fail(const cli_problem *p, const char *fmt, const char *a) { return cli_fail(p->cmd, fmt, a); }
 
 /* ---- the options: one setter each ---- */
 
@@ -102,7 +74,7 @@ static int set_exp2(cli_problem *p, const char *v) { (void)v; p->run.tiling.exp2
 static int set_bq(cli_problem *p, const char *v)
 {
     long n;
-    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bq must be an integer from 1 to 1048576, not '%s'", v);
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bq must be an integer from 1 to 1048576, not '%s'", v);
     p->run.tiling.Bq = (int32_t)n;
     return 0;
 }
@@ -110,7 +82,7 @@ static int set_bq(cli_problem *p, const char *v)
 static int set_bk(cli_problem *p, const char *v)
 {
     long n;
-    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bk must be an integer from 1 to 1048576, not '%s'", v);
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--bk must be an integer from 1 to 1048576, not '%s'", v);
     p->run.tiling.Bk = p->run.decoding.Bk = (int32_t)n;
     return 0;
 }
@@ -118,7 +90,7 @@ static int set_bk(cli_problem *p, const char *v)
 static int set_parts(cli_problem *p, const char *v)
 {
     long n;
-    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--parts must be an integer from 1 to 1048576, not '%s'", v);
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--parts must be an integer from 1 to 1048576, not '%s'", v);
     p->run.decoding.parts = (int32_t)n;
     p->run.decoding.split = FS_SPLIT_STRIDED;
     return 0;
@@ -127,7 +99,7 @@ static int set_parts(cli_problem *p, const char *v)
 static int set_chunk(cli_problem *p, const char *v)
 {
     long n;
-    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--chunk must be an integer from 1 to 1048576, not '%s'", v);
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--chunk must be an integer from 1 to 1048576, not '%s'", v);
     p->run.chunk = (int32_t)n;
     return 0;
 }
@@ -160,27 +132,27 @@ static int set_mask(cli_problem *p, const char *v)
 static int set_window(cli_problem *p, const char *v)
 {
     long n;
-    if (!parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--window must be an integer from 1 to 1048576, not '%s'", v);
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &n)) return fail(p, "--window must be an integer from 1 to 1048576, not '%s'", v);
     p->window = (int)n;
     return 0;
 }
 
 static int set_offset(cli_problem *p, const char *v)
 {
-    if (!parse_int(v, -FS_MAX_DIM, FS_MAX_DIM, &p->offset)) return fail(p, "--offset must be an integer, not '%s'", v);
+    if (!cli_parse_int(v, -FS_MAX_DIM, FS_MAX_DIM, &p->offset)) return fail(p, "--offset must be an integer, not '%s'", v);
     p->has_offset = true;
     return 0;
 }
 
 static int set_scale(cli_problem *p, const char *v)
 {
-    if (!parse_double(v, &p->scale)) return fail(p, "--scale must be a finite number, not '%s'", v);
+    if (!cli_parse_double(v, &p->scale)) return fail(p, "--scale must be a finite number, not '%s'", v);
     return 0;
 }
 
 static int set_softcap(cli_problem *p, const char *v)
 {
-    if (!parse_double(v, &p->run.attn.softcap) || p->run.attn.softcap <= 0)
+    if (!cli_parse_double(v, &p->run.attn.softcap) || p->run.attn.softcap <= 0)
         return fail(p, "--softcap must be a positive number, not '%s'", v);
     return 0;
 }
@@ -210,8 +182,8 @@ static int set_heads(cli_problem *p, const char *v)
         memcpy(left, v, nl);
         left[nl] = 0;
     }
-    if (!colon || nl >= sizeof left || !parse_int(left, 1, FS_MAX_HEADS, &hq) ||
-        !parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
+    if (!colon || nl >= sizeof left || !cli_parse_int(left, 1, FS_MAX_HEADS, &hq) ||
+        !cli_parse_int(colon + 1, 1, FS_MAX_HEADS, &hkv) || hq % hkv)
         return fail(p, "--heads is HQ:HKV with HQ a multiple of HKV, each 1 to 1024 (e.g. 4:2), not '%s'", v);
     p->hq = (int)hq;
     p->hkv = (int)hkv;
@@ -277,17 +249,27 @@ int cli_problem_set(cli_problem *p, const char *opt, const char *value)
     for (int k = 0; k < N_OPTIONS; k++) {
         if (strcmp(opt, options[k].opt)) continue;
         if (options[k].value && !value) return fail(p, "%s needs a value", opt);
+        if (p->given >> k & 1u) return fail(p, "%s given twice", opt);   /* not "the last one wins" */
         p->given |= (uint64_t)1 << k;
         return options[k].set(p, value) ? 2 : 1;
     }
     return 0;
 }
 
-int cli_problem_option(cli_problem *p, int argc, char **argv, int *i)
+/* Whether name is one of the NULL-terminated list only (NULL: every option). */
+static bool listed(const char *const *only, const char *name)
+{
+    if (!only) return true;
+    for (; *only; only++)
+        if (!strcmp(*only, name)) return true;
+    return false;
+}
+
+int cli_problem_option_of(cli_problem *p, const char *const *only, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     for (int k = 0; k < N_OPTIONS; k++) {
-        if (strcmp(a, options[k].opt)) continue;
+        if (strcmp(a, options[k].opt) || !listed(only, a)) continue;
         const char *v = NULL;
         if (options[k].value) {
             if (*i + 1 >= argc) return fail(p, "%s needs a value", a);
@@ -296,6 +278,11 @@ int cli_problem_option(cli_problem *p, int argc, char **argv, int *i)
         return cli_problem_set(p, a, v);
     }
     return 0;
+}
+
+int cli_problem_option(cli_problem *p, int argc, char **argv, int *i)
+{
+    return cli_problem_option_of(p, NULL, argc, argv, i);
 }
 
 bool cli_problem_given(const cli_problem *p) { return p->given != 0; }

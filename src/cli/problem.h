@@ -1,11 +1,13 @@
 /* problem.h: the problem options that `trace`, `play` and `render` share (--q/--k/--v,
  * --scores, --z, the algorithm, tiles, form, order, mask, window, tree, heads, decode, the
- * backward and its dO...): one
- * table of options, their checks and messages, and the loading of the matrices into an fs_run.
+ * backward and its dO...): one table of options, their checks and messages, and the loading of
+ * the matrices into an fs_run. `check` reads the rows of the mask, scale, softcap and heads
+ * from the same table (cli_problem_option_of) and loads its own arrays.
  *
  * An option is one row of the table in problem.c (its name, whether it takes a value, which
  * algorithms read it, and the function that checks and stores it); adding an option is adding
- * a row. Messages begin "flashstep CMD: " with the command that parses them.
+ * a row. An option given twice is refused ("--q given twice"). Messages begin "flashstep CMD: "
+ * with the command that parses them.
  */
 #ifndef FS_CLI_PROBLEM_H
 #define FS_CLI_PROBLEM_H
@@ -17,7 +19,7 @@
 #include "io/matrix_io.h"
 
 typedef struct {
-    const char *cmd;        /* "trace", "play", "render" */
+    const char *cmd;        /* "trace", "play", "render", "check" */
     /* What the options said. */
     const char *q, *k, *v, *scores, *z, *tree, *dout;   /* file names (dout: --do) */
     int algo_set;           /* how many of --reference/--query/--decode/--backward/--z */
@@ -41,8 +43,12 @@ extern const char cli_problem_help[];
 
 void cli_problem_init(cli_problem *p, const char *cmd);
 /* argv[*i] if it is a problem option: 1 (taken, with its value; *i moved past it), 0 (not a
- * problem option), or 2 (a bad value: the message is printed). */
+ * problem option), or 2 (a bad value, or an option given twice: the message is printed). */
 int cli_problem_option(cli_problem *p, int argc, char **argv, int *i);
+/* The same, taking only the options named in the NULL-terminated list `only` (NULL: all): how
+ * `check` reads the rows it shares (--mask, --window, --offset, --scale, --softcap, --heads,
+ * --tree) with the same checks and messages, and stores them in p without cli_problem_load. */
+int cli_problem_option_of(cli_problem *p, const char *const *only, int argc, char **argv, int *i);
 /* The same for one option given by name and value (value NULL for a flag). */
 int cli_problem_set(cli_problem *p, const char *opt, const char *value);
 /* Whether any problem option was given. */

@@ -310,6 +310,11 @@ bad(["--q", q, "--k", k, "--v", v], "need --q, --k, --v and --o", "no --o")
 bad(base + ["--q", q, "--dtype", "f8"], "--dtype", "bad --dtype")
 bad(base + ["--q", q, "--heads", "3:2"], "--heads", "bad --heads")
 bad(base + ["--q", q, "--bogus"], "unknown option", "unknown option")
+bad(base + ["--q", q, "--mask", "causal", "--mask", "none"], "flashstep check: --mask given twice", "--mask twice")
+bad(base + ["--q", q, "--scale", "inf"], "--scale must be a finite number", "--scale inf")
+# --scale 0 is legal maths (uniform weights), as in trace, play and render: judged, not refused.
+rc, out, err = run(base + ["--q", q, "--scale", "0"])
+check(rc in (0, 1) and "scale 0," in out, f"--scale 0 is judged: {rc} {err.strip()!r}")
 bad(base + ["--q", os.path.join(tmp, "missing.npy")], "cannot open", "missing file")
 path = os.path.join(tmp, "ctl.txt")
 with open(path, "w") as f:

@@ -130,6 +130,16 @@ check(rc == 2 and "k3.txt:1:1:" in err, f"shape mismatch: {err!r}")
 for t in (["--bq", "0"], ["--bk", "-1"], ["--window", "0"], ["--format", "xml"], ["--bogus"]):
     rc, out, err = run(["--q", good, "--k", good, "--v", good, *t])
     check(rc == 2 and err, f"bad option {t}: rc={rc}")
+# A problem option given twice is refused, not "the last one wins" (the same table serves play
+# and render).
+for t in (["--q", good], ["--bq", "2", "--bq", "3"], ["--mask", "none", "--mask", "causal"], ["--reference", "--reference"]):
+    rc, out, err = run(["--q", good, "--k", good, "--v", good, *t])
+    check(rc == 2 and f"flashstep trace: {t[0]} given twice" in err and not out, f"{t} twice: rc={rc} {err!r}")
+# --scale 0 (every score 0: uniform weights) is legal, as in check.
+rc, out, err = run(["--q", good, "--k", good, "--v", good, "--scale", "0", "--format", "jsonl"])
+outs = [e for e in map(json.loads, out.splitlines()) if e["event"] == "out"]
+check(rc == 0 and outs and all(abs(num(x) - y) < 1e-12 for e in outs for x, y in zip(e["o"], [2.0, 3.0])),
+      f"--scale 0 gives the mean of V's rows: rc={rc} {err!r}")
 # Options the chosen algorithm does not read are refused, not silently ignored.
 zfile = write("z.txt", [[2.0, 5.0, 1.0, 4.0]])
 for t in (["--decode", "--bq", "2"], ["--decode", "--pitfall", "no-rescale"], ["--merge", "tree"],

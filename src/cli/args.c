@@ -1,0 +1,37 @@
+/* args.c: the command line's argument helpers (args.h). */
+#include "cli/args.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* ERANGE also marks an underflow to a subnormal (1e-320), which is finite and kept. */
+    if (!*s || *end || (errno && fabs(v) >= DBL_MIN) || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+int cli_fail(const char *cmd, const char *fmt, const char *a)
+{
+    fprintf(stderr, "flashstep %s: ", cmd);
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n(see flashstep %s --help)\n", cmd);
+    return 2;
+}
