@@ -318,8 +318,12 @@ static bool diagnose_nan(const fs_attn *a, const double *O, const fs_check_opts 
     char w[80];
     where(a, o->heads_per_batch, first, w, sizeof w);
     if (empty_nan == r->nan_rows && empty == r->nan_rows) {
-        snprintf(r->detail, sizeof r->detail, "The %lld rows that see no key hold NaN or inf (first: %s); the other rows "
-                 "are right. A row with l = 0 must give 0.", (long long)r->nan_rows, w);
+        if (r->nan_rows == 1)
+            snprintf(r->detail, sizeof r->detail, "The one row that sees no key holds NaN or inf (%s); the other rows "
+                     "are right. A row with l = 0 must give 0.", w);
+        else
+            snprintf(r->detail, sizeof r->detail, "The %lld rows that see no key hold NaN or inf (first: %s); the other "
+                     "rows are right. A row with l = 0 must give 0.", (long long)r->nan_rows, w);
         return true;
     }
     /* rows whose first visited block hides all their keys: 001's pitfall 4 at a block size */

@@ -1,10 +1,12 @@
 /* args.c: the command line's argument helpers (args.h). */
 #include "cli/args.h"
+#include "io/text.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 int cli_parse_int(const char *s, long lo, long hi, long *out)
@@ -30,8 +32,12 @@ int cli_parse_double(const char *s, double *out)
 
 int cli_fail(const char *cmd, const char *fmt, const char *a)
 {
+    /* a is what the user typed (an option's value): shown with control bytes escaped, as text
+     * from a file is (io/text.h), so a pasted escape sequence cannot drive the terminal. */
+    char safe[512];
+    fs_text_escape(a ? a : "", a ? strlen(a) : 0, safe, sizeof safe);
     fprintf(stderr, "flashstep %s: ", cmd);
-    fprintf(stderr, fmt, a);
+    fprintf(stderr, fmt, safe);
     fprintf(stderr, "\n(see flashstep %s --help)\n", cmd);
     return 2;
 }

@@ -7,12 +7,15 @@ EXTRA_LDLIBS += $(shell $(PKG_CONFIG) --libs $(GUI_PKGS) 2>/dev/null || echo -lf
 # Animations (anim.c), each optional and detected here at build time: GIF through giflib (no
 # pkg-config file: the compiler finds gif_lib.h or not), video through FFmpeg's libraries. A
 # build without one says so when asked for that format (exit 2).
-HAVE_GIF := $(shell $(CC) -E -include gif_lib.h -x c /dev/null >/dev/null 2>&1 && echo 1)
+# Homebrew's giflib lives under its prefix, which Apple's clang does not search by itself.
+GIF_CFLAGS := $(addprefix -I,$(wildcard /opt/homebrew/opt/giflib/include /usr/local/opt/giflib/include))
+GIF_LIBDIR := $(addprefix -L,$(wildcard /opt/homebrew/opt/giflib/lib /usr/local/opt/giflib/lib))
+HAVE_GIF := $(shell $(CC) $(GIF_CFLAGS) -E -include gif_lib.h -x c /dev/null >/dev/null 2>&1 && echo 1)
 VIDEO_PKGS = libavcodec libavformat libswscale libavutil
 HAVE_VIDEO := $(shell $(PKG_CONFIG) --exists $(VIDEO_PKGS) 2>/dev/null && echo 1)
 ifeq ($(HAVE_GIF),1)
-$(call obj,src/gui/anim.c): EXTRA_CFLAGS += -DFS_HAVE_GIF
-EXTRA_LDLIBS += -lgif
+$(call obj,src/gui/anim.c): EXTRA_CFLAGS += -DFS_HAVE_GIF $(GIF_CFLAGS)
+EXTRA_LDLIBS += $(GIF_LIBDIR) -lgif
 endif
 ifeq ($(HAVE_VIDEO),1)
 $(call obj,src/gui/anim.c): EXTRA_CFLAGS += -DFS_HAVE_VIDEO $(shell $(PKG_CONFIG) --cflags $(VIDEO_PKGS))

@@ -313,8 +313,8 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
     for (int j = 0; j < c->n_kv; j += every)
         gui_textf(d, lf, g->x0 + j * cell + cell / 2, g->y0 - lh - L->pad / 4, th->dim, GUI_AL_CENTER, "%d", j);
     gui_text(d, lf, x_dq + c->d * cell / 2, g->y0 - lh - L->pad / 4, th->text, GUI_AL_CENTER, "dQ");
-    gui_text(d, lf, g->x0 - L->pad / 2, y_dk + (c->d * cell - lh) / 2, th->text, GUI_AL_RIGHT, "dK");
-    gui_text(d, lf, g->x0 - L->pad / 2, y_dv + (c->d_v * cell - lh) / 2, th->text, GUI_AL_RIGHT, "dV");
+    gui_text(d, lf, g->x0 - L->pad / 2, y_dk + (c->d * cell - lh) / 2, th->text, GUI_AL_RIGHT, "dKᵀ");
+    gui_text(d, lf, g->x0 - L->pad / 2, y_dv + (c->d_v * cell - lh) / 2, th->text, GUI_AL_RIGHT, "dVᵀ");
     char cap[200], pre[64];
     if (a->n_q_heads > 1) snprintf(pre, sizeof pre, "head %d (KV head %d)", c->head, c->kvh);
     else snprintf(pre, sizeof pre, "P = exp(S - L), recomputed");
