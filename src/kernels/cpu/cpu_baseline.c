@@ -58,14 +58,11 @@ static void softmax_rows(void *ctx, int32_t thread, int64_t item)
     }
 }
 
-fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size_t n)
+fs_status cpu_baseline_begin(const fs_cpu_attn *a, int32_t threads, const char *names, float **X, float **Y,
+                             char *why, size_t n)
 {
-    char dummy[8];
-    if (!why || n == 0) {
-        why = dummy;
-        n = sizeof dummy;
-    }
-    why[0] = '\0';
+    /* X, Y: (batch, n_q_heads, n_q, n_kv) each, allocated here */
+    *X = *Y = NULL;
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) {
         snprintf(why, n, "%s", fs_status_str(st));
@@ -81,19 +78,34 @@ fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size
     }
     double need = fs_cpu_baseline_bytes(a), avail = fs_cpu_mem_available();
     if (need > (double)SIZE_MAX / 2 || (avail > 0 && need > 0.9 * avail)) {
-        snprintf(why, n, "S and P need %.1f GiB, %.1f GiB available", need / (1u << 30),
-                 avail / (1u << 30));
+        snprintf(why, n, "%s need %.1f GiB, %.1f GiB available", names, need / (1u << 30), avail / (1u << 30));
         return FS_ERR_NOMEM;
     }
     size_t count = (size_t)a->batch * a->n_q_heads * a->n_q * a->n_kv;
-    float *S = malloc(count * sizeof(float)), *P = malloc(count * sizeof(float));
-    if (!S || !P) {
-        free(S);
-        free(P);
-        snprintf(why, n, "malloc of %.1f GiB for S and P failed", need / (1u << 30));
+    *X = malloc(count * sizeof(float));
+    *Y = malloc(count * sizeof(float));
+    if (!*X || !*Y) {
+        free(*X);
+        free(*Y);
+        *X = *Y = NULL;
+        snprintf(why, n, "malloc of %.1f GiB for %s failed", need / (1u << 30), names);
         return FS_ERR_NOMEM;
     }
     openblas_set_num_threads(threads);
+    return FS_OK;
+}
+
+fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size_t n)
+{
+    char dummy[8];
+    if (!why || n == 0) {
+        why = dummy;
+        n = sizeof dummy;
+    }
+    why[0] = '\0';
+    float *S, *P;
+    fs_status st = cpu_baseline_begin(a, threads, "S and P", &S, &P, why, n);
+    if (st != FS_OK) return st;
     int32_t d = a->d, group = a->n_q_heads / a->n_kv_heads;
     float scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)d);
     size_t nn = (size_t)a->n_q * a->n_kv;

@@ -77,34 +77,13 @@ fs_status fs_cpu_baseline_backward(const fs_cpu_attn *a, const float *dO, float 
         n = sizeof dummy;
     }
     why[0] = '\0';
-    fs_status st = fs_cpu_attn_check(a);
-    if (st != FS_OK) {
-        snprintf(why, n, "%s", fs_status_str(st));
-        return st;
-    }
-    if (a->dtype != FS_CPU_DTYPE_F32 || !dO || !dQ || !dK || !dV) {
-        snprintf(why, n, "the baseline backward wants float32 and every gradient buffer");
+    if (!dO || !dQ || !dK || !dV) {
+        snprintf(why, n, "the baseline backward wants every gradient buffer");
         return FS_ERR_ARG;
     }
-    if (threads < 1 || threads > FS_CPU_MAX_THREADS) {
-        snprintf(why, n, "threads must be 1 … %d", FS_CPU_MAX_THREADS);
-        return FS_ERR_ARG;
-    }
-    double need = fs_cpu_baseline_bytes(a), avail = fs_cpu_mem_available();
-    if (need > (double)SIZE_MAX / 2 || (avail > 0 && need > 0.9 * avail)) {
-        snprintf(why, n, "P and dP need %.1f GiB, %.1f GiB available", need / (1u << 30),
-                 avail / (1u << 30));
-        return FS_ERR_NOMEM;
-    }
-    size_t count = (size_t)a->batch * a->n_q_heads * a->n_q * a->n_kv;
-    float *P = malloc(count * sizeof(float)), *dS = malloc(count * sizeof(float));
-    if (!P || !dS) {
-        free(P);
-        free(dS);
-        snprintf(why, n, "malloc of %.1f GiB for P and dP failed", need / (1u << 30));
-        return FS_ERR_NOMEM;
-    }
-    openblas_set_num_threads(threads);
+    float *P, *dS;
+    fs_status st = cpu_baseline_begin(a, threads, "P and dP", &P, &dS, why, n);
+    if (st != FS_OK) return st;
     int32_t d = a->d, group = a->n_q_heads / a->n_kv_heads;
     float scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)d);
     size_t nn = (size_t)a->n_q * a->n_kv;

@@ -150,6 +150,13 @@ void *fs_cpu_alloc_big(size_t bytes);
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */
+/* The start both materializing baselines share (cpu_baseline.c): the problem checked, float32
+ * only, threads in range, memory for two (batch, n_q_heads, n_q, n_kv) float matrices checked
+ * against what the system has and allocated into *X and *Y (free both), OpenBLAS's thread count
+ * set. names ("S and P") go into the messages written to why. */
+fs_status cpu_baseline_begin(const fs_cpu_attn *a, int32_t threads, const char *names, float **X, float **Y,
+                             char *why, size_t n);
+
 static inline void cpu_item_split(const cpu_prefill *p, int64_t item, int32_t *b, int32_t *h,
                                   int32_t *qt)
 {
