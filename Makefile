@@ -49,7 +49,9 @@ GUI_SRC    = $(wildcard src/gui/*.c)
 endif
 CPU_SRC    = $(wildcard src/kernels/cpu/*.c)
 LIB_SRC    = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(CPU_SRC) $(CLI_SRC) $(GUI_SRC)
-TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildcard tests/check_*.c))
+# tests/check_*.c: one Check suite each; tests/test_*.c: helpers the suites share.
+TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildcard tests/check_*.c)) \
+             $(wildcard tests/test_*.c)
 TEST_EXTRA =
 EXTRA_OBJ  =
 
@@ -91,20 +93,23 @@ run: deps
 	@bash scripts/run.sh
 
 # `make test`: dependencies, then the unit tests plain and sanitized, then every extra step
-# the modules registered (lesson verification, command-line tests, window tests).
+# the modules registered (lesson verification, command-line tests, window tests). The four
+# builds (plain, sanitized, clang, no window) compile on every core; the steps run one by one.
+JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 test: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/check_all
 	@$(MAKE) --no-print-directory test-run
 
 test-run: all $(BUILD)/check_all
 	$(BUILD)/check_all
-	@$(MAKE) --no-print-directory SAN=1 check
+	@$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check
 	@$(MAKE) --no-print-directory $(TEST_EXTRA) FLASHSTEP=$(BUILD)/flashstep
 	@if command -v clang >/dev/null 2>&1; then \
 	  echo "clang: the same sources must build warning-free"; \
-	  $(MAKE) --no-print-directory -s CC=clang BUILD=build/clang all; \
+	  $(MAKE) --no-print-directory -s -j$(JOBS) CC=clang BUILD=build/clang all; \
 	fi
 	@echo "NO_GUI=1: the program must also build without the window"
-	@$(MAKE) --no-print-directory -s NO_GUI=1 BUILD=build/nogui all
+	@$(MAKE) --no-print-directory -s -j$(JOBS) NO_GUI=1 BUILD=build/nogui all
 	@build/nogui/flashstep render 000_04 --out /dev/null 2>&1 | grep -q 'no window' 
 	@echo "make test: all steps passed"
 

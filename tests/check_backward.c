@@ -17,104 +17,50 @@
 #include "engine/backward.h"
 #include "engine/reference.h"
 #include "engine/run.h"
+#include "test_problem.h"
 #include "test_util.h"
 
 #define TOL_DENSE 1e-11
 #define TOL_FD    1e-6
 
-typedef struct {
-    fs_attn a;
-    double *Q, *K, *V, *dO;
-    uint64_t *bits;
-    int32_t *parent;
-} problem;
-
-static void problem_free(problem *p)
-{
-    free(p->Q);
-    free(p->K);
-    free(p->V);
-    free(p->dO);
-    free(p->bits);
-    free(p->parent);
-    memset(p, 0, sizeof *p);
-}
-
 static long nq_rows(const fs_attn *a) { return (long)a->n_q_heads * a->n_q; }
 static long nkv_rows(const fs_attn *a) { return (long)a->n_kv_heads * a->n_kv; }
 
-/* mask_kind: 0 none, 1 causal, 2 causal with an explicit offset (rows may see nothing),
- * 3 window, 4 tree, 5 random bits (rows may see nothing). max_n bounds n_q and n_kv. */
-static void problem_random(problem *p, fs_rng *r, int mask_kind, int max_n)
+/* The backward's random problems, with dO: n_q ≤ max_n, n_kv ≤ max_n + 3, d ≤ 5, d_v ≤ 4; one in
+ * four with its own scale. */
+static void problem_random(fs_test_problem *p, fs_rng *r, int mask_kind, int max_n)
 {
-    memset(p, 0, sizeof *p);
-    int hk = fs_rng_int(r, 1, 2), g = fs_rng_int(r, 1, 3);
-    int n_q = fs_rng_int(r, 1, max_n), n_kv = fs_rng_int(r, 1, max_n + 3);
-    int d = fs_rng_int(r, 1, 5), dv = fs_rng_int(r, 1, 4);
-    if (mask_kind == 4) n_kv = n_q;
-    p->a = fs_attn_make(n_q, n_kv, d, dv);
-    p->a.n_kv_heads = hk;
-    p->a.n_q_heads = hk * g;
-    long nq = nq_rows(&p->a), nk = nkv_rows(&p->a);
-    p->Q = malloc(sizeof(double) * nq * d);
-    p->K = malloc(sizeof(double) * nk * d);
-    p->V = malloc(sizeof(double) * nk * dv);
-    p->dO = malloc(sizeof(double) * nq * dv);
-    fs_rng_fill(r, p->Q, nq * d, -2, 2);
-    fs_rng_fill(r, p->K, nk * d, -2, 2);
-    fs_rng_fill(r, p->V, nk * dv, -1, 1);
-    fs_rng_fill(r, p->dO, nq * dv, -1, 1);
-    p->a.Q = p->Q;
-    p->a.K = p->K;
-    p->a.V = p->V;
-    if (fs_rng_int(r, 0, 3) == 0) p->a.softcap = fs_rng_uniform(r, 0.5, 3);
-    if (fs_rng_int(r, 0, 3) == 0) p->a.scale = fs_rng_uniform(r, 0.2, 1.5);
-    switch (mask_kind) {
-    case 1: p->a.mask.kind = FS_MASK_CAUSAL; break;
-    case 2:
-        p->a.mask.kind = FS_MASK_CAUSAL;
-        p->a.mask.has_offset = true;
-        p->a.mask.offset = fs_rng_int(r, -3, 4);
-        break;
-    case 3:
-        p->a.mask.kind = FS_MASK_WINDOW;
-        p->a.mask.window = fs_rng_int(r, 1, 5);
-        break;
-    case 4:
-        p->parent = malloc(sizeof(int32_t) * n_q);
-        p->parent[0] = -1;
-        for (int i = 1; i < n_q; i++) p->parent[i] = fs_rng_int(r, 0, i - 1);
-        p->bits = calloc((size_t)n_q * fs_mask_words(n_q), sizeof(uint64_t));
-        ck_assert_int_eq(fs_mask_tree_build(p->parent, n_q, p->bits, NULL), FS_OK);
-        p->a.mask = fs_mask_tree(p->bits, n_q);
-        break;
-    case 5: {
-        int w = fs_mask_words(n_kv);
-        p->bits = calloc((size_t)n_q * w, sizeof(uint64_t));
-        for (int i = 0; i < n_q; i++)
-            for (int j = 0; j < n_kv; j++)
-                if (fs_rng_int(r, 0, 2) == 0) p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
-        p->a.mask.kind = FS_MASK_BITS;
-        p->a.mask.bits = p->bits;
-        p->a.mask.words_per_row = w;
-        break;
-    }
-    default: break;
-    }
+    const fs_test_problem_spec spec = {.max_n_q = max_n, .max_n_kv = max_n + 3, .max_d = 5, .max_d_v = 4,
+                                       .max_offset = 4, .max_window = 5, .bits_visible = 1.0 / 3,
+                                       .dO = true, .softcap = true, .random_scale = true};
+    fs_test_problem_draw(p, r, mask_kind, &spec);
 }
 
-/* The forward's O and L, by the tiled forward (any tiling gives the same to rounding). */
-static void forward(const fs_attn *a, double *O, double *L)
+/* What the backward reads from the forward, O and L = m + ln ℓ (by the tiled forward: any tiling
+ * gives the same to rounding), and room for the D it writes. */
+typedef struct { double *O, *L, *D; } forward_out;
+
+static forward_out forward(const fs_attn *a)
 {
     long rows = nq_rows(a);
+    forward_out f = {malloc(sizeof(double) * rows * a->d_v), malloc(sizeof(double) * rows),
+                     malloc(sizeof(double) * rows)};
     double *m = malloc(sizeof(double) * rows), *l = malloc(sizeof(double) * rows);
     fs_tiling t = fs_tiling_default();
     t.Bq = 3;
     t.Bk = 2;
-    ck_assert_int_eq(fs_tiled(a, &t, O, m, l, NULL), FS_OK);
-    fs_lse(m, l, rows, L);
+    ck_assert_int_eq(fs_tiled(a, &t, f.O, m, l, NULL), FS_OK);
+    fs_lse(m, l, rows, f.L);
     free(m);
     free(l);
+    return f;
+}
+
+static void forward_free(forward_out *f)
+{
+    free(f->O);
+    free(f->L);
+    free(f->D);
 }
 
 typedef struct { double *dQ, *dK, *dV; } grads;
@@ -145,15 +91,13 @@ START_TEST(test_backward_matches_dense)
 {
     uint64_t seed = fs_test_seed() + (uint64_t)_i;
     fs_rng r = {seed};
-    int mask_kind = _i % 6;
+    int mask_kind = _i % FS_TEST_MASKS;
     for (int rep = 0; rep < 30; rep++) {
-        problem p;
+        fs_test_problem p;
         problem_random(&p, &r, mask_kind, 11);
         const fs_attn *a = &p.a;
         long rows = nq_rows(a);
-        double *O = malloc(sizeof(double) * rows * a->d_v), *L = malloc(sizeof(double) * rows);
-        double *D = malloc(sizeof(double) * rows);
-        forward(a, O, L);
+        forward_out f = forward(a);
         grads ref = grads_alloc(a), got = grads_alloc(a);
         ck_assert_int_eq(fs_backward_dense(a, p.dO, ref.dQ, ref.dK, ref.dV), FS_OK);
         for (int order = 0; order < 2; order++) {
@@ -163,7 +107,7 @@ START_TEST(test_backward_matches_dense)
             t.order = order;
             fs_trace tr;
             fs_trace_init(&tr);
-            fs_status st = fs_backward(a, &t, O, L, p.dO, got.dQ, got.dK, got.dV, D, rep % 2 ? &tr : NULL);
+            fs_status st = fs_backward(a, &t, f.O, f.L, p.dO, got.dQ, got.dK, got.dV, f.D, rep % 2 ? &tr : NULL);
             FS_ASSERT_SEED(st == FS_OK, seed, "status %s", fs_status_str(st));
             double eq = fs_max_rel_err(got.dQ, ref.dQ, rows * a->d);
             double ek = fs_max_rel_err(got.dK, ref.dK, nkv_rows(a) * a->d);
@@ -172,9 +116,9 @@ START_TEST(test_backward_matches_dense)
                            "mask %d order %d Bq %d Bk %d heads %d:%d softcap %g: dQ %.3g dK %.3g dV %.3g",
                            mask_kind, order, t.Bq, t.Bk, a->n_q_heads, a->n_kv_heads, a->softcap, eq, ek, ev);
             for (long i = 0; i < rows; i++) {
-                if (L[i] > -INFINITY) continue;
+                if (f.L[i] > -INFINITY) continue;
                 /* A row that sees no key: L = −∞, D = 0, and a zero dQ row. */
-                FS_ASSERT_SEED(D[i] == 0, seed, "row %ld sees nothing but D = %g", i, D[i]);
+                FS_ASSERT_SEED(f.D[i] == 0, seed, "row %ld sees nothing but D = %g", i, f.D[i]);
                 for (int c = 0; c < a->d; c++)
                     FS_ASSERT_SEED(got.dQ[i * a->d + c] == 0, seed, "row %ld sees nothing but dQ != 0", i);
             }
@@ -182,10 +126,8 @@ START_TEST(test_backward_matches_dense)
         }
         grads_free(&ref);
         grads_free(&got);
-        free(O);
-        free(L);
-        free(D);
-        problem_free(&p);
+        forward_free(&f);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -200,7 +142,7 @@ static double loss(const fs_attn *a, const double *dO, double *O)
 }
 
 /* Central differences of the forward, element by element of Q, K and V. */
-static void check_fd(problem *p, const grads *g, uint64_t seed, const char *what)
+static void check_fd(fs_test_problem *p, const grads *g, uint64_t seed, const char *what)
 {
     double *O = malloc(sizeof(double) * nq_rows(&p->a) * p->a.d_v);
     const double h = 1e-5;
@@ -229,28 +171,25 @@ START_TEST(test_backward_finite_differences)
 {
     uint64_t seed = fs_test_seed() + 100 + (uint64_t)_i;
     fs_rng r = {seed};
-    int mask_kind = _i % 6;
+    int mask_kind = _i % FS_TEST_MASKS;
     for (int rep = 0; rep < 8; rep++) {
-        problem p;
+        fs_test_problem p;
         problem_random(&p, &r, mask_kind, 6);
         const fs_attn *a = &p.a;
-        long rows = nq_rows(a);
-        double *O = malloc(sizeof(double) * rows * a->d_v), *L = malloc(sizeof(double) * rows);
-        forward(a, O, L);
+        forward_out f = forward(a);
         grads dense = grads_alloc(a), tiled = grads_alloc(a);
         ck_assert_int_eq(fs_backward_dense(a, p.dO, dense.dQ, dense.dK, dense.dV), FS_OK);
         fs_tiling t = fs_tiling_default();
         t.Bq = fs_rng_int(&r, 1, 4);
         t.Bk = fs_rng_int(&r, 1, 4);
         t.order = rep % 2;
-        ck_assert_int_eq(fs_backward(a, &t, O, L, p.dO, tiled.dQ, tiled.dK, tiled.dV, NULL, NULL), FS_OK);
+        ck_assert_int_eq(fs_backward(a, &t, f.O, f.L, p.dO, tiled.dQ, tiled.dK, tiled.dV, NULL, NULL), FS_OK);
         check_fd(&p, &dense, seed, "dense");
         check_fd(&p, &tiled, seed, rep % 2 ? "tiled kv-outer" : "tiled q-outer");
         grads_free(&dense);
         grads_free(&tiled);
-        free(O);
-        free(L);
-        problem_free(&p);
+        forward_free(&f);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -262,17 +201,15 @@ START_TEST(test_backward_masked_rows)
     uint64_t seed = fs_test_seed() + 200;
     fs_rng r = {seed};
     for (int rep = 0; rep < 40; rep++) {
-        problem p;
-        problem_random(&p, &r, 0, 8);
+        fs_test_problem p;
+        problem_random(&p, &r, FS_TEST_MASK_NONE, 8);
         fs_attn *a = &p.a;
         /* Causal with a negative offset: the first −offset rows see no key at all. */
         a->mask.kind = FS_MASK_CAUSAL;
         a->mask.has_offset = true;
         a->mask.offset = -fs_rng_int(&r, 1, a->n_q);
         long rows = nq_rows(a);
-        double *O = malloc(sizeof(double) * rows * a->d_v), *L = malloc(sizeof(double) * rows);
-        double *D = malloc(sizeof(double) * rows);
-        forward(a, O, L);
+        forward_out f = forward(a);
         grads g = grads_alloc(a);
         fs_tiling t = fs_tiling_default();
         t.Bq = fs_rng_int(&r, 1, 4);
@@ -280,15 +217,15 @@ START_TEST(test_backward_masked_rows)
         t.order = rep % 2;
         fs_trace tr;
         fs_trace_init(&tr);
-        ck_assert_int_eq(fs_backward(a, &t, O, L, p.dO, g.dQ, g.dK, g.dV, D, &tr), FS_OK);
+        ck_assert_int_eq(fs_backward(a, &t, f.O, f.L, p.dO, g.dQ, g.dK, g.dV, f.D, &tr), FS_OK);
         FS_ASSERT_SEED(all_finite(g.dQ, rows * a->d) && all_finite(g.dK, nkv_rows(a) * a->d) &&
-                           all_finite(g.dV, nkv_rows(a) * a->d_v) && all_finite(D, rows),
+                           all_finite(g.dV, nkv_rows(a) * a->d_v) && all_finite(f.D, rows),
                        seed, "a gradient is not finite");
         int blind = -a->mask.offset;
         for (int h = 0; h < a->n_q_heads; h++)
             for (int i = 0; i < a->n_q && i < blind; i++) {
                 long ri = (long)h * a->n_q + i;
-                FS_ASSERT_SEED(L[ri] == -INFINITY, seed, "row %d sees nothing but L = %g", i, L[ri]);
+                FS_ASSERT_SEED(f.L[ri] == -INFINITY, seed, "row %d sees nothing but L = %g", i, f.L[ri]);
                 for (int c = 0; c < a->d; c++) FS_ASSERT_SEED(g.dQ[ri * a->d + c] == 0, seed, "dQ row %d not 0", i);
             }
         /* Keys past the last visible position (n_q − 1 + offset) are seen by nobody. */
@@ -306,10 +243,8 @@ START_TEST(test_backward_masked_rows)
         }
         fs_trace_free(&tr);
         grads_free(&g);
-        free(O);
-        free(L);
-        free(D);
-        problem_free(&p);
+        forward_free(&f);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -331,14 +266,12 @@ START_TEST(test_backward_trace_invariants)
     uint64_t seed = fs_test_seed() + 300;
     fs_rng r = {seed};
     for (int rep = 0; rep < 48; rep++) {
-        problem p;
-        problem_random(&p, &r, rep % 6, 9);
+        fs_test_problem p;
+        problem_random(&p, &r, rep % FS_TEST_MASKS, 9);
         const fs_attn *a = &p.a;
         long rows = nq_rows(a), keys = nkv_rows(a);
         const int d = a->d, dv = a->d_v;
-        double *O = malloc(sizeof(double) * rows * dv), *L = malloc(sizeof(double) * rows);
-        double *D = malloc(sizeof(double) * rows);
-        forward(a, O, L);
+        forward_out f = forward(a);
         grads g = grads_alloc(a);
         fs_tiling t = fs_tiling_default();
         t.Bq = fs_rng_int(&r, 1, 5);
@@ -346,17 +279,17 @@ START_TEST(test_backward_trace_invariants)
         t.order = rep % 2;
         fs_trace tr;
         fs_trace_init(&tr);
-        ck_assert_int_eq(fs_backward(a, &t, O, L, p.dO, g.dQ, g.dK, g.dV, D, &tr), FS_OK);
+        ck_assert_int_eq(fs_backward(a, &t, f.O, f.L, p.dO, g.dQ, g.dK, g.dV, f.D, &tr), FS_OK);
         const int nqt = (a->n_q + t.Bq - 1) / t.Bq, nkt = (a->n_kv + t.Bk - 1) / t.Bk;
         const int grp = a->n_q_heads / a->n_kv_heads;
         int64_t k = 0;
         for (long i = 0; i < rows; i++, k++) {
-            FS_ASSERT_SEED(tr.ev[k].kind == FS_EV_LSE && tr.ev[k].x == L[i], seed, "LSE row %ld", i);
+            FS_ASSERT_SEED(tr.ev[k].kind == FS_EV_LSE && tr.ev[k].x == f.L[i], seed, "LSE row %ld", i);
             FS_ASSERT_SEED(tr.ev[k].head * a->n_q + tr.ev[k].row == i, seed, "LSE order");
         }
         for (long i = 0; i < rows; i++, k++) {
             const fs_event *e = &tr.ev[k];
-            FS_ASSERT_SEED(e->kind == FS_EV_DELTA && e->x == D[i], seed, "DELTA row %ld", i);
+            FS_ASSERT_SEED(e->kind == FS_EV_DELTA && e->x == f.D[i], seed, "DELTA row %ld", i);
             const double *dout = fs_trace_at(&tr, e->o_blk), *o = fs_trace_at(&tr, e->o_new);
             double s = 0;
             for (int c = 0; c < dv; c++) s += dout[c] * o[c];
@@ -395,9 +328,9 @@ START_TEST(test_backward_trace_invariants)
                 for (int j = 0; j < nc; j++) {
                     bool vis = fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, e->c0 + j);
                     FS_ASSERT_SEED(vis == (S[j] > -INFINITY), seed, "S masked where the mask says");
-                    double pw = vis && L[ri] > -INFINITY ? exp(S[j] - L[ri]) : 0;
+                    double pw = vis && f.L[ri] > -INFINITY ? exp(S[j] - f.L[ri]) : 0;
                     FS_ASSERT_SEED(P[j] == pw && P[j] >= 0 && P[j] <= 1 + 1e-12, seed, "P = exp(S - L)");
-                    FS_ASSERT_SEED(dS[j] == (P[j] == 0 ? 0 : P[j] * (dP[j] - D[ri])), seed, "dS = P (dP - D)");
+                    FS_ASSERT_SEED(dS[j] == (P[j] == 0 ? 0 : P[j] * (dP[j] - f.D[ri])), seed, "dS = P (dP - D)");
                 }
                 const double *qo = fs_trace_at(&tr, b->o_old), *qb = fs_trace_at(&tr, b->o_blk);
                 const double *qn = fs_trace_at(&tr, b->o_new);
@@ -456,10 +389,8 @@ START_TEST(test_backward_trace_invariants)
         free(sv);
         fs_trace_free(&tr);
         grads_free(&g);
-        free(O);
-        free(L);
-        free(D);
-        problem_free(&p);
+        forward_free(&f);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -471,8 +402,8 @@ START_TEST(test_forward_keeps_lse)
     uint64_t seed = fs_test_seed() + 400;
     fs_rng r = {seed};
     for (int rep = 0; rep < 24; rep++) {
-        problem p;
-        problem_random(&p, &r, rep % 6, 9);
+        fs_test_problem p;
+        problem_random(&p, &r, rep % FS_TEST_MASKS, 9);
         fs_algo algos[] = {FS_ALGO_REFERENCE, FS_ALGO_TILED, FS_ALGO_DECODE, FS_ALGO_BACKWARD};
         for (int k = 0; k < 4; k++) {
             fs_run run = fs_run_make(algos[k]);
@@ -495,7 +426,7 @@ START_TEST(test_forward_keeps_lse)
                 FS_ASSERT_SEED(res.dQ && res.dK && res.dV && res.D, seed, "backward run without gradients");
             fs_result_free(&res);
         }
-        problem_free(&p);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -505,8 +436,8 @@ START_TEST(test_backward_default_do)
 {
     uint64_t seed = fs_test_seed() + 500;
     fs_rng r = {seed};
-    problem p;
-    problem_random(&p, &r, 1, 7);
+    fs_test_problem p;
+    problem_random(&p, &r, FS_TEST_MASK_CAUSAL, 7);
     long rows = nq_rows(&p.a);
     for (long k = 0; k < rows * p.a.d_v; k++) p.dO[k] = 1;
     grads ref = grads_alloc(&p.a);
@@ -520,7 +451,7 @@ START_TEST(test_backward_default_do)
                    seed, "dO = 1 by default");
     fs_result_free(&res);
     grads_free(&ref);
-    problem_free(&p);
+    fs_test_problem_free(&p);
 }
 END_TEST
 

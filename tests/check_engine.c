@@ -10,90 +10,18 @@
 #include <string.h>
 
 #include "engine/run.h"
+#include "test_problem.h"
 #include "test_util.h"
 
 #define TOL 1e-12
 
-/* A random problem with its own storage. */
-typedef struct {
-    fs_attn a;
-    double *Q, *K, *V, *S;
-    uint64_t *bits;
-    int32_t *parent;
-} problem;
-
-static void problem_free(problem *p)
+/* The engine's random problems: n_q ≤ 13, n_kv ≤ 17, d ≤ 6, d_v ≤ 5; Q, K or given scores. */
+static void problem_random(fs_test_problem *p, fs_rng *r, int mask_kind, int given_scores)
 {
-    free(p->Q);
-    free(p->K);
-    free(p->V);
-    free(p->S);
-    free(p->bits);
-    free(p->parent);
-    memset(p, 0, sizeof *p);
-}
-
-/* mask_kind: 0 none, 1 causal, 2 causal with an explicit offset, 3 window, 4 tree, 5 random bits */
-static void problem_random(problem *p, fs_rng *r, int mask_kind, int given_scores)
-{
-    memset(p, 0, sizeof *p);
-    int hk = fs_rng_int(r, 1, 2), g = fs_rng_int(r, 1, 3);
-    int n_q = fs_rng_int(r, 1, 13), n_kv = fs_rng_int(r, 1, 17), d = fs_rng_int(r, 1, 6), dv = fs_rng_int(r, 1, 5);
-    if (mask_kind == 4) n_kv = n_q; /* a tree is square */
-    p->a = fs_attn_make(n_q, n_kv, d, dv);
-    p->a.n_kv_heads = hk;
-    p->a.n_q_heads = hk * g;
-    long nq = (long)p->a.n_q_heads * n_q, nk = (long)hk * n_kv;
-    p->V = malloc(sizeof(double) * nk * dv);
-    fs_rng_fill(r, p->V, nk * dv, -1, 1);
-    if (given_scores) {
-        p->S = malloc(sizeof(double) * nq * n_kv);
-        fs_rng_fill(r, p->S, nq * n_kv, -4, 4);
-        p->a.scale = 1;
-    } else {
-        p->Q = malloc(sizeof(double) * nq * d);
-        p->K = malloc(sizeof(double) * nk * d);
-        fs_rng_fill(r, p->Q, nq * d, -2, 2);
-        fs_rng_fill(r, p->K, nk * d, -2, 2);
-    }
-    p->a.Q = p->Q;
-    p->a.K = p->K;
-    p->a.V = p->V;
-    p->a.S = p->S;
-    if (fs_rng_int(r, 0, 3) == 0) p->a.softcap = fs_rng_uniform(r, 0.5, 3);
-    switch (mask_kind) {
-    case 1: p->a.mask.kind = FS_MASK_CAUSAL; break;
-    case 2:
-        p->a.mask.kind = FS_MASK_CAUSAL;
-        p->a.mask.has_offset = true;
-        p->a.mask.offset = fs_rng_int(r, -3, 6);
-        break;
-    case 3:
-        p->a.mask.kind = FS_MASK_WINDOW;
-        p->a.mask.window = fs_rng_int(r, 1, 6);
-        break;
-    case 4: {
-        p->parent = malloc(sizeof(int32_t) * n_q);
-        p->parent[0] = -1;
-        for (int i = 1; i < n_q; i++) p->parent[i] = fs_rng_int(r, 0, i - 1);
-        p->bits = calloc((size_t)n_q * fs_mask_words(n_q), sizeof(uint64_t));
-        ck_assert_int_eq(fs_mask_tree_build(p->parent, n_q, p->bits, NULL), FS_OK);
-        p->a.mask = fs_mask_tree(p->bits, n_q);
-        break;
-    }
-    case 5: {
-        int w = fs_mask_words(n_kv);
-        p->bits = calloc((size_t)n_q * w, sizeof(uint64_t));
-        for (int i = 0; i < n_q; i++)
-            for (int j = 0; j < n_kv; j++)
-                if (fs_rng_int(r, 0, 2)) p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
-        p->a.mask.kind = FS_MASK_BITS;
-        p->a.mask.bits = p->bits;
-        p->a.mask.words_per_row = w;
-        break;
-    }
-    default: break;
-    }
+    const fs_test_problem_spec spec = {.max_n_q = 13, .max_n_kv = 17, .max_d = 6, .max_d_v = 5,
+                                       .max_offset = 6, .max_window = 6, .bits_visible = 2.0 / 3,
+                                       .given_scores = given_scores, .softcap = true};
+    fs_test_problem_draw(p, r, mask_kind, &spec);
 }
 
 static long out_len(const fs_attn *a) { return (long)a->n_q_heads * a->n_q * a->d_v; }
@@ -103,9 +31,9 @@ START_TEST(test_tiled_matches_reference)
 {
     uint64_t seed = fs_test_seed() + (uint64_t)_i;
     fs_rng r = {seed};
-    int mask_kind = _i % 6;
+    int mask_kind = _i % FS_TEST_MASKS;
     for (int rep = 0; rep < 40; rep++) {
-        problem p;
+        fs_test_problem p;
         problem_random(&p, &r, mask_kind, rep % 4 == 3);
         long n = out_len(&p.a), rows = (long)p.a.n_q_heads * p.a.n_q;
         double *ref = malloc(sizeof(double) * n), *out = malloc(sizeof(double) * n);
@@ -143,7 +71,7 @@ START_TEST(test_tiled_matches_reference)
         free(lr);
         free(m);
         free(l);
-        problem_free(&p);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -155,8 +83,8 @@ START_TEST(test_trace_invariants)
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
     for (int rep = 0; rep < 60; rep++) {
-        problem p;
-        problem_random(&p, &r, rep % 6, 0);
+        fs_test_problem p;
+        problem_random(&p, &r, rep % FS_TEST_MASKS, 0);
         fs_tiling t = fs_tiling_default();
         t.Bq = fs_rng_int(&r, 1, 5);
         t.Bk = fs_rng_int(&r, 1, 5);
@@ -196,7 +124,7 @@ START_TEST(test_trace_invariants)
         ck_assert_int_eq(outs, p.a.n_q_heads * p.a.n_q);
         free(out);
         fs_trace_free(&tr);
-        problem_free(&p);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -206,8 +134,8 @@ START_TEST(test_single_tile)
 {
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
-    problem p;
-    problem_random(&p, &r, 1, 0);
+    fs_test_problem p;
+    problem_random(&p, &r, FS_TEST_MASK_CAUSAL, 0);
     long n = out_len(&p.a);
     double *ref = malloc(sizeof(double) * n), *out = malloc(sizeof(double) * n);
     ck_assert_int_eq(fs_reference(&p.a, ref, NULL, NULL), FS_OK);
@@ -224,7 +152,7 @@ START_TEST(test_single_tile)
     fs_trace_free(&tr);
     free(ref);
     free(out);
-    problem_free(&p);
+    fs_test_problem_free(&p);
 }
 END_TEST
 
@@ -233,8 +161,8 @@ START_TEST(test_extreme_scores)
 {
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
-    problem p;
-    problem_random(&p, &r, 0, 1);
+    fs_test_problem p;
+    problem_random(&p, &r, FS_TEST_MASK_NONE, 1);
     long ns = (long)p.a.n_q_heads * p.a.n_q * p.a.n_kv;
     for (long i = 0; i < ns; i++) p.S[i] = fs_rng_int(&r, 0, 1) ? 1e4 * fs_rng_uniform(&r, 0.9, 1) : -1e4;
     long n = out_len(&p.a);
@@ -250,7 +178,7 @@ START_TEST(test_extreme_scores)
     }
     free(ref);
     free(out);
-    problem_free(&p);
+    fs_test_problem_free(&p);
 }
 END_TEST
 
@@ -320,7 +248,7 @@ START_TEST(test_classify_matches_elements)
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
     for (int rep = 0; rep < 300; rep++) {
-        problem p;
+        fs_test_problem p;
         problem_random(&p, &r, 1 + rep % 5, 0);
         int r0 = fs_rng_int(&r, 0, p.a.n_q - 1), r1 = fs_rng_int(&r, r0 + 1, p.a.n_q);
         int c0 = fs_rng_int(&r, 0, p.a.n_kv - 1), c1 = fs_rng_int(&r, c0 + 1, p.a.n_kv);
@@ -332,7 +260,7 @@ START_TEST(test_classify_matches_elements)
         fs_tile_class got = fs_mask_classify(&p.a.mask, p.a.n_q, p.a.n_kv, r0, r1, c0, c1, NULL);
         FS_ASSERT_SEED(got == want, seed, "mask %d tile [%d,%d)x[%d,%d): %s, want %s", p.a.mask.kind,
                        r0, r1, c0, c1, fs_tile_class_str(got), fs_tile_class_str(want));
-        problem_free(&p);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST
@@ -456,7 +384,7 @@ START_TEST(test_decode_merge_order)
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
     for (int rep = 0; rep < 40; rep++) {
-        problem p;
+        fs_test_problem p;
         problem_random(&p, &r, rep % 4, 0);
         long n = out_len(&p.a);
         double *ref = malloc(sizeof(double) * n), *seq = malloc(sizeof(double) * n), *out = malloc(sizeof(double) * n);
@@ -490,7 +418,7 @@ START_TEST(test_decode_merge_order)
         free(ref);
         free(seq);
         free(out);
-        problem_free(&p);
+        fs_test_problem_free(&p);
     }
 }
 END_TEST

@@ -10,6 +10,7 @@
 #include "engine/memory.h"
 #include "gui/gui.h"
 #include "lesson/lesson.h"
+#include "test_problem.h"
 #include "test_util.h"
 
 static const int sizes[][2] = {{1280, 720}, {1920, 1080}, {3840, 2160}, {1024, 768}, {2560, 1080}};
@@ -196,19 +197,19 @@ START_TEST(predict_prompt_covers_nothing)
 }
 END_TEST
 
-/* A hand-made trace: online softmax of z = [2, 5, 1, 4] as the engine would record it. */
-static void softmax_show(gui_show *sh)
+/* A built-in demo in a 1280 × 720 window state (catalog_n lessons in the catalog), at step 0. */
+static void demo_state(const char *demo, gui_show *sh, gui_state *s, int catalog_n)
 {
-    ck_assert_int_eq(gui_demo_load("softmax", sh, stderr), 0);
+    ck_assert_int_eq(gui_demo_load(demo, sh, stderr), 0);
+    gui_state_init(s, 1280, 720, catalog_n, 0);
+    gui_state_attach(s, sh);
 }
 
 START_TEST(stepping_and_significant)
 {
     gui_show sh;
-    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
     gui_state s;
-    gui_state_init(&s, 1280, 720, 1, 0);
-    gui_state_attach(&s, &sh);
+    demo_state("tiled", &sh, &s, 1);
     ck_assert_int_eq(s.n, sh.trace.n);
     gui_cmd right = {GUI_CMD_STEP, +1, 0}, left = {GUI_CMD_STEP, -1, 0}, sig = {GUI_CMD_SIGNIFICANT, +1, 0};
     gui_update(&s, &sh, &left);
@@ -251,10 +252,8 @@ END_TEST
 START_TEST(timeline_click_and_drag)
 {
     gui_show sh;
-    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
     gui_state s;
-    gui_state_init(&s, 1280, 720, 1, 0);
-    gui_state_attach(&s, &sh);
+    demo_state("tiled", &sh, &s, 1);
     gui_layout L = gui_layout_compute(1280, 720, 100);
     int y = L.timeline.y + L.timeline.h / 4;
     int64_t k = sh.trace.n * 2 / 3;
@@ -292,10 +291,8 @@ END_TEST
 START_TEST(predict_mode)
 {
     gui_show sh;
-    softmax_show(&sh);   /* z = [2, 5, 1, 4]: 5 is a new maximum at step 1 */
     gui_state s;
-    gui_state_init(&s, 1280, 720, 1, 0);
-    gui_state_attach(&s, &sh);
+    demo_state("softmax", &sh, &s, 1);   /* z = [2, 5, 1, 4]: 5 is a new maximum at step 1 */
     gui_cmd q = {GUI_CMD_PREDICT, 0, 0}, right = {GUI_CMD_STEP, 1, 0}, enter = {GUI_CMD_ENTER, 0, 0};
     gui_update(&s, &sh, &q);
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
@@ -349,10 +346,8 @@ END_TEST
 START_TEST(commands_change_settings)
 {
     gui_show sh;
-    softmax_show(&sh);
     gui_state s;
-    gui_state_init(&s, 1280, 720, 4, 0);
-    gui_state_attach(&s, &sh);
+    demo_state("softmax", &sh, &s, 4);
     gui_cmd t = {GUI_CMD_THEME, 0, 0};
     for (int i = 0; i < GUI_THEME_COUNT; i++) gui_update(&s, &sh, &t);
     ck_assert_int_eq(s.theme, GUI_THEME_DARK);
@@ -703,6 +698,17 @@ START_TEST(backward_lessons_in_their_scene)
 }
 END_TEST
 
+/* Options that render a built-in demo in a theme with the given font. */
+static gui_options demo_options(const char *font, const char *demo, gui_theme_id theme)
+{
+    gui_options o;
+    gui_options_default(&o);
+    o.font_path = font;
+    o.demo = demo;
+    o.theme = theme;
+    return o;
+}
+
 /* An animated GIF's first frame is the PNG render writes for that step, up to the palette: each
  * GIF frame holds its own 256 most frequent colours exactly and every rarer colour (an
  * anti-aliased edge) as the nearest of them. Measured on these frames (2026-11-23): 98.4 % to
@@ -723,11 +729,7 @@ START_TEST(gif_first_frame_is_the_png)
     static const struct { const char *demo; int a, b; gui_theme_id th; } cases[] = {
         {"tiled", 9, 12, GUI_THEME_DARK}, {"softmax", 1, 3, GUI_THEME_LIGHT}, {"decode-tree", 14, 15, GUI_THEME_CONTRAST}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gui_options o;
-        gui_options_default(&o);
-        o.font_path = font;
-        o.demo = cases[i].demo;
-        o.theme = cases[i].th;
+        gui_options o = demo_options(font, cases[i].demo, cases[i].th);
         o.fps = 4;
         ck_assert_int_eq(gui_render(NULL, cases[i].a, cases[i].b, gif, NULL, &o), 0);
         ck_assert_int_eq(gui_render(NULL, cases[i].a, cases[i].a, png, NULL, &o), 0);
@@ -762,6 +764,20 @@ START_TEST(gif_first_frame_is_the_png)
 }
 END_TEST
 
+/* Run r traced into t and save the trace at path as `flashstep trace --format jsonl` writes it. */
+static void save_trace(const fs_run *r, fs_trace *t, const char *path, uint64_t seed, int round)
+{
+    fs_trace_init(t);
+    fs_result res;
+    fs_status st = fs_run_exec(r, &res, t);
+    FS_ASSERT_SEED(st == FS_OK, seed, "round %d: the run fails: %s", round, fs_status_str(st));
+    fs_result_free(&res);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    cli_trace_jsonl(f, t);
+    fclose(f);
+}
+
 /* Saved traces replay: a trace written as JSONL by `trace --format jsonl` reads back event for
  * event, every field and vector bit for bit, on random problems of every algorithm (the seed is
  * printed on failure). */
@@ -793,14 +809,7 @@ START_TEST(saved_trace_reads_back_exactly)
             r.decoding.merge = rand() % 2 ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
         }
         fs_trace t;
-        fs_trace_init(&t);
-        fs_result res;
-        ck_assert_int_eq(fs_run_exec(&r, &res, &t), FS_OK);
-        fs_result_free(&res);
-        FILE *f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        cli_trace_jsonl(f, &t);
-        fclose(f);
+        save_trace(&r, &t, path, seed, round);
         gui_show sh;
         ck_assert_msg(gui_trace_load(path, &sh, stderr) == 0, "seed %u round %d: the saved trace does not load", seed, round);
         ck_assert_int_eq(sh.trace.n, t.n);
@@ -831,71 +840,27 @@ START_TEST(saved_trace_reads_back_exactly)
 }
 END_TEST
 
-/* A random backward problem for the replay tests: GQA or not, mask 0 none, 1 causal, 2 causal
- * with an offset (rows may see nothing), 3 window, 4 tree, 5 random bits; order q- or kv-outer;
- * dO given or not (1). */
+/* A random backward run for the replay tests (test_problem.h, no soft-cap): GQA or not, every
+ * mask (FS_TEST_MASK_*); tiles of 1 to 3; order q- or kv-outer; dO given or not (1). */
 typedef struct {
     fs_run r;
-    double *Q, *K, *V, *dO;
-    uint64_t *bits;
-    int32_t *parent;
+    fs_test_problem drawn;
 } bw_problem;
 
 static void bw_problem_random(bw_problem *p, fs_rng *g, int mask, fs_order order, int max_n)
 {
-    memset(p, 0, sizeof *p);
-    int hkv = fs_rng_int(g, 1, 2), hq = hkv * fs_rng_int(g, 1, 3), nq = fs_rng_int(g, 1, max_n), nkv = fs_rng_int(g, 1, max_n + 2);
-    int d = fs_rng_int(g, 1, 3), dv = fs_rng_int(g, 1, 3);
-    if (mask == 4) nkv = nq;
+    const fs_test_problem_spec spec = {.max_n_q = max_n, .max_n_kv = max_n + 2, .max_d = 3, .max_d_v = 3,
+                                       .max_offset = 3, .max_window = 4, .bits_visible = 2.0 / 3, .dO = true};
+    fs_test_problem_draw(&p->drawn, g, mask, &spec);
     p->r = fs_run_make(FS_ALGO_BACKWARD);
-    fs_attn *a = &p->r.attn;
-    *a = fs_attn_make(nq, nkv, d, dv);
-    a->n_q_heads = hq;
-    a->n_kv_heads = hkv;
-    p->Q = malloc(sizeof(double) * (size_t)(hq * nq * d));
-    p->K = malloc(sizeof(double) * (size_t)(hkv * nkv * d));
-    p->V = malloc(sizeof(double) * (size_t)(hkv * nkv * dv));
-    p->dO = malloc(sizeof(double) * (size_t)(hq * nq * dv));
-    fs_rng_fill(g, p->Q, hq * nq * d, -2, 2);
-    fs_rng_fill(g, p->K, hkv * nkv * d, -2, 2);
-    fs_rng_fill(g, p->V, hkv * nkv * dv, -1, 1);
-    fs_rng_fill(g, p->dO, hq * nq * dv, -1, 1);
-    a->Q = p->Q; a->K = p->K; a->V = p->V;
-    p->r.dO = fs_rng_int(g, 0, 1) ? p->dO : NULL;
+    p->r.attn = p->drawn.a;
+    p->r.dO = fs_rng_int(g, 0, 1) ? p->drawn.dO : NULL;
     p->r.tiling.Bq = fs_rng_int(g, 1, 3);
     p->r.tiling.Bk = fs_rng_int(g, 1, 3);
     p->r.tiling.order = order;
-    switch (mask) {
-    case 1: a->mask.kind = FS_MASK_CAUSAL; break;
-    case 2: a->mask.kind = FS_MASK_CAUSAL; a->mask.has_offset = true; a->mask.offset = fs_rng_int(g, -3, 3); break;
-    case 3: a->mask.kind = FS_MASK_WINDOW; a->mask.window = fs_rng_int(g, 1, 4); break;
-    case 4:
-        p->parent = malloc(sizeof(int32_t) * (size_t)nq);
-        p->parent[0] = -1;
-        for (int i = 1; i < nq; i++) p->parent[i] = fs_rng_int(g, 0, i - 1);
-        p->bits = calloc((size_t)nq * fs_mask_words(nq), sizeof(uint64_t));
-        ck_assert_int_eq(fs_mask_tree_build(p->parent, nq, p->bits, NULL), FS_OK);
-        a->mask = fs_mask_tree(p->bits, nq);
-        break;
-    case 5: {
-        int w = fs_mask_words(nkv);
-        p->bits = calloc((size_t)nq * w, sizeof(uint64_t));
-        for (int i = 0; i < nq; i++)
-            for (int j = 0; j < nkv; j++)
-                if (fs_rng_int(g, 0, 2)) p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
-        a->mask.kind = FS_MASK_BITS;
-        a->mask.bits = p->bits;
-        a->mask.words_per_row = w;
-        break;
-    }
-    default: break;
-    }
 }
 
-static void bw_problem_free(bw_problem *p)
-{
-    free(p->Q); free(p->K); free(p->V); free(p->dO); free(p->bits); free(p->parent);
-}
+static void bw_problem_free(bw_problem *p) { fs_test_problem_free(&p->drawn); }
 
 static bool same_vec(const fs_trace *ta, int64_t a, const fs_trace *tb, int64_t b, int32_t n)
 {
@@ -917,19 +882,12 @@ START_TEST(saved_backward_trace_reads_back_exactly)
     snprintf(path, sizeof path, "/tmp/fs_gui_btrace_%d.jsonl", (int)getpid());
     for (int round = 0; round < 48; round++) {
         bw_problem p;
-        int mask = round % 6;
+        int mask = round % FS_TEST_MASKS;
         fs_order order = (round / 6) % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
         bw_problem_random(&p, &g, mask, order, 7);
         const fs_attn *a = &p.r.attn;
         fs_trace t;
-        fs_trace_init(&t);
-        fs_result res;
-        ck_assert_msg(fs_run_exec(&p.r, &res, &t) == FS_OK, "seed %llu round %d: the backward fails", (unsigned long long)seed, round);
-        fs_result_free(&res);
-        FILE *f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        cli_trace_jsonl(f, &t);
-        fclose(f);
+        save_trace(&p.r, &t, path, seed, round);
         gui_show sh;
         ck_assert_msg(gui_trace_load(path, &sh, stderr) == 0, "seed %llu round %d: the saved backward trace does not load",
                       (unsigned long long)seed, round);
@@ -1107,14 +1065,7 @@ START_TEST(replayed_backward_trace_draws_like_its_problem)
         else {
             bw_problem_random(&p, &g, round, round % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER, 6);
             fs_trace t;
-            fs_trace_init(&t);
-            fs_result res;
-            ck_assert_int_eq(fs_run_exec(&p.r, &res, &t), FS_OK);
-            fs_result_free(&res);
-            FILE *f = fopen(path, "w");
-            ck_assert_ptr_nonnull(f);
-            cli_trace_jsonl(f, &t);
-            fclose(f);
+            save_trace(&p.r, &t, path, seed, round);
             int64_t last = t.n - 1;
             fs_trace_free(&t);
             /* Where both orders write the same trace, it reads as q-outer: draw the problem so. */
@@ -1130,8 +1081,8 @@ START_TEST(replayed_backward_trace_draws_like_its_problem)
             gui_options_default(&o);
             o.font_path = font;
             o.problem = &p.r;
-            o.problem_parent = p.parent;
-            o.problem_n_parent = p.parent ? a->n_q : 0;
+            o.problem_parent = p.drawn.parent;
+            o.problem_n_parent = p.drawn.parent ? a->n_q : 0;
             ck_assert_int_eq(gui_render(NULL, last, last, png_b, NULL, &o), 0);
             uint8_t *x = NULL, *y = NULL;
             int wx, hx, wy, hy;
@@ -1176,11 +1127,7 @@ START_TEST(frames_match_references)
     const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
-        gui_options o;
-        gui_options_default(&o);
-        o.font_path = font;
-        o.theme = refs[i].theme;
-        o.demo = refs[i].demo;
+        gui_options o = demo_options(font, refs[i].demo, refs[i].theme);
         char out[64], ref[256];
         snprintf(out, sizeof out, "/tmp/fs_gui_frame_%d.png", (int)getpid());
         snprintf(ref, sizeof ref, "tests/gui/ref/%s-%d.png", refs[i].demo, refs[i].step);

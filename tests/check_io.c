@@ -101,6 +101,15 @@ START_TEST(test_text_garbage)
 }
 END_TEST
 
+/* Create a fresh file from a mkstemps template with a 4-character suffix (".npy", ".txt"), which
+ * becomes its name; returns the open descriptor. */
+static int temp_file(char *path)
+{
+    int fd = mkstemps(path, 4);
+    ck_assert(fd >= 0);
+    return fd;
+}
+
 /* Write a .npy with a given header and payload; returns the path. */
 static void write_npy(const char *path, int version, const char *dict, const void *data, size_t n)
 {
@@ -126,9 +135,7 @@ START_TEST(test_npy)
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
     char path[] = "/tmp/fs-io-XXXXXX.npy";
-    int fd = mkstemps(path, 4);
-    ck_assert(fd >= 0);
-    close(fd);
+    close(temp_file(path));
     double d[6];
     float f[6];
     fs_rng_fill(&r, d, 6, -3, 3);
@@ -212,9 +219,7 @@ START_TEST(test_npy_array)
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
     char path[] = "/tmp/fs-io-XXXXXX.npy";
-    int fd = mkstemps(path, 4);
-    ck_assert(fd >= 0);
-    close(fd);
+    close(temp_file(path));
     fs_array a;
     fs_loc_error e;
     /* float16: 1.5, -0.25, 65504 (the largest), 2^-24 (the smallest subnormal), -0 */
@@ -256,8 +261,7 @@ START_TEST(test_npy_array)
     fs_array_free(&a);
     unlink(path);
     char tpath[] = "/tmp/fs-io-XXXXXX.txt";
-    fd = mkstemps(tpath, 4);
-    ck_assert(fd >= 0);
+    int fd = temp_file(tpath);
     ck_assert(write(fd, "1 nan\n-inf 2\n", 13) == 13);
     close(fd);
     ck_assert(!fs_array_read(tpath, 0, &a, &e) && e.line == 1 && e.col == 3);

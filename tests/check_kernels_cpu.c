@@ -17,6 +17,7 @@
 #include "engine/reference.h"
 #include "kernels/cpu/cpu_attn.h"
 #include "kernels/cpu/cpu_internal.h"   /* fs_cpu_parallel */
+#include "test_problem.h"
 #include "test_util.h"
 
 /* One random problem, its float64 copy for the reference, and buffers in its storage type. */
@@ -83,29 +84,12 @@ static void problem_draw(problem *p, fs_rng *r, fs_cpu_dtype t, int max_q, int m
         m->kind = FS_MASK_WINDOW;
         m->window = fs_rng_int(r, 1, a->n_kv + 2);
         break;
-    default: {   /* random bits, or a tree when square */
-        int32_t w = fs_mask_words(a->n_kv);
-        p->bits = calloc((size_t)a->n_q * w, sizeof(uint64_t));
-        ck_assert_ptr_nonnull(p->bits);
-        if (kind == 3 && a->n_q == a->n_kv) {
-            int32_t *parent = malloc((size_t)a->n_q * sizeof(int32_t));
-            ck_assert_ptr_nonnull(parent);
-            parent[0] = -1;
-            for (int32_t i = 1; i < a->n_q; i++) parent[i] = fs_rng_int(r, 0, i - 1);
-            ck_assert_int_eq(fs_mask_tree_build(parent, a->n_q, p->bits, NULL), FS_OK);
-            *m = fs_mask_tree(p->bits, a->n_q);
-            free(parent);
-        } else {
-            int density = fs_rng_int(r, 1, 4);   /* of 4: sparse to dense */
-            for (int32_t i = 0; i < a->n_q; i++)
-                for (int32_t j = 0; j < a->n_kv; j++)
-                    if (fs_rng_int(r, 1, 4) <= density)
-                        p->bits[(size_t)i * w + j / 64] |= 1ull << (j % 64);
-            m->kind = FS_MASK_BITS;
-            m->bits = p->bits;
-            m->words_per_row = w;
-        }
-    } break;
+    default:   /* random bits, or a tree when square */
+        if (kind == 3 && a->n_q == a->n_kv)
+            *m = fs_test_mask_tree(r, a->n_q, &p->bits, NULL);
+        else   /* sparse to dense: each key visible with chance 1/4, 2/4, 3/4 or 1 */
+            *m = fs_test_mask_bits(r, a->n_q, a->n_kv, fs_rng_int(r, 1, 4) / 4.0, &p->bits);
+        break;
     }
     if (m->kind != FS_MASK_NONE && m->kind != FS_MASK_BITS && fs_rng_int(r, 0, 3) == 0) {
         m->has_offset = true;

@@ -5,6 +5,7 @@
  * (src/engine) → events → printer.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,28 @@ static void jvec(FILE *f, const char *key, const fs_trace *tr, int64_t off, int3
 #define JF(key, x) (fprintf(f, ",\"" key "\":"), jnum(f, (x)))
 #define JI(key, x) fprintf(f, ",\"" key "\":%d", (int)(x))
 
+/* The online-softmax state of an ELEM or ROW event: m, ℓ before, of the block, after; α, β. */
+static void jstate(FILE *f, const fs_event *e)
+{
+    JF("m_old", e->m_old); JF("m_blk", e->m_blk); JF("m_new", e->m_new);
+    JF("l_old", e->l_old); JF("l_blk", e->l_blk); JF("l_new", e->l_new);
+    JF("alpha", e->alpha); JF("beta", e->beta);
+}
+
+/* A gradient row's update as three arrays: <name>_old, <name>_blk (this tile's contribution),
+ * <name>_new. */
+static void jupdate(FILE *f, const char *name, const fs_trace *tr, int64_t old, int64_t blk, int64_t sum,
+                    int32_t n)
+{
+    char key[16];
+    snprintf(key, sizeof key, "%s_old", name);
+    jvec(f, key, tr, old, n);
+    snprintf(key, sizeof key, "%s_blk", name);
+    jvec(f, key, tr, blk, n);
+    snprintf(key, sizeof key, "%s_new", name);
+    jvec(f, key, tr, sum, n);
+}
+
 void cli_trace_jsonl(FILE *f, const fs_trace *tr)
 {
     for (int64_t k = 0; k < tr->n; k++) {
@@ -75,22 +98,21 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             JI("c1", e->c1);
             if (e->c1 - e->c0 == 1) JF("x", e->x);
             jvec(f, "values", tr, e->s_row, e->n_s);
-            JF("m_old", e->m_old); JF("m_blk", e->m_blk); JF("m_new", e->m_new);
-            JF("l_old", e->l_old); JF("l_blk", e->l_blk); JF("l_new", e->l_new);
-            JF("alpha", e->alpha); JF("beta", e->beta);
+            jstate(f, e);
             break;
         case FS_EV_TILE:
         case FS_EV_SKIP:
+        case FS_EV_BTILE:
+        case FS_EV_BSKIP:
             JI("qt", e->qt); JI("kt", e->kt);
             JI("r0", e->r0); JI("r1", e->r1); JI("c0", e->c0); JI("c1", e->c1);
             fprintf(f, ",\"class\":\"%s\"", fs_tile_class_str(e->cls));
-            if (e->kind == FS_EV_SKIP) fprintf(f, ",\"reason\":\"%s\"", fs_skip_reason_str(e->reason));
+            if (e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP)
+                fprintf(f, ",\"reason\":\"%s\"", fs_skip_reason_str(e->reason));
             break;
         case FS_EV_ROW:
             JI("row", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("c0", e->c0); JI("c1", e->c1);
-            JF("m_old", e->m_old); JF("m_blk", e->m_blk); JF("m_new", e->m_new);
-            JF("l_old", e->l_old); JF("l_blk", e->l_blk); JF("l_new", e->l_new);
-            JF("alpha", e->alpha); JF("beta", e->beta);
+            jstate(f, e);
             JI("visible", e->visible);
             jvec(f, "s", tr, e->s_row, e->n_s);
             jvec(f, "p", tr, e->p_row, e->n_s);
@@ -132,13 +154,6 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             jvec(f, "do", tr, e->o_blk, e->n_o);
             jvec(f, "o", tr, e->o_new, e->n_o);
             break;
-        case FS_EV_BTILE:
-        case FS_EV_BSKIP:
-            JI("qt", e->qt); JI("kt", e->kt);
-            JI("r0", e->r0); JI("r1", e->r1); JI("c0", e->c0); JI("c1", e->c1);
-            fprintf(f, ",\"class\":\"%s\"", fs_tile_class_str(e->cls));
-            if (e->kind == FS_EV_BSKIP) fprintf(f, ",\"reason\":\"%s\"", fs_skip_reason_str(e->reason));
-            break;
         case FS_EV_BROW:
             JI("row", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("c0", e->c0); JI("c1", e->c1);
             JI("visible", e->visible); JF("lse", e->x); JF("D", e->m_new);
@@ -146,18 +161,12 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             jvec(f, "p", tr, e->p_row, e->n_s);
             jvec(f, "dp", tr, e->dp_row, e->n_s);
             jvec(f, "ds", tr, e->ds_row, e->n_s);
-            jvec(f, "dq_old", tr, e->o_old, e->n_o);
-            jvec(f, "dq_blk", tr, e->o_blk, e->n_o);
-            jvec(f, "dq_new", tr, e->o_new, e->n_o);
+            jupdate(f, "dq", tr, e->o_old, e->o_blk, e->o_new, e->n_o);
             break;
         case FS_EV_BKEY:
             JI("key", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("r0", e->r0); JI("r1", e->r1);
-            jvec(f, "dk_old", tr, e->o_old, e->n_o);
-            jvec(f, "dk_blk", tr, e->o_blk, e->n_o);
-            jvec(f, "dk_new", tr, e->o_new, e->n_o);
-            jvec(f, "dv_old", tr, e->g_old, e->n_g);
-            jvec(f, "dv_blk", tr, e->g_blk, e->n_g);
-            jvec(f, "dv_new", tr, e->g_new, e->n_g);
+            jupdate(f, "dk", tr, e->o_old, e->o_blk, e->o_new, e->n_o);
+            jupdate(f, "dv", tr, e->g_old, e->g_blk, e->g_new, e->n_g);
             break;
         case FS_EV_GRAD:
             fprintf(f, ",\"tensor\":\"%s\"", fs_grad_str(e->tensor));
@@ -189,6 +198,47 @@ static void tvec(FILE *f, const fs_trace *tr, int64_t off, int32_t n, int digits
     fputc('[', f);
     for (int32_t i = 0; v && i < n; i++) fprintf(f, "%s%s", i ? ", " : "", num(b, v[i], digits));
     fputc(']', f);
+}
+
+/* A gradient row's update: "old + contribution -> new". */
+static void tvec_update(FILE *f, const fs_trace *tr, int64_t old, int64_t blk, int64_t sum, int32_t n,
+                        int digits)
+{
+    tvec(f, tr, old, n, digits);
+    fputs(" + ", f);
+    tvec(f, tr, blk, n, digits);
+    fputs(" -> ", f);
+    tvec(f, tr, sum, n, digits);
+}
+
+/* One (Q tile, KV tile) pair of the forward (TILE, SKIP) or the backward (BTILE, BSKIP): its
+ * rows and keys, then its class, or why it was skipped and a blank line. */
+static void print_tile(FILE *f, const char *hd, const fs_event *e)
+{
+    const bool backward = e->kind == FS_EV_BTILE || e->kind == FS_EV_BSKIP;
+    const bool skipped = e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP;
+    fprintf(f, "%s%sQ tile %d (rows %d-%d) x KV tile %d (keys %d-%d): ", hd, backward ? "backward: " : "", e->qt,
+            e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1);
+    if (skipped) fprintf(f, "skipped (%s)\n\n", fs_skip_reason_str(e->reason));
+    else fprintf(f, "%s\n", fs_tile_class_str(e->cls));
+}
+
+/* Events of one kind come in runs; the table heads a run or ends it with a line of its own. */
+static bool first_of_run(const fs_trace *tr, int64_t k)
+{
+    return k == 0 || tr->ev[k - 1].kind != tr->ev[k].kind;
+}
+
+static bool last_of_run(const fs_trace *tr, int64_t k)
+{
+    return k + 1 == tr->n || tr->ev[k + 1].kind != tr->ev[k].kind;
+}
+
+/* A row of S as the forward (ROW) and the backward (BROW) recompute it. */
+static void print_scores(FILE *f, const fs_trace *tr, const fs_event *e, int digits)
+{
+    fprintf(f, "  row %d  S = ", e->row);
+    tvec(f, tr, e->s_row, e->n_s, digits);
 }
 
 static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits)
@@ -238,16 +288,13 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                     num(b[2], e->l_blk, digits), num(b[3], e->beta, digits), num(b[7], e->l_new, digits));
             break;
         case FS_EV_TILE:
-            fprintf(f, "%sQ tile %d (rows %d-%d) x KV tile %d (keys %d-%d): %s\n", hd, e->qt, e->r0,
-                    e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
-            break;
         case FS_EV_SKIP:
-            fprintf(f, "%sQ tile %d (rows %d-%d) x KV tile %d (keys %d-%d): skipped (%s)\n\n", hd, e->qt,
-                    e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+        case FS_EV_BTILE:
+        case FS_EV_BSKIP:
+            print_tile(f, hd, e);
             break;
         case FS_EV_ROW:
-            fprintf(f, "  row %d  S = ", e->row);
-            tvec(f, tr, e->s_row, e->n_s, digits);
+            print_scores(f, tr, e, digits);
             fprintf(f, "\n    m_blk = %s  l_blk = %s  m: %s -> %s  alpha = %s  beta = %s  l: %s -> %s\n",
                     num(b[0], e->m_blk, digits), num(b[1], e->l_blk, digits), num(b[2], e->m_old, digits),
                     num(b[3], e->m_new, digits), num(b[4], e->alpha, digits), num(b[5], e->beta, digits),
@@ -257,7 +304,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fprintf(f, " -> ");
             tvec(f, tr, e->o_new, e->n_o, digits);
             fputc('\n', f);
-            if (k + 1 == tr->n || tr->ev[k + 1].kind != FS_EV_ROW) fputc('\n', f);
+            if (last_of_run(tr, k)) fputc('\n', f);
             break;
         case FS_EV_PARTIAL:
             if (e->stride > 1)
@@ -279,7 +326,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             break;
         case FS_EV_OUT:
             if (r->algo == FS_ALGO_DECODE) fputs("  =>", f);   /* decode: each row's result after its merges */
-            else if (k == 0 || tr->ev[k - 1].kind != FS_EV_OUT) fprintf(f, "output:\n");
+            else if (first_of_run(tr, k)) fprintf(f, "output:\n");
             if (r->algo == FS_ALGO_SOFTMAX) {
                 fprintf(f, "  m = %s  l = %s\n  softmax = ", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             } else {
@@ -291,29 +338,20 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fputs(r->algo == FS_ALGO_DECODE ? "\n\n" : "\n", f);
             break;
         case FS_EV_LSE:
-            if (k == 0 || tr->ev[k - 1].kind != FS_EV_LSE) fprintf(f, "kept from the forward pass: L = m + ln l\n");
+            if (first_of_run(tr, k)) fprintf(f, "kept from the forward pass: L = m + ln l\n");
             fprintf(f, "  %sL[%d] = %s\n", hd, e->row, num(b[0], e->x, digits));
             break;
         case FS_EV_DELTA:
-            if (k == 0 || tr->ev[k - 1].kind != FS_EV_DELTA) fprintf(f, "\nD = rowsum(dO * O)\n");
+            if (first_of_run(tr, k)) fprintf(f, "\nD = rowsum(dO * O)\n");
             fprintf(f, "  %sD[%d] = ", hd, e->row);
             tvec(f, tr, e->o_blk, e->n_o, digits);
             fputs(" . ", f);
             tvec(f, tr, e->o_new, e->n_o, digits);
             fprintf(f, " = %s\n", num(b[0], e->x, digits));
-            if (k + 1 < tr->n && tr->ev[k + 1].kind != FS_EV_DELTA) fputc('\n', f);
-            break;
-        case FS_EV_BTILE:
-            fprintf(f, "%sbackward: Q tile %d (rows %d-%d) x KV tile %d (keys %d-%d): %s\n", hd, e->qt, e->r0,
-                    e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
-            break;
-        case FS_EV_BSKIP:
-            fprintf(f, "%sbackward: Q tile %d (rows %d-%d) x KV tile %d (keys %d-%d): skipped (%s)\n\n", hd, e->qt,
-                    e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+            if (k + 1 < tr->n && last_of_run(tr, k)) fputc('\n', f);   /* none after the trace's end */
             break;
         case FS_EV_BROW:
-            fprintf(f, "  row %d  S = ", e->row);
-            tvec(f, tr, e->s_row, e->n_s, digits);
+            print_scores(f, tr, e, digits);
             fprintf(f, "\n    P = exp(S - %s) = ", num(b[0], e->x, digits));
             tvec(f, tr, e->p_row, e->n_s, digits);
             fprintf(f, "\n    dP = dO V^T = ");
@@ -321,31 +359,19 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fprintf(f, "   dS = P * (dP - %s) = ", num(b[0], e->m_new, digits));
             tvec(f, tr, e->ds_row, e->n_s, digits);
             fprintf(f, "\n    dQ: ");
-            tvec(f, tr, e->o_old, e->n_o, digits);
-            fprintf(f, " + ");
-            tvec(f, tr, e->o_blk, e->n_o, digits);
-            fprintf(f, " -> ");
-            tvec(f, tr, e->o_new, e->n_o, digits);
+            tvec_update(f, tr, e->o_old, e->o_blk, e->o_new, e->n_o, digits);
             fputc('\n', f);
             break;
         case FS_EV_BKEY:
             fprintf(f, "  key %d  dK: ", e->row);
-            tvec(f, tr, e->o_old, e->n_o, digits);
-            fprintf(f, " + ");
-            tvec(f, tr, e->o_blk, e->n_o, digits);
-            fprintf(f, " -> ");
-            tvec(f, tr, e->o_new, e->n_o, digits);
+            tvec_update(f, tr, e->o_old, e->o_blk, e->o_new, e->n_o, digits);
             fprintf(f, "   dV: ");
-            tvec(f, tr, e->g_old, e->n_g, digits);
-            fprintf(f, " + ");
-            tvec(f, tr, e->g_blk, e->n_g, digits);
-            fprintf(f, " -> ");
-            tvec(f, tr, e->g_new, e->n_g, digits);
+            tvec_update(f, tr, e->g_old, e->g_blk, e->g_new, e->n_g, digits);
             fputc('\n', f);
-            if (k + 1 == tr->n || tr->ev[k + 1].kind != FS_EV_BKEY) fputc('\n', f);
+            if (last_of_run(tr, k)) fputc('\n', f);
             break;
         case FS_EV_GRAD:
-            if (k == 0 || tr->ev[k - 1].kind != FS_EV_GRAD || tr->ev[k - 1].tensor != e->tensor)
+            if (first_of_run(tr, k) || tr->ev[k - 1].tensor != e->tensor)
                 fprintf(f, "%s:\n", fs_grad_str(e->tensor));
             if (heads) fprintf(f, "  %s %d", e->tensor == FS_GRAD_DQ ? "head" : "kv head", e->head);
             fprintf(f, "  %s[%d] = ", fs_grad_str(e->tensor), e->row);

@@ -70,16 +70,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
 
     fs_skip_reason why;
     fs_tile_class cls = fs_mask_classify(&a->mask, a->n_q, a->n_kv, r0, r1, c0, c1, &why);
-    fs_event te = fs_event_blank(cls == FS_TILE_SKIPPED ? FS_EV_BSKIP : FS_EV_BTILE);
-    te.head = h;
-    te.kv_head = kvh;
-    te.qt = qt;
-    te.kt = kt;
-    te.r0 = r0;
-    te.r1 = r1;
-    te.c0 = c0;
-    te.c1 = c1;
-    te.cls = cls;
+    fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_BSKIP : FS_EV_BTILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     te.reason = why;
     if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
     if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
@@ -117,17 +108,8 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
         if (tr) memcpy(w->dq_old, dq, sizeof(double) * (size_t)d);
         for (int32_t c = 0; c < d; c++) dq[c] += w->dq_blk[c];
         if (tr) {
-            fs_event e = fs_event_blank(FS_EV_BROW);
-            e.head = h;
-            e.kv_head = kvh;
-            e.qt = qt;
-            e.kt = kt;
+            fs_event e = fs_event_in_pair(FS_EV_BROW, &te);
             e.row = i;
-            e.r0 = r0;
-            e.r1 = r1;
-            e.c0 = c0;
-            e.c1 = c1;
-            e.cls = cls;
             e.visible = visible;
             e.x = L[i];
             e.m_new = D[i];
@@ -143,23 +125,14 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     for (int32_t j = 0; j < nc; j++) {
         double *dk = dK + (size_t)(c0 + j) * d, *dv = dV + (size_t)(c0 + j) * d_v;
         const double *dk_blk = w->dk_blk + (size_t)j * d, *dv_blk = w->dv_blk + (size_t)j * d_v;
-        fs_event e = fs_event_blank(FS_EV_BKEY);
+        fs_event e = fs_event_in_pair(FS_EV_BKEY, &te);
         int64_t dk_old = -1;
         if (tr && (dk_old = fs_trace_vec(tr, dk, d)) < 0) return FS_ERR_NOMEM;
         if (tr) memcpy(w->g_old, dv, sizeof(double) * (size_t)d_v);
         for (int32_t c = 0; c < d; c++) dk[c] += dk_blk[c];
         for (int32_t c = 0; c < d_v; c++) dv[c] += dv_blk[c];
         if (tr) {
-            e.head = h;
-            e.kv_head = kvh;
-            e.qt = qt;
-            e.kt = kt;
             e.row = c0 + j;
-            e.r0 = r0;
-            e.r1 = r1;
-            e.c0 = c0;
-            e.c1 = c1;
-            e.cls = cls;
             e.o_old = dk_old;
             e.n_o = d;
             e.n_g = d_v;

@@ -199,20 +199,9 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
 
     fs_skip_reason why;
     fs_tile_class cls = fs_mask_classify(&a->mask, a->n_q, a->n_kv, r0, r1, c0, c1, &why);
-    if (tr) {
-        fs_event e = fs_event_blank(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE);
-        e.head = h;
-        e.kv_head = kvh;
-        e.qt = qt;
-        e.kt = kt;
-        e.r0 = r0;
-        e.r1 = r1;
-        e.c0 = c0;
-        e.c1 = c1;
-        e.cls = cls;
-        e.reason = why;
-        if (!fs_trace_push(tr, &e)) return fs_trace_error(tr);
-    }
+    fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
+    te.reason = why;
+    if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
     if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
 
     /* S = scale · Q_tile K_tileᵀ   (r1 − r0, nc); the element mask only on partial tiles */
@@ -229,20 +218,11 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
         const double *srow = w->S + (size_t)(i - r0) * nc;
         double *o = O + ((size_t)h * a->n_q + i) * d_v;
         size_t si = (size_t)h * a->n_q + i;
-        fs_event e = fs_event_blank(FS_EV_ROW);
+        fs_event e = fs_event_in_pair(FS_EV_ROW, &te);
         if (tr) memcpy(w->o_old, o, sizeof(double) * (size_t)d_v);
         row_update(t, srow, nc, c0, V, d_v, &m[si], &l[si], o, w, &e, tr != NULL);
         if (tr) {
-            e.head = h;
-            e.kv_head = kvh;
-            e.qt = qt;
-            e.kt = kt;
             e.row = i;
-            e.r0 = r0;
-            e.r1 = r1;
-            e.c0 = c0;
-            e.c1 = c1;
-            e.cls = cls;
             e.normalized = t->form == FS_FORM_NORMALIZED || t->pitfall != FS_PITFALL_NONE;
             fs_status st = record_row(tr, &e, srow, w->P, nc, w->o_old, o, d_v);
             if (st != FS_OK) return st;

@@ -86,6 +86,24 @@ fs_event fs_event_blank(fs_event_kind kind)
     return e;
 }
 
+fs_event fs_event_pair(fs_event_kind kind, int32_t head, int32_t kv_head, int32_t qt, int32_t kt, int32_t r0,
+                       int32_t r1, int32_t c0, int32_t c1, fs_tile_class cls)
+{
+    fs_event e = fs_event_blank(kind);
+    e.head = head; e.kv_head = kv_head;
+    e.qt = qt; e.kt = kt;
+    e.r0 = r0; e.r1 = r1;
+    e.c0 = c0; e.c1 = c1;
+    e.cls = cls;
+    return e;
+}
+
+fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair)
+{
+    return fs_event_pair(kind, pair->head, pair->kv_head, pair->qt, pair->kt, pair->r0, pair->r1, pair->c0, pair->c1,
+                         pair->cls);
+}
+
 const char *fs_event_kind_str(fs_event_kind k)
 {
     static const char *s[] = {"elem",  "tile",  "skip",  "row",   "partial", "merge", "out",

@@ -457,6 +457,31 @@ void gui_panel(gui_draw *d, gui_rect r, const char *title)
     if (title) gui_text(d, d->L.font_small, r.x + d->L.pad, r.y + d->L.pad / 3, d->th->dim, GUI_AL_LEFT, title);
 }
 
+void gui_tooltip(gui_draw *d, const gui_state *s, const char *text)
+{
+    int fs = d->L.font_small, w = gui_text_w(d, fs, text) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
+    int x = s->mouse_x + d->L.pad, y = s->mouse_y + 2 * d->L.pad;
+    if (x + w > s->w) x = s->w - w;
+    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
+    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
+    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
+    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, text);
+}
+
+void gui_tile_lines(gui_draw *d, const gui_grid *g, int n_q, int n_kv, int Bq, int Bk)
+{
+    int cell = g->cell, gw = n_kv * cell, gh = n_q * cell, tb = d->thin + 1;
+    int nqt = (n_q + Bq - 1) / Bq, nkt = (n_kv + Bk - 1) / Bk;
+    for (int q = 0; q <= nqt; q++) {
+        int y = g->y0 + (q * Bq > n_q ? n_q : q * Bq) * cell;
+        gui_fill(d, (gui_rect){g->x0 - tb / 2, y - tb / 2, gw + tb, tb}, d->th->border);
+    }
+    for (int kk = 0; kk <= nkt; kk++) {
+        int x = g->x0 + (kk * Bk > n_kv ? n_kv : kk * Bk) * cell;
+        gui_fill(d, (gui_rect){x - tb / 2, g->y0 - tb / 2, tb, gh + tb}, d->th->border);
+    }
+}
+
 void gui_clip(gui_draw *d, const gui_rect *r)
 {
     if (!r) {

@@ -93,6 +93,11 @@ void gui_line(gui_draw *d, int x0, int y0, int x1, int y1, uint32_t color, int t
 void gui_hatch(gui_draw *d, gui_rect r, uint32_t color, int spacing, int dir);
 void gui_disc(gui_draw *d, int cx, int cy, int radius, uint32_t color);
 void gui_panel(gui_draw *d, gui_rect r, const char *title);   /* a panel box with a title */
+/* A box holding text beside the mouse, moved to stay inside the window. */
+void gui_tooltip(gui_draw *d, const gui_state *s, const char *text);
+/* The tile boundaries over grid g of n_q × n_kv cells, tiles of Bq × Bk cells (the last row and
+ * column of tiles cut short). */
+void gui_tile_lines(gui_draw *d, const gui_grid *g, int n_q, int n_kv, int Bq, int Bk);
 /* Confine all drawing (and text, which ends in "…" at the right edge) to r; NULL lifts it. */
 void gui_clip(gui_draw *d, const gui_rect *r);
 

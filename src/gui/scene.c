@@ -24,17 +24,6 @@ static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *
 
 #define F(x, b) gui_fmt((x), (b), sizeof(b))
 
-static void tooltip(gui_draw *d, const gui_state *s, const char *text)
-{
-    int fs = d->L.font_small, w = gui_text_w(d, fs, text) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
-    int x = s->mouse_x + d->L.pad, y = s->mouse_y + 2 * d->L.pad;
-    if (x + w > s->w) x = s->w - w;
-    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
-    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
-    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
-    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, text);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Online softmax: z as a strip, the cursor, m and ℓ with the formula filled in. */
 
@@ -129,7 +118,7 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
         char tip[128];
         if (p) snprintf(tip, sizeof tip, "z%d = %.10g   softmax = %.10g", hj, z[hj], p[hj]);
         else snprintf(tip, sizeof tip, "z%d = %.10g", hj, z[hj]);
-        tooltip(d, s, tip);
+        gui_tooltip(d, s, tip);
     }
 }
 
@@ -254,7 +243,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         if (hj < a->d) snprintf(tip, sizeof tip, "K[%d][%d] = %.10g", hi, hj, a->K[((size_t)kvh * a->n_kv + hi) * a->d + hj]);
         else snprintf(tip, sizeof tip, "V[%d][%d] = %.10g", hi, hj - a->d - 1,
                       a->V[((size_t)kvh * a->n_kv + hi) * a->d_v + hj - a->d - 1]);
-        tooltip(d, s, tip);
+        gui_tooltip(d, s, tip);
     }
 }
 
@@ -510,7 +499,7 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     if (s->hover == GUI_HOVER_CELL && gui_grid_hit(&g, s->mouse_x, s->mouse_y, &hi, &hj) && a->K) {
         char tip[128];
         snprintf(tip, sizeof tip, "key %d, split %d: k[0] = %.10g", hj, split_of[hj], a->K[(size_t)fs_attn_kv_head(a, head) * a->n_kv * a->d + (size_t)hj * a->d]);
-        tooltip(d, s, tip);
+        gui_tooltip(d, s, tip);
     }
 }
 

@@ -232,16 +232,8 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
                 }
             }
         }
-    /* Tile boundaries. */
-    int gw = c->n_kv * cell, gh = c->n_q * cell, tb = d->thin + 1;
-    for (int q = 0; q <= c->nqt; q++) {
-        int y = g->y0 + (q * c->Bq > c->n_q ? c->n_q : q * c->Bq) * cell;
-        gui_fill(d, (gui_rect){g->x0 - tb / 2, y - tb / 2, gw + tb, tb}, th->border);
-    }
-    for (int kk = 0; kk <= c->nkt; kk++) {
-        int x = g->x0 + (kk * c->Bk > c->n_kv ? c->n_kv : kk * c->Bk) * cell;
-        gui_fill(d, (gui_rect){x - tb / 2, g->y0 - tb / 2, tb, gh + tb}, th->border);
-    }
+    gui_tile_lines(d, g, c->n_q, c->n_kv, c->Bq, c->Bk);
+    int gw = c->n_kv * cell, gh = c->n_q * cell;
     /* The band being finished: a KV tile's columns (kv-outer) or a Q tile's rows (q-outer). */
     if (ct) {
         int t3 = 3 * d->thin + 1;
@@ -497,13 +489,7 @@ static void draw_hover(gui_draw *d, const gui_state *s, const bscan *c, const gu
     }
     if (!text[0]) return;
     (void)g;
-    int fs = d->L.font_small, w = gui_text_w(d, fs, text) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
-    int x = s->mouse_x + d->L.pad, y = s->mouse_y + 2 * d->L.pad;
-    if (x + w > s->w) x = s->w - w;
-    if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
-    gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
-    gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
-    gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, text);
+    gui_tooltip(d, s, text);
 }
 
 void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show);

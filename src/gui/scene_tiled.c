@@ -298,16 +298,8 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                         }
             }
     }
-    /* Tile boundaries. */
-    int gw = c->n_kv * cell, gh = c->n_q * cell, tb = d->thin + 1;
-    for (int q = 0; q <= c->nqt; q++) {
-        int y = g->y0 + (q * c->Bq > c->n_q ? c->n_q : q * c->Bq) * cell;
-        gui_fill(d, (gui_rect){g->x0 - tb / 2, y - tb / 2, gw + tb, tb}, th->border);
-    }
-    for (int kk = 0; kk <= c->nkt; kk++) {
-        int x = g->x0 + (kk * c->Bk > c->n_kv ? c->n_kv : kk * c->Bk) * cell;
-        gui_fill(d, (gui_rect){x - tb / 2, g->y0 - tb / 2, tb, gh + tb}, th->border);
-    }
+    gui_tile_lines(d, g, c->n_q, c->n_kv, c->Bq, c->Bk);
+    int gw = c->n_kv * cell;
     /* Sliding window: the band's two edges as staircases. */
     if (a->mask.kind == FS_MASK_WINDOW || a->mask.kind == FS_MASK_CAUSAL) {
         for (int i = 0; i < c->n_q; i++) {

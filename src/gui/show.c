@@ -132,6 +132,14 @@ static fs_attn demo_attn(gui_show *show, int hq, int hkv, int n_q, int n_kv, int
     return a;
 }
 
+/* What the window says about a demo: its scene, its title, and the document it comes from. */
+static void demo_label(gui_show *show, gui_scene scene, const char *title, const char *source)
+{
+    show->scene = scene;
+    snprintf(show->title, sizeof show->title, "%s", title);
+    snprintf(show->source, sizeof show->source, "%s", source);
+}
+
 int gui_demo_load(const char *name, gui_show *show, FILE *err)
 {
     memset(show, 0, sizeof *show);
@@ -147,9 +155,7 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         double *z = own(show, 4);
         z[0] = 2; z[1] = 5; z[2] = 1; z[3] = 4;
         r.z = z; r.n_z = 4; r.chunk = 1;
-        show->scene = GUI_SCENE_SOFTMAX;
-        snprintf(show->title, sizeof show->title, "Online softmax of z = [2, 5, 1, 4]");
-        snprintf(show->source, sizeof show->source, "000, online softmax example");
+        demo_label(show, GUI_SCENE_SOFTMAX, "Online softmax of z = [2, 5, 1, 4]", "000, online softmax example");
     } else if (!strcmp(name, "query")) {
         r = fs_run_make(FS_ALGO_QUERY);
         r.attn = fs_attn_make(1, 3, 2, 2);
@@ -159,9 +165,8 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         memcpy(K, k, sizeof k); memcpy(V, v, sizeof v);
         r.attn.Q = Q; r.attn.K = K; r.attn.V = V;
         r.attn.scale = 1.0;
-        show->scene = GUI_SCENE_QUERY;
-        snprintf(show->title, sizeof show->title, "Online attention for one query q = [1, 0]");
-        snprintf(show->source, sizeof show->source, "000, online attention example (no 1/sqrt(d))");
+        demo_label(show, GUI_SCENE_QUERY, "Online attention for one query q = [1, 0]",
+                   "000, online attention example (no 1/sqrt(d))");
     } else if (!strcmp(name, "tiled") || !strcmp(name, "pitfall")) {
         r = fs_run_make(FS_ALGO_TILED);
         r.attn = fs_attn_make(6, 6, 2, 2);
@@ -173,14 +178,12 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         r.tiling.Bq = 2; r.tiling.Bk = 3;
         if (!strcmp(name, "tiled")) {
             r.tiling.form = FS_FORM_UNNORMALIZED;
-            show->scene = GUI_SCENE_TILED;
-            snprintf(show->title, sizeof show->title, "Tiled causal attention, n = 6, d = 2, Bq = 2, Bk = 3");
-            snprintf(show->source, sizeof show->source, "000, A Complete Numerical Example with Tiling");
+            demo_label(show, GUI_SCENE_TILED, "Tiled causal attention, n = 6, d = 2, Bq = 2, Bk = 3",
+                       "000, A Complete Numerical Example with Tiling");
         } else {
             wrong = FS_PITFALL_NO_RESCALE;
-            show->scene = GUI_SCENE_PITFALL;
-            snprintf(show->title, sizeof show->title, "Pitfall: forgetting to rescale the old output");
-            snprintf(show->source, sizeof show->source, "001, pitfall 1, on 000's tiled example");
+            demo_label(show, GUI_SCENE_PITFALL, "Pitfall: forgetting to rescale the old output",
+                       "001, pitfall 1, on 000's tiled example");
             snprintf(show->wrong_label, sizeof show->wrong_label, "no rescale of o_old");
         }
     } else if (!strcmp(name, "tree")) {
@@ -195,44 +198,40 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         st = fs_mask_tree_build(par, 9, bits, NULL);
         r.attn.mask = fs_mask_tree(bits, 9);
         r.tiling.Bq = 3; r.tiling.Bk = 3;
-        show->scene = GUI_SCENE_TREE;
-        snprintf(show->title, sizeof show->title, "Tree mask for speculative decoding (9 tokens)");
-        snprintf(show->source, sizeof show->source, "000, Tree Masking for Speculative Decoding");
+        demo_label(show, GUI_SCENE_TREE, "Tree mask for speculative decoding (9 tokens)",
+                   "000, Tree Masking for Speculative Decoding");
     } else if (!strcmp(name, "window")) {
         r = fs_run_make(FS_ALGO_TILED);
         r.attn = demo_attn(show, 1, 1, 16, 16, 2, 2, 11);
         r.attn.mask.kind = FS_MASK_WINDOW;
         r.attn.mask.window = 5;
         r.tiling.Bq = 4; r.tiling.Bk = 4;
-        show->scene = GUI_SCENE_WINDOW;
-        snprintf(show->title, sizeof show->title, "Sliding window W = 5, n = 16, Bq = Bk = 4");
-        snprintf(show->source, sizeof show->source, "003, sliding window attention");
+        demo_label(show, GUI_SCENE_WINDOW, "Sliding window W = 5, n = 16, Bq = Bk = 4",
+                   "003, sliding window attention");
     } else if (!strcmp(name, "gqa")) {
         r = fs_run_make(FS_ALGO_TILED);
         r.attn = demo_attn(show, 4, 2, 8, 8, 2, 2, 13);
         r.attn.mask.kind = FS_MASK_CAUSAL;
         r.tiling.Bq = 4; r.tiling.Bk = 4;
-        show->scene = GUI_SCENE_GQA;
-        snprintf(show->title, sizeof show->title, "Grouped-query attention: 4 query heads over 2 KV heads");
-        snprintf(show->source, sizeof show->source, "000 and 003, GQA by integer division");
+        demo_label(show, GUI_SCENE_GQA, "Grouped-query attention: 4 query heads over 2 KV heads",
+                   "000 and 003, GQA by integer division");
     } else if (!strcmp(name, "decode") || !strcmp(name, "decode-tree")) {
         bool tree = !strcmp(name, "decode-tree");
         r = fs_run_make(FS_ALGO_DECODE);
         r.attn = demo_attn(show, 1, 1, 1, 16, 2, 2, 17);
         r.decoding.Bk = tree ? 2 : 4;
         r.decoding.merge = tree ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
-        show->scene = GUI_SCENE_DECODE;
-        snprintf(show->title, sizeof show->title, "FlashDecoding: %d splits of %d keys, %s merge",
-                 16 / r.decoding.Bk, r.decoding.Bk, tree ? "tree" : "sequential");
-        snprintf(show->source, sizeof show->source, "000, FlashDecoding phase 1 and 2");
+        char title[80];
+        snprintf(title, sizeof title, "FlashDecoding: %d splits of %d keys, %s merge", 16 / r.decoding.Bk,
+                 r.decoding.Bk, tree ? "tree" : "sequential");
+        demo_label(show, GUI_SCENE_DECODE, title, "000, FlashDecoding phase 1 and 2");
     } else if (!strcmp(name, "grid64")) {
         r = fs_run_make(FS_ALGO_TILED);
         r.attn = demo_attn(show, 1, 1, 64, 64, 16, 16, 19);
         r.attn.mask.kind = FS_MASK_CAUSAL;
         r.tiling.Bq = 8; r.tiling.Bk = 8;
-        show->scene = GUI_SCENE_TILED;
-        snprintf(show->title, sizeof show->title, "A 64 x 64 causal problem, d = 16, Bq = Bk = 8");
-        snprintf(show->source, sizeof show->source, "synthetic (timing demo)");
+        demo_label(show, GUI_SCENE_TILED, "A 64 x 64 causal problem, d = 16, Bq = Bk = 8",
+                   "synthetic (timing demo)");
     } else {
         fprintf(err, "flashstep: unknown demo '%s' (demos:", name);
         for (int i = 0; i < N_DEMOS; i++) fprintf(err, " %s", demo_names[i]);

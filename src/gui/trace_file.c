@@ -344,6 +344,14 @@ static bool backward_phase(rd *r, const fields *fs, fs_event_kind kind)
 
 #define BIG 1048576   /* bounds on indices (the engine's FS_MAX_DIM) */
 
+/* The online-softmax state of an elem or row line: m and ℓ before, of the block and after; α, β. */
+static bool get_state(rd *r, fields *fs, fs_event *e)
+{
+    return get_num(r, fs, "m_old", &e->m_old) && get_num(r, fs, "m_blk", &e->m_blk) && get_num(r, fs, "m_new", &e->m_new) &&
+           get_num(r, fs, "l_old", &e->l_old) && get_num(r, fs, "l_blk", &e->l_blk) && get_num(r, fs, "l_new", &e->l_new) &&
+           get_num(r, fs, "alpha", &e->alpha) && get_num(r, fs, "beta", &e->beta);
+}
+
 /* One line into one event (appended to t). */
 static bool read_event(rd *r, fs_trace *t, int64_t step)
 {
@@ -368,10 +376,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
     switch ((fs_event_kind)kind) {
     case FS_EV_ELEM:
         ok = get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
-             get_vec(r, &fs, "values", -1, &e.s_row, &e.n_s) && get_num(r, &fs, "m_old", &e.m_old) &&
-             get_num(r, &fs, "m_blk", &e.m_blk) && get_num(r, &fs, "m_new", &e.m_new) && get_num(r, &fs, "l_old", &e.l_old) &&
-             get_num(r, &fs, "l_blk", &e.l_blk) && get_num(r, &fs, "l_new", &e.l_new) && get_num(r, &fs, "alpha", &e.alpha) &&
-             get_num(r, &fs, "beta", &e.beta);
+             get_vec(r, &fs, "values", -1, &e.s_row, &e.n_s) && get_state(r, &fs, &e);
         if (ok && e.n_s != e.c1 - e.c0) {
             r->p = r->s;
             return failf(r, "\"values\" does not hold c1 - c0 numbers", NULL);
@@ -380,19 +385,28 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         break;
     case FS_EV_TILE:
     case FS_EV_SKIP:
+    case FS_EV_BTILE:
+    case FS_EV_BSKIP: {
+        const bool skip = kind == FS_EV_SKIP || kind == FS_EV_BSKIP;
         ok = get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) && get_int(r, &fs, "r0", 0, BIG, &e.r0) &&
              get_int(r, &fs, "r1", 1, BIG, &e.r1) && get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
              get_enum(r, &fs, "class", class_name, 3, &cls);
         e.cls = (fs_tile_class)cls;
-        if (ok && kind == FS_EV_SKIP) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
+        if (ok && skip) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
         e.reason = (fs_skip_reason)reason;
+        /* A backward pair's event and its class must agree. */
+        if (ok && (kind == FS_EV_BTILE || kind == FS_EV_BSKIP) && skip != (e.cls == FS_TILE_SKIPPED)) {
+            at_field(r, &fs, "class");
+            return failf(r, kind == FS_EV_BSKIP ? "a bskip of class \"%s\" (it is \"skipped\")"
+                                                : "a btile of class \"%s\" (a skipped pair is a bskip)",
+                         class_name(cls));
+        }
         break;
+    }
     case FS_EV_ROW:
         ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "qt", -1, BIG, &e.qt) && get_int(r, &fs, "kt", -1, BIG, &e.kt) &&
-             get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 0, BIG, &e.c1) && get_num(r, &fs, "m_old", &e.m_old) &&
-             get_num(r, &fs, "m_blk", &e.m_blk) && get_num(r, &fs, "m_new", &e.m_new) && get_num(r, &fs, "l_old", &e.l_old) &&
-             get_num(r, &fs, "l_blk", &e.l_blk) && get_num(r, &fs, "l_new", &e.l_new) && get_num(r, &fs, "alpha", &e.alpha) &&
-             get_num(r, &fs, "beta", &e.beta) && get_int(r, &fs, "visible", 0, BIG, &e.visible) &&
+             get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 0, BIG, &e.c1) && get_state(r, &fs, &e) &&
+             get_int(r, &fs, "visible", 0, BIG, &e.visible) &&
              get_vec(r, &fs, "s", e.c1 - e.c0, &e.s_row, &e.n_s) && get_vec(r, &fs, "p", e.c1 - e.c0, &e.p_row, NULL) &&
              get_vec(r, &fs, "o_old", -1, &e.o_old, &e.n_o) && get_vec(r, &fs, "o_new", e.n_o, &e.o_new, NULL) &&
              get_bool(r, &fs, "normalized", &e.normalized);
@@ -425,21 +439,6 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_num(r, &fs, "D", &e.x) &&
              get_vec(r, &fs, "do", -1, &e.o_blk, &e.n_o) && get_vec(r, &fs, "o", e.n_o, &e.o_new, NULL) &&
              same_len(r, &fs, "do", LEN_DV, e.n_o, "a dO row");
-        break;
-    case FS_EV_BTILE:
-    case FS_EV_BSKIP:
-        ok = get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) && get_int(r, &fs, "r0", 0, BIG, &e.r0) &&
-             get_int(r, &fs, "r1", 1, BIG, &e.r1) && get_int(r, &fs, "c0", 0, BIG, &e.c0) && get_int(r, &fs, "c1", 1, BIG, &e.c1) &&
-             get_enum(r, &fs, "class", class_name, 3, &cls);
-        e.cls = (fs_tile_class)cls;
-        if (ok && kind == FS_EV_BSKIP) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
-        e.reason = (fs_skip_reason)reason;
-        if (ok && (kind == FS_EV_BSKIP) != (e.cls == FS_TILE_SKIPPED)) {
-            at_field(r, &fs, "class");
-            return failf(r, kind == FS_EV_BSKIP ? "a bskip of class \"%s\" (it is \"skipped\")"
-                                                : "a btile of class \"%s\" (a skipped pair is a bskip)",
-                         class_name(cls));
-        }
         break;
     case FS_EV_BROW:
         ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "qt", 0, BIG, &e.qt) && get_int(r, &fs, "kt", 0, BIG, &e.kt) &&

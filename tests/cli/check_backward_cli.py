@@ -8,36 +8,23 @@ formulas alone (plain Python, dense, no tiles), the order of the events, and the
 print (%.17g, as the forward events; "-inf" for a row that sees nothing). Then the refusals.
 Usage: check_backward_cli.py BUILD/flashstep
 """
-import json, math, os, random, re, subprocess, sys, tempfile
+import json, math, os, re, sys, tempfile
+
+import cli_test
+from cli_test import check
 
 exe = sys.argv[1]
-seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
-rng = random.Random(seed)
+rng = cli_test.random_source()
 tmp = tempfile.mkdtemp(prefix="fs-bwd-")
-passed = failed = 0
 TOL = 1e-10
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
-
-
 def write(name, rows):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(" ".join(repr(x) for x in r) + "\n")
-    return path
+    return cli_test.write_rows(tmp, name, rows)
 
 
 def run(args):
-    p = subprocess.run([exe, "trace", *args], capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return cli_test.run(exe, "trace", args)
 
 
 def mat(n, m, lo=-2.0, hi=2.0):
@@ -215,19 +202,7 @@ for trial in range(6):
                         check(all(x == 0 for x in row), f"{what}: a row that sees nothing has dQ = 0")
 
 # --do reads .npy like the other inputs: a float64 .npy of the last dO gives the same output.
-def write_npy(name, rows):
-    import struct
-    path = os.path.join(tmp, name)
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        for r in rows:
-            f.write(struct.pack("<%dd" % len(r), *r))
-    return path
-
-
-npy = write_npy("do.npy", dO)
+npy = cli_test.write_npy(tmp, "do.npy", dO)
 rc1, out1, err1 = run(base + ["--do", do])
 rc2, out2, err2 = run(base + ["--do", npy])
 check(rc1 == 0 and rc2 == 0 and out1 == out2 and out1, f"--do as .npy: rc={rc2} {err2!r}")
@@ -263,5 +238,4 @@ check(rc == 2 and "limit" in err, f"backward trace size bound: rc={rc} {err!r}")
 rc, out, err = run(["--help"])
 check(rc == 0 and "--backward" in out and "--do FILE" in out, "--help names --backward and --do")
 
-print(f"backward cli: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+cli_test.finish("backward cli: {passed} passed, {failed} failed")

@@ -9,30 +9,14 @@ and the JSONL must end in the verdict object with exactly its keys. Then bad inp
 file:line:column on stderr.
 Usage: check_check_cli.py BUILD/flashstep
 """
-import json, math, os, random, struct, subprocess, sys, tempfile
+import json, math, os, struct, sys, tempfile
+
+import cli_test
+from cli_test import check
 
 exe = sys.argv[1]
-seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
-rng = random.Random(seed)
+rng = cli_test.random_source()
 tmp = tempfile.mkdtemp(prefix="fs-check-")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
-
-
-def flat(x):
-    return [v for r in x for v in flat(r)] if isinstance(x, list) else [x]
-
-
-def shape(x):
-    return [len(x)] + shape(x[0]) if isinstance(x, list) else []
 
 
 def f16(x):
@@ -49,33 +33,16 @@ def bf16(x):
 
 
 def npy(name, x, descr="<f4"):
-    """Write nested lists as .npy (version 1, C order)."""
-    path = os.path.join(tmp, name)
-    shp = shape(x)
-    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
-        descr, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
-    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
-    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H"}[descr]
-    vals = flat(x)
-    if descr == "<u2":
-        vals = [bf16_bits(v) for v in vals]
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
-        f.write(struct.pack("<%d%s" % (len(vals), code), *vals))
-    return path
+    """Nested lists as .npy; "<u2" holds bfloat16 bits, as PyTorch users save bfloat16."""
+    return cli_test.write_npy(tmp, name, rmap(x, bf16_bits) if descr == "<u2" else x, descr)
 
 
 def text(name, rows):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(" ".join(repr(v) for v in r) + "\n")
-    return path
+    return cli_test.write_rows(tmp, name, rows)
 
 
 def run(args):
-    p = subprocess.run([exe, "check", *args], capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return cli_test.run(exe, "check", args)
 
 
 def verdict(out):
@@ -272,6 +239,7 @@ for want, causal, variant, scale, opts in [("ok", True, None, None, ["--mask", "
     got = verdict(out)[0]["diagnosis"] if rc in (0, 1) else err
     check(rc == (0 if want == "ok" else 1) and got == want, f"float16 arithmetic, {want}: exit {rc}, {got}")
 
+
 # rows that see no key: N > N_kv under a causal mask (bottom-right), NaN there
 Q2, K2, V2 = problem(1, 1, 1, 24, 16, 4, f16)
 q2, k2, v2 = npy("q2.npy", Q2, "<f2"), npy("k2.npy", K2, "<f2"), npy("v2.npy", V2, "<f2")
@@ -331,5 +299,4 @@ rc, out, err = run(["--help"])
 check(rc == 0 and all(opt in out for opt in ["--q", "--k", "--v", "--o", "--lse", "--mask", "--window", "--tree",
                                              "--scale", "--heads", "--bk", "--dtype", "--format"]), "--help")
 
-print(f"check_check_cli: {passed} checks passed, {failed} failed (seed {seed})")
-sys.exit(1 if failed else 0)
+cli_test.finish("check_check_cli: {passed} checks passed, {failed} failed (seed {seed})")

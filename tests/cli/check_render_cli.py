@@ -12,26 +12,18 @@ import subprocess
 import sys
 import tempfile
 
+import cli_test
+from cli_test import check
+
 flashstep = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/flashstep")
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 traces = os.path.join(root, "tests", "gui", "traces")
 font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 tmp = tempfile.mkdtemp()
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def run(cmd, args, env=None):
-    p = subprocess.run([flashstep, cmd, *args], capture_output=True, text=True, cwd=tmp, env=env, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    return cli_test.run(flashstep, cmd, args, timeout=120, cwd=tmp, env=env)
 
 
 def write(name, text):
@@ -133,5 +125,4 @@ for args, what in ((["--step", "3", "--out", os.path.join(tmp, "a.webp")], "want
     rc, _, se = run("render", ["000_04"] + args)
     check(rc == 2 and what in se, f"render {args}: {rc} {se!r}")
 
-print(f"render cli: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+cli_test.finish("render cli: {passed} passed, {failed} failed")

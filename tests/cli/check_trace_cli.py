@@ -6,36 +6,23 @@ order and mask: the JSONL lines, their order, their fields, and the output rows 
 reference run to 1e-12. Then every kind of bad input: exit code 2 and file:line:column on stderr.
 Usage: check_trace_cli.py BUILD/flashstep
 """
-import json, math, os, re, random, subprocess, sys, tempfile
+import json, math, os, re, sys, tempfile
+
+import cli_test
+from cli_test import check
 
 exe = sys.argv[1]
-seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
-rng = random.Random(seed)
+rng = cli_test.random_source()
 tmp = tempfile.mkdtemp(prefix="fs-cli-")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
 
 
 def write(name, rows):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write("# written by check_trace_cli.py\n")
-        for r in rows:
-            f.write(", ".join(repr(x) for x in r) + "\n")
-    return path
+    """Commas and a comment line: the text reader takes both."""
+    return cli_test.write_rows(tmp, name, rows, ", ", "# written by check_trace_cli.py\n")
 
 
 def run(args):
-    p = subprocess.run([exe, "trace", *args], capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return cli_test.run(exe, "trace", args)
 
 
 def num(x):
@@ -217,5 +204,4 @@ check(rc == 0 and "1.000e+300" in out and "nan" not in out.lower() and not re.se
 rc, out, err = run(["--q", small, "--k", small, "--v", small, "--scale", "1e300", "--format", "jsonl"])
 check(rc == 0 and '"nan"' not in out and '"inf"' not in out, f"--scale 1e300 JSONL finite: {out[:300]!r}")
 
-print(f"trace cli: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+cli_test.finish("trace cli: {passed} passed, {failed} failed")

@@ -303,16 +303,8 @@ static fs_status emit_pair(const fs_attn *at, const fs_tiling *t, const float *r
     const int Bk_slots = t->Bk < at->n_kv ? t->Bk : at->n_kv;
     /* The class of the pair as the GPU saw it (every row of the tile wrote the same). */
     const float *first = recs + (((size_t)h * at->n_q + r0) * n_kt + kt) * rec_len;
-    fs_event e = fs_event_blank((int)first[REC_CLS] == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE);
-    e.head = h;
-    e.kv_head = kvh;
-    e.qt = qt;
-    e.kt = kt;
-    e.r0 = r0;
-    e.r1 = r1;
-    e.c0 = c0;
-    e.c1 = c1;
-    e.cls = (fs_tile_class)(int)first[REC_CLS];
+    const fs_tile_class cls = (fs_tile_class)(int)first[REC_CLS];
+    fs_event e = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     e.reason = (fs_skip_reason)(int)first[REC_WHY];
     if (!fs_trace_push(tr, &e)) return FS_ERR_NOMEM;
     if (e.cls == FS_TILE_SKIPPED) return FS_OK;
@@ -321,17 +313,8 @@ static fs_status emit_pair(const fs_attn *at, const fs_tiling *t, const float *r
     for (int i = r0; i < r1; i++) {
         const float *rec = recs + (((size_t)h * at->n_q + i) * n_kt + kt) * rec_len;
         const float *rs = rec + REC_STATS, *rp = rs + Bk_slots, *ro = rp + Bk_slots;
-        fs_event w = fs_event_blank(FS_EV_ROW);
-        w.head = h;
-        w.kv_head = kvh;
-        w.qt = qt;
-        w.kt = kt;
+        fs_event w = fs_event_in_pair(FS_EV_ROW, &e);
         w.row = i;
-        w.r0 = r0;
-        w.r1 = r1;
-        w.c0 = c0;
-        w.c1 = c1;
-        w.cls = e.cls;
         w.visible = (int32_t)rec[REC_VISIBLE];
         w.m_old = rec[REC_M_OLD];
         w.m_blk = rec[REC_M_BLK];

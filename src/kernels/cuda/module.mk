@@ -68,21 +68,27 @@ $(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 
-# Compile-only check: every CUDA source for sm_80 and sm_90 (hopper_*.cu for sm_90a), objects thrown away; ptxas's
-# "info" lines (at -O0 it reports the wgmma waits it inserts, which the -O3 build does not need) are
-# left out of the log, warnings and errors are shown. Skipped (with a
+# Compile-only check: every CUDA source for sm_80 and sm_90 (hopper_*.cu for sm_90a), objects
+# thrown away, two files at a time (one nvcc each: ptxas is single-threaded); ptxas's "info"
+# lines (at -O0 it reports the wgmma waits it inserts, which the -O3 build does not need) are
+# left out of the log, warnings and errors are shown, one file after another. Skipped (with a
 # line saying so) where nvcc is absent; a run past the time bound is reported, not failed.
+CUDA_CHECK_JOBS ?= 2
 cuda-compile-check:
 ifeq ($(NVCC),)
 	@echo "cuda-compile-check: ✗ nvcc not found, CUDA sources not compiled (install CUDA or set CUDA_HOME)"
 else
-	@mkdir -p $(BUILD)/cuda-check
-	@for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do \
-	  case $$f in */hopper_*) fl="$(NVCC_BASE) $(NVCC_ARCH_HOPPER)";; *) fl="$(NVCC_FLAGS)";; esac; \
-	  timeout $(CUDA_CHECK_TIMEOUT) $(NVCC) $$fl $(CUDA_CHECK_FLAGS) -c $$f -o $(BUILD)/cuda-check/out.o \
-	    > $(BUILD)/cuda-check/log 2>&1; rc=$$?; grep -v '^ptxas info' $(BUILD)/cuda-check/log; \
-	  if [ $$rc = 124 ]; then echo "cuda-compile-check: $$f took over $(CUDA_CHECK_TIMEOUT) s, not checked"; \
-	  elif [ $$rc != 0 ]; then echo "cuda-compile-check: ✗ $$f does not compile"; exit 1; fi; \
-	done; echo "cuda-compile-check: ✓ CUDA sources compile for sm_80 and sm_90 (hopper_*.cu: sm_90a) ($(NVCC))"
+	@rm -rf $(BUILD)/cuda-check && mkdir -p $(BUILD)/cuda-check
+	@for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do echo $$f; done | \
+	  xargs -P $(CUDA_CHECK_JOBS) -I{} sh -c 'f={}; n=$$(echo $$f | tr / _); \
+	    case $$f in */hopper_*) fl="$(NVCC_BASE) $(NVCC_ARCH_HOPPER)";; *) fl="$(NVCC_FLAGS)";; esac; \
+	    timeout $(CUDA_CHECK_TIMEOUT) $(NVCC) $$fl $(CUDA_CHECK_FLAGS) -c $$f -o $(BUILD)/cuda-check/$$n.o \
+	      > $(BUILD)/cuda-check/$$n.log 2>&1; echo $$? > $(BUILD)/cuda-check/$$n.rc'
+	@fail=0; for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do n=$$(echo $$f | tr / _); \
+	  grep -v '^ptxas info' $(BUILD)/cuda-check/$$n.log; rc=$$(cat $(BUILD)/cuda-check/$$n.rc); \
+	  if [ "$$rc" = 124 ]; then echo "cuda-compile-check: $$f took over $(CUDA_CHECK_TIMEOUT) s, not checked"; \
+	  elif [ "$$rc" != 0 ]; then echo "cuda-compile-check: ✗ $$f does not compile"; fail=1; fi; \
+	done; rm -f $(BUILD)/cuda-check/*.o; [ $$fail = 0 ] || exit 1; \
+	echo "cuda-compile-check: ✓ CUDA sources compile for sm_80 and sm_90 (hopper_*.cu: sm_90a) ($(NVCC))"
 endif
 TEST_EXTRA += cuda-compile-check

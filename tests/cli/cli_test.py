@@ -1,0 +1,71 @@
+"""cli_test.py: what the command-line tests (tests/cli/check_*_cli.py) share.
+
+check() counts each expectation and prints a failed one; random_source() draws the run's seed
+(FS_SEED=... replays a run) and from then on every failure names it; run() runs one flashstep
+command; write_rows() and write_npy() write input matrices; finish() prints the counts and exits
+1 if anything failed. The tests import this from their own folder, which Python puts first on
+sys.path when it runs a script (`python3 tests/cli/check_trace_cli.py ...` from anywhere).
+"""
+import os, random, struct, subprocess, sys
+
+passed = failed = 0
+seed = None
+
+
+def random_source():
+    """A random.Random seeded from FS_SEED when set, otherwise from the system."""
+    global seed
+    seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
+    return random.Random(seed)
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}" if seed is None else f"FAIL: {what} [replay with FS_SEED={seed}]")
+
+
+def finish(summary):
+    """Print summary with {passed}, {failed} and {seed} filled in; exit 1 on any failure."""
+    print(summary.format(passed=passed, failed=failed, seed=seed))
+    sys.exit(1 if failed else 0)
+
+
+def run(exe, command, args, timeout=60, **options):
+    """Run `exe command args...`: (exit status, stdout, stderr)."""
+    p = subprocess.run([exe, command, *args], capture_output=True, text=True, timeout=timeout, **options)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write_rows(folder, name, rows, sep=" ", first_line=""):
+    """A text matrix, one row a line, each number as repr writes it; returns its path."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(first_line)
+        for r in rows:
+            f.write(sep.join(repr(x) for x in r) + "\n")
+    return path
+
+
+def write_npy(folder, name, x, descr="<f8"):
+    """Nested lists (any depth, rectangular) as .npy, version 1, C order; returns its path."""
+    def flat(y):
+        return [v for r in y for v in flat(r)] if isinstance(y, list) else [y]
+
+    def shape(y):
+        return [len(y)] + shape(y[0]) if isinstance(y, list) else []
+
+    path = os.path.join(folder, name)
+    shp = shape(x)
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H"}[descr]
+    vals = flat(x)
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), code), *vals))
+    return path
