@@ -1,8 +1,10 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]   (no option: --check --time)
+ *              [--only prefill|backward|decode] [--from VERSION]
  *   --quick: fewer shapes; --tiny: two checks per dtype (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
+ *   --only, --from: time one kind, versions from VERSION on (checks still cover everything)
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128, float16 and
  * bfloat16, GQA, causal, sliding window, tree and block bitmasks, ragged sizes (not multiples
@@ -10,7 +12,7 @@
  * printed), the output poisoned (NaN) before each run, compared with the engine's float64
  * fs_reference on the same rounded inputs by ‖O − ref‖ / ‖ref‖ (≤ 3e-3 float16, ≤ 1e-2
  * bfloat16) and no element left unwritten. Only when every check passes does timing start.
- * Time: CUDA events around each launch, median of many after warm-up, at the issue's shapes
+ * Time: CUDA events around each launch, median of many after warm-up, at these shapes
  * (batch × seq = 16k tokens, 2048 hidden; decode GQA 32/8), with a device copy for the
  * bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
  * gathers them).
@@ -472,6 +474,8 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         /* B  Hq Hkv  nq  nkv  d   mask            W   bits */
         {2, 4, 4, 200, 200, 64, FS_MASK_NONE, 0, 0},
         {2, 4, 2, 333, 333, 128, FS_MASK_CAUSAL, 0, 0},
+        {1, 160, 40, 130, 130, 64, FS_MASK_CAUSAL, 0, 0}, /* 320 query tiles in 160 pairs: some of
+                                                             version 18's blocks take two pairs */
         {1, 8, 2, 257, 515, 64, FS_MASK_CAUSAL, 0, 0},   /* queries extend a cache (offset > 0) */
         {2, 4, 1, 300, 300, 128, FS_MASK_WINDOW, 70, 0},
         {1, 2, 2, 190, 450, 64, FS_MASK_WINDOW, 130, 0},
@@ -481,13 +485,16 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         {1, 4, 4, 700, 1100, 128, FS_MASK_NONE, 0, 0},
         {1, 4, 2, 300, 300, 256, FS_MASK_CAUSAL, 0, 0},  /* d = 256 (versions 10 and up) */
         {1, 2, 2, 190, 450, 256, FS_MASK_WINDOW, 130, 0},
+        {2, 32, 8, 520, 640, 64, FS_MASK_CAUSAL, 0, 0},  /* odd n_qt (5), 192 pairs, offset 120 */
+        {1, 80, 80, 400, 900, 64, FS_MASK_WINDOW, 300, 0},  /* 160 pairs, a window */
     };
-    const int nc = quick ? 7 : (int)(sizeof cases / sizeof *cases);
+    const int nc = quick ? 8 : (int)(sizeof cases / sizeof *cases);
     for (int dti = 0; dti < 2; dti++) {
         fs_cuda_dtype dt = dti ? FS_CUDA_BF16 : FS_CUDA_F16;
         if (tiny) {   /* for compute-sanitizer, which runs every access 10-100 times slower */
             check_prefill(rng, cases[1], dt);
-            check_prefill(rng, cases[5], dt);
+            check_prefill(rng, cases[2], dt);
+            check_prefill(rng, cases[6], dt);
             check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             continue;
@@ -540,6 +547,28 @@ template <typename F> static float time_ms(F f, int warm, int reps)
     return median(t);
 }
 
+/* The mean time of reps calls issued back to back between two events: the host's own time per
+ * call (argument checks, tensor maps) is hidden behind the GPU's unless it is the longer one.
+ * time_ms, by contrast, starts its clock before the host begins each call. */
+template <typename F> static float time_b2b_ms(F f, int reps)
+{
+    cudaEvent_t a, b;
+    CU(cudaEventCreate(&a));
+    CU(cudaEventCreate(&b));
+    f();
+    CU(cudaDeviceSynchronize());
+    CU(cudaEventRecord(a));
+    for (int i = 0; i < reps; i++) f();
+    CU(cudaEventRecord(b));
+    CU(cudaEventSynchronize(b));
+    float ms;
+    CU(cudaEventElapsedTime(&ms, a, b));
+    CU(cudaGetLastError());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms / reps;
+}
+
 static void fill_dev_random(uint64_t *rng, void *d, size_t n, double lo, double hi, fs_cuda_dtype dt)
 {
     std::vector<double> x;
@@ -550,7 +579,7 @@ static void fill_dev_random(uint64_t *rng, void *d, size_t n, double lo, double 
 
 /* One full-size prefill shape: sampled rows checked against fs_reference, then every version
  * timed. FLOPs: 4 · B · H · N² · d (2 products), halved for causal. */
-static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick)
+static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick, int from)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
     size_t n = (size_t)B * H * N * d;
@@ -577,7 +606,7 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
     p.scale = (float)fs_attn_default_scale(d);
     p.dtype = dt;
     const double flops = 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+    for (int v = from; v <= fs_cuda_prefill_versions(); v++) {
         if (v == 1 && quick) continue;
         if (d == 256 && v < 10) continue;
         /* sampled check at this size: 16 random rows against the float64 reference */
@@ -619,7 +648,7 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
 
 /* The backward at a full-size shape (the forward's shapes): the forward once for O and L, then
  * the backward timed. FLOPs: 2.5 × the forward's (five products of 2·N²·d instead of two). */
-static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt)
+static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, int from)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
     const size_t n = (size_t)B * H * N * d;
@@ -646,7 +675,7 @@ static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtyp
     forward_for_backward(&p, dQ, dK, dV, dO);
     CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
     const double flops = 2.5 * 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-    for (int bv = 1; bv <= fs_cuda_backward_versions(); bv++) {
+    for (int bv = from; bv <= fs_cuda_backward_versions(); bv++) {
         float ms = time_ms([&] { char w[64]; fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, w, sizeof w); },
                            3, 20);
         printf("RESULT backward v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f\n", bv, dt_str(dt), d,
@@ -657,7 +686,7 @@ static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtyp
     cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
 }
 
-static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt, bool sweep)
+static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, fs_cuda_dtype dt, bool sweep, int from)
 {
     size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
     void *dQ, *dK, *dV, *dO;
@@ -670,14 +699,16 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
     fill_dev_random(rng, dV, nK, -1, 1, dt);
     fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt};
     const double bytes = 2.0 * nK * 2;   /* K and V read once */
-    for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+    for (int v = from; v <= fs_cuda_decode_versions(); v++) {
         void *work;
         size_t wb = fs_cuda_decode_workspace(&p, v);
         CU(cudaMalloc(&work, wb));
-        float ms = time_ms([&] { char w[64]; fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, w, sizeof w); }, 5, 50);
+        auto run = [&] { char w[64]; fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, w, sizeof w); };
+        float ms = time_ms(run, 5, 50), ms_b2b = time_b2b_ms(run, 50);
         const int splits = (int)(wb / (sizeof(float) * B * Hq * (d + 2)));
-        printf("RESULT decode v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d splits=%d us=%.1f tbps=%.2f\n",
-               v, dt_str(dt), d, B, Hq, Hkv, nkv, splits, ms * 1e3, bytes / (ms * 1e-3) / 1e12);
+        printf("RESULT decode v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d splits=%d us=%.1f tbps=%.2f "
+               "us_b2b=%.1f\n",
+               v, dt_str(dt), d, B, Hq, Hkv, nkv, splits, ms * 1e3, bytes / (ms * 1e-3) / 1e12, ms_b2b * 1e3);
         fflush(stdout);
         cudaFree(work);
         if (v >= 3 && sweep) {   /* the split count against one wave: 2 and 4 times as many */
@@ -769,6 +800,8 @@ static int run_profile(void)
 int main(int argc, char **argv)
 {
     bool check = false, timing = false, quick = false, tiny = false, profile = false;
+    const char *only = NULL;   /* time one kind: prefill, backward or decode */
+    int from = 1;              /* time versions from this one on */
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check")) check = true;
@@ -777,11 +810,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--tiny")) tiny = true;
         else if (!strcmp(argv[i], "--profile")) profile = true;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n");
+            fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
+                            "                  [--only prefill|backward|decode] [--from VERSION]\n");
             return 2;
         }
     }
+    if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode")) || from < 1) {
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward or decode; --from a version >= 1\n");
+        return 2;
+    }
+    auto timed = [&](const char *kind) { return !only || !strcmp(only, kind); };
     if (profile) return run_profile();
     if (!check && !timing) check = timing = true;
     char why[256];
@@ -813,23 +854,29 @@ int main(int argc, char **argv)
     if (timing) {
         time_copy();
         const int Ns[] = {4096, 1024, 16384};
-        for (int ni = 0; ni < (quick ? 1 : 3); ni++)
+        if (timed("prefill")) {
+            for (int ni = 0; ni < (quick ? 1 : 3); ni++)
+                for (int dti = 0; dti < 2; dti++)
+                    for (int d = 128; d >= 64; d -= 64)
+                        for (int causal = 0; causal < 2; causal++) {
+                            if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
+                            time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0, from);
+                        }
+            for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true, from);
+        }
+        if (timed("backward")) {
             for (int dti = 0; dti < 2; dti++)
                 for (int d = 128; d >= 64; d -= 64)
-                    for (int causal = 0; causal < 2; causal++) {
-                        if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
-                        time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0);
-                    }
-        for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true);
-        for (int dti = 0; dti < 2; dti++)
-            for (int d = 128; d >= 64; d -= 64)
-                for (int causal = 0; causal < 2; causal++)
-                    time_backward(&rng, 4096, d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16);
-        if (!quick)
-            for (int causal = 0; causal < 2; causal++) time_backward(&rng, 16384, 128, causal, FS_CUDA_F16);
-        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true);
-        time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16, false);
-        time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16, false);
+                    for (int causal = 0; causal < 2; causal++)
+                        time_backward(&rng, 4096, d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, from);
+            if (!quick)
+                for (int causal = 0; causal < 2; causal++) time_backward(&rng, 16384, 128, causal, FS_CUDA_F16, from);
+        }
+        if (timed("decode")) {
+            time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true, from);
+            time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16, false, from);
+            time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16, false, from);
+        }
         if (g_fail) {
             printf("%d sampled checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
             return 1;

@@ -26,21 +26,20 @@
  *      atomic counter, merges the partials (no merge kernel); four times version 7's splits, so
  *      each SM slot runs about four blocks and a slow block no longer sets the end. Measured
  *      (H100, run 8 of 2026-11-23): 1–5 % slower than version 7 (2.62–2.69 TB/s against 2.71–2.75).
+ *   9  Hopper only (hopper_decode.cu): version 7's arithmetic with the tiles brought in by the
+ *      TMA, a producer warp and a ring of mbarrier stages, so that more tiles are in flight;
+ *      merged by decode_merge as in version 7. Measured (H100, 2026-11-23): 2.91-2.99 TB/s,
+ *      97-100 % of the device copy, 8-10 % faster than version 7.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
  * keys is scored (S into shared memory), folded into the running (m, ℓ) per query head, then
  * P V is accumulated by each thread for its 8 dimensions over its share of the chunk's keys.
  */
-#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/decode_common.cuh"
 
 #define DEC_THREADS 128
 #define DEC_CHUNK 128
-
-struct decode_params {
-    int n_q_heads, n_kv_heads, n_kv, splits, split_len;
-    float scale2;
-};
 
 /* 8 consecutive 16-bit values as floats */
 template <typename T> __device__ __forceinline__ void load8(const T *p, float f[8])
@@ -380,9 +379,7 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_mma(decode_params p, const
     T *sQ = reinterpret_cast<T *>(smem);   /* (16, LD) */
     T *sK = sQ + 16 * LD;                    /* 2 stages of (64, LD) */
     T *sV = sK + 2 * BKD * LD;
-    float *sM = reinterpret_cast<float *>(smem);   /* after the loop: (4, 16) */
-    float *sL = sM + 4 * 16;                        /* (4, 16) */
-    float *sO = sL + 4 * 16;                        /* (4, 16, D) */
+    /* after the loop: the 4 warps' states (dec_merge_floats<D>() floats) */
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -416,103 +413,20 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_mma(decode_params p, const
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) ldsm_x4(qf[kk], sQ + (lane & 15) * LD + kk * 16 + (lane >> 4) * 8);
 
-        /* S = Q Kᵀ for this warp's 16 keys of the tile: two 16 × 8 accumulators */
         const T *kS = sK + (stage * BKD + warp * 16) * LD, *vS = sV + (stage * BKD + warp * 16) * LD;
-        float sacc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t bk[4];
-            ldsm_x4(bk, kS + ((lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
-            mma16816<T>(sacc[0], qf[kk], bk[0], bk[1]);
-            mma16816<T>(sacc[1], qf[kk], bk[2], bk[3]);
-        }
-        /* keys past the split's end are masked; max on raw scores, scale inside the FFMA */
-        float bm[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int j = c0 + warp * 16 + nt * 8 + 2 * t4 + (e & 1);
-                if (j >= j1) sacc[nt][e] = -INFINITY;
-                bm[e >> 1] = fmaxf(bm[e >> 1], sacc[nt][e]);
-            }
-        float alpha[2], base[2], sum[2] = {0, 0};
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-            bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
-            bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
-            const float mn = fmaxf(m_run[x], bm[x] * p.scale2);
-            base[x] = mn == -INFINITY ? 0.f : mn;
-            alpha[x] = fast_exp2(m_run[x] - base[x]);
-            m_run[x] = mn;
-        }
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                sacc[nt][e] = fast_exp2(fmaf(sacc[nt][e], p.scale2, -base[e >> 1]));
-                sum[e >> 1] += sacc[nt][e];
-            }
-#pragma unroll
-        for (int x = 0; x < 2; x++) l_run[x] = alpha[x] * l_run[x] + sum[x];
-#pragma unroll
-        for (int dt = 0; dt < D / 8; dt++) {
-            oacc[dt][0] *= alpha[0];
-            oacc[dt][1] *= alpha[0];
-            oacc[dt][2] *= alpha[1];
-            oacc[dt][3] *= alpha[1];
-        }
-        /* O += P V over the warp's 16 keys: P is one A fragment */
-        uint32_t a[4] = {pack2<T>(sacc[0][0], sacc[0][1]), pack2<T>(sacc[0][2], sacc[0][3]),
-                         pack2<T>(sacc[1][0], sacc[1][1]), pack2<T>(sacc[1][2], sacc[1][3])};
-#pragma unroll
-        for (int dp = 0; dp < D / 16; dp++) {
-            uint32_t bv[4];
-            ldsm_x4_t(bv, vS + ((lane & 7) + (((lane >> 3) & 1) << 3)) * LD + dp * 16 + ((lane >> 4) << 3));
-            mma16816<T>(oacc[2 * dp], a, bv[0], bv[1]);
-            mma16816<T>(oacc[2 * dp + 1], a, bv[2], bv[3]);
-        }
+        dec_warp_tile<T, D>(
+            p.scale2, qf, [&](int kk) { return kS + ((lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8; },
+            [&](int dp) { return vS + ((lane & 7) + (((lane >> 3) & 1) << 3)) * LD + dp * 16 + ((lane >> 4) << 3); },
+            c0 + warp * 16, j1, t4, m_run, l_run, oacc);
         __syncthreads();   /* this stage is refilled next */
     }
     cp_async_wait<0>();
     __syncthreads();
 
-    /* the 4 warps' states to shared memory, then merged row by row */
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 1);
-        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 2);
-        if (t4 == 0) {
-            sM[warp * 16 + g + 8 * x] = m_run[x];
-            sL[warp * 16 + g + 8 * x] = l_run[x];
-        }
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; dt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            sO[(warp * 16 + g + 8 * (e >> 1)) * D + dt * 8 + 2 * t4 + (e & 1)] = oacc[dt][e];
+    /* the 4 warps' states to shared memory, then merged row by row into the split's partial */
+    dec_warp_state_out<D>(reinterpret_cast<float *>(smem), warp, g, t4, m_run, l_run, oacc);
     __syncthreads();
-    for (int x = tid; x < G * D; x += NT) {
-        const int row = x / D, c = x % D;
-        float M = -INFINITY;
-#pragma unroll
-        for (int w = 0; w < 4; w++) M = fmaxf(M, sM[w * 16 + row]);
-        const float base = M == -INFINITY ? 0.f : M;
-        float L = 0, O = 0;
-#pragma unroll
-        for (int w = 0; w < 4; w++) {
-            const float cw = exp2f(sM[w * 16 + row] - base);
-            L = fmaf(cw, sL[w * 16 + row], L);
-            O = fmaf(cw, sO[(w * 16 + row) * D + c], O);
-        }
-        float *dst = part + (((size_t)b * p.n_q_heads + (size_t)kvh * G + row) * p.splits + split) * (D + 2);
-        dst[2 + c] = O;
-        if (c == 0) {
-            dst[0] = M;
-            dst[1] = L;
-        }
-    }
+    dec_partial_out<D>(p, reinterpret_cast<float *>(smem), tid, G, b, kvh, split, part);
     if constexpr (FUSE) {
         /* Version 8: the last block of this (batch, KV head) to finish merges the splits' partials
          * (decode_merge's sums, in the same order), so there is no second launch. Each block makes
@@ -548,7 +462,7 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_mma(decode_params p, const
 template <typename T, int D> static size_t dec7_smem()
 {
     size_t tiles = sizeof(T) * (16 + 2 * 2 * 64) * (size_t)(D + 8);
-    size_t merge = sizeof(float) * (4 * 16 * 2 + 4 * 16 * (size_t)D);
+    size_t merge = sizeof(float) * dec_merge_floats<D>();
     return tiles > merge ? tiles : merge;
 }
 
@@ -582,6 +496,7 @@ static const char *decode_lines[] = {
     "chunks of 32 keys, three stages: less shared memory, one more block on each SM",
     "tensor cores: the group's query heads are the rows of an mma tile; 4 warps split each K/V tile",
     "version 7 in one launch: the last block of each KV head merges; four blocks per slot",
+    "Hopper: version 7's math, tiles by TMA into a ring of mbarrier stages filled by a producer warp",
 };
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
@@ -647,6 +562,7 @@ template <int D> static int dec7_occupancy()
 
 static int dec3_blocks_per_sm(const fs_cuda_decode *p, int version)
 {
+    if (version == 9) return fs_cu_hopper_decode_blocks_per_sm(p);
     if (version >= 7) return p->d == 64 ? dec7_occupancy<64>() : dec7_occupancy<128>();
     switch (dec_shape(version)) {
     case 32: return dec3_blocks_per_sm_s<3, 64>(p);
@@ -723,8 +639,15 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.scale2 = pp->scale * FS_LOG2E;
     if (version >= 7) {
         if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 and 8 take at most 16 query heads per KV head and a positive scale");
+            if (why && n) snprintf(why, n, "decode versions 7 to 9 take at most 16 query heads per KV head and a positive scale");
             return FS_ERR_ARG;
+        }
+        if (version == 9) {
+            fs_status st = fs_cu_hopper_decode_split(pp, p, Q, K, V, work, why, n);
+            if (st != FS_OK) return st;
+            decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
+            FS_CU_LAUNCHED();
+            return FS_OK;
         }
         const size_t smem = dec7_smem<T, D>();
         const dim3 grid(p.splits, pp->n_kv_heads, pp->batch);

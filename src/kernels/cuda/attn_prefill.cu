@@ -26,7 +26,7 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-16  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-18  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups. They
  *      take causal, window and no mask; fs_cuda_prefill_run hands bitmask (tree) problems to
  *      version 9.
@@ -383,6 +383,8 @@ static const char *version_lines[] = {
     "version 13 with 3 K/V stages (12 and 13 give a stage back later than 11 does)",
     "version 14 with every other 8-key chunk's exp2 as a degree-3 polynomial on the FMA pipe",
     "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128: version 14",
+    "version 14 with the blocks longest-first across heads (1-D grid, head groups sized to the L2)",
+    "d=64: persistent blocks (one an SM) over pairs of query tiles of equal causal cost, Q double-buffered; else v17",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -87,6 +87,7 @@ struct prefill_params {
     float scale2;          /* scale · log2 e */
     fs_cu_mask mask;
     float *lse;            /* (batch, n_q_heads, n_q) natural log-sum-exp, or NULL */
+    int group_heads;       /* Hopper version 17: heads a group of its block order (0: unused) */
 };
 
 static inline prefill_params make_params(const fs_cuda_prefill *p)
@@ -103,6 +104,7 @@ static inline prefill_params make_params(const fs_cuda_prefill *p)
     k.mask.bits = p->bits;
     k.mask.words = p->words_per_row;
     k.lse = p->lse;
+    k.group_heads = 0;
     return k;
 }
 

@@ -1,0 +1,149 @@
+/* decode_common.cuh: what the decode kernels share (attn_decode.cu, and hopper_decode.cu built
+ * for sm_90a): the launch parameters and, for the tensor-core versions 7 to 9, one warp's step
+ * over 16 keys and the merge of the block's warps into the split's partial.
+ *
+ * The tensor-core layout (versions 7-9): the G ≤ 16 query heads that share one KV head are the
+ * rows of a 16-row mma.sync tile (rows ≥ G are zero and thrown away). Each warp takes 16 keys of
+ * every tile and keeps its own running (m, ℓ, o) over them: a thread holds rows g and g + 8
+ * (lane = 4g + t4), o as D/8 accumulators of m16n8. m is in base 2 (m of scale · log2 e · s). */
+#ifndef FS_DECODE_COMMON_CUH
+#define FS_DECODE_COMMON_CUH
+
+#include "kernels/cuda/cuda_common.cuh"
+
+struct decode_params {
+    int n_q_heads, n_kv_heads, n_kv, splits, split_len;
+    float scale2;
+};
+
+/* Version 9 (hopper_decode.cu): launch the split kernel of version 9 on a Hopper GPU (FS_ERR_ARG
+ * with why on any other); the caller merges. Blocks of version 9 that fit on one SM. */
+fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
+                                    const void *K, const void *V, float *part, char *why, size_t n);
+int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
+
+/* One warp's 16 keys [c0, c0 + 16) of a tile (shapes: qf (D/16 k-steps, 4) the queries' A
+ * fragments; m, ℓ (2) rows g and g + 8; o (D/8, 4)):
+ *     S = Q Kᵀ (two 16 × 8 accumulators), keys ≥ j1 masked to −∞,
+ *     m_new = max(m, scale2 · rowmax S),  α = 2^(m − m_new),  P = 2^(scale2 · S − m_new),
+ *     ℓ = α ℓ + rowsum P,  o = α o + P V.
+ * k_at(kk) is this lane's ldmatrix address of the warp's 16 K rows, columns 16 kk to 16 kk + 15;
+ * v_at(dp) the same for V's 16 rows, output columns 16 dp on (read transposed). They are all
+ * that differs between version 7 (rows padded to D + 8) and version 9 (the TMA's swizzle). */
+template <typename T, int D, typename KAt, typename VAt>
+__device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)[D / 16][4], KAt k_at, VAt v_at,
+                                              int c0, int j1, int t4, float (&m)[2], float (&l)[2],
+                                              float (&o)[D / 8][4])
+{
+    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t bk[4];
+        ldsm_x4(bk, k_at(kk));
+        mma16816<T>(s[0], qf[kk], bk[0], bk[1]);
+        mma16816<T>(s[1], qf[kk], bk[2], bk[3]);
+    }
+    /* keys past the split's end are masked; max on raw scores, scale inside the FFMA */
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int j = c0 + nt * 8 + 2 * t4 + (e & 1);
+            if (j >= j1) s[nt][e] = -INFINITY;
+            bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
+        }
+    float alpha[2], base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        const float mn = fmaxf(m[x], bm[x] * scale2);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            s[nt][e] = fast_exp2(fmaf(s[nt][e], scale2, -base[e >> 1]));
+            sum[e >> 1] += s[nt][e];
+        }
+#pragma unroll
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++) {
+        o[dt][0] *= alpha[0];
+        o[dt][1] *= alpha[0];
+        o[dt][2] *= alpha[1];
+        o[dt][3] *= alpha[1];
+    }
+    /* O += P V over the warp's 16 keys: P is one A fragment */
+    uint32_t a[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
+                     pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
+#pragma unroll
+    for (int dp = 0; dp < D / 16; dp++) {
+        uint32_t bv[4];
+        ldsm_x4_t(bv, v_at(dp));
+        mma16816<T>(o[2 * dp], a, bv[0], bv[1]);
+        mma16816<T>(o[2 * dp + 1], a, bv[2], bv[3]);
+    }
+}
+
+/* Shared memory for the merge of 4 warps (floats): sM (4, 16), sL (4, 16), sO (4, 16, D). */
+template <int D> constexpr size_t dec_merge_floats() { return 4 * 16 * 2 + 4 * 16 * (size_t)D; }
+
+/* Each warp's (m, ℓ, o) into s (dec_merge_floats<D>() floats); ℓ summed over the row's 4 threads. */
+template <int D>
+__device__ __forceinline__ void dec_warp_state_out(float *s, int warp, int g, int t4, float (&m)[2], float (&l)[2],
+                                                   const float (&o)[D / 8][4])
+{
+    float *sM = s, *sL = s + 4 * 16, *sO = s + 4 * 16 * 2;
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        l[x] += __shfl_xor_sync(0xffffffff, l[x], 1);
+        l[x] += __shfl_xor_sync(0xffffffff, l[x], 2);
+        if (t4 == 0) {
+            sM[warp * 16 + g + 8 * x] = m[x];
+            sL[warp * 16 + g + 8 * x] = l[x];
+        }
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            sO[(warp * 16 + g + 8 * (e >> 1)) * D + dt * 8 + 2 * t4 + (e & 1)] = o[dt][e];
+}
+
+/* After a barrier over the 4 warps (128 threads, tid < 128): merge their states row by row
+ * (decode.h's merge) and write the split's partial: per (batch, query head, split) m, ℓ, then o
+ * (D, unnormalized) into part (batch, n_q_heads, splits, D + 2). */
+template <int D>
+__device__ __forceinline__ void dec_partial_out(const decode_params &p, const float *s, int tid, int G, int b,
+                                                int kvh, int split, float *__restrict__ part)
+{
+    const float *sM = s, *sL = s + 4 * 16, *sO = s + 4 * 16 * 2;
+    for (int x = tid; x < G * D; x += 128) {
+        const int row = x / D, c = x % D;
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < 4; w++) M = fmaxf(M, sM[w * 16 + row]);
+        const float base = M == -INFINITY ? 0.f : M;
+        float L = 0, O = 0;
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            const float cw = exp2f(sM[w * 16 + row] - base);
+            L = fmaf(cw, sL[w * 16 + row], L);
+            O = fmaf(cw, sO[(w * 16 + row) * D + c], O);
+        }
+        float *dst = part + (((size_t)b * p.n_q_heads + (size_t)kvh * G + row) * p.splits + split) * (D + 2);
+        dst[2 + c] = O;
+        if (c == 0) {
+            dst[0] = M;
+            dst[1] = L;
+        }
+    }
+}
+
+#endif
