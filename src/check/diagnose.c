@@ -43,7 +43,8 @@ typedef struct {
     piece *p;
     int32_t n;
     double tol, mref;     /* the verdict's tolerance and max |O_ref| */
-    double *O;            /* scratch: the largest piece's output */
+    fs_prec prec;         /* the precision the candidate ran in */
+    double *O, *Op;       /* scratch: the largest piece's output, exact and in prec */
 } diag_ctx;
 
 /* A variant: what is changed from the problem the candidate was asked to compute. */
@@ -75,39 +76,47 @@ static variant variant_blank(fs_diag d)
  * slip); this is the same slip in the form most kernels use:
  *   o_new = α o_old + P V,  ℓ_new = α ℓ_old + Σ P,  P = exp(S − m_new),  O = o / ℓ at the end
  * slip 1: o_new = o_old + P V (the accumulator keeps its old scale)
- * slip 2: ℓ_new = ℓ_old + Σ P (the sum keeps its old scale). */
-static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, double *O)
+ * slip 2: ℓ_new = ℓ_old + Σ P (the sum keeps its old scale).
+ * Run in precision p, every operation rounded as fs_check_plain rounds (FS_PREC_F64: the exact
+ * scores and no rounding): the slip grows the accumulator, so its own rounding error can exceed
+ * the plain run's, and the diagnosis measures it this way. */
+static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p, double *O)
 {
+    /* Q (n_q, d), K (n_kv, d), V (n_kv, d_v) → O (n_q, d_v) */
     double *s = malloc(sizeof(double) * (size_t)b->n_kv);
     if (!s) return FS_ERR_NOMEM;
+#define R(x) fs_prec_round(p, (x))
     for (int32_t i = 0; i < b->n_q; i++) {
         double *o = O + (size_t)i * b->d_v, m = -INFINITY, l = 0;
         for (int32_t c = 0; c < b->d_v; c++) o[c] = 0;
-        for (int32_t j = 0; j < b->n_kv; j++) s[j] = fs_reference_score(b, 0, i, j);
+        for (int32_t j = 0; j < b->n_kv; j++)
+            s[j] = p == FS_PREC_F64 ? fs_reference_score(b, 0, i, j) : fs_check_plain_score(b, p, 0, i, j);
         for (int32_t c0 = 0; c0 < b->n_kv; c0 += bk) {
             int32_t c1 = c0 + bk < b->n_kv ? c0 + bk : b->n_kv;
             double m_blk = -INFINITY;
             for (int32_t j = c0; j < c1; j++) m_blk = fmax(m_blk, s[j]);
             if (m_blk == -INFINITY) continue;
-            double m_new = fmax(m, m_blk), alpha = exp(m - m_new), sum = 0;
-            for (int32_t c = 0; c < b->d_v && slip != 1; c++) o[c] *= alpha;
+            double m_new = fmax(m, m_blk), alpha = R(exp(R(m - m_new))), sum = 0;
+            for (int32_t c = 0; c < b->d_v && slip != 1; c++) o[c] = R(o[c] * alpha);
             for (int32_t j = c0; j < c1; j++) {
                 if (s[j] == -INFINITY) continue;
-                double p = exp(s[j] - m_new);
-                sum += p;
-                for (int32_t c = 0; c < b->d_v; c++) o[c] += p * b->V[(size_t)j * b->d_v + c];
+                double pj = R(exp(R(s[j] - m_new)));
+                sum = R(sum + pj);
+                for (int32_t c = 0; c < b->d_v; c++) o[c] = R(o[c] + R(pj * R(b->V[(size_t)j * b->d_v + c])));
             }
-            l = (slip == 2 ? l : alpha * l) + sum;
+            l = R((slip == 2 ? l : R(alpha * l)) + sum);
             m = m_new;
         }
-        for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? o[c] / l : 0;
+        for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? R(o[c] / l) : 0;
     }
+#undef R
     free(s);
     return FS_OK;
 }
 
-/* The variant's output for one piece into O (n_q, d_v), through the engine. */
-static fs_status variant_run(const piece *pc, const variant *v, double *O)
+/* The variant's output for one piece into O (n_q, d_v), through the engine; p: the precision of
+ * acc_slip_run (the engine's runs are exact). */
+static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, double *O)
 {
     fs_attn b = pc->a;
     if (!isnan(v->scale)) b.scale = v->scale;
@@ -122,7 +131,7 @@ static fs_status variant_run(const piece *pc, const variant *v, double *O)
     }
     fs_status st;
     if (v->acc_slip) {
-        st = acc_slip_run(&b, v->bk, v->acc_slip, O);
+        st = acc_slip_run(&b, v->bk, v->acc_slip, p, O);
     } else if (v->pitfall != FS_PITFALL_NONE) {
         fs_tiling t = fs_tiling_default();
         t.Bk = v->bk;
@@ -142,16 +151,21 @@ static fs_status variant_run(const piece *pc, const variant *v, double *O)
 
 /* Distance of the candidate from a variant, in units of the variant's tolerance (≤ 1: it
  * matches). The tolerance grows with the variant's size: an unnormalized output is ℓ times
- * larger, and so are a low-precision kernel's rounding errors in it. *dist gets max |O − O_var|;
- * NaN or inf in the candidate where the variant is finite (or the other way) is infinitely far.
- * A variant that would itself pass as the reference on these inputs (a scale a hair off, a
- * pitfall that never bites) explains nothing: it is infinitely far too. */
+ * larger, and so are a low-precision kernel's rounding errors in it. A slip of the accumulator
+ * also changes how errors build up, so for those the variant is run in the candidate's precision
+ * too and judged by the verdict's own rule: 2 · its plain error + floor, where that is larger.
+ * *dist gets max |O − O_var|; NaN or inf in the candidate where the variant is finite (or the
+ * other way) is infinitely far. A variant that would itself pass as the reference on these
+ * inputs (a scale a hair off, a pitfall that never bites) explains nothing: it is infinitely far
+ * too. */
 static double variant_dist(diag_ctx *D, const variant *v, double *dist)
 {
-    double worst = 0, mv = 0, from_ref = 0;
+    const bool in_prec = v->acc_slip && D->prec != FS_PREC_F64;
+    double worst = 0, mv = 0, from_ref = 0, plain = 0;
     for (int32_t k = 0; k < D->n; k++) {
         const piece *pc = &D->p[k];
-        if (variant_run(pc, v, D->O) != FS_OK) return INFINITY;
+        if (variant_run(pc, v, FS_PREC_F64, D->O) != FS_OK) return INFINITY;
+        if (in_prec && variant_run(pc, v, D->prec, D->Op) != FS_OK) return INFINITY;
         size_t n = (size_t)pc->a.n_q * pc->a.d_v;
         for (size_t e = 0; e < n; e++) {
             double x = pc->Oc[e], y = D->O[e];
@@ -160,10 +174,12 @@ static double variant_dist(diag_ctx *D, const variant *v, double *dist)
             if (isfinite(y) && fabs(y) > mv) mv = fabs(y);
             double dr = isfinite(y) ? fabs(y - pc->Oref[e]) : INFINITY;
             if (!(dr <= from_ref)) from_ref = dr;
+            if (in_prec && isfinite(y) && isfinite(D->Op[e])) plain = fmax(plain, fabs(D->Op[e] - y));
         }
     }
     if (dist) *dist = worst;
     double tol = D->tol * fmax(1.0, mv) / fmax(1.0, D->mref);
+    if (in_prec) tol = fmax(tol, 2 * plain + fs_check_floor_factor(D->prec) * fmax(1.0, mv));
     return from_ref <= tol ? INFINITY : worst / tol;
 }
 
@@ -178,7 +194,8 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
     if (!D->p) return FS_ERR_NOMEM;
     int32_t nq = whole ? a->n_q : (a->n_q < DIAG_BLOCK ? a->n_q : DIAG_BLOCK);
     D->O = malloc(sizeof(double) * (size_t)nq * a->d_v);
-    if (!D->O) return FS_ERR_NOMEM;
+    D->Op = malloc(sizeof(double) * (size_t)nq * a->d_v);
+    if (!D->O || !D->Op) return FS_ERR_NOMEM;
     int32_t base = a->mask.has_offset ? a->mask.offset : a->n_kv - a->n_q;
     for (int32_t k = 0; k < D->n; k++) {
         piece *pc = &D->p[k];
@@ -225,6 +242,7 @@ static void pieces_free(diag_ctx *D)
     for (int32_t k = 0; D->p && k < D->n; k++) free(D->p[k].Kt);
     free(D->p);
     free(D->O);
+    free(D->Op);
 }
 
 /* "batch 1, head 3, row 17" (or "head 3, row 17") of a flat row index. */
@@ -360,6 +378,7 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
     memset(&D, 0, sizeof D);
     D.tol = r->tolerance;
     D.mref = r->max_ref;
+    D.prec = o->prec;
     r->diag = FS_DIAG_UNKNOWN;
     if (pieces_make(a, O, Oref, lref, r->worst, &D) != FS_OK) {
         snprintf(r->detail, sizeof r->detail, "out of memory while diagnosing");

@@ -70,6 +70,27 @@ double fs_prec_round(fs_prec p, double x)
 
 /* ---- the straightforward implementation in a given precision ---- */
 
+double fs_check_plain_score(const fs_attn *a, fs_prec p, int32_t h, int32_t i, int32_t j)
+{
+    /* s_ij = scale · Σ_c q_ic k_jc, one rounded term at a time; −∞ where the mask hides j */
+    if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) return -INFINITY;
+#define R(x) fs_prec_round(p, (x))
+    double x;
+    if (a->S) {
+        x = R(a->S[((size_t)h * a->n_q + i) * a->n_kv + j]);
+    } else {
+        const int32_t g = fs_attn_kv_head(a, h);
+        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
+        const double *k = a->K + ((size_t)g * a->n_kv + j) * a->d;
+        x = 0;
+        for (int32_t c = 0; c < a->d; c++) x = R(x + R(R(q[c]) * R(k[c])));
+    }
+    x = R(x * R(a->scale));
+    if (a->softcap > 0) x = R(R(a->softcap) * R(tanh(R(x / R(a->softcap)))));
+#undef R
+    return x;
+}
+
 fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
 {
     /* Q (HQ, n_q, d), K (HKV, n_kv, d), V (HKV, n_kv, d_v) → O (HQ, n_q, d_v), lse (HQ, n_q) */
@@ -79,26 +100,13 @@ fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
     double *s = malloc(sizeof(double) * (size_t)a->n_kv);
     if (!s) return FS_ERR_NOMEM;
 #define R(x) fs_prec_round(p, (x))
-    const double scale = R(a->scale);
     for (int32_t h = 0; h < a->n_q_heads; h++) {
         const int32_t g = fs_attn_kv_head(a, h);
         const double *V = a->V + (size_t)g * a->n_kv * a->d_v;
         for (int32_t i = 0; i < a->n_q; i++) {
-            /* S row: s_j = scale · Σ_c q_c k_jc, one rounded term at a time */
-            double m = -INFINITY;
+            double m = -INFINITY;   /* S row, rounded as it is computed */
             for (int32_t j = 0; j < a->n_kv; j++) {
-                double x;
-                if (a->S) {
-                    x = R(a->S[((size_t)h * a->n_q + i) * a->n_kv + j]);
-                } else {
-                    const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
-                    const double *k = a->K + ((size_t)g * a->n_kv + j) * a->d;
-                    x = 0;
-                    for (int32_t c = 0; c < a->d; c++) x = R(x + R(R(q[c]) * R(k[c])));
-                }
-                x = R(x * scale);
-                if (a->softcap > 0) x = R(R(a->softcap) * R(tanh(R(x / R(a->softcap)))));
-                s[j] = fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j) ? x : -INFINITY;
+                s[j] = fs_check_plain_score(a, p, h, i, j);
                 if (s[j] > m) m = s[j];
             }
             /* P = exp(S − m), ℓ = Σ P, O = P V / ℓ */

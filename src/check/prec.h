@@ -25,4 +25,8 @@ double fs_check_floor_factor(fs_prec p);       /* c(prec) of the rule above */
  * (n_q_heads, n_q), natural log, −∞ for a row that sees no key (its O row is 0). */
 fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse);
 
+/* One score of the plain run: s_ij of head h, rounded as fs_check_plain rounds it (−∞ where the
+ * mask hides key j). Shared with the diagnosis, which runs some mistakes in precision p too. */
+double fs_check_plain_score(const fs_attn *a, fs_prec p, int32_t h, int32_t i, int32_t j);
+
 #endif
