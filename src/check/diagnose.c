@@ -160,12 +160,10 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
  * too. */
 static double variant_dist(diag_ctx *D, const variant *v, double *dist)
 {
-    const bool in_prec = v->acc_slip && D->prec != FS_PREC_F64;
     double worst = 0, mv = 0, from_ref = 0, plain = 0;
     for (int32_t k = 0; k < D->n; k++) {
         const piece *pc = &D->p[k];
         if (variant_run(pc, v, FS_PREC_F64, D->O) != FS_OK) return INFINITY;
-        if (in_prec && variant_run(pc, v, D->prec, D->Op) != FS_OK) return INFINITY;
         size_t n = (size_t)pc->a.n_q * pc->a.d_v;
         for (size_t e = 0; e < n; e++) {
             double x = pc->Oc[e], y = D->O[e];
@@ -174,12 +172,23 @@ static double variant_dist(diag_ctx *D, const variant *v, double *dist)
             if (isfinite(y) && fabs(y) > mv) mv = fabs(y);
             double dr = isfinite(y) ? fabs(y - pc->Oref[e]) : INFINITY;
             if (!(dr <= from_ref)) from_ref = dr;
-            if (in_prec && isfinite(y) && isfinite(D->Op[e])) plain = fmax(plain, fabs(D->Op[e] - y));
         }
     }
     if (dist) *dist = worst;
     double tol = D->tol * fmax(1.0, mv) / fmax(1.0, D->mref);
-    if (in_prec) tol = fmax(tol, 2 * plain + fs_check_floor_factor(D->prec) * fmax(1.0, mv));
+    /* A match needs worst ≤ tol < from_ref whatever the tolerance, so the run in the candidate's
+     * precision (as costly as the plain run) is made only when worst < from_ref. */
+    if (v->acc_slip && D->prec != FS_PREC_F64 && worst < from_ref) {
+        for (int32_t k = 0; k < D->n; k++) {
+            const piece *pc = &D->p[k];
+            if (variant_run(pc, v, FS_PREC_F64, D->O) != FS_OK || variant_run(pc, v, D->prec, D->Op) != FS_OK)
+                return INFINITY;
+            size_t n = (size_t)pc->a.n_q * pc->a.d_v;
+            for (size_t e = 0; e < n; e++)
+                if (isfinite(D->O[e]) && isfinite(D->Op[e])) plain = fmax(plain, fabs(D->Op[e] - D->O[e]));
+        }
+        tol = fmax(tol, 2 * plain + fs_check_floor_factor(D->prec) * fmax(1.0, mv));
+    }
     return from_ref <= tol ? INFINITY : worst / tol;
 }
 
