@@ -9,8 +9,9 @@
  *     of stages, each completing on its own mbarrier; the 4 compute warps wait on those
  *     barriers and give a stage back through an "empty" barrier as soon as they have read it.
  *     No block-wide barrier remains in the loop, and all but one stage stay in flight.
- *     Measured (H100, 2026-11-23, GQA 32/8, d = 128, 32768 and 65536 keys): 2.91-2.99 TB/s,
- *     97-100 % of the device copy in the same run, against 2.66-2.76 TB/s for version 7.
+ *     Measured (H100, 2026-11-23, run 9 and the exploratory calls before it; GQA 32/8, d = 128,
+ *     32768 and 65536 keys, 3 stages): 2.91-2.98 TB/s, 97-100 % of the device copy in the same
+ *     call, against 2.66-2.76 TB/s for version 7.
  *
  * Tiles land in the TMA's 128-byte swizzle (hopper_common.cuh), so the compute warps' ldmatrix
  * addresses go through sw_off; dec_warp_tile (decode_common.cuh) is version 7's math unchanged.
