@@ -28,6 +28,8 @@
  * stage count no longer matters. */
 template <int D> constexpr int dec9_stages() { return D == 64 ? 6 : 3; }
 
+/* Dynamic shared memory of decode_tma: 1024 for alignment, STAGES K and V tiles, Q (16, D + 8),
+ * the barriers. */
 template <typename T, int D, int STAGES> static size_t dec9_smem()
 {
     return 1024 + 2 * (size_t)STAGES * DEC9_BK * D * 2 + sizeof(T) * 16 * (D + 8) + 2 * STAGES * sizeof(uint64_t);
@@ -114,6 +116,8 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
 }
 
+/* The tensor maps of K and V (boxes of 64 keys × 64 columns) and one launch of decode_tma over
+ * (splits, n_kv_heads, batch); the partials go to part. */
 template <typename T, int D>
 static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                          const void *V, float *part, char *why, size_t n)
@@ -146,6 +150,7 @@ fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_param
               : launch9<__half, 128>(pp, p, Q, K, V, part, why, n);
 }
 
+/* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
 template <int D> static int occupancy9()
 {
     auto kern = decode_tma<__half, D, dec9_stages<D>()>;   /* both 16-bit types take the same room */

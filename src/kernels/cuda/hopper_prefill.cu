@@ -626,6 +626,8 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
     }
 }
 
+/* A consumer thread's state before an item: o (its D/2 accumulators of two rows) = 0, m = −∞,
+ * ℓ = 0. */
 template <int D> __device__ __forceinline__ void wg_zero(float (&o)[D / 64][32], float (&m)[2], float (&l)[2])
 {
 #pragma unroll
@@ -823,6 +825,8 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
+/* Launch prefill version 10-18 at head dimension D on Q, K, V, O (device pointers, layout of
+ * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
                           const void *K, const void *V, void *O, char *why, size_t n)
