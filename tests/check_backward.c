@@ -26,8 +26,8 @@
 static long nq_rows(const fs_attn *a) { return (long)a->n_q_heads * a->n_q; }
 static long nkv_rows(const fs_attn *a) { return (long)a->n_kv_heads * a->n_kv; }
 
-/* The backward's random problems, with dO: n_q ≤ max_n, n_kv ≤ max_n + 3, d ≤ 5, d_v ≤ 4; one in
- * four with its own scale. */
+/* The backward's random problems (test_problem.h), with dO (n_q_heads, n_q, d_v): n_q ≤ max_n,
+ * n_kv ≤ max_n + 3, d ≤ 5, d_v ≤ 4; one in four with a soft-cap, one in four with its own scale. */
 static void problem_random(fs_test_problem *p, fs_rng *r, int mask_kind, int max_n)
 {
     const fs_test_problem_spec spec = {.max_n_q = max_n, .max_n_kv = max_n + 3, .max_d = 5, .max_d_v = 4,
@@ -36,8 +36,9 @@ static void problem_random(fs_test_problem *p, fs_rng *r, int mask_kind, int max
     fs_test_problem_draw(p, r, mask_kind, &spec);
 }
 
-/* What the backward reads from the forward, O and L = m + ln ℓ (by the tiled forward: any tiling
- * gives the same to rounding), and room for the D it writes. */
+/* What the backward reads from the forward, O (n_q_heads · n_q, d_v) and L = m + ln ℓ (n_q_heads
+ * · n_q), by the tiled forward (any tiling gives the same to rounding), and room for the D
+ * (n_q_heads · n_q) it writes. forward_free frees all three. */
 typedef struct { double *O, *L, *D; } forward_out;
 
 static forward_out forward(const fs_attn *a)

@@ -15,7 +15,8 @@
 
 #define TOL 1e-12
 
-/* The engine's random problems: n_q ≤ 13, n_kv ≤ 17, d ≤ 6, d_v ≤ 5; Q, K or given scores. */
+/* The engine's random problems (test_problem.h): n_q ≤ 13, n_kv ≤ 17, d ≤ 6, d_v ≤ 5; Q and K, or
+ * given scores S (n_q_heads, n_q, n_kv) when given_scores; one in four with a soft-cap. */
 static void problem_random(fs_test_problem *p, fs_rng *r, int mask_kind, int given_scores)
 {
     const fs_test_problem_spec spec = {.max_n_q = 13, .max_n_kv = 17, .max_d = 6, .max_d_v = 5,
@@ -249,7 +250,8 @@ START_TEST(test_classify_matches_elements)
     fs_rng r = {seed};
     for (int rep = 0; rep < 300; rep++) {
         fs_test_problem p;
-        problem_random(&p, &r, 1 + rep % 5, 0);
+        /* every mask kind but none, in turn */
+        problem_random(&p, &r, FS_TEST_MASK_CAUSAL + rep % (FS_TEST_MASKS - FS_TEST_MASK_CAUSAL), 0);
         int r0 = fs_rng_int(&r, 0, p.a.n_q - 1), r1 = fs_rng_int(&r, r0 + 1, p.a.n_q);
         int c0 = fs_rng_int(&r, 0, p.a.n_kv - 1), c1 = fs_rng_int(&r, c0 + 1, p.a.n_kv);
         int seen = 0;
@@ -385,7 +387,8 @@ START_TEST(test_decode_merge_order)
     fs_rng r = {seed};
     for (int rep = 0; rep < 40; rep++) {
         fs_test_problem p;
-        problem_random(&p, &r, rep % 4, 0);
+        /* none, causal (with and without an offset) and window in turn; no tree or bits */
+        problem_random(&p, &r, rep % (FS_TEST_MASK_WINDOW + 1), 0);
         long n = out_len(&p.a);
         double *ref = malloc(sizeof(double) * n), *seq = malloc(sizeof(double) * n), *out = malloc(sizeof(double) * n);
         ck_assert_int_eq(fs_reference(&p.a, ref, NULL, NULL), FS_OK);

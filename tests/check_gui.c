@@ -841,7 +841,9 @@ START_TEST(saved_trace_reads_back_exactly)
 END_TEST
 
 /* A random backward run for the replay tests (test_problem.h, no soft-cap): GQA or not, every
- * mask (FS_TEST_MASK_*); tiles of 1 to 3; order q- or kv-outer; dO given or not (1). */
+ * mask (FS_TEST_MASK_*); n_q ≤ max_n, n_kv ≤ max_n + 2, d and d_v ≤ 3; tiles of 1 to 3; the
+ * given order; dO given in one run of two (otherwise NULL: dO = 1, the gradient of sum(O)).
+ * The run's attention points into drawn, which bw_problem_free frees. */
 typedef struct {
     fs_run r;
     fs_test_problem drawn;

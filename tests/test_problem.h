@@ -1,9 +1,10 @@
 /* test_problem.h: random attention problems for the Check suites, drawn from a seeded fs_rng
  * (test_util.h): every mask kind, GQA, the soft-cap, each suite's own sizes.
  *
- * The engine, backward and window suites draw whole problems (fs_test_problem_draw) and say in
- * an fs_test_problem_spec how large; the CPU kernels' suite, whose problems are float32 and
- * batched, takes the two masks that need storage (a random tree, random bits) from here too.
+ * The engine's, the backward's and the window's suites (check_engine.c, check_backward.c,
+ * check_gui.c) draw whole problems (fs_test_problem_draw) and say in an fs_test_problem_spec how
+ * large; the CPU kernels' suite (check_kernels_cpu.c), whose problems are float32 and batched,
+ * takes the two masks that need storage (a random tree, random bits) from here too.
  */
 #ifndef FS_TEST_PROBLEM_H
 #define FS_TEST_PROBLEM_H
@@ -37,9 +38,11 @@ typedef struct {
     bool random_scale;     /* one problem in four gets a scale in [0.2, 1.5) instead of 1/√d */
 } fs_test_problem_spec;
 
-/* A drawn problem and its storage. 1 or 2 KV heads with groups of 1 to 3 query heads; V in
- * [−1, 1]. Q, K, S, dO are NULL when not drawn; parent is the tree's parent array (NULL without
- * a tree). */
+/* A drawn problem and its storage, row-major: Q (n_q_heads, n_q, d), K (n_kv_heads, n_kv, d),
+ * V (n_kv_heads, n_kv, d_v) in [−1, 1], S (n_q_heads, n_q, n_kv), dO (n_q_heads, n_q, d_v); 1 or
+ * 2 KV heads with groups of 1 to 3 query heads. a points into this storage. Q, K, S, dO are NULL
+ * when not drawn; bits holds a tree's or a bitmask's words and parent the tree's parent array
+ * (n_q), both NULL when the mask has none. */
 typedef struct {
     fs_attn a;
     double *Q, *K, *V, *S, *dO;
@@ -47,7 +50,10 @@ typedef struct {
     int32_t *parent;
 } fs_test_problem;
 
+/* Draw a problem with mask mask_kind (FS_TEST_MASK_*) and the sizes and options of spec from r
+ * into p (whatever p held is overwritten, not freed). */
 void fs_test_problem_draw(fs_test_problem *p, fs_rng *r, int mask_kind, const fs_test_problem_spec *spec);
+/* Free p's storage and zero it. */
 void fs_test_problem_free(fs_test_problem *p);
 
 /* A random speculative tree over n tokens (each token's parent drawn from those before it):

@@ -1,20 +1,23 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
- *   bench_cuda [--check] [--time] [--quick] [--tiny] [--seed N]   (no option: --check --time)
- *              [--only prefill|backward|decode] [--from VERSION]
- *   --quick: fewer shapes; --tiny: two checks per dtype (for compute-sanitizer)
+ *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
+ *              [--only prefill|backward|decode] [--from VERSION]      (no option: --check --time)
+ *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
+ *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
- *   --only, --from: time one kind, versions from VERSION on (checks still cover everything)
+ *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
+ *   on. Neither narrows --check.
  *
- * Check: for every prefill and decode version, on shapes that cover d = 64 / 128, float16 and
- * bfloat16, GQA, causal, sliding window, tree and block bitmasks, ragged sizes (not multiples
- * of the tiles) and queries that extend a cache: random inputs drawn fresh (the seed is
- * printed), the output poisoned (NaN) before each run, compared with the engine's float64
- * fs_reference on the same rounded inputs by ‖O − ref‖ / ‖ref‖ (≤ 3e-3 float16, ≤ 1e-2
- * bfloat16) and no element left unwritten. Only when every check passes does timing start.
+ * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
+ * prefill versions 10 and up), float16 and bfloat16, GQA, causal, sliding window, tree and
+ * block bitmasks, ragged sizes (not multiples of the tiles) and queries that extend a cache:
+ * random inputs drawn fresh (the seed is printed), the output poisoned (NaN) before each run,
+ * compared with the engine's float64 fs_reference on the same rounded inputs by
+ * ‖O − ref‖ / ‖ref‖ (≤ 3e-3 float16, ≤ 1e-2 bfloat16) and no element left unwritten. Only when
+ * every check passes does timing start.
  * Time: CUDA events around each launch, median of many after warm-up, at these shapes
- * (batch × seq = 16k tokens, 2048 hidden; decode GQA 32/8), with a device copy for the
- * bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
+ * (batch × seq = 16k tokens, 2048 hidden; decode GQA 32/8; decode also as the mean of calls
+ * issued back to back, us_b2b), with a device copy for the bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
  * gathers them).
  *
  * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each

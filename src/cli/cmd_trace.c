@@ -68,9 +68,9 @@ static void jstate(FILE *f, const fs_event *e)
     JF("alpha", e->alpha); JF("beta", e->beta);
 }
 
-/* A gradient row's update as three arrays: <name>_old, <name>_blk (this tile's contribution),
- * <name>_new. */
-static void jupdate(FILE *f, const char *name, const fs_trace *tr, int64_t old, int64_t blk, int64_t sum,
+/* A gradient row's update as three arrays of n numbers (offsets old, blk, updated in tr's
+ * vector store): <name>_old, <name>_blk (this tile's contribution), <name>_new = old + blk. */
+static void jupdate(FILE *f, const char *name, const fs_trace *tr, int64_t old, int64_t blk, int64_t updated,
                     int32_t n)
 {
     char key[16];
@@ -79,7 +79,7 @@ static void jupdate(FILE *f, const char *name, const fs_trace *tr, int64_t old, 
     snprintf(key, sizeof key, "%s_blk", name);
     jvec(f, key, tr, blk, n);
     snprintf(key, sizeof key, "%s_new", name);
-    jvec(f, key, tr, sum, n);
+    jvec(f, key, tr, updated, n);
 }
 
 void cli_trace_jsonl(FILE *f, const fs_trace *tr)
@@ -200,15 +200,16 @@ static void tvec(FILE *f, const fs_trace *tr, int64_t off, int32_t n, int digits
     fputc(']', f);
 }
 
-/* A gradient row's update: "old + contribution -> new". */
-static void tvec_update(FILE *f, const fs_trace *tr, int64_t old, int64_t blk, int64_t sum, int32_t n,
+/* A gradient row's update, three vectors of n numbers (offsets in tr's store):
+ * "old + contribution -> updated". */
+static void tvec_update(FILE *f, const fs_trace *tr, int64_t old, int64_t blk, int64_t updated, int32_t n,
                         int digits)
 {
     tvec(f, tr, old, n, digits);
     fputs(" + ", f);
     tvec(f, tr, blk, n, digits);
     fputs(" -> ", f);
-    tvec(f, tr, sum, n, digits);
+    tvec(f, tr, updated, n, digits);
 }
 
 /* One (Q tile, KV tile) pair of the forward (TILE, SKIP) or the backward (BTILE, BSKIP): its

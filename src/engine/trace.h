@@ -123,12 +123,12 @@ fs_event fs_event_blank(fs_event_kind kind);
 
 /* A blank event of `kind` in a (Q tile, KV tile) pair: query head `head` reading KV head
  * kv_head, Q tile qt (rows [r0, r1)) against KV tile kt (keys [c0, c1)), of class cls. The
- * pair's own event is one (TILE or SKIP, BTILE or BSKIP; a skip then sets its reason). */
+ * pair's own event is one (TILE or SKIP, BTILE or BSKIP; the caller then sets its reason). */
 fs_event fs_event_pair(fs_event_kind kind, int32_t head, int32_t kv_head, int32_t qt, int32_t kt, int32_t r0,
                        int32_t r1, int32_t c0, int32_t c1, fs_tile_class cls);
 
-/* A blank event of `kind` in the same pair as the event `pair` (fs_event_pair of its place):
- * the rows (and keys) of a pair start so. */
+/* A blank event of `kind` in the same pair as the event `pair` (fs_event_pair with pair's head,
+ * tiles, bounds and class; not its reason): how a pair's ROW, BROW and BKEY events start. */
 fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair);
 
 /* "elem", "tile", "skip", "row", "partial", "merge", "out", and for the backward "lse",

@@ -459,7 +459,7 @@ static void draw_side(gui_draw *d, const gui_show *show, const bscan *c)
 }
 
 /* Hovering a pair shows its recomputed numbers; a gradient cell, its value. */
-static void draw_hover(gui_draw *d, const gui_state *s, const bscan *c, const gui_grid *g)
+static void draw_hover(gui_draw *d, const gui_state *s, const bscan *c)
 {
     if (s->hover != GUI_HOVER_CELL) return;
     const fs_trace *t = c->t;
@@ -488,7 +488,6 @@ static void draw_hover(gui_draw *d, const gui_state *s, const bscan *c, const gu
                      fin ? " (final)" : "");
     }
     if (!text[0]) return;
-    (void)g;
     gui_tooltip(d, s, text);
 }
 
@@ -503,6 +502,6 @@ void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_grid g = gui_scene_grid(show, &d->L);
     draw_main(d, s, show, &c, &g);
     draw_side(d, show, &c);
-    draw_hover(d, s, &c, &g);
+    draw_hover(d, s, &c);
     bscan_free(&c);
 }

@@ -28,8 +28,9 @@
  *      (H100, run 8 of 2026-11-23): 1–5 % slower than version 7 (2.62–2.69 TB/s against 2.71–2.75).
  *   9  Hopper only (hopper_decode.cu): version 7's arithmetic with the tiles brought in by the
  *      TMA, a producer warp and a ring of mbarrier stages, so that more tiles are in flight;
- *      merged by decode_merge as in version 7. Measured (H100, 2026-11-23): 2.91-2.99 TB/s,
- *      97-100 % of the device copy, 8-10 % faster than version 7.
+ *      merged by decode_merge as in version 7. Measured (H100, 2026-11-23, run 9 and the
+ *      exploratory calls before it, 3 stages at d = 128): 2.91-2.98 TB/s, 97-100 % of the device
+ *      copy, 8-10 % faster than version 7.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128

@@ -27,8 +27,9 @@
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
  *  10-18  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
- *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups. They
- *      take causal, window and no mask; fs_cuda_prefill_run hands bitmask (tree) problems to
+ *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
+ *      blocks longest-first across heads (17), persistent blocks (18). They take causal, window
+ *      and no mask, and d = 256 too; fs_cuda_prefill_run hands bitmask (tree) problems to
  *      version 9.
  *
  * Every version writes each row's log-sum-exp L to p->lse when it is not NULL (the backward's

@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/cuda_common.cuh"
 
+/* The shared-memory address of a generic pointer into shared memory (what PTX operands take). */
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 /* Byte offset of element (r, c) in a swizzled tile of ROWS rows (see the top of this file). */
@@ -25,6 +26,8 @@ template <int ROWS> __device__ __forceinline__ uint32_t sw_off(int r, int c)
     return (uint32_t)((c >> 6) * ROWS * 128 + r * 128 + ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2);
 }
 
+/* p moved up to the next 1024-byte boundary of shared memory, where a swizzled tile must start
+ * (the swizzle repeats every 8 rows of 128 bytes). */
 __device__ __forceinline__ unsigned char *align1024(unsigned char *p)
 {
     return p + ((1024 - (smem_u32(p) & 1023)) & 1023);
@@ -32,14 +35,17 @@ __device__ __forceinline__ unsigned char *align1024(unsigned char *p)
 
 /* ---- mbarriers and the TMA ------------------------------------------------------------------ */
 
+/* Barrier b expects count arrivals a phase (one thread initialises; fence before use). */
 __device__ __forceinline__ void mbar_init(uint64_t *b, int count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count) : "memory");
 }
+/* One arrival on b that also announces `bytes` to come by TMA copies in this phase. */
 __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
 }
+/* One arrival on b. */
 __device__ __forceinline__ void mbar_arrive(uint64_t *b)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b)) : "memory");

@@ -9,8 +9,9 @@
  *     of stages, each completing on its own mbarrier; the 4 compute warps wait on those
  *     barriers and give a stage back through an "empty" barrier as soon as they have read it.
  *     No block-wide barrier remains in the loop, and all but one stage stay in flight.
- *     Measured (H100, 2026-11-23, GQA 32/8, d = 128, 32768 and 65536 keys): 2.91-2.99 TB/s,
- *     97-100 % of the device copy in the same run, against 2.66-2.76 TB/s for version 7.
+ *     Measured (H100, 2026-11-23, run 9 and the exploratory calls before it; GQA 32/8, d = 128,
+ *     32768 and 65536 keys, 3 stages): 2.91-2.98 TB/s, 97-100 % of the device copy in the same
+ *     call, against 2.66-2.76 TB/s for version 7.
  *
  * Tiles land in the TMA's 128-byte swizzle (hopper_common.cuh), so the compute warps' ldmatrix
  * addresses go through sw_off; dec_warp_tile (decode_common.cuh) is version 7's math unchanged.
@@ -27,6 +28,8 @@
  * stage count no longer matters. */
 template <int D> constexpr int dec9_stages() { return D == 64 ? 6 : 3; }
 
+/* Dynamic shared memory of decode_tma: 1024 for alignment, STAGES K and V tiles, Q (16, D + 8),
+ * the barriers. */
 template <typename T, int D, int STAGES> static size_t dec9_smem()
 {
     return 1024 + 2 * (size_t)STAGES * DEC9_BK * D * 2 + sizeof(T) * 16 * (D + 8) + 2 * STAGES * sizeof(uint64_t);
@@ -113,6 +116,8 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
 }
 
+/* The tensor maps of K and V (boxes of 64 keys × 64 columns) and one launch of decode_tma over
+ * (splits, n_kv_heads, batch); the partials go to part. */
 template <typename T, int D>
 static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                          const void *V, float *part, char *why, size_t n)
@@ -145,6 +150,7 @@ fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_param
               : launch9<__half, 128>(pp, p, Q, K, V, part, why, n);
 }
 
+/* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
 template <int D> static int occupancy9()
 {
     auto kern = decode_tma<__half, D, dec9_stages<D>()>;   /* both 16-bit types take the same room */

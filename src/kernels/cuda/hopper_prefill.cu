@@ -27,26 +27,28 @@
  *  16  at d = 64, version 14 with three consumer warpgroups (Bq = 192, 160 registers a thread):
  *      each K/V tile serves 1.5 times the rows, and three warpgroups take turns at the tensor
  *      cores. At d = 128 the registers do not fit (S and O alone are 128 a thread), so
- *      version 16 is version 14 there.
+ *      version 16 is version 14 there, and at d = 256 too.
  *  17  version 14 with the blocks in longest-first order across heads. Versions 10-16 number
  *      a block's query tile fastest, longest first within each head, so under a causal mask one
  *      head's longest tile can start near the end of the grid and run alone while the other SMs
  *      idle. Here the grid is one dimension: heads are taken in groups small enough that their
  *      K and V stay in L2, one group after the other, and within a group the longest tiles of
  *      every head start first, so the last blocks to start are the shortest. Without a mask
- *      (rows of one length) the order is version 14's. Measured (H100, 2026-11-23), causal,
- *      N = 4096: +4 % at d = 128, +12 to +14 % at d = 256, −1 to +2 % at d = 64.
+ *      (rows of one length) the order is version 14's. Measured against version 14 (H100,
+ *      2026-11-23, run 9 and the exploratory calls before it), causal, N = 4096: +4 to +5 % at
+ *      d = 128, +14 % at d = 256, −1 to +2 % at d = 64.
  *  18  at d = 64, persistent blocks: one block an SM takes query tiles one after the other,
  *      in pairs of equal cost under a causal mask (the longest with the shortest of a head);
  *      Q is double-buffered so the next tile's Q and K/V load while the current one finishes,
  *      and a block's start and end no longer leave the SM idle. At d = 128 and 256 (two Q
- *      buffers and three stages do not fit), version 17. Measured at d = 64 (H100, 2026-11-23)
- *      against version 17: causal +4 % (N = 4096), +20 % (N = 1024), −3 % (N = 16384, where
+ *      buffers and three stages do not fit), version 17. Measured at d = 64 (H100, 2026-11-23,
+ *      run 9) against version 17: causal +4 % (N = 4096), +20 % (N = 1024), −3 % (N = 16384, where
  *      the short tiles are few); not causal +12 % at N = 1024. Handing out single tiles in a
  *      snake order instead of pairs made causal N = 4096 14 % slower than version 17.
  *
- * d = 256 runs versions 10-17 with Bk = 64 and two stages (14-17 then differ from 13 only in
- * name, 15 in its exponentials and 17 in its block order): Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-18 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 and 18
+ * (which is 17 there) only in their block order.
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * the mbarrier and TMA helpers and the host's tensor maps (shared with hopper_decode.cu).
@@ -217,7 +219,7 @@ __device__ __forceinline__ float exp2_fma(float x)
 
 /* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
  * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
- * to rescale o with (versions 12-13 do it only once the previous P V has finished). m is in
+ * to rescale o with (in wg_item, versions 12-18, only once the previous P V has finished). m is in
  * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
  * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
 template <int BK, bool POLY = false>
@@ -523,7 +525,9 @@ __device__ __forceinline__ void block_lpt(int idx, int n_qt, int n_q_heads, int 
     *b = head / n_q_heads;
 }
 
-/* Named barriers (ids 1 and 2; 0 is __syncthreads) for the consumers' turns in version 13. */
+/* Named barriers for the consumers' turns (versions 13-18): id 1 + c is consumer warpgroup c's
+ * turn (ids 1 and 2, or 1 to 3 with three consumer warpgroups; 0 is __syncthreads). Each meets
+ * 256 threads: the 128 that wait for the turn and the 128 of the warpgroup that hands it over. */
 __device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
@@ -622,6 +626,8 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
     }
 }
 
+/* A consumer thread's state before an item: o (its D/2 accumulators of two rows) = 0, m = −∞,
+ * ℓ = 0. */
 template <int D> __device__ __forceinline__ void wg_zero(float (&o)[D / 64][32], float (&m)[2], float (&l)[2])
 {
 #pragma unroll
@@ -633,7 +639,10 @@ template <int D> __device__ __forceinline__ void wg_zero(float (&o)[D / 64][32],
 }
 
 /* Versions 12 to 17: version 11's producer and barriers, one query tile a block, the consumers
- * as in wg_item. */
+ * as in wg_item. Bq = 64 · NCW rows (128, or 192 for version 16 at d = 64), 128 · (NCW + 1)
+ * threads; grid as version 10 (over Bq-row tiles), or with LPT (version 17) one dimension of
+ * n_qt · batch · n_q_heads blocks ordered by block_lpt. Shared: Q (Bq × D), STAGES × K,
+ * STAGES × V, then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES]. */
 template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false, int NCW = 2, bool LPT = false>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
@@ -710,7 +719,8 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
  * causal mask every pair costs the same n_qt + 1 key tiles; block k takes pairs k, k + gridDim,
  * k + 2 gridDim, ..., numbered head by head so that the blocks at work share a few heads' K and
  * V in L2. (Handing out single tiles in version 17's order, in a snake, left blocks up to 23 %
- * apart.) Shared: Q × 2, K and V × STAGES, barriers q_full (2), q_empty (2), k_full, v_full,
+ * apart.) Grid: min(pairs, SMs) blocks of 384 threads (the producer warpgroup and two
+ * consumers). Shared: Q × 2, K and V × STAGES, barriers q_full (2), q_empty (2), k_full, v_full,
  * empty (STAGES each). Every item must have keys (nt > 0): the host sends the masks that could
  * leave one empty to version 17. */
 
@@ -815,6 +825,8 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
+/* Launch prefill version 10-18 at head dimension D on Q, K, V, O (device pointers, layout of
+ * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
                           const void *K, const void *V, void *O, char *why, size_t n)
@@ -852,8 +864,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         return FS_OK;
     }
     /* version 17 orders the blocks when rows differ in length (causal, window): heads in groups
-     * whose K and V (n_kv · d · 2 bytes each, twice) fit 16 MiB of the 50 MB L2; otherwise groups of
-     * one head, which is version 14's order */
+     * whose K and V (2 · n_kv · d · 2 bytes a query head, counted so even under GQA) fit 16 MiB of
+     * the 50 MB L2; otherwise groups of one head, which is version 14's order */
     const bool ragged = pp->mask == FS_MASK_CAUSAL || pp->mask == FS_MASK_WINDOW;
     const long heads = (long)pp->batch * pp->n_q_heads;
     prefill_params po = p;

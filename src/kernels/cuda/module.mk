@@ -11,7 +11,7 @@
 #   make cuda-compile-check
 #                        compile-only check of every CUDA source (a `make test` step when nvcc
 #                        is found; no GPU needed; each file bounded by CUDA_CHECK_TIMEOUT seconds;
-#                        about 90 s of CPU in all on 2 cores)
+#                        1.5 to 2.5 minutes on 2 cores, 2.4 to 3.5 minutes of CPU in all)
 CUDA ?= 0
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
