@@ -383,7 +383,7 @@ static const char *version_lines[] = {
     "version 12 with the two consumer warpgroups taking turns at the tensor cores (ping-pong)",
     "version 13 with 3 K/V stages (12 and 13 give a stage back later than 11 does)",
     "version 14 with every other 8-key chunk's exp2 as a degree-3 polynomial on the FMA pipe",
-    "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128: version 14",
+    "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128, 256: version 14",
     "version 14 with the blocks longest-first across heads (1-D grid, head groups sized to the L2)",
     "d=64: persistent blocks (one an SM) over pairs of query tiles of equal causal cost, Q double-buffered; else v17",
 };
