@@ -336,6 +336,9 @@ START_TEST(test_npy_header_bounds)
     ck_assert(!fs_array_parse(b, len, "g.npy", 0, &a, &e));
     ck_assert_msg(strstr(e.msg, "element 11 (index [1, 0, 1, 2]) is NaN"), "%s", e.msg);
     free(b);
+    /* a file name with a tab or a newline stays on one line in the message */
+    ck_assert(!fs_array_parse("1 x\n", 4, "a\tb\nc.txt", 0, &a, &e));
+    ck_assert_msg(!strcmp(e.file, "a\\x09b\\x0ac.txt"), "%s", e.file);
 }
 END_TEST
 

@@ -22,9 +22,10 @@ bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t c
 {
     if (!e) return false;
     /* The file name and the message may quote text from a file (a key, a word, a name from a
-     * directory listing): both are kept escaped (src/io/text.h), so printing them is safe. */
+     * directory listing): both are kept escaped (src/io/text.h), tab and newline included, so
+     * printing them is safe and the message stays one line. */
     if (!file) file = "";
-    fs_text_escape(file, strlen(file), e->file, sizeof e->file);
+    fs_text_escape_line(file, strlen(file), e->file, sizeof e->file);
     e->line = line;
     e->col = col;
     char raw[sizeof e->msg];
@@ -32,7 +33,7 @@ bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t c
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fs_text_escape(raw, strlen(raw), e->msg, sizeof e->msg);
+    fs_text_escape_line(raw, strlen(raw), e->msg, sizeof e->msg);
     return false;
 }
 
