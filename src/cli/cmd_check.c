@@ -388,6 +388,10 @@ int cli_check(int argc, char **argv)
         goto out;
     }
 
+    if (res.plain_overflow_rows > 0)
+        fprintf(stderr, "flashstep check: note: the plain %s run overflows on %lld of %lld rows (inputs beyond "
+                "%s's range): their plain error is inf; the other rows' plain error and the floor judge them\n",
+                fs_prec_str(co.prec), (long long)res.plain_overflow_rows, (long long)rows, fs_prec_str(co.prec));
     const char *lesson = fs_diag_lesson(res.diag);
     char detail[900];
     if (res.diag == FS_DIAG_OK)

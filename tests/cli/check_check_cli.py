@@ -337,6 +337,16 @@ for name, want in [("empty.npy", "bad magic"), ("empty.txt", "empty.txt:1:1: no 
     bad(base + ["--q", os.path.join(tmp, name)], want, f"empty file {name}")
 bad(base + ["--q", tmp], "is a directory", "a directory as Q")
 
+# Inputs beyond float16's range: the plain float16 run's scores (300 x -300) overflow to -inf.
+# That row must not pass for one that sees no key, whose plain output is 0: an output of zeros
+# once passed this way. The row has no plain bound (inf, with a note) and the floor judges it.
+ov = ["--q", npy("ovq.npy", [[300.0]], "<f2"), "--k", npy("ovk.npy", [[-300.0], [-300.0]], "<f2"),
+      "--v", npy("ovv.npy", [[1000.0, -500.0], [1000.0, -500.0]], "<f2"), "--scale", "1"]
+rc, out, err = run(ov + ["--o", npy("ovo0.npy", [[0.0, 0.0]], "<f2")])
+check(rc == 1 and "plain f16 run overflows on 1 of 1 rows" in err, f"zeros fail when the plain run overflows: {rc} {err}")
+rc, out, err = run(ov + ["--o", npy("ovo.npy", [[1000.0, -500.0]], "<f2")])
+check(rc == 0, f"the right output passes when the plain run overflows: {rc} {err} {out[-300:]}")
+
 # the example of docs/check.md, as the guide prints it
 ex = [os.path.join("docs", "check-example", n) for n in ("q.txt", "k.txt", "v.txt", "o.txt")]
 rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
