@@ -42,6 +42,8 @@ START_TEST(test_text_errors)
         {"# only a comment\n\n", 1, 1, "no numbers"},
         {"1 2e\n", 1, 3, "not a number"},
         {"1 0x10\n", 1, 3, "not a number"},
+        {"1 \v2\n", 1, 3, "not a number: '\\x0b2'"},   /* strtod would skip the vertical tab */
+        {"1\f 2\n", 1, 1, "not a number: '1\\x0c'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fs_matrix m;
@@ -205,6 +207,9 @@ START_TEST(test_ints)
     ck_assert(e.line == 2 && e.col == 1);
     /* A word longer than the scanner's buffer is refused without reading past it (fuzzer find). */
     t = "-1 0123456789012345678901234567890123456789x\n";
+    ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert(e.line == 1 && e.col == 4);
+    t = "-1 \f0\n";   /* strtol would skip the form feed */
     ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
     ck_assert(e.line == 1 && e.col == 4);
     t = "-1 -2\n";

@@ -222,8 +222,9 @@ static bool parse_text(const char *text, size_t len, const char *name, int32_t f
             char *stop, shown[200];
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            /* too long, not the whole word (a NUL inside), or hexadecimal (strtod reads 0x10) */
-            if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX")) {
+            /* too long, not the whole word (a NUL inside), hexadecimal (strtod reads 0x10), or
+             * starting with a vertical tab or form feed (strtod skips them; they separate nothing) */
+            if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX") || isspace((unsigned char)tok[0])) {
                 fs_loc_error_set(err, name, sc.line, col, "not a number: '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
@@ -572,7 +573,8 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
             char *stop, shown[200];
             errno = 0;
             long x = strtol(tok, &stop, 10);
-            if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+            if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS ||
+                isspace((unsigned char)tok[0])) {
                 fs_loc_error_set(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
