@@ -3,6 +3,7 @@
  * to float32 or float16 as a kernel's output would be, and must get its diagnosis; correct outputs
  * rounded to float32, float16 or bfloat16 must pass. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,67 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* Inputs beyond the precision's range: the plain float16 run's scores overflow to -inf. That
+ * row must not count as one that sees no key (plain O = 0, an error as large as O_ref itself,
+ * which let an output of zeros pass); the row has no plain bound and the floor judges it. */
+START_TEST(test_plain_overflow)
+{
+    /* Q (1, 1), K (2, 1), V (2, 2): scores 300 · -300 = -90000, beyond float16's 65504 */
+    const double Q[] = {300}, K[] = {-300, -300}, V[] = {1000, -500, 1000, -500};
+    fs_attn a = fs_attn_make(1, 2, 1, 2);
+    a.Q = Q;
+    a.K = K;
+    a.V = V;
+    a.scale = 1;
+    fs_check_opts o = fs_check_opts_default();
+    o.prec = FS_PREC_F16;
+    fs_check_result res;
+    const double zeros[] = {0, 0}, right[] = {1000, -500};
+    ck_assert(fs_check_judge(&a, zeros, &o, &res) == FS_OK);
+    ck_assert_msg(!res.pass && isinf(res.row_ref_err[0]) && res.reference_err == 0, "O = 0 passed: %s", res.detail);
+    ck_assert(res.plain_overflow_rows == 1);
+    fs_check_result_free(&res);
+    ck_assert(fs_check_judge(&a, right, &o, &res) == FS_OK);
+    ck_assert_msg(res.pass, "the right output failed: %s", res.detail);
+    fs_check_result_free(&res);
+    /* float32 holds these scores: nothing overflows there */
+    o.prec = FS_PREC_F32;
+    ck_assert(fs_check_judge(&a, right, &o, &res) == FS_OK);
+    ck_assert(res.pass && res.plain_overflow_rows == 0 && isfinite(res.row_ref_err[0]));
+    fs_check_result_free(&res);
+}
+END_TEST
+
+/* A finite output so far off that O - O_ref overflows: its error is reported as DBL_MAX, not inf
+ * (inf is kept for an O holding inf or NaN); the same for the log-sum-exp. */
+START_TEST(test_error_overflow)
+{
+    const double Q[] = {1}, K[] = {1, 1}, V[] = {-2e307, -2e307};
+    fs_attn a = fs_attn_make(1, 2, 1, 1);
+    a.Q = Q;
+    a.K = K;
+    a.V = V;
+    const double O[] = {1.7e308}, lse[] = {-1.7e308};
+    fs_check_opts o = fs_check_opts_default();
+    o.lse = lse;
+    o.diagnose = false;
+    fs_check_result res;
+    ck_assert(fs_check_judge(&a, O, &o, &res) == FS_OK);
+    ck_assert_msg(!res.pass && res.max_abs_err == DBL_MAX && res.row_err[0] == DBL_MAX && res.nan_rows == 0,
+                  "error %g", res.max_abs_err);
+    fs_check_result_free(&res);
+    const double lse_far[] = {-DBL_MAX};
+    o.lse = lse_far;
+    const double Vbig[] = {1, 1};
+    a.V = Vbig;
+    a.scale = 4e307;   /* m + log l = 4e307 + log 2: -DBL_MAX - that overflows */
+    const double Oright[] = {1};
+    ck_assert(fs_check_judge(&a, Oright, &o, &res) == FS_OK);
+    ck_assert_msg(!res.pass && res.lse_err == DBL_MAX, "lse error %g", res.lse_err);
+    fs_check_result_free(&res);
+}
+END_TEST
+
 /* The lesson that plays a diagnosis (001_18) and the example of docs/check.md tell the truth:
  * its wrong run, and the example's o.txt, are diagnosed no-rescale with blocks of 4 keys. */
 START_TEST(test_lesson_and_example)
@@ -439,6 +501,8 @@ Suite *check_suite(void)
     tcase_add_loop_test(tc, test_variants_f16, 0, V_COUNT);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_lesson_and_example);
+    tcase_add_test(tc, test_plain_overflow);
+    tcase_add_test(tc, test_error_overflow);
     tcase_add_test(tc, test_large);
     tcase_add_loop_test(tc, test_noise_is_unknown, 0, 6);
     suite_add_tcase(s, tc);

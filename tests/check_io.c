@@ -42,6 +42,8 @@ START_TEST(test_text_errors)
         {"# only a comment\n\n", 1, 1, "no numbers"},
         {"1 2e\n", 1, 3, "not a number"},
         {"1 0x10\n", 1, 3, "not a number"},
+        {"1 \v2\n", 1, 3, "not a number: '\\x0b2'"},   /* strtod would skip the vertical tab */
+        {"1\f 2\n", 1, 1, "not a number: '1\\x0c'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fs_matrix m;
@@ -207,6 +209,9 @@ START_TEST(test_ints)
     t = "-1 0123456789012345678901234567890123456789x\n";
     ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
     ck_assert(e.line == 1 && e.col == 4);
+    t = "-1 \f0\n";   /* strtol would skip the form feed */
+    ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
+    ck_assert(e.line == 1 && e.col == 4);
     t = "-1 -2\n";
     ck_assert(!fs_ints_parse_text(t, strlen(t), "p.txt", 1, &v, &n, &e));
     ck_assert(e.line == 1 && e.col == 4);
@@ -272,6 +277,76 @@ START_TEST(test_npy_array)
 }
 END_TEST
 
+/* A .npy image in memory, exactly as long as its bytes (no NUL after them, so a sanitized run
+ * catches any read past the end): version 1, the header as given (no padding), then n data
+ * bytes. Free it. */
+static char *npy_image(const char *dict, const void *data, size_t n, size_t *len)
+{
+    size_t hl = strlen(dict);
+    *len = 10 + hl + n;
+    char *b = malloc(*len);
+    ck_assert(b);
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (char)(hl & 255);
+    b[9] = (char)(hl >> 8);
+    memcpy(b + 10, dict, hl);
+    memcpy(b + 10 + hl, data, n);
+    return b;
+}
+
+/* The header is read within its stated length: what follows it is data, never more header (the
+ * fuzzer's first find: a shape without ')' took its digits from the data, an unclosed descr its
+ * size). Every refusal names its place. */
+START_TEST(test_npy_header_bounds)
+{
+    static const struct { const char *dict, *data; size_t n; const char *msg; } bad[] = {
+        /* the shape "(2, " ends the header; the data starts with "3)": not (2, 3) */
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, ", "3)xxxxxxxxxxxxxxxxxxxxxx", 24, "no closing ')'"},
+        /* descr '<f4 without its closing quote */
+        {"{'shape': (2,), 'fortran_order': False, 'descr': '<f4", "\x01\x02\x03\x04'zzz", 8, "bad 'descr'"},
+        {"{'descr': '<f4x', 'fortran_order': False, 'shape': (2,), }", "xxxxxxxx", 8, "dtype must be"},
+        {"{'descr': '<f', 'fortran_order': False, 'shape': (2,), }", "xxxxxxxx", 8, "dtype must be"},
+        {"{'descr': '<f4', 'fortran_order': Tru", "e, 'shape': (2,), }xxxxxxxx", 27, "True or False"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 2), }", "", 0,
+         "dimension 0 is 99999999999999999999999"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", "", 0, "empty"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': ", "(1,)xxxx", 8, "no 'shape'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len;
+        char *b = npy_image(bad[i].dict, bad[i].data, bad[i].n, &len);
+        fs_array a;
+        fs_loc_error e;
+        ck_assert_msg(!fs_array_parse(b, len, "h.npy", 0, &a, &e), "case %zu was read", i);
+        ck_assert_msg(strstr(e.msg, bad[i].msg) && e.line == 1 && e.col >= 1 && (size_t)e.col <= len + 1,
+                      "case %zu: %d:%d: %s", i, e.line, e.col, e.msg);
+        free(b);
+    }
+    /* a .npy cut inside its first 10 bytes says so */
+    fs_array a;
+    fs_loc_error e;
+    ck_assert(!fs_array_parse("\x93NUMPY\x01", 7, "t.npy", 0, &a, &e) && strstr(e.msg, "truncated") && e.col == 8);
+    /* what NumPy writes still reads: Python 2's (2L, 3L) included */
+    const float f[6] = {1, 2, 3, 4, 5, 6};
+    size_t len;
+    char *b = npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }", f, sizeof f, &len);
+    ck_assert_msg(fs_array_parse(b, len, "ok.npy", 0, &a, &e), "%s", e.msg);
+    ck_assert(a.ndim == 2 && a.dims[0] == 2 && a.dims[1] == 3 && a.data[5] == 6);
+    fs_array_free(&a);
+    free(b);
+    /* NaN in a 4-D array is named by its whole index */
+    float g[12] = {0};
+    g[11] = NAN;
+    b = npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2, 3), }", g, sizeof g, &len);
+    ck_assert(!fs_array_parse(b, len, "g.npy", 0, &a, &e));
+    ck_assert_msg(strstr(e.msg, "element 11 (index [1, 0, 1, 2]) is NaN"), "%s", e.msg);
+    free(b);
+    /* a file name with a tab or a newline stays on one line in the message */
+    ck_assert(!fs_array_parse("1 x\n", 4, "a\tb\nc.txt", 0, &a, &e));
+    ck_assert_msg(!strcmp(e.file, "a\\x09b\\x0ac.txt"), "%s", e.file);
+}
+END_TEST
+
 Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -281,6 +356,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, test_text_garbage);
     tcase_add_test(tc, test_npy);
     tcase_add_test(tc, test_npy_array);
+    tcase_add_test(tc, test_npy_header_bounds);
     tcase_add_test(tc, test_ints);
     suite_add_tcase(s, tc);
     return s;

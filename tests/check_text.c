@@ -35,6 +35,10 @@ START_TEST(test_escape_cases)
     ck_assert_str_eq(small, "ab");
     fs_text_escape("aℓ", strlen("aℓ"), small, 3);
     ck_assert_str_eq(small, "a");
+    /* One line (a file's name in a message): tab and newline escaped too, the rest as above. */
+    const char *name = "q\n.npy\tx\x1b[2Jℓ";
+    fs_text_escape_line(name, strlen(name), b, sizeof b);
+    ck_assert_str_eq(b, "q\\x0a.npy\\x09x\\x1b[2Jℓ");
 }
 END_TEST
 

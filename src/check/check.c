@@ -11,6 +11,7 @@
 #include "check/diagnose.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,9 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
         bool bad = false;
         for (int32_t c = 0; c < a->d_v; c++) {
             size_t e = (size_t)k * a->d_v + c;
-            double dc = fabs(O[e] - Oref[e]), dp = fabs(Opl[e] - Oref[e]);
+            /* A finite O whose distance overflows (|O| near DBL_MAX) is at least DBL_MAX away:
+             * inf is kept for O's own NaN and inf. */
+            double dc = fmin(fabs(O[e] - Oref[e]), DBL_MAX), dp = fabs(Opl[e] - Oref[e]);
             if (!isfinite(O[e])) {
                 dc = INFINITY;
                 if (!bad) col = c;
@@ -136,7 +139,8 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
         }
         r->nan_rows += bad;
         r->row_err[k] = ec;
-        r->row_ref_err[k] = ep;
+        r->row_ref_err[k] = isnan(ep) ? INFINITY : ep;   /* the plain run overflowed: no bound */
+        r->plain_overflow_rows += isnan(ep);
         r->row_col[k] = col;
         if (ec > r->row_err[r->worst]) r->worst = k;
         if (ec > r->max_abs_err) r->max_abs_err = ec;
@@ -161,7 +165,7 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
                 ec = isinf(c) ? 0 : INFINITY;
                 ep = 0;
             } else {
-                ec = isfinite(c) ? fabs(c - ref) : INFINITY;
+                ec = isfinite(c) ? fmin(fabs(c - ref), DBL_MAX) : INFINITY;
                 ep = fabs(lse_pl[k] - ref);
             }
             r->row_lse_err[k] = ec;

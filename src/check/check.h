@@ -67,13 +67,16 @@ typedef struct {
     bool pass;
     /* output O */
     double max_abs_err;     /* max |O − O_ref| (+inf when O holds NaN or inf) */
-    double reference_err;   /* max |O_plain − O_ref| */
+    double reference_err;   /* max |O_plain − O_ref| over the rows the plain run computes */
     double floor, tolerance;/* tolerance = 2 · reference_err + floor */
     double max_ref;         /* max |O_ref| */
     int64_t worst;          /* flat row index (head · n_q + row) of the largest error */
     int32_t worst_col;
     int64_t rows_over;      /* rows whose error exceeds the tolerance */
     int64_t nan_rows;       /* rows of O with a NaN or inf */
+    int64_t plain_overflow_rows; /* rows the plain run cannot compute (inputs beyond the
+                               precision's range): their plain error is +inf, left out of
+                               reference_err, so the other rows and the floor judge them */
     /* per row, (n_q_heads · n_q) each: the candidate's and the plain implementation's error,
      * and the column of the candidate's largest error */
     double *row_err, *row_ref_err;

@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +106,10 @@ fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
         const double *V = a->V + (size_t)g * a->n_kv * a->d_v;
         for (int32_t i = 0; i < a->n_q; i++) {
             double m = -INFINITY;   /* S row, rounded as it is computed */
+            bool overflow = false;  /* a visible score beyond the format's range (or NaN) */
             for (int32_t j = 0; j < a->n_kv; j++) {
                 s[j] = fs_check_plain_score(a, p, h, i, j);
+                if (!isfinite(s[j]) && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) overflow = true;
                 if (s[j] > m) m = s[j];
             }
             /* P = exp(S − m), ℓ = Σ P, O = P V / ℓ */
@@ -120,8 +123,16 @@ fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
                     for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] + R(pj * R(V[(size_t)j * a->d_v + c])));
                 }
                 for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] / l);
+                for (int32_t c = 0; c < a->d_v; c++) overflow = overflow || !isfinite(o[c]);
             }
-            if (lse) lse[(size_t)h * a->n_q + i] = m > -INFINITY ? R(m + R(log(l))) : -INFINITY;
+            double lse_i = m > -INFINITY ? R(m + R(log(l))) : -INFINITY;
+            /* Overflowed: this precision has no answer for the row. NaN says so (a score that
+             * overflowed to −∞ must not pass for a row that sees no key, whose O is 0). */
+            if (overflow) {
+                for (int32_t c = 0; c < a->d_v; c++) o[c] = NAN;
+                lse_i = NAN;
+            }
+            if (lse) lse[(size_t)h * a->n_q + i] = lse_i;
         }
     }
 #undef R

@@ -22,7 +22,9 @@ double fs_check_floor_factor(fs_prec p);       /* c(prec) of the rule above */
 /* The straightforward implementation in precision p, as a plain kernel computes it: inputs
  * rounded to p, every product, sum, exp, division rounded to p as it happens (dot products
  * accumulated one term at a time). O is (n_q_heads, n_q, d_v); lse (may be NULL) is
- * (n_q_heads, n_q), natural log, −∞ for a row that sees no key (its O row is 0). */
+ * (n_q_heads, n_q), natural log, −∞ for a row that sees no key (its O row is 0). A row whose
+ * run overflows p (a visible score, or an output, beyond p's range: inputs too large for the
+ * format) is NaN in O and lse: p has no answer there. */
 fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse);
 
 /* One score of the plain run: s_ij of head h, rounded as fs_check_plain rounds it (−∞ where the

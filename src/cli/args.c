@@ -35,9 +35,16 @@ int cli_fail(const char *cmd, const char *fmt, const char *a)
     /* a is what the user typed (an option's value): shown with control bytes escaped, as text
      * from a file is (io/text.h), so a pasted escape sequence cannot drive the terminal. */
     char safe[512];
-    fs_text_escape(a ? a : "", a ? strlen(a) : 0, safe, sizeof safe);
+    fs_text_escape_line(a ? a : "", a ? strlen(a) : 0, safe, sizeof safe);
     fprintf(stderr, "flashstep %s: ", cmd);
     fprintf(stderr, fmt, safe);
     fprintf(stderr, "\n(see flashstep %s --help)\n", cmd);
     return 2;
+}
+
+const char *cli_shown(const char *s, char *buf, size_t n)
+{
+    if (!s) s = "(none)";
+    fs_text_escape_line(s, strlen(s), buf, n);
+    return buf;
 }

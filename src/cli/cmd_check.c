@@ -99,7 +99,8 @@ static void shape_str(const fs_array *a, char *buf, size_t n)
 /* file:1:1: message, exit 2 */
 static int shape_err(const char *file, const char *msg)
 {
-    fprintf(stderr, "flashstep check: %s:1:1: %s\n", file, msg);
+    char name[300];
+    fprintf(stderr, "flashstep check: %s:1:1: %s\n", cli_shown(file, name, sizeof name), msg);
     return 2;
 }
 
@@ -253,6 +254,7 @@ int cli_check(int argc, char **argv)
     if (pr.tree && (pr.mask_causal || pr.window)) return fail("%s", "--tree already decides visibility; drop --mask/--window");
 
     int rc = 2;
+    char name[300];   /* a file's name for a message (cli_shown) */
     fs_array Q = {0}, K = {0}, V = {0}, O = {0}, L = {0};
     int32_t *parent = NULL;
     uint64_t *bits = NULL;
@@ -333,7 +335,7 @@ int cli_check(int argc, char **argv)
         }
         if (n != N || n != Nkv) {
             fprintf(stderr, "flashstep check: %s:1:1: the tree has %d positions but there are %lld queries and %lld keys\n",
-                    pr.tree, n, (long long)N, (long long)Nkv);
+                    cli_shown(pr.tree, name, sizeof name), n, (long long)N, (long long)Nkv);
             goto out;
         }
         bits = calloc((size_t)n * fs_mask_words(n), sizeof(uint64_t));
@@ -343,7 +345,8 @@ int cli_check(int argc, char **argv)
             int32_t line = 1, col = 1;
             fs_ints_locate(pr.tree, bad >= 0 ? bad : 0, &line, &col);
             fprintf(stderr, "flashstep check: %s:%d:%d: not a tree: position %d (parent %d) breaks it (exactly one -1 "
-                    "root, parents in range, no cycles)\n", pr.tree, line, col, bad, bad >= 0 ? parent[bad] : 0);
+                    "root, parents in range, no cycles)\n", cli_shown(pr.tree, name, sizeof name), line, col, bad,
+                    bad >= 0 ? parent[bad] : 0);
             goto out;
         }
         at.mask = fs_mask_tree(bits, n);
@@ -376,7 +379,7 @@ int cli_check(int argc, char **argv)
                                                                                                 : FS_PREC_F32;
         if (guess != FS_PREC_F32)
             fprintf(stderr, "flashstep check: note: every value of %s is a %s number; if your kernel ran in %s, "
-                    "pass --dtype %s\n", o.o, guess == FS_PREC_BF16 ? "bfloat16" : "float16",
+                    "pass --dtype %s\n", cli_shown(o.o, name, sizeof name), guess == FS_PREC_BF16 ? "bfloat16" : "float16",
                     guess == FS_PREC_BF16 ? "bfloat16" : "float16", fs_prec_str(guess));
     }
     st = fs_check_judge(&at, O.data, &co, &res);
@@ -385,6 +388,10 @@ int cli_check(int argc, char **argv)
         goto out;
     }
 
+    if (res.plain_overflow_rows > 0)
+        fprintf(stderr, "flashstep check: note: the plain %s run overflows on %lld of %lld rows (inputs beyond "
+                "%s's range): their plain error is inf; the other rows' plain error and the floor judge them\n",
+                fs_prec_str(co.prec), (long long)res.plain_overflow_rows, (long long)rows, fs_prec_str(co.prec));
     const char *lesson = fs_diag_lesson(res.diag);
     char detail[900];
     if (res.diag == FS_DIAG_OK)

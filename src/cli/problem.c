@@ -299,7 +299,8 @@ static int load(const cli_problem *p, const char *path, bool neg_inf, fs_matrix 
 
 static int shape_err(const cli_problem *p, const char *file, const char *msg)
 {
-    fprintf(stderr, "flashstep %s: %s:1:1: %s\n", p->cmd, file, msg);
+    char name[300];
+    fprintf(stderr, "flashstep %s: %s:1:1: %s\n", p->cmd, cli_shown(file, name, sizeof name), msg);
     return 2;
 }
 
@@ -398,8 +399,9 @@ int cli_problem_load(cli_problem *p)
         }
         p->n_parent = n;
         if (n != at->n_q || n != at->n_kv) {
+            char name[300];
             fprintf(stderr, "flashstep %s: %s:1:1: the tree has %d positions but there are %d queries and %d keys\n", p->cmd,
-                    p->tree, n, at->n_q, at->n_kv);
+                    cli_shown(p->tree, name, sizeof name), n, at->n_q, at->n_kv);
             return 2;
         }
         p->bits = calloc((size_t)n * fs_mask_words(n), sizeof(uint64_t));
@@ -408,7 +410,9 @@ int cli_problem_load(cli_problem *p)
         if (fs_mask_tree_build(p->parent, n, p->bits, &bad) != FS_OK) {
             int32_t line = 1, col = 1;
             fs_ints_locate(p->tree, bad >= 0 ? bad : 0, &line, &col);   /* point at the entry */
-            fprintf(stderr, "flashstep %s: %s:%d:%d: not a tree: position %d (parent %d) %s\n", p->cmd, p->tree, line, col,
+            char name[300];
+            fprintf(stderr, "flashstep %s: %s:%d:%d: not a tree: position %d (parent %d) %s\n", p->cmd,
+                    cli_shown(p->tree, name, sizeof name), line, col,
                     bad, bad >= 0 ? p->parent[bad] : 0, "breaks it (exactly one -1 root, parents in range, no cycles)");
             return 2;
         }
@@ -533,8 +537,10 @@ void cli_problem_free(cli_problem *p)
 static void place(const char *path, int64_t index, char *b, size_t n)
 {
     int32_t line = 0, col = 0;
-    if (path && fs_matrix_locate(path, index, &line, &col)) snprintf(b, n, "%s:%d:%d", path, line, col);
-    else snprintf(b, n, "%s", path ? path : "(input)");
+    char name[300];
+    cli_shown(path ? path : "(input)", name, sizeof name);
+    if (path && fs_matrix_locate(path, index, &line, &col)) snprintf(b, n, "%s:%d:%d", name, line, col);
+    else snprintf(b, n, "%s", name);
 }
 
 int cli_range_report(const char *cmd, const fs_attn *a, const double *dO, const char *qpath, const char *kpath,
@@ -558,7 +564,7 @@ int cli_range_report(const char *cmd, const fs_attn *a, const double *dO, const 
         return 2;
     }
     if (dO && fs_backward_check_range(a, dO, why, sizeof why) != FS_OK) {
-        fprintf(stderr, "flashstep %s: %s: %s\n", cmd, dopath ? dopath : "dO", why);
+        fprintf(stderr, "flashstep %s: %s: %s\n", cmd, dopath ? cli_shown(dopath, at, sizeof at) : "dO", why);
         return 2;
     }
     return 0;

@@ -22,9 +22,10 @@ bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t c
 {
     if (!e) return false;
     /* The file name and the message may quote text from a file (a key, a word, a name from a
-     * directory listing): both are kept escaped (src/io/text.h), so printing them is safe. */
+     * directory listing): both are kept escaped (src/io/text.h), tab and newline included, so
+     * printing them is safe and the message stays one line. */
     if (!file) file = "";
-    fs_text_escape(file, strlen(file), e->file, sizeof e->file);
+    fs_text_escape_line(file, strlen(file), e->file, sizeof e->file);
     e->line = line;
     e->col = col;
     char raw[sizeof e->msg];
@@ -32,7 +33,7 @@ bool fs_loc_error_set(fs_loc_error *e, const char *file, int32_t line, int32_t c
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fs_text_escape(raw, strlen(raw), e->msg, sizeof e->msg);
+    fs_text_escape_line(raw, strlen(raw), e->msg, sizeof e->msg);
     return false;
 }
 
@@ -221,8 +222,9 @@ static bool parse_text(const char *text, size_t len, const char *name, int32_t f
             char *stop, shown[200];
             double x = strtod(tok, &stop);
             int is_neg_inf = !strcmp(tok, "-inf") || !strcmp(tok, "-Inf") || !strcmp(tok, "-INF");
-            /* too long, not the whole word (a NUL inside), or hexadecimal (strtod reads 0x10) */
-            if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX")) {
+            /* too long, not the whole word (a NUL inside), hexadecimal (strtod reads 0x10), or
+             * starting with a vertical tab or form feed (strtod skips them; they separate nothing) */
+            if (t >= sizeof tok - 1 || stop != tok + t || strpbrk(tok, "xX") || isspace((unsigned char)tok[0])) {
                 fs_loc_error_set(err, name, sc.line, col, "not a number: '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;
@@ -319,8 +321,12 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
                       fs_array *out, fs_loc_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) {
+    if (n < 6 || memcmp(b, "\x93NUMPY", 6) != 0) {
         fs_loc_error_set(err, name, 1, 1, "not a .npy file (bad magic)");
+        return false;
+    }
+    if (n < 10) {
+        fs_loc_error_set(err, name, 1, (int32_t)n + 1, "truncated header");
         return false;
     }
     int major = b[6];
@@ -343,55 +349,76 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
         fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header longer than the file");
         return false;
     }
-    const char *h = (const char *)b + off, *v;
+    /* The header is read within h[0, hl) only: it is followed by the data, not by a NUL. */
+    const char *h = (const char *)b + off, *end = h + hl, *v;
 #define COL(p) ((int32_t)((const unsigned char *)(p) - b) + 1)
     if (!npy_field(h, hl, "descr", &v)) {
         fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header has no 'descr'");
         return false;
     }
-    char q = *v;
-    if ((q != '\'' && q != '"') || v + 4 > h + hl) {
-        fs_loc_error_set(err, name, 1, COL(v), "bad 'descr'");
+    const char *close = v < end && (*v == '\'' || *v == '"') ? memchr(v + 1, *v, (size_t)(end - v - 1)) : NULL;
+    if (!close) {
+        fs_loc_error_set(err, name, 1, COL(v), "bad 'descr': expected a quoted dtype such as '<f4'");
         return false;
     }
-    char order = v[1], kind = v[2];
-    int size = atoi(v + 3);
+    /* descr is order, kind, size in bytes: '<f4'. Anything else is refused by the check below. */
+    char order = close - v > 1 ? v[1] : 0, kind = close - v > 2 ? v[2] : 0;
+    int size = 0;
+    for (const char *p = v + 3; p < close; p++)
+        size = isdigit((unsigned char)*p) && size < 100 ? size * 10 + (*p - '0') : 1000;
     bool bits16 = (kind == 'u' || kind == 'i') && size == 2;   /* bfloat16 saved as its bits */
-    if (bits16 && !(flags & FS_IO_BF16_BITS)) {
+    bool known_order = order == '<' || order == '>' || order == '=' || order == '|';
+    if (bits16 && known_order && !(flags & FS_IO_BF16_BITS)) {
         fs_loc_error_set(err, name, 1, COL(v), "dtype '%c%c2' holds 16-bit integers; they are read as "
                 "bfloat16 bits only when asked (flashstep check --dtype bf16)", order, kind);
         return false;
     }
-    if (!(bits16 || (kind == 'f' && (size == 2 || size == 4 || size == 8))) ||
-        (order != '<' && order != '>' && order != '=' && order != '|')) {
+    if (!(bits16 || (kind == 'f' && (size == 2 || size == 4 || size == 8))) || !known_order) {
         fs_loc_error_set(err, name, 1, COL(v),
                 "dtype must be float16, float32 or float64 ('<f2', '<f4', '<f8')%s",
                 (flags & FS_IO_BF16_BITS) ? ", or bfloat16 bits as '<u2' or '<i2'" : "");
         return false;
     }
     int big = order == '>';
-    if (npy_field(h, hl, "fortran_order", &v) && !strncmp(v, "True", 4)) {
-        fs_loc_error_set(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
-        return false;
+    if (npy_field(h, hl, "fortran_order", &v)) {
+        if (end - v >= 4 && !memcmp(v, "True", 4)) {
+            fs_loc_error_set(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
+            return false;
+        }
+        if (!(end - v >= 5 && !memcmp(v, "False", 5))) {
+            fs_loc_error_set(err, name, 1, COL(v), "bad 'fortran_order': expected True or False");
+            return false;
+        }
     }
-    if (!npy_field(h, hl, "shape", &v) || *v != '(') {
+    if (!npy_field(h, hl, "shape", &v) || v >= end || *v != '(') {
         fs_loc_error_set(err, name, 1, (int32_t)off + 1, "header has no 'shape'");
         return false;
     }
+    /* (d0, d1, ...): each dimension's digits are kept where they stand, for the message */
     long dims[FS_IO_MAX_NDIM] = {0};
+    const char *dim_at[FS_IO_MAX_NDIM] = {0};
+    long dim_len[FS_IO_MAX_NDIM] = {0};
     int nd = 0;
     const char *p = v + 1;
-    while (p < h + hl && *p != ')') {
-        while (*p == ' ' || *p == ',') p++;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == ',')) p++;
+        if (p >= end) {
+            fs_loc_error_set(err, name, 1, COL(v), "bad shape: no closing ')'");
+            return false;
+        }
         if (*p == ')') break;
         if (!isdigit((unsigned char)*p) || nd == FS_IO_MAX_NDIM) {
             fs_loc_error_set(err, name, 1, COL(p), nd == FS_IO_MAX_NDIM ? "more than %d dimensions" : "bad shape",
                     FS_IO_MAX_NDIM);
             return false;
         }
-        errno = 0;
-        dims[nd++] = strtol(p, (char **)&p, 10);
-        if (errno) dims[nd - 1] = LONG_MAX;
+        dim_at[nd] = p;
+        long x = 0;
+        for (; p < end && isdigit((unsigned char)*p); p++)
+            x = x > FS_IO_MAX_ELEMS ? x : x * 10 + (*p - '0');   /* saturates above the bound */
+        dim_len[nd] = (long)(p - dim_at[nd]);
+        if (p < end && *p == 'L') p++;   /* Python 2's NumPy wrote (3L, 4L) */
+        dims[nd++] = x;
     }
     if (nd == 0 || nd > max_nd) {
         if (max_nd == 2)
@@ -402,9 +429,14 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
     }
     long total = 1;
     for (int k = 0; k < nd; k++) {
-        if (dims[k] < 1 || dims[k] > FS_IO_MAX_ELEMS || total * dims[k] > FS_IO_MAX_ELEMS) {
-            fs_loc_error_set(err, name, 1, COL(v), "shape is empty or too large (dimension %d is %ld)", k,
-                    dims[k]);
+        if (dims[k] < 1) {
+            fs_loc_error_set(err, name, 1, COL(dim_at[k]), "shape is empty (dimension %d is 0)", k);
+            return false;
+        }
+        if (dims[k] > FS_IO_MAX_ELEMS || total * dims[k] > FS_IO_MAX_ELEMS) {
+            fs_loc_error_set(err, name, 1, COL(dim_at[k]), "shape is too large (dimension %d is %.*s%s; at most %d "
+                    "numbers in all)", k, (int)(dim_len[k] < 40 ? dim_len[k] : 40), dim_at[k], dim_len[k] > 40 ? "..." : "",
+                    FS_IO_MAX_ELEMS);
             return false;
         }
         total *= dims[k];
@@ -437,9 +469,21 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
             memcpy(&x, t, 8);
         }
         if (!isfinite(x) && !(flags & FS_IO_NONFINITE)) {
-            fs_loc_error_set(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1,
-                    "element %ld (row %ld, column %ld) is %s", i, i / cols, i % cols,
-                    isnan(x) ? "NaN" : "infinite");
+            /* 1-D and 2-D: row and column; 3-D and 4-D: the whole index, as NumPy writes it */
+            char where[120];
+            if (nd <= 2) {
+                snprintf(where, sizeof where, "row %ld, column %ld", i / cols, i % cols);
+            } else {
+                size_t w = (size_t)snprintf(where, sizeof where, "index [");
+                for (int k = 0; k < nd; k++) {
+                    long stride = 1;
+                    for (int j = k + 1; j < nd; j++) stride *= dims[j];
+                    w += (size_t)snprintf(where + w, sizeof where - w, "%s%ld", k ? ", " : "", i / stride % dims[k]);
+                }
+                snprintf(where + w, sizeof where - w, "]");
+            }
+            fs_loc_error_set(err, name, 1, (int32_t)(data_off + (size_t)i * size) + 1, "element %ld (%s) is %s", i,
+                    where, isnan(x) ? "NaN" : "infinite");
             free(d);
             return false;
         }
@@ -487,26 +531,28 @@ void fs_array_free(fs_array *a)
     memset(a, 0, sizeof *a);
 }
 
+bool fs_array_parse(const char *buf, size_t len, const char *name, unsigned flags, fs_array *out,
+                    fs_loc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (ends_with(name, ".npy")) return npy_parse((const unsigned char *)buf, len, name, flags, FS_IO_MAX_NDIM, out, err);
+    fs_matrix m;
+    if (!parse_text(buf, len, name, 1, false, (flags & FS_IO_NONFINITE) != 0, &m, err)) return false;
+    out->ndim = 2;
+    out->dims[0] = m.rows;
+    out->dims[1] = m.cols;
+    snprintf(out->dtype, sizeof out->dtype, "text");
+    out->data = m.data;
+    return true;
+}
+
 bool fs_array_read(const char *path, unsigned flags, fs_array *out, fs_loc_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t len;
     char *buf = fs_file_read(path, MAX_FILE_BYTES, &len, err);
     if (!buf) return false;
-    bool ok;
-    if (ends_with(path, ".npy")) {
-        ok = npy_parse((unsigned char *)buf, len, path, flags, FS_IO_MAX_NDIM, out, err);
-    } else {
-        fs_matrix m;
-        ok = parse_text(buf, len, path, 1, false, (flags & FS_IO_NONFINITE) != 0, &m, err);
-        if (ok) {
-            out->ndim = 2;
-            out->dims[0] = m.rows;
-            out->dims[1] = m.cols;
-            snprintf(out->dtype, sizeof out->dtype, "text");
-            out->data = m.data;
-        }
-    }
+    bool ok = fs_array_parse(buf, len, path, flags, out, err);
     free(buf);
     return ok;
 }
@@ -527,7 +573,8 @@ bool fs_ints_parse_text(const char *text, size_t len, const char *name, int32_t 
             char *stop, shown[200];
             errno = 0;
             long x = strtol(tok, &stop, 10);
-            if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS) {
+            if (t >= sizeof tok - 1 || stop != tok + t || errno || x < -1 || x > FS_IO_MAX_ELEMS ||
+                isspace((unsigned char)tok[0])) {
                 fs_loc_error_set(err, name, sc.line, col, "expected an integer ≥ -1, got '%s'",
                         shown_word(tok, t < sizeof tok - 1 ? t : sizeof tok - 1, shown, sizeof shown));
                 goto fail;

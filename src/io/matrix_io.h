@@ -50,6 +50,10 @@ enum {
 /* Read an array; ".npy" by suffix, text otherwise. flags: FS_IO_*. */
 bool fs_array_read(const char *path, unsigned flags, fs_array *out, fs_loc_error *err);
 void fs_array_free(fs_array *a);
+/* The same for a file's bytes held in memory, buf[0, len) (no terminating NUL needed): name
+ * decides the kind (".npy" or text) and is the file errors name. */
+bool fs_array_parse(const char *buf, size_t len, const char *name, unsigned flags, fs_array *out,
+                    fs_loc_error *err);
 
 /* Parse text held in memory; name and first_line locate errors (a lesson's inline matrix
  * starts at some line of the lesson file). */

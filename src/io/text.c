@@ -6,12 +6,12 @@
 #include <string.h>
 
 /* How many bytes starting at s[i] form one character to keep as it is: 1 for printable ASCII,
- * tab and newline; 2 to 4 for well-formed UTF-8 that is not a C1 control; 0 when s[i] must be
- * escaped. */
-static size_t keep_len(const unsigned char *s, size_t n, size_t i)
+ * and for tab and newline when keep_ws; 2 to 4 for well-formed UTF-8 that is not a C1 control;
+ * 0 when s[i] must be escaped. */
+static size_t keep_len(const unsigned char *s, size_t n, size_t i, bool keep_ws)
 {
     unsigned char c = s[i];
-    if (c == '\t' || c == '\n' || (c >= 0x20 && c < 0x7f)) return 1;
+    if ((keep_ws && (c == '\t' || c == '\n')) || (c >= 0x20 && c < 0x7f)) return 1;
     if (c < 0xc2 || c > 0xf4) return 0;         /* C0, DEL, continuation bytes, overlong leads */
     size_t len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
     if (i + len > n) return 0;
@@ -27,13 +27,13 @@ static size_t keep_len(const unsigned char *s, size_t n, size_t i)
     return len;
 }
 
-size_t fs_text_escape(const char *s, size_t n, char *out, size_t cap)
+static size_t escape(const char *s, size_t n, char *out, size_t cap, bool keep_ws)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = keep_len(u, n, i);
+        size_t k = keep_len(u, n, i, keep_ws);
         if (k) {
             if (out && o + k < cap) memcpy(out + o, s + i, k);
             else if (out) break;
@@ -59,6 +59,10 @@ size_t fs_text_escape(const char *s, size_t n, char *out, size_t cap)
     return o;
 }
 
+size_t fs_text_escape(const char *s, size_t n, char *out, size_t cap) { return escape(s, n, out, cap, true); }
+
+size_t fs_text_escape_line(const char *s, size_t n, char *out, size_t cap) { return escape(s, n, out, cap, false); }
+
 size_t fs_text_escaped_len(const char *s, size_t n) { return fs_text_escape(s, n, NULL, 0); }
 
 char *fs_text_escape_dup(const char *s, size_t n)
@@ -73,7 +77,7 @@ bool fs_text_needs_escape(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t k = keep_len(u, n, i);
+        size_t k = keep_len(u, n, i, true);
         if (!k) return true;
         i += k;
     }

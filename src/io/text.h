@@ -6,9 +6,10 @@
  * string passes through fs_text_escape before it is kept or shown: the bytes that can drive a
  * terminal are written as \xHH, and everything else, UTF-8 included (ℓ, α, →), is kept.
  *
- * Escaped: C0 controls except tab and newline (so ESC, BEL, CR, backspace), DEL, the C1 controls
- * U+0080–U+009F in their UTF-8 form (C2 80 … C2 9F: both bytes), and every byte that is not part
- * of well-formed UTF-8 (a lone 0x9B is CSI to an 8-bit terminal).
+ * Escaped: C0 controls except tab and newline (so ESC, BEL, CR, backspace; fs_text_escape_line
+ * escapes tab and newline too), DEL, the C1 controls U+0080–U+009F in their UTF-8 form (C2 80 …
+ * C2 9F: both bytes), and every byte that is not part of well-formed UTF-8 (a lone 0x9B is CSI
+ * to an 8-bit terminal).
  */
 #ifndef FS_TEXT_H
 #define FS_TEXT_H
@@ -22,6 +23,11 @@ size_t fs_text_escaped_len(const char *s, size_t n);
 /* Write s[0, n) escaped into out, which holds cap bytes; always NUL-terminated when cap > 0, cut
  * at a whole character or escape when it does not fit. Returns the length written. */
 size_t fs_text_escape(const char *s, size_t n, char *out, size_t cap);
+
+/* The same for text shown on one line of a message (a file's name, a word the user typed):
+ * tab and newline are escaped too, so a name cannot start a line that looks like another
+ * message. */
+size_t fs_text_escape_line(const char *s, size_t n, char *out, size_t cap);
 
 /* A new escaped copy of s[0, n) (free it), or NULL when out of memory. */
 char *fs_text_escape_dup(const char *s, size_t n);

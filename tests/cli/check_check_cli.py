@@ -295,6 +295,57 @@ path = os.path.join(tmp, "ctl.txt")
 with open(path, "w") as f:
     f.write("1 2\n3 \x1b[31m\n")
 bad(["--q", path, "--k", k, "--v", v, "--o", o16], "\\x1b", "control characters escaped")
+bad(["--q", npy("qn.npy", Qn, "<f2")] + base, "(index [0, 0, 1, 2]) is NaN", "NaN in 4-D Q names its index")
+
+# Control bytes, tab and newline in a file's name: escaped, the message on one line, whichever
+# error names the file (a shape that does not fit, a parse error, a --tree of the wrong size).
+def one_line(args, want, what):
+    rc, out, err = run(args)
+    check(rc == 2 and want in err and out == "" and "\x1b" not in err and "\t" not in err and err.count("\n") == 1,
+          f"{what}: exit {rc}, stderr {err!r}")
+
+
+one_line(["--q", q, "--k", k, "--v", v, "--o", npy("o\x1b[31m\t\n.npy", [[[[0.5] * d] * (N + 1)] * HQ] * B, "<f4")],
+         "o\\x1b[31m\\x09\\x0a.npy:1:1: O has shape", "a shape error names the file escaped")
+path = os.path.join(tmp, "q\n\x07.txt")
+with open(path, "w") as f:
+    f.write("1 x\n")
+one_line(["--q", path, "--k", k, "--v", v, "--o", o16], "q\\x0a\\x07.txt:1:3: not a number", "a parse error too")
+path = os.path.join(tmp, "tree\x1b]0;t\x07\n.txt")
+with open(path, "w") as f:
+    f.write(" ".join(["-1"] + ["0"] * (N + NKV)) + "\n")
+one_line(base + ["--q", q, "--tree", path], "tree\\x1b]0;t\\x07\\x0a.txt:1:1: the tree has", "a --tree error too")
+
+# Headers that claim what the file does not hold, empty files, directories: exit 2, the file named.
+def raw_npy(name, header, body=b"\0" * 16):
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + body)
+    return path
+
+
+for shape, want in [("(4294967296, 4294967296)", "too large"), ("(99999999999999999999999,)", "too large"),
+                    ("(8192, 8192)", "data bytes"), ("(0, 4)", "empty"), ("(1, 1, 1, 1, 1)", "more than 4"),
+                    ("(2, 3", "bad shape")]:
+    hp = raw_npy("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }\n" % shape)
+    bad(base + ["--q", hp], "huge.npy:1:", f"shape {shape} refused")
+    bad(base + ["--q", hp], want, f"shape {shape}: {want}")
+bad(base + ["--q", raw_npy("cut.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n")],
+    "cut.npy:1:", "a .npy cut short")
+for name, want in [("empty.npy", "bad magic"), ("empty.txt", "empty.txt:1:1: no numbers")]:
+    open(os.path.join(tmp, name), "w").close()
+    bad(base + ["--q", os.path.join(tmp, name)], want, f"empty file {name}")
+bad(base + ["--q", tmp], "is a directory", "a directory as Q")
+
+# Inputs beyond float16's range: the plain float16 run's scores (300 x -300) overflow to -inf.
+# That row must not pass for one that sees no key, whose plain output is 0: an output of zeros
+# once passed this way. The row has no plain bound (inf, with a note) and the floor judges it.
+ov = ["--q", npy("ovq.npy", [[300.0]], "<f2"), "--k", npy("ovk.npy", [[-300.0], [-300.0]], "<f2"),
+      "--v", npy("ovv.npy", [[1000.0, -500.0], [1000.0, -500.0]], "<f2"), "--scale", "1"]
+rc, out, err = run(ov + ["--o", npy("ovo0.npy", [[0.0, 0.0]], "<f2")])
+check(rc == 1 and "plain f16 run overflows on 1 of 1 rows" in err, f"zeros fail when the plain run overflows: {rc} {err}")
+rc, out, err = run(ov + ["--o", npy("ovo.npy", [[1000.0, -500.0]], "<f2")])
+check(rc == 0, f"the right output passes when the plain run overflows: {rc} {err} {out[-300:]}")
 
 # the example of docs/check.md, as the guide prints it
 ex = [os.path.join("docs", "check-example", n) for n in ("q.txt", "k.txt", "v.txt", "o.txt")]
