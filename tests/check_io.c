@@ -164,8 +164,15 @@ START_TEST(test_npy)
     /* errors */
     write_npy(path, 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", d, 8);
     ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "float32 or float64") && e.line == 1);
+    /* Fortran order (np.save of a transpose): the file holds column 0, then column 1, ... */
     write_npy(path, 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", d, sizeof d);
-    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "Fortran"));
+    ck_assert_msg(fs_matrix_read(path, false, &m, &e), "%s", e.msg);
+    ck_assert(m.rows == 2 && m.cols == 3);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 3; c++) FS_ASSERT_SEED(m.data[i * 3 + c] == d[c * 2 + i], seed, "row %d col %d", i, c);
+    fs_matrix_free(&m);
+    write_npy(path, 1, "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (2, 3), }", d, sizeof d);
+    ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "fortran_order"));
     write_npy(path, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 3), }", d, sizeof d);
     ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "data bytes"));
     d[4] = NAN;
@@ -248,6 +255,22 @@ START_TEST(test_npy_array)
     for (int i = 0; i < 12; i++) FS_ASSERT_SEED(a.data[i] == (double)f[i], seed, "element %d", i);
     fs_array_free(&a);
     ck_assert(!fs_matrix_read(path, false, &m, &e) && strstr(e.msg, "1 or 2 dimensions"));
+    /* the same numbers in Fortran order: element [i0, i1, i2, i3] is number i0 + 2 (i1 + i2 + 2 i3) */
+    write_npy(path, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2, 3), }", f, sizeof f);
+    ck_assert_msg(fs_array_read(path, 0, &a, &e), "%s", e.msg);
+    ck_assert(a.ndim == 4 && a.dims[0] == 2 && a.dims[1] == 1 && a.dims[2] == 2 && a.dims[3] == 3);
+    for (int i0 = 0; i0 < 2; i0++)
+        for (int i2 = 0; i2 < 2; i2++)
+            for (int i3 = 0; i3 < 3; i3++)
+                FS_ASSERT_SEED(a.data[(i0 * 2 + i2) * 3 + i3] == (double)f[i0 + 2 * (i2 + 2 * i3)], seed,
+                               "index [%d, 0, %d, %d]", i0, i2, i3);
+    fs_array_free(&a);
+    /* a NaN is named by its index, whichever the order: number 7 of the file is [1, 0, 1, 1] */
+    float fn = f[7];
+    f[7] = NAN;
+    write_npy(path, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2, 3), }", f, sizeof f);
+    ck_assert(!fs_array_read(path, 0, &a, &e) && strstr(e.msg, "element 7") && strstr(e.msg, "[1, 0, 1, 1]"));
+    f[7] = fn;
     write_npy(path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 3, 2), }", f, sizeof f);
     ck_assert(!fs_array_read(path, 0, &a, &e) && strstr(e.msg, "more than 4"));
     /* bfloat16 bits: only when asked */

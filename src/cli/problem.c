@@ -14,7 +14,7 @@
 
 const char cli_problem_help[] =
     "inputs (text: one row per line, numbers separated by spaces or commas, '#' comments;\n"
-    "        or .npy float16/float32/float64 in C order):\n"
+    "        or .npy float16/float32/float64, C or Fortran order):\n"
     "  --q FILE --k FILE --v FILE   queries (n_q x d), keys (n_kv x d), values (n_kv x d_v)\n"
     "  --scores FILE                the scores S (n_q x n_kv) directly, '-inf' allowed; without\n"
     "                               --v, V is the identity so O shows the attention weights P\n"

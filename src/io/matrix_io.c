@@ -380,12 +380,10 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
         return false;
     }
     int big = order == '>';
+    bool fortran = false;   /* the first index runs fastest in the file (np.save of a transpose) */
     if (npy_field(h, hl, "fortran_order", &v)) {
-        if (end - v >= 4 && !memcmp(v, "True", 4)) {
-            fs_loc_error_set(err, name, 1, COL(v), "Fortran order is not supported; save with C order");
-            return false;
-        }
-        if (!(end - v >= 5 && !memcmp(v, "False", 5))) {
+        fortran = end - v >= 4 && !memcmp(v, "True", 4);
+        if (!fortran && !(end - v >= 5 && !memcmp(v, "False", 5))) {
             fs_loc_error_set(err, name, 1, COL(v), "bad 'fortran_order': expected True or False");
             return false;
         }
@@ -454,7 +452,16 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
     }
     const long cols = dims[nd - 1];
     const unsigned char *src = b + data_off;
-    for (long i = 0; i < total; i++) {
+    /* ci: where the file's i-th number goes in C order (the same i unless fortran) */
+    long fidx[FS_IO_MAX_NDIM] = {0};   /* fortran: the index of number i, first axis fastest */
+    for (long i = 0, ci = 0; i < total; i++) {
+        if (fortran) {
+            ci = 0;
+            for (int k = 0; k < nd; k++) ci = ci * dims[k] + fidx[k];
+            for (int k = 0; k < nd && ++fidx[k] == dims[k]; k++) fidx[k] = 0;
+        } else {
+            ci = i;
+        }
         unsigned char t[8];
         for (int k = 0; k < size; k++) t[k] = src[(size_t)i * size + (big ? size - 1 - k : k)];
         double x;
@@ -472,13 +479,13 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
             /* 1-D and 2-D: row and column; 3-D and 4-D: the whole index, as NumPy writes it */
             char where[120];
             if (nd <= 2) {
-                snprintf(where, sizeof where, "row %ld, column %ld", i / cols, i % cols);
+                snprintf(where, sizeof where, "row %ld, column %ld", ci / cols, ci % cols);
             } else {
                 size_t w = (size_t)snprintf(where, sizeof where, "index [");
                 for (int k = 0; k < nd; k++) {
                     long stride = 1;
                     for (int j = k + 1; j < nd; j++) stride *= dims[j];
-                    w += (size_t)snprintf(where + w, sizeof where - w, "%s%ld", k ? ", " : "", i / stride % dims[k]);
+                    w += (size_t)snprintf(where + w, sizeof where - w, "%s%ld", k ? ", " : "", ci / stride % dims[k]);
                 }
                 snprintf(where + w, sizeof where - w, "]");
             }
@@ -487,7 +494,7 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
             free(d);
             return false;
         }
-        d[i] = x;
+        d[ci] = x;
     }
 #undef COL
     out->ndim = nd;

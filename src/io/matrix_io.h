@@ -2,7 +2,8 @@
  *
  * Text: one row per line, numbers separated by spaces or commas, '#' starts a comment, blank
  * lines are ignored. ".npy": version 1/2/3, float16, float32 or float64 (either byte order), C
- * order, 1-D (one row) or 2-D; fs_array_read also takes up to 4-D and bfloat16 bits. Every error names the file, the line and the column (for .npy the line
+ * or Fortran order (read into C order), 1-D (one row) or 2-D; fs_array_read also takes up to 4-D
+ * and bfloat16 bits. Every error names the file, the line and the column (for .npy the line
  * is 1 and the column is the byte offset + 1 of the bad header field).
  * This module does no printing; the caller prints fs_loc_error.
  */
@@ -33,7 +34,7 @@ void fs_matrix_free(fs_matrix *m);
  * fills err on failure. */
 bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc_error *err);
 
-/* An array of 1 to FS_IO_MAX_NDIM dimensions in C order (.npy), or a text matrix (2-D). */
+/* An array of 1 to FS_IO_MAX_NDIM dimensions, held in C order (.npy), or a text matrix (2-D). */
 #define FS_IO_MAX_NDIM 4
 typedef struct {
     int32_t ndim;

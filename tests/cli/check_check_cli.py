@@ -150,6 +150,11 @@ o32 = npy("o32.npy", O, "<f4")
 rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o32, "--mask", "causal"])
 check(rc == 0 and "dtype f32" in out, f"float32 output passes as f32: {out[-300:]}")
 
+# Fortran order (np.save of a transpose, e.g. of a tensor's .T): the same arrays, read into C order
+qf, of = (cli_test.write_npy(tmp, n, x, "<f2", fortran=True) for n, x in (("qf.npy", Q), ("of.npy", rmap(O, f16))))
+rc, out, err = run(["--q", qf, "--k", k, "--v", v, "--o", of, "--mask", "causal"])
+check(rc == 0 and "verdict: PASS" in out, f"Fortran-order Q and O pass: {rc} {err} {out[-300:]}")
+
 # bfloat16: raw bits for every input, and float32 holding bfloat16 values
 Qb, Kb, Vb = (rmap(x, bf16) for x in (Q, K, V))
 Ob, _ = outputs(Qb, Kb, Vb, True)

@@ -50,18 +50,36 @@ def write_rows(folder, name, rows, sep=" ", first_line=""):
     return path
 
 
-def write_npy(folder, name, x, descr="<f8"):
-    """Nested lists (any depth, rectangular) as .npy, version 1, C order; returns its path."""
+def write_npy(folder, name, x, descr="<f8", fortran=False):
+    """Nested lists (any depth, rectangular) as .npy, version 1, C order (or Fortran order: the
+    first index fastest, as np.save writes a transpose); returns its path."""
     def flat(y):
         return [v for r in y for v in flat(r)] if isinstance(y, list) else [y]
 
     def shape(y):
         return [len(y)] + shape(y[0]) if isinstance(y, list) else []
 
+    def reversed_axes(y):   # y with every axis reversed: its C order is y's Fortran order
+        shp = shape(y)
+
+        def get(ix):
+            z = y
+            for i in ix:
+                z = z[i]
+            return z
+
+        def build(rev):   # rev: the indices chosen so far, last axis first
+            if len(rev) == len(shp):
+                return get(list(reversed(rev)))
+            return [build(rev + [i]) for i in range(shp[len(shp) - 1 - len(rev)])]
+        return build([])
+
     path = os.path.join(folder, name)
     shp = shape(x)
-    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
-        descr, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
+    if fortran:
+        x = reversed_axes(x)
+    head = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, fortran, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
     head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
     code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H"}[descr]
     vals = flat(x)

@@ -3,8 +3,8 @@
 
 Each seed is one selector byte (fuzz_array.c: bits 0-1 the reader, bit 2 non-finite values
 allowed, bit 3 bfloat16 bits) and then a file's bytes: valid .npy files (float16, float32,
-float64, bfloat16 bits; 1-D to 4-D; both byte orders; header versions 1 to 3), files the reader
-must refuse (Fortran order, bad magic, a shape larger than the data, NaN), text matrices with
+float64, bfloat16 bits; 1-D to 4-D; both byte orders; C and Fortran order; header versions 1 to
+3), files the reader must refuse (bad magic, a shape larger than the data, NaN), text matrices with
 comments, commas and CRLF, and parent lists. Run it again after changing it; the seeds are kept
 in the repository so the fuzz step needs nothing but the compiler.
 Usage: python3 tests/fuzz/make_array_seeds.py
