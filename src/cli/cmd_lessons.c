@@ -65,13 +65,13 @@ int cli_lessons(int argc, char **argv)
         /* Names come from a directory listing: escaped like text from a file (io/text.h). */
         char safe[1024];
         if (paths_only) {
-            fs_text_escape(paths[i], strlen(paths[i]), safe, sizeof safe);
+            fs_text_escape_line(paths[i], strlen(paths[i]), safe, sizeof safe);
             printf("%s\n", safe);
             continue;
         }
         const char *base = strrchr(paths[i], '/');
         base = base ? base + 1 : paths[i];
-        fs_text_escape(base, strlen(base) - strlen(".lesson"), safe, sizeof safe);
+        fs_text_escape_line(base, strlen(base) - strlen(".lesson"), safe, sizeof safe);
         const char *stem_s = safe;
         int stem = (int)strlen(safe);
         fs_lesson *l;

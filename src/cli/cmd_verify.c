@@ -76,7 +76,7 @@ static const char *stem_of(const char *path, char *buf, size_t n)
     base = base ? base + 1 : path;
     size_t len = strlen(base);
     if (len >= 7 && !strcmp(base + len - 7, ".lesson")) len -= 7;
-    fs_text_escape(base, len, buf, n);   /* a file name can hold an escape sequence too */
+    fs_text_escape_line(base, len, buf, n);   /* a file name can hold an escape sequence, or a newline */
     return buf;
 }
 

@@ -36,7 +36,7 @@ typedef struct {
     const char *path;
     int line;
     const char *s, *p;      /* the line and the cursor */
-    char msg[512];
+    char msg[1536];
     FILE *err;
     int32_t len[2];         /* vector lengths so far (LEN_DV: o, dO, dV; LEN_D: dQ, dK), −1 before the first */
     int backward;           /* −1 before the first event, then 0 (forward) or 1 (backward) */
@@ -719,9 +719,13 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
     return true;
 }
 
-int gui_trace_load(const char *path, gui_show *show, FILE *err)
+int gui_trace_load(const char *file, gui_show *show, FILE *err)
 {
     memset(show, 0, sizeof *show);
+    /* path: the file's name as messages and the title show it (control bytes, tab and newline
+     * escaped, io/text.h); file: the name to open */
+    char path[1024];
+    fs_text_escape_line(file, strlen(file), path, sizeof path);
     fs_trace_init(&show->trace);
     fs_trace_init(&show->correct);
     show->diverge = -1;
@@ -729,7 +733,7 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err)
     const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
     snprintf(show->name, sizeof show->name, "%.*s", (int)(strcspn(b, ".") ? strcspn(b, ".") : strlen(b)), b);
     snprintf(show->source, sizeof show->source, "a saved trace");
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(file, "rb");
     if (!f) {
         fprintf(err, "flashstep: %s:1:1: cannot open: %s\n", path, strerror(errno));
         return 2;

@@ -108,6 +108,11 @@ for extra in ([], ["--heads", "2:1", "--mask", "causal", "--offset", "0", "--ord
     check(rc == 2 and where in se and se.count("\n") == 1, f"render --trace (backward, cut short): {rc} {se!r}, wanted {where!r}")
 rc, _, se = run("render", ["--trace", os.path.join(tmp, "absent.jsonl")] + png)
 check(rc == 2 and "absent.jsonl:1:1:" in se, f"a missing trace file: {rc} {se!r}")
+# A file name holding an escape sequence, a tab and a newline is shown escaped, on one line.
+odd = write("t\x1b[31m\t\nx.jsonl", open(os.path.join(traces, "no-output.jsonl")).read())
+rc, _, se = run("render", ["--trace", odd] + png)
+check(rc == 2 and "t\\x1b[31m\\x09\\x0ax.jsonl:11:1: " in se and "\x1b" not in se and se.count("\n") == 1,
+      f"a damaged trace with an odd name: {rc} {se!r}")
 
 # Animations.
 gif = os.path.join(tmp, "a.gif")

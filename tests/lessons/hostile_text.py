@@ -87,6 +87,19 @@ if "ℓ".encode() in p.stdout and "→".encode() in p.stdout:
 else:
     failed += 1
     print(f"FAIL play --terminal: UTF-8 (ℓ, →) not shown as it is: {p.stdout[:300]!r}")
+# A lesson file whose name holds a tab and a newline: one line per lesson, the two shown as \xHH.
+nl_dir = os.path.join(tmp, "nl")
+os.mkdir(nl_dir)
+open(os.path.join(nl_dir.encode(), b"a\tb\nc.lesson"), "wb").write(lesson)
+for args in (["lessons", "--dir", nl_dir, "--paths"], ["lessons", "--dir", nl_dir], ["verify", "--dir", nl_dir]):
+    p = subprocess.run([exe, *args], capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "COLUMNS": "200"})
+    lines = [ln for ln in p.stdout.split(b"\n") if b"a\\x09b" in ln]
+    if p.returncode in (0, 1) and len(lines) >= 1 and all(b"b\\x0ac" in ln for ln in lines) and b"\tb" not in p.stdout:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {' '.join(args)}: a name with a tab and a newline: exit {p.returncode}: {p.stdout[:400]!r}")
 shutil.rmtree(tmp, ignore_errors=True)
 print(f"hostile text: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
