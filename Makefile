@@ -63,6 +63,7 @@ TEST_OBJ = $(call obj,$(TEST_SRC))
 .PHONY: all deps run test test-run check clean fuzz
 all: $(BUILD)/flashstep
 
+include tests/fuzz/fuzz.mk
 -include src/*/module.mk src/kernels/*/module.mk
 
 # GUI sources are the only ones that see SDL.

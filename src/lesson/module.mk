@@ -8,14 +8,10 @@
 TEST_EXTRA += test-lessons fuzz-lessons
 .PHONY: test-lessons fuzz-lessons errata
 
-FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 20
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_BIN      = $(FUZZ_DIR)/fuzz_lesson
 FUZZ_SRC      = tests/fuzz/fuzz_lesson.c $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC)
-FUZZ_FLAGS    = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc \
-                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                -DFS_LESSON_NO_FILES -DFS_LESSON_MAX_ELEMS=4096 -DFS_LESSON_MAX_SCORES=16384 \
+FUZZ_FLAGS    = $(FUZZ_BASE_FLAGS) -DFS_LESSON_NO_FILES -DFS_LESSON_MAX_ELEMS=4096 -DFS_LESSON_MAX_SCORES=16384 \
                 -DFS_LESSON_MAX_EVENTS=16384
 
 test-lessons:
@@ -37,15 +33,9 @@ $(FUZZ_BIN): $(FUZZ_SRC) $(wildcard src/*/*.h)
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC) -o $@ -lm
 
-# Without clang's libFuzzer runtime (Debian: libclang-rt-NN-dev, a "Recommends" of clang) the
-# step says so loudly and is skipped rather than failing the whole test run.
+# Without clang's libFuzzer runtime the step says so and is skipped (tests/fuzz/fuzz.mk).
 fuzz-lessons:
-	@mkdir -p $(FUZZ_DIR)
-	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; (void)n; return 0; }' | \
-	    $(FUZZ_CC) -x c -fsanitize=fuzzer - -o $(FUZZ_DIR)/probe > /dev/null 2>&1; then \
-	  echo "fuzz-lessons: SKIPPED: $(FUZZ_CC) cannot link -fsanitize=fuzzer (install clang and its"; \
-	  echo "  runtime: apt-get install clang libclang-rt-NN-dev, NN = clang's major version)"; \
-	else $(MAKE) --no-print-directory fuzz-lessons-run; fi
+	$(call fuzz_or_skip,fuzz-lessons,fuzz-lessons-run)
 
 .PHONY: fuzz-lessons-run
 fuzz-lessons-run: $(FUZZ_BIN)
