@@ -3,7 +3,9 @@
 #
 # Debian/Ubuntu: apt-get (as root, or through sudo). macOS: Homebrew. Elsewhere: prints the
 # packages to install and fails. Quiet when everything is already there. With --dry-run it only
-# names what is missing.
+# names what is missing. With --web: what the web build and its browser test need instead
+# (`make web`, and .ci/run so that CI always runs the browser test); `make run` and `make test`
+# never install them.
 set -euo pipefail
 
 # Debian package, and the check that says it is present.
@@ -31,6 +33,22 @@ debs=(
 )
 brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg)
 
+# --web: Emscripten (Debian's), what scripts/web-libs.sh needs to fetch and build SDL2, SDL2_ttf,
+# FreeType and zlib from their Debian sources (apt-get source unpacks with dpkg-source), the
+# fonts the page packs, and Chromium for the browser test.
+web_debs=(
+  "emscripten:command -v emcc"
+  "cmake:command -v cmake"
+  "make:command -v make"
+  "dpkg-dev:command -v dpkg-source"
+  "xz-utils:command -v xz"
+  "bzip2:command -v bzip2"
+  "fonts-dejavu-core:test -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+  "python3:command -v python3"
+  "chromium:command -v chromium"
+)
+web_brews=(emscripten cmake)
+
 # OpenBLAS itself, never "some cblas.h": Debian's reference BLAS (libblas-dev) also installs a
 # cblas.h, without OpenBLAS's openblas_set_num_threads. OpenBLAS ships openblas.pc and its own
 # openblas_config.h; the build takes its header and library from the same place (see
@@ -43,8 +61,15 @@ have_openblas() {
   return 1
 }
 
-dry_run=0
-[ "${1:-}" = "--dry-run" ] && dry_run=1
+dry_run=0 web=0
+for arg in "$@"; do
+  case $arg in
+    --dry-run) dry_run=1 ;;
+    --web) web=1 ;;
+    *) echo "install-deps: unknown option '$arg' (--dry-run, --web)" >&2; exit 2 ;;
+  esac
+done
+if [ $web -eq 1 ]; then debs=("${web_debs[@]}"); brews=("${web_brews[@]}"); fi
 
 # macOS: Homebrew's own list says what is there (the checks above name Debian's paths).
 if [ "$(uname -s)" = Darwin ]; then

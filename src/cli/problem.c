@@ -242,6 +242,8 @@ void cli_problem_init(cli_problem *p, const char *cmd)
     p->run.decoding.Bk = 3;
     p->hq = p->hkv = 1;
     p->scale = NAN;
+    p->max_events = CLI_MAX_TRACE_EVENTS;
+    p->max_pool = CLI_MAX_TRACE_POOL;
 }
 
 int cli_problem_set(cli_problem *p, const char *opt, const char *value)
@@ -456,11 +458,11 @@ int cli_problem_load(cli_problem *p)
                                  nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
                                  (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
     }
-    if (events > CLI_MAX_TRACE_EVENTS || pool > CLI_MAX_TRACE_POOL) {
+    if (events > p->max_events || pool > p->max_pool) {
         fprintf(stderr, "flashstep %s: this problem would record about %lld events and %lld numbers; "
                         "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
                         "(decode: fewer splits).\n",
-                p->cmd, (long long)events, (long long)pool, (long long)CLI_MAX_TRACE_EVENTS, (long long)CLI_MAX_TRACE_POOL);
+                p->cmd, (long long)events, (long long)pool, (long long)p->max_events, (long long)p->max_pool);
         return 2;
     }
     return 0;

@@ -31,6 +31,7 @@ typedef struct {
     int window;
     long offset;
     uint64_t given;         /* bit k: row k of the table was given */
+    int64_t max_events, max_pool;   /* the trace's bounds (CLI_MAX_TRACE_*; the web page's are lower) */
     /* What cli_problem_load made (owned; the run's pointers point into these). */
     fs_matrix Q, K, V, S, Z, dO;
     double *eye;

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gui/draw.h"
+#include "gui/app.h"
 
 double gui_now(void)
 {
@@ -32,21 +32,6 @@ void gui_options_default(gui_options *o)
     o->t0 = gui_now();
 }
 
-typedef struct {
-    SDL_Window *win;
-    SDL_Renderer *ren;
-    SDL_Surface *surface;    /* offscreen target, or NULL */
-    gui_draw draw;
-    gui_catalog cat;
-    gui_show show;
-    gui_state st;
-    const gui_options *opt;
-    gui_script script;
-    int script_pos, script_wait, script_fail;
-    int png_count;
-    int match_line;          /* a script line whose reference the next frame must match, or -1 */
-    bool ttf;
-} app;
 
 static gui_key key_of(SDL_Keycode k)
 {
@@ -92,7 +77,7 @@ static SDL_Keycode sdl_key_of(gui_key k)
     return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
 }
 
-static int load_entry(app *A, int i)
+int app_load_entry(app *A, int i)
 {
     gui_scene_tiled_free(&A->draw);   /* the kept scans belong to the old show */
     gui_show_free(&A->show);
@@ -277,10 +262,18 @@ static void script_step(app *A)
     }
 }
 
-/* poll: SDL events to commands, applied in order. */
+/* poll: SDL events to commands, applied in order. Mouse positions come in window units and
+ * are turned into the renderer's pixels, which the layout is in (they differ on a HiDPI
+ * screen, where the window asks for every pixel). */
 static void poll(app *A)
 {
     SDL_Event e;
+    int win_w = 0, win_h = 0, out_w = 0, out_h = 0;
+    if (A->win) SDL_GetWindowSize(A->win, &win_w, &win_h);
+    if (A->ren) SDL_GetRendererOutputSize(A->ren, &out_w, &out_h);
+    if (win_w <= 0 || win_h <= 0 || out_w <= 0 || out_h <= 0) win_w = out_w = win_h = out_h = 1;
+#define PX(x) ((int)((long long)(x) * out_w / win_w))
+#define PY(y) ((int)((long long)(y) * out_h / win_h))
     while (SDL_PollEvent(&e)) {
         gui_cmd c = {GUI_CMD_NONE, 0, 0};
         switch (e.type) {
@@ -289,9 +282,13 @@ static void poll(app *A)
             if (e.key.keysym.sym == SDLK_SLASH && !(e.key.keysym.mod & KMOD_SHIFT) && A->st.predict.phase != GUI_PREDICT_ASK)
                 c.kind = GUI_CMD_HELP;
             break;
-        case SDL_MOUSEMOTION: c = (gui_cmd){GUI_CMD_MOUSE_MOVE, e.motion.x, e.motion.y}; break;
-        case SDL_MOUSEBUTTONDOWN: if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_DOWN, e.button.x, e.button.y}; break;
-        case SDL_MOUSEBUTTONUP: if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_UP, e.button.x, e.button.y}; break;
+        case SDL_MOUSEMOTION: c = (gui_cmd){GUI_CMD_MOUSE_MOVE, PX(e.motion.x), PY(e.motion.y)}; break;
+        case SDL_MOUSEBUTTONDOWN:
+            if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_DOWN, PX(e.button.x), PY(e.button.y)};
+            break;
+        case SDL_MOUSEBUTTONUP:
+            if (e.button.button == SDL_BUTTON_LEFT) c = (gui_cmd){GUI_CMD_MOUSE_UP, PX(e.button.x), PY(e.button.y)};
+            break;
         case SDL_WINDOWEVENT:
             if (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
                 int w, h;
@@ -303,16 +300,30 @@ static void poll(app *A)
         }
         if (c.kind != GUI_CMD_NONE) gui_update(&A->st, &A->show, &c);
     }
+#undef PX
+#undef PY
 }
 
-static void draw(app *A)
+void app_draw(app *A)
 {
     gui_draw_begin(&A->draw, &A->st, &A->show);
     gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
 }
 
+/* Whether the state differs from the one last drawn (lazy drawing), ignoring the counters that
+ * change every frame without changing the picture. */
+static bool app_changed(app *A)
+{
+    if (!A->have_drawn || A->st.save_png || A->match_line >= 0) return true;
+    gui_state cur;
+    memcpy(&cur, &A->st, sizeof cur);
+    cur.frames = A->drawn.frames;
+    cur.acc_ms = A->drawn.acc_ms;
+    return memcmp(&cur, &A->drawn, sizeof cur) != 0;
+}
+
 /* One frame: script, poll, update (time and requests), draw, save, present. */
-static void app_frame(app *A, int dt_ms)
+bool app_frame(app *A, int dt_ms)
 {
     if (A->script.n) script_step(A);
     poll(A);
@@ -324,13 +335,18 @@ static void app_frame(app *A, int dt_ms)
     }
     if (A->st.lesson_changed) {
         A->st.lesson_changed = false;
-        if (load_entry(A, A->st.lesson)) A->st.quit = true;
+        if (app_load_entry(A, A->st.lesson)) A->st.quit = true;
     }
     if (A->win) {
         bool fs = (SDL_GetWindowFlags(A->win) & SDL_WINDOW_FULLSCREEN_DESKTOP) != 0;
         if (fs != A->st.fullscreen) SDL_SetWindowFullscreen(A->win, A->st.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     }
-    draw(A);
+    if (A->lazy) {
+        if (!app_changed(A)) return false;
+        memcpy(&A->drawn, &A->st, sizeof A->drawn);
+        A->have_drawn = true;
+    }
+    app_draw(A);
     if (A->st.save_png) {
         A->st.save_png = false;
         char path[512];
@@ -347,15 +363,17 @@ static void app_frame(app *A, int dt_ms)
         A->st.status[sizeof A->st.status - 1] = 0;
         A->st.status_ttl = 120;
         fprintf(stderr, "flashstep: %s\n", msg);
+        if (A->saved && !strncmp(msg, "saved ", 6)) A->saved(A->saved_ctx, path);
     }
     if (A->match_line >= 0) {
         match_frame(A, &A->script.lines[A->match_line]);
         A->match_line = -1;
     }
     SDL_RenderPresent(A->ren);
+    return true;
 }
 
-static void app_shutdown(app *A)
+void app_shutdown(app *A)
 {
     gui_draw_free(&A->draw);
     gui_show_free(&A->show);
@@ -369,7 +387,7 @@ static void app_shutdown(app *A)
 }
 
 /* Load what to show: a demo, a lesson of the catalogue, or a lesson file by path. */
-static int app_load(app *A, const char *name)
+int app_load(app *A, const char *name)
 {
     if (gui_catalog_open(&A->cat, stderr)) return 2;
     int idx = 0;
@@ -405,7 +423,7 @@ static int app_load(app *A, const char *name)
     return gui_catalog_load(&A->cat, idx, &A->show, stderr);
 }
 
-static void apply_options(app *A)
+void app_apply_options(app *A)
 {
     const gui_options *o = A->opt;
     A->st.scale_pct = o->scale_pct;
@@ -470,7 +488,7 @@ int gui_play(const char *name, const gui_options *o)
     SDL_GetRendererOutputSize(A.ren, &w, &h);
     A.st.w = w;
     A.st.h = h;
-    apply_options(&A);
+    app_apply_options(&A);
     A.st.fullscreen = o->fullscreen;
     double start = gui_now(), last = start, first_frame = 0, sum = 0, worst = 0;
     long frames = 0;
@@ -532,7 +550,7 @@ static int app_start(app *A, const char *name, int rc)
     }
     A->st.w = A->opt->w;
     A->st.h = A->opt->h;
-    apply_options(A);
+    app_apply_options(A);
     return 0;
 }
 
@@ -547,7 +565,7 @@ static int render_anim(app *A, int64_t a, int64_t b, const char *out)
     if (!px) { fprintf(stderr, "flashstep: out of memory\n"); gui_anim_close(an, false, stderr); return 2; }
     for (int64_t k = a; k <= b && !rc; k++) {
         A->st.step = k;
-        draw(A);
+        app_draw(A);
         if (SDL_RenderReadPixels(A->ren, NULL, SDL_PIXELFORMAT_RGB24, px, w * 3) != 0) {
             fprintf(stderr, "flashstep: cannot read a frame: %s\n", SDL_GetError());
             rc = 2;
@@ -587,7 +605,7 @@ int gui_render(const char *name, int64_t a, int64_t b, const char *out, const ch
     }
     for (int64_t k = a; k <= b; k++) {
         A.st.step = k;
-        draw(&A);
+        app_draw(&A);
         char path[4096];
         if (out && a == b) snprintf(path, sizeof path, "%s", out);
         else snprintf(path, sizeof path, "%s/%s-%04lld.png", out_dir ? out_dir : ".", A.show.name, (long long)k);
@@ -628,7 +646,7 @@ int gui_bench(const char *name, int frames, bool window, const gui_options *o)
     for (int f = 0; f < frames; f++) {
         A.st.step = A.st.n > 0 ? f % A.st.n : 0;
         double t = gui_now();
-        draw(&A);
+        app_draw(&A);
         SDL_RenderPresent(A.ren);
         if (window) SDL_RenderReadPixels(A.ren, NULL, SDL_PIXELFORMAT_RGB24, NULL, 0);   /* (no-op when NULL; keeps timing honest) */
         double took = gui_now() - t;

@@ -91,9 +91,10 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
     for (int i = 0; i < fs_lesson_check_count(l) && show->n_claims < GUI_MAX_CLAIMS; i++) {
         const fs_check *c = fs_lesson_check(l, i);
         snprintf(show->claim_verdict[show->n_claims], sizeof show->claim_verdict[0], "%s", fs_verdict_str(c->got.verdict));
-        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: printed %s%s%s, exact %s",
-                 c->own ? "(own) " : "", c->claim, c->printed, c->unit && *c->unit ? " " : "", c->unit ? c->unit : "",
-                 c->exact_text);
+        /* the exact value is in the printed one's unit: both carry it */
+        const char *sp = c->unit && *c->unit ? " " : "", *unit = c->unit ? c->unit : "";
+        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: printed %s%s%s, exact %s%s%s",
+                 c->own ? "(own) " : "", c->claim, c->printed, sp, unit, c->exact_text, sp, unit);
     }
     lesson_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) { fs_lesson_free(l); ok = false; }

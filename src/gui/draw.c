@@ -1,10 +1,22 @@
 /* draw.c: fonts (fontconfig + SDL2_ttf with a glyph-texture cache) and drawing primitives. */
+#ifndef __EMSCRIPTEN__
 #include <fontconfig/fontconfig.h>
+#endif
 #include <stdarg.h>
 #include <string.h>
 
 #include "gui/draw.h"
 
+#ifdef __EMSCRIPTEN__
+/* The web page has no fontconfig: `make web` packs the two DejaVu faces at fixed paths of its
+ * file system (src/web/module.mk). */
+int gui_font_find(char *path, size_t n, char *fallback, size_t fn)
+{
+    snprintf(path, n, "/flashstep/fonts/DejaVuSansMono.ttf");
+    if (fallback && fn) snprintf(fallback, fn, "/flashstep/fonts/DejaVuSans.ttf");
+    return 0;
+}
+#else
 int gui_font_find(char *path, size_t n, char *fallback, size_t fn)
 {
     static const char *const wanted[] = {"DejaVu Sans Mono:style=Book", "monospace"};
@@ -57,6 +69,7 @@ int gui_font_find(char *path, size_t n, char *fallback, size_t fn)
     FcConfigDestroy(cfg);
     return rc;
 }
+#endif
 
 int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err)
 {

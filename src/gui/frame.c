@@ -18,6 +18,29 @@ static uint32_t marker_color(const gui_theme *th, const fs_event *e)
     }
 }
 
+/* The event's kind in words for the header: the trace's short names ("brow", "bkey") read like
+ * words cut short there. */
+static const char *kind_words(fs_event_kind k)
+{
+    switch (k) {
+    case FS_EV_ELEM: return "element";
+    case FS_EV_TILE: return "tile";
+    case FS_EV_SKIP: return "skip";
+    case FS_EV_ROW: return "row";
+    case FS_EV_PARTIAL: return "partial";
+    case FS_EV_MERGE: return "merge";
+    case FS_EV_OUT: return "output";
+    case FS_EV_LSE: return "L = m + ln l";
+    case FS_EV_DELTA: return "D row";
+    case FS_EV_BTILE: return "backward tile";
+    case FS_EV_BSKIP: return "backward skip";
+    case FS_EV_BROW: return "backward row";
+    case FS_EV_BKEY: return "backward key";
+    case FS_EV_GRAD: return "gradient";
+    default: return fs_event_kind_str(k);
+    }
+}
+
 static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_layout *L = &d->L;
@@ -30,7 +53,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     if (s->n > 0) {
         const fs_event *e = &show->trace.ev[s->step];
         snprintf(right, sizeof right, "step %lld / %lld · %s", (long long)s->step, (long long)(s->n - 1),
-                 fs_event_kind_str(e->kind));
+                 kind_words(e->kind));
     } else {
         snprintf(right, sizeof right, "no events");
     }
@@ -44,7 +67,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     char sp[32];
     double eps = gui_speed_eps(s->speed);
     snprintf(sp, sizeof sp, eps < 1 ? "%.1f ev/s" : "%.0f ev/s", eps);
-    int sw = gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "%s %s%s  ·  %s  ·  ? keys",
+    int sw = gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "·  %s %s%s  ·  %s  ·  ? keys",
               s->playing ? "playing" : "paused", sp, s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "",
               th->name);
     {

@@ -521,7 +521,12 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
     /* The verdict in a column of its own, then the claim; claims take two lines each when all of
      * them fit that way, else one line each, cut with "…". */
-    int fs = L->font_small, lh = gui_line_h(d, fs), vw = 9 * gui_char_w(d, fs), tw = w - vw;
+    int vlen = 7;   /* the verdict column: its longest word and two spaces */
+    for (int i = 0; i < show->n_claims; i++) {
+        int n = (int)strcspn(show->claim_verdict[i], "-");
+        if (n > vlen) vlen = n;
+    }
+    int fs = L->font_small, lh = gui_line_h(d, fs), vw = (vlen + 2) * gui_char_w(d, fs), tw = w - vw;
     int need = 0;
     for (int i = 0; i < show->n_claims; i++) {
         int nl = gui_wrap_lines(d, fs, tw, show->claims[i]);

@@ -1,0 +1,416 @@
+/* web.c: the web page's program, built by `make web` with Emscripten (never by the native
+ * build). The page runs the window's own code: the same app (src/gui/app.h) with the same
+ * scenes, state and layout, drawn by SDL2's software renderer into the page's canvas, one
+ * app_frame per browser animation frame. What a browser adds is here: the page (src/web/page.js)
+ * calls these exported functions to open a lesson at a step (deep links, Back and Forward), to
+ * read the state it shows in the address bar, to load one's own problem or a saved trace from
+ * files it wrote into the program's file system, to save the trace as JSONL, and to run the
+ * commands `verify`, `lessons` and `trace` with their output captured (page.js collects what they
+ * print). Messages are the command line's own, on stderr, which the page shows.
+ *
+ * The page holds the one web_page pointer that web_start returns and passes it back; this file
+ * keeps no global state. Files: /flashstep/{lessons,assets,fonts} are packed into the page's
+ * data file; one's own inputs are written by the page under /input, the working directory, so
+ * messages name them as the user did ("q.txt:3:7: ...").
+ */
+#include <emscripten.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/problem.h"
+#include "gui/app.h"
+#include "lesson/lesson.h"
+
+/* The page's bounds on one's own problem's trace, below the command line's (CLI_MAX_TRACE_*):
+ * the largest problem they let through is computed and drawn at once, so a mistaken paste never
+ * freezes the tab. */
+#define WEB_MAX_TRACE_EVENTS ((int64_t)1 << 20)
+#define WEB_MAX_TRACE_POOL   ((int64_t)1 << 24)
+
+/* cmd_play.c's helper that checks one's own problem and points the options at it. */
+int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, gui_options *o, char (*title)[160]);
+
+typedef struct {
+    app A;
+    gui_options o;
+    double last;             /* time of the last frame, ms */
+    double frame_ms;         /* how long the last painted frame took (update and draw), ms */
+    bool demo;               /* a built-in demo is shown (its name links like a lesson's) */
+    int auto_zoom;           /* the text scale the page chose for the canvas size; 0 once the
+                              * user has chosen one with + or - */
+    int css_w, css_h;        /* the canvas size it was chosen for, CSS pixels */
+    char json[4096];         /* web_state's answer */
+    char title[2][160];      /* one's own problem's header lines */
+    char *list;              /* web_lessons' answer */
+} web_page;
+
+EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k);
+
+/* A download for the browser: the page picks the file up from the file system. */
+static void offer(void *ctx, const char *path)
+{
+    (void)ctx;
+    EM_ASM({ if (Module.offerFile) Module.offerFile(UTF8ToString($0)); }, path);
+}
+
+/* The text scale for a canvas of w x h CSS pixels: 100 % down to 1280 x 720 / 1.45, then larger,
+ * so that the body text stays about 11 CSS pixels high (a phone in landscape, 800 x 400, gets
+ * 140 %); at most 160 %. The window's layout scales text with the window, which makes a small
+ * page's text too small to read on a phone. */
+static int zoom_for(int w, int h)
+{
+    double rel = fmin(w / 1280.0, h / 720.0);
+    int z = rel > 0 ? (int)lround(11.0 / (16.0 * rel) * 100.0) : 100;
+    return z < 100 ? 100 : z > 160 ? 160 : z;
+}
+
+/* Follow the canvas's size with the automatic text scale, until the user picks one. */
+static void follow_size(web_page *W)
+{
+    int w, h;
+    SDL_GetWindowSize(W->A.win, &w, &h);
+    if (W->auto_zoom && W->A.st.scale_pct != W->auto_zoom) W->auto_zoom = 0;   /* + or - was pressed */
+    if (!W->auto_zoom || (w == W->css_w && h == W->css_h)) return;
+    W->css_w = w;
+    W->css_h = h;
+    W->auto_zoom = W->A.st.scale_pct = zoom_for(w, h);
+}
+
+static void web_frame(void *ctx)
+{
+    web_page *W = ctx;
+    follow_size(W);
+    double now = emscripten_get_now();
+    int dt = W->last > 0 ? (int)lround(fmin(now - W->last, 250.0)) : 16;
+    W->last = now;
+    if (W->A.st.lesson_changed) W->demo = false;   /* the L menu opens a lesson */
+    if (app_frame(&W->A, dt)) {
+        W->frame_ms = emscripten_get_now() - now;
+        EM_ASM({ if (Module.onFrame) Module.onFrame(); });
+    }
+}
+
+/* The page's canvas is the window. name: a lesson (stem or unique prefix) or NULL for the first;
+ * step: where to open; w × h: the canvas size in CSS pixels; theme: 0 dark, 1 light, 2 contrast.
+ * Returns the page, or NULL after a message on stderr. */
+EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, int h, int theme)
+{
+    web_page *W = calloc(1, sizeof *W);
+    if (!W) return NULL;
+    gui_options_default(&W->o);
+    W->o.w = w >= 320 ? w : 320;
+    W->o.h = h >= 200 ? h : 200;
+    W->o.theme = theme >= 0 && theme < GUI_THEME_COUNT ? (gui_theme_id)theme : GUI_THEME_DARK;
+    app *A = &W->A;
+    A->opt = &W->o;
+    A->match_line = -1;
+    A->lazy = true;
+    A->saved = offer;
+    SDL_SetHint(SDL_HINT_EMSCRIPTEN_KEYBOARD_ELEMENT, "#canvas");
+    SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
+    if (SDL_Init(SDL_INIT_VIDEO) != 0 || TTF_Init() != 0) {
+        fprintf(stderr, "flashstep: SDL: %s\n", SDL_GetError());
+        free(W);
+        return NULL;
+    }
+    A->ttf = true;
+    if (app_load(A, NULL) != 0) { app_shutdown(A); free(W); return NULL; }
+    A->win = SDL_CreateWindow("flashstep", 0, 0, W->o.w, W->o.h, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    A->ren = A->win ? SDL_CreateRenderer(A->win, -1, SDL_RENDERER_SOFTWARE) : NULL;
+    if (!A->ren || gui_draw_init(&A->draw, A->ren, W->o.font_path, stderr)) {
+        fprintf(stderr, "flashstep: cannot draw into the page: %s\n", SDL_GetError());
+        app_shutdown(A);
+        free(W);
+        return NULL;
+    }
+    SDL_GetRendererOutputSize(A->ren, &A->st.w, &A->st.h);
+    app_apply_options(A);
+    W->auto_zoom = A->st.scale_pct;
+    follow_size(W);
+    /* a deep link; one to a lesson that does not exist says so and shows the first */
+    if (name && *name) web_open(W, name, step);
+    emscripten_set_main_loop_arg(web_frame, W, 0, 0);
+    return W;
+}
+
+/* Point a lesson's (or any show's) state at step k, clamped; a negative k keeps the step. */
+static void seek(web_page *W, double k)
+{
+    gui_state *s = &W->A.st;
+    if (k >= 0 && s->n > 0) {
+        gui_cmd c = {GUI_CMD_SEEK, (int)fmin(k, (double)(s->n - 1)), 0};
+        s->playing = false;
+        gui_update(s, &W->A.show, &c);
+    }
+    W->A.have_drawn = false;
+}
+
+/* Open catalogue entry `name` (a stem or unique prefix), or else the built-in demo of that
+ * name (grid64, ...), at step k. 0, or 2 with a message. */
+EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
+{
+    int i = gui_catalog_find(&W->A.cat, name);
+    if (i < 0) {
+        for (int d = 0; d < gui_demo_count(); d++) {
+            if (strcmp(name, gui_demo_name(d))) continue;
+            if (!W->demo || strcmp(W->A.show.name, name)) {
+                gui_show show;
+                if (gui_demo_load(name, &show, stderr)) return 2;
+                gui_scene_tiled_free(&W->A.draw);
+                gui_show_free(&W->A.show);
+                W->A.show = show;
+                gui_state_attach(&W->A.st, &W->A.show);
+                W->A.st.lesson = -1;
+                W->A.st.menu = W->A.st.help = false;
+                W->demo = true;
+            }
+            seek(W, k);
+            return 0;
+        }
+        fprintf(stderr, "flashstep: no lesson matches '%s'\n", name);
+        return 2;
+    }
+    W->demo = false;
+    if (i != W->A.st.lesson || W->A.show.name[0] == 0 || strcmp(W->A.show.name, W->A.cat.names[i])) {
+        W->A.st.menu = W->A.st.help = false;
+        if (app_load_entry(&W->A, i)) return 2;
+        W->A.st.lesson = i;
+    }
+    seek(W, k);
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE void web_seek(web_page *W, double k) { seek(W, k); }
+
+/* A key as the window takes it (the page's buttons and swipes): its name as scripts write it
+ * ("Right", "Space", "T"; gui_key_str), and shift. Quit and full screen are the browser's. */
+EMSCRIPTEN_KEEPALIVE void web_key(web_page *W, const char *name, int shift)
+{
+    gui_key key = gui_key_parse(name);
+    if (key == GUI_KEY_NONE) return;
+    gui_cmd c = gui_key_cmd(&W->A.st, key, shift != 0);
+    if (c.kind != GUI_CMD_NONE && c.kind != GUI_CMD_QUIT && c.kind != GUI_CMD_FULLSCREEN) gui_update(&W->A.st, &W->A.show, &c);
+}
+
+/* The canvas got a new size (CSS pixels). */
+EMSCRIPTEN_KEEPALIVE void web_resize(web_page *W, int w, int h)
+{
+    if (w < 320 || h < 200) return;
+    SDL_SetWindowSize(W->A.win, w, h);
+    int pw, ph;
+    SDL_GetRendererOutputSize(W->A.ren, &pw, &ph);
+    gui_cmd c = {GUI_CMD_RESIZE, pw, ph};
+    gui_update(&W->A.st, &W->A.show, &c);
+}
+
+/* Append s to b as a JSON string body (control characters, quotes and backslashes escaped). */
+static void json_str(char *b, size_t n, const char *s)
+{
+    size_t k = strlen(b);
+    for (; *s && k + 8 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { b[k++] = '\\'; b[k++] = (char)c; }
+        else if (c < 0x20) k += (size_t)snprintf(b + k, n - k, "\\u%04x", c);
+        else b[k++] = (char)c;
+    }
+    b[k] = 0;
+}
+
+/* What the page shows, as one JSON object (valid until the next call): the lesson's name and
+ * index (-1: a demo, one's own problem or a saved trace), whether the name makes a link, the
+ * step and the number of steps, play, theme, scene, what the mouse hovers (kind, row, key),
+ * predict mode's phase, the scene's grid (x0, y0, cell, rows, cols in canvas pixels), the last
+ * frame's time, the text scale in percent, the header lines. */
+EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
+{
+    const gui_state *s = &W->A.st;
+    const gui_show *sh = &W->A.show;
+    gui_layout L = gui_layout_for(s, sh);
+    gui_grid g = gui_scene_grid(sh, &L);   /* where the scene's cells are, for taps in tests */
+    char *b = W->json;
+    size_t n = sizeof W->json;
+    snprintf(b, n, "{\"name\":\"");
+    json_str(b, n, sh->name);
+    size_t k = strlen(b);
+    snprintf(b + k, n - k,
+             "\",\"lesson\":%d,\"step\":%lld,\"n\":%lld,\"playing\":%s,\"speed\":%d,\"theme\":%d,\"scene\":\"%s\","
+             "\"hover\":[%d,%d,%d],\"predict\":%d,\"menu\":%s,\"help\":%s,\"w\":%d,\"h\":%d,\"claims\":%d,"
+             "\"link\":%s,\"grid\":[%d,%d,%d,%d,%d],\"frame_ms\":%.3f,\"zoom\":%d,\"title\":\"",
+             s->lesson, (long long)s->step, (long long)s->n, s->playing ? "true" : "false", s->speed, (int)s->theme,
+             gui_scene_str(sh->scene), (int)s->hover, s->hover_i, s->hover_j, (int)s->predict.phase,
+             s->menu ? "true" : "false", s->help ? "true" : "false", s->w, s->h, sh->n_claims,
+             s->lesson >= 0 || W->demo ? "true" : "false", g.x0, g.y0, g.cell, g.rows, g.cols, W->frame_ms, s->scale_pct);
+    json_str(b, n, sh->title);
+    k = strlen(b);
+    snprintf(b + k, n - k, "\",\"source\":\"");
+    json_str(b, n, sh->source);
+    k = strlen(b);
+    snprintf(b + k, n - k, "\"}");
+    return b;
+}
+
+/* The lessons as a JSON array of {name, title, source}, in catalogue order (valid until the
+ * next call). Loading every lesson runs the engine once each: the page asks after its first
+ * frame. */
+EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
+{
+    size_t cap = 256 + (size_t)W->A.cat.n * 640, k = 0;
+    char *b = realloc(W->list, cap);
+    if (!b) return "[]";
+    W->list = b;
+    b[k++] = '[';
+    b[k] = 0;
+    for (int i = 0; i < W->A.cat.n; i++) {
+        const char *title = W->A.cat.names[i], *source = "";
+        fs_lesson *l = NULL;
+        fs_loc_error e;
+        memset(&e, 0, sizeof e);
+        if (W->A.cat.paths && fs_lesson_load(W->A.cat.paths[i], &l, &e)) {
+            title = fs_lesson_title(l);
+            source = fs_lesson_source(l);
+        }
+        char name[160], t[400], src[400];
+        name[0] = t[0] = src[0] = 0;
+        json_str(name, sizeof name, W->A.cat.names[i]);
+        json_str(t, sizeof t, title);
+        json_str(src, sizeof src, source);
+        k += (size_t)snprintf(b + k, cap - k, "%s{\"name\":\"%s\",\"title\":\"%s\",\"source\":\"%s\"}", i ? "," : "", name, t, src);
+        if (l) fs_lesson_free(l);
+        if (k + 2 >= cap) break;
+    }
+    snprintf(b + k, cap - k, "]");
+    return b;
+}
+
+/* argv from one string of arguments separated by newlines (the page joins them so). */
+static int split_args(char *s, char **argv, int max)
+{
+    int argc = 0;
+    while (s && *s && argc < max) {
+        argv[argc++] = s;
+        char *nl = strchr(s, '\n');
+        if (!nl) break;
+        *nl = 0;
+        s = nl + 1;
+    }
+    return argc;
+}
+
+/* One's own problem: args as `flashstep play` takes them after `play` (--q q.txt --k k.txt
+ * --v v.txt --mask causal ...), the files already written under /input. On success the page
+ * shows it at step 0; on failure what was shown stays and the message (the command line's) is
+ * on stderr. 0, or 2. */
+EMSCRIPTEN_KEEPALIVE int web_problem(web_page *W, const char *args)
+{
+    char *copy = strdup(args ? args : "");
+    char *argv[64];
+    argv[0] = "play";
+    int argc = 1 + split_args(copy, argv + 1, 62);
+    cli_problem p;
+    cli_problem_init(&p, "play");
+    p.max_events = WEB_MAX_TRACE_EVENTS;
+    p.max_pool = WEB_MAX_TRACE_POOL;
+    gui_options o = W->o;
+    const char *scale_arg = NULL;
+    int rc = 2;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--scale") && i + 1 < argc) {   /* the score scale, as with play */
+            scale_arg = argv[++i];
+            continue;
+        }
+        int r = cli_problem_option(&p, argc, argv, &i);
+        if (r == 2) goto out;
+        if (r == 0) {
+            fprintf(stderr, "flashstep: play: unknown option '%s' (or it needs a value)\n", argv[i]);
+            goto out;
+        }
+    }
+    if (!cli_problem_given(&p)) {
+        fprintf(stderr, "flashstep play: no problem given (Q, K and V, or the scores)\n");
+        goto out;
+    }
+    if (cli_gui_problem(&p, scale_arg, NULL, &o, W->title)) goto out;
+    gui_show show;
+    if (gui_problem_load(o.problem, o.problem_parent, o.problem_n_parent, o.problem_title, o.problem_source, &show, stderr))
+        goto out;
+    gui_scene_tiled_free(&W->A.draw);
+    gui_show_free(&W->A.show);
+    W->A.show = show;
+    gui_state_attach(&W->A.st, &W->A.show);
+    W->A.st.lesson = -1;
+    W->A.st.menu = W->A.st.help = false;
+    W->A.have_drawn = false;
+    rc = 0;
+out:
+    cli_problem_free(&p);
+    free(copy);
+    return rc;
+}
+
+/* A trace saved by `flashstep trace --format jsonl`, at path (written by the page). 0, or 2 with
+ * the reader's message (FILE:LINE:COLUMN: ...) on stderr; what was shown stays then. */
+EMSCRIPTEN_KEEPALIVE int web_trace_file(web_page *W, const char *path)
+{
+    gui_show show;
+    if (gui_trace_load(path, &show, stderr)) return 2;
+    gui_scene_tiled_free(&W->A.draw);
+    gui_show_free(&W->A.show);
+    W->A.show = show;
+    gui_state_attach(&W->A.st, &W->A.show);
+    W->A.st.lesson = -1;
+    W->A.st.menu = W->A.st.help = false;
+    W->A.have_drawn = false;
+    return 0;
+}
+
+/* The trace of what is shown, as `flashstep trace --format jsonl` prints it, into path. 0 or 2. */
+EMSCRIPTEN_KEEPALIVE int web_save_trace(web_page *W, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "flashstep: cannot write %s\n", path); return 2; }
+    cli_trace_jsonl(f, &W->A.show.trace);
+    return fclose(f) == 0 ? 0 : 2;
+}
+
+/* The page's PNG of the frame (P does the same through the window's own save). */
+EMSCRIPTEN_KEEPALIVE void web_save_png(web_page *W)
+{
+    W->A.st.save_png = true;
+}
+
+/* Run a command of the program, arguments separated by newlines ("verify\n000_04"): trace,
+ * lessons and verify. What it prints goes to stdout and stderr, which the page collects.
+ * Returns its exit code. */
+EMSCRIPTEN_KEEPALIVE int web_cli(const char *args)
+{
+    static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
+        {"trace", cli_trace}, {"lessons", cli_lessons}, {"verify", cli_verify},
+    };
+    char *copy = strdup(args ? args : "");
+    char *argv[64];
+    int argc = split_args(copy, argv, 63);
+    argv[argc] = NULL;
+    int rc = 2;
+    if (argc == 0) fprintf(stderr, "flashstep: no command\n");
+    else {
+        size_t i = 0;
+        while (i < sizeof cmds / sizeof cmds[0] && strcmp(argv[0], cmds[i].name)) i++;
+        if (i < sizeof cmds / sizeof cmds[0]) rc = cmds[i].fn(argc, argv);
+        else fprintf(stderr, "flashstep: the page runs trace, lessons and verify, not '%s'\n", argv[0]);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    free(copy);
+    return rc;
+}
+
+int main(void)
+{
+    /* The lessons and their assets are packed under /flashstep; one's own files go to /input. */
+    setenv("FLASHSTEP_LESSONS", "/flashstep/lessons", 1);
+    if (chdir("/input") != 0) fprintf(stderr, "flashstep: no /input directory\n");
+    return 0;
+}

@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""check_page.py URL FLASHSTEP [--shots DIR] [--bench]: the web page in headless Chromium.
+
+Drives the page the way a person would (keys, clicks, taps, swipes, pasted text, chosen files,
+the Back button) through the DevTools protocol (cdp.py), and holds it to the native program
+FLASHSTEP: the downloaded trace must equal `flashstep trace`'s bytes, the claims panel must
+equal `flashstep verify`'s output, an error must be the command line's own message, and the
+canvas must match `flashstep render` of the same lesson, step and size (the pixel rule is at
+TOLERANCE_LEVELS). Any console error or uncaught exception fails the run.
+
+--shots DIR keeps the screenshots; --bench prints the page's timings (first frame, frame times
+while a key is held on the 64 x 64 grid at 1920 x 1080, the bytes downloaded) without judging them.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser, CDPError  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOLBAR = 36   # the page's bar above the canvas (page.css)
+passed = failed = 0
+
+
+def check(ok, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"  ok    {what}")
+    else:
+        failed += 1
+        print(f"  FAIL  {what}" + (f"\n        {detail}" if detail else ""))
+    return ok
+
+
+# The pixel rule (see match_frame's text in docs/web.md): both images come from the same C scene
+# code, the same FreeType and SDL's software renderer; only where wasm32 and x86-64 round a
+# coordinate or a blend differently may a pixel differ. At most 0.1 % of the pixels may differ
+# by more than 24 levels in a channel; a misplaced label or a wrong colour moves far more.
+TOLERANCE_LEVELS = 24
+TOLERANCE_SHARE = 1000   # one pixel in a thousand
+
+# Compared in the page: the canvas's own pixels (what SDL wrote) against the reference PNG
+# decoded by the browser. Returns [w, h, ref_w, ref_h, pixels over the tolerance].
+MATCH_JS = """
+(async (b64, tol) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + b64;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = img.width; c.height = img.height;
+  const cx = c.getContext('2d');
+  cx.drawImage(img, 0, 0);
+  const cv = Module.canvas, w = cv.width, h = cv.height;
+  if (w !== img.width || h !== img.height) return [w, h, img.width, img.height, -1];
+  const a = cv.getContext('2d').getImageData(0, 0, w, h).data, b = cx.getImageData(0, 0, w, h).data;
+  let bad = 0;
+  for (let i = 0; i < a.length; i += 4)
+    if (Math.abs(a[i] - b[i]) > tol || Math.abs(a[i + 1] - b[i + 1]) > tol || Math.abs(a[i + 2] - b[i + 2]) > tol) bad++;
+  return [w, h, img.width, img.height, bad];
+})
+"""
+
+
+def match_frame(b, ref_png):
+    """The page's canvas against a PNG of flashstep render: (ok, text)."""
+    import base64
+    w, h, rw, rh, bad = b.eval(MATCH_JS + f"('{base64.b64encode(ref_png).decode()}', {TOLERANCE_LEVELS})", await_promise=True)
+    if bad < 0:
+        return False, f"sizes differ: page {w}x{h}, render {rw}x{rh}"
+    allowed = w * h // TOLERANCE_SHARE
+    return bad <= allowed, f"{bad} of {w * h} pixels differ by more than {TOLERANCE_LEVELS} levels (allowed {allowed})"
+
+
+class Page:
+    """One browser tab on the page, with its console watched."""
+
+    def __init__(self, b, url, downloads):
+        self.b, self.url, self.errors = b, url, []
+        for m in ("Runtime.enable", "Page.enable", "Log.enable"):
+            b.send(m)
+        b.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads, "eventsEnabled": True},
+               browser_level=True)
+        self.downloads = downloads
+
+    def drain(self):
+        while not self.b.events.empty():
+            ev = self.b.events.get()
+            m, p = ev.get("method"), ev.get("params", {})
+            if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+                self.errors.append("console.error: " + " ".join(str(a.get("value", a.get("description"))) for a in p.get("args", [])))
+            elif m == "Runtime.exceptionThrown":
+                d = p.get("exceptionDetails", {})
+                self.errors.append("exception: " + str(d.get("exception", {}).get("description") or d.get("text")))
+            elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+                self.errors.append("log: " + p["entry"].get("text", ""))
+
+    def size(self, w, h):
+        self.b.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+
+    def load(self, frag):
+        """Open the page afresh at URL#frag, as a link does (not a jump within the page)."""
+        self.b.navigate("about:blank")
+        self.b.wait_for("location.href === 'about:blank'", what="about:blank")
+        self.b.navigate(self.url + frag)
+        self.b.wait_for("window.Module && Module.flashstep && Module.flashstep.state() && Module.firstFrameMs", timeout=60,
+                        what="the page's first frame")
+        return self.state()
+
+    def state(self):
+        return self.b.eval("JSON.stringify(Module.flashstep.state())") and json.loads(self.b.eval("JSON.stringify(Module.flashstep.state())"))
+
+    def wait_state(self, cond, what, timeout=20):
+        end = time.time() + timeout
+        while True:
+            s = self.state()
+            if cond(s):
+                return s
+            if time.time() > end:
+                raise CDPError(f"timed out waiting for {what}; state {json.dumps(s)[:300]}")
+            time.sleep(0.03)
+
+    def click_id(self, elid):
+        r = self.b.eval(f"(() => {{ const r = document.getElementById('{elid}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        self.b.click(r[0], r[1])
+
+    def text_of(self, elid):
+        return self.b.eval(f"document.getElementById('{elid}').textContent")
+
+    def download(self, elid, timeout=20):
+        before = set(os.listdir(self.downloads))
+        self.click_id(elid)
+        end = time.time() + timeout
+        while time.time() < end:
+            new = [f for f in set(os.listdir(self.downloads)) - before if not f.endswith(".crdownload")]
+            if new:
+                path = os.path.join(self.downloads, new[0])
+                time.sleep(0.1)
+                with open(path, "rb") as f:
+                    data = f.read()
+                os.remove(path)
+                return new[0], data
+            time.sleep(0.05)
+        raise CDPError(f"no download from #{elid}")
+
+    def insert(self, elid, text):
+        """Put text into a textarea as a paste does (focus, select all, insert)."""
+        self.b.eval(f"(() => {{ const t = document.getElementById('{elid}'); t.focus(); t.select(); }})()")
+        if text:
+            self.b.send("Input.insertText", {"text": text})
+        else:
+            self.b.eval(f"document.getElementById('{elid}').value = ''")
+
+
+def run_cli(flashstep, args, cwd=None):
+    return subprocess.run([flashstep] + args, cwd=cwd, capture_output=True)
+
+
+def main():
+    args = sys.argv[1:]
+    shots = bench = None
+    if "--shots" in args:
+        i = args.index("--shots")
+        shots = args[i + 1]
+        del args[i:i + 2]
+        os.makedirs(shots, exist_ok=True)
+    if "--bench" in args:
+        bench = True
+        args.remove("--bench")
+    if len(args) != 2:
+        sys.exit(__doc__)
+    url, flashstep = args[0].rstrip("/") + "/", os.path.abspath(args[1])
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not chromium:
+        sys.exit("test-web: no chromium found")
+    tmp = tempfile.mkdtemp(prefix="flashstep-web-")
+    downloads = os.path.join(tmp, "downloads")
+    os.makedirs(downloads)
+    try:
+        with Browser(chromium, 1280, 720 + TOOLBAR) as b:
+            page = Page(b, url, downloads)
+            page.size(1280, 720 + TOOLBAR)
+            run_checks(page, flashstep, tmp, shots, bench)
+            page.drain()
+            check(not page.errors, "no console error or uncaught exception", "; ".join(page.errors[:5]))
+    except CDPError as e:
+        check(False, "the browser session", str(e))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_checks(page, flashstep, tmp, shots, bench):
+    b = page.b
+    doc = os.path.join(ROOT, "assets", "doc000_tiled")
+    cli_opts = ["--bq", "2", "--bk", "3", "--mask", "causal", "--form", "unnormalized"]
+
+    print("a lesson, played to its end by key presses")
+    s = page.load("#000_04/0")
+    check(s["name"].startswith("000_04") and s["step"] == 0 and s["scene"] == "tiled", "#000_04/0 opens 000_04 at step 0", str(s))
+    first = b.eval("Module.firstFrameMs")
+    n = s["n"]
+    for _ in range(5):
+        b.key("ArrowRight")
+    s = page.wait_state(lambda s: s["step"] == 5, "step 5 after five Right presses")
+    check(s["step"] == 5, "five Right presses: step 5")
+    for _ in range(n - 1 - 5):
+        b.key("ArrowRight")
+    s = page.wait_state(lambda s: s["step"] == n - 1, f"the last step {n - 1}")
+    b.key("ArrowRight")
+    time.sleep(0.2)
+    s = page.state()
+    check(s["step"] == n - 1, f"played to the end: step {n - 1} of {n}, and Right stops there", str(s["step"]))
+    check(b.eval("location.hash") == f"#{s['name']}/{n - 1}", "the address names the lesson and the step", b.eval("location.hash"))
+    check(page.text_of("where") == f"{s['name']} · step {n - 1} / {n - 1}", "the bar's step counter", page.text_of("where"))
+
+    print("the trace download against flashstep trace")
+    name, data = page.download("b-download")
+    cli = run_cli(flashstep, ["trace", "--q", f"{doc}/Q.txt", "--k", f"{doc}/K.txt", "--v", f"{doc}/V.txt"] + cli_opts +
+                  ["--format", "jsonl"])
+    check(cli.returncode == 0 and data == cli.stdout, f"{name}: the bytes of flashstep trace --format jsonl ({len(data)} bytes)",
+          f"page {len(data)} bytes, CLI {len(cli.stdout)}; first difference at byte "
+          f"{next((i for i, (x, y) in enumerate(zip(data, cli.stdout)) if x != y), min(len(data), len(cli.stdout)))}")
+    events = [json.loads(line) for line in cli.stdout.decode().splitlines()]
+
+    def marker(e):   # what Shift+arrow stops at (fs_event_significant): a rescale, a skip, a merge, an output
+        return e["event"] in ("skip", "merge", "out") or (e["event"] == "row" and e["l_old"] > 0 and e["alpha"] < 1)
+    page.load("#000_04/14")
+    b.key("ArrowLeft", shift=True)
+    s = page.wait_state(lambda s: s["step"] != 14, "Shift+Left")
+    want = max(k for k in range(14) if marker(events[k]))
+    check(s["step"] == want, f"Shift+Left from step 14: the previous marker, step {want} ({events[want]['event']})", str(s["step"]))
+
+    print("claims panel against flashstep verify")
+    page.click_id("b-claims")
+    b.wait_for("document.getElementById('claims-text').textContent.length > 0", what="the claims")
+    cli = run_cli(flashstep, ["verify", s["name"]])
+    got = page.text_of("claims-text")
+    check(got == cli.stdout.decode(), "the claims panel prints what flashstep verify prints", got[:200])
+    page.click_id("b-claims")
+
+    print("deep links, Back and Forward")
+    s = page.load("#000_04/14")
+    check(s["name"].startswith("000_04") and s["step"] == 14, "#000_04/14 opens step 14", str(s["step"]))
+    b.key("ArrowRight")
+    page.wait_state(lambda s: s["step"] == 15, "step 15")
+    b.key("ArrowRight")
+    page.wait_state(lambda s: s["step"] == 16, "step 16")
+    check(b.eval("location.hash").endswith("/16"), "the address follows the steps", b.eval("location.hash"))
+    b.eval("history.back()")
+    s = page.wait_state(lambda s: s["step"] == 15, "Back to step 15")
+    check(s["step"] == 15, "Back: step 15")
+    b.eval("history.back()")
+    s = page.wait_state(lambda s: s["step"] == 14, "Back to step 14")
+    check(s["step"] == 14, "Back again: step 14")
+    b.eval("history.forward()")
+    s = page.wait_state(lambda s: s["step"] == 15, "Forward to step 15")
+    check(s["step"] == 15, "Forward: step 15")
+    s = page.load("#no_such_lesson/3")
+    check(s["lesson"] == 0 and page.text_of("notice") == "flashstep: no lesson matches 'no_such_lesson'",
+          "a link to a missing lesson says so and shows the first lesson", page.text_of("notice"))
+
+    print("keys for theme, help and predict")
+    s = page.load("#000_04/3")
+    b.key("t")
+    s = page.wait_state(lambda s: s["theme"] == 1, "the light theme")
+    check(s["theme"] == 1, "T: the light theme")
+    b.key("t")
+    b.key("t")
+    s = page.wait_state(lambda s: s["theme"] == 0, "back to the dark theme")
+    b.key("?")
+    s = page.wait_state(lambda s: s["help"], "help")
+    check(s["help"], "?: the key help")
+    b.key("Escape")
+    s = page.wait_state(lambda s: not s["help"], "help closed")
+    check(not s["help"], "Esc closes it")
+
+    print("touch: a tap on a tile, a swipe")
+    b.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+    s = page.load("#000_04/8")
+    x0, y0, cell, rows, cols = s["grid"]
+    check(cell > 0 and rows == 6 and cols >= 6, f"the tiled scene's grid: {rows} rows, {cols} columns, cells of {cell} px")
+    b.tap(x0 + 2.5 * cell, TOOLBAR + y0 + 1.5 * cell)
+    s = page.wait_state(lambda s: s["hover"][0] == 1, "a tooltip after the tap")
+    check(s["hover"] == [1, 1, 2], f"a tap on row 1, key 2 shows that cell's tooltip (hover {s['hover']})")
+    if shots:
+        with open(os.path.join(shots, "web-tap-tooltip.png"), "wb") as f:
+            f.write(b.screenshot())
+    step = s["step"]
+    b.swipe(900, TOOLBAR + 300, 500, TOOLBAR + 310)
+    s = page.wait_state(lambda s: s["step"] == step + 1, "a swipe to the left steps on")
+    check(s["step"] == step + 1, "a swipe to the left: one step on")
+    b.swipe(500, TOOLBAR + 300, 900, TOOLBAR + 300)
+    s = page.wait_state(lambda s: s["step"] == step, "a swipe to the right steps back")
+    check(s["step"] == step, "a swipe to the right: one step back")
+    b.send("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+    print("your own problem, pasted")
+    page.click_id("b-mine")
+    mats = {}
+    for k in ("q", "k", "v"):
+        with open(f"{doc}/{k.upper()}.txt") as f:
+            mats[k] = f.read()
+        page.insert("m-" + k, mats[k])
+    b.eval("document.getElementById('o-mask').value = 'causal'; document.getElementById('o-form').value = 'unnormalized';"
+           "document.getElementById('o-bq').value = '2'; document.getElementById('o-bk').value = '3'")
+    page.click_id("mine-show")
+    s = page.wait_state(lambda s: s["lesson"] == -1, "one's own problem shown")
+    check(s["lesson"] == -1 and s["scene"] == "tiled" and s["step"] == 0, f"pasted Q, K, V shown as a tiled problem ({s['n']} steps)")
+    name, data = page.download("b-download")
+    own = os.path.join(tmp, "own")
+    os.makedirs(own)
+    for k, text in mats.items():
+        with open(os.path.join(own, f"{k}.txt"), "w") as f:
+            f.write(text)
+    cli = run_cli(flashstep, ["trace", "--q", "q.txt", "--k", "k.txt", "--v", "v.txt"] + cli_opts + ["--format", "jsonl"], cwd=own)
+    check(cli.returncode == 0 and data == cli.stdout, "its trace download equals flashstep trace's on the same files and options")
+
+    print("a damaged paste, and one too large")
+    page.click_id("b-mine")
+    bad_q = mats["q"].replace("\n", " x\n", 2).split("\n")
+    bad_q = "\n".join(bad_q)
+    page.insert("m-q", bad_q)
+    page.click_id("mine-show")
+    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+    with open(os.path.join(own, "q.txt"), "w") as f:
+        f.write(bad_q)
+    cli = run_cli(flashstep, ["play", "--q", "q.txt", "--k", "k.txt", "--v", "v.txt"] + cli_opts + ["--bench", "1"], cwd=own)
+    msg = page.text_of("mine-msg")
+    cli_msg = cli.stderr.decode().strip()
+    check(cli.returncode == 2 and msg == cli_msg and "q.txt:2:" in msg,
+          f"the message is flashstep play's own, file:line:column: {msg!r}", f"CLI: {cli_msg!r}")
+    check(page.state()["lesson"] == -1 and page.state()["n"] == s["n"], "what was shown stays shown")
+    big = "\n".join(" ".join(["0.5"] * 2) for _ in range(2000)) + "\n"
+    for k in ("q", "k", "v"):
+        page.insert("m-" + k, big)
+    b.eval("document.getElementById('o-bq').value = '1'; document.getElementById('o-bk').value = '1'")
+    t0 = time.time()
+    b.eval("document.getElementById('mine-msg').textContent = ''")
+    page.click_id("mine-show")
+    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+    msg = page.text_of("mine-msg")
+    check("would record about" in msg and time.time() - t0 < 10, f"a problem beyond the page's trace bounds is refused at once: {msg[:110]!r}")
+    b.eval("document.getElementById('m-q').value = 'x'.repeat((16 << 20) + 1); document.getElementById('mine-msg').textContent = ''")
+    page.click_id("mine-show")
+    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+    msg = page.text_of("mine-msg")
+    check("16 MB" in msg, f"a paste over 16 MB is refused before it is read: {msg[:90]!r}")
+    page.click_id("b-mine")
+
+    print("a saved trace, and a damaged one")
+    good = os.path.join(tmp, "run.jsonl")
+    cli = run_cli(flashstep, ["trace", "--q", f"{doc}/Q.txt", "--k", f"{doc}/K.txt", "--v", f"{doc}/V.txt", "--decode", "--bk", "2",
+                              "--format", "jsonl"])
+    with open(good, "wb") as f:
+        f.write(cli.stdout)
+    page.click_id("b-mine")
+    doc_node = b.send("DOM.getDocument")["root"]["nodeId"]
+    node = b.send("DOM.querySelector", {"nodeId": doc_node, "selector": "#trace-file"})["nodeId"]
+    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [good]})
+    s = page.wait_state(lambda s: s["scene"] == "decode", "the saved decode trace")
+    check(s["n"] == cli.stdout.count(b"\n") and s["lesson"] == -1, f"a saved decode trace replays ({s['n']} steps)")
+    name, data = page.download("b-download")
+    check(data == cli.stdout, "and downloads again byte for byte")
+    lines = cli.stdout.split(b"\n")
+    damaged = os.path.join(tmp, "cut.jsonl")
+    with open(damaged, "wb") as f:
+        f.write(b"\n".join(lines[:3]) + b"\n" + lines[3][:40] + b"\n")
+    page.click_id("b-mine")
+    b.eval("document.getElementById('mine-msg').textContent = ''")
+    doc_node = b.send("DOM.getDocument")["root"]["nodeId"]
+    node = b.send("DOM.querySelector", {"nodeId": doc_node, "selector": "#trace-file"})["nodeId"]
+    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [damaged]})
+    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+    msg = page.text_of("mine-msg")
+    cli = run_cli(flashstep, ["play", "--trace", "cut.jsonl", "--bench", "1"], cwd=tmp)
+    check("cut.jsonl:4:" in msg and msg.strip() == cli.stderr.decode().strip(), f"a cut trace: the reader's message {msg.strip()!r}",
+          f"CLI: {cli.stderr.decode().strip()!r}")
+    page.click_id("b-mine")
+
+    print("the lesson list")
+    page.click_id("b-lessons")
+    b.wait_for("document.querySelectorAll('#lesson-list li').length > 0", what="the lesson list")
+    cli = run_cli(flashstep, ["lessons", "--paths"])
+    n_lessons = len(cli.stdout.decode().split())
+    items = b.eval("[...document.querySelectorAll('#lesson-list li')].map(li => [li.dataset.name, li.querySelector('.src').textContent])")
+    check(len(items) == n_lessons and all(src for _, src in items), f"{len(items)} lessons listed, each with its document and section")
+    b.eval("document.querySelectorAll('#lesson-list li')[10].click()")
+    s = page.wait_state(lambda s: s["name"] == items[10][0], "the 11th lesson")
+    hash_ok = b.wait_for(f"location.hash === '#{items[10][0]}/0'", what="the address of the 11th lesson")
+    check(s["name"] == items[10][0] and hash_ok, f"a click opens {items[10][0]}, and the address names it")
+
+    print("screenshots against flashstep render")
+    for w, h in ((800, 400), (1280, 720), (1920, 1080)):
+        page.size(w, h)
+        s = page.load("#000_04/14")
+        cw, ch = s["w"], s["h"]
+        check((cw, ch) == (w, h - TOOLBAR), f"{w} x {h}: the canvas takes the page below the bar ({cw} x {ch}, text at {s['zoom']} %)")
+        b.eval("Module.firstFrameMs")
+        time.sleep(0.3)
+        ref = os.path.join(tmp, f"render-{w}x{h}.png")
+        r = run_cli(flashstep, ["render", "000_04", "--step", "14", "--size", f"{cw}x{ch}", "--zoom", str(s["zoom"]), "--out", ref])
+        with open(ref, "rb") as f:
+            ok, text = match_frame(b, f.read())
+        check(r.returncode == 0 and ok, f"{w} x {h}: the canvas matches flashstep render: {text}")
+        if shots:
+            with open(os.path.join(shots, f"web-{w}x{h}.png"), "wb") as f:
+                f.write(b.screenshot())
+            shutil.copy(ref, os.path.join(shots, f"render-{cw}x{ch}.png"))
+    page.size(1280, 720 + TOOLBAR)
+
+    if bench:
+        print("timings (not judged)")
+        page.size(1920, 1080 + TOOLBAR)
+        s = page.load("#grid64/0")
+        b.eval("Module.frameTimes = []; Module.onFrameOrig = Module.onFrame; "
+               "Module.onFrame = () => { Module.onFrameOrig(); Module.frameTimes.push(Module.flashstep.state().frame_ms); }")
+        t0 = time.time()
+        for _ in range(120):   # a held key repeats about 30 times a second
+            b.key("ArrowRight")
+            time.sleep(1 / 30)
+        s = page.wait_state(lambda s: s["step"] == 120, "120 held-key steps")
+        took = time.time() - t0
+        ft = b.eval("Module.frameTimes")
+        size = b.eval("performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
+                      ".map(e => [e.name.split('/').pop(), e.transferSize, e.encodedBodySize])")
+        print(f"  first frame {first:.0f} ms after navigation (1280 x 720)")
+        print(f"  grid64 at 1920 x 1080: 120 key repeats at 30/s took {took:.2f} s; frame (update + draw) mean "
+              f"{sum(ft) / len(ft):.1f} ms, max {max(ft):.1f} ms over {len(ft)} frames")
+        for nm, tr, enc in size:
+            print(f"  {nm or 'index.html'}: {enc} bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# run.sh WEBDIR FLASHSTEP [check_page.py options]: serve WEBDIR on a free loopback port and run
+# the page's checks in headless Chromium against the native program FLASHSTEP (make test-web).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+web=$1 bin=$2
+shift 2
+[ -f "$web/index.html" ] || { echo "test-web: no $web/index.html (make web)"; exit 2; }
+log=$(mktemp)
+python3 -u "$here/serve.py" "$web" 0 >"$log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
+url=
+for _ in $(seq 100); do
+  url=$(sed -n 's/.* at \(http:[^ ]*\) .*/\1/p' "$log")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { cat "$log"; echo "test-web: the server did not start"; exit 2; }
+python3 "$here/check_page.py" "$url" "$bin" "$@"
