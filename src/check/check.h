@@ -91,9 +91,10 @@ typedef struct {
     int32_t fit_bk;         /* no-rescale, no-beta, nan-rows (001 pitfall 4): the block size */
     int32_t fit_offset;     /* causal-shift: the offset that fits (query i at position i + offset) */
     int32_t fit_slip;       /* no-rescale: 0 001's normalized form; in the unnormalized form, 1 the
-                               accumulator o, 2 the sum ℓ was not multiplied by α */
+                               accumulator o, 2 the sum ℓ was not multiplied by α; 3 the normalized
+                               form with the running maximum, o not rescaled */
     double match_dist;      /* max |O − O_variant| of the match */
-    char detail[400];       /* one or two sentences: what fits, where the error sits */
+    char detail[640];       /* one or two sentences: what fits, where the error sits */
 } fs_check_result;
 
 /* Judge candidate O (n_q_heads, n_q, d_v) for problem a (its inputs must be finite: the caller

@@ -58,8 +58,9 @@ typedef struct {
     fs_pitfall pitfall;    /* with bk: a tiled run */
     int32_t bk;
     bool unnormalized, k_transposed, qk_swapped;
-    int acc_slip;          /* with bk, the unnormalized form (000, 002, 004) with one rescale
-                              left out: 1 the accumulator o, 2 the sum ℓ */
+    int acc_slip;          /* with bk, a slip of the online loop in another form than 001's
+                              (acc_slip_run): 1 o without α, 2 ℓ without α (unnormalized),
+                              3 o without its rescale (normalized, running max) */
 } variant;
 
 static variant variant_blank(fs_diag d)
@@ -71,20 +72,28 @@ static variant variant_blank(fs_diag d)
     return v;
 }
 
-/* The unnormalized form with one of its two rescales by α left out, for problem b (one head),
- * keys in blocks of bk. The engine has no such pitfall (001's pitfall 1 is the normalized form's
- * slip); this is the same slip in the form most kernels use:
- *   o_new = α o_old + P V,  ℓ_new = α ℓ_old + Σ P,  P = exp(S − m_new),  O = o / ℓ at the end
- * slip 1: o_new = o_old + P V (the accumulator keeps its old scale)
- * slip 2: ℓ_new = ℓ_old + Σ P (the sum keeps its old scale).
+/* The online loop with one of its corrections left out, in the forms kernels are written in,
+ * for problem b (one head), keys in blocks of bk. The engine's pitfalls are 001's normalized form
+ * (fs_tiled); these are the same slips in the other forms people write:
+ *   unnormalized (000, 002, 004):  o_new = α o_old + P V,  ℓ_new = α ℓ_old + Σ P,
+ *                                  P = exp(S − m_new),  O = o / ℓ at the end
+ *   slip 1: o_new = o_old + P V (the accumulator keeps its old scale)
+ *   slip 2: ℓ_new = ℓ_old + Σ P (the sum keeps its old scale)
+ *   normalized with the running maximum, o kept divided by ℓ:
+ *                                  o_new = (α ℓ_old o_old + P V) / ℓ_new
+ *   slip 3: o_new = o_old + P V / ℓ_new (the old output neither rescaled by α nor reweighted by
+ *           ℓ_old / ℓ_new: 001's pitfall 1 as it is most often written)
+ * (001's pitfall 2 in the unnormalized form, P = exp(S − m_blk) added without β, is not here: o / ℓ
+ * is then the same as in the normalized form, so the engine's pitfall already names it.)
  * Run in precision p, every operation rounded as fs_check_plain rounds (FS_PREC_F64: the exact
- * scores and no rounding): the slip grows the accumulator, so its own rounding error can exceed
- * the plain run's, and the diagnosis measures it this way. */
+ * scores and no rounding): a slip changes how the numbers grow, so its own rounding error can
+ * exceed the plain run's, and the diagnosis measures it this way. */
 static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p, double *O)
 {
     /* Q (n_q, d), K (n_kv, d), V (n_kv, d_v) → O (n_q, d_v) */
-    double *s = malloc(sizeof(double) * (size_t)b->n_kv);
+    double *s = malloc(sizeof(double) * ((size_t)b->n_kv + (size_t)b->d_v));
     if (!s) return FS_ERR_NOMEM;
+    double *pv = s + b->n_kv;   /* the block's P V (slip 3) */
 #define R(x) fs_prec_round(p, (x))
     for (int32_t i = 0; i < b->n_q; i++) {
         double *o = O + (size_t)i * b->d_v, m = -INFINITY, l = 0;
@@ -97,17 +106,24 @@ static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p,
             for (int32_t j = c0; j < c1; j++) m_blk = fmax(m_blk, s[j]);
             if (m_blk == -INFINITY) continue;
             double m_new = fmax(m, m_blk), alpha = R(exp(R(m - m_new))), sum = 0;
-            for (int32_t c = 0; c < b->d_v && slip != 1; c++) o[c] = R(o[c] * alpha);
+            if (slip != 1 && slip != 3)
+                for (int32_t c = 0; c < b->d_v; c++) o[c] = R(o[c] * alpha);
+            double *acc = slip == 3 ? pv : o;
+            if (slip == 3)
+                for (int32_t c = 0; c < b->d_v; c++) pv[c] = 0;
             for (int32_t j = c0; j < c1; j++) {
                 if (s[j] == -INFINITY) continue;
                 double pj = R(exp(R(s[j] - m_new)));
                 sum = R(sum + pj);
-                for (int32_t c = 0; c < b->d_v; c++) o[c] = R(o[c] + R(pj * R(b->V[(size_t)j * b->d_v + c])));
+                for (int32_t c = 0; c < b->d_v; c++) acc[c] = R(acc[c] + R(pj * R(b->V[(size_t)j * b->d_v + c])));
             }
             l = R((slip == 2 ? l : R(alpha * l)) + sum);
+            if (slip == 3)
+                for (int32_t c = 0; c < b->d_v; c++) o[c] = R(o[c] + R(pv[c] / l));
             m = m_new;
         }
-        for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? R(o[c] / l) : 0;
+        if (slip != 3)
+            for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? R(o[c] / l) : 0;
     }
 #undef R
     free(s);
@@ -441,7 +457,7 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
         vs[nv] = variant_blank(FS_DIAG_NO_BETA);
         vs[nv].pitfall = FS_PITFALL_BLOCK_MAX_NO_BETA;
         vs[nv++].bk = bk;
-        for (int slip = 1; slip <= 2; slip++) {
+        for (int slip = 1; slip <= 3; slip++) {
             vs[nv] = variant_blank(FS_DIAG_NO_RESCALE);
             vs[nv].acc_slip = slip;
             vs[nv++].bk = bk;
@@ -553,7 +569,11 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
     case FS_DIAG_NO_RESCALE:
         r->fit_bk = fit.bk;
         r->fit_slip = fit.acc_slip;
-        if (fit.acc_slip)
+        if (fit.acc_slip == 3)
+            snprintf(r->detail, sizeof r->detail, "The output fits the normalized form with the running max (P = exp(S - "
+                     "m_new), o kept divided by l) with blocks of %d keys where the old o is not rescaled by "
+                     "alpha * l_old / l_new when the max grows: o_new = o_old + P V / l_new (%s).", fit.bk, m);
+        else if (fit.acc_slip)
             snprintf(r->detail, sizeof r->detail, "The output fits the unnormalized form (O = o / l at the end) with blocks "
                      "of %d keys where %s is not multiplied by alpha when the max grows (%s).", fit.bk,
                      fit.acc_slip == 1 ? "the accumulator o" : "the sum l", m);

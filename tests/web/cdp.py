@@ -26,7 +26,7 @@ KEYS = {
     "ArrowUp": ("ArrowUp", "ArrowUp", 38), "ArrowDown": ("ArrowDown", "ArrowDown", 40),
     "Home": ("Home", "Home", 36), "End": ("End", "End", 35), " ": (" ", "Space", 32),
     "Escape": ("Escape", "Escape", 27), "t": ("t", "KeyT", 84), "l": ("l", "KeyL", 76),
-    "?": ("?", "Slash", 191),
+    "?": ("?", "Slash", 191), "q": ("q", "KeyQ", 81),
 }
 
 
@@ -152,6 +152,9 @@ class Browser:
     def click(self, x, y):
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
+
+    def move(self, x, y):
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
 
     def tap(self, x, y):
         self.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})

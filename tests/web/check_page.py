@@ -280,6 +280,26 @@ def run_checks(page, flashstep, tmp, shots, bench):
     b.key("Escape")
     s = page.wait_state(lambda s: not s["help"], "help closed")
     check(not s["help"], "Esc closes it")
+    b.key("q")
+    s = page.wait_state(lambda s: s["predict"] != 0, "predict mode")
+    check(s["predict"] != 0, "Q: predict mode on")
+    b.key("q")
+    s = page.wait_state(lambda s: s["predict"] == 0, "predict mode off")
+    speed = s["speed"]
+    page.click_id("b-faster")
+    s = page.wait_state(lambda s: s["speed"] == speed + 1, "faster")
+    check(s["speed"] == speed + 1, "the x2 button doubles the speed")
+    page.click_id("b-play")
+    s = page.wait_state(lambda s: s["playing"], "playing")
+    check(s["playing"] and b.eval("document.getElementById('b-play').textContent") == "❚❚", "the play button plays, and shows pause")
+    page.click_id("b-play")
+    s = page.wait_state(lambda s: not s["playing"], "paused")
+    check(not s["playing"], "and pauses")
+    x0, y0, cell, rows, cols = s["grid"]
+    if s["scene"] == "tiled":
+        b.move(x0 + 0.5 * cell, TOOLBAR + y0 + 0.5 * cell)
+        s = page.wait_state(lambda s: s["hover"][0] == 1, "a tooltip on hover")
+        check(s["hover"] == [1, 0, 0], f"the mouse over cell (0, 0) gives its tooltip (hover {s['hover']})")
 
     print("touch: a tap on a tile, a swipe")
     b.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
