@@ -13,6 +13,9 @@
 #include <assert.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +79,105 @@ const char *fs_diag_lesson(fs_diag d)
 
 fs_check_opts fs_check_opts_default(void)
 {
-    fs_check_opts o = {FS_PREC_F32, 0, NULL, true, 0};
+    fs_check_opts o = {FS_PREC_F32, 0, NULL, true, 0, 0, NULL, NULL};
     return o;
+}
+
+int fs_check_threads(const fs_check_opts *o)
+{
+    if (o && o->threads > 0) return o->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (n > 256 ? 256 : (int)n) : 1;
+}
+
+/* ---- the two passes (reference and plain run), in tasks of CHECK_TASK_ROWS rows of one head,
+ * on threads: each task writes only its own rows, so the result does not depend on the number
+ * of threads. ---- */
+
+#define CHECK_TASK_ROWS 256
+
+typedef struct {
+    const fs_attn *a;
+    fs_prec prec;
+    double *Oref, *m, *l, *Opl, *lse_pl;
+    int32_t per_head;           /* tasks per head */
+    int64_t n_tasks;
+    atomic_llong next;          /* the next task to take */
+    atomic_llong done;          /* work finished (visible scores · d) */
+    atomic_int failed;          /* an fs_status, FS_OK while none failed */
+    double total;
+} passes;
+
+/* Work of rows r0 … r1 − 1: their visible scores times d (the dominant cost). */
+static double rows_work(const fs_attn *a, int32_t r0, int32_t r1)
+{
+    double w = 0;
+    for (int32_t i = r0; i < r1; i++) {
+        if (a->mask.kind == FS_MASK_CAUSAL || a->mask.kind == FS_MASK_WINDOW) {
+            int64_t p = fs_mask_query_pos(&a->mask, a->n_q, a->n_kv, i), hi = p + 1 < a->n_kv ? p + 1 : a->n_kv;
+            int64_t lo = a->mask.kind == FS_MASK_WINDOW ? p - a->mask.window + 1 : 0;
+            if (lo < 0) lo = 0;
+            w += hi > lo ? (double)(hi - lo) : 0;
+        } else {
+            w += a->n_kv;
+        }
+    }
+    return w * (a->d + a->d_v) + 1;
+}
+
+/* Take tasks until none is left; false when the caller should stop (a task failed). */
+static bool passes_work(passes *P, bool one)
+{
+    const fs_attn *a = P->a;
+    for (;;) {
+        if (atomic_load(&P->failed) != FS_OK) return false;
+        int64_t t = atomic_fetch_add(&P->next, 1);
+        if (t >= P->n_tasks) return false;
+        int32_t h = (int32_t)(t / P->per_head), r0 = (int32_t)(t % P->per_head) * CHECK_TASK_ROWS;
+        int32_t r1 = r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q;
+        size_t row = (size_t)h * a->n_q + r0;
+        fs_status st = fs_check_reference_rows(a, h, r0, r1, P->Oref + row * a->d_v, P->m + row, P->l + row);
+        if (st == FS_OK) st = fs_check_plain_rows(a, P->prec, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row);
+        if (st != FS_OK) {
+            int ok = FS_OK;
+            atomic_compare_exchange_strong(&P->failed, &ok, (int)st);
+            return false;
+        }
+        atomic_fetch_add(&P->done, (long long)rows_work(a, r0, r1));
+        if (one) return true;
+    }
+}
+
+static void *passes_thread(void *arg)
+{
+    passes_work(arg, false);
+    return NULL;
+}
+
+static fs_status passes_run(const fs_attn *a, const fs_check_opts *o, double *Oref, double *m, double *l, double *Opl,
+                            double *lse_pl)
+{
+    passes P = {a, o->prec, Oref, m, l, Opl, lse_pl, (a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS, 0, 0, 0, FS_OK, 0};
+    P.n_tasks = (int64_t)a->n_q_heads * P.per_head;
+    atomic_init(&P.next, 0);
+    atomic_init(&P.done, 0);
+    atomic_init(&P.failed, FS_OK);
+    for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
+        P.total += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
+    P.total *= a->n_q_heads;
+    int nt = fs_check_threads(o);
+    if (nt > P.n_tasks) nt = (int)P.n_tasks;
+    pthread_t *th = nt > 1 ? calloc((size_t)nt - 1, sizeof *th) : NULL;
+    int started = 0;
+    for (int k = 0; th && k < nt - 1; k++)
+        if (pthread_create(&th[k], NULL, passes_thread, &P) == 0) started++;
+    /* this thread works too, and reports between its tasks */
+    while (passes_work(&P, true))
+        if (o->progress) o->progress(o->progress_ctx, "judging", (double)atomic_load(&P.done), P.total);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    free(th);
+    if (o->progress && atomic_load(&P.failed) == FS_OK) o->progress(o->progress_ctx, "judging", P.total, P.total);
+    return (fs_status)atomic_load(&P.failed);
 }
 
 void fs_check_result_free(fs_check_result *r)
@@ -111,8 +211,7 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
     if (!Oref || !Opl || !m || !l || !lse_pl || !r->row_err || !r->row_ref_err || !r->row_col ||
         (o->lse && !r->row_lse_err))
         goto done;
-    if ((st = fs_reference(a, Oref, m, l)) != FS_OK || (st = fs_check_plain(a, o->prec, Opl, lse_pl)) != FS_OK)
-        goto done;
+    if ((st = passes_run(a, o, Oref, m, l, Opl, lse_pl)) != FS_OK) goto done;
 
     /* per-row errors */
     for (size_t e = 0; e < n; e++) r->max_ref = fmax(r->max_ref, fabs(Oref[e]));

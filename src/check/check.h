@@ -53,13 +53,24 @@ const char *fs_diag_lesson(fs_diag d);    /* the lesson that shows it ("001_10")
 /* Block sizes tried for no-rescale and no-beta when none is given (those < n_kv). */
 #define FS_CHECK_BLOCKS {2, 4, 8, 16, 32, 64, 128, 256}
 
+/* Work done so far and in all (in visible scores times d, roughly proportional to time), and
+ * what is being done ("judging", "diagnosing"); called from the thread that called
+ * fs_check_judge, a few times a second at most between pieces of work. */
+typedef void (*fs_check_progress)(void *ctx, const char *what, double done, double total);
+
 typedef struct {
     fs_prec prec;         /* the precision the candidate ran in */
     int32_t bk;           /* > 0: the only block size tried for no-rescale / no-beta */
     const double *lse;    /* optional candidate log-sum-exp (n_q_heads, n_q), natural log */
     bool diagnose;        /* false: the verdict only */
     int32_t heads_per_batch; /* > 0: heads are batch-major groups of this many (for messages) */
+    int threads;          /* threads for the passes and the variants; ≤ 0: one per core */
+    fs_check_progress progress;   /* NULL: none */
+    void *progress_ctx;
 } fs_check_opts;
+
+/* Threads fs_check_judge uses for opts o: o->threads, or one per online core. */
+int fs_check_threads(const fs_check_opts *o);
 
 fs_check_opts fs_check_opts_default(void);  /* f32, blocks from the list, no lse, diagnose */
 
@@ -94,7 +105,7 @@ typedef struct {
                                accumulator o, 2 the sum ℓ was not multiplied by α; 3 the normalized
                                form with the running maximum, o not rescaled */
     double match_dist;      /* max |O − O_variant| of the match */
-    char detail[640];       /* one or two sentences: what fits, where the error sits */
+    char detail[400];       /* one or two sentences: what fits, where the error sits */
 } fs_check_result;
 
 /* Judge candidate O (n_q_heads, n_q, d_v) for problem a (its inputs must be finite: the caller

@@ -8,10 +8,14 @@
 
 #include <assert.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/prec.h"
 #include "engine/reference.h"
 #include "engine/tiled.h"
 
@@ -37,6 +41,9 @@ typedef struct {
     const double *Oref;    /* reference rows */
     const double *lref;    /* reference ℓ per row */
     double *Kt;            /* scratch: Kᵀ when n_kv = d */
+    double *S64, *Sp;      /* the piece's scores (a.n_q, n_kv), exact and as the plain run in the
+                            * candidate's precision rounds them (−∞ where masked), for the slips
+                            * (acc_slip_run), which all share them; NULL when too large to keep */
 } piece;
 
 typedef struct {
@@ -44,7 +51,10 @@ typedef struct {
     int32_t n;
     double tol, mref;     /* the verdict's tolerance and max |O_ref| */
     fs_prec prec;         /* the precision the candidate ran in */
-    double *O, *Op;       /* scratch: the largest piece's output, exact and in prec */
+    size_t scratch;       /* doubles of one piece's output: the scratch each variant run needs */
+    double *O, *Op;       /* scratch of the calling thread: exact and in prec */
+    int threads;
+    const fs_check_opts *opts;   /* for progress */
 } diag_ctx;
 
 /* A variant: what is changed from the problem the candidate was asked to compute. */
@@ -88,9 +98,10 @@ static variant variant_blank(fs_diag d)
  * Run in precision p, every operation rounded as fs_check_plain rounds (FS_PREC_F64: the exact
  * scores and no rounding): a slip changes how the numbers grow, so its own rounding error can
  * exceed the plain run's, and the diagnosis measures it this way. */
-static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p, double *O)
+static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p, const double *S, double *O)
 {
-    /* Q (n_q, d), K (n_kv, d), V (n_kv, d_v) → O (n_q, d_v) */
+    /* Q (n_q, d), K (n_kv, d), V (n_kv, d_v) → O (n_q, d_v); S: the scores (n_q, n_kv) already
+     * computed in precision p (exact for FS_PREC_F64), or NULL */
     double *s = malloc(sizeof(double) * ((size_t)b->n_kv + (size_t)b->d_v));
     if (!s) return FS_ERR_NOMEM;
     double *pv = s + b->n_kv;   /* the block's P V (slip 3) */
@@ -99,7 +110,8 @@ static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p,
         double *o = O + (size_t)i * b->d_v, m = -INFINITY, l = 0;
         for (int32_t c = 0; c < b->d_v; c++) o[c] = 0;
         for (int32_t j = 0; j < b->n_kv; j++)
-            s[j] = p == FS_PREC_F64 ? fs_reference_score(b, 0, i, j) : fs_check_plain_score(b, p, 0, i, j);
+            s[j] = S ? S[(size_t)i * b->n_kv + j]
+                 : p == FS_PREC_F64 ? fs_reference_score(b, 0, i, j) : fs_check_plain_score(b, p, 0, i, j);
         for (int32_t c0 = 0; c0 < b->n_kv; c0 += bk) {
             int32_t c1 = c0 + bk < b->n_kv ? c0 + bk : b->n_kv;
             double m_blk = -INFINITY;
@@ -147,7 +159,7 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
     }
     fs_status st;
     if (v->acc_slip) {
-        st = acc_slip_run(&b, v->bk, v->acc_slip, p, O);
+        st = acc_slip_run(&b, v->bk, v->acc_slip, p, p == FS_PREC_F64 ? pc->S64 : pc->Sp, O);
     } else if (v->pitfall != FS_PITFALL_NONE) {
         fs_tiling t = fs_tiling_default();
         t.Bk = v->bk;
@@ -156,7 +168,7 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
     } else {
         double *l = v->unnormalized ? malloc(sizeof(double) * (size_t)b.n_q) : NULL;
         if (v->unnormalized && !l) return FS_ERR_NOMEM;
-        st = fs_reference(&b, O, NULL, l);
+        st = fs_check_reference_rows(&b, 0, 0, b.n_q, O, NULL, l);   /* = fs_reference, bit for bit */
         if (st == FS_OK && v->unnormalized)
             for (int32_t i = 0; i < b.n_q; i++)
                 for (int32_t c = 0; c < b.d_v; c++) O[(size_t)i * b.d_v + c] *= l[i];
@@ -174,15 +186,15 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
  * other way) is infinitely far. A variant that would itself pass as the reference on these
  * inputs (a scale a hair off, a pitfall that never bites) explains nothing: it is infinitely far
  * too. */
-static double variant_dist(diag_ctx *D, const variant *v, double *dist)
+static double variant_dist_in(const diag_ctx *D, double *Os, double *Ops, const variant *v, double *dist)
 {
     double worst = 0, mv = 0, from_ref = 0, plain = 0;
     for (int32_t k = 0; k < D->n; k++) {
         const piece *pc = &D->p[k];
-        if (variant_run(pc, v, FS_PREC_F64, D->O) != FS_OK) return INFINITY;
+        if (variant_run(pc, v, FS_PREC_F64, Os) != FS_OK) return INFINITY;
         size_t n = (size_t)pc->a.n_q * pc->a.d_v;
         for (size_t e = 0; e < n; e++) {
-            double x = pc->Oc[e], y = D->O[e];
+            double x = pc->Oc[e], y = Os[e];
             double d = (isnan(x) && isnan(y)) ? 0 : (isfinite(x) && isfinite(y)) ? fabs(x - y) : INFINITY;
             if (!(d <= worst)) worst = d;
             if (isfinite(y) && fabs(y) > mv) mv = fabs(y);
@@ -197,15 +209,65 @@ static double variant_dist(diag_ctx *D, const variant *v, double *dist)
     if (v->acc_slip && D->prec != FS_PREC_F64 && worst < from_ref) {
         for (int32_t k = 0; k < D->n; k++) {
             const piece *pc = &D->p[k];
-            if (variant_run(pc, v, FS_PREC_F64, D->O) != FS_OK || variant_run(pc, v, D->prec, D->Op) != FS_OK)
+            if (variant_run(pc, v, FS_PREC_F64, Os) != FS_OK || variant_run(pc, v, D->prec, Ops) != FS_OK)
                 return INFINITY;
             size_t n = (size_t)pc->a.n_q * pc->a.d_v;
             for (size_t e = 0; e < n; e++)
-                if (isfinite(D->O[e]) && isfinite(D->Op[e])) plain = fmax(plain, fabs(D->Op[e] - D->O[e]));
+                if (isfinite(Os[e]) && isfinite(Ops[e])) plain = fmax(plain, fabs(Ops[e] - Os[e]));
         }
         tol = fmax(tol, 2 * plain + fs_check_floor_factor(D->prec) * fmax(1.0, mv));
     }
     return from_ref <= tol ? INFINITY : worst / tol;
+}
+
+/* The same with the calling thread's scratch. */
+static double variant_dist(diag_ctx *D, const variant *v, double *dist)
+{
+    return variant_dist_in(D, D->O, D->Op, v, dist);
+}
+
+/* variant_dist of n variants on D's threads: d[k] and dist[k] (each thread its own scratch; the
+ * variants are independent, so the results do not depend on the number of threads). */
+typedef struct {
+    const diag_ctx *D;
+    const variant *vs;
+    int n;
+    double *d, *dist;
+    atomic_int next, done;
+} dist_job;
+
+static void dist_work(dist_job *J, bool report)
+{
+    double *Os = malloc(sizeof(double) * J->D->scratch * 2);
+    for (;;) {
+        int k = atomic_fetch_add(&J->next, 1);
+        if (k >= J->n) break;
+        J->d[k] = Os ? variant_dist_in(J->D, Os, Os + J->D->scratch, &J->vs[k], &J->dist[k]) : INFINITY;
+        int done = atomic_fetch_add(&J->done, 1) + 1;
+        if (report && J->D->opts && J->D->opts->progress)
+            J->D->opts->progress(J->D->opts->progress_ctx, "diagnosing", done, J->n);
+    }
+    free(Os);
+}
+
+static void *dist_thread(void *arg)
+{
+    dist_work(arg, false);
+    return NULL;
+}
+
+static void variant_dists(const diag_ctx *D, const variant *vs, int n, double *d, double *dist)
+{
+    dist_job J = {D, vs, n, d, dist, 0, 0};
+    atomic_init(&J.next, 0);
+    atomic_init(&J.done, 0);
+    int nt = D->threads < n ? D->threads : n;
+    pthread_t th[256];
+    int started = 0;
+    for (int k = 0; k < nt - 1 && k < 256; k++)
+        if (pthread_create(&th[k], NULL, dist_thread, &J) == 0) started++;
+    dist_work(&J, true);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
 }
 
 /* Cut the problem into pieces: every head whole, or one block of rows of the worst head. */
@@ -218,8 +280,9 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
     D->p = calloc((size_t)D->n, sizeof(piece));
     if (!D->p) return FS_ERR_NOMEM;
     int32_t nq = whole ? a->n_q : (a->n_q < DIAG_BLOCK ? a->n_q : DIAG_BLOCK);
-    D->O = malloc(sizeof(double) * (size_t)nq * a->d_v);
-    D->Op = malloc(sizeof(double) * (size_t)nq * a->d_v);
+    D->scratch = (size_t)nq * a->d_v;
+    D->O = malloc(sizeof(double) * D->scratch);
+    D->Op = malloc(sizeof(double) * D->scratch);
     if (!D->O || !D->Op) return FS_ERR_NOMEM;
     int32_t base = a->mask.has_offset ? a->mask.offset : a->n_kv - a->n_q;
     for (int32_t k = 0; k < D->n; k++) {
@@ -252,6 +315,17 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
         pc->Oc = O + at;
         pc->Oref = Oref + at;
         pc->lref = lref + (size_t)h * a->n_q + r0;
+        size_t ns = (size_t)nq * a->n_kv;
+        if (ns <= ((size_t)1 << 23) / (size_t)D->n) {   /* at most 64 MB of each */
+            pc->S64 = malloc(sizeof(double) * ns);
+            pc->Sp = malloc(sizeof(double) * ns);
+            for (int32_t i = 0; pc->S64 && pc->Sp && i < nq; i++) {
+                for (int32_t j = 0; j < a->n_kv; j++) {
+                    pc->S64[(size_t)i * a->n_kv + j] = fs_reference_score(b, 0, i, j);
+                    pc->Sp[(size_t)i * a->n_kv + j] = fs_check_plain_score(b, D->prec, 0, i, j);
+                }
+            }
+        }
         if (a->K && a->n_kv == a->d) {
             pc->Kt = malloc(sizeof(double) * (size_t)a->d * a->d);
             if (!pc->Kt) return FS_ERR_NOMEM;
@@ -264,7 +338,11 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
 
 static void pieces_free(diag_ctx *D)
 {
-    for (int32_t k = 0; D->p && k < D->n; k++) free(D->p[k].Kt);
+    for (int32_t k = 0; D->p && k < D->n; k++) {
+        free(D->p[k].Kt);
+        free(D->p[k].S64);
+        free(D->p[k].Sp);
+    }
     free(D->p);
     free(D->O);
     free(D->Op);
@@ -404,6 +482,8 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
     D.tol = r->tolerance;
     D.mref = r->max_ref;
     D.prec = o->prec;
+    D.threads = fs_check_threads(o);
+    D.opts = o;
     r->diag = FS_DIAG_UNKNOWN;
     if (pieces_make(a, O, Oref, lref, r->worst, &D) != FS_OK) {
         snprintf(r->detail, sizeof r->detail, "out of memory while diagnosing");
@@ -415,7 +495,7 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
         return;
     }
 
-    variant vs[96];
+    variant vs[96];   /* at most 58: 8 block sizes × 5 + 18 others */
     int nv = 0;
     const double given = a->scale;
     const double scales[] = {1.0 / a->d, 1.0, 1.0 / sqrt(a->d), given * LOG2E, given * LN2, given * given,
@@ -476,13 +556,13 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
     assert(nv <= (int)(sizeof vs / sizeof vs[0]));
 
     int best = -1;
-    double best_d = INFINITY, best_dist = INFINITY;
+    double best_d = INFINITY, best_dist = INFINITY, ds[96], dists[96];
+    variant_dists(&D, vs, nv, ds, dists);
     for (int k = 0; k < nv; k++) {
-        double dist, d = variant_dist(&D, &vs[k], &dist);
-        if (d <= 1 && d < best_d) {
+        if (ds[k] <= 1 && ds[k] < best_d) {
             best = k;
-            best_d = d;
-            best_dist = dist;
+            best_d = ds[k];
+            best_dist = dists[k];
         }
     }
     variant fit;
@@ -492,13 +572,17 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
         /* No listed variant: fit the scale. A grid over log2(scale / given) from −8 to 8, then
          * golden-section search around the best point. */
         double bt = 0, bd = INFINITY;
-        variant v = variant_blank(FS_DIAG_WRONG_SCALE);
-        for (double t = -8; t <= 8; t += 0.25) {
-            v.scale = given * exp2(t);
-            double d = variant_dist(&D, &v, NULL);
-            if (d < bd) {
-                bd = d;
-                bt = t;
+        variant v = variant_blank(FS_DIAG_WRONG_SCALE), grid[65];
+        double gd[65], gdist[65];
+        for (int k = 0; k < 65; k++) {
+            grid[k] = v;
+            grid[k].scale = given * exp2(-8 + 0.25 * k);
+        }
+        variant_dists(&D, grid, 65, gd, gdist);
+        for (int k = 0; k < 65; k++) {
+            if (gd[k] < bd) {
+                bd = gd[k];
+                bt = -8 + 0.25 * k;
             }
         }
         double lo = bt - 0.25, hi = bt + 0.25, g = (sqrt(5.0) - 1) / 2;

@@ -43,28 +43,13 @@ static double round_format(double x, int p, int emin, double maxv)
     return fabs(r) > maxv ? copysign(INFINITY, x) : r;
 }
 
-/* The same for a normal result, on the bits: drop the low `drop` bits of the significand with
- * round to nearest even (a carry into the exponent is the right result). A fast path only: the
- * caller keeps subnormals, overflow and non-finite values on round_format. */
-static double round_bits(double x, int drop)
+/* Subnormal, overflowing and non-finite results (the fast path is fs_prec_round in prec.h). */
+double fs_prec_round_slow(fs_prec p, double x)
 {
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    u += ((uint64_t)1 << (drop - 1)) - 1 + ((u >> drop) & 1);
-    u &= ~(((uint64_t)1 << drop) - 1);
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-double fs_prec_round(fs_prec p, double x)
-{
-    double ax = fabs(x);
     switch (p) {
     case FS_PREC_F32: return (double)(float)x;
-    case FS_PREC_F16:
-        return ax >= 0x1p-14 && ax < 65504.0 ? round_bits(x, 42) : round_format(x, 11, -14, 65504.0);
-    case FS_PREC_BF16:
-        return ax >= 0x1p-126 && ax < 0x1.FEp127 ? round_bits(x, 45) : round_format(x, 8, -126, 0x1.FEp127);
+    case FS_PREC_F16: return round_format(x, 11, -14, 65504.0);
+    case FS_PREC_BF16: return round_format(x, 8, -126, 0x1.FEp127);
     default: return x;
     }
 }
@@ -92,51 +77,56 @@ double fs_check_plain_score(const fs_attn *a, fs_prec p, int32_t h, int32_t i, i
     return x;
 }
 
-fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
+/* Version 1, the spec: one score at a time, every operation rounded in float64 as it happens. */
+fs_status fs_check_plain_rows_v1(const fs_attn *a, fs_prec p, int32_t h, int32_t r0, int32_t r1, double *O, double *lse)
 {
-    /* Q (HQ, n_q, d), K (HKV, n_kv, d), V (HKV, n_kv, d_v) → O (HQ, n_q, d_v), lse (HQ, n_q) */
-    assert(a && O);
-    fs_status st = fs_attn_check(a);
-    if (st != FS_OK) return st;
+    /* rows r0 … r1 − 1 of head h → O (r1 − r0, d_v), lse (r1 − r0, may be NULL) */
     double *s = malloc(sizeof(double) * (size_t)a->n_kv);
     if (!s) return FS_ERR_NOMEM;
 #define R(x) fs_prec_round(p, (x))
-    for (int32_t h = 0; h < a->n_q_heads; h++) {
-        const int32_t g = fs_attn_kv_head(a, h);
-        const double *V = a->V + (size_t)g * a->n_kv * a->d_v;
-        for (int32_t i = 0; i < a->n_q; i++) {
-            double m = -INFINITY;   /* S row, rounded as it is computed */
-            bool overflow = false;  /* a visible score beyond the format's range (or NaN) */
-            for (int32_t j = 0; j < a->n_kv; j++) {
-                s[j] = fs_check_plain_score(a, p, h, i, j);
-                if (!isfinite(s[j]) && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) overflow = true;
-                if (s[j] > m) m = s[j];
-            }
-            /* P = exp(S − m), ℓ = Σ P, O = P V / ℓ */
-            double *o = O + ((size_t)h * a->n_q + i) * a->d_v, l = 0;
-            for (int32_t c = 0; c < a->d_v; c++) o[c] = 0;
-            if (m > -INFINITY) {
-                for (int32_t j = 0; j < a->n_kv; j++) {
-                    if (s[j] == -INFINITY) continue;
-                    double pj = R(exp(R(s[j] - m)));
-                    l = R(l + pj);
-                    for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] + R(pj * R(V[(size_t)j * a->d_v + c])));
-                }
-                for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] / l);
-                for (int32_t c = 0; c < a->d_v; c++) overflow = overflow || !isfinite(o[c]);
-            }
-            double lse_i = m > -INFINITY ? R(m + R(log(l))) : -INFINITY;
-            /* Overflowed: this precision has no answer for the row. NaN says so (a score that
-             * overflowed to −∞ must not pass for a row that sees no key, whose O is 0). */
-            if (overflow) {
-                for (int32_t c = 0; c < a->d_v; c++) o[c] = NAN;
-                lse_i = NAN;
-            }
-            if (lse) lse[(size_t)h * a->n_q + i] = lse_i;
+    const int32_t g = fs_attn_kv_head(a, h);
+    const double *V = a->V + (size_t)g * a->n_kv * a->d_v;
+    for (int32_t i = r0; i < r1; i++) {
+        double m = -INFINITY;   /* S row, rounded as it is computed */
+        bool overflow = false;  /* a visible score beyond the format's range (or NaN) */
+        for (int32_t j = 0; j < a->n_kv; j++) {
+            s[j] = fs_check_plain_score(a, p, h, i, j);
+            if (!isfinite(s[j]) && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) overflow = true;
+            if (s[j] > m) m = s[j];
         }
+        /* P = exp(S − m), ℓ = Σ P, O = P V / ℓ */
+        double *o = O + (size_t)(i - r0) * a->d_v, l = 0;
+        for (int32_t c = 0; c < a->d_v; c++) o[c] = 0;
+        if (m > -INFINITY) {
+            for (int32_t j = 0; j < a->n_kv; j++) {
+                if (s[j] == -INFINITY) continue;
+                double pj = R(exp(R(s[j] - m)));
+                l = R(l + pj);
+                for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] + R(pj * R(V[(size_t)j * a->d_v + c])));
+            }
+            for (int32_t c = 0; c < a->d_v; c++) o[c] = R(o[c] / l);
+            for (int32_t c = 0; c < a->d_v; c++) overflow = overflow || !isfinite(o[c]);
+        }
+        double lse_i = m > -INFINITY ? R(m + R(log(l))) : -INFINITY;
+        /* Overflowed: this precision has no answer for the row. NaN says so (a score that
+         * overflowed to −∞ must not pass for a row that sees no key, whose O is 0). */
+        if (overflow) {
+            for (int32_t c = 0; c < a->d_v; c++) o[c] = NAN;
+            lse_i = NAN;
+        }
+        if (lse) lse[i - r0] = lse_i;
     }
 #undef R
     free(s);
     return FS_OK;
 }
 
+fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
+{
+    /* Q (HQ, n_q, d), K (HKV, n_kv, d), V (HKV, n_kv, d_v) → O (HQ, n_q, d_v), lse (HQ, n_q) */
+    assert(a && O);
+    fs_status st = fs_attn_check(a);
+    for (int32_t h = 0; h < a->n_q_heads && st == FS_OK; h++)
+        st = fs_check_plain_rows(a, p, h, 0, a->n_q, O + (size_t)h * a->n_q * a->d_v, lse ? lse + (size_t)h * a->n_q : NULL);
+    return st;
+}

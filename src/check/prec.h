@@ -8,6 +8,10 @@
 #ifndef FS_CHECK_PREC_H
 #define FS_CHECK_PREC_H
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "engine/attn.h"
 #include "engine/status.h"
 
@@ -15,7 +19,31 @@
 typedef enum { FS_PREC_F64 = 0, FS_PREC_F32, FS_PREC_F16, FS_PREC_BF16, FS_PREC_COUNT } fs_prec;
 
 const char *fs_prec_str(fs_prec p);            /* "f64", "f32", "f16", "bf16" */
-double fs_prec_round(fs_prec p, double x);     /* nearest value of that format (ties to even) */
+/* The nearest value of that format (ties to even). Inline: the plain run calls it for every
+ * operation. Normal results take the fast path on the bits; subnormals, overflow and non-finite
+ * values fs_prec_round_slow (prec.c). */
+double fs_prec_round_slow(fs_prec p, double x);
+static inline double fs_prec_round_bits(double x, int drop)
+{
+    /* drop the low `drop` bits of the significand, round to nearest even (a carry into the
+     * exponent is the right result) */
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u += ((uint64_t)1 << (drop - 1)) - 1 + ((u >> drop) & 1);
+    u &= ~(((uint64_t)1 << drop) - 1);
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+static inline double fs_prec_round(fs_prec p, double x)
+{
+    double ax = fabs(x);
+    switch (p) {
+    case FS_PREC_F32: return (double)(float)x;
+    case FS_PREC_F16: return ax >= 0x1p-14 && ax < 65504.0 ? fs_prec_round_bits(x, 42) : fs_prec_round_slow(p, x);
+    case FS_PREC_BF16: return ax >= 0x1p-126 && ax < 0x1.FEp127 ? fs_prec_round_bits(x, 45) : fs_prec_round_slow(p, x);
+    default: return x;
+    }
+}
 double fs_prec_unit(fs_prec p);                /* unit roundoff u: 2^-53, 2^-24, 2^-11, 2^-8 */
 double fs_check_floor_factor(fs_prec p);       /* c(prec) of the rule above */
 
@@ -26,6 +54,19 @@ double fs_check_floor_factor(fs_prec p);       /* c(prec) of the rule above */
  * run overflows p (a visible score, or an output, beyond p's range: inputs too large for the
  * format) is NaN in O and lse: p has no answer there. */
 fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse);
+
+/* The same for rows r0 … r1 − 1 of head h only: O (r1 − r0, d_v), lse (r1 − r0, may be NULL).
+ * Version 2 (rows.c), which fs_check_plain runs: bit-identical to version 1, faster. */
+fs_status fs_check_plain_rows(const fs_attn *a, fs_prec p, int32_t h, int32_t r0, int32_t r1, double *O, double *lse);
+/* Version 1 (prec.c): the textbook loop, one score at a time, every operation rounded in float64;
+ * the spec version 2 is tested against. */
+fs_status fs_check_plain_rows_v1(const fs_attn *a, fs_prec p, int32_t h, int32_t r0, int32_t r1, double *O, double *lse);
+
+/* The float64 reference of rows r0 … r1 − 1 of head h, bit-identical to the engine's fs_reference
+ * (the same operations in the same order), faster (rows.c): O (r1 − r0, d_v), m and l (r1 − r0,
+ * may be NULL) as fs_reference gives them. */
+fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32_t r1, double *O, double *m_out,
+                                  double *l_out);
 
 /* One score of the plain run: s_ij of head h, rounded as fs_check_plain rounds it (−∞ where the
  * mask hides key j). Shared with the diagnosis, which runs some mistakes in precision p too. */
