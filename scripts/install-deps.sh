@@ -28,10 +28,12 @@ debs=(
   "xvfb:command -v Xvfb"
   "xauth:command -v xauth"
   "python3:command -v python3"
+  "python3-numpy:test -d /usr/lib/python3/dist-packages/numpy"
+  "tmux:command -v tmux"
   "clang:command -v clang"
   "libclang-rt-dev:ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"
 )
-brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg)
+brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg numpy tmux)
 
 # --web: Emscripten (Debian's), what scripts/web-libs.sh needs to fetch and build SDL2, SDL2_ttf,
 # FreeType and zlib from their Debian sources (apt-get source unpacks with dpkg-source), the

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,62 @@ void fs_check_result_free(fs_check_result *r)
     free(r->row_lse_err);
     r->row_err = r->row_ref_err = r->row_lse_err = NULL;
     r->row_col = NULL;
+}
+
+/* ---- the cost of a check, for --dry-run ---- */
+
+/* The diagnosis's run counts (fs_check_diagnose): the variants listed for this problem, in units
+ * of one reference pass over the diagnosed rows (a pitfall run costs about two, a slip about four
+ * with its run in the candidate's precision; measured on this project's machine, docs/check.md),
+ * and the scale fit's 65-point grid and 42 golden-section steps. */
+
+fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_check_estimate *e)
+{
+    memset(e, 0, sizeof *e);
+    fs_status st = fs_attn_check(a);
+    if (st != FS_OK) return st;
+    e->threads = fs_check_threads(o);
+    for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
+        e->work += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
+    e->work *= a->n_q_heads;
+    e->scores = e->work / (a->d + a->d_v);
+    /* the sample: the last rows of head 0, timed twice, the faster kept */
+    int32_t ns = a->n_q < 64 ? a->n_q : 64, r0 = a->n_q - ns;
+    double *O = malloc(sizeof(double) * (size_t)ns * a->d_v), *m = malloc(sizeof(double) * (size_t)ns * 3);
+    if (!O || !m) { free(O); free(m); return FS_ERR_NOMEM; }
+    double t_ref = INFINITY, t_plain = INFINITY;
+    for (int rep = 0; rep < 2 && st == FS_OK; rep++) {
+        struct timespec t0, t1, t2;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        st = fs_check_reference_rows(a, 0, r0, a->n_q, O, m, m + ns);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (st == FS_OK) st = fs_check_plain_rows(a, o->prec, 0, r0, a->n_q, O, m + 2 * ns);
+        clock_gettime(CLOCK_MONOTONIC, &t2);
+        t_ref = fmin(t_ref, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        t_plain = fmin(t_plain, (t2.tv_sec - t1.tv_sec) + (t2.tv_nsec - t1.tv_nsec) * 1e-9);
+    }
+    free(O);
+    free(m);
+    if (st != FS_OK) return st;
+    double w_sample = rows_work(a, r0, a->n_q);
+    e->sample_rows = ns;
+    int64_t tasks = (int64_t)a->n_q_heads * ((a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS);
+    double par = (double)(tasks < e->threads ? tasks : e->threads);
+    e->verdict_s = e->work * (t_ref + t_plain) / w_sample / par;
+    /* the diagnosed rows: every row up to 4096, else 512 (taken where they cost most) */
+    int64_t rows = (int64_t)a->n_q_heads * a->n_q;
+    double w_diag = rows <= 4096 ? e->work : rows_work(a, a->n_q > 512 ? a->n_q - 512 : 0, a->n_q);
+    int blocks = 0, bk[] = FS_CHECK_BLOCKS;
+    for (size_t b = 0; b < sizeof bk / sizeof bk[0]; b++) blocks += bk[b] < a->n_kv;
+    if (o->bk > 0) blocks = o->bk < a->n_kv;
+    double listed = 10 + 16.0 * blocks, one = w_diag * t_ref / w_sample;
+    double dpar = e->threads < listed ? e->threads : listed;
+    /* the model counts the runs; the rest (the slips' scores computed once, scalar, the distances,
+     * the golden-section steps one after another) made the measured times 1.6 to 1.8 times the
+     * count on this project's 2-core machine (docs/check.md): the estimate is scaled by 1.7 */
+    e->diagnose_s = 1.7 * (w_diag * t_plain / w_sample + listed * one / dpar);
+    e->diagnose_max_s = e->diagnose_s + 1.7 * (65 / fmin(e->threads, 65) + 42) * one;
+    return FS_OK;
 }
 
 fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts *o, fs_check_result *r)

@@ -72,6 +72,22 @@ typedef struct {
 /* Threads fs_check_judge uses for opts o: o->threads, or one per online core. */
 int fs_check_threads(const fs_check_opts *o);
 
+/* What judging problem a will cost (check --dry-run): the verdict's passes timed on a sample of
+ * rows (the last ones of head 0, the costliest under a causal mask) and scaled to the whole
+ * problem and o's threads; the diagnosis of a failing output estimated from the same rate, as
+ * the number of variant runs it makes on the rows it diagnoses (fs_check_diagnose). */
+typedef struct {
+    double scores;          /* visible scores of the whole problem */
+    double work;            /* multiply-adds of one pass: scores × (d + d_v) */
+    int threads;
+    int64_t sample_rows;
+    double verdict_s;       /* both passes */
+    double diagnose_s;      /* the listed variants */
+    double diagnose_max_s;  /* and the scale fit, when none of them fits */
+} fs_check_estimate;
+
+fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_check_estimate *e);
+
 fs_check_opts fs_check_opts_default(void);  /* f32, blocks from the list, no lse, diagnose */
 
 typedef struct {

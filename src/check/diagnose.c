@@ -230,6 +230,7 @@ static double variant_dist(diag_ctx *D, const variant *v, double *dist)
  * variants are independent, so the results do not depend on the number of threads). */
 typedef struct {
     const diag_ctx *D;
+    const char *what;     /* for the progress line */
     const variant *vs;
     int n;
     double *d, *dist;
@@ -245,7 +246,7 @@ static void dist_work(dist_job *J, bool report)
         J->d[k] = Os ? variant_dist_in(J->D, Os, Os + J->D->scratch, &J->vs[k], &J->dist[k]) : INFINITY;
         int done = atomic_fetch_add(&J->done, 1) + 1;
         if (report && J->D->opts && J->D->opts->progress)
-            J->D->opts->progress(J->D->opts->progress_ctx, "diagnosing", done, J->n);
+            J->D->opts->progress(J->D->opts->progress_ctx, J->what, done, J->n);
     }
     free(Os);
 }
@@ -256,9 +257,9 @@ static void *dist_thread(void *arg)
     return NULL;
 }
 
-static void variant_dists(const diag_ctx *D, const variant *vs, int n, double *d, double *dist)
+static void variant_dists(const diag_ctx *D, const char *what, const variant *vs, int n, double *d, double *dist)
 {
-    dist_job J = {D, vs, n, d, dist, 0, 0};
+    dist_job J = {D, what, vs, n, d, dist, 0, 0};
     atomic_init(&J.next, 0);
     atomic_init(&J.done, 0);
     int nt = D->threads < n ? D->threads : n;
@@ -557,7 +558,7 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
 
     int best = -1;
     double best_d = INFINITY, best_dist = INFINITY, ds[96], dists[96];
-    variant_dists(&D, vs, nv, ds, dists);
+    variant_dists(&D, "diagnosing", vs, nv, ds, dists);
     for (int k = 0; k < nv; k++) {
         if (ds[k] <= 1 && ds[k] < best_d) {
             best = k;
@@ -578,7 +579,7 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
             grid[k] = v;
             grid[k].scale = given * exp2(-8 + 0.25 * k);
         }
-        variant_dists(&D, grid, 65, gd, gdist);
+        variant_dists(&D, "fitting the scale", grid, 65, gd, gdist);
         for (int k = 0; k < 65; k++) {
             if (gd[k] < bd) {
                 bd = gd[k];

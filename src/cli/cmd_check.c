@@ -7,9 +7,12 @@
  * programs → exit 0 (pass), 1 (fail), 2 (bad input).
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check/check.h"
 #include "cli/args.h"
@@ -53,6 +56,10 @@ static const char *usage_text =
     "                               of 2, 4, 8, 16, 32, 64, 128, 256 below N_kv)\n"
     "  --format table|jsonl         (default table)\n"
     "  --rows N                     worst rows shown in the table (default 10)\n"
+    "  --threads N                  threads to judge and diagnose with (default: one per core)\n"
+    "  --quiet                      no progress line (it is shown only when stderr is a terminal)\n"
+    "  --dry-run                    read the inputs, time a sample of the work and say how long the\n"
+    "                               check will take, without judging (exit 0)\n"
     "\n"
     "The rule (as FlashAttention's tests judge a kernel): err = max |O - O_ref| against the float64\n"
     "reference passes when err <= 2 x err_plain + floor, where err_plain is the error of a\n"
@@ -73,8 +80,13 @@ static const char *usage_text =
     "\"max_abs_err\":X,\"reference_err\":Y,\"diagnosis\":\"ID\",\"detail\":\"...\"}; inf and nan are\n"
     "the strings \"inf\" and \"nan\".\n"
     "\n"
+    "Cost: the verdict is two passes over the visible scores (the reference and the plain run), on\n"
+    "every core; a failing output adds its diagnosis. --dry-run says how long a given problem takes.\n"
+    "Ctrl-C stops at once (exit 130).\n"
+    "\n"
     "Exit status: 0 pass, 1 fail, 2 bad input (file:line:column; NaN or inf in Q, K or V; shapes\n"
-    "that do not fit each other). docs/check.md shows the round trip from PyTorch.\n";
+    "that do not fit each other), 130 interrupted. docs/check.md shows the round trip from PyTorch;\n"
+    "python/flashstep_check.py calls this command from Python.\n";
 
 static int fail(const char *fmt, const char *a) { return cli_fail("check", fmt, a); }
 
@@ -175,9 +187,60 @@ static int looks_like(const fs_array *o, fs_prec p)
 typedef struct {
     const char *q, *k, *v, *o, *lse;
     int prec;          /* −1: from O's file */
-    long bk, rows;
-    int jsonl;
+    long bk, rows, threads;
+    int jsonl, quiet, dry_run;
 } opts;
+
+/* ---- the progress line (stderr, when it is a terminal) and Ctrl-C ---- */
+
+typedef struct {
+    double t0, last;   /* start, last print (gui_now-like seconds) */
+    const char *what;
+    bool shown;
+} progress_line;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* What is done, the rate and the time left, at most four times a second, on one line that the
+ * next print overwrites; the verdict's pass reports work in multiply-adds. */
+static void progress(void *ctx, const char *what, double done, double total)
+{
+    progress_line *P = ctx;
+    double t = now_s();
+    if (!P->what || strcmp(P->what, what)) { P->what = what; P->t0 = t; }
+    if (t - P->last < 0.25 && done < total) return;
+    P->last = t;
+    double el = t - P->t0, frac = total > 0 ? done / total : 1;
+    char left[32] = "";
+    if (frac > 0.02 && frac < 1) snprintf(left, sizeof left, ", %.0f s left", el / frac - el);
+    if (!strcmp(what, "judging"))
+        fprintf(stderr, "\r\033[Kflashstep check: judging %3.0f %% (%.1f G multiply-adds/s%s)", 100 * frac,
+                el > 0 ? done / el * 1e-9 : 0.0, left);
+    else
+        fprintf(stderr, "\r\033[Kflashstep check: %s: run %.0f of %.0f%s", what, done, total, left);
+    fflush(stderr);
+    P->shown = true;
+}
+
+static void progress_clear(progress_line *P)
+{
+    if (P->shown) fputs("\r\033[K", stderr);
+    P->shown = false;
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    static const char msg[] = "\r\033[Kflashstep check: interrupted\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(130);
+}
 
 
 /* the flat rows with the largest errors, largest first */
@@ -206,8 +269,33 @@ static int64_t *worst_rows(const fs_check_result *r, int64_t rows, int64_t k)
 /* The problem options check shares with trace, play and render (problem.c's table). */
 static const char *const shared[] = {"--mask", "--window", "--offset", "--tree", "--scale", "--softcap", "--heads", NULL};
 
+/* --dry-run: what the check of this problem will cost, from a timed sample of the verdict's passes
+ * (fs_check_estimate). 0, or 2. */
+static int dry_run(const fs_attn *a, const fs_check_opts *co, int64_t rows)
+{
+    fs_check_estimate e;
+    fs_status st = fs_check_estimate_cost(a, co, &e);
+    if (st != FS_OK) {
+        fprintf(stderr, "flashstep check: %s\n", fs_status_str(st));
+        return 2;
+    }
+    printf("problem: %lld rows (batch x heads x queries), %.4g G visible scores, %.4g G multiply-adds per pass\n",
+           (long long)rows, e.scores * 1e-9, e.work * 1e-9);
+    printf("threads: %d (--threads)\n", e.threads);
+    printf("verdict: about %.1f s (the reference and the plain %s run; timed on a sample of %lld rows)\n", e.verdict_s,
+           fs_prec_str(co->prec), (long long)e.sample_rows);
+    printf("a failing output's diagnosis: about %.1f s more, up to %.1f s when no known mistake fits (the scale is fitted)\n",
+           e.diagnose_s, e.diagnose_max_s);
+    return fflush(stdout) == 0 ? 0 : 2;
+}
+
 int cli_check(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
     opts o;
     memset(&o, 0, sizeof o);
     o.prec = -1;
@@ -245,6 +333,13 @@ int cli_check(int argc, char **argv)
         } else if (!strcmp(a, "--rows")) {
             NEED();
             if (!cli_parse_int(val, 0, 1000000, &o.rows)) return fail("--rows must be an integer from 0 to 1000000, not '%s'", val);
+        } else if (!strcmp(a, "--threads")) {
+            NEED();
+            if (!cli_parse_int(val, 1, 256, &o.threads)) return fail("--threads must be an integer from 1 to 256, not '%s'", val);
+        } else if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (!strcmp(a, "--dry-run")) {
+            o.dry_run = 1;
         } else {
             return fail("unknown option '%s'", a);
         }
@@ -382,7 +477,19 @@ int cli_check(int argc, char **argv)
                     "pass --dtype %s\n", cli_shown(o.o, name, sizeof name), guess == FS_PREC_BF16 ? "bfloat16" : "float16",
                     guess == FS_PREC_BF16 ? "bfloat16" : "float16", fs_prec_str(guess));
     }
+    co.threads = (int)o.threads;
+    if (o.dry_run) {
+        rc = dry_run(&at, &co, rows);
+        goto out;
+    }
+    progress_line pl;
+    memset(&pl, 0, sizeof pl);
+    if (!o.quiet && isatty(2)) {
+        co.progress = progress;
+        co.progress_ctx = &pl;
+    }
     st = fs_check_judge(&at, O.data, &co, &res);
+    progress_clear(&pl);
     if (st != FS_OK) {
         fprintf(stderr, "flashstep check: %s\n", fs_attn_status_detail(&at, st, why, sizeof why));
         goto out;

@@ -395,8 +395,21 @@ rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
 check(rc == 1 and "diagnosis: no-rescale" in out and "blocks of 4 keys" in out and "play 001_10" in out,
       f"docs/check-example: {rc} {out[-400:]}")
 
+# threads, the dry run, and no progress line where stderr is not a terminal
+args = ["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--format", "jsonl"]
+outs = [run(args + ["--threads", str(t)]) for t in (1, 2, 3)]
+check(all(r == outs[0] for r in outs), "--threads 1, 2, 3: the same verdict, rows and messages")
+check(outs[0][0] == 0 and "\r" not in outs[0][2] and "judging" not in outs[0][2], f"no progress line off a terminal: {outs[0][2]!r}")
+rc, out, err = run(["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--dry-run"])
+check(rc == 0 and "verdict: about" in out and "diagnosis: about" in out and "timed on a sample" in out
+      and "verdict: PASS" not in out, f"--dry-run estimates and does not judge: {rc} {out} {err}")
+for bad_t in ("0", "257", "x"):
+    rc, out, err = run(args + ["--threads", bad_t])
+    check(rc == 2 and "--threads must be an integer from 1 to 256" in err, f"--threads {bad_t}: {rc} {err}")
+
 rc, out, err = run(["--help"])
 check(rc == 0 and all(opt in out for opt in ["--q", "--k", "--v", "--o", "--lse", "--mask", "--window", "--tree",
-                                             "--scale", "--heads", "--bk", "--dtype", "--format"]), "--help")
+                                             "--scale", "--heads", "--bk", "--dtype", "--format", "--threads",
+                                             "--quiet", "--dry-run", "130"]), "--help")
 
 cli_test.finish("check_check_cli: {passed} checks passed, {failed} failed (seed {seed})")

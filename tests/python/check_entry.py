@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""check_entry.py FLASHSTEP: python/flashstep_check.py against outputs built here in NumPy.
+
+Random problems drawn fresh each run (the seed is printed; FS_SEED=N replays one): correct outputs
+in float16, float32 and bfloat16 bits, in the (B, H, N, d) and (B, N, H, d) layouts and with GQA,
+must pass; wrong ones (scale 1/d, no causal mask, the running-max form of the rescale slip) must
+raise CheckFailed naming their mistake; inputs that cannot be judged raise CheckError with the
+command's message. Needs NumPy (the Makefile runs it with a python3 that has it)."""
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import numpy as np  # noqa: E402
+from flashstep_check import CheckError, CheckFailed, check  # noqa: E402
+
+exe = os.path.abspath(sys.argv[1])
+seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 31))
+rng = np.random.default_rng(seed)
+passed = failed = 0
+
+
+def ok(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what} [replay with FS_SEED={seed}]")
+
+
+def attention(q, k, v, causal, scale=None, slip_bk=0):
+    """float64 attention of (B, H, N, d) arrays, GQA by head groups; slip_bk > 0: the running-max
+    form with o_new = o_old + P V / l_new in blocks of slip_bk keys (001's pitfall 1, its
+    most common form)."""
+    B, H, N, d = q.shape
+    g = H // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    sc = 1 / np.sqrt(d) if scale is None else scale
+    s = np.einsum("bhid,bhjd->bhij", q, k) * sc
+    Nk = k.shape[2]
+    if causal:
+        s = np.where(np.arange(Nk)[None, :] <= np.arange(N)[:, None] + (Nk - N), s, -np.inf)
+    if not slip_bk:
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return np.einsum("bhij,bhjd->bhid", p / p.sum(-1, keepdims=True), v)
+    o = np.zeros(q.shape[:3] + (v.shape[3],))
+    m = np.full(q.shape[:3], -np.inf)
+    l = np.zeros(q.shape[:3])
+    for c0 in range(0, Nk, slip_bk):
+        blk = s[..., c0:c0 + slip_bk]
+        mn = np.maximum(m, blk.max(-1))
+        p = np.exp(blk - np.where(np.isfinite(mn), mn, 0)[..., None])
+        alpha = np.where(np.isfinite(m), np.exp(m - np.where(np.isfinite(mn), mn, 0)), 0.0)
+        l_new = alpha * l + p.sum(-1)
+        safe = np.where(l_new > 0, l_new, 1)
+        o = o + np.einsum("bhij,bhjd->bhid", p, v[..., c0:c0 + slip_bk, :]) / safe[..., None]
+        m, l = np.where(np.isfinite(mn), mn, m), l_new
+    return o
+
+
+def problem(B, H, HKV, N, d, dt):
+    q = rng.uniform(-2, 2, (B, H, N, d)).astype(dt)
+    k = rng.uniform(-2, 2, (B, HKV, N, d)).astype(dt)
+    v = rng.uniform(-1, 1, (B, HKV, N, d)).astype(dt)
+    return q, k, v
+
+
+def f64(*xs):
+    return [x.astype(np.float64) for x in xs]
+
+
+def bf16_bits(x):
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+N, d = int(rng.integers(40, 90)), int(rng.integers(8, 24))
+for dt, name in ((np.float16, "float16"), (np.float32, "float32")):
+    q, k, v = problem(2, 4, 2, N, d, dt)
+    o = attention(*f64(q, k, v), True).astype(dt)
+    r = check(q, k, v, o, causal=True, binary=exe)
+    ok(r["pass"] and r["diagnosis"] == "ok", f"{name} GQA causal passes: {r}")
+    r = check(*(np.swapaxes(x, 1, 2) for x in (q, k, v, o)), causal=True, layout="bnhd", binary=exe)
+    ok(r["pass"], f"{name} in flash_attn's (B, N, H, d) layout passes: {r}")
+    for what, bad, want in (("scale 1/d", attention(*f64(q, k, v), True, scale=1 / d), "wrong-scale"),
+                            ("no causal mask", attention(*f64(q, k, v), False), "mask-missing"),
+                            ("o_new = o_old + P V / l_new", attention(*f64(q, k, v), True, slip_bk=16), "no-rescale")):
+        try:
+            check(q, k, v, bad.astype(dt), causal=True, binary=exe)
+            ok(False, f"{name}, {what}: no CheckFailed")
+        except CheckFailed as e:
+            ok(e.verdict["diagnosis"] == want and want in str(e), f"{name}, {what}: {e}")
+        r = check(q, k, v, bad.astype(dt), causal=True, binary=exe, raise_on_fail=False)
+        ok(not r["pass"] and r["diagnosis"] == want, f"{name}, {what}, raise_on_fail=False: {r}")
+
+# bfloat16: NumPy has none; its bits as uint16 (what tensor.view(torch.uint16) gives) with dtype bf16
+q, k, v = problem(1, 2, 2, N, d, np.float32)
+qb, kb, vb = (bf16_bits(x) for x in (q, k, v))
+o = attention(*f64(*(bf16_value(x) for x in (qb, kb, vb))), False)
+r = check(qb, kb, vb, bf16_bits(o), binary=exe)
+ok(r["pass"] and r["diagnosis"] == "ok", f"bfloat16 bits pass: {r}")
+
+# what cannot be judged: the command's own message
+try:
+    check(q, k, v[:, :, :-1], o, binary=exe)
+    ok(False, "mismatched V: no CheckError")
+except CheckError as e:
+    ok("v.npy:1:1:" in str(e) and "V has shape" in str(e), f"mismatched V: {e}")
+q2 = q.copy()
+q2[0, 1, 3, 2] = np.nan
+try:
+    check(q2, k, v, o, binary=exe)
+    ok(False, "NaN in Q: no CheckError")
+except CheckError as e:
+    ok("q.npy" in str(e) and "NaN" in str(e), f"NaN in Q: {e}")
+# no usable binary given: $FLASHSTEP, PATH, then the source tree's build/flashstep
+os.environ["FLASHSTEP"] = exe
+o32 = attention(*f64(q, k, v), False).astype(np.float32)
+r = check(q, k, v, o32, binary="/nonexistent/flashstep")
+ok(r["pass"], f"the binary found through $FLASHSTEP: {r}")
+
+print(f"python entry: {passed} passed, {failed} failed (seed {seed})")
+sys.exit(1 if failed else 0)
