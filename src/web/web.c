@@ -148,6 +148,19 @@ static void seek(web_page *W, double k)
     W->A.have_drawn = false;
 }
 
+/* Show what is in *show (a demo, one's own problem, a saved trace: none of the catalogue) at step
+ * 0, in place of what was shown; the page owns it from now on. */
+static void replace_show(web_page *W, gui_show *show)
+{
+    gui_scene_tiled_free(&W->A.draw);   /* the kept scans belong to the old show */
+    gui_show_free(&W->A.show);
+    W->A.show = *show;
+    gui_state_attach(&W->A.st, &W->A.show);
+    W->A.st.lesson = -1;
+    W->A.st.menu = W->A.st.help = false;
+    W->A.have_drawn = false;
+}
+
 /* Open catalogue entry `name` (a stem or unique prefix), or else the built-in demo of that
  * name (grid64, ...), at step k. 0, or 2 with a message. */
 EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
@@ -159,12 +172,7 @@ EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
             if (!W->demo || strcmp(W->A.show.name, name)) {
                 gui_show show;
                 if (gui_demo_load(name, &show, stderr)) return 2;
-                gui_scene_tiled_free(&W->A.draw);
-                gui_show_free(&W->A.show);
-                W->A.show = show;
-                gui_state_attach(&W->A.st, &W->A.show);
-                W->A.st.lesson = -1;
-                W->A.st.menu = W->A.st.help = false;
+                replace_show(W, &show);
                 W->demo = true;
             }
             seek(W, k);
@@ -336,13 +344,8 @@ EMSCRIPTEN_KEEPALIVE int web_problem(web_page *W, const char *args)
     gui_show show;
     if (gui_problem_load(o.problem, o.problem_parent, o.problem_n_parent, o.problem_title, o.problem_source, &show, stderr))
         goto out;
-    gui_scene_tiled_free(&W->A.draw);
-    gui_show_free(&W->A.show);
-    W->A.show = show;
-    gui_state_attach(&W->A.st, &W->A.show);
-    W->A.st.lesson = -1;
-    W->A.st.menu = W->A.st.help = false;
-    W->A.have_drawn = false;
+    replace_show(W, &show);
+    W->demo = false;
     rc = 0;
 out:
     cli_problem_free(&p);
@@ -356,13 +359,8 @@ EMSCRIPTEN_KEEPALIVE int web_trace_file(web_page *W, const char *path)
 {
     gui_show show;
     if (gui_trace_load(path, &show, stderr)) return 2;
-    gui_scene_tiled_free(&W->A.draw);
-    gui_show_free(&W->A.show);
-    W->A.show = show;
-    gui_state_attach(&W->A.st, &W->A.show);
-    W->A.st.lesson = -1;
-    W->A.st.menu = W->A.st.help = false;
-    W->A.have_drawn = false;
+    replace_show(W, &show);
+    W->demo = false;
     return 0;
 }
 

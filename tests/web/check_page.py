@@ -291,7 +291,8 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check(s["speed"] == speed + 1, "the x2 button doubles the speed")
     page.click_id("b-play")
     s = page.wait_state(lambda s: s["playing"], "playing")
-    check(s["playing"] and b.eval("document.getElementById('b-play').textContent") == "❚❚", "the play button plays, and shows pause")
+    shows = b.wait_for("document.getElementById('b-play').textContent === '❚❚'", what="the pause sign")
+    check(s["playing"] and shows, "the play button plays, and shows pause")
     page.click_id("b-play")
     s = page.wait_state(lambda s: not s["playing"], "paused")
     check(not s["playing"], "and pauses")
@@ -449,7 +450,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
         took = time.time() - t0
         ft = b.eval("Module.frameTimes")
         size = b.eval("performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
-                      ".map(e => [e.name.split('/').pop(), e.transferSize, e.encodedBodySize])")
+                      ".map(e => [new URL(e.name).pathname.split('/').pop(), e.transferSize, e.encodedBodySize])")
         print(f"  first frame {first:.0f} ms after navigation (1280 x 720)")
         print(f"  grid64 at 1920 x 1080: 120 key repeats at 30/s took {took:.2f} s; frame (update + draw) mean "
               f"{sum(ft) / len(ft):.1f} ms, max {max(ft):.1f} ms over {len(ft)} frames")
