@@ -118,7 +118,10 @@ EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, i
     }
     A->ttf = true;
     if (app_load(A, NULL) != 0) { app_shutdown(A); free(W); return NULL; }
-    A->win = SDL_CreateWindow("flashstep", 0, 0, W->o.w, W->o.h, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    /* Not SDL_WINDOW_ALLOW_HIGHDPI: SDL's software renderer on Emscripten would paint a CSS-sized
+     * frame into the corner of a canvas of device pixels. The canvas keeps CSS pixels, which
+     * the browser scales to the screen. */
+    A->win = SDL_CreateWindow("flashstep", 0, 0, W->o.w, W->o.h, SDL_WINDOW_RESIZABLE);
     A->ren = A->win ? SDL_CreateRenderer(A->win, -1, SDL_RENDERER_SOFTWARE) : NULL;
     if (!A->ren || gui_draw_init(&A->draw, A->ren, W->o.font_path, stderr)) {
         fprintf(stderr, "flashstep: cannot draw into the page: %s\n", SDL_GetError());
