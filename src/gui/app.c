@@ -32,7 +32,6 @@ void gui_options_default(gui_options *o)
     o->t0 = gui_now();
 }
 
-
 static gui_key key_of(SDL_Keycode k)
 {
     switch (k) {

@@ -57,9 +57,9 @@ static void offer(void *ctx, const char *path)
 }
 
 /* The text scale for a canvas of w x h CSS pixels: 100 % down to 1280 x 720 / 1.45, then larger,
- * so that the body text stays about 11 CSS pixels high (a phone in landscape, 800 x 400, gets
- * 140 %); at most 160 %. The window's layout scales text with the window, which makes a small
- * page's text too small to read on a phone. */
+ * so that the body text stays about 11 CSS pixels high (a phone in landscape, 800 x 400, whose
+ * canvas is 800 x 364 below the page's bar, gets 136 %); at most 160 %. The window's layout
+ * scales text with the window, which makes a small page's text too small to read on a phone. */
 static int zoom_for(int w, int h)
 {
     double rel = fmin(w / 1280.0, h / 720.0);

@@ -100,8 +100,8 @@ class Page:
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 self.errors.append("log: " + p["entry"].get("text", ""))
 
-    def size(self, w, h):
-        self.b.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+    def size(self, w, h, dpr=1, mobile=False):
+        self.b.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": dpr, "mobile": mobile})
 
     def load(self, frag):
         """Open the page afresh at URL#frag, as a link does (not a jump within the page)."""
@@ -438,20 +438,21 @@ def run_checks(page, flashstep, tmp, shots, bench):
           "; ".join(bad[:4]))
 
     print("screenshots against flashstep render")
-    for w, h in ((800, 400), (1280, 720), (1920, 1080)):
-        page.size(w, h)
+    for w, h, dpr in ((800, 400, 1), (800, 400, 2), (1280, 720, 1), (1920, 1080, 1)):
+        page.size(w, h, dpr, dpr > 1)
         s = page.load("#000_04/14")
         cw, ch = s["w"], s["h"]
-        check((cw, ch) == (w, h - TOOLBAR), f"{w} x {h}: the canvas takes the page below the bar ({cw} x {ch}, text at {s['zoom']} %)")
+        check((cw, ch) == (w, h - TOOLBAR), f"{w} x {h} (device scale {dpr}): the canvas takes the page below the bar "
+              f"({cw} x {ch}, text at {s['zoom']} %)")
         b.eval("Module.firstFrameMs")
         time.sleep(0.3)
         ref = os.path.join(tmp, f"render-{w}x{h}.png")
         r = run_cli(flashstep, ["render", "000_04", "--step", "14", "--size", f"{cw}x{ch}", "--zoom", str(s["zoom"]), "--out", ref])
         with open(ref, "rb") as f:
             ok, text = match_frame(b, f.read())
-        check(r.returncode == 0 and ok, f"{w} x {h}: the canvas matches flashstep render: {text}")
+        check(r.returncode == 0 and ok, f"{w} x {h} (device scale {dpr}): the canvas matches flashstep render: {text}")
         if shots:
-            with open(os.path.join(shots, f"web-{w}x{h}.png"), "wb") as f:
+            with open(os.path.join(shots, f"web-{w}x{h}" + ("" if dpr == 1 else f"@{dpr}x") + ".png"), "wb") as f:
                 f.write(b.screenshot())
             shutil.copy(ref, os.path.join(shots, f"render-{cw}x{ch}.png"))
     page.size(1280, 720 + TOOLBAR)
