@@ -84,8 +84,9 @@ static void visible_range(const fs_attn *a, int32_t i, int32_t *lo, int32_t *hi)
 
 /* ---- the float64 reference (fs_reference's operations, in its order) ---- */
 
-FAST_CLONES fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32_t r1, double *O,
-                                              double *m_out, double *l_out)
+/* The cloned loops are static: an exported function with clones is not linked by clang 14. */
+FAST_CLONES static fs_status reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32_t r1, double *O, double *m_out,
+                                            double *l_out)
 {
     /* rows r0 … r1 − 1 of head h → O (r1 − r0, d_v), m_out and l_out (r1 − r0) */
     if (a->S || r0 >= r1) {   /* scores given: the engine's own loop on a view of these rows */
@@ -144,6 +145,12 @@ FAST_CLONES fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32
     }
     free(kt);
     return FS_OK;
+}
+
+fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32_t r1, double *O, double *m_out,
+                                  double *l_out)
+{
+    return reference_rows(a, h, r0, r1, O, m_out, l_out);
 }
 
 /* ---- the plain run (fs_check_plain_v1's operations, in its order) ---- */
