@@ -284,8 +284,8 @@ static int dry_run(const fs_attn *a, const fs_check_opts *co, int64_t rows)
     printf("threads: %d (--threads)\n", e.threads);
     printf("verdict: about %.1f s (the reference and the plain %s run; timed on a sample of %lld rows)\n", e.verdict_s,
            fs_prec_str(co->prec), (long long)e.sample_rows);
-    printf("a failing output's diagnosis: about %.1f s more, up to %.1f s when no known mistake fits (the scale is fitted)\n",
-           e.diagnose_s, e.diagnose_max_s);
+    printf("a failing output's diagnosis: up to about %.1f s more when a known mistake fits (often less), about %.1f s "
+           "when none does (the scale is fitted)\n", e.diagnose_s, e.diagnose_max_s);
     return fflush(stdout) == 0 ? 0 : 2;
 }
 
