@@ -25,7 +25,7 @@ WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css
 WEB_FONTS = /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # The JavaScript the page calls (web.c) and the runtime pieces it uses.
 comma := ,
-WEB_EXPORTS = $(subst $() ,$(comma),_main _malloc _free _web_start _web_open _web_seek _web_key _web_resize _web_state \
+WEB_EXPORTS = $(subst $() ,$(comma),_main _malloc _free _web_start _web_open _web_seek _web_key _web_state \
               _web_lessons _web_problem _web_trace_file _web_save_trace _web_save_png _web_cli)
 WEB_STD     = -std=c11
 WEB_CFLAGS  = $(WEB_STD) -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Isrc -MMD -MP

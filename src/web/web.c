@@ -206,17 +206,6 @@ EMSCRIPTEN_KEEPALIVE void web_key(web_page *W, const char *name, int shift)
     if (c.kind != GUI_CMD_NONE && c.kind != GUI_CMD_QUIT && c.kind != GUI_CMD_FULLSCREEN) gui_update(&W->A.st, &W->A.show, &c);
 }
 
-/* The canvas got a new size (CSS pixels). */
-EMSCRIPTEN_KEEPALIVE void web_resize(web_page *W, int w, int h)
-{
-    if (w < 320 || h < 200) return;
-    SDL_SetWindowSize(W->A.win, w, h);
-    int pw, ph;
-    SDL_GetRendererOutputSize(W->A.ren, &pw, &ph);
-    gui_cmd c = {GUI_CMD_RESIZE, pw, ph};
-    gui_update(&W->A.st, &W->A.show, &c);
-}
-
 /* Append s to b as a JSON string body (control characters, quotes and backslashes escaped). */
 static void json_str(char *b, size_t n, const char *s)
 {

@@ -456,6 +456,8 @@ def run_checks(page, flashstep, tmp, shots, bench):
                 f.write(b.screenshot())
             shutil.copy(ref, os.path.join(shots, f"render-{cw}x{ch}.png"))
     page.size(1280, 720 + TOOLBAR)
+    s = page.wait_state(lambda s: (s["w"], s["h"]) == (1280, 720), "the canvas following the page's new size", timeout=10)
+    check((s["w"], s["h"], s["zoom"]) == (1280, 720, 100), "resized without a reload, the canvas follows (SDL's resize)")
 
     if bench:
         print("timings (not judged)")
