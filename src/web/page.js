@@ -33,7 +33,9 @@
   function parseHash(h) {
     const m = /^#([^/]+)(?:\/(\d+))?$/.exec(h || '');
     if (!m) return { name: '', step: -1 };
-    return { name: decodeURIComponent(m[1]), step: m[2] !== undefined ? Number(m[2]) : -1 };
+    let name;
+    try { name = decodeURIComponent(m[1]); } catch (e) { name = m[1]; }   /* a stray % in a hand-made link */
+    return { name, step: m[2] !== undefined ? Number(m[2]) : -1 };
   }
   const hashOf = (s) => '#' + encodeURIComponent(s.name) + '/' + s.step;
 
@@ -52,7 +54,8 @@
     document.title = `${s.name} · flashstep`;
     if (s.link) {
       const h = hashOf(s), want = parseHash(location.hash);
-      const same = want.name && s.name.startsWith(want.name) && want.step === s.step;
+      /* the link that opened this, spelled out (a prefix, a step past the end): no new entry */
+      const same = want.name && s.name.startsWith(want.name) && (want.step === s.step || want.step < 0 || want.step >= s.n);
       if (h !== location.hash) {
         if (s.playing || same) history.replaceState(null, '', h);
         else history.pushState(null, '', h);

@@ -262,6 +262,11 @@ def run_checks(page, flashstep, tmp, shots, bench):
     b.eval("history.forward()")
     s = page.wait_state(lambda s: s["step"] == 15, "Forward to step 15")
     check(s["step"] == 15, "Forward: step 15")
+    s = page.load("#000_04/999")
+    hash_ok = b.wait_for(f"location.hash === '#{s['name']}/{s['n'] - 1}'", what="the address of the last step")
+    check(s["step"] == s["n"] - 1 and hash_ok, f"a step past the end opens the last one ({s['step']}), and the address says so")
+    s = page.load("#%E0%A4/2")
+    check(s["lesson"] == 0 and "no lesson matches" in page.text_of("notice"), "a malformed link shows the first lesson and says so")
     s = page.load("#no_such_lesson/3")
     check(s["lesson"] == 0 and page.text_of("notice") == "flashstep: no lesson matches 'no_such_lesson'",
           "a link to a missing lesson says so and shows the first lesson", page.text_of("notice"))
