@@ -1,6 +1,6 @@
 /* rows.c: the verdict's two passes (the float64 reference and the plain run in the candidate's
  * precision), version 2: the same operations in the same order as version 1 (fs_reference in the
- * engine, fs_check_plain_v1 in prec.c), so the same bits, only faster:
+ * engine, fs_check_plain_rows_v1 in prec.c), so the same bits, only faster:
  *
  *   - one block of query rows of one head at a time (a task), so blocks run on threads;
  *   - the head's K transposed once per task (d × n_kv), so that the scores of one query row
@@ -12,9 +12,10 @@
  *     quotient of two numbers of p bits, rounded first to q ≥ 2p + 2 bits and then to p bits,
  *     equals the exact result rounded once to p bits (double rounding is innocuous for +, −, ×,
  *     ÷ when q ≥ 2p + 2: float32 has q = 24, float16 p = 11, bfloat16 p = 8). exp, log and tanh
- *     are not such operations: they are still computed in float64 and rounded from there.
- *     tests/check_check.c compares this with version 1, bit for bit, on random problems (values
- *     near the formats' smallest and largest ones included).
+ *     are not such operations: they are still computed in float64 and rounded from there. On a
+ *     processor with AVX-512, float16's two hot loops round with its own conversions.
+ * tests/check_check.c compares this with version 1, bit for bit, on random problems (values near
+ * the formats' smallest and largest ones included).
  */
 #include <math.h>
 #include <stdbool.h>
