@@ -380,6 +380,28 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check("16 MB" in msg, f"a paste over 16 MB is refused before it is read: {msg[:90]!r}")
     page.click_id("b-mine")
 
+    print("your own problem, uploaded as .npy files")
+    sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+    import cli_test   # the .npy writer the command-line tests use
+    rows = {k: [[float(x) for x in line.split()] for line in mats[k].splitlines() if line.strip() and not line.startswith("#")]
+            for k in ("q", "k", "v")}
+    files = [cli_test.write_npy(own, f"up_{k}.npy", rows[k], "<f4") for k in ("q", "k", "v")]
+    page.click_id("b-mine")
+    b.eval("for (const k of ['q', 'k', 'v', 'tree']) document.getElementById('m-' + k).value = '';"
+           "document.getElementById('o-bq').value = '2'; document.getElementById('o-bk').value = '3';"
+           "document.getElementById('mine-msg').textContent = ''")
+    root = b.send("DOM.getDocument")["root"]["nodeId"]
+    for k, f in zip(("q", "k", "v"), files):
+        node = b.send("DOM.querySelector", {"nodeId": root, "selector": f"input[data-for='{k}']"})["nodeId"]
+        b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [f]})
+    b.wait_for("document.getElementById('m-v').placeholder.includes('up_v.npy')", what="the uploads read")
+    page.click_id("mine-show")
+    b.wait_for("document.getElementById('mine-msg').textContent.startsWith('shown')", what="the uploaded problem shown")
+    name, data = page.download("b-download")
+    cli = run_cli(flashstep, ["trace", "--q", "up_q.npy", "--k", "up_k.npy", "--v", "up_v.npy"] + cli_opts + ["--format", "jsonl"],
+                  cwd=own)
+    check(cli.returncode == 0 and data == cli.stdout, "uploaded .npy files: the trace equals flashstep trace's on the same files")
+
     print("a saved trace, and a damaged one")
     good = os.path.join(tmp, "run.jsonl")
     cli = run_cli(flashstep, ["trace", "--q", f"{doc}/Q.txt", "--k", f"{doc}/K.txt", "--v", f"{doc}/V.txt", "--decode", "--bk", "2",
@@ -394,6 +416,17 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check(s["n"] == cli.stdout.count(b"\n") and s["lesson"] == -1, f"a saved decode trace replays ({s['n']} steps)")
     name, data = page.download("b-download")
     check(data == cli.stdout, "and downloads again byte for byte")
+    back = os.path.join(tmp, "back.jsonl")
+    cli = run_cli(flashstep, ["trace", "--q", f"{doc}/Q.txt", "--k", f"{doc}/K.txt", "--v", f"{doc}/V.txt", "--backward",
+                              "--do", f"{doc}/dO.txt", "--mask", "causal", "--format", "jsonl"])
+    with open(back, "wb") as f:
+        f.write(cli.stdout)
+    page.click_id("b-mine")
+    root = b.send("DOM.getDocument")["root"]["nodeId"]
+    node = b.send("DOM.querySelector", {"nodeId": root, "selector": "#trace-file"})["nodeId"]
+    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [back]})
+    s = page.wait_state(lambda s: s["scene"] == "backward", "the saved backward trace")
+    check(s["n"] == cli.stdout.count(b"\n"), f"a saved backward trace replays in the backward scene ({s['n']} steps)")
     lines = cli.stdout.split(b"\n")
     damaged = os.path.join(tmp, "cut.jsonl")
     with open(damaged, "wb") as f:
