@@ -11,10 +11,13 @@
 q, k, v and o are NumPy arrays or PyTorch tensors (on any device; they are copied to the CPU) in
 float16, bfloat16, float32 or float64, laid out (B, H, N, d) as PyTorch's scaled_dot_product_
 attention takes them (layout="bhnd", the default), (B, N, H, d) as flash_attn_func takes and
-returns them (layout="bnhd"), or (H, N, d) and (N, d). K and V may have fewer heads than Q (GQA).
-The tensors are saved as .npy files in a temporary directory and `flashstep check` judges them
-against the float64 reference at the precision they hold (bfloat16 is saved as its raw bits, as
-the command reads it). The verdict is the command's JSON verdict, as a dict.
+returns them (layout="bnhd"; (N, H, d) for 3-D arrays), or (H, N, d) and (N, d). K and V may
+have fewer heads than Q (GQA). bfloat16 in NumPy, which has none, is its raw bits in a 16-bit
+integer array (tensor.view(torch.int16).numpy()). The tensors are saved as q.npy, k.npy, v.npy,
+o.npy (and lse.npy) in a temporary directory, the names messages use, and `flashstep check`
+judges them against the float64 reference. The precision is dtype=, else bfloat16 for bfloat16
+inputs, else the command's own choice (float16 for a float16 o, else float32, with its note on
+stderr when every value of o is a float16 or bfloat16 number: the verdict's "notes").
 
 Standard library and NumPy only; PyTorch is used only when you pass its tensors. The binary is
 found from `binary=`, else $FLASHSTEP, else `flashstep` on PATH, else the build/flashstep of the
@@ -32,12 +35,14 @@ __all__ = ["check", "CheckFailed", "CheckError"]
 
 
 class CheckFailed(AssertionError):
-    """The output is wrong: the message names the diagnosis and its detail; .verdict holds all."""
+    """The output is wrong: the message names the diagnosis and its detail (and the command's notes,
+    such as a hint to pass dtype=); .verdict holds all."""
 
     def __init__(self, verdict):
         self.verdict = verdict
+        notes = f" {verdict['notes']}" if verdict.get("notes") else ""
         super().__init__(f"flashstep check: FAIL, diagnosis {verdict['diagnosis']}: {verdict['detail']} "
-                         f"(max |O - ref| = {verdict['max_abs_err']}, plain error = {verdict['reference_err']})")
+                         f"(max |O - ref| = {verdict['max_abs_err']}, plain error = {verdict['reference_err']}){notes}")
 
 
 class CheckError(ValueError):
@@ -55,26 +60,30 @@ def _binary(binary):
 
 
 def _to_numpy(x, name):
-    """A NumPy array and whether it holds bfloat16 bits (as uint16)."""
+    """A NumPy array and whether it holds bfloat16 bits (a 16-bit integer array)."""
     if hasattr(x, "detach"):   # a PyTorch tensor: to the CPU; bfloat16 as its bits
         t = x.detach().cpu().contiguous()
         if str(t.dtype) == "torch.bfloat16":
             import torch
-            return t.view(torch.int16).numpy().view(np.uint16), True
+            return t.view(torch.int16).numpy(), True
         return t.numpy(), False
     a = np.asarray(x)
-    if a.dtype.kind not in "fu" and a.dtype != np.float16:
-        raise CheckError(f"flashstep check: {name} has dtype {a.dtype}; give float16, bfloat16, float32 or float64")
-    return a, a.dtype == np.uint16
+    if a.dtype in (np.int16, np.uint16):
+        return a, True
+    if a.dtype.kind != "f":
+        raise CheckError(f"flashstep check: {name} has dtype {a.dtype}; give float16, float32, float64, or bfloat16 "
+                         "(its bits as int16 or uint16)")
+    return a, False
 
 
 def _layout(a, layout, name):
-    if a.ndim == 4 and layout == "bnhd":
-        return np.ascontiguousarray(np.swapaxes(a, 1, 2))
-    if a.ndim == 4 and layout != "bhnd":
+    """(B, H, N, d), (H, N, d) or (N, d) in C order, from layout "bhnd" or "bnhd"."""
+    if layout not in ("bhnd", "bnhd"):
         raise CheckError(f"flashstep check: layout is 'bhnd' or 'bnhd', not {layout!r}")
     if a.ndim not in (1, 2, 3, 4):
         raise CheckError(f"flashstep check: {name} has {a.ndim} dimensions; give (B, H, N, d), (H, N, d) or (N, d)")
+    if layout == "bnhd" and a.ndim >= 3:   # (B, N, H, d) or (N, H, d): the heads before the rows
+        a = np.swapaxes(a, -3, -2)
     return np.ascontiguousarray(a)
 
 
@@ -86,7 +95,7 @@ def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=N
     causal: the causal mask, bottom-right aligned as FlashAttention's; window: a sliding window of
     that many keys; scale: the score scale (default 1/sqrt(d)); softcap: S = C tanh(S / C);
     lse: the kernel's log-sum-exp per row (natural log), to be judged too; dtype: the precision
-    the kernel ran in ("f16", "bf16", "f32", "f64"; default: that of o); bk: the block size to try
+    the kernel ran in ("f16", "bf16", "f32", "f64"; default: see above); bk: the block size to try
     for the rescale mistakes; threads: threads to judge with (default: every core).
     Raises CheckFailed (an AssertionError) when the output is wrong and raise_on_fail is true,
     CheckError when the inputs cannot be judged."""
@@ -97,15 +106,18 @@ def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=N
         a, is_bf16 = _to_numpy(x, name)
         bf16 = bf16 or is_bf16
         arrays[name] = a if name == "lse" else _layout(a, layout, name)
-    if dtype is None:
-        dtype = "bf16" if bf16 else {np.dtype(np.float16): "f16", np.dtype(np.float64): "f64"}.get(arrays["o"].dtype, "f32")
+    if bf16 and dtype not in (None, "bf16"):
+        raise CheckError(f"flashstep check: bfloat16 inputs are judged as bf16, not dtype={dtype!r}")
+    if bf16:
+        dtype = "bf16"
     with tempfile.TemporaryDirectory(prefix="flashstep-check-") as tmp:
         args = [exe, "check", "--format", "jsonl", "--quiet", "--rows", "0"]
         for name, a in arrays.items():
             path = os.path.join(tmp, name + ".npy")
             np.save(path, a)
             args += ["--" + name, path]
-        args += ["--dtype", dtype]
+        if dtype is not None:
+            args += ["--dtype", dtype]
         if causal:
             args += ["--mask", "causal"]
         if window is not None:
@@ -119,16 +131,17 @@ def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=N
         if threads is not None:
             args += ["--threads", str(int(threads))]
         r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        stderr = r.stderr.replace(tmp + os.sep, "")   # name the arrays, not the temporary directory
     if r.returncode not in (0, 1):
-        raise CheckError(r.stderr.strip() or f"flashstep check exited with {r.returncode}")
+        raise CheckError(stderr.strip() or f"flashstep check exited with {r.returncode}")
     last = r.stdout.rstrip("\n").rsplit("\n", 1)[-1]
     verdict = json.loads(last)
     verdict.pop("event", None)
     for key in ("max_abs_err", "reference_err"):   # "inf" and "nan" arrive as strings
         if isinstance(verdict.get(key), str):
             verdict[key] = float(verdict[key])
-    if r.stderr.strip():
-        verdict["notes"] = r.stderr.strip()
+    if stderr.strip():
+        verdict["notes"] = stderr.strip()
     if not verdict["pass"] and raise_on_fail:
         raise CheckFailed(verdict)
     return verdict

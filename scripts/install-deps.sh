@@ -4,8 +4,8 @@
 # Debian/Ubuntu: apt-get (as root, or through sudo). macOS: Homebrew. Elsewhere: prints the
 # packages to install and fails. Quiet when everything is already there. With --dry-run it only
 # names what is missing. With --web: what the web build and its browser test need instead
-# (`make web`, and .ci/run so that CI always runs the browser test); `make run` and `make test`
-# never install them.
+# (`make web`, and .ci/run so that CI always runs the browser test); `make run` never installs
+# them, and `make test` only completes them where Emscripten and Chromium are already there.
 set -euo pipefail
 
 # Debian package, and the check that says it is present.

@@ -104,7 +104,7 @@ typedef struct {
     int32_t per_head;           /* tasks per head */
     int64_t n_tasks;
     atomic_llong next;          /* the next task to take */
-    atomic_llong done;          /* work finished (visible scores · d) */
+    atomic_llong done;          /* work finished: multiply-adds of both passes */
     atomic_int failed;          /* an fs_status, FS_OK while none failed */
     double total;
 } passes;
@@ -144,7 +144,7 @@ static bool passes_work(passes *P, bool one)
             atomic_compare_exchange_strong(&P->failed, &ok, (int)st);
             return false;
         }
-        atomic_fetch_add(&P->done, (long long)rows_work(a, r0, r1));
+        atomic_fetch_add(&P->done, 2 * (long long)rows_work(a, r0, r1));   /* both passes */
         if (one) return true;
     }
 }
@@ -165,7 +165,7 @@ static fs_status passes_run(const fs_attn *a, const fs_check_opts *o, double *Or
     atomic_init(&P.failed, FS_OK);
     for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
         P.total += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
-    P.total *= a->n_q_heads;
+    P.total *= 2.0 * a->n_q_heads;   /* the reference and the plain run */
     int nt = fs_check_threads(o);
     if (nt > P.n_tasks) nt = (int)P.n_tasks;
     pthread_t *th = nt > 1 ? calloc((size_t)nt - 1, sizeof *th) : NULL;

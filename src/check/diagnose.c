@@ -559,8 +559,12 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
     int best = -1;
     double best_d = INFINITY, best_dist = INFINITY, ds[96], dists[96];
     variant_dists(&D, "diagnosing", vs, nv, ds, dists);
+    /* The closest match wins; one closer by less than 1 % of the tolerance (rounding) does not
+     * displace an earlier one: the list starts with the documents' own forms (001's pitfalls),
+     * which another form of the slip can equal exactly (001's pitfall 1 and its running-max form
+     * agree whenever every block that raises the max holds the new max). */
     for (int k = 0; k < nv; k++) {
-        if (ds[k] <= 1 && ds[k] < best_d) {
+        if (ds[k] <= 1 && ds[k] < best_d - 0.01) {
             best = k;
             best_d = ds[k];
             best_dist = dists[k];

@@ -20,7 +20,9 @@ WEB_C_SRC = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(wildcard src/gui/*.c) src/we
             src/cli/args.c src/cli/problem.c src/cli/cmd_trace.c src/cli/cmd_lessons.c \
             src/cli/cmd_verify.c src/cli/cmd_play.c src/cli/cmd_play_terminal.c src/cli/cmd_render.c \
             src/kernels/cuda/cuda_none.c
-WEB_OBJ   = $(patsubst %.c,$(WEB)/obj/%.o,$(WEB_C_SRC))
+# objects beside the page, not in it: build/web is what gets published
+WEB_OBJ_DIR = $(WEB)-obj
+WEB_OBJ   = $(patsubst %.c,$(WEB_OBJ_DIR)/%.o,$(WEB_C_SRC))
 WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css
 WEB_FONTS = /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # The JavaScript the page calls (web.c) and the runtime pieces it uses.
@@ -55,8 +57,8 @@ web-deps:
 web-build: $(WEB)/flashstep.js $(WEB_PAGE)
 
 # EM_ASM (JavaScript inside web.c) needs the GNU dialect; the shared sources stay C11.
-$(WEB)/obj/src/web/web.o: WEB_STD = -std=gnu11
-$(WEB)/obj/%.o: %.c
+$(WEB_OBJ_DIR)/src/web/web.o: WEB_STD = -std=gnu11
+$(WEB_OBJ_DIR)/%.o: %.c
 	@test -n "$(WEB_LIBS)" || { echo "make web-build needs WEB_LIBS (use make web)"; exit 2; }
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WEB_CFLAGS) -I$(WEB_LIBS)/include -I$(WEB_LIBS)/include/SDL2 -c $< -o $@
@@ -76,4 +78,4 @@ web-serve:
 test-web: web
 	bash tests/web/run.sh $(WEB) $(or $(FLASHSTEP),$(BUILD)/flashstep)
 
--include $(shell find $(WEB)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(WEB_OBJ_DIR) -name '*.d' 2>/dev/null)

@@ -114,11 +114,12 @@
   let claimsFor = null;
   function showClaims(force) {
     if (!state) return;
-    const key = state.lesson >= 0 ? state.name : '';
+    const key = state.lesson >= 0 ? state.name : state.link ? '(demo)' : '';
     if (!force && key === claimsFor) return;
     claimsFor = key;
-    if (!key) {
-      $('claims-text').textContent = 'Your own problem or a saved trace: no printed numbers to check.';
+    if (state.lesson < 0) {
+      $('claims-text').textContent = state.link ? `The built-in demo ${state.name}: it comes from no document, so no printed numbers to check.`
+        : 'Your own problem or a saved trace: no printed numbers to check.';
       return;
     }
     const r = capture(() => call('web_cli', 'number', ['string'], ['verify\n' + key]));

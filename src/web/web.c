@@ -181,7 +181,10 @@ EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
             seek(W, k);
             return 0;
         }
-        fprintf(stderr, "flashstep: no lesson matches '%s'\n", name);
+        int matches = 0;   /* a prefix of several: say so, as the command line does */
+        for (int c = 0; c < W->A.cat.n; c++) matches += !strncmp(W->A.cat.names[c], name, strlen(name));
+        if (matches > 1) fprintf(stderr, "flashstep: '%s' matches %d lessons; give more of the name\n", name, matches);
+        else fprintf(stderr, "flashstep: no lesson matches '%s'\n", name);
         return 2;
     }
     W->demo = false;

@@ -392,7 +392,7 @@ check(rc == 0, f"the right output passes when the plain run overflows: {rc} {err
 # the example of docs/check.md, as the guide prints it
 ex = [os.path.join("docs", "check-example", n) for n in ("q.txt", "k.txt", "v.txt", "o.txt")]
 rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
-check(rc == 1 and "diagnosis: no-rescale" in out and "blocks of 4 keys" in out and "play 001_10" in out,
+check(rc == 1 and "diagnosis: no-rescale" in out and "fits 001's pitfall 1 with blocks of 4 keys" in out and "play 001_10" in out,
       f"docs/check-example: {rc} {out[-400:]}")
 
 # threads, the dry run, and no progress line where stderr is not a terminal

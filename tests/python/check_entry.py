@@ -105,12 +105,31 @@ o = attention(*f64(*(bf16_value(x) for x in (qb, kb, vb))), False)
 r = check(qb, kb, vb, bf16_bits(o), binary=exe)
 ok(r["pass"] and r["diagnosis"] == "ok", f"bfloat16 bits pass: {r}")
 
+# bfloat16 bits as int16 (tensor.view(torch.int16).numpy(), as docs/check.md saves them)
+r = check(qb.view(np.int16), kb.view(np.int16), vb.view(np.int16), bf16_bits(o).view(np.int16), binary=exe)
+ok(r["pass"], f"bfloat16 bits as int16 pass: {r}")
+# a bfloat16 kernel's output saved as float32 with float32 inputs holding bfloat16 values: the
+# command's note (pass dtype bf16) reaches the caller
+qf, kf, vf = (bf16_value(x) for x in (qb, kb, vb))
+of = bf16_value(bf16_bits(o))
+try:
+    check(qf, kf, vf, of, binary=exe)
+    ok(False, "bfloat16 values as float32 judged as float32: no CheckFailed")
+except CheckFailed as e:
+    ok("bf16" in str(e) and "bfloat16" in e.verdict.get("notes", ""), f"the note suggesting bf16 reaches the caller: {e}")
+ok(check(qf, kf, vf, of, dtype="bf16", binary=exe)["pass"], "and with dtype='bf16' they pass")
+# 3-D (N, H, d) with layout="bnhd"
+q3, k3, v3 = problem(1, 2, 2, N, d, np.float32)
+o3 = attention(*f64(q3, k3, v3), True).astype(np.float32)
+r = check(*(np.swapaxes(x[0], 0, 1) for x in (q3, k3, v3, o3)), causal=True, layout="bnhd", binary=exe)
+ok(r["pass"], f"3-D (N, H, d) with layout='bnhd' passes: {r}")
+
 # what cannot be judged: the command's own message
 try:
     check(q, k, v[:, :, :-1], o, binary=exe)
     ok(False, "mismatched V: no CheckError")
 except CheckError as e:
-    ok("v.npy:1:1:" in str(e) and "V has shape" in str(e), f"mismatched V: {e}")
+    ok(str(e).startswith("flashstep check: v.npy:1:1:") and "V has shape" in str(e), f"mismatched V: {e}")
 q2 = q.copy()
 q2[0, 1, 3, 2] = np.nan
 try:

@@ -267,6 +267,14 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check(s["step"] == s["n"] - 1 and hash_ok, f"a step past the end opens the last one ({s['step']}), and the address says so")
     s = page.load("#%E0%A4/2")
     check(s["lesson"] == 0 and "no lesson matches" in page.text_of("notice"), "a malformed link shows the first lesson and says so")
+    s = page.load("#000_0/3")
+    check("'000_0' matches" in page.text_of("notice") and "give more of the name" in page.text_of("notice"),
+          f"an ambiguous link says so: {page.text_of('notice')!r}")
+    s = page.load("#grid64/2")
+    page.click_id("b-claims")
+    b.wait_for("document.getElementById('claims-text').textContent.length > 0", what="the claims")
+    check("built-in demo grid64" in page.text_of("claims-text"), "a demo's claims panel says it is a demo")
+    page.click_id("b-claims")
     s = page.load("#no_such_lesson/3")
     check(s["lesson"] == 0 and page.text_of("notice") == "flashstep: no lesson matches 'no_such_lesson'",
           "a link to a missing lesson says so and shows the first lesson", page.text_of("notice"))
