@@ -66,10 +66,15 @@ def _to_numpy(x, name):
         if str(t.dtype) == "torch.bfloat16":
             import torch
             return t.view(torch.int16).numpy(), True
+        if str(t.dtype).startswith("torch.float8"):   # FP8: its bits (pass dtype="e4m3" or "e5m2")
+            import torch
+            return t.view(torch.uint8).numpy(), False
         return t.numpy(), False
     a = np.asarray(x)
     if a.dtype in (np.int16, np.uint16):
         return a, True
+    if a.dtype == np.uint8:   # FP8 bits
+        return a, False
     if a.dtype.kind != "f":
         raise CheckError(f"flashstep check: {name} has dtype {a.dtype}; give float16, float32, float64, or bfloat16 "
                          "(its bits as int16 or uint16)")
@@ -88,7 +93,8 @@ def _layout(a, layout, name):
 
 
 def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=None, dtype=None, layout="bhnd",
-          bk=None, threads=None, binary=None, raise_on_fail=True, timeout=None):
+          bk=None, threads=None, binary=None, raise_on_fail=True, timeout=None, q_scale=None, k_scale=None,
+          v_scale=None):
     """Judge o = attention(q, k, v) with `flashstep check`; returns the verdict dict
     {"pass", "max_abs_err", "reference_err", "diagnosis", "detail"}.
 
@@ -96,7 +102,9 @@ def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=N
     that many keys; scale: the score scale (default 1/sqrt(d)); softcap: S = C tanh(S / C);
     lse: the kernel's log-sum-exp per row (natural log), to be judged too; dtype: the precision
     the kernel ran in ("f16", "bf16", "f32", "f64"; default: see above); bk: the block size to try
-    for the rescale mistakes; threads: threads to judge with (default: every core).
+    for the rescale mistakes; threads: threads to judge with (default: every core). An FP8 kernel:
+    dtype="e4m3" or "e5m2", q, k, v as FP8 values or their bits (uint8, float8 tensors), and
+    q_scale, k_scale, v_scale its per-tensor descales.
     Raises CheckFailed (an AssertionError) when the output is wrong and raise_on_fail is true,
     CheckError when the inputs cannot be judged."""
     exe = _binary(binary)
@@ -130,6 +138,9 @@ def check(q, k, v, o, causal=False, scale=None, lse=None, window=None, softcap=N
             args += ["--bk", str(int(bk))]
         if threads is not None:
             args += ["--threads", str(int(threads))]
+        for flag, x in (("--q-scale", q_scale), ("--k-scale", k_scale), ("--v-scale", v_scale)):
+            if x is not None:
+                args += [flag, repr(float(x))]
         r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         stderr = r.stderr.replace(tmp + os.sep, "")   # name the arrays, not the temporary directory
     if r.returncode not in (0, 1):

@@ -80,7 +80,7 @@ const char *fs_diag_lesson(fs_diag d)
 
 fs_check_opts fs_check_opts_default(void)
 {
-    fs_check_opts o = {FS_PREC_F32, 0, NULL, true, 0, 0, NULL, NULL};
+    fs_check_opts o = {.prec = FS_PREC_F32, .diagnose = true, .fp8_scale = {1, 1, 1}};
     return o;
 }
 
@@ -100,6 +100,7 @@ int fs_check_threads(const fs_check_opts *o)
 typedef struct {
     const fs_attn *a;
     fs_prec prec;
+    const double *fp8_scale;    /* FP8: the descales of Q, K, V */
     double *Oref, *m, *l, *Opl, *lse_pl;
     int32_t per_head;           /* tasks per head */
     int64_t n_tasks;
@@ -138,7 +139,10 @@ static bool passes_work(passes *P, bool one)
         int32_t r1 = r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q;
         size_t row = (size_t)h * a->n_q + r0;
         fs_status st = fs_check_reference_rows(a, h, r0, r1, P->Oref + row * a->d_v, P->m + row, P->l + row);
-        if (st == FS_OK) st = fs_check_plain_rows(a, P->prec, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row);
+        if (st == FS_OK)
+            st = fs_prec_is_fp8(P->prec)
+                     ? fs_check_plain_rows_fp8(a, P->prec, P->fp8_scale, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row)
+                     : fs_check_plain_rows(a, P->prec, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row);
         if (st != FS_OK) {
             int ok = FS_OK;
             atomic_compare_exchange_strong(&P->failed, &ok, (int)st);
@@ -158,7 +162,8 @@ static void *passes_thread(void *arg)
 static fs_status passes_run(const fs_attn *a, const fs_check_opts *o, double *Oref, double *m, double *l, double *Opl,
                             double *lse_pl)
 {
-    passes P = {a, o->prec, Oref, m, l, Opl, lse_pl, (a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS, 0, 0, 0, FS_OK, 0};
+    passes P = {a, o->prec, o->fp8_scale, Oref, m, l, Opl, lse_pl, (a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS,
+                0, 0, 0, FS_OK, 0};
     P.n_tasks = (int64_t)a->n_q_heads * P.per_head;
     atomic_init(&P.next, 0);
     atomic_init(&P.done, 0);
@@ -218,7 +223,9 @@ fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_ch
         clock_gettime(CLOCK_MONOTONIC, &t0);
         st = fs_check_reference_rows(a, 0, r0, a->n_q, O, m, m + ns);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (st == FS_OK) st = fs_check_plain_rows(a, o->prec, 0, r0, a->n_q, O, m + 2 * ns);
+        if (st == FS_OK)
+            st = fs_prec_is_fp8(o->prec) ? fs_check_plain_rows_fp8(a, o->prec, o->fp8_scale, 0, r0, a->n_q, O, m + 2 * ns)
+                                         : fs_check_plain_rows(a, o->prec, 0, r0, a->n_q, O, m + 2 * ns);
         clock_gettime(CLOCK_MONOTONIC, &t2);
         t_ref = fmin(t_ref, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
         t_plain = fmin(t_plain, (t2.tv_sec - t1.tv_sec) + (t2.tv_nsec - t1.tv_nsec) * 1e-9);

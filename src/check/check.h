@@ -65,6 +65,8 @@ typedef struct {
     bool diagnose;        /* false: the verdict only */
     int32_t heads_per_batch; /* > 0: heads are batch-major groups of this many (for messages) */
     int threads;          /* threads for the passes and the variants; ≤ 0: one per core */
+    double fp8_scale[3];  /* FP8 (prec E4M3, E5M2): the descales of Q, K and V (1: none); the
+                           * problem's Q, K, V are the FP8 values times these */
     fs_check_progress progress;   /* NULL: none */
     void *progress_ctx;
 } fs_check_opts;

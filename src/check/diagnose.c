@@ -206,7 +206,7 @@ static double variant_dist_in(const diag_ctx *D, double *Os, double *Ops, const 
     double tol = D->tol * fmax(1.0, mv) / fmax(1.0, D->mref);
     /* A match needs worst ≤ tol < from_ref whatever the tolerance, so the run in the candidate's
      * precision (as costly as the plain run) is made only when worst < from_ref. */
-    if (v->acc_slip && D->prec != FS_PREC_F64 && worst < from_ref) {
+    if (v->acc_slip && D->prec != FS_PREC_F64 && !fs_prec_is_fp8(D->prec) && worst < from_ref) {
         for (int32_t k = 0; k < D->n; k++) {
             const piece *pc = &D->p[k];
             if (variant_run(pc, v, FS_PREC_F64, Os) != FS_OK || variant_run(pc, v, D->prec, Ops) != FS_OK)
@@ -323,7 +323,8 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
             for (int32_t i = 0; pc->S64 && pc->Sp && i < nq; i++) {
                 for (int32_t j = 0; j < a->n_kv; j++) {
                     pc->S64[(size_t)i * a->n_kv + j] = fs_reference_score(b, 0, i, j);
-                    pc->Sp[(size_t)i * a->n_kv + j] = fs_check_plain_score(b, D->prec, 0, i, j);
+                    /* FP8: the slips are not run in the candidate's recipe (variant_dist) */
+                    pc->Sp[(size_t)i * a->n_kv + j] = fs_prec_is_fp8(D->prec) ? 0 : fs_check_plain_score(b, D->prec, 0, i, j);
                 }
             }
         }

@@ -1,6 +1,7 @@
 /* prec.c: the precisions a kernel may run in, and the textbook algorithm run in one of them
  * (the yardstick of check.h's rule). */
 #include "check/prec.h"
+#include "engine/fp8.h"
 
 #include <assert.h>
 #include <math.h>
@@ -13,7 +14,7 @@
 
 const char *fs_prec_str(fs_prec p)
 {
-    static const char *s[] = {"f64", "f32", "f16", "bf16"};
+    static const char *s[] = {"f64", "f32", "f16", "bf16", "e4m3", "e5m2"};
     return (unsigned)p < FS_PREC_COUNT ? s[p] : "?";
 }
 
@@ -23,11 +24,18 @@ double fs_prec_unit(fs_prec p)
     case FS_PREC_F32: return 0x1p-24;
     case FS_PREC_F16: return 0x1p-11;
     case FS_PREC_BF16: return 0x1p-8;
+    case FS_PREC_E4M3: return 0x1p-4;
+    case FS_PREC_E5M2: return 0x1p-3;
     default: return 0x1p-53;
     }
 }
 
-double fs_check_floor_factor(fs_prec p) { return p == FS_PREC_F64 ? 1e-12 : 4 * fs_prec_unit(p); }
+/* FP8 kernels write their output in bfloat16 (FlashAttention-3's), so their floor is bfloat16's:
+ * the quantization of the inputs and of P is measured by the plain run, not by the floor. */
+double fs_check_floor_factor(fs_prec p)
+{
+    return p == FS_PREC_F64 ? 1e-12 : fs_prec_is_fp8(p) ? 4 * fs_prec_unit(FS_PREC_BF16) : 4 * fs_prec_unit(p);
+}
 
 /* Round x to a binary format with p significant bits, smallest normal exponent emin and largest
  * finite value maxv (round to nearest, ties to even; subnormals; overflow to ±inf). Division and
@@ -50,6 +58,8 @@ double fs_prec_round_slow(fs_prec p, double x)
     case FS_PREC_F32: return (double)(float)x;
     case FS_PREC_F16: return round_format(x, 11, -14, 65504.0);
     case FS_PREC_BF16: return round_format(x, 8, -126, 0x1.FEp127);
+    case FS_PREC_E4M3: return fs_fp8_round(FS_FP8_E4M3, x);
+    case FS_PREC_E5M2: return fs_fp8_round(FS_FP8_E5M2, x);
     default: return x;
     }
 }
@@ -81,6 +91,10 @@ double fs_check_plain_score(const fs_attn *a, fs_prec p, int32_t h, int32_t i, i
 fs_status fs_check_plain_rows_v1(const fs_attn *a, fs_prec p, int32_t h, int32_t r0, int32_t r1, double *O, double *lse)
 {
     /* rows r0 … r1 − 1 of head h → O (r1 − r0, d_v), lse (r1 − r0, may be NULL) */
+    if (fs_prec_is_fp8(p)) {
+        static const double one[3] = {1, 1, 1};
+        return fs_check_plain_rows_fp8(a, p, one, h, r0, r1, O, lse);
+    }
     double *s = malloc(sizeof(double) * (size_t)a->n_kv);
     if (!s) return FS_ERR_NOMEM;
 #define R(x) fs_prec_round(p, (x))
@@ -129,4 +143,50 @@ fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
     for (int32_t h = 0; h < a->n_q_heads && st == FS_OK; h++)
         st = fs_check_plain_rows(a, p, h, 0, a->n_q, O + (size_t)h * a->n_q * a->d_v, lse ? lse + (size_t)h * a->n_q : NULL);
     return st;
+}
+
+/* The FP8 recipe (prec.h). Scalar: FP8 problems are judged at the sizes of a test. */
+fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0, int32_t r1,
+                                  double *O, double *lse)
+{
+    /* rows r0 … r1 − 1 of head h → O (r1 − r0, d_v), lse (r1 − r0, may be NULL) */
+    if (!fs_prec_is_fp8(p) || a->S) return FS_ERR_ARG;
+    const fs_fp8 f = p == FS_PREC_E5M2 ? FS_FP8_E5M2 : FS_FP8_E4M3;
+    const int32_t n_kv = a->n_kv, d = a->d, dv = a->d_v, g = fs_attn_kv_head(a, h);
+    float *k8 = malloc(sizeof(float) * ((size_t)n_kv * (d + dv) + (size_t)d + (size_t)n_kv + (size_t)dv));
+    if (!k8) return FS_ERR_NOMEM;
+    float *v8 = k8 + (size_t)n_kv * d, *q8 = v8 + (size_t)n_kv * dv, *s = q8 + d, *o = s + n_kv;
+    const double *K = a->K + (size_t)g * n_kv * d, *V = a->V + (size_t)g * n_kv * dv;
+    for (size_t e = 0; e < (size_t)n_kv * d; e++) k8[e] = (float)fs_fp8_round(f, K[e] / scales[1]);
+    for (size_t e = 0; e < (size_t)n_kv * dv; e++) v8[e] = (float)fs_fp8_round(f, V[e] / scales[2]);
+    const float sc = (float)(a->scale * scales[0] * scales[1]), vs = (float)scales[2];
+    for (int32_t i = r0; i < r1; i++) {
+        const double *qi = a->Q + ((size_t)h * a->n_q + i) * d;
+        for (int32_t c = 0; c < d; c++) q8[c] = (float)fs_fp8_round(f, qi[c] / scales[0]);
+        float m = -INFINITY, l = 0;
+        for (int32_t j = 0; j < n_kv; j++) {
+            if (!fs_mask_visible(&a->mask, a->n_q, n_kv, i, j)) { s[j] = -INFINITY; continue; }
+            float x = 0;
+            for (int32_t c = 0; c < d; c++) x += q8[c] * k8[(size_t)j * d + c];
+            x *= sc;
+            if (a->softcap > 0) x = (float)a->softcap * tanhf(x / (float)a->softcap);
+            s[j] = x;
+            if (x > m) m = x;
+        }
+        for (int32_t c = 0; c < dv; c++) o[c] = 0;
+        if (m > -INFINITY) {
+            for (int32_t j = 0; j < n_kv; j++) {
+                if (s[j] == -INFINITY) continue;
+                float pj = (float)exp((double)(s[j] - m));
+                l += pj;
+                float p8 = (float)fs_fp8_round(FS_FP8_E4M3, pj);   /* P in e4m3 before P · V */
+                for (int32_t c = 0; c < dv; c++) o[c] += p8 * v8[(size_t)j * dv + c];
+            }
+        }
+        double *out = O + (size_t)(i - r0) * dv;
+        for (int32_t c = 0; c < dv; c++) out[c] = m > -INFINITY ? (double)(o[c] / l * vs) : 0;
+        if (lse) lse[i - r0] = m > -INFINITY ? (double)(m + logf(l)) : -INFINITY;
+    }
+    free(k8);
+    return FS_OK;
 }

@@ -9,14 +9,18 @@
 #define FS_CHECK_PREC_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "engine/attn.h"
 #include "engine/status.h"
 
-/* The precision a kernel ran in. */
-typedef enum { FS_PREC_F64 = 0, FS_PREC_F32, FS_PREC_F16, FS_PREC_BF16, FS_PREC_COUNT } fs_prec;
+/* The precision a kernel ran in. E4M3 and E5M2: an FP8 kernel (FlashAttention-3's recipe, see
+ * fs_check_plain_rows_fp8), whose inputs are FP8 values times per-tensor descales. */
+typedef enum { FS_PREC_F64 = 0, FS_PREC_F32, FS_PREC_F16, FS_PREC_BF16, FS_PREC_E4M3, FS_PREC_E5M2, FS_PREC_COUNT } fs_prec;
+
+static inline bool fs_prec_is_fp8(fs_prec p) { return p == FS_PREC_E4M3 || p == FS_PREC_E5M2; }
 
 const char *fs_prec_str(fs_prec p);            /* "f64", "f32", "f16", "bf16" */
 /* The nearest value of that format (ties to even). Inline: the plain run calls it for every
@@ -41,6 +45,7 @@ static inline double fs_prec_round(fs_prec p, double x)
     case FS_PREC_F32: return (double)(float)x;
     case FS_PREC_F16: return ax >= 0x1p-14 && ax < 65504.0 ? fs_prec_round_bits(x, 42) : fs_prec_round_slow(p, x);
     case FS_PREC_BF16: return ax >= 0x1p-126 && ax < 0x1.FEp127 ? fs_prec_round_bits(x, 45) : fs_prec_round_slow(p, x);
+    case FS_PREC_E4M3: case FS_PREC_E5M2: return fs_prec_round_slow(p, x);
     default: return x;
     }
 }
@@ -61,6 +66,17 @@ fs_status fs_check_plain_rows(const fs_attn *a, fs_prec p, int32_t h, int32_t r0
 /* Version 1 (prec.c): the textbook loop, one score at a time, every operation rounded in float64;
  * the spec version 2 is tested against. */
 fs_status fs_check_plain_rows_v1(const fs_attn *a, fs_prec p, int32_t h, int32_t r0, int32_t r1, double *O, double *lse);
+
+/* The plain run of an FP8 kernel in precision p (E4M3 or E5M2), FlashAttention-3's recipe, rows
+ * r0 … r1 − 1 of head h: the inputs are FP8 values times the descales (q, k, v; Q = q8 · q_scale
+ * …), which the run divides out and rounds to the format again, recovering q8, k8, v8; then
+ *   S = q8 · k8ᵀ accumulated in float32 (every product exact there), times scale · q_scale ·
+ *   k_scale (the descales folded into the softmax scale), m, P = exp(S − m) and ℓ = Σ P in
+ *   float32, P rounded to e4m3 before P · V (in either format), o = Σ P8 · v8 in float32, and
+ *   O = o / ℓ · v_scale.
+ * fs_check_plain_rows runs it with descales of 1. */
+fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0, int32_t r1,
+                                  double *O, double *lse);
 
 /* The float64 reference of rows r0 … r1 − 1 of head h, bit-identical to the engine's fs_reference
  * (the same operations in the same order), faster (rows.c): O (r1 − r0, d_v), m and l (r1 − r0,

@@ -277,6 +277,7 @@ fs_status fs_check_plain_rows(const fs_attn *a, fs_prec p, int32_t h, int32_t r0
     case FS_PREC_F32: return plain_rows_f32(a, p, h, r0, r1, O, lse);
     case FS_PREC_F16: return plain_rows_f16(a, p, h, r0, r1, O, lse);
     case FS_PREC_BF16: return plain_rows_bf16(a, p, h, r0, r1, O, lse);
+    case FS_PREC_E4M3: case FS_PREC_E5M2: return fs_check_plain_rows_v1(a, p, h, r0, r1, O, lse);   /* the FP8 recipe */
     default: return FS_ERR_ARG;
     }
 }

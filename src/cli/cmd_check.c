@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/problem.h"
+#include "engine/fp8.h"
 #include "io/matrix_io.h"
 
 static const char *usage_text =
@@ -52,7 +53,13 @@ static const char *usage_text =
     "                               '<f2' file, else f32; a note suggests f16 or bf16 when every\n"
     "                               value of O is one). bf16: O may be float32 holding bfloat16\n"
     "                               values, or raw bfloat16 bits saved as uint16/int16 (any input)\n"
-    "  --bk N                       the block size to try for no-rescale, no-beta and the blocks of\n"
+        "  --dtype e4m3|e5m2            an FP8 kernel (FlashAttention-3's recipe: Q, K, V in FP8, S and\n"
+    "                               O accumulated in float32, P rounded to e4m3 before P V): Q, K, V\n"
+    "                               as FP8 bits ('|u1', tensor.view(torch.uint8)) or floats that are\n"
+    "                               FP8 values; O in any float format (bfloat16 bits as '<u2' too)\n"
+    "  --q-scale X --k-scale X --v-scale X   FP8: the per-tensor descales (default 1): the inputs\n"
+    "                               are the FP8 values times these\n"
+"  --bk N                       the block size to try for no-rescale, no-beta and the blocks of\n"
     "                               nan-rows (default: each of 2, 4, 8, 16, 32, 64, 128, 256 below N_kv)\n"
     "  --format table|jsonl         (default table)\n"
     "  --rows N                     worst rows shown in the table (default 10)\n"
@@ -189,6 +196,7 @@ typedef struct {
     int prec;          /* −1: from O's file */
     long bk, rows, threads;
     int jsonl, quiet, dry_run;
+    double fp8_scale[3];   /* --q-scale, --k-scale, --v-scale (FP8 only); 0: not given */
 } opts;
 
 /* ---- the progress line (stderr, when it is a terminal) and Ctrl-C ---- */
@@ -323,8 +331,9 @@ int cli_check(int argc, char **argv)
         } else if (!strcmp(a, "--dtype")) {
             NEED();
             o.prec = !strcmp(val, "f32") ? FS_PREC_F32 : !strcmp(val, "f16") ? FS_PREC_F16
-                   : !strcmp(val, "bf16") ? FS_PREC_BF16 : !strcmp(val, "f64") ? FS_PREC_F64 : -2;
-            if (o.prec == -2) return fail("--dtype is f32, f16, bf16 or f64, not '%s'", val);
+                   : !strcmp(val, "bf16") ? FS_PREC_BF16 : !strcmp(val, "f64") ? FS_PREC_F64
+                   : !strcmp(val, "e4m3") ? FS_PREC_E4M3 : !strcmp(val, "e5m2") ? FS_PREC_E5M2 : -2;
+            if (o.prec == -2) return fail("--dtype is f32, f16, bf16, f64, e4m3 or e5m2, not '%s'", val);
         } else if (!strcmp(a, "--format")) {
             NEED();
             if (!strcmp(val, "jsonl")) o.jsonl = 1;
@@ -336,6 +345,18 @@ int cli_check(int argc, char **argv)
         } else if (!strcmp(a, "--threads")) {
             NEED();
             if (!cli_parse_int(val, 1, 256, &o.threads)) return fail("--threads must be an integer from 1 to 256, not '%s'", val);
+        } else if (!strcmp(a, "--q-scale") || !strcmp(a, "--k-scale") || !strcmp(a, "--v-scale")) {
+            NEED();
+            int t = a[2] == 'q' ? 0 : a[2] == 'k' ? 1 : 2;
+            char *end;
+            double x = strtod(val, &end);
+            if (*end || end == val || !(x > 0) || !isfinite(x)) {
+                char shown[300];
+                fprintf(stderr, "flashstep check: %s must be a positive number, not '%s'\n", a, cli_shown(val, shown, sizeof shown));
+                return 2;
+            }
+            if (o.fp8_scale[t] != 0) return cli_fail("check", "%s given twice", a);
+            o.fp8_scale[t] = x;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--dry-run")) {
@@ -346,6 +367,10 @@ int cli_check(int argc, char **argv)
 #undef NEED
     }
     if (!o.q || !o.k || !o.v || !o.o) return fail("%s", "need --q, --k, --v and --o");
+    const bool fp8 = o.prec == FS_PREC_E4M3 || o.prec == FS_PREC_E5M2;
+    if (!fp8 && (o.fp8_scale[0] != 0 || o.fp8_scale[1] != 0 || o.fp8_scale[2] != 0))
+        return fail("%s", "--q-scale, --k-scale and --v-scale are the descales of FP8 inputs: give --dtype e4m3 or e5m2");
+    for (int t = 0; t < 3; t++) if (o.fp8_scale[t] == 0) o.fp8_scale[t] = 1;
     if (pr.tree && (pr.mask_causal || pr.window)) return fail("%s", "--tree already decides visibility; drop --mask/--window");
 
     int rc = 2;
@@ -356,10 +381,33 @@ int cli_check(int argc, char **argv)
     fs_check_result res;
     memset(&res, 0, sizeof res);
     int64_t *top = NULL;
-    unsigned in_flags = o.prec == FS_PREC_BF16 ? FS_IO_BF16_BITS : 0;
+    unsigned in_flags = o.prec == FS_PREC_BF16 ? FS_IO_BF16_BITS
+                      : o.prec == FS_PREC_E4M3 ? FS_IO_E4M3_BITS : o.prec == FS_PREC_E5M2 ? FS_IO_E5M2_BITS : 0;
+    /* FP8: Q, K, V as bits ('|u1') or as floats that are FP8 values; O and the lse in any float
+     * format, bfloat16 bits included (FlashAttention-3's FP8 kernel writes bfloat16) */
+    unsigned out_flags = FS_IO_NONFINITE | (fp8 ? FS_IO_BF16_BITS : in_flags);
     if (!load(o.q, in_flags, &Q) || !load(o.k, in_flags, &K) || !load(o.v, in_flags, &V) ||
-        !load(o.o, in_flags | FS_IO_NONFINITE, &O) || (o.lse && !load(o.lse, in_flags | FS_IO_NONFINITE, &L)))
+        !load(o.o, out_flags, &O) || (o.lse && !load(o.lse, out_flags, &L)))
         goto out;
+    if (fp8) {   /* floats must already be FP8 values; then the descales make the inputs */
+        const fs_array *in[3] = {&Q, &K, &V};
+        const char *file[3] = {o.q, o.k, o.v};
+        fs_fp8 f = o.prec == FS_PREC_E5M2 ? FS_FP8_E5M2 : FS_FP8_E4M3;
+        for (int t = 0; t < 3; t++) {
+            int64_t n = 1;
+            for (int k = 0; k < in[t]->ndim; k++) n *= in[t]->dims[k];
+            for (int64_t e = 0; e < n; e++) {
+                double x = in[t]->data[e];
+                if (fs_fp8_round(f, x) != x) {
+                    fprintf(stderr, "flashstep check: %s:1:1: element %lld is %.17g, not an %s value (the nearest is "
+                            "%.17g): give the FP8 values themselves, or their bits as '|u1'\n",
+                            cli_shown(file[t], name, sizeof name), (long long)e, x, fs_fp8_str(f), fs_fp8_round(f, x));
+                    goto out;
+                }
+                in[t]->data[e] = x * o.fp8_scale[t];
+            }
+        }
+    }
 
     /* shapes: Q (B, HQ, N, d), K (B, HKV, N_kv, d), V (B, HKV, N_kv, d_v), O (B, HQ, N, d_v) */
     char msg[400], s1[80], s2[80];
@@ -469,7 +517,7 @@ int cli_check(int argc, char **argv)
     co.bk = (int32_t)o.bk;
     co.lse = o.lse ? L.data : NULL;
     co.heads_per_batch = (int32_t)HQ;
-    if (o.prec < 0 && co.prec == FS_PREC_F32) {
+    if (o.prec < 0 && co.prec == FS_PREC_F32) {   /* (never FP8: that needs --dtype) */
         fs_prec guess = looks_like(&O, FS_PREC_BF16) ? FS_PREC_BF16 : looks_like(&O, FS_PREC_F16) ? FS_PREC_F16
                                                                                                 : FS_PREC_F32;
         if (guess != FS_PREC_F32)
@@ -478,6 +526,7 @@ int cli_check(int argc, char **argv)
                     guess == FS_PREC_BF16 ? "bfloat16" : "float16", fs_prec_str(guess));
     }
     co.threads = (int)o.threads;
+    for (int t = 0; t < 3; t++) co.fp8_scale[t] = o.fp8_scale[t];
     if (o.dry_run) {
         rc = dry_run(&at, &co, rows);
         goto out;

@@ -5,6 +5,7 @@
  */
 #include "io/matrix_io.h"
 #include "io/text.h"
+#include "engine/fp8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -367,16 +368,25 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
     for (const char *p = v + 3; p < close; p++)
         size = isdigit((unsigned char)*p) && size < 100 ? size * 10 + (*p - '0') : 1000;
     bool bits16 = (kind == 'u' || kind == 'i') && size == 2;   /* bfloat16 saved as its bits */
+    bool bits8 = (kind == 'u' || kind == 'i') && size == 1;    /* FP8 saved as its bits */
     bool known_order = order == '<' || order == '>' || order == '=' || order == '|';
+    const unsigned fp8_flags = FS_IO_E4M3_BITS | FS_IO_E5M2_BITS;
+    const fs_fp8 fp8 = (flags & FS_IO_E5M2_BITS) ? FS_FP8_E5M2 : FS_FP8_E4M3;
     if (bits16 && known_order && !(flags & FS_IO_BF16_BITS)) {
         fs_loc_error_set(err, name, 1, COL(v), "dtype '%c%c2' holds 16-bit integers; they are read as "
                 "bfloat16 bits only when asked (flashstep check --dtype bf16)", order, kind);
         return false;
     }
-    if (!(bits16 || (kind == 'f' && (size == 2 || size == 4 || size == 8))) || !known_order) {
+    if (bits8 && known_order && !(flags & fp8_flags)) {
+        fs_loc_error_set(err, name, 1, COL(v), "dtype '%c%c1' holds 8-bit integers; they are read as "
+                "FP8 bits only when asked (flashstep check --dtype e4m3 or e5m2)", order, kind);
+        return false;
+    }
+    if (!(bits16 || bits8 || (kind == 'f' && (size == 2 || size == 4 || size == 8))) || !known_order) {
         fs_loc_error_set(err, name, 1, COL(v),
                 "dtype must be float16, float32 or float64 ('<f2', '<f4', '<f8')%s",
-                (flags & FS_IO_BF16_BITS) ? ", or bfloat16 bits as '<u2' or '<i2'" : "");
+                (flags & FS_IO_BF16_BITS) ? ", or bfloat16 bits as '<u2' or '<i2'"
+                : (flags & fp8_flags) ? ", or FP8 bits as '|u1' or '|i1'" : "");
         return false;
     }
     int big = order == '>';
@@ -465,7 +475,9 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
         unsigned char t[8];
         for (int k = 0; k < size; k++) t[k] = src[(size_t)i * size + (big ? size - 1 - k : k)];
         double x;
-        if (size == 2) {
+        if (size == 1) {
+            x = fs_fp8_value(fp8, t[0]);
+        } else if (size == 2) {
             uint16_t u = (uint16_t)(t[0] | t[1] << 8);
             x = bits16 ? bf16_to_double(u) : half_to_double(u);
         } else if (size == 4) {
@@ -499,7 +511,8 @@ static bool npy_parse(const unsigned char *b, size_t n, const char *name, unsign
 #undef COL
     out->ndim = nd;
     for (int k = 0; k < nd; k++) out->dims[k] = dims[k];
-    snprintf(out->dtype, sizeof out->dtype, "%s", bits16 ? "bf16" : size == 2 ? "f16" : size == 4 ? "f32" : "f64");
+    snprintf(out->dtype, sizeof out->dtype, "%s", bits8 ? fs_fp8_str(fp8) : bits16 ? "bf16" : size == 2 ? "f16"
+             : size == 4 ? "f32" : "f64");
     out->data = d;
     return true;
 }

@@ -39,13 +39,16 @@ bool fs_matrix_read(const char *path, bool allow_neg_inf, fs_matrix *out, fs_loc
 typedef struct {
     int32_t ndim;
     int64_t dims[FS_IO_MAX_NDIM];
-    char dtype[8];        /* what the file held: "f16", "f32", "f64", "bf16" (bits) or "text" */
+    char dtype[8];        /* what the file held: "f16", "f32", "f64", "bf16", "e4m3", "e5m2" (bits)
+                           * or "text" */
     double *data;         /* every element, row-major; free with fs_array_free */
 } fs_array;
 
 enum {
     FS_IO_NONFINITE = 1u << 0,  /* admit NaN and ±inf (an output being judged, not an input) */
     FS_IO_BF16_BITS = 1u << 1,  /* read '<u2' / '<i2' .npy as bfloat16 bit patterns */
+    FS_IO_E4M3_BITS = 1u << 2,  /* read '|u1' / '|i1' .npy as e4m3 bit patterns (engine/fp8.h) */
+    FS_IO_E5M2_BITS = 1u << 3,  /* ... as e5m2 bit patterns */
 };
 
 /* Read an array; ".npy" by suffix, text otherwise. flags: FS_IO_*. */

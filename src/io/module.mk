@@ -9,9 +9,9 @@ TEST_EXTRA += fuzz-arrays
 
 FUZZ_IO_DIR   = $(BUILD)/fuzz-arrays
 FUZZ_IO_BIN   = $(FUZZ_IO_DIR)/fuzz_array
-FUZZ_IO_SRC   = tests/fuzz/fuzz_array.c $(IO_SRC)
+FUZZ_IO_SRC   = tests/fuzz/fuzz_array.c $(IO_SRC) src/engine/fp8.c
 
-$(FUZZ_IO_BIN): $(FUZZ_IO_SRC) $(wildcard src/io/*.h)
+$(FUZZ_IO_BIN): $(FUZZ_IO_SRC) $(wildcard src/io/*.h) src/engine/fp8.h
 	@mkdir -p $(FUZZ_IO_DIR)
 	$(FUZZ_CC) $(FUZZ_BASE_FLAGS) $(FUZZ_IO_SRC) -o $@ -lm
 

@@ -395,6 +395,49 @@ rc, out, err = run(["--q", ex[0], "--k", ex[1], "--v", ex[2], "--o", ex[3]])
 check(rc == 1 and "diagnosis: no-rescale" in out and "fits 001's pitfall 1 with blocks of 4 keys" in out and "play 001_10" in out,
       f"docs/check-example: {rc} {out[-400:]}")
 
+# FP8 (--dtype e4m3 / e5m2): inputs as FP8 values times descales, as bits or as floats
+def e4m3(x):
+    if x == 0 or math.isnan(x):
+        return x
+    e = math.frexp(x)[1]
+    q = 2.0 ** (max(e - 1, -6) - 3)
+    r = round(x / q) * q            # Python rounds halves to even
+    return math.copysign(min(abs(r), 448.0), x)
+
+
+def e4m3_bits(x):
+    s, a = (0x80 if math.copysign(1, x) < 0 else 0), abs(x)
+    if a == 0:
+        return s
+    e = math.frexp(a)[1] - 1
+    if e < -6:
+        return s | int(round(a / 2.0 ** -9))
+    return s | ((e + 7) << 3) | int(round((a / 2.0 ** e - 1) * 8))
+
+
+N8, d8 = rng.randint(24, 48), rng.randint(8, 16)
+qs, ks, vs = 0.5, rng.choice([0.75, 1.25, 2.0]), 1.5
+Q8, K8, V8 = (rmap(problem(1, 2, 1, N8, N8, d8, e4m3)[t], lambda x: e4m3(1.7 * x)) for t in range(3))
+real = [rmap(Q8, lambda x: x * qs), rmap(K8, lambda x: x * ks), rmap(V8, lambda x: x * vs)]
+fp8_args = ["--dtype", "e4m3", "--q-scale", str(qs), "--k-scale", str(ks), "--v-scale", str(vs), "--mask", "causal",
+            "--format", "jsonl"]
+q8b, k8b, v8b = (npy(f"{n}8.npy", rmap(x, e4m3_bits), "|u1") for n, x in (("q", Q8), ("k", K8), ("v", V8)))
+q8f, k8f, v8f = (npy(f"{n}8f.npy", x, "<f4") for n, x in (("q", Q8), ("k", K8), ("v", V8)))
+for what, Ox, want in (("the float64 output", outputs(*real, True)[0], "ok"),
+                       ("no causal mask", outputs(*real, False)[0], "mask-missing"),
+                       ("scale 1/d", outputs(*real, True, scale=1 / d8)[0], "wrong-scale")):
+    o8 = npy("o8.npy", Ox, "<f4")
+    for form, qkv in (("bits", (q8b, k8b, v8b)), ("floats", (q8f, k8f, v8f))):
+        rc, out, err = run(["--q", qkv[0], "--k", qkv[1], "--v", qkv[2], "--o", o8] + fp8_args)
+        got = verdict(out)[0]["diagnosis"] if rc in (0, 1) else err
+        check(rc == (0 if want == "ok" else 1) and got == want, f"e4m3 ({form}), {what}: exit {rc}, {got}")
+rc, out, err = run(["--q", npy("q8bad.npy", rmap(Q8, lambda x: x + 0.01), "<f4"), "--k", k8f, "--v", v8f, "--o", o8] + fp8_args)
+check(rc == 2 and "q8bad.npy:1:1: element" in err and "not an e4m3 value" in err, f"a float that is no e4m3 value: {rc} {err}")
+rc, out, err = run(["--q", q8b, "--k", k8b, "--v", v8b, "--o", o8, "--q-scale", "2"])
+check(rc == 2 and "give --dtype e4m3 or e5m2" in err, f"descales without an FP8 dtype: {rc} {err}")
+rc, out, err = run(["--q", q8b, "--k", k8b, "--v", v8b, "--o", o8])
+check(rc == 2 and "FP8 bits only when asked" in err, f"'|u1' without --dtype e4m3: {rc} {err}")
+
 # threads, the dry run, and no progress line where stderr is not a terminal
 args = ["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--format", "jsonl"]
 outs = [run(args + ["--threads", str(t)]) for t in (1, 2, 3)]

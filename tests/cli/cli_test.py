@@ -81,7 +81,7 @@ def write_npy(folder, name, x, descr="<f8", fortran=False):
     head = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
         descr, fortran, ", ".join(map(str, shp)) + ("," if len(shp) == 1 else ""))
     head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
-    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H"}[descr]
+    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<u2": "H", "|u1": "B"}[descr]
     vals = flat(x)
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())

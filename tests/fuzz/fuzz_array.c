@@ -7,6 +7,7 @@
  *   byte 0 & 3   0: fs_array_parse as text   1: fs_array_parse as .npy
  *                2: fs_ints_parse_text       3: fs_matrix_parse_text with -inf allowed
  *   byte 0 & 4   FS_IO_NONFINITE             byte 0 & 8   FS_IO_BF16_BITS
+ *   byte 0 & 48  16: FS_IO_E4M3_BITS  32: FS_IO_E5M2_BITS
  *
  * Beyond the sanitizers, every result is held to the readers' contract (abort() when not): a
  * read array has 1 to 4 dimensions of at least 1, no more than FS_IO_MAX_ELEMS numbers, and
@@ -92,7 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
     const unsigned mode = data[0] & 3;
-    const unsigned flags = ((data[0] & 4) ? FS_IO_NONFINITE : 0) | ((data[0] & 8) ? FS_IO_BF16_BITS : 0);
+    const unsigned flags = ((data[0] & 4) ? FS_IO_NONFINITE : 0) | ((data[0] & 8) ? FS_IO_BF16_BITS : 0) |
+                           ((data[0] & 16) ? FS_IO_E4M3_BITS : 0) | ((data[0] & 32) ? FS_IO_E5M2_BITS : 0);
     const size_t n = size - 1;
     char *buf = malloc(n ? n : 1);   /* exactly the file's bytes: nothing after them to lean on */
     if (!buf) return 0;

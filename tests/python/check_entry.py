@@ -124,6 +124,47 @@ o3 = attention(*f64(q3, k3, v3), True).astype(np.float32)
 r = check(*(np.swapaxes(x[0], 0, 1) for x in (q3, k3, v3, o3)), causal=True, layout="bnhd", binary=exe)
 ok(r["pass"], f"3-D (N, H, d) with layout='bnhd' passes: {r}")
 
+# an FP8 kernel: e4m3 values (here their bits, uint8) times descales
+def e4m3(x):
+    x = np.asarray(x, np.float64)
+    out = np.zeros_like(x)
+    nz = x != 0
+    E = np.maximum(np.floor(np.log2(np.abs(x[nz]))), -6)
+    q = 2.0 ** (E - 3)
+    out[nz] = np.sign(x[nz]) * np.minimum(np.abs(np.round(x[nz] / q) * q), 448)   # NumPy rounds halves to even
+    return out
+
+
+def e4m3_value(b):
+    """The value of an e4m3 code (NaN codes left out: never produced here)."""
+    sgn, e, m = -1.0 if b & 0x80 else 1.0, (b >> 3) & 15, b & 7
+    return sgn * (m * 2.0 ** -9 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7))
+
+
+CODE = {}
+for b in range(256):
+    if (b & 0x7f) != 0x7f:
+        CODE.setdefault(e4m3_value(b), b)   # +0 before -0
+
+
+def e4m3_bits(x):
+    """The codes of values that are e4m3 values, looked up in the table of all 256."""
+    return np.vectorize(lambda v: CODE[float(v)], otypes=[np.uint8])(x)
+
+
+q8, k8, v8 = (e4m3(rng.normal(0, 1.5, (1, 2, N, d))) for _ in range(3))
+qs8, ks8, vs8 = 0.5, 1.25, 1.5
+o8 = attention(q8 * qs8, k8 * ks8, v8 * vs8, True)
+r = check(*(e4m3_bits(x) for x in (q8, k8, v8)), o8.astype(np.float32), causal=True, dtype="e4m3", q_scale=qs8,
+          k_scale=ks8, v_scale=vs8, binary=exe)
+ok(r["pass"], f"an e4m3 problem as bits with descales passes: {r}")
+try:
+    check(*(e4m3_bits(x) for x in (q8, k8, v8)), attention(q8 * qs8, k8 * ks8, v8 * vs8, False).astype(np.float32),
+          causal=True, dtype="e4m3", q_scale=qs8, k_scale=ks8, v_scale=vs8, binary=exe)
+    ok(False, "e4m3 without the causal mask: no CheckFailed")
+except CheckFailed as e:
+    ok(e.verdict["diagnosis"] == "mask-missing", f"e4m3 without the causal mask: {e}")
+
 # what cannot be judged: the command's own message
 try:
     check(q, k, v[:, :, :-1], o, binary=exe)
