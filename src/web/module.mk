@@ -64,6 +64,7 @@ $(WEB_OBJ_DIR)/%.o: %.c
 	$(EMCC) $(WEB_CFLAGS) -I$(WEB_LIBS)/include -I$(WEB_LIBS)/include/SDL2 -c $< -o $@
 
 $(WEB)/flashstep.js: $(WEB_OBJ) $(wildcard lessons/*.lesson) $(shell find assets -type f) $(WEB_FONTS)
+	@mkdir -p $(WEB)
 	$(EMCC) $(WEB_LDFLAGS) -o $@ $(WEB_OBJ) -L$(WEB_LIBS)/lib -lSDL2_ttf -lfreetype -lSDL2 -lz
 
 $(WEB)/%: src/web/%
