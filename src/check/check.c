@@ -99,8 +99,7 @@ int fs_check_threads(const fs_check_opts *o)
 
 typedef struct {
     const fs_attn *a;
-    fs_prec prec;
-    const double *fp8_scale;    /* FP8: the descales of Q, K, V */
+    const fs_check_opts *o;     /* the precision (and FP8 descales) of the plain run */
     double *Oref, *m, *l, *Opl, *lse_pl;
     int32_t per_head;           /* tasks per head */
     int64_t n_tasks;
@@ -110,21 +109,33 @@ typedef struct {
     double total;
 } passes;
 
-/* Work of rows r0 … r1 − 1: their visible scores times d (the dominant cost). */
+/* Work of rows r0 … r1 − 1: the keys the passes visit times d + d_v (the dominant cost). */
 static double rows_work(const fs_attn *a, int32_t r0, int32_t r1)
 {
     double w = 0;
     for (int32_t i = r0; i < r1; i++) {
-        if (a->mask.kind == FS_MASK_CAUSAL || a->mask.kind == FS_MASK_WINDOW) {
-            int64_t p = fs_mask_query_pos(&a->mask, a->n_q, a->n_kv, i), hi = p + 1 < a->n_kv ? p + 1 : a->n_kv;
-            int64_t lo = a->mask.kind == FS_MASK_WINDOW ? p - a->mask.window + 1 : 0;
-            if (lo < 0) lo = 0;
-            w += hi > lo ? (double)(hi - lo) : 0;
-        } else {
-            w += a->n_kv;
-        }
+        int32_t lo, hi;
+        fs_check_visible_range(a, i, &lo, &hi);
+        w += hi - lo;
     }
     return w * (a->d + a->d_v) + 1;
+}
+
+/* The work of one pass over all of problem a. */
+static double problem_work(const fs_attn *a)
+{
+    double w = 0;
+    for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
+        w += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
+    return w * a->n_q_heads;
+}
+
+/* The plain run of rows r0 … r1 − 1 of head h in o's precision: an FP8 one with o's descales. */
+static fs_status plain_rows(const fs_attn *a, const fs_check_opts *o, int32_t h, int32_t r0, int32_t r1, double *O,
+                            double *lse)
+{
+    return fs_prec_is_fp8(o->prec) ? fs_check_plain_rows_fp8(a, o->prec, o->fp8_scale, h, r0, r1, O, lse)
+                                   : fs_check_plain_rows(a, o->prec, h, r0, r1, O, lse);
 }
 
 /* Take tasks until none is left; false when the caller should stop (a task failed). */
@@ -139,10 +150,7 @@ static bool passes_work(passes *P, bool one)
         int32_t r1 = r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q;
         size_t row = (size_t)h * a->n_q + r0;
         fs_status st = fs_check_reference_rows(a, h, r0, r1, P->Oref + row * a->d_v, P->m + row, P->l + row);
-        if (st == FS_OK)
-            st = fs_prec_is_fp8(P->prec)
-                     ? fs_check_plain_rows_fp8(a, P->prec, P->fp8_scale, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row)
-                     : fs_check_plain_rows(a, P->prec, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row);
+        if (st == FS_OK) st = plain_rows(a, P->o, h, r0, r1, P->Opl + row * a->d_v, P->lse_pl + row);
         if (st != FS_OK) {
             int ok = FS_OK;
             atomic_compare_exchange_strong(&P->failed, &ok, (int)st);
@@ -162,15 +170,12 @@ static void *passes_thread(void *arg)
 static fs_status passes_run(const fs_attn *a, const fs_check_opts *o, double *Oref, double *m, double *l, double *Opl,
                             double *lse_pl)
 {
-    passes P = {a, o->prec, o->fp8_scale, Oref, m, l, Opl, lse_pl, (a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS,
-                0, 0, 0, FS_OK, 0};
+    passes P = {a, o, Oref, m, l, Opl, lse_pl, (a->n_q + CHECK_TASK_ROWS - 1) / CHECK_TASK_ROWS, 0, 0, 0, FS_OK, 0};
     P.n_tasks = (int64_t)a->n_q_heads * P.per_head;
     atomic_init(&P.next, 0);
     atomic_init(&P.done, 0);
     atomic_init(&P.failed, FS_OK);
-    for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
-        P.total += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
-    P.total *= 2.0 * a->n_q_heads;   /* the reference and the plain run */
+    P.total = 2 * problem_work(a);   /* the reference and the plain run */
     int nt = fs_check_threads(o);
     if (nt > P.n_tasks) nt = (int)P.n_tasks;
     pthread_t *th = nt > 1 ? calloc((size_t)nt - 1, sizeof *th) : NULL;
@@ -209,9 +214,7 @@ fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_ch
     fs_status st = fs_attn_check(a);
     if (st != FS_OK) return st;
     e->threads = fs_check_threads(o);
-    for (int32_t r0 = 0; r0 < a->n_q; r0 += CHECK_TASK_ROWS)
-        e->work += rows_work(a, r0, r0 + CHECK_TASK_ROWS < a->n_q ? r0 + CHECK_TASK_ROWS : a->n_q);
-    e->work *= a->n_q_heads;
+    e->work = problem_work(a);
     e->scores = e->work / (a->d + a->d_v);
     /* the sample: the last rows of head 0, timed twice, the faster kept */
     int32_t ns = a->n_q < 64 ? a->n_q : 64, r0 = a->n_q - ns;
@@ -223,9 +226,7 @@ fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_ch
         clock_gettime(CLOCK_MONOTONIC, &t0);
         st = fs_check_reference_rows(a, 0, r0, a->n_q, O, m, m + ns);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (st == FS_OK)
-            st = fs_prec_is_fp8(o->prec) ? fs_check_plain_rows_fp8(a, o->prec, o->fp8_scale, 0, r0, a->n_q, O, m + 2 * ns)
-                                         : fs_check_plain_rows(a, o->prec, 0, r0, a->n_q, O, m + 2 * ns);
+        if (st == FS_OK) st = plain_rows(a, o, 0, r0, a->n_q, O, m + 2 * ns);
         clock_gettime(CLOCK_MONOTONIC, &t2);
         t_ref = fmin(t_ref, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
         t_plain = fmin(t_plain, (t2.tv_sec - t1.tv_sec) + (t2.tv_nsec - t1.tv_nsec) * 1e-9);

@@ -316,15 +316,22 @@ static fs_status pieces_make(const fs_attn *a, const double *O, const double *Or
         pc->Oc = O + at;
         pc->Oref = Oref + at;
         pc->lref = lref + (size_t)h * a->n_q + r0;
+        /* The slips' scores, at most 64 MB of each; none in the candidate's precision where the
+         * slips never run in it (float64 is the exact run; FP8 has a recipe, not such a run). */
         size_t ns = (size_t)nq * a->n_kv;
-        if (ns <= ((size_t)1 << 23) / (size_t)D->n) {   /* at most 64 MB of each */
+        bool in_prec = D->prec != FS_PREC_F64 && !fs_prec_is_fp8(D->prec);
+        if (ns <= ((size_t)1 << 23) / (size_t)D->n) {
             pc->S64 = malloc(sizeof(double) * ns);
-            pc->Sp = malloc(sizeof(double) * ns);
-            for (int32_t i = 0; pc->S64 && pc->Sp && i < nq; i++) {
+            pc->Sp = in_prec ? malloc(sizeof(double) * ns) : NULL;
+            if (!pc->S64 || (in_prec && !pc->Sp)) {   /* then computed run by run instead */
+                free(pc->S64);
+                free(pc->Sp);
+                pc->S64 = pc->Sp = NULL;
+            }
+            for (int32_t i = 0; pc->S64 && i < nq; i++) {
                 for (int32_t j = 0; j < a->n_kv; j++) {
                     pc->S64[(size_t)i * a->n_kv + j] = fs_reference_score(b, 0, i, j);
-                    /* FP8: the slips are not run in the candidate's recipe (variant_dist) */
-                    pc->Sp[(size_t)i * a->n_kv + j] = fs_prec_is_fp8(D->prec) ? 0 : fs_check_plain_score(b, D->prec, 0, i, j);
+                    if (pc->Sp) pc->Sp[(size_t)i * a->n_kv + j] = fs_check_plain_score(b, D->prec, 0, i, j);
                 }
             }
         }

@@ -84,6 +84,10 @@ fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scal
 fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32_t r1, double *O, double *m_out,
                                   double *l_out);
 
+/* The keys query row i may see lie in [*lo, *hi): exactly them for no mask, causal and window
+ * masks; a bit mask is tested key by key inside [0, n_kv) (rows.c). */
+void fs_check_visible_range(const fs_attn *a, int32_t i, int32_t *lo, int32_t *hi);
+
 /* One score of the plain run: s_ij of head h, rounded as fs_check_plain rounds it (−∞ where the
  * mask hides key j). Shared with the diagnosis, which runs some mistakes in precision p too. */
 double fs_check_plain_score(const fs_attn *a, fs_prec p, int32_t h, int32_t i, int32_t j);

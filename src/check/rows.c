@@ -82,9 +82,7 @@ static inline float r_bf16(float x)
 
 static inline float r_f32(float x) { return x; }
 
-/* The visible keys of query row i form the range [*lo, *hi) for no mask, causal and window
- * masks; a bit mask is tested key by key inside the range [0, n_kv). */
-static void visible_range(const fs_attn *a, int32_t i, int32_t *lo, int32_t *hi)
+void fs_check_visible_range(const fs_attn *a, int32_t i, int32_t *lo, int32_t *hi)
 {
     *lo = 0;
     *hi = a->n_kv;
@@ -128,7 +126,7 @@ FAST_CLONES static fs_status reference_rows(const fs_attn *a, int32_t h, int32_t
     for (int32_t i = r0; i < r1; i++) {
         const double *q = a->Q + ((size_t)h * a->n_q + i) * d;
         int32_t lo, hi;
-        visible_range(a, i, &lo, &hi);
+        fs_check_visible_range(a, i, &lo, &hi);
         for (int32_t j = lo; j < hi; j++) s[j] = 0;
         for (int32_t c = 0; c < d; c++) {
             const double qc = q[c], *kc = kt + (size_t)c * n_kv;
@@ -191,7 +189,7 @@ fs_status fs_check_reference_rows(const fs_attn *a, int32_t h, int32_t r0, int32
             const double *qi = a->Q + ((size_t)h * a->n_q + i) * d;                                            \
             for (int32_t c = 0; c < d; c++) q[c] = (T)fs_prec_round(p, qi[c]);                            \
             int32_t lo, hi;                                                                                    \
-            visible_range(a, i, &lo, &hi);                                                                     \
+            fs_check_visible_range(a, i, &lo, &hi);                                                                     \
             for (int32_t j = lo; j < hi; j++) s[j] = 0;                                                        \
             for (int32_t c = 0; c < d; c++) {                                                                  \
                 const T qc = q[c], *kc = kt + (size_t)c * n_kv;                                            \
