@@ -148,6 +148,12 @@ class Page:
             time.sleep(0.05)
         raise CDPError(f"no download from #{elid}")
 
+    def choose_file(self, selector, path):
+        """Choose path in the file input that selector finds, as a person does in the file dialog."""
+        root = self.b.send("DOM.getDocument")["root"]["nodeId"]
+        node = self.b.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        self.b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [path]})
+
     def insert(self, elid, text):
         """Put text into a textarea as a paste does (focus, select all, insert)."""
         self.b.eval(f"(() => {{ const t = document.getElementById('{elid}'); t.focus(); t.select(); }})()")
@@ -398,10 +404,8 @@ def run_checks(page, flashstep, tmp, shots, bench):
     b.eval("for (const k of ['q', 'k', 'v', 'tree']) document.getElementById('m-' + k).value = '';"
            "document.getElementById('o-bq').value = '2'; document.getElementById('o-bk').value = '3';"
            "document.getElementById('mine-msg').textContent = ''")
-    root = b.send("DOM.getDocument")["root"]["nodeId"]
     for k, f in zip(("q", "k", "v"), files):
-        node = b.send("DOM.querySelector", {"nodeId": root, "selector": f"input[data-for='{k}']"})["nodeId"]
-        b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [f]})
+        page.choose_file(f"input[data-for='{k}']", f)
     b.wait_for("document.getElementById('m-v').placeholder.includes('up_v.npy')", what="the uploads read")
     page.click_id("mine-show")
     b.wait_for("document.getElementById('mine-msg').textContent.startsWith('shown')", what="the uploaded problem shown")
@@ -417,9 +421,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
     with open(good, "wb") as f:
         f.write(cli.stdout)
     page.click_id("b-mine")
-    doc_node = b.send("DOM.getDocument")["root"]["nodeId"]
-    node = b.send("DOM.querySelector", {"nodeId": doc_node, "selector": "#trace-file"})["nodeId"]
-    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [good]})
+    page.choose_file("#trace-file", good)
     s = page.wait_state(lambda s: s["scene"] == "decode", "the saved decode trace")
     check(s["n"] == cli.stdout.count(b"\n") and s["lesson"] == -1, f"a saved decode trace replays ({s['n']} steps)")
     name, data = page.download("b-download")
@@ -430,9 +432,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
     with open(back, "wb") as f:
         f.write(cli.stdout)
     page.click_id("b-mine")
-    root = b.send("DOM.getDocument")["root"]["nodeId"]
-    node = b.send("DOM.querySelector", {"nodeId": root, "selector": "#trace-file"})["nodeId"]
-    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [back]})
+    page.choose_file("#trace-file", back)
     s = page.wait_state(lambda s: s["scene"] == "backward", "the saved backward trace")
     check(s["n"] == cli.stdout.count(b"\n"), f"a saved backward trace replays in the backward scene ({s['n']} steps)")
     lines = cli.stdout.split(b"\n")
@@ -441,9 +441,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
         f.write(b"\n".join(lines[:3]) + b"\n" + lines[3][:40] + b"\n")
     page.click_id("b-mine")
     b.eval("document.getElementById('mine-msg').textContent = ''")
-    doc_node = b.send("DOM.getDocument")["root"]["nodeId"]
-    node = b.send("DOM.querySelector", {"nodeId": doc_node, "selector": "#trace-file"})["nodeId"]
-    b.send("DOM.setFileInputFiles", {"nodeId": node, "files": [damaged]})
+    page.choose_file("#trace-file", damaged)
     b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
     msg = page.text_of("mine-msg")
     cli = run_cli(flashstep, ["play", "--trace", "cut.jsonl", "--bench", "1"], cwd=tmp)
