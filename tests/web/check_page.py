@@ -413,6 +413,16 @@ def run_checks(page, flashstep, tmp, shots, bench):
     cli = run_cli(flashstep, ["trace", "--q", "up_q.npy", "--k", "up_k.npy", "--v", "up_v.npy"] + cli_opts + ["--format", "jsonl"],
                   cwd=own)
     check(cli.returncode == 0 and data == cli.stdout, "uploaded .npy files: the trace equals flashstep trace's on the same files")
+    page.click_id("b-mine")
+    b.eval("document.getElementById('o-bq').value = ''; document.getElementById('o-bk').value = '';"
+           "document.getElementById('o-form').value = ''; document.getElementById('o-mask').value = 'none';"
+           "document.getElementById('o-more').value = '--decode --bk 2'; document.getElementById('mine-msg').textContent = ''")
+    page.click_id("mine-show")
+    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+    s = page.state()
+    check(s["scene"] == "decode", f"more options as text (--decode --bk 2) with the tile fields left empty: "
+          f"{s['scene']}, {page.text_of('mine-msg')[:80]!r}")
+    b.eval("document.getElementById('o-more').value = ''")
 
     print("a saved trace, and a damaged one")
     good = os.path.join(tmp, "run.jsonl")
