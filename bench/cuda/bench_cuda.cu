@@ -20,6 +20,11 @@
  * issued back to back, us_b2b), with a device copy for the bandwidth ceiling. Lines starting with RESULT are the measurements (bench/cuda/run.sh
  * gathers them).
  *
+ * The paged decode versions are checked on paged caches (page sizes 16, 32, 64, 256; pages in a
+ * shuffled order among spare pages of other values; sequences of different lengths) against
+ * the reference of each sequence's own keys, and timed beside version 9 on the same sequences
+ * stored contiguously (decode_paged lines, calls of the two interleaved).
+ *
  * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each
  * against a float64 reference written out below, after the forward wrote O and L), and timed
  * at N = 4096 and 16384 with FLOPs counted as 2.5 × the forward's.
@@ -292,7 +297,7 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
     fs_mask none;
     memset(&none, 0, sizeof none);
     reference(B, Hq, Hkv, 1, nkv, d, none, Q.data(), K.data(), V.data(), ref.data());
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
     void *dQ, *dK, *dV, *dO, *work;
     CU(cudaMalloc(&dQ, nQ * 2));
     CU(cudaMalloc(&dK, nK * 2));
@@ -302,6 +307,7 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
     CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+        if (fs_cuda_decode_version_paged(v)) continue;   /* check_decode_paged */
         CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v)));
         CU(cudaMemset(dO, 0xff, nQ * 2));
         CU(cudaMemset(work, 0xff, fs_cuda_decode_workspace(&p, v)));
@@ -328,6 +334,126 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
     cudaFree(dO);
 }
 
+/* A paged cache for the paged decode versions: n_seq sequences of lengths lens (≤ nkv) whose
+ * pages are scattered over a pool in a random order, with some pages of the pool left to no
+ * sequence and filled with other values (so a wrong table lookup shows), the slots past a
+ * sequence's end filled with large finite values (weighted by 0 if the length is honoured).
+ * Kc, Vc (B, Hkv, nkv, d) hold each sequence's keys contiguously for the reference. */
+struct paged_cache {
+    int P, n_pages, bps;
+    std::vector<int32_t> table, lens;
+    std::vector<uint16_t> Kp, Vp;   /* (n_pages, P, Hkv, d) */
+};
+static paged_cache make_paged(uint64_t *rng, int B, int Hkv, int nkv, int d, int P, const std::vector<int32_t> &lens,
+                              const std::vector<uint16_t> &Kc, const std::vector<uint16_t> &Vc, fs_cuda_dtype dt,
+                              int spare)
+{
+    paged_cache c;
+    c.P = P;
+    c.bps = (nkv + P - 1) / P;
+    c.lens = lens;
+    int used = 0;
+    for (int b = 0; b < B; b++) used += (lens[b] + P - 1) / P;
+    c.n_pages = used + spare;
+    std::vector<int32_t> order(c.n_pages);
+    for (int i = 0; i < c.n_pages; i++) order[i] = i;
+    for (int i = c.n_pages - 1; i > 0; i--) std::swap(order[i], order[rng_next(rng) % (uint64_t)(i + 1)]);
+    const size_t page_elems = (size_t)P * Hkv * d;
+    std::vector<double> junk;
+    fill16(rng, junk, c.Kp, c.n_pages * page_elems, -30, 30, dt);
+    fill16(rng, junk, c.Vp, c.n_pages * page_elems, -30, 30, dt);
+    c.table.assign((size_t)B * c.bps, -1);   /* entries past a sequence's blocks: never read */
+    int next = 0;
+    for (int b = 0; b < B; b++)
+        for (int blk = 0; blk < (lens[b] + P - 1) / P; blk++) {
+            const int page = order[next++];
+            c.table[(size_t)b * c.bps + blk] = page;
+            for (int slot = 0; slot < P && blk * P + slot < lens[b]; slot++)
+                for (int h = 0; h < Hkv; h++)
+                    for (int x = 0; x < d; x++) {
+                        const size_t src = (((size_t)b * Hkv + h) * nkv + blk * P + slot) * d + x;
+                        const size_t dst = (((size_t)page * P + slot) * Hkv + h) * d + x;
+                        c.Kp[dst] = Kc[src];
+                        c.Vp[dst] = Vc[src];
+                    }
+        }
+    return c;
+}
+
+/* Every paged decode version on a paged cache of page size P (sequences of different lengths
+ * when ragged), against the float64 reference of each sequence's own keys. */
+static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged,
+                               fs_cuda_dtype dt)
+{
+    size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    std::vector<double> Q, K, V, ref(nQ);
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ);
+    fill16(rng, Q, Qb, nQ, -2, 2, dt);
+    fill16(rng, K, Kb, nK, -2, 2, dt);
+    fill16(rng, V, Vb, nK, -1, 1, dt);
+    std::vector<int32_t> lens(B, nkv);
+    if (ragged)
+        for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(rng) % (uint64_t)nkv);
+    fs_mask none;
+    memset(&none, 0, sizeof none);
+    for (int b = 0; b < B; b++) {
+        std::vector<double> k1((size_t)Hkv * lens[b] * d), v1(k1.size());
+        for (int h = 0; h < Hkv; h++)
+            for (int j = 0; j < lens[b]; j++)
+                for (int x = 0; x < d; x++) {
+                    k1[((size_t)h * lens[b] + j) * d + x] = K[(((size_t)b * Hkv + h) * nkv + j) * d + x];
+                    v1[((size_t)h * lens[b] + j) * d + x] = V[(((size_t)b * Hkv + h) * nkv + j) * d + x];
+                }
+        reference(1, Hq, Hkv, 1, lens[b], d, none, Q.data() + (size_t)b * Hq * d, k1.data(), v1.data(),
+                  ref.data() + (size_t)b * Hq * d);
+    }
+    paged_cache c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+    void *dQ, *dK, *dV, *dO, *work;
+    int32_t *dtab, *dlens;
+    const size_t pool = (size_t)c.n_pages * P * Hkv * d;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, pool * 2));
+    CU(cudaMalloc(&dV, pool * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&dtab, c.table.size() * 4));
+    CU(cudaMalloc(&dlens, B * 4));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, c.Kp.data(), pool * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, c.Vp.data(), pool * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dtab, c.table.data(), c.table.size() * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dlens, lens.data(), B * 4, cudaMemcpyHostToDevice));
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, c.n_pages, c.bps, dtab,
+                        ragged ? dlens : NULL};
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+        if (!fs_cuda_decode_version_paged(v)) continue;
+        CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v)));
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(work, 0xff, fs_cuda_decode_workspace(&p, v)));
+        char why[256] = "";
+        fs_status st = fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL decode v%d (paged): %s %s\n", v, why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+            cudaFree(work);
+            continue;
+        }
+        CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        double e = rel_err(Ob, ref.data(), nQ, dt);
+        bool ok = e <= tol_of(dt);
+        printf("%s decode  v%d %-4s d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d pages=%d %s rel.err %.2e (tol %.0e)\n",
+               ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, P, c.n_pages, ragged ? "ragged" : "equal ",
+               e, tol_of(dt));
+        if (!ok) g_fail++;
+        cudaFree(work);
+    }
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+    cudaFree(dtab);
+    cudaFree(dlens);
+}
 
 /* ---- the backward pass ---------------------------------------------------------------------- */
 
@@ -499,6 +625,8 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
             check_prefill(rng, cases[2], dt);
             check_prefill(rng, cases[6], dt);
             check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
+            check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
+            check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             continue;
         }
@@ -515,6 +643,13 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         check_decode(rng, 1, 16, 2, 3000, 64, 0, dt);
         check_decode(rng, 2, 4, 4, 777, 128, 3, dt);
         if (!quick) check_decode(rng, 1, 32, 8, 20000, 128, 0, dt);
+        /* paged: page sizes 16, 32, 64 and 256, GQA 4 and 8, ragged lengths, d = 64 and 128 */
+        check_decode_paged(rng, 4, 8, 2, 1000, 128, 16, true, dt);
+        check_decode_paged(rng, 3, 16, 2, 3000, 64, 256, true, dt);
+        check_decode_paged(rng, 2, 4, 4, 777, 128, 32, true, dt);
+        check_decode_paged(rng, 2, 8, 2, 640, 128, 64, false, dt);
+        check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
+        if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
     }
 }
 
@@ -700,9 +835,10 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
     fill_dev_random(rng, dQ, nQ, -2, 2, dt);
     fill_dev_random(rng, dK, nK, -2, 2, dt);
     fill_dev_random(rng, dV, nK, -1, 1, dt);
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
     const double bytes = 2.0 * nK * 2;   /* K and V read once */
     for (int v = from; v <= fs_cuda_decode_versions(); v++) {
+        if (fs_cuda_decode_version_paged(v)) continue;   /* time_decode_paged */
         void *work;
         size_t wb = fs_cuda_decode_workspace(&p, v);
         CU(cudaMalloc(&work, wb));
@@ -730,6 +866,58 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
     cudaFree(dK);
     cudaFree(dV);
     cudaFree(dO);
+}
+
+/* The paged versions beside version 9 (contiguous) in one loop, interleaved round by round so
+ * that both see the same machine: the same sequences (all nkv long) stored contiguously and in
+ * a pool of pages of P tokens in a shuffled order. Bytes: K and V of the sequences, read once. */
+static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, fs_cuda_dtype dt)
+{
+    const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    const int bps = (nkv + P - 1) / P, n_pages = B * bps;
+    const size_t pool = (size_t)n_pages * P * Hkv * d;
+    void *dQ, *dK, *dV, *dO, *pK, *pV, *w9, *w10;
+    int32_t *dtab;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&pK, pool * 2));
+    CU(cudaMalloc(&pV, pool * 2));
+    fill_dev_random(rng, dQ, nQ, -2, 2, dt);
+    fill_dev_random(rng, dK, nK, -2, 2, dt);
+    fill_dev_random(rng, dV, nK, -1, 1, dt);
+    fill_dev_random(rng, pK, pool, -2, 2, dt);
+    fill_dev_random(rng, pV, pool, -1, 1, dt);
+    std::vector<int32_t> table(n_pages);
+    for (int i = 0; i < n_pages; i++) table[i] = i;
+    for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
+    CU(cudaMalloc(&dtab, n_pages * 4));
+    CU(cudaMemcpy(dtab, table.data(), n_pages * 4, cudaMemcpyHostToDevice));
+    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL};
+    int pv = 0;
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++)
+        if (fs_cuda_decode_version_paged(v)) pv = v;
+    CU(cudaMalloc(&w9, fs_cuda_decode_workspace(&c, 9)));
+    CU(cudaMalloc(&w10, fs_cuda_decode_workspace(&q, pv)));
+    auto run9 = [&] { char w[64]; fs_cuda_decode_run(&c, 9, dQ, dK, dV, dO, w9, w, sizeof w); };
+    auto runp = [&] { char w[64]; fs_cuda_decode_run(&q, pv, dQ, pK, pV, dO, w10, w, sizeof w); };
+    std::vector<float> t9, tp;
+    for (int round = 0; round < 5; round++) {   /* 5 rounds of 20 timed calls each, alternating */
+        t9.push_back(time_ms(run9, 3, 20));
+        tp.push_back(time_ms(runp, 3, 20));
+    }
+    const float ms9 = median(t9), msp = median(tp);
+    const float b9 = time_b2b_ms(run9, 50), bp = time_b2b_ms(runp, 50);
+    const double bytes = 2.0 * nK * 2;
+    printf("RESULT decode_paged v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
+           "contiguous_v9_us=%.1f contiguous_tbps=%.2f contiguous_us_b2b=%.1f ratio=%.3f\n",
+           pv, dt_str(dt), d, B, Hq, Hkv, nkv, P, msp * 1e3, bytes / (msp * 1e-3) / 1e12, bp * 1e3, ms9 * 1e3,
+           bytes / (ms9 * 1e-3) / 1e12, b9 * 1e3, ms9 / msp);
+    fflush(stdout);
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(pK); cudaFree(pV);
+    cudaFree(w9); cudaFree(w10); cudaFree(dtab);
 }
 
 static void time_copy(void)
@@ -789,8 +977,9 @@ static int run_profile(void)
         for (int i = 0; i < 3; i++) cudaFree(g[i]);
     }
     /* decode: B = 1, 32/8 heads, 32768 keys: K and V are the size of the prefill buffers */
-    fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16};
+    fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16, 0, 0, 0, NULL, NULL};
     for (int v = 3; v <= fs_cuda_decode_versions(); v++) {
+        if (fs_cuda_decode_version_paged(v)) continue;
         CU(cudaMalloc(&work, fs_cuda_decode_workspace(&q, v)));
         FS(fs_cuda_decode_run(&q, v, dQ, dK, dV, dO, work, why_, sizeof why_));
         CU(cudaDeviceSynchronize());
@@ -879,6 +1068,10 @@ int main(int argc, char **argv)
             time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true, from);
             time_decode(&rng, 4, 32, 8, 65536, 128, FS_CUDA_F16, false, from);
             time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_BF16, false, from);
+            for (int P = 16; P <= 256; P *= 16) {
+                time_decode_paged(&rng, 8, 32, 8, 32768, 128, P, FS_CUDA_F16);
+                time_decode_paged(&rng, 4, 32, 8, 65536, 128, P, FS_CUDA_F16);
+            }
         }
         if (g_fail) {
             printf("%d sampled checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);

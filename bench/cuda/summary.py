@@ -97,6 +97,15 @@ def main():
                 best = t if best is None or t > best else best
         print(f"| {kv['B']}, {kv['Hq']}/{kv['Hkv']}, {kv['nkv']}, {kv['d']} | {kv['dtype']} | v{kv['v']} "
               f"| {kv['us']} | {kv['tbps']} | {best if best is not None else '–'} |")
+    paged = [kv for k, kv, _ in ours if k == "decode_paged"]
+    if paged:
+        print()
+        print("| paged decode (B, Hq/Hkv, n_kv, d) | dtype | page | version | µs | TB/s | contiguous v9 µs | TB/s | paged / contiguous |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for kv in paged:
+            print(f"| {kv['B']}, {kv['Hq']}/{kv['Hkv']}, {kv['nkv']}, {kv['d']} | {kv['dtype']} | {kv['page']} | v{kv['v']} "
+                  f"| {kv['us']} | {kv['tbps']} | {kv['contiguous_v9_us']} | {kv['contiguous_tbps']} "
+                  f"| {float(kv['ratio']) * 100:.1f} % |")
     for kv in copy:
         print(f"\ndevice copy (cudaMemcpy D2D, 1 GiB, read + write): {kv['tbps']} TB/s")
     for k, kv, line in sdpa:

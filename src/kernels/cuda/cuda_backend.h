@@ -86,16 +86,30 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:
  *     Q is (batch, n_q_heads, d)   K, V are (batch, n_kv_heads, n_kv, d)   O is (batch, n_q_heads, d)
- * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU). */
+ * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU).
+ *
+ * A paged cache (page_size > 0; the paged versions only, fs_cuda_decode_version_paged): K and V
+ * are pools of n_pages pages, (n_pages, page_size, n_kv_heads, d) (vLLM's layout), and sequence
+ * b's key j sits in page block_table[b · blocks_per_seq + j / page_size], slot j mod page_size.
+ * Sequence b holds seq_lens[b] keys (1 ≤ seq_lens[b] ≤ n_kv; NULL: every sequence n_kv);
+ * block_table and seq_lens are device int32. Only the table entries of a sequence's own blocks
+ * are read; the slots of its last page past its length are read and weighted by 0, so they
+ * must hold finite values. page_size: 16, 32, or a multiple of 64. Fields left 0 mean a
+ * contiguous cache. */
 typedef struct {
     int32_t batch, n_q_heads, n_kv_heads, n_kv, d;
     int32_t splits;
     float scale;
     fs_cuda_dtype dtype;
+    int32_t page_size, n_pages, blocks_per_seq;
+    const int32_t *block_table;
+    const int32_t *seq_lens;
 } fs_cuda_decode;
 
 int fs_cuda_decode_versions(void);
 const char *fs_cuda_decode_version_str(int version);
+/* true for the versions that read a paged cache (page_size > 0), which the others refuse */
+bool fs_cuda_decode_version_paged(int version);
 
 /* Bytes of device workspace the split partials need (for the splits the run will use). */
 size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version);
