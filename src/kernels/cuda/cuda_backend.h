@@ -83,6 +83,27 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
                                const void *O, const void *dO, void *dQ, void *dK, void *dV, void *work,
                                char *why, size_t n);
 
+/* ---- e4m3 (FP8) forward, Hopper only (hopper_fp8.cu) ----------------------------------------
+ * The pre-pass quantizes a 16-bit tensor X (heads, n, d) to e4m3 with one scale for the whole
+ * tensor (its largest |value| becomes 448) and writes descale = amax / 448 (device float, what
+ * an e4m3 code must be multiplied by). Layouts of the result X8:
+ *   FS_FP8_ROWS           (heads, n, d), for Q and K
+ *   FS_FP8_ROWS_HADAMARD  the same after each row is multiplied by a random-sign Hadamard matrix
+ *                         H·diag(s)/√d (s from seed): give Q and K the same seed and Q Kᵀ is
+ *                         unchanged, while outliers are spread over the row (d a power of 2)
+ *   FS_FP8_V_T            V transposed, (heads, d, fs_cuda_fp8_vt_len(n)), keys in the order the
+ *                         kernel's registers hold P (hopper_fp8.cu says which), zero past n
+ * fs_cuda_fp8_prefill_run: the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
+ * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
+ * problem's fields as for fs_cuda_prefill_run (dtype unused; d = 128; masks none, causal,
+ * window). Asynchronous on the default stream. */
+typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
+int fs_cuda_fp8_vt_len(int n_kv);
+fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d, fs_cuda_fp8_layout lay,
+                               uint64_t seed, void *X8, float *descale, char *why, size_t nw);
+fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, const void *Q8, const void *K8, const void *Vt8,
+                                  const float *descales, void *O, char *why, size_t n);
+
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:
  *     Q is (batch, n_q_heads, d)   K, V are (batch, n_kv_heads, n_kv, d)   O is (batch, n_q_heads, d)

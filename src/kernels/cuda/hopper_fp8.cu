@@ -1,0 +1,557 @@
+/* hopper_fp8.cu: the e4m3 (FP8) forward, built for Hopper only (sm_90a), and its pre-passes.
+ *
+ * Inputs in eight bits halve the bytes of the 16-bit kernels and double the tensor cores' rate:
+ * wgmma with e4m3 operands takes k = 32 a step (32 bytes of a row, as k = 16 does in 16 bits).
+ * The kernel is prefill version 14's schedule (hopper_prefill.cu): a producer warpgroup issuing
+ * TMA copies into a ring of stages, two consumer warpgroups of 64 query rows taking turns at
+ * the tensor cores (ping-pong), S_j = Q K_jᵀ issued together with O += P_{j−1} V_{j−1}. What
+ * changes for eight bits:
+ *
+ *  - Both operands of an 8-bit wgmma must be K-major (the transpose flags exist only for 16-bit
+ *    types). For S = Q Kᵀ they are: Q and K are stored with d contiguous. For O += P V the
+ *    reduction runs over keys, so V must be stored with keys contiguous: the pre-pass
+ *    fs_cuda_fp8_quantize(FS_FP8_V_T) writes V transposed, (heads, d, n_kv rounded up to 32),
+ *    once, so each V tile is a 128-row (d) × 128-byte (keys) box, the same shape as a K tile.
+ *  - P comes from registers as the A operand. The f32 accumulator of S gives thread (g, t) of a
+ *    warp the keys 8i + 2t and 8i + 2t + 1 of rows g and g + 8, while an 8-bit A fragment wants
+ *    keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3 of each 32. Rather than moving bytes between
+ *    threads, the pre-pass stores V's keys in the order the registers already hold P: within
+ *    each 32 keys, column k of the transposed V holds key σ(k) = (k & 16) + 2·((k >> 2) & 3) +
+ *    (k & 1) + 8·((k >> 1) & 1). Since P V sums over keys, any order is right as long as P and V
+ *    agree, and the kernel packs P into fragments with no shuffle at all.
+ *  - Descales: an e4m3 code x stands for x · descale (one per tensor, on the device, written by
+ *    the quantizing pre-pass); q_descale · k_descale folds into the softmax's scale, v_descale
+ *    into the final 1/ℓ. P is computed as 2^(s − m + 8), in [0, 256] instead of [0, 1], so that
+ *    small weights stay in e4m3's normal range (its smallest normal is 2^−6); the 2^8 cancels in
+ *    O = o / ℓ (ℓ summed from the same values).
+ *  - Output in bfloat16.
+ *
+ * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
+ * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
+ * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
+ * per-tensor scale no longer has to cover it.
+ */
+#include <cuda_fp8.h>
+
+#include "kernels/cuda/hopper_common.cuh"
+
+#define FP8_BQ 128       /* query rows a block: two consumer warpgroups of 64 */
+#define FP8_BK 128       /* keys a tile */
+#define FP8_STAGES 4     /* K and V tiles of 16 KiB each at d = 128 */
+
+/* ---- wgmma with e4m3 operands ---------------------------------------------------------------
+ * fp8_ss: d (64×128 f32) = (acc ? d : 0) + A (64×32, descriptor) · B (32×128, descriptor), both
+ * K-major. fp8_rs: d += A (64×32, four registers a thread: the 8-bit A-fragment layout) · B. */
+__device__ __forceinline__ void fp8_ss(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+__device__ __forceinline__ void fp8_rs(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void f8_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void f8_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void f8_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* Keep the compiler from moving reads or writes of registers across a wgmma wait or fence. */
+template <int R> __device__ __forceinline__ void f8_reg_fence(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ void f8_a_fence(uint32_t (&a)[FP8_BK / 32][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < FP8_BK / 32; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Descriptor of a 128B-swizzled K-major operand at shared address addr (as hopper_prefill.cu's
+ * sw128_desc: leading offset unused, 1024 bytes between 8-row groups, swizzle mode 1). */
+__device__ __forceinline__ uint64_t f8_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* Two floats to two e4m3 bytes (round to nearest even, saturating at ±448): a in the low byte. */
+__device__ __forceinline__ uint32_t f8x2(float a, float b)
+{
+    return (uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+}
+
+/* ---- one consumer warpgroup ------------------------------------------------------------------ */
+
+/* Class of key tile kt for rows [r0, r1) (none, causal, window): full or partial (the caller
+ * visits only tiles inside key_range, so none is skipped). */
+__device__ __forceinline__ bool f8_full(const prefill_params &p, int r0, int r1, int kt)
+{
+    const int c0 = kt * FP8_BK, c1 = min(c0 + FP8_BK, p.n_kv);
+    if (c1 - c0 < FP8_BK) return false;
+    if (p.mask.kind == FS_MASK_NONE) return true;
+    const long p0 = (long)r0 + p.mask.offset, p1 = (long)r1 - 1 + p.mask.offset;
+    bool full = (long)c1 - 1 <= p0;
+    if (p.mask.kind == FS_MASK_WINDOW) full = full && c0 > p1 - p.mask.window;
+    return full;
+}
+
+/* The online softmax of this thread's two rows (row0, row0 + 8) on tile kt, as version 14's
+ * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. */
+__device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
+                                           float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
+{
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < FP8_BK / 8; i++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            if (!full) {
+                const int j = kt * FP8_BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+                bool vis = j < p.n_kv;
+                if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+                if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+                if (!vis) s[4 * i + e] = -INFINITY;
+            }
+        }
+        bm[0] = fmaxf(bm[0], fmaxf(s[4 * i], s[4 * i + 1]));
+        bm[1] = fmaxf(bm[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+    float base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        bm[x] *= scale2;
+        const float mn = fmaxf(m[x], bm[x]);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+        base[x] -= 8.f;   /* P up to 2^8 */
+    }
+#pragma unroll
+    for (int i = 0; i < FP8_BK / 2; i++) {
+        s[i] = fast_exp2(fmaf(s[i], scale2, -base[(i >> 1) & 1]));
+        sum[(i >> 1) & 1] += s[i];
+    }
+#pragma unroll
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+}
+
+/* P as 8-bit A fragments, 32 keys a fragment, with no data moved between threads: register 0
+ * takes this thread's row-g values of accumulator chunks 4kk and 4kk + 1 (keys 2t, 2t + 1,
+ * 8 + 2t, 9 + 2t of the 32), register 2 those of chunks 4kk + 2 and 4kk + 3, registers 1 and 3
+ * the same for row g + 8. The fragment calls them keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3:
+ * the transposed V is stored in that order (σ in the comment at the top). */
+__device__ __forceinline__ void f8_pack(uint32_t (&a)[FP8_BK / 32][4], const float *s)
+{
+#pragma unroll
+    for (int kk = 0; kk < FP8_BK / 32; kk++) {
+        const float *c = s + 16 * kk;
+        a[kk][0] = f8x2(c[0], c[1]) | (f8x2(c[4], c[5]) << 16);
+        a[kk][1] = f8x2(c[2], c[3]) | (f8x2(c[6], c[7]) << 16);
+        a[kk][2] = f8x2(c[8], c[9]) | (f8x2(c[12], c[13]) << 16);
+        a[kk][3] = f8x2(c[10], c[11]) | (f8x2(c[14], c[15]) << 16);
+    }
+}
+
+__device__ __forceinline__ void f8_rescale(float (&o)[64], const float (&alpha)[2])
+{
+    if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
+#pragma unroll
+        for (int i = 0; i < 64; i++) o[i] *= alpha[(i >> 1) & 1];
+}
+
+/* Issue S = Q_wg Kᵀ (d = 128 bytes: four k-steps of 32) and commit. */
+__device__ __forceinline__ void f8_scores_issue(float (&s)[64], uint32_t sQ, uint32_t sK)
+{
+    f8_reg_fence<64>(s);
+    f8_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) fp8_ss(s, f8_desc(sQ + kk * 32), f8_desc(sK + kk * 32), kk > 0);
+    f8_commit();
+}
+/* Issue O += P V (V transposed: 128 rows of d, 128 bytes of keys) and commit. */
+__device__ __forceinline__ void f8_pv_issue(float (&o)[64], const uint32_t (&a)[FP8_BK / 32][4], uint32_t sVt)
+{
+    f8_reg_fence<64>(o);
+    f8_fence();
+#pragma unroll
+    for (int kk = 0; kk < FP8_BK / 32; kk++) fp8_rs(o, a[kk], f8_desc(sVt + kk * 32));
+    f8_commit();
+}
+
+/* Named barriers of the ping-pong (ids 1 and 2, 256 threads each: see hopper_prefill.cu). */
+__device__ __forceinline__ void f8_bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+
+/* grid (query tiles, n_q_heads, batch), 384 threads: warpgroup 0 the producer, 1 and 2 the
+ * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
+ * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
+ * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
+template <int STAGES>
+__global__ void __launch_bounds__(384, 1)
+prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+            const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
+            const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O)
+{
+    constexpr int D = 128, TQ = FP8_BQ * D, TK = FP8_BK * D;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * FP8_BQ, r1 = min(r0 + FP8_BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / FP8_BK, nt = (hi + FP8_BK - 1) / FP8_BK - kt_lo;
+
+    if (tid == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(k_full + s, 1);
+            mbar_init(v_full + s, 1);
+            mbar_init(empty + s, 8);   /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* the producer: one thread issues every copy */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (tid == 0) {
+            const int kvrow = b * p.n_kv_heads + kvh;
+            mbar_expect_tx(q_full, TQ);
+            tma_load3(sQ, &tmQ, 0, r0, (int)qh, q_full);
+            for (int it = 0; it < nt; it++) {
+                const int s = it % STAGES, kt = kt_lo + it;
+                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                mbar_expect_tx(k_full + s, TK);
+                tma_load3(sK + s * TK, &tmK, 0, kt * FP8_BK, kvrow, k_full + s);
+                mbar_expect_tx(v_full + s, TK);
+                tma_load3(sV + s * TK, &tmV, kt * FP8_BK, 0, kvrow, v_full + s);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    const int cw = wg - 1;
+    const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+    const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+    const float scale2 = p.scale2 * qd[0] * kd[0];
+    const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
+    float o[64], sc[64], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+    uint32_t a[FP8_BK / 32][4];
+#pragma unroll
+    for (int i = 0; i < 64; i++) o[i] = 0;
+    auto my_turn = [&] { f8_bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (!(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
+    if (cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    mbar_wait(q_full, 0);
+    if (nt > 0) {
+        mbar_wait(k_full, 0);
+        my_turn();
+        f8_scores_issue(sc, sQw, smem_u32(sK));
+        your_turn(false);
+        f8_wait<0>();
+        f8_reg_fence<64>(sc);
+        f8_softmax(p, scale2, sc, m, l, alpha, kt_lo, f8_full(p, wr0, wr1, kt_lo), row0, t4);
+        f8_pack(a, sc);
+    }
+    for (int it = 1; it < nt; it++) {
+        const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
+        mbar_wait(k_full + s, (it / STAGES) & 1);
+        mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
+        my_turn();
+        f8_scores_issue(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        f8_pv_issue(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
+        your_turn(false);
+        f8_wait<1>();                                     /* S_j is ready */
+        f8_reg_fence<64>(sc);
+        f8_softmax(p, scale2, sc, m, l, alpha, kt, f8_full(p, wr0, wr1, kt), row0, t4);
+        f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
+        f8_a_fence(a);
+        f8_reg_fence<64>(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+        f8_rescale(o, alpha);
+        f8_pack(a, sc);
+    }
+    if (nt > 0) {
+        const int sp = (nt - 1) % STAGES;
+        mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
+        my_turn();
+        f8_pv_issue(o, a, smem_u32(sV + sp * TK));
+        your_turn(true);
+        f8_wait<0>();
+        f8_a_fence(a);
+        f8_reg_fence<64>(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+    }
+    /* O = o · v_descale / ℓ in bfloat16; L = m + log2 ℓ − 8 (the 2^8 of P) in natural units */
+    const float vsc = vd[0];
+    __nv_bfloat16 *Oh = O + qh * p.n_q * D;
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        float lx = l[x];
+        lx += __shfl_xor_sync(0xffffffff, lx, 1);
+        lx += __shfl_xor_sync(0xffffffff, lx, 2);
+        const float inv = lx > 0 ? vsc / lx : 0.f;
+        const int r = row0 + 8 * x;
+        if (r >= p.n_q) continue;
+        if (p.lse && t4 == 0) p.lse[qh * p.n_q + r] = lx > 0 ? lse_of(m[x] - 8.f, lx) : -INFINITY;
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
+                pack2<__nv_bfloat16>(o[4 * i + 2 * x] * inv, o[4 * i + 2 * x + 1] * inv);
+    }
+}
+
+/* ---- the pre-passes ------------------------------------------------------------------------- */
+
+/* The sign of column c of the random-sign Hadamard transform with this seed (splitmix64). */
+__device__ __forceinline__ float f8_sign(uint64_t seed, int c)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(c + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return ((z ^ (z >> 31)) >> 63) ? -1.f : 1.f;
+}
+
+/* One warp a row of D values: lane holds columns E·lane .. E·lane + E − 1 (E = D / 32), as
+ * floats, then (HAD) times diag(signs), the Hadamard matrix (butterflies: in-thread for strides
+ * below E, shuffles above) and 1/√D. */
+template <typename T, int D, bool HAD>
+__device__ __forceinline__ void f8_row(const T *x, int lane, uint64_t seed, float (&v)[D / 32])
+{
+    constexpr int E = D / 32;
+#pragma unroll
+    for (int i = 0; i < E; i++) v[i] = fs_cu_type<T>::to_f(x[E * lane + i]);
+    if constexpr (HAD) {
+#pragma unroll
+        for (int i = 0; i < E; i++) v[i] *= f8_sign(seed, E * lane + i);
+#pragma unroll
+        for (int h = 1; h < E; h <<= 1)
+#pragma unroll
+            for (int i = 0; i < E; i++)
+                if (!(i & h)) {
+                    const float u = v[i], w = v[i + h];
+                    v[i] = u + w;
+                    v[i + h] = u - w;
+                }
+#pragma unroll
+        for (int h = 1; h < 32; h <<= 1) {
+            const bool up = lane & h;
+#pragma unroll
+            for (int i = 0; i < E; i++) {
+                const float w = __shfl_xor_sync(0xffffffff, v[i], h);
+                v[i] = up ? w - v[i] : v[i] + w;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < E; i++) v[i] *= rsqrtf((float)D);
+    }
+}
+
+/* Pass 0: the largest |value| of rows (after the transform) into amax (as the bits of a
+ * non-negative float, atomicMax on them). Pass 1: each value times 448 / amax in e4m3. */
+template <typename T, int D, bool HAD, int PASS>
+__global__ void __launch_bounds__(256) f8_rows(const T *__restrict__ X, long rows, uint64_t seed,
+                                                unsigned *__restrict__ amax, uint8_t *__restrict__ X8)
+{
+    constexpr int E = D / 32;
+    const int lane = threadIdx.x & 31;
+    const float am = PASS ? __uint_as_float(*amax) : 0.f, q = am > 0 ? 448.f / am : 1.f;
+    float mx = 0;
+    for (long r = (long)blockIdx.x * 8 + (threadIdx.x >> 5); r < rows; r += (long)gridDim.x * 8) {
+        float v[E];
+        f8_row<T, D, HAD>(X + r * D, lane, seed, v);
+        if (PASS == 0) {
+#pragma unroll
+            for (int i = 0; i < E; i++) mx = fmaxf(mx, fabsf(v[i]));
+        } else {
+#pragma unroll
+            for (int i = 0; i < E; i += 2)
+                *reinterpret_cast<uint16_t *>(X8 + r * D + E * lane + i) = (uint16_t)f8x2(v[i] * q, v[i + 1] * q);
+        }
+    }
+    if (PASS == 0) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+        if (lane == 0) atomicMax(amax, __float_as_uint(mx));
+    }
+}
+
+/* V (heads, n, D) → Vᵀ (heads, D, np) in e4m3 (np = n rounded up to 32), keys permuted within
+ * each 32 by σ (top of this file), keys past n written 0. PASS 0: amax as f8_rows. A block
+ * takes 32 keys of one head through shared memory. */
+template <typename T, int D, int PASS>
+__global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int np, unsigned *__restrict__ amax,
+                                             uint8_t *__restrict__ Vt)
+{
+    __shared__ float tile[32][D + 1];
+    const int head = blockIdx.y, k0 = blockIdx.x * 32;
+    const T *src = V + ((size_t)head * n + k0) * D;
+    float mx = 0;
+    for (int i = threadIdx.x; i < 32 * D; i += 256) {
+        const int k = i / D, c = i % D;
+        const float x = k0 + k < n ? fs_cu_type<T>::to_f(src[(size_t)k * D + c]) : 0.f;
+        tile[k][c] = x;
+        mx = fmaxf(mx, fabsf(x));
+    }
+    if (PASS == 0) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+        if ((threadIdx.x & 31) == 0) atomicMax(amax, __float_as_uint(mx));
+        return;
+    }
+    __syncthreads();
+    const float am = __uint_as_float(*amax), q = am > 0 ? 448.f / am : 1.f;
+    for (int i = threadIdx.x; i < D * 16; i += 256) {   /* 16 pairs of keys a row of Vᵀ */
+        const int c = i / 16, k = 2 * (i % 16);
+        auto sig = [](int j) { return (j & 16) + 2 * ((j >> 2) & 3) + (j & 1) + 8 * ((j >> 1) & 1); };
+        *reinterpret_cast<uint16_t *>(Vt + ((size_t)head * D + c) * np + k0 + k) =
+            (uint16_t)f8x2(tile[sig(k)][c] * q, tile[sig(k + 1)][c] * q);
+    }
+}
+
+/* amax (bits) → descale = amax / 448 in place (1 when everything is 0). */
+__global__ void f8_descale(unsigned *amax)
+{
+    const float am = __uint_as_float(*amax);
+    *reinterpret_cast<float *>(amax) = am > 0 ? am / 448.f : 1.f;
+}
+
+/* ---- Host side ------------------------------------------------------------------------------ */
+
+/* A 3-D tensor map over bytes: (heads, rows, inner) with boxes of 128 bytes × box_rows rows,
+ * 128-byte swizzle. */
+static fs_status make_map8(CUtensorMap *map, const void *base, int inner, int rows, int heads, int box_rows,
+                           char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
+                                               cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !encode) {
+        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
+        return FS_ERR_ARG;
+    }
+    const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)heads};
+    const cuuint64_t strides[2] = {(cuuint64_t)inner, (cuuint64_t)rows * inner};
+    const cuuint32_t box[3] = {128, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void *>(base), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (e4m3) failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+extern "C" int fs_cuda_fp8_vt_len(int n_kv) { return (n_kv + 31) / 32 * 32; }
+
+template <typename T, int D>
+static fs_status quant_d(const void *X, int heads, int len, fs_cuda_fp8_layout lay, uint64_t seed, void *X8,
+                         float *descale, char *why, size_t n)
+{
+    unsigned *am = reinterpret_cast<unsigned *>(descale);
+    FS_CU_TRY(cudaMemsetAsync(am, 0, sizeof(float)));
+    const T *x = (const T *)X;
+    uint8_t *y = (uint8_t *)X8;
+    if (lay == FS_FP8_V_T) {
+        const int np = fs_cuda_fp8_vt_len(len);
+        const dim3 grid(np / 32, heads);
+        f8_vt<T, D, 0><<<grid, 256>>>(x, len, np, am, y);
+        FS_CU_LAUNCHED();
+        f8_vt<T, D, 1><<<grid, 256>>>(x, len, np, am, y);
+        FS_CU_LAUNCHED();
+    } else {
+        const long rows = (long)heads * len;
+        long blocks = (rows + 7) / 8;
+        if (blocks > 4096) blocks = 4096;
+        if (lay == FS_FP8_ROWS_HADAMARD) {
+            f8_rows<T, D, true, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            FS_CU_LAUNCHED();
+            f8_rows<T, D, true, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+        } else {
+            f8_rows<T, D, false, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            FS_CU_LAUNCHED();
+            f8_rows<T, D, false, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+        }
+        FS_CU_LAUNCHED();
+    }
+    f8_descale<<<1, 1>>>(am);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d,
+                                          fs_cuda_fp8_layout lay, uint64_t seed, void *X8, float *descale,
+                                          char *why, size_t nw)
+{
+    if (heads < 1 || n < 1 || !(d == 64 || d == 128 || d == 256)) {
+        if (why && nw) snprintf(why, nw, "fp8 quantize: heads, n ≥ 1 and d = 64, 128 or 256 (got %d, %d, %d)", heads, n, d);
+        return FS_ERR_ARG;
+    }
+    const bool bf = dt == FS_CUDA_BF16;
+#define FS_F8_Q(D) return bf ? quant_d<__nv_bfloat16, D>(X, heads, n, lay, seed, X8, descale, why, nw) \
+                             : quant_d<__half, D>(X, heads, n, lay, seed, X8, descale, why, nw)
+    if (d == 64) FS_F8_Q(64);
+    if (d == 128) FS_F8_Q(128);
+    FS_F8_Q(256);
+#undef FS_F8_Q
+}
+
+extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, const void *Q8, const void *K8,
+                                             const void *Vt8, const float *descales, void *O, char *why, size_t n)
+{
+    if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
+        pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0)) {
+        if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale and a valid shape");
+        return FS_ERR_ARG;
+    }
+    fs_status st = hopper_device("the e4m3 kernel", why, n);
+    if (st != FS_OK) return st;
+    constexpr int D = 128, STAGES = FP8_STAGES;
+    const prefill_params p = make_params(pp);
+    CUtensorMap mq, mk, mv;
+    if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, FP8_BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mk, K8, D, pp->n_kv, pp->batch * pp->n_kv_heads, FP8_BK, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
+        return st;
+    const size_t smem = 1024 + (size_t)FP8_BQ * D + 2 * (size_t)STAGES * FP8_BK * D + 8 * (1 + 3 * STAGES);
+    auto kern = prefill_fp8<STAGES>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((pp->n_q + FP8_BQ - 1) / FP8_BQ, pp->n_q_heads, pp->batch);
+    kern<<<grid, 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
