@@ -1,7 +1,7 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode] [--from VERSION]      (no option: --check --time)
+ *              [--only prefill|backward|decode|fp8] [--from VERSION]  (no option: --check --time)
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
@@ -25,6 +25,11 @@
  * the reference of each sequence's own keys, and timed beside version 9 on the same sequences
  * stored contiguously (decode_paged lines, calls of the two interleaved).
  *
+ * The e4m3 kernel (hopper_fp8.cu) is checked on six shapes, plain and with the Hadamard
+ * pre-pass, against the float64 reference of the e4m3 values it read (decoded from the device)
+ * and its RMSE against the float64 reference of the float16 inputs printed; it is timed beside
+ * prefill versions 14 and 17 on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
+ *
  * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each
  * against a float64 reference written out below, after the forward wrote O and L), and timed
  * at N = 4096 and 16384 with FLOPs counted as 2.5 × the forward's.
@@ -44,6 +49,7 @@
 
 extern "C" {
 #include "engine/attn.h"
+#include "engine/fp8.h"
 #include "engine/reference.h"
 #include "kernels/cuda/cuda_backend.h"
 }
@@ -455,6 +461,216 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
     cudaFree(dlens);
 }
 
+/* ---- the e4m3 (FP8) forward ----------------------------------------------------------------- */
+
+/* x (n doubles) drawn N(0, 1), a fraction `out` of them N(0, 10) (FlashAttention-3's outlier
+ * test), rounded to float16: bits and x as fill16. */
+static void fill16_normal(uint64_t *rng, std::vector<double> &x, std::vector<uint16_t> &bits, size_t n, double out)
+{
+    x.resize(n);
+    bits.resize(n);
+    for (size_t i = 0; i < n; i++) {
+        const double u1 = rng_uniform(rng, 1e-300, 1), u2 = rng_uniform(rng, 0, 1);
+        double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+        if (rng_uniform(rng, 0, 1) < out) z *= 10;
+        __half h = __float2half_rn((float)z);
+        bits[i] = ((__half_raw)h).x;
+        x[i] = __half2float(h);
+    }
+}
+
+/* The FP8 kernel's arithmetic simulated in float64 for one query row (q: d values, K and V:
+ * n × d of its head, already the exact e4m3 values times their descales): keys in tiles of
+ * 128 from key 0, the row's visible keys [lo, hi); per tile m_new = max(m, tile max of
+ * scale·log2e·s), α = 2^(m − m_new), P = 2^(scale·log2e·s − m_new + 8), ℓ = α ℓ + Σ P (P
+ * unrounded), o = α o + Σ e4m3(P) v (P rounded to e4m3, as the kernel feeds it to the tensor
+ * cores); out = o / ℓ (0 when nothing is visible). */
+static void sim_fp8_row(const double *q, const double *K, const double *V, int d, int lo, int hi, double scale,
+                        double *out)
+{
+    const double s2 = scale * 1.4426950408889634;
+    double m = -INFINITY, l = 0;
+    std::vector<double> o(d, 0.0), sc(128);
+    for (int t0 = lo / 128 * 128; t0 < hi; t0 += 128) {
+        double mt = -INFINITY;
+        for (int j = t0; j < t0 + 128; j++) {
+            sc[j - t0] = -INFINITY;
+            if (j < lo || j >= hi) continue;
+            double x = 0;
+            for (int c = 0; c < d; c++) x += q[c] * K[(size_t)j * d + c];
+            sc[j - t0] = x * s2;
+            mt = std::max(mt, sc[j - t0]);
+        }
+        const double mn = std::max(m, mt);
+        if (mn == -INFINITY) continue;
+        const double alpha = m == -INFINITY ? 0 : exp2(m - mn);
+        l *= alpha;
+        for (int c = 0; c < d; c++) o[c] *= alpha;
+        for (int j = t0; j < t0 + 128; j++) {
+            if (sc[j - t0] == -INFINITY) continue;
+            const double pj = exp2(sc[j - t0] - mn + 8);
+            l += pj;
+            const double p8 = fs_fp8_round(FS_FP8_E4M3, pj);
+            for (int c = 0; c < d; c++) o[c] += p8 * V[(size_t)j * d + c];
+        }
+        m = mn;
+    }
+    for (int c = 0; c < d; c++) out[c] = l > 0 ? o[c] / l : 0;
+}
+
+/* The visible keys [lo, hi) of query row i of n_q against n_kv keys (none, causal, window). */
+static void visible_range(fs_mask_kind mk, int W, int i, int nq, int nkv, int *lo, int *hi)
+{
+    const int pos = i + nkv - nq;
+    *lo = 0;
+    *hi = nkv;
+    if (mk == FS_MASK_CAUSAL || mk == FS_MASK_WINDOW) *hi = std::max(0, std::min(nkv, pos + 1));
+    if (mk == FS_MASK_WINDOW) *lo = std::max(0, std::min(*hi, pos - W + 1));
+}
+
+/* Key j of a transposed e4m3 V (fs_cuda_fp8_quantize's FS_FP8_V_T) is column σ⁻¹: the column k
+ * of each 32-key group holds key σ(k). */
+static int vt_key_of_column(int k)
+{
+    const int j = k & 31;
+    return (k & ~31) + (j & 16) + 2 * ((j >> 2) & 3) + (j & 1) + 8 * ((j >> 1) & 1);
+}
+
+/* Device buffers of one FP8 problem: e4m3 Q, K (plain and Hadamard, same seed), Vᵀ, and the
+ * descales {q, k, v} of each variant. */
+struct fp8_bufs {
+    void *q8, *k8, *q8h, *k8h, *vt8;
+    float *ds, *dsh;   /* 3 floats each */
+};
+static void fp8_alloc(fp8_bufs &f, size_t nQ, size_t nK, size_t nVt)
+{
+    CU(cudaMalloc(&f.q8, nQ)); CU(cudaMalloc(&f.k8, nK)); CU(cudaMalloc(&f.q8h, nQ)); CU(cudaMalloc(&f.k8h, nK));
+    CU(cudaMalloc(&f.vt8, nVt)); CU(cudaMalloc(&f.ds, 12)); CU(cudaMalloc(&f.dsh, 12));
+}
+static void fp8_free(fp8_bufs &f)
+{
+    cudaFree(f.q8); cudaFree(f.k8); cudaFree(f.q8h); cudaFree(f.k8h); cudaFree(f.vt8); cudaFree(f.ds); cudaFree(f.dsh);
+}
+/* The pre-passes: plain Q and K, Hadamard Q and K, Vᵀ (its descale copied to both arrays). */
+static void fp8_prepare(fp8_bufs &f, const void *dQ, const void *dK, const void *dV, int B, int Hq, int Hkv, int nq,
+                        int nkv, int d, uint64_t had_seed)
+{
+    FS(fs_cuda_fp8_quantize(dQ, FS_CUDA_F16, B * Hq, nq, d, FS_FP8_ROWS, 0, f.q8, f.ds, why_, sizeof why_));
+    FS(fs_cuda_fp8_quantize(dK, FS_CUDA_F16, B * Hkv, nkv, d, FS_FP8_ROWS, 0, f.k8, f.ds + 1, why_, sizeof why_));
+    FS(fs_cuda_fp8_quantize(dQ, FS_CUDA_F16, B * Hq, nq, d, FS_FP8_ROWS_HADAMARD, had_seed, f.q8h, f.dsh, why_, sizeof why_));
+    FS(fs_cuda_fp8_quantize(dK, FS_CUDA_F16, B * Hkv, nkv, d, FS_FP8_ROWS_HADAMARD, had_seed, f.k8h, f.dsh + 1, why_, sizeof why_));
+    FS(fs_cuda_fp8_quantize(dV, FS_CUDA_F16, B * Hkv, nkv, d, FS_FP8_V_T, 0, f.vt8, f.ds + 2, why_, sizeof why_));
+    CU(cudaMemcpy(f.dsh + 2, f.ds + 2, 4, cudaMemcpyDeviceToDevice));
+    CU(cudaDeviceSynchronize());
+}
+
+/* ‖o − ref‖ / ‖ref‖ and the RMSE of bfloat16 outputs against ref (n values); NaN → +inf. */
+static void err_bf16(const uint16_t *o, const double *ref, size_t n, double *rel, double *rmse)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double x = from16(o[i], FS_CUDA_BF16);
+        if (isnan(x)) { *rel = *rmse = INFINITY; return; }
+        num += (x - ref[i]) * (x - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    *rel = sqrt(num) / (den > 0 ? sqrt(den) : 1.0);
+    *rmse = sqrt(num / (double)n);
+}
+
+/* Every e4m3 version on one shape, plain and with the Hadamard pre-pass: the output against the
+ * kernel's arithmetic simulated in float64 (sim_fp8_row) on the very e4m3 values it read
+ * (decoded from the device): rel. err ≤ 1e-2; and the RMSE of both against the float64
+ * reference of the float16 inputs, printed with their ratio. */
+static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs_mask_kind mk, int W)
+{
+    const int d = 128, G = Hq / Hkv;
+    const size_t nQ = (size_t)B * Hq * nq * d, nK = (size_t)B * Hkv * nkv * d;
+    const int np = fs_cuda_fp8_vt_len(nkv);
+    const size_t nVt = (size_t)B * Hkv * d * np;
+    const double scale = (double)(float)fs_attn_default_scale(d);
+    std::vector<double> Q, K, V, ref(nQ), sim(nQ);
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ);
+    fill16_normal(rng, Q, Qb, nQ, 0.001);
+    fill16_normal(rng, K, Kb, nK, 0.001);
+    fill16_normal(rng, V, Vb, nK, 0.001);
+    fs_mask mask;
+    memset(&mask, 0, sizeof mask);
+    mask.kind = mk;
+    mask.window = W;
+    reference(B, Hq, Hkv, nq, nkv, d, mask, Q.data(), K.data(), V.data(), ref.data());
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dK, nK * 2)); CU(cudaMalloc(&dV, nK * 2)); CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    fp8_bufs f;
+    fp8_alloc(f, nQ, nK, nVt);
+    const uint64_t had_seed = rng_next(rng);
+    fp8_prepare(f, dQ, dK, dV, B, Hq, Hkv, nq, nkv, d, had_seed);
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B; p.n_q_heads = Hq; p.n_kv_heads = Hkv; p.n_q = nq; p.n_kv = nkv; p.d = d;
+    p.mask = mk; p.offset = nkv - nq; p.window = W;
+    p.scale = (float)scale;
+    std::vector<uint8_t> q8(nQ), k8(nK), vt8(nVt);
+    std::vector<double> Qd(nQ), Kd(nK), Vd(nK);
+    CU(cudaMemcpy(vt8.data(), f.vt8, nVt, cudaMemcpyDeviceToHost));
+    for (int had = 0; had < 2; had++) {
+        float ds[3];
+        CU(cudaMemcpy(ds, had ? f.dsh : f.ds, 12, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(q8.data(), had ? f.q8h : f.q8, nQ, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(k8.data(), had ? f.k8h : f.k8, nK, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < nQ; i++) Qd[i] = fs_fp8_value(FS_FP8_E4M3, q8[i]) * ds[0];
+        for (size_t i = 0; i < nK; i++) Kd[i] = fs_fp8_value(FS_FP8_E4M3, k8[i]) * ds[1];
+        for (int hh = 0; hh < B * Hkv; hh++)
+            for (int c = 0; c < d; c++)
+                for (int k = 0; k < np; k++) {
+                    const int key = vt_key_of_column(k);
+                    if (key < nkv) Vd[((size_t)hh * nkv + key) * d + c] = fs_fp8_value(FS_FP8_E4M3, vt8[((size_t)hh * d + c) * np + k]) * ds[2];
+                }
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < Hq; h++)
+                for (int i = 0; i < nq; i++) {
+                    int lo, hi;
+                    visible_range(mk, W, i, nq, nkv, &lo, &hi);
+                    const size_t kv = ((size_t)b * Hkv + h / G) * nkv * d, qi = (((size_t)b * Hq + h) * nq + i) * d;
+                    sim_fp8_row(Qd.data() + qi, Kd.data() + kv, Vd.data() + kv, d, lo, hi, scale, sim.data() + qi);
+                }
+        double sim_num = 0, sim_den = 0;
+        for (size_t i = 0; i < nQ; i++) {
+            sim_num += (sim[i] - ref[i]) * (sim[i] - ref[i]);
+            sim_den += ref[i] * ref[i];
+        }
+        const double sim_rmse = sqrt(sim_num / (double)nQ);
+        for (int v = 1; v <= fs_cuda_fp8_versions(); v++) {
+            CU(cudaMemset(dO, 0xff, nQ * 2));
+            char why[256] = "";
+            fs_status st = fs_cuda_fp8_prefill_run(&p, v, had ? f.q8h : f.q8, had ? f.k8h : f.k8, f.vt8,
+                                                   had ? f.dsh : f.ds, dO, why, sizeof why);
+            if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+            if (st != FS_OK) {
+                printf("FAIL fp8 v%d: %s %s\n", v, why, cudaGetErrorString(cudaGetLastError()));
+                g_fail++;
+                continue;
+            }
+            CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+            double es, rmse_s, e64, rmse64;
+            err_bf16(Ob.data(), sim.data(), nQ, &es, &rmse_s);
+            err_bf16(Ob.data(), ref.data(), nQ, &e64, &rmse64);
+            const bool ok = es <= 1e-2;
+            printf("%s fp8 v%d e4m3%s d=%d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err vs its simulation %.2e "
+                   "(tol 1e-2); RMSE vs float64: %.3e (simulation %.3e, ratio %.2f)\n",
+                   ok ? "ok  " : "FAIL", v, had ? "+hadamard" : "         ", d, B, Hq, Hkv, nq, nkv,
+                   fs_mask_kind_str(mk), mk == FS_MASK_WINDOW ? "(W)" : "   ", es, rmse64, sim_rmse,
+                   rmse64 / sim_rmse);
+            if (!ok) g_fail++;
+        }
+    }
+    fp8_free(f);
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
+}
+
 /* ---- the backward pass ---------------------------------------------------------------------- */
 
 /* float64 gradients by the textbook formulas, row by row (P materialized one row at a time):
@@ -628,6 +844,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
             check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
+            if (dti == 0) check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
             continue;
         }
         const bcase bc[] = {
@@ -650,6 +867,14 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         check_decode_paged(rng, 2, 8, 2, 640, 128, 64, false, dt);
         check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
         if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
+        if (dti == 0) {   /* the e4m3 kernel (float16 inputs quantized) */
+            check_fp8(rng, 2, 4, 2, 333, 333, FS_MASK_CAUSAL, 0);
+            check_fp8(rng, 1, 2, 2, 300, 300, FS_MASK_NONE, 0);
+            check_fp8(rng, 1, 4, 4, 190, 450, FS_MASK_WINDOW, 130);
+            check_fp8(rng, 1, 2, 1, 1, 77, FS_MASK_NONE, 0);
+            check_fp8(rng, 1, 8, 8, 700, 1100, FS_MASK_NONE, 0);
+            check_fp8(rng, 1, 4, 4, 640, 1000, FS_MASK_CAUSAL, 0);
+        }
     }
 }
 
@@ -920,6 +1145,163 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     cudaFree(w9); cudaFree(w10); cudaFree(dtab);
 }
 
+/* The e4m3 versions beside the best float16 versions (14 and 17) on the same inputs (N(0, 1)
+ * with 0.1 % of entries N(0, 10)), timed in interleaved rounds; 16 sampled rows of each output
+ * against the float64 reference of the float16 inputs (RMSE, and rel. err ≤ 3e-3 for float16)
+ * and, for e4m3, against the kernel's arithmetic simulated in float64 on the e4m3 values it read
+ * (rel. err ≤ 1e-2; the simulation's own RMSE printed beside); the pre-passes timed apart. */
+static void time_fp8(uint64_t *rng, int N, int d, bool causal)
+{
+    const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
+    const size_t n = (size_t)B * H * N * d;
+    const int np = fs_cuda_fp8_vt_len(N);
+    const double scale = (double)(float)fs_attn_default_scale(d);
+    std::vector<double> Q, K, V;
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(n);
+    fill16_normal(rng, Q, Qb, n, 0.001);
+    fill16_normal(rng, K, Kb, n, 0.001);
+    fill16_normal(rng, V, Vb, n, 0.001);
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, n * 2)); CU(cudaMalloc(&dK, n * 2)); CU(cudaMalloc(&dV, n * 2)); CU(cudaMalloc(&dO, n * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), n * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), n * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), n * 2, cudaMemcpyHostToDevice));
+    fp8_bufs f;
+    fp8_alloc(f, n, n, (size_t)B * H * d * np);
+    const uint64_t had_seed = rng_next(rng);
+    fp8_prepare(f, dQ, dK, dV, B, H, H, N, N, d, had_seed);
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B; p.n_q_heads = p.n_kv_heads = H; p.n_q = p.n_kv = N; p.d = d;
+    p.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    p.scale = (float)scale;
+    p.dtype = FS_CUDA_F16;
+    const double flops = 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+    /* the sampled rows: float64 reference of the float16 inputs, and the simulation of the
+     * e4m3 kernel on the decoded e4m3 inputs, plain and Hadamard */
+    int rows[16][3];
+    std::vector<double> refs(16 * (size_t)d), sims[2];
+    std::vector<uint8_t> q8(n), k8(n), vt8((size_t)B * H * d * np);
+    CU(cudaMemcpy(vt8.data(), f.vt8, vt8.size(), cudaMemcpyDeviceToHost));
+    for (int s = 0; s < 16; s++) {
+        rows[s][0] = (int)(rng_next(rng) % B); rows[s][1] = (int)(rng_next(rng) % H); rows[s][2] = (int)(rng_next(rng) % N);
+        fs_attn a = fs_attn_make(1, N, d, d);
+        const size_t base = ((size_t)rows[s][0] * H + rows[s][1]) * N;
+        a.Q = Q.data() + (base + rows[s][2]) * d;
+        a.K = K.data() + base * d;
+        a.V = V.data() + base * d;
+        a.mask.kind = p.mask;
+        a.mask.has_offset = true;
+        a.mask.offset = rows[s][2];
+        if (fs_reference(&a, refs.data() + (size_t)s * d, NULL, NULL) != FS_OK) exit(2);
+    }
+    double sim_rmse[2];
+    for (int had = 0; had < 2; had++) {
+        float ds[3];
+        CU(cudaMemcpy(ds, had ? f.dsh : f.ds, 12, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(q8.data(), had ? f.q8h : f.q8, n, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(k8.data(), had ? f.k8h : f.k8, n, cudaMemcpyDeviceToHost));
+        sims[had].assign(16 * (size_t)d, 0.0);
+        std::vector<double> qd(d), kd((size_t)N * d), vd((size_t)N * d);
+        double num = 0;
+        for (int s = 0; s < 16; s++) {
+            const size_t hh = (size_t)rows[s][0] * H + rows[s][1], base = hh * N;
+            for (int c = 0; c < d; c++) qd[c] = fs_fp8_value(FS_FP8_E4M3, q8[(base + rows[s][2]) * d + c]) * ds[0];
+            for (size_t i = 0; i < (size_t)N * d; i++) kd[i] = fs_fp8_value(FS_FP8_E4M3, k8[base * d + i]) * ds[1];
+            for (int c = 0; c < d; c++)
+                for (int k = 0; k < np; k++) {
+                    const int key = vt_key_of_column(k);
+                    if (key < N) vd[(size_t)key * d + c] = fs_fp8_value(FS_FP8_E4M3, vt8[(hh * d + c) * np + k]) * ds[2];
+                }
+            sim_fp8_row(qd.data(), kd.data(), vd.data(), d, 0, causal ? rows[s][2] + 1 : N, scale,
+                        sims[had].data() + (size_t)s * d);
+            for (int c = 0; c < d; c++) {
+                const double e = sims[had][(size_t)s * d + c] - refs[(size_t)s * d + c];
+                num += e * e;
+            }
+        }
+        sim_rmse[had] = sqrt(num / (16.0 * d));
+    }
+    /* errors of dO's sampled rows against ref: rel. err and RMSE */
+    auto sampled = [&](fs_cuda_dtype dt, const std::vector<double> &r, double *rel, double *rmse) {
+        CU(cudaMemcpy(Ob.data(), dO, n * 2, cudaMemcpyDeviceToHost));
+        std::vector<uint16_t> got(16 * (size_t)d);
+        for (int s = 0; s < 16; s++) {
+            const size_t base = (((size_t)rows[s][0] * H + rows[s][1]) * N + rows[s][2]) * d;
+            std::copy(Ob.begin() + base, Ob.begin() + base + d, got.begin() + (size_t)s * d);
+        }
+        if (dt == FS_CUDA_BF16) { err_bf16(got.data(), r.data(), got.size(), rel, rmse); return; }
+        *rel = rel_err(got, r.data(), got.size(), dt);
+        double num = 0;
+        for (size_t i = 0; i < got.size(); i++) num += (from16(got[i], dt) - r[i]) * (from16(got[i], dt) - r[i]);
+        *rmse = isnan(num) ? INFINITY : sqrt(num / (double)got.size());
+    };
+    /* the kernels: f16 v14, v17, then e4m3 v1..n plain, then e4m3 v1 with the Hadamard pre-pass */
+    const int nv8 = fs_cuda_fp8_versions(), nk = 2 + nv8 + 1;
+    auto run = [&](int k) {
+        char w[64];
+        if (k < 2) { fs_cuda_prefill_run(&p, k ? 17 : 14, dQ, dK, dV, dO, w, sizeof w); return; }
+        const bool had = k == nk - 1;
+        fs_cuda_fp8_prefill_run(&p, had ? 1 : k - 1, had ? f.q8h : f.q8, had ? f.k8h : f.k8, f.vt8, had ? f.dsh : f.ds,
+                                dO, w, sizeof w);
+    };
+    std::vector<double> rel(nk), rmse(nk), rel_sim(nk, 0.0);
+    for (int k = 0; k < nk; k++) {
+        CU(cudaMemset(dO, 0xff, n * 2));
+        run(k);
+        CU(cudaDeviceSynchronize());
+        CU(cudaGetLastError());
+        if (k < 2) {
+            sampled(FS_CUDA_F16, refs, &rel[k], &rmse[k]);
+        } else {
+            sampled(FS_CUDA_BF16, refs, &rel[k], &rmse[k]);
+            double r2;
+            sampled(FS_CUDA_BF16, sims[k == nk - 1], &rel_sim[k], &r2);
+        }
+    }
+    std::vector<std::vector<float>> t(nk);
+    for (int round = 0; round < 5; round++)
+        for (int k = 0; k < nk; k++) t[k].push_back(time_ms([&] { run(k); }, 2, 10));
+    const float pre = time_ms([&] {
+        char w[64];
+        fs_cuda_fp8_quantize(dQ, FS_CUDA_F16, B * H, N, d, FS_FP8_ROWS, 0, f.q8, f.ds, w, sizeof w);
+        fs_cuda_fp8_quantize(dK, FS_CUDA_F16, B * H, N, d, FS_FP8_ROWS, 0, f.k8, f.ds + 1, w, sizeof w);
+    }, 2, 10);
+    const float pre_h = time_ms([&] {
+        char w[64];
+        fs_cuda_fp8_quantize(dQ, FS_CUDA_F16, B * H, N, d, FS_FP8_ROWS_HADAMARD, had_seed, f.q8h, f.dsh, w, sizeof w);
+        fs_cuda_fp8_quantize(dK, FS_CUDA_F16, B * H, N, d, FS_FP8_ROWS_HADAMARD, had_seed, f.k8h, f.dsh + 1, w, sizeof w);
+    }, 2, 10);
+    const float pre_v = time_ms([&] {
+        char w[64];
+        fs_cuda_fp8_quantize(dV, FS_CUDA_F16, B * H, N, d, FS_FP8_V_T, 0, f.vt8, f.ds + 2, w, sizeof w);
+    }, 2, 10);
+    std::vector<float> ms(nk);
+    for (int k = 0; k < nk; k++) ms[k] = median(t[k]);
+    const float best16 = std::min(ms[0], ms[1]);
+    float best8 = ms[2];
+    for (int k = 2; k < nk; k++) best8 = std::min(best8, ms[k]);
+    for (int k = 0; k < nk; k++) {
+        const bool ok = k < 2 ? rel[k] <= 3e-3 : rel_sim[k] <= 1e-2;
+        if (!ok) g_fail++;
+        char name[32];
+        if (k < 2) snprintf(name, sizeof name, "f16_v%d", k ? 17 : 14);
+        else if (k == nk - 1) snprintf(name, sizeof name, "e4m3_v1_hadamard");
+        else snprintf(name, sizeof name, "e4m3_v%d", k - 1);
+        printf("RESULT fp8 kernel=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f vs_best_f16=%.2f "
+               "rel_err=%.2e rmse=%.3e", name, d, causal, N, B, H, ms[k], flops / (ms[k] * 1e-3) / 1e12,
+               best16 / ms[k], rel[k], rmse[k]);
+        if (k >= 2) printf(" rel_err_vs_simulation=%.2e simulation_rmse=%.3e", rel_sim[k], sim_rmse[k == nk - 1]);
+        printf(" %s\n", ok ? "ok" : "FAIL");
+    }
+    printf("RESULT fp8_prepass d=%d causal=%d N=%d qk_ms=%.4f qk_hadamard_ms=%.4f v_transpose_ms=%.4f "
+           "best_e4m3_with_prepasses_tflops=%.1f\n", d, causal, N, pre, pre_h, pre_v,
+           flops / ((best8 + pre + pre_v) * 1e-3) / 1e12);
+    fflush(stdout);
+    fp8_free(f);
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
+}
+
 static void time_copy(void)
 {
     const size_t n = (size_t)1 << 30;   /* 1 GiB each way */
@@ -992,7 +1374,7 @@ static int run_profile(void)
 int main(int argc, char **argv)
 {
     bool check = false, timing = false, quick = false, tiny = false, profile = false;
-    const char *only = NULL;   /* time one kind: prefill, backward or decode */
+    const char *only = NULL;   /* time one kind: prefill, backward, decode or fp8 */
     int from = 1;              /* time versions from this one on */
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
@@ -1006,12 +1388,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
-                            "                  [--only prefill|backward|decode] [--from VERSION]\n");
+                            "                  [--only prefill|backward|decode|fp8] [--from VERSION]\n");
             return 2;
         }
     }
-    if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode")) || from < 1) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward or decode; --from a version >= 1\n");
+    if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8")) ||
+        from < 1) {
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode or fp8; --from a version >= 1\n");
         return 2;
     }
     auto timed = [&](const char *kind) { return !only || !strcmp(only, kind); };
@@ -1034,6 +1417,7 @@ int main(int argc, char **argv)
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) printf("prefill v%d: %s\n", v, fs_cuda_prefill_version_str(v));
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) printf("decode  v%d: %s\n", v, fs_cuda_decode_version_str(v));
     for (int v = 1; v <= fs_cuda_backward_versions(); v++) printf("backward v%d: %s\n", v, fs_cuda_backward_version_str(v));
+    for (int v = 1; v <= fs_cuda_fp8_versions(); v++) printf("e4m3    v%d: %s\n", v, fs_cuda_fp8_version_str(v));
     uint64_t rng = seed;
     if (check) {
         run_checks(&rng, quick, tiny);
@@ -1055,6 +1439,10 @@ int main(int argc, char **argv)
                             time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0, from);
                         }
             for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true, from);
+        }
+        if (timed("fp8")) {
+            for (int ni = 0; ni < 2; ni++)
+                for (int causal = 0; causal < 2; causal++) time_fp8(&rng, ni ? 16384 : 4096, 128, causal);
         }
         if (timed("backward")) {
             for (int dti = 0; dti < 2; dti++)

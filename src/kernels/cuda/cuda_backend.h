@@ -93,7 +93,7 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
  *                         unchanged, while outliers are spread over the row (d a power of 2)
  *   FS_FP8_V_T            V transposed, (heads, d, fs_cuda_fp8_vt_len(n)), keys in the order the
  *                         kernel's registers hold P (hopper_fp8.cu says which), zero past n
- * fs_cuda_fp8_prefill_run: the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
+ * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
  * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
  * problem's fields as for fs_cuda_prefill_run (dtype unused; d = 128; masks none, causal,
  * window). Asynchronous on the default stream. */
@@ -101,8 +101,10 @@ typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_l
 int fs_cuda_fp8_vt_len(int n_kv);
 fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d, fs_cuda_fp8_layout lay,
                                uint64_t seed, void *X8, float *descale, char *why, size_t nw);
-fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, const void *Q8, const void *K8, const void *Vt8,
-                                  const float *descales, void *O, char *why, size_t n);
+int fs_cuda_fp8_versions(void);
+const char *fs_cuda_fp8_version_str(int version);
+fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
+                                  const void *Vt8, const float *descales, void *O, char *why, size_t n);
 
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:

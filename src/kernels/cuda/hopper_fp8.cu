@@ -118,8 +118,22 @@ __device__ __forceinline__ bool f8_full(const prefill_params &p, int r0, int r1,
     return full;
 }
 
+/* 2^x for x ≤ 0 on the FMA and integer pipes (prefill version 15's exp2_fma: a degree-3
+ * polynomial on the fraction, the integer part into the exponent bits; exactly +0 below −127). */
+__device__ __forceinline__ float f8_exp2_fma(float x)
+{
+    x = fmaxf(x, -127.f);
+    const float t = x + 12582912.f;
+    const float f = x - (t - 12582912.f);
+    const float q = fmaf(fmaf(fmaf(0.05500896f, f, 0.24221100f), f, 0.69328292f), f, 1.f);
+    const unsigned n = (unsigned)(__float_as_int(t) - 0x4B400000);
+    return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
+}
+
 /* The online softmax of this thread's two rows (row0, row0 + 8) on tile kt, as version 14's
- * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. */
+ * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. NPOLY of
+ * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU. */
+template <int NPOLY>
 __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
                                            float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
 {
@@ -153,7 +167,8 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
     }
 #pragma unroll
     for (int i = 0; i < FP8_BK / 2; i++) {
-        s[i] = fast_exp2(fmaf(s[i], scale2, -base[(i >> 1) & 1]));
+        const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
+        s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
     }
 #pragma unroll
@@ -211,7 +226,7 @@ __device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive
  * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
  * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
  * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
-template <int STAGES>
+template <int STAGES, int NPOLY, bool PINGPONG>
 __global__ void __launch_bounds__(384, 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
@@ -269,9 +284,9 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     uint32_t a[FP8_BK / 32][4];
 #pragma unroll
     for (int i = 0; i < 64; i++) o[i] = 0;
-    auto my_turn = [&] { f8_bar_sync(1 + cw); };
-    auto your_turn = [&](bool last) { if (!(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
-    if (cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    auto my_turn = [&] { if (PINGPONG) f8_bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
+    if (PINGPONG && cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
     mbar_wait(q_full, 0);
     if (nt > 0) {
         mbar_wait(k_full, 0);
@@ -280,7 +295,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         your_turn(false);
         f8_wait<0>();
         f8_reg_fence<64>(sc);
-        f8_softmax(p, scale2, sc, m, l, alpha, kt_lo, f8_full(p, wr0, wr1, kt_lo), row0, t4);
+        f8_softmax<NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full(p, wr0, wr1, kt_lo), row0, t4);
         f8_pack(a, sc);
     }
     for (int it = 1; it < nt; it++) {
@@ -293,7 +308,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         your_turn(false);
         f8_wait<1>();                                     /* S_j is ready */
         f8_reg_fence<64>(sc);
-        f8_softmax(p, scale2, sc, m, l, alpha, kt, f8_full(p, wr0, wr1, kt), row0, t4);
+        f8_softmax<NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full(p, wr0, wr1, kt), row0, t4);
         f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
         f8_a_fence(a);
         f8_reg_fence<64>(o);
@@ -530,9 +545,25 @@ extern "C" fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int h
 #undef FS_F8_Q
 }
 
-extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, const void *Q8, const void *K8,
+static const char *fp8_lines[] = {
+    "prefill version 14's schedule on e4m3: wgmma k = 32, Vt from the pre-pass, P packed in registers, 4 stages",
+    "version 1 with a quarter of the exponentials by a polynomial on the FMA pipe",
+    "version 1 with half of the exponentials by a polynomial on the FMA pipe",
+    "version 1 without the ping-pong (each warpgroup overlaps only its own products)",
+};
+extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
+extern "C" const char *fs_cuda_fp8_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
+}
+
+extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int version, const void *Q8, const void *K8,
                                              const void *Vt8, const float *descales, void *O, char *why, size_t n)
 {
+    if (version < 1 || version > fs_cuda_fp8_versions()) {
+        if (why && n) snprintf(why, n, "no e4m3 version %d (1..%d)", version, fs_cuda_fp8_versions());
+        return FS_ERR_ARG;
+    }
     if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
         pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0)) {
         if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale and a valid shape");
@@ -548,7 +579,10 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, const vo
     if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
         return st;
     const size_t smem = 1024 + (size_t)FP8_BQ * D + 2 * (size_t)STAGES * FP8_BK * D + 8 * (1 + 3 * STAGES);
-    auto kern = prefill_fp8<STAGES>;
+    auto kern = version == 2 ? prefill_fp8<STAGES, 1, true>
+              : version == 3 ? prefill_fp8<STAGES, 2, true>
+              : version == 4 ? prefill_fp8<STAGES, 0, false>
+                             : prefill_fp8<STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + FP8_BQ - 1) / FP8_BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
