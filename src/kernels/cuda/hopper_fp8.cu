@@ -36,13 +36,13 @@
 #include "kernels/cuda/hopper_common.cuh"
 
 #define FP8_BQ 128       /* query rows a block: two consumer warpgroups of 64 */
-#define FP8_BK 128       /* keys a tile */
-#define FP8_STAGES 4     /* K and V tiles of 16 KiB each at d = 128 */
+/* keys a tile (BK): 128 (versions 1-4) or 256 (version 5); K and Vᵀ tiles of BK · 128 bytes */
 
 /* ---- wgmma with e4m3 operands ---------------------------------------------------------------
- * fp8_ss: d (64×128 f32) = (acc ? d : 0) + A (64×32, descriptor) · B (32×128, descriptor), both
- * K-major. fp8_rs: d += A (64×32, four registers a thread: the 8-bit A-fragment layout) · B. */
-__device__ __forceinline__ void fp8_ss(float *d, uint64_t da, uint64_t db, int acc)
+ * fp8_ss<N>: d (64×N f32, N = 128 or 256) = (acc ? d : 0) + A (64×32, descriptor) · B (32×N,
+ * descriptor), both K-major. fp8_rs: d += A (64×32, four registers a thread: the 8-bit A-fragment layout) · B. */
+template <int N> __device__ void fp8_ss(float *d, uint64_t da, uint64_t db, int acc);
+template <> __device__ __forceinline__ void fp8_ss<128>(float *d, uint64_t da, uint64_t db, int acc)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
@@ -54,6 +54,28 @@ __device__ __forceinline__ void fp8_ss(float *d, uint64_t da, uint64_t db, int a
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void fp8_ss<256>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void fp8_rs(float *d, const uint32_t a[4], uint64_t db)
@@ -82,10 +104,10 @@ template <int R> __device__ __forceinline__ void f8_reg_fence(float *d)
 #pragma unroll
     for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
-__device__ __forceinline__ void f8_a_fence(uint32_t (&a)[FP8_BK / 32][4])
+template <int BK> __device__ __forceinline__ void f8_a_fence(uint32_t (&a)[BK / 32][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < FP8_BK / 32; kk++)
+    for (int kk = 0; kk < BK / 32; kk++)
 #pragma unroll
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
 }
@@ -107,10 +129,10 @@ __device__ __forceinline__ uint32_t f8x2(float a, float b)
 
 /* Class of key tile kt for rows [r0, r1) (none, causal, window): full or partial (the caller
  * visits only tiles inside key_range, so none is skipped). */
-__device__ __forceinline__ bool f8_full(const prefill_params &p, int r0, int r1, int kt)
+template <int BK> __device__ __forceinline__ bool f8_full(const prefill_params &p, int r0, int r1, int kt)
 {
-    const int c0 = kt * FP8_BK, c1 = min(c0 + FP8_BK, p.n_kv);
-    if (c1 - c0 < FP8_BK) return false;
+    const int c0 = kt * BK, c1 = min(c0 + BK, p.n_kv);
+    if (c1 - c0 < BK) return false;
     if (p.mask.kind == FS_MASK_NONE) return true;
     const long p0 = (long)r0 + p.mask.offset, p1 = (long)r1 - 1 + p.mask.offset;
     bool full = (long)c1 - 1 <= p0;
@@ -133,17 +155,17 @@ __device__ __forceinline__ float f8_exp2_fma(float x)
 /* The online softmax of this thread's two rows (row0, row0 + 8) on tile kt, as version 14's
  * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. NPOLY of
  * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU. */
-template <int NPOLY>
+template <int BK, int NPOLY>
 __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
                                            float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
 {
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int i = 0; i < FP8_BK / 8; i++) {
+    for (int i = 0; i < BK / 8; i++) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             if (!full) {
-                const int j = kt * FP8_BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+                const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
                 bool vis = j < p.n_kv;
                 if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
                 if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
@@ -166,7 +188,7 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
         base[x] -= 8.f;   /* P up to 2^8 */
     }
 #pragma unroll
-    for (int i = 0; i < FP8_BK / 2; i++) {
+    for (int i = 0; i < BK / 2; i++) {
         const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
         s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
@@ -180,10 +202,10 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
  * 8 + 2t, 9 + 2t of the 32), register 2 those of chunks 4kk + 2 and 4kk + 3, registers 1 and 3
  * the same for row g + 8. The fragment calls them keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3:
  * the transposed V is stored in that order (σ in the comment at the top). */
-__device__ __forceinline__ void f8_pack(uint32_t (&a)[FP8_BK / 32][4], const float *s)
+template <int BK> __device__ __forceinline__ void f8_pack(uint32_t (&a)[BK / 32][4], const float *s)
 {
 #pragma unroll
-    for (int kk = 0; kk < FP8_BK / 32; kk++) {
+    for (int kk = 0; kk < BK / 32; kk++) {
         const float *c = s + 16 * kk;
         a[kk][0] = f8x2(c[0], c[1]) | (f8x2(c[4], c[5]) << 16);
         a[kk][1] = f8x2(c[2], c[3]) | (f8x2(c[6], c[7]) << 16);
@@ -200,21 +222,22 @@ __device__ __forceinline__ void f8_rescale(float (&o)[64], const float (&alpha)[
 }
 
 /* Issue S = Q_wg Kᵀ (d = 128 bytes: four k-steps of 32) and commit. */
-__device__ __forceinline__ void f8_scores_issue(float (&s)[64], uint32_t sQ, uint32_t sK)
+template <int BK> __device__ __forceinline__ void f8_scores_issue(float (&s)[BK / 2], uint32_t sQ, uint32_t sK)
 {
-    f8_reg_fence<64>(s);
+    f8_reg_fence<BK / 2>(s);
     f8_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++) fp8_ss(s, f8_desc(sQ + kk * 32), f8_desc(sK + kk * 32), kk > 0);
+    for (int kk = 0; kk < 4; kk++) fp8_ss<BK>(s, f8_desc(sQ + kk * 32), f8_desc(sK + kk * 32), kk > 0);
     f8_commit();
 }
-/* Issue O += P V (V transposed: 128 rows of d, 128 bytes of keys) and commit. */
-__device__ __forceinline__ void f8_pv_issue(float (&o)[64], const uint32_t (&a)[FP8_BK / 32][4], uint32_t sVt)
+/* Issue O += P V and commit. Vᵀ tile: BK / 128 blocks of 128 rows (d) × 128 bytes (keys). */
+template <int BK>
+__device__ __forceinline__ void f8_pv_issue(float (&o)[64], const uint32_t (&a)[BK / 32][4], uint32_t sVt)
 {
     f8_reg_fence<64>(o);
     f8_fence();
 #pragma unroll
-    for (int kk = 0; kk < FP8_BK / 32; kk++) fp8_rs(o, a[kk], f8_desc(sVt + kk * 32));
+    for (int kk = 0; kk < BK / 32; kk++) fp8_rs(o, a[kk], f8_desc(sVt + (kk >> 2) * 128 * 128 + (kk & 3) * 32));
     f8_commit();
 }
 
@@ -226,13 +249,13 @@ __device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive
  * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
  * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
  * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
-template <int STAGES, int NPOLY, bool PINGPONG>
-__global__ void __launch_bounds__(384, 1)
+template <int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true>
+__global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
             const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O)
 {
-    constexpr int D = 128, TQ = FP8_BQ * D, TK = FP8_BK * D;
+    constexpr int D = 128, BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
@@ -240,18 +263,18 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int qt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const int kvh = h / (p.n_q_heads / p.n_kv_heads);
-    const int r0 = qt * FP8_BQ, r1 = min(r0 + FP8_BQ, p.n_q);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
     const size_t qh = (size_t)b * p.n_q_heads + h;
     int lo, hi;
     key_range(p, r0, r1, &lo, &hi);
-    const int kt_lo = lo / FP8_BK, nt = (hi + FP8_BK - 1) / FP8_BK - kt_lo;
+    const int kt_lo = lo / BK, nt = (hi + BK - 1) / BK - kt_lo;
 
     if (tid == 0) {
         mbar_init(q_full, 1);
         for (int s = 0; s < STAGES; s++) {
             mbar_init(k_full + s, 1);
             mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 8);   /* one arrival per consumer warp */
+            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -267,64 +290,87 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
                 const int s = it % STAGES, kt = kt_lo + it;
                 mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
                 mbar_expect_tx(k_full + s, TK);
-                tma_load3(sK + s * TK, &tmK, 0, kt * FP8_BK, kvrow, k_full + s);
+                tma_load3(sK + s * TK, &tmK, 0, kt * BK, kvrow, k_full + s);
                 mbar_expect_tx(v_full + s, TK);
-                tma_load3(sV + s * TK, &tmV, kt * FP8_BK, 0, kvrow, v_full + s);
+                for (int cb = 0; cb < BK / 128; cb++)
+                    tma_load3(sV + s * TK + cb * 128 * 128, &tmV, kt * BK + 128 * cb, 0, kvrow, v_full + s);
             }
         }
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    /* 240 registers a consumer thread with two consumer warpgroups, 160 with three */
+    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
     const int cw = wg - 1;
     const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
     const float scale2 = p.scale2 * qd[0] * kd[0];
     const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
-    float o[64], sc[64], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
-    uint32_t a[FP8_BK / 32][4];
+    float o[64], sc[BK / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+    uint32_t a[BK / 32][4];
 #pragma unroll
     for (int i = 0; i < 64; i++) o[i] = 0;
+    static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
     auto my_turn = [&] { if (PINGPONG) f8_bar_sync(1 + cw); };
     auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
     if (PINGPONG && cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
     mbar_wait(q_full, 0);
-    if (nt > 0) {
+    if (!OVERLAP) {   /* one tile at a time: S, softmax, P V, each waited for */
+        for (int it = 0; it < nt; it++) {
+            const int s = it % STAGES, kt = kt_lo + it;
+            mbar_wait(k_full + s, (it / STAGES) & 1);
+            f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));
+            f8_wait<0>();
+            f8_reg_fence<BK / 2>(sc);
+            f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
+            f8_rescale(o, alpha);
+            f8_pack<BK>(a, sc);
+            mbar_wait(v_full + s, (it / STAGES) & 1);
+            f8_pv_issue<BK>(o, a, smem_u32(sV + s * TK));
+            f8_wait<0>();
+            f8_a_fence<BK>(a);
+            f8_reg_fence<64>(o);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty + s);
+        }
+    }
+    if (OVERLAP && nt > 0) {
         mbar_wait(k_full, 0);
         my_turn();
-        f8_scores_issue(sc, sQw, smem_u32(sK));
+        f8_scores_issue<BK>(sc, sQw, smem_u32(sK));
         your_turn(false);
         f8_wait<0>();
-        f8_reg_fence<64>(sc);
-        f8_softmax<NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full(p, wr0, wr1, kt_lo), row0, t4);
-        f8_pack(a, sc);
+        f8_reg_fence<BK / 2>(sc);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
+        f8_pack<BK>(a, sc);
     }
-    for (int it = 1; it < nt; it++) {
+    for (int it = 1; OVERLAP && it < nt; it++) {
         const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
         mbar_wait(k_full + s, (it / STAGES) & 1);
         mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
         my_turn();
-        f8_scores_issue(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
-        f8_pv_issue(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
+        f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
         your_turn(false);
         f8_wait<1>();                                     /* S_j is ready */
-        f8_reg_fence<64>(sc);
-        f8_softmax<NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full(p, wr0, wr1, kt), row0, t4);
+        f8_reg_fence<BK / 2>(sc);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
         f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
-        f8_a_fence(a);
+        f8_a_fence<BK>(a);
         f8_reg_fence<64>(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
         f8_rescale(o, alpha);
-        f8_pack(a, sc);
+        f8_pack<BK>(a, sc);
     }
-    if (nt > 0) {
+    if (OVERLAP && nt > 0) {
         const int sp = (nt - 1) % STAGES;
         mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
         my_turn();
-        f8_pv_issue(o, a, smem_u32(sV + sp * TK));
+        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));
         your_turn(true);
         f8_wait<0>();
-        f8_a_fence(a);
+        f8_a_fence<BK>(a);
         f8_reg_fence<64>(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
@@ -550,6 +596,9 @@ static const char *fp8_lines[] = {
     "version 1 with a quarter of the exponentials by a polynomial on the FMA pipe",
     "version 1 with half of the exponentials by a polynomial on the FMA pipe",
     "version 1 without the ping-pong (each warpgroup overlaps only its own products)",
+    "version 4 with a quarter of the exponentials by the polynomial",
+    "three consumer warpgroups (Bq = 192, 160 registers a thread), each one tile at a time (no overlap inside)",
+    "version 4 with 256-key tiles, each warpgroup one tile at a time (no overlap inside, 3 stages)",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
@@ -571,21 +620,26 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     }
     fs_status st = hopper_device("the e4m3 kernel", why, n);
     if (st != FS_OK) return st;
-    constexpr int D = 128, STAGES = FP8_STAGES;
+    constexpr int D = 128;
+    constexpr int BK = 128, STAGES = 4;
+    const int BQ = version == 6 ? 192 : 128, BKv = version == 7 ? 256 : BK, STv = version == 7 ? 3 : STAGES;
     const prefill_params p = make_params(pp);
     CUtensorMap mq, mk, mv;
-    if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, FP8_BQ, why, n)) != FS_OK) return st;
-    if ((st = make_map8(&mk, K8, D, pp->n_kv, pp->batch * pp->n_kv_heads, FP8_BK, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mk, K8, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKv, why, n)) != FS_OK) return st;
     if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
         return st;
-    const size_t smem = 1024 + (size_t)FP8_BQ * D + 2 * (size_t)STAGES * FP8_BK * D + 8 * (1 + 3 * STAGES);
-    auto kern = version == 2 ? prefill_fp8<STAGES, 1, true>
-              : version == 3 ? prefill_fp8<STAGES, 2, true>
-              : version == 4 ? prefill_fp8<STAGES, 0, false>
-                             : prefill_fp8<STAGES, 0, true>;
+    const size_t smem = 1024 + (size_t)BQ * D + 2 * (size_t)STv * BKv * D + 8 * (1 + 3 * STv);
+    auto kern = version == 2 ? prefill_fp8<BK, STAGES, 1, true>
+              : version == 3 ? prefill_fp8<BK, STAGES, 2, true>
+              : version == 4 ? prefill_fp8<BK, STAGES, 0, false>
+              : version == 5 ? prefill_fp8<BK, STAGES, 1, false>
+              : version == 6 ? prefill_fp8<BK, STAGES, 0, false, 3, false>
+              : version == 7 ? prefill_fp8<256, 3, 0, false, 2, false>
+                             : prefill_fp8<BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const dim3 grid((pp->n_q + FP8_BQ - 1) / FP8_BQ, pp->n_q_heads, pp->batch);
-    kern<<<grid, 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
+    const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
+    kern<<<grid, version == 6 ? 512 : 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
