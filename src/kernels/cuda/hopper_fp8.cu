@@ -154,11 +154,8 @@ __device__ __forceinline__ float f8_exp2_fma(float x)
 
 /* The online softmax of this thread's two rows (row0, row0 + 8) on tile kt, as version 14's
  * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. NPOLY of
- * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU. HALF:
- * the exponents are rounded to float16 in pairs and one ex2.approx.f16x2 computes two
- * exponentials; s[i] (i even) then holds the pair (i, i + 1) as float16 bits (f8_pack reads them
- * so), and ℓ is summed in float16 within the tile. */
-template <int BK, int NPOLY, bool HALF = false>
+ * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU. */
+template <int BK, int NPOLY>
 __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
                                            float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
 {
@@ -190,24 +187,11 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
         m[x] = mn;
         base[x] -= 8.f;   /* P up to 2^8 */
     }
-    if constexpr (HALF) {
-        __half2 hs[2] = {__float2half2_rn(0.f), __float2half2_rn(0.f)};
 #pragma unroll
-        for (int i = 0; i < BK / 2; i += 2) {
-            const float b = base[(i >> 1) & 1];
-            const __half2 h = h2exp2(__floats2half2_rn(fmaf(s[i], scale2, -b), fmaf(s[i + 1], scale2, -b)));
-            hs[(i >> 1) & 1] = __hadd2(hs[(i >> 1) & 1], h);
-            s[i] = __uint_as_float(*reinterpret_cast<const uint32_t *>(&h));
-        }
-#pragma unroll
-        for (int x = 0; x < 2; x++) sum[x] = __low2float(hs[x]) + __high2float(hs[x]);
-    } else {
-#pragma unroll
-        for (int i = 0; i < BK / 2; i++) {
-            const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
-            s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
-            sum[(i >> 1) & 1] += s[i];
-        }
+    for (int i = 0; i < BK / 2; i++) {
+        const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
+        s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
+        sum[(i >> 1) & 1] += s[i];
     }
 #pragma unroll
     for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
@@ -218,29 +202,11 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
  * 8 + 2t, 9 + 2t of the 32), register 2 those of chunks 4kk + 2 and 4kk + 3, registers 1 and 3
  * the same for row g + 8. The fragment calls them keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3:
  * the transposed V is stored in that order (σ in the comment at the top). */
-/* Two float16 values (the bits of a __half2, low half first) to two e4m3 bytes. */
-__device__ __forceinline__ uint32_t f8x2h(float bits)
-{
-    __half2_raw r;
-    const uint32_t u = __float_as_uint(bits);
-    r.x = (unsigned short)(u & 0xffff);
-    r.y = (unsigned short)(u >> 16);
-    return (uint32_t)__nv_cvt_halfraw2_to_fp8x2(r, __NV_SATFINITE, __NV_E4M3);
-}
-
-template <int BK, bool HALF = false>
-__device__ __forceinline__ void f8_pack(uint32_t (&a)[BK / 32][4], const float *s)
+template <int BK> __device__ __forceinline__ void f8_pack(uint32_t (&a)[BK / 32][4], const float *s)
 {
 #pragma unroll
     for (int kk = 0; kk < BK / 32; kk++) {
         const float *c = s + 16 * kk;
-        if constexpr (HALF) {   /* c[i] (i even) holds the pair (i, i + 1) */
-            a[kk][0] = f8x2h(c[0]) | (f8x2h(c[4]) << 16);
-            a[kk][1] = f8x2h(c[2]) | (f8x2h(c[6]) << 16);
-            a[kk][2] = f8x2h(c[8]) | (f8x2h(c[12]) << 16);
-            a[kk][3] = f8x2h(c[10]) | (f8x2h(c[14]) << 16);
-            continue;
-        }
         a[kk][0] = f8x2(c[0], c[1]) | (f8x2(c[4], c[5]) << 16);
         a[kk][1] = f8x2(c[2], c[3]) | (f8x2(c[6], c[7]) << 16);
         a[kk][2] = f8x2(c[8], c[9]) | (f8x2(c[12], c[13]) << 16);
@@ -283,7 +249,7 @@ __device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive
  * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
  * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
  * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
-template <int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true, bool HALF = false>
+template <int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
@@ -356,9 +322,9 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
             f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));
             f8_wait<0>();
             f8_reg_fence<BK / 2>(sc);
-            f8_softmax<BK, NPOLY, HALF>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
+            f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
             f8_rescale(o, alpha);
-            f8_pack<BK, HALF>(a, sc);
+            f8_pack<BK>(a, sc);
             mbar_wait(v_full + s, (it / STAGES) & 1);
             f8_pv_issue<BK>(o, a, smem_u32(sV + s * TK));
             f8_wait<0>();
@@ -375,8 +341,8 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         your_turn(false);
         f8_wait<0>();
         f8_reg_fence<BK / 2>(sc);
-        f8_softmax<BK, NPOLY, HALF>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
-        f8_pack<BK, HALF>(a, sc);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
+        f8_pack<BK>(a, sc);
     }
     for (int it = 1; OVERLAP && it < nt; it++) {
         const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
@@ -388,14 +354,14 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         your_turn(false);
         f8_wait<1>();                                     /* S_j is ready */
         f8_reg_fence<BK / 2>(sc);
-        f8_softmax<BK, NPOLY, HALF>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
         f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
         f8_a_fence<BK>(a);
         f8_reg_fence<64>(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
         f8_rescale(o, alpha);
-        f8_pack<BK, HALF>(a, sc);
+        f8_pack<BK>(a, sc);
     }
     if (OVERLAP && nt > 0) {
         const int sp = (nt - 1) % STAGES;
@@ -633,8 +599,6 @@ static const char *fp8_lines[] = {
     "version 4 with a quarter of the exponentials by the polynomial",
     "three consumer warpgroups (Bq = 192, 160 registers a thread), each one tile at a time (no overlap inside)",
     "version 4 with 256-key tiles, each warpgroup one tile at a time (no overlap inside, 3 stages)",
-    "version 6 with two exponentials per instruction (ex2.approx.f16x2 on exponents rounded to float16)",
-    "version 7 with two exponentials per instruction (ex2.approx.f16x2 on exponents rounded to float16)",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
@@ -658,8 +622,7 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     if (st != FS_OK) return st;
     constexpr int D = 128;
     constexpr int BK = 128, STAGES = 4;
-    const int BQ = version == 6 || version == 8 ? 192 : 128, BKv = version == 7 || version == 9 ? 256 : BK;
-    const int STv = BKv == 256 ? 3 : STAGES;
+    const int BQ = version == 6 ? 192 : 128, BKv = version == 7 ? 256 : BK, STv = version == 7 ? 3 : STAGES;
     const prefill_params p = make_params(pp);
     CUtensorMap mq, mk, mv;
     if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
@@ -673,12 +636,10 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
               : version == 5 ? prefill_fp8<BK, STAGES, 1, false>
               : version == 6 ? prefill_fp8<BK, STAGES, 0, false, 3, false>
               : version == 7 ? prefill_fp8<256, 3, 0, false, 2, false>
-              : version == 8 ? prefill_fp8<BK, STAGES, 0, false, 3, false, true>
-              : version == 9 ? prefill_fp8<256, 3, 0, false, 2, false, true>
                              : prefill_fp8<BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
-    kern<<<grid, BQ == 192 ? 512 : 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
+    kern<<<grid, version == 6 ? 512 : 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
