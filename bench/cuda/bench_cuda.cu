@@ -481,19 +481,19 @@ static void fill16_normal(uint64_t *rng, std::vector<double> &x, std::vector<uin
 
 /* The FP8 kernel's arithmetic simulated in float64 for one query row (q: d values, K and V:
  * n × d of its head, already the exact e4m3 values times their descales): keys in tiles of
- * 128 from key 0, the row's visible keys [lo, hi); per tile m_new = max(m, tile max of
+ * bk (the version's fs_cuda_fp8_block_keys) from key 0, the row's visible keys [lo, hi); per tile m_new = max(m, tile max of
  * scale·log2e·s), α = 2^(m − m_new), P = 2^(scale·log2e·s − m_new + 8), ℓ = α ℓ + Σ P (P
  * unrounded), o = α o + Σ e4m3(P) v (P rounded to e4m3, as the kernel feeds it to the tensor
  * cores); out = o / ℓ (0 when nothing is visible). */
 static void sim_fp8_row(const double *q, const double *K, const double *V, int d, int lo, int hi, double scale,
-                        double *out)
+                        int bk, double *out)
 {
     const double s2 = scale * 1.4426950408889634;
     double m = -INFINITY, l = 0;
-    std::vector<double> o(d, 0.0), sc(128);
-    for (int t0 = lo / 128 * 128; t0 < hi; t0 += 128) {
+    std::vector<double> o(d, 0.0), sc(bk);
+    for (int t0 = lo / bk * bk; t0 < hi; t0 += bk) {
         double mt = -INFINITY;
-        for (int j = t0; j < t0 + 128; j++) {
+        for (int j = t0; j < t0 + bk; j++) {
             sc[j - t0] = -INFINITY;
             if (j < lo || j >= hi) continue;
             double x = 0;
@@ -506,7 +506,7 @@ static void sim_fp8_row(const double *q, const double *K, const double *V, int d
         const double alpha = m == -INFINITY ? 0 : exp2(m - mn);
         l *= alpha;
         for (int c = 0; c < d; c++) o[c] *= alpha;
-        for (int j = t0; j < t0 + 128; j++) {
+        for (int j = t0; j < t0 + bk; j++) {
             if (sc[j - t0] == -INFINITY) continue;
             const double pj = exp2(sc[j - t0] - mn + 8);
             l += pj;
@@ -589,7 +589,7 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
     const int np = fs_cuda_fp8_vt_len(nkv);
     const size_t nVt = (size_t)B * Hkv * d * np;
     const double scale = (double)(float)fs_attn_default_scale(d);
-    std::vector<double> Q, K, V, ref(nQ), sim(nQ);
+    std::vector<double> Q, K, V, ref(nQ), sims[2] = {std::vector<double>(nQ), std::vector<double>(nQ)};
     std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ);
     fill16_normal(rng, Q, Qb, nQ, 0.001);
     fill16_normal(rng, K, Kb, nK, 0.001);
@@ -629,21 +629,24 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
                     const int key = vt_key_of_column(k);
                     if (key < nkv) Vd[((size_t)hh * nkv + key) * d + c] = fs_fp8_value(FS_FP8_E4M3, vt8[((size_t)hh * d + c) * np + k]) * ds[2];
                 }
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < Hq; h++)
-                for (int i = 0; i < nq; i++) {
-                    int lo, hi;
-                    visible_range(mk, W, i, nq, nkv, &lo, &hi);
-                    const size_t kv = ((size_t)b * Hkv + h / G) * nkv * d, qi = (((size_t)b * Hq + h) * nq + i) * d;
-                    sim_fp8_row(Qd.data() + qi, Kd.data() + kv, Vd.data() + kv, d, lo, hi, scale, sim.data() + qi);
-                }
-        double sim_num = 0, sim_den = 0;
-        for (size_t i = 0; i < nQ; i++) {
-            sim_num += (sim[i] - ref[i]) * (sim[i] - ref[i]);
-            sim_den += ref[i] * ref[i];
+        double sim_rmse[2];   /* tiles of 128 and of 256 keys */
+        for (int t = 0; t < 2; t++) {
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < Hq; h++)
+                    for (int i = 0; i < nq; i++) {
+                        int lo, hi;
+                        visible_range(mk, W, i, nq, nkv, &lo, &hi);
+                        const size_t kv = ((size_t)b * Hkv + h / G) * nkv * d, qi = (((size_t)b * Hq + h) * nq + i) * d;
+                        sim_fp8_row(Qd.data() + qi, Kd.data() + kv, Vd.data() + kv, d, lo, hi, scale, 128 << t,
+                                    sims[t].data() + qi);
+                    }
+            double num = 0;
+            for (size_t i = 0; i < nQ; i++) num += (sims[t][i] - ref[i]) * (sims[t][i] - ref[i]);
+            sim_rmse[t] = sqrt(num / (double)nQ);
         }
-        const double sim_rmse = sqrt(sim_num / (double)nQ);
         for (int v = 1; v <= fs_cuda_fp8_versions(); v++) {
+            const int t = fs_cuda_fp8_block_keys(v) == 256;
+            const std::vector<double> &sim = sims[t];
             CU(cudaMemset(dO, 0xff, nQ * 2));
             char why[256] = "";
             fs_status st = fs_cuda_fp8_prefill_run(&p, v, had ? f.q8h : f.q8, had ? f.k8h : f.k8, f.vt8,
@@ -662,8 +665,8 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
             printf("%s fp8 v%d e4m3%s d=%d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err vs its simulation %.2e "
                    "(tol 1e-2); RMSE vs float64: %.3e (simulation %.3e, ratio %.2f)\n",
                    ok ? "ok  " : "FAIL", v, had ? "+hadamard" : "         ", d, B, Hq, Hkv, nq, nkv,
-                   fs_mask_kind_str(mk), mk == FS_MASK_WINDOW ? "(W)" : "   ", es, rmse64, sim_rmse,
-                   rmse64 / sim_rmse);
+                   fs_mask_kind_str(mk), mk == FS_MASK_WINDOW ? "(W)" : "   ", es, rmse64, sim_rmse[t],
+                   rmse64 / sim_rmse[t]);
             if (!ok) g_fail++;
         }
     }
@@ -1180,7 +1183,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
     /* the sampled rows: float64 reference of the float16 inputs, and the simulation of the
      * e4m3 kernel on the decoded e4m3 inputs, plain and Hadamard */
     int rows[16][3];
-    std::vector<double> refs(16 * (size_t)d), sims[2];
+    std::vector<double> refs(16 * (size_t)d), sims[2][2];   /* [Hadamard][tiles of 128, 256 keys] */
     std::vector<uint8_t> q8(n), k8(n), vt8((size_t)B * H * d * np);
     CU(cudaMemcpy(vt8.data(), f.vt8, vt8.size(), cudaMemcpyDeviceToHost));
     for (int s = 0; s < 16; s++) {
@@ -1195,15 +1198,16 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         a.mask.offset = rows[s][2];
         if (fs_reference(&a, refs.data() + (size_t)s * d, NULL, NULL) != FS_OK) exit(2);
     }
-    double sim_rmse[2];
+    double sim_rmse[2][2];
     for (int had = 0; had < 2; had++) {
         float ds[3];
         CU(cudaMemcpy(ds, had ? f.dsh : f.ds, 12, cudaMemcpyDeviceToHost));
         CU(cudaMemcpy(q8.data(), had ? f.q8h : f.q8, n, cudaMemcpyDeviceToHost));
         CU(cudaMemcpy(k8.data(), had ? f.k8h : f.k8, n, cudaMemcpyDeviceToHost));
-        sims[had].assign(16 * (size_t)d, 0.0);
+        sims[had][0].assign(16 * (size_t)d, 0.0);
+        sims[had][1].assign(16 * (size_t)d, 0.0);
         std::vector<double> qd(d), kd((size_t)N * d), vd((size_t)N * d);
-        double num = 0;
+        double num[2] = {0, 0};
         for (int s = 0; s < 16; s++) {
             const size_t hh = (size_t)rows[s][0] * H + rows[s][1], base = hh * N;
             for (int c = 0; c < d; c++) qd[c] = fs_fp8_value(FS_FP8_E4M3, q8[(base + rows[s][2]) * d + c]) * ds[0];
@@ -1213,14 +1217,16 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
                     const int key = vt_key_of_column(k);
                     if (key < N) vd[(size_t)key * d + c] = fs_fp8_value(FS_FP8_E4M3, vt8[(hh * d + c) * np + k]) * ds[2];
                 }
-            sim_fp8_row(qd.data(), kd.data(), vd.data(), d, 0, causal ? rows[s][2] + 1 : N, scale,
-                        sims[had].data() + (size_t)s * d);
-            for (int c = 0; c < d; c++) {
-                const double e = sims[had][(size_t)s * d + c] - refs[(size_t)s * d + c];
-                num += e * e;
+            for (int t = 0; t < 2; t++) {
+                sim_fp8_row(qd.data(), kd.data(), vd.data(), d, 0, causal ? rows[s][2] + 1 : N, scale, 128 << t,
+                            sims[had][t].data() + (size_t)s * d);
+                for (int c = 0; c < d; c++) {
+                    const double e = sims[had][t][(size_t)s * d + c] - refs[(size_t)s * d + c];
+                    num[t] += e * e;
+                }
             }
         }
-        sim_rmse[had] = sqrt(num / (16.0 * d));
+        for (int t = 0; t < 2; t++) sim_rmse[had][t] = sqrt(num[t] / (16.0 * d));
     }
     /* errors of dO's sampled rows against ref: rel. err and RMSE */
     auto sampled = [&](fs_cuda_dtype dt, const std::vector<double> &r, double *rel, double *rmse) {
@@ -1238,6 +1244,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
     };
     /* the kernels: f16 v14, v17, then e4m3 v1..n plain, then e4m3 v1 with the Hadamard pre-pass */
     const int nv8 = fs_cuda_fp8_versions(), nk = 2 + nv8 + 1;
+    auto tile_of = [&](int k) { return fs_cuda_fp8_block_keys(k == nk - 1 ? 1 : k - 1) == 256; };
     auto run = [&](int k) {
         char w[64];
         if (k < 2) { fs_cuda_prefill_run(&p, k ? 17 : 14, dQ, dK, dV, dO, w, sizeof w); return; }
@@ -1256,7 +1263,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         } else {
             sampled(FS_CUDA_BF16, refs, &rel[k], &rmse[k]);
             double r2;
-            sampled(FS_CUDA_BF16, sims[k == nk - 1], &rel_sim[k], &r2);
+            sampled(FS_CUDA_BF16, sims[k == nk - 1][tile_of(k)], &rel_sim[k], &r2);
         }
     }
     std::vector<std::vector<float>> t(nk);
@@ -1291,7 +1298,8 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         printf("RESULT fp8 kernel=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f vs_best_f16=%.2f "
                "rel_err=%.2e rmse=%.3e", name, d, causal, N, B, H, ms[k], flops / (ms[k] * 1e-3) / 1e12,
                best16 / ms[k], rel[k], rmse[k]);
-        if (k >= 2) printf(" rel_err_vs_simulation=%.2e simulation_rmse=%.3e", rel_sim[k], sim_rmse[k == nk - 1]);
+        if (k >= 2)
+            printf(" rel_err_vs_simulation=%.2e simulation_rmse=%.3e", rel_sim[k], sim_rmse[k == nk - 1][tile_of(k)]);
         printf(" %s\n", ok ? "ok" : "FAIL");
     }
     printf("RESULT fp8_prepass d=%d causal=%d N=%d qk_ms=%.4f qk_hadamard_ms=%.4f v_transpose_ms=%.4f "

@@ -103,6 +103,9 @@ fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n
                                uint64_t seed, void *X8, float *descale, char *why, size_t nw);
 int fs_cuda_fp8_versions(void);
 const char *fs_cuda_fp8_version_str(int version);
+/* The keys a tile of e4m3 version `version` takes (128 or 256): where its running maximum is
+ * updated, and so where P is rounded, which a simulation of its arithmetic must follow. */
+int fs_cuda_fp8_block_keys(int version);
 fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
                                   const void *Vt8, const float *descales, void *O, char *why, size_t n);
 

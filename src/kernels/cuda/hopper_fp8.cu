@@ -601,6 +601,7 @@ static const char *fp8_lines[] = {
     "version 4 with 256-key tiles, each warpgroup one tile at a time (no overlap inside, 3 stages)",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
+extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 ? 256 : 128; }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
 {
     return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
@@ -622,7 +623,7 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     if (st != FS_OK) return st;
     constexpr int D = 128;
     constexpr int BK = 128, STAGES = 4;
-    const int BQ = version == 6 ? 192 : 128, BKv = version == 7 ? 256 : BK, STv = version == 7 ? 3 : STAGES;
+    const int BQ = version == 6 ? 192 : 128, BKv = fs_cuda_fp8_block_keys(version), STv = BKv == 256 ? 3 : STAGES;
     const prefill_params p = make_params(pp);
     CUtensorMap mq, mk, mv;
     if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
