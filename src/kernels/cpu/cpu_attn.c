@@ -556,9 +556,16 @@ static void decode_item(void *ctx, int32_t thread, int64_t item)
     run->ops->decode(&run->p, &run->sc[thread], item);
 }
 
-fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
+/* The decode of both layouts: kv NULL reads a->K, a->V; otherwise the paged cache (checked). */
+static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                                const fs_cpu_decode_opts *opts)
 {
-    fs_status st = fs_cpu_attn_check(a);
+    fs_cpu_attn chk = *a;
+    if (kv) {   /* the problem's own checks see the pools where K and V would be */
+        chk.K = kv->K_pool;
+        chk.V = kv->V_pool;
+    }
+    fs_status st = fs_cpu_attn_check(&chk);
     if (st != FS_OK) return st;
     fs_cpu_decode_opts opt = opts ? *opts : fs_cpu_decode_opts_default();
     if (opt.version == 0) opt.version = FS_CPU_DECODE_VERSIONS;
@@ -566,6 +573,18 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
         opt.threads > FS_CPU_MAX_THREADS || opt.split_len < 0 ||
         (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
         return FS_ERR_ARG;
+    if (kv) {
+        if (opt.version < 4 || kv->page_size < 1 || kv->n_pages < 1 || !kv->block_table ||
+            !kv->K_pool || !kv->V_pool || kv->blocks_per_seq < 1 ||
+            (int64_t)kv->blocks_per_seq * kv->page_size < a->n_kv)
+            return FS_ERR_ARG;
+        int32_t used = (a->n_kv + kv->page_size - 1) / kv->page_size;
+        for (int32_t b = 0; b < a->batch; b++)
+            for (int32_t k = 0; k < used; k++) {
+                int32_t page = kv->block_table[(int64_t)b * kv->blocks_per_seq + k];
+                if (page < 0 || page >= kv->n_pages) return FS_ERR_ARG;
+            }
+    }
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
     if (!ops) return FS_ERR_ARG;
 
@@ -577,6 +596,11 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     p->group = a->n_q_heads / a->n_kv_heads;
     p->rows = p->group * a->n_q;
     p->version = opt.version;
+    p->K = kv ? kv->K_pool : a->K;
+    p->V = kv ? kv->V_pool : a->V;
+    p->page_size = kv ? kv->page_size : 0;
+    p->blocks_per_seq = kv ? kv->blocks_per_seq : 0;
+    p->block_table = kv ? kv->block_table : NULL;
     int32_t d = a->d, R = p->rows;
     int64_t heads = (int64_t)a->batch * a->n_kv_heads;
     /* Splits: enough items for every thread to take several (load balance), none shorter than
@@ -595,7 +619,7 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     int32_t threads = opt.threads < n_items ? opt.threads : (int32_t)n_items;
 
     size_t nQ = (size_t)heads * R * d, nP = (size_t)n_items * R;
-    size_t per = (size_t)R * FS_CPU_DEC_BLOCK + (size_t)R * d + 2 * (size_t)R +
+    size_t per = (size_t)R * FS_CPU_DEC_BLOCK + (size_t)R * d + 3 * (size_t)R +
                  2 * (size_t)FS_CPU_DEC_BLOCK * d + 64;
     float *mem = malloc((nQ + 2 * nP + nP * d + (size_t)threads * per) * sizeof(float));
     if (!mem) {
@@ -613,6 +637,7 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
         sc->o = s; s += (size_t)R * d;
         sc->m = s; s += R;
         sc->l = s; s += R;
+        sc->alpha = s; s += R;
         sc->krow = s; s += (size_t)FS_CPU_DEC_BLOCK * d;
         sc->vrow = s; s += (size_t)FS_CPU_DEC_BLOCK * d;
         s += 64;
@@ -663,4 +688,16 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     free(mem);
     free(run);
     return FS_OK;
+}
+
+fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
+{
+    return decode_run_all(a, NULL, opts);
+}
+
+fs_status fs_cpu_decode_paged(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                              const fs_cpu_decode_opts *opts)
+{
+    if (!a || !kv) return FS_ERR_ARG;
+    return decode_run_all(a, kv, opts);
 }

@@ -65,6 +65,13 @@ typedef struct {
     float *Qs;               /* (batch, n_kv_heads, rows, d): queries · scale2, as float */
     float *part_m, *part_l;  /* (batch, n_kv_heads, n_splits, rows) */
     float *part_o;           /* (batch, n_kv_heads, n_splits, rows, d) */
+    /* Where K and V lie (version 4 reads them through these; versions 1–3 through a->K, a->V):
+     * page_size 0: a->K, a->V, (batch, n_kv_heads, n_kv, d);
+     * page_size > 0: pools (n_pages, page_size, n_kv_heads, d), logical position j of batch
+     * element b in page block_table[b · blocks_per_seq + j / page_size], slot j mod page_size. */
+    const void *K, *V;
+    int32_t page_size, blocks_per_seq;
+    const int32_t *block_table;
 } cpu_decode;
 
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
@@ -74,6 +81,10 @@ typedef struct {
 #ifndef FS_CPU_DEC_NEAR
 #define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
 #endif
+#define FS_CPU_DEC4_BLOCK 16  /* decode version 4: keys per block (K and V of a block stay in L1) */
+#ifndef FS_CPU_DEC4_AHEAD
+#define FS_CPU_DEC4_AHEAD 16  /* decode version 4: the block this many keys on is prefetched into L1 */
+#endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
 #endif
@@ -82,7 +93,7 @@ typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
     float *o;      /* (rows, d) */
     float *m, *l;  /* (rows) */
-    float *acc;    /* (rows, lanes) */
+    float *alpha;  /* (rows): version 4, this block's rescale of o */
     float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
 } cpu_decode_scratch;
 
