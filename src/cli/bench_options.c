@@ -25,9 +25,12 @@ static void usage(FILE *f)
         "measured first, for each thread count, and every row is also given as a share of them.\n"
         "\n"
         "Rows: kernel, N (sequence length; for decode rows the KV length), d, causal, threads,\n"
-        "ms (best of the timed runs), GFLOP/s (4·N²·d per head, halved when causal; decode\n"
-        "4·N·d per query row and head), peak_fraction (prefill: of the FMA peak at that\n"
-        "thread count; decode: of the read bandwidth, measured again just before the row),\n"
+        "ms (best of the timed runs; decode: the median call), GFLOP/s (4·N²·d per head,\n"
+        "halved when causal; decode 4·N·d per query row and head), peak_fraction (prefill: of\n"
+        "the FMA peak at that thread count; decode: of the read bandwidth, the median over\n"
+        "alternating pairs of one probe pass and one call of the kernel's GB/s over the GB/s\n"
+        "of the pass before it, the probe reading as many bytes as the kernel with as many\n"
+        "threads; pairs run for 0.3 s and at least 11),\n"
         "GB/s (prefill: Q, K, V, O moved once; decode: the K and V read), rss_mb (peak\n"
         "resident memory of the process during the row: inputs, scratch, and for the\n"
         "baseline its S and P).\n"
@@ -54,6 +57,9 @@ static void usage(FILE *f)
         "  --decode-d D        decode head dimension      (default 128)\n"
         "  --decode-rows R     query rows per head        (default 1)\n"
         "  --decode-dtype LIST storage of the decode rows: f32, f16, bf16 (default: --dtype)\n"
+        "  --decode-page LIST  decode K/V layout: 0 contiguous, P > 0 a paged cache of P-token\n"
+        "                      pages in vLLM's layout, its block table shuffled (rows\n"
+        "                      decode-vK-pP, versions 4 and later only; default 0)\n"
         "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
         "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
         "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
@@ -66,8 +72,9 @@ static void usage(FILE *f)
         "                      the core (caches and memory stay shared). One thread only\n"
         "                      (--threads 1); the FMA peak is then timed the same way, the\n"
         "                      read bandwidth stays wall-clock\n"
-        "  --reps R            timed runs per row, best kept (default 3; a row whose first\n"
-        "                      run takes over 2 s runs once)\n"
+        "  --reps R            timed runs per prefill and backward row, best kept (default 3;\n"
+        "                      a row whose first run takes over 2 s runs once); decode rows\n"
+        "                      time alternating pairs instead (above)\n"
         "  --mem-limit GIB     memory one row may use     (default: half of what is available)\n"
         "  --format F          table, csv or jsonl        (default table)\n"
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
@@ -133,6 +140,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     for (int32_t t = 1; t <= all && o->threads.n < MAX_LIST; t++) o->threads.v[o->threads.n++] = t;
     o->versions = (int_list){{FS_CPU_VERSIONS}, 1};
     o->decode_versions = (int_list){{FS_CPU_DECODE_VERSIONS}, 1};
+    o->decode_pages = (int_list){{0}, 1};
     list_range_pow2(&o->decode_N, 4096, 131072);
     o->backward_N = (int_list){{1024, 2048, 4096}, 3};
     o->heads = 8;
@@ -262,6 +270,10 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
                 o->decode_dtypes[o->n_decode_dtypes++] = t;
             }
             if (o->n_decode_dtypes == 0) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+        } else if (!strcmp(a, "--decode-page")) {
+            NEED_VALUE();
+            if (!parse_list(v, 0, 1 << 20, &o->decode_pages))
+                return bad("--decode-page wants page sizes (0 = contiguous) separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--decode-d")) {
             NEED_VALUE();
             if (!parse_int(v, FS_CPU_MIN_D, FS_CPU_MAX_D, &o->decode_d)) return bad("--decode-d wants 1..512, not '%s'", v);

@@ -181,6 +181,13 @@ const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
 size_t fs_cpu_dtype_size(fs_cpu_dtype t);          /* 4 or 2 */
 const char *fs_cpu_version_str(int32_t version);   /* one line on what that version is */
 
+/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
+ * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
+ * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
+ * releases it. The bench allocates decode K/V (contiguous or paged pools) and its read probe's
+ * buffer this way, so that both sides of the ratio see the same pages. */
+void *fs_cpu_alloc_big(size_t bytes);
+
 /* Storage conversions (round to nearest even on the way down). */
 uint16_t fs_cpu_f32_to_f16(float x);
 float fs_cpu_f16_to_f32(uint16_t h);
@@ -201,6 +208,11 @@ double fs_cpu_measure_clock_ghz(void);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);
+/* One timed pass of the same probe over a caller's buffer x[0..n) (floats): `threads` threads
+ * each sum their contiguous share, started and joined the way the kernels' threads are.
+ * Returns the seconds of the pass (wall clock). The bench's decode rows alternate such passes
+ * with kernel calls over a buffer of the kernel's own size. */
+double fs_cpu_read_pass_s(int32_t threads, const float *x, size_t n);
 /* Peak resident memory of this process in MiB since the last fs_cpu_rss_reset (Linux:
  * VmHWM after clear_refs; elsewhere getrusage's lifetime peak). */
 double fs_cpu_rss_peak_mb(void);

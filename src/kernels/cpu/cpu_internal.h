@@ -72,6 +72,8 @@ typedef struct {
     const void *K, *V;
     int32_t page_size, blocks_per_seq;
     const int32_t *block_table;
+    int32_t pf_near, pf_far;   /* version 4: prefetch distances in keys (L1, L2); 0 = none */
+    bool all_heads;          /* version 4, paged: an item is (b, split) over every KV head */
 } cpu_decode;
 
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
@@ -83,7 +85,10 @@ typedef struct {
 #endif
 #define FS_CPU_DEC4_BLOCK 16  /* decode version 4: keys per block (K and V of a block stay in L1) */
 #ifndef FS_CPU_DEC4_AHEAD
-#define FS_CPU_DEC4_AHEAD 16  /* decode version 4: the block this many keys on is prefetched into L1 */
+#define FS_CPU_DEC4_AHEAD 16  /* decode version 4: the block this many keys on is prefetched (into
+                                 L1 for contiguous K/V, L2 for paged; 16 matched or beat 4, 8, 32,
+                                 48 and an added L2 prefetch 64–256 keys on, one thread, 32768
+                                 positions) */
 #endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
@@ -153,11 +158,6 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
 
-/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
- * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
- * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
- * releases it. */
-void *fs_cpu_alloc_big(size_t bytes);
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */
