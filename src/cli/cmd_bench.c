@@ -48,10 +48,16 @@ static double decode_bytes(const bench_opts *o, int32_t N)
     for (int i = 0; i < o->n_decode_dtypes; i++)
         if ((double)fs_cpu_dtype_size(o->decode_dtypes[i]) > es) es = (double)fs_cpu_dtype_size(o->decode_dtypes[i]);
     double kv = (double)o->batch * o->decode_kv_heads * N * o->decode_d;
-    bool paged = false;
-    for (int i = 0; i < o->decode_pages.n; i++) paged |= o->decode_pages.v[i] > 0;
-    /* K and V, the probe's buffer of the same size, and a paged copy (pages rounded up) */
-    return (paged ? 3 : 2) * 2 * (kv + 256.0 * o->batch * o->decode_kv_heads * o->decode_d) * es + 1e6;
+    double pooled = 0;   /* the largest paged copy: N rounded up to whole pages */
+    for (int i = 0; i < o->decode_pages.n; i++) {
+        double pg = o->decode_pages.v[i];
+        if (pg > 0) {
+            double rows = ceil(N / pg) * pg * o->batch * o->decode_kv_heads * o->decode_d;
+            if (rows > pooled) pooled = rows;
+        }
+    }
+    /* K and V, the probe's buffer of the same size, and the paged copy */
+    return (2 * kv + 2 * kv + 2 * pooled) * es + 1e6;
 }
 
 /* ---- inputs ---------------------------------------------------------------------------- */
