@@ -84,11 +84,16 @@ typedef struct {
 #define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
 #endif
 #define FS_CPU_DEC4_BLOCK 16  /* decode version 4: keys per block (K and V of a block stay in L1) */
-#ifndef FS_CPU_DEC4_AHEAD
-#define FS_CPU_DEC4_AHEAD 16  /* decode version 4: the block this many keys on is prefetched (into
-                                 L1 for contiguous K/V, L2 for paged; 16 matched or beat 4, 8, 32,
-                                 48 and an added L2 prefetch 64–256 keys on, one thread, 32768
-                                 positions) */
+/* Decode version 4's prefetch distances, in keys, chosen by measurement (one thread timed by CPU
+ * time, 32768 positions, GQA 32/8, d = 128, share of the probe; docs/benchmarks.md): */
+#ifndef FS_CPU_DEC4_NEAR_F32
+#define FS_CPU_DEC4_NEAR_F32 4    /* float32 rows into L1: 4 keys 0.63–0.65, 2 0.55–0.57, 8–16 0.53–0.56 */
+#endif
+#ifndef FS_CPU_DEC4_NEAR_16
+#define FS_CPU_DEC4_NEAR_16 16    /* 16-bit rows into L1: 16–20 keys 0.73–0.80, 4–8 0.54–0.59, 32 0.68 */
+#endif
+#ifndef FS_CPU_DEC4_FAR_PAGED
+#define FS_CPU_DEC4_FAR_PAGED 16  /* paged rows into L2 (none into L1): a few points above L1 */
 #endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
