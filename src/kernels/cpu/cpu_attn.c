@@ -613,7 +613,7 @@ static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
     /* prefetch: contiguous rows, a few keys ahead into L1; paged, where one item walks every
      * head's rows of a page, the next block into L2 only (a head's 16 rows of a block lie
      * n_kv_heads · d elements apart, 4 KiB at 8 heads × 128 floats, so they share L1 sets and a
-     * block prefetched into L1 is evicted before it is read; measured below in benchmarks.md) */
+     * block prefetched into L1 is evicted before it is read; measured in docs/benchmarks.md) */
     p->pf_near = kv ? 0 : a->dtype == FS_CPU_DTYPE_F32 ? FS_CPU_DEC4_NEAR_F32 : FS_CPU_DEC4_NEAR_16;
     p->pf_far = kv ? FS_CPU_DEC4_FAR_PAGED : 0;
     int32_t d = a->d, R = p->rows;

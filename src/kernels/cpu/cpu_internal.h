@@ -101,9 +101,9 @@ typedef struct {
 
 typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
-    float *o;      /* (rows, d) */
-    float *m, *l;  /* (rows) */
-    float *alpha;  /* (rows): version 4, this block's rescale of o */
+    float *o;      /* (rows, d); version 4 paged: (n_kv_heads · rows, d), every head of an item */
+    float *m, *l;  /* (rows); version 4 paged: (n_kv_heads · rows) */
+    float *alpha;  /* like m: version 4, this block's rescale of o */
     float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
 } cpu_decode_scratch;
 
@@ -162,7 +162,6 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
  * when a thread cannot be started; the work is done either way. */
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
-
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */
