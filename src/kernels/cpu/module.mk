@@ -17,6 +17,8 @@ TEST_EXTRA += test-blas-header test-install-deps
 TEST_EXTRA += test-bench-smoke
 
 .PHONY: test-bench-smoke
+# `make test` passes FLASHSTEP; run alone, the target uses this build's binary
+test-bench-smoke: FLASHSTEP ?= $(BUILD)/flashstep
 test-bench-smoke:
 	@out=$$($(FLASHSTEP) bench --smoke --format csv) || { echo "bench smoke: failed"; exit 1; }; \
 	 echo "$$out" | head -1 | grep -qx 'kernel,N,d,causal,threads,ms,gflops,peak_fraction,gbps,rss_mb' \
