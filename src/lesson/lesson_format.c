@@ -91,7 +91,7 @@ size_t lp_skip_blank(const char *s, size_t a, size_t n)
 const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
-    "pitfall", "split", "parts", "merge", "dO"};
+    "pitfall", "split", "parts", "merge", "dO", "fp8"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -445,6 +445,14 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         else if (!strcmp(v, "strided")) P->split = FS_SPLIT_STRIDED;
         else return fs_loc_error_set(P->err, P->name, line, col, "unknown split '%s' (contiguous, strided)", v);
         break;
+    case K_FP8: {
+        /* a recipe of src/engine/lowp.h as words: "e4m3 block hadamard seed=3 p-scale=1" */
+        size_t at;
+        char why[200];
+        if (!fs_lowp_recipe_parse(v, strlen(v), &P->recipe, &at, why, sizeof why))
+            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)at, "fp8: %s", why);
+        break;
+    }
     case K_MERGE:
         if (!strcmp(v, "sequential")) P->merge = FS_MERGE_SEQUENTIAL;
         else if (!strcmp(v, "tree")) P->merge = FS_MERGE_TREE;
