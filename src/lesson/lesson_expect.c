@@ -319,6 +319,35 @@ static double max_abs_diff(const fs_result *a, const fs_result *b)
     return w;
 }
 
+/* The RMSE of O against the reference for the recipe written in s[a, e) (blank: the lesson's
+ * own run), on the lesson's problem and tiles. Errors point at the offending word. */
+static bool rmse_of(parse_t *P, const char *s, size_t a, size_t e, int32_t line, int32_t col, double *v)
+{
+    fs_lesson *l = P->l;
+    const fs_result *r = &l->res;
+    size_t no = (size_t)r->n_heads * r->n_rows * r->n_cols;
+    a = lp_skip_blank(s, a, e);
+    if (a == e) {
+        *v = fs_lowp_rmse(r->O, l->ref.O, no);
+        return true;
+    }
+    fs_lowp_recipe rc;
+    size_t at;
+    char why[200];
+    if (!fs_lowp_recipe_parse(s + a, e - a, &rc, &at, why, sizeof why))
+        return fs_loc_error_set(P->err, P->name, line, col + (int32_t)(a + at), "rmse: %s", why);
+    const fs_attn *pa = &l->run.attn;
+    if (rc.hadamard && (pa->d & (pa->d - 1)))
+        return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "rmse: hadamard needs d a power of two, not %d", pa->d);
+    double *O = malloc(sizeof(double) * (no ? no : 1));
+    if (!O) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
+    fs_status st = fs_lowp_tiled(pa, l->run.tiling.Bq, l->run.tiling.Bk, &rc, O, NULL, NULL, NULL);
+    if (st == FS_OK) *v = fs_lowp_rmse(O, l->ref.O, no);
+    free(O);
+    if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "rmse: the recipe cannot run: %s", fs_status_str(st));
+    return true;
+}
+
 /* The value a target names, in base units. */
 static bool eval_target(parse_t *P, expect_rec *x, double *v)
 {
@@ -431,32 +460,21 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         return true;
     }
     if (!strcmp(first, "rmse")) {
-        /* the RMSE of O against the float64 reference: this run's, or another recipe's on the same
-         * problem and tiles ("rmse e4m3 hadamard") */
-        if (!l->has_run || l->run.algo != FS_ALGO_TILED || !l->run.attn.Q)
-            return fs_loc_error_set(P->err, P->name, line, col, "rmse needs algo: tiled with Q and K");
+        /* the RMSE of O against the float64 reference: this run's ("rmse"), another recipe's on
+         * the same problem and tiles ("rmse e4m3 hadamard"), or the ratio of two ("rmse e4m3 /
+         * e4m3 hadamard"; an empty side is this run) */
+        if (!l->has_run || (l->run.algo != FS_ALGO_TILED && l->run.algo != FS_ALGO_REFERENCE) || !l->run.attn.Q)
+            return fs_loc_error_set(P->err, P->name, line, col, "rmse needs algo: tiled or reference, with Q and K");
         if (!need_ref(P, line, col)) return false;
-        const fs_result *r = &l->res;
-        size_t no = (size_t)r->n_heads * r->n_rows * r->n_cols;
-        size_t e = lp_skip_blank(s, b, n);
-        if (e == n) {
-            *v = fs_lowp_rmse(r->O, l->ref.O, no);
-            return true;
+        size_t slash = b;
+        while (slash < n && s[slash] != '/') slash++;
+        double num_, den_ = 1;
+        if (!rmse_of(P, s, b, slash, line, col, &num_)) return false;
+        if (slash < n) {
+            if (!rmse_of(P, s, slash + 1, n, line, col, &den_)) return false;
+            if (!(den_ > 0)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)slash, "rmse: the divisor's RMSE is 0");
         }
-        fs_lowp_recipe rc;
-        size_t at;
-        char rwhy[200];
-        if (!fs_lowp_recipe_parse(s + e, n - e, &rc, &at, rwhy, sizeof rwhy))
-            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)(e + at), "rmse: %s", rwhy);
-        const fs_attn *at_ = &l->run.attn;
-        if (rc.hadamard && (at_->d & (at_->d - 1)))
-            return fs_loc_error_set(P->err, P->name, line, col + (int32_t)e, "rmse: hadamard needs d a power of two, not %d", at_->d);
-        double *O = malloc(sizeof(double) * (no ? no : 1));
-        if (!O) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
-        fs_status st = fs_lowp_tiled(at_, l->run.tiling.Bq, l->run.tiling.Bk, &rc, O, NULL, NULL, NULL);
-        if (st == FS_OK) *v = fs_lowp_rmse(O, l->ref.O, no);
-        free(O);
-        if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "rmse: the recipe cannot run: %s", fs_status_str(st));
+        *v = num_ / den_;
         return true;
     }
     if (!strcmp(s, "drift")) {

@@ -236,7 +236,7 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
     if (!strncmp(v, "random", 6) && (v[6] == ' ' || v[6] == '\t')) {
         long rows = 0, cols = 0;
         uint64_t seed = 0;
-        bool normal = true;
+        bool normal = true, outliers = false;
         char buf[256];
         snprintf(buf, sizeof buf, "%s", v + 6);
         char *save = NULL;
@@ -262,11 +262,13 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
                                    "seed must be an integer from 0 to 18446744073709551615");
             } else if (!strcmp(tok, "dist=normal")) {
                 normal = true;
+            } else if (!strcmp(tok, "dist=outliers")) {
+                outliers = true;   /* FlashAttention-3's test inputs: N(0, 1), 0.1 % of entries N(0, 10) */
             } else if (!strcmp(tok, "dist=uniform")) {
                 normal = false;
             } else {
                 return fs_loc_error_set(P->err, P->name, line, tcol,
-                               "unknown option '%s' (seed=N, dist=normal|uniform)", tok);
+                               "unknown option '%s' (seed=N, dist=normal|uniform|outliers)", tok);
             }
         }
         if (k == 0) return fs_loc_error_set(P->err, P->name, line, col, "random needs ROWSxCOLS");
@@ -274,7 +276,12 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
         M->m.cols = (int32_t)cols;
         M->m.data = malloc(sizeof(double) * (size_t)(rows * cols));
         if (!M->m.data) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
-        fill_random(M->m.data, rows * cols, seed, normal);
+        if (outliers) {
+            uint64_t st = seed;
+            fs_lowp_fill_outliers(M->m.data, (size_t)(rows * cols), 0.001, 10, &st);
+        } else {
+            fill_random(M->m.data, rows * cols, seed, normal);
+        }
         return true;
     }
     /* Numbers on the key's own line (and maybe more below): z, or a one-row matrix. */
