@@ -197,7 +197,7 @@ bool lp_build_and_run(parse_t *P)
             if (P->algo == FS_ALGO_QUERY) l->scene = FS_SCENE_QUERY;
             else if (P->algo == FS_ALGO_BACKWARD) l->scene = FS_SCENE_BACKWARD;
             else if (P->algo == FS_ALGO_DECODE) l->scene = FS_SCENE_DECODE;
-            else if (P->pitfall != FS_PITFALL_NONE) l->scene = FS_SCENE_PITFALL;
+            else if (P->pitfall != FS_PITFALL_NONE || P->seen[K_FP8]) l->scene = FS_SCENE_PITFALL;   /* beside the float64 run */
             else if (a->mask.is_tree) l->scene = FS_SCENE_TREE;
             else if (a->mask.kind == FS_MASK_WINDOW) l->scene = FS_SCENE_WINDOW;
             else if (hq > 1) l->scene = FS_SCENE_GQA;
