@@ -744,7 +744,17 @@ static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect 
 
 /* A low-precision run's cell (i, j) beside the float64 run ex: the score and P as float64 has
  * them and as the run computed them, P8 (what P · V used), and the tile's scales. Two lines. */
-static bool lowp_hover(const tiled_scan *c, const tiled_scan *ex, int i, int j, char *l1, char *l2, size_t n)
+/* "a→a8 b→b8 …": up to 4 entries of an input row, exact and rounded (dequantized). */
+static void pairs(char *out, size_t n, const double *x, const double *x8, int len)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int c = 0; x && x8 && c < len && c < 4 && k < n; c++)
+        k += (size_t)snprintf(out + k, n - k, "%s%.4g→%.4g", c ? "  " : "", x[c], x8[c]);
+    if (len > 4 && k < n) snprintf(out + k, n - k, "  …");
+}
+
+static bool lowp_hover(const tiled_scan *c, const tiled_scan *ex, int i, int j, char *l1, char *l2, char *l3, size_t n)
 {
     if (!c->cells || !ex || !ex->cells) return false;
     int64_t k = c->cell_ev[(int64_t)i * c->n_kv + j], kx = ex->cell_ev[(int64_t)i * ex->n_kv + j];
@@ -758,6 +768,16 @@ static bool lowp_hover(const tiled_scan *c, const tiled_scan *ex, int i, int j, 
              P ? P[j - e->c0] : NAN, px, p8 ? p8[j - e->c0] : NAN);
     snprintf(l2, n, "scales: q %.6g  k %.6g  v %.6g  p %.6g   (S = q8·k8 · scale·q·k; P8 = e4m3(P·p) / p)", e->q_scale,
              e->k_scale, e->v_scale, e->p_scale);
+    /* the inputs of this pair, exact → rounded: the query row and key j's row of K */
+    int64_t te = c->tile_ev[(i / c->Bq) * c->nkt + j / c->Bk];
+    const fs_event *t = te >= 0 ? &c->t->ev[te] : NULL;
+    const double *kr = t ? fs_trace_at(c->t, t->k_tile) : NULL, *kr8 = t ? fs_trace_at(c->t, t->k8_tile) : NULL;
+    char qa[96], ka[96];
+    pairs(qa, sizeof qa, fs_trace_at(c->t, e->x_row), fs_trace_at(c->t, e->x8_row), e->n_x);
+    pairs(ka, sizeof ka, kr ? kr + (size_t)(j - t->c0) * t->n_x : NULL, kr8 ? kr8 + (size_t)(j - t->c0) * t->n_x : NULL,
+          t ? t->n_x : 0);
+    l3[0] = 0;
+    if (qa[0] && ka[0]) snprintf(l3, n, "q%d: %s    k%d: %s", i, qa, j, ka);
     return true;
 }
 
@@ -766,9 +786,10 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
 {
     if (s->hover != GUI_HOVER_CELL) return;
     int i = s->hover_i, j = s->hover_j;
-    char line[256], line2[256] = "", b1[32], b2[32];
+    char line[256], line2[256] = "", line3[256] = "", b1[32], b2[32];
     const fs_attn *a = &show->run.attn;
-    if (j < c->n_kv && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j) && lowp_hover(c, ex, i, j, line, line2, sizeof line)) {
+    if (j < c->n_kv && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j) &&
+        lowp_hover(c, ex, i, j, line, line2, line3, sizeof line)) {
         /* a low-precision run: both lines */
     } else if (j < c->n_kv) {
         double sv = cell_value(c, i, j, 0), pv = cell_value(c, i, j, 1);
@@ -786,11 +807,13 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
     }
     (void)b1;
     int fs = d->L.font_small, w = gui_text_w(d, fs, line) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
-    if (line2[0]) {
-        int w2 = gui_text_w(d, fs, line2) + d->L.pad;
-        if (w2 > w) w = w2;
-        h += gui_line_h(d, fs);
-    }
+    const char *more[2] = {line2, line3};
+    for (int k = 0; k < 2; k++)
+        if (more[k][0]) {
+            int w2 = gui_text_w(d, fs, more[k]) + d->L.pad;
+            if (w2 > w) w = w2;
+            h += gui_line_h(d, fs);
+        }
     int x = s->mouse_x + d->L.pad, y = s->mouse_y + d->L.pad * 2;
     if (x + w > s->w) x = s->w - w;
     if (x < 0) x = 0;
@@ -798,7 +821,11 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
     gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
     gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
     gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, line);
-    if (line2[0]) gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4 + gui_line_h(d, fs), d->th->dim, GUI_AL_LEFT, line2);
+    for (int k = 0, yy = y + d->L.pad / 4 + gui_line_h(d, fs); k < 2; k++)
+        if (more[k][0]) {
+            gui_text(d, fs, x + d->L.pad / 2, yy, d->th->dim, GUI_AL_LEFT, more[k]);
+            yy += gui_line_h(d, fs);
+        }
     (void)g;
 }
 
