@@ -87,7 +87,8 @@ typedef struct {
 /* Decode version 4's prefetch distances, in keys, chosen by measurement (one thread timed by CPU
  * time, 32768 positions, GQA 32/8, d = 128, share of the probe; docs/benchmarks.md): */
 #ifndef FS_CPU_DEC4_NEAR_F32
-#define FS_CPU_DEC4_NEAR_F32 4    /* float32 rows into L1: 4 keys 0.63–0.65, 2 0.55–0.57, 8–16 0.53–0.56 */
+#define FS_CPU_DEC4_NEAR_F32 4    /* float32 rows into L1: 4 keys 0.63–0.65, 2 0.55–0.57, 8–16 0.53–0.56
+                                     (prefetcht0; prefetchnta the same, prefetcht1/t2 0.55) */
 #endif
 #ifndef FS_CPU_DEC4_NEAR_16
 #define FS_CPU_DEC4_NEAR_16 16    /* 16-bit rows into L1: 16–20 keys 0.73–0.80, 4–8 0.54–0.59, 32 0.68 */
