@@ -581,7 +581,10 @@ static void err_bf16(const uint16_t *o, const double *ref, size_t n, double *rel
 
 /* Every e4m3 version on one shape, plain and with the Hadamard pre-pass: the output against the
  * kernel's arithmetic simulated in float64 (sim_fp8_row) on the very e4m3 values it read
- * (decoded from the device): rel. err ≤ 1e-2; and the RMSE of both against the float64
+ * (decoded from the device): rel. err ≤ max(1e-2, 0.3 × the simulation's own relative error
+ * against float64) — the kernel's float32 scores and ex2 can round a P that sits on an e4m3
+ * rounding boundary the other way, one e4m3 step, which on a few peaked rows moves O by a
+ * fraction of FP8's own error; a wrong layout or table moves it by more than FP8's error —; and the RMSE of both against the float64
  * reference of the float16 inputs, printed with their ratio. The engine's own simulated FP8 run
  * (fs_lowp_tiled: e4m3, one scale per tensor of each batch entry, P · 256, 128 × 128 tiles, its
  * own Hadamard signs) on the same float16 inputs gives a second yardstick: the kernel's RMSE
@@ -633,7 +636,7 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
                     const int key = vt_key_of_column(k);
                     if (key < nkv) Vd[((size_t)hh * nkv + key) * d + c] = fs_fp8_value(FS_FP8_E4M3, vt8[((size_t)hh * d + c) * np + k]) * ds[2];
                 }
-        double sim_rmse[2];   /* tiles of 128 and of 256 keys */
+        double sim_rmse[2], sim_rel[2];   /* tiles of 128 and of 256 keys */
         for (int t = 0; t < 2; t++) {
             for (int b = 0; b < B; b++)
                 for (int h = 0; h < Hq; h++)
@@ -644,9 +647,13 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
                         sim_fp8_row(Qd.data() + qi, Kd.data() + kv, Vd.data() + kv, d, lo, hi, scale, 128 << t,
                                     sims[t].data() + qi);
                     }
-            double num = 0;
-            for (size_t i = 0; i < nQ; i++) num += (sims[t][i] - ref[i]) * (sims[t][i] - ref[i]);
+            double num = 0, den = 0;
+            for (size_t i = 0; i < nQ; i++) {
+                num += (sims[t][i] - ref[i]) * (sims[t][i] - ref[i]);
+                den += ref[i] * ref[i];
+            }
             sim_rmse[t] = sqrt(num / (double)nQ);
+            sim_rel[t] = sqrt(num / (den > 0 ? den : 1.0));
         }
         /* the engine's simulated FP8 run of the same float16 inputs, batch entry by batch entry */
         std::vector<double> eng(nQ);
@@ -685,12 +692,13 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
             double es, rmse_s, e64, rmse64;
             err_bf16(Ob.data(), sim.data(), nQ, &es, &rmse_s);
             err_bf16(Ob.data(), ref.data(), nQ, &e64, &rmse64);
-            const bool ok = es <= 1e-2 && rmse64 <= 1.5 * eng_rmse;
+            const double tol = std::max(1e-2, 0.3 * sim_rel[t]);
+            const bool ok = es <= tol && rmse64 <= 1.5 * eng_rmse;
             printf("%s fp8 v%d e4m3%s d=%d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err vs its simulation %.2e "
-                   "(tol 1e-2); RMSE vs float64: %.3e (simulation %.3e, ratio %.2f; engine's FP8 run %.3e, "
+                   "(tol %.1e); RMSE vs float64: %.3e (simulation %.3e, ratio %.2f; engine's FP8 run %.3e, "
                    "ratio %.2f, at most 1.5)\n",
                    ok ? "ok  " : "FAIL", v, had ? "+hadamard" : "         ", d, B, Hq, Hkv, nq, nkv,
-                   fs_mask_kind_str(mk), mk == FS_MASK_WINDOW ? "(W)" : "   ", es, rmse64, sim_rmse[t],
+                   fs_mask_kind_str(mk), mk == FS_MASK_WINDOW ? "(W)" : "   ", es, tol, rmse64, sim_rmse[t],
                    rmse64 / sim_rmse[t], eng_rmse, rmse64 / eng_rmse);
             if (!ok) g_fail++;
         }
@@ -1177,7 +1185,8 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * with 0.1 % of entries N(0, 10)), timed in interleaved rounds; 16 sampled rows of each output
  * against the float64 reference of the float16 inputs (RMSE, and rel. err ≤ 3e-3 for float16)
  * and, for e4m3, against the kernel's arithmetic simulated in float64 on the e4m3 values it read
- * (rel. err ≤ 1e-2; the simulation's own RMSE printed beside); the pre-passes timed apart. */
+ * (the tolerance of check_fp8; the simulation's own RMSE printed beside); the pre-passes timed
+ * apart. */
 static void time_fp8(uint64_t *rng, int N, int d, bool causal)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
@@ -1223,7 +1232,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         a.mask.offset = rows[s][2];
         if (fs_reference(&a, refs.data() + (size_t)s * d, NULL, NULL) != FS_OK) exit(2);
     }
-    double sim_rmse[2][2];
+    double sim_rmse[2][2], sim_rel[2][2];
     for (int had = 0; had < 2; had++) {
         float ds[3];
         CU(cudaMemcpy(ds, had ? f.dsh : f.ds, 12, cudaMemcpyDeviceToHost));
@@ -1232,7 +1241,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         sims[had][0].assign(16 * (size_t)d, 0.0);
         sims[had][1].assign(16 * (size_t)d, 0.0);
         std::vector<double> qd(d), kd((size_t)N * d), vd((size_t)N * d);
-        double num[2] = {0, 0};
+        double num[2] = {0, 0}, den = 0;
         for (int s = 0; s < 16; s++) {
             const size_t hh = (size_t)rows[s][0] * H + rows[s][1], base = hh * N;
             for (int c = 0; c < d; c++) qd[c] = fs_fp8_value(FS_FP8_E4M3, q8[(base + rows[s][2]) * d + c]) * ds[0];
@@ -1248,10 +1257,14 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
                 for (int c = 0; c < d; c++) {
                     const double e = sims[had][t][(size_t)s * d + c] - refs[(size_t)s * d + c];
                     num[t] += e * e;
+                    if (t == 0) den += refs[(size_t)s * d + c] * refs[(size_t)s * d + c];
                 }
             }
         }
-        for (int t = 0; t < 2; t++) sim_rmse[had][t] = sqrt(num[t] / (16.0 * d));
+        for (int t = 0; t < 2; t++) {
+            sim_rmse[had][t] = sqrt(num[t] / (16.0 * d));
+            sim_rel[had][t] = sqrt(num[t] / (den > 0 ? den : 1.0));
+        }
     }
     /* errors of dO's sampled rows against ref: rel. err and RMSE */
     auto sampled = [&](fs_cuda_dtype dt, const std::vector<double> &r, double *rel, double *rmse) {
@@ -1314,7 +1327,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
     float best8 = ms[2];
     for (int k = 2; k < nk; k++) best8 = std::min(best8, ms[k]);
     for (int k = 0; k < nk; k++) {
-        const bool ok = k < 2 ? rel[k] <= 3e-3 : rel_sim[k] <= 1e-2;
+        const bool ok = k < 2 ? rel[k] <= 3e-3 : rel_sim[k] <= std::max(1e-2, 0.3 * sim_rel[k == nk - 1][tile_of(k)]);
         if (!ok) g_fail++;
         char name[32];
         if (k < 2) snprintf(name, sizeof name, "f16_v%d", k ? 17 : 14);
