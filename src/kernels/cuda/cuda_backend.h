@@ -5,8 +5,9 @@
  *      straightforward port of the tiled algorithm, which records each row's (m, ℓ, α) after
  *      every KV tile so `flashstep trace --backend cuda` prints the same events as the engine.
  *   2. The full-size kernels (fs_cuda_prefill_run, fs_cuda_decode_run) on float16 / bfloat16 with
- *      float32 accumulation, in numbered versions; the bench (bench/cuda) checks them against the
- *      engine's float64 reference and times them.
+ *      float32 accumulation, in numbered versions (decode also from a paged cache), and an e4m3
+ *      (FP8) forward with its quantizing pre-passes (fs_cuda_fp8_*); the bench (bench/cuda) checks
+ *      them against the engine's float64 reference and times them.
  *
  * Without CUDA (the default build), only part 1 exists and says so: fs_cuda_available returns
  * false with the reason, and every run returns FS_ERR_ARG with that reason. The command line
