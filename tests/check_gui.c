@@ -764,6 +764,8 @@ START_TEST(gif_first_frame_is_the_png)
 }
 END_TEST
 
+static bool same_vec(const fs_trace *ta, int64_t a, const fs_trace *tb, int64_t b, int32_t n);
+
 /* Run r traced into t and save the trace at path as `flashstep trace --format jsonl` writes it. */
 static void save_trace(const fs_run *r, fs_trace *t, const char *path, uint64_t seed, int round)
 {
@@ -807,6 +809,7 @@ START_TEST(saved_trace_reads_back_exactly)
             r.tiling.Bq = 1 + rand() % 3; r.tiling.Bk = 1 + rand() % 3;
             r.decoding.Bk = 1 + rand() % 4;
             r.decoding.merge = rand() % 2 ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+            if (algo == FS_ALGO_TILED && round % 8 == 0) r.tiling.dropout = (fs_dropout){true, 0.4, (uint64_t)rand()};
         }
         fs_trace t;
         save_trace(&r, &t, path, seed, round);
@@ -826,11 +829,16 @@ START_TEST(saved_trace_reads_back_exactly)
                               "seed %u round %d step %lld: number %d differs (%.17g vs %.17g)", seed, round, (long long)k, i,
                               x[i], y[i]);
             ck_assert_int_eq(a->n_o, b->n_o);
+            /* Dropout's cells on a tile: the same pairs and p (an empty list read back empty). */
+            ck_assert_msg((a->drop >= 0) == (b->drop >= 0) && a->n_drop == b->n_drop && a->dropout == b->dropout &&
+                              same_vec(&t, a->drop, &sh.trace, b->drop, 2 * a->n_drop),
+                          "seed %u round %d step %lld: the dropped cells differ", seed, round, (long long)k);
             const double *oa = fs_trace_at(&t, a->o_new), *ob = fs_trace_at(&sh.trace, b->o_new);
             ck_assert((oa == NULL) == (ob == NULL));
             for (int i = 0; oa && i < a->n_o; i++) ck_assert_msg(oa[i] == ob[i], "seed %u: o differs at step %lld", seed, (long long)k);
         }
         ck_assert_int_eq(sh.run.attn.n_q_heads, algo == FS_ALGO_SOFTMAX ? 1 : hq);
+        ck_assert(sh.run.tiling.dropout.on == r.tiling.dropout.on);
         if (algo != FS_ALGO_SOFTMAX) ck_assert_int_eq(sh.run.attn.n_q, nq);
         gui_show_free(&sh);
         fs_trace_free(&t);
@@ -860,6 +868,7 @@ static void bw_problem_random(bw_problem *p, fs_rng *g, int mask, fs_order order
     p->r.tiling.Bq = fs_rng_int(g, 1, 3);
     p->r.tiling.Bk = fs_rng_int(g, 1, 3);
     p->r.tiling.order = order;
+    if (fs_rng_int(g, 0, 2) == 0) p->r.tiling.dropout = (fs_dropout){true, fs_rng_uniform(g, 0, 0.8), fs_rng_next(g)};
 }
 
 static void bw_problem_free(bw_problem *p) { fs_test_problem_free(&p->drawn); }
@@ -915,13 +924,16 @@ START_TEST(saved_backward_trace_reads_back_exactly)
                               same_vec(&t, x->ds_row, &sh.trace, y->ds_row, x->n_s) &&
                               same_vec(&t, x->o_old, &sh.trace, y->o_old, x->n_o) && same_vec(&t, x->o_blk, &sh.trace, y->o_blk, x->n_o) &&
                               same_vec(&t, x->o_new, &sh.trace, y->o_new, x->n_o) && same_vec(&t, x->g_old, &sh.trace, y->g_old, x->n_g) &&
-                              same_vec(&t, x->g_blk, &sh.trace, y->g_blk, x->n_g) && same_vec(&t, x->g_new, &sh.trace, y->g_new, x->n_g),
+                              same_vec(&t, x->g_blk, &sh.trace, y->g_blk, x->n_g) && same_vec(&t, x->g_new, &sh.trace, y->g_new, x->n_g) &&
+                              (x->drop >= 0) == (y->drop >= 0) && x->n_drop == y->n_drop && x->dropout == y->dropout &&
+                              same_vec(&t, x->drop, &sh.trace, y->drop, 2 * x->n_drop),
                           "seed %llu round %d step %lld (%s): a vector differs", (unsigned long long)seed, round, (long long)k,
                           fs_event_kind_str(x->kind));
         }
         const fs_attn *b = &sh.run.attn;
         ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
         ck_assert_int_eq(sh.run.algo, FS_ALGO_BACKWARD);
+        ck_assert(sh.run.tiling.dropout.on == p.r.tiling.dropout.on);
         ck_assert_msg(b->n_q == a->n_q && b->n_kv == a->n_kv && b->d == a->d && b->d_v == a->d_v && b->n_q_heads == a->n_q_heads &&
                           b->n_kv_heads == a->n_kv_heads && b->Q == NULL && sh.run.dO == NULL,
                       "seed %llu round %d: shape %dx%d d %d d_v %d heads %d:%d, expected %dx%d d %d d_v %d heads %d:%d",
