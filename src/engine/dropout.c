@@ -112,6 +112,17 @@ void fs_dropout_tile(const fs_dropout *dr, const fs_attn *a, int32_t head, int32
     *n_pairs = n;
 }
 
+void fs_dropout_keep_mask(const fs_dropout *dr, const fs_attn *a, uint8_t *Z)
+{
+    /* Z (n_q_heads, n_q, n_kv) */
+    for (int32_t h = 0; h < a->n_q_heads; h++)
+        for (int32_t i = 0; i < a->n_q; i++) {
+            uint8_t *z = Z + ((size_t)h * a->n_q + i) * a->n_kv;
+            fs_dropout_row(dr, 0, (uint32_t)h, (uint32_t)i, 0, a->n_kv, z);
+            for (int32_t j = 0; j < a->n_kv; j++) z[j] = !z[j];
+        }
+}
+
 double fs_dropout_mask_bytes(double heads, double n_q, double n_kv, double bits)
 {
     return heads * n_q * n_kv * bits / 8.0;

@@ -67,6 +67,10 @@ void fs_dropout_row(const fs_dropout *dr, uint32_t batch, uint32_t head, uint32_
 void fs_dropout_tile(const fs_dropout *dr, const fs_attn *a, int32_t head, int32_t r0, int32_t r1, int32_t c0,
                      int32_t c1, fs_tile_class cls, uint8_t *dropped, double *pairs, int32_t *n_pairs);
 
+/* The keep mask Z (n_q_heads, n_q, n_kv) of problem a, 1 where kept, 0 where dropped (batch 0),
+ * materialized for the dense spec: O(n²) memory, a test's and a lesson's tool only. */
+void fs_dropout_keep_mask(const fs_dropout *dr, const fs_attn *a, uint8_t *Z);
+
 /* The dense spec for dropout, which materializes everything: the whole keep mask is given as
  * an explicit array Z (n_q_heads, n_q, n_kv) of 0 and 1 and each head's P (n_q, n_kv) is built.
  *   fs_dropout_reference:  O = (Z ∘ P) V / (1 − p), O (n_q_heads, n_q, d_v); P = softmax(S)

@@ -599,7 +599,9 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
         snprintf(ln, sizeof ln, "dropout p = %.3g: l sums all of P; o takes the kept P times 1/(1-p) = %.4g", p,
                  fs_dropout_keep_scale(p));
         side_text(d, r, x, &y, th->warn, ln);
-        kb(fs_dropout_mask_bytes(1, c->n_q, c->n_kv, 1), k1, sizeof k1);
+        double mb = fs_dropout_mask_bytes(1, c->n_q, c->n_kv, 1);
+        if (mb < 1024) snprintf(k1, sizeof k1, "%g B", mb);   /* 36 bits: 4.5 B, not "4 B" */
+        else kb(mb, k1, sizeof k1);
         snprintf(ln, sizeof ln, "mask regenerated from Philox, not stored (it would be %d x %d bits = %s a head)", c->n_q, c->n_kv,
                  k1);
         side_text(d, r, x, &y, th->dim, ln);

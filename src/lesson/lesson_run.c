@@ -139,11 +139,13 @@ bool lp_build_and_run(parse_t *P)
         static const struct { int key; fs_algo algo; } only[] = {
             {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
             {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
-            {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT}};
+            {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT},
+            {K_DROPOUT, FS_ALGO_TILED}, {K_SEED, FS_ALGO_TILED}};
         int first = -1;   /* the misplaced key nearest the top of the file */
         for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
             /* the backward reads the tiles and the order, but not the forward's form or exp2 */
-            bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER;
+            bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER || only[k].key == K_DROPOUT ||
+                                  only[k].key == K_SEED;
             bool applies = only[k].algo == FS_ALGO_COUNT ? P->algo != FS_ALGO_BACKWARD
                                                          : P->algo == (int)only[k].algo ||
                                                                (backward_reads && P->algo == FS_ALGO_BACKWARD);
@@ -157,7 +159,14 @@ bool lp_build_and_run(parse_t *P)
         if (first >= 0)
             return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s%s only",
                            lp_key_names[only[first].key], fs_algo_str(only[first].algo),
-                           only[first].key == K_BQ || only[first].key == K_ORDER ? " and backward" : "");
+                           only[first].key == K_BQ || only[first].key == K_ORDER || only[first].key == K_DROPOUT ||
+                                   only[first].key == K_SEED
+                               ? " and backward"
+                               : "");
+        if (P->seen[K_SEED] && !P->seen[K_DROPOUT])
+            return fs_loc_error_set(err, P->name, P->key_line[K_SEED], 1, "'seed:' is the dropout's key: give 'dropout:' too");
+        if (P->seen[K_DROPOUT] && P->pitfall != FS_PITFALL_NONE)
+            return fs_loc_error_set(err, P->name, P->key_line[K_DROPOUT], 1, "'dropout:' runs the correct algorithm only, not a pitfall");
         if (P->dO.set) {
             if (P->dO.m.rows != hq * nq || P->dO.m.cols != P->V.m.cols)
                 return fs_loc_error_set(err, P->name, P->dO.line, 1, "dO is %d x %d but O is %d x %d (one row per query%s)",
@@ -172,6 +181,7 @@ bool lp_build_and_run(parse_t *P)
         r->tiling.order = P->order;
         r->tiling.exp2 = P->exp2;
         r->tiling.pitfall = P->pitfall;
+        r->tiling.dropout = (fs_dropout){P->seen[K_DROPOUT], P->dropout, P->seed};
         r->decoding.split = P->split;
         r->decoding.Bk = P->Bk ? P->Bk : 64;
         r->decoding.parts = P->parts ? P->parts : 1;
