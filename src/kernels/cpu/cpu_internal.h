@@ -211,6 +211,41 @@ static inline void cpu_get_row(fs_cpu_dtype t, const void *base, int64_t e, floa
     for (int32_t k = 0; k < n; k++) dst[k] = cpu_get(t, base, e + k);
 }
 
+/* ---- dropout (engine/dropout.h's mapping; fs_dropout_row draws the decisions) ---- */
+
+/* Is dropout on for this problem? */
+static inline bool cpu_dropout_on(const fs_cpu_attn *a) { return a->dropout && a->dropout->on; }
+
+/* Forward: P of keys [c0, c0 + n) of query row `row`, head h, batch b, in place: dropped
+ * weights to 0, kept ones times ks = 1/(1 − p). Decisions drawn 64 keys at a time. */
+static inline void cpu_dropout_p_row(const fs_dropout *dr, int32_t b, int32_t h, int32_t row, int32_t c0, int32_t n,
+                                     float ks, float *x)
+{
+    uint8_t z[64];
+    for (int32_t j0 = 0; j0 < n; j0 += 64) {
+        int32_t m = n - j0 < 64 ? n - j0 : 64;
+        fs_dropout_row(dr, (uint32_t)b, (uint32_t)h, (uint32_t)row, c0 + j0, m, z);
+        for (int32_t j = 0; j < m; j++) x[j0 + j] = z[j] ? 0.0f : x[j0 + j] * ks;
+    }
+}
+
+/* Backward, the same row: s holds P (before dropout), g holds dO·Vᵀ. Writes
+ *     g = dS = P ∘ (Z ∘ dO·Vᵀ / (1 − p) − D)     s = Z ∘ P / (1 − p)  (the weight dV needs) */
+static inline void cpu_dropout_bwd_row(const fs_dropout *dr, int32_t b, int32_t h, int32_t row, int32_t c0,
+                                       int32_t n, float ks, float D, float *s, float *g)
+{
+    uint8_t z[64];
+    for (int32_t j0 = 0; j0 < n; j0 += 64) {
+        int32_t m = n - j0 < 64 ? n - j0 : 64;
+        fs_dropout_row(dr, (uint32_t)b, (uint32_t)h, (uint32_t)row, c0 + j0, m, z);
+        for (int32_t j = j0; j < j0 + m; j++) {
+            float k = z[j - j0] ? 0.0f : ks;
+            g[j] = s[j] * (k * g[j] - D);
+            s[j] *= k;
+        }
+    }
+}
+
 /* Offsets, in elements, of row i of head h of batch element b. */
 static inline int64_t cpu_q_off(const fs_cpu_attn *a, int32_t b, int32_t h, int32_t i)
 {
