@@ -56,6 +56,7 @@ void bench_print_row(const bench_opts *o, const bench_row *r, const char *note)
                    r->d, r->causal ? "yes" : "no", r->threads, r->ms, r->gflops,
                    100 * r->peak_fraction, r->gbps, r->rss_mb, dec ? "  (of the read bandwidth" : "");
         if (r->ok && dec) printf(", %.1f GB/s just before)", r->bw_now);
+        if (r->ok && note && note[0]) printf("  %s", note);   /* a +drop row: its time over the row without */
         if (r->ok) printf("\n");
         else
             printf("%-16s %7d %5d %6s %7d   not run: %s\n", r->kernel, r->N, r->d,

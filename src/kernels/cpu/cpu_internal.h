@@ -216,30 +216,67 @@ static inline void cpu_get_row(fs_cpu_dtype t, const void *base, int64_t e, floa
 /* Is dropout on for this problem? */
 static inline bool cpu_dropout_on(const fs_cpu_attn *a) { return a->dropout && a->dropout->on; }
 
-/* Forward: P of keys [c0, c0 + n) of query row `row`, head h, batch b, in place: dropped
- * weights to 0, kept ones times ks = 1/(1 − p). Decisions drawn 64 keys at a time. */
-static inline void cpu_dropout_p_row(const fs_dropout *dr, int32_t b, int32_t h, int32_t row, int32_t c0, int32_t n,
-                                     float ks, float *x)
+/* The keep factors of 64 neighbouring keys: kf[j] for key 4·g0 + j of query row `row`, head h,
+ * batch b is 0 (dropped) or ks (kept), the decisions of engine/dropout.h (Philox4x32-10, key =
+ * the seed's words, counter = (b, h, row, key >> 2), word key & 3, dropped when it is below
+ * T = fs_dropout_threshold(p)). The 16 counters run side by side in arrays, which the compiler
+ * turns into vector code (32 × 32 → 64-bit multiplies) in each instruction set's file: an
+ * optimization only, tests/check_kernels_cpu.c compares with the engine's scalar mapping. */
+static inline void cpu_dropout_keep64(const fs_dropout *dr, uint64_t T, float ks, int32_t b, int32_t h, int32_t row,
+                                      uint32_t g0, float kf[64])
 {
-    uint8_t z[64];
-    for (int32_t j0 = 0; j0 < n; j0 += 64) {
-        int32_t m = n - j0 < 64 ? n - j0 : 64;
-        fs_dropout_row(dr, (uint32_t)b, (uint32_t)h, (uint32_t)row, c0 + j0, m, z);
-        for (int32_t j = 0; j < m; j++) x[j0 + j] = z[j] ? 0.0f : x[j0 + j] * ks;
+    uint32_t c0[16], c1[16], c2[16], c3[16];
+    uint32_t k0 = (uint32_t)dr->seed, k1 = (uint32_t)(dr->seed >> 32);
+    for (int l = 0; l < 16; l++) {
+        c0[l] = (uint32_t)b;
+        c1[l] = (uint32_t)h;
+        c2[l] = (uint32_t)row;
+        c3[l] = g0 + (uint32_t)l;
+    }
+    for (int r = 0; r < 10; r++) {   /* ten rounds, the key bumped by the Weyl constants after each */
+        for (int l = 0; l < 16; l++) {
+            uint64_t p0 = (uint64_t)0xD2511F53u * c0[l], p1 = (uint64_t)0xCD9E8D57u * c2[l];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
+            c0[l] = n0;
+            c1[l] = (uint32_t)p1;
+            c2[l] = n2;
+            c3[l] = (uint32_t)p0;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    for (int l = 0; l < 16; l++) {
+        kf[4 * l + 0] = c0[l] < T ? 0.0f : ks;
+        kf[4 * l + 1] = c1[l] < T ? 0.0f : ks;
+        kf[4 * l + 2] = c2[l] < T ? 0.0f : ks;
+        kf[4 * l + 3] = c3[l] < T ? 0.0f : ks;
+    }
+}
+
+/* Forward: P of keys [c0, c0 + n) of query row `row`, head h, batch b, in place: dropped
+ * weights to 0, kept ones times ks = 1/(1 − p). */
+static inline void cpu_dropout_p_row(const fs_dropout *dr, uint64_t T, int32_t b, int32_t h, int32_t row, int32_t c0,
+                                     int32_t n, float ks, float *x)
+{
+    float kf[64];
+    for (uint32_t g0 = (uint32_t)c0 >> 2; (int64_t)g0 * 4 < (int64_t)c0 + n; g0 += 16) {
+        cpu_dropout_keep64(dr, T, ks, b, h, row, g0, kf);
+        int32_t j0 = (int32_t)(g0 * 4) - c0, j1 = j0 + 64 < n ? j0 + 64 : n;
+        for (int32_t j = j0 < 0 ? 0 : j0; j < j1; j++) x[j] *= kf[j - j0];
     }
 }
 
 /* Backward, the same row: s holds P (before dropout), g holds dO·Vᵀ. Writes
  *     g = dS = P ∘ (Z ∘ dO·Vᵀ / (1 − p) − D)     s = Z ∘ P / (1 − p)  (the weight dV needs) */
-static inline void cpu_dropout_bwd_row(const fs_dropout *dr, int32_t b, int32_t h, int32_t row, int32_t c0,
+static inline void cpu_dropout_bwd_row(const fs_dropout *dr, uint64_t T, int32_t b, int32_t h, int32_t row, int32_t c0,
                                        int32_t n, float ks, float D, float *s, float *g)
 {
-    uint8_t z[64];
-    for (int32_t j0 = 0; j0 < n; j0 += 64) {
-        int32_t m = n - j0 < 64 ? n - j0 : 64;
-        fs_dropout_row(dr, (uint32_t)b, (uint32_t)h, (uint32_t)row, c0 + j0, m, z);
-        for (int32_t j = j0; j < j0 + m; j++) {
-            float k = z[j - j0] ? 0.0f : ks;
+    float kf[64];
+    for (uint32_t g0 = (uint32_t)c0 >> 2; (int64_t)g0 * 4 < (int64_t)c0 + n; g0 += 16) {
+        cpu_dropout_keep64(dr, T, ks, b, h, row, g0, kf);
+        int32_t j0 = (int32_t)(g0 * 4) - c0, j1 = j0 + 64 < n ? j0 + 64 : n;
+        for (int32_t j = j0 < 0 ? 0 : j0; j < j1; j++) {
+            float k = kf[j - j0];
             g[j] = s[j] * (k * g[j] - D);
             s[j] *= k;
         }
