@@ -469,6 +469,10 @@ int cli_trace(int argc, char **argv)
             cli_fail("trace", "%s", "--backend cuda runs the tiled algorithm (and --query) only");
             goto out;
         }
+        if (r->tiling.dropout.on) {
+            cli_fail("trace", "%s", "--backend cuda has no dropout (the engine's tiled forward has: drop --backend)");
+            goto out;
+        }
         st = fs_cuda_trace(r, &res, &tr, why, sizeof why);
         if (st != FS_OK) {
             fprintf(stderr, "flashstep trace: CUDA backend: %s\n", why[0] ? why : fs_status_str(st));
