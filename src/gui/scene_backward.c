@@ -450,7 +450,9 @@ static void draw_side(gui_draw *d, const gui_show *show, const bscan *c)
     y += lh + L->pad / 2;
     if (show->run.tiling.dropout.on) {
         /* Dropout: the mask Z a backward would need, stored, against regenerating it. */
-        kb(fs_dropout_mask_bytes(a->n_q_heads, a->n_q, a->n_kv, 1), b1, sizeof b1);
+        double mb = fs_dropout_mask_bytes(a->n_q_heads, a->n_q, a->n_kv, 1);
+        if (mb < 1024) snprintf(b1, sizeof b1, "%g B", mb);   /* 36 bits: 4.5 B, not "4 B" */
+        else kb(mb, b1, sizeof b1);
         gui_textf(d, fs, x, y, th->warn, GUI_AL_LEFT, "dropout p = %.3g: mask Z stored, 1 bit a pair: %s", show->run.tiling.dropout.p, b1);
         y += lh;
         gui_text(d, fs, x, y, th->accent, GUI_AL_LEFT, "regenerated from Philox(seed, counters): 0 B kept");
