@@ -979,6 +979,9 @@ START_TEST(damaged_traces_are_located)
         {"backward-mixed.jsonl", "backward-mixed.jsonl:56:10: a forward event"},
         {"backward-no-grad.jsonl", "backward-no-grad.jsonl:51:1: the trace stops before its gradient rows"},
         {"backward-no-newline.jsonl", "backward-no-newline.jsonl:56:84: the last line has no newline"},
+        /* dropout (dropout.jsonl damaged): a dropped pair outside its tile, a list of pairs cut */
+        {"dropout-outside.jsonl", "dropout-outside.jsonl:1:131: dropped pair 1 [1, 3] is not a cell of the pair"},
+        {"dropout-pairs.jsonl", "dropout-pairs.jsonl:5:134: expected ',' or ']'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[256], msg[1024] = "";
@@ -1002,6 +1005,16 @@ START_TEST(damaged_traces_are_located)
         ck_assert_int_eq(sh.run.attn.mask.kind, FS_MASK_CAUSAL);
         gui_show_free(&sh);
     }
+    /* The dropout fixture (000's n = 6 causal example, --dropout 0.5 --seed 1): on, p read back,
+     * the first tile's two dropped cells (1, 0) and (1, 1). */
+    gui_show sd;
+    ck_assert_int_eq(gui_trace_load("tests/gui/traces/dropout.jsonl", &sd, stderr), 0);
+    ck_assert(sd.run.tiling.dropout.on && sd.run.tiling.dropout.p == 0.5);
+    ck_assert_int_eq(sd.trace.ev[0].kind, FS_EV_TILE);
+    ck_assert_int_eq(sd.trace.ev[0].n_drop, 2);
+    const double *dp0 = fs_trace_at(&sd.trace, sd.trace.ev[0].drop);
+    ck_assert(dp0[0] == 1 && dp0[1] == 0 && dp0[2] == 1 && dp0[3] == 1);
+    gui_show_free(&sd);
     /* The backward fixture (trace --backward, 2 query heads over 1 KV head, causal with offset 0,
      * kv-outer, Bq 2, Bk 3: tests/gui/traces/{q,k,v,do}.txt) opens the backward scene. */
     gui_show sb;
