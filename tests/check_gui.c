@@ -838,7 +838,9 @@ START_TEST(saved_trace_reads_back_exactly)
             for (int i = 0; oa && i < a->n_o; i++) ck_assert_msg(oa[i] == ob[i], "seed %u: o differs at step %lld", seed, (long long)k);
         }
         ck_assert_int_eq(sh.run.attn.n_q_heads, algo == FS_ALGO_SOFTMAX ? 1 : hq);
-        ck_assert(sh.run.tiling.dropout.on == r.tiling.dropout.on);
+        bool visited = false;   /* dropout is read from the tiles' lists (none when all are skipped) */
+        for (int64_t k = 0; k < t.n; k++) visited |= t.ev[k].kind == FS_EV_TILE;
+        ck_assert(sh.run.tiling.dropout.on == (r.tiling.dropout.on && visited));
         if (algo != FS_ALGO_SOFTMAX) ck_assert_int_eq(sh.run.attn.n_q, nq);
         gui_show_free(&sh);
         fs_trace_free(&t);
@@ -933,7 +935,11 @@ START_TEST(saved_backward_trace_reads_back_exactly)
         const fs_attn *b = &sh.run.attn;
         ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
         ck_assert_int_eq(sh.run.algo, FS_ALGO_BACKWARD);
-        ck_assert(sh.run.tiling.dropout.on == p.r.tiling.dropout.on);
+        /* dropout is read from the pairs' lists: a trace whose pairs are all skipped shows none */
+        bool visited = false;
+        for (int64_t k = 0; k < t.n; k++) visited |= t.ev[k].kind == FS_EV_BTILE;
+        ck_assert_msg(sh.run.tiling.dropout.on == (p.r.tiling.dropout.on && visited), "seed %llu round %d: dropout %d",
+                      (unsigned long long)seed, round, sh.run.tiling.dropout.on);
         ck_assert_msg(b->n_q == a->n_q && b->n_kv == a->n_kv && b->d == a->d && b->d_v == a->d_v && b->n_q_heads == a->n_q_heads &&
                           b->n_kv_heads == a->n_kv_heads && b->Q == NULL && sh.run.dO == NULL,
                       "seed %llu round %d: shape %dx%d d %d d_v %d heads %d:%d, expected %dx%d d %d d_v %d heads %d:%d",
