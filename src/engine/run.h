@@ -9,6 +9,7 @@
 #include "attn.h"
 #include "backward.h"
 #include "decode.h"
+#include "lowp.h"
 #include "online.h"
 #include "reference.h"
 #include "status.h"
@@ -34,6 +35,8 @@ typedef struct {
     int32_t n_z;
     int32_t chunk;          /* SOFTMAX: ≥ 1 */
     const double *dO;       /* BACKWARD: (n_q_heads, n_q, d_v); NULL: dO = 1, the gradient of sum(O) */
+    bool lowp;              /* TILED: run the low-precision recipe (lowp.h) with the tiling's Bq, Bk */
+    fs_lowp_recipe recipe;
 } fs_run;
 
 typedef struct {

@@ -5,7 +5,7 @@ For random problems drawn fresh each run (seed printed; FS_SEED replays), masks 
 sliding window, GQA, ragged tiles, both loop orders, random p and Philox seeds:
   - the mask rebuilt from the forward's JSONL (every "tile" event's "dropped" pairs) is exactly
     the set of visible cells that Philox4x32-10, written here in plain Python from the published
-    algorithm, drops under the mapping of docs/07-backward.md; and the backward's "btile" events
+    algorithm, drops under the mapping of docs/09-dropout.md; and the backward's "btile" events
     list the same pairs;
   - the output rows and dQ, dK, dV equal a dense dropout attention written here from the formulas
     (ℓ over P before dropout, kept weights times 1/(1 - p));
