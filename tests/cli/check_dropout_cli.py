@@ -193,6 +193,8 @@ for t in (["--decode"], ["--reference"], ["--query"]):
     check(rc == 2 and "does not apply" in err and not out, f"--dropout with {t}: {err!r}")
 rc, out, err = run(g3 + ["--dropout", "0.1", "--pitfall", "no-rescale"])
 check(rc == 2 and "--pitfall" in err and not out, f"--dropout with --pitfall: {err!r}")
+rc, out, err = run(g3 + ["--dropout", "0.1", "--fp8", "e4m3"])
+check(rc == 2 and "--fp8" in err and not out, f"--dropout with --fp8: {err!r}")
 rc, out, err = run(g3 + ["--dropout", "0.1", "--backend", "cuda"])
 check(rc == 2 and "dropout" in err and not out, f"--dropout with --backend cuda: {err!r}")
 rc, out, err = run(["--help"])
