@@ -205,7 +205,7 @@ START_TEST(test_fully_masked)
     ck_assert_int_eq(fs_reference(&a, ref, NULL, NULL), FS_OK);
     for (int form = 0; form < 2; form++)
         for (int order = 0; order < 2; order++) {
-            fs_tiling t = {2, 3, form, order, false, FS_PITFALL_NONE};
+            fs_tiling t = {2, 3, form, order, false, FS_PITFALL_NONE, {false, 0.0, 0}};
             fs_trace tr;
             fs_trace_init(&tr);
             ck_assert_int_eq(fs_tiled(&a, &t, out, m, l, &tr), FS_OK);
@@ -279,7 +279,7 @@ START_TEST(test_doc000_tiled_example)
     a.K = K6;
     a.V = V6;
     a.mask.kind = FS_MASK_CAUSAL;
-    fs_tiling t = {2, 3, FS_FORM_UNNORMALIZED, FS_ORDER_Q_OUTER, false, FS_PITFALL_NONE};
+    fs_tiling t = {2, 3, FS_FORM_UNNORMALIZED, FS_ORDER_Q_OUTER, false, FS_PITFALL_NONE, {false, 0.0, 0}};
     double O[12];
     fs_trace tr;
     fs_trace_init(&tr);
@@ -468,7 +468,7 @@ START_TEST(test_pitfalls)
     a.V = V;
     a.scale = 1;
     ck_assert_int_eq(fs_reference(&a, ref, NULL, NULL), FS_OK);
-    fs_tiling t = {4, 4, FS_FORM_NORMALIZED, FS_ORDER_KV_OUTER, false, FS_PITFALL_NO_RESCALE};
+    fs_tiling t = {4, 4, FS_FORM_NORMALIZED, FS_ORDER_KV_OUTER, false, FS_PITFALL_NO_RESCALE, {false, 0.0, 0}};
     ck_assert_int_eq(fs_tiled(&a, &t, out, NULL, NULL, NULL), FS_OK);
     FS_ASSERT_SEED(fs_max_rel_err(out, ref, 24) > 1e-3, seed, "no-rescale should drift");
     t.pitfall = FS_PITFALL_BLOCK_MAX_NO_BETA;

@@ -764,6 +764,8 @@ START_TEST(gif_first_frame_is_the_png)
 }
 END_TEST
 
+static bool same_vec(const fs_trace *ta, int64_t a, const fs_trace *tb, int64_t b, int32_t n);
+
 /* Run r traced into t and save the trace at path as `flashstep trace --format jsonl` writes it. */
 static void save_trace(const fs_run *r, fs_trace *t, const char *path, uint64_t seed, int round)
 {
@@ -807,6 +809,7 @@ START_TEST(saved_trace_reads_back_exactly)
             r.tiling.Bq = 1 + rand() % 3; r.tiling.Bk = 1 + rand() % 3;
             r.decoding.Bk = 1 + rand() % 4;
             r.decoding.merge = rand() % 2 ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+            if (algo == FS_ALGO_TILED && round % 8 == 0) r.tiling.dropout = (fs_dropout){true, 0.4, (uint64_t)rand()};
         }
         fs_trace t;
         save_trace(&r, &t, path, seed, round);
@@ -826,11 +829,18 @@ START_TEST(saved_trace_reads_back_exactly)
                               "seed %u round %d step %lld: number %d differs (%.17g vs %.17g)", seed, round, (long long)k, i,
                               x[i], y[i]);
             ck_assert_int_eq(a->n_o, b->n_o);
+            /* Dropout's cells on a tile: the same pairs and p (an empty list read back empty). */
+            ck_assert_msg((a->drop >= 0) == (b->drop >= 0) && a->n_drop == b->n_drop && a->dropout == b->dropout &&
+                              same_vec(&t, a->drop, &sh.trace, b->drop, 2 * a->n_drop),
+                          "seed %u round %d step %lld: the dropped cells differ", seed, round, (long long)k);
             const double *oa = fs_trace_at(&t, a->o_new), *ob = fs_trace_at(&sh.trace, b->o_new);
             ck_assert((oa == NULL) == (ob == NULL));
             for (int i = 0; oa && i < a->n_o; i++) ck_assert_msg(oa[i] == ob[i], "seed %u: o differs at step %lld", seed, (long long)k);
         }
         ck_assert_int_eq(sh.run.attn.n_q_heads, algo == FS_ALGO_SOFTMAX ? 1 : hq);
+        bool visited = false;   /* dropout is read from the tiles' lists (none when all are skipped) */
+        for (int64_t k = 0; k < t.n; k++) visited |= t.ev[k].kind == FS_EV_TILE;
+        ck_assert(sh.run.tiling.dropout.on == (r.tiling.dropout.on && visited));
         if (algo != FS_ALGO_SOFTMAX) ck_assert_int_eq(sh.run.attn.n_q, nq);
         gui_show_free(&sh);
         fs_trace_free(&t);
@@ -860,6 +870,7 @@ static void bw_problem_random(bw_problem *p, fs_rng *g, int mask, fs_order order
     p->r.tiling.Bq = fs_rng_int(g, 1, 3);
     p->r.tiling.Bk = fs_rng_int(g, 1, 3);
     p->r.tiling.order = order;
+    if (fs_rng_int(g, 0, 2) == 0) p->r.tiling.dropout = (fs_dropout){true, fs_rng_uniform(g, 0, 0.8), fs_rng_next(g)};
 }
 
 static void bw_problem_free(bw_problem *p) { fs_test_problem_free(&p->drawn); }
@@ -915,13 +926,20 @@ START_TEST(saved_backward_trace_reads_back_exactly)
                               same_vec(&t, x->ds_row, &sh.trace, y->ds_row, x->n_s) &&
                               same_vec(&t, x->o_old, &sh.trace, y->o_old, x->n_o) && same_vec(&t, x->o_blk, &sh.trace, y->o_blk, x->n_o) &&
                               same_vec(&t, x->o_new, &sh.trace, y->o_new, x->n_o) && same_vec(&t, x->g_old, &sh.trace, y->g_old, x->n_g) &&
-                              same_vec(&t, x->g_blk, &sh.trace, y->g_blk, x->n_g) && same_vec(&t, x->g_new, &sh.trace, y->g_new, x->n_g),
+                              same_vec(&t, x->g_blk, &sh.trace, y->g_blk, x->n_g) && same_vec(&t, x->g_new, &sh.trace, y->g_new, x->n_g) &&
+                              (x->drop >= 0) == (y->drop >= 0) && x->n_drop == y->n_drop && x->dropout == y->dropout &&
+                              same_vec(&t, x->drop, &sh.trace, y->drop, 2 * x->n_drop),
                           "seed %llu round %d step %lld (%s): a vector differs", (unsigned long long)seed, round, (long long)k,
                           fs_event_kind_str(x->kind));
         }
         const fs_attn *b = &sh.run.attn;
         ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
         ck_assert_int_eq(sh.run.algo, FS_ALGO_BACKWARD);
+        /* dropout is read from the pairs' lists: a trace whose pairs are all skipped shows none */
+        bool visited = false;
+        for (int64_t k = 0; k < t.n; k++) visited |= t.ev[k].kind == FS_EV_BTILE;
+        ck_assert_msg(sh.run.tiling.dropout.on == (p.r.tiling.dropout.on && visited), "seed %llu round %d: dropout %d",
+                      (unsigned long long)seed, round, sh.run.tiling.dropout.on);
         ck_assert_msg(b->n_q == a->n_q && b->n_kv == a->n_kv && b->d == a->d && b->d_v == a->d_v && b->n_q_heads == a->n_q_heads &&
                           b->n_kv_heads == a->n_kv_heads && b->Q == NULL && sh.run.dO == NULL,
                       "seed %llu round %d: shape %dx%d d %d d_v %d heads %d:%d, expected %dx%d d %d d_v %d heads %d:%d",
@@ -967,6 +985,9 @@ START_TEST(damaged_traces_are_located)
         {"backward-mixed.jsonl", "backward-mixed.jsonl:56:10: a forward event"},
         {"backward-no-grad.jsonl", "backward-no-grad.jsonl:51:1: the trace stops before its gradient rows"},
         {"backward-no-newline.jsonl", "backward-no-newline.jsonl:56:84: the last line has no newline"},
+        /* dropout (dropout.jsonl damaged): a dropped pair outside its tile, a list of pairs cut */
+        {"dropout-outside.jsonl", "dropout-outside.jsonl:1:131: dropped pair 1 [1, 3] is not a cell of the pair"},
+        {"dropout-pairs.jsonl", "dropout-pairs.jsonl:5:134: expected ',' or ']'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[256], msg[1024] = "";
@@ -990,6 +1011,16 @@ START_TEST(damaged_traces_are_located)
         ck_assert_int_eq(sh.run.attn.mask.kind, FS_MASK_CAUSAL);
         gui_show_free(&sh);
     }
+    /* The dropout fixture (000's n = 6 causal example, --dropout 0.5 --seed 1): on, p read back,
+     * the first tile's two dropped cells (1, 0) and (1, 1). */
+    gui_show sd;
+    ck_assert_int_eq(gui_trace_load("tests/gui/traces/dropout.jsonl", &sd, stderr), 0);
+    ck_assert(sd.run.tiling.dropout.on && sd.run.tiling.dropout.p == 0.5);
+    ck_assert_int_eq(sd.trace.ev[0].kind, FS_EV_TILE);
+    ck_assert_int_eq(sd.trace.ev[0].n_drop, 2);
+    const double *dp0 = fs_trace_at(&sd.trace, sd.trace.ev[0].drop);
+    ck_assert(dp0[0] == 1 && dp0[1] == 0 && dp0[2] == 1 && dp0[3] == 1);
+    gui_show_free(&sd);
     /* The backward fixture (trace --backward, 2 query heads over 1 KV head, causal with offset 0,
      * kv-outer, Bq 2, Bk 3: tests/gui/traces/{q,k,v,do}.txt) opens the backward scene. */
     gui_show sb;

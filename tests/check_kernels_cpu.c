@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/attn.h"
+#include "engine/dropout.h"
 #include "engine/reference.h"
 #include "kernels/cpu/cpu_attn.h"
 #include "kernels/cpu/cpu_internal.h"   /* fs_cpu_parallel */
@@ -580,6 +581,141 @@ START_TEST(test_backward_matches_reference)
 }
 END_TEST
 
+/* Dropout (engine/dropout.h's mapping): the forward (versions 4 to 6) and the backward on each
+ * instruction set this CPU runs (loop index = isa), float32, against the engine's dense spec
+ * with the whole mask materialized cell by cell (fs_dropout_dropped, batch b of the layout as
+ * the counter's batch), on random problems of every mask with random p and seed. Tolerances:
+ * O 2e-5 relative (|O| ≤ 1/(1 − p) ≤ 5 here), gradients 2e-5 of their largest element, as the
+ * test above. Also: L is the log-sum-exp of P before dropout (the reference without dropout),
+ * and p = 0 gives the run without dropout bit for bit. */
+START_TEST(test_dropout_matches_engine)
+{
+    fs_cpu_isa isa = isas[_i];
+    if (!fs_cpu_isa_supported(isa)) return;
+    uint64_t seed = fs_test_seed() + (uint64_t)_i;
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 8; trial++) {
+        problem p;
+        problem_draw(&p, &r, FS_CPU_DTYPE_F32, 80, 160, 128);
+        fs_cpu_attn *a = &p.a;
+        fs_dropout dr = {true, trial == 0 ? 0.0 : fs_rng_uniform(&r, 0.05, 0.8), fs_rng_next(&r)};
+        long nq = (long)a->batch * a->n_q_heads * a->n_q * a->d;
+        long nk = (long)a->batch * a->n_kv_heads * a->n_kv * a->d;
+        long nrow = (long)a->batch * a->n_q_heads * a->n_q;
+        long qs = (long)a->n_q_heads * a->n_q * a->d, ks = (long)a->n_kv_heads * a->n_kv * a->d;
+        long rs = (long)a->n_q_heads * a->n_q, cells = rs * a->n_kv;
+        double *dOd = malloc(nq * sizeof(double)), *dQd = malloc(nq * sizeof(double));
+        double *dKd = malloc(nk * sizeof(double)), *dVd = malloc(nk * sizeof(double));
+        double *O0 = malloc(nq * sizeof(double)), *md = malloc(nrow * sizeof(double)), *ld = malloc(nrow * sizeof(double));
+        float *dO = malloc(nq * sizeof(float)), *dQ = malloc(nq * sizeof(float));
+        float *dK = malloc(nk * sizeof(float)), *dV = malloc(nk * sizeof(float)), *L = malloc(nrow * sizeof(float));
+        float *Oplain = malloc(nq * sizeof(float)), *g0 = malloc((2 * nq + 2 * nk) * sizeof(float));
+        uint8_t *Z = malloc((size_t)cells);
+        ck_assert(dOd && dQd && dKd && dVd && O0 && md && ld && dO && dQ && dK && dV && L && Oplain && g0 && Z);
+        for (long e = 0; e < nq; e++) dOd[e] = dO[e] = (float)fs_rng_uniform(&r, -1, 1);
+        /* The dense spec per batch element, its mask drawn cell by cell. */
+        for (int32_t b = 0; b < a->batch; b++) {
+            fs_attn ra = fs_attn_make(a->n_q, a->n_kv, a->d, a->d);
+            ra.n_q_heads = a->n_q_heads;
+            ra.n_kv_heads = a->n_kv_heads;
+            ra.Q = p.Qd + b * qs;
+            ra.K = p.Kd + b * ks;
+            ra.V = p.Vd + b * ks;
+            ra.scale = a->scale > 0.0f ? (double)a->scale : 1.0 / sqrt((double)a->d);
+            ra.mask = a->mask;
+            for (int32_t h = 0; h < a->n_q_heads; h++)
+                for (int32_t i = 0; i < a->n_q; i++)
+                    for (int32_t j = 0; j < a->n_kv; j++)
+                        Z[((long)h * a->n_q + i) * a->n_kv + j] =
+                            !fs_dropout_dropped(&dr, (uint32_t)b, (uint32_t)h, (uint32_t)i, (uint32_t)j);
+            ck_assert_int_eq(fs_dropout_reference(&ra, Z, dr.p, p.Od + b * qs), FS_OK);
+            ck_assert_int_eq(fs_dropout_backward_dense(&ra, Z, dr.p, dOd + b * qs, dQd + b * qs, dKd + b * ks, dVd + b * ks),
+                             FS_OK);
+            ck_assert_int_eq(fs_reference(&ra, O0 + b * qs, md + b * rs, ld + b * rs), FS_OK);
+        }
+        fs_cpu_opts fo = fs_cpu_opts_default();
+        fo.version = fs_rng_int(&r, 4, FS_CPU_VERSIONS);
+        fo.threads = fs_rng_int(&r, 1, 3);
+        fo.isa = isa;
+        if (fs_rng_int(&r, 0, 1)) {   /* odd tiles */
+            fo.Bq = fs_rng_int(&r, 1, 40);
+            fo.Bk = fs_rng_int(&r, 1, 40);
+        }
+        /* Without dropout first (for p = 0's bit-for-bit check), then with. */
+        a->O = Oplain;
+        a->L = NULL;
+        ck_assert_int_eq(fs_cpu_prefill(a, &fo), FS_OK);
+        a->O = p.O;
+        a->L = L;
+        a->dropout = &dr;
+        fs_status st = fs_cpu_prefill(a, &fo);
+        FS_ASSERT_SEED(st == FS_OK, seed, "prefill with dropout: %s", fs_status_str(st));
+        double eo = problem_error(&p);
+        FS_ASSERT_SEED(eo <= 2e-5, seed, "forward %s version %d Bq %d Bk %d p %.3f: O error %.3g on %s", fs_cpu_isa_str(isa),
+                       fo.version, fo.Bq, fo.Bk, dr.p, eo, p.what);
+        for (long row = 0; row < nrow; row++) {
+            double want = ld[row] > 0 ? md[row] + log(ld[row]) : -INFINITY;
+            FS_ASSERT_SEED(want == -INFINITY ? L[row] == -INFINITY : fabs(L[row] - want) <= 1e-5 * fmax(1.0, fabs(want)),
+                           seed, "L of row %ld with dropout: %.9g, the reference without %.9g", row, L[row], want);
+        }
+        if (dr.p == 0)
+            FS_ASSERT_SEED(!memcmp(Oplain, p.O, nq * sizeof(float)), seed, "p = 0 is not the run without dropout");
+        fs_cpu_backward_opts bo = fs_cpu_backward_opts_default();
+        /* one thread at p = 0: threads add their dQ copies in the order they finish, which is
+         * not the same from run to run */
+        bo.threads = dr.p == 0 ? 1 : fs_rng_int(&r, 1, 3);
+        bo.isa = isa;
+        if (fs_rng_int(&r, 0, 1)) {
+            bo.Bq = fs_rng_int(&r, 1, 40);
+            bo.Bk = fs_rng_int(&r, 1, 40);
+        }
+        if (dr.p == 0) {   /* the backward without dropout, for the bit-for-bit check */
+            a->dropout = NULL;
+            ck_assert_int_eq(fs_cpu_backward(a, dO, g0, g0 + nq, g0 + nq + nk, &bo), FS_OK);
+            a->dropout = &dr;
+        }
+        st = fs_cpu_backward(a, dO, dQ, dK, dV, &bo);
+        FS_ASSERT_SEED(st == FS_OK, seed, "backward with dropout: %s", fs_status_str(st));
+        double eq = normwise_err(dQ, dQd, nq), ek = normwise_err(dK, dKd, nk), ev = normwise_err(dV, dVd, nk);
+        FS_ASSERT_SEED(eq <= 2e-5 && ek <= 2e-5 && ev <= 2e-5, seed,
+                       "backward %s threads %d Bq %d Bk %d p %.3f: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
+                       fs_cpu_isa_str(isa), bo.threads, bo.Bq, bo.Bk, dr.p, eq, ek, ev, p.what);
+        if (dr.p == 0)
+            FS_ASSERT_SEED(!memcmp(g0, dQ, nq * sizeof(float)) && !memcmp(g0 + nq, dK, nk * sizeof(float)) &&
+                               !memcmp(g0 + nq + nk, dV, nk * sizeof(float)),
+                           seed, "backward at p = 0 is not the run without dropout");
+        free(dOd); free(dQd); free(dKd); free(dVd); free(O0); free(md); free(ld);
+        free(dO); free(dQ); free(dK); free(dV); free(L); free(Oplain); free(g0); free(Z);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* Dropout where it does not apply: versions 1 to 3, decode, the baselines; p out of range. */
+START_TEST(test_dropout_refusals)
+{
+    fs_rng r = {fs_test_seed()};
+    problem p;
+    problem_draw(&p, &r, FS_CPU_DTYPE_F32, 8, 8, 32);
+    fs_cpu_attn *a = &p.a;
+    fs_dropout dr = {true, 0.25, 1};
+    a->dropout = &dr;
+    for (int v = 1; v <= 3; v++) {
+        fs_cpu_opts o = fs_cpu_opts_default();
+        o.version = v;
+        ck_assert_int_eq(fs_cpu_prefill(a, &o), FS_ERR_ARG);
+    }
+    ck_assert_int_eq(fs_cpu_decode(a, NULL), FS_ERR_ARG);
+    char why[64];
+    ck_assert_int_eq(fs_cpu_baseline(a, 1, why, sizeof why), FS_ERR_ARG);
+    dr.p = 1.0;
+    ck_assert_int_eq(fs_cpu_prefill(a, NULL), FS_ERR_ARG);
+    dr.on = false;   /* off: the same problem runs */
+    ck_assert_int_eq(fs_cpu_prefill(a, NULL), FS_OK);
+    problem_free(&p);
+}
+END_TEST
+
 /* Rows that see no key get zero gradients, no NaN: a causal mask with an offset that hides
  * every key from the first rows. */
 START_TEST(test_backward_empty_rows)
@@ -756,10 +892,12 @@ Suite *kernels_cpu_suite(void)
     tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0, N_ISAS);
     tcase_add_test(tc, test_baseline_matches_reference);
     tcase_add_loop_test(tc, test_backward_matches_reference, 0, 1 + N_ISAS);
+    tcase_add_loop_test(tc, test_dropout_matches_engine, 0, N_ISAS);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("edges");
     tcase_set_timeout(tm, 60);
     tcase_add_test(tm, test_refusals);
+    tcase_add_test(tm, test_dropout_refusals);
     tcase_add_test(tm, test_decode_paged_refusals);
     tcase_add_test(tm, test_backward_empty_rows);
     tcase_add_test(tm, test_conversions);

@@ -38,6 +38,8 @@ typedef struct {
     bool cpu_time;       /* --cpu-time: rows timed by the process's CPU time (1 thread only) */
     bool decode_f16_longest_only;   /* --quick: the float16 decode row at the longest N only */
     int32_t reps;
+    double dropout;      /* --dropout P: also time each prefill (versions ≥ 4) and backward row
+                            with dropout, alternating with the row without; < 0: not asked */
     double mem_limit;    /* bytes a configuration may use (inputs, scratch, baseline S and P) */
     bench_format format;
     const char *plot;    /* PNG path or NULL */

@@ -74,6 +74,10 @@ static void usage(FILE *f)
         "                      (--threads 1); the FMA peak and the decode rows' probe passes\n"
         "                      are then timed the same way, the read bandwidth of the header\n"
         "                      stays wall-clock\n"
+        "  --dropout P         beside each prefill row of versions 4-%d and each backward row, the\n"
+        "                      same kernel with dropout P (0 <= P < 1; kernel name +drop), the\n"
+        "                      two run alternately, best of each kept, and the row with dropout\n"
+        "                      notes its time over the one without\n"
         "  --reps R            timed runs per prefill and backward row, best kept (default 3;\n"
         "                      a row whose first run takes over 2 s runs once); decode rows\n"
         "                      time alternating pairs instead (above)\n"
@@ -82,7 +86,7 @@ static void usage(FILE *f)
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
         "  --help              this text\n",
         FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS, FS_CPU_DECODE_VERSIONS,
-        FS_CPU_DECODE_VERSIONS);
+        FS_CPU_DECODE_VERSIONS, FS_CPU_VERSIONS);
 }
 
 /* ---- argument parsing ------------------------------------------------------------------ */
@@ -154,6 +158,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     o->decode_rows = 1;
     o->baseline = o->prefill = o->decode = o->backward = true;
     o->reps = 3;
+    o->dropout = -1;
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
          explicit_d = false, explicit_t = false, explicit_bn = false, explicit_pages = false;
@@ -283,6 +288,13 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--decode-rows")) {
             NEED_VALUE();
             if (!parse_int(v, 1, 64, &o->decode_rows)) return bad("--decode-rows wants 1..64, not '%s'", v);
+        } else if (!strcmp(a, "--dropout")) {
+            NEED_VALUE();
+            char *end;
+            double p = strtod(v, &end);
+            if (end == v || *end || !(p >= 0 && p < 1))
+                return bad("--dropout wants a probability from 0 up to but not including 1, not '%s'", v);
+            o->dropout = p;
         } else if (!strcmp(a, "--reps")) {
             NEED_VALUE();
             if (!parse_int(v, 1, 100, &o->reps)) return bad("--reps wants 1..100, not '%s'", v);

@@ -62,6 +62,8 @@ void bench_print_row(const bench_opts *o, const bench_row *r, const char *note)
         if (r->ok && dec)
             printf(": median of %d alternating calls and passes, probe %.1f GB/s)", r->pairs,
                    r->bw_now);
+        if (r->ok && note && note[0] && strstr(r->kernel, "+drop"))   /* its time over the row without */
+            printf("  %s", note);
         if (r->ok) printf("\n");
         else
             printf("%-16s %7d %5d %6s %7d   not run: %s\n", r->kernel, r->N, r->d,

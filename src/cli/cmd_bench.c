@@ -343,6 +343,42 @@ done:
     return best;
 }
 
+/* --dropout: a row's kernel timed without and with dropout (t[0], t[1]), one run of each in
+ * turn, best of each kept, so that a busy machine slows both alike. Prefill (version) or the
+ * backward (version 0). false when a run refused (why filled). */
+static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, int32_t version, int32_t threads, fs_cpu_isa isa,
+                              int32_t Bq, int32_t Bk, int32_t reps, double p, double t[2], char *why, size_t n)
+{
+    fs_dropout dr = {true, p, 0x5eed};
+    t[0] = t[1] = INFINITY;
+    for (int32_t r = 0; r < reps; r++)
+        for (int w = 0; w < 2; w++) {
+            a->dropout = w ? &dr : NULL;
+            double x = version ? time_runs(clk, RUN_PREFILL, a, version, threads, isa, Bq, Bk, 1, why, n)
+                               : time_backward(clk, false, a, threads, isa, Bq, Bk, 1, why, n);
+            a->dropout = NULL;
+            if (x < 0) return false;
+            if (x < t[w]) t[w] = x;
+        }
+    return true;
+}
+
+/* The row with dropout beside a row without (r0), from the pair's times. */
+static void dropout_row(const bench_opts *o, const bench_row *r0, const double t[2], double flops, double bytes,
+                        double peak, bench_row *r, char *note, size_t n)
+{
+    bench_row out = *r0;
+    size_t k = strlen(out.kernel);
+    if (k > sizeof out.kernel - 6) k = sizeof out.kernel - 6;
+    memcpy(out.kernel + k, "+drop", 6);
+    *r = out;
+    r->ms = t[1] * 1e3;
+    r->gflops = flops / t[1] * 1e-9;
+    r->peak_fraction = peak > 0 ? r->gflops / peak : 0.0;
+    r->gbps = bytes / t[1] * 1e-9;
+    snprintf(note, n, "dropout %g: %.2fx the time without (interleaved)", o->dropout, t[1] / t[0]);
+}
+
 int cli_bench(int argc, char **argv)
 {
     bench_opts o;
@@ -435,6 +471,27 @@ int cli_bench(int argc, char **argv)
                                 snprintf(why, sizeof why, "cannot allocate: S and P need %.1f GiB, "
                                          "over the limit of %.1f GiB (--mem-limit)",
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
+                            } else if (o.dropout >= 0 && !base && version >= 4) {
+                                double t[2];
+                                if (time_dropout_pair(clk, &in.a, version, r.threads, o.isa, o.Bq, o.Bk, o.reps,
+                                                      o.dropout, t, why, sizeof why)) {
+                                    r.ok = true;
+                                    r.ms = t[0] * 1e3;
+                                    r.gflops = flops / t[0] * 1e-9;
+                                    r.peak_fraction = m.fma[r.threads] > 0 ? r.gflops / m.fma[r.threads] : 0.0;
+                                    r.gbps = bytes / t[0] * 1e-9;
+                                    r.rss_mb = fs_cpu_rss_peak_mb();
+                                    rows[n_rows++] = r;
+                                    bench_print_row(&o, &r, why);
+                                    if (n_rows < cap) {
+                                        char note[120];
+                                        dropout_row(&o, &r, t, flops, bytes, m.fma[r.threads], &r, note, sizeof note);
+                                        rows[n_rows++] = r;
+                                        bench_print_row(&o, &r, note);
+                                    }
+                                    inputs_free(&in);
+                                    continue;
+                                }
                             } else {
                                 double t = time_runs(clk, base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
                                                      r.threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
@@ -482,6 +539,27 @@ int cli_bench(int argc, char **argv)
                             } else if (prefill_bytes(&o, N, d) * 2 > o.mem_limit) {
                                 snprintf(why, sizeof why, "cannot allocate: over the limit of %.1f GiB "
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
+                            } else if (o.dropout >= 0 && !base) {
+                                double t[2];
+                                if (time_dropout_pair(clk, &in.a, 0, threads, o.isa, o.Bq, o.Bk, o.reps, o.dropout, t, why,
+                                                      sizeof why)) {
+                                    r.ok = true;
+                                    r.ms = t[0] * 1e3;
+                                    r.gflops = flops / t[0] * 1e-9;
+                                    r.peak_fraction = m.fma[threads] > 0 ? r.gflops / m.fma[threads] : 0.0;
+                                    r.gbps = bytes / t[0] * 1e-9;
+                                    r.rss_mb = fs_cpu_rss_peak_mb();
+                                    rows[n_rows++] = r;
+                                    bench_print_row(&o, &r, why);
+                                    if (n_rows < cap) {
+                                        char note[120];
+                                        dropout_row(&o, &r, t, flops, bytes, m.fma[threads], &r, note, sizeof note);
+                                        rows[n_rows++] = r;
+                                        bench_print_row(&o, &r, note);
+                                    }
+                                    inputs_free(&in);
+                                    continue;
+                                }
                             } else {
                                 double t = time_backward(clk, base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
                                 if (t > 0) {

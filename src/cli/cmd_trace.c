@@ -82,6 +82,16 @@ static void jupdate(FILE *f, const char *name, const fs_trace *tr, int64_t old, 
     jvec(f, key, tr, updated, n);
 }
 
+/* Dropout on a TILE or BTILE: p and the pair's dropped visible cells, "dropped":[[i,j],...]. */
+static void jdropped(FILE *f, const fs_trace *tr, const fs_event *e)
+{
+    const double *v = fs_trace_at(tr, e->drop);
+    JF("dropout", e->dropout);
+    fputs(",\"dropped\":[", f);
+    for (int32_t k = 0; k < e->n_drop; k++) fprintf(f, "%s[%d,%d]", k ? "," : "", (int)v[2 * k], (int)v[2 * k + 1]);
+    fputc(']', f);
+}
+
 void cli_trace_jsonl(FILE *f, const fs_trace *tr)
 {
     for (int64_t k = 0; k < tr->n; k++) {
@@ -109,6 +119,7 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             fprintf(f, ",\"class\":\"%s\"", fs_tile_class_str(e->cls));
             if (e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP)
                 fprintf(f, ",\"reason\":\"%s\"", fs_skip_reason_str(e->reason));
+            if (e->drop >= 0) jdropped(f, tr, e);
             break;
         case FS_EV_ROW:
             JI("row", e->row); JI("qt", e->qt); JI("kt", e->kt); JI("c0", e->c0); JI("c1", e->c1);
@@ -225,14 +236,24 @@ static void tvec_update(FILE *f, const fs_trace *tr, int64_t old, int64_t blk, i
 
 /* One (Q tile, KV tile) pair of the forward (TILE, SKIP) or the backward (BTILE, BSKIP): its
  * rows and keys, then its class, or why it was skipped and a blank line. */
-static void print_tile(FILE *f, const char *hd, const fs_event *e)
+static void print_tile(FILE *f, const fs_trace *tr, const char *hd, const fs_event *e)
 {
     const bool backward = e->kind == FS_EV_BTILE || e->kind == FS_EV_BSKIP;
     const bool skipped = e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP;
     fprintf(f, "%s%sQ tile %d (rows %d-%d) x KV tile %d (keys %d-%d): ", hd, backward ? "backward: " : "", e->qt,
             e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1);
-    if (skipped) fprintf(f, "skipped (%s)\n\n", fs_skip_reason_str(e->reason));
-    else fprintf(f, "%s\n", fs_tile_class_str(e->cls));
+    if (skipped) {
+        fprintf(f, "skipped (%s)\n\n", fs_skip_reason_str(e->reason));
+        return;
+    }
+    fprintf(f, "%s\n", fs_tile_class_str(e->cls));
+    if (e->drop < 0) return;
+    /* Dropout: the visible cells of this pair whose weight is dropped (the backward's are the
+     * forward's, regenerated). */
+    const double *v = fs_trace_at(tr, e->drop);
+    fprintf(f, "  dropped (row, key):%s", e->n_drop ? "" : " none");
+    for (int32_t k = 0; k < e->n_drop; k++) fprintf(f, " (%d, %d)", (int)v[2 * k], (int)v[2 * k + 1]);
+    fputc('\n', f);
 }
 
 /* Events of one kind come in runs; the table heads a run or ends it with a line of its own. */
@@ -266,6 +287,10 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                 fs_algo_str(r->algo), a->n_q, a->n_kv, a->d, a->d_v, a->n_q_heads, a->n_kv_heads,
                 num(b[0], a->scale, 6), a->mask.kind == FS_MASK_BITS && a->mask.is_tree ? "tree"
                                                                         : fs_mask_kind_str(a->mask.kind));
+    if ((r->algo == FS_ALGO_TILED || r->algo == FS_ALGO_BACKWARD) && r->tiling.dropout.on)
+        fprintf(f, "dropout p=%s seed=%llu: kept weights times 1/(1-p) = %s; l sums P before dropout\n",
+                num(b[0], r->tiling.dropout.p, 6), (unsigned long long)r->tiling.dropout.seed,
+                num(b[1], fs_dropout_keep_scale(r->tiling.dropout.p), 6));
     if (r->algo == FS_ALGO_BACKWARD)
         fprintf(f, "Bq=%d Bk=%d order=%s dO=%s\n", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order),
                 r->dO ? "given" : "1 (no --do: the gradient of sum(O))");
@@ -307,7 +332,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
         case FS_EV_SKIP:
         case FS_EV_BTILE:
         case FS_EV_BSKIP:
-            print_tile(f, hd, e);
+            print_tile(f, tr, hd, e);
             if (e->lowp && e->kind == FS_EV_TILE)
                 fprintf(f, "  scales: q %s  k %s  v %s  p %s (S descaled by scale * q * k; P * p before e4m3)\n",
                         num(b[0], e->q_scale, 8), num(b[1], e->k_scale, 8), num(b[2], e->v_scale, 8),
@@ -383,7 +408,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             print_scores(f, tr, e, digits);
             fprintf(f, "\n    P = exp(S - %s) = ", num(b[0], e->x, digits));
             tvec(f, tr, e->p_row, e->n_s, digits);
-            fprintf(f, "\n    dP = dO V^T = ");
+            fprintf(f, "\n    dP = %s = ", r->tiling.dropout.on ? "Z * dO V^T / (1-p)" : "dO V^T");
             tvec(f, tr, e->dp_row, e->n_s, digits);
             fprintf(f, "   dS = P * (dP - %s) = ", num(b[0], e->m_new, digits));
             tvec(f, tr, e->ds_row, e->n_s, digits);
@@ -470,6 +495,10 @@ int cli_trace(int argc, char **argv)
         char why[256] = "";
         if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY) {
             cli_fail("trace", "%s", "--backend cuda runs the tiled algorithm (and --query) only");
+            goto out;
+        }
+        if (r->tiling.dropout.on) {
+            cli_fail("trace", "%s", "--backend cuda has no dropout (the engine's tiled forward has: drop --backend)");
             goto out;
         }
         st = fs_cuda_trace(r, &res, &tr, why, sizeof why);

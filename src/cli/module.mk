@@ -1,8 +1,9 @@
 # module.mk for src/cli: the command line's own test step (the `trace` contract from outside,
-# forward and backward; `fp8` and `trace --fp8`).
+# forward and backward, with dropout; `fp8` and `trace --fp8`).
 TEST_EXTRA += test-cli
 .PHONY: test-cli
 test-cli:
 	python3 tests/cli/check_trace_cli.py $(FLASHSTEP)
 	python3 tests/cli/check_backward_cli.py $(FLASHSTEP)
+	python3 tests/cli/check_dropout_cli.py $(FLASHSTEP)
 	python3 tests/cli/check_fp8_cli.py $(FLASHSTEP)

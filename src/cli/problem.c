@@ -62,7 +62,11 @@ const char cli_problem_help[] =
     "                               (its signs, default 1); p-scale=X (P times X before its\n"
     "                               rounding; default 256 for FP8). E.g. --fp8 'e4m3 block'\n"
     "  --fp8-values                 with --fp8: the trace also records the exact and the rounded\n"
-    "                               inputs (each query row, each tile's K and V rows) and P8\n";
+    "                               inputs (each query row, each tile's K and V rows) and P8\n"
+    "  --dropout P                  tiled and --backward: drop each weight of P with probability\n"
+    "                               P (0 <= P < 1), the kept ones times 1/(1-P); l stays the sum\n"
+    "                               of P before dropout; the backward regenerates the same mask\n"
+    "  --seed S                     with --dropout: the Philox4x32-10 key, 0 to 2^64-1 (default 0)\n";
 
 static int fail(const cli_problem *p, const char *fmt, const char *a) { return cli_fail(p->cmd, fmt, a); }
 
@@ -174,6 +178,34 @@ static int set_pitfall(cli_problem *p, const char *v)
     return fail(p, "unknown --pitfall '%s'", v);
 }
 
+static int set_dropout(cli_problem *p, const char *v)
+{
+    double x;
+    if (!cli_parse_double(v, &x) || fs_dropout_check(x) != FS_OK)
+        return fail(p, "--dropout must be a probability from 0 up to but not including 1, not '%s'", v);
+    p->run.tiling.dropout.on = true;
+    p->run.tiling.dropout.p = x;
+    return 0;
+}
+
+static int set_seed(cli_problem *p, const char *v)
+{
+    /* Decimal digits only, within 64 bits (strtoull alone would take "-1", " 7" or "0x10"). */
+    size_t n = strlen(v);
+    if (n == 0 || n > 20 || strspn(v, "0123456789") != n)
+        return fail(p, "--seed must be a whole number from 0 to 18446744073709551615, not '%s'", v);
+    uint64_t x = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned dgt = (unsigned)(v[k] - '0');
+        if (x > (UINT64_MAX - dgt) / 10)
+            return fail(p, "--seed must be a whole number from 0 to 18446744073709551615, not '%s'", v);
+        x = x * 10 + dgt;
+    }
+    p->run.tiling.dropout.seed = x;
+    p->seed_set = true;
+    return 0;
+}
+
 static int set_merge(cli_problem *p, const char *v)
 {
     if (!strcmp(v, "sequential")) p->run.decoding.merge = FS_MERGE_SEQUENTIAL;
@@ -256,6 +288,8 @@ static const struct {
     {"--heads", true, ALL_ATTN, set_heads},
     {"--fp8", true, ALGO_BIT(FS_ALGO_TILED), set_fp8},
     {"--fp8-values", false, ALGO_BIT(FS_ALGO_TILED), set_fp8_values},
+    {"--dropout", true, TILES, set_dropout},
+    {"--seed", true, TILES, set_seed},
 };
 #define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
 
@@ -349,6 +383,11 @@ int cli_problem_load(cli_problem *p)
                     p->cmd);
             return 2;
         }
+    if (p->seed_set && !r->tiling.dropout.on) return fail(p, "%s", "--seed is the dropout's key: give --dropout too");
+    if (r->tiling.dropout.on && r->tiling.pitfall)
+        return fail(p, "%s", "--dropout runs the correct algorithm only; drop --pitfall");
+    if (r->tiling.dropout.on && r->lowp)
+        return fail(p, "%s", "--dropout does not apply to --fp8 (the low-precision recipe runs without dropout)");
     if (r->recipe.values && !r->lowp) return fail(p, "%s", "--fp8-values needs --fp8");
     if (r->lowp) {
         /* FlashAttention-3's recipe has one form and one order; it reads Q and K, not scores */
@@ -504,6 +543,10 @@ int cli_problem_load(cli_problem *p)
                                  nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
                                  (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
     }
+    if (r->tiling.dropout.on) {   /* each visited pair lists its dropped cells, two numbers each */
+        int64_t bq = r->tiling.Bq < at->n_q ? r->tiling.Bq : at->n_q, bk = r->tiling.Bk < at->n_kv ? r->tiling.Bk : at->n_kv;
+        pool += (int64_t)p->hq * nqt * nkt * 2 * bq * bk;
+    }
     if (events > p->max_events || pool > p->max_pool) {
         fprintf(stderr, "flashstep %s: this problem would record about %lld events and %lld numbers; "
                         "the limit is %lld and %lld. Trace a smaller problem, or larger tiles "
@@ -562,6 +605,8 @@ void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *det
     if (a->softcap > 0) ADD(", softcap %g", a->softcap);
     if (r->tiling.exp2) ADD(", exp2");
     if (r->tiling.pitfall) ADD(", pitfall %s", fs_pitfall_str(r->tiling.pitfall));
+    if (r->tiling.dropout.on)
+        ADD(", dropout %g (seed %llu)", r->tiling.dropout.p, (unsigned long long)r->tiling.dropout.seed);
 #undef ADD
 }
 

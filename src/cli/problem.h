@@ -26,6 +26,7 @@ typedef struct {
     fs_run run;             /* algorithm and its settings; inputs after cli_problem_load */
     int hq, hkv;            /* --heads */
     bool form_set;
+    bool seed_set;          /* --seed given (the dropout's key, in run.tiling.dropout) */
     double scale;           /* NAN: the default */
     bool mask_causal, has_offset;
     int window;

@@ -41,6 +41,8 @@ typedef struct {
     double *dk_blk;            /* (Bk, d)   each key's dK contribution from this tile */
     double *dv_blk;            /* (Bk, d_v) each key's dV contribution from this tile */
     double *g_old;             /* (max(d, d_v)) copy for the trace */
+    uint8_t *Z;                /* (Bq, Bk) dropout: 1 where the cell is dropped, regenerated */
+    double *drop;              /* (2 Bq Bk) dropout: the dropped visible cells as (row, key) */
 } scratch;
 
 /* Record e with its vectors: v[k] (n[k] numbers) goes to the trace's pool and its offset into
@@ -72,6 +74,16 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     fs_tile_class cls = fs_mask_classify(&a->mask, a->n_q, a->n_kv, r0, r1, c0, c1, &why);
     fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_BSKIP : FS_EV_BTILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     te.reason = why;
+    /* Dropout: the forward's mask of this tile, regenerated from the same Philox counters. */
+    const bool drop = t->dropout.on && cls != FS_TILE_SKIPPED;
+    const double ks = drop ? fs_dropout_keep_scale(t->dropout.p) : 1.0;
+    if (drop) {
+        int32_t n_drop;
+        fs_dropout_tile(&t->dropout, a, h, r0, r1, c0, c1, cls, w->Z, w->drop, &n_drop);
+        te.dropout = t->dropout.p;
+        te.n_drop = n_drop;
+        if (tr && (te.drop = fs_trace_vec(tr, w->drop, 2 * n_drop)) < 0) return FS_ERR_NOMEM;
+    }
     if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
     if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
 
@@ -81,7 +93,9 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
         const double *q = Q + (size_t)i * d, *dout = dO + (size_t)i * d_v;
         double *dq = dQ + (size_t)i * d;
         int32_t visible = 0;
-        /* S = scale · q Kᵀ (masked on partial tiles); P = exp(S − L); dP = dO Vᵀ; dS = P ∘ (dP − D) */
+        const uint8_t *z = drop ? w->Z + (size_t)(i - r0) * nc : NULL;
+        /* S = scale · q Kᵀ (masked on partial tiles); P = exp(S − L); dP = dO Vᵀ; dS = P ∘ (dP − D).
+         * With dropout dP = Z ∘ (dO Vᵀ) / (1 − p): a dropped weight passes no gradient back. */
         for (int32_t j = 0; j < nc; j++) {
             const double *v = V + (size_t)(c0 + j) * d_v;
             bool vis = cls == FS_TILE_FULL || fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, c0 + j);
@@ -89,6 +103,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
             w->P[j] = vis && L[i] > -INFINITY ? exp(w->S[j] - L[i]) : 0.0;
             double dp = 0;
             for (int32_t c = 0; c < d_v; c++) dp += dout[c] * v[c];
+            if (z) dp = z[j] ? 0.0 : dp * ks;
             w->dP[j] = dp;
             w->dS[j] = w->P[j] == 0 ? 0.0 : w->P[j] * (dp - D[i]);   /* no −0 where masked */
             visible += vis;
@@ -103,7 +118,9 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
                 w->dq_blk[c] += g * k[c];
                 w->dk_blk[(size_t)j * d + c] += g * q[c];
             }
-            for (int32_t c = 0; c < d_v; c++) w->dv_blk[(size_t)j * d_v + c] += w->P[j] * dout[c];
+            if (z && z[j]) continue;   /* dropped: no dV (its dS above still reaches dQ and dK) */
+            const double pd = z ? w->P[j] * ks : w->P[j];   /* the weight the forward used */
+            for (int32_t c = 0; c < d_v; c++) w->dv_blk[(size_t)j * d_v + c] += pd * dout[c];
         }
         if (tr) memcpy(w->dq_old, dq, sizeof(double) * (size_t)d);
         for (int32_t c = 0; c < d; c++) dq[c] += w->dq_blk[c];
@@ -214,6 +231,7 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
     if (!a->Q || !a->K || a->S) return FS_ERR_ARG;   /* given scores have no dQ, dK */
     if (t->Bq < 1 || t->Bk < 1) return FS_ERR_TILE;
     if ((unsigned)t->order > FS_ORDER_KV_OUTER || t->pitfall != FS_PITFALL_NONE) return FS_ERR_ARG;
+    if (t->dropout.on && fs_dropout_check(t->dropout.p) != FS_OK) return FS_ERR_ARG;
     if ((st = fs_backward_check_range(a, dO, NULL, 0)) != FS_OK) return st;
 
     const int32_t d = a->d, d_v = a->d_v, n_q = a->n_q, n_kv = a->n_kv;
@@ -232,8 +250,12 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
     w.dk_blk = malloc(sizeof(double) * (size_t)Bk * d);
     w.dv_blk = malloc(sizeof(double) * (size_t)Bk * d_v);
     w.g_old = malloc(sizeof(double) * (size_t)dmax);
+    const int32_t Bq = t->Bq < n_q ? t->Bq : n_q;
+    w.Z = malloc((size_t)Bq * Bk);
+    w.drop = malloc(sizeof(double) * 2 * (size_t)Bq * Bk);
     st = FS_ERR_NOMEM;
-    if (!D || !w.S || !w.P || !w.dP || !w.dS || !w.dq_blk || !w.dq_old || !w.dk_blk || !w.dv_blk || !w.g_old)
+    if (!D || !w.S || !w.P || !w.dP || !w.dS || !w.dq_blk || !w.dq_old || !w.dk_blk || !w.dv_blk || !w.g_old ||
+        !w.Z || !w.drop)
         goto done;
     memset(dQ, 0, sizeof(double) * rows * (size_t)d);
     memset(dK, 0, sizeof(double) * keys * (size_t)d);
@@ -317,6 +339,8 @@ done:
     free(w.dk_blk);
     free(w.dv_blk);
     free(w.g_old);
+    free(w.Z);
+    free(w.drop);
     return st;
 }
 

@@ -32,6 +32,12 @@
  *   FS_ORDER_Q_OUTER: head by head, a Q tile meets every KV tile, so its dQ rows are finished in
  *     one pass and dK, dV accumulate across Q tiles.
  * Both give the same gradients. GQA: dK and dV of a KV head sum over the query heads of its group.
+ *
+ * Dropout (dropout.h; t->dropout, the forward's): the forward used Pd = Z ∘ P / (1 − p). The
+ * backward regenerates Z tile by tile from the same Philox counters (nothing n × n is kept) and
+ *     dV += Pdᵀ dO,   dP = Z ∘ (dO Vᵀ) / (1 − p),   dS = P ∘ (dP − D)
+ * with D = rowsum(dO ∘ O) unchanged (Σ_j P dP = Σ_j Pd (dO Vᵀ) = dO · O). The BROW event's dP
+ * is this masked dP; its P is the weight before dropout. BTILE lists the dropped cells.
  */
 #ifndef FS_BACKWARD_H
 #define FS_BACKWARD_H
@@ -47,8 +53,8 @@ void fs_lse(const double *m, const double *l, long n, double *L);
 
 /* The tiled backward by recomputation.
  *   a    the problem the forward solved (Q and K required: given scores have no dQ, dK)
- *   t    Bq, Bk and the loop order; form and exp2 are the forward's business and not read;
- *        a pitfall is refused (FS_ERR_ARG)
+ *   t    Bq, Bk, the loop order and the dropout; form and exp2 are the forward's business and
+ *        not read; a pitfall is refused (FS_ERR_ARG)
  *   O    (n_q_heads, n_q, d_v)  the forward's output
  *   L    (n_q_heads, n_q)       the forward's log-sum-exp per row (fs_lse)
  *   dO   (n_q_heads, n_q, d_v)  the gradient of the loss with respect to O

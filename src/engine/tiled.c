@@ -17,7 +17,7 @@
 
 fs_tiling fs_tiling_default(void)
 {
-    fs_tiling t = {64, 64, FS_FORM_NORMALIZED, FS_ORDER_Q_OUTER, false, FS_PITFALL_NONE};
+    fs_tiling t = {64, 64, FS_FORM_NORMALIZED, FS_ORDER_Q_OUTER, false, FS_PITFALL_NONE, {false, 0.0, 0}};
     return t;
 }
 
@@ -38,15 +38,18 @@ typedef struct {
     double *P;    /* (Bk) weights of one row */
     double *pv;   /* (d_v) Σ_j P_j V_j of one row */
     double *o_old;/* (d_v) copy for the trace */
+    uint8_t *Z;   /* (Bq, Bk) dropout: 1 where the cell is dropped */
+    double *drop; /* (2 Bq Bk) dropout: the dropped visible cells as (row, key) */
 } scratch;
 
 /* Fold one row's block of scores into its running state.
  *   s is (nc) scores of keys c0 .. c0+nc−1, −∞ where masked; V is (n_kv, d_v) of this head.
+ *   dropped is (nc), 1 where dropout drops the weight (NULL without dropout); ks = 1/(1 − p).
  *   m, l are the row's running max and sum; o is its (d_v) running output.
  * Fills e's statistics (the caller records it). */
 static void row_update(const fs_tiling *t, const double *s, int32_t nc, int32_t c0, const double *V,
-                       int32_t d_v, double *m, double *l, double *o, scratch *w, fs_event *e,
-                       bool tracing)
+                       int32_t d_v, const uint8_t *dropped, double ks, double *m, double *l, double *o,
+                       scratch *w, fs_event *e, bool tracing)
 {
     const bool e2 = t->exp2;
     double m_old = *m, l_old = *l;
@@ -84,13 +87,16 @@ static void row_update(const fs_tiling *t, const double *s, int32_t nc, int32_t 
         alpha = ex(m_old - m_new, e2);   /* exp(−∞ − m_new) = 0 on the first visible key */
         beta = ex(m_blk - m_new, e2);    /* 0 when the block has nothing visible */
         if (t->form == FS_FORM_NORMALIZED) {
-            /* o_new = (α ℓ_old o_old + β P̃ V) / ℓ_new */
+            /* o_new = (α ℓ_old o_old + β P̃ V) / ℓ_new; with dropout P̃ V becomes (Z ∘ P̃) V / (1 − p)
+             * while ℓ keeps the whole P̃ */
             l_new = alpha * l_old + beta * l_blk;
             for (int32_t c = 0; c < d_v; c++) w->pv[c] = 0;
             for (int32_t j = 0; j < nc; j++) {
                 if (w->P[j] == 0) continue;
+                if (dropped && dropped[j]) continue;
+                const double pj = dropped ? w->P[j] * ks : w->P[j];
                 const double *v = V + (size_t)(c0 + j) * d_v;
-                for (int32_t c = 0; c < d_v; c++) w->pv[c] += w->P[j] * v[c];
+                for (int32_t c = 0; c < d_v; c++) w->pv[c] += pj * v[c];
             }
             for (int32_t c = 0; c < d_v; c++) o[c] = (alpha * l_old * o[c] + beta * w->pv[c]) / l_new;
         } else {
@@ -100,7 +106,9 @@ static void row_update(const fs_tiling *t, const double *s, int32_t nc, int32_t 
             for (int32_t j = 0; j < nc; j++) {
                 if (s[j] == -INFINITY) continue;
                 double p = ex(s[j] - m_new, e2);
-                sum += p;
+                sum += p;                          /* ℓ: P before dropout */
+                if (dropped && dropped[j]) continue;
+                if (dropped) p *= ks;              /* a kept weight, scaled by 1/(1 − p) */
                 const double *v = V + (size_t)(c0 + j) * d_v;
                 for (int32_t c = 0; c < d_v; c++) o[c] += p * v[c];
             }
@@ -201,8 +209,10 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     fs_tile_class cls = fs_mask_classify(&a->mask, a->n_q, a->n_kv, r0, r1, c0, c1, &why);
     fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     te.reason = why;
-    if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
-    if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
+    if (cls == FS_TILE_SKIPPED) {   /* costs nothing */
+        if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
+        return FS_OK;
+    }
 
     /* S = scale · Q_tile K_tileᵀ   (r1 − r0, nc); the element mask only on partial tiles */
     for (int32_t i = r0; i < r1; i++) {
@@ -214,13 +224,26 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
                 srow[j] = score(a, h, i, c0 + j, t->exp2);
         }
     }
+    /* Dropout: the tile's decisions from Philox, (r1 − r0, nc); nothing is kept past the tile. */
+    const bool drop = t->dropout.on;
+    const double ks = drop ? fs_dropout_keep_scale(t->dropout.p) : 1.0;
+    if (drop) {
+        int32_t n_drop;
+        fs_dropout_tile(&t->dropout, a, h, r0, r1, c0, c1, cls, w->Z, w->drop, &n_drop);
+        te.dropout = t->dropout.p;
+        te.n_drop = n_drop;
+        if (tr && (te.drop = fs_trace_vec(tr, w->drop, 2 * n_drop)) < 0) return FS_ERR_NOMEM;
+    }
+    if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
+
     for (int32_t i = r0; i < r1; i++) {
         const double *srow = w->S + (size_t)(i - r0) * nc;
         double *o = O + ((size_t)h * a->n_q + i) * d_v;
         size_t si = (size_t)h * a->n_q + i;
         fs_event e = fs_event_in_pair(FS_EV_ROW, &te);
         if (tr) memcpy(w->o_old, o, sizeof(double) * (size_t)d_v);
-        row_update(t, srow, nc, c0, V, d_v, &m[si], &l[si], o, w, &e, tr != NULL);
+        const uint8_t *z = drop ? w->Z + (size_t)(i - r0) * nc : NULL;
+        row_update(t, srow, nc, c0, V, d_v, z, ks, &m[si], &l[si], o, w, &e, tr != NULL);
         if (tr) {
             e.row = i;
             e.normalized = t->form == FS_FORM_NORMALIZED || t->pitfall != FS_PITFALL_NONE;
@@ -241,6 +264,8 @@ fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_ou
     if ((unsigned)t->form > FS_FORM_UNNORMALIZED || (unsigned)t->order > FS_ORDER_KV_OUTER ||
         (unsigned)t->pitfall >= FS_PITFALL_COUNT)
         return FS_ERR_ARG;
+    if (t->dropout.on && (fs_dropout_check(t->dropout.p) != FS_OK || t->pitfall != FS_PITFALL_NONE))
+        return FS_ERR_ARG;
 
     const int32_t Bq = t->Bq < a->n_q ? t->Bq : a->n_q;
     const int32_t Bk = t->Bk < a->n_kv ? t->Bk : a->n_kv;
@@ -251,8 +276,10 @@ fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_ou
     w.P = malloc(sizeof(double) * (size_t)Bk);
     w.pv = malloc(sizeof(double) * (size_t)a->d_v);
     w.o_old = malloc(sizeof(double) * (size_t)a->d_v);
+    w.Z = malloc((size_t)Bq * Bk);
+    w.drop = malloc(sizeof(double) * 2 * (size_t)Bq * Bk);
     st = FS_ERR_NOMEM;
-    if (!m || !l || !w.S || !w.P || !w.pv || !w.o_old) goto done;
+    if (!m || !l || !w.S || !w.P || !w.pv || !w.o_old || !w.Z || !w.drop) goto done;
 
     for (size_t r = 0; r < rows; r++) {
         m[r] = -INFINITY;
@@ -306,6 +333,8 @@ done:
     free(w.P);
     free(w.pv);
     free(w.o_old);
+    free(w.Z);
+    free(w.drop);
     return st;
 }
 

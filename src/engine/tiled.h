@@ -15,6 +15,12 @@
  * Loop orders: FS_ORDER_Q_OUTER (000, 002, 004: a Q tile meets every KV tile, then the next Q
  * tile) or FS_ORDER_KV_OUTER (001: a KV tile meets every Q tile). Both give the same output.
  * With heads, the loops run head by head; for GQA the heads of one group are adjacent.
+ *
+ * Dropout (dropout.h): ℓ and m are those of P before dropout; only the product with V sees the
+ * mask, each kept weight times 1/(1 − p):
+ *   normalized:   o_new = (α ℓ_old o_old + β (Z ∘ P̃) V / (1 − p)) / ℓ_new
+ *   unnormalized: o_new = α o_old + (Z ∘ P) V / (1 − p)
+ * The TILE event lists the visible cells of the pair that were dropped.
  */
 #ifndef FS_TILED_H
 #define FS_TILED_H
@@ -22,6 +28,7 @@
 #include <stdbool.h>
 
 #include "attn.h"
+#include "dropout.h"
 #include "status.h"
 #include "trace.h"
 
@@ -49,6 +56,7 @@ typedef struct {
     fs_order order;
     bool exp2;             /* 003: scores in base-2 units, exp2 everywhere */
     fs_pitfall pitfall;
+    fs_dropout dropout;    /* dropout on P (dropout.h); off by default. Not with a pitfall. */
 } fs_tiling;
 
 /* Bq = Bk = 64 (clamped by nothing), normalized, Q outer, exp, no pitfall. */

@@ -90,6 +90,12 @@ typedef struct {
     int64_t g_old, g_blk, g_new;
     int32_t n_g;
     int32_t tensor;
+    /* Dropout (dropout.h), on TILE and BTILE when the run drops: dropout = p, and the visible
+     * cells of the pair that were dropped, n_drop (row, key) pairs stored as 2 · n_drop numbers
+     * in the pool at drop (−1 when the run has no dropout; n_drop may be 0). */
+    double dropout;
+    int64_t drop;
+    int32_t n_drop;
     /* Low-precision runs (lowp.h; lowp true on their TILE and ROW events): the scales of the
      * tile (dequantized value = rounded value · scale; p_scale multiplies P before its rounding).
      * On request (the recipe's values), the exact inputs beside the rounded ones, dequantized:

@@ -495,6 +495,25 @@ void gui_tile_lines(gui_draw *d, const gui_grid *g, int n_q, int n_kv, int Bq, i
     }
 }
 
+void gui_mark_dropped(gui_draw *d, const gui_grid *g, const fs_trace *t, const fs_event *pair, int n_q, int n_kv)
+{
+    if (!pair || (pair->kind != FS_EV_TILE && pair->kind != FS_EV_BTILE)) return;
+    const double *v = fs_trace_at(t, pair->drop);
+    int cell = g->cell, th = d->thin + 1;
+    for (int32_t k = 0; v && k < pair->n_drop; k++) {
+        int i = (int)v[2 * k], j = (int)v[2 * k + 1];
+        if (i < 0 || i >= n_q || j < 0 || j >= n_kv) continue;
+        gui_rect r = {g->x0 + j * cell, g->y0 + i * cell, cell, cell};
+        if (cell < 8) {   /* too small for a mark: the cell takes the colour */
+            gui_fill(d, r, d->th->warn);
+            continue;
+        }
+        int m = cell >= 16 ? 3 : 2;
+        gui_frame(d, (gui_rect){r.x + m, r.y + m, r.w - 2 * m, r.h - 2 * m}, d->th->warn, th);
+        gui_line(d, r.x + m, r.y + r.h - m, r.x + r.w - m, r.y + m, d->th->warn, th);   /* struck out: "/" */
+    }
+}
+
 void gui_clip(gui_draw *d, const gui_rect *r)
 {
     if (!r) {

@@ -98,6 +98,10 @@ void gui_tooltip(gui_draw *d, const gui_state *s, const char *text);
 /* The tile boundaries over grid g of n_q × n_kv cells, tiles of Bq × Bk cells (the last row and
  * column of tiles cut short). */
 void gui_tile_lines(gui_draw *d, const gui_grid *g, int n_q, int n_kv, int Bq, int Bk);
+/* Dropout: mark the cells that the pair event `pair` (a TILE or BTILE of trace t) lists as
+ * dropped, over grid g of n_q × n_kv cells: a frame and a "/" strike in the theme's warn colour
+ * (the cell filled with it when too small for a mark). Nothing for other events. */
+void gui_mark_dropped(gui_draw *d, const gui_grid *g, const fs_trace *t, const fs_event *pair, int n_q, int n_kv);
 /* Confine all drawing (and text, which ends in "…" at the right edge) to r; NULL lifts it. */
 void gui_clip(gui_draw *d, const gui_rect *r);
 

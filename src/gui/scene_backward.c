@@ -233,6 +233,10 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
             }
         }
     gui_tile_lines(d, g, c->n_q, c->n_kv, c->Bq, c->Bk);
+    /* Dropout: the cells each recomputed pair drops, regenerated (the forward's, cell for cell). */
+    for (int q = 0; q < c->nqt; q++)
+        for (int k = 0; k < c->nkt; k++)
+            if (c->tile_ev[q * c->nkt + k] >= 0) gui_mark_dropped(d, g, t, &t->ev[c->tile_ev[q * c->nkt + k]], c->n_q, c->n_kv);
     int gw = c->n_kv * cell, gh = c->n_q * cell;
     /* The band being finished: a KV tile's columns (kv-outer) or a Q tile's rows (q-outer). */
     if (ct) {
@@ -390,7 +394,8 @@ static void draw_side(gui_draw *d, const gui_show *show, const bscan *c)
         y += lh + L->pad / 4;
         int mw = (w - L->pad) / 3, mh = 7 * lh;
         int h0 = tile_matrix(d, c, ct, 0, (gui_rect){x, y, mw - L->pad / 3, mh}, "P=exp(S-L)");
-        int h1 = tile_matrix(d, c, ct, 1, (gui_rect){x + mw + L->pad / 2, y, mw - L->pad / 3, mh}, "dP=dO·Vᵀ");
+        int h1 = tile_matrix(d, c, ct, 1, (gui_rect){x + mw + L->pad / 2, y, mw - L->pad / 3, mh},
+                             show->run.tiling.dropout.on ? "dP=Z∘dO·Vᵀ/(1-p)" : "dP=dO·Vᵀ");
         int h2 = tile_matrix(d, c, ct, 2, (gui_rect){x + 2 * (mw + L->pad / 2), y, mw - L->pad / 3, mh}, "dS=P∘(dP-D)");
         int hm = h0 > h1 ? h0 : h1;
         y += (hm > h2 ? hm : h2) + L->pad / 2;
@@ -443,6 +448,20 @@ static void draw_side(gui_draw *d, const gui_show *show, const bscan *c)
     kb(fs_mem_s_bytes(8192, 8192, 32, ELEM_BYTES), b3, sizeof b3);
     gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "at 8192 tokens, 32 heads: %s vs %s", b1, b3);
     y += lh + L->pad / 2;
+    if (show->run.tiling.dropout.on) {
+        /* Dropout: the mask Z a backward would need, stored, against regenerating it. */
+        double mb = fs_dropout_mask_bytes(a->n_q_heads, a->n_q, a->n_kv, 1);
+        if (mb < 1024) snprintf(b1, sizeof b1, "%g B", mb);   /* 36 bits: 4.5 B, not "4 B" */
+        else kb(mb, b1, sizeof b1);
+        gui_textf(d, fs, x, y, th->warn, GUI_AL_LEFT, "dropout p = %.3g: mask Z stored, 1 bit a pair: %s", show->run.tiling.dropout.p, b1);
+        y += lh;
+        gui_text(d, fs, x, y, th->accent, GUI_AL_LEFT, "regenerated from Philox(seed, counters): 0 B kept");
+        y += lh;
+        kb(fs_dropout_mask_bytes(32, 8192, 8192, 1), b1, sizeof b1);
+        kb(fs_dropout_mask_bytes(32, 8192, 8192, 8), b3, sizeof b3);
+        gui_textf(d, fs, x, y, th->dim, GUI_AL_LEFT, "at 8192 tokens, 32 heads: %s (bits), %s (bytes)", b1, b3);
+        y += lh + L->pad / 2;
+    }
     /* Legend. */
     int sw = lh * 3 / 4;
     struct { uint32_t col; const char *name; } leg[] = {{th->good, "final row"}, {th->current, "just changed"},

@@ -306,6 +306,11 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
             }
     }
     gui_tile_lines(d, g, c->n_q, c->n_kv, c->Bq, c->Bk);
+    /* Dropout: every visited tile's dropped cells, as its TILE event lists them. */
+    for (int q = 0; q < c->nqt; q++)
+        for (int k = 0; k < c->nkt; k++)
+            if (c->tile_ev[q * c->nkt + k] >= 0)
+                gui_mark_dropped(d, g, c->t, &c->t->ev[c->tile_ev[q * c->nkt + k]], c->n_q, c->n_kv);
     int gw = c->n_kv * cell;
     /* Sliding window: the band's two edges as staircases. */
     if (a->mask.kind == FS_MASK_WINDOW || a->mask.kind == FS_MASK_CAUSAL) {
@@ -606,6 +611,19 @@ static int draw_chip(gui_draw *d, const gui_show *show, const tiled_scan *c, gui
         snprintf(ln, sizeof ln, "K,V shared by %d heads: %s each, not %s", group, b1, b2);
         side_text(d, r, x, &y, th->good, ln);
     }
+    if (show->run.tiling.dropout.on) {   /* dropout: where 1/(1 − p) goes, and the mask not kept */
+        double p = show->run.tiling.dropout.p;
+        char ln[200], k1[32];
+        snprintf(ln, sizeof ln, "dropout p = %.3g: l sums all of P; o takes the kept P times 1/(1-p) = %.4g", p,
+                 fs_dropout_keep_scale(p));
+        side_text(d, r, x, &y, th->warn, ln);
+        double mb = fs_dropout_mask_bytes(1, c->n_q, c->n_kv, 1);
+        if (mb < 1024) snprintf(k1, sizeof k1, "%g B", mb);   /* 36 bits: 4.5 B, not "4 B" */
+        else kb(mb, k1, sizeof k1);
+        snprintf(ln, sizeof ln, "mask regenerated from Philox, not stored (it would be %d x %d bits = %s a head)", c->n_q, c->n_kv,
+                 k1);
+        side_text(d, r, x, &y, th->dim, ln);
+    }
     return y;
 }
 
@@ -830,16 +848,17 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
 }
 
 /* Tile classes in colour and pattern, at the foot of the side panel. */
-static void draw_legend(gui_draw *d, gui_rect side, int used_y)
+static void draw_legend(gui_draw *d, gui_rect side, int used_y, bool dropout)
 {
     const gui_theme *th = d->th;
-    int fs = d->L.font_small, lh = gui_line_h(d, fs), sq = lh + 2;
-    int x = side.x + d->L.pad, y = side.y + side.h - 2 * (sq + d->L.pad / 2) - d->L.pad / 2;
+    int fs = d->L.font_small, lh = gui_line_h(d, fs), sq = lh + 2, n = dropout ? 5 : 4, rows = (n + 1) / 2;
+    int x = side.x + d->L.pad, y = side.y + side.h - rows * (sq + d->L.pad / 2) - d->L.pad / 2;
     if (y < used_y) return;   /* no room left under the numbers */
-    struct { const char *t; uint32_t c; int pat; } it[4] = {
-        {"full", th->full, 0}, {"partial (/)", th->partial, 1}, {"skipped (x)", th->skipped, 3}, {"masked pair", th->masked, 4}};
+    struct { const char *t; uint32_t c; int pat; } it[5] = {
+        {"full", th->full, 0}, {"partial (/)", th->partial, 1}, {"skipped (x)", th->skipped, 3}, {"masked pair", th->masked, 4},
+        {"dropped (dropout)", th->panel, 5}};
     int colw = (side.w - 2 * d->L.pad) / 2;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < n; i++) {
         gui_rect r = {x + (i % 2) * colw, y + (i / 2) * (sq + d->L.pad / 2), sq, sq};
         gui_fill(d, r, it[i].c);
         if (it[i].pat == 1) gui_hatch(d, r, gui_mix(it[i].c, th->text, 0.3), sq / 3, 1);
@@ -849,6 +868,10 @@ static void draw_legend(gui_draw *d, gui_rect side, int used_y)
             gui_line(d, r.x + 3, r.y + r.h - 4, r.x + r.w - 4, r.y + 3, th->dim, 1);
         }
         gui_frame(d, r, th->border, 1);
+        if (it[i].pat == 5) {   /* as gui_mark_dropped draws a dropped cell */
+            gui_frame(d, (gui_rect){r.x + 2, r.y + 2, r.w - 4, r.h - 4}, th->warn, d->thin + 1);
+            gui_line(d, r.x + 2, r.y + r.h - 2, r.x + r.w - 2, r.y + 2, th->warn, d->thin + 1);
+        }
         gui_text(d, fs, r.x + sq + d->L.pad / 2, r.y + 1, th->text, GUI_AL_LEFT, it[i].t);
     }
 }
@@ -942,7 +965,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     if (vf < 7 && c.cells && show->scene != GUI_SCENE_PITFALL) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
     y = draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
-    draw_legend(d, L->side, y);
+    draw_legend(d, L->side, y, show->run.tiling.dropout.on);
     gui_clip(d, NULL);
     draw_hover(d, s, show, &c, &g, have_correct ? &ok : NULL);
 }

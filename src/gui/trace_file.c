@@ -115,7 +115,7 @@ static bool read_number(rd *r, double *x)
 }
 
 /* The fields of one line, as read. */
-enum { F_INT, F_NUM, F_STR, F_BOOL, F_VEC };
+enum { F_INT, F_NUM, F_STR, F_BOOL, F_VEC, F_PAIRS };
 typedef struct {
     char key[24];
     int type;
@@ -123,7 +123,7 @@ typedef struct {
     char str[24];
     bool b;
     int64_t vec;            /* offset in the trace's pool */
-    int32_t n;              /* vector length */
+    int32_t n;              /* vector length (F_PAIRS: 2 numbers a pair, flattened) */
     int col;                /* where the value starts */
     bool used;
 } field;
@@ -144,11 +144,26 @@ static bool read_value(rd *r, fs_trace *t, field *f)
         double *buf = NULL;
         int32_t n = 0, cap = 0;
         skip_ws(r);
+        /* A list of pairs, [[i, j], ...] (dropout's "dropped"), is read flattened: i, j, i, j ... */
+        const bool pairs = *r->p == '[';
         if (*r->p == ']') r->p++;
         else for (;;) {
-            double x;
-            if (!read_number(r, &x)) { free(buf); return false; }
-            if (n == cap) {
+            double x, y = 0;
+            if (pairs) {
+                if (*r->p != '[') { free(buf); return failf(r, "expected '[' (a list of [row, key] pairs)", NULL); }
+                r->p++;
+                skip_ws(r);
+                bool two = read_number(r, &x);
+                if (two) { skip_ws(r); two = *r->p == ','; }
+                if (two) { r->p++; skip_ws(r); two = read_number(r, &y); }
+                if (two) { skip_ws(r); two = *r->p == ']'; }
+                if (!two) { free(buf); return r->msg[0] ? false : failf(r, "expected a pair [row, key]", NULL); }
+                r->p++;
+            } else if (!read_number(r, &x)) {
+                free(buf);
+                return false;
+            }
+            if (n + 1 >= cap) {
                 if (cap >= MAX_VEC) { free(buf); return failf(r, "vector too long", NULL); }
                 cap = cap ? 2 * cap : 16;
                 double *nb = realloc(buf, sizeof *nb * (size_t)cap);
@@ -156,13 +171,14 @@ static bool read_value(rd *r, fs_trace *t, field *f)
                 buf = nb;
             }
             buf[n++] = x;
+            if (pairs) buf[n++] = y;
             skip_ws(r);
             if (*r->p == ',') { r->p++; continue; }
             if (*r->p == ']') { r->p++; break; }
             free(buf);
             return failf(r, *r->p ? "expected ',' or ']'" : "the line ends inside a list (truncated?)", NULL);
         }
-        f->type = F_VEC;
+        f->type = pairs ? F_PAIRS : F_VEC;
         f->n = n;
         f->vec = n ? fs_trace_vec(t, buf, n) : -1;
         free(buf);
@@ -228,11 +244,12 @@ static field *need(rd *r, fields *fs, const char *key, int type)
         field *f = &fs->f[i];
         if (strcmp(f->key, key)) continue;
         f->used = true;
-        bool ok = f->type == type || (type == F_INT && f->type == F_NUM);
+        bool ok = f->type == type || (type == F_INT && f->type == F_NUM) || (type == F_PAIRS && f->type == F_VEC && f->n == 0);
         if (type == F_INT && ok && !(f->num == floor(f->num) && fabs(f->num) <= 1e9)) ok = false;
         if (!ok) {
             r->p = r->s + f->col - 1;
-            static const char *names[] = {"an integer", "a number", "a string", "true or false", "a list of numbers"};
+            static const char *names[] = {"an integer", "a number", "a string", "true or false", "a list of numbers",
+                                          "a list of [row, key] pairs"};
             char b[64];
             snprintf(b, sizeof b, "\"%s\" must be %s", key, names[type]);
             failf(r, "%s", b);
@@ -280,6 +297,14 @@ static bool get_vec(rd *r, fields *fs, const char *key, int32_t len, int64_t *of
     *off = f->vec;
     if (n) *n = f->n;
     return true;
+}
+
+/* Whether the line has the field at all (for the optional ones). */
+static bool has(const fields *fs, const char *key)
+{
+    for (int i = 0; i < fs->n; i++)
+        if (!strcmp(fs->f[i].key, key)) return true;
+    return false;
 }
 
 static bool get_bool(rd *r, fields *fs, const char *key, bool *v)
@@ -353,6 +378,33 @@ static bool get_state(rd *r, fields *fs, fs_event *e)
 }
 
 /* One line into one event (appended to t). */
+/* Dropout on a tile or btile (optional): "dropout" p in [0, 1) and "dropped", the pair's dropped
+ * cells as [row, key] pairs, each an integer inside the pair's rows and keys. */
+static bool get_dropped(rd *r, fs_trace *t, fields *fs, fs_event *e)
+{
+    if (!has(fs, "dropped") && !has(fs, "dropout")) return true;
+    if (!get_num(r, fs, "dropout", &e->dropout)) return false;
+    if (!(e->dropout >= 0 && e->dropout < 1)) {
+        at_field(r, fs, "dropout");
+        return failf(r, "\"dropout\" must be from 0 up to but not including 1", NULL);
+    }
+    field *f = need(r, fs, "dropped", F_PAIRS);
+    if (!f) return false;
+    const double *v = fs_trace_at(t, f->vec);
+    for (int32_t k = 0; k + 1 < f->n; k += 2)
+        if (v[k] != floor(v[k]) || v[k + 1] != floor(v[k + 1]) || v[k] < e->r0 || v[k] >= e->r1 || v[k + 1] < e->c0 ||
+            v[k + 1] >= e->c1) {
+            r->p = r->s + f->col - 1;
+            char b[160];
+            snprintf(b, sizeof b, "dropped pair %d [%.17g, %.17g] is not a cell of the pair (rows %d-%d, keys %d-%d)", k / 2,
+                     v[k], v[k + 1], e->r0, e->r1 - 1, e->c0, e->c1 - 1);
+            return failf(r, "%s", b);
+        }
+    e->drop = f->n ? f->vec : fs_trace_vec(t, NULL, 0);   /* none dropped: still a run with dropout */
+    e->n_drop = f->n / 2;
+    return true;
+}
+
 static bool read_event(rd *r, fs_trace *t, int64_t step)
 {
     fields fs;
@@ -394,6 +446,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         e.cls = (fs_tile_class)cls;
         if (ok && skip) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
         e.reason = (fs_skip_reason)reason;
+        if (ok && (kind == FS_EV_TILE || kind == FS_EV_BTILE)) ok = get_dropped(r, t, &fs, &e);
         /* A backward pair's event and its class must agree. */
         if (ok && (kind == FS_EV_BTILE || kind == FS_EV_BSKIP) && skip != (e.cls == FS_TILE_SKIPPED)) {
             at_field(r, &fs, "class");
@@ -528,6 +581,18 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
     return true;
 }
 
+/* Dropout from the events: on, with the p of the first pair event that lists dropped cells (the
+ * seed is not in the file; the cells are). */
+static void recover_dropout(fs_run *r, const fs_trace *t)
+{
+    for (int64_t k = 0; k < t->n; k++)
+        if ((t->ev[k].kind == FS_EV_TILE || t->ev[k].kind == FS_EV_BTILE) && t->ev[k].drop >= 0) {
+            r->tiling.dropout.on = true;
+            r->tiling.dropout.p = t->ev[k].dropout;
+            return;
+        }
+}
+
 /* A backward trace's problem from its events: rows and keys (the largest index any event
  * names), d (the dQ and dK rows) and d_v (the dO and dV rows), heads (query heads from every
  * event but the dK and dV rows, which name their KV head), Bq and Bk (the largest pair), the
@@ -603,6 +668,7 @@ static bool recover_backward(gui_show *show, const char *path, char *msg, size_t
     r.attn.n_q_heads = hq;
     r.attn.n_kv_heads = hkv;
     if (causal) r.attn.mask.kind = FS_MASK_CAUSAL;
+    recover_dropout(&r, t);
     show->run = r;
     show->scene = GUI_SCENE_BACKWARD;
     return true;
@@ -715,6 +781,7 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
         }
         r.z = z;
     }
+    recover_dropout(&r, t);
     show->run = r;
     return true;
 }

@@ -85,6 +85,18 @@ static size_t paren_negatives(char *buf, size_t n)
     return w;
 }
 
+
+/* Dropout on a TILE or BTILE: "; dropout p: <what> (i, j) …, weights kept × 1/(1 − p)". */
+static void put_dropped(sb *b, const fs_trace *t, const fs_event *e, const char *what)
+{
+    if (e->drop < 0) return;
+    const double *v = fs_trace_at(t, e->drop);
+    put(b, "; dropout %g: %s ", e->dropout, what);
+    if (!e->n_drop) put(b, "no cell here");
+    for (int32_t k = 0; k < e->n_drop && k < 12; k++) put(b, "%s(%d, %d)", k ? " " : "", (int)v[2 * k], (int)v[2 * k + 1]);
+    if (e->n_drop > 12) put(b, " and %d more", e->n_drop - 12);
+    put(b, ", the kept weights × 1/(1 − p) = %.4g", 1.0 / (1.0 - e->dropout));
+}
 /* Backward: "rows 0-1, 4" — the query rows of head h (keys of KV head h when keys) whose last
  * BROW (BKEY) in the whole trace is at or before step: their dQ (dK, dV) rows are final. A row
  * the backward never touches is final (zero) from the start. */
@@ -161,6 +173,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (e->cls == FS_TILE_PARTIAL) put(&b, " (the element mask is applied)");
         if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        put_dropped(&b, t, e, "Philox drops");
         break;
     case FS_EV_SKIP:
         put(&b, "skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): no loads, no arithmetic",
@@ -258,6 +271,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         put(&b, "backward tile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s; recompute S and P = exp(S − L)",
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        put_dropped(&b, t, e, "Philox regenerates the forward's drops");
         put(&b, "; final so far: dQ rows ");
         put_finished(&b, t, step, e->head, false);
         put(&b, "; dK, dV rows ");

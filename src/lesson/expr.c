@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/dropout.h"
 #include "engine/fp8.h"
 #include "engine/memory.h"
 
@@ -90,7 +91,7 @@ typedef struct {
 static const fn_info fns[] = {
     {"exp", 1}, {"log", 1}, {"log2", 1}, {"exp2", 1}, {"sqrt", 1}, {"tanh", 1}, {"abs", 1},
     {"floor", 1}, {"ceil", 1}, {"round", 1}, {"min", -1}, {"max", -1}, {"f32", 1}, {"e4m3", 1}, {"e5m2", 1},
-    {"expf32", 1}, {"s_bytes", 4}, {"stats_bytes", 4}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
+    {"expf32", 1}, {"s_bytes", 4}, {"stats_bytes", 4}, {"mask_bytes", 4}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
     {"kv_bytes", 4}, {"tiles_computed", 4}, {"tiled_traffic", 6},
 };
 
@@ -128,6 +129,7 @@ static double apply(const char *f, const double *a, int n)
     if (!strcmp(f, "e5m2")) return fs_fp8_round(FS_FP8_E5M2, a[0]);
     if (!strcmp(f, "expf32")) return (double)expf((float)a[0]);
     if (!strcmp(f, "s_bytes")) return fs_mem_s_bytes(a[0], a[1], a[2], a[3]);
+    if (!strcmp(f, "mask_bytes")) return fs_dropout_mask_bytes(a[2], a[0], a[1], a[3]);   /* (n_q, n_kv, heads, bits) */
     if (!strcmp(f, "stats_bytes")) return fs_mem_stats_bytes(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "sp_bytes")) return fs_mem_sp_bytes(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "mat_traffic")) return fs_mem_mat_traffic(a[0], a[1], a[2], a[3]);

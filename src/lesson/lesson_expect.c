@@ -52,6 +52,8 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"r1", e->r1}, {"c0", e->c0}, {"c1", e->c1}, {"stride", e->stride}, {"a", e->a},
         {"b", e->b}, {"id", e->id}, {"level", e->level}, {"step", e->step},
         {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
+        /* dropout: how many visible cells of a tile or btile are dropped */
+        {"dropped", e->kind == FS_EV_TILE || e->kind == FS_EV_BTILE ? e->n_drop : NAN},
         /* a low-precision run's scales (lowp.h): NaN on other events */
         {"q_scale", e->lowp ? e->q_scale : NAN}, {"k_scale", e->lowp ? e->k_scale : NAN},
         {"v_scale", e->lowp ? e->v_scale : NAN}, {"p_scale", e->lowp ? e->p_scale : NAN},
@@ -63,6 +65,10 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         if (!strcmp(f, scal[k].name)) {
             if (!strcmp(f, "x") && (e->kind != FS_EV_ELEM || isnan(e->x))) {
                 snprintf(why, nwhy, "field x exists only for elem events of one element");
+                return false;
+            }
+            if (!strcmp(f, "dropped") && isnan(scal[k].val)) {
+                snprintf(why, nwhy, "field dropped exists only for tile and btile events");
                 return false;
             }
             if (!strcmp(f + (f[0] ? 1 : 0), "_scale") && !e->lowp) {
@@ -286,6 +292,15 @@ static bool need_ref(parse_t *P, int32_t line, int32_t col)
     fs_run rr = l->run;
     rr.algo = FS_ALGO_REFERENCE;
     fs_status st = fs_run_exec(&rr, &l->ref, NULL);
+    if (st == FS_OK && l->run.tiling.dropout.on) {
+        /* With dropout the reference is the dense spec with the whole mask materialized. */
+        const fs_attn *a = &l->run.attn;
+        uint8_t *Z = malloc((size_t)a->n_q_heads * a->n_q * a->n_kv);
+        if (!Z) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
+        fs_dropout_keep_mask(&l->run.tiling.dropout, a, Z);
+        st = fs_dropout_reference(a, Z, l->run.tiling.dropout.p, l->ref.O);
+        free(Z);
+    }
     if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "reference failed: %s", fs_status_str(st));
     l->has_ref = true;
     return true;
@@ -444,7 +459,16 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
             free(ones);
             return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
         }
-        fs_status st = fs_backward_dense(at, dO ? dO : ones, g, g + n1, g + n1 + n2);
+        fs_status st;
+        if (l->run.tiling.dropout.on) {   /* the dense spec with the whole mask materialized */
+            uint8_t *Z = malloc(nq * (size_t)at->n_kv);
+            if (Z) fs_dropout_keep_mask(&l->run.tiling.dropout, at, Z);
+            st = Z ? fs_dropout_backward_dense(at, Z, l->run.tiling.dropout.p, dO ? dO : ones, g, g + n1, g + n1 + n2)
+                   : FS_ERR_NOMEM;
+            free(Z);
+        } else {
+            st = fs_backward_dense(at, dO ? dO : ones, g, g + n1, g + n1 + n2);
+        }
         double w = 0;
         const double *mine[3] = {l->res.dQ, l->res.dK, l->res.dV}, *ref[3] = {g, g + n1, g + n1 + n2};
         size_t len[3] = {n1, n2, n3};
@@ -457,6 +481,39 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         free(ones);
         if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "dense backward failed: %s", fs_status_str(st));
         *v = w;
+        return true;
+    }
+    if (!strcmp(s, "dropmismatch")) {
+        /* algo: backward with dropout: the cells the forward's tiles drop (a traced forward on the
+         * same problem and tiling) against those the backward's btiles regenerate; how many are
+         * in one list and not in the other. */
+        if (!l->has_run || l->run.algo != FS_ALGO_BACKWARD || !l->run.tiling.dropout.on)
+            return fs_loc_error_set(P->err, P->name, line, col, "dropmismatch needs algo: backward with dropout:");
+        const fs_attn *at = &l->run.attn;
+        size_t cells = (size_t)at->n_q_heads * at->n_q * at->n_kv;
+        fs_tiling ft = l->run.tiling;
+        fs_trace ftr;
+        fs_trace_init(&ftr);
+        ftr.max_events = FS_LESSON_MAX_EVENTS;
+        double *O = malloc(sizeof(double) * (size_t)at->n_q_heads * at->n_q * at->d_v);
+        signed char *mark = calloc(cells, 1);
+        fs_status st = O && mark ? fs_tiled(at, &ft, O, NULL, NULL, &ftr) : FS_ERR_NOMEM;
+        const fs_trace *trs[2] = {&ftr, &l->tr};
+        for (int w = 0; w < 2 && st == FS_OK; w++)
+            for (int64_t k = 0; k < trs[w]->n; k++) {
+                const fs_event *e = &trs[w]->ev[k];
+                if ((e->kind != FS_EV_TILE && e->kind != FS_EV_BTILE) || e->drop < 0) continue;
+                const double *pr = fs_trace_at(trs[w], e->drop);
+                for (int32_t q = 0; q < e->n_drop; q++)
+                    mark[((size_t)e->head * at->n_q + (size_t)pr[2 * q]) * at->n_kv + (size_t)pr[2 * q + 1]] += w ? -1 : 1;
+            }
+        double miss = 0;
+        for (size_t k = 0; k < cells && st == FS_OK; k++) miss += mark[k] != 0;
+        free(O);
+        free(mark);
+        fs_trace_free(&ftr);
+        if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col, "the forward failed: %s", fs_status_str(st));
+        *v = miss;
         return true;
     }
     if (!strcmp(first, "rmse")) {
@@ -492,7 +549,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
         return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
-                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, graderr, drift, "
+                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, graderr, dropmismatch, drift, "
                        "count_nan, rmse, expr)", s);
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
         if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");

@@ -91,7 +91,7 @@ size_t lp_skip_blank(const char *s, size_t a, size_t n)
 const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
-    "pitfall", "split", "parts", "merge", "dO", "fp8"};
+    "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -452,6 +452,28 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         else if (!strcmp(v, "strided")) P->split = FS_SPLIT_STRIDED;
         else return fs_loc_error_set(P->err, P->name, line, col, "unknown split '%s' (contiguous, strided)", v);
         break;
+    case K_DROPOUT: {
+        char *end;
+        errno = 0;
+        double p = strtod(v, &end);
+        if (end == v || *end || errno || fs_dropout_check(p) != FS_OK)
+            return fs_loc_error_set(P->err, P->name, line, col, "dropout: expected a probability from 0 up to but not including 1, got '%s'", v);
+        P->dropout = p;
+        break;
+    }
+    case K_SEED: {
+        size_t n = strlen(v);
+        bool ok = n > 0 && n <= 20 && strspn(v, "0123456789") == n;
+        uint64_t x = 0;
+        for (size_t k = 0; ok && k < n; k++) {
+            unsigned dgt = (unsigned)(v[k] - '0');
+            if (x > (UINT64_MAX - dgt) / 10) ok = false;
+            else x = x * 10 + dgt;
+        }
+        if (!ok) return fs_loc_error_set(P->err, P->name, line, col, "seed: expected a whole number from 0 to 2^64 - 1, got '%s'", v);
+        P->seed = x;
+        break;
+    }
     case K_FP8: {
         /* a recipe of src/engine/lowp.h as words: "e4m3 block hadamard seed=3 p-scale=1" */
         size_t at;

@@ -140,11 +140,12 @@ bool lp_build_and_run(parse_t *P)
             {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
             {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
             {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT},
-            {K_FP8, FS_ALGO_TILED}};
+            {K_FP8, FS_ALGO_TILED}, {K_DROPOUT, FS_ALGO_TILED}, {K_SEED, FS_ALGO_TILED}};
         int first = -1;   /* the misplaced key nearest the top of the file */
         for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
             /* the backward reads the tiles and the order, but not the forward's form or exp2 */
-            bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER;
+            bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER || only[k].key == K_DROPOUT ||
+                                  only[k].key == K_SEED;
             bool applies = only[k].algo == FS_ALGO_COUNT ? P->algo != FS_ALGO_BACKWARD
                                                          : P->algo == (int)only[k].algo ||
                                                                (backward_reads && P->algo == FS_ALGO_BACKWARD);
@@ -158,10 +159,17 @@ bool lp_build_and_run(parse_t *P)
         if (first >= 0)
             return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s%s only",
                            lp_key_names[only[first].key], fs_algo_str(only[first].algo),
-                           only[first].key == K_BQ || only[first].key == K_ORDER ? " and backward" : "");
+                           only[first].key == K_BQ || only[first].key == K_ORDER || only[first].key == K_DROPOUT ||
+                                   only[first].key == K_SEED
+                               ? " and backward"
+                               : "");
+        if (P->seen[K_SEED] && !P->seen[K_DROPOUT])
+            return fs_loc_error_set(err, P->name, P->key_line[K_SEED], 1, "'seed:' is the dropout's key: give 'dropout:' too");
+        if (P->seen[K_DROPOUT] && P->pitfall != FS_PITFALL_NONE)
+            return fs_loc_error_set(err, P->name, P->key_line[K_DROPOUT], 1, "'dropout:' runs the correct algorithm only, not a pitfall");
         if (P->seen[K_FP8]) {
             /* FlashAttention-3's recipe: Q outer, unnormalized, from Q and K */
-            static const int no[] = {K_S, K_SOFTCAP, K_FORM, K_ORDER, K_EXP2, K_PITFALL};
+            static const int no[] = {K_S, K_SOFTCAP, K_FORM, K_ORDER, K_EXP2, K_PITFALL, K_DROPOUT, K_SEED};
             for (size_t k = 0; k < sizeof no / sizeof no[0]; k++)
                 if (P->seen[no[k]])
                     return fs_loc_error_set(err, P->name, P->key_line[no[k]], 1,
@@ -188,6 +196,7 @@ bool lp_build_and_run(parse_t *P)
         r->tiling.order = P->order;
         r->tiling.exp2 = P->exp2;
         r->tiling.pitfall = P->pitfall;
+        r->tiling.dropout = (fs_dropout){P->seen[K_DROPOUT], P->dropout, P->seed};
         r->decoding.split = P->split;
         r->decoding.Bk = P->Bk ? P->Bk : 64;
         r->decoding.parts = P->parts ? P->parts : 1;

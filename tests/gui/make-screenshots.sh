@@ -23,6 +23,8 @@ decode       000_05                3
 decode-tree  demo:decode-tree      14
 pitfall      001_10                3
 backward     000_11                20
+dropout-forward  002_03            17
+dropout-backward 004_14            52
 fp8          004_10                6
 grid64       demo:grid64           200  --size 1920x1080
 LIST

@@ -39,10 +39,13 @@ for demo in softmax query tiled tree window gqa decode decode-tree pitfall grid6
     { echo "test-gui: demo $demo failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }
 done
 echo "test-gui: demos played"
-# One's own problem and a saved trace (the engine's, a CUDA kernel's, a backward one) play to the end too.
+# One's own problem and a saved trace (the engine's, a CUDA kernel's, a backward one, with dropout) play to the end too.
 t="$root/tests/gui/traces"
 for args in "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal" "--q $t/q.txt --k $t/k.txt --v $t/v.txt --decode --merge tree" \
-            "--trace $t/tiled.jsonl" "--trace $t/cuda-tiled.jsonl" "--trace $t/backward.jsonl"; do
+            "--trace $t/tiled.jsonl" "--trace $t/cuda-tiled.jsonl" "--trace $t/backward.jsonl" \
+            "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal --dropout 0.3 --seed 5" \
+            "--q $t/q.txt --k $t/k.txt --v $t/v.txt --backward --do $t/do.txt --dropout 0.3 --seed 5" \
+            "--trace $t/dropout.jsonl"; do
   # shellcheck disable=SC2086
   "$bin" play $args --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 60 >/dev/null 2>"$tmp/err.txt" ||
     { echo "test-gui: play $args failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }

@@ -481,6 +481,7 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         return FS_ERR_ARG;
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
     if (!ops) return FS_ERR_ARG;
+    if (cpu_dropout_on(a) && (opt.version < 4 || fs_dropout_check(a->dropout->p) != FS_OK)) return FS_ERR_ARG;
     if (opt.version == 1) return prefill1(a);
 
     prefill_run *run = calloc(1, sizeof *run);
@@ -596,6 +597,7 @@ static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
     }
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
     if (!ops) return FS_ERR_ARG;
+    if (cpu_dropout_on(a)) return FS_ERR_ARG;   /* inference: no dropout */
 
     decode_run *run = calloc(1, sizeof *run);
     if (!run) return FS_ERR_NOMEM;

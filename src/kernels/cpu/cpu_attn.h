@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "engine/attn.h"
+#include "engine/dropout.h"
 #include "engine/status.h"
 
 #define FS_CPU_VERSIONS 6      /* prefill versions 1 … FS_CPU_VERSIONS */
@@ -65,6 +66,11 @@ typedef struct {
     float *L;   /* optional output, NULL to skip: (batch, n_q_heads, n_q) float32, each row's
                    log-sum-exp L = m + ln ℓ of the scaled scores (natural units, −∞ for a row
                    that sees no key): what the backward pass keeps from the forward */
+    const fs_dropout *dropout;   /* optional, NULL or off for none: dropout on P with the mapping
+                   of engine/dropout.h (batch b of the layout is the counter's batch); ℓ sums P
+                   before dropout, O takes the kept weights times 1/(1 − p), and the backward
+                   regenerates the same mask. Prefill versions 4 to 6 and the backward; the other
+                   versions, decode and the baselines refuse it (FS_ERR_ARG) */
 } fs_cpu_attn;
 
 typedef struct {

@@ -100,6 +100,7 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
         (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
         return FS_ERR_ARG;
     if (a->dtype != FS_CPU_DTYPE_F32 || !a->L || !dO || !dQ || !dK || !dV) return FS_ERR_ARG;
+    if (cpu_dropout_on(a) && fs_dropout_check(a->dropout->p) != FS_OK) return FS_ERR_ARG;
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
     if (!ops) return FS_ERR_ARG;
 

@@ -103,6 +103,10 @@ fs_status fs_cpu_baseline(const fs_cpu_attn *a, int32_t threads, char *why, size
         n = sizeof dummy;
     }
     why[0] = '\0';
+    if (a && a->dropout && a->dropout->on) {   /* the baselines compute attention without dropout */
+        snprintf(why, n, "the baseline has no dropout");
+        return FS_ERR_ARG;
+    }
     float *S, *P;
     fs_status st = cpu_baseline_begin(a, threads, "S and P", &S, &P, why, n);
     if (st != FS_OK) return st;

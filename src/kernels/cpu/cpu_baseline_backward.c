@@ -77,6 +77,10 @@ fs_status fs_cpu_baseline_backward(const fs_cpu_attn *a, const float *dO, float 
         n = sizeof dummy;
     }
     why[0] = '\0';
+    if (a && a->dropout && a->dropout->on) {   /* the baselines compute attention without dropout */
+        snprintf(why, n, "the baseline has no dropout");
+        return FS_ERR_ARG;
+    }
     if (!dO || !dQ || !dK || !dV) {
         snprintf(why, n, "the baseline backward wants every gradient buffer");
         return FS_ERR_ARG;

@@ -227,6 +227,11 @@ static inline void cpu_get_row(fs_cpu_dtype t, const void *base, int64_t e, floa
     for (int32_t k = 0; k < n; k++) dst[k] = cpu_get(t, base, e + k);
 }
 
+/* ---- dropout (engine/dropout.h's mapping; fs_dropout_row draws the decisions) ---- */
+
+/* Is dropout on for this problem? */
+static inline bool cpu_dropout_on(const fs_cpu_attn *a) { return a->dropout && a->dropout->on; }
+
 /* Offsets, in elements, of row i of head h of batch element b. */
 static inline int64_t cpu_q_off(const fs_cpu_attn *a, int32_t b, int32_t h, int32_t i)
 {
