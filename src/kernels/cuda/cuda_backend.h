@@ -97,7 +97,7 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
  * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
  * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
  * problem's fields as for fs_cuda_prefill_run (dtype unused; d = 128; masks none, causal,
- * window). Asynchronous on the default stream. */
+ * window; lse must be NULL: only O is written). Asynchronous on the default stream. */
 typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
 int fs_cuda_fp8_vt_len(int n_kv);
 fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d, fs_cuda_fp8_layout lay,

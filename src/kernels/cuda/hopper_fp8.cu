@@ -375,7 +375,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
     }
-    /* O = o · v_descale / ℓ in bfloat16; L = m + log2 ℓ − 8 (the 2^8 of P) in natural units */
+    /* O = o · v_descale / ℓ in bfloat16 */
     const float vsc = vd[0];
     __nv_bfloat16 *Oh = O + qh * p.n_q * D;
 #pragma unroll
@@ -386,7 +386,6 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         const float inv = lx > 0 ? vsc / lx : 0.f;
         const int r = row0 + 8 * x;
         if (r >= p.n_q) continue;
-        if (p.lse && t4 == 0) p.lse[qh * p.n_q + r] = lx > 0 ? lse_of(m[x] - 8.f, lx) : -INFINITY;
 #pragma unroll
         for (int i = 0; i < 16; i++)
             *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
@@ -615,8 +614,9 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
         return FS_ERR_ARG;
     }
     if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
-        pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0)) {
-        if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale and a valid shape");
+        pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0) || pp->lse) {
+        if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale, a valid shape "
+                                       "and no lse (it writes O only)");
         return FS_ERR_ARG;
     }
     fs_status st = hopper_device("the e4m3 kernel", why, n);
