@@ -10,6 +10,7 @@
 #include "backward.h"
 #include "decode.h"
 #include "online.h"
+#include "paged.h"
 #include "reference.h"
 #include "status.h"
 #include "tiled.h"
@@ -34,6 +35,12 @@ typedef struct {
     int32_t n_z;
     int32_t chunk;          /* SOFTMAX: ≥ 1 */
     const double *dO;       /* BACKWARD: (n_q_heads, n_q, d_v); NULL: dO = 1, the gradient of sum(O) */
+    /* DECODE through a paged KV cache when page_size > 0 (fs_paged_decode_table): K and V are
+     * appended to a pool of pages of page_size positions, block b in page block_table[b]
+     * (n_table entries; NULL: pages 0, 1, 2, …), and read back through the table. */
+    int32_t page_size;
+    const int32_t *block_table;
+    int32_t n_table;
 } fs_run;
 
 typedef struct {

@@ -83,6 +83,7 @@ fs_event fs_event_blank(fs_event_kind kind)
     e.s_row = e.p_row = e.o_old = e.o_blk = e.o_new = -1;
     e.dp_row = e.ds_row = e.g_old = e.g_blk = e.g_new = -1;
     e.tensor = -1;
+    e.seq = e.block = e.page = e.src = e.slot = e.refs = e.n_free = -1;
     return e;
 }
 
@@ -107,7 +108,8 @@ fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair)
 const char *fs_event_kind_str(fs_event_kind k)
 {
     static const char *s[] = {"elem",  "tile",  "skip",  "row",   "partial", "merge", "out",
-                              "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad"};
+                              "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad",
+                              "lookup", "alloc", "share", "cow", "write"};
     return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
 }
 
@@ -118,6 +120,9 @@ bool fs_event_significant(const fs_event *e)
     case FS_EV_BSKIP:
     case FS_EV_GRAD:
     case FS_EV_MERGE:
+    case FS_EV_ALLOC:
+    case FS_EV_SHARE:
+    case FS_EV_COW:
     case FS_EV_OUT: return true;
     case FS_EV_ROW:
     case FS_EV_ELEM: return e->l_old > 0 && e->alpha < 1.0;   /* a new maximum rescales */

@@ -476,6 +476,37 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         }
         break;
     }
+    case FS_EV_LOOKUP:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "split", 0, BIG, &e.kt) &&
+             get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 1, BIG, &e.c1) && get_int(r, &fs, "stride", 1, BIG, &e.stride) &&
+             get_int(r, &fs, "refs", 1, BIG, &e.refs);
+        break;
+    case FS_EV_ALLOC:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "free", 0, BIG, &e.n_free);
+        e.refs = 1;
+        break;
+    case FS_EV_SHARE:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "from", 0, BIG, &e.src) &&
+             get_int(r, &fs, "block", 0, BIG, &e.block) && get_int(r, &fs, "page", 0, BIG, &e.page) &&
+             get_int(r, &fs, "refs", 2, BIG, &e.refs) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 0, BIG, &e.c1);
+        break;
+    case FS_EV_COW:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "from_page", 0, BIG, &e.src) &&
+             get_int(r, &fs, "slots", 1, BIG, &e.slot) && get_int(r, &fs, "refs", 1, BIG, &e.refs) &&
+             get_int(r, &fs, "free", 0, BIG, &e.n_free) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 1, BIG, &e.c1);
+        break;
+    case FS_EV_WRITE:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "pos", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "block", 0, BIG, &e.block) && get_int(r, &fs, "page", 0, BIG, &e.page) &&
+             get_int(r, &fs, "slot", 0, BIG, &e.slot) && get_int(r, &fs, "refs", 1, BIG, &e.refs);
+        e.c1 = e.c0 + 1;
+        break;
     case FS_EV_COUNT: break;
     }
     if (!ok) return false;
@@ -485,7 +516,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         return false;
     if (e.r1 >= 0 && e.r1 < e.r0) { r->p = r->s; return failf(r, "r1 is before r0", NULL); }
     /* One trace is forward or backward throughout. */
-    int bw = kind >= FS_EV_LSE;
+    int bw = kind >= FS_EV_LSE && kind < FS_EV_LOOKUP;
     if (r->backward < 0) r->backward = bw;
     else if (bw != r->backward) {
         at_field(r, &fs, "event");
@@ -613,7 +644,7 @@ static bool recover_backward(gui_show *show, const char *path, char *msg, size_t
 static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_msg)
 {
     const fs_trace *t = &show->trace;
-    if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE) return recover_backward(show, path, msg, n_msg);
+    if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE && t->ev[0].kind < FS_EV_LOOKUP) return recover_backward(show, path, msg, n_msg);
     int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d_v = 0, Bq = 0, Bk = 0, stride = 1, bk_split = 0;
     bool elem = false, tiles = false, partial = false, merge_tree = false, causal = false, rows = false;
     for (int64_t k = 0; k < t->n; k++) {
