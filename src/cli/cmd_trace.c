@@ -286,6 +286,11 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                 r->decoding.split == FS_SPLIT_STRIDED ? "parts" : "Bk",
                 r->decoding.split == FS_SPLIT_STRIDED ? r->decoding.parts : r->decoding.Bk,
                 fs_merge_str(r->decoding.merge), fs_form_str(r->decoding.form));
+    if (r->algo == FS_ALGO_DECODE && r->page_size > 0) {
+        fprintf(f, "paged KV cache: pages of %d positions, block table [", r->page_size);
+        for (int32_t blk = 0; blk < r->n_table; blk++) fprintf(f, "%s%d", blk ? ", " : "", r->block_table[blk]);
+        fputs("] (block -> page)\n", f);
+    }
     if (r->algo != FS_ALGO_SOFTMAX) fputc('\n', f);
 
     for (int64_t k = 0; k < tr->n; k++) {
@@ -407,7 +412,7 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                         e->row, e->kt, e->seq, e->block, e->page, e->c0, e->c1 - 1);
             break;
         case FS_EV_ALLOC:
-            fprintf(f, "sequence %d: block %d takes free page %d (%d pages left free)\n", e->seq, e->block, e->page,
+            fprintf(f, "sequence %d: block %d takes free page %d (free pages left: %d)\n", e->seq, e->block, e->page,
                     e->n_free);
             break;
         case FS_EV_SHARE:

@@ -22,6 +22,9 @@ typedef struct {
     const char *cmd;        /* "trace", "play", "render", "check" */
     /* What the options said. */
     const char *q, *k, *v, *scores, *z, *tree, *dout;   /* file names (dout: --do) */
+    const char *block_table;   /* --block-table FILE, or NULL */
+    long page_size;            /* --page-size, 0 when not given */
+    unsigned long long seed;   /* --seed (default 1): draws the shuffled block table */
     int algo_set;           /* how many of --reference/--query/--decode/--backward/--z */
     fs_run run;             /* algorithm and its settings; inputs after cli_problem_load */
     int hq, hkv;            /* --heads */
@@ -37,6 +40,7 @@ typedef struct {
     double *eye;
     int32_t *parent, n_parent;
     uint64_t *bits;
+    int32_t *table, n_table;   /* the block table (--block-table, or drawn from --seed) */
 } cli_problem;
 
 /* The option help shared by the commands: inputs, algorithm and options (one block of text). */
