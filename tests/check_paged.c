@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/decode.h"
+#include "engine/memory.h"
 #include "engine/paged.h"
 #include "engine/reference.h"
 #include "test_problem.h"
@@ -258,6 +259,22 @@ START_TEST(test_shared_prefix_copy_on_write)
         for (int s = 0; s < 3; s++) expect_pages += (prompt + extra[s] + ps - 1) / ps - prompt_pages;
         FS_ASSERT_SEED(fs_paged_pages_used(&c) == expect_pages && allocs == expect_pages - cows, seed,
                        "%d pages used (%d allocations), expected %d", fs_paged_pages_used(&c), allocs, expect_pages);
+        /* The memory model (memory.h) counts the same pages, copies and empty slots, and the
+         * empty slots are at most one partly filled page per sequence. */
+        int32_t lens[3] = {prompt + extra[0], prompt + extra[1], prompt + extra[2]};
+        fs_mem_paged mp;
+        ck_assert_int_eq(fs_mem_paged_model(3, lens, prompt, 40, ps, &mp), FS_OK);
+        int64_t empty = 0, shared_pages = 0;
+        for (int32_t q = 0; q < c.n_pages; q++)
+            if (c.refs[q]) {
+                empty += ps - c.fill[q];
+                shared_pages += c.refs[q] > 1;
+            }
+        FS_ASSERT_SEED(mp.pages == fs_paged_pages_used(&c) && mp.empty == empty && mp.copied == (int64_t)cows * (prompt % ps) &&
+                           mp.shared_pages == shared_pages && mp.empty <= 3 * (ps - 1),
+                       seed, "model: %lld pages, %lld empty, %lld copied, %lld shared; engine: %d, %lld, %d x %d, %lld",
+                       (long long)mp.pages, (long long)mp.empty, (long long)mp.copied, (long long)mp.shared_pages,
+                       fs_paged_pages_used(&c), (long long)empty, cows, prompt % ps, (long long)shared_pages);
         /* Each sequence holds its own tokens, and decodes as its contiguous copy. */
         for (int s = 0; s < 3; s++) {
             const int32_t n = prompt + extra[s];
