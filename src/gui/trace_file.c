@@ -647,6 +647,7 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
     if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE && t->ev[0].kind < FS_EV_LOOKUP) return recover_backward(show, path, msg, n_msg);
     int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d_v = 0, Bq = 0, Bk = 0, stride = 1, bk_split = 0;
     bool elem = false, tiles = false, partial = false, merge_tree = false, causal = false, rows = false;
+    int page_size = 0, max_slot = -1;   /* paged: from the writes (position − slot = block · page size) */
     for (int64_t k = 0; k < t->n; k++) {
         const fs_event *e = &t->ev[k];
         if (e->head + 1 > hq) hq = e->head + 1;
@@ -671,9 +672,20 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
             if (e->c1 - e->c0 > bk_split) bk_split = e->c1 - e->c0;
             break;
         case FS_EV_MERGE: merge_tree |= e->level > 0; break;
+        case FS_EV_WRITE:
+            if (e->slot > max_slot) max_slot = e->slot;
+            if (e->block > 0 && (e->c0 - e->slot) % e->block == 0 && !page_size) page_size = (e->c0 - e->slot) / e->block;
+            if ((e->block > 0 && page_size && e->c0 - e->slot != e->block * page_size) || (e->block == 0 && e->c0 != e->slot) ||
+                (page_size && e->slot >= page_size)) {
+                snprintf(msg, n_msg, "%s:%lld:1: position %d in block %d, slot %d: not one page size for the whole trace",
+                         path, (long long)k + 1, e->c0, e->block, e->slot);
+                return false;
+            }
+            break;
         default: break;
         }
     }
+    if (!page_size && max_slot >= 0) page_size = max_slot + 1;   /* one block: at least its slots */
     /* Heads: HQ a multiple of HKV, each event's KV head the one its query head reads. */
     if (hkv > hq || hq % hkv) {
         snprintf(msg, n_msg, "%s:1:1: %d query heads cannot share %d KV heads", path, hq, hkv);
@@ -717,7 +729,8 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
         if (stride > 1) { r.decoding.split = FS_SPLIT_STRIDED; r.decoding.parts = stride; }
         else r.decoding.Bk = bk_split > 0 ? bk_split : 1;
         r.decoding.merge = merge_tree ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
-        show->scene = GUI_SCENE_DECODE;
+        r.page_size = page_size;
+        show->scene = page_size > 0 ? GUI_SCENE_PAGED : GUI_SCENE_DECODE;
     } else if (tiles) {
         r = fs_run_make(FS_ALGO_TILED);
         r.tiling.Bq = Bq > 0 ? Bq : 1;
