@@ -276,7 +276,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     y = rows_y + v.n_seqs * row_h;
     gui_text(d, fs, m.x, y, th->dim, GUI_AL_LEFT,
-             "cells: the page of each logical block; hatched slots: copied on write; xN: N sequences share the page");
+             "cells: the page of each block; hatched: copied on write; xN: N sequences share it");
     y += lh + L->pad / 2;
 
     /* ---- the merge, while a decode runs ---- */
