@@ -184,7 +184,9 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
 
     /* ---- the pool ---- */
     const int tables_h = v.n_seqs * (lh + L->pad / 2) + 2 * lh + L->pad;
-    const int diagram_h = decoding ? m.h * 3 / 10 : 0;
+    bool has_decode = false;   /* the merge's room is kept from the first step, so nothing jumps */
+    for (int64_t k = 0; k < t->n && !has_decode; k++) has_decode = t->ev[k].kind == FS_EV_PARTIAL;
+    const int diagram_h = has_decode ? m.h * 3 / 10 : 0;
     int pool_h = m.h - (y - m.y) - tables_h - diagram_h - L->pad;
     int min_pw = 3 * cw + 4;
     int cols = v.n_pages, rows = 1;
@@ -195,7 +197,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
     int pw = m.w / cols, label_h = lh;
     if (pw > 10 * cw) pw = 10 * cw;   /* a few pages: keep them page-shaped */
     int ph = pool_h / rows - label_h - L->pad / 2;
-    if (ph > v.ps * 3 * lh / 2) ph = v.ps * 3 * lh / 2;   /* no taller than roomy slots need */
+    if (ph > v.ps * 2 * lh) ph = v.ps * 2 * lh;   /* no taller than roomy slots need */
     if (ph < v.ps) ph = v.ps;
     int sh = ph / v.ps;   /* slot height */
     ph = sh * v.ps;
@@ -284,6 +286,9 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
         int head = now->head, row = now->row >= 0 ? now->row : 0;
         gui_textf(d, fs, m.x, y, th->dim, GUI_AL_LEFT, "decode of sequence %d: one partial per split, then the merge", dseq);
         gui_decode_diagram(d, s, t, head, row, k0, k1, y + lh + L->pad / 2, m.y + m.h - L->pad / 2);
+    } else if (has_decode) {
+        gui_text(d, fs, m.x, y, th->dim, GUI_AL_LEFT, "the decode comes after the appends: each query reads K and V");
+        gui_text(d, fs, m.x, y + lh, th->dim, GUI_AL_LEFT, "through its sequence's table, one split of keys at a time");
     }
 
     /* ---- side panel ---- */
