@@ -113,7 +113,7 @@ if [ -n "$san" ]; then
     fi
     rm -rf frames
   done < <("$san" lessons --paths)
-  for demo in softmax query tiled tree window gqa decode decode-tree pitfall; do
+  for demo in softmax query tiled tree window gqa decode decode-tree pitfall paged; do
     mkdir -p frames
     "$san" render --demo $demo --steps 0: --out-dir frames --font "$font" >/dev/null 2>"$tmp/err.txt" ||
       { echo "test-gui: asan-render: demo $demo failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
