@@ -15,6 +15,10 @@
  * ends with every gradient row (dQ of each query row, dK and dV of each key). Vector lengths are checked per kind: o, dO and dV vectors have d_v
  * numbers throughout, dQ and dK vectors d.
  *
+ * A decode through a paged KV cache (`trace --decode --page-size P`) adds its page events (alloc,
+ * write, lookup; share and cow too), each with the fields its kind needs; the page size is
+ * recovered from the writes (position − slot = block · page size, one size for the whole file).
+ *
  * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits, the
  * backward's loop order) is recovered from the events; Q, K and V are absent, so the scenes draw
  * what the events hold.

@@ -150,6 +150,17 @@ bad = text("bad.jsonl", open(saved).read().replace('"page":', '"page":-', 1))
 rc, out, err = run(["--trace", bad, "--step", "0", "--out", png], "render")
 check(rc == 2 and "bad.jsonl:1:" in err, f"a negative page in a saved trace: rc={rc} {err!r}")
 
+# Writes that disagree on the page size (a slot moved) are refused at the line.
+lines = open(saved).read().splitlines()
+ws = [i for i, x in enumerate(lines) if '"event":"write"' in x and '"block":1' in x]
+if ws:
+    i = ws[0]
+    lines[i] = lines[i].replace('"slot":0', '"slot":1')
+    mixed = text("mixed.jsonl", "\n".join(lines) + "\n")
+    rc, out, err = run(["--trace", mixed, "--step", "0", "--out", png], "render")
+    check(rc == 2 and f"mixed.jsonl:{i + 1}:1:" in err and "page size" in err,
+          f"writes of two page sizes in a saved trace: rc={rc} {err!r}")
+
 # Bad input: exit 2, nothing on stdout, file:line:column.
 def bad_table(content, expect, what, extra=()):
     path = text("t.txt", content)

@@ -23,6 +23,7 @@ decode       000_05                3
 decode-tree  demo:decode-tree      14
 pitfall      001_10                3
 backward     000_11                20
+paged        demo:paged            30
 grid64       demo:grid64           200  --size 1920x1080
 LIST
 # The animated GIF README shows: ten steps of 000's tiled example at one step a second.
