@@ -186,8 +186,6 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
     const int tables_h = v.n_seqs * (lh + L->pad / 2) + 2 * lh + L->pad;
     bool has_decode = false;   /* the merge's room is kept from the first step, so nothing jumps */
     for (int64_t k = 0; k < t->n && !has_decode; k++) has_decode = t->ev[k].kind == FS_EV_PARTIAL;
-    const int diagram_h = has_decode ? m.h * 3 / 10 : 0;
-    int pool_h = m.h - (y - m.y) - tables_h - diagram_h - L->pad;
     int min_pw = 3 * cw + 4;
     int cols = v.n_pages, rows = 1;
     while (cols > 1 && m.w / cols < min_pw) {
@@ -196,8 +194,12 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     int pw = m.w / cols, label_h = lh;
     if (pw > 10 * cw) pw = 10 * cw;   /* a few pages: keep them page-shaped */
-    int ph = pool_h / rows - label_h - L->pad / 2;
-    if (ph > v.ps * 2 * lh) ph = v.ps * 2 * lh;   /* no taller than roomy slots need */
+    /* The pool's height: with a decode to come, slots just tall enough for their numbers (at
+     * most 40 % of the area), the rest for the merge diagram; without one, roomier slots. */
+    int room = m.h - (y - m.y) - tables_h - L->pad;
+    int ph = has_decode ? v.ps * (lh + 2) : v.ps * 2 * lh;
+    if (has_decode && rows * (ph + label_h + L->pad / 2) > m.h * 2 / 5) ph = m.h * 2 / 5 / rows - label_h - L->pad / 2;
+    if (rows * (ph + label_h + L->pad / 2) > room) ph = room / rows - label_h - L->pad / 2;
     if (ph < v.ps) ph = v.ps;
     int sh = ph / v.ps;   /* slot height */
     ph = sh * v.ps;
