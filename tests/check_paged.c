@@ -480,6 +480,24 @@ START_TEST(test_decode_table)
 }
 END_TEST
 
+/* The keys of a lookup in words, as the viewers print them. */
+START_TEST(test_event_keys)
+{
+    static const struct { int32_t c0, c1, stride; const char *want; } cases[] = {
+        {5, 6, 1, "key 5"}, {4, 8, 1, "keys 4-7"}, {29, 30, 3, "key 29"}, {24, 28, 3, "keys 24, 27"},
+        {24, 31, 3, "keys 24, 27, 30"}, {24, 46, 3, "keys 24, 27, ..., 45"}, {3, 3, 1, "no key"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fs_event e = fs_event_blank(FS_EV_LOOKUP);
+        e.c0 = cases[i].c0;
+        e.c1 = cases[i].c1;
+        e.stride = cases[i].stride;
+        char b[64];
+        ck_assert_str_eq(fs_event_keys(&e, b, sizeof b), cases[i].want);
+    }
+}
+END_TEST
+
 Suite *paged_suite(void)
 {
     Suite *s = suite_create("paged");
@@ -490,6 +508,7 @@ Suite *paged_suite(void)
     tcase_add_loop_test(tc, test_prefill_over_cached_prefix, 0, 2);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_decode_table);
+    tcase_add_test(tc, test_event_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -404,12 +404,8 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fputc('\n', f);
             break;
         case FS_EV_LOOKUP:
-            if (e->stride > 1)
-                fprintf(f, "%srow %d split %d: block table of sequence %d: block %d -> page %d (keys %d, %d, ... < %d)\n",
-                        hd, e->row, e->kt, e->seq, e->block, e->page, e->c0, e->c0 + e->stride, e->c1);
-            else
-                fprintf(f, "%srow %d split %d: block table of sequence %d: block %d -> page %d (keys %d-%d)\n", hd,
-                        e->row, e->kt, e->seq, e->block, e->page, e->c0, e->c1 - 1);
+            fprintf(f, "%srow %d split %d: block table of sequence %d: block %d -> page %d (%s)\n", hd, e->row, e->kt,
+                    e->seq, e->block, e->page, fs_event_keys(e, b[0], sizeof b[0]));
             break;
         case FS_EV_ALLOC:
             fprintf(f, "sequence %d: block %d takes free page %d (free pages left: %d)\n", e->seq, e->block, e->page,

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,19 @@ const char *fs_event_kind_str(fs_event_kind k)
                               "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad",
                               "lookup", "alloc", "share", "cow", "write"};
     return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
+}
+
+const char *fs_event_keys(const fs_event *e, char *buf, size_t n)
+{
+    const int32_t st = e->stride > 0 ? e->stride : 1;
+    const int32_t count = e->c1 > e->c0 ? (e->c1 - 1 - e->c0) / st + 1 : 0, last = e->c0 + (count - 1) * st;
+    if (count <= 0) snprintf(buf, n, "no key");
+    else if (count == 1) snprintf(buf, n, "key %d", e->c0);
+    else if (st == 1) snprintf(buf, n, "keys %d-%d", e->c0, last);
+    else if (count == 2) snprintf(buf, n, "keys %d, %d", e->c0, last);
+    else if (count == 3) snprintf(buf, n, "keys %d, %d, %d", e->c0, e->c0 + st, last);
+    else snprintf(buf, n, "keys %d, %d, ..., %d", e->c0, e->c0 + st, last);
+    return buf;
 }
 
 bool fs_event_significant(const fs_event *e)

@@ -24,6 +24,7 @@
 #define FS_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attn.h"
@@ -150,6 +151,11 @@ fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair);
  * "btile", "bskip", "brow", "bkey", "grad", and for the paged cache "lookup", "alloc", "share",
  * "cow", "write". */
 const char *fs_event_kind_str(fs_event_kind k);
+
+/* The keys c0, c0 + stride, … < c1 of an event (a decode split or a paged lookup) in words, for
+ * the viewers: "key 5", "keys 4-7" (stride 1), "keys 24, 27" or "keys 24, 27, ..., 45". Writes
+ * at most n bytes into buf (always terminated) and returns buf. */
+const char *fs_event_keys(const fs_event *e, char *buf, size_t n);
 
 /* Significant events for a viewer's "next interesting step": a new maximum that rescales
  * (α < 1 on a row that had seen keys), a skip, a merge, an output; in the backward a skip and a

@@ -297,6 +297,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
     int x = L->side.x + L->pad, yy = L->side.y + L->pad / 2;
+    char kb[64];
     gui_text(d, L->font, x, yy, th->text, GUI_AL_LEFT, "This step");
     yy += gui_line_h(d, L->font);
     if (now) {
@@ -336,7 +337,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
             yy += lh;
             break;
         case FS_EV_LOOKUP:
-            gui_textf(d, fs, x, yy, th->text, GUI_AL_LEFT, "split %d reads keys %d..%d", now->kt, now->c0, now->c1 - 1);
+            gui_textf(d, fs, x, yy, th->text, GUI_AL_LEFT, "split %d reads %s", now->kt, fs_event_keys(now, kb, sizeof kb));
             yy += lh;
             gui_textf(d, fs, x, yy, th->accent, GUI_AL_LEFT, "table of seq %d:", now->seq);
             yy += lh;

@@ -300,9 +300,9 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     /* ---- the paged KV cache (src/engine/paged.h) ---- */
     case FS_EV_LOOKUP:
-        put(&b, "split %d of row %d reads keys %d..%d: the block table of sequence %d maps its logical block %d "
+        put(&b, "split %d of row %d reads %s: the block table of sequence %d maps its logical block %d "
                 "to physical page %d",
-            e->kt, e->row, e->c0, e->c1 - 1, e->seq, e->block, e->page);
+            e->kt, e->row, fs_event_keys(e, t1, sizeof t1), e->seq, e->block, e->page);
         if (e->refs > 1) put(&b, " (shared by %d sequences)", e->refs);
         break;
     case FS_EV_ALLOC:
