@@ -279,9 +279,14 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
         }
     }
     y = rows_y + v.n_seqs * row_h;
-    gui_text(d, fs, m.x, y, th->dim, GUI_AL_LEFT,
-             "cells: the page of each block; hatched: copied on write; xN: N sequences share it");
-    y += lh + L->pad / 2;
+    /* The legend, unless the merge diagram would then have less than two levels of boxes
+     * (four lines each) below it: large text on a small screen keeps the diagram readable. */
+    bool legend = !has_decode || m.y + m.h - (y + lh + L->pad / 2) >= lh + L->pad + 2 * (4 * lh + 2 * L->pad);
+    if (legend) {
+        gui_text(d, fs, m.x, y, th->dim, GUI_AL_LEFT,
+                 "cells: the page of each block; hatched: copied on write; xN: N sequences share it");
+        y += lh + L->pad / 2;
+    }
 
     /* ---- the merge, while a decode runs ---- */
     if (decoding) {
