@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lesson/lesson.h"
+#include "engine/reference.h"
 #include "test_util.h"
 
 /* ---- printed numbers and rounding ---- */
@@ -323,6 +324,41 @@ START_TEST(test_parse_pitfall_scores)
 }
 END_TEST
 
+START_TEST(test_parse_fp8)
+{
+    /* an fp8 lesson: the low-precision run, the float64 tiled run beside it, rmse targets equal
+     * what the engine computes directly, and the trace fields of the recipe */
+    const char *M = "Q:\n  0.5 -1 0.25 2\n  1.5 0.1 -0.7 0.3\n  -0.2 0.9 0.4 -1.1\n"
+                    "K:\n  1 0.5 -0.5 0.2\n  -0.3 0.8 1.2 -0.6\n  0.7 -0.9 0.1 0.4\n"
+                    "V:\n  1 2\n  -1 0.5\n  0.25 -2\n";
+    char text[1024];
+    snprintf(text, sizeof text, HEAD "algo: tiled\nfp8: e4m3 block hadamard seed=5\n%sbq: 2\nbk: 2\n"
+                                     "expect rmse > 0\n  own: yes\nexpect rmse e5m2 / f16 > 1\n  own: yes\n"
+                                     "expect tile qt=0 kt=1 k_scale > 0\n  own: yes\nexpect row #2 q8[3] > -9\n  own: yes\n", M);
+    fs_lesson *l = parse_ok(text);
+    ck_assert_int_eq(fs_lesson_scene(l), FS_SCENE_PITFALL);
+    const fs_run *r = fs_lesson_run(l);
+    ck_assert(r->lowp && r->recipe.hadamard && r->recipe.seed == 5 && r->recipe.scaling == FS_SCALE_BLOCK);
+    ck_assert(!fs_lesson_compare_run(l)->lowp);
+    double O[6], R[6], O2[6];
+    ck_assert(fs_lowp_tiled(&r->attn, 2, 2, &r->recipe, O, NULL, NULL, NULL) == FS_OK);
+    ck_assert(fs_reference(&r->attn, R, NULL, NULL) == FS_OK);
+    for (int k = 0; k < 6; k++) ck_assert(O[k] == fs_lesson_result(l)->O[k]);   /* the lesson ran the recipe */
+    const fs_check *c = fs_lesson_check(l, 0);
+    ck_assert(c->got.exact == fs_lowp_rmse(O, R, 6));
+    fs_lowp_recipe a = fs_lowp_recipe_default(), b = fs_lowp_recipe_default();
+    a.fmt = FS_LOWP_E5M2;
+    b.fmt = FS_LOWP_F16;
+    b.scaling = FS_SCALE_NONE;
+    b.p_scale = 1;
+    ck_assert(fs_lowp_tiled(&r->attn, 2, 2, &a, O, NULL, NULL, NULL) == FS_OK);
+    ck_assert(fs_lowp_tiled(&r->attn, 2, 2, &b, O2, NULL, NULL, NULL) == FS_OK);
+    ck_assert(fs_lesson_check(l, 1)->got.exact == fs_lowp_rmse(O, R, 6) / fs_lowp_rmse(O2, R, 6));
+    for (int k = 0; k < fs_lesson_check_count(l); k++) ck_assert_msg(fs_lesson_check(l, k)->agrees, "check %d", k);
+    fs_lesson_free(l);
+}
+END_TEST
+
 START_TEST(test_parse_errors)
 {
     parse_fail(HEAD "colour: red\nalgo: none\n", 3, 1, "unknown key 'colour'");
@@ -497,6 +533,7 @@ Suite *lesson_suite(void)
     tcase_add_test(tc, test_parse_softmax);
     tcase_add_test(tc, test_parse_tiled_tree_gqa);
     tcase_add_test(tc, test_parse_pitfall_scores);
+    tcase_add_test(tc, test_parse_fp8);
     tcase_add_test(tc, test_parse_errors);
     tcase_add_test(tc, test_random_lessons);
     tcase_add_test(tc, test_lesson_files);

@@ -194,6 +194,17 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             break;
         default: break;
         }
+        if (e->lowp) {   /* a low-precision run (--fp8): the scales, and on request the values */
+            fputs(",\"lowp\":true", f);
+            JF("q_scale", e->q_scale); JF("k_scale", e->k_scale); JF("v_scale", e->v_scale); JF("p_scale", e->p_scale);
+            if (e->x_row >= 0) jvec(f, "q", tr, e->x_row, e->n_x);
+            if (e->x8_row >= 0) jvec(f, "q8", tr, e->x8_row, e->n_x);
+            if (e->p8_row >= 0) jvec(f, "p8", tr, e->p8_row, e->n_s);
+            if (e->k_tile >= 0) jvec(f, "k", tr, e->k_tile, (e->c1 - e->c0) * e->n_x);
+            if (e->k8_tile >= 0) jvec(f, "k8", tr, e->k8_tile, (e->c1 - e->c0) * e->n_x);
+            if (e->v_tile >= 0) jvec(f, "v", tr, e->v_tile, (e->c1 - e->c0) * e->n_xv);
+            if (e->v8_tile >= 0) jvec(f, "v8", tr, e->v8_tile, (e->c1 - e->c0) * e->n_xv);
+        }
         fputs("}\n", f);
     }
 }
@@ -264,6 +275,7 @@ static void print_scores(FILE *f, const fs_trace *tr, const fs_event *e, int dig
 static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits)
 {
     char b[8][48];   /* one buffer per number printed in a line */
+    char rb[160];    /* the --fp8 recipe */
     const fs_attn *a = &r->attn;
     const int heads = r->algo != FS_ALGO_SOFTMAX && a->n_q_heads > 1;
     if (r->algo == FS_ALGO_SOFTMAX)
@@ -276,6 +288,9 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
     if (r->algo == FS_ALGO_BACKWARD)
         fprintf(f, "Bq=%d Bk=%d order=%s dO=%s\n", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order),
                 r->dO ? "given" : "1 (no --do: the gradient of sum(O))");
+    if (r->algo == FS_ALGO_TILED)
+        fprintf(f, "%s%s%s", r->lowp ? "low precision (--fp8): " : "",
+                r->lowp ? fs_lowp_recipe_str(&r->recipe, rb, sizeof rb) : "", r->lowp ? ", float32 arithmetic\n" : "");
     if (r->algo == FS_ALGO_TILED)
         fprintf(f, "Bq=%d Bk=%d form=%s order=%s%s%s%s\n", r->tiling.Bq, r->tiling.Bk,
                 fs_form_str(r->tiling.form), fs_order_str(r->tiling.order),
@@ -317,6 +332,10 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
         case FS_EV_BTILE:
         case FS_EV_BSKIP:
             print_tile(f, hd, e);
+            if (e->lowp && e->kind == FS_EV_TILE)
+                fprintf(f, "  scales: q %s  k %s  v %s  p %s (S descaled by scale * q * k; P * p before e4m3)\n",
+                        num(b[0], e->q_scale, 8), num(b[1], e->k_scale, 8), num(b[2], e->v_scale, 8),
+                        num(b[3], e->p_scale, digits));
             break;
         case FS_EV_ROW:
             print_scores(f, tr, e, digits);
@@ -324,6 +343,15 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                     num(b[0], e->m_blk, digits), num(b[1], e->l_blk, digits), num(b[2], e->m_old, digits),
                     num(b[3], e->m_new, digits), num(b[4], e->alpha, digits), num(b[5], e->beta, digits),
                     num(b[6], e->l_old, digits), num(b[7], e->l_new, digits));
+            if (e->p8_row >= 0) {
+                fputs("    P8 = ", f);
+                tvec(f, tr, e->p8_row, e->n_s, digits);
+                fputs("   q -> q8: ", f);
+                tvec(f, tr, e->x_row, e->n_x, digits);
+                fputs(" -> ", f);
+                tvec(f, tr, e->x8_row, e->n_x, digits);
+                fputc('\n', f);
+            }
             fprintf(f, "    o%s: ", e->normalized ? "" : " (unnormalized)");
             tvec(f, tr, e->o_old, e->n_o, digits);
             fprintf(f, " -> ");

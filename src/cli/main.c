@@ -18,6 +18,7 @@ static const command commands[] = {
     {"check",   cli_check,   "judge your own kernel's output against the exact reference, name the bug"},
     {"render",  cli_render,  "render lesson frames to PNG without a display"},
     {"bench",   cli_bench,   "time the full-size CPU kernels against the materializing baseline"},
+    {"fp8",     cli_fp8,     "the error of FP8 (and 16-bit) attention against float64, recipe by recipe"},
 };
 
 static void usage(FILE *f)

@@ -56,6 +56,16 @@ const char cli_problem_help[] =
     "  --parts P                    decode: 003's strided partition into P parts instead of\n"
     "                               contiguous splits of --bk\n"
     "  --chunk N                    online softmax chunk size (default 1)\n"
+    "  --fp8 RECIPE                 run the tiled algorithm with low-precision inputs, every\n"
+    "                               operation rounded as float32 rounds it (FlashAttention-3's\n"
+    "                               FP8 recipe: Q outer, unnormalized). RECIPE is words: a format\n"
+    "                               e4m3 (default), e5m2, f16, bf16 or f32; a scaling tensor\n"
+    "                               (default for FP8), block or none; hadamard (Q and K times a\n"
+    "                               random orthogonal matrix first; d a power of two); seed=N\n"
+    "                               (its signs, default 1); p-scale=X (P times X before its\n"
+    "                               rounding; default 256 for FP8). E.g. --fp8 'e4m3 block'\n"
+    "  --fp8-values                 with --fp8: the trace also records the exact and the rounded\n"
+    "                               inputs (each query row, each tile's K and V rows) and P8\n"
     "  --page-size P                decode through a paged KV cache (PagedAttention): K and V\n"
     "                               written into pages of P positions, then read back through\n"
     "                               the block table; the trace adds each page taken (alloc),\n"
@@ -186,6 +196,21 @@ static int set_merge(cli_problem *p, const char *v)
     return 0;
 }
 
+static int set_fp8(cli_problem *p, const char *v)
+{
+    size_t at;
+    char why[200], shown[300];
+    if (!fs_lowp_recipe_parse(v, strlen(v), &p->run.recipe, &at, why, sizeof why)) {
+        fprintf(stderr, "flashstep %s: --fp8 '%s', column %zu: %s\n(see flashstep %s --help)\n", p->cmd,
+                cli_shown(v, shown, sizeof shown), at + 1, why, p->cmd);
+        return 2;
+    }
+    p->run.lowp = true;
+    return 0;
+}
+
+static int set_fp8_values(cli_problem *p, const char *v) { (void)v; p->run.recipe.values = true; return 0; }
+
 static int set_page_size(cli_problem *p, const char *v)
 {
     if (!cli_parse_int(v, 1, FS_MAX_DIM, &p->page_size))
@@ -260,6 +285,8 @@ static const struct {
     {"--pitfall", true, ALGO_BIT(FS_ALGO_TILED), set_pitfall},
     {"--merge", true, ALGO_BIT(FS_ALGO_DECODE), set_merge},
     {"--heads", true, ALL_ATTN, set_heads},
+    {"--fp8", true, ALGO_BIT(FS_ALGO_TILED), set_fp8},
+    {"--fp8-values", false, ALGO_BIT(FS_ALGO_TILED), set_fp8_values},
     {"--page-size", true, ALGO_BIT(FS_ALGO_DECODE), set_page_size},
     {"--block-table", true, ALGO_BIT(FS_ALGO_DECODE), set_block_table},
     {"--seed", true, ALGO_BIT(FS_ALGO_DECODE), set_seed},
@@ -499,6 +526,17 @@ int cli_problem_load(cli_problem *p)
                     p->cmd);
             return 2;
         }
+    if (r->recipe.values && !r->lowp) return fail(p, "%s", "--fp8-values needs --fp8");
+    if (r->lowp) {
+        /* FlashAttention-3's recipe has one form and one order; it reads Q and K, not scores */
+        static const char *const no[] = {"--form", "--order", "--exp2", "--pitfall", "--softcap", "--scores"};
+        for (size_t j = 0; j < sizeof no / sizeof no[0]; j++)
+            for (int k = 0; k < N_OPTIONS; k++)
+                if ((p->given >> k & 1u) && !strcmp(options[k].opt, no[j]))
+                    return fail(p, "%s does not apply to --fp8 (FlashAttention-3's recipe: Q outer, unnormalized, from Q and K)",
+                                no[j]);
+        r->tiling.form = FS_FORM_UNNORMALIZED;
+    }
     if ((r->algo == FS_ALGO_QUERY || r->algo == FS_ALGO_DECODE) && !p->form_set)
         r->tiling.form = r->decoding.form = FS_FORM_UNNORMALIZED;
 
@@ -611,10 +649,18 @@ int cli_problem_load(cli_problem *p)
     if (r->algo == FS_ALGO_BACKWARD && r->dO && fs_attn_check(at) == FS_OK &&
         cli_range_report(p->cmd, at, r->dO, p->q, p->k, p->v, p->scores, p->dout))
         return 2;
+    if (r->lowp && r->recipe.hadamard && (at->d & (at->d - 1))) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "--fp8 hadamard needs d a power of two; Q and K have d = %d", at->d);
+        return shape_err(p, p->q, msg);
+    }
     /* Bound what a trace will hold before running. */
     int64_t nqt = (at->n_q + r->tiling.Bq - 1) / r->tiling.Bq, nkt = (at->n_kv + r->tiling.Bk - 1) / r->tiling.Bk;
     int64_t events = (int64_t)p->hq * (nqt * nkt + (int64_t)at->n_q * (nkt + 1));
     int64_t pool = (int64_t)p->hq * at->n_q * (nkt * (2 * (int64_t)r->tiling.Bk + 2 * at->d_v) + at->d_v);
+    if (r->lowp && r->recipe.values)   /* a query row and P8 per row, K and V per tile, exact and rounded */
+        pool += (int64_t)p->hq * (at->n_q * nkt * (2 * (int64_t)at->d + r->tiling.Bk) +
+                                  nqt * nkt * 2 * (int64_t)r->tiling.Bk * (at->d + at->d_v));
     if (r->algo == FS_ALGO_QUERY) {
         events = (int64_t)p->hq * at->n_q * (2 * (int64_t)at->n_kv + 1);
         pool = (int64_t)p->hq * at->n_q * at->n_kv * (2 + 2 * (int64_t)at->d_v);

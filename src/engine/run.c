@@ -15,6 +15,7 @@ fs_run fs_run_make(fs_algo algo)
     if (algo == FS_ALGO_QUERY) r.tiling.form = FS_FORM_UNNORMALIZED;   /* 000's walk */
     r.decoding = fs_decoding_default();
     r.chunk = 1;
+    r.recipe = fs_lowp_recipe_default();
     return r;
 }
 
@@ -122,7 +123,10 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
         st = fs_tiled(a, &t, res->O, res->m, res->l, tr);
         break;
     }
-    case FS_ALGO_TILED: st = fs_tiled(a, &r->tiling, res->O, res->m, res->l, tr); break;
+    case FS_ALGO_TILED:
+        st = r->lowp ? fs_lowp_tiled(a, r->tiling.Bq, r->tiling.Bk, &r->recipe, res->O, res->m, res->l, tr)
+                     : fs_tiled(a, &r->tiling, res->O, res->m, res->l, tr);
+        break;
     case FS_ALGO_DECODE:
         st = r->page_size > 0 ? fs_paged_decode_table(a, &r->decoding, r->page_size, r->block_table, r->n_table,
                                                        res->O, res->m, res->l, tr)

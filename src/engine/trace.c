@@ -84,6 +84,8 @@ fs_event fs_event_blank(fs_event_kind kind)
     e.s_row = e.p_row = e.o_old = e.o_blk = e.o_new = -1;
     e.dp_row = e.ds_row = e.g_old = e.g_blk = e.g_new = -1;
     e.tensor = -1;
+    e.x_row = e.x8_row = e.p8_row = -1;
+    e.k_tile = e.k8_tile = e.v_tile = e.v8_tile = -1;
     e.seq = e.block = e.page = e.src = e.slot = e.refs = e.n_free = -1;
     return e;
 }

@@ -97,6 +97,17 @@ typedef struct {
     int64_t g_old, g_blk, g_new;
     int32_t n_g;
     int32_t tensor;
+    /* Low-precision runs (lowp.h; lowp true on their TILE and ROW events): the scales of the
+     * tile (dequantized value = rounded value · scale; p_scale multiplies P before its rounding).
+     * On request (the recipe's values), the exact inputs beside the rounded ones, dequantized:
+     *   ROW:  x_row, x8_row (n_x = d): the query row; p8_row (n_s): P8 / p_scale, the P of P · V.
+     *   TILE: k_tile, k8_tile ((c1 − c0) · n_x), v_tile, v8_tile ((c1 − c0) · n_xv): K's, V's rows.
+     * Offsets −1 when absent. */
+    bool lowp;
+    double q_scale, k_scale, v_scale, p_scale;
+    int64_t x_row, x8_row, p8_row;
+    int64_t k_tile, k8_tile, v_tile, v8_tile;
+    int32_t n_x, n_xv;
     /* Paged KV cache events (paged.h); −1 when n/a:
      *   LOOKUP: seq, block → page; head, kv_head, row and kt (the split) as in its PARTIAL;
      *           c0, c1, stride: the positions of the block the split reads.

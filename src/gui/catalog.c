@@ -71,7 +71,8 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
         /* The timeline walks the lesson's main trace (the wrong variant, which its narration
          * describes); the compare trace is the correct run drawn beside it. */
         ok = copy_trace(&show->trace, fs_lesson_trace(l)) && copy_trace(&show->correct, fs_lesson_compare_trace(l));
-        snprintf(show->wrong_label, sizeof show->wrong_label, "%s", fs_pitfall_str(r ? r->tiling.pitfall : FS_PITFALL_NONE));
+        if (r && r->lowp) fs_lowp_recipe_str(&r->recipe, show->wrong_label, sizeof show->wrong_label);   /* an fp8 lesson */
+        else snprintf(show->wrong_label, sizeof show->wrong_label, "%s", fs_pitfall_str(r ? r->tiling.pitfall : FS_PITFALL_NONE));
     } else {
         ok = copy_trace(&show->trace, fs_lesson_trace(l));
     }

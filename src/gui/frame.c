@@ -82,10 +82,10 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
         /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
         char sub[512];
         if (s->lesson >= 0)
-            snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, gui_scene_str(show->scene), s->lesson + 1,
+            snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene), s->lesson + 1,
                      s->catalog_n, show->name);
         else   /* one's own problem or a saved trace: not in the catalogue */
-            snprintf(sub, sizeof sub, "%s  ·  %s", show->source, gui_scene_str(show->scene));
+            snprintf(sub, sizeof sub, "%s  ·  %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene));
         d->clip_x1 = xr - sw - L->pad;
         gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
         d->clip_x1 = 0;

@@ -250,6 +250,13 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
             } else {
                 gui_fill(d, r, gui_mix(th->full, th->bg, dim));
             }
+            /* Beside a reference run (a low-precision run beside float64): a score that differs
+             * from the reference's is framed in red. */
+            if (ref && vis && e->kind == FS_EV_TILE && cell >= 6) {
+                double sv = cell_value(c, i, j, 0), sr = cell_value(ref, i, j, 0);
+                if (!isnan(sv) && !isnan(sr) && !(fabs(sv - sr) <= 1e-9 * fmax(1, fabs(sr))))
+                    gui_frame(d, (gui_rect){r.x + 1, r.y + 1, r.w - 2, r.h - 2}, th->bad, d->thin);
+            }
             /* Values: the score, and P̃ in the open tile. */
             if (vf >= 7 && vis && e->kind == FS_EV_TILE) {
                 double sv = cell_value(c, i, j, 0);
@@ -482,13 +489,24 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
     bool resc = e->l_old > 0 && e->alpha < 1;
     uint32_t rc = resc ? th->rescale : th->text;
     side_line(d, x, &y, th->text, "m_blk = max of visible s = %s", e->m_blk, 0, 0);
-    side_line(d, x, &y, th->text, "ℓ_blk = Σ exp(s - m_blk) = %s", e->l_blk, 0, 0);
+    if (e->lowp)   /* FlashAttention-3's recipe takes P against m_new: β is 1, ℓ_blk is Σ P */
+        side_line(d, x, &y, th->text, "ℓ_blk = Σ P = Σ exp(s - m_new) = %s", e->l_blk, 0, 0);
+    else
+        side_line(d, x, &y, th->text, "ℓ_blk = Σ exp(s - m_blk) = %s", e->l_blk, 0, 0);
     side_line(d, x, &y, rc, "m_new = max(m_old, m_blk)", 0, 0, 0);
     side_line(d, x, &y, rc, "      = max(%s, %s) = %s", e->m_old, e->m_blk, e->m_new);
     side_line(d, x, &y, rc, "α = exp(m_old - m_new)", 0, 0, 0);
     side_line(d, x, &y, rc, "  = exp(%s - %s) = %s", e->m_old, e->m_new, e->alpha);
-    side_line(d, x, &y, th->text, "β = exp(m_blk - m_new)", 0, 0, 0);
-    side_line(d, x, &y, th->text, "  = exp(%s - %s) = %s", e->m_blk, e->m_new, e->beta);
+    if (e->lowp) {
+        side_line(d, x, &y, th->text, "β = 1 (P is already against m_new)", 0, 0, 0);
+        char b1[32], b2[32], b3[32], b4[32], ln[160];
+        snprintf(ln, sizeof ln, "scales q %s k %s v %s, P·%s", gui_fmt(e->q_scale, b1, 32), gui_fmt(e->k_scale, b2, 32),
+                 gui_fmt(e->v_scale, b3, 32), gui_fmt(e->p_scale, b4, 32));
+        side_text(d, r, x, &y, th->dim, ln);
+    } else {
+        side_line(d, x, &y, th->text, "β = exp(m_blk - m_new)", 0, 0, 0);
+        side_line(d, x, &y, th->text, "  = exp(%s - %s) = %s", e->m_blk, e->m_new, e->beta);
+    }
     side_line(d, x, &y, th->text, "ℓ_new = α·ℓ_old + β·ℓ_blk", 0, 0, 0);
     {
         char b1[32], b2[32], b3[32], b4[32], b5[32], ln[200];
@@ -724,13 +742,56 @@ static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect 
     }
 }
 
-static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c, const gui_grid *g)
+/* A low-precision run's cell (i, j) beside the float64 run ex: the score and P as float64 has
+ * them and as the run computed them, P8 (what P · V used), and the tile's scales. Two lines. */
+/* "a→a8 b→b8 …": up to 4 entries of an input row, exact and rounded (dequantized). */
+static void pairs(char *out, size_t n, const double *x, const double *x8, int len)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int c = 0; x && x8 && c < len && c < 4 && k < n; c++)
+        k += (size_t)snprintf(out + k, n - k, "%s%.4g→%.4g", c ? "  " : "", x[c], x8[c]);
+    if (len > 4 && k < n) snprintf(out + k, n - k, "  …");
+}
+
+static bool lowp_hover(const tiled_scan *c, const tiled_scan *ex, int i, int j, char *l1, char *l2, char *l3, size_t n)
+{
+    if (!c->cells || !ex || !ex->cells) return false;
+    int64_t k = c->cell_ev[(int64_t)i * c->n_kv + j], kx = ex->cell_ev[(int64_t)i * ex->n_kv + j];
+    if (k < 0 || kx < 0) return false;
+    const fs_event *e = &c->t->ev[k], *x = &ex->t->ev[kx];
+    if (!e->lowp || j - e->c0 >= e->n_s) return false;
+    const double *p8 = fs_trace_at(c->t, e->p8_row), *P = fs_trace_at(c->t, e->p_row);
+    double s = cell_value(c, i, j, 0), sx = cell_value(ex, i, j, 0);
+    double px = isfinite(sx) && isfinite(x->m_new) ? exp(sx - x->m_new) : 0;   /* float64's P against its m_new */
+    snprintf(l1, n, "q%d, k%d: s = %.6g (float64 %.6g)   P = %.6g (float64 %.6g)   P8 = %.6g", i, j, s, sx,
+             P ? P[j - e->c0] : NAN, px, p8 ? p8[j - e->c0] : NAN);
+    snprintf(l2, n, "scales: q %.6g  k %.6g  v %.6g  p %.6g   (S = q8·k8 · scale·q·k; P8 = e4m3(P·p) / p)", e->q_scale,
+             e->k_scale, e->v_scale, e->p_scale);
+    /* the inputs of this pair, exact → rounded: the query row and key j's row of K */
+    int64_t te = c->tile_ev[(i / c->Bq) * c->nkt + j / c->Bk];
+    const fs_event *t = te >= 0 ? &c->t->ev[te] : NULL;
+    const double *kr = t ? fs_trace_at(c->t, t->k_tile) : NULL, *kr8 = t ? fs_trace_at(c->t, t->k8_tile) : NULL;
+    char qa[96], ka[96];
+    pairs(qa, sizeof qa, fs_trace_at(c->t, e->x_row), fs_trace_at(c->t, e->x8_row), e->n_x);
+    pairs(ka, sizeof ka, kr ? kr + (size_t)(j - t->c0) * t->n_x : NULL, kr8 ? kr8 + (size_t)(j - t->c0) * t->n_x : NULL,
+          t ? t->n_x : 0);
+    l3[0] = 0;
+    if (qa[0] && ka[0]) snprintf(l3, n, "q%d: %s    k%d: %s", i, qa, j, ka);
+    return true;
+}
+
+static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, const tiled_scan *c, const gui_grid *g,
+                       const tiled_scan *ex)
 {
     if (s->hover != GUI_HOVER_CELL) return;
     int i = s->hover_i, j = s->hover_j;
-    char line[256], b1[32], b2[32];
+    char line[256], line2[256] = "", line3[256] = "", b1[32], b2[32];
     const fs_attn *a = &show->run.attn;
-    if (j < c->n_kv) {
+    if (j < c->n_kv && fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j) &&
+        lowp_hover(c, ex, i, j, line, line2, line3, sizeof line)) {
+        /* a low-precision run: both lines */
+    } else if (j < c->n_kv) {
         double sv = cell_value(c, i, j, 0), pv = cell_value(c, i, j, 1);
         if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, i, j)) snprintf(line, sizeof line, "q%d, k%d: masked (s = -inf)", i, j);
         else if (isnan(sv)) snprintf(line, sizeof line, "q%d, k%d: not computed yet", i, j);
@@ -746,12 +807,25 @@ static void draw_hover(gui_draw *d, const gui_state *s, const gui_show *show, co
     }
     (void)b1;
     int fs = d->L.font_small, w = gui_text_w(d, fs, line) + d->L.pad, h = gui_line_h(d, fs) + d->L.pad / 2;
+    const char *more[2] = {line2, line3};
+    for (int k = 0; k < 2; k++)
+        if (more[k][0]) {
+            int w2 = gui_text_w(d, fs, more[k]) + d->L.pad;
+            if (w2 > w) w = w2;
+            h += gui_line_h(d, fs);
+        }
     int x = s->mouse_x + d->L.pad, y = s->mouse_y + d->L.pad * 2;
     if (x + w > s->w) x = s->w - w;
+    if (x < 0) x = 0;
     if (y + h > s->h) y = s->mouse_y - h - d->L.pad;
     gui_fill(d, (gui_rect){x, y, w, h}, d->th->panel);
     gui_frame(d, (gui_rect){x, y, w, h}, d->th->current, d->thin);
     gui_text(d, fs, x + d->L.pad / 2, y + d->L.pad / 4, d->th->text, GUI_AL_LEFT, line);
+    for (int k = 0, yy = y + d->L.pad / 4 + gui_line_h(d, fs); k < 2; k++)
+        if (more[k][0]) {
+            gui_text(d, fs, x + d->L.pad / 2, yy, d->th->dim, GUI_AL_LEFT, more[k]);
+            yy += gui_line_h(d, fs);
+        }
     (void)g;
 }
 
@@ -799,6 +873,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
      * run at the same step on the left, and the wrong run's O rows that differ from it outlined. */
     tiled_scan ok;
     bool have_correct = false;
+    const bool lowp = show->run.lowp;   /* an fp8 lesson: the low-precision run beside float64 */
     if (show->scene == GUI_SCENE_PITFALL && show->correct.n > 0) {
         int64_t kc = s->step < show->correct.n ? s->step : show->correct.n - 1;
         const tiled_scan *okp = scan_get(d, 1, show, &show->correct, kc, head);
@@ -809,8 +884,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
         if (gui_pitfall_stacked(show, L)) g2.y0 += L->main.h / 2;
         else g2.x0 += L->main.w / 2;
         char cap2[96];
-        snprintf(cap2, sizeof cap2, "wrong: %s", show->wrong_label);
-        draw_grid(d, s, show, &ok, &g, false, NULL, "correct");
+        snprintf(cap2, sizeof cap2, "%s%s", lowp ? "" : "wrong: ", show->wrong_label);
+        draw_grid(d, s, show, &ok, &g, false, NULL, lowp ? "float64 (red: differs on the right)" : "correct");
         draw_grid(d, s, show, &c, &g2, false, &ok, cap2);
     } else {
         draw_grid(d, s, show, &c, &g, show->scene != GUI_SCENE_PITFALL, NULL, cap);
@@ -828,7 +903,7 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
     if (show->scene == GUI_SCENE_PITFALL && have_correct) {
         const gui_theme *th = d->th;
         int x = L->side.x + L->pad, lh = gui_line_h(d, L->font_small);
-        gui_text(d, L->font, x, y, th->text, GUI_AL_LEFT, "Row update: correct vs wrong");
+        gui_text(d, L->font, x, y, th->text, GUI_AL_LEFT, lowp ? "Row update: float64 vs low precision" : "Row update: correct vs wrong");
         y += gui_line_h(d, L->font) + L->pad / 3;
         int64_t rc = row >= 0 ? ok.row_ev[row] : -1, rw = row >= 0 ? c.row_ev[row] : -1;
         if (rc >= 0 && rw >= 0) {
@@ -855,18 +930,19 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
         if (show->diverge >= 0) {
             const fs_event *e = &show->trace.ev[show->diverge];
             gui_textf(d, L->font_small, x, y, s->step >= show->diverge ? th->bad : th->dim, GUI_AL_LEFT,
-                      "first divergence: step %lld (%s, row %d)", (long long)show->diverge, fs_event_kind_str(e->kind), e->row);
+                      "first %s: step %lld (%s, row %d)", lowp ? "difference" : "divergence", (long long)show->diverge,
+                      fs_event_kind_str(e->kind), e->row);
         } else {
             gui_text(d, L->font_small, x, y, th->good, GUI_AL_LEFT, "the two variants agree at every step");
         }
         y += lh + L->pad;
     }
-    y = draw_row_formulas(d, s, &c, row, L->side, y, have_correct ? " wrong run" : "") + L->pad;
+    y = draw_row_formulas(d, s, &c, row, L->side, y, have_correct ? (lowp ? " low precision" : " wrong run") : "") + L->pad;
     int vf = cell_font(d, g.cell, 5);
     if (vf < 7 && c.cells && show->scene != GUI_SCENE_PITFALL) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;
     y = draw_chip(d, show, &c, L->side, y, show->scene == GUI_SCENE_GQA ? G : 1);
     draw_legend(d, L->side, y);
     gui_clip(d, NULL);
-    draw_hover(d, s, show, &c, &g);
+    draw_hover(d, s, show, &c, &g, have_correct ? &ok : NULL);
 }

@@ -193,10 +193,20 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         }
         put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D),
             num_(&b, e->m_new, D));
-        put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-            num_(&b, e->alpha, D), EXP, num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
-        put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num_(&b, e->alpha, D), num_(&b, e->l_old, D),
-            num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
+        if (e->lowp) {
+            /* a low-precision run (lowp.h): P against m_new, rounded to e4m3 with its own scale */
+            put(&b, "α = %s(%s − %s) = %s; P = exp(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+                num_(&b, e->alpha, D));
+            vec(&b, t, e->p8_row, e->n_s, D);
+            put(&b, "; l = α·l_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
+                num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), num_(&b, e->q_scale, 6),
+                num_(&b, e->k_scale, 6), num_(&b, e->v_scale, 6), num_(&b, e->p_scale, 0));
+        } else {
+            put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+                num_(&b, e->alpha, D), EXP, num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
+            put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num_(&b, e->alpha, D), num_(&b, e->l_old, D),
+                num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
+        }
         vec(&b, t, e->o_old, e->n_o, D);
         put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);

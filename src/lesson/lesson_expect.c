@@ -53,6 +53,9 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"r1", e->r1}, {"c0", e->c0}, {"c1", e->c1}, {"stride", e->stride}, {"a", e->a},
         {"b", e->b}, {"id", e->id}, {"level", e->level}, {"step", e->step},
         {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
+        /* a low-precision run's scales (lowp.h): NaN on other events */
+        {"q_scale", e->lowp ? e->q_scale : NAN}, {"k_scale", e->lowp ? e->k_scale : NAN},
+        {"v_scale", e->lowp ? e->v_scale : NAN}, {"p_scale", e->lowp ? e->p_scale : NAN},
         /* the backward's per-row numbers: L on lse and brow events, D on delta and brow events */
         {"L", e->kind == FS_EV_LSE || e->kind == FS_EV_BROW ? e->x : NAN},
         {"D", e->kind == FS_EV_DELTA ? e->x : e->kind == FS_EV_BROW ? e->m_new : NAN},
@@ -61,6 +64,10 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         if (!strcmp(f, scal[k].name)) {
             if (!strcmp(f, "x") && (e->kind != FS_EV_ELEM || isnan(e->x))) {
                 snprintf(why, nwhy, "field x exists only for elem events of one element");
+                return false;
+            }
+            if (!strcmp(f + (f[0] ? 1 : 0), "_scale") && !e->lowp) {
+                snprintf(why, nwhy, "field %s exists only for tile and row events of an fp8 lesson", f);
                 return false;
             }
             if ((!strcmp(f, "L") || !strcmp(f, "D")) && isnan(scal[k].val)) {
@@ -92,9 +99,17 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         else if (nl == 5 && !strncmp(f, "g_old", 5)) { off = e->g_old; len = e->n_g; }
         else if (nl == 5 && !strncmp(f, "g_blk", 5)) { off = e->g_blk; len = e->n_g; }
         else if (nl == 5 && !strncmp(f, "g_new", 5)) { off = e->g_new; len = e->n_g; }
+        /* fp8 lessons: the exact and the rounded (dequantized) inputs, and P as P · V uses it */
+        else if (nl == 2 && !strncmp(f, "qx", 2)) { off = e->x_row; len = e->n_x; }
+        else if (nl == 2 && !strncmp(f, "q8", 2)) { off = e->x8_row; len = e->n_x; }
+        else if (nl == 2 && !strncmp(f, "p8", 2)) { off = e->p8_row; len = e->n_s; }
+        else if (nl == 2 && !strncmp(f, "kx", 2)) { off = e->k_tile; len = (e->c1 - e->c0) * e->n_x; }
+        else if (nl == 2 && !strncmp(f, "k8", 2)) { off = e->k8_tile; len = (e->c1 - e->c0) * e->n_x; }
+        else if (nl == 2 && !strncmp(f, "vx", 2)) { off = e->v_tile; len = (e->c1 - e->c0) * e->n_xv; }
+        else if (nl == 2 && !strncmp(f, "v8", 2)) { off = e->v8_tile; len = (e->c1 - e->c0) * e->n_xv; }
         else {
-            snprintf(why, nwhy, "unknown vector field '%.*s' (s, p, o_old, o_blk, o_new, dp, ds, g_old, g_blk, g_new)",
-                     (int)nl, f);
+            snprintf(why, nwhy, "unknown vector field '%.*s' (s, p, o_old, o_blk, o_new, dp, ds, g_old, g_blk, g_new, "
+                                "qx, q8, p8, kx, k8, vx, v8)", (int)nl, f);
             return false;
         }
         if (off < 0) {
@@ -305,6 +320,35 @@ static double max_abs_diff(const fs_result *a, const fs_result *b)
     return w;
 }
 
+/* The RMSE of O against the reference for the recipe written in s[a, e) (blank: the lesson's
+ * own run), on the lesson's problem and tiles. Errors point at the offending word. */
+static bool rmse_of(parse_t *P, const char *s, size_t a, size_t e, int32_t line, int32_t col, double *v)
+{
+    fs_lesson *l = P->l;
+    const fs_result *r = &l->res;
+    size_t no = (size_t)r->n_heads * r->n_rows * r->n_cols;
+    a = lp_skip_blank(s, a, e);
+    if (a == e) {
+        *v = fs_lowp_rmse(r->O, l->ref.O, no);
+        return true;
+    }
+    fs_lowp_recipe rc;
+    size_t at;
+    char why[200];
+    if (!fs_lowp_recipe_parse(s + a, e - a, &rc, &at, why, sizeof why))
+        return fs_loc_error_set(P->err, P->name, line, col + (int32_t)(a + at), "rmse: %s", why);
+    const fs_attn *pa = &l->run.attn;
+    if (rc.hadamard && (pa->d & (pa->d - 1)))
+        return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "rmse: hadamard needs d a power of two, not %d", pa->d);
+    double *O = malloc(sizeof(double) * (no ? no : 1));
+    if (!O) return fs_loc_error_set(P->err, P->name, line, col, "out of memory");
+    fs_status st = fs_lowp_tiled(pa, l->run.tiling.Bq, l->run.tiling.Bk, &rc, O, NULL, NULL, NULL);
+    if (st == FS_OK) *v = fs_lowp_rmse(O, l->ref.O, no);
+    free(O);
+    if (st != FS_OK) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a, "rmse: the recipe cannot run: %s", fs_status_str(st));
+    return true;
+}
+
 /* The value a target names, in base units. */
 static bool eval_target(parse_t *P, expect_rec *x, double *v)
 {
@@ -416,8 +460,26 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
         *v = w;
         return true;
     }
+    if (!strcmp(first, "rmse")) {
+        /* the RMSE of O against the float64 reference: this run's ("rmse"), another recipe's on
+         * the same problem and tiles ("rmse e4m3 hadamard"), or the ratio of two ("rmse e4m3 /
+         * e4m3 hadamard"; an empty side is this run) */
+        if (!l->has_run || (l->run.algo != FS_ALGO_TILED && l->run.algo != FS_ALGO_REFERENCE) || !l->run.attn.Q)
+            return fs_loc_error_set(P->err, P->name, line, col, "rmse needs algo: tiled or reference, with Q and K");
+        if (!need_ref(P, line, col)) return false;
+        size_t slash = b;
+        while (slash < n && s[slash] != '/') slash++;
+        double num_, den_ = 1;
+        if (!rmse_of(P, s, b, slash, line, col, &num_)) return false;
+        if (slash < n) {
+            if (!rmse_of(P, s, slash + 1, n, line, col, &den_)) return false;
+            if (!(den_ > 0)) return fs_loc_error_set(P->err, P->name, line, col + (int32_t)slash, "rmse: the divisor's RMSE is 0");
+        }
+        *v = num_ / den_;
+        return true;
+    }
     if (!strcmp(s, "drift")) {
-        if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "drift needs a pitfall lesson");
+        if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "drift needs a pitfall or fp8 lesson");
         *v = max_abs_diff(&l->res, &l->cmp_res);
         return true;
     }
@@ -432,7 +494,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     if (ni < 0 || *end || nl == n)
         return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
                        "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, graderr, drift, "
-                       "count_nan, expr)", s);
+                       "count_nan, rmse, expr)", s);
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
         if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
         const fs_result *r = &l->res;
@@ -440,7 +502,7 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
             if (!need_ref(P, line, col)) return false;
             r = &l->ref;
         } else if (!strcmp(name, "compare")) {
-            if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "compare needs a pitfall lesson");
+            if (!l->has_cmp) return fs_loc_error_set(P->err, P->name, line, col, "compare needs a pitfall or fp8 lesson");
             r = &l->cmp_res;
         }
         return result_at(P, r, name, idx, ni, line, col, v);

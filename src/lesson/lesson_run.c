@@ -139,7 +139,8 @@ bool lp_build_and_run(parse_t *P)
         static const struct { int key; fs_algo algo; } only[] = {
             {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
             {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
-            {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT}};
+            {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT},
+            {K_FP8, FS_ALGO_TILED}};
         int first = -1;   /* the misplaced key nearest the top of the file */
         for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
             /* the backward reads the tiles and the order, but not the forward's form or exp2 */
@@ -158,6 +159,21 @@ bool lp_build_and_run(parse_t *P)
             return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' applies to algo: %s%s only",
                            lp_key_names[only[first].key], fs_algo_str(only[first].algo),
                            only[first].key == K_BQ || only[first].key == K_ORDER ? " and backward" : "");
+        if (P->seen[K_FP8]) {
+            /* FlashAttention-3's recipe: Q outer, unnormalized, from Q and K */
+            static const int no[] = {K_S, K_SOFTCAP, K_FORM, K_ORDER, K_EXP2, K_PITFALL};
+            for (size_t k = 0; k < sizeof no / sizeof no[0]; k++)
+                if (P->seen[no[k]])
+                    return fs_loc_error_set(err, P->name, P->key_line[no[k]], 1,
+                                            "'%s:' does not apply with 'fp8:' (the recipe runs Q outer, unnormalized, from Q and K)",
+                                            lp_key_names[no[k]]);
+            if (P->recipe.hadamard && (d & (d - 1)))
+                return fs_loc_error_set(err, P->name, P->key_line[K_FP8], P->key_col[K_FP8],
+                                        "fp8: hadamard needs d a power of two; Q and K have d = %d", d);
+            r->lowp = true;
+            r->recipe = P->recipe;
+            r->recipe.values = true;   /* lessons are small: the window shows exact and rounded values */
+        }
         if (P->dO.set) {
             if (P->dO.m.rows != hq * nq || P->dO.m.cols != P->V.m.cols)
                 return fs_loc_error_set(err, P->name, P->dO.line, 1, "dO is %d x %d but O is %d x %d (one row per query%s)",
@@ -168,7 +184,7 @@ bool lp_build_and_run(parse_t *P)
         r->tiling.Bq = P->Bq ? P->Bq : 64;
         r->tiling.Bk = P->Bk ? P->Bk : 64;
         /* 000's one-query walk is unnormalized (divide once at the end) unless told otherwise */
-        r->tiling.form = P->algo == FS_ALGO_QUERY && !P->seen[K_FORM] ? FS_FORM_UNNORMALIZED : P->form;
+        r->tiling.form = (P->algo == FS_ALGO_QUERY && !P->seen[K_FORM]) || r->lowp ? FS_FORM_UNNORMALIZED : P->form;
         r->tiling.order = P->order;
         r->tiling.exp2 = P->exp2;
         r->tiling.pitfall = P->pitfall;
@@ -181,7 +197,7 @@ bool lp_build_and_run(parse_t *P)
             if (P->algo == FS_ALGO_QUERY) l->scene = FS_SCENE_QUERY;
             else if (P->algo == FS_ALGO_BACKWARD) l->scene = FS_SCENE_BACKWARD;
             else if (P->algo == FS_ALGO_DECODE) l->scene = FS_SCENE_DECODE;
-            else if (P->pitfall != FS_PITFALL_NONE) l->scene = FS_SCENE_PITFALL;
+            else if (P->pitfall != FS_PITFALL_NONE || P->seen[K_FP8]) l->scene = FS_SCENE_PITFALL;   /* beside the float64 run */
             else if (a->mask.is_tree) l->scene = FS_SCENE_TREE;
             else if (a->mask.kind == FS_MASK_WINDOW) l->scene = FS_SCENE_WINDOW;
             else if (hq > 1) l->scene = FS_SCENE_GQA;
@@ -195,9 +211,11 @@ bool lp_build_and_run(parse_t *P)
         return fs_loc_error_set(err, P->name, aline, 1, "the engine cannot run this lesson: %s",
                                 fs_run_status_detail(r, st, why, sizeof why));
     l->has_run = true;
-    if (P->pitfall != FS_PITFALL_NONE) {
+    if (P->pitfall != FS_PITFALL_NONE || r->lowp) {
+        /* the correct algorithm beside a pitfall; the float64 tiled run beside a low-precision one */
         l->cmp = *r;
         l->cmp.tiling.pitfall = FS_PITFALL_NONE;
+        l->cmp.lowp = false;
         l->cmp_tr.max_events = FS_LESSON_MAX_EVENTS;
         st = fs_run_exec(&l->cmp, &l->cmp_res, &l->cmp_tr);
         if (st != FS_OK)

@@ -23,6 +23,7 @@ decode       000_05                3
 decode-tree  demo:decode-tree      14
 pitfall      001_10                3
 backward     000_11                20
+fp8          004_10                6
 paged        demo:paged            30
 grid64       demo:grid64           200  --size 1920x1080
 LIST
