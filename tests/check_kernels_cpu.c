@@ -58,6 +58,8 @@ static double load(fs_cpu_dtype t, const void *base, long e)
     }
 }
 
+static void problem_fill(problem *p, fs_rng *r);
+
 /* Draw a problem: n_q, n_kv up to max_n, d in [32, d_max], GQA, any mask. */
 static void problem_draw(problem *p, fs_rng *r, fs_cpu_dtype t, int max_q, int max_kv, int d_max)
 {
@@ -95,6 +97,15 @@ static void problem_draw(problem *p, fs_rng *r, fs_cpu_dtype t, int max_q, int m
         m->has_offset = true;
         m->offset = fs_rng_int(r, -3, a->n_kv);
     }
+    problem_fill(p, r);
+}
+
+/* Buffers and random values for the shape and mask already in p->a (storage p->a.dtype). */
+static void problem_fill(problem *p, fs_rng *r)
+{
+    fs_cpu_attn *a = &p->a;
+    fs_mask *m = &a->mask;
+    fs_cpu_dtype t = a->dtype;
     long nq = (long)a->batch * a->n_q_heads * a->n_q * a->d;
     long nk = (long)a->batch * a->n_kv_heads * a->n_kv * a->d;
     size_t es = fs_cpu_dtype_size(t);
@@ -232,6 +243,157 @@ START_TEST(test_decode_matches_reference)
                        fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t), p.what);
         problem_free(&p);
     }
+}
+END_TEST
+
+/* A paged copy of p's K and V in vLLM's layout, pool (n_pages, page, n_kv_heads, d): the
+ * logical blocks of every batch element land in pages drawn by a random shuffle of the pool,
+ * which also holds a few pages no table names (filled with NaN: a read of one fails). */
+typedef struct {
+    fs_cpu_paged_kv kv;
+    void *K, *V;
+    int32_t *table;
+} paged_copy;
+
+static void paged_make(paged_copy *pc, const problem *p, fs_rng *r, int32_t page)
+{
+    const fs_cpu_attn *a = &p->a;
+    int32_t per = (a->n_kv + page - 1) / page;
+    int32_t spare = fs_rng_int(r, 0, 3);
+    int32_t n_pages = a->batch * per + spare;
+    size_t es = fs_cpu_dtype_size(a->dtype), row = (size_t)a->d * es;
+    size_t bytes = (size_t)n_pages * page * a->n_kv_heads * row;
+    pc->K = malloc(bytes);
+    pc->V = malloc(bytes);
+    int32_t *perm = malloc((size_t)n_pages * sizeof(int32_t));
+    pc->table = malloc((size_t)a->batch * per * sizeof(int32_t));
+    ck_assert(pc->K && pc->V && perm && pc->table);
+    memset(pc->K, 0xff, bytes);   /* NaN in every storage type */
+    memset(pc->V, 0xff, bytes);
+    for (int32_t k = 0; k < n_pages; k++) perm[k] = k;
+    for (int32_t k = n_pages - 1; k > 0; k--) {   /* Fisher–Yates */
+        int32_t j = fs_rng_int(r, 0, k), t = perm[k];
+        perm[k] = perm[j];
+        perm[j] = t;
+    }
+    for (int32_t k = 0; k < a->batch * per; k++) pc->table[k] = perm[k];
+    for (int32_t b = 0; b < a->batch; b++)
+        for (int32_t g = 0; g < a->n_kv_heads; g++)
+            for (int32_t j = 0; j < a->n_kv; j++) {
+                size_t ph = (size_t)pc->table[b * per + j / page];
+                size_t dst = ((ph * page + j % page) * a->n_kv_heads + g) * row;
+                size_t src = (((size_t)b * a->n_kv_heads + g) * a->n_kv + j) * row;
+                memcpy((char *)pc->K + dst, (const char *)p->K + src, row);
+                memcpy((char *)pc->V + dst, (const char *)p->V + src, row);
+            }
+    free(perm);
+    pc->kv = (fs_cpu_paged_kv){.page_size = page, .n_pages = n_pages, .blocks_per_seq = per,
+                               .block_table = pc->table, .K_pool = pc->K, .V_pool = pc->V};
+}
+
+static void paged_free(paged_copy *pc)
+{
+    free(pc->K);
+    free(pc->V);
+    free(pc->table);
+}
+
+/* Paged decode (version 4 and the newest) and contiguous version 4 on the same problems: half of
+ * them drawn like the decode test above (every mask, odd d, any GQA), half in the shape decode
+ * has in practice and version 4's AVX-512 path takes (GQA 4, one query row, d a multiple of 16,
+ * no mask, long enough for many full blocks). Page sizes 16, 256 and random 1–40. Loop index =
+ * the instruction set. */
+START_TEST(test_decode_paged_matches_reference)
+{
+    fs_cpu_isa isa = isas[_i];
+    if (!fs_cpu_isa_supported(isa)) return;
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 12; trial++) {
+        fs_cpu_dtype t = trial % 4 == 3 ? (fs_cpu_dtype)fs_rng_int(&r, 1, 2) : FS_CPU_DTYPE_F32;
+        problem p;
+        if (trial % 2 == 0) {
+            problem_draw(&p, &r, t, 4, 1000, 256);
+        } else {
+            memset(&p, 0, sizeof p);
+            fs_cpu_attn *a = &p.a;
+            a->batch = fs_rng_int(&r, 1, 2);
+            a->n_kv_heads = fs_rng_int(&r, 1, 3);
+            a->n_q_heads = 4 * a->n_kv_heads * fs_rng_int(&r, 1, 2);
+            a->n_q = 1;
+            a->n_kv = fs_rng_int(&r, 200, 1500);
+            a->d = 16 * fs_rng_int(&r, 2, 8);
+            a->dtype = t;
+            problem_fill(&p, &r);
+        }
+        int32_t pages[3] = {16, 256, fs_rng_int(&r, 1, 40)};
+        int32_t page = pages[trial % 3];
+        snprintf(p.what + strlen(p.what), sizeof p.what - strlen(p.what), " page %d", page);
+        problem_reference(&p);
+        paged_copy pc;
+        paged_make(&pc, &p, &r, page);
+        fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+        o.version = fs_rng_int(&r, 0, 1) ? 4 : 0;
+        o.isa = isa;
+        o.threads = fs_rng_int(&r, 1, 3);
+        o.split_len = fs_rng_int(&r, 0, 1) ? 0 : fs_rng_int(&r, 1, 300);
+        fs_cpu_attn pa = p.a;
+        pa.K = pa.V = NULL;   /* the paged kernel reads the pools only */
+        fs_status st = fs_cpu_decode_paged(&pa, &pc.kv, &o);
+        FS_ASSERT_SEED(st == FS_OK, seed, "paged decode %s: status %s on %s", fs_cpu_isa_str(isa),
+                       fs_status_str(st), p.what);
+        double err = problem_error(&p);
+        FS_ASSERT_SEED(err <= tolerance(t), seed,
+                       "paged decode v%d %s threads %d split %d: error %.3g > %.1g on %s",
+                       o.version, fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t),
+                       p.what);
+        /* contiguous version 4 on the same problem */
+        memset(p.O, 0xff, (size_t)p.a.batch * p.a.n_q_heads * p.a.n_q * p.a.d *
+                              fs_cpu_dtype_size(t));
+        o.version = 4;
+        st = fs_cpu_decode(&p.a, &o);
+        FS_ASSERT_SEED(st == FS_OK, seed, "decode v4 %s: status %s on %s", fs_cpu_isa_str(isa),
+                       fs_status_str(st), p.what);
+        err = problem_error(&p);
+        FS_ASSERT_SEED(err <= tolerance(t), seed,
+                       "decode v4 %s threads %d split %d: error %.3g > %.1g on %s",
+                       fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t), p.what);
+        paged_free(&pc);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* What the paged entry refuses: versions before 4, a page size below 1, a table too short for
+ * n_kv, a table entry outside the pool. */
+START_TEST(test_decode_paged_refusals)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    problem p;
+    problem_draw(&p, &r, FS_CPU_DTYPE_F32, 2, 300, 64);
+    paged_copy pc;
+    paged_make(&pc, &p, &r, 16);
+    fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &pc.kv, &o), FS_OK);
+    o.version = 3;
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &pc.kv, &o), FS_ERR_ARG);
+    o.version = 0;
+    fs_cpu_paged_kv bad = pc.kv;
+    bad.page_size = 0;
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &bad, &o), FS_ERR_ARG);
+    bad = pc.kv;
+    bad.blocks_per_seq = (p.a.n_kv + 15) / 16 - 1;
+    if (bad.blocks_per_seq >= 1) ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &bad, &o), FS_ERR_ARG);
+    int32_t keep = pc.table[0];
+    pc.table[0] = pc.kv.n_pages;
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &pc.kv, &o), FS_ERR_ARG);
+    pc.table[0] = -1;
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, &pc.kv, &o), FS_ERR_ARG);
+    pc.table[0] = keep;
+    ck_assert_int_eq(fs_cpu_decode_paged(&p.a, NULL, &o), FS_ERR_ARG);
+    paged_free(&pc);
+    problem_free(&p);
 }
 END_TEST
 
@@ -591,12 +753,14 @@ Suite *kernels_cpu_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
     tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
+    tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0, N_ISAS);
     tcase_add_test(tc, test_baseline_matches_reference);
     tcase_add_loop_test(tc, test_backward_matches_reference, 0, 1 + N_ISAS);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("edges");
     tcase_set_timeout(tm, 60);
     tcase_add_test(tm, test_refusals);
+    tcase_add_test(tm, test_decode_paged_refusals);
     tcase_add_test(tm, test_backward_empty_rows);
     tcase_add_test(tm, test_conversions);
     tcase_add_loop_test(tm, test_vexp2_against_libm, 0, N_ISAS);

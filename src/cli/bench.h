@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     int_list N, d, causal, threads, versions, decode_versions, decode_N, backward_N;
+    int_list decode_pages;   /* page sizes of the decode rows, 0 = contiguous K/V (default 0) */
     int32_t heads, kv_heads, batch;
     int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
@@ -47,7 +48,8 @@ typedef struct {
     int32_t N, d, causal, threads;
     bool ok;             /* false: it did not run (see the message printed with it) */
     double ms, gflops, peak_fraction, gbps, rss_mb;
-    double bw_now;       /* decode rows: the read bandwidth measured just before (GB/s) */
+    double bw_now;       /* decode rows: median rate of the probe passes between the calls (GB/s) */
+    int pairs;           /* decode rows: probe passes and kernel calls timed, alternating */
 } bench_row;
 
 typedef struct {

@@ -25,9 +25,12 @@ static void usage(FILE *f)
         "measured first, for each thread count, and every row is also given as a share of them.\n"
         "\n"
         "Rows: kernel, N (sequence length; for decode rows the KV length), d, causal, threads,\n"
-        "ms (best of the timed runs), GFLOP/s (4·N²·d per head, halved when causal; decode\n"
-        "4·N·d per query row and head), peak_fraction (prefill: of the FMA peak at that\n"
-        "thread count; decode: of the read bandwidth, measured again just before the row),\n"
+        "ms (best of the timed runs; decode: the median call), GFLOP/s (4·N²·d per head,\n"
+        "halved when causal; decode 4·N·d per query row and head), peak_fraction (prefill: of\n"
+        "the FMA peak at that thread count; decode: of the read bandwidth, the median over\n"
+        "alternating pairs of one probe pass and one call of the kernel's GB/s over the GB/s\n"
+        "of the pass before it, the probe reading as many bytes as the kernel with as many\n"
+        "threads; pairs run for 0.3 s and at least 11),\n"
         "GB/s (prefill: Q, K, V, O moved once; decode: the K and V read), rss_mb (peak\n"
         "resident memory of the process during the row: inputs, scratch, and for the\n"
         "baseline its S and P).\n"
@@ -36,7 +39,8 @@ static void usage(FILE *f)
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
         "                      backward d=128, N=4096, decode at 4096 and 32768 positions\n"
         "                      (float32, and float16 K/V at 32768), all at all threads\n"
-        "  --smoke             a few seconds, tiny sizes (what `make test` runs)\n"
+        "  --smoke             a few seconds, tiny sizes, a paged decode row of 16-token pages\n"
+        "                      (what `make test` runs)\n"
         "  --n LIST            prefill lengths            (default 512,1024,...,32768)\n"
         "  --d LIST            head dimensions 1..%d      (default 64,128)\n"
         "  --causal LIST       0 and/or 1                 (default 0,1)\n"
@@ -54,6 +58,9 @@ static void usage(FILE *f)
         "  --decode-d D        decode head dimension      (default 128)\n"
         "  --decode-rows R     query rows per head        (default 1)\n"
         "  --decode-dtype LIST storage of the decode rows: f32, f16, bf16 (default: --dtype)\n"
+        "  --decode-page LIST  decode K/V layout: 0 contiguous, P in 1..65536 a paged cache of\n"
+        "                      P-token pages in vLLM's layout, its block table shuffled (rows\n"
+        "                      decode-vK-pP, versions 4 and later only; default 0)\n"
         "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
         "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
         "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
@@ -64,10 +71,12 @@ static void usage(FILE *f)
         "  --cpu-time          time rows by the process's CPU time, not the wall clock: on\n"
         "                      a loaded machine this leaves out the time other processes held\n"
         "                      the core (caches and memory stay shared). One thread only\n"
-        "                      (--threads 1); the FMA peak is then timed the same way, the\n"
-        "                      read bandwidth stays wall-clock\n"
-        "  --reps R            timed runs per row, best kept (default 3; a row whose first\n"
-        "                      run takes over 2 s runs once)\n"
+        "                      (--threads 1); the FMA peak and the decode rows' probe passes\n"
+        "                      are then timed the same way, the read bandwidth of the header\n"
+        "                      stays wall-clock\n"
+        "  --reps R            timed runs per prefill and backward row, best kept (default 3;\n"
+        "                      a row whose first run takes over 2 s runs once); decode rows\n"
+        "                      time alternating pairs instead (above)\n"
         "  --mem-limit GIB     memory one row may use     (default: half of what is available)\n"
         "  --format F          table, csv or jsonl        (default table)\n"
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
@@ -133,6 +142,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     for (int32_t t = 1; t <= all && o->threads.n < MAX_LIST; t++) o->threads.v[o->threads.n++] = t;
     o->versions = (int_list){{FS_CPU_VERSIONS}, 1};
     o->decode_versions = (int_list){{FS_CPU_DECODE_VERSIONS}, 1};
+    o->decode_pages = (int_list){{0}, 1};
     list_range_pow2(&o->decode_N, 4096, 131072);
     o->backward_N = (int_list){{1024, 2048, 4096}, 3};
     o->heads = 8;
@@ -146,7 +156,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     o->reps = 3;
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
-         explicit_d = false, explicit_t = false, explicit_bn = false;
+         explicit_d = false, explicit_t = false, explicit_bn = false, explicit_pages = false;
     bool quick_f16_longest = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -213,7 +223,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--decode-version")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
-                return bad("--decode-version wants decode versions 1..3 separated by commas, not '%s'", v);
+                return bad("--decode-version wants decode versions 1..4 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;
@@ -262,6 +272,11 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
                 o->decode_dtypes[o->n_decode_dtypes++] = t;
             }
             if (o->n_decode_dtypes == 0) return bad("--decode-dtype wants f32, f16 and/or bf16, not '%s'", v);
+        } else if (!strcmp(a, "--decode-page")) {
+            NEED_VALUE();
+            explicit_pages = true;
+            if (!parse_list(v, 0, 65536, &o->decode_pages))
+                return bad("--decode-page wants page sizes 0..65536 (0 = contiguous) separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--decode-d")) {
             NEED_VALUE();
             if (!parse_int(v, FS_CPU_MIN_D, FS_CPU_MAX_D, &o->decode_d)) return bad("--decode-d wants 1..512, not '%s'", v);
@@ -315,6 +330,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_t) o->threads = (int_list){{1, all}, all > 1 ? 2 : 1};
         if (!explicit_dn) o->decode_N = (int_list){{1024}, 1};
         if (!explicit_bn) o->backward_N = (int_list){{64, 256}, 2};
+        if (!explicit_pages) o->decode_pages = (int_list){{0, 16}, 2};
         o->reps = 1;
     }
     if (o->n_decode_dtypes == 0) {

@@ -38,24 +38,30 @@ void bench_print_row(const bench_opts *o, const bench_row *r, const char *note)
             printf("%s,%d,%d,%d,%d,,,,,\n", r->kernel, r->N, r->d, r->causal, r->threads);
         break;
     case FORMAT_JSONL:
-        if (r->ok)
+        if (r->ok) {
             printf("{\"kernel\":\"%s\",\"N\":%d,\"d\":%d,\"causal\":%s,\"threads\":%d,"
                    "\"ms\":%.4f,\"gflops\":%.3f,\"peak_fraction\":%.4f,\"gbps\":%.3f,"
-                   "\"rss_mb\":%.1f}\n",
+                   "\"rss_mb\":%.1f",
                    r->kernel, r->N, r->d, r->causal ? "true" : "false", r->threads, r->ms,
                    r->gflops, r->peak_fraction, r->gbps, r->rss_mb);
-        else
+            if (dec)   /* the probe's median rate and the number of alternating pairs */
+                printf(",\"probe_gbps\":%.3f,\"pairs\":%d", r->bw_now, r->pairs);
+            printf("}\n");
+        } else {
             printf("{\"kernel\":\"%s\",\"N\":%d,\"d\":%d,\"causal\":%s,\"threads\":%d,"
                    "\"ms\":null,\"gflops\":null,\"peak_fraction\":null,\"gbps\":null,"
                    "\"rss_mb\":null}\n",
                    r->kernel, r->N, r->d, r->causal ? "true" : "false", r->threads);
+        }
         break;
     default:
         if (r->ok)
             printf("%-16s %7d %5d %6s %7d %11.3f %9.1f %8.1f%% %8.2f %9.1f%s", r->kernel, r->N,
                    r->d, r->causal ? "yes" : "no", r->threads, r->ms, r->gflops,
-                   100 * r->peak_fraction, r->gbps, r->rss_mb, dec ? "  (of the read bandwidth" : "");
-        if (r->ok && dec) printf(", %.1f GB/s just before)", r->bw_now);
+                   100 * r->peak_fraction, r->gbps, r->rss_mb, dec ? "  (of the probe" : "");
+        if (r->ok && dec)
+            printf(": median of %d alternating calls and passes, probe %.1f GB/s)", r->pairs,
+                   r->bw_now);
         if (r->ok) printf("\n");
         else
             printf("%-16s %7d %5d %6s %7d   not run: %s\n", r->kernel, r->N, r->d,

@@ -48,15 +48,24 @@ static double decode_bytes(const bench_opts *o, int32_t N)
     for (int i = 0; i < o->n_decode_dtypes; i++)
         if ((double)fs_cpu_dtype_size(o->decode_dtypes[i]) > es) es = (double)fs_cpu_dtype_size(o->decode_dtypes[i]);
     double kv = (double)o->batch * o->decode_kv_heads * N * o->decode_d;
-    return 2 * kv * es + 1e6;
+    double pooled = 0;   /* the largest paged copy: N rounded up to whole pages */
+    for (int i = 0; i < o->decode_pages.n; i++) {
+        double pg = o->decode_pages.v[i];
+        if (pg > 0) {
+            double rows = ceil(N / pg) * pg * o->batch * o->decode_kv_heads * o->decode_d;
+            if (rows > pooled) pooled = rows;
+        }
+    }
+    /* K and V, the probe's buffer of the same size, and the paged copy */
+    return (2 * kv + 2 * kv + 2 * pooled) * es + 1e6;
 }
 
 /* ---- inputs ---------------------------------------------------------------------------- */
 
-static void *alloc_fill(size_t count, fs_cpu_dtype t, uint64_t *state)
+static void *alloc_fill(size_t count, fs_cpu_dtype t, uint64_t *state, bool big)
 {
     size_t es = fs_cpu_dtype_size(t);
-    void *p = malloc(count * es);
+    void *p = big ? fs_cpu_alloc_big(count * es) : malloc(count * es);
     if (!p) return NULL;
     for (size_t i = 0; i < count; i++) {
         *state = *state * 6364136223846793005ull + 1442695040888963407ull;
@@ -73,16 +82,18 @@ typedef struct {
     void *Q, *K, *V, *O;
 } inputs;
 
+/* big: K and V on huge pages where the system allows (fs_cpu_alloc_big), as the decode rows
+ * have them (a KV cache is one large allocation) */
 static bool inputs_make(inputs *in, int32_t batch, int32_t hq, int32_t hkv, int32_t n_q,
-                        int32_t n_kv, int32_t d, fs_cpu_dtype t, bool causal)
+                        int32_t n_kv, int32_t d, fs_cpu_dtype t, bool causal, bool big)
 {
     memset(in, 0, sizeof *in);
     uint64_t s = 0x5eed;
     size_t nq = (size_t)batch * hq * n_q * d, nk = (size_t)batch * hkv * n_kv * d;
-    in->Q = alloc_fill(nq, t, &s);
-    in->K = alloc_fill(nk, t, &s);
-    in->V = alloc_fill(nk, t, &s);
-    in->O = alloc_fill(nq, t, &s);
+    in->Q = alloc_fill(nq, t, &s, false);
+    in->K = alloc_fill(nk, t, &s, big);
+    in->V = alloc_fill(nk, t, &s, big);
+    in->O = alloc_fill(nq, t, &s, false);
     fs_cpu_attn *a = &in->a;
     a->batch = batch;
     a->n_q_heads = hq;
@@ -107,9 +118,141 @@ static void inputs_free(inputs *in)
     free(in->O);
 }
 
+/* A paged copy of a decode problem's K and V: vLLM's pools (n_pages, page, n_kv_heads, d) with
+ * the logical blocks of every batch element scattered over the pool by a shuffled block table
+ * (a fixed seed), so that consecutive blocks are not neighbours in memory. */
+typedef struct {
+    fs_cpu_paged_kv kv;
+    void *K, *V;
+    int32_t *table;
+} paged;
+
+static bool paged_make(paged *pk, const fs_cpu_attn *a, int32_t page)
+{
+    memset(pk, 0, sizeof *pk);
+    int32_t per = (a->n_kv + page - 1) / page;
+    int64_t n_pages = (int64_t)a->batch * per;
+    size_t es = fs_cpu_dtype_size(a->dtype), row = (size_t)a->d * es;
+    size_t bytes = (size_t)n_pages * page * a->n_kv_heads * row;
+    pk->K = fs_cpu_alloc_big(bytes);
+    pk->V = fs_cpu_alloc_big(bytes);
+    pk->table = malloc((size_t)n_pages * sizeof(int32_t));
+    if (!pk->K || !pk->V || !pk->table || n_pages > INT32_MAX) return false;
+    for (int64_t k = 0; k < n_pages; k++) pk->table[k] = (int32_t)k;
+    uint64_t s = 0x9a9e;
+    for (int64_t k = n_pages - 1; k > 0; k--) {   /* Fisher–Yates */
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t j = (int64_t)((s >> 33) % (uint64_t)(k + 1));
+        int32_t t = pk->table[k];
+        pk->table[k] = pk->table[j];
+        pk->table[j] = t;
+    }
+    for (int32_t b = 0; b < a->batch; b++)
+        for (int32_t g = 0; g < a->n_kv_heads; g++)
+            for (int32_t j = 0; j < a->n_kv; j++) {
+                int64_t ph = pk->table[(int64_t)b * per + j / page];
+                size_t dst = (size_t)(((ph * page + j % page) * a->n_kv_heads + g)) * row;
+                size_t src = (size_t)((((int64_t)b * a->n_kv_heads + g) * a->n_kv + j)) * row;
+                memcpy((char *)pk->K + dst, (const char *)a->K + src, row);
+                memcpy((char *)pk->V + dst, (const char *)a->V + src, row);
+            }
+    pk->kv = (fs_cpu_paged_kv){.page_size = page, .n_pages = (int32_t)n_pages,
+                               .blocks_per_seq = per, .block_table = pk->table,
+                               .K_pool = pk->K, .V_pool = pk->V};
+    return true;
+}
+
+static void paged_free(paged *pk)
+{
+    free(pk->K);
+    free(pk->V);
+    free(pk->table);
+}
+
 /* ---- timing ---------------------------------------------------------------------------- */
 
-typedef enum { RUN_PREFILL, RUN_BASELINE, RUN_DECODE } run_kind;
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+    double call_s;       /* median seconds of one kernel call */
+    double probe_gbps;   /* median rate of the probe passes */
+    double ratio;        /* median over the pairs of (kernel GB/s) / (probe GB/s of the pass
+                            just before it) */
+    int pairs;
+} decode_timing;
+
+#define DECODE_MAX_PAIRS 1001
+
+/* Decode rows: probe pass and kernel call alternate. The probe reads a buffer of the kernel's
+ * own byte count (`bytes`, the K and V it reads) with the same number of threads, started the
+ * same way, so both sides see the same cache sizes, the same thread start-up and, pass by pass,
+ * the same moment of the machine. Pairs go on until 0.3 s have passed (smoke: 0.02 s) and at
+ * least 11 pairs have run (at most DECODE_MAX_PAIRS). One warm-up call and pass first. Both
+ * sides are timed on the rows' clock (--cpu-time: the process's CPU time). */
+static bool time_decode(clockid_t clk, const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                        int32_t version, int32_t threads, fs_cpu_isa isa, size_t bytes, bool smoke,
+                        decode_timing *tm, char *why, size_t n)
+{
+    size_t nf = bytes / sizeof(float);
+    float *x = fs_cpu_alloc_big(nf * sizeof(float));
+    double *tk = malloc(DECODE_MAX_PAIRS * sizeof(double));
+    double *tp = malloc(DECODE_MAX_PAIRS * sizeof(double));
+    double *ra = malloc(DECODE_MAX_PAIRS * sizeof(double));
+    bool ok = false;
+    if (!x || !tk || !tp || !ra) {
+        snprintf(why, n, "cannot allocate the probe's buffer");
+        goto done;
+    }
+    for (size_t k = 0; k < nf; k++) x[k] = 1.0f;   /* touch every page before timing */
+    fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
+    o.version = version;
+    o.threads = threads;
+    o.isa = isa;
+    double budget = smoke ? 0.02 : 0.3, t_start = now_s(CLOCK_MONOTONIC);
+    int pairs = 0;
+    for (int it = -1; it < DECODE_MAX_PAIRS; it++) {   /* it = −1: warm-up */
+        double t0 = now_s(clk);
+        fs_cpu_read_pass_s(threads, x, nf);
+        double p = now_s(clk) - t0;
+        t0 = now_s(clk);
+        fs_status st = kv ? fs_cpu_decode_paged(a, kv, &o) : fs_cpu_decode(a, &o);
+        double t = now_s(clk) - t0;
+        if (st != FS_OK) {
+            snprintf(why, n, "%s", fs_status_str(st));
+            goto done;
+        }
+        if (it < 0) continue;
+        tk[pairs] = t;
+        tp[pairs] = p > 0 ? (double)(nf * sizeof(float)) / p * 1e-9 : 0.0;
+        ra[pairs] = tp[pairs] > 0 ? (double)bytes / t * 1e-9 / tp[pairs] : 0.0;
+        pairs++;
+        if (pairs >= 11 && now_s(CLOCK_MONOTONIC) - t_start >= budget) break;
+    }
+    tm->pairs = pairs;
+    tm->call_s = median(tk, pairs);
+    tm->probe_gbps = median(tp, pairs);
+    tm->ratio = median(ra, pairs);
+    ok = true;
+done:
+    free(x);
+    free(tk);
+    free(tp);
+    free(ra);
+    return ok;
+}
+
+
+typedef enum { RUN_PREFILL, RUN_BASELINE } run_kind;
 
 /* Best time in seconds over the runs; < 0 when the kernel refused (why filled). */
 static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
@@ -118,9 +261,8 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         fs_status st = FS_OK;
-        int inner = 1;
         double t0 = now_s(clk), t;
-        for (;;) {   /* decode steps are short: repeat until 50 ms have passed */
+        {
             if (k == RUN_PREFILL) {
                 fs_cpu_opts o = fs_cpu_opts_default();
                 o.version = version;
@@ -132,20 +274,10 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
                 if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             } else if (k == RUN_BASELINE) {
                 st = fs_cpu_baseline(a, threads, why, n);
-            } else {
-                fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
-                o.version = version;
-                o.threads = threads;
-                o.isa = isa;
-                st = fs_cpu_decode(a, &o);
-                if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             }
             if (st != FS_OK) return -1.0;
             t = now_s(clk) - t0;
-            if (k != RUN_DECODE || t >= 0.05) break;
-            inner++;
         }
-        t /= inner;
         if (t < best) best = t;
         if (t > 2.0) break;   /* long rows run once: the spread is small next to the cost */
     }
@@ -161,7 +293,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t th
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
     size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
     uint64_t seed = 0xd0;
-    float *dO = alloc_fill(nq, FS_CPU_DTYPE_F32, &seed);
+    float *dO = alloc_fill(nq, FS_CPU_DTYPE_F32, &seed, false);
     float *dQ = malloc(nq * sizeof(float)), *dK = malloc(nk * sizeof(float));
     float *dV = malloc(nk * sizeof(float));
     float *L = malloc((size_t)a->batch * a->n_q_heads * a->n_q * sizeof(float));
@@ -297,7 +429,7 @@ int cli_bench(int argc, char **argv)
                             why[0] = '\0';
                             fs_cpu_rss_reset();
                             inputs in;
-                            if (!inputs_make(&in, o.batch, o.heads, o.kv_heads, N, N, d, o.dtype, causal)) {
+                            if (!inputs_make(&in, o.batch, o.heads, o.kv_heads, N, N, d, o.dtype, causal, false)) {
                                 snprintf(why, sizeof why, "cannot allocate the inputs");
                             } else if (base && fs_cpu_baseline_bytes(&in.a) > o.mem_limit) {
                                 snprintf(why, sizeof why, "cannot allocate: S and P need %.1f GiB, "
@@ -341,7 +473,7 @@ int cli_bench(int argc, char **argv)
                             why[0] = '\0';
                             fs_cpu_rss_reset();
                             inputs in;
-                            if (!inputs_make(&in, o.batch, o.heads, o.kv_heads, N, N, d, FS_CPU_DTYPE_F32, causal)) {
+                            if (!inputs_make(&in, o.batch, o.heads, o.kv_heads, N, N, d, FS_CPU_DTYPE_F32, causal, false)) {
                                 snprintf(why, sizeof why, "cannot allocate the inputs");
                             } else if (base && fs_cpu_baseline_bytes(&in.a) > o.mem_limit) {
                                 snprintf(why, sizeof why, "cannot allocate: P and dP need %.1f GiB, "
@@ -369,44 +501,48 @@ int cli_bench(int argc, char **argv)
         for (int ni = 0; ni < o.decode_N.n; ni++)
             for (int ti = 0; ti < o.threads.n; ti++)
                 for (int ei = 0; ei < o.n_decode_dtypes; ei++)
+                for (int pi = 0; pi < o.decode_pages.n; pi++)
                 for (int vi = 0; vi < o.decode_versions.n && n_rows < cap; vi++) {
                     int32_t N = o.decode_N.v[ni], threads = o.threads.v[ti], d = o.decode_d;
-                    int32_t version = o.decode_versions.v[vi];
+                    int32_t version = o.decode_versions.v[vi], page = o.decode_pages.v[pi];
                     fs_cpu_dtype dt = o.decode_dtypes[ei];
                     if (o.decode_f16_longest_only && ei > 0 && ni != o.decode_N.n - 1) continue;
+                    if (page > 0 && version < 4) continue;   /* paged: version 4 on */
                     bench_row r = {.N = N, .d = d, .causal = 0, .threads = threads};
+                    char pg[16] = "";
+                    if (page > 0) snprintf(pg, sizeof pg, "-p%d", page);
                     if (dt == FS_CPU_DTYPE_F32)
-                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d", version);
+                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d%s", version, pg);
                     else
-                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s", version,
-                                 fs_cpu_dtype_str(dt));
+                        snprintf(r.kernel, sizeof r.kernel, "decode-v%d-%s%s", version,
+                                 fs_cpu_dtype_str(dt), pg);
                     why[0] = '\0';
-                    /* the read bandwidth again, just before the row: on a shared machine (and a
-                     * shared host) it moves by tens of percent within minutes, and decode is
-                     * judged against what memory gives at the same time */
-                    double bw_now = fs_cpu_measure_read_gbps(threads, o.smoke ? (size_t)32 << 20
-                                                                             : (size_t)512 << 20);
                     fs_cpu_rss_reset();
                     inputs in;
-                    if (!inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads, o.decode_rows,
-                                     N, d, dt, false)) {
+                    paged pk = {0};
+                    bool ok = inputs_make(&in, o.batch, o.decode_heads, o.decode_kv_heads,
+                                          o.decode_rows, N, d, dt, false, true) &&
+                              (page == 0 || paged_make(&pk, &in.a, page));
+                    if (!ok) {
                         snprintf(why, sizeof why, "cannot allocate the inputs");
                     } else {
-                        double t = time_runs(clk, RUN_DECODE, &in.a, version, threads, o.isa, 0, 0, o.reps,
-                                             why, sizeof why);
-                        if (t > 0) {
-                            double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
-                                           (double)fs_cpu_dtype_size(dt);
+                        double bytes = 2.0 * o.batch * o.decode_kv_heads * N * d *
+                                       (double)fs_cpu_dtype_size(dt);
+                        decode_timing tm;
+                        if (time_decode(clk, &in.a, page > 0 ? &pk.kv : NULL, version, threads, o.isa,
+                                        (size_t)bytes, o.smoke, &tm, why, sizeof why)) {
                             double flops = 4.0 * N * d * (double)o.decode_heads * o.decode_rows * o.batch;
                             r.ok = true;
-                            r.ms = t * 1e3;
-                            r.gflops = flops / t * 1e-9;
-                            r.gbps = bytes / t * 1e-9;
-                            r.peak_fraction = bw_now > 0 ? r.gbps / bw_now : 0.0;
-                            r.bw_now = bw_now;
+                            r.ms = tm.call_s * 1e3;
+                            r.gflops = flops / tm.call_s * 1e-9;
+                            r.gbps = bytes / tm.call_s * 1e-9;
+                            r.peak_fraction = tm.ratio;
+                            r.bw_now = tm.probe_gbps;
+                            r.pairs = tm.pairs;
                             r.rss_mb = fs_cpu_rss_peak_mb();
                         }
                     }
+                    paged_free(&pk);
                     inputs_free(&in);
                     rows[n_rows++] = r;
                     bench_print_row(&o, &r, why);

@@ -89,12 +89,21 @@ const char *fs_cpu_version_str(int32_t version)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* F16C (the float16 conversions of decode version 3), from CPUID leaf 1 (ECX bit 29): clang's
- * __builtin_cpu_supports does not know the name. */
+/* F16C (the float16 conversions of decode versions 3 and 4), from CPUID leaf 1 (ECX bit 29):
+ * clang's __builtin_cpu_supports does not know the name. The answer is asked once per process
+ * and kept (0 not asked yet, 1 no, 2 yes): under a hypervisor every CPUID instruction leaves the
+ * guest, and two of them per call cost about 15 µs of every decode call here (a fifth of a
+ * decode of 4096 positions on one KV head, by perf). */
 static bool cpu_has_f16c(void)
 {
-    unsigned int a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+    static int known;   /* a fact about the CPU, written once with the same value by any thread */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (k == 0) {
+        unsigned int a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) ? 2 : 1;
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    }
+    return k == 2;
 }
 #endif
 
@@ -556,9 +565,16 @@ static void decode_item(void *ctx, int32_t thread, int64_t item)
     run->ops->decode(&run->p, &run->sc[thread], item);
 }
 
-fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
+/* The decode of both layouts: kv NULL reads a->K, a->V; otherwise the paged cache (checked). */
+static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                                const fs_cpu_decode_opts *opts)
 {
-    fs_status st = fs_cpu_attn_check(a);
+    fs_cpu_attn chk = *a;
+    if (kv) {   /* the problem's own checks see the pools where K and V would be */
+        chk.K = kv->K_pool;
+        chk.V = kv->V_pool;
+    }
+    fs_status st = fs_cpu_attn_check(&chk);
     if (st != FS_OK) return st;
     fs_cpu_decode_opts opt = opts ? *opts : fs_cpu_decode_opts_default();
     if (opt.version == 0) opt.version = FS_CPU_DECODE_VERSIONS;
@@ -566,6 +582,18 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
         opt.threads > FS_CPU_MAX_THREADS || opt.split_len < 0 ||
         (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
         return FS_ERR_ARG;
+    if (kv) {
+        if (opt.version < 4 || kv->page_size < 1 || kv->n_pages < 1 || !kv->block_table ||
+            !kv->K_pool || !kv->V_pool || kv->blocks_per_seq < 1 ||
+            (int64_t)kv->blocks_per_seq * kv->page_size < a->n_kv)
+            return FS_ERR_ARG;
+        int32_t used = (a->n_kv + kv->page_size - 1) / kv->page_size;
+        for (int32_t b = 0; b < a->batch; b++)
+            for (int32_t k = 0; k < used; k++) {
+                int32_t page = kv->block_table[(int64_t)b * kv->blocks_per_seq + k];
+                if (page < 0 || page >= kv->n_pages) return FS_ERR_ARG;
+            }
+    }
     const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
     if (!ops) return FS_ERR_ARG;
 
@@ -577,25 +605,40 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     p->group = a->n_q_heads / a->n_kv_heads;
     p->rows = p->group * a->n_q;
     p->version = opt.version;
+    p->K = kv ? kv->K_pool : a->K;
+    p->V = kv ? kv->V_pool : a->V;
+    p->page_size = kv ? kv->page_size : 0;
+    p->blocks_per_seq = kv ? kv->blocks_per_seq : 0;
+    p->block_table = kv ? kv->block_table : NULL;
+    /* prefetch: contiguous rows, a few keys ahead into L1; paged, where one item walks every
+     * head's rows of a page, the next block into L2 only (a head's 16 rows of a block lie
+     * n_kv_heads · d elements apart, 4 KiB at 8 heads × 128 floats, so they share L1 sets and a
+     * block prefetched into L1 is evicted before it is read; measured in docs/benchmarks.md) */
+    p->pf_near = kv ? 0 : a->dtype == FS_CPU_DTYPE_F32 ? FS_CPU_DEC4_NEAR_F32 : FS_CPU_DEC4_NEAR_16;
+    p->pf_far = kv ? FS_CPU_DEC4_FAR_PAGED : 0;
     int32_t d = a->d, R = p->rows;
     int64_t heads = (int64_t)a->batch * a->n_kv_heads;
+    /* paged: one item walks every KV head of its batch element through each page */
+    p->all_heads = kv != NULL;
+    int64_t units = p->all_heads ? a->batch : heads;
+    int32_t Hs = p->all_heads ? a->n_kv_heads : 1;
     /* Splits: enough items for every thread to take several (load balance), none shorter than
      * 256 positions (so that a split's fixed costs stay small next to its reading). */
     if (opt.split_len > 0) {
         p->split_len = opt.split_len;
     } else {
-        int64_t want = (8 * (int64_t)opt.threads + heads - 1) / heads;
+        int64_t want = (8 * (int64_t)opt.threads + units - 1) / units;
         int64_t len = (a->n_kv + want - 1) / want;
         len = (len + 63) / 64 * 64;
         p->split_len = (int32_t)(len < 256 ? 256 : len);
     }
     p->n_splits = (a->n_kv + p->split_len - 1) / p->split_len;
     p->scale2 = scale_of(a) * FS_CPU_LOG2E;
-    int64_t n_items = heads * p->n_splits;
+    int64_t n_items = units * p->n_splits;
     int32_t threads = opt.threads < n_items ? opt.threads : (int32_t)n_items;
 
-    size_t nQ = (size_t)heads * R * d, nP = (size_t)n_items * R;
-    size_t per = (size_t)R * FS_CPU_DEC_BLOCK + (size_t)R * d + 2 * (size_t)R +
+    size_t nQ = (size_t)heads * R * d, nP = (size_t)heads * p->n_splits * R;
+    size_t per = (size_t)R * FS_CPU_DEC_BLOCK + (size_t)Hs * R * d + 3 * (size_t)Hs * R +
                  2 * (size_t)FS_CPU_DEC_BLOCK * d + 64;
     float *mem = malloc((nQ + 2 * nP + nP * d + (size_t)threads * per) * sizeof(float));
     if (!mem) {
@@ -610,9 +653,10 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     for (int32_t t = 0; t < threads; t++) {
         cpu_decode_scratch *sc = &run->sc[t];
         sc->s = s; s += (size_t)R * FS_CPU_DEC_BLOCK;
-        sc->o = s; s += (size_t)R * d;
-        sc->m = s; s += R;
-        sc->l = s; s += R;
+        sc->o = s; s += (size_t)Hs * R * d;
+        sc->m = s; s += (size_t)Hs * R;
+        sc->l = s; s += (size_t)Hs * R;
+        sc->alpha = s; s += (size_t)Hs * R;
         sc->krow = s; s += (size_t)FS_CPU_DEC_BLOCK * d;
         sc->vrow = s; s += (size_t)FS_CPU_DEC_BLOCK * d;
         s += 64;
@@ -663,4 +707,16 @@ fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
     free(mem);
     free(run);
     return FS_OK;
+}
+
+fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *opts)
+{
+    return decode_run_all(a, NULL, opts);
+}
+
+fs_status fs_cpu_decode_paged(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                              const fs_cpu_decode_opts *opts)
+{
+    if (!a || !kv) return FS_ERR_ARG;
+    return decode_run_all(a, kv, opts);
 }

@@ -79,14 +79,18 @@ typedef struct {
  * items; each item folds all query rows of the KV head's group (n_q rows × the query heads that
  * read it) into partial (m, ℓ, o) states, reading each K and V row once; the partials are then
  * merged left to right with the merge of decode.h. */
-#define FS_CPU_DECODE_VERSIONS 3   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
+#define FS_CPU_DECODE_VERSIONS 4   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
 
 typedef struct {
     int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows × two
                            keys per Q and K load, o kept in registers over a block of keys, the
                            key 64 positions ahead prefetched (into L2); 3: the same prefetched
                            into L1, and 16-bit K, V widened with vector instructions (with the
-                           same prefetch) instead of element by element; 0 = newest */
+                           same prefetch) instead of element by element; 4: blocks of 16
+                           keys that stay in L1 from scores to P V, scores four rows × four
+                           keys per chunk of d, 16-bit rows widened by the loads that feed the
+                           FMAs, α applied as o is loaded and only when the maximum grew; also
+                           reads a paged cache (fs_cpu_decode_paged); 0 = newest */
     int32_t threads;    /* ≥ 1 */
     int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
     fs_cpu_isa isa;
@@ -104,6 +108,27 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o);
 
 /* Decode forward (any n_q, meant for 1 … a few). */
 fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *o);
+
+/* A paged KV cache, vLLM's layout: K and V live in pools of fixed-size pages,
+ *     K_pool, V_pool : (n_pages, page_size, n_kv_heads, d)      elements of the problem's dtype
+ * and the logical position j of batch element b sits in physical page
+ *     block_table[b · blocks_per_seq + j / page_size],  slot j mod page_size,
+ * so that a sequence's pages may lie anywhere in the pool, in any order. Every batch element
+ * has the problem's n_kv positions; blocks_per_seq ≥ ⌈n_kv / page_size⌉ and every entry of the
+ * table that those positions use is in [0, n_pages). */
+typedef struct {
+    int32_t page_size;            /* tokens per page, ≥ 1 (16 and 256 are what the bench runs) */
+    int32_t n_pages;              /* pages in each pool */
+    int32_t blocks_per_seq;       /* columns of block_table */
+    const int32_t *block_table;   /* (batch, blocks_per_seq) physical page per logical block */
+    const void *K_pool, *V_pool;  /* (n_pages, page_size, n_kv_heads, d) */
+} fs_cpu_paged_kv;
+
+/* Decode forward reading K and V from a paged cache (a->K and a->V are not read and may be
+ * NULL); everything else as fs_cpu_decode. Decode version 4 and later (0 = newest); an earlier
+ * version, a bad page size or a table entry outside the pool is FS_ERR_ARG. */
+fs_status fs_cpu_decode_paged(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
+                              const fs_cpu_decode_opts *o);
 
 /* Backward (FlashAttention 2's order, by recomputation): given the forward's inputs a->Q, K, V,
  * its output a->O and its per-row log-sum-exp L (a->L, as the forward writes it), and dO (the
@@ -156,6 +181,13 @@ const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
 size_t fs_cpu_dtype_size(fs_cpu_dtype t);          /* 4 or 2 */
 const char *fs_cpu_version_str(int32_t version);   /* one line on what that version is */
 
+/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
+ * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
+ * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
+ * releases it. The bench allocates decode K/V (contiguous or paged pools) and its read probe's
+ * buffer this way, so that both sides of the ratio see the same pages. */
+void *fs_cpu_alloc_big(size_t bytes);
+
 /* Storage conversions (round to nearest even on the way down). */
 uint16_t fs_cpu_f32_to_f16(float x);
 float fs_cpu_f16_to_f32(uint16_t h);
@@ -176,6 +208,11 @@ double fs_cpu_measure_clock_ghz(void);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);
+/* One timed pass of the same probe over a caller's buffer x[0..n) (floats): `threads` threads
+ * each sum their contiguous share, started and joined the way the kernels' threads are.
+ * Returns the seconds of the pass (wall clock). The bench's decode rows alternate such passes
+ * with kernel calls over a buffer of the kernel's own size. */
+double fs_cpu_read_pass_s(int32_t threads, const float *x, size_t n);
 /* Peak resident memory of this process in MiB since the last fs_cpu_rss_reset (Linux:
  * VmHWM after clear_refs; elsewhere getrusage's lifetime peak). */
 double fs_cpu_rss_peak_mb(void);

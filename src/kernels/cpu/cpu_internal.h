@@ -65,6 +65,15 @@ typedef struct {
     float *Qs;               /* (batch, n_kv_heads, rows, d): queries · scale2, as float */
     float *part_m, *part_l;  /* (batch, n_kv_heads, n_splits, rows) */
     float *part_o;           /* (batch, n_kv_heads, n_splits, rows, d) */
+    /* Where K and V lie (version 4 reads them through these; versions 1–3 through a->K, a->V):
+     * page_size 0: a->K, a->V, (batch, n_kv_heads, n_kv, d);
+     * page_size > 0: pools (n_pages, page_size, n_kv_heads, d), logical position j of batch
+     * element b in page block_table[b · blocks_per_seq + j / page_size], slot j mod page_size. */
+    const void *K, *V;
+    int32_t page_size, blocks_per_seq;
+    const int32_t *block_table;
+    int32_t pf_near, pf_far;   /* version 4: prefetch distances in keys (L1, L2); 0 = none */
+    bool all_heads;          /* version 4, paged: an item is (b, split) over every KV head */
 } cpu_decode;
 
 #define FS_CPU_DEC_BLOCK 64   /* decode: keys per block (scores of every row kept in scratch) */
@@ -74,15 +83,28 @@ typedef struct {
 #ifndef FS_CPU_DEC_NEAR
 #define FS_CPU_DEC_NEAR 8     /* decode version 3: into L1, this many keys ahead (8 beat 16, 32, 0 for 16-bit rows) */
 #endif
+#define FS_CPU_DEC4_BLOCK 16  /* decode version 4: keys per block (K and V of a block stay in L1) */
+/* Decode version 4's prefetch distances, in keys, chosen by measurement (one thread timed by CPU
+ * time, 32768 positions, GQA 32/8, d = 128, share of the probe; docs/benchmarks.md): */
+#ifndef FS_CPU_DEC4_NEAR_F32
+#define FS_CPU_DEC4_NEAR_F32 4    /* float32 rows into L1: 4 keys 0.63–0.65, 2 0.55–0.57, 8–16 0.53–0.56
+                                     (prefetcht0; prefetchnta the same, prefetcht1/t2 0.55) */
+#endif
+#ifndef FS_CPU_DEC4_NEAR_16
+#define FS_CPU_DEC4_NEAR_16 16    /* 16-bit rows into L1: 16–20 keys 0.73–0.80, 4–8 0.54–0.59, 32 0.68 */
+#endif
+#ifndef FS_CPU_DEC4_FAR_PAGED
+#define FS_CPU_DEC4_FAR_PAGED 16  /* paged rows into L2 (none into L1): a few points above L1 */
+#endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
 #endif
 
 typedef struct {
     float *s;      /* (rows, FS_CPU_DEC_BLOCK): scores of the current block of keys */
-    float *o;      /* (rows, d) */
-    float *m, *l;  /* (rows) */
-    float *acc;    /* (rows, lanes) */
+    float *o;      /* (rows, d); version 4 paged: (n_kv_heads · rows, d), every head of an item */
+    float *m, *l;  /* (rows); version 4 paged: (n_kv_heads · rows) */
+    float *alpha;  /* like m: version 4, this block's rescale of o */
     float *krow, *vrow;  /* (FS_CPU_DEC_BLOCK, d): converted rows (16-bit storage) */
 } cpu_decode_scratch;
 
@@ -141,12 +163,6 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
  * when a thread cannot be started; the work is done either way. */
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
-
-/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
- * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
- * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
- * releases it. */
-void *fs_cpu_alloc_big(size_t bytes);
 
 /* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
  * first, heads of one KV group next to each other. */

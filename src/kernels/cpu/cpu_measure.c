@@ -123,6 +123,21 @@ double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes)
     return best * 1e-9;
 }
 
+double fs_cpu_read_pass_s(int32_t threads, const float *x, size_t n)
+{
+    const cpu_isa_ops *ops = fs_cpu_isa_ops(FS_CPU_ISA_AUTO);
+    if (!ops || threads < 1 || !x || n < (size_t)threads * 64) return 0.0;
+    /* 8 slices per thread handed out by the runner's counter, as the decode's work items are:
+     * a thread slowed by another process then leaves slices to the others, on both sides of the
+     * bench's ratio alike (with one slice per thread the pass would wait for the slowest) */
+    int64_t slices = (int64_t)threads * 8;
+    if (n < (size_t)slices * 64) slices = threads;
+    probe p = {.ops = ops, .iters = slices, .x = x, .n = n};
+    double t0 = now_s();
+    fs_cpu_parallel(threads, slices, read_item, &p);
+    return now_s() - t0;
+}
+
 static double status_kb(const char *key)
 {
     FILE *f = fopen("/proc/self/status", "r");
