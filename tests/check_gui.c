@@ -1156,6 +1156,7 @@ START_TEST(frames_match_references)
     static const struct { const char *demo; int step; gui_theme_id theme; } refs[] = {
         {"tiled", 9, GUI_THEME_DARK}, {"softmax", 1, GUI_THEME_LIGHT}, {"decode-tree", 14, GUI_THEME_DARK},
         {"tree", 12, GUI_THEME_CONTRAST}, {"pitfall", 9, GUI_THEME_DARK}, {"grid64", 200, GUI_THEME_LIGHT},
+        {"paged", 30, GUI_THEME_DARK}, {"paged", 14, GUI_THEME_LIGHT},
     };
     const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);

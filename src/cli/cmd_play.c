@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "  --script FILE      feed key and mouse input from FILE (docs/gui.md); exit 1 if an\n"
             "                     'expect' line fails\n"
             "  --demo NAME        a built-in problem instead of a lesson: softmax query tiled tree window\n"
-            "                     gqa decode decode-tree pitfall grid64\n"
+            "                     gqa decode decode-tree pitfall grid64 paged\n"
             "  --trace FILE       replay a JSONL trace saved by 'flashstep trace --format jsonl'\n"
             "  --fps              print frame count, first-frame latency and frame times at exit\n"
             "  --bench N          time N frames (one event per frame) offscreen and exit;\n"

@@ -184,6 +184,25 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             JI("row", e->row);
             jvec(f, "value", tr, e->o_new, e->n_o);
             break;
+        case FS_EV_LOOKUP:
+            JI("row", e->row); JI("split", e->kt); JI("seq", e->seq); JI("block", e->block); JI("page", e->page);
+            JI("c0", e->c0); JI("c1", e->c1); JI("stride", e->stride); JI("refs", e->refs);
+            break;
+        case FS_EV_ALLOC:
+            JI("seq", e->seq); JI("block", e->block); JI("page", e->page); JI("free", e->n_free);
+            break;
+        case FS_EV_SHARE:
+            JI("seq", e->seq); JI("from", e->src); JI("block", e->block); JI("page", e->page); JI("refs", e->refs);
+            JI("c0", e->c0); JI("c1", e->c1);
+            break;
+        case FS_EV_COW:
+            JI("seq", e->seq); JI("block", e->block); JI("page", e->page); JI("from_page", e->src);
+            JI("slots", e->slot); JI("refs", e->refs); JI("free", e->n_free); JI("c0", e->c0); JI("c1", e->c1);
+            break;
+        case FS_EV_WRITE:
+            JI("seq", e->seq); JI("pos", e->c0); JI("block", e->block); JI("page", e->page); JI("slot", e->slot);
+            JI("refs", e->refs);
+            break;
         default: break;
         }
         if (e->lowp) {   /* a low-precision run (--fp8): the scales, and on request the values */
@@ -307,6 +326,11 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                 r->decoding.split == FS_SPLIT_STRIDED ? "parts" : "Bk",
                 r->decoding.split == FS_SPLIT_STRIDED ? r->decoding.parts : r->decoding.Bk,
                 fs_merge_str(r->decoding.merge), fs_form_str(r->decoding.form));
+    if (r->algo == FS_ALGO_DECODE && r->page_size > 0) {
+        fprintf(f, "paged KV cache: pages of %d positions, block table [", r->page_size);
+        for (int32_t blk = 0; blk < r->n_table; blk++) fprintf(f, "%s%d", blk ? ", " : "", r->block_table[blk]);
+        fputs("] (block -> page)\n", f);
+    }
     if (r->algo != FS_ALGO_SOFTMAX) fputc('\n', f);
 
     for (int64_t k = 0; k < tr->n; k++) {
@@ -431,6 +455,28 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fprintf(f, "  %s[%d] = ", fs_grad_str(e->tensor), e->row);
             tvec(f, tr, e->o_new, e->n_o, digits);
             fputc('\n', f);
+            break;
+        case FS_EV_LOOKUP:
+            fprintf(f, "%srow %d split %d: block table of sequence %d: block %d -> page %d (%s)\n", hd, e->row, e->kt,
+                    e->seq, e->block, e->page, fs_event_keys(e, b[0], sizeof b[0]));
+            break;
+        case FS_EV_ALLOC:
+            fprintf(f, "sequence %d: block %d takes free page %d (free pages left: %d)\n", e->seq, e->block, e->page,
+                    e->n_free);
+            break;
+        case FS_EV_SHARE:
+            fprintf(f, "sequence %d shares block %d (page %d, positions %d-%d) with sequence %d: %d sequences hold it\n",
+                    e->seq, e->block, e->page, e->c0, e->c1 - 1, e->src, e->refs);
+            break;
+        case FS_EV_COW:
+            fprintf(f, "sequence %d writes into shared page %d: copy on write of its %d slots to page %d (block %d); "
+                       "%d sequences keep page %d\n",
+                    e->seq, e->src, e->slot, e->page, e->block, e->refs, e->src);
+            break;
+        case FS_EV_WRITE:
+            fprintf(f, "sequence %d: position %d -> page %d slot %d (block %d)\n", e->seq, e->c0, e->page, e->slot,
+                    e->block);
+            if (last_of_run(tr, k)) fputc('\n', f);
             break;
         default: break;
         }

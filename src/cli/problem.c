@@ -7,6 +7,9 @@
 #include "cli/args.h"
 #include "engine/backward.h"
 
+#include "io/text.h"
+
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,18 @@ const char cli_problem_help[] =
     "  --dropout P                  tiled and --backward: drop each weight of P with probability\n"
     "                               P (0 <= P < 1), the kept ones times 1/(1-P); l stays the sum\n"
     "                               of P before dropout; the backward regenerates the same mask\n"
-    "  --seed S                     with --dropout: the Philox4x32-10 key, 0 to 2^64-1 (default 0)\n";
+    "  --page-size P                decode through a paged KV cache (PagedAttention): K and V\n"
+    "                               written into pages of P positions, then read back through\n"
+    "                               the block table; the trace adds each page taken (alloc),\n"
+    "                               each position written and each table lookup, and the\n"
+    "                               output rows are the contiguous run's, bit for bit\n"
+    "  --block-table FILE           with --page-size: the physical page of each logical block,\n"
+    "                               one integer a line ('#' comments), distinct, from 0; the\n"
+    "                               pool has (largest page + 1) pages, at most 4 x blocks + 16\n"
+    "  --seed S                     0 to 2^64-1. With --dropout: the Philox4x32-10 key (default\n"
+    "                               0). With --page-size and no --block-table: the table is the\n"
+    "                               pages 0 .. blocks-1 shuffled by S (default 1; never left\n"
+    "                               in order: an unshuffled draw is rotated by one)\n";
 
 static int fail(const cli_problem *p, const char *fmt, const char *a) { return cli_fail(p->cmd, fmt, a); }
 
@@ -201,7 +215,7 @@ static int set_seed(cli_problem *p, const char *v)
             return fail(p, "--seed must be a whole number from 0 to 18446744073709551615, not '%s'", v);
         x = x * 10 + dgt;
     }
-    p->run.tiling.dropout.seed = x;
+    p->seed = x;
     p->seed_set = true;
     return 0;
 }
@@ -228,6 +242,15 @@ static int set_fp8(cli_problem *p, const char *v)
 }
 
 static int set_fp8_values(cli_problem *p, const char *v) { (void)v; p->run.recipe.values = true; return 0; }
+
+static int set_page_size(cli_problem *p, const char *v)
+{
+    if (!cli_parse_int(v, 1, FS_MAX_DIM, &p->page_size))
+        return fail(p, "--page-size must be an integer from 1 to 1048576, not '%s'", v);
+    return 0;
+}
+
+static int set_block_table(cli_problem *p, const char *v) { p->block_table = v; return 0; }
 
 static int set_heads(cli_problem *p, const char *v)
 {
@@ -289,7 +312,9 @@ static const struct {
     {"--fp8", true, ALGO_BIT(FS_ALGO_TILED), set_fp8},
     {"--fp8-values", false, ALGO_BIT(FS_ALGO_TILED), set_fp8_values},
     {"--dropout", true, TILES, set_dropout},
-    {"--seed", true, TILES, set_seed},
+    {"--page-size", true, ALGO_BIT(FS_ALGO_DECODE), set_page_size},
+    {"--block-table", true, ALGO_BIT(FS_ALGO_DECODE), set_block_table},
+    {"--seed", true, TILES | ALGO_BIT(FS_ALGO_DECODE), set_seed},   /* the dropout's key, or the table's shuffle */
 };
 #define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
 
@@ -305,6 +330,7 @@ void cli_problem_init(cli_problem *p, const char *cmd)
     p->scale = NAN;
     p->max_events = CLI_MAX_TRACE_EVENTS;
     p->max_pool = CLI_MAX_TRACE_POOL;
+    p->seed = 1;
 }
 
 int cli_problem_set(cli_problem *p, const char *opt, const char *value)
@@ -367,6 +393,141 @@ static int shape_err(const cli_problem *p, const char *file, const char *msg)
     return 2;
 }
 
+/* The block table file: one page number a line, '#' comments and blank lines allowed; each
+ * page distinct, from 0, at most max_page; exactly `blocks` of them. 1, or 0 with the message
+ * printed at file:line:column. */
+static int read_block_table(cli_problem *p, int32_t blocks, int32_t max_page)
+{
+    char name[300], msg[400];
+    cli_shown(p->block_table, name, sizeof name);
+    fs_loc_error err;
+    size_t len;
+    char *text = fs_file_read(p->block_table, (size_t)1 << 24, &len, &err);
+    if (!text) {
+        fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "flashstep %s: %s\n", p->cmd, msg);
+        return 0;
+    }
+    p->table = malloc(sizeof(int32_t) * (size_t)blocks);
+    int32_t *line_of = malloc(sizeof(int32_t) * (size_t)blocks);
+    int32_t *page_block = malloc(sizeof(int32_t) * ((size_t)max_page + 1));
+    int ok = p->table && line_of && page_block;
+    if (!ok) fprintf(stderr, "flashstep %s: out of memory\n", p->cmd);
+    for (int32_t q = 0; ok && q <= max_page; q++) page_block[q] = -1;
+    int32_t n = 0, line = 0;
+    const char *s = text, *end = text + len;
+    while (ok && s < end) {
+        line++;
+        const char *eol = memchr(s, '\n', (size_t)(end - s));
+        if (!eol) eol = end;
+        const char *c = s;
+        while (c < eol && (*c == ' ' || *c == '\t' || *c == '\r')) c++;
+        if (c < eol && *c != '#') {
+            const char *w = c;
+            while (c < eol && *c != ' ' && *c != '\t' && *c != '\r' && *c != '#') c++;
+            char word[40], shown[90];
+            size_t wl = (size_t)(c - w) < sizeof word - 1 ? (size_t)(c - w) : sizeof word - 1;
+            memcpy(word, w, wl);
+            word[wl] = 0;
+            fs_text_escape(word, wl, shown, sizeof shown);
+            long page;
+            const int col = (int)(w - s) + 1;
+            if (!cli_parse_int(word, LONG_MIN / 2, LONG_MAX / 2, &page) || (size_t)(c - w) != wl) {
+                fprintf(stderr, "flashstep %s: %s:%d:%d: expected a page number (an integer from 0), got '%s'\n",
+                        p->cmd, name, line, col, shown);
+                ok = 0;
+                break;
+            }
+            while (c < eol && (*c == ' ' || *c == '\t' || *c == '\r')) c++;
+            if (c < eol && *c != '#') {
+                fprintf(stderr, "flashstep %s: %s:%d:%d: one page number a line: something follows %ld\n", p->cmd, name,
+                        line, (int)(c - s) + 1, page);
+                ok = 0;
+                break;
+            }
+            if (page < 0 || page > max_page) {
+                fprintf(stderr, "flashstep %s: %s:%d:%d: page %ld is out of range: pages are numbered from 0, and the "
+                                "pool may have at most %d pages (4 x the %d blocks + 16)\n",
+                        p->cmd, name, line, col, page, max_page + 1, blocks);
+                ok = 0;
+                break;
+            }
+            if (n == blocks) {
+                fprintf(stderr, "flashstep %s: %s:%d:%d: one entry too many: the sequence has %d blocks (%d keys in "
+                                "pages of %ld)\n",
+                        p->cmd, name, line, col, blocks, p->run.attn.n_kv, p->page_size);
+                ok = 0;
+                break;
+            }
+            if (page_block[page] >= 0) {
+                fprintf(stderr, "flashstep %s: %s:%d:%d: page %ld already holds block %d (line %d): each block needs a "
+                                "page of its own\n",
+                        p->cmd, name, line, col, page, page_block[page], line_of[page_block[page]]);
+                ok = 0;
+                break;
+            }
+            page_block[page] = n;
+            line_of[n] = line;
+            p->table[n++] = (int32_t)page;
+        }
+        s = eol + 1;
+    }
+    if (ok && n < blocks) {
+        fprintf(stderr, "flashstep %s: %s:%d:1: the table has %d entries but the sequence has %d blocks (%d keys in "
+                        "pages of %ld)\n",
+                p->cmd, name, line + 1, n, blocks, p->run.attn.n_kv, p->page_size);
+        ok = 0;
+    }
+    free(text);
+    free(line_of);
+    free(page_block);
+    p->n_table = n;
+    return ok;
+}
+
+/* --page-size: the table from the file, or pages 0 … blocks − 1 shuffled by --seed. */
+static int make_block_table(cli_problem *p)
+{
+    fs_run *r = &p->run;
+    if (!p->page_size) {
+        /* (with the tiled algorithms --seed is the dropout's key, checked in cli_problem_load) */
+        if (p->block_table || (r->algo == FS_ALGO_DECODE && p->seed_set))
+            return fail(p, "%s", p->block_table ? "--block-table needs --page-size" : "--seed needs --page-size");
+        return 0;
+    }
+    if (p->scores) return fail(p, "%s", "--page-size pages K and V: it needs --q, --k and --v, not --scores");
+    if (p->block_table && p->seed_set)
+        return fail(p, "%s", "--block-table gives the table and --seed draws one: give one or the other");
+    const int32_t blocks = (int32_t)((r->attn.n_kv + p->page_size - 1) / p->page_size);
+    if (p->block_table) {
+        if (!read_block_table(p, blocks, 4 * blocks + 15)) return 2;
+    } else {
+        p->table = malloc(sizeof(int32_t) * (size_t)blocks);
+        if (!p->table) return fail(p, "%s", "out of memory");
+        p->n_table = blocks;
+        for (int32_t b = 0; b < blocks; b++) p->table[b] = b;
+        uint64_t x = p->seed;   /* splitmix64, Fisher–Yates */
+        for (int32_t b = blocks - 1; b > 0; b--) {
+            uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+            z ^= z >> 31;
+            int32_t j = (int32_t)(z % (uint64_t)(b + 1)), t = p->table[b];
+            p->table[b] = p->table[j];
+            p->table[j] = t;
+        }
+        /* A shuffle can leave every block in place; then rotate by one, so the table always
+         * shows pages out of order. */
+        bool in_order = true;
+        for (int32_t b = 0; b < blocks; b++) in_order &= p->table[b] == b;
+        for (int32_t b = 0; in_order && b < blocks; b++) p->table[b] = (b + 1) % blocks;
+    }
+    r->page_size = (int32_t)p->page_size;
+    r->block_table = p->table;
+    r->n_table = p->n_table;
+    return 0;
+}
+
 int cli_problem_load(cli_problem *p)
 {
     fs_run *r = &p->run;
@@ -383,7 +544,9 @@ int cli_problem_load(cli_problem *p)
                     p->cmd);
             return 2;
         }
-    if (p->seed_set && !r->tiling.dropout.on) return fail(p, "%s", "--seed is the dropout's key: give --dropout too");
+    if (p->seed_set && r->algo != FS_ALGO_DECODE && !r->tiling.dropout.on)
+        return fail(p, "%s", "--seed is the dropout's key here: give --dropout too");
+    if (r->tiling.dropout.on) r->tiling.dropout.seed = p->seed_set ? p->seed : 0;
     if (r->tiling.dropout.on && r->tiling.pitfall)
         return fail(p, "%s", "--dropout runs the correct algorithm only; drop --pitfall");
     if (r->tiling.dropout.on && r->lowp)
@@ -507,6 +670,7 @@ int cli_problem_load(cli_problem *p)
     at->mask.offset = (int32_t)p->offset;
     if (r->algo != FS_ALGO_SOFTMAX && fs_attn_check(at) == FS_ERR_RANGE)
         return cli_range_report(p->cmd, at, NULL, p->q, p->k, p->v, p->scores, NULL);
+    if (make_block_table(p)) return 2;
     if (r->algo == FS_ALGO_BACKWARD && r->dO && fs_attn_check(at) == FS_OK &&
         cli_range_report(p->cmd, at, r->dO, p->q, p->k, p->v, p->scores, p->dout))
         return 2;
@@ -533,6 +697,9 @@ int cli_problem_load(cli_problem *p)
                                                              : (at->n_kv + r->decoding.Bk - 1) / r->decoding.Bk;
         events = (int64_t)p->hq * at->n_q * 2 * nsp;
         pool = (int64_t)p->hq * at->n_q * (at->n_kv + (4 * nsp - 2) * (int64_t)at->d_v);
+        /* Paged: a WRITE per key, an ALLOC per block, and per head and row at most one LOOKUP
+         * per key read (a contiguous split's lookups are at most its blocks). */
+        if (r->page_size > 0) events += 2 * (int64_t)at->n_kv + (int64_t)p->hq * at->n_q * at->n_kv;
     }
     if (r->algo == FS_ALGO_BACKWARD) {
         /* Per head: one LSE and one DELTA per row, per visited pair one BTILE, Bq BROWs (4 Bk +
@@ -595,6 +762,7 @@ void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *det
         if (r->decoding.split == FS_SPLIT_STRIDED) ADD(", %d strided parts", r->decoding.parts);
         else ADD(", splits of %d", r->decoding.Bk);
         ADD(", %s merge", fs_merge_str(r->decoding.merge));
+        if (r->page_size > 0) ADD(", pages of %d (%s)", r->page_size, p->block_table ? base(p->block_table) : "shuffled table");
     }
     if (r->algo != FS_ALGO_REFERENCE && r->algo != FS_ALGO_BACKWARD)
         ADD(", %s", fs_form_str(r->algo == FS_ALGO_DECODE ? r->decoding.form : r->tiling.form));
@@ -621,9 +789,11 @@ void cli_problem_free(cli_problem *p)
     free(p->eye);
     free(p->parent);
     free(p->bits);
+    free(p->table);
     p->eye = NULL;
     p->parent = NULL;
     p->bits = NULL;
+    p->table = NULL;
 }
 
 /* "file:line:col" of flat element index of the matrix read from path, or just "file". */

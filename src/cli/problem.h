@@ -22,11 +22,15 @@ typedef struct {
     const char *cmd;        /* "trace", "play", "render", "check" */
     /* What the options said. */
     const char *q, *k, *v, *scores, *z, *tree, *dout;   /* file names (dout: --do) */
+    const char *block_table;   /* --block-table FILE, or NULL */
+    long page_size;            /* --page-size, 0 when not given */
+    unsigned long long seed;   /* --seed: the dropout's key (default 0) or, with --page-size, the
+                                  table's shuffle (default 1) */
     int algo_set;           /* how many of --reference/--query/--decode/--backward/--z */
     fs_run run;             /* algorithm and its settings; inputs after cli_problem_load */
     int hq, hkv;            /* --heads */
     bool form_set;
-    bool seed_set;          /* --seed given (the dropout's key, in run.tiling.dropout) */
+    bool seed_set;          /* --seed given */
     double scale;           /* NAN: the default */
     bool mask_causal, has_offset;
     int window;
@@ -38,6 +42,7 @@ typedef struct {
     double *eye;
     int32_t *parent, n_parent;
     uint64_t *bits;
+    int32_t *table, n_table;   /* the block table (--block-table, or drawn from --seed) */
 } cli_problem;
 
 /* The option help shared by the commands: inputs, algorithm and options (one block of text). */

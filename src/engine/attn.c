@@ -28,6 +28,7 @@ fs_attn fs_attn_make(int32_t n_q, int32_t n_kv, int32_t d, int32_t d_v)
 double fs_attn_default_scale(int32_t d) { return d > 0 ? 1.0 / sqrt((double)d) : 1.0; }
 
 static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j);
+static long double wide_dot(const double *q, const double *k, int32_t d, double scale);
 
 /* 1 when every one of the n numbers of x is finite. */
 static int all_finite(const double *x, int64_t n)
@@ -77,6 +78,13 @@ static double max_row_norm(const double *x, int64_t n, int32_t d)
 }
 
 /* scale · q_i·k_j (or scale · S[i][j]) in long double, for the report. */
+static long double wide_dot(const double *q, const double *k, int32_t d, double scale)
+{
+    long double dot = 0;
+    for (int32_t c = 0; c < d; c++) dot += (long double)q[c] * k[c];
+    return dot * scale;
+}
+
 static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
 {
     if (a->S) {
@@ -85,9 +93,7 @@ static long double wide_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
     }
     const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
     const double *k = a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d;
-    long double dot = 0;
-    for (int32_t c = 0; c < a->d; c++) dot += (long double)q[c] * k[c];
-    return dot * a->scale;
+    return wide_dot(q, k, a->d, a->scale);
 }
 
 fs_status fs_attn_check_range(const fs_attn *a, fs_range_issue *where)
@@ -156,22 +162,26 @@ fs_status fs_mask_check(const fs_mask *m, int32_t n_kv)
 
 double fs_attn_score(const fs_attn *a, int32_t h, int32_t i, int32_t j)
 {
-    double s;
     if (a->S) {
-        s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
+        double s = a->S[((size_t)h * a->n_q + i) * a->n_kv + j];
         if (s == -INFINITY) return s;
         s *= a->scale;
-    } else {
-        const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
-        const double *k = a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d;
-        double dot = 0;
-        for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
-        s = dot * a->scale;
-        /* q·k can overflow where scale · q·k does not (scale 1e-200 on entries of 1e200), or
-         * two overflowing terms cancel: fs_attn_check_range let this score through because its
-         * long double value is in range, so take that value. */
-        if (!isfinite(s)) s = (double)wide_score(a, h, i, j);
+        if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
+        return s;
     }
+    return fs_attn_score_key(a, h, i, a->K + ((size_t)fs_attn_kv_head(a, h) * a->n_kv + j) * a->d);
+}
+
+double fs_attn_score_key(const fs_attn *a, int32_t h, int32_t i, const double *k)
+{
+    const double *q = a->Q + ((size_t)h * a->n_q + i) * a->d;
+    double dot = 0;
+    for (int32_t c = 0; c < a->d; c++) dot += q[c] * k[c];
+    double s = dot * a->scale;
+    /* q·k can overflow where scale · q·k does not (scale 1e-200 on entries of 1e200), or
+     * two overflowing terms cancel: fs_attn_check_range let this score through because its
+     * long double value is in range, so take that value. */
+    if (!isfinite(s)) s = (double)wide_dot(q, k, a->d, a->scale);
     if (a->softcap > 0) s = a->softcap * tanh(s / a->softcap);
     return s;
 }

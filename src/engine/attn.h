@@ -128,6 +128,11 @@ fs_status fs_mask_check(const fs_mask *m, int32_t n_kv);
  * of the engine and the lessons computes scores through this one function. */
 double fs_attn_score(const fs_attn *a, int32_t h, int32_t i, int32_t j);
 
+/* The same score against a key row k (d numbers) held outside a->K, as the paged KV cache
+ * holds it (paged.h): the same arithmetic in the same order, so the score is bit-for-bit the
+ * one fs_attn_score gives for the key row that k copies. Needs Q (not given scores). */
+double fs_attn_score_key(const fs_attn *a, int32_t h, int32_t i, const double *k);
+
 /* The KV head that query head h reads: h / (n_q_heads / n_kv_heads). */
 int32_t fs_attn_kv_head(const fs_attn *a, int32_t h);
 

@@ -83,12 +83,30 @@ static fs_status push_merge(fs_trace *tr, const fs_attn *a, int32_t h, int32_t i
     return FS_OK;
 }
 
+static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_reader *rd, double *O,
+                        double *m_out, double *l_out, fs_trace *tr);
+
 fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *m_out, double *l_out,
                     fs_trace *tr)
 {
     assert(a && dc && O);
     fs_status st = fs_attn_check(a);
     if (st != FS_OK) return st;
+    return decode(a, dc, NULL, O, m_out, l_out, tr);
+}
+
+fs_status fs_decode_read(const fs_attn *a, const fs_decoding *dc, const fs_kv_reader *rd, double *O,
+                         double *m_out, double *l_out, fs_trace *tr)
+{
+    assert(a && dc && rd && rd->key && rd->value && O && a->Q && !a->S);
+    return decode(a, dc, rd, O, m_out, l_out, tr);
+}
+
+/* Both: K and V from a->K, a->V (rd NULL) or through rd. */
+static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_reader *rd, double *O,
+                        double *m_out, double *l_out, fs_trace *tr)
+{
+    fs_status st;
     if ((unsigned)dc->merge > FS_MERGE_TREE || (unsigned)dc->form > FS_FORM_UNNORMALIZED ||
         (unsigned)dc->split > FS_SPLIT_STRIDED)
         return FS_ERR_ARG;
@@ -109,7 +127,7 @@ fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *
 
     for (int32_t h = 0; h < a->n_q_heads && st == FS_OK; h++) {
         const int32_t kvh = fs_attn_kv_head(a, h);
-        const double *V = a->V + (size_t)kvh * n_kv * d_v;
+        const double *V = rd ? NULL : a->V + (size_t)kvh * n_kv * d_v;
         for (int32_t i = 0; i < a->n_q && st == FS_OK; i++) {
             /* Phase 1: each split on its own. */
             for (int32_t p = 0; p < nsp; p++) {
@@ -120,13 +138,17 @@ fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *
                 fs_skip_reason why = FS_SKIP_NONE;
                 if (dc->split == FS_SPLIT_CONTIGUOUS)
                     cls = fs_mask_classify(&a->mask, a->n_q, n_kv, i, i + 1, first, end, &why);
+                if (rd && rd->visit && cls != FS_TILE_SKIPPED &&
+                    (st = rd->visit(rd->ctx, tr, h, kvh, i, p, first, end, stride)) != FS_OK)
+                    goto done;
                 double m = -INFINITY, l = 0, *o = s.o + (size_t)p * d_v;
                 int32_t n = 0, visible = 0;
                 for (int32_t j = first; j < end; j += stride) {
                     double x = -INFINITY;
                     if (cls != FS_TILE_SKIPPED &&
                         (cls == FS_TILE_FULL || fs_mask_visible(&a->mask, a->n_q, n_kv, i, j)))
-                        x = fs_reference_score(a, h, i, j);   /* same score as the spec */
+                        x = rd ? fs_attn_score_key(a, h, i, rd->key(rd->ctx, kvh, j))
+                               : fs_reference_score(a, h, i, j);   /* same score as the spec */
                     sc[n++] = x;
                     if (x > m) m = x;
                     visible += x > -INFINITY;
@@ -138,7 +160,8 @@ fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *
                         if (sc[k] == -INFINITY) continue;
                         double w = exp(sc[k] - m);
                         l += w;
-                        for (int32_t c = 0; c < d_v; c++) o[c] += w * V[(size_t)j * d_v + c];
+                        const double *v = rd ? rd->value(rd->ctx, kvh, j) : V + (size_t)j * d_v;
+                        for (int32_t c = 0; c < d_v; c++) o[c] += w * v[c];
                     }
                     if (dc->form == FS_FORM_NORMALIZED)
                         for (int32_t c = 0; c < d_v; c++) o[c] /= l;

@@ -40,6 +40,26 @@ fs_decoding fs_decoding_default(void);   /* contiguous, Bk = 64, sequential, unn
 fs_status fs_decode(const fs_attn *a, const fs_decoding *dc, double *O, double *m_out,
                     double *l_out, fs_trace *tr);
 
+/* Where a decode reads K and V when they are not a->K and a->V: a key row and a value row by
+ * (KV head, position j), and, before each split's partial, a hook that records where the
+ * split's keys come from (the paged cache's block-table lookups, paged.h). Given a reader,
+ * fs_decode_read computes exactly what fs_decode computes, in the same order, so the results
+ * are bit-for-bit those of the contiguous run on the same numbers. */
+typedef struct {
+    const double *(*key)(const void *ctx, int32_t kv_head, int32_t j);     /* d numbers */
+    const double *(*value)(const void *ctx, int32_t kv_head, int32_t j);   /* d_v numbers */
+    /* May be NULL. Called with the split's keys first, first + stride, … < end. */
+    fs_status (*visit)(const void *ctx, fs_trace *tr, int32_t head, int32_t kv_head, int32_t row,
+                       int32_t split, int32_t first, int32_t end, int32_t stride);
+    const void *ctx;
+} fs_kv_reader;
+
+/* fs_decode reading K and V through rd. a must hold Q (not given scores); a->K and a->V are not
+ * read and may be NULL; a's sizes, mask and values are the caller's to check (fs_attn_check on
+ * the same problem laid out contiguously). */
+fs_status fs_decode_read(const fs_attn *a, const fs_decoding *dc, const fs_kv_reader *rd, double *O,
+                         double *m_out, double *l_out, fs_trace *tr);
+
 /* One merge of two states of length n (the formula above). o may alias o_a. */
 void fs_decode_merge(double m_a, double l_a, const double *o_a,
                      double m_b, double l_b, const double *o_b, int32_t n, fs_form form,

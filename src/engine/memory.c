@@ -118,3 +118,36 @@ double fs_mem_kv_bytes(double n, double d, double heads, double in_bytes)
 {
     return 2 * n * d * heads * in_bytes;
 }
+
+fs_status fs_mem_paged_model(int32_t n, const int32_t *len, int32_t shared, int32_t max_len, int32_t page_size,
+                             fs_mem_paged *r)
+{
+    memset(r, 0, sizeof *r);
+    if (n < 1 || page_size < 1 || shared < 0 || max_len < 1 || max_len > FS_MAX_DIM || shared > max_len)
+        return FS_ERR_SHAPE;
+    const int64_t ps = page_size;
+    const int64_t prompt_blocks = (shared + ps - 1) / ps, full = shared / ps;
+    int64_t writers = 0, own = 0;
+    for (int32_t s = 0; s < n; s++) {
+        if (len[s] < shared || len[s] > max_len) return FS_ERR_SHAPE;
+        r->filled += len[s];
+        r->unique += len[s] - shared;
+        writers += len[s] > shared;
+        own += (len[s] + ps - 1) / ps - prompt_blocks;   /* blocks after the prompt's */
+    }
+    r->reserved = (int64_t)n * max_len;
+    r->unique += shared;
+    /* The prompt's partly filled page: each writer but the last copies it; the original stays
+     * with the last writer and with every sequence that never wrote past the prompt. */
+    int64_t tail = shared % ps, copies = 0, tail_pages = 0;
+    if (tail) {
+        copies = writers == n ? n - 1 : writers;
+        tail_pages = copies + 1;
+    }
+    r->pages = full + tail_pages + own;
+    r->slots = r->pages * ps;
+    r->copied = copies * tail;
+    r->empty = r->slots - r->unique - r->copied;
+    r->shared_pages = (n > 1 ? full : 0) + (tail && n - copies > 1 ? 1 : 0);
+    return FS_OK;
+}

@@ -75,4 +75,35 @@ double fs_mem_tile_flops(double Bq, double Bk, double d);
 /* K and V of n positions: 2 · n · d · heads · in_bytes. */
 double fs_mem_kv_bytes(double n, double d, double heads, double in_bytes);
 
+/* The KV cache of a batch of sequences, contiguous against paged (paged.h).
+ *
+ * A contiguous cache reserves, for every sequence, room for the longest length it may reach
+ * (max_len positions), whatever length it actually has. A paged cache holds pages of
+ * page_size positions as the sequences grow. Here the n sequences share a prompt of `shared`
+ * positions (forked after it, as parallel samples or beams of one request are): the prompt's
+ * full pages are held once; its partly filled last page, when there is one, is copied on
+ * write by every sequence that appends past it but the last one (which keeps the original);
+ * every later block of a sequence has a page of its own. Appends fill a page before taking
+ * the next, so every page but each sequence's last one is full: the empty slots are at most
+ * n · (page_size − 1), one partly filled page per sequence.
+ *
+ * Counts are in positions and pages; one position's K and V cost fs_mem_kv_bytes(1, d, heads,
+ * in_bytes) per layer. */
+typedef struct {
+    int64_t reserved;      /* contiguous: n · max_len positions reserved */
+    int64_t filled;        /* contiguous: Σ len, the positions written (the prompt once per sequence) */
+    int64_t unique;        /* distinct positions: shared + Σ (len − shared) */
+    int64_t pages;         /* pages held */
+    int64_t slots;         /* pages · page_size */
+    int64_t copied;        /* slots filled by copy-on-write (duplicates of the prompt's tail) */
+    int64_t empty;         /* slots − unique − copied: the unfilled slots of the last pages */
+    int64_t shared_pages;  /* pages held by more than one sequence */
+} fs_mem_paged;
+
+/* Fill r for n sequences of lengths len[0 … n−1] (each ≥ shared, ≤ max_len) sharing a prompt
+ * of `shared` positions (0: nothing shared), in pages of page_size. FS_ERR_SHAPE on a length out
+ * of range, n < 1 or page_size < 1. */
+fs_status fs_mem_paged_model(int32_t n, const int32_t *len, int32_t shared, int32_t max_len, int32_t page_size,
+                             fs_mem_paged *r);
+
 #endif

@@ -127,7 +127,11 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
         st = r->lowp ? fs_lowp_tiled(a, r->tiling.Bq, r->tiling.Bk, &r->recipe, res->O, res->m, res->l, tr)
                      : fs_tiled(a, &r->tiling, res->O, res->m, res->l, tr);
         break;
-    case FS_ALGO_DECODE: st = fs_decode(a, &r->decoding, res->O, res->m, res->l, tr); break;
+    case FS_ALGO_DECODE:
+        st = r->page_size > 0 ? fs_paged_decode_table(a, &r->decoding, r->page_size, r->block_table, r->n_table,
+                                                       res->O, res->m, res->l, tr)
+                              : fs_decode(a, &r->decoding, res->O, res->m, res->l, tr);
+        break;
     case FS_ALGO_BACKWARD: st = run_backward(r, res, tr); break;
     default: st = FS_ERR_ARG;
     }

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,7 @@ fs_event fs_event_blank(fs_event_kind kind)
     e.drop = -1;
     e.x_row = e.x8_row = e.p8_row = -1;
     e.k_tile = e.k8_tile = e.v_tile = e.v8_tile = -1;
+    e.seq = e.block = e.page = e.src = e.slot = e.refs = e.n_free = -1;
     return e;
 }
 
@@ -110,8 +112,22 @@ fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair)
 const char *fs_event_kind_str(fs_event_kind k)
 {
     static const char *s[] = {"elem",  "tile",  "skip",  "row",   "partial", "merge", "out",
-                              "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad"};
+                              "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad",
+                              "lookup", "alloc", "share", "cow", "write"};
     return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
+}
+
+const char *fs_event_keys(const fs_event *e, char *buf, size_t n)
+{
+    const int32_t st = e->stride > 0 ? e->stride : 1;
+    const int32_t count = e->c1 > e->c0 ? (e->c1 - 1 - e->c0) / st + 1 : 0, last = e->c0 + (count - 1) * st;
+    if (count <= 0) snprintf(buf, n, "no key");
+    else if (count == 1) snprintf(buf, n, "key %d", e->c0);
+    else if (st == 1) snprintf(buf, n, "keys %d-%d", e->c0, last);
+    else if (count == 2) snprintf(buf, n, "keys %d, %d", e->c0, last);
+    else if (count == 3) snprintf(buf, n, "keys %d, %d, %d", e->c0, e->c0 + st, last);
+    else snprintf(buf, n, "keys %d, %d, ..., %d", e->c0, e->c0 + st, last);
+    return buf;
 }
 
 bool fs_event_significant(const fs_event *e)
@@ -121,6 +137,9 @@ bool fs_event_significant(const fs_event *e)
     case FS_EV_BSKIP:
     case FS_EV_GRAD:
     case FS_EV_MERGE:
+    case FS_EV_ALLOC:
+    case FS_EV_SHARE:
+    case FS_EV_COW:
     case FS_EV_OUT: return true;
     case FS_EV_ROW:
     case FS_EV_ELEM: return e->l_old > 0 && e->alpha < 1.0;   /* a new maximum rescales */

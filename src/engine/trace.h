@@ -24,6 +24,7 @@
 #define FS_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attn.h"
@@ -45,6 +46,12 @@ typedef enum {
     FS_EV_BROW,     /* one query row of a recomputed tile: S, P, dP, dS and its dQ contribution */
     FS_EV_BKEY,     /* one key row of a recomputed tile: its dK and dV contributions */
     FS_EV_GRAD,     /* a final row of dQ, dK or dV */
+    /* The paged KV cache (paged.h). */
+    FS_EV_LOOKUP,   /* a split reads a logical block: the block table says which page */
+    FS_EV_ALLOC,    /* a free page taken for a sequence's new logical block */
+    FS_EV_SHARE,    /* a forked sequence shares one of its parent's pages */
+    FS_EV_COW,      /* copy-on-write: a shared page copied before a sequence writes into it */
+    FS_EV_WRITE,    /* one position's K and V written into a slot of a page */
     FS_EV_COUNT
 } fs_event_kind;
 
@@ -107,6 +114,15 @@ typedef struct {
     int64_t x_row, x8_row, p8_row;
     int64_t k_tile, k8_tile, v_tile, v8_tile;
     int32_t n_x, n_xv;
+    /* Paged KV cache events (paged.h); −1 when n/a:
+     *   LOOKUP: seq, block → page; head, kv_head, row and kt (the split) as in its PARTIAL;
+     *           c0, c1, stride: the positions of the block the split reads.
+     *   ALLOC:  seq, block, page taken; n_free pages left.
+     *   SHARE:  seq (the new one) shares block → page of sequence src; refs after.
+     *   COW:    seq's block moves from the shared page src to the copy page; slot = slots copied;
+     *           refs = the sequences still holding src; n_free pages left.
+     *   WRITE:  position c0 of seq into page, slot (block = c0 / page_size); refs of the page. */
+    int32_t seq, block, page, src, slot, refs, n_free;
 } fs_event;
 
 typedef struct {
@@ -148,13 +164,19 @@ fs_event fs_event_pair(fs_event_kind kind, int32_t head, int32_t kv_head, int32_
  * tiles, bounds and class; not its reason): how a pair's ROW, BROW and BKEY events start. */
 fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair);
 
-/* "elem", "tile", "skip", "row", "partial", "merge", "out", and for the backward "lse",
- * "delta", "btile", "bskip", "brow", "bkey", "grad". */
+/* "elem", "tile", "skip", "row", "partial", "merge", "out", for the backward "lse", "delta",
+ * "btile", "bskip", "brow", "bkey", "grad", and for the paged cache "lookup", "alloc", "share",
+ * "cow", "write". */
 const char *fs_event_kind_str(fs_event_kind k);
+
+/* The keys c0, c0 + stride, … < c1 of an event (a decode split or a paged lookup) in words, for
+ * the viewers: "key 5", "keys 4-7" (stride 1), "keys 24, 27" or "keys 24, 27, ..., 45". Writes
+ * at most n bytes into buf (always terminated) and returns buf. */
+const char *fs_event_keys(const fs_event *e, char *buf, size_t n);
 
 /* Significant events for a viewer's "next interesting step": a new maximum that rescales
  * (α < 1 on a row that had seen keys), a skip, a merge, an output; in the backward a skip and a
- * finished gradient row. */
+ * finished gradient row; in the paged cache a page taken, shared or copied. */
 bool fs_event_significant(const fs_event *e);
 
 #endif

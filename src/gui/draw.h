@@ -110,6 +110,12 @@ void gui_scene_tiled_free(gui_draw *d);
 
 /* Scenes (scene_*.c): paint the main area and the side panel. */
 void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show);
+/* FlashDecoding's merge diagram and side-panel lines (scene.c), which the paged decode scene
+ * (scene_paged.c) draws too: the diagram of query row (head, row) over the events in steps
+ * [k0, k1), between y = top and bottom; the side lines of a partial, merge or output event. */
+void gui_decode_diagram(gui_draw *d, const gui_state *s, const fs_trace *t, int head, int row, int64_t k0, int64_t k1,
+                        int top, int bottom);
+void gui_decode_side(gui_draw *d, const fs_trace *t, const fs_event *now, int x, int *yp, int fs);
 /* The whole frame: header, scene, narration, timeline, overlays (frame.c). */
 void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog);
 

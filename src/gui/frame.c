@@ -14,6 +14,9 @@ static uint32_t marker_color(const gui_theme *th, const fs_event *e)
     case FS_EV_GRAD: return th->out_mark;
     case FS_EV_MERGE: return th->merge_mark;
     case FS_EV_OUT: return th->out_mark;
+    case FS_EV_ALLOC:
+    case FS_EV_SHARE:
+    case FS_EV_COW: return th->warn;   /* the paged cache: a page taken, shared or copied */
     default: return th->rescale;
     }
 }
@@ -37,6 +40,11 @@ static const char *kind_words(fs_event_kind k)
     case FS_EV_BROW: return "backward row";
     case FS_EV_BKEY: return "backward key";
     case FS_EV_GRAD: return "gradient";
+    case FS_EV_LOOKUP: return "table lookup";
+    case FS_EV_ALLOC: return "page taken";
+    case FS_EV_SHARE: return "page shared";
+    case FS_EV_COW: return "copy on write";
+    case FS_EV_WRITE: return "write";
     default: return fs_event_kind_str(k);
     }
 }
@@ -164,6 +172,13 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         {th->rescale, "new max (rescale)"}, {th->skip_mark, "skipped tile"}, {th->merge_mark, "merge"},
         {th->out_mark, "output"}, {th->bad, "divergence"}};
     int nl = show->diverge >= 0 ? 5 : 4, leg_w = 0;
+    if (show->scene == GUI_SCENE_PAGED) {   /* no rescale or skip there: the page events instead */
+        leg[0].c = th->warn;
+        leg[0].t = "page taken, shared or copied";
+        leg[1] = leg[2];
+        leg[2] = leg[3];
+        nl = 3;
+    }
     for (int i = 0; i < nl; i++) leg_w += sq + L->pad / 2 + gui_text_w(d, fs, leg[i].t) + L->pad * 2;
     /* A transient status message takes the hint's place on this row, never a place over other
      * text; when it does not fit beside the legend, the legend steps aside while it shows. */

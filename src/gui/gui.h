@@ -34,6 +34,7 @@ typedef enum {
     GUI_SCENE_PITFALL,     /* a wrong variant beside the correct one */
     GUI_SCENE_CLAIMS,      /* no trace: a list of checked statements */
     GUI_SCENE_BACKWARD,    /* the backward pass: P recomputed, dQ, dK, dV accumulating (scene_backward.c) */
+    GUI_SCENE_PAGED,       /* decode through a paged KV cache: pool, block tables, splits, merge (scene_paged.c) */
     GUI_SCENE_COUNT
 } gui_scene;
 
@@ -101,7 +102,7 @@ int gui_trace_load(const char *path, gui_show *show, FILE *err);
 
 /* Built-in problems that do not depend on lesson files: "softmax", "query", "tiled", "tree",
  * "window", "gqa", "decode", "decode-tree", "pitfall", "grid64" (a 64×64 causal problem with
- * Bq = Bk = 8, for timing). Returns 0, or 2 with one line on err. */
+ * Bq = Bk = 8, for timing), "paged" (three sequences in a paged KV cache, then their decode). Returns 0, or 2 with one line on err. */
 int gui_demo_load(const char *name, gui_show *show, FILE *err);
 int gui_demo_count(void);
 const char *gui_demo_name(int i);

@@ -250,6 +250,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
         return gui_grid_fit(r, a->n_q + 1 + a->d + 1 + a->d_v, a->n_kv + 1 + a->d, (int)(2.4 * f), (int)(2.4 * f), 5 * f);
     }
     case GUI_SCENE_CLAIMS:
+    case GUI_SCENE_PAGED:   /* no grid of cells: pages and tables (scene_paged.c) */
     case GUI_SCENE_COUNT: break;
     }
     return none;

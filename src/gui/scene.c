@@ -7,6 +7,7 @@
 
 void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
 void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show);
+void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show);
 
 static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -269,79 +270,25 @@ static int decode_node_text(const fs_trace *t, const fs_event *e, bool is_split,
     return 4;
 }
 
-static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
+/* The merge diagram of one query row (head, row) of the decode events in steps [k0, k1): the
+ * partials in the bottom row, the merges above them by level, between y = top and bottom across
+ * the main area; nodes not reached by the current step drawn dim. scene_paged.c draws it too. */
+void gui_decode_diagram(gui_draw *d, const gui_state *s, const fs_trace *t, int head, int row, int64_t k0, int64_t k1,
+                        int top, int bottom)
 {
     const gui_theme *th = d->th;
     const gui_layout *L = &d->L;
-    const fs_trace *t = &show->trace;
-    const fs_attn *a = &show->run.attn;
-    gui_grid g = gui_scene_grid(show, L);
-    const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
-    int head = now ? now->head : 0, row = now && now->row >= 0 ? now->row : 0;
-    if (s->follow >= 0 && s->follow < a->n_q) row = s->follow;
-    /* Events of this (head, row), up to the step, by node id. */
     enum { MAXN = 512 };
     int64_t node_ev[MAXN];
-    int n_nodes = 0, n_splits = 0;
+    int n_splits = 0;
     for (int i = 0; i < MAXN; i++) node_ev[i] = -1;
-    int64_t out = -1, first = -1;
-    for (int64_t k = 0; k < t->n; k++) {
+    for (int64_t k = k0; k < k1; k++) {
         const fs_event *e = &t->ev[k];
         if (e->head != head || e->row != row) continue;
-        if (first < 0) first = k;
-        if (e->kind == FS_EV_PARTIAL && e->kt >= 0 && e->kt < MAXN) { n_splits = e->kt + 1 > n_splits ? e->kt + 1 : n_splits; }
+        if (e->kind == FS_EV_PARTIAL && e->kt >= 0 && e->kt < MAXN && e->kt + 1 > n_splits) n_splits = e->kt + 1;
         if (k > s->step) continue;
-        if ((e->kind == FS_EV_PARTIAL || e->kind == FS_EV_MERGE) && e->id >= 0 && e->id < MAXN) {
-            node_ev[e->id] = k;
-            if (e->id + 1 > n_nodes) n_nodes = e->id + 1;
-        }
-        if (e->kind == FS_EV_OUT) out = k;
+        if ((e->kind == FS_EV_PARTIAL || e->kind == FS_EV_MERGE) && e->id >= 0 && e->id < MAXN) node_ev[e->id] = k;
     }
-    int split_of[4096];
-    int nk = a->n_kv < 4096 ? a->n_kv : 4096;
-    for (int j = 0; j < nk; j++) split_of[j] = -1;
-    for (int64_t k = 0; k < t->n; k++) {   /* which split holds each key (from the PARTIAL events) */
-        const fs_event *e = &t->ev[k];
-        if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row) continue;
-        int st = e->stride > 0 ? e->stride : 1;
-        for (int j = e->c0; j < e->c1 && j < nk; j += st) split_of[j] = e->kt;
-    }
-    char b1[32], b2[32], b3[32];
-    gui_textf(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "KV cache (%d positions) in %d splits; query row %d", a->n_kv,
-              n_splits, row);
-    /* A long cache has narrow cells: the strip keeps a readable height (hover still hits the
-     * top square of each key). */
-    int strip_h = g.cell < 2 * L->font ? 2 * L->font : g.cell, gap = g.cell >= 6 ? 1 : 0;
-    for (int j = 0; j < nk && g.cell > 0; j++) {
-        int sp = split_of[j];
-        gui_rect r = {g.x0 + j * g.cell + gap, g.y0 + 1, g.cell - 2 * gap, strip_h - 2};
-        bool done = sp >= 0 && node_ev[sp] >= 0;
-        bool is_now = now && now->kind == FS_EV_PARTIAL && now->kt == sp && now->row == row;
-        uint32_t base = sp % 2 ? th->partial : th->full;
-        gui_fill(d, r, sp < 0 ? th->masked : done ? gui_mix(base, th->bg, is_now ? 0 : 0.35) : gui_mix(base, th->bg, 0.75));
-        if (sp % 2) gui_hatch(d, r, gui_mix(base, th->text, 0.25), g.cell / 3 > 3 ? g.cell / 3 : 3, 1);
-        if (is_now && g.cell >= 6) gui_frame(d, r, th->current, 2 * d->thin);
-        else if (is_now)   /* narrow cells: a bar under the split's keys instead of a frame per key */
-            gui_fill(d, (gui_rect){g.x0 + j * g.cell, g.y0 + strip_h + 1, g.cell, 3 * d->thin + 1}, th->current);
-        int every = g.cell >= 3 * gui_char_w(d, L->font_small) ? 1 : 8;
-        if (j % every == 0)
-            gui_textf(d, L->font_small, r.x + (every == 1 ? r.w / 2 : 0), g.y0 - gui_line_h(d, L->font_small), th->dim,
-                      every == 1 ? GUI_AL_CENTER : GUI_AL_LEFT, "%d", j);
-        if (sp >= 0 && g.cell >= 3 * gui_char_w(d, L->font_small))
-            gui_textf(d, L->font_small, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, "s%d", sp);
-    }
-    if (g.cell > 0 && g.cell < 3 * gui_char_w(d, L->font_small))   /* narrow cells: one name per contiguous split */
-        for (int64_t k = 0; k < t->n; k++) {
-            const fs_event *e = &t->ev[k];
-            if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row || e->stride > 1) continue;
-            int x0 = g.x0 + e->c0 * g.cell, x1 = g.x0 + e->c1 * g.cell;
-            char nm[16];
-            snprintf(nm, sizeof nm, "s%d", e->kt);
-            if (gui_text_w(d, L->font_small, nm) + 4 < x1 - x0)
-                gui_text(d, L->font_small, (x0 + x1) / 2, g.y0 + (strip_h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, nm);
-        }
-    /* The merge diagram: partials at the bottom row, merges above by level. */
-    int top = g.y0 + strip_h + 2 * L->font, bottom = L->main.y + L->main.h - L->pad;
     if (n_splits <= 0 || n_splits > MAXN) return;
     int depth[MAXN], px[MAXN];
     int maxdepth = 0;
@@ -351,7 +298,7 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
     /* All merges of this row (also future ones, drawn dim) give the shape of the diagram. */
     int64_t merge_all[MAXN], part_all[MAXN];
     for (int i = 0; i < MAXN; i++) merge_all[i] = part_all[i] = -1;
-    for (int64_t k = 0; k < t->n; k++) {
+    for (int64_t k = k0; k < k1; k++) {
         const fs_event *e = &t->ev[k];
         if (e->head != head || e->row != row || e->id < 0 || e->id >= MAXN) continue;
         if (e->kind == FS_EV_PARTIAL) part_all[e->id] = k;
@@ -453,12 +400,15 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
             y += lh;
         }
     }
-    /* Side panel: the current merge with the numbers, or the partial. */
-    gui_clip(d, &L->side);
-    gui_panel(d, L->side, NULL);
-    fs = L->font_small;
-    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2;
-    line(d, L->font, x, &y, th->text, "This step");
+}
+
+/* The side panel's lines for a decode event (a merge with its numbers, a partial, an output
+ * row) at x from *y down, in size fs; nothing for other events. */
+void gui_decode_side(gui_draw *d, const fs_trace *t, const fs_event *now, int x, int *yp, int fs)
+{
+    const gui_theme *th = d->th;
+    char b1[32], b2[32], b3[32];
+    int y = *yp;
     if (now && now->kind == FS_EV_MERGE) {
         line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
         line(d, fs, x, &y, th->text, "m = max(m_a, m_b)");
@@ -489,6 +439,88 @@ static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, fs, x, &y, th->good, "output row %d = o / ℓ = [%s]", now->row, os);
         line(d, fs, x, &y, th->text, "m = %s, ℓ = %s", F(now->m_new, b1), F(now->l_new, b2));
     }
+    *yp = y;
+}
+
+static void scene_decode(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_theme *th = d->th;
+    const gui_layout *L = &d->L;
+    const fs_trace *t = &show->trace;
+    const fs_attn *a = &show->run.attn;
+    gui_grid g = gui_scene_grid(show, L);
+    const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
+    int head = now ? now->head : 0, row = now && now->row >= 0 ? now->row : 0;
+    if (s->follow >= 0 && s->follow < a->n_q) row = s->follow;
+    /* Events of this (head, row), up to the step, by node id. */
+    enum { MAXN = 512 };
+    int64_t node_ev[MAXN];
+    int n_nodes = 0, n_splits = 0;
+    for (int i = 0; i < MAXN; i++) node_ev[i] = -1;
+    int64_t out = -1, first = -1;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        if (e->head != head || e->row != row) continue;
+        if (first < 0) first = k;
+        if (e->kind == FS_EV_PARTIAL && e->kt >= 0 && e->kt < MAXN) { n_splits = e->kt + 1 > n_splits ? e->kt + 1 : n_splits; }
+        if (k > s->step) continue;
+        if ((e->kind == FS_EV_PARTIAL || e->kind == FS_EV_MERGE) && e->id >= 0 && e->id < MAXN) {
+            node_ev[e->id] = k;
+            if (e->id + 1 > n_nodes) n_nodes = e->id + 1;
+        }
+        if (e->kind == FS_EV_OUT) out = k;
+    }
+    int split_of[4096];
+    int nk = a->n_kv < 4096 ? a->n_kv : 4096;
+    for (int j = 0; j < nk; j++) split_of[j] = -1;
+    for (int64_t k = 0; k < t->n; k++) {   /* which split holds each key (from the PARTIAL events) */
+        const fs_event *e = &t->ev[k];
+        if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row) continue;
+        int st = e->stride > 0 ? e->stride : 1;
+        for (int j = e->c0; j < e->c1 && j < nk; j += st) split_of[j] = e->kt;
+    }
+    gui_textf(d, L->font, L->main.x, L->main.y, th->text, GUI_AL_LEFT, "KV cache (%d positions) in %d splits; query row %d", a->n_kv,
+              n_splits, row);
+    /* A long cache has narrow cells: the strip keeps a readable height (hover still hits the
+     * top square of each key). */
+    int strip_h = g.cell < 2 * L->font ? 2 * L->font : g.cell, gap = g.cell >= 6 ? 1 : 0;
+    for (int j = 0; j < nk && g.cell > 0; j++) {
+        int sp = split_of[j];
+        gui_rect r = {g.x0 + j * g.cell + gap, g.y0 + 1, g.cell - 2 * gap, strip_h - 2};
+        bool done = sp >= 0 && node_ev[sp] >= 0;
+        bool is_now = now && now->kind == FS_EV_PARTIAL && now->kt == sp && now->row == row;
+        uint32_t base = sp % 2 ? th->partial : th->full;
+        gui_fill(d, r, sp < 0 ? th->masked : done ? gui_mix(base, th->bg, is_now ? 0 : 0.35) : gui_mix(base, th->bg, 0.75));
+        if (sp % 2) gui_hatch(d, r, gui_mix(base, th->text, 0.25), g.cell / 3 > 3 ? g.cell / 3 : 3, 1);
+        if (is_now && g.cell >= 6) gui_frame(d, r, th->current, 2 * d->thin);
+        else if (is_now)   /* narrow cells: a bar under the split's keys instead of a frame per key */
+            gui_fill(d, (gui_rect){g.x0 + j * g.cell, g.y0 + strip_h + 1, g.cell, 3 * d->thin + 1}, th->current);
+        int every = g.cell >= 3 * gui_char_w(d, L->font_small) ? 1 : 8;
+        if (j % every == 0)
+            gui_textf(d, L->font_small, r.x + (every == 1 ? r.w / 2 : 0), g.y0 - gui_line_h(d, L->font_small), th->dim,
+                      every == 1 ? GUI_AL_CENTER : GUI_AL_LEFT, "%d", j);
+        if (sp >= 0 && g.cell >= 3 * gui_char_w(d, L->font_small))
+            gui_textf(d, L->font_small, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, "s%d", sp);
+    }
+    if (g.cell > 0 && g.cell < 3 * gui_char_w(d, L->font_small))   /* narrow cells: one name per contiguous split */
+        for (int64_t k = 0; k < t->n; k++) {
+            const fs_event *e = &t->ev[k];
+            if (e->kind != FS_EV_PARTIAL || e->head != head || e->row != row || e->stride > 1) continue;
+            int x0 = g.x0 + e->c0 * g.cell, x1 = g.x0 + e->c1 * g.cell;
+            char nm[16];
+            snprintf(nm, sizeof nm, "s%d", e->kt);
+            if (gui_text_w(d, L->font_small, nm) + 4 < x1 - x0)
+                gui_text(d, L->font_small, (x0 + x1) / 2, g.y0 + (strip_h - gui_line_h(d, L->font_small)) / 2, th->text, GUI_AL_CENTER, nm);
+        }
+    /* The merge diagram: partials at the bottom row, merges above by level. */
+    gui_decode_diagram(d, s, t, head, row, 0, t->n, g.y0 + strip_h + 2 * L->font, L->main.y + L->main.h - L->pad);
+    /* Side panel: the current merge with the numbers, or the partial. */
+    gui_clip(d, &L->side);
+    gui_panel(d, L->side, NULL);
+    int fs = L->font_small;
+    int x = L->side.x + L->pad, y = L->side.y + L->pad / 2;
+    line(d, L->font, x, &y, th->text, "This step");
+    gui_decode_side(d, t, now, x, &y, fs);
     y += L->pad;
     line(d, fs, x, &y, th->dim, "The merge is associative: any number of");
     line(d, fs, x, &y, th->dim, "splits, any merge order, same output");
@@ -562,6 +594,7 @@ static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *sho
     case GUI_SCENE_GQA:
     case GUI_SCENE_PITFALL: gui_scene_tiled(d, s, show); break;
     case GUI_SCENE_BACKWARD: gui_scene_backward(d, s, show); break;
+    case GUI_SCENE_PAGED: gui_scene_paged(d, s, show); break;
     case GUI_SCENE_COUNT: break;
     }
     gui_clip(d, NULL);

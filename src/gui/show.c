@@ -104,7 +104,7 @@ int64_t gui_first_divergence(const fs_trace *a, const fs_trace *b)
 }
 
 static const char *const demo_names[] = {
-    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "decode-tree", "pitfall", "grid64",
+    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "decode-tree", "pitfall", "grid64", "paged",
 };
 #define N_DEMOS ((int)(sizeof demo_names / sizeof demo_names[0]))
 
@@ -138,6 +138,55 @@ static void demo_label(gui_show *show, gui_scene scene, const char *title, const
     show->scene = scene;
     snprintf(show->title, sizeof show->title, "%s", title);
     snprintf(show->source, sizeof show->source, "%s", source);
+}
+
+/* The paged KV cache demo (paged.h): three sequences in one pool of 16 pages of 4 slots,
+ * handed out in a shuffled order. Sequence 0 writes a prompt of 6 positions (a full page and
+ * half of another); sequences 1 and 2 are forked from it (sharing both pages); then each appends
+ * its own tokens in turns, 1 and 2 copying the half-filled page on write, 0 writing into it in
+ * place, until they reach 9, 11 and 8 positions. Then each sequence decodes one query through
+ * its table, one split per page. The trace is the engine's, recorded as it goes. */
+static fs_status demo_paged(gui_show *show, fs_run *r)
+{
+    static const int32_t order[16] = {9, 3, 12, 6, 0, 14, 5, 10, 2, 15, 7, 11, 1, 13, 4, 8};
+    enum { PS = 4, PROMPT = 6, D = 2 };
+    static const int32_t extra[3] = {3, 5, 2};   /* positions each sequence adds after the prompt */
+    fs_paged_cache c;
+    fs_status st = fs_paged_init(&c, PS, 16, 1, D, D, order);
+    if (st != FS_OK) return st;
+    double *kv = own(show, 2 * 16 * D), *q = own(show, 3 * D), *o = own(show, D);
+    int32_t seq[3] = {0, 0, 0};
+    if (!kv || !q || !o) st = FS_ERR_NOMEM;
+    if (st == FS_OK) {
+        demo_fill(kv, 2 * 16 * D, 23);
+        demo_fill(q, 3 * D, 29);
+        st = fs_paged_add(&c, &seq[0]);
+    }
+    int32_t pos = 0;   /* each append takes the next K, V row of kv, so every token differs */
+    for (int32_t j = 0; j < PROMPT && st == FS_OK; j++, pos++)
+        st = fs_paged_append(&c, seq[0], kv + 2 * D * pos, kv + 2 * D * pos + D, &show->trace);
+    for (int i = 1; i < 3 && st == FS_OK; i++) st = fs_paged_fork(&c, seq[0], &seq[i], &show->trace);
+    static const int turn[3] = {1, 2, 0};   /* 1 and 2 write first, so they copy; 0 keeps the page */
+    for (int32_t t = 0; t < 5 && st == FS_OK; t++)
+        for (int i = 0; i < 3 && st == FS_OK; i++) {
+            int s = turn[i];
+            if (t >= extra[s]) continue;
+            st = fs_paged_append(&c, seq[s], kv + 2 * D * pos, kv + 2 * D * pos + D, &show->trace);
+            pos++;
+        }
+    fs_decoding dc = fs_decoding_default();
+    dc.Bk = PS;
+    for (int i = 0; i < 3 && st == FS_OK; i++) {
+        fs_attn a = fs_attn_make(1, c.seq[seq[i]].n_tokens, D, D);
+        a.Q = q + D * i;
+        st = fs_paged_decode(&c, seq[i], &a, &dc, o, NULL, NULL, &show->trace);
+    }
+    *r = fs_run_make(FS_ALGO_DECODE);
+    r->attn = fs_attn_make(1, PROMPT + extra[1], D, D);   /* the longest sequence's shape */
+    r->decoding = dc;
+    r->page_size = PS;
+    fs_paged_free(&c);
+    return st;
 }
 
 int gui_demo_load(const char *name, gui_show *show, FILE *err)
@@ -225,6 +274,17 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         snprintf(title, sizeof title, "FlashDecoding: %d splits of %d keys, %s merge", 16 / r.decoding.Bk,
                  r.decoding.Bk, tree ? "tree" : "sequential");
         demo_label(show, GUI_SCENE_DECODE, title, "000, FlashDecoding phase 1 and 2");
+    } else if (!strcmp(name, "paged")) {
+        st = demo_paged(show, &r);
+        demo_label(show, GUI_SCENE_PAGED, "Paged KV cache: 3 sequences, a shared prompt, pages of 4",
+                   "001 and 002 name PagedAttention (vLLM); our example");
+        if (st == FS_OK) {
+            show->run = r;
+            return 0;
+        }
+        fprintf(err, "flashstep: demo '%s': %s\n", name, fs_status_str(st));
+        gui_show_free(show);
+        return 2;
     } else if (!strcmp(name, "grid64")) {
         r = fs_run_make(FS_ALGO_TILED);
         r.attn = demo_attn(show, 1, 1, 64, 64, 16, 16, 19);
@@ -301,13 +361,19 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
             else ok = false;
             a->mask.bits = bits;
         }
+        if (r.algo == FS_ALGO_DECODE && r.page_size > 0 && run->block_table) {   /* the table, kept as int32 */
+            int32_t *table = (int32_t *)own(show, (size_t)r.n_table);
+            if (table) memcpy(table, run->block_table, sizeof(int32_t) * (size_t)r.n_table);
+            else ok = false;
+            r.block_table = table;
+        }
         if (r.algo == FS_ALGO_BACKWARD) {
             size_t rows = hq * (size_t)a->n_q * (size_t)a->d_v;
             r.dO = run->dO ? own_copy(show, run->dO, rows, &ok) : NULL;
         }
         switch (r.algo) {
         case FS_ALGO_QUERY: show->scene = GUI_SCENE_QUERY; break;
-        case FS_ALGO_DECODE: show->scene = GUI_SCENE_DECODE; break;
+        case FS_ALGO_DECODE: show->scene = r.page_size > 0 ? GUI_SCENE_PAGED : GUI_SCENE_DECODE; break;
         case FS_ALGO_BACKWARD: show->scene = GUI_SCENE_BACKWARD; break;
         default:
             show->scene = r.tiling.pitfall ? GUI_SCENE_PITFALL

@@ -15,6 +15,10 @@
  * ends with every gradient row (dQ of each query row, dK and dV of each key). Vector lengths are checked per kind: o, dO and dV vectors have d_v
  * numbers throughout, dQ and dK vectors d.
  *
+ * A decode through a paged KV cache (`trace --decode --page-size P`) adds its page events (alloc,
+ * write, lookup; share and cow too), each with the fields its kind needs; the page size is
+ * recovered from the writes (position − slot = block · page size, one size for the whole file).
+ *
  * The file holds the events, not the problem: the shape (rows, keys, heads, tiles, splits, the
  * backward's loop order) is recovered from the events; Q, K and V are absent, so the scenes draw
  * what the events hold.
@@ -529,6 +533,37 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         }
         break;
     }
+    case FS_EV_LOOKUP:
+        ok = get_int(r, &fs, "row", 0, BIG, &e.row) && get_int(r, &fs, "split", 0, BIG, &e.kt) &&
+             get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 1, BIG, &e.c1) && get_int(r, &fs, "stride", 1, BIG, &e.stride) &&
+             get_int(r, &fs, "refs", 1, BIG, &e.refs);
+        break;
+    case FS_EV_ALLOC:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "free", 0, BIG, &e.n_free);
+        e.refs = 1;
+        break;
+    case FS_EV_SHARE:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "from", 0, BIG, &e.src) &&
+             get_int(r, &fs, "block", 0, BIG, &e.block) && get_int(r, &fs, "page", 0, BIG, &e.page) &&
+             get_int(r, &fs, "refs", 2, BIG, &e.refs) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 0, BIG, &e.c1);
+        break;
+    case FS_EV_COW:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "block", 0, BIG, &e.block) &&
+             get_int(r, &fs, "page", 0, BIG, &e.page) && get_int(r, &fs, "from_page", 0, BIG, &e.src) &&
+             get_int(r, &fs, "slots", 1, BIG, &e.slot) && get_int(r, &fs, "refs", 1, BIG, &e.refs) &&
+             get_int(r, &fs, "free", 0, BIG, &e.n_free) && get_int(r, &fs, "c0", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "c1", 1, BIG, &e.c1);
+        break;
+    case FS_EV_WRITE:
+        ok = get_int(r, &fs, "seq", 0, BIG, &e.seq) && get_int(r, &fs, "pos", 0, BIG, &e.c0) &&
+             get_int(r, &fs, "block", 0, BIG, &e.block) && get_int(r, &fs, "page", 0, BIG, &e.page) &&
+             get_int(r, &fs, "slot", 0, BIG, &e.slot) && get_int(r, &fs, "refs", 1, BIG, &e.refs);
+        e.c1 = e.c0 + 1;
+        break;
     case FS_EV_COUNT: break;
     }
     if (!ok) return false;
@@ -538,7 +573,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         return false;
     if (e.r1 >= 0 && e.r1 < e.r0) { r->p = r->s; return failf(r, "r1 is before r0", NULL); }
     /* One trace is forward or backward throughout. */
-    int bw = kind >= FS_EV_LSE;
+    int bw = kind >= FS_EV_LSE && kind < FS_EV_LOOKUP;
     if (r->backward < 0) r->backward = bw;
     else if (bw != r->backward) {
         at_field(r, &fs, "event");
@@ -679,9 +714,10 @@ static bool recover_backward(gui_show *show, const char *path, char *msg, size_t
 static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_msg)
 {
     const fs_trace *t = &show->trace;
-    if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE) return recover_backward(show, path, msg, n_msg);
+    if (t->n > 0 && t->ev[0].kind >= FS_EV_LSE && t->ev[0].kind < FS_EV_LOOKUP) return recover_backward(show, path, msg, n_msg);
     int n_q = 0, n_kv = 0, hq = 1, hkv = 1, d_v = 0, Bq = 0, Bk = 0, stride = 1, bk_split = 0;
     bool elem = false, tiles = false, partial = false, merge_tree = false, causal = false, rows = false;
+    int page_size = 0, max_slot = -1;   /* paged: from the writes (position − slot = block · page size) */
     for (int64_t k = 0; k < t->n; k++) {
         const fs_event *e = &t->ev[k];
         if (e->head + 1 > hq) hq = e->head + 1;
@@ -706,9 +742,20 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
             if (e->c1 - e->c0 > bk_split) bk_split = e->c1 - e->c0;
             break;
         case FS_EV_MERGE: merge_tree |= e->level > 0; break;
+        case FS_EV_WRITE:
+            if (e->slot > max_slot) max_slot = e->slot;
+            if (e->block > 0 && (e->c0 - e->slot) % e->block == 0 && !page_size) page_size = (e->c0 - e->slot) / e->block;
+            if ((e->block > 0 && page_size && e->c0 - e->slot != e->block * page_size) || (e->block == 0 && e->c0 != e->slot) ||
+                (page_size && e->slot >= page_size)) {
+                snprintf(msg, n_msg, "%s:%lld:1: position %d in block %d, slot %d: not one page size for the whole trace",
+                         path, (long long)k + 1, e->c0, e->block, e->slot);
+                return false;
+            }
+            break;
         default: break;
         }
     }
+    if (!page_size && max_slot >= 0) page_size = max_slot + 1;   /* one block: at least its slots */
     /* Heads: HQ a multiple of HKV, each event's KV head the one its query head reads. */
     if (hkv > hq || hq % hkv) {
         snprintf(msg, n_msg, "%s:1:1: %d query heads cannot share %d KV heads", path, hq, hkv);
@@ -752,7 +799,8 @@ static bool recover_shape(gui_show *show, const char *path, char *msg, size_t n_
         if (stride > 1) { r.decoding.split = FS_SPLIT_STRIDED; r.decoding.parts = stride; }
         else r.decoding.Bk = bk_split > 0 ? bk_split : 1;
         r.decoding.merge = merge_tree ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
-        show->scene = GUI_SCENE_DECODE;
+        r.page_size = page_size;
+        show->scene = page_size > 0 ? GUI_SCENE_PAGED : GUI_SCENE_DECODE;
     } else if (tiles) {
         r = fs_run_make(FS_ALGO_TILED);
         r.tiling.Bq = Bq > 0 ? Bq : 1;

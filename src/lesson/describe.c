@@ -322,6 +322,33 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         if (l && l->has_run && (l->run.attn.n_q_heads > 1 || l->run.attn.n_kv_heads > 1))
             put(&b, " (%s %d)", e->tensor == FS_GRAD_DQ ? "head" : "KV head", e->head);
         break;
+    /* ---- the paged KV cache (src/engine/paged.h) ---- */
+    case FS_EV_LOOKUP:
+        put(&b, "split %d of row %d reads %s: the block table of sequence %d maps its logical block %d "
+                "to physical page %d",
+            e->kt, e->row, fs_event_keys(e, t1, sizeof t1), e->seq, e->block, e->page);
+        if (e->refs > 1) put(&b, " (shared by %d sequences)", e->refs);
+        break;
+    case FS_EV_ALLOC:
+        put(&b, "sequence %d needs block %d: its last page is full (or it has none), so it takes free page %d; "
+                "%d pages stay free",
+            e->seq, e->block, e->page, e->n_free);
+        break;
+    case FS_EV_SHARE:
+        put(&b, "sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d..%d), "
+                "no copy; %d sequences hold the page now",
+            e->seq, e->src, e->block, e->page, e->c0, e->c1 - 1, e->refs);
+        break;
+    case FS_EV_COW:
+        put(&b, "sequence %d is about to write into page %d, which other sequences also hold: copy on write, its %d "
+                "filled slots go to free page %d, and block %d now maps there; %d sequence%s keep%s page %d",
+            e->seq, e->src, e->slot, e->page, e->block, e->refs, e->refs == 1 ? "" : "s", e->refs == 1 ? "s" : "",
+            e->src);
+        break;
+    case FS_EV_WRITE:
+        put(&b, "sequence %d appends position %d: its K and V go to page %d, slot %d (block %d)", e->seq, e->c0,
+            e->page, e->slot, e->block);
+        break;
     default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
     if (b.len < n && n <= 4096 && strstr(buf, "\xe2\x88\x92 -")) return paren_negatives(buf, n);

@@ -85,15 +85,39 @@ static bool number(parser *p, double *v)
 
 typedef struct {
     const char *name;
-    int nargs;   /* -1: two or more (min, max) */
+    int nargs;   /* < 0: at least −nargs (min, max: two or more; the paged model: four or more) */
 } fn_info;
 
 static const fn_info fns[] = {
     {"exp", 1}, {"log", 1}, {"log2", 1}, {"exp2", 1}, {"sqrt", 1}, {"tanh", 1}, {"abs", 1},
-    {"floor", 1}, {"ceil", 1}, {"round", 1}, {"min", -1}, {"max", -1}, {"f32", 1}, {"e4m3", 1}, {"e5m2", 1},
+    {"floor", 1}, {"ceil", 1}, {"round", 1}, {"min", -2}, {"max", -2}, {"f32", 1}, {"e4m3", 1}, {"e5m2", 1},
     {"expf32", 1}, {"s_bytes", 4}, {"stats_bytes", 4}, {"mask_bytes", 4}, {"sp_bytes", 4}, {"mat_traffic", 4}, {"tile_sram", 5}, {"tile_flops", 3},
     {"kv_bytes", 4}, {"tiles_computed", 4}, {"tiled_traffic", 6},
+    {"contig_reserved", -4}, {"contig_filled", -4}, {"paged_unique", -4}, {"paged_pages", -4},
+    {"paged_copied", -4}, {"paged_empty", -4}, {"paged_shared", -4},
 };
+
+/* The paged KV cache model (fs_mem_paged_model): page_size, shared prompt, max_len, then each
+ * sequence's length; `what` names the count. NaN when the model refuses the numbers. */
+static double paged(const char *what, const double *a, int n)
+{
+    int32_t len[FS_EXPR_MAX_ARGS];
+    for (int i = 0; i < 3; i++)
+        if (!(a[i] >= 0 && a[i] <= FS_MAX_DIM && a[i] == floor(a[i]))) return NAN;
+    for (int i = 3; i < n; i++) {
+        if (!(a[i] >= 0 && a[i] <= FS_MAX_DIM && a[i] == floor(a[i]))) return NAN;
+        len[i - 3] = (int32_t)a[i];
+    }
+    fs_mem_paged r;
+    if (fs_mem_paged_model(n - 3, len, (int32_t)a[1], (int32_t)a[2], (int32_t)a[0], &r) != FS_OK) return NAN;
+    return (double)(!strcmp(what, "contig_reserved") ? r.reserved
+                    : !strcmp(what, "contig_filled") ? r.filled
+                    : !strcmp(what, "paged_unique")  ? r.unique
+                    : !strcmp(what, "paged_pages")   ? r.pages
+                    : !strcmp(what, "paged_copied")  ? r.copied
+                    : !strcmp(what, "paged_empty")   ? r.empty
+                                                     : r.shared_pages);
+}
 
 /* The full model (fs_mem_model) on one head of n queries and n keys; causal ≠ 0 masks causally.
  * NaN when the model refuses the problem (the caller reports NaN as an error). */
@@ -138,6 +162,7 @@ static double apply(const char *f, const double *a, int n)
     if (!strcmp(f, "kv_bytes")) return fs_mem_kv_bytes(a[0], a[1], a[2], a[3]);
     if (!strcmp(f, "tiles_computed")) return model(a[0], 1, a[1], a[2], a[3], 2, false);
     if (!strcmp(f, "tiled_traffic")) return model(a[0], a[1], a[2], a[3], a[4], a[5], true);
+    if (!strncmp(f, "paged_", 6) || !strncmp(f, "contig_", 7)) return paged(f, a, n);
     double r = a[0];
     for (int i = 1; i < n; i++) r = !strcmp(f, "min") ? fmin(r, a[i]) : fmax(r, a[i]);
     return r;
@@ -206,13 +231,13 @@ static bool primary(parser *p, double *v)
         }
         return fail(p, open, "unclosed '(' of a function call");
     }
-    if ((fi->nargs >= 0 && n != fi->nargs) || (fi->nargs < 0 && n < 2)) {
+    if ((fi->nargs >= 0 && n != fi->nargs) || (fi->nargs < 0 && n < -fi->nargs)) {
         char msg[96];
         if (fi->nargs >= 0)
             snprintf(msg, sizeof msg, "%s takes %d argument%s, got %d", name, fi->nargs,
                      fi->nargs == 1 ? "" : "s", n);
         else
-            snprintf(msg, sizeof msg, "%s takes two or more arguments, got %d", name, n);
+            snprintf(msg, sizeof msg, "%s takes %s or more arguments, got %d", name, fi->nargs == -2 ? "two" : "four", n);
         return fail(p, st, msg);
     }
     *v = apply(name, args, n);

@@ -37,7 +37,8 @@ static bool next_tok(toks *t, size_t *a, size_t *b)
 }
 
 static const char *const kind_names[FS_EV_COUNT] = {"elem", "tile",  "skip",  "row",   "partial", "merge", "out",
-                                                    "lse",  "delta", "btile", "bskip", "brow",    "bkey",  "grad"};
+                                                    "lse",  "delta", "btile", "bskip", "brow",    "bkey",  "grad",
+                                                    "lookup", "alloc", "share", "cow", "write"};
 
 /* Read an event field; false if the event has no such field (or the index is out of range). */
 static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, double *v, char *why,
@@ -193,7 +194,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
         if (b - a == strlen(kind_names[k]) && !strncmp(s + a, kind_names[k], b - a)) kind = k;
     if (kind < 0)
         return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a,
-                       "unknown event kind '%.*s' (elem tile skip row partial merge out lse delta btile bskip brow bkey grad)", (int)(b - a), s + a);
+                       "unknown event kind '%.*s' (elem tile skip row partial merge out lse delta btile bskip brow bkey grad lookup alloc share cow write)", (int)(b - a), s + a);
     char keys[8][16], vals[8][32];
     int32_t kcol[8];
     int nf = 0;

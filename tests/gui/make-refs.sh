@@ -17,4 +17,6 @@ decode-tree 14 dark
 tree 12 contrast
 pitfall 9 dark
 grid64 200 light
+paged 30 dark
+paged 14 light
 LIST

@@ -26,6 +26,7 @@ backward     000_11                20
 dropout-forward  002_03            17
 dropout-backward 004_14            52
 fp8          004_10                6
+paged        demo:paged            30
 grid64       demo:grid64           200  --size 1920x1080
 LIST
 # The animated GIF README shows: ten steps of 000's tiled example at one step a second.

@@ -34,7 +34,7 @@ play_all() {   # play_all BIN LABEL
 }
 
 play_all "$bin" plain
-for demo in softmax query tiled tree window gqa decode decode-tree pitfall grid64; do
+for demo in softmax query tiled tree window gqa decode decode-tree pitfall grid64 paged; do
   "$bin" play --demo $demo --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 60 >/dev/null 2>"$tmp/err.txt" ||
     { echo "test-gui: demo $demo failed" >&2; cat "$tmp/err.txt" >&2; fail=1; }
 done
@@ -42,6 +42,7 @@ echo "test-gui: demos played"
 # One's own problem and a saved trace (the engine's, a CUDA kernel's, a backward one, with dropout) play to the end too.
 t="$root/tests/gui/traces"
 for args in "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal" "--q $t/q.txt --k $t/k.txt --v $t/v.txt --decode --merge tree" \
+            "--q $t/q.txt --k $t/k.txt --v $t/v.txt --decode --page-size 2 --seed 5" "--trace $t/paged.jsonl" \
             "--trace $t/tiled.jsonl" "--trace $t/cuda-tiled.jsonl" "--trace $t/backward.jsonl" \
             "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal --dropout 0.3 --seed 5" \
             "--q $t/q.txt --k $t/k.txt --v $t/v.txt --backward --do $t/do.txt --dropout 0.3 --seed 5" \
@@ -115,7 +116,7 @@ if [ -n "$san" ]; then
     fi
     rm -rf frames
   done < <("$san" lessons --paths)
-  for demo in softmax query tiled tree window gqa decode decode-tree pitfall; do
+  for demo in softmax query tiled tree window gqa decode decode-tree pitfall paged; do
     mkdir -p frames
     "$san" render --demo $demo --steps 0: --out-dir frames --font "$font" >/dev/null 2>"$tmp/err.txt" ||
       { echo "test-gui: asan-render: demo $demo failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }

@@ -135,17 +135,25 @@ class Page:
     def download(self, elid, timeout=20):
         before = set(os.listdir(self.downloads))
         self.click_id(elid)
+        # Chromium may put an empty file under the final name first and write into a
+        # .crdownload beside it: the download is done when no .crdownload is left and the file's
+        # size stays the same over two looks (reading at first sight read the empty placeholder).
         end = time.time() + timeout
+        last = -1
         while time.time() < end:
-            new = [f for f in set(os.listdir(self.downloads)) - before if not f.endswith(".crdownload")]
-            if new:
+            names = set(os.listdir(self.downloads))
+            new = [f for f in names - before if not f.endswith(".crdownload")]
+            busy = any(f.endswith(".crdownload") for f in names)
+            if new and not busy:
                 path = os.path.join(self.downloads, new[0])
-                time.sleep(0.1)
-                with open(path, "rb") as f:
-                    data = f.read()
-                os.remove(path)
-                return new[0], data
-            time.sleep(0.05)
+                size = os.path.getsize(path)
+                if size > 0 and size == last:
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    os.remove(path)
+                    return new[0], data
+                last = size
+            time.sleep(0.1)
         raise CDPError(f"no download from #{elid}")
 
     def choose_file(self, selector, path):
