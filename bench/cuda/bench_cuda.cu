@@ -6,7 +6,8 @@
  *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
  *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
- *   on. Neither narrows --check.
+ *   on (fp8: a head size none of whose versions is left is not timed). --only fp8 also narrows
+ *   --check (and --tiny) to the e4m3 checks; nothing else narrows --check.
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
  * prefill versions 10 and up), float16 and bfloat16, GQA, causal, sliding window, tree and
@@ -25,10 +26,11 @@
  * the reference of each sequence's own keys, and timed beside version 9 on the same sequences
  * stored contiguously (decode_paged lines, calls of the two interleaved).
  *
- * The e4m3 kernel (hopper_fp8.cu) is checked on six shapes, plain and with the Hadamard
- * pre-pass, against the float64 reference of the e4m3 values it read (decoded from the device)
- * and its RMSE against the float64 reference of the float16 inputs printed; it is timed beside
- * prefill versions 14 and 17 on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
+ * The e4m3 kernel (hopper_fp8.cu) is checked on six shapes at d = 128 and five at d = 256,
+ * plain and with the Hadamard pre-pass, against a float64 simulation of its arithmetic on the
+ * e4m3 values it read (decoded from the device) and its RMSE against the float64 reference of
+ * the float16 inputs printed; it is timed beside prefill versions 14 and 17 (d = 128) or 11, 17
+ * and 18 (d = 256) on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
  *
  * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each
  * against a float64 reference written out below, after the forward wrote O and L), and timed
@@ -589,9 +591,9 @@ static void err_bf16(const uint16_t *o, const double *ref, size_t n, double *rel
  * (fs_lowp_tiled: e4m3, one scale per tensor of each batch entry, P · 256, 128 × 128 tiles, its
  * own Hadamard signs) on the same float16 inputs gives a second yardstick: the kernel's RMSE
  * must stay within 1.5 × the engine's. */
-static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs_mask_kind mk, int W)
+static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs_mask_kind mk, int W, int d = 128)
 {
-    const int d = 128, G = Hq / Hkv;
+    const int G = Hq / Hkv;
     const size_t nQ = (size_t)B * Hq * nq * d, nK = (size_t)B * Hkv * nkv * d;
     const int np = fs_cuda_fp8_vt_len(nkv);
     const size_t nVt = (size_t)B * Hkv * d * np;
@@ -676,6 +678,7 @@ static void check_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nq, int nkv, fs
         }
         const double eng_rmse = fs_lowp_rmse(eng.data(), ref.data(), nQ);
         for (int v = 1; v <= fs_cuda_fp8_versions(); v++) {
+            if (fs_cuda_fp8_head_size(v) != d) continue;
             const int t = fs_cuda_fp8_block_keys(v) == 256;
             const std::vector<double> &sim = sims[t];
             CU(cudaMemset(dO, 0xff, nQ * 2));
@@ -849,7 +852,23 @@ static void check_backward(uint64_t *rng, const bcase &c, fs_cuda_dtype dt)
     cudaFree(gQ); cudaFree(gK); cudaFree(gV); cudaFree(dlse); cudaFree(work);
 }
 
-static void run_checks(uint64_t *rng, bool quick, bool tiny)
+/* The e4m3 versions' shapes: six at d = 128, five at d = 256 (versions 8 and up). */
+static void fp8_checks(uint64_t *rng)
+{
+    check_fp8(rng, 2, 4, 2, 333, 333, FS_MASK_CAUSAL, 0);
+    check_fp8(rng, 1, 2, 2, 300, 300, FS_MASK_NONE, 0);
+    check_fp8(rng, 1, 4, 4, 190, 450, FS_MASK_WINDOW, 130);
+    check_fp8(rng, 1, 2, 1, 1, 77, FS_MASK_NONE, 0);
+    check_fp8(rng, 1, 8, 8, 700, 1100, FS_MASK_NONE, 0);
+    check_fp8(rng, 1, 4, 4, 640, 1000, FS_MASK_CAUSAL, 0);
+    check_fp8(rng, 2, 4, 2, 333, 333, FS_MASK_CAUSAL, 0, 256);
+    check_fp8(rng, 1, 2, 2, 300, 300, FS_MASK_NONE, 0, 256);
+    check_fp8(rng, 1, 4, 4, 190, 450, FS_MASK_WINDOW, 130, 256);
+    check_fp8(rng, 1, 2, 1, 1, 77, FS_MASK_NONE, 0, 256);
+    check_fp8(rng, 1, 4, 4, 640, 1000, FS_MASK_CAUSAL, 0, 256);
+}
+
+static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
 {
     const pcase cases[] = {
         /* B  Hq Hkv  nq  nkv  d   mask            W   bits */
@@ -870,6 +889,15 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         {1, 80, 80, 400, 900, 64, FS_MASK_WINDOW, 300, 0},  /* 160 pairs, a window */
     };
     const int nc = quick ? 8 : (int)(sizeof cases / sizeof *cases);
+    if (fp8_only) {   /* --only fp8: the e4m3 checks alone */
+        if (tiny) {
+            check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
+            check_fp8(rng, 1, 2, 1, 130, 520, FS_MASK_CAUSAL, 0, 256);
+        } else {
+            fp8_checks(rng);
+        }
+        return;
+    }
     for (int dti = 0; dti < 2; dti++) {
         fs_cuda_dtype dt = dti ? FS_CUDA_BF16 : FS_CUDA_F16;
         if (tiny) {   /* for compute-sanitizer, which runs every access 10-100 times slower */
@@ -880,7 +908,10 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
             check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
-            if (dti == 0) check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
+            if (dti == 0) {
+                check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
+                check_fp8(rng, 1, 2, 1, 130, 520, FS_MASK_CAUSAL, 0, 256);   /* 5 key tiles: the ring of 3 wraps */
+            }
             continue;
         }
         const bcase bc[] = {
@@ -903,14 +934,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny)
         check_decode_paged(rng, 2, 8, 2, 640, 128, 64, false, dt);
         check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
         if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
-        if (dti == 0) {   /* the e4m3 kernel (float16 inputs quantized) */
-            check_fp8(rng, 2, 4, 2, 333, 333, FS_MASK_CAUSAL, 0);
-            check_fp8(rng, 1, 2, 2, 300, 300, FS_MASK_NONE, 0);
-            check_fp8(rng, 1, 4, 4, 190, 450, FS_MASK_WINDOW, 130);
-            check_fp8(rng, 1, 2, 1, 1, 77, FS_MASK_NONE, 0);
-            check_fp8(rng, 1, 8, 8, 700, 1100, FS_MASK_NONE, 0);
-            check_fp8(rng, 1, 4, 4, 640, 1000, FS_MASK_CAUSAL, 0);
-        }
+        if (dti == 0) fp8_checks(rng);   /* the e4m3 kernel (float16 inputs quantized) */
     }
 }
 
@@ -1181,14 +1205,20 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     cudaFree(w9); cudaFree(w10); cudaFree(dtab);
 }
 
-/* The e4m3 versions beside the best float16 versions (14 and 17) on the same inputs (N(0, 1)
- * with 0.1 % of entries N(0, 10)), timed in interleaved rounds; 16 sampled rows of each output
+/* The e4m3 versions of head size d (from version `from` on; nothing when there is none) beside
+ * the best float16 versions (14 and 17 at d = 128; 11, 17 and 18 at d = 256) on the same inputs
+ * (N(0, 1) with 0.1 % of entries N(0, 10)), timed in interleaved rounds; 16 sampled rows of each output
  * against the float64 reference of the float16 inputs (RMSE, and rel. err ≤ 3e-3 for float16)
  * and, for e4m3, against the kernel's arithmetic simulated in float64 on the e4m3 values it read
  * (the tolerance of check_fp8; the simulation's own RMSE printed beside); the pre-passes timed
  * apart. */
-static void time_fp8(uint64_t *rng, int N, int d, bool causal)
+static void time_fp8(uint64_t *rng, int N, int d, bool causal, int from)
 {
+    const std::vector<int> f16v = d == 256 ? std::vector<int>{11, 17, 18} : std::vector<int>{14, 17};
+    std::vector<int> v8;
+    for (int v = std::max(from, 1); v <= fs_cuda_fp8_versions(); v++)
+        if (fs_cuda_fp8_head_size(v) == d) v8.push_back(v);
+    if (v8.empty()) return;
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
     const size_t n = (size_t)B * H * N * d;
     const int np = fs_cuda_fp8_vt_len(N);
@@ -1280,14 +1310,16 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         for (size_t i = 0; i < got.size(); i++) num += (from16(got[i], dt) - r[i]) * (from16(got[i], dt) - r[i]);
         *rmse = isnan(num) ? INFINITY : sqrt(num / (double)got.size());
     };
-    /* the kernels: f16 v14, v17, then e4m3 v1..n plain, then e4m3 v1 with the Hadamard pre-pass */
-    const int nv8 = fs_cuda_fp8_versions(), nk = 2 + nv8 + 1;
-    auto tile_of = [&](int k) { return fs_cuda_fp8_block_keys(k == nk - 1 ? 1 : k - 1) == 256; };
+    /* the kernels: the float16 versions f16v, then the e4m3 versions v8 plain, then the first
+     * of them with the Hadamard pre-pass */
+    const int nf = (int)f16v.size(), nk = nf + (int)v8.size() + 1;
+    auto vers = [&](int k) { return k < nf ? f16v[k] : k == nk - 1 ? v8[0] : v8[k - nf]; };
+    auto tile_of = [&](int k) { return fs_cuda_fp8_block_keys(vers(k)) == 256; };
     auto run = [&](int k) {
         char w[64];
-        if (k < 2) { fs_cuda_prefill_run(&p, k ? 17 : 14, dQ, dK, dV, dO, w, sizeof w); return; }
+        if (k < nf) { fs_cuda_prefill_run(&p, vers(k), dQ, dK, dV, dO, w, sizeof w); return; }
         const bool had = k == nk - 1;
-        fs_cuda_fp8_prefill_run(&p, had ? 1 : k - 1, had ? f.q8h : f.q8, had ? f.k8h : f.k8, f.vt8, had ? f.dsh : f.ds,
+        fs_cuda_fp8_prefill_run(&p, vers(k), had ? f.q8h : f.q8, had ? f.k8h : f.k8, f.vt8, had ? f.dsh : f.ds,
                                 dO, w, sizeof w);
     };
     std::vector<double> rel(nk), rmse(nk), rel_sim(nk, 0.0);
@@ -1296,7 +1328,7 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
         run(k);
         CU(cudaDeviceSynchronize());
         CU(cudaGetLastError());
-        if (k < 2) {
+        if (k < nf) {
             sampled(FS_CUDA_F16, refs, &rel[k], &rmse[k]);
         } else {
             sampled(FS_CUDA_BF16, refs, &rel[k], &rmse[k]);
@@ -1323,20 +1355,20 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal)
     }, 2, 10);
     std::vector<float> ms(nk);
     for (int k = 0; k < nk; k++) ms[k] = median(t[k]);
-    const float best16 = std::min(ms[0], ms[1]);
-    float best8 = ms[2];
-    for (int k = 2; k < nk; k++) best8 = std::min(best8, ms[k]);
+    float best16 = ms[0], best8 = ms[nf];
+    for (int k = 1; k < nf; k++) best16 = std::min(best16, ms[k]);
+    for (int k = nf; k < nk; k++) best8 = std::min(best8, ms[k]);
     for (int k = 0; k < nk; k++) {
-        const bool ok = k < 2 ? rel[k] <= 3e-3 : rel_sim[k] <= std::max(1e-2, 0.3 * sim_rel[k == nk - 1][tile_of(k)]);
+        const bool ok = k < nf ? rel[k] <= 3e-3 : rel_sim[k] <= std::max(1e-2, 0.3 * sim_rel[k == nk - 1][tile_of(k)]);
         if (!ok) g_fail++;
         char name[32];
-        if (k < 2) snprintf(name, sizeof name, "f16_v%d", k ? 17 : 14);
-        else if (k == nk - 1) snprintf(name, sizeof name, "e4m3_v1_hadamard");
-        else snprintf(name, sizeof name, "e4m3_v%d", k - 1);
+        if (k < nf) snprintf(name, sizeof name, "f16_v%d", vers(k));
+        else if (k == nk - 1) snprintf(name, sizeof name, "e4m3_v%d_hadamard", vers(k));
+        else snprintf(name, sizeof name, "e4m3_v%d", vers(k));
         printf("RESULT fp8 kernel=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f vs_best_f16=%.2f "
                "rel_err=%.2e rmse=%.3e", name, d, causal, N, B, H, ms[k], flops / (ms[k] * 1e-3) / 1e12,
                best16 / ms[k], rel[k], rmse[k]);
-        if (k >= 2)
+        if (k >= nf)
             printf(" rel_err_vs_simulation=%.2e simulation_rmse=%.3e", rel_sim[k], sim_rmse[k == nk - 1][tile_of(k)]);
         printf(" %s\n", ok ? "ok" : "FAIL");
     }
@@ -1466,7 +1498,7 @@ int main(int argc, char **argv)
     for (int v = 1; v <= fs_cuda_fp8_versions(); v++) printf("e4m3    v%d: %s\n", v, fs_cuda_fp8_version_str(v));
     uint64_t rng = seed;
     if (check) {
-        run_checks(&rng, quick, tiny);
+        run_checks(&rng, quick, tiny, only && !strcmp(only, "fp8"));
         if (g_fail) {
             printf("%d checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
             return 1;
@@ -1487,8 +1519,9 @@ int main(int argc, char **argv)
             for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true, from);
         }
         if (timed("fp8")) {
-            for (int ni = 0; ni < 2; ni++)
-                for (int causal = 0; causal < 2; causal++) time_fp8(&rng, ni ? 16384 : 4096, 128, causal);
+            for (int d = 128; d <= 256; d += 128)
+                for (int ni = 0; ni < 2; ni++)
+                    for (int causal = 0; causal < 2; causal++) time_fp8(&rng, ni ? 16384 : 4096, d, causal, from);
         }
         if (timed("backward")) {
             for (int dti = 0; dti < 2; dti++)

@@ -96,7 +96,7 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
  *                         kernel's registers hold P (hopper_fp8.cu says which), zero past n
  * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
  * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
- * problem's fields as for fs_cuda_prefill_run (dtype unused; d = 128; masks none, causal,
+ * problem's fields as for fs_cuda_prefill_run (dtype unused; d = fs_cuda_fp8_head_size(version); masks none, causal,
  * window; lse must be NULL: only O is written). Asynchronous on the default stream. */
 typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
 int fs_cuda_fp8_vt_len(int n_kv);
@@ -107,6 +107,8 @@ const char *fs_cuda_fp8_version_str(int version);
 /* The keys a tile of e4m3 version `version` takes (128 or 256): where its running maximum is
  * updated, and so where P is rounded, which a simulation of its arithmetic must follow. */
 int fs_cuda_fp8_block_keys(int version);
+/* The head size d an e4m3 version takes: 128 (versions 1-7) or 256 (8 and up). */
+int fs_cuda_fp8_head_size(int version);
 fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
                                   const void *Vt8, const float *descales, void *O, char *why, size_t n);
 

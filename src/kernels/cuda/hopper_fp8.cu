@@ -40,7 +40,8 @@
 
 /* ---- wgmma with e4m3 operands ---------------------------------------------------------------
  * fp8_ss<N>: d (64×N f32, N = 128 or 256) = (acc ? d : 0) + A (64×32, descriptor) · B (32×N,
- * descriptor), both K-major. fp8_rs: d += A (64×32, four registers a thread: the 8-bit A-fragment layout) · B. */
+ * descriptor), both K-major. fp8_rs<N>: d (64×N) += A (64×32, four registers a thread: the 8-bit
+ * A-fragment layout) · B (32×N, descriptor); N = d, the head size. */
 template <int N> __device__ void fp8_ss(float *d, uint64_t da, uint64_t db, int acc);
 template <> __device__ __forceinline__ void fp8_ss<128>(float *d, uint64_t da, uint64_t db, int acc)
 {
@@ -78,7 +79,8 @@ template <> __device__ __forceinline__ void fp8_ss<256>(float *d, uint64_t da, u
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(da), "l"(db), "r"(acc));
 }
-__device__ __forceinline__ void fp8_rs(float *d, const uint32_t a[4], uint64_t db)
+template <int N> __device__ void fp8_rs(float *d, const uint32_t a[4], uint64_t db);
+template <> __device__ __forceinline__ void fp8_rs<128>(float *d, const uint32_t a[4], uint64_t db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
@@ -90,6 +92,28 @@ __device__ __forceinline__ void fp8_rs(float *d, const uint32_t a[4], uint64_t d
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+template <> __device__ __forceinline__ void fp8_rs<256>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void f8_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -214,30 +238,35 @@ template <int BK> __device__ __forceinline__ void f8_pack(uint32_t (&a)[BK / 32]
     }
 }
 
-__device__ __forceinline__ void f8_rescale(float (&o)[64], const float (&alpha)[2])
+template <int D> __device__ __forceinline__ void f8_rescale(float (&o)[D / 2], const float (&alpha)[2])
 {
     if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
 #pragma unroll
-        for (int i = 0; i < 64; i++) o[i] *= alpha[(i >> 1) & 1];
+        for (int i = 0; i < D / 2; i++) o[i] *= alpha[(i >> 1) & 1];
 }
 
-/* Issue S = Q_wg Kᵀ (d = 128 bytes: four k-steps of 32) and commit. */
-template <int BK> __device__ __forceinline__ void f8_scores_issue(float (&s)[BK / 2], uint32_t sQ, uint32_t sK)
+/* Issue S = Q_wg Kᵀ (d bytes: d / 32 k-steps of 32) and commit. Q and K tiles are d / 128
+ * column blocks of 128 bytes: Q's of BQ rows (sQ already offset to this warpgroup's 64), K's of
+ * BK rows. */
+template <int D, int BQ, int BK>
+__device__ __forceinline__ void f8_scores_issue(float (&s)[BK / 2], uint32_t sQ, uint32_t sK)
 {
     f8_reg_fence<BK / 2>(s);
     f8_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++) fp8_ss<BK>(s, f8_desc(sQ + kk * 32), f8_desc(sK + kk * 32), kk > 0);
+    for (int kk = 0; kk < D / 32; kk++)
+        fp8_ss<BK>(s, f8_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                   f8_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
     f8_commit();
 }
-/* Issue O += P V and commit. Vᵀ tile: BK / 128 blocks of 128 rows (d) × 128 bytes (keys). */
-template <int BK>
-__device__ __forceinline__ void f8_pv_issue(float (&o)[64], const uint32_t (&a)[BK / 32][4], uint32_t sVt)
+/* Issue O += P V and commit. Vᵀ tile: BK / 128 blocks of D rows (d) × 128 bytes (keys). */
+template <int D, int BK>
+__device__ __forceinline__ void f8_pv_issue(float (&o)[D / 2], const uint32_t (&a)[BK / 32][4], uint32_t sVt)
 {
-    f8_reg_fence<64>(o);
+    f8_reg_fence<D / 2>(o);
     f8_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 32; kk++) fp8_rs(o, a[kk], f8_desc(sVt + (kk >> 2) * 128 * 128 + (kk & 3) * 32));
+    for (int kk = 0; kk < BK / 32; kk++) fp8_rs<D>(o, a[kk], f8_desc(sVt + (kk >> 2) * D * 128 + (kk & 3) * 32));
     f8_commit();
 }
 
@@ -246,16 +275,17 @@ __device__ __forceinline__ void f8_bar_sync(int id) { asm volatile("bar.sync %0,
 __device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
 /* grid (query tiles, n_q_heads, batch), 384 threads: warpgroup 0 the producer, 1 and 2 the
- * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
- * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
+ * consumers (version 14's schedule). Shared: Q (BQ × D B), STAGES × K (BK × D B), STAGES ×
+ * Vᵀ (D × BK B), each in column blocks of 128 bytes, then the barriers q_full, k_full[STAGES],
+ * v_full[STAGES], empty[STAGES]. D = 128 or 256 (O: D / 2 floats a thread).
  * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
-template <int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true>
+template <int D, int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
             const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O)
 {
-    constexpr int D = 128, BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
+    constexpr int BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
@@ -285,15 +315,16 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         if (tid == 0) {
             const int kvrow = b * p.n_kv_heads + kvh;
             mbar_expect_tx(q_full, TQ);
-            tma_load3(sQ, &tmQ, 0, r0, (int)qh, q_full);
+            for (int cb = 0; cb < D / 128; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 128 * cb, r0, (int)qh, q_full);
             for (int it = 0; it < nt; it++) {
                 const int s = it % STAGES, kt = kt_lo + it;
                 mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
                 mbar_expect_tx(k_full + s, TK);
-                tma_load3(sK + s * TK, &tmK, 0, kt * BK, kvrow, k_full + s);
+                for (int cb = 0; cb < D / 128; cb++)
+                    tma_load3(sK + s * TK + cb * BK * 128, &tmK, 128 * cb, kt * BK, kvrow, k_full + s);
                 mbar_expect_tx(v_full + s, TK);
                 for (int cb = 0; cb < BK / 128; cb++)
-                    tma_load3(sV + s * TK + cb * 128 * 128, &tmV, kt * BK + 128 * cb, 0, kvrow, v_full + s);
+                    tma_load3(sV + s * TK + cb * D * 128, &tmV, kt * BK + 128 * cb, 0, kvrow, v_full + s);
             }
         }
         return;
@@ -306,10 +337,10 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
     const float scale2 = p.scale2 * qd[0] * kd[0];
     const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
-    float o[64], sc[BK / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+    float o[D / 2], sc[BK / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
     uint32_t a[BK / 32][4];
 #pragma unroll
-    for (int i = 0; i < 64; i++) o[i] = 0;
+    for (int i = 0; i < D / 2; i++) o[i] = 0;
     static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
     auto my_turn = [&] { if (PINGPONG) f8_bar_sync(1 + cw); };
     auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
@@ -319,17 +350,17 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         for (int it = 0; it < nt; it++) {
             const int s = it % STAGES, kt = kt_lo + it;
             mbar_wait(k_full + s, (it / STAGES) & 1);
-            f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));
+            f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK + s * TK));
             f8_wait<0>();
             f8_reg_fence<BK / 2>(sc);
             f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
-            f8_rescale(o, alpha);
+            f8_rescale<D>(o, alpha);
             f8_pack<BK>(a, sc);
             mbar_wait(v_full + s, (it / STAGES) & 1);
-            f8_pv_issue<BK>(o, a, smem_u32(sV + s * TK));
+            f8_pv_issue<D, BK>(o, a, smem_u32(sV + s * TK));
             f8_wait<0>();
             f8_a_fence<BK>(a);
-            f8_reg_fence<64>(o);
+            f8_reg_fence<D / 2>(o);
             __syncwarp();
             if (lane == 0) mbar_arrive(empty + s);
         }
@@ -337,7 +368,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     if (OVERLAP && nt > 0) {
         mbar_wait(k_full, 0);
         my_turn();
-        f8_scores_issue<BK>(sc, sQw, smem_u32(sK));
+        f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK));
         your_turn(false);
         f8_wait<0>();
         f8_reg_fence<BK / 2>(sc);
@@ -349,29 +380,29 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         mbar_wait(k_full + s, (it / STAGES) & 1);
         mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
         my_turn();
-        f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
-        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
+        f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        f8_pv_issue<D, BK>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
         your_turn(false);
         f8_wait<1>();                                     /* S_j is ready */
         f8_reg_fence<BK / 2>(sc);
         f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
         f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
         f8_a_fence<BK>(a);
-        f8_reg_fence<64>(o);
+        f8_reg_fence<D / 2>(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
-        f8_rescale(o, alpha);
+        f8_rescale<D>(o, alpha);
         f8_pack<BK>(a, sc);
     }
     if (OVERLAP && nt > 0) {
         const int sp = (nt - 1) % STAGES;
         mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
         my_turn();
-        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));
+        f8_pv_issue<D, BK>(o, a, smem_u32(sV + sp * TK));
         your_turn(true);
         f8_wait<0>();
         f8_a_fence<BK>(a);
-        f8_reg_fence<64>(o);
+        f8_reg_fence<D / 2>(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty + sp);
     }
@@ -387,7 +418,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
         const int r = row0 + 8 * x;
         if (r >= p.n_q) continue;
 #pragma unroll
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < D / 8; i++)
             *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
                 pack2<__nv_bfloat16>(o[4 * i + 2 * x] * inv, o[4 * i + 2 * x + 1] * inv);
     }
@@ -598,9 +629,13 @@ static const char *fp8_lines[] = {
     "version 4 with a quarter of the exponentials by the polynomial",
     "three consumer warpgroups (Bq = 192, 160 registers a thread), each one tile at a time (no overlap inside)",
     "version 4 with 256-key tiles, each warpgroup one tile at a time (no overlap inside, 3 stages)",
+    "d = 256: version 1 (ping-pong) with 128-key tiles, Q in two 128-byte column blocks, 3 stages of 64 KiB",
+    "d = 256: version 8 without the ping-pong (version 4's schedule)",
+    "d = 256: version 8 one tile at a time (no overlap inside, no ping-pong)",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 ? 256 : 128; }
+extern "C" int fs_cuda_fp8_head_size(int v) { return v >= 8 ? 256 : 128; }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
 {
     return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
@@ -614,16 +649,19 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
         return FS_ERR_ARG;
     }
     if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
-        pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0) || pp->lse) {
-        if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale, a valid shape "
-                                       "and no lse (it writes O only)");
+        pp->n_kv < 1 || pp->d != fs_cuda_fp8_head_size(version) || pp->mask == FS_MASK_BITS || !(pp->scale > 0) ||
+        pp->lse) {
+        if (why && n) snprintf(why, n, "e4m3 version %d takes d = %d, no bitmask, a positive scale, a valid shape "
+                                       "and no lse (it writes O only)", version, fs_cuda_fp8_head_size(version));
         return FS_ERR_ARG;
     }
     fs_status st = hopper_device("the e4m3 kernel", why, n);
     if (st != FS_OK) return st;
-    constexpr int D = 128;
+    const int D = fs_cuda_fp8_head_size(version);
     constexpr int BK = 128, STAGES = 4;
-    const int BQ = version == 6 ? 192 : 128, BKv = fs_cuda_fp8_block_keys(version), STv = BKv == 256 ? 3 : STAGES;
+    /* d = 256: Q 32 KiB, a stage of K and Vᵀ 64 KiB, so three stages (224 KiB) fit 227 */
+    const int BQ = version == 6 ? 192 : 128, BKv = fs_cuda_fp8_block_keys(version),
+              STv = BKv == 256 || D == 256 ? 3 : STAGES;
     const prefill_params p = make_params(pp);
     CUtensorMap mq, mk, mv;
     if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
@@ -631,13 +669,16 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
         return st;
     const size_t smem = 1024 + (size_t)BQ * D + 2 * (size_t)STv * BKv * D + 8 * (1 + 3 * STv);
-    auto kern = version == 2 ? prefill_fp8<BK, STAGES, 1, true>
-              : version == 3 ? prefill_fp8<BK, STAGES, 2, true>
-              : version == 4 ? prefill_fp8<BK, STAGES, 0, false>
-              : version == 5 ? prefill_fp8<BK, STAGES, 1, false>
-              : version == 6 ? prefill_fp8<BK, STAGES, 0, false, 3, false>
-              : version == 7 ? prefill_fp8<256, 3, 0, false, 2, false>
-                             : prefill_fp8<BK, STAGES, 0, true>;
+    auto kern = version == 2 ? prefill_fp8<128, BK, STAGES, 1, true>
+              : version == 3 ? prefill_fp8<128, BK, STAGES, 2, true>
+              : version == 4 ? prefill_fp8<128, BK, STAGES, 0, false>
+              : version == 5 ? prefill_fp8<128, BK, STAGES, 1, false>
+              : version == 6 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false>
+              : version == 7 ? prefill_fp8<128, 256, 3, 0, false, 2, false>
+              : version == 8 ? prefill_fp8<256, BK, 3, 0, true>
+              : version == 9 ? prefill_fp8<256, BK, 3, 0, false>
+              : version == 10 ? prefill_fp8<256, BK, 3, 0, false, 2, false>
+                             : prefill_fp8<128, BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
     kern<<<grid, version == 6 ? 512 : 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
