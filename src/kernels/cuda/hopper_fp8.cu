@@ -26,6 +26,13 @@
  *    O = o / ℓ (ℓ summed from the same values).
  *  - Output in bfloat16.
  *
+ * d = 256 (versions 8-10): the same kernel with D = 256. Q and K tiles are two column blocks of
+ * 128 bytes (one TMA box each, eight k-steps for S), a Vᵀ tile is one box of 256 rows (d) ×
+ * 128 bytes (keys), P V is m64n256k32 and O is 128 floats a thread. Tiles stay 128 keys (a Vᵀ
+ * tile's keys are its 128-byte rows, the swizzle every descriptor here assumes); with Q 32 KiB
+ * and a stage of K and Vᵀ 64 KiB, three stages fill 224 of the 227 KiB. O (128) + S (64) + P of
+ * the previous tile (16) is 208 registers of the 240, so the overlapped schedules fit unspilled.
+ *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
  * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
@@ -36,7 +43,7 @@
 #include "kernels/cuda/hopper_common.cuh"
 
 #define FP8_BQ 128       /* query rows a block: two consumer warpgroups of 64 */
-/* keys a tile (BK): 128 (versions 1-4) or 256 (version 5); K and Vᵀ tiles of BK · 128 bytes */
+/* keys a tile (BK): 128, or 256 (version 7); K and Vᵀ tiles of BK · d bytes */
 
 /* ---- wgmma with e4m3 operands ---------------------------------------------------------------
  * fp8_ss<N>: d (64×N f32, N = 128 or 256) = (acc ? d : 0) + A (64×32, descriptor) · B (32×N,
