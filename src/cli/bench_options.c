@@ -228,7 +228,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--decode-version")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
-                return bad("--decode-version wants decode versions 1..4 separated by commas, not '%s'", v);
+                return bad("--decode-version wants decode versions 1..5 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;

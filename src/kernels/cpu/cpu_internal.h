@@ -73,6 +73,7 @@ typedef struct {
     int32_t page_size, blocks_per_seq;
     const int32_t *block_table;
     int32_t pf_near, pf_far;   /* version 4: prefetch distances in keys (L1, L2); 0 = none */
+    int32_t pf5_far;         /* version 5: the block this many keys on streams into L2; 0 = none */
     bool all_heads;          /* version 4, paged: an item is (b, split) over every KV head */
 } cpu_decode;
 
@@ -95,6 +96,19 @@ typedef struct {
 #endif
 #ifndef FS_CPU_DEC4_FAR_PAGED
 #define FS_CPU_DEC4_FAR_PAGED 16  /* paged rows into L2 (none into L1): a few points above L1 */
+#endif
+/* Decode version 5: the block this many keys ahead is asked into L2 over the score loop. */
+#ifndef FS_CPU_DEC5_FAR
+#define FS_CPU_DEC5_FAR 32
+#endif
+#ifndef FS_CPU_DEC5_FAR_PAGED
+#define FS_CPU_DEC5_FAR_PAGED 16
+#endif
+#ifndef FS_CPU_DEC5_NEAR_F32
+#define FS_CPU_DEC5_NEAR_F32 FS_CPU_DEC4_NEAR_F32
+#endif
+#ifndef FS_CPU_DEC5_NEAR_16
+#define FS_CPU_DEC5_NEAR_16 FS_CPU_DEC4_NEAR_16
 #endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
