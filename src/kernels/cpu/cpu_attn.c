@@ -622,6 +622,8 @@ static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
         p->pf_near = kv ? 0 : a->dtype == FS_CPU_DTYPE_F32 ? FS_CPU_DEC5_NEAR_F32 : FS_CPU_DEC5_NEAR_16;
         p->pf_far = 0;
         p->pf5_far = kv ? FS_CPU_DEC5_FAR_PAGED : FS_CPU_DEC5_FAR;
+        if (getenv("TUNE_FAR")) p->pf5_far = atoi(getenv(kv ? "TUNE_FARP" : "TUNE_FAR"));
+        if (getenv("TUNE_NEAR")) p->pf_near = kv ? 0 : atoi(getenv("TUNE_NEAR"));
     }
     int32_t d = a->d, R = p->rows;
     int64_t heads = (int64_t)a->batch * a->n_kv_heads;
