@@ -109,6 +109,9 @@ typedef struct {
 #define FS_CPU_DEC5_FAR_PAGED 16   /* the next block (every head: 64 KiB per stream in float32);
                                       none 0.44–0.52, 16–64 keys alike */
 #endif
+#ifndef FS_CPU_DEC5_HINT
+#define FS_CPU_DEC5_HINT 2         /* the L2 stream's hint (prefetcht1): t0 and nta within the noise */
+#endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
 #endif
