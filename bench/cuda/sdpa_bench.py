@@ -5,7 +5,8 @@ tables compare like with like. Backends: flash (FlashAttention-2 inside PyTorch)
 backend that refuses a shape prints n/a. Timing: CUDA events around each call, median of 30
 after 5 warm-up calls, inputs drawn fresh (torch.randn). FLOPs counted as in bench_cuda:
 4·B·H·N²·d, halved for causal; the backward (torch.autograd.grad after one forward) 2.5 times
-that. Lines starting with RESULT are the measurements.
+that. Lines starting with RESULT are the measurements. sdpa_fp8 lines ask whether PyTorch takes
+float8_e4m3fn inputs at all (n/a with the error where it does not).
 """
 import statistics
 import sys
@@ -85,6 +86,28 @@ def decode(B, Hq, Hkv, N, d, dtype, name):
                   f"({type(e).__name__}: {str(e).splitlines()[0][:80]})", flush=True)
 
 
+def fp8(N, d, causal):
+    """Whether PyTorch offers an e4m3 attention path: scaled_dot_product_attention on
+    float8_e4m3fn tensors under each backend (and the default choice), timed where one runs."""
+    B, H = 16384 // N, 2048 // d
+    q, k, v = (torch.randn(B, H, N, d, dtype=torch.float16, device="cuda").to(torch.float8_e4m3fn)
+               for _ in range(3))
+    flops = 4.0 * B * H * N * N * d * (0.5 if causal else 1.0)
+    for bname, backend in BACKENDS + [("default", None)]:
+        try:
+            if backend is None:
+                fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                ms = time_ms(fn)
+            else:
+                with sdpa_kernel(backend):
+                    ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)))
+            print(f"RESULT sdpa_fp8 backend={bname} d={d} causal={causal} N={N} B={B} H={H} "
+                  f"ms={ms:.4f} tflops={flops / (ms * 1e-3) / 1e12:.1f}", flush=True)
+        except Exception as e:  # no FP8 path
+            print(f"RESULT sdpa_fp8 backend={bname} d={d} causal={causal} N={N} n/a "
+                  f"({type(e).__name__}: {str(e).splitlines()[0][:80]})", flush=True)
+
+
 def main():
     quick = "--quick" in sys.argv
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
@@ -112,6 +135,9 @@ def main():
     decode(8, 32, 8, 32768, 128, torch.float16, "f16")
     decode(4, 32, 8, 65536, 128, torch.float16, "f16")
     decode(8, 32, 8, 32768, 128, torch.bfloat16, "bf16")
+    for N in (4096, 16384):
+        for causal in (0, 1):
+            fp8(N, 128, causal)
 
 
 if __name__ == "__main__":

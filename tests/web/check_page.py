@@ -135,9 +135,8 @@ class Page:
     def download(self, elid, timeout=20):
         before = set(os.listdir(self.downloads))
         self.click_id(elid)
-        # Chromium may put an empty file under the final name first and write into a
-        # .crdownload beside it: the download is done when no .crdownload is left and the file's
-        # size stays the same over two looks (reading at first sight read the empty placeholder).
+        # Done when no .crdownload is left and the file's size holds over two looks, so that a
+        # file still being written is never read.
         end = time.time() + timeout
         last = -1
         while time.time() < end:
@@ -439,7 +438,12 @@ def run_checks(page, flashstep, tmp, shots, bench):
     with open(good, "wb") as f:
         f.write(cli.stdout)
     page.click_id("b-mine")
+    # The page already shows a decode (the problem above): wait for the file's own message, not
+    # for the scene, or the download below can race the reading and fetch the previous trace.
+    b.eval("document.getElementById('mine-msg').textContent = ''")
     page.choose_file("#trace-file", good)
+    b.wait_for("document.getElementById('mine-msg').textContent.startsWith('replaying run.jsonl')",
+               what="the saved trace read")
     s = page.wait_state(lambda s: s["scene"] == "decode", "the saved decode trace")
     check(s["n"] == cli.stdout.count(b"\n") and s["lesson"] == -1, f"a saved decode trace replays ({s['n']} steps)")
     name, data = page.download("b-download")

@@ -31,6 +31,9 @@
  *      merged by decode_merge as in version 7. Measured (H100, 2026-11-23, run 9 and the
  *      exploratory calls before it, 3 stages at d = 128): 2.91-2.98 TB/s, 97-100 % of the device
  *      copy, 8-10 % faster than version 7.
+ *  10 Hopper only (hopper_decode.cu): version 9 reading a paged cache (vLLM's pool and block
+ *      table, fs_cuda_decode's page fields): each TMA box follows the table. Splits are whole
+ *      64-key tiles, so a tile never straddles a page boundary it does not own.
  *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
@@ -498,7 +501,11 @@ static const char *decode_lines[] = {
     "tensor cores: the group's query heads are the rows of an mma tile; 4 warps split each K/V tile",
     "version 7 in one launch: the last block of each KV head merges; four blocks per slot",
     "Hopper: version 7's math, tiles by TMA into a ring of mbarrier stages filled by a producer warp",
+    "Hopper, paged cache: version 9 with each TMA box following the block table (vLLM's pool layout)",
 };
+
+/* the versions that read a paged cache */
+#define DEC_PAGED_VERSION 10
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
 
@@ -506,6 +513,8 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
 {
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
+
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == DEC_PAGED_VERSION; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -563,7 +572,7 @@ template <int D> static int dec7_occupancy()
 
 static int dec3_blocks_per_sm(const fs_cuda_decode *p, int version)
 {
-    if (version == 9) return fs_cu_hopper_decode_blocks_per_sm(p);
+    if (version >= 9) return fs_cu_hopper_decode_blocks_per_sm(p);
     if (version >= 7) return p->d == 64 ? dec7_occupancy<64>() : dec7_occupancy<128>();
     switch (dec_shape(version)) {
     case 32: return dec3_blocks_per_sm_s<3, 64>(p);
@@ -638,12 +647,17 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.splits = split_count(pp, version);
     p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
     p.scale2 = pp->scale * FS_LOG2E;
+    p.page_size = pp->page_size;
+    p.blocks_per_seq = pp->blocks_per_seq;
+    p.block_table = pp->block_table;
+    p.seq_lens = pp->seq_lens;
+    if (pp->page_size > 0) p.split_len = (p.split_len + 63) / 64 * 64;   /* whole 64-key tiles */
     if (version >= 7) {
         if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 to 9 take at most 16 query heads per KV head and a positive scale");
+            if (why && n) snprintf(why, n, "decode versions 7 to 10 take at most 16 query heads per KV head and a positive scale");
             return FS_ERR_ARG;
         }
-        if (version == 9) {
+        if (version >= 9) {
             fs_status st = fs_cu_hopper_decode_split(pp, p, Q, K, V, work, why, n);
             if (st != FS_OK) return st;
             decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
@@ -691,6 +705,22 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
     if (version < 1 || version > fs_cuda_decode_versions()) {
         if (why && n) snprintf(why, n, "no decode version %d (1..%d)", version, fs_cuda_decode_versions());
         return FS_ERR_ARG;
+    }
+    if (fs_cuda_decode_version_paged(version) != (p->page_size > 0)) {
+        if (why && n)
+            snprintf(why, n, p->page_size > 0 ? "decode version %d reads a contiguous cache, not a paged one (page_size %d)"
+                                              : "decode version %d reads a paged cache: set page_size, n_pages, "
+                                                "blocks_per_seq and block_table", version, p->page_size);
+        return FS_ERR_ARG;
+    }
+    if (p->page_size > 0) {
+        const int P = p->page_size;
+        if (!(P == 16 || P == 32 || P % 64 == 0) || p->n_pages < 1 || !p->block_table ||
+            (long)p->blocks_per_seq * P < p->n_kv) {
+            if (why && n) snprintf(why, n, "paged decode: page_size must be 16, 32 or a multiple of 64 (got %d), "
+                                           "n_pages ≥ 1, a block table given and blocks_per_seq · page_size ≥ n_kv", P);
+            return FS_ERR_ARG;
+        }
     }
     const bool bf = p->dtype == FS_CUDA_BF16;
     float *w = (float *)work;

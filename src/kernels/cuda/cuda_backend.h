@@ -5,8 +5,9 @@
  *      straightforward port of the tiled algorithm, which records each row's (m, ℓ, α) after
  *      every KV tile so `flashstep trace --backend cuda` prints the same events as the engine.
  *   2. The full-size kernels (fs_cuda_prefill_run, fs_cuda_decode_run) on float16 / bfloat16 with
- *      float32 accumulation, in numbered versions; the bench (bench/cuda) checks them against the
- *      engine's float64 reference and times them.
+ *      float32 accumulation, in numbered versions (decode also from a paged cache), and an e4m3
+ *      (FP8) forward with its quantizing pre-passes (fs_cuda_fp8_*); the bench (bench/cuda) checks
+ *      them against the engine's float64 reference and times them.
  *
  * Without CUDA (the default build), only part 1 exists and says so: fs_cuda_available returns
  * false with the reason, and every run returns FS_ERR_ARG with that reason. The command line
@@ -83,19 +84,59 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
                                const void *O, const void *dO, void *dQ, void *dK, void *dV, void *work,
                                char *why, size_t n);
 
+/* ---- e4m3 (FP8) forward, Hopper only (hopper_fp8.cu) ----------------------------------------
+ * The pre-pass quantizes a 16-bit tensor X (heads, n, d) to e4m3 with one scale for the whole
+ * tensor (its largest |value| becomes 448) and writes descale = amax / 448 (device float, what
+ * an e4m3 code must be multiplied by). Layouts of the result X8:
+ *   FS_FP8_ROWS           (heads, n, d), for Q and K
+ *   FS_FP8_ROWS_HADAMARD  the same after each row is multiplied by a random-sign Hadamard matrix
+ *                         H·diag(s)/√d (s from seed): give Q and K the same seed and Q Kᵀ is
+ *                         unchanged, while outliers are spread over the row (d a power of 2)
+ *   FS_FP8_V_T            V transposed, (heads, d, fs_cuda_fp8_vt_len(n)), keys in the order the
+ *                         kernel's registers hold P (hopper_fp8.cu says which), zero past n
+ * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
+ * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
+ * problem's fields as for fs_cuda_prefill_run (dtype unused; d = 128; masks none, causal,
+ * window; lse must be NULL: only O is written). Asynchronous on the default stream. */
+typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
+int fs_cuda_fp8_vt_len(int n_kv);
+fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d, fs_cuda_fp8_layout lay,
+                               uint64_t seed, void *X8, float *descale, char *why, size_t nw);
+int fs_cuda_fp8_versions(void);
+const char *fs_cuda_fp8_version_str(int version);
+/* The keys a tile of e4m3 version `version` takes (128 or 256): where its running maximum is
+ * updated, and so where P is rounded, which a simulation of its arithmetic must follow. */
+int fs_cuda_fp8_block_keys(int version);
+fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
+                                  const void *Vt8, const float *descales, void *O, char *why, size_t n);
+
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:
  *     Q is (batch, n_q_heads, d)   K, V are (batch, n_kv_heads, n_kv, d)   O is (batch, n_q_heads, d)
- * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU). */
+ * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU).
+ *
+ * A paged cache (page_size > 0; the paged versions only, fs_cuda_decode_version_paged): K and V
+ * are pools of n_pages pages, (n_pages, page_size, n_kv_heads, d) (vLLM's layout), and sequence
+ * b's key j sits in page block_table[b · blocks_per_seq + j / page_size], slot j mod page_size.
+ * Sequence b holds seq_lens[b] keys (1 ≤ seq_lens[b] ≤ n_kv; NULL: every sequence n_kv);
+ * block_table and seq_lens are device int32. Only the table entries of a sequence's own blocks
+ * are read; the slots of its last page past its length are read and weighted by 0, so they
+ * must hold finite values. page_size: 16, 32, or a multiple of 64. Fields left 0 mean a
+ * contiguous cache. */
 typedef struct {
     int32_t batch, n_q_heads, n_kv_heads, n_kv, d;
     int32_t splits;
     float scale;
     fs_cuda_dtype dtype;
+    int32_t page_size, n_pages, blocks_per_seq;
+    const int32_t *block_table;
+    const int32_t *seq_lens;
 } fs_cuda_decode;
 
 int fs_cuda_decode_versions(void);
 const char *fs_cuda_decode_version_str(int version);
+/* true for the versions that read a paged cache (page_size > 0), which the others refuse */
+bool fs_cuda_decode_version_paged(int version);
 
 /* Bytes of device workspace the split partials need (for the splits the run will use). */
 size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version);

@@ -14,10 +14,15 @@
 struct decode_params {
     int n_q_heads, n_kv_heads, n_kv, splits, split_len;
     float scale2;
+    /* a paged cache (version 10): page size, blocks per table row, the table and the lengths
+     * (fs_cuda_decode's fields); 0 and NULL for a contiguous one */
+    int page_size, blocks_per_seq;
+    const int32_t *block_table, *seq_lens;
 };
 
-/* Version 9 (hopper_decode.cu): launch the split kernel of version 9 on a Hopper GPU (FS_ERR_ARG
- * with why on any other); the caller merges. Blocks of version 9 that fit on one SM. */
+/* Versions 9 and 10 (hopper_decode.cu): launch the split kernel of version 9 (contiguous) or 10
+ * (paged) on a Hopper GPU (FS_ERR_ARG with why on any other); the caller merges. Blocks of
+ * versions 9 and 10 that fit on one SM (the same kernel's room). */
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
                                     const void *K, const void *V, float *part, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);

@@ -70,6 +70,17 @@ __device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *map, int
                  : "memory");
 }
 
+/* One TMA box of a 4-D tensor map into shared memory at dst, counted on barrier b; coordinates
+ * innermost first (for a paged pool: column, KV head, slot, page). */
+__device__ __forceinline__ void tma_load4(void *dst, const CUtensorMap *map, int c0, int c1, int c2, int c3,
+                                          uint64_t *b)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(b))
+                 : "memory");
+}
+
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* FS_OK when the current device is a Hopper (compute capability 9.0), the only target these
@@ -109,6 +120,35 @@ static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dty
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+/* A 4-D tensor map over a paged pool (n_pages, page_size, heads, D) of 16-bit values (vLLM's
+ * layout), boxes of 64 columns × 1 head × box_rows slots × 1 page, 128-byte swizzle: a box
+ * lands as box_rows rows of 128 bytes, the layout of make_map's boxes, and the page is a
+ * coordinate, so each copy can follow a block table. A page index past n_pages reads 0. */
+static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int heads,
+                                      int page_size, int n_pages, int box_rows, char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
+                                               cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !encode) {
+        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
+        return FS_ERR_ARG;
+    }
+    const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)page_size, (cuuint64_t)n_pages};
+    const cuuint64_t strides[3] = {(cuuint64_t)D * 2, (cuuint64_t)heads * D * 2, (cuuint64_t)page_size * heads * D * 2};
+    const cuuint32_t box[4] = {64, 1, (cuuint32_t)box_rows, 1}, estr[4] = {1, 1, 1, 1};
+    CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        4, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (paged pool) failed (%d)", (int)r);
         return FS_ERR_ARG;
     }
     return FS_OK;

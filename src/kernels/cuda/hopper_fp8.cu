@@ -1,0 +1,646 @@
+/* hopper_fp8.cu: the e4m3 (FP8) forward, built for Hopper only (sm_90a), and its pre-passes.
+ *
+ * Inputs in eight bits halve the bytes of the 16-bit kernels and double the tensor cores' rate:
+ * wgmma with e4m3 operands takes k = 32 a step (32 bytes of a row, as k = 16 does in 16 bits).
+ * The kernel is prefill version 14's schedule (hopper_prefill.cu): a producer warpgroup issuing
+ * TMA copies into a ring of stages, two consumer warpgroups of 64 query rows taking turns at
+ * the tensor cores (ping-pong), S_j = Q K_jᵀ issued together with O += P_{j−1} V_{j−1}. What
+ * changes for eight bits:
+ *
+ *  - Both operands of an 8-bit wgmma must be K-major (the transpose flags exist only for 16-bit
+ *    types). For S = Q Kᵀ they are: Q and K are stored with d contiguous. For O += P V the
+ *    reduction runs over keys, so V must be stored with keys contiguous: the pre-pass
+ *    fs_cuda_fp8_quantize(FS_FP8_V_T) writes V transposed, (heads, d, n_kv rounded up to 32),
+ *    once, so each V tile is a 128-row (d) × 128-byte (keys) box, the same shape as a K tile.
+ *  - P comes from registers as the A operand. The f32 accumulator of S gives thread (g, t) of a
+ *    warp the keys 8i + 2t and 8i + 2t + 1 of rows g and g + 8, while an 8-bit A fragment wants
+ *    keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3 of each 32. Rather than moving bytes between
+ *    threads, the pre-pass stores V's keys in the order the registers already hold P: within
+ *    each 32 keys, column k of the transposed V holds key σ(k) = (k & 16) + 2·((k >> 2) & 3) +
+ *    (k & 1) + 8·((k >> 1) & 1). Since P V sums over keys, any order is right as long as P and V
+ *    agree, and the kernel packs P into fragments with no shuffle at all.
+ *  - Descales: an e4m3 code x stands for x · descale (one per tensor, on the device, written by
+ *    the quantizing pre-pass); q_descale · k_descale folds into the softmax's scale, v_descale
+ *    into the final 1/ℓ. P is computed as 2^(s − m + 8), in [0, 256] instead of [0, 1], so that
+ *    small weights stay in e4m3's normal range (its smallest normal is 2^−6); the 2^8 cancels in
+ *    O = o / ℓ (ℓ summed from the same values).
+ *  - Output in bfloat16.
+ *
+ * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
+ * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
+ * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
+ * per-tensor scale no longer has to cover it.
+ */
+#include <cuda_fp8.h>
+
+#include "kernels/cuda/hopper_common.cuh"
+
+#define FP8_BQ 128       /* query rows a block: two consumer warpgroups of 64 */
+/* keys a tile (BK): 128 (versions 1-4) or 256 (version 5); K and Vᵀ tiles of BK · 128 bytes */
+
+/* ---- wgmma with e4m3 operands ---------------------------------------------------------------
+ * fp8_ss<N>: d (64×N f32, N = 128 or 256) = (acc ? d : 0) + A (64×32, descriptor) · B (32×N,
+ * descriptor), both K-major. fp8_rs: d += A (64×32, four registers a thread: the 8-bit A-fragment layout) · B. */
+template <int N> __device__ void fp8_ss(float *d, uint64_t da, uint64_t db, int acc);
+template <> __device__ __forceinline__ void fp8_ss<128>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void fp8_ss<256>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(acc));
+}
+__device__ __forceinline__ void fp8_rs(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void f8_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void f8_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void f8_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* Keep the compiler from moving reads or writes of registers across a wgmma wait or fence. */
+template <int R> __device__ __forceinline__ void f8_reg_fence(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int BK> __device__ __forceinline__ void f8_a_fence(uint32_t (&a)[BK / 32][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Descriptor of a 128B-swizzled K-major operand at shared address addr (as hopper_prefill.cu's
+ * sw128_desc: leading offset unused, 1024 bytes between 8-row groups, swizzle mode 1). */
+__device__ __forceinline__ uint64_t f8_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* Two floats to two e4m3 bytes (round to nearest even, saturating at ±448): a in the low byte. */
+__device__ __forceinline__ uint32_t f8x2(float a, float b)
+{
+    return (uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+}
+
+/* ---- one consumer warpgroup ------------------------------------------------------------------ */
+
+/* Class of key tile kt for rows [r0, r1) (none, causal, window): full or partial (the caller
+ * visits only tiles inside key_range, so none is skipped). */
+template <int BK> __device__ __forceinline__ bool f8_full(const prefill_params &p, int r0, int r1, int kt)
+{
+    const int c0 = kt * BK, c1 = min(c0 + BK, p.n_kv);
+    if (c1 - c0 < BK) return false;
+    if (p.mask.kind == FS_MASK_NONE) return true;
+    const long p0 = (long)r0 + p.mask.offset, p1 = (long)r1 - 1 + p.mask.offset;
+    bool full = (long)c1 - 1 <= p0;
+    if (p.mask.kind == FS_MASK_WINDOW) full = full && c0 > p1 - p.mask.window;
+    return full;
+}
+
+/* 2^x for x ≤ 0 on the FMA and integer pipes (prefill version 15's exp2_fma: a degree-3
+ * polynomial on the fraction, the integer part into the exponent bits; exactly +0 below −127). */
+__device__ __forceinline__ float f8_exp2_fma(float x)
+{
+    x = fmaxf(x, -127.f);
+    const float t = x + 12582912.f;
+    const float f = x - (t - 12582912.f);
+    const float q = fmaf(fmaf(fmaf(0.05500896f, f, 0.24221100f), f, 0.69328292f), f, 1.f);
+    const unsigned n = (unsigned)(__float_as_int(t) - 0x4B400000);
+    return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
+}
+
+/* The online softmax of this thread's two rows (row0, row0 + 8) on tile kt, as version 14's
+ * wg_softmax, with P = 2^(s·scale2 − m + 8): s becomes P, ℓ is updated, α returned. NPOLY of
+ * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU. */
+template <int BK, int NPOLY>
+__device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
+                                           float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
+{
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < BK / 8; i++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            if (!full) {
+                const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+                bool vis = j < p.n_kv;
+                if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+                if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+                if (!vis) s[4 * i + e] = -INFINITY;
+            }
+        }
+        bm[0] = fmaxf(bm[0], fmaxf(s[4 * i], s[4 * i + 1]));
+        bm[1] = fmaxf(bm[1], fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+    float base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        bm[x] *= scale2;
+        const float mn = fmaxf(m[x], bm[x]);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+        base[x] -= 8.f;   /* P up to 2^8 */
+    }
+#pragma unroll
+    for (int i = 0; i < BK / 2; i++) {
+        const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
+        s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
+        sum[(i >> 1) & 1] += s[i];
+    }
+#pragma unroll
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+}
+
+/* P as 8-bit A fragments, 32 keys a fragment, with no data moved between threads: register 0
+ * takes this thread's row-g values of accumulator chunks 4kk and 4kk + 1 (keys 2t, 2t + 1,
+ * 8 + 2t, 9 + 2t of the 32), register 2 those of chunks 4kk + 2 and 4kk + 3, registers 1 and 3
+ * the same for row g + 8. The fragment calls them keys 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3:
+ * the transposed V is stored in that order (σ in the comment at the top). */
+template <int BK> __device__ __forceinline__ void f8_pack(uint32_t (&a)[BK / 32][4], const float *s)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; kk++) {
+        const float *c = s + 16 * kk;
+        a[kk][0] = f8x2(c[0], c[1]) | (f8x2(c[4], c[5]) << 16);
+        a[kk][1] = f8x2(c[2], c[3]) | (f8x2(c[6], c[7]) << 16);
+        a[kk][2] = f8x2(c[8], c[9]) | (f8x2(c[12], c[13]) << 16);
+        a[kk][3] = f8x2(c[10], c[11]) | (f8x2(c[14], c[15]) << 16);
+    }
+}
+
+__device__ __forceinline__ void f8_rescale(float (&o)[64], const float (&alpha)[2])
+{
+    if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f))
+#pragma unroll
+        for (int i = 0; i < 64; i++) o[i] *= alpha[(i >> 1) & 1];
+}
+
+/* Issue S = Q_wg Kᵀ (d = 128 bytes: four k-steps of 32) and commit. */
+template <int BK> __device__ __forceinline__ void f8_scores_issue(float (&s)[BK / 2], uint32_t sQ, uint32_t sK)
+{
+    f8_reg_fence<BK / 2>(s);
+    f8_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) fp8_ss<BK>(s, f8_desc(sQ + kk * 32), f8_desc(sK + kk * 32), kk > 0);
+    f8_commit();
+}
+/* Issue O += P V and commit. Vᵀ tile: BK / 128 blocks of 128 rows (d) × 128 bytes (keys). */
+template <int BK>
+__device__ __forceinline__ void f8_pv_issue(float (&o)[64], const uint32_t (&a)[BK / 32][4], uint32_t sVt)
+{
+    f8_reg_fence<64>(o);
+    f8_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; kk++) fp8_rs(o, a[kk], f8_desc(sVt + (kk >> 2) * 128 * 128 + (kk & 3) * 32));
+    f8_commit();
+}
+
+/* Named barriers of the ping-pong (ids 1 and 2, 256 threads each: see hopper_prefill.cu). */
+__device__ __forceinline__ void f8_bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+
+/* grid (query tiles, n_q_heads, batch), 384 threads: warpgroup 0 the producer, 1 and 2 the
+ * consumers (version 14's schedule). Shared: Q (128 × 128 B), STAGES × K (128 × 128 B), STAGES ×
+ * Vᵀ (128 × 128 B), then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES].
+ * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
+template <int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true>
+__global__ void __launch_bounds__(128 * (NCW + 1), 1)
+prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+            const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
+            const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O)
+{
+    constexpr int D = 128, BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int qt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
+    const size_t qh = (size_t)b * p.n_q_heads + h;
+    int lo, hi;
+    key_range(p, r0, r1, &lo, &hi);
+    const int kt_lo = lo / BK, nt = (hi + BK - 1) / BK - kt_lo;
+
+    if (tid == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(k_full + s, 1);
+            mbar_init(v_full + s, 1);
+            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* the producer: one thread issues every copy */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (tid == 0) {
+            const int kvrow = b * p.n_kv_heads + kvh;
+            mbar_expect_tx(q_full, TQ);
+            tma_load3(sQ, &tmQ, 0, r0, (int)qh, q_full);
+            for (int it = 0; it < nt; it++) {
+                const int s = it % STAGES, kt = kt_lo + it;
+                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                mbar_expect_tx(k_full + s, TK);
+                tma_load3(sK + s * TK, &tmK, 0, kt * BK, kvrow, k_full + s);
+                mbar_expect_tx(v_full + s, TK);
+                for (int cb = 0; cb < BK / 128; cb++)
+                    tma_load3(sV + s * TK + cb * 128 * 128, &tmV, kt * BK + 128 * cb, 0, kvrow, v_full + s);
+            }
+        }
+        return;
+    }
+    /* 240 registers a consumer thread with two consumer warpgroups, 160 with three */
+    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
+    const int cw = wg - 1;
+    const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+    const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+    const float scale2 = p.scale2 * qd[0] * kd[0];
+    const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
+    float o[64], sc[BK / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
+    uint32_t a[BK / 32][4];
+#pragma unroll
+    for (int i = 0; i < 64; i++) o[i] = 0;
+    static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
+    auto my_turn = [&] { if (PINGPONG) f8_bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
+    if (PINGPONG && cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    mbar_wait(q_full, 0);
+    if (!OVERLAP) {   /* one tile at a time: S, softmax, P V, each waited for */
+        for (int it = 0; it < nt; it++) {
+            const int s = it % STAGES, kt = kt_lo + it;
+            mbar_wait(k_full + s, (it / STAGES) & 1);
+            f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));
+            f8_wait<0>();
+            f8_reg_fence<BK / 2>(sc);
+            f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
+            f8_rescale(o, alpha);
+            f8_pack<BK>(a, sc);
+            mbar_wait(v_full + s, (it / STAGES) & 1);
+            f8_pv_issue<BK>(o, a, smem_u32(sV + s * TK));
+            f8_wait<0>();
+            f8_a_fence<BK>(a);
+            f8_reg_fence<64>(o);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty + s);
+        }
+    }
+    if (OVERLAP && nt > 0) {
+        mbar_wait(k_full, 0);
+        my_turn();
+        f8_scores_issue<BK>(sc, sQw, smem_u32(sK));
+        your_turn(false);
+        f8_wait<0>();
+        f8_reg_fence<BK / 2>(sc);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
+        f8_pack<BK>(a, sc);
+    }
+    for (int it = 1; OVERLAP && it < nt; it++) {
+        const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
+        mbar_wait(k_full + s, (it / STAGES) & 1);
+        mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
+        my_turn();
+        f8_scores_issue<BK>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
+        your_turn(false);
+        f8_wait<1>();                                     /* S_j is ready */
+        f8_reg_fence<BK / 2>(sc);
+        f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
+        f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
+        f8_a_fence<BK>(a);
+        f8_reg_fence<64>(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+        f8_rescale(o, alpha);
+        f8_pack<BK>(a, sc);
+    }
+    if (OVERLAP && nt > 0) {
+        const int sp = (nt - 1) % STAGES;
+        mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
+        my_turn();
+        f8_pv_issue<BK>(o, a, smem_u32(sV + sp * TK));
+        your_turn(true);
+        f8_wait<0>();
+        f8_a_fence<BK>(a);
+        f8_reg_fence<64>(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + sp);
+    }
+    /* O = o · v_descale / ℓ in bfloat16 */
+    const float vsc = vd[0];
+    __nv_bfloat16 *Oh = O + qh * p.n_q * D;
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        float lx = l[x];
+        lx += __shfl_xor_sync(0xffffffff, lx, 1);
+        lx += __shfl_xor_sync(0xffffffff, lx, 2);
+        const float inv = lx > 0 ? vsc / lx : 0.f;
+        const int r = row0 + 8 * x;
+        if (r >= p.n_q) continue;
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
+                pack2<__nv_bfloat16>(o[4 * i + 2 * x] * inv, o[4 * i + 2 * x + 1] * inv);
+    }
+}
+
+/* ---- the pre-passes ------------------------------------------------------------------------- */
+
+/* The sign of column c of the random-sign Hadamard transform with this seed (splitmix64). */
+__device__ __forceinline__ float f8_sign(uint64_t seed, int c)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(c + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return ((z ^ (z >> 31)) >> 63) ? -1.f : 1.f;
+}
+
+/* One warp a row of D values: lane holds columns E·lane .. E·lane + E − 1 (E = D / 32), as
+ * floats, then (HAD) times diag(signs), the Hadamard matrix (butterflies: in-thread for strides
+ * below E, shuffles above) and 1/√D. */
+template <typename T, int D, bool HAD>
+__device__ __forceinline__ void f8_row(const T *x, int lane, uint64_t seed, float (&v)[D / 32])
+{
+    constexpr int E = D / 32;
+#pragma unroll
+    for (int i = 0; i < E; i++) v[i] = fs_cu_type<T>::to_f(x[E * lane + i]);
+    if constexpr (HAD) {
+#pragma unroll
+        for (int i = 0; i < E; i++) v[i] *= f8_sign(seed, E * lane + i);
+#pragma unroll
+        for (int h = 1; h < E; h <<= 1)
+#pragma unroll
+            for (int i = 0; i < E; i++)
+                if (!(i & h)) {
+                    const float u = v[i], w = v[i + h];
+                    v[i] = u + w;
+                    v[i + h] = u - w;
+                }
+#pragma unroll
+        for (int h = 1; h < 32; h <<= 1) {
+            const bool up = lane & h;
+#pragma unroll
+            for (int i = 0; i < E; i++) {
+                const float w = __shfl_xor_sync(0xffffffff, v[i], h);
+                v[i] = up ? w - v[i] : v[i] + w;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < E; i++) v[i] *= rsqrtf((float)D);
+    }
+}
+
+/* Pass 0: the largest |value| of rows (after the transform) into amax (as the bits of a
+ * non-negative float, atomicMax on them). Pass 1: each value times 448 / amax in e4m3. */
+template <typename T, int D, bool HAD, int PASS>
+__global__ void __launch_bounds__(256) f8_rows(const T *__restrict__ X, long rows, uint64_t seed,
+                                                unsigned *__restrict__ amax, uint8_t *__restrict__ X8)
+{
+    constexpr int E = D / 32;
+    const int lane = threadIdx.x & 31;
+    const float am = PASS ? __uint_as_float(*amax) : 0.f, q = am > 0 ? 448.f / am : 1.f;
+    float mx = 0;
+    for (long r = (long)blockIdx.x * 8 + (threadIdx.x >> 5); r < rows; r += (long)gridDim.x * 8) {
+        float v[E];
+        f8_row<T, D, HAD>(X + r * D, lane, seed, v);
+        if (PASS == 0) {
+#pragma unroll
+            for (int i = 0; i < E; i++) mx = fmaxf(mx, fabsf(v[i]));
+        } else {
+#pragma unroll
+            for (int i = 0; i < E; i += 2)
+                *reinterpret_cast<uint16_t *>(X8 + r * D + E * lane + i) = (uint16_t)f8x2(v[i] * q, v[i + 1] * q);
+        }
+    }
+    if (PASS == 0) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+        if (lane == 0) atomicMax(amax, __float_as_uint(mx));
+    }
+}
+
+/* V (heads, n, D) → Vᵀ (heads, D, np) in e4m3 (np = n rounded up to 32), keys permuted within
+ * each 32 by σ (top of this file), keys past n written 0. PASS 0: amax as f8_rows. A block
+ * takes 32 keys of one head through shared memory. */
+template <typename T, int D, int PASS>
+__global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int np, unsigned *__restrict__ amax,
+                                             uint8_t *__restrict__ Vt)
+{
+    __shared__ float tile[32][D + 1];
+    const int head = blockIdx.y, k0 = blockIdx.x * 32;
+    const T *src = V + ((size_t)head * n + k0) * D;
+    float mx = 0;
+    for (int i = threadIdx.x; i < 32 * D; i += 256) {
+        const int k = i / D, c = i % D;
+        const float x = k0 + k < n ? fs_cu_type<T>::to_f(src[(size_t)k * D + c]) : 0.f;
+        tile[k][c] = x;
+        mx = fmaxf(mx, fabsf(x));
+    }
+    if (PASS == 0) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+        if ((threadIdx.x & 31) == 0) atomicMax(amax, __float_as_uint(mx));
+        return;
+    }
+    __syncthreads();
+    const float am = __uint_as_float(*amax), q = am > 0 ? 448.f / am : 1.f;
+    for (int i = threadIdx.x; i < D * 16; i += 256) {   /* 16 pairs of keys a row of Vᵀ */
+        const int c = i / 16, k = 2 * (i % 16);
+        auto sig = [](int j) { return (j & 16) + 2 * ((j >> 2) & 3) + (j & 1) + 8 * ((j >> 1) & 1); };
+        *reinterpret_cast<uint16_t *>(Vt + ((size_t)head * D + c) * np + k0 + k) =
+            (uint16_t)f8x2(tile[sig(k)][c] * q, tile[sig(k + 1)][c] * q);
+    }
+}
+
+/* amax (bits) → descale = amax / 448 in place (1 when everything is 0). */
+__global__ void f8_descale(unsigned *amax)
+{
+    const float am = __uint_as_float(*amax);
+    *reinterpret_cast<float *>(amax) = am > 0 ? am / 448.f : 1.f;
+}
+
+/* ---- Host side ------------------------------------------------------------------------------ */
+
+/* A 3-D tensor map over bytes: (heads, rows, inner) with boxes of 128 bytes × box_rows rows,
+ * 128-byte swizzle. */
+static fs_status make_map8(CUtensorMap *map, const void *base, int inner, int rows, int heads, int box_rows,
+                           char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
+                                               cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !encode) {
+        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
+        return FS_ERR_ARG;
+    }
+    const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)heads};
+    const cuuint64_t strides[2] = {(cuuint64_t)inner, (cuuint64_t)rows * inner};
+    const cuuint32_t box[3] = {128, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void *>(base), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (e4m3) failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+extern "C" int fs_cuda_fp8_vt_len(int n_kv) { return (n_kv + 31) / 32 * 32; }
+
+template <typename T, int D>
+static fs_status quant_d(const void *X, int heads, int len, fs_cuda_fp8_layout lay, uint64_t seed, void *X8,
+                         float *descale, char *why, size_t n)
+{
+    unsigned *am = reinterpret_cast<unsigned *>(descale);
+    FS_CU_TRY(cudaMemsetAsync(am, 0, sizeof(float)));
+    const T *x = (const T *)X;
+    uint8_t *y = (uint8_t *)X8;
+    if (lay == FS_FP8_V_T) {
+        const int np = fs_cuda_fp8_vt_len(len);
+        const dim3 grid(np / 32, heads);
+        f8_vt<T, D, 0><<<grid, 256>>>(x, len, np, am, y);
+        FS_CU_LAUNCHED();
+        f8_vt<T, D, 1><<<grid, 256>>>(x, len, np, am, y);
+        FS_CU_LAUNCHED();
+    } else {
+        const long rows = (long)heads * len;
+        long blocks = (rows + 7) / 8;
+        if (blocks > 4096) blocks = 4096;
+        if (lay == FS_FP8_ROWS_HADAMARD) {
+            f8_rows<T, D, true, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            FS_CU_LAUNCHED();
+            f8_rows<T, D, true, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+        } else {
+            f8_rows<T, D, false, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            FS_CU_LAUNCHED();
+            f8_rows<T, D, false, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+        }
+        FS_CU_LAUNCHED();
+    }
+    f8_descale<<<1, 1>>>(am);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d,
+                                          fs_cuda_fp8_layout lay, uint64_t seed, void *X8, float *descale,
+                                          char *why, size_t nw)
+{
+    if (heads < 1 || n < 1 || !(d == 64 || d == 128 || d == 256)) {
+        if (why && nw) snprintf(why, nw, "fp8 quantize: heads, n ≥ 1 and d = 64, 128 or 256 (got %d, %d, %d)", heads, n, d);
+        return FS_ERR_ARG;
+    }
+    const bool bf = dt == FS_CUDA_BF16;
+#define FS_F8_Q(D) return bf ? quant_d<__nv_bfloat16, D>(X, heads, n, lay, seed, X8, descale, why, nw) \
+                             : quant_d<__half, D>(X, heads, n, lay, seed, X8, descale, why, nw)
+    if (d == 64) FS_F8_Q(64);
+    if (d == 128) FS_F8_Q(128);
+    FS_F8_Q(256);
+#undef FS_F8_Q
+}
+
+static const char *fp8_lines[] = {
+    "prefill version 14's schedule on e4m3: wgmma k = 32, Vt from the pre-pass, P packed in registers, 4 stages",
+    "version 1 with a quarter of the exponentials by a polynomial on the FMA pipe",
+    "version 1 with half of the exponentials by a polynomial on the FMA pipe",
+    "version 1 without the ping-pong (each warpgroup overlaps only its own products)",
+    "version 4 with a quarter of the exponentials by the polynomial",
+    "three consumer warpgroups (Bq = 192, 160 registers a thread), each one tile at a time (no overlap inside)",
+    "version 4 with 256-key tiles, each warpgroup one tile at a time (no overlap inside, 3 stages)",
+};
+extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
+extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 ? 256 : 128; }
+extern "C" const char *fs_cuda_fp8_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
+}
+
+extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int version, const void *Q8, const void *K8,
+                                             const void *Vt8, const float *descales, void *O, char *why, size_t n)
+{
+    if (version < 1 || version > fs_cuda_fp8_versions()) {
+        if (why && n) snprintf(why, n, "no e4m3 version %d (1..%d)", version, fs_cuda_fp8_versions());
+        return FS_ERR_ARG;
+    }
+    if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
+        pp->n_kv < 1 || pp->d != 128 || pp->mask == FS_MASK_BITS || !(pp->scale > 0) || pp->lse) {
+        if (why && n) snprintf(why, n, "the e4m3 kernel takes d = 128, no bitmask, a positive scale, a valid shape "
+                                       "and no lse (it writes O only)");
+        return FS_ERR_ARG;
+    }
+    fs_status st = hopper_device("the e4m3 kernel", why, n);
+    if (st != FS_OK) return st;
+    constexpr int D = 128;
+    constexpr int BK = 128, STAGES = 4;
+    const int BQ = version == 6 ? 192 : 128, BKv = fs_cuda_fp8_block_keys(version), STv = BKv == 256 ? 3 : STAGES;
+    const prefill_params p = make_params(pp);
+    CUtensorMap mq, mk, mv;
+    if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mk, K8, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKv, why, n)) != FS_OK) return st;
+    if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
+        return st;
+    const size_t smem = 1024 + (size_t)BQ * D + 2 * (size_t)STv * BKv * D + 8 * (1 + 3 * STv);
+    auto kern = version == 2 ? prefill_fp8<BK, STAGES, 1, true>
+              : version == 3 ? prefill_fp8<BK, STAGES, 2, true>
+              : version == 4 ? prefill_fp8<BK, STAGES, 0, false>
+              : version == 5 ? prefill_fp8<BK, STAGES, 1, false>
+              : version == 6 ? prefill_fp8<BK, STAGES, 0, false, 3, false>
+              : version == 7 ? prefill_fp8<256, 3, 0, false, 2, false>
+                             : prefill_fp8<BK, STAGES, 0, true>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
+    kern<<<grid, version == 6 ? 512 : 384, smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
