@@ -77,6 +77,11 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     /* Dropout: the forward's mask of this tile, regenerated from the same Philox counters. */
     const bool drop = t->dropout.on && cls != FS_TILE_SKIPPED;
     const double ks = drop ? fs_dropout_keep_scale(t->dropout.p) : 1.0;
+    if (t->dropout.on && !drop) {   /* a skipped pair: p, and no cell (a replay still knows the run drops) */
+        te.dropout = t->dropout.p;
+        te.n_drop = 0;
+        if (tr && (te.drop = fs_trace_vec(tr, NULL, 0)) < 0) return FS_ERR_NOMEM;
+    }
     if (drop) {
         int32_t n_drop;
         fs_dropout_tile(&t->dropout, a, h, r0, r1, c0, c1, cls, w->Z, w->drop, &n_drop);

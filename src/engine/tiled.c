@@ -210,6 +210,11 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     te.reason = why;
     if (cls == FS_TILE_SKIPPED) {   /* costs nothing */
+        if (t->dropout.on) {        /* p, and no cell: a replay still knows the run drops */
+            te.dropout = t->dropout.p;
+            te.n_drop = 0;
+            if (tr && (te.drop = fs_trace_vec(tr, NULL, 0)) < 0) return FS_ERR_NOMEM;
+        }
         if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
         return FS_OK;
     }

@@ -382,8 +382,8 @@ static bool get_state(rd *r, fields *fs, fs_event *e)
 }
 
 /* One line into one event (appended to t). */
-/* Dropout on a tile or btile (optional): "dropout" p in [0, 1) and "dropped", the pair's dropped
- * cells as [row, key] pairs, each an integer inside the pair's rows and keys. */
+/* Dropout on a pair's event (optional): "dropout" p in [0, 1) and "dropped", the pair's dropped
+ * cells as [row, key] pairs, each an integer inside the pair's rows and keys (none on a skip). */
 static bool get_dropped(rd *r, fs_trace *t, fields *fs, fs_event *e)
 {
     if (!has(fs, "dropped") && !has(fs, "dropout")) return true;
@@ -394,6 +394,10 @@ static bool get_dropped(rd *r, fs_trace *t, fields *fs, fs_event *e)
     }
     field *f = need(r, fs, "dropped", F_PAIRS);
     if (!f) return false;
+    if (e->cls == FS_TILE_SKIPPED && f->n) {
+        r->p = r->s + f->col - 1;
+        return failf(r, "a skipped pair drops no cell (it has no visible weight)", NULL);
+    }
     const double *v = fs_trace_at(t, f->vec);
     for (int32_t k = 0; k + 1 < f->n; k += 2)
         if (v[k] != floor(v[k]) || v[k + 1] != floor(v[k + 1]) || v[k] < e->r0 || v[k] >= e->r1 || v[k + 1] < e->c0 ||
@@ -450,7 +454,7 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
         e.cls = (fs_tile_class)cls;
         if (ok && skip) ok = get_enum(r, &fs, "reason", reason_name, 5, &reason);
         e.reason = (fs_skip_reason)reason;
-        if (ok && (kind == FS_EV_TILE || kind == FS_EV_BTILE)) ok = get_dropped(r, t, &fs, &e);
+        if (ok) ok = get_dropped(r, t, &fs, &e);
         /* A backward pair's event and its class must agree. */
         if (ok && (kind == FS_EV_BTILE || kind == FS_EV_BSKIP) && skip != (e.cls == FS_TILE_SKIPPED)) {
             at_field(r, &fs, "class");
@@ -616,12 +620,13 @@ static bool read_event(rd *r, fs_trace *t, int64_t step)
     return true;
 }
 
-/* Dropout from the events: on, with the p of the first pair event that lists dropped cells (the
- * seed is not in the file; the cells are). */
+/* Dropout from the events: on, with the p of the first pair event (tile, skip, btile, bskip) that
+ * carries one (the seed is not in the file; the cells are). */
 static void recover_dropout(fs_run *r, const fs_trace *t)
 {
     for (int64_t k = 0; k < t->n; k++)
-        if ((t->ev[k].kind == FS_EV_TILE || t->ev[k].kind == FS_EV_BTILE) && t->ev[k].drop >= 0) {
+        if ((t->ev[k].kind == FS_EV_TILE || t->ev[k].kind == FS_EV_BTILE || t->ev[k].kind == FS_EV_SKIP ||
+             t->ev[k].kind == FS_EV_BSKIP) && t->ev[k].drop >= 0) {
             r->tiling.dropout.on = true;
             r->tiling.dropout.p = t->ev[k].dropout;
             return;

@@ -138,7 +138,9 @@ for trial in range(8):
     fwd = [json.loads(x) for x in out.splitlines()] if rc == 0 else []
     tiles = [e for e in fwd if e["event"] == "tile"]
     check(all("dropped" in e and e["dropout"] == p for e in tiles), f"{what}: every tile event carries dropped and p")
-    check(all("dropped" not in e for e in fwd if e["event"] != "tile"), f"{what}: only tile events carry dropped")
+    check(all(e.get("dropped") == [] and e["dropout"] == p for e in fwd if e["event"] == "skip"),
+          f"{what}: every skip event carries p and drops nothing")
+    check(all("dropped" not in e for e in fwd if e["event"] not in ("tile", "skip")), f"{what}: only pair events carry dropped")
     mask = cells(fwd, "tile")
     want = sorted((h, i, j) for h in range(hq) for i in range(nq) for j in range(nkv)
                   if vis(i, j) and dropped(seed, p, h, i, j))
@@ -154,6 +156,8 @@ for trial in range(8):
     check(rc == 0, f"{what}: backward exit {rc}: {err}")
     bwd = [json.loads(x) for x in out.splitlines()] if rc == 0 else []
     check(all("dropped" in e for e in bwd if e["event"] == "btile"), f"{what}: every btile event carries dropped")
+    check(all(e.get("dropped") == [] and e["dropout"] == p for e in bwd if e["event"] == "bskip"),
+          f"{what}: every bskip event carries p and drops nothing")
     check(sorted(cells(bwd, "btile")) == sorted(mask), f"{what}: the backward drops other cells than the forward")
     for name, ref in (("dQ", dQ), ("dK", dK), ("dV", dV)):
         got = [e["value"] for e in bwd if e["event"] == "grad" and e["tensor"] == name]
