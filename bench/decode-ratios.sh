@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # decode-ratios.sh: the decode figures of the CPU kernels in one go, as shares of the read
 # bandwidth measured beside them: float32 and float16 K/V, contiguous and paged (pages of 16 and
-# 256 tokens), decode versions 3 and 4, at 32768 positions (GQA 32/8, d = 128, all cores).
+# 256 tokens), decode versions 4 and 5, at 32768 positions (GQA 32/8, d = 128, all cores).
 #
 #   bench/decode-ratios.sh [NAME] [RUNS]          defaults: decode-ratios, 3 runs
 #
@@ -21,11 +21,11 @@ cores=$(nproc)
 for k in $(seq 1 "$runs"); do
   bench/run-cpu.sh "$name-$k" --no-prefill --no-backward --no-baseline --decode-n 32768 \
     --decode-heads 32/8 --decode-d 128 --decode-dtype f32,f16 --decode-page 0,16,256 \
-    --decode-version 3,4 --threads "$cores" > /dev/null
+    --decode-version 4,5 --threads "$cores" > /dev/null
 done
 out=bench/results/$name-summary.txt
 {
-  echo "# $runs runs of: flashstep bench --no-prefill --no-backward --no-baseline --decode-n 32768 --decode-heads 32/8 --decode-d 128 --decode-dtype f32,f16 --decode-page 0,16,256 --decode-version 3,4 --threads $cores"
+  echo "# $runs runs of: flashstep bench --no-prefill --no-backward --no-baseline --decode-n 32768 --decode-heads 32/8 --decode-d 128 --decode-dtype f32,f16 --decode-page 0,16,256 --decode-version 4,5 --threads $cores"
   echo "# records: bench/results/$name-1.txt … $name-$runs.txt (date, machine, revision, load)"
   for k in $(seq 1 "$runs"); do
     grep -E '^# (date|load before|load after|other processes)' "bench/results/$name-$k.txt" | sed "s/^# /#   run $k: /"

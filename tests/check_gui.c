@@ -935,11 +935,10 @@ START_TEST(saved_backward_trace_reads_back_exactly)
         const fs_attn *b = &sh.run.attn;
         ck_assert_int_eq(sh.scene, GUI_SCENE_BACKWARD);
         ck_assert_int_eq(sh.run.algo, FS_ALGO_BACKWARD);
-        /* dropout is read from the pairs' lists: a trace whose pairs are all skipped shows none */
-        bool visited = false;
-        for (int64_t k = 0; k < t.n; k++) visited |= t.ev[k].kind == FS_EV_BTILE;
-        ck_assert_msg(sh.run.tiling.dropout.on == (p.r.tiling.dropout.on && visited), "seed %llu round %d: dropout %d",
-                      (unsigned long long)seed, round, sh.run.tiling.dropout.on);
+        /* dropout is read from the pairs' events, skipped pairs included (they carry p, no cell) */
+        ck_assert_msg(sh.run.tiling.dropout.on == p.r.tiling.dropout.on &&
+                          (!p.r.tiling.dropout.on || sh.run.tiling.dropout.p == p.r.tiling.dropout.p),
+                      "seed %llu round %d: dropout %d", (unsigned long long)seed, round, sh.run.tiling.dropout.on);
         ck_assert_msg(b->n_q == a->n_q && b->n_kv == a->n_kv && b->d == a->d && b->d_v == a->d_v && b->n_q_heads == a->n_q_heads &&
                           b->n_kv_heads == a->n_kv_heads && b->Q == NULL && sh.run.dO == NULL,
                       "seed %llu round %d: shape %dx%d d %d d_v %d heads %d:%d, expected %dx%d d %d d_v %d heads %d:%d",

@@ -299,14 +299,16 @@ static void paged_free(paged_copy *pc)
     free(pc->table);
 }
 
-/* Paged decode (version 4 and the newest) and contiguous version 4 on the same problems: half of
- * them drawn like the decode test above (every mask, odd d, any GQA), half in the shape decode
- * has in practice and version 4's AVX-512 path takes (GQA 4, one query row, d a multiple of 16,
- * no mask, long enough for many full blocks). Page sizes 16, 256 and random 1–40. Loop index =
- * the instruction set. */
+/* Paged decode and contiguous decode of the same version (4 and later; the newest also as
+ * version 0) on the same problems: half of them drawn like the decode test above (every mask,
+ * odd d, any GQA), half in the shape decode has in practice and the AVX-512 path of versions 4
+ * and 5 takes (GQA 4, one query row, d a multiple of 16, no mask, long enough for many full
+ * blocks and for version 5's prefetch to run ahead). Page sizes 16, 256 and random 1–40. Loop
+ * index = (version − 4) · N_ISAS + isa. */
 START_TEST(test_decode_paged_matches_reference)
 {
-    fs_cpu_isa isa = isas[_i];
+    int version = 4 + _i / N_ISAS;
+    fs_cpu_isa isa = isas[_i % N_ISAS];
     if (!fs_cpu_isa_supported(isa)) return;
     uint64_t seed = fs_test_seed();
     fs_rng r = {seed};
@@ -334,7 +336,7 @@ START_TEST(test_decode_paged_matches_reference)
         paged_copy pc;
         paged_make(&pc, &p, &r, page);
         fs_cpu_decode_opts o = fs_cpu_decode_opts_default();
-        o.version = fs_rng_int(&r, 0, 1) ? 4 : 0;
+        o.version = version == FS_CPU_DECODE_VERSIONS && fs_rng_int(&r, 0, 1) ? 0 : version;
         o.isa = isa;
         o.threads = fs_rng_int(&r, 1, 3);
         o.split_len = fs_rng_int(&r, 0, 1) ? 0 : fs_rng_int(&r, 1, 300);
@@ -348,16 +350,16 @@ START_TEST(test_decode_paged_matches_reference)
                        "paged decode v%d %s threads %d split %d: error %.3g > %.1g on %s",
                        o.version, fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t),
                        p.what);
-        /* contiguous version 4 on the same problem */
+        /* contiguous decode of the same version on the same problem */
         memset(p.O, 0xff, (size_t)p.a.batch * p.a.n_q_heads * p.a.n_q * p.a.d *
                               fs_cpu_dtype_size(t));
-        o.version = 4;
+        o.version = version;
         st = fs_cpu_decode(&p.a, &o);
-        FS_ASSERT_SEED(st == FS_OK, seed, "decode v4 %s: status %s on %s", fs_cpu_isa_str(isa),
-                       fs_status_str(st), p.what);
+        FS_ASSERT_SEED(st == FS_OK, seed, "decode v%d %s: status %s on %s", version,
+                       fs_cpu_isa_str(isa), fs_status_str(st), p.what);
         err = problem_error(&p);
         FS_ASSERT_SEED(err <= tolerance(t), seed,
-                       "decode v4 %s threads %d split %d: error %.3g > %.1g on %s",
+                       "decode v%d %s threads %d split %d: error %.3g > %.1g on %s", version,
                        fs_cpu_isa_str(isa), o.threads, o.split_len, err, tolerance(t), p.what);
         paged_free(&pc);
         problem_free(&p);
@@ -889,7 +891,8 @@ Suite *kernels_cpu_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
     tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
-    tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0, N_ISAS);
+    tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0,
+                        (FS_CPU_DECODE_VERSIONS - 3) * N_ISAS);
     tcase_add_test(tc, test_baseline_matches_reference);
     tcase_add_loop_test(tc, test_backward_matches_reference, 0, 1 + N_ISAS);
     tcase_add_loop_test(tc, test_dropout_matches_engine, 0, N_ISAS);

@@ -39,8 +39,8 @@ static void usage(FILE *f)
         "  --quick             under two minutes: prefill d=128, N=512..4096, causal and not,\n"
         "                      backward d=128, N=4096, decode at 4096 and 32768 positions\n"
         "                      (float32, and float16 K/V at 32768), all at all threads\n"
-        "  --smoke             a few seconds, tiny sizes, a paged decode row of 16-token pages\n"
-        "                      (what `make test` runs)\n"
+        "  --smoke             a few seconds, tiny sizes, decode versions 4 and %d, contiguous\n"
+        "                      and in 16-token pages (what `make test` runs)\n"
         "  --n LIST            prefill lengths            (default 512,1024,...,32768)\n"
         "  --d LIST            head dimensions 1..%d      (default 64,128)\n"
         "  --causal LIST       0 and/or 1                 (default 0,1)\n"
@@ -85,8 +85,8 @@ static void usage(FILE *f)
         "  --format F          table, csv or jsonl        (default table)\n"
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
         "  --help              this text\n",
-        FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS, FS_CPU_DECODE_VERSIONS,
-        FS_CPU_DECODE_VERSIONS, FS_CPU_VERSIONS);
+        FS_CPU_DECODE_VERSIONS, FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS,
+        FS_CPU_DECODE_VERSIONS, FS_CPU_DECODE_VERSIONS, FS_CPU_VERSIONS);
 }
 
 /* ---- argument parsing ------------------------------------------------------------------ */
@@ -161,7 +161,8 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     o->dropout = -1;
     o->mem_limit = 0;
     bool quick = false, smoke = false, explicit_n = false, explicit_dn = false,
-         explicit_d = false, explicit_t = false, explicit_bn = false, explicit_pages = false;
+         explicit_d = false, explicit_t = false, explicit_bn = false, explicit_pages = false,
+         explicit_dv = false;
     bool quick_f16_longest = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -227,8 +228,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
                 return bad("--version wants kernel versions 1..6 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--decode-version")) {
             NEED_VALUE();
+            explicit_dv = true;
             if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
-                return bad("--decode-version wants decode versions 1..4 separated by commas, not '%s'", v);
+                return bad("--decode-version wants decode versions 1..5 separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;
@@ -343,6 +345,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         if (!explicit_dn) o->decode_N = (int_list){{1024}, 1};
         if (!explicit_bn) o->backward_N = (int_list){{64, 256}, 2};
         if (!explicit_pages) o->decode_pages = (int_list){{0, 16}, 2};
+        if (!explicit_dv) o->decode_versions = (int_list){{4, FS_CPU_DECODE_VERSIONS}, 2};
         o->reps = 1;
     }
     if (o->n_decode_dtypes == 0) {

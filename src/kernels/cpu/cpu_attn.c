@@ -618,6 +618,11 @@ static fs_status decode_run_all(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
      * block prefetched into L1 is evicted before it is read; measured in docs/benchmarks.md) */
     p->pf_near = kv ? 0 : a->dtype == FS_CPU_DTYPE_F32 ? FS_CPU_DEC4_NEAR_F32 : FS_CPU_DEC4_NEAR_16;
     p->pf_far = kv ? FS_CPU_DEC4_FAR_PAGED : 0;
+    if (opt.version >= 5) {   /* version 5: its own L1 requests, and the L2 stream */
+        p->pf_near = p->pf_far = 0;
+        p->pf5_far = kv ? FS_CPU_DEC5_FAR_PAGED
+                        : a->dtype == FS_CPU_DTYPE_F32 ? FS_CPU_DEC5_FAR_F32 : FS_CPU_DEC5_FAR_16;
+    }
     int32_t d = a->d, R = p->rows;
     int64_t heads = (int64_t)a->batch * a->n_kv_heads;
     /* paged: one item walks every KV head of its batch element through each page */

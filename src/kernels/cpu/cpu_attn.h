@@ -85,7 +85,7 @@ typedef struct {
  * items; each item folds all query rows of the KV head's group (n_q rows × the query heads that
  * read it) into partial (m, ℓ, o) states, reading each K and V row once; the partials are then
  * merged left to right with the merge of decode.h. */
-#define FS_CPU_DECODE_VERSIONS 4   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
+#define FS_CPU_DECODE_VERSIONS 5   /* decode versions 1 … FS_CPU_DECODE_VERSIONS */
 
 typedef struct {
     int32_t version;    /* 1: a dot product and an axpy per (row, key); 2: four rows × two
@@ -96,7 +96,10 @@ typedef struct {
                            keys that stay in L1 from scores to P V, scores four rows × four
                            keys per chunk of d, 16-bit rows widened by the loads that feed the
                            FMAs, α applied as o is loaded and only when the maximum grew; also
-                           reads a paged cache (fs_cpu_decode_paged); 0 = newest */
+                           reads a paged cache (fs_cpu_decode_paged); 5: version 4 with
+                           the block ahead in the item's walk (through the block table when
+                           paged) prefetched into L2 line by line over the score loop; also
+                           reads a paged cache; 0 = newest */
     int32_t threads;    /* ≥ 1 */
     int32_t split_len;  /* positions per split, 0 = chosen from n_kv and threads */
     fs_cpu_isa isa;

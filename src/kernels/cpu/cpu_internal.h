@@ -73,6 +73,7 @@ typedef struct {
     int32_t page_size, blocks_per_seq;
     const int32_t *block_table;
     int32_t pf_near, pf_far;   /* version 4: prefetch distances in keys (L1, L2); 0 = none */
+    int32_t pf5_far;         /* version 5: the block this many keys on streams into L2; 0 = none */
     bool all_heads;          /* version 4, paged: an item is (b, split) over every KV head */
 } cpu_decode;
 
@@ -95,6 +96,21 @@ typedef struct {
 #endif
 #ifndef FS_CPU_DEC4_FAR_PAGED
 #define FS_CPU_DEC4_FAR_PAGED 16  /* paged rows into L2 (none into L1): a few points above L1 */
+#endif
+/* Decode version 5: the block this many keys ahead in the walk streams into L2 (one thread,
+ * CPU time, 32768 positions, GQA 32/8, d = 128, share of the probe; docs/benchmarks.md): */
+#ifndef FS_CPU_DEC5_FAR_F32
+#define FS_CPU_DEC5_FAR_F32 12     /* 6 KiB per stream: 8–12 keys 0.78–0.81, 16 0.72, 24–40 0.68 */
+#endif
+#ifndef FS_CPU_DEC5_FAR_16
+#define FS_CPU_DEC5_FAR_16 24      /* 6 KiB per stream: 24–40 keys 0.76–0.80, 16 0.72, 8 0.66 */
+#endif
+#ifndef FS_CPU_DEC5_FAR_PAGED
+#define FS_CPU_DEC5_FAR_PAGED 16   /* the next block (every head: 64 KiB per stream in float32);
+                                      none 0.44–0.52, 16–64 keys alike */
+#endif
+#ifndef FS_CPU_DEC5_HINT
+#define FS_CPU_DEC5_HINT 2         /* the L2 stream's hint (prefetcht1): t0 and nta within the noise */
 #endif
 #ifndef FS_CPU_DEC_FAR
 #define FS_CPU_DEC_FAR 128    /* decode version 3, 16-bit rows: into L2, this many keys ahead (128 beat 256, 512) */
