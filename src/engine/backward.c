@@ -77,18 +77,8 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     /* Dropout: the forward's mask of this tile, regenerated from the same Philox counters. */
     const bool drop = t->dropout.on && cls != FS_TILE_SKIPPED;
     const double ks = drop ? fs_dropout_keep_scale(t->dropout.p) : 1.0;
-    if (t->dropout.on && !drop) {   /* a skipped pair: p, and no cell (a replay still knows the run drops) */
-        te.dropout = t->dropout.p;
-        te.n_drop = 0;
-        if (tr && (te.drop = fs_trace_vec(tr, NULL, 0)) < 0) return FS_ERR_NOMEM;
-    }
-    if (drop) {
-        int32_t n_drop;
-        fs_dropout_tile(&t->dropout, a, h, r0, r1, c0, c1, cls, w->Z, w->drop, &n_drop);
-        te.dropout = t->dropout.p;
-        te.n_drop = n_drop;
-        if (tr && (te.drop = fs_trace_vec(tr, w->drop, 2 * n_drop)) < 0) return FS_ERR_NOMEM;
-    }
+    fs_status st;
+    if (t->dropout.on && (st = fs_dropout_pair(&t->dropout, a, h, &te, w->Z, w->drop, tr)) != FS_OK) return st;
     if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
     if (cls == FS_TILE_SKIPPED) return FS_OK;   /* costs nothing */
 
@@ -140,7 +130,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
             int64_t *off[] = {&e.s_row, &e.p_row, &e.dp_row, &e.ds_row, &e.o_old, &e.o_blk, &e.o_new};
             const double *v[] = {w->S, w->P, w->dP, w->dS, w->dq_old, w->dq_blk, dq};
             const int32_t n[] = {nc, nc, nc, nc, d, d, d};
-            fs_status st = push_vecs(tr, &e, off, v, n, 7);
+            st = push_vecs(tr, &e, off, v, n, 7);
             if (st != FS_OK) return st;
         }
     }
@@ -161,7 +151,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
             int64_t *off[] = {&e.o_blk, &e.o_new, &e.g_old, &e.g_blk, &e.g_new};
             const double *v[] = {dk_blk, dk, w->g_old, dv_blk, dv};
             const int32_t n[] = {d, d, d_v, d_v, d_v};
-            fs_status st = push_vecs(tr, &e, off, v, n, 5);
+            st = push_vecs(tr, &e, off, v, n, 5);
             if (st != FS_OK) return st;
         }
     }

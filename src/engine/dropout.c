@@ -92,13 +92,14 @@ void fs_dropout_row(const fs_dropout *dr, uint32_t batch, uint32_t head, uint32_
     }
 }
 
-void fs_dropout_tile(const fs_dropout *dr, const fs_attn *a, int32_t head, int32_t r0, int32_t r1, int32_t c0,
-                     int32_t c1, fs_tile_class cls, uint8_t *dropped, double *pairs, int32_t *n_pairs)
+fs_status fs_dropout_pair(const fs_dropout *dr, const fs_attn *a, int32_t head, fs_event *te, uint8_t *dropped,
+                          double *pairs, fs_trace *tr)
 {
     /* dropped (r1 − r0, c1 − c0); pairs (2 · n) */
-    const int32_t nc = c1 - c0;
+    const int32_t r0 = te->r0, r1 = te->r1, c0 = te->c0, nc = te->c1 - te->c0;
+    const fs_tile_class cls = te->cls;
     int32_t n = 0;
-    for (int32_t i = r0; i < r1; i++) {
+    for (int32_t i = r0; cls != FS_TILE_SKIPPED && i < r1; i++) {
         uint8_t *z = dropped + (size_t)(i - r0) * nc;
         fs_dropout_row(dr, 0, (uint32_t)head, (uint32_t)i, c0, nc, z);
         for (int32_t j = 0; j < nc; j++) {
@@ -109,7 +110,10 @@ void fs_dropout_tile(const fs_dropout *dr, const fs_attn *a, int32_t head, int32
             n++;
         }
     }
-    *n_pairs = n;
+    te->dropout = dr->p;
+    te->n_drop = n;
+    if (tr && (te->drop = fs_trace_vec(tr, pairs, 2 * n)) < 0) return FS_ERR_NOMEM;
+    return FS_OK;
 }
 
 void fs_dropout_keep_mask(const fs_dropout *dr, const fs_attn *a, uint8_t *Z)

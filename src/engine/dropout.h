@@ -31,6 +31,7 @@
 
 #include "attn.h"
 #include "status.h"
+#include "trace.h"
 
 typedef struct {
     bool on;           /* false: no dropout at all (the default) */
@@ -60,12 +61,16 @@ bool fs_dropout_dropped(const fs_dropout *dr, uint32_t batch, uint32_t head, uin
 void fs_dropout_row(const fs_dropout *dr, uint32_t batch, uint32_t head, uint32_t row, int32_t c0, int32_t n,
                     uint8_t *dropped);
 
-/* One (Q tile, KV tile) pair of query head `head` (batch 0): rows [r0, r1), keys [c0, c1), of
- * class cls. Fills dropped (r1 − r0, c1 − c0) with the decisions, and pairs with the visible
- * cells that were dropped as (row, key) numbers, 2 · *n_pairs of them (pairs holds at least
- * 2 · (r1 − r0) · (c1 − c0)). A masked cell is never listed: it has no weight to drop. */
-void fs_dropout_tile(const fs_dropout *dr, const fs_attn *a, int32_t head, int32_t r0, int32_t r1, int32_t c0,
-                     int32_t c1, fs_tile_class cls, uint8_t *dropped, double *pairs, int32_t *n_pairs);
+/* Dropout on one (Q tile, KV tile) pair of query head `head` (batch 0), whose pair event te
+ * (TILE, SKIP, BTILE or BSKIP) gives the rows [r0, r1), the keys [c0, c1) and the class. Unless
+ * the pair is skipped, fills dropped (r1 − r0, c1 − c0) with the decisions (1 dropped) and pairs
+ * with the visible cells that were dropped as (row, key) numbers (pairs holds at least
+ * 2 · (r1 − r0) · (c1 − c0)); a masked cell is never listed: it has no weight to drop. Sets te's
+ * dropout = p and n_drop, and with a trace te->drop = those pairs in its pool; a skipped pair gets
+ * p and no cell, so that a replay of a run whose pairs are all skipped still knows it drops.
+ * FS_ERR_NOMEM when the pool cannot grow. */
+fs_status fs_dropout_pair(const fs_dropout *dr, const fs_attn *a, int32_t head, fs_event *te, uint8_t *dropped,
+                          double *pairs, fs_trace *tr);
 
 /* The keep mask Z (n_q_heads, n_q, n_kv) of problem a, 1 where kept, 0 where dropped (batch 0),
  * materialized for the dense spec: O(n²) memory, a test's and a lesson's tool only. */

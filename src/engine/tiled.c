@@ -210,11 +210,8 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     fs_event te = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
     te.reason = why;
     if (cls == FS_TILE_SKIPPED) {   /* costs nothing */
-        if (t->dropout.on) {        /* p, and no cell: a replay still knows the run drops */
-            te.dropout = t->dropout.p;
-            te.n_drop = 0;
-            if (tr && (te.drop = fs_trace_vec(tr, NULL, 0)) < 0) return FS_ERR_NOMEM;
-        }
+        fs_status st;
+        if (t->dropout.on && (st = fs_dropout_pair(&t->dropout, a, h, &te, NULL, NULL, tr)) != FS_OK) return st;
         if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
         return FS_OK;
     }
@@ -232,13 +229,8 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     /* Dropout: the tile's decisions from Philox, (r1 − r0, nc); nothing is kept past the tile. */
     const bool drop = t->dropout.on;
     const double ks = drop ? fs_dropout_keep_scale(t->dropout.p) : 1.0;
-    if (drop) {
-        int32_t n_drop;
-        fs_dropout_tile(&t->dropout, a, h, r0, r1, c0, c1, cls, w->Z, w->drop, &n_drop);
-        te.dropout = t->dropout.p;
-        te.n_drop = n_drop;
-        if (tr && (te.drop = fs_trace_vec(tr, w->drop, 2 * n_drop)) < 0) return FS_ERR_NOMEM;
-    }
+    fs_status st;
+    if (drop && (st = fs_dropout_pair(&t->dropout, a, h, &te, w->Z, w->drop, tr)) != FS_OK) return st;
     if (tr && !fs_trace_push(tr, &te)) return fs_trace_error(tr);
 
     for (int32_t i = r0; i < r1; i++) {
@@ -252,7 +244,7 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
         if (tr) {
             e.row = i;
             e.normalized = t->form == FS_FORM_NORMALIZED || t->pitfall != FS_PITFALL_NONE;
-            fs_status st = record_row(tr, &e, srow, w->P, nc, w->o_old, o, d_v);
+            st = record_row(tr, &e, srow, w->P, nc, w->o_old, o, d_v);
             if (st != FS_OK) return st;
         }
     }
