@@ -1,5 +1,16 @@
-/* hopper_common.cuh: what the Hopper-only kernels (hopper_*.cu, built for sm_90a) share: the
- * 128-byte swizzled tile layout, mbarriers, TMA box loads and the host's tensor maps.
+/* hopper_common.cuh: the Hopper primitives every hopper_*.cu kernel (built for sm_90a) is
+ * written with, so that each numbered version's body reads as its one idea:
+ *   - the 128-byte swizzled tile layout (sw_off, align1024) and wgmma's matrix descriptor of it
+ *     (sw128_desc);
+ *   - the warpgroup MMA: wgmma_ss / wgmma_rs_t / wgmma_ss_tt over shared tiles and registers,
+ *     with wg_fence, wg_commit, wg_wait and reg_fence around them;
+ *   - warp specialization: setmaxnreg (wg_regs_dec, wg_regs_inc), named barriers (bar_sync,
+ *     bar_arrive);
+ *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
+ *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile,
+ *     bulk_load of a plain vector) and the copy engine's float32 reduce-add into global memory
+ *     (bulk_reduce_add_f32);
+ *   - on the host, the tensor maps (make_map, make_pool_map) through one encoder lookup.
  *
  * Swizzled tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows of 128
  * bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle" of the
@@ -81,6 +92,231 @@ __device__ __forceinline__ void tma_load4(void *dst, const CUtensorMap *map, int
                  : "memory");
 }
 
+/* ---- wgmma wrappers -------------------------------------------------------------------------
+ * wgmma_ss<T, N>: d (64×N f32) = (acc ? d : 0) + A (64×16, descriptor) · B (16×N, descriptor,
+ * stored N rows of K: "K-major").  wgmma_rs_t<T>: d (64×64) += A (64×16, four registers a
+ * thread, mma.sync's A-fragment layout) · B (16×64, descriptor, stored K rows of N: "N-major",
+ * the transpose flag set). */
+template <typename T, int N> __device__ void wgmma_ss(float *d, uint64_t da, uint64_t db, int acc);
+template <typename T> __device__ void wgmma_rs_t(float *d, const uint32_t a[4], uint64_t db);
+template <> __device__ __forceinline__ void wgmma_ss<__half, 64>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__half, 128>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_rs_t<__half>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 64>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 128>(float *d, uint64_t da, uint64_t db, int acc)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(acc));
+}
+template <> __device__ __forceinline__ void wgmma_rs_t<__nv_bfloat16>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* Keep the compiler from moving reads or writes of accumulators across a wgmma wait/fence. */
+template <int R> __device__ __forceinline__ void reg_fence(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* Matrix descriptor of a 128B-swizzled operand starting at shared address addr: the start
+ * (bits 0-13, in 16-byte units), the leading offset (unused by swizzled K-major operands and by
+ * single-block N-major ones: 1), the stride between 8-row groups (1024 bytes), swizzle mode 1. */
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* wgmma_ss_tt<T>: d (64×64 f32) += A (64×16) · B (16×64), both from shared memory stored "M-" and
+ * "N-major" (A held as 16 rows of K × 64 of M, B as 16 rows of K × 64 of N: both transpose flags
+ * set). The backward's dQ = dS K reads dSᵀ and K this way. */
+template <typename T> __device__ void wgmma_ss_tt(float *d, uint64_t da, uint64_t db);
+#define FS_WGMMA_D32                                                                                              \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),   \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),    \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),   \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define FS_WGMMA_R32                                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "  \
+    "%23, %24, %25, %26, %27, %28, %29, %30, %31}"
+template <> __device__ __forceinline__ void wgmma_ss_tt<__half>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FS_WGMMA_R32 ", %32, %33, 1, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D32 : "l"(da), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_ss_tt<__nv_bfloat16>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FS_WGMMA_R32 ", %32, %33, 1, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D32 : "l"(da), "l"(db));
+}
+#undef FS_WGMMA_D32
+#undef FS_WGMMA_R32
+
+/* ---- Warp specialization: registers, named barriers ------------------------------------------ */
+
+/* setmaxnreg: a producer warpgroup gives registers back (down to R a thread), a consumer
+ * warpgroup takes them (up to R). Needs a register cap at entry (__launch_bounds__(n, 1)) and
+ * each role in one branch of a single if/else, or the compiler ignores it (warning C7508). */
+template <int R> __device__ __forceinline__ void wg_regs_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R) : "memory");
+}
+template <int R> __device__ __forceinline__ void wg_regs_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R) : "memory");
+}
+
+/* Named barrier id (1..15; 0 is __syncthreads) met by THREADS threads: bar_sync waits, bar_arrive
+ * counts this thread and goes on. */
+template <int THREADS = 256> __device__ __forceinline__ void bar_sync(int id)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
+template <int THREADS = 256> __device__ __forceinline__ void bar_arrive(int id)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
+
+/* ---- The stage ring ---------------------------------------------------------------------------
+ * STAGES shared buffers filled by a producer thread and read by consumer warps, in fills
+ * it = 0, 1, 2, ...: fill it uses stage it % STAGES, and waiters wait for phase parity
+ * (it / STAGES) & 1. Each stage has a "full" barrier (one arrival: the producer's expect_tx,
+ * then the copies' bytes) and an "empty" barrier (one arrival per consumer warp once it is done
+ * reading). */
+template <int STAGES> __device__ __forceinline__ int ring_stage(int it) { return it % STAGES; }
+template <int STAGES> __device__ __forceinline__ uint32_t ring_parity(int it) { return (uint32_t)(it / STAGES) & 1; }
+
+/* One thread: full[s] expects 1 arrival, empty[s] `readers` arrivals, for every stage; then the
+ * fence that makes the barriers visible to the copy engine. A __syncthreads must follow. */
+__device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty, int stages, int readers)
+{
+    for (int s = 0; s < stages; s++) {
+        mbar_init(full + s, 1);
+        mbar_init(empty + s, readers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/* Producer: wait until fill it's stage has been read by everyone (the first round passes at
+ * once: the stage's "previous phase" counts as complete). */
+template <int STAGES> __device__ __forceinline__ void ring_wait_empty(uint64_t *empty, int it)
+{
+    mbar_wait(empty + ring_stage<STAGES>(it), ring_parity<STAGES>(it) ^ 1);
+}
+/* Consumer: wait until fill it has landed. */
+template <int STAGES> __device__ __forceinline__ void ring_wait_full(uint64_t *full, int it)
+{
+    mbar_wait(full + ring_stage<STAGES>(it), ring_parity<STAGES>(it));
+}
+/* Consumer warp: this warp is done with fill it's stage (lane 0 arrives for the warp). */
+template <int STAGES> __device__ __forceinline__ void ring_release(uint64_t *empty, int it, int lane)
+{
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + ring_stage<STAGES>(it));
+}
+
+/* ---- TMA copies into swizzled tiles, and bulk copies ------------------------------------------ */
+
+/* Bytes of a swizzled tile of ROWS rows × COLS 16-bit columns (what one tma_tile3 brings). */
+template <int ROWS, int COLS> constexpr uint32_t tile_bytes() { return (uint32_t)ROWS * COLS * 2; }
+
+/* Rows row .. row + ROWS − 1 of head `head` (all COLS columns, 16-bit) of a make_map tensor
+ * map into the swizzled tile at dst: COLS / 64 boxes, box cb landing at dst + cb · ROWS · 128.
+ * Counted on barrier b, which must expect the bytes (mbar_expect_tx, tile_bytes). */
+template <int ROWS, int COLS>
+__device__ __forceinline__ void tma_tile3(unsigned char *dst, const CUtensorMap *map, int row, int head, uint64_t *b)
+{
+#pragma unroll
+    for (int cb = 0; cb < COLS / 64; cb++) tma_load3(dst + cb * ROWS * 128, map, 64 * cb, row, head, b);
+}
+
+/* `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global src to
+ * shared dst, counted on barrier b (no tensor map). */
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(b)) : "memory");
+}
+
+/* gdst[i] += ssrc[i] for `bytes` / 4 floats (global float32 += shared float32), done by the copy
+ * engine with atomic adds in L2; one thread issues it. bulk_commit closes a group of these, and
+ * bulk_wait_read<N> waits until at most N groups still read their shared source. Shared data
+ * written by ordinary stores needs fence.proxy.async before the copy reads it. */
+__device__ __forceinline__ void bulk_reduce_add_f32(float *gdst, const float *ssrc, uint32_t bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
+                 ::"l"(gdst), "r"(smem_u32(ssrc)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/* Ordinary shared-memory stores before this are seen by later wgmma / bulk-copy reads (each
+ * writing thread runs it, then a barrier). */
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* FS_OK when the current device is a Hopper (compute capability 9.0), the only target these
@@ -98,19 +334,29 @@ static inline fs_status hopper_device(const char *what, char *why, size_t n)
     return FS_OK;
 }
 
+/* The driver's tensor-map encoder (cuTensorMapEncodeTiled), looked up through the runtime so that
+ * nothing links -lcuda. */
+static inline fs_status tensor_map_encoder(PFN_cuTensorMapEncodeTiled_v12000 *encode, char *why, size_t n)
+{
+    cudaDriverEntryPointQueryResult q;
+    *encode = nullptr;
+    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)encode, 12000, cudaEnableDefault,
+                                               &q));
+    if (q != cudaDriverEntryPointSuccess || !*encode) {
+        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
 /* A 3-D tensor map over a (heads, rows, D) 16-bit tensor, boxes of 64 columns × box_rows rows,
  * 128-byte swizzle; the encoder comes from the driver (no -lcuda). */
 static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int rows,
                                 int heads, int box_rows, char *why, size_t n)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
-                                               cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !encode) {
-        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
-        return FS_ERR_ARG;
-    }
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
     const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)rows, (cuuint64_t)heads};
     const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)rows * D * 2};
     const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
@@ -132,14 +378,9 @@ static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dty
 static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int heads,
                                       int page_size, int n_pages, int box_rows, char *why, size_t n)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
-                                               cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !encode) {
-        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
-        return FS_ERR_ARG;
-    }
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
     const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)page_size, (cuuint64_t)n_pages};
     const cuuint64_t strides[3] = {(cuuint64_t)D * 2, (cuuint64_t)heads * D * 2, (cuuint64_t)page_size * heads * D * 2};
     const cuuint32_t box[4] = {64, 1, (cuuint32_t)box_rows, 1}, estr[4] = {1, 1, 1, 1};
