@@ -279,7 +279,7 @@ template <int STAGES> __device__ __forceinline__ void ring_release(uint64_t *emp
 /* ---- TMA copies into swizzled tiles, and bulk copies ------------------------------------------ */
 
 /* Bytes of a swizzled tile of ROWS rows × COLS 16-bit columns (what one tma_tile3 brings). */
-template <int ROWS, int COLS> constexpr uint32_t tile_bytes() { return (uint32_t)ROWS * COLS * 2; }
+template <int ROWS, int COLS> __host__ __device__ constexpr uint32_t tile_bytes() { return (uint32_t)ROWS * COLS * 2; }
 
 /* Rows row .. row + ROWS − 1 of head `head` (all COLS columns, 16-bit) of a make_map tensor
  * map into the swizzled tile at dst: COLS / 64 boxes, box cb landing at dst + cb · ROWS · 128.
