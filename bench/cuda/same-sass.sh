@@ -10,7 +10,8 @@
 # every instruction with its scheduling bits, what `cuobjdump -sass` disassembles), of its
 # attributes (.nv.info.<kernel>: registers, barriers, parameter layout), its relocations, its
 # constant bank 0 and its static shared memory. Line-number and debug sections are left out (they
-# follow the source lines). One line a kernel: "identical", "different (sections ...)", or "only
+# follow the source lines), and so is the hash nvcc puts in the names of kernels in an
+# anonymous namespace (it changes from one compilation to another). One line a kernel: "identical", "different (sections ...)", or "only
 # here" / "only in REV"; a file on one side only is named and skipped. Needs nvcc ($NVCC, else
 # $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc) and python3, no GPU and no cuobjdump.
 # Exit 0 when every kernel is identical, 1 otherwise, 2 on a usage or build error.
@@ -37,7 +38,7 @@ cubin() {
 # compare OLD.cubin NEW.cubin: one line a kernel (python3 reads the two ELF files' sections)
 compare() {
     python3 - "$1" "$2" "$rev" <<'PY'
-import struct, sys
+import re, struct, sys
 def sections(path):
     d = open(path, 'rb').read()
     shoff, = struct.unpack_from('<Q', d, 0x28)
@@ -46,7 +47,8 @@ def sections(path):
     names = d[sh[stri][4]:sh[stri][4] + sh[stri][5]]
     out = {}
     for name, typ, _, _, off, n, *_ in sh:
-        nm = names[name:names.index(b'\0', name)].decode()
+        # an anonymous namespace's kernels carry a hash of where the file was compiled: dropped
+        nm = re.sub(r'_GLOBAL__N__[0-9a-f]+_', '_GLOBAL__N_', names[name:names.index(b'\0', name)].decode())
         out[nm] = (n, b'' if typ == 8 else d[off:off + n])   # NOBITS (shared memory): the size alone
     return out
 old, new, rev = sections(sys.argv[1]), sections(sys.argv[2]), sys.argv[3]
