@@ -11,8 +11,9 @@
 # attributes (.nv.info.<kernel>: registers, barriers, parameter layout), its relocations, its
 # constant bank 0 and its static shared memory. Line-number and debug sections are left out (they
 # follow the source lines), and so is the hash nvcc puts in the names of kernels in an
-# anonymous namespace (it changes from one compilation to another). One line a kernel: "identical", "different (sections ...)", or "only
-# here" / "only in REV"; a file on one side only is named and skipped. Needs nvcc ($NVCC, else
+# anonymous namespace (it changes from one compilation to another). One line a kernel:
+# "identical", "different (sections ...)", or "only here" / "only in REV"; a file on one side
+# only is named and skipped. Needs nvcc ($NVCC, else
 # $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc) and python3, no GPU and no cuobjdump.
 # Exit 0 when every kernel is identical, 1 otherwise, 2 on a usage or build error.
 set -eu
