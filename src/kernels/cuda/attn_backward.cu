@@ -308,6 +308,7 @@ static const char *bwd_lines[] = {
     "Hopper: wgmma, TMA ring, producer warp + 2 consumer warpgroups; dQ by bulk reduce-add",
     "version 4 with dQ by red.global.add.v2 from registers (no staging)",
     "version 4 with two dQ staging buffers (the reduce's read is not waited for)",
+    "version 6 with the blocks longest first (causal, window) in L2-sized head groups",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }

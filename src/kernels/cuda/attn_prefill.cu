@@ -26,9 +26,9 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-18  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-19  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
- *      blocks longest-first across heads (17), persistent blocks (18). They take causal, window
+ *      blocks longest-first across heads (17), persistent blocks (18), Bk = 176 (19). They take causal, window
  *      and no mask, and d = 256 too; fs_cuda_prefill_run hands bitmask (tree) problems to
  *      version 9.
  *
@@ -386,6 +386,7 @@ static const char *version_lines[] = {
     "d=64: version 14 with 3 consumer warpgroups (Bq=192, 160 registers); d=128, 256: version 14",
     "version 14 with the blocks longest-first across heads (1-D grid, head groups sized to the L2)",
     "d=64: persistent blocks (one an SM) over pairs of query tiles of equal causal cost, Q double-buffered; else v17",
+    "d=128: version 17 with key tiles of 176 (two stages); else v17",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -25,6 +25,12 @@
  *      kept to measure one against the other.
  *   6  version 4 with two dQ staging buffers a warpgroup, so the thread that issues the bulk
  *      reduce no longer waits, before the next tile, for the copy to have read its source.
+ *   7  version 6 with the blocks in longest-first order under a causal or window mask: in
+ *      versions 4-6 a block's key tile is numbered fastest, so the long blocks (the first key
+ *      tiles, seen by every later query) and the short ones come mixed in every wave and the
+ *      last wave holds long ones. Here the grid is one dimension: KV heads in groups whose
+ *      Q and dO (the streamed tiles) fit 16 MiB of L2, and inside a group key tile 0 of every
+ *      head, then key tile 1 of every head, and so on (prefill version 17's idea, mirrored).
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
@@ -142,12 +148,12 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
  * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
  * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
  * Lp, Dp: padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
           const float *__restrict__ Lp, const float *__restrict__ Dp, float *__restrict__ acc, int npad,
-          T *__restrict__ dK, T *__restrict__ dV)
+          T *__restrict__ dK, T *__restrict__ dV, int group)
 {
     constexpr uint32_t TKV = tile_bytes<BKV, D>(), TQ = tile_bytes<BQ, D>(), TS = tile_bytes<BKV, BQ>();
     constexpr int NSTG = MODE == DQ_BULK ? NSB * 2 : 0;
@@ -160,8 +166,17 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES;
 
     const int tid = threadIdx.x, wg = tid >> 7;
-    const int kvh = blockIdx.y, b = blockIdx.z, G = p.n_q_heads / p.n_kv_heads;
-    const int c0 = blockIdx.x * BKV, c1 = min(c0 + BKV, p.n_kv);
+    int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+    if (LPT) {   /* version 7: heads (b · n_kv_heads + kvh) in groups of `group`, key tiles slowest */
+        const int n_kb = (p.n_kv + BKV - 1) / BKV, heads = (int)gridDim.x / n_kb;   /* batch · n_kv_heads */
+        const int per_group = n_kb * group, grp = blockIdx.x / per_group, in = blockIdx.x % per_group;
+        const int first = grp * group, here = min(group, heads - first), head = first + in % here;
+        kb = in / here;
+        kvh = head % p.n_kv_heads;
+        b = head / p.n_kv_heads;
+    }
+    const int G = p.n_q_heads / p.n_kv_heads;
+    const int c0 = kb * BKV, c1 = min(c0 + BKV, p.n_kv);
     const int nqt = npad / BQ;
 
     /* the Q tiles that can see keys [c0, c1) */
@@ -360,14 +375,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
 }
 
-struct hb_version { int stages, mode, nsb; };
-const hb_version hb_versions[] = {
-    {2, DQ_BULK, 1},   /* 4 */
-    {2, DQ_RED, 1},    /* 5 */
-    {2, DQ_BULK, 2},   /* 6 */
-};
-
-template <typename T, int D, int STAGES, int MODE, int NSB>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
                     const CUtensorMap &mv, const CUtensorMap &mdo, const float *Lp, const float *Dp, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
@@ -376,10 +384,21 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
                         8 * (1 + 2 * STAGES);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB>;
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    dim3 grid((pp->n_kv + BKV - 1) / BKV, pp->n_kv_heads, pp->batch);
-    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, Lp, Dp, acc, npad, (T *)dK, (T *)dV);
+    const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
+    dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
+    int group = 1;
+    if (LPT) {
+        /* a group's Q and dO (2 · n_q · d · 2 bytes a query head, G query heads a KV head) in
+         * 16 MiB; without a causal or window mask every block is as long, and the order is
+         * version 6's (groups of one head, key tiles fastest) */
+        const bool ragged = pp->mask == FS_MASK_CAUSAL || pp->mask == FS_MASK_WINDOW;
+        const long per_group = (16L << 20) / (4L * pp->n_q * D * (pp->n_q_heads / pp->n_kv_heads));
+        group = !ragged ? 1 : (int)std::max(1L, std::min((long)heads, per_group));
+        grid = dim3((unsigned)(n_kb * heads), 1, 1);
+    }
+    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, Lp, Dp, acc, npad, (T *)dK, (T *)dV, group);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -400,13 +419,12 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
     if ((st = make_map(&mdo, dO, pp->dtype, D, pp->n_q, bh, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map(&mk, K, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
     if ((st = make_map(&mv, V, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
-    const hb_version hv = hb_versions[version - 4];
-    if (hv.mode == DQ_RED)
-        st = hb_launch<T, D, 2, DQ_RED, 1>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
-    else if (hv.nsb == 2)
-        st = hb_launch<T, D, 2, DQ_BULK, 2>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
-    else
-        st = hb_launch<T, D, 2, DQ_BULK, 1>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    switch (version) {
+    case 4: st = hb_launch<T, D, 2, DQ_BULK, 1, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
+    case 5: st = hb_launch<T, D, 2, DQ_RED, 1, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
+    case 6: st = hb_launch<T, D, 2, DQ_BULK, 2, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
+    default: st = hb_launch<T, D, 2, DQ_BULK, 2, true>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
     hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256>>>(bh, pp->n_q, nqt, pp->scale, acc,
