@@ -2,9 +2,17 @@
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
  *              [--only prefill|backward|decode|fp8] [--from VERSION]  (no option: --check --time)
+ *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
+ *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
+ *   build and run) every prefill version, every decode version (contiguous and paged) and the
+ *   e4m3 pre-passes and versions that run on this GPU, one line a (problem, version):
+ *   "HASH kind=... v=... <problem fields> fnv=<FNV-1a of the output bytes, 64 bits>" (prefill: O
+ *   then L; a version that cannot run here: fnv=none and why). Two builds' outputs diffed line by
+ *   line show whether a change kept every kernel's output bit for bit (small shapes: a few hundred
+ *   launches).
  *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
  *   on (fp8: a head size none of whose versions is left is not timed). --only fp8 also narrows
  *   --check (and --tiny) to the e4m3 checks; nothing else narrows --check.
@@ -1393,6 +1401,232 @@ static void time_copy(void)
     cudaFree(b);
 }
 
+/* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
+
+/* 64-bit FNV-1a of n bytes, continuing from h (start: 0xcbf29ce484222325). */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+#define FNV0 0xcbf29ce484222325ull
+
+/* n bytes of device memory d → their FNV-1a, continuing from h */
+static uint64_t fnv_dev(uint64_t h, const void *d, size_t n)
+{
+    std::vector<unsigned char> b(n);
+    CU(cudaMemcpy(b.data(), d, n, cudaMemcpyDeviceToHost));
+    return fnv1a(h, b.data(), n);
+}
+
+/* One HASH line: the fields, then fnv=<hash> when st is FS_OK, else fnv=none and why. */
+static void hash_line(const char *fields, fs_status st, uint64_t h, const char *why)
+{
+    if (st == FS_OK) printf("HASH %s fnv=%016llx\n", fields, (unsigned long long)h);
+    else printf("HASH %s fnv=none (%s)\n", fields, why);
+}
+
+/* FS_OK on a Hopper GPU (sm_90), where the e4m3 pre-passes run; otherwise why says so. */
+static fs_status hopper_ok(char *why, size_t n)
+{
+    cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major == 9 && prop.minor == 0) return FS_OK;
+    snprintf(why, n, "the e4m3 kernels need a Hopper GPU (sm_90a), not sm_%d%d", prop.major, prop.minor);
+    return FS_ERR_ARG;
+}
+
+/* Launch, wait, and report whether the call or the kernel failed (why filled). */
+static fs_status hash_ran(fs_status st, char *why, size_t n)
+{
+    if (st == FS_OK && cudaDeviceSynchronize() != cudaSuccess) {
+        snprintf(why, n, "%s", cudaGetErrorString(cudaGetLastError()));
+        st = FS_ERR_ARG;
+    }
+    return st;
+}
+
+/* Every prefill version on a few problems: the bytes of O (NaN-poisoned before) then of L. */
+static void hash_prefill(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nq, int nkv, int d, fs_mask_kind mk,
+                         int W)
+{
+    uint64_t rng = 0x5eed0000ull + (uint64_t)id;   /* fixed: both builds see the same inputs */
+    const size_t nQ = (size_t)B * Hq * nq * d, nK = (size_t)B * Hkv * nkv * d, nrows = (size_t)B * Hq * nq;
+    std::vector<double> x;
+    std::vector<uint16_t> Qb, Kb, Vb;
+    fill16(&rng, x, Qb, nQ, -2, 2, dt);
+    fill16(&rng, x, Kb, nK, -2, 2, dt);
+    fill16(&rng, x, Vb, nK, -1, 1, dt);
+    void *dQ, *dK, *dV, *dO;
+    float *dlse;
+    CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dK, nK * 2)); CU(cudaMalloc(&dV, nK * 2)); CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&dlse, nrows * sizeof(float)));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B; p.n_q_heads = Hq; p.n_kv_heads = Hkv; p.n_q = nq; p.n_kv = nkv; p.d = d;
+    p.mask = mk; p.offset = nkv - nq; p.window = W;
+    p.scale = (float)fs_attn_default_scale(d);
+    p.dtype = dt;
+    p.lse = dlse;
+    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+        if (d == 256 && v < 10) continue;   /* d = 256: the Hopper versions only */
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(dlse, 0xff, nrows * sizeof(float)));
+        char why[256] = "", f[200];
+        fs_status st = hash_ran(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why, sizeof why), why, sizeof why);
+        const uint64_t h = st == FS_OK ? fnv_dev(fnv_dev(FNV0, dO, nQ * 2), dlse, nrows * sizeof(float)) : 0;
+        snprintf(f, sizeof f, "kind=prefill v=%d dt=%s B=%d Hq=%d Hkv=%d nq=%d nkv=%d d=%d mask=%s W=%d", v, dt_str(dt), B,
+                 Hq, Hkv, nq, nkv, d, fs_mask_kind_str(mk), W);
+        hash_line(f, st, h, why);
+    }
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO); cudaFree(dlse);
+}
+
+/* Every decode version on one problem: contiguous (P = 0; splits as given) or paged (page size P,
+ * sequences of their own lengths when ragged); the bytes of O. */
+static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nkv, int d, int splits, int P,
+                        bool ragged)
+{
+    uint64_t rng = 0x5eed0000ull + (uint64_t)id;
+    const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    std::vector<double> x;
+    std::vector<uint16_t> Qb, Kb, Vb;
+    fill16(&rng, x, Qb, nQ, -2, 2, dt);
+    fill16(&rng, x, Kb, nK, -2, 2, dt);
+    fill16(&rng, x, Vb, nK, -1, 1, dt);
+    void *dQ, *dK, *dV, *dO, *work;
+    int32_t *dtab = NULL, *dlens = NULL;
+    CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    if (P > 0) {
+        std::vector<int32_t> lens(B, nkv);
+        if (ragged)
+            for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(&rng) % (uint64_t)nkv);
+        paged_cache c = make_paged(&rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+        const size_t pool = (size_t)c.n_pages * P * Hkv * d;
+        CU(cudaMalloc(&dK, pool * 2)); CU(cudaMalloc(&dV, pool * 2));
+        CU(cudaMalloc(&dtab, c.table.size() * 4)); CU(cudaMalloc(&dlens, B * 4));
+        CU(cudaMemcpy(dK, c.Kp.data(), pool * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dV, c.Vp.data(), pool * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dtab, c.table.data(), c.table.size() * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dlens, lens.data(), B * 4, cudaMemcpyHostToDevice));
+        p.splits = 0;
+        p.page_size = P; p.n_pages = c.n_pages; p.blocks_per_seq = c.bps; p.block_table = dtab;
+        p.seq_lens = ragged ? dlens : NULL;
+    } else {
+        CU(cudaMalloc(&dK, nK * 2)); CU(cudaMalloc(&dV, nK * 2));
+        CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    }
+    for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
+        if (fs_cuda_decode_version_paged(v) != (P > 0)) continue;
+        CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v)));
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(work, 0xff, fs_cuda_decode_workspace(&p, v)));
+        char why[256] = "", f[200];
+        fs_status st = hash_ran(fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, why, sizeof why), why, sizeof why);
+        const uint64_t h = st == FS_OK ? fnv_dev(FNV0, dO, nQ * 2) : 0;
+        if (P > 0)
+            snprintf(f, sizeof f, "kind=decode-paged v=%d dt=%s B=%d Hq=%d Hkv=%d nkv=%d d=%d page=%d lens=%s", v,
+                     dt_str(dt), B, Hq, Hkv, nkv, d, P, ragged ? "ragged" : "equal");
+        else
+            snprintf(f, sizeof f, "kind=decode v=%d dt=%s B=%d Hq=%d Hkv=%d nkv=%d d=%d splits=%d", v, dt_str(dt), B,
+                     Hq, Hkv, nkv, d, splits);
+        hash_line(f, st, h, why);
+        cudaFree(work);
+    }
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
+    if (dtab) cudaFree(dtab);
+    if (dlens) cudaFree(dlens);
+}
+
+/* The e4m3 pre-passes (their e4m3 tensors and descales: one line) and every e4m3 version of head
+ * size d on one problem, plain and with the Hadamard pre-pass (the bytes of O). */
+static void hash_fp8(int id, int B, int Hq, int Hkv, int nq, int nkv, fs_mask_kind mk, int W, int d)
+{
+    uint64_t rng = 0x5eed0000ull + (uint64_t)id;
+    const size_t nQ = (size_t)B * Hq * nq * d, nK = (size_t)B * Hkv * nkv * d;
+    const size_t nVt = (size_t)B * Hkv * d * fs_cuda_fp8_vt_len(nkv);
+    std::vector<double> x;
+    std::vector<uint16_t> Qb, Kb, Vb;
+    fill16_normal(&rng, x, Qb, nQ, 0.001);
+    fill16_normal(&rng, x, Kb, nK, 0.001);
+    fill16_normal(&rng, x, Vb, nK, 0.001);
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dK, nK * 2)); CU(cudaMalloc(&dV, nK * 2)); CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    char fields[160], f[200], why[256] = "";
+    snprintf(fields, sizeof fields, "B=%d Hq=%d Hkv=%d nq=%d nkv=%d d=%d mask=%s W=%d", B, Hq, Hkv, nq, nkv, d,
+             fs_mask_kind_str(mk), W);
+    fp8_bufs fb;
+    fp8_alloc(fb, nQ, nK, nVt);
+    fs_status st = hopper_ok(why, sizeof why);   /* the pre-passes are Hopper kernels too */
+    if (st == FS_OK) fp8_prepare(fb, dQ, dK, dV, B, Hq, Hkv, nq, nkv, d, 0x5eedull);
+    uint64_t h = 0;
+    if (st == FS_OK) {
+        h = fnv_dev(fnv_dev(fnv_dev(FNV0, fb.q8, nQ), fb.k8, nK), fb.vt8, nVt);
+        h = fnv_dev(fnv_dev(fnv_dev(h, fb.q8h, nQ), fb.k8h, nK), fb.ds, 12);
+        h = fnv_dev(h, fb.dsh, 12);
+    }
+    snprintf(f, sizeof f, "kind=fp8-quantize %s", fields);
+    hash_line(f, st, h, why);
+    fs_cuda_prefill p;
+    memset(&p, 0, sizeof p);
+    p.batch = B; p.n_q_heads = Hq; p.n_kv_heads = Hkv; p.n_q = nq; p.n_kv = nkv; p.d = d;
+    p.mask = mk; p.offset = nkv - nq; p.window = W;
+    p.scale = (float)fs_attn_default_scale(d);
+    for (int had = 0; had < 2; had++)
+        for (int v = 1; v <= fs_cuda_fp8_versions(); v++) {
+            if (fs_cuda_fp8_head_size(v) != d) continue;
+            CU(cudaMemset(dO, 0xff, nQ * 2));
+            fs_status sv = st;
+            if (sv == FS_OK)
+                sv = hash_ran(fs_cuda_fp8_prefill_run(&p, v, had ? fb.q8h : fb.q8, had ? fb.k8h : fb.k8, fb.vt8,
+                                                      had ? fb.dsh : fb.ds, dO, why, sizeof why), why, sizeof why);
+            snprintf(f, sizeof f, "kind=fp8 v=%d hadamard=%d %s", v, had, fields);
+            hash_line(f, sv, sv == FS_OK ? fnv_dev(FNV0, dO, nQ * 2) : 0, why);
+        }
+    fp8_free(fb);
+    cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
+}
+
+/* --hash: fixed problems (seeded by their number, never by the clock), every version of each kind
+ * that runs on this GPU; one HASH line a (problem, version). A version that cannot run here says
+ * fnv=none and why. A few hundred launches on small shapes. */
+static int run_hashes(void)
+{
+    int id = 0;
+    hash_prefill(++id, FS_CUDA_F16, 1, 4, 2, 300, 300, 64, FS_MASK_CAUSAL, 0);
+    hash_prefill(++id, FS_CUDA_BF16, 2, 4, 4, 200, 200, 64, FS_MASK_NONE, 0);
+    hash_prefill(++id, FS_CUDA_F16, 1, 8, 2, 257, 515, 64, FS_MASK_CAUSAL, 0);     /* queries extend a cache */
+    hash_prefill(++id, FS_CUDA_F16, 1, 160, 40, 130, 130, 64, FS_MASK_CAUSAL, 0);  /* version 18: blocks of 2 pairs */
+    hash_prefill(++id, FS_CUDA_F16, 1, 2, 2, 190, 450, 64, FS_MASK_WINDOW, 130);
+    hash_prefill(++id, FS_CUDA_BF16, 1, 4, 2, 333, 333, 128, FS_MASK_CAUSAL, 0);
+    hash_prefill(++id, FS_CUDA_F16, 2, 4, 1, 300, 300, 128, FS_MASK_WINDOW, 70);
+    hash_prefill(++id, FS_CUDA_F16, 1, 2, 2, 1, 77, 128, FS_MASK_NONE, 0);         /* one query row */
+    hash_prefill(++id, FS_CUDA_F16, 1, 4, 2, 300, 300, 256, FS_MASK_CAUSAL, 0);
+    hash_prefill(++id, FS_CUDA_BF16, 1, 2, 2, 190, 450, 256, FS_MASK_WINDOW, 130);
+    hash_decode(++id, FS_CUDA_F16, 2, 8, 2, 1000, 128, 0, 0, false);
+    hash_decode(++id, FS_CUDA_BF16, 1, 16, 2, 3000, 64, 0, 0, false);
+    hash_decode(++id, FS_CUDA_F16, 2, 4, 4, 777, 128, 3, 0, false);
+    hash_decode(++id, FS_CUDA_F16, 3, 8, 2, 300, 128, 0, 16, true);
+    hash_decode(++id, FS_CUDA_BF16, 2, 8, 2, 700, 64, 0, 256, true);
+    hash_decode(++id, FS_CUDA_F16, 2, 4, 4, 777, 128, 0, 32, true);
+    hash_decode(++id, FS_CUDA_F16, 2, 8, 2, 640, 128, 0, 64, false);
+    hash_fp8(++id, 1, 4, 2, 333, 333, FS_MASK_CAUSAL, 0, 128);
+    hash_fp8(++id, 1, 4, 4, 190, 450, FS_MASK_WINDOW, 130, 128);
+    hash_fp8(++id, 1, 2, 1, 130, 520, FS_MASK_CAUSAL, 0, 256);   /* 5 key tiles: the ring of 3 wraps */
+    hash_fp8(++id, 1, 2, 2, 300, 300, FS_MASK_NONE, 0, 256);
+    return 0;
+}
+
 /* One launch of every tensor-core prefill version, every backward version and decode v3 and
  * up at the main shapes, for a profiler; random inputs, no checks, no timings. */
 static int run_profile(void)
@@ -1451,7 +1685,7 @@ static int run_profile(void)
 
 int main(int argc, char **argv)
 {
-    bool check = false, timing = false, quick = false, tiny = false, profile = false;
+    bool check = false, timing = false, quick = false, tiny = false, profile = false, hashes = false;
     const char *only = NULL;   /* time one kind: prefill, backward, decode or fp8 */
     int from = 1;              /* time versions from this one on */
     uint64_t seed = 0;
@@ -1461,12 +1695,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--tiny")) tiny = true;
         else if (!strcmp(argv[i], "--profile")) profile = true;
+        else if (!strcmp(argv[i], "--hash")) hashes = true;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
-                            "                  [--only prefill|backward|decode|fp8] [--from VERSION]\n");
+                            "                  [--only prefill|backward|decode|fp8] [--from VERSION]\n"
+                            "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
+                            "                            output bytes, to diff two builds; no checks, no timings)\n");
             return 2;
         }
     }
@@ -1482,6 +1719,12 @@ int main(int argc, char **argv)
     if (!fs_cuda_available(why, sizeof why)) {
         fprintf(stderr, "bench_cuda: %s\n", why);
         return 2;
+    }
+    if (hashes) {
+        cudaDeviceProp prop;
+        CU(cudaGetDeviceProperties(&prop, 0));
+        printf("device: %s (sm_%d%d); --hash: fixed inputs\n", prop.name, prop.major, prop.minor);
+        return run_hashes();
     }
     if (!seed) {
         struct timespec ts;

@@ -6,7 +6,8 @@ backend that refuses a shape prints n/a. Timing: CUDA events around each call, m
 after 5 warm-up calls, inputs drawn fresh (torch.randn). FLOPs counted as in bench_cuda:
 4·B·H·N²·d, halved for causal; the backward (torch.autograd.grad after one forward) 2.5 times
 that. Lines starting with RESULT are the measurements. sdpa_fp8 lines ask whether PyTorch takes
-float8_e4m3fn inputs at all (n/a with the error where it does not).
+float8_e4m3fn inputs at all (n/a with the error where it does not). Options: --quick (N = 4096
+only), --only KIND (prefill, backward, decode or fp8: that kind alone, as bench_cuda's --only).
 """
 import statistics
 import sys
@@ -110,34 +111,41 @@ def fp8(N, d, causal):
 
 def main():
     quick = "--quick" in sys.argv
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv[:-1] else None
+    if only not in (None, "prefill", "backward", "decode", "fp8"):
+        sys.exit("sdpa_bench.py: --only takes prefill, backward, decode or fp8")
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
     a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").random_()
     b = torch.empty_like(a)
     ms = time_ms(lambda: b.copy_(a), 3, 20)
     print(f"RESULT torch_copy bytes={a.numel()} ms={ms:.3f} tbps={2.0 * a.numel() / (ms * 1e-3) / 1e12:.2f}")
     del a, b
-    for N in ([4096] if quick else [4096, 1024, 16384]):
+    for N in ([4096] if quick else [4096, 1024, 16384]) if only in (None, "prefill") else []:
         for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
             if N != 4096 and dtype != torch.float16:
                 continue
             for d in (128, 64):
                 for causal in (0, 1):
                     prefill(N, d, causal, dtype, name)
-    for causal in (0, 1):
-        prefill(4096, 256, causal, torch.float16, "f16")
-    for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
-        for d in (128, 64):
+    if only in (None, "prefill"):
+        for causal in (0, 1):
+            prefill(4096, 256, causal, torch.float16, "f16")
+    if only in (None, "backward"):
+        for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+            for d in (128, 64):
+                for causal in (0, 1):
+                    backward(4096, d, causal, dtype, name)
+        if not quick:
             for causal in (0, 1):
-                backward(4096, d, causal, dtype, name)
-    if not quick:
-        for causal in (0, 1):
-            backward(16384, 128, causal, torch.float16, "f16")
-    decode(8, 32, 8, 32768, 128, torch.float16, "f16")
-    decode(4, 32, 8, 65536, 128, torch.float16, "f16")
-    decode(8, 32, 8, 32768, 128, torch.bfloat16, "bf16")
-    for N in (4096, 16384):
-        for causal in (0, 1):
-            fp8(N, 128, causal)
+                backward(16384, 128, causal, torch.float16, "f16")
+    if only in (None, "decode"):
+        decode(8, 32, 8, 32768, 128, torch.float16, "f16")
+        decode(4, 32, 8, 65536, 128, torch.float16, "f16")
+        decode(8, 32, 8, 32768, 128, torch.bfloat16, "bf16")
+    if only in (None, "fp8"):
+        for N in (4096, 16384):
+            for causal in (0, 1):
+                fp8(N, 128, causal)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@
  *   2  version 1 with dQ added two elements at a time (the float2 atomicAdd of sm_90; sm_80
  *      keeps version 1's): half the atomic instructions, which are as many as the MMA ones.
  *   3  version 2 with four at a time (float4): lanes 2u and 2u+1 swap one pair by a shuffle so
- *      that each holds four consecutive columns of one row. Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
+ *      that each holds four consecutive columns of one row.
+ *   4+ Hopper only (wgmma, TMA, warp specialization): hopper_backward.cu says what each adds.
+ * Each warp computes Sᵀ and dPᵀ for its 16 keys × 64 queries, so
  * Pᵀ and dSᵀ are A fragments straight from the accumulators (the forward's register trick);
  * dSᵀ goes through shared memory once for dQ = dS K. Masks: none, causal, sliding window.
  * Layout as the forward: Q, O, dO, dQ (batch, n_q_heads, n_q, d); K, V, dK, dV (batch,
@@ -291,16 +293,21 @@ bwd_main(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K, con
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
+/* The largest workspace any version needs (versions 1-3: dQ's accumulator and D; 4 and up:
+ * theirs, padded to whole Q tiles). */
 extern "C" size_t fs_cuda_backward_workspace(const fs_cuda_prefill *p)
 {
     const size_t rows = (size_t)p->batch * p->n_q_heads * p->n_q;
-    return sizeof(float) * rows * (p->d + 1);
+    return std::max(sizeof(float) * rows * (p->d + 1), fs_cu_hopper_backward_workspace(p));
 }
 
 static const char *bwd_lines[] = {
     "mma.sync, K/V-outer (128 keys, 8 warps), Q tiles of 64 double-buffered, dQ by float atomics",
     "version 1 with dQ added as float2 atomics (sm_90)",
     "version 2 with float4 atomics (a shuffle pairs the lanes)",
+    "Hopper: wgmma, TMA ring, producer warp + 2 consumer warpgroups; dQ by bulk reduce-add",
+    "version 4 with dQ by red.global.add.v2 from registers (no staging)",
+    "version 4 with two dQ staging buffers (the reduce's read is not waited for)",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }
@@ -354,6 +361,7 @@ extern "C" fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version,
         if (why && n) snprintf(why, n, "no backward version %d (1..%d)", version, fs_cuda_backward_versions());
         return FS_ERR_ARG;
     }
+    if (version >= 4) return fs_cu_hopper_backward(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
     const bool bf = p->dtype == FS_CUDA_BF16;
     if (p->d == 64)
         return bf ? bwd_launch<__nv_bfloat16, 64>(p, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n)

@@ -136,6 +136,13 @@ fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &
                                const void *Q, const void *K, const void *V, void *O, char *why,
                                size_t n);
 
+/* Backward versions 4 and up (hopper_backward.cu, sm_90a only): the workspace they need, and
+ * the launch (FS_ERR_ARG with why when the device is not a Hopper). */
+size_t fs_cu_hopper_backward_workspace(const fs_cuda_prefill *p);
+fs_status fs_cu_hopper_backward(const fs_cuda_prefill *pp, int version, const void *Q, const void *K, const void *V,
+                                const void *O, const void *dO, void *dQ, void *dK, void *dV, void *work, char *why,
+                                size_t n);
+
 /* cp.async (sm_80+): 16 bytes global -> shared, zero-filled when !pred (rows past the end). */
 __device__ __forceinline__ void cp_async16(void *s, const void *g, bool pred)
 {

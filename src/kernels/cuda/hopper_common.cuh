@@ -279,7 +279,7 @@ template <int STAGES> __device__ __forceinline__ void ring_release(uint64_t *emp
 /* ---- TMA copies into swizzled tiles, and bulk copies ------------------------------------------ */
 
 /* Bytes of a swizzled tile of ROWS rows × COLS 16-bit columns (what one tma_tile3 brings). */
-template <int ROWS, int COLS> constexpr uint32_t tile_bytes() { return (uint32_t)ROWS * COLS * 2; }
+template <int ROWS, int COLS> __host__ __device__ constexpr uint32_t tile_bytes() { return (uint32_t)ROWS * COLS * 2; }
 
 /* Rows row .. row + ROWS − 1 of head `head` (all COLS columns, 16-bit) of a make_map tensor
  * map into the swizzled tile at dst: COLS / 64 boxes, box cb landing at dst + cb · ROWS · 128.
@@ -316,6 +316,34 @@ template <int N> __device__ __forceinline__ void bulk_wait_read()
 /* Ordinary shared-memory stores before this are seen by later wgmma / bulk-copy reads (each
  * writing thread runs it, then a barrier). */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* ---- Rings with two "full" barriers a stage, several rings a block ----------------------------
+ * A forward kernel's K/V ring has two "full" barriers a stage, k_full[s] and v_full[s] (the K
+ * tile and the V tile of a stage land separately, so S = Q Kᵀ starts before V is in), and one
+ * "empty"; stage and parity of fill it are the ring's above (ring_wait_full on either "full"
+ * array, ring_wait_empty, ring_release). A block with several rings initialises each and fences
+ * once, after the last. */
+
+/* One thread: ring_init without the fence (a ring initialised before another one). */
+__device__ __forceinline__ void ring_init_bars(uint64_t *full, uint64_t *empty, int stages, int readers)
+{
+    for (int s = 0; s < stages; s++) {
+        mbar_init(full + s, 1);
+        mbar_init(empty + s, readers);
+    }
+}
+/* One thread: full_a[s] and full_b[s] expect 1 arrival, empty[s] `readers`, for every stage; then
+ * the fence (as ring_init). A __syncthreads must follow. */
+__device__ __forceinline__ void ring2_init(uint64_t *full_a, uint64_t *full_b, uint64_t *empty, int stages,
+                                           int readers)
+{
+    for (int s = 0; s < stages; s++) {
+        mbar_init(full_a + s, 1);
+        mbar_init(full_b + s, 1);
+        mbar_init(empty + s, readers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 

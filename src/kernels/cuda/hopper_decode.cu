@@ -66,13 +66,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
     const int nt = j0 < j1 ? (j1 - j0 + DEC9_BK - 1) / DEC9_BK : 0;
 
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(full + s, 1);    /* the producer's expect_tx, then the bytes */
-            mbar_init(empty + s, 4);   /* one arrival per compute warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
+    if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
     __syncthreads();
 
     if (warp == 4) {   /* the producer: one thread issues every copy */
@@ -80,9 +74,9 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
             if (lane == 0) {
                 const int kvrow = b * p.n_kv_heads + kvh;
                 for (int it = 0; it < nt; it++) {
-                    const int s = it % STAGES, key0 = j0 + it * DEC9_BK;
-                    mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);   /* the first round passes at once */
-                    mbar_expect_tx(full + s, 2 * TK);
+                    const int s = ring_stage<STAGES>(it), key0 = j0 + it * DEC9_BK;
+                    ring_wait_empty<STAGES>(empty, it);
+                    mbar_expect_tx(full + s, 2 * TK);   /* K and V on one barrier, box by box */
                     for (int cb = 0; cb < D / 64; cb++) {
                         tma_load3(sK + s * TK + cb * DEC9_BK * 128, &tmK, 64 * cb, key0, kvrow, full + s);
                         tma_load3(sV + s * TK + cb * DEC9_BK * 128, &tmV, 64 * cb, key0, kvrow, full + s);
@@ -98,7 +92,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
         const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
         int base = -64, mine = 0;
         for (int it = 0; it < nt; it++) {
-            const int s = it % STAGES, key0 = j0 + it * DEC9_BK, blk0 = key0 / P;
+            const int s = ring_stage<STAGES>(it), key0 = j0 + it * DEC9_BK, blk0 = key0 / P;
             if (blk0 + per > base + 32) {   /* per divides 32 and blk0 advances by per: whole tiles fit */
                 base = blk0;
                 mine = base + lane < nblk ? tab[base + lane] : 0;
@@ -109,7 +103,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
             if (lane == 0) {
                 int boxes = 0;
                 for (int q = 0; q < per; q++) boxes += key0 + q * rows < j1;
-                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(full + s, 2u * boxes * rows * 128 * (D / 64));
                 const int slot0 = P > DEC9_BK ? key0 % P : 0;
                 for (int q = 0; q < boxes; q++)
@@ -125,7 +119,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     }
 
     /* the 4 compute warps: Q by cp.async, then the tiles as they land */
-    auto sync_compute = [] { asm volatile("bar.sync 1, 128;\n" ::: "memory"); };
+    auto sync_compute = [] { bar_sync<128>(1); };   /* the 4 compute warps alone */
     load_tile<T, D, LD, 16, 128>(sQ, Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D, G);
     cp_async_commit();
     cp_async_wait<0>();
@@ -142,16 +136,15 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     const int rv = warp * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);    /* V row */
     const int cv = (lane >> 4) << 3;                                      /* V column in 16 */
     for (int it = 0; it < nt; it++) {
-        const int s = it % STAGES;
+        const int s = ring_stage<STAGES>(it);
         const unsigned char *kS = sK + s * TK, *vS = sV + s * TK;
         const int c0 = j0 + it * DEC9_BK + warp * 16;
-        mbar_wait(full + s, (it / STAGES) & 1);
+        ring_wait_full<STAGES>(full, it);
         if (!PAGED || c0 < j1)   /* paged: past the end, the page was not loaded */
             dec_warp_tile<T, D>(
                 p.scale2, qf, [&](int kk) { return kS + sw_off<DEC9_BK>(rk, kk * 16 + ck); },
                 [&](int dp) { return vS + sw_off<DEC9_BK>(rv, dp * 16 + cv); }, c0, j1, t4, m, l, o);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + s);   /* this warp has read the stage */
+        ring_release<STAGES>(empty, it, lane);   /* this warp has read the stage */
     }
 
     /* every tile has landed and been read: the stages' room holds the 4 warps' states */

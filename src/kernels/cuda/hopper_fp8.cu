@@ -123,31 +123,16 @@ template <> __device__ __forceinline__ void fp8_rs<256>(float *d, const uint32_t
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
-__device__ __forceinline__ void f8_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void f8_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void f8_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* Keep the compiler from moving reads or writes of registers across a wgmma wait or fence. */
-template <int R> __device__ __forceinline__ void f8_reg_fence(float *d)
-{
-#pragma unroll
-    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
+/* Keep P's 8-bit fragments alive and unchanged until the wgmma reading them has been waited for
+ * (hopper_prefill.cu's a_fence, 32 keys a fragment). The fences, commits, waits and descriptors
+ * around these wgmma are hopper_common.cuh's (wg_fence, wg_commit, wg_wait, reg_fence,
+ * sw128_desc: an 8-bit K-major operand has the 16-bit one's 128-byte rows). */
 template <int BK> __device__ __forceinline__ void f8_a_fence(uint32_t (&a)[BK / 32][4])
 {
 #pragma unroll
     for (int kk = 0; kk < BK / 32; kk++)
 #pragma unroll
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
-}
-
-/* Descriptor of a 128B-swizzled K-major operand at shared address addr (as hopper_prefill.cu's
- * sw128_desc: leading offset unused, 1024 bytes between 8-row groups, swizzle mode 1). */
-__device__ __forceinline__ uint64_t f8_desc(uint32_t addr)
-{
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
 }
 
 /* Two floats to two e4m3 bytes (round to nearest even, saturating at ±448): a in the low byte. */
@@ -258,28 +243,33 @@ template <int D> __device__ __forceinline__ void f8_rescale(float (&o)[D / 2], c
 template <int D, int BQ, int BK>
 __device__ __forceinline__ void f8_scores_issue(float (&s)[BK / 2], uint32_t sQ, uint32_t sK)
 {
-    f8_reg_fence<BK / 2>(s);
-    f8_fence();
+    reg_fence<BK / 2>(s);
+    wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; kk++)
-        fp8_ss<BK>(s, f8_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
-                   f8_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
-    f8_commit();
+        fp8_ss<BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                   sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    wg_commit();
 }
 /* Issue O += P V and commit. Vᵀ tile: BK / 128 blocks of D rows (d) × 128 bytes (keys). */
 template <int D, int BK>
 __device__ __forceinline__ void f8_pv_issue(float (&o)[D / 2], const uint32_t (&a)[BK / 32][4], uint32_t sVt)
 {
-    f8_reg_fence<D / 2>(o);
-    f8_fence();
+    reg_fence<D / 2>(o);
+    wg_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 32; kk++) fp8_rs<D>(o, a[kk], f8_desc(sVt + (kk >> 2) * D * 128 + (kk & 3) * 32));
-    f8_commit();
+    for (int kk = 0; kk < BK / 32; kk++) fp8_rs<D>(o, a[kk], sw128_desc(sVt + (kk >> 2) * D * 128 + (kk & 3) * 32));
+    wg_commit();
 }
 
-/* Named barriers of the ping-pong (ids 1 and 2, 256 threads each: see hopper_prefill.cu). */
-__device__ __forceinline__ void f8_bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
-__device__ __forceinline__ void f8_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+/* Wait for every wgmma issued (the last being O += P V), keeping P's fragments and o in place
+ * until then. */
+template <int D, int BK> __device__ __forceinline__ void f8_pv_wait(float (&o)[D / 2], uint32_t (&a)[BK / 32][4])
+{
+    wg_wait<0>();
+    f8_a_fence<BK>(a);
+    reg_fence<D / 2>(o);
+}
 
 /* grid (query tiles, n_q_heads, batch), 384 threads: warpgroup 0 the producer, 1 and 2 the
  * consumers (version 14's schedule). Shared: Q (BQ × D B), STAGES × K (BK × D B), STAGES ×
@@ -308,37 +298,32 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
 
     if (tid == 0) {
         mbar_init(q_full, 1);
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(k_full + s, 1);
-            mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        ring2_init(k_full, v_full, empty, STAGES, 4 * NCW);   /* one arrival per consumer warp */
     }
     __syncthreads();
 
     if (wg == 0) {   /* the producer: one thread issues every copy */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        wg_regs_dec<24>();
         if (tid == 0) {
             const int kvrow = b * p.n_kv_heads + kvh;
             mbar_expect_tx(q_full, TQ);
             for (int cb = 0; cb < D / 128; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 128 * cb, r0, (int)qh, q_full);
             for (int it = 0; it < nt; it++) {
-                const int s = it % STAGES, kt = kt_lo + it;
-                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);
+                const int s = ring_stage<STAGES>(it), kt = kt_lo + it;
+                ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(k_full + s, TK);
-                for (int cb = 0; cb < D / 128; cb++)
+                for (int cb = 0; cb < D / 128; cb++)   /* K: BK keys × d bytes, d / 128 boxes */
                     tma_load3(sK + s * TK + cb * BK * 128, &tmK, 128 * cb, kt * BK, kvrow, k_full + s);
                 mbar_expect_tx(v_full + s, TK);
-                for (int cb = 0; cb < BK / 128; cb++)
+                for (int cb = 0; cb < BK / 128; cb++)   /* Vᵀ: d rows × BK keys, BK / 128 boxes */
                     tma_load3(sV + s * TK + cb * D * 128, &tmV, kt * BK + 128 * cb, 0, kvrow, v_full + s);
             }
         }
         return;
     }
     /* 240 registers a consumer thread with two consumer warpgroups, 160 with three */
-    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
-    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
+    if (NCW == 2) wg_regs_inc<240>();
+    else wg_regs_inc<160>();
     const int cw = wg - 1;
     const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -349,69 +334,61 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0;
     static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
-    auto my_turn = [&] { if (PINGPONG) f8_bar_sync(1 + cw); };
-    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) f8_bar_arrive(1 + (cw + 1) % 2); };
-    if (PINGPONG && cw == 1 && nt > 0) f8_bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) bar_arrive(1 + (cw + 1) % 2); };
+    if (PINGPONG && cw == 1 && nt > 0) bar_arrive(1);   /* warpgroup 0 takes the first turn */
     mbar_wait(q_full, 0);
     if (!OVERLAP) {   /* one tile at a time: S, softmax, P V, each waited for */
         for (int it = 0; it < nt; it++) {
-            const int s = it % STAGES, kt = kt_lo + it;
-            mbar_wait(k_full + s, (it / STAGES) & 1);
+            const int s = it % STAGES, kt = kt_lo + it;   /* ring_stage spelled out: through the call, nvcc
+                                                           * computed the tile addresses differently */
+            ring_wait_full<STAGES>(k_full, it);
             f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK + s * TK));
-            f8_wait<0>();
-            f8_reg_fence<BK / 2>(sc);
+            wg_wait<0>();
+            reg_fence<BK / 2>(sc);
             f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
             f8_rescale<D>(o, alpha);
             f8_pack<BK>(a, sc);
-            mbar_wait(v_full + s, (it / STAGES) & 1);
+            ring_wait_full<STAGES>(v_full, it);
             f8_pv_issue<D, BK>(o, a, smem_u32(sV + s * TK));
-            f8_wait<0>();
-            f8_a_fence<BK>(a);
-            f8_reg_fence<D / 2>(o);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty + s);
+            f8_pv_wait<D, BK>(o, a);
+            ring_release<STAGES>(empty, it, lane);
         }
     }
     if (OVERLAP && nt > 0) {
-        mbar_wait(k_full, 0);
+        ring_wait_full<STAGES>(k_full, 0);
         my_turn();
         f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK));
         your_turn(false);
-        f8_wait<0>();
-        f8_reg_fence<BK / 2>(sc);
+        wg_wait<0>();
+        reg_fence<BK / 2>(sc);
         f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
         f8_pack<BK>(a, sc);
     }
     for (int it = 1; OVERLAP && it < nt; it++) {
-        const int s = it % STAGES, sp = (it - 1) % STAGES, kt = kt_lo + it;
-        mbar_wait(k_full + s, (it / STAGES) & 1);
-        mbar_wait(v_full + sp, ((it - 1) / STAGES) & 1);
+        const int s = ring_stage<STAGES>(it), sp = ring_stage<STAGES>(it - 1), kt = kt_lo + it;
+        ring_wait_full<STAGES>(k_full, it);
+        ring_wait_full<STAGES>(v_full, it - 1);
         my_turn();
         f8_scores_issue<D, BQ, BK>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
         f8_pv_issue<D, BK>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
         your_turn(false);
-        f8_wait<1>();                                     /* S_j is ready */
-        f8_reg_fence<BK / 2>(sc);
+        wg_wait<1>();                                     /* S_j is ready */
+        reg_fence<BK / 2>(sc);
         f8_softmax<BK, NPOLY>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
-        f8_wait<0>();                                     /* P_{j−1} V_{j−1} is done */
-        f8_a_fence<BK>(a);
-        f8_reg_fence<D / 2>(o);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + sp);
+        f8_pv_wait<D, BK>(o, a);                         /* P_{j−1} V_{j−1} is done */
+        ring_release<STAGES>(empty, it - 1, lane);
         f8_rescale<D>(o, alpha);
         f8_pack<BK>(a, sc);
     }
     if (OVERLAP && nt > 0) {
-        const int sp = (nt - 1) % STAGES;
-        mbar_wait(v_full + sp, ((nt - 1) / STAGES) & 1);
+        const int sp = ring_stage<STAGES>(nt - 1);
+        ring_wait_full<STAGES>(v_full, nt - 1);
         my_turn();
         f8_pv_issue<D, BK>(o, a, smem_u32(sV + sp * TK));
         your_turn(true);
-        f8_wait<0>();
-        f8_a_fence<BK>(a);
-        f8_reg_fence<D / 2>(o);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + sp);
+        f8_pv_wait<D, BK>(o, a);
+        ring_release<STAGES>(empty, nt - 1, lane);
     }
     /* O = o · v_descale / ℓ in bfloat16 */
     const float vsc = vd[0];
@@ -549,18 +526,13 @@ __global__ void f8_descale(unsigned *amax)
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* A 3-D tensor map over bytes: (heads, rows, inner) with boxes of 128 bytes × box_rows rows,
- * 128-byte swizzle. */
+ * 128-byte swizzle; the encoder as make_map's. */
 static fs_status make_map8(CUtensorMap *map, const void *base, int inner, int rows, int heads, int box_rows,
                            char *why, size_t n)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    FS_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
-                                               cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !encode) {
-        if (why && n) snprintf(why, n, "the driver has no cuTensorMapEncodeTiled");
-        return FS_ERR_ARG;
-    }
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
     const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)heads};
     const cuuint64_t strides[2] = {(cuuint64_t)inner, (cuuint64_t)rows * inner};
     const cuuint32_t box[3] = {128, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};

@@ -51,7 +51,9 @@
  * (which is 17 there) only in their block order.
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
- * the mbarrier and TMA helpers and the host's tensor maps (shared with hopper_decode.cu).
+ * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
+ * mbarriers and TMA copies, the stage ring (its two "full" barriers a stage, K's and V's:
+ * ring2_init), setmaxnreg, named barriers, and the host's tensor maps.
  *
  * wgmma accumulator layout (m64nN, f32), warp w of the warpgroup, lane = 4g + t: element
  * 4i + e of a thread holds row 16w + g + 8·(e >> 1), column 8i + 2t + (e & 1) — per warp the
@@ -90,17 +92,26 @@ __device__ __forceinline__ int wg_class(const prefill_params &p, int r0, int r1,
     return (full && !edge) ? FS_TILE_FULL : FS_TILE_PARTIAL;
 }
 
-/* S (64 × BK, this thread's BK/2 values) = Q_wg Kᵀ: D/16 wgmma, each over 16 columns of d.
- * sQ: this warpgroup's 64 rows inside a swizzled tile of BQ rows; sK: a swizzled tile of BK. */
+/* Issue S = Q_wg Kᵀ (64 × BK, this thread's BK/2 values) and commit; no wait: D/16 wgmma, each
+ * over 16 columns of d. sQ: this warpgroup's 64 rows inside a swizzled tile of BQ rows; sK: a
+ * swizzled tile of BK. */
 template <typename T, int D, int BK, int BQ>
-__device__ __forceinline__ void wg_scores(float *s, uint32_t sQ, uint32_t sK)
+__device__ __forceinline__ void wg_scores_issue(float *s, uint32_t sQ, uint32_t sK)
 {
+    reg_fence<BK / 2>(s);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++)
         wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
                         sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
     wg_commit();
+}
+
+/* S = Q_wg Kᵀ, waited for (versions 10 and 11). */
+template <typename T, int D, int BK, int BQ>
+__device__ __forceinline__ void wg_scores(float *s, uint32_t sQ, uint32_t sK)
+{
+    wg_scores_issue<T, D, BK, BQ>(s, sQ, sK);
     wg_wait<0>();
     reg_fence<BK / 2>(s);
 }
@@ -206,19 +217,6 @@ __device__ __forceinline__ void wg_pv_issue(float (&o)[D / 64][32], const uint32
     wg_commit();
 }
 
-/* Issue S = Q_wg Kᵀ and commit; no wait (wg_scores is issue + wait). */
-template <typename T, int D, int BK, int BQ>
-__device__ __forceinline__ void wg_scores_issue(float *s, uint32_t sQ, uint32_t sK)
-{
-    reg_fence<BK / 2>(s);
-    wg_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++)
-        wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
-                        sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
-    wg_commit();
-}
-
 /* Keep P's registers alive and unchanged until the wgmma reading them has been waited for. */
 template <int BK> __device__ __forceinline__ void a_fence(uint32_t (&a)[BK / 16][4])
 {
@@ -226,6 +224,16 @@ template <int BK> __device__ __forceinline__ void a_fence(uint32_t (&a)[BK / 16]
     for (int kk = 0; kk < BK / 16; kk++)
 #pragma unroll
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Wait for every wgmma issued (the last being O += P V), keeping P's registers and o in place
+ * until then. */
+template <int D, int BK> __device__ __forceinline__ void wg_pv_wait(float (&o)[D / 64][32], uint32_t (&a)[BK / 16][4])
+{
+    wg_wait<0>();
+    a_fence<BK>(a);
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
 }
 
 /* Versions 10 and 11: the softmax, then O += P V, waited for at once. */
@@ -240,10 +248,7 @@ __device__ __forceinline__ void wg_softmax_pv(const prefill_params &p, float *s,
     uint32_t a[BK / 16][4];
     wg_pack<T, BK>(a, s);
     wg_pv_issue<T, D, BK>(o, a, sV);
-    wg_wait<0>();
-    a_fence<BK>(a);
-#pragma unroll
-    for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
+    wg_pv_wait<D, BK>(o, a);
 }
 
 /* O = o / ℓ for this thread's two rows (ℓ summed over the quad), and the log-sum-exp. */
@@ -315,7 +320,7 @@ prefill_wgmma(prefill_params p, const T *__restrict__ Q, const T *__restrict__ K
         }
         cp_async_commit();
         cp_async_wait<1>();
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   /* cp.async writes → wgmma reads */
+        fence_async_smem();   /* cp.async writes → wgmma reads */
         __syncthreads();
         const int cls = wg_class(p, wr0, wr1, kt, BK);
         if (cls != FS_TILE_SKIPPED) {
@@ -356,24 +361,19 @@ prefill_tma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
 
     if (tid == 0) {
         mbar_init(q_full, 1);
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(k_full + s, 1);
-            mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 8);   /* one arrival per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        ring2_init(k_full, v_full, empty, STAGES, 8);   /* one arrival per consumer warp */
     }
     __syncthreads();
 
     if (wg == 0) {   /* producer */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        wg_regs_dec<24>();
         if (tid == 0) {
             mbar_expect_tx(q_full, TQ);
             for (int cb = 0; cb < D / 64; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 64 * cb, r0, (int)qh, q_full);
             const int kvrow = b * p.n_kv_heads + kvh;
             for (int kt = kt_lo, it = 0; kt < kt_hi; kt++, it++) {
-                const int s = it % STAGES;
-                mbar_wait(empty + s, ((it / STAGES) & 1) ^ 1);   /* the first round passes at once */
+                const int s = ring_stage<STAGES>(it);
+                ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(k_full + s, TK);
                 for (int cb = 0; cb < D / 64; cb++)
                     tma_load3(sK + s * TK + cb * BK * 128, &tmK, 64 * cb, kt * BK, kvrow, k_full + s);
@@ -383,7 +383,7 @@ prefill_tma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
             }
         }
     } else {         /* consumers */
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+        wg_regs_inc<240>();
         const int cw = wg - 1;
         const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
         const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -394,18 +394,16 @@ prefill_tma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
             for (int i = 0; i < 32; i++) o[nb][i] = 0;
         mbar_wait(q_full, 0);
         for (int kt = kt_lo, it = 0; kt < kt_hi; kt++, it++) {
-            const int s = it % STAGES;
-            const uint32_t ph = (it / STAGES) & 1;
+            const int s = ring_stage<STAGES>(it);
             const int cls = wg_class(p, wr0, wr1, kt, BK);
             float sc[BK / 2];
-            mbar_wait(k_full + s, ph);
+            ring_wait_full<STAGES>(k_full, it);
             if (cls != FS_TILE_SKIPPED)
                 wg_scores<T, D, BK, BQ>(sc, smem_u32(sQ) + cw * 64 * 128, smem_u32(sK + s * TK));
-            mbar_wait(v_full + s, ph);
+            ring_wait_full<STAGES>(v_full, it);
             if (cls != FS_TILE_SKIPPED)
                 wg_softmax_pv<T, D, BK>(p, sc, o, m, l, smem_u32(sV + s * TK), kt, cls, row0, t4);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty + s);
+            ring_release<STAGES>(empty, it, lane);
         }
         wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
     }
@@ -443,8 +441,8 @@ __device__ __forceinline__ void produce_kv(const CUtensorMap *tmK, const CUtenso
 {
     constexpr int TK = BK * D * 2;
     for (int it = 0; it < nt; it++) {
-        const int gt = gt0 + it, s = gt % STAGES, kt = kt_lo + it;
-        mbar_wait(empty + s, ((gt / STAGES) & 1) ^ 1);
+        const int gt = gt0 + it, s = ring_stage<STAGES>(gt), kt = kt_lo + it;
+        ring_wait_empty<STAGES>(empty, gt);
         mbar_expect_tx(k_full + s, TK);
         for (int cb = 0; cb < D / 64; cb++)
             tma_load3(sK + s * TK + cb * BK * 128, tmK, 64 * cb, kt * BK, kvrow, k_full + s);
@@ -480,8 +478,8 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
     float sc[BK / 2], alpha[2];
     uint32_t a[BK / 16][4];
     if (nt > 0) {
-        const int s = gt0 % STAGES;
-        mbar_wait(k_full + s, (gt0 / STAGES) & 1);
+        const int s = ring_stage<STAGES>(gt0);
+        ring_wait_full<STAGES>(k_full, gt0);
         my_turn();
         wg_scores_issue<T, D, BK, 64 * NCW>(sc, sQw, smem_u32(sK + s * TK));
         your_turn(false);
@@ -493,9 +491,9 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         wg_pack<T, BK>(a, sc);
     }
     for (int it = 1; it < nt; it++) {
-        const int gt = gt0 + it, s = gt % STAGES, sp = (gt - 1) % STAGES, kt = kt_lo + it;
-        mbar_wait(k_full + s, (gt / STAGES) & 1);
-        mbar_wait(v_full + sp, ((gt - 1) / STAGES) & 1);
+        const int gt = gt0 + it, s = ring_stage<STAGES>(gt), sp = ring_stage<STAGES>(gt - 1), kt = kt_lo + it;
+        ring_wait_full<STAGES>(k_full, gt);
+        ring_wait_full<STAGES>(v_full, gt - 1);
         my_turn();
         wg_scores_issue<T, D, BK, 64 * NCW>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
         wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));                  /* O += P_{j−1} V_{j−1} */
@@ -504,27 +502,19 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         reg_fence<BK / 2>(sc);
         const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
         wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt, cls, row0, t4);
-        wg_wait<0>();                                                           /* P_{j−1} V_{j−1} is done */
-        a_fence<BK>(a);
-#pragma unroll
-        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + sp);                                /* stage j−1 is free */
+        wg_pv_wait<D, BK>(o, a);                                                /* P_{j−1} V_{j−1} is done */
+        ring_release<STAGES>(empty, gt - 1, lane);                             /* stage j−1 is free */
         wg_rescale<D>(o, alpha);
         wg_pack<T, BK>(a, sc);
     }
     if (nt > 0) {
-        const int sp = (gt0 + nt - 1) % STAGES;
-        mbar_wait(v_full + sp, ((gt0 + nt - 1) / STAGES) & 1);
+        const int gl = gt0 + nt - 1, sp = ring_stage<STAGES>(gl);
+        ring_wait_full<STAGES>(v_full, gl);
         my_turn();
         wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));
         your_turn(true);
-        wg_wait<0>();
-        a_fence<BK>(a);
-#pragma unroll
-        for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + sp);
+        wg_pv_wait<D, BK>(o, a);
+        ring_release<STAGES>(empty, gl, lane);
     }
 }
 
@@ -574,17 +564,12 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
     if (tid == 0) {
         mbar_init(q_full, 1);
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(k_full + s, 1);
-            mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 4 * NCW);   /* one arrival per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        ring2_init(k_full, v_full, empty, STAGES, 4 * NCW);   /* one arrival per consumer warp */
     }
     __syncthreads();
 
     if (wg == 0) {   /* producer, as version 11 */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        wg_regs_dec<24>();
         if (tid == 0) {
             mbar_expect_tx(q_full, TQ);
             for (int cb = 0; cb < D / 64; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 64 * cb, r0, (int)qh, q_full);
@@ -594,8 +579,8 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     }
     /* 240 registers a consumer thread with two consumer warpgroups, 160 with three (version 16):
      * 128 · 24 + 384 · 160 fits the 65536 of an SM */
-    if (NCW == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
-    else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
+    if (NCW == 2) wg_regs_inc<240>();
+    else wg_regs_inc<160>();
     const int cw = wg - 1;
     const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -651,17 +636,9 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int n_qt = (p.n_q + BQ - 1) / BQ;
 
-    if (tid == 0) {
-        for (int x = 0; x < 2; x++) {
-            mbar_init(q_full + x, 1);
-            mbar_init(q_empty + x, 8);   /* one arrival per consumer warp */
-        }
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(k_full + s, 1);
-            mbar_init(v_full + s, 1);
-            mbar_init(empty + s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (tid == 0) {   /* two rings: Q's (2 stages) and K/V's; one arrival per consumer warp */
+        ring_init_bars(q_full, q_empty, 2, 8);
+        ring2_init(k_full, v_full, empty, STAGES, 8);
     }
     __syncthreads();
 
@@ -682,13 +659,13 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     };
 
     if (wg == 0) {   /* the producer */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        wg_regs_dec<24>();
         if (tid == 0) {
             int gt = 0, qi = 0, qt, head;
             for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
                 if (qt < 0) continue;
                 const item it = item_at(qt, head);
-                const int x = qi & 1;
+                const int x = qi & 1;   /* Q's ring of two in bits (ring_stage<2> costs a signed remainder) */
                 mbar_wait(q_empty + x, ((qi >> 1) & 1) ^ 1);
                 mbar_expect_tx(q_full + x, TQ);
                 for (int cb = 0; cb < D / 64; cb++)
@@ -700,7 +677,7 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         }
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+    wg_regs_inc<240>();
     const int cw = wg - 1;
     int gt = 0, qi = 0, qt, head;
     if (cw == 1) bar_arrive(1);   /* warpgroup 0 takes the first turn (every block has an item) */

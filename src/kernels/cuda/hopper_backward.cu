@@ -1,0 +1,443 @@
+/* hopper_backward.cu: backward versions 4 and up, built for Hopper only (sm_90a), written with
+ * the primitives of hopper_common.cuh. attn_backward.cu (versions 1-3, mma.sync) dispatches here.
+ *
+ * The same recomputation as versions 1-3 (001 §Forward Pass vs. Backward Pass, 004 §The
+ * backward pass), in FlashAttention-2's K/V-outer order: a block keeps one K/V tile of
+ * Bk = 128 keys resident and walks every Q tile (Bq = 64 rows) that can see it, of every query
+ * head of its KV head's group (GQA: dK and dV summed over the group without atomics):
+ *   Sᵀ = K Qᵀ,  Pᵀ = exp(scale·Sᵀ − L),  dPᵀ = V dOᵀ,  dSᵀ = Pᵀ ∘ (dPᵀ − D)
+ *   dV += Pᵀ dO,  dK += dSᵀ Q,  dQ += dS K
+ * Scores are computed transposed (keys as rows) so that Pᵀ and dSᵀ come out of the tensor cores
+ * in the register layout that the next products take as their A operand: dV and dK never
+ * leave registers until the end, and only dSᵀ goes through shared memory, for dQ.
+ *
+ *   4  wgmma and warp specialization. A producer warp streams Q, dO, L and D tiles through a
+ *      ring of 2 stages by TMA, each stage completing on an mbarrier; two consumer warpgroups
+ *      (64 keys each, 240 registers a thread against the producer's 24) compute the five
+ *      products as wgmma: Sᵀ and dPᵀ from shared memory on both sides, dV and dK with A (Pᵀ,
+ *      dSᵀ) from registers, dQ = dS K from shared memory with both operands read transposed.
+ *      Each warpgroup's dQ tile (64 rows × 64 columns: at d = 128 the warpgroups split the
+ *      columns, at d = 64 the keys) is staged in shared memory and added to the float32
+ *      accumulator in global memory by one bulk reduce-add of the copy engine (atomic in L2,
+ *      one instruction for 16 KiB).
+ *   5  version 4 with dQ added by each thread from its registers (red.global.add.v2.f32, 32
+ *      a thread a tile) instead of the staged bulk reduce: the other way to accumulate dQ,
+ *      kept to measure one against the other.
+ *   6  version 4 with two dQ staging buffers a warpgroup, so the thread that issues the bulk
+ *      reduce no longer waits, before the next tile, for the copy to have read its source.
+ *
+ * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
+ * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
+ * tile's 64 values with one bulk copy. The dQ accumulator is laid out by tiles,
+ * [batch·head][Q tile][D/64][64 rows][64 columns] with the column's 8-float chunk XOR the row
+ * mod 8 (so the consumers' staging stores fall in different banks); hbwd_dq turns it into dQ.
+ *
+ * Accumulator layout (m64n64, f32), warp w of the warpgroup, lane = 4g + t: element 4i + e holds
+ * row 16w + g + 8·(e >> 1), column 8i + 2t + (e & 1). Rows are keys here, columns queries.
+ */
+#include "kernels/cuda/hopper_common.cuh"
+
+namespace {
+
+constexpr int BKV = 128, BQ = 64;
+
+/* How a version adds its dQ tile to the accumulator. */
+enum dq_mode { DQ_BULK = 0, DQ_RED = 1 };
+
+/* D, L (base 2, +∞ for a row that sees nothing or a padded row) into the padded arrays, one warp
+ * a padded row; rows (batch · n_q_heads) × npad. */
+template <typename T, int D>
+__global__ void hbwd_pre(int bh_rows, int n_q, int npad, const T *__restrict__ O, const T *__restrict__ dO,
+                         const float *__restrict__ lse, float *__restrict__ Lp, float *__restrict__ Dp)
+{
+    typedef fs_cu_type<T> ty;
+    const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (r >= bh_rows * npad) return;
+    const int bh = r / npad, i = r % npad;
+    float s = 0;
+    if (i < n_q) {
+        const size_t row = (size_t)bh * n_q + i;
+        for (int c = lane; c < D; c += 32) s += ty::to_f(O[row * D + c]) * ty::to_f(dO[row * D + c]);
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffff, s, o);
+    if (lane == 0) {
+        const float L = i < n_q ? lse[(size_t)bh * n_q + i] : -INFINITY;
+        Lp[r] = L == -INFINITY ? INFINITY : L * FS_LOG2E;
+        Dp[r] = s;
+    }
+}
+
+/* Offset (floats) of dQ accumulator element (row rr, column cc) inside one 64 × 64 block. */
+__host__ __device__ __forceinline__ int acc_off(int rr, int cc) { return rr * 64 + (cc ^ ((rr & 7) << 3)); }
+
+/* dQ = scale · accumulator, 8 columns a thread. */
+template <typename T, int D>
+__global__ void hbwd_dq(int bh_rows, int n_q, int nqt, float scale, const float *__restrict__ acc, T *__restrict__ dQ)
+{
+    const size_t total = (size_t)bh_rows * n_q * (D / 8);
+    for (size_t u = blockIdx.x * (size_t)blockDim.x + threadIdx.x; u < total; u += (size_t)gridDim.x * blockDim.x) {
+        const int c = (int)(u % (D / 8)) * 8;
+        const size_t row = u / (D / 8);
+        const int bh = (int)(row / n_q), i = (int)(row % n_q), qt = i / 64, rr = i % 64;
+        const float *a = acc + (((size_t)bh * nqt + qt) * (D / 64) + c / 64) * 4096 + acc_off(rr, c & 63);
+        const float4 x = *reinterpret_cast<const float4 *>(a), y = *reinterpret_cast<const float4 *>(a + 4);
+        uint4 o;
+        o.x = pack2<T>(x.x * scale, x.y * scale);
+        o.y = pack2<T>(x.z * scale, x.w * scale);
+        o.z = pack2<T>(y.x * scale, y.y * scale);
+        o.w = pack2<T>(y.z * scale, y.w * scale);
+        *reinterpret_cast<uint4 *>(dQ + row * D + c) = o;
+    }
+}
+
+/* Is query row i (position i + offset) allowed to see key j? (none / causal / window) */
+__device__ __forceinline__ bool hb_visible(const prefill_params &p, int i, int j)
+{
+    const int pos = i + p.mask.offset;
+    if (p.mask.kind == FS_MASK_CAUSAL) return j <= pos;
+    if (p.mask.kind == FS_MASK_WINDOW) return j <= pos && j > pos - p.mask.window;
+    return true;
+}
+
+/* Does every pair of keys [k0, k0 + 64) × queries [r0, r0 + 64) exist and see each other? */
+__device__ __forceinline__ bool hb_full(const prefill_params &p, int k0, int r0)
+{
+    if (k0 + 64 > p.n_kv || r0 + 64 > p.n_q) return false;
+    if (p.mask.kind == FS_MASK_NONE) return true;
+    /* the extreme corners decide for causal and window masks */
+    return hb_visible(p, r0, k0 + 63) && hb_visible(p, r0 + 63, k0);
+}
+
+/* Pack 64 accumulators (keys × 16kk.. queries) into the four registers of each k-step's A. */
+template <typename T>
+__device__ __forceinline__ void pack_a(uint32_t (&a)[4][4], const float *s)
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+        for (int x = 0; x < 4; x++) a[kk][x] = pack2<T>(s[8 * kk + 2 * x], s[8 * kk + 2 * x + 1]);
+}
+__device__ __forceinline__ void a_fence4(uint32_t (&a)[4][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
+}
+
+/* Wait until every bulk copy this thread committed has completed (writes included). */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+/* red.global.add.v2.f32: two consecutive floats added atomically (sm_90). */
+__device__ __forceinline__ void red_add2(float *g, float a, float b)
+{
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(g), "f"(a), "f"(b) : "memory");
+}
+
+/* Grid (ceil(n_kv / 128), n_kv_heads, batch), 384 threads: warpgroup 0 the producer (one
+ * thread issues every copy), warpgroups 1 and 2 the consumers (keys 64c .. 64c + 63 of the
+ * block's tile). Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and dO
+ * (64 rows); 2 × dSᵀ (128 keys × 64 queries: tile t writes buffer t mod 2 while the other
+ * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
+ * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
+ * Lp, Dp: padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
+template <typename T, int D, int STAGES, int MODE, int NSB>
+__global__ void __launch_bounds__(384, 1)
+bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
+          const float *__restrict__ Lp, const float *__restrict__ Dp, float *__restrict__ acc, int npad,
+          T *__restrict__ dK, T *__restrict__ dV)
+{
+    constexpr uint32_t TKV = tile_bytes<BKV, D>(), TQ = tile_bytes<BQ, D>(), TS = tile_bytes<BKV, BQ>();
+    constexpr int NSTG = MODE == DQ_BULK ? NSB * 2 : 0;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sK = align1024(smem_raw), *sV = sK + TKV, *sQ = sV + TKV, *sdO = sQ + STAGES * TQ;
+    unsigned char *sdS = sdO + STAGES * TQ;
+    float *stg = reinterpret_cast<float *>(sdS + 2 * TS);
+    float *sL = stg + NSTG * 4096, *sD = sL + STAGES * BQ;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sD + STAGES * BQ);
+    uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES;
+
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int kvh = blockIdx.y, b = blockIdx.z, G = p.n_q_heads / p.n_kv_heads;
+    const int c0 = blockIdx.x * BKV, c1 = min(c0 + BKV, p.n_kv);
+    const int nqt = npad / BQ;
+
+    /* the Q tiles that can see keys [c0, c1) */
+    int qt_lo = 0, qt_hi = nqt;
+    if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW)
+        qt_lo = (int)min((long)nqt, max(0L, ((long)c0 - p.mask.offset) / BQ));
+    if (p.mask.kind == FS_MASK_WINDOW)
+        qt_hi = (int)min((long)qt_hi, max(0L, ((long)c1 - 1 + p.mask.window - 1 - p.mask.offset) / BQ + 1));
+    const int per_head = max(0, qt_hi - qt_lo), total = G * per_head;
+
+    if (tid == 0) {
+        mbar_init(kv_full, 1);
+        ring_init(full, empty, STAGES, 8);   /* one arrival per consumer warp */
+    }
+    __syncthreads();
+
+    if (wg == 0) {   /* the producer */
+        wg_regs_dec<24>();
+        if (tid == 0) {
+            const int kvrow = b * p.n_kv_heads + kvh;
+            mbar_expect_tx(kv_full, 2 * TKV);
+            tma_tile3<BKV, D>(sK, &tmK, c0, kvrow, kv_full);
+            tma_tile3<BKV, D>(sV, &tmV, c0, kvrow, kv_full);
+            for (int w = 0; w < total; w++) {
+                const int s = ring_stage<STAGES>(w), h = kvh * G + w / per_head, r0 = (qt_lo + w % per_head) * BQ;
+                const int qrow = b * p.n_q_heads + h;
+                ring_wait_empty<STAGES>(empty, w);
+                mbar_expect_tx(full + s, 2 * TQ + 2 * BQ * 4);
+                tma_tile3<BQ, D>(sQ + s * TQ, &tmQ, r0, qrow, full + s);
+                tma_tile3<BQ, D>(sdO + s * TQ, &tmdO, r0, qrow, full + s);
+                bulk_load(sL + s * BQ, Lp + (size_t)qrow * npad + r0, BQ * 4, full + s);
+                bulk_load(sD + s * BQ, Dp + (size_t)qrow * npad + r0, BQ * 4, full + s);
+            }
+        }
+        return;
+    }
+
+    wg_regs_inc<240>();
+    const int c = wg - 1, ct = tid - 128, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int k0 = c0 + 64 * c;                      /* this warpgroup's first key */
+    const uint32_t aK = smem_u32(sK) + c * 64 * 128, aV = smem_u32(sV) + c * 64 * 128;
+
+    float dk[D / 64][32], dv[D / 64][32];
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) dk[nb][i] = dv[nb][i] = 0;
+
+    mbar_wait(kv_full, 0);
+    for (int w = 0; w < total; w++) {
+        const int s = ring_stage<STAGES>(w), h = kvh * G + w / per_head, qt = qt_lo + w % per_head, r0 = qt * BQ;
+        const int qrow = b * p.n_q_heads + h;
+        const uint32_t aQ = smem_u32(sQ + s * TQ), adO = smem_u32(sdO + s * TQ);
+        unsigned char *dS = sdS + (w & 1) * TS;
+        const float *tL = sL + s * BQ, *tD = sD + s * BQ;
+        ring_wait_full<STAGES>(full, w);
+
+        /* Sᵀ = K_c Qᵀ and dPᵀ = V_c dOᵀ (64 keys × 64 queries each), two groups */
+        float st[32], dp[32];
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++)
+            wgmma_ss<T, 64>(st, sw128_desc(aK + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
+                            sw128_desc(aQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
+        wg_commit();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++)
+            wgmma_ss<T, 64>(dp, sw128_desc(aV + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
+                            sw128_desc(adO + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
+        wg_commit();
+
+        /* Pᵀ = 2^(s·scale·log2 e − L) (masked pairs 0), then dSᵀ = Pᵀ ∘ (dPᵀ − D) */
+        const bool full_tile = hb_full(p, k0, r0);
+        wg_wait<1>();
+        reg_fence<32>(st);
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            const int q = 8 * (i >> 2) + 2 * t4 + (i & 1), j = k0 + 16 * warp + g + 8 * ((i >> 1) & 1);
+            float pv = fast_exp2(fmaf(st[i], p.scale2, -tL[q]));
+            if (!full_tile && (j >= p.n_kv || !hb_visible(p, r0 + q, j))) pv = 0.f;
+            st[i] = pv;
+        }
+        wg_wait<0>();
+        reg_fence<32>(dp);
+#pragma unroll
+        for (int i = 0; i < 32; i++) dp[i] = st[i] * (dp[i] - tD[8 * (i >> 2) + 2 * t4 + (i & 1)]);
+
+        /* dV += Pᵀ dO, dK += dSᵀ Q (A from registers, B read transposed); scale applied at the end */
+        uint32_t ap[4][4], ad[4][4];
+        pack_a<T>(ap, st);
+        pack_a<T>(ad, dp);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) {
+            reg_fence<32>(dv[nb]);
+            reg_fence<32>(dk[nb]);
+        }
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int nb = 0; nb < D / 64; nb++) {
+                wgmma_rs_t<T>(dv[nb], ap[kk], sw128_desc(adO + nb * BQ * 128 + kk * 16 * 128));
+                wgmma_rs_t<T>(dk[nb], ad[kk], sw128_desc(aQ + nb * BQ * 128 + kk * 16 * 128));
+            }
+        wg_commit();
+
+        /* dSᵀ into shared memory (keys 64c + 16·warp + g (+8), queries 16kk + 2t (+8)) */
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                const int r = 64 * c + 16 * warp + g + 8 * (x & 1), q = 16 * kk + 2 * t4 + 8 * (x >> 1);
+                *reinterpret_cast<uint32_t *>(dS + sw_off<BKV>(r, q)) = ad[kk][x];
+            }
+        fence_async_smem();
+        /* dSᵀ complete before the tensor cores read it: at d = 128 each warpgroup's dQ columns
+         * need every key's, so both warpgroups meet; at d = 64 its own keys' */
+        if (D == 128) bar_sync<256>(1);
+        else bar_sync<128>(2 + c);
+
+        /* dQ (64 queries × 64 columns) = dS K: at d = 128 all 128 keys, columns 64c..; at
+         * d = 64 this warpgroup's 64 keys, all columns */
+        float dq[32];
+#pragma unroll
+        for (int i = 0; i < 32; i++) dq[i] = 0;
+        reg_fence<32>(dq);
+        wg_fence();
+        if (D == 128) {
+#pragma unroll
+            for (int kk = 0; kk < BKV / 16; kk++)
+                wgmma_ss_tt<T>(dq, sw128_desc(smem_u32(dS) + kk * 16 * 128),
+                               sw128_desc(smem_u32(sK) + c * BKV * 128 + kk * 16 * 128));
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                wgmma_ss_tt<T>(dq, sw128_desc(smem_u32(dS) + (64 * c + kk * 16) * 128),
+                               sw128_desc(smem_u32(sK) + (64 * c + kk * 16) * 128));
+        }
+        wg_commit();
+        wg_wait<0>();
+        reg_fence<32>(dq);
+        a_fence4(ap);
+        a_fence4(ad);
+#pragma unroll
+        for (int nb = 0; nb < D / 64; nb++) {
+            reg_fence<32>(dv[nb]);
+            reg_fence<32>(dk[nb]);
+        }
+        ring_release<STAGES>(empty, w, lane);   /* Q, dO, L, D of this stage are no longer read */
+
+        /* dQ into the float32 accumulator: block (qrow, qt, column block) */
+        float *blk = acc + (((size_t)qrow * nqt + qt) * (D / 64) + (D == 128 ? c : 0)) * 4096;
+        if (MODE == DQ_RED) {
+#pragma unroll
+            for (int i = 0; i < 32; i += 2) {
+                const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
+                red_add2(blk + acc_off(rr, cc), dq[i], dq[i + 1]);
+            }
+        } else {
+            /* the copy that read this buffer NSB tiles ago is done reading it: its issuing
+             * thread waited for that before the barrier above */
+            float *sg = stg + ((w % NSB) * 2 + c) * 4096;
+#pragma unroll
+            for (int i = 0; i < 32; i += 2) {
+                const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
+                *reinterpret_cast<float2 *>(sg + acc_off(rr, cc)) = make_float2(dq[i], dq[i + 1]);
+            }
+            fence_async_smem();
+            bar_sync<128>(2 + c);
+            if (ct % 128 == 0) {
+                bulk_reduce_add_f32(blk, sg, 4096 * 4);
+                bulk_commit();
+                /* with one buffer, wait here until the copy has read it; with two, until the
+                 * previous tile's copy has (the next write to that buffer is two tiles on, past
+                 * this warpgroup's next barrier) */
+                if (NSB == 1) bulk_wait_read<0>();
+                else bulk_wait_read<1>();
+            }
+        }
+    }
+    if (MODE == DQ_BULK && ct % 128 == 0) bulk_wait_all();   /* the copies finish before the block ends */
+
+    /* dK = scale · Σ dSᵀ Q, dV = Σ Pᵀ dO: this thread's keys k0 + 16·warp + g (+8) */
+    const float scale = p.scale2 / FS_LOG2E;
+    const size_t kvbase = ((size_t)b * p.n_kv_heads + kvh) * p.n_kv;
+#pragma unroll
+    for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+        for (int i = 0; i < 32; i += 2) {
+            const int j = k0 + 16 * warp + g + 8 * ((i >> 1) & 1), col = nb * 64 + 8 * (i >> 2) + 2 * t4;
+            if (j < p.n_kv) {
+                const size_t off = (kvbase + j) * D + col;
+                *reinterpret_cast<uint32_t *>(dK + off) = pack2<T>(dk[nb][i] * scale, dk[nb][i + 1] * scale);
+                *reinterpret_cast<uint32_t *>(dV + off) = pack2<T>(dv[nb][i], dv[nb][i + 1]);
+            }
+        }
+}
+
+struct hb_version { int stages, mode, nsb; };
+const hb_version hb_versions[] = {
+    {2, DQ_BULK, 1},   /* 4 */
+    {2, DQ_RED, 1},    /* 5 */
+    {2, DQ_BULK, 2},   /* 6 */
+};
+
+template <typename T, int D, int STAGES, int MODE, int NSB>
+fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
+                    const CUtensorMap &mv, const CUtensorMap &mdo, const float *Lp, const float *Dp, float *acc,
+                    int npad, void *dK, void *dV, char *why, size_t n)
+{
+    constexpr int NSTG = MODE == DQ_BULK ? NSB * 2 : 0;
+    const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
+                        2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
+                        8 * (1 + 2 * STAGES);
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    dim3 grid((pp->n_kv + BKV - 1) / BKV, pp->n_kv_heads, pp->batch);
+    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, Lp, Dp, acc, npad, (T *)dK, (T *)dV);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+template <typename T, int D>
+fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const void *K, const void *V, const void *O,
+                 const void *dO, void *dQ, void *dK, void *dV, void *work, char *why, size_t n)
+{
+    const prefill_params p = make_params(pp);
+    const int bh = pp->batch * pp->n_q_heads, nqt = (pp->n_q + BQ - 1) / BQ, npad = nqt * BQ;
+    float *acc = (float *)work, *Lp = acc + (size_t)bh * npad * D, *Dp = Lp + (size_t)bh * npad;
+    FS_CU_TRY(cudaMemsetAsync(acc, 0, sizeof(float) * (size_t)bh * npad * D));
+    hbwd_pre<T, D><<<(bh * npad + 7) / 8, 256>>>(bh, pp->n_q, npad, (const T *)O, (const T *)dO, pp->lse, Lp, Dp);
+    FS_CU_LAUNCHED();
+    CUtensorMap mq, mk, mv, mdo;
+    fs_status st;
+    if ((st = make_map(&mq, Q, pp->dtype, D, pp->n_q, bh, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mdo, dO, pp->dtype, D, pp->n_q, bh, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mk, K, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mv, V, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
+    const hb_version hv = hb_versions[version - 4];
+    if (hv.mode == DQ_RED)
+        st = hb_launch<T, D, 2, DQ_RED, 1>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    else if (hv.nsb == 2)
+        st = hb_launch<T, D, 2, DQ_BULK, 2>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    else
+        st = hb_launch<T, D, 2, DQ_BULK, 1>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    if (st != FS_OK) return st;
+    const size_t units = (size_t)bh * pp->n_q * (D / 8);
+    hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256>>>(bh, pp->n_q, nqt, pp->scale, acc,
+                                                                                (T *)dQ);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+}   // namespace
+
+size_t fs_cu_hopper_backward_workspace(const fs_cuda_prefill *p)
+{
+    const size_t bh = (size_t)p->batch * p->n_q_heads, npad = (size_t)(p->n_q + BQ - 1) / BQ * BQ;
+    return sizeof(float) * bh * npad * (p->d + 2);
+}
+
+fs_status fs_cu_hopper_backward(const fs_cuda_prefill *pp, int version, const void *Q, const void *K, const void *V,
+                                const void *O, const void *dO, void *dQ, void *dK, void *dV, void *work, char *why,
+                                size_t n)
+{
+    char what[64];
+    snprintf(what, sizeof what, "backward version %d", version);
+    fs_status st = hopper_device(what, why, n);
+    if (st != FS_OK) return st;
+    const bool bf = pp->dtype == FS_CUDA_BF16;
+    if (pp->d == 64)
+        return bf ? hb_run<__nv_bfloat16, 64>(pp, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
+                  : hb_run<__half, 64>(pp, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
+    if (pp->d == 128)
+        return bf ? hb_run<__nv_bfloat16, 128>(pp, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n)
+                  : hb_run<__half, 128>(pp, version, Q, K, V, O, dO, dQ, dK, dV, work, why, n);
+    if (why && n) snprintf(why, n, "%s takes d = 64 or 128, not %d", what, pp->d);
+    return FS_ERR_ARG;
+}
