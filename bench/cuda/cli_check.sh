@@ -5,7 +5,9 @@
 #
 # Builds the program with CUDA and without the window (make CUDA=1 NO_GUI=1: GPU machines lack
 # SDL2), then for random problems and for 000's n = 6 example compares the JSONL of the engine
-# and of the GPU event by event (bench/cuda/cmp_jsonl.py, float32 tolerance). Needs a GPU.
+# and of the GPU event by event (bench/cuda/cmp_jsonl.py, float32 tolerance), the forward's
+# (tile, skip, row, out) and the backward's (--backward: lse, delta, btile, bskip, brow, bkey,
+# grad, with GQA, dO = 1 and dropout among them). Needs a GPU.
 set -u
 B=${1:-build/cuda}
 LOG=${2:-/tmp/fs-cli-check}
@@ -20,7 +22,7 @@ def mat(rows, cols, path):
         for _ in range(rows):
             f.write(" ".join(f"{r.uniform(-2, 2):.6f}" for _ in range(cols)) + "\n")
 d = sys.argv[1]
-mat(14, 5, f"{d}/q.txt"); mat(17, 5, f"{d}/k.txt"); mat(17, 4, f"{d}/v.txt")
+mat(14, 5, f"{d}/q.txt"); mat(17, 5, f"{d}/k.txt"); mat(17, 4, f"{d}/v.txt"); mat(14, 4, f"{d}/do.txt")
 PY
 ok=1
 A=assets/doc000_tiled
@@ -40,5 +42,11 @@ compare "random 14x17 causal" "${R[@]}" --mask causal
 compare "random window 5, kv-outer" "${R[@]}" --window 5 --order kv-outer
 compare "random exp2, unnormalized, Bq=4 Bk=5" "${R[@]}" --form unnormalized --exp2 --bq 4 --bk 5
 compare "random one query at a time" "${R[@]}" --query
+compare "backward: 000's n=6 causal, Bq=2 Bk=3, its dO" --backward --q $A/Q.txt --k $A/K.txt --v $A/V.txt --do $A/dO.txt --bq 2 --bk 3 --mask causal
+compare "backward: random 14x17 causal, kv-outer, dO given" "${R[@]}" --backward --do "$LOG/do.txt" --mask causal --order kv-outer
+compare "backward: random window 5, heads 2:1, dO = 1, Bq=3 Bk=4" "${R[@]}" --backward --window 5 --heads 2:1 --bq 3 --bk 4
+compare "backward: random, dropout 0.3 seed 7, soft-cap 2" "${R[@]}" --backward --do "$LOG/do.txt" --dropout 0.3 --seed 7 --softcap 2
 $B/flashstep trace --q $A/Q.txt --k $A/K.txt --v $A/V.txt --bq 2 --bk 3 --mask causal --backend cuda | tail -8
+$B/flashstep trace --backward --q $A/Q.txt --k $A/K.txt --v $A/V.txt --do $A/dO.txt --bq 2 --bk 3 --mask causal \
+  --backend cuda | tail -8
 [ $ok = 1 ] && echo "cli_check: every CUDA trace matches the engine" || { echo "cli_check: FAILED"; exit 1; }

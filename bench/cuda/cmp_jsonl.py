@@ -5,6 +5,12 @@
 Same number of lines, same keys, equal strings and integers; floating-point numbers equal
 within rel_tol · max(1, |engine|) (default 2e-4: float32 against float64). Exit 0 when they
 agree, 1 with the first difference otherwise.
+
+It reads no event kind in particular: every key of every line is compared, nested lists
+included, so the forward's events (tile, skip, row, out) and the backward's (lse, delta, btile,
+bskip, brow, bkey, grad; the dropped cells [[i, j], ...] as integers, exactly) are covered alike.
+A number the trace prints as an integer (%.17g of 2.0 is "2") is compared within the tolerance
+when the other side printed a fraction, exactly when both are integers.
 """
 import json
 import math

@@ -27,7 +27,9 @@ static const char *usage_tail =
     "output:\n"
     "  --format table|jsonl         (default table)\n"
     "  --digits N                   digits after the point in the table (default 4)\n"
-    "  --backend engine|cuda        cuda: run the tiled kernel on the GPU (make CUDA=1)\n"
+    "  --backend engine|cuda        cuda: run on the GPU in float32 (make CUDA=1): the tiled\n"
+    "                               kernel, --query, or --backward (its forward, D and the\n"
+    "                               backward, with --dropout); the same events as the engine\n"
     "\n"
     "An option the chosen algorithm does not read (--bq with --decode, --merge without it) is\n"
     "refused, and so is an option given twice. Bad input exits 2 with file:line:column. The\n"
@@ -489,7 +491,7 @@ int cli_trace(int argc, char **argv)
 {
     cli_problem p;
     cli_problem_init(&p, "trace");
-    int jsonl = 0, digits = 4, cuda = 0, backend_given = 0;
+    int jsonl = 0, digits = 4, cuda = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -514,7 +516,6 @@ int cli_trace(int argc, char **argv)
             digits = (int)n;
         } else if (!strcmp(a, "--backend")) {
             NEED();
-            backend_given = 1;
             if (!strcmp(val, "cuda")) cuda = 1;
             else if (!strcmp(val, "engine")) cuda = 0;
             else return cli_fail("trace", "--backend is engine or cuda, not '%s'", val);
@@ -527,10 +528,6 @@ int cli_trace(int argc, char **argv)
     fs_trace_init(&tr);
     fs_result res = {0};
     int rc = 2;
-    if (backend_given && p.run.algo == FS_ALGO_BACKWARD) {   /* before any file is read */
-        cli_fail("trace", "%s", "--backend does not apply to --backward (the backward runs in the engine only)");
-        goto out;
-    }
     rc = cli_problem_load(&p);
     if (rc) goto out;
     rc = 2;
@@ -539,12 +536,14 @@ int cli_trace(int argc, char **argv)
     fs_status st;
     if (cuda) {
         char why[256] = "";
-        if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY) {
-            cli_fail("trace", "%s", "--backend cuda runs the tiled algorithm (and --query) only");
+        if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY && r->algo != FS_ALGO_BACKWARD) {
+            cli_fail("trace", "%s", "--backend cuda runs the tiled algorithm, --query and --backward only");
             goto out;
         }
-        if (r->tiling.dropout.on) {
-            cli_fail("trace", "%s", "--backend cuda has no dropout (the engine's tiled forward has: drop --backend)");
+        if (r->tiling.dropout.on && r->algo != FS_ALGO_BACKWARD) {
+            cli_fail("trace", "%s",
+                     "--backend cuda has no dropout in the traced forward (the engine's tiled forward has: drop "
+                     "--backend; --backward --backend cuda takes --dropout)");
             goto out;
         }
         st = fs_cuda_trace(r, &res, &tr, why, sizeof why);

@@ -214,9 +214,20 @@ check(rc == 0 and "dO=1" in out and "dV:" in out, f"table form: rc={rc} {err!r}"
 # Refusals: options the backward does not read, --do without --backward, a dO of the wrong shape.
 good = write("good.txt", [[1.0, 2.0], [3.0, 4.0]])
 for t in (["--form", "unnormalized"], ["--exp2"], ["--pitfall", "no-rescale"], ["--merge", "tree"], ["--parts", "2"],
-          ["--chunk", "2"], ["--backend", "cuda"], ["--backend", "engine"], ["--scores", good]):
+          ["--chunk", "2"], ["--scores", good]):
     rc, out, err = run(["--backward", "--q", good, "--k", good, "--v", good, *t])
     check(rc == 2 and "does not apply" in err and not out, f"--backward with {t}: rc={rc} {err!r}")
+# --backend: engine is the default; cuda runs the backward on the GPU in float32 (tests/cuda compares
+# it with the engine) or, in a build without CUDA or on a machine without a GPU, says why.
+rc1, out1, err1 = run(base + ["--backend", "engine"])
+rc2, out2, err2 = run(base)
+check(rc1 == 0 and out1 == out2 and out1, f"--backward --backend engine: rc={rc1} {err1!r}")
+rc, out, err = run(base + ["--backend", "cuda"])
+check((rc == 0 and '"event":"grad"' in out) or (rc == 2 and "CUDA backend:" in err and not out),
+      f"--backward --backend cuda: rc={rc} {err!r}")
+rc, out, err = run(base + ["--backend", "cuda", "--dropout", "0.3", "--seed", "5"])
+check((rc == 0 and '"dropped"' in out) or (rc == 2 and "CUDA backend:" in err and not out),
+      f"--backward --backend cuda --dropout: rc={rc} {err!r}")
 for t in ([], ["--decode"], ["--reference"], ["--query"]):
     rc, out, err = run(["--q", good, "--k", good, "--v", good, "--do", good, *t])
     check(rc == 2 and "does not apply" in err and not out, f"--do without --backward {t}: rc={rc} {err!r}")

@@ -10,9 +10,22 @@
  * (|gpu − engine| ≤ 2e-4 · max(1, |engine|): float32 carries 24 bits and the problems are
  * small; −∞ must match −∞). The outputs O, m, ℓ are compared the same way. With --lessons,
  * every lesson of DIR whose run (or comparison run) is tiled or the one-query walk, without a
- * deliberate pitfall, is also run on the GPU and compared with the lesson's own trace. Exit 0 when every
- * case matches, 1 otherwise (with the seed to replay), 2 when no GPU is usable.
- * A plain C program, not a Check suite: the GPU machine needs nothing but the driver.
+ * deliberate pitfall, is also run on the GPU and compared with the lesson's own trace.
+ *
+ * The backward pass (fs_cuda_trace on FS_ALGO_BACKWARD) gets the same: as many random problems
+ * (GQA, ragged tiles, every mask, soft-capping, both loop orders, dropout, a given dO or none)
+ * and every backward lesson, compared with fs_run_exec's backward trace (LSE, DELTA, BTILE,
+ * BSKIP, BROW, BKEY, GRAD: S, P, dP, dS, the dQ, dK, dV updates, the dropped cells) and its
+ * D, dQ, dK, dV.
+ *
+ *   test_cuda --host [--seed N] [--count N] [--lessons DIR]
+ * runs only the backward's cases, with fs_cuda_trace_emulated: the kernels' per-thread code on
+ * the CPU, no GPU needed (a machine with nvcc checks the backward's records and their
+ * conversion into events before a GPU runs them).
+ *
+ * Exit 0 when every case matches, 1 otherwise (with the seed to replay), 2 when no GPU is
+ * usable (without --host). A plain C program, not a Check suite: the GPU machine needs nothing
+ * but the driver.
  */
 #include <math.h>
 #include <stdio.h>
@@ -100,8 +113,136 @@ static int cmp_traces(const fs_trace *tg, const fs_trace *te)
             !cmp_vec("o_old", k, tg, g->o_old, te, e->o_old, e->n_o) ||
             !cmp_vec("o_new", k, tg, g->o_new, te, e->o_new, e->n_o))
             return 0;
+        /* The backward's fields (backward.h): L or D in x, D in m_new (above), dP, dS, the
+         * gradient blocks (o_blk; g_* for dV), which tensor a GRAD is; dropout's cells. */
+        if (g->n_g != e->n_g || g->tensor != e->tensor || g->n_drop != e->n_drop) {
+            printf("  event %lld (%s): n_g %d/%d tensor %d/%d n_drop %d/%d differ (%s)\n", (long long)k,
+                   fs_event_kind_str(e->kind), g->n_g, e->n_g, g->tensor, e->tensor, g->n_drop, e->n_drop, g_where);
+            return 0;
+        }
+        if (!cmp_num("x", k, g->x, e->x) || !cmp_num("dropout", k, g->dropout, e->dropout) ||
+            !cmp_vec("dp", k, tg, g->dp_row, te, e->dp_row, e->n_s) ||
+            !cmp_vec("ds", k, tg, g->ds_row, te, e->ds_row, e->n_s) ||
+            !cmp_vec("o_blk", k, tg, g->o_blk, te, e->o_blk, e->n_o) ||
+            !cmp_vec("g_old", k, tg, g->g_old, te, e->g_old, e->n_g) ||
+            !cmp_vec("g_blk", k, tg, g->g_blk, te, e->g_blk, e->n_g) ||
+            !cmp_vec("g_new", k, tg, g->g_new, te, e->g_new, e->n_g) ||
+            !cmp_vec("dropped", k, tg, g->drop, te, e->drop, 2 * e->n_drop))
+            return 0;
     }
     return 1;
+}
+
+/* The backward entry under test: the GPU, or its CPU emulation (--host). */
+static int g_host;
+static fs_status run_cuda(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n)
+{
+    return g_host ? fs_cuda_trace_emulated(r, res, tr, why, n) : fs_cuda_trace(r, res, tr, why, n);
+}
+
+/* n numbers of the GPU's result against the engine's. */
+static int cmp_arr(const char *what, const double *g, const double *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cmp_num(what, -1, g[i], e[i])) return 0;
+    return 1;
+}
+
+/* Both results of a backward run: O, L, D, dQ, dK, dV. */
+static int cmp_backward_results(const fs_attn *a, const fs_result *g, const fs_result *e)
+{
+    size_t rows = (size_t)a->n_q_heads * a->n_q, keys = (size_t)a->n_kv_heads * a->n_kv;
+    return cmp_arr("O", g->O, e->O, rows * a->d_v) && cmp_arr("L", g->L, e->L, rows) &&
+           cmp_arr("D", g->D, e->D, rows) && cmp_arr("dQ", g->dQ, e->dQ, rows * a->d) &&
+           cmp_arr("dK", g->dK, e->dK, keys * a->d) && cmp_arr("dV", g->dV, e->dV, keys * a->d_v);
+}
+
+/* One random backward case; returns 1 when it matches. */
+static int one_backward_case(rng_t *r, int idx)
+{
+    int group = rint_in(r, 1, 3), n_kv_heads = rint_in(r, 1, 2);
+    int n_q = rint_in(r, 1, 30), n_kv = rint_in(r, 1, 40), d = rint_in(r, 1, 8), d_v = rint_in(r, 1, 8);
+    int mask = rint_in(r, 0, 4);   /* none, causal, window, bits, tree */
+    if (mask == 4) n_kv = n_q;
+    fs_run run = fs_run_make(FS_ALGO_BACKWARD);
+    fs_attn *a = &run.attn;
+    *a = fs_attn_make(n_q, n_kv, d, d_v);
+    a->n_kv_heads = n_kv_heads;
+    a->n_q_heads = n_kv_heads * group;
+    int hq = a->n_q_heads;
+    double *Q = malloc(sizeof(double) * hq * n_q * d), *K = malloc(sizeof(double) * n_kv_heads * n_kv * d);
+    double *V = malloc(sizeof(double) * n_kv_heads * n_kv * d_v), *dO = NULL;
+    uint64_t *bits = malloc(sizeof(uint64_t) * n_q * fs_mask_words(n_kv));
+    int32_t *parent = malloc(sizeof(int32_t) * n_q);
+    for (int i = 0; i < hq * n_q * d; i++) Q[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d; i++) K[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d_v; i++) V[i] = runi(r, -1, 1);
+    a->Q = Q;
+    a->K = K;
+    a->V = V;
+    if (rint_in(r, 0, 3)) {   /* a given dO; else dO = 1 */
+        dO = malloc(sizeof(double) * hq * n_q * d_v);
+        for (int i = 0; i < hq * n_q * d_v; i++) dO[i] = runi(r, -1, 1);
+        run.dO = dO;
+    }
+    if (rint_in(r, 0, 4) == 0) a->softcap = runi(r, 0.5, 3);
+    a->mask.kind = mask == 4 ? FS_MASK_BITS : (fs_mask_kind)mask;
+    if (rint_in(r, 0, 3) == 0 && mask >= 1 && mask <= 2) {
+        a->mask.has_offset = 1;
+        a->mask.offset = rint_in(r, -5, n_kv);
+    }
+    a->mask.window = rint_in(r, 1, 12);
+    if (mask == 3) {
+        int w = fs_mask_words(n_kv);
+        for (int i = 0; i < n_q * w; i++) bits[i] = rnext(r) & rnext(r) & (rint_in(r, 0, 2) ? ~0ull : 0);
+        a->mask.bits = bits;
+        a->mask.words_per_row = w;
+    } else if (mask == 4) {
+        for (int i = 0; i < n_q; i++) parent[i] = i == 0 ? -1 : rint_in(r, 0, i - 1);
+        if (fs_mask_tree_build(parent, n_q, bits, NULL) != FS_OK) abort();
+        a->mask = fs_mask_tree(bits, n_q);
+    }
+    run.tiling.Bq = rint_in(r, 1, 16);
+    run.tiling.Bk = rint_in(r, 1, 16);
+    run.tiling.form = rint_in(r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+    run.tiling.order = rint_in(r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+    if (rint_in(r, 0, 2) == 0) {
+        run.tiling.dropout.on = true;
+        run.tiling.dropout.p = rint_in(r, 0, 5) == 0 ? 0.0 : runi(r, 0.05, 0.9);
+        run.tiling.dropout.seed = rnext(r);
+    }
+    snprintf(g_where, sizeof g_where,
+             "backward case %d: heads %d/%d n_q %d n_kv %d d %d d_v %d mask %s%s Bq %d Bk %d %s %s%s%s%s", idx, hq,
+             n_kv_heads, n_q, n_kv, d, d_v, mask == 4 ? "tree" : fs_mask_kind_str(a->mask.kind),
+             a->mask.has_offset ? "+offset" : "", run.tiling.Bq, run.tiling.Bk, fs_form_str(run.tiling.form),
+             fs_order_str(run.tiling.order), a->softcap > 0 ? " softcap" : "", dO ? " dO" : " dO=1",
+             run.tiling.dropout.on ? " dropout" : "");
+
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    int ok = 1;
+    fs_status se = fs_run_exec(&run, &re, &te);
+    fs_status sg = run_cuda(&run, &rg, &tg, why, sizeof why);
+    if (se != FS_OK || sg != FS_OK) {
+        printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
+        ok = 0;
+    } else {
+        ok = cmp_traces(&tg, &te) && cmp_backward_results(a, &rg, &re);
+    }
+    if (se == FS_OK) fs_result_free(&re);
+    if (sg == FS_OK) fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    free(Q);
+    free(K);
+    free(V);
+    free(dO);
+    free(bits);
+    free(parent);
+    return ok;
 }
 
 /* One random case; returns 1 when it matches. */
@@ -198,8 +339,11 @@ static int one_case(rng_t *r, int idx)
 static int lesson_run(const char *path, const char *what, const fs_run *run, int *traced)
 {
     *traced = 0;
-    if (!run || (run->algo != FS_ALGO_TILED && run->algo != FS_ALGO_QUERY)) return 1;
-    if (run->algo == FS_ALGO_TILED && run->tiling.pitfall != FS_PITFALL_NONE) return 1;
+    if (!run) return 1;
+    const int backward = run->algo == FS_ALGO_BACKWARD;
+    if (g_host && !backward) return 1;   /* the emulation covers the backward only */
+    if (!backward && run->algo != FS_ALGO_TILED && run->algo != FS_ALGO_QUERY) return 1;
+    if (run->algo != FS_ALGO_QUERY && run->tiling.pitfall != FS_PITFALL_NONE) return 1;
     *traced = 1;
     fs_trace te, tg;
     fs_trace_init(&te);
@@ -208,10 +352,10 @@ static int lesson_run(const char *path, const char *what, const fs_run *run, int
     char why[256] = "";
     snprintf(g_where, sizeof g_where, "%s (%s)", path, what);
     fs_status se = fs_run_exec(run, &re, &te);
-    fs_status sg = fs_cuda_trace(run, &rg, &tg, why, sizeof why);
+    fs_status sg = run_cuda(run, &rg, &tg, why, sizeof why);
     int ok = se == FS_OK && sg == FS_OK;
     if (!ok) printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
-    ok = ok && cmp_traces(&tg, &te);
+    ok = ok && cmp_traces(&tg, &te) && (!backward || cmp_backward_results(&run->attn, &rg, &re));
     if (se == FS_OK) fs_result_free(&re);
     if (sg == FS_OK) fs_result_free(&rg);
     fs_trace_free(&te);
@@ -244,7 +388,8 @@ static int lessons(const char *dir, int *n_traced)
         if (!ok) bad++;
         fs_lesson_free(l);
     }
-    printf("test_cuda: %d lessons, %d tiled/query runs traced on the GPU, %d lessons differ\n", n, *n_traced, bad);
+    printf("test_cuda: %d lessons, %d %s runs traced %s, %d lessons differ\n", n, *n_traced,
+           g_host ? "backward" : "tiled/query/backward", g_host ? "by the CPU emulation" : "on the GPU", bad);
     fs_lesson_list_free(paths, n);
     return bad;
 }
@@ -285,6 +430,56 @@ static int self_test(void)
     return ok && caught;
 }
 
+/* The same for the backward: one dS nudged by 1%, or one dK block's number, must be rejected. */
+static int self_test_backward(void)
+{
+    double Q[12], K[16], V[16], dO[12];
+    for (int i = 0; i < 12; i++) Q[i] = 0.3 * i - 1, dO[i] = 0.1 * i - 0.4;
+    for (int i = 0; i < 16; i++) K[i] = V[i] = 0.2 * i - 1.5;
+    fs_run run = fs_run_make(FS_ALGO_BACKWARD);
+    run.attn = fs_attn_make(6, 8, 2, 2);
+    run.attn.Q = Q;
+    run.attn.K = K;
+    run.attn.V = V;
+    run.attn.mask.kind = FS_MASK_CAUSAL;
+    run.dO = dO;
+    run.tiling.Bq = 2;
+    run.tiling.Bk = 3;
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    snprintf(g_where, sizeof g_where, "backward self-test");
+    int ok = fs_run_exec(&run, &re, &te) == FS_OK && run_cuda(&run, &rg, &tg, why, sizeof why) == FS_OK;
+    ok = ok && cmp_traces(&tg, &te) && cmp_backward_results(&run.attn, &rg, &re);
+    int caught = 0, tried = 0;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        /* pass 0: a BROW's dS; pass 1: a BKEY's dK block */
+        for (int64_t k = 0; k < tg.n; k++) {
+            fs_event *e = &tg.ev[k];
+            int64_t off = pass == 0 && e->kind == FS_EV_BROW ? e->ds_row : pass == 1 && e->kind == FS_EV_BKEY ? e->o_blk : -1;
+            int32_t len = pass == 0 ? e->n_s : e->n_o;
+            double *v = off >= 0 ? tg.pool + off : NULL;
+            int32_t c = 0;
+            while (v && c < len && fabs(v[c]) < 1e-2) c++;
+            if (!v || c == len) continue;
+            v[c] *= 1.01;
+            tried++;
+            caught += !cmp_traces(&tg, &te);
+            v[c] /= 1.01;
+            break;
+        }
+    }
+    printf("backward self-test: the traces match%s; with one dS, then one dK block nudged: %s\n", ok ? "" : " NOT",
+           tried == 2 && caught == 2 ? "rejected, as it must be" : "NOT rejected");
+    fs_result_free(&re);   /* both calls zero their result first: freeing a failed one is safe */
+    fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    return ok && tried == 2 && caught == 2;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 0;
@@ -294,13 +489,14 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--count") && i + 1 < argc) count = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--lessons") && i + 1 < argc) lesson_dir = argv[++i];
+        else if (!strcmp(argv[i], "--host")) g_host = 1;
         else {
-            fprintf(stderr, "usage: test_cuda [--seed N] [--count N] [--lessons DIR]\n");
+            fprintf(stderr, "usage: test_cuda [--host] [--seed N] [--count N] [--lessons DIR]\n");
             return 2;
         }
     }
     char why[256];
-    if (!fs_cuda_available(why, sizeof why)) {
+    if (!g_host && !fs_cuda_available(why, sizeof why)) {
         fprintf(stderr, "test_cuda: %s\n", why);
         return 2;
     }
@@ -314,15 +510,19 @@ int main(int argc, char **argv)
         }
     }
     rng_t r = {seed};
-    int bad = 0;
-    for (int i = 0; i < count; i++) bad += !one_case(&r, i);
-    if (!self_test()) bad++;
+    int bad = 0, cases = 0, bad_cases = 0;
+    for (int i = 0; !g_host && i < count; i++, cases++) bad_cases += !one_case(&r, i);
+    for (int i = 0; i < count; i++, cases++) bad_cases += !one_backward_case(&r, i);
+    bad += bad_cases;
+    if (!g_host && !self_test()) bad++;
+    if (!self_test_backward()) bad++;
     if (lesson_dir) {
         int traced = 0;
         bad += lessons(lesson_dir, &traced);
         if (traced == 0) bad++;   /* a lesson test that traced nothing cannot fail: a defect */
     }
-    printf("test_cuda: %d of %d traced cases match the engine (seed %llu%s)\n", count - bad, count,
-           (unsigned long long)seed, bad ? "; replay with --seed" : "");
+    printf("test_cuda%s: %d of %d random cases (%s) match the engine (seed %llu)%s\n", g_host ? " --host" : "",
+           cases - bad_cases, cases, g_host ? "backward, emulated on the CPU" : "forward and backward",
+           (unsigned long long)seed, bad ? "; SOME CHECKS FAILED, replay with --seed" : "; every check passed");
     return bad ? 1 : 0;
 }

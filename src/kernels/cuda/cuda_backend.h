@@ -3,7 +3,8 @@
  * Two parts:
  *   1. The lesson-size path (fs_cuda_available, fs_cuda_trace): the float32 reference kernel, the
  *      straightforward port of the tiled algorithm, which records each row's (m, ℓ, α) after
- *      every KV tile so `flashstep trace --backend cuda` prints the same events as the engine.
+ *      every KV tile so `flashstep trace --backend cuda` prints the same events as the engine,
+ *      and of the backward pass (`flashstep trace --backward --backend cuda`).
  *   2. The full-size kernels (fs_cuda_prefill_run, fs_cuda_decode_run) on float16 / bfloat16 with
  *      float32 accumulation, in numbered versions (decode also from a paged cache), and an e4m3
  *      (FP8) forward with its quantizing pre-passes (fs_cuda_fp8_*); the bench (bench/cuda) checks
@@ -35,8 +36,22 @@ bool fs_cuda_available(char *why, size_t n);
 /* Run a FS_ALGO_TILED (or FS_ALGO_QUERY) problem of lesson size on the GPU in float32 and
  * record, for each visited tile, each row's (m, l, alpha) in the engine's event form (TILE,
  * SKIP, ROW and OUT events, in the engine's loop order), so the trace can be compared with the
- * engine's event by event. res receives the output as fs_run_exec would give it. */
+ * engine's event by event. res receives the output as fs_run_exec would give it.
+ *
+ * FS_ALGO_BACKWARD (cuda_trace_bwd.cu): the forward (O, m, ℓ and L = m + ln ℓ per row, with the
+ * run's dropout), D = rowsum(dO ∘ O), then the backward by recomputation, all on the GPU in
+ * float32, one thread per query row for dQ and one per key for dK and dV; the engine's backward
+ * events (LSE, DELTA, BTILE or BSKIP, BROW, BKEY, GRAD, in the tiling's loop order, dropout
+ * fields included) and res as fs_run_exec gives it (O, m, l, L, D, dQ, dK, dV). */
 fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n);
+
+/* The FS_ALGO_BACKWARD case of fs_cuda_trace with the kernels' per-thread code run by loops on
+ * the CPU instead of on the device (the same __host__ __device__ functions, the same records,
+ * the same conversion into events): it needs no GPU, so that a machine with nvcc and no device
+ * checks the backward's bookkeeping against the engine (test_cuda --host). Its numbers are the
+ * host's float32, not the GPU's. FS_ERR_ARG with why for any other algorithm, and in a build
+ * without CUDA. */
+fs_status fs_cuda_trace_emulated(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n);
 
 /* ---- Full-size kernels (only in a build with CUDA=1) ---------------------------------------- */
 

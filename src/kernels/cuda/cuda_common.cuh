@@ -1,5 +1,5 @@
 /* cuda_common.cuh: what the CUDA sources of flashstep share: error checks, the 16-bit types,
- * and the engine's masks as device functions (same rules as src/engine/attn.c).
+ * and the engine's masks as host and device functions (same rules as src/engine/attn.c).
  * Private to src/kernels/cuda; the rest of the program sees cuda_backend.h only. */
 #ifndef FS_CUDA_COMMON_CUH
 #define FS_CUDA_COMMON_CUH
@@ -41,7 +41,7 @@ struct fs_cu_mask {
     int words;
 };
 
-__device__ __forceinline__ bool fs_cu_visible(const fs_cu_mask &m, int i, int j)
+__host__ __device__ __forceinline__ bool fs_cu_visible(const fs_cu_mask &m, int i, int j)
 {
     int p = i + m.offset;
     switch (m.kind) {
@@ -54,7 +54,7 @@ __device__ __forceinline__ bool fs_cu_visible(const fs_cu_mask &m, int i, int j)
 
 /* Class of the tile of rows [r0, r1) and keys [c0, c1) (engine: fs_mask_classify); why gets
  * the skip reason. Bitmasks scan the tile (lesson sizes only; the fast kernels vote instead). */
-__device__ inline int fs_cu_classify(const fs_cu_mask &m, bool is_tree, int r0, int r1, int c0,
+__host__ __device__ inline int fs_cu_classify(const fs_cu_mask &m, bool is_tree, int r0, int r1, int c0,
                                      int c1, int *why)
 {
     *why = FS_SKIP_NONE;

@@ -16,3 +16,8 @@ fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr, char *why
     fs_cuda_available(why, n);
     return FS_ERR_ARG;
 }
+
+fs_status fs_cuda_trace_emulated(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n)
+{
+    return fs_cuda_trace(r, res, tr, why, n);
+}

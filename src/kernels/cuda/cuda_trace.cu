@@ -11,6 +11,7 @@
  *
  * Data flow: fs_run (float64, host) -> float32 copies on the device -> trace_kernel -> records
  * -> fs_event array (host), compared event by event with fs_run_exec's trace in tests/cuda.
+ * fs_cuda_trace hands the backward pass (FS_ALGO_BACKWARD) to cuda_trace_bwd.cu.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -343,13 +344,17 @@ static fs_status emit_pair(const fs_attn *at, const fs_tiling *t, const float *r
     return FS_OK;
 }
 
+/* The backward pass (cuda_trace_bwd.cu): on the device when host is false, else emulated. */
+fs_status fs_cu_trace_backward(const fs_run *r, fs_result *res, fs_trace *tr, bool host, char *why, size_t n);
+
 extern "C" fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr, char *why, size_t n)
 {
+    if (r && r->algo == FS_ALGO_BACKWARD) return fs_cu_trace_backward(r, res, tr, false, why, n);
     if (res) memset(res, 0, sizeof *res);
     if (why && n) why[0] = '\0';
     if (!r || !res) return say(FS_ERR_ARG, why, n, "fs_cuda_trace: no run or no result");
     if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_QUERY)
-        return say(FS_ERR_ARG, why, n, "the CUDA backend traces the tiled and query algorithms only");
+        return say(FS_ERR_ARG, why, n, "the CUDA backend traces the tiled, query and backward algorithms only");
     if (!fs_cuda_available(why, n)) return FS_ERR_ARG;
     const fs_attn *at = &r->attn;
     fs_status st = fs_attn_check(at);

@@ -7,7 +7,8 @@
 #   make CUDA=1 cuda-bench cuda-tests
 #                        build/.../cuda/bench_cuda (check + time, bench/cuda) and
 #                        build/.../cuda/test_cuda (trace vs engine, tests/cuda); both need a GPU
-#                        to run; bench/cuda/run.sh does everything in one call on a GPU machine
+#                        to run, except test_cuda --host (the backward's trace kernels emulated on
+#                        the CPU); bench/cuda/run.sh does everything in one call on a GPU machine
 #   make cuda-compile-check
 #                        compile-only check of every CUDA source (a `make test` step when nvcc
 #                        is found; no GPU needed; each file bounded by CUDA_CHECK_TIMEOUT seconds;
