@@ -2,6 +2,7 @@
 # cli_check.sh: `flashstep trace --backend cuda` against the engine, through the command line.
 #
 #   bash bench/cuda/cli_check.sh BUILD_DIR LOG_DIR
+#   (FS_CLI_PREBUILT=1: use BUILD_DIR/flashstep as it is, built elsewhere and carried)
 #
 # Builds the program with CUDA and without the window (make CUDA=1 NO_GUI=1: GPU machines lack
 # SDL2), then for random problems and for 000's n = 6 example compares the JSONL of the engine
@@ -12,8 +13,12 @@ set -u
 B=${1:-build/cuda}
 LOG=${2:-/tmp/fs-cli-check}
 mkdir -p "$LOG"
-make CUDA=1 NO_GUI=1 BUILD="$B" -j"$(nproc)" "$B/flashstep" > "$LOG/build_cli.log" 2>&1 \
-  || { tail -20 "$LOG/build_cli.log"; echo "cli_check: the program did not build"; exit 1; }
+if [ "${FS_CLI_PREBUILT:-0}" = 1 ] && [ -x "$B/flashstep" ]; then
+  : # FS_CLI_PREBUILT=1: $B/flashstep was built elsewhere (make CUDA=1 NO_GUI=1) and carried
+else
+  make CUDA=1 NO_GUI=1 BUILD="$B" -j"$(nproc)" "$B/flashstep" > "$LOG/build_cli.log" 2>&1 \
+    || { tail -20 "$LOG/build_cli.log"; echo "cli_check: the program did not build"; exit 1; }
+fi
 python3 - "$LOG" <<'PY'
 import random, sys
 r = random.Random()

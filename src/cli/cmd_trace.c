@@ -546,6 +546,10 @@ int cli_trace(int argc, char **argv)
                      "--backend; --backward --backend cuda takes --dropout)");
             goto out;
         }
+        if (r->lowp) {
+            cli_fail("trace", "%s", "--backend cuda has no low-precision (--fp8) forward: the engine runs it (drop --backend)");
+            goto out;
+        }
         st = fs_cuda_trace(r, &res, &tr, why, sizeof why);
         if (st != FS_OK) {
             fprintf(stderr, "flashstep trace: CUDA backend: %s\n", why[0] ? why : fs_status_str(st));

@@ -121,6 +121,7 @@ if os.path.exists(tq):
         (["--fp8", "e4m3", "--form", "normalized"], "--form does not apply to --fp8"),
         (["--fp8-values"], "--fp8-values needs --fp8"),
         (["--fp8", "e4m3", "--reference"], "--fp8 does not apply to --reference"),
+        (["--fp8", "e4m3", "--backend", "cuda"], "--backend cuda has no low-precision (--fp8) forward"),
     ]:
         rc, out, err = cli_test.run(exe, "trace", ["--q", tq, "--k", tk, "--v", tv] + args)
         check(rc == 2 and want in err, f"trace {args}: exit {rc}, wanted 2 and '{want}' in: {err.strip()}")

@@ -371,6 +371,11 @@ extern "C" fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr
     if (t.Bq < 1 || t.Bk < 1) return say(FS_ERR_TILE, why, n, fs_status_str(FS_ERR_TILE));
     if (t.pitfall != FS_PITFALL_NONE)
         return say(FS_ERR_ARG, why, n, "the pitfall variants run on the engine only, not on CUDA");
+    /* the traced forward is float32 without dropout: refuse rather than trace another algorithm */
+    if (r->lowp)
+        return say(FS_ERR_ARG, why, n, "the low-precision (--fp8) forward runs on the engine only, not on CUDA");
+    if (t.dropout.on)
+        return say(FS_ERR_ARG, why, n, "the traced CUDA forward has no dropout (the engine's has; so has --backward)");
     if ((unsigned)t.form > FS_FORM_UNNORMALIZED || (unsigned)t.order > FS_ORDER_KV_OUTER)
         return say(FS_ERR_ARG, why, n, fs_status_str(FS_ERR_ARG));
 
