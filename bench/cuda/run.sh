@@ -73,7 +73,7 @@ fi
 if [ $PROF = 1 ] && command -v ncu > /dev/null; then
   step "ncu: one launch of each fast kernel (log: ncu.txt)"
   ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
-      --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|prefill_tma|prefill_overlap|prefill_persist|bwd_main|decode_split_async|decode_mma|decode_tma' \
+      --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|prefill_tma|prefill_overlap|prefill_persist|bwd_main|bwd_wgmma|decode_split_async|decode_mma|decode_tma' \
       $B/cuda/bench_cuda --profile > "$LOG/ncu.txt" 2>&1
   grep -E "prefill_mma|decode_split|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|L1/TEX Hit|Issue Slots Busy" "$LOG/ncu.txt" | head -80
 fi

@@ -309,6 +309,8 @@ static const char *bwd_lines[] = {
     "version 4 with dQ by red.global.add.v2 from registers (no staging)",
     "version 4 with two dQ staging buffers (the reduce's read is not waited for)",
     "version 6 with the blocks longest first (causal, window) in L2-sized head groups",
+    "version 6 with dQ one item behind (d=128): the warpgroups no longer meet every tile",
+    "version 8 with three stages at d=64 (d=128: version 8)",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }

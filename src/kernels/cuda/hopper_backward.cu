@@ -31,10 +31,21 @@
  *      last wave holds long ones. Here the grid is one dimension: KV heads in groups whose
  *      Q and dO (the streamed tiles) fit 16 MiB of L2, and inside a group key tile 0 of every
  *      head, then key tile 1 of every head, and so on (prefill version 17's idea, mirrored).
+ *   8  version 6 with dQ one item behind, at d = 128. There each warpgroup's dQ columns need
+ *      both warpgroups' dSᵀ, and in versions 4-7 the two meet at a barrier every tile, so they
+ *      run in step: both issue their products at once, then both compute exponentials while
+ *      the tensor cores wait. Here a warpgroup announces its dSᵀ of item w on an mbarrier and
+ *      goes on to dQ of item w − 1, whose dSᵀ both wrote long before; a second mbarrier frees a
+ *      dSᵀ buffer once both have read it. The warpgroups drift apart, and one's exponentials
+ *      overlap the other's products. At d = 64 (dQ split by keys: no warpgroup waits for the
+ *      other) it is version 6.
+ *   9  version 8 with a ring of three stages at d = 64, where a tile's products are half as
+ *      long and the next Q, dO, L and D have less time to arrive (at d = 128 two stages and the
+ *      buffers above fill 226 of the 227 KiB: version 8).
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
- * tile's 64 values with one bulk copy. The dQ accumulator is laid out by tiles,
+ * tile's 64 values as one TMA box (make_rows_map_f32). The dQ accumulator is laid out by tiles,
  * [batch·head][Q tile][D/64][64 rows][64 columns] with the column's 8-float chunk XOR the row
  * mod 8 (so the consumers' staging stores fall in different banks); hbwd_dq turns it into dQ.
  *
@@ -132,9 +143,6 @@ __device__ __forceinline__ void a_fence4(uint32_t (&a)[4][4])
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
 }
 
-/* Wait until every bulk copy this thread committed has completed (writes included). */
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-
 /* red.global.add.v2.f32: two consecutive floats added atomically (sm_90). */
 __device__ __forceinline__ void red_add2(float *g, float a, float b)
 {
@@ -147,12 +155,12 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
  * (64 rows); 2 × dSᵀ (128 keys × 64 queries: tile t writes buffer t mod 2 while the other
  * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
  * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
- * Lp, Dp: padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT>
+ * tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
-          const float *__restrict__ Lp, const float *__restrict__ Dp, float *__restrict__ acc, int npad,
+          const __grid_constant__ CUtensorMap tmL, const __grid_constant__ CUtensorMap tmD, float *__restrict__ acc, int npad,
           T *__restrict__ dK, T *__restrict__ dV, int group)
 {
     constexpr uint32_t TKV = tile_bytes<BKV, D>(), TQ = tile_bytes<BQ, D>(), TS = tile_bytes<BKV, BQ>();
@@ -163,7 +171,9 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     float *stg = reinterpret_cast<float *>(sdS + 2 * TS);
     float *sL = stg + NSTG * 4096, *sD = sL + STAGES * BQ;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sD + STAGES * BQ);
-    uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES;
+    uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES, *ds_ready = empty + STAGES, *ds_free = ds_ready + 2;
+    /* version 8: dQ one item behind, at d = 128 (at d = 64 no warpgroup waits for the other) */
+    constexpr bool LAGGED = LAG && D == 128;
 
     const int tid = threadIdx.x, wg = tid >> 7;
     int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -189,7 +199,11 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
 
     if (tid == 0) {
         mbar_init(kv_full, 1);
-        ring_init(full, empty, STAGES, 8);   /* one arrival per consumer warp */
+        for (int x = 0; x < 2; x++) {   /* version 8's dSᵀ buffers: one arrival per consumer warp */
+            mbar_init(ds_ready + x, 8);
+            mbar_init(ds_free + x, 8);
+        }
+        ring_init(full, empty, STAGES, 8);   /* one arrival per consumer warp (also fences the inits) */
     }
     __syncthreads();
 
@@ -207,8 +221,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
                 mbar_expect_tx(full + s, 2 * TQ + 2 * BQ * 4);
                 tma_tile3<BQ, D>(sQ + s * TQ, &tmQ, r0, qrow, full + s);
                 tma_tile3<BQ, D>(sdO + s * TQ, &tmdO, r0, qrow, full + s);
-                bulk_load(sL + s * BQ, Lp + (size_t)qrow * npad + r0, BQ * 4, full + s);
-                bulk_load(sD + s * BQ, Dp + (size_t)qrow * npad + r0, BQ * 4, full + s);
+                tma_load3(sL + s * BQ, &tmL, r0, qrow, 0, full + s);
+                tma_load3(sD + s * BQ, &tmD, r0, qrow, 0, full + s);
             }
         }
         return;
@@ -225,10 +239,71 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
 #pragma unroll
         for (int i = 0; i < 32; i++) dk[nb][i] = dv[nb][i] = 0;
 
+    /* dQ (64 queries × 64 columns) of item u = dS K: at d = 128 all 128 keys, columns 64c..; at
+     * d = 64 this warpgroup's 64 keys, all columns. Waits for every product this warpgroup has
+     * issued (the item's dV and dK too). Version 8 then frees u's dSᵀ buffer. */
+    auto dq_compute = [&](int u, float (&dq)[32]) __attribute__((always_inline)) {
+        const uint32_t aS = smem_u32(sdS + (u & 1) * TS);
+        if (LAGGED) mbar_wait(ds_ready + (u & 1), (u >> 1) & 1);
+#pragma unroll
+        for (int i = 0; i < 32; i++) dq[i] = 0;
+        reg_fence<32>(dq);
+        wg_fence();
+        if (D == 128) {
+#pragma unroll
+            for (int kk = 0; kk < BKV / 16; kk++)
+                wgmma_ss_tt<T>(dq, sw128_desc(aS + kk * 16 * 128), sw128_desc(smem_u32(sK) + c * BKV * 128 + kk * 16 * 128));
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                wgmma_ss_tt<T>(dq, sw128_desc(aS + (64 * c + kk * 16) * 128),
+                               sw128_desc(smem_u32(sK) + (64 * c + kk * 16) * 128));
+        }
+        wg_commit();
+        wg_wait<0>();
+        reg_fence<32>(dq);
+        if (LAGGED) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(ds_free + (u & 1));
+        }
+    };
+    /* dQ of item u into the float32 accumulator: block (query head row, Q tile, column block) */
+    auto dq_reduce = [&](int u, float (&dq)[32]) __attribute__((always_inline)) {
+        const int qrow_u = b * p.n_q_heads + kvh * G + u / per_head, qt_u = qt_lo + u % per_head;
+        float *blk = acc + (((size_t)qrow_u * nqt + qt_u) * (D / 64) + (D == 128 ? c : 0)) * 4096;
+        if (MODE == DQ_RED) {
+#pragma unroll
+            for (int i = 0; i < 32; i += 2) {
+                const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
+                red_add2(blk + acc_off(rr, cc), dq[i], dq[i + 1]);
+            }
+            return;
+        }
+        /* the copy that read this buffer NSB items ago is done reading it: its issuing thread
+         * waited for that before a barrier of this warpgroup that comes before these stores (the
+         * dSᵀ barrier of versions 4-7; version 8 meets here first) */
+        if (LAGGED) bar_sync<128>(2 + c);
+        float *sg = stg + ((u % NSB) * 2 + c) * 4096;
+#pragma unroll
+        for (int i = 0; i < 32; i += 2) {
+            const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
+            *reinterpret_cast<float2 *>(sg + acc_off(rr, cc)) = make_float2(dq[i], dq[i + 1]);
+        }
+        fence_async_smem();
+        bar_sync<128>(2 + c);
+        if (ct % 128 == 0) {
+            bulk_reduce_add_f32(blk, sg, 4096 * 4);
+            bulk_commit();
+            /* with one buffer, wait here until the copy has read it; with two, until the
+             * previous item's copy has */
+            if (NSB == 1) bulk_wait_read<0>();
+            else bulk_wait_read<1>();
+        }
+    };
+
     mbar_wait(kv_full, 0);
     for (int w = 0; w < total; w++) {
-        const int s = ring_stage<STAGES>(w), h = kvh * G + w / per_head, qt = qt_lo + w % per_head, r0 = qt * BQ;
-        const int qrow = b * p.n_q_heads + h;
+        const int s = ring_stage<STAGES>(w), r0 = (qt_lo + w % per_head) * BQ;
         const uint32_t aQ = smem_u32(sQ + s * TQ), adO = smem_u32(sdO + s * TQ);
         unsigned char *dS = sdS + (w & 1) * TS;
         const float *tL = sL + s * BQ, *tD = sD + s * BQ;
@@ -283,7 +358,9 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             }
         wg_commit();
 
-        /* dSᵀ into shared memory (keys 64c + 16·warp + g (+8), queries 16kk + 2t (+8)) */
+        /* dSᵀ into shared memory (keys 64c + 16·warp + g (+8), queries 16kk + 2t (+8)); version 8
+         * first waits until both warpgroups' dQ of two tiles ago has read this buffer */
+        if (LAGGED && w >= 2) mbar_wait(ds_free + (w & 1), ((w - 2) >> 1) & 1);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
 #pragma unroll
@@ -292,32 +369,25 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
                 *reinterpret_cast<uint32_t *>(dS + sw_off<BKV>(r, q)) = ad[kk][x];
             }
         fence_async_smem();
-        /* dSᵀ complete before the tensor cores read it: at d = 128 each warpgroup's dQ columns
-         * need every key's, so both warpgroups meet; at d = 64 its own keys' */
-        if (D == 128) bar_sync<256>(1);
-        else bar_sync<128>(2 + c);
-
-        /* dQ (64 queries × 64 columns) = dS K: at d = 128 all 128 keys, columns 64c..; at
-         * d = 64 this warpgroup's 64 keys, all columns */
         float dq[32];
 #pragma unroll
         for (int i = 0; i < 32; i++) dq[i] = 0;
-        reg_fence<32>(dq);
-        wg_fence();
-        if (D == 128) {
-#pragma unroll
-            for (int kk = 0; kk < BKV / 16; kk++)
-                wgmma_ss_tt<T>(dq, sw128_desc(smem_u32(dS) + kk * 16 * 128),
-                               sw128_desc(smem_u32(sK) + c * BKV * 128 + kk * 16 * 128));
+        if (LAGGED) {
+            /* announce dSᵀ(w); compute dQ of the previous item, whose dSᵀ both warpgroups wrote
+             * while this one's products ran */
+            __syncwarp();
+            if (lane == 0) mbar_arrive(ds_ready + (w & 1));
+            wg_wait<0>();   /* dV and dK first: their A registers free before dQ's accumulators */
+            a_fence4(ap);
+            a_fence4(ad);
+            if (w >= 1) dq_compute(w - 1, dq);
         } else {
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-                wgmma_ss_tt<T>(dq, sw128_desc(smem_u32(dS) + (64 * c + kk * 16) * 128),
-                               sw128_desc(smem_u32(sK) + (64 * c + kk * 16) * 128));
+            /* dSᵀ complete before the tensor cores read it: at d = 128 each warpgroup's dQ
+             * columns need every key's, so both warpgroups meet; at d = 64 its own keys' */
+            if (D == 128) bar_sync<256>(1);
+            else bar_sync<128>(2 + c);
+            dq_compute(w, dq);
         }
-        wg_commit();
-        wg_wait<0>();
-        reg_fence<32>(dq);
         a_fence4(ap);
         a_fence4(ad);
 #pragma unroll
@@ -326,36 +396,13 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             reg_fence<32>(dk[nb]);
         }
         ring_release<STAGES>(empty, w, lane);   /* Q, dO, L, D of this stage are no longer read */
-
-        /* dQ into the float32 accumulator: block (qrow, qt, column block) */
-        float *blk = acc + (((size_t)qrow * nqt + qt) * (D / 64) + (D == 128 ? c : 0)) * 4096;
-        if (MODE == DQ_RED) {
-#pragma unroll
-            for (int i = 0; i < 32; i += 2) {
-                const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
-                red_add2(blk + acc_off(rr, cc), dq[i], dq[i + 1]);
-            }
-        } else {
-            /* the copy that read this buffer NSB tiles ago is done reading it: its issuing
-             * thread waited for that before the barrier above */
-            float *sg = stg + ((w % NSB) * 2 + c) * 4096;
-#pragma unroll
-            for (int i = 0; i < 32; i += 2) {
-                const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
-                *reinterpret_cast<float2 *>(sg + acc_off(rr, cc)) = make_float2(dq[i], dq[i + 1]);
-            }
-            fence_async_smem();
-            bar_sync<128>(2 + c);
-            if (ct % 128 == 0) {
-                bulk_reduce_add_f32(blk, sg, 4096 * 4);
-                bulk_commit();
-                /* with one buffer, wait here until the copy has read it; with two, until the
-                 * previous tile's copy has (the next write to that buffer is two tiles on, past
-                 * this warpgroup's next barrier) */
-                if (NSB == 1) bulk_wait_read<0>();
-                else bulk_wait_read<1>();
-            }
-        }
+        if (!LAGGED) dq_reduce(w, dq);
+        else if (w >= 1) dq_reduce(w - 1, dq);
+    }
+    if (LAGGED && total > 0) {   /* the last item's dQ */
+        float dq[32];
+        dq_compute(total - 1, dq);
+        dq_reduce(total - 1, dq);
     }
     if (MODE == DQ_BULK && ct % 128 == 0) bulk_wait_all();   /* the copies finish before the block ends */
 
@@ -375,16 +422,16 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
 }
 
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
-                    const CUtensorMap &mv, const CUtensorMap &mdo, const float *Lp, const float *Dp, float *acc,
+                    const CUtensorMap &mv, const CUtensorMap &mdo, const CUtensorMap &ml, const CUtensorMap &md, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
 {
     constexpr int NSTG = MODE == DQ_BULK ? NSB * 2 : 0;
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
-                        8 * (1 + 2 * STAGES);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT>;
+                        8 * (1 + 2 * STAGES + 4);
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
     dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
@@ -398,7 +445,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
         group = !ragged ? 1 : (int)std::max(1L, std::min((long)heads, per_group));
         grid = dim3((unsigned)(n_kb * heads), 1, 1);
     }
-    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, Lp, Dp, acc, npad, (T *)dK, (T *)dV, group);
+    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, ml, md, acc, npad, (T *)dK, (T *)dV, group);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -413,17 +460,23 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
     FS_CU_TRY(cudaMemsetAsync(acc, 0, sizeof(float) * (size_t)bh * npad * D));
     hbwd_pre<T, D><<<(bh * npad + 7) / 8, 256>>>(bh, pp->n_q, npad, (const T *)O, (const T *)dO, pp->lse, Lp, Dp);
     FS_CU_LAUNCHED();
-    CUtensorMap mq, mk, mv, mdo;
+    CUtensorMap mq, mk, mv, mdo, ml, md;
     fs_status st;
+    if ((st = make_rows_map_f32(&ml, Lp, npad, bh, BQ, why, n)) != FS_OK) return st;
+    if ((st = make_rows_map_f32(&md, Dp, npad, bh, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map(&mq, Q, pp->dtype, D, pp->n_q, bh, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map(&mdo, dO, pp->dtype, D, pp->n_q, bh, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map(&mk, K, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
     if ((st = make_map(&mv, V, pp->dtype, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKV, why, n)) != FS_OK) return st;
     switch (version) {
-    case 4: st = hb_launch<T, D, 2, DQ_BULK, 1, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
-    case 5: st = hb_launch<T, D, 2, DQ_RED, 1, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
-    case 6: st = hb_launch<T, D, 2, DQ_BULK, 2, false>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n); break;
-    default: st = hb_launch<T, D, 2, DQ_BULK, 2, true>(pp, p, mq, mk, mv, mdo, Lp, Dp, acc, npad, dK, dV, why, n);
+    case 4: st = hb_launch<T, D, 2, DQ_BULK, 1, false, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
+    case 5: st = hb_launch<T, D, 2, DQ_RED, 1, false, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
+    case 6: st = hb_launch<T, D, 2, DQ_BULK, 2, false, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
+    case 7: st = hb_launch<T, D, 2, DQ_BULK, 2, true, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
+    case 8: st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
+    default:   /* 9: three stages where they fit (d = 64: 177 KiB; at d = 128 two already take 226) */
+        st = hb_launch<T, D, D == 64 ? 3 : 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV,
+                                                                         why, n);
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);

@@ -7,10 +7,10 @@
  *   - warp specialization: setmaxnreg (wg_regs_dec, wg_regs_inc), named barriers (bar_sync,
  *     bar_arrive);
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
- *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile,
- *     bulk_load of a plain vector) and the copy engine's float32 reduce-add into global memory
- *     (bulk_reduce_add_f32);
- *   - on the host, the tensor maps (make_map, make_pool_map) through one encoder lookup.
+ *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile) and the
+ *     copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
+ *   - on the host, the tensor maps (make_map, make_pool_map, make_rows_map_f32) through one
+ *     encoder lookup.
  *
  * Swizzled tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows of 128
  * bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle" of the
@@ -307,14 +307,6 @@ __device__ __forceinline__ void tma_tile3(unsigned char *dst, const CUtensorMap 
     for (int cb = 0; cb < COLS / 64; cb++) tma_load3(dst + cb * ROWS * 128, map, 64 * cb, row, head, b);
 }
 
-/* `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global src to
- * shared dst, counted on barrier b (no tensor map). */
-__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                 ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(b)) : "memory");
-}
-
 /* gdst[i] += ssrc[i] for `bytes` / 4 floats (global float32 += shared float32), done by the copy
  * engine with atomic adds in L2; one thread issues it. bulk_commit closes a group of these, and
  * bulk_wait_read<N> waits until at most N groups still read their shared source. Shared data
@@ -329,6 +321,9 @@ template <int N> __device__ __forceinline__ void bulk_wait_read()
 {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
+/* Wait until every bulk copy this thread committed has completed, its writes included (before a
+ * block that issued bulk reduces ends). */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /* Ordinary shared-memory stores before this are seen by later wgmma / bulk-copy reads (each
  * writing thread runs it, then a barrier). */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -434,6 +429,28 @@ static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cud
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (paged pool) failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+/* A 3-D tensor map over a float32 matrix of `rows` rows × `cols` columns (cols a multiple of 4),
+ * boxes of `box` columns × 1 row, no swizzle: coordinates (column, row, 0). The backward's L and
+ * D vectors of one Q tile come in as one box. */
+static inline fs_status make_rows_map_f32(CUtensorMap *map, const float *base, int cols, int rows, int box, char *why,
+                                          size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
+    const cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, 1};
+    const cuuint64_t strides[2] = {(cuuint64_t)cols * 4, (cuuint64_t)cols * rows * 4};
+    const cuuint32_t boxd[3] = {(cuuint32_t)box, 1, 1}, estr[3] = {1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float *>(base), dims, strides, boxd, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (float32 rows) failed (%d)", (int)r);
         return FS_ERR_ARG;
     }
     return FS_OK;
