@@ -42,6 +42,11 @@
  *   9  version 8 with a ring of three stages at d = 64, where a tile's products are half as
  *      long and the next Q, dO, L and D have less time to arrive (at d = 128 two stages and the
  *      buffers above fill 226 of the 227 KiB: version 8).
+ *  10  at d = 64, version 8's lagged dQ with the warpgroups taking turns: item u's dQ is
+ *      computed by warpgroup u mod 2 alone over all 128 keys (both dSᵀ halves, announced on
+ *      the mbarriers) and added by one bulk reduce, where in versions 4-9 each warpgroup adds
+ *      its own 64 keys' share: half the reduce traffic into L2 for the same products. At
+ *      d = 128, version 8.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
@@ -156,7 +161,7 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
  * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
  * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
  * tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -173,7 +178,9 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     uint64_t *bar = reinterpret_cast<uint64_t *>(sD + STAGES * BQ);
     uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES, *ds_ready = empty + STAGES, *ds_free = ds_ready + 2;
     /* version 8: dQ one item behind, at d = 128 (at d = 64 no warpgroup waits for the other) */
-    constexpr bool LAGGED = LAG && D == 128;
+    constexpr bool LAGGED = LAG && (D == 128 || ALT);
+    /* version 10 at d = 64: item u's dQ by consumer warpgroup u mod 2 alone, over all 128 keys */
+    constexpr bool TURNS = ALT && D == 64;
 
     const int tid = threadIdx.x, wg = tid >> 7;
     int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -244,24 +251,28 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
      * issued (the item's dV and dK too). Version 8 then frees u's dSᵀ buffer. */
     auto dq_compute = [&](int u, float (&dq)[32]) __attribute__((always_inline)) {
         const uint32_t aS = smem_u32(sdS + (u & 1) * TS);
-        if (LAGGED) mbar_wait(ds_ready + (u & 1), (u >> 1) & 1);
+        const bool mine = !TURNS || (u & 1) == c;
 #pragma unroll
         for (int i = 0; i < 32; i++) dq[i] = 0;
-        reg_fence<32>(dq);
-        wg_fence();
-        if (D == 128) {
+        if (mine) {
+            if (LAGGED) mbar_wait(ds_ready + (u & 1), (u >> 1) & 1);
+            reg_fence<32>(dq);
+            wg_fence();
+            if (D == 128 || TURNS) {
 #pragma unroll
-            for (int kk = 0; kk < BKV / 16; kk++)
-                wgmma_ss_tt<T>(dq, sw128_desc(aS + kk * 16 * 128), sw128_desc(smem_u32(sK) + c * BKV * 128 + kk * 16 * 128));
-        } else {
+                for (int kk = 0; kk < BKV / 16; kk++)
+                    wgmma_ss_tt<T>(dq, sw128_desc(aS + kk * 16 * 128),
+                                   sw128_desc(smem_u32(sK) + (D == 128 ? c : 0) * BKV * 128 + kk * 16 * 128));
+            } else {
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-                wgmma_ss_tt<T>(dq, sw128_desc(aS + (64 * c + kk * 16) * 128),
-                               sw128_desc(smem_u32(sK) + (64 * c + kk * 16) * 128));
+                for (int kk = 0; kk < 4; kk++)
+                    wgmma_ss_tt<T>(dq, sw128_desc(aS + (64 * c + kk * 16) * 128),
+                                   sw128_desc(smem_u32(sK) + (64 * c + kk * 16) * 128));
+            }
+            wg_commit();
+            wg_wait<0>();
+            reg_fence<32>(dq);
         }
-        wg_commit();
-        wg_wait<0>();
-        reg_fence<32>(dq);
         if (LAGGED) {
             __syncwarp();
             if (lane == 0) mbar_arrive(ds_free + (u & 1));
@@ -269,6 +280,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     };
     /* dQ of item u into the float32 accumulator: block (query head row, Q tile, column block) */
     auto dq_reduce = [&](int u, float (&dq)[32]) __attribute__((always_inline)) {
+        if (TURNS && (u & 1) != c) return;   /* version 10: the other warpgroup's item */
+        const int slot = TURNS ? u >> 1 : u;  /* this warpgroup's reduces so far */
         const int qrow_u = b * p.n_q_heads + kvh * G + u / per_head, qt_u = qt_lo + u % per_head;
         float *blk = acc + (((size_t)qrow_u * nqt + qt_u) * (D / 64) + (D == 128 ? c : 0)) * 4096;
         if (MODE == DQ_RED) {
@@ -283,7 +296,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
          * waited for that before a barrier of this warpgroup that comes before these stores (the
          * dSᵀ barrier of versions 4-7; version 8 meets here first) */
         if (LAGGED) bar_sync<128>(2 + c);
-        float *sg = stg + ((u % NSB) * 2 + c) * 4096;
+        float *sg = stg + ((slot % NSB) * 2 + c) * 4096;
 #pragma unroll
         for (int i = 0; i < 32; i += 2) {
             const int rr = 16 * warp + g + 8 * ((i >> 1) & 1), cc = 8 * (i >> 2) + 2 * t4;
@@ -422,7 +435,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
 }
 
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
                     const CUtensorMap &mv, const CUtensorMap &mdo, const CUtensorMap &ml, const CUtensorMap &md, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
@@ -431,7 +444,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
                         8 * (1 + 2 * STAGES + 4);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG>;
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
     dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
@@ -474,9 +487,16 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
     case 6: st = hb_launch<T, D, 2, DQ_BULK, 2, false, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
     case 7: st = hb_launch<T, D, 2, DQ_BULK, 2, true, false>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
     case 8: st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n); break;
-    default:   /* 9: three stages where they fit (d = 64: 177 KiB; at d = 128 two already take 226) */
+    case 9:   /* three stages where they fit (d = 64: 177 KiB; at d = 128 two already take 226) */
         st = hb_launch<T, D, D == 64 ? 3 : 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV,
                                                                          why, n);
+        break;
+    default:   /* 10: at d = 64 the turns; at d = 128 version 8's very kernel */
+        if constexpr (D == 64)
+            st = hb_launch<T, D, 2, DQ_BULK, 2, false, true, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why,
+                                                                   n);
+        else
+            st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
