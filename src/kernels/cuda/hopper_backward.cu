@@ -11,8 +11,8 @@
  * in the register layout that the next products take as their A operand: dV and dK never
  * leave registers until the end, and only dSᵀ goes through shared memory, for dQ.
  *
- *   4  wgmma and warp specialization. A producer warp streams Q, dO, L and D tiles through a
- *      ring of 2 stages by TMA, each stage completing on an mbarrier; two consumer warpgroups
+ *   4  wgmma and warp specialization. A producer warpgroup (one thread of it issues every copy)
+ *      streams Q, dO, L and D tiles through a ring of 2 stages by TMA, each stage completing on an mbarrier; two consumer warpgroups
  *      (64 keys each, 240 registers a thread against the producer's 24) compute the five
  *      products as wgmma: Sᵀ and dPᵀ from shared memory on both sides, dV and dK with A (Pᵀ,
  *      dSᵀ) from registers, dQ = dS K from shared memory with both operands read transposed.
@@ -31,6 +31,8 @@
  *      last wave holds long ones. Here the grid is one dimension: KV heads in groups whose
  *      Q and dO (the streamed tiles) fit 16 MiB of L2, and inside a group key tile 0 of every
  *      head, then key tile 1 of every head, and so on (prefill version 17's idea, mirrored).
+ *      Measured: no gain (−13 to +4 % against version 6, within one kernel's spread but for
+ *      N = 16 384 not causal, where the order is version 6's and only the grid is 1-D).
  *   8  version 6 with dQ one item behind, at d = 128. There each warpgroup's dQ columns need
  *      both warpgroups' dSᵀ, and in versions 4-7 the two meet at a barrier every tile, so they
  *      run in step: both issue their products at once, then both compute exponentials while
@@ -38,15 +40,16 @@
  *      goes on to dQ of item w − 1, whose dSᵀ both wrote long before; a second mbarrier frees a
  *      dSᵀ buffer once both have read it. The warpgroups drift apart, and one's exponentials
  *      overlap the other's products. At d = 64 (dQ split by keys: no warpgroup waits for the
- *      other) it is version 6.
+ *      other) it is version 6. Measured: +3 to +5 % at N = 16 384; at N = 4096 within the
+ *      spread of one kernel timed twice (up to 12 %, docs/benchmarks.md).
  *   9  version 8 with a ring of three stages at d = 64, where a tile's products are half as
  *      long and the next Q, dO, L and D have less time to arrive (at d = 128 two stages and the
- *      buffers above fill 226 of the 227 KiB: version 8).
+ *      buffers above fill 226 of the 227 KiB: version 8). Measured: −4 to +2 %, no gain.
  *  10  at d = 64, version 8's lagged dQ with the warpgroups taking turns: item u's dQ is
  *      computed by warpgroup u mod 2 alone over all 128 keys (both dSᵀ halves, announced on
  *      the mbarriers) and added by one bulk reduce, where in versions 4-9 each warpgroup adds
  *      its own 64 keys' share: half the reduce traffic into L2 for the same products. At
- *      d = 128, version 8.
+ *      d = 128, version 8. Measured at d = 64: +4 to +7 % without a mask, −1 to −3 % causal.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
