@@ -8,7 +8,8 @@
 # Steps, each logged under $FS_CUDA_LOG (default build/cuda/out):
 #   1. the machine: GPU, driver, nvcc, date
 #   2. build: make CUDA=1 BUILD=build/cuda cuda-bench cuda-tests (skipped with --no-build when
-#      the binaries were built elsewhere and carried: they link cudart statically)
+#      the binaries were built elsewhere and carried: they link cudart statically; then step 3's
+#      CLI check takes $FS_CUDA_BUILD/flashstep as it is, built with make CUDA=1 NO_GUI=1)
 #   3. tests/cuda (skipped with --no-tests): the GPU trace against the engine's, event by event (test_cuda), on random
 #      problems and on every tiled lesson; then, if the whole program builds here (it needs SDL2),
 #      `flashstep trace --backend cuda` against the engine's JSONL (bench/cuda/cmp_jsonl.py)
@@ -54,7 +55,7 @@ if [ $TESTS = 1 ]; then
   [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
   step "flashstep trace --backend cuda against the engine (JSONL)"
-  bash bench/cuda/cli_check.sh "$B" "$LOG/cli" 2>&1 | tee "$LOG/cli_check.log" | grep -v '^ *$'
+  FS_CLI_PREBUILT=$([ $BUILD_IT = 0 ] && echo 1 || echo 0) bash bench/cuda/cli_check.sh "$B" "$LOG/cli" 2>&1 | tee "$LOG/cli_check.log" | grep -v '^ *$'
   [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 fi
 
