@@ -312,6 +312,7 @@ static const char *bwd_lines[] = {
     "version 6 with dQ one item behind (d=128): the warpgroups no longer meet every tile",
     "version 8 with three stages at d=64 (d=128: version 8)",
     "d=64: version 8's lagged dQ, the warpgroups taking turns (one reduce a tile); d=128: version 8",
+    "d=64: version 8 with items of 128 queries (m64n128 scores); d=128: version 8",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }

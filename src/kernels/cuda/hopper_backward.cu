@@ -50,6 +50,11 @@
  *      the mbarriers) and added by one bulk reduce, where in versions 4-9 each warpgroup adds
  *      its own 64 keys' share: half the reduce traffic into L2 for the same products. At
  *      d = 128, version 8. Measured at d = 64: +4 to +7 % without a mask, −1 to −3 % causal.
+ *  11  at d = 64, version 8 with items of 128 queries: Sᵀ and dPᵀ are m64n128 products (half the
+ *      instructions, waits and ring hand-overs per query), dV and dK take 8 k-steps, and
+ *      warpgroup c computes dQ of queries 64c.. over all 128 keys (one reduce each, lagged on
+ *      the mbarriers as in version 8). Its tiles of 128 queries leave room for one dQ staging
+ *      block a warpgroup only (version 4's wait). At d = 128, version 8.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
@@ -64,7 +69,7 @@
 
 namespace {
 
-constexpr int BKV = 128, BQ = 64;
+constexpr int BKV = 128;
 
 /* How a version adds its dQ tile to the accumulator. */
 enum dq_mode { DQ_BULK = 0, DQ_RED = 1 };
@@ -125,28 +130,28 @@ __device__ __forceinline__ bool hb_visible(const prefill_params &p, int i, int j
     return true;
 }
 
-/* Does every pair of keys [k0, k0 + 64) × queries [r0, r0 + 64) exist and see each other? */
-__device__ __forceinline__ bool hb_full(const prefill_params &p, int k0, int r0)
+/* Does every pair of keys [k0, k0 + 64) × queries [r0, r0 + BQ) exist and see each other? */
+template <int BQ> __device__ __forceinline__ bool hb_full(const prefill_params &p, int k0, int r0)
 {
-    if (k0 + 64 > p.n_kv || r0 + 64 > p.n_q) return false;
+    if (k0 + 64 > p.n_kv || r0 + BQ > p.n_q) return false;
     if (p.mask.kind == FS_MASK_NONE) return true;
     /* the extreme corners decide for causal and window masks */
-    return hb_visible(p, r0, k0 + 63) && hb_visible(p, r0 + 63, k0);
+    return hb_visible(p, r0, k0 + 63) && hb_visible(p, r0 + BQ - 1, k0);
 }
 
-/* Pack 64 accumulators (keys × 16kk.. queries) into the four registers of each k-step's A. */
-template <typename T>
-__device__ __forceinline__ void pack_a(uint32_t (&a)[4][4], const float *s)
+/* Pack 8·KS accumulators (keys × 16kk.. queries) into the four registers of each k-step's A. */
+template <typename T, int KS>
+__device__ __forceinline__ void pack_a(uint32_t (&a)[KS][4], const float *s)
 {
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++)
+    for (int kk = 0; kk < KS; kk++)
 #pragma unroll
         for (int x = 0; x < 4; x++) a[kk][x] = pack2<T>(s[8 * kk + 2 * x], s[8 * kk + 2 * x + 1]);
 }
-__device__ __forceinline__ void a_fence4(uint32_t (&a)[4][4])
+template <int KS> __device__ __forceinline__ void a_fence(uint32_t (&a)[KS][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++)
+    for (int kk = 0; kk < KS; kk++)
 #pragma unroll
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[kk][i])::"memory");
 }
@@ -164,7 +169,7 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
  * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
  * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
  * tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -181,9 +186,11 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     uint64_t *bar = reinterpret_cast<uint64_t *>(sD + STAGES * BQ);
     uint64_t *kv_full = bar, *full = bar + 1, *empty = full + STAGES, *ds_ready = empty + STAGES, *ds_free = ds_ready + 2;
     /* version 8: dQ one item behind, at d = 128 (at d = 64 no warpgroup waits for the other) */
-    constexpr bool LAGGED = LAG && (D == 128 || ALT);
+    constexpr bool LAGGED = LAG && (D == 128 || ALT || BQ == 128);
     /* version 10 at d = 64: item u's dQ by consumer warpgroup u mod 2 alone, over all 128 keys */
-    constexpr bool TURNS = ALT && D == 64;
+    constexpr bool TURNS = ALT && D == 64 && BQ == 64;
+    /* version 11 at d = 64: items of 128 queries; warpgroup c computes dQ of queries 64c.. */
+    constexpr bool QSPLIT = BQ == 128;
 
     const int tid = threadIdx.x, wg = tid >> 7;
     int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -261,10 +268,12 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             if (LAGGED) mbar_wait(ds_ready + (u & 1), (u >> 1) & 1);
             reg_fence<32>(dq);
             wg_fence();
-            if (D == 128 || TURNS) {
+            if (D == 128 || TURNS || QSPLIT) {
+                /* all 128 keys; A: dSᵀ's query block c (QSPLIT) or 0; B: K's column block c (d = 128) */
+                const uint32_t aA = aS + (QSPLIT ? c : 0) * BKV * 128;
 #pragma unroll
                 for (int kk = 0; kk < BKV / 16; kk++)
-                    wgmma_ss_tt<T>(dq, sw128_desc(aS + kk * 16 * 128),
+                    wgmma_ss_tt<T>(dq, sw128_desc(aA + kk * 16 * 128),
                                    sw128_desc(smem_u32(sK) + (D == 128 ? c : 0) * BKV * 128 + kk * 16 * 128));
             } else {
 #pragma unroll
@@ -286,7 +295,9 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         if (TURNS && (u & 1) != c) return;   /* version 10: the other warpgroup's item */
         const int slot = TURNS ? u >> 1 : u;  /* this warpgroup's reduces so far */
         const int qrow_u = b * p.n_q_heads + kvh * G + u / per_head, qt_u = qt_lo + u % per_head;
-        float *blk = acc + (((size_t)qrow_u * nqt + qt_u) * (D / 64) + (D == 128 ? c : 0)) * 4096;
+        /* the accumulator's 64-row tile of these rows (an item of 128 queries holds two) */
+        const int t64 = qt_u * (BQ / 64) + (QSPLIT ? c : 0);
+        float *blk = acc + (((size_t)qrow_u * (npad / 64) + t64) * (D / 64) + (D == 128 ? c : 0)) * 4096;
         if (MODE == DQ_RED) {
 #pragma unroll
             for (int i = 0; i < 32; i += 2) {
@@ -326,39 +337,39 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         ring_wait_full<STAGES>(full, w);
 
         /* Sᵀ = K_c Qᵀ and dPᵀ = V_c dOᵀ (64 keys × 64 queries each), two groups */
-        float st[32], dp[32];
+        float st[BQ / 2], dp[BQ / 2];
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
-            wgmma_ss<T, 64>(st, sw128_desc(aK + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
+            wgmma_ss<T, BQ>(st, sw128_desc(aK + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
                             sw128_desc(aQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
         wg_commit();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
-            wgmma_ss<T, 64>(dp, sw128_desc(aV + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
+            wgmma_ss<T, BQ>(dp, sw128_desc(aV + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
                             sw128_desc(adO + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
         wg_commit();
 
         /* Pᵀ = 2^(s·scale·log2 e − L) (masked pairs 0), then dSᵀ = Pᵀ ∘ (dPᵀ − D) */
-        const bool full_tile = hb_full(p, k0, r0);
+        const bool full_tile = hb_full<BQ>(p, k0, r0);
         wg_wait<1>();
-        reg_fence<32>(st);
+        reg_fence<BQ / 2>(st);
 #pragma unroll
-        for (int i = 0; i < 32; i++) {
+        for (int i = 0; i < BQ / 2; i++) {
             const int q = 8 * (i >> 2) + 2 * t4 + (i & 1), j = k0 + 16 * warp + g + 8 * ((i >> 1) & 1);
             float pv = fast_exp2(fmaf(st[i], p.scale2, -tL[q]));
             if (!full_tile && (j >= p.n_kv || !hb_visible(p, r0 + q, j))) pv = 0.f;
             st[i] = pv;
         }
         wg_wait<0>();
-        reg_fence<32>(dp);
+        reg_fence<BQ / 2>(dp);
 #pragma unroll
-        for (int i = 0; i < 32; i++) dp[i] = st[i] * (dp[i] - tD[8 * (i >> 2) + 2 * t4 + (i & 1)]);
+        for (int i = 0; i < BQ / 2; i++) dp[i] = st[i] * (dp[i] - tD[8 * (i >> 2) + 2 * t4 + (i & 1)]);
 
         /* dV += Pᵀ dO, dK += dSᵀ Q (A from registers, B read transposed); scale applied at the end */
-        uint32_t ap[4][4], ad[4][4];
-        pack_a<T>(ap, st);
-        pack_a<T>(ad, dp);
+        uint32_t ap[BQ / 16][4], ad[BQ / 16][4];
+        pack_a<T, BQ / 16>(ap, st);
+        pack_a<T, BQ / 16>(ad, dp);
 #pragma unroll
         for (int nb = 0; nb < D / 64; nb++) {
             reg_fence<32>(dv[nb]);
@@ -366,7 +377,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++)
+        for (int kk = 0; kk < BQ / 16; kk++)
 #pragma unroll
             for (int nb = 0; nb < D / 64; nb++) {
                 wgmma_rs_t<T>(dv[nb], ap[kk], sw128_desc(adO + nb * BQ * 128 + kk * 16 * 128));
@@ -378,7 +389,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
          * first waits until both warpgroups' dQ of two tiles ago has read this buffer */
         if (LAGGED && w >= 2) mbar_wait(ds_free + (w & 1), ((w - 2) >> 1) & 1);
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++)
+        for (int kk = 0; kk < BQ / 16; kk++)
 #pragma unroll
             for (int x = 0; x < 4; x++) {
                 const int r = 64 * c + 16 * warp + g + 8 * (x & 1), q = 16 * kk + 2 * t4 + 8 * (x >> 1);
@@ -394,8 +405,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             __syncwarp();
             if (lane == 0) mbar_arrive(ds_ready + (w & 1));
             wg_wait<0>();   /* dV and dK first: their A registers free before dQ's accumulators */
-            a_fence4(ap);
-            a_fence4(ad);
+            a_fence<BQ / 16>(ap);
+            a_fence<BQ / 16>(ad);
             if (w >= 1) dq_compute(w - 1, dq);
         } else {
             /* dSᵀ complete before the tensor cores read it: at d = 128 each warpgroup's dQ
@@ -404,8 +415,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             else bar_sync<128>(2 + c);
             dq_compute(w, dq);
         }
-        a_fence4(ap);
-        a_fence4(ad);
+        a_fence<BQ / 16>(ap);
+        a_fence<BQ / 16>(ad);
 #pragma unroll
         for (int nb = 0; nb < D / 64; nb++) {
             reg_fence<32>(dv[nb]);
@@ -438,7 +449,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
 }
 
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false, int BQ = 64>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
                     const CUtensorMap &mv, const CUtensorMap &mdo, const CUtensorMap &ml, const CUtensorMap &md, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
@@ -447,7 +458,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
                         8 * (1 + 2 * STAGES + 4);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT>;
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT, BQ>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
     dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
@@ -471,7 +482,10 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
                  const void *dO, void *dQ, void *dK, void *dV, void *work, char *why, size_t n)
 {
     const prefill_params p = make_params(pp);
-    const int bh = pp->batch * pp->n_q_heads, nqt = (pp->n_q + BQ - 1) / BQ, npad = nqt * BQ;
+    /* an item's query rows: 128 for version 11 at d = 64, else 64; L, D and the dQ accumulator
+     * are padded to whole items */
+    const int BQ = version == 11 && D == 64 ? 128 : 64;
+    const int bh = pp->batch * pp->n_q_heads, npad = (pp->n_q + BQ - 1) / BQ * BQ;
     float *acc = (float *)work, *Lp = acc + (size_t)bh * npad * D, *Dp = Lp + (size_t)bh * npad;
     FS_CU_TRY(cudaMemsetAsync(acc, 0, sizeof(float) * (size_t)bh * npad * D));
     hbwd_pre<T, D><<<(bh * npad + 7) / 8, 256>>>(bh, pp->n_q, npad, (const T *)O, (const T *)dO, pp->lse, Lp, Dp);
@@ -494,17 +508,24 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
         st = hb_launch<T, D, D == 64 ? 3 : 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV,
                                                                          why, n);
         break;
-    default:   /* 10: at d = 64 the turns; at d = 128 version 8's very kernel */
+    case 10:   /* at d = 64 the turns; at d = 128 version 8's very kernel */
         if constexpr (D == 64)
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why,
                                                                    n);
         else
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
+        break;
+    default:   /* 11: at d = 64 items of 128 queries; at d = 128 version 8's very kernel */
+        if constexpr (D == 64)
+            st = hb_launch<T, D, 2, DQ_BULK, 1, false, true, false, 128>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV,
+                                                                         why, n);
+        else
+            st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
-    hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256>>>(bh, pp->n_q, nqt, pp->scale, acc,
-                                                                                (T *)dQ);
+    hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256>>>(bh, pp->n_q, npad / 64, pp->scale,
+                                                                                acc, (T *)dQ);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -513,7 +534,7 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
 
 size_t fs_cu_hopper_backward_workspace(const fs_cuda_prefill *p)
 {
-    const size_t bh = (size_t)p->batch * p->n_q_heads, npad = (size_t)(p->n_q + BQ - 1) / BQ * BQ;
+    const size_t bh = (size_t)p->batch * p->n_q_heads, npad = (size_t)(p->n_q + 127) / 128 * 128;   /* whole items of 128 */
     return sizeof(float) * bh * npad * (p->d + 2);
 }
 
