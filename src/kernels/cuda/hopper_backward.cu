@@ -54,7 +54,8 @@
  *      instructions, waits and ring hand-overs per query), dV and dK take 8 k-steps, and
  *      warpgroup c computes dQ of queries 64c.. over all 128 keys (one reduce each, lagged on
  *      the mbarriers as in version 8). Its tiles of 128 queries leave room for one dQ staging
- *      block a warpgroup only (version 4's wait). At d = 128, version 8.
+ *      block a warpgroup only (version 4's wait). At d = 128, version 8. Measured at d = 64:
+ *      +20 % on every row against version 8, causal and not.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
