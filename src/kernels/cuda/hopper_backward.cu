@@ -58,7 +58,7 @@
  *      +20 % on every row against version 8, causal and not.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
- * to whole Q tiles (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
+ * to whole items (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
  * tile's 64 values as one TMA box (make_rows_map_f32). The dQ accumulator is laid out by tiles,
  * [batch·head][Q tile][D/64][64 rows][64 columns] with the column's 8-float chunk XOR the row
  * mod 8 (so the consumers' staging stores fall in different banks); hbwd_dq turns it into dQ.
@@ -163,13 +163,15 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
     asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(g), "f"(a), "f"(b) : "memory");
 }
 
-/* Grid (ceil(n_kv / 128), n_kv_heads, batch), 384 threads: warpgroup 0 the producer (one
- * thread issues every copy), warpgroups 1 and 2 the consumers (keys 64c .. 64c + 63 of the
- * block's tile). Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and dO
- * (64 rows); 2 × dSᵀ (128 keys × 64 queries: tile t writes buffer t mod 2 while the other
- * warpgroup may still read t − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
- * none); STAGES × L and D (64 floats); barriers kv_full, full[STAGES], empty[STAGES].
- * tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator (layouts at the top of this file). */
+/* Grid (ceil(n_kv / 128), n_kv_heads, batch) (version 7: one dimension), 384 threads: warpgroup
+ * 0 the producer (one thread issues every copy), warpgroups 1 and 2 the consumers (keys
+ * 64c .. 64c + 63 of the block's tile). An item is one Q tile of BQ rows (64; 128 in version 11)
+ * of one query head. Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and
+ * dO (BQ rows); 2 × dSᵀ (128 keys × BQ queries: item w writes buffer w mod 2 while the other
+ * warpgroup may still read w − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
+ * none); STAGES × L and D (BQ floats); barriers kv_full, full[STAGES], empty[STAGES], ds_ready[2],
+ * ds_free[2] (versions 8, 10, 11). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
+ * (layouts at the top of this file). */
 template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
