@@ -26,11 +26,11 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-19  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-20  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
- *      blocks longest-first across heads (17), persistent blocks (18), Bk = 176 (19). They take causal, window
- *      and no mask, and d = 256 too; fs_cuda_prefill_run hands bitmask (tree) problems to
- *      version 9.
+ *      blocks longest-first across heads (17), persistent blocks (18), wider key tiles (19 at
+ *      d = 128, 20 at d = 64). They take causal, window and no mask, and d = 256 too;
+ *      fs_cuda_prefill_run hands bitmask (tree) problems to version 9.
  *
  * Every version writes each row's log-sum-exp L to p->lse when it is not NULL (the backward's
  * input, attn_backward.cu).
@@ -387,6 +387,7 @@ static const char *version_lines[] = {
     "version 14 with the blocks longest-first across heads (1-D grid, head groups sized to the L2)",
     "d=64: persistent blocks (one an SM) over pairs of query tiles of equal causal cost, Q double-buffered; else v17",
     "d=128: version 17 with key tiles of 176 (two stages); else v17",
+    "d=64: version 17 with key tiles of 192 (three stages); else v17",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

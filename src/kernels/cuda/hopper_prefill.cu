@@ -49,10 +49,14 @@
  *      K/V tile's products are 1.4 times as long for the same softmax bookkeeping per tile
  *      (the rowmax vote, α, the rescale of o), and the block makes 1.4 times fewer passes; the
  *      K/V stages are 44 KiB, so only two fit. At d = 64 and 256, version 17.
+ *  20  at d = 64, version 17 with key tiles of Bk = 192 and three stages: at d = 64 each tile's
+ *      products are half as long while the softmax bookkeeping per tile is the same, which is
+ *      where version 17 is furthest from cuDNN; S takes 96 registers a thread, which fits beside
+ *      P and o. At d = 128 and 256, version 17.
  *
- * d = 256 runs versions 10-19 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
- * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17, 18 and 19
- * (both 17 there) only in their block order.
+ * d = 256 runs versions 10-20 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
+ * (18 to 20 are 17 there) only in their block order.
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
@@ -708,7 +712,7 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
-/* Launch prefill version 10-19 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Launch prefill version 10-20 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -767,6 +771,19 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         auto kern18 = prefill_persist<T, D, BK, 3>;
         FS_CU_TRY(cudaFuncSetAttribute(kern18, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem18));
         kern18<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem18>>>(p, mq, mk, mv, (T *)O, (int)pairs);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB) */
+    if constexpr (D == 64) if (version == 20) {
+        constexpr int BK20 = 192;
+        CUtensorMap mk20, mv20;
+        if ((st = make_map(&mk20, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK20, why, n)) != FS_OK) return st;
+        if ((st = make_map(&mv20, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK20, why, n)) != FS_OK) return st;
+        const size_t smem20 = 1024 + TQ + 2 * 3 * (size_t)BK20 * D * 2 + 8 * (1 + 3 * 3);
+        auto kern20 = prefill_overlap<T, D, BK20, 3, true, false, 2, true>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern20, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem20));
+        kern20<<<(unsigned)(grid.x * heads), 384, smem20>>>(po, mq, mk20, mv20, (T *)O);
         FS_CU_LAUNCHED();
         return FS_OK;
     }
