@@ -157,6 +157,35 @@ static int cmp_backward_results(const fs_attn *a, const fs_result *g, const fs_r
            cmp_arr("dK", g->dK, e->dK, keys * a->d) && cmp_arr("dV", g->dV, e->dV, keys * a->d_v);
 }
 
+/* A random soft-cap (1 in 5), mask of kind `mask` (none, causal, window, bits, tree; causal and
+ * window sometimes with an offset), Bq, Bk, form and order, for a problem of a->n_q queries and
+ * a->n_kv keys. bits: n_q · fs_mask_words(n_kv) words, parent: n_q (both owned by the caller). */
+static void draw_mask_tiling(rng_t *r, fs_attn *a, fs_tiling *t, int mask, uint64_t *bits, int32_t *parent)
+{
+    const int n_q = a->n_q, n_kv = a->n_kv;
+    if (rint_in(r, 0, 4) == 0) a->softcap = runi(r, 0.5, 3);
+    a->mask.kind = mask == 4 ? FS_MASK_BITS : (fs_mask_kind)mask;
+    if (rint_in(r, 0, 3) == 0 && mask >= 1 && mask <= 2) {
+        a->mask.has_offset = 1;
+        a->mask.offset = rint_in(r, -5, n_kv);
+    }
+    a->mask.window = rint_in(r, 1, 12);
+    if (mask == 3) {
+        int w = fs_mask_words(n_kv);
+        for (int i = 0; i < n_q * w; i++) bits[i] = rnext(r) & rnext(r) & (rint_in(r, 0, 2) ? ~0ull : 0);
+        a->mask.bits = bits;
+        a->mask.words_per_row = w;
+    } else if (mask == 4) {
+        for (int i = 0; i < n_q; i++) parent[i] = i == 0 ? -1 : rint_in(r, 0, i - 1);
+        if (fs_mask_tree_build(parent, n_q, bits, NULL) != FS_OK) abort();
+        a->mask = fs_mask_tree(bits, n_q);
+    }
+    t->Bq = rint_in(r, 1, 16);
+    t->Bk = rint_in(r, 1, 16);
+    t->form = rint_in(r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+    t->order = rint_in(r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+}
+
 /* One random backward case; returns 1 when it matches. */
 static int one_backward_case(rng_t *r, int idx)
 {
@@ -185,27 +214,7 @@ static int one_backward_case(rng_t *r, int idx)
         for (int i = 0; i < hq * n_q * d_v; i++) dO[i] = runi(r, -1, 1);
         run.dO = dO;
     }
-    if (rint_in(r, 0, 4) == 0) a->softcap = runi(r, 0.5, 3);
-    a->mask.kind = mask == 4 ? FS_MASK_BITS : (fs_mask_kind)mask;
-    if (rint_in(r, 0, 3) == 0 && mask >= 1 && mask <= 2) {
-        a->mask.has_offset = 1;
-        a->mask.offset = rint_in(r, -5, n_kv);
-    }
-    a->mask.window = rint_in(r, 1, 12);
-    if (mask == 3) {
-        int w = fs_mask_words(n_kv);
-        for (int i = 0; i < n_q * w; i++) bits[i] = rnext(r) & rnext(r) & (rint_in(r, 0, 2) ? ~0ull : 0);
-        a->mask.bits = bits;
-        a->mask.words_per_row = w;
-    } else if (mask == 4) {
-        for (int i = 0; i < n_q; i++) parent[i] = i == 0 ? -1 : rint_in(r, 0, i - 1);
-        if (fs_mask_tree_build(parent, n_q, bits, NULL) != FS_OK) abort();
-        a->mask = fs_mask_tree(bits, n_q);
-    }
-    run.tiling.Bq = rint_in(r, 1, 16);
-    run.tiling.Bk = rint_in(r, 1, 16);
-    run.tiling.form = rint_in(r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
-    run.tiling.order = rint_in(r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+    draw_mask_tiling(r, a, &run.tiling, mask, bits, parent);
     if (rint_in(r, 0, 2) == 0) {
         run.tiling.dropout.on = true;
         run.tiling.dropout.p = rint_in(r, 0, 5) == 0 ? 0.0 : runi(r, 0.05, 0.9);
@@ -274,27 +283,7 @@ static int one_case(rng_t *r, int idx)
         a->S = S;
         a->Q = a->K = NULL;
     }
-    if (rint_in(r, 0, 4) == 0) a->softcap = runi(r, 0.5, 3);
-    a->mask.kind = mask == 4 ? FS_MASK_BITS : (fs_mask_kind)mask;
-    if (rint_in(r, 0, 3) == 0 && mask >= 1 && mask <= 2) {
-        a->mask.has_offset = 1;
-        a->mask.offset = rint_in(r, -5, n_kv);
-    }
-    a->mask.window = rint_in(r, 1, 12);
-    if (mask == 3) {
-        int w = fs_mask_words(n_kv);
-        for (int i = 0; i < n_q * w; i++) bits[i] = rnext(r) & rnext(r) & (rint_in(r, 0, 2) ? ~0ull : 0);
-        a->mask.bits = bits;
-        a->mask.words_per_row = w;
-    } else if (mask == 4) {
-        for (int i = 0; i < n_q; i++) parent[i] = i == 0 ? -1 : rint_in(r, 0, i - 1);
-        if (fs_mask_tree_build(parent, n_q, bits, NULL) != FS_OK) abort();
-        a->mask = fs_mask_tree(bits, n_q);
-    }
-    run.tiling.Bq = rint_in(r, 1, 16);
-    run.tiling.Bk = rint_in(r, 1, 16);
-    run.tiling.form = rint_in(r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
-    run.tiling.order = rint_in(r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+    draw_mask_tiling(r, a, &run.tiling, mask, bits, parent);
     run.tiling.exp2 = rint_in(r, 0, 2) == 0;
     snprintf(g_where, sizeof g_where,
              "case %d: %s heads %d/%d n_q %d n_kv %d d %d d_v %d mask %s%s Bq %d Bk %d %s %s%s%s%s", idx,
