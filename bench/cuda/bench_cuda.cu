@@ -5,7 +5,8 @@
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
- *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), nothing checked
+ *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), the Hopper prefill
+ *   versions at d = 64 too; nothing checked
  *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
  *   build and run) every prefill version, every decode version (contiguous and paged) and the
  *   e4m3 pre-passes and versions that run on this GPU, one line a (problem, version):
@@ -1627,8 +1628,9 @@ static int run_hashes(void)
     return 0;
 }
 
-/* One launch of every tensor-core prefill version, every backward version and decode v3 and
- * up at the main shapes, for a profiler; random inputs, no checks, no timings. */
+/* One launch of every tensor-core prefill version (the Hopper ones at d = 64 too), every backward
+ * version and decode v3 and up at the main shapes, for a profiler; random inputs, no checks, no
+ * timings. */
 static int run_profile(void)
 {
     uint64_t rng = 12345;
@@ -1652,6 +1654,15 @@ static int run_profile(void)
     p.dtype = FS_CUDA_F16;
     for (int v = 2; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
     CU(cudaDeviceSynchronize());
+    /* the prefill again at d = 64 (H = 32: the same hidden size and buffers), versions 10 and up */
+    p.n_q_heads = p.n_kv_heads = 2 * H;
+    p.d = d / 2;
+    p.scale = (float)fs_attn_default_scale(d / 2);
+    for (int v = 10; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    CU(cudaDeviceSynchronize());
+    p.n_q_heads = p.n_kv_heads = H;
+    p.d = d;
+    p.scale = (float)fs_attn_default_scale(d);
     /* the backward: the forward with L, then each backward version once (dO = Q, gradients
      * into K's and V's buffers' copies) */
     {

@@ -26,7 +26,7 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-20  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-29  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
  *      blocks longest-first across heads (17), persistent blocks (18), wider key tiles (19 at
  *      d = 128, 20 at d = 64). They take causal, window and no mask, and d = 256 too;
@@ -388,6 +388,15 @@ static const char *version_lines[] = {
     "d=64: persistent blocks (one an SM) over pairs of query tiles of equal causal cost, Q double-buffered; else v17",
     "d=128: version 17 with key tiles of 176 (two stages); else v17",
     "d=64: version 17 with key tiles of 192 (three stages); else v17",
+    "version 17 with the mask in a loop of its own, run only on partial tiles (full tiles test nothing)",
+    "version 21 with O += P V as one m64nDk16 wgmma per 16 keys (d=128, 256), not D/64 of m64n64",
+    "version 22 with each wgmma descriptor made as the tile's base plus a constant",
+    "d=64: version 23 with key tiles of 192 (three stages); else v23",
+    "version 18's persistent blocks with version 23's loop (d=64: tiles of 192, 3 stages; d=128: 2 stages); d=256: v23",
+    "d=64: version 25 with every fourth 8-key chunk's exp2 by the polynomial on the FMA pipe; else v25",
+    "d=128, 256: version 25 with one Q buffer, freed after a tile's last QK^T (d=128: 3 stages again); d=64: v26",
+    "d=64 causal or window: version 23's kernel with version 26's quarter polynomial; else v27",
+    "d=64 causal or window: version 18's persistent blocks with version 28's loop; else v28",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

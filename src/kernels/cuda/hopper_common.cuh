@@ -188,6 +188,27 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
 }
+/* The descriptor of a loop, built once: sw128_lo is the low word of sw128_desc(addr) (with a
+ * leading offset of block_bytes: sw128_desc_mn's; 16 gives sw128_desc's field of 1), and
+ * sw128_at(lo, off) is then the descriptor of addr + off for a constant off, a multiple of 16:
+ * one addition, where sw128_desc(addr + off) masks, shifts and ors again for every wgmma (ten
+ * instructions each in the SASS of prefill version 22). Exact because every shared address is
+ * below 256 KiB: the start field (addr >> 4, 14 bits) never carries into the leading offset. */
+__device__ __forceinline__ uint32_t sw128_lo(uint32_t addr, uint32_t block_bytes = 16)
+{
+    return ((addr & 0x3FFFF) >> 4) | (((block_bytes >> 4) & 0x3FFF) << 16);
+}
+__device__ __forceinline__ uint64_t sw128_at(uint32_t lo, uint32_t off)
+{
+    return ((uint64_t)((1024 >> 4) | (1u << 30)) << 32) | (uint64_t)(lo + (off >> 4));
+}
+/* The same for an N-major (transposed) operand wider than one column block: N/64 blocks, each
+ * 8-row groups 1024 bytes apart, block_bytes apart from one another (the leading offset). */
+__device__ __forceinline__ uint64_t sw128_desc_mn(uint32_t addr, uint32_t block_bytes)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((block_bytes >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
 
 /* wgmma_ss<T, 176>: the 176-key tile of prefill version 19 at d = 128 (FlashAttention-3's shape). */
 template <> __device__ __forceinline__ void wgmma_ss<__half, 176>(float *d, uint64_t da, uint64_t db, int acc)
@@ -245,6 +266,49 @@ template <> __device__ __forceinline__ void wgmma_ss_tt<__nv_bfloat16>(float *d,
 }
 #undef FS_WGMMA_D32
 #undef FS_WGMMA_R32
+
+/* wgmma_rs_tn<T, N>: d (64×N f32, N = 128 or 256) += A (64×16, four registers a thread, as
+ * wgmma_rs_t) · B (16×N, N-major: N/64 column blocks of 16 rows × 128 bytes, the blocks
+ * sw128_desc_mn's leading offset apart). One instruction where wgmma_rs_t takes N/64: the
+ * prefill's O += P V from version 22 on. d's element 4i + e is column 8i + 2t + (e & 1) as in
+ * every accumulator, so d is the o[N/64][32] of N/64 wgmma_rs_t calls laid end to end. */
+template <typename T, int N> __device__ void wgmma_rs_tn(float *d, const uint32_t a[4], uint64_t db);
+#define FS_D4(b) "+f"(d[b]), "+f"(d[b + 1]), "+f"(d[b + 2]), "+f"(d[b + 3])
+#define FS_D16(b) FS_D4(b), FS_D4(b + 4), FS_D4(b + 8), FS_D4(b + 12)
+#define FS_WGMMA_D64(b) FS_D16(b), FS_D16(b + 16), FS_D16(b + 32), FS_D16(b + 48)
+#define FS_WGMMA_D128(b) FS_WGMMA_D64(b), FS_WGMMA_D64(b + 64)
+template <> __device__ __forceinline__ void wgmma_rs_tn<__half, 128>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D64(0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_rs_tn<__nv_bfloat16, 128>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D64(0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_rs_tn<__half, 256>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 "{%128, %129, %130, %131}, %132, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D128(0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_rs_tn<__nv_bfloat16, 256>(float *d, const uint32_t a[4], uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 "{%128, %129, %130, %131}, %132, 1, 1, 1, 1;\n"
+                 : FS_WGMMA_D128(0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+#undef FS_WGMMA_D128
+#undef FS_WGMMA_D64
+#undef FS_D16
+#undef FS_D4
 
 /* ---- Warp specialization: registers, named barriers ------------------------------------------ */
 

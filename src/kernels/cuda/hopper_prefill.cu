@@ -53,8 +53,44 @@
  *      products are half as long while the softmax bookkeeping per tile is the same, which is
  *      where version 17 is furthest from cuDNN; S takes 96 registers a thread, which fits beside
  *      P and o. At d = 128 and 256, version 17.
+ *  21  version 17 with the mask in a loop of its own, entered once a tile and only by a partial
+ *      tile. Versions 12-20 test the tile's class inside the loop over the elements, and the
+ *      compiler turned each element's test into predicated code that every tile executes: in
+ *      version 17's profile (d = 128, no mask, where every tile is full) the mask's integer
+ *      compares and selects are a fifth of all instructions; version 21 executes 30 % fewer.
+ *  22  version 21 with O += P V as one m64nDk16 wgmma a 16 keys at d = 128 and 256 (V's column
+ *      blocks one leading offset apart in the descriptor) instead of D/64 m64n64k16: half or a
+ *      quarter of the instructions, P's registers read once. At d = 64, version 21.
+ *  23  version 22 with each wgmma's matrix descriptor made as the tile's base descriptor plus a
+ *      constant (sw128_lo, sw128_at): in version 22's SASS every one of a tile's 16 wgmma
+ *      instructions at d = 128 is preceded by about ten integer instructions that mask, shift
+ *      and or its address again, a fifth of everything a consumer warp issues.
+ *  24  at d = 64, version 23 with version 20's key tiles of Bk = 192 and three stages: with the
+ *      leaner loop the per-tile costs (the waits, the row-max shuffles, the rescale vote) are
+ *      a larger share, and 1.5 times the keys share them. At d = 128 and 256, version 23.
+ *  25  version 18's persistent blocks (Q double-buffered, pairs of query tiles) with version
+ *      23's loop: at d = 64 with version 24's tiles and three stages, at d = 128 with two stages
+ *      (Q's two buffers and three stages do not fit), so that a block's start and end overlap
+ *      the previous tile's work. As version 18, only where every query tile sees keys (else
+ *      version 24); at d = 256, version 23.
+ *  26  at d = 64, version 25 with a quarter of the exponentials (every fourth 8-key chunk) by
+ *      the polynomial on the FMA pipe: at d = 64 the MUFU's 16 exponentials a cycle take as
+ *      long as the tensor cores' products (8192 a tile a warpgroup against 2 M multiply-adds at
+ *      2048 a cycle), and version 15's half was too many instructions for version 14's loop.
+ *      At d = 128 and 256, version 25.
+ *  27  at d = 128 and 256, version 25 with one Q buffer, given back as soon as a tile's last
+ *      S = Q Kᵀ is done: at d = 128 the third stage fits again (version 25's two stages were
+ *      17 % slower than version 23), and the next tile's Q and first K/V tiles still load
+ *      during this tile's last softmax, P V and stores. At d = 64, version 26.
+ *  28  at d = 64 under a causal or window mask, version 23's kernel with version 26's quarter
+ *      polynomial (there version 23's key tiles of 128 and block order beat versions 24-26);
+ *      otherwise version 27.
+ *  29  at d = 64 under a causal or window mask where every query tile sees keys, version 18's
+ *      persistent blocks (key tiles of 128, two Q buffers) with version 28's loop: the short
+ *      tiles near the diagonal are where a block's start and end weigh most; otherwise version
+ *      28.
  *
- * d = 256 runs versions 10-20 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-29 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
  * (18 to 20 are 17 there) only in their block order.
  *
@@ -103,15 +139,23 @@ __device__ __forceinline__ int wg_class(const prefill_params &p, int r0, int r1,
 /* Issue S = Q_wg Kᵀ (64 × BK, this thread's BK/2 values) and commit; no wait: D/16 wgmma, each
  * over 16 columns of d. sQ: this warpgroup's 64 rows inside a swizzled tile of BQ rows; sK: a
  * swizzled tile of BK. */
-template <typename T, int D, int BK, int BQ>
+template <typename T, int D, int BK, int BQ, bool BASE = false>
 __device__ __forceinline__ void wg_scores_issue(float *s, uint32_t sQ, uint32_t sK)
 {
     reg_fence<BK / 2>(s);
     wg_fence();
+    if constexpr (BASE) {   /* version 23: each descriptor as the tile's base plus a constant */
+        const uint32_t q = sw128_lo(sQ), k = sw128_lo(sK);
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++)
-        wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
-                        sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+        for (int kk = 0; kk < D / 16; kk++)
+            wgmma_ss<T, BK>(s, sw128_at(q, (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                            sw128_at(k, (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    } else {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++)
+            wgmma_ss<T, BK>(s, sw128_desc(sQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32),
+                            sw128_desc(sK + (kk >> 2) * BK * 128 + (kk & 3) * 32), kk > 0);
+    }
     wg_commit();
 }
 
@@ -139,21 +183,43 @@ __device__ __forceinline__ float exp2_fma(float x)
     return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
 }
 
+/* s = −∞ where the pair (row, key) of tile kt is hidden: keys past n_kv, and those the causal or
+ * window mask hides (this thread's rows row0 and row0 + 8). */
+template <int BK>
+__device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int kt, int row0, int t4)
+{
+#pragma unroll
+    for (int i = 0; i < BK / 8; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+            bool vis = j < p.n_kv;
+            if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+            if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+            if (!vis) s[4 * i + e] = -INFINITY;
+        }
+}
+
 /* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
  * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
  * to rescale o with (in wg_item, versions 12-18, only once the previous P V has finished). m is in
  * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
  * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
-template <int BK, bool POLY = false>
+template <int BK, int POLY = 0, bool HOIST = false>
 __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
                                            float (&alpha)[2], int kt, int cls, int row0, int t4)
 {
+    /* HOIST (versions 21 and up): the mask as a loop of its own, entered once a tile and only by
+     * a partial one. In versions 12-20 the test of cls sits inside the loop over the elements,
+     * and the compiler predicates each element's mask code instead of branching around it, so
+     * a full tile executed the mask's compares too. */
+    if (HOIST && cls == FS_TILE_PARTIAL) wg_mask<BK>(p, s, kt, row0, t4);
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < BK / 8; i++) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            if (cls == FS_TILE_PARTIAL) {
+            if (!HOIST && cls == FS_TILE_PARTIAL) {
                 const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
                 bool vis = j < p.n_kv;
                 if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
@@ -177,9 +243,11 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
     }
 #pragma unroll
     for (int i = 0; i < BK / 2; i++) {
-        /* POLY (version 15): every other 8-column chunk by the polynomial, the rest by ex2 */
+        /* POLY 1 (version 15): every other 8-column chunk by the polynomial, the rest by ex2;
+         * POLY 2 (version 26): every fourth chunk */
         const float x = fmaf(s[i], p.scale2, -base[(i >> 1) & 1]);
-        s[i] = (POLY && (i & 4)) ? exp2_fma(x) : fast_exp2(x);
+        const bool poly = POLY == 1 ? (i & 4) != 0 : POLY == 2 ? (i & 12) == 12 : false;
+        s[i] = poly ? exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
     }
 #pragma unroll
@@ -210,18 +278,34 @@ __device__ __forceinline__ void wg_pack(uint32_t (&a)[BK / 16][4], const float *
     }
 }
 
-/* Issue O += P V (A = P from registers, V read transposed) and commit; no wait. */
-template <typename T, int D, int BK>
+/* Issue O += P V (A = P from registers, V read transposed) and commit; no wait. WIDE (versions 22
+ * and up, d = 128 and 256): one m64nDk16 a 16 keys, across V's D/64 column blocks (BK · 128 bytes
+ * apart), instead of D/64 m64n64k16 each over one block: half (d = 128) or a quarter (d = 256)
+ * of the instructions, and P's registers read once a 16 keys instead of D/64 times. */
+template <typename T, int D, int BK, bool WIDE = false, bool BASE = false>
 __device__ __forceinline__ void wg_pv_issue(float (&o)[D / 64][32], const uint32_t (&a)[BK / 16][4], uint32_t sV)
 {
 #pragma unroll
     for (int nb = 0; nb < D / 64; nb++) reg_fence<32>(o[nb]);
     wg_fence();
+    if constexpr (BASE) {   /* version 23, as wg_scores_issue (and WIDE) */
+        const uint32_t v = sw128_lo(sV, D > 64 ? BK * 128 : 16);
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; kk++)
+        for (int kk = 0; kk < BK / 16; kk++) {
+            if constexpr (D > 64) wgmma_rs_tn<T, D>(&o[0][0], a[kk], sw128_at(v, kk * 16 * 128));
+            else wgmma_rs_t<T>(o[0], a[kk], sw128_at(v, kk * 16 * 128));
+        }
+    } else if constexpr (WIDE && D > 64) {
 #pragma unroll
-        for (int nb = 0; nb < D / 64; nb++)   /* keys 16kk.., d columns 64nb..: 16 rows of 128 B */
-            wgmma_rs_t<T>(o[nb], a[kk], sw128_desc(sV + nb * BK * 128 + kk * 16 * 128));
+        for (int kk = 0; kk < BK / 16; kk++)
+            wgmma_rs_tn<T, D>(&o[0][0], a[kk], sw128_desc_mn(sV + kk * 16 * 128, BK * 128));
+    } else {
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+            for (int nb = 0; nb < D / 64; nb++)   /* keys 16kk.., d columns 64nb..: 16 rows of 128 B */
+                wgmma_rs_t<T>(o[nb], a[kk], sw128_desc(sV + nb * BK * 128 + kk * 16 * 128));
+    }
     wg_commit();
 }
 
@@ -470,14 +554,22 @@ __device__ __forceinline__ void produce_kv(const CUtensorMap *tmK, const CUtenso
  * warpgroups take turns issuing their products (named barriers 1, 2, ...), so one's softmax
  * runs while another's products occupy the tensor cores: warpgroup c waits on barrier 1 + c
  * before issuing, then lets the next one (c + 1 mod NCW) go. The last warpgroup's very last
- * hand-over is skipped when no one will wait for it (hand_last false). */
-template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY, int NCW>
+ * hand-over is skipped when no one will wait for it (hand_last false). q_free (version 27's one Q
+ * buffer, else null): each warp arrives on it as soon as the item's last S = Q Kᵀ is done, the
+ * last read of Q, so the next item's Q can load during this one's last softmax, P V and stores. */
+template <typename T, int D, int BK, int STAGES, bool PINGPONG, int POLY, int NCW, int STEP = 0>
 __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, const unsigned char *sK,
                                         const unsigned char *sV, uint64_t *k_full, uint64_t *v_full,
                                         uint64_t *empty, int kt_lo, int nt, int gt0, int cw, int wr0, int wr1,
                                         int row0, int t4, int lane, bool hand_last, float (&o)[D / 64][32],
-                                        float (&m)[2], float (&l)[2])
+                                        float (&m)[2], float (&l)[2], uint64_t *q_free = nullptr)
 {
+    auto q_done = [&] {
+        if (q_free) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(q_free);
+        }
+    };
     constexpr int TK = BK * D * 2;
     auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
     auto your_turn = [&](bool last) {
@@ -489,12 +581,13 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         const int s = ring_stage<STAGES>(gt0);
         ring_wait_full<STAGES>(k_full, gt0);
         my_turn();
-        wg_scores_issue<T, D, BK, 64 * NCW>(sc, sQw, smem_u32(sK + s * TK));
+        wg_scores_issue<T, D, BK, 64 * NCW, (STEP >= 23)>(sc, sQw, smem_u32(sK + s * TK));
         your_turn(false);
         wg_wait<0>();
         reg_fence<BK / 2>(sc);
+        if (nt == 1) q_done();
         const int cls = wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
-        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt_lo, cls, row0, t4);
+        wg_softmax<BK, POLY, (STEP >= 21)>(p, sc, m, l, alpha, kt_lo, cls, row0, t4);
         wg_rescale<D>(o, alpha);
         wg_pack<T, BK>(a, sc);
     }
@@ -503,13 +596,14 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         ring_wait_full<STAGES>(k_full, gt);
         ring_wait_full<STAGES>(v_full, gt - 1);
         my_turn();
-        wg_scores_issue<T, D, BK, 64 * NCW>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
-        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));                  /* O += P_{j−1} V_{j−1} */
+        wg_scores_issue<T, D, BK, 64 * NCW, (STEP >= 23)>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        wg_pv_issue<T, D, BK, (STEP >= 22), (STEP >= 23)>(o, a, smem_u32(sV + sp * TK));                  /* O += P_{j−1} V_{j−1} */
         your_turn(false);
         wg_wait<1>();                                                           /* S_j is ready */
         reg_fence<BK / 2>(sc);
+        if (it == nt - 1) q_done();
         const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
-        wg_softmax<BK, POLY>(p, sc, m, l, alpha, kt, cls, row0, t4);
+        wg_softmax<BK, POLY, (STEP >= 21)>(p, sc, m, l, alpha, kt, cls, row0, t4);
         wg_pv_wait<D, BK>(o, a);                                                /* P_{j−1} V_{j−1} is done */
         ring_release<STAGES>(empty, gt - 1, lane);                             /* stage j−1 is free */
         wg_rescale<D>(o, alpha);
@@ -519,7 +613,7 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         const int gl = gt0 + nt - 1, sp = ring_stage<STAGES>(gl);
         ring_wait_full<STAGES>(v_full, gl);
         my_turn();
-        wg_pv_issue<T, D, BK>(o, a, smem_u32(sV + sp * TK));
+        wg_pv_issue<T, D, BK, (STEP >= 22), (STEP >= 23)>(o, a, smem_u32(sV + sp * TK));
         your_turn(true);
         wg_pv_wait<D, BK>(o, a);
         ring_release<STAGES>(empty, gl, lane);
@@ -543,7 +637,8 @@ template <int D> __device__ __forceinline__ void wg_zero(float (&o)[D / 64][32],
  * threads; grid as version 10 (over Bq-row tiles), or with LPT (version 17) one dimension of
  * n_qt · batch · n_q_heads blocks ordered by block_lpt. Shared: Q (Bq × D), STAGES × K,
  * STAGES × V, then the barriers q_full, k_full[STAGES], v_full[STAGES], empty[STAGES]. */
-template <typename T, int D, int BK, int STAGES, bool PINGPONG, bool POLY = false, int NCW = 2, bool LPT = false>
+template <typename T, int D, int BK, int STAGES, bool PINGPONG, int POLY = 0, int NCW = 2, bool LPT = false,
+          int STEP = 0>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, T *__restrict__ O)
@@ -597,8 +692,9 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     /* the last warpgroup lets warpgroup 0 take the first turn */
     if (PINGPONG && cw == NCW - 1 && nt > 0) bar_arrive(1);
     mbar_wait(q_full, 0);
-    wg_item<T, D, BK, STAGES, PINGPONG, POLY, NCW>(p, smem_u32(sQ) + cw * 64 * 128, sK, sV, k_full, v_full, empty,
-                                                   kt_lo, nt, 0, cw, wr0, wr1, row0, t4, lane, false, o, m, l);
+    wg_item<T, D, BK, STAGES, PINGPONG, POLY, NCW, STEP>(p, smem_u32(sQ) + cw * 64 * 128, sK, sV, k_full, v_full,
+                                                         empty, kt_lo, nt, 0, cw, wr0, wr1, row0, t4, lane, false, o,
+                                                         m, l);
     wg_store<T, D>(p, O + qh * p.n_q * D, p.lse ? p.lse + qh * p.n_q : nullptr, o, m, l, row0, t4);
 }
 
@@ -615,9 +711,12 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
  * k + 2 gridDim, ..., numbered head by head so that the blocks at work share a few heads' K and
  * V in L2. (Handing out single tiles in version 17's order, in a snake, left blocks up to 23 %
  * apart.) Grid: min(pairs, SMs) blocks of 384 threads (the producer warpgroup and two
- * consumers). Shared: Q × 2, K and V × STAGES, barriers q_full (2), q_empty (2), k_full, v_full,
+ * consumers). Shared: Q × QB, K and V × STAGES, barriers q_full (2), q_empty (2), k_full, v_full,
  * empty (STAGES each). Every item must have keys (nt > 0): the host sends the masks that could
- * leave one empty to version 17. */
+ * leave one empty to version 17.
+ * QB = 1 (version 27, where two Q buffers and three stages do not fit): one Q buffer, given back
+ * by the consumers as soon as the item's last S = Q Kᵀ is done, so the next Q's load still
+ * overlaps the item's last softmax, P V and stores, and the K/V ring runs on across items. */
 
 /* The s-th item of this block (s = 0, 1, ...): false when the block has no more. The middle tile
  * of an odd n_qt pairs with nothing (its second item is skipped: *qt = −1). */
@@ -631,14 +730,14 @@ __device__ __forceinline__ bool pair_item(int s, int n_qt, int n_pairs, int *qt,
     return true;
 }
 
-template <typename T, int D, int BK, int STAGES>
+template <typename T, int D, int BK, int STAGES, int STEP = 0, int POLY = 0, int QB = 2>
 __global__ void __launch_bounds__(384, 1)
 prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, T *__restrict__ O, int n_pairs)
 {
     constexpr int BQ = 128, TQ = BQ * D * 2, TK = BK * D * 2;
     extern __shared__ unsigned char smem_raw[];
-    unsigned char *sQ = align1024(smem_raw), *sK = sQ + 2 * TQ, *sV = sK + STAGES * TK;
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + QB * TQ, *sV = sK + STAGES * TK;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
     uint64_t *q_full = bar, *q_empty = bar + 2, *k_full = bar + 4, *v_full = k_full + STAGES, *empty = v_full + STAGES;
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
@@ -673,8 +772,9 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
             for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
                 if (qt < 0) continue;
                 const item it = item_at(qt, head);
-                const int x = qi & 1;   /* Q's ring of two in bits (ring_stage<2> costs a signed remainder) */
-                mbar_wait(q_empty + x, ((qi >> 1) & 1) ^ 1);
+                /* Q's ring of QB in bits (ring_stage<2> costs a signed remainder) */
+                const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
+                mbar_wait(q_empty + x, ph ^ 1);
                 mbar_expect_tx(q_full + x, TQ);
                 for (int cb = 0; cb < D / 64; cb++)
                     tma_load3(sQ + x * TQ + cb * BQ * 128, &tmQ, 64 * cb, it.r0, (int)it.qh, q_full + x);
@@ -692,16 +792,21 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
         if (qt < 0) continue;
         const item it = item_at(qt, head);
-        const int x = qi & 1;
+        const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
         const int wr0 = it.r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
         const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
         float o[D / 64][32], m[2], l[2];
         wg_zero<D>(o, m, l);
-        mbar_wait(q_full + x, (qi >> 1) & 1);
-        wg_item<T, D, BK, STAGES, true, false, 2>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full, v_full,
-                                                  empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4, lane, true, o, m, l);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(q_empty + x);   /* every product that read this Q is done */
+        mbar_wait(q_full + x, ph);
+        /* Q's buffer is given back once every product that read it is done: with two buffers
+         * after the item, with one (version 27) after its last S = Q Kᵀ, inside wg_item */
+        wg_item<T, D, BK, STAGES, true, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
+                                                       v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4, lane,
+                                                       true, o, m, l, QB == 1 ? q_empty : nullptr);
+        if (QB == 2) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(q_empty + x);
+        }
         gt += it.nt;
         qi++;
         wg_store<T, D>(p, O + it.qh * p.n_q * D, p.lse ? p.lse + it.qh * p.n_q : nullptr, o, m, l, row0, t4);
@@ -712,7 +817,7 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
-/* Launch prefill version 10-20 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Launch prefill version 10-29 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -774,14 +879,80 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         FS_CU_LAUNCHED();
         return FS_OK;
     }
-    /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB) */
-    if constexpr (D == 64) if (version == 20) {
+    /* version 28 at d = 64 under a causal or window mask: version 23's kernel (key tiles of 128,
+     * version 17's block order) with version 26's quarter of the exponentials by the polynomial;
+     * otherwise version 27 */
+    /* version 29 at d = 64 under a causal or window mask where every query tile sees keys:
+     * version 18's persistent blocks (two Q buffers, key tiles of 128) with version 28's loop */
+    if constexpr (D == 64) if (version == 29 && ragged && p.mask.offset >= 0) {
+        const long pairs = (long)(grid.x + 1) / 2 * heads;
+        int dev, sms;
+        FS_CU_TRY(cudaGetDevice(&dev));
+        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        const size_t smem29 = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
+        auto kern29 = prefill_persist<T, D, BK, 3, 23, 2>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern29, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem29));
+        kern29<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem29>>>(p, mq, mk, mv, (T *)O, (int)pairs);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    if constexpr (D == 64) if (version >= 28 && ragged) {
+        auto kern28 = prefill_overlap<T, D, BK, 3, true, 2, 2, true, 23>;
+        const size_t smem28 = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
+        FS_CU_TRY(cudaFuncSetAttribute(kern28, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem28));
+        kern28<<<(unsigned)(grid.x * heads), 384, smem28>>>(po, mq, mk, mv, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    /* versions 25 and 26: version 18's persistent blocks with version 23's loop, when every query
+     * tile sees keys (as version 18): at d = 64 with version 24's key tiles of 192 and three stages
+     * (1 + 2 · 16 + 3 · 48 KiB), at d = 128 with two stages (1 + 2 · 32 + 2 · 64 KiB: two Q
+     * buffers and three stages do not fit). Version 26 computes a quarter of the exponentials by
+     * the polynomial at d = 64 (at d = 128 it is version 25). Otherwise version 24. */
+    if constexpr (D != 256)
+        if ((version == 25 || version == 26 || (D == 64 && version >= 27)) && (!ragged || p.mask.offset >= 0)) {
+        constexpr int BK25 = D == 64 ? 192 : 128, ST25 = D == 64 ? 3 : 2, TK25 = BK25 * D * 2;
+        CUtensorMap mk25, mv25;
+        if ((st = make_map(&mk25, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK25, why, n)) != FS_OK) return st;
+        if ((st = make_map(&mv25, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK25, why, n)) != FS_OK) return st;
+        const long pairs = (long)(grid.x + 1) / 2 * heads;
+        int dev, sms;
+        FS_CU_TRY(cudaGetDevice(&dev));
+        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        const size_t smem25 = 1024 + 2 * (size_t)TQ + 2 * ST25 * (size_t)TK25 + 8 * (4 + 3 * ST25);
+        auto kern25 = prefill_persist<T, D, BK25, ST25, 23>;
+        if constexpr (D == 64) if (version >= 26) kern25 = prefill_persist<T, D, BK25, ST25, 23, 2>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern25, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem25));
+        kern25<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem25>>>(p, mq, mk25, mv25, (T *)O, (int)pairs);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    /* version 27 at d = 128 and 256: version 25 with one Q buffer, so that d = 128 keeps three
+     * stages (1 + 32 + 3 · 64 KiB, as version 17; at d = 256 1 + 64 + 2 · 64 KiB with key tiles of
+     * 64); as version 25 only where every query tile sees keys, else version 23 */
+    if constexpr (D != 64) if (version >= 27 && (!ragged || p.mask.offset >= 0)) {
+        constexpr int ST27 = D == 128 ? 3 : 2;
+        const long pairs = (long)(grid.x + 1) / 2 * heads;
+        int dev, sms;
+        FS_CU_TRY(cudaGetDevice(&dev));
+        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        const size_t smem27 = 1024 + (size_t)TQ + 2 * ST27 * (size_t)TK + 8 * (4 + 3 * ST27);
+        auto kern27 = prefill_persist<T, D, BK, ST27, 23, 0, 1>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern27, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem27));
+        kern27<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem27>>>(p, mq, mk, mv, (T *)O, (int)pairs);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB); version
+     * 24 (and 25, 26 where they fall back) the same with version 23's loop */
+    if constexpr (D == 64) if (version == 20 || version >= 24) {
         constexpr int BK20 = 192;
         CUtensorMap mk20, mv20;
         if ((st = make_map(&mk20, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK20, why, n)) != FS_OK) return st;
         if ((st = make_map(&mv20, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK20, why, n)) != FS_OK) return st;
         const size_t smem20 = 1024 + TQ + 2 * 3 * (size_t)BK20 * D * 2 + 8 * (1 + 3 * 3);
-        auto kern20 = prefill_overlap<T, D, BK20, 3, true, false, 2, true>;
+        auto kern20 = version == 20 ? prefill_overlap<T, D, BK20, 3, true, false, 2, true>
+                                    : prefill_overlap<T, D, BK20, 3, true, false, 2, true, 23>;
         FS_CU_TRY(cudaFuncSetAttribute(kern20, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem20));
         kern20<<<(unsigned)(grid.x * heads), 384, smem20>>>(po, mq, mk20, mv20, (T *)O);
         FS_CU_LAUNCHED();
@@ -805,6 +976,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
               : version == 12 ? prefill_overlap<T, D, BK, STAGES, false>
               : version == 13 ? prefill_overlap<T, D, BK, STAGES, true>
               : version == 15 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, true>
+              : version == 21 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true, 21>
+              : version == 22 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true, 22>
+              : version >= 23 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true, 23>
               : version >= 17 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true>
                               : prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true>;   /* 14, and 16 at d = 128, 256 */
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
