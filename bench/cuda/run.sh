@@ -17,6 +17,8 @@
 #   5. bench_cuda: every version checked against the float64 reference, then timed
 #   6. PyTorch SDPA (flash, cuDNN) on the same shapes, same GPU, same call
 #   7. the side-by-side table (bench/cuda/summary.py)
+#   With --profile, before step 5: ncu on one launch of each fast kernel (ncu.txt), and the Hopper
+#   prefill kernels' SASS source page summed per opcode (ncu_source.txt, bench/cuda/ncu_source.py)
 # Exit status: non-zero when any check or test failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -77,6 +79,13 @@ if [ $PROF = 1 ] && command -v ncu > /dev/null; then
       --section MemoryWorkloadAnalysis --section LaunchStats -k regex:'prefill_mma|prefill_tma|prefill_overlap|prefill_persist|bwd_main|bwd_wgmma|decode_split_async|decode_mma|decode_tma' \
       $B/cuda/bench_cuda --profile > "$LOG/ncu.txt" 2>&1
   grep -E "prefill_mma|decode_split|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|L1/TEX Hit|Issue Slots Busy" "$LOG/ncu.txt" | head -80
+  step "ncu: the Hopper prefill's instructions and stalls, opcode by opcode (log: ncu_source.txt)"
+  ncu --section SourceCounters -k regex:'prefill_overlap|prefill_persist' -o "$LOG/ncu_source" -f \
+      $B/cuda/bench_cuda --profile > "$LOG/ncu_source_run.log" 2>&1
+  ncu --import "$LOG/ncu_source.ncu-rep" --page source --csv --print-source sass > "$LOG/ncu_source.csv" 2>&1
+  python3 bench/cuda/ncu_source.py "$LOG/ncu_source.csv" > "$LOG/ncu_source.txt" \
+    && grep -E "^void|instructions executed" "$LOG/ncu_source.txt" | cut -c1-140 | head -40
+  rm -f "$LOG/ncu_source.csv"   # tens of MB; the report itself stays
 fi
 
 step "bench_cuda: check, then time"
