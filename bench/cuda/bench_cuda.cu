@@ -6,7 +6,7 @@
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), the Hopper prefill
- *   versions at d = 64 too; nothing checked
+ *   versions at d = 64 too (and 21 and up causal there); nothing checked
  *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
  *   build and run) every prefill version, every decode version (contiguous and paged) and the
  *   e4m3 pre-passes and versions that run on this GPU, one line a (problem, version):
@@ -1628,7 +1628,8 @@ static int run_hashes(void)
     return 0;
 }
 
-/* One launch of every tensor-core prefill version (the Hopper ones at d = 64 too), every backward
+/* One launch of every tensor-core prefill version (the Hopper ones at d = 64 too, 21 and up also
+ * causal there), every backward
  * version and decode v3 and up at the main shapes, for a profiler; random inputs, no checks, no
  * timings. */
 static int run_profile(void)
@@ -1660,6 +1661,11 @@ static int run_profile(void)
     p.scale = (float)fs_attn_default_scale(d / 2);
     for (int v = 10; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
     CU(cudaDeviceSynchronize());
+    /* and causal at d = 64, versions 21 and up (after the launches without a mask) */
+    p.mask = FS_MASK_CAUSAL;
+    for (int v = 21; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    CU(cudaDeviceSynchronize());
+    p.mask = FS_MASK_NONE;
     p.n_q_heads = p.n_kv_heads = H;
     p.d = d;
     p.scale = (float)fs_attn_default_scale(d);

@@ -79,12 +79,13 @@ def main(argv):
     except OSError as e:
         print("ncu_source.py: %s: %s" % (args[0], e.strerror), file=sys.stderr)
         return 1
-    seen, n = set(), 0
+    seen, n = Counter(), 0
     for name, rows in kernels(text):
-        if name in seen:   # one kernel launched twice (two versions that share it) is listed twice
-            continue
-        seen.add(name)
-        print(summary(name, rows, top))
+        # one kernel launched again (two versions that share it, or another problem) gets its
+        # own section, in launch order
+        seen[name] += 1
+        label = name if seen[name] == 1 else "%s  [launch %d of this kernel]" % (name, seen[name])
+        print(summary(label, rows, top))
         print()
         n += 1
     if n == 0:

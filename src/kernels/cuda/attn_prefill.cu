@@ -26,7 +26,7 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-29  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-31  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
  *      blocks longest-first across heads (17), persistent blocks (18), wider key tiles (19 at
  *      d = 128, 20 at d = 64). They take causal, window and no mask, and d = 256 too;
@@ -397,6 +397,8 @@ static const char *version_lines[] = {
     "d=128, 256: version 25 with one Q buffer, freed after a tile's last QK^T (d=128: 3 stages again); d=64: v26",
     "d=64 causal or window: version 23's kernel with version 26's quarter polynomial; else v27",
     "d=64 causal or window: version 18's persistent blocks with version 28's loop; else v28",
+    "the fastest form per head size and mask (d=64: v23 causal, v26 else; d=128, 256: v27), lean causal mask",
+    "version 30 with a lazy running max: m moves only when a tile's max exceeds it by 2^8, so o is rarely rescaled",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -58,16 +58,20 @@
  *      compiler turned each element's test into predicated code that every tile executes: in
  *      version 17's profile (d = 128, no mask, where every tile is full) the mask's integer
  *      compares and selects are a fifth of all instructions; version 21 executes 30 % fewer.
+ *      Measured against version 17 (H100, 2026-11-25, run 22): +14 % at d = 128 (+25 % causal),
+ *      +19 % at d = 64 (+35 % causal).
  *  22  version 21 with O += P V as one m64nDk16 wgmma a 16 keys at d = 128 and 256 (V's column
  *      blocks one leading offset apart in the descriptor) instead of D/64 m64n64k16: half or a
  *      quarter of the instructions, P's registers read once. At d = 64, version 21.
  *  23  version 22 with each wgmma's matrix descriptor made as the tile's base descriptor plus a
  *      constant (sw128_lo, sw128_at): in version 22's SASS every one of a tile's 16 wgmma
  *      instructions at d = 128 is preceded by about ten integer instructions that mask, shift
- *      and or its address again, a fifth of everything a consumer warp issues.
+ *      and or its address again. 11 % fewer instructions than version 22; the time moved within
+ *      the spread (runs 23, 26).
  *  24  at d = 64, version 23 with version 20's key tiles of Bk = 192 and three stages: with the
  *      leaner loop the per-tile costs (the waits, the row-max shuffles, the rescale vote) are
- *      a larger share, and 1.5 times the keys share them. At d = 128 and 256, version 23.
+ *      a larger share, and 1.5 times the keys share them (+2 to +4 % without a mask, slower
+ *      causal: run 26). At d = 128 and 256, version 23.
  *  25  version 18's persistent blocks (Q double-buffered, pairs of query tiles) with version
  *      23's loop: at d = 64 with version 24's tiles and three stages, at d = 128 with two stages
  *      (Q's two buffers and three stages do not fit), so that a block's start and end overlap
@@ -77,22 +81,33 @@
  *      the polynomial on the FMA pipe: at d = 64 the MUFU's 16 exponentials a cycle take as
  *      long as the tensor cores' products (8192 a tile a warpgroup against 2 M multiply-adds at
  *      2048 a cycle), and version 15's half was too many instructions for version 14's loop.
- *      At d = 128 and 256, version 25.
+ *      +2 to +3 % over version 25 without a mask (run 26). At d = 128 and 256, version 25.
  *  27  at d = 128 and 256, version 25 with one Q buffer, given back as soon as a tile's last
  *      S = Q Kᵀ is done: at d = 128 the third stage fits again (version 25's two stages were
- *      17 % slower than version 23), and the next tile's Q and first K/V tiles still load
- *      during this tile's last softmax, P V and stores. At d = 64, version 26.
+ *      17 to 18 % slower than version 23), and the next tile's Q and first K/V tiles still load
+ *      during this tile's last softmax, P V and stores: +3 % over version 23 at N = 4096 (run
+ *      26). At d = 64, version 26.
  *  28  at d = 64 under a causal or window mask, version 23's kernel with version 26's quarter
  *      polynomial (there version 23's key tiles of 128 and block order beat versions 24-26);
- *      otherwise version 27.
+ *      otherwise version 27. Measured: no gain over version 23 there (run 26).
  *  29  at d = 64 under a causal or window mask where every query tile sees keys, version 18's
  *      persistent blocks (key tiles of 128, two Q buffers) with version 28's loop: the short
  *      tiles near the diagonal are where a block's start and end weigh most; otherwise version
- *      28.
+ *      28. Measured against version 28 (run 26): +13 % at N = 1024, none at N = 4096.
+ *  30  the fastest form of each head size and mask so far (d = 64: version 23's kernel under a
+ *      causal or window mask, version 26 otherwise; d = 128 and 256: version 27, or 23 where a
+ *      query tile may see no key), with a lean mask for the partial tiles of a causal mask: a
+ *      per-row limit computed once a tile, then one compare and one select a score instead of
+ *      the general test's index arithmetic and three bounds.
+ *  31  version 30 with a lazy running maximum (FS_LAZY_MAX): a row's m moves only when a tile's
+ *      maximum exceeds it by more than 8 (base 2), so after the first tiles o is almost never
+ *      rescaled; P stays ≤ 256, and O and the log-sum-exp are unchanged in exact arithmetic.
  *
- * d = 256 runs versions 10-29 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-31 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
- * (18 to 20 are 17 there) only in their block order.
+ * (18 to 20 are 17 there) only in their block order; 21 to 23 are as listed, 24 to 26 are 23,
+ * and 27 to 31 are version 27's persistent blocks with one Q buffer and two stages (30 with its
+ * lean causal mask, 31 also with the lazy maximum).
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
@@ -184,10 +199,28 @@ __device__ __forceinline__ float exp2_fma(float x)
 }
 
 /* s = −∞ where the pair (row, key) of tile kt is hidden: keys past n_kv, and those the causal or
- * window mask hides (this thread's rows row0 and row0 + 8). */
-template <int BK>
+ * window mask hides (this thread's rows row0 and row0 + 8). LEAN (version 30): without a window,
+ * key j = kt·BK + 2·t4 + c (c = 8i + (e & 1), a constant of the unrolled loop) is visible from
+ * row x when c ≤ lim_x = min(pos_x, n_kv − 1) − kt·BK − 2·t4: one compare and one select a score,
+ * where the general form computes j and pos and tests each bound. */
+template <int BK, bool LEAN = false>
 __device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int kt, int row0, int t4)
 {
+    if (LEAN && p.mask.kind != FS_MASK_WINDOW) {
+        const int j0 = kt * BK + 2 * t4;
+        int lim[2];
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int pos = p.mask.kind == FS_MASK_CAUSAL ? row0 + 8 * x + p.mask.offset : p.n_kv - 1;
+            lim[x] = min(pos, p.n_kv - 1) - j0;
+        }
+#pragma unroll
+        for (int i = 0; i < BK / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                if (8 * i + (e & 1) > lim[e >> 1]) s[4 * i + e] = -INFINITY;
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < BK / 8; i++)
 #pragma unroll
@@ -205,7 +238,14 @@ __device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int k
  * to rescale o with (in wg_item, versions 12-18, only once the previous P V has finished). m is in
  * base-2 units of the raw score times scale2 (the FFMA exponent of version 5); a row that has
  * seen nothing keeps m = −∞ and uses base 0, so no NaN appears. */
-template <int BK, int POLY = 0, bool HOIST = false>
+/* LAZY (version 31): the running maximum m of a row moves only when a tile's maximum exceeds it
+ * by more than FS_LAZY_MAX (base-2 units); below that the tile is exponentiated against the old
+ * m, so P ≤ 2^FS_LAZY_MAX = 256 (float16 and bfloat16 hold it with their usual relative
+ * precision), α = 1 and o needs no rescale. ℓ and o share the same m, so O = o / ℓ and the
+ * log-sum-exp m + log ℓ are exact as before; only the rescale becomes rare. */
+#define FS_LAZY_MAX 8.f
+
+template <int BK, int POLY = 0, bool HOIST = false, bool LEAN = false, bool LAZY = false>
 __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
                                            float (&alpha)[2], int kt, int cls, int row0, int t4)
 {
@@ -213,7 +253,7 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
      * a partial one. In versions 12-20 the test of cls sits inside the loop over the elements,
      * and the compiler predicates each element's mask code instead of branching around it, so
      * a full tile executed the mask's compares too. */
-    if (HOIST && cls == FS_TILE_PARTIAL) wg_mask<BK>(p, s, kt, row0, t4);
+    if (HOIST && cls == FS_TILE_PARTIAL) wg_mask<BK, LEAN>(p, s, kt, row0, t4);
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < BK / 8; i++) {
@@ -237,6 +277,11 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
         bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
         bm[x] *= p.scale2;
         const float mn = fmaxf(m[x], bm[x]);
+        if (LAZY && m[x] != -INFINITY && mn - m[x] <= FS_LAZY_MAX) {
+            base[x] = m[x];   /* m stays */
+            alpha[x] = 1.f;
+            continue;
+        }
         base[x] = mn == -INFINITY ? 0.f : mn;
         alpha[x] = fast_exp2(m[x] - base[x]);
         m[x] = mn;
@@ -587,7 +632,7 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         reg_fence<BK / 2>(sc);
         if (nt == 1) q_done();
         const int cls = wg_class(p, wr0, wr1, kt_lo, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
-        wg_softmax<BK, POLY, (STEP >= 21)>(p, sc, m, l, alpha, kt_lo, cls, row0, t4);
+        wg_softmax<BK, POLY, (STEP >= 21), (STEP >= 30), (STEP >= 31)>(p, sc, m, l, alpha, kt_lo, cls, row0, t4);
         wg_rescale<D>(o, alpha);
         wg_pack<T, BK>(a, sc);
     }
@@ -597,13 +642,13 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
         ring_wait_full<STAGES>(v_full, gt - 1);
         my_turn();
         wg_scores_issue<T, D, BK, 64 * NCW, (STEP >= 23)>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
-        wg_pv_issue<T, D, BK, (STEP >= 22), (STEP >= 23)>(o, a, smem_u32(sV + sp * TK));                  /* O += P_{j−1} V_{j−1} */
+        wg_pv_issue<T, D, BK, (STEP >= 22), (STEP >= 23)>(o, a, smem_u32(sV + sp * TK));     /* O += P_{j−1} V_{j−1} */
         your_turn(false);
         wg_wait<1>();                                                           /* S_j is ready */
         reg_fence<BK / 2>(sc);
         if (it == nt - 1) q_done();
         const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
-        wg_softmax<BK, POLY, (STEP >= 21)>(p, sc, m, l, alpha, kt, cls, row0, t4);
+        wg_softmax<BK, POLY, (STEP >= 21), (STEP >= 30), (STEP >= 31)>(p, sc, m, l, alpha, kt, cls, row0, t4);
         wg_pv_wait<D, BK>(o, a);                                                /* P_{j−1} V_{j−1} is done */
         ring_release<STAGES>(empty, gt - 1, lane);                             /* stage j−1 is free */
         wg_rescale<D>(o, alpha);
@@ -817,7 +862,70 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
-/* Launch prefill version 10-29 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Launch a persistent kernel (prefill_persist: versions 18, 25-27, 29) with smem bytes of shared
+ * memory over the pairs of query tiles of n_qt tiles a head: one block an SM, or one a pair where
+ * there are fewer pairs. */
+template <typename T, typename KERN>
+static fs_status launch_persist(KERN kern, size_t smem, int n_qt, long heads, const prefill_params &p,
+                                const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
+                                char *why, size_t n)
+{
+    const long pairs = (long)(n_qt + 1) / 2 * heads;
+    int dev, sms;
+    FS_CU_TRY(cudaGetDevice(&dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem>>>(p, mq, mk, mv, (T *)O, (int)pairs);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+/* Versions 30 and 31 (STEP): the fastest form of each head size and mask so far, with the lean
+ * mask of partial tiles (wg_mask's LEAN; 31 also the lazy maximum, wg_softmax's LAZY): at d = 64
+ * under a causal or window mask version 23's kernel, at d = 64 otherwise version 26's persistent
+ * blocks (key tiles of 192, the quarter polynomial), at d = 128 and 256 version 27's persistent
+ * blocks with one Q buffer where every query tile sees keys, else version 23's kernel. Maps and
+ * block order as hopper_d made them (po: version 17's order; n_qt query tiles of 128 a head). */
+template <typename T, int D, int STEP>
+static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p, const prefill_params &po, int n_qt,
+                             long heads, bool ragged, const CUtensorMap &mq, const CUtensorMap &mk,
+                             const CUtensorMap &mv, const void *K, const void *V, void *O, char *why, size_t n)
+{
+    constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    if constexpr (D == 64) {
+        if (ragged) {
+            auto kern = prefill_overlap<T, D, BK, 3, true, 0, 2, true, STEP>;
+            const size_t smem = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
+            FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            kern<<<(unsigned)(n_qt * heads), 384, smem>>>(po, mq, mk, mv, (T *)O);
+            FS_CU_LAUNCHED();
+            return FS_OK;
+        }
+        constexpr int BKW = 192, TKW = BKW * D * 2;   /* version 24's key tiles */
+        CUtensorMap mkw, mvw;
+        fs_status st;
+        if ((st = make_map(&mkw, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BKW, why, n)) != FS_OK) return st;
+        if ((st = make_map(&mvw, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BKW, why, n)) != FS_OK) return st;
+        const size_t smem = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TKW + 8 * (4 + 3 * 3);
+        return launch_persist<T>(prefill_persist<T, D, BKW, 3, STEP, 2>, smem, n_qt, heads, p, mq, mkw, mvw, O, why,
+                                 n);
+    } else {
+        constexpr int ST = D == 128 ? 3 : 2;
+        if (!ragged || p.mask.offset >= 0) {
+            const size_t smem = 1024 + (size_t)TQ + 2 * ST * (size_t)TK + 8 * (4 + 3 * ST);
+            return launch_persist<T>(prefill_persist<T, D, BK, ST, STEP, 0, 1>, smem, n_qt, heads, p, mq, mk, mv, O,
+                                     why, n);
+        }
+        auto kern = prefill_overlap<T, D, BK, ST, true, 0, 2, true, STEP>;
+        const size_t smem = 1024 + TQ + 2 * ST * (size_t)TK + 8 * (1 + 3 * ST);
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        kern<<<(unsigned)(n_qt * heads), 384, smem>>>(po, mq, mk, mv, (T *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+}
+
+/* Launch prefill version 10-31 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -867,35 +975,24 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     }
     /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
      * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17 */
-    if constexpr (D == 64) if (version == 18 && (!ragged || p.mask.offset >= 0)) {
-        const long pairs = (long)(grid.x + 1) / 2 * heads;
-        int dev, sms;
-        FS_CU_TRY(cudaGetDevice(&dev));
-        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    /* versions 30 and 31: the fastest form of each head size and mask so far, with the lean mask
+     * (and in 31 the lazy maximum) */
+    if (version == 30) return hopper_best<T, D, 30>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    if (version == 31) return hopper_best<T, D, 31>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    /* version 29 at d = 64 under a causal or window mask where every query tile sees keys:
+     * version 18's persistent blocks (two Q buffers, key tiles of 128) with version 28's loop */
+    if constexpr (D == 64) {
+        /* two Q buffers and three stages: 1 + 2 · 16 + 3 · 32 KiB */
         const size_t smem18 = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
-        auto kern18 = prefill_persist<T, D, BK, 3>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern18, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem18));
-        kern18<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem18>>>(p, mq, mk, mv, (T *)O, (int)pairs);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        if (version == 18 && (!ragged || p.mask.offset >= 0))
+            return launch_persist<T>(prefill_persist<T, D, BK, 3>, smem18, grid.x, heads, p, mq, mk, mv, O, why, n);
+        if (version == 29 && ragged && p.mask.offset >= 0)
+            return launch_persist<T>(prefill_persist<T, D, BK, 3, 23, 2>, smem18, grid.x, heads, p, mq, mk, mv, O, why,
+                                     n);
     }
     /* version 28 at d = 64 under a causal or window mask: version 23's kernel (key tiles of 128,
      * version 17's block order) with version 26's quarter of the exponentials by the polynomial;
      * otherwise version 27 */
-    /* version 29 at d = 64 under a causal or window mask where every query tile sees keys:
-     * version 18's persistent blocks (two Q buffers, key tiles of 128) with version 28's loop */
-    if constexpr (D == 64) if (version == 29 && ragged && p.mask.offset >= 0) {
-        const long pairs = (long)(grid.x + 1) / 2 * heads;
-        int dev, sms;
-        FS_CU_TRY(cudaGetDevice(&dev));
-        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        const size_t smem29 = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
-        auto kern29 = prefill_persist<T, D, BK, 3, 23, 2>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern29, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem29));
-        kern29<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem29>>>(p, mq, mk, mv, (T *)O, (int)pairs);
-        FS_CU_LAUNCHED();
-        return FS_OK;
-    }
     if constexpr (D == 64) if (version >= 28 && ragged) {
         auto kern28 = prefill_overlap<T, D, BK, 3, true, 2, 2, true, 23>;
         const size_t smem28 = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
@@ -915,33 +1012,19 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         CUtensorMap mk25, mv25;
         if ((st = make_map(&mk25, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK25, why, n)) != FS_OK) return st;
         if ((st = make_map(&mv25, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK25, why, n)) != FS_OK) return st;
-        const long pairs = (long)(grid.x + 1) / 2 * heads;
-        int dev, sms;
-        FS_CU_TRY(cudaGetDevice(&dev));
-        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         const size_t smem25 = 1024 + 2 * (size_t)TQ + 2 * ST25 * (size_t)TK25 + 8 * (4 + 3 * ST25);
         auto kern25 = prefill_persist<T, D, BK25, ST25, 23>;
         if constexpr (D == 64) if (version >= 26) kern25 = prefill_persist<T, D, BK25, ST25, 23, 2>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern25, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem25));
-        kern25<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem25>>>(p, mq, mk25, mv25, (T *)O, (int)pairs);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_persist<T>(kern25, smem25, grid.x, heads, p, mq, mk25, mv25, O, why, n);
     }
     /* version 27 at d = 128 and 256: version 25 with one Q buffer, so that d = 128 keeps three
      * stages (1 + 32 + 3 · 64 KiB, as version 17; at d = 256 1 + 64 + 2 · 64 KiB with key tiles of
      * 64); as version 25 only where every query tile sees keys, else version 23 */
     if constexpr (D != 64) if (version >= 27 && (!ragged || p.mask.offset >= 0)) {
         constexpr int ST27 = D == 128 ? 3 : 2;
-        const long pairs = (long)(grid.x + 1) / 2 * heads;
-        int dev, sms;
-        FS_CU_TRY(cudaGetDevice(&dev));
-        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         const size_t smem27 = 1024 + (size_t)TQ + 2 * ST27 * (size_t)TK + 8 * (4 + 3 * ST27);
-        auto kern27 = prefill_persist<T, D, BK, ST27, 23, 0, 1>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern27, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem27));
-        kern27<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem27>>>(p, mq, mk, mv, (T *)O, (int)pairs);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_persist<T>(prefill_persist<T, D, BK, ST27, 23, 0, 1>, smem27, grid.x, heads, p, mq, mk, mv, O,
+                                 why, n);
     }
     /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB); version
      * 24 (and 25, 26 where they fall back) the same with version 23's loop */
