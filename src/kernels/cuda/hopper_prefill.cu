@@ -79,7 +79,7 @@
  *      version 24); at d = 256, version 23.
  *  26  at d = 64, version 25 with a quarter of the exponentials (every fourth 8-key chunk) by
  *      the polynomial on the FMA pipe: at d = 64 the MUFU's 16 exponentials a cycle take as
- *      long as the tensor cores' products (8192 a tile a warpgroup against 2 M multiply-adds at
+ *      long as the tensor cores' products (8192 a tile a warpgroup against 1 M multiply-adds at
  *      2048 a cycle), and version 15's half was too many instructions for version 14's loop.
  *      +2 to +3 % over version 25 without a mask (run 26). At d = 128 and 256, version 25.
  *  27  at d = 128 and 256, version 25 with one Q buffer, given back as soon as a tile's last
@@ -862,6 +862,19 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
+/* Launch a prefill_tma or prefill_overlap kernel (versions 11-17, 19-24, 28, and 30 and 31 where
+ * they are not persistent) on a grid of blocks of `threads` with smem bytes of shared memory. */
+template <typename T, typename KERN>
+static fs_status launch_overlap(KERN kern, dim3 grid, int threads, size_t smem, const prefill_params &p,
+                                const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
+                                char *why, size_t n)
+{
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<grid, threads, smem>>>(p, mq, mk, mv, (T *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
 /* Launch a persistent kernel (prefill_persist: versions 18, 25-27, 29) with smem bytes of shared
  * memory over the pairs of query tiles of n_qt tiles a head: one block an SM, or one a pair where
  * there are fewer pairs. */
@@ -894,12 +907,9 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
     constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
     if constexpr (D == 64) {
         if (ragged) {
-            auto kern = prefill_overlap<T, D, BK, 3, true, 0, 2, true, STEP>;
             const size_t smem = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
-            FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-            kern<<<(unsigned)(n_qt * heads), 384, smem>>>(po, mq, mk, mv, (T *)O);
-            FS_CU_LAUNCHED();
-            return FS_OK;
+            return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 0, 2, true, STEP>, dim3((unsigned)(n_qt * heads)),
+                                     384, smem, po, mq, mk, mv, O, why, n);
         }
         constexpr int BKW = 192, TKW = BKW * D * 2;   /* version 24's key tiles */
         CUtensorMap mkw, mvw;
@@ -916,12 +926,9 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
             return launch_persist<T>(prefill_persist<T, D, BK, ST, STEP, 0, 1>, smem, n_qt, heads, p, mq, mk, mv, O,
                                      why, n);
         }
-        auto kern = prefill_overlap<T, D, BK, ST, true, 0, 2, true, STEP>;
         const size_t smem = 1024 + TQ + 2 * ST * (size_t)TK + 8 * (1 + 3 * ST);
-        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        kern<<<(unsigned)(n_qt * heads), 384, smem>>>(po, mq, mk, mv, (T *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_overlap<T>(prefill_overlap<T, D, BK, ST, true, 0, 2, true, STEP>, dim3((unsigned)(n_qt * heads)),
+                                 384, smem, po, mq, mk, mv, O, why, n);
     }
 }
 
@@ -956,12 +963,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         CUtensorMap mq3;
         if ((st = make_map(&mq3, Q, pp->dtype, D, p.n_q, pp->batch * pp->n_q_heads, BQ3, why, n)) != FS_OK) return st;
         const size_t smem3 = 1024 + (size_t)BQ3 * D * 2 + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
-        auto kern3 = prefill_overlap<T, D, BK, 3, true, false, 3>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern3, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem3));
         dim3 grid3((p.n_q + BQ3 - 1) / BQ3, pp->n_q_heads, pp->batch);
-        kern3<<<grid3, 512, smem3>>>(p, mq3, mk, mv, (T *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, false, 3>, grid3, 512, smem3, p, mq3, mk, mv, O, why,
+                                 n);
     }
     /* version 17 orders the blocks when rows differ in length (causal, window): heads in groups
      * whose K and V (2 · n_kv · d · 2 bytes a query head, counted so even under GQA) fit 16 MiB of
@@ -994,12 +998,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
      * version 17's block order) with version 26's quarter of the exponentials by the polynomial;
      * otherwise version 27 */
     if constexpr (D == 64) if (version >= 28 && ragged) {
-        auto kern28 = prefill_overlap<T, D, BK, 3, true, 2, 2, true, 23>;
         const size_t smem28 = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
-        FS_CU_TRY(cudaFuncSetAttribute(kern28, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem28));
-        kern28<<<(unsigned)(grid.x * heads), 384, smem28>>>(po, mq, mk, mv, (T *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 2, 2, true, 23>, dim3((unsigned)(grid.x * heads)),
+                                 384, smem28, po, mq, mk, mv, O, why, n);
     }
     /* versions 25 and 26: version 18's persistent blocks with version 23's loop, when every query
      * tile sees keys (as version 18): at d = 64 with version 24's key tiles of 192 and three stages
@@ -1036,10 +1037,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const size_t smem20 = 1024 + TQ + 2 * 3 * (size_t)BK20 * D * 2 + 8 * (1 + 3 * 3);
         auto kern20 = version == 20 ? prefill_overlap<T, D, BK20, 3, true, false, 2, true>
                                     : prefill_overlap<T, D, BK20, 3, true, false, 2, true, 23>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern20, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem20));
-        kern20<<<(unsigned)(grid.x * heads), 384, smem20>>>(po, mq, mk20, mv20, (T *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_overlap<T>(kern20, dim3((unsigned)(grid.x * heads)), 384, smem20, po, mq, mk20, mv20, O, why, n);
     }
     /* version 19 at d = 128: version 17 with Bk = 176 and two stages (1 + 32 + 2 · 88 KiB) */
     if constexpr (D == 128) if (version == 19) {
@@ -1048,11 +1046,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         if ((st = make_map(&mk19, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK19, why, n)) != FS_OK) return st;
         if ((st = make_map(&mv19, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK19, why, n)) != FS_OK) return st;
         const size_t smem19 = 1024 + TQ + 2 * 2 * (size_t)BK19 * D * 2 + 8 * (1 + 3 * 2);
-        auto kern19 = prefill_overlap<T, D, BK19, 2, true, false, 2, true>;
-        FS_CU_TRY(cudaFuncSetAttribute(kern19, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem19));
-        kern19<<<(unsigned)(grid.x * heads), 384, smem19>>>(po, mq, mk19, mv19, (T *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return launch_overlap<T>(prefill_overlap<T, D, BK19, 2, true, false, 2, true>, dim3((unsigned)(grid.x * heads)),
+                                 384, smem19, po, mq, mk19, mv19, O, why, n);
     }
     const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
@@ -1064,11 +1059,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
               : version >= 23 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true, 23>
               : version >= 17 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true>
                               : prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true>;   /* 14, and 16 at d = 128, 256 */
-    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    if (version >= 17) kern<<<(unsigned)(grid.x * heads), 384, smem>>>(po, mq, mk, mv, (T *)O);
-    else kern<<<grid, 384, smem>>>(p, mq, mk, mv, (T *)O);
-    FS_CU_LAUNCHED();
-    return FS_OK;
+    if (version >= 17)
+        return launch_overlap<T>(kern, dim3((unsigned)(grid.x * heads)), 384, smem, po, mq, mk, mv, O, why, n);
+    return launch_overlap<T>(kern, grid, 384, smem, p, mq, mk, mv, O, why, n);
 }
 
 fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
