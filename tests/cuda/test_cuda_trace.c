@@ -187,6 +187,45 @@ static void draw_mask_tiling(rng_t *r, fs_attn *a, fs_tiling *t, int mask, uint6
 }
 
 /* One random backward case; returns 1 when it matches. */
+/* The inputs both random cases share: a's heads (group query heads over each of n_kv_heads), Q
+ * and K in [−2, 2], V in [−1, 1], and the mask buffers draw_mask_tiling fills, for a whose shape
+ * is already set; case_free frees them. */
+typedef struct {
+    double *Q, *K, *V;
+    uint64_t *bits;
+    int32_t *parent;
+} case_inputs;
+
+static case_inputs draw_inputs(rng_t *r, fs_attn *a, int group, int n_kv_heads)
+{
+    const int n_q = a->n_q, n_kv = a->n_kv, d = a->d, d_v = a->d_v;
+    a->n_kv_heads = n_kv_heads;
+    a->n_q_heads = n_kv_heads * group;
+    const int hq = a->n_q_heads;
+    case_inputs c;
+    c.Q = malloc(sizeof(double) * hq * n_q * d);
+    c.K = malloc(sizeof(double) * n_kv_heads * n_kv * d);
+    c.V = malloc(sizeof(double) * n_kv_heads * n_kv * d_v);
+    c.bits = malloc(sizeof(uint64_t) * n_q * fs_mask_words(n_kv));
+    c.parent = malloc(sizeof(int32_t) * n_q);
+    for (int i = 0; i < hq * n_q * d; i++) c.Q[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d; i++) c.K[i] = runi(r, -2, 2);
+    for (int i = 0; i < n_kv_heads * n_kv * d_v; i++) c.V[i] = runi(r, -1, 1);
+    a->Q = c.Q;
+    a->K = c.K;
+    a->V = c.V;
+    return c;
+}
+
+static void case_free(case_inputs *c)
+{
+    free(c->Q);
+    free(c->K);
+    free(c->V);
+    free(c->bits);
+    free(c->parent);
+}
+
 static int one_backward_case(rng_t *r, int idx)
 {
     int group = rint_in(r, 1, 3), n_kv_heads = rint_in(r, 1, 2);
@@ -196,25 +235,15 @@ static int one_backward_case(rng_t *r, int idx)
     fs_run run = fs_run_make(FS_ALGO_BACKWARD);
     fs_attn *a = &run.attn;
     *a = fs_attn_make(n_q, n_kv, d, d_v);
-    a->n_kv_heads = n_kv_heads;
-    a->n_q_heads = n_kv_heads * group;
-    int hq = a->n_q_heads;
-    double *Q = malloc(sizeof(double) * hq * n_q * d), *K = malloc(sizeof(double) * n_kv_heads * n_kv * d);
-    double *V = malloc(sizeof(double) * n_kv_heads * n_kv * d_v), *dO = NULL;
-    uint64_t *bits = malloc(sizeof(uint64_t) * n_q * fs_mask_words(n_kv));
-    int32_t *parent = malloc(sizeof(int32_t) * n_q);
-    for (int i = 0; i < hq * n_q * d; i++) Q[i] = runi(r, -2, 2);
-    for (int i = 0; i < n_kv_heads * n_kv * d; i++) K[i] = runi(r, -2, 2);
-    for (int i = 0; i < n_kv_heads * n_kv * d_v; i++) V[i] = runi(r, -1, 1);
-    a->Q = Q;
-    a->K = K;
-    a->V = V;
+    case_inputs c = draw_inputs(r, a, group, n_kv_heads);
+    const int hq = a->n_q_heads;
+    double *dO = NULL;
     if (rint_in(r, 0, 3)) {   /* a given dO; else dO = 1 */
         dO = malloc(sizeof(double) * hq * n_q * d_v);
         for (int i = 0; i < hq * n_q * d_v; i++) dO[i] = runi(r, -1, 1);
         run.dO = dO;
     }
-    draw_mask_tiling(r, a, &run.tiling, mask, bits, parent);
+    draw_mask_tiling(r, a, &run.tiling, mask, c.bits, c.parent);
     if (rint_in(r, 0, 2) == 0) {
         run.tiling.dropout.on = true;
         run.tiling.dropout.p = rint_in(r, 0, 5) == 0 ? 0.0 : runi(r, 0.05, 0.9);
@@ -245,12 +274,8 @@ static int one_backward_case(rng_t *r, int idx)
     if (sg == FS_OK) fs_result_free(&rg);
     fs_trace_free(&te);
     fs_trace_free(&tg);
-    free(Q);
-    free(K);
-    free(V);
+    case_free(&c);
     free(dO);
-    free(bits);
-    free(parent);
     return ok;
 }
 
@@ -264,26 +289,16 @@ static int one_case(rng_t *r, int idx)
     fs_run run = fs_run_make(rint_in(r, 0, 7) == 0 ? FS_ALGO_QUERY : FS_ALGO_TILED);
     fs_attn *a = &run.attn;
     *a = fs_attn_make(n_q, n_kv, d, d_v);
-    a->n_kv_heads = n_kv_heads;
-    a->n_q_heads = n_kv_heads * group;
-    int hq = a->n_q_heads;
-    double *Q = malloc(sizeof(double) * hq * n_q * d), *K = malloc(sizeof(double) * n_kv_heads * n_kv * d);
-    double *V = malloc(sizeof(double) * n_kv_heads * n_kv * d_v), *S = NULL;
-    uint64_t *bits = malloc(sizeof(uint64_t) * n_q * fs_mask_words(n_kv));
-    int32_t *parent = malloc(sizeof(int32_t) * n_q);
-    for (int i = 0; i < hq * n_q * d; i++) Q[i] = runi(r, -2, 2);
-    for (int i = 0; i < n_kv_heads * n_kv * d; i++) K[i] = runi(r, -2, 2);
-    for (int i = 0; i < n_kv_heads * n_kv * d_v; i++) V[i] = runi(r, -1, 1);
-    a->Q = Q;
-    a->K = K;
-    a->V = V;
+    case_inputs c = draw_inputs(r, a, group, n_kv_heads);
+    const int hq = a->n_q_heads;
+    double *S = NULL;
     if (rint_in(r, 0, 5) == 0) {   /* given scores, some of them −∞ */
         S = malloc(sizeof(double) * hq * n_q * n_kv);
         for (int i = 0; i < hq * n_q * n_kv; i++) S[i] = rint_in(r, 0, 9) == 0 ? -INFINITY : runi(r, -3, 3);
         a->S = S;
         a->Q = a->K = NULL;
     }
-    draw_mask_tiling(r, a, &run.tiling, mask, bits, parent);
+    draw_mask_tiling(r, a, &run.tiling, mask, c.bits, c.parent);
     run.tiling.exp2 = rint_in(r, 0, 2) == 0;
     snprintf(g_where, sizeof g_where,
              "case %d: %s heads %d/%d n_q %d n_kv %d d %d d_v %d mask %s%s Bq %d Bk %d %s %s%s%s%s", idx,
@@ -314,12 +329,8 @@ static int one_case(rng_t *r, int idx)
     if (sg == FS_OK) fs_result_free(&rg);
     fs_trace_free(&te);
     fs_trace_free(&tg);
-    free(Q);
-    free(K);
-    free(V);
+    case_free(&c);
     free(S);
-    free(bits);
-    free(parent);
     return ok;
 }
 
