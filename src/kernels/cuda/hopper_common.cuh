@@ -1,9 +1,10 @@
 /* hopper_common.cuh: the Hopper primitives every hopper_*.cu kernel (built for sm_90a) is
  * written with, so that each numbered version's body reads as its one idea:
  *   - the 128-byte swizzled tile layout (sw_off, align1024) and wgmma's matrix descriptor of it
- *     (sw128_desc);
- *   - the warpgroup MMA: wgmma_ss / wgmma_rs_t / wgmma_ss_tt over shared tiles and registers,
- *     with wg_fence, wg_commit, wg_wait and reg_fence around them;
+ *     (sw128_desc; sw128_desc_mn for an N-major operand of several column blocks; sw128_lo and
+ *     sw128_at to build a loop's descriptors from one base);
+ *   - the warpgroup MMA: wgmma_ss / wgmma_rs_t / wgmma_rs_tn / wgmma_ss_tt over shared tiles and
+ *     registers, with wg_fence, wg_commit, wg_wait and reg_fence around them;
  *   - warp specialization: setmaxnreg (wg_regs_dec, wg_regs_inc), named barriers (bar_sync,
  *     bar_arrive);
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
