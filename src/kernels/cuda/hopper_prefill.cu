@@ -977,14 +977,14 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const long per_group = (16L << 20) / (4L * p.n_kv * D);
         po.group_heads = !ragged ? 1 : (int)(per_group < 1 ? 1 : per_group > heads ? heads : per_group);
     }
-    /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
-     * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17 */
     /* versions 30 and 31: the fastest form of each head size and mask so far, with the lean mask
      * (and in 31 the lazy maximum) */
     if (version == 30) return hopper_best<T, D, 30>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
     if (version == 31) return hopper_best<T, D, 31>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
-    /* version 29 at d = 64 under a causal or window mask where every query tile sees keys:
-     * version 18's persistent blocks (two Q buffers, key tiles of 128) with version 28's loop */
+    /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
+     * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17. Version 29 at d = 64 under a
+     * causal or window mask where every query tile sees keys: version 18's persistent blocks (two
+     * Q buffers, key tiles of 128) with version 28's loop */
     if constexpr (D == 64) {
         /* two Q buffers and three stages: 1 + 2 · 16 + 3 · 32 KiB */
         const size_t smem18 = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
@@ -1007,8 +1007,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
      * (1 + 2 · 16 + 3 · 48 KiB), at d = 128 with two stages (1 + 2 · 32 + 2 · 64 KiB: two Q
      * buffers and three stages do not fit). Version 26 computes a quarter of the exponentials by
      * the polynomial at d = 64 (at d = 128 it is version 25). Otherwise version 24. */
-    if constexpr (D != 256)
-        if ((version == 25 || version == 26 || (D == 64 && version >= 27)) && (!ragged || p.mask.offset >= 0)) {
+    const bool persist25 = version == 25 || version == 26 || (D == 64 && version >= 27);
+    if constexpr (D != 256) if (persist25 && (!ragged || p.mask.offset >= 0)) {
         constexpr int BK25 = D == 64 ? 192 : 128, ST25 = D == 64 ? 3 : 2, TK25 = BK25 * D * 2;
         CUtensorMap mk25, mv25;
         if ((st = make_map(&mk25, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK25, why, n)) != FS_OK) return st;
@@ -1028,7 +1028,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
                                  why, n);
     }
     /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB); version
-     * 24 (and 25, 26 where they fall back) the same with version 23's loop */
+     * 24 (and 25-27 where they fall back) the same with version 23's loop */
     if constexpr (D == 64) if (version == 20 || version >= 24) {
         constexpr int BK20 = 192;
         CUtensorMap mk20, mv20;
