@@ -187,6 +187,41 @@ static void draw_mask_tiling(rng_t *r, fs_attn *a, fs_tiling *t, int mask, uint6
 }
 
 /* One random backward case; returns 1 when it matches. */
+/* Forward results: O, m and ℓ of every row, within the float32 tolerance of cmp_num. */
+static int cmp_forward_results(const fs_attn *a, const fs_result *g, const fs_result *e)
+{
+    const size_t rows = (size_t)a->n_q_heads * a->n_q;
+    int ok = 1;
+    for (size_t i = 0; ok && i < rows * a->d_v; i++) ok = cmp_num("O", -1, g->O[i], e->O[i]);
+    for (size_t i = 0; ok && i < rows; i++)
+        ok = cmp_num("m", -1, g->m[i], e->m[i]) && cmp_num("l", -1, g->l[i], e->l[i]);
+    return ok;
+}
+
+/* run on the engine and through run_cuda (g_where names it in messages): 1 when both run, their
+ * traces match event by event, and their results match: dQ, dK and dV for the backward, O, m
+ * and ℓ for the forward when forward_results is set. */
+static int run_both(const fs_run *run, int forward_results)
+{
+    fs_trace te, tg;
+    fs_trace_init(&te);
+    fs_trace_init(&tg);
+    fs_result re, rg;
+    char why[256] = "";
+    fs_status se = fs_run_exec(run, &re, &te);
+    fs_status sg = run_cuda(run, &rg, &tg, why, sizeof why);
+    int ok = se == FS_OK && sg == FS_OK;
+    if (!ok) printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
+    ok = ok && cmp_traces(&tg, &te);
+    if (run->algo == FS_ALGO_BACKWARD) ok = ok && cmp_backward_results(&run->attn, &rg, &re);
+    else if (forward_results) ok = ok && cmp_forward_results(&run->attn, &rg, &re);
+    if (se == FS_OK) fs_result_free(&re);
+    if (sg == FS_OK) fs_result_free(&rg);
+    fs_trace_free(&te);
+    fs_trace_free(&tg);
+    return ok;
+}
+
 /* The inputs both random cases share: a's heads (group query heads over each of n_kv_heads), Q
  * and K in [−2, 2], V in [−1, 1], and the mask buffers draw_mask_tiling fills, for a whose shape
  * is already set; case_free frees them. */
@@ -256,24 +291,7 @@ static int one_backward_case(rng_t *r, int idx)
              fs_order_str(run.tiling.order), a->softcap > 0 ? " softcap" : "", dO ? " dO" : " dO=1",
              run.tiling.dropout.on ? " dropout" : "");
 
-    fs_trace te, tg;
-    fs_trace_init(&te);
-    fs_trace_init(&tg);
-    fs_result re, rg;
-    char why[256] = "";
-    int ok = 1;
-    fs_status se = fs_run_exec(&run, &re, &te);
-    fs_status sg = run_cuda(&run, &rg, &tg, why, sizeof why);
-    if (se != FS_OK || sg != FS_OK) {
-        printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
-        ok = 0;
-    } else {
-        ok = cmp_traces(&tg, &te) && cmp_backward_results(a, &rg, &re);
-    }
-    if (se == FS_OK) fs_result_free(&re);
-    if (sg == FS_OK) fs_result_free(&rg);
-    fs_trace_free(&te);
-    fs_trace_free(&tg);
+    const int ok = run_both(&run, 1);
     case_free(&c);
     free(dO);
     return ok;
@@ -307,28 +325,7 @@ static int one_case(rng_t *r, int idx)
              run.tiling.Bq, run.tiling.Bk, fs_form_str(run.tiling.form), fs_order_str(run.tiling.order),
              run.tiling.exp2 ? " exp2" : "", S ? " given-S" : "", a->softcap > 0 ? " softcap" : "");
 
-    fs_trace te, tg;
-    fs_trace_init(&te);
-    fs_trace_init(&tg);
-    fs_result re, rg;
-    char why[256] = "";
-    int ok = 1;
-    fs_status se = fs_run_exec(&run, &re, &te);
-    fs_status sg = fs_cuda_trace(&run, &rg, &tg, why, sizeof why);
-    if (se != FS_OK || sg != FS_OK) {
-        printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
-        ok = 0;
-    } else {
-        ok = cmp_traces(&tg, &te);
-        size_t rows = (size_t)hq * n_q;
-        for (size_t i = 0; ok && i < rows * d_v; i++) ok = cmp_num("O", -1, rg.O[i], re.O[i]);
-        for (size_t i = 0; ok && i < rows; i++)
-            ok = cmp_num("m", -1, rg.m[i], re.m[i]) && cmp_num("l", -1, rg.l[i], re.l[i]);
-    }
-    if (se == FS_OK) fs_result_free(&re);
-    if (sg == FS_OK) fs_result_free(&rg);
-    fs_trace_free(&te);
-    fs_trace_free(&tg);
+    const int ok = run_both(&run, 1);   /* never --host here: run_cuda is the GPU's fs_cuda_trace */
     case_free(&c);
     free(S);
     return ok;
@@ -347,22 +344,8 @@ static int lesson_run(const char *path, const char *what, const fs_run *run, int
     /* what fs_cuda_trace refuses by design: the forward with FP8 inputs or with dropout */
     if (!backward && (run->lowp || run->tiling.dropout.on)) return 1;
     *traced = 1;
-    fs_trace te, tg;
-    fs_trace_init(&te);
-    fs_trace_init(&tg);
-    fs_result re, rg;
-    char why[256] = "";
     snprintf(g_where, sizeof g_where, "%s (%s)", path, what);
-    fs_status se = fs_run_exec(run, &re, &te);
-    fs_status sg = run_cuda(run, &rg, &tg, why, sizeof why);
-    int ok = se == FS_OK && sg == FS_OK;
-    if (!ok) printf("  engine: %s, cuda: %s %s (%s)\n", fs_status_str(se), fs_status_str(sg), why, g_where);
-    ok = ok && cmp_traces(&tg, &te) && (!backward || cmp_backward_results(&run->attn, &rg, &re));
-    if (se == FS_OK) fs_result_free(&re);
-    if (sg == FS_OK) fs_result_free(&rg);
-    fs_trace_free(&te);
-    fs_trace_free(&tg);
-    return ok;
+    return run_both(run, 0);   /* a lesson's forward: the trace alone, as before */
 }
 
 /* Every lesson of dir: returns the number that failed; *n_traced counts the runs compared. */
