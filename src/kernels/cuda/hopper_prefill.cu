@@ -775,10 +775,31 @@ __device__ __forceinline__ bool pair_item(int s, int n_qt, int n_pairs, int *qt,
     return true;
 }
 
-template <typename T, int D, int BK, int STAGES, int STEP = 0, int POLY = 0, int QB = 2>
-__global__ void __launch_bounds__(384, 1)
-prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                const __grid_constant__ CUtensorMap tmV, T *__restrict__ O, int n_pairs)
+/* What a persistent block does next (a schedule's next(s, ...) gives the s-th piece of its work):
+ * query tile qt of head `head`, and, where the schedule splits items, which of its key tiles. */
+struct work_piece {
+    int qt, head;
+    int kt_lo, nt;   /* a split item's piece: key tiles [kt_lo, kt_lo + nt) of the item */
+    int tail, slot;  /* the split item this piece is part of (−1: a whole item), and its slot */
+};
+
+/* The pairs as a schedule: the s-th piece is pair_item's s-th item, whole. */
+
+struct pair_sched {
+    static constexpr bool split = false;
+    int n_pairs;
+    __device__ __forceinline__ bool next(int s, int n_qt, work_piece *w) const
+    {
+        w->tail = -1;
+        return pair_item(s, n_qt, n_pairs, &w->qt, &w->head);
+    }
+};
+
+/* The body of the persistent kernels: prefill_persist (versions 18, 25-27, 29-31) runs it with
+ * the pairs. */
+template <typename T, int D, int BK, int STAGES, int STEP, int POLY, int QB, typename SCHED>
+__device__ __forceinline__ void persist_body(const prefill_params &p, const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                             const CUtensorMap *tmV, T *__restrict__ O, const SCHED &sched)
 {
     constexpr int BQ = 128, TQ = BQ * D * 2, TK = BK * D * 2;
     extern __shared__ unsigned char smem_raw[];
@@ -813,17 +834,22 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     if (wg == 0) {   /* the producer */
         wg_regs_dec<24>();
         if (tid == 0) {
-            int gt = 0, qi = 0, qt, head;
-            for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
-                if (qt < 0) continue;
-                const item it = item_at(qt, head);
+            int gt = 0, qi = 0;
+            work_piece w;
+            for (int s = 0; sched.next(s, n_qt, &w); s++) {
+                if (w.qt < 0) continue;
+                item it = item_at(w.qt, w.head);
+                if constexpr (SCHED::split) {
+                    it.kt_lo = w.kt_lo;
+                    it.nt = w.nt;
+                }
                 /* Q's ring of QB in bits (ring_stage<2> costs a signed remainder) */
                 const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
                 mbar_wait(q_empty + x, ph ^ 1);
                 mbar_expect_tx(q_full + x, TQ);
                 for (int cb = 0; cb < D / 64; cb++)
-                    tma_load3(sQ + x * TQ + cb * BQ * 128, &tmQ, 64 * cb, it.r0, (int)it.qh, q_full + x);
-                produce_kv<D, BK, STAGES>(&tmK, &tmV, sK, sV, k_full, v_full, empty, it.kt_lo, it.nt, it.kvrow, gt);
+                    tma_load3(sQ + x * TQ + cb * BQ * 128, tmQ, 64 * cb, it.r0, (int)it.qh, q_full + x);
+                produce_kv<D, BK, STAGES>(tmK, tmV, sK, sV, k_full, v_full, empty, it.kt_lo, it.nt, it.kvrow, gt);
                 gt += it.nt;
                 qi++;
             }
@@ -832,11 +858,16 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     }
     wg_regs_inc<240>();
     const int cw = wg - 1;
-    int gt = 0, qi = 0, qt, head;
+    int gt = 0, qi = 0;
+    work_piece w;
     if (cw == 1) bar_arrive(1);   /* warpgroup 0 takes the first turn (every block has an item) */
-    for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
-        if (qt < 0) continue;
-        const item it = item_at(qt, head);
+    for (int s = 0; sched.next(s, n_qt, &w); s++) {
+        if (w.qt < 0) continue;
+        item it = item_at(w.qt, w.head);
+        if constexpr (SCHED::split) {
+            it.kt_lo = w.kt_lo;
+            it.nt = w.nt;
+        }
         const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
         const int wr0 = it.r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
         const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -854,10 +885,20 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
         }
         gt += it.nt;
         qi++;
+        if constexpr (SCHED::split)   /* a piece of a tail item: stored by whoever finishes it last */
+            if (w.tail >= 0 && !sched.template merge<D>(w, cw, (tid >> 5) & 3, lane, o, m, l)) continue;
         wg_store<T, D>(p, O + it.qh * p.n_q * D, p.lse ? p.lse + it.qh * p.n_q : nullptr, o, m, l, row0, t4);
     }
     /* warpgroup 1's last hand-over went to warpgroup 0, which takes it here */
     if (cw == 0) bar_sync(1);
+}
+
+template <typename T, int D, int BK, int STAGES, int STEP = 0, int POLY = 0, int QB = 2>
+__global__ void __launch_bounds__(384, 1)
+prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                const __grid_constant__ CUtensorMap tmV, T *__restrict__ O, int n_pairs)
+{
+    persist_body<T, D, BK, STAGES, STEP, POLY, QB>(p, &tmQ, &tmK, &tmV, O, pair_sched{n_pairs});
 }
 
 /* ---- Host side ------------------------------------------------------------------------------ */
