@@ -15,7 +15,10 @@
  *   line show whether a change kept every kernel's output bit for bit (small shapes: a few hundred
  *   launches).
  *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
- *   on (fp8: a head size none of whose versions is left is not timed). --only fp8 also narrows
+ *   on (fp8: a head size none of whose versions is left is not timed). Prefill only: --to
+ *   VERSION, the last version timed; --reps N, timed launches a version and shape (30; more
+ *   to sample the GPU's clock and power beside, e.g. with nvidia-smi: each prefill RESULT line
+ *   gives the wall-clock seconds its timed launches began and ended, t0 and t1). --only fp8 also narrows
  *   --check (and --tiny) to the e4m3 checks; nothing else narrows --check.
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
@@ -179,7 +182,31 @@ struct pcase {
 
 static int g_fail = 0;
 
-static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
+/* Device memory that grows to the largest size asked of it: a prefill version's workspace
+ * (fs_cuda_prefill_workspace), filled with 0xff bytes when it is (re)made, since a version must
+ * not rely on what it holds. */
+struct dev_work {
+    void *ptr = nullptr;
+    size_t size = 0;
+    void *fit(size_t bytes)
+    {
+        if (bytes > size) {
+            if (ptr) CU(cudaFree(ptr));
+            CU(cudaMalloc(&ptr, bytes));
+            CU(cudaMemset(ptr, 0xff, bytes));
+            size = bytes;
+        }
+        return bytes ? ptr : nullptr;
+    }
+    ~dev_work()
+    {
+        if (ptr) cudaFree(ptr);
+    }
+};
+
+/* Check every prefill version on case c, or only version `only` (> 0) with max_blocks blocks
+ * (version 32's split of its last round, made to happen on a small problem). */
+static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt, int only = 0, int max_blocks = 0)
 {
     size_t nQ = (size_t)c.B * c.Hq * c.nq * c.d, nK = (size_t)c.B * c.Hkv * c.nkv * c.d;
     std::vector<double> Q, K, V, ref(nQ);
@@ -268,8 +295,11 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
     p.scale = (float)fs_attn_default_scale(c.d);
     p.dtype = dt;
     p.lse = dlse;
-    for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
+    p.max_blocks = max_blocks;
+    dev_work work;
+    for (int v = only ? only : 1; v <= (only ? only : fs_cuda_prefill_versions()); v++) {
         if (c.d == 256 && v < 10) continue;   /* d = 256: the Hopper versions only */
+        p.work = work.fit(fs_cuda_prefill_workspace(&p, v));
         CU(cudaMemset(dO, 0xff, nQ * 2));   /* NaN in both 16-bit types */
         CU(cudaMemset(dlse, 0xff, nrows * sizeof(float)));
         char why[256] = "";
@@ -291,9 +321,11 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt)
             le = std::max(le, fabs(lse[i] - ref_lse[i]) / std::max(1.0, fabs(ref_lse[i])));
         }
         bool ok = e <= tol_of(dt) && le <= 1e-3;
-        printf("%s prefill v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err %.2e (tol %.0e) L err %.1e\n",
+        char blocks[32] = "";
+        if (max_blocks) snprintf(blocks, sizeof blocks, " blocks=%d", max_blocks);
+        printf("%s prefill v%d %-4s d=%-3d B=%d H=%d/%d nq=%-4d nkv=%-4d %-6s%s rel.err %.2e (tol %.0e) L err %.1e%s\n",
                ok ? "ok  " : "FAIL", v, dt_str(dt), c.d, c.B, c.Hq, c.Hkv, c.nq, c.nkv, mname,
-               c.mask == FS_MASK_WINDOW ? "(W)" : "   ", e, tol_of(dt), le);
+               c.mask == FS_MASK_WINDOW ? "(W)" : "   ", e, tol_of(dt), le, blocks);
         if (!ok) g_fail++;
     }
     cudaFree(dQ);
@@ -898,6 +930,16 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         {1, 80, 80, 400, 900, 64, FS_MASK_WINDOW, 300, 0},  /* 160 pairs, a window */
     };
     const int nc = quick ? 8 : (int)(sizeof cases / sizeof *cases);
+    /* version 32 on small problems with few blocks, so that its last round is split: pieces of 2
+     * and 3 blocks an item, blocks left out of the tail, d = 64, 128 and 256, GQA */
+    struct split_case { pcase c; int blocks; };
+    const split_case splits[] = {
+        {{1, 4, 4, 700, 1100, 128, FS_MASK_NONE, 0, 0}, 5},    /* 4 items in the tail, 5 blocks */
+        {{1, 4, 4, 700, 1100, 128, FS_MASK_NONE, 0, 0}, 10},   /* items in 3 pieces, a block idle */
+        {{2, 4, 2, 200, 1500, 64, FS_MASK_NONE, 0, 0}, 3},     /* one item in 2, a block idle */
+        {{2, 4, 2, 200, 1500, 64, FS_MASK_NONE, 0, 0}, 10},
+        {{1, 2, 1, 260, 700, 256, FS_MASK_NONE, 0, 0}, 5},
+    };
     if (fp8_only) {   /* --only fp8: the e4m3 checks alone */
         if (tiny) {
             check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
@@ -913,6 +955,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
             check_prefill(rng, cases[1], dt);
             check_prefill(rng, cases[2], dt);
             check_prefill(rng, cases[6], dt);
+            check_prefill(rng, splits[1].c, dt, 32, splits[1].blocks);
             check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
             check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
@@ -932,6 +975,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         };
         for (const bcase &b : bc) check_backward(rng, b, dt);
         for (int i = 0; i < nc; i++) check_prefill(rng, cases[i], dt);
+        for (const split_case &s : splits) check_prefill(rng, s.c, dt, 32, s.blocks);
         check_decode(rng, 2, 8, 2, 1000, 128, 0, dt);
         check_decode(rng, 1, 16, 2, 3000, 64, 0, dt);
         check_decode(rng, 2, 4, 4, 777, 128, 3, dt);
@@ -1011,7 +1055,18 @@ static void fill_dev_random(uint64_t *rng, void *d, size_t n, double lo, double 
 
 /* One full-size prefill shape: sampled rows checked against fs_reference, then every version
  * timed. FLOPs: 4 · B · H · N² · d (2 products), halved for causal. */
-static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick, int from)
+/* Seconds since the epoch (the clock nvidia-smi's timestamps read). */
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Prefill versions [from, to] timed with reps launches each (version 1: 3). */
+struct prefill_range { int from, to, reps; };
+
+static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick, prefill_range vr)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
     size_t n = (size_t)B * H * N * d;
@@ -1038,9 +1093,11 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
     p.scale = (float)fs_attn_default_scale(d);
     p.dtype = dt;
     const double flops = 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-    for (int v = from; v <= fs_cuda_prefill_versions(); v++) {
+    dev_work work;
+    for (int v = vr.from; v <= std::min(vr.to, fs_cuda_prefill_versions()); v++) {
         if (v == 1 && quick) continue;
         if (d == 256 && v < 10) continue;
+        p.work = work.fit(fs_cuda_prefill_workspace(&p, v));
         /* sampled check at this size: 16 random rows against the float64 reference */
         CU(cudaMemset(dO, 0xff, n * 2));
         FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
@@ -1064,12 +1121,15 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
         }
         bool ok = worst <= tol_of(dt);
         if (!ok) g_fail++;
-        const int reps = v == 1 ? 3 : 30;
+        const int reps = v == 1 ? 3 : vr.reps;
+        const double t0 = wall_s();
         float ms = time_ms([&] { char w[64]; fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, w, sizeof w); },
                            v == 1 ? 1 : 5, reps);
+        const double t1 = wall_s();
         printf("RESULT prefill v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f "
-               "sampled_rel_err=%.2e %s\n",
-               v, dt_str(dt), d, causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12, worst, ok ? "ok" : "FAIL");
+               "sampled_rel_err=%.2e %s t0=%.3f t1=%.3f reps=%d\n",
+               v, dt_str(dt), d, causal, N, B, H, ms, flops / (ms * 1e-3) / 1e12, worst, ok ? "ok" : "FAIL", t0, t1,
+               reps);
         fflush(stdout);
     }
     cudaFree(dQ);
@@ -1473,8 +1533,10 @@ static void hash_prefill(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int n
     p.scale = (float)fs_attn_default_scale(d);
     p.dtype = dt;
     p.lse = dlse;
+    dev_work work;
     for (int v = 1; v <= fs_cuda_prefill_versions(); v++) {
         if (d == 256 && v < 10) continue;   /* d = 256: the Hopper versions only */
+        p.work = work.fit(fs_cuda_prefill_workspace(&p, v));
         CU(cudaMemset(dO, 0xff, nQ * 2));
         CU(cudaMemset(dlse, 0xff, nrows * sizeof(float)));
         char why[256] = "", f[200];
@@ -1653,17 +1715,22 @@ static int run_profile(void)
     p.d = d;
     p.scale = (float)fs_attn_default_scale(d);
     p.dtype = FS_CUDA_F16;
-    for (int v = 2; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    dev_work pwork;
+    auto launch = [&](int v) {
+        p.work = pwork.fit(fs_cuda_prefill_workspace(&p, v));
+        FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    };
+    for (int v = 2; v <= fs_cuda_prefill_versions(); v++) launch(v);
     CU(cudaDeviceSynchronize());
     /* the prefill again at d = 64 (H = 32: the same hidden size and buffers), versions 10 and up */
     p.n_q_heads = p.n_kv_heads = 2 * H;
     p.d = d / 2;
     p.scale = (float)fs_attn_default_scale(d / 2);
-    for (int v = 10; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    for (int v = 10; v <= fs_cuda_prefill_versions(); v++) launch(v);
     CU(cudaDeviceSynchronize());
     /* and causal at d = 64, versions 21 and up (after the launches without a mask) */
     p.mask = FS_MASK_CAUSAL;
-    for (int v = 21; v <= fs_cuda_prefill_versions(); v++) FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+    for (int v = 21; v <= fs_cuda_prefill_versions(); v++) launch(v);
     CU(cudaDeviceSynchronize());
     p.mask = FS_MASK_NONE;
     p.n_q_heads = p.n_kv_heads = H;
@@ -1705,6 +1772,7 @@ int main(int argc, char **argv)
     bool check = false, timing = false, quick = false, tiny = false, profile = false, hashes = false;
     const char *only = NULL;   /* time one kind: prefill, backward, decode or fp8 */
     int from = 1;              /* time versions from this one on */
+    int to = 1 << 30, reps = 30;   /* prefill: the last version timed; timed launches each */
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check")) check = true;
@@ -1716,17 +1784,21 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--to") && i + 1 < argc) to = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--only prefill|backward|decode|fp8] [--from VERSION]\n"
+                            "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
             return 2;
         }
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8")) ||
-        from < 1) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode or fp8; --from a version >= 1\n");
+        from < 1 || to < from || reps < 1 || reps > 100000) {
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode or fp8; --from a version >= 1, --to one "
+                        ">= --from; --reps 1 to 100000\n");
         return 2;
     }
     auto timed = [&](const char *kind) { return !only || !strcmp(only, kind); };
@@ -1774,9 +1846,10 @@ int main(int argc, char **argv)
                     for (int d = 128; d >= 64; d -= 64)
                         for (int causal = 0; causal < 2; causal++) {
                             if (ni > 0 && dti > 0) continue;   /* other lengths: float16 only */
-                            time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0, from);
+                            time_prefill(&rng, Ns[ni], d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, quick || ni > 0,
+                                         {from, to, reps});
                         }
-            for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true, from);
+            for (int causal = 0; causal < 2; causal++) time_prefill(&rng, 4096, 256, causal, FS_CUDA_F16, true, {from, to, reps});
         }
         if (timed("fp8")) {
             for (int d = 128; d <= 256; d += 128)

@@ -7,10 +7,13 @@ after 5 warm-up calls, inputs drawn fresh (torch.randn). FLOPs counted as in ben
 4·B·H·N²·d, halved for causal; the backward (torch.autograd.grad after one forward) 2.5 times
 that. Lines starting with RESULT are the measurements. sdpa_fp8 lines ask whether PyTorch takes
 float8_e4m3fn inputs at all (n/a with the error where it does not). Options: --quick (N = 4096
-only), --only KIND (prefill, backward, decode or fp8: that kind alone, as bench_cuda's --only).
+only), --only KIND (prefill, backward, decode or fp8: that kind alone, as bench_cuda's --only),
+--reps N (the prefill's timed calls, 30 unless given; its RESULT lines then also carry the
+wall-clock seconds the timed calls began and ended, t0 and t1, for clocks.py report).
 """
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -36,16 +39,20 @@ def time_ms(fn, warm=5, reps=30):
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
-def prefill(N, d, causal, dtype, name):
+def prefill(N, d, causal, dtype, name, reps=None):
     B, H = 16384 // N, 2048 // d
     q, k, v = (torch.randn(B, H, N, d, dtype=dtype, device="cuda") for _ in range(3))
     flops = 4.0 * B * H * N * N * d * (0.5 if causal else 1.0)
     for bname, backend in BACKENDS:
         try:
             with sdpa_kernel(backend):
-                ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)))
+                t0 = time.time()
+                ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
+                             reps=reps or 30)
+                t1 = time.time()
+            when = f" t0={t0:.3f} t1={t1:.3f} reps={reps}" if reps else ""
             print(f"RESULT sdpa backend={bname} dtype={name} d={d} causal={causal} N={N} B={B} H={H} "
-                  f"ms={ms:.4f} tflops={flops / (ms * 1e-3) / 1e12:.1f}", flush=True)
+                  f"ms={ms:.4f} tflops={flops / (ms * 1e-3) / 1e12:.1f}{when}", flush=True)
         except Exception as e:  # a backend that does not take this shape
             print(f"RESULT sdpa backend={bname} dtype={name} d={d} causal={causal} N={N} n/a "
                   f"({type(e).__name__}: {str(e).splitlines()[0][:80]})", flush=True)
@@ -114,6 +121,12 @@ def main():
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv[:-1] else None
     if only not in (None, "prefill", "backward", "decode", "fp8"):
         sys.exit("sdpa_bench.py: --only takes prefill, backward, decode or fp8")
+    reps = None
+    if "--reps" in sys.argv:
+        k = sys.argv.index("--reps")
+        if k + 1 >= len(sys.argv) or not sys.argv[k + 1].isdigit() or not 1 <= int(sys.argv[k + 1]) <= 100000:
+            sys.exit("sdpa_bench.py: --reps takes a number of calls from 1 to 100000")
+        reps = int(sys.argv[k + 1])
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
     a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").random_()
     b = torch.empty_like(a)
@@ -126,10 +139,10 @@ def main():
                 continue
             for d in (128, 64):
                 for causal in (0, 1):
-                    prefill(N, d, causal, dtype, name)
+                    prefill(N, d, causal, dtype, name, reps)
     if only in (None, "prefill"):
         for causal in (0, 1):
-            prefill(4096, 256, causal, torch.float16, "f16")
+            prefill(4096, 256, causal, torch.float16, "f16", reps)
     if only in (None, "backward"):
         for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
             for d in (128, 64):

@@ -76,11 +76,19 @@ typedef struct {
     float *lse;          /* NULL, or device (batch, n_q_heads, n_q) float32 that receives each
                             row's log-sum-exp L = m + ln ℓ (natural units; −∞ for a row that sees
                             nothing): what the backward pass keeps of the forward */
+    void *work;          /* device memory of fs_cuda_prefill_workspace(p, version) bytes where
+                            that is not 0 (version 32 without a mask keeps the pieces of the
+                            query tiles it splits there); may hold anything before the call */
+    int32_t max_blocks;  /* version 32: at most this many blocks (0: one per SM), so that a small
+                            problem also takes the split (the checks use it) */
 } fs_cuda_prefill;
 
 /* Number of prefill versions (numbered 1..n) and one line on each. */
 int fs_cuda_prefill_versions(void);
 const char *fs_cuda_prefill_version_str(int version);
+
+/* Bytes of device workspace version `version` needs for p (p->work); 0 for most. */
+size_t fs_cuda_prefill_workspace(const fs_cuda_prefill *p, int version);
 
 /* Launch version `version` on the default stream (asynchronous). FS_ERR_ARG with why filled
  * when the version does not cover the problem (e.g. d not 64 or 128) or the launch failed. */

@@ -136,6 +136,10 @@ fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &
                                const void *Q, const void *K, const void *V, void *O, char *why,
                                size_t n);
 
+/* The workspace prefill version `version` (hopper_prefill.cu) needs for pp: 0 but for version 32
+ * without a mask. */
+size_t fs_cu_hopper_prefill_workspace(const fs_cuda_prefill *pp, int version);
+
 /* Backward versions 4 and up (hopper_backward.cu, sm_90a only): the workspace they need, and
  * the launch (FS_ERR_ARG with why when the device is not a Hopper). */
 size_t fs_cu_hopper_backward_workspace(const fs_cuda_prefill *p);

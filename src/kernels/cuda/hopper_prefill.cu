@@ -102,12 +102,21 @@
  *  31  version 30 with a lazy running maximum (FS_LAZY_MAX): a row's m moves only when a tile's
  *      maximum exceeds it by more than 8 (base 2), so after the first tiles o is almost never
  *      rescaled; P stays ≤ 256, and O and the log-sum-exp are unchanged in exact arithmetic.
+ *  32  without a mask, version 31's persistent kernel with the last round split: the query
+ *      tiles left over after the whole rounds (68 of 2048 on 132 SMs at every d = 128 bench
+ *      shape, so 64 SMs idle for a sixteenth of the run) are cut into equal runs of key tiles
+ *      for every block, whose pieces are merged in a workspace by the warp that finishes an
+ *      item's last piece (split_sched). Under a mask, version 31. Measured (runs 33-35): no
+ *      gain at d = 64 and 128 (0 to −2.5 % at N = 4096, −5 % at N = 1024), +1 to +2 % at
+ *      d = 256. The GPU was at its power cap (700 W) in those runs: SMs left idle at the end
+ *      let the busy ones clock higher, so the balanced tail saves little time, and the pieces'
+ *      extra starts, stores and merges cost some.
  *
- * d = 256 runs versions 10-31 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-32 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
  * (18 to 20 are 17 there) only in their block order; 21 to 23 are as listed, 24 to 26 are 23,
- * and 27 to 31 are version 27's persistent blocks with one Q buffer and two stages (30 with its
- * lean causal mask, 31 also with the lazy maximum).
+ * and 27 to 32 are version 27's persistent blocks with one Q buffer and two stages (30 with its
+ * lean causal mask, 31 also with the lazy maximum, 32 also with the split last round).
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
@@ -118,6 +127,8 @@
  * 4i + e of a thread holds row 16w + g + 8·(e >> 1), column 8i + 2t + (e & 1) — per warp the
  * layout of mma.sync's m16n8 accumulator, so the softmax below is versions 5-9's.
  */
+#include <climits>
+
 #include "kernels/cuda/hopper_common.cuh"
 
 /* ROWS × D elements from global (row stride D) into a swizzled tile by cp.async; rows ≥ valid
@@ -796,7 +807,7 @@ struct pair_sched {
 };
 
 /* The body of the persistent kernels: prefill_persist (versions 18, 25-27, 29-31) runs it with
- * the pairs. */
+ * the pairs, prefill_split (version 32) with split_sched. */
 template <typename T, int D, int BK, int STAGES, int STEP, int POLY, int QB, typename SCHED>
 __device__ __forceinline__ void persist_body(const prefill_params &p, const CUtensorMap *tmQ, const CUtensorMap *tmK,
                                              const CUtensorMap *tmV, T *__restrict__ O, const SCHED &sched)
@@ -901,6 +912,126 @@ prefill_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
     persist_body<T, D, BK, STAGES, STEP, POLY, QB>(p, &tmQ, &tmK, &tmV, O, pair_sched{n_pairs});
 }
 
+/* ---- Version 32: the last round split across every SM ----------------------------------------- */
+
+/* Without a mask every query tile ("item") costs the same nt key tiles, and versions 18-31 hand
+ * out whole items: with items = 2048 on 132 SMs (every d = 128 row of the bench) a block takes 15
+ * or 16, so the last round keeps 68 SMs busy and leaves 64 idle for a sixteenth of the run.
+ * Version 32 gives block k (of G = gridDim.x) the items k, k + G, ..., k + (full − 1)·G, full =
+ * ⌊items / G⌋, as whole items in rounds (the blocks at work share a few heads' K and V in L2, as
+ * with the pairs), and cuts the R = items − full·G items left over (t = R·nt key tiles) into g
+ * contiguous ranges of key tiles, one for each block k < g: tiles [b(k), b(k + 1)) with
+ * b(k) = ⌊k·t / g⌋ (g ≥ R, and ranges of at least 4 tiles where G allows it; g = R keeps the
+ * items whole). The last round then takes 16.5 tiles a block instead of 32 at most.
+ * A range that crosses an item's start or end gives the block a piece of that item: its first
+ * piece (slot 0: the one holding tile b(k)) and its last (slot 1: the one holding b(k + 1) − 1),
+ * the items between whole. Each piece is computed as a whole item is, over its key tiles only, and
+ * written unnormalised, (o, m, ℓ) per row, to its slot in a workspace; per tail item and consumer
+ * warp a counter says how many of its pieces are done, and the warp that completes the last one
+ * merges the other slots into its own registers, as the FlashDecoding merge does (m = max mᵢ,
+ * ℓ = Σ 2^(mᵢ − m) ℓᵢ, o = Σ 2^(mᵢ − m) oᵢ), and stores O and L. No block waits for another. */
+struct split_sched {
+    static constexpr bool split = true;
+    int full, nt, t, g;   /* whole rounds; key tiles an item; key tiles of the tail; blocks sharing it */
+    float *part;          /* 2 slots a block, each split_slot_floats(D) */
+    unsigned *count;      /* pieces done, one counter per tail item and consumer warp; zero at launch */
+
+    __device__ __forceinline__ int b(int k) const { return (int)((long)k * t / g); }
+    /* the block whose range holds tail tile x: the largest k with b(k) ≤ x */
+    __device__ __forceinline__ int block_of(int x) const { return (int)(((long)(x + 1) * g - 1) / t); }
+
+    __device__ __forceinline__ bool next(int s, int n_qt, work_piece *w) const
+    {
+        const int k = blockIdx.x, G = gridDim.x;
+        int u, lo = 0, hi = nt;   /* item, and its key tiles [lo, hi) this piece takes */
+        w->tail = -1;
+        w->slot = 0;
+        if (s < full) {
+            u = s * G + k;
+        } else {
+            if (k >= g) return false;
+            const int b0 = b(k), b1 = b(k + 1), i = b0 / nt + (s - full);
+            lo = max(b0, i * nt);
+            hi = min(b1, (i + 1) * nt);
+            if (lo >= hi) return false;
+            u = full * G + i;
+            w->slot = lo == b0 ? 0 : 1;
+            if (hi - lo < nt) w->tail = i;
+            lo -= i * nt;
+            hi -= i * nt;
+        }
+        w->head = u / n_qt;
+        w->qt = u % n_qt;
+        w->kt_lo = lo;
+        w->nt = hi - lo;
+        return true;
+    }
+
+    /* This warp's 16 rows of piece w (rows 64·cw + 16·warp + g and + 8 of the item; o, m, ℓ as
+     * wg_item leaves them): written to the piece's slot; true when this warp completed the item
+     * (it has then merged the other pieces into o, m, ℓ, and stores O); false otherwise. */
+    template <int D>
+    __device__ __forceinline__ bool merge(const work_piece &w, int cw, int warp, int lane, float (&o)[D / 64][32],
+                                          float (&m)[2], float (&l)[2]) const
+    {
+        constexpr int M_AT = 128 * D, L_AT = 128 * D + 128;   /* o (128 × D), m (128), ℓ (128 × 4) */
+        const int r = 64 * cw + 16 * warp + (lane >> 2), t4 = lane & 3;
+        float *mine = part + (size_t)(2 * blockIdx.x + w.slot) * (L_AT + 512);
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+#pragma unroll
+            for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    *reinterpret_cast<float2 *>(mine + (size_t)(r + 8 * x) * D + nb * 64 + 8 * i + 2 * t4) =
+                        make_float2(o[nb][4 * i + 2 * x], o[nb][4 * i + 2 * x + 1]);
+            if (t4 == 0) mine[M_AT + r + 8 * x] = m[x];
+            mine[L_AT + 4 * (r + 8 * x) + t4] = l[x];   /* ℓ per thread: the quad is summed at the store */
+        }
+        __threadfence();
+        __syncwarp();
+        const int x0 = w.tail * nt, first = block_of(x0), last = block_of(x0 + nt - 1);
+        unsigned done = 0;
+        if (lane == 0) done = atomicAdd(count + 8 * w.tail + 4 * cw + warp, 1u);
+        done = __shfl_sync(0xffffffff, done, 0);
+        if (done != (unsigned)(last - first)) return false;
+        __threadfence();
+        for (int k = first; k <= last; k++) {
+            if (k == (int)blockIdx.x) continue;
+            const float *q = part + (size_t)(2 * k + (b(k) >= x0 ? 0 : 1)) * (L_AT + 512);
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const float mq = __ldcg(q + M_AT + r + 8 * x), mn = fmaxf(m[x], mq);
+                if (mn == -INFINITY) continue;   /* neither saw a key */
+                const float a = exp2f(m[x] - mn), c = exp2f(mq - mn);
+#pragma unroll
+                for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        const float2 v = __ldcg(reinterpret_cast<const float2 *>(q + (size_t)(r + 8 * x) * D + nb * 64 +
+                                                                                  8 * i + 2 * t4));
+                        o[nb][4 * i + 2 * x] = a * o[nb][4 * i + 2 * x] + c * v.x;
+                        o[nb][4 * i + 2 * x + 1] = a * o[nb][4 * i + 2 * x + 1] + c * v.y;
+                    }
+                l[x] = a * l[x] + c * __ldcg(q + L_AT + 4 * (r + 8 * x) + t4);
+                m[x] = mn;
+            }
+        }
+        return true;
+    }
+};
+
+/* Floats of one slot of version 32's workspace: o (128 × D), m (128), ℓ (128 × 4). */
+static constexpr size_t split_slot_floats(int D) { return 128 * (size_t)D + 128 + 512; }
+
+template <typename T, int D, int BK, int STAGES, int POLY, int QB>
+__global__ void __launch_bounds__(384, 1)
+prefill_split(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+              const __grid_constant__ CUtensorMap tmV, T *__restrict__ O, split_sched sched)
+{
+    persist_body<T, D, BK, STAGES, 31, POLY, QB>(p, &tmQ, &tmK, &tmV, O, sched);
+}
+
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* Launch a prefill_tma or prefill_overlap kernel (versions 11-17, 19-24, 28, and 30 and 31 where
@@ -973,7 +1104,93 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
     }
 }
 
-/* Launch prefill version 10-31 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Version 32's schedule for `items` query tiles of nt key tiles each on *G blocks (one an SM, at
+ * most items, at most pp->max_blocks where that is set): the whole rounds, then the tail cut as
+ * split_sched says; part and count in work (the counters zeroed here). */
+static fs_status split_plan(const fs_cuda_prefill *pp, long items, int nt, int D, void *work, split_sched *sc, int *G,
+                            char *why, size_t n)
+{
+    int dev, sms;
+    FS_CU_TRY(cudaGetDevice(&dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    long g = items < sms ? items : sms;
+    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
+    *G = (int)g;
+    const long full = items / g, R = items - full * g, t = R * nt;
+    long share = t / 4 < g ? t / 4 : g;   /* ranges of at least 4 key tiles where g blocks allow */
+    if (share < R) share = R;             /* never fewer blocks than tail items */
+    if (t > INT_MAX) {
+        if (why && n) snprintf(why, n, "prefill version 32: %ld key tiles in the last round are too many", t);
+        return FS_ERR_SHAPE;
+    }
+    sc->full = (int)full;
+    sc->nt = nt;
+    sc->t = (int)t;
+    sc->g = (int)share;
+    sc->part = nullptr;
+    sc->count = nullptr;
+    if (R == 0) return FS_OK;   /* no tail: no workspace */
+    if (!work) {
+        if (why && n)
+            snprintf(why, n, "prefill version 32 needs a workspace (fs_cuda_prefill_workspace: %zu bytes)",
+                     fs_cu_hopper_prefill_workspace(pp, 32));
+        return FS_ERR_ARG;
+    }
+    sc->part = (float *)work;
+    sc->count = (unsigned *)(sc->part + 2 * g * split_slot_floats(D));
+    FS_CU_TRY(cudaMemsetAsync(sc->count, 0, sizeof(unsigned) * 8 * R));
+    return FS_OK;
+}
+
+/* The blocks version 32 runs on for pp, as split_plan counts them (0 when no device answers). */
+static long split_grid(const fs_cuda_prefill *pp)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    const long items = (long)(pp->n_q + 127) / 128 * pp->batch * pp->n_q_heads;
+    long g = items < sms ? items : sms;
+    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
+    return g;
+}
+
+size_t fs_cu_hopper_prefill_workspace(const fs_cuda_prefill *pp, int version)
+{
+    if (version != 32 || pp->mask != FS_MASK_NONE || (pp->d != 64 && pp->d != 128 && pp->d != 256)) return 0;
+    const long g = split_grid(pp);
+    /* two slots a block, and fewer than g tail items of 8 counters */
+    return g * (2 * split_slot_floats(pp->d) * sizeof(float) + 8 * sizeof(unsigned));
+}
+
+/* Version 32 without a mask: version 31's persistent kernel of each head size (d = 64: key tiles
+ * of 192, two Q buffers, the quarter polynomial; d = 128: one Q buffer, three stages; d = 256:
+ * one Q buffer, two stages, key tiles of 64) on version 32's schedule. */
+template <typename T, int D>
+static fs_status hopper_split(const fs_cuda_prefill *pp, const prefill_params &p, int n_qt, long heads,
+                              const CUtensorMap &mq, const void *K, const void *V, void *O, char *why, size_t n)
+{
+    constexpr int BK = D == 64 ? 192 : D == 128 ? 128 : 64, ST = D == 256 ? 2 : 3, QB = D == 64 ? 2 : 1;
+    constexpr int POLY = D == 64 ? 2 : 0, TQ = 128 * D * 2, TK = BK * D * 2;
+    CUtensorMap mk, mv;
+    fs_status st;
+    if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK, why, n)) != FS_OK) return st;
+    split_sched sc;
+    int G;
+    if ((st = split_plan(pp, (long)n_qt * heads, (p.n_kv + BK - 1) / BK, D, pp->work, &sc, &G, why, n)) != FS_OK)
+        return st;
+    const size_t smem = 1024 + QB * (size_t)TQ + 2 * ST * (size_t)TK + 8 * (4 + 3 * ST);
+    auto kern = prefill_split<T, D, BK, ST, POLY, QB>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<(unsigned)G, 384, smem>>>(p, mq, mk, mv, (T *)O, sc);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+/* Launch prefill version 10-32 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -1021,7 +1238,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     /* versions 30 and 31: the fastest form of each head size and mask so far, with the lean mask
      * (and in 31 the lazy maximum) */
     if (version == 30) return hopper_best<T, D, 30>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
-    if (version == 31) return hopper_best<T, D, 31>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    if (version == 31 || (version == 32 && ragged))
+        return hopper_best<T, D, 31>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    if (version == 32) return hopper_split<T, D>(pp, p, grid.x, heads, mq, K, V, O, why, n);
     /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
      * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17. Version 29 at d = 64 under a
      * causal or window mask where every query tile sees keys: version 18's persistent blocks (two
