@@ -13,9 +13,11 @@ energy as much as its cycles. Two modes:
   python3 clocks.py report FILE LOG [LOG ...] [--reps N]
       for every RESULT line of the logs that carries t0= and t1= (bench_cuda --reps, and
       sdpa_bench.py --reps), the samples inside its timed launches (from 0.3 s after t0, once
-      the clock has settled): mean SM clock, mean power, the reasons seen, and the energy of
+      the clock has settled; a quarter of the way in for timings of 0.6 s or less): mean SM clock, mean power, the reasons seen, and the energy of
       one launch, ΔE over the window divided by the launches in it (reps= on the line, else
-      --reps, else 30; spread evenly over [t0, t1]).
+      --reps, else 30; spread evenly over [t0, t1]). NVML's energy counter moves in steps of
+      tens of milliseconds: over windows under a second it is noise, and n/a when it did not
+      move at all.
 """
 import bisect
 import ctypes
@@ -58,18 +60,21 @@ def report(path, logs, reps=30):
                     continue
                 kv = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
                 t0, t1 = float(kv["t0"]), float(kv["t1"])
-                i, j = bisect.bisect_left(ts, t0 + 0.3), bisect.bisect_right(ts, t1) - 1
+                settle = 0.3 if t1 - t0 > 0.6 else 0.25 * (t1 - t0)
+                i, j = bisect.bisect_left(ts, t0 + settle), bisect.bisect_right(ts, t1) - 1
                 if j <= i:
                     continue
                 sel = rows[i:j + 1]
                 launches = int(kv.get("reps", reps)) * (rows[j][0] - rows[i][0]) / (t1 - t0)
                 joules = (rows[j][1] - rows[i][1]) / 1000.0 / launches
                 flops = float(kv["tflops"]) * 1e12 * float(kv["ms"]) * 1e-3
+                # the energy counter moves in steps: a short window may see none
+                energy = f"{joules * 1000:.0f} | {flops / joules / 1e12:.3f}" if joules > 0 else "n/a | n/a"
                 who = ("v" + kv["v"]) if "v" in kv else kv.get("backend", "?")
                 clock = sum(r[2] for r in sel) / len(sel)
                 watts = sum(r[3] for r in sel) / len(sel) / 1000.0
                 print(f"| {who} | {kv['dtype']} | {kv['d']} | {kv['causal']} | {kv['tflops']} | {clock:.0f} | {watts:.0f} | "
-                      f"{joules * 1000:.0f} | {flops / joules / 1e12:.3f} | {' '.join(sorted(set(r[4] for r in sel)))} |")
+                      f"{energy} | {' '.join(sorted(set(r[4] for r in sel)))} |")
 
 
 if __name__ == "__main__":
