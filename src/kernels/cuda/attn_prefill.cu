@@ -26,10 +26,10 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-32  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-33  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
  *      blocks longest-first across heads (17), persistent blocks (18), wider key tiles (19 at
- *      d = 128, 20 at d = 64), and on to 32 (hopper_prefill.cu lists each). They take causal,
+ *      d = 128, 20 at d = 64), and on to 33 (hopper_prefill.cu lists each). They take causal,
  *      window and no mask, and d = 256 too; fs_cuda_prefill_run hands bitmask (tree) problems
  *      to version 9. Version 32 without a mask needs p->work (fs_cuda_prefill_workspace).
  *
@@ -401,6 +401,7 @@ static const char *version_lines[] = {
     "the fastest form per head size and mask (d=64: v23 causal, v26 else; d=128, 256: v27), lean causal mask",
     "version 30 with a lazy running max: m moves only when a tile's max exceeds it by 2^8, so o is rarely rescaled",
     "no mask: version 31 with the last round of query tiles cut into equal runs of key tiles for every SM, merged in a workspace; else v31",
+    "version 31 with cuDNN's order in its persistent kernels: S, softmax, P V each waited for; the warpgroups take turns at the exponentials",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -111,12 +111,19 @@
  *      d = 256. The GPU was at its power cap (700 W) in those runs: SMs left idle at the end
  *      let the busy ones clock higher, so the balanced tail saves little time, and the pieces'
  *      extra starts, stores and merges cost some.
+ *  33  version 31 with its persistent kernels in the order cuDNN's forward has in its SASS (run
+ *      37): in each warpgroup S = Q Kᵀ, the softmax and O += P V one after the other, each
+ *      waited for, and the two warpgroups taking turns at the exponentials (wg_item_seq)
+ *      instead of at the products. Measured (run 38): d = 256 +32 % without a mask and +19 %
+ *      causal (647.9 and 574.0 TFLOP/s: 0.96× and 1.06× cuDNN), d = 64 within ±3 %, d = 128
+ *      8 to 10 % slower (9 % more cycles under ncu).
  *
- * d = 256 runs versions 10-32 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-33 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
  * (18 to 20 are 17 there) only in their block order; 21 to 23 are as listed, 24 to 26 are 23,
- * and 27 to 32 are version 27's persistent blocks with one Q buffer and two stages (30 with its
- * lean causal mask, 31 also with the lazy maximum, 32 also with the split last round).
+ * and 27 to 33 are version 27's persistent blocks with one Q buffer and two stages (30 with its
+ * lean causal mask, 31 also with the lazy maximum, 32 also with the split last round, 33 with
+ * wg_item_seq's order).
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
@@ -256,9 +263,16 @@ __device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int k
  * log-sum-exp m + log ℓ are exact as before; only the rescale becomes rare. */
 #define FS_LAZY_MAX 8.f
 
-template <int BK, int POLY = 0, bool HOIST = false, bool LEAN = false, bool LAZY = false>
+/* No hook: wg_softmax's default between its maximum and its exponentials. */
+struct no_hook {
+    __device__ __forceinline__ void before_exp() const {}
+    __device__ __forceinline__ void after_exp() const {}
+};
+
+template <int BK, int POLY = 0, bool HOIST = false, bool LEAN = false, bool LAZY = false, typename HOOK = no_hook>
 __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, float (&m)[2], float (&l)[2],
-                                           float (&alpha)[2], int kt, int cls, int row0, int t4)
+                                           float (&alpha)[2], int kt, int cls, int row0, int t4,
+                                           const HOOK &hook = HOOK())
 {
     /* HOIST (versions 21 and up): the mask as a loop of its own, entered once a tile and only by
      * a partial one. In versions 12-20 the test of cls sits inside the loop over the elements,
@@ -297,6 +311,7 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
         alpha[x] = fast_exp2(m[x] - base[x]);
         m[x] = mn;
     }
+    hook.before_exp();   /* version 33: the warpgroups take turns at the exponentials */
 #pragma unroll
     for (int i = 0; i < BK / 2; i++) {
         /* POLY 1 (version 15): every other 8-column chunk by the polynomial, the rest by ex2;
@@ -306,6 +321,7 @@ __device__ __forceinline__ void wg_softmax(const prefill_params &p, float *s, fl
         s[i] = poly ? exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
     }
+    hook.after_exp();
 #pragma unroll
     for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
 }
@@ -676,6 +692,51 @@ __device__ __forceinline__ void wg_item(const prefill_params &p, uint32_t sQw, c
     }
 }
 
+/* Version 33's turns: warpgroup cw waits on named barrier 1 + cw before its exponentials and
+ * lets the next one (cw + 1 mod NCW) go after them. */
+template <int NCW> struct exp_turns {
+    int cw;
+    __device__ __forceinline__ void before_exp() const { bar_sync(1 + cw); }
+    __device__ __forceinline__ void after_exp() const { bar_arrive(1 + (cw + 1) % NCW); }
+};
+
+/* Version 33: wg_item's work in the order of cuDNN's Hopper forward as its SASS shows it (ncu's
+ * source page, run 37): no overlap inside a warpgroup (S_j = Q K_jᵀ is issued and waited for,
+ * then the softmax, then O += P_j V_j is issued and waited for), and the warpgroups take turns
+ * at the exponentials instead of at the products: one warpgroup's exponentials have the
+ * special-function unit to themselves while the other's products run. Arguments, ring and
+ * q_free as wg_item; the last warpgroup's final hand-over is taken as in wg_item's callers. */
+template <typename T, int D, int BK, int STAGES, int POLY, int NCW, int STEP>
+__device__ __forceinline__ void wg_item_seq(const prefill_params &p, uint32_t sQw, const unsigned char *sK,
+                                            const unsigned char *sV, uint64_t *k_full, uint64_t *v_full,
+                                            uint64_t *empty, int kt_lo, int nt, int gt0, int cw, int wr0, int wr1,
+                                            int row0, int t4, int lane, float (&o)[D / 64][32], float (&m)[2],
+                                            float (&l)[2], uint64_t *q_free)
+{
+    constexpr int TK = BK * D * 2;
+    float sc[BK / 2], alpha[2];
+    uint32_t a[BK / 16][4];
+    for (int it = 0; it < nt; it++) {
+        const int gt = gt0 + it, s = ring_stage<STAGES>(gt), kt = kt_lo + it;
+        ring_wait_full<STAGES>(k_full, gt);
+        wg_scores_issue<T, D, BK, 64 * NCW, true>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        wg_wait<0>();
+        reg_fence<BK / 2>(sc);
+        if (it == nt - 1 && q_free) {   /* the item's last read of Q */
+            __syncwarp();
+            if (lane == 0) mbar_arrive(q_free);
+        }
+        const int cls = wg_class(p, wr0, wr1, kt, BK) == FS_TILE_FULL ? FS_TILE_FULL : FS_TILE_PARTIAL;
+        wg_softmax<BK, POLY, true, true, true>(p, sc, m, l, alpha, kt, cls, row0, t4, exp_turns<NCW>{cw});
+        wg_rescale<D>(o, alpha);
+        wg_pack<T, BK>(a, sc);
+        ring_wait_full<STAGES>(v_full, gt);
+        wg_pv_issue<T, D, BK, true, true>(o, a, smem_u32(sV + s * TK));   /* O += P_j V_j */
+        wg_pv_wait<D, BK>(o, a);
+        ring_release<STAGES>(empty, gt, lane);
+    }
+}
+
 /* A consumer thread's state before an item: o (its D/2 accumulators of two rows) = 0, m = −∞,
  * ℓ = 0. */
 template <int D> __device__ __forceinline__ void wg_zero(float (&o)[D / 64][32], float (&m)[2], float (&l)[2])
@@ -806,8 +867,9 @@ struct pair_sched {
     }
 };
 
-/* The body of the persistent kernels: prefill_persist (versions 18, 25-27, 29-31) runs it with
- * the pairs, prefill_split (version 32) with split_sched. */
+/* The body of the persistent kernels: prefill_persist (versions 18, 25-27, 29-31, 33) runs it
+ * with the pairs, prefill_split (version 32) with split_sched. Version 33 (STEP) runs each item
+ * with wg_item_seq, the others with wg_item. */
 template <typename T, int D, int BK, int STAGES, int STEP, int POLY, int QB, typename SCHED>
 __device__ __forceinline__ void persist_body(const prefill_params &p, const CUtensorMap *tmQ, const CUtensorMap *tmK,
                                              const CUtensorMap *tmV, T *__restrict__ O, const SCHED &sched)
@@ -887,9 +949,14 @@ __device__ __forceinline__ void persist_body(const prefill_params &p, const CUte
         mbar_wait(q_full + x, ph);
         /* Q's buffer is given back once every product that read it is done: with two buffers
          * after the item, with one (version 27) after its last S = Q Kᵀ, inside wg_item */
-        wg_item<T, D, BK, STAGES, true, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
-                                                       v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4, lane,
-                                                       true, o, m, l, QB == 1 ? q_empty : nullptr);
+        if constexpr (STEP == 33)
+            wg_item_seq<T, D, BK, STAGES, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
+                                                         v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4,
+                                                         lane, o, m, l, QB == 1 ? q_empty : nullptr);
+        else
+            wg_item<T, D, BK, STAGES, true, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
+                                                           v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0,
+                                                           t4, lane, true, o, m, l, QB == 1 ? q_empty : nullptr);
         if (QB == 2) {
             __syncwarp();
             if (lane == 0) mbar_arrive(q_empty + x);
@@ -1034,8 +1101,8 @@ prefill_split(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const _
 
 /* ---- Host side ------------------------------------------------------------------------------ */
 
-/* Launch a prefill_tma or prefill_overlap kernel (versions 11-17, 19-24, 28, and 30 and 31 where
- * they are not persistent) on a grid of blocks of `threads` with smem bytes of shared memory. */
+/* Launch a prefill_tma or prefill_overlap kernel (versions 11-17, 19-24, 28, and 30, 31 and 33
+ * where they are not persistent) on a grid of blocks of `threads` with smem bytes of shared memory. */
 template <typename T, typename KERN>
 static fs_status launch_overlap(KERN kern, dim3 grid, int threads, size_t smem, const prefill_params &p,
                                 const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
@@ -1047,9 +1114,9 @@ static fs_status launch_overlap(KERN kern, dim3 grid, int threads, size_t smem, 
     return FS_OK;
 }
 
-/* Launch a persistent kernel (prefill_persist: versions 18, 25-27, 29) with smem bytes of shared
- * memory over the pairs of query tiles of n_qt tiles a head: one block an SM, or one a pair where
- * there are fewer pairs. */
+/* Launch a persistent kernel (prefill_persist: versions 18, 25-27, 29-31, 33) with smem bytes
+ * of shared memory over the pairs of query tiles of n_qt tiles a head: one block an SM, or one a
+ * pair where there are fewer pairs. */
 template <typename T, typename KERN>
 static fs_status launch_persist(KERN kern, size_t smem, int n_qt, long heads, const prefill_params &p,
                                 const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
@@ -1065,8 +1132,9 @@ static fs_status launch_persist(KERN kern, size_t smem, int n_qt, long heads, co
     return FS_OK;
 }
 
-/* Versions 30 and 31 (STEP): the fastest form of each head size and mask so far, with the lean
- * mask of partial tiles (wg_mask's LEAN; 31 also the lazy maximum, wg_softmax's LAZY): at d = 64
+/* Versions 30, 31 and 33 (STEP): the fastest form of each head size and mask so far, with the lean
+ * mask of partial tiles (wg_mask's LEAN; 31 also the lazy maximum, wg_softmax's LAZY; 33 is 31
+ * with the persistent kernels on wg_item_seq, the others as 31's): at d = 64
  * under a causal or window mask version 23's kernel, at d = 64 otherwise version 26's persistent
  * blocks (key tiles of 192, the quarter polynomial), at d = 128 and 256 version 27's persistent
  * blocks with one Q buffer where every query tile sees keys, else version 23's kernel. Maps and
@@ -1077,10 +1145,11 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
                              const CUtensorMap &mv, const void *K, const void *V, void *O, char *why, size_t n)
 {
     constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
+    constexpr int OSTEP = STEP == 33 ? 31 : STEP;   /* version 33 changes the persistent kernels only */
     if constexpr (D == 64) {
         if (ragged) {
             const size_t smem = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
-            return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 0, 2, true, STEP>, dim3((unsigned)(n_qt * heads)),
+            return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 0, 2, true, OSTEP>, dim3((unsigned)(n_qt * heads)),
                                      384, smem, po, mq, mk, mv, O, why, n);
         }
         constexpr int BKW = 192, TKW = BKW * D * 2;   /* version 24's key tiles */
@@ -1099,7 +1168,7 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
                                      why, n);
         }
         const size_t smem = 1024 + TQ + 2 * ST * (size_t)TK + 8 * (1 + 3 * ST);
-        return launch_overlap<T>(prefill_overlap<T, D, BK, ST, true, 0, 2, true, STEP>, dim3((unsigned)(n_qt * heads)),
+        return launch_overlap<T>(prefill_overlap<T, D, BK, ST, true, 0, 2, true, OSTEP>, dim3((unsigned)(n_qt * heads)),
                                  384, smem, po, mq, mk, mv, O, why, n);
     }
 }
@@ -1190,7 +1259,7 @@ static fs_status hopper_split(const fs_cuda_prefill *pp, const prefill_params &p
     return FS_OK;
 }
 
-/* Launch prefill version 10-32 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Launch prefill version 10-33 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -1241,6 +1310,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if (version == 31 || (version == 32 && ragged))
         return hopper_best<T, D, 31>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
     if (version == 32) return hopper_split<T, D>(pp, p, grid.x, heads, mq, K, V, O, why, n);
+    /* version 33: version 31 with the persistent kernels on wg_item_seq's loop */
+    if (version == 33) return hopper_best<T, D, 33>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
     /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
      * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17. Version 29 at d = 64 under a
      * causal or window mask where every query tile sees keys: version 18's persistent blocks (two
