@@ -904,6 +904,16 @@ __device__ __forceinline__ void persist_body(const prefill_params &p, const CUte
         return it;
     };
 
+    /* piece w's item, over the key tiles the piece takes */
+    auto piece_item = [&](const work_piece &w) {
+        item it = item_at(w.qt, w.head);
+        if constexpr (SCHED::split) {
+            it.kt_lo = w.kt_lo;
+            it.nt = w.nt;
+        }
+        return it;
+    };
+
     if (wg == 0) {   /* the producer */
         wg_regs_dec<24>();
         if (tid == 0) {
@@ -911,11 +921,7 @@ __device__ __forceinline__ void persist_body(const prefill_params &p, const CUte
             work_piece w;
             for (int s = 0; sched.next(s, n_qt, &w); s++) {
                 if (w.qt < 0) continue;
-                item it = item_at(w.qt, w.head);
-                if constexpr (SCHED::split) {
-                    it.kt_lo = w.kt_lo;
-                    it.nt = w.nt;
-                }
+                const item it = piece_item(w);
                 /* Q's ring of QB in bits (ring_stage<2> costs a signed remainder) */
                 const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
                 mbar_wait(q_empty + x, ph ^ 1);
@@ -936,11 +942,7 @@ __device__ __forceinline__ void persist_body(const prefill_params &p, const CUte
     if (cw == 1) bar_arrive(1);   /* warpgroup 0 takes the first turn (every block has an item) */
     for (int s = 0; sched.next(s, n_qt, &w); s++) {
         if (w.qt < 0) continue;
-        item it = item_at(w.qt, w.head);
-        if constexpr (SCHED::split) {
-            it.kt_lo = w.kt_lo;
-            it.nt = w.nt;
-        }
+        const item it = piece_item(w);
         const int x = QB == 2 ? qi & 1 : 0, ph = QB == 2 ? (qi >> 1) & 1 : qi & 1;
         const int wr0 = it.r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
         const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
