@@ -17,9 +17,10 @@
  *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
  *   on (fp8: a head size none of whose versions is left is not timed). Prefill only: --to
  *   VERSION, the last version timed; --reps N, timed launches a version and shape (30; more
- *   to sample the GPU's clock and power beside, e.g. with nvidia-smi: each prefill RESULT line
- *   gives the wall-clock seconds its timed launches began and ended, t0 and t1). --only fp8 also narrows
- *   --check (and --tiny) to the e4m3 checks; nothing else narrows --check.
+ *   to sample the GPU's clock and power meanwhile with bench/cuda/clocks.py: each prefill
+ *   RESULT line gives the wall-clock seconds its timed launches began and ended, t0 and t1).
+ *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks; nothing else narrows
+ *   --check.
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
  * prefill versions 10 and up), float16 and bfloat16, GQA, causal, sliding window, tree and
@@ -1053,8 +1054,6 @@ static void fill_dev_random(uint64_t *rng, void *d, size_t n, double lo, double 
     CU(cudaMemcpy(d, b.data(), n * 2, cudaMemcpyHostToDevice));
 }
 
-/* One full-size prefill shape: sampled rows checked against fs_reference, then every version
- * timed. FLOPs: 4 · B · H · N² · d (2 products), halved for causal. */
 /* Seconds since the epoch (the clock nvidia-smi's timestamps read). */
 static double wall_s(void)
 {
@@ -1066,6 +1065,8 @@ static double wall_s(void)
 /* Prefill versions [from, to] timed with reps launches each (version 1: 3). */
 struct prefill_range { int from, to, reps; };
 
+/* One full-size prefill shape: sampled rows checked against fs_reference, then versions vr
+ * timed. FLOPs: 4 · B · H · N² · d (2 products), halved for causal. */
 static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, bool quick, prefill_range vr)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;

@@ -706,7 +706,7 @@ template <int NCW> struct exp_turns {
  * at the exponentials instead of at the products: one warpgroup's exponentials have the
  * special-function unit to themselves while the other's products run. Arguments, ring and
  * q_free as wg_item; the last warpgroup's final hand-over is taken as in wg_item's callers. */
-template <typename T, int D, int BK, int STAGES, int POLY, int NCW, int STEP>
+template <typename T, int D, int BK, int STAGES, int POLY, int NCW>
 __device__ __forceinline__ void wg_item_seq(const prefill_params &p, uint32_t sQw, const unsigned char *sK,
                                             const unsigned char *sV, uint64_t *k_full, uint64_t *v_full,
                                             uint64_t *empty, int kt_lo, int nt, int gt0, int cw, int wr0, int wr1,
@@ -952,9 +952,9 @@ __device__ __forceinline__ void persist_body(const prefill_params &p, const CUte
         /* Q's buffer is given back once every product that read it is done: with two buffers
          * after the item, with one (version 27) after its last S = Q Kᵀ, inside wg_item */
         if constexpr (STEP == 33)
-            wg_item_seq<T, D, BK, STAGES, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
-                                                         v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4,
-                                                         lane, o, m, l, QB == 1 ? q_empty : nullptr);
+            wg_item_seq<T, D, BK, STAGES, POLY, 2>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full, v_full,
+                                                   empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0, t4, lane, o, m, l,
+                                                   QB == 1 ? q_empty : nullptr);
         else
             wg_item<T, D, BK, STAGES, true, POLY, 2, STEP>(p, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full,
                                                            v_full, empty, it.kt_lo, it.nt, gt, cw, wr0, wr1, row0,
