@@ -115,8 +115,8 @@
  *      37): in each warpgroup S = Q Kᵀ, the softmax and O += P V one after the other, each
  *      waited for, and the two warpgroups taking turns at the exponentials (wg_item_seq)
  *      instead of at the products. Measured (run 38): d = 256 +32 % without a mask and +19 %
- *      causal (647.9 and 574.0 TFLOP/s: 0.96× and 1.06× cuDNN), d = 64 within ±3 %, d = 128
- *      8 to 10 % slower (9 % more cycles under ncu).
+ *      causal (647.9 and 574.0 TFLOP/s: 0.96× and 1.06× cuDNN), d = 64 within ±3 % (−8 % at
+ *      N = 1024), d = 128 7 to 13 % slower (9 % more cycles under ncu).
  *
  * d = 256 runs versions 10-33 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
