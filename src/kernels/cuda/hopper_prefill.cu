@@ -107,10 +107,11 @@
  *      shape, so 64 SMs idle for a sixteenth of the run) are cut into equal runs of key tiles
  *      for every block, whose pieces are merged in a workspace by the warp that finishes an
  *      item's last piece (split_sched). Under a mask, version 31. Measured (runs 33-35): no
- *      gain at d = 64 and 128 (0 to −2.5 % at N = 4096, −5 % at N = 1024), +1 to +2 % at
- *      d = 256. The GPU was at its power cap (700 W) in those runs: SMs left idle at the end
- *      let the busy ones clock higher, so the balanced tail saves little time, and the pieces'
- *      extra starts, stores and merges cost some.
+ *      gain at d = 64 and 128 (N = 4096: −1 to −2.5 % at d = 128, 0 to −5 % at d = 64; −5 % at
+ *      d = 128, N = 1024), +1 to +2 % at d = 256. The GPU was at its power cap (700 W) in
+ *      those runs: SMs left idle at the end likely let the busy ones clock higher, so the
+ *      balanced tail saves little time, and the pieces' extra starts, stores and merges cost
+ *      some.
  *  33  version 31 with its persistent kernels in the order cuDNN's forward has in its SASS (run
  *      37): in each warpgroup S = Q Kᵀ, the softmax and O += P V one after the other, each
  *      waited for, and the two warpgroups taking turns at the exponentials (wg_item_seq)
