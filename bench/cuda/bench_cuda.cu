@@ -18,7 +18,8 @@
  *   on (fp8: a head size none of whose versions is left is not timed). Prefill only: --to
  *   VERSION, the last version timed; --reps N, timed launches a version and shape (30; more
  *   to sample the GPU's clock and power meanwhile with bench/cuda/clocks.py: each prefill
- *   RESULT line gives the wall-clock seconds its timed launches began and ended, t0 and t1).
+ *   RESULT line gives the wall-clock seconds its 5 warm-up and timed launches began and ended,
+ *   t0 and t1).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks; nothing else narrows
  *   --check.
  *

@@ -12,7 +12,8 @@ energy as much as its cycles. Two modes:
 
   python3 clocks.py report FILE LOG [LOG ...] [--reps N]
       for every RESULT line of the logs that carries t0= and t1= (bench_cuda --reps, and
-      sdpa_bench.py --reps), the samples inside its timed launches (from 0.3 s after t0, once
+      sdpa_bench.py --reps; [t0, t1] holds the 5 warm-up calls too, counted as launches), the
+      samples inside its timed launches (from 0.3 s after t0, once
       the clock has settled; a quarter of the way in for timings of 0.6 s or less): mean SM clock, mean power, the reasons seen, and the energy of
       one launch, ΔE over the window divided by the launches in it (reps= on the line, else
       --reps, else 30; spread evenly over [t0, t1]). NVML's energy counter moves in steps of
@@ -26,7 +27,10 @@ import time
 
 
 def sample(path, seconds):
-    nv = ctypes.CDLL("libnvidia-ml.so.1")
+    try:
+        nv = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError as e:
+        sys.exit(f"clocks.py: no NVML here ({e}): it comes with the NVIDIA driver")
     if nv.nvmlInit_v2() != 0:
         sys.exit("clocks.py: NVML did not initialise")
     h = ctypes.c_void_p()
@@ -65,7 +69,7 @@ def report(path, logs, reps=30):
                 if j <= i:
                     continue
                 sel = rows[i:j + 1]
-                launches = int(kv.get("reps", reps)) * (rows[j][0] - rows[i][0]) / (t1 - t0)
+                launches = (int(kv.get("reps", reps)) + 5) * (rows[j][0] - rows[i][0]) / (t1 - t0)
                 joules = (rows[j][1] - rows[i][1]) / 1000.0 / launches
                 flops = float(kv["tflops"]) * 1e12 * float(kv["ms"]) * 1e-3
                 # the energy counter moves in steps: a short window may see none
@@ -78,14 +82,23 @@ def report(path, logs, reps=30):
 
 
 if __name__ == "__main__":
+    usage = "usage: clocks.py sample FILE SECONDS | clocks.py report FILE LOG [LOG ...] [--reps N]"
     if len(sys.argv) == 4 and sys.argv[1] == "sample":
-        sample(sys.argv[2], float(sys.argv[3]))
+        try:
+            seconds = float(sys.argv[3])
+        except ValueError:
+            sys.exit(f"clocks.py: SECONDS must be a number, not {sys.argv[3]!r}\n{usage}")
+        sample(sys.argv[2], seconds)
     elif len(sys.argv) >= 4 and sys.argv[1] == "report":
         args, reps = sys.argv[3:], 30
         if "--reps" in args:
             k = args.index("--reps")
+            if k + 1 >= len(args) or not args[k + 1].isdigit() or int(args[k + 1]) < 1:
+                sys.exit(f"clocks.py: --reps takes a positive number of launches\n{usage}")
             reps = int(args[k + 1])
             args = args[:k] + args[k + 2:]
+        if not args:
+            sys.exit(usage)
         report(sys.argv[2], args, reps)
     else:
-        sys.exit("usage: clocks.py sample FILE SECONDS | clocks.py report FILE LOG [LOG ...] [--reps N]")
+        sys.exit(usage)

@@ -9,7 +9,7 @@ that. Lines starting with RESULT are the measurements. sdpa_fp8 lines ask whethe
 float8_e4m3fn inputs at all (n/a with the error where it does not). Options: --quick (N = 4096
 only), --only KIND (prefill, backward, decode or fp8: that kind alone, as bench_cuda's --only),
 --reps N (the prefill's timed calls, 30 unless given; its RESULT lines then also carry the
-wall-clock seconds the timed calls began and ended, t0 and t1, for clocks.py report).
+wall-clock seconds the 5 warm-up and timed calls began and ended, t0 and t1, for clocks.py report).
 """
 import statistics
 import sys
