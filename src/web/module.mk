@@ -1,7 +1,8 @@
 # module.mk for src/web: the same lessons and scenes in a web browser (docs/web.md).
 #
 #   make web          build/web/: index.html, page.js, page.css, flashstep.js + .wasm (the
-#                     engine, lessons and window compiled by Emscripten) and flashstep.data
+#                     engine, lessons and window compiled by Emscripten), flashstep.data and
+#                     webgpu/ (the WGSL kernels and their host, fsgpu.js: "Run on this GPU")
 #                     (the lessons, their assets and the two DejaVu faces); installs Emscripten
 #                     if missing and builds SDL2, SDL2_ttf, FreeType and zlib for it once
 #                     (scripts/web-libs.sh, cached outside the tree)
@@ -19,20 +20,22 @@ export NODE_PATH ?= /usr/share/nodejs
 WEB_C_SRC = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(wildcard src/gui/*.c) src/web/web.c \
             src/cli/args.c src/cli/problem.c src/cli/cmd_trace.c src/cli/cmd_lessons.c \
             src/cli/cmd_verify.c src/cli/cmd_play.c src/cli/cmd_play_terminal.c src/cli/cmd_render.c \
-            src/kernels/cuda/cuda_none.c
+            src/kernels/cuda/cuda_none.c src/kernels/webgpu/webgpu_trace.c
 # objects beside the page, not in it: build/web is what gets published
 WEB_OBJ_DIR = $(WEB)-obj
 WEB_OBJ   = $(patsubst %.c,$(WEB_OBJ_DIR)/%.o,$(WEB_C_SRC))
-WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css
+WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css \
+            $(patsubst src/kernels/webgpu/%,$(WEB)/webgpu/%,$(wildcard src/kernels/webgpu/*.wgsl) src/kernels/webgpu/fsgpu.js)
 WEB_FONTS = /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # The JavaScript the page calls (web.c) and the runtime pieces it uses.
 comma := ,
 WEB_EXPORTS = $(subst $() ,$(comma),_main _malloc _free _web_start _web_open _web_seek _web_key _web_state \
-              _web_lessons _web_problem _web_trace_file _web_save_trace _web_save_png _web_cli)
+              _web_lessons _web_problem _web_trace_file _web_save_trace _web_save_png _web_cli \
+              _web_gpu_job _web_gpu_compare _web_gpu_save_trace)
 WEB_STD     = -std=c11
 WEB_CFLAGS  = $(WEB_STD) -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Isrc -MMD -MP
 WEB_LDFLAGS = -O2 -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sENVIRONMENT=web -sEXIT_RUNTIME=0 \
-              -sEXPORTED_FUNCTIONS=$(WEB_EXPORTS) -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,FS \
+              -sEXPORTED_FUNCTIONS=$(WEB_EXPORTS) -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,FS,HEAPU8 \
               --preload-file lessons@/flashstep/lessons --preload-file assets@/flashstep/assets \
               $(foreach f,$(WEB_FONTS),--preload-file $(f)@/flashstep/fonts/$(notdir $(f)))
 
@@ -66,6 +69,10 @@ $(WEB_OBJ_DIR)/%.o: %.c
 $(WEB)/flashstep.js: $(WEB_OBJ) $(wildcard lessons/*.lesson) $(shell find assets -type f) $(WEB_FONTS)
 	@mkdir -p $(WEB)
 	$(EMCC) $(WEB_LDFLAGS) -o $@ $(WEB_OBJ) -L$(WEB_LIBS)/lib -lSDL2_ttf -lfreetype -lSDL2 -lz
+
+$(WEB)/webgpu/%: src/kernels/webgpu/%
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 $(WEB)/%: src/web/%
 	@mkdir -p $(dir $@)

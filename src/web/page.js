@@ -4,7 +4,9 @@
  * connects the browser to it: the address bar (#LESSON/STEP, Back and Forward), the buttons,
  * swipes, the lesson list, the claims panel (flashstep verify's own output), one's own problem
  * (files written into the program's file system, then the command line's option parser), and
- * downloads (the JSONL trace, a PNG of the frame). Nothing here computes attention.
+ * downloads (the JSONL trace, a PNG of the frame), and the GPU panel, which hands the WGSL
+ * kernels (webgpu/fsgpu.js) the job the C side makes and gives their records back to it to be
+ * compared with the engine. Nothing here computes attention.
  */
 'use strict';
 (function () {
@@ -260,6 +262,230 @@
     if (r.rc !== 0) { notice(r.err); return; }
     download(Module.FS.readFile('/output/trace.jsonl'), `${state ? state.name : 'flashstep'}.jsonl`, 'application/x-ndjson');
   });
+
+  /* ---- "Run on this GPU" (docs/webgpu.md) ---- */
+  let gpu = null, gpuPlain = null, gpuOpening = null, gpuResults = null, gpuStop = false, gpuBusy = false;
+  const wgsl = (name) => fetch(`webgpu/${name}.wgsl`).then((r) => {
+    if (!r.ok) throw new Error(`webgpu/${name}.wgsl: ${r.status} ${r.statusText}`);
+    return r.text();
+  });
+  const gpuMsg = (text, ok) => say($('gpu-msg'), text, ok);
+
+  /* The device, opened once; a lost device is opened again on the next use. load: another
+   * source of the .wgsl files (the tests plant faults through it); null goes back to the page's. */
+  let gpuLoad = wgsl;
+  async function openGpu(load) {
+    if (load !== undefined) {
+      gpuLoad = load || wgsl;
+      if (gpu) gpu.destroy();
+      if (gpuPlain) gpuPlain.destroy();
+      gpu = gpuPlain = null;
+    }
+    if (gpu && !gpu.lost) return gpu;
+    if (typeof FSGPU === 'undefined') throw new Error('webgpu/fsgpu.js did not load');
+    if (!navigator.gpu) throw new Error('this browser offers no WebGPU: the page works as before, without the GPU panel (Chrome and Edge 113+, Safari 26, Firefox 141 have it; on Linux Chrome may need it enabled)');
+    if (!gpuOpening) gpuOpening = FSGPU.open(navigator.gpu, gpuLoad);
+    try { gpu = await gpuOpening; } finally { gpuOpening = null; }
+    gpuPlain = null;
+    return gpu;
+  }
+
+  function describeGpu(g) {
+    const i = g.info, L = i.limits, mib = (x) => `${Math.round(x / 1048576)} MiB`;
+    return [`${i.vendor || 'unknown vendor'}${i.architecture ? ' ' + i.architecture : ''}${i.device ? ' · ' + i.device : ''}${i.description ? ' · ' + i.description : ''}`,
+      `subgroups: ${i.subgroups ? (i.subgroups.min === i.subgroups.max ? i.subgroups.min : `${i.subgroups.min}-${i.subgroups.max}`) + ' lanes' : 'no'}` +
+      ` · shader-f16: ${i.f16 ? 'yes' : 'no'} · timestamps: ${i.timestamps ? 'yes' : 'no (queue completion)'}` +
+      ` · subgroup matrices: ${i.subgroup_matrix ? 'offered (no kernel uses them yet)' : 'not offered'}`,
+      `largest buffer bound: ${mib(L.maxStorageBufferBindingSize)} · workgroup memory: ${L.maxComputeWorkgroupStorageSize} bytes · invocations a workgroup: ${L.maxComputeInvocationsPerWorkgroup}`].join('\n');
+  }
+
+  async function showGpu() {
+    const list = $('gpu-kernels');
+    try {
+      const g = await openGpu();
+      say($('gpu-adapter'), describeGpu(g), true);
+      if (!list.childElementCount)
+        for (const [name, k] of Object.entries(g.kernels)) {
+          const dt = document.createElement('dt'), dd = document.createElement('dd');
+          dt.textContent = `${name} (${k.file}.wgsl)`;
+          dd.textContent = k.what;
+          list.append(dt, dd);
+        }
+      for (const b of ['gpu-trace', 'gpu-check', 'gpu-bench']) $(b).disabled = gpuBusy;
+    } catch (e) {
+      say($('gpu-adapter'), e.message);
+      for (const b of ['gpu-trace', 'gpu-check', 'gpu-bench']) $(b).disabled = true;
+    }
+  }
+
+  /* Run fn with the panel's buttons held; a lost device or an error is said, not thrown. */
+  async function gpuTask(fn) {
+    if (gpuBusy) return null;
+    gpuBusy = true;
+    for (const b of ['gpu-trace', 'gpu-check', 'gpu-bench']) $(b).disabled = true;
+    try { return await fn(); } catch (e) {
+      gpuMsg((gpu && gpu.lost ? `the GPU device was lost (${gpu.lost}); the next run opens it again. ` : '') + e.message);
+      return null;
+    } finally {
+      gpuBusy = false;
+      for (const b of ['gpu-trace', 'gpu-check', 'gpu-bench']) $(b).disabled = false;
+      $('gpu-stop').hidden = true;
+      $('gpu-progress').hidden = true;
+    }
+  }
+
+  /* The traced run of what is shown: the C side makes the job, the kernel runs, the C side turns
+   * its records into events and compares them with the engine's. Returns that answer. */
+  async function gpuTrace() {
+    const g = await openGpu();
+    const job = JSON.parse(Module.UTF8ToString(call('web_gpu_job', 'number', ['number'], [W])));
+    if (!job.ok) { gpuMsg(`not traced on the GPU: ${job.why}`); return job; }
+    const heap = () => Module.HEAPU8.buffer;
+    const f32 = (p, n) => (n ? new Float32Array(heap(), p, n).slice() : new Float32Array(4));
+    const u32 = (p, n) => (n ? new Uint32Array(heap(), p, n).slice() : null);
+    const out = await g.trace({kind: job.kind, params: u32(job.params, 24), qs: f32(job.qs, job.n_qs), k: f32(job.k, job.n_k),
+      v: f32(job.v, job.n_v), bits: u32(job.bits, job.n_bits), sched: u32(job.sched, 3 * job.n_sched),
+      rec_floats: job.rec_floats, node_floats: job.node_floats, o_floats: job.o_floats, ml_floats: job.ml_floats});
+    const put = (a) => {
+      if (!a) return 0;
+      const p = Module._malloc(a.byteLength);
+      Module.HEAPU8.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), p);
+      return p;
+    };
+    const ptrs = [put(out.rec), put(out.node), put(out.O), put(out.ml)];
+    let res;
+    try {
+      res = JSON.parse(Module.UTF8ToString(call('web_gpu_compare', 'number', ['number', 'number', 'number', 'number', 'number'], [W, ...ptrs])));
+    } finally {
+      ptrs.forEach((p) => p && Module._free(p));
+    }
+    if (!res.ok) gpuMsg(`GPU trace not compared: ${res.why}`);
+    else gpuMsg(`${state ? state.name : ''}: ${job.kind === 'tiled' ? 'fwd_trace.wgsl' : 'decode_trace.wgsl'} on the GPU against the engine: ` +
+                (res.match ? `matches (${res.message})` : `differs at ${res.message}`), res.match);
+    $('gpu-trace-dl').disabled = !res.ok;
+    return res;
+  }
+
+  /* Every kernel against float64 on random problems drawn from a fresh seed (printed), with
+   * subgroups and, where the adapter has them, without. Returns {ran, bad, seed, lines}. */
+  async function gpuCheck(seed, count = 6) {
+    const g = await openGpu();
+    if (g.subgroups && !gpuPlain) gpuPlain = await FSGPU.open(navigator.gpu, gpuLoad, {subgroups: false});
+    seed = seed === undefined ? Math.floor(Math.random() * 1e6) : seed;
+    const lines = [];
+    let ran = 0, bad = 0;
+    const shapes = [{n_q: 37, n_kv: 53, mask: 'none'}, {n_q: 40, n_kv: 40, mask: 'causal', n_q_heads: 4, n_kv_heads: 2},
+                    {n_q: 33, n_kv: 70, mask: 'window', window: 9, softcap: 2.5}, {n_q: 24, n_kv: 24, mask: 'tree'},
+                    {n_q: 1, n_kv: 300, mask: 'causal', n_q_heads: 8, n_kv_heads: 2}, {n_q: 2, n_kv: 130, mask: 'none', n_q_heads: 4, n_kv_heads: 1}];
+    for (const [label, dev] of [['subgroups', g.subgroups ? g : null], ['no subgroups', g.subgroups ? gpuPlain : g]]) {
+      if (!dev) continue;
+      for (const name of Object.keys(dev.kernels)) {
+        let n = 0, worst = 0, fail = null;
+        for (let c = 0; c < count; c++) {
+          const shape = shapes[c % shapes.length];
+          for (const d of [32, 64, 128]) {
+            const p = FSGPU.randomProblem(seed + 97 * c + d, Object.assign({d}, shape));
+            if (dev.kernels[name].ok(p)) continue;
+            const r = await dev.check(name, p);
+            n++;
+            worst = Math.max(worst, r.worst);
+            if (!r.ok && !fail) fail = `case ${c}, d = ${d}: ${JSON.stringify(r.where)}`;
+          }
+        }
+        ran += n;
+        if (fail) bad++;
+        lines.push(`${fail ? 'FAIL' : n ? 'ok  ' : '--  '} ${name.padEnd(15)} ${label.padEnd(13)} ${n} runs, worst error ${worst.toExponential(1)}${fail ? ' · ' + fail : ''}`);
+        gpuMsg(lines.join('\n'), !bad);
+      }
+    }
+    lines.push(bad ? `${bad} kernels failed (seed ${seed})` : `every kernel matches float64 within 1e-4 (seed ${seed})`);
+    gpuMsg(lines.join('\n'), !bad);
+    return {ran, bad, seed, lines};
+  }
+
+  function fmtRow(r) {
+    const heads = r.heads === r.kv_heads ? `${r.heads}` : `${r.heads}/${r.kv_heads}`;
+    const head = `${r.kernel.padEnd(15)} ${String(r.n_q).padStart(6)} ${String(r.n_kv).padStart(7)} ${String(r.d).padStart(4)} ${heads.padStart(5)} ${r.causal ? 'causal' : '      '}`;
+    if (r.error) return `${head}  ${r.error}`;
+    const of = r.kind === 'prefill' ? `${(100 * (r.of_fma || 0)).toFixed(0)} % of FMA` : `${(100 * (r.of_copy || 0)).toFixed(0)} % of copy`;
+    return `${head} ${r.ms.toFixed(3).padStart(9)} ms ${r.tflops.toFixed(2).padStart(7)} TFLOP/s ${r.gbps.toFixed(0).padStart(6)} GB/s  ${of}`;
+  }
+
+  /* Bars: each prefill row's TFLOP/s against the FMA probe, each decode row's GB/s against the copy probe. */
+  function drawChart(res) {
+    const c = $('gpu-chart'), x = c.getContext('2d');
+    c.hidden = false;
+    x.fillStyle = '#111318';
+    x.fillRect(0, 0, c.width, c.height);
+    const rows = res.rows.filter((r) => !r.error);
+    const groups = [['prefill', 'TFLOP/s', (r) => r.tflops, res.probe.fma_tflops, 'FMA'], ['decode', 'GB/s', (r) => r.gbps, res.probe.copy_gbps, 'copy']];
+    const colors = {'prefill-v1': '#9aa0ab', 'prefill-v2': '#d2a8ff', 'prefill-v3': '#6cb6ff', 'decode-v1': '#9aa0ab', 'decode-v2': '#6cb6ff',
+                    'akunu-parallel': '#f0b72f', 'akunu-fast': '#57ab5a', 'akunu-standard': '#e5534b'};
+    const half = c.width / 2;
+    groups.forEach(([kind, unit, val, limit, limitName], gi) => {
+      const rs = rows.filter((r) => r.kind === kind);
+      const x0 = gi * half + 40, w = half - 60, h = c.height - 50, top = 20;
+      const max = Math.max(limit || 0, ...rs.map(val), 1e-9);
+      x.fillStyle = '#e6e6e6';
+      x.font = '12px "DejaVu Sans", sans-serif';
+      x.fillText(`${kind}: ${unit} (line: this GPU's ${limitName}, ${limit >= 100 ? limit.toFixed(0) : limit.toFixed(1)})`, x0 - 30, 14);
+      const bw = rs.length ? w / rs.length : w;
+      rs.forEach((r, k) => {
+        const bh = (val(r) / max) * h;
+        x.fillStyle = colors[r.kernel] || '#6cb6ff';
+        x.fillRect(x0 + k * bw + 1, top + h - bh, Math.max(1, bw - 2), bh);
+      });
+      if (limit) {
+        x.strokeStyle = '#ff7b72';
+        x.beginPath();
+        x.moveTo(x0, top + h - (limit / max) * h);
+        x.lineTo(x0 + w, top + h - (limit / max) * h);
+        x.stroke();
+      }
+      x.fillStyle = '#9aa0ab';
+      const names = [...new Set(rs.map((r) => r.kernel))];
+      names.forEach((n, k) => { x.fillStyle = colors[n] || '#6cb6ff'; x.fillText(n, x0 + (k % 3) * (w / 3), top + h + 14 + 14 * Math.floor(k / 3)); });
+    });
+  }
+
+  async function gpuBench(plan, seed) {
+    const g = await openGpu();
+    gpuStop = false;
+    $('gpu-stop').hidden = false;
+    const bar = $('gpu-progress');
+    bar.hidden = false;
+    seed = seed === undefined ? Math.floor(Math.random() * 1e6) : seed;
+    gpuMsg(`measuring this GPU's copy and FMA rates… (plan ${plan}, seed ${seed})`, true);
+    const res = await FSGPU.benchmark(g, {plan, seed, stop: () => gpuStop, progress: (k, n, r) => {
+      bar.max = n;
+      bar.value = k;
+      gpuMsg(`[${k + 1}/${n}] ${r.kernel} n_q = ${r.n_q}, n_kv = ${r.n_kv}, d = ${r.d}${r.causal ? ', causal' : ''}`, true);
+    }});
+    res.page = {userAgent: navigator.userAgent, url: location.href.split('#')[0]};
+    gpuResults = res;
+    $('gpu-json').disabled = false;
+    const bad = res.rows.filter((r) => r.check && !r.check.ok).length;
+    $('gpu-table').textContent = `probe: copy ${res.probe.copy_gbps.toFixed(0)} GB/s (read + write), float32 FMA ${res.probe.fma_tflops.toFixed(2)} TFLOP/s (${res.probe.clock})\n` +
+      'kernel             n_q    n_kv    d heads\n' + res.rows.map(fmtRow).join('\n');
+    drawChart(res);
+    gpuMsg(gpuStop ? `stopped after ${res.rows.length} rows` : bad ? `${bad} rows gave a wrong result (seed ${seed}): see the table` :
+           `done: ${res.rows.length} rows, each checked against float64 before it was timed (seed ${seed})`, !bad);
+    return res;
+  }
+
+  button('b-gpu', () => { toggle('p-gpu'); if (!$('p-gpu').hidden) showGpu(); });
+  button('gpu-trace', () => gpuTask(gpuTrace));
+  button('gpu-check', () => gpuTask(() => gpuCheck()));
+  button('gpu-bench', () => gpuTask(() => gpuBench($('gpu-plan').value)));
+  button('gpu-stop', () => { gpuStop = true; });
+  button('gpu-trace-dl', () => {
+    const r = capture(() => call('web_gpu_save_trace', 'number', ['number', 'string'], [W, '/output/gpu-trace.jsonl']));
+    if (r.rc !== 0) { gpuMsg(r.err); return; }
+    download(Module.FS.readFile('/output/gpu-trace.jsonl'), `${state ? state.name : 'flashstep'}-gpu.jsonl`, 'application/x-ndjson');
+  });
+  button('gpu-json', () => {
+    if (gpuResults) download(JSON.stringify(gpuResults, null, 1), 'flashstep-webgpu-bench.json', 'application/json');
+  });
   for (const b of document.querySelectorAll('.panel .close')) b.addEventListener('click', () => toggle(b.dataset.close, false));
   document.addEventListener('keydown', (e) => { if (e.key === 'Escape') for (const p of document.querySelectorAll('.panel')) if (!p.hidden) toggle(p.id, false); });
 
@@ -304,6 +530,9 @@
     onFrame: frameDone,
     offerFile: (path) => download(Module.FS.readFile(path), path.split('/').pop(), 'image/png'),
     /* for tests and the curious: what the page shows */
-    flashstep: { state: () => W && readState(), key, open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]) },
+    flashstep: { state: () => W && readState(), key, open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]),
+                 problem: (args) => capture(() => call('web_problem', 'number', ['number', 'string'], [W, args])).rc,
+                 gpu: { open: (load) => openGpu(load).then((g) => g.info), lose: () => gpu && gpu.device.destroy(), device: () => gpu, wgsl, trace: () => gpuTask(gpuTrace), check: (seed, count) => gpuTask(() => gpuCheck(seed, count)),
+                        bench: (plan, seed) => gpuTask(() => gpuBench(plan, seed)), results: () => gpuResults } },
   };
 })();

@@ -6,7 +6,9 @@
  * read the state it shows in the address bar, to load one's own problem or a saved trace from
  * files it wrote into the program's file system, to save the trace as JSONL, and to run the
  * commands `verify`, `lessons` and `trace` with their output captured (page.js collects what they
- * print). Messages are the command line's own, on stderr, which the page shows.
+ * print), and to trace what is shown on the GPU: the job a WGSL kernel runs (web_gpu_job) and the
+ * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h).
+ * Messages are the command line's own, on stderr, which the page shows.
  *
  * The page holds the one web_page pointer that web_start returns and passes it back; this file
  * keeps no global state. Files: /flashstep/{lessons,assets,fonts} are packed into the page's
@@ -15,6 +17,8 @@
  */
 #include <emscripten.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +26,7 @@
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "gui/app.h"
+#include "kernels/webgpu/webgpu.h"
 #include "lesson/lesson.h"
 
 /* The page's bounds on one's own problem's trace, below the command line's (CLI_MAX_TRACE_*):
@@ -45,6 +50,9 @@ typedef struct {
     char json[4096];         /* web_state's answer */
     char title[2][160];      /* one's own problem's header lines */
     char *list;              /* web_lessons' answer */
+    fs_gpu_job job;          /* the GPU's traced run of what is shown (web_gpu_job) */
+    fs_trace gpu;            /* its events, from the kernel's records (web_gpu_compare) */
+    char *gpu_json;          /* web_gpu_job's and web_gpu_compare's answers */
 } web_page;
 
 EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k);
@@ -372,6 +380,114 @@ EMSCRIPTEN_KEEPALIVE int web_save_trace(web_page *W, const char *path)
 EMSCRIPTEN_KEEPALIVE void web_save_png(web_page *W)
 {
     W->A.st.save_png = true;
+}
+
+/* ---- "Run on this GPU": the traced WGSL kernels (src/kernels/webgpu, docs/webgpu.md) ---- */
+
+/* Append to W->gpu_json (grown as needed). */
+static void gpu_put(web_page *W, size_t *k, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(W->gpu_json + *k, *cap - *k, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < *cap - *k) { *k += (size_t)n; return; }
+        size_t c = *cap * 2 + (size_t)(n > 0 ? n : 0);
+        char *b = realloc(W->gpu_json, c);
+        if (!b) return;
+        W->gpu_json = b;
+        *cap = c;
+    }
+}
+
+static const char *gpu_answer(web_page *W, bool ok, const char *why)
+{
+    size_t k = 0, cap = 512;
+    free(W->gpu_json);
+    if (!(W->gpu_json = malloc(cap))) return "{\"ok\":false,\"why\":\"out of memory\"}";
+    char body[600] = "";
+    json_str(body, sizeof body, why ? why : "");
+    gpu_put(W, &k, &cap, "{\"ok\":%s,\"why\":\"%s\"}", ok ? "true" : "false", body);
+    return W->gpu_json;
+}
+
+/* The traced GPU run of what is shown, as JSON: the kind ("tiled" or "decode"), where its
+ * arrays lie in the program's memory (byte addresses: params, 24 words; qs, k, v: float32;
+ * bits, sched: u32; with their lengths) and how many floats the kernel writes (rec, node, o,
+ * ml). {"ok":false,"why":...} when no WGSL kernel traces it. Valid until the next call. */
+EMSCRIPTEN_KEEPALIVE const char *web_gpu_job(web_page *W)
+{
+    fs_gpu_job_free(&W->job);
+    const fs_run *r = &W->A.show.run;
+    if (!r->attn.V && r->algo != FS_ALGO_SOFTMAX)
+        return gpu_answer(W, false, "what is shown has no attention problem to run (a lesson of printed claims only, "
+                                    "or a saved trace, which keeps the events but not the inputs)");
+    char why[300];
+    if (fs_gpu_job_make(r, &W->job, why, sizeof why) != FS_OK) return gpu_answer(W, false, why);
+    const fs_gpu_job *j = &W->job;
+    size_t k = 0, cap = 1024;
+    free(W->gpu_json);
+    if (!(W->gpu_json = malloc(cap))) return "{\"ok\":false,\"why\":\"out of memory\"}";
+    gpu_put(W, &k, &cap,
+            "{\"ok\":true,\"kind\":\"%s\",\"algo\":\"%s\",\"params\":%lu,\"qs\":%lu,\"n_qs\":%lld,\"k\":%lu,\"n_k\":%lld,"
+            "\"v\":%lu,\"n_v\":%lld,\"bits\":%lu,\"n_bits\":%lld,\"sched\":%lu,\"n_sched\":%d,\"rec_floats\":%lld,"
+            "\"node_floats\":%lld,\"o_floats\":%lld,\"ml_floats\":%lld}",
+            j->kind == FS_GPU_TILED ? "tiled" : "decode", fs_algo_str(r->algo), (unsigned long)(uintptr_t)j->params,
+            (unsigned long)(uintptr_t)j->qs, (long long)j->n_qs, (unsigned long)(uintptr_t)j->k, (long long)j->n_k,
+            (unsigned long)(uintptr_t)j->v, (long long)j->n_v, (unsigned long)(uintptr_t)j->bits, (long long)j->n_bits,
+            (unsigned long)(uintptr_t)j->sched, (int)j->n_sched, (long long)j->rec_floats, (long long)j->node_floats,
+            (long long)j->o_floats, (long long)j->ml_floats);
+    return W->gpu_json;
+}
+
+/* What the kernel of the last web_gpu_job wrote (float32 arrays the page copied into the
+ * program's memory; node or ml may be 0 where the kind has none), turned into the engine's
+ * events and compared with the engine's own trace of the same run. JSON: {"ok", "match",
+ * "events", "index" (the first differing event, -1), "message"}. The GPU's trace stays for
+ * web_gpu_save_trace. */
+EMSCRIPTEN_KEEPALIVE const char *web_gpu_compare(web_page *W, const float *rec, const float *node, const float *O,
+                                                 const float *ml)
+{
+    if (!W->job.qs) return gpu_answer(W, false, "no GPU job (web_gpu_job first)");
+    fs_trace_free(&W->gpu);
+    fs_trace_init(&W->gpu);
+    W->gpu.max_events = WEB_MAX_TRACE_EVENTS;
+    fs_status st = fs_gpu_job_events(&W->job, rec, node, O, ml, NULL, &W->gpu);
+    if (st != FS_OK) return gpu_answer(W, false, fs_status_str(st));
+    fs_trace eng;
+    fs_trace_init(&eng);
+    eng.max_events = WEB_MAX_TRACE_EVENTS;
+    fs_result res;
+    st = fs_run_exec(&W->A.show.run, &res, &eng);
+    fs_result_free(&res);
+    if (st != FS_OK) {
+        fs_trace_free(&eng);
+        return gpu_answer(W, false, fs_status_str(st));
+    }
+    char msg[400];
+    int64_t at = fs_gpu_trace_compare(&W->gpu, &eng, FS_GPU_TRACE_TOL, msg, sizeof msg);
+    int64_t n = eng.n;
+    fs_trace_free(&eng);
+    size_t k = 0, cap = 1024;
+    free(W->gpu_json);
+    if (!(W->gpu_json = malloc(cap))) return "{\"ok\":false,\"why\":\"out of memory\"}";
+    char body[800] = "";
+    json_str(body, sizeof body, msg);
+    gpu_put(W, &k, &cap, "{\"ok\":true,\"match\":%s,\"events\":%lld,\"index\":%lld,\"message\":\"%s\"}",
+            at < 0 ? "true" : "false", (long long)n, (long long)at, body);
+    return W->gpu_json;
+}
+
+/* The GPU's trace of the last web_gpu_compare, as `flashstep trace --format jsonl` prints
+ * events, into path. 0, or 2 with a message. */
+EMSCRIPTEN_KEEPALIVE int web_gpu_save_trace(web_page *W, const char *path)
+{
+    if (W->gpu.n == 0) { fprintf(stderr, "flashstep: no GPU trace yet\n"); return 2; }
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "flashstep: cannot write %s\n", path); return 2; }
+    cli_trace_jsonl(f, &W->gpu);
+    return fclose(f) == 0 ? 0 : 2;
 }
 
 /* Run a command of the program, arguments separated by newlines ("verify\n000_04"): trace,

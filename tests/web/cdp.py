@@ -35,7 +35,7 @@ class CDPError(RuntimeError):
 
 
 class Browser:
-    def __init__(self, chromium, width, height, timeout=30.0):
+    def __init__(self, chromium, width, height, timeout=30.0, webgpu=False):
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="flashstep-chromium-")
         cmd_r, self._cmd_w = os.pipe()    # our commands -> its fd 3
@@ -45,8 +45,12 @@ class Browser:
             os.dup2(cmd_r, 3)
             os.dup2(ev_w, 4)
 
+        # webgpu: WebGPU on SwiftShader, Chromium's CPU Vulkan (a machine without a GPU still
+        # runs the WGSL kernels, slowly); otherwise no GPU at all, and the page says so.
+        gpu = (["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--enable-features=Vulkan",
+                "--use-vulkan=swiftshader", "--use-angle=swiftshader"] if webgpu else ["--disable-gpu"])
         args = [chromium, "--headless=new", "--remote-debugging-pipe", "--no-first-run", "--no-default-browser-check",
-                "--disable-gpu", "--disable-extensions", "--disable-background-networking", "--disable-sync",
+                *gpu, "--disable-extensions", "--disable-background-networking", "--disable-sync",
                 "--mute-audio", "--hide-scrollbars", f"--user-data-dir={self.profile}", f"--window-size={width},{height}"]
         if os.geteuid() == 0:
             args.append("--no-sandbox")   # Chromium refuses to run as root with its sandbox

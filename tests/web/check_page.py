@@ -6,7 +6,9 @@ the Back button) through the DevTools protocol (cdp.py), and holds it to the nat
 FLASHSTEP: the downloaded trace must equal `flashstep trace`'s bytes, the claims panel must
 equal `flashstep verify`'s output, an error must be the command line's own message, and the
 canvas must match `flashstep render` of the same lesson, step and size (the pixel rule is at
-TOLERANCE_LEVELS). Any console error or uncaught exception fails the run.
+TOLERANCE_LEVELS). This browser has no GPU: the GPU panel must say so and the page work as
+before (check_gpu.py runs the panel with WebGPU). Any console error or uncaught exception fails
+the run.
 
 --shots DIR keeps the screenshots; --bench prints the page's timings (first frame, frame times
 while a key is held on the 64 x 64 grid at 1920 x 1080, the bytes downloaded) without judging them.
@@ -257,6 +259,18 @@ def run_checks(page, flashstep, tmp, shots, bench):
     got = page.text_of("claims-text")
     check(got == cli.stdout.decode(), "the claims panel prints what flashstep verify prints", got[:200])
     page.click_id("b-claims")
+
+    print("the GPU panel without a GPU (this browser runs with --disable-gpu)")
+    s = page.load("#000_04/3")
+    page.click_id("b-gpu")
+    b.wait_for("document.getElementById('gpu-adapter').textContent.length > 0", what="the GPU panel's first line")
+    said = page.text_of("gpu-adapter")
+    check(("no WebGPU" in said or "no adapter" in said) and b.eval("document.getElementById('gpu-trace').disabled"),
+          "a page without WebGPU says so in one line and offers no GPU run", said)
+    b.key("ArrowRight")
+    s2 = page.wait_state(lambda x: x["step"] == s["step"] + 1, "a step with the GPU panel open")
+    check(s2["step"] == s["step"] + 1, "the page steps as before")
+    page.click_id("b-gpu")
 
     print("deep links, Back and Forward")
     s = page.load("#000_04/14")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh WEBDIR FLASHSTEP [check_page.py options]: serve WEBDIR on a free loopback port and run
-# the page's checks in headless Chromium against the native program FLASHSTEP (make test-web).
+# the page's checks in headless Chromium against the native program FLASHSTEP (make test-web):
+# check_page.py (the page without a GPU), then check_gpu.py (the GPU panel on SwiftShader).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 web=$1 bin=$2
@@ -17,4 +18,8 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { cat "$log"; echo "test-web: the server did not start"; exit 2; }
-python3 "$here/check_page.py" "$url" "$bin" "$@"
+rc=0
+python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
+# the GPU panel, with WebGPU on SwiftShader (Chromium's CPU Vulkan): every WGSL kernel
+python3 "$here/check_gpu.py" "$url" "$bin" || rc=1
+exit $rc

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/* bench.js: flashstep's WGSL kernels from Node, through Dawn (npm's `webgpu`): the same kernels,
+ * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
+ *
+ *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
+ *                              [--count N] [--sweep] [--dawn FLAG]...
+ *
+ * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
+ * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
+ * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
+ * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
+ * passed, 1 when one failed, 2 on bad arguments or no adapter. --sweep also times the decode
+ * kernels' two passes apart at several split lengths (what sets the decode's speed).
+ *
+ * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
+ * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
+ * Metal. docs/webgpu.md says how it ran on the lent H100.
+ */
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
+
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--dawn FLAG]...';
+function parse(argv) {
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, dawn: []};
+  for (let k = 0; k < argv.length; k++) {
+    const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
+    if (a === '--plan') o.plan = v();
+    else if (a === '--seed') o.seed = Number(v());
+    else if (a === '--json') o.json = v();
+    else if (a === '--check-only') o.checkOnly = true;
+    else if (a === '--count') o.count = Number(v());
+    else if (a === '--dawn') o.dawn.push(v());
+    else if (a === '--sweep') o.sweep = true;
+    else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
+    else throw new Error(`unknown argument '${a}'`);
+  }
+  if (!['full', 'quick', 'tiny'].includes(o.plan)) throw new Error(`--plan: full, quick or tiny, not '${o.plan}'`);
+  if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
+  if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
+  return o;
+}
+
+// Random lesson-sized to mid-sized problems for every kernel: every mask, GQA, soft-cap, ragged
+// sizes. Each kernel runs the problems it takes (decode kernels: few query rows).
+function randomCases(seed, count) {
+  const r = FSGPU.rng(seed), pick = a => a[Math.floor(r() * a.length)], int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
+  const cases = [];
+  for (let k = 0; k < count; k++) {
+    const groups = pick([1, 2, 4]), kvh = int(1, 2), decode = r() < 0.4;
+    const n_kv = int(1, 300), n_q = decode ? int(1, Math.min(2, n_kv)) : int(1, Math.min(n_kv, 200));
+    const mask = pick(['none', 'causal', 'window', 'tree']);
+    cases.push({n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : n_q, n_kv,
+                d: pick([32, 64, 128]), mask, window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: pick([1, 4])});
+  }
+  return cases;
+}
+
+async function checks(gpu, seed, count, label) {
+  let bad = 0, ran = 0;
+  const cases = randomCases(seed, count);
+  for (const name of Object.keys(gpu.kernels)) {
+    for (const [k, c] of cases.entries()) {
+      const p = FSGPU.randomProblem(seed * 1000 + k, c);
+      if (gpu.kernels[name].ok(p)) continue;
+      const r = await gpu.check(name, p, {sample: 32});
+      ran++;
+      if (!r.ok) {
+        bad++;
+        console.log(`  FAIL ${name} (${label}) case ${k} ${JSON.stringify(c)}: ${JSON.stringify(r.where)}, error ${r.worst.toExponential(2)} > ${r.tol}`);
+      }
+    }
+  }
+  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within 1e-4 (seed ${seed})`);
+  return bad;
+}
+
+// The decode kernels' split and merge passes timed apart, at several split lengths.
+async function sweep(dev, seed) {
+  const out = [];
+  for (const n of [32768, 131072]) {
+    const base = FSGPU.randomProblem(seed, {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: n, d: 128});
+    for (const name of ['decode-v1', 'decode-v2'])
+      for (const split_len of [256, 512, 1024, 2048, 4096]) {
+        const p = Object.assign({}, base, {split_len});
+        const r = await dev.prepare(name, p);
+        try {
+          const both = await dev.timeSteps(r.steps, {reps: 5});
+          const s = await dev.timeSteps([r.steps[0]], {reps: 5});
+          const m = await dev.timeSteps([r.steps[1]], {reps: 5});
+          const bytes = 4 * (base.k.length + base.v.length);
+          const row = {name, n_kv: n, split_len, splits: Math.ceil(n / split_len), ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6)};
+          console.log(`sweep ${JSON.stringify(row)}`);
+          out.push(row);
+        } finally { r.destroy(); }
+      }
+  }
+  return out;
+}
+
+function fmt(x, d = 1) { return x === undefined || x === null ? '-' : x.toFixed(d); }
+
+function table(res) {
+  const lines = [];
+  lines.push('| kernel | kind | n_q | n_kv | d | heads | causal | ms | TFLOP/s | GB/s | of FMA | of copy | check |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of res.rows) {
+    const heads = r.heads === r.kv_heads ? `${r.heads}` : `${r.heads}/${r.kv_heads}`;
+    const of = (x) => (x === undefined ? '-' : `${(100 * x).toFixed(0)} %`);
+    lines.push(`| ${r.kernel} | ${r.kind} | ${r.n_q} | ${r.n_kv} | ${r.d} | ${heads} | ${r.causal ? 'yes' : 'no'} | ` +
+               (r.error ? `error: ${r.error} | | | | | |` :
+                `${fmt(r.ms, 3)} | ${fmt(r.tflops, 2)} | ${fmt(r.gbps, 0)} | ${r.kind === 'prefill' ? of(r.of_fma) : '-'} | ` +
+                `${r.kind === 'decode' ? of(r.of_copy) : '-'} | ${r.check.worst.toExponential(1)} |`));
+  }
+  return lines.join('\n');
+}
+
+async function main() {
+  let o;
+  try { o = parse(process.argv.slice(2)); } catch (e) { console.error(`bench.js: ${e.message}\n${usage}`); process.exit(2); }
+  let webgpu;
+  try { webgpu = require('webgpu'); } catch (e) {
+    console.error(`bench.js: cannot load npm's webgpu (${e.message}); run npm ci --prefix bench/webgpu`);
+    process.exit(2);
+  }
+  Object.assign(globalThis, webgpu.globals);
+  const gpu = webgpu.create(o.dawn);
+  const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
+  let dev;
+  try { dev = await FSGPU.open(gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
+  const seed = o.seed !== null ? o.seed : (Date.now() % 1000000);
+  console.log(`adapter: ${JSON.stringify(dev.info)}`);
+  let bad = await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
+  if (dev.subgroups) {
+    const plain = await FSGPU.open(gpu, load, {subgroups: false});
+    bad += await checks(plain, seed, o.count, 'without subgroups');
+    plain.destroy();
+  }
+  let res = null;
+  if (o.sweep) res = {sweep: await sweep(dev, seed)};
+  if (!o.checkOnly) {
+    const sw = res && res.sweep;
+    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, progress: (k, n, r) =>
+      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`)});
+    if (sw) res.sweep = sw;
+    const p = res.probe;
+    console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
+                `float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
+    console.log(table(res));
+    bad += res.rows.filter(r => r.check && !r.check.ok).length;
+    if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
+  }
+  dev.destroy();
+  console.log(bad ? `FAILED: ${bad} checks (seed ${seed})` : 'all checks passed');
+  process.exit(bad ? 1 : 0);
+}
+
+main().catch(e => { console.error(`bench.js: ${e.stack || e.message}`); process.exit(1); });

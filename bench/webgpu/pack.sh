@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# pack.sh: what run-device.sh carries to a GPU machine that has no Node and no network:
+# .wgpu/pack.tar.xz with this machine's node binary (it must need only glibc: the Node of
+# Debian's nodejs package does) and the files of bench/webgpu/node_modules that run on
+# linux-x64; and .gl/ with the Vulkan and GL loader packages. Both are ignored by git (the
+# device tool's `carry` takes them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+nm=bench/webgpu/node_modules
+[ -f "$nm/webgpu/dist/linux-x64/dawn.node" ] || { echo "pack.sh: run npm ci --prefix bench/webgpu first" >&2; exit 2; }
+grep -qx '/.wgpu/' .git/info/exclude 2>/dev/null || echo /.wgpu/ >> .git/info/exclude
+grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+cp "$(command -v node)" "$t/node"
+mkdir -p "$t/node_modules/webgpu/dist/linux-x64" "$t/node_modules/onnxruntime-web/dist"
+cp "$nm/webgpu/index.js" "$nm/webgpu/package.json" "$t/node_modules/webgpu/"
+cp "$nm/webgpu/dist/linux-x64/dawn.node" "$t/node_modules/webgpu/dist/linux-x64/"
+cp "$nm/onnxruntime-web/package.json" "$t/node_modules/onnxruntime-web/"
+cp "$nm"/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs "$nm"/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.* "$t/node_modules/onnxruntime-web/dist/"
+mkdir -p .wgpu
+tar -cf - -C "$t" . | xz -1 -T2 > .wgpu/pack.tar.xz
+if [ ! -d .gl ] || ! ls .gl/*.deb >/dev/null 2>&1; then
+  mkdir -p .gl /tmp/amd64/partial
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  apt-get $o update -qq
+  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+fi
+du -sh .wgpu/pack.tar.xz .gl

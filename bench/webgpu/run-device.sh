@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# run-device.sh: one call on a lent NVIDIA machine: the WGSL kernels through Dawn and Vulkan,
+# checked and timed (bench.js), ONNX Runtime Web's attention on the same adapter (ort.mjs), and
+# PyTorch's SDPA on the same shapes (sdpa.py). Logs and JSON go to $OUT.
+#
+# The machine has no Node and no Vulkan loader and reaches no network, so the call carries them:
+#   .gl/        Debian's libvulkan1 and the GL/EGL loaders as .deb files (unpacked into /)
+#   .wgpu/pack.tar.xz   this machine's `node` binary and the npm packages' files that run:
+#               webgpu's index.js and dist/linux-x64/dawn.node, onnxruntime-web's WebGPU bundle
+# bench/webgpu/pack.sh makes .wgpu/pack.tar.xz; docs/webgpu.md gives the whole recipe.
+set -u
+OUT=${OUT:-/tmp/flashstep-out}
+PLAN=${PLAN:-full}
+SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our runs)
+BENCH_ARGS=${BENCH_ARGS:-}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] || icd=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2>/dev/null | head -1)
+export VK_DRIVER_FILES=$icd
+w=$(mktemp -d)
+tar -xJf .wgpu/pack.tar.xz -C "$w"
+rm -rf bench/webgpu/node_modules
+ln -s "$w/node_modules" bench/webgpu/node_modules
+export PATH=$w:$PATH
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"; } | tee "$OUT/machine.txt"
+# allow_unsafe_apis: list every feature Dawn has; timestamps unrounded (Dawn rounds them to 2^16 ns by default)
+timeout 400 node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
+  --dawn enable-dawn-features=allow_unsafe_apis --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
+echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
+timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" 2>&1 | tee "$OUT/ort.log"
+echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
+[ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout 90 python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
+exit 0

@@ -1,0 +1,169 @@
+// decode_v2.wgsl, decode version 2: no invocation works alone.
+//
+// Version 1 gives the softmax of a tile to one invocation a row (32 scores, one after another)
+// while the rest wait at a barrier, and merges a row's splits with one loop over them. Here:
+// split: after the scores, every invocation that owns four output columns of a row reads that
+//   row's 32 scores itself (the same address across the row's invocations: one broadcast read),
+//   takes the tile's maximum, α, and the weights 2^(s − m) on the fly while it adds P V: no
+//   serial step and one barrier less a tile. Each owner keeps its row's (m, ℓ) itself.
+// merge: the row's splits are shared out: the maximum and ℓ by a tree in workgroup memory, o by
+//   (column, group of splits) and a tree over the groups.
+//
+// Shapes and dispatch as version 1; merge uses 256 invocations.
+
+override D: u32 = 128u;
+const WG: u32 = 256u;
+const BK: u32 = 32u;
+const MAXR: u32 = 8u;
+override D4: u32 = D / 4u;
+override PAD: u32 = D4 + 1u;
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
+@group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4f>;
+@group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
+@group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
+@group(0) @binding(6) var<storage, read_write> part: array<f32>;
+
+var<workgroup> Qs: array<vec4f, MAXR * D4>;
+var<workgroup> KV: array<vec4f, BK * PAD>;
+var<workgroup> Ss: array<f32, MAXR * BK>;
+
+@compute @workgroup_size(WG)
+fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let sp = wg.x;
+  let kvh = wg.y;
+  let G = P.n_q_heads / P.n_kv_heads;
+  let R = G * P.n_q;
+  let h0 = kvh * G;
+  let kv0 = kvh * P.n_kv * D4;
+  let first = sp * P.split_len;
+  let end = min(first + P.split_len, P.n_kv);
+  let qk_scale = P.scale * LOG2E;
+  for (var x = t; x < R * D4; x += WG) { Qs[x] = q_in[(h0 * P.n_q + x / D4) * D4 + x % D4] * qk_scale; }
+  // output owners: vec4 y of row r for x = t, t + WG (R · D4 ≤ 2 WG)
+  var m = array<f32, 2>(NEG, NEG);
+  var l = array<f32, 2>(0.0, 0.0);
+  var acc = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
+
+  for (var c0 = first; c0 < end; c0 += BK) {
+    let c1 = min(c0 + BK, end);
+    workgroupBarrier();
+    for (var x = t; x < BK * D4; x += WG) {
+      let j = c0 + x / D4;
+      KV[(x / D4) * PAD + x % D4] = select(vec4f(0.0), k_in[kv0 + min(j, P.n_kv - 1u) * D4 + x % D4], j < c1);
+    }
+    workgroupBarrier();
+    for (var x = t; x < R * BK; x += WG) {
+      let r = x / BK;
+      let j = x % BK;
+      var s = NEG;
+      if (c0 + j < c1 && visible(r % P.n_q, c0 + j)) {
+        var d4 = vec4f(0.0);
+        for (var y = 0u; y < D4; y++) { d4 = fma(Qs[r * D4 + y], KV[j * PAD + y], d4); }
+        s = d4.x + d4.y + d4.z + d4.w;
+        if (P.softcap > 0.0) { s = capped(s / LOG2E) * LOG2E; }
+      }
+      Ss[x] = s;
+    }
+    workgroupBarrier();
+    for (var x = t; x < BK * D4; x += WG) {
+      let j = c0 + x / D4;
+      KV[(x / D4) * PAD + x % D4] = select(vec4f(0.0), v_in[kv0 + min(j, P.n_kv - 1u) * D4 + x % D4], j < c1);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < 2u; k++) {
+      let x = k * WG + t;
+      if (x >= R * D4) { break; }
+      let r = x / D4;
+      let y = x % D4;
+      var m_blk = NEG;
+      for (var j = 0u; j < BK; j++) { m_blk = max(m_blk, Ss[r * BK + j]); }
+      let m_new = max(m[k], m_blk);
+      if (m_new == NEG) { continue; }       // nothing visible to this row yet
+      let alpha = select(exp2(m[k] - m_new), 0.0, m[k] == NEG);
+      var o = acc[k] * alpha;
+      var lt = l[k] * alpha;
+      for (var j = 0u; j < BK; j++) {
+        let s = Ss[r * BK + j];
+        let p = select(0.0, exp2(s - m_new), s != NEG);
+        lt += p;
+        o = fma(vec4f(p), KV[j * PAD + y], o);
+      }
+      acc[k] = o;
+      l[k] = lt;
+      m[k] = m_new;
+    }
+  }
+  let stride = 2u + D;
+  for (var k = 0u; k < 2u; k++) {
+    let x = k * WG + t;
+    if (x >= R * D4) { break; }
+    let r = x / D4;
+    let y = x % D4;
+    let b = (((h0 + r / P.n_q) * P.n_q + r % P.n_q) * P.n_split + sp) * stride;
+    if (y == 0u) { part[b] = m[k]; part[b + 1u] = l[k]; }
+    part[b + 2u + 4u * y] = acc[k].x;
+    part[b + 3u + 4u * y] = acc[k].y;
+    part[b + 4u + 4u * y] = acc[k].z;
+    part[b + 5u + 4u * y] = acc[k].w;
+  }
+}
+
+var<workgroup> red: array<f32, WG>;
+var<workgroup> redv: array<vec4f, WG>;
+
+@compute @workgroup_size(WG)
+fn merge(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let g = wg.y * P.n_q + wg.x;              // (query head, row)
+  let stride = 2u + D;
+  let b0 = g * P.n_split;
+  // M = max m_s
+  var M = NEG;
+  for (var s = t; s < P.n_split; s += WG) { M = max(M, part[(b0 + s) * stride]); }
+  red[t] = M;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k >>= 1u) {
+    if (t < k) { red[t] = max(red[t], red[t + k]); }
+    workgroupBarrier();
+  }
+  M = red[0];
+  workgroupBarrier();
+  // ℓ = Σ 2^(m_s − M) ℓ_s
+  var l = 0.0;
+  for (var s = t; s < P.n_split; s += WG) {
+    let m_s = part[(b0 + s) * stride];
+    if (m_s != NEG) { l += exp2(m_s - M) * part[(b0 + s) * stride + 1u]; }
+  }
+  red[t] = l;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k >>= 1u) {
+    if (t < k) { red[t] += red[t + k]; }
+    workgroupBarrier();
+  }
+  let inv = select(0.0, 1.0 / red[0], red[0] > 0.0);
+  // o: invocation t takes column vec4 t % D4 of the splits s ≡ t / D4 (mod WG / D4)
+  let y = t % D4;
+  let groups = WG / D4;
+  let n = groups * D4;                      // invocations that take part (D4 need not divide WG)
+  var o = vec4f(0.0);
+  if (t < n) {
+    for (var s = t / D4; s < P.n_split; s += groups) {
+      let b = (b0 + s) * stride;
+      let m_s = part[b];
+      if (m_s != NEG) {
+        o = fma(vec4f(exp2(m_s - M)), vec4f(part[b + 2u + 4u * y], part[b + 3u + 4u * y], part[b + 4u + 4u * y], part[b + 5u + 4u * y]), o);
+      }
+    }
+  }
+  redv[t] = o;
+  workgroupBarrier();
+  var span = 1u;
+  while (span < groups) { span <<= 1u; }
+  for (var k = span / 2u; k > 0u; k >>= 1u) {
+    if (t < k * D4 && t + k * D4 < n) { redv[t] += redv[t + k * D4]; }
+    workgroupBarrier();
+  }
+  if (t < D4) { o_out[g * D4 + t] = redv[t] * inv; }
+}

@@ -1,0 +1,657 @@
+/* fsgpu.js: the host of flashstep's WGSL kernels, the same file in the page and in Node.
+ *
+ * It opens a WebGPU device, compiles the kernels of src/kernels/webgpu/*.wgsl (common.wgsl put in
+ * front of each, the SUBGROUPS form chosen from the adapter), runs them, reads back what they
+ * wrote, checks results against a float64 reference and times them. It computes nothing about
+ * attention itself: the kernels do, and the engine (C, compiled to WebAssembly in the page)
+ * judges their traces.
+ *
+ *   const gpu = await FSGPU.open(navigator.gpu, name => fetch(`webgpu/${name}.wgsl`).then(r => r.text()));
+ *   gpu.info                          the adapter: vendor, architecture, features, limits
+ *   await gpu.trace(job)              a traced kernel (fwd_trace / decode_trace) on a job the
+ *                                     engine made: its records, O, (m, ℓ)
+ *   gpu.kernels                       every full-size kernel by name, with what it takes
+ *   await gpu.attention(name, prob)   one kernel on one problem: O (and lse where it has one)
+ *   await gpu.check(name, prob)       the same against float64: {ok, err, tol, worst}
+ *   await gpu.time(name, prob, opt)   median time of a launch on resident buffers
+ *   await gpu.probe()                 this device's copy bandwidth and float32 FMA rate
+ *
+ * A problem: {n_q_heads, n_kv_heads, n_q, n_kv, d, scale, softcap, mask: {kind, offset, window,
+ * bits}, q, k, v} with q (n_q_heads, n_q, d), k and v (n_kv_heads, n_kv, d) Float32Arrays; mask
+ * kinds 0 none, 1 causal, 2 window, 3 bitmask (bits: Uint32Array, words u32 a row, bit j of row i
+ * at word i · words + j / 32); offset: query row i sits at position i + offset (default
+ * n_kv − n_q).
+ */
+(function (root, make) {
+  if (typeof module === 'object' && module.exports) module.exports = make();
+  else root.FSGPU = make();
+})(typeof self !== 'undefined' ? self : this, function () {
+  'use strict';
+
+  const NEG = -3.4028234663852886e38;   // common.wgsl's −∞ (float32's lowest finite number)
+  const LOG2E = 1.4426950408889634;
+  const MASK = {none: 0, causal: 1, window: 2, bits: 3};
+
+  // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
+  function preprocess(src, subgroups) {
+    const out = [];
+    const stack = [];   // for each open #if: is its current branch kept?
+    for (const line of src.split('\n')) {
+      const t = line.trim();
+      if (t.startsWith('//#if ')) {
+        const want = t.slice(6).trim();
+        stack.push(want === 'SUBGROUPS' ? subgroups : want === '!SUBGROUPS' ? !subgroups : false);
+        continue;
+      }
+      if (t === '//#else') { stack.push(!stack.pop()); continue; }
+      if (t === '//#endif') { stack.pop(); continue; }
+      if (stack.every(Boolean)) out.push(line);
+    }
+    return (subgroups ? 'enable subgroups;\n' : '') + out.join('\n');
+  }
+
+  // The kernels at full size. Each: file and entry points, the bindings it reads in order, its
+  // override constants for a problem on this device, its dispatch. `ok(prob)` says why a problem
+  // does not suit it (null when it does).
+  function kernelTable(dev) {
+    const lim = dev.limits, sg = dev.subgroups;
+    const d_ok = (p, lo, hi, mult) => (p.d < lo || p.d > hi || p.d % mult ? `head size ${lo}-${hi}, a multiple of ${mult}` : null);
+    // a SIMD group of 003's kernels: the subgroup where every subgroup has one size, else 32
+    const lanes = sg && sg.min === sg.max && sg.min >= 4 ? sg.min : 32;
+    const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
+    return {
+      'prefill-v1': {
+        what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
+        file: 'fwd_v1', entry: ['main'], out: 'o+lse',
+        ok: p => d_ok(p, 1, 256, 1),
+        constants: p => ({D: p.d, BQ: 64, BK: Math.min(64, Math.floor(4096 / p.d))}),
+        dispatch: p => [[Math.ceil(p.n_q / 64), p.n_q_heads, 1]],
+      },
+      'prefill-v2': {
+        what: "003's Prefill V2 shape: 32 (or 16) rows a workgroup of 128, rows shared by 4 (or 8) invocations, o in registers, exp2",
+        file: 'fwd_v2', entry: ['main'], out: 'o+lse',
+        ok: p => d_ok(p, 16, 256, 16),
+        bq: p => (p.d <= 128 && 4 * (32 * p.d + 32 * p.d + 32 * 32) <= lim.maxComputeWorkgroupStorageSize ? 32 : 16),
+        constants(p) { return {D: p.d, BQ: this.bq(p)}; },
+        subgroups(p) { return !!sg && sg.min >= 128 / this.bq(p); },
+        dispatch(p) { return [[Math.ceil(p.n_q / this.bq(p)), p.n_q_heads, 1]]; },
+      },
+      'prefill-v3': {
+        what: 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed',
+        file: 'fwd_v3', entry: ['main'], out: 'o+lse',
+        ok(p) { return p.d !== 64 && p.d !== 128 && p.d !== 256 ? 'head size 64, 128 or 256' : !this.ty(p) ? 'more workgroup memory than this device has' : null; },
+        // the most rows (64, 32 or 16: 16 TY invocations) whose tiles fit this device's workgroup memory
+        ty(p) {
+          const bytes = ty => 4 * (4 * ty * p.d) + 16 * 32 * (p.d / 4 + 1) + 16 * 32 * ty + (this.subgroups() ? 0 : 16 * 16 * ty);
+          for (const ty of [16, 8, 4]) if (bytes(ty) <= lim.maxComputeWorkgroupStorageSize && 16 * ty <= lim.maxComputeInvocationsPerWorkgroup) return ty;
+          return 0;
+        },
+        constants(p) { return {D: p.d, TY: this.ty(p)}; },
+        subgroups() { return !!sg && sg.min >= 16; },
+        dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
+      },
+      'decode-v1': {
+        what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
+        file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
+        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        constants: p => ({D: p.d}),
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      },
+      'decode-v2': {
+        what: "decode version 1 with every invocation at work: each output owner takes the tile's softmax itself, the merge shared out",
+        file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
+        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        constants: p => ({D: p.d}),
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      },
+      'akunu-standard': {
+        what: "003's kernel 1 (standard decode): an invocation per element of the head, two barriers a key",
+        file: 'akunu', entry: ['decode_standard'], out: 'o', lanes, sgForm,
+        ok: p => (p.d % lanes || p.d > lim.maxComputeInvocationsPerWorkgroup ? `head size a multiple of ${lanes}, at most ${lim.maxComputeInvocationsPerWorkgroup}` : null),
+        constants: p => ({D: p.d, LANES: lanes}),
+        subgroups: () => sgForm,
+        dispatch: p => [[p.n_q, p.n_q_heads, 1]],
+      },
+      'akunu-fast': {
+        what: "003's kernel 2 (fast decode): one SIMD group a head, no barrier",
+        file: 'akunu', entry: ['decode_fast'], out: 'o', lanes, sgForm,
+        ok: p => (p.d % lanes || p.d > 8 * lanes ? `head size a multiple of ${lanes}, at most ${8 * lanes}` : null),
+        constants: p => ({D: p.d, LANES: lanes}),
+        subgroups: () => sgForm,
+        dispatch: p => [[p.n_q, p.n_q_heads, 1]],
+      },
+      'akunu-parallel': {
+        what: "003's kernel 3 (parallel decode): SIMD groups take every NSG-th key, then merge",
+        file: 'akunu', entry: ['decode_parallel'], out: 'o', lanes, sgForm,
+        nsg: () => Math.min(32, Math.floor(Math.min(1024, lim.maxComputeInvocationsPerWorkgroup) / lanes)),
+        ok: p => (p.d % lanes || p.d > 8 * lanes ? `head size a multiple of ${lanes}, at most ${8 * lanes}` : null),
+        constants(p) { return {D: p.d, LANES: lanes, NSG: this.nsg()}; },
+        subgroups: () => sgForm,
+        dispatch: p => [[p.n_q, p.n_q_heads, 1]],
+      },
+    };
+  }
+
+  class Device {
+    constructor(adapter, device, load, consts) {
+      this.adapter = adapter;
+      this.device = device;
+      this.load = load;
+      this.U = consts.BufferUsage;
+      this.M = consts.MapMode;
+      this.sources = {};
+      this.modules = {};
+      this.pipelines = {};
+      this.limits = device.limits;
+      this.lost = null;
+      const f = device.features;
+      this.subgroups = f.has('subgroups') ? {min: adapter.info.subgroupMinSize || 0, max: adapter.info.subgroupMaxSize || 0} : null;
+      if (this.subgroups && !(this.subgroups.min > 0)) this.subgroups = null;   // sizes unknown: do without
+      this.timestamps = f.has('timestamp-query');
+      this.f16 = f.has('shader-f16');
+      const i = adapter.info || {};
+      this.info = {
+        vendor: i.vendor || '', architecture: i.architecture || '', device: i.device || '', description: i.description || '',
+        features: [...adapter.features].sort(),
+        subgroups: this.subgroups, timestamps: this.timestamps, f16: this.f16,
+        subgroup_matrix: adapter.features.has('chromium-experimental-subgroup-matrix'),
+        limits: {
+          maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+          maxBufferSize: device.limits.maxBufferSize,
+          maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
+          maxComputeInvocationsPerWorkgroup: device.limits.maxComputeInvocationsPerWorkgroup,
+          maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
+        },
+      };
+      this.kernels = kernelTable(this);
+      device.lost.then(x => { this.lost = x.message || x.reason || 'device lost'; });
+    }
+
+    // gpu: navigator.gpu, or Dawn's for Node; load(name): the text of name.wgsl. opts.subgroups:
+    // false to do without them (the tests run both forms); opts.consts: {BufferUsage, MapMode}
+    // where the GPU* globals are absent.
+    static async open(gpu, load, opts = {}) {
+      if (!gpu) throw new Error('this browser has no WebGPU (navigator.gpu is missing)');
+      const adapter = await gpu.requestAdapter({powerPreference: 'high-performance'});
+      if (!adapter) throw new Error('WebGPU is present but offers no adapter (no usable GPU, or it is blocked)');
+      const want = ['timestamp-query', 'shader-f16'];
+      if (opts.subgroups !== false) want.push('subgroups');
+      const requiredFeatures = want.filter(x => adapter.features.has(x));
+      const L = adapter.limits, requiredLimits = {};
+      for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
+                       'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxStorageBuffersPerShaderStage'])
+        if (L[k] !== undefined) requiredLimits[k] = L[k];
+      const device = await adapter.requestDevice({requiredFeatures, requiredLimits});
+      const g = typeof globalThis !== 'undefined' ? globalThis : {};
+      const consts = opts.consts || {BufferUsage: g.GPUBufferUsage, MapMode: g.GPUMapMode};
+      const dev = new Device(adapter, device, load, consts);
+      await dev.source('common');
+      return dev;
+    }
+
+    async source(name) {
+      if (!(name in this.sources)) this.sources[name] = await this.load(name);
+      return this.sources[name];
+    }
+
+    async module(file, subgroups) {
+      const key = `${file}/${subgroups ? 'sg' : 'plain'}`;
+      if (this.modules[key]) return this.modules[key];
+      const text = await this.source(file);
+      const code = preprocess((file === 'probes' ? '' : this.sources.common + '\n') + text, subgroups);
+      this.device.pushErrorScope('validation');
+      const mod = this.device.createShaderModule({code, label: key});
+      const info = await mod.getCompilationInfo();
+      const err = await this.device.popErrorScope();
+      const bad = info.messages.filter(m => m.type === 'error');
+      if (bad.length || err) {
+        const m = bad[0];
+        throw new Error(`${file}.wgsl${subgroups ? ' (subgroups)' : ''}: ` +
+          (m ? `line ${m.lineNum}, column ${m.linePos} of the compiled text: ${m.message}` : err.message));
+      }
+      return (this.modules[key] = mod);
+    }
+
+    async pipeline(file, entry, constants, subgroups) {
+      const key = `${file}/${entry}/${subgroups ? 1 : 0}/${JSON.stringify(constants || {})}`;
+      if (this.pipelines[key]) return this.pipelines[key];
+      const module = await this.module(file, subgroups);
+      this.device.pushErrorScope('validation');
+      const p = await this.device.createComputePipelineAsync({layout: 'auto', compute: {module, entryPoint: entry, constants: constants || {}}})
+        .catch(e => { throw new Error(`${file}.wgsl, ${entry}: ${e.message}`); });
+      const err = await this.device.popErrorScope();
+      if (err) throw new Error(`${file}.wgsl, ${entry}: ${err.message}`);
+      return (this.pipelines[key] = p);
+    }
+
+    buffer(data, extra = 0) {
+      const size = Math.max(16, Math.ceil((data.byteLength !== undefined ? data.byteLength : data) / 4) * 4);
+      const b = this.device.createBuffer({size, usage: this.U.STORAGE | this.U.COPY_SRC | this.U.COPY_DST | extra});
+      if (data.byteLength !== undefined && data.byteLength) this.device.queue.writeBuffer(b, 0, data);
+      return b;
+    }
+
+    uniform(params) {
+      const b = this.device.createBuffer({size: params.byteLength, usage: this.U.UNIFORM | this.U.COPY_DST});
+      this.device.queue.writeBuffer(b, 0, params);
+      return b;
+    }
+
+    async read(buf, floats) {
+      const bytes = floats * 4;
+      const rb = this.device.createBuffer({size: Math.max(16, bytes), usage: this.U.MAP_READ | this.U.COPY_DST});
+      const enc = this.device.createCommandEncoder();
+      enc.copyBufferToBuffer(buf, 0, rb, 0, Math.max(16, bytes));
+      this.device.queue.submit([enc.finish()]);
+      await rb.mapAsync(this.M.READ);
+      const out = new Float32Array(rb.getMappedRange().slice(0, bytes));
+      rb.unmap();
+      rb.destroy();
+      return out;
+    }
+
+    // One compute pass per step: {pipeline, bind: [[binding, buffer], …], groups: [x, y, z]}.
+    encode(enc, steps, timestamps) {
+      steps.forEach((s, k) => {
+        let tw = null;   // the first pass writes the start, the last the end
+        if (timestamps && (k === 0 || k === steps.length - 1)) {
+          tw = {querySet: timestamps};
+          if (k === 0) tw.beginningOfPassWriteIndex = 0;
+          if (k === steps.length - 1) tw.endOfPassWriteIndex = 1;
+        }
+        const desc = tw ? {timestampWrites: tw} : {};
+        const pass = enc.beginComputePass(desc);
+        pass.setPipeline(s.pipeline);
+        pass.setBindGroup(0, this.device.createBindGroup({layout: s.pipeline.getBindGroupLayout(0),
+          entries: s.bind.map(([binding, buffer]) => ({binding, resource: {buffer}}))}));
+        pass.dispatchWorkgroups(...s.groups);
+        pass.end();
+      });
+    }
+
+    async submit(steps) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+      const enc = this.device.createCommandEncoder();
+      this.encode(enc, steps, null);
+      this.device.queue.submit([enc.finish()]);
+      const v = await this.device.popErrorScope();
+      const m = await this.device.popErrorScope();
+      if (v) throw new Error(v.message);
+      if (m) throw new Error(`out of GPU memory: ${m.message}`);
+      if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
+    }
+
+    // ---- traced kernels (lesson size) ----
+
+    // job: {kind: 'tiled' | 'decode', params: Uint32Array(24), qs, k, v (Float32Array), bits
+    // (Uint32Array or null), sched (Uint32Array or null), rec_floats, node_floats, o_floats,
+    // ml_floats}, as the engine's fs_gpu_job lays them out.
+    async trace(job) {
+      const P = new Uint32Array(24);
+      P.set(job.params.subarray(0, 24));
+      const rows = P[0] * P[2];
+      const bufs = [];
+      const mk = x => { const b = this.buffer(x); bufs.push(b); return b; };
+      const u = this.uniform(P);
+      bufs.push(u);
+      const qs = mk(job.qs), k = mk(job.k), v = mk(job.v), bits = mk(job.bits || new Uint32Array(4));
+      const o = mk(job.o_floats * 4), rec = mk(job.rec_floats * 4);
+      try {
+        if (job.kind === 'tiled') {
+          const ml = mk(job.ml_floats * 4);
+          const p = await this.pipeline('fwd_trace', 'main', {}, false);
+          await this.submit([{pipeline: p, bind: [[0, u], [1, qs], [2, k], [3, v], [4, bits], [5, o], [6, ml], [7, rec]],
+                              groups: [Math.ceil(rows / 64), 1, 1]}]);
+          return {rec: await this.read(rec, job.rec_floats), O: await this.read(o, job.o_floats), ml: await this.read(ml, job.ml_floats)};
+        }
+        const node = mk(job.node_floats * 4), sched = mk(job.sched && job.sched.length ? job.sched : new Uint32Array(4));
+        const bind = [[0, u], [1, qs], [2, k], [3, v], [4, bits], [5, o], [6, node], [7, rec], [8, sched]];
+        const pp = await this.pipeline('decode_trace', 'partials', {}, false);
+        const pm = await this.pipeline('decode_trace', 'merge', {}, false);
+        await this.submit([
+          {pipeline: pp, bind: bind.filter(([b]) => b !== 8 && b !== 5), groups: [Math.ceil(rows * P[15] / 64), 1, 1]},
+          {pipeline: pm, bind: bind.filter(([b]) => b === 0 || b === 5 || b === 6 || b === 8), groups: [Math.ceil(rows / 64), 1, 1]},
+        ]);
+        return {rec: await this.read(rec, job.rec_floats), node: await this.read(node, job.node_floats), O: await this.read(o, job.o_floats)};
+      } finally {
+        bufs.forEach(b => b.destroy());
+      }
+    }
+
+    // ---- full-size kernels ----
+
+    // Params for a problem (common.wgsl's layout).
+    params(p, extra = {}) {
+      const P = new Uint32Array(24), F = new Float32Array(P.buffer), I = new Int32Array(P.buffer);
+      const m = p.mask || {kind: 0};
+      P[0] = p.n_q_heads; P[1] = p.n_kv_heads; P[2] = p.n_q; P[3] = p.n_kv;
+      P[4] = p.d; P[5] = p.d;
+      P[10] = m.kind || 0;
+      P[11] = m.kind === 3 ? m.words : 0;
+      I[12] = m.offset !== undefined ? m.offset : p.n_kv - p.n_q;
+      I[13] = m.window || 0;
+      P[14] = 0;
+      P[15] = extra.n_split || 0;
+      F[16] = p.scale !== undefined ? p.scale : 1 / Math.sqrt(p.d);
+      F[17] = p.softcap || 0;
+      P[18] = extra.split_len || 0;
+      P[19] = 1;
+      return P;
+    }
+
+    // Buffers and steps of kernel `name` on problem p, resident on the GPU: {steps, out, destroy}.
+    async prepare(name, p) {
+      const K = this.kernels[name];
+      if (!K) throw new Error(`no kernel '${name}' (there are: ${Object.keys(this.kernels).join(', ')})`);
+      if (p.n_q_heads % p.n_kv_heads) throw new Error('the query heads must be a multiple of the KV heads');
+      const why = K.ok(p);
+      if (why) throw new Error(`${name} takes ${why}`);
+      const big = Math.max(p.q.byteLength, p.k.byteLength, p.v.byteLength);
+      if (big > this.limits.maxStorageBufferBindingSize)
+        throw new Error(`a buffer of ${big} bytes is past this device's binding limit of ${this.limits.maxStorageBufferBindingSize}`);
+      const sub = K.subgroups ? K.subgroups(p) : false;
+      const consts = K.constants(p);
+      const groups = K.dispatch(p);
+      const extra = K.split ? {n_split: groups[0][0], split_len: K.splitLen(p)} : {};
+      const bufs = [];
+      const mk = x => { const b = this.buffer(x); bufs.push(b); return b; };
+      const u = this.uniform(this.params(p, extra));
+      bufs.push(u);
+      const q = mk(p.q), k = mk(p.k), v = mk(p.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
+      const o = mk(p.n_q_heads * p.n_q * p.d * 4);
+      const steps = [];
+      if (K.split) {
+        const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
+        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub), groups: groups[0],
+                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]]});
+        steps.push({pipeline: await this.pipeline(K.file, 'merge', consts, sub), groups: groups[1],
+                    bind: [[0, u], [5, o], [6, part]]});
+      } else if (K.out === 'o+lse') {
+        const lse = mk(p.n_q_heads * p.n_q * 4);
+        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub), groups: groups[0],
+                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o], [6, lse]]});
+        steps.lse = lse;
+      } else {
+        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub), groups: groups[0],
+                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o]]});
+      }
+      return {steps, o, lse: steps.lse, subgroups: sub, constants: consts, destroy: () => bufs.forEach(b => b.destroy())};
+    }
+
+    async attention(name, p) {
+      const r = await this.prepare(name, p);
+      try {
+        await this.submit(r.steps);
+        const O = await this.read(r.o, p.n_q_heads * p.n_q * p.d);
+        const lse = r.lse ? await this.read(r.lse, p.n_q_heads * p.n_q) : null;
+        return {O, lse, subgroups: r.subgroups, constants: r.constants};
+      } finally {
+        r.destroy();
+      }
+    }
+
+    // Kernel `name` against float64 on rows (all when p is small, else a sample of `sample` rows):
+    // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default).
+    async check(name, p, {tol = 1e-4, sample = 64} = {}) {
+      const out = await this.attention(name, p);
+      const rows = p.n_q_heads * p.n_q;
+      const pick = rows <= sample ? [...Array(rows).keys()] : [...Array(sample).keys()].map(x => Math.floor((x + 0.5) * rows / sample));
+      let worst = 0, where = null;
+      for (const r of pick) {
+        const ref = referenceRow(p, Math.floor(r / p.n_q), r % p.n_q);
+        for (let c = 0; c < p.d; c++) {
+          const g = out.O[r * p.d + c];
+          const e = Number.isFinite(g) ? Math.abs(g - ref.o[c]) / Math.max(1, Math.abs(ref.o[c])) : Infinity;
+          if (!(e <= worst)) { worst = e; where = {head: Math.floor(r / p.n_q), row: r % p.n_q, col: c, gpu: g, ref: ref.o[c]}; }
+        }
+        if (out.lse && ref.l > 0) {
+          const g = out.lse[r], e = Math.abs(g - ref.lse) / Math.max(1, Math.abs(ref.lse));
+          if (!(e <= worst)) { worst = e; where = {head: Math.floor(r / p.n_q), row: r % p.n_q, col: 'lse', gpu: g, ref: ref.lse}; }
+        }
+      }
+      return {ok: worst <= tol, worst, tol, where, rows: pick.length, subgroups: out.subgroups};
+    }
+
+    // Median time of one launch (ms), resident buffers: timestamp queries where offered, else the
+    // wall clock around `batch` launches per submit. opt: {reps, warmup, minMs}.
+    async time(name, p, opt = {}) {
+      const r = await this.prepare(name, p);
+      try {
+        return await this.timeSteps(r.steps, opt);
+      } finally {
+        r.destroy();
+      }
+    }
+
+    // Median time of one launch of `steps` (ms). Each measured interval holds `batch` launches
+    // back to back, batch chosen from a first launch so that an interval lasts about targetMs:
+    // timestamps can be coarse (Dawn rounds them to 2^16 ns unless told not to, and browsers
+    // round them too), and a wall clock around one short launch measures the submit more than
+    // the kernel. Timestamp queries where offered (the first pass writes the start, the last the
+    // end), else the wall clock to the queue's completion.
+    async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256} = {}) {
+      for (let w = 0; w < warmup; w++) { await this.submit(steps); await this.device.queue.onSubmittedWorkDone(); }
+      const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+      let qs = null, qb = null, rb = null;
+      if (this.timestamps) {
+        qs = this.device.createQuerySet({type: 'timestamp', count: 2});
+        qb = this.device.createBuffer({size: 16, usage: this.U.QUERY_RESOLVE | this.U.COPY_SRC});
+        rb = this.device.createBuffer({size: 16, usage: this.U.MAP_READ | this.U.COPY_DST});
+      }
+      const interval = async batch => {
+        const all = [];
+        for (let b = 0; b < batch; b++) all.push(...steps);
+        const enc = this.device.createCommandEncoder();
+        const t0 = now();
+        if (qs) {
+          this.encode(enc, all, qs);
+          enc.resolveQuerySet(qs, 0, 2, qb, 0);
+          enc.copyBufferToBuffer(qb, 0, rb, 0, 16);
+        } else this.encode(enc, all, null);
+        this.device.queue.submit([enc.finish()]);
+        await this.device.queue.onSubmittedWorkDone();
+        const wall = now() - t0;
+        if (!qs) return wall / batch;
+        await rb.mapAsync(this.M.READ);
+        const t = new BigInt64Array(rb.getMappedRange().slice(0));
+        rb.unmap();
+        const ms = Number(t[1] - t[0]) / 1e6;
+        return ms > 0 ? ms / batch : wall / batch;
+      };
+      const times = [];
+      let batch = 1;
+      try {
+        const first = await interval(1);
+        batch = Math.max(1, Math.min(maxBatch, Math.ceil(targetMs / Math.max(first, 1e-3))));
+        for (let k = 0; k < reps; k++) times.push(await interval(batch));
+      } finally {
+        if (qs) { qs.destroy(); qb.destroy(); rb.destroy(); }
+      }
+      if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
+      times.sort((a, b) => a - b);
+      return {ms: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], reps: times.length, batch,
+              clock: qs ? 'timestamp-query' : 'queue completion'};
+    }
+
+    // This device's limits, measured: copy bandwidth (bytes read + written a second) and the
+    // float32 FMA rate (FLOP a second), the best of a few runs each.
+    // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size.
+    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048} = {}) {
+      const n = Math.min(mib * 262144, Math.floor(this.limits.maxStorageBufferBindingSize / 16) * 4);
+      const a = this.buffer(n * 4), b = this.buffer(n * 4);
+      try {
+        const copy = await this.pipeline('probes', 'copy', {}, false);
+        const cg = Math.min(65535, Math.ceil(n / 4 / 256 / 4));   // four vec4s an invocation
+        const tc = await this.timeSteps([{pipeline: copy, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2});
+        const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
+        const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1});
+        // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
+        return {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
+                fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
+      } finally {
+        a.destroy();
+        b.destroy();
+      }
+    }
+
+    destroy() { this.device.destroy(); }
+  }
+
+  // ---- float64 reference (the checker's; the engine is the spec and the tests compare the two) ----
+
+  function visible(p, i, j) {
+    const m = p.mask || {kind: 0};
+    const pos = i + (m.offset !== undefined ? m.offset : p.n_kv - p.n_q);
+    switch (m.kind || 0) {
+      case 1: return j <= pos;
+      case 2: return j <= pos && j > pos - m.window;
+      case 3: return ((m.bits[i * m.words + (j >>> 5)] >>> (j & 31)) & 1) !== 0;
+      default: return true;
+    }
+  }
+
+  // One row's o, ℓ and lse = m + ln ℓ in float64 (natural units).
+  function referenceRow(p, h, i) {
+    const d = p.d, kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
+    const scale = p.scale !== undefined ? p.scale : 1 / Math.sqrt(d);
+    const q = p.q.subarray((h * p.n_q + i) * d, (h * p.n_q + i + 1) * d);
+    const s = new Float64Array(p.n_kv);
+    let m = -Infinity;
+    for (let j = 0; j < p.n_kv; j++) {
+      if (!visible(p, i, j)) { s[j] = -Infinity; continue; }
+      const kb = (kvh * p.n_kv + j) * d;
+      let dot = 0;
+      for (let c = 0; c < d; c++) dot += q[c] * p.k[kb + c];
+      let x = dot * scale;
+      if (p.softcap > 0) x = p.softcap * Math.tanh(x / p.softcap);
+      s[j] = x;
+      if (x > m) m = x;
+    }
+    const o = new Float64Array(d);
+    let l = 0;
+    if (m > -Infinity) {
+      for (let j = 0; j < p.n_kv; j++) {
+        if (s[j] === -Infinity) continue;
+        const w = Math.exp(s[j] - m), vb = (kvh * p.n_kv + j) * d;
+        l += w;
+        for (let c = 0; c < d; c++) o[c] += w * p.v[vb + c];
+      }
+      for (let c = 0; c < d; c++) o[c] /= l;
+    }
+    return {o, l, lse: l > 0 ? m + Math.log(l) : -Infinity};
+  }
+
+  // ---- random problems (seeded, so a failure can be replayed) ----
+
+  function rng(seed) {   // splitmix32
+    let s = seed >>> 0;
+    return () => {
+      s = (s + 0x9e3779b9) >>> 0;
+      let z = s;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+      return ((z ^ (z >>> 16)) >>> 0) / 4294967296;
+    };
+  }
+
+  // A problem of the given sizes with entries uniform in [−1, 1) (q scaled by `spread`), a mask
+  // by name ('none', 'causal', 'window', 'tree': a random tree over the rows when n_q = n_kv).
+  function randomProblem(seed, {n_q_heads = 1, n_kv_heads = 1, n_q, n_kv, d, mask = 'none', window = 0, softcap = 0, spread = 1}) {
+    const r = rng(seed);
+    const fill = (n, a) => { const x = new Float32Array(n); for (let k = 0; k < n; k++) x[k] = (2 * r() - 1) * a; return x; };
+    const p = {n_q_heads, n_kv_heads, n_q, n_kv, d, softcap, scale: 1 / Math.sqrt(d),
+               q: fill(n_q_heads * n_q * d, spread), k: fill(n_kv_heads * n_kv * d, 1), v: fill(n_kv_heads * n_kv * d, 1),
+               mask: {kind: MASK[mask === 'tree' ? 'bits' : mask], offset: n_kv - n_q, window: window || Math.max(1, n_kv >> 2)}};
+    if (mask === 'tree') {
+      const words = 2 * Math.ceil(n_kv / 64), bits = new Uint32Array(n_q * words);
+      const parent = [-1];
+      for (let i = 1; i < n_kv; i++) parent.push(Math.floor(r() * i));
+      for (let i = 0; i < n_q; i++) {
+        for (let a = i + (n_kv - n_q); a >= 0; a = parent[a]) bits[i * words + (a >>> 5)] |= 1 << (a & 31);
+      }
+      p.mask = {kind: 3, words, bits, offset: n_kv - n_q};
+    }
+    return p;
+  }
+
+  // ---- the benchmark: the same plan in the page and in Node (bench/webgpu) ----
+
+  // Sizes: 'full' (a discrete GPU), 'quick' (a laptop's GPU, the page's default), 'tiny' (the
+  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32. Decode: one query a head,
+  // GQA 32/8, d = 128.
+  const PLANS = {
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 4096},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 1024},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 128},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+  };
+
+  // The configurations of a plan, in order; each row says what it is before it runs.
+  function benchPlan(name) {
+    const P = PLANS[name];
+    if (!P) throw new Error(`no benchmark plan '${name}' (full, quick, tiny)`);
+    const rows = [];
+    for (const d of P.prefill.d)
+      for (const n of P.prefill.n)
+        for (const causal of [false, true])
+          for (const kernel of P.prefill.kernels) {
+            if (kernel === 'prefill-v1' && n > P.prefill.v1_max) continue;
+            rows.push({kind: 'prefill', kernel, n_q: n, n_kv: n, d, heads: P.prefill.heads, kv_heads: P.prefill.heads, causal});
+          }
+    for (const n of P.decode.n)
+      for (const kernel of P.decode.kernels) {
+        if (!kernel.startsWith('decode-') && kernel !== 'akunu-parallel' && n > P.decode.slow_max) continue;
+        rows.push({kind: 'decode', kernel, n_q: 1, n_kv: n, d: P.decode.d || 128, heads: 32, kv_heads: 8, causal: false});
+      }
+    return rows;
+  }
+
+  // Runs a plan: for each row a fresh random problem (seeded: seed + row), one launch checked
+  // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
+  // time is kept for it. progress(k, n, row) is called before each row; `stop()` true ends early.
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, probe = null, stop = null} = {}) {
+    const rows = benchPlan(plan);
+    const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
+    out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3} : {});
+    for (const [k, r] of rows.entries()) {
+      if (stop && stop()) break;
+      if (progress) progress(k, rows.length, r);
+      const row = Object.assign({}, r);
+      out.rows.push(row);
+      const p = randomProblem(seed + k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d,
+                                         mask: r.causal ? 'causal' : 'none'});
+      const bytes = Math.max(p.q.byteLength, p.k.byteLength);
+      if (bytes > dev.limits.maxStorageBufferBindingSize) {
+        row.error = `needs a ${bytes}-byte buffer; this device binds at most ${dev.limits.maxStorageBufferBindingSize}`;
+        continue;
+      }
+      try {
+        const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16});
+        row.check = {ok: c.ok, worst: c.worst, rows: c.rows};
+        row.subgroups = c.subgroups;
+        if (!c.ok) { row.error = `wrong result: ${JSON.stringify(c.where)}`; continue; }
+        const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4} : {reps: 7, warmup: 1});
+        Object.assign(row, {ms: t.ms, ms_min: t.min, ms_max: t.max, reps: t.reps, batch: t.batch, clock: t.clock});
+        // work: 4 d FLOP a visible (query, key) pair (Q Kᵀ and P V); bytes: what a decode must read
+        const pairs = r.causal ? r.n_q * (r.n_q + 1) / 2 + r.n_q * (r.n_kv - r.n_q) : r.n_q * r.n_kv;
+        row.tflops = 4 * r.d * pairs * r.heads / (t.ms * 1e9);
+        row.bytes = 4 * (p.q.length + p.k.length + p.v.length + p.q.length);
+        row.gbps = row.bytes / (t.ms * 1e6);
+        if (out.probe) {
+          row.of_copy = row.gbps / out.probe.copy_gbps;
+          row.of_fma = row.tflops / out.probe.fma_tflops;
+        }
+      } catch (e) {
+        row.error = e.message;
+      }
+    }
+    return out;
+  }
+
+  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, benchPlan, benchmark, NEG, LOG2E, MASK};
+});

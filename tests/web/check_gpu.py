@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""check_gpu.py URL FLASHSTEP [--seed N]: the page's "Run on this GPU" panel in headless Chromium
+with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machine without a GPU.
+
+- the panel names the adapter and lists every kernel;
+- every lesson a WGSL kernel traces (the tiled forward, the one-query walk, FlashDecoding with
+  contiguous or strided splits, every mask, GQA, soft-cap, exp2) runs on the GPU and its trace
+  matches the engine's event by event; the others say why not, in words the test expects;
+- random problems drawn fresh (seed printed) loaded as "Your problem" and traced the same way;
+- the GPU trace download has the engine's events, kind for kind, as `flashstep trace` prints them;
+- every full-size kernel against float64 on random problems, with subgroups and without;
+- planted faults must be caught: a missing rescale (α = 1) in the traced kernel and in prefill
+  version 3, and an off-by-one tile edge in prefill version 1 and decode version 2;
+- the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
+- a lost device is reported and opened again; no console error throughout.
+Prints 'N passed, M failed'; exit 1 on a failure.
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser, CDPError  # noqa: E402
+from check_page import Page, check, TOOLBAR  # noqa: E402
+import check_page  # noqa: E402
+
+# Why a lesson is not traced on the GPU: each refusal must be one of these.
+REFUSALS = ("pitfall", "backward algorithm", "softmax algorithm", "reference algorithm", "low-precision",
+            "no dropout", "given scores", "no attention problem to run")
+
+# Planted faults: (file, text to replace, replacement, what must then fail). A fault whose text
+# is not found fails the test, so the faults follow the kernels' code.
+FAULTS = [
+    ("fwd_trace", "alpha = select(ex(m_old - m_new), 0.0, m_old == NEG);", "alpha = 1.0;", "trace"),
+    ("fwd_v3", "let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));", "let alpha = vec4f(1.0);", "prefill-v3"),
+    ("fwd_v1", "let c1 = min(c0 + BK, P.n_kv);", "let c1 = min(c0 + BK - 1u, P.n_kv);", "prefill-v1"),
+    ("decode_v2", "let c1 = min(c0 + BK, end);", "let c1 = min(c0 + BK - 1u, end);", "decode-v2"),
+]
+
+
+def lesson_names(flashstep):
+    out = subprocess.run([flashstep, "lessons"], capture_output=True, text=True, check=True).stdout
+    return [w for w in out.split() if len(w) > 6 and w[:3].isdigit() and w[3] == "_" and not w.endswith(".txt,")
+            and not w.endswith(".txt")]
+
+
+def mat(rng, rows, cols, spread=1.0):
+    return "\n".join(" ".join(f"{rng.uniform(-spread, spread):.6f}" for _ in range(cols)) for _ in range(rows)) + "\n"
+
+
+def random_problem(rng):
+    """Files and `play` options of a random problem a traced kernel takes."""
+    hq, hkv = rng.choice([(1, 1), (2, 1), (4, 2)])
+    n_kv = rng.randint(1, 24)
+    decode = rng.random() < 0.35
+    n_q = rng.randint(1, 2) if decode else rng.randint(1, n_kv)
+    d = rng.randint(1, 6)
+    files = {"q": mat(rng, hq * n_q, d, rng.choice([1, 3])), "k": mat(rng, hkv * n_kv, d), "v": mat(rng, hkv * n_kv, rng.randint(1, 5))}
+    opts = ["--heads", f"{hq}:{hkv}"] if hq > 1 else []
+    mask = rng.choice(["none", "causal", "window", "tree"] if not decode and n_q == n_kv else ["none", "causal", "window"])
+    if mask == "causal":
+        opts += ["--mask", "causal"]
+    elif mask == "window":
+        opts += ["--window", str(rng.randint(1, 6))]
+    elif mask == "tree":
+        files["tree"] = " ".join(str(-1 if i == 0 else rng.randrange(i)) for i in range(n_kv)) + "\n"
+    if rng.random() < 0.3:
+        opts += ["--softcap", f"{rng.uniform(0.5, 4):.3f}"]
+    if decode:
+        opts += ["--decode"]
+        if rng.random() < 0.4:
+            opts += ["--parts", str(rng.randint(1, 5))]
+        else:
+            opts += ["--bk", str(rng.randint(1, 8))]
+        opts += ["--merge", rng.choice(["sequential", "tree"]), "--form", rng.choice(["normalized", "unnormalized"])]
+    else:
+        opts += ["--bq", str(rng.randint(1, 5)), "--bk", str(rng.randint(1, 7)), "--form", rng.choice(["normalized", "unnormalized"]),
+                 "--order", rng.choice(["q-outer", "kv-outer"])]
+        if rng.random() < 0.3:
+            opts += ["--exp2"]
+        if rng.random() < 0.15:   # 000's walk: one key at a time, its own tiling
+            opts = [o for o in opts[:opts.index("--bq")] if o != "--exp2"] + ["--query", "--form", rng.choice(["normalized", "unnormalized"])]
+    return files, opts
+
+
+def main():
+    args = sys.argv[1:]
+    seed = None
+    if "--seed" in args:
+        i = args.index("--seed")
+        seed = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    url, flashstep = args[0].rstrip("/") + "/", os.path.abspath(args[1])
+    seed = seed if seed is not None else int(time.time()) % 1000000
+    print(f"GPU panel checks (seed {seed}; replay with --seed {seed})")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not chromium:
+        sys.exit("test-web: no chromium found")
+    tmp = tempfile.mkdtemp(prefix="flashstep-gpu-")
+    downloads = os.path.join(tmp, "downloads")
+    os.makedirs(downloads)
+    try:
+        with Browser(chromium, 1280, 720 + TOOLBAR, timeout=120, webgpu=True) as b:
+            page = Page(b, url, downloads)
+            page.size(1280, 720 + TOOLBAR)
+            run(page, b, flashstep, seed, tmp)
+            page.drain()
+            check(not page.errors, "no console error or uncaught exception", "; ".join(page.errors[:5]))
+    except CDPError as e:
+        check(False, "the browser session", str(e))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{check_page.passed} passed, {check_page.failed} failed")
+    sys.exit(1 if check_page.failed else 0)
+
+
+def gpu_call(b, expr):
+    """An expression giving a promise, awaited in the page; its value as JSON text."""
+    return b.eval(f"({expr}).then(x => JSON.stringify(x))", await_promise=True)
+
+
+def run(page, b, flashstep, seed, tmp):
+    page.load("#000_04/3")
+    info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
+    check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
+    page.click_id("b-gpu")
+    page.b.wait_for("document.getElementById('gpu-kernels').childElementCount >= 16", what="the kernel list", timeout=30)
+    adapter = page.text_of("gpu-adapter")
+    check("subgroups" in adapter and "workgroup memory" in adapter, "the panel names the adapter, its features and limits", adapter)
+    kernels = b.eval("[...document.querySelectorAll('#gpu-kernels dt')].map(x => x.textContent)")
+    check(len(kernels) >= 8 and any("fwd_v3.wgsl" in k for k in kernels) and any("akunu.wgsl" in k for k in kernels),
+          "the panel lists every kernel with its file", str(kernels))
+
+    # every lesson: traced and matching, or refused for a reason the test knows
+    matched, refused, bad = [], [], []
+    for name in lesson_names(flashstep):
+        b.eval(f"Module.flashstep.open({json.dumps(name)}, 0)")
+        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        if r and r.get("ok") and r.get("match"):
+            matched.append(name)
+        elif r and not r.get("ok") and any(w in r.get("why", "") for w in REFUSALS):
+            refused.append(name)
+        else:
+            bad.append(f"{name}: {r}")
+    check(not bad and len(matched) >= 20, f"{len(matched)} lessons traced on the GPU match the engine event by event, "
+          f"{len(refused)} say why no WGSL kernel traces them", "; ".join(bad[:4]))
+    for must in ("000_04_tiled_causal_n6", "000_07_tree_mask", "000_08_gqa_32_8", "003_03_parallel_decode", "003_07_softcap",
+                 "003_08_sliding_window", "000_05_flashdecoding_merge", "000_02_online_attention"):
+        check(must in matched, f"{must} traced on the GPU")
+    msg = page.text_of("gpu-msg")
+    check("matches" in msg or "not traced" in msg, "the panel says what the last trace did", msg)
+
+    # random problems through "Your problem"
+    rng = random.Random(seed)
+    fails = []
+    for k in range(12):
+        files, opts = random_problem(rng)
+        args = []
+        for key, text in files.items():
+            b.eval(f"Module.FS.writeFile('/input/{key}.txt', {json.dumps(text)})")
+            args += [f"--{key}", f"{key}.txt"]
+        args += opts
+        rc = b.eval("Module.flashstep.problem(" + json.dumps("\n".join(args)) + ")")
+        if rc != 0:
+            fails.append(f"case {k} not loaded: {' '.join(args)}")
+            continue
+        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        if not (r and r.get("ok") and r.get("match")):
+            fails.append(f"case {k} ({' '.join(opts)}): {r}")
+    check(not fails, "12 random problems (GQA, masks, trees, soft-cap, both forms and orders, exp2, decode splits and "
+          "parts, both merges) traced on the GPU match the engine", f"seed {seed}: " + "; ".join(fails[:3]))
+
+    # the GPU trace download: the engine's events, kind for kind
+    page.load("#000_04/3")
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()"))
+    page.click_id("b-gpu")
+    _, got = page.download("gpu-trace-dl")
+    eng = subprocess.run([flashstep, "trace", "--q", "assets/doc000_tiled/Q.txt", "--k", "assets/doc000_tiled/K.txt", "--v",
+                          "assets/doc000_tiled/V.txt", "--bq", "2", "--bk", "3", "--mask", "causal", "--form", "unnormalized",
+                          "--format", "jsonl"], capture_output=True, text=True, cwd=check_page.ROOT).stdout.splitlines()
+    gl = got.decode().splitlines() if got else []
+    kinds = lambda lines: [json.loads(x).get("kind") for x in lines if x.strip().startswith("{") and '"kind"' in x]
+    check(r.get("match") and len(gl) > 10 and kinds(gl) == kinds(eng), "the GPU trace download has the engine's events, kind for kind",
+          f"{len(gl)} lines against {len(eng)}")
+
+    # every full-size kernel against float64
+    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 6)") or "null")
+    check(res and res["bad"] == 0 and res["ran"] >= 80, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
+          "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
+
+    # planted faults
+    for file, old, new, what in FAULTS:
+        loader = ("(name) => Module.flashstep.gpu.wgsl(name).then((t) => { if (name !== %s) return t; "
+                  "if (!t.includes(%s)) throw new Error('fault text not found in ' + name); return t.split(%s).join(%s); })"
+                  % (json.dumps(file), json.dumps(old), json.dumps(old), json.dumps(new)))
+        if what == "trace":
+            page.load("#000_04/3")   # (a fresh page: open the faulty kernels after it)
+        gpu_call(b, f"Module.flashstep.gpu.open({loader})")
+        if what == "trace":
+            r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+            caught = bool(r) and r.get("ok") and not r.get("match")
+            detail = str(r)
+        else:
+            p = ("FSGPU.randomProblem(%d, {n_q_heads: 4, n_kv_heads: 2, n_q: %d, n_kv: 100, d: 64, mask: 'causal'})"
+                 % (seed, 1 if what.startswith("decode") else 70))
+            r = json.loads(gpu_call(b, f"Module.flashstep.gpu.open().then(() => Module.flashstep.gpu.device().check({json.dumps(what)}, {p}))")
+                           or "null")
+            caught = bool(r) and not r["ok"]
+            detail = str(r)
+        msg = page.text_of("gpu-msg")
+        check(caught and "fault text not found" not in msg, f"a planted fault ({new} in {file}.wgsl) is caught", detail[:300])
+    gpu_call(b, "Module.flashstep.gpu.open(null)")
+    page.load("#000_04/3")
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+    check(r and r.get("match"), "the kernels from the page's own files match again after the faults")
+
+    # the benchmark's smallest plan
+    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.bench('tiny', {seed})") or "null")
+    rows = res["rows"] if res else []
+    good = [r for r in rows if r.get("ms", 0) > 0 and r.get("check", {}).get("ok")]
+    check(res and len(rows) >= 8 and len(good) == len(rows) and res["probe"]["copy_gbps"] > 0,
+          f"the benchmark (tiny plan) checks and times {len(good)} of {len(rows)} rows beside the probes",
+          json.dumps([r for r in rows if r not in good])[:400])
+    check(not b.eval("document.getElementById('gpu-chart').hidden") and "TFLOP/s" in page.text_of("gpu-table"),
+          "its table and chart are shown")
+    if b.eval("document.getElementById('p-gpu').hidden"):
+        page.click_id("b-gpu")
+    _, got = page.download("gpu-json")
+    try:
+        saved = json.loads(got)
+    except (TypeError, ValueError):
+        saved = None
+    check(saved and len(saved["rows"]) == len(rows) and saved["device"]["limits"], "its JSON download holds every row and the adapter")
+
+    # a lost device
+    b.eval("Module.flashstep.gpu.lose()")
+    time.sleep(0.5)
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+    if not (r and r.get("match")):
+        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+    check(r and r.get("match"), "a lost device is opened again on the next run")
+
+
+if __name__ == "__main__":
+    main()
