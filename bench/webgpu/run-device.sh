@@ -24,6 +24,10 @@ tar -xJf .wgpu/pack.tar.xz -C "$w"
 rm -rf bench/webgpu/node_modules
 ln -s "$w/node_modules" bench/webgpu/node_modules
 export PATH=$w:$PATH
+# the GPU's clocks, power and throttle reasons every 200 ms while it runs (clocks.csv)
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv -lms 200 > "$OUT/clocks.csv" 2>/dev/null &
+smi=$!
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"; } | tee "$OUT/machine.txt"
 # allow_unsafe_apis: list every feature Dawn has; timestamps unrounded (Dawn rounds them to 2^16 ns by default)
 timeout 400 node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
@@ -32,4 +36,5 @@ echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
 timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" 2>&1 | tee "$OUT/ort.log"
 echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
 [ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout 90 python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
+kill $smi 2>/dev/null
 exit 0

@@ -368,7 +368,7 @@
 
   /* Every kernel against float64 on random problems drawn from a fresh seed (printed), with
    * subgroups and, where the adapter has them, without. Returns {ran, bad, seed, lines}. */
-  async function gpuCheck(seed, count = 6) {
+  async function gpuCheck(seed, count = 6, dims = [32, 64, 128]) {
     const g = await openGpu();
     if (g.subgroups && !gpuPlain) gpuPlain = await FSGPU.open(navigator.gpu, gpuLoad, {subgroups: false});
     seed = seed === undefined ? Math.floor(Math.random() * 1e6) : seed;
@@ -376,15 +376,16 @@
     let ran = 0, bad = 0;
     const shapes = [{n_q: 37, n_kv: 53, mask: 'none'}, {n_q: 40, n_kv: 40, mask: 'causal', n_q_heads: 4, n_kv_heads: 2},
                     {n_q: 33, n_kv: 70, mask: 'window', window: 9, softcap: 2.5}, {n_q: 24, n_kv: 24, mask: 'tree'},
-                    {n_q: 1, n_kv: 300, mask: 'causal', n_q_heads: 8, n_kv_heads: 2}, {n_q: 2, n_kv: 130, mask: 'none', n_q_heads: 4, n_kv_heads: 1}];
+                    {n_q: 1, n_kv: 150, mask: 'causal', n_q_heads: 8, n_kv_heads: 2, split_len: 40}, {n_q: 2, n_kv: 90, mask: 'none', n_q_heads: 4, n_kv_heads: 1}];
     for (const [label, dev] of [['subgroups', g.subgroups ? g : null], ['no subgroups', g.subgroups ? gpuPlain : g]]) {
       if (!dev) continue;
       for (const name of Object.keys(dev.kernels)) {
         let n = 0, worst = 0, fail = null;
         for (let c = 0; c < count; c++) {
           const shape = shapes[c % shapes.length];
-          for (const d of [32, 64, 128]) {
+          for (const d of dims) {
             const p = FSGPU.randomProblem(seed + 97 * c + d, Object.assign({d}, shape));
+            if (shape.split_len) p.split_len = shape.split_len;   // several splits at a small size
             if (dev.kernels[name].ok(p)) continue;
             const r = await dev.check(name, p);
             n++;
@@ -403,12 +404,15 @@
     return {ran, bad, seed, lines};
   }
 
+  /* three significant digits, whatever the size (a laptop's GB/s, SwiftShader's TFLOP/s) */
+  const num = (x) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+
   function fmtRow(r) {
     const heads = r.heads === r.kv_heads ? `${r.heads}` : `${r.heads}/${r.kv_heads}`;
     const head = `${r.kernel.padEnd(15)} ${String(r.n_q).padStart(6)} ${String(r.n_kv).padStart(7)} ${String(r.d).padStart(4)} ${heads.padStart(5)} ${r.causal ? 'causal' : '      '}`;
     if (r.error) return `${head}  ${r.error}`;
     const of = r.kind === 'prefill' ? `${(100 * (r.of_fma || 0)).toFixed(0)} % of FMA` : `${(100 * (r.of_copy || 0)).toFixed(0)} % of copy`;
-    return `${head} ${r.ms.toFixed(3).padStart(9)} ms ${r.tflops.toFixed(2).padStart(7)} TFLOP/s ${r.gbps.toFixed(0).padStart(6)} GB/s  ${of}`;
+    return `${head} ${num(r.ms).padStart(9)} ms ${num(r.tflops).padStart(7)} TFLOP/s ${num(r.gbps).padStart(6)} GB/s  ${of}`;
   }
 
   /* Bars: each prefill row's TFLOP/s against the FMA probe, each decode row's GB/s against the copy probe. */
@@ -428,7 +432,7 @@
       const max = Math.max(limit || 0, ...rs.map(val), 1e-9);
       x.fillStyle = '#e6e6e6';
       x.font = '12px "DejaVu Sans", sans-serif';
-      x.fillText(`${kind}: ${unit} (line: this GPU's ${limitName}, ${limit >= 100 ? limit.toFixed(0) : limit.toFixed(1)})`, x0 - 30, 14);
+      x.fillText(`${kind}: ${unit} (line: this GPU's ${limitName}, ${num(limit)})`, x0 - 30, 14);
       const bw = rs.length ? w / rs.length : w;
       rs.forEach((r, k) => {
         const bh = (val(r) / max) * h;
@@ -465,7 +469,7 @@
     gpuResults = res;
     $('gpu-json').disabled = false;
     const bad = res.rows.filter((r) => r.check && !r.check.ok).length;
-    $('gpu-table').textContent = `probe: copy ${res.probe.copy_gbps.toFixed(0)} GB/s (read + write), float32 FMA ${res.probe.fma_tflops.toFixed(2)} TFLOP/s (${res.probe.clock})\n` +
+    $('gpu-table').textContent = `probe: copy ${num(res.probe.copy_gbps)} GB/s (read + write), float32 FMA ${num(res.probe.fma_tflops)} TFLOP/s (${res.probe.clock})\n` +
       'kernel             n_q    n_kv    d heads\n' + res.rows.map(fmtRow).join('\n');
     drawChart(res);
     gpuMsg(gpuStop ? `stopped after ${res.rows.length} rows` : bad ? `${bad} rows gave a wrong result (seed ${seed}): see the table` :
@@ -532,7 +536,7 @@
     /* for tests and the curious: what the page shows */
     flashstep: { state: () => W && readState(), key, open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]),
                  problem: (args) => capture(() => call('web_problem', 'number', ['number', 'string'], [W, args])).rc,
-                 gpu: { open: (load) => openGpu(load).then((g) => g.info), lose: () => gpu && gpu.device.destroy(), device: () => gpu, wgsl, trace: () => gpuTask(gpuTrace), check: (seed, count) => gpuTask(() => gpuCheck(seed, count)),
+                 gpu: { open: (load) => openGpu(load).then((g) => g.info), lose: () => gpu && gpu.device.destroy(), device: () => gpu, wgsl, trace: () => gpuTask(gpuTrace), check: (seed, count, dims) => gpuTask(() => gpuCheck(seed, count, dims)),
                         bench: (plan, seed) => gpuTask(() => gpuBench(plan, seed)), results: () => gpuResults } },
   };
 })();

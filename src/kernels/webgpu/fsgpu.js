@@ -106,6 +106,22 @@
         constants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       },
+      'decode-v3': {
+        what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
+        file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
+        // the subgroup is the SIMD group; a lane holds at most 2 vec4s of a row; the end's merge fits workgroup memory
+        nsg: () => Math.max(1, Math.min(8, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / (sg ? sg.min : 1)))),
+        ok(p) {
+          if (!sgForm) return 'subgroups of one size';
+          return d_ok(p, 4, Math.min(256, 8 * sg.min), 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) ||
+                 (this.nsg() * p.d / 4 > 512 ? 'a smaller head size' : null);
+        },
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        constants(p) { return {D: p.d, LANES: sg.min, NSG: this.nsg(), RQ: (p.n_q_heads / p.n_kv_heads) * p.n_q}; },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
+        subgroups: () => true,
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      },
       'akunu-standard': {
         what: "003's kernel 1 (standard decode): an invocation per element of the head, two barriers a key",
         file: 'akunu', entry: ['decode_standard'], out: 'o', lanes, sgForm,
@@ -367,7 +383,7 @@
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
         steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]]});
-        steps.push({pipeline: await this.pipeline(K.file, 'merge', consts, sub), groups: groups[1],
+        steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
@@ -432,9 +448,17 @@
     // round them too), and a wall clock around one short launch measures the submit more than
     // the kernel. Timestamp queries where offered (the first pass writes the start, the last the
     // end), else the wall clock to the queue's completion.
-    async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256} = {}) {
-      for (let w = 0; w < warmup; w++) { await this.submit(steps); await this.device.queue.onSubmittedWorkDone(); }
+    // warmMs: the GPU is kept busy that long first (at least `warmup` launches): a GPU that
+    // was idle, as it is while the host draws a problem's random numbers, runs at a fraction of
+    // its clock until its power management raises it (seen: 345 MHz against 1980 on an H200).
+    async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256, warmMs = 300} = {}) {
       const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+      const w0 = now();
+      for (let w = 0; w < warmup || now() - w0 < warmMs; w++) {
+        await this.submit(steps);
+        await this.device.queue.onSubmittedWorkDone();
+        if (w > 10000) break;
+      }
       let qs = null, qb = null, rb = null;
       if (this.timestamps) {
         qs = this.device.createQuerySet({type: 'timestamp', count: 2});
@@ -479,15 +503,15 @@
     // This device's limits, measured: copy bandwidth (bytes read + written a second) and the
     // float32 FMA rate (FLOP a second), the best of a few runs each.
     // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size.
-    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048} = {}) {
+    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300} = {}) {
       const n = Math.min(mib * 262144, Math.floor(this.limits.maxStorageBufferBindingSize / 16) * 4);
       const a = this.buffer(n * 4), b = this.buffer(n * 4);
       try {
         const copy = await this.pipeline('probes', 'copy', {}, false);
         const cg = Math.min(65535, Math.ceil(n / 4 / 256 / 4));   // four vec4s an invocation
-        const tc = await this.timeSteps([{pipeline: copy, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2});
+        const tc = await this.timeSteps([{pipeline: copy, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
         const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
-        const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1});
+        const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
         // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
         return {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
                 fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
@@ -584,11 +608,11 @@
   // GQA 32/8, d = 128.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
@@ -617,7 +641,7 @@
   async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, probe = null, stop = null} = {}) {
     const rows = benchPlan(plan);
     const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
-    out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3} : {});
+    out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
       if (stop && stop()) break;
       if (progress) progress(k, rows.length, r);
@@ -635,7 +659,7 @@
         row.check = {ok: c.ok, worst: c.worst, rows: c.rows};
         row.subgroups = c.subgroups;
         if (!c.ok) { row.error = `wrong result: ${JSON.stringify(c.where)}`; continue; }
-        const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4} : {reps: 7, warmup: 1});
+        const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4, warmMs: 0} : {reps: 7, warmup: 1});
         Object.assign(row, {ms: t.ms, ms_min: t.min, ms_max: t.max, reps: t.reps, batch: t.batch, clock: t.clock});
         // work: 4 d FLOP a visible (query, key) pair (Q Kᵀ and P V); bytes: what a decode must read
         const pairs = r.causal ? r.n_q * (r.n_q + 1) / 2 + r.n_q * (r.n_kv - r.n_q) : r.n_q * r.n_kv;
