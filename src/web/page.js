@@ -412,7 +412,7 @@
     const head = `${r.kernel.padEnd(15)} ${String(r.n_q).padStart(6)} ${String(r.n_kv).padStart(7)} ${String(r.d).padStart(4)} ${heads.padStart(5)} ${r.causal ? 'causal' : '      '}`;
     if (r.error) return `${head}  ${r.error}`;
     const of = r.kind === 'prefill' ? `${(100 * (r.of_fma || 0)).toFixed(0)} % of FMA` : `${(100 * (r.of_copy || 0)).toFixed(0)} % of copy`;
-    return `${head} ${num(r.ms).padStart(9)} ms ${num(r.tflops).padStart(7)} TFLOP/s ${num(r.gbps).padStart(6)} GB/s  ${of}`;
+    return `${head} ${num(r.ms).padStart(8)} ms ${num(r.tflops).padStart(10)} TFLOP/s ${num(r.gbps).padStart(8)} GB/s  ${of}`;
   }
 
   /* Bars: each prefill row's TFLOP/s against the FMA probe, each decode row's GB/s against the copy probe. */
