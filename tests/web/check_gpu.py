@@ -139,10 +139,17 @@ def run(page, b, flashstep, seed, tmp):
           "the panel lists every kernel with its file", str(kernels))
 
     # every lesson: traced and matching, or refused for a reason the test knows
-    matched, refused, bad = [], [], []
+    matched, refused, bad, kernel_runs, kernel_bad = [], [], [], 0, []
     for name in lesson_names(flashstep):
         b.eval(f"Module.flashstep.open({json.dumps(name)}, 0)")
-        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        # the full-size kernels on the lesson's own problem too, for a few lessons (each compiles
+        # its pipelines anew on SwiftShader: all of them would take a minute)
+        full = name.startswith(("000_04", "000_08", "003_03", "003_08", "000_07"))
+        r = json.loads(gpu_call(b, f"Module.flashstep.gpu.trace({'true' if full else 'false'})") or "null")
+        for k in (r or {}).get("kernels", []):
+            kernel_runs += not k["said"].startswith("not run")
+            if not k["ok"]:
+                kernel_bad.append(f"{name} {k['name']}: {k['said']}")
         if r and r.get("ok") and r.get("match"):
             matched.append(name)
         elif r and not r.get("ok") and any(w in r.get("why", "") for w in REFUSALS):
@@ -151,6 +158,8 @@ def run(page, b, flashstep, seed, tmp):
             bad.append(f"{name}: {r}")
     check(not bad and len(matched) >= 20, f"{len(matched)} lessons traced on the GPU match the engine event by event, "
           f"{len(refused)} say why no WGSL kernel traces them", "; ".join(bad[:4]))
+    check(not kernel_bad and kernel_runs >= 8, f"the full-size kernels on five lessons' own problems: {kernel_runs} runs "
+          "match float64", "; ".join(kernel_bad[:3]))
     for must in ("000_04_tiled_causal_n6", "000_07_tree_mask", "000_08_gqa_32_8", "003_03_parallel_decode", "003_07_softcap",
                  "003_08_sliding_window", "000_05_flashdecoding_merge", "000_02_online_attention"):
         check(must in matched, f"{must} traced on the GPU")
@@ -192,9 +201,9 @@ def run(page, b, flashstep, seed, tmp):
 
     # every full-size kernel against float64
     t0 = time.time()
-    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 6, [32, 64])") or "null")
+    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 3, [32, 64])") or "null")
     print(f"        ({time.time() - t0:.0f} s)")
-    check(res and res["bad"] == 0 and res["ran"] >= 60, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
+    check(res and res["bad"] == 0 and res["ran"] >= 30, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
           "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
 
     # planted faults

@@ -50,9 +50,10 @@
     return (subgroups ? 'enable subgroups;\n' : '') + out.join('\n');
   }
 
-  // The kernels at full size. Each: file and entry points, the bindings it reads in order, its
-  // override constants for a problem on this device, its dispatch. `ok(prob)` says why a problem
-  // does not suit it (null when it does).
+  // The kernels at full size. Each: what it is (`what`, the panel's words), its file and entry
+  // points, what it writes (`out`), `ok(prob)` (why a problem does not suit it on this device,
+  // null when it does), its override constants for a problem on this device, and the workgroups
+  // of each pass. The split decodes (`split`) run their split pass, then a merge pass.
   function kernelTable(dev) {
     const lim = dev.limits, sg = dev.subgroups;
     const d_ok = (p, lo, hi, mult) => (p.d < lo || p.d > hi || p.d % mult ? `head size ${lo}-${hi}, a multiple of ${mult}` : null);
@@ -124,7 +125,7 @@
       },
       'akunu-standard': {
         what: "003's kernel 1 (standard decode): an invocation per element of the head, two barriers a key",
-        file: 'akunu', entry: ['decode_standard'], out: 'o', lanes, sgForm,
+        file: 'akunu', entry: ['decode_standard'], out: 'o',
         ok: p => (p.d % lanes || p.d > lim.maxComputeInvocationsPerWorkgroup ? `head size a multiple of ${lanes}, at most ${lim.maxComputeInvocationsPerWorkgroup}` : null),
         constants: p => ({D: p.d, LANES: lanes}),
         subgroups: () => sgForm,
@@ -132,7 +133,7 @@
       },
       'akunu-fast': {
         what: "003's kernel 2 (fast decode): one SIMD group a head, no barrier",
-        file: 'akunu', entry: ['decode_fast'], out: 'o', lanes, sgForm,
+        file: 'akunu', entry: ['decode_fast'], out: 'o',
         ok: p => (p.d % lanes || p.d > 8 * lanes ? `head size a multiple of ${lanes}, at most ${8 * lanes}` : null),
         constants: p => ({D: p.d, LANES: lanes}),
         subgroups: () => sgForm,
@@ -140,7 +141,7 @@
       },
       'akunu-parallel': {
         what: "003's kernel 3 (parallel decode): SIMD groups take every NSG-th key, then merge",
-        file: 'akunu', entry: ['decode_parallel'], out: 'o', lanes, sgForm,
+        file: 'akunu', entry: ['decode_parallel'], out: 'o',
         nsg: () => Math.min(32, Math.floor(Math.min(1024, lim.maxComputeInvocationsPerWorkgroup) / lanes)),
         ok: p => (p.d % lanes || p.d > 8 * lanes ? `head size a multiple of ${lanes}, at most ${8 * lanes}` : null),
         constants(p) { return {D: p.d, LANES: lanes, NSG: this.nsg()}; },
@@ -173,6 +174,8 @@
         features: [...adapter.features].sort(),
         subgroups: this.subgroups, timestamps: this.timestamps, f16: this.f16,
         subgroup_matrix: adapter.features.has('chromium-experimental-subgroup-matrix'),
+        // the shapes and types its subgroup matrices come in (Chromium's experimental extension)
+        subgroup_matrix_configs: Array.from(i.subgroupMatrixConfigs || [], (c) => ({component: c.componentType, result: c.resultComponentType, M: c.M, N: c.N, K: c.K})),
         limits: {
           maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
           maxBufferSize: device.limits.maxBufferSize,
