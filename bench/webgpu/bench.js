@@ -146,7 +146,7 @@ async function main() {
       process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`)});
     if (sw) res.sweep = sw;
     const p = res.probe;
-    console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
+    console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
                 `float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
     console.log(table(res));
     bad += res.rows.filter(r => r.check && !r.check.ok).length;
