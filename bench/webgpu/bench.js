@@ -72,6 +72,9 @@ async function checks(gpu, seed, count, label) {
       }
     }
   }
+  const sm = await gpu.checkSoftmax(seed);   // 003's softmax kernel, on rows of scores
+  ran++;
+  if (!sm.ok) { bad++; console.log(`  FAIL akunu softmax_rows (${label}): error ${sm.worst.toExponential(2)} > ${sm.tol}`); }
   console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within 1e-4 (seed ${seed})`);
   return bad;
 }

@@ -426,6 +426,10 @@
         gpuMsg(lines.join('\n'), !bad);
       }
     }
+    const sm = await g.checkSoftmax(seed);   /* 003's softmax kernel: rows of scores, not attention */
+    ran++;
+    if (!sm.ok) bad++;
+    lines.push(`${sm.ok ? 'ok  ' : 'FAIL'} ${'akunu-softmax'.padEnd(15)} ${'rows'.padEnd(13)} 7 rows × 300, worst error ${sm.worst.toExponential(1)}`);
     lines.push(bad ? `${bad} kernels failed (seed ${seed})` : `every kernel matches float64 within 1e-4 (seed ${seed})`);
     gpuMsg(lines.join('\n'), !bad);
     return {ran, bad, seed, lines};

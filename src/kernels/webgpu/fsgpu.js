@@ -434,6 +434,36 @@
       return {ok: worst <= tol, worst, tol, where, rows: pick.length, subgroups: out.subgroups};
     }
 
+    // 003's softmax kernel (akunu.wgsl, softmax_rows) on a random rows × cols score matrix, about
+    // one score in five masked (NEG), and one row with every score masked, against float64:
+    // {ok, worst, tol}. The kernel works in place, one workgroup a row.
+    async checkSoftmax(seed, rows = 7, cols = 300, tol = 1e-5) {
+      const r = rng(seed), x = new Float32Array(rows * cols);
+      for (let k = 0; k < x.length; k++) x[k] = r() < 0.2 || k < cols ? NEG : (2 * r() - 1) * 8;
+      const P = this.params({n_q_heads: 1, n_kv_heads: 1, n_q: rows, n_kv: cols, d: 4});
+      const u = this.uniform(P), buf = this.buffer(x);
+      try {
+        const pipe = await this.pipeline('akunu', 'softmax_rows', {}, !!this.subgroups && this.subgroups.min === this.subgroups.max);
+        await this.submit([{pipeline: pipe, bind: [[0, u], [5, buf]], groups: [rows, 1, 1]}]);
+        const y = await this.read(buf, rows * cols);
+        let worst = 0;
+        for (let i = 0; i < rows; i++) {
+          let m = -Infinity, l = 0;
+          for (let j = 0; j < cols; j++) if (x[i * cols + j] !== NEG) m = Math.max(m, x[i * cols + j]);
+          for (let j = 0; j < cols; j++) if (x[i * cols + j] !== NEG) l += Math.exp(x[i * cols + j] - m);
+          for (let j = 0; j < cols; j++) {
+            const want = x[i * cols + j] === NEG ? 0 : Math.exp(x[i * cols + j] - m) / l;
+            const e = Math.abs(y[i * cols + j] - want);
+            if (!(e <= worst)) worst = e;
+          }
+        }
+        return {ok: worst <= tol, worst, tol};
+      } finally {
+        u.destroy();
+        buf.destroy();
+      }
+    }
+
     // Median time of one launch (ms), resident buffers: timestamp queries where offered, else the
     // wall clock around `batch` launches per submit. opt: {reps, warmup, minMs}.
     async time(name, p, opt = {}) {
