@@ -361,13 +361,16 @@
     }
     if (!res.ok) gpuMsg(`GPU trace not compared: ${res.why}`);
     else gpuMsg(`${state ? state.name : ''}: ${job.kind === 'tiled' ? 'fwd_trace.wgsl' : 'decode_trace.wgsl'} on the GPU against the engine: ` +
-                (res.match ? `matches (${res.message})` : `differs at ${res.message}`), res.match);
+                (res.match ? `matches: ${res.message}` : `differs at ${res.message}`), res.match);
     $('gpu-trace-dl').disabled = !res.ok;
     if (res.ok && kernels) {
       /* the full-size kernels (003's among them) on the same problem, against float64 */
       res.kernels = await sameProblem(g, job, u32(job.params, 24), f32(job.qs, job.n_qs), f32(job.k, job.n_k), f32(job.v, job.n_v),
                                       u32(job.bits, job.n_bits));
-      gpuMsg($('gpu-msg').textContent + '\n' + res.kernels.map((k) => `${k.name}: ${k.said}`).join('\n'), res.match);
+      const ran = res.kernels.filter((k) => !k.said.startsWith('not run'));
+      const skipped = res.kernels.filter((k) => k.said.startsWith('not run')).map((k) => k.name);
+      gpuMsg($('gpu-msg').textContent + '\n' + ran.map((k) => `${k.name}: ${k.said}`).join('\n') +
+             (skipped.length ? `\nnot run on this problem (its sizes do not suit them): ${skipped.join(', ')}` : ''), res.match);
     }
     return res;
   }
