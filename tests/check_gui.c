@@ -13,7 +13,8 @@
 #include "test_problem.h"
 #include "test_util.h"
 
-static const int sizes[][2] = {{1280, 720}, {1920, 1080}, {3840, 2160}, {1024, 768}, {2560, 1080}};
+static const int sizes[][2] = {{1280, 720}, {1920, 1080}, {3840, 2160}, {1024, 768}, {2560, 1080},
+                               {390, 756}, {360, 552}, {768, 936}, {1080, 1920}};   /* the last four upright */
 
 static bool inside(gui_rect in, gui_rect out)
 {
@@ -43,6 +44,27 @@ START_TEST(layout_fits_the_window)
             }
             ck_assert_int_ge(L.font_small, 7);
         }
+}
+END_TEST
+
+/* Upright: the scene over the side panel, both as wide as the window, a three-line header; on
+ * its side the side panel is beside the scene. A phone's width gets the page's text size. */
+START_TEST(layout_portrait_stacks)
+{
+    gui_layout p = gui_layout_compute(390, 756, gui_layout_scale_for(390, 756, 14));
+    ck_assert(p.portrait);
+    ck_assert_int_eq(p.font, 14);
+    ck_assert_int_eq(p.main.w, p.side.w);
+    ck_assert_int_eq(p.main.x, p.side.x);
+    ck_assert_int_ge(p.side.y, p.main.y + p.main.h);
+    ck_assert_int_ge(p.header.h, 3 * p.font_small + p.font);
+    ck_assert_int_le(p.main.h, 390);
+    gui_layout l = gui_layout_compute(1280, 720, 100), sq = gui_layout_compute(800, 900, 100);
+    ck_assert(!l.portrait && !sq.portrait);   /* up to 1.15 : 1 stays on its side */
+    ck_assert_int_gt(l.side.x, l.main.x + l.main.w);
+    ck_assert_int_eq(l.side.y, l.main.y);
+    gui_rect b = gui_layout_body(&p);
+    ck_assert(b.y == p.main.y && b.y + b.h == p.side.y + p.side.h && b.w == p.main.w);
 }
 END_TEST
 
@@ -657,6 +679,39 @@ START_TEST(every_step_fits_at_projector_sizes)
 }
 END_TEST
 
+/* A phone held upright (390 CSS pixels wide, 756 shown under the page's bars): the page makes the
+ * canvas as tall as gui_portrait_height says, and there every step of every lesson and demo shows
+ * every number whole with the body text at the page's 14 pixels (the fit check walks all steps,
+ * not only those gui_fit_height samples); no lesson needs more than three screens' width. */
+START_TEST(every_step_fits_upright_on_a_phone)
+{
+    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
+    gui_catalog c;
+    ck_assert_int_eq(gui_catalog_open(&c, stderr), 0);
+    int failures = 0, shows = c.n + gui_demo_count(), w = 390, view_h = 756;
+    for (int i = 0; i < shows; i++) {
+        gui_show sh;
+        if (i < c.n) ck_assert_int_eq(gui_catalog_load(&c, i, &sh, stderr), 0);
+        else ck_assert_int_eq(gui_demo_load(gui_demo_name(i - c.n), &sh, stderr), 0);
+        int h = gui_portrait_height(&sh, w, view_h, 14, font);
+        ck_assert_int_ge(h, view_h);
+        ck_assert_int_le(h, 3 * w > view_h ? 3 * w : view_h);
+        int z = gui_layout_scale_for(w, h, 14);
+        char why[512];
+        int64_t step = gui_fit_check(&sh, w, h, z < 100 ? 100 : z, font, why, sizeof why, NULL);
+        ck_assert_msg(step != -2, "%s", why);
+        if (step >= 0) {
+            fprintf(stderr, "fit upright: %s at %dx%d, step %lld: %s\n", sh.name, w, h, (long long)step, why);
+            failures++;
+        }
+        gui_show_free(&sh);
+    }
+    gui_catalog_free(&c);
+    ck_assert_msg(failures == 0, "%d lessons cut a number upright on a phone (listed above)", failures);
+}
+END_TEST
+
 /* The backward lessons open in the backward scene, whose grid (pairs, a gap column, the dQ
  * columns; under them the dK and dV rows) fits the main area at both test sizes, and every step
  * has a narration (the lesson's or the event's own description). */
@@ -1187,6 +1242,7 @@ Suite *gui_suite(void)
     TCase *t = tcase_create("logic");
     tcase_add_test(t, layout_fits_the_window);
     tcase_add_test(t, layout_text_grows_with_the_window);
+    tcase_add_test(t, layout_portrait_stacks);
     tcase_add_test(t, timeline_round_trip);
     tcase_add_test(t, grid_fit_and_hit);
     tcase_add_test(t, themes_are_legible);
@@ -1211,6 +1267,7 @@ Suite *gui_suite(void)
     tcase_set_timeout(f, 60);
     tcase_add_test(f, frames_match_references);
     tcase_add_test(f, every_step_fits_at_projector_sizes);
+    tcase_add_test(f, every_step_fits_upright_on_a_phone);
     tcase_add_test(f, gif_first_frame_is_the_png);
     tcase_add_test(f, replayed_backward_trace_draws_like_its_problem);
     suite_add_tcase(s, f);

@@ -707,3 +707,78 @@ int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const c
     SDL_Quit();
     return bad;
 }
+
+/* Does every sampled step lay out whole, at the scene's own text size, in a t->w × h window? */
+static bool fits_at(gui_draw *d, gui_state *t, const gui_show *show, const int64_t *steps, int ns, int h, int body_px,
+                    int floor_pct)
+{
+    const char *names[1] = {show->name};
+    t->h = h;
+    if (body_px > 0) {
+        int z = gui_layout_scale_for(t->w, h, body_px);
+        t->scale_pct = z > floor_pct ? z : floor_pct;
+    }
+    for (int i = 0; i < ns; i++) {
+        t->step = steps[i];
+        gui_draw_begin(d, t, show);
+        d->cuts = 0;
+        d->breaks = 0;
+        gui_frame_draw(d, t, show, names, 1);
+        if (d->cuts || d->fit_level > 0) return false;
+    }
+    return true;
+}
+
+int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_max, int body_px)
+{
+    if (!gui_layout_compute(s->w, s->h, s->scale_pct).portrait || h_max <= s->h) return s->h;
+    /* The steps: spread evenly over the trace, and the longest narration (the bar's height). */
+    int64_t steps[25];
+    int ns = 0;
+    if (s->n <= 0) steps[ns++] = 0;
+    else {
+        int64_t every = s->n > 24 ? s->n / 24 : 1;
+        for (int64_t k = 0; k < s->n && ns < 24; k += every) steps[ns++] = k;
+        if (s->narr_longest >= 0 && s->narr_longest < s->n) steps[ns++] = s->narr_longest;
+    }
+    gui_state *t = malloc(sizeof *t);
+    if (!t) return s->h;
+    *t = *s;
+    t->hover = GUI_HOVER_NONE;
+    SDL_Renderer *r = d->r;
+    d->r = NULL;
+    int lo = s->h, hi = h_max, found = h_max;
+    if (fits_at(d, t, show, steps, ns, lo, body_px, s->scale_pct)) found = lo;
+    else if (fits_at(d, t, show, steps, ns, hi, body_px, s->scale_pct)) {
+        /* lo does not fit, hi does: bisect to 8 pixels */
+        while (hi - lo > 8) {
+            int mid = lo + (hi - lo) / 2;
+            if (fits_at(d, t, show, steps, ns, mid, body_px, s->scale_pct)) hi = mid;
+            else lo = mid;
+        }
+        found = hi;
+    }
+    d->r = r;
+    free(t);
+    return found;
+}
+
+int gui_portrait_height(const gui_show *show, int w, int view_h, int body_px, const char *font_path)
+{
+    SDL_SetMainReady();
+    if (SDL_Init(0) != 0 || TTF_Init() != 0) return -2;
+    gui_draw *d = calloc(1, sizeof *d);
+    int h = -2;
+    if (d && !gui_draw_init(d, NULL, font_path, stderr)) {
+        gui_state s;
+        gui_state_init(&s, w, view_h, 1, 0);
+        s.scale_pct = 100;
+        gui_state_attach(&s, show);
+        h = gui_fit_height(d, &s, show, 3 * w > view_h ? 3 * w : view_h, body_px);
+        gui_draw_free(d);
+    }
+    free(d);
+    TTF_Quit();
+    SDL_Quit();
+    return h;
+}

@@ -116,6 +116,7 @@ void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show)
     d->th = gui_theme_get(s->theme);
     d->L = gui_layout_for(s, show);
     d->thin = d->L.font >= 20 ? d->L.font / 10 : 1;
+    d->min_text = d->min_cell_text = 0;
 }
 
 gui_font *gui_font_get(gui_draw *d, int size)
@@ -267,6 +268,7 @@ static void note_cut(gui_draw *d, int y, const char *s, const char *how)
 int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *s)
 {
     if (!s) return 0;
+    if (*s && (d->min_text == 0 || size < d->min_text)) d->min_text = size;
     if (!d->r) {   /* laying out only (the fit check, and scene.c's fitting) */
         int adv, height, ascent;
         if (!metrics(d, size, &adv, &height, &ascent)) return 0;
@@ -354,7 +356,16 @@ void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char 
         if (!d->r) note_cut(d, r.y, s, "too small a cell");
         return;
     }
-    gui_text(d, sz, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, sz)) / 2, color, GUI_AL_CENTER, s);
+    gui_text_cell(d, sz, r.x + r.w / 2, r.y + (r.h - gui_line_h(d, sz)) / 2, color, GUI_AL_CENTER, s);
+}
+
+int gui_text_cell(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *s)
+{
+    int min_text = d->min_text;
+    int w = gui_text(d, size, x, y, color, al, s);
+    d->min_text = min_text;
+    if (s && *s && (d->min_cell_text == 0 || size < d->min_cell_text)) d->min_cell_text = size;
+    return w;
 }
 
 int gui_wrap_lines(gui_draw *d, int size, int w, const char *s)

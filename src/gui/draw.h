@@ -52,6 +52,11 @@ typedef struct {
      * reopen fonts (an optimization only: the same numbers as the opened font's). */
     short m_adv[401], m_height[401], m_ascent[401];
     int breaks;
+    /* What the last frame drew: the smallest text size (pixels; 0 before any text) outside the
+     * grids' cells and inside them (numbers shrunk to fit a cell: gui_text_fit), and the scene's
+     * text size as a step of scene.c's fitting (0: the layout's own size, each step 5 % smaller).
+     * The page reports them, and its layout tests hold them to a minimum. */
+    int min_text, min_cell_text, fit_level;
     /* The tiled scenes' scans of the trace up to the current step, kept between frames so that
      * stepping forward reads only the new events (an optimization only; scene_tiled.c). */
     void *scan[2];          /* side-panel lines broken over two (counted always; scene.c's fitting) */
@@ -65,6 +70,15 @@ int gui_font_find(char *path, size_t n, char *fallback, size_t fn);
 /* Open fonts from path (check that it loads); −1 with a message on err when it does not. */
 int gui_draw_init(gui_draw *d, SDL_Renderer *r, const char *font_path, FILE *err);
 void gui_draw_free(gui_draw *d);
+/* The page's portrait canvas: the smallest height from s->h up to h_max (in steps of 8 pixels) at
+ * which the show's steps (up to 24 of them, spread over the trace, and the one with the longest
+ * narration) lay out at width s->w with every number whole and the scene's text at the layout's
+ * own size (fit level 0); h_max when none does; s->h for a window that is not upright. The scale
+ * is s->scale_pct, or with body_px > 0, at each height tried, the larger of s->scale_pct and the
+ * scale that makes the body text body_px pixels there (gui_layout_scale_for: the page's rule). A layout check (nothing is painted); d's renderer is kept
+ * for the next frame. */
+int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_max, int body_px);
+
 /* Start a frame: theme and layout for this size. */
 void gui_draw_begin(gui_draw *d, const gui_state *s, const gui_show *show);
 
@@ -77,6 +91,9 @@ int gui_line_h(gui_draw *d, int size);
 int gui_text(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *utf8);
 int gui_textf(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* gui_text for a number inside a grid's cell (or a row's statistic beside it): counted as cell
+ * text (min_cell_text), which may shrink with the cell, not as the frame's text (min_text). */
+int gui_text_cell(gui_draw *d, int size, int x, int y, uint32_t color, gui_align al, const char *utf8);
 /* Text centred in a rect, shrunk to fit its width (down to half size), or not drawn. */
 void gui_text_fit(gui_draw *d, int size, gui_rect r, uint32_t color, const char *utf8);
 /* Word-wrapped text in r (lines break between words, so a number is never split); when it does

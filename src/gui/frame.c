@@ -49,6 +49,27 @@ static const char *kind_words(fs_event_kind k)
     }
 }
 
+/* The subtitle: where the lesson comes from, the scene, the lesson's place in the catalogue. */
+static void header_subtitle(const gui_state *s, const gui_show *show, char *sub, size_t n)
+{
+    if (s->lesson >= 0)
+        snprintf(sub, n, "%s  ·  %s  ·  %d/%d %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene),
+                 s->lesson + 1, s->catalog_n, show->name);
+    else   /* one's own problem or a saved trace: not in the catalogue */
+        snprintf(sub, n, "%s  ·  %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene));
+}
+
+/* The title at the big size, smaller down to the body size before it is cut at clip_x1. */
+static void header_title(gui_draw *d, const gui_show *show, int y, int x1)
+{
+    const gui_layout *L = &d->L;
+    d->clip_x1 = x1;
+    int tf = L->font_big;
+    while (tf > L->font && L->pad + gui_text_w(d, tf, show->title) > x1) tf--;
+    gui_text(d, tf, L->pad, y + (gui_line_h(d, L->font_big) - gui_line_h(d, tf)) / 2, d->th->text, GUI_AL_LEFT, show->title);
+    d->clip_x1 = 0;
+}
+
 static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_layout *L = &d->L;
@@ -66,30 +87,35 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
         snprintf(right, sizeof right, "no events");
     }
     int xr = L->header.w - L->pad;
-    int rw = gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
-    d->clip_x1 = xr - rw - L->pad;   /* the title stops short of the step counter */
-    int tf = L->font_big;            /* smaller, down to the body size, before it is cut */
-    while (tf > L->font && L->pad + gui_text_w(d, tf, show->title) > d->clip_x1) tf--;
-    gui_text(d, tf, L->pad, y1 + (gui_line_h(d, L->font_big) - gui_line_h(d, tf)) / 2, th->text, GUI_AL_LEFT, show->title);
-    d->clip_x1 = 0;
-    char sp[32];
+    char sp[32], status[160], sub[512];
     double eps = gui_speed_eps(s->speed);
     snprintf(sp, sizeof sp, eps < 1 ? "%.1f ev/s" : "%.0f ev/s", eps);
-    int sw = gui_textf(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, "·  %s %s%s  ·  %s  ·  ? keys",
-              s->playing ? "playing" : "paused", sp, s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "",
-              th->name);
-    {
-        /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
-        char sub[512];
-        if (s->lesson >= 0)
-            snprintf(sub, sizeof sub, "%s  ·  %s  ·  %d/%d %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene), s->lesson + 1,
-                     s->catalog_n, show->name);
-        else   /* one's own problem or a saved trace: not in the catalogue */
-            snprintf(sub, sizeof sub, "%s  ·  %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene));
+    header_subtitle(s, show, sub, sizeof sub);
+    if (L->portrait) {
+        /* Three lines: the title; the step counter with the play state; the source. The theme's
+         * name and the keys hint stay off a phone's narrow line (the page has buttons for both). */
+        header_title(d, show, y1, xr);
+        int y3 = y2 + gui_line_h(d, L->font);
+        snprintf(status, sizeof status, "%s %s%s", s->playing ? "playing" : "paused", sp,
+                 s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "");
+        int sw = gui_text(d, L->font_small, xr, y2 + (gui_line_h(d, L->font) - gui_line_h(d, L->font_small)) / 2,
+                          s->playing ? th->good : th->dim, GUI_AL_RIGHT, status);
         d->clip_x1 = xr - sw - L->pad;
-        gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
+        gui_text(d, L->font, L->pad, y2, th->accent, GUI_AL_LEFT, right);
+        d->clip_x1 = xr;
+        gui_text(d, L->font_small, L->pad, y3, th->dim, GUI_AL_LEFT, sub);
         d->clip_x1 = 0;
+        return;
     }
+    int rw = gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
+    header_title(d, show, y1, xr - rw - L->pad);   /* the title stops short of the step counter */
+    snprintf(status, sizeof status, "·  %s %s%s  ·  %s  ·  ? keys", s->playing ? "playing" : "paused", sp,
+             s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "", th->name);
+    int sw = gui_text(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, status);
+    /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
+    d->clip_x1 = xr - sw - L->pad;
+    gui_text(d, L->font_small, L->pad, y2, th->dim, GUI_AL_LEFT, sub);
+    d->clip_x1 = 0;
 }
 
 /* The narration in the bar above the timeline: the body size when it fits, else the small size,

@@ -147,6 +147,8 @@ typedef struct {
     int pad;                /* gap between panels */
     int grid_font;          /* the body size the scene's grid geometry is computed from: the
                              * scene may draw its text smaller to fit (scene.c), the grid stays */
+    bool portrait;          /* a tall window (a phone or tablet held upright): the side panel
+                             * under the scene instead of beside it, a three-line header */
     gui_rect header;        /* title, source, step counter */
     gui_rect main;          /* the scene's picture */
     gui_rect side;          /* numbers and formulas */
@@ -156,8 +158,19 @@ typedef struct {
 } gui_layout;
 
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
- * with the window's smaller relative side, so 1280×720 and 3840×2160 look alike. */
+ * with the window's smaller relative side, so 1280×720 and 3840×2160 look alike. A window taller
+ * than 1.15 : 1 is laid out upright (portrait): measured against 720×1280, header, scene, side panel,
+ * narration and timeline stacked. */
 gui_layout gui_layout_compute(int w, int h, int scale_pct);
+
+/* The body font gui_layout_compute gives a w × h window at 100 %: what the page divides by to
+ * choose the text scale that makes the body text a given size. */
+double gui_layout_font_at(int w, int h);
+/* The scale in percent (50-300) at which that body font is px pixels. */
+int gui_layout_scale_for(int w, int h, int px);
+
+/* The scene's whole area: main and side together (the claims list, which has no side panel). */
+gui_rect gui_layout_body(const gui_layout *L);
 
 /* Word wrap for a monospace face: s broken into lines of at most `per` code points, between
  * words (so a number is never split; only a word longer than a line is cut), at most max_lines
@@ -483,6 +496,11 @@ void gui_fmt_cell(double x, char *b, size_t n);
  * break over two lines, summed over the steps walked. */
 int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n,
                       int64_t *broken);
+
+/* The page's portrait canvas height for show at width w under a screen of view_h (gui_fit_height
+ * with the body text body_px pixels, as the page asks it), with the font of font_path (NULL:
+ * fontconfig's); −2 when SDL_ttf or the font cannot be opened. */
+int gui_portrait_height(const gui_show *show, int w, int view_h, int body_px, const char *font_path);
 
 /* Time frames at o->w × o->h: first-frame latency and mean / worst frame time over `frames`
  * frames, stepping one event per frame, offscreen (software renderer) or, with a display, in a

@@ -16,19 +16,53 @@ bool gui_rect_contains(gui_rect r, int x, int y)
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+static bool is_portrait(int w, int h) { return (long)h * 20 > (long)w * 23; }   /* taller than 1.15 : 1 */
+
+/* The window's size relative to the reference one: 1280×720 on its side, 720×1280 upright. */
+static double rel_size(int w, int h)
+{
+    return is_portrait(w, h) ? fmin(w / 720.0, h / 1280.0) : fmin(w / 1280.0, h / 720.0);
+}
+
+double gui_layout_font_at(int w, int h)
+{
+    if (w < 160) w = 160;
+    if (h < 120) h = 120;
+    return 16.0 * rel_size(w, h);
+}
+
+int gui_layout_scale_for(int w, int h, int px)
+{
+    double f = gui_layout_font_at(w, h);
+    int z = f > 0 ? (int)ceil(px / f * 100.0) : 100;
+    return clampi(z, 50, 300);
+}
+
+gui_rect gui_layout_body(const gui_layout *L)
+{
+    int x1 = L->side.x + L->side.w, y1 = L->side.y + L->side.h;
+    if (L->main.x + L->main.w > x1) x1 = L->main.x + L->main.w;
+    if (L->main.y + L->main.h > y1) y1 = L->main.y + L->main.h;
+    return (gui_rect){L->main.x, L->main.y, x1 - L->main.x, y1 - L->main.y};
+}
+
 gui_layout gui_layout_compute(int w, int h, int scale_pct)
 {
     gui_layout L;
     if (w < 160) w = 160;
     if (h < 120) h = 120;
-    double rel = fmin(w / 1280.0, h / 720.0);
+    L.portrait = is_portrait(w, h);
+    double rel = rel_size(w, h);
     L.font = clampi((int)lround(16.0 * rel * scale_pct / 100.0), 8, 160);
     L.font_small = clampi((int)lround(L.font * 0.82), 7, 140);
     L.font_big = (int)lround(L.font * 1.4);
     L.pad = clampi(L.font / 2, 3, 80);
     L.grid_font = L.font;
 
-    int head_h = (int)lround(L.font_big * 2.0);
+    /* Upright, the header has three lines (title; step; source), since one line of a phone's
+     * width holds the title or the step counter but not both. */
+    int head_h = L.portrait ? (int)lround(1.25 * (L.font_big + L.font + L.font_small) + L.pad / 2)
+                            : (int)lround(L.font_big * 2.0);
     int time_h = (int)lround(L.font * 3.0);
     int narr_h = (int)lround(L.font * 3.4);
     /* A very large scale on a small window: squeeze the bars before the picture vanishes. */
@@ -43,11 +77,21 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     int body_y = head_h + L.pad / 2;
     int body_h = L.narration.y - L.pad / 2 - body_y;
     if (body_h < 1) body_h = 1;
-    /* The side panel holds formulas of about 46 characters of the small font. */
-    int side_w = (int)lround(46 * 0.602 * L.font_small + 2 * L.pad);
-    side_w = clampi(side_w, (int)(w * 0.30), (int)(w * 0.50));
-    L.side = (gui_rect){w - side_w - L.pad, body_y, side_w, body_h};
-    L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
+    if (L.portrait) {
+        /* The scene on top, as wide as the window and at most as tall as it is wide; the side
+         * panel's numbers and formulas under it. */
+        int main_h = body_h * 11 / 20;
+        if (main_h > w) main_h = w;
+        L.main = (gui_rect){L.pad, body_y, w - 2 * L.pad, main_h};
+        L.side = (gui_rect){L.pad, body_y + main_h + L.pad / 2, w - 2 * L.pad, body_h - main_h - L.pad / 2};
+        if (L.side.h < 1) L.side.h = 1;
+    } else {
+        /* The side panel holds formulas of about 46 characters of the small font. */
+        int side_w = (int)lround(46 * 0.602 * L.font_small + 2 * L.pad);
+        side_w = clampi(side_w, (int)(w * 0.30), (int)(w * 0.50));
+        L.side = (gui_rect){w - side_w - L.pad, body_y, side_w, body_h};
+        L.main = (gui_rect){L.pad, body_y, L.side.x - 2 * L.pad, body_h};
+    }
     if (L.main.w < 1) L.main.w = 1;
     L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
     return L;
@@ -68,6 +112,7 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
         char buf[4096];
         gui_narration(show, s->narr_longest, buf, sizeof buf);
         int body_bottom = L.narration.y - L.pad / 2, room = (body_bottom - L.main.y) / 4;
+        if (L.portrait) room = L.side.h / 2;
         int fs = L.font, per = (L.narration.w - 2 * L.pad) / est_char_w(fs);
         int lines = gui_wrap(buf, per, 0, NULL, 0, NULL), need = lines * est_line_h(fs) + L.pad;
         if (need > L.narration.h && (need - L.narration.h > room || lines > 3)) {
@@ -80,8 +125,20 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             if (grow > room) grow = room;
             L.narration.y -= grow;
             L.narration.h += grow;
-            L.main.h -= grow;
             L.side.h -= grow;
+            if (!L.portrait) L.main.h -= grow;   /* upright, the side panel under the scene gives it all */
+        }
+    }
+    /* Upright, a grid as wide as the scene leaves room above and below it: the side panel
+     * under it takes that room (the grid keeps its cells; its scene draws nothing under it). */
+    if (L.portrait && (show->scene == GUI_SCENE_TILED || show->scene == GUI_SCENE_WINDOW || show->scene == GUI_SCENE_GQA ||
+                       show->scene == GUI_SCENE_BACKWARD)) {
+        gui_grid g = gui_scene_grid(show, &L);
+        int slack = g.cell > 0 ? L.main.y + L.main.h - (g.y0 + g.rows * g.cell) - L.pad / 2 : 0;
+        if (slack > 0) {
+            L.main.h -= 2 * slack;
+            L.side.y -= 2 * slack;
+            L.side.h += 2 * slack;
         }
     }
     char l[4][160];

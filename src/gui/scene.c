@@ -542,12 +542,13 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_theme *th = d->th;
     const gui_layout *L = &d->L;
-    gui_rect r = {L->main.x, L->main.y, L->main.w + L->side.w + L->pad, L->main.h};
+    gui_rect r = gui_layout_body(L);
     gui_panel(d, r, NULL);
     int x = r.x + L->pad, y = r.y + L->pad / 2, w = r.w - 2 * L->pad, bottom = r.y + r.h - L->pad / 2;
     if (show->intro[0]) {   /* the whole introduction, at the small size when it is long */
         int f = gui_wrap_lines(d, L->font, w, show->intro) <= 5 ? L->font : L->font_small;
-        y += gui_text_wrap(d, f, (gui_rect){x, y, w, 7 * gui_line_h(d, f)}, th->text, show->intro);
+        int most = L->portrait ? 16 : 7;   /* lines; upright, the page scrolls */
+        y += gui_text_wrap(d, f, (gui_rect){x, y, w, most * gui_line_h(d, f)}, th->text, show->intro);
         y += L->pad;
     }
     line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
@@ -581,7 +582,7 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
 static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     gui_rect m = d->L.main;
-    if (show->scene == GUI_SCENE_CLAIMS) m.w = d->L.side.x + d->L.side.w - m.x;
+    if (show->scene == GUI_SCENE_CLAIMS) m = gui_layout_body(&d->L);
     gui_clip(d, &m);
     switch (show->scene) {
     case GUI_SCENE_SOFTMAX: scene_softmax(d, s, show); break;
@@ -608,7 +609,7 @@ static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *sho
 #define FIT_LEVELS 11         /* 100 %, 95 %, … 50 % */
 #define FIT_STRICT_LEVELS 5   /* shrinking only to keep formulas on one line: down to 80 % */
 
-typedef struct { bool done; int cuts, breaks; char cut_text[200]; } fit_pass;
+typedef struct { bool done; int cuts, breaks, min_text, min_cell_text; char cut_text[200]; } fit_pass;
 
 static void scene_at(gui_draw *d, const gui_layout *L0, int level)
 {
@@ -625,10 +626,10 @@ static const fit_pass *measure(gui_draw *d, const gui_state *s, const gui_show *
 {
     if (p[level].done) return &p[level];
     scene_at(d, L0, level);
-    d->cuts = d->breaks = 0;
+    d->cuts = d->breaks = d->min_text = d->min_cell_text = 0;
     d->cut_text[0] = 0;
     scene_draw_once(d, s, show);
-    p[level] = (fit_pass){true, d->cuts, d->breaks, ""};
+    p[level] = (fit_pass){true, d->cuts, d->breaks, d->min_text, d->min_cell_text, ""};
     memcpy(p[level].cut_text, d->cut_text, sizeof p[level].cut_text);
     return &p[level];
 }
@@ -654,7 +655,7 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
 {
     const gui_layout L0 = d->L;
     SDL_Renderer *r = d->r;
-    int cuts = d->cuts, breaks = d->breaks;
+    int cuts = d->cuts, breaks = d->breaks, min_text = d->min_text, min_cell_text = d->min_cell_text;
     char cut_text[sizeof d->cut_text];
     memcpy(cut_text, d->cut_text, sizeof cut_text);
     fit_pass p[FIT_LEVELS];
@@ -673,7 +674,13 @@ void gui_scene_draw(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     d->r = r;
     d->breaks = breaks;
+    d->fit_level = best;
+    d->min_text = min_text;   /* the passes above only measured */
+    d->min_cell_text = min_cell_text;
     if (!r) {   /* laying out only: this size's pass is the answer */
+        if (p[best].min_text && (!min_text || p[best].min_text < min_text)) d->min_text = p[best].min_text;
+        if (p[best].min_cell_text && (!min_cell_text || p[best].min_cell_text < min_cell_text))
+            d->min_cell_text = p[best].min_cell_text;
         d->breaks = breaks + p[best].breaks;
         d->cuts = cuts + p[best].cuts;
         if (!cuts && p[best].cuts) memcpy(d->cut_text, p[best].cut_text, sizeof d->cut_text);

@@ -324,6 +324,10 @@ static void draw_main(gui_draw *d, const gui_state *s, const gui_show *show, con
         snprintf(cap, sizeof cap, "P = exp(S - L), recomputed tile by tile (%s order)", kv_outer ? "kv-outer" : "q-outer");
     int old_x1 = d->clip_x1;
     d->clip_x1 = L->main.x + L->main.w - L->pad / 2;
+    if (ct && L->main.x + gui_text_w(d, L->font_small, cap) > d->clip_x1)   /* a narrow scene (a phone upright) */
+        snprintf(cap, sizeof cap, "%s %d (%s %d-%d) finished; %s %d passes", kv_outer ? "KV tile" : "Q tile",
+                 kv_outer ? ct->kt : ct->qt, kv_outer ? "keys" : "rows", kv_outer ? ct->c0 : ct->r0,
+                 kv_outer ? ct->c1 - 1 : ct->r1 - 1, kv_outer ? "Q tile" : "KV tile", kv_outer ? ct->qt : ct->kt);
     gui_text(d, L->font_small, L->main.x, g->y0 - lh - gui_line_h(d, L->font_small) - L->pad / 2, th->text, GUI_AL_LEFT, cap);
     d->clip_x1 = old_x1;
 }

@@ -268,12 +268,12 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
                     int y = r.y + (r.h - (show_p ? 2 * lh : lh)) / 2;
                     gui_fill_a(d, (gui_rect){r.x + r.w / 2 - gui_text_w(d, vf, b1) / 2 - 1, y, gui_text_w(d, vf, b1) + 2, lh},
                                th->bg, 150);
-                    gui_text(d, vf, r.x + r.w / 2, y, th->text, GUI_AL_CENTER, b1);
+                    gui_text_cell(d, vf, r.x + r.w / 2, y, th->text, GUI_AL_CENTER, b1);
                     if (show_p) {
                         fmt2(cell_value(c, i, j, 1), b2, sizeof b2);
                         gui_fill_a(d, (gui_rect){r.x + r.w / 2 - gui_text_w(d, vf, b2) / 2 - 1, y + lh, gui_text_w(d, vf, b2) + 2, lh},
                                    th->bg, 150);
-                        gui_text(d, vf, r.x + r.w / 2, y + lh, th->accent, GUI_AL_CENTER, b2);
+                        gui_text_cell(d, vf, r.x + r.w / 2, y + lh, th->accent, GUI_AL_CENTER, b2);
                     }
                 }
             }
@@ -409,9 +409,9 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
         int y = g->y0 + i * cell + (cell - gui_line_h(d, sf)) / 2;
         bool resc = e->l_old > 0 && e->alpha < 1 && rs == s->step;
         fmt2(e->m_new, b, sizeof b);
-        gui_text(d, sf, mx + cw / 2, y, resc ? th->rescale : th->text, GUI_AL_CENTER, b);
+        gui_text_cell(d, sf, mx + cw / 2, y, resc ? th->rescale : th->text, GUI_AL_CENTER, b);
         fmt2(e->l_new, b, sizeof b);
-        gui_text(d, sf, mx + cw + cw / 2, y, th->text, GUI_AL_CENTER, b);
+        gui_text_cell(d, sf, mx + cw + cw / 2, y, th->text, GUI_AL_CENTER, b);
     }
 }
 

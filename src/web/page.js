@@ -65,6 +65,24 @@
     }
     markLesson();
     if (!$('p-claims').hidden) showClaims();
+    fitCanvas(s);
+  }
+
+  /* Upright, the canvas is as tall as the lesson needs for its numbers at full size (the C
+   * layout says how tall: web_fit_height), and the stage scrolls; asked again when the lesson,
+   * the stage's size or the text scale changes. On its side the canvas fills the stage. */
+  let fitKey = '';
+  function fitCanvas(s) {
+    const stage = $('stage'), vw = stage.clientWidth, vh = stage.clientHeight;
+    const key = `${s.name}|${s.lesson}|${vw}|${vh}|${s.zoom}`;
+    if (key === fitKey || !vw || !vh) return;
+    fitKey = key;
+    const h = call('web_fit_height', 'number', ['number', 'number'], [W, vh]);
+    const want = h > vh ? h + 'px' : '';
+    if (canvas.style.height !== want) {
+      canvas.style.height = want;
+      window.dispatchEvent(new Event('resize'));   /* SDL follows the canvas's CSS size */
+    }
   }
 
   function say(el, text, ok) {
@@ -257,6 +275,11 @@
   button('b-claims', () => toggle('p-claims'));
   button('b-mine', () => toggle('p-mine'));
   button('b-png', () => call('web_save_png', null, ['number'], [W]));
+  /* Narrow screens: the less used buttons in one menu, closed by any choice or a tap elsewhere. */
+  const menu = (open) => { $('bar').classList.toggle('open', open); $('b-menu').setAttribute('aria-expanded', String(open)); };
+  $('b-menu').addEventListener('click', (e) => { e.stopPropagation(); menu(!$('bar').classList.contains('open')); });
+  $('more').addEventListener('click', () => menu(false));
+  document.addEventListener('click', (e) => { if (!e.target.closest('#more')) menu(false); });
   button('b-download', () => {
     const r = capture(() => call('web_save_trace', 'number', ['number', 'string'], [W, '/output/trace.jsonl']));
     if (r.rc !== 0) { notice(r.err); return; }
@@ -527,12 +550,19 @@
   for (const b of document.querySelectorAll('.panel .close')) b.addEventListener('click', () => toggle(b.dataset.close, false));
   document.addEventListener('keydown', (e) => { if (e.key === 'Escape') for (const p of document.querySelectorAll('.panel')) if (!p.hidden) toggle(p.id, false); });
 
-  /* A horizontal swipe steps (left: on, right: back); a tap reaches the scene as a click. */
+  /* A horizontal swipe steps (left: on, right: back); a tap reaches the scene as the browser's
+   * own click (its mouse events after a tap). The touches stop here, before SDL's listeners on
+   * the canvas (registered later, by web_start): SDL would cancel them, which would keep an
+   * upright page from scrolling and pinch-zooming where page.css allows it. */
   let touch = null;
   canvas.addEventListener('touchstart', (e) => {
+    e.stopImmediatePropagation();
     touch = e.touches.length === 1 ? { x: e.touches[0].clientX, y: e.touches[0].clientY } : null;
   }, { passive: true });
+  canvas.addEventListener('touchmove', (e) => e.stopImmediatePropagation(), { passive: true });
+  canvas.addEventListener('touchcancel', (e) => { e.stopImmediatePropagation(); touch = null; }, { passive: true });
   canvas.addEventListener('touchend', (e) => {
+    e.stopImmediatePropagation();
     if (!touch || e.changedTouches.length !== 1) return;
     const dx = e.changedTouches[0].clientX - touch.x, dy = e.changedTouches[0].clientY - touch.y;
     touch = null;

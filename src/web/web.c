@@ -66,10 +66,19 @@ static void offer(void *ctx, const char *path)
 
 /* The text scale for a canvas of w x h CSS pixels: 100 % down to 1280 x 720 / 1.45, then larger,
  * so that the body text stays about 11 CSS pixels high (a phone in landscape, 800 x 400, whose
- * canvas is 800 x 364 below the page's bar, gets 136 %); at most 160 %. The window's layout
- * scales text with the window, which makes a small page's text too small to read on a phone. */
+ * canvas is 800 x 364 below the page's bar, gets 136 %); at most 160 %. Upright (a phone or a
+ * tablet held so), the body text is the page's own, 14 CSS pixels, at any canvas height: the
+ * page makes a portrait canvas as tall as its lesson needs and scrolls it (web_fit_height), and
+ * the text must not change size as it does. The window's layout scales text with the window,
+ * which makes a small page's text too small to read on a phone. */
+#define WEB_BODY_PX 14
 static int zoom_for(int w, int h)
 {
+    gui_layout L = gui_layout_compute(w, h, 100);
+    if (L.portrait) {
+        int z = gui_layout_scale_for(w, h, WEB_BODY_PX);
+        return z < 100 ? 100 : z;
+    }
     double rel = fmin(w / 1280.0, h / 720.0);
     int z = rel > 0 ? (int)lround(11.0 / (16.0 * rel) * 100.0) : 100;
     return z < 100 ? 100 : z > 160 ? 160 : z;
@@ -230,11 +239,29 @@ static void json_str(char *b, size_t n, const char *s)
     b[k] = 0;
 }
 
+/* The height the page gives its canvas when it is upright (portrait): the smallest from view_h
+ * (what the screen shows below the page's bars, CSS pixels) up to 3 × the width at which the
+ * lesson's numbers show whole at full size (gui_fit_height); the page scrolls the rest. view_h
+ * itself for a canvas on its side. */
+EMSCRIPTEN_KEEPALIVE int web_fit_height(web_page *W, int view_h)
+{
+    gui_state s = W->A.st;
+    if (view_h < 200) view_h = 200;
+    s.h = view_h;
+    /* The page's own text scale follows each height tried as zoom_for does (at least 100 %, the
+     * body text 14 pixels); one the user chose with + or - stays. */
+    if (W->auto_zoom) s.scale_pct = 100;
+    return gui_fit_height(&W->A.draw, &s, &W->A.show, 3 * s.w > view_h ? 3 * s.w : view_h, W->auto_zoom ? WEB_BODY_PX : 0);
+}
+
 /* What the page shows, as one JSON object (valid until the next call): the lesson's name and
  * index (-1: a demo, one's own problem or a saved trace), whether the name makes a link, the
  * step and the number of steps, play, theme, scene, what the mouse hovers (kind, row, key),
  * predict mode's phase, the scene's grid (x0, y0, cell, rows, cols in canvas pixels), the last
- * frame's time, the text scale in percent, the header lines. */
+ * frame's time, the text scale in percent, the header lines; the layout (upright or not, the
+ * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline and
+ * predict prompt as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
+ * inside them) and fitting step. */
 EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
 {
     const gui_state *s = &W->A.st;
@@ -259,7 +286,15 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     snprintf(b + k, n - k, "\",\"source\":\"");
     json_str(b, n, sh->source);
     k = strlen(b);
-    snprintf(b + k, n - k, "\"}");
+    /* The layout's boxes and text sizes, and what the last frame drew (its smallest text, the
+     * scene's fitting step): the page's layout tests hold them to their rules. */
+    const gui_rect *R[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.prompt};
+    k += (size_t)snprintf(b + k, n - k, "\",\"portrait\":%s,\"font\":[%d,%d,%d],\"min_text\":[%d,%d],\"fit_level\":%d,\"boxes\":[",
+                          L.portrait ? "true" : "false", L.font_small, L.font, L.font_big, W->A.draw.min_text,
+                          W->A.draw.min_cell_text, W->A.draw.fit_level);
+    for (int i = 0; i < 6 && k < n; i++)
+        k += (size_t)snprintf(b + k, n - k, "%s[%d,%d,%d,%d]", i ? "," : "", R[i]->x, R[i]->y, R[i]->w, R[i]->h);
+    if (k < n) snprintf(b + k, n - k, "]}");
     return b;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh WEBDIR FLASHSTEP [check_page.py options]: serve WEBDIR on a free loopback port and run
 # the page's checks in headless Chromium against the native program FLASHSTEP (make test-web):
-# check_page.py (the page without a GPU) and check_gpu.py (the GPU panel on SwiftShader).
+# check_page.py (the page without a GPU), check_layout.py (phone, tablet and laptop sizes) and
+# check_gpu.py (the GPU panel on SwiftShader).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 web=$1 bin=$2
@@ -27,6 +28,7 @@ python3 "$here/check_gpu.py" "$url" "$bin" >"$gpu_log" 2>&1 &
 gpu=$!
 rc=0
 python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
+python3 "$here/check_layout.py" "$url" || rc=1
 wait $gpu || rc=1
 cat "$gpu_log"
 exit $rc
