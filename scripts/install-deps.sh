@@ -149,13 +149,15 @@ show_tail() {
 }
 
 # step STATUS WHAT COMMAND...: run COMMAND with its output appended to the log; on failure say
-# WHAT failed, show the log's tail and exit with STATUS.
+# WHAT failed (and why_note, if an earlier step left one), show the log's tail, exit with STATUS.
+why_note=""
 step() {
   local status=$1 what=$2 rc=0; shift 2
   { echo "### $(date -u '+%Y-%m-%d %H:%M:%S UTC'): $*"; } >> "$log"
   "$@" >> "$log" 2>&1 < /dev/null || rc=$?
   if [ $rc -ne 0 ]; then
     echo "install-deps: $what failed (exit status $rc) after ${SECONDS} s" >&2
+    [ -n "$why_note" ] && echo "install-deps: $why_note" >&2
     show_tail; exit "$status"
   fi
 }
@@ -204,6 +206,10 @@ if command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   SECONDS=0
   step 3 "${sudo[*]:+${sudo[*]} }apt-get update" "${sudo[@]}" apt-get update
+  # apt-get update succeeds even when it could fetch no package list at all (no network: it
+  # only warns); if the install then fails, say that this is the likely cause.
+  fetch_failed=$(sed -n '/^### .*apt-get update$/,$p' "$log" | grep -c '^W: Failed to fetch' || true)
+  [ "$fetch_failed" -gt 0 ] && why_note="apt-get update could not fetch $fetch_failed package lists (no network or a broken source?): see the log"
   step 4 "${sudo[*]:+${sudo[*]} }apt-get install" "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
   echo "install-deps: done in ${SECONDS} s"
   exit 0

@@ -73,7 +73,9 @@ printf 'sudo ' >> "$FAKE_CALLS"
 exec "$@"
 EOF
 # apt-get: chatty like the real one; FAKE_APT says how it ends (ok, fail-update, fail-install,
-# noisy: 500 lines with escape sequences and carriage returns, then the install fails).
+# noisy: 500 lines with escape sequences and carriage returns, then the install fails; offline:
+# update only warns that it fetched nothing, as the real one does without a network, and exits 0,
+# then the install finds no package).
 cat > "$bin/apt-get" <<'EOF'
 #!/bin/sh
 echo "apt-get $*" >> "$FAKE_CALLS"
@@ -81,6 +83,10 @@ case $1 in
   update)
     echo "Hit:1 fake-apt update output"; echo "Reading package lists..."
     [ "$FAKE_APT" = fail-update ] && { echo "E: fake update failure" >&2; exit 100; }
+    [ "$FAKE_APT" = offline ] && {
+      echo "W: Failed to fetch http://deb.example/dists/x/InRelease  Temporary failure resolving 'deb.example'" >&2
+      echo "W: Failed to fetch http://sec.example/dists/x/InRelease  Temporary failure resolving 'sec.example'" >&2
+      echo "W: Some index files failed to download. They have been ignored, or old ones used instead." >&2; }
     exit 0 ;;
   install)
     echo "fake-apt install output: Setting up $*"
@@ -89,6 +95,7 @@ case $1 in
       echo "E: noisy failure" >&2; exit 100
     fi
     [ "$FAKE_APT" = fail-install ] && { echo "E: fake install failure" >&2; exit 100; }
+    [ "$FAKE_APT" = offline ] && { echo "E: Unable to locate package libsdl2-dev" >&2; exit 100; }
     exit 0 ;;
 esac
 exit 0
@@ -183,6 +190,14 @@ expect update '! grep -q install "$calls"' "apt-get install ran after a failed u
 run inst FAKE_APT=fail-install --
 expect install '[ $rc -eq 4 ] && grep -q "apt-get install failed" <<<"$err" && grep -q "E: fake install failure" <<<"$err"' \
   "expected status 4 and 'apt-get install failed' with the log's tail" && ok "apt-get install fails: status 4"
+
+# No network: update exits 0 with warnings, the install fails; the failure names the likely cause.
+run offline FAKE_APT=offline --
+expect offline '[ $rc -eq 4 ] && grep -q "apt-get install failed" <<<"$err" && grep -q "apt-get update could not fetch 2 package lists" <<<"$err"' \
+  "expected status 4 with the note that apt-get update fetched nothing" &&
+run inst2 FAKE_APT=fail-install -- && expect offline '! grep -q "could not fetch" <<<"$err"' \
+  "the note on apt-get update appeared where update fetched everything" &&
+ok "no network: install fails, update's failed fetches named"
 
 # 500 lines with escape sequences, then failure: 20 lines shown, harmless; the log keeps all.
 run noisy FAKE_APT=noisy --
