@@ -5,8 +5,9 @@
 #
 #   bench/decode-ratios.sh [NAME] [RUNS]          defaults: decode-ratios, 3 runs
 #
-# Each run is one `flashstep bench` recorded by bench/run-cpu.sh (bench/results/NAME-K.txt and
-# .jsonl: date, machine, command, revision, load). Inside a run every decode row alternates one
+# Everything goes into one new run folder, bench/results/DATE-NAME/ (bench/new-run-dir.sh, with a
+# NOTE.txt stub): each run is one `flashstep bench` recorded there by bench/run-cpu.sh (NAME-K.txt
+# and .jsonl: date, machine, command, revision, load), and the summary is NAME-summary.txt. Inside a run every decode row alternates one
 # pass of the read probe (as many bytes as the row's K and V, as many threads) with one kernel
 # call, and reports the median over the pairs of (kernel GB/s) / (probe GB/s of the pass just
 # before): the "of probe" share. The summary then gives, per row, the median over the runs of
@@ -18,21 +19,22 @@ cd "$(dirname "$0")/.."
 name=${1:-decode-ratios}
 runs=${2:-3}
 cores=$(nproc)
+dir=$(bench/new-run-dir.sh "$name" bench/decode-ratios.sh "$name" "$runs")
 for k in $(seq 1 "$runs"); do
-  bench/run-cpu.sh "$name-$k" --no-prefill --no-backward --no-baseline --decode-n 32768 \
+  RUN_DIR=$dir bench/run-cpu.sh "$name-$k" --no-prefill --no-backward --no-baseline --decode-n 32768 \
     --decode-heads 32/8 --decode-d 128 --decode-dtype f32,f16 --decode-page 0,16,256 \
     --decode-version 4,5 --threads "$cores" > /dev/null
 done
-out=bench/results/$name-summary.txt
+out=$dir/$name-summary.txt
 {
   echo "# $runs runs of: flashstep bench --no-prefill --no-backward --no-baseline --decode-n 32768 --decode-heads 32/8 --decode-d 128 --decode-dtype f32,f16 --decode-page 0,16,256 --decode-version 4,5 --threads $cores"
-  echo "# records: bench/results/$name-1.txt … $name-$runs.txt (date, machine, revision, load)"
+  echo "# records: $dir/$name-1.txt … $name-$runs.txt (date, machine, revision, load)"
   for k in $(seq 1 "$runs"); do
-    grep -E '^# (date|load before|load after|other processes)' "bench/results/$name-$k.txt" | sed "s/^# /#   run $k: /"
+    grep -E '^# (date|load before|load after|other processes)' "$dir/$name-$k.txt" | sed "s/^# /#   run $k: /"
   done
   # kernel, run, share of probe, GB/s, probe GB/s  →  medians per kernel; paged / contiguous
   for k in $(seq 1 "$runs"); do
-    sed 's/[{}"]//g' "bench/results/$name-$k.jsonl" | awk -F, -v run="$k" '
+    sed 's/[{}"]//g' "$dir/$name-$k.jsonl" | awk -F, -v run="$k" '
       { for (i = 1; i <= NF; i++) { split($i, kv, ":"); f[kv[1]] = kv[2] }
         if (f["kernel"] ~ /^decode/ && f["peak_fraction"] != "null")
           print f["kernel"], run, f["peak_fraction"], f["gbps"], f["probe_gbps"] }'

@@ -8,8 +8,9 @@
 # or an archive of it) at the pinned commit below; nothing of it is copied into this tree. The
 # script copies it to a scratch directory, makes test-backend-ops' perf list hold only our shapes,
 # builds the CPU backend (Release, native), runs flashstep bench and then ggml, and writes both
-# with the date, machine, load and revisions to bench/results/NAME.txt (default
-# ggml-side-by-side). Shapes (all threads; ggml uses every hardware thread):
+# with the date, machine, load and revisions to NAME.txt (default ggml-side-by-side) in a new run
+# folder, bench/results/DATE-NAME/ (bench/new-run-dir.sh, with a NOTE.txt stub).
+# Shapes (all threads; ggml uses every hardware thread):
 #   prefill  8 heads, d = 128 and 64, N = 4096, no mask, K/V float32 and float16
 #            (ggml has no causal skip, so causal rows are flashstep's alone)
 #   decode   GQA 32/8, d = 128, one query row, 32768 positions (flashstep also 131072), K/V f32
@@ -81,8 +82,7 @@ EOF
     || { echo "ggml-side-by-side.sh: the build failed, see $work/build.log" >&2; exit 1; }
 fi
 
-out=bench/results
-mkdir -p "$out"
+out=$(bench/new-run-dir.sh "$name" "GGML_DIR=... bench/ggml-side-by-side.sh $name")
 txt="$out/$name.txt"
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 hz=$(getconf CLK_TCK)

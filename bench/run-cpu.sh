@@ -5,8 +5,10 @@
 #
 #   bench/run-cpu.sh NAME [bench options...]      e.g.  bench/run-cpu.sh quick --quick
 #
-# Writes bench/results/NAME.jsonl (the rows), NAME.txt (the table and the context) and
-# NAME.png (the plot, when gnuplot is installed). Every row kind of the bench goes through as it
+# Writes into a new run folder, bench/results/DATE-NAME/ (bench/new-run-dir.sh: DATE in UTC, with
+# a NOTE.txt stub naming the date, machine, revision and command), NAME.jsonl (the rows), NAME.txt
+# (the table and the context) and NAME.png (the plot, when gnuplot is installed). With RUN_DIR set
+# it writes into that folder instead (decode-ratios.sh records its runs in one folder so). Every row kind of the bench goes through as it
 # is: prefill (flash-vK, baseline-blas), backward (flash-bwd-v1, baseline-bwd) and decode
 # (decode-vK, decode-vK-f16 / -bf16); with --cpu-time the ms column is CPU time.
 set -euo pipefail
@@ -15,8 +17,8 @@ name=${1:?usage: bench/run-cpu.sh NAME [flashstep bench options]}
 shift
 bin=${FLASHSTEP:-build/flashstep}
 [ -x "$bin" ] || { echo "run-cpu.sh: build first (make)" >&2; exit 2; }
-out=bench/results
-mkdir -p "$out"
+if [ -n "${RUN_DIR:-}" ]; then out=$RUN_DIR; mkdir -p "$out"
+else out=$(bench/new-run-dir.sh "$name" bench/run-cpu.sh "$name" "$@"); fi
 txt="$out/$name.txt"
 {
   echo "# date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
