@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lesson/lesson.h"
 #include "engine/reference.h"
@@ -518,6 +519,83 @@ START_TEST(test_doc_example)
 }
 END_TEST
 
+/* The documents by their titles; the course: every lesson of lessons/ exactly once, in sections,
+ * starting from online softmax; malformed course files refused at their line and column. */
+START_TEST(test_course)
+{
+    ck_assert_str_eq(fs_document_title("000_a9212bbbb0f7e97c.txt, §A Complete Numerical Example with Tiling"),
+                     "FlashAttention: Theory and Practice");
+    ck_assert_ptr_null(fs_document_title("your own inputs"));
+    char w[256];
+    fs_source_words("004_80094ccf861f664e.txt, §Softmax", w, sizeof w);
+    ck_assert_str_eq(w, "FlashAttention & Memory Efficiency, §Softmax");
+    fs_source_words("a saved trace", w, sizeof w);
+    ck_assert_str_eq(w, "a saved trace");
+
+    fs_course c;
+    fs_loc_error e;
+    ck_assert_msg(fs_course_load("lessons", &c, &e), "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    ck_assert_msg(c.n == n, "the course has %d lessons, lessons/ %d", c.n, n);
+    for (int i = 0; i < n; i++) {
+        char stem[256];
+        const char *base = strrchr(paths[i], '/') + 1;
+        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(base) - strlen(".lesson")), base);
+        ck_assert_msg(fs_course_find(&c, stem) >= 0, "%s is not in lessons/course.txt", stem);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_int_ge(c.n_sections, 8);
+    ck_assert(strstr(c.sections[0], "oftmax"));
+    for (int i = 1; i < c.n; i++) ck_assert_int_ge(c.section_of[i], c.section_of[i - 1]);
+    /* the forward before decoding, decoding before the backward, the backward before FP8 */
+    ck_assert_int_lt(fs_course_find(&c, "000_04_tiled_causal_n6"), fs_course_find(&c, "000_05_flashdecoding_merge"));
+    ck_assert_int_lt(fs_course_find(&c, "000_05_flashdecoding_merge"), fs_course_find(&c, "000_11_backward_n6"));
+    ck_assert_int_lt(fs_course_find(&c, "000_11_backward_n6"), fs_course_find(&c, "004_09_fp8_e4m3"));
+    fs_course_free(&c);
+
+    /* malformed courses, in a directory of their own with one lesson */
+    char dir[] = "/tmp/fs_course_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char lp[512], cp[512];
+    snprintf(lp, sizeof lp, "%s/a_lesson.lesson", dir);
+    snprintf(cp, sizeof cp, "%s/course.txt", dir);
+    FILE *f = fopen(lp, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    static const struct { const char *text; int line, col; const char *says; } bad[] = {
+        {"a_lesson\n", 1, 1, "before the first section"},
+        {"## One\na_lesson\na_lesson\n", 3, 1, "twice"},
+        {"## One\n  no_such\n", 2, 3, "no lesson no_such.lesson"},
+        {"## One\na_les\x1bson\n", 2, 6, "0x1b"},
+        {"##\n", 1, 3, "needs a title"},
+        {"# nothing\n## One\n", 2, 0, "names no lesson"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(cp, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        ck_assert_msg(!fs_course_load(dir, &c, &e), "course %zu loaded", i);
+        ck_assert_msg(e.line == bad[i].line && e.col == bad[i].col && strstr(e.msg, bad[i].says) && strstr(e.file, "course.txt"),
+                      "course %zu: %s:%d:%d: %s", i, e.file, e.line, e.col, e.msg);
+    }
+    f = fopen(cp, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("# a comment\n## One\n\na_lesson\n", f);
+    fclose(f);
+    ck_assert_msg(fs_course_load(dir, &c, &e), "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+    ck_assert_int_eq(c.n, 1);
+    ck_assert_str_eq(c.sections[0], "One");
+    fs_course_free(&c);
+    remove(cp);
+    ck_assert_int_eq(fs_course_load(dir, &c, &e), false);
+    remove(lp);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *lesson_suite(void)
 {
     Suite *s = suite_create("lesson");
@@ -538,6 +616,7 @@ Suite *lesson_suite(void)
     tcase_add_test(tc, test_random_lessons);
     tcase_add_test(tc, test_lesson_files);
     tcase_add_test(tc, test_doc_example);
+    tcase_add_test(tc, test_course);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,4 +1,5 @@
-/* cmd_lessons.c: `flashstep lessons`: the lessons in play order, with their sources.
+/* cmd_lessons.c: `flashstep lessons`: the lessons in play order, with their sources; with
+ * --course, the course's path through them (lessons/course.txt).
  *
  * The list is the sorted *.lesson files of the lessons directory (lesson.h: fs_lesson_dir).
  * Without --paths every lesson is loaded (parsed and run), so a broken lesson shows up here
@@ -13,17 +14,79 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: flashstep lessons [--paths] [--dir DIR]\n\n"
+    fprintf(f, "usage: flashstep lessons [--paths | --course] [--dir DIR]\n\n"
                "List the lessons in the order `flashstep play` and `make run` use, each with its\n"
-               "title and the document section it comes from.\n\n"
+               "title and the document section it comes from (the document by its title, then its\n"
+               "file name).\n\n"
+               "  --course   the course instead: one path through every lesson for a newcomer, in\n"
+               "             sections (online softmax, the tiled forward, decoding, the backward,\n"
+               "             FP8, paging, dropout), as the page's \"Start here\" shows it; read\n"
+               "             from course.txt in the lessons directory\n"
                "  --paths    print one lesson file path per line, nothing else (no loading)\n"
                "  --dir DIR  the lessons directory (default: $FLASHSTEP_LESSONS, else ../lessons\n"
                "             next to the binary, else ./lessons)\n");
 }
 
+/* One lesson's two lines: name and title; where it comes from, its scene and claims (the second
+ * line indented by indent more). false when it does not load (its file:line:column on stderr). */
+static bool print_lesson(const char *path, const char *stem_s, int stem, int indent)
+{
+    fs_lesson *l;
+    fs_loc_error err;
+    if (!fs_lesson_load(path, &l, &err)) {
+        char msg[1024];
+        fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "%s\n", msg);
+        printf("%-34.*s  (does not load)\n", stem, stem_s);
+        return false;
+    }
+    int own = 0, nc = fs_lesson_check_count(l);
+    for (int k = 0; k < nc; k++) own += fs_lesson_check(l, k)->own;
+    const char *src = fs_lesson_source(l);
+    char words[1024], file[256];
+    fs_source_words(src, words, sizeof words);
+    snprintf(file, sizeof file, "%.*s", fs_document_title(src) ? (int)strcspn(src, ",") : 0, src);
+    printf("%-34.*s  %s\n%*s%-34s  %s · %s, %d claim%s", stem, stem_s, fs_lesson_title(l), indent, "", "",
+           words, fs_scene_str(fs_lesson_scene(l)), nc - own, nc - own == 1 ? "" : "s");
+    if (own) printf(" + %d own check%s", own, own == 1 ? "" : "s");
+    if (file[0]) printf(" · %s", file);
+    printf("\n");
+    fs_lesson_free(l);
+    return true;
+}
+
+/* The course, section by section, numbered along the path. */
+static int print_course(const char *dir)
+{
+    fs_course c;
+    fs_loc_error err;
+    if (!fs_course_load(dir, &c, &err)) {
+        char msg[1024];
+        fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "flashstep lessons: %s\n", msg);
+        return 2;
+    }
+    printf("The course: %d lessons in %d sections, in this order.\n", c.n, c.n_sections);
+    int rc = 0;
+    for (int i = 0; i < c.n; i++) {
+        if (i == 0 || c.section_of[i] != c.section_of[i - 1]) {
+            char t[512];
+            fs_text_escape_line(c.sections[c.section_of[i]], strlen(c.sections[c.section_of[i]]), t, sizeof t);
+            printf("\n%d. %s\n", c.section_of[i] + 1, t);
+        }
+        char path[8192], num[16];
+        snprintf(path, sizeof path, "%s/%s.lesson", dir, c.names[i]);
+        snprintf(num, sizeof num, "%3d  ", i + 1);
+        fputs(num, stdout);
+        if (!print_lesson(path, c.names[i], (int)strlen(c.names[i]), (int)strlen(num))) rc = 2;
+    }
+    fs_course_free(&c);
+    return rc;
+}
+
 int cli_lessons(int argc, char **argv)
 {
-    bool paths_only = false;
+    bool paths_only = false, course = false;
     const char *dir_arg = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -31,6 +94,8 @@ int cli_lessons(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--paths")) {
             paths_only = true;
+        } else if (!strcmp(argv[i], "--course")) {
+            course = true;
         } else if (!strcmp(argv[i], "--dir")) {
             if (i + 1 == argc) {
                 fprintf(stderr, "flashstep lessons: --dir needs a value (the lessons directory)\n");
@@ -49,6 +114,11 @@ int cli_lessons(int argc, char **argv)
         fprintf(stderr, "flashstep lessons: no lessons directory (set FLASHSTEP_LESSONS or use --dir)\n");
         return 2;
     }
+    if (course && paths_only) {
+        fprintf(stderr, "flashstep lessons: --course and --paths: choose one\n");
+        return 2;
+    }
+    if (course) return print_course(dir);
     char **paths;
     int n;
     if (fs_lesson_list(dir, &paths, &n) != 0) {
@@ -72,25 +142,7 @@ int cli_lessons(int argc, char **argv)
         const char *base = strrchr(paths[i], '/');
         base = base ? base + 1 : paths[i];
         fs_text_escape_line(base, strlen(base) - strlen(".lesson"), safe, sizeof safe);
-        const char *stem_s = safe;
-        int stem = (int)strlen(safe);
-        fs_lesson *l;
-        fs_loc_error err;
-        if (!fs_lesson_load(paths[i], &l, &err)) {
-            char msg[1024];
-            fs_loc_error_format(&err, msg, sizeof msg);
-            fprintf(stderr, "%s\n", msg);
-            printf("%-34.*s  (does not load)\n", stem, stem_s);
-            rc = 2;
-            continue;
-        }
-        int own = 0, nc = fs_lesson_check_count(l);
-        for (int k = 0; k < nc; k++) own += fs_lesson_check(l, k)->own;
-        printf("%-34.*s  %s\n%-34s  %s · %s, %d claim%s", stem, stem_s, fs_lesson_title(l), "",
-               fs_lesson_source(l), fs_scene_str(fs_lesson_scene(l)), nc - own, nc - own == 1 ? "" : "s");
-        if (own) printf(" + %d own check%s", own, own == 1 ? "" : "s");
-        printf("\n");
-        fs_lesson_free(l);
+        if (!print_lesson(paths[i], safe, (int)strlen(safe), 0)) rc = 2;
     }
     fs_lesson_list_free(paths, n);
     return rc;

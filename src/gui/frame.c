@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gui/draw.h"
+#include "lesson/lesson.h"
 
 static uint32_t marker_color(const gui_theme *th, const fs_event *e)
 {
@@ -49,14 +50,17 @@ static const char *kind_words(fs_event_kind k)
     }
 }
 
-/* The subtitle: where the lesson comes from, the scene, the lesson's place in the catalogue. */
+/* The subtitle: where the lesson comes from (the document by its title, and its section), the
+ * scene, the lesson's place in the catalogue. */
 static void header_subtitle(const gui_state *s, const gui_show *show, char *sub, size_t n)
 {
+    char from[sizeof show->source + 64];
+    fs_source_words(show->source, from, sizeof from);   /* the document by its title */
     if (s->lesson >= 0)
-        snprintf(sub, n, "%s  ·  %s  ·  %d/%d %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene),
+        snprintf(sub, n, "%s  ·  %s  ·  %d/%d %s", from, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene),
                  s->lesson + 1, s->catalog_n, show->name);
     else   /* one's own problem or a saved trace: not in the catalogue */
-        snprintf(sub, n, "%s  ·  %s", show->source, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene));
+        snprintf(sub, n, "%s  ·  %s", from, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene));
 }
 
 /* The title at the big size, smaller down to the body size before it is cut at clip_x1. */

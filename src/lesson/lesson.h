@@ -100,6 +100,35 @@ const char *fs_lesson_label(const fs_lesson *l, int32_t i);
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits,
                           char *buf, size_t n);
 
+/* ---- the documents by name, and the course (course.c) ----------------------------------- */
+
+/* The title of the source document a source line starts with ("000_a9212bbbb0f7e97c.txt, §…"
+ * -> "FlashAttention: Theory and Practice"), or NULL when it names none of the five. */
+const char *fs_document_title(const char *source);
+/* The source line for a reader: the document's title in place of its file name
+ * ("FlashAttention: Theory and Practice, §A Complete …"); the line itself when it names none.
+ * Writes at most n bytes, always terminated. */
+void fs_source_words(const char *source, char *out, size_t n);
+
+/* The course: one path through the lessons for a newcomer, read from DIR/course.txt ("## Title"
+ * starts a section; every other line that is not blank or a '#' comment names a lesson of DIR,
+ * its file name without .lesson, each once). names[i] is the i-th lesson of the path, in
+ * section sections[section_of[i]]. */
+typedef struct {
+    char **sections;
+    int n_sections;
+    char **names;
+    int *section_of;
+    int n;
+} fs_course;
+
+/* Read dir's course. false with err naming file:line:column (a name that is no lesson there, one
+ * named twice, a lesson before the first section, a byte that cannot be in a name). */
+bool fs_course_load(const char *dir, fs_course *c, fs_loc_error *err);
+void fs_course_free(fs_course *c);
+/* The place of a lesson (its name) in the course, or −1. */
+int fs_course_find(const fs_course *c, const char *name);
+
 /* ---- finding lessons -------------------------------------------------------------------- */
 
 /* Sorted paths of the *.lesson files in dir. Returns 0, or -1 when dir cannot be read.

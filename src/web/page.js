@@ -64,6 +64,7 @@
       }
     }
     markLesson();
+    atLessonEnd(s);
     if (!$('p-claims').hidden) showClaims();
     fitCanvas(s);
   }
@@ -138,40 +139,113 @@
     if (!force && key === claimsFor) return;
     claimsFor = key;
     if (state.lesson < 0) {
+      $('claims-doc').textContent = '';
       $('claims-text').textContent = state.link ? `The built-in demo ${state.name}: it comes from no document, so no printed numbers to check.`
         : 'Your own problem or a saved trace: no printed numbers to check.';
       return;
     }
     const r = capture(() => call('web_cli', 'number', ['string'], ['verify\n' + key]));
     $('claims-text').textContent = r.out + (r.err ? '\n' + r.err : '');
+    $('claims-doc').textContent = state.source ? `From ${state.words || state.source}` : '';
   }
 
-  function loadLessons() {
-    if (lessons.length || !W) return;
-    lessons = JSON.parse(Module.UTF8ToString(call('web_lessons', 'number', ['number'], [W])));
-    const ol = $('lesson-list');
-    ol.textContent = '';
-    lessons.forEach((l, i) => {
-      const li = document.createElement('li');
-      li.dataset.name = l.name;
-      const n = document.createElement('div'); n.className = 'name'; n.textContent = `${i + 1}. ${l.name}`;
-      const t = document.createElement('div'); t.textContent = l.title;
-      const s = document.createElement('div'); s.className = 'src'; s.textContent = l.source;
-      li.append(n, t, s);
-      li.addEventListener('click', () => {
-        const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, l.name, 0]));
-        notice(r.rc !== 0 ? r.err : '');
-        toggle('p-lessons', false);
-      });
-      ol.appendChild(li);
+  /* The lessons, two ways: the course (lessons/course.txt: one path for a newcomer, in sections,
+   * with what this browser has seen to the end marked done) and by document. */
+  const DONE_KEY = 'flashstep.done';
+  function doneSet() {
+    try { return new Set(JSON.parse(localStorage.getItem(DONE_KEY) || '[]')); } catch (e) { return new Set(); }
+  }
+  function saveDone(set) {
+    try { localStorage.setItem(DONE_KEY, JSON.stringify([...set])); } catch (e) { /* storage off: nothing kept */ }
+  }
+
+  function lessonItem(l, label) {
+    const li = document.createElement('li');
+    li.dataset.name = l.name;
+    li.title = `${l.name}.lesson · ${l.source}`;   /* the file names, where a reader needs them */
+    const n = document.createElement('div'); n.className = 'name'; n.textContent = label;
+    const t = document.createElement('div'); t.textContent = l.title;
+    const s = document.createElement('div'); s.className = 'src'; s.textContent = l.words || l.source;
+    li.append(n, t, s);
+    li.addEventListener('click', () => {
+      const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, l.name, 0]));
+      notice(r.rc !== 0 ? r.err : '');
+      toggle('p-lessons', false);
     });
+    return li;
+  }
+
+  /* Headings and lists: groups is [[heading, [[lesson, label], ...]], ...]. */
+  function fillList(el, groups) {
+    el.textContent = '';
+    el.classList.add('lessons');
+    for (const [head, items] of groups) {
+      const h = document.createElement('h3'); h.textContent = head;
+      const ol = document.createElement('ol');
+      for (const [l, label] of items) ol.appendChild(lessonItem(l, label));
+      el.append(h, ol);
+    }
+  }
+
+  const course = () => lessons.filter((l) => l.course >= 0).sort((a, b) => a.course - b.course);
+
+  function loadLessons() {
+    if (!W) return;
+    if (!lessons.length) {
+      lessons = JSON.parse(Module.UTF8ToString(call('web_lessons', 'number', ['number'], [W])));
+      const docs = new Map();
+      lessons.forEach((l, i) => {
+        const d = l.doc || l.source.split(',')[0] || 'other';
+        if (!docs.has(d)) docs.set(d, []);
+        docs.get(d).push([l, `${i + 1}. ${l.name}`]);
+      });
+      fillList($('lesson-list'), [...docs].map(([d, items]) => [`${d}${items[0][0].doc ? ' (' + items[0][0].source.split(',')[0] + ')' : ''}`, items]));
+      const sections = new Map();
+      for (const l of course()) {
+        if (!sections.has(l.section)) sections.set(l.section, []);
+        sections.get(l.section).push([l, `${l.course + 1}. ${l.name}`]);
+      }
+      fillList($('course-list'), [...sections].map(([sec, items], k) => [`${k + 1}. ${sec}`, items]));
+      if (!sections.size) $('course-list').textContent = 'No course here (course.txt is missing beside the lessons).';
+    }
     markLesson();
+  }
+
+  function showTab(which) {
+    $('t-course').setAttribute('aria-selected', String(which === 'course'));
+    $('t-docs').setAttribute('aria-selected', String(which !== 'course'));
+    $('course').hidden = which !== 'course';
+    $('lesson-list').hidden = which === 'course';
   }
 
   function markLesson() {
     if (!state) return;
-    for (const li of document.querySelectorAll('#lesson-list li'))
+    const done = doneSet(), path = course();
+    for (const li of document.querySelectorAll('.lessons li')) {
       li.classList.toggle('current', li.dataset.name === state.name);
+      li.classList.toggle('done', done.has(li.dataset.name));
+    }
+    if (path.length) $('course-progress').textContent = `${path.filter((l) => done.has(l.name)).length} of ${path.length} done.`;
+  }
+
+  /* At a lesson's last step (or on a lesson with no steps): done, and the course's next one offered. */
+  let offeredFor = '';
+  function atLessonEnd(s) {
+    const end = s.lesson >= 0 && (s.n === 0 || s.step === s.n - 1);
+    const btn = $('next-lesson');
+    if (!end) { btn.hidden = true; offeredFor = ''; return; }
+    if (offeredFor === s.name) return;
+    offeredFor = s.name;
+    const done = doneSet();
+    if (!done.has(s.name)) { done.add(s.name); saveDone(done); }
+    loadLessons();
+    const path = course(), k = path.findIndex((l) => l.name === s.name);
+    const next = k >= 0 ? path[k + 1] : path.find((l) => !done.has(l.name));
+    if (!next) { btn.hidden = true; return; }
+    btn.textContent = `Next: ${next.title} →`;
+    btn.title = `the course's lesson ${next.course + 1} of ${path.length}: ${next.name}`;
+    btn.dataset.name = next.name;
+    btn.hidden = false;
   }
 
   /* ---- one's own problem ---- */
@@ -272,6 +346,17 @@
   button('b-theme', () => key('T'));
   button('b-help', () => key('Question'));
   button('b-lessons', () => toggle('p-lessons'));
+  $('t-course').addEventListener('click', () => showTab('course'));
+  $('t-docs').addEventListener('click', () => showTab('docs'));
+  $('course-clear').addEventListener('click', () => {
+    try { localStorage.removeItem(DONE_KEY); } catch (e) { /* nothing kept anyway */ }
+    offeredFor = '';
+    markLesson();
+  });
+  button('next-lesson', () => {
+    const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, $('next-lesson').dataset.name, 0]));
+    notice(r.rc !== 0 ? r.err : '');
+  });
   button('b-claims', () => toggle('p-claims'));
   button('b-mine', () => toggle('p-mine'));
   button('b-png', () => call('web_save_png', null, ['number'], [W]));

@@ -258,7 +258,8 @@ EMSCRIPTEN_KEEPALIVE int web_fit_height(web_page *W, int view_h)
  * index (-1: a demo, one's own problem or a saved trace), whether the name makes a link, the
  * step and the number of steps, play, theme, scene, what the mouse hovers (kind, row, key),
  * predict mode's phase, the scene's grid (x0, y0, cell, rows, cols in canvas pixels), the last
- * frame's time, the text scale in percent, the header lines; the layout (upright or not, the
+ * frame's time, the text scale in percent, the header lines (title, source, and the source with
+ * the document's title: words); the layout (upright or not, the
  * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline and
  * predict prompt as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
  * inside them) and fitting step. */
@@ -285,6 +286,11 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     k = strlen(b);
     snprintf(b + k, n - k, "\",\"source\":\"");
     json_str(b, n, sh->source);
+    char words[sizeof sh->source + 64];
+    fs_source_words(sh->source, words, sizeof words);
+    k = strlen(b);
+    snprintf(b + k, n - k, "\",\"words\":\"");
+    json_str(b, n, words);
     k = strlen(b);
     /* The layout's boxes and text sizes, and what the last frame drew (its smallest text, the
      * scene's fitting step): the page's layout tests hold them to their rules. */
@@ -298,17 +304,31 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     return b;
 }
 
-/* The lessons as a JSON array of {name, title, source}, in catalogue order (valid until the
- * next call). Loading every lesson runs the engine once each: the page asks after its first
- * frame. */
+/* The lessons as a JSON array of {name, title, source (the file name and section), words (the
+ * same with the document's title), doc (the document's title, "" for none), course (the place in
+ * the course, −1 for none), section (the course's section)}, in catalogue order (valid until the
+ * next call). Loading every lesson runs the engine once each: the page asks when the lesson list
+ * or the course is first opened. */
 EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
 {
-    size_t cap = 256 + (size_t)W->A.cat.n * 640, k = 0;
+    size_t cap = 512 + (size_t)W->A.cat.n * 1400, k = 0;
     char *b = realloc(W->list, cap);
     if (!b) return "[]";
     W->list = b;
     b[k++] = '[';
     b[k] = 0;
+    /* The course beside the lessons (course.txt in their directory); none: every "course" -1. */
+    fs_course course = {0};
+    bool have_course = false;
+    if (W->A.cat.paths && W->A.cat.n > 0) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", W->A.cat.paths[0]);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        fs_loc_error e;
+        have_course = fs_course_load(slash ? dir : ".", &course, &e);
+        if (!have_course) fprintf(stderr, "%s:%d:%d: %s\n", e.file, e.line, e.col, e.msg);
+    }
     for (int i = 0; i < W->A.cat.n; i++) {
         const char *title = W->A.cat.names[i], *source = "";
         fs_lesson *l = NULL;
@@ -318,15 +338,25 @@ EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
             title = fs_lesson_title(l);
             source = fs_lesson_source(l);
         }
-        char name[160], t[400], src[400];
-        name[0] = t[0] = src[0] = 0;
+        const char *doc = fs_document_title(source);
+        int at = have_course ? fs_course_find(&course, W->A.cat.names[i]) : -1;
+        char words_raw[400], name[160], t[400], src[400], words[440], d[160], sec[200];
+        fs_source_words(source, words_raw, sizeof words_raw);
+        name[0] = t[0] = src[0] = words[0] = d[0] = sec[0] = 0;
         json_str(name, sizeof name, W->A.cat.names[i]);
         json_str(t, sizeof t, title);
         json_str(src, sizeof src, source);
-        k += (size_t)snprintf(b + k, cap - k, "%s{\"name\":\"%s\",\"title\":\"%s\",\"source\":\"%s\"}", i ? "," : "", name, t, src);
+        json_str(words, sizeof words, words_raw);
+        json_str(d, sizeof d, doc ? doc : "");
+        json_str(sec, sizeof sec, at >= 0 ? course.sections[course.section_of[at]] : "");
+        k += (size_t)snprintf(b + k, cap - k,
+                              "%s{\"name\":\"%s\",\"title\":\"%s\",\"source\":\"%s\",\"words\":\"%s\",\"doc\":\"%s\","
+                              "\"course\":%d,\"section\":\"%s\"}",
+                              i ? "," : "", name, t, src, words, d, at, sec);
         if (l) fs_lesson_free(l);
         if (k + 2 >= cap) break;
     }
+    if (have_course) fs_course_free(&course);
     snprintf(b + k, cap - k, "]");
     return b;
 }

@@ -497,6 +497,46 @@ def run_checks(page, flashstep, tmp, shots, bench):
     hash_ok = b.wait_for(f"location.hash === '#{items[10][0]}/0'", what="the address of the 11th lesson")
     check(s["name"] == items[10][0] and hash_ok, f"a click opens {items[10][0]}, and the address names it")
 
+    print("the course: its order, the next lesson at each lesson's end, progress kept across a reload")
+    b.eval("localStorage.removeItem('flashstep.done')")
+    out = run_cli(flashstep, ["lessons", "--course"]).stdout.decode()
+    cli_order = [line.split()[1] for line in out.splitlines() if line[:5].strip().isdigit() and len(line.split()) > 1]
+    page.click_id("b-lessons")
+    b.wait_for("document.querySelectorAll('#course-list li').length > 0", what="the course")
+    order = b.eval("[...document.querySelectorAll('#course-list li')].map(li => li.dataset.name)")
+    check(order == cli_order and len(order) == n_lessons,
+          f"'Start here' lists the {len(order)} lessons in flashstep lessons --course's order", f"{order[:4]} vs {cli_order[:4]}")
+    heads = b.eval("[...document.querySelectorAll('#course-list h3')].map(h => h.textContent)")
+    check(len(heads) >= 8 and "oftmax" in heads[0], f"in {len(heads)} sections, from '{heads[0] if heads else ''}'")
+    docs = b.eval("[...document.querySelectorAll('#lesson-list h3')].map(h => h.textContent)")
+    check(len(docs) == 5 and docs[0].startswith("FlashAttention: Theory and Practice (000_a9212bbbb0f7e97c.txt)"),
+          f"'By document': the five documents by their titles ({docs[:1]})")
+    b.eval("document.querySelector('#course-list li').click()")
+    s = page.wait_state(lambda s: s["name"] == order[0], "the course's first lesson")
+    b.key("End")
+    page.wait_state(lambda s: s["step"] == s["n"] - 1, "its last step")
+    b.wait_for("!document.getElementById('next-lesson').hidden", what="the next lesson offered")
+    check(b.eval("document.getElementById('next-lesson').dataset.name") == order[1], f"at its last step, the course offers {order[1]}")
+    page.click_id("next-lesson")
+    s = page.wait_state(lambda s: s["name"] == order[1], "the offered lesson")
+    gone = b.wait_for("document.getElementById('next-lesson').hidden", what="the offer gone")
+    check(gone, f"a click opens {order[1]}, and the offer goes")
+    s = page.load(f"#{order[2]}/0")
+    page.click_id("b-lessons")
+    b.wait_for("document.querySelectorAll('#course-list li.done').length > 0", what="the saved progress")
+    done = b.eval("[...document.querySelectorAll('#course-list li.done')].map(li => li.dataset.name)")
+    check(done == [order[0]] and "1 of" in page.text_of("course-progress"),
+          f"after a reload: {done} done ({page.text_of('course-progress')})")
+    page.click_id("course-clear")
+    check(b.eval("document.querySelectorAll('#course-list li.done').length") == 0 and
+          b.eval("localStorage.getItem('flashstep.done')") is None, "Clear progress forgets it")
+    page.click_id("b-lessons")
+    page.click_id("b-claims")
+    b.wait_for("document.getElementById('claims-doc').textContent.length > 0", what="the claims' document")
+    check(page.text_of("claims-doc").startswith("From FlashAttention") and "_" not in page.text_of("claims-doc").split("§")[0],
+          f"the claims panel names the document by its title: {page.text_of('claims-doc')[:60]}")
+    page.click_id("b-claims")
+
     print("every lesson in the page against flashstep render")
     page.size(1024, 600 + TOOLBAR)
     s = page.load("#000_01/0")
