@@ -88,9 +88,12 @@ static void wrap(FILE *f, const char *s, int indent, int width)
 
 static void header(FILE *f, const fs_lesson *l, int width)
 {
-    char from[600];
+    char from[700], words[600];
     wrap(f, fs_lesson_title(l), 0, width);
-    snprintf(from, sizeof from, "from %s", fs_lesson_source(l));
+    const char *src = fs_lesson_source(l);
+    fs_source_words(src, words, sizeof words);   /* the document by its title, and its file */
+    if (fs_document_title(src)) snprintf(from, sizeof from, "from %s (%.*s)", words, (int)strcspn(src, ","), src);
+    else snprintf(from, sizeof from, "from %s", words);
     wrap(f, from, 0, width);
 }
 
