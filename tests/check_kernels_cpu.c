@@ -884,6 +884,24 @@ START_TEST(test_measurements_are_positive)
 }
 END_TEST
 
+/* The clock's plausibility check: 64 FLOP a cycle (two 512-bit FMA pipes) and 32 (one, or Zen 4's
+ * halves) pass with 16 lanes, as 32 and 16 do with 8; the Xeon's add-chain reading (11.83 GHz
+ * against a 1-thread peak of 175 GFLOP/s: 14.8 a cycle) and anything 10 % off do not. */
+START_TEST(test_clock_plausible)
+{
+    ck_assert(fs_cpu_clock_plausible(3.7 * 64, 3.7, 16));
+    ck_assert(fs_cpu_clock_plausible(3.0 * 32, 3.0, 16));
+    ck_assert(fs_cpu_clock_plausible(3.0 * 32 * 1.08, 3.0, 16));
+    ck_assert(fs_cpu_clock_plausible(2.5 * 16, 2.5, 8));
+    ck_assert(!fs_cpu_clock_plausible(11.83 * 14.8, 11.83, 16));
+    ck_assert(!fs_cpu_clock_plausible(3.0 * 48, 3.0, 16));
+    ck_assert(!fs_cpu_clock_plausible(3.0 * 32 * 1.12, 3.0, 16));
+    ck_assert(!fs_cpu_clock_plausible(100, 0, 16));
+    ck_assert(!fs_cpu_clock_plausible(0, 3.0, 16));
+    ck_assert(!fs_cpu_clock_plausible(100, 3.0, 0));
+}
+END_TEST
+
 Suite *kernels_cpu_suite(void)
 {
     Suite *s = suite_create("kernels_cpu");
@@ -907,6 +925,7 @@ Suite *kernels_cpu_suite(void)
     tcase_add_loop_test(tm, test_vexp2_against_libm, 0, N_ISAS);
     tcase_add_test(tm, test_parallel_every_item_once);
     tcase_add_test(tm, test_measurements_are_positive);
+    tcase_add_test(tm, test_clock_plausible);
     suite_add_tcase(s, tm);
     return s;
 }

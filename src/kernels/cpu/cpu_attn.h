@@ -209,11 +209,15 @@ float fs_cpu_bf16_to_f32(uint16_t h);
 double fs_cpu_measure_fma_gflops(int32_t threads, double seconds);
 /* The same on one thread, timed by the process's CPU time (the bench's --cpu-time). */
 double fs_cpu_measure_fma_gflops_cputime(double seconds);
-/* The clock one thread runs at, in GHz, from a chain of dependent integer adds (one per cycle);
- * 0 where not measured (not x86-64). FMA peak / threads / clock = FLOP per cycle per core, the
- * check that the peak probe measures what the core can do (64 on a core with two 512-bit FMA
- * pipes, 32 on one that splits 512-bit FMAs in two halves). */
+/* The clock one thread runs at, in GHz, from a chain of dependent integer multiplies (3 cycles
+ * each on Intel and AMD cores alike); 0 where not measured (not x86-64). FMA peak / threads /
+ * clock = FLOP per cycle per core, the check that the peak probe measures what the core can do
+ * (64 on a core with two 512-bit FMA pipes, 32 on one that splits 512-bit FMAs in two halves). */
 double fs_cpu_measure_clock_ghz(void);
+/* Whether a clock reading fits the 1-thread FMA peak: its FLOP per cycle within 10 % of what
+ * one or two FMA pipes of `lanes` float32 lanes do (2 × lanes × pipes). The bench prints the
+ * clock only when it does: a reading nothing confirms is left out rather than shown wrong. */
+bool fs_cpu_clock_plausible(double fma1_gflops, double ghz, int32_t lanes);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);
