@@ -38,7 +38,8 @@ static bool next_tok(toks *t, size_t *a, size_t *b)
 
 static const char *const kind_names[FS_EV_COUNT] = {"elem", "tile",  "skip",  "row",   "partial", "merge", "out",
                                                     "lse",  "delta", "btile", "bskip", "brow",    "bkey",  "grad",
-                                                    "lookup", "alloc", "share", "cow", "write"};
+                                                    "lookup", "alloc", "share", "cow", "write", "hold",
+                                                    "send", "recv", "rmerge"};
 
 /* Read an event field; false if the event has no such field (or the index is out of range). */
 static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, double *v, char *why,
