@@ -63,6 +63,9 @@ void fs_lesson_free(fs_lesson *l);
 const char *fs_lesson_title(const fs_lesson *l);
 /* "000_a9212bbbb0f7e97c.txt, §A Complete Numerical Example with Tiling" */
 const char *fs_lesson_source(const fs_lesson *l);
+/* False for a lesson whose source is `none` (a topic none of the documents covers, such as ring
+ * attention): it makes only checks of its own, and the errata leave it out. */
+bool fs_lesson_has_source(const fs_lesson *l);
 const char *fs_lesson_intro(const fs_lesson *l);       /* "" when absent */
 const char *fs_lesson_path(const fs_lesson *l);        /* the name it was loaded under */
 fs_scene fs_lesson_scene(const fs_lesson *l);
