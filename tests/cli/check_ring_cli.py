@@ -139,4 +139,9 @@ for args, words in [
 rc, out, err = cli_test.run(exe, "trace", ["--q", q, "--k", k4, "--v", v4, "--ring", "2"])
 check(rc == 2 and "n_q (5) must equal n_kv (4)" in err, f"n_q != n_kv: exit {rc}, {err.strip()!r}")
 
+for command in ("play", "render"):   # the window has no ring scene yet
+    rc, out, err = cli_test.run(exe, command, base + ["--ring", "2", "--sharding", "contiguous", "--step", "0", "--out",
+                                                      tmp + "/x.png"] if command == "render" else base + ["--ring", "2"])
+    check(rc == 2 and "no ring scene" in err, f"{command} --ring: exit {rc}, {err.strip()!r}")
+
 cli_test.finish("check_ring_cli: {passed} passed, {failed} failed (seed {seed})")
