@@ -2,7 +2,7 @@
  *
  * Random problems are drawn fresh each run (seed printed on failure; FS_SEED=... replays one):
  * every sharding, causal and not, P in {1, 2, 3, 4, 8}, sequence lengths that are not multiples
- * of P or 2P, GQA, ragged tiles, both forms.
+ * of P or 2P, GQA, ragged tiles, both forms, given scores (forward) as well as Q and K.
  *
  * Tolerances: the forward agrees with fs_reference and fs_tiled to 1e-12 relative (max(1, |x|)):
  * the ring regroups sums of at most a few dozen terms of size ≤ 1 (a merge is one more product
@@ -90,6 +90,14 @@ START_TEST(test_ring_forward_matches_reference)
         fs_ring g = ring_of(_i, &r, &causal, &n);
         problem p;
         draw(&p, &r, n, causal);
+        double *S = NULL;
+        if (rep == 3) {   /* given scores instead of Q and K */
+            S = malloc(sizeof(double) * (size_t)p.a.n_q_heads * n * n);
+            fs_rng_fill(&r, S, (long)p.a.n_q_heads * n * n, -3, 3);
+            p.a.S = S;
+            p.a.Q = p.a.K = NULL;
+            p.a.scale = 1;
+        }
         const size_t rows = (size_t)p.a.n_q_heads * n, on = rows * (size_t)p.a.d_v;
         double *O = malloc(sizeof(double) * on), *m = malloc(sizeof(double) * rows), *l = malloc(sizeof(double) * rows);
         double *Or = malloc(sizeof(double) * on), *mr = malloc(sizeof(double) * rows), *lr = malloc(sizeof(double) * rows);
@@ -110,7 +118,7 @@ START_TEST(test_ring_forward_matches_reference)
             FS_ASSERT_SEED(fabs(l[k] - lt[k]) <= TOL * fmax(1, lt[k]), seed, "P=%d %s: l of row %zu", g.P,
                            fs_sharding_str(g.sharding), k);
         }
-        free(O), free(m), free(l), free(Or), free(mr), free(lr), free(Ot), free(mt), free(lt);
+        free(O), free(m), free(l), free(Or), free(mr), free(lr), free(Ot), free(mt), free(lt), free(S);
         problem_free(&p);
     }
 }

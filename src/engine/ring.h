@@ -97,7 +97,8 @@ int32_t fs_ring_positions(const fs_ring *r, int32_t n, int32_t s, int32_t *pos);
  * hop home carries dK and dV only. */
 int64_t fs_ring_shard_bytes(const fs_attn *a, int32_t n_s, bool backward, bool last);
 
-/* Forward. O (n_q_heads, n, d_v); m_out, l_out (n_q_heads, n) natural units, may be NULL. */
+/* Forward. O (n_q_heads, n, d_v); m_out, l_out (n_q_heads, n) natural units, may be NULL. Given
+ * scores (a->S) are sharded like Q and K. */
 fs_status fs_ring_forward(const fs_attn *a, const fs_ring *r, double *O, double *m_out, double *l_out,
                           fs_trace *tr);
 
