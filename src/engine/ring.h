@@ -1,6 +1,6 @@
 /* ring.h: ring (context-parallel) attention over P simulated devices, forward and backward.
  *
- * No one of the five source documents covers this: it is the multi-GPU form of the algorithms
+ * None of the five source documents covers this: it is the multi-GPU form of the algorithms
  * they do cover. Q, K and V of one sequence are sharded by position over P devices. Each device
  * keeps its own queries; the KV shards travel around a ring, one hop a step, so after P steps
  * every device has met every shard once without any device ever holding the whole of K and V.
@@ -54,8 +54,8 @@
  * Trace (trace.h), in order: per step t, per device p: HOLD (the shard, its positions), then the
  * tiled kernel's TILE/SKIP/ROW events (backward: BTILE/BSKIP/BROW/BKEY) with device, ring_step
  * and shard set and rows, keys and tiles local to the step, then (forward) one RMERGE per row
- * that saw a key; then per device one SEND and one RECV (none after the last forward step; the
- * backward's last are dK and dV going home). The forward ends with one OUT per row (head by
+ * that saw a key; after the step every device's SEND, then every device's RECV (none after the
+ * last forward step; the backward's last are dK and dV going home). The forward ends with one OUT per row (head by
  * head, global rows); the backward starts with LSE and DELTA per row and ends with GRAD rows.
  */
 #ifndef FS_RING_H
