@@ -338,6 +338,29 @@ START_TEST(test_ring_trace_invariants)
         /* The last event of each kind: OUT rows (forward) or GRAD rows (backward), in order. */
         const fs_event *last = &tr.ev[tr.n - 1];
         ck_assert_int_eq(last->kind, backward ? FS_EV_GRAD : FS_EV_OUT);
+        if (backward) {
+            /* The dQ of a BROW and the dK, dV of a BKEY are the device's and the travelling
+             * shard's: the last one of each row and key is its GRAD row, bit for bit. */
+            int64_t grads = 0;
+            for (int64_t k = 0; k < tr.n; k++) {
+                const fs_event *gr = &tr.ev[k];
+                if (gr->kind != FS_EV_GRAD) continue;
+                const fs_event *last_ev = NULL;
+                for (int64_t j = 0; j < tr.n; j++) {
+                    const fs_event *e = &tr.ev[j];
+                    if (gr->tensor == FS_GRAD_DQ ? e->kind == FS_EV_BROW && e->head == gr->head && e->pos == gr->row
+                                                 : e->kind == FS_EV_BKEY && e->kv_head == gr->head && e->pos == gr->row)
+                        last_ev = e;
+                }
+                if (!last_ev) continue;   /* every pair of this row or key skipped */
+                const int64_t off = gr->tensor == FS_GRAD_DV ? last_ev->g_new : last_ev->o_new;
+                FS_ASSERT_SEED(!memcmp(fs_trace_at(&tr, off), fs_trace_at(&tr, gr->o_new), sizeof(double) * gr->n_o), seed,
+                               "P=%d %s: %s row %d differs from its last update in the trace", g.P,
+                               fs_sharding_str(g.sharding), fs_grad_str(gr->tensor), gr->row);
+                grads++;
+            }
+            ck_assert_int_gt(grads, 0);
+        }
         if (!backward) {   /* the OUT rows are the output */
             int64_t outs = 0;
             for (int64_t k = 0; k < tr.n; k++)
