@@ -490,7 +490,8 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fputc('\n', f);
             break;
         case FS_EV_BKEY:
-            fprintf(f, "  key %d  dK: ", e->row);
+            if (e->pos >= 0) fprintf(f, "  key %d (pos %d)  dK: ", e->row, e->pos);
+            else fprintf(f, "  key %d  dK: ", e->row);
             tvec_update(f, tr, e->o_old, e->o_blk, e->o_new, e->n_o, digits);
             fprintf(f, "   dV: ");
             tvec_update(f, tr, e->g_old, e->g_blk, e->g_new, e->n_g, digits);
