@@ -531,6 +531,10 @@ START_TEST(test_course)
     ck_assert_str_eq(w, "FlashAttention & Memory Efficiency, §Softmax");
     fs_source_words("a saved trace", w, sizeof w);
     ck_assert_str_eq(w, "a saved trace");
+    fs_source_words("none, §Ring attention", w, sizeof w);
+    ck_assert_str_eq(w, "beyond the five documents, §Ring attention");
+    fs_source_words("nonesuch.txt", w, sizeof w);
+    ck_assert_str_eq(w, "nonesuch.txt");
 
     fs_course c;
     fs_loc_error e;

@@ -60,6 +60,12 @@ static void jvec(FILE *f, const char *key, const fs_trace *tr, int64_t off, int3
     fputc(']', f);
 }
 
+/* What a ring hop carries (SEND, RECV: the event's tensor field). */
+static const char *ring_carries(int32_t what)
+{
+    return what == 0 ? "K,V" : what == 1 ? "K,V,dK,dV" : "dK,dV";
+}
+
 #define JF(key, x) (fprintf(f, ",\"" key "\":"), jnum(f, (x)))
 #define JI(key, x) fprintf(f, ",\"" key "\":%d", (int)(x))
 
@@ -206,7 +212,26 @@ void cli_trace_jsonl(FILE *f, const fs_trace *tr)
             JI("seq", e->seq); JI("pos", e->c0); JI("block", e->block); JI("page", e->page); JI("slot", e->slot);
             JI("refs", e->refs);
             break;
+        case FS_EV_HOLD:
+            jvec(f, "positions", tr, e->s_row, e->n_s);
+            break;
+        case FS_EV_SEND:
+        case FS_EV_RECV:
+            JI("from", e->a); JI("to", e->b);
+            fprintf(f, ",\"bytes\":%lld,\"carries\":\"%s\"", (long long)e->bytes, ring_carries(e->tensor));
+            break;
+        case FS_EV_RMERGE:
+            JI("row", e->row);
+            jstate(f, e);
+            jvec(f, "o_old", tr, e->o_old, e->n_o);
+            jvec(f, "o_blk", tr, e->o_blk, e->n_o);
+            jvec(f, "o_new", tr, e->o_new, e->n_o);
+            break;
         default: break;
+        }
+        if (e->device >= 0) {   /* ring attention: where and when (rows, keys, tiles local to the step) */
+            JI("device", e->device); JI("ring_step", e->ring_step); JI("shard", e->shard);
+            if (e->pos >= 0) JI("pos", e->pos);
         }
         if (e->lowp) {   /* a low-precision run (--fp8): the scales, and on request the values */
             fputs(",\"lowp\":true", f);
@@ -278,6 +303,18 @@ static void print_tile(FILE *f, const fs_trace *tr, const char *hd, const fs_eve
     fputc('\n', f);
 }
 
+/* A ring shard's positions as ranges: "0-1, 14-15", or "3, 7, 11" (striped). */
+static void print_positions(FILE *f, const double *v, int32_t n)
+{
+    for (int32_t k = 0; k < n;) {
+        int32_t j = k;
+        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
+        if (j > k) fprintf(f, "%s%d-%d", k ? ", " : "", (int)v[k], (int)v[j]);
+        else fprintf(f, "%s%d", k ? ", " : "", (int)v[k]);
+        k = j + 1;
+    }
+}
+
 /* Events of one kind come in runs; the table heads a run or ends it with a line of its own. */
 static bool first_of_run(const fs_trace *tr, int64_t k)
 {
@@ -292,7 +329,8 @@ static bool last_of_run(const fs_trace *tr, int64_t k)
 /* A row of S as the forward (ROW) and the backward (BROW) recompute it. */
 static void print_scores(FILE *f, const fs_trace *tr, const fs_event *e, int digits)
 {
-    fprintf(f, "  row %d  S = ", e->row);
+    if (e->pos >= 0) fprintf(f, "  row %d (pos %d)  S = ", e->row, e->pos);
+    else fprintf(f, "  row %d  S = ", e->row);
     tvec(f, tr, e->s_row, e->n_s, digits);
 }
 
@@ -313,13 +351,17 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
         fprintf(f, "dropout p=%s seed=%llu: kept weights times 1/(1-p) = %s; l sums P before dropout\n",
                 num(b[0], r->tiling.dropout.p, 6), (unsigned long long)r->tiling.dropout.seed,
                 num(b[1], fs_dropout_keep_scale(r->tiling.dropout.p), 6));
-    if (r->algo == FS_ALGO_BACKWARD)
+    if (r->algo == FS_ALGO_RING)
+        fprintf(f, "ring of %d devices, %s sharding%s: at ring step t device p holds KV shard (p - t) mod P; "
+                   "rows, keys and tiles of a step are the device's own (pos: the position in the sequence)\n",
+                r->ring.P, fs_sharding_str(r->ring.sharding), r->ring_backward ? ", backward (dK, dV travel with K, V)" : "");
+    if (r->algo == FS_ALGO_BACKWARD || (r->algo == FS_ALGO_RING && r->ring_backward))
         fprintf(f, "Bq=%d Bk=%d order=%s dO=%s\n", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order),
                 r->dO ? "given" : "1 (no --do: the gradient of sum(O))");
     if (r->algo == FS_ALGO_TILED)
         fprintf(f, "%s%s%s", r->lowp ? "low precision (--fp8): " : "",
                 r->lowp ? fs_lowp_recipe_str(&r->recipe, rb, sizeof rb) : "", r->lowp ? ", float32 arithmetic\n" : "");
-    if (r->algo == FS_ALGO_TILED)
+    if (r->algo == FS_ALGO_TILED || (r->algo == FS_ALGO_RING && !r->ring_backward))
         fprintf(f, "Bq=%d Bk=%d form=%s order=%s%s%s%s\n", r->tiling.Bq, r->tiling.Bk,
                 fs_form_str(r->tiling.form), fs_order_str(r->tiling.order),
                 r->tiling.exp2 ? " exp2 (m and s in base-2 units)" : "",
@@ -338,8 +380,12 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
 
     for (int64_t k = 0; k < tr->n; k++) {
         const fs_event *e = &tr->ev[k];
-        char hd[32] = "";
+        char hd[64] = "";
         if (heads) snprintf(hd, sizeof hd, "head %d (kv %d) ", e->head, e->kv_head);
+        if (e->device >= 0 && e->kind != FS_EV_HOLD) {
+            size_t used = strlen(hd);
+            snprintf(hd + used, sizeof hd - used, "device %d: ", e->device);
+        }
         switch (e->kind) {
         case FS_EV_ELEM:
             if (e->c1 - e->c0 == 1)
@@ -444,7 +490,8 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             fputc('\n', f);
             break;
         case FS_EV_BKEY:
-            fprintf(f, "  key %d  dK: ", e->row);
+            if (e->pos >= 0) fprintf(f, "  key %d (pos %d)  dK: ", e->row, e->pos);
+            else fprintf(f, "  key %d  dK: ", e->row);
             tvec_update(f, tr, e->o_old, e->o_blk, e->o_new, e->n_o, digits);
             fprintf(f, "   dV: ");
             tvec_update(f, tr, e->g_old, e->g_blk, e->g_new, e->n_g, digits);
@@ -481,9 +528,67 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
                     e->block);
             if (last_of_run(tr, k)) fputc('\n', f);
             break;
+        case FS_EV_HOLD:
+            fprintf(f, "ring step %d, device %d holds KV shard %d: positions ", e->ring_step, e->device, e->shard);
+            print_positions(f, fs_trace_at(tr, e->s_row), e->n_s);
+            fputc('\n', f);
+            break;
+        case FS_EV_SEND:
+            if (first_of_run(tr, k)) fprintf(f, "after ring step %d:\n", e->ring_step);
+            fprintf(f, "  device %d sends shard %d to device %d (%s, %lld bytes in float64)\n", e->a, e->shard, e->b,
+                    ring_carries(e->tensor), (long long)e->bytes);
+            break;
+        case FS_EV_RECV:
+            fprintf(f, "  device %d receives shard %d from device %d\n", e->b, e->shard, e->a);
+            if (last_of_run(tr, k)) fputc('\n', f);
+            break;
+        case FS_EV_RMERGE:
+            fprintf(f, "%srow %d merges shard %d: m = max(%s, %s) = %s  alpha = %s  beta = %s\n", hd, e->row, e->shard,
+                    num(b[0], e->m_old, digits), num(b[1], e->m_blk, digits), num(b[2], e->m_new, digits),
+                    num(b[3], e->alpha, digits), num(b[4], e->beta, digits));
+            fprintf(f, "    l = %s * %s + %s * %s = %s\n    o: ", num(b[0], e->alpha, digits), num(b[1], e->l_old, digits),
+                    num(b[2], e->beta, digits), num(b[3], e->l_blk, digits), num(b[4], e->l_new, digits));
+            tvec(f, tr, e->o_old, e->n_o, digits);
+            fputs(" with ", f);
+            tvec(f, tr, e->o_blk, e->n_o, digits);
+            fputs(" -> ", f);
+            tvec(f, tr, e->o_new, e->n_o, digits);
+            fputc('\n', f);
+            if (last_of_run(tr, k)) fputc('\n', f);
+            break;
         default: break;
         }
     }
+}
+
+/* Ring attention's work table (fs_ring_work): per device, the tile pairs it visits at each ring
+ * step (skipped ones after a slash) and its load, the visited pairs of all steps; then the
+ * visible (query, key) pairs of one head, the same per step and in all. */
+static void print_ring_work(FILE *f, const fs_run *r)
+{
+    fs_ring g = r->ring;
+    g.tiling = r->tiling;
+    const int32_t P = g.P;
+    int64_t *vis = malloc(sizeof(int64_t) * P * P), *skip = malloc(sizeof(int64_t) * P * P),
+            *pairs = malloc(sizeof(int64_t) * P * P);
+    if (vis && skip && pairs && fs_ring_work(&r->attn, &g, vis, skip, pairs) == FS_OK) {
+        fprintf(f, "\nwork per device and ring step (one head): tile pairs visited/skipped, then visible (query, key) pairs\n");
+        for (int32_t p = 0; p < P; p++) {
+            int64_t load = 0, pl = 0;
+            fprintf(f, "  device %d: tiles", p);
+            for (int32_t t = 0; t < P; t++) {
+                fprintf(f, " %lld/%lld", (long long)vis[p * P + t], (long long)skip[p * P + t]);
+                load += vis[p * P + t];
+                pl += pairs[p * P + t];
+            }
+            fprintf(f, "  load %lld   pairs", (long long)load);
+            for (int32_t t = 0; t < P; t++) fprintf(f, " %lld", (long long)pairs[p * P + t]);
+            fprintf(f, "  load %lld\n", (long long)pl);
+        }
+    }
+    free(vis);
+    free(skip);
+    free(pairs);
 }
 
 /* ---- main ---- */
@@ -566,6 +671,7 @@ int cli_trace(int argc, char **argv)
     }
     if (jsonl) cli_trace_jsonl(stdout, &tr);
     else print_table(stdout, r, &tr, digits);
+    if (!jsonl && r->algo == FS_ALGO_RING) print_ring_work(stdout, r);
     rc = fflush(stdout) == 0 ? 0 : 2;
 out:
     fs_result_free(&res);

@@ -244,6 +244,12 @@ int cli_verify(int argc, char **argv)
             T.broken++;
             continue;
         }
+        if (fmt == OUT_MARKDOWN && !fs_lesson_has_source(ls[i])) {
+            /* the errata list the documents' claims; a lesson with `source: none` makes none */
+            fs_lesson_free(ls[i]);
+            ls[i] = NULL;
+            continue;
+        }
         T.lessons++;
         for (int k = 0; k < fs_lesson_check_count(ls[i]); k++) {
             const fs_check *c = fs_lesson_check(ls[i], k);

@@ -35,6 +35,15 @@ const char cli_problem_help[] =
     "                               and dQ, dK, dV tile by tile (needs --q, --k and --v)\n"
     "  --do FILE                    with --backward: dO (n_q x d_v, like --v per head); without\n"
     "                               it dO = 1, the gradient of sum(O), and the run says so\n"
+    "  --ring P                     ring attention over P simulated devices (1 to 1024): the\n"
+    "                               sequence sharded, each KV shard passed around the ring, each\n"
+    "                               device's step a tiled run merged into its rows (alpha, beta);\n"
+    "                               with --backward, dK and dV travel with their shard. Needs\n"
+    "                               n_q = n_kv, --mask none or causal; the table ends with the\n"
+    "                               work per device and step (trace only: the window has no\n"
+    "                               ring scene yet)\n"
+    "  --sharding contiguous|zigzag|striped   with --ring: device p holds block p, or blocks p\n"
+    "                               and 2P-1-p of 2P (default), or every P-th position from p\n"
     "\n"
     "problem options:\n"
     "  --bq N --bk N                tile sizes (default 2 and 3; decode: --bk is the split size)\n"
@@ -97,6 +106,22 @@ static int set_query(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_
 static int set_decode(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_DECODE; p->algo_set++; return 0; }
 static int set_backward(cli_problem *p, const char *v) { (void)v; p->run.algo = FS_ALGO_BACKWARD; p->algo_set++; return 0; }
 static int set_do(cli_problem *p, const char *v) { p->dout = v; return 0; }
+
+static int set_ring(cli_problem *p, const char *v)
+{
+    if (!cli_parse_int(v, 1, FS_RING_MAX_DEVICES, &p->ring))
+        return fail(p, "--ring must be a number of devices from 1 to 1024, not '%s'", v);
+    p->run.ring.P = (int32_t)p->ring;
+    return 0;
+}
+
+static int set_sharding(cli_problem *p, const char *v)
+{
+    fs_sharding s = fs_sharding_parse(v);
+    if (s == FS_SHARD_COUNT) return fail(p, "--sharding is contiguous, zigzag or striped, not '%s'", v);
+    p->run.ring.sharding = s;
+    return 0;
+}
 static int set_exp2(cli_problem *p, const char *v) { (void)v; p->run.tiling.exp2 = true; return 0; }
 
 static int set_bq(cli_problem *p, const char *v)
@@ -274,8 +299,9 @@ static int set_heads(cli_problem *p, const char *v)
  * given to an algorithm that does not read it is refused rather than silently ignored (a --tree
  * given to --z, a --parts without --decode). */
 #define ALGO_BIT(x) (1u << (x))
+#define RING ALGO_BIT(FS_ALGO_RING)
 #define ALL_ATTN (ALGO_BIT(FS_ALGO_REFERENCE) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_TILED) | \
-                  ALGO_BIT(FS_ALGO_DECODE) | ALGO_BIT(FS_ALGO_BACKWARD))
+                  ALGO_BIT(FS_ALGO_DECODE) | ALGO_BIT(FS_ALGO_BACKWARD) | RING)
 #define TILES (ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_BACKWARD))
 static const struct {
     const char *opt;
@@ -293,13 +319,15 @@ static const struct {
     {"--query", false, 0, set_query},
     {"--decode", false, 0, set_decode},
     {"--backward", false, 0, set_backward},
-    {"--do", true, ALGO_BIT(FS_ALGO_BACKWARD), set_do},
-    {"--bq", true, TILES, set_bq},
-    {"--bk", true, TILES | ALGO_BIT(FS_ALGO_DECODE), set_bk},
+    {"--do", true, ALGO_BIT(FS_ALGO_BACKWARD) | RING, set_do},
+    {"--ring", true, RING, set_ring},
+    {"--sharding", true, RING, set_sharding},
+    {"--bq", true, TILES | RING, set_bq},
+    {"--bk", true, TILES | RING | ALGO_BIT(FS_ALGO_DECODE), set_bk},
     {"--parts", true, ALGO_BIT(FS_ALGO_DECODE), set_parts},
     {"--chunk", true, ALGO_BIT(FS_ALGO_SOFTMAX), set_chunk},
-    {"--form", true, ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_DECODE), set_form},
-    {"--order", true, TILES, set_order},
+    {"--form", true, ALGO_BIT(FS_ALGO_TILED) | ALGO_BIT(FS_ALGO_QUERY) | ALGO_BIT(FS_ALGO_DECODE) | RING, set_form},
+    {"--order", true, TILES | RING, set_order},
     {"--mask", true, ALL_ATTN, set_mask},
     {"--window", true, ALL_ATTN, set_window},
     {"--offset", true, ALL_ATTN, set_offset},
@@ -532,6 +560,20 @@ int cli_problem_load(cli_problem *p)
 {
     fs_run *r = &p->run;
     if (p->algo_set > 1) return fail(p, "%s", "choose one of --reference, --query, --decode, --backward, --z");
+    bool sharding_given = false;
+    for (int k = 0; k < N_OPTIONS; k++) sharding_given |= (p->given >> k & 1u) && !strcmp(options[k].opt, "--sharding");
+    if (sharding_given && !p->ring) return fail(p, "%s", "--sharding needs --ring P");
+    if (p->ring && strcmp(p->cmd, "trace"))
+        return fail(p, "%s", "--ring: the window has no ring scene yet; 'flashstep trace --ring P' prints the ring's "
+                             "events (table or --format jsonl), and the ring lessons play in the terminal");
+    if (p->ring) {   /* the ring runs the tiled forward, or with --backward the backward, on each device */
+        if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_BACKWARD)
+            return fail(p, "%s", "--ring runs the tiled forward (the default) or --backward; drop the other algorithm");
+        if (r->algo == FS_ALGO_TILED && p->dout) return fail(p, "%s", "--do is the backward's input: give --backward too");
+        r->ring_backward = r->algo == FS_ALGO_BACKWARD;
+        if (r->ring_backward && p->scores) return fail(p, "%s", "--scores have no dQ or dK: the ring's backward needs --q and --k");
+        r->algo = FS_ALGO_RING;
+    }
     for (int k = 0; k < N_OPTIONS; k++)
         if ((p->given >> k & 1u) && options[k].algos && !(options[k].algos & ALGO_BIT(r->algo))) {
             fprintf(stderr, "flashstep %s: %s does not apply to %s\n(see flashstep %s --help)\n", p->cmd, options[k].opt,
@@ -540,6 +582,7 @@ int cli_problem_load(cli_problem *p)
                     : r->algo == FS_ALGO_QUERY     ? "--query"
                     : r->algo == FS_ALGO_DECODE    ? "--decode"
                     : r->algo == FS_ALGO_BACKWARD  ? "--backward"
+                    : r->algo == FS_ALGO_RING      ? "ring attention (--ring)"
                                                    : "tiled attention (the default)",
                     p->cmd);
             return 2;
@@ -615,7 +658,7 @@ int cli_problem_load(cli_problem *p)
                 return shape_err(p, p->dout, msg);
             }
             r->dO = p->dO.data;
-        } else if (r->algo == FS_ALGO_BACKWARD) {
+        } else if (r->algo == FS_ALGO_BACKWARD || r->ring_backward) {
             fprintf(stderr, "flashstep %s: no --do given: dO = 1, the gradient of sum(O)\n", p->cmd);
         }
     } else {
@@ -671,7 +714,7 @@ int cli_problem_load(cli_problem *p)
     if (r->algo != FS_ALGO_SOFTMAX && fs_attn_check(at) == FS_ERR_RANGE)
         return cli_range_report(p->cmd, at, NULL, p->q, p->k, p->v, p->scores, NULL);
     if (make_block_table(p)) return 2;
-    if (r->algo == FS_ALGO_BACKWARD && r->dO && fs_attn_check(at) == FS_OK &&
+    if ((r->algo == FS_ALGO_BACKWARD || r->ring_backward) && r->dO && fs_attn_check(at) == FS_OK &&
         cli_range_report(p->cmd, at, r->dO, p->q, p->k, p->v, p->scores, p->dout))
         return 2;
     if (r->lowp && r->recipe.hadamard && (at->d & (at->d - 1))) {
@@ -709,6 +752,35 @@ int cli_problem_load(cli_problem *p)
         pool = (int64_t)p->hq * (2 * (int64_t)at->n_q * at->d_v +
                                  nqt * nkt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
                                  (int64_t)at->n_q * at->d + (int64_t)at->n_kv * (at->d + at->d_v));
+    }
+    if (r->algo == FS_ALGO_RING && fs_attn_check(at) == FS_OK) {
+        fs_ring g = r->ring;
+        g.tiling = r->tiling;
+        char why[200];
+        if (fs_ring_check(at, &g, why, sizeof why) != FS_OK) {
+            fprintf(stderr, "flashstep %s: %s\n", p->cmd, why[0] ? why : "the ring cannot run this problem");
+            return 2;
+        }
+        /* Every device meets every shard: P² steps of at most the largest shard (cap) each, a
+         * tiled run (or backward) of cap queries and cap keys, and a merge per row. */
+        int64_t cap = 0, P = g.P;
+        for (int32_t s = 0; s < g.P; s++) {
+            int64_t c = fs_ring_positions(&g, at->n_q, s, NULL);
+            cap = c > cap ? c : cap;
+        }
+        int64_t bq = r->tiling.Bq < cap ? r->tiling.Bq : cap, bk = r->tiling.Bk < cap ? r->tiling.Bk : cap;
+        int64_t qt = (cap + bq - 1) / bq, kt = (cap + bk - 1) / bk;
+        if (r->ring_backward) {
+            events = P * P * p->hq * qt * kt * (1 + bq + bk) + 4 * (int64_t)p->hq * at->n_q + 2 * (int64_t)p->hkv * at->n_q;
+            pool = P * P * p->hq * qt * kt * (bq * (4 * bk + 3 * (int64_t)at->d) + bk * 3 * (int64_t)(at->d + at->d_v)) +
+                   (int64_t)p->hq * at->n_q * (3 * (int64_t)at->d_v + at->d) + (int64_t)p->hkv * at->n_q * (at->d + at->d_v);
+        } else {
+            events = P * P * p->hq * (qt * kt + cap * kt + 2 * cap) + (int64_t)p->hq * at->n_q;
+            pool = P * P * p->hq * (cap * kt * (2 * bk + 2 * (int64_t)at->d_v) + 4 * cap * (int64_t)at->d_v) +
+                   (int64_t)p->hq * at->n_q * at->d_v;
+        }
+        events += 3 * P * P;
+        pool += P * P * cap;
     }
     if (r->tiling.dropout.on) {   /* each visited pair lists its dropped cells, two numbers each */
         int64_t bq = r->tiling.Bq < at->n_q ? r->tiling.Bq : at->n_q, bk = r->tiling.Bk < at->n_kv ? r->tiling.Bk : at->n_kv;
@@ -748,6 +820,7 @@ void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *det
                        : r->algo == FS_ALGO_QUERY  ? "Online attention"
                        : r->algo == FS_ALGO_DECODE ? "FlashDecoding"
                        : r->algo == FS_ALGO_BACKWARD ? "Backward pass"
+                       : r->algo == FS_ALGO_RING ? (r->ring_backward ? "Ring attention, backward," : "Ring attention")
                                                    : "Reference attention";
     if (p->scores) snprintf(title, n, "%s of S = %s%s%s", what, base(p->scores), p->v ? ", V = " : "", p->v ? base(p->v) : "");
     else snprintf(title, n, "%s of %s, %s, %s", what, base(p->q), base(p->k), base(p->v));
@@ -755,16 +828,17 @@ void cli_problem_describe(const cli_problem *p, char *title, size_t n, char *det
     if (a->d) ADD(", d = %d", a->d);
     ADD(", d_v = %d", a->d_v);
     if (a->n_q_heads > 1) ADD(", heads %d:%d", a->n_q_heads, a->n_kv_heads);
-    if (r->algo == FS_ALGO_TILED || r->algo == FS_ALGO_BACKWARD)
+    if (r->algo == FS_ALGO_RING) ADD(", %d devices, %s sharding", r->ring.P, fs_sharding_str(r->ring.sharding));
+    if (r->algo == FS_ALGO_TILED || r->algo == FS_ALGO_BACKWARD || r->algo == FS_ALGO_RING)
         ADD(", Bq = %d, Bk = %d, %s", r->tiling.Bq, r->tiling.Bk, fs_order_str(r->tiling.order));
-    if (r->algo == FS_ALGO_BACKWARD) ADD(", dO = %s", p->dout ? base(p->dout) : "1");
+    if (r->algo == FS_ALGO_BACKWARD || r->ring_backward) ADD(", dO = %s", p->dout ? base(p->dout) : "1");
     if (r->algo == FS_ALGO_DECODE) {
         if (r->decoding.split == FS_SPLIT_STRIDED) ADD(", %d strided parts", r->decoding.parts);
         else ADD(", splits of %d", r->decoding.Bk);
         ADD(", %s merge", fs_merge_str(r->decoding.merge));
         if (r->page_size > 0) ADD(", pages of %d (%s)", r->page_size, p->block_table ? base(p->block_table) : "shuffled table");
     }
-    if (r->algo != FS_ALGO_REFERENCE && r->algo != FS_ALGO_BACKWARD)
+    if (r->algo != FS_ALGO_REFERENCE && r->algo != FS_ALGO_BACKWARD && !r->ring_backward)
         ADD(", %s", fs_form_str(r->algo == FS_ALGO_DECODE ? r->decoding.form : r->tiling.form));
     if (p->tree) ADD(", tree %s", base(p->tree));
     else if (p->window) ADD(", window %d", p->window);

@@ -24,6 +24,7 @@ typedef struct {
     const char *q, *k, *v, *scores, *z, *tree, *dout;   /* file names (dout: --do) */
     const char *block_table;   /* --block-table FILE, or NULL */
     long page_size;            /* --page-size, 0 when not given */
+    long ring;                 /* --ring P: devices, 0 when not given */
     unsigned long long seed;   /* --seed: the dropout's key (default 0) or, with --page-size, the
                                   table's shuffle (default 1) */
     int algo_set;           /* how many of --reference/--query/--decode/--backward/--z */

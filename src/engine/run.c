@@ -16,6 +16,7 @@ fs_run fs_run_make(fs_algo algo)
     r.decoding = fs_decoding_default();
     r.chunk = 1;
     r.recipe = fs_lowp_recipe_default();
+    r.ring = fs_ring_default();
     return r;
 }
 
@@ -32,15 +33,20 @@ void fs_result_free(fs_result *res)
     memset(res, 0, sizeof *res);
 }
 
-/* The forward (untraced) keeps O and each row's L; the backward, traced, reads them. */
+/* The forward (untraced) keeps O and each row's L; the backward, traced, reads them. The ring
+ * runs both around the ring. */
 static fs_status run_backward(const fs_run *r, fs_result *res, fs_trace *tr)
 {
     const fs_attn *a = &r->attn;
     const size_t rows = (size_t)a->n_q_heads * a->n_q, keys = (size_t)a->n_kv_heads * a->n_kv;
     fs_tiling fwd = r->tiling;
     fwd.exp2 = false;
+    fs_ring ring = r->ring;
+    ring.tiling = r->tiling;
+    const bool on_ring = r->algo == FS_ALGO_RING;
     if (r->tiling.pitfall != FS_PITFALL_NONE || !a->Q || !a->K || a->S) return FS_ERR_ARG;
-    fs_status st = fs_tiled(a, &fwd, res->O, res->m, res->l, NULL);
+    fs_status st = on_ring ? fs_ring_forward(a, &ring, res->O, res->m, res->l, NULL)
+                           : fs_tiled(a, &fwd, res->O, res->m, res->l, NULL);
     if (st != FS_OK) return st;
     fs_lse(res->m, res->l, (long)rows, res->L);
     double *ones = NULL;
@@ -56,6 +62,7 @@ static fs_status run_backward(const fs_run *r, fs_result *res, fs_trace *tr)
     res->dK = malloc(sizeof(double) * keys * (size_t)a->d);
     res->dV = malloc(sizeof(double) * keys * (size_t)a->d_v);
     if (!res->D || !res->dQ || !res->dK || !res->dV) st = FS_ERR_NOMEM;
+    else if (on_ring) st = fs_ring_backward(a, &ring, res->O, res->L, dO, res->dQ, res->dK, res->dV, res->D, tr);
     else st = fs_backward(a, &r->tiling, res->O, res->L, dO, res->dQ, res->dK, res->dV, res->D, tr);
     free(ones);
     return st;
@@ -133,16 +140,32 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
                               : fs_decode(a, &r->decoding, res->O, res->m, res->l, tr);
         break;
     case FS_ALGO_BACKWARD: st = run_backward(r, res, tr); break;
+    case FS_ALGO_RING:
+        if (r->ring_backward) {
+            st = run_backward(r, res, tr);
+        } else {
+            fs_ring ring = r->ring;
+            ring.tiling = r->tiling;
+            st = fs_ring_forward(a, &ring, res->O, res->m, res->l, tr);
+        }
+        break;
     default: st = FS_ERR_ARG;
     }
-    if (st == FS_OK && r->algo != FS_ALGO_BACKWARD) fs_lse(res->m, res->l, (long)rows, res->L);
+    const bool lse_done = r->algo == FS_ALGO_BACKWARD || (r->algo == FS_ALGO_RING && r->ring_backward);
+    if (st == FS_OK && !lse_done) fs_lse(res->m, res->l, (long)rows, res->L);
     if (st != FS_OK) fs_result_free(res);
     return st;
 }
 
 const char *fs_run_status_detail(const fs_run *r, fs_status st, char *buf, size_t n)
 {
-    if (r->algo == FS_ALGO_BACKWARD && (st == FS_ERR_RANGE || st == FS_ERR_VALUE) &&
+    const bool backward = r->algo == FS_ALGO_BACKWARD || (r->algo == FS_ALGO_RING && r->ring_backward);
+    if (r->algo == FS_ALGO_RING && fs_attn_check(&r->attn) == FS_OK) {
+        fs_ring ring = r->ring;
+        ring.tiling = r->tiling;
+        if (fs_ring_check(&r->attn, &ring, buf, n) != FS_OK && buf[0]) return buf;
+    }
+    if (backward && (st == FS_ERR_RANGE || st == FS_ERR_VALUE) &&
         fs_attn_check(&r->attn) == FS_OK && fs_backward_check_range(&r->attn, r->dO, buf, n) != FS_OK)
         return buf;
     return fs_attn_status_detail(&r->attn, st, buf, n);
@@ -150,6 +173,6 @@ const char *fs_run_status_detail(const fs_run *r, fs_status st, char *buf, size_
 
 const char *fs_algo_str(fs_algo a)
 {
-    static const char *s[] = {"reference", "softmax", "query", "tiled", "decode", "backward"};
+    static const char *s[] = {"reference", "softmax", "query", "tiled", "decode", "backward", "ring"};
     return (unsigned)a < FS_ALGO_COUNT ? s[a] : "?";
 }

@@ -13,6 +13,7 @@
 #include "online.h"
 #include "paged.h"
 #include "reference.h"
+#include "ring.h"
 #include "status.h"
 #include "tiled.h"
 #include "trace.h"
@@ -24,18 +25,22 @@ typedef enum {
     FS_ALGO_TILED,         /* fs_tiled */
     FS_ALGO_DECODE,        /* fs_decode */
     FS_ALGO_BACKWARD,      /* fs_tiled untraced (O and L), then fs_backward traced */
+    FS_ALGO_RING,          /* fs_ring_forward; with ring_backward, fs_ring_forward untraced (O and
+                              L), then fs_ring_backward traced */
     FS_ALGO_COUNT
 } fs_algo;
 
 typedef struct {
     fs_algo algo;
     fs_attn attn;           /* all but SOFTMAX */
-    fs_tiling tiling;       /* TILED */
+    fs_tiling tiling;       /* TILED, BACKWARD, and RING inside each step */
     fs_decoding decoding;   /* DECODE */
     const double *z;        /* SOFTMAX: the vector, n_z values */
     int32_t n_z;
     int32_t chunk;          /* SOFTMAX: ≥ 1 */
-    const double *dO;       /* BACKWARD: (n_q_heads, n_q, d_v); NULL: dO = 1, the gradient of sum(O) */
+    const double *dO;       /* BACKWARD and the ring's: (n_q_heads, n_q, d_v); NULL: dO = 1, the gradient of sum(O) */
+    fs_ring ring;           /* RING: devices and sharding (its tiling is replaced by the run's) */
+    bool ring_backward;     /* RING: the backward pass around the ring */
     bool lowp;              /* TILED: run the low-precision recipe (lowp.h) with the tiling's Bq, Bk */
     fs_lowp_recipe recipe;
     /* DECODE through a paged KV cache when page_size > 0 (fs_paged_decode_table): K and V are
@@ -51,7 +56,7 @@ typedef struct {
     double *m, *l;          /* (n_q_heads, n_q) in natural units; SOFTMAX: one each */
     int32_t n_heads, n_rows, n_cols;   /* O's shape: n_heads × n_rows × n_cols */
     double *L;              /* every attention algorithm: (n_q_heads, n_q) L = m + ln ℓ, −∞ when ℓ = 0 */
-    /* BACKWARD only (else NULL): D (n_q_heads, n_q), dQ (n_q_heads, n_q, d),
+    /* BACKWARD and the ring's backward only (else NULL): D (n_q_heads, n_q), dQ (n_q_heads, n_q, d),
      * dK (n_kv_heads, n_kv, d), dV (n_kv_heads, n_kv, d_v). */
     double *D, *dQ, *dK, *dV;
 } fs_result;
@@ -70,7 +75,7 @@ void fs_result_free(fs_result *res);
  * backward a gradient that would overflow (fs_backward_check_range). Returns buf. */
 const char *fs_run_status_detail(const fs_run *r, fs_status st, char *buf, size_t n);
 
-/* "reference", "softmax", "query", "tiled", "decode", "backward" */
+/* "reference", "softmax", "query", "tiled", "decode", "backward", "ring" */
 const char *fs_algo_str(fs_algo a);
 
 #endif

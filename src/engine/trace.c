@@ -88,6 +88,8 @@ fs_event fs_event_blank(fs_event_kind kind)
     e.x_row = e.x8_row = e.p8_row = -1;
     e.k_tile = e.k8_tile = e.v_tile = e.v8_tile = -1;
     e.seq = e.block = e.page = e.src = e.slot = e.refs = e.n_free = -1;
+    e.device = e.ring_step = e.shard = e.pos = -1;
+    e.bytes = -1;
     return e;
 }
 
@@ -113,7 +115,7 @@ const char *fs_event_kind_str(fs_event_kind k)
 {
     static const char *s[] = {"elem",  "tile",  "skip",  "row",   "partial", "merge", "out",
                               "lse",   "delta", "btile", "bskip", "brow",    "bkey",  "grad",
-                              "lookup", "alloc", "share", "cow", "write"};
+                              "lookup", "alloc", "share", "cow", "write", "hold", "send", "recv", "rmerge"};
     return (unsigned)k < FS_EV_COUNT ? s[k] : "?";
 }
 
@@ -137,6 +139,8 @@ bool fs_event_significant(const fs_event *e)
     case FS_EV_BSKIP:
     case FS_EV_GRAD:
     case FS_EV_MERGE:
+    case FS_EV_RMERGE:
+    case FS_EV_SEND:
     case FS_EV_ALLOC:
     case FS_EV_SHARE:
     case FS_EV_COW:

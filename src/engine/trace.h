@@ -52,6 +52,11 @@ typedef enum {
     FS_EV_SHARE,    /* a forked sequence shares one of its parent's pages */
     FS_EV_COW,      /* copy-on-write: a shared page copied before a sequence writes into it */
     FS_EV_WRITE,    /* one position's K and V written into a slot of a page */
+    /* Ring attention (ring.h). */
+    FS_EV_HOLD,     /* a device holds a KV shard at a ring step */
+    FS_EV_SEND,     /* a device sends the shard it holds to the next device */
+    FS_EV_RECV,     /* a device receives a shard from the previous device */
+    FS_EV_RMERGE,   /* one query row's running state merged with a step's block */
     FS_EV_COUNT
 } fs_event_kind;
 
@@ -123,6 +128,18 @@ typedef struct {
      *           refs = the sequences still holding src; n_free pages left.
      *   WRITE:  position c0 of seq into page, slot (block = c0 / page_size); refs of the page. */
     int32_t seq, block, page, src, slot, refs, n_free;
+    /* Ring attention (ring.h); −1 when n/a. device, ring_step and shard are set on every event
+     * of a step (HOLD, the kernel's TILE, SKIP, ROW, BTILE, BSKIP, BROW, BKEY, and RMERGE): the
+     * device, the step t, the KV shard (p − t) mod P it holds. Inside a step rows, keys and
+     * tiles are local: row i is the device's i-th query, key j the shard's j-th key; pos is
+     * the global position of the row (ROW, BROW, RMERGE) or the key (BKEY).
+     *   HOLD:   s_row = the shard's positions (n_s, increasing).
+     *   SEND, RECV: shard, a = from device, b = to device, bytes (float64, ring.h), and
+     *           tensor: 0 K and V, 1 K, V, dK and dV, 2 dK and dV (the last hop home).
+     *   RMERGE: as MERGE: (m_old, l_old, o_old) the running state, (m_blk, l_blk, o_blk) the
+     *           step's block, alpha, beta, the result (m_new, l_new, o_new), normalized. */
+    int32_t device, ring_step, shard, pos;
+    int64_t bytes;
 } fs_event;
 
 typedef struct {
@@ -166,7 +183,7 @@ fs_event fs_event_in_pair(fs_event_kind kind, const fs_event *pair);
 
 /* "elem", "tile", "skip", "row", "partial", "merge", "out", for the backward "lse", "delta",
  * "btile", "bskip", "brow", "bkey", "grad", and for the paged cache "lookup", "alloc", "share",
- * "cow", "write". */
+ * "cow", "write", for the ring "hold", "send", "recv", "rmerge". */
 const char *fs_event_kind_str(fs_event_kind k);
 
 /* The keys c0, c0 + stride, … < c1 of an event (a decode split or a paged lookup) in words, for
@@ -176,7 +193,8 @@ const char *fs_event_keys(const fs_event *e, char *buf, size_t n);
 
 /* Significant events for a viewer's "next interesting step": a new maximum that rescales
  * (α < 1 on a row that had seen keys), a skip, a merge, an output; in the backward a skip and a
- * finished gradient row; in the paged cache a page taken, shared or copied. */
+ * finished gradient row; in the paged cache a page taken, shared or copied; in the ring a
+ * merge and a send. */
 bool fs_event_significant(const fs_event *e);
 
 #endif

@@ -30,6 +30,8 @@ void fs_source_words(const char *source, char *out, size_t n)
 {
     if (!n) return;
     const char *t = fs_document_title(source);
+    if (!t && source && !strncmp(source, "none", 4) && (source[4] == ',' || !source[4]))
+        t = "beyond the five documents";   /* a lesson's "source: none" */
     if (!t) {
         snprintf(out, n, "%s", source ? source : "");
         return;

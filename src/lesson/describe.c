@@ -349,7 +349,39 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         put(&b, "sequence %d appends position %d: its K and V go to page %d, slot %d (block %d)", e->seq, e->c0,
             e->page, e->slot, e->block);
         break;
+    case FS_EV_HOLD: {
+        const double *pos = fs_trace_at(t, e->s_row);
+        put(&b, "ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
+        for (int32_t k = 0; pos && k < e->n_s && k < 16; k++) put(&b, "%s %d", k ? "," : "", (int)pos[k]);
+        if (e->n_s > 16) put(&b, ", …");
+        put(&b, "; its queries meet them tile by tile");
+        break;
+    }
+    case FS_EV_SEND:
+        put(&b, "after ring step %d device %d sends shard %d (%s, %lld bytes in float64) on to device %d", e->ring_step,
+            e->a, e->shard, e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "dK and dV, home",
+            (long long)e->bytes, e->b);
+        break;
+    case FS_EV_RECV:
+        put(&b, "device %d receives shard %d from device %d", e->b, e->shard, e->a);
+        break;
+    case FS_EV_RMERGE:
+        put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, l_blk = %s) merges into the running state: "
+                "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; o = ",
+            e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
+            num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+            num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
+            num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
+            num_(&b, e->l_new, D));
+        vec(&b, t, e->o_new, e->n_o, D);
+        break;
     default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
+    }
+    if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE)
+    {
+        put(&b, "; on device %d at ring step %d, holding shard %d: rows and keys are the device's own", e->device,
+            e->ring_step, e->shard);
+        if (e->pos >= 0) put(&b, " (%s %d is position %d)", e->kind == FS_EV_BKEY ? "key" : "row", e->row, e->pos);
     }
     if (b.len < n && n <= 4096 && strstr(buf, "\xe2\x88\x92 -")) return paren_negatives(buf, n);
     return b.len;

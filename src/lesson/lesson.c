@@ -110,6 +110,7 @@ void fs_lesson_free(fs_lesson *l)
 
 const char *fs_lesson_title(const fs_lesson *l) { return l->title; }
 const char *fs_lesson_source(const fs_lesson *l) { return l->source; }
+bool fs_lesson_has_source(const fs_lesson *l) { return fs_lesson_source_given(l->source); }
 const char *fs_lesson_intro(const fs_lesson *l) { return l->intro; }
 const char *fs_lesson_path(const fs_lesson *l) { return l->path; }
 fs_scene fs_lesson_scene(const fs_lesson *l) { return l->scene; }

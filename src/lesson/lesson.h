@@ -63,6 +63,9 @@ void fs_lesson_free(fs_lesson *l);
 const char *fs_lesson_title(const fs_lesson *l);
 /* "000_a9212bbbb0f7e97c.txt, §A Complete Numerical Example with Tiling" */
 const char *fs_lesson_source(const fs_lesson *l);
+/* False for a lesson whose source is `none` (a topic none of the documents covers, such as ring
+ * attention): it makes only checks of its own, and the errata leave it out. */
+bool fs_lesson_has_source(const fs_lesson *l);
 const char *fs_lesson_intro(const fs_lesson *l);       /* "" when absent */
 const char *fs_lesson_path(const fs_lesson *l);        /* the name it was loaded under */
 fs_scene fs_lesson_scene(const fs_lesson *l);
@@ -106,7 +109,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
  * -> "FlashAttention: Theory and Practice"), or NULL when it names none of the five. */
 const char *fs_document_title(const char *source);
 /* The source line for a reader: the document's title in place of its file name
- * ("FlashAttention: Theory and Practice, §A Complete …"); the line itself when it names none.
+ * ("FlashAttention: Theory and Practice, §A Complete …"); "beyond the five documents, §…" for a
+ * lesson whose source is none; the line itself when it names no document.
  * Writes at most n bytes, always terminated. */
 void fs_source_words(const char *source, char *out, size_t n);
 

@@ -38,7 +38,8 @@ static bool next_tok(toks *t, size_t *a, size_t *b)
 
 static const char *const kind_names[FS_EV_COUNT] = {"elem", "tile",  "skip",  "row",   "partial", "merge", "out",
                                                     "lse",  "delta", "btile", "bskip", "brow",    "bkey",  "grad",
-                                                    "lookup", "alloc", "share", "cow", "write"};
+                                                    "lookup", "alloc", "share", "cow", "write", "hold",
+                                                    "send", "recv", "rmerge"};
 
 /* Read an event field; false if the event has no such field (or the index is out of range). */
 static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, double *v, char *why,
@@ -53,6 +54,10 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"r1", e->r1}, {"c0", e->c0}, {"c1", e->c1}, {"stride", e->stride}, {"a", e->a},
         {"b", e->b}, {"id", e->id}, {"level", e->level}, {"step", e->step},
         {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
+        /* ring attention (ring.h): −1 outside a ring step; bytes on send and recv */
+        {"device", e->device}, {"ring_step", e->ring_step}, {"shard", e->shard}, {"pos", e->pos},
+        {"bytes", (double)e->bytes}, {"from", e->kind == FS_EV_SEND || e->kind == FS_EV_RECV ? e->a : NAN},
+        {"to", e->kind == FS_EV_SEND || e->kind == FS_EV_RECV ? e->b : NAN},
         /* dropout: how many visible cells of a tile or btile are dropped */
         {"dropped", e->kind == FS_EV_TILE || e->kind == FS_EV_BTILE ? e->n_drop : NAN},
         /* a low-precision run's scales (lowp.h): NaN on other events */
@@ -74,6 +79,10 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
             }
             if (!strcmp(f + (f[0] ? 1 : 0), "_scale") && !e->lowp) {
                 snprintf(why, nwhy, "field %s exists only for tile and row events of an fp8 lesson", f);
+                return false;
+            }
+            if ((!strcmp(f, "from") || !strcmp(f, "to")) && isnan(scal[k].val)) {
+                snprintf(why, nwhy, "field %s exists only for send and recv events", f);
                 return false;
             }
             if ((!strcmp(f, "L") || !strcmp(f, "D")) && isnan(scal[k].val)) {
@@ -174,6 +183,10 @@ static bool filter_ok(const fs_event *e, const char *key, const char *val, bool 
     else if (!strcmp(key, "id")) f = e->id;
     else if (!strcmp(key, "c0")) f = e->c0;
     else if (!strcmp(key, "visible")) f = e->visible;
+    else if (!strcmp(key, "device")) f = e->device;
+    else if (!strcmp(key, "ring_step")) f = e->ring_step;
+    else if (!strcmp(key, "shard")) f = e->shard;
+    else if (!strcmp(key, "pos")) f = e->pos;
     else {
         *known = false;
         return false;
@@ -194,7 +207,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
         if (b - a == strlen(kind_names[k]) && !strncmp(s + a, kind_names[k], b - a)) kind = k;
     if (kind < 0)
         return fs_loc_error_set(P->err, P->name, line, col + (int32_t)a,
-                       "unknown event kind '%.*s' (elem tile skip row partial merge out lse delta btile bskip brow bkey grad lookup alloc share cow write)", (int)(b - a), s + a);
+                       "unknown event kind '%.*s' (elem tile skip row partial merge out lse delta btile bskip brow bkey grad lookup alloc share cow write hold send recv rmerge)", (int)(b - a), s + a);
     char keys[8][16], vals[8][32];
     int32_t kcol[8];
     int nf = 0;
@@ -240,7 +253,7 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             ok = filter_ok(ev, keys[f], vals[f], &known, &bad);
             if (!known)
                 return fs_loc_error_set(P->err, P->name, line, kcol[f],
-                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible cls reason tensor)", keys[f]);
+                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible device ring_step shard pos cls reason tensor)", keys[f]);
             if (bad) return fs_loc_error_set(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
         }
         if (!ok) continue;
@@ -446,8 +459,8 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     }
     if (!strcmp(s, "graderr")) {
         /* max |g − g_dense| over dQ, dK, dV: the traced backward against the materializing one */
-        if (!l->has_run || l->run.algo != FS_ALGO_BACKWARD || !l->res.dQ)
-            return fs_loc_error_set(P->err, P->name, line, col, "graderr needs algo: backward");
+        if (!l->has_run || !l->res.dQ)
+            return fs_loc_error_set(P->err, P->name, line, col, "graderr needs algo: backward or ring-backward");
         const fs_attn *at = &l->run.attn;
         size_t nq = (size_t)at->n_q_heads * at->n_q, nk = (size_t)at->n_kv_heads * at->n_kv;
         size_t n1 = nq * (size_t)at->d, n2 = nk * (size_t)at->d, n3 = nk * (size_t)at->d_v;
@@ -550,8 +563,34 @@ static bool eval_target(parse_t *P, expect_rec *x, double *v)
     int ni = indices(s + nl, idx, &end);
     if (ni < 0 || *end || nl == n)
         return fs_loc_error_set(P->err, P->name, line, col, "unknown target '%s' (step, KIND …, count, out[r][c], m[r], l[r], "
-                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], maxerr, graderr, dropmismatch, drift, "
-                       "count_nan, rmse, expr)", s);
+                       "ref[r][c], compare[r][c], score[i][j], mask[i][j], mask, kv_head[h], work[p][t], skipped[p][t], "
+                       "pairs[p][t], load[p], pairs_load[p], maxerr, graderr, dropmismatch, drift, count_nan, rmse, expr)", s);
+    if (!strcmp(name, "work") || !strcmp(name, "skipped") || !strcmp(name, "pairs") || !strcmp(name, "load") ||
+        !strcmp(name, "pairs_load")) {
+        /* ring attention's work table (fs_ring_work): [p][t] per device and step, load[p] and
+         * pairs_load[p] summed over the steps */
+        const bool sum = name[0] == 'l' || !strcmp(name, "pairs_load");
+        if (!l->has_run || l->run.algo != FS_ALGO_RING)
+            return fs_loc_error_set(P->err, P->name, line, col, "%s needs algo: ring or ring-backward", name);
+        const int32_t D = l->run.ring.P;
+        if (ni != (sum ? 1 : 2) || idx[0] < 0 || idx[0] >= D || (!sum && (idx[1] < 0 || idx[1] >= D)))
+            return fs_loc_error_set(P->err, P->name, line, col, "%s needs %s with devices and steps 0 to %d", name,
+                                    sum ? "[device]" : "[device][step]", D - 1);
+        fs_ring g = l->run.ring;
+        g.tiling = l->run.tiling;
+        int64_t *w = malloc(sizeof(int64_t) * (size_t)D * D * 3);
+        if (!w || fs_ring_work(&l->run.attn, &g, w, w + (size_t)D * D, w + 2 * (size_t)D * D) != FS_OK) {
+            free(w);
+            return fs_loc_error_set(P->err, P->name, line, col, "the work table failed");
+        }
+        const int64_t *tab = name[0] == 'w' || name[0] == 'l' ? w : name[0] == 's' ? w + (size_t)D * D : w + 2 * (size_t)D * D;
+        double total = 0;
+        for (int32_t step = 0; step < D; step++)
+            if (sum || step == idx[1]) total += (double)tab[idx[0] * D + step];
+        free(w);
+        *v = total;
+        return true;
+    }
     if (!strcmp(name, "out") || !strcmp(name, "ref") || !strcmp(name, "compare")) {
         if (!l->has_run) return fs_loc_error_set(P->err, P->name, line, col, "this lesson runs nothing");
         const fs_result *r = &l->res;

@@ -91,7 +91,7 @@ size_t lp_skip_blank(const char *s, size_t a, size_t n)
 const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
-    "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed"};
+    "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed", "devices", "sharding"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -319,15 +319,17 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_SOURCE: l->source = record_text(P, lines, i, j, vstart); break;
     case K_INTRO: l->intro = record_text(P, lines, i, j, vstart); break;
     case K_ALGO: {
-        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode", "backward"};
+        /* in the order of fs_algo (run.h) */
+        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode", "backward", "ring"};
         if (!strcmp(v, "none")) {
             P->algo = -1;
             break;
         }
-        P->algo = lookup(v, algos, 6);
+        P->ring_backward = !strcmp(v, "ring-backward");
+        P->algo = P->ring_backward ? FS_ALGO_RING : lookup(v, algos, 7);
         if (P->algo < 0)
             return fs_loc_error_set(P->err, P->name, line, col,
-                           "unknown algo '%s' (softmax, query, tiled, decode, reference, backward, none)", v);
+                           "unknown algo '%s' (softmax, query, tiled, decode, reference, backward, ring, ring-backward, none)", v);
         break;
     }
     case K_SCENE: {
@@ -366,6 +368,12 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_BQ: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->Bq);
     case K_BK: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->Bk);
     case K_PARTS: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->parts);
+    case K_DEVICES: return parse_int(P, v, line, col, 1, FS_RING_MAX_DEVICES, &P->devices);
+    case K_SHARDING:
+        P->sharding = fs_sharding_parse(v);
+        if (P->sharding == FS_SHARD_COUNT)
+            return fs_loc_error_set(P->err, P->name, line, col, "unknown sharding '%s' (contiguous, zigzag, striped)", v);
+        break;
     case K_OFFSET:
         P->offset_set = true;
         return parse_int(P, v, line, col, -FS_MAX_DIM, FS_MAX_DIM, &P->offset);
@@ -800,9 +808,16 @@ bool lp_read_records(parse_t *P, const char *text, size_t len)
         goto out;
     }
     if (P->algo == -2) {
-        fs_loc_error_set(err, name, last, 1, "missing 'algo:' (softmax, query, tiled, decode, reference, none)");
+        fs_loc_error_set(err, name, last, 1, "missing 'algo:' (softmax, query, tiled, decode, reference, backward, ring, none)");
         goto out;
     }
+    /* A lesson on a topic none of the documents covers claims nothing on their behalf. */
+    for (int32_t k = 0; !fs_lesson_source_given(l->source) && k < P->n_ex; k++)
+        if (!P->ex[k].c.own) {
+            fs_loc_error_set(err, name, P->ex[k].c.line, 1,
+                             "source: none: no document prints this number; mark the expectation 'own: yes'");
+            goto out;
+        }
     ok = true;
 out:
     free(lines);

@@ -7,6 +7,8 @@
 #ifndef FS_LESSON_INTERNAL_H
 #define FS_LESSON_INTERNAL_H
 
+#include <string.h>
+
 #include "lesson.h"
 
 typedef struct {
@@ -44,5 +46,11 @@ struct fs_lesson {
     void **allocs;            /* every string and array above, freed together */
     int32_t n_allocs, cap_allocs;
 };
+
+/* A `source:` that names a document, not `none` (alone or followed by ", §SECTION"). */
+static inline bool fs_lesson_source_given(const char *source)
+{
+    return !(source && !strncmp(source, "none", 4) && (source[4] == 0 || source[4] == ','));
+}
 
 #endif

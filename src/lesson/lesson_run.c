@@ -140,19 +140,28 @@ bool lp_build_and_run(parse_t *P)
             {K_BQ, FS_ALGO_TILED},      {K_ORDER, FS_ALGO_TILED}, {K_PITFALL, FS_ALGO_TILED},
             {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
             {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT},
-            {K_FP8, FS_ALGO_TILED}, {K_DROPOUT, FS_ALGO_TILED}, {K_SEED, FS_ALGO_TILED}};
+            {K_FP8, FS_ALGO_TILED}, {K_DROPOUT, FS_ALGO_TILED}, {K_SEED, FS_ALGO_TILED},
+            {K_DEVICES, FS_ALGO_RING}, {K_SHARDING, FS_ALGO_RING}};
         int first = -1;   /* the misplaced key nearest the top of the file */
         for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
             /* the backward reads the tiles and the order, but not the forward's form or exp2 */
             bool backward_reads = only[k].key == K_BQ || only[k].key == K_ORDER || only[k].key == K_DROPOUT ||
                                   only[k].key == K_SEED;
-            bool applies = only[k].algo == FS_ALGO_COUNT ? P->algo != FS_ALGO_BACKWARD
-                                                         : P->algo == (int)only[k].algo ||
-                                                               (backward_reads && P->algo == FS_ALGO_BACKWARD);
+            /* the ring reads the tiles, the order and the form (dO for its backward), no exp2 */
+            bool ring_reads = only[k].key == K_BQ || only[k].key == K_ORDER ||
+                              (only[k].key == K_FORM && !P->ring_backward) || (only[k].key == K_DO && P->ring_backward);
+            bool backward = P->algo == FS_ALGO_BACKWARD || P->ring_backward;
+            bool applies = P->algo == FS_ALGO_RING ? ring_reads || only[k].algo == FS_ALGO_RING
+                           : only[k].algo == FS_ALGO_COUNT ? !backward
+                                                           : P->algo == (int)only[k].algo ||
+                                                                 (backward_reads && P->algo == FS_ALGO_BACKWARD);
             if (P->seen[only[k].key] && !applies &&
                 (first < 0 || P->key_line[only[k].key] < P->key_line[only[first].key]))
                 first = k;
         }
+        if (first >= 0 && P->algo == FS_ALGO_RING)
+            return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1, "'%s:' does not apply to algo: %s",
+                                    lp_key_names[only[first].key], P->ring_backward ? "ring-backward" : "ring");
         if (first >= 0 && only[first].algo == FS_ALGO_COUNT)
             return fs_loc_error_set(err, P->name, P->key_line[only[first].key], 1,
                                     "'%s:' does not apply to algo: backward", lp_key_names[only[first].key]);
@@ -202,8 +211,22 @@ bool lp_build_and_run(parse_t *P)
         r->decoding.parts = P->parts ? P->parts : 1;
         r->decoding.merge = P->merge;
         r->decoding.form = P->form;
+        if (P->algo == FS_ALGO_RING) {
+            if (!P->seen[K_DEVICES])
+                return fs_loc_error_set(err, P->name, aline, 1, "algo: ring needs 'devices:' (the number of devices P)");
+            r->ring.P = P->devices;
+            r->ring.sharding = P->seen[K_SHARDING] ? P->sharding : FS_SHARD_ZIGZAG;
+            r->ring_backward = P->ring_backward;
+            r->ring.tiling = r->tiling;
+            char why[200];
+            if (fs_attn_check(a) == FS_OK && fs_ring_check(a, &r->ring, why, sizeof why) != FS_OK && why[0])
+                return fs_loc_error_set(err, P->name, aline, 1, "the ring cannot run this lesson: %s", why);
+        }
         if (!P->scene_set) {
-            if (P->algo == FS_ALGO_QUERY) l->scene = FS_SCENE_QUERY;
+            /* The window has no ring scene yet (its grid is the sequence's, the ring's tiles are
+             * each device's own): ring lessons show their claims, the terminal player every event. */
+            if (P->algo == FS_ALGO_RING) l->scene = FS_SCENE_CLAIMS;
+            else if (P->algo == FS_ALGO_QUERY) l->scene = FS_SCENE_QUERY;
             else if (P->algo == FS_ALGO_BACKWARD) l->scene = FS_SCENE_BACKWARD;
             else if (P->algo == FS_ALGO_DECODE) l->scene = FS_SCENE_DECODE;
             else if (P->pitfall != FS_PITFALL_NONE || P->seen[K_FP8]) l->scene = FS_SCENE_PITFALL;   /* beside the float64 run */

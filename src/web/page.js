@@ -195,7 +195,7 @@
       lessons = JSON.parse(Module.UTF8ToString(call('web_lessons', 'number', ['number'], [W])));
       const docs = new Map();
       lessons.forEach((l, i) => {
-        const d = l.doc || l.source.split(',')[0] || 'other';
+        const d = l.doc || (l.words ? l.words.split(',')[0] : l.source.split(',')[0]) || 'other';
         if (!docs.has(d)) docs.set(d, []);
         docs.get(d).push([l, `${i + 1}. ${l.name}`]);
       });
