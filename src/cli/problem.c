@@ -40,8 +40,8 @@ const char cli_problem_help[] =
     "                               device's step a tiled run merged into its rows (alpha, beta);\n"
     "                               with --backward, dK and dV travel with their shard. Needs\n"
     "                               n_q = n_kv, --mask none or causal; the table ends with the\n"
-    "                               work per device and step (trace only: the window has no\n"
-    "                               ring scene yet)\n"
+    "                               work per device and step; play and render show the ring\n"
+    "                               scene (devices by ring steps, the hops, each device's load)\n"
     "  --sharding contiguous|zigzag|striped   with --ring: device p holds block p, or blocks p\n"
     "                               and 2P-1-p of 2P (default), or every P-th position from p\n"
     "\n"
@@ -563,9 +563,6 @@ int cli_problem_load(cli_problem *p)
     bool sharding_given = false;
     for (int k = 0; k < N_OPTIONS; k++) sharding_given |= (p->given >> k & 1u) && !strcmp(options[k].opt, "--sharding");
     if (sharding_given && !p->ring) return fail(p, "%s", "--sharding needs --ring P");
-    if (p->ring && strcmp(p->cmd, "trace"))
-        return fail(p, "%s", "--ring: the window has no ring scene yet; 'flashstep trace --ring P' prints the ring's "
-                             "events (table or --format jsonl), and the ring lessons play in the terminal");
     if (p->ring) {   /* the ring runs the tiled forward, or with --backward the backward, on each device */
         if (r->algo != FS_ALGO_TILED && r->algo != FS_ALGO_BACKWARD)
             return fail(p, "%s", "--ring runs the tiled forward (the default) or --backward; drop the other algorithm");

@@ -66,6 +66,7 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
     const fs_run *r = fs_lesson_run(l);
     if (r) show->run = *r;
     else show->run = fs_run_make(FS_ALGO_REFERENCE);
+    if (r && r->algo == FS_ALGO_RING) show->scene = GUI_SCENE_RING;   /* the lesson format has no ring scene name */
     bool ok = true;
     if (show->scene == GUI_SCENE_PITFALL && fs_lesson_compare_trace(l)) {
         /* The timeline walks the lesson's main trace (the wrong variant, which its narration

@@ -35,6 +35,7 @@ typedef enum {
     GUI_SCENE_CLAIMS,      /* no trace: a list of checked statements */
     GUI_SCENE_BACKWARD,    /* the backward pass: P recomputed, dQ, dK, dV accumulating (scene_backward.c) */
     GUI_SCENE_PAGED,       /* decode through a paged KV cache: pool, block tables, splits, merge (scene_paged.c) */
+    GUI_SCENE_RING,        /* ring attention over P devices: work table, hops, loads (scene_ring.c) */
     GUI_SCENE_COUNT
 } gui_scene;
 

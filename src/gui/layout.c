@@ -308,6 +308,7 @@ gui_grid gui_scene_grid(const gui_show *show, const gui_layout *L)
     }
     case GUI_SCENE_CLAIMS:
     case GUI_SCENE_PAGED:   /* no grid of cells: pages and tables (scene_paged.c) */
+    case GUI_SCENE_RING:    /* the ring's work table is not a grid of (query, key) cells */
     case GUI_SCENE_COUNT: break;
     }
     return none;

@@ -8,6 +8,7 @@
 void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show);
 void gui_scene_backward(gui_draw *d, const gui_state *s, const gui_show *show);
 void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show);
+void gui_scene_ring(gui_draw *d, const gui_state *s, const gui_show *show);
 
 static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -596,6 +597,7 @@ static void scene_draw_once(gui_draw *d, const gui_state *s, const gui_show *sho
     case GUI_SCENE_PITFALL: gui_scene_tiled(d, s, show); break;
     case GUI_SCENE_BACKWARD: gui_scene_backward(d, s, show); break;
     case GUI_SCENE_PAGED: gui_scene_paged(d, s, show); break;
+    case GUI_SCENE_RING: gui_scene_ring(d, s, show); break;
     case GUI_SCENE_COUNT: break;
     }
     gui_clip(d, NULL);

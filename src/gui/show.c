@@ -367,7 +367,7 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
             else ok = false;
             r.block_table = table;
         }
-        if (r.algo == FS_ALGO_BACKWARD) {
+        if (r.algo == FS_ALGO_BACKWARD || (r.algo == FS_ALGO_RING && r.ring_backward)) {
             size_t rows = hq * (size_t)a->n_q * (size_t)a->d_v;
             r.dO = run->dO ? own_copy(show, run->dO, rows, &ok) : NULL;
         }
@@ -375,6 +375,7 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
         case FS_ALGO_QUERY: show->scene = GUI_SCENE_QUERY; break;
         case FS_ALGO_DECODE: show->scene = r.page_size > 0 ? GUI_SCENE_PAGED : GUI_SCENE_DECODE; break;
         case FS_ALGO_BACKWARD: show->scene = GUI_SCENE_BACKWARD; break;
+        case FS_ALGO_RING: show->scene = GUI_SCENE_RING; break;
         default:
             show->scene = r.tiling.pitfall ? GUI_SCENE_PITFALL
                           : a->mask.kind == FS_MASK_BITS && a->mask.is_tree && parent ? GUI_SCENE_TREE

@@ -14,7 +14,7 @@
 #include "gui/gui.h"
 
 static const char *const scene_names[GUI_SCENE_COUNT] = {
-    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "pitfall", "claims", "backward", "paged",
+    "softmax", "query", "tiled", "tree", "window", "gqa", "decode", "pitfall", "claims", "backward", "paged", "ring",
 };
 
 const char *gui_scene_str(gui_scene s)

@@ -10,7 +10,7 @@ send has its receive; every merge's alpha and beta are exp(m_old - m_new) and ex
 the table ends with the work table. Then the refusals: exit 2 and one sentence.
 Usage: check_ring_cli.py BUILD/flashstep
 """
-import json, math, sys, tempfile
+import json, math, os, sys, tempfile
 
 import cli_test
 from cli_test import check
@@ -139,9 +139,12 @@ for args, words in [
 rc, out, err = cli_test.run(exe, "trace", ["--q", q, "--k", k4, "--v", v4, "--ring", "2"])
 check(rc == 2 and "n_q (5) must equal n_kv (4)" in err, f"n_q != n_kv: exit {rc}, {err.strip()!r}")
 
-for command in ("play", "render"):   # the window has no ring scene yet
-    rc, out, err = cli_test.run(exe, command, base + ["--ring", "2", "--sharding", "contiguous", "--step", "0", "--out",
-                                                      tmp + "/x.png"] if command == "render" else base + ["--ring", "2"])
-    check(rc == 2 and "no ring scene" in err, f"{command} --ring: exit {rc}, {err.strip()!r}")
+# The window's ring scene: render draws it (a PNG), forward and backward.
+rc, out, err = cli_test.run(exe, "render", base + ["--ring", "2", "--sharding", "contiguous", "--step", "3", "--out",
+                                                   tmp + "/x.png"])
+png = open(tmp + "/x.png", "rb").read(8) if rc == 0 and os.path.exists(tmp + "/x.png") else b""
+check(rc == 0 and png == b"\x89PNG\r\n\x1a\n", f"render --ring: exit {rc}, a PNG ({err.strip()!r})")
+rc, out, err = cli_test.run(exe, "render", base + ["--ring", "2", "--sharding", "striped", "--backward", "--step", "5", "--out", tmp + "/y.png"])
+check(rc == 0 and os.path.exists(tmp + "/y.png"), f"render --ring --backward: exit {rc} ({err.strip()!r})")
 
 cli_test.finish("check_ring_cli: {passed} passed, {failed} failed (seed {seed})")
