@@ -51,13 +51,13 @@ fi
 ldd "$B/cuda/bench_ring" | grep -i nccl | tee -a "$LOG/machine.txt"
 
 step "bench_ring: checks, then timings (ring.log)"
-timeout 330 "$B/cuda/bench_ring" --check --time --sweep-reserve 0,2,4,8 --sizes "$SIZES" 2>&1 | tee "$LOG/ring.log" \
+timeout 300 "$B/cuda/bench_ring" --check --time --sweep-reserve 0,2,4,8 --sizes "$SIZES" 2>&1 | tee "$LOG/ring.log" \
   | grep -v '^ok  '
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
 if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer memcheck, one GPU (san.log)"
-  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/cuda/bench_ring" --tiny --gpus 1 \
+  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/cuda/bench_ring" --tiny --gpus 1 \
     > "$LOG/san.log" 2>&1
   rc=$?; echo "memcheck bench_ring --tiny --gpus 1: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san.log")"
   [ $rc = 0 ] || fail=1
@@ -66,7 +66,7 @@ fi
 if [ $TORCH = 1 ] && python3 -c 'import torch' 2> /dev/null; then
   step "PyTorch context parallel (torch.log)"
   NG=$(nvidia-smi -L | wc -l)
-  PYTHONUNBUFFERED=1 timeout 200 torchrun --standalone --nproc_per_node "$NG" bench/cuda/ring_torch.py \
+  PYTHONUNBUFFERED=1 timeout 150 torchrun --standalone --nproc_per_node "$NG" bench/cuda/ring_torch.py \
     --sizes 64,128,256 > "$LOG/torch.log" 2>&1
   echo "torchrun: rc=$?"; grep -E '^(RESULT|FAILED|torch )' "$LOG/torch.log"
 fi
