@@ -50,8 +50,10 @@ typedef struct {
     float scale;
     fs_cuda_dtype dtype;
     int32_t version;                  /* the prefill version each pair runs (e.g. 31) */
-    int32_t reserve_sms;              /* SMs the persistent prefill kernels leave free, so that
-                                         NCCL's copy kernel runs beside them (0: none left) */
+    int32_t reserve_sms;              /* SMs the persistent prefill kernels leave free in the
+                                         steps that have a transfer, so that NCCL's copy kernel
+                                         runs beside them (0: none left; then the copy waits for
+                                         a launch to end) */
     int32_t fault;                    /* test only: 1 = the last step's pairs are not run, so the
                                          checks must fail; 0 otherwise */
 } fs_cuda_ring;
@@ -66,10 +68,13 @@ int fs_cuda_ring_slot_start(const fs_cuda_ring *r, int p, int slot);
 typedef enum { FS_RING_RUN_FULL = 0, FS_RING_RUN_COMPUTE, FS_RING_RUN_COMM } fs_ring_mode;
 
 /* Milliseconds on one GPU, by CUDA events: step_ms[s], from the end of step s − 1's compute (or
- * the start) to the end of step s's; compute_ms[s] and comm_ms[s], the launches of step s and its
- * transfer by themselves; merge_ms; total_ms, from the start to the merge's end. */
+ * the start) to the end of step s's; compute_ms[s] and comm_ms[s], from the first to the last
+ * launch of step s and from the start to the end of its transfer; exposed_ms[s], how long the
+ * transfer of step s outlasted step s's compute (step s + 1 waited that long; 0: hidden);
+ * merge_ms; total_ms, from the start to the merge's end. */
 typedef struct {
     float step_ms[FS_RING_MAX_DEV], compute_ms[FS_RING_MAX_DEV], comm_ms[FS_RING_MAX_DEV];
+    float exposed_ms[FS_RING_MAX_DEV];
     float merge_ms, total_ms;
     int32_t pairs;                    /* prefill launches run */
 } fs_ring_times;

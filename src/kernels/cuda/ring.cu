@@ -260,7 +260,9 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
                 const int i = a * g->kmax + parts[a]++;
                 pp.lse = g->part_l + (size_t)i * rows_slot;
                 pp.stream = g->cs;
-                pp.max_blocks = r->reserve_sms > 0 ? g->sms - r->reserve_sms : 0;
+                /* SMs are left to NCCL only in the steps that have a transfer beside them (not
+                 * the last); computing alone does the same, so the two times compare */
+                pp.max_blocks = r->reserve_sms > 0 && s < P - 1 ? g->sms - r->reserve_sms : 0;
                 fs_status st = fs_cuda_prefill_run(&pp, r->version, (const char *)Q + 2 * a * q_slot,
                                                    k + 2 * b * kv_slot, v + 2 * b * kv_slot,
                                                    po + 2 * (size_t)i * q_slot, why, n);
@@ -300,7 +302,13 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
         for (int s = 0; s < P; s++) {
             FS_CU_TRY(cudaEventElapsedTime(&times->step_ms[s], s ? g->c1[s - 1] : g->start, g->c1[s]));
             FS_CU_TRY(cudaEventElapsedTime(&times->compute_ms[s], g->c0[s], g->c1[s]));
-            if (transfer && s < P - 1) FS_CU_TRY(cudaEventElapsedTime(&times->comm_ms[s], g->t0[s], g->t1[s]));
+            if (transfer && s < P - 1) {
+                FS_CU_TRY(cudaEventElapsedTime(&times->comm_ms[s], g->t0[s], g->t1[s]));
+                /* how long the transfer outlasted the step's compute: step s + 1 waited that long */
+                float x = 0;
+                if (compute) FS_CU_TRY(cudaEventElapsedTime(&x, g->c1[s], g->t1[s]));
+                times->exposed_ms[s] = x > 0 ? x : 0;
+            }
         }
         FS_CU_TRY(cudaEventElapsedTime(&times->merge_ms, g->merge0, g->merge1));
         FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->merge1));
