@@ -420,7 +420,7 @@ static fs_status launch_mma(const fs_cuda_prefill *pp, const prefill_params &p, 
     auto kern = prefill_mma<T, D, NW, MT, STAGES, FUSE, BK, LAZY>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((p.n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
-    kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+    kern<<<grid, NW * 32, smem, fs_cu_stream(pp)>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -433,7 +433,7 @@ static fs_status launch_d(const fs_cuda_prefill *pp, int version, const void *Q,
     switch (version) {
     case 1: {
         dim3 grid((p.n_q + 127) / 128, pp->n_q_heads, pp->batch);
-        prefill_v1<T, D><<<grid, 128>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+        prefill_v1<T, D><<<grid, 128, 0, fs_cu_stream(pp)>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
         FS_CU_LAUNCHED();
         return FS_OK;
     }

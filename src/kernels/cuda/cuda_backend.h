@@ -80,7 +80,12 @@ typedef struct {
                             that is not 0 (version 32 without a mask keeps the pieces of the
                             query tiles it splits there); may hold anything before the call */
     int32_t max_blocks;  /* version 32: at most this many blocks (0: one per SM), so that a small
-                            problem also takes the split (the checks use it) */
+                            problem also takes the split (the checks use it); the persistent
+                            kernels of versions 18, 25-31 and 33 take it too (the ring leaves SMs
+                            to NCCL that way) */
+    void *stream;        /* the cudaStream_t the prefill versions launch on; NULL: the default
+                            stream (the ring, src/kernels/cuda/ring.cu, computes on its own stream
+                            while NCCL moves the next shard on another) */
 } fs_cuda_prefill;
 
 /* Number of prefill versions (numbered 1..n) and one line on each. */
@@ -90,7 +95,7 @@ const char *fs_cuda_prefill_version_str(int version);
 /* Bytes of device workspace version `version` needs for p (p->work); 0 for most. */
 size_t fs_cuda_prefill_workspace(const fs_cuda_prefill *p, int version);
 
-/* Launch version `version` on the default stream (asynchronous). FS_ERR_ARG with why filled
+/* Launch version `version` on p->stream (NULL: the default stream; asynchronous). FS_ERR_ARG with why filled
  * when the version does not cover the problem (e.g. d not 64 or 128) or the launch failed. */
 fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, const void *Q, const void *K,
                               const void *V, void *O, char *why, size_t n);

@@ -130,6 +130,9 @@ __device__ __forceinline__ float lse_of(float m2, float l)
     return l > 0 ? (m2 + log2f(l)) * 0.69314718055994531f : -INFINITY;
 }
 
+/* The stream a prefill problem's kernels launch on (fs_cuda_prefill.stream; NULL: the default). */
+static inline cudaStream_t fs_cu_stream(const fs_cuda_prefill *pp) { return (cudaStream_t)pp->stream; }
+
 /* Versions 10 and up (hopper_prefill.cu, built for sm_90a only): FS_ERR_ARG with why when the
  * device is not a Hopper (compute capability 9.0). */
 fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &p, int version,

@@ -1109,28 +1109,30 @@ prefill_split(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const _
 template <typename T, typename KERN>
 static fs_status launch_overlap(KERN kern, dim3 grid, int threads, size_t smem, const prefill_params &p,
                                 const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
-                                char *why, size_t n)
+                                char *why, size_t n, cudaStream_t stream)
 {
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<grid, threads, smem>>>(p, mq, mk, mv, (T *)O);
+    kern<<<grid, threads, smem, stream>>>(p, mq, mk, mv, (T *)O);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
 
 /* Launch a persistent kernel (prefill_persist: versions 18, 25-27, 29-31, 33) with smem bytes
  * of shared memory over the pairs of query tiles of n_qt tiles a head: one block an SM, or one a
- * pair where there are fewer pairs. */
+ * pair where there are fewer pairs, or pp->max_blocks where that is fewer (the ring leaves SMs
+ * free for NCCL's copies that way); on pp's stream. */
 template <typename T, typename KERN>
 static fs_status launch_persist(KERN kern, size_t smem, int n_qt, long heads, const prefill_params &p,
                                 const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, void *O,
-                                char *why, size_t n)
+                                char *why, size_t n, const fs_cuda_prefill *pp)
 {
     const long pairs = (long)(n_qt + 1) / 2 * heads;
     int dev, sms;
     FS_CU_TRY(cudaGetDevice(&dev));
     FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (pp->max_blocks > 0 && pp->max_blocks < sms) sms = pp->max_blocks;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem>>>(p, mq, mk, mv, (T *)O, (int)pairs);
+    kern<<<(unsigned)(pairs < sms ? pairs : sms), 384, smem, fs_cu_stream(pp)>>>(p, mq, mk, mv, (T *)O, (int)pairs);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -1153,7 +1155,7 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
         if (ragged) {
             const size_t smem = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
             return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 0, 2, true, OSTEP>, dim3((unsigned)(n_qt * heads)),
-                                     384, smem, po, mq, mk, mv, O, why, n);
+                                     384, smem, po, mq, mk, mv, O, why, n, fs_cu_stream(pp));
         }
         constexpr int BKW = 192, TKW = BKW * D * 2;   /* version 24's key tiles */
         CUtensorMap mkw, mvw;
@@ -1162,17 +1164,17 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
         if ((st = make_map(&mvw, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BKW, why, n)) != FS_OK) return st;
         const size_t smem = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TKW + 8 * (4 + 3 * 3);
         return launch_persist<T>(prefill_persist<T, D, BKW, 3, STEP, 2>, smem, n_qt, heads, p, mq, mkw, mvw, O, why,
-                                 n);
+                                 n, pp);
     } else {
         constexpr int ST = D == 128 ? 3 : 2;
         if (!ragged || p.mask.offset >= 0) {
             const size_t smem = 1024 + (size_t)TQ + 2 * ST * (size_t)TK + 8 * (4 + 3 * ST);
             return launch_persist<T>(prefill_persist<T, D, BK, ST, STEP, 0, 1>, smem, n_qt, heads, p, mq, mk, mv, O,
-                                     why, n);
+                                     why, n, pp);
         }
         const size_t smem = 1024 + TQ + 2 * ST * (size_t)TK + 8 * (1 + 3 * ST);
         return launch_overlap<T>(prefill_overlap<T, D, BK, ST, true, 0, 2, true, OSTEP>, dim3((unsigned)(n_qt * heads)),
-                                 384, smem, po, mq, mk, mv, O, why, n);
+                                 384, smem, po, mq, mk, mv, O, why, n, fs_cu_stream(pp));
     }
 }
 
@@ -1210,7 +1212,7 @@ static fs_status split_plan(const fs_cuda_prefill *pp, long items, int nt, int D
     }
     sc->part = (float *)work;
     sc->count = (unsigned *)(sc->part + 2 * g * split_slot_floats(D));
-    FS_CU_TRY(cudaMemsetAsync(sc->count, 0, sizeof(unsigned) * 8 * R));
+    FS_CU_TRY(cudaMemsetAsync(sc->count, 0, sizeof(unsigned) * 8 * R, fs_cu_stream(pp)));
     return FS_OK;
 }
 
@@ -1257,7 +1259,7 @@ static fs_status hopper_split(const fs_cuda_prefill *pp, const prefill_params &p
     const size_t smem = 1024 + QB * (size_t)TQ + 2 * ST * (size_t)TK + 8 * (4 + 3 * ST);
     auto kern = prefill_split<T, D, BK, ST, POLY, QB>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<(unsigned)G, 384, smem>>>(p, mq, mk, mv, (T *)O, sc);
+    kern<<<(unsigned)G, 384, smem, fs_cu_stream(pp)>>>(p, mq, mk, mv, (T *)O, sc);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -1275,7 +1277,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const size_t smem = 1024 + TQ + 4 * (size_t)TK;
         auto kern = prefill_wgmma<T, D, BK>;
         FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        kern<<<grid, 256, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
+        kern<<<grid, 256, smem, fs_cu_stream(pp)>>>(p, (const T *)Q, (const T *)K, (const T *)V, (T *)O);
         FS_CU_LAUNCHED();
         return FS_OK;
     }
@@ -1295,7 +1297,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const size_t smem3 = 1024 + (size_t)BQ3 * D * 2 + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
         dim3 grid3((p.n_q + BQ3 - 1) / BQ3, pp->n_q_heads, pp->batch);
         return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, false, 3>, grid3, 512, smem3, p, mq3, mk, mv, O, why,
-                                 n);
+                                 n, fs_cu_stream(pp));
     }
     /* version 17 orders the blocks when rows differ in length (causal, window): heads in groups
      * whose K and V (2 · n_kv · d · 2 bytes a query head, counted so even under GQA) fit 16 MiB of
@@ -1323,10 +1325,10 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         /* two Q buffers and three stages: 1 + 2 · 16 + 3 · 32 KiB */
         const size_t smem18 = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
         if (version == 18 && (!ragged || p.mask.offset >= 0))
-            return launch_persist<T>(prefill_persist<T, D, BK, 3>, smem18, grid.x, heads, p, mq, mk, mv, O, why, n);
+            return launch_persist<T>(prefill_persist<T, D, BK, 3>, smem18, grid.x, heads, p, mq, mk, mv, O, why, n, pp);
         if (version == 29 && ragged && p.mask.offset >= 0)
             return launch_persist<T>(prefill_persist<T, D, BK, 3, 23, 2>, smem18, grid.x, heads, p, mq, mk, mv, O, why,
-                                     n);
+                                     n, pp);
     }
     /* version 28 at d = 64 under a causal or window mask: version 23's kernel (key tiles of 128,
      * version 17's block order) with version 26's quarter of the exponentials by the polynomial;
@@ -1334,7 +1336,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if constexpr (D == 64) if (version >= 28 && ragged) {
         const size_t smem28 = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
         return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 2, 2, true, 23>, dim3((unsigned)(grid.x * heads)),
-                                 384, smem28, po, mq, mk, mv, O, why, n);
+                                 384, smem28, po, mq, mk, mv, O, why, n, fs_cu_stream(pp));
     }
     /* versions 25 and 26: version 18's persistent blocks with version 23's loop, when every query
      * tile sees keys (as version 18): at d = 64 with version 24's key tiles of 192 and three stages
@@ -1350,7 +1352,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const size_t smem25 = 1024 + 2 * (size_t)TQ + 2 * ST25 * (size_t)TK25 + 8 * (4 + 3 * ST25);
         auto kern25 = prefill_persist<T, D, BK25, ST25, 23>;
         if constexpr (D == 64) if (version >= 26) kern25 = prefill_persist<T, D, BK25, ST25, 23, 2>;
-        return launch_persist<T>(kern25, smem25, grid.x, heads, p, mq, mk25, mv25, O, why, n);
+        return launch_persist<T>(kern25, smem25, grid.x, heads, p, mq, mk25, mv25, O, why, n, pp);
     }
     /* version 27 at d = 128 and 256: version 25 with one Q buffer, so that d = 128 keeps three
      * stages (1 + 32 + 3 · 64 KiB, as version 17; at d = 256 1 + 64 + 2 · 64 KiB with key tiles of
@@ -1359,7 +1361,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         constexpr int ST27 = D == 128 ? 3 : 2;
         const size_t smem27 = 1024 + (size_t)TQ + 2 * ST27 * (size_t)TK + 8 * (4 + 3 * ST27);
         return launch_persist<T>(prefill_persist<T, D, BK, ST27, 23, 0, 1>, smem27, grid.x, heads, p, mq, mk, mv, O,
-                                 why, n);
+                                 why, n, pp);
     }
     /* version 20 at d = 64: version 17 with Bk = 192 and three stages (1 + 16 + 3 · 48 KiB); version
      * 24 (and 25-27 where they fall back) the same with version 23's loop */
@@ -1371,7 +1373,8 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         const size_t smem20 = 1024 + TQ + 2 * 3 * (size_t)BK20 * D * 2 + 8 * (1 + 3 * 3);
         auto kern20 = version == 20 ? prefill_overlap<T, D, BK20, 3, true, false, 2, true>
                                     : prefill_overlap<T, D, BK20, 3, true, false, 2, true, 23>;
-        return launch_overlap<T>(kern20, dim3((unsigned)(grid.x * heads)), 384, smem20, po, mq, mk20, mv20, O, why, n);
+        return launch_overlap<T>(kern20, dim3((unsigned)(grid.x * heads)), 384, smem20, po, mq, mk20, mv20, O, why, n,
+                                 fs_cu_stream(pp));
     }
     /* version 19 at d = 128: version 17 with Bk = 176 and two stages (1 + 32 + 2 · 88 KiB) */
     if constexpr (D == 128) if (version == 19) {
@@ -1381,7 +1384,7 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
         if ((st = make_map(&mv19, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BK19, why, n)) != FS_OK) return st;
         const size_t smem19 = 1024 + TQ + 2 * 2 * (size_t)BK19 * D * 2 + 8 * (1 + 3 * 2);
         return launch_overlap<T>(prefill_overlap<T, D, BK19, 2, true, false, 2, true>, dim3((unsigned)(grid.x * heads)),
-                                 384, smem19, po, mq, mk19, mv19, O, why, n);
+                                 384, smem19, po, mq, mk19, mv19, O, why, n, fs_cu_stream(pp));
     }
     const size_t smem = 1024 + TQ + 2 * stages * (size_t)TK + 8 * (1 + 3 * stages);
     auto kern = version == 11 ? prefill_tma<T, D, BK, STAGES>
@@ -1394,8 +1397,9 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
               : version >= 17 ? prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true, false, 2, true>
                               : prefill_overlap<T, D, BK, (D == 256 ? 2 : 3), true>;   /* 14, and 16 at d = 128, 256 */
     if (version >= 17)
-        return launch_overlap<T>(kern, dim3((unsigned)(grid.x * heads)), 384, smem, po, mq, mk, mv, O, why, n);
-    return launch_overlap<T>(kern, grid, 384, smem, p, mq, mk, mv, O, why, n);
+        return launch_overlap<T>(kern, dim3((unsigned)(grid.x * heads)), 384, smem, po, mq, mk, mv, O, why, n,
+                                 fs_cu_stream(pp));
+    return launch_overlap<T>(kern, grid, 384, smem, p, mq, mk, mv, O, why, n, fs_cu_stream(pp));
 }
 
 fs_status fs_cu_hopper_prefill(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,

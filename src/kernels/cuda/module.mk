@@ -9,6 +9,13 @@
 #                        build/.../cuda/test_cuda (trace vs engine, tests/cuda); both need a GPU
 #                        to run, except test_cuda --host (the backward's trace kernels emulated on
 #                        the CPU); bench/cuda/run.sh does everything in one call on a GPU machine
+#   make CUDA=1 NCCL=1 cuda-ring
+#                        build/.../cuda/bench_ring: ring attention over the GPUs of one host
+#                        (ring.cu, NCCL between the GPUs; bench/cuda/bench_ring.cu checks and
+#                        times it, bench/cuda/ring_run.sh runs it on a GPU machine). NCCL is
+#                        looked for in NCCL_HOME, then /usr/include (the system's), then
+#                        CUDA_HOME, then PyTorch's nvidia-nccl package; ring.cu is never part of
+#                        the flashstep program, which needs no NCCL
 #   make cuda-compile-check
 #                        compile-only check of every CUDA source (a `make test` step when nvcc
 #                        is found; no GPU needed; each file bounded by CUDA_CHECK_TIMEOUT seconds;
@@ -22,7 +29,8 @@ NVCC_BASE  = -std=c++17 -O3 -lineinfo -Isrc -Xcompiler -Wall,-Wextra
 NVCC_FLAGS = $(NVCC_BASE) $(NVCC_ARCH)
 # the flags of one source: hopper_*.cu are built for sm_90a alone
 nvcc_flags_of = $(if $(filter hopper_%,$(notdir $(1))),$(NVCC_BASE) $(NVCC_ARCH_HOPPER),$(NVCC_FLAGS))
-CUDA_CU    = $(wildcard src/kernels/cuda/*.cu)
+RING_CU    = src/kernels/cuda/ring.cu
+CUDA_CU    = $(filter-out $(RING_CU),$(wildcard src/kernels/cuda/*.cu))
 CUDA_DEPS  = $(wildcard src/kernels/cuda/*.cuh src/kernels/cuda/*.h src/engine/*.h)
 CUDA_OBJ   = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU))
 CUDA_CHECK_TIMEOUT ?= 150
@@ -70,23 +78,60 @@ $(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 
+# ---- ring attention over several GPUs (NCCL=1) ----------------------------------------------
+NCCL ?= 0
+NCCL_HOME ?=
+nccl_py = $(shell python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+NCCL_DIR = $(or $(NCCL_HOME),$(if $(wildcard /usr/include/nccl.h),/usr,$(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),$(nccl_py))))
+NCCL_INC = $(if $(wildcard $(NCCL_DIR)/include/nccl.h),-I$(NCCL_DIR)/include)
+# the library by its path (some installs have libnccl.so.2 and no libnccl.so)
+NCCL_LIB = $(firstword $(wildcard $(NCCL_DIR)/lib/libnccl.so $(NCCL_DIR)/lib64/libnccl.so \
+             $(NCCL_DIR)/lib/x86_64-linux-gnu/libnccl.so $(NCCL_DIR)/lib/libnccl.so.2 \
+             $(NCCL_DIR)/lib64/libnccl.so.2 $(NCCL_DIR)/lib/x86_64-linux-gnu/libnccl.so.2))
+RING_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RING_CU) src/kernels/cuda/attn_prefill.cu src/kernels/cuda/hopper_prefill.cu)
+.PHONY: cuda-ring
+cuda-ring: $(BUILD)/cuda/bench_ring
+
+ifeq ($(NCCL),1)
+ifeq ($(CUDA),1)
+$(BUILD)/obj/$(RING_CU:.cu=.cu.o): $(RING_CU) $(CUDA_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(NCCL_INC) -c $< -o $@
+
+$(BUILD)/cuda/bench_ring: bench/cuda/bench_ring.cu $(RING_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_DEPS)
+	@[ -n "$(NCCL_LIB)" ] || { echo "NCCL=1 but libnccl was not found (looked in $(NCCL_DIR)); set NCCL_HOME"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(NCCL_INC) -o $@ bench/cuda/bench_ring.cu $(RING_OBJ) $(CUDA_ENGINE_OBJ) \
+	    $(NCCL_LIB) -Xlinker -rpath=$(dir $(NCCL_LIB)) -lm
+else
+$(BUILD)/cuda/bench_ring:
+	@echo "cuda-ring needs CUDA=1 NCCL=1"; exit 1
+endif
+else
+$(BUILD)/cuda/bench_ring:
+	@echo "cuda-ring needs CUDA=1 NCCL=1"; exit 1
+endif
+
 # Compile-only check: every CUDA source for sm_80 and sm_90 (hopper_*.cu for sm_90a), objects
 # thrown away, two files at a time (one nvcc each: ptxas is single-threaded); ptxas's "info"
 # lines (at -O0 it reports the wgmma waits it inserts, which the -O3 build does not need) are
 # left out of the log, warnings and errors are shown, one file after another. Skipped (with a
 # line saying so) where nvcc is absent; a run past the time bound is reported, not failed.
 CUDA_CHECK_JOBS ?= 2
+# the ring's two files where nccl.h is found (they need no NCCL library to compile)
+CUDA_CHECK_CU = $(CUDA_CU) bench/cuda/bench_cuda.cu $(if $(NCCL_INC),$(RING_CU) bench/cuda/bench_ring.cu)
 cuda-compile-check:
 ifeq ($(NVCC),)
 	@echo "cuda-compile-check: ✗ nvcc not found, CUDA sources not compiled (install CUDA or set CUDA_HOME)"
 else
 	@rm -rf $(BUILD)/cuda-check && mkdir -p $(BUILD)/cuda-check
-	@for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do echo $$f; done | \
+	@for f in $(CUDA_CHECK_CU); do echo $$f; done | \
 	  xargs -P $(CUDA_CHECK_JOBS) -I{} sh -c 'f={}; n=$$(echo $$f | tr / _); \
-	    case $$f in */hopper_*) fl="$(NVCC_BASE) $(NVCC_ARCH_HOPPER)";; *) fl="$(NVCC_FLAGS)";; esac; \
+	    case $$f in */hopper_*) fl="$(NVCC_BASE) $(NVCC_ARCH_HOPPER)";; *) fl="$(NVCC_FLAGS) $(NCCL_INC)";; esac; \
 	    timeout $(CUDA_CHECK_TIMEOUT) $(NVCC) $$fl $(CUDA_CHECK_FLAGS) -c $$f -o $(BUILD)/cuda-check/$$n.o \
 	      > $(BUILD)/cuda-check/$$n.log 2>&1; echo $$? > $(BUILD)/cuda-check/$$n.rc'
-	@fail=0; for f in $(CUDA_CU) bench/cuda/bench_cuda.cu; do n=$$(echo $$f | tr / _); \
+	@$(if $(NCCL_INC),,echo "cuda-compile-check: nccl.h not found, ring.cu and bench_ring.cu not compiled";) \
+	fail=0; for f in $(CUDA_CHECK_CU); do n=$$(echo $$f | tr / _); \
 	  grep -v '^ptxas info' $(BUILD)/cuda-check/$$n.log; rc=$$(cat $(BUILD)/cuda-check/$$n.rc); \
 	  if [ "$$rc" = 124 ]; then echo "cuda-compile-check: $$f took over $(CUDA_CHECK_TIMEOUT) s, not checked"; \
 	  elif [ "$$rc" != 0 ]; then echo "cuda-compile-check: ✗ $$f does not compile"; fail=1; fi; \

@@ -1,0 +1,704 @@
+/* bench_ring.cu: check, then time, the ring attention of src/kernels/cuda/ring.cu on the GPUs of
+ * this host (one host thread a GPU, NCCL between them).
+ *
+ *   bench_ring [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...]
+ *              [--reps N] [--reserve R] [--sweep-reserve 0,1,2,4] [--dtype f16|bf16] [--no-check-big]
+ *   bench_ring --tiny    one check shape, float16, causal and not (for compute-sanitizer)
+ *   (no option: --check --time)
+ *
+ * Check: fresh random inputs (seed printed; --seed replays), d = 64 and 128, float16 and
+ * bfloat16, causal (zigzag) and not (contiguous), GQA, shard lengths that are and are not
+ * multiples of the 128-row tiles; the gathered O and L against the engine's float64 fs_reference
+ * on the same rounded inputs (‖O − ref‖ / ‖ref‖ ≤ 3e-3 float16, 1e-2 bfloat16; |L − ref| ≤ 1e-3 ·
+ * max(1, |ref|)), the output poisoned (NaN) before each run, and against the single-GPU kernel
+ * (the same version on the whole problem on GPU 0; ‖ring − one‖ / ‖one‖ within the same
+ * tolerance). A self-test then runs the ring with its last step left out (fs_cuda_ring.fault)
+ * and must see the check fail. Timing starts only when every check passed.
+ *
+ * Time (N = --sizes × 1024, 16 heads, d = 128, batch 1, float16 unless --dtype; causal zigzag
+ * and not causal contiguous): the single-GPU version on the whole problem on GPU 0, then the
+ * ring three ways (the ring itself; the compute alone, the same launches without a transfer; the
+ * transfers alone), --reps timed runs each after one warm-up, medians. End to end is the slowest
+ * GPU's time from its first launch to its merge's end (CUDA events). Hidden share of the
+ * transfers = 1 − exposed / transfers alone, exposed being the time by which each step's transfer
+ * outlasted that step's compute (the next step waited that long; from the events, the largest
+ * over the GPUs); the estimate from the totals, 1 − max(0, ring − compute alone) / transfers
+ * alone, is printed beside it (diff_hidden). Speedup = single / ring;
+ * scaling efficiency = speedup / P. Inputs come from a hash of each element's global index, so
+ * the shards are exactly the rows of the single-GPU problem, and at N ≤ 128k the ring's O is
+ * also compared with the single-GPU O (--no-check-big skips that). --sweep-reserve first times
+ * the ring at N = 128k for each count of SMs left to NCCL and keeps the fastest per mask.
+ * Lines starting with RESULT are the measurements.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <nccl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <functional>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "engine/attn.h"
+#include "engine/reference.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_ring.h"
+}
+
+#define CU(call)                                                                                \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define NC(call)                                                                                \
+    do {                                                                                        \
+        ncclResult_t r_ = (call);                                                               \
+        if (r_ != ncclSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define FS(call)                                                                                \
+    do {                                                                                        \
+        fs_status s_ = (call);                                                                  \
+        if (s_ != FS_OK) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, fs_status_str(s_), why_); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+static int g_P = 0, g_version = 31, g_fail = 0;
+static std::vector<ncclComm_t> g_comms;
+
+/* ---- random numbers (splitmix64) and 16-bit values ------------------------------------------ */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static uint16_t to16(float f, fs_cuda_dtype dt)
+{
+    return dt == FS_CUDA_F16 ? ((__half_raw)__float2half_rn(f)).x : ((__nv_bfloat16_raw)__float2bfloat16_rn(f)).x;
+}
+static double from16(uint16_t b, fs_cuda_dtype dt)
+{
+    if (dt == FS_CUDA_F16) {
+        __half_raw r;
+        r.x = b;
+        return __half2float(__half(r));
+    }
+    __nv_bfloat16_raw r;
+    r.x = b;
+    return __bfloat162float(__nv_bfloat16(r));
+}
+static const char *dt_str(fs_cuda_dtype dt) { return dt == FS_CUDA_F16 ? "f16" : "bf16"; }
+static double tol_of(fs_cuda_dtype dt) { return dt == FS_CUDA_F16 ? 3e-3 : 1e-2; }
+
+/* Run f(p) on one host thread per GPU (each thread's current device is p) and wait for all. */
+static void on_each_gpu(const std::function<void(int)> &f)
+{
+    std::vector<std::thread> th;
+    for (int p = 0; p < g_P; p++)
+        th.emplace_back([&f, p] {
+            CU(cudaSetDevice(p));
+            f(p);
+        });
+    for (auto &t : th) t.join();
+}
+
+/* A problem's shards on every GPU: Q, K, V, O (local layout of cuda_ring.h), L, the ring state. */
+struct shards {
+    fs_cuda_ring r;
+    std::vector<void *> Q, K, V, O;
+    std::vector<float *> L;
+    std::vector<fs_cuda_ring_dev *> g;
+    size_t q_elems, kv_elems, rows;   /* per GPU */
+
+    explicit shards(const fs_cuda_ring &ring) : r(ring)
+    {
+        const size_t c = fs_cuda_ring_slot_rows(&r), S = fs_cuda_ring_slots(&r);
+        q_elems = S * r.n_q_heads * c * r.d;
+        kv_elems = S * r.n_kv_heads * c * r.d;
+        rows = S * r.n_q_heads * c;
+        Q.resize(g_P);
+        K.resize(g_P);
+        V.resize(g_P);
+        O.resize(g_P);
+        L.resize(g_P);
+        g.resize(g_P);
+        for (int p = 0; p < g_P; p++) {
+            CU(cudaSetDevice(p));
+            CU(cudaMalloc(&Q[p], q_elems * 2));
+            CU(cudaMalloc(&K[p], kv_elems * 2));
+            CU(cudaMalloc(&V[p], kv_elems * 2));
+            CU(cudaMalloc(&O[p], q_elems * 2));
+            CU(cudaMalloc((void **)&L[p], rows * sizeof(float)));
+            char why_[256] = "";
+            FS(fs_cuda_ring_dev_init(&r, p, g_comms[p], &g[p], why_, sizeof why_));
+        }
+    }
+    ~shards()
+    {
+        for (int p = 0; p < g_P; p++) {
+            cudaSetDevice(p);
+            cudaFree(Q[p]);
+            cudaFree(K[p]);
+            cudaFree(V[p]);
+            cudaFree(O[p]);
+            cudaFree(L[p]);
+            fs_cuda_ring_dev_free(g[p]);
+        }
+    }
+    /* Global row i of head h ↔ local (slot, h, row) on GPU p: the element offset of row i of head
+     * h of an (heads, n, d) tensor in GPU p's layout, or −1 when GPU p does not hold row i. */
+    long local_row(int p, int heads, int h, int i) const
+    {
+        const int c = fs_cuda_ring_slot_rows(&r);
+        for (int a = 0; a < fs_cuda_ring_slots(&r); a++) {
+            const int s0 = fs_cuda_ring_slot_start(&r, p, a);
+            if (i >= s0 && i < s0 + c) return ((long)a * heads + h) * c + (i - s0);
+        }
+        return -1;
+    }
+    /* Run the ring on every GPU at once in mode m; times[p] gets GPU p's times. */
+    void run(fs_ring_mode m, std::vector<fs_ring_times> *times)
+    {
+        if (times) times->resize(g_P);
+        on_each_gpu([&](int p) {
+            char why_[256] = "";
+            FS(fs_cuda_ring_run(g[p], Q[p], K[p], V[p], O[p], L[p], m, times ? &(*times)[p] : NULL, why_,
+                                sizeof why_));
+        });
+    }
+};
+
+/* ---- the check ------------------------------------------------------------------------------ */
+
+/* ‖x − ref‖ / ‖ref‖; +inf when any x is NaN or inf (an unwritten or broken output). */
+static double rel_err(const std::vector<double> &x, const std::vector<double> &ref)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        if (!isfinite(x[i])) return INFINITY;
+        num += (x[i] - ref[i]) * (x[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return sqrt(num) / (den > 0 ? sqrt(den) : 1.0);
+}
+
+/* Check the ring on one problem against float64 and the single-GPU kernel; returns true when it
+ * passes. fault: fs_cuda_ring.fault (the self-test). */
+static bool check_ring(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int fault,
+                       double *err_out)
+{
+    fs_cuda_ring r;
+    memset(&r, 0, sizeof r);
+    r.n_dev = g_P;
+    r.n_q_heads = Hq;
+    r.n_kv_heads = Hkv;
+    r.n = N;
+    r.d = d;
+    r.causal = causal;
+    r.shard = causal ? FS_RING_ZIGZAG : FS_RING_CONTIG;
+    r.scale = (float)fs_attn_default_scale(d);
+    r.dtype = dt;
+    r.version = g_version;
+    r.reserve_sms = 4;
+    r.fault = fault;
+    const size_t nQ = (size_t)Hq * N * d, nK = (size_t)Hkv * N * d;
+    std::vector<uint16_t> Qb(nQ), Kb(nK), Vb(nK);
+    std::vector<double> Q(nQ), K(nK), V(nK), ref(nQ), m(Hq * (size_t)N), l(Hq * (size_t)N);
+    auto fill = [&](std::vector<uint16_t> &b, std::vector<double> &x, double lo, double hi) {
+        for (size_t i = 0; i < b.size(); i++) {
+            b[i] = to16((float)(lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53), dt);
+            x[i] = from16(b[i], dt);
+        }
+    };
+    fill(Qb, Q, -2, 2);
+    fill(Kb, K, -2, 2);
+    fill(Vb, V, -1, 1);
+    fs_attn a = fs_attn_make(N, N, d, d);
+    a.n_q_heads = Hq;
+    a.n_kv_heads = Hkv;
+    a.Q = Q.data();
+    a.K = K.data();
+    a.V = V.data();
+    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    if (fs_reference(&a, ref.data(), m.data(), l.data()) != FS_OK) exit(2);
+
+    shards sh(r);
+    const int c = fs_cuda_ring_slot_rows(&r), S = fs_cuda_ring_slots(&r);
+    for (int p = 0; p < g_P; p++) {   /* scatter the rows to their GPUs */
+        CU(cudaSetDevice(p));
+        std::vector<uint16_t> q(sh.q_elems), k(sh.kv_elems), v(sh.kv_elems);
+        for (int s = 0; s < S; s++) {
+            const int s0 = fs_cuda_ring_slot_start(&r, p, s);
+            for (int h = 0; h < Hq; h++)
+                memcpy(&q[(((size_t)s * Hq + h) * c) * d], &Qb[((size_t)h * N + s0) * d], (size_t)c * d * 2);
+            for (int h = 0; h < Hkv; h++) {
+                memcpy(&k[(((size_t)s * Hkv + h) * c) * d], &Kb[((size_t)h * N + s0) * d], (size_t)c * d * 2);
+                memcpy(&v[(((size_t)s * Hkv + h) * c) * d], &Vb[((size_t)h * N + s0) * d], (size_t)c * d * 2);
+            }
+        }
+        CU(cudaMemcpy(sh.Q[p], q.data(), q.size() * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(sh.K[p], k.data(), k.size() * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(sh.V[p], v.data(), v.size() * 2, cudaMemcpyHostToDevice));
+        CU(cudaMemset(sh.O[p], 0xff, sh.q_elems * 2));   /* NaN in both 16-bit types */
+        CU(cudaMemset(sh.L[p], 0xff, sh.rows * sizeof(float)));
+    }
+    std::vector<fs_ring_times> t;
+    sh.run(FS_RING_RUN_FULL, &t);
+    /* gather */
+    std::vector<double> O(nQ, NAN), L(Hq * (size_t)N, NAN);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<uint16_t> o(sh.q_elems);
+        std::vector<float> lp(sh.rows);
+        CU(cudaMemcpy(o.data(), sh.O[p], o.size() * 2, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < N; i++) {
+                const long lr = sh.local_row(p, Hq, h, i);
+                if (lr < 0) continue;
+                for (int j = 0; j < d; j++) O[((size_t)h * N + i) * d + j] = from16(o[(size_t)lr * d + j], dt);
+                L[(size_t)h * N + i] = lp[lr];
+            }
+    }
+    const double e = rel_err(O, ref);
+    double le = 0;
+    for (size_t i = 0; i < L.size(); i++) {
+        const double rl = l[i] > 0 ? m[i] + log(l[i]) : -INFINITY;
+        if (rl == -INFINITY) { if (L[i] != -INFINITY) le = INFINITY; continue; }
+        if (!isfinite(L[i])) { le = INFINITY; continue; }
+        le = std::max(le, fabs(L[i] - rl) / std::max(1.0, fabs(rl)));
+    }
+    /* the single-GPU kernel on the whole problem, GPU 0 */
+    CU(cudaSetDevice(0));
+    void *dQ, *dK, *dV, *dO;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dK, nK * 2));
+    CU(cudaMalloc(&dV, nK * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemset(dO, 0xff, nQ * 2));
+    fs_cuda_prefill pp;
+    memset(&pp, 0, sizeof pp);
+    pp.batch = 1;
+    pp.n_q_heads = Hq;
+    pp.n_kv_heads = Hkv;
+    pp.n_q = pp.n_kv = N;
+    pp.d = d;
+    pp.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    pp.scale = r.scale;
+    pp.dtype = dt;
+    char why_[256] = "";
+    FS(fs_cuda_prefill_run(&pp, g_version, dQ, dK, dV, dO, why_, sizeof why_));
+    CU(cudaDeviceSynchronize());
+    std::vector<uint16_t> o1(nQ);
+    CU(cudaMemcpy(o1.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+    std::vector<double> O1(nQ);
+    for (size_t i = 0; i < nQ; i++) O1[i] = from16(o1[i], dt);
+    const double e1 = rel_err(O1, ref), e_one = rel_err(O, O1);
+    cudaFree(dQ);
+    cudaFree(dK);
+    cudaFree(dV);
+    cudaFree(dO);
+    const bool ok = e <= tol_of(dt) && le <= 1e-3 && e_one <= tol_of(dt);
+    if (!fault)
+        printf("%s ring P=%d v%d %-4s d=%-3d H=%d/%d N=%-5d %-6s %-6s c=%-4d pairs=%d rel.err %.2e (tol %.0e) "
+               "L err %.1e; one GPU %.2e; ring vs one GPU %.2e\n",
+               ok ? "ok  " : "FAIL", g_P, g_version, dt_str(dt), d, Hq, Hkv, N, causal ? "causal" : "none",
+               causal ? "zigzag" : "contig", c, t[0].pairs, e, tol_of(dt), le, e1, e_one);
+    if (err_out) *err_out = std::max(e, e_one);
+    return ok;
+}
+
+static void run_checks(uint64_t *rng, bool tiny)
+{
+    struct {
+        int N, Hq, Hkv, d;
+    } shapes[] = {
+        {2048, 2, 2, 128},   /* shards of 256 and 512 rows: whole tiles */
+        {1000, 3, 1, 128},   /* GQA 3/1, shards of 125 and 250: ragged tiles */
+        {1536, 2, 1, 64},    /* d = 64, GQA 2/1 */
+    };
+    for (auto dt : {FS_CUDA_F16, FS_CUDA_BF16})
+        for (auto &s : shapes)
+            for (bool causal : {false, true}) {
+                if (tiny && (dt != FS_CUDA_F16 || &s != shapes)) continue;
+                const int mult = g_P * (causal ? 2 : 1);
+                const int N = s.N / mult * mult;
+                if (!check_ring(rng, N, s.Hq, s.Hkv, s.d, causal, dt, 0, NULL)) g_fail++;
+            }
+    /* self-test: the ring without its last step must fail the check */
+    if (g_P > 1 && !tiny)
+        for (bool causal : {false, true}) {
+            double e;
+            const bool passed = check_ring(rng, 1024, 2, 2, 128, causal, FS_CUDA_F16, 1, &e);
+            printf("%s self-test: the ring without its last step %s the check (%s, rel.err %.2e)\n",
+                   passed ? "FAIL" : "ok  ", passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
+            if (passed) g_fail++;
+        }
+}
+
+/* ---- timing --------------------------------------------------------------------------------- */
+
+/* Element (slot, h, i, j) of a GPU's shard = element (h, start[slot] + i, j) of the whole (H, N, d)
+ * tensor, valued by a hash of that global index and seed in [lo, hi). */
+template <typename T>
+__global__ void fill_hash(T *x, int S, int H, int c, int d, int N, int start0, int start1, uint64_t seed, float lo,
+                          float hi)
+{
+    const size_t total = (size_t)S * H * c * d;
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (size_t)gridDim.x * blockDim.x) {
+        const int j = (int)(e % d);
+        const size_t row = e / d;
+        const int i = (int)(row % c), h = (int)(row / c % H), s = (int)(row / c / H);
+        const uint64_t g = ((uint64_t)h * N + (uint64_t)(s ? start1 : start0) + i) * d + j;
+        uint64_t z = seed + g * 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        x[e] = (T)(lo + (hi - lo) * (float)(z >> 40) * 0x1.0p-24f);
+    }
+}
+
+static void fill_dev(void *x, fs_cuda_dtype dt, int S, int H, int c, int d, int N, int s0, int s1, uint64_t seed,
+                     float lo, float hi)
+{
+    if (dt == FS_CUDA_F16)
+        fill_hash<__half><<<1024, 256>>>((__half *)x, S, H, c, d, N, s0, s1, seed, lo, hi);
+    else
+        fill_hash<__nv_bfloat16><<<1024, 256>>>((__nv_bfloat16 *)x, S, H, c, d, N, s0, s1, seed, lo, hi);
+    CU(cudaGetLastError());
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct single_run {
+    double ms;
+    std::vector<uint16_t> O;   /* kept at small N for the comparison */
+};
+
+/* The single-GPU version on the whole problem on GPU 0, median of reps after one warm-up. */
+static single_run time_single(int N, int H, int d, bool causal, fs_cuda_dtype dt, int reps, uint64_t seed, bool keep)
+{
+    CU(cudaSetDevice(0));
+    const size_t ne = (size_t)H * N * d;
+    void *Q, *K, *V, *O;
+    float *L;
+    CU(cudaMalloc(&Q, ne * 2));
+    CU(cudaMalloc(&K, ne * 2));
+    CU(cudaMalloc(&V, ne * 2));
+    CU(cudaMalloc(&O, ne * 2));
+    CU(cudaMalloc((void **)&L, (size_t)H * N * sizeof(float)));
+    fill_dev(Q, dt, 1, H, N, d, N, 0, 0, seed + 1, -2, 2);
+    fill_dev(K, dt, 1, H, N, d, N, 0, 0, seed + 2, -2, 2);
+    fill_dev(V, dt, 1, H, N, d, N, 0, 0, seed + 3, -1, 1);
+    fs_cuda_prefill pp;
+    memset(&pp, 0, sizeof pp);
+    pp.batch = 1;
+    pp.n_q_heads = pp.n_kv_heads = H;
+    pp.n_q = pp.n_kv = N;
+    pp.d = d;
+    pp.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    pp.scale = (float)fs_attn_default_scale(d);
+    pp.dtype = dt;
+    pp.lse = L;   /* as the ring's kernels, and a training forward, do */
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    std::vector<double> ms;
+    for (int k = 0; k <= reps; k++) {
+        char why_[256] = "";
+        CU(cudaEventRecord(e0));
+        FS(fs_cuda_prefill_run(&pp, g_version, Q, K, V, O, why_, sizeof why_));
+        CU(cudaEventRecord(e1));
+        CU(cudaEventSynchronize(e1));
+        float t;
+        CU(cudaEventElapsedTime(&t, e0, e1));
+        if (k) ms.push_back(t);
+    }
+    single_run s;
+    s.ms = median(ms);
+    if (keep) {
+        s.O.resize(ne);
+        CU(cudaMemcpy(s.O.data(), O, ne * 2, cudaMemcpyDeviceToHost));
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(Q);
+    cudaFree(K);
+    cudaFree(V);
+    cudaFree(O);
+    cudaFree(L);
+    return s;
+}
+
+struct ring_run {
+    double full, compute, comm, merge;   /* medians, ms: the slowest GPU's end to end */
+    double exposed, in_ring;             /* medians of the largest over GPUs: transfer time not
+                                            hidden, and the transfers' own time inside the ring */
+    std::vector<double> step;            /* medians of the slowest GPU's step times */
+    double wall;                         /* host clock around the ring runs, median */
+    int pairs;
+};
+
+static double now_ms()
+{
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+/* Time the ring on sh (inputs filled) in mode m: median over reps of the slowest GPU's total. */
+static void time_mode(shards &sh, fs_ring_mode m, int reps, double *total, std::vector<double> *step, double *merge,
+                      double *wall, int *pairs, double *exposed = NULL, double *in_ring = NULL)
+{
+    std::vector<double> tot, mer, w, ex, ir;
+    std::vector<std::vector<double>> st(g_P);
+    for (int k = 0; k <= reps; k++) {
+        std::vector<fs_ring_times> t;
+        const double t0 = now_ms();
+        sh.run(m, &t);
+        const double t1 = now_ms();
+        if (!k) continue;   /* warm-up */
+        int slow = 0;
+        for (int p = 1; p < g_P; p++)
+            if (t[p].total_ms > t[slow].total_ms) slow = p;
+        tot.push_back(t[slow].total_ms);
+        mer.push_back(t[slow].merge_ms);
+        w.push_back(t1 - t0);
+        for (int s = 0; s < g_P; s++) st[s].push_back(t[slow].step_ms[s]);
+        double e = 0, c = 0;
+        for (int p = 0; p < g_P; p++) {
+            double ep = 0, cp = 0;
+            for (int s = 0; s < g_P; s++) ep += t[p].exposed_ms[s], cp += t[p].comm_ms[s];
+            e = std::max(e, ep);
+            c = std::max(c, cp);
+        }
+        ex.push_back(e);
+        ir.push_back(c);
+        if (pairs) *pairs = t[0].pairs;
+    }
+    *total = median(tot);
+    if (exposed) *exposed = median(ex);
+    if (in_ring) *in_ring = median(ir);
+    if (merge) *merge = median(mer);
+    if (wall) *wall = median(w);
+    if (step) {
+        step->clear();
+        for (int s = 0; s < g_P; s++) step->push_back(median(st[s]));
+    }
+}
+
+static fs_cuda_ring ring_of(int N, int H, int d, bool causal, fs_cuda_dtype dt, int reserve)
+{
+    fs_cuda_ring r;
+    memset(&r, 0, sizeof r);
+    r.n_dev = g_P;
+    r.n_q_heads = r.n_kv_heads = H;
+    r.n = N;
+    r.d = d;
+    r.causal = causal;
+    r.shard = causal ? FS_RING_ZIGZAG : FS_RING_CONTIG;
+    r.scale = (float)fs_attn_default_scale(d);
+    r.dtype = dt;
+    r.version = g_version;
+    r.reserve_sms = reserve;
+    return r;
+}
+
+static void fill_shards(shards &sh, uint64_t seed)
+{
+    const fs_cuda_ring &r = sh.r;
+    const int c = fs_cuda_ring_slot_rows(&r), S = fs_cuda_ring_slots(&r);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        const int s0 = fs_cuda_ring_slot_start(&r, p, 0), s1 = S > 1 ? fs_cuda_ring_slot_start(&r, p, 1) : 0;
+        fill_dev(sh.Q[p], r.dtype, S, r.n_q_heads, c, r.d, r.n, s0, s1, seed + 1, -2, 2);
+        fill_dev(sh.K[p], r.dtype, S, r.n_kv_heads, c, r.d, r.n, s0, s1, seed + 2, -2, 2);
+        fill_dev(sh.V[p], r.dtype, S, r.n_kv_heads, c, r.d, r.n, s0, s1, seed + 3, -1, 1);
+        CU(cudaDeviceSynchronize());
+    }
+}
+
+/* ‖ring O − single O‖ / ‖single O‖ over the whole output (the shards gathered). */
+static double compare_single(shards &sh, const std::vector<uint16_t> &O1)
+{
+    const fs_cuda_ring &r = sh.r;
+    const int H = r.n_q_heads, N = r.n, d = r.d;
+    double num = 0, den = 0;
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<uint16_t> o(sh.q_elems);
+        CU(cudaMemcpy(o.data(), sh.O[p], o.size() * 2, cudaMemcpyDeviceToHost));
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < N; i++) {
+                const long lr = sh.local_row(p, H, h, i);
+                if (lr < 0) continue;
+                for (int j = 0; j < d; j++) {
+                    const double x = from16(o[(size_t)lr * d + j], r.dtype), y = from16(O1[((size_t)h * N + i) * d + j], r.dtype);
+                    if (!isfinite(x)) return INFINITY;
+                    num += (x - y) * (x - y);
+                    den += y * y;
+                }
+            }
+    }
+    return sqrt(num) / (den > 0 ? sqrt(den) : 1);
+}
+
+int main(int argc, char **argv)
+{
+    bool check = false, timing = false, check_big = true, tiny = false;
+    uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
+    std::vector<int> sizes = {64, 128, 256, 512}, sweep;
+    int reps = 5, reserve = 4, P = 0;
+    fs_cuda_dtype dt = FS_CUDA_F16;
+    auto ints = [](const char *s) {
+        std::vector<int> v;
+        for (const char *q = s; *q;) {
+            v.push_back(atoi(q));
+            while (*q && *q != ',') q++;
+            if (*q) q++;
+        }
+        return v;
+    };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--check")) check = true;
+        else if (!strcmp(a, "--time")) timing = true;
+        else if (!strcmp(a, "--no-check-big")) check_big = false;
+        else if (!strcmp(a, "--tiny")) tiny = check = true;
+        else if (!strcmp(a, "--seed") && nx) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--gpus") && nx) P = atoi(argv[++i]);
+        else if (!strcmp(a, "--version") && nx) g_version = atoi(argv[++i]);
+        else if (!strcmp(a, "--sizes") && nx) sizes = ints(argv[++i]);
+        else if (!strcmp(a, "--reps") && nx) reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--reserve") && nx) reserve = atoi(argv[++i]);
+        else if (!strcmp(a, "--sweep-reserve") && nx) sweep = ints(argv[++i]);
+        else if (!strcmp(a, "--dtype") && nx) dt = !strcmp(argv[++i], "bf16") ? FS_CUDA_BF16 : FS_CUDA_F16;
+        else {
+            fprintf(stderr, "usage: %s [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...] "
+                            "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--no-check-big] [--tiny]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (!check && !timing) check = timing = true;
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        printf("bench_ring: no CUDA device found (%s)\n", cudaGetErrorString(cudaGetLastError()));
+        return 2;
+    }
+    g_P = P > 0 ? std::min(P, ndev) : ndev;
+    if (g_P > FS_RING_MAX_DEV) g_P = FS_RING_MAX_DEV;
+    int nccl_version = 0;
+    NC(ncclGetVersion(&nccl_version));
+    printf("bench_ring: %d GPU(s), prefill version %d (%s), NCCL %d, seed %llu\n", g_P, g_version,
+           fs_cuda_prefill_version_str(g_version), nccl_version, (unsigned long long)seed);
+    for (int p = 0; p < g_P; p++) {
+        cudaDeviceProp pr;
+        CU(cudaGetDeviceProperties(&pr, p));
+        printf("  GPU %d: %s, %d SMs\n", p, pr.name, pr.multiProcessorCount);
+        for (int q = 0; q < g_P; q++) {
+            int ok = 0;
+            if (q != p) CU(cudaDeviceCanAccessPeer(&ok, p, q));
+            if (q != p) printf("    peer access %d -> %d: %s\n", p, q, ok ? "yes" : "no");
+        }
+    }
+    g_comms.resize(g_P);
+    NC(ncclCommInitAll(g_comms.data(), g_P, NULL));
+    uint64_t rng = seed;
+
+    if (check) {
+        run_checks(&rng, tiny);
+        if (g_fail) {
+            printf("%d check(s) FAILED (seed %llu); no timing\n", g_fail, (unsigned long long)seed);
+            return 1;
+        }
+        printf("All ring checks match (seed %llu).%s\n", (unsigned long long)seed, timing ? " Starting timings." : "");
+    }
+    if (timing) {
+        const int H = 16, d = 128;
+        int best_reserve[2] = {reserve, reserve};
+        for (int ci = 0; ci < 2 && !sweep.empty(); ci++) {   /* SMs left to NCCL, at N = 128k */
+            const bool causal = ci == 1;
+            const int N = 128 * 1024;
+            double best = INFINITY;
+            for (int rs : sweep) {
+                shards sh(ring_of(N, H, d, causal, dt, rs));
+                fill_shards(sh, seed);
+                double t, ex, ir;
+                time_mode(sh, FS_RING_RUN_FULL, 3, &t, NULL, NULL, NULL, NULL, &ex, &ir);
+                printf("RESULT sweep mask=%s N=%d reserve=%d ring_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f\n",
+                       causal ? "causal" : "none", N, rs, t, ir, ex);
+                if (t < best) best = t, best_reserve[ci] = rs;
+            }
+            printf("sweep: %s keeps %d SMs for NCCL\n", causal ? "causal" : "not causal", best_reserve[ci]);
+        }
+        for (int kN : sizes)
+            for (int ci = 0; ci < 2; ci++) {
+                const bool causal = ci == 1;
+                const int N = kN * 1024;
+                const bool keep = check_big && kN <= 128;
+                const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
+                single_run one = time_single(N, H, d, causal, dt, rp, seed, keep);
+                shards sh(ring_of(N, H, d, causal, dt, best_reserve[ci]));
+                fill_shards(sh, seed);
+                ring_run rr;
+                time_mode(sh, FS_RING_RUN_FULL, rp, &rr.full, &rr.step, &rr.merge, &rr.wall, &rr.pairs, &rr.exposed,
+                          &rr.in_ring);
+                const double cmp = keep ? compare_single(sh, one.O) : NAN;
+                time_mode(sh, FS_RING_RUN_COMPUTE, rp, &rr.compute, NULL, NULL, NULL, NULL);
+                time_mode(sh, FS_RING_RUN_COMM, rp, &rr.comm, NULL, NULL, NULL, NULL);
+                /* hidden: from the events, the transfer time that step s + 1 did not wait for;
+                 * diff_hidden: the estimate from the totals, 1 − (ring − compute alone) / transfers
+                 * alone, which is only as good as the run-to-run spread of the compute */
+                const double hidden = rr.comm > 0 ? 1 - rr.exposed / rr.comm : 1;
+                const double diff_hidden = rr.comm > 0 ? 1 - std::max(0.0, rr.full - rr.compute) / rr.comm : 1;
+                const double flops = 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+                const double bytes = 2.0 * 2 * H * (double)(N / g_P) * d;   /* K and V of one shard */
+                const double comm_step = rr.comm / std::max(1, g_P - 1);
+                char steps[256] = "";
+                for (int s = 0; s < g_P; s++)
+                    snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%.3f", s ? "," : "", rr.step[s]);
+                printf("RESULT ring mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d v=%d reserve=%d pairs=%d single_ms=%.3f "
+                       "ring_ms=%.3f wall_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
+                       "merge_ms=%.3f step_ms=%s hidden=%.3f diff_hidden=%.3f "
+                       "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f comm_GBps=%.1f ring_vs_one=%.2e\n",
+                       causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
+                       best_reserve[ci], rr.pairs, one.ms, rr.full, rr.wall, rr.compute, rr.comm, rr.in_ring,
+                       rr.exposed, rr.merge, steps, hidden, diff_hidden, one.ms / rr.full, one.ms / rr.full / g_P, flops / one.ms * 1e-9, flops / rr.full * 1e-9,
+                       comm_step > 0 ? bytes / comm_step * 1e-6 : 0.0, cmp);
+                fflush(stdout);
+                if (keep && !(cmp <= tol_of(dt))) {
+                    printf("FAIL ring against one GPU at N = %d (%s): %.2e\n", N, causal ? "causal" : "none", cmp);
+                    g_fail++;
+                }
+            }
+    }
+    for (int p = 0; p < g_P; p++) ncclCommDestroy(g_comms[p]);
+    return g_fail ? 1 : 0;
+}

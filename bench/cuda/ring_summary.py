@@ -1,0 +1,64 @@
+"""ring_summary.py: the RESULT lines of bench_ring (and ring_torch.py) as markdown tables.
+
+    python3 bench/cuda/ring_summary.py ring.log [torch.log]
+
+A file that does not exist is skipped with a line saying so.
+"""
+import os
+import sys
+
+
+def results(path, kind):
+    rows = []
+    if not os.path.exists(path):
+        print(f"({path}: not there)\n")
+        return rows
+    with open(path, errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if len(w) > 1 and w[0] == "RESULT" and w[1] == kind:
+                rows.append(dict(x.split("=", 1) for x in w[2:] if "=" in x))
+    return rows
+
+
+def main(argv):
+    ring = results(argv[1], "ring") if len(argv) > 1 else []
+    sweep = results(argv[1], "sweep") if len(argv) > 1 else []
+    torch_rows = results(argv[2], "torch_cp") if len(argv) > 2 else []
+    if sweep:
+        print("SMs left to NCCL (N = 128k), ring ms:\n")
+        print("| mask | reserve | ring ms |\n|---|---:|---:|")
+        for r in sweep:
+            print(f"| {r['mask']} | {r['reserve']} | {float(r['ring_ms']):.2f} |")
+        print()
+    if ring:
+        print("Ring attention, H = 16, d = 128, batch 1 (ms; speedup = one GPU / ring; hidden = 1 − exposed / "
+              "transfers alone, exposed = how long the transfers outlasted their steps' compute, from the events; "
+              "from totals = 1 − (ring − compute alone) / transfers alone):\n")
+        print("| mask | shard | N | P | SMs left | one GPU | ring | speedup | efficiency | compute alone | "
+              "transfers alone | in the ring | exposed | hidden | from totals | steps | merge | "
+              "TFLOP/s one → ring | GB/s a step | ring vs one |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---|")
+        for r in ring:
+            opt = lambda k, f: f.format(float(r[k])) if k in r else "–"   # not in run 1's lines
+            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r['reserve']} | "
+                  f"{float(r['single_ms']):.1f} | {float(r['ring_ms']):.1f} | {float(r['speedup']):.3f} | "
+                  f"{100 * float(r['eff']):.1f} % | {float(r['compute_ms']):.1f} | {float(r['comm_ms']):.2f} | "
+                  f"{opt('comm_in_ring_ms', '{:.2f}')} | {opt('exposed_ms', '{:.2f}')} | "
+                  f"{100 * float(r['hidden']):.0f} % | {opt('diff_hidden', '{:.2f}')} | {r['step_ms']} | "
+                  f"{float(r['merge_ms']):.2f} | {r['single_tflops']} → {r['ring_tflops']} | {r['comm_GBps']} | "
+                  f"{r['ring_vs_one']} |")
+        print()
+    if torch_rows:
+        print("PyTorch context parallel (SDPA flash backend), same shapes:\n")
+        print("| mask | N | P | rotate | one GPU ms | CP ms | speedup | TFLOP/s one → CP |")
+        print("|---|---:|---:|---|---:|---:|---:|---|")
+        for r in torch_rows:
+            print(f"| {r['mask']} | {int(r['N']) // 1024}k | {r['P']} | {r['rotate']} | "
+                  f"{float(r['single_ms']):.1f} | {float(r['cp_ms']):.1f} | {float(r['speedup']):.3f} | "
+                  f"{r['single_tflops']} → {r['cp_tflops']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

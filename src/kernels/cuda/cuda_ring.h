@@ -1,0 +1,102 @@
+/* cuda_ring.h: ring (context-parallel) attention over P GPUs of one host, with NCCL.
+ *
+ * The sequence is cut among the GPUs: each holds the rows of Q, K and V of its shard. At each
+ * of P steps every GPU runs a prefill kernel (fs_cuda_prefill_run, one launch per pair of
+ * query block and key block it holds) of its own queries against the K, V shard it holds at
+ * that step, writing a partial (O, L) per pair, while NCCL sends that shard to the next GPU and
+ * receives the previous GPU's on another stream into a second buffer (double buffering). After
+ * P steps every query row has met every key; the partials are merged by their log-sum-exp:
+ *     L = log Σᵢ e^{Lᵢ}        O = Σᵢ e^{Lᵢ − L} Oᵢ
+ * (the same merge as FlashDecoding's splits; a row with L = −∞ saw nothing and gets O = 0).
+ *
+ * Sharding. Contiguous (FS_RING_CONTIG): GPU p holds rows [p·N/P, (p+1)·N/P). Under a causal
+ * mask that gives the last GPU P times the first's work, so causal runs use zigzag
+ * (FS_RING_ZIGZAG): the sequence in 2P blocks of c = N/(2P) rows, GPU p holds blocks p and
+ * 2P−1−p, and every GPU has the same number of visible (query block, key block) pairs. A pair
+ * with key block kb and query block qb is skipped when kb > qb (causal), is run with the causal
+ * mask and offset (qb − kb)·c when kb = qb (offset 0: the diagonal), and with no mask when
+ * kb < qb (every key visible; the no-mask launch is only the faster way to say so).
+ *
+ * Local layout on GPU p: (slots, heads, c, d) row-major with slots = 2 (zigzag: slot 0 holds
+ * block p, slot 1 block 2P−1−p) or 1 (contiguous, c = N/P), so that every block is a plain
+ * (1, heads, c, d) tensor for fs_cuda_prefill_run. L is (slots, n_q_heads, c) float32.
+ *
+ * One host thread per GPU calls fs_cuda_ring_run on its own fs_cuda_ring_dev at the same time
+ * (NCCL's send and receive meet in the middle). Plain C; needs nccl.h (build with NCCL=1).
+ */
+#ifndef FS_CUDA_RING_H
+#define FS_CUDA_RING_H
+
+#include <nccl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/cuda/cuda_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FS_RING_MAX_DEV 8
+
+typedef enum { FS_RING_CONTIG = 0, FS_RING_ZIGZAG } fs_ring_shard;
+
+/* The whole problem (batch 1): Q (n_q_heads, n, d), K and V (n_kv_heads, n, d). */
+typedef struct {
+    int32_t n_dev;                    /* P, 1..FS_RING_MAX_DEV */
+    int32_t n_q_heads, n_kv_heads, n, d;
+    bool causal;
+    fs_ring_shard shard;              /* n must be a multiple of P (contiguous) or 2P (zigzag) */
+    float scale;
+    fs_cuda_dtype dtype;
+    int32_t version;                  /* the prefill version each pair runs (e.g. 31) */
+    int32_t reserve_sms;              /* SMs the persistent prefill kernels leave free in the
+                                         steps that have a transfer, so that NCCL's copy kernel
+                                         runs beside them (0: none left; then the copy waits for
+                                         a launch to end) */
+    int32_t fault;                    /* test only: 1 = the last step's pairs are not run, so the
+                                         checks must fail; 0 otherwise */
+} fs_cuda_ring;
+
+/* Slots a GPU holds (1 or 2), rows a slot holds, and the first global row of slot s of GPU p. */
+int fs_cuda_ring_slots(const fs_cuda_ring *r);
+int fs_cuda_ring_slot_rows(const fs_cuda_ring *r);
+int fs_cuda_ring_slot_start(const fs_cuda_ring *r, int p, int slot);
+
+/* What fs_cuda_ring_run does: the ring (compute and transfers, overlapped), the compute alone
+ * (the same launches against the local K, V, no transfer), or the transfers alone. */
+typedef enum { FS_RING_RUN_FULL = 0, FS_RING_RUN_COMPUTE, FS_RING_RUN_COMM } fs_ring_mode;
+
+/* Milliseconds on one GPU, by CUDA events: step_ms[s], from the end of step s − 1's compute (or
+ * the start) to the end of step s's; compute_ms[s] and comm_ms[s], from the first to the last
+ * launch of step s and from the start to the end of its transfer; exposed_ms[s], how long the
+ * transfer of step s outlasted step s's compute (step s + 1 waited that long; 0: hidden);
+ * merge_ms; total_ms, from the start to the merge's end. */
+typedef struct {
+    float step_ms[FS_RING_MAX_DEV], compute_ms[FS_RING_MAX_DEV], comm_ms[FS_RING_MAX_DEV];
+    float exposed_ms[FS_RING_MAX_DEV];
+    float merge_ms, total_ms;
+    int32_t pairs;                    /* prefill launches run */
+} fs_ring_times;
+
+typedef struct fs_cuda_ring_dev fs_cuda_ring_dev;
+
+/* On the calling thread's current device (GPU p of the ring, comm its NCCL communicator of rank
+ * p): streams, events, the second K, V buffers and the partials' memory. FS_ERR_SHAPE or
+ * FS_ERR_ARG with why filled on a bad problem or a CUDA error. */
+fs_status fs_cuda_ring_dev_init(const fs_cuda_ring *r, int p, ncclComm_t comm, fs_cuda_ring_dev **out, char *why,
+                                size_t n);
+void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g);
+
+/* Run the ring on GPU p: Q, K, V this GPU's shards (local layout, device), O (same layout as Q)
+ * and L receive its rows of the output. K and V are only read. The ring starts after the work
+ * already queued on the default stream, and returns after the device is done; times (may be
+ * NULL) receives the step times. */
+fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
+                           fs_ring_mode mode, fs_ring_times *times, char *why, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,317 @@
+/* ring.cu: ring (context-parallel) attention over the GPUs of one host (cuda_ring.h says what
+ * runs and how the sequence is sharded). Per GPU: a compute stream that runs the prefill kernel
+ * of each visible (query block, key block) pair, a transfer stream on which NCCL moves the K, V
+ * shard to the next GPU while the previous GPU's arrives in the other buffer, and at the end one
+ * merge of the partial (O, L) of each query block. Built only with NCCL=1 (module.mk); the float64
+ * check and the timings are bench/cuda/bench_ring.cu's.
+ *
+ * Data flow on GPU p at step s (src = (p − s) mod P, the GPU whose shard is held at step s):
+ *
+ *     transfer stream:  [wait: compute s−1 has read buffer (s+1) mod 2]
+ *                       send held shard → p+1, receive p−1's → buffer (s+1) mod 2
+ *     compute stream:   [wait: transfer s−1 has landed]  prefill(Q blocks of p, K, V blocks of src)
+ *                       → partial (Oᵢ, Lᵢ) per visible pair
+ *     after step P−1:   merge: L = log Σ e^{Lᵢ}, O = Σ e^{Lᵢ − L} Oᵢ per query block
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda_common.cuh"
+
+extern "C" {
+#include "kernels/cuda/cuda_ring.h"
+}
+
+/* Like FS_CU_TRY, for an NCCL call. */
+#define FS_NC_TRY(call)                                                                         \
+    do {                                                                                        \
+        ncclResult_t fs_r_ = (call);                                                            \
+        if (fs_r_ != ncclSuccess) {                                                             \
+            if (why && n)                                                                       \
+                snprintf(why, n, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call,             \
+                         ncclGetErrorString(fs_r_));                                            \
+            return FS_ERR_ARG;                                                                  \
+        }                                                                                       \
+    } while (0)
+
+/* Partials a query slot can collect: one per key block met, P · slots at most. */
+#define RING_MAX_PART (2 * FS_RING_MAX_DEV)
+
+struct fs_cuda_ring_dev {
+    fs_cuda_ring r;
+    int p, sms;
+    ncclComm_t comm;
+    cudaStream_t cs, ts;                 /* compute, transfer */
+    cudaEvent_t start, c0[FS_RING_MAX_DEV], c1[FS_RING_MAX_DEV], t0[FS_RING_MAX_DEV], t1[FS_RING_MAX_DEV];
+    cudaEvent_t merge0, merge1, ready;
+    void *kv[2][2];                      /* [buffer][0: K, 1: V], each (slots, n_kv_heads, c, d) */
+    int kmax;                            /* partials a slot can collect: P · slots (≤ RING_MAX_PART) */
+    void *part_o;                        /* (slots, kmax, n_q_heads, c, d) 16-bit */
+    float *part_l;                       /* (slots, kmax, n_q_heads, c) */
+};
+
+extern "C" int fs_cuda_ring_slots(const fs_cuda_ring *r) { return r->shard == FS_RING_ZIGZAG ? 2 : 1; }
+
+extern "C" int fs_cuda_ring_slot_rows(const fs_cuda_ring *r) { return r->n / (r->n_dev * fs_cuda_ring_slots(r)); }
+
+/* The sequence block (of slot_rows rows) that slot `slot` of GPU p holds. */
+static int ring_block(const fs_cuda_ring *r, int p, int slot)
+{
+    return r->shard == FS_RING_ZIGZAG && slot == 1 ? 2 * r->n_dev - 1 - p : p;
+}
+
+extern "C" int fs_cuda_ring_slot_start(const fs_cuda_ring *r, int p, int slot)
+{
+    return ring_block(r, p, slot) * fs_cuda_ring_slot_rows(r);
+}
+
+/* ---- the merge ------------------------------------------------------------------------------ */
+
+struct merge_args {
+    const void *O[RING_MAX_PART];   /* partial i: (rows, d) 16-bit */
+    const float *L[RING_MAX_PART];  /* its log-sum-exp per row, natural units, −∞: saw nothing */
+    int k;                          /* partials, 1..RING_MAX_PART */
+};
+
+/* One warp per row, two columns a lane at a time. O (rows, d), L (rows):
+ *     L = Lmax + log Σᵢ e^{Lᵢ − Lmax},   O = Σᵢ e^{Lᵢ − L} Oᵢ  (float32, rounded once)
+ * A row whose partials all saw nothing (Lmax = −∞) gets O = 0 and L = −∞: no NaN. */
+template <typename T>
+__global__ void ring_merge(merge_args a, long rows, int d, T *__restrict__ O, float *__restrict__ L)
+{
+    const long row = ((long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    float Lmax = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < RING_MAX_PART; i++)
+        if (i < a.k) Lmax = fmaxf(Lmax, a.L[i][row]);
+    float w[RING_MAX_PART], sum = 0;
+#pragma unroll
+    for (int i = 0; i < RING_MAX_PART; i++) {
+        w[i] = i < a.k && Lmax > -INFINITY ? expf(a.L[i][row] - Lmax) : 0.f;   /* e^{−∞} = 0 */
+        sum += w[i];
+    }
+    const float inv = sum > 0 ? 1.f / sum : 0.f;
+    for (int c = 2 * lane; c < d; c += 64) {
+        float x = 0, y = 0;
+#pragma unroll
+        for (int i = 0; i < RING_MAX_PART; i++)
+            if (i < a.k && w[i] > 0) {
+                const T *o = (const T *)a.O[i] + row * d + c;
+                x += w[i] * (float)o[0];
+                y += w[i] * (float)o[1];
+            }
+        O[row * d + c] = (T)(x * inv);
+        O[row * d + c + 1] = (T)(y * inv);
+    }
+    if (lane == 0) L[row] = sum > 0 ? Lmax + logf(sum) : -INFINITY;
+}
+
+/* ---- set-up --------------------------------------------------------------------------------- */
+
+extern "C" fs_status fs_cuda_ring_dev_init(const fs_cuda_ring *r, int p, ncclComm_t comm, fs_cuda_ring_dev **out,
+                                           char *why, size_t n)
+{
+    *out = NULL;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r);
+    if (P < 1 || P > FS_RING_MAX_DEV || p < 0 || p >= P) {
+        if (why && n) snprintf(why, n, "ring: %d GPUs (1..%d), GPU %d", P, FS_RING_MAX_DEV, p);
+        return FS_ERR_SHAPE;
+    }
+    if (r->n < 1 || r->n % (P * S) || r->n_q_heads < 1 || r->n_kv_heads < 1 || r->n_q_heads % r->n_kv_heads ||
+        (r->d != 64 && r->d != 128 && r->d != 256)) {
+        if (why && n)
+            snprintf(why, n, "ring: n = %d must be a multiple of %d (%s sharding over %d GPUs), heads %d/%d, d = %d "
+                     "(64, 128 or 256)", r->n, P * S, S == 2 ? "zigzag" : "contiguous", P, r->n_q_heads,
+                     r->n_kv_heads, r->d);
+        return FS_ERR_SHAPE;
+    }
+    fs_cuda_ring_dev *g = (fs_cuda_ring_dev *)calloc(1, sizeof *g);
+    if (!g) {
+        if (why && n) snprintf(why, n, "ring: out of host memory");
+        return FS_ERR_ARG;
+    }
+    *out = g;   /* fs_cuda_ring_dev_free frees what was made even when a later step fails */
+    g->r = *r;
+    g->p = p;
+    g->comm = comm;
+    int dev, lo, hi;
+    FS_CU_TRY(cudaGetDevice(&dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+    /* the transfers' stream gets the higher priority: when an SM frees, NCCL's blocks go first */
+    FS_CU_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    FS_CU_TRY(cudaStreamCreateWithPriority(&g->cs, cudaStreamNonBlocking, lo));
+    FS_CU_TRY(cudaStreamCreateWithPriority(&g->ts, cudaStreamNonBlocking, hi));
+    FS_CU_TRY(cudaEventCreate(&g->start));
+    FS_CU_TRY(cudaEventCreate(&g->merge0));
+    FS_CU_TRY(cudaEventCreate(&g->merge1));
+    FS_CU_TRY(cudaEventCreateWithFlags(&g->ready, cudaEventDisableTiming));
+    for (int s = 0; s < P; s++) {
+        FS_CU_TRY(cudaEventCreate(&g->c0[s]));
+        FS_CU_TRY(cudaEventCreate(&g->c1[s]));
+        FS_CU_TRY(cudaEventCreate(&g->t0[s]));
+        FS_CU_TRY(cudaEventCreate(&g->t1[s]));
+    }
+    const size_t c = (size_t)fs_cuda_ring_slot_rows(r);
+    const size_t kv_bytes = (size_t)S * r->n_kv_heads * c * r->d * 2;
+    if (P > 1)
+        for (int b = 0; b < 2; b++)
+            for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMalloc(&g->kv[b][x], kv_bytes));
+    g->kmax = P * S;
+    const size_t parts = (size_t)S * g->kmax * r->n_q_heads * c;
+    FS_CU_TRY(cudaMalloc(&g->part_o, parts * r->d * 2));
+    FS_CU_TRY(cudaMalloc((void **)&g->part_l, parts * sizeof(float)));
+    return FS_OK;
+}
+
+extern "C" void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g)
+{
+    if (!g) return;
+    for (int b = 0; b < 2; b++)
+        for (int x = 0; x < 2; x++) cudaFree(g->kv[b][x]);
+    cudaFree(g->part_o);
+    cudaFree(g->part_l);
+    cudaEvent_t *evs[] = {g->c0, g->c1, g->t0, g->t1};
+    for (cudaEvent_t *e : evs)
+        for (int s = 0; s < FS_RING_MAX_DEV; s++)
+            if (e[s]) cudaEventDestroy(e[s]);
+    if (g->start) cudaEventDestroy(g->start);
+    if (g->merge0) cudaEventDestroy(g->merge0);
+    if (g->merge1) cudaEventDestroy(g->merge1);
+    if (g->ready) cudaEventDestroy(g->ready);
+    if (g->cs) cudaStreamDestroy(g->cs);
+    if (g->ts) cudaStreamDestroy(g->ts);
+    free(g);
+}
+
+/* ---- the ring ------------------------------------------------------------------------------- */
+
+/* Step s's transfer: the held shard (K, V) to GPU p + 1, GPU p − 1's into (rk, rv); one NCCL group. */
+static fs_status ring_transfer(fs_cuda_ring_dev *g, const void *k, const void *v, void *rk, void *rv, size_t count,
+                               char *why, size_t n)
+{
+    const int P = g->r.n_dev, next = (g->p + 1) % P, prev = (g->p + P - 1) % P;
+    const ncclDataType_t t = g->r.dtype == FS_CUDA_BF16 ? ncclBfloat16 : ncclFloat16;
+    FS_NC_TRY(ncclGroupStart());
+    FS_NC_TRY(ncclSend(k, count, t, next, g->comm, g->ts));
+    FS_NC_TRY(ncclSend(v, count, t, next, g->comm, g->ts));
+    FS_NC_TRY(ncclRecv(rk, count, t, prev, g->comm, g->ts));
+    FS_NC_TRY(ncclRecv(rv, count, t, prev, g->comm, g->ts));
+    FS_NC_TRY(ncclGroupEnd());
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O,
+                                      float *L, fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+{
+    const fs_cuda_ring *r = &g->r;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r), p = g->p;
+    const size_t c = (size_t)fs_cuda_ring_slot_rows(r);
+    const size_t q_slot = (size_t)r->n_q_heads * c * r->d, kv_slot = (size_t)r->n_kv_heads * c * r->d;
+    const size_t rows_slot = (size_t)r->n_q_heads * c;
+    const bool compute = mode != FS_RING_RUN_COMM, transfer = mode != FS_RING_RUN_COMPUTE && P > 1;
+    char *po = (char *)g->part_o;
+    int parts[2] = {0, 0}, pairs = 0;
+
+    /* the ring's streams do not wait for the default stream by themselves: wait for the caller's
+     * work there (the inputs' copies, say) first */
+    FS_CU_TRY(cudaEventRecord(g->ready, 0));
+    FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->ready, 0));
+    FS_CU_TRY(cudaEventRecord(g->start, g->cs));
+    FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->start, 0));
+    for (int s = 0; s < P; s++) {
+        const int src = (p - s + P) % P;
+        /* the shard held at step s: our own at step 0 (and always, computing alone) */
+        const bool own = s == 0 || !transfer;
+        const char *k = (const char *)(own ? K : g->kv[s % 2][0]), *v = (const char *)(own ? V : g->kv[s % 2][1]);
+        if (transfer && s < P - 1) {
+            /* buffer (s+1) mod 2 was read by step s − 1's compute (from step 2 on) */
+            if (s >= 2 && compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->c1[s - 1], 0));
+            FS_CU_TRY(cudaEventRecord(g->t0[s], g->ts));
+            fs_status st = ring_transfer(g, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1], (size_t)S * kv_slot, why,
+                                         n);
+            if (st != FS_OK) return st;
+            FS_CU_TRY(cudaEventRecord(g->t1[s], g->ts));
+        }
+        if (transfer && s >= 1) FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->t1[s - 1], 0));
+        FS_CU_TRY(cudaEventRecord(g->c0[s], g->cs));
+        const bool skip_step = r->fault == 1 && s == P - 1;   /* test only */
+        for (int a = 0; compute && !skip_step && a < S; a++)
+            for (int b = 0; b < S; b++) {
+                const int qb = ring_block(r, p, a), kb = ring_block(r, src, b);
+                if (r->causal && kb > qb) continue;   /* every key after every query: skipped */
+                fs_cuda_prefill pp;
+                memset(&pp, 0, sizeof pp);
+                pp.batch = 1;
+                pp.n_q_heads = r->n_q_heads;
+                pp.n_kv_heads = r->n_kv_heads;
+                pp.n_q = pp.n_kv = (int32_t)c;
+                pp.d = r->d;
+                /* query i of block qb sits at (qb − kb)·c + i in key block kb's positions; at
+                 * offset ≥ c every key is visible and the no-mask launch says the same faster */
+                const long offset = (long)(qb - kb) * (long)c;
+                pp.mask = r->causal && offset < (long)c ? FS_MASK_CAUSAL : FS_MASK_NONE;
+                pp.offset = (int32_t)offset;
+                pp.scale = r->scale;
+                pp.dtype = r->dtype;
+                const int i = a * g->kmax + parts[a]++;
+                pp.lse = g->part_l + (size_t)i * rows_slot;
+                pp.stream = g->cs;
+                /* SMs are left to NCCL only in the steps that have a transfer beside them (not
+                 * the last); computing alone does the same, so the two times compare */
+                pp.max_blocks = r->reserve_sms > 0 && s < P - 1 ? g->sms - r->reserve_sms : 0;
+                fs_status st = fs_cuda_prefill_run(&pp, r->version, (const char *)Q + 2 * a * q_slot,
+                                                   k + 2 * b * kv_slot, v + 2 * b * kv_slot,
+                                                   po + 2 * (size_t)i * q_slot, why, n);
+                if (st != FS_OK) return st;
+                pairs++;
+            }
+        FS_CU_TRY(cudaEventRecord(g->c1[s], g->cs));
+    }
+    FS_CU_TRY(cudaEventRecord(g->merge0, g->cs));
+    for (int a = 0; compute && a < S; a++) {
+        merge_args m;
+        memset(&m, 0, sizeof m);
+        m.k = parts[a];
+        for (int i = 0; i < parts[a]; i++) {
+            m.O[i] = po + 2 * (size_t)(a * g->kmax + i) * q_slot;
+            m.L[i] = g->part_l + (size_t)(a * g->kmax + i) * rows_slot;
+        }
+        if (m.k == 0) {   /* a ring of one GPU with the test fault: nothing to merge */
+            if (why && n) snprintf(why, n, "ring: query slot %d met no key block", a);
+            return FS_ERR_ARG;
+        }
+        const unsigned blocks = (unsigned)((rows_slot * 32 + 255) / 256);
+        if (r->dtype == FS_CUDA_BF16)
+            ring_merge<__nv_bfloat16><<<blocks, 256, 0, g->cs>>>(m, (long)rows_slot, r->d,
+                                                                 (__nv_bfloat16 *)O + a * q_slot, L + a * rows_slot);
+        else
+            ring_merge<__half><<<blocks, 256, 0, g->cs>>>(m, (long)rows_slot, r->d, (__half *)O + a * q_slot,
+                                                          L + a * rows_slot);
+        FS_CU_LAUNCHED();
+    }
+    FS_CU_TRY(cudaEventRecord(g->merge1, g->cs));
+    FS_CU_TRY(cudaStreamSynchronize(g->cs));
+    FS_CU_TRY(cudaStreamSynchronize(g->ts));
+    if (times) {
+        memset(times, 0, sizeof *times);
+        times->pairs = pairs;
+        for (int s = 0; s < P; s++) {
+            FS_CU_TRY(cudaEventElapsedTime(&times->step_ms[s], s ? g->c1[s - 1] : g->start, g->c1[s]));
+            FS_CU_TRY(cudaEventElapsedTime(&times->compute_ms[s], g->c0[s], g->c1[s]));
+            if (transfer && s < P - 1) {
+                FS_CU_TRY(cudaEventElapsedTime(&times->comm_ms[s], g->t0[s], g->t1[s]));
+                /* how long the transfer outlasted the step's compute: step s + 1 waited that long */
+                float x = 0;
+                if (compute) FS_CU_TRY(cudaEventElapsedTime(&x, g->c1[s], g->t1[s]));
+                times->exposed_ms[s] = x > 0 ? x : 0;
+            }
+        }
+        FS_CU_TRY(cudaEventElapsedTime(&times->merge_ms, g->merge0, g->merge1));
+        FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->merge1));
+    }
+    return FS_OK;
+}
