@@ -28,6 +28,8 @@ dropout-backward 004_14            52
 fp8          004_10                6
 paged        demo:paged            30
 grid64       demo:grid64           200  --size 1920x1080
+ring         ring_03               40
+upright      000_04                14   --size 540x1080 --zoom 150
 LIST
 # The animated GIF README shows: ten steps of 000's tiled example at one step a second.
 "$bin" render 000_04 --steps 8:17 --size 1024x576 --fps 1 --font "$font" --out "$out/tiled-steps.gif"
