@@ -228,7 +228,8 @@
     if (path.length) $('course-progress').textContent = `${path.filter((l) => done.has(l.name)).length} of ${path.length} done.`;
   }
 
-  /* At a lesson's last step (or on a lesson with no steps): done, and the course's next one offered. */
+  /* At a lesson's last step (or on a lesson with no steps): done, and the course's next one offered
+   * (web_course_next loads that one lesson only, for its title). */
   let offeredFor = '';
   function atLessonEnd(s) {
     const end = s.lesson >= 0 && (s.n === 0 || s.step === s.n - 1);
@@ -237,13 +238,11 @@
     if (offeredFor === s.name) return;
     offeredFor = s.name;
     const done = doneSet();
-    if (!done.has(s.name)) { done.add(s.name); saveDone(done); }
-    loadLessons();
-    const path = course(), k = path.findIndex((l) => l.name === s.name);
-    const next = k >= 0 ? path[k + 1] : path.find((l) => !done.has(l.name));
-    if (!next) { btn.hidden = true; return; }
+    if (!done.has(s.name)) { done.add(s.name); saveDone(done); markLesson(); }
+    const next = JSON.parse(Module.UTF8ToString(call('web_course_next', 'number', ['number', 'string'], [W, s.name])));
+    if (!next.name) { btn.hidden = true; return; }
     btn.textContent = `Next: ${next.title} →`;
-    btn.title = `the course's lesson ${next.course + 1} of ${path.length}: ${next.name}`;
+    btn.title = `the course's lesson ${next.place} of ${next.of}: ${next.name}`;
     btn.dataset.name = next.name;
     btn.hidden = false;
   }

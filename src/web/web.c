@@ -50,6 +50,7 @@ typedef struct {
     char json[4096];         /* web_state's answer */
     char title[2][160];      /* one's own problem's header lines */
     char *list;              /* web_lessons' answer */
+    char next_json[768];     /* web_course_next's answer */
     fs_gpu_job job;          /* the GPU's traced run of what is shown (web_gpu_job) */
     fs_trace gpu;            /* its events, from the kernel's records (web_gpu_compare) */
     char *gpu_json;          /* web_gpu_job's and web_gpu_compare's answers */
@@ -359,6 +360,34 @@ EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
     if (have_course) fs_course_free(&course);
     snprintf(b + k, cap - k, "]");
     return b;
+}
+
+/* The lesson after `name` in the course, as {"name", "title", "place" (1-based), "of"}, or {} when
+ * name is not in the course or is its last lesson. Loads that one lesson only (for its title), so
+ * the page can offer it at a lesson's last step without loading every lesson (web_lessons). */
+EMSCRIPTEN_KEEPALIVE const char *web_course_next(web_page *W, const char *name)
+{
+    snprintf(W->next_json, sizeof W->next_json, "{}");
+    if (!W->A.cat.paths || W->A.cat.n < 1 || !name) return W->next_json;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", W->A.cat.paths[0]);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    fs_course c;
+    fs_loc_error e;
+    if (!fs_course_load(slash ? dir : ".", &c, &e)) return W->next_json;
+    int k = fs_course_find(&c, name);
+    if (k >= 0 && k + 1 < c.n) {
+        char path[2048], t[400] = "", nm[160] = "";
+        snprintf(path, sizeof path, "%s/%s.lesson", slash ? dir : ".", c.names[k + 1]);
+        fs_lesson *l = NULL;
+        json_str(nm, sizeof nm, c.names[k + 1]);
+        json_str(t, sizeof t, fs_lesson_load(path, &l, &e) ? fs_lesson_title(l) : c.names[k + 1]);
+        if (l) fs_lesson_free(l);
+        snprintf(W->next_json, sizeof W->next_json, "{\"name\":\"%s\",\"title\":\"%s\",\"place\":%d,\"of\":%d}", nm, t, k + 2, c.n);
+    }
+    fs_course_free(&c);
+    return W->next_json;
 }
 
 /* argv from one string of arguments separated by newlines (the page joins them so). */
