@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh WEBDIR FLASHSTEP [check_page.py options]: serve WEBDIR on a free loopback port and run
 # the page's checks in headless Chromium against the native program FLASHSTEP (make test-web):
-# check_page.py (the page without a GPU) and check_gpu.py (the GPU panel on SwiftShader).
+# check_page.py (the page without a GPU), check_gpu.py (the GPU panel on SwiftShader) and
+# check_offline.py (the service worker: offline, then updated; it serves copies of WEBDIR itself).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 web=$1 bin=$2
@@ -18,15 +19,20 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { cat "$log"; echo "test-web: the server did not start"; exit 2; }
-# The two browsers run side by side (each mostly waits on its page), their reports printed one
+# The three browsers run side by side (each mostly waits on its page), their reports printed one
 # after the other: check_page.py, then check_gpu.py (the GPU panel, with WebGPU on SwiftShader,
-# Chromium's CPU Vulkan: every WGSL kernel).
-gpu_log=$(mktemp)
-trap 'kill $server 2>/dev/null; rm -f "$log" "$gpu_log"' EXIT
+# Chromium's CPU Vulkan: every WGSL kernel), then check_offline.py (about 15 s).
+gpu_log=$(mktemp) offline_log=$(mktemp)
+trap 'kill $server 2>/dev/null; rm -f "$log" "$gpu_log" "$offline_log"' EXIT
 python3 "$here/check_gpu.py" "$url" "$bin" >"$gpu_log" 2>&1 &
 gpu=$!
+python3 "$here/check_offline.py" "$web" >"$offline_log" 2>&1 &
+offline=$!
 rc=0
 python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
 wait $gpu || rc=1
 cat "$gpu_log"
+wait $offline || rc=1
+echo "check_offline.py: the page offline and updated (a service worker)"
+cat "$offline_log"
 exit $rc

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""check_offline.py WEBDIR [--shots DIR]: the page offline, and updated, in headless Chromium.
+
+Serves a copy of the built page under a sub-path (/flashstep/, as GitHub Pages would) from a
+server of its own, which it stops to cut the network: a stopped server is what a service worker
+has to live without (an emulated offline network would not be honoured by the worker's fetches in
+every browser, a refused connection is). The checks:
+
+- first visit: the worker (sw.js) becomes active, and its one cache holds every file of the build
+  (every file of WEBDIR but sw.js), under the version sw.js names; the first visit downloads
+  flashstep.data once (the worker revalidates the browser's copy instead of fetching it again);
+- the server stopped and the browser's HTTP cache emptied: the page loads, draws 000_04 at the
+  linked step and steps;
+- a new build (a copy with page.css changed, stamped again by src/web/stamp.py): its version
+  differs; after a reload (a second one only if the page waited for it) the page runs the new
+  build, the old version's cache is gone, and every file the worker serves has the new build's
+  SHA-256;
+- from file:// (no worker there) offline.js stays out of the way: no registration, no exception
+  of its own;
+- no console error and no uncaught exception while the page is served.
+--shots DIR keeps a screenshot of the page loaded offline. Prints 'N passed, M failed'.
+"""
+import functools
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from cdp import Browser, CDPError  # noqa: E402
+from check_page import Page, check, TOOLBAR  # noqa: E402
+import check_page  # noqa: E402
+import serve  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+SUB = "flashstep"          # the sub-path the copy is served under
+MARK = "--flashstep-test-build"
+
+
+class Server:
+    """serve.py's handler on one loopback port, stopped and started again on the same port (the
+    worker's registration belongs to the origin), counting the answers it gives per file."""
+
+    def __init__(self):
+        self.port, self.srv, self.answers = 0, None, []
+
+    def start(self, root):
+        answers = self.answers
+
+        class Counting(serve.Handler):
+            def log_request(self, code="-", size="-"):
+                answers.append((self.path.split("?")[0], int(code) if str(code).isdigit() else 0))
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), functools.partial(Counting, directory=root))
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+        self.srv = None
+
+
+def build_files(web):
+    """{relative path: hex SHA-256} of every file of a build but sw.js."""
+    out = {}
+    for top, _, names in os.walk(web):
+        for n in names:
+            full = os.path.join(top, n)
+            rel = os.path.relpath(full, web).replace(os.sep, "/")
+            if rel != "sw.js":
+                with open(full, "rb") as f:
+                    out[rel] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def version_of(web):
+    with open(os.path.join(web, "sw.js"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("const VERSION = '"):
+                return line.split("'")[1]
+    return None
+
+
+# The caches of this origin: {cache name: [URL, ...]}.
+CACHES_JS = """(async () => { const out = {};
+  for (const k of await caches.keys()) out[k] = (await (await caches.open(k)).keys()).map((r) => r.url);
+  return JSON.stringify(out); })()"""
+
+# Every file of the build fetched through the page (so through its worker): {path: hex SHA-256}.
+DIGESTS_JS = """(async (paths) => { const out = {};
+  for (const p of paths) {
+    const r = await fetch(p);
+    const d = new Uint8Array(await crypto.subtle.digest('SHA-256', await r.arrayBuffer()));
+    out[p] = r.ok ? [...d].map((x) => x.toString(16).padStart(2, '0')).join('') : 'HTTP ' + r.status;
+  }
+  return JSON.stringify(out); })"""
+
+# The version of the worker that controls the page (it answers the message 'version').
+VERSION_JS = """new Promise((done) => {
+  const sw = navigator.serviceWorker;
+  if (!sw.controller) return done(null);
+  sw.addEventListener('message', (e) => done(e.data && e.data.version), { once: true });
+  sw.controller.postMessage('version');
+  setTimeout(() => done('no answer'), 5000); })"""
+
+READY_JS = "window.Module && Module.flashstep && Module.flashstep.state() && Module.firstFrameMs"
+
+
+def quiet_eval(b, expr):
+    """b.eval, or None while the page is between documents (a reload of its own)."""
+    try:
+        return b.eval(expr)
+    except CDPError:
+        return None
+
+
+def wait_quietly(b, expr, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = quiet_eval(b, expr)
+        if v:
+            return v
+        time.sleep(0.05)
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    shots = None
+    if "--shots" in args:
+        i = args.index("--shots")
+        shots = args[i + 1]
+        del args[i:i + 2]
+        os.makedirs(shots, exist_ok=True)
+    if len(args) != 1 or not os.path.isfile(os.path.join(args[0], "sw.js")):
+        sys.exit(__doc__)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not chromium:
+        sys.exit("test-web: no chromium found")
+    tmp = tempfile.mkdtemp(prefix="flashstep-offline-")
+    server = Server()
+    try:
+        with Browser(chromium, 1280, 720 + TOOLBAR) as b:
+            page = Page(b, "", os.path.join(tmp, "downloads"))
+            page.size(1280, 720 + TOOLBAR)
+            run_checks(page, server, args[0], tmp, shots)
+            page.drain()
+            check(not page.errors, "no console error or uncaught exception", "; ".join(page.errors[:5]))
+    except CDPError as e:
+        check(False, "the browser session", str(e))
+    finally:
+        if server.srv:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{check_page.passed} passed, {check_page.failed} failed")
+    sys.exit(1 if check_page.failed else 0)
+
+
+def run_checks(page, server, web, tmp, shots):
+    b = page.b
+    old = os.path.join(tmp, "a", SUB)
+    shutil.copytree(web, old)
+    server.start(os.path.join(tmp, "a"))
+    page.url = f"http://127.0.0.1:{server.port}/{SUB}/"
+    scope = f"/{SUB}/"
+    files = build_files(old)
+    va = version_of(old)
+
+    print(f"first visit, served under {scope}: the worker and its cache")
+    s = page.load("#000_04/3")
+    check(s["name"].startswith("000_04") and s["step"] == 3, "the page opens #000_04/3 from the network")
+    active = wait_active(b)
+    check(active, f"the worker is active (version {va})")
+    caches = json.loads(eval_async(b, CACHES_JS))
+    want = {page.url + p for p in files}
+    name_a = f"flashstep {scope} {va}"
+    got = set(caches.get(name_a, []))
+    check(list(caches) == [name_a] and got == want,
+          f"one cache, '{name_a}', with every file of the build ({len(got)} of {len(want)})",
+          f"caches {list(caches)}; missing {sorted(p[len(page.url):] for p in want - got)[:6]}, "
+          f"extra {sorted(got - want)[:6]}")
+    data_200 = sum(1 for p, code in server.answers if p == scope + "flashstep.data" and code == 200)
+    check(data_200 == 1, f"flashstep.data downloaded once on the first visit ({data_200} full answers; "
+          f"the worker's copy was revalidated: {sum(1 for p, c in server.answers if c == 304)} answers 304)")
+    saved = wait_quietly(b, "document.getElementById('notice').textContent.includes('saved for offline use')", 10)
+    check(saved, "the bar says the page is saved for offline use")
+
+    print("the network cut: the server stopped")
+    server.stop()
+    try:
+        urllib.request.urlopen(page.url + "index.html", timeout=3)
+        refused = False
+    except (urllib.error.URLError, ConnectionError):
+        refused = True
+    check(refused, "the page's address refuses connections")
+    # The browser's HTTP cache would still hold the first visit's files for a while (their age
+    # since modification makes them look fresh): emptied, so that only the worker can serve.
+    b.send("Network.clearBrowserCache")
+    page.drain()
+    s = page.load("#000_04/3")
+    controller = eval_async(b, VERSION_JS)
+    check(s["name"].startswith("000_04") and s["step"] == 3 and s["scene"] == "tiled" and controller == va,
+          f"reloaded without a network, the worker ({controller}) serves the page: {s['name']} at step {s['step']}, "
+          f"scene {s['scene']}")
+    b.key("ArrowRight")
+    s = page.wait_state(lambda s: s["step"] == 4, "a step on, offline")
+    check(s["step"] == 4 and b.eval("location.hash") == f"#{s['name']}/4", "and it steps (Right: step 4, the address follows)")
+    if shots:
+        time.sleep(0.3)
+        with open(os.path.join(shots, "web-offline.png"), "wb") as f:
+            f.write(b.screenshot())
+
+    print("a new build in place of the old (page.css changed)")
+    new = os.path.join(tmp, "b", SUB)
+    shutil.copytree(old, new)
+    with open(os.path.join(new, "page.css"), "a") as f:
+        f.write(f"#bar {{ {MARK}: 2; }}\n")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "src", "web", "stamp.py"), new], capture_output=True, text=True)
+    vb = version_of(new)
+    check(r.returncode == 0 and vb and vb != va, f"stamp.py gives the new build a new version ({va} -> {vb})", r.stderr)
+    new_files = build_files(new)
+    server.answers.clear()
+    server.start(os.path.join(tmp, "b"))
+    mark_js = f"getComputedStyle(document.getElementById('bar')).getPropertyValue('{MARK}').trim() === '2'"
+    reloads, running = 0, False
+    for _ in range(2):
+        page.drain()
+        page.load("#000_04/5")
+        reloads += 1
+        running = wait_quietly(b, f"({READY_JS}) && {mark_js}", 12)
+        if running:
+            break
+    check(running, f"the page runs the new build after {reloads} reload{'s' if reloads > 1 else ''} "
+          "(it reloads itself once the new version is in, while untouched and alone)")
+    s = page.state() if running else {}
+    controller = eval_async(b, VERSION_JS) if running else None
+    check(running and s["name"].startswith("000_04") and s["step"] == 5 and controller == vb,
+          f"at the linked step, #000_04/5, under the new build's worker ({controller})")
+    caches = json.loads(eval_async(b, CACHES_JS))
+    name_b = f"flashstep {scope} {vb}"
+    want = {page.url + p for p in new_files}
+    check(list(caches) == [name_b] and set(caches[name_b]) == want,
+          f"the old version's cache is gone; the new one, '{name_b}', holds every file", f"caches {list(caches)}")
+    served = json.loads(b.eval(DIGESTS_JS + f"({json.dumps(sorted(new_files))})", await_promise=True))
+    stale = [p for p in new_files if served.get(p) != new_files[p]]
+    check(not stale, f"all {len(new_files)} files the worker serves are the new build's, none the old's", f"differ: {stale[:6]}")
+    b.key("ArrowRight")
+    s = page.wait_state(lambda s: s["step"] == 6, "a step on, new build")
+    check(s["step"] == 6, "and the new build steps")
+    page.drain()
+
+    print("a third build, found while the reader is already at work: the notice")
+    third = os.path.join(tmp, "c", SUB)
+    shutil.copytree(new, third)
+    with open(os.path.join(third, "page.css"), "a") as f:
+        f.write(f"#bar {{ {MARK}: 3; }}\n")
+    subprocess.run([sys.executable, os.path.join(ROOT, "src", "web", "stamp.py"), third], capture_output=True, check=True)
+    vc = version_of(third)
+    server.stop()
+    server.start(os.path.join(tmp, "c"))
+    b.navigate("about:blank")
+    b.wait_for("location.href === 'about:blank'", what="about:blank")
+    b.navigate(page.url + "#000_04/5")
+    b.wait_for("document.readyState !== 'loading' && document.getElementById('notice') !== null", what="the page's bar")
+    b.key("t")   # a key before the first frame: the reader is at work, so no reload of its own
+    notice = wait_quietly(b, "document.getElementById('notice').textContent.includes('new version is ready')", 15)
+    said = quiet_eval(b, "document.getElementById('notice').textContent")
+    check(notice, f"the bar says a new version is ready: {said!r}")
+    served = json.loads(b.eval(DIGESTS_JS + f"({json.dumps(sorted(new_files))})", await_promise=True))
+    check(b.eval(mark_js) and all(served.get(p) == new_files[p] for p in new_files),
+          "while the new version waits, the page and every file served are still the previous build's")
+    r = b.eval("(() => { const r = document.querySelector('#notice .fs-offline').getBoundingClientRect();"
+               " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+    b.click(r[0], r[1])
+    mark3 = mark_js.replace("=== '2'", "=== '3'")
+    running = wait_quietly(b, f"({READY_JS}) && {mark3}", 15)
+    caches = json.loads(eval_async(b, CACHES_JS)) if running else {}
+    check(running and list(caches) == [f"flashstep {scope} {vc}"],
+          f"a click on the notice: the page reloads into the third build ({vc}), whose cache is the only one", f"caches {list(caches)}")
+    page.drain()
+
+    print("from file:// (no service worker there)")
+    errors_before = list(page.errors)
+    b.navigate("file://" + os.path.abspath(new) + "/index.html#000_04/3")
+    b.wait_for("document.readyState === 'complete'", what="the page from file://")
+    time.sleep(0.5)
+    page.drain()
+    ours = [e for e in page.errors[len(errors_before):] if "offline.js" in e or "sw.js" in e or "serviceWorker" in e]
+    regs = b.eval("navigator.serviceWorker ? navigator.serviceWorker.getRegistrations().then((r) => r.length).catch(() => 0) : 0",
+                  await_promise=True)
+    check(not ours and not regs, "offline.js registers nothing and throws nothing", "; ".join(ours[:3]))
+    page.errors = errors_before   # what a file:// page itself may say (its fetches are refused) is not judged here
+
+
+def wait_active(b, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if eval_async(b, "(async () => { const r = await navigator.serviceWorker.getRegistration();"
+                         " return !!(r && r.active && r.active.state === 'activated'); })()"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def eval_async(b, expr):
+    return b.eval(expr, await_promise=True)
+
+
+if __name__ == "__main__":
+    main()
