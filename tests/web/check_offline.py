@@ -9,6 +9,7 @@ every browser, a refused connection is). The checks:
 - first visit: the worker (sw.js) becomes active, and its one cache holds every file of the build
   (every file of WEBDIR but sw.js), under the version sw.js names; the first visit downloads
   flashstep.data once (the worker revalidates the browser's copy instead of fetching it again);
+  a second visit asks the server for no file of the build (only, at times, whether sw.js changed);
 - the server stopped and the browser's HTTP cache emptied: the page loads, draws 000_04 at the
   linked step and steps;
 - a new build (a copy with page.css changed, stamped again by src/web/stamp.py): its version
@@ -190,10 +191,20 @@ def run_checks(page, server, web, tmp, shots):
           f"caches {list(caches)}; missing {sorted(p[len(page.url):] for p in want - got)[:6]}, "
           f"extra {sorted(got - want)[:6]}")
     data_200 = sum(1 for p, code in server.answers if p == scope + "flashstep.data" and code == 200)
-    check(data_200 == 1, f"flashstep.data downloaded once on the first visit ({data_200} full answers; "
-          f"the worker's copy was revalidated: {sum(1 for p, c in server.answers if c == 304)} answers 304)")
+    full = [p[len(scope):] or "index.html" for p, code in server.answers if code == 200]
+    size = sum(os.path.getsize(os.path.join(old, p)) for p in full if os.path.isfile(os.path.join(old, p)))
+    check(data_200 == 1, f"flashstep.data downloaded once on the first visit ({len(server.answers)} requests, "
+          f"{len(full)} answered in full, {size} bytes; the worker's copies of what the page had loaded were "
+          f"revalidated: {sum(1 for p, c in server.answers if c == 304)} answers 304)")
     saved = wait_quietly(b, "document.getElementById('notice').textContent.includes('saved for offline use')", 10)
     check(saved, "the bar says the page is saved for offline use")
+    server.answers.clear()
+    b.send("Network.clearBrowserCache")   # only the worker may save the requests
+    page.load("#000_04/3")
+    time.sleep(0.5)
+    asked = sorted({p for p, _ in server.answers} - {scope + "sw.js"})
+    check(not asked, "a second visit, online: the page asks the server for no file of the build "
+          f"(at most whether sw.js changed: {len(server.answers)} requests)", f"asked for {asked}")
 
     print("the network cut: the server stopped")
     server.stop()
