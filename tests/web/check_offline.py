@@ -19,7 +19,8 @@ every browser, a refused connection is). The checks:
 - from file:// (no worker there) offline.js stays out of the way: no registration, no exception
   of its own;
 - no console error and no uncaught exception while the page is served.
---shots DIR keeps a screenshot of the page loaded offline. Prints 'N passed, M failed'.
+--shots DIR keeps screenshots of the page loaded offline and of the notice. Prints 'N passed,
+M failed'.
 """
 import functools
 import hashlib
@@ -287,6 +288,9 @@ def run_checks(page, server, web, tmp, shots):
     notice = wait_quietly(b, "document.getElementById('notice').textContent.includes('new version is ready')", 15)
     said = quiet_eval(b, "document.getElementById('notice').textContent")
     check(notice, f"the bar says a new version is ready: {said!r}")
+    if shots:
+        with open(os.path.join(shots, "web-update-notice.png"), "wb") as f:
+            f.write(b.screenshot())
     served = json.loads(b.eval(DIGESTS_JS + f"({json.dumps(sorted(new_files))})", await_promise=True))
     check(b.eval(mark_js) and all(served.get(p) == new_files[p] for p in new_files),
           "while the new version waits, the page and every file served are still the previous build's")
