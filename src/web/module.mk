@@ -34,6 +34,8 @@ WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css \
 # every other file of $(WEB) with its SHA-256 and names the version after all of them.
 WEB_ICONS   = $(foreach s,180 192 512,$(WEB)/icon-$(s).png)
 WEB_OFFLINE = $(WEB)/offline.js $(WEB)/manifest.webmanifest $(WEB_ICONS)
+# Every file of the build but sw.js: a new one goes here, so that sw.js is stamped after it.
+WEB_FILES   = $(WEB)/flashstep.js $(WEB_PAGE) $(WEB_OFFLINE)
 WEB_FONTS = /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # The JavaScript the page calls (web.c) and the runtime pieces it uses.
 comma := ,
@@ -67,7 +69,7 @@ web-deps:
 # WEB_LIBS: the prefix scripts/web-libs.sh built the libraries into (make web passes it).
 web-build: $(WEB)/sw.js
 
-$(WEB)/sw.js: src/web/sw.js src/web/stamp.py $(WEB)/flashstep.js $(WEB_PAGE) $(WEB_OFFLINE)
+$(WEB)/sw.js: src/web/sw.js src/web/stamp.py $(WEB_FILES)
 	python3 src/web/stamp.py $(WEB)
 
 $(WEB)/icon-%.png: src/web/icon.py

@@ -30,7 +30,7 @@
   });
 
   /* Our words after whatever the bar already says (page.js writes #notice's text itself). */
-  function say(text, colour, click) {
+  function say(text, colour, click, title) {
     const n = document.getElementById('notice');
     if (!n) return;
     const old = n.querySelector('.fs-offline');
@@ -46,7 +46,7 @@
     }
     if (n.textContent) n.append(' · ');
     n.append(s);
-    n.title = n.textContent;
+    n.title = title || n.textContent;
     if (!click) setTimeout(() => { if (s.isConnected) s.remove(); }, 6000);
   }
 
@@ -63,9 +63,10 @@
       const w = reg.waiting;
       if (!w || !reg.active) return;   /* nothing waiting, or the first install (it activates at once) */
       if (!touched) w.postMessage('take-over-if-alone');
-      say('a new version is ready: reload, or click here, to use it', 'var(--accent)', () => {
+      say('new version: reload', 'var(--accent)', () => {
         if (reg.waiting) reg.waiting.postMessage('take-over');
-      });
+      }, 'A new version of flashstep is installed: reload, or click here, to use it ' +
+         '(every open tab of the page reloads)');
     }
     function follow(w) {
       if (!w) return;
