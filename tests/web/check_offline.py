@@ -2,9 +2,11 @@
 """check_offline.py WEBDIR [--shots DIR]: the page offline, and updated, in headless Chromium.
 
 Serves a copy of the built page under a sub-path (/flashstep/, as GitHub Pages would) from a
-server of its own, which it stops to cut the network: a stopped server is what a service worker
-has to live without (an emulated offline network would not be honoured by the worker's fetches in
-every browser, a refused connection is). The checks:
+server of its own, which it stops to cut the network: a refused connection is what a service
+worker has to live without. Chromium's emulated offline network (Network.emulateNetworkConditions
+on the page's target) is not that: it fails the page's own requests, but the worker's fetches
+still reach the server (tried: with the page "offline", a file the worker fetched came back 200).
+The checks:
 
 - first visit: the worker (sw.js) becomes active, and its one cache holds every file of the build
   (every file of WEBDIR but sw.js), under the version sw.js names; the first visit downloads
