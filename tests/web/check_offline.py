@@ -11,13 +11,17 @@ The checks:
 - first visit: the worker (sw.js) becomes active, and its one cache holds every file of the build
   (every file of WEBDIR but sw.js), under the version sw.js names; the first visit downloads
   flashstep.data once (the worker revalidates the browser's copy instead of fetching it again);
-  a second visit asks the server for no file of the build (only, at times, whether sw.js changed);
+- the manifest as Chromium parses it: no errors, standalone, icons of 192 and 512 px, start_url
+  and scope the sub-path, page.css's colours; and Chromium finds the page installable;
+- a second visit asks the server for no file of the build (only, at times, whether sw.js changed);
 - the server stopped and the browser's HTTP cache emptied: the page loads, draws 000_04 at the
   linked step and steps;
 - a new build (a copy with page.css changed, stamped again by src/web/stamp.py): its version
   differs; after a reload (a second one only if the page waited for it) the page runs the new
   build, the old version's cache is gone, and every file the worker serves has the new build's
   SHA-256;
+- a third build found after the reader pressed a key: the bar's notice, the previous build still
+  served in full while the new one waits, and a click on the notice switching to it;
 - from file:// (no worker there) offline.js stays out of the way: no registration, no exception
   of its own;
 - no console error and no uncaught exception while the page is served.
@@ -201,6 +205,23 @@ def run_checks(page, server, web, tmp, shots):
           f"revalidated: {sum(1 for p, c in server.answers if c == 304)} answers 304)")
     saved = wait_quietly(b, "document.getElementById('notice').textContent.includes('saved for offline use')", 10)
     check(saved, "the bar says the page is saved for offline use")
+    print("the manifest, as Chromium reads it")
+    app = b.send("Page.getAppManifest")
+    m = app.get("manifest", {})
+    sizes = sorted({i.get("sizes") for i in m.get("icons", [])})
+    colours = b.eval("(() => { const c = getComputedStyle(document.documentElement);"
+                     " return [c.getPropertyValue('--panel').trim(), c.getPropertyValue('--bg').trim()]; })()")
+    want_colours = [f"rgba({int(h[1:3], 16)},{int(h[3:5], 16)},{int(h[5:7], 16)},1)" for h in colours]
+    check(not app.get("errors") and m.get("display") == "kStandalone" and {"192x192", "512x512"} <= set(sizes),
+          f"no errors, display standalone, icons {', '.join(sizes)}",
+          f"errors {json.dumps(app.get('errors'))}, display {m.get('display')}")
+    check(m.get("startUrl") == page.url and m.get("scope") == page.url,
+          f"start_url and scope are the page's folder under the sub-path ({m.get('startUrl')})")
+    check([m.get("themeColor"), m.get("backgroundColor")] == want_colours,
+          f"theme and background colours are page.css's --panel and --bg ({', '.join(colours)})",
+          f"{m.get('themeColor')}, {m.get('backgroundColor')}")
+    errs = b.send("Page.getInstallabilityErrors").get("installabilityErrors")
+    check(errs == [], "Chromium finds the page installable", json.dumps(errs))
     server.answers.clear()
     b.send("Network.clearBrowserCache")   # only the worker may save the requests
     page.load("#000_04/3")
