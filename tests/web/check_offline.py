@@ -217,9 +217,10 @@ def run_checks(page, server, web, tmp, shots):
           f"errors {json.dumps(app.get('errors'))}, display {m.get('display')}")
     check(m.get("startUrl") == page.url and m.get("scope") == page.url,
           f"start_url and scope are the page's folder under the sub-path ({m.get('startUrl')})")
-    check([m.get("themeColor"), m.get("backgroundColor")] == want_colours,
-          f"theme and background colours are page.css's --panel and --bg ({', '.join(colours)})",
-          f"{m.get('themeColor')}, {m.get('backgroundColor')}")
+    meta = b.eval("document.querySelector('meta[name=theme-color]').content")
+    check([m.get("themeColor"), m.get("backgroundColor")] == want_colours and meta == colours[0],
+          f"theme and background colours (and index.html's theme-color) are page.css's --panel and --bg "
+          f"({', '.join(colours)})", f"{m.get('themeColor')}, {m.get('backgroundColor')}, meta {meta}")
     errs = b.send("Page.getInstallabilityErrors").get("installabilityErrors")
     check(errs == [], "Chromium finds the page installable", json.dumps(errs))
     server.answers.clear()
