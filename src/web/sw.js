@@ -6,9 +6,10 @@
  * FILES (every file of the build, each with the SHA-256 of its contents). Its life:
  *
  *   install   fetch every file of FILES (revalidated with the server, not taken from the HTTP
- *             cache unchecked), each checked against its SHA-256 (a server or proxy still giving
- *             an older file fails the install, and the worker that was there stays), into one
- *             cache named for this version. Nothing is served from it until all are in.
+ *             cache unchecked; a file whose revalidated copy fails its SHA-256 is fetched once
+ *             more bypassing the HTTP cache), each checked against its SHA-256 (a server or proxy
+ *             still giving an older file fails the install, and the worker that was there stays),
+ *             into one cache named for this version. Nothing is served from it until all are in.
  *   waiting   an update (a worker was already active) waits until no page of the old version is
  *             open, or until a page asks it to take over (offline.js: when that page is the only
  *             one and the reader has not touched it yet, or when the reader clicks the notice).
@@ -33,7 +34,14 @@ async function precache() {
   try {
     await Promise.all(Object.entries(FILES).map(async ([path, integrity]) => {
       const url = new URL(path, SCOPE).href;
-      const r = await fetch(url, { cache: 'no-cache', integrity });
+      let r;
+      try {
+        r = await fetch(url, { cache: 'no-cache', integrity });
+      } catch (err) {
+        /* The HTTP cache's copy, revalidated, did not match: a validator that looked current (a
+         * Last-Modified that went back in time with a deploy, say). Once more from the server. */
+        r = await fetch(url, { cache: 'reload', integrity });
+      }
       if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
       await cache.put(url, r);
     }));

@@ -17,7 +17,10 @@ The checks:
 - the server stopped and the browser's HTTP cache emptied: the page loads, draws 000_04 at the
   linked step and steps;
 - a new build (a copy with page.css changed, stamped again by src/web/stamp.py): its version
-  differs; after a reload (a second one only if the page waited for it) the page runs the new
+  differs; published by half (its sw.js, the old page.css), its install fails on the digest and
+  leaves nothing, the old version serving on; published in full, with a page.css older by its
+  Last-Modified than the browser's copy (a revalidation then keeps the wrong file: the worker
+  must fetch it afresh), after a reload (a second one only if the page waited for it) the page runs the new
   build, the old version's cache is gone, and every file the worker serves has the new build's
   SHA-256;
 - a third build found after the reader pressed a key: the bar's notice, the previous build still
@@ -54,6 +57,12 @@ SUB = "flashstep"          # the sub-path the copy is served under
 MARK = "--flashstep-test-build"
 
 
+class Quiet(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):   # a download the browser gave up (a failed install)
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class Server:
     """serve.py's handler on one loopback port, stopped and started again on the same port (the
     worker's registration belongs to the origin), counting the answers it gives per file."""
@@ -68,7 +77,7 @@ class Server:
             def log_request(self, code="-", size="-"):
                 answers.append((self.path.split("?")[0], int(code) if str(code).isdigit() else 0))
 
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), functools.partial(Counting, directory=root))
+        self.srv = Quiet(("127.0.0.1", self.port), functools.partial(Counting, directory=root))
         self.port = self.srv.server_address[1]
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
@@ -89,6 +98,14 @@ def build_files(web):
                 with open(full, "rb") as f:
                     out[rel] = hashlib.sha256(f.read()).hexdigest()
     return out
+
+
+def set_mtime(web, t):
+    """Every file of a build modified at t: the server's Last-Modified (its only validator, to the
+    second) then says which copy is newer, whatever the second the copies were made in."""
+    for top, _, names in os.walk(web):
+        for n in names:
+            os.utime(os.path.join(top, n), (t, t))
 
 
 def version_of(web):
@@ -265,9 +282,47 @@ def run_checks(page, server, web, tmp, shots):
     vb = version_of(new)
     check(r.returncode == 0 and vb and vb != va, f"stamp.py gives the new build a new version ({va} -> {vb})", r.stderr)
     new_files = build_files(new)
+    mark_js = f"getComputedStyle(document.getElementById('bar')).getPropertyValue('{MARK}').trim() === '2'"
+
+    print("the new build half published: its sw.js, but the old page.css")
+    half = os.path.join(tmp, "half", SUB)
+    shutil.copytree(new, half)
+    shutil.copy(os.path.join(old, "page.css"), os.path.join(half, "page.css"))
+    # Times: the new build's, then this half build's, the later, so that when
+    # the new build is published in full its page.css looks older than the browser's copy: a
+    # revalidation answers 304 with the wrong file, and the worker must fetch it afresh.
+    t0 = time.time()
+    set_mtime(new, t0 + 5)
+    set_mtime(half, t0 + 10)
+    server.answers.clear()
+    server.start(os.path.join(tmp, "half"))
+    tried, loads = False, 0
+    while not tried and loads < 2:
+        # A second load only if the first brought no attempt to install: seen in about one run
+        # in four, the new sw.js fetched (200) and then no request of the install reaching the
+        # server within 15 s (the browser's own doing, not understood yet; see docs/web.md).
+        page.load("#000_04/5")
+        loads += 1
+        # offline.js asks for a new sw.js once the first frame is drawn, and Chromium after a
+        # navigation, each a moment later: asked here at once, so that the wait below is short
+        eval_async(b, "navigator.serviceWorker.getRegistration().then((r) => r.update()).then(() => 1, () => 0)")
+        end = time.time() + 15
+        while not tried and time.time() < end:   # the install fetched page.css, and is over
+            time.sleep(0.1)
+            tried = any(p == scope + "page.css" for p, _ in server.answers) and \
+                eval_async(b, "navigator.serviceWorker.getRegistration().then((r) => !r.installing && !r.waiting)")
+    caches = json.loads(eval_async(b, CACHES_JS))
+    controller = eval_async(b, VERSION_JS)
+    check(tried and list(caches) == [name_a] and controller == va and not b.eval(mark_js),
+          f"page.css fails its SHA-256: the install fails, nothing of it is kept, the old version serves on "
+          f"({loads} load{'s' if loads > 1 else ''})",
+          f"install over: {bool(tried)} after {loads} loads; caches {list(caches)}; worker {controller}; "
+          f"server answers {server.answers}")
+    page.drain()
+    server.stop()
+
     server.answers.clear()
     server.start(os.path.join(tmp, "b"))
-    mark_js = f"getComputedStyle(document.getElementById('bar')).getPropertyValue('{MARK}').trim() === '2'"
     reloads, running = 0, False
     for _ in range(2):
         page.drain()
@@ -301,6 +356,7 @@ def run_checks(page, server, web, tmp, shots):
     with open(os.path.join(third, "page.css"), "a") as f:
         f.write(f"#bar {{ {MARK}: 3; }}\n")
     subprocess.run([sys.executable, os.path.join(ROOT, "src", "web", "stamp.py"), third], capture_output=True, check=True)
+    set_mtime(third, t0 + 20)
     vc = version_of(third)
     server.stop()
     server.start(os.path.join(tmp, "c"))
