@@ -3,7 +3,10 @@
 #   make web          build/web/: index.html, page.js, page.css, flashstep.js + .wasm (the
 #                     engine, lessons and window compiled by Emscripten), flashstep.data and
 #                     webgpu/ (the WGSL kernels and their host, fsgpu.js: "Run on this GPU")
-#                     (the lessons, their assets and the two DejaVu faces); installs Emscripten
+#                     (the lessons, their assets and the two DejaVu faces), and what makes it
+#                     work offline and install to a phone (offline.js, manifest.webmanifest,
+#                     icon-*.png drawn by src/web/icon.py, and sw.js, stamped last by
+#                     src/web/stamp.py with the build's version); installs Emscripten
 #                     if missing and builds SDL2, SDL2_ttf, FreeType and zlib for it once
 #                     (scripts/web-libs.sh, cached outside the tree)
 #   make web-serve    serve build/web on localhost and print the URL
@@ -26,6 +29,13 @@ WEB_OBJ_DIR = $(WEB)-obj
 WEB_OBJ   = $(patsubst %.c,$(WEB_OBJ_DIR)/%.o,$(WEB_C_SRC))
 WEB_PAGE  = $(WEB)/index.html $(WEB)/page.js $(WEB)/page.css \
             $(patsubst src/kernels/webgpu/%,$(WEB)/webgpu/%,$(wildcard src/kernels/webgpu/*.wgsl) src/kernels/webgpu/fsgpu.js)
+# Offline use and the home screen (docs/web.md): the worker's registration, the manifest and the
+# icons (192 and 512 for the manifest, 180 for iOS's home screen). sw.js comes last: stamp.py lists
+# every other file of $(WEB) with its SHA-256 and names the version after all of them.
+WEB_ICONS   = $(foreach s,180 192 512,$(WEB)/icon-$(s).png)
+WEB_OFFLINE = $(WEB)/offline.js $(WEB)/manifest.webmanifest $(WEB_ICONS)
+# Every file of the build but sw.js: a new one goes here, so that sw.js is stamped after it.
+WEB_FILES   = $(WEB)/flashstep.js $(WEB_PAGE) $(WEB_OFFLINE)
 WEB_FONTS = /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # The JavaScript the page calls (web.c) and the runtime pieces it uses.
 comma := ,
@@ -57,7 +67,14 @@ web-deps:
 	@bash scripts/install-deps.sh --web
 
 # WEB_LIBS: the prefix scripts/web-libs.sh built the libraries into (make web passes it).
-web-build: $(WEB)/flashstep.js $(WEB_PAGE)
+web-build: $(WEB)/sw.js
+
+$(WEB)/sw.js: src/web/sw.js src/web/stamp.py $(WEB_FILES)
+	python3 src/web/stamp.py $(WEB)
+
+$(WEB)/icon-%.png: src/web/icon.py
+	@mkdir -p $(dir $@)
+	python3 src/web/icon.py $* $@
 
 # EM_ASM (JavaScript inside web.c) needs the GNU dialect; the shared sources stay C11.
 $(WEB_OBJ_DIR)/src/web/web.o: WEB_STD = -std=gnu11
