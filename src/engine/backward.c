@@ -214,6 +214,42 @@ fs_status fs_backward_check_range(const fs_attn *a, const double *dO, char *why,
     return FS_OK;
 }
 
+/* Shapes: O, dO (n_q_heads, n_q, d_v); L, D (n_q_heads, n_q). */
+fs_status fs_backward_rows(const fs_attn *a, const double *O, const double *L, const double *dO, double *D,
+                           fs_trace *tr)
+{
+    const int32_t n_q = a->n_q, d_v = a->d_v;
+    const size_t rows = (size_t)a->n_q_heads * n_q;
+    fs_status st = FS_OK;
+    for (size_t r = 0; r < rows && tr && st == FS_OK; r++) {
+        fs_event e = fs_event_blank(FS_EV_LSE);
+        e.head = (int32_t)(r / (size_t)n_q);
+        e.kv_head = fs_attn_kv_head(a, e.head);
+        e.row = (int32_t)(r % (size_t)n_q);
+        e.x = L[r];
+        if (!fs_trace_push(tr, &e)) st = fs_trace_error(tr);
+    }
+    for (size_t r = 0; r < rows && st == FS_OK; r++) {
+        const double *o = O + r * (size_t)d_v, *dout = dO + r * (size_t)d_v;
+        double sum = 0;
+        for (int32_t c = 0; c < d_v; c++) sum += dout[c] * o[c];
+        D[r] = sum;
+        if (tr) {
+            fs_event e = fs_event_blank(FS_EV_DELTA);
+            e.head = (int32_t)(r / (size_t)n_q);
+            e.kv_head = fs_attn_kv_head(a, e.head);
+            e.row = (int32_t)(r % (size_t)n_q);
+            e.x = sum;
+            e.n_o = d_v;
+            if ((e.o_blk = fs_trace_vec(tr, dout, d_v)) < 0 || (e.o_new = fs_trace_vec(tr, o, d_v)) < 0)
+                st = FS_ERR_NOMEM;
+            else if (!fs_trace_push(tr, &e))
+                st = fs_trace_error(tr);
+        }
+    }
+    return st;
+}
+
 fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, const double *L,
                       const double *dO, double *dQ, double *dK, double *dV, double *D_out,
                       fs_trace *tr)
@@ -257,34 +293,7 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
     memset(dV, 0, sizeof(double) * keys * (size_t)d_v);
 
     /* L as the forward kept it, then D = rowsum(dO ∘ O): one number per row, O(n) state. */
-    st = FS_OK;
-    for (size_t r = 0; r < rows && tr && st == FS_OK; r++) {
-        fs_event e = fs_event_blank(FS_EV_LSE);
-        e.head = (int32_t)(r / (size_t)n_q);
-        e.kv_head = fs_attn_kv_head(a, e.head);
-        e.row = (int32_t)(r % (size_t)n_q);
-        e.x = L[r];
-        if (!fs_trace_push(tr, &e)) st = fs_trace_error(tr);
-    }
-    for (size_t r = 0; r < rows && st == FS_OK; r++) {
-        const double *o = O + r * (size_t)d_v, *dout = dO + r * (size_t)d_v;
-        double sum = 0;
-        for (int32_t c = 0; c < d_v; c++) sum += dout[c] * o[c];
-        D[r] = sum;
-        if (tr) {
-            fs_event e = fs_event_blank(FS_EV_DELTA);
-            e.head = (int32_t)(r / (size_t)n_q);
-            e.kv_head = fs_attn_kv_head(a, e.head);
-            e.row = (int32_t)(r % (size_t)n_q);
-            e.x = sum;
-            e.n_o = d_v;
-            if ((e.o_blk = fs_trace_vec(tr, dout, d_v)) < 0 || (e.o_new = fs_trace_vec(tr, o, d_v)) < 0)
-                st = FS_ERR_NOMEM;
-            else if (!fs_trace_push(tr, &e))
-                st = fs_trace_error(tr);
-        }
-    }
-    if (st != FS_OK) goto done;
+    if ((st = fs_backward_rows(a, O, L, dO, D, tr)) != FS_OK) goto done;
 
     const int32_t nqt = (n_q + t->Bq - 1) / t->Bq, nkt = (n_kv + t->Bk - 1) / t->Bk;
 #define VISIT(h, qt, kt)                                                                              \

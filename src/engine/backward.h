@@ -70,6 +70,13 @@ fs_status fs_backward(const fs_attn *a, const fs_tiling *t, const double *O, con
                       const double *dO, double *dQ, double *dK, double *dV, double *D,
                       fs_trace *tr);
 
+/* What the backward keeps per query row before any tile: L as the forward left it, and
+ *     D = rowsum(dO ∘ O)
+ * into D (n_q_heads, n_q). With tr, one LSE event per row, then one DELTA per row (head by head),
+ * as fs_backward records them (the ring's backward, ring.h, too). */
+fs_status fs_backward_rows(const fs_attn *a, const double *O, const double *L, const double *dO, double *D,
+                           fs_trace *tr);
+
 /* The materializing backward, the spec the tiled one is tested against: it builds the whole
  * n_q × n_kv matrices S, P, dP and dS of each head (O(n²) memory), with D from Σ_j P dP rather
  * than from O. dO as above; dQ, dK, dV out. */

@@ -473,33 +473,7 @@ fs_status fs_ring_backward(const fs_attn *a, const fs_ring *r, const double *O, 
     memset(dV, 0, sizeof(double) * keys * (size_t)d_v);
 
     /* L kept from the forward and D = rowsum(dO ∘ O): each device computes its own rows' once. */
-    st = FS_OK;
-    for (size_t k = 0; k < rows && tr && st == FS_OK; k++) {
-        fs_event e = fs_event_blank(FS_EV_LSE);
-        e.head = (int32_t)(k / (size_t)n);
-        e.kv_head = fs_attn_kv_head(a, e.head);
-        e.row = (int32_t)(k % (size_t)n);
-        e.x = L[k];
-        if (!fs_trace_push(tr, &e)) st = fs_trace_error(tr);
-    }
-    for (size_t k = 0; k < rows && st == FS_OK; k++) {
-        const double *o = O + k * (size_t)d_v, *dout = dO + k * (size_t)d_v;
-        double sum = 0;
-        for (int32_t c = 0; c < d_v; c++) sum += dout[c] * o[c];
-        D[k] = sum;
-        if (tr) {
-            fs_event e = fs_event_blank(FS_EV_DELTA);
-            e.head = (int32_t)(k / (size_t)n);
-            e.kv_head = fs_attn_kv_head(a, e.head);
-            e.row = (int32_t)(k % (size_t)n);
-            e.x = sum;
-            e.n_o = d_v;
-            if ((e.o_blk = fs_trace_vec(tr, dout, d_v)) < 0 || (e.o_new = fs_trace_vec(tr, o, d_v)) < 0)
-                st = FS_ERR_NOMEM;
-            else if (!fs_trace_push(tr, &e))
-                st = fs_trace_error(tr);
-        }
-    }
+    st = fs_backward_rows(a, O, L, dO, D, tr);
 
     for (int32_t t = 0; t < P && st == FS_OK; t++) {
         for (int32_t p = 0; p < P && st == FS_OK; p++) {
