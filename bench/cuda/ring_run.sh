@@ -61,12 +61,12 @@ ldd "$B/cuda/bench_ring" | grep -i nccl | tee -a "$LOG/machine.txt"
 
 if [ $BWD = 1 ]; then
   step "bench_ring --backward: checks, then timings (ring-bwd.log)"
-  timeout 330 "$B/cuda/bench_ring" --backward --check --time --sizes "$SIZES" 2>&1 | tee "$LOG/ring-bwd.log" \
+  timeout 240 "$B/cuda/bench_ring" --backward --check --time --sizes "$SIZES" 2>&1 | tee "$LOG/ring-bwd.log" \
     | grep -v '^ok  '
   [ "${PIPESTATUS[0]}" = 0 ] || fail=1
   if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
     step "compute-sanitizer memcheck, one GPU (san-bwd.log)"
-    timeout 60 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+    timeout 50 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
       "$B/cuda/bench_ring" --backward --tiny --gpus 1 > "$LOG/san-bwd.log" 2>&1
     rc=$?; echo "memcheck bench_ring --backward --tiny --gpus 1: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san-bwd.log")"
     [ $rc = 0 ] || fail=1
