@@ -39,9 +39,11 @@
  * with L, then backward --bwd-version, default 11: at d = 128 version 8's kernel, the fastest
  * there; at d = 64 version 11). The self-test leaves the backward's last step out
  * (fs_cuda_ring.fault = 2). Timing: the single-GPU backward on the whole problem against the
- * ring's backward, compute alone and transfers alone as above; exposed = the time the compute
- * waited for K, V or for dK, dV, plus how long the hops home went on after the compute ended
- * (home_ms), from the events; hidden = 1 − exposed / transfers alone. At N ≤ 64k the ring's dQ,
+ * ring's backward, compute alone and transfers alone as above; exposed = the time the slowest
+ * GPU's compute waited for K, V or for dK, dV, plus how long its hops home went on after its
+ * compute ended (home_ms), from the events; hidden = 1 − exposed / transfers alone (hidden_min:
+ * with the largest such wait over the GPUs, where a faster GPU also waits for the slower one's
+ * last hop). At N ≤ 64k the ring's dQ,
  * dK, dV are compared with the single GPU's. RESULT ringbwd lines.
  */
 #include <cuda_bf16.h>
@@ -877,12 +879,14 @@ static single_bwd time_single_bwd(int N, int H, int d, bool causal, fs_cuda_dtyp
 }
 
 /* The ring's backward in mode m, reps times after one warm-up: medians of the slowest GPU's total,
- * of the largest (over GPUs) time waited for transfers (steps' waits + the hops home) and of the
- * transfers' own time inside the ring, and the slowest GPU's step times. */
-static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, double *exposed, double *home,
-                          double *in_ring, std::vector<double> *step)
+ * of the time it waited for transfers (its steps' waits + its hops home after its compute: the
+ * time the transfers added to the ring's), of the largest such time over the GPUs (a faster GPU
+ * also waits there for the slower one's last hop), of the transfers' own time inside the ring
+ * (largest over GPUs), and the slowest GPU's step times. */
+static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, double *exposed, double *exposed_max,
+                          double *home, double *in_ring, std::vector<double> *step)
 {
-    std::vector<double> tot, ex, ho, ir;
+    std::vector<double> tot, ex, exm, ho, ir;
     std::vector<std::vector<double>> st(g_P);
     for (int k = 0; k <= reps; k++) {
         std::vector<fs_ring_times> t;
@@ -893,20 +897,22 @@ static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, d
             if (t[p].total_ms > t[slow].total_ms) slow = p;
         tot.push_back(t[slow].total_ms);
         for (int s = 0; s < g_P; s++) st[s].push_back(t[slow].step_ms[s]);
-        double e = 0, c = 0, h = 0;
+        double e = 0, em = 0, c = 0;
         for (int p = 0; p < g_P; p++) {
             double ep = t[p].home_ms, cp = 0;
             for (int s = 0; s < g_P; s++) ep += t[p].exposed_ms[s], cp += t[p].comm_ms[s];
-            e = std::max(e, ep);
+            if (p == slow) e = ep;
+            em = std::max(em, ep);
             c = std::max(c, cp);
-            h = std::max(h, (double)t[p].home_ms);
         }
         ex.push_back(e);
+        exm.push_back(em);
         ir.push_back(c);
-        ho.push_back(h);
+        ho.push_back(t[slow].home_ms);
     }
     *total = median(tot);
     if (exposed) *exposed = median(ex);
+    if (exposed_max) *exposed_max = median(exm);
     if (home) *home = median(ho);
     if (in_ring) *in_ring = median(ir);
     if (step) {
@@ -940,20 +946,22 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
                 CU(cudaDeviceSynchronize());
             }
             sh.run(FS_RING_RUN_FULL, NULL);   /* O and L */
-            double full, exposed, home, in_ring, compute, comm;
+            double full, exposed, exposed_max, home, in_ring, compute, comm;
             std::vector<double> steps;
-            time_bwd_mode(sh, FS_RING_RUN_FULL, rp, &full, &exposed, &home, &in_ring, &steps);
+            time_bwd_mode(sh, FS_RING_RUN_FULL, rp, &full, &exposed, &exposed_max, &home, &in_ring, &steps);
             double cq = NAN, ck = NAN, cv = NAN;
             if (keep) {
                 cq = compare_single(sh, sh.dQ, H, one.dQ);
                 ck = compare_single(sh, sh.dK, H, one.dK);
                 cv = compare_single(sh, sh.dV, H, one.dV);
             }
-            time_bwd_mode(sh, FS_RING_RUN_COMPUTE, rp, &compute, NULL, NULL, NULL, NULL);
-            time_bwd_mode(sh, FS_RING_RUN_COMM, rp, &comm, NULL, NULL, NULL, NULL);
-            /* hidden: 1 − (time the compute waited for transfers + the hops home not overlapped) /
-             * transfers alone, from the ring's own events */
+            time_bwd_mode(sh, FS_RING_RUN_COMPUTE, rp, &compute, NULL, NULL, NULL, NULL, NULL);
+            time_bwd_mode(sh, FS_RING_RUN_COMM, rp, &comm, NULL, NULL, NULL, NULL, NULL);
+            /* hidden: 1 − (time the slowest GPU's compute waited for transfers + its hops home after
+             * its compute) / transfers alone, from the ring's own events; hidden_min: the same with
+             * the largest wait over the GPUs */
             const double hidden = comm > 0 ? 1 - exposed / comm : 1;
+            const double hidden_min = comm > 0 ? 1 - exposed_max / comm : 1;
             const double diff_hidden = comm > 0 ? 1 - std::max(0.0, full - compute) / comm : 1;
             const double flops = 2.5 * 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
             char st[256] = "";
@@ -961,11 +969,11 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
             const double cmp = std::max(cq, std::max(ck, cv));
             printf("RESULT ringbwd mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d fwd_v=%d bwd_v=%d home_chunks=%d "
                    "single_ms=%.3f ring_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
-                   "home_ms=%.3f step_ms=%s hidden=%.3f diff_hidden=%.3f speedup=%.3f eff=%.3f single_tflops=%.1f "
-                   "ring_tflops=%.1f ring_vs_one=%.2e\n",
+                   "exposed_max_ms=%.3f home_ms=%.3f step_ms=%s hidden=%.3f hidden_min=%.3f diff_hidden=%.3f "
+                   "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f ring_vs_one=%.2e\n",
                    causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
-                   g_bwd_version, g_chunks > 0 ? g_chunks : 4, one.ms, full, compute, comm, in_ring, exposed, home, st,
-                   hidden, diff_hidden, one.ms / full, one.ms / full / g_P, flops / one.ms * 1e-9, flops / full * 1e-9,
+                   g_bwd_version, g_chunks > 0 ? g_chunks : 4, one.ms, full, compute, comm, in_ring, exposed,
+                   exposed_max, home, st, hidden, hidden_min, diff_hidden, one.ms / full, one.ms / full / g_P, flops / one.ms * 1e-9, flops / full * 1e-9,
                    cmp);
             fflush(stdout);
             if (keep && !(cmp <= tol_of(dt))) {

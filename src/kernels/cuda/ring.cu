@@ -60,9 +60,14 @@ struct fs_cuda_ring_dev {
     float *dkv[2][2];                    /* [buffer][0: dK, 1: dV], each (slots, n_kv_heads, c, d) float32:
                                             the travelling accumulators of the held shard */
     float *dq_acc;                       /* (slots, n_q_heads, c, d) float32 */
-    void *tq, *tk, *tv;                  /* one pair's dQ (n_q_heads, c, d), dK, dV (n_kv_heads, c, d), 16-bit */
+    cudaStream_t cb;                     /* a second compute stream: the last step's groups of heads
+                                            alternate between cs and cb, so that one group's blocks
+                                            fill the SMs that the previous group's last wave leaves */
+    void *tq[2], *tk[2], *tv[2];         /* per compute stream: one pair's dQ (n_q_heads, c, d), dK, dV
+                                            (n_kv_heads, c, d), 16-bit */
     void *home[2];                       /* dK, dV rounded for the hop home, (slots, n_kv_heads, c, d) 16-bit */
-    void *work;                          /* fs_cuda_backward_workspace of one pair */
+    void *work[2];                       /* per compute stream: fs_cuda_backward_workspace of one pair */
+    cudaEvent_t fork, join;
     cudaEvent_t w0[FS_RING_MAX_DEV], w1[FS_RING_MAX_DEV], x0[FS_RING_MAX_DEV], x1[FS_RING_MAX_DEV];
     cudaEvent_t u0[FS_RING_MAX_DEV], u1[FS_RING_MAX_DEV], hc[RING_MAX_CHUNKS];
     cudaEvent_t h0, h1, cend, done;
@@ -193,19 +198,21 @@ extern "C" void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g)
     for (int b = 0; b < 2; b++)
         for (int x = 0; x < 2; x++) cudaFree(g->dkv[b][x]);
     cudaFree(g->dq_acc);
-    cudaFree(g->tq);
-    cudaFree(g->tk);
-    cudaFree(g->tv);
-    cudaFree(g->home[0]);
-    cudaFree(g->home[1]);
-    cudaFree(g->work);
+    for (int i = 0; i < 2; i++) {
+        cudaFree(g->tq[i]);
+        cudaFree(g->tk[i]);
+        cudaFree(g->tv[i]);
+        cudaFree(g->work[i]);
+        cudaFree(g->home[i]);
+    }
+    if (g->cb) cudaStreamDestroy(g->cb);
     cudaEvent_t *evs[] = {g->c0, g->c1, g->t0, g->t1, g->w0, g->w1, g->x0, g->x1, g->u0, g->u1};
     for (cudaEvent_t *e : evs)
         for (int s = 0; s < FS_RING_MAX_DEV; s++)
             if (e[s]) cudaEventDestroy(e[s]);
     for (int i = 0; i < RING_MAX_CHUNKS; i++)
         if (g->hc[i]) cudaEventDestroy(g->hc[i]);
-    cudaEvent_t one[] = {g->h0, g->h1, g->cend, g->done};
+    cudaEvent_t one[] = {g->h0, g->h1, g->cend, g->done, g->fork, g->join};
     for (cudaEvent_t e : one)
         if (e) cudaEventDestroy(e);
     if (g->start) cudaEventDestroy(g->start);
@@ -359,9 +366,12 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
  *                           dQ_acc[qb] += dQᵢ
  *                           [before the step's first use of acc: wait for acc to have landed]
  *                           acc[kb] += dKᵢ, dVᵢ
- *     last step:        the same, one group of KV heads after another; after each group its rows of
- *                       acc are rounded to 16 bits (home) and sent to p+1, whose home they are,
- *                       while p−1 sends ours into dK, dV: the hop home overlaps the next group
+ *     last step:        the same, one group of KV heads after another, the groups alternating
+ *                       between two compute streams (cs, cb: a group's first blocks start while
+ *                       the previous group's last wave drains, so cutting the step costs no extra
+ *                       tails); after each group its rows of acc are rounded to 16 bits (home) and
+ *                       sent to p+1, whose home they are, while p−1 sends ours into dK, dV: the
+ *                       hop home overlaps the next groups
  *     at the end:       dQ = dQ_acc rounded; [wait for the hops home]
  *
  * dK, dV of step s are needed at p+1 only for step s+1's first addition, which comes after that
@@ -439,9 +449,11 @@ static fs_status ring_bwd_alloc(fs_cuda_ring_dev *g, char *why, size_t n)
     for (int b = 0; b < (P > 1 ? 2 : 1); b++)
         for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMalloc((void **)&g->dkv[b][x], S * kv_slot * sizeof(float)));
     FS_CU_TRY(cudaMalloc((void **)&g->dq_acc, S * q_slot * sizeof(float)));
-    FS_CU_TRY(cudaMalloc(&g->tq, q_slot * 2));
-    FS_CU_TRY(cudaMalloc(&g->tk, kv_slot * 2));
-    FS_CU_TRY(cudaMalloc(&g->tv, kv_slot * 2));
+    for (int i = 0; i < 2; i++) {
+        FS_CU_TRY(cudaMalloc(&g->tq[i], q_slot * 2));
+        FS_CU_TRY(cudaMalloc(&g->tk[i], kv_slot * 2));
+        FS_CU_TRY(cudaMalloc(&g->tv[i], kv_slot * 2));
+    }
     if (P > 1)
         for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMalloc(&g->home[x], S * kv_slot * 2));
     fs_cuda_prefill pp;
@@ -452,7 +464,10 @@ static fs_status ring_bwd_alloc(fs_cuda_ring_dev *g, char *why, size_t n)
     pp.n_q = pp.n_kv = (int32_t)c;
     pp.d = r->d;
     pp.dtype = r->dtype;
-    FS_CU_TRY(cudaMalloc(&g->work, fs_cuda_backward_workspace(&pp)));
+    for (int i = 0; i < 2; i++) FS_CU_TRY(cudaMalloc(&g->work[i], fs_cuda_backward_workspace(&pp)));
+    int lo, hi;
+    FS_CU_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    FS_CU_TRY(cudaStreamCreateWithPriority(&g->cb, cudaStreamNonBlocking, lo));
     for (int s = 0; s < P; s++) {
         cudaEvent_t *e[] = {&g->w0[s], &g->w1[s], &g->x0[s], &g->x1[s], &g->u0[s], &g->u1[s]};
         for (cudaEvent_t *x : e) FS_CU_TRY(cudaEventCreate(x));
@@ -460,6 +475,8 @@ static fs_status ring_bwd_alloc(fs_cuda_ring_dev *g, char *why, size_t n)
     for (int i = 0; i < RING_MAX_CHUNKS; i++) FS_CU_TRY(cudaEventCreateWithFlags(&g->hc[i], cudaEventDisableTiming));
     cudaEvent_t *one[] = {&g->h0, &g->h1, &g->cend, &g->done};
     for (cudaEvent_t *x : one) FS_CU_TRY(cudaEventCreate(x));
+    FS_CU_TRY(cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
+    FS_CU_TRY(cudaEventCreateWithFlags(&g->join, cudaEventDisableTiming));
     g->bwd = true;
     return FS_OK;
 }
@@ -521,9 +538,17 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
             FS_CU_TRY(cudaEventRecord(g->w1[s], g->cs));
             waited_kv[s] = true;
         }
-        /* before the step's first use of acc: acc (sent by p − 1 at step s − 1) landed */
-        auto acc_landed = [&]() -> fs_status {
-            if (!transfer || s == 0 || waited_acc[s]) return FS_OK;
+        /* before the step's first use of acc on stream w (0: cs, 1: cb): acc (sent by p − 1 at step
+         * s − 1) landed; the wait on cs is the one timed */
+        bool waited_cb = false;
+        auto acc_landed = [&](int w) -> fs_status {
+            if (!transfer || s == 0) return FS_OK;
+            if (w == 1) {
+                if (!waited_cb) FS_CU_TRY(cudaStreamWaitEvent(g->cb, g->u1[s - 1], 0));
+                waited_cb = true;
+                return FS_OK;
+            }
+            if (waited_acc[s]) return FS_OK;
             FS_CU_TRY(cudaEventRecord(g->x0[s], g->cs));
             FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->u1[s - 1], 0));
             FS_CU_TRY(cudaEventRecord(g->x1[s], g->cs));
@@ -531,11 +556,17 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
             return FS_OK;
         };
         FS_CU_TRY(cudaEventRecord(g->c0[s], g->cs));
+        if (last && compute) {   /* cb starts where cs is: K, V landed, dQ_acc zeroed */
+            FS_CU_TRY(cudaEventRecord(g->fork, g->cs));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cb, g->fork, 0));
+        }
         const bool skip_step = r->fault == 2 && last;   /* test only */
         const int nch = last ? chunks : 1;
         for (int ch = 0; ch < nch; ch++) {
             /* KV heads [h0, h1) and their query heads [h0·G, h1·G) */
             const int h0 = Hkv * ch / nch, h1 = Hkv * (ch + 1) / nch, hn = h1 - h0;
+            const int w = last ? ch % 2 : 0;   /* the compute stream of this group */
+            cudaStream_t cs = w ? g->cb : g->cs;
             for (int a = 0; compute && !skip_step && a < S; a++)
                 for (int b = 0; b < S; b++) {
                     const int qb = ring_block(r, p, a), kb = ring_block(r, src, b);
@@ -553,18 +584,18 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
                     pp.scale = r->scale;
                     pp.dtype = r->dtype;
                     pp.lse = (float *)L + a * rows_slot + (size_t)h0 * G * c;
-                    pp.stream = g->cs;
+                    pp.stream = cs;
                     const size_t qo = a * q_slot + (size_t)h0 * G * cd, ko = b * kv_slot + (size_t)h0 * cd;
                     st = fs_cuda_backward_run(&pp, version, (const char *)Q + 2 * qo, k + 2 * ko, v + 2 * ko,
-                                              (const char *)O + 2 * qo, (const char *)dO + 2 * qo, g->tq, g->tk, g->tv,
-                                              g->work, why, n);
+                                              (const char *)O + 2 * qo, (const char *)dO + 2 * qo, g->tq[w], g->tk[w],
+                                              g->tv[w], g->work[w], why, n);
                     if (st != FS_OK) return st;
                     pairs++;
                     const size_t nq = (size_t)hn * G * cd, nk = (size_t)hn * cd;
-                    if ((st = ring_add_run(r->dtype, nq, g->tq, g->dq_acc + qo, g->cs, why, n)) != FS_OK) return st;
-                    if ((st = acc_landed()) != FS_OK) return st;
-                    if ((st = ring_add_run(r->dtype, nk, g->tk, acc_k + ko, g->cs, why, n)) != FS_OK) return st;
-                    if ((st = ring_add_run(r->dtype, nk, g->tv, acc_v + ko, g->cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_add_run(r->dtype, nq, g->tq[w], g->dq_acc + qo, cs, why, n)) != FS_OK) return st;
+                    if ((st = acc_landed(w)) != FS_OK) return st;
+                    if ((st = ring_add_run(r->dtype, nk, g->tk[w], acc_k + ko, cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_add_run(r->dtype, nk, g->tv[w], acc_v + ko, cs, why, n)) != FS_OK) return st;
                 }
             if (!last) continue;
             /* this group of heads is done: round its dK, dV (home buffers, or dK, dV themselves
@@ -572,23 +603,27 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
             void *send[4], *recv[4];
             size_t count[4];
             int kk = 0;
-            if (compute && (st = acc_landed()) != FS_OK) return st;
+            if (compute && (st = acc_landed(w)) != FS_OK) return st;
             for (int b = 0; b < S; b++) {
                 const size_t ko = b * kv_slot + (size_t)h0 * cd, nk = (size_t)hn * cd;
                 char *yk = (char *)(transfer ? g->home[0] : dK) + 2 * ko, *yv = (char *)(transfer ? g->home[1] : dV) + 2 * ko;
                 if (compute) {
-                    if ((st = ring_round_run(r->dtype, nk, acc_k + ko, yk, g->cs, why, n)) != FS_OK) return st;
-                    if ((st = ring_round_run(r->dtype, nk, acc_v + ko, yv, g->cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_round_run(r->dtype, nk, acc_k + ko, yk, cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_round_run(r->dtype, nk, acc_v + ko, yv, cs, why, n)) != FS_OK) return st;
                 }
                 send[kk] = yk, recv[kk] = (char *)dK + 2 * ko, count[kk++] = nk;
                 send[kk] = yv, recv[kk] = (char *)dV + 2 * ko, count[kk++] = nk;
             }
             if (transfer) {
-                FS_CU_TRY(cudaEventRecord(g->hc[ch], g->cs));
+                FS_CU_TRY(cudaEventRecord(g->hc[ch], cs));
                 if (compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->hc[ch], 0));
                 if (ch == 0) FS_CU_TRY(cudaEventRecord(g->h0, g->ts));   /* the first hop home starts */
                 if ((st = ring_swap(g, kk, send, recv, count, t16, why, n)) != FS_OK) return st;
             }
+        }
+        if (last && compute) {   /* cs waits for cb's groups */
+            FS_CU_TRY(cudaEventRecord(g->join, g->cb));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->join, 0));
         }
         FS_CU_TRY(cudaEventRecord(g->c1[s], g->cs));
         if (transfer && !last) {
@@ -610,6 +645,7 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
     }
     FS_CU_TRY(cudaEventRecord(g->done, g->cs));
     FS_CU_TRY(cudaStreamSynchronize(g->cs));
+    FS_CU_TRY(cudaStreamSynchronize(g->cb));
     FS_CU_TRY(cudaStreamSynchronize(g->ts));
     if (times) {
         memset(times, 0, sizeof *times);
