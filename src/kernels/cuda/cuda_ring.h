@@ -28,8 +28,9 @@
  * step, as in the forward), dK, dV follow once the step has added to them and are waited for only
  * by the next step's first addition, after its first backward launch. After the last step one
  * more hop brings each shard's dK, dV home, rounded to the 16-bit type by the sender; that last
- * step runs by groups of KV heads (home_chunks) and sends each group home as soon as it is done,
- * so only the last group's hop is not hidden behind compute. The backward kernels write their
+ * step runs by groups of KV heads (home_chunks), alternating between two compute streams, and
+ * sends each group home as soon as it is done, so that the hops home overlap the later groups'
+ * compute (measured: not reliably, docs/kernels-cuda.md 6b). The backward kernels write their
  * dQ, dK, dV per call (16-bit); a small add kernel (ring_add) sums them in float32.
  *
  * One host thread per GPU calls fs_cuda_ring_run (or fs_cuda_ring_backward) on its own
