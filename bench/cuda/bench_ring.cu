@@ -4,6 +4,8 @@
  *   bench_ring [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...]
  *              [--reps N] [--reserve R] [--sweep-reserve 0,1,2,4] [--dtype f16|bf16] [--no-check-big]
  *   bench_ring --tiny    one check shape, float16, causal and not (for compute-sanitizer)
+ *   bench_ring --backward [--bwd-version V] [--home-chunks C] [--check] [--time] [--tiny] ...
+ *                        the ring's backward instead (fs_cuda_ring_backward), checked and timed
  *   (no option: --check --time)
  *
  * Check: fresh random inputs (seed printed; --seed replays), d = 64 and 128, float16 and
@@ -29,6 +31,20 @@
  * also compared with the single-GPU O (--no-check-big skips that). --sweep-reserve first times
  * the ring at N = 128k for each count of SMs left to NCCL and keeps the fastest per mask.
  * Lines starting with RESULT are the measurements.
+ *
+ * --backward: the same shapes of check, N = 1024, 1000 and 768 (4/4, 3/1 and 2/1 heads), with dO
+ * drawn too: the ring's forward gives O and L, the ring's backward dQ, dK, dV, which are gathered
+ * and compared with the engine's float64 fs_backward_dense (‖x − ref‖ / ‖ref‖ for each of dQ, dK,
+ * dV, same tolerances) and with the single-GPU backward on the whole problem (forward --version
+ * with L, then backward --bwd-version, default 11: at d = 128 version 8's kernel, the fastest
+ * there; at d = 64 version 11). The self-test leaves the backward's last step out
+ * (fs_cuda_ring.fault = 2). Timing: the single-GPU backward on the whole problem against the
+ * ring's backward, compute alone and transfers alone as above; exposed = the time the slowest
+ * GPU's compute waited for K, V or for dK, dV, plus how long its hops home went on after its
+ * compute ended (home_ms), from the events; hidden = 1 − exposed / transfers alone (hidden_min:
+ * with the largest such wait over the GPUs, where a faster GPU also waits for the slower one's
+ * last hop). At N ≤ 64k the ring's dQ,
+ * dK, dV are compared with the single GPU's. RESULT ringbwd lines.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -48,6 +64,7 @@
 
 extern "C" {
 #include "engine/attn.h"
+#include "engine/backward.h"
 #include "engine/reference.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_ring.h"
@@ -80,7 +97,7 @@ extern "C" {
         }                                                                                       \
     } while (0)
 
-static int g_P = 0, g_version = 31, g_fail = 0;
+static int g_P = 0, g_version = 31, g_fail = 0, g_bwd_version = 11, g_chunks = 0;
 static std::vector<ncclComm_t> g_comms;
 
 /* ---- random numbers (splitmix64) and 16-bit values ------------------------------------------ */
@@ -125,6 +142,7 @@ static void on_each_gpu(const std::function<void(int)> &f)
 struct shards {
     fs_cuda_ring r;
     std::vector<void *> Q, K, V, O;
+    std::vector<void *> dO, dQ, dK, dV;   /* the backward's (alloc_bwd) */
     std::vector<float *> L;
     std::vector<fs_cuda_ring_dev *> g;
     size_t q_elems, kv_elems, rows;   /* per GPU */
@@ -152,10 +170,31 @@ struct shards {
             FS(fs_cuda_ring_dev_init(&r, p, g_comms[p], &g[p], why_, sizeof why_));
         }
     }
+    /* dO, dQ (Q's layout), dK, dV (K's) on every GPU, for the backward */
+    void alloc_bwd()
+    {
+        dO.assign(g_P, NULL);
+        dQ.assign(g_P, NULL);
+        dK.assign(g_P, NULL);
+        dV.assign(g_P, NULL);
+        for (int p = 0; p < g_P; p++) {
+            CU(cudaSetDevice(p));
+            CU(cudaMalloc(&dO[p], q_elems * 2));
+            CU(cudaMalloc(&dQ[p], q_elems * 2));
+            CU(cudaMalloc(&dK[p], kv_elems * 2));
+            CU(cudaMalloc(&dV[p], kv_elems * 2));
+        }
+    }
     ~shards()
     {
         for (int p = 0; p < g_P; p++) {
             cudaSetDevice(p);
+            if (!dO.empty()) {
+                cudaFree(dO[p]);
+                cudaFree(dQ[p]);
+                cudaFree(dK[p]);
+                cudaFree(dV[p]);
+            }
             cudaFree(Q[p]);
             cudaFree(K[p]);
             cudaFree(V[p]);
@@ -183,6 +222,16 @@ struct shards {
             char why_[256] = "";
             FS(fs_cuda_ring_run(g[p], Q[p], K[p], V[p], O[p], L[p], m, times ? &(*times)[p] : NULL, why_,
                                 sizeof why_));
+        });
+    }
+    /* The backward on every GPU at once in mode m (the forward's O and L, dO filled). */
+    void run_bwd(fs_ring_mode m, std::vector<fs_ring_times> *times)
+    {
+        if (times) times->resize(g_P);
+        on_each_gpu([&](int p) {
+            char why_[256] = "";
+            FS(fs_cuda_ring_backward(g[p], Q[p], K[p], V[p], O[p], dO[p], L[p], dQ[p], dK[p], dV[p], m,
+                                     times ? &(*times)[p] : NULL, why_, sizeof why_));
         });
     }
 };
@@ -353,6 +402,194 @@ static void run_checks(uint64_t *rng, bool tiny)
             double e;
             const bool passed = check_ring(rng, 1024, 2, 2, 128, causal, FS_CUDA_F16, 1, &e);
             printf("%s self-test: the ring without its last step %s the check (%s, rel.err %.2e)\n",
+                   passed ? "FAIL" : "ok  ", passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
+            if (passed) g_fail++;
+        }
+}
+
+/* ---- the backward's check ------------------------------------------------------------------- */
+
+/* Gather GPU p's rows of an (heads, N, d) tensor held in the local layout into x (global layout). */
+static void gather(const shards &sh, const std::vector<void *> &dev, int heads, std::vector<double> &x)
+{
+    const fs_cuda_ring &r = sh.r;
+    const int N = r.n, d = r.d;
+    const size_t per = (size_t)fs_cuda_ring_slots(&r) * heads * fs_cuda_ring_slot_rows(&r) * d;
+    x.assign((size_t)heads * N * d, NAN);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<uint16_t> b(per);
+        CU(cudaMemcpy(b.data(), dev[p], per * 2, cudaMemcpyDeviceToHost));
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < N; i++) {
+                const long lr = sh.local_row(p, heads, h, i);
+                if (lr < 0) continue;
+                for (int j = 0; j < d; j++) x[((size_t)h * N + i) * d + j] = from16(b[(size_t)lr * d + j], r.dtype);
+            }
+    }
+}
+
+/* Scatter the rows of an (heads, N, d) 16-bit tensor to the GPUs' local layout. */
+static void scatter(const shards &sh, const std::vector<uint16_t> &x, int heads, std::vector<void *> &dev)
+{
+    const fs_cuda_ring &r = sh.r;
+    const int N = r.n, d = r.d, c = fs_cuda_ring_slot_rows(&r), S = fs_cuda_ring_slots(&r);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<uint16_t> b((size_t)S * heads * c * d);
+        for (int s = 0; s < S; s++) {
+            const int s0 = fs_cuda_ring_slot_start(&r, p, s);
+            for (int h = 0; h < heads; h++)
+                memcpy(&b[(((size_t)s * heads + h) * c) * d], &x[((size_t)h * N + s0) * d], (size_t)c * d * 2);
+        }
+        CU(cudaMemcpy(dev[p], b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+    }
+}
+
+/* The ring's backward on one problem: the ring's forward for O and L, then its backward; dQ, dK,
+ * dV gathered and compared with the engine's float64 fs_backward_dense and with the single-GPU
+ * backward on the whole problem (GPU 0: prefill version g_version with L, then backward version
+ * g_bwd_version). fault: fs_cuda_ring.fault (2: the self-test). Returns true when every error is
+ * within tolerance. */
+static bool check_ring_bwd(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int fault,
+                           double *err_out)
+{
+    fs_cuda_ring r;
+    memset(&r, 0, sizeof r);
+    r.n_dev = g_P;
+    r.n_q_heads = Hq;
+    r.n_kv_heads = Hkv;
+    r.n = N;
+    r.d = d;
+    r.causal = causal;
+    r.shard = causal ? FS_RING_ZIGZAG : FS_RING_CONTIG;
+    r.scale = (float)fs_attn_default_scale(d);
+    r.dtype = dt;
+    r.version = g_version;
+    r.bwd_version = g_bwd_version;
+    r.home_chunks = g_chunks;
+    r.fault = fault;
+    const size_t nQ = (size_t)Hq * N * d, nK = (size_t)Hkv * N * d;
+    std::vector<uint16_t> Qb(nQ), Kb(nK), Vb(nK), Gb(nQ);
+    std::vector<double> Q(nQ), K(nK), V(nK), G(nQ), rQ(nQ), rK(nK), rV(nK);
+    auto fill = [&](std::vector<uint16_t> &b, std::vector<double> &x, double lo, double hi) {
+        for (size_t i = 0; i < b.size(); i++) {
+            b[i] = to16((float)(lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53), dt);
+            x[i] = from16(b[i], dt);
+        }
+    };
+    fill(Qb, Q, -2, 2);
+    fill(Kb, K, -2, 2);
+    fill(Vb, V, -1, 1);
+    fill(Gb, G, -1, 1);
+    fs_attn a = fs_attn_make(N, N, d, d);
+    a.n_q_heads = Hq;
+    a.n_kv_heads = Hkv;
+    a.Q = Q.data();
+    a.K = K.data();
+    a.V = V.data();
+    a.scale = (double)r.scale;   /* the scale the kernels use, rounded to float */
+    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    const fs_status rs = fs_backward_dense(&a, G.data(), rQ.data(), rK.data(), rV.data());
+    if (rs != FS_OK) {
+        fprintf(stderr, "bench_ring: fs_backward_dense: %s\n", fs_status_str(rs));
+        exit(2);
+    }
+
+    shards sh(r);
+    sh.alloc_bwd();
+    scatter(sh, Qb, Hq, sh.Q);
+    scatter(sh, Kb, Hkv, sh.K);
+    scatter(sh, Vb, Hkv, sh.V);
+    scatter(sh, Gb, Hq, sh.dO);
+    for (int p = 0; p < g_P; p++) {   /* NaN in both 16-bit types: an unwritten row shows */
+        CU(cudaSetDevice(p));
+        CU(cudaMemset(sh.dQ[p], 0xff, sh.q_elems * 2));
+        CU(cudaMemset(sh.dK[p], 0xff, sh.kv_elems * 2));
+        CU(cudaMemset(sh.dV[p], 0xff, sh.kv_elems * 2));
+    }
+    sh.run(FS_RING_RUN_FULL, NULL);   /* O and L (fault 2 leaves the forward whole) */
+    std::vector<fs_ring_times> t;
+    sh.run_bwd(FS_RING_RUN_FULL, &t);
+    std::vector<double> gQ, gK, gV;
+    gather(sh, sh.dQ, Hq, gQ);
+    gather(sh, sh.dK, Hkv, gK);
+    gather(sh, sh.dV, Hkv, gV);
+    const double eq = rel_err(gQ, rQ), ek = rel_err(gK, rK), ev = rel_err(gV, rV);
+
+    /* the single-GPU forward and backward on the whole problem, GPU 0 */
+    CU(cudaSetDevice(0));
+    void *d_[9];
+    const size_t sz[9] = {nQ, nK, nK, nQ, nQ, nQ, nK, nK, 0};   /* Q K V O dO dQ dK dV work */
+    for (int i = 0; i < 8; i++) CU(cudaMalloc(&d_[i], sz[i] * 2));
+    float *Ld;
+    CU(cudaMalloc((void **)&Ld, (size_t)Hq * N * sizeof(float)));
+    CU(cudaMemcpy(d_[0], Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(d_[1], Kb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(d_[2], Vb.data(), nK * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(d_[4], Gb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    fs_cuda_prefill pp;
+    memset(&pp, 0, sizeof pp);
+    pp.batch = 1;
+    pp.n_q_heads = Hq;
+    pp.n_kv_heads = Hkv;
+    pp.n_q = pp.n_kv = N;
+    pp.d = d;
+    pp.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    pp.scale = r.scale;
+    pp.dtype = dt;
+    pp.lse = Ld;
+    CU(cudaMalloc(&d_[8], fs_cuda_backward_workspace(&pp)));
+    char why_[256] = "";
+    FS(fs_cuda_prefill_run(&pp, g_version, d_[0], d_[1], d_[2], d_[3], why_, sizeof why_));
+    FS(fs_cuda_backward_run(&pp, g_bwd_version, d_[0], d_[1], d_[2], d_[3], d_[4], d_[5], d_[6], d_[7], d_[8], why_,
+                            sizeof why_));
+    CU(cudaDeviceSynchronize());
+    std::vector<double> oQ(nQ), oK(nK), oV(nK);
+    for (int i = 0; i < 3; i++) {
+        std::vector<double> &o = i == 0 ? oQ : i == 1 ? oK : oV;
+        std::vector<uint16_t> b(o.size());
+        CU(cudaMemcpy(b.data(), d_[5 + i], b.size() * 2, cudaMemcpyDeviceToHost));
+        for (size_t j = 0; j < b.size(); j++) o[j] = from16(b[j], dt);
+    }
+    for (int i = 0; i < 9; i++) cudaFree(d_[i]);
+    cudaFree(Ld);
+    const double e1 = std::max(rel_err(oQ, rQ), std::max(rel_err(oK, rK), rel_err(oV, rV)));
+    const double e_one = std::max(rel_err(gQ, oQ), std::max(rel_err(gK, oK), rel_err(gV, oV)));
+    const double tol = tol_of(dt);
+    const bool ok = eq <= tol && ek <= tol && ev <= tol && e_one <= tol;
+    if (!fault)
+        printf("%s ring backward P=%d v%d/bwd v%d %-4s d=%-3d H=%d/%d N=%-5d %-6s %-6s c=%-4d launches=%d "
+               "rel.err dQ %.2e dK %.2e dV %.2e (tol %.0e); one GPU %.2e; ring vs one GPU %.2e\n",
+               ok ? "ok  " : "FAIL", g_P, g_version, g_bwd_version, dt_str(dt), d, Hq, Hkv, N, causal ? "causal" : "none",
+               causal ? "zigzag" : "contig", fs_cuda_ring_slot_rows(&r), t[0].pairs, eq, ek, ev, tol, e1, e_one);
+    if (err_out) *err_out = std::max(std::max(eq, ek), std::max(ev, e_one));
+    return ok;
+}
+
+static void run_checks_bwd(uint64_t *rng, bool tiny)
+{
+    struct {
+        int N, Hq, Hkv, d;
+    } shapes[] = {
+        {1024, 4, 4, 128},   /* shards of 128 and 256 rows: whole tiles; 4 head groups go home */
+        {1000, 3, 1, 128},   /* GQA 3/1, shards of 125 and 250 rows: ragged tiles */
+        {768, 2, 1, 64},     /* d = 64, GQA 2/1 */
+    };
+    for (auto dt : {FS_CUDA_F16, FS_CUDA_BF16})
+        for (auto &s : shapes)
+            for (bool causal : {false, true}) {
+                if (tiny && (dt != FS_CUDA_F16 || &s != shapes)) continue;
+                const int mult = g_P * (causal ? 2 : 1);
+                const int N = s.N / mult * mult;
+                if (!check_ring_bwd(rng, N, s.Hq, s.Hkv, s.d, causal, dt, 0, NULL)) g_fail++;
+            }
+    /* self-test: the backward without its last step must fail the check */
+    if (!tiny)
+        for (bool causal : {false, true}) {
+            double e;
+            const bool passed = check_ring_bwd(rng, 512, 2, 2, 128, causal, FS_CUDA_F16, 2, &e);
+            printf("%s self-test: the ring's backward without its last step %s the check (%s, rel.err %.2e)\n",
                    passed ? "FAIL" : "ok  ", passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
             if (passed) g_fail++;
         }
@@ -544,22 +781,24 @@ static void fill_shards(shards &sh, uint64_t seed)
     }
 }
 
-/* ‖ring O − single O‖ / ‖single O‖ over the whole output (the shards gathered). */
-static double compare_single(shards &sh, const std::vector<uint16_t> &O1)
+/* ‖ring x − single x‖ / ‖single x‖ over a whole (heads, N, d) tensor, the ring's shards dev
+ * gathered (x: O, or the backward's dQ, dK, dV). */
+static double compare_single(shards &sh, const std::vector<void *> &dev, int H, const std::vector<uint16_t> &X1)
 {
     const fs_cuda_ring &r = sh.r;
-    const int H = r.n_q_heads, N = r.n, d = r.d;
+    const int N = r.n, d = r.d;
+    const size_t per = (size_t)fs_cuda_ring_slots(&r) * H * fs_cuda_ring_slot_rows(&r) * d;
     double num = 0, den = 0;
     for (int p = 0; p < g_P; p++) {
         CU(cudaSetDevice(p));
-        std::vector<uint16_t> o(sh.q_elems);
-        CU(cudaMemcpy(o.data(), sh.O[p], o.size() * 2, cudaMemcpyDeviceToHost));
+        std::vector<uint16_t> o(per);
+        CU(cudaMemcpy(o.data(), dev[p], o.size() * 2, cudaMemcpyDeviceToHost));
         for (int h = 0; h < H; h++)
             for (int i = 0; i < N; i++) {
                 const long lr = sh.local_row(p, H, h, i);
                 if (lr < 0) continue;
                 for (int j = 0; j < d; j++) {
-                    const double x = from16(o[(size_t)lr * d + j], r.dtype), y = from16(O1[((size_t)h * N + i) * d + j], r.dtype);
+                    const double x = from16(o[(size_t)lr * d + j], r.dtype), y = from16(X1[((size_t)h * N + i) * d + j], r.dtype);
                     if (!isfinite(x)) return INFINITY;
                     num += (x - y) * (x - y);
                     den += y * y;
@@ -568,10 +807,185 @@ static double compare_single(shards &sh, const std::vector<uint16_t> &O1)
     }
     return sqrt(num) / (den > 0 ? sqrt(den) : 1);
 }
+static double compare_single(shards &sh, const std::vector<uint16_t> &O1)
+{
+    return compare_single(sh, sh.O, sh.r.n_q_heads, O1);
+}
+
+/* ---- the backward's timing ------------------------------------------------------------------ */
+
+struct single_bwd {
+    double ms;
+    std::vector<uint16_t> dQ, dK, dV;   /* kept at small N for the comparison */
+};
+
+/* The single-GPU backward on the whole problem on GPU 0: the forward (g_version, with L) once,
+ * then backward version g_bwd_version, median of reps after one warm-up. Inputs from the same
+ * hash as the ring's shards (dO: seed + 4). */
+static single_bwd time_single_bwd(int N, int H, int d, bool causal, fs_cuda_dtype dt, int reps, uint64_t seed, bool keep)
+{
+    CU(cudaSetDevice(0));
+    const size_t ne = (size_t)H * N * d;
+    void *x[8], *work;   /* Q K V O dO dQ dK dV */
+    for (int i = 0; i < 8; i++) CU(cudaMalloc(&x[i], ne * 2));
+    float *L;
+    CU(cudaMalloc((void **)&L, (size_t)H * N * sizeof(float)));
+    fill_dev(x[0], dt, 1, H, N, d, N, 0, 0, seed + 1, -2, 2);
+    fill_dev(x[1], dt, 1, H, N, d, N, 0, 0, seed + 2, -2, 2);
+    fill_dev(x[2], dt, 1, H, N, d, N, 0, 0, seed + 3, -1, 1);
+    fill_dev(x[4], dt, 1, H, N, d, N, 0, 0, seed + 4, -1, 1);
+    fs_cuda_prefill pp;
+    memset(&pp, 0, sizeof pp);
+    pp.batch = 1;
+    pp.n_q_heads = pp.n_kv_heads = H;
+    pp.n_q = pp.n_kv = N;
+    pp.d = d;
+    pp.mask = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    pp.scale = (float)fs_attn_default_scale(d);
+    pp.dtype = dt;
+    pp.lse = L;
+    CU(cudaMalloc(&work, fs_cuda_backward_workspace(&pp)));
+    char why_[256] = "";
+    FS(fs_cuda_prefill_run(&pp, g_version, x[0], x[1], x[2], x[3], why_, sizeof why_));
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    std::vector<double> ms;
+    for (int k = 0; k <= reps; k++) {
+        CU(cudaEventRecord(e0));
+        FS(fs_cuda_backward_run(&pp, g_bwd_version, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], work, why_,
+                                sizeof why_));
+        CU(cudaEventRecord(e1));
+        CU(cudaEventSynchronize(e1));
+        float t;
+        CU(cudaEventElapsedTime(&t, e0, e1));
+        if (k) ms.push_back(t);
+    }
+    single_bwd s;
+    s.ms = median(ms);
+    if (keep) {
+        std::vector<uint16_t> *o[3] = {&s.dQ, &s.dK, &s.dV};
+        for (int i = 0; i < 3; i++) {
+            o[i]->resize(ne);
+            CU(cudaMemcpy(o[i]->data(), x[5 + i], ne * 2, cudaMemcpyDeviceToHost));
+        }
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    for (int i = 0; i < 8; i++) cudaFree(x[i]);
+    cudaFree(L);
+    cudaFree(work);
+    return s;
+}
+
+/* The ring's backward in mode m, reps times after one warm-up: medians of the slowest GPU's total,
+ * of the time it waited for transfers (its steps' waits + its hops home after its compute: the
+ * time the transfers added to the ring's), of the largest such time over the GPUs (a faster GPU
+ * also waits there for the slower one's last hop), of the transfers' own time inside the ring
+ * (largest over GPUs), and the slowest GPU's step times. */
+static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, double *exposed, double *exposed_max,
+                          double *home, double *in_ring, std::vector<double> *step)
+{
+    std::vector<double> tot, ex, exm, ho, ir;
+    std::vector<std::vector<double>> st(g_P);
+    for (int k = 0; k <= reps; k++) {
+        std::vector<fs_ring_times> t;
+        sh.run_bwd(m, &t);
+        if (!k) continue;
+        int slow = 0;
+        for (int p = 1; p < g_P; p++)
+            if (t[p].total_ms > t[slow].total_ms) slow = p;
+        tot.push_back(t[slow].total_ms);
+        for (int s = 0; s < g_P; s++) st[s].push_back(t[slow].step_ms[s]);
+        double e = 0, em = 0, c = 0;
+        for (int p = 0; p < g_P; p++) {
+            double ep = t[p].home_ms, cp = 0;
+            for (int s = 0; s < g_P; s++) ep += t[p].exposed_ms[s], cp += t[p].comm_ms[s];
+            if (p == slow) e = ep;
+            em = std::max(em, ep);
+            c = std::max(c, cp);
+        }
+        ex.push_back(e);
+        exm.push_back(em);
+        ir.push_back(c);
+        ho.push_back(t[slow].home_ms);
+    }
+    *total = median(tot);
+    if (exposed) *exposed = median(ex);
+    if (exposed_max) *exposed_max = median(exm);
+    if (home) *home = median(ho);
+    if (in_ring) *in_ring = median(ir);
+    if (step) {
+        step->clear();
+        for (int s = 0; s < g_P; s++) step->push_back(median(st[s]));
+    }
+}
+
+static void time_backward(const std::vector<int> &sizes, int reps, int reserve, fs_cuda_dtype dt, uint64_t seed,
+                          int check_upto)
+{
+    const int H = 16, d = 128;
+    for (int kN : sizes)
+        for (int ci = 0; ci < 2; ci++) {
+            const bool causal = ci == 1;
+            const int N = kN * 1024;
+            const bool keep = kN <= check_upto;
+            const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
+            single_bwd one = time_single_bwd(N, H, d, causal, dt, rp, seed, keep);
+            fs_cuda_ring r = ring_of(N, H, d, causal, dt, reserve);
+            r.bwd_version = g_bwd_version;
+            r.home_chunks = g_chunks;
+            shards sh(r);
+            sh.alloc_bwd();
+            fill_shards(sh, seed);
+            const int c = fs_cuda_ring_slot_rows(&r), S = fs_cuda_ring_slots(&r);
+            for (int p = 0; p < g_P; p++) {
+                CU(cudaSetDevice(p));
+                const int s0 = fs_cuda_ring_slot_start(&r, p, 0), s1 = S > 1 ? fs_cuda_ring_slot_start(&r, p, 1) : 0;
+                fill_dev(sh.dO[p], dt, S, H, c, d, N, s0, s1, seed + 4, -1, 1);
+                CU(cudaDeviceSynchronize());
+            }
+            sh.run(FS_RING_RUN_FULL, NULL);   /* O and L */
+            double full, exposed, exposed_max, home, in_ring, compute, comm;
+            std::vector<double> steps;
+            time_bwd_mode(sh, FS_RING_RUN_FULL, rp, &full, &exposed, &exposed_max, &home, &in_ring, &steps);
+            double cq = NAN, ck = NAN, cv = NAN;
+            if (keep) {
+                cq = compare_single(sh, sh.dQ, H, one.dQ);
+                ck = compare_single(sh, sh.dK, H, one.dK);
+                cv = compare_single(sh, sh.dV, H, one.dV);
+            }
+            time_bwd_mode(sh, FS_RING_RUN_COMPUTE, rp, &compute, NULL, NULL, NULL, NULL, NULL);
+            time_bwd_mode(sh, FS_RING_RUN_COMM, rp, &comm, NULL, NULL, NULL, NULL, NULL);
+            /* hidden: 1 − (time the slowest GPU's compute waited for transfers + its hops home after
+             * its compute) / transfers alone, from the ring's own events; hidden_min: the same with
+             * the largest wait over the GPUs */
+            const double hidden = comm > 0 ? 1 - exposed / comm : 1;
+            const double hidden_min = comm > 0 ? 1 - exposed_max / comm : 1;
+            const double diff_hidden = comm > 0 ? 1 - std::max(0.0, full - compute) / comm : 1;
+            const double flops = 2.5 * 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+            char st[256] = "";
+            for (int s = 0; s < g_P; s++) snprintf(st + strlen(st), sizeof st - strlen(st), "%s%.3f", s ? "," : "", steps[s]);
+            const double cmp = std::max(cq, std::max(ck, cv));
+            printf("RESULT ringbwd mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d fwd_v=%d bwd_v=%d home_chunks=%d "
+                   "single_ms=%.3f ring_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
+                   "exposed_max_ms=%.3f home_ms=%.3f step_ms=%s hidden=%.3f hidden_min=%.3f diff_hidden=%.3f "
+                   "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f ring_vs_one=%.2e\n",
+                   causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
+                   g_bwd_version, g_chunks > 0 ? g_chunks : 4, one.ms, full, compute, comm, in_ring, exposed,
+                   exposed_max, home, st, hidden, hidden_min, diff_hidden, one.ms / full, one.ms / full / g_P, flops / one.ms * 1e-9, flops / full * 1e-9,
+                   cmp);
+            fflush(stdout);
+            if (keep && !(cmp <= tol_of(dt))) {
+                printf("FAIL ring backward against one GPU at N = %d (%s): %.2e\n", N, causal ? "causal" : "none", cmp);
+                g_fail++;
+            }
+        }
+}
 
 int main(int argc, char **argv)
 {
-    bool check = false, timing = false, check_big = true, tiny = false;
+    bool check = false, timing = false, check_big = true, tiny = false, backward = false;
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     std::vector<int> sizes = {64, 128, 256, 512}, sweep;
     int reps = 5, reserve = 4, P = 0;
@@ -591,6 +1005,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--time")) timing = true;
         else if (!strcmp(a, "--no-check-big")) check_big = false;
         else if (!strcmp(a, "--tiny")) tiny = check = true;
+        else if (!strcmp(a, "--backward")) backward = true;
+        else if (!strcmp(a, "--bwd-version") && nx) g_bwd_version = atoi(argv[++i]);
+        else if (!strcmp(a, "--home-chunks") && nx) g_chunks = atoi(argv[++i]);
         else if (!strcmp(a, "--seed") && nx) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--gpus") && nx) P = atoi(argv[++i]);
         else if (!strcmp(a, "--version") && nx) g_version = atoi(argv[++i]);
@@ -601,7 +1018,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--dtype") && nx) dt = !strcmp(argv[++i], "bf16") ? FS_CUDA_BF16 : FS_CUDA_F16;
         else {
             fprintf(stderr, "usage: %s [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...] "
-                            "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--no-check-big] [--tiny]\n",
+                            "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--no-check-big] [--tiny]\n"
+                            "       [--backward [--bwd-version V] [--home-chunks C]]\n",
                     argv[0]);
             return 2;
         }
@@ -632,6 +1050,22 @@ int main(int argc, char **argv)
     NC(ncclCommInitAll(g_comms.data(), g_P, NULL));
     uint64_t rng = seed;
 
+    if (backward) {
+        printf("backward: version %d (%s), home chunks %d\n", g_bwd_version, fs_cuda_backward_version_str(g_bwd_version),
+               g_chunks > 0 ? g_chunks : 4);
+        if (check) {
+            run_checks_bwd(&rng, tiny);
+            if (g_fail) {
+                printf("%d check(s) FAILED (seed %llu); no timing\n", g_fail, (unsigned long long)seed);
+                return 1;
+            }
+            printf("All ring backward checks match (seed %llu).%s\n", (unsigned long long)seed,
+                   timing ? " Starting timings." : "");
+        }
+        if (timing) time_backward(sizes, reps, reserve, dt, seed, check_big ? 64 : 0);
+        for (int p = 0; p < g_P; p++) ncclCommDestroy(g_comms[p]);
+        return g_fail ? 1 : 0;
+    }
     if (check) {
         run_checks(&rng, tiny);
         if (g_fail) {

@@ -3,6 +3,11 @@
 # in one call, and PyTorch's context parallel on the same shapes.
 #
 #   bash bench/cuda/ring_run.sh [LOGDIR] [--no-torch] [--no-sanitizer] [--sizes 64,128,256,512]
+#   bash bench/cuda/ring_run.sh [LOGDIR] --backward [--no-sanitizer] [--sizes 64,128,256]
+#
+# --backward: the ring's backward instead (bench_ring --backward: its checks, then its timings
+# against the single-GPU backward; the sanitizer on bench_ring --backward --tiny --gpus 1; no
+# PyTorch), logged as ring-bwd.log, san-bwd.log and summary.md.
 #
 # Steps, each logged under LOGDIR (default build/cuda/ring-out):
 #   1. machine.txt: date, GPUs, driver, how the GPUs are linked (nvidia-smi topo -m), NCCL's library
@@ -18,17 +23,19 @@
 # program that uses it can put a shared host's GPUs out of service.
 set -u
 cd "$(dirname "$0")/../.."
-LOG=build/cuda/ring-out TORCH=1 SAN=1 SIZES=64,128,256,512
+LOG=build/cuda/ring-out TORCH=1 SAN=1 SIZES= BWD=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --backward) BWD=1; TORCH=0 ;;
     --no-torch) TORCH=0 ;;
     --no-sanitizer) SAN=0 ;;
     --sizes) SIZES=$2; shift ;;
-    -*) echo "usage: $0 [LOGDIR] [--no-torch] [--no-sanitizer] [--sizes 64,128,...]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [LOGDIR] [--backward] [--no-torch] [--no-sanitizer] [--sizes 64,128,...]" >&2; exit 2 ;;
     *) LOG=$1 ;;
   esac
   shift
 done
+[ -n "$SIZES" ] || { [ $BWD = 1 ] && SIZES=64,128,256 || SIZES=64,128,256,512; }
 mkdir -p "$LOG"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=${FS_CUDA_BUILD:-build/cuda}
@@ -51,6 +58,23 @@ if [ ! -x "$B/cuda/bench_ring" ]; then
     || { tail -30 "$LOG/build.log"; echo "build failed"; exit 1; }
 fi
 ldd "$B/cuda/bench_ring" | grep -i nccl | tee -a "$LOG/machine.txt"
+
+if [ $BWD = 1 ]; then
+  step "bench_ring --backward: checks, then timings (ring-bwd.log)"
+  timeout 240 "$B/cuda/bench_ring" --backward --check --time --sizes "$SIZES" 2>&1 | tee "$LOG/ring-bwd.log" \
+    | grep -v '^ok  '
+  [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+  if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
+    step "compute-sanitizer memcheck, one GPU (san-bwd.log)"
+    timeout 50 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+      "$B/cuda/bench_ring" --backward --tiny --gpus 1 > "$LOG/san-bwd.log" 2>&1
+    rc=$?; echo "memcheck bench_ring --backward --tiny --gpus 1: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san-bwd.log")"
+    [ $rc = 0 ] || fail=1
+  fi
+  step "summary (summary.md)"
+  python3 bench/cuda/ring_summary.py "$LOG/ring-bwd.log" | tee "$LOG/summary.md"
+  exit $fail
+fi
 
 step "bench_ring: checks, then timings (ring.log)"
 timeout 300 "$B/cuda/bench_ring" --check --time --sweep-reserve 0,1,2,4 --sizes "$SIZES" 2>&1 | tee "$LOG/ring.log" \

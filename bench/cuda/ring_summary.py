@@ -1,6 +1,7 @@
 """ring_summary.py: the RESULT lines of bench_ring (and ring_torch.py) as markdown tables.
 
     python3 bench/cuda/ring_summary.py ring.log [torch.log]
+    python3 bench/cuda/ring_summary.py ring-bwd.log        (the backward's RESULT ringbwd lines)
 
 A file that does not exist is skipped with a line saying so.
 """
@@ -25,6 +26,26 @@ def main(argv):
     ring = results(argv[1], "ring") if len(argv) > 1 else []
     sweep = results(argv[1], "sweep") if len(argv) > 1 else []
     torch_rows = results(argv[2], "torch_cp") if len(argv) > 2 else []
+    bwd = results(argv[1], "ringbwd") if len(argv) > 1 else []
+    if bwd:
+        print("Ring backward, H = 16, d = 128, batch 1 (ms; one GPU = the single-GPU backward on the whole "
+              "problem; hidden = 1 − exposed / transfers alone, exposed = the time the slowest GPU's compute "
+              "waited for K, V or dK, dV plus its hops home that outlasted its compute, from the events; "
+              "all GPUs: the same with the largest wait over the GPUs (run 1 printed only that one, as "
+              "'exposed'); from totals = 1 − (ring − compute alone) / transfers alone):\n")
+        print("| mask | shard | N | P | bwd v | one GPU | ring | speedup | efficiency | compute alone | "
+              "transfers alone | in the ring | exposed | of it home | hidden | hidden, all GPUs | from totals | steps | "
+              "TFLOP/s one → ring | ring vs one |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+        for r in bwd:
+            opt = lambda k: f"{100 * float(r[k]):.0f} %" if k in r else "–"   # not in run 1's lines
+            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r['bwd_v']} | "
+                  f"{float(r['single_ms']):.1f} | {float(r['ring_ms']):.1f} | {float(r['speedup']):.3f} | "
+                  f"{100 * float(r['eff']):.1f} % | {float(r['compute_ms']):.1f} | {float(r['comm_ms']):.2f} | "
+                  f"{float(r['comm_in_ring_ms']):.2f} | {float(r['exposed_ms']):.2f} | {float(r['home_ms']):.2f} | "
+                  f"{100 * float(r['hidden']):.0f} % | {opt('hidden_min')} | {float(r['diff_hidden']):.2f} | "
+                  f"{r['step_ms']} | {r['single_tflops']} → {r['ring_tflops']} | {r['ring_vs_one']} |")
+        print()
     if sweep:
         print("SMs left to NCCL (N = 128k), ring ms:\n")
         print("| mask | reserve | ring ms |\n|---|---:|---:|")

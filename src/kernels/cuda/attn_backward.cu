@@ -330,17 +330,18 @@ static fs_status bwd_launch(const fs_cuda_prefill *pp, int version, const void *
     prefill_params p = make_params(pp);
     const int rows = pp->batch * pp->n_q_heads * pp->n_q;
     float *dq_acc = (float *)work, *Dv = dq_acc + (size_t)rows * D;
-    bwd_pre<T, D><<<(rows + 7) / 8, 256>>>(rows, (const T *)O, (const T *)dO, Dv, dq_acc);
+    cudaStream_t stream = (cudaStream_t)pp->stream;   /* NULL: the default stream */
+    bwd_pre<T, D><<<(rows + 7) / 8, 256, 0, stream>>>(rows, (const T *)O, (const T *)dO, Dv, dq_acc);
     FS_CU_LAUNCHED();
     const size_t smem = sizeof(T) * ((size_t)2 * BKV * LD + 4 * BQ * LD + BKV * LDS) + sizeof(float) * 4 * BQ;
     auto kern = version == 1 ? bwd_main<T, D, NW, 1> : version == 2 ? bwd_main<T, D, NW, 2> : bwd_main<T, D, NW, 4>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((pp->n_kv + BKV - 1) / BKV, pp->n_kv_heads, pp->batch);
-    kern<<<grid, NW * 32, smem>>>(p, (const T *)Q, (const T *)K, (const T *)V, (const T *)dO, pp->lse, Dv, dq_acc,
+    kern<<<grid, NW * 32, smem, stream>>>(p, (const T *)Q, (const T *)K, (const T *)V, (const T *)dO, pp->lse, Dv, dq_acc,
                                   (T *)dK, (T *)dV);
     FS_CU_LAUNCHED();
     const size_t nq = (size_t)rows * D;
-    bwd_dq<T><<<(unsigned)std::min<size_t>((nq + 255) / 256, 4096), 256>>>(nq, pp->scale, dq_acc, (T *)dQ);
+    bwd_dq<T><<<(unsigned)std::min<size_t>((nq + 255) / 256, 4096), 256, 0, stream>>>(nq, pp->scale, dq_acc, (T *)dQ);
     FS_CU_LAUNCHED();
     return FS_OK;
 }

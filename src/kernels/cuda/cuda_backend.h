@@ -104,7 +104,8 @@ fs_status fs_cuda_prefill_run(const fs_cuda_prefill *p, int version, const void 
  * forward's L, device float32), Q, K, V, O and dO (device, the forward's layouts and dtype),
  * write dQ, dK, dV (same layouts as Q, K, V) with backward version `version` (1..n). Masks: none, causal, window (no bitmask). GQA:
  * dK, dV are summed over the query heads of a group. work: fs_cuda_backward_workspace bytes
- * (the float32 dQ accumulator and D = rowsum(dO ∘ O)). Asynchronous on the default stream. */
+ * (the float32 dQ accumulator and D = rowsum(dO ∘ O)). Asynchronous on p->stream (NULL: the default
+ * stream; the ring's backward runs its pairs on its own stream). */
 int fs_cuda_backward_versions(void);
 const char *fs_cuda_backward_version_str(int version);
 size_t fs_cuda_backward_workspace(const fs_cuda_prefill *p);

@@ -21,8 +21,21 @@
  * block p, slot 1 block 2P−1−p) or 1 (contiguous, c = N/P), so that every block is a plain
  * (1, heads, c, d) tensor for fs_cuda_prefill_run. L is (slots, n_q_heads, c) float32.
  *
- * One host thread per GPU calls fs_cuda_ring_run on its own fs_cuda_ring_dev at the same time
- * (NCCL's send and receive meet in the middle). Plain C; needs nccl.h (build with NCCL=1).
+ * Backward (fs_cuda_ring_backward): each GPU keeps Q, O, dO, L and a float32 dQ accumulator of its
+ * rows; at each step it runs the backward kernel (fs_cuda_backward_run) of each visible pair,
+ * adds the pair's dQ into its accumulator and the pair's dK, dV into the float32 dK, dV of the
+ * held shard, which travel round the ring with K and V: K, V go ahead (sent at the start of the
+ * step, as in the forward), dK, dV follow once the step has added to them and are waited for only
+ * by the next step's first addition, after its first backward launch. After the last step one
+ * more hop brings each shard's dK, dV home, rounded to the 16-bit type by the sender; that last
+ * step runs by groups of KV heads (home_chunks), alternating between two compute streams, and
+ * sends each group home as soon as it is done, so that the hops home overlap the later groups'
+ * compute (measured: not reliably, docs/kernels-cuda.md 6b). The backward kernels write their
+ * dQ, dK, dV per call (16-bit); a small add kernel (ring_add) sums them in float32.
+ *
+ * One host thread per GPU calls fs_cuda_ring_run (or fs_cuda_ring_backward) on its own
+ * fs_cuda_ring_dev at the same time (NCCL's send and receive meet in the middle). Plain C; needs
+ * nccl.h (build with NCCL=1).
  */
 #ifndef FS_CUDA_RING_H
 #define FS_CUDA_RING_H
@@ -54,8 +67,13 @@ typedef struct {
                                          steps that have a transfer, so that NCCL's copy kernel
                                          runs beside them (0: none left; then the copy waits for
                                          a launch to end) */
-    int32_t fault;                    /* test only: 1 = the last step's pairs are not run, so the
-                                         checks must fail; 0 otherwise */
+    int32_t fault;                    /* test only, so that the checks must fail: 1 = the forward's
+                                         last step's pairs are not run, 2 = the backward's; 0
+                                         otherwise */
+    int32_t bwd_version;              /* the backward version each pair runs (e.g. 11); 0: 11 */
+    int32_t home_chunks;              /* backward: groups of KV heads the last step runs and sends
+                                         home one by one (1..n_kv_heads; 0: 4, or n_kv_heads when
+                                         fewer) */
 } fs_cuda_ring;
 
 /* Slots a GPU holds (1 or 2), rows a slot holds, and the first global row of slot s of GPU p. */
@@ -76,7 +94,9 @@ typedef struct {
     float step_ms[FS_RING_MAX_DEV], compute_ms[FS_RING_MAX_DEV], comm_ms[FS_RING_MAX_DEV];
     float exposed_ms[FS_RING_MAX_DEV];
     float merge_ms, total_ms;
-    int32_t pairs;                    /* prefill launches run */
+    int32_t pairs;                    /* prefill (backward: backward) launches run */
+    float home_ms;                    /* backward: how long the ring went on after its last compute,
+                                         waiting for dK, dV to come home (not hidden) */
 } fs_ring_times;
 
 typedef struct fs_cuda_ring_dev fs_cuda_ring_dev;
@@ -94,6 +114,21 @@ void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g);
  * NULL) receives the step times. */
 fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
                            fs_ring_mode mode, fs_ring_times *times, char *why, size_t n);
+
+/* The backward over the ring on GPU p. Q, K, V, O, dO (16-bit) and L (float32, the forward's
+ * log-sum-exp, natural units) are this GPU's shards in the local layout, as fs_cuda_ring_run
+ * takes and gives them; dQ (Q's layout), dK and dV (K's) receive this GPU's rows of the
+ * gradients. Modes as fs_cuda_ring_run: FULL (the ring), COMPUTE (the same launches against the
+ * local shard, no transfer; dK, dV are then not the gradients), COMM (the transfers alone).
+ * Times (may be NULL): step_ms, compute_ms as the forward's; comm_ms[s], the transfers issued in
+ * step s (K, V ahead, dK, dV after; in the last, from the start of the first hop home to the end
+ * of the last, waits between the groups included); exposed_ms[s], how long step s's
+ * compute waited for an arrival (K, V at its start, dK, dV before its first addition); home_ms;
+ * merge_ms, the final conversion of dQ. The buffers the backward needs beyond the forward's are
+ * allocated at the first call and kept. */
+fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, const void *O,
+                                const void *dO, const float *L, void *dQ, void *dK, void *dV, fs_ring_mode mode,
+                                fs_ring_times *times, char *why, size_t n);
 
 #ifdef __cplusplus
 }

@@ -475,7 +475,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
         group = !ragged ? 1 : (int)std::max(1L, std::min((long)heads, per_group));
         grid = dim3((unsigned)(n_kb * heads), 1, 1);
     }
-    kern<<<grid, 384, smem>>>(p, mq, mk, mv, mdo, ml, md, acc, npad, (T *)dK, (T *)dV, group);
+    kern<<<grid, 384, smem, (cudaStream_t)pp->stream>>>(p, mq, mk, mv, mdo, ml, md, acc, npad, (T *)dK, (T *)dV, group);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
@@ -490,8 +490,9 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
     const int BQ = version == 11 && D == 64 ? 128 : 64;
     const int bh = pp->batch * pp->n_q_heads, npad = (pp->n_q + BQ - 1) / BQ * BQ;
     float *acc = (float *)work, *Lp = acc + (size_t)bh * npad * D, *Dp = Lp + (size_t)bh * npad;
-    FS_CU_TRY(cudaMemsetAsync(acc, 0, sizeof(float) * (size_t)bh * npad * D));
-    hbwd_pre<T, D><<<(bh * npad + 7) / 8, 256>>>(bh, pp->n_q, npad, (const T *)O, (const T *)dO, pp->lse, Lp, Dp);
+    cudaStream_t stream = (cudaStream_t)pp->stream;   /* NULL: the default stream */
+    FS_CU_TRY(cudaMemsetAsync(acc, 0, sizeof(float) * (size_t)bh * npad * D, stream));
+    hbwd_pre<T, D><<<(bh * npad + 7) / 8, 256, 0, stream>>>(bh, pp->n_q, npad, (const T *)O, (const T *)dO, pp->lse, Lp, Dp);
     FS_CU_LAUNCHED();
     CUtensorMap mq, mk, mv, mdo, ml, md;
     fs_status st;
@@ -527,7 +528,7 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
-    hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256>>>(bh, pp->n_q, npad / 64, pp->scale,
+    hbwd_dq<T, D><<<(unsigned)std::min<size_t>((units + 255) / 256, 8192), 256, 0, stream>>>(bh, pp->n_q, npad / 64, pp->scale,
                                                                                 acc, (T *)dQ);
     FS_CU_LAUNCHED();
     return FS_OK;

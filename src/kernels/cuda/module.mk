@@ -88,7 +88,8 @@ NCCL_INC = $(if $(wildcard $(NCCL_DIR)/include/nccl.h),-I$(NCCL_DIR)/include)
 NCCL_LIB = $(firstword $(wildcard $(NCCL_DIR)/lib/libnccl.so $(NCCL_DIR)/lib64/libnccl.so \
              $(NCCL_DIR)/lib/x86_64-linux-gnu/libnccl.so $(NCCL_DIR)/lib/libnccl.so.2 \
              $(NCCL_DIR)/lib64/libnccl.so.2 $(NCCL_DIR)/lib/x86_64-linux-gnu/libnccl.so.2))
-RING_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RING_CU) src/kernels/cuda/attn_prefill.cu src/kernels/cuda/hopper_prefill.cu)
+RING_OBJ = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(RING_CU) src/kernels/cuda/attn_prefill.cu src/kernels/cuda/hopper_prefill.cu \
+             src/kernels/cuda/attn_backward.cu src/kernels/cuda/hopper_backward.cu)
 .PHONY: cuda-ring
 cuda-ring: $(BUILD)/cuda/bench_ring
 

@@ -3,7 +3,8 @@
  * of each visible (query block, key block) pair, a transfer stream on which NCCL moves the K, V
  * shard to the next GPU while the previous GPU's arrives in the other buffer, and at the end one
  * merge of the partial (O, L) of each query block. Built only with NCCL=1 (module.mk); the float64
- * check and the timings are bench/cuda/bench_ring.cu's.
+ * check and the timings are bench/cuda/bench_ring.cu's. The backward (fs_cuda_ring_backward) is
+ * at the end of the file, with its own data-flow sketch.
  *
  * Data flow on GPU p at step s (src = (p − s) mod P, the GPU whose shard is held at step s):
  *
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <algorithm>
 
 #include "kernels/cuda/cuda_common.cuh"
 
@@ -38,6 +41,8 @@ extern "C" {
 
 /* Partials a query slot can collect: one per key block met, P · slots at most. */
 #define RING_MAX_PART (2 * FS_RING_MAX_DEV)
+/* Groups of KV heads the backward's last step can be cut into (fs_cuda_ring.home_chunks). */
+#define RING_MAX_CHUNKS 32
 
 struct fs_cuda_ring_dev {
     fs_cuda_ring r;
@@ -50,6 +55,22 @@ struct fs_cuda_ring_dev {
     int kmax;                            /* partials a slot can collect: P · slots (≤ RING_MAX_PART) */
     void *part_o;                        /* (slots, kmax, n_q_heads, c, d) 16-bit */
     float *part_l;                       /* (slots, kmax, n_q_heads, c) */
+    /* the backward's, allocated at its first call (ring_bwd_alloc) */
+    bool bwd;
+    float *dkv[2][2];                    /* [buffer][0: dK, 1: dV], each (slots, n_kv_heads, c, d) float32:
+                                            the travelling accumulators of the held shard */
+    float *dq_acc;                       /* (slots, n_q_heads, c, d) float32 */
+    cudaStream_t cb;                     /* a second compute stream: the last step's groups of heads
+                                            alternate between cs and cb, so that one group's blocks
+                                            fill the SMs that the previous group's last wave leaves */
+    void *tq[2], *tk[2], *tv[2];         /* per compute stream: one pair's dQ (n_q_heads, c, d), dK, dV
+                                            (n_kv_heads, c, d), 16-bit */
+    void *home[2];                       /* dK, dV rounded for the hop home, (slots, n_kv_heads, c, d) 16-bit */
+    void *work[2];                       /* per compute stream: fs_cuda_backward_workspace of one pair */
+    cudaEvent_t fork, join;
+    cudaEvent_t w0[FS_RING_MAX_DEV], w1[FS_RING_MAX_DEV], x0[FS_RING_MAX_DEV], x1[FS_RING_MAX_DEV];
+    cudaEvent_t u0[FS_RING_MAX_DEV], u1[FS_RING_MAX_DEV], hc[RING_MAX_CHUNKS];
+    cudaEvent_t h0, h1, cend, done;
 };
 
 extern "C" int fs_cuda_ring_slots(const fs_cuda_ring *r) { return r->shard == FS_RING_ZIGZAG ? 2 : 1; }
@@ -174,10 +195,26 @@ extern "C" void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g)
         for (int x = 0; x < 2; x++) cudaFree(g->kv[b][x]);
     cudaFree(g->part_o);
     cudaFree(g->part_l);
-    cudaEvent_t *evs[] = {g->c0, g->c1, g->t0, g->t1};
+    for (int b = 0; b < 2; b++)
+        for (int x = 0; x < 2; x++) cudaFree(g->dkv[b][x]);
+    cudaFree(g->dq_acc);
+    for (int i = 0; i < 2; i++) {
+        cudaFree(g->tq[i]);
+        cudaFree(g->tk[i]);
+        cudaFree(g->tv[i]);
+        cudaFree(g->work[i]);
+        cudaFree(g->home[i]);
+    }
+    if (g->cb) cudaStreamDestroy(g->cb);
+    cudaEvent_t *evs[] = {g->c0, g->c1, g->t0, g->t1, g->w0, g->w1, g->x0, g->x1, g->u0, g->u1};
     for (cudaEvent_t *e : evs)
         for (int s = 0; s < FS_RING_MAX_DEV; s++)
             if (e[s]) cudaEventDestroy(e[s]);
+    for (int i = 0; i < RING_MAX_CHUNKS; i++)
+        if (g->hc[i]) cudaEventDestroy(g->hc[i]);
+    cudaEvent_t one[] = {g->h0, g->h1, g->cend, g->done, g->fork, g->join};
+    for (cudaEvent_t e : one)
+        if (e) cudaEventDestroy(e);
     if (g->start) cudaEventDestroy(g->start);
     if (g->merge0) cudaEventDestroy(g->merge0);
     if (g->merge1) cudaEventDestroy(g->merge1);
@@ -312,6 +349,326 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
         }
         FS_CU_TRY(cudaEventElapsedTime(&times->merge_ms, g->merge0, g->merge1));
         FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->merge1));
+    }
+    return FS_OK;
+}
+
+/* ---- the backward --------------------------------------------------------------------------
+ *
+ * On GPU p at step s (src = (p − s) mod P; acc = the float32 dK, dV of shard src, which sit in
+ * buffer s mod 2 of dkv; at step 0 our own shard's, zeroed):
+ *
+ *     transfer stream:  send K, V held → p+1, receive p−1's → kv buffer (s+1) mod 2      (s < P−1)
+ *                       [wait: step s's compute has finished adding into acc]
+ *                       send acc → p+1, receive p−1's → dkv buffer (s+1) mod 2          (s < P−1)
+ *     compute stream:   [wait: K, V of step s landed]
+ *                       per visible pair (qb, kb): backward → dQᵢ, dKᵢ, dVᵢ (16-bit, one pair's)
+ *                           dQ_acc[qb] += dQᵢ
+ *                           [before the step's first use of acc: wait for acc to have landed]
+ *                           acc[kb] += dKᵢ, dVᵢ
+ *     last step:        the same, one group of KV heads after another, the groups alternating
+ *                       between two compute streams (cs, cb: a group's first blocks start while
+ *                       the previous group's last wave drains, so cutting the step costs no extra
+ *                       tails); after each group its rows of acc are rounded to 16 bits (home) and
+ *                       sent to p+1, whose home they are, while p−1 sends ours into dK, dV: the
+ *                       hop home overlaps the next groups
+ *     at the end:       dQ = dQ_acc rounded; [wait for the hops home]
+ *
+ * dK, dV of step s are needed at p+1 only for step s+1's first addition, which comes after that
+ * step's first backward launch, so their transfer hides behind it. The backward kernels overwrite
+ * their outputs at every call (fs_cuda_backward_run: dQ through its own float32 accumulator,
+ * dK, dV from registers, all rounded to 16 bits), so the ring sums the pairs with ring_add in
+ * float32: each pair's share is rounded once to 16 bits before it is added. */
+
+/* acc += x, 4 elements a thread (x 16-bit; n a multiple of 4, both 8-byte aligned) */
+template <typename T>
+__global__ void ring_add(size_t n4, const T *__restrict__ x, float *__restrict__ acc)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+        const uint2 raw = reinterpret_cast<const uint2 *>(x)[i];
+        T v[4];
+        memcpy(v, &raw, sizeof raw);
+        float4 a = reinterpret_cast<float4 *>(acc)[i];
+        a.x += (float)v[0];
+        a.y += (float)v[1];
+        a.z += (float)v[2];
+        a.w += (float)v[3];
+        reinterpret_cast<float4 *>(acc)[i] = a;
+    }
+}
+
+/* y = acc rounded to the 16-bit type, 4 elements a thread */
+template <typename T>
+__global__ void ring_round(size_t n4, const float *__restrict__ acc, T *__restrict__ y)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+        const float4 a = reinterpret_cast<const float4 *>(acc)[i];
+        T v[4] = {(T)a.x, (T)a.y, (T)a.z, (T)a.w};
+        uint2 raw;
+        memcpy(&raw, v, sizeof raw);
+        reinterpret_cast<uint2 *>(y)[i] = raw;
+    }
+}
+
+static unsigned ring_blocks(size_t n4) { return (unsigned)std::min<size_t>((n4 + 255) / 256, 4096); }
+
+/* acc[0..count) += x[0..count) on stream st */
+static fs_status ring_add_run(fs_cuda_dtype dt, size_t count, const void *x, float *acc, cudaStream_t st, char *why,
+                              size_t n)
+{
+    const size_t n4 = count / 4;
+    if (dt == FS_CUDA_BF16)
+        ring_add<__nv_bfloat16><<<ring_blocks(n4), 256, 0, st>>>(n4, (const __nv_bfloat16 *)x, acc);
+    else
+        ring_add<__half><<<ring_blocks(n4), 256, 0, st>>>(n4, (const __half *)x, acc);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+/* y[0..count) = acc[0..count) rounded, on stream st */
+static fs_status ring_round_run(fs_cuda_dtype dt, size_t count, const float *acc, void *y, cudaStream_t st,
+                                char *why, size_t n)
+{
+    const size_t n4 = count / 4;
+    if (dt == FS_CUDA_BF16)
+        ring_round<__nv_bfloat16><<<ring_blocks(n4), 256, 0, st>>>(n4, acc, (__nv_bfloat16 *)y);
+    else
+        ring_round<__half><<<ring_blocks(n4), 256, 0, st>>>(n4, acc, (__half *)y);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+/* The backward's buffers and events, at its first call. */
+static fs_status ring_bwd_alloc(fs_cuda_ring_dev *g, char *why, size_t n)
+{
+    if (g->bwd) return FS_OK;
+    const fs_cuda_ring *r = &g->r;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r);
+    const size_t c = (size_t)fs_cuda_ring_slot_rows(r);
+    const size_t q_slot = (size_t)r->n_q_heads * c * r->d, kv_slot = (size_t)r->n_kv_heads * c * r->d;
+    for (int b = 0; b < (P > 1 ? 2 : 1); b++)
+        for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMalloc((void **)&g->dkv[b][x], S * kv_slot * sizeof(float)));
+    FS_CU_TRY(cudaMalloc((void **)&g->dq_acc, S * q_slot * sizeof(float)));
+    for (int i = 0; i < 2; i++) {
+        FS_CU_TRY(cudaMalloc(&g->tq[i], q_slot * 2));
+        FS_CU_TRY(cudaMalloc(&g->tk[i], kv_slot * 2));
+        FS_CU_TRY(cudaMalloc(&g->tv[i], kv_slot * 2));
+    }
+    if (P > 1)
+        for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMalloc(&g->home[x], S * kv_slot * 2));
+    fs_cuda_prefill pp;
+    memset(&pp, 0, sizeof pp);
+    pp.batch = 1;
+    pp.n_q_heads = r->n_q_heads;
+    pp.n_kv_heads = r->n_kv_heads;
+    pp.n_q = pp.n_kv = (int32_t)c;
+    pp.d = r->d;
+    pp.dtype = r->dtype;
+    for (int i = 0; i < 2; i++) FS_CU_TRY(cudaMalloc(&g->work[i], fs_cuda_backward_workspace(&pp)));
+    int lo, hi;
+    FS_CU_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    FS_CU_TRY(cudaStreamCreateWithPriority(&g->cb, cudaStreamNonBlocking, lo));
+    for (int s = 0; s < P; s++) {
+        cudaEvent_t *e[] = {&g->w0[s], &g->w1[s], &g->x0[s], &g->x1[s], &g->u0[s], &g->u1[s]};
+        for (cudaEvent_t *x : e) FS_CU_TRY(cudaEventCreate(x));
+    }
+    for (int i = 0; i < RING_MAX_CHUNKS; i++) FS_CU_TRY(cudaEventCreateWithFlags(&g->hc[i], cudaEventDisableTiming));
+    cudaEvent_t *one[] = {&g->h0, &g->h1, &g->cend, &g->done};
+    for (cudaEvent_t *x : one) FS_CU_TRY(cudaEventCreate(x));
+    FS_CU_TRY(cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
+    FS_CU_TRY(cudaEventCreateWithFlags(&g->join, cudaEventDisableTiming));
+    g->bwd = true;
+    return FS_OK;
+}
+
+/* One NCCL group: each of the k buffers send[i] (count[i] elements of type t) to GPU p + 1, and
+ * GPU p − 1's into recv[i]. */
+static fs_status ring_swap(fs_cuda_ring_dev *g, int k, const void *const *send, void *const *recv, const size_t *count,
+                           ncclDataType_t t, char *why, size_t n)
+{
+    const int P = g->r.n_dev, next = (g->p + 1) % P, prev = (g->p + P - 1) % P;
+    FS_NC_TRY(ncclGroupStart());
+    for (int i = 0; i < k; i++) FS_NC_TRY(ncclSend(send[i], count[i], t, next, g->comm, g->ts));
+    for (int i = 0; i < k; i++) FS_NC_TRY(ncclRecv(recv[i], count[i], t, prev, g->comm, g->ts));
+    FS_NC_TRY(ncclGroupEnd());
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V,
+                                           const void *O, const void *dO, const float *L, void *dQ, void *dK, void *dV,
+                                           fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+{
+    const fs_cuda_ring *r = &g->r;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r), p = g->p, Hkv = r->n_kv_heads, G = r->n_q_heads / Hkv;
+    const int version = r->bwd_version > 0 ? r->bwd_version : 11;
+    const int chunks = std::min(Hkv, std::min(RING_MAX_CHUNKS, r->home_chunks > 0 ? r->home_chunks : 4));
+    const size_t c = (size_t)fs_cuda_ring_slot_rows(r), cd = c * r->d;
+    const size_t q_slot = (size_t)r->n_q_heads * cd, kv_slot = (size_t)Hkv * cd, rows_slot = (size_t)r->n_q_heads * c;
+    const bool compute = mode != FS_RING_RUN_COMM, transfer = mode != FS_RING_RUN_COMPUTE && P > 1;
+    const ncclDataType_t t16 = r->dtype == FS_CUDA_BF16 ? ncclBfloat16 : ncclFloat16;
+    fs_status st = ring_bwd_alloc(g, why, n);
+    if (st != FS_OK) return st;
+    int pairs = 0;
+    bool waited_kv[FS_RING_MAX_DEV] = {false}, waited_acc[FS_RING_MAX_DEV] = {false};
+
+    FS_CU_TRY(cudaEventRecord(g->ready, 0));   /* after the caller's work on the default stream */
+    FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->ready, 0));
+    FS_CU_TRY(cudaEventRecord(g->start, g->cs));
+    FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->start, 0));
+    if (compute) {
+        FS_CU_TRY(cudaMemsetAsync(g->dq_acc, 0, S * q_slot * sizeof(float), g->cs));
+        for (int x = 0; x < 2; x++) FS_CU_TRY(cudaMemsetAsync(g->dkv[0][x], 0, S * kv_slot * sizeof(float), g->cs));
+    }
+    for (int s = 0; s < P; s++) {
+        const int src = (p - s + P) % P;
+        const bool own = s == 0 || !transfer, last = s == P - 1;
+        const char *k = (const char *)(own ? K : g->kv[s % 2][0]), *v = (const char *)(own ? V : g->kv[s % 2][1]);
+        float *acc_k = g->dkv[transfer ? s % 2 : 0][0], *acc_v = g->dkv[transfer ? s % 2 : 0][1];
+        if (transfer && !last) {
+            /* K, V ahead; kv buffer (s+1) mod 2 was last read by step s − 1, which the transfer
+             * stream waited for before step s − 1's dK, dV went out */
+            FS_CU_TRY(cudaEventRecord(g->t0[s], g->ts));
+            st = ring_transfer(g, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1], (size_t)S * kv_slot, why, n);
+            if (st != FS_OK) return st;
+            FS_CU_TRY(cudaEventRecord(g->t1[s], g->ts));
+        }
+        if (transfer && s >= 1 && compute) {   /* K, V of step s landed */
+            FS_CU_TRY(cudaEventRecord(g->w0[s], g->cs));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->t1[s - 1], 0));
+            FS_CU_TRY(cudaEventRecord(g->w1[s], g->cs));
+            waited_kv[s] = true;
+        }
+        /* before the step's first use of acc on stream w (0: cs, 1: cb): acc (sent by p − 1 at step
+         * s − 1) landed; the wait on cs is the one timed */
+        bool waited_cb = false;
+        auto acc_landed = [&](int w) -> fs_status {
+            if (!transfer || s == 0) return FS_OK;
+            if (w == 1) {
+                if (!waited_cb) FS_CU_TRY(cudaStreamWaitEvent(g->cb, g->u1[s - 1], 0));
+                waited_cb = true;
+                return FS_OK;
+            }
+            if (waited_acc[s]) return FS_OK;
+            FS_CU_TRY(cudaEventRecord(g->x0[s], g->cs));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->u1[s - 1], 0));
+            FS_CU_TRY(cudaEventRecord(g->x1[s], g->cs));
+            waited_acc[s] = true;
+            return FS_OK;
+        };
+        FS_CU_TRY(cudaEventRecord(g->c0[s], g->cs));
+        if (last && compute) {   /* cb starts where cs is: K, V landed, dQ_acc zeroed */
+            FS_CU_TRY(cudaEventRecord(g->fork, g->cs));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cb, g->fork, 0));
+        }
+        const bool skip_step = r->fault == 2 && last;   /* test only */
+        const int nch = last ? chunks : 1;
+        for (int ch = 0; ch < nch; ch++) {
+            /* KV heads [h0, h1) and their query heads [h0·G, h1·G) */
+            const int h0 = Hkv * ch / nch, h1 = Hkv * (ch + 1) / nch, hn = h1 - h0;
+            const int w = last ? ch % 2 : 0;   /* the compute stream of this group */
+            cudaStream_t cs = w ? g->cb : g->cs;
+            for (int a = 0; compute && !skip_step && a < S; a++)
+                for (int b = 0; b < S; b++) {
+                    const int qb = ring_block(r, p, a), kb = ring_block(r, src, b);
+                    if (r->causal && kb > qb) continue;   /* every key after every query: skipped */
+                    fs_cuda_prefill pp;
+                    memset(&pp, 0, sizeof pp);
+                    pp.batch = 1;
+                    pp.n_q_heads = hn * G;
+                    pp.n_kv_heads = hn;
+                    pp.n_q = pp.n_kv = (int32_t)c;
+                    pp.d = r->d;
+                    const long offset = (long)(qb - kb) * (long)c;   /* as the forward's */
+                    pp.mask = r->causal && offset < (long)c ? FS_MASK_CAUSAL : FS_MASK_NONE;
+                    pp.offset = (int32_t)offset;
+                    pp.scale = r->scale;
+                    pp.dtype = r->dtype;
+                    pp.lse = (float *)L + a * rows_slot + (size_t)h0 * G * c;
+                    pp.stream = cs;
+                    const size_t qo = a * q_slot + (size_t)h0 * G * cd, ko = b * kv_slot + (size_t)h0 * cd;
+                    st = fs_cuda_backward_run(&pp, version, (const char *)Q + 2 * qo, k + 2 * ko, v + 2 * ko,
+                                              (const char *)O + 2 * qo, (const char *)dO + 2 * qo, g->tq[w], g->tk[w],
+                                              g->tv[w], g->work[w], why, n);
+                    if (st != FS_OK) return st;
+                    pairs++;
+                    const size_t nq = (size_t)hn * G * cd, nk = (size_t)hn * cd;
+                    if ((st = ring_add_run(r->dtype, nq, g->tq[w], g->dq_acc + qo, cs, why, n)) != FS_OK) return st;
+                    if ((st = acc_landed(w)) != FS_OK) return st;
+                    if ((st = ring_add_run(r->dtype, nk, g->tk[w], acc_k + ko, cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_add_run(r->dtype, nk, g->tv[w], acc_v + ko, cs, why, n)) != FS_OK) return st;
+                }
+            if (!last) continue;
+            /* this group of heads is done: round its dK, dV (home buffers, or dK, dV themselves
+             * when nothing travels) and send them home */
+            void *send[4], *recv[4];
+            size_t count[4];
+            int kk = 0;
+            if (compute && (st = acc_landed(w)) != FS_OK) return st;
+            for (int b = 0; b < S; b++) {
+                const size_t ko = b * kv_slot + (size_t)h0 * cd, nk = (size_t)hn * cd;
+                char *yk = (char *)(transfer ? g->home[0] : dK) + 2 * ko, *yv = (char *)(transfer ? g->home[1] : dV) + 2 * ko;
+                if (compute) {
+                    if ((st = ring_round_run(r->dtype, nk, acc_k + ko, yk, cs, why, n)) != FS_OK) return st;
+                    if ((st = ring_round_run(r->dtype, nk, acc_v + ko, yv, cs, why, n)) != FS_OK) return st;
+                }
+                send[kk] = yk, recv[kk] = (char *)dK + 2 * ko, count[kk++] = nk;
+                send[kk] = yv, recv[kk] = (char *)dV + 2 * ko, count[kk++] = nk;
+            }
+            if (transfer) {
+                FS_CU_TRY(cudaEventRecord(g->hc[ch], cs));
+                if (compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->hc[ch], 0));
+                if (ch == 0) FS_CU_TRY(cudaEventRecord(g->h0, g->ts));   /* the first hop home starts */
+                if ((st = ring_swap(g, kk, send, recv, count, t16, why, n)) != FS_OK) return st;
+            }
+        }
+        if (last && compute) {   /* cs waits for cb's groups */
+            FS_CU_TRY(cudaEventRecord(g->join, g->cb));
+            FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->join, 0));
+        }
+        FS_CU_TRY(cudaEventRecord(g->c1[s], g->cs));
+        if (transfer && !last) {
+            /* dK, dV of the held shard, added to in step s, follow K, V to p + 1 */
+            if (compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->c1[s], 0));
+            FS_CU_TRY(cudaEventRecord(g->u0[s], g->ts));
+            const void *send[2] = {acc_k, acc_v};
+            void *recv[2] = {g->dkv[(s + 1) % 2][0], g->dkv[(s + 1) % 2][1]};
+            const size_t count[2] = {S * kv_slot, S * kv_slot};
+            if ((st = ring_swap(g, 2, send, recv, count, ncclFloat32, why, n)) != FS_OK) return st;
+            FS_CU_TRY(cudaEventRecord(g->u1[s], g->ts));
+        }
+    }
+    if (compute && (st = ring_round_run(r->dtype, S * q_slot, g->dq_acc, dQ, g->cs, why, n)) != FS_OK) return st;
+    FS_CU_TRY(cudaEventRecord(g->cend, g->cs));
+    if (transfer) {   /* the hops home */
+        FS_CU_TRY(cudaEventRecord(g->h1, g->ts));
+        FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->h1, 0));
+    }
+    FS_CU_TRY(cudaEventRecord(g->done, g->cs));
+    FS_CU_TRY(cudaStreamSynchronize(g->cs));
+    FS_CU_TRY(cudaStreamSynchronize(g->cb));
+    FS_CU_TRY(cudaStreamSynchronize(g->ts));
+    if (times) {
+        memset(times, 0, sizeof *times);
+        times->pairs = pairs;
+        for (int s = 0; s < P; s++) {
+            FS_CU_TRY(cudaEventElapsedTime(&times->step_ms[s], s ? g->c1[s - 1] : g->start, g->c1[s]));
+            FS_CU_TRY(cudaEventElapsedTime(&times->compute_ms[s], g->c0[s], g->c1[s]));
+            float x = 0, y = 0;
+            if (transfer && s < P - 1) {
+                FS_CU_TRY(cudaEventElapsedTime(&x, g->t0[s], g->t1[s]));
+                FS_CU_TRY(cudaEventElapsedTime(&y, g->u0[s], g->u1[s]));
+            } else if (transfer) {
+                FS_CU_TRY(cudaEventElapsedTime(&x, g->h0, g->h1));
+            }
+            times->comm_ms[s] = x + y;
+            x = y = 0;
+            if (waited_kv[s]) FS_CU_TRY(cudaEventElapsedTime(&x, g->w0[s], g->w1[s]));
+            if (waited_acc[s]) FS_CU_TRY(cudaEventElapsedTime(&y, g->x0[s], g->x1[s]));
+            times->exposed_ms[s] = x + y;
+        }
+        FS_CU_TRY(cudaEventElapsedTime(&times->merge_ms, g->c1[P - 1], g->cend));
+        FS_CU_TRY(cudaEventElapsedTime(&times->home_ms, g->cend, g->done));
+        FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->done));
     }
     return FS_OK;
 }
