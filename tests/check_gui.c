@@ -644,10 +644,16 @@ END_TEST
 
 /* The projector sizes: every step of every lesson and demo laid out at 1024×768, 1280×720 and
  * 1920×1080, and at 150 % on 1920×1080, shows every number whole (gui_fit_check: a layout check,
- * nothing is painted). All failures are listed before the test fails. */
+ * nothing is painted). All failures are listed before the test fails. Built with AddressSanitizer
+ * (make test's second run) only 1280×720: the same code paths at a third of the time, since the
+ * plain run has checked every size's numbers already. */
 START_TEST(every_step_fits_at_projector_sizes)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    static const int sz[][3] = {{1280, 720, 100}};
+#else
     static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150}};
+#endif
     const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
     gui_catalog c;
