@@ -250,10 +250,10 @@ static double rel_err(const std::vector<double> &x, const std::vector<double> &r
     return sqrt(num) / (den > 0 ? sqrt(den) : 1.0);
 }
 
-/* Check the ring on one problem against float64 and the single-GPU kernel; returns true when it
- * passes. fault: fs_cuda_ring.fault (the self-test). */
-static bool check_ring(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int fault,
-                       double *err_out)
+/* The ring problem every check and timing builds: N positions, Hq query heads over Hkv KV heads,
+ * zigzag sharding when causal, contiguous otherwise, prefill version g_version, reserve SMs left
+ * to NCCL. */
+static fs_cuda_ring ring_of(int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int reserve)
 {
     fs_cuda_ring r;
     memset(&r, 0, sizeof r);
@@ -267,7 +267,16 @@ static bool check_ring(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal
     r.scale = (float)fs_attn_default_scale(d);
     r.dtype = dt;
     r.version = g_version;
-    r.reserve_sms = 4;
+    r.reserve_sms = reserve;
+    return r;
+}
+
+/* Check the ring on one problem against float64 and the single-GPU kernel; returns true when it
+ * passes. fault: fs_cuda_ring.fault (the self-test). */
+static bool check_ring(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int fault,
+                       double *err_out)
+{
+    fs_cuda_ring r = ring_of(N, Hq, Hkv, d, causal, dt, 4);
     r.fault = fault;
     const size_t nQ = (size_t)Hq * N * d, nK = (size_t)Hkv * N * d;
     std::vector<uint16_t> Qb(nQ), Kb(nK), Vb(nK);
@@ -454,18 +463,7 @@ static void scatter(const shards &sh, const std::vector<uint16_t> &x, int heads,
 static bool check_ring_bwd(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int fault,
                            double *err_out)
 {
-    fs_cuda_ring r;
-    memset(&r, 0, sizeof r);
-    r.n_dev = g_P;
-    r.n_q_heads = Hq;
-    r.n_kv_heads = Hkv;
-    r.n = N;
-    r.d = d;
-    r.causal = causal;
-    r.shard = causal ? FS_RING_ZIGZAG : FS_RING_CONTIG;
-    r.scale = (float)fs_attn_default_scale(d);
-    r.dtype = dt;
-    r.version = g_version;
+    fs_cuda_ring r = ring_of(N, Hq, Hkv, d, causal, dt, 0);
     r.bwd_version = g_bwd_version;
     r.home_chunks = g_chunks;
     r.fault = fault;
@@ -750,23 +748,6 @@ static void time_mode(shards &sh, fs_ring_mode m, int reps, double *total, std::
     }
 }
 
-static fs_cuda_ring ring_of(int N, int H, int d, bool causal, fs_cuda_dtype dt, int reserve)
-{
-    fs_cuda_ring r;
-    memset(&r, 0, sizeof r);
-    r.n_dev = g_P;
-    r.n_q_heads = r.n_kv_heads = H;
-    r.n = N;
-    r.d = d;
-    r.causal = causal;
-    r.shard = causal ? FS_RING_ZIGZAG : FS_RING_CONTIG;
-    r.scale = (float)fs_attn_default_scale(d);
-    r.dtype = dt;
-    r.version = g_version;
-    r.reserve_sms = reserve;
-    return r;
-}
-
 static void fill_shards(shards &sh, uint64_t seed)
 {
     const fs_cuda_ring &r = sh.r;
@@ -932,7 +913,7 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
             const bool keep = kN <= check_upto;
             const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
             single_bwd one = time_single_bwd(N, H, d, causal, dt, rp, seed, keep);
-            fs_cuda_ring r = ring_of(N, H, d, causal, dt, reserve);
+            fs_cuda_ring r = ring_of(N, H, H, d, causal, dt, reserve);
             r.bwd_version = g_bwd_version;
             r.home_chunks = g_chunks;
             shards sh(r);
@@ -1082,7 +1063,7 @@ int main(int argc, char **argv)
             const int N = 128 * 1024;
             double best = INFINITY;
             for (int rs : sweep) {
-                shards sh(ring_of(N, H, d, causal, dt, rs));
+                shards sh(ring_of(N, H, H, d, causal, dt, rs));
                 fill_shards(sh, seed);
                 double t, ex, ir;
                 time_mode(sh, FS_RING_RUN_FULL, 3, &t, NULL, NULL, NULL, NULL, &ex, &ir);
@@ -1099,7 +1080,7 @@ int main(int argc, char **argv)
                 const bool keep = check_big && kN <= 128;
                 const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
                 single_run one = time_single(N, H, d, causal, dt, rp, seed, keep);
-                shards sh(ring_of(N, H, d, causal, dt, best_reserve[ci]));
+                shards sh(ring_of(N, H, H, d, causal, dt, best_reserve[ci]));
                 fill_shards(sh, seed);
                 ring_run rr;
                 time_mode(sh, FS_RING_RUN_FULL, rp, &rr.full, &rr.step, &rr.merge, &rr.wall, &rr.pairs, &rr.exposed,
