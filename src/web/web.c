@@ -305,6 +305,19 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     return b;
 }
 
+/* The directory the catalogue's lessons (and the course, course.txt) are in; false, and dir "",
+ * when there is no catalogue. */
+static bool lessons_dir(const web_page *W, char *dir, size_t n)
+{
+    dir[0] = 0;
+    if (!W->A.cat.paths || W->A.cat.n < 1) return false;
+    snprintf(dir, n, "%s", W->A.cat.paths[0]);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, n, ".");
+    return true;
+}
+
 /* The lessons as a JSON array of {name, title, source (the file name and section), words (the
  * same with the document's title), doc (the document's title, "" for none), course (the place in
  * the course, −1 for none), section (the course's section)}, in catalogue order (valid until the
@@ -320,16 +333,10 @@ EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
     b[k] = 0;
     /* The course beside the lessons (course.txt in their directory); none: every "course" -1. */
     fs_course course = {0};
-    bool have_course = false;
-    if (W->A.cat.paths && W->A.cat.n > 0) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", W->A.cat.paths[0]);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0;
-        fs_loc_error e;
-        have_course = fs_course_load(slash ? dir : ".", &course, &e);
-        if (!have_course) fprintf(stderr, "%s:%d:%d: %s\n", e.file, e.line, e.col, e.msg);
-    }
+    char dir[1024];
+    fs_loc_error ce;
+    bool have_course = lessons_dir(W, dir, sizeof dir) && fs_course_load(dir, &course, &ce);
+    if (!have_course && dir[0]) fprintf(stderr, "%s:%d:%d: %s\n", ce.file, ce.line, ce.col, ce.msg);
     for (int i = 0; i < W->A.cat.n; i++) {
         const char *title = W->A.cat.names[i], *source = "";
         fs_lesson *l = NULL;
@@ -368,18 +375,14 @@ EMSCRIPTEN_KEEPALIVE const char *web_lessons(web_page *W)
 EMSCRIPTEN_KEEPALIVE const char *web_course_next(web_page *W, const char *name)
 {
     snprintf(W->next_json, sizeof W->next_json, "{}");
-    if (!W->A.cat.paths || W->A.cat.n < 1 || !name) return W->next_json;
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s", W->A.cat.paths[0]);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
     fs_course c;
     fs_loc_error e;
-    if (!fs_course_load(slash ? dir : ".", &c, &e)) return W->next_json;
+    if (!name || !lessons_dir(W, dir, sizeof dir) || !fs_course_load(dir, &c, &e)) return W->next_json;
     int k = fs_course_find(&c, name);
     if (k >= 0 && k + 1 < c.n) {
         char path[2048], t[400] = "", nm[160] = "";
-        snprintf(path, sizeof path, "%s/%s.lesson", slash ? dir : ".", c.names[k + 1]);
+        snprintf(path, sizeof path, "%s/%s.lesson", dir, c.names[k + 1]);
         fs_lesson *l = NULL;
         json_str(nm, sizeof nm, c.names[k + 1]);
         json_str(t, sizeof t, fs_lesson_load(path, &l, &e) ? fs_lesson_title(l) : c.names[k + 1]);
