@@ -66,6 +66,8 @@ extern "C" {
 #include "engine/attn.h"
 #include "engine/backward.h"
 #include "engine/reference.h"
+#include "engine/ring.h"
+#include "engine/trace.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_ring.h"
 }
@@ -98,7 +100,10 @@ extern "C" {
     } while (0)
 
 static int g_P = 0, g_version = 31, g_fail = 0, g_bwd_version = 11, g_chunks = 0;
-static std::vector<ncclComm_t> g_comms;
+/* the communicators: NCCL's defaults, and (--ctas C) ones whose kernels take at most C blocks
+ * (ncclConfig_t.maxCTAs); g_use is the set the next shards are built with */
+static std::vector<ncclComm_t> g_comms, g_comms_capped;
+static std::vector<ncclComm_t> *g_use = &g_comms;
 
 /* ---- random numbers (splitmix64) and 16-bit values ------------------------------------------ */
 static uint64_t rng_next(uint64_t *s)
@@ -167,7 +172,7 @@ struct shards {
             CU(cudaMalloc(&O[p], q_elems * 2));
             CU(cudaMalloc((void **)&L[p], rows * sizeof(float)));
             char why_[256] = "";
-            FS(fs_cuda_ring_dev_init(&r, p, g_comms[p], &g[p], why_, sizeof why_));
+            FS(fs_cuda_ring_dev_init(&r, p, (*g_use)[p], &g[p], why_, sizeof why_));
         }
     }
     /* dO, dQ (Q's layout), dK, dV (K's) on every GPU, for the backward */
@@ -407,13 +412,15 @@ static void run_checks(uint64_t *rng, bool tiny)
             }
     /* self-test: the ring without its last step must fail the check */
     if (g_P > 1 && !tiny)
-        for (bool causal : {false, true}) {
-            double e;
-            const bool passed = check_ring(rng, 1024, 2, 2, 128, causal, FS_CUDA_F16, 1, &e);
-            printf("%s self-test: the ring without its last step %s the check (%s, rel.err %.2e)\n",
-                   passed ? "FAIL" : "ok  ", passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
-            if (passed) g_fail++;
-        }
+        for (int fault : {1, 3})
+            for (bool causal : {false, true}) {
+                double e;
+                const bool passed = check_ring(rng, 1024, 2, 2, 128, causal, FS_CUDA_F16, fault, &e);
+                printf("%s self-test: the ring %s %s the check (%s, rel.err %.2e)\n", passed ? "FAIL" : "ok  ",
+                       fault == 1 ? "without its last step" : "with its shards from GPU p - 2",
+                       passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
+                if (passed) g_fail++;
+            }
 }
 
 /* ---- the backward's check ------------------------------------------------------------------- */
@@ -591,6 +598,345 @@ static void run_checks_bwd(uint64_t *rng, bool tiny)
                    passed ? "FAIL" : "ok  ", passed ? "passes" : "fails", causal ? "causal" : "not causal", e);
             if (passed) g_fail++;
         }
+}
+
+/* ---- the trace against the engine's (--trace) ------------------------------------------------
+ *
+ * A lesson-size problem runs through the engine's ring (fs_ring_forward, float64, with its trace)
+ * and through the GPUs' (fs_cuda_ring_trace). Both are turned into the same list of ring events,
+ * in the engine's order: per step t, per device p, HOLD (the shard and its positions) and one
+ * RMERGE per row that saw a key; after steps t < P − 1 every device's SEND, then every RECV; at
+ * the end one OUT per row. The engine's tile events have no counterpart: inside a step the GPU
+ * runs its prefill kernel, whose tiles are its own. A merge is compared by its log-sum-exps
+ * (L = m + ln ℓ: the GPU's partials carry L, not m and ℓ apart) and weights, w_old = α ℓ_old /
+ * ℓ_new and w_blk = β ℓ_blk / ℓ_new, and by o_old, o_blk, o_new. The GPU's head size is padded
+ * to 64 with zeros (Q, K and V), which leaves every score and the first d columns of every o
+ * as they are. */
+
+struct rev {   /* one ring event as both sides record it */
+    fs_event_kind kind;
+    int device = -1, t = -1, shard = -1, a = -1, b = -1, head = -1, pos = -1;
+    long long bytes = -1;
+    std::vector<int> positions;                        /* HOLD */
+    double L_old = 0, L_blk = 0, L_new = 0, w_old = 0, w_blk = 0;   /* RMERGE; OUT: L_new */
+    std::vector<double> o_old, o_blk, o_new;           /* RMERGE; OUT: o_new */
+};
+
+static double lse_of(double m, double l) { return l > 0 && m > -INFINITY ? m + log(l) : -INFINITY; }
+
+/* The engine's trace, reduced to the ring's events. */
+static std::vector<rev> engine_events(const fs_trace *tr, int d)
+{
+    std::vector<rev> v;
+    auto vec = [&](int64_t off, int k) {
+        const double *x = fs_trace_at(tr, off);
+        return x ? std::vector<double>(x, x + k) : std::vector<double>();
+    };
+    for (int64_t k = 0; k < tr->n; k++) {
+        const fs_event *e = &tr->ev[k];
+        rev r;
+        r.kind = e->kind;
+        switch (e->kind) {
+        case FS_EV_HOLD: {
+            r.device = e->device, r.t = e->ring_step, r.shard = e->shard;
+            const double *x = fs_trace_at(tr, e->s_row);
+            for (int j = 0; j < e->n_s; j++) r.positions.push_back((int)x[j]);
+        } break;
+        case FS_EV_SEND:
+        case FS_EV_RECV:
+            r.device = e->device, r.t = e->ring_step, r.shard = e->shard, r.a = e->a, r.b = e->b;
+            r.bytes = e->bytes;
+            break;
+        case FS_EV_RMERGE:
+            r.device = e->device, r.t = e->ring_step, r.shard = e->shard, r.head = e->head, r.pos = e->pos;
+            r.L_old = lse_of(e->m_old, e->l_old);
+            r.L_blk = lse_of(e->m_blk, e->l_blk);
+            r.L_new = lse_of(e->m_new, e->l_new);
+            r.w_old = e->alpha * e->l_old / e->l_new;
+            r.w_blk = e->beta * e->l_blk / e->l_new;
+            r.o_old = vec(e->o_old, d), r.o_blk = vec(e->o_blk, d), r.o_new = vec(e->o_new, d);
+            break;
+        case FS_EV_OUT:
+            r.head = e->head, r.pos = e->row;
+            r.L_new = lse_of(e->m_new, e->l_new);
+            r.o_new = vec(e->o_new, d);
+            break;
+        default: continue;
+        }
+        v.push_back(r);
+    }
+    return v;
+}
+
+/* The GPUs' records turned into the same events. T[p]: GPU p's trace; O, L: the ring's output
+ * gathered (global (Hq, n, d) and (Hq, n)); a: the engine's problem (its d, and the bytes of a hop
+ * in its float64 convention, from the rows the GPU moved). */
+static std::vector<rev> gpu_events(const fs_cuda_ring &r, const std::vector<fs_ring_trace> &T, const fs_attn &a,
+                                   const std::vector<double> &O, const std::vector<double> &L)
+{
+    std::vector<rev> v;
+    const int P = r.n_dev, S = fs_cuda_ring_slots(&r), c = fs_cuda_ring_slot_rows(&r), Hq = r.n_q_heads;
+    const int d = a.d, per = FS_RING_REC_HEAD + 3 * r.d;
+    auto held = [](const int32_t *tag) {
+        std::vector<int> x;
+        if (tag[1] < 1 || tag[1] > 2 || tag[2] < 1) return x;   /* a tag that never came */
+        for (int s = 0; s < tag[1]; s++)
+            for (int i = 0; i < tag[2]; i++) x.push_back(tag[3 + s] + i);
+        return x;
+    };
+    auto hop_bytes = [&](int64_t elems) {
+        const int rows = (int)(elems / ((int64_t)r.n_kv_heads * r.d));
+        return (long long)fs_ring_shard_bytes(&a, rows, false, false);
+    };
+    for (int t = 0; t < P; t++) {
+        for (int p = 0; p < P; p++) {
+            const fs_ring_trace &tr = T[p];
+            rev h;
+            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = held(tr.hold[t]);
+            v.push_back(h);
+            for (int hd = 0; hd < Hq; hd++)
+                for (int s = 0; s < S; s++)
+                    for (int i = 0; i < c; i++) {
+                        const float *e = tr.rec + ((size_t)t * tr.rows + ((size_t)s * Hq + hd) * c + i) * per;
+                        if (e[0] != 1.f) continue;   /* 0: nothing visible, no merge; NaN: never written */
+                        rev m;
+                        m.kind = FS_EV_RMERGE, m.device = p, m.t = t, m.shard = tr.hold[t][0], m.head = hd;
+                        m.pos = fs_cuda_ring_slot_start(&r, p, s) + i;
+                        m.L_old = e[1], m.L_blk = e[2], m.L_new = e[3], m.w_old = e[4], m.w_blk = e[5];
+                        const float *o = e + FS_RING_REC_HEAD;
+                        m.o_old.assign(o, o + d), m.o_blk.assign(o + r.d, o + r.d + d), m.o_new.assign(o + 2 * r.d, o + 2 * r.d + d);
+                        v.push_back(m);
+                    }
+        }
+        if (t == P - 1) continue;
+        for (int p = 0; p < P; p++) {
+            rev e;
+            e.kind = FS_EV_SEND, e.device = p, e.t = t, e.shard = T[p].sent[t][0], e.a = p, e.b = T[p].to[t];
+            e.bytes = hop_bytes(T[p].sent_elems[t]);
+            v.push_back(e);
+        }
+        for (int k = 0; k < P; k++) {   /* in the engine's order: the receiver of device k's send */
+            const int q = (k + 1) % P;
+            rev e;
+            e.kind = FS_EV_RECV, e.device = q, e.t = t, e.shard = T[q].got[t][0], e.a = T[q].from[t], e.b = q;
+            e.bytes = hop_bytes(T[q].sent_elems[t]);
+            v.push_back(e);
+        }
+    }
+    const int n = r.n;
+    for (int hd = 0; hd < Hq; hd++)
+        for (int i = 0; i < n; i++) {
+            rev e;
+            e.kind = FS_EV_OUT, e.head = hd, e.pos = i;
+            e.L_new = L[(size_t)hd * n + i];
+            e.o_new.assign(&O[((size_t)hd * n + i) * r.d], &O[((size_t)hd * n + i) * r.d] + d);
+            v.push_back(e);
+        }
+    return v;
+}
+
+struct trace_tol {
+    double L, w, o;   /* |L − ref| ≤ L · max(1, |ref|); |w − ref| ≤ w; |o − ref| ≤ o · max(1, |ref|) */
+};
+
+/* Compare the two lists event by event; false at the first difference, described in why. worst:
+ * the largest error of each kind over the tolerance (L, w, o), when they all match. */
+static bool compare_events(const std::vector<rev> &E, const std::vector<rev> &G, const trace_tol &tol, double worst[3],
+                           char *why, size_t n)
+{
+    worst[0] = worst[1] = worst[2] = 0;
+    auto near = [&](double x, double y, double t, bool rel, int w) {
+        if (y == -INFINITY || x == -INFINITY) return x == y;
+        if (!isfinite(x) || !isfinite(y)) return false;
+        const double lim = t * (rel ? std::max(1.0, fabs(y)) : 1.0), err = fabs(x - y);
+        worst[w] = std::max(worst[w], err / lim);
+        return err <= lim;
+    };
+    for (size_t k = 0; k < E.size() && k < G.size(); k++) {
+        const rev &e = E[k], &g = G[k];
+        const char *kind = fs_event_kind_str(e.kind);
+#define DIFF(...)                                                                                           \
+    do {                                                                                                    \
+        int o_ = snprintf(why, n, "event %zu (%s, device %d, step %d): ", k, kind, e.device, e.t);          \
+        snprintf(why + o_, n - o_, __VA_ARGS__);                                                            \
+        return false;                                                                                       \
+    } while (0)
+        if (e.kind != g.kind) DIFF("the GPU's is a %s", fs_event_kind_str(g.kind));
+        if (e.device != g.device || e.t != g.t) DIFF("the GPU's is device %d, step %d", g.device, g.t);
+        if (e.shard != g.shard) DIFF("shard %d, the GPU's %d", e.shard, g.shard);
+        if (e.a != g.a || e.b != g.b) DIFF("from %d to %d, the GPU's from %d to %d", e.a, e.b, g.a, g.b);
+        if (e.bytes != g.bytes) DIFF("%lld bytes, the GPU's %lld", e.bytes, g.bytes);
+        if (e.head != g.head || e.pos != g.pos) DIFF("head %d pos %d, the GPU's head %d pos %d", e.head, e.pos, g.head, g.pos);
+        if (e.positions != g.positions) DIFF("the held positions differ (%zu against the GPU's %zu)", e.positions.size(),
+                                             g.positions.size());
+        const double Ls[3][2] = {{e.L_old, g.L_old}, {e.L_blk, g.L_blk}, {e.L_new, g.L_new}};
+        const char *Ln[3] = {"L_old", "L_blk", "L_new"};
+        for (int i = 0; i < 3; i++)
+            if (!near(Ls[i][1], Ls[i][0], tol.L, true, 0))
+                DIFF("pos %d %s %.6g, the GPU's %.6g", e.pos, Ln[i], Ls[i][0], Ls[i][1]);
+        if (e.kind == FS_EV_RMERGE) {
+            if (!near(g.w_old, e.w_old, tol.w, false, 1)) DIFF("pos %d w_old %.6g, the GPU's %.6g", e.pos, e.w_old, g.w_old);
+            if (!near(g.w_blk, e.w_blk, tol.w, false, 1)) DIFF("pos %d w_blk %.6g, the GPU's %.6g", e.pos, e.w_blk, g.w_blk);
+        }
+        const std::vector<double> *os[3][2] = {{&e.o_old, &g.o_old}, {&e.o_blk, &g.o_blk}, {&e.o_new, &g.o_new}};
+        const char *on[3] = {"o_old", "o_blk", "o_new"};
+        for (int i = 0; i < 3; i++) {
+            if (os[i][0]->size() != os[i][1]->size()) DIFF("%s has %zu values, the GPU's %zu", on[i], os[i][0]->size(),
+                                                           os[i][1]->size());
+            for (size_t j = 0; j < os[i][0]->size(); j++)
+                if (!near((*os[i][1])[j], (*os[i][0])[j], tol.o, true, 2))
+                    DIFF("pos %d %s[%zu] %.6g, the GPU's %.6g", e.pos, on[i], j, (*os[i][0])[j], (*os[i][1])[j]);
+        }
+#undef DIFF
+    }
+    if (E.size() != G.size()) {
+        const size_t k = std::min(E.size(), G.size());
+        const rev &x = k < E.size() ? E[k] : G[k];
+        snprintf(why, n, "the engine has %zu events, the GPUs %zu; the first unmatched: %s of %s (device %d, step %d)",
+                 E.size(), G.size(), fs_event_kind_str(x.kind), k < E.size() ? "the engine" : "the GPUs", x.device, x.t);
+        return false;
+    }
+    return true;
+}
+
+/* One lesson-size problem through both rings: n positions, Hq/Hkv heads, head size d (padded to 64
+ * on the GPU), the given scale, causal or not, zigzag or contiguous, Bq = Bk = B in the engine;
+ * Q, K, V given (rounded here to the 16-bit type) or, when NULL, drawn from rng. fault: 0, or
+ * fs_cuda_ring.fault (1: the last step's pairs left out, 3: the wrong source GPU). Returns true
+ * when the traces match; prints one line (and the first difference). */
+static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, int d, double scale, bool causal,
+                       bool zigzag, int B, fs_cuda_dtype dt, const double *Qin, const double *Kin, const double *Vin,
+                       int fault)
+{
+    const int D = 64;   /* the GPU's head size: d padded with zeros */
+    fs_cuda_ring r = ring_of(n, Hq, Hkv, D, causal, dt, 0);
+    r.shard = zigzag ? FS_RING_ZIGZAG : FS_RING_CONTIG;
+    r.scale = (float)scale;
+    r.fault = fault;
+    /* inputs, rounded to the 16-bit type; the engine runs on the rounded values */
+    std::vector<double> Q((size_t)Hq * n * d), K((size_t)Hkv * n * d), V((size_t)Hkv * n * d);
+    std::vector<uint16_t> Qb((size_t)Hq * n * D, 0), Kb((size_t)Hkv * n * D, 0), Vb((size_t)Hkv * n * D, 0);
+    auto fill = [&](std::vector<double> &x, std::vector<uint16_t> &b, const double *given, double lo, double hi) {
+        for (size_t i = 0; i < x.size(); i++) {
+            const double u = given ? given[i] : lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53;
+            const size_t row = i / d, j = i % d;
+            b[row * D + j] = to16((float)u, dt);
+            x[i] = from16(b[row * D + j], dt);
+        }
+    };
+    fill(Q, Qb, Qin, -2, 2);
+    fill(K, Kb, Kin, -2, 2);
+    fill(V, Vb, Vin, -1, 1);
+    fs_attn a = fs_attn_make(n, n, d, d);
+    a.n_q_heads = Hq;
+    a.n_kv_heads = Hkv;
+    a.Q = Q.data();
+    a.K = K.data();
+    a.V = V.data();
+    a.scale = (double)r.scale;   /* the scale the GPU uses, rounded to float */
+    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    fs_ring g = fs_ring_default();
+    g.P = g_P;
+    g.sharding = zigzag ? FS_SHARD_ZIGZAG : FS_SHARD_CONTIGUOUS;
+    g.tiling.Bq = g.tiling.Bk = B;
+    std::vector<double> Oe((size_t)Hq * n * d);
+    fs_trace et;
+    fs_trace_init(&et);
+    const fs_status es = fs_ring_forward(&a, &g, Oe.data(), NULL, NULL, &et);
+    if (es != FS_OK) {
+        fprintf(stderr, "bench_ring: fs_ring_forward (%s): %s\n", name, fs_status_str(es));
+        exit(2);
+    }
+    const std::vector<rev> E = engine_events(&et, d);
+    fs_trace_free(&et);
+
+    shards sh(r);
+    scatter(sh, Qb, Hq, sh.Q);
+    scatter(sh, Kb, Hkv, sh.K);
+    scatter(sh, Vb, Hkv, sh.V);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        CU(cudaMemset(sh.O[p], 0xff, sh.q_elems * 2));
+        CU(cudaMemset(sh.L[p], 0xff, sh.rows * sizeof(float)));
+    }
+    std::vector<fs_ring_trace> T(g_P);
+    on_each_gpu([&](int p) {
+        char why_[256] = "";
+        FS(fs_cuda_ring_trace(sh.g[p], sh.Q[p], sh.K[p], sh.V[p], sh.O[p], sh.L[p], &T[p], why_, sizeof why_));
+    });
+    std::vector<double> O, L((size_t)Hq * n, NAN);
+    gather(sh, sh.O, Hq, O);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<float> lp(sh.rows);
+        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < n; i++) {
+                const long lr = sh.local_row(p, Hq, h, i);
+                if (lr >= 0) L[(size_t)h * n + i] = lp[lr];
+            }
+    }
+    const std::vector<rev> G = gpu_events(r, T, a, O, L);
+    for (auto &t : T) fs_ring_trace_free(&t);
+    const trace_tol tol = dt == FS_CUDA_F16 ? trace_tol{1e-3, 4e-3, 4e-3} : trace_tol{1e-3, 4e-3, 2.5e-2};
+    double worst[3];
+    char why[512] = "";
+    const bool ok = compare_events(E, G, tol, worst, why, sizeof why);
+    size_t counts[FS_EV_COUNT] = {0};
+    for (const rev &e : E) counts[e.kind]++;
+    if (!fault)
+        printf("%s trace P=%d %-20s %-4s n=%-3d H=%d/%d d=%d %-6s %-6s B=%d: %zu events (hold %zu, rmerge %zu, send "
+               "%zu, recv %zu, out %zu)%s; worst/tol L %.2f w %.2f o %.2f\n",
+               ok ? "ok  " : "FAIL", g_P, name, dt_str(dt), n, Hq, Hkv, d, causal ? "causal" : "none",
+               zigzag ? "zigzag" : "contig", B, E.size(), counts[FS_EV_HOLD], counts[FS_EV_RMERGE], counts[FS_EV_SEND],
+               counts[FS_EV_RECV], counts[FS_EV_OUT], ok ? "" : " differ", worst[0], worst[1], worst[2]);
+    if (!ok) printf("     %s (seed printed above)\n", why);
+    return ok;
+}
+
+/* lessons/ring_01_four_devices_causal_n8.lesson's problem: n = 8, d = 2, scale 1, causal */
+static const double ring01_Q[16] = {1, 0, 0, 1, 1, 1, 0.5, -0.5, 1, -1, 0, 0.5, -0.5, 1, 1, 0.5};
+static const double ring01_K[16] = {1, 0, 0, 1, 0.5, 0.5, -1, 0, 0, -1, 1, 1, 0.5, 0, 0, 0.5};
+static const double ring01_V[16] = {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1, -1, 1, 0.5, 0.5};
+
+static void run_traces(uint64_t *rng, int count)
+{
+    const int P = g_P;
+    /* the lesson's problem, as the lesson shards it (contiguous) and zigzag, in both 16-bit types */
+    for (auto dt : {FS_CUDA_F16, FS_CUDA_BF16})
+        for (bool zz : {false, true})
+            if (8 % (zz ? 2 * P : P) == 0)
+                if (!trace_case(rng, "ring_01", 8, 1, 1, 2, 1.0, true, zz, 2, dt, ring01_Q, ring01_K, ring01_V, 0)) g_fail++;
+    /* fresh random lesson-size problems */
+    const int heads[][2] = {{1, 1}, {2, 1}, {2, 2}, {4, 2}, {3, 3}};
+    for (int k = 0; k < count; k++) {
+        const bool zz = k % 2 == 1, causal = k % 4 < 2;
+        const int mult = zz ? 2 * P : P;
+        const int n = mult * (1 + (int)(rng_next(rng) % (40 / mult)));
+        const int d = 1 + (int)(rng_next(rng) % 8), B = 1 + (int)(rng_next(rng) % 4);
+        const int *h = heads[rng_next(rng) % 5];
+        const fs_cuda_dtype dt = k % 8 < 4 ? FS_CUDA_F16 : FS_CUDA_BF16;
+        char name[32];
+        snprintf(name, sizeof name, "random %d", k);
+        if (!trace_case(rng, name, n, h[0], h[1], d, fs_attn_default_scale(d), causal, zz, B, dt, NULL, NULL, NULL, 0))
+            g_fail++;
+    }
+    /* self-tests: a planted fault must make the comparison fail */
+    if (P > 1) {
+        struct {
+            int fault;
+            const char *what;
+        } faults[] = {{1, "the last step's pairs left out"}, {3, "the shards from GPU p - 2 (the wrong source)"}};
+        for (auto &f : faults)
+            for (bool zz : {false, true}) {
+                if (8 % (zz ? 2 * P : P)) continue;
+                const bool passed = trace_case(rng, "ring_01", 8, 1, 1, 2, 1.0, true, zz, 2, FS_CUDA_F16, ring01_Q,
+                                               ring01_K, ring01_V, f.fault);
+                printf("%s self-test: the trace with %s %s the comparison (%s)\n", passed ? "FAIL" : "ok  ", f.what,
+                       passed ? "passes" : "fails", zz ? "zigzag" : "contiguous");
+                if (passed) g_fail++;
+            }
+    }
 }
 
 /* ---- timing --------------------------------------------------------------------------------- */
@@ -902,10 +1248,10 @@ static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, d
     }
 }
 
-static void time_backward(const std::vector<int> &sizes, int reps, int reserve, fs_cuda_dtype dt, uint64_t seed,
+static void time_backward(const std::vector<int> &sizes, int reps, int reserve, fs_cuda_dtype dt, int d, uint64_t seed,
                           int check_upto)
 {
-    const int H = 16, d = 128;
+    const int H = 16;
     for (int kN : sizes)
         for (int ci = 0; ci < 2; ci++) {
             const bool causal = ci == 1;
@@ -966,7 +1312,8 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
 
 int main(int argc, char **argv)
 {
-    bool check = false, timing = false, check_big = true, tiny = false, backward = false;
+    bool check = false, timing = false, check_big = true, tiny = false, backward = false, trace = false;
+    int count = 24, d = 128, ctas = 0;
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     std::vector<int> sizes = {64, 128, 256, 512}, sweep;
     int reps = 5, reserve = 4, P = 0;
@@ -987,6 +1334,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-check-big")) check_big = false;
         else if (!strcmp(a, "--tiny")) tiny = check = true;
         else if (!strcmp(a, "--backward")) backward = true;
+        else if (!strcmp(a, "--trace")) trace = true;
+        else if (!strcmp(a, "--count") && nx) count = atoi(argv[++i]);
+        else if (!strcmp(a, "--d") && nx) d = atoi(argv[++i]);
+        else if (!strcmp(a, "--ctas") && nx) ctas = atoi(argv[++i]);
         else if (!strcmp(a, "--bwd-version") && nx) g_bwd_version = atoi(argv[++i]);
         else if (!strcmp(a, "--home-chunks") && nx) g_chunks = atoi(argv[++i]);
         else if (!strcmp(a, "--seed") && nx) seed = strtoull(argv[++i], NULL, 0);
@@ -999,8 +1350,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--dtype") && nx) dt = !strcmp(argv[++i], "bf16") ? FS_CUDA_BF16 : FS_CUDA_F16;
         else {
             fprintf(stderr, "usage: %s [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...] "
-                            "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--no-check-big] [--tiny]\n"
-                            "       [--backward [--bwd-version V] [--home-chunks C]]\n",
+                            "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--d 64|128] [--ctas C]\n"
+                            "       [--no-check-big] [--tiny]\n"
+                            "       [--backward [--bwd-version V] [--home-chunks C]]\n"
+                            "       [--trace [--count N]]\n",
                     argv[0]);
             return 2;
         }
@@ -1029,7 +1382,33 @@ int main(int argc, char **argv)
     }
     g_comms.resize(g_P);
     NC(ncclCommInitAll(g_comms.data(), g_P, NULL));
+    if (ctas > 0) {   /* a second set whose kernels take at most ctas blocks */
+        ncclUniqueId id;
+        NC(ncclGetUniqueId(&id));
+        g_comms_capped.resize(g_P);
+        NC(ncclGroupStart());
+        for (int p = 0; p < g_P; p++) {
+            CU(cudaSetDevice(p));
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            cfg.minCTAs = 1;
+            cfg.maxCTAs = ctas;
+            NC(ncclCommInitRankConfig(&g_comms_capped[p], g_P, id, p, &cfg));
+        }
+        NC(ncclGroupEnd());
+    }
     uint64_t rng = seed;
+    auto destroy = [&] {
+        for (int p = 0; p < g_P; p++) ncclCommDestroy(g_comms[p]);
+        for (ncclComm_t c : g_comms_capped) ncclCommDestroy(c);
+    };
+
+    if (trace) {
+        run_traces(&rng, count);
+        if (g_fail) printf("%d trace comparison(s) FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
+        else printf("Every GPU trace matches the engine's (P = %d, seed %llu).\n", g_P, (unsigned long long)seed);
+        destroy();
+        return g_fail ? 1 : 0;
+    }
 
     if (backward) {
         printf("backward: version %d (%s), home chunks %d\n", g_bwd_version, fs_cuda_backward_version_str(g_bwd_version),
@@ -1043,8 +1422,8 @@ int main(int argc, char **argv)
             printf("All ring backward checks match (seed %llu).%s\n", (unsigned long long)seed,
                    timing ? " Starting timings." : "");
         }
-        if (timing) time_backward(sizes, reps, reserve, dt, seed, check_big ? 64 : 0);
-        for (int p = 0; p < g_P; p++) ncclCommDestroy(g_comms[p]);
+        if (timing) time_backward(sizes, reps, reserve, dt, d, seed, check_big ? 64 : 0);
+        destroy();
         return g_fail ? 1 : 0;
     }
     if (check) {
@@ -1056,22 +1435,29 @@ int main(int argc, char **argv)
         printf("All ring checks match (seed %llu).%s\n", (unsigned long long)seed, timing ? " Starting timings." : "");
     }
     if (timing) {
-        const int H = 16, d = 128;
-        int best_reserve[2] = {reserve, reserve};
-        for (int ci = 0; ci < 2 && !sweep.empty(); ci++) {   /* SMs left to NCCL, at N = 128k */
+        const int H = 16;
+        int best_reserve[2] = {reserve, reserve}, best_ctas[2] = {0, 0};
+        for (int ci = 0; ci < 2 && !sweep.empty(); ci++) {   /* SMs left to NCCL (and NCCL's blocks), at N = 128k */
             const bool causal = ci == 1;
             const int N = 128 * 1024;
             double best = INFINITY;
-            for (int rs : sweep) {
-                shards sh(ring_of(N, H, H, d, causal, dt, rs));
-                fill_shards(sh, seed);
-                double t, ex, ir;
-                time_mode(sh, FS_RING_RUN_FULL, 3, &t, NULL, NULL, NULL, NULL, &ex, &ir);
-                printf("RESULT sweep mask=%s N=%d reserve=%d ring_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f\n",
-                       causal ? "causal" : "none", N, rs, t, ir, ex);
-                if (t < best) best = t, best_reserve[ci] = rs;
+            for (int cap : {0, ctas}) {
+                g_use = cap > 0 ? &g_comms_capped : &g_comms;
+                for (int rs : sweep) {
+                    shards sh(ring_of(N, H, H, d, causal, dt, rs));
+                    fill_shards(sh, seed);
+                    double t, ex, ir, cm;
+                    time_mode(sh, FS_RING_RUN_FULL, 3, &t, NULL, NULL, NULL, NULL, &ex, &ir);
+                    time_mode(sh, FS_RING_RUN_COMM, 3, &cm, NULL, NULL, NULL, NULL);
+                    printf("RESULT sweep mask=%s N=%d d=%d dt=%s nccl_ctas=%d reserve=%d ring_ms=%.3f comm_in_ring_ms=%.3f "
+                           "exposed_ms=%.3f comm_alone_ms=%.3f\n",
+                           causal ? "causal" : "none", N, d, dt_str(dt), cap, rs, t, ir, ex, cm);
+                    if (t < best) best = t, best_reserve[ci] = rs, best_ctas[ci] = cap;
+                }
+                if (ctas == 0) break;   /* no capped set: the defaults only */
             }
-            printf("sweep: %s keeps %d SMs for NCCL\n", causal ? "causal" : "not causal", best_reserve[ci]);
+            printf("sweep: %s keeps %d SMs for NCCL, NCCL's blocks at most %d (0: as NCCL chooses)\n",
+                   causal ? "causal" : "not causal", best_reserve[ci], best_ctas[ci]);
         }
         for (int kN : sizes)
             for (int ci = 0; ci < 2; ci++) {
@@ -1080,6 +1466,7 @@ int main(int argc, char **argv)
                 const bool keep = check_big && kN <= 128;
                 const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
                 single_run one = time_single(N, H, d, causal, dt, rp, seed, keep);
+                g_use = best_ctas[ci] > 0 ? &g_comms_capped : &g_comms;
                 shards sh(ring_of(N, H, H, d, causal, dt, best_reserve[ci]));
                 fill_shards(sh, seed);
                 ring_run rr;
@@ -1099,12 +1486,12 @@ int main(int argc, char **argv)
                 char steps[256] = "";
                 for (int s = 0; s < g_P; s++)
                     snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%.3f", s ? "," : "", rr.step[s]);
-                printf("RESULT ring mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d v=%d reserve=%d pairs=%d single_ms=%.3f "
+                printf("RESULT ring mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d v=%d reserve=%d nccl_ctas=%d pairs=%d single_ms=%.3f "
                        "ring_ms=%.3f wall_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
                        "merge_ms=%.3f step_ms=%s hidden=%.3f diff_hidden=%.3f "
                        "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f comm_GBps=%.1f ring_vs_one=%.2e\n",
                        causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
-                       best_reserve[ci], rr.pairs, one.ms, rr.full, rr.wall, rr.compute, rr.comm, rr.in_ring,
+                       best_reserve[ci], best_ctas[ci], rr.pairs, one.ms, rr.full, rr.wall, rr.compute, rr.comm, rr.in_ring,
                        rr.exposed, rr.merge, steps, hidden, diff_hidden, one.ms / rr.full, one.ms / rr.full / g_P, flops / one.ms * 1e-9, flops / rr.full * 1e-9,
                        comm_step > 0 ? bytes / comm_step * 1e-6 : 0.0, cmp);
                 fflush(stdout);
@@ -1114,6 +1501,6 @@ int main(int argc, char **argv)
                 }
             }
     }
-    for (int p = 0; p < g_P; p++) ncclCommDestroy(g_comms[p]);
+    destroy();
     return g_fail ? 1 : 0;
 }

@@ -4,10 +4,15 @@
 #
 #   bash bench/cuda/ring_run.sh [LOGDIR] [--no-torch] [--no-sanitizer] [--sizes 64,128,256,512]
 #   bash bench/cuda/ring_run.sh [LOGDIR] --backward [--no-sanitizer] [--sizes 64,128,256]
+#   bash bench/cuda/ring_run.sh [LOGDIR] --trace [--no-sanitizer]
 #
 # --backward: the ring's backward instead (bench_ring --backward: its checks, then its timings
 # against the single-GPU backward; the sanitizer on bench_ring --backward --tiny --gpus 1; no
 # PyTorch), logged as ring-bwd.log, san-bwd.log and summary.md.
+# --trace: the GPUs' trace of lesson-size rings against the engine's, event by event (bench_ring
+# --trace: the ring_01 lesson's problem and fresh random ones) on 2 GPUs (trace-P2.log) and on all
+# of them (trace-P<n>.log), where each planted fault must fail the comparison; the sanitizer on
+# bench_ring --trace --gpus 1 (san-trace.log).
 #
 # Steps, each logged under LOGDIR (default build/cuda/ring-out):
 #   1. machine.txt: date, GPUs, driver, how the GPUs are linked (nvidia-smi topo -m), NCCL's library
@@ -23,14 +28,15 @@
 # program that uses it can put a shared host's GPUs out of service.
 set -u
 cd "$(dirname "$0")/../.."
-LOG=build/cuda/ring-out TORCH=1 SAN=1 SIZES= BWD=0
+LOG=build/cuda/ring-out TORCH=1 SAN=1 SIZES= BWD=0 TRACE=0
 while [ $# -gt 0 ]; do
   case $1 in
     --backward) BWD=1; TORCH=0 ;;
+    --trace) TRACE=1; TORCH=0 ;;
     --no-torch) TORCH=0 ;;
     --no-sanitizer) SAN=0 ;;
     --sizes) SIZES=$2; shift ;;
-    -*) echo "usage: $0 [LOGDIR] [--backward] [--no-torch] [--no-sanitizer] [--sizes 64,128,...]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [LOGDIR] [--backward | --trace] [--no-torch] [--no-sanitizer] [--sizes 64,128,...]" >&2; exit 2 ;;
     *) LOG=$1 ;;
   esac
   shift
@@ -58,6 +64,26 @@ if [ ! -x "$B/cuda/bench_ring" ]; then
     || { tail -30 "$LOG/build.log"; echo "build failed"; exit 1; }
 fi
 ldd "$B/cuda/bench_ring" | grep -i nccl | tee -a "$LOG/machine.txt"
+
+if [ $TRACE = 1 ]; then
+  NG=$(nvidia-smi -L | wc -l)
+  for P in 2 $NG; do
+    [ "$P" -ge 2 ] && [ "$P" -le "$NG" ] || continue
+    [ "$P" = 2 ] && [ "$NG" != 2 ] && vis=0,1 || vis=$(seq -s, 0 $((P - 1)))
+    step "bench_ring --trace on $P GPUs (trace-P$P.log)"
+    CUDA_VISIBLE_DEVICES=$vis timeout 60 "$B/cuda/bench_ring" --trace 2>&1 | tee "$LOG/trace-P$P.log" | grep -v '^ok  trace'
+    [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+    [ "$P" = "$NG" ] && break
+  done
+  if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
+    step "compute-sanitizer memcheck, one GPU (san-trace.log)"
+    timeout 60 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+      "$B/cuda/bench_ring" --trace --gpus 1 --count 4 > "$LOG/san-trace.log" 2>&1
+    rc=$?; echo "memcheck bench_ring --trace --gpus 1 --count 4: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san-trace.log")"
+    [ $rc = 0 ] || fail=1
+  fi
+  exit $fail
+fi
 
 if [ $BWD = 1 ]; then
   step "bench_ring --backward: checks, then timings (ring-bwd.log)"

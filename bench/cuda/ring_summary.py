@@ -28,18 +28,19 @@ def main(argv):
     torch_rows = results(argv[2], "torch_cp") if len(argv) > 2 else []
     bwd = results(argv[1], "ringbwd") if len(argv) > 1 else []
     if bwd:
-        print("Ring backward, H = 16, d = 128, batch 1 (ms; one GPU = the single-GPU backward on the whole "
+        print("Ring backward, H = 16, batch 1 (ms; one GPU = the single-GPU backward on the whole "
               "problem; hidden = 1 − exposed / transfers alone, exposed = the time the slowest GPU's compute "
               "waited for K, V or dK, dV plus its hops home that outlasted its compute, from the events; "
               "all GPUs: the same with the largest wait over the GPUs (run 1 printed only that one, as "
               "'exposed'); from totals = 1 − (ring − compute alone) / transfers alone):\n")
-        print("| mask | shard | N | P | bwd v | one GPU | ring | speedup | efficiency | compute alone | "
+        print("| mask | shard | N | P | type | d | bwd v | one GPU | ring | speedup | efficiency | compute alone | "
               "transfers alone | in the ring | exposed | of it home | hidden | hidden, all GPUs | from totals | steps | "
               "TFLOP/s one → ring | ring vs one |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+        print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
         for r in bwd:
             opt = lambda k: f"{100 * float(r[k]):.0f} %" if k in r else "–"   # not in run 1's lines
-            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r['bwd_v']} | "
+            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r.get('dt', 'f16')} | "
+                  f"{r.get('d', '128')} | {r['bwd_v']} | "
                   f"{float(r['single_ms']):.1f} | {float(r['ring_ms']):.1f} | {float(r['speedup']):.3f} | "
                   f"{100 * float(r['eff']):.1f} % | {float(r['compute_ms']):.1f} | {float(r['comm_ms']):.2f} | "
                   f"{float(r['comm_in_ring_ms']):.2f} | {float(r['exposed_ms']):.2f} | {float(r['home_ms']):.2f} | "
@@ -47,22 +48,26 @@ def main(argv):
                   f"{r['step_ms']} | {r['single_tflops']} → {r['ring_tflops']} | {r['ring_vs_one']} |")
         print()
     if sweep:
-        print("SMs left to NCCL (N = 128k), ring ms:\n")
-        print("| mask | reserve | ring ms |\n|---|---:|---:|")
+        print("SMs left to NCCL and NCCL's blocks (N = 128k; NCCL blocks 0: as NCCL chooses), ms:\n")
+        print("| mask | NCCL blocks | reserve | ring | transfers in the ring | exposed | transfers alone |\n"
+              "|---|---:|---:|---:|---:|---:|---:|")
         for r in sweep:
-            print(f"| {r['mask']} | {r['reserve']} | {float(r['ring_ms']):.2f} |")
+            opt = lambda k: f"{float(r[k]):.2f}" if k in r else "–"   # not in the runs of 2026-11-26
+            print(f"| {r['mask']} | {r.get('nccl_ctas', '0')} | {r['reserve']} | {float(r['ring_ms']):.2f} | "
+                  f"{opt('comm_in_ring_ms')} | {opt('exposed_ms')} | {opt('comm_alone_ms')} |")
         print()
     if ring:
-        print("Ring attention, H = 16, d = 128, batch 1 (ms; speedup = one GPU / ring; hidden = 1 − exposed / "
+        print("Ring attention, H = 16, batch 1 (ms; speedup = one GPU / ring; hidden = 1 − exposed / "
               "transfers alone, exposed = how long the transfers outlasted their steps' compute, from the events; "
               "from totals = 1 − (ring − compute alone) / transfers alone):\n")
-        print("| mask | shard | N | P | SMs left | one GPU | ring | speedup | efficiency | compute alone | "
+        print("| mask | shard | N | P | type | d | SMs left | NCCL blocks | one GPU | ring | speedup | efficiency | compute alone | "
               "transfers alone | in the ring | exposed | hidden | from totals | steps | merge | "
               "TFLOP/s one → ring | GB/s a step | ring vs one |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---|")
+        print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---|")
         for r in ring:
             opt = lambda k, f: f.format(float(r[k])) if k in r else "–"   # not in run 1's lines
-            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r['reserve']} | "
+            print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r.get('dt', 'f16')} | "
+                  f"{r.get('d', '128')} | {r['reserve']} | {r.get('nccl_ctas', '0')} | "
                   f"{float(r['single_ms']):.1f} | {float(r['ring_ms']):.1f} | {float(r['speedup']):.3f} | "
                   f"{100 * float(r['eff']):.1f} % | {float(r['compute_ms']):.1f} | {float(r['comm_ms']):.2f} | "
                   f"{opt('comm_in_ring_ms', '{:.2f}')} | {opt('exposed_ms', '{:.2f}')} | "

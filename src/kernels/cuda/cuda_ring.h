@@ -33,6 +33,16 @@
  * compute (measured: not reliably, docs/kernels-cuda.md 6b). The backward kernels write their
  * dQ, dK, dV per call (16-bit); a small add kernel (ring_add) sums them in float32.
  *
+ * Trace (fs_cuda_ring_trace, lesson sizes): the forward once more, recording on each GPU what the
+ * engine's `trace --ring` shows (src/engine/ring.h): the shard held at each step, read from a tag
+ * of 8 int32 that travels with K and V in the same NCCL group (so a shard that went astray shows);
+ * each step's send and receive (the tag sent, the tag received, the peers, the elements moved);
+ * and, after each step, each row's merge: the step's pairs' partials are folded into one block
+ * (L_blk, o_blk) and merged into a running state in float32, as the engine merges its blocks.
+ * The partials carry L = m + ln ℓ, not m and ℓ apart, so a merge is recorded by L and by its
+ * weights (o_new = w_old o_old + w_blk o_blk; in the engine's letters w_old = α ℓ_old / ℓ_new,
+ * w_blk = β ℓ_blk / ℓ_new). The ring's own output still comes from its end merge.
+ *
  * One host thread per GPU calls fs_cuda_ring_run (or fs_cuda_ring_backward) on its own
  * fs_cuda_ring_dev at the same time (NCCL's send and receive meet in the middle). Plain C; needs
  * nccl.h (build with NCCL=1).
@@ -68,8 +78,9 @@ typedef struct {
                                          runs beside them (0: none left; then the copy waits for
                                          a launch to end) */
     int32_t fault;                    /* test only, so that the checks must fail: 1 = the forward's
-                                         last step's pairs are not run, 2 = the backward's; 0
-                                         otherwise */
+                                         last step's pairs are not run, 2 = the backward's, 3 = the
+                                         forward's shards go to GPU p + 2 and come from p − 2 (the
+                                         wrong source); 0 otherwise */
     int32_t bwd_version;              /* the backward version each pair runs (e.g. 11); 0: 11 */
     int32_t home_chunks;              /* backward: groups of KV heads the last step runs and sends
                                          home one by one (1..n_kv_heads; 0: 4, or n_kv_heads when
@@ -129,6 +140,31 @@ fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, co
 fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, const void *O,
                                 const void *dO, const float *L, void *dQ, void *dK, void *dV, fs_ring_mode mode,
                                 fs_ring_times *times, char *why, size_t n);
+
+/* What the forward did on one GPU, step by step (fs_cuda_ring_trace). A tag is 8 int32: [0] the
+ * GPU whose shard it is, [1] its slots, [2] rows a slot, [3], [4] the first global row of each
+ * slot. rows = slots · n_q_heads · c, in the local layout (slot, head, row). */
+#define FS_RING_TAG 8
+#define FS_RING_REC_HEAD 6            /* merged, L_old, L_blk, L_new, w_old, w_blk */
+typedef struct {
+    int32_t steps, rows, d;
+    int32_t hold[FS_RING_MAX_DEV][FS_RING_TAG];   /* the tag of the K, V that step s's compute read */
+    int32_t sent[FS_RING_MAX_DEV][FS_RING_TAG];   /* the tag of what step s sent (s < steps − 1) */
+    int32_t got[FS_RING_MAX_DEV][FS_RING_TAG];    /* the tag of what step s received */
+    int32_t to[FS_RING_MAX_DEV], from[FS_RING_MAX_DEV];   /* the peers of step s's send and receive */
+    int64_t sent_elems[FS_RING_MAX_DEV];          /* K elements step s sent (as many of V) */
+    /* Per step s and local row r, record s · rows + r of FS_RING_REC_HEAD + 3d floats: merged (1:
+     * the step's block showed the row a key and was merged; 0: the state stayed), L_old, L_blk,
+     * L_new (natural units, −∞: nothing yet), w_old, w_blk, then o_old, o_blk, o_new (d each). */
+    float *rec;
+} fs_ring_trace;
+
+/* The forward on GPU p as fs_cuda_ring_run (FULL), recording tr (its rec allocated here; free it
+ * with fs_ring_trace_free). For lesson sizes: n ≤ 4096 and n_q_heads · n ≤ 65536, else
+ * FS_ERR_SHAPE. */
+fs_status fs_cuda_ring_trace(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
+                             fs_ring_trace *tr, char *why, size_t n);
+void fs_ring_trace_free(fs_ring_trace *tr);
 
 #ifdef __cplusplus
 }

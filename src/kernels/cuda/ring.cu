@@ -226,26 +226,100 @@ extern "C" void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g)
 
 /* ---- the ring ------------------------------------------------------------------------------- */
 
-/* Step s's transfer: the held shard (K, V) to GPU p + 1, GPU p − 1's into (rk, rv); one NCCL group. */
-static fs_status ring_transfer(fs_cuda_ring_dev *g, const void *k, const void *v, void *rk, void *rv, size_t count,
-                               char *why, size_t n)
+/* Step s's transfer: the held shard (K, V) to GPU next, GPU prev's into (rk, rv); with a trace,
+ * the held shard's tag travels beside them (tag → rtag); one NCCL group. */
+static fs_status ring_transfer(fs_cuda_ring_dev *g, int next, int prev, const void *k, const void *v, void *rk,
+                               void *rv, size_t count, const int32_t *tag, int32_t *rtag, char *why, size_t n)
 {
-    const int P = g->r.n_dev, next = (g->p + 1) % P, prev = (g->p + P - 1) % P;
     const ncclDataType_t t = g->r.dtype == FS_CUDA_BF16 ? ncclBfloat16 : ncclFloat16;
     FS_NC_TRY(ncclGroupStart());
     FS_NC_TRY(ncclSend(k, count, t, next, g->comm, g->ts));
     FS_NC_TRY(ncclSend(v, count, t, next, g->comm, g->ts));
+    if (tag) FS_NC_TRY(ncclSend(tag, FS_RING_TAG, ncclInt32, next, g->comm, g->ts));
     FS_NC_TRY(ncclRecv(rk, count, t, prev, g->comm, g->ts));
     FS_NC_TRY(ncclRecv(rv, count, t, prev, g->comm, g->ts));
+    if (tag) FS_NC_TRY(ncclRecv(rtag, FS_RING_TAG, ncclInt32, prev, g->comm, g->ts));
     FS_NC_TRY(ncclGroupEnd());
     return FS_OK;
 }
 
-extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O,
-                                      float *L, fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+/* ---- the trace (lesson sizes) ----------------------------------------------------------------
+ *
+ * With a trace, the forward also keeps, on the device: the tags (own, and one per K, V buffer),
+ * the records of the tags held, sent and received per step, and a float32 running state (L, o)
+ * per local row into which ring_step_merge folds each step's block, writing one record per row. */
+struct ring_tdev {
+    fs_ring_trace *tr;
+    int32_t *tag;      /* [3][FS_RING_TAG]: own, buffer 0, buffer 1 */
+    int32_t *recs;     /* [3][P][FS_RING_TAG]: held, sent, received at step s */
+    float *runL;       /* (rows) */
+    float *runO;       /* (rows, d) */
+    float *rec;        /* (P, rows, FS_RING_REC_HEAD + 3d) */
+};
+
+/* One thread a local row r = (slot a, head, row): the step's partials of slot a, [i0, i1) of that
+ * slot's list, merged into the step's block, which is merged into the running state:
+ *     L_blk = log Σᵢ e^{Lᵢ},  o_blk = Σᵢ e^{Lᵢ − L_blk} Oᵢ
+ *     L_new = log(e^{L_old} + e^{L_blk}),  w_old = e^{L_old − L_new},  w_blk = e^{L_blk − L_new}
+ *     o_new = w_old o_old + w_blk o_blk
+ * A block with no visible key (L_blk = −∞) leaves the state alone (merged 0); the first with one is
+ * taken as it is (w_old = 0, w_blk = 1), as in the engine. rec: this step's records. */
+template <typename T>
+__global__ void ring_step_merge(const T *__restrict__ po, const float *__restrict__ pl, int kmax, long q_slot,
+                                int rows_slot, int S, int d, int2 range0, int2 range1, float *runL, float *runO,
+                                float *rec)
+{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= S * rows_slot) return;
+    const int a = r / rows_slot, rr = r % rows_slot;
+    const int2 rg = a ? range1 : range0;
+    float Lmax = -INFINITY, sum = 0;
+    for (int i = rg.x; i < rg.y; i++) Lmax = fmaxf(Lmax, pl[(long)(a * kmax + i) * rows_slot + rr]);
+    for (int i = rg.x; i < rg.y && Lmax > -INFINITY; i++) sum += expf(pl[(long)(a * kmax + i) * rows_slot + rr] - Lmax);
+    const float L_blk = sum > 0 ? Lmax + logf(sum) : -INFINITY, L_old = runL[r];
+    float *e = rec + (long)r * (FS_RING_REC_HEAD + 3 * d);
+    float *o_old = e + FS_RING_REC_HEAD, *o_blk = o_old + d, *o_new = o_blk + d, *o = runO + (long)r * d;
+    for (int c = 0; c < d; c++) {
+        float x = 0;
+        for (int i = rg.x; i < rg.y && L_blk > -INFINITY; i++) {
+            const float w = expf(pl[(long)(a * kmax + i) * rows_slot + rr] - L_blk);
+            if (w > 0) x += w * (float)po[((long)(a * kmax + i) * q_slot) + (long)rr * d + c];
+        }
+        o_blk[c] = x;
+        o_old[c] = o[c];
+    }
+    float L_new = L_old, w_old = 1, w_blk = 0;
+    if (L_blk > -INFINITY) {
+        if (L_old == -INFINITY) {
+            L_new = L_blk, w_old = 0, w_blk = 1;
+        } else {
+            const float Lm = fmaxf(L_old, L_blk);
+            L_new = Lm + logf(expf(L_old - Lm) + expf(L_blk - Lm));
+            w_old = expf(L_old - L_new), w_blk = expf(L_blk - L_new);
+        }
+    }
+    for (int c = 0; c < d; c++) o[c] = o_new[c] = L_blk > -INFINITY ? w_old * o_old[c] + w_blk * o_blk[c] : o_old[c];
+    runL[r] = L_new;
+    e[0] = L_blk > -INFINITY ? 1.f : 0.f;
+    e[1] = L_old, e[2] = L_blk, e[3] = L_new, e[4] = w_old, e[5] = w_blk;
+}
+
+__global__ void ring_trace_init(float *runL, float *runO, long rows, int d)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < rows * d; i += (long)gridDim.x * blockDim.x) {
+        runO[i] = 0;
+        if (i < rows) runL[i] = -INFINITY;
+    }
+}
+
+/* The forward (fs_cuda_ring_run), with a trace when td is not NULL (mode FULL then). */
+static fs_status ring_forward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
+                              fs_ring_mode mode, fs_ring_times *times, ring_tdev *td, char *why, size_t n)
 {
     const fs_cuda_ring *r = &g->r;
     const int P = r->n_dev, S = fs_cuda_ring_slots(r), p = g->p;
+    /* the peers: p + 1 and p − 1, or with the test fault 3 p + 2 and p − 2 (the wrong source) */
+    const int hop = r->fault == 3 ? 2 : 1, next = (p + hop) % P, prev = ((p - hop) % P + P) % P;
     const size_t c = (size_t)fs_cuda_ring_slot_rows(r);
     const size_t q_slot = (size_t)r->n_q_heads * c * r->d, kv_slot = (size_t)r->n_kv_heads * c * r->d;
     const size_t rows_slot = (size_t)r->n_q_heads * c;
@@ -264,17 +338,30 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
         /* the shard held at step s: our own at step 0 (and always, computing alone) */
         const bool own = s == 0 || !transfer;
         const char *k = (const char *)(own ? K : g->kv[s % 2][0]), *v = (const char *)(own ? V : g->kv[s % 2][1]);
+        /* the tag of the held shard and the records of step s (trace only) */
+        int32_t *tag = td ? td->tag + (own ? 0 : 1 + s % 2) * FS_RING_TAG : NULL;
+        int32_t *rec_hold = td ? td->recs + ((0 * P) + s) * FS_RING_TAG : NULL;
+        int32_t *rec_sent = td ? td->recs + ((1 * P) + s) * FS_RING_TAG : NULL;
+        int32_t *rec_got = td ? td->recs + ((2 * P) + s) * FS_RING_TAG : NULL;
         if (transfer && s < P - 1) {
             /* buffer (s+1) mod 2 was read by step s − 1's compute (from step 2 on) */
             if (s >= 2 && compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->c1[s - 1], 0));
             FS_CU_TRY(cudaEventRecord(g->t0[s], g->ts));
-            fs_status st = ring_transfer(g, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1], (size_t)S * kv_slot, why,
-                                         n);
+            int32_t *rtag = td ? td->tag + (1 + (s + 1) % 2) * FS_RING_TAG : NULL;
+            if (td) {
+                FS_CU_TRY(cudaMemcpyAsync(rec_sent, tag, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
+                td->tr->to[s] = next, td->tr->from[s] = prev, td->tr->sent_elems[s] = (int64_t)(S * kv_slot);
+            }
+            fs_status st = ring_transfer(g, next, prev, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1],
+                                         (size_t)S * kv_slot, tag, rtag, why, n);
             if (st != FS_OK) return st;
+            if (td) FS_CU_TRY(cudaMemcpyAsync(rec_got, rtag, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
             FS_CU_TRY(cudaEventRecord(g->t1[s], g->ts));
         }
         if (transfer && s >= 1) FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->t1[s - 1], 0));
         FS_CU_TRY(cudaEventRecord(g->c0[s], g->cs));
+        if (td) FS_CU_TRY(cudaMemcpyAsync(rec_hold, tag, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->cs));
+        const int before[2] = {parts[0], parts[1]};
         const bool skip_step = r->fault == 1 && s == P - 1;   /* test only */
         for (int a = 0; compute && !skip_step && a < S; a++)
             for (int b = 0; b < S; b++) {
@@ -306,6 +393,20 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
                 if (st != FS_OK) return st;
                 pairs++;
             }
+        if (td) {   /* fold the step's partials into the running state, one record a row */
+            const int rows = S * (int)rows_slot, d = r->d;
+            float *rec = td->rec + (size_t)s * rows * (FS_RING_REC_HEAD + 3 * d);
+            const int2 r0 = make_int2(before[0], parts[0]), r1 = make_int2(before[1], parts[1]);
+            const unsigned blocks = (unsigned)((rows + 127) / 128);
+            if (r->dtype == FS_CUDA_BF16)
+                ring_step_merge<__nv_bfloat16><<<blocks, 128, 0, g->cs>>>((const __nv_bfloat16 *)po, g->part_l, g->kmax,
+                                                                         (long)q_slot, (int)rows_slot, S, d, r0, r1,
+                                                                         td->runL, td->runO, rec);
+            else
+                ring_step_merge<__half><<<blocks, 128, 0, g->cs>>>((const __half *)po, g->part_l, g->kmax, (long)q_slot,
+                                                                  (int)rows_slot, S, d, r0, r1, td->runL, td->runO, rec);
+            FS_CU_LAUNCHED();
+        }
         FS_CU_TRY(cudaEventRecord(g->c1[s], g->cs));
     }
     FS_CU_TRY(cudaEventRecord(g->merge0, g->cs));
@@ -351,6 +452,88 @@ extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const 
         FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->merge1));
     }
     return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O,
+                                      float *L, fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+{
+    return ring_forward(g, Q, K, V, O, L, mode, times, NULL, why, n);
+}
+
+extern "C" void fs_ring_trace_free(fs_ring_trace *tr)
+{
+    if (!tr) return;
+    free(tr->rec);
+    tr->rec = NULL;
+}
+
+static fs_status ring_trace_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
+                                fs_ring_trace *tr, ring_tdev *td, char *why, size_t n)
+{
+    const fs_cuda_ring *r = &g->r;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r), c = fs_cuda_ring_slot_rows(r);
+    const long rows = (long)S * r->n_q_heads * c, per = FS_RING_REC_HEAD + 3 * r->d;
+    tr->steps = P;
+    tr->rows = (int32_t)rows;
+    tr->d = r->d;
+    tr->rec = (float *)calloc((size_t)P * rows * per, sizeof(float));
+    if (!tr->rec) {
+        if (why && n) snprintf(why, n, "ring trace: out of host memory");
+        return FS_ERR_ARG;
+    }
+    td->tr = tr;
+    FS_CU_TRY(cudaMalloc((void **)&td->tag, 3 * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMalloc((void **)&td->recs, 3 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMalloc((void **)&td->runL, rows * sizeof(float)));
+    FS_CU_TRY(cudaMalloc((void **)&td->runO, rows * r->d * sizeof(float)));
+    FS_CU_TRY(cudaMalloc((void **)&td->rec, (size_t)P * rows * per * sizeof(float)));
+    /* our shard's tag; the buffers' tags poisoned (−1), so a receive that never landed shows */
+    int32_t tags[3][FS_RING_TAG];
+    memset(tags, 0xff, sizeof tags);
+    tags[0][0] = g->p, tags[0][1] = S, tags[0][2] = c;
+    for (int a = 0; a < S; a++) tags[0][3 + a] = fs_cuda_ring_slot_start(r, g->p, a);
+    FS_CU_TRY(cudaMemcpy(td->tag, tags, sizeof tags, cudaMemcpyHostToDevice));
+    FS_CU_TRY(cudaMemset(td->recs, 0xff, 3 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMemset(td->rec, 0xff, (size_t)P * rows * per * sizeof(float)));   /* NaN */
+    ring_trace_init<<<64, 256>>>(td->runL, td->runO, rows, r->d);
+    FS_CU_LAUNCHED();
+    for (int s = 0; s < P; s++) tr->to[s] = tr->from[s] = -1, tr->sent_elems[s] = 0;
+    fs_status st = ring_forward(g, Q, K, V, O, L, FS_RING_RUN_FULL, NULL, td, why, n);
+    if (st != FS_OK) return st;
+    int32_t recs[3][FS_RING_MAX_DEV][FS_RING_TAG];
+    FS_CU_TRY(cudaMemcpy(recs, td->recs, 3 * (size_t)P * FS_RING_TAG * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    /* the device holds [3][P][FS_RING_TAG]: unpacked by P */
+    const int32_t *flat = &recs[0][0][0];
+    for (int s = 0; s < P; s++)
+        for (int k = 0; k < FS_RING_TAG; k++) {
+            tr->hold[s][k] = flat[(0 * P + s) * FS_RING_TAG + k];
+            tr->sent[s][k] = flat[(1 * P + s) * FS_RING_TAG + k];
+            tr->got[s][k] = flat[(2 * P + s) * FS_RING_TAG + k];
+        }
+    FS_CU_TRY(cudaMemcpy(tr->rec, td->rec, (size_t)P * rows * per * sizeof(float), cudaMemcpyDeviceToHost));
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_trace(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O,
+                                        float *L, fs_ring_trace *tr, char *why, size_t n)
+{
+    memset(tr, 0, sizeof *tr);
+    const fs_cuda_ring *r = &g->r;
+    if (r->n > 4096 || (long)r->n_q_heads * r->n > 65536) {
+        if (why && n) snprintf(why, n, "ring trace: lesson sizes only (n = %d ≤ 4096, heads · n = %ld ≤ 65536)", r->n,
+                                (long)r->n_q_heads * r->n);
+        return FS_ERR_SHAPE;
+    }
+    ring_tdev td;
+    memset(&td, 0, sizeof td);
+    const fs_status st = ring_trace_run(g, Q, K, V, O, L, tr, &td, why, n);
+    cudaFree(td.tag);
+    cudaFree(td.recs);
+    cudaFree(td.runL);
+    cudaFree(td.runO);
+    cudaFree(td.rec);
+    if (st != FS_OK) fs_ring_trace_free(tr);
+    return st;
 }
 
 /* ---- the backward --------------------------------------------------------------------------
@@ -528,7 +711,8 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
             /* K, V ahead; kv buffer (s+1) mod 2 was last read by step s − 1, which the transfer
              * stream waited for before step s − 1's dK, dV went out */
             FS_CU_TRY(cudaEventRecord(g->t0[s], g->ts));
-            st = ring_transfer(g, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1], (size_t)S * kv_slot, why, n);
+            st = ring_transfer(g, (p + 1) % P, (p + P - 1) % P, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1],
+                               (size_t)S * kv_slot, NULL, NULL, why, n);
             if (st != FS_OK) return st;
             FS_CU_TRY(cudaEventRecord(g->t1[s], g->ts));
         }
