@@ -2,10 +2,13 @@
  * this host (one host thread a GPU, NCCL between them).
  *
  *   bench_ring [--check] [--time] [--seed N] [--gpus P] [--version V] [--sizes 64,128,...]
- *              [--reps N] [--reserve R] [--sweep-reserve 0,1,2,4] [--dtype f16|bf16] [--no-check-big]
+ *              [--reps N] [--reserve R] [--sweep-reserve 0,1,2,4] [--ctas C] [--dtype f16|bf16]
+ *              [--d 64|128] [--no-check-big]
  *   bench_ring --tiny    one check shape, float16, causal and not (for compute-sanitizer)
  *   bench_ring --backward [--bwd-version V] [--home-chunks C] [--check] [--time] [--tiny] ...
  *                        the ring's backward instead (fs_cuda_ring_backward), checked and timed
+ *   bench_ring --trace [--count N] [--gpus P]
+ *                        the GPUs' trace of lesson-size rings against the engine's (below)
  *   (no option: --check --time)
  *
  * Check: fresh random inputs (seed printed; --seed replays), d = 64 and 128, float16 and
@@ -14,10 +17,11 @@
  * on the same rounded inputs (‖O − ref‖ / ‖ref‖ ≤ 3e-3 float16, 1e-2 bfloat16; |L − ref| ≤ 1e-3 ·
  * max(1, |ref|)), the output poisoned (NaN) before each run, and against the single-GPU kernel
  * (the same version on the whole problem on GPU 0; ‖ring − one‖ / ‖one‖ within the same
- * tolerance). A self-test then runs the ring with its last step left out (fs_cuda_ring.fault)
- * and must see the check fail. Timing starts only when every check passed.
+ * tolerance). Self-tests then run the ring with its last step left out and with its shards
+ * sent to GPU p + 2 (fs_cuda_ring.fault 1 and 3) and must see the check fail. Timing starts only
+ * when every check passed.
  *
- * Time (N = --sizes × 1024, 16 heads, d = 128, batch 1, float16 unless --dtype; causal zigzag
+ * Time (N = --sizes × 1024, 16 heads, d = 128 unless --d, batch 1, float16 unless --dtype; causal zigzag
  * and not causal contiguous): the single-GPU version on the whole problem on GPU 0, then the
  * ring three ways (the ring itself; the compute alone, the same launches without a transfer; the
  * transfers alone), --reps timed runs each after one warm-up, medians. End to end is the slowest
@@ -29,7 +33,10 @@
  * scaling efficiency = speedup / P. Inputs come from a hash of each element's global index, so
  * the shards are exactly the rows of the single-GPU problem, and at N ≤ 128k the ring's O is
  * also compared with the single-GPU O (--no-check-big skips that). --sweep-reserve first times
- * the ring at N = 128k for each count of SMs left to NCCL and keeps the fastest per mask.
+ * the ring at N = 128k for each count of SMs left to NCCL and keeps the fastest per mask. --ctas C
+ * adds a second set of communicators whose kernels take at most C blocks (ncclConfig_t.maxCTAs):
+ * the sweep then runs with both sets, and each size is timed with both (each with its fastest
+ * count of SMs left), RESULT lines marked nccl_ctas=0 (NCCL's choice) or C.
  * Lines starting with RESULT are the measurements.
  *
  * --backward: the same shapes of check, N = 1024, 1000 and 768 (4/4, 3/1 and 2/1 heads), with dO
@@ -45,6 +52,13 @@
  * with the largest such wait over the GPUs, where a faster GPU also waits for the slower one's
  * last hop). At N ≤ 64k the ring's dQ,
  * dK, dV are compared with the single GPU's. RESULT ringbwd lines.
+ *
+ * --trace: lesson-size problems (lessons/ring_01's n = 8 over the GPUs, contiguous and zigzag,
+ * both 16-bit types; then --count fresh random ones, n ≤ 40, d 1-8 padded to 64 with zeros, GQA,
+ * causal and not) through the engine's fs_ring_forward and the GPUs' fs_cuda_ring_trace, both
+ * turned into HOLD, RMERGE, SEND, RECV and OUT events and compared one by one (the section "the
+ * trace against the engine's" below says how); the last step left out and the shards from the
+ * wrong GPU (faults 1 and 3) must each make the comparison fail.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -1436,13 +1450,16 @@ int main(int argc, char **argv)
     }
     if (timing) {
         const int H = 16;
-        int best_reserve[2] = {reserve, reserve}, best_ctas[2] = {0, 0};
+        /* per mask (ci) and communicator set (k: 0 NCCL's defaults, 1 capped at ctas blocks), the SMs
+         * left to NCCL: the fastest of the sweep at 128k */
+        int best_reserve[2][2] = {{reserve, reserve}, {reserve, reserve}}, best_ctas[2] = {0, 0};
         for (int ci = 0; ci < 2 && !sweep.empty(); ci++) {   /* SMs left to NCCL (and NCCL's blocks), at N = 128k */
             const bool causal = ci == 1;
             const int N = 128 * 1024;
             double best = INFINITY;
             for (int cap : {0, ctas}) {
                 g_use = cap > 0 ? &g_comms_capped : &g_comms;
+                double best_k = INFINITY;
                 for (int rs : sweep) {
                     shards sh(ring_of(N, H, H, d, causal, dt, rs));
                     fill_shards(sh, seed);
@@ -1452,12 +1469,14 @@ int main(int argc, char **argv)
                     printf("RESULT sweep mask=%s N=%d d=%d dt=%s nccl_ctas=%d reserve=%d ring_ms=%.3f comm_in_ring_ms=%.3f "
                            "exposed_ms=%.3f comm_alone_ms=%.3f\n",
                            causal ? "causal" : "none", N, d, dt_str(dt), cap, rs, t, ir, ex, cm);
-                    if (t < best) best = t, best_reserve[ci] = rs, best_ctas[ci] = cap;
+                    if (t < best) best = t, best_ctas[ci] = cap;
+                    if (t < best_k) best_k = t, best_reserve[ci][cap > 0] = rs;
                 }
                 if (ctas == 0) break;   /* no capped set: the defaults only */
             }
-            printf("sweep: %s keeps %d SMs for NCCL, NCCL's blocks at most %d (0: as NCCL chooses)\n",
-                   causal ? "causal" : "not causal", best_reserve[ci], best_ctas[ci]);
+            printf("sweep: %s: %d SMs for NCCL with its default blocks, %d with at most %d blocks; the faster at 128k: "
+                   "%s\n", causal ? "causal" : "not causal", best_reserve[ci][0], best_reserve[ci][1], ctas,
+                   best_ctas[ci] ? "capped" : "the defaults");
         }
         for (int kN : sizes)
             for (int ci = 0; ci < 2; ci++) {
@@ -1466,38 +1485,42 @@ int main(int argc, char **argv)
                 const bool keep = check_big && kN <= 128;
                 const int rp = kN >= 256 ? std::max(2, reps / 2) : reps;
                 single_run one = time_single(N, H, d, causal, dt, rp, seed, keep);
-                g_use = best_ctas[ci] > 0 ? &g_comms_capped : &g_comms;
-                shards sh(ring_of(N, H, H, d, causal, dt, best_reserve[ci]));
-                fill_shards(sh, seed);
-                ring_run rr;
-                time_mode(sh, FS_RING_RUN_FULL, rp, &rr.full, &rr.step, &rr.merge, &rr.wall, &rr.pairs, &rr.exposed,
-                          &rr.in_ring);
-                const double cmp = keep ? compare_single(sh, one.O) : NAN;
-                time_mode(sh, FS_RING_RUN_COMPUTE, rp, &rr.compute, NULL, NULL, NULL, NULL);
-                time_mode(sh, FS_RING_RUN_COMM, rp, &rr.comm, NULL, NULL, NULL, NULL);
-                /* hidden: from the events, the transfer time that step s + 1 did not wait for;
-                 * diff_hidden: the estimate from the totals, 1 − (ring − compute alone) / transfers
-                 * alone, which is only as good as the run-to-run spread of the compute */
-                const double hidden = rr.comm > 0 ? 1 - rr.exposed / rr.comm : 1;
-                const double diff_hidden = rr.comm > 0 ? 1 - std::max(0.0, rr.full - rr.compute) / rr.comm : 1;
-                const double flops = 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-                const double bytes = 2.0 * 2 * H * (double)(N / g_P) * d;   /* K and V of one shard */
-                const double comm_step = rr.comm / std::max(1, g_P - 1);
-                char steps[256] = "";
-                for (int s = 0; s < g_P; s++)
-                    snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%.3f", s ? "," : "", rr.step[s]);
-                printf("RESULT ring mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d v=%d reserve=%d nccl_ctas=%d pairs=%d single_ms=%.3f "
-                       "ring_ms=%.3f wall_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
-                       "merge_ms=%.3f step_ms=%s hidden=%.3f diff_hidden=%.3f "
-                       "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f comm_GBps=%.1f ring_vs_one=%.2e\n",
-                       causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
-                       best_reserve[ci], best_ctas[ci], rr.pairs, one.ms, rr.full, rr.wall, rr.compute, rr.comm, rr.in_ring,
-                       rr.exposed, rr.merge, steps, hidden, diff_hidden, one.ms / rr.full, one.ms / rr.full / g_P, flops / one.ms * 1e-9, flops / rr.full * 1e-9,
-                       comm_step > 0 ? bytes / comm_step * 1e-6 : 0.0, cmp);
-                fflush(stdout);
-                if (keep && !(cmp <= tol_of(dt))) {
-                    printf("FAIL ring against one GPU at N = %d (%s): %.2e\n", N, causal ? "causal" : "none", cmp);
-                    g_fail++;
+                /* the ring with NCCL's default communicators, then (--ctas) with the capped ones: a
+                 * choice made at 128k need not hold at other sizes, so both are timed at each */
+                for (int k = 0; k < (ctas > 0 ? 2 : 1); k++) {
+                    g_use = k ? &g_comms_capped : &g_comms;
+                    shards sh(ring_of(N, H, H, d, causal, dt, best_reserve[ci][k]));
+                    fill_shards(sh, seed);
+                    ring_run rr;
+                    time_mode(sh, FS_RING_RUN_FULL, rp, &rr.full, &rr.step, &rr.merge, &rr.wall, &rr.pairs, &rr.exposed,
+                              &rr.in_ring);
+                    const double cmp = keep ? compare_single(sh, one.O) : NAN;
+                    time_mode(sh, FS_RING_RUN_COMPUTE, rp, &rr.compute, NULL, NULL, NULL, NULL);
+                    time_mode(sh, FS_RING_RUN_COMM, rp, &rr.comm, NULL, NULL, NULL, NULL);
+                    /* hidden: from the events, the transfer time that step s + 1 did not wait for;
+                     * diff_hidden: the estimate from the totals, 1 − (ring − compute alone) / transfers
+                     * alone, which is only as good as the run-to-run spread of the compute */
+                    const double hidden = rr.comm > 0 ? 1 - rr.exposed / rr.comm : 1;
+                    const double diff_hidden = rr.comm > 0 ? 1 - std::max(0.0, rr.full - rr.compute) / rr.comm : 1;
+                    const double flops = 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
+                    const double bytes = 2.0 * 2 * H * (double)(N / g_P) * d;   /* K and V of one shard */
+                    const double comm_step = rr.comm / std::max(1, g_P - 1);
+                    char steps[256] = "";
+                    for (int s = 0; s < g_P; s++)
+                        snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%.3f", s ? "," : "", rr.step[s]);
+                    printf("RESULT ring mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d v=%d reserve=%d nccl_ctas=%d pairs=%d single_ms=%.3f "
+                           "ring_ms=%.3f wall_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
+                           "merge_ms=%.3f step_ms=%s hidden=%.3f diff_hidden=%.3f "
+                           "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f comm_GBps=%.1f ring_vs_one=%.2e\n",
+                           causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
+                           best_reserve[ci][k], k ? ctas : 0, rr.pairs, one.ms, rr.full, rr.wall, rr.compute, rr.comm, rr.in_ring,
+                           rr.exposed, rr.merge, steps, hidden, diff_hidden, one.ms / rr.full, one.ms / rr.full / g_P, flops / one.ms * 1e-9, flops / rr.full * 1e-9,
+                           comm_step > 0 ? bytes / comm_step * 1e-6 : 0.0, cmp);
+                    fflush(stdout);
+                    if (keep && !(cmp <= tol_of(dt))) {
+                        printf("FAIL ring against one GPU at N = %d (%s): %.2e\n", N, causal ? "causal" : "none", cmp);
+                        g_fail++;
+                    }
                 }
             }
     }
