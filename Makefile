@@ -53,6 +53,8 @@ LIB_SRC    = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(CPU_SRC) $(CLI_SRC) $(GUI_S
 TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildcard tests/check_*.c)) \
              $(wildcard tests/test_*.c)
 TEST_EXTRA =
+# steps that run after every TEST_EXTRA step (the browser tests, which use both cores)
+TEST_LAST  =
 EXTRA_OBJ  =
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -60,7 +62,7 @@ LIB_OBJ  = $(call obj,$(LIB_SRC))
 MAIN_OBJ = $(call obj,src/cli/main.c)
 TEST_OBJ = $(call obj,$(TEST_SRC))
 
-.PHONY: all deps run test test-run check clean fuzz
+.PHONY: all deps run test test-run test-units check clean fuzz
 all: $(BUILD)/flashstep
 
 include tests/fuzz/fuzz.mk
@@ -94,25 +96,44 @@ run: deps
 	@bash scripts/run.sh
 
 # `make test`: dependencies, then the unit tests plain and sanitized, then every extra step
-# the modules registered (lesson verification, command-line tests, window tests). The four
-# builds (plain, sanitized, clang, no window) compile on every core; the steps run one by one.
+# the modules registered (lesson verification, command-line tests, window tests). The builds
+# compile on every core. Nearly every step then runs on one core, so the steps go in two
+# lanes: the unit tests (plain, then under ASan+UBSan, then the clang and no-window builds)
+# in the background, writing $(BUILD)/units.log, and the extra steps in the foreground.
+# make test waits for both, prints the unit lane's summary (its whole log when it failed) and
+# fails when either did. `make test-units` runs the first lane alone, in the foreground.
 JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/check_all
 	@$(MAKE) --no-print-directory test-run
 
 test-run: all $(BUILD)/check_all
+	@$(MAKE) --no-print-directory -j$(JOBS) SAN=1 all build/san/check_all
+	@echo "unit tests: plain and under ASan+UBSan, in the background (log: $(BUILD)/units.log)"
+	@{ $(MAKE) --no-print-directory test-units > $(BUILD)/units.log 2>&1; echo $$? > $(BUILD)/units.rc; } & \
+	  $(MAKE) --no-print-directory $(TEST_EXTRA) $(TEST_LAST) FLASHSTEP=$(BUILD)/flashstep; extra=$$?; \
+	  wait; units=$$(cat $(BUILD)/units.rc 2>/dev/null || echo 1); \
+	  if [ "$$units" != 0 ]; then cat $(BUILD)/units.log; echo "make test: the unit tests failed (log above: $(BUILD)/units.log)"; \
+	  else grep -E '^[0-9]+%: Checks|^clang|^NO_GUI' $(BUILD)/units.log | sed 's/^/unit tests: /'; fi; \
+	  [ "$$extra" = 0 ] || echo "make test: a step above failed"; \
+	  [ "$$units" = 0 ] && [ "$$extra" = 0 ]
+	@echo "make test: all steps passed"
+
+# The first lane. The clang and no-window builds are there to see that the sources build (clang
+# warning-free, and without SDL); they compile without the optimizer, which takes a third of the time.
+# The tests' time limits are there to catch a hang; the lane shares the cores with the other, so
+# they are tripled (CK_TIMEOUT_MULTIPLIER, Check's own setting).
+test-units: export CK_TIMEOUT_MULTIPLIER := $(or $(CK_TIMEOUT_MULTIPLIER),3)
+test-units: all $(BUILD)/check_all
 	$(BUILD)/check_all
 	@$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check
-	@$(MAKE) --no-print-directory $(TEST_EXTRA) FLASHSTEP=$(BUILD)/flashstep
 	@if command -v clang >/dev/null 2>&1; then \
-	  echo "clang: the same sources must build warning-free"; \
-	  $(MAKE) --no-print-directory -s -j$(JOBS) CC=clang BUILD=build/clang all; \
+	  echo "clang: the same sources build warning-free"; \
+	  $(MAKE) --no-print-directory -s -j$(JOBS) CC=clang CFLAGS="-O0 -g0" BUILD=build/clang all; \
 	fi
-	@echo "NO_GUI=1: the program must also build without the window"
-	@$(MAKE) --no-print-directory -s -j$(JOBS) NO_GUI=1 BUILD=build/nogui all
-	@build/nogui/flashstep render 000_04 --out /dev/null 2>&1 | grep -q 'no window' 
-	@echo "make test: all steps passed"
+	@echo "NO_GUI=1: the program builds without the window"
+	@$(MAKE) --no-print-directory -s -j$(JOBS) NO_GUI=1 CFLAGS="-O0 -g0" BUILD=build/nogui all
+	@build/nogui/flashstep render 000_04 --out /dev/null 2>&1 | grep -q 'no window'
 
 check: $(BUILD)/check_all $(BUILD)/flashstep
 	$(BUILD)/check_all
