@@ -504,7 +504,8 @@ int cli_bench(int argc, char **argv)
                                     r.rss_mb = fs_cpu_rss_peak_mb();
                                 } else if (base && !strncmp(why, "S and P", 7)) {
                                     char tmp[sizeof why];
-                                    snprintf(tmp, sizeof tmp, "cannot allocate: %s", why);
+                                    /* the reason, cut to what fits after the prefix */
+                                    snprintf(tmp, sizeof tmp, "cannot allocate: %.*s", (int)(sizeof tmp - sizeof "cannot allocate: "), why);
                                     memcpy(why, tmp, sizeof why);
                                 }
                             }
