@@ -1264,6 +1264,7 @@ Suite *gui_suite(void)
 {
     Suite *s = suite_create("gui");
     TCase *t = tcase_create("logic");
+    tcase_set_timeout(t, 60);   /* some load every lesson; sanitized on a busy machine they take seconds */
     tcase_add_test(t, layout_fits_the_window);
     tcase_add_test(t, layout_text_grows_with_the_window);
     tcase_add_test(t, layout_portrait_stacks);
