@@ -31,26 +31,26 @@ static void tiled_records(const fs_gpu_job *j, const fs_trace *tr, float *rec, f
         if (e->kind == FS_EV_TILE || e->kind == FS_EV_SKIP) {
             for (int32_t i = e->r0; i < e->r1; i++) {
                 float *r = rec + (((int64_t)e->head * n_q + i) * n_kt + e->kt) * len;
-                r[FS_GPU_R_CLS] = (float)e->cls;
-                r[FS_GPU_R_WHY] = (float)e->reason;
+                r[FS_REC_CLS] = (float)e->cls;
+                r[FS_REC_WHY] = (float)e->reason;
             }
         } else if (e->kind == FS_EV_ROW) {
             float *r = rec + (((int64_t)e->head * n_q + e->row) * n_kt + e->kt) * len;
-            r[FS_GPU_R_VISIBLE] = (float)e->visible;
-            r[FS_GPU_R_M_OLD] = f32(e->m_old);
-            r[FS_GPU_R_M_BLK] = f32(e->m_blk);
-            r[FS_GPU_R_M_NEW] = f32(e->m_new);
-            r[FS_GPU_R_L_OLD] = (float)e->l_old;
-            r[FS_GPU_R_L_BLK] = (float)e->l_blk;
-            r[FS_GPU_R_L_NEW] = (float)e->l_new;
-            r[FS_GPU_R_ALPHA] = (float)e->alpha;
-            r[FS_GPU_R_BETA] = (float)e->beta;
+            r[FS_REC_VISIBLE] = (float)e->visible;
+            r[FS_REC_M_OLD] = f32(e->m_old);
+            r[FS_REC_M_BLK] = f32(e->m_blk);
+            r[FS_REC_M_NEW] = f32(e->m_new);
+            r[FS_REC_L_OLD] = (float)e->l_old;
+            r[FS_REC_L_BLK] = (float)e->l_blk;
+            r[FS_REC_L_NEW] = (float)e->l_new;
+            r[FS_REC_ALPHA] = (float)e->alpha;
+            r[FS_REC_BETA] = (float)e->beta;
             const double *s = fs_trace_at(tr, e->s_row), *p = fs_trace_at(tr, e->p_row), *o = fs_trace_at(tr, e->o_new);
             for (int32_t c = 0; c < e->n_s; c++) {
-                r[FS_GPU_R_STATS + c] = f32(s[c]);
-                r[FS_GPU_R_STATS + slots + c] = (float)p[c];
+                r[FS_REC_STATS + c] = f32(s[c]);
+                r[FS_REC_STATS + slots + c] = (float)p[c];
             }
-            for (int32_t c = 0; c < d_v; c++) r[FS_GPU_R_STATS + 2 * slots + c] = (float)o[c];
+            for (int32_t c = 0; c < d_v; c++) r[FS_REC_STATS + 2 * slots + c] = (float)o[c];
         } else if (e->kind == FS_EV_OUT) {
             int64_t x = (int64_t)e->head * n_q + e->row;
             ml[2 * x] = f32(e->m_new);
@@ -231,7 +231,7 @@ START_TEST(test_changed_record_found)
                 if (e->kind == FS_EV_ROW) {
                     float *x = t.rec + (((int64_t)e->head * run.attn.n_q + e->row) * (int64_t)P[FS_GPU_N_KT] + e->kt) *
                                            (int64_t)P[FS_GPU_REC_LEN];
-                    x[FS_GPU_R_ALPHA] = (float)(e->alpha + 0.01);   /* a rescale gone wrong */
+                    x[FS_REC_ALPHA] = (float)(e->alpha + 0.01);   /* a rescale gone wrong */
                 } else {
                     float *nd = t.node + (((int64_t)e->head * run.attn.n_q + e->row) * 2 * (int64_t)P[FS_GPU_N_SPLIT] + e->id) *
                                              (4 + run.attn.d_v);

@@ -23,7 +23,8 @@ export NODE_PATH ?= /usr/share/nodejs
 WEB_C_SRC = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(wildcard src/gui/*.c) src/web/web.c \
             src/cli/args.c src/cli/problem.c src/cli/cmd_trace.c src/cli/cmd_lessons.c \
             src/cli/cmd_verify.c src/cli/cmd_play.c src/cli/cmd_play_terminal.c src/cli/cmd_render.c \
-            src/kernels/cuda/cuda_none.c src/kernels/webgpu/webgpu_trace.c
+            src/kernels/cuda/cuda_none.c src/kernels/webgpu/webgpu_trace.c \
+            src/kernels/records/records.c
 # objects beside the page, not in it: build/web is what gets published
 WEB_OBJ_DIR = $(WEB)-obj
 WEB_OBJ   = $(patsubst %.c,$(WEB_OBJ_DIR)/%.o,$(WEB_C_SRC))

@@ -9,8 +9,9 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
 - random problems drawn fresh (seed printed) loaded as "Your problem" and traced the same way;
 - the GPU trace download has the engine's events, kind for kind, as `flashstep trace` prints them;
 - every full-size kernel against float64 on random problems, with subgroups and without;
-- planted faults must be caught: a missing rescale (α = 1) in the traced kernel and in prefill
-  version 3, and an off-by-one tile edge in prefill version 1 and decode version 2;
+- planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
+  version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), and an off-by-one
+  tile edge in prefill version 1 and decode version 2;
 - the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
 - a lost device is reported and opened again; no console error throughout.
 Prints 'N passed, M failed'; exit 1 on a failure.
@@ -40,6 +41,7 @@ FAULTS = [
     ("fwd_v3", "let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));", "let alpha = vec4f(1.0);", "prefill-v3"),
     ("fwd_v1", "let c1 = min(c0 + BK, P.n_kv);", "let c1 = min(c0 + BK - 1u, P.n_kv);", "prefill-v1"),
     ("decode_v2", "let c1 = min(c0 + BK, end);", "let c1 = min(c0 + BK - 1u, end);", "decode-v2"),
+    ("akunu_prefill_v1", "let a = corr[pr];", "let a = 1.0;", "akunu-prefill-v1"),
 ]
 
 
@@ -135,8 +137,8 @@ def run(page, b, flashstep, seed, tmp):
     adapter = page.text_of("gpu-adapter")
     check("subgroups" in adapter and "workgroup memory" in adapter, "the panel names the adapter, its features and limits", adapter)
     kernels = b.eval("[...document.querySelectorAll('#gpu-kernels dt')].map(x => x.textContent)")
-    check(len(kernels) >= 8 and any("fwd_v3.wgsl" in k for k in kernels) and any("akunu.wgsl" in k for k in kernels),
-          "the panel lists every kernel with its file", str(kernels))
+    check(len(kernels) >= 9 and any("fwd_v3.wgsl" in k for k in kernels) and any("akunu.wgsl" in k for k in kernels)
+          and any("akunu_prefill_v1.wgsl" in k for k in kernels), "the panel lists every kernel with its file", str(kernels))
 
     # every lesson: traced and matching, or refused for a reason the test knows
     matched, refused, bad, kernel_runs, kernel_bad = [], [], [], 0, []

@@ -7,10 +7,12 @@
  * tile (m_old, m_blk, m_new, ℓ_old, ℓ_blk, ℓ_new, α, β), its scores s and weights P̃, and its o.
  * The host then turns those records into the engine's TILE / SKIP / ROW / OUT events, in the
  * engine's loop order (Q outer or KV outer: a row meets its KV tiles in the same order in both,
- * so one kernel serves both orders and only the emission order differs).
+ * so one kernel serves both orders and only the emission order differs), with the plain-C code
+ * the WebGPU trace uses too (src/kernels/records/records.h, which also fixes the record layout).
  *
  * Data flow: fs_run (float64, host) -> float32 copies on the device -> trace_kernel -> records
- * -> fs_event array (host), compared event by event with fs_run_exec's trace in tests/cuda.
+ * -> fs_records_events -> fs_event array (host), compared event by event with fs_run_exec's
+ * trace in tests/cuda.
  * fs_cuda_trace hands the backward pass (FS_ALGO_BACKWARD) to cuda_trace_bwd.cu.
  */
 #include <math.h>
@@ -23,13 +25,8 @@
 extern "C" {
 #include "engine/attn.h"
 #include "engine/trace.h"
+#include "kernels/records/records.h"
 }
-
-/* Per (head, row, KV tile) record: statistics, then s[Bk], P̃[Bk], o_new[d_v]. */
-enum {
-    REC_CLS = 0, REC_WHY, REC_VISIBLE, REC_M_OLD, REC_M_BLK, REC_M_NEW, REC_L_OLD, REC_L_BLK,
-    REC_L_NEW, REC_ALPHA, REC_BETA, REC_STATS
-};
 
 /* Lesson size: the records of one run stay under this many floats (256 MiB). */
 #define FS_CUDA_TRACE_MAX_FLOATS (1L << 26)
@@ -66,10 +63,10 @@ __global__ void trace_kernel(trace_args a)
     for (int kt = 0; kt < a.n_kt; kt++) {
         const int c0 = kt * a.Bk, c1 = min(c0 + a.Bk, a.n_kv), nc = c1 - c0;
         float *rec = a.rec + (((size_t)h * a.n_q + i) * a.n_kt + kt) * a.rec_len;
-        float *s = rec + REC_STATS, *P = s + a.Bk, *o_rec = P + a.Bk;
+        float *s = rec + FS_REC_STATS, *P = s + a.Bk, *o_rec = P + a.Bk;
         int why, cls = fs_cu_classify(a.mask, a.is_tree, r0, r1, c0, c1, &why);
-        rec[REC_CLS] = (float)cls;
-        rec[REC_WHY] = (float)why;
+        rec[FS_REC_CLS] = (float)cls;
+        rec[FS_REC_WHY] = (float)why;
         if (cls == FS_TILE_SKIPPED) continue;   /* costs nothing */
 
         /* s = scale · q·k (or the given score), soft-capped, masked only in partial tiles */
@@ -135,15 +132,15 @@ __global__ void trace_kernel(trace_args a)
         }
         m = m_new;
         l = l_new;
-        rec[REC_VISIBLE] = (float)visible;
-        rec[REC_M_OLD] = m_old;
-        rec[REC_M_BLK] = m_blk;
-        rec[REC_M_NEW] = m_new;
-        rec[REC_L_OLD] = l_old;
-        rec[REC_L_BLK] = l_blk;
-        rec[REC_L_NEW] = l_new;
-        rec[REC_ALPHA] = alpha;
-        rec[REC_BETA] = beta;
+        rec[FS_REC_VISIBLE] = (float)visible;
+        rec[FS_REC_M_OLD] = m_old;
+        rec[FS_REC_M_BLK] = m_blk;
+        rec[FS_REC_M_NEW] = m_new;
+        rec[FS_REC_L_OLD] = l_old;
+        rec[FS_REC_L_BLK] = l_blk;
+        rec[FS_REC_L_NEW] = l_new;
+        rec[FS_REC_ALPHA] = alpha;
+        rec[FS_REC_BETA] = beta;
         for (int c = 0; c < a.d_v; c++) o_rec[c] = o[c];
     }
     /* The unnormalized form divides by ℓ once, at the end (a row that saw nothing stays 0). */
@@ -205,13 +202,18 @@ static fs_status say(fs_status st, char *why, size_t n, const char *msg)
     return st;
 }
 
-/* Runs the kernel and fills res; records go to recs (host). */
-static fs_status trace_run(const fs_attn *at, const fs_tiling *t, fs_result *res,
-                           std::vector<float> &recs, int *rec_len_out, int *n_kt_out, char *why, size_t n)
+/* What the kernel wrote, copied to the host: the records, O and each row's final m and ℓ. */
+struct host_records {
+    std::vector<float> rec, O, m, l;
+};
+
+/* Runs the kernel and fills res; what it wrote goes to out (host). */
+static fs_status trace_run(const fs_attn *at, const fs_tiling *t, fs_result *res, host_records &out,
+                           char *why, size_t n)
 {
-    const int Bk_slots = t->Bk < at->n_kv ? t->Bk : at->n_kv;
-    const int n_kt = (at->n_kv + t->Bk - 1) / t->Bk;
-    const int rec_len = REC_STATS + 2 * Bk_slots + at->d_v;
+    const int Bk_slots = fs_records_slots(at, t);
+    const int n_kt = fs_records_n_kt(at, t);
+    const int rec_len = (int)fs_records_len(at, t);
     const size_t rows = (size_t)at->n_q_heads * at->n_q;
     if ((double)rows * n_kt * rec_len > (double)FS_CUDA_TRACE_MAX_FLOATS)
         return say(FS_ERR_SHAPE, why, n, "problem too large for the CUDA trace mode (lesson sizes only)");
@@ -269,12 +271,15 @@ static fs_status trace_run(const fs_attn *at, const fs_tiling *t, fs_result *res
     FS_CU_LAUNCHED();
     FS_CU_TRY(cudaDeviceSynchronize());
 
-    std::vector<float> O(rows * at->d_v), m(rows), l(rows);
-    recs.resize(n_rec);
+    std::vector<float> &O = out.O, &m = out.m, &l = out.l;
+    O.resize(rows * at->d_v);
+    m.resize(rows);
+    l.resize(rows);
+    out.rec.resize(n_rec);
     FS_CU_TRY(cudaMemcpy(O.data(), a.O, sizeof(float) * O.size(), cudaMemcpyDeviceToHost));
     FS_CU_TRY(cudaMemcpy(m.data(), a.m, sizeof(float) * rows, cudaMemcpyDeviceToHost));
     FS_CU_TRY(cudaMemcpy(l.data(), a.l, sizeof(float) * rows, cudaMemcpyDeviceToHost));
-    FS_CU_TRY(cudaMemcpy(recs.data(), a.rec, sizeof(float) * n_rec, cudaMemcpyDeviceToHost));
+    FS_CU_TRY(cudaMemcpy(out.rec.data(), a.rec, sizeof(float) * n_rec, cudaMemcpyDeviceToHost));
 
     res->n_heads = at->n_q_heads;
     res->n_rows = at->n_q;
@@ -287,59 +292,6 @@ static fs_status trace_run(const fs_attn *at, const fs_tiling *t, fs_result *res
     for (size_t r = 0; r < rows; r++) {
         res->m[r] = t->exp2 ? (double)m[r] / 1.4426950408889634 : (double)m[r];
         res->l[r] = l[r];
-    }
-    *rec_len_out = rec_len;
-    *n_kt_out = n_kt;
-    return FS_OK;
-}
-
-/* The engine's events for the (qt, kt) pair of head h, from the records. */
-static fs_status emit_pair(const fs_attn *at, const fs_tiling *t, const float *recs, int rec_len,
-                           int n_kt, int h, int qt, int kt, std::vector<double> &o_prev,
-                           fs_trace *tr)
-{
-    const int kvh = fs_attn_kv_head(at, h), d_v = at->d_v;
-    const int r0 = qt * t->Bq, r1 = r0 + t->Bq < at->n_q ? r0 + t->Bq : at->n_q;
-    const int c0 = kt * t->Bk, c1 = c0 + t->Bk < at->n_kv ? c0 + t->Bk : at->n_kv, nc = c1 - c0;
-    const int Bk_slots = t->Bk < at->n_kv ? t->Bk : at->n_kv;
-    /* The class of the pair as the GPU saw it (every row of the tile wrote the same). */
-    const float *first = recs + (((size_t)h * at->n_q + r0) * n_kt + kt) * rec_len;
-    const fs_tile_class cls = (fs_tile_class)(int)first[REC_CLS];
-    fs_event e = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, kvh, qt, kt, r0, r1, c0, c1, cls);
-    e.reason = (fs_skip_reason)(int)first[REC_WHY];
-    if (!fs_trace_push(tr, &e)) return FS_ERR_NOMEM;
-    if (e.cls == FS_TILE_SKIPPED) return FS_OK;
-
-    std::vector<double> s(nc), P(nc), o_new(d_v);
-    for (int i = r0; i < r1; i++) {
-        const float *rec = recs + (((size_t)h * at->n_q + i) * n_kt + kt) * rec_len;
-        const float *rs = rec + REC_STATS, *rp = rs + Bk_slots, *ro = rp + Bk_slots;
-        fs_event w = fs_event_in_pair(FS_EV_ROW, &e);
-        w.row = i;
-        w.visible = (int32_t)rec[REC_VISIBLE];
-        w.m_old = rec[REC_M_OLD];
-        w.m_blk = rec[REC_M_BLK];
-        w.m_new = rec[REC_M_NEW];
-        w.l_old = rec[REC_L_OLD];
-        w.l_blk = rec[REC_L_BLK];
-        w.l_new = rec[REC_L_NEW];
-        w.alpha = rec[REC_ALPHA];
-        w.beta = rec[REC_BETA];
-        w.normalized = t->form == FS_FORM_NORMALIZED;
-        for (int j = 0; j < nc; j++) {
-            s[j] = rs[j];
-            P[j] = rp[j];
-        }
-        for (int c = 0; c < d_v; c++) o_new[c] = ro[c];
-        double *op = o_prev.data() + ((size_t)h * at->n_q + i) * d_v;
-        w.n_s = nc;
-        w.n_o = d_v;
-        if ((w.s_row = fs_trace_vec(tr, s.data(), nc)) < 0 ||
-            (w.p_row = fs_trace_vec(tr, P.data(), nc)) < 0 ||
-            (w.o_old = fs_trace_vec(tr, op, d_v)) < 0 ||
-            (w.o_new = fs_trace_vec(tr, o_new.data(), d_v)) < 0 || !fs_trace_push(tr, &w))
-            return FS_ERR_NOMEM;
-        memcpy(op, o_new.data(), sizeof(double) * d_v);
     }
     return FS_OK;
 }
@@ -379,41 +331,18 @@ extern "C" fs_status fs_cuda_trace(const fs_run *r, fs_result *res, fs_trace *tr
     if ((unsigned)t.form > FS_FORM_UNNORMALIZED || (unsigned)t.order > FS_ORDER_KV_OUTER)
         return say(FS_ERR_ARG, why, n, fs_status_str(FS_ERR_ARG));
 
-    std::vector<float> recs;
-    int rec_len = 0, n_kt = 0;
-    st = trace_run(at, &t, res, recs, &rec_len, &n_kt, why, n);
+    host_records out;
+    st = trace_run(at, &t, res, out, why, n);
     if (st != FS_OK) {
         fs_result_free(res);
         return st;
     }
     if (!tr) return FS_OK;
 
-    const int n_qt = (at->n_q + t.Bq - 1) / t.Bq, d_v = at->d_v;
-    const size_t rows = (size_t)at->n_q_heads * at->n_q;
-    std::vector<double> o_prev(rows * d_v, 0.0);
-    for (int h = 0; h < at->n_q_heads && st == FS_OK; h++) {
-        if (t.order == FS_ORDER_Q_OUTER) {
-            for (int qt = 0; qt < n_qt && st == FS_OK; qt++)
-                for (int kt = 0; kt < n_kt && st == FS_OK; kt++)
-                    st = emit_pair(at, &t, recs.data(), rec_len, n_kt, h, qt, kt, o_prev, tr);
-        } else {
-            for (int kt = 0; kt < n_kt && st == FS_OK; kt++)
-                for (int qt = 0; qt < n_qt && st == FS_OK; qt++)
-                    st = emit_pair(at, &t, recs.data(), rec_len, n_kt, h, qt, kt, o_prev, tr);
-        }
-    }
-    for (size_t x = 0; x < rows && st == FS_OK; x++) {
-        fs_event e = fs_event_blank(FS_EV_OUT);
-        e.head = (int32_t)(x / (size_t)at->n_q);
-        e.kv_head = fs_attn_kv_head(at, e.head);
-        e.row = (int32_t)(x % (size_t)at->n_q);
-        e.m_new = t.exp2 ? res->m[x] * 1.4426950408889634 : res->m[x];
-        e.l_new = res->l[x];
-        e.n_o = d_v;
-        e.normalized = true;
-        if ((e.o_new = fs_trace_vec(tr, res->O + x * d_v, d_v)) < 0 || !fs_trace_push(tr, &e))
-            st = FS_ERR_NOMEM;
-    }
+    /* the records into events: the same code as the WebGPU trace's (records.h) */
+    const fs_records recs = {out.rec.data(), fs_records_n_kt(at, &t), (int32_t)fs_records_len(at, &t),
+                             fs_records_slots(at, &t), out.O.data(), out.m.data(), out.l.data(), 1};
+    st = fs_records_events(at, &t, &recs, tr);
     if (st != FS_OK) {
         fs_result_free(res);
         return say(st, why, n, fs_status_str(st));

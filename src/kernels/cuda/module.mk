@@ -31,7 +31,7 @@ NVCC_FLAGS = $(NVCC_BASE) $(NVCC_ARCH)
 nvcc_flags_of = $(if $(filter hopper_%,$(notdir $(1))),$(NVCC_BASE) $(NVCC_ARCH_HOPPER),$(NVCC_FLAGS))
 RING_CU    = src/kernels/cuda/ring.cu
 CUDA_CU    = $(filter-out $(RING_CU),$(wildcard src/kernels/cuda/*.cu))
-CUDA_DEPS  = $(wildcard src/kernels/cuda/*.cuh src/kernels/cuda/*.h src/engine/*.h)
+CUDA_DEPS  = $(wildcard src/kernels/cuda/*.cuh src/kernels/cuda/*.h src/engine/*.h src/kernels/records/*.h)
 CUDA_OBJ   = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_CU))
 CUDA_CHECK_TIMEOUT ?= 150
 # The compile-only check skips the optimizers: cicc's (-O1: all files one after another in 71 s
@@ -63,19 +63,22 @@ $(BUILD)/obj/%.cu.o: %.cu $(CUDA_DEPS)
 
 # ---- GPU programs (run on a GPU machine; never part of `make test`) ------------------------
 CUDA_ENGINE_OBJ = $(call obj,$(ENGINE_SRC))
+# the plain C that cuda_trace.cu calls beside the engine: the records into events, shared with
+# the WebGPU trace (src/kernels/records)
+CUDA_C_OBJ = $(call obj,src/kernels/records/records.c)
 .PHONY: cuda-bench cuda-tests cuda-compile-check
 cuda-bench: $(BUILD)/cuda/bench_cuda
 cuda-tests: $(BUILD)/cuda/test_cuda
 
-$(BUILD)/cuda/bench_cuda: bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_DEPS)
+$(BUILD)/cuda/bench_cuda: bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_C_OBJ) $(CUDA_DEPS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -o $@ bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) -lm
+	$(NVCC) $(NVCC_FLAGS) -o $@ bench/cuda/bench_cuda.cu $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_C_OBJ) -lm
 
 CUDA_LESSON_OBJ = $(call obj,$(LESSON_SRC) $(IO_SRC))
-$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) $(CUDA_DEPS)
+$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda_trace.c $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_C_OBJ) $(CUDA_LESSON_OBJ) $(CUDA_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -c tests/cuda/test_cuda_trace.c -o $(BUILD)/cuda/test_cuda_trace.o
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_LESSON_OBJ) \
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/cuda/test_cuda_trace.o $(CUDA_OBJ) $(CUDA_ENGINE_OBJ) $(CUDA_C_OBJ) $(CUDA_LESSON_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 
 # ---- ring attention over several GPUs (NCCL=1) ----------------------------------------------

@@ -148,6 +148,21 @@
         subgroups: () => sgForm,
         dispatch: p => [[p.n_q, p.n_q_heads, 1]],
       },
+      'akunu-prefill-v1': {
+        what: "003's kernel 4 (Prefill V1): NQ = 16, 8 or 4 rows a workgroup of 128, o accumulated in workgroup memory, K read from device memory, the 8 × 8 matrix products as plain loops",
+        file: 'akunu_prefill_v1', entry: ['main'], out: 'o+lse',
+        // 003's NQ by head size (16 for d ≤ 64, 8 for d ≤ 128, 4 for d ≤ 256), halved while the
+        // workgroup's memory (Q, O, the V block, S, P, three numbers a row) passes this device's limit
+        nq(p) {
+          const bytes = nq => 4 * (2 * nq * p.d + 32 * p.d + 32 * nq + 8 * 32 + 3 * nq + (this.subgroups() ? 0 : 128));
+          for (let nq = p.d <= 64 ? 16 : p.d <= 128 ? 8 : 4; nq >= 4; nq /= 2) if (bytes(nq) <= lim.maxComputeWorkgroupStorageSize) return nq;
+          return 0;
+        },
+        ok(p) { return p.d < 1 || p.d > 256 ? 'head size 1-256' : !this.nq(p) ? 'more workgroup memory than this device has' : null; },
+        constants(p) { return {D: p.d, NQ: this.nq(p)}; },
+        subgroups() { return !!sg && sg.min >= 4; },
+        dispatch(p) { return [[Math.ceil(p.n_q / this.nq(p)), p.n_q_heads, 1]]; },
+      },
     };
   }
 
@@ -640,11 +655,11 @@
   // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32. Decode: one query a head,
   // GQA 32/8, d = 128.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
@@ -657,7 +672,7 @@
       for (const n of P.prefill.n)
         for (const causal of [false, true])
           for (const kernel of P.prefill.kernels) {
-            if (kernel === 'prefill-v1' && n > P.prefill.v1_max) continue;
+            if ((kernel === 'prefill-v1' || kernel === 'akunu-prefill-v1') && n > P.prefill.v1_max) continue;
             rows.push({kind: 'prefill', kernel, n_q: n, n_kv: n, d, heads: P.prefill.heads, kv_heads: P.prefill.heads, causal});
           }
     for (const n of P.decode.n)

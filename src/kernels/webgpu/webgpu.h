@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "engine/run.h"
+#include "kernels/records/records.h"
 
 /* common.wgsl's Params: 24 four-byte words (u32, i32 or f32 as the struct says). */
 enum {
@@ -36,11 +37,8 @@ enum {
     FS_GPU_F_EXP2 = 1, FS_GPU_F_NORMALIZED = 2, FS_GPU_F_TREE = 4, FS_GPU_F_GIVEN_S = 8,
     FS_GPU_F_MERGE_TREE = 16, FS_GPU_F_STRIDED = 32
 };
-/* The per-(row, tile) record of fwd_trace.wgsl: these 11 numbers, then s[Bk], P̃[Bk], o[d_v]. */
-enum {
-    FS_GPU_R_CLS = 0, FS_GPU_R_WHY, FS_GPU_R_VISIBLE, FS_GPU_R_M_OLD, FS_GPU_R_M_BLK, FS_GPU_R_M_NEW,
-    FS_GPU_R_L_OLD, FS_GPU_R_L_BLK, FS_GPU_R_L_NEW, FS_GPU_R_ALPHA, FS_GPU_R_BETA, FS_GPU_R_STATS
-};
+/* The per-(row, tile) record of fwd_trace.wgsl is the CUDA trace kernel's: records.h's layout
+ * (FS_REC_CLS … FS_REC_STATS, then s[Bk], P̃[Bk], o[d_v]), turned into events by the same code. */
 
 /* The kernels' stand-in for −∞ (float32's lowest finite number), read back as −∞. */
 #define FS_GPU_NEG (-FLT_MAX)

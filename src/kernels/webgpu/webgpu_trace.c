@@ -3,6 +3,8 @@
  * to WebAssembly, in the page, where the host (fsgpu.js) runs the kernels. */
 #include "kernels/webgpu/webgpu.h"
 
+#include "kernels/records/records.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,9 +123,8 @@ fs_status fs_gpu_job_make(const fs_run *r, fs_gpu_job *job, char *why, size_t n)
     if (at->mask.is_tree) flags |= FS_GPU_F_TREE;
     if (job->kind == FS_GPU_TILED) {
         if (t.Bq < 1 || t.Bk < 1) return say(FS_ERR_TILE, why, n, fs_status_str(FS_ERR_TILE));
-        const int32_t Bk = t.Bk < at->n_kv ? t.Bk : at->n_kv;   /* slots of a record */
-        const int32_t n_kt = (at->n_kv + t.Bk - 1) / t.Bk;
-        const int64_t rec_len = FS_GPU_R_STATS + 2 * (int64_t)Bk + at->d_v;
+        const int32_t Bk = fs_records_slots(at, &t), n_kt = fs_records_n_kt(at, &t);
+        const int64_t rec_len = fs_records_len(at, &t);
         job->rec_floats = rows * n_kt * rec_len;
         P[FS_GPU_BQ] = (uint32_t)t.Bq;
         P[FS_GPU_BK] = (uint32_t)Bk;
@@ -213,86 +214,6 @@ static fs_status push_vecs(fs_trace *tr, fs_event *e, const double *s, const dou
         (o_new && (e->o_new = fs_trace_vec(tr, o_new, no)) < 0) || !fs_trace_push(tr, e))
         return fs_trace_error(tr);
     return FS_OK;
-}
-
-/* The (qt, kt) pair of head h: its TILE or SKIP, then a ROW per row of a computed tile. */
-static fs_status tiled_pair(const fs_gpu_job *job, const float *recs, int32_t h, int32_t qt, int32_t kt,
-                            double *o_prev, double *buf, fs_trace *tr)
-{
-    const fs_attn *at = &job->run.attn;
-    const fs_tiling *t = &job->run.tiling;
-    const int32_t n_kt = (int32_t)job->params[FS_GPU_N_KT], rec_len = (int32_t)job->params[FS_GPU_REC_LEN];
-    const int32_t slots = (int32_t)job->params[FS_GPU_BK], d_v = at->d_v;
-    const int32_t r0 = qt * t->Bq, r1 = r0 + t->Bq < at->n_q ? r0 + t->Bq : at->n_q;
-    const int32_t c0 = kt * t->Bk, c1 = c0 + t->Bk < at->n_kv ? c0 + t->Bk : at->n_kv, nc = c1 - c0;
-    const float *first = recs + (((int64_t)h * at->n_q + r0) * n_kt + kt) * rec_len;
-    fs_tile_class cls = (fs_tile_class)(int)first[FS_GPU_R_CLS];
-    if ((unsigned)cls > FS_TILE_SKIPPED) cls = FS_TILE_PARTIAL;   /* nonsense shows in the comparison */
-    fs_event e = fs_event_pair(cls == FS_TILE_SKIPPED ? FS_EV_SKIP : FS_EV_TILE, h, fs_attn_kv_head(at, h), qt, kt,
-                               r0, r1, c0, c1, cls);
-    e.reason = (fs_skip_reason)(int)first[FS_GPU_R_WHY];
-    if (!fs_trace_push(tr, &e)) return fs_trace_error(tr);
-    if (cls == FS_TILE_SKIPPED) return FS_OK;
-    double *s = buf, *p = s + nc, *o = p + nc;
-    for (int32_t i = r0; i < r1; i++) {
-        const float *rec = recs + (((int64_t)h * at->n_q + i) * n_kt + kt) * rec_len;
-        const float *rs = rec + FS_GPU_R_STATS, *rp = rs + slots, *ro = rp + slots;
-        fs_event w = fs_event_in_pair(FS_EV_ROW, &e);
-        w.row = i;
-        w.visible = (int32_t)rec[FS_GPU_R_VISIBLE];
-        w.m_old = from_f32(rec[FS_GPU_R_M_OLD]);
-        w.m_blk = from_f32(rec[FS_GPU_R_M_BLK]);
-        w.m_new = from_f32(rec[FS_GPU_R_M_NEW]);
-        w.l_old = rec[FS_GPU_R_L_OLD];
-        w.l_blk = rec[FS_GPU_R_L_BLK];
-        w.l_new = rec[FS_GPU_R_L_NEW];
-        w.alpha = rec[FS_GPU_R_ALPHA];
-        w.beta = rec[FS_GPU_R_BETA];
-        w.normalized = t->form == FS_FORM_NORMALIZED;
-        for (int32_t j = 0; j < nc; j++) {
-            s[j] = from_f32(rs[j]);
-            p[j] = rp[j];
-        }
-        for (int32_t c = 0; c < d_v; c++) o[c] = ro[c];
-        double *op = o_prev + ((int64_t)h * at->n_q + i) * d_v;
-        fs_status st = push_vecs(tr, &w, s, p, nc, op, NULL, o, d_v);
-        if (st != FS_OK) return st;
-        memcpy(op, o, sizeof(double) * (size_t)d_v);
-    }
-    return FS_OK;
-}
-
-static fs_status tiled_events(const fs_gpu_job *job, const float *recs, const float *O, const float *ml,
-                              fs_trace *tr)
-{
-    const fs_attn *at = &job->run.attn;
-    const fs_tiling *t = &job->run.tiling;
-    const int32_t n_kt = (int32_t)job->params[FS_GPU_N_KT], n_qt = (at->n_q + t->Bq - 1) / t->Bq, d_v = at->d_v;
-    const int64_t rows = (int64_t)at->n_q_heads * at->n_q;
-    double *o_prev = calloc((size_t)(rows * d_v), sizeof(double));
-    double *buf = malloc(sizeof(double) * (size_t)(2 * (int64_t)job->params[FS_GPU_BK] + d_v + 1));
-    fs_status st = o_prev && buf ? FS_OK : FS_ERR_NOMEM;
-    for (int32_t h = 0; h < at->n_q_heads && st == FS_OK; h++) {
-        const bool q_outer = t->order == FS_ORDER_Q_OUTER;
-        const int32_t outer = q_outer ? n_qt : n_kt, inner = q_outer ? n_kt : n_qt;
-        for (int32_t a = 0; a < outer && st == FS_OK; a++)
-            for (int32_t b = 0; b < inner && st == FS_OK; b++)
-                st = tiled_pair(job, recs, h, q_outer ? a : b, q_outer ? b : a, o_prev, buf, tr);
-    }
-    for (int64_t x = 0; x < rows && st == FS_OK; x++) {
-        fs_event e = fs_event_blank(FS_EV_OUT);
-        e.head = (int32_t)(x / at->n_q);
-        e.kv_head = fs_attn_kv_head(at, e.head);
-        e.row = (int32_t)(x % at->n_q);
-        e.m_new = from_f32(ml[2 * x]);
-        e.l_new = ml[2 * x + 1];
-        e.normalized = true;
-        for (int32_t c = 0; c < d_v; c++) buf[c] = O[x * d_v + c];
-        st = push_vecs(tr, &e, NULL, NULL, 0, NULL, NULL, buf, d_v);
-    }
-    free(o_prev);
-    free(buf);
-    return st;
 }
 
 static fs_status decode_events(const fs_gpu_job *job, const float *recs, const float *node, const float *O,
@@ -420,7 +341,15 @@ fs_status fs_gpu_job_events(const fs_gpu_job *job, const float *rec, const float
         }
     }
     if (!tr) return FS_OK;
-    fs_status st = job->kind == FS_GPU_TILED ? tiled_events(job, rec, O, ml, tr) : decode_events(job, rec, node, O, tr);
+    fs_status st;
+    if (job->kind == FS_GPU_TILED) {
+        /* fwd_trace.wgsl writes the CUDA trace's records (records.h); m and ℓ interleaved in ml */
+        const fs_records r = {rec, (int32_t)job->params[FS_GPU_N_KT], (int32_t)job->params[FS_GPU_REC_LEN],
+                              (int32_t)job->params[FS_GPU_BK], O, ml, ml + 1, 2};
+        st = fs_records_events(at, &job->run.tiling, &r, tr);
+    } else {
+        st = decode_events(job, rec, node, O, tr);
+    }
     if (st != FS_OK && res) fs_result_free(res);
     return st;
 }
