@@ -564,12 +564,15 @@
     x.fillRect(0, 0, c.width, c.height);
     const rows = res.rows.filter((r) => !r.error);
     const groups = [['prefill', 'TFLOP/s', (r) => r.tflops, res.probe.fma_tflops, 'FMA'], ['decode', 'GB/s', (r) => r.gbps, res.probe.copy_gbps, 'copy']];
-    const colors = {'prefill-v1': '#9aa0ab', 'prefill-v2': '#d2a8ff', 'prefill-v3': '#6cb6ff', 'decode-v1': '#9aa0ab', 'decode-v2': '#6cb6ff',
-                    'akunu-parallel': '#f0b72f', 'akunu-fast': '#57ab5a', 'akunu-standard': '#e5534b'};
+    /* one colour a kernel, in the order the kernels first appear in their group */
+    const palette = ['#6cb6ff', '#f0b72f', '#57ab5a', '#e5534b', '#d2a8ff', '#9aa0ab', '#39c5cf', '#ff9bce', '#c69026', '#8ddb8c'];
+    const namesOf = (kind) => [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.kernel))];
+    const legendRows = Math.max(1, ...groups.map(([kind]) => Math.ceil(namesOf(kind).length / 3)));
     const half = c.width / 2;
     groups.forEach(([kind, unit, val, limit, limitName], gi) => {
       const rs = rows.filter((r) => r.kind === kind);
-      const x0 = gi * half + 40, w = half - 60, h = c.height - 50, top = 20;
+      const names = namesOf(kind), color = (n) => palette[names.indexOf(n) % palette.length];
+      const x0 = gi * half + 40, w = half - 60, top = 20, h = c.height - top - 14 * legendRows - 10;
       const max = Math.max(limit || 0, ...rs.map(val), 1e-9);
       x.fillStyle = '#e6e6e6';
       x.font = '12px "DejaVu Sans", sans-serif';
@@ -577,7 +580,7 @@
       const bw = rs.length ? w / rs.length : w;
       rs.forEach((r, k) => {
         const bh = (val(r) / max) * h;
-        x.fillStyle = colors[r.kernel] || '#6cb6ff';
+        x.fillStyle = color(r.kernel);
         x.fillRect(x0 + k * bw + 1, top + h - bh, Math.max(1, bw - 2), bh);
       });
       if (limit) {
@@ -587,9 +590,7 @@
         x.lineTo(x0 + w, top + h - (limit / max) * h);
         x.stroke();
       }
-      x.fillStyle = '#9aa0ab';
-      const names = [...new Set(rs.map((r) => r.kernel))];
-      names.forEach((n, k) => { x.fillStyle = colors[n] || '#6cb6ff'; x.fillText(n, x0 + (k % 3) * (w / 3), top + h + 14 + 14 * Math.floor(k / 3)); });
+      names.forEach((n, k) => { x.fillStyle = color(n); x.fillText(n, x0 + (k % 3) * (w / 3), top + h + 14 + 14 * Math.floor(k / 3)); });
     });
   }
 
