@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/check.h"
 #include "engine/decode.h"
+#include "engine/fp8.h"
 #include "engine/lowp.h"
 #include "engine/paged.h"
 #include "engine/reference.h"
@@ -226,6 +228,54 @@ START_TEST(test_kv_cache_paged)
 }
 END_TEST
 
+/* The engine's e4m3 cache judged by fs_check_judge with kv_only (check --dtype e4m3 --kv-only):
+ * it passes, and a copy whose rows were left undivided by ℓ is diagnosed as unnormalized. The
+ * inputs are what the kernel holds: Q float16, K and V e4m3 values times one descale per tensor
+ * (one KV head, so the engine's per-head scales are those descales). */
+START_TEST(test_kv_cache_judged)
+{
+    uint64_t seed = fs_test_seed() + 31u * (uint64_t)_i;
+    fs_rng r = {seed};
+    const int32_t HQ = fs_rng_int(&r, 1, 4), n_q = fs_rng_int(&r, 1, 3), n_kv = fs_rng_int(&r, 40, 300);
+    const int32_t d = fs_rng_int(&r, 4, 32), dv = fs_rng_int(&r, 4, 16);
+    double *Q = malloc(sizeof(double) * (size_t)HQ * n_q * d), *K = malloc(sizeof(double) * (size_t)n_kv * d);
+    double *V = malloc(sizeof(double) * (size_t)n_kv * dv), *O = malloc(sizeof(double) * (size_t)HQ * n_q * dv);
+    double *l = malloc(sizeof(double) * (size_t)HQ * n_q);
+    const double ks = fs_rng_uniform(&r, 0.5, 3) / 448, vs = pow(2.0, fs_rng_uniform(&r, -8, 4));   /* |K| ≤ 3 */
+    for (int32_t e = 0; e < HQ * n_q * d; e++) Q[e] = fs_lowp_round(FS_LOWP_F16, fs_rng_uniform(&r, -2, 2));
+    /* e4m3 values with one of them 448, so that the engine's scale amax / 448 is the descale */
+    for (int32_t e = 0; e < n_kv * d; e++) K[e] = (e ? fs_fp8_round(FS_FP8_E4M3, fs_rng_uniform(&r, -448, 448)) : 448) * ks;
+    for (int32_t e = 0; e < n_kv * dv; e++) V[e] = (e ? fs_fp8_round(FS_FP8_E4M3, fs_rng_uniform(&r, -448, 448)) : -448) * vs;
+    fs_attn a = fs_attn_make(n_q, n_kv, d, dv);
+    a.n_q_heads = HQ;
+    a.Q = Q;
+    a.K = K;
+    a.V = V;
+    a.mask.kind = _i % 2 ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    fs_decoding dc = random_decoding(&r);
+    dc.Bk = fs_rng_int(&r, 16, 64);
+    fs_kv_store kv = {FS_KV_E4M3, 0};
+    ck_assert_int_eq(fs_decode_kv(&a, &dc, &kv, NULL, O, NULL, l, NULL), FS_OK);
+    fs_check_opts o = fs_check_opts_default();
+    o.prec = FS_PREC_E4M3;
+    o.kv_only = true;
+    o.fp8_scale[1] = ks;
+    o.fp8_scale[2] = vs;
+    o.threads = 1;
+    fs_check_result res;
+    ck_assert_int_eq(fs_check_judge(&a, O, &o, &res), FS_OK);
+    FS_ASSERT_SEED(res.pass, seed, "the engine's e4m3 cache fails check --kv-only: %.3g over %.3g (%s)", res.max_abs_err,
+                   res.tolerance, res.detail);
+    fs_check_result_free(&res);
+    for (int32_t e = 0; e < HQ * n_q * dv; e++) O[e] *= l[e / dv];   /* the division by ℓ undone */
+    ck_assert_int_eq(fs_check_judge(&a, O, &o, &res), FS_OK);
+    FS_ASSERT_SEED(!res.pass && res.diag == FS_DIAG_UNNORMALIZED, seed, "undivided rows: %s, %s", res.pass ? "pass" : "fail",
+                   fs_diag_str(res.diag));
+    fs_check_result_free(&res);
+    free(Q); free(K); free(V); free(O); free(l);
+}
+END_TEST
+
 /* Bad input: an unknown format, a negative page size, a soft-cap, a value beyond float16, a page
  * size that is not the paged cache's. */
 START_TEST(test_kv_cache_errors)
@@ -275,6 +325,7 @@ Suite *kvcache_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_kv_cache_against_reference, 0, 6);
     tcase_add_loop_test(tc, test_kv_cache_paged, 0, 6);
+    tcase_add_loop_test(tc, test_kv_cache_judged, 0, 4);
     tcase_add_test(tc, test_kv_cache_errors);
     suite_add_tcase(s, tc);
     return s;
