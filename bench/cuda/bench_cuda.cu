@@ -46,7 +46,7 @@
  * the float16 inputs printed; it is timed beside prefill versions 14 and 17 (d = 128) or 11, 17
  * and 18 (d = 256) on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
  *
- * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: version 1 contiguous, 2 paged) is
+ * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: versions 1 and 3 contiguous, 2 and 4 paged) is
  * checked on ten shapes (d = 64 and 128, GQA 2 to 8, page sizes 16 to 256, ragged lengths)
  * against the float64 reference of the dequantized cache it read (float16's tolerance), with its
  * RMSE against the reference of the float16 values before quantization printed beside the
@@ -535,8 +535,8 @@ static float quant_e4m3(const double *x, size_t n, size_t stride, int d, uint8_t
 }
 
 /* The e4m3-cache versions against the float64 reference of the values they read (dequantized;
- * float16's tolerance), on a contiguous cache (P = 0: version 1, one descale pair per head) or
- * a paged one (P > 0: version 2, one pair per page and head; pages shuffled among spare pages of
+ * float16's tolerance), on a contiguous cache (P = 0: versions 1, 3, one descale pair per head)
+ * or a paged one (P > 0: versions 2, 4, one pair per page and head; pages shuffled among spare pages of
  * other values, lengths ragged when asked). Printed beside: the RMSE against the reference of the
  * float16 values before quantization, and the float16 decode's (version 7, or 10 paged) on them. */
 static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged)
@@ -624,7 +624,7 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
         p.page_size = P; p.n_pages = c.n_pages; p.blocks_per_seq = c.bps; p.block_table = dtab;
         p.seq_lens = ragged ? dlens : NULL;
     }
-    const int v8 = P ? 2 : 1, v16 = P ? 10 : 7;
+    const int v16 = P ? 10 : 7;
     auto rmse16 = [&](const std::vector<uint16_t> &o) {
         double num = 0;
         for (size_t i = 0; i < nQ; i++) num += (from16(o[i], dt) - ref16[i]) * (from16(o[i], dt) - ref16[i]);
@@ -640,24 +640,27 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
     }
     cudaGetLastError();
     cudaFree(work);
-    CU(cudaMalloc(&work, fs_cuda_decode_fp8_workspace(&p, v8)));
-    CU(cudaMemset(dO, 0xff, nQ * 2));
-    CU(cudaMemset(work, 0xff, fs_cuda_decode_fp8_workspace(&p, v8)));
-    fs_status st = fs_cuda_decode_fp8_run(&p, v8, dQ, dK, dV, dsc, dO, work, why, sizeof why);
-    if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
-    if (st != FS_OK) {
-        printf("FAIL decode_e4m3 v%d: %s %s\n", v8, why, cudaGetErrorString(cudaGetLastError()));
-        g_fail++;
-    } else {
-        CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
-        const double e = rel_err(Ob, ref.data(), nQ, dt);
-        const bool ok = e <= tol_of(dt);
-        printf("%s decode_e4m3 v%d d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d %s rel.err %.2e (tol %.0e) rmse vs the float16 "
-               "cache's reference %.3e (float16 decode v%d: %.3e)\n", ok ? "ok  " : "FAIL", v8, d, B, Hq, Hkv, nkv, P,
-               ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
-        if (!ok) g_fail++;
+    for (int v8 = 1; v8 <= fs_cuda_decode_fp8_versions(); v8++) {
+        if (fs_cuda_decode_fp8_version_paged(v8) != (P > 0)) continue;
+        CU(cudaMalloc(&work, fs_cuda_decode_fp8_workspace(&p, v8)));
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(work, 0xff, fs_cuda_decode_fp8_workspace(&p, v8)));
+        fs_status st = fs_cuda_decode_fp8_run(&p, v8, dQ, dK, dV, dsc, dO, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL decode_e4m3 v%d: %s %s\n", v8, why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+        } else {
+            CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+            const double e = rel_err(Ob, ref.data(), nQ, dt);
+            const bool ok = e <= tol_of(dt);
+            printf("%s decode_e4m3 v%d d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d %s rel.err %.2e (tol %.0e) rmse vs the "
+                   "float16 cache's reference %.3e (float16 decode v%d: %.3e)\n", ok ? "ok  " : "FAIL", v8, d, B, Hq, Hkv,
+                   nkv, P, ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
+            if (!ok) g_fail++;
+        }
+        cudaFree(work);
     }
-    cudaFree(work);
     cudaFree(dQ); cudaFree(dO); cudaFree(dK); cudaFree(dV); cudaFree(dK16); cudaFree(dV16); cudaFree(dsc);
     if (dtab) cudaFree(dtab);
     if (dlens) cudaFree(dlens);
@@ -1454,8 +1457,8 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
 }
 
 /* The decode over an e4m3 cache beside the float16 decode, the same sequences in four layouts:
- * float16 contiguous (version 9, or 7 off Hopper), e4m3 contiguous (e4m3 version 1), float16
- * paged (version 10) and e4m3 paged (e4m3 version 2), pages of P tokens in a shuffled order;
+ * float16 contiguous (version 9, or 7 off Hopper), e4m3 contiguous (e4m3 versions 1, 3), float16
+ * paged (version 10) and e4m3 paged (e4m3 versions 2, 4), pages of P tokens in a shuffled order;
  * timed in interleaved rounds (5 rounds of 20 calls, medians). Bytes counted as read: K and V
  * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
  * table). Tokens per second: B / the call's time (one new token per sequence a call). The
@@ -1504,45 +1507,58 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         cudaGetLastError();
         cudaFree(w);
     }
-    void *w[4];
-    CU(cudaMalloc(&w[0], fs_cuda_decode_workspace(&c, v16)));
-    CU(cudaMalloc(&w[1], fs_cuda_decode_fp8_workspace(&c, 1)));
-    CU(cudaMalloc(&w[2], fs_cuda_decode_workspace(&q, 10)));
-    CU(cudaMalloc(&w[3], fs_cuda_decode_fp8_workspace(&q, 2)));
-    fs_status st[4];
-    auto run = [&](int k) {
+    /* the kernels: float16 contiguous, the contiguous e4m3 versions, float16 paged, the paged ones */
+    struct kern { bool e4m3, paged; int v; void *w; fs_status st; };
+    std::vector<kern> ks;
+    ks.push_back({false, false, v16, NULL, FS_OK});
+    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, NULL, FS_OK});
+    ks.push_back({false, true, 10, NULL, FS_OK});
+    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+        if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, NULL, FS_OK});
+    const int nk = (int)ks.size();
+    for (kern &k : ks) {
+        const fs_cuda_decode *pp = k.paged ? &q : &c;
+        CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
+    }
+    auto run = [&](int i) {
         char x[64];
-        switch (k) {
-        case 0: st[0] = fs_cuda_decode_run(&c, v16, dQ, K16, V16, dO, w[0], x, sizeof x); break;
-        case 1: st[1] = fs_cuda_decode_fp8_run(&c, 1, dQ, K8, V8, sc, dO, w[1], x, sizeof x); break;
-        case 2: st[2] = fs_cuda_decode_run(&q, 10, dQ, pK16, pV16, dO, w[2], x, sizeof x); break;
-        default: st[3] = fs_cuda_decode_fp8_run(&q, 2, dQ, pK8, pV8, psc, dO, w[3], x, sizeof x); break;
-        }
+        kern &k = ks[i];
+        if (!k.e4m3) k.st = fs_cuda_decode_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
+        else k.st = fs_cuda_decode_fp8_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
     };
-    for (int k = 0; k < 4; k++) run(k);
-    const bool ran = cudaDeviceSynchronize() == cudaSuccess && st[0] == FS_OK && st[1] == FS_OK && st[2] == FS_OK && st[3] == FS_OK;
+    bool ran = true;
+    for (int i = 0; i < nk; i++) run(i);
+    ran = cudaDeviceSynchronize() == cudaSuccess;
+    for (const kern &k : ks) ran = ran && k.st == FS_OK;
     if (!ran) {
-        printf("FAIL decode_fp8 timing: %s (statuses %d %d %d %d)\n", cudaGetErrorString(cudaGetLastError()), st[0], st[1],
-               st[2], st[3]);
+        printf("FAIL decode_fp8 timing: %s\n", cudaGetErrorString(cudaGetLastError()));
         g_fail++;
     } else {
-        std::vector<float> t[4];
+        std::vector<std::vector<float>> t(nk);
         for (int round = 0; round < 5; round++)
-            for (int k = 0; k < 4; k++) t[k].push_back(time_ms([&] { run(k); }, 3, 20));
-        float ms[4], b2b[4];
-        for (int k = 0; k < 4; k++) { ms[k] = median(t[k]); b2b[k] = time_b2b_ms([&] { run(k); }, 50); }
-        const double bytes[4] = {4.0 * nK, 2.0 * nK + 8.0 * B * Hkv, 4.0 * nK, 2.0 * nK + 8.0 * n_pages * Hkv};
-        const char *name[4] = {"f16", "e4m3", "f16_paged", "e4m3_paged"};
-        const int ver[4] = {v16, 1, 10, 2};
-        for (int k = 0; k < 4; k++)
-            printf("RESULT decode_fp8 kernel=%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
-                   "tok_s=%.0f vs_f16=%.2f\n", name[k], ver[k], d, B, Hq, Hkv, nkv, k >= 2 ? P : 0, ms[k] * 1e3,
-                   bytes[k] / (ms[k] * 1e-3) / 1e12, b2b[k] * 1e3, B / (ms[k] * 1e-3), ms[k & 2] / ms[k]);
-        printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d e4m3_paged_vs_contiguous=%.3f f16_paged_vs_contiguous=%.3f\n",
-               d, B, nkv, P, ms[1] / ms[3], ms[0] / ms[2]);
+            for (int i = 0; i < nk; i++) t[i].push_back(time_ms([&] { run(i); }, 3, 20));
+        std::vector<float> ms(nk), b2b(nk);
+        for (int i = 0; i < nk; i++) { ms[i] = median(t[i]); b2b[i] = time_b2b_ms([&] { run(i); }, 50); }
+        float f16c = 0, f16p = 0, e8c = 1e30f, e8p = 1e30f;
+        for (int i = 0; i < nk; i++) {
+            if (!ks[i].e4m3) (ks[i].paged ? f16p : f16c) = ms[i];
+            else if (ks[i].paged) e8p = std::min(e8p, ms[i]);
+            else e8c = std::min(e8c, ms[i]);
+        }
+        for (int i = 0; i < nk; i++) {
+            const kern &k = ks[i];
+            const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
+            printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
+                   "tok_s=%.0f vs_f16=%.2f\n", k.e4m3 ? "e4m3" : "f16", k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv,
+                   k.paged ? P : 0, ms[i] * 1e3, bytes / (ms[i] * 1e-3) / 1e12, b2b[i] * 1e3, B / (ms[i] * 1e-3),
+                   (k.paged ? f16p : f16c) / ms[i]);
+        }
+        printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d e4m3_paged_vs_contiguous=%.3f f16_paged_vs_contiguous=%.3f "
+               "(best versions)\n", d, B, nkv, P, e8c / e8p, f16c / f16p);
     }
     fflush(stdout);
-    for (int k = 0; k < 4; k++) cudaFree(w[k]);
+    for (kern &k : ks) cudaFree(k.w);
     cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(pK16); cudaFree(pV16);
     cudaFree(K8); cudaFree(V8); cudaFree(pK8); cudaFree(pV8); cudaFree(sc); cudaFree(psc); cudaFree(dtab);
 }

@@ -101,19 +101,22 @@ def main():
     if d8:
         cp = max((float(kv["tbps"]) for kv in copy if "tbps" in kv), default=None)
         print()
-        print("| e4m3-cache decode (B, Hq/Hkv, n_kv, d) | page | f16 µs | e4m3 µs | f16 TB/s | e4m3 TB/s "
+        print("| e4m3-cache decode (B, Hq/Hkv, n_kv, d) | page | f16 µs | e4m3 version | e4m3 µs | f16 TB/s | e4m3 TB/s "
               "| e4m3 / copy | tokens/s f16 | tokens/s e4m3 | e4m3 / f16 | SDPA f16 µs |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for i in range(0, len(d8) - 1):
-            a, b = d8[i], d8[i + 1]
-            if not (a["kernel"] in ("f16", "f16_paged") and b["kernel"] == ("e4m3" if a["kernel"] == "f16" else "e4m3_paged")):
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        a = None   # the float16 line the e4m3 lines after it compare with
+        for b in d8:
+            if b["kernel"] in ("f16", "f16_paged"):
+                a = b
+                continue
+            if a is None:
                 continue
             torch = [kv2.get("us") for k2, kv2, _ in sdpa if k2 == "sdpa_decode" and kv2.get("nkv") == a["nkv"]
                      and kv2.get("B") == a["B"] and kv2.get("dtype") == "f16" and "us" in kv2]
             frac = f"{float(b['tbps']) / cp:.0%}" if cp else "–"
             print(f"| {a['B']}, {a['Hq']}/{a['Hkv']}, {a['nkv']}, {a['d']} | {b['page']} | {a['us']} (v{a['v']}) "
-                  f"| {b['us']} | {a['tbps']} | {b['tbps']} | {frac} | {a['tok_s']} | {b['tok_s']} | {b['vs_f16']}× "
-                  f"| {min(torch, key=float) if torch else '–'} |")
+                  f"| v{b['v']} | {b['us']} | {a['tbps']} | {b['tbps']} | {frac} | {a['tok_s']} | {b['tok_s']} "
+                  f"| {b['vs_f16']}× | {min(torch, key=float) if torch else '–'} |")
         for kv in ours:
             if kv[0] == "decode_fp8_paged":
                 p = kv[1]

@@ -35,6 +35,9 @@
  *      table, fs_cuda_decode's page fields): each TMA box follows the table. Splits are whole
  *      64-key tiles, so a tile never straddles a page boundary it does not own.
  *
+ * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run) has versions of its own, numbered
+ * apart: see "The e4m3 KV cache" below.
+ *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
  * keys is scored (S into shared memory), folded into the running (m, ℓ) per query head, then
@@ -506,6 +509,8 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
  *     score's dot product is permuted (Q's fragment the same way), the keys of P V are taken in
  *     the order a thread's four rows come, and the output columns of P V are permuted and put
  *     back when the partial is written (d = n · D/8 + n-tile).
+ *  e4m3 versions 3 and 4: versions 1 and 2 with two steps' loads in flight instead of one (8 KiB
+ *     a warp at d = 128: more bytes in flight for the same occupancy, about 230 registers).
  *  e4m3 version 2: version 1 on a paged pool (vLLM's layout, as version 10) with one pair of
  *     descales per page and KV head: the split's table entries and scales are staged in shared
  *     memory first; a warp's 16 keys lie in one page (pages of 16, 32 or multiples of 64 keys),
@@ -639,9 +644,11 @@ __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const u
         }
 }
 
-/* grid (splits, n_kv_heads, batch), 4 warps. PAGED: e4m3 version 2, else 1. scales: (batch,
- * n_kv_heads, 2) or (n_pages, n_kv_heads, 2). Writes the split's partial as version 7 does. */
-template <int D, bool PAGED>
+/* grid (splits, n_kv_heads, batch), 4 warps. PAGED: e4m3 versions 2 and 4, else 1 and 3; AHEAD:
+ * the steps whose loads are in flight while one is computed (1: versions 1, 2; 2: versions 3, 4).
+ * scales: (batch, n_kv_heads, 2) or (n_pages, n_kv_heads, 2). Writes the split's partial as
+ * version 7 does. */
+template <int D, bool PAGED, int AHEAD>
 __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const __half *__restrict__ Q,
                                                          const uint8_t *__restrict__ K, const uint8_t *__restrict__ V,
                                                          const float *__restrict__ scales, float *__restrict__ part)
@@ -709,11 +716,17 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
     const float sc2_head = p.scale2 * 256.f;
     float sv_cur = sv;
     int kb = j0 + 16 * warp;
-    kv8_regs<D> cur, next;
+    kv8_regs<D> cur, next, next2;
     if (kb < j1) kv8_load<D>(next, where, kb, j1, g, t4);
+    if (AHEAD == 2 && kb + 64 < j1) kv8_load<D>(next2, where, kb + 64, j1, g, t4);
     for (; kb < j1; kb += 64) {
         cur = next;
-        if (kb + 64 < j1) kv8_load<D>(next, where, kb + 64, j1, g, t4);   /* one step ahead */
+        if constexpr (AHEAD == 2) {   /* two steps ahead */
+            next = next2;
+            if (kb + 128 < j1) kv8_load<D>(next2, where, kb + 128, j1, g, t4);
+        } else {                      /* one step ahead */
+            if (kb + 64 < j1) kv8_load<D>(next, where, kb + 64, j1, g, t4);
+        }
         float sc2 = sc2_head * sk, rescale = 1.f;
         if constexpr (PAGED) {
             const int i = kb / p.page_size - where.blk0;
@@ -1007,7 +1020,11 @@ static const char *decode_fp8_lines[] = {
     "converted there; descales in the score scale and the output",
     "e4m3 cache, paged: version 1 through the block table, the split's pages and per-page descales "
     "staged in shared memory",
+    "version 1 with two steps' loads in flight (8 KiB a warp at d = 128)",
+    "version 2 with two steps' loads in flight",
 };
+
+extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
 
 extern "C" int fs_cuda_decode_fp8_versions(void) { return (int)(sizeof decode_fp8_lines / sizeof *decode_fp8_lines); }
 
@@ -1016,9 +1033,9 @@ extern "C" const char *fs_cuda_decode_fp8_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_fp8_versions() ? decode_fp8_lines[v - 1] : "?";
 }
 
-template <int D, bool PAGED> static int kv8_occupancy(const decode_params &p)
+template <int D, bool PAGED, int AHEAD> static int kv8_occupancy(const decode_params &p)
 {
-    auto kern = decode_kv8<D, PAGED>;
+    auto kern = decode_kv8<D, PAGED, AHEAD>;
     const size_t smem = kv8_smem<D>(p, PAGED);
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
@@ -1037,7 +1054,7 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
     p.n_kv_heads = pp->n_kv_heads;
     p.n_kv = pp->n_kv;
     p.scale2 = pp->scale * FS_LOG2E;
-    p.page_size = version == 2 ? pp->page_size : 0;
+    p.page_size = version % 2 == 0 ? pp->page_size : 0;
     p.blocks_per_seq = pp->blocks_per_seq;
     p.block_table = pp->block_table;
     p.seq_lens = pp->seq_lens;
@@ -1049,8 +1066,17 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         decode_params q = p;
         q.split_len = 256;   /* the staging room of a typical split, for the occupancy */
         q.page_size = p.page_size > 0 ? p.page_size : 16;
-        const int per_sm = pp->d == 64 ? (version == 2 ? kv8_occupancy<64, true>(q) : kv8_occupancy<64, false>(q))
-                                       : (version == 2 ? kv8_occupancy<128, true>(q) : kv8_occupancy<128, false>(q));
+        int per_sm;
+        switch (version * 1000 + pp->d) {
+        case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
+        case 2064: per_sm = kv8_occupancy<64, true, 1>(q); break;
+        case 3064: per_sm = kv8_occupancy<64, false, 2>(q); break;
+        case 4064: per_sm = kv8_occupancy<64, true, 2>(q); break;
+        case 1128: per_sm = kv8_occupancy<128, false, 1>(q); break;
+        case 2128: per_sm = kv8_occupancy<128, true, 1>(q); break;
+        case 3128: per_sm = kv8_occupancy<128, false, 2>(q); break;
+        default: per_sm = kv8_occupancy<128, true, 2>(q); break;
+        }
         long blocks = (long)pp->batch * pp->n_kv_heads, s = (long)sms * per_sm / blocks;
         long most = (pp->n_kv + 256 - 1) / 256;
         if (s > most) s = most;
@@ -1068,11 +1094,11 @@ extern "C" size_t fs_cuda_decode_fp8_workspace(const fs_cuda_decode *p, int vers
     return sizeof(float) * (size_t)p->batch * p->n_q_heads * q.splits * (p->d + 2);
 }
 
-template <int D, bool PAGED>
+template <int D, bool PAGED, int AHEAD>
 static fs_status kv8_launch(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
                             const void *V8, const float *scales, void *O, float *work, char *why, size_t n)
 {
-    auto kern = decode_kv8<D, PAGED>;
+    auto kern = decode_kv8<D, PAGED, AHEAD>;
     const size_t smem = kv8_smem<D>(p, PAGED);
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC_THREADS, smem>>>(
@@ -1101,11 +1127,11 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
                                        "d = 64 or 128");
         return FS_ERR_ARG;
     }
-    const bool paged = version == 2;
+    const bool paged = fs_cuda_decode_fp8_version_paged(version);
     if (paged != (p->page_size > 0)) {
-        if (why && n) snprintf(why, n, paged ? "e4m3-cache version 2 reads a paged cache: set page_size, n_pages, "
+        if (why && n) snprintf(why, n, paged ? "e4m3-cache version %d reads a paged cache: set page_size, n_pages, "
                                                "blocks_per_seq and block_table"
-                                             : "e4m3-cache version 1 reads a contiguous cache, not a paged one");
+                                             : "e4m3-cache version %d reads a contiguous cache, not a paged one", version);
         return FS_ERR_ARG;
     }
     if (paged) {
@@ -1119,9 +1145,14 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     }
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
-    if (p->d == 64)
-        return paged ? kv8_launch<64, true>(p, q, Q, K8, V8, kv_scales, O, w, why, n)
-                     : kv8_launch<64, false>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
-    return paged ? kv8_launch<128, true>(p, q, Q, K8, V8, kv_scales, O, w, why, n)
-                 : kv8_launch<128, false>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    switch (version * 1000 + p->d) {
+    case 1064: return kv8_launch<64, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 2064: return kv8_launch<64, true, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 3064: return kv8_launch<64, false, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 4064: return kv8_launch<64, true, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 1128: return kv8_launch<128, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 2128: return kv8_launch<128, true, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 3128: return kv8_launch<128, false, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    default: return kv8_launch<128, true, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    }
 }
