@@ -47,41 +47,132 @@ void fs_decode_merge(double m_a, double l_a, const double *o_a, double m_b, doub
     *l = ll;
 }
 
-typedef struct {
-    double *m, *l, *o;   /* (nodes), (nodes), (nodes, d_v) */
-} states;
-
-static fs_status push_merge(fs_trace *tr, const fs_attn *a, int32_t h, int32_t i, states *st,
-                            int32_t x, int32_t y, int32_t id, int32_t level, fs_form form)
+/* The events both decodes record (fs_decode in float64, fs_decode_kv in float32): a split's
+ * partial, a merge and the output, without their vectors. */
+static fs_event partial_event(int32_t h, int32_t kvh, int32_t i, int32_t p, int32_t first, int32_t end, int32_t stride,
+                              fs_tile_class cls, fs_skip_reason why, int32_t visible, double m, double l, int32_t n,
+                              int32_t d_v, fs_form form)
 {
-    const int32_t d_v = a->d_v;
-    double ca, cb;
-    fs_decode_merge(st->m[x], st->l[x], st->o + (size_t)x * d_v, st->m[y], st->l[y],
-                    st->o + (size_t)y * d_v, d_v, form, &st->m[id], &st->l[id],
-                    st->o + (size_t)id * d_v, &ca, &cb);
-    if (!tr) return FS_OK;
+    fs_event e = fs_event_blank(FS_EV_PARTIAL);
+    e.head = h;
+    e.kv_head = kvh;
+    e.row = i;
+    e.kt = p;
+    e.id = p;
+    e.c0 = first;
+    e.c1 = end;
+    e.stride = stride;
+    e.cls = cls;
+    e.reason = why;
+    e.visible = visible;
+    e.m_new = m;
+    e.l_new = l;
+    e.n_s = n;
+    e.n_o = d_v;
+    e.normalized = form == FS_FORM_NORMALIZED;
+    return e;
+}
+
+/* x and y merged into id: (m, ℓ) before (x), of the block (y) and after (id), the factors. */
+static fs_event merge_event(int32_t h, int32_t kvh, int32_t i, int32_t x, int32_t y, int32_t id, int32_t level,
+                            const double ml[6], double c_a, double c_b, int32_t d_v, fs_form form)
+{
     fs_event e = fs_event_blank(FS_EV_MERGE);
     e.head = h;
-    e.kv_head = fs_attn_kv_head(a, h);
+    e.kv_head = kvh;
     e.row = i;
     e.a = x;
     e.b = y;
     e.id = id;
     e.level = level;
-    e.m_old = st->m[x];
-    e.l_old = st->l[x];
-    e.m_blk = st->m[y];
-    e.l_blk = st->l[y];
-    e.m_new = st->m[id];
-    e.l_new = st->l[id];
-    e.alpha = ca;
-    e.beta = cb;
+    e.m_old = ml[0];
+    e.l_old = ml[1];
+    e.m_blk = ml[2];
+    e.l_blk = ml[3];
+    e.m_new = ml[4];
+    e.l_new = ml[5];
+    e.alpha = c_a;
+    e.beta = c_b;
     e.n_o = d_v;
     e.normalized = form == FS_FORM_NORMALIZED;
-    if ((e.o_old = fs_trace_vec(tr, st->o + (size_t)x * d_v, d_v)) < 0 ||
-        (e.o_blk = fs_trace_vec(tr, st->o + (size_t)y * d_v, d_v)) < 0 ||
-        (e.o_new = fs_trace_vec(tr, st->o + (size_t)id * d_v, d_v)) < 0 || !fs_trace_push(tr, &e))
-        return fs_trace_error(tr);
+    return e;
+}
+
+static fs_event out_event(int32_t h, int32_t kvh, int32_t i, int32_t root, double m, double l, int32_t d_v)
+{
+    fs_event e = fs_event_blank(FS_EV_OUT);
+    e.head = h;
+    e.kv_head = kvh;
+    e.row = i;
+    e.id = root;
+    e.m_new = m;
+    e.l_new = l;
+    e.n_o = d_v;
+    e.normalized = true;
+    return e;
+}
+
+/* Phase 2's order: nsp partials (nodes 0 … nsp − 1) merged left to right or as a pairwise tree,
+ * each merge making the next node id; merge(ctx, x, y, id, level) does one. The root in *root.
+ * live: room for nsp ids. */
+typedef fs_status (*merge_fn)(const void *ctx, int32_t x, int32_t y, int32_t id, int32_t level);
+
+static fs_status merge_all(fs_merge order, int32_t nsp, int32_t *live, merge_fn merge, const void *ctx, int32_t *root)
+{
+    fs_status st = FS_OK;
+    int32_t next = nsp;
+    *root = 0;
+    if (order == FS_MERGE_SEQUENTIAL) {
+        for (int32_t p = 1; p < nsp && st == FS_OK; p++) {
+            st = merge(ctx, *root, p, next, p - 1);
+            *root = next++;
+        }
+        return st;
+    }
+    int32_t n = nsp, level = 0;
+    for (int32_t p = 0; p < nsp; p++) live[p] = p;
+    while (n > 1 && st == FS_OK) {
+        int32_t k = 0;
+        for (int32_t p = 0; p + 1 < n && st == FS_OK; p += 2) {
+            st = merge(ctx, live[p], live[p + 1], next, level);
+            live[k++] = next++;
+        }
+        if (n % 2) live[k++] = live[n - 1];   /* the odd one waits a level */
+        n = k;
+        level++;
+    }
+    *root = live[0];
+    return st;
+}
+
+typedef struct {
+    double *m, *l, *o;   /* (nodes), (nodes), (nodes, d_v) */
+} states;
+
+/* fs_decode's merge (float64) of nodes x and y into id, and its MERGE event. */
+typedef struct {
+    fs_trace *tr;
+    const fs_attn *a;
+    int32_t h, i;
+    states *st;
+    fs_form form;
+} merge_ctx;
+
+static fs_status push_merge(const void *ctx, int32_t x, int32_t y, int32_t id, int32_t level)
+{
+    const merge_ctx *k = ctx;
+    const int32_t d_v = k->a->d_v;
+    states *st = k->st;
+    double ca, cb;
+    fs_decode_merge(st->m[x], st->l[x], st->o + (size_t)x * d_v, st->m[y], st->l[y], st->o + (size_t)y * d_v, d_v,
+                    k->form, &st->m[id], &st->l[id], st->o + (size_t)id * d_v, &ca, &cb);
+    if (!k->tr) return FS_OK;
+    const double ml[6] = {st->m[x], st->l[x], st->m[y], st->l[y], st->m[id], st->l[id]};
+    fs_event e = merge_event(k->h, fs_attn_kv_head(k->a, k->h), k->i, x, y, id, level, ml, ca, cb, d_v, k->form);
+    if ((e.o_old = fs_trace_vec(k->tr, st->o + (size_t)x * d_v, d_v)) < 0 ||
+        (e.o_blk = fs_trace_vec(k->tr, st->o + (size_t)y * d_v, d_v)) < 0 ||
+        (e.o_new = fs_trace_vec(k->tr, st->o + (size_t)id * d_v, d_v)) < 0 || !fs_trace_push(k->tr, &e))
+        return fs_trace_error(k->tr);
     return FS_OK;
 }
 
@@ -171,23 +262,7 @@ static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_rea
                 s.m[p] = m;
                 s.l[p] = l;
                 if (tr) {
-                    fs_event e = fs_event_blank(FS_EV_PARTIAL);
-                    e.head = h;
-                    e.kv_head = kvh;
-                    e.row = i;
-                    e.kt = p;
-                    e.id = p;
-                    e.c0 = first;
-                    e.c1 = end;
-                    e.stride = stride;
-                    e.cls = cls;
-                    e.reason = why;
-                    e.visible = visible;
-                    e.m_new = m;
-                    e.l_new = l;
-                    e.n_s = n;
-                    e.n_o = d_v;
-                    e.normalized = dc->form == FS_FORM_NORMALIZED;
+                    fs_event e = partial_event(h, kvh, i, p, first, end, stride, cls, why, visible, m, l, n, d_v, dc->form);
                     if ((e.s_row = fs_trace_vec(tr, sc, n)) < 0 ||
                         (e.o_new = fs_trace_vec(tr, o, d_v)) < 0 || !fs_trace_push(tr, &e)) {
                         st = fs_trace_error(tr);
@@ -197,28 +272,9 @@ static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_rea
             }
 
             /* Phase 2: merge. */
-            int32_t next = nsp, root = 0;
-            if (dc->merge == FS_MERGE_SEQUENTIAL) {
-                for (int32_t p = 1; p < nsp && st == FS_OK; p++) {
-                    st = push_merge(tr, a, h, i, &s, root, p, next, p - 1, dc->form);
-                    root = next++;
-                }
-            } else {
-                int32_t n = nsp, level = 0;
-                for (int32_t p = 0; p < nsp; p++) live[p] = p;
-                while (n > 1 && st == FS_OK) {
-                    int32_t k = 0;
-                    for (int32_t p = 0; p + 1 < n && st == FS_OK; p += 2) {
-                        st = push_merge(tr, a, h, i, &s, live[p], live[p + 1], next, level, dc->form);
-                        live[k++] = next++;
-                    }
-                    if (n % 2) live[k++] = live[n - 1];   /* the odd one waits a level */
-                    n = k;
-                    level++;
-                }
-                root = live[0];
-            }
-            if (st != FS_OK) goto done;
+            const merge_ctx mc = {tr, a, h, i, &s, dc->form};
+            int32_t root;
+            if ((st = merge_all(dc->merge, nsp, live, push_merge, &mc, &root)) != FS_OK) goto done;
 
             double *out = O + ((size_t)h * a->n_q + i) * d_v, *o = s.o + (size_t)root * d_v;
             double l = s.l[root];
@@ -227,15 +283,7 @@ static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_rea
             if (m_out) m_out[(size_t)h * a->n_q + i] = s.m[root];
             if (l_out) l_out[(size_t)h * a->n_q + i] = l;
             if (tr) {
-                fs_event e = fs_event_blank(FS_EV_OUT);
-                e.head = h;
-                e.kv_head = kvh;
-                e.row = i;
-                e.id = root;
-                e.m_new = s.m[root];
-                e.l_new = l;
-                e.n_o = d_v;
-                e.normalized = true;
+                fs_event e = out_event(h, kvh, i, root, s.m[root], l, d_v);
                 if ((e.o_new = fs_trace_vec(tr, out, d_v)) < 0 || !fs_trace_push(tr, &e)) {
                     st = fs_trace_error(tr);
                     goto done;
@@ -378,31 +426,16 @@ typedef struct {
     fs_trace *tr;
 } kv_merge_ctx;
 
-static fs_status kv_merge(const kv_merge_ctx *k, int32_t x, int32_t y, int32_t id, int32_t level)
+static fs_status kv_merge(const void *ctx, int32_t x, int32_t y, int32_t id, int32_t level)
 {
+    const kv_merge_ctx *k = ctx;
     const int32_t d_v = k->a->d_v;
     float ca, cb, *S = k->S;
     merge_f32(k->M[x], k->L[x], S + (size_t)x * d_v, k->M[y], k->L[y], S + (size_t)y * d_v, d_v, k->form, &k->M[id],
               &k->L[id], S + (size_t)id * d_v, &ca, &cb);
     if (!k->tr) return FS_OK;
-    fs_event e = fs_event_blank(FS_EV_MERGE);
-    e.head = k->h;
-    e.kv_head = k->g;
-    e.row = k->i;
-    e.a = x;
-    e.b = y;
-    e.id = id;
-    e.level = level;
-    e.m_old = k->M[x];
-    e.l_old = k->L[x];
-    e.m_blk = k->M[y];
-    e.l_blk = k->L[y];
-    e.m_new = k->M[id];
-    e.l_new = k->L[id];
-    e.alpha = ca;
-    e.beta = cb;
-    e.n_o = d_v;
-    e.normalized = k->form == FS_FORM_NORMALIZED;
+    const double ml[6] = {k->M[x], k->L[x], k->M[y], k->L[y], k->M[id], k->L[id]};
+    fs_event e = merge_event(k->h, k->g, k->i, x, y, id, level, ml, ca, cb, d_v, k->form);
     if ((e.o_old = trace_f32(k->tr, k->buf, S + (size_t)x * d_v, d_v)) < 0 ||
         (e.o_blk = trace_f32(k->tr, k->buf, S + (size_t)y * d_v, d_v)) < 0 ||
         (e.o_new = trace_f32(k->tr, k->buf, S + (size_t)id * d_v, d_v)) < 0 || !fs_trace_push(k->tr, &e))
@@ -512,23 +545,7 @@ fs_status fs_decode_kv(const fs_attn *a, const fs_decoding *dc, const fs_kv_stor
                 M[p] = m;
                 L[p] = l;
                 if (tr) {
-                    fs_event e = fs_event_blank(FS_EV_PARTIAL);
-                    e.head = h;
-                    e.kv_head = g;
-                    e.row = i;
-                    e.kt = p;
-                    e.id = p;
-                    e.c0 = first;
-                    e.c1 = end;
-                    e.stride = stride;
-                    e.cls = cls;
-                    e.reason = why;
-                    e.visible = visible;
-                    e.m_new = m;
-                    e.l_new = l;
-                    e.n_s = n;
-                    e.n_o = d_v;
-                    e.normalized = dc->form == FS_FORM_NORMALIZED;
+                    fs_event e = partial_event(h, g, i, p, first, end, stride, cls, why, visible, m, l, n, d_v, dc->form);
                     e.lowp = true;
                     e.q_scale = e.p_scale = 1;
                     e.k_scale = first < n_kv ? sk[first / c.per] : 1;
@@ -542,29 +559,9 @@ fs_status fs_decode_kv(const fs_attn *a, const fs_decoding *dc, const fs_kv_stor
             }
 
             /* Phase 2: merge, in float32. */
-            kv_merge_ctx mc = {a, dc->form, h, g, i, M, L, S, buf, tr};
-            int32_t next = nsp, root = 0;
-            if (dc->merge == FS_MERGE_SEQUENTIAL) {
-                for (int32_t p = 1; p < nsp && st == FS_OK; p++) {
-                    st = kv_merge(&mc, root, p, next, p - 1);
-                    root = next++;
-                }
-            } else {
-                int32_t n = nsp, level = 0;
-                for (int32_t p = 0; p < nsp; p++) live[p] = p;
-                while (n > 1 && st == FS_OK) {
-                    int32_t k = 0;
-                    for (int32_t p = 0; p + 1 < n && st == FS_OK; p += 2) {
-                        st = kv_merge(&mc, live[p], live[p + 1], next, level);
-                        live[k++] = next++;
-                    }
-                    if (n % 2) live[k++] = live[n - 1];   /* the odd one waits a level */
-                    n = k;
-                    level++;
-                }
-                root = live[0];
-            }
-            if (st != FS_OK) goto done;
+            const kv_merge_ctx mc = {a, dc->form, h, g, i, M, L, S, buf, tr};
+            int32_t root;
+            if ((st = merge_all(dc->merge, nsp, live, kv_merge, &mc, &root)) != FS_OK) goto done;
 
             double *out = O + ((size_t)h * a->n_q + i) * d_v;
             const float *o = S + (size_t)root * d_v, l = L[root];
@@ -576,15 +573,7 @@ fs_status fs_decode_kv(const fs_attn *a, const fs_decoding *dc, const fs_kv_stor
             if (m_out) m_out[(size_t)h * a->n_q + i] = M[root];
             if (l_out) l_out[(size_t)h * a->n_q + i] = l;
             if (tr) {
-                fs_event e = fs_event_blank(FS_EV_OUT);
-                e.head = h;
-                e.kv_head = g;
-                e.row = i;
-                e.id = root;
-                e.m_new = M[root];
-                e.l_new = l;
-                e.n_o = d_v;
-                e.normalized = true;
+                fs_event e = out_event(h, g, i, root, M[root], l, d_v);
                 if ((e.o_new = fs_trace_vec(tr, out, d_v)) < 0 || !fs_trace_push(tr, &e)) {
                     st = fs_trace_error(tr);
                     goto done;
