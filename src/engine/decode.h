@@ -74,9 +74,9 @@ fs_status fs_decode_read(const fs_attn *a, const fs_decoding *dc, const fs_kv_re
  *     S_j = f32(Σ q16 · k8_j) · σ_j        σ_j = f32(scale) · s_k of key j's page (or head):
  *                                         the K descale folded into the softmax scale
  *     m = max S,  P_j = exp(S_j − m),  ℓ = Σ P_j   (float32; exp correctly rounded)
- *     o = Σ f16(P_j · w_j) · v8_j          P enters P · V in float16 (the tensor cores' input),
- *                                         w_j = s_v of key j's page (per page), or 1 (per head,
- *                                         where s_v multiplies the output once instead)
+ *     o = Σ f16(P_j) · v8_j · w_j          P enters P · V in float16 (the tensor cores' input);
+ *                                         w_j = s_v of key j's page (per page, one rounding a
+ *                                         product), or 1 (per head: s_v multiplies O once)
  * and the merge of decode.h in float32. O = o / ℓ (· s_v per head). Every product of the
  * scores and of P · V is exact in float32 (at most 11 + 11 significant bits).
  *
