@@ -8,7 +8,8 @@
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), the Hopper prefill
  *   versions at d = 64 too (and 21 and up causal there); nothing checked
  *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
- *   build and run) every prefill version, every decode version (contiguous and paged) and the
+ *   build and run) every prefill version, every decode version (contiguous and paged; float16
+ *   problems also through an e4m3 cache, every e4m3-cache version) and the
  *   e4m3 pre-passes and versions that run on this GPU, one line a (problem, version):
  *   "HASH kind=... v=... <problem fields> fnv=<FNV-1a of the output bytes, 64 bits>" (prefill: O
  *   then L; a version that cannot run here: fnv=none and why). Two builds' outputs diffed line by
@@ -1858,11 +1859,12 @@ static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nk
     CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
     CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
     fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    paged_cache c;
     if (P > 0) {
         std::vector<int32_t> lens(B, nkv);
         if (ragged)
             for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(&rng) % (uint64_t)nkv);
-        paged_cache c = make_paged(&rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+        c = make_paged(&rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
         const size_t pool = (size_t)c.n_pages * P * Hkv * d;
         CU(cudaMalloc(&dK, pool * 2)); CU(cudaMalloc(&dV, pool * 2));
         CU(cudaMalloc(&dtab, c.table.size() * 4)); CU(cudaMalloc(&dlens, B * 4));
@@ -1894,6 +1896,45 @@ static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nk
                      Hq, Hkv, nkv, d, splits);
         hash_line(f, st, h, why);
         cudaFree(work);
+    }
+    if (dt == FS_CUDA_F16) {   /* the same cache in e4m3 (descales per head, or per page and head) */
+        const std::vector<uint16_t> &K16 = P > 0 ? c.Kp : Kb, &V16 = P > 0 ? c.Vp : Vb;
+        const size_t n = K16.size(), rows = P > 0 ? (size_t)c.n_pages : (size_t)B * Hkv;
+        std::vector<double> Kx(n), Vx(n);
+        for (size_t i = 0; i < n; i++) { Kx[i] = from16(K16[i], dt); Vx[i] = from16(V16[i], dt); }
+        std::vector<uint8_t> K8(n), V8(n);
+        std::vector<float> sc(P > 0 ? rows * Hkv * 2 : rows * 2);
+        if (P > 0)
+            for (size_t pg = 0; pg < rows; pg++)
+                for (int h = 0; h < Hkv; h++) {
+                    const size_t o = (pg * P * Hkv + h) * d;
+                    sc[(pg * Hkv + h) * 2] = quant_e4m3(Kx.data() + o, P, (size_t)Hkv * d, d, K8.data() + o, NULL);
+                    sc[(pg * Hkv + h) * 2 + 1] = quant_e4m3(Vx.data() + o, P, (size_t)Hkv * d, d, V8.data() + o, NULL);
+                }
+        else
+            for (size_t h = 0; h < rows; h++) {
+                sc[2 * h] = quant_e4m3(Kx.data() + h * nkv * d, nkv, d, d, K8.data() + h * nkv * d, NULL);
+                sc[2 * h + 1] = quant_e4m3(Vx.data() + h * nkv * d, nkv, d, d, V8.data() + h * nkv * d, NULL);
+            }
+        void *dK8, *dV8;
+        float *dsc;
+        CU(cudaMalloc(&dK8, n)); CU(cudaMalloc(&dV8, n)); CU(cudaMalloc(&dsc, sc.size() * 4));
+        CU(cudaMemcpy(dK8, K8.data(), n, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dV8, V8.data(), n, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dsc, sc.data(), sc.size() * 4, cudaMemcpyHostToDevice));
+        for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++) {
+            if (fs_cuda_decode_fp8_version_paged(v) != (P > 0)) continue;
+            CU(cudaMalloc(&work, fs_cuda_decode_fp8_workspace(&p, v)));
+            CU(cudaMemset(dO, 0xff, nQ * 2));
+            char why[256] = "", f[200];
+            fs_status st = hash_ran(fs_cuda_decode_fp8_run(&p, v, dQ, dK8, dV8, dsc, dO, work, why, sizeof why), why,
+                                    sizeof why);
+            snprintf(f, sizeof f, "kind=decode-e4m3 v=%d B=%d Hq=%d Hkv=%d nkv=%d d=%d splits=%d page=%d lens=%s", v, B,
+                     Hq, Hkv, nkv, d, splits, P, ragged ? "ragged" : "equal");
+            hash_line(f, st, st == FS_OK ? fnv_dev(FNV0, dO, nQ * 2) : 0, why);
+            cudaFree(work);
+        }
+        cudaFree(dK8); cudaFree(dV8); cudaFree(dsc);
     }
     cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
     if (dtab) cudaFree(dtab);
