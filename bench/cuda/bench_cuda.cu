@@ -1,14 +1,15 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode|fp8] [--from VERSION]  (no option: --check --time)
+ *              [--only prefill|backward|decode|fp8|decode_fp8] [--from VERSION]  (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), the Hopper prefill
  *   versions at d = 64 too (and 21 and up causal there); nothing checked
  *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
- *   build and run) every prefill version, every decode version (contiguous and paged) and the
+ *   build and run) every prefill version, every decode version (contiguous and paged; float16
+ *   problems also through an e4m3 cache, every e4m3-cache version) and the
  *   e4m3 pre-passes and versions that run on this GPU, one line a (problem, version):
  *   "HASH kind=... v=... <problem fields> fnv=<FNV-1a of the output bytes, 64 bits>" (prefill: O
  *   then L; a version that cannot run here: fnv=none and why). Two builds' outputs diffed line by
@@ -20,8 +21,8 @@
  *   to sample the GPU's clock and power meanwhile with bench/cuda/clocks.py: each prefill
  *   RESULT line gives the wall-clock seconds its 5 warm-up and timed launches began and ended,
  *   t0 and t1).
- *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks; nothing else narrows
- *   --check.
+ *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
+ *   e4m3-cache decode checks; nothing else narrows --check.
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
  * prefill versions 10 and up), float16 and bfloat16, GQA, causal, sliding window, tree and
@@ -45,6 +46,14 @@
  * e4m3 values it read (decoded from the device) and its RMSE against the float64 reference of
  * the float16 inputs printed; it is timed beside prefill versions 14 and 17 (d = 128) or 11, 17
  * and 18 (d = 256) on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
+ *
+ * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: versions 1 and 3 contiguous, 2 and 4 paged) is
+ * checked on ten shapes (d = 64 and 128, GQA 2 to 8, page sizes 16 to 256, ragged lengths)
+ * against the float64 reference of the dequantized cache it read (float16's tolerance), with its
+ * RMSE against the reference of the float16 values before quantization printed beside the
+ * float16 decode's; --only decode_fp8 checks these alone and times them (decode_fp8 lines) beside
+ * the float16 decode (versions 9 and 10) on the same sequences, contiguous and paged (pages of 16
+ * and 256), with bytes counted as read (1 an element plus the descales) and tokens per second.
  *
  * The backward versions are checked the same way on five shapes per dtype (dQ, dK, dV each
  * against a float64 reference written out below, after the forward wrote O and L), and timed
@@ -507,6 +516,176 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
     cudaFree(dlens);
 }
 
+/* ---- the decode over an e4m3 KV cache ------------------------------------------------------- */
+
+/* x8 and the descale s of n values (a head's, or a page's and head's): s = amax / 448 as float32
+ * (1 when amax is 0), x8 = e4m3(x / s); deq gets the values the kernel sees, x8 · s. */
+static float quant_e4m3(const double *x, size_t n, size_t stride, int d, uint8_t *x8, double *deq)
+{
+    double amax = 0;
+    for (size_t r = 0; r < n; r++)
+        for (int c = 0; c < d; c++) amax = std::max(amax, fabs(x[r * stride + c]));
+    float s = amax > 0 ? (float)amax / 448.0f : 1.0f;
+    for (size_t r = 0; r < n; r++)
+        for (int c = 0; c < d; c++) {
+            const uint8_t b = fs_fp8_bits(FS_FP8_E4M3, x[r * stride + c] / (double)s);
+            x8[r * stride + c] = b;
+            if (deq) deq[r * stride + c] = fs_fp8_value(FS_FP8_E4M3, b) * (double)s;
+        }
+    return s;
+}
+
+/* The e4m3-cache versions against the float64 reference of the values they read (dequantized;
+ * float16's tolerance), on a contiguous cache (P = 0: versions 1, 3, one descale pair per head)
+ * or a paged one (P > 0: versions 2, 4, one pair per page and head; pages shuffled among spare pages of
+ * other values, lengths ragged when asked). Printed beside: the RMSE against the reference of the
+ * float16 values before quantization, and the float16 decode's (version 7, or 10 paged) on them. */
+static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged)
+{
+    const fs_cuda_dtype dt = FS_CUDA_F16;
+    const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    std::vector<double> Q, K, V, ref(nQ), ref16(nQ);
+    std::vector<uint16_t> Qb, Kb, Vb, Ob(nQ), O16(nQ);
+    fill16(rng, Q, Qb, nQ, -2, 2, dt);
+    fill16(rng, K, Kb, nK, -2, 2, dt);
+    fill16(rng, V, Vb, nK, -1, 1, dt);
+    std::vector<int32_t> lens(B, nkv);
+    if (ragged)
+        for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(rng) % (uint64_t)nkv);
+    /* the cache as stored: contiguous (B, Hkv, nkv, d) bytes, or the pool */
+    std::vector<uint8_t> K8, V8;
+    std::vector<float> sc;
+    std::vector<double> Kd(nK), Vd(nK);   /* dequantized, contiguous per sequence, for the reference */
+    paged_cache c;
+    if (P == 0) {
+        K8.resize(nK);
+        V8.resize(nK);
+        sc.resize((size_t)B * Hkv * 2);
+        for (size_t h = 0; h < (size_t)B * Hkv; h++) {
+            sc[2 * h] = quant_e4m3(K.data() + h * nkv * d, nkv, d, d, K8.data() + h * nkv * d, Kd.data() + h * nkv * d);
+            sc[2 * h + 1] = quant_e4m3(V.data() + h * nkv * d, nkv, d, d, V8.data() + h * nkv * d, Vd.data() + h * nkv * d);
+        }
+    } else {
+        c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+        const size_t pool = (size_t)c.n_pages * P * Hkv * d;
+        std::vector<double> Kp(pool), Vp(pool), Kpd(pool), Vpd(pool);
+        for (size_t i = 0; i < pool; i++) { Kp[i] = from16(c.Kp[i], dt); Vp[i] = from16(c.Vp[i], dt); }
+        K8.resize(pool);
+        V8.resize(pool);
+        sc.resize((size_t)c.n_pages * Hkv * 2);
+        for (int pg = 0; pg < c.n_pages; pg++)
+            for (int h = 0; h < Hkv; h++) {   /* the page's P slots of head h: rows Hkv · d apart */
+                const size_t o = ((size_t)pg * P * Hkv + h) * d;
+                sc[((size_t)pg * Hkv + h) * 2] = quant_e4m3(Kp.data() + o, P, (size_t)Hkv * d, d, K8.data() + o, Kpd.data() + o);
+                sc[((size_t)pg * Hkv + h) * 2 + 1] = quant_e4m3(Vp.data() + o, P, (size_t)Hkv * d, d, V8.data() + o, Vpd.data() + o);
+            }
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < Hkv; h++)
+                for (int j = 0; j < lens[b]; j++) {
+                    const size_t src = (((size_t)c.table[(size_t)b * c.bps + j / P] * P + j % P) * Hkv + h) * d;
+                    const size_t dst = (((size_t)b * Hkv + h) * nkv + j) * d;
+                    for (int x = 0; x < d; x++) { Kd[dst + x] = Kpd[src + x]; Vd[dst + x] = Vpd[src + x]; }
+                }
+    }
+    fs_mask none;
+    memset(&none, 0, sizeof none);
+    for (int b = 0; b < B; b++) {   /* each sequence's own keys: dequantized, and as float16 */
+        std::vector<double> k1((size_t)Hkv * lens[b] * d), v1(k1.size()), k2(k1.size()), v2(k1.size());
+        for (int h = 0; h < Hkv; h++)
+            for (int j = 0; j < lens[b]; j++)
+                for (int x = 0; x < d; x++) {
+                    const size_t src = (((size_t)b * Hkv + h) * nkv + j) * d + x, dst = ((size_t)h * lens[b] + j) * d + x;
+                    k1[dst] = Kd[src]; v1[dst] = Vd[src]; k2[dst] = K[src]; v2[dst] = V[src];
+                }
+        reference(1, Hq, Hkv, 1, lens[b], d, none, Q.data() + (size_t)b * Hq * d, k1.data(), v1.data(), ref.data() + (size_t)b * Hq * d);
+        reference(1, Hq, Hkv, 1, lens[b], d, none, Q.data() + (size_t)b * Hq * d, k2.data(), v2.data(), ref16.data() + (size_t)b * Hq * d);
+    }
+    void *dQ, *dK, *dV, *dO, *dK16, *dV16, *work;
+    float *dsc;
+    int32_t *dtab = NULL, *dlens = NULL;
+    CU(cudaMalloc(&dQ, nQ * 2));
+    CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&dK, K8.size()));
+    CU(cudaMalloc(&dV, V8.size()));
+    CU(cudaMalloc(&dK16, K8.size() * 2));
+    CU(cudaMalloc(&dV16, V8.size() * 2));
+    CU(cudaMalloc(&dsc, sc.size() * 4));
+    CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK, K8.data(), K8.size(), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV, V8.data(), V8.size(), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dK16, P ? c.Kp.data() : Kb.data(), K8.size() * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dV16, P ? c.Vp.data() : Vb.data(), V8.size() * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dsc, sc.data(), sc.size() * 4, cudaMemcpyHostToDevice));
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    if (P) {
+        CU(cudaMalloc(&dtab, c.table.size() * 4));
+        CU(cudaMalloc(&dlens, B * 4));
+        CU(cudaMemcpy(dtab, c.table.data(), c.table.size() * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dlens, lens.data(), B * 4, cudaMemcpyHostToDevice));
+        p.page_size = P; p.n_pages = c.n_pages; p.blocks_per_seq = c.bps; p.block_table = dtab;
+        p.seq_lens = ragged ? dlens : NULL;
+    }
+    const int v16 = P ? 10 : 7;
+    auto rmse16 = [&](const std::vector<uint16_t> &o) {
+        double num = 0;
+        for (size_t i = 0; i < nQ; i++) num += (from16(o[i], dt) - ref16[i]) * (from16(o[i], dt) - ref16[i]);
+        return sqrt(num / (double)nQ);
+    };
+    /* the float16 decode on the float16 cache, for its RMSE */
+    double r16 = NAN;
+    CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v16)));
+    char why[256] = "";
+    if (fs_cuda_decode_run(&p, v16, dQ, dK16, dV16, dO, work, why, sizeof why) == FS_OK && cudaDeviceSynchronize() == cudaSuccess) {
+        CU(cudaMemcpy(O16.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        r16 = rmse16(O16);
+    }
+    cudaGetLastError();
+    cudaFree(work);
+    for (int v8 = 1; v8 <= fs_cuda_decode_fp8_versions(); v8++) {
+        if (fs_cuda_decode_fp8_version_paged(v8) != (P > 0)) continue;
+        CU(cudaMalloc(&work, fs_cuda_decode_fp8_workspace(&p, v8)));
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        CU(cudaMemset(work, 0xff, fs_cuda_decode_fp8_workspace(&p, v8)));
+        fs_status st = fs_cuda_decode_fp8_run(&p, v8, dQ, dK, dV, dsc, dO, work, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) {
+            printf("FAIL decode_e4m3 v%d: %s %s\n", v8, why, cudaGetErrorString(cudaGetLastError()));
+            g_fail++;
+        } else {
+            CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+            const double e = rel_err(Ob, ref.data(), nQ, dt);
+            const bool ok = e <= tol_of(dt);
+            printf("%s decode_e4m3 v%d d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d %s rel.err %.2e (tol %.0e) rmse vs the "
+                   "float16 cache's reference %.3e (float16 decode v%d: %.3e)\n", ok ? "ok  " : "FAIL", v8, d, B, Hq, Hkv,
+                   nkv, P, ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
+            if (!ok) g_fail++;
+        }
+        cudaFree(work);
+    }
+    cudaFree(dQ); cudaFree(dO); cudaFree(dK); cudaFree(dV); cudaFree(dK16); cudaFree(dV16); cudaFree(dsc);
+    if (dtab) cudaFree(dtab);
+    if (dlens) cudaFree(dlens);
+}
+
+static void decode_fp8_checks(uint64_t *rng, bool tiny)
+{
+    if (tiny) {
+        check_decode_fp8(rng, 1, 8, 2, 700, 128, 0, false);
+        check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true);
+        return;
+    }
+    check_decode_fp8(rng, 2, 8, 2, 1000, 128, 0, false);
+    check_decode_fp8(rng, 1, 16, 2, 3000, 64, 0, false);
+    check_decode_fp8(rng, 2, 4, 4, 777, 128, 0, false);
+    check_decode_fp8(rng, 1, 32, 8, 20000, 128, 0, false);
+    check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true);
+    check_decode_fp8(rng, 3, 16, 2, 3000, 64, 256, true);
+    check_decode_fp8(rng, 2, 4, 4, 777, 128, 32, true);
+    check_decode_fp8(rng, 2, 8, 2, 640, 128, 64, false);
+    check_decode_fp8(rng, 2, 32, 8, 5000, 128, 128, false);
+    check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true);
+}
+
 /* ---- the e4m3 (FP8) forward ----------------------------------------------------------------- */
 
 /* x (n doubles) drawn N(0, 1), a fraction `out` of them N(0, 10) (FlashAttention-3's outlier
@@ -963,6 +1142,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             if (dti == 0) {
+                decode_fp8_checks(rng, true);
                 check_fp8(rng, 1, 4, 2, 200, 260, FS_MASK_CAUSAL, 0);
                 check_fp8(rng, 1, 2, 1, 130, 520, FS_MASK_CAUSAL, 0, 256);   /* 5 key tiles: the ring of 3 wraps */
             }
@@ -990,6 +1170,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
         if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
         if (dti == 0) fp8_checks(rng);   /* the e4m3 kernel (float16 inputs quantized) */
+        if (dti == 0) decode_fp8_checks(rng, false);   /* the decode over an e4m3 cache */
     }
 }
 
@@ -1276,6 +1457,113 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     cudaFree(w9); cudaFree(w10); cudaFree(dtab);
 }
 
+/* The decode over an e4m3 cache beside the float16 decode, the same sequences in four layouts:
+ * float16 contiguous (version 9, or 7 off Hopper), e4m3 contiguous (e4m3 versions 1, 3), float16
+ * paged (version 10) and e4m3 paged (e4m3 versions 2, 4), pages of P tokens in a shuffled order;
+ * timed in interleaved rounds (5 rounds of 20 calls, medians). Bytes counted as read: K and V
+ * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
+ * table). Tokens per second: B / the call's time (one new token per sequence a call). The
+ * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
+ * time does not depend on them. */
+static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
+{
+    const fs_cuda_dtype dt = FS_CUDA_F16;
+    const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    const int bps = (nkv + P - 1) / P, n_pages = B * bps;
+    const size_t pool = (size_t)n_pages * P * Hkv * d;
+    void *dQ, *dO, *K16, *V16, *pK16, *pV16, *K8, *V8, *pK8, *pV8;
+    float *sc, *psc;
+    int32_t *dtab;
+    CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
+    CU(cudaMalloc(&K16, nK * 2)); CU(cudaMalloc(&V16, nK * 2));
+    CU(cudaMalloc(&pK16, pool * 2)); CU(cudaMalloc(&pV16, pool * 2));
+    CU(cudaMalloc(&K8, nK)); CU(cudaMalloc(&V8, nK)); CU(cudaMalloc(&pK8, pool)); CU(cudaMalloc(&pV8, pool));
+    fill_dev_random(rng, dQ, nQ, -2, 2, dt);
+    fill_dev_random(rng, K16, nK, -2, 2, dt);
+    fill_dev_random(rng, V16, nK, -1, 1, dt);
+    fill_dev_random(rng, pK16, pool, -2, 2, dt);
+    fill_dev_random(rng, pV16, pool, -1, 1, dt);
+    fill_dev_random(rng, K8, nK / 2, -2, 2, dt);
+    fill_dev_random(rng, V8, nK / 2, -1, 1, dt);
+    fill_dev_random(rng, pK8, pool / 2, -2, 2, dt);
+    fill_dev_random(rng, pV8, pool / 2, -1, 1, dt);
+    std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64), s2((size_t)n_pages * Hkv * 2, 1.0f / 64);
+    CU(cudaMalloc(&sc, s1.size() * 4)); CU(cudaMalloc(&psc, s2.size() * 4));
+    CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(psc, s2.data(), s2.size() * 4, cudaMemcpyHostToDevice));
+    std::vector<int32_t> table(n_pages);
+    for (int i = 0; i < n_pages; i++) table[i] = i;
+    for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
+    CU(cudaMalloc(&dtab, n_pages * 4));
+    CU(cudaMemcpy(dtab, table.data(), n_pages * 4, cudaMemcpyHostToDevice));
+    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL};
+    char why[256] = "";
+    int v16 = 9;
+    {   /* version 9 needs Hopper */
+        void *w;
+        CU(cudaMalloc(&w, fs_cuda_decode_workspace(&c, 9)));
+        if (fs_cuda_decode_run(&c, 9, dQ, K16, V16, dO, w, why, sizeof why) != FS_OK || cudaDeviceSynchronize() != cudaSuccess)
+            v16 = 7;
+        cudaGetLastError();
+        cudaFree(w);
+    }
+    /* the kernels: float16 contiguous, the contiguous e4m3 versions, float16 paged, the paged ones */
+    struct kern { bool e4m3, paged; int v; void *w; fs_status st; };
+    std::vector<kern> ks;
+    ks.push_back({false, false, v16, NULL, FS_OK});
+    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, NULL, FS_OK});
+    ks.push_back({false, true, 10, NULL, FS_OK});
+    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+        if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, NULL, FS_OK});
+    const int nk = (int)ks.size();
+    for (kern &k : ks) {
+        const fs_cuda_decode *pp = k.paged ? &q : &c;
+        CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
+    }
+    auto run = [&](int i) {
+        char x[64];
+        kern &k = ks[i];
+        if (!k.e4m3) k.st = fs_cuda_decode_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
+        else k.st = fs_cuda_decode_fp8_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
+    };
+    bool ran = true;
+    for (int i = 0; i < nk; i++) run(i);
+    ran = cudaDeviceSynchronize() == cudaSuccess;
+    for (const kern &k : ks) ran = ran && k.st == FS_OK;
+    if (!ran) {
+        printf("FAIL decode_fp8 timing: %s\n", cudaGetErrorString(cudaGetLastError()));
+        g_fail++;
+    } else {
+        std::vector<std::vector<float>> t(nk);
+        for (int round = 0; round < 5; round++)
+            for (int i = 0; i < nk; i++) t[i].push_back(time_ms([&] { run(i); }, 3, 20));
+        std::vector<float> ms(nk), b2b(nk);
+        for (int i = 0; i < nk; i++) { ms[i] = median(t[i]); b2b[i] = time_b2b_ms([&] { run(i); }, 50); }
+        float f16c = 0, f16p = 0, e8c = 1e30f, e8p = 1e30f;
+        for (int i = 0; i < nk; i++) {
+            if (!ks[i].e4m3) (ks[i].paged ? f16p : f16c) = ms[i];
+            else if (ks[i].paged) e8p = std::min(e8p, ms[i]);
+            else e8c = std::min(e8c, ms[i]);
+        }
+        for (int i = 0; i < nk; i++) {
+            const kern &k = ks[i];
+            const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
+            printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
+                   "tok_s=%.0f vs_f16=%.2f\n", k.e4m3 ? "e4m3" : "f16", k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv,
+                   k.paged ? P : 0, ms[i] * 1e3, bytes / (ms[i] * 1e-3) / 1e12, b2b[i] * 1e3, B / (ms[i] * 1e-3),
+                   (k.paged ? f16p : f16c) / ms[i]);
+        }
+        printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d e4m3_paged_vs_contiguous=%.3f f16_paged_vs_contiguous=%.3f "
+               "(best versions)\n", d, B, nkv, P, e8c / e8p, f16c / f16p);
+    }
+    fflush(stdout);
+    for (kern &k : ks) cudaFree(k.w);
+    cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(pK16); cudaFree(pV16);
+    cudaFree(K8); cudaFree(V8); cudaFree(pK8); cudaFree(pV8); cudaFree(sc); cudaFree(psc); cudaFree(dtab);
+}
+
 /* The e4m3 versions of head size d (from version `from` on; nothing when there is none) beside
  * the best float16 versions (14 and 17 at d = 128; 11, 17 and 18 at d = 256) on the same inputs
  * (N(0, 1) with 0.1 % of entries N(0, 10)), timed in interleaved rounds; 16 sampled rows of each output
@@ -1285,7 +1573,10 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * apart. */
 static void time_fp8(uint64_t *rng, int N, int d, bool causal, int from)
 {
-    const std::vector<int> f16v = d == 256 ? std::vector<int>{11, 17, 18} : std::vector<int>{14, 17};
+    /* the float16 versions the e4m3 ones grew from, and the fastest float16 versions (31, 33): the
+     * table divides the best e4m3 by the best of them all */
+    std::vector<int> f16v = d == 256 ? std::vector<int>{11, 17, 18, 31, 33} : std::vector<int>{14, 17, 31, 33};
+    f16v.erase(std::remove_if(f16v.begin(), f16v.end(), [](int v) { return v > fs_cuda_prefill_versions(); }), f16v.end());
     std::vector<int> v8;
     for (int v = std::max(from, 1); v <= fs_cuda_fp8_versions(); v++)
         if (fs_cuda_fp8_head_size(v) == d) v8.push_back(v);
@@ -1568,11 +1859,12 @@ static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nk
     CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
     CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
     fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    paged_cache c;
     if (P > 0) {
         std::vector<int32_t> lens(B, nkv);
         if (ragged)
             for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(&rng) % (uint64_t)nkv);
-        paged_cache c = make_paged(&rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+        c = make_paged(&rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
         const size_t pool = (size_t)c.n_pages * P * Hkv * d;
         CU(cudaMalloc(&dK, pool * 2)); CU(cudaMalloc(&dV, pool * 2));
         CU(cudaMalloc(&dtab, c.table.size() * 4)); CU(cudaMalloc(&dlens, B * 4));
@@ -1604,6 +1896,45 @@ static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nk
                      Hq, Hkv, nkv, d, splits);
         hash_line(f, st, h, why);
         cudaFree(work);
+    }
+    if (dt == FS_CUDA_F16) {   /* the same cache in e4m3 (descales per head, or per page and head) */
+        const std::vector<uint16_t> &K16 = P > 0 ? c.Kp : Kb, &V16 = P > 0 ? c.Vp : Vb;
+        const size_t n = K16.size(), rows = P > 0 ? (size_t)c.n_pages : (size_t)B * Hkv;
+        std::vector<double> Kx(n), Vx(n);
+        for (size_t i = 0; i < n; i++) { Kx[i] = from16(K16[i], dt); Vx[i] = from16(V16[i], dt); }
+        std::vector<uint8_t> K8(n), V8(n);
+        std::vector<float> sc(P > 0 ? rows * Hkv * 2 : rows * 2);
+        if (P > 0)
+            for (size_t pg = 0; pg < rows; pg++)
+                for (int h = 0; h < Hkv; h++) {
+                    const size_t o = (pg * P * Hkv + h) * d;
+                    sc[(pg * Hkv + h) * 2] = quant_e4m3(Kx.data() + o, P, (size_t)Hkv * d, d, K8.data() + o, NULL);
+                    sc[(pg * Hkv + h) * 2 + 1] = quant_e4m3(Vx.data() + o, P, (size_t)Hkv * d, d, V8.data() + o, NULL);
+                }
+        else
+            for (size_t h = 0; h < rows; h++) {
+                sc[2 * h] = quant_e4m3(Kx.data() + h * nkv * d, nkv, d, d, K8.data() + h * nkv * d, NULL);
+                sc[2 * h + 1] = quant_e4m3(Vx.data() + h * nkv * d, nkv, d, d, V8.data() + h * nkv * d, NULL);
+            }
+        void *dK8, *dV8;
+        float *dsc;
+        CU(cudaMalloc(&dK8, n)); CU(cudaMalloc(&dV8, n)); CU(cudaMalloc(&dsc, sc.size() * 4));
+        CU(cudaMemcpy(dK8, K8.data(), n, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dV8, V8.data(), n, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dsc, sc.data(), sc.size() * 4, cudaMemcpyHostToDevice));
+        for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++) {
+            if (fs_cuda_decode_fp8_version_paged(v) != (P > 0)) continue;
+            CU(cudaMalloc(&work, fs_cuda_decode_fp8_workspace(&p, v)));
+            CU(cudaMemset(dO, 0xff, nQ * 2));
+            char why[256] = "", f[200];
+            fs_status st = hash_ran(fs_cuda_decode_fp8_run(&p, v, dQ, dK8, dV8, dsc, dO, work, why, sizeof why), why,
+                                    sizeof why);
+            snprintf(f, sizeof f, "kind=decode-e4m3 v=%d B=%d Hq=%d Hkv=%d nkv=%d d=%d splits=%d page=%d lens=%s", v, B,
+                     Hq, Hkv, nkv, d, splits, P, ragged ? "ragged" : "equal");
+            hash_line(f, st, st == FS_OK ? fnv_dev(FNV0, dO, nQ * 2) : 0, why);
+            cudaFree(work);
+        }
+        cudaFree(dK8); cudaFree(dV8); cudaFree(dsc);
     }
     cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
     if (dtab) cudaFree(dtab);
@@ -1790,16 +2121,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
-                            "                  [--only prefill|backward|decode|fp8] [--from VERSION]\n"
+                            "                  [--only prefill|backward|decode|fp8|decode_fp8] [--from VERSION]\n"
                             "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
             return 2;
         }
     }
-    if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8")) ||
+    if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
+         strcmp(only, "decode_fp8")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode or fp8; --from a version >= 1, --to one "
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8 or decode_fp8; --from a version >= 1, --to one "
                         ">= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -1830,9 +2162,14 @@ int main(int argc, char **argv)
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) printf("decode  v%d: %s\n", v, fs_cuda_decode_version_str(v));
     for (int v = 1; v <= fs_cuda_backward_versions(); v++) printf("backward v%d: %s\n", v, fs_cuda_backward_version_str(v));
     for (int v = 1; v <= fs_cuda_fp8_versions(); v++) printf("e4m3    v%d: %s\n", v, fs_cuda_fp8_version_str(v));
+    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+        printf("decode e4m3-cache v%d: %s\n", v, fs_cuda_decode_fp8_version_str(v));
     uint64_t rng = seed;
     if (check) {
-        run_checks(&rng, quick, tiny, only && !strcmp(only, "fp8"));
+        if (only && !strcmp(only, "decode_fp8"))
+            decode_fp8_checks(&rng, tiny);
+        else
+            run_checks(&rng, quick, tiny, only && !strcmp(only, "fp8"));
         if (g_fail) {
             printf("%d checks FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
             return 1;
@@ -1873,6 +2210,12 @@ int main(int argc, char **argv)
             for (int P = 16; P <= 256; P *= 16) {
                 time_decode_paged(&rng, 8, 32, 8, 32768, 128, P, FS_CUDA_F16);
                 time_decode_paged(&rng, 4, 32, 8, 65536, 128, P, FS_CUDA_F16);
+            }
+        }
+        if (timed("decode_fp8")) {
+            for (int P = 16; P <= 256; P *= 16) {
+                time_decode_fp8(&rng, 8, 32, 8, 32768, 128, P);
+                time_decode_fp8(&rng, 4, 32, 8, 65536, 128, P);
             }
         }
         if (g_fail) {

@@ -97,6 +97,31 @@ def main():
                 best = t if best is None or t > best else best
         print(f"| {kv['B']}, {kv['Hq']}/{kv['Hkv']}, {kv['nkv']}, {kv['d']} | {kv['dtype']} | v{kv['v']} "
               f"| {kv['us']} | {kv['tbps']} | {best if best is not None else '–'} |")
+    d8 = [kv for k, kv, _ in ours if k == "decode_fp8"]
+    if d8:
+        cp = max((float(kv["tbps"]) for kv in copy if "tbps" in kv), default=None)
+        print()
+        print("| e4m3-cache decode (B, Hq/Hkv, n_kv, d) | page | f16 µs | e4m3 version | e4m3 µs | f16 TB/s | e4m3 TB/s "
+              "| e4m3 / copy | tokens/s f16 | tokens/s e4m3 | e4m3 / f16 | SDPA f16 µs |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        a = None   # the float16 line the e4m3 lines after it compare with
+        for b in d8:
+            if b["kernel"] in ("f16", "f16_paged"):
+                a = b
+                continue
+            if a is None:
+                continue
+            torch = [kv2.get("us") for k2, kv2, _ in sdpa if k2 == "sdpa_decode" and kv2.get("nkv") == a["nkv"]
+                     and kv2.get("B") == a["B"] and kv2.get("dtype") == "f16" and "us" in kv2]
+            frac = f"{float(b['tbps']) / cp:.0%}" if cp else "–"
+            print(f"| {a['B']}, {a['Hq']}/{a['Hkv']}, {a['nkv']}, {a['d']} | {b['page']} | {a['us']} (v{a['v']}) "
+                  f"| v{b['v']} | {b['us']} | {a['tbps']} | {b['tbps']} | {frac} | {a['tok_s']} | {b['tok_s']} "
+                  f"| {b['vs_f16']}× | {min(torch, key=float) if torch else '–'} |")
+        for kv in ours:
+            if kv[0] == "decode_fp8_paged":
+                p = kv[1]
+                print(f"\npaged e4m3 / contiguous e4m3 at B = {p['B']}, n_kv = {p['nkv']}, page {p['page']}: "
+                      f"{p['e4m3_paged_vs_contiguous']} (float16: {p['f16_paged_vs_contiguous']})")
     f8 = [kv for k, kv, _ in ours if k == "fp8"]
     if f8:
         names = []

@@ -134,8 +134,10 @@ static double problem_work(const fs_attn *a)
 static fs_status plain_rows(const fs_attn *a, const fs_check_opts *o, int32_t h, int32_t r0, int32_t r1, double *O,
                             double *lse)
 {
-    return fs_prec_is_fp8(o->prec) ? fs_check_plain_rows_fp8(a, o->prec, o->fp8_scale, h, r0, r1, O, lse)
-                                   : fs_check_plain_rows(a, o->prec, h, r0, r1, O, lse);
+    if (fs_prec_is_fp8(o->prec))
+        return o->kv_only ? fs_check_plain_rows_fp8kv(a, o->prec, o->fp8_scale, h, r0, r1, O, lse)
+                          : fs_check_plain_rows_fp8(a, o->prec, o->fp8_scale, h, r0, r1, O, lse);
+    return fs_check_plain_rows(a, o->prec, h, r0, r1, O, lse);
 }
 
 /* Take tasks until none is left; false when the caller should stop (a task failed). */
@@ -255,6 +257,13 @@ fs_status fs_check_estimate_cost(const fs_attn *a, const fs_check_opts *o, fs_ch
     return FS_OK;
 }
 
+/* The floor's c: the precision's, but float16's for an FP8 KV cache (--kv-only), whose output is
+ * written in the query's precision (FP8 attention writes bfloat16, hence its wider floor). */
+static double floor_factor(const fs_check_opts *o)
+{
+    return o->kv_only ? fs_check_floor_factor(FS_PREC_F16) : fs_check_floor_factor(o->prec);
+}
+
 fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts *o, fs_check_result *r)
 {
     /* a: the problem; O (HQ, n_q, d_v) the candidate; o->lse (HQ, n_q) optional */
@@ -262,7 +271,7 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
     memset(r, 0, sizeof *r);
     fs_status st = fs_attn_check(a);
     if (st != FS_OK) return st;
-    if ((unsigned)o->prec >= FS_PREC_COUNT || o->bk < 0) return FS_ERR_ARG;
+    if ((unsigned)o->prec >= FS_PREC_COUNT || o->bk < 0 || (o->kv_only && !fs_prec_is_fp8(o->prec))) return FS_ERR_ARG;
     const int64_t rows = (int64_t)a->n_q_heads * a->n_q;
     const size_t n = (size_t)rows * (size_t)a->d_v;
     double *Oref = malloc(sizeof(double) * n), *Opl = malloc(sizeof(double) * n);
@@ -311,7 +320,7 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
         if (isfinite(ep) && ep > r->reference_err) r->reference_err = ep;   /* overflowed plain rows are left out */
     }
     r->worst_col = r->row_col[r->worst];
-    r->floor = fs_check_floor_factor(o->prec) * fmax(1.0, r->max_ref);
+    r->floor = floor_factor(o) * fmax(1.0, r->max_ref);
     r->tolerance = 2 * r->reference_err + r->floor;
     for (int64_t k = 0; k < rows; k++) r->rows_over += !(r->row_err[k] <= r->tolerance);
     bool pass_o = r->max_abs_err <= r->tolerance;
@@ -336,7 +345,7 @@ fs_status fs_check_judge(const fs_attn *a, const double *O, const fs_check_opts 
             if (!(ec <= r->lse_err)) r->lse_err = ec;
             if (isfinite(ep) && ep > r->lse_reference_err) r->lse_reference_err = ep;
         }
-        r->lse_tolerance = 2 * r->lse_reference_err + fs_check_floor_factor(o->prec) * fmax(1.0, mx);
+        r->lse_tolerance = 2 * r->lse_reference_err + floor_factor(o) * fmax(1.0, mx);
         pass_lse = r->lse_err <= r->lse_tolerance;
         r->lse_pass = pass_lse;
     }

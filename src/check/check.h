@@ -9,7 +9,8 @@
  *     pass  ⇔   err_cand ≤ 2 · err_plain + floor,   floor = c(prec) · max(1, max |O_ref|)
  *
  * with c = 4u for float32, float16 and bfloat16 (u = 2^-24, 2^-11, 2^-8, the unit roundoff) and
- * 1e-12 for float64 (room for a different order of summation). A candidate that fails is then
+ * 1e-12 for float64 (room for a different order of summation); FP8 kernels take bfloat16's c
+ * (they write bfloat16), an FP8 KV cache's decode (kv_only) float16's. A candidate that fails is then
  * compared with a zoo of known wrong variants, each computed in float64 by the engine on the same
  * inputs (a changed scale, mask or offset; tiled runs with 001's pitfalls; the final division
  * forgotten; K transposed; Q and K swapped). It matches a variant when its distance from that
@@ -67,6 +68,8 @@ typedef struct {
     int threads;          /* threads for the passes and the variants; ≤ 0: one per core */
     double fp8_scale[3];  /* FP8 (prec E4M3, E5M2): the descales of Q, K and V (1: none); the
                            * problem's Q, K, V are the FP8 values times these */
+    bool kv_only;         /* FP8: only K and V were stored in FP8 (a decode over an FP8 KV cache):
+                           * Q is float16 (its descale 1), P stays float32 (fs_check_plain_rows_fp8kv) */
     fs_check_progress progress;   /* NULL: none */
     void *progress_ctx;
 } fs_check_opts;

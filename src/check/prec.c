@@ -145,9 +145,25 @@ fs_status fs_check_plain(const fs_attn *a, fs_prec p, double *O, double *lse)
     return st;
 }
 
-/* The FP8 recipe (prec.h). Scalar: FP8 problems are judged at the sizes of a test. */
+static fs_status plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], bool kv_only, int32_t h,
+                                int32_t r0, int32_t r1, double *O, double *lse);
+
 fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0, int32_t r1,
                                   double *O, double *lse)
+{
+    return plain_rows_fp8(a, p, scales, false, h, r0, r1, O, lse);
+}
+
+fs_status fs_check_plain_rows_fp8kv(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0,
+                                    int32_t r1, double *O, double *lse)
+{
+    return plain_rows_fp8(a, p, scales, true, h, r0, r1, O, lse);
+}
+
+/* The FP8 recipe (prec.h), or with kv_only the FP8 KV cache's. Scalar: FP8 problems are judged at
+ * the sizes of a test. */
+static fs_status plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], bool kv_only, int32_t h,
+                                int32_t r0, int32_t r1, double *O, double *lse)
 {
     /* rows r0 … r1 − 1 of head h → O (r1 − r0, d_v), lse (r1 − r0, may be NULL) */
     if (!fs_prec_is_fp8(p) || a->S) return FS_ERR_ARG;
@@ -159,10 +175,11 @@ fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scal
     const double *K = a->K + (size_t)g * n_kv * d, *V = a->V + (size_t)g * n_kv * dv;
     for (size_t e = 0; e < (size_t)n_kv * d; e++) k8[e] = (float)fs_fp8_round(f, K[e] / scales[1]);
     for (size_t e = 0; e < (size_t)n_kv * dv; e++) v8[e] = (float)fs_fp8_round(f, V[e] / scales[2]);
-    const float sc = (float)(a->scale * scales[0] * scales[1]), vs = (float)scales[2];
+    const float sc = (float)(a->scale * (kv_only ? 1 : scales[0]) * scales[1]), vs = (float)scales[2];
     for (int32_t i = r0; i < r1; i++) {
         const double *qi = a->Q + ((size_t)h * a->n_q + i) * d;
-        for (int32_t c = 0; c < d; c++) q8[c] = (float)fs_fp8_round(f, qi[c] / scales[0]);
+        for (int32_t c = 0; c < d; c++)
+            q8[c] = kv_only ? (float)fs_prec_round(FS_PREC_F16, qi[c]) : (float)fs_fp8_round(f, qi[c] / scales[0]);
         float m = -INFINITY, l = 0;
         for (int32_t j = 0; j < n_kv; j++) {
             if (!fs_mask_visible(&a->mask, a->n_q, n_kv, i, j)) { s[j] = -INFINITY; continue; }
@@ -179,7 +196,8 @@ fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scal
                 if (s[j] == -INFINITY) continue;
                 float pj = (float)exp((double)(s[j] - m));
                 l += pj;
-                float p8 = (float)fs_fp8_round(FS_FP8_E4M3, pj);   /* P in e4m3 before P · V */
+                /* P in e4m3 before P · V (FlashAttention-3), or in float16 (the FP8 cache's decode) */
+                float p8 = kv_only ? (float)fs_prec_round(FS_PREC_F16, pj) : (float)fs_fp8_round(FS_FP8_E4M3, pj);
                 for (int32_t c = 0; c < dv; c++) o[c] += p8 * v8[(size_t)j * dv + c];
             }
         }

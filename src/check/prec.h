@@ -78,6 +78,16 @@ fs_status fs_check_plain_rows_v1(const fs_attn *a, fs_prec p, int32_t h, int32_t
 fs_status fs_check_plain_rows_fp8(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0, int32_t r1,
                                   double *O, double *lse);
 
+/* The plain run of a kernel whose KV cache is FP8 (p E4M3 or E5M2) and whose query is float16,
+ * the decode of a serving engine's FP8 cache (engine/decode.h's fs_decode_kv): K and V are FP8
+ * values times their descales (scales[1], scales[2]; scales[0] is ignored), recovered as above;
+ * Q is rounded to float16; then
+ *   S = q16 · k8ᵀ accumulated in float32 (every product exact there), times scale · k_scale,
+ *   m, P = exp(S − m), ℓ = Σ P in float32, P rounded to float16 for P · V (the tensor cores'
+ *   input; no FP8 rounding of P), o = Σ P16 · v8 in float32, O = o / ℓ · v_scale. */
+fs_status fs_check_plain_rows_fp8kv(const fs_attn *a, fs_prec p, const double scales[3], int32_t h, int32_t r0,
+                                    int32_t r1, double *O, double *lse);
+
 /* The float64 reference of rows r0 … r1 − 1 of head h, bit-identical to the engine's fs_reference
  * (the same operations in the same order), faster (rows.c): O (r1 − r0, d_v), m and l (r1 − r0,
  * may be NULL) as fs_reference gives them. */

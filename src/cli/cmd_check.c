@@ -59,6 +59,11 @@ static const char *usage_text =
     "                               FP8 values; O in any float format (bfloat16 bits as '<u2' too)\n"
     "  --q-scale X --k-scale X --v-scale X   FP8: the per-tensor descales (default 1): the inputs\n"
     "                               are the FP8 values times these\n"
+    "  --kv-only                    with --dtype e4m3|e5m2: only K and V were stored in FP8 (a\n"
+    "                               decode over an FP8 KV cache, as vLLM keeps one): Q is float16\n"
+    "                               values ('<f2' or floats that are float16 numbers; no --q-scale),\n"
+    "                               K and V FP8 times --k-scale and --v-scale; S, P and O in float32,\n"
+    "                               P rounded to float16 (not FP8) before P V; the floor is f16's\n"
     "  --bk N                       the block size to try for no-rescale, no-beta and the blocks of\n"
     "                               nan-rows (default: each of 2, 4, 8, 16, 32, 64, 128, 256 below N_kv)\n"
     "  --format table|jsonl         (default table)\n"
@@ -72,7 +77,8 @@ static const char *usage_text =
     "reference passes when err <= 2 x err_plain + floor, where err_plain is the error of a\n"
     "straightforward implementation run in --dtype on the same inputs (every operation rounded to\n"
     "that precision), and floor = c x max(1, max |O_ref|) with c = 4u: 2^-22 (f32), 2^-9 (f16),\n"
-    "2^-6 (bf16), and 1e-12 for f64. --lse is judged by the same rule.\n"
+    "2^-6 (bf16; also e4m3 and e5m2, whose kernels write bfloat16), and 1e-12 for f64. --lse is\n"
+    "judged by the same rule.\n"
     "\n"
     "When O fails, the known wrong variants are computed on the same inputs and the closest one\n"
     "within the same rule is reported: wrong-scale (with the scale that fits), mask-missing,\n"
@@ -197,6 +203,7 @@ typedef struct {
     long bk, rows, threads;
     int jsonl, quiet, dry_run;
     double fp8_scale[3];   /* --q-scale, --k-scale, --v-scale (FP8 only); 0: not given */
+    int kv_only;           /* --kv-only: K and V in FP8, Q float16 */
 } opts;
 
 /* ---- the progress line (stderr, when it is a terminal) and Ctrl-C ---- */
@@ -357,6 +364,8 @@ int cli_check(int argc, char **argv)
             }
             if (o.fp8_scale[t] != 0) return cli_fail("check", "%s given twice", a);
             o.fp8_scale[t] = x;
+        } else if (!strcmp(a, "--kv-only")) {
+            o.kv_only = 1;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--dry-run")) {
@@ -370,6 +379,8 @@ int cli_check(int argc, char **argv)
     const bool fp8 = o.prec == FS_PREC_E4M3 || o.prec == FS_PREC_E5M2;
     if (!fp8 && (o.fp8_scale[0] != 0 || o.fp8_scale[1] != 0 || o.fp8_scale[2] != 0))
         return fail("%s", "--q-scale, --k-scale and --v-scale are the descales of FP8 inputs: give --dtype e4m3 or e5m2");
+    if (o.kv_only && !fp8) return fail("%s", "--kv-only says K and V were stored in FP8: give --dtype e4m3 or e5m2 too");
+    if (o.kv_only && o.fp8_scale[0] != 0) return fail("%s", "--kv-only: Q is float16, it has no descale (drop --q-scale)");
     for (int t = 0; t < 3; t++) if (o.fp8_scale[t] == 0) o.fp8_scale[t] = 1;
     if (pr.tree && (pr.mask_causal || pr.window)) return fail("%s", "--tree already decides visibility; drop --mask/--window");
 
@@ -386,14 +397,14 @@ int cli_check(int argc, char **argv)
     /* FP8: Q, K, V as bits ('|u1') or as floats that are FP8 values; O and the lse in any float
      * format, bfloat16 bits included (FlashAttention-3's FP8 kernel writes bfloat16) */
     unsigned out_flags = FS_IO_NONFINITE | (fp8 ? FS_IO_BF16_BITS : in_flags);
-    if (!load(o.q, in_flags, &Q) || !load(o.k, in_flags, &K) || !load(o.v, in_flags, &V) ||
+    if (!load(o.q, o.kv_only ? 0 : in_flags, &Q) || !load(o.k, in_flags, &K) || !load(o.v, in_flags, &V) ||
         !load(o.o, out_flags, &O) || (o.lse && !load(o.lse, out_flags, &L)))
         goto out;
     if (fp8) {   /* floats must already be FP8 values; then the descales make the inputs */
         const fs_array *in[3] = {&Q, &K, &V};
         const char *file[3] = {o.q, o.k, o.v};
         fs_fp8 f = o.prec == FS_PREC_E5M2 ? FS_FP8_E5M2 : FS_FP8_E4M3;
-        for (int t = 0; t < 3; t++) {
+        for (int t = o.kv_only ? 1 : 0; t < 3; t++) {
             int64_t n = 1;
             for (int k = 0; k < in[t]->ndim; k++) n *= in[t]->dims[k];
             for (int64_t e = 0; e < n; e++) {
@@ -405,6 +416,17 @@ int cli_check(int argc, char **argv)
                     goto out;
                 }
                 in[t]->data[e] = x * o.fp8_scale[t];
+            }
+        }
+        int64_t n = 1;   /* --kv-only: Q must hold float16 numbers */
+        for (int k = 0; o.kv_only && k < Q.ndim; k++) n *= Q.dims[k];
+        for (int64_t e = 0; o.kv_only && e < n; e++) {
+            double x = Q.data[e];
+            if (fs_prec_round(FS_PREC_F16, x) != x || fabs(x) > 65504) {
+                fprintf(stderr, "flashstep check: %s:1:1: element %lld is %.17g, not a float16 number (--kv-only takes Q "
+                        "in float16; the nearest is %.17g)\n", cli_shown(o.q, name, sizeof name), (long long)e, x,
+                        fs_prec_round(FS_PREC_F16, x));
+                goto out;
             }
         }
     }
@@ -527,6 +549,7 @@ int cli_check(int argc, char **argv)
     }
     co.threads = (int)o.threads;
     for (int t = 0; t < 3; t++) co.fp8_scale[t] = o.fp8_scale[t];
+    co.kv_only = o.kv_only;
     if (o.dry_run) {
         rc = dry_run(&at, &co, rows);
         goto out;
@@ -581,8 +604,9 @@ int cli_check(int argc, char **argv)
     } else {
         const char *p = fs_prec_str(co.prec);
         fprintf(f, "problem: %lld batch%s x %lld:%lld heads, %lld queries, %lld keys, d %lld, d_v %lld, mask %s, scale %.6g, "
-                "dtype %s\n", (long long)B, B == 1 ? "" : "es", (long long)HQ, (long long)HKV, (long long)N,
-                (long long)Nkv, (long long)d, (long long)dv, pr.tree ? "tree" : fs_mask_kind_str(at.mask.kind), at.scale, p);
+                "dtype %s%s\n", (long long)B, B == 1 ? "" : "es", (long long)HQ, (long long)HKV, (long long)N,
+                (long long)Nkv, (long long)d, (long long)dv, pr.tree ? "tree" : fs_mask_kind_str(at.mask.kind), at.scale, p,
+                o.kv_only ? " (K and V only; Q float16)" : "");
         int64_t k = o.rows < rows ? o.rows : rows;
         if (k > 0 && (top = worst_rows(&res, rows, k)) != NULL) {
             fprintf(f, "\nworst rows: your error against the float64 reference, and a plain %s implementation's\n", p);

@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "engine/decode.h"
 #include "engine/lowp.h"
 #include "engine/reference.h"
 #include "io/matrix_io.h"
@@ -19,7 +20,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: flashstep fp8 [--n N] [--d D] [--seed S] [--outliers F] [--outlier-std X]\n"
+            "usage: flashstep fp8 [--n N] [--d D] [--seed S] [--outliers F] [--outlier-std X] [--kv-cache]\n"
             "                     [--q FILE --k FILE --v FILE] [--bq N] [--bk N] [--mask none|causal]\n"
             "                     [--recipe WORDS]... [--format table|jsonl]\n\n"
             "The error of attention with low-precision inputs: the root mean square of O - O_ref\n"
@@ -43,7 +44,12 @@ static void usage(FILE *f)
             "                    256 for FP8). Default list: f32, f16, bf16, 'e4m3 none', 'e4m3 tensor\n"
             "                    p-scale=1', e4m3, 'e4m3 block', 'e4m3 hadamard', 'e4m3 block\n"
             "                    hadamard', e5m2\n"
-            "  --format table|jsonl   (default table; jsonl: one object per recipe)\n\n"
+            "  --format table|jsonl   (default table; jsonl: one object per recipe)\n"
+            "  --kv-cache        instead, a decode over a low-precision KV cache (FlashDecoding,\n"
+            "                    splits of --bk keys): Q (32 rows, one decode step of 32 query heads\n"
+            "                    on one KV head) against n keys (default 8192, 004's prompt), as\n"
+            "                    the float16 cache, the e4m3 cache with one scale per head and with\n"
+            "                    one per page of 16 positions; Q float16, S, P, O float32\n\n"
             "Exit 0, or 2 on bad input (file:line:column for a file).\n");
 }
 
@@ -60,23 +66,109 @@ static int read_matrix(const char *path, fs_matrix *m)
     return 0;
 }
 
+/* --kv-cache: the decode over each cache format on the same inputs, RMSE against float64. */
+static int kv_cache_table(long n, long d, long bk, unsigned long long seed, double frac, double sigma, const char *qf,
+                          const char *kf, const char *vf, bool causal, bool jsonl)
+{
+    char shown[300];
+    fs_matrix Q = {0}, K = {0}, V = {0};
+    double *gen = NULL, *R = NULL, *O = NULL;
+    fs_attn a;
+    int rc = 2;
+    if (qf) {
+        if (!read_matrix(qf, &Q) || !read_matrix(kf, &K) || !read_matrix(vf, &V)) goto out;
+        if (K.cols != Q.cols || V.rows != K.rows) {
+            fprintf(stderr, "flashstep fp8: %s:1:1: K is %d x %d, Q has %d columns and V %d rows: K must have Q's columns "
+                    "and V's rows\n", cli_shown(kf, shown, sizeof shown), K.rows, K.cols, Q.cols, V.rows);
+            goto out;
+        }
+        a = fs_attn_make(Q.rows, K.rows, Q.cols, V.cols);
+        a.Q = Q.data; a.K = K.data; a.V = V.data;
+    } else {
+        const long rows = 32;
+        gen = malloc(sizeof(double) * (size_t)d * (size_t)(rows + 2 * n));
+        if (!gen) { fprintf(stderr, "flashstep fp8: out of memory\n"); goto out; }
+        uint64_t st = seed;
+        fs_lowp_fill_outliers(gen, (size_t)d * (size_t)(rows + 2 * n), frac, sigma, &st);
+        a = fs_attn_make((int32_t)rows, (int32_t)n, (int32_t)d, (int32_t)d);
+        a.Q = gen; a.K = gen + (size_t)rows * d; a.V = a.K + (size_t)n * d;
+    }
+    if (causal) a.mask.kind = FS_MASK_CAUSAL;
+    fs_status st = fs_attn_check(&a);
+    if (st != FS_OK) {
+        char why[300];
+        fprintf(stderr, "flashstep fp8: %s\n", fs_attn_status_detail(&a, st, why, sizeof why));
+        goto out;
+    }
+    const size_t no = (size_t)a.n_q * a.d_v;
+    R = malloc(sizeof(double) * no);
+    O = malloc(sizeof(double) * no);
+    if (!R || !O || fs_reference(&a, R, NULL, NULL) != FS_OK) {
+        fprintf(stderr, "flashstep fp8: the reference cannot run (out of memory?)\n");
+        goto out;
+    }
+    fs_decoding dc = fs_decoding_default();
+    dc.Bk = (int32_t)bk;
+    const fs_kv_store kinds[] = {{FS_KV_F16, 0}, {FS_KV_E4M3, 0}, {FS_KV_E4M3, 16}};
+    const char *names[] = {"f16 cache", "e4m3 cache, one scale per head", "e4m3 cache, one scale per page of 16"};
+    double base = NAN;
+    if (!jsonl) {
+        if (qf)
+            printf("decode over a KV cache: %s, %s, %s: %d query rows, %d keys, d = %d, d_v = %d\n",
+                   cli_shown(qf, shown, sizeof shown), cli_shown(kf, shown + 100, 100), cli_shown(vf, shown + 200, 100), a.n_q,
+                   a.n_kv, a.d, a.d_v);
+        else
+            printf("decode over a KV cache: %d query rows against %d keys, d = %d; entries N(0, 1), %g %% of them N(0, %g), "
+                   "seed %llu\n", a.n_q, a.n_kv, a.d, frac * 100, sigma, seed);
+        printf("splits of %ld keys, mask %s; Q float16, S, P, O float32; RMSE of O against float64\n\n", bk,
+               causal ? "causal" : "none");
+        printf("%-44s %12s  %s\n", "cache", "RMSE", "vs f16 cache");
+    }
+    for (int k = 0; k < 3; k++) {
+        st = fs_decode_kv(&a, &dc, &kinds[k], NULL, O, NULL, NULL, NULL);
+        if (st != FS_OK) {
+            fprintf(stderr, "flashstep fp8: the %s cannot run: %s (a value beyond float16?)\n", names[k], fs_status_str(st));
+            goto out;
+        }
+        double e = fs_lowp_rmse(O, R, no);
+        if (k == 0) base = e;
+        if (jsonl)
+            printf("{\"cache\":\"%s\",\"page\":%d,\"rmse\":%.17g,\"n_q\":%d,\"n_kv\":%d,\"d\":%d,\"bk\":%ld}\n",
+                   fs_kv_fmt_str(kinds[k].fmt), kinds[k].page_size, e, a.n_q, a.n_kv, a.d, bk);
+        else if (base > 0)
+            printf("%-44s %12.3e  %.2fx\n", names[k], e, e / base);
+        else
+            printf("%-44s %12.3e\n", names[k], e);
+    }
+    rc = 0;
+out:
+    free(R); free(O); free(gen);
+    fs_matrix_free(&Q); fs_matrix_free(&K); fs_matrix_free(&V);
+    return rc;
+}
+
 int cli_fp8(int argc, char **argv)
 {
     long n = 1024, d = 128, bq = 64, bk = 64;
     unsigned long long seed = 1;
     double frac = 0.001, sigma = 10;
     const char *qf = NULL, *kf = NULL, *vf = NULL;
-    bool causal = false, jsonl = false;
+    bool causal = false, jsonl = false, kv_cache = false, n_given = false;
     enum { MAX_RECIPES = 32 };
     const char *rtext[MAX_RECIPES];
     fs_lowp_recipe rec[MAX_RECIPES];
     int nr = 0;
+    bool nr_given = false;
     char shown[300];
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(o, "--kv-cache")) {
+            kv_cache = true;
+            continue;
         }
         if (i + 1 >= argc) {
             if (!strncmp(o, "--", 2)) return cli_fail("fp8", "%s needs a value, or is unknown", cli_shown(o, shown, sizeof shown));
@@ -86,6 +178,7 @@ int cli_fp8(int argc, char **argv)
         long x;
         if (!strcmp(o, "--n")) {
             if (!cli_parse_int(v, 1, 16384, &n)) return cli_fail("fp8", "--n is 1 to 16384, not '%s'", v);
+            n_given = true;
         } else if (!strcmp(o, "--d")) {
             if (!cli_parse_int(v, 1, 1024, &d)) return cli_fail("fp8", "--d is 1 to 1024, not '%s'", v);
         } else if (!strcmp(o, "--bq")) {
@@ -122,6 +215,7 @@ int cli_fp8(int argc, char **argv)
                 return 2;
             }
             rtext[nr++] = v;
+            nr_given = true;
         } else {
             return cli_fail("fp8", "unknown option '%s'", cli_shown(o, shown, sizeof shown));
         }
@@ -134,6 +228,10 @@ int cli_fp8(int argc, char **argv)
             if (!fs_lowp_recipe_parse(rtext[nr], strlen(rtext[nr]), &rec[nr], &at, why, sizeof why)) return 2;
         }
     if ((qf || kf || vf) && !(qf && kf && vf)) return cli_fail("fp8", "%s", "give all of --q, --k and --v, or none");
+    if (kv_cache) {
+        if (nr_given) return cli_fail("fp8", "%s", "--recipe is for the forward; --kv-cache measures the cache formats");
+        return kv_cache_table(n_given ? n : 8192, d, bk, seed, frac, sigma, qf, kf, vf, causal, jsonl);
+    }
 
     fs_matrix Q = {0}, K = {0}, V = {0};
     double *gen = NULL;

@@ -60,6 +60,45 @@ typedef struct {
 fs_status fs_decode_read(const fs_attn *a, const fs_decoding *dc, const fs_kv_reader *rd, double *O,
                          double *m_out, double *l_out, fs_trace *tr);
 
+/* A decode whose KV cache is stored in low precision, as a serving engine keeps it (vLLM's FP8
+ * cache), with the float16 cache beside it for comparison:
+ *
+ *   FS_KV_F16:  K, V and Q rounded to float16 (k16 = f16(f32(k))), no scales.
+ *   FS_KV_E4M3: K and V stored in e4m3 with scales, k8 = e4m3(f32(f32(k) / s_k)), one pair of
+ *               scales (s_k, s_v) per KV head (page_size 0) or per (KV head, page of page_size
+ *               positions) on the paged path; s = amax / 448 of the head's or page's values
+ *               taken as float32 (amax 0: s = 1). Q is float16.
+ *
+ * Every split then runs in float32, one term at a time, as the kernel does after converting
+ * the cache to float16 in registers:
+ *     S_j = f32(Σ q16 · k8_j) · σ_j        σ_j = f32(scale) · s_k of key j's page (or head):
+ *                                         the K descale folded into the softmax scale
+ *     m = max S,  P_j = exp(S_j − m),  ℓ = Σ P_j   (float32; exp correctly rounded)
+ *     o = Σ f16(P_j) · v8_j · w_j          P enters P · V in float16 (the tensor cores' input);
+ *                                         w_j = s_v of key j's page (per page, one rounding a
+ *                                         product), or 1 (per head: s_v multiplies O once)
+ * and the merge of decode.h in float32. O = o / ℓ (· s_v per head). Every product of the
+ * scores and of P · V is exact in float32 (at most 11 + 11 significant bits).
+ *
+ * fs_decode_kv's events are fs_decode's (PARTIAL, MERGE, OUT; s_row holds the float32 scores),
+ * with lowp set on PARTIAL and k_scale, v_scale the scales of the split's first key (q_scale and
+ * p_scale 1). A soft-cap is FS_ERR_ARG (no FP8 cache kernel here applies one). */
+typedef enum { FS_KV_F16 = 0, FS_KV_E4M3, FS_KV_COUNT } fs_kv_fmt;
+
+typedef struct {
+    fs_kv_fmt fmt;
+    int32_t page_size;    /* e4m3: 0 scales per KV head; > 0 per (KV head, page of page_size positions) */
+} fs_kv_store;
+
+const char *fs_kv_fmt_str(fs_kv_fmt f);   /* "f16", "e4m3" */
+
+/* O (n_q_heads, n_q, d_v); m_out, l_out (n_q_heads, n_q) may be NULL (m in natural units). rd
+ * NULL: K and V from a (checked as fs_decode checks them); else through rd as fs_decode_read
+ * (its visit hook called as there). FS_ERR_ARG for a bad kv or a soft-cap, FS_ERR_RANGE when a
+ * value overflows float16 (FS_KV_F16) or float32. */
+fs_status fs_decode_kv(const fs_attn *a, const fs_decoding *dc, const fs_kv_store *kv, const fs_kv_reader *rd,
+                       double *O, double *m_out, double *l_out, fs_trace *tr);
+
 /* One merge of two states of length n (the formula above). o may alias o_a. */
 void fs_decode_merge(double m_a, double l_a, const double *o_a,
                      double m_b, double l_b, const double *o_b, int32_t n, fs_form form,

@@ -328,8 +328,26 @@ static fs_status visit(const void *ctx, fs_trace *tr, int32_t head, int32_t kv_h
     return FS_OK;
 }
 
+static fs_status paged_decode(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
+                              const fs_kv_store *kv, double *O, double *m_out, double *l_out, fs_trace *tr);
+
 fs_status fs_paged_decode(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
                           double *O, double *m_out, double *l_out, fs_trace *tr)
+{
+    return paged_decode(c, seq, a, dc, NULL, O, m_out, l_out, tr);
+}
+
+fs_status fs_paged_decode_kv(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
+                             const fs_kv_store *kv, double *O, double *m_out, double *l_out, fs_trace *tr)
+{
+    assert(kv);
+    if (kv->page_size != 0 && kv->page_size != c->page_size) return FS_ERR_ARG;
+    return paged_decode(c, seq, a, dc, kv, O, m_out, l_out, tr);
+}
+
+/* Both: kv NULL for the float64 cache. */
+static fs_status paged_decode(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
+                              const fs_kv_store *kv, double *O, double *m_out, double *l_out, fs_trace *tr)
 {
     assert(c && a && dc && O);
     if (seq < 0 || seq >= c->n_seqs || !c->seq[seq].live) return FS_ERR_ARG;
@@ -354,7 +372,7 @@ fs_status fs_paged_decode(const fs_paged_cache *c, int32_t seq, const fs_attn *a
     paged.K = paged.V = NULL;   /* nothing below reads them: the reader does */
     reader_ctx ctx = {c, seq};
     fs_kv_reader rd = {read_key, read_value, visit, &ctx};
-    return fs_decode_read(&paged, dc, &rd, O, m_out, l_out, tr);
+    return kv ? fs_decode_kv(&paged, dc, kv, &rd, O, m_out, l_out, tr) : fs_decode_read(&paged, dc, &rd, O, m_out, l_out, tr);
 }
 
 fs_status fs_paged_prefill(fs_paged_cache *c, int32_t seq, const fs_attn *a, fs_form form, double *O,

@@ -103,6 +103,12 @@ void fs_paged_gather(const fs_paged_cache *c, int32_t seq, double *K, double *V)
 fs_status fs_paged_decode(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
                           double *O, double *m_out, double *l_out, fs_trace *tr);
 
+/* fs_paged_decode with the cache stored in low precision (decode.h's fs_decode_kv): kv->page_size
+ * is 0 (e4m3: scales per KV head) or the cache's page size (one pair of scales per page and KV
+ * head, vLLM's layout with per-page scales); FS_ERR_ARG otherwise. The same LOOKUP events. */
+fs_status fs_paged_decode_kv(const fs_paged_cache *c, int32_t seq, const fs_attn *a, const fs_decoding *dc,
+                             const fs_kv_store *kv, double *O, double *m_out, double *l_out, fs_trace *tr);
+
 /* Prefill over a cached prefix: append the n_q new positions (a->K and a->V hold their K and V,
  * (n_kv_heads, n_q, d) and (…, d_v)) to seq, which holds the prefix, then attend the n_q new
  * queries to the whole sequence through the table, with a's mask (offset n_kv − n_q: the new

@@ -438,6 +438,39 @@ check(rc == 2 and "give --dtype e4m3 or e5m2" in err, f"descales without an FP8 
 rc, out, err = run(["--q", q8b, "--k", k8b, "--v", v8b, "--o", o8])
 check(rc == 2 and "FP8 bits only when asked" in err, f"'|u1' without --dtype e4m3: {rc} {err}")
 
+# --kv-only: a decode over an e4m3 KV cache (Q float16, K and V e4m3 times descales), 4 query
+# heads on 2 KV heads, 2 query rows each, a long cache; the known mistakes are found as for the rest
+Nq, Nkv8, dkv = 2, rng.randint(200, 300), rng.randint(8, 16)
+ksk, vsk = rng.choice([0.01, 0.02, 0.5]), rng.choice([0.004, 0.25, 3.0])
+Qk, Kk, Vk = problem(1, 4, 2, Nq, Nkv8, dkv, f16)
+Kk8, Vk8 = rmap(Kk, lambda x: e4m3(100 * x)), rmap(Vk, lambda x: e4m3(200 * x))
+realk = [Qk, rmap(Kk8, lambda x: x * ksk), rmap(Vk8, lambda x: x * vsk)]
+kv_args = ["--dtype", "e4m3", "--kv-only", "--k-scale", str(ksk), "--v-scale", str(vsk), "--format", "jsonl"]
+qk16 = npy("qk16.npy", Qk, "<f2")
+kk8b, vk8b = npy("kk8.npy", rmap(Kk8, e4m3_bits), "|u1"), npy("vk8.npy", rmap(Vk8, e4m3_bits), "|u1")
+for what, Ox, want in (("the float64 output", outputs(*realk, False)[0], "ok"),
+                       ("the float64 output in float16", rmap(outputs(*realk, False)[0], f16), "ok"),
+                       ("scale 1/d", outputs(*realk, False, scale=1 / dkv)[0], "wrong-scale"),
+                       ("no final division", outputs(*realk, False, "unnormalized")[0], "unnormalized"),
+                       ("V's descale left off", rmap(outputs(*realk, False)[0], lambda x: x / vsk), "unknown"),
+                       ("Q rounded to e4m3 too", outputs(rmap(Qk, e4m3), realk[1], realk[2], False)[0], "unknown")):
+    rc, out, err = run(["--q", qk16, "--k", kk8b, "--v", vk8b, "--o", npy("ok8.npy", Ox, "<f4")] + kv_args)
+    got = verdict(out)[0]["diagnosis"] if rc in (0, 1) else err
+    check(rc == (0 if want == "ok" else 1) and (got == want or (want == "unknown" and rc == 1)),
+          f"e4m3 KV cache, {what}: exit {rc}, {got}")
+rc, out, err = run(["--q", qk16, "--k", kk8b, "--v", vk8b, "--o", npy("ok8.npy", outputs(*realk, False)[0], "<f4"),
+                    "--dtype", "e4m3", "--kv-only", "--k-scale", str(ksk), "--v-scale", str(vsk)])
+check(rc == 0 and "dtype e4m3 (K and V only; Q float16)" in out, f"--kv-only's table: {rc} {out[-300:]}")
+rc, out, err = run(["--q", npy("qk32.npy", rmap(Qk, lambda x: x + 1e-4), "<f4"), "--k", kk8b, "--v", vk8b, "--o", qk16] + kv_args)
+check(rc == 2 and "qk32.npy:1:1: element" in err and "not a float16 number" in err, f"--kv-only, Q not float16: {rc} {err}")
+rc, out, err = run(["--q", qk16, "--k", kk8b, "--v", vk8b, "--o", qk16, "--kv-only"])
+check(rc == 2 and "give --dtype e4m3 or e5m2 too" in err, f"--kv-only without an FP8 dtype: {rc} {err}")
+rc, out, err = run(["--q", qk16, "--k", kk8b, "--v", vk8b, "--o", qk16, "--q-scale", "2"] + kv_args)
+check(rc == 2 and "drop --q-scale" in err, f"--kv-only with --q-scale: {rc} {err}")
+rc, out, err = run(["--q", npy("qk8.npy", rmap(Qk, lambda x: e4m3_bits(e4m3(x))), "|u1"), "--k", kk8b, "--v", vk8b,
+                    "--o", qk16] + kv_args)
+check(rc == 2 and "FP8 bits only when asked" in err, f"--kv-only with Q as FP8 bits: {rc} {err}")
+
 # threads, the dry run, and no progress line where stderr is not a terminal
 args = ["--q", q, "--k", k, "--v", v, "--o", o16, "--mask", "causal", "--format", "jsonl"]
 outs = [run(args + ["--threads", str(t)]) for t in (1, 2, 3)]
@@ -453,6 +486,6 @@ for bad_t in ("0", "257", "x"):
 rc, out, err = run(["--help"])
 check(rc == 0 and all(opt in out for opt in ["--q", "--k", "--v", "--o", "--lse", "--mask", "--window", "--tree",
                                              "--scale", "--heads", "--bk", "--dtype", "--format", "--threads",
-                                             "--quiet", "--dry-run", "130"]), "--help")
+                                             "--quiet", "--dry-run", "--kv-only", "130"]), "--help")
 
 cli_test.finish("check_check_cli: {passed} checks passed, {failed} failed (seed {seed})")

@@ -128,4 +128,27 @@ if os.path.exists(tq):
     rc, out, err = cli_test.run(exe, "trace", ["--q", q3, "--k", k3, "--v", v1, "--fp8", "hadamard"])
     check(rc == 2 and "q3.txt:1:1" in err and "power of two" in err, f"trace --fp8 hadamard, d = 3: {err.strip()}")
 
+# --kv-cache: the decode over a float16 and an e4m3 KV cache. Inputs that float16 holds exactly
+# (multiples of 1/64 below 2) cost the float16 cache only float32's rounding and P's float16
+# rounding; the e4m3 cache loses more; a cache of at most 16 positions has one page, so per page
+# equals per head up to where V's descale is applied (float32's rounding).
+nk = rng.randint(5, 16)
+kq = write("kq.txt", [[rng.randint(-128, 128) / 64 for _ in range(4)] for _ in range(3)])
+kk = write("kk.txt", [[rng.randint(-128, 128) / 64 for _ in range(4)] for _ in range(nk)])
+kvv = write("kv.txt", [[rng.randint(-128, 128) / 64 + 1 / 1024 for _ in range(3)] for _ in range(nk)])
+rc, out, err = cli_test.run(exe, "fp8", ["--kv-cache", "--q", kq, "--k", kk, "--v", kvv, "--format", "jsonl"])
+rows = [json.loads(x) for x in out.strip().split("\n")] if rc == 0 else []
+check(rc == 0 and [r["cache"] for r in rows] == ["f16", "e4m3", "e4m3"] and rows[2]["page"] == 16,
+      f"fp8 --kv-cache jsonl: {rc} {out} {err}")
+if len(rows) == 3:
+    check(rows[0]["rmse"] < 2e-3 and 4 * rows[0]["rmse"] < rows[1]["rmse"], f"--kv-cache: float16 {rows[0]['rmse']:.3g}, e4m3 {rows[1]['rmse']:.3g}")
+    check(abs(rows[1]["rmse"] - rows[2]["rmse"]) <= 1e-5 * rows[1]["rmse"], f"--kv-cache, {nk} positions: per page {rows[2]['rmse']!r} != per head {rows[1]['rmse']!r}")
+rc, out, err = cli_test.run(exe, "fp8", ["--kv-cache", "--n", "2048", "--d", "64"])
+check(rc == 0 and "e4m3 cache, one scale per page of 16" in out and "vs f16 cache" in out and "2048 keys" in out,
+      f"fp8 --kv-cache table: {rc} {out}")
+rc, out, err = cli_test.run(exe, "fp8", ["--kv-cache", "--recipe", "e4m3"])
+check(rc == 2 and "--kv-cache measures the cache formats" in err, f"--kv-cache with --recipe: {rc} {err}")
+rc, out, err = cli_test.run(exe, "fp8", ["--help"])
+check(rc == 0 and "--kv-cache" in out, "fp8 --help names --kv-cache")
+
 cli_test.finish("check_fp8_cli: {passed} passed, {failed} failed (seed {seed})")

@@ -35,6 +35,9 @@
  *      table, fs_cuda_decode's page fields): each TMA box follows the table. Splits are whole
  *      64-key tiles, so a tile never straddles a page boundary it does not own.
  *
+ * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run) has versions of its own, numbered
+ * apart: see "The e4m3 KV cache" below.
+ *
  * Layout: Q, O (batch, n_q_heads, d); K, V (batch, n_kv_heads, n_kv, d), row-major.
  * Within a block (128 threads), a key row is read by d/8 threads, 16 bytes each; a chunk of 128
  * keys is scored (S into shared memory), folded into the running (m, ℓ) per query head, then
@@ -489,6 +492,282 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
     O[((size_t)b * p.n_q_heads + h) * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
 }
 
+/* ---- The e4m3 KV cache (fs_cuda_decode_fp8_run) ----------------------------------------------
+ *
+ * A serving engine's FP8 cache: K and V stored as e4m3 bytes with descales (one pair per KV head,
+ * or per page and KV head in a paged pool), Q and O float16. The cache is half the bytes of a
+ * float16 one, so a decode bound by memory may take about half the time.
+ *
+ *  e4m3 version 1: split-KV over a contiguous cache on mma.sync, as version 7, but with no
+ *     shared memory in the loop: each warp loads its own 16 keys of K and V (4 KB at d = 128)
+ *     straight into registers, one step ahead, and converts them there: an e4m3 byte s eeee mmm
+ *     moved into float16's fields (s eeeee mmmmmmmmmm, the exponent bias left at e4m3's) is
+ *     float16 for 2^-8 times its value, exactly (subnormals too), in one byte permute and one
+ *     and-or a pair. The 2^8 and K's descale go into the softmax scale, V's descale and 2^8
+ *     multiply the output once.
+ *     The fragment layouts are chosen so that each thread's bytes are contiguous: the d of the
+ *     score's dot product is permuted (Q's fragment the same way), the keys of P V are taken in
+ *     the order a thread's four rows come, and the output columns of P V are permuted and put
+ *     back when the partial is written (d = n · D/8 + n-tile).
+ *  e4m3 versions 3 and 4: versions 1 and 2 with two steps' loads in flight instead of one (8 KiB
+ *     a warp at d = 128: more bytes in flight for the same occupancy, about 230 registers).
+ *  e4m3 version 2: version 1 on a paged pool (vLLM's layout, as version 10) with one pair of
+ *     descales per page and KV head: the split's table entries and scales are staged in shared
+ *     memory first; a warp's 16 keys lie in one page (pages of 16, 32 or multiples of 64 keys),
+ *     so each step takes its page's K descale into the score scale, and the running o is kept
+ *     in units of the current page's V descale (rescaled by α · s_old / s_new, one multiply as
+ *     before).
+ */
+
+/* Bytes 1 and 3 of t (e4m3; bytes 0 and 2 are ignored) as two float16 numbers, 2^-8 times their
+ * values (low half from byte 1). */
+__device__ __forceinline__ uint32_t e4m3x2_h2(uint32_t t) { return (t & 0x80008000u) | ((t >> 1) & 0x3f803f80u); }
+
+/* W consecutive 32-bit words from global memory p (16-byte aligned when W ≥ 4, 8-byte when 2). */
+template <int W> __device__ __forceinline__ void ldg_words(uint32_t (&w)[W], const uint8_t *p)
+{
+    if constexpr (W % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < W / 4; i++) {
+            const uint4 u = __ldg(reinterpret_cast<const uint4 *>(p) + i);
+            w[4 * i] = u.x; w[4 * i + 1] = u.y; w[4 * i + 2] = u.z; w[4 * i + 3] = u.w;
+        }
+    } else {
+        static_assert(W == 2, "2 or a multiple of 4 words");
+        const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p));
+        w[0] = u.x; w[1] = u.y;
+    }
+}
+
+/* One warp's 16 keys as its threads hold them: K rows ρ(0, g), ρ(1, g) (D/16 words each, the
+ * thread's quarter t4 of the row) and V rows 4 t4 … 4 t4 + 3 (D/32 words each, its eighth g). */
+template <int D> struct kv8_regs {
+    uint32_t k[2][D / 16];
+    uint32_t v[4][D / 32];
+};
+
+/* Where key j of the split lives: contiguous rows, or through the staged table (paged). */
+struct kv8_where {
+    const uint8_t *K, *V;     /* contiguous: this (batch, KV head)'s rows; paged: the pools */
+    const int32_t *sTab;      /* paged: the split's pages, from block j0 / P on; NULL: contiguous */
+    int P, blk0, row_stride;  /* page size, the split's first block, bytes between a page's slots */
+    __device__ __forceinline__ size_t row(int j) const
+    {
+        if (!sTab) return (size_t)j * D_of();
+        return ((size_t)sTab[j / P - blk0] * P + j % P) * row_stride;
+    }
+    int d;
+    __device__ __forceinline__ int D_of() const { return d; }
+};
+
+/* Load the 16 keys from kb on (rows past j1 − 1 read row j1 − 1: finite, weighted by 0). */
+template <int D>
+__device__ __forceinline__ void kv8_load(kv8_regs<D> &r, const kv8_where &w, int kb, int j1, int g, int t4)
+{
+    const int r0 = 4 * (g >> 1) + (g & 1);
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++) {
+        const int j = min(kb + r0 + 2 * nt, j1 - 1);
+        ldg_words<D / 16>(r.k[nt], w.K + w.row(j) + t4 * (D / 4));
+    }
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        const int j = min(kb + 4 * t4 + x, j1 - 1);
+        ldg_words<D / 32>(r.v[x], w.V + w.row(j) + g * (D / 8));
+    }
+}
+
+/* One warp's step over its 16 keys from kb (shapes as dec_warp_tile; o in units of sv · 2^-8):
+ *     S = Q Kᵀ (k8 · 2^-8 as float16), keys ≥ j1 masked,  m_new = max(m, sc2 · rowmax S),
+ *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + P V
+ * sc2 = scale · log2 e · k descale · 2^8; orescale = (the previous step's V descale) / (this one's). */
+template <int D>
+__device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const uint32_t (&qf)[D / 16][4],
+                                              const kv8_regs<D> &r, int kb, int j1, int t4, float (&m)[2],
+                                              float (&l)[2], float (&o)[D / 8][4])
+{
+    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++) {
+            const uint32_t x = r.k[nt][kk];
+            mma16816<__half>(s[nt], qf[kk], e4m3x2_h2(__byte_perm(x, 0, 0x1100)), e4m3x2_h2(__byte_perm(x, 0, 0x3322)));
+        }
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
+            bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
+        }
+    float alpha[2], base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        const float mn = fmaxf(m[x], bm[x] * sc2);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            s[nt][e] = fast_exp2(fmaf(s[nt][e], sc2, -base[e >> 1]));
+            sum[e >> 1] += s[nt][e];
+        }
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        l[x] = alpha[x] * l[x] + sum[x];
+        alpha[x] *= orescale;
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++) {
+        o[dt][0] *= alpha[0];
+        o[dt][1] *= alpha[0];
+        o[dt][2] *= alpha[1];
+        o[dt][3] *= alpha[1];
+    }
+    const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
+                           pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
+    /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */
+#pragma unroll
+    for (int w = 0; w < D / 32; w++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const uint32_t sel = (uint32_t)(c | c << 4 | (4 + c) << 8 | (4 + c) << 12);
+            mma16816<__half>(o[4 * w + c], a, e4m3x2_h2(__byte_perm(r.v[0][w], r.v[1][w], sel)),
+                             e4m3x2_h2(__byte_perm(r.v[2][w], r.v[3][w], sel)));
+        }
+}
+
+/* grid (splits, n_kv_heads, batch), 4 warps. PAGED: e4m3 versions 2 and 4, else 1 and 3; AHEAD:
+ * the steps whose loads are in flight while one is computed (1: versions 1, 2; 2: versions 3, 4).
+ * scales: (batch, n_kv_heads, 2) or (n_pages, n_kv_heads, 2). Writes the split's partial as
+ * version 7 does. */
+template <int D, bool PAGED, int AHEAD>
+__global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const __half *__restrict__ Q,
+                                                         const uint8_t *__restrict__ K, const uint8_t *__restrict__ V,
+                                                         const float *__restrict__ scales, float *__restrict__ part)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+    const int G = p.n_q_heads / p.n_kv_heads;
+    const int len = PAGED && p.seq_lens ? p.seq_lens[b] : p.n_kv;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
+
+    kv8_where where;
+    where.d = D;
+    float sk = 1, sv = 1;
+    int32_t *sTab = reinterpret_cast<int32_t *>(smem);
+    float *sSc = reinterpret_cast<float *>(smem) + (PAGED ? (p.split_len + p.page_size - 1) / p.page_size + 1 : 0);
+    if constexpr (PAGED) {
+        where.K = K;
+        where.V = V;
+        where.sTab = sTab;
+        where.P = p.page_size;
+        where.blk0 = j0 / p.page_size;
+        where.row_stride = p.n_kv_heads * D;
+        const int nb = j1 > j0 ? (j1 - 1) / p.page_size - where.blk0 + 1 : 0;
+        for (int i = tid; i < nb; i += DEC_THREADS) {
+            const int page = p.block_table[(size_t)b * p.blocks_per_seq + where.blk0 + i];
+            sTab[i] = page;
+            sSc[2 * i] = scales[((size_t)page * p.n_kv_heads + kvh) * 2];
+            sSc[2 * i + 1] = scales[((size_t)page * p.n_kv_heads + kvh) * 2 + 1];
+        }
+        /* the pools hold kv_head inside each slot: offset the base to this head */
+        where.K += (size_t)kvh * D;
+        where.V += (size_t)kvh * D;
+        __syncthreads();
+    } else {
+        where.K = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+        where.V = V + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
+        where.sTab = nullptr;
+        where.P = 1;
+        where.blk0 = 0;
+        where.row_stride = D;
+        sk = scales[((size_t)b * p.n_kv_heads + kvh) * 2];
+        sv = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
+    }
+
+    /* the queries' A fragments, with d permuted as the K fragments: k index 2 t4 + e (e < 2) of
+     * k-step kk is d = 4 (t4 · D/16 + kk) + e, index 2 t4 + 8 + e is that d + 2 + e */
+    uint32_t qf[D / 16][4];
+    const __half *Qg = Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const int d0 = 4 * (t4 * (D / 16) + kk);
+        uint2 lo = make_uint2(0, 0), hi = make_uint2(0, 0);
+        if (g < G) lo = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)g * D + d0));
+        if (g + 8 < G) hi = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)(g + 8) * D + d0));
+        qf[kk][0] = lo.x;
+        qf[kk][1] = hi.x;
+        qf[kk][2] = lo.y;
+        qf[kk][3] = hi.y;
+    }
+
+    float oacc[D / 8][4], m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0;
+    const float sc2_head = p.scale2 * 256.f;
+    float sv_cur = sv;
+    int kb = j0 + 16 * warp;
+    kv8_regs<D> cur, next, next2;
+    if (kb < j1) kv8_load<D>(next, where, kb, j1, g, t4);
+    if (AHEAD == 2 && kb + 64 < j1) kv8_load<D>(next2, where, kb + 64, j1, g, t4);
+    for (; kb < j1; kb += 64) {
+        cur = next;
+        if constexpr (AHEAD == 2) {   /* two steps ahead */
+            next = next2;
+            if (kb + 128 < j1) kv8_load<D>(next2, where, kb + 128, j1, g, t4);
+        } else {                      /* one step ahead */
+            if (kb + 64 < j1) kv8_load<D>(next, where, kb + 64, j1, g, t4);
+        }
+        float sc2 = sc2_head * sk, rescale = 1.f;
+        if constexpr (PAGED) {
+            const int i = kb / p.page_size - where.blk0;
+            const float s_new = sSc[2 * i + 1];
+            sc2 = sc2_head * sSc[2 * i];
+            rescale = sv_cur / s_new;
+            sv_cur = s_new;
+        }
+        kv8_warp_step<D>(sc2, rescale, qf, cur, kb, j1, t4, m_run, l_run, oacc);
+    }
+    __syncthreads();   /* the staged table is read no more: the merge reuses the memory */
+
+    /* the 4 warps' states (o back in true units, columns put back), then the split's partial */
+    float *sM = reinterpret_cast<float *>(smem), *sL = sM + 4 * 16, *sO = sM + 4 * 16 * 2;
+    const float oscale = sv_cur * 256.f;
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 1);
+        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 2);
+        if (t4 == 0) {
+            sM[warp * 16 + g + 8 * x] = m_run[x];
+            sL[warp * 16 + g + 8 * x] = l_run[x];
+        }
+    }
+#pragma unroll
+    for (int nt = 0; nt < D / 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            sO[(warp * 16 + g + 8 * (e >> 1)) * D + (2 * t4 + (e & 1)) * (D / 8) + nt] = oacc[nt][e] * oscale;
+    __syncthreads();
+    dec_partial_out<D>(p, sM, tid, G, b, kvh, split, part);
+}
+
+/* Shared memory of decode_kv8: the merge's, or the staged table and scales if larger. */
+template <int D> static size_t kv8_smem(const decode_params &p, bool paged)
+{
+    size_t merge = sizeof(float) * dec_merge_floats<D>();
+    size_t stage = paged ? sizeof(float) * 3 * (size_t)((p.split_len + p.page_size - 1) / p.page_size + 2) : 0;
+    return merge > stage ? merge : stage;
+}
+
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 static const char *decode_lines[] = {
@@ -732,4 +1011,148 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
                   : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
     if (why && n) snprintf(why, n, "the CUDA decode kernels take d = 64 or 128, not %d", p->d);
     return FS_ERR_ARG;
+}
+
+/* ---- Host side of the e4m3 KV cache --------------------------------------------------------- */
+
+static const char *decode_fp8_lines[] = {
+    "e4m3 cache: split-KV on mma.sync, each warp's 16 keys loaded to registers one step ahead, "
+    "converted there; descales in the score scale and the output",
+    "e4m3 cache, paged: version 1 through the block table, the split's pages and per-page descales "
+    "staged in shared memory",
+    "version 1 with two steps' loads in flight (8 KiB a warp at d = 128)",
+    "version 2 with two steps' loads in flight",
+};
+
+extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
+
+extern "C" int fs_cuda_decode_fp8_versions(void) { return (int)(sizeof decode_fp8_lines / sizeof *decode_fp8_lines); }
+
+extern "C" const char *fs_cuda_decode_fp8_version_str(int v)
+{
+    return v >= 1 && v <= fs_cuda_decode_fp8_versions() ? decode_fp8_lines[v - 1] : "?";
+}
+
+template <int D, bool PAGED, int AHEAD> static int kv8_occupancy(const decode_params &p)
+{
+    auto kern = decode_kv8<D, PAGED, AHEAD>;
+    const size_t smem = kv8_smem<D>(p, PAGED);
+    int n = 0;
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC_THREADS, smem) != cudaSuccess)
+        return 1;
+    return n < 1 ? 1 : n;
+}
+
+/* The launch parameters: splits to fill every SM's slots once (as versions 3 and up), at least
+ * 256 keys each, whole 64-key tiles. */
+static decode_params kv8_params(const fs_cuda_decode *pp, int version)
+{
+    decode_params p;
+    memset(&p, 0, sizeof p);
+    p.n_q_heads = pp->n_q_heads;
+    p.n_kv_heads = pp->n_kv_heads;
+    p.n_kv = pp->n_kv;
+    p.scale2 = pp->scale * FS_LOG2E;
+    p.page_size = version % 2 == 0 ? pp->page_size : 0;
+    p.blocks_per_seq = pp->blocks_per_seq;
+    p.block_table = pp->block_table;
+    p.seq_lens = pp->seq_lens;
+    if (pp->splits > 0) {
+        p.splits = pp->splits < pp->n_kv ? pp->splits : pp->n_kv;
+    } else {
+        int sms = 132, dev = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        decode_params q = p;
+        q.split_len = 256;   /* the staging room of a typical split, for the occupancy */
+        q.page_size = p.page_size > 0 ? p.page_size : 16;
+        int per_sm;
+        switch (version * 1000 + pp->d) {
+        case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
+        case 2064: per_sm = kv8_occupancy<64, true, 1>(q); break;
+        case 3064: per_sm = kv8_occupancy<64, false, 2>(q); break;
+        case 4064: per_sm = kv8_occupancy<64, true, 2>(q); break;
+        case 1128: per_sm = kv8_occupancy<128, false, 1>(q); break;
+        case 2128: per_sm = kv8_occupancy<128, true, 1>(q); break;
+        case 3128: per_sm = kv8_occupancy<128, false, 2>(q); break;
+        default: per_sm = kv8_occupancy<128, true, 2>(q); break;
+        }
+        long blocks = (long)pp->batch * pp->n_kv_heads, s = (long)sms * per_sm / blocks;
+        long most = (pp->n_kv + 256 - 1) / 256;
+        if (s > most) s = most;
+        p.splits = s < 1 ? 1 : (int)s;
+    }
+    p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
+    p.split_len = (p.split_len + 63) / 64 * 64;
+    p.splits = (pp->n_kv + p.split_len - 1) / p.split_len;   /* no empty split at the end */
+    return p;
+}
+
+extern "C" size_t fs_cuda_decode_fp8_workspace(const fs_cuda_decode *p, int version)
+{
+    const decode_params q = kv8_params(p, version);
+    return sizeof(float) * (size_t)p->batch * p->n_q_heads * q.splits * (p->d + 2);
+}
+
+template <int D, bool PAGED, int AHEAD>
+static fs_status kv8_launch(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
+                            const void *V8, const float *scales, void *O, float *work, char *why, size_t n)
+{
+    auto kern = decode_kv8<D, PAGED, AHEAD>;
+    const size_t smem = kv8_smem<D>(p, PAGED);
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC_THREADS, smem>>>(
+        p, (const __half *)Q, (const uint8_t *)K8, (const uint8_t *)V8, scales, work);
+    FS_CU_LAUNCHED();
+    decode_merge<__half, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (__half *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version, const void *Q, const void *K8,
+                                            const void *V8, const float *kv_scales, void *O, void *work, char *why,
+                                            size_t n)
+{
+    if (p->batch < 1 || p->n_q_heads < 1 || p->n_kv_heads < 1 || p->n_q_heads % p->n_kv_heads || p->n_kv < 1 ||
+        p->n_q_heads / p->n_kv_heads > 16) {
+        if (why && n) snprintf(why, n, "bad decode shape (the e4m3 cache takes at most 16 query heads per KV head)");
+        return FS_ERR_SHAPE;
+    }
+    if (version < 1 || version > fs_cuda_decode_fp8_versions()) {
+        if (why && n) snprintf(why, n, "no e4m3-cache decode version %d (1..%d)", version, fs_cuda_decode_fp8_versions());
+        return FS_ERR_ARG;
+    }
+    if (p->dtype != FS_CUDA_F16 || !kv_scales || !(p->scale > 0) || (p->d != 64 && p->d != 128)) {
+        if (why && n) snprintf(why, n, "the e4m3-cache decode takes float16 Q and O, descales, a positive scale and "
+                                       "d = 64 or 128");
+        return FS_ERR_ARG;
+    }
+    const bool paged = fs_cuda_decode_fp8_version_paged(version);
+    if (paged != (p->page_size > 0)) {
+        if (why && n) snprintf(why, n, paged ? "e4m3-cache version %d reads a paged cache: set page_size, n_pages, "
+                                               "blocks_per_seq and block_table"
+                                             : "e4m3-cache version %d reads a contiguous cache, not a paged one", version);
+        return FS_ERR_ARG;
+    }
+    if (paged) {
+        const int P = p->page_size;
+        if (!(P == 16 || P == 32 || P % 64 == 0) || p->n_pages < 1 || !p->block_table ||
+            (long)p->blocks_per_seq * P < p->n_kv) {
+            if (why && n) snprintf(why, n, "paged decode: page_size must be 16, 32 or a multiple of 64 (got %d), "
+                                           "n_pages ≥ 1, a block table given and blocks_per_seq · page_size ≥ n_kv", P);
+            return FS_ERR_ARG;
+        }
+    }
+    const decode_params q = kv8_params(p, version);
+    float *w = (float *)work;
+    switch (version * 1000 + p->d) {
+    case 1064: return kv8_launch<64, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 2064: return kv8_launch<64, true, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 3064: return kv8_launch<64, false, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 4064: return kv8_launch<64, true, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 1128: return kv8_launch<128, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 2128: return kv8_launch<128, true, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    case 3128: return kv8_launch<128, false, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    default: return kv8_launch<128, true, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
+    }
 }

@@ -164,6 +164,21 @@ typedef struct {
     const int32_t *seq_lens;
 } fs_cuda_decode;
 
+/* The decode over an e4m3 KV cache (a serving engine's FP8 cache), versions 1 and 3 (contiguous)
+ * and 2 and 4 (paged, fs_cuda_decode_fp8_version_paged; page_size 16, 32 or a multiple of 64): the problem as above with Q and O float16
+ * (dtype FS_CUDA_F16), d = 64 or 128, at most 16 query heads per KV head; K8 and V8 hold e4m3
+ * bytes in the layouts above, and kv_scales (device float32) their descales, K's then V's: the
+ * stored value times its descale is the cache entry. Contiguous: (batch, n_kv_heads, 2), one
+ * pair per head; paged: (n_pages, n_kv_heads, 2), one pair per page and head. work: at
+ * least fs_cuda_decode_fp8_workspace bytes. Asynchronous on the default stream. */
+int fs_cuda_decode_fp8_versions(void);
+const char *fs_cuda_decode_fp8_version_str(int version);
+bool fs_cuda_decode_fp8_version_paged(int version);
+size_t fs_cuda_decode_fp8_workspace(const fs_cuda_decode *p, int version);
+fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version, const void *Q, const void *K8,
+                                 const void *V8, const float *kv_scales, void *O, void *work, char *why,
+                                 size_t n);
+
 int fs_cuda_decode_versions(void);
 const char *fs_cuda_decode_version_str(int version);
 /* true for the versions that read a paged cache (page_size > 0), which the others refuse */

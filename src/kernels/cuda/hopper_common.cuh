@@ -10,8 +10,8 @@
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
  *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile) and the
  *     copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
- *   - on the host, the tensor maps (make_map, make_pool_map, make_rows_map_f32) through one
- *     encoder lookup.
+ *   - on the host, the tensor maps (make_map and make_map_of, make_pool_map, make_rows_map_f32)
+ *     through one encoder lookup.
  *
  * Swizzled tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows of 128
  * bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle" of the
@@ -469,26 +469,35 @@ static inline fs_status tensor_map_encoder(PFN_cuTensorMapEncodeTiled_v12000 *en
     return FS_OK;
 }
 
-/* A 3-D tensor map over a (heads, rows, D) 16-bit tensor, boxes of 64 columns × box_rows rows,
- * 128-byte swizzle; the encoder comes from the driver (no -lcuda). */
-static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int rows,
-                                int heads, int box_rows, char *why, size_t n)
+/* A 3-D tensor map over a (heads, rows, inner) tensor of `bytes`-byte elements of `type`, boxes
+ * of one 128-byte row (128 / bytes elements) × box_rows rows, 128-byte swizzle; the encoder comes
+ * from the driver (no -lcuda). make_map's 16-bit tensors, and hopper_fp8.cu's 8-bit ones. */
+static inline fs_status make_map_of(CUtensorMap *map, const void *base, CUtensorMapDataType type, int bytes, int inner,
+                                    int rows, int heads, int box_rows, char *why, size_t n)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     fs_status st = tensor_map_encoder(&encode, why, n);
     if (st != FS_OK) return st;
-    const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)rows, (cuuint64_t)heads};
-    const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)rows * D * 2};
-    const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
-    CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                        3, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)heads};
+    const cuuint64_t strides[2] = {(cuuint64_t)inner * bytes, (cuuint64_t)rows * inner * bytes};
+    const cuuint32_t box[3] = {(cuuint32_t)(128 / bytes), (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
+    CUresult r = encode(map, type, 3, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
-        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled failed (%d)", (int)r);
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled failed (%d, %d-byte elements)", (int)r, bytes);
         return FS_ERR_ARG;
     }
     return FS_OK;
+}
+
+/* A 3-D tensor map over a (heads, rows, D) 16-bit tensor, boxes of 64 columns × box_rows rows,
+ * 128-byte swizzle. */
+static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int rows,
+                                int heads, int box_rows, char *why, size_t n)
+{
+    return make_map_of(map, base, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                       2, D, rows, heads, box_rows, why, n);
 }
 
 /* A 4-D tensor map over a paged pool (n_pages, page_size, heads, D) of 16-bit values (vLLM's

@@ -526,24 +526,11 @@ __global__ void f8_descale(unsigned *amax)
 /* ---- Host side ------------------------------------------------------------------------------ */
 
 /* A 3-D tensor map over bytes: (heads, rows, inner) with boxes of 128 bytes × box_rows rows,
- * 128-byte swizzle; the encoder as make_map's. */
+ * 128-byte swizzle (hopper_common.cuh's make_map_of). */
 static fs_status make_map8(CUtensorMap *map, const void *base, int inner, int rows, int heads, int box_rows,
                            char *why, size_t n)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode;
-    fs_status st = tensor_map_encoder(&encode, why, n);
-    if (st != FS_OK) return st;
-    const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)heads};
-    const cuuint64_t strides[2] = {(cuuint64_t)inner, (cuuint64_t)rows * inner};
-    const cuuint32_t box[3] = {128, (cuuint32_t)box_rows, 1}, estr[3] = {1, 1, 1};
-    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void *>(base), dims, strides, box, estr,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (e4m3) failed (%d)", (int)r);
-        return FS_ERR_ARG;
-    }
-    return FS_OK;
+    return make_map_of(map, base, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, inner, rows, heads, box_rows, why, n);
 }
 
 extern "C" int fs_cuda_fp8_vt_len(int n_kv) { return (n_kv + 31) / 32 * 32; }
