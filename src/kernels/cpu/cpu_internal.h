@@ -151,7 +151,9 @@ typedef struct {
 typedef struct {
     fs_cpu_isa isa;
     int32_t lanes;           /* floats per vector */
-    int32_t mr, nr;          /* version 4 micro-tile: mr rows × nr keys (nr = lanes · vectors) */
+    int32_t mr, nr;          /* the backward's micro-tile: mr rows × nr columns (nr = lanes · vectors) */
+    int32_t pmr, pnr;        /* the prefill's (versions 4-6): pmr rows × pnr keys; Bk and the strips
+                                are multiples of pnr, the Q tile of pmr */
     void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*decode)(const cpu_decode *p, cpu_decode_scratch *sc, int64_t item);
@@ -169,6 +171,9 @@ extern const cpu_isa_ops fs_cpu_ops_scalar;
 #if defined(__x86_64__) || defined(__i386__)
 extern const cpu_isa_ops fs_cpu_ops_avx2;
 extern const cpu_isa_ops fs_cpu_ops_avx512;
+extern const cpu_isa_ops fs_cpu_ops_avx512_12x32;
+extern const cpu_isa_ops fs_cpu_ops_avx512_8x32;
+extern const cpu_isa_ops fs_cpu_ops_avx512_4x64;
 #endif
 #if defined(__aarch64__)
 extern const cpu_isa_ops fs_cpu_ops_neon;
