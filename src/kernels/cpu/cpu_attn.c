@@ -479,6 +479,8 @@ typedef struct {
     cpu_scratch sc[FS_CPU_MAX_THREADS];
 } prefill_run;
 
+static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
+
 /* Pack item (b, KV head g, KV tile kt) into Kp, Vp as float, zero-padded. */
 static void pack_item(void *ctx, int32_t thread, int64_t item)
 {
@@ -491,8 +493,14 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     int64_t base = bg * p->head_stride + (int64_t)kt * p->tile_stride;
     float *Kt = p->Kp + base, *Vt = p->Vp + base;
     int32_t c0 = kt * p->Bk, n = a->n_kv - c0 < p->Bk ? a->n_kv - c0 : p->Bk, d = a->d;
-    memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
-    memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
+    /* zero only a tile with padding (its last keys, or columns past d): a full tile is written
+     * whole below, and clearing it first was one more pass over the packed buffer's 2 · 4 · N · d
+     * bytes per KV head (docs/benchmarks.md, "Intel and AMD") */
+    int32_t width = p->strips ? round_up(p->dp, run->ops->pnr) : p->dp;
+    if (n < p->Bk || d < width) {
+        memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
+        memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
+    }
     for (int32_t j = 0; j < n; j++) {
         if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
             int32_t nr = run->ops->pnr;
@@ -535,8 +543,6 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     default: run->ops->prefill4(&run->p, &run->sc[thread], item); break;   /* 4, 5, 6 */
     }
 }
-
-static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
 
 fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
 {
@@ -614,7 +620,8 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         p->Vp = pack + packed;
         fs_cpu_parallel(threads, (int64_t)a->batch * a->n_kv_heads * p->n_kt, pack_item, run);
     }
-    fs_cpu_parallel(threads, n_items, prefill_item, run);
+    /* (a measurement build, FS_CPU_ABLATE = 4 in cpu_internal.h, packs K and V and stops) */
+    fs_cpu_parallel(threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
     free(pack);
     free(scratch);
     free(run);

@@ -16,6 +16,14 @@
 
 #include "kernels/cpu/cpu_attn.h"
 
+/* A measurement build only (`make CFLAGS='-O2 -g -DFS_CPU_ABLATE=k'`, never the program): leave
+ * one part of prefill versions 4-6 out, so that its time is the difference from a normal build:
+ * 1 the softmax, 2 P V, 3 Q Kᵀ (cpu_kernels.inc), 4 everything after packing K and V
+ * (cpu_attn.c). Results are then wrong; bench/intel-sweep.sh runs such builds. */
+#ifndef FS_CPU_ABLATE
+#define FS_CPU_ABLATE 0
+#endif
+
 #define FS_CPU_LOG2E 1.44269504088896340736f
 #define FS_CPU_LN2 0.69314718055994530942f
 
