@@ -152,21 +152,11 @@ static const struct {
 };
 #define CPU_AVX512_TABLES ((int32_t)(sizeof cpu_avx512_tables / sizeof cpu_avx512_tables[0]))
 
-/* The table this CPU gets, by CPUID leaf 0's vendor string, asked once per process (CPUID
- * leaves the guest under a hypervisor, see cpu_has_f16c). Index into cpu_avx512_tables. */
-static int32_t cpu_avx512_choice(void)
-{
-    static int known;   /* 0 not decided yet, else index + 1; the same value from any thread */
-    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (k == 0) {
-        unsigned int a, b, c, d;
-        bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
-                     c == 0x6c65746eu;   /* "GenuineIntel" */
-        k = (intel ? 0 : 0) + 1;
-        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-    }
-    return k - 1;
-}
+/* The table this CPU gets: 6x64 on every CPU so far. The other micro-tiles are there to be
+ * measured (bench --block, bench/intel-sweep.sh): the one Xeon sweep so far lost its micro-tile
+ * figures (docs/benchmarks.md, "Intel and AMD"), so no vendor has a measured reason for another.
+ * A choice by CPUID goes here, asked once per process as cpu_has_f16c does. */
+static int32_t cpu_avx512_choice(void) { return 0; }
 #endif
 
 int32_t fs_cpu_prefill_blocks(fs_cpu_isa isa)
