@@ -39,7 +39,7 @@ for part in $parts; do
         { date -u; uptime; lscpu; grep -m1 flags /proc/cpuinfo; free -g
           echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"; } > "$out/context.txt" 2>&1 ;;
     blocks)   # the micro-tiles, d = 128 and 64, causal and not
-        for b in 6x64 12x32 8x32 4x64; do run "block-$b" 40 "$BIN" $P --d 128,64 --causal 0,1 --block "$b"; done ;;
+        for b in 6x64 12x32; do run "block-$b" 40 "$BIN" $P --d 128,64 --causal 0,1 --block "$b"; done ;;
     tiles)    # Bq x Bk around version 6's 192 x 128, default micro-tile, not causal
         for bq in 96 192 384; do for bk in 64 128 256; do
             run "tile-$bq-$bk" 30 "$BIN" $P --d 128,64 --causal 0 --bq "$bq" --bk "$bk"; done; done ;;
@@ -58,8 +58,8 @@ for part in $parts; do
             run "backward-${t// /}" 40 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128 --causal 0 --reps 3 $t; done ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
-    quickblocks)   # the same with the other micro-tiles, once each
-        for b in 12x32 8x32 4x64; do run "quick-$b" 90 "$BIN" --quick --threads 2 --block "$b"; done ;;
+    quickblocks)   # the same with the other micro-tile
+        for b in 12x32; do run "quick-$b" 90 "$BIN" --quick --threads 2 --block "$b"; done ;;
     *) echo "intel-sweep.sh: unknown part '$part'" >&2; exit 2 ;;
     esac
 done

@@ -147,8 +147,6 @@ static const struct {
 } cpu_avx512_tables[] = {
     {"6x64", &fs_cpu_ops_avx512},
     {"12x32", &fs_cpu_ops_avx512_12x32},
-    {"8x32", &fs_cpu_ops_avx512_8x32},
-    {"4x64", &fs_cpu_ops_avx512_4x64},
 };
 #define CPU_AVX512_TABLES ((int32_t)(sizeof cpu_avx512_tables / sizeof cpu_avx512_tables[0]))
 

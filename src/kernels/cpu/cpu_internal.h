@@ -180,8 +180,6 @@ extern const cpu_isa_ops fs_cpu_ops_scalar;
 extern const cpu_isa_ops fs_cpu_ops_avx2;
 extern const cpu_isa_ops fs_cpu_ops_avx512;
 extern const cpu_isa_ops fs_cpu_ops_avx512_12x32;
-extern const cpu_isa_ops fs_cpu_ops_avx512_8x32;
-extern const cpu_isa_ops fs_cpu_ops_avx512_4x64;
 #endif
 #if defined(__aarch64__)
 extern const cpu_isa_ops fs_cpu_ops_neon;
