@@ -265,8 +265,9 @@ static double fma_now(clockid_t clk, int32_t threads, bool smoke)
 /* Prefill and backward rows' share of the peak: each timed run follows a probe of the FMA peak
  * (fma_now), so that both see the same moment of the machine (its clock, the other processes);
  * the share is the median over the runs of (the run's GFLOP/s) / (the probe's just before it).
- * A peak measured once at the start and divided into the best run later moved the share of the
- * same kernel by 15 points between two commands on a virtual Xeon (docs/benchmarks.md). */
+ * A peak measured once at the start moves, by the time a row runs, by as much as the 15 points
+ * the same kernel's share moved between two commands on a virtual Xeon (docs/benchmarks.md,
+ * "Intel and AMD"). */
 typedef struct {
     double flops;        /* of one call, 0: no pairing (the share is then not measured here) */
     double ratio[101];   /* per run: GFLOP/s over the probe's */

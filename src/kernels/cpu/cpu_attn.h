@@ -189,8 +189,8 @@ fs_cpu_isa fs_cpu_isa_best(void);
 bool fs_cpu_isa_supported(fs_cpu_isa isa);
 const char *fs_cpu_isa_str(fs_cpu_isa isa);        /* "auto", "scalar", "avx2", "avx512", "neon" */
 /* The prefill's micro-tiles (rows x keys of the register block of versions 4-6): how many isa
- * has (AVX-512: several, one chosen per CPU vendor, docs/benchmarks.md "Intel and AMD"; the
- * others one), and the name of block k ("6x64"; k = 0: the one this CPU gets). */
+ * has (AVX-512: two, 6x64 and 12x32, of which every CPU so far gets 6x64, docs/benchmarks.md
+ * "Intel and AMD"; the others one), and the name of block k ("6x64"; k = 0: this CPU's). */
 int32_t fs_cpu_prefill_blocks(fs_cpu_isa isa);
 const char *fs_cpu_prefill_block_str(fs_cpu_isa isa, int32_t block);
 const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
