@@ -217,6 +217,51 @@ START_TEST(test_prefill_matches_reference)
 END_TEST
 
 /* Decode: a few query rows, a longer cache, splits of random length, every mask. */
+/* Every prefill micro-tile of every instruction set (AVX-512 has several, one chosen per CPU
+ * vendor: the others must be right too). Loop index = version 4, 5, 6 × block 1 … 8. */
+#define N_BLOCKS_MAX 8
+START_TEST(test_prefill_blocks_match_reference)
+{
+    int version = 4 + _i / N_BLOCKS_MAX, block = 1 + _i % N_BLOCKS_MAX;
+    fs_cpu_isa isa = fs_cpu_isa_best();
+    ck_assert_int_le(fs_cpu_prefill_blocks(isa), N_BLOCKS_MAX);
+    if (block > fs_cpu_prefill_blocks(isa)) return;
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int trial = 0; trial < 8; trial++) {
+        fs_cpu_dtype t = trial < 7 ? FS_CPU_DTYPE_F32 : FS_CPU_DTYPE_F16;
+        problem p;
+        problem_draw(&p, &r, t, 100, 200, 256);
+        fs_cpu_opts o = fs_cpu_opts_default();
+        o.version = version;
+        o.isa = isa;
+        o.block = block;
+        o.threads = fs_rng_int(&r, 1, 3);
+        if (fs_rng_int(&r, 0, 1)) {
+            o.Bq = fs_rng_int(&r, 1, 40);
+            o.Bk = fs_rng_int(&r, 1, 40);
+        }
+        problem_reference(&p);
+        fs_status st = fs_cpu_prefill(&p.a, &o);
+        FS_ASSERT_SEED(st == FS_OK, seed, "v%d %s block %s: status %s on %s", version, fs_cpu_isa_str(isa),
+                       fs_cpu_prefill_block_str(isa, block), fs_status_str(st), p.what);
+        double err = problem_error(&p);
+        FS_ASSERT_SEED(err <= tolerance(t), seed,
+                       "v%d %s block %s threads %d Bq %d Bk %d: error %.3g > %.1g on %s", version,
+                       fs_cpu_isa_str(isa), fs_cpu_prefill_block_str(isa, block), o.threads, o.Bq, o.Bk,
+                       err, tolerance(t), p.what);
+        problem_free(&p);
+    }
+    /* a block that does not exist is refused */
+    fs_cpu_opts o = fs_cpu_opts_default();
+    o.block = fs_cpu_prefill_blocks(isa) + 1;
+    problem p;
+    problem_draw(&p, &r, FS_CPU_DTYPE_F32, 10, 10, 32);
+    ck_assert_int_eq(fs_cpu_prefill(&p.a, &o), FS_ERR_ARG);
+    problem_free(&p);
+}
+END_TEST
+
 /* Loop index = (version − 1) · N_ISAS + isa. */
 START_TEST(test_decode_matches_reference)
 {
@@ -908,6 +953,7 @@ Suite *kernels_cpu_suite(void)
     TCase *tc = tcase_create("reference");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
+    tcase_add_loop_test(tc, test_prefill_blocks_match_reference, 0, 3 * N_BLOCKS_MAX);
     tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
     tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0,
                         (FS_CPU_DECODE_VERSIONS - 3) * N_ISAS);

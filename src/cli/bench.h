@@ -28,6 +28,7 @@ typedef struct {
     int_list decode_pages;   /* page sizes of the decode rows, 0 = contiguous K/V (default 0) */
     int32_t heads, kv_heads, batch;
     int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */
+    int32_t block;       /* prefill micro-tile (fs_cpu_opts.block), 0 = this CPU's choice */
     int32_t decode_heads, decode_kv_heads, decode_d, decode_rows;
     fs_cpu_dtype dtype;
     fs_cpu_dtype decode_dtypes[3];   /* storage types of the decode rows (default: dtype) */
@@ -51,7 +52,9 @@ typedef struct {
     bool ok;             /* false: it did not run (see the message printed with it) */
     double ms, gflops, peak_fraction, gbps, rss_mb;
     double bw_now;       /* decode rows: median rate of the probe passes between the calls (GB/s) */
-    int pairs;           /* decode rows: probe passes and kernel calls timed, alternating */
+    double fma_now;      /* prefill and backward rows: median FMA peak probed before each run (GFLOP/s) */
+    int pairs;           /* probe passes and kernel calls timed, alternating (decode: read
+                            probe; prefill and backward: FMA probe) */
 } bench_row;
 
 typedef struct {

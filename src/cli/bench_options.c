@@ -1,4 +1,8 @@
 /* bench_options.c: `flashstep bench`'s arguments, parsed and checked before any work (bench.h). */
+#if defined(__linux__)
+#define _GNU_SOURCE   /* sched_getaffinity: the cores this process may run on */
+#include <sched.h>
+#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,8 +30,10 @@ static void usage(FILE *f)
         "\n"
         "Rows: kernel, N (sequence length; for decode rows the KV length), d, causal, threads,\n"
         "ms (best of the timed runs; decode: the median call), GFLOP/s (4·N²·d per head,\n"
-        "halved when causal; decode 4·N·d per query row and head), peak_fraction (prefill: of\n"
-        "the FMA peak at that thread count; decode: of the read bandwidth, the median over\n"
+        "halved when causal; decode 4·N·d per query row and head), peak_fraction (prefill and\n"
+        "backward: of the FMA peak at that thread count, the median over the timed runs of\n"
+        "the run's GFLOP/s over a short FMA probe's just before it; decode: of the read\n"
+        "bandwidth, the median over\n"
         "alternating pairs of one probe pass and one call of the kernel's GB/s over the GB/s\n"
         "of the pass before it, the probe reading as many bytes as the kernel with as many\n"
         "threads; pairs run for 0.3 s and at least 11),\n"
@@ -51,6 +57,8 @@ static void usage(FILE *f)
         "  --version LIST      prefill kernel versions 1..%d (default %d; 1 always runs on 1 thread)\n"
         "  --decode-version LIST  decode kernel versions 1..%d (default %d)\n"
 "  --bq B, --bk B      prefill and backward tile sizes (default: each version's own)\n"
+        "  --block RxC         prefill micro-tile, rows x keys (AVX-512: 6x64 or 12x32;\n"
+        "                      default: the one chosen for this CPU, named in the header)\n"
         "  --dtype T           storage: f32, f16, bf16    (default f32; the baseline is f32 only)\n"
         "  --isa I             auto, scalar, avx2, avx512, neon (default auto)\n"
         "  --decode-n LIST     decode KV lengths          (default 4096,8192,...,131072)\n"
@@ -131,6 +139,12 @@ static int bad(const char *fmt, const char *what)
 int32_t bench_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
+#if defined(__linux__)
+    /* pinned (taskset), the cores of the pin: 16 threads on 2 pinned cores time the switching */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1 && CPU_COUNT(&set) < n)
+        n = CPU_COUNT(&set);
+#endif
     return n < 1 ? 1 : n > FS_CPU_MAX_THREADS ? FS_CPU_MAX_THREADS : (int32_t)n;
 }
 
@@ -164,6 +178,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
          explicit_d = false, explicit_t = false, explicit_bn = false, explicit_pages = false,
          explicit_dv = false;
     bool quick_f16_longest = false;
+    const char *block_name = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -219,6 +234,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
             NEED_VALUE();
             if (!parse_int(v, 1, 4096, a[3] == 'q' ? &o->Bq : &o->Bk))
                 return bad("--bq and --bk want tile sizes 1..4096, not '%s'", v);
+        } else if (!strcmp(a, "--block")) {
+            NEED_VALUE();
+            block_name = v;   /* resolved below, once --isa is known */
         } else if (!strcmp(a, "--batch")) {
             NEED_VALUE();
             if (!parse_int(v, 1, 1024, &o->batch)) return bad("--batch wants 1..1024, not '%s'", v);
@@ -322,6 +340,14 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         }
 #undef NEED_VALUE
     }
+    if (block_name) {
+        int32_t nb = fs_cpu_prefill_blocks(o->isa), k = 1;
+        while (k <= nb && strcmp(block_name, fs_cpu_prefill_block_str(o->isa, k))) k++;
+        if (k > nb)
+            return bad("--block wants a micro-tile of these kernels (the header names the default), not '%s'",
+                       block_name);
+        o->block = k;
+    }
     if (quick && smoke) return bad("%s", "--quick and --smoke exclude each other");
     if (quick) {
         if (!explicit_n) o->N = (int_list){{512, 1024, 2048, 4096}, 4};
@@ -335,7 +361,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
             o->n_decode_dtypes = o->dtype == FS_CPU_DTYPE_F16 ? 1 : 2;
             quick_f16_longest = true;
         }
-        if (o->reps > 2) o->reps = 2;
+        if (o->reps > 3) o->reps = 3;   /* three pairs: the share is their median */
     }
     o->smoke = smoke;
     if (smoke) {

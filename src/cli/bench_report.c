@@ -46,6 +46,8 @@ void bench_print_row(const bench_opts *o, const bench_row *r, const char *note)
                    r->gflops, r->peak_fraction, r->gbps, r->rss_mb);
             if (dec)   /* the probe's median rate and the number of alternating pairs */
                 printf(",\"probe_gbps\":%.3f,\"pairs\":%d", r->bw_now, r->pairs);
+            else if (r->pairs)   /* the FMA probe's median and the number of runs paired with it */
+                printf(",\"peak_gflops\":%.3f,\"pairs\":%d", r->fma_now, r->pairs);
             printf("}\n");
         } else {
             printf("{\"kernel\":\"%s\",\"N\":%d,\"d\":%d,\"causal\":%s,\"threads\":%d,"
@@ -191,8 +193,8 @@ void bench_machine_line(const bench_opts *o, const machine *m)
         fclose(la);
     }
     fs_cpu_isa isa = o->isa == FS_CPU_ISA_AUTO ? fs_cpu_isa_best() : o->isa;
-    fprintf(f, "# %s, %d cores, kernels: %s, storage %s\n", model, bench_cores(), fs_cpu_isa_str(isa),
-            fs_cpu_dtype_str(o->dtype));
+    fprintf(f, "# %s, %d cores, kernels: %s (prefill micro-tile %s), storage %s\n", model, bench_cores(),
+            fs_cpu_isa_str(isa), fs_cpu_prefill_block_str(isa, o->block), fs_cpu_dtype_str(o->dtype));
     fprintf(f, "# load average (1, 5, 15 min; running/total; last pid): %s — other work on the "
                "machine slows every row\n", load);
     for (int32_t t = 1; t <= m->max_threads; t++) {

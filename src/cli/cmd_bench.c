@@ -254,13 +254,52 @@ done:
 
 typedef enum { RUN_PREFILL, RUN_BASELINE } run_kind;
 
-/* Best time in seconds over the runs; < 0 when the kernel refused (why filled). */
+/* The FMA peak of this moment, for the run that follows it: a short probe (five bursts of
+ * 10 ms, best kept; smoke: 1 ms) with the row's threads, on the row's clock. */
+static double fma_now(clockid_t clk, int32_t threads, bool smoke)
+{
+    double s = smoke ? 0.005 : 0.05;
+    return clk == CLOCK_MONOTONIC ? fs_cpu_measure_fma_gflops(threads, s) : fs_cpu_measure_fma_gflops_cputime(s);
+}
+
+/* Prefill and backward rows' share of the peak: each timed run follows a probe of the FMA peak
+ * (fma_now), so that both see the same moment of the machine (its clock, the other processes);
+ * the share is the median over the runs of (the run's GFLOP/s) / (the probe's just before it).
+ * A peak measured once at the start moves, by the time a row runs, by as much as the 15 points
+ * the same kernel's share moved between two commands on a virtual Xeon (docs/benchmarks.md,
+ * "Intel and AMD"). */
+typedef struct {
+    double flops;        /* of one call, 0: no pairing (the share is then not measured here) */
+    double ratio[101];   /* per run: GFLOP/s over the probe's */
+    double probe[101];   /* per run: the probe's GFLOP/s */
+    int n;
+} peak_pairs;
+
+static void pairs_add(peak_pairs *pp, double t, double probe)
+{
+    if (!pp || !(pp->flops > 0) || pp->n >= 101 || !(t > 0) || !(probe > 0)) return;
+    pp->probe[pp->n] = probe;
+    pp->ratio[pp->n++] = pp->flops / t * 1e-9 / probe;
+}
+
+/* The median share and the median probe (0 when nothing was paired). */
+static double pairs_share(peak_pairs *pp, double *probe)
+{
+    if (!pp || pp->n == 0) return *probe = 0.0;
+    *probe = median(pp->probe, pp->n);
+    return median(pp->ratio, pp->n);
+}
+
+/* Best time in seconds over the runs; < 0 when the kernel refused (why filled). With pp, each
+ * run follows a probe of the FMA peak (peak_pairs). */
 static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
-                        fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
+                        fs_cpu_isa isa, int32_t block, int32_t Bq, int32_t Bk, int32_t reps, bool smoke,
+                        peak_pairs *pp, char *why, size_t n)
 {
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         fs_status st = FS_OK;
+        double probe = pp ? fma_now(clk, threads, smoke) : 0.0;
         double t0 = now_s(clk), t;
         {
             if (k == RUN_PREFILL) {
@@ -270,6 +309,7 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
                 o.isa = isa;
                 o.Bq = Bq;
                 o.Bk = Bk;
+                o.block = block;
                 st = fs_cpu_prefill(a, &o);
                 if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
             } else if (k == RUN_BASELINE) {
@@ -278,6 +318,7 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
             if (st != FS_OK) return -1.0;
             t = now_s(clk) - t0;
         }
+        pairs_add(pp, t, probe);
         if (t < best) best = t;
         if (t > 2.0) break;   /* long rows run once: the spread is small next to the cost */
     }
@@ -288,7 +329,8 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
  * the runs of the backward (baseline: the materializing one). Time in seconds; < 0 when the
  * kernel refused or memory ran out (why filled). */
 static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
-                            int32_t Bq, int32_t Bk, int32_t reps, char *why, size_t n)
+                            int32_t Bq, int32_t Bk, int32_t reps, bool smoke, peak_pairs *pp,
+                            char *why, size_t n)
 {
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
     size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
@@ -313,6 +355,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t th
     }
     best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
+        double probe = pp ? fma_now(clk, threads, smoke) : 0.0;
         double t0 = now_s(clk);
         if (base) {
             st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, n);
@@ -330,6 +373,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t th
             break;
         }
         double t = now_s(clk) - t0;
+        pairs_add(pp, t, probe);
         if (t < best) best = t;
         if (t > 2.0) break;
     }
@@ -347,15 +391,15 @@ done:
  * turn, best of each kept, so that a busy machine slows both alike. Prefill (version) or the
  * backward (version 0). false when a run refused (why filled). */
 static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, int32_t version, int32_t threads, fs_cpu_isa isa,
-                              int32_t Bq, int32_t Bk, int32_t reps, double p, double t[2], char *why, size_t n)
+                              int32_t block, int32_t Bq, int32_t Bk, int32_t reps, double p, double t[2], char *why, size_t n)
 {
     fs_dropout dr = {true, p, 0x5eed};
     t[0] = t[1] = INFINITY;
     for (int32_t r = 0; r < reps; r++)
         for (int w = 0; w < 2; w++) {
             a->dropout = w ? &dr : NULL;
-            double x = version ? time_runs(clk, RUN_PREFILL, a, version, threads, isa, Bq, Bk, 1, why, n)
-                               : time_backward(clk, false, a, threads, isa, Bq, Bk, 1, why, n);
+            double x = version ? time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, NULL, why, n)
+                               : time_backward(clk, false, a, threads, isa, Bq, Bk, 1, false, NULL, why, n);
             a->dropout = NULL;
             if (x < 0) return false;
             if (x < t[w]) t[w] = x;
@@ -473,7 +517,7 @@ int cli_bench(int argc, char **argv)
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
                             } else if (o.dropout >= 0 && !base && version >= 4) {
                                 double t[2];
-                                if (time_dropout_pair(clk, &in.a, version, r.threads, o.isa, o.Bq, o.Bk, o.reps,
+                                if (time_dropout_pair(clk, &in.a, version, r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps,
                                                       o.dropout, t, why, sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;
@@ -493,13 +537,16 @@ int cli_bench(int argc, char **argv)
                                     continue;
                                 }
                             } else {
+                                peak_pairs pp = {.flops = flops};
                                 double t = time_runs(clk, base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
-                                                     r.threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
+                                                     r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps, o.smoke, &pp,
+                                                     why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
                                     r.gflops = flops / t * 1e-9;
-                                    r.peak_fraction = m.fma[r.threads] > 0 ? r.gflops / m.fma[r.threads] : 0.0;
+                                    r.peak_fraction = pairs_share(&pp, &r.fma_now);
+                                    r.pairs = pp.n;
                                     r.gbps = bytes / t * 1e-9;
                                     r.rss_mb = fs_cpu_rss_peak_mb();
                                 } else if (base && !strncmp(why, "S and P", 7)) {
@@ -542,7 +589,7 @@ int cli_bench(int argc, char **argv)
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
                             } else if (o.dropout >= 0 && !base) {
                                 double t[2];
-                                if (time_dropout_pair(clk, &in.a, 0, threads, o.isa, o.Bq, o.Bk, o.reps, o.dropout, t, why,
+                                if (time_dropout_pair(clk, &in.a, 0, threads, o.isa, 0, o.Bq, o.Bk, o.reps, o.dropout, t, why,
                                                       sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;
@@ -562,12 +609,15 @@ int cli_bench(int argc, char **argv)
                                     continue;
                                 }
                             } else {
-                                double t = time_backward(clk, base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps, why, sizeof why);
+                                peak_pairs pp = {.flops = flops};
+                                double t = time_backward(clk, base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps,
+                                                         o.smoke, &pp, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
                                     r.gflops = flops / t * 1e-9;
-                                    r.peak_fraction = m.fma[threads] > 0 ? r.gflops / m.fma[threads] : 0.0;
+                                    r.peak_fraction = pairs_share(&pp, &r.fma_now);
+                                    r.pairs = pp.n;
                                     r.gbps = bytes / t * 1e-9;
                                     r.rss_mb = fs_cpu_rss_peak_mb();
                                 }

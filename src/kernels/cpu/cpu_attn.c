@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -43,7 +44,7 @@
 
 fs_cpu_opts fs_cpu_opts_default(void)
 {
-    return (fs_cpu_opts){.version = 0, .threads = 1, .Bq = 0, .Bk = 0, .isa = FS_CPU_ISA_AUTO};
+    return (fs_cpu_opts){.version = 0, .threads = 1, .Bq = 0, .Bk = 0, .isa = FS_CPU_ISA_AUTO, .block = 0};
 }
 
 fs_cpu_decode_opts fs_cpu_decode_opts_default(void)
@@ -137,6 +138,62 @@ fs_cpu_isa fs_cpu_isa_best(void)
     return FS_CPU_ISA_SCALAR;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* The AVX-512 tables: the same kernels compiled with different micro-tiles for the prefill
+ * (docs/benchmarks.md, "Intel and AMD"); decode and backward are the same code in each. */
+static const struct {
+    const char *name;
+    const cpu_isa_ops *ops;
+} cpu_avx512_tables[] = {
+    {"6x64", &fs_cpu_ops_avx512},
+    {"12x32", &fs_cpu_ops_avx512_12x32},
+};
+#define CPU_AVX512_TABLES ((int32_t)(sizeof cpu_avx512_tables / sizeof cpu_avx512_tables[0]))
+
+/* The table this CPU gets: 6x64 on every CPU so far. The other micro-tiles are there to be
+ * measured (bench --block, bench/intel-sweep.sh): the one Xeon sweep so far lost its micro-tile
+ * figures (docs/benchmarks.md, "Intel and AMD"), so no vendor has a measured reason for another.
+ * A choice by CPUID goes here, asked once per process as cpu_has_f16c does. */
+static int32_t cpu_avx512_choice(void) { return 0; }
+#endif
+
+int32_t fs_cpu_prefill_blocks(fs_cpu_isa isa)
+{
+    if (isa == FS_CPU_ISA_AUTO) isa = fs_cpu_isa_best();
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa == FS_CPU_ISA_AVX512) return CPU_AVX512_TABLES;
+#endif
+    return 1;
+}
+
+/* The table of isa with the prefill micro-tile `block` (0: this CPU's choice, k: the k-th);
+ * NULL when isa cannot run here or there is no such block. */
+static const cpu_isa_ops *cpu_ops_block(fs_cpu_isa isa, int32_t block)
+{
+    if (isa == FS_CPU_ISA_AUTO) isa = fs_cpu_isa_best();
+    if (block < 0 || block > fs_cpu_prefill_blocks(isa)) return NULL;
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa == FS_CPU_ISA_AVX512 && fs_cpu_isa_supported(isa))
+        return cpu_avx512_tables[block ? block - 1 : cpu_avx512_choice()].ops;
+#endif
+    return fs_cpu_isa_ops(isa);
+}
+
+const char *fs_cpu_prefill_block_str(fs_cpu_isa isa, int32_t block)
+{
+    if (isa == FS_CPU_ISA_AUTO) isa = fs_cpu_isa_best();
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa == FS_CPU_ISA_AVX512 && block >= 0 && block <= CPU_AVX512_TABLES)
+        return cpu_avx512_tables[block ? block - 1 : fs_cpu_isa_supported(isa) ? cpu_avx512_choice() : 0].name;
+#endif
+    switch (isa) {   /* one micro-tile each */
+    case FS_CPU_ISA_AVX2:
+    case FS_CPU_ISA_NEON: return "6x16";
+    case FS_CPU_ISA_SCALAR: return "6x4";
+    default: return "none";
+    }
+}
+
 const cpu_isa_ops *fs_cpu_isa_ops(fs_cpu_isa isa)
 {
     if (isa == FS_CPU_ISA_AUTO) isa = fs_cpu_isa_best();
@@ -144,7 +201,7 @@ const cpu_isa_ops *fs_cpu_isa_ops(fs_cpu_isa isa)
     switch (isa) {
 #if defined(__x86_64__) || defined(__i386__)
     case FS_CPU_ISA_AVX2: return &fs_cpu_ops_avx2;
-    case FS_CPU_ISA_AVX512: return &fs_cpu_ops_avx512;
+    case FS_CPU_ISA_AVX512: return cpu_avx512_tables[cpu_avx512_choice()].ops;
 #endif
 #if defined(__aarch64__)
     case FS_CPU_ISA_NEON: return &fs_cpu_ops_neon;
@@ -410,6 +467,8 @@ typedef struct {
     cpu_scratch sc[FS_CPU_MAX_THREADS];
 } prefill_run;
 
+static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
+
 /* Pack item (b, KV head g, KV tile kt) into Kp, Vp as float, zero-padded. */
 static void pack_item(void *ctx, int32_t thread, int64_t item)
 {
@@ -422,11 +481,17 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
     int64_t base = bg * p->head_stride + (int64_t)kt * p->tile_stride;
     float *Kt = p->Kp + base, *Vt = p->Vp + base;
     int32_t c0 = kt * p->Bk, n = a->n_kv - c0 < p->Bk ? a->n_kv - c0 : p->Bk, d = a->d;
-    memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
-    memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
+    /* zero only a tile with padding (its last keys, or columns past d): a full tile is written
+     * whole below, and clearing it first was one more pass over the packed buffer's 2 · 4 · N · d
+     * bytes per KV head (docs/benchmarks.md, "Intel and AMD") */
+    int32_t width = p->strips ? round_up(p->dp, run->ops->pnr) : p->dp;
+    if (n < p->Bk || d < width) {
+        memset(Kt, 0, (size_t)p->tile_stride * sizeof(float));
+        memset(Vt, 0, (size_t)p->tile_stride * sizeof(float));
+    }
     for (int32_t j = 0; j < n; j++) {
         if (p->strips) {   /* V[j][c] in strip c / nr, row j, column c mod nr */
-            int32_t nr = run->ops->nr;
+            int32_t nr = run->ops->pnr;
             int64_t e0 = cpu_kv_off(a, b, g, c0 + j);
             for (int32_t c = 0; c < d; c += nr) {
                 float *dst = Vt + (int64_t)(c / nr) * p->Bk * nr + (int64_t)j * nr;
@@ -444,7 +509,7 @@ static void pack_item(void *ctx, int32_t thread, int64_t item)
         }
         if (run->transposed) {
             /* column j of the tile: in strip j / nr, column j mod nr of that (d × nr) strip */
-            int32_t nr = run->ops->nr;
+            int32_t nr = run->ops->pnr;
             float *col = p->strips ? Kt + (int64_t)(j / nr) * d * nr + j % nr : Kt + j;
             int64_t ld = p->strips ? nr : p->Bk, e0 = cpu_kv_off(a, b, g, c0 + j);
             if (a->dtype == FS_CPU_DTYPE_F32)
@@ -467,8 +532,6 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     }
 }
 
-static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
-
 fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
 {
     fs_status st = fs_cpu_attn_check(a);
@@ -479,7 +542,7 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         opt.threads > FS_CPU_MAX_THREADS || opt.Bq < 0 || opt.Bk < 0 ||
         (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
         return FS_ERR_ARG;
-    const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
+    const cpu_isa_ops *ops = cpu_ops_block(opt.isa, opt.block);
     if (!ops) return FS_ERR_ARG;
     if (cpu_dropout_on(a) && (opt.version < 4 || fs_dropout_check(a->dropout->p) != FS_OK)) return FS_ERR_ARG;
     if (opt.version == 1) return prefill1(a);
@@ -498,16 +561,16 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     p->Bk = opt.Bk ? opt.Bk : (opt.version >= 5 ? 128 : 64);
     p->trim = opt.version >= 6;
     p->strips = opt.version >= 5;
-    if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->nr);
+    if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->pnr);
     if (p->Bq > a->n_q) p->Bq = a->n_q;
-    p->Bqp = opt.version >= 4 ? round_up(p->Bq, ops->mr) : p->Bq;
+    p->Bqp = opt.version >= 4 ? round_up(p->Bq, ops->pmr) : p->Bq;
     p->dp = opt.version >= 3 ? round_up(a->d, ops->lanes) : a->d;
     p->n_qt = (a->n_q + p->Bq - 1) / p->Bq;
     p->n_kt = (a->n_kv + p->Bk - 1) / p->Bk;
     p->group = a->n_q_heads / a->n_kv_heads;
     p->scale = scale_of(a);
     p->scale2 = p->scale * FS_CPU_LOG2E;
-    p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->nr) : p->dp);
+    p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->pnr) : p->dp);
     p->head_stride = (int64_t)p->n_kt * p->tile_stride;
 
     int32_t threads = opt.threads;
@@ -545,7 +608,8 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         p->Vp = pack + packed;
         fs_cpu_parallel(threads, (int64_t)a->batch * a->n_kv_heads * p->n_kt, pack_item, run);
     }
-    fs_cpu_parallel(threads, n_items, prefill_item, run);
+    /* (a measurement build, FS_CPU_ABLATE = 4 in cpu_internal.h, packs K and V and stops) */
+    fs_cpu_parallel(threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
     free(pack);
     free(scratch);
     free(run);

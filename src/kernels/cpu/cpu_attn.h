@@ -78,6 +78,8 @@ typedef struct {
     int32_t threads;    /* ≥ 1 */
     int32_t Bq, Bk;     /* tile sizes, 0 = the version's default (see cpu_attn.c) */
     fs_cpu_isa isa;     /* FS_CPU_ISA_AUTO unless testing a narrower one */
+    int32_t block;      /* versions 4-6: the micro-tile, 0 = this CPU's choice, k = the k-th of
+                           fs_cpu_prefill_blocks (tests and measurements) */
 } fs_cpu_opts;
 
 /* Decode (FlashDecoding): a few query rows against a long KV cache. The KV positions are cut
@@ -186,6 +188,11 @@ double fs_cpu_baseline_bytes(const fs_cpu_attn *a);
 fs_cpu_isa fs_cpu_isa_best(void);
 bool fs_cpu_isa_supported(fs_cpu_isa isa);
 const char *fs_cpu_isa_str(fs_cpu_isa isa);        /* "auto", "scalar", "avx2", "avx512", "neon" */
+/* The prefill's micro-tiles (rows x keys of the register block of versions 4-6): how many isa
+ * has (AVX-512: two, 6x64 and 12x32, of which every CPU so far gets 6x64, docs/benchmarks.md
+ * "Intel and AMD"; the others one), and the name of block k ("6x64"; k = 0: this CPU's). */
+int32_t fs_cpu_prefill_blocks(fs_cpu_isa isa);
+const char *fs_cpu_prefill_block_str(fs_cpu_isa isa, int32_t block);
 const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
 size_t fs_cpu_dtype_size(fs_cpu_dtype t);          /* 4 or 2 */
 const char *fs_cpu_version_str(int32_t version);   /* one line on what that version is */

@@ -16,6 +16,14 @@
 
 #include "kernels/cpu/cpu_attn.h"
 
+/* A measurement build only (`make CFLAGS='-O2 -g -DFS_CPU_ABLATE=k'`, never the program): leave
+ * one part of prefill versions 4-6 out, so that its time is the difference from a normal build:
+ * 1 the softmax, 2 P V, 3 Q Kᵀ (cpu_kernels.inc), 4 everything after packing K and V
+ * (cpu_attn.c). Results are then wrong; bench/intel-sweep.sh runs such builds. */
+#ifndef FS_CPU_ABLATE
+#define FS_CPU_ABLATE 0
+#endif
+
 #define FS_CPU_LOG2E 1.44269504088896340736f
 #define FS_CPU_LN2 0.69314718055994530942f
 
@@ -151,7 +159,9 @@ typedef struct {
 typedef struct {
     fs_cpu_isa isa;
     int32_t lanes;           /* floats per vector */
-    int32_t mr, nr;          /* version 4 micro-tile: mr rows × nr keys (nr = lanes · vectors) */
+    int32_t mr, nr;          /* the backward's micro-tile: mr rows × nr columns (nr = lanes · vectors) */
+    int32_t pmr, pnr;        /* the prefill's (versions 4-6): pmr rows × pnr keys; Bk and the strips
+                                are multiples of pnr, the Q tile of pmr */
     void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*decode)(const cpu_decode *p, cpu_decode_scratch *sc, int64_t item);
@@ -169,6 +179,7 @@ extern const cpu_isa_ops fs_cpu_ops_scalar;
 #if defined(__x86_64__) || defined(__i386__)
 extern const cpu_isa_ops fs_cpu_ops_avx2;
 extern const cpu_isa_ops fs_cpu_ops_avx512;
+extern const cpu_isa_ops fs_cpu_ops_avx512_12x32;
 #endif
 #if defined(__aarch64__)
 extern const cpu_isa_ops fs_cpu_ops_neon;

@@ -206,4 +206,19 @@ static inline vf vexp2(vf x) { return x < -150.0f ? 0.0f : exp2f(x); }
 
 #define NV (NR / VL)   /* vectors per micro-tile row */
 
+/* The prefill's micro-tile (qk_block, pv_block: PMR rows × PNR keys), by default version 4's
+ * MR × NR. A unit compiled for one microarchitecture may set FS_PMR and FS_PNR before including
+ * this file (cpu_isa_avx512_*.c); the decode and the backward keep MR × NR. */
+#ifdef FS_PMR
+#define PMR FS_PMR
+#else
+#define PMR MR
+#endif
+#ifdef FS_PNR
+#define PNR FS_PNR
+#else
+#define PNR NR
+#endif
+#define PNV (PNR / VL)   /* vectors per prefill micro-tile row */
+
 #endif

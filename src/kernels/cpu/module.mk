@@ -1,6 +1,7 @@
 # module.mk for src/kernels/cpu: the kernels are built at -O3 (the project's warnings and flags
 # otherwise unchanged); the materializing baseline links OpenBLAS; `make test` runs a bench smoke
-# step (a second or two): tiny sizes end to end in CSV, and bad arguments exit 2 before any work.
+# step (a second or two): tiny sizes end to end in CSV, prefill and backward rows paired with an FMA
+# probe (JSONL), and bad arguments exit 2 before any work.
 #
 # OpenBLAS's header and library come from OpenBLAS's own pkg-config file (or, without one, from
 # the directory holding its openblas_config.h), never from whichever cblas.h the alternatives
@@ -26,7 +27,11 @@ test-bench-smoke:
 	 for k in flash-v6 baseline-blas flash-bwd-v1 baseline-bwd decode-v4 decode-v4-p16 decode-v5 decode-v5-p16; do \
 	   echo "$$out" | grep -q "^$$k,[0-9]*,[0-9]*,[01],[0-9]*,[0-9.]*,[0-9.]*," \
 	     || { echo "bench smoke: no measured $$k row"; exit 1; }; done; \
-	 for bad in "--threads 0" "--heads 8 --kv-heads 3" "--n 1048576 --d 256" "--format xml" "--n 0" "--decode-page -1" "--decode-version 6"; do \
+	 jl=$$($(FLASHSTEP) bench --smoke --no-decode --no-baseline --format jsonl 2>/dev/null) || { echo "bench smoke: jsonl failed"; exit 1; }; \
+	 for k in flash-v6 flash-bwd-v1; do \
+	   echo "$$jl" | grep "\"kernel\":\"$$k\"" | grep -q '"peak_gflops":[0-9]*[1-9][0-9.]*,"pairs":[1-9]' \
+	     || { echo "bench smoke: $$k rows lack their paired FMA probe (peak_gflops, pairs)"; exit 1; }; done; \
+	 for bad in "--threads 0" "--heads 8 --kv-heads 3" "--n 1048576 --d 256" "--format xml" "--n 0" "--decode-page -1" "--decode-version 6" "--block 9x9"; do \
 	   $(FLASHSTEP) bench $$bad >/dev/null 2>&1; rc=$$?; \
 	   [ $$rc -eq 2 ] || { echo "bench smoke: 'bench $$bad' exited $$rc, not 2"; exit 1; }; done; \
 	 echo "bench smoke: ok"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# intel-sweep.sh: every CPU variant worth comparing on one machine, in one go, written to one
+# folder: the prefill micro-tiles (--block), tile sizes, builds that leave one part of the prefill
+# out (what each part costs), one and two threads, decode versions and storage, the backward,
+# and `flashstep bench --quick` twice. Made for a machine reached once (a lent GPU machine's host
+# CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
+#
+#   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
+#                                                quick quickblocks (default: all but quickblocks)
+#
+# Binaries: $BIN (default ./flashstep) and, for the ablate part, $BIN-ablK: builds with
+# `make CFLAGS='-O2 -g -DFS_CPU_ABLATE=K'` (cpu_internal.h: 1 no softmax, 2 no P V, 3 no Q K^T,
+# 4 packing only; results wrong, times informative). Pinned to $CORES (default 2,3) with
+# taskset, two threads. Each part is cut off by timeout so that one slow part does not cost the
+# others. OUT_DIR gets one .jsonl per bench run (.err: the machine lines), sweep.log with each
+# command, its start time and the load, and all of it again as OUT_DIR.tar.gz (one file: the
+# lent machine sends back only a few files).
+set -uo pipefail
+out=${1:?usage: bench/intel-sweep.sh OUT_DIR [PART...]}
+shift
+parts=${*:-ctx blocks tiles ablate one decode backward quick}
+mkdir -p "$out"
+BIN=${BIN:-./flashstep}
+CORES=${CORES:-2,3}
+log="$out/sweep.log"
+
+run() {   # run NAME TIMEOUT_S BINARY bench-args...: one bench run, pinned, to NAME.jsonl
+    local name=$1 lim=$2 bin=$3
+    shift 3
+    echo "## $(date -u '+%H:%M:%S') load $(cut -d' ' -f1-3 /proc/loadavg) $name: taskset -c $CORES $bin bench $*" >> "$log"
+    timeout "$lim" taskset -c "$CORES" "$bin" bench "$@" --format jsonl > "$out/$name.jsonl" 2> "$out/$name.err"
+    echo "## rc $? at $(date -u '+%H:%M:%S')" >> "$log"
+}
+
+P="--n 4096 --threads 2 --version 6 --no-baseline --no-decode --no-backward --reps 3"
+for part in $parts; do
+    case $part in
+    ctx)
+        { date -u; uptime; lscpu; grep -m1 flags /proc/cpuinfo; free -g
+          echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"; } > "$out/context.txt" 2>&1 ;;
+    blocks)   # the micro-tiles, d = 128 and 64, causal and not
+        for b in 6x64 12x32; do run "block-$b" 40 "$BIN" $P --d 128,64 --causal 0,1 --block "$b"; done ;;
+    tiles)    # Bq x Bk around version 6's 192 x 128, default micro-tile, not causal
+        for bq in 96 192 384; do for bk in 64 128 256; do
+            run "tile-$bq-$bk" 30 "$BIN" $P --d 128,64 --causal 0 --bq "$bq" --bk "$bk"; done; done ;;
+    ablate)   # the same rows with one part left out
+        for k in 1 2 3 4; do
+            [ -x "$BIN-abl$k" ] && run "ablate-$k" 30 "$BIN-abl$k" $P --d 128,64 --causal 0; done ;;
+    one)      # one thread: the core alone
+        for b in 6x64 12x32; do
+            run "one-$b" 40 "$BIN" --n 4096 --threads 1 --version 6 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0 --block "$b"; done ;;
+    decode)   # decode versions 4 and 5, float32 and float16 K/V, twice
+        for r in 1 2; do
+            run "decode-$r" 60 "$BIN" --threads 2 --no-prefill --no-backward --no-baseline --decode-n 32768,131072 --decode-version 4,5 --decode-dtype f32,f16; done ;;
+    backward) # the backward, default tiles and two others
+        run "backward" 60 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128,64 --causal 0,1 --reps 3
+        for t in "--bq 192 --bk 64" "--bq 96 --bk 128" "--bq 48 --bk 64" "--bq 192 --bk 128"; do
+            run "backward-${t// /}" 40 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128 --causal 0 --reps 3 $t; done ;;
+    quick)    # the command the targets name, twice
+        for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
+    quickblocks)   # the same with the other micro-tile
+        for b in 12x32; do run "quick-$b" 90 "$BIN" --quick --threads 2 --block "$b"; done ;;
+    *) echo "intel-sweep.sh: unknown part '$part'" >&2; exit 2 ;;
+    esac
+done
+{ echo "## end $(date -u '+%H:%M:%S') load $(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$log"
+tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
