@@ -3,7 +3,7 @@
  * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
- *                              [--count N] [--sweep] [--only K1,K2] [--dawn FLAG]...
+ *                              [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...
  *
  * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
@@ -13,6 +13,7 @@
  * kernels' two passes apart at several split lengths and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), every interval kept; --only limits the sweep to the
  * kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
+ * --decode-only: the plan's decode rows only.
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -23,9 +24,9 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...';
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, dawn: []};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, dawn: []};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -36,6 +37,7 @@ function parse(argv) {
     else if (a === '--dawn') o.dawn.push(v());
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--only') o.only = v().split(',');
+    else if (a === '--decode-only') o.decodeOnly = true;
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
     else throw new Error(`unknown argument '${a}'`);
   }
@@ -95,7 +97,7 @@ async function sweep(dev, seed, only, copy) {
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
   for (const name of ['decode-paged', 'decode-paged-f16'])
     for (const page_size of [16, 64]) for (const s of [{}, {KPT: 2}]) cases.push({name, set: {v4: s, page_size}});
-  for (const n of [32768, 131072]) {
+  for (const n of [131072]) {
     const base = FSGPU.randomProblem(seed, {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: n, d: 128});
     for (const {name, set} of cases) {
       if (only && !only.includes(name)) continue;
@@ -162,11 +164,13 @@ async function main() {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);
     res = {probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps)};
+    if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   }
   if (!o.checkOnly) {
     const sw = res && res.sweep;
-    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, progress: (k, n, r) =>
-      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`)});
+    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : null, progress: (k, n, r) =>
+      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
+      done: r => console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`)});
     if (sw) res.sweep = sw;
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +

@@ -38,7 +38,7 @@ timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/
   --dawn enable-dawn-features=allow_unsafe_apis --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
 if [ -n "$NOROBUST_ARGS" ]; then
-  timeout 120 node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
+  timeout 90 node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
     --dawn enable-dawn-features=allow_unsafe_apis,disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
   echo "bench.js (robustness off) exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench-norobust.log"
 fi

@@ -826,9 +826,10 @@
 
   // Runs a plan: for each row a fresh random problem (seeded: seed + row), one launch checked
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
-  // time is kept for it. progress(k, n, row) is called before each row; `stop()` true ends early.
-  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, probe = null, stop = null} = {}) {
-    const rows = benchPlan(plan);
+  // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
+  // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode').
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null} = {}) {
+    const rows = benchPlan(plan).filter(r => !kinds || kinds.includes(r.kind));
     const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
@@ -870,6 +871,7 @@
       } finally {
         if (prep) prep.destroy();
       }
+      if (done) done(row);
     }
     // a paged row beside its contiguous twin (same storage, same keys): time paged / time contiguous
     for (const row of out.rows) {
