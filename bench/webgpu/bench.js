@@ -94,6 +94,8 @@ async function sweep(dev, seed, only, copy) {
   const cases = [];
   for (const name of ['decode-v1', 'decode-v2', 'decode-v3'])
     for (const split_len of (name === 'decode-v1' ? [1024] : [512, 1024, 4096])) cases.push({name, set: {split_len}});
+  cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
+  for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
   for (const name of ['decode-paged', 'decode-paged-f16'])
     for (const page_size of [16, 64]) for (const s of [{}, {KPT: 2}]) cases.push({name, set: {v4: s, page_size}});

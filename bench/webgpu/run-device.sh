@@ -13,6 +13,7 @@ OUT=${OUT:-/tmp/flashstep-out}
 PLAN=${PLAN:-full}
 SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our runs)
 ORT=${ORT:-1}            # 0: skip ONNX Runtime Web (a sweep's call)
+ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
 BENCH_ARGS=${BENCH_ARGS:-}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-400}
 NOROBUST_ARGS=${NOROBUST_ARGS:-}   # set: bench.js once more with Dawn's robustness off (bench-norobust.log), to see
@@ -37,14 +38,14 @@ smi=$!
 timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
   --dawn enable-dawn-features=allow_unsafe_apis --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
+if [ "$ORT" = 1 ]; then
+  timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
+  echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
+fi
 if [ -n "$NOROBUST_ARGS" ]; then
   timeout 90 node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
     --dawn enable-dawn-features=allow_unsafe_apis,disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
   echo "bench.js (robustness off) exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench-norobust.log"
-fi
-if [ "$ORT" = 1 ]; then
-  timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" 2>&1 | tee "$OUT/ort.log"
-  echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
 fi
 [ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout 90 python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
 kill $smi 2>/dev/null

@@ -62,18 +62,47 @@
     // a SIMD group of 003's kernels: the subgroup where every subgroup has one size, else 32
     const lanes = sg && sg.min === sg.max && sg.min >= 4 ? sg.min : 32;
     const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
+    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
+    // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
+    // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
+    // and the bytes it must read.
+    function stored(f16, paged) {
+      const pageSize = p => p.page_size || 16;
+      return {
+        storage: f16 ? 'f16' : 'f32', paged, defs: {F16: f16, PAGED: paged}, pageSize,
+        layout(p) {
+          const h = f16 ? halves(p) : {packed_k: p.k, packed_v: p.v};
+          return paged ? pagedLayout(p, pageSize(p), h.packed_k, h.packed_v) : {k: h.packed_k, v: h.packed_v};
+        },
+        reference: p => (f16 ? Object.assign({}, p, {k: halves(p).k, v: halves(p).v}) : p),
+        kvBytes: p => (f16 ? 2 : 4) * (p.k.length + p.v.length) + (paged ? 4 * Math.ceil(p.n_kv / pageSize(p)) : 0),
+      };
+    }
+    // decode version 2 with float16 storage, paged, or both (decode_v2.wgsl's F16 and PAGED forms)
+    function decodeV2(f16, paged) {
+      return Object.assign(stored(f16, paged), {
+        what: 'decode version 2' + (paged ? ' through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+              (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
+        file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
+        contiguous: paged ? (f16 ? 'decode-v2-f16' : 'decode-v2') : null,
+        ok: p => d_ok(p, 8, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+    }
     // decode version 4 (decode_v4.wgsl) in its four forms: float32 or float16 storage (packed
     // halves), contiguous or through a block table. Its shape: WG invocations, TPK of them a key
     // in the scores, KPT keys each; p.v4 = {WG, TPK, KPT, NWG} overrides them (bench.js --sweep).
     function decodeV4(f16, paged) {
       const cw = f16 ? 8 : 4;   // columns a word
-      return {
+      return Object.assign(stored(f16, paged), {
         what: (paged ? 'decode version 4 through a paged KV cache (a shuffled block table, pages of 16 keys)' :
                'an invocation reads whole keys and scores all the group\'s rows (no reduction a key), then owns a word of columns over a run of keys; one barrier a chunk') +
               (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
-        file: 'decode_v4', entry: ['split', 'merge'], out: 'o+part', split: true, storage: f16 ? 'f16' : 'f32', paged,
+        file: 'decode_v4', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? 'decode-v4-f16' : 'decode-v4') : null,
-        defs: {F16: f16, PAGED: paged},
         // the shape for p on this device: the asked one, with KPT then WG lowered until its workgroup memory fits
         shape(p) {
           const o = p.v4 || {}, nc = p.d / cw, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
@@ -95,23 +124,14 @@
           const bk = this.shape(p).BK, nwg = (p.v4 && p.v4.NWG) || 1024;
           return p.split_len || Math.max(bk, Math.ceil(p.n_kv * p.n_kv_heads / nwg / bk) * bk);
         },
-        pageSize: p => p.page_size || 16,
         constants(p) {
           const s = this.shape(p), c = {D: p.d, RQ: (p.n_q_heads / p.n_kv_heads) * p.n_q, WG: s.WG, TPK: s.TPK, KPT: s.KPT};
           if (paged) c.PS = this.pageSize(p);
           return c;
         },
-        // what the kernel reads: K and V as stored (float16 packed; pooled in pages), the block table
-        layout(p) {
-          const h = f16 ? halves(p) : {packed_k: p.k, packed_v: p.v};
-          return paged ? pagedLayout(p, this.pageSize(p), h.packed_k, h.packed_v) : {k: h.packed_k, v: h.packed_v};
-        },
-        // what the float64 check takes as K and V: the float16-rounded numbers where the kernel stores halves
-        reference: p => (f16 ? Object.assign({}, p, {k: halves(p).k, v: halves(p).v}) : p),
-        kvBytes: p => (f16 ? 2 : 4) * (p.k.length + p.v.length) + (paged ? 4 * Math.ceil(p.n_kv / (p.page_size || 16)) : 0),
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
-      };
+      });
     }
     return {
       'prefill-v1': {
@@ -160,6 +180,9 @@
         constants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       },
+      'decode-v2-f16': decodeV2(true, false),
+      'decode-v2-paged': decodeV2(false, true),
+      'decode-v2-paged-f16': decodeV2(true, true),
       'decode-v3': {
         what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
         file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -797,11 +820,11 @@
   // GQA 32/8, d = 128.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
