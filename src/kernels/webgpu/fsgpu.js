@@ -567,20 +567,20 @@
     // round them too), and a wall clock around one short launch measures the submit more than
     // the kernel. Timestamp queries where offered (the first pass writes the start, the last the
     // end), else the wall clock to the queue's completion.
-    // warmMs: the GPU is kept busy that long first (at least `warmup` launches): a GPU that
-    // was idle, as it is while the host draws a problem's random numbers, runs at a fraction of
-    // its clock until its power management raises it (seen: 345 MHz against 1980 on an H200).
+    // warmMs: the GPU is kept busy that long first, with batches of launches back to back (after
+    // `warmup` single launches): a GPU that was idle, as it is while the host checks a result in
+    // float64, runs at a fraction of its clock until its power management raises it (seen: 345
+    // MHz against 1980 on an H200), and single launches with the host waiting between them did
+    // not always raise it: on an H100 a decode then ran 2.9× slow for three or four 20 ms
+    // intervals before its full speed (2026-11-27 run 2; docs/webgpu.md).
     // settleMs: the intervals go on (up to that long) until the last `reps` of them agree within
-    // 10 %, and the median is of those: on the H200 a launch on freshly made buffers of 1 GB ran
-    // up to 3× slower for a while, then steadily at its speed (run 4; docs/webgpu.md). Every
-    // interval is kept in `intervals`, in order; `settled` says whether they came to agree.
+    // 10 %, and the median is of those. Every interval is kept in `intervals`, in order;
+    // `settled` says whether they came to agree.
     async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256, warmMs = 300, settleMs = 3000} = {}) {
       const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-      const w0 = now();
-      for (let w = 0; w < warmup || now() - w0 < warmMs; w++) {
+      for (let w = 0; w < warmup; w++) {
         await this.submit(steps);
         await this.device.queue.onSubmittedWorkDone();
-        if (w > 10000) break;
       }
       let qs = null, qb = null, rb = null;
       if (this.timestamps) {
@@ -617,6 +617,8 @@
       try {
         first = await interval(1);
         batch = Math.max(1, Math.min(maxBatch, Math.ceil(targetMs / Math.max(first, 1e-3))));
+        const w0 = now();
+        while (now() - w0 < warmMs) await interval(batch);   // busy back to back: the clocks rise
         const t0 = now();
         for (let k = 0; k < reps; k++) all.push(await interval(batch));
         while (!(settled = agree()) && now() - t0 < settleMs) all.push(await interval(batch));
@@ -869,7 +871,7 @@
       }
       let prep = null;
       try {
-        // one set of buffers for the check and the timing (fresh 1 GB buffers ran slow for a while on the H200)
+        // one set of buffers for the check and the timing (half the allocations and uploads of 1 GB)
         prep = await dev.prepare(r.kernel, p);
         const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16, prepared: prep});
         row.check = {ok: c.ok, worst: c.worst, rows: c.rows};
