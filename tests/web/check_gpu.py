@@ -11,8 +11,8 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
 - every full-size kernel against float64 on random problems, with subgroups and without;
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel and in prefill
   version 3, an off-by-one tile edge in prefill version 1 and decode version 2, and in decode
-  version 4 float16 halves unpacked out of order and the paged form reading pages in logical
-  order instead of through its block table;
+  version 4 float16 halves unpacked out of order and the paged form reading each page's slots
+  backwards;
 - the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
 - a lost device is reported and opened again; no console error throughout.
 Prints 'N passed, M failed'; exit 1 on a failure.
@@ -47,7 +47,7 @@ FAULTS = [
     ("decode_v4", "return vec4f(unpack2x16float(w.z), unpack2x16float(w.w));",
      "return vec4f(unpack2x16float(w.w), unpack2x16float(w.z));", "decode-v4-f16"),
     ("decode_v4", "return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * NC;",
-     "return (((j / PS) * PS + j % PS) * P.n_kv_heads + kvh) * NC;", "decode-paged"),
+     "return ((table[j / PS] * PS + (PS - 1u - j % PS)) * P.n_kv_heads + kvh) * NC;", "decode-paged"),
 ]
 
 

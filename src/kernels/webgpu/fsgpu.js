@@ -33,7 +33,7 @@
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
   // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  // defs: more names a kernel's form is chosen by (decode_v4's F16 and PAGED), true or false.
+  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED), true or false.
   function preprocess(src, subgroups, defs = {}) {
     const out = [];
     const stack = [];   // for each open #if: is its current branch kept?
@@ -85,7 +85,7 @@
               (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
         file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? 'decode-v2-f16' : 'decode-v2') : null,
-        ok: p => d_ok(p, 8, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
         splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
         constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
