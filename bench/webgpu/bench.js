@@ -3,14 +3,17 @@
  * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
- *                              [--count N] [--sweep] [--dawn FLAG]...
+ *                              [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...
  *
  * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. --sweep also times the decode
- * kernels' two passes apart at several split lengths (what sets the decode's speed).
+ * kernels' two passes apart at several split lengths and decode version 4's shapes, storages and
+ * page sizes (what sets the decode's speed), every interval kept; --only limits the sweep to the
+ * kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
+ * --decode-only: the plan's decode rows only.
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -21,9 +24,9 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...';
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, dawn: []};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, dawn: []};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -33,6 +36,8 @@ function parse(argv) {
     else if (a === '--count') o.count = Number(v());
     else if (a === '--dawn') o.dawn.push(v());
     else if (a === '--sweep') o.sweep = true;
+    else if (a === '--only') o.only = v().split(',');
+    else if (a === '--decode-only') o.decodeOnly = true;
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
     else throw new Error(`unknown argument '${a}'`);
   }
@@ -79,26 +84,41 @@ async function checks(gpu, seed, count, label) {
   return bad;
 }
 
-// The decode kernels' split and merge passes timed apart, at several split lengths.
-async function sweep(dev, seed) {
+// The decode kernels' split and merge passes timed apart: versions 1-3 at several split lengths,
+// version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
+// TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes. Every interval of
+// the timing of both passes is kept (the first timing on freshly made buffers).
+async function sweep(dev, seed, only, copy) {
   const out = [];
-  for (const n of [32768, 131072]) {
+  const v4 = [{}, {KPT: 2}, {WG: 256}, {WG: 256, KPT: 2}, {WG: 64, KPT: 2}, {TPK: 2, KPT: 2}, {TPK: 4, KPT: 4}, {NWG: 512}, {NWG: 2048}, {KPT: 2, NWG: 2048}];
+  const cases = [];
+  for (const name of ['decode-v1', 'decode-v2', 'decode-v3'])
+    for (const split_len of (name === 'decode-v1' ? [1024] : [512, 1024, 4096])) cases.push({name, set: {split_len}});
+  cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
+  for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
+  for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
+  for (const name of ['decode-paged', 'decode-paged-f16'])
+    for (const page_size of [16, 64]) for (const s of [{}, {KPT: 2}]) cases.push({name, set: {v4: s, page_size}});
+  for (const n of [131072]) {
     const base = FSGPU.randomProblem(seed, {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: n, d: 128});
-    for (const name of ['decode-v1', 'decode-v2', 'decode-v3'])
-      for (const split_len of [256, 512, 1024, 2048, 4096]) {
-        const p = Object.assign({}, base, {split_len});
-        if (dev.kernels[name].ok(p)) continue;
-        const r = await dev.prepare(name, p);
-        try {
-          const both = await dev.timeSteps(r.steps, {reps: 5});
-          const s = await dev.timeSteps([r.steps[0]], {reps: 5});
-          const m = await dev.timeSteps([r.steps[1]], {reps: 5});
-          const bytes = 4 * (base.k.length + base.v.length);
-          const row = {name, n_kv: n, split_len, splits: Math.ceil(n / split_len), ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6)};
-          console.log(`sweep ${JSON.stringify(row)}`);
-          out.push(row);
-        } finally { r.destroy(); }
-      }
+    for (const {name, set} of cases) {
+      if (only && !only.includes(name)) continue;
+      const K = dev.kernels[name], p = Object.assign({}, base, set);
+      if (K.ok(p)) continue;
+      const r = await dev.prepare(name, p);
+      try {
+        const both = await dev.timeSteps(r.steps, {reps: 5});
+        const s = await dev.timeSteps([r.steps[0]], {reps: 5});
+        const m = await dev.timeSteps([r.steps[1]], {reps: 5});
+        const bytes = K.kvBytes ? K.kvBytes(p) : 4 * (base.k.length + base.v.length);
+        const row = {name, n_kv: n, set, split_len: K.splitLen(p), splits: Math.ceil(n / K.splitLen(p)), constants: r.constants,
+                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: bytes / (s.ms * 1e6),
+                     of_copy: copy ? bytes / (both.ms * 1e6) / copy : undefined, settled: both.settled, first: both.first,
+                     intervals: both.intervals.map(x => +x.toFixed(4))};
+        console.log(`sweep ${JSON.stringify(row)}`);
+        out.push(row);
+      } finally { r.destroy(); }
+    }
   }
   return out;
 }
@@ -142,19 +162,27 @@ async function main() {
     plain.destroy();
   }
   let res = null;
-  if (o.sweep) res = {sweep: await sweep(dev, seed)};
+  if (o.sweep) {
+    const probe = await dev.probe();
+    console.log(`probe: ${JSON.stringify(probe)}`);
+    res = {probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps)};
+    if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
+  }
   if (!o.checkOnly) {
     const sw = res && res.sweep;
-    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, progress: (k, n, r) =>
-      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`)});
+    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : null, progress: (k, n, r) =>
+      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
+      done: r => console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`)});
     if (sw) res.sweep = sw;
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
-                `float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
+                `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
     console.log(table(res));
+    for (const r of res.rows) if (r.paged_over_contiguous) console.log(`paged / contiguous: ${r.kernel} n_kv=${r.n_kv}: ${r.paged_over_contiguous.toFixed(3)}`);
+    for (const r of res.rows) if (r.settled === false) console.log(`unsteady: ${r.kernel} n_kv=${r.n_kv}: intervals ${r.intervals.map(x => x.toFixed(3)).join(' ')}`);
     bad += res.rows.filter(r => r.check && !r.check.ok).length;
-    if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   }
+  if (o.json && res) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   dev.destroy();
   console.log(bad ? `FAILED: ${bad} checks (seed ${seed})` : 'all checks passed');
   process.exit(bad ? 1 : 0);

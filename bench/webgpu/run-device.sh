@@ -12,7 +12,12 @@ set -u
 OUT=${OUT:-/tmp/flashstep-out}
 PLAN=${PLAN:-full}
 SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our runs)
+ORT=${ORT:-1}            # 0: skip ONNX Runtime Web (a sweep's call)
+ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
 BENCH_ARGS=${BENCH_ARGS:-}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-400}
+NOROBUST_ARGS=${NOROBUST_ARGS:-}   # set: bench.js once more with Dawn's robustness off (bench-norobust.log), to see
+                                   # what its bounds checks cost; the kernels must be right with them on
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -30,11 +35,18 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 smi=$!
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"; } | tee "$OUT/machine.txt"
 # allow_unsafe_apis: list every feature Dawn has; timestamps unrounded (Dawn rounds them to 2^16 ns by default)
-timeout 400 node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
+timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
   --dawn enable-dawn-features=allow_unsafe_apis --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
-timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" 2>&1 | tee "$OUT/ort.log"
-echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
+if [ "$ORT" = 1 ]; then
+  timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
+  echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
+fi
+if [ -n "$NOROBUST_ARGS" ]; then
+  timeout 90 node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
+    --dawn enable-dawn-features=allow_unsafe_apis,disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
+  echo "bench.js (robustness off) exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench-norobust.log"
+fi
 [ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout 90 python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
 kill $smi 2>/dev/null
 exit 0

@@ -10,8 +10,9 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
 - the GPU trace download has the engine's events, kind for kind, as `flashstep trace` prints them;
 - every full-size kernel against float64 on random problems, with subgroups and without;
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
-  version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), and an off-by-one
-  tile edge in prefill version 1 and decode version 2;
+  version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), an off-by-one tile
+  edge in prefill version 1 and decode version 2, and in decode version 4 float16 halves unpacked
+  out of order and the paged form reading each page's slots backwards;
 - the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
 - a lost device is reported and opened again; no console error throughout.
 Prints 'N passed, M failed'; exit 1 on a failure.
@@ -42,6 +43,12 @@ FAULTS = [
     ("fwd_v1", "let c1 = min(c0 + BK, P.n_kv);", "let c1 = min(c0 + BK - 1u, P.n_kv);", "prefill-v1"),
     ("decode_v2", "let c1 = min(c0 + BK, end);", "let c1 = min(c0 + BK - 1u, end);", "decode-v2"),
     ("akunu_prefill_v1", "let a = corr[pr];", "let a = 1.0;", "akunu-prefill-v1"),
+    # decode version 4: the upper four halves of a packed word unpacked in the wrong order, and
+    # the paged form's key past the split's end kept
+    ("decode_v4", "return vec4f(unpack2x16float(w.z), unpack2x16float(w.w));",
+     "return vec4f(unpack2x16float(w.w), unpack2x16float(w.z));", "decode-v4-f16"),
+    ("decode_v4", "return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * NC;",
+     "return ((table[j / PS] * PS + (PS - 1u - j % PS)) * P.n_kv_heads + kvh) * NC;", "decode-paged"),
 ]
 
 

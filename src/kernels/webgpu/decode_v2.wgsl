@@ -10,6 +10,10 @@
 //   (column, group of splits) and a tree over the groups.
 //
 // Shapes and dispatch as version 1; merge uses 256 invocations.
+// Storage (the host sets F16 and PAGED, as for decode version 4): K and V float32, or float16
+// packed two to a u32 (a vec4u word holds 8 halves, unpacked into the tile as two vec4f); and
+// contiguous, or pools of pages read through a block table (key j in page table[j / PS], slot
+// j % PS, pools (n_pages, PS, n_kv_heads, D) as the engine's paged cache).
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
@@ -20,15 +24,57 @@ override PAD: u32 = D4 + 1u;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
+//#if F16
+@group(0) @binding(2) var<storage, read> k_in: array<vec4u>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4u>;
+const NH: u32 = 2u;                     // vec4f a stored word
+//#else
 @group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
 @group(0) @binding(3) var<storage, read> v_in: array<vec4f>;
+const NH: u32 = 1u;
+//#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
 @group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> part: array<f32>;
+//#if PAGED
+@group(0) @binding(7) var<storage, read> table: array<u32>;
+//#endif
+override PS: u32 = 16u;                 // keys a page (PAGED)
+override NW: u32 = D4 / NH;             // stored words of a row
 
 var<workgroup> Qs: array<vec4f, MAXR * D4>;
 var<workgroup> KV: array<vec4f, BK * PAD>;
 var<workgroup> Ss: array<f32, MAXR * BK>;
+
+// The first stored word of key j's row of KV head kvh.
+fn row_of(kvh: u32, j: u32) -> u32 {
+//#if PAGED
+  return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * NW;
+//#else
+  return (kvh * P.n_kv + j) * NW;
+//#endif
+}
+
+// Keys [c0, c1) of K (v false) or V (v true) into the tile KV, zeros past c1; invocation t of WG
+// takes words t, t + WG, … of the tile.
+fn load_tile(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) {
+  for (var x = t; x < BK * NW; x += WG) {
+    let jj = x / NW;
+    let w = x % NW;
+    let j = c0 + jj;
+    let src = row_of(kvh, min(j, P.n_kv - 1u)) + w;
+//#if F16
+    var u = vec4u(0u);
+    if (j < c1 && v) { u = v_in[src]; } else if (j < c1) { u = k_in[src]; }
+    KV[jj * PAD + 2u * w] = vec4f(unpack2x16float(u.x), unpack2x16float(u.y));
+    KV[jj * PAD + 2u * w + 1u] = vec4f(unpack2x16float(u.z), unpack2x16float(u.w));
+//#else
+    var u = vec4f(0.0);
+    if (j < c1 && v) { u = v_in[src]; } else if (j < c1) { u = k_in[src]; }
+    KV[jj * PAD + w] = u;
+//#endif
+  }
+}
 
 @compute @workgroup_size(WG)
 fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
@@ -37,7 +83,6 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   let G = P.n_q_heads / P.n_kv_heads;
   let R = G * P.n_q;
   let h0 = kvh * G;
-  let kv0 = kvh * P.n_kv * D4;
   let first = sp * P.split_len;
   let end = min(first + P.split_len, P.n_kv);
   let qk_scale = P.scale * LOG2E;
@@ -50,10 +95,7 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   for (var c0 = first; c0 < end; c0 += BK) {
     let c1 = min(c0 + BK, end);
     workgroupBarrier();
-    for (var x = t; x < BK * D4; x += WG) {
-      let j = c0 + x / D4;
-      KV[(x / D4) * PAD + x % D4] = select(vec4f(0.0), k_in[kv0 + min(j, P.n_kv - 1u) * D4 + x % D4], j < c1);
-    }
+    load_tile(kvh, c0, c1, t, false);
     workgroupBarrier();
     for (var x = t; x < R * BK; x += WG) {
       let r = x / BK;
@@ -68,10 +110,7 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
       Ss[x] = s;
     }
     workgroupBarrier();
-    for (var x = t; x < BK * D4; x += WG) {
-      let j = c0 + x / D4;
-      KV[(x / D4) * PAD + x % D4] = select(vec4f(0.0), v_in[kv0 + min(j, P.n_kv - 1u) * D4 + x % D4], j < c1);
-    }
+    load_tile(kvh, c0, c1, t, true);
     workgroupBarrier();
     for (var k = 0u; k < 2u; k++) {
       let x = k * WG + t;

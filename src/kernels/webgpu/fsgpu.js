@@ -33,14 +33,16 @@
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
   // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  function preprocess(src, subgroups) {
+  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED), true or false.
+  function preprocess(src, subgroups, defs = {}) {
     const out = [];
     const stack = [];   // for each open #if: is its current branch kept?
+    const on = name => (name === 'SUBGROUPS' ? subgroups : !!defs[name]);
     for (const line of src.split('\n')) {
       const t = line.trim();
       if (t.startsWith('//#if ')) {
         const want = t.slice(6).trim();
-        stack.push(want === 'SUBGROUPS' ? subgroups : want === '!SUBGROUPS' ? !subgroups : false);
+        stack.push(want.startsWith('!') ? !on(want.slice(1)) : on(want));
         continue;
       }
       if (t === '//#else') { stack.push(!stack.pop()); continue; }
@@ -60,6 +62,77 @@
     // a SIMD group of 003's kernels: the subgroup where every subgroup has one size, else 32
     const lanes = sg && sg.min === sg.max && sg.min >= 4 ? sg.min : 32;
     const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
+    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
+    // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
+    // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
+    // and the bytes it must read.
+    function stored(f16, paged) {
+      const pageSize = p => p.page_size || 16;
+      return {
+        storage: f16 ? 'f16' : 'f32', paged, defs: {F16: f16, PAGED: paged}, pageSize,
+        layout(p) {
+          const h = f16 ? halves(p) : {packed_k: p.k, packed_v: p.v};
+          return paged ? pagedLayout(p, pageSize(p), h.packed_k, h.packed_v) : {k: h.packed_k, v: h.packed_v};
+        },
+        reference: p => (f16 ? Object.assign({}, p, {k: halves(p).k, v: halves(p).v}) : p),
+        kvBytes: p => (f16 ? 2 : 4) * (p.k.length + p.v.length) + (paged ? 4 * Math.ceil(p.n_kv / pageSize(p)) : 0),
+      };
+    }
+    // decode version 2 with float16 storage, paged, or both (decode_v2.wgsl's F16 and PAGED forms)
+    function decodeV2(f16, paged) {
+      return Object.assign(stored(f16, paged), {
+        what: 'decode version 2' + (paged ? ' through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+              (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
+        file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
+        contiguous: paged ? (f16 ? 'decode-v2-f16' : 'decode-v2') : null,
+        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+    }
+    // decode version 4 (decode_v4.wgsl) in its four forms: float32 or float16 storage (packed
+    // halves), contiguous or through a block table. Its shape: WG invocations, TPK of them a key
+    // in the scores, KPT keys each; p.v4 = {WG, TPK, KPT, NWG} overrides them (bench.js --sweep).
+    function decodeV4(f16, paged) {
+      const cw = f16 ? 8 : 4;   // columns a word
+      return Object.assign(stored(f16, paged), {
+        what: (paged ? 'decode version 4 through a paged KV cache (a shuffled block table, pages of 16 keys)' :
+               'an invocation reads whole keys and scores all the group\'s rows (no reduction a key), then owns a word of columns over a run of keys; one barrier a chunk') +
+              (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
+        file: 'decode_v4', entry: ['split', 'merge'], out: 'o+part', split: true,
+        contiguous: paged ? (f16 ? 'decode-v4-f16' : 'decode-v4') : null,
+        // the shape for p on this device: the asked one, with KPT then WG lowered until its workgroup memory fits
+        shape(p) {
+          const o = p.v4 || {}, nc = p.d / cw, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
+          const tpk = Math.min(o.TPK || 1, nc);
+          const bytes = (wg, kpt) => 4 * R * p.d + 8 * R * wg * kpt + 64 * (wg / nc) + 4 * (wg / nc) * p.d;
+          let wg = Math.min(o.WG || 128, lim.maxComputeInvocationsPerWorkgroup), kpt = o.KPT || 1;
+          while (kpt > 1 && bytes(wg, kpt) > lim.maxComputeWorkgroupStorageSize) kpt >>= 1;
+          while (wg > Math.max(64, nc) && bytes(wg, kpt) > lim.maxComputeWorkgroupStorageSize) wg >>= 1;
+          return {WG: wg, TPK: tpk, KPT: kpt, BK: wg * kpt / tpk, fits: bytes(wg, kpt) <= lim.maxComputeWorkgroupStorageSize};
+        },
+        ok(p) {
+          const nc = p.d / cw;
+          if (p.d % cw || p.d > 256 || 128 % nc) return `head size ${cw}·2^k up to 256`;
+          if ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8) return 'at most 8 query rows a KV head (query heads a group × rows)';
+          if (!this.shape(p).fits) return 'more workgroup memory than this device has';
+          return null;
+        },
+        splitLen(p) {
+          const bk = this.shape(p).BK, nwg = (p.v4 && p.v4.NWG) || 1024;
+          return p.split_len || Math.max(bk, Math.ceil(p.n_kv * p.n_kv_heads / nwg / bk) * bk);
+        },
+        constants(p) {
+          const s = this.shape(p), c = {D: p.d, RQ: (p.n_q_heads / p.n_kv_heads) * p.n_q, WG: s.WG, TPK: s.TPK, KPT: s.KPT};
+          if (paged) c.PS = this.pageSize(p);
+          return c;
+        },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+    }
     return {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
@@ -107,6 +180,9 @@
         constants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       },
+      'decode-v2-f16': decodeV2(true, false),
+      'decode-v2-paged': decodeV2(false, true),
+      'decode-v2-paged-f16': decodeV2(true, true),
       'decode-v3': {
         what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
         file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -123,6 +199,10 @@
         subgroups: () => true,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       },
+      'decode-v4': decodeV4(false, false),
+      'decode-v4-f16': decodeV4(true, false),
+      'decode-paged': decodeV4(false, true),
+      'decode-paged-f16': decodeV4(true, true),
       'akunu-standard': {
         what: "003's kernel 1 (standard decode): an invocation per element of the head, two barriers a key",
         file: 'akunu', entry: ['decode_standard'], out: 'o',
@@ -230,11 +310,12 @@
       return this.sources[name];
     }
 
-    async module(file, subgroups) {
-      const key = `${file}/${subgroups ? 'sg' : 'plain'}`;
+    async module(file, subgroups, defs = {}) {
+      const on = Object.keys(defs).filter(k => defs[k]).sort();
+      const key = `${file}/${subgroups ? 'sg' : 'plain'}${on.map(k => '/' + k).join('')}`;
       if (this.modules[key]) return this.modules[key];
       const text = await this.source(file);
-      const code = preprocess((file === 'probes' ? '' : this.sources.common + '\n') + text, subgroups);
+      const code = preprocess((file === 'probes' ? '' : this.sources.common + '\n') + text, subgroups, defs);
       this.device.pushErrorScope('validation');
       const mod = this.device.createShaderModule({code, label: key});
       const info = await mod.getCompilationInfo();
@@ -242,16 +323,16 @@
       const bad = info.messages.filter(m => m.type === 'error');
       if (bad.length || err) {
         const m = bad[0];
-        throw new Error(`${file}.wgsl${subgroups ? ' (subgroups)' : ''}: ` +
+        throw new Error(`${file}.wgsl${subgroups ? ' (subgroups)' : ''}${on.length ? ` (${on.join(', ')})` : ''}: ` +
           (m ? `line ${m.lineNum}, column ${m.linePos} of the compiled text: ${m.message}` : err.message));
       }
       return (this.modules[key] = mod);
     }
 
-    async pipeline(file, entry, constants, subgroups) {
-      const key = `${file}/${entry}/${subgroups ? 1 : 0}/${JSON.stringify(constants || {})}`;
+    async pipeline(file, entry, constants, subgroups, defs = {}) {
+      const key = `${file}/${entry}/${subgroups ? 1 : 0}/${JSON.stringify(constants || {})}/${JSON.stringify(defs)}`;
       if (this.pipelines[key]) return this.pipelines[key];
-      const module = await this.module(file, subgroups);
+      const module = await this.module(file, subgroups, defs);
       this.device.pushErrorScope('validation');
       const p = await this.device.createComputePipelineAsync({layout: 'auto', compute: {module, entryPoint: entry, constants: constants || {}}})
         .catch(e => { throw new Error(`${file}.wgsl, ${entry}: ${e.message}`); });
@@ -298,8 +379,9 @@
         const desc = tw ? {timestampWrites: tw} : {};
         const pass = enc.beginComputePass(desc);
         pass.setPipeline(s.pipeline);
-        pass.setBindGroup(0, this.device.createBindGroup({layout: s.pipeline.getBindGroupLayout(0),
-          entries: s.bind.map(([binding, buffer]) => ({binding, resource: {buffer}}))}));
+        if (!s.group) s.group = this.device.createBindGroup({layout: s.pipeline.getBindGroupLayout(0),
+          entries: s.bind.map(([binding, buffer]) => ({binding, resource: {buffer}}))});   // once a step
+        pass.setBindGroup(0, s.group);
         pass.dispatchWorkgroups(...s.groups);
         pass.end();
       });
@@ -383,7 +465,7 @@
       if (p.n_q_heads % p.n_kv_heads) throw new Error('the query heads must be a multiple of the KV heads');
       const why = K.ok(p);
       if (why) throw new Error(`${name} takes ${why}`);
-      const big = Math.max(p.q.byteLength, p.k.byteLength, p.v.byteLength);
+      const big = Math.max(p.q.byteLength, p.k.byteLength, p.v.byteLength) * (K.storage === 'f16' ? 0.5 : 1);
       if (big > this.limits.maxStorageBufferBindingSize)
         throw new Error(`a buffer of ${big} bytes is past this device's binding limit of ${this.limits.maxStorageBufferBindingSize}`);
       const sub = K.subgroups ? K.subgroups(p) : false;
@@ -394,13 +476,14 @@
       const mk = x => { const b = this.buffer(x); bufs.push(b); return b; };
       const u = this.uniform(this.params(p, extra));
       bufs.push(u);
-      const q = mk(p.q), k = mk(p.k), v = mk(p.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
+      const lay = K.layout ? K.layout(p) : {k: p.k, v: p.v};
+      const q = mk(p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
       const o = mk(p.n_q_heads * p.n_q * p.d * 4);
       const steps = [];
       if (K.split) {
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
-        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub), groups: groups[0],
-                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]]});
+        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, K.defs), groups: groups[0],
+                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
         steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
@@ -415,27 +498,30 @@
       return {steps, o, lse: steps.lse, subgroups: sub, constants: consts, destroy: () => bufs.forEach(b => b.destroy())};
     }
 
-    async attention(name, p) {
-      const r = await this.prepare(name, p);
+    // prepared: a run of prepare(name, p) to use (and keep) instead of a fresh one.
+    async attention(name, p, prepared = null) {
+      const r = prepared || await this.prepare(name, p);
       try {
         await this.submit(r.steps);
         const O = await this.read(r.o, p.n_q_heads * p.n_q * p.d);
         const lse = r.lse ? await this.read(r.lse, p.n_q_heads * p.n_q) : null;
         return {O, lse, subgroups: r.subgroups, constants: r.constants};
       } finally {
-        r.destroy();
+        if (!prepared) r.destroy();
       }
     }
 
     // Kernel `name` against float64 on rows (all when p is small, else a sample of `sample` rows):
     // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default).
-    async check(name, p, {tol = 1e-4, sample = 64} = {}) {
-      const out = await this.attention(name, p);
+    // A kernel that stores K and V as float16 is compared with float64 on the float16-rounded K, V.
+    async check(name, p, {tol = 1e-4, sample = 64, prepared = null} = {}) {
+      const out = await this.attention(name, p, prepared);
+      const K = this.kernels[name], ref_p = K.reference ? K.reference(p) : p;
       const rows = p.n_q_heads * p.n_q;
       const pick = rows <= sample ? [...Array(rows).keys()] : [...Array(sample).keys()].map(x => Math.floor((x + 0.5) * rows / sample));
       let worst = 0, where = null;
       for (const r of pick) {
-        const ref = referenceRow(p, Math.floor(r / p.n_q), r % p.n_q);
+        const ref = referenceRow(ref_p, Math.floor(r / p.n_q), r % p.n_q);
         for (let c = 0; c < p.d; c++) {
           const g = out.O[r * p.d + c];
           const e = Number.isFinite(g) ? Math.abs(g - ref.o[c]) / Math.max(1, Math.abs(ref.o[c])) : Infinity;
@@ -481,12 +567,12 @@
 
     // Median time of one launch (ms), resident buffers: timestamp queries where offered, else the
     // wall clock around `batch` launches per submit. opt: {reps, warmup, minMs}.
-    async time(name, p, opt = {}) {
-      const r = await this.prepare(name, p);
+    async time(name, p, opt = {}, prepared = null) {
+      const r = prepared || await this.prepare(name, p);
       try {
         return await this.timeSteps(r.steps, opt);
       } finally {
-        r.destroy();
+        if (!prepared) r.destroy();
       }
     }
 
@@ -496,16 +582,20 @@
     // round them too), and a wall clock around one short launch measures the submit more than
     // the kernel. Timestamp queries where offered (the first pass writes the start, the last the
     // end), else the wall clock to the queue's completion.
-    // warmMs: the GPU is kept busy that long first (at least `warmup` launches): a GPU that
-    // was idle, as it is while the host draws a problem's random numbers, runs at a fraction of
-    // its clock until its power management raises it (seen: 345 MHz against 1980 on an H200).
-    async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256, warmMs = 300} = {}) {
+    // warmMs: the GPU is kept busy that long first, with batches of launches back to back (after
+    // `warmup` single launches): a GPU that was idle, as it is while the host checks a result in
+    // float64, runs at a fraction of its clock until its power management raises it (seen: 345
+    // MHz against 1980 on an H200), and single launches with the host waiting between them did
+    // not always raise it: on an H100 a decode then ran 2.9× slow for three or four 20 ms
+    // intervals before its full speed (2026-11-27 run 2; docs/webgpu.md).
+    // settleMs: the intervals go on (up to that long) until the last `reps` of them agree within
+    // 10 %, and the median is of those. Every interval is kept in `intervals`, in order;
+    // `settled` says whether they came to agree.
+    async timeSteps(steps, {reps = 10, warmup = 2, targetMs = 20, maxBatch = 256, warmMs = 300, settleMs = 3000} = {}) {
       const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-      const w0 = now();
-      for (let w = 0; w < warmup || now() - w0 < warmMs; w++) {
+      for (let w = 0; w < warmup; w++) {
         await this.submit(steps);
         await this.device.queue.onSubmittedWorkDone();
-        if (w > 10000) break;
       }
       let qs = null, qb = null, rb = null;
       if (this.timestamps) {
@@ -533,19 +623,27 @@
         const ms = Number(t[1] - t[0]) / 1e6;
         return ms > 0 ? ms / batch : wall / batch;
       };
-      const times = [];
-      let batch = 1;
+      const all = [];
+      let batch = 1, first = 0, settled = false;
+      const agree = () => {
+        const last = all.slice(-reps);
+        return last.length === reps && Math.max(...last) <= 1.1 * Math.min(...last);
+      };
       try {
-        const first = await interval(1);
+        first = await interval(1);
         batch = Math.max(1, Math.min(maxBatch, Math.ceil(targetMs / Math.max(first, 1e-3))));
-        for (let k = 0; k < reps; k++) times.push(await interval(batch));
+        const w0 = now();
+        while (now() - w0 < warmMs) await interval(batch);   // busy back to back: the clocks rise
+        const t0 = now();
+        for (let k = 0; k < reps; k++) all.push(await interval(batch));
+        while (!(settled = agree()) && now() - t0 < settleMs) all.push(await interval(batch));
       } finally {
         if (qs) { qs.destroy(); qb.destroy(); rb.destroy(); }
       }
       if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
-      times.sort((a, b) => a - b);
+      const times = all.slice(-reps).sort((a, b) => a - b);
       return {ms: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], reps: times.length, batch,
-              clock: qs ? 'timestamp-query' : 'queue completion'};
+              first, intervals: all, settled, clock: qs ? 'timestamp-query' : 'queue completion'};
     }
 
     // This device's limits, measured: copy bandwidth (bytes read + written a second) and the
@@ -558,10 +656,13 @@
         const copy = await this.pipeline('probes', 'copy', {}, false);
         const cg = Math.min(65535, Math.ceil(n / 4 / 256 / 4));   // four vec4s an invocation
         const tc = await this.timeSteps([{pipeline: copy, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
+        const read = await this.pipeline('probes', 'read_rate', {}, false);
+        const tr = await this.timeSteps([{pipeline: read, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
         const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
         const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
         // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
         return {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
+                read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min,
                 fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
       } finally {
         a.destroy();
@@ -616,6 +717,86 @@
     return {o, l, lse: l > 0 ? m + Math.log(l) : -Infinity};
   }
 
+  // ---- float16 storage and the paged layout (decode version 4's inputs) ----
+
+  // The bits of float32 x as float16, rounded to nearest, ties to even (what pack2x16float does).
+  const f32box = new Float32Array(1), u32box = new Uint32Array(f32box.buffer);
+  function halfBits(x) {
+    f32box[0] = x;
+    const u = u32box[0], sign = (u >>> 16) & 0x8000, m = u & 0x7fffff;
+    const e = ((u >>> 23) & 0xff) - 127 + 15;
+    if (e >= 31) return sign | 0x7c00 | (((u >>> 23) & 0xff) === 0xff && m ? 0x200 : 0);   // ±inf, NaN
+    if (e <= 0) {                                     // a subnormal half (or zero)
+      if (e < -10) return sign;
+      const mm = m | 0x800000, shift = 14 - e, half = 1 << (shift - 1), rest = mm & ((1 << shift) - 1);
+      let h = mm >>> shift;
+      if (rest > half || (rest === half && (h & 1))) h++;
+      return sign | h;
+    }
+    let h = (e << 10) | (m >>> 13);
+    const rest = m & 0x1fff;
+    if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h++;   // a carry into the exponent is right
+    return sign | h;
+  }
+
+  let HALF = null;   // float16 bits → its value, all 65536
+  function halfValue(h) {
+    if (!HALF) {
+      HALF = new Float32Array(65536);
+      for (let b = 0; b < 65536; b++) {
+        const s = b & 0x8000 ? -1 : 1, e = (b >>> 10) & 31, m = b & 1023;
+        HALF[b] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+      }
+    }
+    return HALF[h];
+  }
+
+  // p's K and V rounded to float16: {k, v} as float32 numbers (the check's inputs) and
+  // {packed_k, packed_v} two halves a u32, the lower half first (the kernel's). Made once for
+  // the same K and V arrays (kept beside p.k, so that copies of a problem share them).
+  const halfCache = new WeakMap();
+  function halves(p) {
+    let h = halfCache.get(p.k);
+    if (h && h.src_v === p.v) return h;
+    const one = x => {
+      const packed = new Uint32Array(Math.ceil(x.length / 2)), r = new Float32Array(x.length);
+      for (let k = 0; k < x.length; k += 2) {
+        const a = halfBits(x[k]), b = k + 1 < x.length ? halfBits(x[k + 1]) : 0;
+        packed[k >> 1] = (a | (b << 16)) >>> 0;
+        r[k] = halfValue(a);
+        if (k + 1 < x.length) r[k + 1] = halfValue(b);
+      }
+      return [packed, r];
+    };
+    const [pk, rk] = one(p.k), [pv, rv] = one(p.v);
+    h = {packed_k: pk, packed_v: pv, k: rk, v: rv, src_v: p.v};
+    halfCache.set(p.k, h);
+    return h;
+  }
+
+  // K and V (n_kv_heads, n_kv, row) moved into pools of pages (n_pages, ps, n_kv_heads, row), as
+  // the engine's paged cache keeps them (src/engine/paged.h), logical block b in page table[b]:
+  // a shuffled table (p.table when given), so that no two neighbouring blocks are neighbours.
+  function pagedLayout(p, ps, k, v) {
+    const nb = Math.ceil(p.n_kv / ps), row = k.length / (p.n_kv_heads * p.n_kv);
+    let table = p.table;
+    if (!table) {
+      const r = rng((p.n_kv * 2654435761 + ps + (k[0] | 0)) >>> 0);
+      table = new Uint32Array(nb).map((_, b) => b);
+      for (let b = nb - 1; b > 0; b--) { const a = Math.floor(r() * (b + 1)); [table[a], table[b]] = [table[b], table[a]]; }
+    }
+    const pool = x => {
+      const out = new x.constructor(nb * ps * p.n_kv_heads * row);
+      for (let h = 0; h < p.n_kv_heads; h++)
+        for (let j = 0; j < p.n_kv; j++) {
+          const src = (h * p.n_kv + j) * row;
+          out.set(x.subarray(src, src + row), ((table[Math.floor(j / ps)] * ps + j % ps) * p.n_kv_heads + h) * row);
+        }
+      return out;
+    };
+    return {k: pool(k), v: pool(v), table};
+  }
+
   // ---- random problems (seeded, so a failure can be replayed) ----
 
   function rng(seed) {   // splitmix32
@@ -656,11 +837,11 @@
   // GQA 32/8, d = 128.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v3', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
@@ -685,9 +866,10 @@
 
   // Runs a plan: for each row a fresh random problem (seeded: seed + row), one launch checked
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
-  // time is kept for it. progress(k, n, row) is called before each row; `stop()` true ends early.
-  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, probe = null, stop = null} = {}) {
-    const rows = benchPlan(plan);
+  // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
+  // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode').
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null} = {}) {
+    const rows = benchPlan(plan).filter(r => !kinds || kinds.includes(r.kind));
     const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
@@ -702,17 +884,23 @@
         row.error = `needs a ${bytes}-byte buffer; this device binds at most ${dev.limits.maxStorageBufferBindingSize}`;
         continue;
       }
+      let prep = null;
       try {
-        const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16});
+        // one set of buffers for the check and the timing (half the allocations and uploads of 1 GB)
+        prep = await dev.prepare(r.kernel, p);
+        const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16, prepared: prep});
         row.check = {ok: c.ok, worst: c.worst, rows: c.rows};
         row.subgroups = c.subgroups;
         if (!c.ok) { row.error = `wrong result: ${JSON.stringify(c.where)}`; continue; }
-        const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4, warmMs: 0} : {reps: 7, warmup: 1});
-        Object.assign(row, {ms: t.ms, ms_min: t.min, ms_max: t.max, reps: t.reps, batch: t.batch, clock: t.clock});
+        const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4, warmMs: 0, settleMs: 0} : {reps: 7, warmup: 1}, prep);
+        Object.assign(row, {ms: t.ms, ms_min: t.min, ms_max: t.max, reps: t.reps, batch: t.batch, clock: t.clock,
+                            intervals: t.intervals, settled: t.settled});
         // work: 4 d FLOP a visible (query, key) pair (Q Kᵀ and P V); bytes: what a decode must read
         const pairs = r.causal ? r.n_q * (r.n_q + 1) / 2 + r.n_q * (r.n_kv - r.n_q) : r.n_q * r.n_kv;
         row.tflops = 4 * r.d * pairs * r.heads / (t.ms * 1e9);
-        row.bytes = 4 * (p.q.length + p.k.length + p.v.length + p.q.length);
+        const K = dev.kernels[r.kernel];
+        row.bytes = 4 * (p.q.length + p.q.length) + (K.kvBytes ? K.kvBytes(p) : 4 * (p.k.length + p.v.length));
+        if (K.storage) row.storage = K.storage;
         row.gbps = row.bytes / (t.ms * 1e6);
         if (out.probe) {
           row.of_copy = row.gbps / out.probe.copy_gbps;
@@ -720,10 +908,19 @@
         }
       } catch (e) {
         row.error = e.message;
+      } finally {
+        if (prep) prep.destroy();
       }
+      if (done) done(row);
+    }
+    // a paged row beside its contiguous twin (same storage, same keys): time paged / time contiguous
+    for (const row of out.rows) {
+      const twin = dev.kernels[row.kernel] && dev.kernels[row.kernel].contiguous;
+      const c = twin && out.rows.find(x => x.kernel === twin && x.n_kv === row.n_kv && x.d === row.d && x.ms);
+      if (c && row.ms) row.paged_over_contiguous = row.ms / c.ms;
     }
     return out;
   }
 
-  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, benchPlan, benchmark, NEG, LOG2E, MASK};
+  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
 });

@@ -2,6 +2,7 @@
 // benchmark's "share of the limit" columns.
 //   copy: b = a, four numbers an invocation a step (a grid-stride loop): the bandwidth a
 //         memory-bound kernel (decode) can hope for, counting bytes read plus bytes written
+//   read_rate: a read only (the sum kept): the rate of a kernel that writes next to nothing (decode)
 //   fma:  fused multiply-adds in registers, four independent vec4 chains an invocation:
 //         the float32 rate a compute-bound kernel (prefill without matrix units) can hope for
 
@@ -30,4 +31,15 @@ fn fma_rate(@builtin(global_invocation_id) gid: vec3u) {
   }
   let r = x0 + x1 + x2 + x3;
   if (r.x == 12345.678) { b[gid.x % arrayLength(&b)] = r; }   // keeps the chains alive
+}
+
+// read_rate: only reads, four numbers an invocation a step, summed (the sum kept alive as fma's
+// chains are): the rate of a kernel that reads and writes next to nothing, as decode does
+@compute @workgroup_size(256)
+fn read_rate(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = arrayLength(&a);
+  let stride = nwg.x * 256u;
+  var s = vec4f(0.0);
+  for (var x = gid.x; x < n; x += stride) { s += a[x]; }
+  if (s.x == 12345.678) { b[gid.x % arrayLength(&b)] = s; }
 }
