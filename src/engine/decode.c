@@ -49,6 +49,24 @@ void fs_decode_merge(double m_a, double l_a, const double *o_a, double m_b, doub
 
 /* The events both decodes record (fs_decode in float64, fs_decode_kv in float32): a split's
  * partial, a merge and the output, without their vectors. */
+/* Split p of query row i: its keys first, first + stride, … below end (contiguous: the p-th run
+ * of Bk keys; strided: every nsp-th key from p), and what the mask makes of them (a strided
+ * split is always partial: its keys are spread over the whole row). */
+static fs_tile_class split_keys(const fs_attn *a, const fs_decoding *dc, int32_t i, int32_t p, int32_t *first,
+                                int32_t *end, fs_skip_reason *why)
+{
+    const int32_t n_kv = a->n_kv;
+    *why = FS_SKIP_NONE;
+    if (dc->split != FS_SPLIT_CONTIGUOUS) {
+        *first = p;
+        *end = n_kv;
+        return FS_TILE_PARTIAL;
+    }
+    *first = p * dc->Bk;
+    *end = *first + dc->Bk < n_kv ? *first + dc->Bk : n_kv;
+    return fs_mask_classify(&a->mask, a->n_q, n_kv, i, i + 1, *first, *end, why);
+}
+
 static fs_event partial_event(int32_t h, int32_t kvh, int32_t i, int32_t p, int32_t first, int32_t end, int32_t stride,
                               fs_tile_class cls, fs_skip_reason why, int32_t visible, double m, double l, int32_t n,
                               int32_t d_v, fs_form form)
@@ -224,13 +242,9 @@ static fs_status decode(const fs_attn *a, const fs_decoding *dc, const fs_kv_rea
         for (int32_t i = 0; i < a->n_q && st == FS_OK; i++) {
             /* Phase 1: each split on its own. */
             for (int32_t p = 0; p < nsp; p++) {
-                int32_t first = dc->split == FS_SPLIT_CONTIGUOUS ? p * dc->Bk : p;
-                int32_t end = dc->split == FS_SPLIT_CONTIGUOUS
-                                  ? (first + dc->Bk < n_kv ? first + dc->Bk : n_kv) : n_kv;
-                fs_tile_class cls = FS_TILE_PARTIAL;
-                fs_skip_reason why = FS_SKIP_NONE;
-                if (dc->split == FS_SPLIT_CONTIGUOUS)
-                    cls = fs_mask_classify(&a->mask, a->n_q, n_kv, i, i + 1, first, end, &why);
+                int32_t first, end;
+                fs_skip_reason why;
+                fs_tile_class cls = split_keys(a, dc, i, p, &first, &end, &why);
                 if (rd && rd->visit && cls != FS_TILE_SKIPPED &&
                     (st = rd->visit(rd->ctx, tr, h, kvh, i, p, first, end, stride)) != FS_OK)
                     goto done;
@@ -491,13 +505,9 @@ fs_status fs_decode_kv(const fs_attn *a, const fs_decoding *dc, const fs_kv_stor
             }
             /* Phase 1: each split on its own, in float32. */
             for (int32_t p = 0; p < nsp; p++) {
-                int32_t first = dc->split == FS_SPLIT_CONTIGUOUS ? p * dc->Bk : p;
-                int32_t end = dc->split == FS_SPLIT_CONTIGUOUS
-                                  ? (first + dc->Bk < n_kv ? first + dc->Bk : n_kv) : n_kv;
-                fs_tile_class cls = FS_TILE_PARTIAL;
-                fs_skip_reason why = FS_SKIP_NONE;
-                if (dc->split == FS_SPLIT_CONTIGUOUS)
-                    cls = fs_mask_classify(&a->mask, a->n_q, n_kv, i, i + 1, first, end, &why);
+                int32_t first, end;
+                fs_skip_reason why;
+                fs_tile_class cls = split_keys(a, dc, i, p, &first, &end, &why);
                 if (rd && rd->visit && cls != FS_TILE_SKIPPED &&
                     (st = rd->visit(rd->ctx, tr, h, g, i, p, first, end, stride)) != FS_OK)
                     goto done;
