@@ -55,6 +55,8 @@ TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildca
 TEST_EXTRA =
 # steps that run after every TEST_EXTRA step (the browser tests, which use both cores)
 TEST_LAST  =
+# steps of the background lane, after the sanitized unit tests (see `make test` below)
+TEST_BG    =
 EXTRA_OBJ  =
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -62,7 +64,7 @@ LIB_OBJ  = $(call obj,$(LIB_SRC))
 MAIN_OBJ = $(call obj,src/cli/main.c)
 TEST_OBJ = $(call obj,$(TEST_SRC))
 
-.PHONY: all deps run test test-run test-units check clean fuzz
+.PHONY: all deps run test test-run test-units test-san check clean fuzz
 all: $(BUILD)/flashstep
 
 include tests/fuzz/fuzz.mk
@@ -95,39 +97,46 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/run.sh
 
-# `make test`: dependencies, then the unit tests plain and sanitized, then every extra step
-# the modules registered (lesson verification, command-line tests, window tests). The builds
-# compile on every core. Nearly every step then runs on one core, so the steps go in two
-# lanes: the unit tests (plain, then under ASan+UBSan, then the clang and no-window builds)
-# in the background, writing $(BUILD)/units.log, and the extra steps in the foreground.
-# make test waits for both, prints the unit lane's summary (its whole log when it failed) and
-# fails when either did. `make test-units` runs the first lane alone, in the foreground.
+# `make test`: dependencies, then every test. Nearly every step runs on one core, so after the
+# plain build (on every core) the steps go in two lanes of about the same length:
+#   background (log: $(BUILD)/units.log): the sanitized build and unit tests, the clang and
+#     no-window builds, then the TEST_BG steps the modules registered (the window under Xvfb,
+#     which plays the sanitized build too; the CUDA compile check);
+#   foreground: the plain unit tests, then the TEST_EXTRA steps (lessons, command line, fuzzers,
+#     set-up) and last the TEST_LAST ones (the browser tests, which use both cores).
+# make test waits for both, prints the background lane's summary (its whole log when it failed)
+# and fails when either did. `make test-units` runs the unit tests alone (plain and sanitized,
+# and the two builds).
+# The tests' time limits are there to catch a hang; with the lanes sharing the cores they are
+# tripled (CK_TIMEOUT_MULTIPLIER, Check's own setting), and a test case that sets none gets 10 s
+# instead of Check's 4 before that.
 JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/check_all
 	@$(MAKE) --no-print-directory test-run
 
+test-run test-units test-san: export CK_TIMEOUT_MULTIPLIER := $(or $(CK_TIMEOUT_MULTIPLIER),3)
+test-run test-units test-san: export CK_DEFAULT_TIMEOUT := $(or $(CK_DEFAULT_TIMEOUT),10)
 test-run: all $(BUILD)/check_all
-	@$(MAKE) --no-print-directory -j$(JOBS) SAN=1 all build/san/check_all
-	@echo "unit tests: plain and under ASan+UBSan, in the background (log: $(BUILD)/units.log)"
-	@{ $(MAKE) --no-print-directory test-units > $(BUILD)/units.log 2>&1; echo $$? > $(BUILD)/units.rc; } & \
-	  $(MAKE) --no-print-directory $(TEST_EXTRA) $(TEST_LAST) FLASHSTEP=$(BUILD)/flashstep; extra=$$?; \
+	@echo "in the background: the sanitized build and tests, the clang and no-window builds, $(TEST_BG) (log: $(BUILD)/units.log)"
+	@{ $(MAKE) --no-print-directory test-san $(TEST_BG) FLASHSTEP=$(BUILD)/flashstep > $(BUILD)/units.log 2>&1; \
+	   echo $$? > $(BUILD)/units.rc; } & \
+	  { $(BUILD)/check_all && $(MAKE) --no-print-directory $(TEST_EXTRA) $(TEST_LAST) FLASHSTEP=$(BUILD)/flashstep; }; extra=$$?; \
 	  wait; units=$$(cat $(BUILD)/units.rc 2>/dev/null || echo 1); \
-	  if [ "$$units" != 0 ]; then cat $(BUILD)/units.log; echo "make test: the unit tests failed (log above: $(BUILD)/units.log)"; \
-	  else grep -E '^[0-9]+%: Checks|^clang|^NO_GUI' $(BUILD)/units.log | sed 's/^/unit tests: /'; fi; \
+	  if [ "$$units" != 0 ]; then cat $(BUILD)/units.log; echo "make test: a background step failed (log above: $(BUILD)/units.log)"; \
+	  else grep -E '^[0-9]+%: Checks|^clang|^NO_GUI|^test-gui: [0-9]+ s|^cuda-compile-check' $(BUILD)/units.log | sed 's/^/background: /'; fi; \
 	  [ "$$extra" = 0 ] || echo "make test: a step above failed"; \
 	  [ "$$units" = 0 ] && [ "$$extra" = 0 ]
 	@echo "make test: all steps passed"
 
-# The first lane. The clang and no-window builds are there to see that the sources build (clang
-# warning-free, and without SDL); they compile without the optimizer, which takes a third of the time.
-# The tests' time limits are there to catch a hang; the lane shares the cores with the other, so
-# they are tripled (CK_TIMEOUT_MULTIPLIER, Check's own setting), and a test case that sets none
-# gets 10 s instead of Check's 4 before that.
-test-units: export CK_TIMEOUT_MULTIPLIER := $(or $(CK_TIMEOUT_MULTIPLIER),3)
-test-units: export CK_DEFAULT_TIMEOUT := $(or $(CK_DEFAULT_TIMEOUT),10)
 test-units: all $(BUILD)/check_all
 	$(BUILD)/check_all
+	@$(MAKE) --no-print-directory test-san
+
+# The sanitized build and its unit tests; the clang and no-window builds are there to see that
+# the sources build (clang warning-free, and without SDL), so they compile without the
+# optimizer, which takes a third of the time.
+test-san:
 	@$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check
 	@if command -v clang >/dev/null 2>&1; then \
 	  echo "clang: the same sources build warning-free"; \

@@ -27,7 +27,9 @@ endif
 # input with expectations, a saved PNG, error messages), then every lesson again in the
 # ASan+UBSan build with leak checking (tests/gui/run.sh). Reference frames are compared in
 # tests/check_gui.c, which runs with the unit tests.
-TEST_EXTRA += test-gui test-render-cli
+TEST_EXTRA += test-render-cli
+# the window under Xvfb plays the sanitized build too: in the background lane, after it is built
+TEST_BG += test-gui
 .PHONY: test-gui test-render-cli
 # make test-render-cli: render and play with one's own problem (trace's options and messages), a
 # saved JSONL trace (and damaged ones), GIF and MP4 output; no display needed.

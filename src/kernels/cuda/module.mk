@@ -142,4 +142,4 @@ else
 	done; rm -f $(BUILD)/cuda-check/*.o; [ $$fail = 0 ] || exit 1; \
 	echo "cuda-compile-check: ✓ CUDA sources compile for sm_80 and sm_90 (hopper_*.cu: sm_90a) ($(NVCC))"
 endif
-TEST_EXTRA += cuda-compile-check
+TEST_BG += cuda-compile-check
