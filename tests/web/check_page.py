@@ -167,7 +167,9 @@ class Page:
         """Put text into a textarea as a paste does (focus, select all, insert)."""
         self.b.eval(f"(() => {{ const t = document.getElementById('{elid}'); t.focus(); t.select(); }})()")
         if text:
-            self.b.send("Input.insertText", {"text": text})
+            # a large paste is typed into the textarea in one go; on 2 busy cores (both lanes of
+            # make test and a second browser) it has taken over 30 s, so it gets 120
+            self.b.send("Input.insertText", {"text": text}, timeout=120)
         else:
             self.b.eval(f"document.getElementById('{elid}').value = ''")
 

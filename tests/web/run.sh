@@ -20,21 +20,23 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { cat "$log"; echo "test-web: the server did not start"; exit 2; }
-# Two browsers run side by side (each mostly waits on its page): check_gpu.py alone (the GPU
-# panel, with WebGPU on SwiftShader, Chromium's CPU Vulkan: every WGSL kernel; about 200 s on 2
-# cores), and beside it check_page.py (about 80 s), then check_offline.py (about 15 s), then
-# check_layout.py (about 10 s). A third browser at once starved check_page.py's large paste past
-# its 30 s on 2 cores. Reports are printed one after the other.
+# Two browsers run side by side (each mostly waits on its page): check_page.py alone, and beside
+# it check_gpu.py (the GPU panel, with WebGPU on SwiftShader, Chromium's CPU Vulkan: every WGSL
+# kernel), then check_offline.py (about 20 s), then check_layout.py (about 25 s), which together
+# take about as long. A third browser at once starved check_page.py's large paste past its 30 s
+# on 2 cores. Reports are printed one after the other.
 gpu_log=$(mktemp)
 trap 'kill $server 2>/dev/null; rm -f "$log" "$gpu_log"' EXIT
-python3 "$here/check_gpu.py" "$url" "$bin" >"$gpu_log" 2>&1 &
+( rc=0
+  python3 "$here/check_gpu.py" "$url" "$bin" || rc=1
+  echo "check_offline.py: the page offline and updated (a service worker)"
+  python3 "$here/check_offline.py" "$web" || rc=1
+  echo "check_layout.py: the page at phone, tablet and laptop sizes"
+  python3 "$here/check_layout.py" "$url" || rc=1
+  exit $rc ) >"$gpu_log" 2>&1 &
 gpu=$!
 rc=0
 python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
-echo "check_offline.py: the page offline and updated (a service worker)"
-python3 "$here/check_offline.py" "$web" || rc=1
-echo "check_layout.py: the page at phone, tablet and laptop sizes"
-python3 "$here/check_layout.py" "$url" || rc=1
 wait $gpu || rc=1
 cat "$gpu_log"
 exit $rc
