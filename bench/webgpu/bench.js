@@ -3,7 +3,7 @@
  * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
- *                              [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...
+ *                              [--count N] [--sweep] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...
  *
  * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
@@ -11,9 +11,9 @@
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. --sweep also times the decode
  * kernels' two passes apart at several split lengths and decode version 4's shapes, storages and
- * page sizes (what sets the decode's speed), every interval kept; --only limits the sweep to the
- * kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
- * --decode-only: the plan's decode rows only.
+ * page sizes (what sets the decode's speed), every interval kept; --only limits the sweep and the
+ * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
+ * --decode-only, --prefill-only: the plan's rows of that kind only.
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -24,9 +24,9 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--decode-only] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...';
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, dawn: []};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, dawn: []};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -38,6 +38,7 @@ function parse(argv) {
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--decode-only') o.decodeOnly = true;
+    else if (a === '--prefill-only') o.prefillOnly = true;
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
     else throw new Error(`unknown argument '${a}'`);
   }
@@ -170,7 +171,7 @@ async function main() {
   }
   if (!o.checkOnly) {
     const sw = res && res.sweep;
-    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : null, progress: (k, n, r) =>
+    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : o.prefillOnly ? ['prefill'] : null, kernels: o.only, progress: (k, n, r) =>
       process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
       done: r => console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`)});
     if (sw) res.sweep = sw;

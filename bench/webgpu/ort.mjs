@@ -3,7 +3,7 @@
  * same Dawn as bench.js, on the same shapes as bench.js's plan, checked against float64 on sampled
  * rows, then timed.
  *
- *   node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only]
+ *   node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only]
  *
  * The model is one com.microsoft MultiHeadAttention node (ORT's contrib op; its WebGPU kernel is
  * the one ORT Web runs for transformer attention), written here as ONNX protobuf bytes, float32,
@@ -75,13 +75,14 @@ function navigatorGpu(gpu) {
 }
 
 const args = process.argv.slice(2);
-const opt = {plan: 'full', seed: Date.now() % 1000000, json: null, decodeOnly: false};
+const opt = {plan: 'full', seed: Date.now() % 1000000, json: null, decodeOnly: false, prefillOnly: false};
 for (let k = 0; k < args.length; k++) {
   if (args[k] === '--plan') opt.plan = args[++k];
   else if (args[k] === '--seed') opt.seed = Number(args[++k]);
   else if (args[k] === '--json') opt.json = args[++k];
   else if (args[k] === '--decode-only') opt.decodeOnly = true;
-  else { console.error(`ort.mjs: unknown argument '${args[k]}'\nusage: node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only]`); process.exit(2); }
+  else if (args[k] === '--prefill-only') opt.prefillOnly = true;
+  else { console.error(`ort.mjs: unknown argument '${args[k]}'\nusage: node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only]`); process.exit(2); }
 }
 globalThis.navigator = {gpu: navigatorGpu(create([]))};
 let ort;
@@ -101,7 +102,7 @@ function expandHeads(x, Hkv, H, N, d) {   // GQA: each KV head repeated for its 
   return y;
 }
 
-const rows = FSGPU.benchPlan(opt.plan).filter(r => (r.kernel === 'prefill-v3' && !opt.decodeOnly) || r.kernel === 'decode-v2');
+const rows = FSGPU.benchPlan(opt.plan).filter(r => (r.kernel === 'prefill-v3' && !opt.decodeOnly) || (r.kernel === 'decode-v2' && !opt.prefillOnly));
 const out = {plan: opt.plan, seed: opt.seed, peer: `onnxruntime-web ${JSON.parse(fs.readFileSync(new URL('./node_modules/onnxruntime-web/package.json', import.meta.url))).version} MultiHeadAttention (webgpu)`, rows: []};
 let bad = 0;
 for (const [k, r] of rows.entries()) {

@@ -18,6 +18,7 @@ BENCH_ARGS=${BENCH_ARGS:-}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-400}
 NOROBUST_ARGS=${NOROBUST_ARGS:-}   # set: bench.js once more with Dawn's robustness off (bench-norobust.log), to see
                                    # what its bounds checks cost; the kernels must be right with them on
+NOROBUST_TIMEOUT=${NOROBUST_TIMEOUT:-90}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -43,7 +44,7 @@ if [ "$ORT" = 1 ]; then
   echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
 fi
 if [ -n "$NOROBUST_ARGS" ]; then
-  timeout 90 node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
+  timeout "$NOROBUST_TIMEOUT" node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
     --dawn enable-dawn-features=allow_unsafe_apis,disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
   echo "bench.js (robustness off) exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench-norobust.log"
 fi

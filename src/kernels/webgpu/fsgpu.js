@@ -133,6 +133,25 @@
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
     }
+    // Prefill versions 3 and 4 (register blocking; 4 adds loads one phase ahead): 16 TY
+    // invocations, BQ = 4 TY rows. carries: an invocation holds a tile's share (NPF ≤ 16 vec4s).
+    function blocked(file, what, carries) {
+      return {
+        what, file, entry: ['main'], out: 'o+lse',
+        ok(p) { return p.d !== 64 && p.d !== 128 && p.d !== 256 ? 'head size 64, 128 or 256' : !this.ty(p) ? 'more workgroup memory than this device has' : null; },
+        // the most rows (64, 32 or 16: 16 TY invocations) whose tiles fit this device's workgroup memory
+        ty(p) {
+          const bytes = ty => 4 * (4 * ty * p.d) + 16 * 32 * (p.d / 4 + 1) + 16 * 32 * ty + (this.subgroups() ? 0 : 16 * 16 * ty);
+          for (const ty of [16, 8, 4])
+            if (bytes(ty) <= lim.maxComputeWorkgroupStorageSize && 16 * ty <= lim.maxComputeInvocationsPerWorkgroup &&
+                (!carries || 32 * (p.d / 4) <= 16 * (16 * ty))) return ty;
+          return 0;
+        },
+        constants(p) { return {D: p.d, TY: this.ty(p)}; },
+        subgroups() { return !!sg && sg.min >= 16; },
+        dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
+      };
+    }
     return {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
@@ -150,20 +169,9 @@
         subgroups(p) { return !!sg && sg.min >= 128 / this.bq(p); },
         dispatch(p) { return [[Math.ceil(p.n_q / this.bq(p)), p.n_q_heads, 1]]; },
       },
-      'prefill-v3': {
-        what: 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed',
-        file: 'fwd_v3', entry: ['main'], out: 'o+lse',
-        ok(p) { return p.d !== 64 && p.d !== 128 && p.d !== 256 ? 'head size 64, 128 or 256' : !this.ty(p) ? 'more workgroup memory than this device has' : null; },
-        // the most rows (64, 32 or 16: 16 TY invocations) whose tiles fit this device's workgroup memory
-        ty(p) {
-          const bytes = ty => 4 * (4 * ty * p.d) + 16 * 32 * (p.d / 4 + 1) + 16 * 32 * ty + (this.subgroups() ? 0 : 16 * 16 * ty);
-          for (const ty of [16, 8, 4]) if (bytes(ty) <= lim.maxComputeWorkgroupStorageSize && 16 * ty <= lim.maxComputeInvocationsPerWorkgroup) return ty;
-          return 0;
-        },
-        constants(p) { return {D: p.d, TY: this.ty(p)}; },
-        subgroups() { return !!sg && sg.min >= 16; },
-        dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
-      },
+      'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
+      'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
+      'prefill-v5': blocked('fwd_v5', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true),
       'decode-v1': {
         what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
         file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -836,11 +844,11 @@
   // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32. Decode: one query a head,
   // GQA 32/8, d = 128.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
@@ -867,9 +875,10 @@
   // Runs a plan: for each row a fresh random problem (seeded: seed + row), one launch checked
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
   // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
-  // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode').
-  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null} = {}) {
-    const rows = benchPlan(plan).filter(r => !kinds || kinds.includes(r.kind));
+  // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode');
+  // kernels: only the rows of these kernels.
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null, kernels = null} = {}) {
+    const rows = benchPlan(plan).filter(r => (!kinds || kinds.includes(r.kind)) && (!kernels || kernels.includes(r.kernel)));
     const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {

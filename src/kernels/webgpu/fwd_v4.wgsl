@@ -1,0 +1,202 @@
+// fwd_v4.wgsl, version 4: the next tile's loads in flight while this tile is computed.
+//
+// What changes from version 3, one idea: version 3 reads each K and V tile from device memory
+// between two barriers, so every invocation of the workgroup waits out the load's whole latency
+// twice a tile, with nothing to do. Here an invocation carries its share of a tile in registers
+// (pf: NPF vec4s, tile words t, t + WG, …) and issues the loads one phase early:
+//   V of this tile is requested before S = Q Kᵀ is computed, and stored to workgroup memory after;
+//   K of the next visited tile is requested before O += P V, and stored at the next tile's start.
+// So the loads' latency runs under the products, and only the stores to workgroup memory sit
+// between barriers. The next visited tile is found ahead (masks skip tiles, and a bitmask may
+// skip any). Everything else (the 4 × 2 block of S, the softmax by subgroup shuffles or
+// workgroup memory, P transposed, the 4 × D/16 block of O) is version 3's.
+//
+// Shapes as version 1. Dispatch: (⌈n_q / BQ⌉, n_q_heads). D: 64, 128 or 256, where BQ = 4 TY
+// rows fit the device's workgroup memory and a tile's share fits NPF ≤ MAXPF registers.
+
+override D: u32 = 64u;
+override TY: u32 = 16u;               // row groups: BQ = 4 TY, invocations 16 TY
+const TX: u32 = 16u;
+const BK: u32 = 32u;
+override BQ: u32 = 4u * TY;
+override WG: u32 = TX * TY;
+override D4: u32 = D / 4u;
+override NV: u32 = D4 / TX;           // output vec4s of a row an invocation keeps (1, 2 or 4)
+override PAD: u32 = D4 + 1u;          // a key's stride in workgroup memory (vec4s)
+const MAXPF: u32 = 16u;
+override NPF: u32 = (BK * D4 + WG - 1u) / WG;   // vec4s of a tile an invocation carries (≤ MAXPF)
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
+@group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4f>;
+@group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
+@group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
+@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+
+var<workgroup> Qs: array<vec4f, BQ * D4>;
+var<workgroup> KV: array<vec4f, BK * PAD>;
+var<workgroup> Pt: array<vec4f, BK * TY>;   // P transposed: key j, rows 4 ty … 4 ty + 3
+//#if !SUBGROUPS
+var<workgroup> red: array<vec4f, WG>;
+//#endif
+
+//#if SUBGROUPS
+// Over the 16 invocations of a row group: neighbouring lanes of one subgroup.
+fn group_max(x: vec4f, t: u32) -> vec4f {
+  var v = x;
+  for (var s = 1u; s < TX; s <<= 1u) { v = max(v, subgroupShuffleXor(v, s)); }
+  return v;
+}
+fn group_sum(x: vec4f, t: u32) -> vec4f {
+  var v = x;
+  for (var s = 1u; s < TX; s <<= 1u) { v += subgroupShuffleXor(v, s); }
+  return v;
+}
+//#else
+fn group_max(x: vec4f, t: u32) -> vec4f {
+  red[t] = x;
+  workgroupBarrier();
+  let b = t - t % TX;
+  var v = red[b];
+  for (var s = 1u; s < TX; s++) { v = max(v, red[b + s]); }
+  workgroupBarrier();
+  return v;
+}
+fn group_sum(x: vec4f, t: u32) -> vec4f {
+  red[t] = x;
+  workgroupBarrier();
+  let b = t - t % TX;
+  var v = red[b];
+  for (var s = 1u; s < TX; s++) { v += red[b + s]; }
+  workgroupBarrier();
+  return v;
+}
+//#endif
+
+// exp2(s − m) for a visible score, 0 for a masked one
+fn w(s: f32, m: f32) -> f32 { return select(0.0, exp2(s - m), s != NEG); }
+
+// The first tile at or after key c0 that the mask leaves any visible key in (n_kv if none).
+fn next_tile(r0: u32, r1: u32, c0: u32) -> u32 {
+  var c = c0;
+  while (c < P.n_kv && classify(r0, r1, c, min(c + BK, P.n_kv)).x == SKIPPED) { c += BK; }
+  return c;
+}
+
+// This invocation's share of the K (v false) or V (v true) tile at key c0: words t, t + WG, …
+// of its BK × D4 vec4s, zeros past the last key. Only requested here; used at put().
+fn fetch(v: bool, kv0: u32, c0: u32, t: u32) -> array<vec4f, MAXPF> {
+  var r: array<vec4f, MAXPF>;
+  for (var i = 0u; i < NPF; i++) {
+    let x = t + i * WG;
+    let j = c0 + x / D4;
+    let ok = x < BK * D4 && j < P.n_kv;
+    let src = kv0 + min(j, P.n_kv - 1u) * D4 + x % D4;
+    var w = vec4f(0.0);
+    if (ok && v) { w = v_in[src]; } else if (ok) { w = k_in[src]; }
+    r[i] = w;
+  }
+  return r;
+}
+
+// The share into the tile in workgroup memory (a key's row PAD vec4s apart).
+fn put(r: array<vec4f, MAXPF>, t: u32) {
+  for (var i = 0u; i < NPF; i++) {
+    let x = t + i * WG;
+    if (x < BK * D4) { KV[(x / D4) * PAD + x % D4] = r[i]; }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let h = wg.y;
+  let kvh = h / (P.n_q_heads / P.n_kv_heads);
+  let r0 = wg.x * BQ;
+  let r1 = min(r0 + BQ, P.n_q);
+  let ty = t / TX;
+  let tx = t % TX;
+  let kv0 = kvh * P.n_kv * D4;
+  let qk_scale = P.scale * LOG2E;
+  for (var x = t; x < BQ * D4; x += WG) {
+    let qi = r0 + x / D4;
+    Qs[x] = select(vec4f(0.0), q_in[(h * P.n_q + min(qi, P.n_q - 1u)) * D4 + x % D4] * qk_scale, qi < P.n_q);
+  }
+  var m = vec4f(NEG);                  // the running maximum of rows 4 ty + a, a = 0 … 3
+  var l = vec4f(0.0);
+  var acc: array<array<vec4f, 4>, 4>;  // [row a][output vec4 c], c < NV
+  for (var a = 0u; a < 4u; a++) { for (var c = 0u; c < 4u; c++) { acc[a][c] = vec4f(0.0); } }
+
+  var c0 = next_tile(r0, r1, 0u);
+  var pf = fetch(false, kv0, c0, t);        // K of the first visited tile
+  while (c0 < P.n_kv) {
+    let c1 = min(c0 + BK, P.n_kv);
+    let cls = classify(r0, r1, c0, c1).x;   // uniform over the workgroup
+    workgroupBarrier();                      // the last tile's V and P are read
+    put(pf, t);
+    workgroupBarrier();
+    pf = fetch(true, kv0, c0, t);            // V of this tile: in flight during S
+
+    // S: rows 4 ty + a (a = 0 … 3) against keys tx and tx + 16, as vec4s over the rows
+    var s0 = vec4f(0.0);
+    var s1 = vec4f(0.0);
+    for (var y = 0u; y < D4; y++) {
+      let k0 = KV[tx * PAD + y];
+      let k1 = KV[(tx + 16u) * PAD + y];
+      let qa = Qs[(4u * ty) * D4 + y];
+      let qb = Qs[(4u * ty + 1u) * D4 + y];
+      let qc = Qs[(4u * ty + 2u) * D4 + y];
+      let qd = Qs[(4u * ty + 3u) * D4 + y];
+      s0 += vec4f(dot(qa, k0), dot(qb, k0), dot(qc, k0), dot(qd, k0));
+      s1 += vec4f(dot(qa, k1), dot(qb, k1), dot(qc, k1), dot(qd, k1));
+    }
+    // mask: keys past the tile, rows past the problem, and (partial tiles only) the mask itself
+    for (var a = 0u; a < 4u; a++) {
+      let i = r0 + 4u * ty + a;
+      let j0 = c0 + tx;
+      let j1 = c0 + tx + 16u;
+      if (P.softcap > 0.0) {
+        s0[a] = capped(s0[a] / LOG2E) * LOG2E;
+        s1[a] = capped(s1[a] / LOG2E) * LOG2E;
+      }
+      if (i >= P.n_q || j0 >= c1 || (cls == PARTIAL && !visible(i, j0))) { s0[a] = NEG; }
+      if (i >= P.n_q || j1 >= c1 || (cls == PARTIAL && !visible(i, j1))) { s1[a] = NEG; }
+    }
+    let m_new = max(m, group_max(max(s0, s1), t));
+    let p0 = vec4f(w(s0.x, m_new.x), w(s0.y, m_new.y), w(s0.z, m_new.z), w(s0.w, m_new.w));
+    let p1 = vec4f(w(s1.x, m_new.x), w(s1.y, m_new.y), w(s1.z, m_new.z), w(s1.w, m_new.w));
+    Pt[tx * TY + ty] = p0;
+    Pt[(tx + 16u) * TY + ty] = p1;
+    let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));   // 0 on a row's first visible key
+    l = alpha * l + group_sum(p0 + p1, t);
+    m = m_new;
+
+    workgroupBarrier();                      // S is done with K; P is written
+    put(pf, t);
+    let cn = next_tile(r0, r1, c0 + BK);
+    pf = fetch(false, kv0, cn, t);           // K of the next visited tile: in flight during P V
+    workgroupBarrier();
+    for (var c = 0u; c < NV; c++) {
+      acc[0][c] *= alpha.x; acc[1][c] *= alpha.y; acc[2][c] *= alpha.z; acc[3][c] *= alpha.w;
+    }
+    for (var j = 0u; j < BK; j++) {
+      let p = Pt[j * TY + ty];
+      for (var c = 0u; c < NV; c++) {
+        let v = KV[j * PAD + tx + 16u * c];
+        acc[0][c] = fma(vec4f(p.x), v, acc[0][c]);
+        acc[1][c] = fma(vec4f(p.y), v, acc[1][c]);
+        acc[2][c] = fma(vec4f(p.z), v, acc[2][c]);
+        acc[3][c] = fma(vec4f(p.w), v, acc[3][c]);
+      }
+    }
+    c0 = cn;
+  }
+  for (var a = 0u; a < 4u; a++) {
+    let i = r0 + 4u * ty + a;
+    if (i >= P.n_q) { continue; }
+    let inv = select(0.0, 1.0 / l[a], l[a] > 0.0);   // a row that sees no key gets 0
+    let row = h * P.n_q + i;
+    for (var c = 0u; c < NV; c++) { o_out[row * D4 + tx + 16u * c] = acc[a][c] * inv; }
+    if (tx == 0u) { lse[row] = select(NEG, m[a] / LOG2E + log(l[a]), l[a] > 0.0); }
+  }
+}
