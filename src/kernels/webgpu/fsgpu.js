@@ -62,6 +62,9 @@
     // a SIMD group of 003's kernels: the subgroup where every subgroup has one size, else 32
     const lanes = sg && sg.min === sg.max && sg.min >= 4 ? sg.min : 32;
     const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
+    // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of 32 keys (a padded
+    // row each) and 8 × 32 scores (decode version 1: 8 numbers more): past 32 KiB at d = 256.
+    const tileMem = p => (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
     // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
@@ -78,14 +81,17 @@
         kvBytes: p => (f16 ? 2 : 4) * (p.k.length + p.v.length) + (paged ? 4 * Math.ceil(p.n_kv / pageSize(p)) : 0),
       };
     }
-    // decode version 2 with float16 storage, paged, or both (decode_v2.wgsl's F16 and PAGED forms)
-    function decodeV2(f16, paged) {
+    // decode version 2 with float16 storage, paged, or both (decode_v2.wgsl's F16 and PAGED forms);
+    // v5: decode version 5 (decode_v5.wgsl: version 2 with its loads issued one phase early), the same forms
+    function decodeV2(f16, paged, v5 = false) {
+      const name = v5 ? 'decode-v5' : 'decode-v2';
       return Object.assign(stored(f16, paged), {
-        what: 'decode version 2' + (paged ? ' through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+        what: (v5 ? "decode version 2 with each tile's loads issued one phase early into registers (V during the scores, the next K during P V)" : 'decode version 2') +
+              (paged ? ' through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
               (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
-        file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
-        contiguous: paged ? (f16 ? 'decode-v2-f16' : 'decode-v2') : null,
-        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        file: v5 ? 'decode_v5' : 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
+        contiguous: paged ? (f16 ? name + '-f16' : name) : null,
+        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
         splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
         constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
@@ -175,7 +181,7 @@
       'decode-v1': {
         what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
         file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
-        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
         splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
         constants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
@@ -183,7 +189,7 @@
       'decode-v2': {
         what: "decode version 1 with every invocation at work: each output owner takes the tile's softmax itself, the merge shared out",
         file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
-        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null),
+        ok: p => d_ok(p, 4, 256, 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
         splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
         constants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
@@ -191,6 +197,10 @@
       'decode-v2-f16': decodeV2(true, false),
       'decode-v2-paged': decodeV2(false, true),
       'decode-v2-paged-f16': decodeV2(true, true),
+      'decode-v5': decodeV2(false, false, true),
+      'decode-v5-f16': decodeV2(true, false, true),
+      'decode-v5-paged': decodeV2(false, true, true),
+      'decode-v5-paged-f16': decodeV2(true, true, true),
       'decode-v3': {
         what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
         file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -845,11 +855,11 @@
   // GQA 32/8, d = 128.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
