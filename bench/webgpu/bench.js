@@ -3,15 +3,15 @@
  * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
- *                              [--count N] [--sweep] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...
+ *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...
  *
  * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. --sweep also times the decode
- * kernels' two passes apart at several split lengths and decode version 4's shapes, storages and
- * page sizes (what sets the decode's speed), every interval kept; --only limits the sweep and the
+ * kernels' two passes apart at several split lengths (versions 1-3 and 5) and decode version 4's shapes, storages and
+ * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
  *
@@ -24,9 +24,9 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...';
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, dawn: []};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: []};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -37,6 +37,7 @@ function parse(argv) {
     else if (a === '--dawn') o.dawn.push(v());
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--only') o.only = v().split(',');
+    else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
     else if (a === '--decode-only') o.decodeOnly = true;
     else if (a === '--prefill-only') o.prefillOnly = true;
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
@@ -45,6 +46,7 @@ function parse(argv) {
   if (!['full', 'quick', 'tiny'].includes(o.plan)) throw new Error(`--plan: full, quick or tiny, not '${o.plan}'`);
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
+  if (!o.sweepN.every(n => Number.isInteger(n) && n >= 32)) throw new Error('--sweep-n: key counts, whole numbers from 32');
   return o;
 }
 
@@ -85,22 +87,25 @@ async function checks(gpu, seed, count, label) {
   return bad;
 }
 
-// The decode kernels' split and merge passes timed apart: versions 1-3 at several split lengths,
+// The decode kernels' split and merge passes timed apart: versions 1-3 and 5 at several split lengths,
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
 // TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes. Every interval of
 // the timing of both passes is kept (the first timing on freshly made buffers).
-async function sweep(dev, seed, only, copy) {
+async function sweep(dev, seed, only, copy, ns) {
   const out = [];
   const v4 = [{}, {KPT: 2}, {WG: 256}, {WG: 256, KPT: 2}, {WG: 64, KPT: 2}, {TPK: 2, KPT: 2}, {TPK: 4, KPT: 4}, {NWG: 512}, {NWG: 2048}, {KPT: 2, NWG: 2048}];
   const cases = [];
   for (const name of ['decode-v1', 'decode-v2', 'decode-v3'])
     for (const split_len of (name === 'decode-v1' ? [1024] : [512, 1024, 4096])) cases.push({name, set: {split_len}});
   cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
+  for (const name of ['decode-v5', 'decode-v5-f16'])
+    for (const split_len of [256, 512, 768, 1024, 1536, 2048, 4096]) cases.push({name, set: {split_len}});
+  for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
   for (const name of ['decode-paged', 'decode-paged-f16'])
     for (const page_size of [16, 64]) for (const s of [{}, {KPT: 2}]) cases.push({name, set: {v4: s, page_size}});
-  for (const n of [131072]) {
+  for (const n of ns) {
     const base = FSGPU.randomProblem(seed, {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: n, d: 128});
     for (const {name, set} of cases) {
       if (only && !only.includes(name)) continue;
@@ -166,7 +171,7 @@ async function main() {
   if (o.sweep) {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);
-    res = {probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps)};
+    res = {probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps, o.sweepN)};
     if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   }
   if (!o.checkOnly) {

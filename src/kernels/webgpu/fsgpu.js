@@ -92,7 +92,10 @@
         file: v5 ? 'decode_v5' : 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? name + '-f16' : name) : null,
         ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
-        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / 1024 / 32) * 32),
+        // version 2: about 1024 workgroups; version 5, whose loads are already in flight, about 256
+        // (fewer, longer splits: on the H100 at 32k keys 256 of them read 84 % of the copy rate,
+        // 1024 78 %; bench/webgpu/results/2026-11-27-run7)
+        splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / (v5 ? 256 : 1024) / 32) * 32),
         constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
