@@ -602,35 +602,11 @@ __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const u
             if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
-    float alpha[2], base[2], sum[2] = {0, 0};
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
-        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
-        const float mn = fmaxf(m[x], bm[x] * sc2);
-        base[x] = mn == -INFINITY ? 0.f : mn;
-        alpha[x] = fast_exp2(m[x] - base[x]);
-        m[x] = mn;
-    }
-#pragma unroll
-    for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            s[nt][e] = fast_exp2(fmaf(s[nt][e], sc2, -base[e >> 1]));
-            sum[e >> 1] += s[nt][e];
-        }
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        l[x] = alpha[x] * l[x] + sum[x];
-        alpha[x] *= orescale;
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; dt++) {
-        o[dt][0] *= alpha[0];
-        o[dt][1] *= alpha[0];
-        o[dt][2] *= alpha[1];
-        o[dt][3] *= alpha[1];
-    }
+    float alpha[2];
+    dec_frag_softmax(sc2, s, bm, m, l, alpha);
+    alpha[0] *= orescale;
+    alpha[1] *= orescale;
+    dec_frag_rescale<D>(o, alpha);
     const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
                            pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
     /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */

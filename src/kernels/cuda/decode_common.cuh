@@ -27,6 +27,49 @@ fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_param
                                     const void *K, const void *V, float *part, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 
+/* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,
+ * 4) raw scores, masked ones −∞; bm (2) their row maxima over this thread's entries; m, ℓ (2)
+ * rows g and g + 8):
+ *     m_new = max(m, scale2 · rowmax S),  α = 2^(m − m_new),  P = 2^(scale2 · S − m_new) into s,
+ *     ℓ = α ℓ + rowsum P;  α out, for the caller to rescale o by (with anything else folded in).
+ * The row maximum is taken over the row's 4 threads (lanes 4g … 4g + 3). Shared by the float16
+ * decodes (dec_warp_tile) and the e4m3 cache's (attn_decode.cu, kv8_warp_step). */
+__device__ __forceinline__ void dec_frag_softmax(float scale2, float (&s)[2][4], float (&bm)[2], float (&m)[2],
+                                                 float (&l)[2], float (&alpha)[2])
+{
+    float base[2], sum[2] = {0, 0};
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
+        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
+        const float mn = fmaxf(m[x], bm[x] * scale2);
+        base[x] = mn == -INFINITY ? 0.f : mn;
+        alpha[x] = fast_exp2(m[x] - base[x]);
+        m[x] = mn;
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            s[nt][e] = fast_exp2(fmaf(s[nt][e], scale2, -base[e >> 1]));
+            sum[e >> 1] += s[nt][e];
+        }
+#pragma unroll
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+}
+
+/* o (D/8 m16n8 accumulators, rows g and g + 8) times α of its row. */
+template <int D> __device__ __forceinline__ void dec_frag_rescale(float (&o)[D / 8][4], const float (&alpha)[2])
+{
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt++) {
+        o[dt][0] *= alpha[0];
+        o[dt][1] *= alpha[0];
+        o[dt][2] *= alpha[1];
+        o[dt][3] *= alpha[1];
+    }
+}
+
 /* One warp's 16 keys [c0, c0 + 16) of a tile (shapes: qf (D/16 k-steps, 4) the queries' A
  * fragments; m, ℓ (2) rows g and g + 8; o (D/8, 4)):
  *     S = Q Kᵀ (two 16 × 8 accumulators), keys ≥ j1 masked to −∞,
@@ -58,32 +101,9 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
             if (j >= j1) s[nt][e] = -INFINITY;
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
-    float alpha[2], base[2], sum[2] = {0, 0};
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
-        bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
-        const float mn = fmaxf(m[x], bm[x] * scale2);
-        base[x] = mn == -INFINITY ? 0.f : mn;
-        alpha[x] = fast_exp2(m[x] - base[x]);
-        m[x] = mn;
-    }
-#pragma unroll
-    for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            s[nt][e] = fast_exp2(fmaf(s[nt][e], scale2, -base[e >> 1]));
-            sum[e >> 1] += s[nt][e];
-        }
-#pragma unroll
-    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
-#pragma unroll
-    for (int dt = 0; dt < D / 8; dt++) {
-        o[dt][0] *= alpha[0];
-        o[dt][1] *= alpha[0];
-        o[dt][2] *= alpha[1];
-        o[dt][3] *= alpha[1];
-    }
+    float alpha[2];
+    dec_frag_softmax(scale2, s, bm, m, l, alpha);
+    dec_frag_rescale<D>(o, alpha);
     /* O += P V over the warp's 16 keys: P is one A fragment */
     uint32_t a[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
                      pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
