@@ -560,20 +560,23 @@ struct kv8_where {
     __device__ __forceinline__ int D_of() const { return d; }
 };
 
-/* Load the 16 keys from kb on (rows past j1 − 1 read row j1 − 1: finite, weighted by 0). */
+/* Load the 16 keys from kb on (rows past j1 − 1 read row j1 − 1: finite, weighted by 0). The 16
+ * keys lie in kb's page, so the table is read and the page's row found once (a division by the
+ * page size), and the thread's six rows are that row plus whole slots. */
 template <int D>
 __device__ __forceinline__ void kv8_load(kv8_regs<D> &r, const kv8_where &w, int kb, int j1, int g, int t4)
 {
     const int r0 = 4 * (g >> 1) + (g & 1);
+    const size_t base = w.row(kb);
 #pragma unroll
     for (int nt = 0; nt < 2; nt++) {
         const int j = min(kb + r0 + 2 * nt, j1 - 1);
-        ldg_words<D / 16>(r.k[nt], w.K + w.row(j) + t4 * (D / 4));
+        ldg_words<D / 16>(r.k[nt], w.K + base + (size_t)(j - kb) * w.row_stride + t4 * (D / 4));
     }
 #pragma unroll
     for (int x = 0; x < 4; x++) {
         const int j = min(kb + 4 * t4 + x, j1 - 1);
-        ldg_words<D / 32>(r.v[x], w.V + w.row(j) + g * (D / 8));
+        ldg_words<D / 32>(r.v[x], w.V + base + (size_t)(j - kb) * w.row_stride + g * (D / 8));
     }
 }
 
