@@ -8,14 +8,17 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   matches the engine's event by event; the others say why not, in words the test expects;
 - random problems drawn fresh (seed printed) loaded as "Your problem" and traced the same way;
 - the GPU trace download has the engine's events, kind for kind, as `flashstep trace` prints them;
-- every full-size kernel against float64 on random problems, with subgroups and without;
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
   version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), an off-by-one tile
   edge in prefill version 1 and decode version 2, and in decode version 4 float16 halves unpacked
   out of order and the paged form reading each page's slots backwards;
-- the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
+- then, from the page's own files again, every full-size kernel against float64 on random
+  problems, with subgroups and without;
+- the benchmark's smallest plan runs on the same device, checks, times, draws its chart (its
+  table's columns lined up) and offers its JSON;
 - a lost device is reported and opened again; no console error throughout.
-Prints 'N passed, M failed'; exit 1 on a failure.
+After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
+exit 1 on a failure.
 """
 import json
 import os
@@ -256,8 +259,11 @@ def run(page, b, flashstep, seed, tmp):
         r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
         if not (r and r.get("ok") and r.get("match")):
             fails.append(f"case {k} ({' '.join(opts)}): {r}")
+        # the full-size kernels that take the problem ran on it too: each must match float64
+        fails += [f"case {k} ({' '.join(opts)}) {x['name']}: {x['said']}" for x in (r or {}).get("kernels", []) if not x["ok"]]
     check(not fails, "12 random problems (GQA, masks, trees, soft-cap, both forms and orders, exp2, decode splits and "
-          "parts, both merges) traced on the GPU match the engine", f"seed {seed}: " + "; ".join(fails[:3]))
+          "parts, both merges) traced on the GPU match the engine, and the full-size kernels that take them float64",
+          f"seed {seed}: " + "; ".join(fails[:3]))
 
     clock.stop("12 random problems traced")
 
@@ -286,8 +292,8 @@ def run(page, b, flashstep, seed, tmp):
         if what == "trace":
             clock.load("#000_04/3")   # (a fresh page: open the faulty kernels after it)
         gpu_call(b, f"Module.flashstep.gpu.open({loader})")
-        if what == "trace":
-            r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        if what == "trace":   # (the traced kernel alone: the full-size ones would be compiled for nothing)
+            r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)") or "null")
             caught = bool(r) and r.get("ok") and not r.get("match")
             detail = str(r)
         else:
@@ -322,6 +328,12 @@ def run(page, b, flashstep, seed, tmp):
           json.dumps([r for r in rows if r not in good])[:400])
     check(not b.eval("document.getElementById('gpu-chart').hidden") and "TFLOP/s" in page.text_of("gpu-table"),
           "its table and chart are shown")
+    # its columns line up however long a kernel's name (decode-v2-paged-f16): each row's n_q and
+    # n_kv end where the header's names end
+    lines = page.text_of("gpu-table").split("\n")
+    ends = [lines[1].index(c) + len(c) for c in (" n_q", " n_kv")] if len(lines) > 2 and " n_kv" in lines[1] else []
+    askew = [x for x in lines[2:] if not ends or any(not x[e - 1].isdigit() or x[e:e + 1] != " " for e in ends)]
+    check(ends and not askew, "its table's columns line up under the header", "\n".join(lines[1:2] + askew[:3]))
     if b.eval("document.getElementById('p-gpu').hidden"):
         page.click_id("b-gpu")
     _, got = page.download("gpu-json")
