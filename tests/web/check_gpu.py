@@ -31,7 +31,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser, CDPError  # noqa: E402
-from check_page import Page, check, TOOLBAR  # noqa: E402
+from check_page import Page, TOOLBAR  # noqa: E402
+import report  # noqa: E402
+from report import check  # noqa: E402
 import check_page  # noqa: E402
 
 # Why a lesson is not traced on the GPU: each refusal must be one of these.
@@ -129,8 +131,7 @@ def main():
         check(False, "the browser session", str(e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{check_page.passed} passed, {check_page.failed} failed")
-    sys.exit(1 if check_page.failed else 0)
+    sys.exit(report.summary())
 
 
 # Where a phase's seconds go, printed after it for a reader of the CI log: the pipelines made
