@@ -8,14 +8,17 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   matches the engine's event by event; the others say why not, in words the test expects;
 - random problems drawn fresh (seed printed) loaded as "Your problem" and traced the same way;
 - the GPU trace download has the engine's events, kind for kind, as `flashstep trace` prints them;
-- every full-size kernel against float64 on random problems, with subgroups and without;
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
   version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), an off-by-one tile
   edge in prefill version 1 and decode version 2, and in decode version 4 float16 halves unpacked
   out of order and the paged form reading each page's slots backwards;
-- the benchmark's smallest plan runs, checks, times, draws its chart and offers its JSON;
+- then, from the page's own files again, every full-size kernel against float64 on random
+  problems, with subgroups and without;
+- the benchmark's smallest plan runs on the same device, checks, times, draws its chart (its
+  table's columns lined up) and offers its JSON;
 - a lost device is reported and opened again; no console error throughout.
-Prints 'N passed, M failed'; exit 1 on a failure.
+After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
+exit 1 on a failure.
 """
 import json
 import os
@@ -28,7 +31,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser, CDPError  # noqa: E402
-from check_page import Page, check, TOOLBAR  # noqa: E402
+from check_page import Page, TOOLBAR  # noqa: E402
+import report  # noqa: E402
+from report import check  # noqa: E402
 import check_page  # noqa: E402
 
 # Why a lesson is not traced on the GPU: each refusal must be one of these.
@@ -132,8 +137,66 @@ def main():
         check(False, "the browser session", str(e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{check_page.passed} passed, {check_page.failed} failed")
-    sys.exit(1 if check_page.failed else 0)
+    sys.exit(report.summary())
+
+
+# Where a phase's seconds go, printed after it for a reader of the CI log: the pipelines made
+# (WGSL compiled: on SwiftShader most of the time), the kernels' runs with their read-backs, and
+# the float64 checks on the host. The page's FSGPU.Device methods are wrapped to count them
+# (test-only; the wrappers time, they change no argument or answer) and put back on each load.
+CLOCK_JS = """(() => {
+  if (!window.FSGPU || FSGPU.Device.prototype.clocked) return;
+  const P = FSGPU.Device.prototype, now = () => performance.now();
+  const S = window.gpuClock = {made: 0, make_ms: 0, run_ms: 0, check_ms: 0, attention_ms: 0};
+  const wrap = (name, after) => {
+    const f = P[name];
+    P[name] = async function (...a) {
+      const n = Object.keys(this.pipelines).length, t = now();
+      try { return await f.apply(this, a); } finally { after(now() - t, Object.keys(this.pipelines).length - n); }
+    };
+  };
+  wrap('pipeline', (ms, made) => { S.make_ms += ms; S.made += made; });
+  wrap('submit', (ms) => { S.run_ms += ms; });
+  wrap('read', (ms) => { S.run_ms += ms; });
+  wrap('attention', (ms) => { S.attention_ms += ms; });
+  wrap('check', (ms) => { S.check_ms += ms; });
+  P.clocked = true;
+})()"""
+
+
+class Clock:
+    """Seconds a phase took, and where they went (CLOCK_JS's counts, summed over page loads)."""
+
+    def __init__(self, page):
+        self.page, self.done = page, {}
+        self.start()
+
+    def counts(self):
+        got = self.page.b.eval("JSON.stringify(window.gpuClock || {})")
+        return json.loads(got or "{}")
+
+    def load(self, frag):
+        """page.load, keeping the counts of the page left behind."""
+        for k, v in self.counts().items():
+            self.done[k] = self.done.get(k, 0) + v
+        self.page.load(frag)
+        self.page.b.eval(CLOCK_JS)
+
+    def start(self):
+        self.page.b.eval(CLOCK_JS)
+        self.t0, self.base = time.time(), self.total()
+
+    def total(self):
+        now = self.counts()
+        return {k: self.done.get(k, 0) + now.get(k, 0) for k in set(self.done) | set(now)}
+
+    def stop(self, what):
+        c, b = self.total(), self.base
+        d = lambda k: c.get(k, 0) - b.get(k, 0)
+        host = max(0.0, d("check_ms") - d("attention_ms"))
+        print(f"        [{what}: {time.time() - self.t0:.1f} s; {d('made'):.0f} pipelines made in {d('make_ms') / 1000:.1f} s, "
+              f"kernels run and read back {d('run_ms') / 1000:.1f} s, float64 checks {host / 1000:.1f} s]")
+        self.start()
 
 
 def gpu_call(b, expr):
@@ -143,6 +206,7 @@ def gpu_call(b, expr):
 
 def run(page, b, flashstep, seed, tmp):
     page.load("#000_04/3")
+    clock = Clock(page)
     info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
     page.click_id("b-gpu")
@@ -152,6 +216,8 @@ def run(page, b, flashstep, seed, tmp):
     kernels = b.eval("[...document.querySelectorAll('#gpu-kernels dt')].map(x => x.textContent)")
     check(len(kernels) >= 9 and any("fwd_v3.wgsl" in k for k in kernels) and any("akunu.wgsl" in k for k in kernels)
           and any("akunu_prefill_v1.wgsl" in k for k in kernels), "the panel lists every kernel with its file", str(kernels))
+
+    clock.stop("the adapter and the kernel list")
 
     # every lesson: traced and matching, or refused for a reason the test knows
     matched, refused, bad, kernel_runs, kernel_bad = [], [], [], 0, []
@@ -181,6 +247,8 @@ def run(page, b, flashstep, seed, tmp):
     msg = page.text_of("gpu-msg")
     check("matches" in msg or "not traced" in msg, "the panel says what the last trace did", msg)
 
+    clock.stop("every lesson traced")
+
     # random problems through "Your problem"
     rng = random.Random(seed)
     fails = []
@@ -198,13 +266,20 @@ def run(page, b, flashstep, seed, tmp):
         r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
         if not (r and r.get("ok") and r.get("match")):
             fails.append(f"case {k} ({' '.join(opts)}): {r}")
+        # the full-size kernels that take the problem ran on it too: each must match float64
+        fails += [f"case {k} ({' '.join(opts)}) {x['name']}: {x['said']}" for x in (r or {}).get("kernels", []) if not x["ok"]]
     check(not fails, "12 random problems (GQA, masks, trees, soft-cap, both forms and orders, exp2, decode splits and "
-          "parts, both merges) traced on the GPU match the engine", f"seed {seed}: " + "; ".join(fails[:3]))
+          "parts, both merges) traced on the GPU match the engine, and the full-size kernels that take them float64",
+          f"seed {seed}: " + "; ".join(fails[:3]))
 
-    # the GPU trace download: the engine's events, kind for kind
-    page.load("#000_04/3")
-    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()"))
-    page.click_id("b-gpu")
+    clock.stop("12 random problems traced")
+
+    # the GPU trace download: the engine's events, kind for kind (the lesson opened in this page:
+    # a fresh page would open the device again and compile its pipelines anew, 5 s on SwiftShader)
+    b.eval("Module.flashstep.open('000_04_tiled_causal_n6', 3)")
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)"))
+    if b.eval("document.getElementById('p-gpu').hidden"):
+        page.click_id("b-gpu")
     _, got = page.download("gpu-trace-dl")
     eng = subprocess.run([flashstep, "trace", "--q", "assets/doc000_tiled/Q.txt", "--k", "assets/doc000_tiled/K.txt", "--v",
                           "assets/doc000_tiled/V.txt", "--bq", "2", "--bk", "3", "--mask", "causal", "--form", "unnormalized",
@@ -214,12 +289,7 @@ def run(page, b, flashstep, seed, tmp):
     check(r.get("match") and len(gl) > 10 and kinds(gl) == kinds(eng), "the GPU trace download has the engine's events, kind for kind",
           f"{len(gl)} lines against {len(eng)}")
 
-    # every full-size kernel against float64
-    t0 = time.time()
-    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 3, [32, 64])") or "null")
-    print(f"        ({time.time() - t0:.0f} s)")
-    check(res and res["bad"] == 0 and res["ran"] >= 30, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
-          "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
+    clock.stop("the trace download")
 
     # planted faults
     for file, old, new, what in FAULTS:
@@ -227,10 +297,10 @@ def run(page, b, flashstep, seed, tmp):
                   "if (!t.includes(%s)) throw new Error('fault text not found in ' + name); return t.split(%s).join(%s); })"
                   % (json.dumps(file), json.dumps(old), json.dumps(old), json.dumps(new)))
         if what == "trace":
-            page.load("#000_04/3")   # (a fresh page: open the faulty kernels after it)
+            clock.load("#000_04/3")   # (a fresh page: open the faulty kernels after it)
         gpu_call(b, f"Module.flashstep.gpu.open({loader})")
-        if what == "trace":
-            r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        if what == "trace":   # (the traced kernel alone: the full-size ones would be compiled for nothing)
+            r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)") or "null")
             caught = bool(r) and r.get("ok") and not r.get("match")
             detail = str(r)
         else:
@@ -243,9 +313,18 @@ def run(page, b, flashstep, seed, tmp):
         msg = page.text_of("gpu-msg")
         check(caught and "fault text not found" not in msg, f"a planted fault ({new} in {file}.wgsl) is caught", detail[:300])
     gpu_call(b, "Module.flashstep.gpu.open(null)")
-    page.load("#000_04/3")
-    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
-    check(r and r.get("match"), "the kernels from the page's own files match again after the faults")
+    clock.load("#000_04/3")
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)") or "null")
+    check(r and r.get("match"), "the traced kernel from the page's own files matches again after the faults")
+    clock.stop("the planted faults")
+
+    # every full-size kernel against float64, from the page's own files again after the faults.
+    # Then the benchmark on the same device: its rows' pipelines (the same kernels, sizes and
+    # constants) are made here once, not again after a fresh page.
+    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 6, [32, 64])") or "null")
+    check(res and res["bad"] == 0 and res["ran"] >= 30, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
+          "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
+    clock.stop("every kernel against float64")
 
     # the benchmark's smallest plan
     res = json.loads(gpu_call(b, f"Module.flashstep.gpu.bench('tiny', {seed})") or "null")
@@ -256,6 +335,12 @@ def run(page, b, flashstep, seed, tmp):
           json.dumps([r for r in rows if r not in good])[:400])
     check(not b.eval("document.getElementById('gpu-chart').hidden") and "TFLOP/s" in page.text_of("gpu-table"),
           "its table and chart are shown")
+    # its columns line up however long a kernel's name (decode-v2-paged-f16): each row's n_q and
+    # n_kv end where the header's names end
+    lines = page.text_of("gpu-table").split("\n")
+    ends = [lines[1].index(c) + len(c) for c in (" n_q", " n_kv")] if len(lines) > 2 and " n_kv" in lines[1] else []
+    askew = [x for x in lines[2:] if not ends or any(not x[e - 1].isdigit() or x[e:e + 1] != " " for e in ends)]
+    check(ends and not askew, "its table's columns line up under the header", "\n".join(lines[1:2] + askew[:3]))
     if b.eval("document.getElementById('p-gpu').hidden"):
         page.click_id("b-gpu")
     _, got = page.download("gpu-json")
@@ -264,14 +349,16 @@ def run(page, b, flashstep, seed, tmp):
     except (TypeError, ValueError):
         saved = None
     check(saved and len(saved["rows"]) == len(rows) and saved["device"]["limits"], "its JSON download holds every row and the adapter")
+    clock.stop("the benchmark's tiny plan")
 
-    # a lost device
+    # a lost device (the traced kernel only: the others would be compiled anew for nothing more)
     b.eval("Module.flashstep.gpu.lose()")
     time.sleep(0.5)
-    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+    r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)") or "null")
     if not (r and r.get("match")):
-        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace()") or "null")
+        r = json.loads(gpu_call(b, "Module.flashstep.gpu.trace(false)") or "null")
     check(r and r.get("match"), "a lost device is opened again on the next run")
+    clock.stop("a lost device")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser, CDPError  # noqa: E402
+import report  # noqa: E402
+from report import check  # noqa: E402
 
 MIN_TEXT = 9        # CSS pixels: the smallest text outside the grids' cells
 MIN_CELL_TEXT = 7   # CSS pixels: the smallest number shrunk into a grid's cell (pinch to zoom it)
@@ -29,18 +31,6 @@ MAX_FIT = 2         # the scene's text at least 90 % of the layout's (two 5 % fi
 SIZES = [(360, 640, 1), (390, 844, 1), (390, 844, 3), (768, 1024, 1), (1024, 768, 1)]
 LESSONS = ["000_04_tiled_causal_n6/14", "000_11_backward_n6/30", "001_05_hardware/0"]
 NAMES = ["header", "scene", "side panel", "narration", "timeline"]
-passed = failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"  ok    {what}")
-    else:
-        failed += 1
-        print(f"  FAIL  {what}" + (f"\n        {detail}" if detail else ""))
-    return ok
 
 
 # Every visible control of the bar: its box, whether the element at its centre is itself (not
@@ -134,8 +124,7 @@ def main():
                     b.eval("document.getElementById('b-next').click()")
                     s2 = settle(b)
                     check(s2["step"] == step + 1, f"{tag}: ▶| steps (step {step} -> {s2['step']})")
-    print(f"check_layout: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(report.summary("check_layout: "))
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cdp import Browser, CDPError  # noqa: E402
-from check_page import Page, check, TOOLBAR  # noqa: E402
-import check_page  # noqa: E402
+from check_page import Page, TOOLBAR  # noqa: E402
+import report  # noqa: E402
+from report import check  # noqa: E402
 import serve  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -187,8 +188,7 @@ def main():
         if server.srv:
             server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{check_page.passed} passed, {check_page.failed} failed")
-    sys.exit(1 if check_page.failed else 0)
+    sys.exit(report.summary())
 
 
 def run_checks(page, server, web, tmp, shots):

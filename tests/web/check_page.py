@@ -23,21 +23,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser, CDPError  # noqa: E402
+import report  # noqa: E402
+from report import check  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOLBAR = 36   # the page's bar above the canvas (page.css)
-passed = failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"  ok    {what}")
-    else:
-        failed += 1
-        print(f"  FAIL  {what}" + (f"\n        {detail}" if detail else ""))
-    return ok
 
 
 # The pixel rule (see match_frame's text in docs/web.md): both images come from the same C scene
@@ -209,8 +199,7 @@ def main():
         check(False, "the browser session", str(e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(report.summary())
 
 
 def run_checks(page, flashstep, tmp, shots, bench):

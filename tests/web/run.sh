@@ -20,23 +20,31 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { cat "$log"; echo "test-web: the server did not start"; exit 2; }
-# Two browsers run side by side (each mostly waits on its page): check_page.py alone, and beside
-# it check_gpu.py (the GPU panel, with WebGPU on SwiftShader, Chromium's CPU Vulkan: every WGSL
-# kernel), then check_offline.py (about 20 s), then check_layout.py (about 25 s), which together
-# take about as long. A third browser at once starved check_page.py's large paste past its 30 s
-# on 2 cores. Reports are printed one after the other.
+# Two browsers run side by side (each mostly waits on its page): check_gpu.py alone (the GPU
+# panel, with WebGPU on SwiftShader, Chromium's CPU Vulkan: every WGSL kernel; 190 s, most of it
+# compiling pipelines one at a time), and beside it check_page.py (97 s), then check_offline.py
+# (32 s), then check_layout.py (11 s), which together take less (2026-11-27, load average 2-2.7).
+# (check_offline.py and check_layout.py ran after check_gpu.py until 2026-11-27; with that and
+# check_gpu.py's own cut, run.sh went from 237 to 190 s on this 2-core machine.) A third browser
+# at once starved check_page.py's large paste past its 30 s on 2 cores. Reports are printed one
+# after the other, check_gpu.py's last.
+# Each script's seconds are printed after its report (a reader of the CI log sees the tail).
+timed() {   # timed NAME COMMAND...: run it, then say how long it took
+  local t0=$SECONDS rc=0
+  "${@:2}" || rc=1
+  echo "($1: $((SECONDS - t0)) s)"
+  return $rc
+}
 gpu_log=$(mktemp)
 trap 'kill $server 2>/dev/null; rm -f "$log" "$gpu_log"' EXIT
-( rc=0
-  python3 "$here/check_gpu.py" "$url" "$bin" || rc=1
-  echo "check_offline.py: the page offline and updated (a service worker)"
-  python3 "$here/check_offline.py" "$web" || rc=1
-  echo "check_layout.py: the page at phone, tablet and laptop sizes"
-  python3 "$here/check_layout.py" "$url" || rc=1
-  exit $rc ) >"$gpu_log" 2>&1 &
+timed check_gpu.py python3 "$here/check_gpu.py" "$url" "$bin" >"$gpu_log" 2>&1 &
 gpu=$!
 rc=0
-python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
+timed check_page.py python3 "$here/check_page.py" "$url" "$bin" "$@" || rc=1
+echo "check_offline.py: the page offline and updated (a service worker)"
+timed check_offline.py python3 "$here/check_offline.py" "$web" || rc=1
+echo "check_layout.py: the page at phone, tablet and laptop sizes"
+timed check_layout.py python3 "$here/check_layout.py" "$url" || rc=1
 wait $gpu || rc=1
 cat "$gpu_log"
 exit $rc
