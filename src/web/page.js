@@ -526,7 +526,7 @@
             const p = FSGPU.randomProblem(seed + 97 * c + d, Object.assign({d}, shape));
             if (shape.split_len) p.split_len = shape.split_len;   // several splits at a small size
             if (dev.kernels[name].ok(p)) continue;
-            /* nor is one whose subgroup form this adapter cannot take for p (prefill version 3 wants
+            /* nor is one whose subgroup form this adapter cannot take for p (prefill versions 3-5 want
                16 lanes or more): it ran its plain form above, the same code (and on SwiftShader
                each pipeline costs seconds to make) */
             if (label === 'no subgroups' && g.subgroups && !g.kernels[name].subgroups(p)) { same++; continue; }

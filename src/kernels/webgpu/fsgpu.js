@@ -65,7 +65,7 @@
     // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of 32 keys (a padded
     // row each) and 8 × 32 scores (decode version 1: 8 numbers more): past 32 KiB at d = 256.
     const tileMem = p => (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
-    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
+    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4, decode_v5) is fed: what it
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
     // and the bytes it must read.
@@ -142,7 +142,7 @@
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
     }
-    // Prefill versions 3 and 4 (register blocking; 4 adds loads one phase ahead): 16 TY
+    // Prefill versions 3, 4 and 5 (register blocking; 4 adds loads one phase ahead, 5 drops the dot products): 16 TY
     // invocations, BQ = 4 TY rows. carries: an invocation holds a tile's share (NPF ≤ 16 vec4s).
     function blocked(file, what, carries) {
       return {
