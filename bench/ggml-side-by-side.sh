@@ -3,7 +3,12 @@
 # cases) at flashstep's bench shapes, beside `flashstep bench`, in one run on this machine.
 #
 #   GGML_DIR=/path/to/ggml bench/ggml-side-by-side.sh [NAME]
+#   GGML_DIR=/path/to/ggml GGML_MARCH=icelake-server GGML_BUILD_ONLY=1 bench/ggml-side-by-side.sh
+#   GGML_BIN=/path/to/test-backend-ops bench/ggml-side-by-side.sh [NAME]
 #
+# The second form only builds, statically and for the -march given instead of this machine's
+# (for a machine that has no compiler or cmake), and prints the binary's path; the third runs
+# such a binary (built by this script, so its perf list is ours) with no source tree or cmake.
 # GGML_DIR is a ggml source tree outside this repository (a clone of github.com/ggml-org/ggml,
 # or an archive of it) at the pinned commit below; nothing of it is copied into this tree. The
 # script copies it to a scratch directory, makes test-backend-ops' perf list hold only our shapes,
@@ -21,38 +26,41 @@ cd "$(dirname "$0")/.."
 PIN=d99724f2b141fed9e1a9f402213506c081433465
 name=${1:-ggml-side-by-side}
 
-if [ -z "${GGML_DIR:-}" ]; then
-  echo "ggml-side-by-side.sh: set GGML_DIR to a ggml source tree at commit $PIN" >&2
-  echo "  (e.g. git clone https://github.com/ggml-org/ggml && git -C ggml checkout $PIN)" >&2
-  exit 2
-fi
-[ -f "$GGML_DIR/tests/test-backend-ops.cpp" ] && [ -f "$GGML_DIR/CMakeLists.txt" ] || {
-  echo "ggml-side-by-side.sh: $GGML_DIR does not look like a ggml source tree" >&2; exit 2; }
-command -v cmake >/dev/null || { echo "ggml-side-by-side.sh: cmake is needed to build ggml" >&2; exit 2; }
-command -v git >/dev/null || { echo "ggml-side-by-side.sh: git is needed (to check the files' hashes)" >&2; exit 2; }
+if [ -z "${GGML_BIN:-}" ]; then
+  if [ -z "${GGML_DIR:-}" ]; then
+    echo "ggml-side-by-side.sh: set GGML_DIR to a ggml source tree at commit $PIN" >&2
+    echo "  (e.g. git clone https://github.com/ggml-org/ggml && git -C ggml checkout $PIN)" >&2
+    exit 2
+  fi
+  [ -f "$GGML_DIR/tests/test-backend-ops.cpp" ] && [ -f "$GGML_DIR/CMakeLists.txt" ] || {
+    echo "ggml-side-by-side.sh: $GGML_DIR does not look like a ggml source tree" >&2; exit 2; }
+  command -v cmake >/dev/null || { echo "ggml-side-by-side.sh: cmake is needed to build ggml" >&2; exit 2; }
+  command -v git >/dev/null || { echo "ggml-side-by-side.sh: git is needed (to check the files' hashes)" >&2; exit 2; }
 
-# the pinned commit: HEAD when GGML_DIR is a git checkout, and in every case the hashes of the
-# two files that matter
-if git -C "$GGML_DIR" rev-parse HEAD >/dev/null 2>&1 && [ -e "$GGML_DIR/.git" ]; then
-  head=$(git -C "$GGML_DIR" rev-parse HEAD)
-  [ "$head" = "$PIN" ] || { echo "ggml-side-by-side.sh: $GGML_DIR is at $head, not the pinned $PIN" >&2; exit 2; }
-fi
-# git hash-object of the two files at $PIN: the test driver we patch, the CPU kernels we time
-want_test=8e3b273a1e46b7c27871332e2649b4e0459a018e
-want_ops=2b5f68444b9ad6bb0f05a9c3e987dc0ea2b85487
-got_test=$(git hash-object "$GGML_DIR/tests/test-backend-ops.cpp")
-got_ops=$(git hash-object "$GGML_DIR/src/ggml-cpu/ops.cpp")
-if [ "$got_test" != "$want_test" ] || [ "$got_ops" != "$want_ops" ]; then
-  echo "ggml-side-by-side.sh: $GGML_DIR is not ggml at $PIN (tests/test-backend-ops.cpp $got_test," >&2
-  echo "  src/ggml-cpu/ops.cpp $got_ops; expected $want_test and $want_ops)" >&2
-  exit 2
+  # the pinned commit: HEAD when GGML_DIR is a git checkout, and in every case the hashes of the
+  # two files that matter
+  if git -C "$GGML_DIR" rev-parse HEAD >/dev/null 2>&1 && [ -e "$GGML_DIR/.git" ]; then
+    head=$(git -C "$GGML_DIR" rev-parse HEAD)
+    [ "$head" = "$PIN" ] || { echo "ggml-side-by-side.sh: $GGML_DIR is at $head, not the pinned $PIN" >&2; exit 2; }
+  fi
+  # git hash-object of the two files at $PIN: the test driver we patch, the CPU kernels we time
+  want_test=8e3b273a1e46b7c27871332e2649b4e0459a018e
+  want_ops=2b5f68444b9ad6bb0f05a9c3e987dc0ea2b85487
+  got_test=$(git hash-object "$GGML_DIR/tests/test-backend-ops.cpp")
+  got_ops=$(git hash-object "$GGML_DIR/src/ggml-cpu/ops.cpp")
+  if [ "$got_test" != "$want_test" ] || [ "$got_ops" != "$want_ops" ]; then
+    echo "ggml-side-by-side.sh: $GGML_DIR is not ggml at $PIN (tests/test-backend-ops.cpp $got_test," >&2
+    echo "  src/ggml-cpu/ops.cpp $got_ops; expected $want_test and $want_ops)" >&2
+    exit 2
+  fi
 fi
 
 bin=${FLASHSTEP:-build/flashstep}
 [ -x "$bin" ] || { echo "ggml-side-by-side.sh: build flashstep first (make)" >&2; exit 2; }
-work=${GGML_WORK:-${TMPDIR:-/tmp}/flashstep-ggml-$PIN}
+march=${GGML_MARCH:-}
+work=${GGML_WORK:-${TMPDIR:-/tmp}/flashstep-ggml-$PIN${march:+-$march}}
 mkdir -p "$work"
-if [ ! -x "$work/build/bin/test-backend-ops" ]; then
+if [ -z "${GGML_BIN:-}" ] && [ ! -x "$work/build/bin/test-backend-ops" ]; then
   rm -rf "$work/src"
   cp -r "$GGML_DIR" "$work/src"
   # test-backend-ops' perf list, cut down to our shapes: insert them first and return
@@ -74,13 +82,24 @@ ins += "    if (test_cases.size() > 0) return test_cases;   // flashstep's shape
 s = s.replace(head, head + ins, 1)
 open(p, "w").write(s)
 EOF
-  cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+  # this machine's instruction set, or GGML_MARCH's in a static binary (for another machine;
+  # ggml's own thread pool then, as Debian's OpenMP runtime cannot be linked statically)
+  if [ -n "$march" ]; then
+    target=(-DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF "-DCMAKE_C_FLAGS=-march=$march" "-DCMAKE_CXX_FLAGS=-march=$march"
+            -DCMAKE_EXE_LINKER_FLAGS=-static -DGGML_OPENMP=OFF)
+  else
+    target=(-DGGML_NATIVE=ON -DGGML_OPENMP=ON)
+  fi
+  cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release "${target[@]}" \
         -DGGML_BUILD_TESTS=ON -DGGML_BUILD_EXAMPLES=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF \
-        -DGGML_VULKAN=OFF -DGGML_OPENMP=ON > "$work/cmake.log" 2>&1 \
+        -DGGML_VULKAN=OFF > "$work/cmake.log" 2>&1 \
     || { echo "ggml-side-by-side.sh: cmake failed, see $work/cmake.log" >&2; exit 1; }
   cmake --build "$work/build" -j 2 --target test-backend-ops > "$work/build.log" 2>&1 \
     || { echo "ggml-side-by-side.sh: the build failed, see $work/build.log" >&2; exit 1; }
 fi
+if [ -n "${GGML_BUILD_ONLY:-}" ]; then echo "$work/build/bin/test-backend-ops"; exit 0; fi
+tbo=${GGML_BIN:-$work/build/bin/test-backend-ops}
+[ -x "$tbo" ] || { echo "ggml-side-by-side.sh: $tbo is not a program" >&2; exit 2; }
 
 out=$(bench/new-run-dir.sh "$name" "GGML_DIR=... bench/ggml-side-by-side.sh $name")
 txt="$out/$name.txt"
@@ -89,7 +108,7 @@ hz=$(getconf CLK_TCK)
 {
   echo "# date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "# machine:  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
-  echo "# flashstep: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); ggml: $PIN"
+  echo "# flashstep: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); ggml: $PIN${GGML_BIN:+ (prebuilt: $GGML_BIN)}"
   echo "# load before: $(uptime | sed 's/.*load average: //')"
 } > "$txt"
 b0=$(busy); w0=$(date +%s.%N)
@@ -99,7 +118,7 @@ echo "## flashstep bench" >> "$txt"
 echo "## ggml test-backend-ops perf -o FLASH_ATTN_EXT -b CPU" >> "$txt"
 # one line per case: the shape, ms per run, GFLOP/s, and for decode (nb = 1) the K/V bytes read
 # per second (2 · KV heads · kv · d · element size, over the same time)
-"$work/build/bin/test-backend-ops" perf -o FLASH_ATTN_EXT -b CPU 2>&1 | sed 's/\x1b\[[0-9;]*m//g' \
+"$tbo" perf -o FLASH_ATTN_EXT -b CPU 2>&1 | sed 's/\x1b\[[0-9;]*m//g' \
   | awk '/FLASH_ATTN_EXT\(/ {
       match($0, /hsk=[0-9]+/); d = substr($0, RSTART + 4, RLENGTH - 4)
       match($0, /nh=[0-9]+/); nh = substr($0, RSTART + 3, RLENGTH - 3)
