@@ -574,7 +574,9 @@
     const groups = [['prefill', 'TFLOP/s', (r) => r.tflops, res.probe.fma_tflops, 'FMA'], ['decode', 'GB/s', (r) => r.gbps, res.probe.copy_gbps, 'copy']];
     /* one colour a kernel, in the order the kernels first appear in their group; the legend two
      names a line (three overlapped: 'decode-v2-paged-f16' is wider than a third) */
-    const palette = ['#6cb6ff', '#f0b72f', '#57ab5a', '#e5534b', '#d2a8ff', '#9aa0ab', '#39c5cf', '#ff9bce', '#c69026', '#8ddb8c'];
+    /* 16 hues, one a kernel (the full plan's decode rows have 16 kernels) */
+    const palette = ['#6cb6ff', '#f0b72f', '#57ab5a', '#e5534b', '#d2a8ff', '#9aa0ab', '#39c5cf', '#ff9bce', '#c69026', '#8ddb8c',
+                     '#ff7b38', '#316dca', '#986ee2', '#bf4b8a', '#1b7c83', '#b4d353'];
     const namesOf = (kind) => [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.kernel))];
     const legendRows = Math.max(1, ...groups.map(([kind]) => Math.ceil(namesOf(kind).length / 2)));
     const half = c.width / 2;
