@@ -201,7 +201,9 @@ START_TEST(test_prefill_matches_reference)
         o.threads = fs_rng_int(&r, 1, 3);
         if (fs_rng_int(&r, 0, 1)) {   /* odd tiles: many partial and skipped tiles, tails */
             o.Bq = fs_rng_int(&r, 1, 40);
-            o.Bk = fs_rng_int(&r, 1, 40);
+            /* or whole 64-key strips, several tiles of them (the defaults, up to 256 keys, may
+             * cover all of a problem's keys in one tile) */
+            o.Bk = fs_rng_int(&r, 0, 3) ? fs_rng_int(&r, 1, 40) : 64 * fs_rng_int(&r, 1, 2);
         }
         problem_reference(&p);
         fs_status st = fs_cpu_prefill(&p.a, &o);
@@ -239,7 +241,9 @@ START_TEST(test_prefill_blocks_match_reference)
         o.threads = fs_rng_int(&r, 1, 3);
         if (fs_rng_int(&r, 0, 1)) {
             o.Bq = fs_rng_int(&r, 1, 40);
-            o.Bk = fs_rng_int(&r, 1, 40);
+            /* or whole 64-key strips, several tiles of them (the defaults, up to 256 keys, may
+             * cover all of a problem's keys in one tile) */
+            o.Bk = fs_rng_int(&r, 0, 3) ? fs_rng_int(&r, 1, 40) : 64 * fs_rng_int(&r, 1, 2);
         }
         problem_reference(&p);
         fs_status st = fs_cpu_prefill(&p.a, &o);

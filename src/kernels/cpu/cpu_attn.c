@@ -558,7 +558,10 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
      * at d = 128, the size of L1d; the Q tile, S tile and o of Bq = 96 rows add 110 KiB, well
      * inside the 1 MiB L2 of a core, and 96 is a multiple of the micro-kernel's 6 rows. */
     p->Bq = opt.Bq ? opt.Bq : (opt.version >= 5 ? 192 : opt.version == 4 ? 96 : 64);
-    p->Bk = opt.Bk ? opt.Bk : (opt.version >= 5 ? 128 : 64);
+    /* Version 6 at d ≤ 128 takes Bk = 256: its trimmed diagonal tiles no longer make a wide tile
+     * costly under a causal mask, and the softmax's per-row costs spread over twice the keys
+     * (2 threads, Zen 4: 3-5 % faster at d = 64 and 128, causal and not; docs/kernels-cpu.md). */
+    p->Bk = opt.Bk ? opt.Bk : (opt.version >= 6 && a->d <= 128 ? 256 : opt.version >= 5 ? 128 : 64);
     p->trim = opt.version >= 6;
     p->strips = opt.version >= 5;
     if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->pnr);

@@ -20,7 +20,8 @@
  * Versions (prefill; details and measurements at the top of cpu_attn.c and in
  * docs/kernels-cpu.md): 1 textbook online softmax, one row at a time; 2 tiles + tile classes +
  * threads; 3 SIMD; 4 register-blocked micro-kernels on packed tiles; 5 larger tiles (192 × 128);
- * 6 diagonal tiles trimmed to the columns their rows see. 0 picks the newest.
+ * 6 diagonal tiles trimmed to the columns their rows see (and 192 × 256 tiles at d ≤ 128). 0 picks
+ * the newest.
  */
 #ifndef FS_CPU_ATTN_H
 #define FS_CPU_ATTN_H
