@@ -272,6 +272,21 @@ static double rel_err(const std::vector<double> &x, const std::vector<double> &r
 /* The ring problem every check and timing builds: N positions, Hq query heads over Hkv KV heads,
  * zigzag sharding when causal, contiguous otherwise, prefill version g_version, reserve SMs left
  * to NCCL. */
+/* The engine's view of a host problem (N queries and keys, heads Hq over Hkv, head size d): the
+ * float64 side of every check. The scale stays fs_attn_make's 1/√d unless the caller sets it. */
+static fs_attn host_attn(int N, int Hq, int Hkv, int d, const std::vector<double> &Q, const std::vector<double> &K,
+                         const std::vector<double> &V, bool causal)
+{
+    fs_attn a = fs_attn_make(N, N, d, d);
+    a.n_q_heads = Hq;
+    a.n_kv_heads = Hkv;
+    a.Q = Q.data();
+    a.K = K.data();
+    a.V = V.data();
+    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    return a;
+}
+
 static fs_cuda_ring ring_of(int N, int Hq, int Hkv, int d, bool causal, fs_cuda_dtype dt, int reserve)
 {
     fs_cuda_ring r;
@@ -309,13 +324,7 @@ static bool check_ring(uint64_t *rng, int N, int Hq, int Hkv, int d, bool causal
     fill(Qb, Q, -2, 2);
     fill(Kb, K, -2, 2);
     fill(Vb, V, -1, 1);
-    fs_attn a = fs_attn_make(N, N, d, d);
-    a.n_q_heads = Hq;
-    a.n_kv_heads = Hkv;
-    a.Q = Q.data();
-    a.K = K.data();
-    a.V = V.data();
-    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
+    fs_attn a = host_attn(N, Hq, Hkv, d, Q, K, V, causal);
     if (fs_reference(&a, ref.data(), m.data(), l.data()) != FS_OK) exit(2);
 
     shards sh(r);
@@ -501,14 +510,8 @@ static bool check_ring_bwd(uint64_t *rng, int N, int Hq, int Hkv, int d, bool ca
     fill(Kb, K, -2, 2);
     fill(Vb, V, -1, 1);
     fill(Gb, G, -1, 1);
-    fs_attn a = fs_attn_make(N, N, d, d);
-    a.n_q_heads = Hq;
-    a.n_kv_heads = Hkv;
-    a.Q = Q.data();
-    a.K = K.data();
-    a.V = V.data();
+    fs_attn a = host_attn(N, Hq, Hkv, d, Q, K, V, causal);
     a.scale = (double)r.scale;   /* the scale the kernels use, rounded to float */
-    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
     const fs_status rs = fs_backward_dense(&a, G.data(), rQ.data(), rK.data(), rV.data());
     if (rs != FS_OK) {
         fprintf(stderr, "bench_ring: fs_backward_dense: %s\n", fs_status_str(rs));
@@ -841,14 +844,8 @@ static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, 
     fill(Q, Qb, Qin, -2, 2);
     fill(K, Kb, Kin, -2, 2);
     fill(V, Vb, Vin, -1, 1);
-    fs_attn a = fs_attn_make(n, n, d, d);
-    a.n_q_heads = Hq;
-    a.n_kv_heads = Hkv;
-    a.Q = Q.data();
-    a.K = K.data();
-    a.V = V.data();
+    fs_attn a = host_attn(n, Hq, Hkv, d, Q, K, V, causal);
     a.scale = (double)r.scale;   /* the scale the GPU uses, rounded to float */
-    a.mask.kind = causal ? FS_MASK_CAUSAL : FS_MASK_NONE;
     fs_ring g = fs_ring_default();
     g.P = g_P;
     g.sharding = zigzag ? FS_SHARD_ZIGZAG : FS_SHARD_CONTIGUOUS;
