@@ -45,10 +45,10 @@ REFUSALS = ("pitfall", "backward algorithm", "softmax algorithm", "reference alg
 FAULTS = [
     ("fwd_trace", "alpha = select(ex(m_old - m_new), 0.0, m_old == NEG);", "alpha = 1.0;", "trace"),
     ("fwd_v3", "let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));", "let alpha = vec4f(1.0);", "prefill-v3"),
-    # version 4 fetches the tile after the next one (every other tile left out); version 5 drops
-    # the fourth of a score's partial sums
+    # version 4 fetches the tile after the next one (every other tile left out); version 5 (fwd_v4's
+    # NODOT form) drops the fourth of a score's partial sums
     ("fwd_v4", "let cn = next_tile(r0, r1, c0 + BK);", "let cn = next_tile(r0, r1, c0 + 2u * BK);", "prefill-v4"),
-    ("fwd_v5", "let one = vec4f(1.0);", "let one = vec4f(1.0, 1.0, 1.0, 0.0);", "prefill-v5"),
+    ("fwd_v4", "let one = vec4f(1.0);", "let one = vec4f(1.0, 1.0, 1.0, 0.0);", "prefill-v5"),
     ("fwd_v1", "let c1 = min(c0 + BK, P.n_kv);", "let c1 = min(c0 + BK - 1u, P.n_kv);", "prefill-v1"),
     ("decode_v2", "let c1 = min(c0 + BK, end);", "let c1 = min(c0 + BK - 1u, end);", "decode-v2"),
     # decode version 5 fetches only the first half of each next tile's K

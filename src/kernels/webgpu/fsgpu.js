@@ -33,7 +33,8 @@
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
   // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED), true or false.
+  // defs: more names a kernel's form is chosen by (decode_v2's, decode_v4's and decode_v5's F16 and PAGED,
+  // fwd_v4's NODOT), true or false.
   function preprocess(src, subgroups, defs = {}) {
     const out = [];
     const stack = [];   // for each open #if: is its current branch kept?
@@ -143,10 +144,11 @@
       });
     }
     // Prefill versions 3, 4 and 5 (register blocking; 4 adds loads one phase ahead, 5 drops the dot products): 16 TY
-    // invocations, BQ = 4 TY rows. carries: an invocation holds a tile's share (NPF ≤ 16 vec4s).
-    function blocked(file, what, carries) {
+    // invocations, BQ = 4 TY rows. carries: an invocation holds a tile's share (NPF ≤ 16 vec4s);
+    // defs: the file's form (version 5 is fwd_v4.wgsl's NODOT form).
+    function blocked(file, what, carries, defs = {}) {
       return {
-        what, file, entry: ['main'], out: 'o+lse',
+        what, file, defs, entry: ['main'], out: 'o+lse',
         ok(p) { return p.d !== 64 && p.d !== 128 && p.d !== 256 ? 'head size 64, 128 or 256' : !this.ty(p) ? 'more workgroup memory than this device has' : null; },
         // the most rows (64, 32 or 16: 16 TY invocations) whose tiles fit this device's workgroup memory
         ty(p) {
@@ -180,7 +182,7 @@
       },
       'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
       'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
-      'prefill-v5': blocked('fwd_v5', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true),
+      'prefill-v5': blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}),
       'decode-v1': {
         what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
         file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -509,7 +511,7 @@
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
-        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub), groups: groups[0],
+        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub, K.defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o], [6, lse]]});
         steps.lse = lse;
       } else {
