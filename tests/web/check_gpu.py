@@ -51,8 +51,8 @@ FAULTS = [
     ("fwd_v4", "let one = vec4f(1.0);", "let one = vec4f(1.0, 1.0, 1.0, 0.0);", "prefill-v5"),
     ("fwd_v1", "let c1 = min(c0 + BK, P.n_kv);", "let c1 = min(c0 + BK - 1u, P.n_kv);", "prefill-v1"),
     ("decode_v2", "let c1 = min(c0 + BK, end);", "let c1 = min(c0 + BK - 1u, end);", "decode-v2"),
-    # decode version 5 fetches only the first half of each next tile's K
-    ("decode_v5", "min(c0 + 2u * BK, end)", "min(c0 + BK + BK / 2u, end)", "decode-v5"),
+    # decode version 5 (decode_v2's AHEAD form) fetches only the first half of each next tile's K
+    ("decode_v2", "min(c0 + 2u * BK, end)", "min(c0 + BK + BK / 2u, end)", "decode-v5"),
     ("akunu_prefill_v1", "let a = corr[pr];", "let a = 1.0;", "akunu-prefill-v1"),
     # decode version 4: the upper four halves of a packed word unpacked in the wrong order, and
     # the paged form's key past the split's end kept

@@ -14,6 +14,14 @@
 // packed two to a u32 (a vec4u word holds 8 halves, unpacked into the tile as two vec4f); and
 // contiguous, or pools of pages read through a block table (key j in page table[j / PS], slot
 // j % PS, pools (n_pages, PS, n_kv_heads, D) as the engine's paged cache).
+//
+// Decode version 5 is this file's AHEAD form (the host sets it), prefill version 4's idea on this
+// one: here each tile of K and of V is read between two barriers, so the workgroup waits out every
+// load's latency with nothing to do, four times a tile of 32 keys. In version 5 each invocation
+// carries its share of a tile in registers (pf: its words t, t + WG, … of the tile, as stored) and
+// issues the loads one phase early: V of this tile before the scores, the next tile's K before
+// P V. Only the stores into workgroup memory (unpacking float16 there) sit between barriers. The
+// scores, the owners' softmax, P V and the merge are the same in both forms.
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
@@ -41,6 +49,15 @@ const NH: u32 = 1u;
 //#endif
 override PS: u32 = 16u;                 // keys a page (PAGED)
 override NW: u32 = D4 / NH;             // stored words of a row
+//#if AHEAD
+const MAXPF: u32 = 8u;
+override NPF: u32 = (BK * NW + WG - 1u) / WG;   // stored words of a tile an invocation carries (≤ MAXPF)
+//#if F16
+alias Word = vec4u;
+//#else
+alias Word = vec4f;
+//#endif
+//#endif
 
 var<workgroup> Qs: array<vec4f, MAXR * D4>;
 var<workgroup> KV: array<vec4f, BK * PAD>;
@@ -55,6 +72,39 @@ fn row_of(kvh: u32, j: u32) -> u32 {
 //#endif
 }
 
+//#if AHEAD
+// This invocation's share of the K (v false) or V (v true) tile of keys [c0, c1): words t,
+// t + WG, … of its BK · NW stored words, zeros past c1 (and none at all once c0 ≥ c1). Only
+// requested here; put() uses them.
+fn fetch(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) -> array<Word, MAXPF> {
+  var r: array<Word, MAXPF>;
+  for (var i = 0u; i < NPF; i++) {
+    let x = t + i * WG;
+    let j = c0 + x / NW;
+    let src = row_of(kvh, min(j, P.n_kv - 1u)) + x % NW;
+    var u = Word(0);
+    if (x < BK * NW && j < c1) { if (v) { u = v_in[src]; } else { u = k_in[src]; } }
+    r[i] = u;
+  }
+  return r;
+}
+
+// The share into the tile KV (float16 words unpacked into two vec4f).
+fn put(r: array<Word, MAXPF>, t: u32) {
+  for (var i = 0u; i < NPF; i++) {
+    let x = t + i * WG;
+    if (x >= BK * NW) { break; }
+    let jj = x / NW;
+    let w = x % NW;
+//#if F16
+    KV[jj * PAD + 2u * w] = vec4f(unpack2x16float(r[i].x), unpack2x16float(r[i].y));
+    KV[jj * PAD + 2u * w + 1u] = vec4f(unpack2x16float(r[i].z), unpack2x16float(r[i].w));
+//#else
+    KV[jj * PAD + w] = r[i];
+//#endif
+  }
+}
+//#else
 // Keys [c0, c1) of K (v false) or V (v true) into the tile KV, zeros past c1; invocation t of WG
 // takes words t, t + WG, … of the tile.
 fn load_tile(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) {
@@ -75,6 +125,7 @@ fn load_tile(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) {
 //#endif
   }
 }
+//#endif
 
 @compute @workgroup_size(WG)
 fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
@@ -92,11 +143,21 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   var l = array<f32, 2>(0.0, 0.0);
   var acc = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
 
+//#if AHEAD
+  var pf = fetch(kvh, first, min(first + BK, end), t, false);   // K of the first tile
+//#endif
   for (var c0 = first; c0 < end; c0 += BK) {
     let c1 = min(c0 + BK, end);
     workgroupBarrier();
+//#if AHEAD
+    put(pf, t);
+//#else
     load_tile(kvh, c0, c1, t, false);
+//#endif
     workgroupBarrier();
+//#if AHEAD
+    pf = fetch(kvh, c0, c1, t, true);       // V of this tile: in flight during the scores
+//#endif
     for (var x = t; x < R * BK; x += WG) {
       let r = x / BK;
       let j = x % BK;
@@ -110,7 +171,12 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
       Ss[x] = s;
     }
     workgroupBarrier();
+//#if AHEAD
+    put(pf, t);
+    pf = fetch(kvh, c0 + BK, min(c0 + 2u * BK, end), t, false);   // the next tile's K: in flight during P V
+//#else
     load_tile(kvh, c0, c1, t, true);
+//#endif
     workgroupBarrier();
     for (var k = 0u; k < 2u; k++) {
       let x = k * WG + t;

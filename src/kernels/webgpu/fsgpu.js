@@ -33,8 +33,8 @@
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
   // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  // defs: more names a kernel's form is chosen by (decode_v2's, decode_v4's and decode_v5's F16 and PAGED,
-  // fwd_v4's NODOT), true or false.
+  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED, decode_v2's
+  // AHEAD, fwd_v4's NODOT), true or false.
   function preprocess(src, subgroups, defs = {}) {
     const out = [];
     const stack = [];   // for each open #if: is its current branch kept?
@@ -66,7 +66,7 @@
     // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of 32 keys (a padded
     // row each) and 8 × 32 scores (decode version 1: 8 numbers more): past 32 KiB at d = 256.
     const tileMem = p => (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
-    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4, decode_v5) is fed: what it
+    // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
     // and the bytes it must read.
@@ -83,14 +83,16 @@
       };
     }
     // decode version 2 with float16 storage, paged, or both (decode_v2.wgsl's F16 and PAGED forms);
-    // v5: decode version 5 (decode_v5.wgsl: version 2 with its loads issued one phase early), the same forms
+    // v5: decode version 5 (decode_v2.wgsl's AHEAD form: its loads issued one phase early), the same forms
     function decodeV2(f16, paged, v5 = false) {
       const name = v5 ? 'decode-v5' : 'decode-v2';
-      return Object.assign(stored(f16, paged), {
+      const st = stored(f16, paged);
+      return Object.assign(st, {
+        defs: Object.assign({}, st.defs, {AHEAD: v5}),
         what: (v5 ? "decode version 2 with each tile's loads issued one phase early into registers (V during the scores, the next K during P V)" : 'decode version 2') +
               (paged ? ' through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
               (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
-        file: v5 ? 'decode_v5' : 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
+        file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? name + '-f16' : name) : null,
         ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
         // version 2: about 1024 workgroups; version 5, whose loads are already in flight, about 256
