@@ -47,8 +47,6 @@ void fs_decode_merge(double m_a, double l_a, const double *o_a, double m_b, doub
     *l = ll;
 }
 
-/* The events both decodes record (fs_decode in float64, fs_decode_kv in float32): a split's
- * partial, a merge and the output, without their vectors. */
 /* Split p of query row i: its keys first, first + stride, … below end (contiguous: the p-th run
  * of Bk keys; strided: every nsp-th key from p), and what the mask makes of them (a strided
  * split is always partial: its keys are spread over the whole row). */
@@ -67,6 +65,8 @@ static fs_tile_class split_keys(const fs_attn *a, const fs_decoding *dc, int32_t
     return fs_mask_classify(&a->mask, a->n_q, n_kv, i, i + 1, *first, *end, why);
 }
 
+/* The events both decodes record (fs_decode in float64, fs_decode_kv in float32): a split's
+ * partial, a merge and the output, without their vectors. */
 static fs_event partial_event(int32_t h, int32_t kvh, int32_t i, int32_t p, int32_t first, int32_t end, int32_t stride,
                               fs_tile_class cls, fs_skip_reason why, int32_t visible, double m, double l, int32_t n,
                               int32_t d_v, fs_form form)
