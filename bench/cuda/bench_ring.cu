@@ -7,8 +7,9 @@
  *   bench_ring --tiny    one check shape, float16, causal and not (for compute-sanitizer)
  *   bench_ring --backward [--bwd-version V] [--home-chunks C] [--check] [--time] [--tiny] ...
  *                        the ring's backward instead (fs_cuda_ring_backward), checked and timed
- *   bench_ring --trace [--count N] [--gpus P]
- *                        the GPUs' trace of lesson-size rings against the engine's (below)
+ *   bench_ring --trace [--backward] [--count N] [--gpus P]
+ *                        the GPUs' trace of lesson-size rings against the engine's (below); with
+ *                        --backward, the backward's
  *   (no option: --check --time)
  *
  * Check: fresh random inputs (seed printed; --seed replays), d = 64 and 128, float16 and
@@ -58,7 +59,18 @@
  * causal and not) through the engine's fs_ring_forward and the GPUs' fs_cuda_ring_trace, both
  * turned into HOLD, RMERGE, SEND, RECV and OUT events and compared one by one (the section "the
  * trace against the engine's" below says how); the last step left out and the shards from the
- * wrong GPU (faults 1 and 3) must each make the comparison fail.
+ * wrong GPU (faults 1 and 3) must each make the comparison fail. --trace --backward: the same
+ * for the backward (lessons/ring_05's problem, dO = 1, then random ones with dO drawn): the engine's
+ * fs_ring_backward and the GPUs' fs_cuda_ring_backward_trace from the same forward O and L, both
+ * turned into HOLD, the state after each step (BROW: a row's dQ; BKEY: a key's dK, dV), SEND, RECV
+ * and GRAD events ("the backward's trace" below); the last step left out and dK, dV lost at each
+ * hop (faults 2 and 4) must each make it fail.
+ *
+ * The backward's timings also read the GPUs' common clock (%globaltimer) at the end of each GPU's
+ * compute and at its end: home_all_ms (how long the hops home went on after the last GPU's compute
+ * ended), cend_spread_ms (how far apart the GPUs' compute ended), done_spread_ms (how far apart their
+ * ends were: they end on one exchange, so this bounds the clocks' disagreement), waits_max_ms (the
+ * largest wait in steps over the GPUs) and hidden_all = 1 − (waits_max + home_all) / transfers alone.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -905,13 +917,353 @@ static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, 
     return ok;
 }
 
+/* ---- the backward's trace against the engine's (--trace --backward) -----------------------------
+ *
+ * The same problem through the engine's fs_ring_backward (float64, with its trace) and the GPUs'
+ * fs_cuda_ring_backward_trace, both given the GPUs' forward O and L (so the two backward passes
+ * start from the same numbers) and the same dO. Both become one list, in the engine's order: per
+ * step t, per device p, HOLD (the K, V shard and its positions), then the device's state after
+ * the step: one BROW per query row it owns (dQ so far) and one BKEY per key of the shard whose
+ * gradients it added to (dK and dV so far; on the GPU that shard is read from the tag travelling
+ * with dK, dV, not from the one with K, V); after each step every device's SEND, then every RECV,
+ * with what they carry (K, V, dK, dV; the hops home, dK, dV) and their bytes; at the end one GRAD
+ * per row of dQ, dK and dV. The engine's BTILE, BROW and BKEY events inside a step are replayed
+ * into that state; its LSE and DELTA events have no counterpart (L is the forward's, given to
+ * both; D is computed inside the GPU's backward kernel). */
+
+struct brev {   /* one backward ring event as both sides record it */
+    fs_event_kind kind;
+    int device = -1, t = -1, shard = -1, a = -1, b = -1, head = -1, pos = -1, tensor = -1;
+    long long bytes = -1;
+    std::vector<int> positions;   /* HOLD */
+    std::vector<double> x, y;     /* BROW: dQ; BKEY: dK, dV; GRAD: the row */
+};
+
+/* The engine's trace of fs_ring_backward, reduced to the ring's events. */
+static std::vector<brev> engine_bwd_events(const fs_trace *tr, const fs_attn &a, const fs_ring &g)
+{
+    const int n = a.n_q, d = a.d, Hq = a.n_q_heads, Hkv = a.n_kv_heads;
+    std::vector<double> dq((size_t)Hq * n * d, 0), dk((size_t)Hkv * n * d, 0), dv((size_t)Hkv * n * d, 0);
+    std::vector<brev> v;
+    std::vector<int32_t> own(n);
+    brev cur;   /* the HOLD whose step is being replayed (device −1: none) */
+    auto row = [&](const std::vector<double> &x, int h, int i) {
+        const auto at = x.begin() + ((size_t)h * n + i) * d;
+        return std::vector<double>(at, at + d);
+    };
+    auto flush = [&]() {   /* the state after device cur.device's step cur.t */
+        if (cur.device < 0) return;
+        const int nq = fs_ring_positions(&g, n, cur.device, own.data());
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < nq; i++) {
+                brev e;
+                e.kind = FS_EV_BROW, e.device = cur.device, e.t = cur.t, e.shard = cur.shard, e.head = h, e.pos = own[i];
+                e.x = row(dq, h, own[i]);
+                v.push_back(e);
+            }
+        for (int h = 0; h < Hkv; h++)
+            for (int j : cur.positions) {
+                brev e;
+                e.kind = FS_EV_BKEY, e.device = cur.device, e.t = cur.t, e.shard = cur.shard, e.head = h, e.pos = j;
+                e.x = row(dk, h, j), e.y = row(dv, h, j);
+                v.push_back(e);
+            }
+        cur.device = -1;
+    };
+    auto put = [&](std::vector<double> &x, int h, int i, int64_t off) {
+        const double *y = fs_trace_at(tr, off);
+        if (y) memcpy(&x[((size_t)h * n + i) * d], y, sizeof(double) * d);
+    };
+    for (int64_t k = 0; k < tr->n; k++) {
+        const fs_event *e = &tr->ev[k];
+        switch (e->kind) {
+        case FS_EV_HOLD: {
+            flush();
+            cur = brev();
+            cur.kind = FS_EV_HOLD, cur.device = e->device, cur.t = e->ring_step, cur.shard = e->shard;
+            const double *x = fs_trace_at(tr, e->s_row);
+            for (int j = 0; j < e->n_s; j++) cur.positions.push_back((int)x[j]);
+            v.push_back(cur);
+        } break;
+        case FS_EV_BROW: put(dq, e->head, e->pos, e->o_new); break;
+        case FS_EV_BKEY:
+            put(dk, e->kv_head, e->pos, e->o_new);
+            put(dv, e->kv_head, e->pos, e->g_new);
+            break;
+        case FS_EV_SEND:
+        case FS_EV_RECV: {
+            flush();
+            if (e->a == e->b) break;   /* one device (P = 1): its shard "goes home" to itself; nothing moves */
+            brev r;
+            r.kind = e->kind, r.device = e->device, r.t = e->ring_step, r.shard = e->shard, r.a = e->a, r.b = e->b;
+            r.tensor = e->tensor, r.bytes = e->bytes;
+            v.push_back(r);
+        } break;
+        case FS_EV_GRAD: {
+            flush();
+            brev r;
+            r.kind = FS_EV_GRAD, r.tensor = e->tensor, r.head = e->tensor == FS_GRAD_DQ ? e->head : e->kv_head;
+            r.pos = e->row;
+            const double *x = fs_trace_at(tr, e->o_new);
+            if (x) r.x = std::vector<double>(x, x + e->n_o);
+            v.push_back(r);
+        } break;
+        default: break;
+        }
+    }
+    flush();
+    return v;
+}
+
+/* The GPUs' records turned into the same events. dQ, dK, dV: the gradients gathered (global
+ * (heads, n, D)); a: the engine's problem (its d, and the bytes of a hop in its convention). */
+static std::vector<brev> gpu_bwd_events(const fs_cuda_ring &r, const std::vector<fs_ring_btrace> &T, const fs_attn &a,
+                                        const std::vector<double> &dQ, const std::vector<double> &dK,
+                                        const std::vector<double> &dV)
+{
+    std::vector<brev> v;
+    const int P = r.n_dev, S = fs_cuda_ring_slots(&r), c = fs_cuda_ring_slot_rows(&r), Hq = r.n_q_heads;
+    const int Hkv = r.n_kv_heads, D = r.d, d = a.d, n = r.n;
+    auto held = [](const int32_t *tag) {
+        std::vector<int> x;
+        if (tag[1] < 1 || tag[1] > 2 || tag[2] < 1) return x;   /* a tag that never came */
+        for (int s = 0; s < tag[1]; s++)
+            for (int i = 0; i < tag[2]; i++) x.push_back(tag[3 + s] + i);
+        return x;
+    };
+    auto bytes = [&](int64_t elems, bool last) {
+        const int rows = (int)(elems / ((int64_t)Hkv * D));
+        return (long long)fs_ring_shard_bytes(&a, rows, true, last);
+    };
+    for (int t = 0; t < P; t++) {
+        for (int p = 0; p < P; p++) {
+            const fs_ring_btrace &tr = T[p];
+            brev h;
+            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = held(tr.hold[t]);
+            v.push_back(h);
+            for (int hd = 0; hd < Hq; hd++)
+                for (int s = 0; s < S; s++)
+                    for (int i = 0; i < c; i++) {
+                        const float *x = tr.dq + ((size_t)t * tr.rows + ((size_t)s * Hq + hd) * c + i) * D;
+                        brev e;
+                        e.kind = FS_EV_BROW, e.device = p, e.t = t, e.shard = tr.hold[t][0], e.head = hd;
+                        e.pos = fs_cuda_ring_slot_start(&r, p, s) + i;
+                        e.x.assign(x, x + d);
+                        v.push_back(e);
+                    }
+            /* the keys of the shard whose dK, dV this step added to, by the tag that came with them */
+            const int32_t *acc = tr.acc[t];
+            const int slots = acc[1] >= 1 && acc[1] <= 2 && acc[2] == c ? acc[1] : 0;
+            for (int hd = 0; hd < Hkv; hd++)
+                for (int s = 0; s < slots; s++)
+                    for (int i = 0; i < c; i++) {
+                        const size_t o = ((size_t)t * tr.keys + ((size_t)s * Hkv + hd) * c + i) * D;
+                        brev e;
+                        e.kind = FS_EV_BKEY, e.device = p, e.t = t, e.shard = acc[0], e.head = hd, e.pos = acc[3 + s] + i;
+                        e.x.assign(tr.dk + o, tr.dk + o + d), e.y.assign(tr.dv + o, tr.dv + o + d);
+                        v.push_back(e);
+                    }
+        }
+        const bool last = t == P - 1;
+        if (P == 1) break;   /* nothing moves */
+        /* one SEND a device: K, V, dK, dV (their tags must agree: else shard −2), or at the last
+         * step the hop home, dK, dV alone */
+        for (int p = 0; p < P; p++) {
+            const fs_ring_btrace &tr = T[p];
+            brev e;
+            e.kind = FS_EV_SEND, e.device = p, e.t = t, e.a = p, e.b = tr.to[t], e.tensor = last ? 2 : 1;
+            e.shard = last || tr.sent_kv[t][0] == tr.sent_dkv[t][0] ? tr.sent_dkv[t][0] : -2;
+            e.bytes = last || tr.kv_elems[t] == tr.dkv_elems[t] ? bytes(tr.dkv_elems[t], last) : -1;
+            v.push_back(e);
+        }
+        for (int k = 0; k < P; k++) {   /* in the engine's order: the receiver of device k's send */
+            const int q = (k + 1) % P;
+            const fs_ring_btrace &tr = T[q];
+            brev e;
+            e.kind = FS_EV_RECV, e.device = q, e.t = t, e.a = tr.from[t], e.b = q, e.tensor = last ? 2 : 1;
+            e.shard = last || tr.got_kv[t][0] == tr.got_dkv[t][0] ? tr.got_dkv[t][0] : -2;
+            e.bytes = bytes(T[k].dkv_elems[t], last);   /* what the sender moved */
+            v.push_back(e);
+        }
+    }
+    const std::vector<double> *g[3] = {&dQ, &dK, &dV};
+    for (int w = 0; w < 3; w++)
+        for (int hd = 0; hd < (w ? Hkv : Hq); hd++)
+            for (int i = 0; i < n; i++) {
+                brev e;
+                e.kind = FS_EV_GRAD, e.tensor = w, e.head = hd, e.pos = i;
+                const auto x = g[w]->begin() + ((size_t)hd * n + i) * D;
+                e.x.assign(x, x + d);
+                v.push_back(e);
+            }
+    return v;
+}
+
+/* Compare the two lists event by event; false at the first difference, described in why. worst:
+ * the largest error over its tolerance (|x − ref| ≤ tol · max(1, |ref|)), when they all match. */
+static bool compare_bwd_events(const std::vector<brev> &E, const std::vector<brev> &G, double tol, double *worst,
+                               char *why, size_t n)
+{
+    *worst = 0;
+    for (size_t k = 0; k < E.size() && k < G.size(); k++) {
+        const brev &e = E[k], &g = G[k];
+        const char *kind = fs_event_kind_str(e.kind);
+#define DIFF(...)                                                                                           \
+    do {                                                                                                    \
+        int o_ = snprintf(why, n, "event %zu (%s, device %d, step %d): ", k, kind, e.device, e.t);          \
+        snprintf(why + o_, n - o_, __VA_ARGS__);                                                            \
+        return false;                                                                                       \
+    } while (0)
+        if (e.kind != g.kind) DIFF("the GPU's is a %s", fs_event_kind_str(g.kind));
+        if (e.device != g.device || e.t != g.t) DIFF("the GPU's is device %d, step %d", g.device, g.t);
+        if (e.shard != g.shard) DIFF("shard %d, the GPU's %d", e.shard, g.shard);
+        if (e.a != g.a || e.b != g.b) DIFF("from %d to %d, the GPU's from %d to %d", e.a, e.b, g.a, g.b);
+        if (e.tensor != g.tensor) DIFF("tensor %d, the GPU's %d", e.tensor, g.tensor);
+        if (e.bytes != g.bytes) DIFF("%lld bytes, the GPU's %lld", e.bytes, g.bytes);
+        if (e.head != g.head || e.pos != g.pos) DIFF("head %d pos %d, the GPU's head %d pos %d", e.head, e.pos, g.head, g.pos);
+        if (e.positions != g.positions) DIFF("the held positions differ (%zu against the GPU's %zu)", e.positions.size(),
+                                             g.positions.size());
+        const std::vector<double> *xs[2][2] = {{&e.x, &g.x}, {&e.y, &g.y}};
+        for (int i = 0; i < 2; i++) {
+            const char *name = e.kind == FS_EV_BKEY ? (i ? "dV" : "dK") : e.kind == FS_EV_BROW ? "dQ" : "value";
+            if (xs[i][0]->size() != xs[i][1]->size()) DIFF("%s has %zu values, the GPU's %zu", name, xs[i][0]->size(),
+                                                           xs[i][1]->size());
+            for (size_t j = 0; j < xs[i][0]->size(); j++) {
+                const double ref = (*xs[i][0])[j], x = (*xs[i][1])[j], lim = tol * std::max(1.0, fabs(ref));
+                if (!isfinite(x) || fabs(x - ref) > lim)
+                    DIFF("head %d pos %d %s[%zu] %.6g, the GPU's %.6g", e.head, e.pos, name, j, ref, x);
+                *worst = std::max(*worst, fabs(x - ref) / lim);
+            }
+        }
+#undef DIFF
+    }
+    if (E.size() != G.size()) {
+        const size_t k = std::min(E.size(), G.size());
+        const brev &x = k < E.size() ? E[k] : G[k];
+        snprintf(why, n, "the engine has %zu events, the GPUs %zu; the first unmatched: %s of %s (device %d, step %d)",
+                 E.size(), G.size(), fs_event_kind_str(x.kind), k < E.size() ? "the engine" : "the GPUs", x.device, x.t);
+        return false;
+    }
+    return true;
+}
+
+/* One lesson-size problem through both backward rings, as trace_case; dOin NULL: dO drawn from rng.
+ * fault: 0, or fs_cuda_ring.fault (2: the last step's pairs left out, 4: dK, dV lost at each hop). */
+static bool trace_bwd_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, int d, double scale, bool causal,
+                           bool zigzag, int B, fs_cuda_dtype dt, const double *Qin, const double *Kin, const double *Vin,
+                           const double *dOin, int fault)
+{
+    const int D = 64;   /* the GPU's head size: d padded with zeros */
+    fs_cuda_ring r = ring_of(n, Hq, Hkv, D, causal, dt, 0);
+    r.shard = zigzag ? FS_RING_ZIGZAG : FS_RING_CONTIG;
+    r.scale = (float)scale;
+    r.bwd_version = g_bwd_version;
+    r.home_chunks = g_chunks;
+    r.fault = fault;
+    std::vector<double> Q((size_t)Hq * n * d), K((size_t)Hkv * n * d), V((size_t)Hkv * n * d), G((size_t)Hq * n * d);
+    std::vector<uint16_t> Qb((size_t)Hq * n * D, 0), Kb((size_t)Hkv * n * D, 0), Vb((size_t)Hkv * n * D, 0),
+        Gb((size_t)Hq * n * D, 0);
+    auto fill = [&](std::vector<double> &x, std::vector<uint16_t> &b, const double *given, double lo, double hi) {
+        for (size_t i = 0; i < x.size(); i++) {
+            const double u = given ? given[i] : lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53;
+            const size_t row = i / d, j = i % d;
+            b[row * D + j] = to16((float)u, dt);
+            x[i] = from16(b[row * D + j], dt);
+        }
+    };
+    fill(Q, Qb, Qin, -2, 2);
+    fill(K, Kb, Kin, -2, 2);
+    fill(V, Vb, Vin, -1, 1);
+    fill(G, Gb, dOin, -1, 1);
+
+    /* the GPUs' forward, then their backward with its trace */
+    shards sh(r);
+    sh.alloc_bwd();
+    scatter(sh, Qb, Hq, sh.Q);
+    scatter(sh, Kb, Hkv, sh.K);
+    scatter(sh, Vb, Hkv, sh.V);
+    scatter(sh, Gb, Hq, sh.dO);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        CU(cudaMemset(sh.dQ[p], 0xff, sh.q_elems * 2));
+        CU(cudaMemset(sh.dK[p], 0xff, sh.kv_elems * 2));
+        CU(cudaMemset(sh.dV[p], 0xff, sh.kv_elems * 2));
+    }
+    sh.run(FS_RING_RUN_FULL, NULL);
+    std::vector<fs_ring_btrace> T(g_P);
+    on_each_gpu([&](int p) {
+        char why_[256] = "";
+        FS(fs_cuda_ring_backward_trace(sh.g[p], sh.Q[p], sh.K[p], sh.V[p], sh.O[p], sh.dO[p], sh.L[p], sh.dQ[p],
+                                       sh.dK[p], sh.dV[p], &T[p], why_, sizeof why_));
+    });
+    std::vector<double> O, L((size_t)Hq * n, NAN), gQ, gK, gV;
+    gather(sh, sh.O, Hq, O);
+    gather(sh, sh.dQ, Hq, gQ);
+    gather(sh, sh.dK, Hkv, gK);
+    gather(sh, sh.dV, Hkv, gV);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<float> lp(sh.rows);
+        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < n; i++) {
+                const long lr = sh.local_row(p, Hq, h, i);
+                if (lr >= 0) L[(size_t)h * n + i] = lp[lr];
+            }
+    }
+
+    /* the engine's backward ring on the same inputs, from the GPUs' O (its first d columns) and L */
+    fs_attn a = host_attn(n, Hq, Hkv, d, Q, K, V, causal);
+    a.scale = (double)r.scale;
+    std::vector<double> Od((size_t)Hq * n * d);
+    for (size_t i = 0; i < (size_t)Hq * n; i++)
+        for (int j = 0; j < d; j++) Od[i * d + j] = O[i * D + j];
+    fs_ring g = fs_ring_default();
+    g.P = g_P;
+    g.sharding = zigzag ? FS_SHARD_ZIGZAG : FS_SHARD_CONTIGUOUS;
+    g.tiling.Bq = g.tiling.Bk = B;
+    std::vector<double> eQ((size_t)Hq * n * d), eK((size_t)Hkv * n * d), eV((size_t)Hkv * n * d);
+    fs_trace et;
+    fs_trace_init(&et);
+    const fs_status es = fs_ring_backward(&a, &g, Od.data(), L.data(), G.data(), eQ.data(), eK.data(), eV.data(), NULL,
+                                          &et);
+    if (es != FS_OK) {
+        fprintf(stderr, "bench_ring: fs_ring_backward (%s): %s\n", name, fs_status_str(es));
+        exit(2);
+    }
+    const std::vector<brev> E = engine_bwd_events(&et, a, g);
+    fs_trace_free(&et);
+    const std::vector<brev> Gv = gpu_bwd_events(r, T, a, gQ, gK, gV);
+    for (auto &t : T) fs_ring_btrace_free(&t);
+    const double tol = dt == FS_CUDA_F16 ? 4e-3 : 3e-2;
+    double worst = 0;
+    char why[512] = "";
+    const bool ok = compare_bwd_events(E, Gv, tol, &worst, why, sizeof why);
+    size_t counts[FS_EV_COUNT] = {0};
+    for (const brev &e : E) counts[e.kind]++;
+    if (!fault)
+        printf("%s btrace P=%d %-20s %-4s n=%-3d H=%d/%d d=%d %-6s %-6s B=%d: %zu events (hold %zu, brow %zu, bkey %zu, "
+               "send %zu, recv %zu, grad %zu)%s; worst/tol %.2f\n",
+               ok ? "ok  " : "FAIL", g_P, name, dt_str(dt), n, Hq, Hkv, d, causal ? "causal" : "none",
+               zigzag ? "zigzag" : "contig", B, E.size(), counts[FS_EV_HOLD], counts[FS_EV_BROW], counts[FS_EV_BKEY],
+               counts[FS_EV_SEND], counts[FS_EV_RECV], counts[FS_EV_GRAD], ok ? "" : " differ", worst);
+    if (!ok) printf("     %s (seed printed above)\n", why);
+    return ok;
+}
+
 /* lessons/ring_01_four_devices_causal_n8.lesson's problem: n = 8, d = 2, scale 1, causal */
 static const double ring01_Q[16] = {1, 0, 0, 1, 1, 1, 0.5, -0.5, 1, -1, 0, 0.5, -0.5, 1, 1, 0.5};
 static const double ring01_K[16] = {1, 0, 0, 1, 0.5, 0.5, -1, 0, 0, -1, 1, 1, 0.5, 0, 0, 0.5};
 static const double ring01_V[16] = {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1, -1, 1, 0.5, 0.5};
 
-static void run_traces(uint64_t *rng, int count)
+static void run_bwd_traces(uint64_t *rng, int count);
+
+static void run_traces(uint64_t *rng, int count, bool backward)
 {
+    if (backward) {
+        run_bwd_traces(rng, count);
+        return;
+    }
     const int P = g_P;
     /* the lesson's problem, as the lesson shards it (contiguous) and zigzag, in both 16-bit types */
     for (auto dt : {FS_CUDA_F16, FS_CUDA_BF16})
@@ -945,6 +1297,49 @@ static void run_traces(uint64_t *rng, int count)
                                                ring01_K, ring01_V, f.fault);
                 printf("%s self-test: the trace with %s %s the comparison (%s)\n", passed ? "FAIL" : "ok  ", f.what,
                        passed ? "passes" : "fails", zz ? "zigzag" : "contiguous");
+                if (passed) g_fail++;
+            }
+    }
+}
+
+/* The backward's traces: lessons/ring_05_backward's problem (ring_01's Q, K, V, dO = 1), as the
+ * lesson shards it (contiguous) and zigzag, both 16-bit types; fresh random ones; two self-tests. */
+static void run_bwd_traces(uint64_t *rng, int count)
+{
+    const int P = g_P;
+    const std::vector<double> ones(16, 1.0);
+    for (auto dt : {FS_CUDA_F16, FS_CUDA_BF16})
+        for (bool zz : {false, true})
+            if (8 % (zz ? 2 * P : P) == 0)
+                if (!trace_bwd_case(rng, "ring_05", 8, 1, 1, 2, 1.0, true, zz, 2, dt, ring01_Q, ring01_K, ring01_V,
+                                    ones.data(), 0))
+                    g_fail++;
+    const int heads[][2] = {{1, 1}, {2, 1}, {2, 2}, {4, 2}, {3, 3}};
+    for (int k = 0; k < count; k++) {
+        const bool zz = k % 2 == 1, causal = k % 4 < 2;
+        const int mult = zz ? 2 * P : P;
+        const int n = mult * (1 + (int)(rng_next(rng) % (40 / mult)));
+        const int d = 1 + (int)(rng_next(rng) % 8), B = 1 + (int)(rng_next(rng) % 4);
+        const int *h = heads[rng_next(rng) % 5];
+        const fs_cuda_dtype dt = k % 8 < 4 ? FS_CUDA_F16 : FS_CUDA_BF16;
+        char name[32];
+        snprintf(name, sizeof name, "random %d", k);
+        if (!trace_bwd_case(rng, name, n, h[0], h[1], d, fs_attn_default_scale(d), causal, zz, B, dt, NULL, NULL, NULL,
+                            NULL, 0))
+            g_fail++;
+    }
+    if (P > 1) {
+        struct {
+            int fault;
+            const char *what;
+        } faults[] = {{2, "the last step's pairs left out"}, {4, "dK, dV zeroed before each hop"}};
+        for (auto &f : faults)
+            for (bool zz : {false, true}) {
+                if (8 % (zz ? 2 * P : P)) continue;
+                const bool passed = trace_bwd_case(rng, "ring_05", 8, 1, 1, 2, 1.0, true, zz, 2, FS_CUDA_F16, ring01_Q,
+                                                   ring01_K, ring01_V, ones.data(), f.fault);
+                printf("%s self-test: the backward's trace with %s %s the comparison (%s)\n", passed ? "FAIL" : "ok  ",
+                       f.what, passed ? "passes" : "fails", zz ? "zigzag" : "contiguous");
                 if (passed) g_fail++;
             }
     }
@@ -1216,15 +1611,24 @@ static single_bwd time_single_bwd(int N, int H, int d, bool causal, fs_cuda_dtyp
     return s;
 }
 
+/* What the GPUs' common clock (fs_ring_times.clock_ns) says about the end of a backward ring, ms:
+ * how long the hops home went on after the last GPU's compute ended (the part of the end no
+ * compute hid), how far apart the GPUs' compute ended, and how far apart their ends were (they end
+ * on the same last exchange, so this bounds how far the clocks disagree); the largest wait in
+ * steps over the GPUs (CUDA events, each GPU's own). */
+struct bwd_clock {
+    double home_all = 0, cend_spread = 0, done_spread = 0, waits_max = 0;
+};
+
 /* The ring's backward in mode m, reps times after one warm-up: medians of the slowest GPU's total,
  * of the time it waited for transfers (its steps' waits + its hops home after its compute: the
  * time the transfers added to the ring's), of the largest such time over the GPUs (a faster GPU
  * also waits there for the slower one's last hop), of the transfers' own time inside the ring
- * (largest over GPUs), and the slowest GPU's step times. */
+ * (largest over GPUs), the slowest GPU's step times, and of the clock's figures (bwd_clock). */
 static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, double *exposed, double *exposed_max,
-                          double *home, double *in_ring, std::vector<double> *step)
+                          double *home, double *in_ring, std::vector<double> *step, bwd_clock *clk = NULL)
 {
-    std::vector<double> tot, ex, exm, ho, ir;
+    std::vector<double> tot, ex, exm, ho, ir, ha, cs, ds, wm;
     std::vector<std::vector<double>> st(g_P);
     for (int k = 0; k <= reps; k++) {
         std::vector<fs_ring_times> t;
@@ -1247,6 +1651,19 @@ static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, d
         exm.push_back(em);
         ir.push_back(c);
         ho.push_back(t[slow].home_ms);
+        uint64_t c_lo = UINT64_MAX, c_hi = 0, d_lo = UINT64_MAX, d_hi = 0;
+        double w = 0;
+        for (int p = 0; p < g_P; p++) {
+            c_lo = std::min(c_lo, t[p].clock_ns[1]), c_hi = std::max(c_hi, t[p].clock_ns[1]);
+            d_lo = std::min(d_lo, t[p].clock_ns[2]), d_hi = std::max(d_hi, t[p].clock_ns[2]);
+            double wp = 0;
+            for (int s = 0; s < g_P; s++) wp += t[p].exposed_ms[s];
+            w = std::max(w, wp);
+        }
+        ha.push_back(d_hi > c_hi ? (double)(d_hi - c_hi) * 1e-6 : 0.0);
+        cs.push_back((double)(c_hi - c_lo) * 1e-6);
+        ds.push_back((double)(d_hi - d_lo) * 1e-6);
+        wm.push_back(w);
     }
     *total = median(tot);
     if (exposed) *exposed = median(ex);
@@ -1257,6 +1674,7 @@ static void time_bwd_mode(shards &sh, fs_ring_mode m, int reps, double *total, d
         step->clear();
         for (int s = 0; s < g_P; s++) step->push_back(median(st[s]));
     }
+    if (clk) clk->home_all = median(ha), clk->cend_spread = median(cs), clk->done_spread = median(ds), clk->waits_max = median(wm);
 }
 
 static void time_backward(const std::vector<int> &sizes, int reps, int reserve, fs_cuda_dtype dt, int d, uint64_t seed,
@@ -1286,7 +1704,8 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
             sh.run(FS_RING_RUN_FULL, NULL);   /* O and L */
             double full, exposed, exposed_max, home, in_ring, compute, comm;
             std::vector<double> steps;
-            time_bwd_mode(sh, FS_RING_RUN_FULL, rp, &full, &exposed, &exposed_max, &home, &in_ring, &steps);
+            bwd_clock clk;
+            time_bwd_mode(sh, FS_RING_RUN_FULL, rp, &full, &exposed, &exposed_max, &home, &in_ring, &steps, &clk);
             double cq = NAN, ck = NAN, cv = NAN;
             if (keep) {
                 cq = compare_single(sh, sh.dQ, H, one.dQ);
@@ -1300,6 +1719,9 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
              * the largest wait over the GPUs */
             const double hidden = comm > 0 ? 1 - exposed / comm : 1;
             const double hidden_min = comm > 0 ? 1 - exposed_max / comm : 1;
+            /* hidden_all: by the common clock, what the transfers added after every GPU's compute
+             * ended (the hops home) plus the largest wait in steps, over the transfers alone */
+            const double hidden_all = comm > 0 ? 1 - (clk.waits_max + clk.home_all) / comm : 1;
             const double diff_hidden = comm > 0 ? 1 - std::max(0.0, full - compute) / comm : 1;
             const double flops = 2.5 * 4.0 * H * (double)N * N * d * (causal ? 0.5 : 1.0);
             char st[256] = "";
@@ -1308,10 +1730,12 @@ static void time_backward(const std::vector<int> &sizes, int reps, int reserve, 
             printf("RESULT ringbwd mask=%s shard=%s N=%d H=%d d=%d dt=%s P=%d fwd_v=%d bwd_v=%d home_chunks=%d "
                    "single_ms=%.3f ring_ms=%.3f compute_ms=%.3f comm_ms=%.3f comm_in_ring_ms=%.3f exposed_ms=%.3f "
                    "exposed_max_ms=%.3f home_ms=%.3f step_ms=%s hidden=%.3f hidden_min=%.3f diff_hidden=%.3f "
+                   "home_all_ms=%.3f cend_spread_ms=%.3f done_spread_ms=%.3f waits_max_ms=%.3f hidden_all=%.3f "
                    "speedup=%.3f eff=%.3f single_tflops=%.1f ring_tflops=%.1f ring_vs_one=%.2e\n",
                    causal ? "causal" : "none", causal ? "zigzag" : "contig", N, H, d, dt_str(dt), g_P, g_version,
                    g_bwd_version, g_chunks > 0 ? g_chunks : 4, one.ms, full, compute, comm, in_ring, exposed,
-                   exposed_max, home, st, hidden, hidden_min, diff_hidden, one.ms / full, one.ms / full / g_P, flops / one.ms * 1e-9, flops / full * 1e-9,
+                   exposed_max, home, st, hidden, hidden_min, diff_hidden, clk.home_all, clk.cend_spread, clk.done_spread,
+                   clk.waits_max, hidden_all, one.ms / full, one.ms / full / g_P, flops / one.ms * 1e-9, flops / full * 1e-9,
                    cmp);
             fflush(stdout);
             if (keep && !(cmp <= tol_of(dt))) {
@@ -1364,7 +1788,7 @@ int main(int argc, char **argv)
                             "[--reps N] [--reserve R] [--sweep-reserve 0,2,4] [--dtype f16|bf16] [--d 64|128] [--ctas C]\n"
                             "       [--no-check-big] [--tiny]\n"
                             "       [--backward [--bwd-version V] [--home-chunks C]]\n"
-                            "       [--trace [--count N]]\n",
+                            "       [--trace [--backward] [--count N]]\n",
                     argv[0]);
             return 2;
         }
@@ -1414,7 +1838,7 @@ int main(int argc, char **argv)
     };
 
     if (trace) {
-        run_traces(&rng, count);
+        run_traces(&rng, count, backward);
         if (g_fail) printf("%d trace comparison(s) FAILED (seed %llu)\n", g_fail, (unsigned long long)seed);
         else printf("Every GPU trace matches the engine's (P = %d, seed %llu).\n", g_P, (unsigned long long)seed);
         destroy();

@@ -11,8 +11,9 @@
 # PyTorch), logged as ring-bwd.log, san-bwd.log and summary.md.
 # --trace: the GPUs' trace of lesson-size rings against the engine's, event by event (bench_ring
 # --trace: the ring_01 lesson's problem and fresh random ones) on 2 GPUs (trace-P2.log) and on all
-# of them (trace-P<n>.log), where each planted fault must fail the comparison; the sanitizer on
-# bench_ring --trace --gpus 1 (san-trace.log).
+# of them (trace-P<n>.log), and the backward's (bench_ring --trace --backward: btrace-P<n>.log),
+# where each planted fault must fail the comparison; the sanitizer on bench_ring --trace --gpus 1
+# and on its backward (san-trace.log, san-btrace.log).
 #
 # Steps, each logged under LOGDIR (default build/cuda/ring-out):
 #   1. machine.txt: date, GPUs, driver, how the GPUs are linked (nvidia-smi topo -m), NCCL's library
@@ -73,6 +74,10 @@ if [ $TRACE = 1 ]; then
     step "bench_ring --trace on $P GPUs (trace-P$P.log)"
     CUDA_VISIBLE_DEVICES=$vis timeout 60 "$B/cuda/bench_ring" --trace 2>&1 | tee "$LOG/trace-P$P.log" | grep -v '^ok  trace'
     [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+    step "bench_ring --trace --backward on $P GPUs (btrace-P$P.log)"
+    CUDA_VISIBLE_DEVICES=$vis timeout 90 "$B/cuda/bench_ring" --trace --backward 2>&1 | tee "$LOG/btrace-P$P.log" \
+      | grep -v '^ok  btrace'
+    [ "${PIPESTATUS[0]}" = 0 ] || fail=1
     [ "$P" = "$NG" ] && break
   done
   if [ $SAN = 1 ] && command -v compute-sanitizer > /dev/null; then
@@ -80,6 +85,10 @@ if [ $TRACE = 1 ]; then
     timeout 60 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
       "$B/cuda/bench_ring" --trace --gpus 1 --count 4 > "$LOG/san-trace.log" 2>&1
     rc=$?; echo "memcheck bench_ring --trace --gpus 1 --count 4: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san-trace.log")"
+    [ $rc = 0 ] || fail=1
+    timeout 90 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+      "$B/cuda/bench_ring" --trace --backward --gpus 1 --count 4 > "$LOG/san-btrace.log" 2>&1
+    rc=$?; echo "memcheck bench_ring --trace --backward --gpus 1 --count 4: rc=$rc $(grep -m1 'ERROR SUMMARY' "$LOG/san-btrace.log")"
     [ $rc = 0 ] || fail=1
   fi
   exit $fail

@@ -32,19 +32,26 @@ def main(argv):
               "problem; hidden = 1 − exposed / transfers alone, exposed = the time the slowest GPU's compute "
               "waited for K, V or dK, dV plus its hops home that outlasted its compute, from the events; "
               "all GPUs: the same with the largest wait over the GPUs (run 1 printed only that one, as "
-              "'exposed'); from totals = 1 − (ring − compute alone) / transfers alone):\n")
-        print("| mask | shard | N | P | type | d | bwd v | one GPU | ring | speedup | efficiency | compute alone | "
-              "transfers alone | in the ring | exposed | of it home | hidden | hidden, all GPUs | from totals | steps | "
-              "TFLOP/s one → ring | ring vs one |")
-        print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+              "'exposed'); from totals = 1 − (ring − compute alone) / transfers alone; by the clock (the GPUs' "
+              "common %globaltimer, lines of 2026-11-27 on): home after all = how long the hops home went on "
+              "after the last GPU's compute ended, ends apart = how far apart the GPUs' compute ended, "
+              "hidden by the clock = 1 − (largest wait in steps + home after all) / transfers alone; "
+              "home chunks = the groups of KV heads the last step runs):\n")
+        print("| mask | shard | N | P | type | d | bwd v | home chunks | one GPU | ring | speedup | efficiency | compute alone | "
+              "transfers alone | in the ring | exposed | of it home | hidden | hidden, all GPUs | from totals | "
+              "home after all | ends apart | hidden by the clock | steps | TFLOP/s one → ring | ring vs one |")
+        print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              "---|---|---:|")
         for r in bwd:
             opt = lambda k: f"{100 * float(r[k]):.0f} %" if k in r else "–"   # not in run 1's lines
+            ms = lambda k: f"{float(r[k]):.2f}" if k in r else "–"   # not before 2026-11-27
             print(f"| {r['mask']} | {r['shard']} | {int(r['N']) // 1024}k | {r['P']} | {r.get('dt', 'f16')} | "
-                  f"{r.get('d', '128')} | {r['bwd_v']} | "
+                  f"{r.get('d', '128')} | {r['bwd_v']} | {r.get('home_chunks', '4')} | "
                   f"{float(r['single_ms']):.1f} | {float(r['ring_ms']):.1f} | {float(r['speedup']):.3f} | "
                   f"{100 * float(r['eff']):.1f} % | {float(r['compute_ms']):.1f} | {float(r['comm_ms']):.2f} | "
                   f"{float(r['comm_in_ring_ms']):.2f} | {float(r['exposed_ms']):.2f} | {float(r['home_ms']):.2f} | "
                   f"{100 * float(r['hidden']):.0f} % | {opt('hidden_min')} | {float(r['diff_hidden']):.2f} | "
+                  f"{ms('home_all_ms')} | {ms('cend_spread_ms')} | {opt('hidden_all')} | "
                   f"{r['step_ms']} | {r['single_tflops']} → {r['ring_tflops']} | {r['ring_vs_one']} |")
         print()
     if sweep:

@@ -43,6 +43,11 @@
  * weights (o_new = w_old o_old + w_blk o_blk; in the engine's letters w_old = α ℓ_old / ℓ_new,
  * w_blk = β ℓ_blk / ℓ_new). The ring's own output still comes from its end merge.
  *
+ * Backward trace (fs_cuda_ring_backward_trace, lesson sizes): the backward once more, with a second
+ * tag travelling with the dK, dV accumulators, and after each step copies of the dQ accumulator and
+ * of the held shard's dK, dV accumulators, so that the state the engine's `trace --ring --backward`
+ * shows after each step, and every hop with what it carried, can be compared one by one.
+ *
  * One host thread per GPU calls fs_cuda_ring_run (or fs_cuda_ring_backward) on its own
  * fs_cuda_ring_dev at the same time (NCCL's send and receive meet in the middle). Plain C; needs
  * nccl.h (build with NCCL=1).
@@ -80,7 +85,9 @@ typedef struct {
     int32_t fault;                    /* test only, so that the checks must fail: 1 = the forward's
                                          last step's pairs are not run, 2 = the backward's, 3 = the
                                          forward's shards go to GPU p + 2 and come from p − 2 (the
-                                         wrong source); 0 otherwise */
+                                         wrong source), 4 = the backward's dK, dV are zeroed before
+                                         each hop but the home one (their sums are lost); 0
+                                         otherwise */
     int32_t bwd_version;              /* the backward version each pair runs (e.g. 11); 0: 11 */
     int32_t home_chunks;              /* backward: groups of KV heads the last step runs and sends
                                          home one by one (1..n_kv_heads; 0: 4, or n_kv_heads when
@@ -108,6 +115,10 @@ typedef struct {
     int32_t pairs;                    /* prefill (backward: backward) launches run */
     float home_ms;                    /* backward: how long the ring went on after its last compute,
                                          waiting for dK, dV to come home (not hidden) */
+    uint64_t clock_ns[3];             /* backward: the GPU's %globaltimer (ns) at the ring's start, at
+                                         the end of this GPU's compute and at the end (its hops home
+                                         landed); the GPUs of one host keep this clock in step, so
+                                         these order events across GPUs, which CUDA events cannot */
 } fs_ring_times;
 
 typedef struct fs_cuda_ring_dev fs_cuda_ring_dev;
@@ -165,6 +176,35 @@ typedef struct {
 fs_status fs_cuda_ring_trace(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
                              fs_ring_trace *tr, char *why, size_t n);
 void fs_ring_trace_free(fs_ring_trace *tr);
+
+/* What the backward did on one GPU, step by step (fs_cuda_ring_backward_trace). Two tags travel:
+ * one with K, V (as the forward's) and one with the dK, dV accumulators, so the shard whose
+ * gradients a step added to is read as well as the shard whose K, V it read. rows = slots ·
+ * n_q_heads · c (the local query rows), keys = slots · n_kv_heads · c (the held shard's rows),
+ * both in the local layout (slot, head, row). Step P − 1's sends and receives are the hops home
+ * (dK, dV alone). */
+typedef struct {
+    int32_t steps, rows, keys, d;
+    int32_t hold[FS_RING_MAX_DEV][FS_RING_TAG];      /* the tag of the K, V step s read */
+    int32_t acc[FS_RING_MAX_DEV][FS_RING_TAG];       /* the tag of the dK, dV step s added to */
+    int32_t sent_kv[FS_RING_MAX_DEV][FS_RING_TAG];   /* the tags of the K, V and the dK, dV step s sent */
+    int32_t sent_dkv[FS_RING_MAX_DEV][FS_RING_TAG];
+    int32_t got_kv[FS_RING_MAX_DEV][FS_RING_TAG];    /* ... and received */
+    int32_t got_dkv[FS_RING_MAX_DEV][FS_RING_TAG];
+    int32_t to[FS_RING_MAX_DEV], from[FS_RING_MAX_DEV];
+    int64_t kv_elems[FS_RING_MAX_DEV];               /* K elements step s sent (as many of V; 0 at the last) */
+    int64_t dkv_elems[FS_RING_MAX_DEV];              /* dK elements step s sent (as many of dV) */
+    /* After step s: the float32 dQ accumulator of the GPU's rows, dq + s · rows · d, and the held
+     * shard's dK, dV accumulators, dk and dv + s · keys · d (d values a row). */
+    float *dq, *dk, *dv;
+} fs_ring_btrace;
+
+/* The backward on GPU p as fs_cuda_ring_backward (FULL), recording tr (its arrays allocated here;
+ * free them with fs_ring_btrace_free). Lesson sizes, as fs_cuda_ring_trace. */
+fs_status fs_cuda_ring_backward_trace(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, const void *O,
+                                      const void *dO, const float *L, void *dQ, void *dK, void *dV, fs_ring_btrace *tr,
+                                      char *why, size_t n);
+void fs_ring_btrace_free(fs_ring_btrace *tr);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  * shard to the next GPU while the previous GPU's arrives in the other buffer, and at the end one
  * merge of the partial (O, L) of each query block. Built only with NCCL=1 (module.mk); the float64
  * check and the timings are bench/cuda/bench_ring.cu's. The backward (fs_cuda_ring_backward) is
- * at the end of the file, with its own data-flow sketch.
+ * at the end of the file, with its own data-flow sketch, and after it the backward's trace.
  *
  * Data flow on GPU p at step s (src = (p − s) mod P, the GPU whose shard is held at step s):
  *
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/cuda/cuda_common.cuh"
 
@@ -71,6 +72,7 @@ struct fs_cuda_ring_dev {
     cudaEvent_t w0[FS_RING_MAX_DEV], w1[FS_RING_MAX_DEV], x0[FS_RING_MAX_DEV], x1[FS_RING_MAX_DEV];
     cudaEvent_t u0[FS_RING_MAX_DEV], u1[FS_RING_MAX_DEV], hc[RING_MAX_CHUNKS];
     cudaEvent_t h0, h1, cend, done;
+    unsigned long long *clk;             /* [3]: %globaltimer at the start, the compute's end, the end */
 };
 
 extern "C" int fs_cuda_ring_slots(const fs_cuda_ring *r) { return r->shard == FS_RING_ZIGZAG ? 2 : 1; }
@@ -198,6 +200,7 @@ extern "C" void fs_cuda_ring_dev_free(fs_cuda_ring_dev *g)
     for (int b = 0; b < 2; b++)
         for (int x = 0; x < 2; x++) cudaFree(g->dkv[b][x]);
     cudaFree(g->dq_acc);
+    cudaFree(g->clk);
     for (int i = 0; i < 2; i++) {
         cudaFree(g->tq[i]);
         cudaFree(g->tk[i]);
@@ -593,6 +596,14 @@ __global__ void ring_round(size_t n4, const float *__restrict__ acc, T *__restri
     }
 }
 
+/* *out = %globaltimer (ns): one thread, queued where the moment is to be read */
+__global__ void ring_clock(unsigned long long *out)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    *out = t;
+}
+
 static unsigned ring_blocks(size_t n4) { return (unsigned)std::min<size_t>((n4 + 255) / 256, 4096); }
 
 /* acc[0..count) += x[0..count) on stream st */
@@ -660,26 +671,39 @@ static fs_status ring_bwd_alloc(fs_cuda_ring_dev *g, char *why, size_t n)
     for (cudaEvent_t *x : one) FS_CU_TRY(cudaEventCreate(x));
     FS_CU_TRY(cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
     FS_CU_TRY(cudaEventCreateWithFlags(&g->join, cudaEventDisableTiming));
+    FS_CU_TRY(cudaMalloc((void **)&g->clk, 3 * sizeof(unsigned long long)));
     g->bwd = true;
     return FS_OK;
 }
 
 /* One NCCL group: each of the k buffers send[i] (count[i] elements of type t) to GPU p + 1, and
- * GPU p − 1's into recv[i]. */
+ * GPU p − 1's into recv[i]; with a trace, a tag beside them (tag → rtag). */
 static fs_status ring_swap(fs_cuda_ring_dev *g, int k, const void *const *send, void *const *recv, const size_t *count,
-                           ncclDataType_t t, char *why, size_t n)
+                           ncclDataType_t t, const int32_t *tag, int32_t *rtag, char *why, size_t n)
 {
     const int P = g->r.n_dev, next = (g->p + 1) % P, prev = (g->p + P - 1) % P;
     FS_NC_TRY(ncclGroupStart());
     for (int i = 0; i < k; i++) FS_NC_TRY(ncclSend(send[i], count[i], t, next, g->comm, g->ts));
+    if (tag) FS_NC_TRY(ncclSend(tag, FS_RING_TAG, ncclInt32, next, g->comm, g->ts));
     for (int i = 0; i < k; i++) FS_NC_TRY(ncclRecv(recv[i], count[i], t, prev, g->comm, g->ts));
+    if (tag) FS_NC_TRY(ncclRecv(rtag, FS_RING_TAG, ncclInt32, prev, g->comm, g->ts));
     FS_NC_TRY(ncclGroupEnd());
     return FS_OK;
 }
 
-extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V,
-                                           const void *O, const void *dO, const float *L, void *dQ, void *dK, void *dV,
-                                           fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+/* With the backward's trace (lesson sizes), on the device: the tags (own; one per K, V buffer;
+ * one per dK, dV buffer), the records of the tags per step, and the accumulators after each step. */
+struct ring_btdev {
+    fs_ring_btrace *tr;
+    int32_t *tag;      /* [5][FS_RING_TAG]: own, K, V buffers 0 and 1, dK, dV buffers 0 and 1 */
+    int32_t *recs;     /* [6][P][FS_RING_TAG]: hold, acc, sent_kv, sent_dkv, got_kv, got_dkv at step s */
+    float *dq, *dk, *dv;   /* (P, rows, d), (P, keys, d), (P, keys, d) */
+};
+
+/* The backward (fs_cuda_ring_backward), with a trace when bt is not NULL (mode FULL then). */
+static fs_status ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, const void *O,
+                               const void *dO, const float *L, void *dQ, void *dK, void *dV, fs_ring_mode mode,
+                               fs_ring_times *times, ring_btdev *bt, char *why, size_t n)
 {
     const fs_cuda_ring *r = &g->r;
     const int P = r->n_dev, S = fs_cuda_ring_slots(r), p = g->p, Hkv = r->n_kv_heads, G = r->n_q_heads / Hkv;
@@ -697,6 +721,10 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
     FS_CU_TRY(cudaEventRecord(g->ready, 0));   /* after the caller's work on the default stream */
     FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->ready, 0));
     FS_CU_TRY(cudaEventRecord(g->start, g->cs));
+    if (times) {   /* the GPUs' common clock at the start (its end stamps are below) */
+        ring_clock<<<1, 1, 0, g->cs>>>(g->clk);
+        FS_CU_LAUNCHED();
+    }
     FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->start, 0));
     if (compute) {
         FS_CU_TRY(cudaMemsetAsync(g->dq_acc, 0, S * q_slot * sizeof(float), g->cs));
@@ -707,13 +735,24 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
         const bool own = s == 0 || !transfer, last = s == P - 1;
         const char *k = (const char *)(own ? K : g->kv[s % 2][0]), *v = (const char *)(own ? V : g->kv[s % 2][1]);
         float *acc_k = g->dkv[transfer ? s % 2 : 0][0], *acc_v = g->dkv[transfer ? s % 2 : 0][1];
+        /* trace only: the tags of the held K, V and of acc, and this step's records of them */
+        int32_t *tag_kv = bt ? bt->tag + (own ? 0 : 1 + s % 2) * FS_RING_TAG : NULL;
+        int32_t *tag_acc = bt ? bt->tag + (3 + s % 2) * FS_RING_TAG : NULL;
+        auto brec = [&](int what) { return bt ? bt->recs + ((size_t)what * P + s) * FS_RING_TAG : nullptr; };
         if (transfer && !last) {
             /* K, V ahead; kv buffer (s+1) mod 2 was last read by step s − 1, which the transfer
              * stream waited for before step s − 1's dK, dV went out */
             FS_CU_TRY(cudaEventRecord(g->t0[s], g->ts));
+            int32_t *rtag = bt ? bt->tag + (1 + (s + 1) % 2) * FS_RING_TAG : NULL;
+            if (bt) {
+                FS_CU_TRY(cudaMemcpyAsync(brec(2), tag_kv, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
+                bt->tr->to[s] = (p + 1) % P, bt->tr->from[s] = (p + P - 1) % P;
+                bt->tr->kv_elems[s] = (int64_t)(S * kv_slot);
+            }
             st = ring_transfer(g, (p + 1) % P, (p + P - 1) % P, k, v, g->kv[(s + 1) % 2][0], g->kv[(s + 1) % 2][1],
-                               (size_t)S * kv_slot, NULL, NULL, why, n);
+                               (size_t)S * kv_slot, tag_kv, rtag, why, n);
             if (st != FS_OK) return st;
+            if (bt) FS_CU_TRY(cudaMemcpyAsync(brec(4), rtag, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
             FS_CU_TRY(cudaEventRecord(g->t1[s], g->ts));
         }
         if (transfer && s >= 1 && compute) {   /* K, V of step s landed */
@@ -740,6 +779,7 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
             return FS_OK;
         };
         FS_CU_TRY(cudaEventRecord(g->c0[s], g->cs));
+        if (bt) FS_CU_TRY(cudaMemcpyAsync(brec(0), tag_kv, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->cs));
         if (last && compute) {   /* cb starts where cs is: K, V landed, dQ_acc zeroed */
             FS_CU_TRY(cudaEventRecord(g->fork, g->cs));
             FS_CU_TRY(cudaStreamWaitEvent(g->cb, g->fork, 0));
@@ -802,30 +842,67 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
                 FS_CU_TRY(cudaEventRecord(g->hc[ch], cs));
                 if (compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->hc[ch], 0));
                 if (ch == 0) FS_CU_TRY(cudaEventRecord(g->h0, g->ts));   /* the first hop home starts */
-                if ((st = ring_swap(g, kk, send, recv, count, t16, why, n)) != FS_OK) return st;
+                /* trace: the tag of acc goes with the first group, and lands in the records */
+                const bool tagged = bt && ch == 0;
+                if (tagged) {
+                    FS_CU_TRY(cudaMemcpyAsync(brec(3), tag_acc, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
+                    bt->tr->to[s] = (p + 1) % P, bt->tr->from[s] = (p + P - 1) % P;
+                }
+                if (bt)
+                    for (int i = 0; i < kk; i += 2) bt->tr->dkv_elems[s] += (int64_t)count[i];
+                if ((st = ring_swap(g, kk, send, recv, count, t16, tagged ? tag_acc : NULL, tagged ? brec(5) : NULL,
+                                    why, n)) != FS_OK)
+                    return st;
             }
         }
         if (last && compute) {   /* cs waits for cb's groups */
             FS_CU_TRY(cudaEventRecord(g->join, g->cb));
             FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->join, 0));
         }
+        if (bt) {   /* after the step: its tag of acc, dQ_acc and acc (acc landed: waited for above) */
+            const fs_ring_btrace *tr = bt->tr;
+            const size_t qn = (size_t)tr->rows * r->d, kn = (size_t)tr->keys * r->d;
+            if ((st = acc_landed(0)) != FS_OK) return st;
+            FS_CU_TRY(cudaMemcpyAsync(brec(1), tag_acc, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->cs));
+            FS_CU_TRY(cudaMemcpyAsync(bt->dq + s * qn, g->dq_acc, qn * 4, cudaMemcpyDeviceToDevice, g->cs));
+            FS_CU_TRY(cudaMemcpyAsync(bt->dk + s * kn, acc_k, kn * 4, cudaMemcpyDeviceToDevice, g->cs));
+            FS_CU_TRY(cudaMemcpyAsync(bt->dv + s * kn, acc_v, kn * 4, cudaMemcpyDeviceToDevice, g->cs));
+        }
         FS_CU_TRY(cudaEventRecord(g->c1[s], g->cs));
         if (transfer && !last) {
             /* dK, dV of the held shard, added to in step s, follow K, V to p + 1 */
             if (compute) FS_CU_TRY(cudaStreamWaitEvent(g->ts, g->c1[s], 0));
             FS_CU_TRY(cudaEventRecord(g->u0[s], g->ts));
+            if (r->fault == 4) {   /* test only: the sums so far are lost */
+                FS_CU_TRY(cudaMemsetAsync(acc_k, 0, S * kv_slot * sizeof(float), g->ts));
+                FS_CU_TRY(cudaMemsetAsync(acc_v, 0, S * kv_slot * sizeof(float), g->ts));
+            }
+            int32_t *rtag = bt ? bt->tag + (3 + (s + 1) % 2) * FS_RING_TAG : NULL;
+            if (bt) {
+                FS_CU_TRY(cudaMemcpyAsync(brec(3), tag_acc, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
+                bt->tr->dkv_elems[s] = (int64_t)(S * kv_slot);
+            }
             const void *send[2] = {acc_k, acc_v};
             void *recv[2] = {g->dkv[(s + 1) % 2][0], g->dkv[(s + 1) % 2][1]};
             const size_t count[2] = {S * kv_slot, S * kv_slot};
-            if ((st = ring_swap(g, 2, send, recv, count, ncclFloat32, why, n)) != FS_OK) return st;
+            if ((st = ring_swap(g, 2, send, recv, count, ncclFloat32, tag_acc, rtag, why, n)) != FS_OK) return st;
+            if (bt) FS_CU_TRY(cudaMemcpyAsync(brec(5), rtag, FS_RING_TAG * 4, cudaMemcpyDeviceToDevice, g->ts));
             FS_CU_TRY(cudaEventRecord(g->u1[s], g->ts));
         }
     }
     if (compute && (st = ring_round_run(r->dtype, S * q_slot, g->dq_acc, dQ, g->cs, why, n)) != FS_OK) return st;
+    if (times) {
+        ring_clock<<<1, 1, 0, g->cs>>>(g->clk + 1);
+        FS_CU_LAUNCHED();
+    }
     FS_CU_TRY(cudaEventRecord(g->cend, g->cs));
     if (transfer) {   /* the hops home */
         FS_CU_TRY(cudaEventRecord(g->h1, g->ts));
         FS_CU_TRY(cudaStreamWaitEvent(g->cs, g->h1, 0));
+    }
+    if (times) {
+        ring_clock<<<1, 1, 0, g->cs>>>(g->clk + 2);
+        FS_CU_LAUNCHED();
     }
     FS_CU_TRY(cudaEventRecord(g->done, g->cs));
     FS_CU_TRY(cudaStreamSynchronize(g->cs));
@@ -853,6 +930,97 @@ extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, c
         FS_CU_TRY(cudaEventElapsedTime(&times->merge_ms, g->c1[P - 1], g->cend));
         FS_CU_TRY(cudaEventElapsedTime(&times->home_ms, g->cend, g->done));
         FS_CU_TRY(cudaEventElapsedTime(&times->total_ms, g->start, g->done));
+        FS_CU_TRY(cudaMemcpy(times->clock_ns, g->clk, sizeof times->clock_ns, cudaMemcpyDeviceToHost));
     }
     return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_backward(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V,
+                                           const void *O, const void *dO, const float *L, void *dQ, void *dK, void *dV,
+                                           fs_ring_mode mode, fs_ring_times *times, char *why, size_t n)
+{
+    return ring_backward(g, Q, K, V, O, dO, L, dQ, dK, dV, mode, times, NULL, why, n);
+}
+
+extern "C" void fs_ring_btrace_free(fs_ring_btrace *tr)
+{
+    if (!tr) return;
+    free(tr->dq);
+    free(tr->dk);
+    free(tr->dv);
+    tr->dq = tr->dk = tr->dv = NULL;
+}
+
+static fs_status ring_btrace_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, const void *O,
+                                 const void *dO, const float *L, void *dQ, void *dK, void *dV, fs_ring_btrace *tr,
+                                 ring_btdev *bt, char *why, size_t n)
+{
+    const fs_cuda_ring *r = &g->r;
+    const int P = r->n_dev, S = fs_cuda_ring_slots(r), c = fs_cuda_ring_slot_rows(r);
+    tr->steps = P;
+    tr->rows = S * r->n_q_heads * c;
+    tr->keys = S * r->n_kv_heads * c;
+    tr->d = r->d;
+    const size_t qn = (size_t)P * tr->rows * r->d, kn = (size_t)P * tr->keys * r->d;
+    tr->dq = (float *)malloc(qn * sizeof(float));
+    tr->dk = (float *)malloc(kn * sizeof(float));
+    tr->dv = (float *)malloc(kn * sizeof(float));
+    if (!tr->dq || !tr->dk || !tr->dv) {
+        if (why && n) snprintf(why, n, "ring backward trace: out of host memory");
+        return FS_ERR_ARG;
+    }
+    bt->tr = tr;
+    FS_CU_TRY(cudaMalloc((void **)&bt->tag, 5 * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMalloc((void **)&bt->recs, 6 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMalloc((void **)&bt->dq, qn * sizeof(float)));
+    FS_CU_TRY(cudaMalloc((void **)&bt->dk, kn * sizeof(float)));
+    FS_CU_TRY(cudaMalloc((void **)&bt->dv, kn * sizeof(float)));
+    /* our shard's tag, for its K, V and (at step 0) its dK, dV; the other buffers' tags and every
+     * record poisoned (−1, NaN), so a receive or a copy that never happened shows */
+    int32_t tags[5][FS_RING_TAG];
+    memset(tags, 0xff, sizeof tags);
+    tags[0][0] = g->p, tags[0][1] = S, tags[0][2] = c;
+    for (int a = 0; a < S; a++) tags[0][3 + a] = fs_cuda_ring_slot_start(r, g->p, a);
+    memcpy(tags[3], tags[0], sizeof tags[0]);
+    FS_CU_TRY(cudaMemcpy(bt->tag, tags, sizeof tags, cudaMemcpyHostToDevice));
+    FS_CU_TRY(cudaMemset(bt->recs, 0xff, 6 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
+    FS_CU_TRY(cudaMemset(bt->dq, 0xff, qn * sizeof(float)));
+    FS_CU_TRY(cudaMemset(bt->dk, 0xff, kn * sizeof(float)));
+    FS_CU_TRY(cudaMemset(bt->dv, 0xff, kn * sizeof(float)));
+    for (int s = 0; s < P; s++) tr->to[s] = tr->from[s] = -1;
+    fs_status st = ring_backward(g, Q, K, V, O, dO, L, dQ, dK, dV, FS_RING_RUN_FULL, NULL, bt, why, n);
+    if (st != FS_OK) return st;
+    std::vector<int32_t> recs(6 * (size_t)P * FS_RING_TAG);
+    FS_CU_TRY(cudaMemcpy(recs.data(), bt->recs, recs.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    int32_t(*dst[6])[FS_RING_TAG] = {tr->hold, tr->acc, tr->sent_kv, tr->sent_dkv, tr->got_kv, tr->got_dkv};
+    for (int w = 0; w < 6; w++)
+        for (int s = 0; s < P; s++) memcpy(dst[w][s], &recs[((size_t)w * P + s) * FS_RING_TAG], FS_RING_TAG * 4);
+    FS_CU_TRY(cudaMemcpy(tr->dq, bt->dq, qn * sizeof(float), cudaMemcpyDeviceToHost));
+    FS_CU_TRY(cudaMemcpy(tr->dk, bt->dk, kn * sizeof(float), cudaMemcpyDeviceToHost));
+    FS_CU_TRY(cudaMemcpy(tr->dv, bt->dv, kn * sizeof(float), cudaMemcpyDeviceToHost));
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_ring_backward_trace(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V,
+                                                 const void *O, const void *dO, const float *L, void *dQ, void *dK,
+                                                 void *dV, fs_ring_btrace *tr, char *why, size_t n)
+{
+    memset(tr, 0, sizeof *tr);
+    const fs_cuda_ring *r = &g->r;
+    if (r->n > 4096 || (long)r->n_q_heads * r->n > 65536) {
+        if (why && n)
+            snprintf(why, n, "ring backward trace: lesson sizes only (n = %d ≤ 4096, heads · n = %ld ≤ 65536)", r->n,
+                     (long)r->n_q_heads * r->n);
+        return FS_ERR_SHAPE;
+    }
+    ring_btdev bt;
+    memset(&bt, 0, sizeof bt);
+    const fs_status st = ring_btrace_run(g, Q, K, V, O, dO, L, dQ, dK, dV, tr, &bt, why, n);
+    cudaFree(bt.tag);
+    cudaFree(bt.recs);
+    cudaFree(bt.dq);
+    cudaFree(bt.dk);
+    cudaFree(bt.dv);
+    if (st != FS_OK) fs_ring_btrace_free(tr);
+    return st;
 }
