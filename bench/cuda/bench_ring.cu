@@ -76,6 +76,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdarg.h>
 #include <nccl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -497,6 +498,36 @@ static void scatter(const shards &sh, const std::vector<uint16_t> &x, int heads,
     }
 }
 
+/* Gather the GPUs' L (local (slot, head, row), float32) into L (global (heads, n)). */
+static void gather_L(const shards &sh, int heads, std::vector<double> &L)
+{
+    const int n = sh.r.n;
+    L.assign((size_t)heads * n, NAN);
+    for (int p = 0; p < g_P; p++) {
+        CU(cudaSetDevice(p));
+        std::vector<float> lp(sh.rows);
+        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < n; i++) {
+                const long lr = sh.local_row(p, heads, h, i);
+                if (lr >= 0) L[(size_t)h * n + i] = lp[lr];
+            }
+    }
+}
+
+/* Lesson-size inputs of rows of d values: given, or drawn uniformly from [lo, hi) with rng; each
+ * rounded to the 16-bit type into b (rows padded with zeros to D) and, as rounded, into x. */
+static void lesson_fill(uint64_t *rng, std::vector<double> &x, std::vector<uint16_t> &b, const double *given, double lo,
+                        double hi, int d, int D, fs_cuda_dtype dt)
+{
+    for (size_t i = 0; i < x.size(); i++) {
+        const double u = given ? given[i] : lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53;
+        const size_t row = i / d, j = i % d;
+        b[row * D + j] = to16((float)u, dt);
+        x[i] = from16(b[row * D + j], dt);
+    }
+}
+
 /* The ring's backward on one problem: the ring's forward for O and L, then its backward; dQ, dK,
  * dV gathered and compared with the engine's float64 fs_backward_dense and with the single-GPU
  * backward on the whole problem (GPU 0: prefill version g_version with L, then backward version
@@ -642,16 +673,72 @@ static void run_checks_bwd(uint64_t *rng, bool tiny)
  * to 64 with zeros (Q, K and V), which leaves every score and the first d columns of every o
  * as they are. */
 
-struct rev {   /* one ring event as both sides record it */
+/* Where a ring event happened and what it moved, as both sides record it (forward and backward). */
+struct ring_place {
     fs_event_kind kind;
-    int device = -1, t = -1, shard = -1, a = -1, b = -1, head = -1, pos = -1;
+    int device = -1, t = -1, shard = -1, a = -1, b = -1, head = -1, pos = -1, tensor = -1;
     long long bytes = -1;
-    std::vector<int> positions;                        /* HOLD */
+    std::vector<int> positions;   /* HOLD */
+};
+
+struct rev : ring_place {   /* one forward ring event */
     double L_old = 0, L_blk = 0, L_new = 0, w_old = 0, w_blk = 0;   /* RMERGE; OUT: L_new */
     std::vector<double> o_old, o_blk, o_new;           /* RMERGE; OUT: o_new */
 };
 
 static double lse_of(double m, double l) { return l > 0 && m > -INFINITY ? m + log(l) : -INFINITY; }
+
+/* The global positions a tag names (empty for a tag that never came). */
+static std::vector<int> tag_positions(const int32_t *tag)
+{
+    std::vector<int> x;
+    if (tag[1] < 1 || tag[1] > 2 || tag[2] < 1) return x;
+    for (int s = 0; s < tag[1]; s++)
+        for (int i = 0; i < tag[2]; i++) x.push_back(tag[3 + s] + i);
+    return x;
+}
+
+/* Write "event k (kind, device, step): ..." into why; returns false (a difference). */
+static bool differ(char *why, size_t n, size_t k, const ring_place &e, const char *fmt, ...)
+{
+    int o = snprintf(why, n, "event %zu (%s, device %d, step %d): ", k, fs_event_kind_str(e.kind), e.device, e.t);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + o, n - o, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Event k of the engine (e) and of the GPUs (g) at the same place, moving the same things; false
+ * with why at the first field that differs. */
+static bool same_place(size_t k, const ring_place &e, const ring_place &g, char *why, size_t n)
+{
+    if (e.kind != g.kind) return differ(why, n, k, e, "the GPU's is a %s", fs_event_kind_str(g.kind));
+    if (e.device != g.device || e.t != g.t) return differ(why, n, k, e, "the GPU's is device %d, step %d", g.device, g.t);
+    if (e.shard != g.shard) return differ(why, n, k, e, "shard %d, the GPU's %d", e.shard, g.shard);
+    if (e.a != g.a || e.b != g.b)
+        return differ(why, n, k, e, "from %d to %d, the GPU's from %d to %d", e.a, e.b, g.a, g.b);
+    if (e.tensor != g.tensor) return differ(why, n, k, e, "tensor %d, the GPU's %d", e.tensor, g.tensor);
+    if (e.bytes != g.bytes) return differ(why, n, k, e, "%lld bytes, the GPU's %lld", e.bytes, g.bytes);
+    if (e.head != g.head || e.pos != g.pos)
+        return differ(why, n, k, e, "head %d pos %d, the GPU's head %d pos %d", e.head, e.pos, g.head, g.pos);
+    if (e.positions != g.positions)
+        return differ(why, n, k, e, "the held positions differ (%zu against the GPU's %zu)", e.positions.size(),
+                      g.positions.size());
+    return true;
+}
+
+/* After the events both lists have: false with why when one list is longer. */
+template <typename Ev>
+static bool same_count(const std::vector<Ev> &E, const std::vector<Ev> &G, char *why, size_t n)
+{
+    if (E.size() == G.size()) return true;
+    const size_t k = std::min(E.size(), G.size());
+    const Ev &x = k < E.size() ? E[k] : G[k];
+    snprintf(why, n, "the engine has %zu events, the GPUs %zu; the first unmatched: %s of %s (device %d, step %d)",
+             E.size(), G.size(), fs_event_kind_str(x.kind), k < E.size() ? "the engine" : "the GPUs", x.device, x.t);
+    return false;
+}
 
 /* The engine's trace, reduced to the ring's events. */
 static std::vector<rev> engine_events(const fs_trace *tr, int d)
@@ -706,13 +793,6 @@ static std::vector<rev> gpu_events(const fs_cuda_ring &r, const std::vector<fs_r
     std::vector<rev> v;
     const int P = r.n_dev, S = fs_cuda_ring_slots(&r), c = fs_cuda_ring_slot_rows(&r), Hq = r.n_q_heads;
     const int d = a.d, per = FS_RING_REC_HEAD + 3 * r.d;
-    auto held = [](const int32_t *tag) {
-        std::vector<int> x;
-        if (tag[1] < 1 || tag[1] > 2 || tag[2] < 1) return x;   /* a tag that never came */
-        for (int s = 0; s < tag[1]; s++)
-            for (int i = 0; i < tag[2]; i++) x.push_back(tag[3 + s] + i);
-        return x;
-    };
     auto hop_bytes = [&](int64_t elems) {
         const int rows = (int)(elems / ((int64_t)r.n_kv_heads * r.d));
         return (long long)fs_ring_shard_bytes(&a, rows, false, false);
@@ -721,7 +801,7 @@ static std::vector<rev> gpu_events(const fs_cuda_ring &r, const std::vector<fs_r
         for (int p = 0; p < P; p++) {
             const fs_ring_trace &tr = T[p];
             rev h;
-            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = held(tr.hold[t]);
+            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = tag_positions(tr.hold[t]);
             v.push_back(h);
             for (int hd = 0; hd < Hq; hd++)
                 for (int s = 0; s < S; s++)
@@ -783,49 +863,30 @@ static bool compare_events(const std::vector<rev> &E, const std::vector<rev> &G,
     };
     for (size_t k = 0; k < E.size() && k < G.size(); k++) {
         const rev &e = E[k], &g = G[k];
-        const char *kind = fs_event_kind_str(e.kind);
-#define DIFF(...)                                                                                           \
-    do {                                                                                                    \
-        int o_ = snprintf(why, n, "event %zu (%s, device %d, step %d): ", k, kind, e.device, e.t);          \
-        snprintf(why + o_, n - o_, __VA_ARGS__);                                                            \
-        return false;                                                                                       \
-    } while (0)
-        if (e.kind != g.kind) DIFF("the GPU's is a %s", fs_event_kind_str(g.kind));
-        if (e.device != g.device || e.t != g.t) DIFF("the GPU's is device %d, step %d", g.device, g.t);
-        if (e.shard != g.shard) DIFF("shard %d, the GPU's %d", e.shard, g.shard);
-        if (e.a != g.a || e.b != g.b) DIFF("from %d to %d, the GPU's from %d to %d", e.a, e.b, g.a, g.b);
-        if (e.bytes != g.bytes) DIFF("%lld bytes, the GPU's %lld", e.bytes, g.bytes);
-        if (e.head != g.head || e.pos != g.pos) DIFF("head %d pos %d, the GPU's head %d pos %d", e.head, e.pos, g.head, g.pos);
-        if (e.positions != g.positions) DIFF("the held positions differ (%zu against the GPU's %zu)", e.positions.size(),
-                                             g.positions.size());
+        if (!same_place(k, e, g, why, n)) return false;
         const double Ls[3][2] = {{e.L_old, g.L_old}, {e.L_blk, g.L_blk}, {e.L_new, g.L_new}};
         const char *Ln[3] = {"L_old", "L_blk", "L_new"};
         for (int i = 0; i < 3; i++)
             if (!near(Ls[i][1], Ls[i][0], tol.L, true, 0))
-                DIFF("pos %d %s %.6g, the GPU's %.6g", e.pos, Ln[i], Ls[i][0], Ls[i][1]);
+                return differ(why, n, k, e, "pos %d %s %.6g, the GPU's %.6g", e.pos, Ln[i], Ls[i][0], Ls[i][1]);
         if (e.kind == FS_EV_RMERGE) {
-            if (!near(g.w_old, e.w_old, tol.w, false, 1)) DIFF("pos %d w_old %.6g, the GPU's %.6g", e.pos, e.w_old, g.w_old);
-            if (!near(g.w_blk, e.w_blk, tol.w, false, 1)) DIFF("pos %d w_blk %.6g, the GPU's %.6g", e.pos, e.w_blk, g.w_blk);
+            if (!near(g.w_old, e.w_old, tol.w, false, 1))
+                return differ(why, n, k, e, "pos %d w_old %.6g, the GPU's %.6g", e.pos, e.w_old, g.w_old);
+            if (!near(g.w_blk, e.w_blk, tol.w, false, 1))
+                return differ(why, n, k, e, "pos %d w_blk %.6g, the GPU's %.6g", e.pos, e.w_blk, g.w_blk);
         }
         const std::vector<double> *os[3][2] = {{&e.o_old, &g.o_old}, {&e.o_blk, &g.o_blk}, {&e.o_new, &g.o_new}};
         const char *on[3] = {"o_old", "o_blk", "o_new"};
         for (int i = 0; i < 3; i++) {
-            if (os[i][0]->size() != os[i][1]->size()) DIFF("%s has %zu values, the GPU's %zu", on[i], os[i][0]->size(),
-                                                           os[i][1]->size());
+            if (os[i][0]->size() != os[i][1]->size())
+                return differ(why, n, k, e, "%s has %zu values, the GPU's %zu", on[i], os[i][0]->size(), os[i][1]->size());
             for (size_t j = 0; j < os[i][0]->size(); j++)
                 if (!near((*os[i][1])[j], (*os[i][0])[j], tol.o, true, 2))
-                    DIFF("pos %d %s[%zu] %.6g, the GPU's %.6g", e.pos, on[i], j, (*os[i][0])[j], (*os[i][1])[j]);
+                    return differ(why, n, k, e, "pos %d %s[%zu] %.6g, the GPU's %.6g", e.pos, on[i], j, (*os[i][0])[j],
+                                  (*os[i][1])[j]);
         }
-#undef DIFF
     }
-    if (E.size() != G.size()) {
-        const size_t k = std::min(E.size(), G.size());
-        const rev &x = k < E.size() ? E[k] : G[k];
-        snprintf(why, n, "the engine has %zu events, the GPUs %zu; the first unmatched: %s of %s (device %d, step %d)",
-                 E.size(), G.size(), fs_event_kind_str(x.kind), k < E.size() ? "the engine" : "the GPUs", x.device, x.t);
-        return false;
-    }
-    return true;
+    return same_count(E, G, why, n);
 }
 
 /* One lesson-size problem through both rings: n positions, Hq/Hkv heads, head size d (padded to 64
@@ -846,12 +907,7 @@ static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, 
     std::vector<double> Q((size_t)Hq * n * d), K((size_t)Hkv * n * d), V((size_t)Hkv * n * d);
     std::vector<uint16_t> Qb((size_t)Hq * n * D, 0), Kb((size_t)Hkv * n * D, 0), Vb((size_t)Hkv * n * D, 0);
     auto fill = [&](std::vector<double> &x, std::vector<uint16_t> &b, const double *given, double lo, double hi) {
-        for (size_t i = 0; i < x.size(); i++) {
-            const double u = given ? given[i] : lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53;
-            const size_t row = i / d, j = i % d;
-            b[row * D + j] = to16((float)u, dt);
-            x[i] = from16(b[row * D + j], dt);
-        }
+        lesson_fill(rng, x, b, given, lo, hi, d, D, dt);
     };
     fill(Q, Qb, Qin, -2, 2);
     fill(K, Kb, Kin, -2, 2);
@@ -887,18 +943,9 @@ static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, 
         char why_[256] = "";
         FS(fs_cuda_ring_trace(sh.g[p], sh.Q[p], sh.K[p], sh.V[p], sh.O[p], sh.L[p], &T[p], why_, sizeof why_));
     });
-    std::vector<double> O, L((size_t)Hq * n, NAN);
+    std::vector<double> O, L;
     gather(sh, sh.O, Hq, O);
-    for (int p = 0; p < g_P; p++) {
-        CU(cudaSetDevice(p));
-        std::vector<float> lp(sh.rows);
-        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
-        for (int h = 0; h < Hq; h++)
-            for (int i = 0; i < n; i++) {
-                const long lr = sh.local_row(p, Hq, h, i);
-                if (lr >= 0) L[(size_t)h * n + i] = lp[lr];
-            }
-    }
+    gather_L(sh, Hq, L);
     const std::vector<rev> G = gpu_events(r, T, a, O, L);
     for (auto &t : T) fs_ring_trace_free(&t);
     const trace_tol tol = dt == FS_CUDA_F16 ? trace_tol{1e-3, 4e-3, 4e-3} : trace_tol{1e-3, 4e-3, 2.5e-2};
@@ -931,12 +978,8 @@ static bool trace_case(uint64_t *rng, const char *name, int n, int Hq, int Hkv, 
  * into that state; its LSE and DELTA events have no counterpart (L is the forward's, given to
  * both; D is computed inside the GPU's backward kernel). */
 
-struct brev {   /* one backward ring event as both sides record it */
-    fs_event_kind kind;
-    int device = -1, t = -1, shard = -1, a = -1, b = -1, head = -1, pos = -1, tensor = -1;
-    long long bytes = -1;
-    std::vector<int> positions;   /* HOLD */
-    std::vector<double> x, y;     /* BROW: dQ; BKEY: dK, dV; GRAD: the row */
+struct brev : ring_place {     /* one backward ring event */
+    std::vector<double> x, y;   /* BROW: dQ; BKEY: dK, dV; GRAD: the row */
 };
 
 /* The engine's trace of fs_ring_backward, reduced to the ring's events. */
@@ -1024,13 +1067,6 @@ static std::vector<brev> gpu_bwd_events(const fs_cuda_ring &r, const std::vector
     std::vector<brev> v;
     const int P = r.n_dev, S = fs_cuda_ring_slots(&r), c = fs_cuda_ring_slot_rows(&r), Hq = r.n_q_heads;
     const int Hkv = r.n_kv_heads, D = r.d, d = a.d, n = r.n;
-    auto held = [](const int32_t *tag) {
-        std::vector<int> x;
-        if (tag[1] < 1 || tag[1] > 2 || tag[2] < 1) return x;   /* a tag that never came */
-        for (int s = 0; s < tag[1]; s++)
-            for (int i = 0; i < tag[2]; i++) x.push_back(tag[3 + s] + i);
-        return x;
-    };
     auto bytes = [&](int64_t elems, bool last) {
         const int rows = (int)(elems / ((int64_t)Hkv * D));
         return (long long)fs_ring_shard_bytes(&a, rows, true, last);
@@ -1039,7 +1075,7 @@ static std::vector<brev> gpu_bwd_events(const fs_cuda_ring &r, const std::vector
         for (int p = 0; p < P; p++) {
             const fs_ring_btrace &tr = T[p];
             brev h;
-            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = held(tr.hold[t]);
+            h.kind = FS_EV_HOLD, h.device = p, h.t = t, h.shard = tr.hold[t][0], h.positions = tag_positions(tr.hold[t]);
             v.push_back(h);
             for (int hd = 0; hd < Hq; hd++)
                 for (int s = 0; s < S; s++)
@@ -1107,44 +1143,21 @@ static bool compare_bwd_events(const std::vector<brev> &E, const std::vector<bre
     *worst = 0;
     for (size_t k = 0; k < E.size() && k < G.size(); k++) {
         const brev &e = E[k], &g = G[k];
-        const char *kind = fs_event_kind_str(e.kind);
-#define DIFF(...)                                                                                           \
-    do {                                                                                                    \
-        int o_ = snprintf(why, n, "event %zu (%s, device %d, step %d): ", k, kind, e.device, e.t);          \
-        snprintf(why + o_, n - o_, __VA_ARGS__);                                                            \
-        return false;                                                                                       \
-    } while (0)
-        if (e.kind != g.kind) DIFF("the GPU's is a %s", fs_event_kind_str(g.kind));
-        if (e.device != g.device || e.t != g.t) DIFF("the GPU's is device %d, step %d", g.device, g.t);
-        if (e.shard != g.shard) DIFF("shard %d, the GPU's %d", e.shard, g.shard);
-        if (e.a != g.a || e.b != g.b) DIFF("from %d to %d, the GPU's from %d to %d", e.a, e.b, g.a, g.b);
-        if (e.tensor != g.tensor) DIFF("tensor %d, the GPU's %d", e.tensor, g.tensor);
-        if (e.bytes != g.bytes) DIFF("%lld bytes, the GPU's %lld", e.bytes, g.bytes);
-        if (e.head != g.head || e.pos != g.pos) DIFF("head %d pos %d, the GPU's head %d pos %d", e.head, e.pos, g.head, g.pos);
-        if (e.positions != g.positions) DIFF("the held positions differ (%zu against the GPU's %zu)", e.positions.size(),
-                                             g.positions.size());
+        if (!same_place(k, e, g, why, n)) return false;
         const std::vector<double> *xs[2][2] = {{&e.x, &g.x}, {&e.y, &g.y}};
         for (int i = 0; i < 2; i++) {
             const char *name = e.kind == FS_EV_BKEY ? (i ? "dV" : "dK") : e.kind == FS_EV_BROW ? "dQ" : "value";
-            if (xs[i][0]->size() != xs[i][1]->size()) DIFF("%s has %zu values, the GPU's %zu", name, xs[i][0]->size(),
-                                                           xs[i][1]->size());
+            if (xs[i][0]->size() != xs[i][1]->size())
+                return differ(why, n, k, e, "%s has %zu values, the GPU's %zu", name, xs[i][0]->size(), xs[i][1]->size());
             for (size_t j = 0; j < xs[i][0]->size(); j++) {
                 const double ref = (*xs[i][0])[j], x = (*xs[i][1])[j], lim = tol * std::max(1.0, fabs(ref));
                 if (!isfinite(x) || fabs(x - ref) > lim)
-                    DIFF("head %d pos %d %s[%zu] %.6g, the GPU's %.6g", e.head, e.pos, name, j, ref, x);
+                    return differ(why, n, k, e, "head %d pos %d %s[%zu] %.6g, the GPU's %.6g", e.head, e.pos, name, j, ref, x);
                 *worst = std::max(*worst, fabs(x - ref) / lim);
             }
         }
-#undef DIFF
     }
-    if (E.size() != G.size()) {
-        const size_t k = std::min(E.size(), G.size());
-        const brev &x = k < E.size() ? E[k] : G[k];
-        snprintf(why, n, "the engine has %zu events, the GPUs %zu; the first unmatched: %s of %s (device %d, step %d)",
-                 E.size(), G.size(), fs_event_kind_str(x.kind), k < E.size() ? "the engine" : "the GPUs", x.device, x.t);
-        return false;
-    }
-    return true;
+    return same_count(E, G, why, n);
 }
 
 /* One lesson-size problem through both backward rings, as trace_case; dOin NULL: dO drawn from rng.
@@ -1164,12 +1177,7 @@ static bool trace_bwd_case(uint64_t *rng, const char *name, int n, int Hq, int H
     std::vector<uint16_t> Qb((size_t)Hq * n * D, 0), Kb((size_t)Hkv * n * D, 0), Vb((size_t)Hkv * n * D, 0),
         Gb((size_t)Hq * n * D, 0);
     auto fill = [&](std::vector<double> &x, std::vector<uint16_t> &b, const double *given, double lo, double hi) {
-        for (size_t i = 0; i < x.size(); i++) {
-            const double u = given ? given[i] : lo + (hi - lo) * (double)(rng_next(rng) >> 11) * 0x1.0p-53;
-            const size_t row = i / d, j = i % d;
-            b[row * D + j] = to16((float)u, dt);
-            x[i] = from16(b[row * D + j], dt);
-        }
+        lesson_fill(rng, x, b, given, lo, hi, d, D, dt);
     };
     fill(Q, Qb, Qin, -2, 2);
     fill(K, Kb, Kin, -2, 2);
@@ -1196,21 +1204,12 @@ static bool trace_bwd_case(uint64_t *rng, const char *name, int n, int Hq, int H
         FS(fs_cuda_ring_backward_trace(sh.g[p], sh.Q[p], sh.K[p], sh.V[p], sh.O[p], sh.dO[p], sh.L[p], sh.dQ[p],
                                        sh.dK[p], sh.dV[p], &T[p], why_, sizeof why_));
     });
-    std::vector<double> O, L((size_t)Hq * n, NAN), gQ, gK, gV;
+    std::vector<double> O, L, gQ, gK, gV;
     gather(sh, sh.O, Hq, O);
     gather(sh, sh.dQ, Hq, gQ);
     gather(sh, sh.dK, Hkv, gK);
     gather(sh, sh.dV, Hkv, gV);
-    for (int p = 0; p < g_P; p++) {
-        CU(cudaSetDevice(p));
-        std::vector<float> lp(sh.rows);
-        CU(cudaMemcpy(lp.data(), sh.L[p], lp.size() * sizeof(float), cudaMemcpyDeviceToHost));
-        for (int h = 0; h < Hq; h++)
-            for (int i = 0; i < n; i++) {
-                const long lr = sh.local_row(p, Hq, h, i);
-                if (lr >= 0) L[(size_t)h * n + i] = lp[lr];
-            }
-    }
+    gather_L(sh, Hq, L);
 
     /* the engine's backward ring on the same inputs, from the GPUs' O (its first d columns) and L */
     fs_attn a = host_attn(n, Hq, Hkv, d, Q, K, V, causal);
