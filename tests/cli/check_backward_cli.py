@@ -8,14 +8,14 @@ formulas alone (plain Python, dense, no tiles), the order of the events, and the
 print (%.17g, as the forward events; "-inf" for a row that sees nothing). Then the refusals.
 Usage: check_backward_cli.py BUILD/flashstep
 """
-import json, math, os, re, sys, tempfile
+import json, math, os, re, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-bwd-")
+tmp = cli_test.scratch("fs-bwd-")
 TOL = 1e-10
 
 

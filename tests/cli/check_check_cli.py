@@ -9,14 +9,14 @@ and the JSONL must end in the verdict object with exactly its keys. Then bad inp
 file:line:column on stderr.
 Usage: check_check_cli.py BUILD/flashstep
 """
-import json, math, os, struct, sys, tempfile
+import json, math, os, struct, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-check-")
+tmp = cli_test.scratch("fs-check-")
 
 
 def f16(x):

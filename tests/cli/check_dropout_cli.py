@@ -14,14 +14,14 @@ Then the refusals (p outside [0, 1), not a number, --seed without --dropout, a b
 algorithm that does not drop) and the table form.
 Usage: check_dropout_cli.py BUILD/flashstep
 """
-import json, math, sys, tempfile
+import json, math, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-drop-")
+tmp = cli_test.scratch("fs-drop-")
 TOL = 1e-10
 M32 = 0xFFFFFFFF
 

@@ -9,14 +9,14 @@ formats as their precision says (f32 < f16 < bf16 < e4m3 < e5m2). Every kind of 
 code 2, file:line:column or the recipe's column on stderr, and --help names every option.
 Usage: check_fp8_cli.py BUILD/flashstep
 """
-import json, math, os, sys, tempfile
+import json, math, os, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-fp8-")
+tmp = cli_test.scratch("fs-fp8-")
 
 
 def write(name, rows):

@@ -9,14 +9,14 @@ Then the table from --seed, the replay of a paged trace (`render --trace`), `pla
 taking the options, and every bad input: exit 2 and file:line:column on stderr.
 Usage: check_paged_cli.py BUILD/flashstep
 """
-import json, os, sys, tempfile
+import json, os, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-paged-cli-")
+tmp = cli_test.scratch("fs-paged-cli-")
 
 
 def write(name, rows):

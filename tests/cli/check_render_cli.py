@@ -10,7 +10,6 @@ GIF89a, FILE.mp4 an MP4 (or, in a build without video, says so and exits 2).
 import os
 import subprocess
 import sys
-import tempfile
 
 import cli_test
 from cli_test import check
@@ -19,7 +18,7 @@ flashstep = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/flashst
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 traces = os.path.join(root, "tests", "gui", "traces")
 font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
-tmp = tempfile.mkdtemp()
+tmp = cli_test.scratch("fs-render-")
 
 
 def run(cmd, args, env=None):

@@ -10,14 +10,14 @@ send has its receive; every merge's alpha and beta are exp(m_old - m_new) and ex
 the table ends with the work table. Then the refusals: exit 2 and one sentence.
 Usage: check_ring_cli.py BUILD/flashstep
 """
-import json, math, os, sys, tempfile
+import json, math, os, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-ring-cli-")
+tmp = cli_test.scratch("fs-ring-cli-")
 
 
 def mat(n, m):

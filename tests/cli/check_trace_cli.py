@@ -6,14 +6,14 @@ order and mask: the JSONL lines, their order, their fields, and the output rows 
 reference run to 1e-12. Then every kind of bad input: exit code 2 and file:line:column on stderr.
 Usage: check_trace_cli.py BUILD/flashstep
 """
-import json, math, os, re, sys, tempfile
+import json, math, os, re, sys
 
 import cli_test
 from cli_test import check
 
 exe = sys.argv[1]
 rng = cli_test.random_source()
-tmp = tempfile.mkdtemp(prefix="fs-cli-")
+tmp = cli_test.scratch("fs-cli-")
 
 
 def write(name, rows):

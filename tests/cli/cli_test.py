@@ -1,12 +1,13 @@
 """cli_test.py: what the command-line tests (tests/cli/check_*_cli.py) share.
 
 check() counts each expectation and prints a failed one; random_source() draws the run's seed
-(FS_SEED=... replays a run) and from then on every failure names it; run() runs one flashstep
-command; write_rows() and write_npy() write input matrices; finish() prints the counts and exits
-1 if anything failed. The tests import this from their own folder, which Python puts first on
+(FS_SEED=... replays a run) and from then on every failure names it; scratch() makes the folder
+for a test's files, removed when the test ends unless a check failed (its path is then printed);
+run() runs one flashstep command; write_rows() and write_npy() write input matrices; finish()
+prints the counts and exits 1 if anything failed. The tests import this from their own folder, which Python puts first on
 sys.path when it runs a script (`python3 tests/cli/check_trace_cli.py ...` from anywhere).
 """
-import os, random, struct, subprocess, sys
+import atexit, os, random, shutil, struct, subprocess, sys, tempfile
 
 passed = failed = 0
 seed = None
@@ -17,6 +18,25 @@ def random_source():
     global seed
     seed = int(os.environ.get("FS_SEED") or random.SystemRandom().randrange(1 << 32))
     return random.Random(seed)
+
+
+_scratch = []
+
+
+def scratch(prefix):
+    """A new temporary folder for the test's files (in the system's temporary folder)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _scratch.append(path)
+    return path
+
+
+@atexit.register
+def _remove_scratch():
+    for path in _scratch:
+        if failed:
+            print(f"(the test's files are kept in {path})")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def check(cond, what):
