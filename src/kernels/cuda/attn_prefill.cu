@@ -26,10 +26,10 @@
  *   9  version 8 with Bk = 128 at d = 64 (d = 128 keeps 64): at d = 64 each tile's products are
  *      half as long, so the per-tile softmax, rescale and barriers weigh twice as much.
  *
- *  10-33  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
+ *  10-35  Hopper only (sm_90a), in hopper_prefill.cu: wgmma, TMA with mbarriers, a producer
  *      warpgroup, overlap, ping-pong, stages, a polynomial exp2, three consumer warpgroups, the
  *      blocks longest-first across heads (17), persistent blocks (18), wider key tiles (19 at
- *      d = 128, 20 at d = 64), and on to 33 (hopper_prefill.cu lists each). They take causal,
+ *      d = 128, 20 at d = 64), and on to 35 (hopper_prefill.cu lists each). They take causal,
  *      window and no mask, and d = 256 too; fs_cuda_prefill_run hands bitmask (tree) problems
  *      to version 9. Version 32 without a mask needs p->work (fs_cuda_prefill_workspace).
  *
@@ -402,6 +402,8 @@ static const char *version_lines[] = {
     "version 30 with a lazy running max: m moves only when a tile's max exceeds it by 2^8, so o is rarely rescaled",
     "no mask: version 31 with the last round of query tiles cut into equal runs of key tiles for every SM, merged in a workspace; else v31",
     "version 31 with cuDNN's order in its persistent kernels: S, softmax, P V each waited for; the warpgroups take turns at the exponentials",
+    "d=64: version 31's persistent blocks with cuDNN's key tiles of 128 (3 stages, 2 Q buffers), causal too; else v31",
+    "d=64: version 34 where the keys are fewer than 4096, version 31 from 4096 on; else v31",
 };
 
 extern "C" int fs_cuda_prefill_versions(void) { return (int)(sizeof version_lines / sizeof *version_lines); }

@@ -118,13 +118,26 @@
  *      instead of at the products. Measured (run 38): d = 256 +32 % without a mask and +19 %
  *      causal (647.9 and 574.0 TFLOP/s: 0.96× and 1.06× cuDNN), d = 64 within ±3 % (−8 % at
  *      N = 1024), d = 128 7 to 13 % slower (9 % more cycles under ncu).
+ *  34  version 31 with, at d = 64, the tile cuDNN's forward takes there (ncu, 2026-11-27:
+ *      persistent, 2 consumer warpgroups, key tiles of 128, 134 KiB of shared memory), for both
+ *      masks: version 31's persistent blocks with key tiles of 128, two Q buffers and three
+ *      stages wherever every query tile sees keys (causal included, as version 29 did on an
+ *      older loop), else version 31. Version 31 takes key tiles of 192 at d = 64, whose last
+ *      tile is a third full at N = 1024 and 4096, and under a causal mask version 23's kernel.
+ *      At d = 128 and 256 it is version 31. Measured (2026-11-27-v34-run1, H100): at N = 1024
+ *      +8 % without a mask and +24 % causal (372.0 and 285.0 TFLOP/s: 1.05x and 1.11x cuDNN);
+ *      at N = 4096 and 16384 without a mask 5-7 % slower than version 31 (the 128-key tiles'
+ *      extra starts cost more than the third-full last tile of 192), causal +2 % at 4096, −6 %
+ *      at 16384.
+ *  35  version 34's choice at d = 64 where the keys are fewer than 4096, version 31's from 4096
+ *      on (the lengths where each was measured faster); at d = 128 and 256 version 31.
  *
- * d = 256 runs versions 10-33 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
+ * d = 256 runs versions 10-35 with Bk = 64 and two stages: Q and the K/V stages fill 192 KiB.
  * There 14 and 16 are version 13, 15 differs from it only in its exponentials, and 17 to 20
  * (18 to 20 are 17 there) only in their block order; 21 to 23 are as listed, 24 to 26 are 23,
- * and 27 to 33 are version 27's persistent blocks with one Q buffer and two stages (30 with its
- * lean causal mask, 31 also with the lazy maximum, 32 also with the split last round, 33 with
- * wg_item_seq's order).
+ * and 27 to 35 are version 27's persistent blocks with one Q buffer and two stages (30 with its
+ * lean causal mask, 31, 34 and 35 also with the lazy maximum, 32 also with the split last round, 33
+ * with wg_item_seq's order).
  *
  * Shared-memory tiles use the 128-byte swizzle described in hopper_common.cuh, which also holds
  * what versions 11-18 are built from (shared with hopper_fp8.cu and hopper_decode.cu): the
@@ -1137,21 +1150,31 @@ static fs_status launch_persist(KERN kern, size_t smem, int n_qt, long heads, co
     return FS_OK;
 }
 
-/* Versions 30, 31 and 33 (STEP): the fastest form of each head size and mask so far, with the lean
- * mask of partial tiles (wg_mask's LEAN; 31 also the lazy maximum, wg_softmax's LAZY; 33 is 31
- * with the persistent kernels on wg_item_seq, the others as 31's): at d = 64
+/* Versions 30, 31 and 33-35 (STEP): the fastest form of each head size and mask so far, with the
+ * lean mask of partial tiles (wg_mask's LEAN; 31 also the lazy maximum, wg_softmax's LAZY; 33 is 31
+ * with the persistent kernels on wg_item_seq, the others as 31's; 34 and 35 are 31 but at d = 64): at d = 64
  * under a causal or window mask version 23's kernel, at d = 64 otherwise version 26's persistent
  * blocks (key tiles of 192, the quarter polynomial), at d = 128 and 256 version 27's persistent
- * blocks with one Q buffer where every query tile sees keys, else version 23's kernel. Maps and
- * block order as hopper_d made them (po: version 17's order; n_qt query tiles of 128 a head). */
+ * blocks with one Q buffer where every query tile sees keys, else version 23's kernel. Version 34
+ * at d = 64: persistent blocks with key tiles of 128 (two Q buffers, three stages, the quarter
+ * polynomial) wherever every query tile sees keys, whatever the mask; version 35 the same where the
+ * keys are fewer than 4096, else as 31. Maps and block order as hopper_d made them (po: version
+ * 17's order; n_qt query tiles of 128 a head). */
 template <typename T, int D, int STEP>
 static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p, const prefill_params &po, int n_qt,
                              long heads, bool ragged, const CUtensorMap &mq, const CUtensorMap &mk,
                              const CUtensorMap &mv, const void *K, const void *V, void *O, char *why, size_t n)
 {
     constexpr int BQ = 128, BK = D == 256 ? 64 : 128, TQ = BQ * D * 2, TK = BK * D * 2;
-    constexpr int OSTEP = STEP == 33 ? 31 : STEP;   /* version 33 changes the persistent kernels only */
+    constexpr int OSTEP = STEP >= 33 ? 31 : STEP;   /* version 33 changes the persistent kernels only */
+    constexpr int KSTEP = STEP >= 34 ? 31 : STEP;   /* versions 34 and 35 change the choice, not the kernels */
     if constexpr (D == 64) {
+        const bool tile128 = STEP == 34 || (STEP == 35 && p.n_kv < 4096);
+        if (tile128 && (!ragged || p.mask.offset >= 0)) {   /* 1 + 2 · 16 + 3 · 32 KiB */
+            const size_t smem = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TK + 8 * (4 + 3 * 3);
+            return launch_persist<T>(prefill_persist<T, D, BK, 3, KSTEP, 2>, smem, n_qt, heads, p, mq, mk, mv, O, why, n,
+                                     pp);
+        }
         if (ragged) {
             const size_t smem = 1024 + TQ + 2 * 3 * (size_t)TK + 8 * (1 + 3 * 3);
             return launch_overlap<T>(prefill_overlap<T, D, BK, 3, true, 0, 2, true, OSTEP>, dim3((unsigned)(n_qt * heads)),
@@ -1163,13 +1186,13 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
         if ((st = make_map(&mkw, K, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BKW, why, n)) != FS_OK) return st;
         if ((st = make_map(&mvw, V, pp->dtype, D, p.n_kv, pp->batch * pp->n_kv_heads, BKW, why, n)) != FS_OK) return st;
         const size_t smem = 1024 + 2 * (size_t)TQ + 2 * 3 * (size_t)TKW + 8 * (4 + 3 * 3);
-        return launch_persist<T>(prefill_persist<T, D, BKW, 3, STEP, 2>, smem, n_qt, heads, p, mq, mkw, mvw, O, why,
+        return launch_persist<T>(prefill_persist<T, D, BKW, 3, KSTEP, 2>, smem, n_qt, heads, p, mq, mkw, mvw, O, why,
                                  n, pp);
     } else {
         constexpr int ST = D == 128 ? 3 : 2;
         if (!ragged || p.mask.offset >= 0) {
             const size_t smem = 1024 + (size_t)TQ + 2 * ST * (size_t)TK + 8 * (4 + 3 * ST);
-            return launch_persist<T>(prefill_persist<T, D, BK, ST, STEP, 0, 1>, smem, n_qt, heads, p, mq, mk, mv, O,
+            return launch_persist<T>(prefill_persist<T, D, BK, ST, KSTEP, 0, 1>, smem, n_qt, heads, p, mq, mk, mv, O,
                                      why, n, pp);
         }
         const size_t smem = 1024 + TQ + 2 * ST * (size_t)TK + 8 * (1 + 3 * ST);
@@ -1264,7 +1287,7 @@ static fs_status hopper_split(const fs_cuda_prefill *pp, const prefill_params &p
     return FS_OK;
 }
 
-/* Launch prefill version 10-33 at head dimension D on Q, K, V, O (device pointers, layout of
+/* Launch prefill version 10-35 at head dimension D on Q, K, V, O (device pointers, layout of
  * attn_prefill.cu); p's mask and scale as made by make_params. */
 template <typename T, int D>
 static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, int version, const void *Q,
@@ -1317,6 +1340,10 @@ static fs_status hopper_d(const fs_cuda_prefill *pp, const prefill_params &p, in
     if (version == 32) return hopper_split<T, D>(pp, p, grid.x, heads, mq, K, V, O, why, n);
     /* version 33: version 31 with the persistent kernels on wg_item_seq's loop */
     if (version == 33) return hopper_best<T, D, 33>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    /* version 34: version 31 with cuDNN's tile at d = 64 */
+    if (version == 34) return hopper_best<T, D, 34>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
+    /* version 35: version 34 where the keys are fewer than 4096, else version 31 */
+    if (version == 35) return hopper_best<T, D, 35>(pp, p, po, grid.x, heads, ragged, mq, mk, mv, K, V, O, why, n);
     /* version 18 at d = 64 when every query tile sees keys (no mask, or causal / window with
      * n_kv ≥ n_q); otherwise, and at d = 128 and 256, version 17. Version 29 at d = 64 under a
      * causal or window mask where every query tile sees keys: version 18's persistent blocks (two
