@@ -2032,43 +2032,56 @@ static int run_hashes(void)
     return 0;
 }
 
+/* The profiling runs' problem: Q, K, V (random, float16) and O of batch B, H heads (as many KV
+ * heads), N positions, head size d on the device, and its fs_cuda_prefill (no mask). */
+struct profile_problem {
+    void *Q = NULL, *K = NULL, *V = NULL, *O = NULL;
+    size_t n;
+    fs_cuda_prefill p;
+    profile_problem(int B, int N, int H, int d) : n((size_t)B * H * N * d)
+    {
+        uint64_t rng = 12345;
+        CU(cudaMalloc(&Q, n * 2));
+        CU(cudaMalloc(&K, n * 2));
+        CU(cudaMalloc(&V, n * 2));
+        CU(cudaMalloc(&O, n * 2));
+        fill_dev_random(&rng, Q, n, -2, 2, FS_CUDA_F16);
+        fill_dev_random(&rng, K, n, -2, 2, FS_CUDA_F16);
+        fill_dev_random(&rng, V, n, -1, 1, FS_CUDA_F16);
+        memset(&p, 0, sizeof p);
+        p.batch = B;
+        p.n_q_heads = p.n_kv_heads = H;
+        p.n_q = p.n_kv = N;
+        p.d = d;
+        p.scale = (float)fs_attn_default_scale(d);
+        p.dtype = FS_CUDA_F16;
+    }
+    ~profile_problem()
+    {
+        cudaFree(Q);
+        cudaFree(K);
+        cudaFree(V);
+        cudaFree(O);
+    }
+};
+
 /* --profile-shape: prefill versions [from, last] once each at batch B, N positions, H heads, head
  * size d, float16, without a mask and then causal; random inputs, nothing checked. */
 static int run_profile_shape(int B, int N, int H, int d, int from)
 {
-    uint64_t rng = 12345;
-    const size_t n = (size_t)B * H * N * d;
-    void *dQ, *dK, *dV, *dO;
-    CU(cudaMalloc(&dQ, n * 2));
-    CU(cudaMalloc(&dK, n * 2));
-    CU(cudaMalloc(&dV, n * 2));
-    CU(cudaMalloc(&dO, n * 2));
-    fill_dev_random(&rng, dQ, n, -2, 2, FS_CUDA_F16);
-    fill_dev_random(&rng, dK, n, -2, 2, FS_CUDA_F16);
-    fill_dev_random(&rng, dV, n, -1, 1, FS_CUDA_F16);
-    fs_cuda_prefill p;
-    memset(&p, 0, sizeof p);
-    p.batch = B;
-    p.n_q_heads = p.n_kv_heads = H;
-    p.n_q = p.n_kv = N;
-    p.d = d;
-    p.scale = (float)fs_attn_default_scale(d);
-    p.dtype = FS_CUDA_F16;
+    profile_problem pr(B, N, H, d);
+    fs_cuda_prefill &p = pr.p;
     dev_work pwork;
     for (fs_mask_kind m : {FS_MASK_NONE, FS_MASK_CAUSAL}) {
         p.mask = m;
         for (int v = from; v <= fs_cuda_prefill_versions(); v++) {
             p.work = pwork.fit(fs_cuda_prefill_workspace(&p, v));
-            FS(fs_cuda_prefill_run(&p, v, dQ, dK, dV, dO, why_, sizeof why_));
+            FS(fs_cuda_prefill_run(&p, v, pr.Q, pr.K, pr.V, pr.O, why_, sizeof why_));
             CU(cudaDeviceSynchronize());
             printf("profile-shape: version %d, B = %d, N = %d, H = %d, d = %d, %s\n", v, B, N, H, d,
                    m == FS_MASK_NONE ? "no mask" : "causal");
         }
     }
-    cudaFree(dQ);
-    cudaFree(dK);
-    cudaFree(dV);
-    cudaFree(dO);
     return 0;
 }
 
@@ -2078,25 +2091,11 @@ static int run_profile_shape(int B, int N, int H, int d, int from)
  * timings. */
 static int run_profile(void)
 {
-    uint64_t rng = 12345;
     const int B = 4, H = 16, N = 4096, d = 128;
-    size_t n = (size_t)B * H * N * d;
-    void *dQ, *dK, *dV, *dO, *work;
-    CU(cudaMalloc(&dQ, n * 2));
-    CU(cudaMalloc(&dK, n * 2));
-    CU(cudaMalloc(&dV, n * 2));
-    CU(cudaMalloc(&dO, n * 2));
-    fill_dev_random(&rng, dQ, n, -2, 2, FS_CUDA_F16);
-    fill_dev_random(&rng, dK, n, -2, 2, FS_CUDA_F16);
-    fill_dev_random(&rng, dV, n, -1, 1, FS_CUDA_F16);
-    fs_cuda_prefill p;
-    memset(&p, 0, sizeof p);
-    p.batch = B;
-    p.n_q_heads = p.n_kv_heads = H;
-    p.n_q = p.n_kv = N;
-    p.d = d;
-    p.scale = (float)fs_attn_default_scale(d);
-    p.dtype = FS_CUDA_F16;
+    profile_problem pr(B, N, H, d);
+    const size_t n = pr.n;
+    void *dQ = pr.Q, *dK = pr.K, *dV = pr.V, *dO = pr.O, *work;
+    fs_cuda_prefill &p = pr.p;
     dev_work pwork;
     auto launch = [&](int v) {
         p.work = pwork.fit(fs_cuda_prefill_workspace(&p, v));
