@@ -70,7 +70,14 @@ web-deps:
 # WEB_LIBS: the prefix scripts/web-libs.sh built the libraries into (make web passes it).
 web-build: $(WEB)/sw.js
 
-$(WEB)/sw.js: src/web/sw.js src/web/stamp.py $(WEB_FILES)
+# What the build makes: WEB_FILES, emcc's two files beside flashstep.js, and sw.js. A file of $(WEB)
+# that is none of these (a kernel since removed from src/kernels/webgpu, say) is deleted before
+# stamping, so that the worker does not cache it; the source folders are prerequisites so that a
+# removal there remakes sw.js.
+WEB_MADE = $(WEB_FILES) $(WEB)/flashstep.wasm $(WEB)/flashstep.data $(WEB)/sw.js
+$(WEB)/sw.js: src/web/sw.js src/web/stamp.py $(WEB_FILES) src/web src/kernels/webgpu
+	@for f in $$(find $(WEB) -type f); do case " $(WEB_MADE) " in *" $$f "*) ;; \
+	  *) echo "removing $$f: no longer part of the page"; rm -f "$$f" ;; esac; done
 	python3 src/web/stamp.py $(WEB)
 
 $(WEB)/icon-%.png: src/web/icon.py
