@@ -560,7 +560,8 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     p->Bq = opt.Bq ? opt.Bq : (opt.version >= 5 ? 192 : opt.version == 4 ? 96 : 64);
     /* Version 6 at d ≤ 128 takes Bk = 256: its trimmed diagonal tiles no longer make a wide tile
      * costly under a causal mask, and the softmax's per-row costs spread over twice the keys
-     * (2 threads, Zen 4: 3-5 % faster at d = 64 and 128, causal and not; docs/kernels-cpu.md). */
+     * (2 threads, Zen 4: 4-5 % faster without a mask at d = 64 and 128, 3 % and 2 % causal;
+     * docs/kernels-cpu.md). */
     p->Bk = opt.Bk ? opt.Bk : (opt.version >= 6 && a->d <= 128 ? 256 : opt.version >= 5 ? 128 : 64);
     p->trim = opt.version >= 6;
     p->strips = opt.version >= 5;
