@@ -148,22 +148,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#if NODOT
     var a0 = vec4f(0.0); var b0 = vec4f(0.0); var c0_ = vec4f(0.0); var d0 = vec4f(0.0);   // rows a … d, key tx
     var a1 = vec4f(0.0); var b1 = vec4f(0.0); var c1_ = vec4f(0.0); var d1 = vec4f(0.0);   // rows a … d, key tx + 16
-    for (var y = 0u; y < D4; y++) {
-      let k0 = KV[tx * PAD + y];
-      let k1 = KV[(tx + 16u) * PAD + y];
-      let qa = Qs[(4u * ty) * D4 + y];
-      let qb = Qs[(4u * ty + 1u) * D4 + y];
-      let qc = Qs[(4u * ty + 2u) * D4 + y];
-      let qd = Qs[(4u * ty + 3u) * D4 + y];
-      a0 = fma(qa, k0, a0); b0 = fma(qb, k0, b0); c0_ = fma(qc, k0, c0_); d0 = fma(qd, k0, d0);
-      a1 = fma(qa, k1, a1); b1 = fma(qb, k1, b1); c1_ = fma(qc, k1, c1_); d1 = fma(qd, k1, d1);
-    }
-    let one = vec4f(1.0);
-    var s0 = vec4f(dot(a0, one), dot(b0, one), dot(c0_, one), dot(d0, one));
-    var s1 = vec4f(dot(a1, one), dot(b1, one), dot(c1_, one), dot(d1, one));
 //#else
     var s0 = vec4f(0.0);
     var s1 = vec4f(0.0);
+//#endif
     for (var y = 0u; y < D4; y++) {
       let k0 = KV[tx * PAD + y];
       let k1 = KV[(tx + 16u) * PAD + y];
@@ -171,9 +159,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let qb = Qs[(4u * ty + 1u) * D4 + y];
       let qc = Qs[(4u * ty + 2u) * D4 + y];
       let qd = Qs[(4u * ty + 3u) * D4 + y];
+//#if NODOT
+      a0 = fma(qa, k0, a0); b0 = fma(qb, k0, b0); c0_ = fma(qc, k0, c0_); d0 = fma(qd, k0, d0);
+      a1 = fma(qa, k1, a1); b1 = fma(qb, k1, b1); c1_ = fma(qc, k1, c1_); d1 = fma(qd, k1, d1);
+//#else
       s0 += vec4f(dot(qa, k0), dot(qb, k0), dot(qc, k0), dot(qd, k0));
       s1 += vec4f(dot(qa, k1), dot(qb, k1), dot(qc, k1), dot(qd, k1));
+//#endif
     }
+//#if NODOT
+    let one = vec4f(1.0);
+    var s0 = vec4f(dot(a0, one), dot(b0, one), dot(c0_, one), dot(d0, one));
+    var s1 = vec4f(dot(a1, one), dot(b1, one), dot(c1_, one), dot(d1, one));
 //#endif
     // mask: keys past the tile, rows past the problem, and (partial tiles only) the mask itself
     for (var a = 0u; a < 4u; a++) {
