@@ -8,13 +8,17 @@ torch.cuda.synchronize() calls, so that ncu (-k on the kernel's name) sees exact
 launches; the kernel names and times are printed by torch.profiler for the same calls. A backend
 that refuses the shape prints why and is left out.
 """
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 
-BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sdpa_bench  # noqa: E402  (its backends, so that both scripts time the same ones)
+
+BACKENDS = dict(sdpa_bench.BACKENDS)
 
 
 def main(argv):
