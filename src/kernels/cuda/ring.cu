@@ -470,6 +470,14 @@ extern "C" void fs_ring_trace_free(fs_ring_trace *tr)
     tr->rec = NULL;
 }
 
+/* GPU p's own shard as a tag (cuda_ring.h: the GPU, its slots, rows a slot, each slot's first row). */
+static void ring_own_tag(const fs_cuda_ring_dev *g, int32_t tag[FS_RING_TAG])
+{
+    const int S = fs_cuda_ring_slots(&g->r);
+    tag[0] = g->p, tag[1] = S, tag[2] = fs_cuda_ring_slot_rows(&g->r);
+    for (int a = 0; a < S; a++) tag[3 + a] = fs_cuda_ring_slot_start(&g->r, g->p, a);
+}
+
 static fs_status ring_trace_run(fs_cuda_ring_dev *g, const void *Q, const void *K, const void *V, void *O, float *L,
                                 fs_ring_trace *tr, ring_tdev *td, char *why, size_t n)
 {
@@ -493,8 +501,7 @@ static fs_status ring_trace_run(fs_cuda_ring_dev *g, const void *Q, const void *
     /* our shard's tag; the buffers' tags poisoned (−1), so a receive that never landed shows */
     int32_t tags[3][FS_RING_TAG];
     memset(tags, 0xff, sizeof tags);
-    tags[0][0] = g->p, tags[0][1] = S, tags[0][2] = c;
-    for (int a = 0; a < S; a++) tags[0][3 + a] = fs_cuda_ring_slot_start(r, g->p, a);
+    ring_own_tag(g, tags[0]);
     FS_CU_TRY(cudaMemcpy(td->tag, tags, sizeof tags, cudaMemcpyHostToDevice));
     FS_CU_TRY(cudaMemset(td->recs, 0xff, 3 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
     FS_CU_TRY(cudaMemset(td->rec, 0xff, (size_t)P * rows * per * sizeof(float)));   /* NaN */
@@ -979,8 +986,7 @@ static fs_status ring_btrace_run(fs_cuda_ring_dev *g, const void *Q, const void 
      * record poisoned (−1, NaN), so a receive or a copy that never happened shows */
     int32_t tags[5][FS_RING_TAG];
     memset(tags, 0xff, sizeof tags);
-    tags[0][0] = g->p, tags[0][1] = S, tags[0][2] = c;
-    for (int a = 0; a < S; a++) tags[0][3 + a] = fs_cuda_ring_slot_start(r, g->p, a);
+    ring_own_tag(g, tags[0]);
     memcpy(tags[3], tags[0], sizeof tags[0]);
     FS_CU_TRY(cudaMemcpy(bt->tag, tags, sizeof tags, cudaMemcpyHostToDevice));
     FS_CU_TRY(cudaMemset(bt->recs, 0xff, 6 * (size_t)P * FS_RING_TAG * sizeof(int32_t)));
