@@ -10,6 +10,7 @@
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
  *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile) and the
  *     copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
+ *   - the causal, window and length mask of a forward kernel's partial key tile (wg_mask);
  *   - on the host, the tensor maps (make_map and make_map_of, make_pool_map, make_rows_map_f32)
  *     through one encoder lookup.
  *
@@ -406,6 +407,47 @@ __device__ __forceinline__ void ring2_init(uint64_t *full_a, uint64_t *full_b, u
         mbar_init(empty + s, readers);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* ---- The mask of a partial key tile ------------------------------------------------------------
+ * The forward kernels' accumulator layout: thread (g, t4) of a warp holds, for rows row0 and
+ * row0 + 8, the keys 8i + 2·t4 and 8i + 2·t4 + 1 of each 8-key chunk i, as s[4i + e] (e & 1 the
+ * key, e >> 1 the row). hopper_prefill.cu (versions 21 and up) and hopper_fp8.cu (e4m3 versions
+ * 11 and up) call wg_mask only for a partial tile. */
+
+/* s = −∞ where the pair (row, key) of tile kt is hidden: keys past n_kv, and those the causal or
+ * window mask hides (this thread's rows row0 and row0 + 8). LEAN (version 30): without a window,
+ * key j = kt·BK + 2·t4 + c (c = 8i + (e & 1), a constant of the unrolled loop) is visible from
+ * row x when c ≤ lim_x = min(pos_x, n_kv − 1) − kt·BK − 2·t4: one compare and one select a score,
+ * where the general form computes j and pos and tests each bound. */
+template <int BK, bool LEAN = false>
+__device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int kt, int row0, int t4)
+{
+    if (LEAN && p.mask.kind != FS_MASK_WINDOW) {
+        const int j0 = kt * BK + 2 * t4;
+        int lim[2];
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int pos = p.mask.kind == FS_MASK_CAUSAL ? row0 + 8 * x + p.mask.offset : p.n_kv - 1;
+            lim[x] = min(pos, p.n_kv - 1) - j0;
+        }
+#pragma unroll
+        for (int i = 0; i < BK / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                if (8 * i + (e & 1) > lim[e >> 1]) s[4 * i + e] = -INFINITY;
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < BK / 8; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
+            bool vis = j < p.n_kv;
+            if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
+            if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
+            if (!vis) s[4 * i + e] = -INFINITY;
+        }
 }
 
 /* ---- Host side ------------------------------------------------------------------------------ */

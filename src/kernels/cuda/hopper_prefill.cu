@@ -230,41 +230,6 @@ __device__ __forceinline__ float exp2_fma(float x)
     return __int_as_float((int)((unsigned)__float_as_int(q) + (n << 23)));
 }
 
-/* s = −∞ where the pair (row, key) of tile kt is hidden: keys past n_kv, and those the causal or
- * window mask hides (this thread's rows row0 and row0 + 8). LEAN (version 30): without a window,
- * key j = kt·BK + 2·t4 + c (c = 8i + (e & 1), a constant of the unrolled loop) is visible from
- * row x when c ≤ lim_x = min(pos_x, n_kv − 1) − kt·BK − 2·t4: one compare and one select a score,
- * where the general form computes j and pos and tests each bound. */
-template <int BK, bool LEAN = false>
-__device__ __forceinline__ void wg_mask(const prefill_params &p, float *s, int kt, int row0, int t4)
-{
-    if (LEAN && p.mask.kind != FS_MASK_WINDOW) {
-        const int j0 = kt * BK + 2 * t4;
-        int lim[2];
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-            const int pos = p.mask.kind == FS_MASK_CAUSAL ? row0 + 8 * x + p.mask.offset : p.n_kv - 1;
-            lim[x] = min(pos, p.n_kv - 1) - j0;
-        }
-#pragma unroll
-        for (int i = 0; i < BK / 8; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                if (8 * i + (e & 1) > lim[e >> 1]) s[4 * i + e] = -INFINITY;
-        return;
-    }
-#pragma unroll
-    for (int i = 0; i < BK / 8; i++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int j = kt * BK + 8 * i + 2 * t4 + (e & 1), pos = row0 + 8 * (e >> 1) + p.mask.offset;
-            bool vis = j < p.n_kv;
-            if (p.mask.kind == FS_MASK_CAUSAL || p.mask.kind == FS_MASK_WINDOW) vis = vis && j <= pos;
-            if (p.mask.kind == FS_MASK_WINDOW) vis = vis && j > pos - p.mask.window;
-            if (!vis) s[4 * i + e] = -INFINITY;
-        }
-}
-
 /* The online softmax on this thread's two rows (row_x = row0 + 8x) of tile kt: s becomes
  * P = 2^(s·scale2 − m_new), ℓ is updated, and α = 2^(m_old − m_new) is returned for the caller
  * to rescale o with (in wg_item, versions 12-18, only once the previous P V has finished). m is in
