@@ -517,11 +517,11 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
  *     so each step takes its page's K descale into the score scale, and the running o is kept
  *     in units of the current page's V descale (rescaled by α · s_old / s_new, one multiply as
  *     before).
+ *  e4m3 versions 5-8 (Hopper only, hopper_decode.cu): versions 1 and 2's step with decode
+ *     version 9's loads, a producer warp's TMA copies into a ring of stages; 7 and 8 also with
+ *     the hardware's conversion of the bytes.
+ * The step itself (kv8_warp_step, the Q fragments and the warps' states) is in decode_common.cuh.
  */
-
-/* Bytes 1 and 3 of t (e4m3; bytes 0 and 2 are ignored) as two float16 numbers, 2^-8 times their
- * values (low half from byte 1). */
-__device__ __forceinline__ uint32_t e4m3x2_h2(uint32_t t) { return (t & 0x80008000u) | ((t >> 1) & 0x3f803f80u); }
 
 /* W consecutive 32-bit words from global memory p (16-byte aligned when W ≥ 4, 8-byte when 2). */
 template <int W> __device__ __forceinline__ void ldg_words(uint32_t (&w)[W], const uint8_t *p)
@@ -538,13 +538,6 @@ template <int W> __device__ __forceinline__ void ldg_words(uint32_t (&w)[W], con
         w[0] = u.x; w[1] = u.y;
     }
 }
-
-/* One warp's 16 keys as its threads hold them: K rows ρ(0, g), ρ(1, g) (D/16 words each, the
- * thread's quarter t4 of the row) and V rows 4 t4 … 4 t4 + 3 (D/32 words each, its eighth g). */
-template <int D> struct kv8_regs {
-    uint32_t k[2][D / 16];
-    uint32_t v[4][D / 32];
-};
 
 /* Where key j of the split lives: contiguous rows, or through the staged table (paged). */
 struct kv8_where {
@@ -578,49 +571,6 @@ __device__ __forceinline__ void kv8_load(kv8_regs<D> &r, const kv8_where &w, int
         const int j = min(kb + 4 * t4 + x, j1 - 1);
         ldg_words<D / 32>(r.v[x], w.V + base + (size_t)(j - kb) * w.row_stride + g * (D / 8));
     }
-}
-
-/* One warp's step over its 16 keys from kb (shapes as dec_warp_tile; o in units of sv · 2^-8):
- *     S = Q Kᵀ (k8 · 2^-8 as float16), keys ≥ j1 masked,  m_new = max(m, sc2 · rowmax S),
- *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + P V
- * sc2 = scale · log2 e · k descale · 2^8; orescale = (the previous step's V descale) / (this one's). */
-template <int D>
-__device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const uint32_t (&qf)[D / 16][4],
-                                              const kv8_regs<D> &r, int kb, int j1, int t4, float (&m)[2],
-                                              float (&l)[2], float (&o)[D / 8][4])
-{
-    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++)
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++) {
-            const uint32_t x = r.k[nt][kk];
-            mma16816<__half>(s[nt], qf[kk], e4m3x2_h2(__byte_perm(x, 0, 0x1100)), e4m3x2_h2(__byte_perm(x, 0, 0x3322)));
-        }
-    float bm[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
-            bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
-        }
-    float alpha[2];
-    dec_frag_softmax(sc2, s, bm, m, l, alpha);
-    alpha[0] *= orescale;
-    alpha[1] *= orescale;
-    dec_frag_rescale<D>(o, alpha);
-    const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
-                           pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
-    /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */
-#pragma unroll
-    for (int w = 0; w < D / 32; w++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const uint32_t sel = (uint32_t)(c | c << 4 | (4 + c) << 8 | (4 + c) << 12);
-            mma16816<__half>(o[4 * w + c], a, e4m3x2_h2(__byte_perm(r.v[0][w], r.v[1][w], sel)),
-                             e4m3x2_h2(__byte_perm(r.v[2][w], r.v[3][w], sel)));
-        }
 }
 
 /* grid (splits, n_kv_heads, batch), 4 warps. PAGED: e4m3 versions 2 and 4, else 1 and 3; AHEAD:
@@ -673,21 +623,8 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
         sv = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
     }
 
-    /* the queries' A fragments, with d permuted as the K fragments: k index 2 t4 + e (e < 2) of
-     * k-step kk is d = 4 (t4 · D/16 + kk) + e, index 2 t4 + 8 + e is that d + 2 + e */
     uint32_t qf[D / 16][4];
-    const __half *Qg = Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        const int d0 = 4 * (t4 * (D / 16) + kk);
-        uint2 lo = make_uint2(0, 0), hi = make_uint2(0, 0);
-        if (g < G) lo = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)g * D + d0));
-        if (g + 8 < G) hi = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)(g + 8) * D + d0));
-        qf[kk][0] = lo.x;
-        qf[kk][1] = hi.x;
-        qf[kk][2] = lo.y;
-        qf[kk][3] = hi.y;
-    }
+    kv8_q_frags<D>(qf, Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D, G, g, t4);
 
     float oacc[D / 8][4], m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0, 0};
 #pragma unroll
@@ -718,25 +655,10 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
     }
     __syncthreads();   /* the staged table is read no more: the merge reuses the memory */
 
-    /* the 4 warps' states (o back in true units, columns put back), then the split's partial */
-    float *sM = reinterpret_cast<float *>(smem), *sL = sM + 4 * 16, *sO = sM + 4 * 16 * 2;
-    const float oscale = sv_cur * 256.f;
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 1);
-        l_run[x] += __shfl_xor_sync(0xffffffff, l_run[x], 2);
-        if (t4 == 0) {
-            sM[warp * 16 + g + 8 * x] = m_run[x];
-            sL[warp * 16 + g + 8 * x] = l_run[x];
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < D / 8; nt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            sO[(warp * 16 + g + 8 * (e >> 1)) * D + (2 * t4 + (e & 1)) * (D / 8) + nt] = oacc[nt][e] * oscale;
+    /* the 4 warps' states, then the split's partial */
+    kv8_state_out<D>(reinterpret_cast<float *>(smem), warp, g, t4, sv_cur * 256.f, m_run, l_run, oacc);
     __syncthreads();
-    dec_partial_out<D>(p, sM, tid, G, b, kvh, split, part);
+    dec_partial_out<D>(p, reinterpret_cast<const float *>(smem), tid, G, b, kvh, split, part);
 }
 
 /* Shared memory of decode_kv8: the merge's, or the staged table and scales if larger. */
@@ -1001,6 +923,10 @@ static const char *decode_fp8_lines[] = {
     "staged in shared memory",
     "version 1 with two steps' loads in flight (8 KiB a warp at d = 128)",
     "version 2 with two steps' loads in flight",
+    "Hopper: version 1's step with decode version 9's loads: a producer warp's TMA copies into a ring of stages",
+    "Hopper, paged: version 5 with each box following the block table, the pages' descales beside the stage",
+    "version 5 with the bytes converted by the hardware (cvt.rn.f16x2.e4m3x2), exactly, one instruction a pair",
+    "version 6 with the hardware's conversion",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -1047,6 +973,9 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         q.page_size = p.page_size > 0 ? p.page_size : 16;
         int per_sm;
         switch (version * 1000 + pp->d) {
+        case 5064: case 5128: case 6064: case 6128: case 7064: case 7128: case 8064: case 8128:
+            per_sm = fs_cu_hopper_kv8_blocks_per_sm(pp->d, version);
+            break;
         case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
         case 2064: per_sm = kv8_occupancy<64, true, 1>(q); break;
         case 3064: per_sm = kv8_occupancy<64, false, 2>(q); break;
@@ -1124,6 +1053,14 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     }
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
+    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here */
+        const fs_status st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, why, n);
+        if (st != FS_OK) return st;
+        if (p->d == 64) decode_merge<__half, 64><<<dim3(p->n_q_heads, p->batch), 64>>>(q, w, (__half *)O);
+        else decode_merge<__half, 128><<<dim3(p->n_q_heads, p->batch), 128>>>(q, w, (__half *)O);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
     switch (version * 1000 + p->d) {
     case 1064: return kv8_launch<64, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
     case 2064: return kv8_launch<64, true, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);

@@ -26,6 +26,13 @@ struct decode_params {
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
                                     const void *K, const void *V, float *part, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
+/* e4m3-cache versions 5-8 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7) or paged (6, 8), the bytes converted by the hardware in 7 and 8, on a Hopper GPU; the
+ * caller merges. Blocks of it that fit on one SM at d. */
+fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
+                                  const void *K8, const void *V8, const float *scales, float *part, char *why,
+                                  size_t n);
+int fs_cu_hopper_kv8_blocks_per_sm(int d, int version);
 
 /* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,
  * 4) raw scores, masked ones −∞; bm (2) their row maxima over this thread's entries; m, ℓ (2)
@@ -169,6 +176,133 @@ __device__ __forceinline__ void dec_partial_out(const decode_params &p, const fl
             dst[1] = L;
         }
     }
+}
+
+/* ---- The e4m3 KV cache: one warp's step ------------------------------------------------------
+ * attn_decode.cu's e4m3-cache versions 1-4 load a warp's bytes from global memory into registers,
+ * hopper_decode.cu's versions 5-8 from a shared-memory stage the TMA filled; all then run the
+ * same step on them (versions 7 and 8 with the hardware's conversion). */
+
+/* Bytes 1 and 3 of t (e4m3; bytes 0 and 2 are ignored) as two float16 numbers, 2^-8 times their
+ * values (low half from byte 1). */
+__device__ __forceinline__ uint32_t e4m3x2_h2(uint32_t t) { return (t & 0x80008000u) | ((t >> 1) & 0x3f803f80u); }
+
+/* Bytes 0 and 1 of t (e4m3) as two float16 numbers, exactly (low half from byte 0), by the
+ * hardware's conversion (cvt.rn.f16x2.e4m3x2, sm_89 and up): one instruction, where e4m3x2_h2
+ * takes an and, a shift and an and-or. Only hopper_decode.cu (sm_90a) calls it. */
+__device__ __forceinline__ uint32_t e4m3x2_cvt(uint32_t t)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    uint32_t r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((unsigned short)(t & 0xffffu)));
+    return r;
+#else
+    __trap();
+    return t;
+#endif
+}
+
+/* One warp's 16 keys as its threads hold them: K rows ρ(0, g), ρ(1, g) (D/16 words each, the
+ * thread's quarter t4 of the row) and V rows 4 t4 … 4 t4 + 3 (D/32 words each, its eighth g). */
+template <int D> struct kv8_regs {
+    uint32_t k[2][D / 16];
+    uint32_t v[4][D / 32];
+};
+
+/* The G query rows (float16, G ≤ 16, rows of D from Qg) as A fragments, with d permuted as the
+ * e4m3 K fragments are: k index 2 t4 + e (e < 2) of k-step kk is d = 4 (t4 · D/16 + kk) + e,
+ * index 2 t4 + 8 + e is that d + 2 + e, so that each thread's K bytes are contiguous. */
+template <int D>
+__device__ __forceinline__ void kv8_q_frags(uint32_t (&qf)[D / 16][4], const __half *Qg, int G, int g, int t4)
+{
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const int d0 = 4 * (t4 * (D / 16) + kk);
+        uint2 lo = make_uint2(0, 0), hi = make_uint2(0, 0);
+        if (g < G) lo = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)g * D + d0));
+        if (g + 8 < G) hi = __ldg(reinterpret_cast<const uint2 *>(Qg + (size_t)(g + 8) * D + d0));
+        qf[kk][0] = lo.x;
+        qf[kk][1] = hi.x;
+        qf[kk][2] = lo.y;
+        qf[kk][3] = hi.y;
+    }
+}
+
+/* One warp's step over its 16 keys from kb (shapes as dec_warp_tile; o in units of sv · 2^-8):
+ *     S = Q Kᵀ (k8 · 2^-8 as float16), keys ≥ j1 masked,  m_new = max(m, sc2 · rowmax S),
+ *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + P V
+ * sc2 = scale · log2 e · k descale · 2^8; orescale = (the previous step's V descale) / (this one's).
+ * CVT (e4m3-cache versions 7 and 8): the bytes converted by e4m3x2_cvt, exactly, so without the
+ * 2^-8: o in units of sv, and sc2 = scale · log2 e · k descale. */
+template <int D, bool CVT = false>
+__device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const uint32_t (&qf)[D / 16][4],
+                                              const kv8_regs<D> &r, int kb, int j1, int t4, float (&m)[2],
+                                              float (&l)[2], float (&o)[D / 8][4])
+{
+    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++) {
+            const uint32_t x = r.k[nt][kk];
+            if (CVT) mma16816<__half>(s[nt], qf[kk], e4m3x2_cvt(x), e4m3x2_cvt(x >> 16));
+            else mma16816<__half>(s[nt], qf[kk], e4m3x2_h2(__byte_perm(x, 0, 0x1100)), e4m3x2_h2(__byte_perm(x, 0, 0x3322)));
+        }
+    float bm[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
+            bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
+        }
+    float alpha[2];
+    dec_frag_softmax(sc2, s, bm, m, l, alpha);
+    alpha[0] *= orescale;
+    alpha[1] *= orescale;
+    dec_frag_rescale<D>(o, alpha);
+    const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
+                           pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
+    /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */
+#pragma unroll
+    for (int w = 0; w < D / 32; w++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            if (CVT) {   /* byte c of the two rows side by side, then converted */
+                const uint32_t pair = (uint32_t)(c | (4 + c) << 4);
+                mma16816<__half>(o[4 * w + c], a, e4m3x2_cvt(__byte_perm(r.v[0][w], r.v[1][w], pair)),
+                                 e4m3x2_cvt(__byte_perm(r.v[2][w], r.v[3][w], pair)));
+                continue;
+            }
+            const uint32_t sel = (uint32_t)(c | c << 4 | (4 + c) << 8 | (4 + c) << 12);
+            mma16816<__half>(o[4 * w + c], a, e4m3x2_h2(__byte_perm(r.v[0][w], r.v[1][w], sel)),
+                             e4m3x2_h2(__byte_perm(r.v[2][w], r.v[3][w], sel)));
+        }
+}
+
+/* Each warp's (m, ℓ, o) into s (dec_merge_floats<D>() floats) as dec_warp_state_out does, with
+ * o back in true units (times oscale: the V descale o is kept in, times 2^8 where the bytes were
+ * read as 2^-8 times their values) and its columns put back (kv8_warp_step's n-tile 4 w + c holds
+ * d = (2 t4 + e) · D/8 + n-tile). */
+template <int D>
+__device__ __forceinline__ void kv8_state_out(float *s, int warp, int g, int t4, float oscale, float (&m)[2],
+                                              float (&l)[2], const float (&o)[D / 8][4])
+{
+    float *sM = s, *sL = s + 4 * 16, *sO = s + 4 * 16 * 2;
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        l[x] += __shfl_xor_sync(0xffffffff, l[x], 1);
+        l[x] += __shfl_xor_sync(0xffffffff, l[x], 2);
+        if (t4 == 0) {
+            sM[warp * 16 + g + 8 * x] = m[x];
+            sL[warp * 16 + g + 8 * x] = l[x];
+        }
+    }
+#pragma unroll
+    for (int nt = 0; nt < D / 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            sO[(warp * 16 + g + 8 * (e >> 1)) * D + (2 * t4 + (e & 1)) * (D / 8) + nt] = o[nt][e] * oscale;
 }
 
 #endif

@@ -219,3 +219,298 @@ template <int D> static int occupancy9()
 }
 
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d == 64 ? occupancy9<64>() : occupancy9<128>(); }
+
+/* ---- The e4m3 KV cache on the TMA (e4m3-cache versions 5 and 6) -----------------------------
+ *
+ *  5  e4m3-cache version 1's warp step (decode_common.cuh's kv8_warp_step, the bytes converted
+ *     in registers) with version 9's loads: versions 1-4 load each warp's bytes from global
+ *     memory into registers, one or two steps ahead, and read 87-88 % of the copy rate (H100,
+ *     2026-11-27), where the float16 decode went from 91-92 % (version 7, cp.async) to 97-100 %
+ *     (version 9) once a producer warp kept a ring of TMA copies in flight. Here the producer
+ *     brings each 64-key K and V tile of e4m3 bytes into a ring of stages, unswizzled (a stage
+ *     holds 64 rows of D bytes, as they lie in global memory), and each compute warp reads its
+ *     bytes from the stage with the same addressing versions 1-4 use in global memory.
+ *  6  version 5 on a paged pool (decode version 10's boxes, one a page below 64 slots) with one
+ *     pair of descales per page and KV head: the producer writes the tile's pages' descales
+ *     beside the stage before it arrives on the stage's barrier, so the compute warps find them
+ *     there with the bytes.
+ *  7, 8  versions 5 and 6 with the bytes converted by the hardware (kv8_warp_step's CVT).
+ * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
+ * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
+ * the copy. Under ncu every version runs 8 compute warps an SM (2 blocks at 158-224 registers),
+ * the schedulers find no eligible warp in 50-63 % of the cycles, and a version 7 warp issues an
+ * instruction every 6.3 cycles: the warps' dependent chains (8 mma a step into each score
+ * accumulator, the row-max shuffles, the exponentials) set the rate, not the loads.
+ *
+ * A warp gives a stage back only after its step has used the bytes it read: given back as soon
+ * as they were read into registers (before the step), the producer's next copy overwrote them
+ * before some reads had completed, and a check with more tiles than stages failed.
+ */
+#define KV8_BK 64   /* keys a tile: 16 for each compute warp */
+
+/* Stages by d: 64 KiB of K and V tiles (16 KiB a stage at d = 128). */
+template <int D> __host__ __device__ constexpr int kv8t_stages() { return D == 64 ? 8 : 4; }
+
+/* 1024 for alignment, the stages, their descales (up to 4 pages a tile: 8 floats), the barriers. */
+template <int D> static size_t kv8t_smem()
+{
+    return 1024 + 2 * (size_t)kv8t_stages<D>() * KV8_BK * D + kv8t_stages<D>() * (8 * sizeof(float) + 2 * sizeof(uint64_t));
+}
+
+/* W consecutive 32-bit words from shared memory p (16-byte aligned when W ≥ 4, 8-byte when 2). */
+template <int W> __device__ __forceinline__ void lds_words(uint32_t (&w)[W], const unsigned char *p)
+{
+    if constexpr (W % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < W / 4; i++) {
+            const uint4 u = reinterpret_cast<const uint4 *>(p)[i];
+            w[4 * i] = u.x; w[4 * i + 1] = u.y; w[4 * i + 2] = u.z; w[4 * i + 3] = u.w;
+        }
+    } else {
+        static_assert(W == 2, "2 or a multiple of 4 words");
+        const uint2 u = *reinterpret_cast<const uint2 *>(p);
+        w[0] = u.x; w[1] = u.y;
+    }
+}
+
+/* A warp's 16 keys from rows row0 .. row0 + 15 of a stage (sKt, sVt: 64 rows of D bytes), as
+ * attn_decode.cu's kv8_load takes them from global memory; rows past nvalid − 1 (the split's
+ * end) read row nvalid − 1: finite, and weighted by 0. */
+template <int D>
+__device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned char *sKt, const unsigned char *sVt,
+                                               int row0, int nvalid, int g, int t4)
+{
+    const int r0 = 4 * (g >> 1) + (g & 1);
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+        lds_words<D / 16>(r.k[nt], sKt + min(row0 + r0 + 2 * nt, nvalid - 1) * D + t4 * (D / 4));
+#pragma unroll
+    for (int x = 0; x < 4; x++) lds_words<D / 32>(r.v[x], sVt + min(row0 + 4 * t4 + x, nvalid - 1) * D + g * (D / 8));
+}
+
+/* grid (splits, n_kv_heads, batch), DEC9_THREADS threads (4 compute warps, then the producer).
+ * Shared: STAGES K tiles, STAGES V tiles (64 × D bytes each), the stages' descales (STAGES, 4
+ * pages, k and v), the barriers full (STAGES) and empty (STAGES). scales: (batch, n_kv_heads, 2),
+ * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. */
+template <int D, bool PAGED, bool CVT>
+__global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
+                                                               const __grid_constant__ CUtensorMap tmV,
+                                                               const __half *__restrict__ Q,
+                                                               const float *__restrict__ scales, float *__restrict__ part)
+{
+    constexpr int STAGES = kv8t_stages<D>(), TK = KV8_BK * D;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TK;
+    float *sSc = reinterpret_cast<float *>(sV + STAGES * TK);
+    uint64_t *full = reinterpret_cast<uint64_t *>(sSc + 8 * STAGES), *empty = full + STAGES;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+    const int G = p.n_q_heads / p.n_kv_heads;
+    const int len = PAGED && p.seq_lens ? min(p.seq_lens[b], p.n_kv) : p.n_kv;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
+    const int nt = j0 < j1 ? (j1 - j0 + KV8_BK - 1) / KV8_BK : 0;
+    const int rows = PAGED && p.page_size < KV8_BK ? p.page_size : KV8_BK;   /* slots a box */
+
+    if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
+    __syncthreads();
+
+    if (warp == 4) {   /* the producer */
+        if (!PAGED) {
+            if (lane == 0) {
+                const int kvrow = b * p.n_kv_heads + kvh;
+                for (int it = 0; it < nt; it++) {
+                    const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK;
+                    ring_wait_empty<STAGES>(empty, it);
+                    mbar_expect_tx(full + s, 2 * TK);
+                    tma_load3(sK + s * TK, &tmK, 0, key0, kvrow, full + s);
+                    tma_load3(sV + s * TK, &tmV, 0, key0, kvrow, full + s);
+                }
+            }
+            return;
+        }
+        /* paged: lane i holds table entry base + i and that page's descales (one load each for
+         * 32 pages); lane 0 writes the tile's descales, announces the bytes and issues the boxes */
+        const int P = p.page_size, per = KV8_BK / rows;
+        const int nblk = min((len + P - 1) / P, p.blocks_per_seq);
+        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
+        int base = -64, mine = 0;
+        float mk = 1.f, mv = 1.f;
+        for (int it = 0; it < nt; it++) {
+            const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, blk0 = key0 / P;
+            if (blk0 + per > base + 32) {
+                base = blk0;
+                mine = base + lane < nblk ? tab[base + lane] : 0;
+                mk = scales[((size_t)mine * p.n_kv_heads + kvh) * 2];
+                mv = scales[((size_t)mine * p.n_kv_heads + kvh) * 2 + 1];
+            }
+            int page[KV8_BK / 16];
+            float pk[KV8_BK / 16], pv[KV8_BK / 16];
+#pragma unroll
+            for (int q = 0; q < KV8_BK / 16; q++) {
+                const int from = (blk0 - base + q) & 31;
+                page[q] = __shfl_sync(0xffffffff, mine, from);
+                pk[q] = __shfl_sync(0xffffffff, mk, from);
+                pv[q] = __shfl_sync(0xffffffff, mv, from);
+            }
+            if (lane == 0) {
+                int boxes = 0;
+                for (int q = 0; q < per; q++) boxes += key0 + q * rows < j1;
+                ring_wait_empty<STAGES>(empty, it);
+#pragma unroll
+                for (int q = 0; q < KV8_BK / 16; q++)   /* unrolled: the arrays stay in registers */
+                    if (q < boxes) {
+                        sSc[8 * s + 2 * q] = pk[q];
+                        sSc[8 * s + 2 * q + 1] = pv[q];
+                    }
+                mbar_expect_tx(full + s, 2u * boxes * rows * D);   /* also releases the descales */
+                const int slot0 = P > KV8_BK ? key0 % P : 0;
+#pragma unroll
+                for (int q = 0; q < KV8_BK / 16; q++)
+                    if (q < boxes) {
+                        tma_load4(sK + s * TK + q * rows * D, &tmK, 0, kvh, slot0, page[q], full + s);
+                        tma_load4(sV + s * TK + q * rows * D, &tmV, 0, kvh, slot0, page[q], full + s);
+                    }
+            }
+            __syncwarp();
+        }
+        return;
+    }
+
+    /* the 4 compute warps */
+    uint32_t qf[D / 16][4];
+    kv8_q_frags<D>(qf, Q + ((size_t)b * p.n_q_heads + (size_t)kvh * G) * D, G, g, t4);
+    float o[D / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0;
+    const float sc2_head = CVT ? p.scale2 : p.scale2 * 256.f;   /* without CVT the bytes read as 2^-8 times their values */
+    float sk = 1.f, sv_cur = 1.f;
+    if (!PAGED) {
+        sk = scales[((size_t)b * p.n_kv_heads + kvh) * 2];
+        sv_cur = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
+    }
+    for (int it = 0; it < nt; it++) {
+        const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, kb = key0 + 16 * warp;
+        ring_wait_full<STAGES>(full, it);
+        kv8_regs<D> r;
+        float sc2 = sc2_head * sk, rescale = 1.f;
+        const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
+        if (live) {
+            kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, 16 * warp, min(j1 - key0, KV8_BK), g, t4);
+            if (PAGED) {
+                const int q = 16 * warp / rows;
+                const float s_new = sSc[8 * s + 2 * q + 1];
+                sc2 = sc2_head * sSc[8 * s + 2 * q];
+                rescale = sv_cur / s_new;
+                sv_cur = s_new;
+            }
+        }
+        if (live) kv8_warp_step<D, CVT>(sc2, rescale, qf, r, kb, j1, t4, m, l, o);
+        ring_release<STAGES>(empty, it, lane);   /* the step has used the bytes (see the top) */
+    }
+
+    /* every tile has landed and been read: the stages' room holds the 4 warps' states */
+    float *merge = reinterpret_cast<float *>(sK);
+    bar_sync<128>(1);
+    kv8_state_out<D>(merge, warp, g, t4, CVT ? sv_cur : sv_cur * 256.f, m, l, o);
+    bar_sync<128>(1);
+    dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
+}
+
+/* A tensor map over e4m3 bytes with boxes of whole rows of D bytes, no swizzle (a box lands as
+ * its rows, back to back): rank 3 over a contiguous cache (D, n_kv, batch · n_kv_heads), boxes of
+ * 64 rows; rank 4 over a pool (D, n_kv_heads, page_size, n_pages), boxes of `rows` slots. */
+static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims, const cuuint32_t *box,
+                         char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
+    cuuint64_t strides[3];
+    strides[0] = dims[0];
+    for (int i = 1; i < rank - 1; i++) strides[i] = strides[i - 1] * dims[i];
+    const cuuint32_t estr[4] = {1, 1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, rank, const_cast<void *>(base), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (e4m3 cache) failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+template <int D, bool PAGED, bool CVT>
+static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
+                            const void *V8, const float *scales, float *part, char *why, size_t n)
+{
+    static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D>() * KV8_BK * D, "merge room");
+    CUtensorMap mk, mv;
+    fs_status st;
+    if (PAGED) {
+        const int rows = pp->page_size < KV8_BK ? pp->page_size : KV8_BK;
+        const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)pp->n_kv_heads, (cuuint64_t)pp->page_size,
+                                    (cuuint64_t)pp->n_pages};
+        const cuuint32_t box[4] = {(cuuint32_t)D, 1, (cuuint32_t)rows, 1};
+        if ((st = kv8_map(&mk, K8, 4, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&mv, V8, 4, dims, box, why, n)) != FS_OK) return st;
+    } else {
+        const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)pp->n_kv, (cuuint64_t)pp->batch * pp->n_kv_heads};
+        const cuuint32_t box[3] = {(cuuint32_t)D, KV8_BK, 1};
+        if ((st = kv8_map(&mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
+    }
+    const size_t smem = kv8t_smem<D>();
+    auto kern = decode_kv8_tma<D, PAGED, CVT>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const __half *)Q, scales, part);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
+                                  const void *K8, const void *V8, const float *scales, float *part, char *why,
+                                  size_t n)
+{
+    char what[32];
+    snprintf(what, sizeof what, "e4m3-cache version %d", version);
+    fs_status st = hopper_device(what, why, n);
+    if (st != FS_OK) return st;
+#define FS_KV8_LAUNCH(D, PAGED, CVT) launch_kv8<D, PAGED, CVT>(pp, p, Q, K8, V8, scales, part, why, n)
+    switch (version * 1000 + pp->d) {
+    case 5064: return FS_KV8_LAUNCH(64, false, false);
+    case 6064: return FS_KV8_LAUNCH(64, true, false);
+    case 7064: return FS_KV8_LAUNCH(64, false, true);
+    case 8064: return FS_KV8_LAUNCH(64, true, true);
+    case 5128: return FS_KV8_LAUNCH(128, false, false);
+    case 6128: return FS_KV8_LAUNCH(128, true, false);
+    case 7128: return FS_KV8_LAUNCH(128, false, true);
+    default: return FS_KV8_LAUNCH(128, true, true);
+    }
+#undef FS_KV8_LAUNCH
+}
+
+template <int D, bool PAGED, bool CVT> static int occupancy_kv8()
+{
+    auto kern = decode_kv8_tma<D, PAGED, CVT>;
+    const size_t smem = kv8t_smem<D>();
+    int n = 0;
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC9_THREADS, smem) != cudaSuccess)
+        return 1;
+    return n < 1 ? 1 : n;
+}
+
+int fs_cu_hopper_kv8_blocks_per_sm(int d, int version)
+{
+    switch (version * 1000 + d) {
+    case 5064: return occupancy_kv8<64, false, false>();
+    case 6064: return occupancy_kv8<64, true, false>();
+    case 7064: return occupancy_kv8<64, false, true>();
+    case 8064: return occupancy_kv8<64, true, true>();
+    case 5128: return occupancy_kv8<128, false, false>();
+    case 6128: return occupancy_kv8<128, true, false>();
+    case 7128: return occupancy_kv8<128, false, true>();
+    default: return occupancy_kv8<128, true, true>();
+    }
+}
