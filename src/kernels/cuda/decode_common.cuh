@@ -126,12 +126,10 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
 /* Shared memory for the merge of 4 warps (floats): sM (4, 16), sL (4, 16), sO (4, 16, D). */
 template <int D> constexpr size_t dec_merge_floats() { return 4 * 16 * 2 + 4 * 16 * (size_t)D; }
 
-/* Each warp's (m, ℓ, o) into s (dec_merge_floats<D>() floats); ℓ summed over the row's 4 threads. */
-template <int D>
-__device__ __forceinline__ void dec_warp_state_out(float *s, int warp, int g, int t4, float (&m)[2], float (&l)[2],
-                                                   const float (&o)[D / 8][4])
+/* Each warp's m and ℓ of its rows g, g + 8 into s's sM and sL; ℓ summed over the row's 4 threads. */
+__device__ __forceinline__ void dec_warp_ml_out(float *s, int warp, int g, int t4, float (&m)[2], float (&l)[2])
 {
-    float *sM = s, *sL = s + 4 * 16, *sO = s + 4 * 16 * 2;
+    float *sM = s, *sL = s + 4 * 16;
 #pragma unroll
     for (int x = 0; x < 2; x++) {
         l[x] += __shfl_xor_sync(0xffffffff, l[x], 1);
@@ -141,6 +139,15 @@ __device__ __forceinline__ void dec_warp_state_out(float *s, int warp, int g, in
             sL[warp * 16 + g + 8 * x] = l[x];
         }
     }
+}
+
+/* Each warp's (m, ℓ, o) into s (dec_merge_floats<D>() floats); ℓ summed over the row's 4 threads. */
+template <int D>
+__device__ __forceinline__ void dec_warp_state_out(float *s, int warp, int g, int t4, float (&m)[2], float (&l)[2],
+                                                   const float (&o)[D / 8][4])
+{
+    float *sO = s + 4 * 16 * 2;
+    dec_warp_ml_out(s, warp, g, t4, m, l);
 #pragma unroll
     for (int dt = 0; dt < D / 8; dt++)
 #pragma unroll
@@ -288,16 +295,8 @@ template <int D>
 __device__ __forceinline__ void kv8_state_out(float *s, int warp, int g, int t4, float oscale, float (&m)[2],
                                               float (&l)[2], const float (&o)[D / 8][4])
 {
-    float *sM = s, *sL = s + 4 * 16, *sO = s + 4 * 16 * 2;
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        l[x] += __shfl_xor_sync(0xffffffff, l[x], 1);
-        l[x] += __shfl_xor_sync(0xffffffff, l[x], 2);
-        if (t4 == 0) {
-            sM[warp * 16 + g + 8 * x] = m[x];
-            sL[warp * 16 + g + 8 * x] = l[x];
-        }
-    }
+    float *sO = s + 4 * 16 * 2;
+    dec_warp_ml_out(s, warp, g, t4, m, l);
 #pragma unroll
     for (int nt = 0; nt < D / 8; nt++)
 #pragma unroll
