@@ -1,5 +1,6 @@
-/* hopper_decode.cu: decode version 9, built for Hopper only (sm_90a). attn_decode.cu dispatches
- * here for the split phase and merges the partials with its own merge kernel.
+/* hopper_decode.cu: decode versions 9 and 10, and e4m3-cache versions 5-8 (at the end of this
+ * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase and
+ * merges the partials with its own merge kernel.
  *
  *  9  version 7's arithmetic with its loads changed. In version 7 every thread issues 16-byte
  *     cp.async copies for each tile and the block meets at a barrier twice a tile, so at most
@@ -220,7 +221,7 @@ template <int D> static int occupancy9()
 
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d == 64 ? occupancy9<64>() : occupancy9<128>(); }
 
-/* ---- The e4m3 KV cache on the TMA (e4m3-cache versions 5 and 6) -----------------------------
+/* ---- The e4m3 KV cache on the TMA (e4m3-cache versions 5-8) ---------------------------------
  *
  *  5  e4m3-cache version 1's warp step (decode_common.cuh's kv8_warp_step, the bytes converted
  *     in registers) with version 9's loads: versions 1-4 load each warp's bytes from global
@@ -395,7 +396,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
         kv8_regs<D> r;
         float sc2 = sc2_head * sk, rescale = 1.f;
         const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
-        if (live) {
+        if (live) {   /* the bytes and (paged) the page's descales */
             kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, 16 * warp, min(j1 - key0, KV8_BK), g, t4);
             if (PAGED) {
                 const int q = 16 * warp / rows;
