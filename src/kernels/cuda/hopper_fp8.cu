@@ -33,13 +33,6 @@
  * and a stage of K and Vᵀ 64 KiB, three stages fill 224 of the 227 KiB. O (128) + S (64) + P of
  * the previous tile (16) is 208 registers of the 240, so the overlapped schedules fit unspilled.
  *
- * Versions 16 and 17: versions 12 and 14 with each wgmma's matrix descriptor made as the tile's
- * base descriptor plus a constant (hopper_common.cuh's sw128_lo and sw128_at, float16 prefill
- * version 23's change): in version 12's profile a seventh of the instructions executed were the
- * uniform datapath's integer work (ULOP3, UIADD3, USHF, UMOV, R2UR). Measured (H100, 2026-11-27,
- * `2026-11-27-fp8-hoist-run2`): 6 % fewer instructions (ULOP3 and USHF), +6 % at N = 4096
- * without a mask, within ±3 % elsewhere.
- *
  * Versions 11-15: versions 4, 6, 7, 8 and 9 with the mask hoisted out of the loop over the
  * scores (f8_softmax's HOIST). In versions 1-10 the test of a tile's class sits inside that loop,
  * where the compiler predicates each score's mask arithmetic instead of branching around it, so
@@ -50,6 +43,17 @@
  * instructions than version 6 and is 30 and 39 % faster without a mask (763.6 against 588.2
  * TFLOP/s at N = 4096, 903.0 against 649.0 at 16384), 41 and 67 % causal; at d = 256 version 14
  * is 12-34 % faster than version 8.
+ *
+ * Versions 16 and 17: versions 12 and 14 with each wgmma's matrix descriptor made as the tile's
+ * base descriptor plus a constant (hopper_common.cuh's sw128_lo and sw128_at, float16 prefill
+ * version 23's change): in version 12's profile a seventh of the instructions executed were the
+ * uniform datapath's integer work (ULOP3, UIADD3, USHF, UMOV, R2UR). Measured (H100, 2026-11-27,
+ * `2026-11-27-fp8-hoist-run2`): 6 % fewer instructions (ULOP3 and USHF), +6 % at N = 4096
+ * without a mask, within ±3 % elsewhere.
+ * Tried on top of them and taken out, no faster (patches in bench/cuda/results/
+ * 2026-11-27-lazy-split-trial and -pingpong-poly-trial): a lazy running maximum (threshold 0.75,
+ * so that P stays under 448), the ping-pong at d = 128, a quarter of the exponentials by the
+ * polynomial.
  *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
