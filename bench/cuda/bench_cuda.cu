@@ -49,7 +49,7 @@
  * the float16 inputs printed; it is timed beside prefill versions 14 and 17 (d = 128) or 11, 17
  * and 18 (d = 256) on the same inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
  *
- * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: versions 1, 3 and 5 contiguous, 2, 4 and 6 paged) is
+ * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: odd versions contiguous, even ones paged) is
  * checked on ten shapes (d = 64 and 128, GQA 2 to 8, page sizes 16 to 256, ragged lengths)
  * against the float64 reference of the dequantized cache it read (float16's tolerance), with its
  * RMSE against the reference of the float16 values before quantization printed beside the
