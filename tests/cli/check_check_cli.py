@@ -443,7 +443,10 @@ check(rc == 2 and "FP8 bits only when asked" in err, f"'|u1' without --dtype e4m
 Nq, Nkv8, dkv = 2, rng.randint(200, 300), rng.randint(8, 16)
 ksk, vsk = rng.choice([0.01, 0.02, 0.5]), rng.choice([0.004, 0.25, 3.0])
 Qk, Kk, Vk = problem(1, 4, 2, Nq, Nkv8, dkv, f16)
-Kk8, Vk8 = rmap(Kk, lambda x: e4m3(100 * x)), rmap(Vk, lambda x: e4m3(200 * x))
+# K's codes are x / ksk, so that whatever the descale the real K stays near Q's size: with K 50
+# times larger (codes 100 x at ksk = 0.5) one key took every row's weight, ℓ was 1, and neither
+# a missing final division nor Q rounded to e4m3 changed the output (seen at FS_SEED=288454973)
+Kk8, Vk8 = rmap(Kk, lambda x: e4m3(x / ksk)), rmap(Vk, lambda x: e4m3(200 * x))
 realk = [Qk, rmap(Kk8, lambda x: x * ksk), rmap(Vk8, lambda x: x * vsk)]
 kv_args = ["--dtype", "e4m3", "--kv-only", "--k-scale", str(ksk), "--v-scale", str(vsk), "--format", "jsonl"]
 qk16 = npy("qk16.npy", Qk, "<f2")
