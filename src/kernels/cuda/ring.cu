@@ -155,7 +155,7 @@ extern "C" fs_status fs_cuda_ring_dev_init(const fs_cuda_ring *r, int p, ncclCom
     fs_cuda_ring_dev *g = (fs_cuda_ring_dev *)calloc(1, sizeof *g);
     if (!g) {
         if (why && n) snprintf(why, n, "ring: out of host memory");
-        return FS_ERR_ARG;
+        return FS_ERR_NOMEM;
     }
     *out = g;   /* fs_cuda_ring_dev_free frees what was made even when a later step fails */
     g->r = *r;
@@ -490,7 +490,7 @@ static fs_status ring_trace_run(fs_cuda_ring_dev *g, const void *Q, const void *
     tr->rec = (float *)calloc((size_t)P * rows * per, sizeof(float));
     if (!tr->rec) {
         if (why && n) snprintf(why, n, "ring trace: out of host memory");
-        return FS_ERR_ARG;
+        return FS_ERR_NOMEM;
     }
     td->tr = tr;
     FS_CU_TRY(cudaMalloc((void **)&td->tag, 3 * FS_RING_TAG * sizeof(int32_t)));
@@ -974,7 +974,7 @@ static fs_status ring_btrace_run(fs_cuda_ring_dev *g, const void *Q, const void 
     tr->dv = (float *)malloc(kn * sizeof(float));
     if (!tr->dq || !tr->dk || !tr->dv) {
         if (why && n) snprintf(why, n, "ring backward trace: out of host memory");
-        return FS_ERR_ARG;
+        return FS_ERR_NOMEM;
     }
     bt->tr = tr;
     FS_CU_TRY(cudaMalloc((void **)&bt->tag, 5 * FS_RING_TAG * sizeof(int32_t)));
