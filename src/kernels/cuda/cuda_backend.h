@@ -136,7 +136,7 @@ const char *fs_cuda_fp8_version_str(int version);
 /* The keys a tile of e4m3 version `version` takes (128 or 256): where its running maximum is
  * updated, and so where P is rounded, which a simulation of its arithmetic must follow. */
 int fs_cuda_fp8_block_keys(int version);
-/* The head size d an e4m3 version takes: 128 (versions 1-7) or 256 (8 and up). */
+/* The head size d an e4m3 version takes: 128, or 256 (versions 8-10, 14, 15 and 17). */
 int fs_cuda_fp8_head_size(int version);
 fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
                                   const void *Vt8, const float *descales, void *O, char *why, size_t n);
