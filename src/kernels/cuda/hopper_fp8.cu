@@ -51,9 +51,11 @@
  * `2026-11-27-fp8-hoist-run2`): 6 % fewer instructions (ULOP3 and USHF), +6 % at N = 4096
  * without a mask, within ±3 % elsewhere.
  * Tried on top of them and taken out, no faster (patches in bench/cuda/results/
- * 2026-11-27-lazy-split-trial and -pingpong-poly-trial): a lazy running maximum (threshold 0.75,
- * so that P stays under 448), the ping-pong at d = 128, a quarter of the exponentials by the
- * polynomial.
+ * 2026-11-27-lazy-split-trial, -pingpong-poly-trial and -half-exp-trial): a lazy running maximum
+ * (threshold 0.75, so that P stays under 448), the ping-pong at d = 128, a quarter of the
+ * exponentials by the polynomial, and half2 exponentials (two MUFU operations each on an H100)
+ * with ℓ summed by the tensor cores through a column of ones beside Vᵀ (wrong on long rows: the
+ * e4m3 wgmma's accumulator loses low bits of a growing positive sum).
  *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
