@@ -127,39 +127,51 @@ v2 = write("v2.txt", mat(2, 1))
 rc, out, err = run(["--q", q, "--k", k2, "--v", v2, "--decode", "--page-size", "1", "--format", "jsonl"])
 check(rc == 0 and table_of(out) == [1, 0], f"two blocks: the table [1, 0]: {table_of(out)} {err}")
 
-# A paged trace saved as JSONL replays in the window (render needs no display).
+
+# A paged trace saved as JSONL (the table tests below read it too) replays in the window (render
+# needs no display).
 rc, out, err = run(base + ["--seed", "3"])
 saved = text("paged.jsonl", out)
 n_events = len(out.splitlines())
 png = os.path.join(tmp, "replay.png")
-rc, out, err = run(["--trace", saved, "--step", str(n_events // 2), "--out", png], "render")
-check(rc == 0 and os.path.getsize(png) > 1000, f"render --trace of a paged trace: rc={rc} {err!r}")
-# render and play take the same options.
-png2 = os.path.join(tmp, "own.png")
-rc, out, err = run(["--q", q, "--k", k, "--v", v, "--decode", "--page-size", "4", "--seed", "5", "--step", "3",
-                    "--out", png2], "render")
-check(rc == 0 and os.path.exists(png2), f"render with --page-size: rc={rc} {err!r}")
-rc, out, err = run(["--q", q, "--k", k, "--v", v, "--decode", "--page-size", "0", "--step", "3", "--out", png2],
-                   "render")
-check(rc == 2 and "--page-size must be an integer from 1" in err, f"render --page-size 0: rc={rc} {err!r}")
-rc, out, err = run(["--q", q, "--k", k, "--v", v, "--page-size", "2"], "play")
-check(rc == 2 and "--page-size does not apply" in err, f"play --page-size without --decode: rc={rc} {err!r}")
 
-# A saved paged trace with a damaged page event is refused at its line and field.
-bad = text("bad.jsonl", open(saved).read().replace('"page":', '"page":-', 1))
-rc, out, err = run(["--trace", bad, "--step", "0", "--out", png], "render")
-check(rc == 2 and "bad.jsonl:1:" in err, f"a negative page in a saved trace: rc={rc} {err!r}")
 
-# Writes that disagree on the page size (a slot moved) are refused at the line.
-lines = open(saved).read().splitlines()
-ws = [i for i, x in enumerate(lines) if '"event":"write"' in x and '"block":1' in x]
-if ws:
-    i = ws[0]
-    lines[i] = lines[i].replace('"slot":0', '"slot":1')
-    mixed = text("mixed.jsonl", "\n".join(lines) + "\n")
-    rc, out, err = run(["--trace", mixed, "--step", "0", "--out", png], "render")
-    check(rc == 2 and f"mixed.jsonl:{i + 1}:1:" in err and "page size" in err,
-          f"writes of two page sizes in a saved trace: rc={rc} {err!r}")
+def window_cases():
+    """render (which needs the window, not a display) and play's window options."""
+    rc, out, err = run(["--trace", saved, "--step", str(n_events // 2), "--out", png], "render")
+    check(rc == 0 and os.path.getsize(png) > 1000, f"render --trace of a paged trace: rc={rc} {err!r}")
+    # render and play take the same options.
+    png2 = os.path.join(tmp, "own.png")
+    rc, out, err = run(["--q", q, "--k", k, "--v", v, "--decode", "--page-size", "4", "--seed", "5", "--step", "3",
+                        "--out", png2], "render")
+    check(rc == 0 and os.path.exists(png2), f"render with --page-size: rc={rc} {err!r}")
+    rc, out, err = run(["--q", q, "--k", k, "--v", v, "--decode", "--page-size", "0", "--step", "3", "--out", png2],
+                       "render")
+    check(rc == 2 and "--page-size must be an integer from 1" in err, f"render --page-size 0: rc={rc} {err!r}")
+    rc, out, err = run(["--q", q, "--k", k, "--v", v, "--page-size", "2"], "play")
+    check(rc == 2 and "--page-size does not apply" in err, f"play --page-size without --decode: rc={rc} {err!r}")
+
+    # A saved paged trace with a damaged page event is refused at its line and field.
+    bad = text("bad.jsonl", open(saved).read().replace('"page":', '"page":-', 1))
+    rc, out, err = run(["--trace", bad, "--step", "0", "--out", png], "render")
+    check(rc == 2 and "bad.jsonl:1:" in err, f"a negative page in a saved trace: rc={rc} {err!r}")
+
+    # Writes that disagree on the page size (a slot moved) are refused at the line.
+    lines = open(saved).read().splitlines()
+    ws = [i for i, x in enumerate(lines) if '"event":"write"' in x and '"block":1' in x]
+    if ws:
+        i = ws[0]
+        lines[i] = lines[i].replace('"slot":0', '"slot":1')
+        mixed = text("mixed.jsonl", "\n".join(lines) + "\n")
+        rc, out, err = run(["--trace", mixed, "--step", "0", "--out", png], "render")
+        check(rc == 2 and f"mixed.jsonl:{i + 1}:1:" in err and "page size" in err,
+              f"writes of two page sizes in a saved trace: rc={rc} {err!r}")
+
+
+if cli_test.has_window(exe):
+    window_cases()
+else:
+    print("check_paged_cli: render and play's window options skipped (this build has no window)")
 
 # Bad input: exit 2, nothing on stdout, file:line:column.
 def bad_table(content, expect, what, extra=()):

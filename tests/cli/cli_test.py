@@ -3,7 +3,8 @@
 check() counts each expectation and prints a failed one; random_source() draws the run's seed
 (FS_SEED=... replays a run) and from then on every failure names it; scratch() makes the folder
 for a test's files, removed when the test ends unless a check failed (its path is then printed);
-run() runs one flashstep command; write_rows() and write_npy() write input matrices; finish()
+run() runs one flashstep command; has_window() tells a build without the window (whose render
+cases are skipped); write_rows() and write_npy() write input matrices; finish()
 prints the counts and exits 1 if anything failed. The tests import this from their own folder, which Python puts first on
 sys.path when it runs a script (`python3 tests/cli/check_trace_cli.py ...` from anywhere).
 """
@@ -58,6 +59,13 @@ def run(exe, command, args, timeout=60, **options):
     """Run `exe command args...`: (exit status, stdout, stderr)."""
     p = subprocess.run([exe, command, *args], capture_output=True, text=True, timeout=timeout, **options)
     return p.returncode, p.stdout, p.stderr
+
+
+def has_window(exe):
+    """False for a build without the window (make NO_GUI=1): its `render` and `play`'s window
+    options refuse to run, so the tests of those skip (and say so) instead of failing."""
+    p = subprocess.run([exe, "render", "--help"], capture_output=True, text=True, timeout=60)
+    return "this build has no window" not in p.stdout + p.stderr
 
 
 def write_rows(folder, name, rows, sep=" ", first_line=""):

@@ -69,12 +69,15 @@ check(["verify", bad], must_show=False, rc_ok=(2,))
 check(["verify", "--dir", odd_dir])
 check(["verify", bad2], rc_ok=(2,))    # the message quotes the bad value
 # A saved trace is a file too: an unknown value quoted in the reader's message is escaped.
+# (render reads saved traces; a build without the window has no render, and skips this.)
 trace = os.path.join(tmp, "bad.jsonl")
 open(trace, "wb").write(b'{"event":"t\x9b \xc2\x9b \x7fx","step":0}\n')
 p = subprocess.run([exe, "render", "--trace", trace, "--step", "0", "--out", os.path.join(tmp, "x.png")],
                    capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
 out = p.stdout + p.stderr
-if p.returncode == 2 and not [b for b in RAW if b in out] and b"\\x9b" in out:
+if b"this build has no window" in out:
+    print("hostile text: render --trace skipped (this build has no window)")
+elif p.returncode == 2 and not [b for b in RAW if b in out] and b"\\x9b" in out:
     passed += 1
 else:
     failed += 1
