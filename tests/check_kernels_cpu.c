@@ -951,6 +951,22 @@ START_TEST(test_clock_plausible)
 }
 END_TEST
 
+/* Threads that share cores: the lent Intel host's 16 vCPUs (1377.3 GFLOP/s against 175.3 on one)
+ * and a pair of its vCPUs on one core (126.7 against 175), yes; Zen 4's two cores (232.1 against
+ * 116.4) and exactly 3/4, no; one thread or a missing reading, no. */
+START_TEST(test_threads_share_cores)
+{
+    ck_assert(fs_cpu_threads_share_cores(175.3, 1377.3, 16));
+    ck_assert(fs_cpu_threads_share_cores(175.0, 126.7, 2));
+    ck_assert(!fs_cpu_threads_share_cores(116.4, 232.1, 2));
+    ck_assert(!fs_cpu_threads_share_cores(100.0, 300.0, 4));
+    ck_assert(fs_cpu_threads_share_cores(100.0, 299.0, 4));
+    ck_assert(!fs_cpu_threads_share_cores(100.0, 50.0, 1));
+    ck_assert(!fs_cpu_threads_share_cores(0.0, 50.0, 2));
+    ck_assert(!fs_cpu_threads_share_cores(100.0, 0.0, 2));
+}
+END_TEST
+
 Suite *kernels_cpu_suite(void)
 {
     Suite *s = suite_create("kernels_cpu");
@@ -976,6 +992,7 @@ Suite *kernels_cpu_suite(void)
     tcase_add_test(tm, test_parallel_every_item_once);
     tcase_add_test(tm, test_measurements_are_positive);
     tcase_add_test(tm, test_clock_plausible);
+    tcase_add_test(tm, test_threads_share_cores);
     suite_add_tcase(s, tm);
     return s;
 }

@@ -202,6 +202,17 @@ void bench_machine_line(const bench_opts *o, const machine *m)
         fprintf(f, "# measured at %d thread%s: FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
                 t, t > 1 ? "s" : "", m->fma[t], m->bw[t]);
     }
+    /* the largest thread count measured: do its threads have a core each? */
+    for (int32_t t = m->max_threads; t > 1; t--) {
+        if (m->fma[t] <= 0) continue;
+        if (fs_cpu_threads_share_cores(m->fma[1], m->fma[t], t))
+            fprintf(f, "# at %d threads the FMA peak is %.1f times the 1-thread one: these threads share cores' "
+                       "FMA pipes (%s), and the shares at %d threads are of that shared peak\n",
+                    t, m->fma[t] / m->fma[1],
+                    t > bench_cores() ? "more threads than the cores this process may run on"
+                                      : "hyperthreads, or a host placing vCPUs together", t);
+        break;
+    }
     /* The FMA probe runs the best instruction set; its float32 lanes say what a cycle can hold. */
     fs_cpu_isa best = fs_cpu_isa_best();
     int32_t lanes = best == FS_CPU_ISA_AVX512 ? 16 : best == FS_CPU_ISA_AVX2 ? 8 : best == FS_CPU_ISA_NEON ? 4 : 1;

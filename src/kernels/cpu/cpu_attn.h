@@ -226,6 +226,11 @@ double fs_cpu_measure_clock_ghz(void);
  * one or two FMA pipes of `lanes` float32 lanes do (2 × lanes × pipes). The bench prints the
  * clock only when it does: a reading nothing confirms is left out rather than shown wrong. */
 bool fs_cpu_clock_plausible(double fma1_gflops, double ghz, int32_t lanes);
+/* Whether `threads` threads share cores' FMA pipes: their FMA peak under 3/4 of `threads` times
+ * the 1-thread peak (hyperthreads of one core, or a virtual machine's host placing vCPUs on the
+ * same cores; one lent host's 16 vCPUs read 7.9 one-thread peaks). The bench says so in its
+ * header, since every share at that thread count is then of a shared peak. */
+bool fs_cpu_threads_share_cores(double fma1_gflops, double fman_gflops, int32_t threads);
 /* Read bandwidth of `threads` threads summing a buffer of `bytes` (use one well past the last
  * cache level), best of a few passes, in GB/s (1e9 bytes). 0 if the buffer cannot be had. */
 double fs_cpu_measure_read_gbps(int32_t threads, size_t bytes);

@@ -113,6 +113,12 @@ bool fs_cpu_clock_plausible(double fma1_gflops, double ghz, int32_t lanes)
     return false;
 }
 
+bool fs_cpu_threads_share_cores(double fma1_gflops, double fman_gflops, int32_t threads)
+{
+    if (threads < 2 || !(fma1_gflops > 0) || !(fman_gflops > 0)) return false;
+    return fman_gflops < 0.75 * threads * fma1_gflops;
+}
+
 static void read_item(void *ctx, int32_t thread, int64_t item)
 {
     probe *p = ctx;
