@@ -586,7 +586,7 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
     const int G = p.n_q_heads / p.n_kv_heads;
-    const int len = PAGED && p.seq_lens ? p.seq_lens[b] : p.n_kv;
+    const int len = PAGED && p.seq_lens ? min(p.seq_lens[b], p.n_kv) : p.n_kv;   /* as the Hopper versions: never past n_kv */
     const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
 
     kv8_where where;

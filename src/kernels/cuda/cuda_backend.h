@@ -114,32 +114,51 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
                                char *why, size_t n);
 
 /* ---- e4m3 (FP8) forward, Hopper only (hopper_fp8.cu) ----------------------------------------
- * The pre-pass quantizes a 16-bit tensor X (heads, n, d) to e4m3 with one scale for the whole
- * tensor (its largest |value| becomes 448) and writes descale = amax / 448 (device float, what
- * an e4m3 code must be multiplied by). Layouts of the result X8:
+ * The pre-pass quantizes a 16-bit tensor X (heads, n, d) to e4m3 and writes the descales (device
+ * floats: what an e4m3 code must be multiplied by). block = 0: one scale for the whole tensor (its
+ * largest |value| becomes 448), one descale = amax / 448. block > 0: one scale for each `block`
+ * rows of each head (for FS_FP8_V_T each `block` keys, a multiple of 32), heads ·
+ * fs_cuda_fp8_scale_blocks(n, block) descales, head by head; amax = 0 gives descale 1.
+ * Layouts of the result X8:
  *   FS_FP8_ROWS           (heads, n, d), for Q and K
  *   FS_FP8_ROWS_HADAMARD  the same after each row is multiplied by a random-sign Hadamard matrix
  *                         H·diag(s)/√d (s from seed): give Q and K the same seed and Q Kᵀ is
  *                         unchanged, while outliers are spread over the row (d a power of 2)
  *   FS_FP8_V_T            V transposed, (heads, d, fs_cuda_fp8_vt_len(n)), keys in the order the
  *                         kernel's registers hold P (hopper_fp8.cu says which), zero past n
- * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ
- * (FS_FP8_V_T), descales a device array {q, k, v}, O bfloat16 (batch, n_q_heads, n_q, d); the
- * problem's fields as for fs_cuda_prefill_run (dtype unused; d = fs_cuda_fp8_head_size(version); masks none, causal,
- * window; lse must be NULL: only O is written). Asynchronous on the default stream. */
+ * fs_cuda_fp8_prefill_run: e4m3 version `version` (1..fs_cuda_fp8_versions()) of the forward on
+ * e4m3 Q, K (FS_FP8_ROWS or _HADAMARD) and Vᵀ (FS_FP8_V_T), with the descales of each (qd, kd,
+ * vd) as the version's fs_cuda_fp8_version_blocks says: one each, or Q's per block of that many
+ * rows and K's and V's per block of FS_CUDA_FP8_KV_BLOCK keys; O bfloat16 (batch, n_q_heads,
+ * n_q, d); the problem's fields as for fs_cuda_prefill_run (dtype unused; d =
+ * fs_cuda_fp8_head_size(version); masks none, causal, window; lse must be NULL: only O is
+ * written). Asynchronous on the default stream. */
 typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
 int fs_cuda_fp8_vt_len(int n_kv);
+/* Blocks of `block` rows in n (1 when block is 0: the whole tensor). */
+int fs_cuda_fp8_scale_blocks(int n, int block);
 fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d, fs_cuda_fp8_layout lay,
-                               uint64_t seed, void *X8, float *descale, char *why, size_t nw);
+                               uint64_t seed, int block, void *X8, float *descale, char *why, size_t nw);
 int fs_cuda_fp8_versions(void);
 const char *fs_cuda_fp8_version_str(int version);
 /* The keys a tile of e4m3 version `version` takes (128 or 256): where its running maximum is
  * updated, and so where P is rounded, which a simulation of its arithmetic must follow. */
 int fs_cuda_fp8_block_keys(int version);
-/* The head size d an e4m3 version takes: 128, or 256 (versions 8-10, 14, 15 and 17). */
+/* The head size d an e4m3 version takes: 128, or 256 (versions 8-10, 14, 15 and the odd ones from 17). */
 int fs_cuda_fp8_head_size(int version);
+/* The rows of Q a descale covers in e4m3 version `version`: 0 (one scale per tensor: versions
+ * 1-17, 20 and 21) or 64 (versions 18, 19 and 22-25, whose K and V scales cover
+ * FS_CUDA_FP8_KV_BLOCK keys). */
+int fs_cuda_fp8_version_blocks(int version);
+/* 1 where the version folds V's block descale into P before rounding P to e4m3 (versions 24 and
+ * 25: P_j times vd_j / max(vd_0 .. vd_j)), which a simulation of its arithmetic must follow. */
+int fs_cuda_fp8_version_v_fold(int version);
+/* The query rows a block of e4m3 version `version` takes (64 per consumer warpgroup: 128 or 192). */
+int fs_cuda_fp8_block_queries(int version);
+enum { FS_CUDA_FP8_KV_BLOCK = 128 };
 fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
-                                  const void *Vt8, const float *descales, void *O, char *why, size_t n);
+                                  const void *Vt8, const float *qd, const float *kd, const float *vd, void *O,
+                                  char *why, size_t n);
 
 /* A batched decode problem: one query row per (batch, query head), at the newest position, no
  * mask: it sees every cached key. Device pointers:

@@ -8,6 +8,7 @@
  *   - warp specialization: setmaxnreg (wg_regs_dec, wg_regs_inc), named barriers (bar_sync,
  *     bar_arrive);
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
+ *   - persistent blocks' order of work over pairs of query tiles (pair_item);
  *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile) and the
  *     copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
  *   - the causal, window and length mask of a forward kernel's partial key tile (wg_mask);
@@ -343,6 +344,22 @@ template <int STAGES> __device__ __forceinline__ void ring_release(uint64_t *emp
 {
     __syncwarp();
     if (lane == 0) mbar_arrive(empty + ring_stage<STAGES>(it));
+}
+
+/* Persistent blocks over pairs of query tiles (prefill version 18 and the e4m3 versions 20 and
+ * up): the s-th item of this block (s = 0, 1, ...), false when the block has no more. A head's n_qt
+ * query tiles are paired longest with shortest (tile n_qt − 1 − i with tile i: under a causal mask
+ * every pair costs the same), and block k takes pairs k, k + gridDim, ..., numbered head by head;
+ * *head is the (batch, head) row of the pair's head. The middle tile of an odd n_qt pairs with
+ * nothing (its second item is skipped: *qt = −1). */
+__device__ __forceinline__ bool pair_item(int s, int n_qt, int n_pairs, int *qt, int *head)
+{
+    const int half = (n_qt + 1) / 2, u = (s >> 1) * (int)gridDim.x + (int)blockIdx.x;
+    if (u >= n_pairs) return false;
+    const int i = u % half;
+    *head = u / half;
+    *qt = (s & 1) == 0 ? n_qt - 1 - i : (i == n_qt - 1 - i ? -1 : i);
+    return true;
 }
 
 /* ---- TMA copies into swizzled tiles, and bulk copies ------------------------------------------ */

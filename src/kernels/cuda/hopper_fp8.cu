@@ -57,6 +57,21 @@
  * with ℓ summed by the tensor cores through a column of ones beside Vᵀ (wrong on long rows: the
  * e4m3 wgmma's accumulator loses low bits of a growing positive sum).
  *
+ * Versions 18-25: scales per block, and persistent blocks. 18 and 19 are 16 and 17 with one
+ * scale per 64 rows of Q and per 128 keys of K and V (fs_cuda_fp8_quantize's block, the engine's
+ * FS_SCALE_BLOCK): S's scale is taken anew at each key tile, the tile's descales loaded while the
+ * tile before it is computed, and o is kept in units of the current tile's V descale (every tile
+ * rescales o). 24 and 25 keep o in units of the running maximum of V's descales instead, folding
+ * the tile's share into P's exponent, so o is rescaled only when that maximum grows (f8_item says
+ * how). 20 and 21 are 16 and 17 on persistent blocks, one an SM, over prefill version 18's pairs
+ * of query tiles (pair_item), the K/V ring running on across items and Q given back after each
+ * item's last S; 22 and 23 are 20 and 21 with the block scales. Measured (H100, 2026-11-27,
+ * `2026-11-27-fp8-blocks-persist-run3`, two timings in one call): the block scales cost 0-7 % at
+ * d = 128 and 3-11 % at d = 256 against 16 and 17; folded (24, 25), -8 to +3 % at both, and at
+ * d = 256, N = 16384, 3-15 % faster than 19. The persistent blocks read -10 to +2 % of 16 and 17
+ * but for d = 256, N = 4096 causal (+9 to +11 %): at these shapes a block's start and end are a
+ * small part of its 32-128 key tiles.
+ *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
  * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
@@ -153,10 +168,12 @@ __device__ __forceinline__ float f8_exp2_fma(float x)
  * every 4 chunks of 8 keys take their exponentials from f8_exp2_fma instead of the MUFU.
  * HOIST (versions 11 and up): the mask as a loop of its own (hopper_common.cuh's wg_mask, lean),
  * entered only by a partial tile, as float16 prefill versions 21 and 30 do; in versions 1-10 the
- * test of `full` sits inside the loop over the elements. */
+ * test of `full` sits inside the loop over the elements. lr, inv_r (versions 24 and 25): P is
+ * made 2^lr times smaller (lr ≤ 0) while ℓ still sums the P of the formula, through inv_r = 2^−lr. */
 template <int BK, int NPOLY, bool HOIST = false>
 __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
-                                           float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4)
+                                           float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4,
+                                           float lr = 0.f, float inv_r = 1.f)
 {
     if (HOIST && !full) wg_mask<BK, true>(p, s, kt, row0, t4);
     float bm[2] = {-INFINITY, -INFINITY};
@@ -185,7 +202,7 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
         base[x] = mn == -INFINITY ? 0.f : mn;
         alpha[x] = fast_exp2(m[x] - base[x]);
         m[x] = mn;
-        base[x] -= 8.f;   /* P up to 2^8 */
+        base[x] -= 8.f + lr;   /* P up to 2^8 (times 2^lr ≤ 1 in versions 24 and 25) */
     }
 #pragma unroll
     for (int i = 0; i < BK / 2; i++) {
@@ -194,7 +211,7 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
         sum[(i >> 1) & 1] += s[i];
     }
 #pragma unroll
-    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x] * inv_r;
 }
 
 /* P as 8-bit A fragments, 32 keys a fragment, with no data moved between threads: register 0
@@ -271,13 +288,210 @@ template <int D, int BK> __device__ __forceinline__ void f8_pv_wait(float (&o)[D
     reg_fence<D / 2>(o);
 }
 
-/* grid (query tiles, n_q_heads, batch), 384 threads: warpgroup 0 the producer, 1 and 2 the
- * consumers (version 14's schedule). Shared: Q (BQ × D B), STAGES × K (BK × D B), STAGES ×
- * Vᵀ (D × BK B), each in column blocks of 128 bytes, then the barriers q_full, k_full[STAGES],
- * v_full[STAGES], empty[STAGES]. D = 128 or 256 (O: D / 2 floats a thread).
- * descale: device floats q, k, v (fs_cuda_fp8_quantize's). O: bfloat16. */
+/* The descales of one warpgroup's item. BLOCKS (versions 18, 19, 22-25): Q's of each 64 rows,
+ * K's and V's of each 128 keys (one a key tile), so S's scale is taken anew at every tile. V's
+ * descale vd_j cannot be folded into the end as one factor; o is kept in units of a descale vc:
+ *  - versions 18, 19, 22, 23: vc = vd_j, the current tile's: before P_j V_j is added,
+ *    o ← o · α · vd_{j−1} / vd_j (folded into α, so every tile rescales o);
+ *  - versions 24, 25 (VFOLD): vc = max(vd_0 .. vd_j), a running maximum like m: P_j is made
+ *    vd_j / vc times smaller in its exponent (free), ℓ still sums the unscaled P, and o is rescaled
+ *    by vc_old / vc_new only when the maximum grows, as by α when m does.
+ * O = o · vc / ℓ at the end. Otherwise one descale of each (per tensor), folded once. */
+template <bool BLOCKS> struct f8_scales {
+    float qs2;            /* the softmax scale (log2 e / √d) times Q's descale */
+    const float *kd, *vd; /* this KV head's: indexed by key tile (BLOCKS), else [0] */
+    __device__ __forceinline__ float s2(int kt) const { return qs2 * kd[BLOCKS ? kt : 0]; }
+};
+
+/* One consumer warpgroup's item: its 64 query rows [wr0, wr1) (row0: this thread's first) against
+ * key tiles kt_lo .. kt_lo + nt − 1, which the producer fills as the ring's fills g0, g0 + 1, ...
+ * (g0 = 0 but in the persistent versions). Leaves o, m, ℓ and, in *vsc, the descale o is in
+ * units of. q_release (persistent versions): the Q buffer's empty barrier, arrived at by each warp
+ * once the item's last S = Q Kᵀ is done. PERSIST: the ping-pong's hand-over goes on past the
+ * item (the kernel takes the last one). */
+template <int D, int BQ, int BK, int STAGES, int NPOLY, bool PINGPONG, bool OVERLAP, bool HOIST, bool DESC,
+          bool BLOCKS, bool PERSIST, bool VFOLD = false>
+__device__ __forceinline__ void f8_item(const prefill_params &p, const f8_scales<BLOCKS> &sc8, uint32_t sQw,
+                                        unsigned char *sK, unsigned char *sV, uint64_t *k_full, uint64_t *v_full,
+                                        uint64_t *empty, uint64_t *q_release, int kt_lo, int nt, int g0, int cw,
+                                        int wr0, int wr1, int row0, int t4, int lane, float (&o)[D / 2],
+                                        float (&m)[2], float (&l)[2], float *vsc)
+{
+    static_assert(BLOCKS || !VFOLD, "the running maximum of V's descale is for per-block scales");
+    constexpr int TK = BK * D;
+    float sc[BK / 2], alpha[2] = {1.f, 1.f};   /* set by each tile's softmax before use */
+    uint32_t a[BK / 32][4];
+    /* BLOCKS: tile it's K and V descales are loaded while tile it − 1 is computed (kx, vx), so
+     * their latency (from L2) stays off the softmax's path; take(it) makes them current (kc, vc) */
+    float kc = 1.f, vc = 1.f, kx = 1.f, vx = 1.f;
+    auto fetch = [&](int it) {
+        if (BLOCKS && it < nt) {
+            kx = sc8.kd[kt_lo + it];
+            vx = sc8.vd[kt_lo + it];
+        }
+    };
+    auto take = [&](int it) {
+        if (BLOCKS) {
+            kc = kx;
+            vc = vx;
+            fetch(it + 1);
+        }
+    };
+    fetch(0);
+    float vcur = BLOCKS ? vx : 1.f;                 /* the descale o is in units of (vc) */
+    float ratio = 1.f, lr = 0.f, inv_r = 1.f;        /* o's change of units; P's factor 2^lr */
+    const float scale2 = sc8.s2(0);   /* per tensor: the one scale */
+    auto s2 = [&] { return BLOCKS ? sc8.qs2 * kc : scale2; };
+    /* V's descale of the current tile, before its softmax: the new units of o, and P's factor */
+    auto v_pre = [&] {
+        if (BLOCKS) {
+            const float vn = vc;
+            if (VFOLD) {
+                const float vm = fmaxf(vcur, vn);
+                ratio = vcur / vm;
+                lr = __log2f(vn / vm);
+                inv_r = vm / vn;
+                vcur = vm;
+            } else {
+                ratio = vcur / vn;
+                vcur = vn;
+            }
+        }
+    };
+    /* o's change of units folded into α after the softmax (which updates ℓ with α alone) */
+    auto v_step = [&] {
+        if (BLOCKS) {
+            alpha[0] *= ratio;
+            alpha[1] *= ratio;
+        }
+    };
+    auto q_done = [&](int it) {
+        if (PERSIST && it == nt - 1) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(q_release);
+        }
+    };
+    auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
+    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last && !PERSIST)) bar_arrive(1 + (cw + 1) % 2); };
+    if (!OVERLAP) {   /* one tile at a time: S, softmax, P V, each waited for */
+        for (int it = 0; it < nt; it++) {
+            const int s = (g0 + it) % STAGES, kt = kt_lo + it;   /* ring_stage spelled out: through the call,
+                                                                * nvcc computed the tile addresses differently */
+            take(it);
+            ring_wait_full<STAGES>(k_full, g0 + it);
+            f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK + s * TK));
+            wg_wait<0>();
+            reg_fence<BK / 2>(sc);
+            q_done(it);
+            v_pre();
+            f8_softmax<BK, NPOLY, HOIST>(p, s2(), sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4,
+                                         lr, inv_r);
+            v_step();
+            f8_rescale<D>(o, alpha);
+            f8_pack<BK>(a, sc);
+            ring_wait_full<STAGES>(v_full, g0 + it);
+            f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + s * TK));
+            f8_pv_wait<D, BK>(o, a);
+            ring_release<STAGES>(empty, g0 + it, lane);
+        }
+    }
+    if (OVERLAP && nt > 0) {
+        const int s = ring_stage<STAGES>(g0);
+        take(0);
+        ring_wait_full<STAGES>(k_full, g0);
+        my_turn();
+        f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK + s * TK));
+        your_turn(false);
+        wg_wait<0>();
+        reg_fence<BK / 2>(sc);
+        q_done(0);
+        v_pre();
+        f8_softmax<BK, NPOLY, HOIST>(p, s2(), sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4,
+                                     lr, inv_r);
+        f8_pack<BK>(a, sc);
+    }
+    for (int it = 1; OVERLAP && it < nt; it++) {
+        const int s = ring_stage<STAGES>(g0 + it), sp = ring_stage<STAGES>(g0 + it - 1), kt = kt_lo + it;
+        take(it);
+        ring_wait_full<STAGES>(k_full, g0 + it);
+        ring_wait_full<STAGES>(v_full, g0 + it - 1);
+        my_turn();
+        f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
+        f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
+        your_turn(false);
+        wg_wait<1>();                                     /* S_j is ready */
+        reg_fence<BK / 2>(sc);
+        q_done(it);
+        v_pre();
+        f8_softmax<BK, NPOLY, HOIST>(p, s2(), sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4, lr,
+                                     inv_r);
+        f8_pv_wait<D, BK>(o, a);                         /* P_{j−1} V_{j−1} is done */
+        ring_release<STAGES>(empty, g0 + it - 1, lane);
+        v_step();
+        f8_rescale<D>(o, alpha);
+        f8_pack<BK>(a, sc);
+    }
+    if (OVERLAP && nt > 0) {
+        const int sp = ring_stage<STAGES>(g0 + nt - 1);
+        ring_wait_full<STAGES>(v_full, g0 + nt - 1);
+        my_turn();
+        f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + sp * TK));
+        your_turn(true);
+        f8_pv_wait<D, BK>(o, a);
+        ring_release<STAGES>(empty, g0 + nt - 1, lane);
+    }
+    *vsc = BLOCKS ? vcur : sc8.vd[0];
+}
+
+/* O = o · vsc / ℓ in bfloat16, this thread's two rows (rows past n_q are not written; 0 where
+ * the row saw no key). */
+template <int D>
+__device__ __forceinline__ void f8_store(const prefill_params &p, __nv_bfloat16 *Oh, const float (&o)[D / 2],
+                                         const float (&l)[2], float vsc, int row0, int t4)
+{
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        float lx = l[x];
+        lx += __shfl_xor_sync(0xffffffff, lx, 1);
+        lx += __shfl_xor_sync(0xffffffff, lx, 2);
+        const float inv = lx > 0 ? vsc / lx : 0.f;
+        const int r = row0 + 8 * x;
+        if (r >= p.n_q) continue;
+#pragma unroll
+        for (int i = 0; i < D / 8; i++)
+            *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
+                pack2<__nv_bfloat16>(o[4 * i + 2 * x] * inv, o[4 * i + 2 * x + 1] * inv);
+    }
+}
+
+/* The descales of the item whose query rows start at wr0 (a multiple of 64) in (batch, head) row
+ * qh, against KV row kvrow: descale arrays qd, kd, vd as fs_cuda_fp8_prefill_run takes them. */
+template <bool BLOCKS>
+__device__ __forceinline__ f8_scales<BLOCKS> f8_scales_of(const prefill_params &p, const float *qd, const float *kd,
+                                                          const float *vd, size_t qh, int kvrow, int wr0)
+{
+    f8_scales<BLOCKS> s;
+    if (BLOCKS) {
+        const int nqb = (p.n_q + 63) / 64, nkb = (p.n_kv + FS_CUDA_FP8_KV_BLOCK - 1) / FS_CUDA_FP8_KV_BLOCK;
+        s.qs2 = p.scale2 * qd[qh * nqb + min(wr0 / 64, nqb - 1)];   /* a warpgroup past n_q stores nothing */
+        s.kd = kd + (size_t)kvrow * nkb;
+        s.vd = vd + (size_t)kvrow * nkb;
+    } else {
+        s.qs2 = p.scale2 * qd[0];
+        s.kd = kd;
+        s.vd = vd;
+    }
+    return s;
+}
+
+/* grid (query tiles, n_q_heads, batch), 128 · (NCW + 1) threads: warpgroup 0 the producer, the
+ * others the consumers (version 14's schedule with NCW = 2). Shared: Q (BQ × D B), STAGES × K
+ * (BK × D B), STAGES × Vᵀ (D × BK B), each in column blocks of 128 bytes, then the barriers
+ * q_full, k_full[STAGES], v_full[STAGES], empty[STAGES]. D = 128 or 256 (O: D / 2 floats a
+ * thread). qd, kd, vd: device descales (fs_cuda_fp8_quantize's; per block with BLOCKS). O:
+ * bfloat16. */
 template <int D, int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true, bool HOIST = false,
-          bool DESC = false>
+          bool DESC = false, bool BLOCKS = false, bool VFOLD = false>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
@@ -290,7 +504,7 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     uint64_t *q_full = bar, *k_full = bar + 1, *v_full = k_full + STAGES, *empty = v_full + STAGES;
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int qt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-    const int kvh = h / (p.n_q_heads / p.n_kv_heads);
+    const int kvh = h / (p.n_q_heads / p.n_kv_heads), kvrow = b * p.n_kv_heads + kvh;
     const int r0 = qt * BQ, r1 = min(r0 + BQ, p.n_q);
     const size_t qh = (size_t)b * p.n_q_heads + h;
     int lo, hi;
@@ -306,7 +520,6 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     if (wg == 0) {   /* the producer: one thread issues every copy */
         wg_regs_dec<24>();
         if (tid == 0) {
-            const int kvrow = b * p.n_kv_heads + kvh;
             mbar_expect_tx(q_full, TQ);
             for (int cb = 0; cb < D / 128; cb++) tma_load3(sQ + cb * BQ * 128, &tmQ, 128 * cb, r0, (int)qh, q_full);
             for (int it = 0; it < nt; it++) {
@@ -328,85 +541,116 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     const int cw = wg - 1;
     const int wr0 = r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
     const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
-    const float scale2 = p.scale2 * qd[0] * kd[0];
-    const uint32_t sQw = smem_u32(sQ) + cw * 64 * 128;
-    float o[D / 2], sc[BK / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, alpha[2];
-    uint32_t a[BK / 32][4];
+    const f8_scales<BLOCKS> sc8 = f8_scales_of<BLOCKS>(p, qd, kd, vd, qh, kvrow, wr0);
+    float o[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, vsc;
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0;
     static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
-    auto my_turn = [&] { if (PINGPONG) bar_sync(1 + cw); };
-    auto your_turn = [&](bool last) { if (PINGPONG && !(cw == 1 && last)) bar_arrive(1 + (cw + 1) % 2); };
     if (PINGPONG && cw == 1 && nt > 0) bar_arrive(1);   /* warpgroup 0 takes the first turn */
     mbar_wait(q_full, 0);
-    if (!OVERLAP) {   /* one tile at a time: S, softmax, P V, each waited for */
-        for (int it = 0; it < nt; it++) {
-            const int s = it % STAGES, kt = kt_lo + it;   /* ring_stage spelled out: through the call, nvcc
-                                                           * computed the tile addresses differently */
-            ring_wait_full<STAGES>(k_full, it);
-            f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK + s * TK));
-            wg_wait<0>();
-            reg_fence<BK / 2>(sc);
-            f8_softmax<BK, NPOLY, HOIST>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
-            f8_rescale<D>(o, alpha);
-            f8_pack<BK>(a, sc);
-            ring_wait_full<STAGES>(v_full, it);
-            f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + s * TK));
-            f8_pv_wait<D, BK>(o, a);
-            ring_release<STAGES>(empty, it, lane);
+    f8_item<D, BQ, BK, STAGES, NPOLY, PINGPONG, OVERLAP, HOIST, DESC, BLOCKS, false, VFOLD>(
+        p, sc8, smem_u32(sQ) + cw * 64 * 128, sK, sV, k_full, v_full, empty, nullptr, kt_lo, nt, 0, cw, wr0, wr1,
+        row0, t4, lane, o, m, l, &vsc);
+    f8_store<D>(p, O + qh * p.n_q * D, o, l, vsc, row0, t4);
+}
+
+/* Versions 20 and up: persistent blocks, one an SM (grid: min(pairs, SMs)), over pair_item's
+ * pairs of query tiles, each item as f8_item computes it, the K/V ring running on across items
+ * (fill numbers counted over the block's whole work). Q has QB buffers: the producer loads the
+ * next item's Q as soon as one is given back, which each consumer warp does once its item's last
+ * S = Q Kᵀ is done, so the next item's Q and first tiles land while the consumers still finish
+ * the current one (its last softmax, P V and stores), where versions 1-19 leave the SM to a new
+ * block. Barriers: q_full[QB], q_empty[QB], then the K/V ring's. An item without keys (possible
+ * under a window or a negative causal offset) is written as 0, as in the other versions. */
+template <int D, int BK, int STAGES, bool PINGPONG, int NCW, bool OVERLAP, int QB, bool BLOCKS>
+__global__ void __launch_bounds__(128 * (NCW + 1), 1)
+prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                    const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd,
+                    const float *__restrict__ kd, const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O,
+                    int n_pairs)
+{
+    constexpr int BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sQ = align1024(smem_raw), *sK = sQ + QB * TQ, *sV = sK + STAGES * TK;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sV + STAGES * TK);
+    uint64_t *q_full = bar, *q_empty = bar + QB, *k_full = bar + 2 * QB, *v_full = k_full + STAGES,
+             *empty = v_full + STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int n_qt = (p.n_q + BQ - 1) / BQ, G = p.n_q_heads / p.n_kv_heads;
+
+    if (tid == 0) {   /* two rings, Q's and K/V's; one arrival per consumer warp */
+        ring_init_bars(q_full, q_empty, QB, 4 * NCW);
+        ring2_init(k_full, v_full, empty, STAGES, 4 * NCW);
+    }
+    __syncthreads();
+
+    /* an item's rows, key tiles and KV row (both roles compute the same) */
+    struct item { int r0, kt_lo, nt, kvrow; };
+    auto item_at = [&](int qt, int head) {
+        item it;
+        int lo, hi;
+        it.r0 = qt * BQ;
+        key_range(p, it.r0, min(it.r0 + BQ, p.n_q), &lo, &hi);
+        it.kt_lo = lo / BK;
+        it.nt = hi > lo ? (hi + BK - 1) / BK - it.kt_lo : 0;
+        it.kvrow = head / p.n_q_heads * p.n_kv_heads + head % p.n_q_heads / G;
+        return it;
+    };
+
+    if (wg == 0) {   /* the producer */
+        wg_regs_dec<24>();
+        if (tid == 0) {
+            int gt = 0, qi = 0, qt, head;
+            for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
+                if (qt < 0) continue;
+                const item w = item_at(qt, head);
+                const int x = ring_stage<QB>(qi);
+                ring_wait_empty<QB>(q_empty, qi);
+                mbar_expect_tx(q_full + x, TQ);
+                for (int cb = 0; cb < D / 128; cb++)
+                    tma_load3(sQ + x * TQ + cb * BQ * 128, &tmQ, 128 * cb, w.r0, head, q_full + x);
+                for (int it = 0; it < w.nt; it++) {
+                    const int s8 = ring_stage<STAGES>(gt + it), kt = w.kt_lo + it;
+                    ring_wait_empty<STAGES>(empty, gt + it);
+                    mbar_expect_tx(k_full + s8, TK);
+                    for (int cb = 0; cb < D / 128; cb++)
+                        tma_load3(sK + s8 * TK + cb * BK * 128, &tmK, 128 * cb, kt * BK, w.kvrow, k_full + s8);
+                    mbar_expect_tx(v_full + s8, TK);
+                    for (int cb = 0; cb < BK / 128; cb++)
+                        tma_load3(sV + s8 * TK + cb * D * 128, &tmV, kt * BK + 128 * cb, 0, w.kvrow, v_full + s8);
+                }
+                gt += w.nt;
+                qi++;
+            }
         }
+        return;
     }
-    if (OVERLAP && nt > 0) {
-        ring_wait_full<STAGES>(k_full, 0);
-        my_turn();
-        f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK));
-        your_turn(false);
-        wg_wait<0>();
-        reg_fence<BK / 2>(sc);
-        f8_softmax<BK, NPOLY, HOIST>(p, scale2, sc, m, l, alpha, kt_lo, f8_full<BK>(p, wr0, wr1, kt_lo), row0, t4);
-        f8_pack<BK>(a, sc);
-    }
-    for (int it = 1; OVERLAP && it < nt; it++) {
-        const int s = ring_stage<STAGES>(it), sp = ring_stage<STAGES>(it - 1), kt = kt_lo + it;
-        ring_wait_full<STAGES>(k_full, it);
-        ring_wait_full<STAGES>(v_full, it - 1);
-        my_turn();
-        f8_scores_issue<D, BQ, BK, DESC>(sc, sQw, smem_u32(sK + s * TK));   /* S_j */
-        f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + sp * TK));        /* O += P_{j−1} V_{j−1} */
-        your_turn(false);
-        wg_wait<1>();                                     /* S_j is ready */
-        reg_fence<BK / 2>(sc);
-        f8_softmax<BK, NPOLY, HOIST>(p, scale2, sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4);
-        f8_pv_wait<D, BK>(o, a);                         /* P_{j−1} V_{j−1} is done */
-        ring_release<STAGES>(empty, it - 1, lane);
-        f8_rescale<D>(o, alpha);
-        f8_pack<BK>(a, sc);
-    }
-    if (OVERLAP && nt > 0) {
-        const int sp = ring_stage<STAGES>(nt - 1);
-        ring_wait_full<STAGES>(v_full, nt - 1);
-        my_turn();
-        f8_pv_issue<D, BK, DESC>(o, a, smem_u32(sV + sp * TK));
-        your_turn(true);
-        f8_pv_wait<D, BK>(o, a);
-        ring_release<STAGES>(empty, nt - 1, lane);
-    }
-    /* O = o · v_descale / ℓ in bfloat16 */
-    const float vsc = vd[0];
-    __nv_bfloat16 *Oh = O + qh * p.n_q * D;
+    if (NCW == 2) wg_regs_inc<240>();
+    else wg_regs_inc<160>();
+    const int cw = wg - 1;
+    static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
+    if (PINGPONG && cw == 1) bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    int gt = 0, qi = 0, qt, head;
+    for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
+        if (qt < 0) continue;
+        const item w = item_at(qt, head);
+        const int x = ring_stage<QB>(qi);
+        const int wr0 = w.r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
+        const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
+        const f8_scales<BLOCKS> sc8 = f8_scales_of<BLOCKS>(p, qd, kd, vd, (size_t)head, w.kvrow, wr0);
+        float o[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0}, vsc;
 #pragma unroll
-    for (int x = 0; x < 2; x++) {
-        float lx = l[x];
-        lx += __shfl_xor_sync(0xffffffff, lx, 1);
-        lx += __shfl_xor_sync(0xffffffff, lx, 2);
-        const float inv = lx > 0 ? vsc / lx : 0.f;
-        const int r = row0 + 8 * x;
-        if (r >= p.n_q) continue;
-#pragma unroll
-        for (int i = 0; i < D / 8; i++)
-            *reinterpret_cast<uint32_t *>(Oh + (size_t)r * D + 8 * i + 2 * t4) =
-                pack2<__nv_bfloat16>(o[4 * i + 2 * x] * inv, o[4 * i + 2 * x + 1] * inv);
+        for (int i = 0; i < D / 2; i++) o[i] = 0;
+        ring_wait_full<QB>(q_full, qi);
+        if (w.nt == 0) ring_release<QB>(q_empty, qi, lane);   /* no S to wait for */
+        f8_item<D, BQ, BK, STAGES, 0, PINGPONG, OVERLAP, true, true, BLOCKS, true>(
+            p, sc8, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full, v_full, empty, q_empty + x, w.kt_lo,
+            w.nt, gt, cw, wr0, wr1, row0, t4, lane, o, m, l, &vsc);
+        f8_store<D>(p, O + (size_t)head * p.n_q * D, o, l, vsc, row0, t4);
+        gt += w.nt;
+        qi++;
     }
+    if (PINGPONG && cw == 0) bar_sync(1);   /* warpgroup 1's last hand-over */
 }
 
 /* ---- the pre-passes ------------------------------------------------------------------------- */
@@ -456,28 +700,37 @@ __device__ __forceinline__ void f8_row(const T *x, int lane, uint64_t seed, floa
 }
 
 /* Pass 0: the largest |value| of rows (after the transform) into amax (as the bits of a
- * non-negative float, atomicMax on them). Pass 1: each value times 448 / amax in e4m3. */
+ * non-negative float, atomicMax on them). Pass 1: each value times 448 / amax in e4m3. rows =
+ * heads · n; block = 0: one amax for them all; block > 0: one per `block` rows of each head,
+ * amax[head · nb + i / block] for row i of a head (nb blocks a head). */
 template <typename T, int D, bool HAD, int PASS>
-__global__ void __launch_bounds__(256) f8_rows(const T *__restrict__ X, long rows, uint64_t seed,
-                                                unsigned *__restrict__ amax, uint8_t *__restrict__ X8)
+__global__ void __launch_bounds__(256) f8_rows(const T *__restrict__ X, long rows, int n, int block, int nb,
+                                                uint64_t seed, unsigned *__restrict__ amax, uint8_t *__restrict__ X8)
 {
     constexpr int E = D / 32;
     const int lane = threadIdx.x & 31;
-    const float am = PASS ? __uint_as_float(*amax) : 0.f, q = am > 0 ? 448.f / am : 1.f;
     float mx = 0;
     for (long r = (long)blockIdx.x * 8 + (threadIdx.x >> 5); r < rows; r += (long)gridDim.x * 8) {
+        const long bi = block ? r / n * nb + r % n / block : 0;
         float v[E];
         f8_row<T, D, HAD>(X + r * D, lane, seed, v);
         if (PASS == 0) {
 #pragma unroll
             for (int i = 0; i < E; i++) mx = fmaxf(mx, fabsf(v[i]));
+            if (block) {   /* this row's block now, so the warp's maximum starts again */
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
+                if (lane == 0) atomicMax(amax + bi, __float_as_uint(mx));
+                mx = 0;
+            }
         } else {
+            const float am = __uint_as_float(amax[bi]), q = am > 0 ? 448.f / am : 1.f;
 #pragma unroll
             for (int i = 0; i < E; i += 2)
                 *reinterpret_cast<uint16_t *>(X8 + r * D + E * lane + i) = (uint16_t)f8x2(v[i] * q, v[i + 1] * q);
         }
     }
-    if (PASS == 0) {
+    if (PASS == 0 && !block) {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
         if (lane == 0) atomicMax(amax, __float_as_uint(mx));
@@ -485,15 +738,17 @@ __global__ void __launch_bounds__(256) f8_rows(const T *__restrict__ X, long row
 }
 
 /* V (heads, n, D) → Vᵀ (heads, D, np) in e4m3 (np = n rounded up to 32), keys permuted within
- * each 32 by σ (top of this file), keys past n written 0. PASS 0: amax as f8_rows. A block
- * takes 32 keys of one head through shared memory. */
+ * each 32 by σ (top of this file), keys past n written 0. PASS 0: amax as f8_rows (block: keys a
+ * scale, a multiple of 32, or 0). A block of threads takes 32 keys of one head through shared
+ * memory. */
 template <typename T, int D, int PASS>
-__global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int np, unsigned *__restrict__ amax,
-                                             uint8_t *__restrict__ Vt)
+__global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int np, int block, int nb,
+                                             unsigned *__restrict__ amax, uint8_t *__restrict__ Vt)
 {
     __shared__ float tile[32][D + 1];
     const int head = blockIdx.y, k0 = blockIdx.x * 32;
     const T *src = V + ((size_t)head * n + k0) * D;
+    unsigned *am_of = amax + (block ? (size_t)head * nb + k0 / block : 0);
     float mx = 0;
     for (int i = threadIdx.x; i < 32 * D; i += 256) {
         const int k = i / D, c = i % D;
@@ -504,11 +759,11 @@ __global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int
     if (PASS == 0) {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, o));
-        if ((threadIdx.x & 31) == 0) atomicMax(amax, __float_as_uint(mx));
+        if ((threadIdx.x & 31) == 0) atomicMax(am_of, __float_as_uint(mx));
         return;
     }
     __syncthreads();
-    const float am = __uint_as_float(*amax), q = am > 0 ? 448.f / am : 1.f;
+    const float am = __uint_as_float(*am_of), q = am > 0 ? 448.f / am : 1.f;
     for (int i = threadIdx.x; i < D * 16; i += 256) {   /* 16 pairs of keys a row of Vᵀ */
         const int c = i / 16, k = 2 * (i % 16);
         auto sig = [](int j) { return (j & 16) + 2 * ((j >> 2) & 3) + (j & 1) + 8 * ((j >> 1) & 1); };
@@ -517,11 +772,13 @@ __global__ void __launch_bounds__(256) f8_vt(const T *__restrict__ V, int n, int
     }
 }
 
-/* amax (bits) → descale = amax / 448 in place (1 when everything is 0). */
-__global__ void f8_descale(unsigned *amax)
+/* amax (bits, count of them) → descale = amax / 448 in place (1 when everything is 0). */
+__global__ void f8_descale(unsigned *amax, long count)
 {
-    const float am = __uint_as_float(*amax);
-    *reinterpret_cast<float *>(amax) = am > 0 ? am / 448.f : 1.f;
+    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (long)gridDim.x * blockDim.x) {
+        const float am = __uint_as_float(amax[i]);
+        reinterpret_cast<float *>(amax)[i] = am > 0 ? am / 448.f : 1.f;
+    }
 }
 
 /* ---- Host side ------------------------------------------------------------------------------ */
@@ -535,53 +792,61 @@ static fs_status make_map8(CUtensorMap *map, const void *base, int inner, int ro
 }
 
 extern "C" int fs_cuda_fp8_vt_len(int n_kv) { return (n_kv + 31) / 32 * 32; }
+extern "C" int fs_cuda_fp8_scale_blocks(int n, int block) { return block > 0 ? (n + block - 1) / block : 1; }
 
 template <typename T, int D>
-static fs_status quant_d(const void *X, int heads, int len, fs_cuda_fp8_layout lay, uint64_t seed, void *X8,
-                         float *descale, char *why, size_t n)
+static fs_status quant_d(const void *X, int heads, int len, fs_cuda_fp8_layout lay, uint64_t seed, int block,
+                         void *X8, float *descale, char *why, size_t n)
 {
     unsigned *am = reinterpret_cast<unsigned *>(descale);
-    FS_CU_TRY(cudaMemsetAsync(am, 0, sizeof(float)));
+    const int nb = fs_cuda_fp8_scale_blocks(len, block);
+    const long count = block ? (long)heads * nb : 1;
+    FS_CU_TRY(cudaMemsetAsync(am, 0, count * sizeof(float)));
     const T *x = (const T *)X;
     uint8_t *y = (uint8_t *)X8;
     if (lay == FS_FP8_V_T) {
         const int np = fs_cuda_fp8_vt_len(len);
         const dim3 grid(np / 32, heads);
-        f8_vt<T, D, 0><<<grid, 256>>>(x, len, np, am, y);
+        f8_vt<T, D, 0><<<grid, 256>>>(x, len, np, block, nb, am, y);
         FS_CU_LAUNCHED();
-        f8_vt<T, D, 1><<<grid, 256>>>(x, len, np, am, y);
+        f8_vt<T, D, 1><<<grid, 256>>>(x, len, np, block, nb, am, y);
         FS_CU_LAUNCHED();
     } else {
         const long rows = (long)heads * len;
         long blocks = (rows + 7) / 8;
         if (blocks > 4096) blocks = 4096;
         if (lay == FS_FP8_ROWS_HADAMARD) {
-            f8_rows<T, D, true, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            f8_rows<T, D, true, 0><<<(unsigned)blocks, 256>>>(x, rows, len, block, nb, seed, am, y);
             FS_CU_LAUNCHED();
-            f8_rows<T, D, true, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            f8_rows<T, D, true, 1><<<(unsigned)blocks, 256>>>(x, rows, len, block, nb, seed, am, y);
         } else {
-            f8_rows<T, D, false, 0><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            f8_rows<T, D, false, 0><<<(unsigned)blocks, 256>>>(x, rows, len, block, nb, seed, am, y);
             FS_CU_LAUNCHED();
-            f8_rows<T, D, false, 1><<<(unsigned)blocks, 256>>>(x, rows, seed, am, y);
+            f8_rows<T, D, false, 1><<<(unsigned)blocks, 256>>>(x, rows, len, block, nb, seed, am, y);
         }
         FS_CU_LAUNCHED();
     }
-    f8_descale<<<1, 1>>>(am);
+    f8_descale<<<(unsigned)(count < 262144 ? (count + 255) / 256 : 1024), 256>>>(am, count);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
 
 extern "C" fs_status fs_cuda_fp8_quantize(const void *X, fs_cuda_dtype dt, int heads, int n, int d,
-                                          fs_cuda_fp8_layout lay, uint64_t seed, void *X8, float *descale,
-                                          char *why, size_t nw)
+                                          fs_cuda_fp8_layout lay, uint64_t seed, int block, void *X8,
+                                          float *descale, char *why, size_t nw)
 {
     if (heads < 1 || n < 1 || !(d == 64 || d == 128 || d == 256)) {
         if (why && nw) snprintf(why, nw, "fp8 quantize: heads, n ≥ 1 and d = 64, 128 or 256 (got %d, %d, %d)", heads, n, d);
         return FS_ERR_ARG;
     }
+    if (block < 0 || (lay == FS_FP8_V_T && block % 32)) {
+        if (why && nw) snprintf(why, nw, "fp8 quantize: a block of %d %s (0: one scale; Vᵀ's a multiple of 32 keys)",
+                                block, lay == FS_FP8_V_T ? "keys" : "rows");
+        return FS_ERR_ARG;
+    }
     const bool bf = dt == FS_CUDA_BF16;
-#define FS_F8_Q(D) return bf ? quant_d<__nv_bfloat16, D>(X, heads, n, lay, seed, X8, descale, why, nw) \
-                             : quant_d<__half, D>(X, heads, n, lay, seed, X8, descale, why, nw)
+#define FS_F8_Q(D) return bf ? quant_d<__nv_bfloat16, D>(X, heads, n, lay, seed, block, X8, descale, why, nw) \
+                             : quant_d<__half, D>(X, heads, n, lay, seed, block, X8, descale, why, nw)
     if (d == 64) FS_F8_Q(64);
     if (d == 128) FS_F8_Q(128);
     FS_F8_Q(256);
@@ -606,19 +871,34 @@ static const char *fp8_lines[] = {
     "d = 256: version 9 with the mask hoisted",
     "version 12 with each wgmma descriptor made as the tile's base plus a constant",
     "d = 256: version 14 with each wgmma descriptor made as the tile's base plus a constant",
+    "version 16 with a scale per block (64 rows of Q, 128 keys of K and V), S's scale taken anew each tile",
+    "d = 256: version 17 with a scale per block (64 rows of Q, 128 keys of K and V)",
+    "version 16 on persistent blocks (one an SM) over pairs of query tiles, Q double-buffered",
+    "d = 256: version 17 on persistent blocks over pairs of query tiles, Q's one buffer given back after the last S",
+    "version 20 with a scale per block",
+    "d = 256: version 21 with a scale per block",
+    "version 18 with V's descale as a running maximum folded into P's exponent: o rescaled only when it grows",
+    "d = 256: version 19 with V's descale as a running maximum folded into P's exponent",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 || v == 13 ? 256 : 128; }
-extern "C" int fs_cuda_fp8_head_size(int v) { return (v >= 8 && v <= 10) || v == 14 || v == 15 || v == 17 ? 256 : 128; }
-/* consumer warpgroups a block: three in versions 6, 12 and 16, two elsewhere */
-static int fp8_consumers(int v) { return v == 6 || v == 12 || v == 16 ? 3 : 2; }
+extern "C" int fs_cuda_fp8_head_size(int v)
+{
+    return (v >= 8 && v <= 10) || v == 14 || v == 15 || (v >= 17 && v % 2 == 1) ? 256 : 128;
+}
+extern "C" int fs_cuda_fp8_version_blocks(int v) { return v == 18 || v == 19 || v >= 22 ? 64 : 0; }
+extern "C" int fs_cuda_fp8_version_v_fold(int v) { return v == 24 || v == 25; }
+/* consumer warpgroups a block: three in versions 6, 12, 16 and the d = 128 ones from 18 on, two elsewhere */
+static int fp8_consumers(int v) { return v == 6 || v == 12 || v == 16 || (v >= 18 && v % 2 == 0) ? 3 : 2; }
+extern "C" int fs_cuda_fp8_block_queries(int v) { return 64 * fp8_consumers(v); }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
 {
     return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
 }
 
 extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int version, const void *Q8, const void *K8,
-                                             const void *Vt8, const float *descales, void *O, char *why, size_t n)
+                                             const void *Vt8, const float *qd, const float *kd, const float *vd,
+                                             void *O, char *why, size_t n)
 {
     if (version < 1 || version > fs_cuda_fp8_versions()) {
         if (why && n) snprintf(why, n, "no e4m3 version %d (1..%d)", version, fs_cuda_fp8_versions());
@@ -626,25 +906,44 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     }
     if (pp->batch < 1 || pp->n_q_heads < 1 || pp->n_kv_heads < 1 || pp->n_q_heads % pp->n_kv_heads || pp->n_q < 1 ||
         pp->n_kv < 1 || pp->d != fs_cuda_fp8_head_size(version) || pp->mask == FS_MASK_BITS || !(pp->scale > 0) ||
-        pp->lse) {
-        if (why && n) snprintf(why, n, "e4m3 version %d takes d = %d, no bitmask, a positive scale, a valid shape "
-                                       "and no lse (it writes O only)", version, fs_cuda_fp8_head_size(version));
+        pp->lse || !qd || !kd || !vd) {
+        if (why && n) snprintf(why, n, "e4m3 version %d takes d = %d, no bitmask, a positive scale, a valid shape, "
+                                       "three descale arrays and no lse (it writes O only)", version,
+                               fs_cuda_fp8_head_size(version));
         return FS_ERR_ARG;
     }
     fs_status st = hopper_device("the e4m3 kernel", why, n);
     if (st != FS_OK) return st;
     const int D = fs_cuda_fp8_head_size(version);
     constexpr int BK = 128, STAGES = 4;
-    /* d = 256: Q 32 KiB, a stage of K and Vᵀ 64 KiB, so three stages (224 KiB) fit 227 */
+    /* d = 256: Q 32 KiB, a stage of K and Vᵀ 64 KiB, so three stages (224 KiB) fit 227, with one
+     * Q buffer in the persistent versions */
+    const bool persist = version >= 20 && version <= 23;
     const int BQ = 64 * fp8_consumers(version), BKv = fs_cuda_fp8_block_keys(version),
-              STv = BKv == 256 || D == 256 ? 3 : STAGES;
+              STv = BKv == 256 || D == 256 ? 3 : STAGES, QB = persist ? (D == 256 ? 1 : 2) : 1;
     const prefill_params p = make_params(pp);
     CUtensorMap mq, mk, mv;
     if ((st = make_map8(&mq, Q8, D, pp->n_q, pp->batch * pp->n_q_heads, BQ, why, n)) != FS_OK) return st;
     if ((st = make_map8(&mk, K8, D, pp->n_kv, pp->batch * pp->n_kv_heads, BKv, why, n)) != FS_OK) return st;
     if ((st = make_map8(&mv, Vt8, fs_cuda_fp8_vt_len(pp->n_kv), D, pp->batch * pp->n_kv_heads, D, why, n)) != FS_OK)
         return st;
-    const size_t smem = 1024 + (size_t)BQ * D + 2 * (size_t)STv * BKv * D + 8 * (1 + 3 * STv);
+    const size_t smem = 1024 + (size_t)QB * BQ * D + 2 * (size_t)STv * BKv * D + 8 * ((persist ? 2 * QB : 1) + 3 * STv);
+    const int threads = 128 * (fp8_consumers(version) + 1);
+    __nv_bfloat16 *o = (__nv_bfloat16 *)O;
+    if (persist) {
+        auto kern = version == 20 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, false>
+                  : version == 21 ? prefill_fp8_persist<256, BK, 3, true, 2, true, 1, false>
+                  : version == 22 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, true>
+                                  : prefill_fp8_persist<256, BK, 3, true, 2, true, 1, true>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        int dev, sms;
+        FS_CU_TRY(cudaGetDevice(&dev));
+        FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        const int n_qt = (pp->n_q + BQ - 1) / BQ, n_pairs = pp->batch * pp->n_q_heads * ((n_qt + 1) / 2);
+        kern<<<n_pairs < sms ? n_pairs : sms, threads, smem>>>(p, mq, mk, mv, qd, kd, vd, o, n_pairs);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
     auto kern = version == 2 ? prefill_fp8<128, BK, STAGES, 1, true>
               : version == 3 ? prefill_fp8<128, BK, STAGES, 2, true>
               : version == 4 ? prefill_fp8<128, BK, STAGES, 0, false>
@@ -661,10 +960,14 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
               : version == 15 ? prefill_fp8<256, BK, 3, 0, false, 2, true, true>
               : version == 16 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false, true, true>
               : version == 17 ? prefill_fp8<256, BK, 3, 0, true, 2, true, true, true>
+              : version == 18 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false, true, true, true>
+              : version == 19 ? prefill_fp8<256, BK, 3, 0, true, 2, true, true, true, true>
+              : version == 24 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false, true, true, true, true>
+              : version == 25 ? prefill_fp8<256, BK, 3, 0, true, 2, true, true, true, true, true>
                               : prefill_fp8<128, BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
-    kern<<<grid, 128 * (fp8_consumers(version) + 1), smem>>>(p, mq, mk, mv, descales, descales + 1, descales + 2, (__nv_bfloat16 *)O);
+    kern<<<grid, threads, smem>>>(p, mq, mk, mv, qd, kd, vd, o);
     FS_CU_LAUNCHED();
     return FS_OK;
 }

@@ -812,19 +812,8 @@ prefill_overlap(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const
  * leave one empty to version 17.
  * QB = 1 (version 27, where two Q buffers and three stages do not fit): one Q buffer, given back
  * by the consumers as soon as the item's last S = Q Kᵀ is done, so the next Q's load still
- * overlaps the item's last softmax, P V and stores, and the K/V ring runs on across items. */
-
-/* The s-th item of this block (s = 0, 1, ...): false when the block has no more. The middle tile
- * of an odd n_qt pairs with nothing (its second item is skipped: *qt = −1). */
-__device__ __forceinline__ bool pair_item(int s, int n_qt, int n_pairs, int *qt, int *head)
-{
-    const int half = (n_qt + 1) / 2, u = (s >> 1) * (int)gridDim.x + (int)blockIdx.x;
-    if (u >= n_pairs) return false;
-    const int i = u % half;
-    *head = u / half;
-    *qt = (s & 1) == 0 ? n_qt - 1 - i : (i == n_qt - 1 - i ? -1 : i);
-    return true;
-}
+ * overlaps the item's last softmax, P V and stores, and the K/V ring runs on across items.
+ * The pairs' order is hopper_common.cuh's pair_item (the e4m3 persistent versions take it too). */
 
 /* What a persistent block does next (a schedule's next(s, ...) gives the s-th piece of its work):
  * query tile qt of head `head`, and, where the schedule splits items, which of its key tiles. */
