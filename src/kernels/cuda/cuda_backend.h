@@ -147,7 +147,7 @@ int fs_cuda_fp8_block_keys(int version);
 /* The head size d an e4m3 version takes: 128, or 256 (versions 8-10, 14, 15 and the odd ones from 17). */
 int fs_cuda_fp8_head_size(int version);
 /* The rows of Q a descale covers in e4m3 version `version`: 0 (one scale per tensor: versions
- * 1-17, 20 and 21) or 64 (versions 18, 19 and 22-25, whose K and V scales cover
+ * 1-17, 20, 21, 26 and 27) or 64 (versions 18, 19 and 22-25, whose K and V scales cover
  * FS_CUDA_FP8_KV_BLOCK keys). */
 int fs_cuda_fp8_version_blocks(int version);
 /* 1 where the version folds V's block descale into P before rounding P to e4m3 (versions 24 and

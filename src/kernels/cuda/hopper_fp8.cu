@@ -72,6 +72,13 @@
  * but for d = 256, N = 4096 causal (+9 to +11 %): at these shapes a block's start and end are a
  * small part of its 32-128 key tiles.
  *
+ * Versions 26 and 27: float16 prefill version 33's turns at the exponentials (f8_softmax's TURNS),
+ * each warpgroup one tile at a time: 26 is version 16 with them (three warpgroups in rotation), 27
+ * two warpgroups at d = 256. Measured (H100, 2026-11-27, `2026-11-27-fp8-turns-run4`): 6-14 %
+ * slower than 16 and 8-22 % slower than 17. In e4m3 at d = 128 the products take no longer than
+ * the exponentials, so a warpgroup waiting for its turn idles the tensor cores as often as it
+ * frees the special-function unit.
+ *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
  * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
@@ -169,11 +176,14 @@ __device__ __forceinline__ float f8_exp2_fma(float x)
  * HOIST (versions 11 and up): the mask as a loop of its own (hopper_common.cuh's wg_mask, lean),
  * entered only by a partial tile, as float16 prefill versions 21 and 30 do; in versions 1-10 the
  * test of `full` sits inside the loop over the elements. lr, inv_r (versions 24 and 25): P is
- * made 2^lr times smaller (lr ≤ 0) while ℓ still sums the P of the formula, through inv_r = 2^−lr. */
-template <int BK, int NPOLY, bool HOIST = false>
+ * made 2^lr times smaller (lr ≤ 0) while ℓ still sums the P of the formula, through inv_r = 2^−lr.
+ * TURNS (versions 26 and 27: the number of consumer warpgroups): warpgroup cw waits on named
+ * barrier 1 + cw before its exponentials and lets the next one go after them (float16 prefill
+ * version 33's exp_turns), so one warpgroup at a time has the special-function unit. */
+template <int BK, int NPOLY, bool HOIST = false, int TURNS = 0>
 __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2, float *s, float (&m)[2],
                                            float (&l)[2], float (&alpha)[2], int kt, bool full, int row0, int t4,
-                                           float lr = 0.f, float inv_r = 1.f)
+                                           float lr = 0.f, float inv_r = 1.f, int cw = 0)
 {
     if (HOIST && !full) wg_mask<BK, true>(p, s, kt, row0, t4);
     float bm[2] = {-INFINITY, -INFINITY};
@@ -204,12 +214,14 @@ __device__ __forceinline__ void f8_softmax(const prefill_params &p, float scale2
         m[x] = mn;
         base[x] -= 8.f + lr;   /* P up to 2^8 (times 2^lr ≤ 1 in versions 24 and 25) */
     }
+    if (TURNS) bar_sync(1 + cw);
 #pragma unroll
     for (int i = 0; i < BK / 2; i++) {
         const float x = fmaf(s[i], scale2, -base[(i >> 1) & 1]);
         s[i] = ((i >> 2) & 3) < NPOLY ? f8_exp2_fma(x) : fast_exp2(x);
         sum[(i >> 1) & 1] += s[i];
     }
+    if (TURNS) bar_arrive(1 + (cw + 1) % (TURNS > 0 ? TURNS : 1));
 #pragma unroll
     for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x] * inv_r;
 }
@@ -310,7 +322,7 @@ template <bool BLOCKS> struct f8_scales {
  * once the item's last S = Q Kᵀ is done. PERSIST: the ping-pong's hand-over goes on past the
  * item (the kernel takes the last one). */
 template <int D, int BQ, int BK, int STAGES, int NPOLY, bool PINGPONG, bool OVERLAP, bool HOIST, bool DESC,
-          bool BLOCKS, bool PERSIST, bool VFOLD = false>
+          bool BLOCKS, bool PERSIST, bool VFOLD = false, int TURNS = 0>
 __device__ __forceinline__ void f8_item(const prefill_params &p, const f8_scales<BLOCKS> &sc8, uint32_t sQw,
                                         unsigned char *sK, unsigned char *sV, uint64_t *k_full, uint64_t *v_full,
                                         uint64_t *empty, uint64_t *q_release, int kt_lo, int nt, int g0, int cw,
@@ -384,8 +396,8 @@ __device__ __forceinline__ void f8_item(const prefill_params &p, const f8_scales
             reg_fence<BK / 2>(sc);
             q_done(it);
             v_pre();
-            f8_softmax<BK, NPOLY, HOIST>(p, s2(), sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0, t4,
-                                         lr, inv_r);
+            f8_softmax<BK, NPOLY, HOIST, TURNS>(p, s2(), sc, m, l, alpha, kt, f8_full<BK>(p, wr0, wr1, kt), row0,
+                                                t4, lr, inv_r, cw);
             v_step();
             f8_rescale<D>(o, alpha);
             f8_pack<BK>(a, sc);
@@ -491,7 +503,7 @@ __device__ __forceinline__ f8_scales<BLOCKS> f8_scales_of(const prefill_params &
  * thread). qd, kd, vd: device descales (fs_cuda_fp8_quantize's; per block with BLOCKS). O:
  * bfloat16. */
 template <int D, int BK, int STAGES, int NPOLY, bool PINGPONG, int NCW = 2, bool OVERLAP = true, bool HOIST = false,
-          bool DESC = false, bool BLOCKS = false, bool VFOLD = false>
+          bool DESC = false, bool BLOCKS = false, bool VFOLD = false, bool TURNS = false>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
             const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd, const float *__restrict__ kd,
@@ -546,11 +558,14 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0;
     static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
+    static_assert(!TURNS || (!OVERLAP && !PINGPONG), "turns at the exponentials are for one tile at a time");
     if (PINGPONG && cw == 1 && nt > 0) bar_arrive(1);   /* warpgroup 0 takes the first turn */
+    if (TURNS && cw == NCW - 1 && nt > 0) bar_arrive(1);   /* warpgroup 0 takes the first turn at the exponentials */
     mbar_wait(q_full, 0);
-    f8_item<D, BQ, BK, STAGES, NPOLY, PINGPONG, OVERLAP, HOIST, DESC, BLOCKS, false, VFOLD>(
+    f8_item<D, BQ, BK, STAGES, NPOLY, PINGPONG, OVERLAP, HOIST, DESC, BLOCKS, false, VFOLD, TURNS ? NCW : 0>(
         p, sc8, smem_u32(sQ) + cw * 64 * 128, sK, sV, k_full, v_full, empty, nullptr, kt_lo, nt, 0, cw, wr0, wr1,
         row0, t4, lane, o, m, l, &vsc);
+    if (TURNS && cw == 0 && nt > 0) bar_sync(1);   /* the last warpgroup's last hand-over */
     f8_store<D>(p, O + qh * p.n_q * D, o, l, vsc, row0, t4);
 }
 
@@ -879,6 +894,8 @@ static const char *fp8_lines[] = {
     "d = 256: version 21 with a scale per block",
     "version 18 with V's descale as a running maximum folded into P's exponent: o rescaled only when it grows",
     "d = 256: version 19 with V's descale as a running maximum folded into P's exponent",
+    "version 16 with the warpgroups taking turns at the exponentials (float16 prefill version 33's idea)",
+    "d = 256: version 17 one tile at a time (no overlap, no ping-pong), the warpgroups taking turns at the exponentials",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 || v == 13 ? 256 : 128; }
@@ -886,7 +903,7 @@ extern "C" int fs_cuda_fp8_head_size(int v)
 {
     return (v >= 8 && v <= 10) || v == 14 || v == 15 || (v >= 17 && v % 2 == 1) ? 256 : 128;
 }
-extern "C" int fs_cuda_fp8_version_blocks(int v) { return v == 18 || v == 19 || v >= 22 ? 64 : 0; }
+extern "C" int fs_cuda_fp8_version_blocks(int v) { return v == 18 || v == 19 || (v >= 22 && v <= 25) ? 64 : 0; }
 extern "C" int fs_cuda_fp8_version_v_fold(int v) { return v == 24 || v == 25; }
 /* consumer warpgroups a block: three in versions 6, 12, 16 and the d = 128 ones from 18 on, two elsewhere */
 static int fp8_consumers(int v) { return v == 6 || v == 12 || v == 16 || (v >= 18 && v % 2 == 0) ? 3 : 2; }
@@ -964,6 +981,8 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
               : version == 19 ? prefill_fp8<256, BK, 3, 0, true, 2, true, true, true, true>
               : version == 24 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false, true, true, true, true>
               : version == 25 ? prefill_fp8<256, BK, 3, 0, true, 2, true, true, true, true, true>
+              : version == 26 ? prefill_fp8<128, BK, STAGES, 0, false, 3, false, true, true, false, false, true>
+              : version == 27 ? prefill_fp8<256, BK, 3, 0, false, 2, false, true, true, false, false, true>
                               : prefill_fp8<128, BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
