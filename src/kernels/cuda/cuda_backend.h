@@ -132,7 +132,9 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
  * rows and K's and V's per block of FS_CUDA_FP8_KV_BLOCK keys; O bfloat16 (batch, n_q_heads,
  * n_q, d); the problem's fields as for fs_cuda_prefill_run (dtype unused; d =
  * fs_cuda_fp8_head_size(version); masks none, causal, window; lse must be NULL: only O is
- * written). Asynchronous on the default stream. */
+ * written). Versions 28 and 29 without a mask need pp->work: fs_cuda_fp8_prefill_workspace bytes of
+ * device memory (prefill version 32's split schedule). Asynchronous on p->stream (NULL: the
+ * default stream); the pre-pass runs on the default stream. */
 typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
 int fs_cuda_fp8_vt_len(int n_kv);
 /* Blocks of `block` rows in n (1 when block is 0: the whole tensor). */
@@ -147,7 +149,7 @@ int fs_cuda_fp8_block_keys(int version);
 /* The head size d an e4m3 version takes: 128, or 256 (versions 8-10, 14, 15 and the odd ones from 17). */
 int fs_cuda_fp8_head_size(int version);
 /* The rows of Q a descale covers in e4m3 version `version`: 0 (one scale per tensor: versions
- * 1-17, 20, 21, 26 and 27) or 64 (versions 18, 19 and 22-25, whose K and V scales cover
+ * 1-17, 20, 21 and 26-29) or 64 (versions 18, 19 and 22-25, whose K and V scales cover
  * FS_CUDA_FP8_KV_BLOCK keys). */
 int fs_cuda_fp8_version_blocks(int version);
 /* 1 where the version folds V's block descale into P before rounding P to e4m3 (versions 24 and
@@ -155,6 +157,9 @@ int fs_cuda_fp8_version_blocks(int version);
 int fs_cuda_fp8_version_v_fold(int version);
 /* The query rows a block of e4m3 version `version` takes (64 per consumer warpgroup: 128 or 192). */
 int fs_cuda_fp8_block_queries(int version);
+/* Bytes of device workspace e4m3 version `version` needs for p (pp->work): 0 but for versions 28
+ * and 29 without a mask. */
+size_t fs_cuda_fp8_prefill_workspace(const fs_cuda_prefill *p, int version);
 enum { FS_CUDA_FP8_KV_BLOCK = 128 };
 fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const void *Q8, const void *K8,
                                   const void *Vt8, const float *qd, const float *kd, const float *vd, void *O,

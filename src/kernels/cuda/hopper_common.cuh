@@ -26,6 +26,8 @@
 #ifndef FS_HOPPER_COMMON_CUH
 #define FS_HOPPER_COMMON_CUH
 
+#include <climits>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -360,6 +362,177 @@ __device__ __forceinline__ bool pair_item(int s, int n_qt, int n_pairs, int *qt,
     *head = u / half;
     *qt = (s & 1) == 0 ? n_qt - 1 - i : (i == n_qt - 1 - i ? -1 : i);
     return true;
+}
+
+/* What a persistent block does next (a schedule's next(s, ...) gives the s-th piece of its work):
+ * query tile qt of head `head`, and, where the schedule splits items, which of its key tiles. */
+struct work_piece {
+    int qt, head;
+    int kt_lo, nt;   /* a split item's piece: key tiles [kt_lo, kt_lo + nt) of the item */
+    int tail, slot;  /* the split item this piece is part of (−1: a whole item), and its slot */
+};
+
+/* The pairs as a schedule: the s-th piece is pair_item's s-th item, whole. */
+struct pair_sched {
+    static constexpr bool split = false;
+    int n_pairs;
+    __device__ __forceinline__ bool next(int s, int n_qt, work_piece *w) const
+    {
+        w->tail = -1;
+        return pair_item(s, n_qt, n_pairs, &w->qt, &w->head);
+    }
+};
+
+/* Without a mask every query tile ("item") costs the same nt key tiles, and versions 18-31 hand
+ * out whole items: with items = 2048 on 132 SMs (every d = 128 row of the bench) a block takes 15
+ * or 16, so the last round keeps 68 SMs busy and leaves 64 idle for a sixteenth of the run.
+ * Version 32 gives block k (of G = gridDim.x) the items k, k + G, ..., k + (full − 1)·G, full =
+ * ⌊items / G⌋, as whole items in rounds (the blocks at work share a few heads' K and V in L2, as
+ * with the pairs), and cuts the R = items − full·G items left over (t = R·nt key tiles) into g
+ * contiguous ranges of key tiles, one for each block k < g: tiles [b(k), b(k + 1)) with
+ * b(k) = ⌊k·t / g⌋ (g ≥ R, and ranges of at least 4 tiles where G allows it; g = R keeps the
+ * items whole). The last round then takes 16.5 tiles a block instead of 32 at most.
+ * A range that crosses an item's start or end gives the block a piece of that item: its first
+ * piece (slot 0: the one holding tile b(k)) and its last (slot 1: the one holding b(k + 1) − 1),
+ * the items between whole. Each piece is computed as a whole item is, over its key tiles only, and
+ * written unnormalised, (o, m, ℓ) per row, to its slot in a workspace; per tail item and consumer
+ * warp a counter says how many of its pieces are done, and the warp that completes the last one
+ * merges the other slots into its own registers, as the FlashDecoding merge does (m = max mᵢ,
+ * ℓ = Σ 2^(mᵢ − m) ℓᵢ, o = Σ 2^(mᵢ − m) oᵢ), and stores O and L. No block waits for another. */
+struct split_sched {
+    static constexpr bool split = true;
+    int full, nt, t, g;   /* whole rounds; key tiles an item; key tiles of the tail; blocks sharing it */
+    float *part;          /* 2 slots a block, each split_slot_floats(D) */
+    unsigned *count;      /* pieces done, one counter per tail item and consumer warp; zero at launch */
+
+    __device__ __forceinline__ int b(int k) const { return (int)((long)k * t / g); }
+    /* the block whose range holds tail tile x: the largest k with b(k) ≤ x */
+    __device__ __forceinline__ int block_of(int x) const { return (int)(((long)(x + 1) * g - 1) / t); }
+
+    __device__ __forceinline__ bool next(int s, int n_qt, work_piece *w) const
+    {
+        const int k = blockIdx.x, G = gridDim.x;
+        int u, lo = 0, hi = nt;   /* item, and its key tiles [lo, hi) this piece takes */
+        w->tail = -1;
+        w->slot = 0;
+        if (s < full) {
+            u = s * G + k;
+        } else {
+            if (k >= g) return false;
+            const int b0 = b(k), b1 = b(k + 1), i = b0 / nt + (s - full);
+            lo = max(b0, i * nt);
+            hi = min(b1, (i + 1) * nt);
+            if (lo >= hi) return false;
+            u = full * G + i;
+            w->slot = lo == b0 ? 0 : 1;
+            if (hi - lo < nt) w->tail = i;
+            lo -= i * nt;
+            hi -= i * nt;
+        }
+        w->head = u / n_qt;
+        w->qt = u % n_qt;
+        w->kt_lo = lo;
+        w->nt = hi - lo;
+        return true;
+    }
+
+    /* This warp's 16 rows of piece w (rows 64·cw + 16·warp + g and + 8 of the item; o, m, ℓ as
+     * wg_item leaves them; NCW consumer warpgroups, items of 64·NCW rows): written to the piece's
+     * slot; true when this warp completed the item (it has then merged the other pieces into o,
+     * m, ℓ, and stores O); false otherwise. o: the accumulator of m64nDk16 (or k32) wgmma, D / 8
+     * chunks of 4 floats, which is the same in registers whether it is held as [D / 64][32] or
+     * [D / 2]. */
+    template <int D, int NCW = 2>
+    __device__ __forceinline__ bool merge(const work_piece &w, int cw, int warp, int lane, float (&o)[D / 64][32],
+                                          float (&m)[2], float (&l)[2]) const
+    {
+        constexpr int R = 64 * NCW, M_AT = R * D, L_AT = R * D + R;   /* o (R × D), m (R), ℓ (R × 4) */
+        const int r = 64 * cw + 16 * warp + (lane >> 2), t4 = lane & 3;
+        float *mine = part + (size_t)(2 * blockIdx.x + w.slot) * (L_AT + 4 * R);
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+#pragma unroll
+            for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    *reinterpret_cast<float2 *>(mine + (size_t)(r + 8 * x) * D + nb * 64 + 8 * i + 2 * t4) =
+                        make_float2(o[nb][4 * i + 2 * x], o[nb][4 * i + 2 * x + 1]);
+            if (t4 == 0) mine[M_AT + r + 8 * x] = m[x];
+            mine[L_AT + 4 * (r + 8 * x) + t4] = l[x];   /* ℓ per thread: the quad is summed at the store */
+        }
+        __threadfence();
+        __syncwarp();
+        const int x0 = w.tail * nt, first = block_of(x0), last = block_of(x0 + nt - 1);
+        unsigned done = 0;
+        if (lane == 0) done = atomicAdd(count + 4 * NCW * w.tail + 4 * cw + warp, 1u);
+        done = __shfl_sync(0xffffffff, done, 0);
+        if (done != (unsigned)(last - first)) return false;
+        __threadfence();
+        for (int k = first; k <= last; k++) {
+            if (k == (int)blockIdx.x) continue;
+            const float *q = part + (size_t)(2 * k + (b(k) >= x0 ? 0 : 1)) * (L_AT + 4 * R);
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const float mq = __ldcg(q + M_AT + r + 8 * x), mn = fmaxf(m[x], mq);
+                if (mn == -INFINITY) continue;   /* neither saw a key */
+                const float a = exp2f(m[x] - mn), c = exp2f(mq - mn);
+#pragma unroll
+                for (int nb = 0; nb < D / 64; nb++)
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        const float2 v = __ldcg(reinterpret_cast<const float2 *>(q + (size_t)(r + 8 * x) * D + nb * 64 +
+                                                                                  8 * i + 2 * t4));
+                        o[nb][4 * i + 2 * x] = a * o[nb][4 * i + 2 * x] + c * v.x;
+                        o[nb][4 * i + 2 * x + 1] = a * o[nb][4 * i + 2 * x + 1] + c * v.y;
+                    }
+                l[x] = a * l[x] + c * __ldcg(q + L_AT + 4 * (r + 8 * x) + t4);
+                m[x] = mn;
+            }
+        }
+        return true;
+    }
+};
+
+/* Floats of one slot of a split schedule's workspace, items of R = 64 · ncw rows: o (R × D),
+ * m (R), ℓ (R × 4). */
+static constexpr size_t split_slot_floats(int D, int ncw = 2) { return 64 * (size_t)ncw * ((size_t)D + 1 + 4); }
+
+/* A split schedule (prefill version 32, e4m3 versions 28 and 29) for `items` query tiles of nt
+ * key tiles each on *G blocks (one an SM, at most items, at most pp->max_blocks where that is
+ * set): the whole rounds, then the tail cut as split_sched says; part and count in work (the
+ * counters zeroed here), items of 64 · ncw rows. `what` and `need` (the workspace's bytes) make
+ * the message when work is missing. */
+static inline fs_status split_plan(const fs_cuda_prefill *pp, long items, int nt, int D, int ncw, void *work,
+                                   split_sched *sc, int *G, const char *what, size_t need, char *why, size_t n)
+{
+    int dev, sms;
+    FS_CU_TRY(cudaGetDevice(&dev));
+    FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    long g = items < sms ? items : sms;
+    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
+    *G = (int)g;
+    const long full = items / g, R = items - full * g, t = R * nt;
+    long share = t / 4 < g ? t / 4 : g;   /* ranges of at least 4 key tiles where g blocks allow */
+    if (share < R) share = R;             /* never fewer blocks than tail items */
+    if (t > INT_MAX) {
+        if (why && n) snprintf(why, n, "%s: %ld key tiles in the last round are too many", what, t);
+        return FS_ERR_SHAPE;
+    }
+    sc->full = (int)full;
+    sc->nt = nt;
+    sc->t = (int)t;
+    sc->g = (int)share;
+    sc->part = nullptr;
+    sc->count = nullptr;
+    if (R == 0) return FS_OK;   /* no tail: no workspace */
+    if (!work) {
+        if (why && n) snprintf(why, n, "%s needs a workspace (%zu bytes)", what, need);
+        return FS_ERR_ARG;
+    }
+    sc->part = (float *)work;
+    sc->count = (unsigned *)(sc->part + 2 * g * split_slot_floats(D, ncw));
+    FS_CU_TRY(cudaMemsetAsync(sc->count, 0, sizeof(unsigned) * 4 * ncw * R, fs_cu_stream(pp)));
+    return FS_OK;
 }
 
 /* ---- TMA copies into swizzled tiles, and bulk copies ------------------------------------------ */

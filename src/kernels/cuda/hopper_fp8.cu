@@ -79,6 +79,14 @@
  * the exponentials, so a warpgroup waiting for its turn idles the tensor cores as often as it
  * frees the special-function unit.
  *
+ * Versions 28 and 29: 20 and 21 with, without a mask, float16 prefill version 32's last round
+ * split (hopper_common.cuh's split_sched: whole rounds of query tiles, then the last round's cut
+ * into equal runs of key tiles for every SM, merged by the warp finishing an item's last piece);
+ * under a mask, 20 and 21. Measured (H100, 2026-11-27, `2026-11-27-fp8-split-run7`, the rounds in
+ * shuffled orders): at d = 128 +6 to +9 % over 20 and +2 to +9 % over 16 (894.8 and 901.8 TFLOP/s
+ * at N = 16384); at d = 256 within the spread of 17 and 21. Runs 1-6 of these versions timed in
+ * one fixed order, which moved the same kernel by up to 9 % with its place in it.
+ *
  * Incoherent processing (optional, FS_FP8_ROWS_HADAMARD): Q and K rows multiplied by the same
  * random-sign Hadamard matrix H·diag(s)/√d before quantizing; it is orthogonal, so Q Kᵀ is
  * unchanged in exact arithmetic, while an outlier column is spread over all d columns and the
@@ -569,20 +577,23 @@ prefill_fp8(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __g
     f8_store<D>(p, O + qh * p.n_q * D, o, l, vsc, row0, t4);
 }
 
-/* Versions 20 and up: persistent blocks, one an SM (grid: min(pairs, SMs)), over pair_item's
- * pairs of query tiles, each item as f8_item computes it, the K/V ring running on across items
+/* Versions 20-23, 28 and 29: persistent blocks, one an SM, over a schedule's pieces of work
+ * (hopper_common.cuh): pair_sched's pairs of query tiles (grid: min(pairs, SMs)), or, in versions
+ * 28 and 29 without a mask, split_sched's whole rounds and a last round cut into runs of key
+ * tiles, whose pieces the warp finishing an item's last one merges (the per-tensor V descale
+ * applies to every piece alike, so it waits for the store). Each piece as f8_item computes it, the K/V ring running on across items
  * (fill numbers counted over the block's whole work). Q has QB buffers: the producer loads the
  * next item's Q as soon as one is given back, which each consumer warp does once its item's last
  * S = Q Kᵀ is done, so the next item's Q and first tiles land while the consumers still finish
  * the current one (its last softmax, P V and stores), where versions 1-19 leave the SM to a new
  * block. Barriers: q_full[QB], q_empty[QB], then the K/V ring's. An item without keys (possible
  * under a window or a negative causal offset) is written as 0, as in the other versions. */
-template <int D, int BK, int STAGES, bool PINGPONG, int NCW, bool OVERLAP, int QB, bool BLOCKS>
+template <int D, int BK, int STAGES, bool PINGPONG, int NCW, bool OVERLAP, int QB, bool BLOCKS, typename SCHED>
 __global__ void __launch_bounds__(128 * (NCW + 1), 1)
 prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                     const __grid_constant__ CUtensorMap tmV, const float *__restrict__ qd,
                     const float *__restrict__ kd, const float *__restrict__ vd, __nv_bfloat16 *__restrict__ O,
-                    int n_pairs)
+                    SCHED sched)
 {
     constexpr int BQ = 64 * NCW, TQ = BQ * D, TK = BK * D;
     extern __shared__ unsigned char smem_raw[];
@@ -599,26 +610,32 @@ prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, c
     }
     __syncthreads();
 
-    /* an item's rows, key tiles and KV row (both roles compute the same) */
+    /* a piece's rows, key tiles and KV row (both roles compute the same) */
     struct item { int r0, kt_lo, nt, kvrow; };
-    auto item_at = [&](int qt, int head) {
+    auto item_at = [&](const work_piece &w) {
         item it;
         int lo, hi;
-        it.r0 = qt * BQ;
+        it.r0 = w.qt * BQ;
         key_range(p, it.r0, min(it.r0 + BQ, p.n_q), &lo, &hi);
         it.kt_lo = lo / BK;
         it.nt = hi > lo ? (hi + BK - 1) / BK - it.kt_lo : 0;
-        it.kvrow = head / p.n_q_heads * p.n_kv_heads + head % p.n_q_heads / G;
+        if constexpr (SCHED::split) {   /* no mask: the item's tiles are 0 .. nt − 1, the piece's a run of them */
+            it.kt_lo = w.kt_lo;
+            it.nt = w.nt;
+        }
+        it.kvrow = w.head / p.n_q_heads * p.n_kv_heads + w.head % p.n_q_heads / G;
         return it;
     };
 
     if (wg == 0) {   /* the producer */
         wg_regs_dec<24>();
         if (tid == 0) {
-            int gt = 0, qi = 0, qt, head;
-            for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
-                if (qt < 0) continue;
-                const item w = item_at(qt, head);
+            int gt = 0, qi = 0;
+            work_piece pc;
+            for (int s = 0; sched.next(s, n_qt, &pc); s++) {
+                if (pc.qt < 0) continue;
+                const int head = pc.head;
+                const item w = item_at(pc);
                 const int x = ring_stage<QB>(qi);
                 ring_wait_empty<QB>(q_empty, qi);
                 mbar_expect_tx(q_full + x, TQ);
@@ -645,10 +662,12 @@ prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, c
     const int cw = wg - 1;
     static_assert(!PINGPONG || (NCW == 2 && OVERLAP), "the ping-pong takes two overlapping consumer warpgroups");
     if (PINGPONG && cw == 1) bar_arrive(1);   /* warpgroup 0 takes the first turn */
-    int gt = 0, qi = 0, qt, head;
-    for (int s = 0; pair_item(s, n_qt, n_pairs, &qt, &head); s++) {
-        if (qt < 0) continue;
-        const item w = item_at(qt, head);
+    int gt = 0, qi = 0;
+    work_piece pc;
+    for (int s = 0; sched.next(s, n_qt, &pc); s++) {
+        if (pc.qt < 0) continue;
+        const int head = pc.head;
+        const item w = item_at(pc);
         const int x = ring_stage<QB>(qi);
         const int wr0 = w.r0 + 64 * cw, wr1 = min(wr0 + 64, p.n_q);
         const int row0 = wr0 + 16 * ((tid >> 5) & 3) + g;
@@ -661,9 +680,13 @@ prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, c
         f8_item<D, BQ, BK, STAGES, 0, PINGPONG, OVERLAP, true, true, BLOCKS, true>(
             p, sc8, smem_u32(sQ + x * TQ) + cw * 64 * 128, sK, sV, k_full, v_full, empty, q_empty + x, w.kt_lo,
             w.nt, gt, cw, wr0, wr1, row0, t4, lane, o, m, l, &vsc);
-        f8_store<D>(p, O + (size_t)head * p.n_q * D, o, l, vsc, row0, t4);
         gt += w.nt;
         qi++;
+        if constexpr (SCHED::split)   /* a piece of a tail item: stored by whoever finishes it last */
+            if (pc.tail >= 0 && !sched.template merge<D, NCW>(pc, cw, (tid >> 5) & 3, lane,
+                                                              reinterpret_cast<float(&)[D / 64][32]>(o), m, l))
+                continue;
+        f8_store<D>(p, O + (size_t)head * p.n_q * D, o, l, vsc, row0, t4);
     }
     if (PINGPONG && cw == 0) bar_sync(1);   /* warpgroup 1's last hand-over */
 }
@@ -896,6 +919,8 @@ static const char *fp8_lines[] = {
     "d = 256: version 19 with V's descale as a running maximum folded into P's exponent",
     "version 16 with the warpgroups taking turns at the exponentials (float16 prefill version 33's idea)",
     "d = 256: version 17 one tile at a time (no overlap, no ping-pong), the warpgroups taking turns at the exponentials",
+    "version 20 with, without a mask, the last round split into equal runs of key tiles for every SM (prefill version 32's schedule)",
+    "d = 256: version 21 with, without a mask, the last round split (prefill version 32's schedule)",
 };
 extern "C" int fs_cuda_fp8_versions(void) { return (int)(sizeof fp8_lines / sizeof *fp8_lines); }
 extern "C" int fs_cuda_fp8_block_keys(int v) { return v == 7 || v == 13 ? 256 : 128; }
@@ -908,6 +933,31 @@ extern "C" int fs_cuda_fp8_version_v_fold(int v) { return v == 24 || v == 25; }
 /* consumer warpgroups a block: three in versions 6, 12, 16 and the d = 128 ones from 18 on, two elsewhere */
 static int fp8_consumers(int v) { return v == 6 || v == 12 || v == 16 || (v >= 18 && v % 2 == 0) ? 3 : 2; }
 extern "C" int fs_cuda_fp8_block_queries(int v) { return 64 * fp8_consumers(v); }
+
+/* Versions 28 and 29 without a mask: the blocks split_plan runs on (0 when no device answers). */
+static long fp8_split_grid(const fs_cuda_prefill *pp, int version)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    const int BQ = fs_cuda_fp8_block_queries(version);
+    const long items = (long)(pp->n_q + BQ - 1) / BQ * pp->batch * pp->n_q_heads;
+    long g = items < sms ? items : sms;
+    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
+    return g;
+}
+
+extern "C" size_t fs_cuda_fp8_prefill_workspace(const fs_cuda_prefill *pp, int version)
+{
+    if ((version != 28 && version != 29) || pp->mask != FS_MASK_NONE || pp->d != fs_cuda_fp8_head_size(version))
+        return 0;
+    const int ncw = fp8_consumers(version);
+    /* two slots a block, and fewer than g tail items of 4 · ncw counters */
+    return fp8_split_grid(pp, version) * (2 * split_slot_floats(pp->d, ncw) * sizeof(float) + 4 * ncw * sizeof(unsigned));
+}
 extern "C" const char *fs_cuda_fp8_version_str(int v)
 {
     return v >= 1 && v <= fs_cuda_fp8_versions() ? fp8_lines[v - 1] : "?";
@@ -935,7 +985,7 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     constexpr int BK = 128, STAGES = 4;
     /* d = 256: Q 32 KiB, a stage of K and Vᵀ 64 KiB, so three stages (224 KiB) fit 227, with one
      * Q buffer in the persistent versions */
-    const bool persist = version >= 20 && version <= 23;
+    const bool persist = (version >= 20 && version <= 23) || version >= 28;
     const int BQ = 64 * fp8_consumers(version), BKv = fs_cuda_fp8_block_keys(version),
               STv = BKv == 256 || D == 256 ? 3 : STAGES, QB = persist ? (D == 256 ? 1 : 2) : 1;
     const prefill_params p = make_params(pp);
@@ -947,17 +997,36 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
     const size_t smem = 1024 + (size_t)QB * BQ * D + 2 * (size_t)STv * BKv * D + 8 * ((persist ? 2 * QB : 1) + 3 * STv);
     const int threads = 128 * (fp8_consumers(version) + 1);
     __nv_bfloat16 *o = (__nv_bfloat16 *)O;
-    if (persist) {
-        auto kern = version == 20 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, false>
-                  : version == 21 ? prefill_fp8_persist<256, BK, 3, true, 2, true, 1, false>
-                  : version == 22 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, true>
-                                  : prefill_fp8_persist<256, BK, 3, true, 2, true, 1, true>;
+    const int n_qt = (pp->n_q + BQ - 1) / BQ;
+    if (persist && pp->mask == FS_MASK_NONE && version >= 28) {   /* the split schedule */
+        auto kern = version == 28 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, false, split_sched>
+                                  : prefill_fp8_persist<256, BK, 3, true, 2, true, 1, false, split_sched>;
+        FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        split_sched sc;
+        int G;
+        char what[64];
+        snprintf(what, sizeof what, "e4m3 version %d (fs_cuda_fp8_prefill_workspace)", version);
+        if ((st = split_plan(pp, (long)n_qt * pp->batch * pp->n_q_heads, (pp->n_kv + BK - 1) / BK, D,
+                             fp8_consumers(version), pp->work, &sc, &G, what,
+                             fs_cuda_fp8_prefill_workspace(pp, version), why, n)) != FS_OK)
+            return st;
+        kern<<<G, threads, smem, fs_cu_stream(pp)>>>(p, mq, mk, mv, qd, kd, vd, o, sc);
+        FS_CU_LAUNCHED();
+        return FS_OK;
+    }
+    if (persist) {   /* the pairs (versions 28 and 29 under a mask: 20 and 21) */
+        const bool d128 = D == 128;
+        auto kern = version == 22 ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, true, pair_sched>
+                  : version == 23 ? prefill_fp8_persist<256, BK, 3, true, 2, true, 1, true, pair_sched>
+                  : d128          ? prefill_fp8_persist<128, BK, STAGES, false, 3, false, 2, false, pair_sched>
+                                  : prefill_fp8_persist<256, BK, 3, true, 2, true, 1, false, pair_sched>;
         FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         int dev, sms;
         FS_CU_TRY(cudaGetDevice(&dev));
         FS_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        const int n_qt = (pp->n_q + BQ - 1) / BQ, n_pairs = pp->batch * pp->n_q_heads * ((n_qt + 1) / 2);
-        kern<<<n_pairs < sms ? n_pairs : sms, threads, smem>>>(p, mq, mk, mv, qd, kd, vd, o, n_pairs);
+        const int n_pairs = pp->batch * pp->n_q_heads * ((n_qt + 1) / 2);
+        kern<<<n_pairs < sms ? n_pairs : sms, threads, smem, fs_cu_stream(pp)>>>(p, mq, mk, mv, qd, kd, vd, o,
+                                                                               pair_sched{n_pairs});
         FS_CU_LAUNCHED();
         return FS_OK;
     }
@@ -986,7 +1055,7 @@ extern "C" fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *pp, int vers
                               : prefill_fp8<128, BK, STAGES, 0, true>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((pp->n_q + BQ - 1) / BQ, pp->n_q_heads, pp->batch);
-    kern<<<grid, threads, smem>>>(p, mq, mk, mv, qd, kd, vd, o);
+    kern<<<grid, threads, smem, fs_cu_stream(pp)>>>(p, mq, mk, mv, qd, kd, vd, o);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
