@@ -105,10 +105,14 @@ typedef struct {
 #ifndef FS_CPU_DEC4_FAR_PAGED
 #define FS_CPU_DEC4_FAR_PAGED 16  /* paged rows into L2 (none into L1): a few points above L1 */
 #endif
-/* Decode version 5: the block this many keys ahead in the walk streams into L2 (one thread,
- * CPU time, 32768 positions, GQA 32/8, d = 128, share of the probe; docs/benchmarks.md): */
+/* Decode version 5: the block this many keys ahead in the walk streams into L2 (GQA 32/8,
+ * d = 128, share of the probe; docs/benchmarks.md): */
 #ifndef FS_CPU_DEC5_FAR_F32
-#define FS_CPU_DEC5_FAR_F32 12     /* 6 KiB per stream: 8–12 keys 0.78–0.81, 16 0.72, 24–40 0.68 */
+#define FS_CPU_DEC5_FAR_F32 32     /* 16 KiB per stream. First chosen 12 (one thread, CPU time: 8–12
+                                      keys 0.78–0.81, 24–40 0.68); re-measured on a Zen 4 by the
+                                      bench's own wall-clock medians (2026-11-27-zen4-decode-far):
+                                      2 threads 32 keys 0.84–0.86, 24 and 40 0.84–0.85, 12 0.81,
+                                      48 0.70–0.76; 1 thread 32 keys 0.66–0.67, 12 0.63 */
 #endif
 #ifndef FS_CPU_DEC5_FAR_16
 #define FS_CPU_DEC5_FAR_16 24      /* 6 KiB per stream: 24–40 keys 0.76–0.80, 16 0.72, 8 0.66 */
