@@ -132,7 +132,7 @@ fs_status fs_cuda_backward_run(const fs_cuda_prefill *p, int version, const void
  * rows and K's and V's per block of FS_CUDA_FP8_KV_BLOCK keys; O bfloat16 (batch, n_q_heads,
  * n_q, d); the problem's fields as for fs_cuda_prefill_run (dtype unused; d =
  * fs_cuda_fp8_head_size(version); masks none, causal, window; lse must be NULL: only O is
- * written). Versions 28 and 29 without a mask need pp->work: fs_cuda_fp8_prefill_workspace bytes of
+ * written). Versions 28 and 29 without a mask need p->work: fs_cuda_fp8_prefill_workspace bytes of
  * device memory (prefill version 32's split schedule). Asynchronous on p->stream (NULL: the
  * default stream); the pre-pass runs on the default stream. */
 typedef enum { FS_FP8_ROWS = 0, FS_FP8_ROWS_HADAMARD, FS_FP8_V_T } fs_cuda_fp8_layout;
@@ -157,7 +157,7 @@ int fs_cuda_fp8_version_blocks(int version);
 int fs_cuda_fp8_version_v_fold(int version);
 /* The query rows a block of e4m3 version `version` takes (64 per consumer warpgroup: 128 or 192). */
 int fs_cuda_fp8_block_queries(int version);
-/* Bytes of device workspace e4m3 version `version` needs for p (pp->work): 0 but for versions 28
+/* Bytes of device workspace e4m3 version `version` needs for p (p->work): 0 but for versions 28
  * and 29 without a mask. */
 size_t fs_cuda_fp8_prefill_workspace(const fs_cuda_prefill *p, int version);
 enum { FS_CUDA_FP8_KV_BLOCK = 128 };
