@@ -497,6 +497,22 @@ struct split_sched {
  * m (R), ℓ (R × 4). */
 static constexpr size_t split_slot_floats(int D, int ncw = 2) { return 64 * (size_t)ncw * ((size_t)D + 1 + 4); }
 
+/* The blocks a split schedule runs on for pp with items of `rows` query rows, as split_plan
+ * counts them (0 when no device answers): one an SM, at most the items, at most pp->max_blocks. */
+static inline long split_grid(const fs_cuda_prefill *pp, int rows)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    const long items = (long)(pp->n_q + rows - 1) / rows * pp->batch * pp->n_q_heads;
+    long g = items < sms ? items : sms;
+    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
+    return g;
+}
+
 /* A split schedule (prefill version 32, e4m3 versions 28 and 29) for `items` query tiles of nt
  * key tiles each on *G blocks (one an SM, at most items, at most pp->max_blocks where that is
  * set): the whole rounds, then the tail cut as split_sched says; part and count in work (the

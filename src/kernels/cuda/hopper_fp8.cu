@@ -320,7 +320,6 @@ template <int D, int BK> __device__ __forceinline__ void f8_pv_wait(float (&o)[D
 template <bool BLOCKS> struct f8_scales {
     float qs2;            /* the softmax scale (log2 e / √d) times Q's descale */
     const float *kd, *vd; /* this KV head's: indexed by key tile (BLOCKS), else [0] */
-    __device__ __forceinline__ float s2(int kt) const { return qs2 * kd[BLOCKS ? kt : 0]; }
 };
 
 /* One consumer warpgroup's item: its 64 query rows [wr0, wr1) (row0: this thread's first) against
@@ -360,7 +359,7 @@ __device__ __forceinline__ void f8_item(const prefill_params &p, const f8_scales
     fetch(0);
     float vcur = BLOCKS ? vx : 1.f;                 /* the descale o is in units of (vc) */
     float ratio = 1.f, lr = 0.f, inv_r = 1.f;        /* o's change of units; P's factor 2^lr */
-    const float scale2 = sc8.s2(0);   /* per tensor: the one scale */
+    const float scale2 = sc8.qs2 * sc8.kd[0];   /* per tensor: the one scale */
     auto s2 = [&] { return BLOCKS ? sc8.qs2 * kc : scale2; };
     /* V's descale of the current tile, before its softmax: the new units of o, and P's factor */
     auto v_pre = [&] {
@@ -614,14 +613,15 @@ prefill_fp8_persist(prefill_params p, const __grid_constant__ CUtensorMap tmQ, c
     struct item { int r0, kt_lo, nt, kvrow; };
     auto item_at = [&](const work_piece &w) {
         item it;
-        int lo, hi;
         it.r0 = w.qt * BQ;
-        key_range(p, it.r0, min(it.r0 + BQ, p.n_q), &lo, &hi);
-        it.kt_lo = lo / BK;
-        it.nt = hi > lo ? (hi + BK - 1) / BK - it.kt_lo : 0;
         if constexpr (SCHED::split) {   /* no mask: the item's tiles are 0 .. nt − 1, the piece's a run of them */
             it.kt_lo = w.kt_lo;
             it.nt = w.nt;
+        } else {
+            int lo, hi;
+            key_range(p, it.r0, min(it.r0 + BQ, p.n_q), &lo, &hi);
+            it.kt_lo = lo / BK;
+            it.nt = hi > lo ? (hi + BK - 1) / BK - it.kt_lo : 0;
         }
         it.kvrow = w.head / p.n_q_heads * p.n_kv_heads + w.head % p.n_q_heads / G;
         return it;
@@ -934,29 +934,14 @@ extern "C" int fs_cuda_fp8_version_v_fold(int v) { return v == 24 || v == 25; }
 static int fp8_consumers(int v) { return v == 6 || v == 12 || v == 16 || (v >= 18 && v % 2 == 0) ? 3 : 2; }
 extern "C" int fs_cuda_fp8_block_queries(int v) { return 64 * fp8_consumers(v); }
 
-/* Versions 28 and 29 without a mask: the blocks split_plan runs on (0 when no device answers). */
-static long fp8_split_grid(const fs_cuda_prefill *pp, int version)
-{
-    int dev, sms;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    const int BQ = fs_cuda_fp8_block_queries(version);
-    const long items = (long)(pp->n_q + BQ - 1) / BQ * pp->batch * pp->n_q_heads;
-    long g = items < sms ? items : sms;
-    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
-    return g;
-}
-
 extern "C" size_t fs_cuda_fp8_prefill_workspace(const fs_cuda_prefill *pp, int version)
 {
     if ((version != 28 && version != 29) || pp->mask != FS_MASK_NONE || pp->d != fs_cuda_fp8_head_size(version))
         return 0;
     const int ncw = fp8_consumers(version);
     /* two slots a block, and fewer than g tail items of 4 · ncw counters */
-    return fp8_split_grid(pp, version) * (2 * split_slot_floats(pp->d, ncw) * sizeof(float) + 4 * ncw * sizeof(unsigned));
+    return split_grid(pp, fs_cuda_fp8_block_queries(version)) *
+           (2 * split_slot_floats(pp->d, ncw) * sizeof(float) + 4 * ncw * sizeof(unsigned));
 }
 extern "C" const char *fs_cuda_fp8_version_str(int v)
 {

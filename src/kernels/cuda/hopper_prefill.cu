@@ -1029,25 +1029,10 @@ static fs_status hopper_best(const fs_cuda_prefill *pp, const prefill_params &p,
     }
 }
 
-/* The blocks version 32 runs on for pp, as split_plan counts them (0 when no device answers). */
-static long split_grid(const fs_cuda_prefill *pp)
-{
-    int dev, sms;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    const long items = (long)(pp->n_q + 127) / 128 * pp->batch * pp->n_q_heads;
-    long g = items < sms ? items : sms;
-    if (pp->max_blocks > 0 && pp->max_blocks < g) g = pp->max_blocks;
-    return g;
-}
-
 size_t fs_cu_hopper_prefill_workspace(const fs_cuda_prefill *pp, int version)
 {
     if (version != 32 || pp->mask != FS_MASK_NONE || (pp->d != 64 && pp->d != 128 && pp->d != 256)) return 0;
-    const long g = split_grid(pp);
+    const long g = split_grid(pp, 128);
     /* two slots a block, and fewer than g tail items of 8 counters */
     return g * (2 * split_slot_floats(pp->d) * sizeof(float) + 8 * sizeof(unsigned));
 }
