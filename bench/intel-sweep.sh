@@ -6,7 +6,8 @@
 # CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
 #
 #   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
-#                                                quick quickblocks (default: all but quickblocks)
+#                                                stream pairs quick quickblocks (default: all
+#                                                but stream, pairs and quickblocks)
 #
 # Binaries: $BIN (default ./flashstep) and, for the ablate part, $BIN-ablK: builds with
 # `make CFLAGS='-O2 -g -DFS_CPU_ABLATE=K'` (cpu_internal.h: 1 no softmax, 2 no P V, 3 no Q K^T,
@@ -32,7 +33,7 @@ run() {   # run NAME TIMEOUT_S BINARY bench-args...: one bench run, pinned, to N
     echo "## rc $? at $(date -u '+%H:%M:%S')" >> "$log"
 }
 
-P="--n 4096 --threads 2 --version 6 --no-baseline --no-decode --no-backward --reps 3"
+P="--n 4096 --threads 2 --no-baseline --no-decode --no-backward --reps 3"   # the newest version
 for part in $parts; do
     case $part in
     ctx)
@@ -48,7 +49,7 @@ for part in $parts; do
             [ -x "$BIN-abl$k" ] && run "ablate-$k" 30 "$BIN-abl$k" $P --d 128,64 --causal 0; done ;;
     one)      # one thread: the core alone
         for b in 6x64 12x32; do
-            run "one-$b" 40 "$BIN" --n 4096 --threads 1 --version 6 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0 --block "$b"; done ;;
+            run "one-$b" 40 "$BIN" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0 --block "$b"; done ;;
     decode)   # decode versions 4 and 5, float32 and float16 K/V, twice
         for r in 1 2; do
             run "decode-$r" 60 "$BIN" --threads 2 --no-prefill --no-backward --no-baseline --decode-n 32768,131072 --decode-version 4,5 --decode-dtype f32,f16; done ;;
@@ -56,6 +57,26 @@ for part in $parts; do
         run "backward" 60 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128,64 --causal 0,1 --reps 3
         for t in "--bq 192 --bk 64" "--bq 96 --bk 128" "--bq 48 --bk 64" "--bq 192 --bk 128"; do
             run "backward-${t// /}" 40 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128 --causal 0 --reps 3 $t; done ;;
+    stream)   # prefill version 6 against 7 and backward 1 against 2 (the next tile streamed into
+              # L2), in alternating rounds; then one thread, prefill only
+        for r in 1 2 3 4 5; do for v in 6 7; do
+            run "stream-$r-v$v" 40 "$BIN" $P --d 128,64 --causal 0,1 --version "$v"; done; done
+        for r in 1 2 3 4; do for v in 1 2; do
+            run "bstream-$r-v$v" 60 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128,64 --causal 0,1 --reps 3 --backward-version "$v"; done; done
+        for r in 1 2 3; do for v in 6 7; do
+            run "stream1-$r-v$v" 40 "$BIN" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0 --version "$v"; done; done ;;
+    pairs)    # where two threads lose against one: the 2-thread row on three pairs of vCPUs;
+              # one thread alone on each of two vCPUs, then on both at once (two processes);
+              # causal and not on one thread
+        for r in 1 2; do for c in 2,3 2,9 6,7; do
+            CORES=$c run "pair-$r-${c/,/-}" 40 "$BIN" $P --d 128 --causal 0; done; done
+        one="--n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128 --causal 0"
+        for r in 1 2 3; do
+            CORES=2 run "solo-$r-2" 40 "$BIN" $one
+            CORES=3 run "solo-$r-3" 40 "$BIN" $one
+            CORES=2 run "both-$r-2" 40 "$BIN" $one & CORES=3 run "both-$r-3" 40 "$BIN" $one & wait
+        done
+        CORES=2 run "one-causal" 60 "$BIN" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1 ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
     quickblocks)   # the same with the other micro-tile

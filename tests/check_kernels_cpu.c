@@ -218,9 +218,8 @@ START_TEST(test_prefill_matches_reference)
 }
 END_TEST
 
-/* Decode: a few query rows, a longer cache, splits of random length, every mask. */
 /* Every prefill micro-tile of every instruction set (AVX-512 has several, one chosen per CPU
- * vendor: the others must be right too). Loop index = version 4, 5, 6 × block 1 … 8. */
+ * vendor: the others must be right too). Loop index = version 4 … FS_CPU_VERSIONS × block 1 … 8. */
 #define N_BLOCKS_MAX 8
 START_TEST(test_prefill_blocks_match_reference)
 {
@@ -266,7 +265,8 @@ START_TEST(test_prefill_blocks_match_reference)
 }
 END_TEST
 
-/* Loop index = (version − 1) · N_ISAS + isa. */
+/* Decode: a few query rows, a longer cache, splits of random length, every mask.
+ * Loop index = (version − 1) · N_ISAS + isa. */
 START_TEST(test_decode_matches_reference)
 {
     int version = _i / N_ISAS + 1;
@@ -609,6 +609,7 @@ START_TEST(test_backward_matches_reference)
         if (baseline) {
             st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, sizeof why);
         } else {
+            bo.version = fs_rng_int(&r, 1, FS_CPU_BACKWARD_VERSIONS);
             bo.threads = threads;
             bo.isa = isa;
             if (fs_rng_int(&r, 0, 1)) {   /* odd tiles: partial and skipped ones, tails */
@@ -622,9 +623,9 @@ START_TEST(test_backward_matches_reference)
         double eq = normwise_err(dQ, dQd, nq), ek = normwise_err(dK, dKd, nk),
                ev = normwise_err(dV, dVd, nk);
         FS_ASSERT_SEED(eq <= 2e-5 && ek <= 2e-5 && ev <= 2e-5, seed,
-                       "%s %s threads %d Bq %d Bk %d: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
-                       baseline ? "baseline backward" : "backward", fs_cpu_isa_str(isa), threads, bo.Bq, bo.Bk, eq, ek,
-                       ev, p.what);
+                       "%s v%d %s threads %d Bq %d Bk %d: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
+                       baseline ? "baseline backward" : "backward", bo.version, fs_cpu_isa_str(isa), threads,
+                       bo.Bq, bo.Bk, eq, ek, ev, p.what);
         free(dOd); free(dQd); free(dKd); free(dVd); free(md); free(ld);
         free(dO); free(dQ); free(dK); free(dV); free(L);
         problem_free(&p);
@@ -632,7 +633,7 @@ START_TEST(test_backward_matches_reference)
 }
 END_TEST
 
-/* Dropout (engine/dropout.h's mapping): the forward (versions 4 to 6) and the backward on each
+/* Dropout (engine/dropout.h's mapping): the forward (versions 4 on) and the backward on each
  * instruction set this CPU runs (loop index = isa), float32, against the engine's dense spec
  * with the whole mask materialized cell by cell (fs_dropout_dropped, batch b of the layout as
  * the counter's batch), on random problems of every mask with random p and seed. Tolerances:
@@ -715,6 +716,7 @@ START_TEST(test_dropout_matches_engine)
         /* one thread at p = 0: threads add their dQ copies in the order they finish, which is
          * not the same from run to run */
         bo.threads = dr.p == 0 ? 1 : fs_rng_int(&r, 1, 3);
+        bo.version = fs_rng_int(&r, 1, FS_CPU_BACKWARD_VERSIONS);
         bo.isa = isa;
         if (fs_rng_int(&r, 0, 1)) {
             bo.Bq = fs_rng_int(&r, 1, 40);
@@ -729,8 +731,8 @@ START_TEST(test_dropout_matches_engine)
         FS_ASSERT_SEED(st == FS_OK, seed, "backward with dropout: %s", fs_status_str(st));
         double eq = normwise_err(dQ, dQd, nq), ek = normwise_err(dK, dKd, nk), ev = normwise_err(dV, dVd, nk);
         FS_ASSERT_SEED(eq <= 2e-5 && ek <= 2e-5 && ev <= 2e-5, seed,
-                       "backward %s threads %d Bq %d Bk %d p %.3f: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
-                       fs_cpu_isa_str(isa), bo.threads, bo.Bq, bo.Bk, dr.p, eq, ek, ev, p.what);
+                       "backward v%d %s threads %d Bq %d Bk %d p %.3f: errors dQ %.3g dK %.3g dV %.3g > 2e-5 on %s",
+                       bo.version, fs_cpu_isa_str(isa), bo.threads, bo.Bq, bo.Bk, dr.p, eq, ek, ev, p.what);
         if (dr.p == 0)
             FS_ASSERT_SEED(!memcmp(g0, dQ, nq * sizeof(float)) && !memcmp(g0 + nq, dK, nk * sizeof(float)) &&
                                !memcmp(g0 + nq + nk, dV, nk * sizeof(float)),
@@ -973,7 +975,8 @@ Suite *kernels_cpu_suite(void)
     TCase *tc = tcase_create("reference");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_prefill_matches_reference, 0, FS_CPU_VERSIONS * N_ISAS);
-    tcase_add_loop_test(tc, test_prefill_blocks_match_reference, 0, 3 * N_BLOCKS_MAX);
+    tcase_add_loop_test(tc, test_prefill_blocks_match_reference, 0,
+                        (FS_CPU_VERSIONS - 3) * N_BLOCKS_MAX);
     tcase_add_loop_test(tc, test_decode_matches_reference, 0, FS_CPU_DECODE_VERSIONS * N_ISAS);
     tcase_add_loop_test(tc, test_decode_paged_matches_reference, 0,
                         (FS_CPU_DECODE_VERSIONS - 3) * N_ISAS);

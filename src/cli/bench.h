@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     int_list N, d, causal, threads, versions, decode_versions, decode_N, backward_N;
+    int_list backward_versions;
     int_list decode_pages;   /* page sizes of the decode rows, 0 = contiguous K/V (default 0) */
     int32_t heads, kv_heads, batch;
     int32_t Bq, Bk;      /* prefill and backward tile sizes, 0 = the kernel's defaults */

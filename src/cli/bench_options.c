@@ -70,11 +70,11 @@ static void usage(FILE *f)
         "                      P-token pages in vLLM's layout, its block table shuffled (rows\n"
         "                      decode-vK-pP, versions 4 and later only; default 0)\n"
         "  --backward-n LIST   backward lengths (d, causal, threads as for prefill;\n"
-        "                      default 1024,2048,4096). Backward rows: flash-bwd-v1 (recomputation,\n"
+        "                      default 1024,2048,4096). Backward rows: flash-bwd-vK (recomputation,\n"
         "                      K/V-outer) and baseline-bwd (P and dP held in full, OpenBLAS);\n"
         "                      GFLOP/s counts 10·N²·d per head (2.5 times the forward's five\n"
         "                      products of 2·N²·d, against the forward's two), halved when\n"
-        "                      causal; the forward that gives O and L runs before, untimed\n"
+        "                      causal; the forward that gives O and L runs before, untimed\n"        "  --backward-version LIST  backward kernel versions 1..%d (default %d)\n"
         "  --no-baseline, --no-prefill, --no-decode, --no-backward   leave a part out\n"
         "  --cpu-time          time rows by the process's CPU time, not the wall clock: on\n"
         "                      a loaded machine this leaves out the time other processes held\n"
@@ -94,7 +94,8 @@ static void usage(FILE *f)
         "  --plot FILE.png     GFLOP/s and peak memory against N (needs gnuplot)\n"
         "  --help              this text\n",
         FS_CPU_DECODE_VERSIONS, FS_CPU_MAX_D, FS_CPU_VERSIONS, FS_CPU_VERSIONS,
-        FS_CPU_DECODE_VERSIONS, FS_CPU_DECODE_VERSIONS, FS_CPU_VERSIONS);
+        FS_CPU_DECODE_VERSIONS, FS_CPU_DECODE_VERSIONS, FS_CPU_BACKWARD_VERSIONS,
+        FS_CPU_BACKWARD_VERSIONS, FS_CPU_VERSIONS);
 }
 
 /* ---- argument parsing ------------------------------------------------------------------ */
@@ -128,6 +129,9 @@ static void list_range_pow2(int_list *l, int32_t lo, int32_t hi)
     for (int32_t x = lo; x <= hi && l->n < MAX_LIST; x *= 2) l->v[l->n++] = x;
 }
 
+#define BENCH_STR_(x) #x
+#define BENCH_STR(x) BENCH_STR_(x)   /* a macro's value as a string literal */
+
 static int bad(const char *fmt, const char *what)
 {
     fprintf(stderr, "flashstep bench: ");
@@ -160,6 +164,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
     for (int32_t t = 1; t <= all && o->threads.n < MAX_LIST; t++) o->threads.v[o->threads.n++] = t;
     o->versions = (int_list){{FS_CPU_VERSIONS}, 1};
     o->decode_versions = (int_list){{FS_CPU_DECODE_VERSIONS}, 1};
+    o->backward_versions = (int_list){{FS_CPU_BACKWARD_VERSIONS}, 1};
     o->decode_pages = (int_list){{0}, 1};
     list_range_pow2(&o->decode_N, 4096, 131072);
     o->backward_N = (int_list){{1024, 2048, 4096}, 3};
@@ -243,12 +248,19 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(a, "--version")) {
             NEED_VALUE();
             if (!parse_list(v, 1, FS_CPU_VERSIONS, &o->versions))
-                return bad("--version wants kernel versions 1..6 separated by commas, not '%s'", v);
+                return bad("--version wants kernel versions 1.." BENCH_STR(FS_CPU_VERSIONS)
+                           " separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--decode-version")) {
             NEED_VALUE();
             explicit_dv = true;
             if (!parse_list(v, 1, FS_CPU_DECODE_VERSIONS, &o->decode_versions))
-                return bad("--decode-version wants decode versions 1..5 separated by commas, not '%s'", v);
+                return bad("--decode-version wants decode versions 1.." BENCH_STR(FS_CPU_DECODE_VERSIONS)
+                           " separated by commas, not '%s'", v);
+        } else if (!strcmp(a, "--backward-version")) {
+            NEED_VALUE();
+            if (!parse_list(v, 1, FS_CPU_BACKWARD_VERSIONS, &o->backward_versions))
+                return bad("--backward-version wants backward versions 1.." BENCH_STR(FS_CPU_BACKWARD_VERSIONS)
+                           " separated by commas, not '%s'", v);
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "f32")) o->dtype = FS_CPU_DTYPE_F32;

@@ -326,11 +326,11 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
 }
 
 /* Backward rows: the forward (newest version) runs once, untimed, for O and L; then the best of
- * the runs of the backward (baseline: the materializing one). Time in seconds; < 0 when the
+ * the runs of the backward of that version (baseline: the materializing one). Time in seconds; < 0 when the
  * kernel refused or memory ran out (why filled). */
-static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t threads, fs_cpu_isa isa,
-                            int32_t Bq, int32_t Bk, int32_t reps, bool smoke, peak_pairs *pp,
-                            char *why, size_t n)
+static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t version, int32_t threads,
+                            fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, bool smoke,
+                            peak_pairs *pp, char *why, size_t n)
 {
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
     size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
@@ -361,6 +361,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t th
             st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, n);
         } else {
             fs_cpu_backward_opts o = fs_cpu_backward_opts_default();
+            o.version = version;
             o.threads = threads;
             o.isa = isa;
             o.Bq = Bq;
@@ -388,18 +389,19 @@ done:
 }
 
 /* --dropout: a row's kernel timed without and with dropout (t[0], t[1]), one run of each in
- * turn, best of each kept, so that a busy machine slows both alike. Prefill (version) or the
- * backward (version 0). false when a run refused (why filled). */
-static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, int32_t version, int32_t threads, fs_cpu_isa isa,
-                              int32_t block, int32_t Bq, int32_t Bk, int32_t reps, double p, double t[2], char *why, size_t n)
+ * turn, best of each kept, so that a busy machine slows both alike. The prefill or (bwd) the
+ * backward of that version. false when a run refused (why filled). */
+static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, bool bwd, int32_t version, int32_t threads,
+                              fs_cpu_isa isa, int32_t block, int32_t Bq, int32_t Bk, int32_t reps,
+                              double p, double t[2], char *why, size_t n)
 {
     fs_dropout dr = {true, p, 0x5eed};
     t[0] = t[1] = INFINITY;
     for (int32_t r = 0; r < reps; r++)
         for (int w = 0; w < 2; w++) {
             a->dropout = w ? &dr : NULL;
-            double x = version ? time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, NULL, why, n)
-                               : time_backward(clk, false, a, threads, isa, Bq, Bk, 1, false, NULL, why, n);
+            double x = bwd ? time_backward(clk, false, a, version, threads, isa, Bq, Bk, 1, false, NULL, why, n)
+                           : time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, NULL, why, n);
             a->dropout = NULL;
             if (x < 0) return false;
             if (x < t[w]) t[w] = x;
@@ -517,7 +519,7 @@ int cli_bench(int argc, char **argv)
                                          fs_cpu_baseline_bytes(&in.a) / (1u << 30), o.mem_limit / (1u << 30));
                             } else if (o.dropout >= 0 && !base && version >= 4) {
                                 double t[2];
-                                if (time_dropout_pair(clk, &in.a, version, r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps,
+                                if (time_dropout_pair(clk, &in.a, false, version, r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps,
                                                       o.dropout, t, why, sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;
@@ -566,12 +568,14 @@ int cli_bench(int argc, char **argv)
             for (int ci = 0; ci < o.causal.n; ci++)
                 for (int ni = 0; ni < o.backward_N.n; ni++)
                     for (int ti = 0; ti < o.threads.n; ti++)
-                        for (int k = 0; k < (o.baseline ? 2 : 1) && n_rows < cap; k++) {
-                            bool base = k == 1;
+                        for (int k = 0; k < o.backward_versions.n + (o.baseline ? 1 : 0) && n_rows < cap; k++) {
+                            bool base = k == o.backward_versions.n;   /* the versions, then the baseline */
+                            int32_t bv = base ? 0 : o.backward_versions.v[k];
                             int32_t N = o.backward_N.v[ni], d = o.d.v[di], causal = o.causal.v[ci];
                             int32_t threads = o.threads.v[ti];
                             bench_row r = {.N = N, .d = d, .causal = causal, .threads = threads};
-                            snprintf(r.kernel, sizeof r.kernel, base ? "baseline-bwd" : "flash-bwd-v1");
+                            if (base) snprintf(r.kernel, sizeof r.kernel, "baseline-bwd");
+                            else snprintf(r.kernel, sizeof r.kernel, "flash-bwd-v%d", (int)bv);
                             double flops = 10.0 * N * (double)N * d * o.heads * o.batch * (causal ? 0.5 : 1.0);
                             /* read Q, K, V, O, dO, L; written dQ, dK, dV */
                             double bytes = (4.0 * o.heads + 4.0 * o.kv_heads) * o.batch * N * d * 4.0;
@@ -589,7 +593,7 @@ int cli_bench(int argc, char **argv)
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
                             } else if (o.dropout >= 0 && !base) {
                                 double t[2];
-                                if (time_dropout_pair(clk, &in.a, 0, threads, o.isa, 0, o.Bq, o.Bk, o.reps, o.dropout, t, why,
+                                if (time_dropout_pair(clk, &in.a, true, bv, threads, o.isa, 0, o.Bq, o.Bk, o.reps, o.dropout, t, why,
                                                       sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;
@@ -610,7 +614,7 @@ int cli_bench(int argc, char **argv)
                                 }
                             } else {
                                 peak_pairs pp = {.flops = flops};
-                                double t = time_backward(clk, base, &in.a, threads, o.isa, o.Bq, o.Bk, o.reps,
+                                double t = time_backward(clk, base, &in.a, bv, threads, o.isa, o.Bq, o.Bk, o.reps,
                                                          o.smoke, &pp, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;

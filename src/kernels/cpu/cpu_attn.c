@@ -27,6 +27,11 @@
  *                                                                     78.3 % of peak
  *   6  diagonal tiles of causal/window masks trimmed per 6-row block to the columns its rows
  *      see.                                              causal 1.94× fewer ms at N = 4096
+ * Measured on the Zen 4 again (2 threads, N = 4096, 8 heads, 2026-11-27, docs/benchmarks.md,
+ * zen4-stream; one thread on an Intel Xeon, xeon-stream):
+ *   7  the next tile's Kᵀ and V asked into L2 a cache line at a time while this tile's products
+ *      run, so that the first row block to meet a tile no longer waits on L3.
+ *                                    Zen 4 1-3 % fewer ms; Xeon, one thread, 16 % (d = 128)
  * Decode (fs_cpu_decode_opts.version): split-KV (FlashDecoding); see fs_cpu_decode below.
  */
 #include <pthread.h>
@@ -85,6 +90,7 @@ const char *fs_cpu_version_str(int32_t version)
     case 4: return "register-blocked micro-kernels on packed K-transposed tiles";
     case 5: return "tiles of 192 x 128 with K-transposed packed in contiguous 64-key strips";
     case 6: return "version 5 with diagonal tiles trimmed to the columns their rows see (causal, window)";
+    case 7: return "version 6 with the next tile's K-transposed and V streamed into L2 during this tile's products";
     default: return "?";
     }
 }
@@ -528,7 +534,7 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     switch (run->version) {
     case 2: prefill2_item(&run->p, &run->sc[thread], item); break;
     case 3: run->ops->prefill3(&run->p, &run->sc[thread], item); break;
-    default: run->ops->prefill4(&run->p, &run->sc[thread], item); break;   /* 4, 5, 6 */
+    default: run->ops->prefill4(&run->p, &run->sc[thread], item); break;   /* 4 to 7 */
     }
 }
 
@@ -564,6 +570,7 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
      * docs/kernels-cpu.md). */
     p->Bk = opt.Bk ? opt.Bk : (opt.version >= 6 && a->d <= 128 ? 256 : opt.version >= 5 ? 128 : 64);
     p->trim = opt.version >= 6;
+    p->stream = opt.version >= 7;
     p->strips = opt.version >= 5;
     if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->pnr);
     if (p->Bq > a->n_q) p->Bq = a->n_q;

@@ -34,7 +34,7 @@
 #include "engine/dropout.h"
 #include "engine/status.h"
 
-#define FS_CPU_VERSIONS 6      /* prefill versions 1 … FS_CPU_VERSIONS */
+#define FS_CPU_VERSIONS 7      /* prefill versions 1 … FS_CPU_VERSIONS */
 #define FS_CPU_MAX_THREADS 256
 #define FS_CPU_MIN_D 1
 #define FS_CPU_MAX_D 512       /* d from 32 to 256 is what the bench and tests exercise */
@@ -79,7 +79,7 @@ typedef struct {
     int32_t threads;    /* ≥ 1 */
     int32_t Bq, Bk;     /* tile sizes, 0 = the version's default (see cpu_attn.c) */
     fs_cpu_isa isa;     /* FS_CPU_ISA_AUTO unless testing a narrower one */
-    int32_t block;      /* versions 4-6: the micro-tile, 0 = this CPU's choice, k = the k-th of
+    int32_t block;      /* versions 4-7: the micro-tile, 0 = this CPU's choice, k = the k-th of
                            fs_cpu_prefill_blocks (tests and measurements) */
 } fs_cpu_opts;
 
@@ -153,10 +153,11 @@ fs_status fs_cpu_decode_paged(const fs_cpu_attn *a, const fs_cpu_paged_kv *kv,
  * end. Memory: linear in n_q + n_kv (packed tiles, per-thread dQ, per-row L and D); nothing of
  * size n_q × n_kv. float32 storage only (FS_ERR_ARG otherwise). Rows that see no key get
  * dQ = 0 and contribute nothing to dK, dV. */
-#define FS_CPU_BACKWARD_VERSIONS 1
+#define FS_CPU_BACKWARD_VERSIONS 2
 
 typedef struct {
-    int32_t version;    /* 1 (0 = newest): SIMD register-blocked micro-kernels, threads */
+    int32_t version;    /* 0 = newest; 1: SIMD register-blocked micro-kernels, threads; 2: 1 with
+                           the next Q tile's Q and dO streamed into L2 during this one's products */
     int32_t threads;    /* ≥ 1 */
     int32_t Bq, Bk;     /* tile sizes, 0 = defaults (Bq 96, Bk 64) */
     fs_cpu_isa isa;
@@ -189,7 +190,7 @@ double fs_cpu_baseline_bytes(const fs_cpu_attn *a);
 fs_cpu_isa fs_cpu_isa_best(void);
 bool fs_cpu_isa_supported(fs_cpu_isa isa);
 const char *fs_cpu_isa_str(fs_cpu_isa isa);        /* "auto", "scalar", "avx2", "avx512", "neon" */
-/* The prefill's micro-tiles (rows x keys of the register block of versions 4-6): how many isa
+/* The prefill's micro-tiles (rows x keys of the register block of versions 4-7): how many isa
  * has (AVX-512: two, 6x64 and 12x32, of which every CPU so far gets 6x64, docs/benchmarks.md
  * "Intel and AMD"; the others one), and the name of block k ("6x64"; k = 0: this CPU's). */
 int32_t fs_cpu_prefill_blocks(fs_cpu_isa isa);

@@ -14,6 +14,10 @@
  * added at the end (memory: threads · |Q|, linear in N; nothing n_q × n_kv is ever held).
  * Scores are computed in base 2 as in the forward (scale·log2 e folded into Q once), so
  * P = 2^(S₂ − L·log2 e); dK, built from that scaled Q, is multiplied by ln 2 when written.
+ *
+ * Versions (fs_cpu_backward_opts.version): 1 as above; 2 also asks, while a Q tile's S and dP
+ * are computed, for the Q and dO rows of the next one into L2 (prefill version 7's stream):
+ * 4-9 % fewer ms on this project's Zen 4 at N = 4096 (docs/benchmarks.md, zen4-stream).
  */
 #include <stdlib.h>
 
@@ -127,6 +131,8 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
     p->dK = dK;
     p->dV = dV;
     run->rows = (int64_t)a->batch * a->n_q_heads * a->n_q;
+    p->n_rows = run->rows;
+    p->stream = opt.version >= 2;
     int64_t n_items = (int64_t)p->n_kt * a->batch * a->n_kv_heads;
     int32_t threads = opt.threads < n_items ? opt.threads : (int32_t)n_items;
     run->threads = threads;

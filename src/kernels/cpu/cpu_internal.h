@@ -17,7 +17,7 @@
 #include "kernels/cpu/cpu_attn.h"
 
 /* A measurement build only (`make CFLAGS='-O2 -g -DFS_CPU_ABLATE=k'`, never the program): leave
- * one part of prefill versions 4-6 out, so that its time is the difference from a normal build:
+ * one part of prefill versions 4-7 out, so that its time is the difference from a normal build:
  * 1 the softmax, 2 P V, 3 Q Kᵀ (cpu_kernels.inc), 4 everything after packing K and V
  * (cpu_attn.c). Results are then wrong; bench/intel-sweep.sh runs such builds. */
 #ifndef FS_CPU_ABLATE
@@ -44,6 +44,8 @@ typedef struct {
                                 64-column strips interleave in memory */
     bool trim;               /* version 6: a partial causal/window tile computes, per row block,
                                 only the columns up to the last one its rows see */
+    bool stream;             /* version 7: the next tile's Kᵀ and V asked into L2 a line at a
+                                time during this tile's products (tile_stream) */
     /* Packed per (b, KV head), n_kt·Bk rows each, zero beyond n_kv and beyond d:
      *   Kp: rows of dp (version 3) or, versions ≥ 4, per tile Kᵀ of the tile: one (d × Bk)
      *       block (version 4) or Bk/NR strips of (d × NR) one after the other (strips)
@@ -149,6 +151,9 @@ typedef struct {
     const float *D;          /* (batch, n_q_heads, n_q): Σ dO ∘ O */
     float *dQt;              /* per thread (batch, n_q_heads, n_q, dp): Σ dS K (no scale) */
     float *dK, *dV;          /* outputs, layout of K and V */
+    int64_t n_rows;          /* batch · n_q_heads · n_q: the rows of Qs, dOs */
+    bool stream;             /* version 2: the next Q tile's Q and dO rows asked into L2 during
+                                this one's S and dP (tile_stream) */
 } cpu_backward;
 
 /* Per-thread scratch of the backward. */
@@ -164,7 +169,7 @@ typedef struct {
     fs_cpu_isa isa;
     int32_t lanes;           /* floats per vector */
     int32_t mr, nr;          /* the backward's micro-tile: mr rows × nr columns (nr = lanes · vectors) */
-    int32_t pmr, pnr;        /* the prefill's (versions 4-6): pmr rows × pnr keys; Bk and the strips
+    int32_t pmr, pnr;        /* the prefill's (versions 4-7): pmr rows × pnr keys; Bk and the strips
                                 are multiples of pnr, the Q tile of pmr */
     void (*prefill3)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);
     void (*prefill4)(const cpu_prefill *p, cpu_scratch *sc, int64_t item);

@@ -26,14 +26,14 @@ test-bench-smoke:
 	@out=$$($(FLASHSTEP) bench --smoke --format csv) || { echo "bench smoke: failed"; exit 1; }; \
 	 echo "$$out" | head -1 | grep -qx 'kernel,N,d,causal,threads,ms,gflops,peak_fraction,gbps,rss_mb' \
 	   || { echo "bench smoke: wrong CSV header"; exit 1; }; \
-	 for k in flash-v6 baseline-blas flash-bwd-v1 baseline-bwd decode-v4 decode-v4-p16 decode-v5 decode-v5-p16; do \
+	 for k in flash-v7 baseline-blas flash-bwd-v2 baseline-bwd decode-v4 decode-v4-p16 decode-v5 decode-v5-p16; do \
 	   echo "$$out" | grep -q "^$$k,[0-9]*,[0-9]*,[01],[0-9]*,[0-9.]*,[0-9.]*," \
 	     || { echo "bench smoke: no measured $$k row"; exit 1; }; done; \
 	 jl=$$($(FLASHSTEP) bench --smoke --no-decode --no-baseline --format jsonl 2>/dev/null) || { echo "bench smoke: jsonl failed"; exit 1; }; \
-	 for k in flash-v6 flash-bwd-v1; do \
+	 for k in flash-v7 flash-bwd-v2; do \
 	   echo "$$jl" | grep "\"kernel\":\"$$k\"" | grep -q '"peak_gflops":[0-9]*[1-9][0-9.]*,"pairs":[1-9]' \
 	     || { echo "bench smoke: $$k rows lack their paired FMA probe (peak_gflops, pairs)"; exit 1; }; done; \
-	 for bad in "--threads 0" "--heads 8 --kv-heads 3" "--n 1048576 --d 256 --mem-limit 1" "--format xml" "--n 0" "--decode-page -1" "--decode-version 6" "--block 9x9"; do \
+	 for bad in "--threads 0" "--heads 8 --kv-heads 3" "--n 1048576 --d 256 --mem-limit 1" "--format xml" "--n 0" "--decode-page -1" "--decode-version 6" "--version 8" "--backward-version 3" "--block 9x9"; do \
 	   $(FLASHSTEP) bench $$bad >/dev/null 2>&1; rc=$$?; \
 	   [ $$rc -eq 2 ] || { echo "bench smoke: 'bench $$bad' exited $$rc, not 2"; exit 1; }; done; \
 	 echo "bench smoke: ok"
