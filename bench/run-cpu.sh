@@ -9,7 +9,7 @@
 # a NOTE.txt stub naming the date, machine, revision and command), NAME.jsonl (the rows), NAME.txt
 # (the table and the context) and NAME.png (the plot, when gnuplot is installed). With RUN_DIR set
 # it writes into that folder instead (decode-ratios.sh records its runs in one folder so). Every row kind of the bench goes through as it
-# is: prefill (flash-vK, baseline-blas), backward (flash-bwd-v1, baseline-bwd) and decode
+# is: prefill (flash-vK, baseline-blas), backward (flash-bwd-vK, baseline-bwd) and decode
 # (decode-vK, decode-vK-f16 / -bf16); with --cpu-time the ms column is CPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -70,7 +70,7 @@ typedef struct {
     const fs_dropout *dropout;   /* optional, NULL or off for none: dropout on P with the mapping
                    of engine/dropout.h (batch b of the layout is the counter's batch); ℓ sums P
                    before dropout, O takes the kept weights times 1/(1 − p), and the backward
-                   regenerates the same mask. Prefill versions 4 to 6 and the backward; the other
+                   regenerates the same mask. Prefill versions 4 to 7 and the backward; the other
                    versions, decode and the baselines refuse it (FS_ERR_ARG) */
 } fs_cpu_attn;
 

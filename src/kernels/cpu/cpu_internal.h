@@ -1,7 +1,7 @@
 /* cpu_internal.h: what the files of src/kernels/cpu share and nobody else sees.
  *
  * cpu_attn.c owns the public entry points, validation, the thread runner, packing and the
- * scalar versions 1 and 2. cpu_kernels.inc is the SIMD body (prefill versions 3 to 6, decode and
+ * scalar versions 1 and 2. cpu_kernels.inc is the SIMD body (prefill versions 3 to 7, decode and
  * the backward), written
  * once against the macro layer of cpu_simd.h and compiled once per instruction set by
  * cpu_isa_{scalar,avx2,avx512,neon}.c, each of which exports one cpu_isa_ops table.
