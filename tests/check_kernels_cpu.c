@@ -205,14 +205,27 @@ START_TEST(test_prefill_matches_reference)
              * cover all of a problem's keys in one tile) */
             o.Bk = fs_rng_int(&r, 0, 3) ? fs_rng_int(&r, 1, 40) : 64 * fs_rng_int(&r, 1, 2);
         }
+        /* half the time the caller's workspace, of exactly the size asked and full of NaN: a
+         * kernel that reads memory it has not written fails */
+        size_t wb = fs_cpu_prefill_workspace(&p.a, &o);
+        FS_ASSERT_SEED((wb > 0) == (version > 1), seed, "v%d: workspace of %zu bytes on %s", version,
+                       wb, p.what);
+        if (wb && fs_rng_int(&r, 0, 1)) {
+            o.work = aligned_alloc(64, (wb + 63) / 64 * 64);
+            ck_assert(o.work);
+            memset(o.work, 0xff, wb);
+            o.work_bytes = wb;
+        }
         problem_reference(&p);
         fs_status st = fs_cpu_prefill(&p.a, &o);
         FS_ASSERT_SEED(st == FS_OK, seed, "v%d %s: status %s on %s", version,
                        fs_cpu_isa_str(isa), fs_status_str(st), p.what);
         double err = problem_error(&p);
         FS_ASSERT_SEED(err <= tolerance(t), seed,
-                       "v%d %s threads %d Bq %d Bk %d: error %.3g > %.1g on %s", version,
-                       fs_cpu_isa_str(isa), o.threads, o.Bq, o.Bk, err, tolerance(t), p.what);
+                       "v%d %s threads %d Bq %d Bk %d%s: error %.3g > %.1g on %s", version,
+                       fs_cpu_isa_str(isa), o.threads, o.Bq, o.Bk, o.work ? " workspace" : "", err,
+                       tolerance(t), p.what);
+        free(o.work);
         problem_free(&p);
     }
 }
@@ -798,7 +811,7 @@ END_TEST
 /* The baseline refuses, without allocating, what cannot fit; the kernels reject bad problems. */
 START_TEST(test_refusals)
 {
-    float x[64] = {0};
+    static float x[8 * 4 * 64];   /* Q (and O) of the 8-head, 4-row problem below that runs */
     fs_cpu_attn a = {.batch = 1, .n_q_heads = 8, .n_kv_heads = 8, .n_q = 1 << 20,
                      .n_kv = 1 << 20, .d = 64, .Q = x, .K = x, .V = x, .O = x};
     char why[128] = "";
@@ -814,6 +827,25 @@ START_TEST(test_refusals)
     o.threads = 1;
     o.version = FS_CPU_VERSIONS + 1;
     ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    ck_assert_uint_eq(fs_cpu_prefill_workspace(&a, &o), 0);
+    /* a workspace smaller than asked, misaligned, or of no size is refused */
+    o.version = 0;
+    size_t wb = fs_cpu_prefill_workspace(&a, &o);
+    ck_assert_uint_gt(wb, 0);
+    char *w = aligned_alloc(64, (wb + 64 + 63) / 64 * 64);
+    ck_assert(w);
+    o.work = w;
+    o.work_bytes = wb - 1;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    o.work_bytes = 0;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    o.work = w + 4;
+    o.work_bytes = wb;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_ERR_ARG);
+    o.work = w;
+    ck_assert_int_eq(fs_cpu_prefill(&a, &o), FS_OK);
+    free(w);
+    o = fs_cpu_opts_default();
     a.mask.kind = FS_MASK_WINDOW;
     a.mask.window = 0;
     ck_assert_int_eq(fs_cpu_attn_check(&a), FS_ERR_MASK);

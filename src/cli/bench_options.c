@@ -86,6 +86,9 @@ static void usage(FILE *f)
         "                      same kernel with dropout P (0 <= P < 1; kernel name +drop), the\n"
         "                      two run alternately, best of each kept, and the row with dropout\n"
         "                      notes its time over the one without\n"
+        "  --alloc-per-call    each prefill call allocates its packed K, V and scratch, which\n"
+        "                      the system clears page by page; by default a row's calls share\n"
+        "                      one workspace allocated before they are timed (fs_cpu_opts.work)\n"
         "  --reps R            timed runs per prefill and backward row, best kept (default 3;\n"
         "                      a row whose first run takes over 2 s runs once); decode rows\n"
         "                      time alternating pairs instead (above)\n"
@@ -204,6 +207,8 @@ int bench_parse_args(int argc, char **argv, bench_opts *o)
             o->decode = false;
         } else if (!strcmp(a, "--cpu-time")) {
             o->cpu_time = true;
+        } else if (!strcmp(a, "--alloc-per-call")) {
+            o->alloc_per_call = true;
         } else if (!strcmp(a, "--no-backward")) {
             o->backward = false;
         } else if (!strcmp(a, "--backward-n")) {

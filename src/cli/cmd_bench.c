@@ -294,34 +294,48 @@ static double pairs_share(peak_pairs *pp, double *probe)
  * run follows a probe of the FMA peak (peak_pairs). */
 static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
                         fs_cpu_isa isa, int32_t block, int32_t Bq, int32_t Bk, int32_t reps, bool smoke,
-                        peak_pairs *pp, char *why, size_t n)
+                        bool fresh, peak_pairs *pp, char *why, size_t n)
 {
+    fs_cpu_opts o = fs_cpu_opts_default();
+    o.version = version;
+    o.threads = threads;
+    o.isa = isa;
+    o.Bq = Bq;
+    o.Bk = Bk;
+    o.block = block;
+    /* The prefill's workspace, allocated and touched once before the timed runs, as a
+     * framework's allocator keeps one (fresh: each call allocates its own, --alloc-per-call) */
+    size_t wb = k == RUN_PREFILL && !fresh ? fs_cpu_prefill_workspace(a, &o) : 0;
+    if (wb) {
+        o.work = fs_cpu_alloc_big(wb);
+        o.work_bytes = wb;
+        if (!o.work) {
+            snprintf(why, n, "cannot allocate the workspace");
+            return -1.0;
+        }
+        memset(o.work, 0, wb);
+    }
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         fs_status st = FS_OK;
         double probe = pp ? fma_now(clk, threads, smoke) : 0.0;
         double t0 = now_s(clk), t;
-        {
-            if (k == RUN_PREFILL) {
-                fs_cpu_opts o = fs_cpu_opts_default();
-                o.version = version;
-                o.threads = threads;
-                o.isa = isa;
-                o.Bq = Bq;
-                o.Bk = Bk;
-                o.block = block;
-                st = fs_cpu_prefill(a, &o);
-                if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
-            } else if (k == RUN_BASELINE) {
-                st = fs_cpu_baseline(a, threads, why, n);
-            }
-            if (st != FS_OK) return -1.0;
-            t = now_s(clk) - t0;
+        if (k == RUN_PREFILL) {
+            st = fs_cpu_prefill(a, &o);
+            if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
+        } else if (k == RUN_BASELINE) {
+            st = fs_cpu_baseline(a, threads, why, n);
         }
+        if (st != FS_OK) {
+            best = -1.0;
+            break;
+        }
+        t = now_s(clk) - t0;
         pairs_add(pp, t, probe);
         if (t < best) best = t;
         if (t > 2.0) break;   /* long rows run once: the spread is small next to the cost */
     }
+    free(o.work);
     return best;
 }
 
@@ -393,7 +407,7 @@ done:
  * backward of that version. false when a run refused (why filled). */
 static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, bool bwd, int32_t version, int32_t threads,
                               fs_cpu_isa isa, int32_t block, int32_t Bq, int32_t Bk, int32_t reps,
-                              double p, double t[2], char *why, size_t n)
+                              bool fresh, double p, double t[2], char *why, size_t n)
 {
     fs_dropout dr = {true, p, 0x5eed};
     t[0] = t[1] = INFINITY;
@@ -401,7 +415,8 @@ static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, bool bwd, int32_t v
         for (int w = 0; w < 2; w++) {
             a->dropout = w ? &dr : NULL;
             double x = bwd ? time_backward(clk, false, a, version, threads, isa, Bq, Bk, 1, false, NULL, why, n)
-                           : time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, NULL, why, n);
+                           : time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, fresh,
+                                       NULL, why, n);
             a->dropout = NULL;
             if (x < 0) return false;
             if (x < t[w]) t[w] = x;
@@ -520,7 +535,7 @@ int cli_bench(int argc, char **argv)
                             } else if (o.dropout >= 0 && !base && version >= 4) {
                                 double t[2];
                                 if (time_dropout_pair(clk, &in.a, false, version, r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps,
-                                                      o.dropout, t, why, sizeof why)) {
+                                                      o.alloc_per_call, o.dropout, t, why, sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;
                                     r.gflops = flops / t[0] * 1e-9;
@@ -541,8 +556,8 @@ int cli_bench(int argc, char **argv)
                             } else {
                                 peak_pairs pp = {.flops = flops};
                                 double t = time_runs(clk, base ? RUN_BASELINE : RUN_PREFILL, &in.a, version,
-                                                     r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps, o.smoke, &pp,
-                                                     why, sizeof why);
+                                                     r.threads, o.isa, o.block, o.Bq, o.Bk, o.reps, o.smoke,
+                                                     o.alloc_per_call, &pp, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;
@@ -593,7 +608,7 @@ int cli_bench(int argc, char **argv)
                                          "(--mem-limit)", o.mem_limit / (1u << 30));
                             } else if (o.dropout >= 0 && !base) {
                                 double t[2];
-                                if (time_dropout_pair(clk, &in.a, true, bv, threads, o.isa, 0, o.Bq, o.Bk, o.reps, o.dropout, t, why,
+                                if (time_dropout_pair(clk, &in.a, true, bv, threads, o.isa, 0, o.Bq, o.Bk, o.reps, o.alloc_per_call, o.dropout, t, why,
                                                       sizeof why)) {
                                     r.ok = true;
                                     r.ms = t[0] * 1e3;

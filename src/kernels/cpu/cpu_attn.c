@@ -342,7 +342,10 @@ void fs_cpu_parallel(int32_t threads, int64_t n_items,
 
 void *fs_cpu_alloc_big(size_t bytes)
 {
-    if (bytes < ((size_t)4 << 20)) return malloc(bytes);
+    if (bytes < ((size_t)4 << 20)) {   /* small: 64-byte aligned, as fs_cpu_opts.work wants */
+        void *q = NULL;
+        return posix_memalign(&q, 64, bytes ? bytes : 1) == 0 ? q : NULL;
+    }
     size_t huge = (size_t)2 << 20;
     void *p = NULL;
     if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0) return NULL;
@@ -538,44 +541,48 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     }
 }
 
-fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
+/* The plan of a prefill call: options checked, tiles sized (run->p), the thread count, and the
+ * floats its memory holds: per-thread scratch (*per each) and the packed K, V (*packed each). */
+static fs_status prefill_plan(const fs_cpu_attn *a, fs_cpu_opts *opt, prefill_run *run,
+                              int32_t *threads_out, size_t *per_out, size_t *packed_out)
 {
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) return st;
-    fs_cpu_opts opt = o ? *o : fs_cpu_opts_default();
-    if (opt.version == 0) opt.version = FS_CPU_VERSIONS;
-    if (opt.version < 1 || opt.version > FS_CPU_VERSIONS || opt.threads < 1 ||
-        opt.threads > FS_CPU_MAX_THREADS || opt.Bq < 0 || opt.Bk < 0 ||
-        (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
+    if (opt->version == 0) opt->version = FS_CPU_VERSIONS;
+    if (opt->version < 1 || opt->version > FS_CPU_VERSIONS || opt->threads < 1 ||
+        opt->threads > FS_CPU_MAX_THREADS || opt->Bq < 0 || opt->Bk < 0 ||
+        (int)opt->isa < 0 || opt->isa >= FS_CPU_ISA_COUNT || (opt->work && opt->work_bytes == 0))
         return FS_ERR_ARG;
-    const cpu_isa_ops *ops = cpu_ops_block(opt.isa, opt.block);
+    const cpu_isa_ops *ops = cpu_ops_block(opt->isa, opt->block);
     if (!ops) return FS_ERR_ARG;
-    if (cpu_dropout_on(a) && (opt.version < 4 || fs_dropout_check(a->dropout->p) != FS_OK)) return FS_ERR_ARG;
-    if (opt.version == 1) return prefill1(a);
-
-    prefill_run *run = calloc(1, sizeof *run);
-    if (!run) return FS_ERR_NOMEM;
+    if (cpu_dropout_on(a) && (opt->version < 4 || fs_dropout_check(a->dropout->p) != FS_OK)) return FS_ERR_ARG;
+    memset(run, 0, sizeof *run);
     cpu_prefill *p = &run->p;
     run->ops = ops;
-    run->version = opt.version;
-    run->transposed = opt.version >= 4;
+    run->version = opt->version;
+    run->transposed = opt->version >= 4;
     p->a = a;
+    if (opt->version == 1) {   /* the textbook loop: no tiles, a few rows of its own */
+        *threads_out = 1;
+        *per_out = *packed_out = 0;
+        return FS_OK;
+    }
     /* Tile sizes (docs/kernels-cpu.md, "Tile sizes"): a (d × Bk) Kᵀ tile of 64 keys is 32 KiB
      * at d = 128, the size of L1d; the Q tile, S tile and o of Bq = 96 rows add 110 KiB, well
      * inside the 1 MiB L2 of a core, and 96 is a multiple of the micro-kernel's 6 rows. */
-    p->Bq = opt.Bq ? opt.Bq : (opt.version >= 5 ? 192 : opt.version == 4 ? 96 : 64);
+    p->Bq = opt->Bq ? opt->Bq : (opt->version >= 5 ? 192 : opt->version == 4 ? 96 : 64);
     /* Version 6 at d ≤ 128 takes Bk = 256: its trimmed diagonal tiles no longer make a wide tile
      * costly under a causal mask, and the softmax's per-row costs spread over twice the keys
      * (2 threads, Zen 4: 4-5 % faster without a mask at d = 64 and 128, 3 % and 2 % causal;
      * docs/kernels-cpu.md). */
-    p->Bk = opt.Bk ? opt.Bk : (opt.version >= 6 && a->d <= 128 ? 256 : opt.version >= 5 ? 128 : 64);
-    p->trim = opt.version >= 6;
-    p->stream = opt.version >= 7;
-    p->strips = opt.version >= 5;
-    if (opt.version >= 4) p->Bk = round_up(p->Bk, ops->pnr);
+    p->Bk = opt->Bk ? opt->Bk : (opt->version >= 6 && a->d <= 128 ? 256 : opt->version >= 5 ? 128 : 64);
+    p->trim = opt->version >= 6;
+    p->stream = opt->version >= 7;
+    p->strips = opt->version >= 5;
+    if (opt->version >= 4) p->Bk = round_up(p->Bk, ops->pnr);
     if (p->Bq > a->n_q) p->Bq = a->n_q;
-    p->Bqp = opt.version >= 4 ? round_up(p->Bq, ops->pmr) : p->Bq;
-    p->dp = opt.version >= 3 ? round_up(a->d, ops->lanes) : a->d;
+    p->Bqp = opt->version >= 4 ? round_up(p->Bq, ops->pmr) : p->Bq;
+    p->dp = opt->version >= 3 ? round_up(a->d, ops->lanes) : a->d;
     p->n_qt = (a->n_q + p->Bq - 1) / p->Bq;
     p->n_kt = (a->n_kv + p->Bk - 1) / p->Bk;
     p->group = a->n_q_heads / a->n_kv_heads;
@@ -584,24 +591,77 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->pnr) : p->dp);
     p->head_stride = (int64_t)p->n_kt * p->tile_stride;
 
-    int32_t threads = opt.threads;
+    int32_t threads = opt->threads;
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;
     if (threads > n_items) threads = (int32_t)n_items;
-
     /* Scratch: per thread Qs, Oacc (Bqp × dp), S (Bqp × Bk), m, l, alpha; version 2 adds its
      * K, V tiles. Version 3, 4: K, V packed per KV head. All linear in N. */
     size_t tile = (size_t)p->Bqp * p->dp, stile = (size_t)p->Bqp * p->Bk;
-    size_t kvt = opt.version == 2 ? (size_t)p->Bk * p->dp : 0;
-    size_t per = 2 * tile + stile + 3 * (size_t)p->Bqp + 2 * kvt + 64;
-    float *scratch = malloc((size_t)threads * per * sizeof(float));
-    size_t packed = opt.version >= 3 ? (size_t)a->batch * a->n_kv_heads * p->head_stride : 0;
-    float *pack = packed ? fs_cpu_alloc_big(2 * packed * sizeof(float)) : NULL;
-    if (!scratch || (packed && !pack)) {
-        free(scratch);
-        free(pack);
+    size_t kvt = opt->version == 2 ? (size_t)p->Bk * p->dp : 0;
+    *threads_out = threads;
+    *per_out = 2 * tile + stile + 3 * (size_t)p->Bqp + 2 * kvt + 64;
+    *packed_out = opt->version >= 3 ? (size_t)a->batch * a->n_kv_heads * p->head_stride : 0;
+    return FS_OK;
+}
+
+/* Bytes of memory a call with these options allocates, packed K and V first, then each thread's
+ * scratch (prefill_plan). */
+static size_t prefill_bytes(int32_t threads, size_t per, size_t packed)
+{
+    return (2 * packed + (size_t)threads * per) * sizeof(float);
+}
+
+size_t fs_cpu_prefill_workspace(const fs_cpu_attn *a, const fs_cpu_opts *o)
+{
+    fs_cpu_opts opt = o ? *o : fs_cpu_opts_default();
+    opt.work = NULL;
+    opt.work_bytes = 0;
+    prefill_run *run = malloc(sizeof *run);
+    int32_t threads;
+    size_t per, packed, bytes = 0;
+    if (run && prefill_plan(a, &opt, run, &threads, &per, &packed) == FS_OK)
+        bytes = prefill_bytes(threads, per, packed);
+    free(run);
+    return bytes;
+}
+
+fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
+{
+    fs_cpu_opts opt = o ? *o : fs_cpu_opts_default();
+    prefill_run *run = malloc(sizeof *run);
+    if (!run) return FS_ERR_NOMEM;
+    int32_t threads;
+    size_t per, packed;
+    fs_status st = prefill_plan(a, &opt, run, &threads, &per, &packed);
+    if (st != FS_OK || opt.version == 1) {
         free(run);
-        return FS_ERR_NOMEM;
+        return st != FS_OK ? st : prefill1(a);
     }
+    cpu_prefill *p = &run->p;
+    size_t bytes = prefill_bytes(threads, per, packed);
+    if (opt.work && (opt.work_bytes < bytes || (uintptr_t)opt.work % 64)) {
+        free(run);
+        return FS_ERR_ARG;
+    }
+    /* The caller's workspace, or memory of the call's own: the packed K, V advised for huge
+     * pages (fs_cpu_alloc_big), the scratch from malloc. A workspace saves the system's clearing
+     * of fresh pages on every call (docs/kernels-cpu.md, "Version 7"). */
+    float *pack = NULL, *scratch = NULL;
+    if (opt.work) {
+        pack = packed ? (float *)opt.work : NULL;
+        scratch = (float *)opt.work + 2 * packed;
+    } else {
+        scratch = malloc((size_t)threads * per * sizeof(float));
+        pack = packed ? fs_cpu_alloc_big(2 * packed * sizeof(float)) : NULL;
+        if (!scratch || (packed && !pack)) {
+            free(scratch);
+            free(pack);
+            free(run);
+            return FS_ERR_NOMEM;
+        }
+    }
+    size_t tile = (size_t)p->Bqp * p->dp, stile = (size_t)p->Bqp * p->Bk;
+    size_t kvt = opt.version == 2 ? (size_t)p->Bk * p->dp : 0;
     for (int32_t t = 0; t < threads; t++) {
         float *s = scratch + (size_t)t * per;
         cpu_scratch *sc = &run->sc[t];
@@ -620,9 +680,12 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         fs_cpu_parallel(threads, (int64_t)a->batch * a->n_kv_heads * p->n_kt, pack_item, run);
     }
     /* (a measurement build, FS_CPU_ABLATE = 4 in cpu_internal.h, packs K and V and stops) */
+    int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;
     fs_cpu_parallel(threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
-    free(pack);
-    free(scratch);
+    if (!opt.work) {
+        free(pack);
+        free(scratch);
+    }
     free(run);
     return FS_OK;
 }

@@ -81,6 +81,11 @@ typedef struct {
     fs_cpu_isa isa;     /* FS_CPU_ISA_AUTO unless testing a narrower one */
     int32_t block;      /* versions 4-7: the micro-tile, 0 = this CPU's choice, k = the k-th of
                            fs_cpu_prefill_blocks (tests and measurements) */
+    void *work;         /* optional, NULL for none: memory the call uses for its packed K, V and
+                           per-thread scratch instead of allocating its own, which the system
+                           clears page by page on every call; 64-byte aligned (fs_cpu_alloc_big
+                           gives huge pages too), its contents need not survive the call */
+    size_t work_bytes;  /* the size of work: at least fs_cpu_prefill_workspace (FS_ERR_ARG if less) */
 } fs_cpu_opts;
 
 /* Decode (FlashDecoding): a few query rows against a long KV cache. The KV positions are cut
@@ -117,6 +122,10 @@ fs_status fs_cpu_attn_check(const fs_cpu_attn *a);
 
 /* Prefill forward. Scratch memory is linear in n_q + n_kv (tiles and packed K, V). */
 fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o);
+/* The bytes of work a prefill of this problem with these options needs (o->work ignored);
+ * 0 when the call would refuse the problem or the options, or needs none (version 1). One
+ * workspace serves every later call whose problem and options need no more. */
+size_t fs_cpu_prefill_workspace(const fs_cpu_attn *a, const fs_cpu_opts *o);
 
 /* Decode forward (any n_q, meant for 1 … a few). */
 fs_status fs_cpu_decode(const fs_cpu_attn *a, const fs_cpu_decode_opts *o);
@@ -199,10 +208,10 @@ const char *fs_cpu_dtype_str(fs_cpu_dtype t);      /* "f32", "f16", "bf16" */
 size_t fs_cpu_dtype_size(fs_cpu_dtype t);          /* 4 or 2 */
 const char *fs_cpu_version_str(int32_t version);   /* one line on what that version is */
 
-/* malloc, except that a buffer of 4 MiB or more is aligned to 2 MiB and offered transparent
- * huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB packed K/V buffer
- * then costs 16 page faults instead of 8192, and its streaming far fewer TLB misses. free()
- * releases it. The bench allocates decode K/V (contiguous or paged pools) and its read probe's
+/* malloc aligned to 64 bytes, except that a buffer of 4 MiB or more is aligned to 2 MiB and
+ * offered transparent huge pages (madvise; the machine's THP mode is often `madvise`): a 32 MiB
+ * packed K/V buffer then costs 16 page faults instead of 8192, and its streaming far fewer TLB
+ * misses. free() releases it. Good for fs_cpu_opts.work. The bench allocates decode K/V (contiguous or paged pools) and its read probe's
  * buffer this way, so that both sides of the ratio see the same pages. */
 void *fs_cpu_alloc_big(size_t bytes);
 
