@@ -629,7 +629,17 @@ START_TEST(test_backward_matches_reference)
                 bo.Bq = fs_rng_int(&r, 1, 40);
                 bo.Bk = fs_rng_int(&r, 1, 40);
             }
+            /* half the time a workspace of exactly the size asked, full of NaN */
+            size_t wb = fs_cpu_backward_workspace(a, &bo);
+            FS_ASSERT_SEED(wb > 0, seed, "backward workspace of 0 bytes on %s", p.what);
+            if (fs_rng_int(&r, 0, 1)) {
+                bo.work = aligned_alloc(64, (wb + 63) / 64 * 64);
+                ck_assert(bo.work);
+                memset(bo.work, 0xff, wb);
+                bo.work_bytes = wb;
+            }
             st = fs_cpu_backward(a, dO, dQ, dK, dV, &bo);
+            free(bo.work);
         }
         FS_ASSERT_SEED(st == FS_OK, seed, "%s: status %s %s on %s",
                        baseline ? "baseline backward" : "backward", fs_status_str(st), why, p.what);
@@ -803,6 +813,28 @@ START_TEST(test_backward_empty_rows)
     for (int e = 0; e < NQ * D; e++) ck_assert(isfinite(dQ[e]));
     for (int e = 0; e < NK * D; e++) ck_assert(isfinite(dK[e]) && isfinite(dV[e]));
     for (int e = 5 * D; e < NK * D; e++) ck_assert(dK[e] == 0.0f && dV[e] == 0.0f);   /* unseen keys */
+    /* a workspace smaller than asked, misaligned or of no size is refused; one of the size
+     * asked serves */
+    size_t wb = fs_cpu_backward_workspace(&a, &bo);
+    ck_assert_uint_gt(wb, 0);
+    char *w = aligned_alloc(64, (wb + 64 + 63) / 64 * 64);
+    ck_assert(w);
+    bo.work = w;
+    bo.work_bytes = wb - 1;
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_ERR_ARG);
+    bo.work_bytes = 0;
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_ERR_ARG);
+    bo.work = w + 4;
+    bo.work_bytes = wb;
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_ERR_ARG);
+    bo.work = w;
+    ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_OK);
+    for (int e = 0; e < 3 * D; e++) ck_assert(dQ[e] == 0.0f);
+    free(w);
+    bo.work = NULL;
+    bo.version = FS_CPU_BACKWARD_VERSIONS + 1;
+    ck_assert_uint_eq(fs_cpu_backward_workspace(&a, &bo), 0);
+    bo.version = 0;
     a.L = NULL;   /* the backward needs L */
     ck_assert_int_eq(fs_cpu_backward(&a, dO, dQ, dK, dV, &bo), FS_ERR_ARG);
 }

@@ -344,7 +344,7 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
  * kernel refused or memory ran out (why filled). */
 static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t version, int32_t threads,
                             fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, bool smoke,
-                            peak_pairs *pp, char *why, size_t n)
+                            bool fresh, peak_pairs *pp, char *why, size_t n)
 {
     size_t nq = (size_t)a->batch * a->n_q_heads * a->n_q * a->d;
     size_t nk = (size_t)a->batch * a->n_kv_heads * a->n_kv * a->d;
@@ -354,6 +354,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t ve
     float *dV = malloc(nk * sizeof(float));
     float *L = malloc((size_t)a->batch * a->n_q_heads * a->n_q * sizeof(float));
     double best = -1.0;
+    fs_cpu_backward_opts o = fs_cpu_backward_opts_default();   /* before any goto: done frees its work */
     if (!dO || !dQ || !dK || !dV || !L) {
         snprintf(why, n, "cannot allocate the gradients");
         goto done;
@@ -367,6 +368,22 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t ve
         snprintf(why, n, "forward: %s", fs_status_str(st));
         goto done;
     }
+    o.version = version;
+    o.threads = threads;
+    o.isa = isa;
+    o.Bq = Bq;
+    o.Bk = Bk;
+    /* the workspace, as for the prefill rows (time_runs) */
+    size_t wb = !base && !fresh ? fs_cpu_backward_workspace(a, &o) : 0;
+    if (wb) {
+        o.work = fs_cpu_alloc_big(wb);
+        o.work_bytes = wb;
+        if (!o.work) {
+            snprintf(why, n, "cannot allocate the workspace");
+            goto done;
+        }
+        memset(o.work, 0, wb);
+    }
     best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         double probe = pp ? fma_now(clk, threads, smoke) : 0.0;
@@ -374,12 +391,6 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t ve
         if (base) {
             st = fs_cpu_baseline_backward(a, dO, dQ, dK, dV, threads, why, n);
         } else {
-            fs_cpu_backward_opts o = fs_cpu_backward_opts_default();
-            o.version = version;
-            o.threads = threads;
-            o.isa = isa;
-            o.Bq = Bq;
-            o.Bk = Bk;
             st = fs_cpu_backward(a, dO, dQ, dK, dV, &o);
             if (st != FS_OK) snprintf(why, n, "%s", fs_status_str(st));
         }
@@ -394,6 +405,7 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t ve
     }
 done:
     a->L = NULL;
+    free(o.work);
     free(dO);
     free(dQ);
     free(dK);
@@ -414,7 +426,7 @@ static bool time_dropout_pair(clockid_t clk, fs_cpu_attn *a, bool bwd, int32_t v
     for (int32_t r = 0; r < reps; r++)
         for (int w = 0; w < 2; w++) {
             a->dropout = w ? &dr : NULL;
-            double x = bwd ? time_backward(clk, false, a, version, threads, isa, Bq, Bk, 1, false, NULL, why, n)
+            double x = bwd ? time_backward(clk, false, a, version, threads, isa, Bq, Bk, 1, false, fresh, NULL, why, n)
                            : time_runs(clk, RUN_PREFILL, a, version, threads, isa, block, Bq, Bk, 1, false, fresh,
                                        NULL, why, n);
             a->dropout = NULL;
@@ -630,7 +642,7 @@ int cli_bench(int argc, char **argv)
                             } else {
                                 peak_pairs pp = {.flops = flops};
                                 double t = time_backward(clk, base, &in.a, bv, threads, o.isa, o.Bq, o.Bk, o.reps,
-                                                         o.smoke, &pp, why, sizeof why);
+                                                         o.smoke, o.alloc_per_call, &pp, why, sizeof why);
                                 if (t > 0) {
                                     r.ok = true;
                                     r.ms = t * 1e3;

@@ -170,11 +170,17 @@ typedef struct {
     int32_t threads;    /* ≥ 1 */
     int32_t Bq, Bk;     /* tile sizes, 0 = defaults (Bq 96, Bk 64) */
     fs_cpu_isa isa;
+    void *work;         /* optional, as fs_cpu_opts.work: at least fs_cpu_backward_workspace bytes,
+                           64-byte aligned, used instead of memory allocated by each call */
+    size_t work_bytes;
 } fs_cpu_backward_opts;
 
 fs_cpu_backward_opts fs_cpu_backward_opts_default(void);   /* newest, 1 thread, AUTO */
 fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
                           float *dV, const fs_cpu_backward_opts *o);
+/* The bytes of work a backward of this problem with these options needs (o->work ignored); 0
+ * when the call would refuse the problem or the options. */
+size_t fs_cpu_backward_workspace(const fs_cpu_attn *a, const fs_cpu_backward_opts *o);
 
 /* The materializing backward, as a user with a BLAS writes it: P = softmax(scale·Q Kᵀ) for
  * every batch element and head recomputed and held in full, dP = dO Vᵀ held in full, then the

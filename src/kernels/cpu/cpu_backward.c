@@ -92,35 +92,32 @@ static void reduce_rows(void *ctx, int32_t thread, int64_t item)
 
 static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
 
-fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
-                          float *dV, const fs_cpu_backward_opts *o)
+/* The plan of a backward call: the problem and options checked (not the gradients' pointers),
+ * tiles sized (run->p), the thread count, and the floats of memory it needs (*total). */
+static fs_status backward_plan(const fs_cpu_attn *a, fs_cpu_backward_opts *opt, backward_run *run,
+                               size_t *total)
 {
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) return st;
-    fs_cpu_backward_opts opt = o ? *o : fs_cpu_backward_opts_default();
-    if (opt.version == 0) opt.version = FS_CPU_BACKWARD_VERSIONS;
-    if (opt.version < 1 || opt.version > FS_CPU_BACKWARD_VERSIONS || opt.threads < 1 ||
-        opt.threads > FS_CPU_MAX_THREADS || opt.Bq < 0 || opt.Bk < 0 ||
-        (int)opt.isa < 0 || opt.isa >= FS_CPU_ISA_COUNT)
+    if (opt->version == 0) opt->version = FS_CPU_BACKWARD_VERSIONS;
+    if (opt->version < 1 || opt->version > FS_CPU_BACKWARD_VERSIONS || opt->threads < 1 ||
+        opt->threads > FS_CPU_MAX_THREADS || opt->Bq < 0 || opt->Bk < 0 ||
+        (int)opt->isa < 0 || opt->isa >= FS_CPU_ISA_COUNT || (opt->work && opt->work_bytes == 0))
         return FS_ERR_ARG;
-    if (a->dtype != FS_CPU_DTYPE_F32 || !a->L || !dO || !dQ || !dK || !dV) return FS_ERR_ARG;
+    if (a->dtype != FS_CPU_DTYPE_F32) return FS_ERR_ARG;
     if (cpu_dropout_on(a) && fs_dropout_check(a->dropout->p) != FS_OK) return FS_ERR_ARG;
-    const cpu_isa_ops *ops = fs_cpu_isa_ops(opt.isa);
+    const cpu_isa_ops *ops = fs_cpu_isa_ops(opt->isa);
     if (!ops) return FS_ERR_ARG;
-
-    backward_run *run = calloc(1, sizeof *run);
-    if (!run) return FS_ERR_NOMEM;
+    memset(run, 0, sizeof *run);
     cpu_backward *p = &run->p;
     run->ops = ops;
-    run->dO = dO;
-    run->dQ = dQ;
     p->a = a;
     /* Tiles: Bk = 64 keys, so that a (d × 64) block of Kᵀ or Vᵀ (32 KiB at d = 128) is what one
      * micro-kernel column strip reads from L1; Bq = 96 query rows (a multiple of the 6-row
      * micro-tile). Per thread: Kᵀ, Vᵀ, K rows, dK and dV of the tile, S and dP of a pair:
      * 5 · 32 + 2 · 24 KiB at d = 128, inside a core's L2. */
-    p->Bk = round_up(opt.Bk ? opt.Bk : 64, ops->nr);
-    p->Bq = opt.Bq ? opt.Bq : 96;
+    p->Bk = round_up(opt->Bk ? opt->Bk : 64, ops->nr);
+    p->Bq = opt->Bq ? opt->Bq : 96;
     if (p->Bq > a->n_q) p->Bq = a->n_q;
     p->dp = round_up(a->d, ops->lanes);
     p->n_qt = (a->n_q + p->Bq - 1) / p->Bq;
@@ -128,20 +125,60 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
     p->group = a->n_q_heads / a->n_kv_heads;
     p->scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)a->d);
     p->scale2 = p->scale * FS_CPU_LOG2E;
-    p->dK = dK;
-    p->dV = dV;
     run->rows = (int64_t)a->batch * a->n_q_heads * a->n_q;
     p->n_rows = run->rows;
-    p->stream = opt.version >= 2;
+    p->stream = opt->version >= 2;
     int64_t n_items = (int64_t)p->n_kt * a->batch * a->n_kv_heads;
-    int32_t threads = opt.threads < n_items ? opt.threads : (int32_t)n_items;
-    run->threads = threads;
+    run->threads = opt->threads < n_items ? opt->threads : (int32_t)n_items;
 
     size_t rowf = (size_t)run->rows * p->dp;
     size_t tile = (size_t)p->Bk * p->dp, tkv = (size_t)a->d * p->Bk, stile = (size_t)p->Bq * p->Bk;
     size_t per = 2 * tkv + 3 * tile + 2 * stile + 64;
-    size_t total = 2 * rowf + 2 * (size_t)run->rows + (size_t)threads * rowf + (size_t)threads * per;
-    float *mem = malloc(total * sizeof(float));
+    *total = 2 * rowf + 2 * (size_t)run->rows + (size_t)run->threads * rowf +
+             (size_t)run->threads * per;
+    return FS_OK;
+}
+
+size_t fs_cpu_backward_workspace(const fs_cpu_attn *a, const fs_cpu_backward_opts *o)
+{
+    fs_cpu_backward_opts opt = o ? *o : fs_cpu_backward_opts_default();
+    opt.work = NULL;
+    opt.work_bytes = 0;
+    backward_run *run = malloc(sizeof *run);
+    size_t total = 0;
+    bool ok = run && backward_plan(a, &opt, run, &total) == FS_OK;
+    free(run);
+    return ok ? total * sizeof(float) : 0;
+}
+
+fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
+                          float *dV, const fs_cpu_backward_opts *o)
+{
+    fs_cpu_backward_opts opt = o ? *o : fs_cpu_backward_opts_default();
+    backward_run *run = malloc(sizeof *run);
+    if (!run) return FS_ERR_NOMEM;
+    size_t total;
+    fs_status st = backward_plan(a, &opt, run, &total);
+    if (st == FS_OK && (!a->L || !dO || !dQ || !dK || !dV)) st = FS_ERR_ARG;
+    if (st == FS_OK && opt.work &&
+        (opt.work_bytes < total * sizeof(float) || (uintptr_t)opt.work % 64))
+        st = FS_ERR_ARG;
+    if (st != FS_OK) {
+        free(run);
+        return st;
+    }
+    cpu_backward *p = &run->p;
+    run->dO = dO;
+    run->dQ = dQ;
+    p->dK = dK;
+    p->dV = dV;
+    int32_t threads = run->threads;
+    int64_t n_items = (int64_t)p->n_kt * a->batch * a->n_kv_heads;
+    size_t rowf = (size_t)run->rows * p->dp;
+    size_t tile = (size_t)p->Bk * p->dp, tkv = (size_t)a->d * p->Bk, stile = (size_t)p->Bq * p->Bk;
+    /* the caller's workspace, or memory of the call's own, offered huge pages (cleared by the
+     * system as it is first touched: a workspace kept across calls saves that) */
+    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(total * sizeof(float));
     if (!mem) {
         free(run);
         return FS_ERR_NOMEM;
@@ -174,7 +211,7 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
      * item even when every Q tile is skipped, as zeros. */
     fs_cpu_parallel(threads, n_items, backward_item, run);
     fs_cpu_parallel(threads, row_items, reduce_rows, run);
-    free(mem);
+    if (!opt.work) free(mem);
     free(run);
     return FS_OK;
 }
