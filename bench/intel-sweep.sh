@@ -6,10 +6,12 @@
 # CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
 #
 #   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
-#                                                stream pairs quick quickblocks (default: all
-#                                                but stream, pairs and quickblocks)
+#                                                stream pairs ws ab ablatec quick quickblocks
+#                                                (default: all but stream, pairs, ws, ab, ablatec
+#                                                and quickblocks)
 #
-# Binaries: $BIN (default ./flashstep) and, for the ablate part, $BIN-ablK: builds with
+# Binaries: $BIN (default ./flashstep), for part ab a second build $BIN2 timed against it, and,
+# for the ablate part, $BIN-ablK: builds with
 # `make CFLAGS='-O2 -g -DFS_CPU_ABLATE=K'` (cpu_internal.h: 1 no softmax, 2 no P V, 3 no Q K^T,
 # 4 packing only; results wrong, times informative). Pinned to $CORES (default 2,3) with
 # taskset, two threads. Each part is cut off by timeout so that one slow part does not cost the
@@ -77,6 +79,23 @@ for part in $parts; do
             CORES=2 run "both-$r-2" 40 "$BIN" $one & CORES=3 run "both-$r-3" 40 "$BIN" $one & wait
         done
         CORES=2 run "one-causal" 60 "$BIN" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1 ;;
+    ws)       # a workspace kept across calls (the default) against each call's own memory
+        for r in 1 2 3 4; do for m in ws own; do f=; [ "$m" = own ] && f=--alloc-per-call
+            run "ws-$r-$m" 40 "$BIN" $P --d 128,64 --causal 0,1 $f; done; done
+        for r in 1 2 3; do for m in ws own; do f=; [ "$m" = own ] && f=--alloc-per-call
+            run "bws-$r-$m" 60 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128,64 --causal 0,1 --reps 3 $f; done; done ;;
+    ab)       # $BIN against $BIN2 in alternating rounds, two threads and one (files named
+              # $AB-…, default ab)
+        for r in 1 2 3 4; do for b in 1 2; do bin=$BIN; [ "$b" = 2 ] && bin=$BIN2
+            run "${AB:-ab}-$r-bin$b" 40 "$bin" $P --d 128,64 --causal 0,1; done; done
+        for r in 1 2 3; do for b in 1 2; do bin=$BIN; [ "$b" = 2 ] && bin=$BIN2
+            run "${AB:-ab}1-$r-bin$b" 60 "$bin" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1; done; done ;;
+    ablatec)  # the ablation builds (and the full one, abl0) causal and not, 2 threads twice, then
+              # 1 thread: which part does not halve under the mask
+        for r in 1 2; do for k in 0 1 2 3 4; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-abl$k
+            [ -x "$bin" ] && run "ablc-$r-abl$k" 40 "$bin" $P --d 128,64 --causal 0,1; done; done
+        for k in 0 1 2 3 4; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-abl$k
+            [ -x "$bin" ] && run "ablc1-abl$k" 60 "$bin" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1; done ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
     quickblocks)   # the same with the other micro-tile

@@ -9,7 +9,8 @@
  *   vload/vstore (unaligned), vset1, vzero, vadd, vsub, vmul, vmax, vfma(a, b, c) = a·b + c
  *   vhsum, vhmax  horizontal sum / max to a float
  *   vhsum4(a, b, c, d, out)  the four horizontal sums into out[0..3], sharing the shuffles
- *   vexp2         2^x, relative error about 2e-7 for x ≥ −126, 0 (or a denormal) below −150
+ *   vexp2         2^x, relative error about 2e-7 for x ≥ −126; below, 0 (AVX-512, scalar) or
+ *                 2^−126 (AVX2, NEON): never a denormal, which costs an Intel core an assist
  *   vload_f16, vload_bf16  VL 16-bit values (float16 / bfloat16) widened to one vector of floats
  *
  * VL lanes: 16, 8, 4, 1. Loops step by VL and finish with a scalar "leftovers" tail when the
@@ -60,9 +61,14 @@ static inline V_FN void vhsum4(vf a, vf b, vf c, vf d, float *out)
     __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8));
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
 }
-/* 2^x = 2^n · 2^f with n = round(x), f in [−0.5, 0.5]; scalef applies 2^n exactly. */
+/* 2^x = 2^n · 2^f with n = round(x), f in [−0.5, 0.5]; scalef applies 2^n exactly, and gives 0
+ * for x < −126 without computing it: a result below the normal floats (every score a mask hides
+ * is −∞) would make an Intel core stop for a microcode assist on each such vector, which took a
+ * causal prefill's softmax there from half the unmasked one's time to twice it
+ * (docs/kernels-cpu.md, "Version 7"). */
 static inline V_FN vf vexp2(vf x)
 {
+    __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-126.0f), _CMP_GE_OQ);
     x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
     vf n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     vf f = _mm512_sub_ps(x, n);
@@ -73,7 +79,7 @@ static inline V_FN vf vexp2(vf x)
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C2));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(FS_EXP2_C1));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    return _mm512_maskz_scalef_ps(normal, p, n);
 }
 
 #elif defined(FS_SIMD_AVX2)
@@ -198,7 +204,7 @@ static inline void vhsum4(vf a, vf b, vf c, vf d, float *out)
     out[2] = c;
     out[3] = d;
 }
-static inline vf vexp2(vf x) { return x < -150.0f ? 0.0f : exp2f(x); }
+static inline vf vexp2(vf x) { return x < -126.0f ? 0.0f : exp2f(x); }
 
 #else
 #error "define one of FS_SIMD_AVX512, FS_SIMD_AVX2, FS_SIMD_NEON, FS_SIMD_SCALAR"
