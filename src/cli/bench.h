@@ -39,8 +39,9 @@ typedef struct {
     bool smoke;          /* --smoke: also shorter machine measurements */
     bool cpu_time;       /* --cpu-time: rows timed by the process's CPU time (1 thread only) */
     bool decode_f16_longest_only;   /* --quick: the float16 decode row at the longest N only */
-    bool alloc_per_call; /* --alloc-per-call: each prefill call allocates its own memory instead
-                            of the row's workspace (fs_cpu_opts.work) */
+    bool alloc_per_call; /* --alloc-per-call: each prefill and backward call allocates its own
+                            memory instead of the row's workspace (fs_cpu_opts.work,
+                            fs_cpu_backward_opts.work) */
     int32_t reps;
     double dropout;      /* --dropout P: also time each prefill (versions ≥ 4) and backward row
                             with dropout, alternating with the row without; < 0: not asked */
