@@ -6,9 +6,9 @@
 # CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
 #
 #   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
-#                                                stream pairs ws ab ablatec quick quickblocks
-#                                                (default: all but stream, pairs, ws, ab, ablatec
-#                                                and quickblocks)
+#                                                stream pairs ws ab ablatec decfar quick
+#                                                quickblocks (default: all but stream, pairs, ws,
+#                                                ab, ablatec, decfar and quickblocks)
 #
 # Binaries: $BIN (default ./flashstep), for part ab a second build $BIN2 timed against it, and,
 # for the ablate part, $BIN-ablK: builds with
@@ -96,6 +96,13 @@ for part in $parts; do
             [ -x "$bin" ] && run "ablc-$r-abl$k" 40 "$bin" $P --d 128,64 --causal 0,1; done; done
         for k in 0 1 2 3 4; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-abl$k
             [ -x "$bin" ] && run "ablc1-abl$k" 60 "$bin" --n 4096 --threads 1 --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1; done ;;
+    decfar)   # decode version 5's float16 L2 distance: $BIN (the default) against $BIN-farK,
+              # builds with CFLAGS='-O2 -g -DFS_CPU_DEC5_FAR_16=K', in alternating rounds, float16
+              # and float32 K/V, two threads; then float16 on one thread
+        for r in 1 2 3 4; do for k in 0 48 96; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-far$k
+            [ -x "$bin" ] && run "decfar-$r-far$k" 60 "$bin" --threads 2 --no-prefill --no-backward --no-baseline --decode-n 32768,131072 --decode-dtype f16,f32; done; done
+        for r in 1 2; do for k in 0 48 96; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-far$k
+            [ -x "$bin" ] && run "decfar1-$r-far$k" 60 "$bin" --threads 1 --no-prefill --no-backward --no-baseline --decode-n 32768 --decode-dtype f16; done; done ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
     quickblocks)   # the same with the other micro-tile
