@@ -6,9 +6,9 @@
 # CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
 #
 #   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
-#                                                stream pairs ws ab ablatec decfar quick
+#                                                stream pairs ws ab ablatec decfar tiles7 quick
 #                                                quickblocks (default: all but stream, pairs, ws,
-#                                                ab, ablatec, decfar and quickblocks)
+#                                                ab, ablatec, decfar, tiles7 and quickblocks)
 #
 # Binaries: $BIN (default ./flashstep), for part ab a second build $BIN2 timed against it, and,
 # for the ablate part, $BIN-ablK: builds with
@@ -103,6 +103,9 @@ for part in $parts; do
             [ -x "$bin" ] && run "decfar-$r-far$k" 60 "$bin" --threads 2 --no-prefill --no-backward --no-baseline --decode-n 32768,131072 --decode-dtype f16,f32; done; done
         for r in 1 2; do for k in 0 48 96; do bin=$BIN; [ "$k" != 0 ] && bin=$BIN-far$k
             [ -x "$bin" ] && run "decfar1-$r-far$k" 60 "$bin" --threads 1 --no-prefill --no-backward --no-baseline --decode-n 32768 --decode-dtype f16; done; done ;;
+    tiles7)   # the newest version's tile sizes in alternating rounds, causal and not
+        for r in 1 2 3 4; do for t in 192x256 384x256 192x512 384x128; do
+            run "tiles7-$r-$t" 40 "$BIN" $P --d 128,64 --causal 0,1 --bq "${t%x*}" --bk "${t#*x}"; done; done ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
     quickblocks)   # the same with the other micro-tile
