@@ -290,6 +290,20 @@ static double pairs_share(peak_pairs *pp, double *probe)
     return median(pp->ratio, pp->n);
 }
 
+/* A kernel's workspace of `bytes` (0: none, *work = NULL), allocated and touched once before a
+ * row's timed calls, as a framework's allocator keeps one. false when it cannot be had (why
+ * filled). */
+static bool bench_work(size_t bytes, void **work, char *why, size_t n)
+{
+    *work = bytes ? fs_cpu_alloc_big(bytes) : NULL;
+    if (bytes && !*work) {
+        snprintf(why, n, "cannot allocate the workspace");
+        return false;
+    }
+    if (*work) memset(*work, 0, bytes);
+    return true;
+}
+
 /* Best time in seconds over the runs; < 0 when the kernel refused (why filled). With pp, each
  * run follows a probe of the FMA peak (peak_pairs). */
 static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t version, int32_t threads,
@@ -303,18 +317,9 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
     o.Bq = Bq;
     o.Bk = Bk;
     o.block = block;
-    /* The prefill's workspace, allocated and touched once before the timed runs, as a
-     * framework's allocator keeps one (fresh: each call allocates its own, --alloc-per-call) */
-    size_t wb = k == RUN_PREFILL && !fresh ? fs_cpu_prefill_workspace(a, &o) : 0;
-    if (wb) {
-        o.work = fs_cpu_alloc_big(wb);
-        o.work_bytes = wb;
-        if (!o.work) {
-            snprintf(why, n, "cannot allocate the workspace");
-            return -1.0;
-        }
-        memset(o.work, 0, wb);
-    }
+    /* fresh: each call allocates its own memory (--alloc-per-call) */
+    o.work_bytes = k == RUN_PREFILL && !fresh ? fs_cpu_prefill_workspace(a, &o) : 0;
+    if (!bench_work(o.work_bytes, &o.work, why, n)) return -1.0;
     double best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         fs_status st = FS_OK;
@@ -373,17 +378,8 @@ static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t ve
     o.isa = isa;
     o.Bq = Bq;
     o.Bk = Bk;
-    /* the workspace, as for the prefill rows (time_runs) */
-    size_t wb = !base && !fresh ? fs_cpu_backward_workspace(a, &o) : 0;
-    if (wb) {
-        o.work = fs_cpu_alloc_big(wb);
-        o.work_bytes = wb;
-        if (!o.work) {
-            snprintf(why, n, "cannot allocate the workspace");
-            goto done;
-        }
-        memset(o.work, 0, wb);
-    }
+    o.work_bytes = !base && !fresh ? fs_cpu_backward_workspace(a, &o) : 0;
+    if (!bench_work(o.work_bytes, &o.work, why, n)) goto done;
     best = INFINITY;
     for (int32_t r = 0; r < reps; r++) {
         double probe = pp ? fma_now(clk, threads, smoke) : 0.0;

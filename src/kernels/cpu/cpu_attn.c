@@ -473,6 +473,7 @@ typedef struct {
     const cpu_isa_ops *ops;
     int32_t version;
     bool transposed;          /* pack Kᵀ per tile (version 4) instead of rows */
+    int32_t threads;          /* at most one per item */
     cpu_scratch sc[FS_CPU_MAX_THREADS];
 } prefill_run;
 
@@ -541,10 +542,8 @@ static void prefill_item(void *ctx, int32_t thread, int64_t item)
     }
 }
 
-/* The plan of a prefill call: options checked, tiles sized (run->p), the thread count, and the
- * floats its memory holds: per-thread scratch (*per each) and the packed K, V (*packed each). */
-static fs_status prefill_plan(const fs_cpu_attn *a, fs_cpu_opts *opt, prefill_run *run,
-                              int32_t *threads_out, size_t *per_out, size_t *packed_out)
+/* The plan of a prefill call: options checked, tiles sized (run->p), the thread count. */
+static fs_status prefill_plan(const fs_cpu_attn *a, fs_cpu_opts *opt, prefill_run *run)
 {
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) return st;
@@ -561,12 +560,9 @@ static fs_status prefill_plan(const fs_cpu_attn *a, fs_cpu_opts *opt, prefill_ru
     run->ops = ops;
     run->version = opt->version;
     run->transposed = opt->version >= 4;
+    run->threads = 1;
     p->a = a;
-    if (opt->version == 1) {   /* the textbook loop: no tiles, a few rows of its own */
-        *threads_out = 1;
-        *per_out = *packed_out = 0;
-        return FS_OK;
-    }
+    if (opt->version == 1) return FS_OK;   /* the textbook loop: no tiles, a few rows of its own */
     /* Tile sizes (docs/kernels-cpu.md, "Tile sizes"): a (d × Bk) Kᵀ tile of 64 keys is 32 KiB
      * at d = 128, the size of L1d; the Q tile, S tile and o of Bq = 96 rows add 110 KiB, well
      * inside the 1 MiB L2 of a core, and 96 is a multiple of the micro-kernel's 6 rows. */
@@ -590,25 +586,42 @@ static fs_status prefill_plan(const fs_cpu_attn *a, fs_cpu_opts *opt, prefill_ru
     p->scale2 = p->scale * FS_CPU_LOG2E;
     p->tile_stride = (int64_t)p->Bk * (p->strips ? round_up(p->dp, ops->pnr) : p->dp);
     p->head_stride = (int64_t)p->n_kt * p->tile_stride;
-
-    int32_t threads = opt->threads;
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;
-    if (threads > n_items) threads = (int32_t)n_items;
-    /* Scratch: per thread Qs, Oacc (Bqp × dp), S (Bqp × Bk), m, l, alpha; version 2 adds its
-     * K, V tiles. Version 3, 4: K, V packed per KV head. All linear in N. */
-    size_t tile = (size_t)p->Bqp * p->dp, stile = (size_t)p->Bqp * p->Bk;
-    size_t kvt = opt->version == 2 ? (size_t)p->Bk * p->dp : 0;
-    *threads_out = threads;
-    *per_out = 2 * tile + stile + 3 * (size_t)p->Bqp + 2 * kvt + 64;
-    *packed_out = opt->version >= 3 ? (size_t)a->batch * a->n_kv_heads * p->head_stride : 0;
+    run->threads = opt->threads < n_items ? opt->threads : (int32_t)n_items;
     return FS_OK;
 }
 
-/* Bytes of memory a call with these options allocates, packed K and V first, then each thread's
- * scratch (prefill_plan). */
-static size_t prefill_bytes(int32_t threads, size_t per, size_t packed)
+/* The memory of a planned call, in floats: versions 3 on, K and V packed per KV head (Kp, Vp,
+ * each batch · n_kv_heads · head_stride) first; then per thread Qs, Oacc (Bqp × dp), S
+ * (Bqp × Bk), m, l, alpha (Bqp), version 2's K and V tiles (Bk × dp). All linear in N. Given
+ * mem, also points p->Kp, p->Vp and run->sc into it: one function sizes and lays out, so the
+ * two cannot disagree. Version 1: none. */
+static size_t prefill_layout(prefill_run *run, float *mem)
 {
-    return (2 * packed + (size_t)threads * per) * sizeof(float);
+    if (run->version == 1) return 0;
+    cpu_prefill *p = &run->p;
+    const fs_cpu_attn *a = p->a;
+    size_t packed = run->version >= 3 ? (size_t)a->batch * a->n_kv_heads * p->head_stride : 0;
+    size_t tile = (size_t)p->Bqp * p->dp, stile = (size_t)p->Bqp * p->Bk;
+    size_t kvt = run->version == 2 ? (size_t)p->Bk * p->dp : 0;
+    size_t per = 2 * tile + stile + 3 * (size_t)p->Bqp + 2 * kvt + 64;
+    if (mem) {
+        p->Kp = packed ? mem : NULL;
+        p->Vp = packed ? mem + packed : NULL;
+        for (int32_t t = 0; t < run->threads; t++) {
+            float *s = mem + 2 * packed + (size_t)t * per;
+            cpu_scratch *sc = &run->sc[t];
+            sc->Qs = s; s += tile;
+            sc->Oacc = s; s += tile;
+            sc->S = s; s += stile;
+            sc->m = s; s += p->Bqp;
+            sc->l = s; s += p->Bqp;
+            sc->alpha = s; s += p->Bqp;
+            sc->Kt = kvt ? s : NULL; s += kvt;
+            sc->Vt = kvt ? s : NULL;
+        }
+    }
+    return 2 * packed + (size_t)run->threads * per;
 }
 
 size_t fs_cpu_prefill_workspace(const fs_cpu_attn *a, const fs_cpu_opts *o)
@@ -617,10 +630,8 @@ size_t fs_cpu_prefill_workspace(const fs_cpu_attn *a, const fs_cpu_opts *o)
     opt.work = NULL;
     opt.work_bytes = 0;
     prefill_run *run = malloc(sizeof *run);
-    int32_t threads;
-    size_t per, packed, bytes = 0;
-    if (run && prefill_plan(a, &opt, run, &threads, &per, &packed) == FS_OK)
-        bytes = prefill_bytes(threads, per, packed);
+    size_t bytes = 0;
+    if (run && prefill_plan(a, &opt, run) == FS_OK) bytes = prefill_layout(run, NULL) * sizeof(float);
     free(run);
     return bytes;
 }
@@ -630,62 +641,32 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     fs_cpu_opts opt = o ? *o : fs_cpu_opts_default();
     prefill_run *run = malloc(sizeof *run);
     if (!run) return FS_ERR_NOMEM;
-    int32_t threads;
-    size_t per, packed;
-    fs_status st = prefill_plan(a, &opt, run, &threads, &per, &packed);
+    fs_status st = prefill_plan(a, &opt, run);
     if (st != FS_OK || opt.version == 1) {
         free(run);
         return st != FS_OK ? st : prefill1(a);
     }
-    cpu_prefill *p = &run->p;
-    size_t bytes = prefill_bytes(threads, per, packed);
+    size_t bytes = prefill_layout(run, NULL) * sizeof(float);
     if (opt.work && (opt.work_bytes < bytes || (uintptr_t)opt.work % 64)) {
         free(run);
         return FS_ERR_ARG;
     }
-    /* The caller's workspace, or memory of the call's own: the packed K, V advised for huge
-     * pages (fs_cpu_alloc_big), the scratch from malloc. A workspace saves the system's clearing
-     * of fresh pages on every call (docs/kernels-cpu.md, "Version 7"). */
-    float *pack = NULL, *scratch = NULL;
-    if (opt.work) {
-        pack = packed ? (float *)opt.work : NULL;
-        scratch = (float *)opt.work + 2 * packed;
-    } else {
-        scratch = malloc((size_t)threads * per * sizeof(float));
-        pack = packed ? fs_cpu_alloc_big(2 * packed * sizeof(float)) : NULL;
-        if (!scratch || (packed && !pack)) {
-            free(scratch);
-            free(pack);
-            free(run);
-            return FS_ERR_NOMEM;
-        }
+    /* The caller's workspace, or memory of the call's own, offered huge pages (fs_cpu_alloc_big).
+     * A workspace saves the system's clearing of fresh pages on every call (docs/kernels-cpu.md,
+     * "Version 7"). */
+    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(bytes);
+    if (!mem) {
+        free(run);
+        return FS_ERR_NOMEM;
     }
-    size_t tile = (size_t)p->Bqp * p->dp, stile = (size_t)p->Bqp * p->Bk;
-    size_t kvt = opt.version == 2 ? (size_t)p->Bk * p->dp : 0;
-    for (int32_t t = 0; t < threads; t++) {
-        float *s = scratch + (size_t)t * per;
-        cpu_scratch *sc = &run->sc[t];
-        sc->Qs = s; s += tile;
-        sc->Oacc = s; s += tile;
-        sc->S = s; s += stile;
-        sc->m = s; s += p->Bqp;
-        sc->l = s; s += p->Bqp;
-        sc->alpha = s; s += p->Bqp;
-        sc->Kt = kvt ? s : NULL; s += kvt;
-        sc->Vt = kvt ? s : NULL;
-    }
-    if (packed) {
-        p->Kp = pack;
-        p->Vp = pack + packed;
-        fs_cpu_parallel(threads, (int64_t)a->batch * a->n_kv_heads * p->n_kt, pack_item, run);
-    }
+    prefill_layout(run, mem);
+    cpu_prefill *p = &run->p;
+    if (p->Kp)
+        fs_cpu_parallel(run->threads, (int64_t)a->batch * a->n_kv_heads * p->n_kt, pack_item, run);
     /* (a measurement build, FS_CPU_ABLATE = 4 in cpu_internal.h, packs K and V and stops) */
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;
-    fs_cpu_parallel(threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
-    if (!opt.work) {
-        free(pack);
-        free(scratch);
-    }
+    fs_cpu_parallel(run->threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
+    if (!opt.work) free(mem);
     free(run);
     return FS_OK;
 }

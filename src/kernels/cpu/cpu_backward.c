@@ -93,9 +93,8 @@ static void reduce_rows(void *ctx, int32_t thread, int64_t item)
 static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
 
 /* The plan of a backward call: the problem and options checked (not the gradients' pointers),
- * tiles sized (run->p), the thread count, and the floats of memory it needs (*total). */
-static fs_status backward_plan(const fs_cpu_attn *a, fs_cpu_backward_opts *opt, backward_run *run,
-                               size_t *total)
+ * tiles sized (run->p), the thread count. */
+static fs_status backward_plan(const fs_cpu_attn *a, fs_cpu_backward_opts *opt, backward_run *run)
 {
     fs_status st = fs_cpu_attn_check(a);
     if (st != FS_OK) return st;
@@ -130,13 +129,43 @@ static fs_status backward_plan(const fs_cpu_attn *a, fs_cpu_backward_opts *opt, 
     p->stream = opt->version >= 2;
     int64_t n_items = (int64_t)p->n_kt * a->batch * a->n_kv_heads;
     run->threads = opt->threads < n_items ? opt->threads : (int32_t)n_items;
-
-    size_t rowf = (size_t)run->rows * p->dp;
-    size_t tile = (size_t)p->Bk * p->dp, tkv = (size_t)a->d * p->Bk, stile = (size_t)p->Bq * p->Bk;
-    size_t per = 2 * tkv + 3 * tile + 2 * stile + 64;
-    *total = 2 * rowf + 2 * (size_t)run->rows + (size_t)run->threads * rowf +
-             (size_t)run->threads * per;
     return FS_OK;
+}
+
+/* The memory of a planned call, in floats: Qs and dOs (rows × dp), L2 and D (rows), a dQ per
+ * thread (rows × dp), then per thread Kᵀ, Vᵀ (d × Bk), K rows, dK, dV (Bk × dp), S and dP
+ * (Bq × Bk). Given mem, also points the run's arrays and scratch into it: one function sizes and
+ * lays out, so the two cannot disagree. */
+static size_t backward_layout(backward_run *run, float *mem)
+{
+    cpu_backward *p = &run->p;
+    size_t rowf = (size_t)run->rows * p->dp;
+    size_t tile = (size_t)p->Bk * p->dp, tkv = (size_t)p->a->d * p->Bk, stile = (size_t)p->Bq * p->Bk;
+    size_t per = 2 * tkv + 3 * tile + 2 * stile + 64;
+    size_t shared = 2 * rowf + 2 * (size_t)run->rows + (size_t)run->threads * rowf;
+    if (mem) {
+        run->Qs = mem;
+        run->dOs = mem + rowf;
+        run->L2 = mem + 2 * rowf;
+        run->D = run->L2 + run->rows;
+        p->dQt = run->D + run->rows;
+        p->Qs = run->Qs;   /* the kernels' read-only view */
+        p->dOs = run->dOs;
+        p->L2 = run->L2;
+        p->D = run->D;
+        for (int32_t t = 0; t < run->threads; t++) {
+            float *s = mem + shared + (size_t)t * per;
+            cpu_backward_scratch *sc = &run->sc[t];
+            sc->Kt = s; s += tkv;
+            sc->Vt = s; s += tkv;
+            sc->Kr = s; s += tile;
+            sc->dKa = s; s += tile;
+            sc->dVa = s; s += tile;
+            sc->S = s; s += stile;
+            sc->dP = s;
+        }
+    }
+    return shared + (size_t)run->threads * per;
 }
 
 size_t fs_cpu_backward_workspace(const fs_cpu_attn *a, const fs_cpu_backward_opts *o)
@@ -145,10 +174,10 @@ size_t fs_cpu_backward_workspace(const fs_cpu_attn *a, const fs_cpu_backward_opt
     opt.work = NULL;
     opt.work_bytes = 0;
     backward_run *run = malloc(sizeof *run);
-    size_t total = 0;
-    bool ok = run && backward_plan(a, &opt, run, &total) == FS_OK;
+    size_t bytes = 0;
+    if (run && backward_plan(a, &opt, run) == FS_OK) bytes = backward_layout(run, NULL) * sizeof(float);
     free(run);
-    return ok ? total * sizeof(float) : 0;
+    return bytes;
 }
 
 fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, float *dK,
@@ -157,59 +186,35 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
     fs_cpu_backward_opts opt = o ? *o : fs_cpu_backward_opts_default();
     backward_run *run = malloc(sizeof *run);
     if (!run) return FS_ERR_NOMEM;
-    size_t total;
-    fs_status st = backward_plan(a, &opt, run, &total);
+    fs_status st = backward_plan(a, &opt, run);
+    size_t bytes = st == FS_OK ? backward_layout(run, NULL) * sizeof(float) : 0;
     if (st == FS_OK && (!a->L || !dO || !dQ || !dK || !dV)) st = FS_ERR_ARG;
-    if (st == FS_OK && opt.work &&
-        (opt.work_bytes < total * sizeof(float) || (uintptr_t)opt.work % 64))
+    if (st == FS_OK && opt.work && (opt.work_bytes < bytes || (uintptr_t)opt.work % 64))
         st = FS_ERR_ARG;
     if (st != FS_OK) {
         free(run);
         return st;
     }
+    /* the caller's workspace, or memory of the call's own, offered huge pages (cleared by the
+     * system as it is first touched: a workspace kept across calls saves that) */
+    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(bytes);
+    if (!mem) {
+        free(run);
+        return FS_ERR_NOMEM;
+    }
+    backward_layout(run, mem);
     cpu_backward *p = &run->p;
     run->dO = dO;
     run->dQ = dQ;
     p->dK = dK;
     p->dV = dV;
     int32_t threads = run->threads;
-    int64_t n_items = (int64_t)p->n_kt * a->batch * a->n_kv_heads;
-    size_t rowf = (size_t)run->rows * p->dp;
-    size_t tile = (size_t)p->Bk * p->dp, tkv = (size_t)a->d * p->Bk, stile = (size_t)p->Bq * p->Bk;
-    /* the caller's workspace, or memory of the call's own, offered huge pages (cleared by the
-     * system as it is first touched: a workspace kept across calls saves that) */
-    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(total * sizeof(float));
-    if (!mem) {
-        free(run);
-        return FS_ERR_NOMEM;
-    }
-    float *s = mem;
-    run->Qs = s; s += rowf;
-    run->dOs = s; s += rowf;
-    run->L2 = s; s += run->rows;
-    run->D = s; s += run->rows;
-    p->dQt = s; s += (size_t)threads * rowf;
-    memset(p->dQt, 0, (size_t)threads * rowf * sizeof(float));
-    for (int32_t t = 0; t < threads; t++) {
-        cpu_backward_scratch *sc = &run->sc[t];
-        sc->Kt = s; s += tkv;
-        sc->Vt = s; s += tkv;
-        sc->Kr = s; s += tile;
-        sc->dKa = s; s += tile;
-        sc->dVa = s; s += tile;
-        sc->S = s; s += stile;
-        sc->dP = s; s += stile;
-        s += 64;
-    }
-    p->Qs = run->Qs;
-    p->dOs = run->dOs;
-    p->L2 = run->L2;
-    p->D = run->D;
+    memset(p->dQt, 0, (size_t)threads * run->rows * p->dp * sizeof(float));
     int64_t row_items = (run->rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
     fs_cpu_parallel(threads, row_items, prep_rows, run);
     /* dK, dV rows of keys no item visits (none: every KV tile is an item) are written by their
      * item even when every Q tile is skipped, as zeros. */
-    fs_cpu_parallel(threads, n_items, backward_item, run);
+    fs_cpu_parallel(threads, (int64_t)p->n_kt * a->batch * a->n_kv_heads, backward_item, run);
     fs_cpu_parallel(threads, row_items, reduce_rows, run);
     if (!opt.work) free(mem);
     free(run);
