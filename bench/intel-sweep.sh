@@ -86,6 +86,7 @@ for part in $parts; do
             run "bws-$r-$m" 60 "$BIN" --threads 2 --no-prefill --no-decode --no-baseline --backward-n 4096 --d 128,64 --causal 0,1 --reps 3 $f; done; done ;;
     ab)       # $BIN against $BIN2 in alternating rounds, two threads and one (files named
               # $AB-…, default ab)
+        : "${BIN2:?intel-sweep.sh: part ab needs BIN2, a second build to time against BIN}"
         for r in 1 2 3 4; do for b in 1 2; do bin=$BIN; [ "$b" = 2 ] && bin=$BIN2
             run "${AB:-ab}-$r-bin$b" 40 "$bin" $P --d 128,64 --causal 0,1; done; done
         for r in 1 2 3; do for b in 1 2; do bin=$BIN; [ "$b" = 2 ] && bin=$BIN2

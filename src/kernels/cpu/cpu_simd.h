@@ -63,8 +63,8 @@ static inline V_FN void vhsum4(vf a, vf b, vf c, vf d, float *out)
 }
 /* 2^x = 2^n · 2^f with n = round(x), f in [−0.5, 0.5]; scalef applies 2^n exactly, and gives 0
  * for x < −126 without computing it: a result below the normal floats (every score a mask hides
- * is −∞) would make an Intel core stop for a microcode assist on each such vector, which took a
- * causal prefill's softmax there from half the unmasked one's time to twice it
+ * is −∞) would make an Intel core stop for a microcode assist on each such vector: a causal
+ * prefill's softmax there took twice the unmasked one's time instead of about half
  * (docs/kernels-cpu.md, "Version 7"). */
 static inline V_FN vf vexp2(vf x)
 {
