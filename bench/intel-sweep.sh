@@ -6,15 +6,17 @@
 # CPU, no compiler or OpenBLAS there): run it from a folder holding static binaries.
 #
 #   bench/intel-sweep.sh OUT_DIR [PART...]       PART: ctx blocks tiles ablate one decode backward
-#                                                stream pairs ws ab ablatec decfar tiles7 quick
-#                                                quickblocks (default: all but stream, pairs, ws,
-#                                                ab, ablatec, decfar, tiles7 and quickblocks)
+#                                                stream pairs ws ab ablatec decfar tiles7 steady
+#                                                quick quickblocks (default: all but stream,
+#                                                pairs, ws, ab, ablatec, decfar, tiles7, steady
+#                                                and quickblocks)
 #
 # Binaries: $BIN (default ./flashstep), for part ab a second build $BIN2 timed against it, and,
 # for the ablate part, $BIN-ablK: builds with
 # `make CFLAGS='-O2 -g -DFS_CPU_ABLATE=K'` (cpu_internal.h: 1 no softmax, 2 no P V, 3 no Q K^T,
 # 4 packing only; results wrong, times informative). Pinned to $CORES (default 2,3) with
-# taskset, two threads. Each part is cut off by timeout so that one slow part does not cost the
+# taskset, two threads. sweep.log gives each run's command, start, load, and the steal time
+# the host took from the pinned vCPUs during it. Each part is cut off by timeout so that one slow part does not cost the
 # others. OUT_DIR gets one .jsonl per bench run (.err: the machine lines), sweep.log with each
 # command, its start time and the load, and all of it again as OUT_DIR.tar.gz (one file: the
 # lent machine sends back only a few files).
@@ -27,12 +29,22 @@ BIN=${BIN:-./flashstep}
 CORES=${CORES:-2,3}
 log="$out/sweep.log"
 
+steal() {   # steal: the ticks the host took from the pinned vCPUs (/proc/stat's 8th field)
+    local c sum=0
+    for c in ${CORES//,/ }; do
+        sum=$((sum + $(awk -v c="cpu$c" '$1 == c { print $9 }' /proc/stat)))
+    done
+    echo "$sum"
+}
+
 run() {   # run NAME TIMEOUT_S BINARY bench-args...: one bench run, pinned, to NAME.jsonl
-    local name=$1 lim=$2 bin=$3
+    local name=$1 lim=$2 bin=$3 s0 rc
     shift 3
     echo "## $(date -u '+%H:%M:%S') load $(cut -d' ' -f1-3 /proc/loadavg) $name: taskset -c $CORES $bin bench $*" >> "$log"
+    s0=$(steal)
     timeout "$lim" taskset -c "$CORES" "$bin" bench "$@" --format jsonl > "$out/$name.jsonl" 2> "$out/$name.err"
-    echo "## rc $? at $(date -u '+%H:%M:%S')" >> "$log"
+    rc=$?
+    echo "## rc $rc at $(date -u '+%H:%M:%S'), steal $(( $(steal) - s0 )) ticks of 1/$(getconf CLK_TCK) s on vCPUs $CORES" >> "$log"
 }
 
 P="--n 4096 --threads 2 --no-baseline --no-decode --no-backward --reps 3"   # the newest version
@@ -107,6 +119,15 @@ for part in $parts; do
     tiles7)   # the newest version's tile sizes in alternating rounds, causal and not
         for r in 1 2 3 4; do for t in 192x256 384x256 192x512 384x128; do
             run "tiles7-$r-$t" 40 "$BIN" $P --d 128,64 --causal 0,1 --bq "${t%x*}" --bk "${t#*x}"; done; done ;;
+    steady)   # how far rows move from round to round, and why: ten rounds of the prefill at
+              # d = 128 and 64, causal and not, on one thread timed by CPU time (--cpu-time) and
+              # on two by the wall clock, each run's steal ticks in sweep.log; then the decode's
+              # float32 rows on one and two threads, three times
+        for r in 1 2 3 4 5 6 7 8 9 10; do
+            CORES=${CORES%%,*} run "steady1-$r" 60 "$BIN" --n 4096 --threads 1 --cpu-time --no-baseline --no-decode --no-backward --reps 3 --d 128,64 --causal 0,1
+            run "steady2-$r" 40 "$BIN" $P --d 128,64 --causal 0,1; done
+        for r in 1 2 3; do
+            run "steadydec-$r" 60 "$BIN" --threads 1,2 --no-prefill --no-backward --no-baseline --decode-n 32768,131072 --decode-dtype f32; done ;;
     quick)    # the command the targets name, twice
         for r in 1 2; do run "quick-$r" 90 "$BIN" --quick --threads 2; done ;;
     quickblocks)   # the same with the other micro-tile
