@@ -15,11 +15,11 @@
 # for the ablate part, $BIN-ablK: builds with
 # `make CFLAGS='-O2 -g -DFS_CPU_ABLATE=K'` (cpu_internal.h: 1 no softmax, 2 no P V, 3 no Q K^T,
 # 4 packing only; results wrong, times informative). Pinned to $CORES (default 2,3) with
-# taskset, two threads. sweep.log gives each run's command, start, load, and the steal time
-# the host took from the pinned vCPUs during it. Each part is cut off by timeout so that one slow part does not cost the
+# taskset, two threads. Each part is cut off by timeout so that one slow part does not cost the
 # others. OUT_DIR gets one .jsonl per bench run (.err: the machine lines), sweep.log with each
-# command, its start time and the load, and all of it again as OUT_DIR.tar.gz (one file: the
-# lent machine sends back only a few files).
+# command, its start time, the load, and the steal time the host took from the pinned vCPUs
+# during it, and all of it again as OUT_DIR.tar.gz (one file: the lent machine sends back only a
+# few files).
 set -uo pipefail
 out=${1:?usage: bench/intel-sweep.sh OUT_DIR [PART...]}
 shift
