@@ -355,6 +355,21 @@ void *fs_cpu_alloc_big(size_t bytes)
     return p;
 }
 
+fs_status cpu_work_take(void *work, size_t work_bytes, size_t bytes, float **mem)
+{
+    *mem = NULL;
+    if (work && (work_bytes < bytes || (uintptr_t)work % 64)) return FS_ERR_ARG;
+    /* a workspace kept across calls saves the system's clearing of fresh pages on every call
+     * (docs/kernels-cpu.md, "Version 7") */
+    *mem = work ? (float *)work : fs_cpu_alloc_big(bytes);
+    return *mem ? FS_OK : FS_ERR_NOMEM;
+}
+
+void cpu_work_done(const void *work, float *mem)
+{
+    if (!work) free(mem);
+}
+
 /* ---- version 1: the textbook loop ------------------------------------------------------ */
 
 /* For each (b, h, i): m = −∞, ℓ = 0, o = 0; for each visible key j:
@@ -646,18 +661,11 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
         free(run);
         return st != FS_OK ? st : prefill1(a);
     }
-    size_t bytes = prefill_layout(run, NULL) * sizeof(float);
-    if (opt.work && (opt.work_bytes < bytes || (uintptr_t)opt.work % 64)) {
+    float *mem;
+    st = cpu_work_take(opt.work, opt.work_bytes, prefill_layout(run, NULL) * sizeof(float), &mem);
+    if (st != FS_OK) {
         free(run);
-        return FS_ERR_ARG;
-    }
-    /* The caller's workspace, or memory of the call's own, offered huge pages (fs_cpu_alloc_big).
-     * A workspace saves the system's clearing of fresh pages on every call (docs/kernels-cpu.md,
-     * "Version 7"). */
-    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(bytes);
-    if (!mem) {
-        free(run);
-        return FS_ERR_NOMEM;
+        return st;
     }
     prefill_layout(run, mem);
     cpu_prefill *p = &run->p;
@@ -666,7 +674,7 @@ fs_status fs_cpu_prefill(const fs_cpu_attn *a, const fs_cpu_opts *o)
     /* (a measurement build, FS_CPU_ABLATE = 4 in cpu_internal.h, packs K and V and stops) */
     int64_t n_items = (int64_t)a->batch * a->n_q_heads * p->n_qt;
     fs_cpu_parallel(run->threads, FS_CPU_ABLATE == 4 ? 0 : n_items, prefill_item, run);
-    if (!opt.work) free(mem);
+    cpu_work_done(opt.work, mem);
     free(run);
     return FS_OK;
 }

@@ -187,20 +187,14 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
     backward_run *run = malloc(sizeof *run);
     if (!run) return FS_ERR_NOMEM;
     fs_status st = backward_plan(a, &opt, run);
-    size_t bytes = st == FS_OK ? backward_layout(run, NULL) * sizeof(float) : 0;
     if (st == FS_OK && (!a->L || !dO || !dQ || !dK || !dV)) st = FS_ERR_ARG;
-    if (st == FS_OK && opt.work && (opt.work_bytes < bytes || (uintptr_t)opt.work % 64))
-        st = FS_ERR_ARG;
+    float *mem = NULL;
+    if (st == FS_OK)
+        st = cpu_work_take(opt.work, opt.work_bytes, backward_layout(run, NULL) * sizeof(float),
+                           &mem);
     if (st != FS_OK) {
         free(run);
         return st;
-    }
-    /* the caller's workspace, or memory of the call's own, offered huge pages (cleared by the
-     * system as it is first touched: a workspace kept across calls saves that) */
-    float *mem = opt.work ? (float *)opt.work : fs_cpu_alloc_big(bytes);
-    if (!mem) {
-        free(run);
-        return FS_ERR_NOMEM;
     }
     backward_layout(run, mem);
     cpu_backward *p = &run->p;
@@ -216,7 +210,7 @@ fs_status fs_cpu_backward(const fs_cpu_attn *a, const float *dO, float *dQ, floa
      * item even when every Q tile is skipped, as zeros. */
     fs_cpu_parallel(threads, (int64_t)p->n_kt * a->batch * a->n_kv_heads, backward_item, run);
     fs_cpu_parallel(threads, row_items, reduce_rows, run);
-    if (!opt.work) free(mem);
+    cpu_work_done(opt.work, mem);
     free(run);
     return FS_OK;
 }

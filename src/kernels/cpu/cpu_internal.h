@@ -200,8 +200,13 @@ extern const cpu_isa_ops fs_cpu_ops_neon;
 void fs_cpu_parallel(int32_t threads, int64_t n_items,
                      void (*fn)(void *ctx, int32_t thread, int64_t item), void *ctx);
 
-/* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
- * first, heads of one KV group next to each other. */
+/* The memory of one prefill or backward call, `bytes` long: the caller's workspace (work,
+ * work_bytes: at least bytes, 64-byte aligned; otherwise FS_ERR_ARG) or, with none, memory of
+ * the call's own from fs_cpu_alloc_big (FS_ERR_NOMEM if none is left). cpu_work_done gives
+ * back what cpu_work_take allocated and leaves a caller's workspace alone. */
+fs_status cpu_work_take(void *work, size_t work_bytes, size_t bytes, float **mem);
+void cpu_work_done(const void *work, float *mem);
+
 /* The start both materializing baselines share (cpu_baseline.c): the problem checked, float32
  * only, threads in range, memory for two (batch, n_q_heads, n_q, n_kv) float matrices checked
  * against what the system has and allocated into *X and *Y (free both), OpenBLAS's thread count
@@ -209,6 +214,8 @@ void fs_cpu_parallel(int32_t threads, int64_t n_items,
 fs_status cpu_baseline_begin(const fs_cpu_attn *a, int32_t threads, const char *names, float **X, float **Y,
                              char *why, size_t n);
 
+/* Prefill work item → (b, h, q tile): the heaviest Q tiles (the last, under a causal mask)
+ * first, heads of one KV group next to each other. */
 static inline void cpu_item_split(const cpu_prefill *p, int64_t item, int32_t *b, int32_t *h,
                                   int32_t *qt)
 {
