@@ -345,8 +345,8 @@ static double time_runs(clockid_t clk, run_kind k, const fs_cpu_attn *a, int32_t
 }
 
 /* Backward rows: the forward (newest version) runs once, untimed, for O and L; then the best of
- * the runs of the backward of that version (baseline: the materializing one). Time in seconds; < 0 when the
- * kernel refused or memory ran out (why filled). */
+ * the runs of the backward of that version (baseline: the materializing one). Time in seconds;
+ * < 0 when the kernel refused or memory ran out (why filled). */
 static double time_backward(clockid_t clk, bool base, fs_cpu_attn *a, int32_t version, int32_t threads,
                             fs_cpu_isa isa, int32_t Bq, int32_t Bk, int32_t reps, bool smoke,
                             bool fresh, peak_pairs *pp, char *why, size_t n)
