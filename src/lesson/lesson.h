@@ -103,6 +103,17 @@ const char *fs_lesson_label(const fs_lesson *l, int32_t i);
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits,
                           char *buf, size_t n);
 
+/* The words for the step: the lesson's own narration when it has one for that step, else a
+ * sentence generated from the event itself (narrate.c): what happened, with that step's numbers,
+ * and why (the maximum moved and by how much, why a tile was skipped, what a merge's factors do,
+ * what a backward step adds). Every event of every trace gets at least one sentence. The players
+ * (terminal, window, page) show these words above the step's formulas (fs_lesson_describe).
+ * t is fs_lesson_trace(l) or fs_lesson_compare_trace(l) (own narration belongs to the first only).
+ * Writes at most n bytes (always terminated); returns the length it wanted. */
+size_t fs_lesson_say(const fs_lesson *l, const fs_trace *t, int64_t step, char *buf, size_t n);
+/* The generated sentence alone (no lesson narration), for tests and for players that show both. */
+size_t fs_lesson_generate(const fs_lesson *l, const fs_trace *t, int64_t step, char *buf, size_t n);
+
 /* ---- the documents by name, and the course (course.c) ----------------------------------- */
 
 /* The title of the source document a source line starts with ("000_a9212bbbb0f7e97c.txt, §…"
