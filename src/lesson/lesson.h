@@ -144,6 +144,21 @@ void fs_course_free(fs_course *c);
 /* The place of a lesson (its name) in the course, or −1. */
 int fs_course_find(const fs_course *c, const char *name);
 
+/* ---- the glossary (glossary.c) ----------------------------------------------------------- */
+
+/* Every symbol the course uses, one name per quantity: the symbol as the players print it ("ℓ"),
+ * its ASCII spelling in identifiers and lesson files ("l"), what it is in a sentence, and the
+ * lesson (file stem) that defines it first. docs/glossary.md lists the same entries. */
+typedef struct {
+    const char *symbol;    /* "m", "ℓ", "α", "β", "o", "O", "Bq", … */
+    const char *ascii;     /* "m", "l", "alpha", … */
+    const char *meaning;   /* one sentence */
+    const char *lesson;    /* the lesson that defines it, e.g. "000_00_four_numbers" */
+} fs_glossary_entry;
+
+int fs_glossary_count(void);
+const fs_glossary_entry *fs_glossary_get(int i);   /* NULL outside 0 .. count − 1 */
+
 /* ---- finding lessons -------------------------------------------------------------------- */
 
 /* Sorted paths of the *.lesson files in dir. Returns 0, or -1 when dir cannot be read.
