@@ -252,7 +252,7 @@ def gen_cpu(prefix, full=False, tags=("zen4", "xeon")):
         out.append("**%s**, %d thread%s, %s UTC:\n\n" % (
             CPU_NAMES.get(tag, tag), threads, "" if threads == 1 else "s",
             recs[-1]["date"]))
-        out.append(table(["ggml ms / ours", "case", "flashstep", "ggml (fastest K/V type)",
+        out.append(table(["vs ggml", "case", "flashstep", "ggml (fastest K/V type)",
                           "run"], rows))
         out.append("\n")
     return "".join(out).rstrip("\n") + "\n"
@@ -330,7 +330,7 @@ def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
         rows.append(["%.2f×" % (best / fl), "%.2f×" % (best / cu), name,
                      "v%d: %s" % (v, fnum(best)), fnum(fl), fnum(cu),
                      "%s, %s" % (gpu, link(f, prefix))])
-    return table(["ours / flash", "ours / cuDNN", "case (float16)", "ours, TFLOP/s",
+    return table(["vs FlashAttention-2", "vs cuDNN", "case (float16)", "ours, TFLOP/s",
                   "SDPA flash", "SDPA cuDNN", "GPU, run"], rows)
 
 
@@ -366,7 +366,7 @@ def gen_cuda_decode(prefix):
         rows.append(["%.2f×" % (pus / us), "decode, B = %s, GQA 32/8, %s keys, d = 128" % (b, nkv),
                      "v%d: %.1f µs, %.2f TB/s%s" % (v, us, tb, cp),
                      "%s: %.1f µs" % (pb, pus), "%s, %s" % (gpu, link(f, prefix))])
-    return table(["SDPA µs / ours", "case (float16)", "ours", "SDPA's fastest backend",
+    return table(["vs SDPA", "case (float16)", "ours", "SDPA's fastest backend",
                   "GPU, run"], rows)
 
 
@@ -420,7 +420,7 @@ def gen_ring(prefix, full=False):
                                           else "no mask"),
                              "%s × %s" % (p, gpu), fnum(ring_ms), fnum(cp_ms),
                              "%.0f %%" % (100 * hid), link(f, prefix)])
-    return table(["PyTorch CP ms / ours", "one GPU ms / ours", "N; mask (H = 16, d = 128, float16)",
+    return table(["vs PyTorch CP", "vs one GPU", "N; mask (H = 16, d = 128, float16)",
                   "GPUs", "ring ms", "PyTorch CP ms", "transfers hidden", "run"], rows)
 
 
@@ -508,7 +508,7 @@ def gen_webgpu(prefix, full=False):
                                                    best["gbps"] / 1000, share),
                      "%.1f ms" % o_ms, "%s, %s" % (ours["device"]["device"].split("-")[1].upper(),
                                                    link(f, prefix))])
-    return table(["ORT Web ms / ours", "PyTorch f32 SDPA ms / ours", "case", "ours",
+    return table(["vs ORT Web", "vs PyTorch f32", "case", "ours",
                   "ONNX Runtime Web", "GPU, run"], rows)
 
 
