@@ -14,7 +14,8 @@ output: a `## flashstep bench` table and a `## ggml` list), bench/cuda/results/D
 named in machine.txt) and bench/webgpu/results/DATE-NAME/{ours,ort,sdpa}.json (bench.js, ort.mjs,
 sdpa.py). Each table takes, for each case, the newest run folder that timed both sides of the
 comparison in the same call; folders named *-trial hold kernels that were not kept and are
-skipped. "Newest" is the folder's date, then the first HH:MM of its NOTE.txt. Where a folder
+skipped, and so is a CPU record whose 1-minute load before it was at least half the machine's
+cores (another program held a core). "Newest" is the folder's date, then the first HH:MM of its NOTE.txt. Where a folder
 holds several timings of one case (repeated files, repeated lines), the median is taken; where
 it holds several of our versions, the fastest is shown and named. A ratio is always the other
 side's time over ours (above 1: ours is faster).
