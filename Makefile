@@ -68,7 +68,7 @@ TEST_OBJ = $(call obj,$(TEST_SRC))
 all: $(BUILD)/flashstep
 
 include tests/fuzz/fuzz.mk
--include src/*/module.mk src/kernels/*/module.mk
+-include src/*/module.mk src/kernels/*/module.mk bench/module.mk
 
 # GUI sources are the only ones that see SDL.
 $(call obj,$(GUI_SRC)): EXTRA_CFLAGS += $(SDL_CFLAGS)

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""check_report.py: bench/report.py against a small repository of made-up records.
+
+    python3 tests/bench/check_report.py [SEED]
+
+Builds a scratch tree with one CPU side-by-side record (and a newer one taken under load, which
+must be left out), one CUDA call (two of our versions and both SDPA backends; a newer *-trial
+folder, which must be skipped), and a README whose generated blocks are stale. Then: --check
+must exit 1 and print a diff; --write must rewrite the blocks with the ratios this test computes
+itself; --check must then exit 0; a block with an unknown name must fail. The timings are drawn
+fresh each run; the seed is printed on failure (pass it back to replay).
+"""
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPORT = os.path.join(HERE, "..", "..", "bench", "report.py")
+
+
+def write(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def cpu_record(load, ours, ggml):
+    o = ours
+    g = ggml
+    return f"""# date:     2026-01-01 10:00:00 UTC
+# machine:  AMD EPYC, 2 cores
+# load before: {load}, 0.50, 0.50
+## flashstep bench
+kernel                 N     d causal threads          ms   GFLOP/s   of peak     GB/s   RSS MiB
+flash-v7            4096   128     no       2     {o[0]:.3f}     211.1     90.2%     0.21     129.0
+flash-v7            4096   128    yes       2     {o[0] / 1.9:.3f}     203.3     87.6%     0.40     129.0
+flash-v7            4096    64     no       2     {o[1]:.3f}     198.6     85.5%     0.19      81.0
+decode-v5          32768   128     no       2       {o[2]:.3f}      55.8     86.1%    27.88     575.1
+decode-v5-f16      32768   128     no       2       {o[3]:.3f}     113.1     86.3%    28.27     319.1
+## ggml test-backend-ops perf -o FLASH_ATTN_EXT -b CPU
+ggml prefill heads 8 N   4096 d 128 K/V f32    {g[0]:.3f} ms    63.2 GFLOP/s
+ggml prefill heads 8 N   4096 d 128 K/V f16    {g[0] * 1.3:.3f} ms    84.5 GFLOP/s
+ggml prefill heads 8 N   4096 d 64 K/V f32     {g[1]:.3f} ms    85.4 GFLOP/s
+ggml decode  KV heads 8 kv  32768 d 128 K/V f32      {g[2]:.3f} ms    19.5 GFLOP/s    9.75 GB/s of K/V
+ggml decode  KV heads 8 kv  32768 d 128 K/V f16      {g[3]:.3f} ms    27.8 GFLOP/s    6.95 GB/s of K/V
+"""
+
+
+def cuda_log(tf31, tf35, flash, cudnn):
+    shape = "dtype=f16 d=128 causal=0 N=4096 B=4 H=16"
+    return (f"RESULT prefill v=31 {shape} ms=1.0 tflops={tf31:.1f}\n"
+            f"RESULT prefill v=35 {shape} ms=1.0 tflops={tf35:.1f}\n"
+            f"RESULT sdpa backend=flash {shape} ms=1.0 tflops={flash:.1f}\n"
+            f"RESULT sdpa backend=cudnn {shape} ms=1.0 tflops={cudnn:.1f}\n")
+
+
+def run(root, *args):
+    p = subprocess.run([sys.executable, REPORT, "--root", root] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+def main():
+    seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.SystemRandom().randrange(1 << 30)
+    rnd = random.Random(seed)
+    fails = []
+
+    def expect(cond, what):
+        if not cond:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory() as root:
+        ours = [rnd.uniform(100, 400), rnd.uniform(50, 200), rnd.uniform(2, 10), rnd.uniform(1, 5)]
+        ggml = [o * rnd.uniform(1.2, 3.5) for o in ours]
+        write(root, "bench/results/2026-01-01-zen4-ggml/NOTE.txt", "2026-01-01 10:00 UTC: a run\n")
+        write(root, "bench/results/2026-01-01-zen4-ggml/a.txt", cpu_record(0.3, ours, ggml))
+        # newer, but taken with a core busy: left out
+        write(root, "bench/results/2026-01-02-zen4-ggml/NOTE.txt", "2026-01-02 10:00 UTC\n")
+        write(root, "bench/results/2026-01-02-zen4-ggml/a.txt",
+              cpu_record(1.5, ours, [1.0] * 4))
+        tf31, tf35 = rnd.uniform(500, 650), rnd.uniform(500, 650)
+        flash, cudnn = rnd.uniform(300, 400), rnd.uniform(550, 700)
+        for name, t in (("2026-01-01-run1", cuda_log(tf31, tf35, flash, cudnn)),
+                        ("2026-01-02-run2-trial", cuda_log(999.0, 999.0, flash, cudnn))):
+            write(root, f"bench/cuda/results/{name}/NOTE.txt", name[:10] + " 09:00 UTC\n")
+            write(root, f"bench/cuda/results/{name}/time.log", t)
+            write(root, f"bench/cuda/results/{name}/machine.txt", "NVIDIA H100 80GB HBM3\n")
+        readme = ("# x\n\n<!-- report:cpu -->\nstale\n<!-- /report:cpu -->\n\n"
+                  "<!-- report:cuda -->\n<!-- /report:cuda -->\n")
+        write(root, "README.md", readme)
+
+        rc, out = run(root, "--check")
+        expect(rc == 1, f"--check on stale blocks exited {rc}, not 1")
+        expect("-stale" in out, "--check printed no diff removing the stale line")
+
+        rc, out = run(root, "--write")
+        expect(rc == 0, f"--write exited {rc}: {out}")
+        text = open(os.path.join(root, "README.md")).read()
+        for i, case in enumerate(["d = 128", "d = 64"]):
+            want = "| %.2f× | prefill, 8 heads, N = 4096, %s" % (ggml[i] / ours[i], case)
+            expect(want in text, f"README lacks the row {want!r}")
+        want = "| %.2f× | decode, GQA 32/8, 32768 keys, d = 128, K/V float16" % (ggml[3] / ours[3])
+        expect(want in text, f"README lacks the row {want!r}")
+        expect("2026-01-02-zen4-ggml" not in text, "the record taken under load was used")
+        best = max(tf31, tf35)
+        want = "| %.2f× | %.2f× | prefill, B = 4, N = 4096, H = 16, d = 128 | v%d: %.1f" % (
+            best / flash, best / cudnn, 35 if tf35 > tf31 else 31, best)
+        expect(want in text, f"README lacks the CUDA row {want!r}")
+        expect("trial" not in text, "a *-trial folder was used")
+        expect("](bench/cuda/results/2026-01-01-run1/NOTE.txt)" in text,
+               "the CUDA row does not link its run's NOTE.txt")
+
+        rc, out = run(root, "--check")
+        expect(rc == 0, f"--check after --write exited {rc}: {out}")
+
+        write(root, "README.md", text + "\n<!-- report:nosuch -->\n<!-- /report:nosuch -->\n")
+        rc, out = run(root, "--check")
+        expect(rc == 1 and "nosuch" in out, "a block with an unknown name passed --check")
+
+    if fails:
+        for f in fails:
+            print("report: FAIL:", f)
+        print(f"report: seed {seed} (replay: python3 tests/bench/check_report.py {seed})")
+        return 1
+    print("report: --check, --write and the choice of records: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
