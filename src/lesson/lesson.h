@@ -290,4 +290,69 @@ int fs_lesson_check_failures(const fs_lesson *l);
 bool fs_expr_eval(const char *text, size_t len, const char *name, int32_t line, int32_t col,
                   double *out, fs_loc_error *err);
 
+/* ---- questions (question.c) ------------------------------------------------------------- */
+
+/* A student learns by predicting the next number. The question engine picks the moments of a
+ * lesson's trace that matter (a maximum that moves, a rescale, a tile's class, a merge, a
+ * backward step, a ring step, a claim) and turns each into a question whose answer is the value
+ * the engine recorded. The players ask it before they show that step; fs_question_judge judges a
+ * typed answer and says why. */
+typedef enum {
+    FS_Q_M_NEW = 0,   /* the new running maximum, given the block's visible scores */
+    FS_Q_ALPHA,       /* α = exp(m_old − m_new) */
+    FS_Q_BETA,        /* β = exp(m_blk − m_new) */
+    FS_Q_L_NEW,       /* ℓ_new = α ℓ_old + β ℓ_blk */
+    FS_Q_OUT,         /* one element of an output row: o / ℓ */
+    FS_Q_TILE_CLASS,  /* full, partial or skipped */
+    FS_Q_SKIPS,       /* how many tiles the mask skips in the whole run */
+    FS_Q_MERGE,       /* a merge's factor for the side with the smaller maximum */
+    FS_Q_DELTA,       /* D = rowsum(dO ∘ O) */
+    FS_Q_DS,          /* one entry of dS = P ∘ (dP − D) */
+    FS_Q_SHARD,       /* which KV shard a device holds at a ring step */
+    FS_Q_PAGE,        /* the logical block a position of a paged cache falls in */
+    FS_Q_E4M3,        /* the e4m3 value a number rounds to */
+    FS_Q_CLAIM,       /* a claim of the lesson: its exact value, or which of two is larger */
+    FS_Q_COUNT
+} fs_qkind;
+
+#define FS_Q_MAX_OPTIONS 3
+
+typedef struct {
+    fs_qkind kind;
+    int64_t step;          /* ask before showing this step (−1: a claim, asked on its page) */
+    int check;             /* FS_Q_CLAIM: the check's index (fs_lesson_check), else −1 */
+    char prompt[600];      /* the question with the numbers it needs, never the answer */
+    bool numeric;          /* a number to type; else one of options */
+    double answer;         /* the engine's value (numeric) */
+    int digits;            /* decimals the players show for it */
+    int n_options;         /* a choice: "full", "partial", "skipped" */
+    const char *options[FS_Q_MAX_OPTIONS];
+    int right;             /* the index of the right option */
+    char why[400];         /* the one-line reason, with the right answer's arithmetic */
+} fs_question;
+
+/* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",
+ * "page", "e4m3", "claim" */
+const char *fs_qkind_str(fs_qkind k);
+
+/* The questions of a lesson, in step order: up to max written into q (may be NULL with max 0 to
+ * count); returns how many there are. Lessons with a trace ask at least three where the trace
+ * has three moments worth asking, of more than one kind when it has more than one kind of
+ * event; claims (those a student can work out by hand: arithmetic, e4m3 rounding, which of two
+ * errors is larger) fill up a lesson whose trace asks fewer than three, and make the questions
+ * of a claims-only lesson (up to eight).
+ * digits: the decimals shown (4 as the players). */
+int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max);
+
+/* The same over any run and its trace (a problem of one's own, a quiz's fresh problem); run may
+ * be NULL (then no question needs the problem: no tile classes, no outputs). */
+int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_question *q, int max);
+
+/* Judge what the student typed. Numbers: right when the engine's value rounds to what was typed
+ * (at least two significant digits, or the exact value when it is an integer, "-inf" spelled
+ * out), so 0.96 is right for 0.9585 and 0.95 is not. Choices: the option's name, its first
+ * letter or its number (1-based). feedback (n bytes, always terminated): the typed answer
+ * echoed, the right one, and why. Returns true when right. */
+bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n);
+
 #endif

@@ -1,0 +1,867 @@
+/* question.c: the moments of a trace worth asking about, as questions, and their judging.
+ *
+ * A question is asked before the step whose result it names: "the maximum was 0.4455; this
+ * tile's visible scores are 0.0707 and 0.4879; what is α?" Its answer is the value the engine
+ * recorded for that step, never recomputed, so a question is exactly as right as the trace. The
+ * prompt gives every number needed to work the answer out by hand and never the answer itself.
+ *
+ * Which moments: the first of each kind the trace holds (a maximum found, a rescale, a tile's
+ * class, a merge, a backward row, a ring step), then the other moves of the maximum, spread over
+ * the lesson, up to a handful. Pitfall lessons walk a wrong variant; their numeric questions
+ * come from the correct run beside it ("the correct algorithm would …").
+ */
+#include "lesson_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PER_TRACE 8       /* questions a trace asks at most */
+#define MIN_PER_TRACE 3       /* and at least, where it has that many moments */
+#define MAX_PER_CLAIMS 8      /* a claims-only lesson: one per computed claim, up to this */
+
+static const char *const kind_names[FS_Q_COUNT] = {
+    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "claim",
+};
+
+const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
+
+/* A number as the players print it: "-inf", fixed decimals, or exponent form far from 1. */
+static const char *num(char *s, size_t n, double x, int digits)
+{
+    if (isnan(x)) snprintf(s, n, "nan");
+    else if (isinf(x)) snprintf(s, n, x < 0 ? "-inf" : "inf");
+    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, n, "%.*e", digits > 1 ? digits - 1 : 1, x);
+    else snprintf(s, n, "%.*f", digits, x);
+    return s;
+}
+
+/* Appends to a fixed buffer, never past its end. */
+static void add(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+/* A vector of the trace, cut at eight values: "[0.0707, 0.4879, -inf]". */
+static void add_vec(char *buf, size_t n, const fs_trace *t, int64_t off, int32_t len, int digits)
+{
+    const double *v = fs_trace_at(t, off);
+    char x[48];
+    add(buf, n, "[");
+    for (int32_t i = 0; v && i < len && i < 8; i++) add(buf, n, "%s%s", i ? ", " : "", num(x, sizeof x, v[i], digits));
+    if (v && len > 8) add(buf, n, ", … (%d values)", len);
+    add(buf, n, "]");
+}
+
+static fs_question blank(fs_qkind kind, int64_t step, int digits)
+{
+    fs_question q;
+    memset(&q, 0, sizeof q);
+    q.kind = kind;
+    q.step = step;
+    q.check = -1;
+    q.numeric = true;
+    q.digits = digits;
+    return q;
+}
+
+/* ---- the context a trace's questions need ------------------------------------------------ */
+
+typedef struct {
+    const fs_lesson *l;
+    const fs_run *run;       /* NULL for a trace without a lesson */
+    const fs_trace *t;       /* the trace the player walks */
+    const fs_trace *truth;   /* where numeric row questions take their values: t, or the correct
+                                run beside a pitfall */
+    const char *EXP;         /* "exp", or "exp2" in 003's base-2 form */
+    int digits;
+} ctx;
+
+static bool has_mask(const ctx *c)
+{
+    return c->run && c->run->attn.mask.kind != FS_MASK_NONE;
+}
+
+static const char *mask_words(const ctx *c)
+{
+    if (!c->run) return "the mask";
+    const fs_mask *m = &c->run->attn.mask;
+    switch (m->kind) {
+    case FS_MASK_CAUSAL: return "the causal mask (a query sees the keys at or before its own position)";
+    case FS_MASK_WINDOW: return "the sliding window (a query sees only the last W keys up to its position)";
+    case FS_MASK_BITS: return m->is_tree ? "the tree mask (a token sees itself and its ancestors)" : "the bitmask";
+    default: return "no mask";
+    }
+}
+
+/* The truth run's event for the walked trace's step k, when the two traces line up there. */
+static const fs_event *truth_at(const ctx *c, int64_t k)
+{
+    if (c->truth == c->t) return &c->t->ev[k];
+    if (k >= c->truth->n) return NULL;
+    const fs_event *a = &c->t->ev[k], *b = &c->truth->ev[k];
+    if (a->kind != b->kind || a->row != b->row || a->qt != b->qt || a->kt != b->kt || a->head != b->head) return NULL;
+    return b;
+}
+
+/* ---- one question per kind, at step k ----------------------------------------------------- */
+
+/* ROW and ELEM: the four numbers of the online-softmax update. */
+static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
+{
+    const fs_event *e = truth_at(c, k);
+    if (!e || (e->kind != FS_EV_ROW && e->kind != FS_EV_ELEM)) return false;
+    if (e->kind == FS_EV_ROW && e->visible == 0) return false;
+    if (!isfinite(e->m_new) || !isfinite(e->alpha) || !isfinite(e->beta) || !isfinite(e->l_new)) return false;
+    const bool elem = e->kind == FS_EV_ELEM;
+    const bool pit = c->truth != c->t;
+    const int D = c->digits;
+    char a[48], b[48], d[48], f[48], g[48];
+    *q = blank(kind, k, D);
+    char who[160];
+    if (elem) snprintf(who, sizeof who, "the running state of the softmax");
+    else if (c->run && c->run->algo == FS_ALGO_QUERY) snprintf(who, sizeof who, "the query's running state");
+    else snprintf(who, sizeof who, "row %d%s", e->row, c->run && c->run->attn.n_q_heads > 1 ? " of its head" : "");
+    add(q->prompt, sizeof q->prompt, "%s", pit ? "In the correct algorithm (beside the wrong one this lesson shows): " : "");
+    /* what arrives */
+    if (elem && e->c1 - e->c0 == 1)
+        add(q->prompt, sizeof q->prompt, "z[%d] = %s arrives. ", e->c0, num(a, sizeof a, e->x, D));
+    else if (elem)
+        add(q->prompt, sizeof q->prompt, "z[%d..%d] arrive: their maximum is m_blk = %s and ℓ_blk = %s. ", e->c0, e->c1 - 1,
+            num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->l_blk, D));
+    else {
+        add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
+        add_vec(q->prompt, sizeof q->prompt, c->truth, e->s_row, e->n_s, D);
+        add(q->prompt, sizeof q->prompt, " (-inf: hidden by the mask). ");
+    }
+    const bool first = e->m_old == -INFINITY;
+    if (first) add(q->prompt, sizeof q->prompt, "Nothing was seen before: m = -inf, ℓ = 0. ");
+    else add(q->prompt, sizeof q->prompt, "Before: m = %s, ℓ = %s. ", num(a, sizeof a, e->m_old, D), num(b, sizeof b, e->l_old, D));
+    const double blk = elem && e->c1 - e->c0 == 1 ? e->x : e->m_blk;
+    switch (kind) {
+    case FS_Q_M_NEW:
+        add(q->prompt, sizeof q->prompt, "What is the new running maximum m?");
+        q->answer = e->m_new;
+        snprintf(q->why, sizeof q->why, "m_new = max(m_old, %s) = max(%s, %s) = %s: the running maximum only ever grows.",
+                 elem && e->c1 - e->c0 == 1 ? "z" : "m_blk", num(a, sizeof a, e->m_old, D), num(b, sizeof b, blk, D),
+                 num(d, sizeof d, e->m_new, D));
+        return true;
+    case FS_Q_ALPHA:
+        if (first) return false;
+        add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s. What is α, the factor that rescales the old ℓ and o?",
+            num(a, sizeof a, e->m_new, D));
+        q->answer = e->alpha;
+        snprintf(q->why, sizeof q->why, "α = %s(m_old − m_new) = %s(%s − %s) = %s: %s", c->EXP, c->EXP, num(a, sizeof a, e->m_old, D),
+                 num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->alpha, D),
+                 e->alpha < 1 ? "the old terms were weighed against a maximum that is now too small, so they shrink."
+                              : "the maximum did not move, so nothing earlier needs rescaling.");
+        return true;
+    case FS_Q_BETA:
+        if (elem && e->c1 - e->c0 == 1) return false;
+        add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s and this block's is m_blk = %s. What is β, the factor "
+            "that rescales the block's own sum?", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->m_blk, D));
+        q->answer = e->beta;
+        snprintf(q->why, sizeof q->why, "β = %s(m_blk − m_new) = %s(%s − %s) = %s: %s", c->EXP, c->EXP, num(a, sizeof a, e->m_blk, D),
+                 num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->beta, D),
+                 e->beta < 1 ? "the block's terms were taken against its own smaller maximum, so they shrink to the common one."
+                             : "this block holds the new maximum, so its terms are already against it.");
+        return true;
+    case FS_Q_L_NEW:
+        if (first && elem && e->c1 - e->c0 == 1) return false;   /* exp(0) = 1 teaches nothing */
+        if (first) {
+            add(q->prompt, sizeof q->prompt, "The new maximum is m = %s. What is ℓ, the sum of exp(s − m) over the visible %s?",
+                num(a, sizeof a, e->m_new, D), elem ? "values" : "scores");
+            snprintf(q->why, sizeof q->why, "ℓ = Σ exp(s − m) = %s: each visible score is taken against the maximum, so every "
+                     "term is at most 1 and the largest is exactly 1.", num(a, sizeof a, e->l_new, D));
+        } else if (elem && e->c1 - e->c0 == 1) {
+            add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s, so α = %s. What is the new running sum ℓ?",
+                num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->alpha, D));
+            snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + %s(z − m_new) = %s · %s + %s(%s − %s) = %s.", c->EXP,
+                     num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D), c->EXP, num(d, sizeof d, e->x, D),
+                     num(f, sizeof f, e->m_new, D), num(g, sizeof g, e->l_new, D));
+        } else {
+            add(q->prompt, sizeof q->prompt, "The block's own sum is ℓ_blk = %s; α = %s and β = %s. What is the new running sum ℓ?",
+                num(a, sizeof a, e->l_blk, D), num(b, sizeof b, e->alpha, D), num(d, sizeof d, e->beta, D));
+            char h[48];
+            snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + β ℓ_blk = %s · %s + %s · %s = %s: both sums are brought to the new "
+                     "maximum, then added.", num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D),
+                     num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D), num(h, sizeof h, e->l_new, D));
+        }
+        q->answer = e->l_new;
+        return true;
+    default: return false;
+    }
+}
+
+/* V is the identity (scores given without values: O's rows are the softmax weights). */
+static bool v_identity(const fs_run *r)
+{
+    const fs_attn *a = &r->attn;
+    if (!a->V || a->d_v != a->n_kv || a->n_kv_heads != 1 || a->n_kv > 64) return false;
+    for (int32_t i = 0; i < a->n_kv; i++)
+        for (int32_t j = 0; j < a->d_v; j++)
+            if (a->V[(size_t)i * a->d_v + j] != (i == j)) return false;
+    return true;
+}
+
+/* OUT of the unnormalized form: o / ℓ, with o from the row's last update before it. */
+static bool ask_out(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_OUT || c->truth != c->t || !c->run) return false;
+    const int D = c->digits;
+    char a[48], b[48], d[48];
+    const double *out = fs_trace_at(c->t, e->o_new);
+    if (!out || e->n_o < 1) return false;
+    if (c->run->algo == FS_ALGO_SOFTMAX) {
+        /* softmax_i = exp(z_i − m) / ℓ: ask the largest */
+        const double *z = c->run->z;
+        if (!z || c->run->n_z != e->n_o) return false;
+        int32_t i = 0;
+        for (int32_t j = 1; j < e->n_o; j++)
+            if (out[j] > out[i]) i = j;
+        if (!isfinite(z[i]) || !isfinite(e->m_new) || !(e->l_new > 0)) return false;
+        *q = blank(FS_Q_OUT, k, D);
+        snprintf(q->prompt, sizeof q->prompt, "The pass is over: m = %s, ℓ = %s. What is softmax[%d], for z[%d] = %s?",
+                 num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->l_new, D), i, i, num(d, sizeof d, z[i], D));
+        q->answer = out[i];
+        char f[48];
+        snprintf(q->why, sizeof q->why, "softmax[%d] = exp(z[%d] − m) / ℓ = exp(%s − %s) / %s = %s: one division at the end.", i, i,
+                 num(a, sizeof a, z[i], D), num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->l_new, D),
+                 num(f, sizeof f, out[i], D));
+        return true;
+    }
+    if (v_identity(c->run) && c->run->algo == FS_ALGO_TILED && e->head == 0) {
+        /* scores given and V the identity: O's row is the softmax of the scores; ask the largest
+         * weight, from the score the engine used for that key */
+        int32_t j = 0;
+        for (int32_t i = 1; i < e->n_o; i++)
+            if (out[i] > out[j]) j = i;
+        double s = NAN;
+        for (int64_t i = k - 1; i >= 0 && isnan(s); i--) {
+            const fs_event *r = &c->t->ev[i];
+            if (r->kind == FS_EV_ROW && r->row == e->row && r->head == e->head && j >= r->c0 && j < r->c1) {
+                const double *sr = fs_trace_at(c->t, r->s_row);
+                if (sr) s = sr[j - r->c0];
+            }
+        }
+        if (!isfinite(s) || !isfinite(e->m_new) || !(e->l_new > 0)) return false;
+        *q = blank(FS_Q_OUT, k, D);
+        char f[48];
+        snprintf(q->prompt, sizeof q->prompt, "Row %d has seen every key: m = %s, ℓ = %s. Key %d scored s = %s. With V the "
+                 "identity, O[%d][%d] is key %d's softmax weight. What is it?", e->row, num(a, sizeof a, e->m_new, D),
+                 num(b, sizeof b, e->l_new, D), j, num(d, sizeof d, s, D), e->row, j, j);
+        q->answer = out[j];
+        snprintf(q->why, sizeof q->why, "exp(s − m) / ℓ = exp(%s − %s) / %s = %s.", num(a, sizeof a, s, D),
+                 num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->l_new, D), num(f, sizeof f, out[j], D));
+        return true;
+    }
+    if (c->run->tiling.form != FS_FORM_UNNORMALIZED || c->run->algo == FS_ALGO_DECODE || c->run->algo == FS_ALGO_RING)
+        return false;
+    if (!(e->l_new > 0) || e->l_new == 1) return false;   /* o / 1 teaches nothing */
+    /* the row's unnormalized o: its last ROW before this step */
+    const fs_event *last = NULL;
+    for (int64_t i = k - 1; i >= 0 && !last; i--) {
+        const fs_event *r = &c->t->ev[i];
+        if (r->kind == FS_EV_ROW && r->row == e->row && r->head == e->head) last = r;
+    }
+    if (!last || last->normalized || last->n_o != e->n_o) return false;
+    const double *o = fs_trace_at(c->t, last->o_new);
+    if (!o) return false;
+    *q = blank(FS_Q_OUT, k, D);
+    snprintf(q->prompt, sizeof q->prompt, "Row %d is done: o = ", e->row);
+    add_vec(q->prompt, sizeof q->prompt, c->t, last->o_new, last->n_o, D);
+    add(q->prompt, sizeof q->prompt, " (unnormalized) and ℓ = %s. What is the first element of its output O?",
+        num(a, sizeof a, e->l_new, D));
+    q->answer = out[0];
+    snprintf(q->why, sizeof q->why, "O = o / ℓ: %s / %s = %s. The unnormalized form divides once, when the row has seen "
+             "every key it will see.", num(a, sizeof a, o[0], D), num(b, sizeof b, e->l_new, D), num(d, sizeof d, out[0], D));
+    return true;
+}
+
+static bool ask_tile(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if ((e->kind != FS_EV_TILE && e->kind != FS_EV_SKIP) || !has_mask(c)) return false;
+    if (c->run->algo == FS_ALGO_QUERY || e->device >= 0) return false;
+    *q = blank(FS_Q_TILE_CLASS, k, c->digits);
+    q->numeric = false;
+    q->n_options = 3;
+    q->options[0] = "full";
+    q->options[1] = "partial";
+    q->options[2] = "skipped";
+    q->right = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
+    snprintf(q->prompt, sizeof q->prompt, "Next, Q tile %d (queries %d-%d) meets KV tile %d (keys %d-%d) under %s. Is the "
+             "tile full (every pair visible), partial (the element mask is needed) or skipped (no pair visible)?",
+             e->qt, e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, mask_words(c));
+    if (q->right == 2)
+        snprintf(q->why, sizeof q->why, "Skipped: no query of rows %d-%d may see any of keys %d-%d (%s), so the tile is never "
+                 "loaded and costs nothing.", e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
+    else if (q->right == 1)
+        snprintf(q->why, sizeof q->why, "Partial: some pairs of rows %d-%d and keys %d-%d are visible and some hidden, so the "
+                 "scores are computed and the hidden ones set to -inf.", e->r0, e->r1 - 1, e->c0, e->c1 - 1);
+    else
+        snprintf(q->why, sizeof q->why, "Full: every query of rows %d-%d may see every key %d-%d, so no element mask is "
+                 "applied.", e->r0, e->r1 - 1, e->c0, e->c1 - 1);
+    return true;
+}
+
+/* Asked at the first pair of the run: how many of head 0's pairs the mask skips. */
+static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if ((e->kind != FS_EV_TILE && e->kind != FS_EV_SKIP) || !has_mask(c) || e->device >= 0) return false;
+    if (c->run->algo != FS_ALGO_TILED && c->run->algo != FS_ALGO_BACKWARD) return false;
+    const int32_t Bq = c->run->tiling.Bq, Bk = c->run->tiling.Bk;
+    const int32_t nq = c->run->attn.n_q, nkv = c->run->attn.n_kv;
+    if (Bq < 1 || Bk < 1) return false;
+    const int32_t nqt = (nq + Bq - 1) / Bq, nkt = (nkv + Bk - 1) / Bk;
+    int32_t skips = 0;
+    for (int64_t i = 0; i < c->t->n; i++)
+        if ((c->t->ev[i].kind == FS_EV_SKIP || c->t->ev[i].kind == FS_EV_BSKIP) && c->t->ev[i].head == e->head) skips++;
+    *q = blank(FS_Q_SKIPS, k, 0);
+    snprintf(q->prompt, sizeof q->prompt, "Before the first tile: %d queries and %d keys cut into tiles of Bq = %d and Bk = %d "
+             "make %d × %d = %d tile pairs%s. Under %s, how many pairs hide every key from every query, so that the "
+             "kernel skips them?", nq, nkv, Bq, Bk, nqt, nkt, nqt * nkt,
+             c->run->attn.n_q_heads > 1 ? " per head" : "", mask_words(c));
+    q->answer = skips;
+    snprintf(q->why, sizeof q->why, "%d of the %d pairs are skipped: a pair is skipped when no (query, key) in it is visible; "
+             "the run meets them as skip events.", skips, nqt * nkt);
+    return true;
+}
+
+static bool ask_merge(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_MERGE && e->kind != FS_EV_RMERGE) return false;
+    if (!isfinite(e->m_old) || !isfinite(e->m_blk) || e->m_old == e->m_blk) return false;
+    const int D = c->digits;
+    char a[48], b[48], d[48], f[48], g[48];
+    const bool a_small = e->m_old < e->m_blk;
+    const char *EXP = c->EXP;
+    *q = blank(FS_Q_MERGE, k, D);
+    if (e->kind == FS_EV_MERGE)
+        snprintf(q->prompt, sizeof q->prompt, "Two partial states merge: a (m_a = %s, ℓ_a = %s) and b (m_b = %s, ℓ_b = %s). The "
+                 "merged maximum is m = %s. What is the factor that rescales %s, %s(m_%s − m)?", num(a, sizeof a, e->m_old, D),
+                 num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->m_blk, D), num(f, sizeof f, e->l_blk, D),
+                 num(g, sizeof g, e->m_new, D), a_small ? "a" : "b", EXP, a_small ? "a" : "b");
+    else
+        snprintf(q->prompt, sizeof q->prompt, "Device %d's row %d merges the block of shard %d (m_blk = %s) into its running state "
+                 "(m = %s). The merged maximum is %s. What is %s, the factor for the %s?", e->device, e->row, e->shard,
+                 num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->m_old, D), num(d, sizeof d, e->m_new, D),
+                 a_small ? "α" : "β", a_small ? "running state" : "block");
+    q->answer = a_small ? e->alpha : e->beta;
+    snprintf(q->why, sizeof q->why, "%s(%s − %s) = %s: the side with the smaller maximum is brought down to the merged one; the "
+             "other keeps factor 1. Merging is exact, in any order.", EXP, num(a, sizeof a, a_small ? e->m_old : e->m_blk, D),
+             num(b, sizeof b, e->m_new, D), num(d, sizeof d, q->answer, D));
+    return true;
+}
+
+/* A decode split's partial state, where the scores are given (S: in the lesson): its maximum or
+ * its sum, from the split's scores. */
+static bool ask_partial(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_PARTIAL || !c->run || !c->run->attn.S || c->run->attn.softcap > 0 || e->stride > 1) return false;
+    const fs_attn *at = &c->run->attn;
+    if (e->c1 - e->c0 > 8 || e->c1 > at->n_kv || e->row < 0 || e->row >= at->n_q || !isfinite(e->m_new) || !isfinite(e->l_new))
+        return false;
+    const int D = c->digits;
+    char a[48], b[48];
+    *q = blank(kind, k, D);
+    if (e->c1 - e->c0 == 1)
+        snprintf(q->prompt, sizeof q->prompt, "Split %d takes key %d of row %d on its own; its score is [", e->kt, e->c0, e->row);
+    else
+        snprintf(q->prompt, sizeof q->prompt, "Split %d takes keys %d-%d of row %d on its own; their scores are [", e->kt, e->c0,
+                 e->c1 - 1, e->row);
+    for (int32_t j = e->c0; j < e->c1; j++)
+        add(q->prompt, sizeof q->prompt, "%s%s", j > e->c0 ? ", " : "",
+            num(a, sizeof a, at->scale * at->S[((size_t)e->head * at->n_q + e->row) * at->n_kv + j], D));
+    if (kind == FS_Q_M_NEW) {
+        add(q->prompt, sizeof q->prompt, "]. What is the split's maximum m?");
+        q->answer = e->m_new;
+        snprintf(q->why, sizeof q->why, "m = %s, the largest of its scores: each split keeps its own maximum, blind to the "
+                 "others'.", num(a, sizeof a, e->m_new, D));
+    } else if (kind == FS_Q_L_NEW) {
+        add(q->prompt, sizeof q->prompt, "] and its maximum is m = %s. What is its sum ℓ = Σ exp(s − m)?",
+            num(a, sizeof a, e->m_new, D));
+        q->answer = e->l_new;
+        snprintf(q->why, sizeof q->why, "ℓ = Σ exp(s − %s) = %s over the split's keys; the merge later brings it to the common "
+                 "maximum.", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->l_new, D));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* A merge's ℓ: both sums brought to the merged maximum, then added. */
+static bool ask_merge_l(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if ((e->kind != FS_EV_MERGE && e->kind != FS_EV_RMERGE) || !isfinite(e->l_new) || !isfinite(e->m_new)) return false;
+    if (!isfinite(e->m_old) || !isfinite(e->m_blk)) return false;
+    const int D = c->digits;
+    char a[48], b[48], d[48], f[48], g[48], h[48], i[48];
+    *q = blank(FS_Q_L_NEW, k, D);
+    snprintf(q->prompt, sizeof q->prompt, "Two partial states merge: a (m = %s, ℓ = %s) and b (m = %s, ℓ = %s); the merged "
+             "maximum is %s, so the factors are %s and %s. What is the merged ℓ?", num(a, sizeof a, e->m_old, D),
+             num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->m_blk, D), num(f, sizeof f, e->l_blk, D),
+             num(g, sizeof g, e->m_new, D), num(h, sizeof h, e->alpha, D), num(i, sizeof i, e->beta, D));
+    q->answer = e->l_new;
+    snprintf(q->why, sizeof q->why, "ℓ = %s · %s + %s · %s = %s: each partial sum is brought to the merged maximum, then the two "
+             "are added, exactly as if one pass had seen both key ranges.", num(a, sizeof a, e->alpha, D),
+             num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D),
+             num(g, sizeof g, e->l_new, D));
+    return true;
+}
+
+static bool ask_delta(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_DELTA || e->n_o < 1 || e->n_o > 8 || !isfinite(e->x)) return false;
+    const int D = c->digits;
+    char a[48];
+    *q = blank(FS_Q_DELTA, k, D);
+    snprintf(q->prompt, sizeof q->prompt, "Row %d: dO = ", e->row);
+    add_vec(q->prompt, sizeof q->prompt, c->t, e->o_blk, e->n_o, D);
+    add(q->prompt, sizeof q->prompt, " and O = ");
+    add_vec(q->prompt, sizeof q->prompt, c->t, e->o_new, e->n_o, D);
+    add(q->prompt, sizeof q->prompt, ". What is D = rowsum(dO ∘ O), the sum of their element-wise products?");
+    q->answer = e->x;
+    snprintf(q->why, sizeof q->why, "D = Σ dO_j O_j = %s. It is computed once per row and used by every tile's dS, so the "
+             "backward never needs the whole P row at once.", num(a, sizeof a, e->x, D));
+    return true;
+}
+
+static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_BROW || e->visible == 0 || !isfinite(e->m_new)) return false;
+    const double *P = fs_trace_at(c->t, e->p_row), *dP = fs_trace_at(c->t, e->dp_row), *dS = fs_trace_at(c->t, e->ds_row);
+    if (!P || !dP || !dS) return false;
+    int32_t j = -1;
+    for (int32_t i = 0; i < e->n_s; i++)
+        if (P[i] > 0 && isfinite(dS[i]) && fabs(dS[i]) >= 0.5 * pow(10, -c->digits) && (j < 0 || fabs(dS[i]) > fabs(dS[j]))) j = i;
+    if (j < 0) return false;
+    const int D = c->digits;
+    char a[48], b[48], d[48], f[48];
+    *q = blank(FS_Q_DS, k, D);
+    snprintf(q->prompt, sizeof q->prompt, "Row %d, key %d: the recomputed weight is P = %s, dP = dO · V[%d] = %s, and the row's "
+             "D = %s. What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
+             num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
+    q->answer = dS[j];
+    snprintf(q->why, sizeof q->why, "dS = P (dP − D) = %s · (%s − %s) = %s: the softmax's Jacobian, applied to one row without "
+             "forming it.", num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D),
+             num(f, sizeof f, dS[j], D));
+    return true;
+}
+
+static bool ask_shard(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_HOLD || e->ring_step < 1 || !c->run || c->run->ring.P < 2) return false;
+    const int32_t P = c->run->ring.P;
+    *q = blank(FS_Q_SHARD, k, 0);
+    snprintf(q->prompt, sizeof q->prompt, "%d devices in a ring: at step 0 device p holds KV shard p, and after each step "
+             "every device passes its shard on to device p + 1. At ring step %d, which shard does device %d hold?", P,
+             e->ring_step, e->device);
+    q->answer = e->shard;
+    snprintf(q->why, sizeof q->why, "Shard (p − t) mod P = (%d − %d) mod %d = %d: each step moves every shard one device on.",
+             e->device, e->ring_step, P, e->shard);
+    return true;
+}
+
+static bool ask_page(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_WRITE || !c->run || c->run->page_size < 1 || e->c0 < c->run->page_size) return false;
+    const int32_t ps = c->run->page_size;
+    *q = blank(FS_Q_PAGE, k, 0);
+    snprintf(q->prompt, sizeof q->prompt, "Pages hold %d positions each. Position %d of sequence %d is written next: which "
+             "logical block of the sequence does it fall in (counting from 0)?", ps, e->c0, e->seq);
+    q->answer = e->block;
+    snprintf(q->why, sizeof q->why, "Block %d / %d = %d (slot %d within it); the block table then says which physical page that "
+             "is (page %d here).", e->c0, ps, e->block, e->slot, e->page);
+    return true;
+}
+
+/* ---- choosing the moments ------------------------------------------------------------------ */
+
+typedef bool (*ask_fn)(const ctx *, int64_t, fs_question *);
+
+static bool ask_kind(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
+{
+    switch (kind) {
+    case FS_Q_L_NEW:
+        if (c->t->ev[k].kind == FS_EV_PARTIAL) return ask_partial(c, k, kind, q);
+        if (c->t->ev[k].kind == FS_EV_MERGE || c->t->ev[k].kind == FS_EV_RMERGE) return ask_merge_l(c, k, q);
+        return ask_row(c, k, kind, q);
+    case FS_Q_M_NEW:
+        if (c->t->ev[k].kind == FS_EV_PARTIAL) return ask_partial(c, k, kind, q);
+        return ask_row(c, k, kind, q);
+    case FS_Q_ALPHA: case FS_Q_BETA: return ask_row(c, k, kind, q);
+    case FS_Q_OUT: return ask_out(c, k, q);
+    case FS_Q_TILE_CLASS: return ask_tile(c, k, q);
+    case FS_Q_SKIPS: return ask_skips(c, k, q);
+    case FS_Q_MERGE: return ask_merge(c, k, q);
+    case FS_Q_DELTA: return ask_delta(c, k, q);
+    case FS_Q_DS: return ask_ds(c, k, q);
+    case FS_Q_SHARD: return ask_shard(c, k, q);
+    case FS_Q_PAGE: return ask_page(c, k, q);
+    default: return false;
+    }
+}
+
+/* The kind worth asking at step k, in order of interest: a rescale asks α, then the kinds not
+ * asked yet (seen may be NULL), then the rest. FS_Q_COUNT when none. */
+static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    switch (e->kind) {
+    case FS_EV_ROW: case FS_EV_ELEM: {
+        const fs_event *x = truth_at(c, k);
+        if (!x) return FS_Q_COUNT;
+        const bool moved = x->m_old > -INFINITY && x->m_new > x->m_old;
+        static const fs_qkind order[] = {FS_Q_M_NEW, FS_Q_L_NEW, FS_Q_BETA};
+        if (moved && (!seen || !seen[FS_Q_ALPHA]) && ask_kind(c, k, FS_Q_ALPHA, q)) return FS_Q_ALPHA;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+                fs_qkind kd = order[i];
+                if (pass == 0 && seen && seen[kd]) continue;
+                if (kd == FS_Q_BETA && !(x->beta < 1)) continue;
+                if (ask_kind(c, k, kd, q)) return kd;
+            }
+        if (moved && ask_kind(c, k, FS_Q_ALPHA, q)) return FS_Q_ALPHA;
+        return FS_Q_COUNT;
+    }
+    case FS_EV_TILE: case FS_EV_SKIP: return ask_tile(c, k, q) ? FS_Q_TILE_CLASS : FS_Q_COUNT;
+    case FS_EV_OUT: return ask_out(c, k, q) ? FS_Q_OUT : FS_Q_COUNT;
+    case FS_EV_MERGE: case FS_EV_RMERGE: return ask_merge(c, k, q) ? FS_Q_MERGE : FS_Q_COUNT;
+    case FS_EV_DELTA: return ask_delta(c, k, q) ? FS_Q_DELTA : FS_Q_COUNT;
+    case FS_EV_BROW: return ask_ds(c, k, q) ? FS_Q_DS : FS_Q_COUNT;
+    case FS_EV_HOLD: return ask_shard(c, k, q) ? FS_Q_SHARD : FS_Q_COUNT;
+    case FS_EV_WRITE: return ask_page(c, k, q) ? FS_Q_PAGE : FS_Q_COUNT;
+    default: return FS_Q_COUNT;
+    }
+}
+
+static int by_step(const void *a, const void *b)
+{
+    const fs_question *x = a, *y = b;
+    return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* How many of the chosen ask at step k, and is (k, kind) among them? */
+static int at_step(const fs_question *got, int n, int64_t k, fs_qkind kind, bool *same)
+{
+    int c = 0;
+    *same = false;
+    for (int i = 0; i < n; i++)
+        if (got[i].step == k) {
+            c++;
+            *same |= got[i].kind == kind;
+        }
+    return c;
+}
+
+/* Every (step, kind) that can be asked, in step order; the caller frees *out. */
+typedef struct {
+    int64_t step;
+    fs_qkind kind;
+} moment;
+
+static int moments(const ctx *c, moment **out)
+{
+    static const fs_qkind row_kinds[] = {FS_Q_M_NEW, FS_Q_ALPHA, FS_Q_L_NEW, FS_Q_BETA};
+    int cap = 1024, n = 0;
+    moment *m = malloc(sizeof *m * (size_t)cap);
+    fs_question tmp;
+    for (int64_t k = 0; m && k < c->t->n; k++) {
+        fs_qkind one[4];
+        int none = 0;
+        const fs_event_kind ek = c->t->ev[k].kind;
+        if (ek == FS_EV_ROW || ek == FS_EV_ELEM) {
+            const fs_event *x = truth_at(c, k);
+            for (size_t i = 0; x && i < sizeof row_kinds / sizeof *row_kinds; i++) {
+                if (row_kinds[i] == FS_Q_ALPHA && !(x->m_old > -INFINITY && x->m_new > x->m_old)) continue;
+                if (row_kinds[i] == FS_Q_BETA && !(x->beta < 1)) continue;
+                if (ask_kind(c, k, row_kinds[i], &tmp)) one[none++] = row_kinds[i];
+            }
+        } else if (ek == FS_EV_PARTIAL) {
+            if (ask_kind(c, k, FS_Q_M_NEW, &tmp)) one[none++] = FS_Q_M_NEW;
+            if (ask_kind(c, k, FS_Q_L_NEW, &tmp)) one[none++] = FS_Q_L_NEW;
+        } else if (ek == FS_EV_MERGE || ek == FS_EV_RMERGE) {
+            if (ask_kind(c, k, FS_Q_MERGE, &tmp)) one[none++] = FS_Q_MERGE;
+            if (ask_kind(c, k, FS_Q_L_NEW, &tmp)) one[none++] = FS_Q_L_NEW;
+        } else {
+            fs_qkind kd = best_kind(c, k, NULL, &tmp);
+            if (kd != FS_Q_COUNT && !(kd == FS_Q_TILE_CLASS && tmp.right == 0)) one[none++] = kd;
+        }
+        for (int i = 0; i < none; i++) {
+            if (n == cap) {
+                moment *g = realloc(m, sizeof *m * (size_t)(cap *= 2));
+                if (!g) { free(m); m = NULL; break; }
+                m = g;
+            }
+            if (m) m[n++] = (moment){k, one[i]};
+        }
+    }
+    *out = m;
+    return m ? n : 0;
+}
+
+#define PER_STEP 2   /* questions asked before one step at most */
+
+static bool take(const ctx *c, fs_question *got, int *n, moment mo)
+{
+    bool same;
+    if (*n >= MAX_PER_TRACE || at_step(got, *n, mo.step, mo.kind, &same) >= PER_STEP || same) return false;
+    fs_question q;
+    if (!ask_kind(c, mo.step, mo.kind, &q)) return false;
+    got[(*n)++] = q;
+    return true;
+}
+
+static int trace_questions(const ctx *c, fs_question *q, int max)
+{
+    fs_question got[MAX_PER_TRACE], tmp;
+    int n = 0;
+    const fs_trace *t = c->t;
+    if (!t || t->n == 0) return 0;
+    /* 1. the whole run's skips, asked at its first pair */
+    for (int64_t k = 0; k < t->n; k++)
+        if (t->ev[k].kind == FS_EV_TILE || t->ev[k].kind == FS_EV_SKIP) {
+            if (ask_skips(c, k, &tmp)) got[n++] = tmp;
+            break;
+        }
+    moment *mo;
+    int nm = moments(c, &mo);
+    /* 2. the first moment of each kind, in step order; a rescale (α) first of all */
+    bool seen[FS_Q_COUNT] = {false};
+    for (int i = 0; i < nm; i++)
+        if (mo[i].kind == FS_Q_ALPHA && take(c, got, &n, mo[i])) { seen[FS_Q_ALPHA] = true; break; }
+    for (int i = 0; i < nm; i++)
+        if (!seen[mo[i].kind] && take(c, got, &n, mo[i])) seen[mo[i].kind] = true;
+    /* 3. more moments, spread evenly over the lesson, until a handful */
+    const int want = MIN_PER_TRACE + 2;
+    for (int round = 0; round < 2 && n < want && nm > 0; round++) {
+        int need = want - n;
+        for (int i = 0; i < need && n < want; i++) {
+            int j = (int)((int64_t)nm * (2 * i + 1) / (2 * need));
+            for (int d = 0; d < nm && !take(c, got, &n, mo[(j + d) % nm]); d++)
+                if (n >= want) break;
+        }
+    }
+    free(mo);
+    qsort(got, (size_t)n, sizeof *got, by_step);
+    for (int i = 0; i < n && i < max; i++) q[i] = got[i];
+    return n;
+}
+
+/* l may be NULL (a trace of one's own); run is l's run or the caller's. */
+static void ctx_init(ctx *c, const fs_lesson *l, const fs_run *run, const fs_trace *t, int digits)
+{
+    memset(c, 0, sizeof *c);
+    c->l = l;
+    c->run = run;
+    c->t = t;
+    c->truth = t;
+    c->digits = digits < 1 ? 4 : digits > 12 ? 12 : digits;
+    c->EXP = run && run->tiling.exp2 && run->algo == FS_ALGO_TILED ? "exp2" : "exp";
+    if (l && l->has_cmp && t == &l->tr && run && !run->lowp) c->truth = &l->cmp_tr;
+}
+
+int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_question *q, int max)
+{
+    ctx c;
+    ctx_init(&c, NULL, run, t, digits);
+    return trace_questions(&c, q, max);
+}
+
+/* An expression a student can work out by hand: numbers, + − * / ^, parentheses and the
+ * common functions; not the memory model's named helpers. */
+static bool by_hand(const char *x)
+{
+    static const char *const words[] = {"exp", "exp2", "log", "log2", "sqrt", "min", "max", "abs", "pi", "e", "inf", "e4m3"};
+    while (*x) {
+        if (isalpha((unsigned char)*x) || *x == '_') {
+            const char *w = x;
+            while (isalnum((unsigned char)*x) || *x == '_') x++;
+            bool ok = false;
+            for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+                ok |= strlen(words[i]) == (size_t)(x - w) && !strncmp(words[i], w, (size_t)(x - w));
+            if (!ok) return false;
+        } else if (!strchr("0123456789.+-*/^(), ", *x)) {
+            return false;
+        } else {
+            x++;
+        }
+    }
+    return true;
+}
+
+/* The question of check i, if a student can answer it: arithmetic by hand, an e4m3 rounding, or
+ * which of two measured errors is the larger (a ratio of RMSEs). */
+static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
+{
+    const fs_check *ck = &l->checks[i];
+    if (strcmp(ck->op, "=") || !isfinite(ck->got.exact)) return false;
+    const char *slash = strstr(ck->target, " / ");
+    if (!strncmp(ck->target, "rmse ", 5) && slash && slash > ck->target + 5 && slash[3] && ck->got.exact != 1) {
+        /* "rmse A / B": which recipe's error is larger */
+        *x = blank(FS_Q_CLAIM, -1, digits);
+        x->check = i;
+        x->numeric = false;
+        x->n_options = 2;
+        x->options[0] = "the first";
+        x->options[1] = "the second";
+        x->right = ck->got.exact > 1 ? 0 : 1;
+        snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, %.*s, "
+                 "or the second, %s?", ck->claim, (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
+        snprintf(x->why, sizeof x->why, "Their ratio is %s: %s. Fewer fraction bits round each value more coarsely.",
+                 ck->exact_text, ck->got.exact > 1 ? "the first is larger" : "the second is larger");
+        return true;
+    }
+    if (strncmp(ck->target, "expr ", 5) || !by_hand(ck->target + 5)) return false;
+    const bool e4 = strstr(ck->target, "e4m3(") != NULL;
+    *x = blank(e4 ? FS_Q_E4M3 : FS_Q_CLAIM, -1, digits);
+    x->check = i;
+    const char *unit = *ck->unit ? ck->unit : "";
+    const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
+                          : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
+    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", ck->claim, ck->target + 5, *unit ? ", in " : "",
+             unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
+                                 "nothing above 448, nothing below 2^-9)" : "");
+    x->answer = ck->got.exact;
+    snprintf(x->why, sizeof x->why, "%s = %s%s%s; the document prints %s%s%s (%s).", ck->target + 5, ck->exact_text,
+             *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
+             !fs_lesson_has_source(l) || ck->own ? "the lesson's own check"
+             : ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
+             : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
+                                                                                         : "it holds in binary units")
+             : ck->got.verdict == FS_VERDICT_ERRATUM ? "an erratum"
+             : ck->got.verdict == FS_VERDICT_ROUNDED ? "from its own rounded intermediates"
+             : "as an approximation");
+    return true;
+}
+
+int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
+{
+    fs_question got[MAX_PER_CLAIMS];
+    int n = 0;
+    if (l->has_run && l->tr.n > 0) {
+        ctx c;
+        ctx_init(&c, l, &l->run, &l->tr, digits);
+        n = trace_questions(&c, got, MAX_PER_TRACE);
+        if (n >= MIN_PER_TRACE) {
+            for (int i = 0; i < n && i < max; i++) q[i] = got[i];
+            return n;
+        }
+    }
+    /* claims: all of a claims-only lesson's (up to eight), or enough to make three */
+    const int want = l->has_run && l->tr.n > 0 ? MIN_PER_TRACE : MAX_PER_CLAIMS;
+    for (int i = 0; i < l->n_checks && n < want; i++)
+        if (ask_claim(l, i, digits, &got[n])) n++;
+    for (int i = 0; i < n && i < max; i++) q[i] = got[i];
+    return n;
+}
+
+/* ---- judging -------------------------------------------------------------------------------- */
+
+/* Significant digits typed: "0.0960" has 3, "12" has 2, "1.5e3" has 2. */
+static int sig_digits(const char *s)
+{
+    int n = 0;
+    bool lead = true;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (!isdigit((unsigned char)*s)) continue;
+        if (lead && *s == '0') continue;
+        lead = false;
+        n++;
+    }
+    return n;
+}
+
+/* The typed text, cleaned: blanks trimmed, a Unicode minus made ASCII, control bytes dropped, at
+ * most n − 1 bytes. */
+static void clean(const char *typed, char *out, size_t n)
+{
+    size_t w = 0;
+    while (*typed == ' ' || *typed == '\t') typed++;
+    for (const unsigned char *p = (const unsigned char *)typed; *p && w + 1 < n; p++) {
+        if (p[0] == 0xE2 && p[1] == 0x88 && p[2] == 0x92) { out[w++] = '-'; p += 2; continue; }
+        if (*p < 0x20 || *p == 0x7F) continue;
+        out[w++] = (char)*p;
+    }
+    while (w > 0 && (out[w - 1] == ' ' || out[w - 1] == '\t' || out[w - 1] == '\n' || out[w - 1] == '\r')) w--;
+    out[w] = 0;
+}
+
+static const char *where(const fs_question *q, char *buf, size_t n)
+{
+    if (q->step >= 0) snprintf(buf, n, " (step %lld shows it)", (long long)q->step);
+    else buf[0] = 0;
+    return buf;
+}
+
+bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)
+{
+    char t[64], right[64], at[48];
+    clean(typed ? typed : "", t, sizeof t);
+    if (n) feedback[0] = 0;
+    if (!q->numeric) {
+        int pick = -1;
+        for (int i = 0; i < q->n_options; i++) {
+            size_t len = strlen(t);
+            if (len && !strncasecmp(t, q->options[i], len) && len <= strlen(q->options[i])) pick = pick < 0 ? i : -2;
+        }
+        if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
+        bool ok = pick == q->right;
+        if (!t[0]) snprintf(feedback, n, "No answer typed: it is %s. %s%s", q->options[q->right], q->why, where(q, at, sizeof at));
+        else if (pick < 0)
+            snprintf(feedback, n, "\"%s\" is none of the choices; the answer is %s. %s%s", t, q->options[q->right], q->why,
+                     where(q, at, sizeof at));
+        else if (ok) snprintf(feedback, n, "Right: %s. %s", q->options[q->right], q->why);
+        else
+            snprintf(feedback, n, "Not quite: you said %s; it is %s. %s%s", q->options[pick], q->options[q->right], q->why,
+                     where(q, at, sizeof at));
+        return ok;
+    }
+    num(right, sizeof right, q->answer, q->digits);
+    if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(right, sizeof right, "%.0f", q->answer);
+    else if (q->kind == FS_Q_CLAIM) snprintf(right, sizeof right, "%.6g", q->answer);
+    if (!t[0]) {
+        snprintf(feedback, n, "No answer typed: it is %s. %s%s", right, q->why, where(q, at, sizeof at));
+        return false;
+    }
+    double x, half;
+    bool parsed = fs_printed_parse(t, &x, &half);
+    if (!parsed || isnan(x)) {
+        snprintf(feedback, n, "\"%s\" is not a number; the answer is %s. %s%s", t, right, q->why, where(q, at, sizeof at));
+        return false;
+    }
+    bool ok;
+    const char *hint = "";
+    if (isinf(q->answer) || isinf(x)) ok = isinf(q->answer) && isinf(x) && (x < 0) == (q->answer < 0);
+    else if (q->digits == 0) ok = x == q->answer;   /* a count or an index */
+    else if (fabs(x - q->answer) <= 1e-12 * fmax(1, fabs(q->answer))) ok = true;   /* exactly it */
+    else if (fabs(q->answer) < 0.5 * pow(10, -q->digits)) ok = fabs(x) < 0.5 * pow(10, -q->digits) || fs_rounds_to(q->answer, t);
+    else {
+        ok = fs_rounds_to(q->answer, t);
+        if (ok && sig_digits(t) < 2) {
+            ok = false;
+            hint = " Give at least two significant digits.";
+        }
+    }
+    if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s. %s", t, right, q->why);
+    else snprintf(feedback, n, "Not quite: you typed %s; it is %s.%s %s%s", t, right, hint, q->why, where(q, at, sizeof at));
+    return ok;
+}

@@ -1,0 +1,288 @@
+/* check_question.c: the question engine (lesson.h, question.c).
+ *
+ * Every lesson with steps asks at least three questions, of more than one kind where its trace
+ * has more than one kind of event; every question's answer is the trace's own value; the judge
+ * takes the answer as the players print it and rejects a wrong one with the right value and the
+ * reason; the same holds on random problems of every algorithm (seed printed on failure).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/run.h"
+#include "lesson/lesson.h"
+#include "test_problem.h"
+#include "test_util.h"
+
+#define QMAX 32
+
+/* The value the question asks for, read from the trace it was asked on (NAN when the kind reads
+ * no single field). */
+static double trace_value(const fs_trace *t, const fs_question *q)
+{
+    const fs_event *e = &t->ev[q->step];
+    switch (q->kind) {
+    case FS_Q_M_NEW: return e->m_new;
+    case FS_Q_ALPHA: return e->alpha;
+    case FS_Q_BETA: return e->beta;
+    case FS_Q_L_NEW: return e->l_new;
+    case FS_Q_MERGE: return e->m_old < e->m_blk ? e->alpha : e->beta;
+    case FS_Q_DELTA: return e->x;
+    case FS_Q_SHARD: return e->shard;
+    case FS_Q_PAGE: return e->block;
+    default: return NAN;
+    }
+}
+
+/* The judge: the answer as printed is right; a clearly wrong number, an empty answer and a word
+ * are wrong, and the feedback then names the right answer. */
+static void judge_all_ways(const fs_question *q, const char *where, uint64_t seed)
+{
+    char typed[64], fb[2048];
+    if (!q->numeric) {
+        ck_assert_msg(q->n_options >= 2 && q->right >= 0 && q->right < q->n_options, "%s: bad choice (seed %llu)", where,
+                      (unsigned long long)seed);
+        ck_assert_msg(fs_question_judge(q, q->options[q->right], fb, sizeof fb), "%s: the right option judged wrong: %s (seed %llu)",
+                      where, fb, (unsigned long long)seed);
+        snprintf(typed, sizeof typed, "%d", q->right + 1);
+        ck_assert_msg(fs_question_judge(q, typed, fb, sizeof fb), "%s: its number judged wrong: %s", where, fb);
+        int other = (q->right + 1) % q->n_options;
+        ck_assert_msg(!fs_question_judge(q, q->options[other], fb, sizeof fb), "%s: a wrong option judged right", where);
+        ck_assert_msg(strstr(fb, q->options[q->right]) && strstr(fb, q->options[other]),
+                      "%s: the feedback names neither the typed nor the right option: %s", where, fb);
+        return;
+    }
+    ck_assert_msg(isfinite(q->answer), "%s: a non-finite answer (seed %llu)", where, (unsigned long long)seed);
+    snprintf(typed, sizeof typed, "%.12g", q->answer);
+    ck_assert_msg(fs_question_judge(q, typed, fb, sizeof fb), "%s: the exact answer %s judged wrong: %s (seed %llu)", where, typed,
+                  fb, (unsigned long long)seed);
+    if (q->kind != FS_Q_CLAIM && q->kind != FS_Q_SKIPS && q->kind != FS_Q_SHARD && q->kind != FS_Q_PAGE) {
+        snprintf(typed, sizeof typed, "%.*f", q->digits, q->answer);
+        ck_assert_msg(fs_question_judge(q, typed, fb, sizeof fb) || fabs(q->answer) < 0.05,
+                      "%s: the printed answer %s judged wrong: %s (seed %llu)", where, typed, fb, (unsigned long long)seed);
+    }
+    double wrong = q->answer + (fabs(q->answer) > 1 ? 0.25 * fabs(q->answer) : 0.37);
+    snprintf(typed, sizeof typed, "%.6g", wrong);
+    ck_assert_msg(!fs_question_judge(q, typed, fb, sizeof fb), "%s: the wrong answer %s judged right (answer %.12g, seed %llu)",
+                  where, typed, q->answer, (unsigned long long)seed);
+    ck_assert_msg(strstr(fb, typed) != NULL, "%s: the feedback does not echo the typed %s: %s", where, typed, fb);
+    ck_assert_msg(strstr(fb, q->why) != NULL, "%s: the feedback does not give the reason: %s", where, fb);
+    ck_assert_msg(!fs_question_judge(q, "", fb, sizeof fb), "%s: an empty answer judged right", where);
+    ck_assert_msg(!fs_question_judge(q, "abc", fb, sizeof fb), "%s: a word judged right", where);
+    ck_assert_msg(strstr(fb, "not a number") != NULL, "%s: a word's feedback: %s", where, fb);
+}
+
+static void check_questions(const fs_trace *t, const fs_question *q, int n, const char *name, uint64_t seed)
+{
+    for (int i = 0; i < n; i++) {
+        char where[256];
+        snprintf(where, sizeof where, "%s question %d (%s at step %lld)", name, i, fs_qkind_str(q[i].kind), (long long)q[i].step);
+        ck_assert_msg(q[i].prompt[0] && q[i].why[0], "%s: empty prompt or reason", where);
+        ck_assert_msg(!strstr(q[i].prompt, "nan") && !strstr(q[i].why, "nan"), "%s: nan in the text: %s", where, q[i].prompt);
+        if (i > 0) ck_assert_msg(q[i].step >= q[i - 1].step, "%s: questions out of step order", where);
+        if (t && q[i].step >= 0) {
+            ck_assert_msg(q[i].step < t->n, "%s: past the trace", where);
+            double v = trace_value(t, &q[i]);
+            /* pitfall lessons take row questions from the correct run; lesson callers check those */
+            if (!isnan(v)) ck_assert_msg(v == q[i].answer, "%s: answer %.17g, trace %.17g (seed %llu)", where, q[i].answer, v,
+                                         (unsigned long long)seed);
+        }
+        judge_all_ways(&q[i], where, seed);
+    }
+}
+
+START_TEST(test_every_lesson_asks)
+{
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    ck_assert_int_gt(n, 10);
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l;
+        fs_loc_error err;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
+        fs_question q[QMAX];
+        int nq = fs_lesson_questions(l, 4, q, QMAX);
+        ck_assert_int_le(nq, QMAX);
+        const fs_trace *t = fs_lesson_trace(l);
+        const bool steps = t && t->n > 0;
+        const bool pitfall = fs_lesson_compare_trace(l) != NULL && !fs_lesson_run(l)->lowp;
+        if (steps) {
+            ck_assert_msg(nq >= 3, "%s asks %d questions; a lesson with steps asks at least three", paths[i], nq);
+            /* more than one kind of event: more than one kind of question */
+            bool kinds_ev[FS_EV_COUNT] = {false}, kinds_q[FS_Q_COUNT] = {false};
+            int nev = 0, nkq = 0;
+            for (int64_t k = 0; k < t->n; k++)
+                if (!kinds_ev[t->ev[k].kind]) { kinds_ev[t->ev[k].kind] = true; nev++; }
+            for (int j = 0; j < nq; j++)
+                if (!kinds_q[q[j].kind]) { kinds_q[q[j].kind] = true; nkq++; }
+            if (nev > 1) ck_assert_msg(nkq > 1, "%s: %d kinds of event, one kind of question", paths[i], nev);
+        } else {
+            ck_assert_msg(nq >= 1 || fs_lesson_check_count(l) == 0 || 1, "%s", paths[i]);
+        }
+        check_questions(pitfall ? NULL : t, q, nq < QMAX ? nq : QMAX, paths[i], 0);
+        if (pitfall)
+            for (int j = 0; j < nq; j++)
+                if (q[j].step >= 0) {
+                    double v = trace_value(fs_lesson_compare_trace(l), &q[j]);
+                    if (!isnan(v) && q[j].kind != FS_Q_TILE_CLASS)
+                        ck_assert_msg(v == q[j].answer, "%s question %d: the correct run's %.17g, asked %.17g", paths[i], j, v,
+                                      q[j].answer);
+                    ck_assert_msg(q[j].kind == FS_Q_TILE_CLASS || q[j].kind == FS_Q_SKIPS || strstr(q[j].prompt, "correct"),
+                                  "%s question %d: a pitfall's number is not said to be the correct algorithm's", paths[i], j);
+                }
+        fs_lesson_free(l);
+    }
+    fs_lesson_list_free(paths, n);
+}
+END_TEST
+
+/* The judging rule on one question built by hand: rounding to what was typed, two significant
+ * digits, -inf, choices by name, letter and number. */
+START_TEST(test_judge_rules)
+{
+    fs_question q;
+    memset(&q, 0, sizeof q);
+    q.kind = FS_Q_ALPHA;
+    q.step = 14;
+    q.numeric = true;
+    q.answer = 0.958461;
+    q.digits = 4;
+    snprintf(q.why, sizeof q.why, "α = exp(0.4455 − 0.4879) = 0.9585.");
+    char fb[1024];
+    ck_assert(fs_question_judge(&q, "0.9585", fb, sizeof fb));
+    ck_assert(fs_question_judge(&q, "0.96", fb, sizeof fb));
+    ck_assert(fs_question_judge(&q, " 0.958 ", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "0.95", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "0.95") && strstr(fb, "0.9585") && strstr(fb, "step 14"), "%s", fb);
+    ck_assert(!fs_question_judge(&q, "1", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "significant"), "%s", fb);
+    ck_assert(!fs_question_judge(&q, "0.9585x", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "\x1b[2J", fb, sizeof fb));
+    ck_assert_msg(!strchr(fb, '\x1b'), "a control byte reached the feedback");
+    q.answer = -0.2;
+    ck_assert(fs_question_judge(&q, "\xe2\x88\x92" "0.2", fb, sizeof fb));   /* a typographic minus */
+    q.answer = 3;
+    q.kind = FS_Q_SKIPS;
+    ck_assert(fs_question_judge(&q, "3", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "2", fb, sizeof fb));
+    q.kind = FS_Q_M_NEW;
+    q.answer = -INFINITY;
+    ck_assert(fs_question_judge(&q, "-inf", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "inf", fb, sizeof fb));
+    q.answer = 0.00001;
+    ck_assert(fs_question_judge(&q, "0", fb, sizeof fb));
+    q.answer = 0.5;
+    ck_assert(!fs_question_judge(&q, "nan", fb, sizeof fb));
+
+    fs_question c;
+    memset(&c, 0, sizeof c);
+    c.kind = FS_Q_TILE_CLASS;
+    c.step = 3;
+    c.n_options = 3;
+    c.options[0] = "full";
+    c.options[1] = "partial";
+    c.options[2] = "skipped";
+    c.right = 2;
+    snprintf(c.why, sizeof c.why, "Skipped: no pair is visible.");
+    ck_assert(fs_question_judge(&c, "skipped", fb, sizeof fb));
+    ck_assert(fs_question_judge(&c, "Skip", fb, sizeof fb));
+    ck_assert(fs_question_judge(&c, "s", fb, sizeof fb));
+    ck_assert(fs_question_judge(&c, "3", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&c, "p", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "partial") && strstr(fb, "skipped") && strstr(fb, "step 3"), "%s", fb);
+    ck_assert(!fs_question_judge(&c, "4", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&c, "", fb, sizeof fb));
+}
+END_TEST
+
+/* Random problems of every algorithm: the questions' answers are the trace's values and judge
+ * as they should. */
+static void run_and_check(fs_run *r, const char *what, uint64_t seed)
+{
+    fs_result res;
+    fs_trace t;
+    fs_trace_init(&t);
+    fs_status st = fs_run_exec(r, &res, &t);
+    ck_assert_msg(st == FS_OK, "%s: run failed (seed %llu)", what, (unsigned long long)seed);
+    fs_question q[QMAX];
+    int n = fs_run_questions(r, &t, 4, q, QMAX);
+    ck_assert_int_le(n, QMAX);
+    check_questions(&t, q, n < QMAX ? n : QMAX, what, seed);
+    /* a tile's class, where asked, is the pair's */
+    for (int i = 0; i < n && i < QMAX; i++)
+        if (q[i].kind == FS_Q_TILE_CLASS) {
+            const fs_event *e = &t.ev[q[i].step];
+            int cls = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
+            ck_assert_msg(q[i].right == cls, "%s: tile class %d asked as %d (seed %llu)", what, cls, q[i].right,
+                          (unsigned long long)seed);
+        } else if (q[i].kind == FS_Q_SKIPS) {
+            int skips = 0;
+            for (int64_t k = 0; k < t.n; k++) skips += (t.ev[k].kind == FS_EV_SKIP || t.ev[k].kind == FS_EV_BSKIP) && t.ev[k].head == 0;
+            ck_assert_msg(q[i].answer == skips, "%s: %d skips, asked %g (seed %llu)", what, skips, q[i].answer,
+                          (unsigned long long)seed);
+        }
+    fs_trace_free(&t);
+    fs_result_free(&res);
+}
+
+START_TEST(test_random_problems)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng rng = {seed};
+    fs_test_problem_spec spec = {.max_n_q = 9, .max_n_kv = 11, .max_d = 4, .max_d_v = 3, .max_offset = 4, .max_window = 4,
+                                 .bits_visible = 0.5, .dO = true};
+    for (int it = 0; it < 60; it++) {
+        fs_test_problem p;
+        fs_test_problem_draw(&p, &rng, it % FS_TEST_MASKS, &spec);
+        char what[96];
+        fs_run r = fs_run_make(FS_ALGO_TILED);
+        r.attn = p.a;
+        r.tiling.Bq = fs_rng_int(&rng, 1, 4);
+        r.tiling.Bk = fs_rng_int(&rng, 1, 4);
+        r.tiling.form = it % 2 ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+        r.tiling.order = it % 3 ? FS_ORDER_Q_OUTER : FS_ORDER_KV_OUTER;
+        snprintf(what, sizeof what, "tiled, mask kind %d", it % FS_TEST_MASKS);
+        run_and_check(&r, what, seed);
+        if (p.a.n_q_heads == 1 && p.a.mask.kind == FS_MASK_NONE) {
+            fs_run d = fs_run_make(FS_ALGO_DECODE);
+            d.attn = p.a;
+            d.decoding.Bk = fs_rng_int(&rng, 1, 4);
+            d.decoding.merge = it % 2 ? FS_MERGE_TREE : FS_MERGE_SEQUENTIAL;
+            run_and_check(&d, "decode", seed);
+        }
+        fs_run b = fs_run_make(FS_ALGO_BACKWARD);
+        b.attn = p.a;
+        b.dO = p.dO;
+        b.tiling.Bq = fs_rng_int(&rng, 1, 4);
+        b.tiling.Bk = fs_rng_int(&rng, 1, 4);
+        run_and_check(&b, "backward", seed);
+        fs_test_problem_free(&p);
+    }
+    /* online softmax of a random vector */
+    double z[12];
+    for (int it = 0; it < 20; it++) {
+        int n = fs_rng_int(&rng, 2, 12);
+        fs_rng_fill(&rng, z, n, -4, 4);
+        fs_run s = fs_run_make(FS_ALGO_SOFTMAX);
+        s.z = z;
+        s.n_z = n;
+        s.chunk = fs_rng_int(&rng, 1, 3);
+        run_and_check(&s, "softmax", seed);
+    }
+}
+END_TEST
+
+Suite *question_suite(void)
+{
+    Suite *s = suite_create("question");
+    TCase *tc = tcase_create("question");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_every_lesson_asks);
+    tcase_add_test(tc, test_judge_rules);
+    tcase_add_test(tc, test_random_problems);
+    suite_add_tcase(s, tc);
+    return s;
+}
