@@ -275,6 +275,45 @@ START_TEST(test_random_problems)
 }
 END_TEST
 
+
+/* Every section's quiz: five questions, the same for one seed and new for another, each answer
+ * judged right and each question naming a lesson of the section. */
+START_TEST(test_quiz_every_section)
+{
+    fs_course c;
+    fs_loc_error err;
+    ck_assert_msg(fs_course_load("lessons", &c, &err), "%s", err.msg);
+    uint64_t seed = fs_test_seed();
+    fs_quiz *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    ck_assert(a && b);
+    for (int s = 0; s < c.n_sections; s++) {
+        ck_assert_msg(fs_quiz_make("lessons", &c, s, seed, a, &err), "section %d: %s", s + 1, err.msg);
+        ck_assert_int_eq(a->n, FS_QUIZ_QUESTIONS);
+        ck_assert_str_eq(a->section, c.sections[s]);
+        char where[160];
+        snprintf(where, sizeof where, "quiz of section %d", s + 1);
+        check_questions(NULL, a->q, a->n, where, seed);
+        for (int i = 0; i < a->n; i++) {
+            ck_assert_int_eq(a->q[i].step, -1);
+            int at = fs_course_find(&c, a->lesson[i]);
+            ck_assert_msg(at >= 0 && c.section_of[at] == s, "%s: question %d names %s, not a lesson of the section", where, i,
+                          a->lesson[i]);
+        }
+        ck_assert(fs_quiz_make("lessons", &c, s, seed, b, &err));
+        for (int i = 0; i < a->n; i++) ck_assert_str_eq(a->q[i].prompt, b->q[i].prompt);
+        ck_assert(fs_quiz_make("lessons", &c, s, seed + 1, b, &err));
+        bool differ = false;
+        for (int i = 0; i < a->n; i++) differ |= strcmp(a->q[i].prompt, b->q[i].prompt) != 0;
+        ck_assert_msg(differ, "%s: seeds %llu and %llu give the same quiz", where, (unsigned long long)seed,
+                      (unsigned long long)seed + 1);
+    }
+    ck_assert(!fs_quiz_make("lessons", &c, c.n_sections, seed, a, &err));
+    free(a);
+    free(b);
+    fs_course_free(&c);
+}
+END_TEST
+
 Suite *question_suite(void)
 {
     Suite *s = suite_create("question");
@@ -283,6 +322,7 @@ Suite *question_suite(void)
     tcase_add_test(tc, test_every_lesson_asks);
     tcase_add_test(tc, test_judge_rules);
     tcase_add_test(tc, test_random_problems);
+    tcase_add_test(tc, test_quiz_every_section);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,6 +13,7 @@ int cli_play_terminal(int argc, char **argv);  /* cmd_play_terminal.c */
 int cli_render(int argc, char **argv);         /* cmd_render.c */
 int cli_bench(int argc, char **argv);          /* cmd_bench.c */
 int cli_fp8(int argc, char **argv);            /* cmd_fp8.c: low-precision error tables */
+int cli_quiz(int argc, char **argv);           /* cmd_quiz.c: a section of the course, checked */
 
 /* A trace as JSON lines, one event per line, every number round-tripping (%.17g; "-inf", "inf",
  * "nan" as strings): what `trace --format jsonl` prints and `play --trace` reads back. */

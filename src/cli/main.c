@@ -19,6 +19,7 @@ static const command commands[] = {
     {"render",  cli_render,  "render lesson frames to PNG without a display"},
     {"bench",   cli_bench,   "time the full-size CPU kernels against the materializing baseline"},
     {"fp8",     cli_fp8,     "the error of FP8 (and 16-bit) attention against float64, recipe by recipe"},
+    {"quiz",    cli_quiz,    "five questions on a section of the course, on fresh problems, scored"},
 };
 
 static void usage(FILE *f)

@@ -355,4 +355,23 @@ int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_questi
  * echoed, the right one, and why. Returns true when right. */
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n);
 
+/* ---- a section's quiz (quiz.c) ------------------------------------------------------------ */
+
+#define FS_QUIZ_QUESTIONS 5
+
+typedef struct {
+    char section[128];                        /* the section's title */
+    uint64_t seed;                            /* the same seed gives the same quiz */
+    int n;                                    /* FS_QUIZ_QUESTIONS once made */
+    fs_question q[FS_QUIZ_QUESTIONS];         /* step −1: each is asked on its own */
+    char lesson[FS_QUIZ_QUESTIONS][128];      /* the lesson to revisit when it is answered wrongly */
+} fs_quiz;
+
+/* Five questions on the course's section (0-based) of dir's lessons: each lesson that runs an
+ * algorithm is run again on a fresh problem of the same shape drawn from seed (so the answers
+ * are new each time), and the questions are taken in turn from its lessons, of as many kinds as
+ * they offer; a section of claims only asks the same memory arithmetic on fresh sizes. false
+ * with err when a lesson does not load or there is no such section. */
+bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err);
+
 #endif

@@ -1,0 +1,306 @@
+/* cmd_quiz.c: `flashstep quiz`: a section of the course, checked — five questions on fresh random
+ * problems (lesson.h: fs_quiz_make), answered one line each, scored, and the score kept.
+ *
+ * Scores go to a state file, one line per quiz taken: the section's title, the score, the number
+ * of questions, the seed and the UTC time, separated by tabs. It is $FLASHSTEP_STATE when set,
+ * else $XDG_STATE_HOME/flashstep/quiz.tsv, else ~/.local/state/flashstep/quiz.tsv. Without a
+ * section, the command lists the sections with each one's best and last score.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "io/text.h"
+#include "lesson/lesson.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: flashstep quiz [SECTION] [--seed S] [--dir DIR]\n\n"
+               "Check a section of the course (`flashstep lessons --course`): five questions drawn from\n"
+               "its lessons, each on a fresh random problem of the lesson's shape, so that the answers\n"
+               "are new every time. Type each answer and Enter: a number (at least two significant\n"
+               "digits; -inf is a number) or one of the choices offered. Each answer is judged at once,\n"
+               "with the right answer and why; at the end, the score and the lessons to revisit.\n"
+               "Without SECTION: the sections, each with its best and last score.\n\n"
+               "  SECTION    the section's number (1, 2, ...) or the start of its title\n"
+               "  --seed S   draw the problems from seed S (0 to 2^64-1; default: from the clock),\n"
+               "             to take the same quiz again or give a class the same one\n"
+               "  --dir DIR  the lessons directory (default: as `flashstep lessons`)\n\n"
+               "Scores are kept in $FLASHSTEP_STATE, else $XDG_STATE_HOME/flashstep/quiz.tsv, else\n"
+               "~/.local/state/flashstep/quiz.tsv (one tab-separated line per quiz finished).\n");
+}
+
+/* The state file's path into buf; false when no home is known. */
+static bool state_path(char *buf, size_t n)
+{
+    const char *e = getenv("FLASHSTEP_STATE");
+    if (e && *e) return snprintf(buf, n, "%s", e) < (int)n;
+    const char *x = getenv("XDG_STATE_HOME");
+    if (x && *x) return snprintf(buf, n, "%s/flashstep/quiz.tsv", x) < (int)n;
+    const char *h = getenv("HOME");
+    if (h && *h) return snprintf(buf, n, "%s/.local/state/flashstep/quiz.tsv", h) < (int)n;
+    return false;
+}
+
+/* mkdir -p of the directory part of path. */
+static void make_dirs(const char *path)
+{
+    char d[4096];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash) return;
+    *slash = 0;
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(d, 0755);
+            *p = '/';
+        }
+    mkdir(d, 0755);
+}
+
+/* Best and last score of a section from the state file (−1 when never taken). */
+static void scores_of(const char *path, const char *section, int *best, int *last, int *of)
+{
+    *best = *last = -1;
+    *of = FS_QUIZ_QUESTIONS;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = 0;
+        if (strcmp(line, section)) continue;
+        int s, n;
+        if (sscanf(tab + 1, "%d\t%d", &s, &n) != 2 || s < 0 || n <= 0 || s > n) continue;
+        *last = s;
+        *of = n;
+        if (s > *best) *best = s;
+    }
+    fclose(f);
+}
+
+static int list_sections(const fs_course *c, const char *state)
+{
+    printf("The course's sections: `flashstep quiz N` checks section N.\n\n");
+    for (int s = 0; s < c->n_sections; s++) {
+        int best, last, of;
+        scores_of(state, c->sections[s], &best, &last, &of);
+        int n = 0;
+        for (int i = 0; i < c->n; i++) n += c->section_of[i] == s;
+        char score[64] = "not taken yet";
+        if (best >= 0) snprintf(score, sizeof score, "best %d/%d, last %d/%d", best, of, last, of);
+        printf("%2d  %-46.46s %2d lesson%s  %s\n", s + 1, c->sections[s], n, n == 1 ? " " : "s", score);
+    }
+    printf("\nScores are kept in %s.\n", state);
+    return 0;
+}
+
+/* The section named by arg: a number from 1, or the unique start of a title (any case). */
+static int find_section(const fs_course *c, const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*arg && !*end) return v >= 1 && v <= c->n_sections ? (int)v - 1 : -1;
+    int hit = -1;
+    for (int s = 0; s < c->n_sections; s++)
+        if (!strncasecmp(c->sections[s], arg, strlen(arg))) {
+            if (hit >= 0) return -2;
+            hit = s;
+        }
+    return hit;
+}
+
+/* Print text wrapped at 78 columns (UTF-8 characters counted), indented. */
+static void wrap(const char *s, int indent)
+{
+    int col = 0;
+    while (*s) {
+        const char *w = s;
+        int len = 0;
+        while (*w && *w != ' ') {
+            if (((unsigned char)*w & 0xC0) != 0x80) len++;
+            w++;
+        }
+        if (col > indent && col + 1 + len > 78) {
+            putchar('\n');
+            col = 0;
+        }
+        if (col == 0) {
+            printf("%*s", indent, "");
+            col = indent;
+        } else {
+            putchar(' ');
+            col++;
+        }
+        fwrite(s, 1, (size_t)(w - s), stdout);
+        col += len;
+        s = w;
+        while (*s == ' ') s++;
+    }
+    if (col) putchar('\n');
+}
+
+int cli_quiz(int argc, char **argv)
+{
+    const char *section_arg = NULL, *dir_arg = NULL;
+    uint64_t seed = 0;
+    bool have_seed = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--seed") || !strcmp(argv[i], "--dir")) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "flashstep quiz: %s needs a value\n", argv[i]);
+                return 2;
+            }
+            if (!strcmp(argv[i], "--dir")) {
+                dir_arg = argv[++i];
+                continue;
+            }
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 0);
+            if (!*v || *end || errno || *v == '-') {
+                char q[128];
+                fs_text_escape_line(v, strlen(v), q, sizeof q);
+                fprintf(stderr, "flashstep quiz: --seed takes a whole number from 0 to 2^64-1, not '%s'\n", q);
+                return 2;
+            }
+            seed = s;
+            have_seed = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            char q[128];
+            fs_text_escape_line(argv[i], strlen(argv[i]), q, sizeof q);
+            fprintf(stderr, "flashstep quiz: unknown option '%s'\n", q);
+            usage(stderr);
+            return 2;
+        } else if (!section_arg) {
+            section_arg = argv[i];
+        } else {
+            fprintf(stderr, "flashstep quiz: one section at a time\n");
+            return 2;
+        }
+    }
+    char dir[4096];
+    if (dir_arg) snprintf(dir, sizeof dir, "%s", dir_arg);
+    else if (!fs_lesson_dir(NULL, dir, sizeof dir)) {
+        fprintf(stderr, "flashstep quiz: no lessons directory found (set FLASHSTEP_LESSONS or use --dir)\n");
+        return 2;
+    }
+    fs_course c;
+    fs_loc_error err;
+    if (!fs_course_load(dir, &c, &err)) {
+        char msg[1024];
+        fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    char state[4096];
+    bool have_state = state_path(state, sizeof state);
+    if (!section_arg) {
+        int rc = list_sections(&c, have_state ? state : "(no $HOME: scores are not kept)");
+        fs_course_free(&c);
+        return rc;
+    }
+    int s = find_section(&c, section_arg);
+    if (s < 0) {
+        char q[128];
+        fs_text_escape_line(section_arg, strlen(section_arg), q, sizeof q);
+        fprintf(stderr, "flashstep quiz: %s section '%s' (1 to %d, or the start of a title; `flashstep quiz` lists them)\n",
+                s == -2 ? "more than one" : "no", q, c.n_sections);
+        fs_course_free(&c);
+        return 2;
+    }
+    if (!have_seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    }
+    fs_quiz *quiz = malloc(sizeof *quiz);
+    if (!quiz || !fs_quiz_make(dir, &c, s, seed, quiz, &err)) {
+        char msg[1024];
+        if (quiz) fs_loc_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "flashstep quiz: %s\n", quiz ? msg : "out of memory");
+        free(quiz);
+        fs_course_free(&c);
+        return 2;
+    }
+    printf("Quiz on \"%s\": %d questions on fresh problems (seed %llu).\n", quiz->section, quiz->n, (unsigned long long)seed);
+    int right = 0, answered = 0;
+    bool wrong[FS_QUIZ_QUESTIONS] = {false};
+    for (int i = 0; i < quiz->n; i++) {
+        const fs_question *q = &quiz->q[i];
+        printf("\n%d of %d (from %s)\n", i + 1, quiz->n, quiz->lesson[i]);
+        wrap(q->prompt, 2);
+        if (!q->numeric) {
+            printf("  ");
+            for (int o = 0; o < q->n_options; o++) printf("%s%d %s", o ? "  " : "", o + 1, q->options[o]);
+            printf("\n");
+        }
+        printf("> ");
+        fflush(stdout);
+        char line[256];
+        if (!fgets(line, sizeof line, stdin)) {
+            printf("\n");
+            break;
+        }
+        answered++;
+        char fb[2048];
+        bool ok = fs_question_judge(q, line, fb, sizeof fb);
+        right += ok;
+        wrong[i] = !ok;
+        wrap(fb, 2);
+    }
+    int rc = 0;
+    if (answered < quiz->n) {
+        printf("\nThe quiz ended after %d of %d answers: no score kept.\n", answered, quiz->n);
+        rc = 1;
+    } else {
+        printf("\nScore: %d of %d.\n", right, quiz->n);
+        char revisit[1024] = "";
+        for (int i = 0; i < quiz->n; i++) {
+            if (!wrong[i]) continue;
+            bool dup = false;
+            for (int j = 0; j < i; j++) dup |= wrong[j] && !strcmp(quiz->lesson[j], quiz->lesson[i]);
+            if (dup) continue;
+            size_t len = strlen(revisit);
+            snprintf(revisit + len, sizeof revisit - len, "%s %s", len ? "," : "To revisit (`flashstep play NAME`):",
+                     quiz->lesson[i]);
+        }
+        if (revisit[0]) {
+            strncat(revisit, ".", sizeof revisit - strlen(revisit) - 1);
+            wrap(revisit, 0);
+        } else {
+            printf("Every answer right: on to the next section.\n");
+        }
+        if (have_state) {
+            make_dirs(state);
+            FILE *f = fopen(state, "a");
+            if (f) {
+                time_t now = time(NULL);
+                char when[64];
+                strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+                fprintf(f, "%s\t%d\t%d\t%llu\t%s\n", quiz->section, right, quiz->n, (unsigned long long)seed, when);
+                fclose(f);
+                printf("Kept in %s.\n", state);
+            } else {
+                char q[512];
+                fs_text_escape_line(state, strlen(state), q, sizeof q);
+                fprintf(stderr, "flashstep quiz: cannot write %s: %s (the score is not kept)\n", q, strerror(errno));
+            }
+        }
+    }
+    free(quiz);
+    fs_course_free(&c);
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* quiz.c: a section's quiz — five questions from its lessons, on fresh random problems.
+ *
+ * Each lesson of the section that runs an algorithm is run again on a problem of the same shape
+ * (the same sizes, heads, mask, tiles, form, order and recipe) whose matrices are drawn from the
+ * quiz's seed, so the answers cannot be remembered from the lesson; the question engine
+ * (question.c) asks about that run. A section whose lessons only make claims (the memory
+ * arithmetic) gets questions on the same formulas with fresh sizes. Each question names the
+ * lesson to revisit when it is answered wrongly.
+ */
+#include "lesson_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/memory.h"
+
+/* splitmix64: the quiz's own random source, so that one seed gives one quiz everywhere */
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *s, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(next(s) >> 11) * 0x1.0p-53;
+}
+
+/* n fresh values in [lo, hi), rounded to two decimals so that prompts stay readable; NULL when
+ * out of memory. */
+static double *fresh(uint64_t *s, size_t n, double lo, double hi)
+{
+    double *x = malloc(sizeof *x * (n ? n : 1));
+    for (size_t i = 0; x && i < n; i++) x[i] = round(uniform(s, lo, hi) * 100) / 100;
+    return x;
+}
+
+/* V is the identity (scores given without values): kept, since O = P is the point there. */
+static bool v_is_identity(const fs_attn *a)
+{
+    if (!a->V || a->d_v != a->n_kv || a->n_kv_heads != 1) return false;
+    for (int32_t i = 0; i < a->n_kv; i++)
+        for (int32_t j = 0; j < a->d_v; j++)
+            if (a->V[(size_t)i * a->d_v + j] != (i == j)) return false;
+    return true;
+}
+
+#define LESSON_MAX 12   /* questions drawn from one lesson's fresh run */
+
+/* The questions of one lesson's run on a fresh problem of its shape; returns how many (0 when
+ * the lesson runs nothing worth asking). */
+static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, int max)
+{
+    if (!l->has_run || l->run.algo == FS_ALGO_REFERENCE) return 0;
+    fs_run r = l->run;
+    fs_attn *a = &r.attn;
+    /* a pitfall lesson's quiz asks what the correct algorithm does on the same shape: the
+     * numbers a student must be able to tell the mistake from */
+    r.tiling.pitfall = FS_PITFALL_NONE;
+    double *mem[6] = {NULL};
+    bool ok = true;
+    if (r.algo == FS_ALGO_SOFTMAX) {
+        ok = r.z && (r.z = mem[0] = fresh(seed, (size_t)r.n_z, -2, 6)) != NULL;
+    } else {
+        const size_t nq = (size_t)a->n_q_heads * a->n_q, nk = (size_t)a->n_kv_heads * a->n_kv;
+        if (a->Q) ok &= (a->Q = mem[0] = fresh(seed, nq * a->d, -1, 1)) != NULL;
+        if (a->K) ok &= (a->K = mem[1] = fresh(seed, nk * a->d, -1, 1)) != NULL;
+        if (a->V && !v_is_identity(a)) ok &= (a->V = mem[2] = fresh(seed, nk * a->d_v, -1, 1)) != NULL;
+        if (a->S) ok &= (a->S = mem[3] = fresh(seed, nq * a->n_kv, -2, 2)) != NULL;
+        if (r.dO) ok &= (r.dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
+    }
+    int n = 0;
+    if (ok) {
+        fs_result res;
+        fs_trace t;
+        fs_trace_init(&t);
+        if (fs_run_exec(&r, &res, &t) == FS_OK) n = fs_run_questions(&r, &t, 4, q, max);
+        if (n > max) n = max;
+        fs_trace_free(&t);
+        fs_result_free(&res);
+    }
+    for (int i = 0; i < 6; i++) free(mem[i]);
+    return n;
+}
+
+/* Fresh questions on the memory arithmetic of the "why tile" lessons: the score matrix S of one
+ * layer, and a KV cache, for sizes drawn from the seed. */
+static void memory_question(uint64_t *seed, int which, fs_question *q)
+{
+    memset(q, 0, sizeof *q);
+    q->step = -1;
+    q->check = -1;
+    q->numeric = true;
+    q->digits = 4;
+    q->kind = FS_Q_CLAIM;
+    static const int ns[] = {1024, 2048, 4096, 8192, 16384, 32768};
+    static const int heads[] = {8, 16, 32, 64};
+    static const int bytes[] = {2, 4};
+    const int n = ns[next(seed) % 6], h = heads[next(seed) % 4], b = bytes[next(seed) % 2];
+    const char *type = b == 2 ? "float16" : "float32";
+    if (which % 2 == 0) {
+        /* n × n scores per head, h heads */
+        const double mib = (double)n * n * h * b / (1024.0 * 1024.0);
+        snprintf(q->prompt, sizeof q->prompt, "Standard attention stores the score matrix S: n × n values per head. With n = %d "
+                 "tokens, %d heads and %s (%d bytes a value), how many MiB (1 MiB = 2^20 bytes) is S for one layer?", n, h,
+                 type, b);
+        q->answer = mib;
+        snprintf(q->why, sizeof q->why, "%d × %d × %d heads × %d bytes = %.0f bytes = %.6g MiB: it grows with n², which is "
+                 "why FlashAttention never stores S.", n, n, h, b, (double)n * n * h * b, mib);
+    } else {
+        /* the KV cache of one layer: K and V, n positions, h KV heads of d = 128 */
+        const int d = 128;
+        const double mib = 2.0 * n * h * d * b / (1024.0 * 1024.0);
+        snprintf(q->prompt, sizeof q->prompt, "A KV cache keeps K and V for every position: %d positions, %d KV heads of "
+                 "d = %d, in %s (%d bytes a value). How many MiB (2^20 bytes) is it for one layer?", n, h, d, type, b);
+        q->answer = mib;
+        snprintf(q->why, sizeof q->why, "2 (K and V) × %d × %d × %d × %d bytes = %.0f bytes = %.6g MiB: it grows with n, not "
+                 "n², and decoding reads all of it for every new token.", n, h, d, b, 2.0 * n * h * d * b, mib);
+    }
+}
+
+bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err)
+{
+    memset(quiz, 0, sizeof *quiz);
+    quiz->seed = seed;
+    if (section < 0 || section >= c->n_sections) {
+        if (err) {
+            memset(err, 0, sizeof *err);
+            snprintf(err->msg, sizeof err->msg, "no section %d (the course has %d)", section + 1, c->n_sections);
+        }
+        return false;
+    }
+    snprintf(quiz->section, sizeof quiz->section, "%s", c->sections[section]);
+    /* every lesson of the section, its fresh questions */
+    int nl = 0;
+    for (int i = 0; i < c->n; i++) nl += c->section_of[i] == section;
+    fs_question(*pool)[LESSON_MAX] = calloc((size_t)(nl ? nl : 1), sizeof *pool);
+    int *count = calloc((size_t)(nl ? nl : 1), sizeof *count), *used = calloc((size_t)(nl ? nl : 1), sizeof *used);
+    const char **names = calloc((size_t)(nl ? nl : 1), sizeof *names);
+    if (!pool || !count || !used || !names) {
+        free(pool), free(count), free(used), free(names);
+        if (err) snprintf(err->msg, sizeof err->msg, "out of memory");
+        return false;
+    }
+    uint64_t s = seed;
+    int k = 0;
+    bool ok = true;
+    for (int i = 0; i < c->n && ok; i++) {
+        if (c->section_of[i] != section) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lesson", dir, c->names[i]);
+        fs_lesson *l;
+        if (!fs_lesson_load(path, &l, err)) { ok = false; break; }
+        names[k] = c->names[i];
+        count[k] = fresh_questions(l, &s, pool[k], LESSON_MAX);
+        fs_lesson_free(l);
+        k++;
+    }
+    if (ok) {
+        /* round robin over the lessons, from a lesson the seed picks, each time the next question
+         * of a kind the quiz has not asked yet when the lesson has one */
+        bool kind_used[FS_Q_COUNT] = {false};
+        int start = nl ? (int)(next(&s) % (uint64_t)nl) : 0, idle = 0;
+        for (int r = 0; quiz->n < FS_QUIZ_QUESTIONS && nl > 0 && idle < nl; r++) {
+            int j = (start + r) % nl;
+            if (used[j] >= count[j]) { idle++; continue; }
+            idle = 0;
+            int pick = used[j];
+            for (int x = used[j]; x < count[j]; x++)
+                if (!kind_used[pool[j][x].kind]) { pick = x; break; }
+            fs_question t = pool[j][pick];
+            pool[j][pick] = pool[j][used[j]];
+            pool[j][used[j]++] = t;
+            kind_used[t.kind] = true;
+            t.step = -1;   /* a fresh problem: no lesson step shows this very number */
+            quiz->q[quiz->n] = t;
+            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", names[j]);
+            quiz->n++;
+        }
+        /* a section of claims only: the memory arithmetic on fresh sizes */
+        for (int w = 0; quiz->n < FS_QUIZ_QUESTIONS; w++) {
+            memory_question(&s, w, &quiz->q[quiz->n]);
+            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", nl ? names[0] : "");
+            quiz->n++;
+        }
+    }
+    free(pool);
+    free(count);
+    free(used);
+    free(names);
+    return ok;
+}
