@@ -435,34 +435,9 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_mma(decode_params p, const
     __syncthreads();
     dec_partial_out<D>(p, reinterpret_cast<float *>(smem), tid, G, b, kvh, split, part);
     if constexpr (FUSE) {
-        /* Version 8: the last block of this (batch, KV head) to finish merges the splits' partials
-         * (decode_merge's sums, in the same order), so there is no second launch. Each block makes
-         * its partial visible (fence), then counts itself in; the one that counts splits − 1 reads
-         * every partial through L2 (__ldcg: L1 is not coherent between blocks) and puts the
-         * counter back to zero for the next call. */
-        __shared__ unsigned last;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(done + (size_t)b * p.n_kv_heads + kvh, 1u) == (unsigned)p.splits - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        for (int x = tid; x < G * D; x += NT) {
-            const int row = x / D, c = x % D;
-            const size_t qrow = (size_t)b * p.n_q_heads + (size_t)kvh * G + row;
-            const float *r = part + qrow * p.splits * (D + 2);
-            float m = -INFINITY;
-            for (int s = 0; s < p.splits; s++) m = fmaxf(m, __ldcg(r + s * (D + 2)));
-            const float base = m == -INFINITY ? 0.f : m;
-            float l = 0, o = 0;
-            for (int s = 0; s < p.splits; s++) {
-                const float cs = exp2f(__ldcg(r + s * (D + 2)) - base);
-                l = fmaf(cs, __ldcg(r + s * (D + 2) + 1), l);
-                o = fmaf(cs, __ldcg(r + s * (D + 2) + 2 + c), o);
-            }
-            Out[qrow * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
-        }
-        if (tid == 0) done[(size_t)b * p.n_kv_heads + kvh] = 0;
+        /* Version 8: the last block of this (batch, KV head) to finish merges the splits'
+         * partials, so there is no second launch */
+        dec_last_merge<T, D, NT>(p, part, done, Out, tid, G, b, kvh, [] { __syncthreads(); });
     }
 }
 
@@ -477,19 +452,7 @@ template <typename T, int D> static size_t dec7_smem()
 template <typename T, int D>
 __global__ void decode_merge(decode_params p, const float *__restrict__ part, T *__restrict__ O)
 {
-    const int h = blockIdx.x, b = blockIdx.y, c = threadIdx.x;
-    const float *row = part + ((size_t)b * p.n_q_heads + h) * p.splits * (D + 2);
-    float m = -INFINITY;
-    for (int s = 0; s < p.splits; s++) m = fmaxf(m, row[s * (D + 2)]);
-    const float base = m == -INFINITY ? 0.f : m;
-    float l = 0, o = 0;
-    for (int s = 0; s < p.splits; s++) {
-        const float *x = row + s * (D + 2);
-        const float cs = exp2f(x[0] - base);
-        l = fmaf(cs, x[1], l);
-        o = fmaf(cs, x[2 + c], o);
-    }
-    O[((size_t)b * p.n_q_heads + h) * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
+    dec_merge_col<T, D>(p, part, O, blockIdx.x, blockIdx.y, threadIdx.x);
 }
 
 /* ---- The e4m3 KV cache (fs_cuda_decode_fp8_run) ----------------------------------------------
@@ -682,10 +645,13 @@ static const char *decode_lines[] = {
     "version 7 in one launch: the last block of each KV head merges; four blocks per slot",
     "Hopper: version 7's math, tiles by TMA into a ring of mbarrier stages filled by a producer warp",
     "Hopper, paged cache: version 9 with each TMA box following the block table (vLLM's pool layout)",
+    "Hopper: version 9 in one launch: the last block of each KV head merges the splits",
+    "Hopper, paged cache: version 10 in one launch: the last block of each KV head merges the splits",
+    "Hopper: version 9 with the merge launched while the splits run (programmatic dependent launch)",
 };
 
-/* the versions that read a paged cache */
-#define DEC_PAGED_VERSION 10
+/* the versions that merge in the split kernel's launch, with one counter per (batch, KV head) */
+static bool dec_fused(int v) { return v == 8 || v == 11 || v == 12; }
 
 extern "C" int fs_cuda_decode_versions(void) { return (int)(sizeof decode_lines / sizeof *decode_lines); }
 
@@ -694,7 +660,7 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
 
-extern "C" bool fs_cuda_decode_version_paged(int v) { return v == DEC_PAGED_VERSION; }
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -788,7 +754,7 @@ static int split_count(const fs_cuda_decode *p, int version)
 extern "C" size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version)
 {
     return sizeof(float) * (size_t)p->batch * p->n_q_heads * split_count(p, version) * (p->d + 2) +
-           (version == 8 ? sizeof(unsigned) * (size_t)p->batch * p->n_kv_heads : 0);
+           (dec_fused(version) ? sizeof(unsigned) * (size_t)p->batch * p->n_kv_heads : 0);
 }
 
 template <typename T, int D, int G>
@@ -834,12 +800,20 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     if (pp->page_size > 0) p.split_len = (p.split_len + 63) / 64 * 64;   /* whole 64-key tiles */
     if (version >= 7) {
         if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 to 10 take at most 16 query heads per KV head and a positive scale");
+            if (why && n) snprintf(why, n, "decode versions 7 to 13 take at most 16 query heads per KV head and a positive scale");
             return FS_ERR_ARG;
         }
+        if (version == 13) return fs_cu_hopper_decode_pdl(pp, p, Q, K, V, work, O, why, n);
         if (version >= 9) {
-            fs_status st = fs_cu_hopper_decode_split(pp, p, Q, K, V, work, why, n);
-            if (st != FS_OK) return st;
+            /* 11, 12: the counters follow the partials, zeroed here (the workspace may hold
+             * anything); the merging block puts each back to zero */
+            unsigned *done = nullptr;
+            if (dec_fused(version)) {
+                done = reinterpret_cast<unsigned *>(work + (size_t)pp->batch * pp->n_q_heads * p.splits * (D + 2));
+                FS_CU_TRY(cudaMemsetAsync(done, 0, sizeof(unsigned) * (size_t)pp->batch * pp->n_kv_heads));
+            }
+            fs_status st = fs_cu_hopper_decode_split(pp, p, Q, K, V, work, done, O, why, n);
+            if (st != FS_OK || done) return st;
             decode_merge<T, D><<<dim3(pp->n_q_heads, pp->batch), D>>>(p, work, (T *)O);
             FS_CU_LAUNCHED();
             return FS_OK;

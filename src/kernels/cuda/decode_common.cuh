@@ -20,11 +20,19 @@ struct decode_params {
     const int32_t *block_table, *seq_lens;
 };
 
-/* Versions 9 and 10 (hopper_decode.cu): launch the split kernel of version 9 (contiguous) or 10
- * (paged) on a Hopper GPU (FS_ERR_ARG with why on any other); the caller merges. Blocks of
- * versions 9 and 10 that fit on one SM (the same kernel's room). */
+/* Versions 9 to 12 (hopper_decode.cu): launch the split kernel of version 9 (contiguous) or 10
+ * (paged) on a Hopper GPU (FS_ERR_ARG with why on any other). With done and O NULL the caller
+ * merges; versions 11 (contiguous) and 12 (paged) pass the zeroed counters (one per batch and KV
+ * head) and O, and the last block of each KV head merges in the same launch (dec_last_merge).
+ * Blocks of versions 9 to 12 that fit on one SM (the same kernel's room). */
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
-                                    const void *K, const void *V, float *part, char *why, size_t n);
+                                    const void *K, const void *V, float *part, unsigned *done, void *O, char *why,
+                                    size_t n);
+/* Version 13: version 9's split kernel, each block letting the merge launch as soon as it has
+ * started (programmatic dependent launch), and the merge launched so: its blocks are resident
+ * and waiting when the last split ends, instead of being launched after it. */
+fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
+                                  const void *V, float *part, void *O, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 /* e4m3-cache versions 5-8 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
  * (5, 7) or paged (6, 8), the bytes converted by the hardware in 7 and 8, on a Hopper GPU; the
@@ -183,6 +191,63 @@ __device__ __forceinline__ void dec_partial_out(const decode_params &p, const fl
             dst[1] = L;
         }
     }
+}
+
+/* Phase 2 for one output element: the splits of row (b, h) merged (decode.h's merge, sequential),
+ * column c of O written. decode_merge and version 13's merge run it, one thread a column. */
+template <typename T, int D>
+__device__ __forceinline__ void dec_merge_col(const decode_params &p, const float *__restrict__ part, T *__restrict__ O,
+                                              int h, int b, int c)
+{
+    const float *row = part + ((size_t)b * p.n_q_heads + h) * p.splits * (D + 2);
+    float m = -INFINITY;
+    for (int s = 0; s < p.splits; s++) m = fmaxf(m, row[s * (D + 2)]);
+    const float base = m == -INFINITY ? 0.f : m;
+    float l = 0, o = 0;
+    for (int s = 0; s < p.splits; s++) {
+        const float *x = row + s * (D + 2);
+        const float cs = exp2f(x[0] - base);
+        l = fmaf(cs, x[1], l);
+        o = fmaf(cs, x[2 + c], o);
+    }
+    O[((size_t)b * p.n_q_heads + h) * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
+}
+
+/* Versions 8, 11 and 12: the merge in the same launch. Called by every thread of the block that
+ * wrote the split's partial (NT threads, tid < NT, after dec_partial_out), with sync() a barrier
+ * over exactly those threads. The last block of this (batch, KV head) to finish merges the
+ * splits' partials (decode_merge's sums, in the same order), so there is no second launch. Each
+ * block makes its partial visible (fence), then counts itself in; the one that counts splits − 1
+ * reads every partial through L2 (__ldcg: L1 is not coherent between blocks) and puts the counter
+ * back to zero for the next call. Out (batch, n_q_heads, D). */
+template <typename T, int D, int NT, typename Sync>
+__device__ __forceinline__ void dec_last_merge(const decode_params &p, const float *__restrict__ part,
+                                               unsigned *__restrict__ done, T *__restrict__ Out, int tid, int G,
+                                               int b, int kvh, Sync sync)
+{
+    __shared__ unsigned last;
+    __threadfence();
+    sync();
+    if (tid == 0) last = atomicAdd(done + (size_t)b * p.n_kv_heads + kvh, 1u) == (unsigned)p.splits - 1;
+    sync();
+    if (!last) return;
+    __threadfence();
+    for (int x = tid; x < G * D; x += NT) {
+        const int row = x / D, c = x % D;
+        const size_t qrow = (size_t)b * p.n_q_heads + (size_t)kvh * G + row;
+        const float *r = part + qrow * p.splits * (D + 2);
+        float m = -INFINITY;
+        for (int s = 0; s < p.splits; s++) m = fmaxf(m, __ldcg(r + s * (D + 2)));
+        const float base = m == -INFINITY ? 0.f : m;
+        float l = 0, o = 0;
+        for (int s = 0; s < p.splits; s++) {
+            const float cs = exp2f(__ldcg(r + s * (D + 2)) - base);
+            l = fmaf(cs, __ldcg(r + s * (D + 2) + 1), l);
+            o = fmaf(cs, __ldcg(r + s * (D + 2) + 2 + c), o);
+        }
+        Out[qrow * D + c] = fs_cu_type<T>::from_f(l > 0 ? o / l : 0.f);
+    }
+    if (tid == 0) done[(size_t)b * p.n_kv_heads + kvh] = 0;
 }
 
 /* ---- The e4m3 KV cache: one warp's step ------------------------------------------------------

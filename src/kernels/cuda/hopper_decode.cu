@@ -1,4 +1,4 @@
-/* hopper_decode.cu: decode versions 9 and 10, and e4m3-cache versions 5-8 (at the end of this
+/* hopper_decode.cu: decode versions 9 to 13, and e4m3-cache versions 5-8 (at the end of this
  * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase and
  * merges the partials with its own merge kernel.
  *
@@ -22,6 +22,16 @@
  *     and skips the pages past the sequence's end; splits are whole tiles, so a tile never
  *     straddles a page it does not own. The compute warps are version 9's, skipping a warp's
  *     16 keys when they all lie past the end (their page was not loaded).
+ *
+ * 11 version 9 with the merge in the same launch: the last block of each (batch, KV head) to
+ *    finish merges the splits' partials (dec_last_merge, version 8's tail). On the H200, whose
+ *    HBM3e copies 134 MB of float16 K and V at 32k keys in about 32 µs, the merge kernel's own
+ *    launch and its wait for the split kernel's last block are a few per cent of the call.
+ * 12 version 10 (paged) with the same merge in the launch.
+ * 13 version 9 with the merge kernel launched as a programmatic dependent of the split kernel:
+ *    every split block lets it launch as soon as it starts (griddepcontrol.launch_dependents),
+ *    so its blocks are already resident and waiting (griddepcontrol.wait) when the last split
+ *    ends; the split count stays one wave, so the waiting blocks take no split's place.
  *
  * Tiles land in the TMA's 128-byte swizzle (hopper_common.cuh), so the compute warps' ldmatrix
  * addresses go through sw_off; dec_warp_tile (decode_common.cuh) is version 7's math unchanged.
@@ -49,10 +59,11 @@ template <typename T, int D, int STAGES> static size_t dec9_smem()
  * STAGES V tiles (64 rows × D, swizzled), then Q (16, D + 8), then the barriers full (STAGES)
  * and empty (STAGES). Writes the split's partial as versions 2-8 do. PAGED (version 10): tmK and
  * tmV are pool maps (make_pool_map) and the keys of sequence b are found through the table. */
-template <typename T, int D, int STAGES, bool PAGED>
+template <typename T, int D, int STAGES, bool PAGED, bool FUSE, bool PDL = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                            const __grid_constant__ CUtensorMap tmV,
-                                                           const T *__restrict__ Q, float *__restrict__ part)
+                                                           const T *__restrict__ Q, float *__restrict__ part,
+                                                           unsigned *__restrict__ done, T *__restrict__ Out)
 {
     constexpr int LD = D + 8, TK = DEC9_BK * D * 2;
     extern __shared__ unsigned char smem_raw[];
@@ -69,6 +80,9 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
 
     if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
     __syncthreads();
+    /* version 13: the merge kernel may launch once every block of this grid has got here; its
+     * blocks then wait (griddepcontrol.wait) for this grid to finish and its writes to show */
+    if constexpr (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 
     if (warp == 4) {   /* the producer: one thread issues every copy */
         if (!PAGED) {
@@ -154,6 +168,9 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     dec_warp_state_out<D>(merge, warp, g, t4, m, l, o);
     sync_compute();
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
+    /* versions 11 and 12: the last block of this KV head merges (the producer warp has left, so
+     * the compute warps' own barrier stands for the block's) */
+    if constexpr (FUSE) dec_last_merge<T, D, 128>(p, part, done, Out, tid, G, b, kvh, sync_compute);
 }
 
 /* The tensor maps of K and V (boxes of 64 keys × 64 columns; paged: the pools' maps, boxes of
@@ -161,7 +178,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
  * partials go to part. */
 template <typename T, int D, bool PAGED>
 static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                         const void *V, float *part, char *why, size_t n)
+                         const void *V, float *part, unsigned *done, void *O, char *why, size_t n)
 {
     constexpr int STAGES = dec9_stages<D>();
     static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * STAGES * DEC9_BK * D * 2, "merge room");
@@ -179,38 +196,97 @@ static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const
         if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
     }
     const size_t smem = dec9_smem<T, D, STAGES>();
-    auto kern = decode_tma<T, D, STAGES, PAGED>;
+    auto kern = done ? decode_tma<T, D, STAGES, PAGED, true> : decode_tma<T, D, STAGES, PAGED, false>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part);
+    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, done, (T *)O);
     FS_CU_LAUNCHED();
     return FS_OK;
 }
 
 template <bool PAGED>
 static fs_status launch9_of(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                            const void *V, float *part, char *why, size_t n)
+                            const void *V, float *part, unsigned *done, void *O, char *why, size_t n)
 {
     const bool bf = pp->dtype == FS_CUDA_BF16;
     if (pp->d == 64)
-        return bf ? launch9<__nv_bfloat16, 64, PAGED>(pp, p, Q, K, V, part, why, n)
-                  : launch9<__half, 64, PAGED>(pp, p, Q, K, V, part, why, n);
-    return bf ? launch9<__nv_bfloat16, 128, PAGED>(pp, p, Q, K, V, part, why, n)
-              : launch9<__half, 128, PAGED>(pp, p, Q, K, V, part, why, n);
+        return bf ? launch9<__nv_bfloat16, 64, PAGED>(pp, p, Q, K, V, part, done, O, why, n)
+                  : launch9<__half, 64, PAGED>(pp, p, Q, K, V, part, done, O, why, n);
+    return bf ? launch9<__nv_bfloat16, 128, PAGED>(pp, p, Q, K, V, part, done, O, why, n)
+              : launch9<__half, 128, PAGED>(pp, p, Q, K, V, part, done, O, why, n);
 }
 
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
-                                    const void *K, const void *V, float *part, char *why, size_t n)
+                                    const void *K, const void *V, float *part, unsigned *done, void *O, char *why,
+                                    size_t n)
 {
     const bool paged = pp->page_size > 0;
-    fs_status st = hopper_device(paged ? "decode version 10" : "decode version 9", why, n);
+    fs_status st = hopper_device(paged ? (done ? "decode version 12" : "decode version 10")
+                                       : (done ? "decode version 11" : "decode version 9"), why, n);
     if (st != FS_OK) return st;
-    return paged ? launch9_of<true>(pp, p, Q, K, V, part, why, n) : launch9_of<false>(pp, p, Q, K, V, part, why, n);
+    return paged ? launch9_of<true>(pp, p, Q, K, V, part, done, O, why, n)
+                 : launch9_of<false>(pp, p, Q, K, V, part, done, O, why, n);
+}
+
+/* Version 13's merge: decode_merge behind griddepcontrol.wait, so that it can be launched while
+ * the split kernel still runs. grid (n_q_heads, batch), D threads. */
+template <typename T, int D>
+__global__ void decode_merge_pdl(decode_params p, const float *__restrict__ part, T *__restrict__ O)
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    dec_merge_col<T, D>(p, part, O, blockIdx.x, blockIdx.y, threadIdx.x);
+}
+
+template <typename T, int D>
+static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
+                          const void *V, float *part, void *O, char *why, size_t n)
+{
+    constexpr int STAGES = dec9_stages<D>();
+    CUtensorMap mk, mv;
+    fs_status st;
+    const int heads = pp->batch * pp->n_kv_heads;
+    if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
+    if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
+    const size_t smem = dec9_smem<T, D, STAGES>();
+    auto kern = decode_tma<T, D, STAGES, false, false, true>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, nullptr,
+                                                                            nullptr);
+    FS_CU_LAUNCHED();
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(pp->n_q_heads, pp->batch);
+    cfg.blockDim = dim3(D);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = 0;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    FS_CU_TRY(cudaLaunchKernelEx(&cfg, decode_merge_pdl<T, D>, p, (const float *)part, (T *)O));
+    return FS_OK;
+}
+
+fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
+                                  const void *V, float *part, void *O, char *why, size_t n)
+{
+    fs_status st = hopper_device("decode version 13", why, n);
+    if (st != FS_OK) return st;
+    if (pp->page_size > 0) {
+        if (why && n) snprintf(why, n, "decode version 13 reads a contiguous cache");
+        return FS_ERR_ARG;
+    }
+    const bool bf = pp->dtype == FS_CUDA_BF16;
+    if (pp->d == 64)
+        return bf ? launch13<__nv_bfloat16, 64>(pp, p, Q, K, V, part, O, why, n)
+                  : launch13<__half, 64>(pp, p, Q, K, V, part, O, why, n);
+    return bf ? launch13<__nv_bfloat16, 128>(pp, p, Q, K, V, part, O, why, n)
+              : launch13<__half, 128>(pp, p, Q, K, V, part, O, why, n);
 }
 
 /* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
 template <int D> static int occupancy9()
 {
-    auto kern = decode_tma<__half, D, dec9_stages<D>(), false>;   /* both 16-bit types and version 10 take the same room */
+    auto kern = decode_tma<__half, D, dec9_stages<D>(), false, false>;   /* both 16-bit types and versions 10-12 take the same room */
     const size_t smem = dec9_smem<__half, D, dec9_stages<D>()>();
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
