@@ -341,7 +341,7 @@ const char *fs_qkind_str(fs_qkind k);
  * event; claims (those a student can work out by hand: arithmetic, e4m3 rounding, which of two
  * errors is larger) fill up a lesson whose trace asks fewer than three, and make the questions
  * of a claims-only lesson (up to eight). The trace's questions come in step order, then the
- * claims' (step −1: asked on the claims pages, after the last step). */
+ * claims' (step −1: asked on the claims pages, after the last step).
  * digits: the decimals shown (4 as the players). */
 int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max);
 
