@@ -130,6 +130,126 @@ START_TEST(test_trace_invariants)
 }
 END_TEST
 
+/* Where the OUT events sit. The trace is compared, event by event, with the sequence the loop
+ * order implies: per head, Q outer: for each Q tile, its pairs (TILE then the tile's ROWs, or
+ * SKIP) over every KV tile, then one OUT per row of the Q tile, in row order, before the next Q
+ * tile's first TILE or SKIP; KV outer: every pair, and all OUT rows (head by head) at the very end.
+ * Random shapes, masks, heads, tiles, forms, exp2, pitfalls and dropout, fresh each run. The
+ * numbers do not depend on where the OUT events sit: both orders give the same O bit for bit
+ * (each row meets its KV tiles in the same order), equal to the untraced run's, every OUT
+ * carries its row of O and its ℓ, and the correct variants match the float64 reference. */
+START_TEST(test_out_events_where_rows_finish)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    for (int rep = 0; rep < 80; rep++) {
+        fs_test_problem p;
+        problem_random(&p, &r, rep % FS_TEST_MASKS, rep % 5 == 4);
+        const fs_attn *a = &p.a;
+        long n = out_len(a), rows = (long)a->n_q_heads * a->n_q;
+        double *ref = malloc(sizeof(double) * n), *O[2], *O_plain = malloc(sizeof(double) * n);
+        double *l = malloc(sizeof(double) * rows);
+        O[0] = malloc(sizeof(double) * n);
+        O[1] = malloc(sizeof(double) * n);
+        ck_assert_int_eq(fs_reference(a, ref, NULL, NULL), FS_OK);
+        fs_tiling t = fs_tiling_default();
+        t.Bq = fs_rng_int(&r, 1, 6);
+        t.Bk = fs_rng_int(&r, 1, 6);
+        t.form = fs_rng_int(&r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+        t.exp2 = fs_rng_int(&r, 0, 1);
+        t.pitfall = rep % 3 == 1 ? (fs_pitfall)fs_rng_int(&r, 1, FS_PITFALL_COUNT - 1) : FS_PITFALL_NONE;
+        if (rep % 3 == 2) {
+            t.dropout.on = true;
+            t.dropout.p = fs_rng_uniform(&r, 0, 0.9);
+            t.dropout.seed = fs_rng_next(&r);
+        }
+        const int nqt = (a->n_q + t.Bq - 1) / t.Bq, nkt = (a->n_kv + t.Bk - 1) / t.Bk;
+        for (int order = 0; order < 2; order++) {
+            t.order = order ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+            fs_trace tr;
+            fs_trace_init(&tr);
+            fs_status st = fs_tiled(a, &t, O[order], NULL, l, &tr);
+            FS_ASSERT_SEED(st == FS_OK, seed, "rep %d order %d: status %s", rep, order, fs_status_str(st));
+            /* Walk the expected sequence alongside the trace. */
+            int64_t k = 0;
+            const char *ctx = order ? "kv-outer" : "q-outer";
+#define NEXT_IS(cond, ...)                                                                          \
+    do {                                                                                            \
+        FS_ASSERT_SEED(k < tr.n, seed, "rep %d %s Bq %d Bk %d: the trace ends at %lld", rep, ctx, t.Bq, \
+                       t.Bk, (long long)k);                                                         \
+        const fs_event *e_ = &tr.ev[k];                                                             \
+        FS_ASSERT_SEED(cond, seed, __VA_ARGS__);                                                    \
+        (void)e_;                                                                                   \
+    } while (0)
+            for (int h = 0; h < a->n_q_heads; h++)
+                for (int x = 0; x < (order ? nkt : nqt); x++) {
+                    for (int y = 0; y < (order ? nqt : nkt); y++) {
+                        const int qt = order ? y : x, kt = order ? x : y;
+                        const int r0 = qt * t.Bq, r1 = r0 + t.Bq < a->n_q ? r0 + t.Bq : a->n_q;
+                        NEXT_IS((e_->kind == FS_EV_TILE || e_->kind == FS_EV_SKIP) && e_->head == h && e_->qt == qt &&
+                                    e_->kt == kt,
+                                "rep %d %s Bq %d Bk %d: step %lld is kind %d (head %d, qt %d, kt %d), expected the "
+                                "pair (head %d, qt %d, kt %d)",
+                                rep, ctx, t.Bq, t.Bk, (long long)k, (int)tr.ev[k].kind, tr.ev[k].head, tr.ev[k].qt,
+                                tr.ev[k].kt, h, qt, kt);
+                        const bool visited = tr.ev[k++].kind == FS_EV_TILE;
+                        for (int i = r0; visited && i < r1; i++, k++)
+                            NEXT_IS(e_->kind == FS_EV_ROW && e_->head == h && e_->row == i, "rep %d %s: step %lld, "
+                                    "expected the ROW of row %d (head %d)", rep, ctx, (long long)k, i, h);
+                    }
+                    if (order) continue;
+                    /* Q outer: the Q tile x has met every KV tile; its rows go out now. */
+                    const int r0 = x * t.Bq, r1 = r0 + t.Bq < a->n_q ? r0 + t.Bq : a->n_q;
+                    for (int i = r0; i < r1; i++, k++)
+                        NEXT_IS(e_->kind == FS_EV_OUT && e_->head == h && e_->row == i,
+                                "rep %d q-outer Bq %d Bk %d: step %lld is kind %d, expected the OUT of row %d (head "
+                                "%d) right after Q tile %d's last KV tile",
+                                rep, t.Bq, t.Bk, (long long)k, (int)tr.ev[k].kind, i, h, x);
+                }
+            if (order)   /* KV outer: every row stays live to the end */
+                for (int h = 0; h < a->n_q_heads; h++)
+                    for (int i = 0; i < a->n_q; i++, k++)
+                        NEXT_IS(e_->kind == FS_EV_OUT && e_->head == h && e_->row == i,
+                                "rep %d kv-outer: step %lld, expected the OUT of row %d (head %d) at the end", rep,
+                                (long long)k, i, h);
+#undef NEXT_IS
+            FS_ASSERT_SEED(k == tr.n, seed, "rep %d %s: %lld events after the last OUT", rep, ctx,
+                           (long long)(tr.n - k));
+            /* Each OUT carries its row's final O and ℓ, bit for bit. */
+            for (int64_t j = 0; j < tr.n; j++) {
+                const fs_event *e = &tr.ev[j];
+                if (e->kind != FS_EV_OUT) continue;
+                const size_t row = (size_t)e->head * a->n_q + e->row;
+                const double *o = fs_trace_at(&tr, e->o_new);
+                FS_ASSERT_SEED(o && e->n_o == a->d_v &&
+                                   !memcmp(o, O[order] + row * a->d_v, sizeof(double) * (size_t)a->d_v) &&
+                                   !memcmp(&e->l_new, &l[row], sizeof(double)),
+                               seed, "rep %d %s: the OUT of row %d (head %d) is not the run's O row", rep, ctx, e->row,
+                               e->head);
+            }
+            fs_trace_free(&tr);
+            /* The untraced run gives the same bits. */
+            ck_assert_int_eq(fs_tiled(a, &t, O_plain, NULL, NULL, NULL), FS_OK);
+            FS_ASSERT_SEED(!memcmp(O_plain, O[order], sizeof(double) * (size_t)n), seed,
+                           "rep %d %s: traced and untraced outputs differ", rep, ctx);
+        }
+        FS_ASSERT_SEED(!memcmp(O[0], O[1], sizeof(double) * (size_t)n), seed,
+                       "rep %d (pitfall %s, Bq %d, Bk %d): q-outer and kv-outer outputs differ", rep,
+                       fs_pitfall_str(t.pitfall), t.Bq, t.Bk);
+        if (t.pitfall == FS_PITFALL_NONE && !t.dropout.on) {
+            double err = fs_max_rel_err(O[0], ref, n);
+            FS_ASSERT_SEED(err <= TOL, seed, "rep %d: O error %.3g against the reference", rep, err);
+        }
+        free(ref);
+        free(O[0]);
+        free(O[1]);
+        free(O_plain);
+        free(l);
+        fs_test_problem_free(&p);
+    }
+}
+END_TEST
+
 /* One tile holding everything: tiled is the reference in another order. */
 START_TEST(test_single_tile)
 {
@@ -586,6 +706,7 @@ Suite *engine_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_tiled_matches_reference, 0, 12);
     tcase_add_test(tc, test_trace_invariants);
+    tcase_add_test(tc, test_out_events_where_rows_finish);
     tcase_add_test(tc, test_single_tile);
     tcase_add_test(tc, test_extreme_scores);
     tcase_add_test(tc, test_fully_masked);

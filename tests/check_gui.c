@@ -506,9 +506,14 @@ START_TEST(traffic_counter_matches_memory_model)
         ck_assert_int_eq(fs_mem_model(&p, &r), FS_OK);
         ck_assert_msg(sum == (double)r.tiled_traffic, "%s: trace counts %.0f bytes, memory.h %lld", demos[i], sum,
                       (long long)r.tiled_traffic);
-        /* Halfway, strictly less has moved. */
-        gui_traffic half = gui_trace_traffic(&sh, sh.trace.n / 2, 0, 4);
-        ck_assert(half.q + half.kv + half.o < sum / a->n_q_heads);
+        /* Halfway, strictly less has moved (over all heads: with Q tiles outside, head 0 may
+         * have written all its output rows by then). */
+        double half = 0;
+        for (int h = 0; h < a->n_q_heads; h++) {
+            gui_traffic t = gui_trace_traffic(&sh, sh.trace.n / 2, h, 4);
+            half += t.q + t.kv + t.o;
+        }
+        ck_assert_msg(half < sum, "%s: %.0f bytes halfway, %.0f in all", demos[i], half, sum);
         gui_show_free(&sh);
     }
 }
@@ -1232,8 +1237,8 @@ END_TEST
 START_TEST(frames_match_references)
 {
     static const struct { const char *demo; int step; gui_theme_id theme; } refs[] = {
-        {"tiled", 9, GUI_THEME_DARK}, {"softmax", 1, GUI_THEME_LIGHT}, {"decode-tree", 14, GUI_THEME_DARK},
-        {"tree", 12, GUI_THEME_CONTRAST}, {"pitfall", 9, GUI_THEME_DARK}, {"grid64", 200, GUI_THEME_LIGHT},
+        {"tiled", 11, GUI_THEME_DARK}, {"softmax", 1, GUI_THEME_LIGHT}, {"decode-tree", 14, GUI_THEME_DARK},
+        {"tree", 15, GUI_THEME_CONTRAST}, {"pitfall", 11, GUI_THEME_DARK}, {"grid64", 240, GUI_THEME_LIGHT},
         {"paged", 30, GUI_THEME_DARK}, {"paged", 14, GUI_THEME_LIGHT},
     };
     const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";

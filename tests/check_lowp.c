@@ -149,6 +149,58 @@ static fs_lowp_recipe draw_recipe(fs_rng *r, int k, bool d_pow2)
 }
 
 
+/* Where the OUT events sit (Q outer, as fs_tiled): per head and Q tile, the pairs over every KV
+ * tile (a TILE and its ROWs, or a SKIP), then one OUT per row of the Q tile in row order, each
+ * carrying the run's O row bit for bit; the traced run's O equals the untraced one's. */
+START_TEST(test_out_after_each_q_tile)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    fs_test_problem_spec spec = {.max_n_q = 9, .max_n_kv = 11, .max_d = 6, .max_d_v = 5, .max_offset = 4,
+                                 .max_window = 4, .bits_visible = 0.6};
+    for (int k = 0; k < 30; k++) {
+        fs_test_problem p;
+        fs_test_problem_draw(&p, &r, k % FS_TEST_MASKS, &spec);
+        const fs_attn *a = &p.a;
+        fs_lowp_recipe rc = draw_recipe(&r, k, (a->d & (a->d - 1)) == 0);
+        const int Bq = fs_rng_int(&r, 1, 5), Bk = fs_rng_int(&r, 1, 6);
+        const int nqt = (a->n_q + Bq - 1) / Bq, nkt = (a->n_kv + Bk - 1) / Bk;
+        size_t no = (size_t)a->n_q_heads * a->n_q * a->d_v;
+        double *O = malloc(sizeof(double) * no), *O_plain = malloc(sizeof(double) * no);
+        fs_trace tr;
+        fs_trace_init(&tr);
+        FS_ASSERT_SEED(fs_lowp_tiled(a, Bq, Bk, &rc, O, NULL, NULL, &tr) == FS_OK, seed, "run %d", k);
+        FS_ASSERT_SEED(fs_lowp_tiled(a, Bq, Bk, &rc, O_plain, NULL, NULL, NULL) == FS_OK, seed, "run %d", k);
+        FS_ASSERT_SEED(!memcmp(O, O_plain, sizeof(double) * no), seed, "run %d: traced and untraced O differ", k);
+        int64_t e = 0;
+        for (int h = 0; h < a->n_q_heads; h++)
+            for (int qt = 0; qt < nqt; qt++) {
+                const int r0 = qt * Bq, r1 = r0 + Bq < a->n_q ? r0 + Bq : a->n_q;
+                for (int kt = 0; kt < nkt; kt++) {
+                    FS_ASSERT_SEED(e < tr.n && (tr.ev[e].kind == FS_EV_TILE || tr.ev[e].kind == FS_EV_SKIP) &&
+                                       tr.ev[e].head == h && tr.ev[e].qt == qt && tr.ev[e].kt == kt,
+                                   seed, "run %d Bq %d Bk %d: step %lld, expected the pair (head %d, qt %d, kt %d)", k,
+                                   Bq, Bk, (long long)e, h, qt, kt);
+                    if (tr.ev[e++].kind == FS_EV_TILE) e += r1 - r0;   /* its ROWs */
+                }
+                for (int i = r0; i < r1; i++, e++) {
+                    FS_ASSERT_SEED(e < tr.n && tr.ev[e].kind == FS_EV_OUT && tr.ev[e].head == h && tr.ev[e].row == i,
+                                   seed, "run %d Bq %d Bk %d: step %lld, expected the OUT of row %d (head %d) after Q "
+                                   "tile %d's last KV tile", k, Bq, Bk, (long long)e, i, h, qt);
+                    const double *o = fs_trace_at(&tr, tr.ev[e].o_new);
+                    FS_ASSERT_SEED(o && !memcmp(o, O + ((size_t)h * a->n_q + i) * a->d_v, sizeof(double) * a->d_v),
+                                   seed, "run %d: the OUT of row %d (head %d) is not the run's O row", k, i, h);
+                }
+            }
+        FS_ASSERT_SEED(e == tr.n, seed, "run %d: %lld events after the last OUT", k, (long long)(tr.n - e));
+        fs_trace_free(&tr);
+        free(O);
+        free(O_plain);
+        fs_test_problem_free(&p);
+    }
+}
+END_TEST
+
 START_TEST(test_bits_equal_simulation)
 {
     uint64_t seed = fs_test_seed() + (uint64_t)_i * 7919;
@@ -457,6 +509,7 @@ Suite *lowp_suite(void)
     tcase_add_test(tc, test_p_scale);
     tcase_add_test(tc, test_recipe_words);
     tcase_add_test(tc, test_trace_scales_and_values);
+    tcase_add_test(tc, test_out_after_each_q_tile);
     suite_add_tcase(s, tc);
     return s;
 }

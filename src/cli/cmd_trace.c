@@ -463,6 +463,8 @@ static void print_table(FILE *f, const fs_run *r, const fs_trace *tr, int digits
             if (r->algo != FS_ALGO_SOFTMAX)
                 fprintf(f, "   m = %s  l = %s", num(b[0], e->m_new, digits), num(b[1], e->l_new, digits));
             fputs(r->algo == FS_ALGO_DECODE ? "\n\n" : "\n", f);
+            /* Q tiles outside: a Q tile's output rows, and more tiles to come */
+            if (r->algo != FS_ALGO_DECODE && k + 1 < tr->n && last_of_run(tr, k)) fputc('\n', f);
             break;
         case FS_EV_LSE:
             if (first_of_run(tr, k)) fprintf(f, "kept from the forward pass: L = m + ln l\n");

@@ -419,6 +419,34 @@ static fs_status visit(run_t *R, int32_t h, int32_t qt, int32_t kt, fs_trace *tr
     return FS_OK;
 }
 
+/* Finish rows e_beg .. e_end − 1 (indices h · n_q + i): O = o / ℓ (0 for a row that saw
+ * nothing), the row's OUT event, m and ℓ copied out.
+ *   O (n_q_heads · n_q, d_v); m_out, l_out (n_q_heads · n_q) may be NULL. */
+static fs_status finish_rows(const run_t *R, size_t e_beg, size_t e_end, double *O, double *m_out, double *l_out,
+                             fs_trace *tr)
+{
+    const fs_attn *a = R->a;
+    const int32_t dv = a->d_v;
+    for (size_t e = e_beg; e < e_end; e++) {
+        double *out = O + e * (size_t)dv;
+        for (int32_t c = 0; c < dv; c++) out[c] = R->l[e] > 0 ? (double)(R->o[e * dv + c] / R->l[e]) : 0;
+        if (m_out) m_out[e] = R->m[e];
+        if (l_out) l_out[e] = R->l[e];
+        if (tr) {
+            fs_event ev = fs_event_blank(FS_EV_OUT);
+            ev.head = (int32_t)(e / (size_t)a->n_q);
+            ev.kv_head = fs_attn_kv_head(a, ev.head);
+            ev.row = (int32_t)(e % (size_t)a->n_q);
+            ev.m_new = R->m[e];
+            ev.l_new = R->l[e];
+            ev.n_o = dv;
+            ev.normalized = true;
+            if ((ev.o_new = fs_trace_vec(tr, out, dv)) < 0 || !fs_trace_push(tr, &ev)) return fs_trace_error(tr);
+        }
+    }
+    return FS_OK;
+}
+
 fs_status fs_lowp_tiled(const fs_attn *a, int32_t Bq, int32_t Bk, const fs_lowp_recipe *r, double *O, double *m_out,
                         double *l_out, fs_trace *tr)
 {
@@ -480,31 +508,14 @@ fs_status fs_lowp_tiled(const fs_attn *a, int32_t Bq, int32_t Bk, const fs_lowp_
 
     const int32_t nqt = (a->n_q + R.Bq - 1) / R.Bq, nkt = (a->n_kv + R.Bk - 1) / R.Bk;
     st = FS_OK;
+    /* Q tile outer: a Q tile's rows are final after its last KV tile, and go out then. */
     for (int32_t h = 0; h < a->n_q_heads && st == FS_OK; h++)
-        for (int32_t qt = 0; qt < nqt && st == FS_OK; qt++)
+        for (int32_t qt = 0; qt < nqt && st == FS_OK; qt++) {
             for (int32_t kt = 0; kt < nkt && st == FS_OK; kt++) st = visit(&R, h, qt, kt, tr);
-    if (st != FS_OK) goto done;
-
-    for (size_t e = 0; e < nq; e++) {
-        double *out = O + e * (size_t)dv;
-        for (int32_t c = 0; c < dv; c++) out[c] = R.l[e] > 0 ? (double)(R.o[e * dv + c] / R.l[e]) : 0;
-        if (m_out) m_out[e] = R.m[e];
-        if (l_out) l_out[e] = R.l[e];
-        if (tr) {
-            fs_event ev = fs_event_blank(FS_EV_OUT);
-            ev.head = (int32_t)(e / (size_t)a->n_q);
-            ev.kv_head = fs_attn_kv_head(a, ev.head);
-            ev.row = (int32_t)(e % (size_t)a->n_q);
-            ev.m_new = R.m[e];
-            ev.l_new = R.l[e];
-            ev.n_o = dv;
-            ev.normalized = true;
-            if ((ev.o_new = fs_trace_vec(tr, out, dv)) < 0 || !fs_trace_push(tr, &ev)) {
-                st = fs_trace_error(tr);
-                goto done;
-            }
+            const int32_t r0 = qt * R.Bq, r1 = r0 + R.Bq < a->n_q ? r0 + R.Bq : a->n_q;
+            const size_t base = (size_t)h * (size_t)a->n_q;
+            if (st == FS_OK) st = finish_rows(&R, base + (size_t)r0, base + (size_t)r1, O, m_out, l_out, tr);
         }
-    }
 
 done:
     quant_free(&R.q);

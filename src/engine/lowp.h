@@ -20,7 +20,7 @@
  *        ℓ_new = α ℓ_old + Σ P
  *        P8 = fmt_P(f32(P · p_scale))  P rounded to e4m3 (FP8 inputs) or the input format
  *        o_new = α o_old + f32(P8 · v8) · f32(s_v / p_scale)
- *      and O = o / ℓ at the end. Every operation is a float32 operation, rounded as float32
+ *      and O = o / ℓ after the Q tile's last KV tile. Every operation is a float32 operation, rounded as float32
  *      rounds (exp and the conversions correctly rounded), one term at a time in a fixed order.
  *
  * Why P needs a scale of its own: every P is in (0, 1], but e4m3's normal values start at 2^-6
@@ -87,7 +87,7 @@ void fs_lowp_signs(uint64_t seed, int32_t d, double *signs);
  * input overflows float32 or the format without a scale (16-bit), or a score overflows float32.
  * Events as fs_tiled's in the unnormalized form: per pair one TILE or SKIP, per visited row one ROW
  * (s_row: the scores S as computed; p_row: P = exp(S − m_new) in float32; β = 1 and ℓ_blk = Σ P,
- * since P is taken against m_new), one OUT per row. TILE and ROW events carry the scales (lowp:
+ * since P is taken against m_new), one OUT per row right after its Q tile's last KV tile. TILE and ROW events carry the scales (lowp:
  * q_scale, k_scale, v_scale, p_scale). With r->values, ROW events also carry the row of Q as the
  * quantizer saw it and its rounded value (x_row, x8_row: d each), and P8 / p_scale (p8_row); TILE
  * events K's and V's rows of the tile, exact and rounded (k_tile, k8_tile: nc·d; v_tile, v8_tile:

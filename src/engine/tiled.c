@@ -4,7 +4,9 @@
  * mask for the tile's class first; a skipped pair costs nothing. For a visited pair it computes
  * the Bq × Bk block of scores S (element mask only for partial tiles), then folds each row into
  * that row's running (m, ℓ, o) with row_update. Running state lives for all rows of a head at
- * once, so both loop orders share one body.
+ * once, so both loop orders share one body. Only the moment a row is finished (finish_rows:
+ * divided by ℓ in the unnormalized form, OUT recorded) depends on the order: Q outer, right after
+ * its Q tile's last KV tile; KV outer, after the last KV tile of all.
  */
 #include "tiled.h"
 
@@ -251,6 +253,35 @@ static fs_status visit(const fs_attn *a, const fs_tiling *t, int32_t h, int32_t 
     return FS_OK;
 }
 
+/* Finish rows r_beg .. r_end − 1 (indices h · n_q + i into the (n_q_heads, n_q) rows): the
+ * unnormalized form divides o by ℓ now (a row that saw nothing stays 0; the pitfall variants
+ * keep o as they left it), the row's OUT event is recorded, m and ℓ are copied out.
+ *   m, l (rows): running state; O (rows, d_v); m_out, l_out (rows) may be NULL. */
+static fs_status finish_rows(const fs_attn *a, const fs_tiling *t, size_t r_beg, size_t r_end, const double *m,
+                             const double *l, double *O, double *m_out, double *l_out, fs_trace *tr)
+{
+    const bool divide = t->form == FS_FORM_UNNORMALIZED && t->pitfall == FS_PITFALL_NONE;
+    for (size_t r = r_beg; r < r_end; r++) {
+        double *o = O + r * (size_t)a->d_v;
+        if (divide)
+            for (int32_t c = 0; c < a->d_v; c++) o[c] = l[r] > 0 ? o[c] / l[r] : 0;
+        if (tr) {
+            fs_event e = fs_event_blank(FS_EV_OUT);
+            e.head = (int32_t)(r / (size_t)a->n_q);
+            e.kv_head = fs_attn_kv_head(a, e.head);
+            e.row = (int32_t)(r % (size_t)a->n_q);
+            e.m_new = m[r];
+            e.l_new = l[r];
+            e.n_o = a->d_v;
+            e.normalized = true;
+            if ((e.o_new = fs_trace_vec(tr, o, a->d_v)) < 0 || !fs_trace_push(tr, &e)) return fs_trace_error(tr);
+        }
+        if (m_out) m_out[r] = t->exp2 ? m[r] / LOG2E : m[r];
+        if (l_out) l_out[r] = l[r];
+    }
+    return FS_OK;
+}
+
 fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_out, double *l_out,
                    fs_trace *tr)
 {
@@ -285,43 +316,26 @@ fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_ou
     memset(O, 0, sizeof(double) * rows * (size_t)a->d_v);
 
     const int32_t nqt = (a->n_q + t->Bq - 1) / t->Bq, nkt = (a->n_kv + t->Bk - 1) / t->Bk;
+    const size_t nq = (size_t)a->n_q;
     st = FS_OK;
     for (int32_t h = 0; h < a->n_q_heads && st == FS_OK; h++) {
         if (t->order == FS_ORDER_Q_OUTER) {
-            for (int32_t qt = 0; qt < nqt && st == FS_OK; qt++)
+            /* A Q tile's rows are final once it has met every KV tile: out with them now. */
+            for (int32_t qt = 0; qt < nqt && st == FS_OK; qt++) {
                 for (int32_t kt = 0; kt < nkt && st == FS_OK; kt++)
                     st = visit(a, t, h, qt, kt, m, l, O, &w, tr);
+                const int32_t r0 = qt * t->Bq, r1 = r0 + t->Bq < a->n_q ? r0 + t->Bq : a->n_q;
+                if (st == FS_OK) st = finish_rows(a, t, (size_t)h * nq + (size_t)r0, (size_t)h * nq + (size_t)r1,
+                                                  m, l, O, m_out, l_out, tr);
+            }
         } else {
             for (int32_t kt = 0; kt < nkt && st == FS_OK; kt++)
                 for (int32_t qt = 0; qt < nqt && st == FS_OK; qt++)
                     st = visit(a, t, h, qt, kt, m, l, O, &w, tr);
         }
     }
-    if (st != FS_OK) goto done;
-
-    /* The unnormalized form divides by ℓ once, at the end (rows that saw nothing stay 0). */
-    bool divide = t->form == FS_FORM_UNNORMALIZED && t->pitfall == FS_PITFALL_NONE;
-    for (size_t r = 0; r < rows; r++) {
-        double *o = O + r * (size_t)a->d_v;
-        if (divide)
-            for (int32_t c = 0; c < a->d_v; c++) o[c] = l[r] > 0 ? o[c] / l[r] : 0;
-        if (tr) {
-            fs_event e = fs_event_blank(FS_EV_OUT);
-            e.head = (int32_t)(r / (size_t)a->n_q);
-            e.kv_head = fs_attn_kv_head(a, e.head);
-            e.row = (int32_t)(r % (size_t)a->n_q);
-            e.m_new = m[r];
-            e.l_new = l[r];
-            e.n_o = a->d_v;
-            e.normalized = true;
-            if ((e.o_new = fs_trace_vec(tr, o, a->d_v)) < 0 || !fs_trace_push(tr, &e)) {
-                st = fs_trace_error(tr);
-                goto done;
-            }
-        }
-        if (m_out) m_out[r] = t->exp2 ? m[r] / LOG2E : m[r];
-        if (l_out) l_out[r] = l[r];
-    }
+    /* KV outer: every row of every head stays live until the last KV tile; all out at the end. */
+    if (st == FS_OK && t->order == FS_ORDER_KV_OUTER) st = finish_rows(a, t, 0, rows, m, l, O, m_out, l_out, tr);
 
 done:
     free(m);

@@ -10,7 +10,7 @@
  *                            o_new = (α ℓ_old o_old + β P̃ V) / ℓ_new      (o always normalized)
  *   unnormalized form (000, 002, 004):
  *                            P = exp(S − m_new);  ℓ_new = α ℓ_old + Σ P;  o_new = α o_old + P V
- *                            O = o / ℓ once, at the end.
+ *                            O = o / ℓ once per row, when the row is final (below).
  *
  * Loop orders: FS_ORDER_Q_OUTER (000, 002, 004: a Q tile meets every KV tile, then the next Q
  * tile) or FS_ORDER_KV_OUTER (001: a KV tile meets every Q tile). Both give the same output.
@@ -64,8 +64,10 @@ fs_tiling fs_tiling_default(void);
 
 /* O is (n_q_heads, n_q, d_v). m_out, l_out (n_q_heads, n_q) may be NULL; m in natural units.
  * tr may be NULL (no recording: full speed at any size). Events, in loop order: per pair one
- * TILE or SKIP; after a TILE one ROW per query row of the tile; at the end one OUT per row
- * (head by head, row by row). */
+ * TILE or SKIP; after a TILE one ROW per query row of the tile; one OUT per row when the row is
+ * final: Q outer, right after its Q tile's last KV tile (the tile's rows in order, before the
+ * next Q tile's first TILE or SKIP); KV outer, at the very end (head by head, row by row), since
+ * every row stays live until the last KV tile. The numbers do not depend on the order. */
 fs_status fs_tiled(const fs_attn *a, const fs_tiling *t, double *O, double *m_out,
                    double *l_out, fs_trace *tr);
 

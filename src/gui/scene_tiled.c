@@ -364,11 +364,12 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
     if (show->scene == GUI_SCENE_TREE) return;   /* the tree is drawn there instead */
     /* O cells (one gap column to the right), then the m and ℓ columns. */
     int ox = g->x0 + (c->n_kv + 1) * cell;
-    bool any_norm = false;
+    bool any_norm = false, any_raw = false;
     for (int i = 0; i < c->n_q; i++) {
         bool fin = false, norm = false;
         const double *o = row_o(c, i, &fin, &norm);
-        any_norm |= norm;
+        any_norm |= o && norm;
+        any_raw |= o && !norm;
         bool differs = false;
         if (ref && o) {
             bool f2, n2;
@@ -394,7 +395,10 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
             gui_frame(d, (gui_rect){ox - d->thin, g->y0 + i * cell - d->thin, c->d_v * cell + 2 * d->thin, cell + 2 * d->thin},
                       th->bad, 2 * d->thin);
     }
-    const char *oh = any_norm ? "O" : gui_text_w(d, lf, "o (not / ℓ)") <= c->d_v * cell ? "o (not / ℓ)" : "o";
+    /* Final rows (green) show O; rows still running in the unnormalized form show o, not yet
+     * divided by ℓ. With Q tiles outside both are on screen between a Q tile's outputs and the end. */
+    const char *oh = gui_text_w(d, lf, "o (not / ℓ)") <= c->d_v * cell ? "o (not / ℓ)" : "o";
+    if (any_norm) oh = !any_raw ? "O" : gui_text_w(d, lf, "O, o (not / ℓ)") <= c->d_v * cell ? "O, o (not / ℓ)" : "O, o";
     gui_text(d, lf, ox + c->d_v * cell / 2, g->y0 - gui_line_h(d, lf) - d->L.pad / 4, th->dim, GUI_AL_CENTER, oh);
     if (!stats) return;
     int mx = ox + c->d_v * cell + d->L.pad, cw = gui_char_w(d, L->font_small) * 7 + d->L.pad / 2;

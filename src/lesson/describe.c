@@ -223,7 +223,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         vec(&b, t, e->o_old, e->n_o, D);
         put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by l at the end)");
+        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by l when final)");
         break;
     }
     case FS_EV_PARTIAL:

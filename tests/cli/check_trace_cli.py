@@ -61,10 +61,15 @@ for trial in range(6):
                 ev = [json.loads(line) for line in out.splitlines()]
                 check(all("event" in e and e["step"] == i for i, e in enumerate(ev)), f"{what}: event/step fields")
                 nqt, nkt = -(-nq // bq), -(-nkv // bk)
-                pairs, i = [], 0
-                while i < len(ev) and ev[i]["event"] in ("tile", "skip"):
+                seq, outs, i = [], [], 0
+                while i < len(ev) and ev[i]["event"] in ("tile", "skip", "out"):
                     e = ev[i]
-                    pairs.append((e["head"], e["qt"], e["kt"]))
+                    if e["event"] == "out":
+                        seq.append(("out", e["head"], e["row"]))
+                        outs.append(e)
+                        i += 1
+                        continue
+                    seq.append(("pair", e["head"], e["qt"], e["kt"]))
                     if e["event"] == "skip":
                         check(e["reason"] in ("causal", "window", "tree", "bitmask"), f"{what}: skip reason")
                         i += 1
@@ -76,13 +81,17 @@ for trial in range(6):
                     check(all(all(f in x for f in ROW_FIELDS) for x in got), f"{what}: row fields")
                     check(all(x["qt"] == e["qt"] and x["kt"] == e["kt"] for x in got), f"{what}: row tile ids")
                     i += 1 + len(rows)
+                check(i == len(ev), f"{what}: only tile, skip, row and out events")
+                # q-outer: a Q tile's rows go out right after its last KV tile; kv-outer: all at the end
                 if order == "q-outer":
-                    want = [(h, a, b) for h in range(hq) for a in range(nqt) for b in range(nkt)]
+                    want = [x for h in range(hq) for a in range(nqt)
+                            for x in [("pair", h, a, b) for b in range(nkt)] +
+                            [("out", h, r) for r in range(a * bq, min(nq, (a + 1) * bq))]]
                 else:
-                    want = [(h, a, b) for h in range(hq) for b in range(nkt) for a in range(nqt)]
-                check(pairs == want, f"{what}: one tile or skip per pair, in loop order")
-                outs = ev[i:]
-                check(len(outs) == hq * nq and all(e["event"] == "out" for e in outs), f"{what}: out events at the end")
+                    want = [("pair", h, a, b) for h in range(hq) for b in range(nkt) for a in range(nqt)]
+                    want += [("out", h, r) for h in range(hq) for r in range(nq)]
+                check(seq == want, f"{what}: one tile or skip per pair in loop order, out events where rows finish")
+                check(len(outs) == hq * nq, f"{what}: one out event per row")
                 err_max = 0.0
                 for e in outs:
                     r = ref[(e["head"], e["row"])]

@@ -11,12 +11,12 @@ mkdir -p "$out"
 while read -r demo step theme; do
   "$bin" render --demo "$demo" --step "$step" --theme "$theme" --font "$font" --out "$out/$demo-$step.png"
 done <<'LIST'
-tiled 9 dark
+tiled 11 dark
 softmax 1 light
 decode-tree 14 dark
-tree 12 contrast
-pitfall 9 dark
-grid64 200 light
+tree 15 contrast
+pitfall 11 dark
+grid64 240 light
 paged 30 dark
 paged 14 light
 LIST

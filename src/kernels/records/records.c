@@ -81,6 +81,27 @@ static fs_status pair_events(const fs_attn *at, const fs_tiling *t, const fs_rec
     return FS_OK;
 }
 
+/* The OUT events of rows x_beg .. x_end − 1 (indices h · n_q + i), in order: the kernel's
+ * final m, ℓ and O row. buf: d_v doubles. */
+static fs_status out_events(const fs_attn *at, const fs_records *r, int64_t x_beg, int64_t x_end, double *buf,
+                            fs_trace *tr)
+{
+    const int32_t d_v = at->d_v;
+    fs_status st = FS_OK;
+    for (int64_t x = x_beg; x < x_end && st == FS_OK; x++) {
+        fs_event e = fs_event_blank(FS_EV_OUT);
+        e.head = (int32_t)(x / at->n_q);
+        e.kv_head = fs_attn_kv_head(at, e.head);
+        e.row = (int32_t)(x % at->n_q);
+        e.m_new = num(r->m[x * r->ml_stride]);
+        e.l_new = r->l[x * r->ml_stride];
+        e.normalized = true;
+        for (int32_t k = 0; k < d_v; k++) buf[k] = r->O[x * d_v + k];
+        st = push(tr, &e, NULL, NULL, 0, NULL, buf, d_v);
+    }
+    return st;
+}
+
 fs_status fs_records_events(const fs_attn *at, const fs_tiling *t, const fs_records *r, fs_trace *tr)
 {
     if (t->Bq < 1 || t->Bk < 1 || !r->rec || !r->O || !r->m || !r->l) return FS_ERR_ARG;
@@ -92,20 +113,15 @@ fs_status fs_records_events(const fs_attn *at, const fs_tiling *t, const fs_reco
     const bool q_outer = t->order == FS_ORDER_Q_OUTER;
     const int32_t outer = q_outer ? n_qt : n_kt, inner = q_outer ? n_kt : n_qt;
     for (int32_t h = 0; h < at->n_q_heads && st == FS_OK; h++)
-        for (int32_t a = 0; a < outer && st == FS_OK; a++)
+        for (int32_t a = 0; a < outer && st == FS_OK; a++) {
             for (int32_t b = 0; b < inner && st == FS_OK; b++)
                 st = pair_events(at, t, r, h, q_outer ? a : b, q_outer ? b : a, o_prev, buf, tr);
-    for (int64_t x = 0; x < rows && st == FS_OK; x++) {
-        fs_event e = fs_event_blank(FS_EV_OUT);
-        e.head = (int32_t)(x / at->n_q);
-        e.kv_head = fs_attn_kv_head(at, e.head);
-        e.row = (int32_t)(x % at->n_q);
-        e.m_new = num(r->m[x * r->ml_stride]);
-        e.l_new = r->l[x * r->ml_stride];
-        e.normalized = true;
-        for (int32_t k = 0; k < d_v; k++) buf[k] = r->O[x * d_v + k];
-        st = push(tr, &e, NULL, NULL, 0, NULL, buf, d_v);
-    }
+            if (q_outer && st == FS_OK) {   /* Q outer: the Q tile's rows are final, out now */
+                const int32_t r0 = a * t->Bq, r1 = r0 + t->Bq < at->n_q ? r0 + t->Bq : at->n_q;
+                st = out_events(at, r, (int64_t)h * at->n_q + r0, (int64_t)h * at->n_q + r1, buf, tr);
+            }
+        }
+    if (!q_outer && st == FS_OK) st = out_events(at, r, 0, rows, buf, tr);   /* KV outer: all at the end */
     free(o_prev);
     free(buf);
     return st;

@@ -52,7 +52,8 @@ int64_t fs_records_len(const fs_attn *at, const fs_tiling *t);
 
 /* The engine's events for the run (at, t) from the records r, in the engine's order (t->order):
  * per (Q tile, KV tile) pair a TILE or SKIP, then a ROW per row of a visited pair (o_old: the
- * row's previous o_new, 0 at first), then an OUT per row. t is the tiling the kernel ran (for
+ * row's previous o_new, 0 at first), and an OUT per row where fs_tiled puts it: Q outer, a Q
+ * tile's rows right after its last KV tile; KV outer, every row at the end. t is the tiling the kernel ran (for
  * 000's one-query walk: Bq = Bk = 1). FS_OK, or fs_trace_error's status when recording fails. */
 fs_status fs_records_events(const fs_attn *at, const fs_tiling *t, const fs_records *r, fs_trace *tr);
 
