@@ -20,15 +20,18 @@ static void free_lesson(void *ctx)
     free(c);
 }
 
-/* The lesson's own narration, else its one-line description with the formula filled in. */
+/* The words for the step (the lesson's own narration, else generated from the event), then on a
+ * line of its own the step's formulas filled in. */
 static const char *narrate(void *ctx, int64_t step)
 {
     lesson_ctx *c = ctx;
-    const char *s = fs_lesson_narration(c->l, step);
-    if (s && *s) return s;
     const fs_trace *t = fs_lesson_trace(c->l);
     if (!t || step < 0 || step >= t->n) return NULL;
-    fs_lesson_describe(c->l, t, step, 4, c->buf, sizeof c->buf);
+    size_t w = fs_lesson_say(c->l, t, step, c->buf, sizeof c->buf);
+    if (w + 2 < sizeof c->buf) {
+        c->buf[w] = '\n';
+        fs_lesson_describe(c->l, t, step, 4, c->buf + w + 1, sizeof c->buf - w - 1);
+    }
     return c->buf;
 }
 

@@ -47,23 +47,27 @@ static void put(sb *b, const char *fmt, ...)
     if (w > 0) b->len += (size_t)w;
 }
 
-/* x with 4 decimals (scientific when tiny or huge, as describe.c), "−∞", "+∞" or "NaN". */
-static const char *num(sb *b, double x)
+/* x with 4 decimals (scientific when tiny or huge, as describe.c), "−∞", "+∞" or "NaN"; exactly 0
+ * and 1 (α and β often are) as "0" and "1" unless in a vector (exact false). */
+static const char *num_(sb *b, double x, bool exact)
 {
     char *s = b->ring[b->k++ & 15];
     if (isnan(x)) snprintf(s, 64, "NaN");
     else if (isinf(x)) snprintf(s, 64, x < 0 ? "\xe2\x88\x92\xe2\x88\x9e" : "+\xe2\x88\x9e");
+    else if (exact && (x == 0 || x == 1)) snprintf(s, 64, "%d", (int)x);   /* α = 0, β = 1: exact */
     else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 64, "%.3e", x);
     else snprintf(s, 64, "%.4f", x);
     return s;
 }
+
+static const char *num(sb *b, double x) { return num_(b, x, true); }
 
 /* A vector of the pool, at most 4 values shown: "[0.4421, 0.5579]" or "[0.1, 0.2, 0.3, 0.4, …]". */
 static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n)
 {
     const double *v = fs_trace_at(t, off);
     put(b, "[");
-    for (int32_t i = 0; v && i < n && i < 4; i++) put(b, "%s%s", i ? ", " : "", num(b, v[i]));
+    for (int32_t i = 0; v && i < n && i < 4; i++) put(b, "%s%s", i ? ", " : "", num_(b, v[i], false));
     if (v && n > 4) put(b, ", \xe2\x80\xa6");
     put(b, "]");
 }
@@ -387,8 +391,15 @@ static void row_compare(sb *b, const ctx *c)
     if (!what) return;
     bool lowp = c->pit == FS_PITFALL_NONE;
     if (!dl && !dm && !dov) {
-        if (lowp) put(b, " The exact run has the same ℓ and o here.");
-        else put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
+        /* say so only where the variant's difference could have acted */
+        bool acts = false;
+        switch (c->pit) {
+        case FS_PITFALL_NO_RESCALE: acts = e->m_old > -INFINITY; break;
+        case FS_PITFALL_GLOBAL_MAX_NO_BETA: case FS_PITFALL_BLOCK_MAX_NO_BETA: acts = e->beta < 1 && e->visible > 0; break;
+        case FS_PITFALL_MASKED_NAN: case FS_PITFALL_MASKED_DOC_FIX: acts = e->visible == 0; break;
+        default: break;
+        }
+        if (acts) put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
         return;
     }
     if (lowp) put(b, " In exact arithmetic this step gives ℓ = %s and o = ", num(b, ce->l_new));
@@ -449,6 +460,7 @@ static void say_row(sb *b, const ctx *c)
     int32_t arg = -1;
     for (int32_t j = 0; s && j < e->n_s; j++)
         if (s[j] == e->m_blk) { arg = j; break; }
+    bool no_beta = c->pit == FS_PITFALL_BLOCK_MAX_NO_BETA || c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA;
     const char *kbest = arg >= 0 ? key(b, c, e->c0 + arg * (e->stride > 0 ? e->stride : 1)) : "a key of this tile";
     if (c->query) {
         put(b, "Score of %s: %s. ", key(b, c, e->c0), num(b, s ? s[0] : e->m_blk));
@@ -468,9 +480,10 @@ static void say_row(sb *b, const ctx *c)
     } else if (e->m_new > e->m_old) {
         put(b, "%s's maximum rises from %s to %s (%s scores higher than anything before), so everything already "
                "summed was weighed against a maximum that is now too small: α = %s(%s − %s) = %s, the correction, "
-               "shrinks the old ℓ and o before this %s added (β = %s).",
+               "shrinks the old ℓ %s before this %s added (β = %s).",
             c->query ? "The query" : q, num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c), num(b, e->m_old),
-            num(b, e->m_new), num(b, e->alpha), c->query ? "key is" : "tile's keys are", num(b, e->beta));
+            num(b, e->m_new), num(b, e->alpha), c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
+            c->query ? "key is" : "tile's keys are", num(b, e->beta));
         capital(b, at2);
         row_o(b, c);
         if (c->first)
@@ -478,10 +491,14 @@ static void say_row(sb *b, const ctx *c)
                    "by one multiplication instead of being recomputed.");
     } else {
         put(b, "%s's maximum stays %s (the best score here, m_blk = %s, is not higher): α = %s, nothing earlier "
-               "needs rescaling; this %s enter%s scaled by β = %s(%s − %s) = %s.",
-            c->query ? "The query" : q, num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha),
-            c->query ? "key" : "tile's keys", c->query ? "s" : "", EXPW(c), num(b, e->m_blk), num(b, e->m_new),
-            num(b, e->beta));
+               "needs rescaling; ",
+            c->query ? "The query" : q, num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
+        if (no_beta && c->ce)
+            put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
+                EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
+        else
+            put(b, "this %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
+                EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta));
         capital(b, at2);
         row_o(b, c);
     }
@@ -515,7 +532,7 @@ static void say_merge(sb *b, const ctx *c)
     const fs_event *e = c->e;
     bool ring = e->kind == FS_EV_RMERGE;
     if (ring) {
-        put(b, "Device %d folds the block of KV shard %d into %s's running state", e->device, e->shard,
+        put(b, "Device %d folds the block of KV shard %d into the running state of %s", e->device, e->shard,
             who(b, c, e->pos >= 0 ? e->pos : e->row));
         if (e->m_old == -INFINITY) {
             put(b, ": the running state was still empty (m = −∞), so α = %s and the block's state is taken as it "
@@ -686,6 +703,16 @@ static void say_backward(sb *b, const ctx *c)
     }
     case FS_EV_BKEY: {
         ring_prefix(b, c);
+        if (vec_zero(c->t, e->o_blk, e->n_o) && vec_zero(c->t, e->g_blk, e->n_g)) {
+            put(b, "%s gets nothing from this tile: no query of it sees the key (P = 0), so its dK and dV stay ",
+                key(b, c, e->row));
+            vec(b, c->t, e->o_new, e->n_o);
+            put(b, " and ");
+            vec(b, c->t, e->g_new, e->n_g);
+            put(b, ".");
+            if (last_for_row(c, FS_EV_BKEY)) put(b, " No later tile touches this key: its dK and dV rows are final.");
+            break;
+        }
         put(b, "%s collects this tile's share: dK += scale · dSᵀ Q adds ", key(b, c, e->row));
         vec(b, c->t, e->o_blk, e->n_o);
         put(b, " (dK = ");
