@@ -160,6 +160,7 @@ static const char *number_problem(const fs_event *e, const char *s)
         }
         return states(s, "maximum stays ", e->m_new) ? NULL : "m (stays)";
     case FS_EV_PARTIAL:
+        if (e->m_new == -INFINITY) return strstr(s, "m = −∞") ? NULL : "m (empty split)";
         if (!states(s, "m = ", e->m_new)) return "m";
         return states(s, "ℓ = ", e->l_new) ? NULL : "ℓ";
     case FS_EV_MERGE: case FS_EV_RMERGE: {

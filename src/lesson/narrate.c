@@ -515,6 +515,12 @@ static void say_partial(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
     char keys[96];
+    if (e->c0 >= e->c1 || e->m_new == -INFINITY) {
+        put(b, "Split %d has no visible key for %s (more splits than keys, or all of them masked): its partial state "
+               "is empty, m = −∞ and ℓ = %s, and a merge scales it by 0, so it adds nothing.",
+            e->kt, who(b, c, e->row), num(b, e->l_new));
+        return;
+    }
     fs_event_keys(e, keys, sizeof keys);
     put(b, "Split %d reads %s on its own, as if they were all the keys, and gives %s its partial state: m = %s, "
            "ℓ = %s, o = ",
