@@ -383,7 +383,7 @@ static void row_compare(sb *b, const ctx *c)
     case FS_PITFALL_GLOBAL_MAX_NO_BETA:
         what = "it leaves out β but takes P against m_new, which puts β inside P";
         break;
-    case FS_PITFALL_BLOCK_MAX_NO_BETA: what = "it adds exp(s − m_blk) without β, too much whenever m_blk < m_new"; break;
+    case FS_PITFALL_BLOCK_MAX_NO_BETA: what = "it adds exp(S − m_blk) without β, too much whenever m_blk < m_new"; break;
     case FS_PITFALL_MASKED_NAN: what = "it has no guard for a row whose keys are all hidden"; break;
     case FS_PITFALL_MASKED_DOC_FIX: what = "it guards β but not α"; break;
     default: what = c->run && c->run->lowp ? "rounding to low precision" : NULL; break;
@@ -435,7 +435,7 @@ static void say_row(sb *b, const ctx *c)
                    "exp(−∞ − (−∞)) is undefined; the guarded algorithm keeps α = 1 while m is −∞.");
         else if (isnan(e->l_blk) || e->m_blk == -INFINITY)
             put(b, "the mask hides every key of this tile from it, so m_blk = −∞ and this variant computes "
-                   "exp(s − m_blk) = exp(−∞ − (−∞)), which is undefined; the guarded algorithm leaves the row "
+                   "exp(S − m_blk) = exp(−∞ − (−∞)), which is undefined; the guarded algorithm leaves the row "
                    "unchanged.");
         else put(b, "a non-finite value entered this step's arithmetic.");
         capital(b, at);
@@ -830,6 +830,33 @@ static void say_ring(sb *b, const ctx *c)
     }
 }
 
+/* "a − -b" reads badly: rewrite every "− -NUMBER" as "− (-NUMBER)" in place (buf holds len bytes
+ * and room for n). Returns the new length, or len when the result would not fit. */
+static size_t paren_negatives(char *buf, size_t len, size_t n)
+{
+    static const char pat[] = "\xe2\x88\x92 -";   /* "− -" */
+    size_t extra = 0;
+    for (const char *p = strstr(buf, pat); p; p = strstr(p + 5, pat)) extra += 2;
+    if (!extra || len + extra + 1 > n) return len;
+    /* from the end backwards, so that nothing is overwritten before it is moved */
+    size_t r = len, w = len + extra;
+    buf[w] = 0;
+    while (r > 0) {
+        /* is buf[r-1] the last character of a number that follows "− -"? */
+        size_t k = r;
+        while (k > 0 && strchr("0123456789.e+", buf[k - 1])) k--;
+        if (k < r && k >= 5 && buf[k - 1] == '-' && !memcmp(buf + k - 5, pat, 4)) {
+            buf[--w] = ')';
+            while (r > k) buf[--w] = buf[--r];
+            buf[--w] = buf[--r];   /* the '-' */
+            buf[--w] = '(';
+            continue;
+        }
+        buf[--w] = buf[--r];
+    }
+    return len + extra;
+}
+
 /* ---- the entry points ------------------------------------------------------------------- */
 
 size_t fs_lesson_generate(const fs_lesson *l, const fs_trace *t, int64_t step, char *buf, size_t n)
@@ -855,6 +882,7 @@ size_t fs_lesson_generate(const fs_lesson *l, const fs_trace *t, int64_t step, c
     case FS_EV_HOLD: case FS_EV_SEND: case FS_EV_RECV: say_ring(&b, &c); break;
     default: put(&b, "A step of a kind this version cannot put into words (%d).", (int)c.e->kind); break;
     }
+    if (b.len < n) return paren_negatives(buf, b.len, n);
     return b.len;
 }
 
