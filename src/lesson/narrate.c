@@ -331,9 +331,9 @@ static void say_tile(sb *b, const ctx *c)
                "products see.",
             num(b, e->q_scale), num(b, e->k_scale), num(b, e->v_scale));
     if (e->drop >= 0)
-        put(b, " Dropout (p = %s) drops %d of this tile's visible cells; the kept weights are multiplied by "
-               "1/(1 − p) = %s so that O keeps its expected value.",
-            num(b, e->dropout), e->n_drop, num(b, 1.0 / (1.0 - e->dropout)));
+        put(b, " Dropout (p = %g) drops %d of this tile's visible cells from the product with V (ℓ and m still "
+               "count them); the kept weights are multiplied by 1/(1 − p) = %.4g so that O keeps its expected value.",
+            e->dropout, e->n_drop, 1.0 / (1.0 - e->dropout));
     if (c->first && e->cls == FS_TILE_PARTIAL)
         put(b, " Only tiles that straddle the mask's edge need this per-element work; tiles wholly inside are full, "
                "tiles wholly outside are skipped.");
@@ -506,7 +506,7 @@ static void say_row(sb *b, const ctx *c)
         put(b, " In this lesson scores and m are in base 2 (multiplied by log2 e) and every exponential is exp2; "
                "α, β and ℓ are the same numbers as with exp.");
     if (e->lowp)
-        put(b, " P is multiplied by %s before it is rounded to low precision, then divided back.", num(b, e->p_scale));
+        put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
     if (e->device >= 0) put(b, " This is the state within the shard only; the merge into the row's running state follows.");
     row_compare(b, c);
 }
@@ -637,14 +637,16 @@ static void say_out(sb *b, const ctx *c)
 
 /* ---- the backward ----------------------------------------------------------------------- */
 
-/* Is there no later event of `kind` for the same row (BROW: query head and row; BKEY: KV head and
- * key) on the same device? Stops at the first later one. */
+/* Is there no later event of `kind` for the same row (BROW: query head and row, on the same
+ * device, where the queries stay; BKEY: KV head and key, in the same shard, which travels the
+ * ring)? Stops at the first later one. */
 static bool last_for_row(const ctx *c, fs_event_kind kind)
 {
     const fs_event *e = c->e;
     for (int64_t k = c->step + 1; k < c->t->n; k++) {
         const fs_event *x = &c->t->ev[k];
-        if (x->kind != kind || x->row != e->row || x->device != e->device) continue;
+        if (x->kind != kind || x->row != e->row) continue;
+        if (kind == FS_EV_BROW ? x->device != e->device : x->shard != e->shard) continue;
         if (kind == FS_EV_BROW ? x->head == e->head : x->kv_head == e->kv_head) return false;
     }
     return true;
@@ -676,7 +678,7 @@ static void say_backward(sb *b, const ctx *c)
         break;
     case FS_EV_BTILE:
         ring_prefix(b, c);
-        put(b, "Backward over Q tile %d (%s) and KV tile %d (%s), %s: S is recomputed from Q and K, and P = "
+        put(b, "the backward pass visits Q tile %d (%s) and KV tile %d (%s), %s: S is recomputed from Q and K, and P = "
                "exp(S − L) from the saved L, instead of being read back from memory.",
             e->qt, range(b, "query", e->r0, e->r1), e->kt, range(b, "key", e->c0, e->c1),
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
