@@ -208,6 +208,16 @@ static const char *who(sb *b, const ctx *c, int32_t row)
     return s;
 }
 
+/* "query 4's maximum", or "the maximum of query 3 (D)" when the name has more than a number (a
+ * label, a head, a position on the ring), where a possessive would read badly. */
+static const char *of(sb *b, const char *q, const char *noun)
+{
+    char *s = b->ring[b->k++ & 15];
+    if (strchr(q, '(') || strchr(q, ' ') != strrchr(q, ' ')) snprintf(s, 64, "the %s of %s", noun, q);
+    else snprintf(s, 64, "%s's %s", q, noun);
+    return s;
+}
+
 /* "key 3", "key 3 (C)". */
 static const char *key(sb *b, const ctx *c, int32_t j)
 {
@@ -326,6 +336,9 @@ static void say_tile(sb *b, const ctx *c)
         mask_words(b, c);
         put(b, ", so the element mask sets those scores to −∞ before the softmax.");
     }
+    if (c->run && c->run->attn.softcap > 0)
+        put(b, " Each score first passes the soft-cap, cap · tanh(S / cap) with cap = %g, so none can exceed %g.",
+            c->run->attn.softcap, c->run->attn.softcap);
     if (e->lowp)
         put(b, " Q, K and V enter in low precision: each stored value times its scale (q %s, k %s, v %s) is what the "
                "products see.",
@@ -427,7 +440,7 @@ static void say_row(sb *b, const ctx *c)
     bool nan_here = !isfinite(e->l_new) || isnan(e->m_new) || isnan(e->alpha) || isnan(e->beta) ||
                     !vec_finite(c->t, e->o_new, e->n_o);
     if (nan_here) {
-        put(b, "%s's ℓ and o are now NaN (not a number): ", q);
+        put(b, "%s are now NaN (not a number): ", of(b, q, "ℓ and o"));
         if (!isfinite(e->l_old) || !vec_finite(c->t, e->o_old, e->n_o))
             put(b, "they were NaN before this tile, and a NaN, once in ℓ or o, never leaves.");
         else if (isnan(e->alpha))
@@ -478,10 +491,10 @@ static void say_row(sb *b, const ctx *c)
                    "%s(score − m); and o, its output so far.",
                 EXPW(c));
     } else if (e->m_new > e->m_old) {
-        put(b, "%s's maximum rises from %s to %s (%s scores higher than anything before), so everything already "
+        put(b, "%s rises from %s to %s (%s scores higher than anything before), so everything already "
                "summed was weighed against a maximum that is now too small: α = %s(%s − %s) = %s, the correction, "
                "shrinks the old ℓ %s before this %s added (β = %s).",
-            c->query ? "The query" : q, num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c), num(b, e->m_old),
+            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c), num(b, e->m_old),
             num(b, e->m_new), num(b, e->alpha), c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
             c->query ? "key is" : "tile's keys are", num(b, e->beta));
         capital(b, at2);
@@ -490,9 +503,9 @@ static void say_row(sb *b, const ctx *c)
             put(b, " This rescaling is why the tiles can be read one after another: earlier terms are corrected "
                    "by one multiplication instead of being recomputed.");
     } else {
-        put(b, "%s's maximum stays %s (the best score here, m_blk = %s, is not higher): α = %s, nothing earlier "
+        put(b, "%s stays %s (the best score here, m_blk = %s, is not higher): α = %s, nothing earlier "
                "needs rescaling; ",
-            c->query ? "The query" : q, num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
+            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
         if (no_beta && c->ce)
             put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
