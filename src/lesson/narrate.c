@@ -581,7 +581,8 @@ static void say_merge(sb *b, const ctx *c)
         put(b, "%s has the larger maximum, %s, so %s's sum is scaled down by α = exp(%s − %s) = %s, while β = %s "
                "leaves %s's as it is",
             B, num(b, e->m_new), A, num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), num(b, e->beta), B);
-    else put(b, "both maxima are %s, so α = %s and β = %s change nothing", num(b, e->m_new), num(b, e->alpha), num(b, e->beta));
+    else put(b, "both maxima are %s, so α = %s and β = %s: the two sums are already measured from the same maximum "
+                "and add as they are", num(b, e->m_new), num(b, e->alpha), num(b, e->beta));
     if (!ring) put(b, " (in the document's letters c_a = α, c_b = β)");
     put(b, "; ℓ = %s and o = ", num(b, e->l_new));
     vec(b, c->t, e->o_new, e->n_o);
