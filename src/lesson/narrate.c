@@ -141,10 +141,12 @@ static int category(const fs_event *e)
     return (int)e->kind * 16 + sub;
 }
 
+/* Backwards, so that the scan stops at the nearest earlier event of the category (events of one
+ * category come in runs: only the first of a category pays for a scan to step 0). */
 static bool first_of_category(const fs_trace *t, int64_t step)
 {
     int c = category(&t->ev[step]);
-    for (int64_t k = 0; k < step; k++)
+    for (int64_t k = step - 1; k >= 0; k--)
         if (category(&t->ev[k]) == c) return false;
     return true;
 }
@@ -252,7 +254,7 @@ static void ring_prefix(sb *b, const ctx *c)
     const fs_event *e = c->e;
     if (e->device < 0 || e->kind == FS_EV_HOLD || e->kind == FS_EV_SEND || e->kind == FS_EV_RECV || e->kind == FS_EV_RMERGE)
         return;
-    put(b, "On device %d at ring step %d (holding KV shard %d): ", e->device, e->ring_step, e->shard);
+    put(b, "On device %d, ring step %d (shard %d): ", e->device, e->ring_step, e->shard);
 }
 
 static const char *EXPW(const ctx *c) { return c->exp2 ? "exp2" : "exp"; }
@@ -330,29 +332,26 @@ static void say_tile(sb *b, const ctx *c)
     if (c->heads) put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
     capital(b, at);
     if (e->cls == FS_TILE_FULL)
-        put(b, ": every key is visible to every query of the tile, so the scores need no element mask.");
+        put(b, ": every query sees every key, so no element mask is needed.");
     else {
         put(b, ": ");
         mask_words(b, c);
-        put(b, ", so the element mask sets those scores to −∞ before the softmax.");
+        put(b, ", so the element mask sets those scores to −∞.");
     }
     if (c->run && c->run->attn.softcap > 0)
         put(b, " Each score first passes the soft-cap, cap · tanh(S / cap) with cap = %g, so none can exceed %g.",
             c->run->attn.softcap, c->run->attn.softcap);
     if (e->lowp)
-        put(b, " Q, K and V enter in low precision: each stored value times its scale (q %s, k %s, v %s) is what the "
-               "products see.",
+        put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
             num(b, e->q_scale), num(b, e->k_scale), num(b, e->v_scale));
     if (e->drop >= 0)
-        put(b, " Dropout (p = %g) drops %d of this tile's visible cells from the product with V (ℓ and m still "
-               "count them); the kept weights are multiplied by 1/(1 − p) = %.4g so that O keeps its expected value.",
+        put(b, " Dropout (p = %g) removes %d visible cells from the product with V (ℓ keeps them); kept weights "
+               "× 1/(1 − p) = %.4g keep O's expected value.",
             e->dropout, e->n_drop, 1.0 / (1.0 - e->dropout));
     if (c->first && e->cls == FS_TILE_PARTIAL)
-        put(b, " Only tiles that straddle the mask's edge need this per-element work; tiles wholly inside are full, "
-               "tiles wholly outside are skipped.");
+        put(b, " Only tiles on the mask's edge need this; tiles wholly inside are full, wholly outside skipped.");
     else if (c->first)
-        put(b, " Only this pair's rows of Q, K and V sit in fast memory; its scores S are used here and never "
-               "written out.");
+        put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores S are never written out.");
 }
 
 static void say_skip(sb *b, const ctx *c, bool backward)
@@ -360,26 +359,24 @@ static void say_skip(sb *b, const ctx *c, bool backward)
     const fs_event *e = c->e;
     size_t at = b->len;
     ring_prefix(b, c);
-    put(b, "Q tile %d (%s) and KV tile %d (%s) are skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
+    put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
         range(b, "key", e->c0, e->c1), backward ? " in the backward" : "");
     capital(b, at);
     switch (e->reason) {
-    case FS_SKIP_CAUSAL: put(b, "every key of the tile comes after every query, so causality hides the whole pair."); break;
+    case FS_SKIP_CAUSAL: put(b, "every key comes after every query (causal)."); break;
     case FS_SKIP_WINDOW:
-        put(b, "every key is older than the sliding window of every query, so the window hides the whole pair.");
+        put(b, "every key is older than every query's sliding window.");
         break;
     case FS_SKIP_TREE:
-        put(b, "none of these keys is one of these queries or an ancestor of one in the tree, so the tree mask hides "
-               "the whole pair.");
+        put(b, "no key is one of these queries or an ancestor of one in the tree.");
         break;
     case FS_SKIP_BITMASK: put(b, "the bitmask hides every pair of them."); break;
     default: put(b, "no pair of them is visible."); break;
     }
-    if (backward) put(b, " P is 0 on every hidden pair, so no gradient flows through it; nothing is loaded or computed.");
-    else put(b, " Its K and V are not loaded and no score is computed.");
+    if (backward) put(b, " P = 0 there, so no gradient flows; nothing is loaded or computed.");
+    else put(b, " K and V are not loaded, no score is computed.");
     if (c->first && !backward)
-        put(b, " Each hidden pair would only add exp(−∞) = 0, so skipping whole tiles changes nothing in the result; "
-               "it is where a masked kernel saves its time.");
+        put(b, " Hidden pairs would only add exp(−∞) = 0: skipping is exact, and is where a masked kernel saves time.");
 }
 
 /* The sentence on the pitfall (or the rounding) at a ROW: what the wrong variant does differently
@@ -420,15 +417,6 @@ static void row_compare(sb *b, const ctx *c)
              num(b, ce->l_new));
     vec(b, c->ct, ce->o_new, ce->n_o);
     put(b, ".");
-}
-
-/* o after the step, with the form. */
-static void row_o(sb *b, const ctx *c)
-{
-    const fs_event *e = c->e;
-    put(b, " ℓ = %s, and o becomes ", num(b, e->l_new));
-    vec(b, c->t, e->o_new, e->n_o);
-    put(b, c->unnorm ? " (unnormalized: divided by ℓ only at the end)." : " (kept normalized, divided by ℓ).");
 }
 
 static void say_row(sb *b, const ctx *c)
@@ -481,46 +469,40 @@ static void say_row(sb *b, const ctx *c)
     size_t at2 = b->len;
     if (e->m_old == -INFINITY) {
         if (c->query) put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
-        else put(b, "%s meets its first visible key%s here (%d of %s), so the row starts: m = %s (from %s)", q,
+        else put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (%s)", q,
                  e->visible == 1 ? "" : "s", e->visible, range(b, "key", e->c0, e->c1), num(b, e->m_new), kbest);
         capital(b, at2);
-        put(b, ", and α = %s multiplies an empty state (ℓ = 0, o = 0), so nothing is lost.", num(b, e->alpha));
-        row_o(b, c);
+        put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
         if (c->first)
-            put(b, " Between tiles a row keeps three things: m, its largest score so far; ℓ, the sum of "
-                   "%s(score − m); and o, its output so far.",
+            put(b, " A row keeps m (its best score so far), ℓ (the sum of %s(score − m)) and o (its output so "
+                   "far) from tile to tile.",
                 EXPW(c));
     } else if (e->m_new > e->m_old) {
-        put(b, "%s rises from %s to %s (%s scores higher than anything before), so everything already "
-               "summed was weighed against a maximum that is now too small: α = %s(%s − %s) = %s, the correction, "
-               "shrinks the old ℓ %s before this %s added (β = %s).",
-            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c), num(b, e->m_old),
-            num(b, e->m_new), num(b, e->alpha), c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
-            c->query ? "key is" : "tile's keys are", num(b, e->beta));
+        put(b, "%s rises from %s to %s (%s beats everything before), so what was summed is measured from a "
+               "maximum now too small: α = %s(%s − %s) = %s, the correction, shrinks the old ℓ %s before this %s added.",
+            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c),
+            num(b, e->m_old), num(b, e->m_new), num(b, e->alpha),
+            c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
+            c->query ? "key is" : "tile's keys are");
         capital(b, at2);
-        row_o(b, c);
-        if (c->first)
-            put(b, " This rescaling is why the tiles can be read one after another: earlier terms are corrected "
-                   "by one multiplication instead of being recomputed.");
+        if (c->first) put(b, " One multiplication corrects all earlier terms: nothing is recomputed.");
     } else {
-        put(b, "%s stays %s (the best score here, m_blk = %s, is not higher): α = %s, nothing earlier "
+        put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, nothing earlier "
                "needs rescaling; ",
             c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
         if (no_beta && c->ce)
             put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
         else
-            put(b, "this %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
+            put(b, "the new %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta));
         capital(b, at2);
-        row_o(b, c);
     }
     if (c->exp2 && c->first)
-        put(b, " In this lesson scores and m are in base 2 (multiplied by log2 e) and every exponential is exp2; "
-               "α, β and ℓ are the same numbers as with exp.");
+        put(b, " Here scores and m are in base 2 (times log2 e) and exp2 replaces exp; α, β and ℓ are unchanged.");
     if (e->lowp)
         put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
-    if (e->device >= 0) put(b, " This is the state within the shard only; the merge into the row's running state follows.");
+    if (e->device >= 0 && c->first) put(b, " This is the state within the shard; a merge into the row's running state follows.");
     row_compare(b, c);
 }
 
@@ -529,20 +511,18 @@ static void say_partial(sb *b, const ctx *c)
     const fs_event *e = c->e;
     char keys[96];
     if (e->c0 >= e->c1 || e->m_new == -INFINITY) {
-        put(b, "Split %d has no visible key for %s (more splits than keys, or all of them masked): its partial state "
-               "is empty, m = −∞ and ℓ = %s, and a merge scales it by 0, so it adds nothing.",
+        put(b, "Split %d has no visible key for %s: its partial state is empty (m = −∞, ℓ = %s), and a merge "
+               "scales it by 0.",
             e->kt, who(b, c, e->row), num(b, e->l_new));
         return;
     }
     fs_event_keys(e, keys, sizeof keys);
-    put(b, "Split %d reads %s on its own, as if they were all the keys, and gives %s its partial state: m = %s, "
-           "ℓ = %s, o = ",
-        e->kt, keys, who(b, c, e->row), num(b, e->m_new), num(b, e->l_new));
-    vec(b, c->t, e->o_new, e->n_o);
-    put(b, e->normalized ? " (normalized)." : " (unnormalized).");
+    put(b, "Split %d reads %s alone, as if they were all the keys: the partial state of %s is m = %s, ℓ = %s, "
+           "o %s.",
+        e->kt, keys, who(b, c, e->row), num(b, e->m_new), num(b, e->l_new),
+        e->normalized ? "divided by ℓ" : "not yet divided by ℓ");
     if (c->first)
-        put(b, " The splits run in parallel and never wait for each other; each carries its own maximum, so the "
-               "merges that follow can combine them exactly.");
+        put(b, " Splits run in parallel; each keeps its own maximum, so the merges that follow are exact.");
 }
 
 /* MERGE and RMERGE: two states (m_old, ℓ_old, o_old) and (m_blk, ℓ_blk, o_blk) become one. */
@@ -554,12 +534,11 @@ static void say_merge(sb *b, const ctx *c)
         put(b, "Device %d folds the block of KV shard %d into the running state of %s", e->device, e->shard,
             who(b, c, e->pos >= 0 ? e->pos : e->row));
         if (e->m_old == -INFINITY) {
-            put(b, ": the running state was still empty (m = −∞), so α = %s and the block's state is taken as it "
-                   "is (m = %s, ℓ = %s).",
+            put(b, ": it was empty (m = −∞), so α = %s and the block's state is taken as it is (m = %s, ℓ = %s).",
                 num(b, e->alpha), num(b, e->m_new), num(b, e->l_new));
             if (c->first)
-                put(b, " Each ring step gives every row one block of keys; merging those blocks one by one gives "
-                       "exactly the full softmax over all the keys.");
+                put(b, " Every ring step brings each row one block; merging the blocks gives exactly the softmax "
+                       "over all keys.");
             return;
         }
         if (e->m_blk == -INFINITY) {
@@ -569,34 +548,30 @@ static void say_merge(sb *b, const ctx *c)
         }
         put(b, ": ");
     } else {
-        put(b, "Merge of partial %d (m = %s, ℓ = %s) and partial %d (m = %s, ℓ = %s) into %d: ", e->a,
+        put(b, "Partials %d (m = %s, ℓ = %s) and %d (m = %s, ℓ = %s) merge into %d: ", e->a,
             num(b, e->m_old), num(b, e->l_old), e->b, num(b, e->m_blk), num(b, e->l_blk), e->id);
     }
     const char *A = ring ? "the running state" : "the first", *B = ring ? "the block" : "the second";
     if (e->m_old > e->m_blk)
-        put(b, "%s has the larger maximum, %s, so %s's sum is scaled down by β = exp(%s − %s) = %s, while α = %s "
-               "leaves %s's as it is",
-            A, num(b, e->m_new), B, num(b, e->m_blk), num(b, e->m_new), num(b, e->beta), num(b, e->alpha), A);
+        put(b, "%s has the larger maximum, %s, so β = exp(%s − %s) = %s scales %s down and α = %s keeps %s",
+            A, num(b, e->m_new), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta), B, num(b, e->alpha), A);
     else if (e->m_blk > e->m_old)
-        put(b, "%s has the larger maximum, %s, so %s's sum is scaled down by α = exp(%s − %s) = %s, while β = %s "
-               "leaves %s's as it is",
-            B, num(b, e->m_new), A, num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), num(b, e->beta), B);
-    else put(b, "both maxima are %s, so α = %s and β = %s: the two sums are already measured from the same maximum "
-                "and add as they are", num(b, e->m_new), num(b, e->alpha), num(b, e->beta));
-    if (!ring) put(b, " (in the document's letters c_a = α, c_b = β)");
-    put(b, "; ℓ = %s and o = ", num(b, e->l_new));
-    vec(b, c->t, e->o_new, e->n_o);
-    put(b, ".");
+        put(b, "%s has the larger maximum, %s, so α = exp(%s − %s) = %s scales %s down and β = %s keeps %s",
+            B, num(b, e->m_new), num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), A, num(b, e->beta), B);
+    else put(b, "both maxima are %s, so α = %s and β = %s: the sums add as they are", num(b, e->m_new),
+             num(b, e->alpha), num(b, e->beta));
+    if (!ring) put(b, " (c_a = α, c_b = β)");
+    put(b, "; ℓ = %s.", num(b, e->l_new));
     if (c->first)
-        put(b, " The merge is exact: it gives the same m, ℓ and o as one pass over both key ranges, because both "
-               "sums are re-expressed against the same maximum before they are added.");
+        put(b, " Exact: both sums are measured from one maximum before they are added, as in one pass over all "
+               "the keys.");
 }
 
 static void say_out(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
     if (c->softmax) {
-        put(b, "Done: each softmax value is exp(z − m) / ℓ with the final m = %s and ℓ = %s, which gives ",
+        put(b, "Done: each softmax value is exp(z − m) / ℓ with the final m = %s and ℓ = %s: ",
             num(b, e->m_new), num(b, e->l_new));
         vec(b, c->t, e->o_new, e->n_o);
         put(b, ".");
@@ -607,8 +582,7 @@ static void say_out(sb *b, const ctx *c)
     size_t at = b->len;
     bool fin = isfinite(e->l_new) && vec_finite(c->t, e->o_new, e->n_o);
     if (!fin) {
-        put(b, "%s is finished, but its output row is NaN (not a number): the NaN made earlier in its ℓ and o "
-               "reaches O.", q);
+        put(b, "%s is finished, but its output row is NaN (not a number), carried from its ℓ and o.", q);
         capital(b, at);
         const fs_event *ce = c->ce;
         if (ce) {
@@ -619,24 +593,21 @@ static void say_out(sb *b, const ctx *c)
         return;
     }
     if (e->l_new == 0) {
-        put(b, "%s saw no key at all (ℓ = 0): its output row is defined as zeros, ", q);
-        vec(b, c->t, e->o_new, e->n_o);
-        put(b, ", instead of 0/0.");
+        put(b, "%s saw no key at all (ℓ = 0): its output row is defined as zeros instead of 0/0.", q);
         capital(b, at);
         return;
     }
     if (c->run && c->run->algo == FS_ALGO_REFERENCE)
-        put(b, "%s from the plain reference (all scores at once, then softmax): m = %s, ℓ = %s, O = ", q,
-            num(b, e->m_new), num(b, e->l_new));
-    else if (e->device >= 0 || (c->run && c->run->algo == FS_ALGO_RING))
-        put(b, "%s has met every shard of the ring: its merged state (m = %s, ℓ = %s) gives the output row O = ", q,
-            num(b, e->m_new), num(b, e->l_new));
-    else if (c->unnorm)
-        put(b, "%s is finished: its unnormalized o is divided by ℓ = %s once, giving the output row O = ", q,
+        put(b, "%s from the plain reference (all scores, then softmax; m = %s, ℓ = %s): O = ", q, num(b, e->m_new),
             num(b, e->l_new));
+    else if (e->device >= 0 || (c->run && c->run->algo == FS_ALGO_RING))
+        put(b, "%s has met every shard: its merged state (m = %s, ℓ = %s) gives O = ", q, num(b, e->m_new),
+            num(b, e->l_new));
+    else if (c->unnorm)
+        put(b, "%s is finished: o is divided by ℓ = %s once, giving O = ", q, num(b, e->l_new));
     else
-        put(b, "%s is finished: o was kept divided by ℓ all along (ℓ = %s, m = %s), so it is written as it is: O = ",
-            q, num(b, e->l_new), num(b, e->m_new));
+        put(b, "%s is finished: o was kept divided by ℓ (ℓ = %s), so it is written as it is: O = ", q,
+            num(b, e->l_new));
     capital(b, at);
     vec(b, c->t, e->o_new, e->n_o);
     put(b, ".");
@@ -646,7 +617,7 @@ static void say_out(sb *b, const ctx *c)
         put(b, ".");
     }
     if (c->first && !(c->run && c->run->algo == FS_ALGO_REFERENCE))
-        put(b, " Each output row is written to slow memory once; the scores and weights were never stored.");
+        put(b, " Each output row is written once; S and P were never stored.");
 }
 
 /* ---- the backward ----------------------------------------------------------------------- */
@@ -673,36 +644,30 @@ static void say_backward(sb *b, const ctx *c)
     switch (e->kind) {
     case FS_EV_LSE:
         if (e->x == -INFINITY) {
-            put(b, "%s saw no key in the forward pass: L = −∞, so P = exp(S − L) is 0 in every tile and its "
+            put(b, "%s saw no key in the forward pass: L = −∞, so P = exp(S − L) = 0 everywhere and its "
                    "gradients are zero.", who(b, c, e->row));
         } else {
-            put(b, "The forward pass kept one number for %s: L = m + ln ℓ = %s. From it the backward rebuilds "
-                   "every weight exactly, P = exp(S − L).", who(b, c, e->row), num(b, e->x));
-            if (c->first)
-                put(b, " Storing L (one number per row) instead of P (a whole row of weights) is what keeps the "
-                       "memory linear in n.");
+            put(b, "The forward kept one number for %s, L = m + ln ℓ = %s, from which the backward rebuilds "
+                   "P = exp(S − L) exactly.", who(b, c, e->row), num(b, e->x));
+            if (c->first) put(b, " One number a row instead of a row of P keeps the memory linear in n.");
         }
         break;
     case FS_EV_DELTA:
-        put(b, "%s: D = rowsum(dO ∘ O) = %s, the dot product of its output gradient dO and its output O. Every "
-               "dS of the row needs it (dS = P ∘ (dP − D)), so it is computed once, here.",
+        put(b, "%s: D = rowsum(dO ∘ O) = %s. Every dS of the row uses it (dS = P ∘ (dP − D)), so it is "
+               "computed once, here.",
             who(b, c, e->row), num(b, e->x));
-        if (c->first)
-            put(b, " D equals Σ_j P_ij dP_ij, the softmax gradient's shared term, but costs only d products.");
+        if (c->first) put(b, " It equals Σ_j P_ij dP_ij, the softmax gradient's shared term, for only d products.");
         break;
     case FS_EV_BTILE:
         ring_prefix(b, c);
-        put(b, "the backward pass visits Q tile %d (%s) and KV tile %d (%s), %s: S is recomputed from Q and K, and P = "
-               "exp(S − L) from the saved L, instead of being read back from memory.",
+        put(b, "the backward visits Q tile %d (%s) × KV tile %d (%s), %s: S is recomputed from Q and K, and "
+               "P = exp(S − L) from the saved L.",
             e->qt, range(b, "query", e->r0, e->r1), e->kt, range(b, "key", e->c0, e->c1),
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
         if (c->heads) put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
         if (e->drop >= 0)
-            put(b, " Dropout: the same %d cells the forward dropped are regenerated from the seed, so no mask was "
-                   "stored.", e->n_drop);
-        if (c->first)
-            put(b, " Recomputing costs a second product Q Kᵀ, but saves storing and reading an n × n P, which "
-                   "would cost far more memory traffic.");
+            put(b, " The forward's %d dropped cells are regenerated from the seed: no mask was stored.", e->n_drop);
+        if (c->first) put(b, " Recomputing costs a second Q Kᵀ but spares storing and rereading an n × n P.");
         break;
     case FS_EV_BSKIP: say_skip(b, c, true); return;
     case FS_EV_BROW: {
@@ -711,42 +676,26 @@ static void say_backward(sb *b, const ctx *c)
         if (e->visible == 0) {
             put(b, "No key of this tile is visible to %s: P = 0, so dS = 0 and its dQ does not change.", q);
         } else {
-            put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = dO Vᵀ, and dS = P ∘ (dP − D) with "
-                   "D = %s; its dQ gains ",
+            put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = dO Vᵀ, dS = P ∘ (dP − D) with "
+                   "D = %s, and its dQ gains this tile's share, scale · dS K.",
                 q, e->kt, num(b, e->x), num(b, e->m_new));
-            vec(b, c->t, e->o_blk, e->n_o);
-            put(b, " and becomes ");
-            vec(b, c->t, e->o_new, e->n_o);
-            put(b, ".");
         }
         if (last_for_row(c, FS_EV_BROW)) put(b, " That was its last tile: its dQ row is final.");
-        else if (c->first) put(b, " dQ of a row collects one share from every KV tile it sees.");
+        else if (c->first) put(b, " A row's dQ collects one share from every KV tile it sees.");
         break;
     }
     case FS_EV_BKEY: {
         ring_prefix(b, c);
         if (vec_zero(c->t, e->o_blk, e->n_o) && vec_zero(c->t, e->g_blk, e->n_g)) {
-            put(b, "%s gets nothing from this tile: no query of it sees the key (P = 0), so its dK and dV stay ",
+            put(b, "%s gets a zero share from this tile (no query here sees it, or their dO and dS are 0).",
                 key(b, c, e->row));
-            vec(b, c->t, e->o_new, e->n_o);
-            put(b, " and ");
-            vec(b, c->t, e->g_new, e->n_g);
-            put(b, ".");
             if (last_for_row(c, FS_EV_BKEY)) put(b, " No later tile touches this key: its dK and dV rows are final.");
             break;
         }
-        put(b, "%s collects this tile's share: dK += scale · dSᵀ Q adds ", key(b, c, e->row));
-        vec(b, c->t, e->o_blk, e->n_o);
-        put(b, " (dK = ");
-        vec(b, c->t, e->o_new, e->n_o);
-        put(b, "), and dV += Pᵀ dO adds ");
-        vec(b, c->t, e->g_blk, e->n_g);
-        put(b, " (dV = ");
-        vec(b, c->t, e->g_new, e->n_g);
-        put(b, ").");
+        put(b, "%s collects this tile's share: dK gains scale · dSᵀ Q and dV gains Pᵀ dO.", key(b, c, e->row));
         if (last_for_row(c, FS_EV_BKEY)) put(b, " No later tile touches this key: its dK and dV rows are final.");
-        else if (c->first) put(b, " The KV tile stays in fast memory while the query tiles pass by, so dK and dV "
-                                   "are summed there and written once.");
+        else if (c->first) put(b, " The KV tile stays in fast memory while query tiles pass, so dK and dV are "
+                                   "summed there and written once.");
         break;
     }
     case FS_EV_GRAD: {
@@ -755,11 +704,9 @@ static void say_backward(sb *b, const ctx *c)
         if (c->heads || (c->run && c->run->attn.n_kv_heads > 1)) put(b, " (%s %d)", q ? "head" : "KV head", e->head);
         put(b, ": ");
         vec(b, c->t, e->o_new, e->n_o);
-        if (vec_zero(c->t, e->o_new, e->n_o))
-            put(b, ", all zero: %s", q ? "the row sees no key, or every dS it meets is 0." : "no query sees this key, "
-                                                                                           "or every share it got is 0.");
-        else put(b, q ? ", the sum of the shares of every KV tile the query sees." : ", the sum of the shares of every "
-                                                                                  "query that sees the key.");
+        if (vec_zero(c->t, e->o_new, e->n_o)) put(b, ", all zero: every share it got was 0.");
+        else put(b, q ? ", the sum of the shares of the KV tiles it sees." : ", the sum of the shares of the queries "
+                                                                           "that see it.");
         if (c->first) put(b, " It is written to slow memory once.");
         break;
     }
