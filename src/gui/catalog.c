@@ -20,18 +20,15 @@ static void free_lesson(void *ctx)
     free(c);
 }
 
-/* The words for the step (the lesson's own narration, else generated from the event), then on a
- * line of its own the step's formulas filled in. */
+/* The words for the step: the lesson's own narration, else a sentence generated from the event
+ * (fs_lesson_say). The formulas stay in the side panel: words and formulas together do not fit the
+ * bar at projector sizes. */
 static const char *narrate(void *ctx, int64_t step)
 {
     lesson_ctx *c = ctx;
     const fs_trace *t = fs_lesson_trace(c->l);
     if (!t || step < 0 || step >= t->n) return NULL;
-    size_t w = fs_lesson_say(c->l, t, step, c->buf, sizeof c->buf);
-    if (w + 2 < sizeof c->buf) {
-        c->buf[w] = '\n';
-        fs_lesson_describe(c->l, t, step, 4, c->buf + w + 1, sizeof c->buf - w - 1);
-    }
+    fs_lesson_say(c->l, t, step, c->buf, sizeof c->buf);
     return c->buf;
 }
 

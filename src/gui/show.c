@@ -439,11 +439,7 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
         snprintf(buf, n, "%s", show->intro);
         return buf;
     }
-    /* the words generated from the event, then its formulas (as a lesson without narration) */
-    size_t w = fs_lesson_generate(NULL, &show->trace, k, buf, n);
-    if (w + 2 < n) {
-        buf[w] = '\n';
-        fs_lesson_describe(NULL, &show->trace, k, 4, buf + w + 1, n - w - 1);
-    }
+    /* the words generated from the event, as for a lesson step without narration */
+    fs_lesson_generate(NULL, &show->trace, k, buf, n);
     return buf;
 }

@@ -111,8 +111,9 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
  * merge, first output, …) gets one more sentence of explanation. In a pitfall lesson the wrong
  * variant's step is compared with the correct run's step of the same index where the two traces
  * align (same kind, head, row and tiles); in a low-precision lesson, with the exact run's.
- * Every event of every trace gets at least one sentence, ending with '.'. The players (terminal,
- * window, page) show these words above the step's formulas (fs_lesson_describe).
+ * Every event of every trace gets at least one sentence, ending with '.'. The terminal player
+ * shows these words above the step's formulas (fs_lesson_describe); the window and the page show
+ * them in the narration bar (the formulas are in their side panel).
  * t is fs_lesson_trace(l) or fs_lesson_compare_trace(l) (own narration belongs to the first only).
  * l may be NULL (a trace without a lesson, such as the window's demos): the words then come from
  * the event alone, without labels, heads, the exp2 base or a comparison.
