@@ -469,7 +469,10 @@ static void say_row(sb *b, const ctx *c)
     size_t at2 = b->len;
     if (e->m_old == -INFINITY) {
         if (c->query) put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
-        else put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (%s)", q,
+        else if (e->visible == e->c1 - e->c0)
+            put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
+                e->visible == 1 ? "" : "s", range(b, "key", e->c0, e->c1), num(b, e->m_new), kbest);
+        else put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (the score of %s)", q,
                  e->visible == 1 ? "" : "s", e->visible, range(b, "key", e->c0, e->c1), num(b, e->m_new), kbest);
         capital(b, at2);
         put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
@@ -500,8 +503,10 @@ static void say_row(sb *b, const ctx *c)
     }
     if (c->exp2 && c->first)
         put(b, " Here scores and m are in base 2 (times log2 e) and exp2 replaces exp; α, β and ℓ are unchanged.");
-    if (e->lowp)
+    if (e->lowp && e->p_scale != 1)
         put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
+    else if (e->lowp)
+        put(b, " P is rounded to low precision before the product with V.");
     if (e->device >= 0 && c->first) put(b, " This is the state within the shard; a merge into the row's running state follows.");
     row_compare(b, c);
 }
