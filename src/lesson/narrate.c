@@ -241,6 +241,17 @@ static const char *range(sb *b, const char *what, int32_t lo, int32_t hi_excl)
 }
 
 /* Capitalize the letter at `at` when a sentence starts there (the start, or after ". "). */
+/* Keys of the event: "keys 3-5", on the ring "keys 0-1 of the shard" (a shard's keys are numbered
+ * from 0; its HOLD names their positions). */
+static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
+{
+    const char *r = range(b, "key", lo, hi_excl);
+    if (c->e->device < 0) return r;
+    char *s = b->ring[b->k++ & 15];
+    snprintf(s, 64, "%s of the shard", r);
+    return s;
+}
+
 static void capital(sb *b, size_t at)
 {
     if (at >= b->len || at + 1 >= b->n) return;
@@ -328,7 +339,7 @@ static void say_tile(sb *b, const ctx *c)
     }
     size_t at = b->len;
     ring_prefix(b, c);
-    put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, range(b, "query", e->r0, e->r1), e->kt, range(b, "key", e->c0, e->c1));
+    put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1));
     if (c->heads) put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
     capital(b, at);
     if (e->cls == FS_TILE_FULL)
@@ -360,7 +371,7 @@ static void say_skip(sb *b, const ctx *c, bool backward)
     size_t at = b->len;
     ring_prefix(b, c);
     put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
-        range(b, "key", e->c0, e->c1), backward ? " in the backward" : "");
+        krange(b, c, e->c0, e->c1), backward ? " in the backward" : "");
     capital(b, at);
     switch (e->reason) {
     case FS_SKIP_CAUSAL: put(b, "every key comes after every query (causal)."); break;
@@ -448,7 +459,7 @@ static void say_row(sb *b, const ctx *c)
         return;
     }
     if (e->visible == 0) {
-        put(b, "The mask hides every key of this tile (%s) from %s, so its state is unchanged", range(b, "key", e->c0, e->c1), q);
+        put(b, "The mask hides every key of this tile (%s) from %s, so its state is unchanged", krange(b, c, e->c0, e->c1), q);
         if (e->m_new == -INFINITY) put(b, ": it has seen no key yet (m = −∞, ℓ = %s).", num(b, e->l_new));
         else put(b, " (m = %s, ℓ = %s).", num(b, e->m_new), num(b, e->l_new));
         if (c->first && !c->query)
@@ -471,9 +482,9 @@ static void say_row(sb *b, const ctx *c)
         if (c->query) put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
         else if (e->visible == e->c1 - e->c0)
             put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
-                e->visible == 1 ? "" : "s", range(b, "key", e->c0, e->c1), num(b, e->m_new), kbest);
+                e->visible == 1 ? "" : "s", krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
         else put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (the score of %s)", q,
-                 e->visible == 1 ? "" : "s", e->visible, range(b, "key", e->c0, e->c1), num(b, e->m_new), kbest);
+                 e->visible == 1 ? "" : "s", e->visible, krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
         capital(b, at2);
         put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
         if (c->first)
@@ -667,7 +678,7 @@ static void say_backward(sb *b, const ctx *c)
         ring_prefix(b, c);
         put(b, "the backward visits Q tile %d (%s) × KV tile %d (%s), %s: S is recomputed from Q and K, and "
                "P = exp(S − L) from the saved L.",
-            e->qt, range(b, "query", e->r0, e->r1), e->kt, range(b, "key", e->c0, e->c1),
+            e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1),
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
         if (c->heads) put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
         if (e->drop >= 0)
