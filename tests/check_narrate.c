@@ -3,11 +3,12 @@
  *
  * Every step of every lesson (and of every compare trace) gets a sentence that ends with '.', is
  * more than the event's kind, and spells "nan" or "inf" only where the step's own values are not
- * finite. On random problems (tiled causal, decode, backward, paged cache, ring; seed printed on
- * failure, FS_SEED=... replays one), the numbers a sentence states are the event's values
- * rounded: α and the maximum in ROW sentences, m and ℓ in PARTIAL, ℓ in MERGE, L and D in the
- * backward. The checks must be able to fail: a sentence with a wrong α, a missing period or a
- * stray "nan" is caught by the helpers below (test_checker_fails).
+ * finite. On random problems (online softmax, tiled causal, decode, backward, paged cache, ring;
+ * seed printed on failure, FS_SEED=... replays one), the numbers a sentence states are the
+ * event's values rounded: α and the maximum in ROW sentences, ℓ and α in ELEM, m and ℓ in
+ * PARTIAL, ℓ in MERGE, L and D in the backward. The checks must be able to fail: a sentence with
+ * a wrong α, a missing period or a stray "nan" is caught by the helpers below
+ * (test_checker_fails).
  */
 #include <check.h>
 #include <ctype.h>
@@ -170,7 +171,14 @@ static const char *number_problem(const fs_event *e, const char *s)
     }
     case FS_EV_LSE: return e->x == -INFINITY || states(s, "L = m + ln ℓ = ", e->x) ? NULL : "L";
     case FS_EV_DELTA: return states(s, "D = rowsum(dO ∘ O) = ", e->x) ? NULL : "D";
-    case FS_EV_ELEM: return states(s, "ℓ = ", e->l_new) || strstr(s, "ℓ = ") ? NULL : "ℓ";
+    case FS_EV_ELEM: {
+        /* the last "ℓ = " of the sentence is the new sum */
+        const char *p = NULL;
+        for (const char *q = strstr(s, "ℓ = "); q; q = strstr(q + 1, "ℓ = ")) p = q;
+        if (!p || !states(p, "ℓ = ", e->l_new)) return "ℓ";
+        if (e->c1 - e->c0 > 1 || e->m_old == -INFINITY) return NULL;
+        return states(s, "α = ", e->alpha) ? NULL : "α";
+    }
     default: return NULL;
     }
 }
@@ -261,6 +269,22 @@ START_TEST(test_random_numbers)
         }
         fs_trace_free(&t);
         drop(&p);
+        /* online softmax of a vector, one element or a chunk at a time */
+        {
+            int32_t nz = fs_rng_int(&r, 1, 20);
+            double *z = malloc(sizeof(double) * (size_t)nz);
+            fs_rng_fill(&r, z, nz, -5, 5);
+            fs_trace_init(&t);
+            run = fs_run_make(FS_ALGO_SOFTMAX);
+            run.z = z;
+            run.n_z = nz;
+            run.chunk = fs_rng_int(&r, 1, 3);
+            FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "softmax run");
+            check_random_trace(&t, seed, "softmax");
+            fs_result_free(&res);
+            fs_trace_free(&t);
+            free(z);
+        }
         /* decode: one query over many keys, contiguous or strided splits */
         int32_t nkv = fs_rng_int(&r, 1, 40);
         p = draw(&r, 1, nkv, d, dv);
