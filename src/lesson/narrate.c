@@ -36,6 +36,7 @@ typedef struct {
     int k;
 } sb;
 
+/* Append printf-style text; past the capacity only the wanted length grows (always terminated). */
 static void put(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(sb *b, const char *fmt, ...)
 {
@@ -60,6 +61,7 @@ static const char *num_(sb *b, double x, bool exact)
     return s;
 }
 
+/* A scalar: num_ with 0 and 1 exact. */
 static const char *num(sb *b, double x) { return num_(b, x, true); }
 
 /* A vector of the pool, at most 4 values shown: "[0.4421, 0.5579]" or "[0.1, 0.2, 0.3, 0.4, …]". */
@@ -72,6 +74,7 @@ static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n)
     put(b, "]");
 }
 
+/* Every one of the n values at off is finite (true for an absent vector). */
 static bool vec_finite(const fs_trace *t, int64_t off, int32_t n)
 {
     const double *v = fs_trace_at(t, off);
@@ -80,6 +83,7 @@ static bool vec_finite(const fs_trace *t, int64_t off, int32_t n)
     return true;
 }
 
+/* Every one of the n values at off is 0 (true for an absent vector). */
 static bool vec_zero(const fs_trace *t, int64_t off, int32_t n)
 {
     const double *v = fs_trace_at(t, off);
@@ -96,6 +100,7 @@ static bool differs(double a, double c)
     return fabs(a - c) > 1e-9 * fmax(1.0, fabs(c));
 }
 
+/* Two vectors of n values (one in each trace) differ somewhere (differs()); false if one is absent. */
 static bool vec_differs(const fs_trace *ta, int64_t oa, const fs_trace *tc, int64_t oc, int32_t n)
 {
     const double *a = fs_trace_at(ta, oa), *c = fs_trace_at(tc, oc);
@@ -160,6 +165,7 @@ static const fs_event *aligned(const fs_trace *ct, int64_t step, const fs_event 
     return c;
 }
 
+/* What the step of t (0 ≤ step < t->n) is part of; l may be NULL. */
 static ctx make_ctx(const fs_lesson *l, const fs_trace *t, int64_t step)
 {
     ctx c;
@@ -240,7 +246,6 @@ static const char *range(sb *b, const char *what, int32_t lo, int32_t hi_excl)
     return s;
 }
 
-/* Capitalize the letter at `at` when a sentence starts there (the start, or after ". "). */
 /* Keys of the event: "keys 3-5", on the ring "keys 0-1 of the shard" (a shard's keys are numbered
  * from 0; its HOLD names their positions). */
 static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
@@ -252,6 +257,7 @@ static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
     return s;
 }
 
+/* Capitalize the letter at `at` when a sentence starts there (the start, or after ". "). */
 static void capital(sb *b, size_t at)
 {
     if (at >= b->len || at + 1 >= b->n) return;
@@ -268,6 +274,7 @@ static void ring_prefix(sb *b, const ctx *c)
     put(b, "On device %d, ring step %d (shard %d): ", e->device, e->ring_step, e->shard);
 }
 
+/* The exponential the run uses: "exp", or "exp2" in base 2 (003). */
 static const char *EXPW(const ctx *c) { return c->exp2 ? "exp2" : "exp"; }
 
 /* ---- the forward's events ---------------------------------------------------------------- */
@@ -315,6 +322,7 @@ static void say_elem(sb *b, const ctx *c)
         put(b, " A chunk is merged exactly like a single element, only with its own (m_blk, ℓ_blk) instead of (z, 1).");
 }
 
+/* Why a partial tile hides some pairs, by the run's mask (no run: the mask in general). */
 static void mask_words(sb *b, const ctx *c)
 {
     fs_mask_kind k = c->run ? c->run->attn.mask.kind : FS_MASK_NONE;
@@ -326,6 +334,8 @@ static void mask_words(sb *b, const ctx *c)
     else put(b, "the mask hides some pairs");
 }
 
+/* TILE: which queries meet which keys, full or partial, and what the tile brings along (soft-cap,
+ * low precision, dropout); 000's walk loads one key. */
 static void say_tile(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
@@ -365,6 +375,7 @@ static void say_tile(sb *b, const ctx *c)
         put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores S are never written out.");
 }
 
+/* SKIP and BSKIP: why the whole pair is hidden, and what is saved. */
 static void say_skip(sb *b, const ctx *c, bool backward)
 {
     const fs_event *e = c->e;
@@ -430,6 +441,8 @@ static void row_compare(sb *b, const ctx *c)
     put(b, ".");
 }
 
+/* ROW: one query row folds one tile (or one key) into its (m, ℓ, o): the row starts, its maximum
+ * rises (α < 1) or stays (α = 1), the mask hides the tile, or a pitfall variant made a NaN. */
 static void say_row(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
@@ -522,6 +535,7 @@ static void say_row(sb *b, const ctx *c)
     row_compare(b, c);
 }
 
+/* PARTIAL: one decode split's state (m, ℓ, o) for one query row. */
 static void say_partial(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
@@ -583,6 +597,7 @@ static void say_merge(sb *b, const ctx *c)
                "the keys.");
 }
 
+/* OUT: the softmax vector, or a final output row O and how it came from (m, ℓ, o). */
 static void say_out(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
@@ -653,6 +668,7 @@ static bool last_for_row(const ctx *c, fs_event_kind kind)
     return true;
 }
 
+/* The backward's events: LSE, DELTA, BTILE, BSKIP, BROW, BKEY, GRAD. */
 static void say_backward(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
@@ -777,6 +793,7 @@ static void say_paged(sb *b, const ctx *c)
     }
 }
 
+/* The ring's own events: HOLD, SEND, RECV (RMERGE is say_merge's). */
 static void say_ring(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
