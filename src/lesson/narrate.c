@@ -427,11 +427,13 @@ static void row_compare(sb *b, const ctx *c)
         bool acts = false;
         switch (c->pit) {
         case FS_PITFALL_NO_RESCALE: acts = e->m_old > -INFINITY; break;
-        case FS_PITFALL_GLOBAL_MAX_NO_BETA: case FS_PITFALL_BLOCK_MAX_NO_BETA: acts = e->beta < 1 && e->visible > 0; break;
+        case FS_PITFALL_GLOBAL_MAX_NO_BETA: case FS_PITFALL_BLOCK_MAX_NO_BETA: acts = ce->beta < 1 && e->visible > 0; break;
         case FS_PITFALL_MASKED_NAN: case FS_PITFALL_MASKED_DOC_FIX: acts = e->visible == 0; break;
         default: break;
         }
-        if (acts) put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
+        if (acts && c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && e->m_new == e->m_old)
+            put(b, " Its ℓ and o agree with the correct run's here.");   /* the stay sentence said why */
+        else if (acts) put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
         return;
     }
     if (lowp) put(b, " In exact arithmetic this step gives ℓ = %s and o = ", num(b, ce->l_new));
@@ -517,7 +519,11 @@ static void say_row(sb *b, const ctx *c)
         put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, nothing earlier "
                "needs rescaling; ",
             c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
-        if (no_beta && c->ce)
+        if (c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && c->ce)
+            put(b, "this variant has no β, but it takes P = exp(S − m_new) against the new maximum, which is "
+                   "exp(S − m_blk) times β = %s(%s − %s) = %s: the same weights.",
+                EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
+        else if (no_beta && c->ce)
             put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
         else
