@@ -199,6 +199,14 @@ static ctx make_ctx(const fs_lesson *l, const fs_trace *t, int64_t step)
     return c;
 }
 
+/* A lesson's label cut to at most 24 bytes, at a character boundary (labels are UTF-8). */
+static int label_len(const char *lab)
+{
+    int n = (int)strnlen(lab, 24);
+    if (lab[n]) while (n > 0 && ((unsigned char)lab[n] & 0xC0) == 0x80) n--;
+    return n;
+}
+
 /* "query 4", "query 4 (E)", "query 4 of head 2", on the ring "the query at position 5". */
 static const char *who(sb *b, const ctx *c, int32_t row)
 {
@@ -207,7 +215,7 @@ static const char *who(sb *b, const ctx *c, int32_t row)
     const char *lab = c->l && row >= 0 ? fs_lesson_label(c->l, row) : NULL;
     if (c->query) snprintf(s, 64, "the query");
     else if (e->device >= 0 && e->pos >= 0) snprintf(s, 64, "the query at position %d", e->pos);
-    else if (lab) snprintf(s, 64, "query %d (%.24s)", row, lab);
+    else if (lab) snprintf(s, 64, "query %d (%.*s)", row, label_len(lab), lab);
     else snprintf(s, 64, "query %d", row);
     if (c->heads && !c->query) {
         size_t k = strlen(s);
@@ -231,7 +239,7 @@ static const char *key(sb *b, const ctx *c, int32_t j)
 {
     char *s = b->ring[b->k++ & 15];
     const char *lab = c->l ? fs_lesson_label(c->l, j) : NULL;
-    if (lab) snprintf(s, 64, "key %d (%.24s)", j, lab);
+    if (lab) snprintf(s, 64, "key %d (%.*s)", j, label_len(lab), lab);
     else snprintf(s, 64, "key %d", j);
     return s;
 }
