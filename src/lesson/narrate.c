@@ -541,9 +541,9 @@ static void say_row(sb *b, const ctx *c)
     }
     if (c->exp2 && c->first)
         put(b, " Here scores and m are in base 2 (times log2 e) and exp2 replaces exp; α, β and ℓ are unchanged.");
-    if (e->lowp && e->p_scale != 1)
+    if (e->lowp && e->p_scale != 1 && c->first)
         put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
-    else if (e->lowp)
+    else if (e->lowp && c->first)
         put(b, " P is rounded to low precision before the product with V.");
     if (e->device >= 0 && c->first) put(b, " This is the state within the shard; a merge into the row's running state follows.");
     row_compare(b, c);
