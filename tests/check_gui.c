@@ -599,7 +599,7 @@ END_TEST
 
 /* A pitfall lesson: the timeline walks the lesson's main trace (the wrong variant), the correct
  * run is beside it, and the narration at every step describes the timeline's event (the lesson's
- * own words for that step, else the event of the main trace described with its numbers). Before
+ * own words for that step, else words generated from the event of the main trace). Before
  * this was fixed the timeline walked the correct run while the words described the wrong one. */
 START_TEST(pitfall_narration_follows_timeline)
 {
@@ -623,9 +623,7 @@ START_TEST(pitfall_narration_follows_timeline)
             ck_assert(a->l_new == b->l_new || (isnan(a->l_new) && isnan(b->l_new)));
             char got[4096], want[4096], other[4096];
             gui_narration(&sh, k, got, sizeof got);
-            const char *own = fs_lesson_narration(l, k);
-            if (own && *own) snprintf(want, sizeof want, "%s", own);
-            else fs_lesson_describe(l, main_t, k, 4, want, sizeof want);
+            fs_lesson_say(l, main_t, k, want, sizeof want);   /* own words, else generated from this event */
             ck_assert_msg(!strcmp(got, want), "%s step %lld: narration \"%s\", expected \"%s\"", paths[i], (long long)k, got, want);
             fs_lesson_describe(l, cmp, k, 4, other, sizeof other);
             fs_lesson_describe(l, main_t, k, 4, want, sizeof want);

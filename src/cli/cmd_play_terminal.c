@@ -124,7 +124,7 @@ static void page(FILE *f, const fs_lesson *l, int64_t k, int64_t n, int digits, 
         snprintf(head, sizeof head, "── step %lld of %lld · %s ", (long long)k + 1, (long long)n,
                  fs_event_kind_str(e->kind));
         heading(f, head, 40, width);
-        const char *nar = fs_lesson_narration(l, k);
+        char said[4096]; const char *nar = fs_lesson_say(l, t, k, said, sizeof said) ? said : NULL;
         if (nar) wrap(f, nar, 0, width);
         char buf[4096];
         fs_lesson_describe(l, t, k, digits, buf, sizeof buf);

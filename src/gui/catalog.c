@@ -20,15 +20,15 @@ static void free_lesson(void *ctx)
     free(c);
 }
 
-/* The lesson's own narration, else its one-line description with the formula filled in. */
+/* The words for the step: the lesson's own narration, else a sentence generated from the event
+ * (fs_lesson_say). The formulas stay in the side panel: words and formulas together do not fit the
+ * bar at projector sizes. */
 static const char *narrate(void *ctx, int64_t step)
 {
     lesson_ctx *c = ctx;
-    const char *s = fs_lesson_narration(c->l, step);
-    if (s && *s) return s;
     const fs_trace *t = fs_lesson_trace(c->l);
     if (!t || step < 0 || step >= t->n) return NULL;
-    fs_lesson_describe(c->l, t, step, 4, c->buf, sizeof c->buf);
+    fs_lesson_say(c->l, t, step, c->buf, sizeof c->buf);
     return c->buf;
 }
 

@@ -439,60 +439,7 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
         snprintf(buf, n, "%s", show->intro);
         return buf;
     }
-    const fs_event *e = &show->trace.ev[k];
-    char a[32], b[32], c[32], d[32];
-    switch (e->kind) {
-    case FS_EV_ELEM:
-        if (e->c1 - e->c0 == 1) {
-            if (e->l_old > 0 && e->alpha < 1)
-                snprintf(buf, n, "z[%d] = %s is a new maximum: m goes %s -> %s, so the old sum is rescaled by alpha = %s.",
-                         e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32));
-            else
-                snprintf(buf, n, "z[%d] = %s: m stays %s; add exp(z - m) = %s to the sum.", e->c0, gui_fmt(e->x, a, 32),
-                         gui_fmt(e->m_new, b, 32), gui_fmt(e->beta * e->l_blk, c, 32));
-        } else {
-            snprintf(buf, n, "Chunk z[%d..%d]: block max %s, m %s -> %s, alpha = %s, beta = %s.", e->c0, e->c1 - 1,
-                     gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32),
-                     gui_fmt(e->beta, d, 32));
-        }
-        break;
-    case FS_EV_TILE:
-        snprintf(buf, n, "Tile (Q%d, K%d): rows %d-%d meet keys %d-%d. %s", e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1,
-                 e->cls == FS_TILE_FULL ? "Full tile: every pair is visible, no element mask needed."
-                                        : "Partial tile: the mask hides some pairs (-inf), the rest are computed.");
-        break;
-    case FS_EV_SKIP:
-        snprintf(buf, n, "Tile (Q%d, K%d) skipped (%s): no query of rows %d-%d may see keys %d-%d, so nothing is loaded.",
-                 e->qt, e->kt, fs_skip_reason_str(e->reason), e->r0, e->r1 - 1, e->c0, e->c1 - 1);
-        break;
-    case FS_EV_ROW:
-        if (e->visible == 0)
-            snprintf(buf, n, "Row %d sees no key of this tile: its state is unchanged.", e->row);
-        else if (e->l_old > 0 && e->alpha < 1)
-            snprintf(buf, n, "Row %d: new maximum %s > %s. What was accumulated shrinks by alpha = %s; the block weighs beta = %s.",
-                     e->row, gui_fmt(e->m_new, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->alpha, c, 32), gui_fmt(e->beta, d, 32));
-        else
-            snprintf(buf, n, "Row %d folds in %d visible key%s: m = %s, l = %s (alpha = %s, beta = %s).", e->row, e->visible,
-                     e->visible == 1 ? "" : "s", gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), gui_fmt(e->alpha, c, 32),
-                     gui_fmt(e->beta, d, 32));
-        break;
-    case FS_EV_PARTIAL:
-        snprintf(buf, n, "Split %d (keys %d-%d) works alone: partial m = %s, l = %s for row %d.", e->kt, e->c0, e->c1 - 1,
-                 gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), e->row);
-        break;
-    case FS_EV_MERGE:
-        snprintf(buf, n, "Merge %d and %d: m = max(%s, %s); the corrections are c_a = %s and c_b = %s.", e->a, e->b,
-                 gui_fmt(e->m_old, a, 32), gui_fmt(e->m_blk, b, 32), gui_fmt(e->alpha, c, 32), gui_fmt(e->beta, d, 32));
-        break;
-    case FS_EV_OUT:
-        if (show->scene == GUI_SCENE_SOFTMAX)
-            snprintf(buf, n, "Done: softmax_i = exp(z_i - m) / l with m = %s and l = %s.", gui_fmt(e->m_new, a, 32),
-                     gui_fmt(e->l_new, b, 32));
-        else
-            snprintf(buf, n, "Row %d is finished%s: its output row is written once.", e->row,
-                     e->normalized ? "" : " (O = o / l)");
-        break;
-    default: fs_lesson_describe(NULL, &show->trace, k, 4, buf, n); break;   /* the backward's events */
-    }
+    /* the words generated from the event, as for a lesson step without narration */
+    fs_lesson_generate(NULL, &show->trace, k, buf, n);
     return buf;
 }

@@ -104,11 +104,19 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
                           char *buf, size_t n);
 
 /* The words for the step: the lesson's own narration when it has one for that step, else a
- * sentence generated from the event itself (narrate.c): what happened, with that step's numbers,
- * and why (the maximum moved and by how much, why a tile was skipped, what a merge's factors do,
- * what a backward step adds). Every event of every trace gets at least one sentence. The players
- * (terminal, window, page) show these words above the step's formulas (fs_lesson_describe).
+ * sentence generated from the event itself (narrate.c): what happened, with that step's numbers
+ * (4 decimals, the event's stored values only), and why (the maximum moved and by how much, why a
+ * tile was skipped, what a merge's factors do, what a backward step adds, what the block table
+ * or the ring did). The first event of a kind in the trace (first skip, first rescale, first
+ * merge, first output, …) gets one more sentence of explanation. In a pitfall lesson the wrong
+ * variant's step is compared with the correct run's step of the same index where the two traces
+ * align (same kind, head, row and tiles); in a low-precision lesson, with the exact run's.
+ * Every event of every trace gets at least one sentence, ending with '.'. The terminal player
+ * shows these words above the step's formulas (fs_lesson_describe); the window and the page show
+ * them in the narration bar (the formulas are in their side panel).
  * t is fs_lesson_trace(l) or fs_lesson_compare_trace(l) (own narration belongs to the first only).
+ * l may be NULL (a trace without a lesson, such as the window's demos): the words then come from
+ * the event alone, without labels, heads, the exp2 base or a comparison.
  * Writes at most n bytes (always terminated); returns the length it wanted. */
 size_t fs_lesson_say(const fs_lesson *l, const fs_trace *t, int64_t step, char *buf, size_t n);
 /* The generated sentence alone (no lesson narration), for tests and for players that show both. */

@@ -1,9 +1,9 @@
 /* fuzz_lesson.c: libFuzzer target for the lesson parser (src/lesson).
  *
  * Every input is parsed as a lesson, run on the engine and its expectations evaluated, exactly
- * as `flashstep verify` does; a describe() of every step exercises the player's text too. The
- * fuzz build lowers the size bounds and turns file access off (see src/lesson/module.mk), so a
- * run explores the grammar rather than large problems.
+ * as `flashstep verify` does; a describe() and the generated words of every step exercise the
+ * players' text too. The fuzz build lowers the size bounds and turns file access off (see
+ * src/lesson/module.mk), so a run explores the grammar rather than large problems.
  *
  *   make fuzz-lessons                     20 s, as in `make test`
  *   make fuzz-lessons FUZZ_SECONDS=3600   the longer run (docs/lesson-format.md, "Fuzzing")
@@ -24,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char buf[2048];
         for (int64_t k = 0; t && k < t->n && k < 64; k++) {
             fs_lesson_describe(l, t, k, 4, buf, sizeof buf);
+            fs_lesson_generate(l, t, k, buf, sizeof buf);
             (void)fs_lesson_narration(l, k);
         }
         for (int i = 0; i < fs_lesson_check_count(l); i++) (void)fs_lesson_check(l, i);

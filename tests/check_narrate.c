@@ -1,0 +1,389 @@
+/* check_narrate.c: the words for every step (src/lesson/narrate.c, fs_lesson_say and
+ * fs_lesson_generate).
+ *
+ * Every step of every lesson (and of every compare trace) gets a sentence that ends with '.', is
+ * more than the event's kind, and spells "nan" or "inf" only where the step's own values are not
+ * finite. On random problems (online softmax, tiled causal, decode, backward, paged cache, ring;
+ * seed printed on failure, FS_SEED=... replays one), the numbers a sentence states are the
+ * event's values rounded: α and the maximum in ROW sentences, ℓ and α in ELEM, m and ℓ in
+ * PARTIAL, ℓ in MERGE, L and D in the backward. The checks must be able to fail: a sentence with
+ * a wrong α, a missing period or a stray "nan" is caught by the helpers below
+ * (test_checker_fails).
+ */
+#include <check.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/paged.h"
+#include "engine/run.h"
+#include "lesson/lesson.h"
+#include "test_util.h"
+
+/* ---- what every sentence must be --------------------------------------------------------- */
+
+/* A word "nan" or "inf" (any case, not inside a longer word). */
+static bool spells_nonfinite(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        bool start = p == s || !isalpha((unsigned char)p[-1]);
+        if (!start) continue;
+        if ((!strncasecmp(p, "nan", 3) || !strncasecmp(p, "inf", 3)) && !isalpha((unsigned char)p[3])) return true;
+    }
+    return false;
+}
+
+static bool vec_nonfinite(const fs_trace *t, int64_t off, int32_t n)
+{
+    const double *v = fs_trace_at(t, off);
+    for (int32_t i = 0; v && i < n; i++)
+        if (isnan(v[i]) || v[i] == INFINITY) return true;
+    return false;
+}
+
+/* Values of the step that are not finite (NaN or +∞; −∞ is the empty state's maximum and is
+ * written "−∞", never "inf"). */
+static bool step_nonfinite(const fs_trace *t, const fs_event *e)
+{
+    const double sc[] = {e->x, e->m_old, e->m_blk, e->m_new, e->l_old, e->l_blk, e->l_new, e->alpha, e->beta};
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++)
+        if (isnan(sc[i]) || sc[i] == INFINITY) return true;
+    return vec_nonfinite(t, e->o_old, e->n_o) || vec_nonfinite(t, e->o_new, e->n_o) || vec_nonfinite(t, e->o_blk, e->n_o);
+}
+
+/* NULL when the sentence for step k of t is acceptable, else what is wrong with it. nonfinite:
+ * the step's own values (or the correct run's it is compared with) are not finite. */
+static const char *sentence_problem(const char *s, const char *kind, bool nonfinite)
+{
+    size_t n = strlen(s);
+    if (n == 0) return "empty";
+    if (s[n - 1] != '.') return "does not end with '.'";
+    if (n < strlen(kind) + 12) return "no more than the kind's name";
+    if (spells_nonfinite(s) && !nonfinite) return "spells nan or inf for finite values";
+    if (nonfinite && spells_nonfinite(s) && !strstr(s, "not a number")) return "a NaN without its explanation";
+    return NULL;
+}
+
+/* ---- every step of every lesson ----------------------------------------------------------- */
+
+static void check_trace(const fs_lesson *l, const fs_trace *t, const char *path, bool main_trace)
+{
+    char buf[4096], say[4096];
+    for (int64_t k = 0; t && k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        size_t w = fs_lesson_generate(l, t, k, buf, sizeof buf);
+        ck_assert_msg(w < sizeof buf, "%s step %lld: %zu bytes", path, (long long)k, w);
+        const char *bad = sentence_problem(buf, fs_event_kind_str(e->kind), step_nonfinite(t, e));
+        ck_assert_msg(!bad, "%s step %lld (%s, %s): %s: \"%s\"", path, (long long)k, main_trace ? "main" : "compare",
+                      fs_event_kind_str(e->kind), bad, buf);
+        /* fs_lesson_say: the lesson's own words on the main trace, else the generated ones */
+        fs_lesson_say(l, t, k, say, sizeof say);
+        const char *own = main_trace ? fs_lesson_narration(l, k) : NULL;
+        ck_assert_msg(!strcmp(say, own && *own ? own : buf), "%s step %lld: say differs", path, (long long)k);
+    }
+}
+
+START_TEST(test_every_lesson_step)
+{
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    ck_assert_int_gt(n, 40);
+    int64_t steps = 0;
+    clock_t t0 = clock();
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error err;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
+        const fs_trace *t = fs_lesson_trace(l), *c = fs_lesson_compare_trace(l);
+        check_trace(l, t, paths[i], true);
+        check_trace(l, c, paths[i], false);
+        steps += (t ? t->n : 0) + (c ? c->n : 0);
+        fs_lesson_free(l);
+    }
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    ck_assert_int_gt(steps, 20000);
+    /* loading included; the players ask for every step of a lesson at once */
+    ck_assert_msg(secs < 20, "%lld steps took %.1f s", (long long)steps, secs);
+    fs_lesson_list_free(paths, n);
+}
+END_TEST
+
+/* ---- the numbers a sentence states -------------------------------------------------------- */
+
+/* The number printed after the first occurrence of `after` in s (skipping an "exp(…) = " or
+ * "exp2(…) = " that follows it). false when absent. */
+static bool number_after(const char *s, const char *after, char *out, size_t n)
+{
+    const char *p = strstr(s, after);
+    if (!p) return false;
+    p += strlen(after);
+    if (!strncmp(p, "exp", 3)) {
+        const char *q = strstr(p, ") = ");
+        if (!q) return false;
+        p = q + 4;
+    }
+    size_t k = 0;
+    while (p[k] && (isdigit((unsigned char)p[k]) || p[k] == '.' || p[k] == '-' || p[k] == 'e' || p[k] == '+') && k + 1 < n) {
+        out[k] = p[k];
+        k++;
+    }
+    while (k > 0 && (out[k - 1] == '.' || out[k - 1] == 'e')) k--;   /* the sentence's period */
+    out[k] = 0;
+    return k > 0;
+}
+
+/* The value printed after `after` rounds to x. */
+static bool states(const char *s, const char *after, double x)
+{
+    char num[64];
+    return number_after(s, after, num, sizeof num) && fs_rounds_to(x, num);
+}
+
+/* What a sentence for e must state, by kind; NULL when it does. */
+static const char *number_problem(const fs_event *e, const char *s)
+{
+    switch (e->kind) {
+    case FS_EV_ROW:
+        if (e->visible == 0) return NULL;
+        if (!states(s, "α = ", e->alpha)) return "α";
+        if (e->m_old == -INFINITY) return states(s, "m = ", e->m_new) ? NULL : "m (first keys)";
+        if (e->m_new > e->m_old) {
+            if (!states(s, "rises from ", e->m_old)) return "m_old";
+            char a[64];
+            number_after(s, "rises from ", a, sizeof a);
+            char key[96];
+            snprintf(key, sizeof key, "rises from %s to ", a);
+            return states(s, key, e->m_new) ? NULL : "m_new";
+        }
+        return states(s, "maximum stays ", e->m_new) ? NULL : "m (stays)";
+    case FS_EV_PARTIAL:
+        if (e->m_new == -INFINITY) return strstr(s, "m = −∞") ? NULL : "m (empty split)";
+        if (!states(s, "m = ", e->m_new)) return "m";
+        return states(s, "ℓ = ", e->l_new) ? NULL : "ℓ";
+    case FS_EV_MERGE: case FS_EV_RMERGE: {
+        const char *p = strstr(s, "; ℓ = ");
+        if (e->kind == FS_EV_RMERGE && !p) p = strstr(s, "ℓ = ");
+        return p && states(p, "ℓ = ", e->l_new) ? NULL : "ℓ";
+    }
+    case FS_EV_LSE: return e->x == -INFINITY || states(s, "L = m + ln ℓ = ", e->x) ? NULL : "L";
+    case FS_EV_DELTA: return states(s, "D = rowsum(dO ∘ O) = ", e->x) ? NULL : "D";
+    case FS_EV_ELEM: {
+        /* the last "ℓ = " of the sentence is the new sum */
+        const char *p = NULL;
+        for (const char *q = strstr(s, "ℓ = "); q; q = strstr(q + 1, "ℓ = ")) p = q;
+        if (!p || !states(p, "ℓ = ", e->l_new)) return "ℓ";
+        if (e->c1 - e->c0 > 1 || e->m_old == -INFINITY) return NULL;
+        return states(s, "α = ", e->alpha) ? NULL : "α";
+    }
+    default: return NULL;
+    }
+}
+
+/* Every sentence of t is acceptable and states its numbers. */
+static void check_random_trace(const fs_trace *t, uint64_t seed, const char *what)
+{
+    char buf[4096];
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *e = &t->ev[k];
+        fs_lesson_generate(NULL, t, k, buf, sizeof buf);
+        const char *bad = sentence_problem(buf, fs_event_kind_str(e->kind), step_nonfinite(t, e));
+        FS_ASSERT_SEED(!bad, seed, "%s step %lld (%s): %s: %.300s", what, (long long)k, fs_event_kind_str(e->kind), bad, buf);
+        bad = number_problem(e, buf);
+        FS_ASSERT_SEED(!bad, seed, "%s step %lld (%s): %s not stated rounded: %.300s", what, (long long)k,
+                       fs_event_kind_str(e->kind), bad, buf);
+    }
+}
+
+typedef struct {
+    double *Q, *K, *V;
+    fs_attn a;
+} problem;
+
+static problem draw(fs_rng *r, int32_t n_q, int32_t n_kv, int32_t d, int32_t dv)
+{
+    problem p;
+    p.Q = malloc(sizeof(double) * (size_t)n_q * d);
+    p.K = malloc(sizeof(double) * (size_t)n_kv * d);
+    p.V = malloc(sizeof(double) * (size_t)n_kv * dv);
+    fs_rng_fill(r, p.Q, (long)n_q * d, -2, 2);
+    fs_rng_fill(r, p.K, (long)n_kv * d, -2, 2);
+    fs_rng_fill(r, p.V, (long)n_kv * dv, -1, 1);
+    p.a = fs_attn_make(n_q, n_kv, d, dv);
+    p.a.Q = p.Q;
+    p.a.K = p.K;
+    p.a.V = p.V;
+    return p;
+}
+
+static void drop(problem *p)
+{
+    free(p->Q);
+    free(p->K);
+    free(p->V);
+}
+
+START_TEST(test_random_numbers)
+{
+    uint64_t seed = fs_test_seed() + (uint64_t)_i;
+    fs_rng r = {seed};
+    for (int rep = 0; rep < 6; rep++) {
+        int32_t n = fs_rng_int(&r, 2, 12), d = fs_rng_int(&r, 1, 4), dv = fs_rng_int(&r, 1, 4);
+        problem p = draw(&r, n, n, d, dv);
+        p.a.mask.kind = fs_rng_int(&r, 0, 1) ? FS_MASK_CAUSAL : FS_MASK_NONE;
+        fs_result res;
+        fs_trace t;
+        fs_trace_init(&t);
+        /* tiled, either form and loop order */
+        fs_run run = fs_run_make(FS_ALGO_TILED);
+        run.attn = p.a;
+        run.tiling.Bq = fs_rng_int(&r, 1, 4);
+        run.tiling.Bk = fs_rng_int(&r, 1, 4);
+        run.tiling.form = fs_rng_int(&r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+        run.tiling.order = fs_rng_int(&r, 0, 1) ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+        FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "tiled run");
+        check_random_trace(&t, seed, "tiled");
+        fs_result_free(&res);
+        /* backward */
+        fs_trace_clear(&t);
+        run.algo = FS_ALGO_BACKWARD;
+        run.tiling.form = FS_FORM_NORMALIZED;
+        FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "backward run");
+        check_random_trace(&t, seed, "backward");
+        fs_result_free(&res);
+        /* ring, causal, P devices */
+        fs_trace_clear(&t);
+        run = fs_run_make(FS_ALGO_RING);
+        run.attn = p.a;
+        run.attn.mask.kind = FS_MASK_CAUSAL;
+        run.ring = fs_ring_default();
+        run.ring.P = 2;
+        run.ring.sharding = FS_SHARD_CONTIGUOUS;
+        if (n >= 2) {
+            FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "ring run");
+            check_random_trace(&t, seed, "ring");
+            fs_result_free(&res);
+        }
+        fs_trace_free(&t);
+        drop(&p);
+        /* online softmax of a vector, one element or a chunk at a time */
+        {
+            int32_t nz = fs_rng_int(&r, 1, 20);
+            double *z = malloc(sizeof(double) * (size_t)nz);
+            fs_rng_fill(&r, z, nz, -5, 5);
+            fs_trace_init(&t);
+            run = fs_run_make(FS_ALGO_SOFTMAX);
+            run.z = z;
+            run.n_z = nz;
+            run.chunk = fs_rng_int(&r, 1, 3);
+            FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "softmax run");
+            check_random_trace(&t, seed, "softmax");
+            fs_result_free(&res);
+            fs_trace_free(&t);
+            free(z);
+        }
+        /* decode: one query over many keys, contiguous or strided splits */
+        int32_t nkv = fs_rng_int(&r, 1, 40);
+        p = draw(&r, 1, nkv, d, dv);
+        fs_trace_init(&t);
+        run = fs_run_make(FS_ALGO_DECODE);
+        run.attn = p.a;
+        run.decoding.Bk = fs_rng_int(&r, 1, 8);
+        run.decoding.form = fs_rng_int(&r, 0, 1) ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
+        if (fs_rng_int(&r, 0, 1)) {
+            run.decoding.split = FS_SPLIT_STRIDED;
+            run.decoding.parts = fs_rng_int(&r, 1, 5);
+        }
+        FS_ASSERT_SEED(fs_run_exec(&run, &res, &t) == FS_OK, seed, "decode run");
+        check_random_trace(&t, seed, "decode");
+        fs_result_free(&res);
+        fs_trace_free(&t);
+        drop(&p);
+    }
+}
+END_TEST
+
+/* The paged cache's own events: pages taken, shared, copied on write, written, looked up. */
+START_TEST(test_paged_events)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng r = {seed};
+    const int32_t ps = fs_rng_int(&r, 1, 3), d = 2;
+    fs_paged_cache c;
+    ck_assert_int_eq(fs_paged_init(&c, ps, 32, 1, d, d, NULL), FS_OK);
+    fs_trace t;
+    fs_trace_init(&t);
+    int32_t s0, s1;
+    ck_assert_int_eq(fs_paged_add(&c, &s0), FS_OK);
+    double k[2], v[2];
+    int32_t n0 = fs_rng_int(&r, 1, 7);
+    for (int32_t i = 0; i < n0; i++) {
+        fs_rng_fill(&r, k, d, -1, 1);
+        fs_rng_fill(&r, v, d, -1, 1);
+        ck_assert_int_eq(fs_paged_append(&c, s0, k, v, &t), FS_OK);
+    }
+    ck_assert_int_eq(fs_paged_fork(&c, s0, &s1, &t), FS_OK);
+    for (int32_t i = 0; i < 3; i++) {
+        fs_rng_fill(&r, k, d, -1, 1);
+        fs_rng_fill(&r, v, d, -1, 1);
+        ck_assert_int_eq(fs_paged_append(&c, s1, k, v, &t), FS_OK);
+    }
+    double q[2];
+    fs_rng_fill(&r, q, d, -1, 1);
+    fs_attn a = fs_attn_make(1, n0 + 3, d, d);
+    a.Q = q;
+    fs_decoding dc = fs_decoding_default();
+    dc.Bk = fs_rng_int(&r, 1, 4);
+    double O[2];
+    ck_assert_int_eq(fs_paged_decode(&c, s1, &a, &dc, O, NULL, NULL, &t), FS_OK);
+    bool seen[FS_EV_COUNT] = {false};
+    for (int64_t i = 0; i < t.n; i++) seen[t.ev[i].kind] = true;
+    FS_ASSERT_SEED(seen[FS_EV_ALLOC] && seen[FS_EV_SHARE] && seen[FS_EV_WRITE] && seen[FS_EV_LOOKUP], seed,
+                   "the paged run made every kind");
+    check_random_trace(&t, seed, "paged");
+    fs_trace_free(&t);
+    fs_paged_free(&c);
+}
+END_TEST
+
+/* The helpers above catch what they are meant to catch. */
+START_TEST(test_checker_fails)
+{
+    ck_assert_ptr_nonnull(sentence_problem("", "row", false));
+    ck_assert_ptr_nonnull(sentence_problem("A row event", "row", false));
+    ck_assert_ptr_nonnull(sentence_problem("Row.", "row", false));
+    ck_assert_ptr_nonnull(sentence_problem("Query 0's sum is nan here, as it happens.", "row", false));
+    ck_assert_ptr_nonnull(sentence_problem("Query 0's maximum is -inf here, as it happens.", "row", false));
+    ck_assert_ptr_null(sentence_problem("Query 0's maximum is −∞ and the info holds.", "row", false));
+    fs_event e = fs_event_blank(FS_EV_ROW);
+    e.visible = 2;
+    e.m_old = 0.4455;
+    e.m_new = 0.4879;
+    e.alpha = 0.95849;
+    const char *good = "Query 4's maximum rises from 0.4455 to 0.4879 (key 4), so α = exp(0.4455 − 0.4879) = 0.9585, "
+                       "the correction.";
+    ck_assert_ptr_null(number_problem(&e, good));
+    ck_assert_ptr_nonnull(number_problem(&e, "Query 4's maximum rises from 0.4455 to 0.4879: α = 0.9586."));
+    ck_assert_ptr_nonnull(number_problem(&e, "Query 4's maximum rises from 0.4455 to 0.4878: α = 0.9585."));
+    ck_assert_ptr_nonnull(number_problem(&e, "Query 4's maximum stays 0.4879: α = 0.9585."));
+}
+END_TEST
+
+Suite *narrate_suite(void)
+{
+    Suite *s = suite_create("narrate");
+    TCase *tc = tcase_create("lessons");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_checker_fails);
+    tcase_add_test(tc, test_every_lesson_step);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("random");
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_random_numbers, 0, 4);
+    tcase_add_test(tc, test_paged_events);
+    suite_add_tcase(s, tc);
+    return s;
+}
