@@ -8,8 +8,10 @@
  * ("l" for ℓ, "alpha" for α) counts as the symbol.
  *
  * A token is a maximal run of letters, digits, '_' and the Greek letters α, β, ℓ; a symbol of
- * several words ("ring step") matches at token boundaries. Two readings are not symbols: a letter
- * right after an apostrophe ("row's") and big-O notation ("O(n²)").
+ * several words ("ring step") matches at token boundaries. Four readings are not uses of a
+ * symbol: a letter right after an apostrophe ("row's"), big-O notation ("O(n²)"), a name in
+ * double quotes (a mention: 002 writes "D" for d) and the name of a position in a lesson that
+ * names its positions (000's tree calls position 3 D).
  *
  * The glossary is checked too: symbols unique, every defining lesson in the course and showing
  * its symbol, and docs/glossary.md listing exactly the same entries. FS_COURSE_SURVEY=1 prints,
@@ -52,6 +54,7 @@ static bool symbol_at(const char *text, size_t i, const char *sym)
     if (i >= 1 && text[i - 1] == '\'') return false;
     if (i >= strlen("’") && !strncmp(text + i - strlen("’"), "’", strlen("’"))) return false;
     if (!strcmp(sym, "O") && text[i + k] == '(') return false;
+    if (i >= 1 && text[i - 1] == '"' && text[i + k] == '"') return false;
     return true;
 }
 
@@ -81,6 +84,7 @@ static const char *context(const char *text, size_t i, char *buf, size_t n)
 
 typedef struct {
     const fs_course *c;
+    const fs_lesson *l; /* the lesson being scanned (its position names are no symbols) */
     int at;             /* the lesson's place in the course */
     const int *def;     /* per entry: the place of its defining lesson (−1 when not in the course) */
     int *first;         /* per entry: the first place showing it (survey), −1 before */
@@ -90,12 +94,24 @@ typedef struct {
     int failures;
 } walk;
 
+/* Whether the token at offset i of text is the name of one of l's positions ("D" in 000's tree). */
+static bool is_label(const fs_lesson *l, const char *text, size_t i)
+{
+    for (int32_t p = 0; p < 4096; p++) {
+        const char *name = fs_lesson_label(l, p);
+        if (!name) return false;
+        if (symbol_at(text, i, name)) return true;
+    }
+    return false;
+}
+
 /* Scan one text of the lesson at w->at (where: "intro", "step 3", …). */
 static void scan(walk *w, const char *text, const char *where)
 {
     for (size_t i = 0; text[i]; i++) {
+        if (!letter_len(text + i) || letter_before(text, i)) continue;
         int g = entry_at(text, i);
-        if (g < 0) continue;
+        if (g < 0 || is_label(w->l, text, i)) continue;
         w->shown_here[g] = true;
         if (w->first[g] < 0) w->first[g] = w->at;
         if (w->def[g] <= w->at || w->def[g] < 0) continue;
@@ -121,6 +137,8 @@ START_TEST(test_tokens)
     ck_assert(!symbol_at("the row's sum", strlen("the row'"), "s"));
     ck_assert(!symbol_at("the row’s sum", strlen("the row’"), "s"));
     ck_assert(!symbol_at("O(n²) memory", 0, "O"));
+    ck_assert(!symbol_at("002 writes \"D\" for d", strlen("002 writes \""), "D"));
+    ck_assert(symbol_at("D = \"x\"", 0, "D"));
     ck_assert(symbol_at("O = P V", 0, "O"));
     ck_assert(symbol_at("n²", 0, "n"));
     ck_assert(!symbol_at("2n", 1, "n"));
@@ -168,6 +186,7 @@ START_TEST(test_course_order)
         fs_lesson *l;
         ck_assert_msg(fs_lesson_load(path, &l, &err), "%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
         memset(shown, 0, (size_t)ng * sizeof *shown);
+        w.l = l;
         scan(&w, fs_lesson_title(l), "title");
         scan(&w, fs_lesson_intro(l), "intro");
         const fs_trace *t = fs_lesson_trace(l);
