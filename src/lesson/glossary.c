@@ -33,7 +33,7 @@ static const fs_glossary_entry entries[] = {
     {"z", "z", "the vector whose softmax is taken, one number per position", "000_01_online_softmax"},
     {"q", "q", "one query: a row of Q", "000_02_online_attention"},
     {"d", "d", "the length of one query or key row (the head dimension)", "000_02_online_attention"},
-    {"n", "n", "the number of positions of one head: its queries and its keys", "000_10_memory_traffic"},
+    {"n", "n", "the number of positions of one head: its queries and its keys", "001_07_online_softmax_elements"},
     {"Bq", "Bq", "the number of query rows in one tile", "000_10_memory_traffic"},
     {"Bk", "Bk", "the number of keys in one tile", "000_10_memory_traffic"},
     {"S", "S", "the score matrix scale · Q Kᵀ, one score per query and key, before the softmax", "001_01_memory_wall"},
