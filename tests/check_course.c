@@ -13,6 +13,9 @@
  * double quotes (a mention: 002 writes "D" for d) and the name of a position in a lesson that
  * names its positions (000's tree calls position 3 D).
  *
+ * Within the lesson that defines a symbol, its words (title, intro, narration) must name the
+ * symbol before a formula line of a step shows it.
+ *
  * The glossary is checked too: symbols unique, every defining lesson in the course and showing
  * its symbol, and docs/glossary.md listing exactly the same entries. FS_COURSE_SURVEY=1 prints,
  * for every symbol, the first lesson of the course that shows it (to place a new entry).
@@ -105,13 +108,21 @@ static bool is_label(const fs_lesson *l, const char *text, size_t i)
     return false;
 }
 
-/* Scan one text of the lesson at w->at (where: "intro", "step 3", …). */
-static void scan(walk *w, const char *text, const char *where)
+/* Scan one text of the lesson at w->at (where: "intro", "step 3", …), in the order a player shows
+ * them. words: the lesson's words (title, intro, narration), else a formula line. In the lesson
+ * that defines a symbol, its words must name it before a formula line shows it. */
+static void scan(walk *w, const char *text, const char *where, bool words)
 {
     for (size_t i = 0; text[i]; i++) {
         if (!letter_len(text + i) || letter_before(text, i)) continue;
         int g = entry_at(text, i);
         if (g < 0 || is_label(w->l, text, i)) continue;
+        if (w->def[g] == w->at && !w->shown_here[g] && !words && w->failures++ < 25) {
+            char ctx[128];
+            size_t len = strlen(w->msg);
+            snprintf(w->msg + len, w->msg_n - len, "\n  %s (%s): a formula line shows %s before the lesson's words define it: \"%s\"",
+                     w->c->names[w->at], where, fs_glossary_get(g)->symbol, context(text, i, ctx, sizeof ctx));
+        }
         w->shown_here[g] = true;
         if (w->first[g] < 0) w->first[g] = w->at;
         if (w->def[g] <= w->at || w->def[g] < 0) continue;
@@ -187,15 +198,15 @@ START_TEST(test_course_order)
         ck_assert_msg(fs_lesson_load(path, &l, &err), "%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
         memset(shown, 0, (size_t)ng * sizeof *shown);
         w.l = l;
-        scan(&w, fs_lesson_title(l), "title");
-        scan(&w, fs_lesson_intro(l), "intro");
+        scan(&w, fs_lesson_title(l), "title", true);
+        scan(&w, fs_lesson_intro(l), "intro", true);
         const fs_trace *t = fs_lesson_trace(l);
         for (int64_t k = 0; t && k < t->n; k++) {
             snprintf(where, sizeof where, "step %lld", (long long)k + 1);
             fs_lesson_say(l, t, k, buf, 1 << 16);
-            scan(&w, buf, where);
+            scan(&w, buf, where, true);
             fs_lesson_describe(l, t, k, 4, buf, 1 << 16);
-            scan(&w, buf, where);
+            scan(&w, buf, where, false);
         }
         for (int g = 0; g < ng; g++)
             if (def[g] == w.at && shown[g]) def_shows[g] = true;
@@ -206,7 +217,7 @@ START_TEST(test_course_order)
             printf("%-12s first shown by %s, defined in %s\n", fs_glossary_get(g)->symbol,
                    first[g] >= 0 ? c.names[first[g]] : "(none)", fs_glossary_get(g)->lesson);
     fflush(stdout);
-    ck_assert_msg(!w.failures, "%d places show a symbol before its lesson:%s", w.failures, msg);
+    ck_assert_msg(!w.failures, "%d places show a symbol before it is defined:%s", w.failures, msg);
     for (int g = 0; g < ng; g++)
         ck_assert_msg(def_shows[g], "glossary: %s is defined in %s, which never shows it", fs_glossary_get(g)->symbol,
                       fs_glossary_get(g)->lesson);
