@@ -136,6 +136,8 @@ static void scan(walk *w, const char *text, const char *where, bool words)
     }
 }
 
+/* The tokenizer: whole tokens only, Greek letters as letters, and the readings that are no use of a
+ * symbol. */
 START_TEST(test_tokens)
 {
     /* whole tokens only, and the two readings that are no symbol */

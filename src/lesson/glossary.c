@@ -63,8 +63,10 @@ static const fs_glossary_entry entries[] = {
     {"block table", "block table", "a sequence's list mapping its logical blocks to physical pages", "002_04_paged_kv_cache"},
 };
 
+/* How many entries: the length of the table above. */
 int fs_glossary_count(void) { return (int)(sizeof entries / sizeof entries[0]); }
 
+/* Entry i (0 .. count − 1) of the table, in course order; NULL outside. */
 const fs_glossary_entry *fs_glossary_get(int i)
 {
     return i >= 0 && i < fs_glossary_count() ? &entries[i] : 0;
