@@ -436,7 +436,7 @@ START_TEST(test_lesson_files)
     int n;
     ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
     ck_assert_int_ge(n, 12);
-    ck_assert_msg(strstr(paths[0], "000_01_online_softmax"), "first lesson is %s", paths[0]);
+    ck_assert_msg(strstr(paths[0], "000_00_four_numbers"), "first lesson is %s", paths[0]);
     for (int i = 1; i < n; i++) ck_assert(strcmp(paths[i - 1], paths[i]) < 0);
     int ours = 0;
     for (int i = 0; i < n; i++) {
