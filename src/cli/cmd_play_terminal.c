@@ -520,20 +520,19 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
 
 /* ---- claims ------------------------------------------------------------------------------ */
 
-/* The verdict on the document's number, in words. */
-static void verdict_words(const fs_check *c, fs_verdict v, const char *reading, char *buf, size_t n)
+/* A verdict in words: "holds", "wrong (an erratum)", "holds in binary units only (…)". */
+static void verdict_words(fs_verdict v, const char *reading, char *buf, size_t n)
 {
-    const char *who = c->own ? "the lesson's own check" : "the document";
     switch (v) {
-    case FS_VERDICT_HOLDS: snprintf(buf, n, "%s: holds", who); break;
+    case FS_VERDICT_HOLDS: snprintf(buf, n, "holds"); break;
     case FS_VERDICT_UNITS:
-        snprintf(buf, n, "%s: holds in %s units only (%s)", who, reading,
-                 !strcmp(reading, "binary") ? "1 KB read as 1024 B" : "1 KB read as 1000 B");
+        snprintf(buf, n, "holds in %s units only (1 KB read as %s B)", reading,
+                 !strcmp(reading, "binary") ? "1024" : "1000");
         break;
-    case FS_VERDICT_ROUNDED: snprintf(buf, n, "%s: holds from its own rounded intermediate numbers", who); break;
-    case FS_VERDICT_APPROX: snprintf(buf, n, "%s: holds as the approximation it says it is", who); break;
-    case FS_VERDICT_ERRATUM: snprintf(buf, n, "%s: wrong (an erratum)", who); break;
-    default: snprintf(buf, n, "%s: ?", who); break;
+    case FS_VERDICT_ROUNDED: snprintf(buf, n, "holds from its own rounded intermediate numbers"); break;
+    case FS_VERDICT_APPROX: snprintf(buf, n, "holds as the approximation it says it is"); break;
+    case FS_VERDICT_ERRATUM: snprintf(buf, n, "wrong (an erratum)"); break;
+    default: snprintf(buf, n, "?"); break;
     }
 }
 
@@ -586,8 +585,8 @@ static void agree_words(const fs_check *c, char *buf, size_t n)
         return;
     }
     char rec[256];
-    verdict_words(c, c->expected, c->expected_reading, rec, sizeof rec);
-    snprintf(buf, n, "✗ the tool disagrees: the lesson records %s", rec);
+    verdict_words(c->expected, c->expected_reading, rec, sizeof rec);
+    snprintf(buf, n, "✗ the tool disagrees with the lesson, which records: %s", rec);
 }
 
 /* One claim on a checks page: the claim, then printed, exact and the verdict, then why. */
@@ -597,10 +596,11 @@ static void claim_lines(FILE *f, const player *p, int64_t i)
     char line[2048], pr[256], ex[256], vw[256];
     printed_words(c, pr, sizeof pr);
     exact_words(c, ex, sizeof ex);
-    verdict_words(c, c->got.verdict, c->got.reading, vw, sizeof vw);
+    verdict_words(c->got.verdict, c->got.reading, vw, sizeof vw);
     snprintf(line, sizeof line, "%s %s%s", c->agrees ? "✓" : "✗", c->claim, c->own ? " [own check]" : "");
     wrap(f, line, 0, p->width);
-    snprintf(line, sizeof line, "%s %s · exact %s · %s", c->own ? "expected" : "printed", pr, ex, vw);
+    snprintf(line, sizeof line, "%s %s · exact %s · %s: %s", c->own ? "expected" : "printed", pr, ex,
+             c->own ? "the lesson's own check" : "document", vw);
     wrap(f, line, 4, p->width);
     if (!c->agrees) {
         agree_words(c, line, sizeof line);
@@ -613,10 +613,27 @@ static void claim_lines(FILE *f, const player *p, int64_t i)
     if (*c->why) wrap(f, c->why, 8, p->width);
 }
 
-static const char CONVENTION[] = "✓ / ✗: the tool's recomputation agrees / disagrees with the verdict the lesson "
-                                "records; the verdict itself is said in words. Bytes are in binary units (1 KiB = "
-                                "1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); a decimal reading (1 KB = 1000 B) "
-                                "is named as such.";
+static const char AGREE_NOTE[] = "✓ / ✗: the tool's recomputation agrees / disagrees with the verdict the lesson "
+                                "records; the verdict on the number is the words after it.";
+static const char UNITS_NOTE[] = "Bytes are in binary units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); "
+                                "a decimal reading (1 KB = 1000 B) is named as such.";
+
+/* Does any claim count bytes? (Then the unit convention is stated.) */
+static bool has_bytes(const fs_lesson *l)
+{
+    for (int i = 0; i < fs_lesson_check_count(l); i++) {
+        fs_unit u;
+        if (fs_unit_parse(fs_lesson_check(l, i)->unit, &u) && byte_unit(u)) return true;
+    }
+    return false;
+}
+
+/* What the first checks page (or a claims-only lesson's step 0) says once. */
+static void notes(FILE *f, const player *p, int64_t claims_only)
+{
+    if (!claims_only) wrap(f, AGREE_NOTE, 0, p->width);
+    if (has_bytes(p->l)) wrap(f, UNITS_NOTE, 0, p->width);
+}
 
 /* Checks page cp's body. */
 static void checks_page(FILE *f, const player *p, int64_t cp)
@@ -630,7 +647,7 @@ static void checks_page(FILE *f, const player *p, int64_t cp)
         fprintf(f, "    (none)\n");
         return;
     }
-    if (cp == 0) wrap(f, CONVENTION, 0, p->width);
+    if (cp == 0) notes(f, p, 0);
     for (int i = p->check_first[cp]; i < p->check_first[cp + 1]; i++) claim_lines(f, p, i);
 }
 
@@ -642,14 +659,18 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     step_label(p, s, lab, sizeof lab);
     snprintf(line, sizeof line, "── %s · claim ", lab);
     heading(f, line, 40, p->width);
+    if (s == 0 && has_bytes(p->l)) {
+        notes(f, p, 1);
+        fputc('\n', f);
+    }
     wrap(f, c->claim, 0, p->width);
     if (c->section && *c->section) {
-        snprintf(line, sizeof line, "(§%s)", c->section);
+        snprintf(line, sizeof line, "(from §%s)", c->section);
         wrap(f, line, 0, p->width);
     }
     printed_words(c, pr, sizeof pr);
     exact_words(c, ex, sizeof ex);
-    verdict_words(c, c->got.verdict, c->got.reading, vw, sizeof vw);
+    verdict_words(c->got.verdict, c->got.reading, vw, sizeof vw);
     const char *expr = c->target;
     if (!strncmp(expr, "expr ", 5)) expr += 5;
     snprintf(line, sizeof line, "the lesson computes: %s", expr);
@@ -658,7 +679,7 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     wrap(f, line, 4, p->width);
     snprintf(line, sizeof line, c->own ? "the check expects: %s" : "the document prints: %s", pr);
     wrap(f, line, 4, p->width);
-    snprintf(line, sizeof line, "verdict: %s", vw + strcspn(vw, ":") + 2);
+    snprintf(line, sizeof line, "%s: %s", c->own ? "the lesson's own check" : "document", vw);
     wrap(f, line, 4, p->width);
     agree_words(c, line, sizeof line);
     strncat(line, c->agrees ? " with the verdict the lesson records" : "", sizeof line - strlen(line) - 1);
@@ -753,18 +774,7 @@ static bool paginate(player *p)
         return true;
     }
     int budget = p->height - frame_lines(p);
-    int conv = 0;
-    {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (m) {
-            wrap(m, CONVENTION, 0, p->width);
-            fclose(m);
-            for (size_t i = 0; i < len; i++) conv += buf[i] == '\n';
-            free(buf);
-        }
-    }
+    int conv = lines_of(notes, p, 0);
     int used = conv, np = 0;
     for (int i = 0; i < nc; i++) {
         int h = lines_of(claim_lines, p, i);
