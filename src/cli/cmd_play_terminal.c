@@ -357,10 +357,10 @@ static int lay_out(FILE *f, block *b, int nb, int width)
 static void footer_lines(FILE *f, const player *p, int64_t k);
 
 /* Lines the page frame takes around a page's body on a screen: the title (with the source on
- * the first page), a blank line, the heading, and the footer after a blank line. */
+ * the first page), the heading, and the footer after a blank line. */
 static int frame_lines(const player *p)
 {
-    return lines_of(p->first_page ? header : title, p, 0) + 2 + 1 + lines_of(footer_lines, p, 0);
+    return lines_of(p->first_page ? header : title, p, 0) + 1 + 1 + lines_of(footer_lines, p, 0);
 }
 
 /* The matrices page's body. */
@@ -444,20 +444,38 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
             int32_t r1 = (i + 1) * bq < nq ? (i + 1) * bq : nq, c1 = (j + 1) * bk < nk ? (j + 1) * bk : nk;
             count[fs_mask_classify(m, nq, nk, i * bq, r1, j * bk, c1, NULL)]++;
         }
-    char line[1024];
-    int len = snprintf(line, sizeof line, "mask: %s", m->kind == FS_MASK_NONE ? "none, every key visible"
-                                                : m->is_tree                 ? "a tree"
-                                                                              : fs_mask_kind_str(m->kind));
+    char line[1024], text[1024];
+    int len = snprintf(line, sizeof line, "%s", m->kind == FS_MASK_NONE ? "no mask (every key visible)"
+                                                : m->is_tree               ? "tree mask"
+                                                                            : fs_mask_kind_str(m->kind));
     if (m->kind == FS_MASK_WINDOW) len += snprintf(line + len, sizeof line - (size_t)len, " of W = %d", m->window);
-    len += snprintf(line + len, sizeof line - (size_t)len, "; %d queries × %d keys", nq, nk);
+    if (m->kind == FS_MASK_CAUSAL || m->kind == FS_MASK_WINDOW) len += snprintf(line + len, sizeof line - (size_t)len, " mask");
+    len += snprintf(line + len, sizeof line - (size_t)len, ", %d × %d", nq, nk);
     if (tiled)
-        snprintf(line + len, sizeof line - (size_t)len,
-                 "; tiles of Bq = %d rows × Bk = %d keys: %lld full, %lld partial, %lld skipped", bq, bk,
-                 (long long)count[FS_TILE_FULL], (long long)count[FS_TILE_PARTIAL], (long long)count[FS_TILE_SKIPPED]);
+        snprintf(line + len, sizeof line - (size_t)len, ", tiles Bq × Bk = %d × %d: %lld full, %lld partial, %lld skipped",
+                 bq, bk, (long long)count[FS_TILE_FULL], (long long)count[FS_TILE_PARTIAL],
+                 (long long)count[FS_TILE_SKIPPED]);
+    snprintf(text, sizeof text, "%s", tiled ? "■ visible · hidden; rows queries, columns keys; F full, P partial, S skipped"
+                                            : "■ visible · hidden; rows are queries, columns keys");
     wrap(f, line, 0, p->width);
-    if (tiled) wrap(f, "F full: every pair visible, no mask needed · P partial: the mask is applied · "
-                       "S skipped: nothing visible, never computed", 0, p->width);
-    int avail = p->screen ? p->height - frame_lines(p) - 5 : 2 * GRID_CELLS;   /* the lines above, and the legend */
+    wrap(f, text, 0, p->width);
+    /* the lines left for the grid on a screen */
+    int avail = 2 * GRID_CELLS;
+    if (p->screen) {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *mf = open_memstream(&buf, &blen);
+        int above = 2;
+        if (mf) {
+            wrap(mf, line, 0, p->width);
+            wrap(mf, text, 0, p->width);
+            fclose(mf);
+            above = 0;
+            for (size_t i = 0; i < blen; i++) above += buf[i] == '\n';
+            free(buf);
+        }
+        avail = p->height - frame_lines(p) - above;
+    }
     int iw = snprintf(NULL, 0, "%d", nq - 1);
     /* cell by cell: two columns a key, "│ " between tiles, classes at the right */
     int grid_w = iw + 2 + 2 * nk + (tiled ? 2 * (tk - 1) + 3 + 2 * tk : 0);
@@ -493,11 +511,10 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
             }
             puts_trimmed(f, line);
         }
-        wrap(f, "■ visible · hidden; rows are queries, columns keys", 0, p->width);
         return;
     }
     /* too many cells: the tiles' classes alone, when they fit */
-    if (tiled && tq + 1 <= avail && iw + 4 + 2 * tk <= p->width && tk <= 2 * GRID_CELLS) {
+    if (tiled && tq + 2 <= avail && iw + 4 + 2 * tk <= p->width && tk <= 2 * GRID_CELLS) {
         int tw = snprintf(NULL, 0, "%d", tq - 1);
         fprintf(f, "%*s  KV tiles 0..%d →\n", tw + 2, "", tk - 1);
         for (int32_t i = 0; i < tq; i++) {
@@ -1004,19 +1021,27 @@ int cli_play_terminal(int argc, char **argv)
         pl.first_page = k == 0 && overlay < 0;
         if (pl.first_page) header(stdout, &pl, 0);
         else title(stdout, &pl, 0);
-        fputc('\n', stdout);
         if (overlay == PRE_MATRICES) matrices_page(stdout, &pl, 0);
         else if (overlay == PRE_MASK) mask_page(stdout, &pl, 0);
         else page(stdout, &pl, k);
         fputc('\n', stdout);
-        if (overlay >= 0) {
-            char pos[96], line[256];
-            position(&pl, k, pos, sizeof pos);
-            snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask", pos);
-            wrap(stdout, line, 0, pl.width);
-            fputc('\n', stdout);
-        } else {
-            footer_lines(stdout, &pl, k);
+        /* the footer, its last line without a newline so that a full screen does not scroll */
+        char *foot = NULL;
+        size_t flen = 0;
+        FILE *mf = open_memstream(&foot, &flen);
+        if (mf) {
+            if (overlay >= 0) {
+                char pos[96], line[256];
+                position(&pl, k, pos, sizeof pos);
+                snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask", pos);
+                wrap(mf, line, 0, pl.width);
+            } else {
+                footer_lines(mf, &pl, k);
+            }
+            fclose(mf);
+            if (flen > 0 && foot[flen - 1] == '\n') flen--;
+            fwrite(foot, 1, flen, stdout);
+            free(foot);
         }
         fflush(stdout);
         /* update */
