@@ -1011,38 +1011,54 @@ int cli_play_terminal(int argc, char **argv)
     }
     int64_t k = start >= 0 ? pl.n_pre + start : 0;
     int overlay = -1;   /* PRE_MATRICES or PRE_MASK shown over page k until the next key */
+    const char *note = NULL;   /* said once above the footer: why a key did not move */
     bool quit = false;
     while (!quit) {
         /* draw */
         bool in_checks = k >= pl.n_pre + pl.n_steps;
         player_size(&pl);   /* the terminal may have been resized: the checks pages are cut again */
         if (in_checks && k >= page_count(&pl)) k = page_count(&pl) - 1;
-        fputs("\033[H\033[2J", stdout);
+        /* the page, then the footer at the foot of the screen (its last line without a newline,
+         * so that a full screen does not scroll) */
         pl.first_page = k == 0 && overlay < 0;
-        if (pl.first_page) header(stdout, &pl, 0);
-        else title(stdout, &pl, 0);
-        if (overlay == PRE_MATRICES) matrices_page(stdout, &pl, 0);
-        else if (overlay == PRE_MASK) mask_page(stdout, &pl, 0);
-        else page(stdout, &pl, k);
-        fputc('\n', stdout);
-        /* the footer, its last line without a newline so that a full screen does not scroll */
-        char *foot = NULL;
-        size_t flen = 0;
-        FILE *mf = open_memstream(&foot, &flen);
-        if (mf) {
-            if (overlay >= 0) {
-                char pos[96], line[256];
-                position(&pl, k, pos, sizeof pos);
-                snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask", pos);
-                wrap(mf, line, 0, pl.width);
-            } else {
-                footer_lines(mf, &pl, k);
-            }
-            fclose(mf);
-            if (flen > 0 && foot[flen - 1] == '\n') flen--;
-            fwrite(foot, 1, flen, stdout);
+        char *body = NULL, *foot = NULL;
+        size_t blen = 0, flen = 0;
+        FILE *bf = open_memstream(&body, &blen), *ff = open_memstream(&foot, &flen);
+        if (!bf || !ff) {
+            if (bf) fclose(bf);
+            if (ff) fclose(ff);
+            free(body);
             free(foot);
+            break;
         }
+        if (pl.first_page) header(bf, &pl, 0);
+        else title(bf, &pl, 0);
+        if (overlay == PRE_MATRICES) matrices_page(bf, &pl, 0);
+        else if (overlay == PRE_MASK) mask_page(bf, &pl, 0);
+        else page(bf, &pl, k);
+        if (overlay >= 0) {
+            char pos[96], line[256];
+            position(&pl, k, pos, sizeof pos);
+            snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask", pos);
+            wrap(ff, line, 0, pl.width);
+        } else {
+            footer_lines(ff, &pl, k);
+        }
+        fclose(bf);
+        fclose(ff);
+        int used = 0;
+        for (size_t i = 0; i < blen; i++) used += body[i] == '\n';
+        for (size_t i = 0; i < flen; i++) used += foot[i] == '\n';
+        if (flen > 0 && foot[flen - 1] == '\n') flen--;
+        fputs("\033[H\033[2J", stdout);
+        fwrite(body, 1, blen, stdout);
+        for (int i = used; i < pl.height - 1; i++) fputc('\n', stdout);
+        if (note) fputs(note, stdout);   /* on the blank line above the footer */
+        fputc('\n', stdout);
+        note = NULL;
+        fwrite(foot, 1, flen, stdout);
+        free(body);
+        free(foot);
         fflush(stdout);
         /* update */
         int64_t last = page_count(&pl) - 1;
@@ -1076,10 +1092,16 @@ int cli_play_terminal(int argc, char **argv)
             if (k > pl.n_pre + pl.n) k = pl.n_pre + pl.n;
             do k--; while (k > pl.n_pre && !fs_event_significant(&pl.t->ev[k - pl.n_pre]));
             break;
-        case KEY_NAR_NEXT: k = seek_mark(&pl, k, 1, true); break;
-        case KEY_NAR_BACK: k = seek_mark(&pl, k, -1, true); break;
-        case KEY_TILE_NEXT: k = seek_mark(&pl, k, 1, false); break;
-        case KEY_TILE_BACK: k = seek_mark(&pl, k, -1, false); break;
+        case KEY_NAR_NEXT: case KEY_NAR_BACK: case KEY_TILE_NEXT: case KEY_TILE_BACK: {
+            bool narrated = key == KEY_NAR_NEXT || key == KEY_NAR_BACK;
+            int way = key == KEY_NAR_NEXT || key == KEY_TILE_NEXT ? 1 : -1;
+            int64_t to = seek_mark(&pl, k, way, narrated);
+            if (to == k)
+                note = narrated ? (way > 0 ? "(no narrated step after this page)" : "(no narrated step before this page)")
+                                : (way > 0 ? "(no tile after this page)" : "(no tile before this page)");
+            k = to;
+            break;
+        }
         case KEY_MATRICES: overlay = PRE_MATRICES; break;
         case KEY_MASK: overlay = PRE_MASK; break;
         case KEY_QUIT: quit = true; break;
