@@ -594,6 +594,36 @@ static void printed_words(const fs_check *c, char *buf, size_t n)
              *c->unit ? " " : "", c->unit);
 }
 
+/* A printed matrix (rows joined by ';'): a 0/1 mask as rows of ■ (1) and · (0) with their row
+ * indices, other matrices one row a line; each line indented. False when printed is no matrix. */
+static bool printed_matrix(FILE *f, const char *printed, int indent, int width)
+{
+    if (!strchr(printed, ';')) return false;
+    bool bits = strspn(printed, "01;") == strlen(printed);
+    int rows = 1;
+    for (const char *c = printed; *c; c++) rows += *c == ';';
+    int iw = snprintf(NULL, 0, "%d", rows - 1);
+    const char *r = printed;
+    for (int i = 0; i < rows; i++) {
+        size_t len = strcspn(r, ";");
+        char line[1024];
+        int at = snprintf(line, sizeof line, "%*s%*d  ", indent, "", iw, i);
+        for (size_t j = 0; j < len && at < (int)sizeof line - 8; j++) {
+            if (bits) at += snprintf(line + at, sizeof line - (size_t)at, "%s", r[j] == '1' ? "■ " : "· ");
+            else line[at++] = r[j], line[at] = 0;
+        }
+        if (cols(line) > width) {   /* cut at width − 2 columns (whole characters), said so */
+            int c = 0;
+            size_t b = 0;
+            for (; line[b] && c < width - 2; b++) c += ((unsigned char)line[b + 1] & 0xC0) != 0x80;
+            snprintf(line + b, sizeof line - b, " …");
+        }
+        puts_trimmed(f, line);
+        r += len + (r[len] == ';');
+    }
+    return true;
+}
+
 /* "✓ as recorded" or "✗ the lesson records …": does the tool agree with the lesson's verdict? */
 static void agree_words(const fs_check *c, char *buf, size_t n)
 {
@@ -616,8 +646,14 @@ static void claim_lines(FILE *f, const player *p, int64_t i)
     verdict_words(c->got.verdict, c->got.reading, vw, sizeof vw);
     snprintf(line, sizeof line, "%s %s%s", c->agrees ? "✓" : "✗", c->claim, c->own ? " [own check]" : "");
     wrap(f, line, 0, p->width);
-    snprintf(line, sizeof line, "%s %s · exact %s · %s: %s", c->own ? "expected" : "printed", pr, ex,
-             c->own ? "the lesson's own check" : "document", vw);
+    if (strchr(c->printed, ';')) {   /* a matrix: its rows, then the rest */
+        wrap(f, strspn(c->printed, "01;") == strlen(c->printed) ? "printed (■ 1, · 0):" : "printed:", 4, p->width);
+        printed_matrix(f, c->printed, 6, p->width);
+        snprintf(line, sizeof line, "exact: %s · %s: %s", ex, c->own ? "the lesson's own check" : "document", vw);
+    } else {
+        snprintf(line, sizeof line, "%s %s · exact %s · %s: %s", c->own ? "expected" : "printed", pr, ex,
+                 c->own ? "the lesson's own check" : "document", vw);
+    }
     wrap(f, line, 4, p->width);
     if (!c->agrees) {
         agree_words(c, line, sizeof line);
@@ -694,8 +730,10 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     wrap(f, line, 4, p->width);
     snprintf(line, sizeof line, "exact result: %s", ex);
     wrap(f, line, 4, p->width);
-    snprintf(line, sizeof line, c->own ? "the check expects: %s" : "the document prints: %s", pr);
+    snprintf(line, sizeof line, c->own ? "the check expects: %s" : "the document prints: %s",
+             strchr(c->printed, ';') ? "" : pr);
     wrap(f, line, 4, p->width);
+    printed_matrix(f, c->printed, 6, p->width);
     snprintf(line, sizeof line, "%s: %s", c->own ? "the lesson's own check" : "document", vw);
     wrap(f, line, 4, p->width);
     agree_words(c, line, sizeof line);
