@@ -189,8 +189,8 @@ try:
     nxt = min(k for k in tiles if k > 1)
     s = key("]", rf"quit\s+step {nxt} of")
     check(position(s) == f"step {nxt} of 0–21", f"] goes from step 1 to the next tile, step {nxt}", s)
-    s = key("[", r"quit\s+step \d+ of")
     prv = max(k for k in tiles if k < nxt)
+    s = key("[", rf"quit\s+step {prv} of")
     check(position(s) == f"step {prv} of 0–21", f"[ goes back to the tile at step {prv}", s)
     after = [k for k in narrated if k > prv]
     if after:
