@@ -134,11 +134,14 @@ static void wrap(FILE *f, const char *s, int indent, int width)
     if (col) fputc('\n', f);
 }
 
-/* A heading followed by a rule of at most max_dashes "─" that ends within width columns. */
+/* A heading followed by a rule of at most max_dashes "─" that ends within width columns (a
+ * heading longer than width is cut at a character). */
 static void heading(FILE *f, const char *text, int max_dashes, int width)
 {
-    int len = cols(text);
-    fputs(text, f);
+    int len = 0;
+    const char *c = text;
+    for (; *c && len < width; c++) len += ((unsigned char)c[1] & 0xC0) != 0x80;
+    fwrite(text, 1, (size_t)(c - text), f);
     for (int i = 0; i < max_dashes && len + i < width; i++) fputs("─", f);
     fputc('\n', f);
 }
@@ -274,21 +277,30 @@ static block matrix_block(const char *name, const double *a, int32_t rows, int32
     block_add(&b, line);
     int shown = rows <= max_rows ? rows : (max_rows > 1 ? max_rows - 1 : 1);
     int iw = snprintf(NULL, 0, "%d", rows - 1);
-    int cw = 1;   /* the widest number among the rows shown */
-    for (int i = 0; i < shown; i++)
-        for (int j = 0; j < ncols; j++) {
+    /* each column as wide as its widest number among the rows shown; as many columns as fit,
+     * the last room kept for "… (N columns)" when some are left out */
+    enum { MAX_COLS = 64 };
+    int cw[MAX_COLS], room = width - iw - 2, show_cols = 0, used = 0;
+    for (int j = 0; j < ncols && j < MAX_COLS; j++) {
+        cw[j] = 1;
+        for (int i = 0; i < shown; i++) {
             num(a[(size_t)i * (size_t)ncols + (size_t)j], digits, cell, sizeof cell);
-            int c = (int)strlen(cell);
-            if (c > cw) cw = c;
+            if ((int)strlen(cell) > cw[j]) cw[j] = (int)strlen(cell);
         }
-    int fit = (width - iw - 3) / (cw + 1);
-    if (fit < 1) fit = 1;
-    int show_cols = ncols <= fit ? ncols : (fit > 1 ? fit - 1 : 1);
+    }
+    int tail = snprintf(NULL, 0, " … (%d columns)", ncols);
+    for (int j = 0; j < ncols && j < MAX_COLS; j++) {
+        bool last = j == ncols - 1;
+        if (used + 1 + cw[j] + (last ? 0 : tail) > room && !(last && used + 1 + cw[j] <= room)) break;
+        used += 1 + cw[j];
+        show_cols++;
+    }
+    if (show_cols == 0) show_cols = 1;
     for (int i = 0; i < shown; i++) {
         int len = snprintf(line, sizeof line, "%*d │", iw, i);
         for (int j = 0; j < show_cols && len < (int)sizeof line - 80; j++) {
             num(a[(size_t)i * (size_t)ncols + (size_t)j], digits, cell, sizeof cell);
-            len += snprintf(line + len, sizeof line - (size_t)len, " %*s", cw, cell);
+            len += snprintf(line + len, sizeof line - (size_t)len, " %*s", cw[j], cell);
         }
         if (show_cols < ncols) snprintf(line + len, sizeof line - (size_t)len, " … (%d columns)", ncols);
         block_add(&b, line);
@@ -478,7 +490,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
     }
     int iw = snprintf(NULL, 0, "%d", nq - 1);
     /* cell by cell: two columns a key, "│ " between tiles, classes at the right */
-    int grid_w = iw + 2 + 2 * nk + (tiled ? 2 * (tk - 1) + 3 + 2 * tk : 0);
+    int grid_w = iw + 2 + 2 * nk + (tiled ? 2 * (tk - 1) + 3 + 2 * tk : 8);   /* untiled: "  ← key" */
     bool seps = tiled && nq + (tq - 1) + 1 <= avail;
     if (nq <= GRID_CELLS && nk <= GRID_CELLS && grid_w <= p->width && (seps || nq + 1 <= avail)) {
         /* the key numbers of each tile's first key */
@@ -530,8 +542,11 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
         wrap(f, line, 0, p->width);
         return;
     }
-    snprintf(line, sizeof line, "(%d × %d cells in %d × %d tiles are too many to draw here: the counts above say "
-             "how the tiles fall)", nq, nk, tq, tk);
+    if (tiled)
+        snprintf(line, sizeof line, "(%d × %d cells in %d × %d tiles are too many to draw here: the counts above "
+                 "say how the tiles fall)", nq, nk, tq, tk);
+    else
+        snprintf(line, sizeof line, "(%d × %d cells are too many to draw in %d columns)", nq, nk, p->width);
     wrap(f, line, 0, p->width);
 }
 
@@ -694,7 +709,7 @@ static void checks_page(FILE *f, const player *p, int64_t cp)
     int nc = fs_lesson_check_count(p->l);
     char head[160], pos[64];
     position(p, p->n_pre + p->n_steps + cp, pos, sizeof pos);
-    snprintf(head, sizeof head, "── the numbers this lesson checks (%d) · %s ", nc, pos);
+    snprintf(head, sizeof head, "── the %d number%s this lesson checks · %s ", nc, nc == 1 ? "" : "s", pos + strlen("checks, "));
     heading(f, head, 30, p->width);
     if (nc == 0) {
         fprintf(f, "    (none)\n");
