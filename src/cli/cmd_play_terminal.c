@@ -174,6 +174,7 @@ static int lines_of(printer fn, const player *p, int64_t arg)
 /* ---- the player's pages -------------------------------------------------------------------- */
 
 typedef enum { PRE_INTRO, PRE_MATRICES, PRE_MASK } pre_page;
+#define MAX_INTRO_PAGES 8
 
 struct player {
     const fs_lesson *l;
@@ -184,8 +185,11 @@ struct player {
     int digits, width, height;
     bool screen;            /* interactive: pages fit the height; --all: matrices and masks may be longer */
     bool first_page;        /* the page being sized is the first (its header names the source) */
-    pre_page pre[3];        /* the pages before step 0 */
+    pre_page pre[MAX_INTRO_PAGES + 2];   /* the pages before step 0 */
+    int pre_arg[MAX_INTRO_PAGES + 2];    /* PRE_INTRO: which part of the intro */
     int n_pre;
+    int n_intro;                         /* the intro's pages: lines intro_start[i] .. [i + 1] − 1 */
+    int intro_start[MAX_INTRO_PAGES + 1];
     int *check_first;       /* first claim of each checks page, and one past the last */
     int n_check_pages;      /* 0 for a claims-only lesson */
 };
@@ -791,11 +795,24 @@ static void step_page(FILE *f, const player *p, int64_t k)
     }
 }
 
-static void intro_page(FILE *f, const player *p, int64_t unused)
+static void intro_page(FILE *f, const player *p, int64_t part)
 {
-    (void)unused;
-    heading(f, "── introduction ", 40, p->width);
-    wrap(f, fs_lesson_intro(p->l), 0, p->width);
+    char head[64];
+    if (p->n_intro > 1) snprintf(head, sizeof head, "── introduction, %lld of %d ", (long long)part + 1, p->n_intro);
+    else snprintf(head, sizeof head, "── introduction ");
+    heading(f, head, 40, p->width);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return;
+    wrap(m, fs_lesson_intro(p->l), 0, p->width);
+    fclose(m);
+    int line = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line >= p->intro_start[part] && line < p->intro_start[part + 1]) fputc(buf[i], f);
+        line += buf[i] == '\n';
+    }
+    free(buf);
 }
 
 /* Page k's body (the title is the caller's). */
@@ -803,7 +820,7 @@ static void page(FILE *f, const player *p, int64_t k)
 {
     if (k < p->n_pre) {
         switch (p->pre[k]) {
-        case PRE_INTRO: intro_page(f, p, 0); break;
+        case PRE_INTRO: intro_page(f, p, p->pre_arg[k]); break;
         case PRE_MATRICES: matrices_page(f, p, 0); break;
         case PRE_MASK: mask_page(f, p, 0); break;
         }
@@ -936,7 +953,51 @@ static void player_init(player *p, const fs_lesson *l, int digits)
     p->claim_steps = p->n == 0 && fs_lesson_check_count(l) > 0;
     p->n_steps = p->claim_steps ? fs_lesson_check_count(l) : p->n;
     p->digits = digits;
-    if (*fs_lesson_intro(l)) p->pre[p->n_pre++] = PRE_INTRO;
+}
+
+/* The pages before step 0: the intro (on a screen, cut into pages that fit it, the first one
+ * under the source line), the matrices, the mask. */
+static void build_pre(player *p)
+{
+    const fs_lesson *l = p->l;
+    p->n_pre = p->n_intro = 0;
+    if (*fs_lesson_intro(l)) {
+        int lines = 1 << 30;
+        bool blank[512] = {false};   /* which of the first lines are blank (paragraphs end there) */
+        if (p->screen) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&buf, &len);
+            if (m) {
+                wrap(m, fs_lesson_intro(l), 0, p->width);
+                fclose(m);
+                lines = 0;
+                for (size_t i = 0; i < len; i++) {
+                    if (buf[i] == '\n' && (i == 0 || buf[i - 1] == '\n') && lines < 512) blank[lines] = true;
+                    lines += buf[i] == '\n';
+                }
+                free(buf);
+            }
+        }
+        p->intro_start[0] = 0;
+        for (int at = 0; at < lines && p->n_intro < MAX_INTRO_PAGES;) {
+            p->first_page = p->n_intro == 0;
+            int room = p->screen ? p->height - frame_lines(p) : lines;
+            if (room < 4) room = 4;
+            int to = p->n_intro == MAX_INTRO_PAGES - 1 || at + room > lines ? lines : at + room;
+            if (to < lines)   /* end the page at a paragraph's end when one is in its second half */
+                for (int b = to - 1; b > at + room / 2; b--)
+                    if (b < 512 && blank[b]) {
+                        to = b + 1;
+                        break;
+                    }
+            at = to;
+            p->pre_arg[p->n_pre] = p->n_intro;
+            p->pre[p->n_pre++] = PRE_INTRO;
+            p->intro_start[++p->n_intro] = at;
+        }
+        p->first_page = false;
+    }
     const fs_run *r = fs_lesson_run(l);
     if (r) {
         p->pre[p->n_pre++] = PRE_MATRICES;
@@ -947,12 +1008,13 @@ static void player_init(player *p, const fs_lesson *l, int digits)
     if (p->n_pre == 0) p->pre[p->n_pre++] = PRE_MATRICES;   /* says that nothing runs */
 }
 
-/* Take the terminal's size again and cut the checks pages for it. */
+/* Take the terminal's size again and cut the intro and the checks pages for it. */
 static void player_size(player *p)
 {
     p->width = text_width();
     p->height = text_height();
     p->first_page = false;
+    build_pre(p);
     paginate(p);
 }
 
@@ -1026,8 +1088,10 @@ int cli_play_terminal(int argc, char **argv)
         fprintf(stderr, "%s\n", msg);
         return 2;
     }
+    bool interactive = !all && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
     player pl;
     player_init(&pl, l, digits);
+    pl.screen = interactive;
     player_size(&pl);
     if (start >= pl.n_steps) {
         if (pl.n_steps == 0) fprintf(stderr, "flashstep play: --step %lld: this lesson has no steps\n", start);
@@ -1037,8 +1101,6 @@ int cli_play_terminal(int argc, char **argv)
         fs_lesson_free(l);
         return 2;
     }
-    bool interactive = !all && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    pl.screen = interactive;
 
     if (!interactive) {
         header(stdout, &pl, 0);
