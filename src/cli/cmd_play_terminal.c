@@ -838,10 +838,12 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
 {
     char pos[96];
     position(p, k, pos, sizeof pos);
-    char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile";
-    fprintf(f, "%s\n", keys);
-    fprintf(f, "m matrices · t mask · g/G first/last · q quit%*s%s\n",
-            p->width - 46 - cols(pos) > 2 ? p->width - 46 - cols(pos) : 2, "", pos);
+    static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile";
+    static const char more[] = "m matrices · t mask · g/G first/last · q quit";
+    wrap(f, keys, 0, p->width);
+    int room = p->width - cols(more) - cols(pos);
+    if (room >= 2) fprintf(f, "%s%*s%s\n", more, room, "", pos);
+    else fprintf(f, "%s\n%s\n", more, pos);   /* a narrow terminal: the position on a line of its own */
 }
 
 /* Cut the claims into checks pages that each fit the terminal's height with the frame. */
