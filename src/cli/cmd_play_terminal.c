@@ -277,7 +277,9 @@ static block matrix_block(const char *name, const double *a, int32_t rows, int32
 {
     block b = {0};
     char line[1024], cell[64];
-    snprintf(line, sizeof line, "%s (%d × %d)", name, rows, ncols);
+    size_t sym = strcspn(name, ",");   /* "Q, queries" -> "Q (6 × 2): queries" */
+    snprintf(line, sizeof line, "%.*s (%d × %d)%s%s", (int)sym, name, rows, ncols, name[sym] ? ":" : "",
+             name[sym] ? name + sym + 1 : "");
     block_add(&b, line);
     int shown = rows <= max_rows ? rows : (max_rows > 1 ? max_rows - 1 : 1);
     int iw = snprintf(NULL, 0, "%d", rows - 1);
@@ -323,19 +325,19 @@ static int run_blocks(const player *p, int max_rows, block *out, int cap)
     int nb = 0;
     if (!r) return 0;
     if (r->algo == FS_ALGO_SOFTMAX) {
-        if (r->z && r->n_z > 0 && nb < cap) out[nb++] = matrix_block("z", r->z, r->n_z, 1, max_rows, p->digits, p->width);
+        if (r->z && r->n_z > 0 && nb < cap) out[nb++] = matrix_block("z, the scores", r->z, r->n_z, 1, max_rows, p->digits, p->width);
         return nb;
     }
     const fs_attn *a = &r->attn;
     if (a->S) {
-        if (nb < cap) out[nb++] = matrix_block("S, given", a->S, a->n_q, a->n_kv, max_rows, p->digits, p->width);
+        if (nb < cap) out[nb++] = matrix_block("S, the scores given", a->S, a->n_q, a->n_kv, max_rows, p->digits, p->width);
     } else {
-        if (a->Q && nb < cap) out[nb++] = matrix_block("Q", a->Q, a->n_q, a->d, max_rows, p->digits, p->width);
-        if (a->K && nb < cap) out[nb++] = matrix_block("K", a->K, a->n_kv, a->d, max_rows, p->digits, p->width);
+        if (a->Q && nb < cap) out[nb++] = matrix_block("Q, queries", a->Q, a->n_q, a->d, max_rows, p->digits, p->width);
+        if (a->K && nb < cap) out[nb++] = matrix_block("K, keys", a->K, a->n_kv, a->d, max_rows, p->digits, p->width);
     }
-    if (a->V && nb < cap) out[nb++] = matrix_block("V", a->V, a->n_kv, a->d_v, max_rows, p->digits, p->width);
+    if (a->V && nb < cap) out[nb++] = matrix_block("V, values", a->V, a->n_kv, a->d_v, max_rows, p->digits, p->width);
     if ((r->algo == FS_ALGO_BACKWARD || (r->algo == FS_ALGO_RING && r->ring_backward)) && r->dO && nb < cap)
-        out[nb++] = matrix_block("dO", r->dO, a->n_q, a->d_v, max_rows, p->digits, p->width);
+        out[nb++] = matrix_block("dO, the loss's gradient with respect to O", r->dO, a->n_q, a->d_v, max_rows, p->digits, p->width);
     return nb;
 }
 
@@ -393,7 +395,7 @@ static void matrices_page(FILE *f, const player *p, int64_t unused)
     int used = 0;
     if (r->algo != FS_ALGO_SOFTMAX) {
         const fs_attn *a = &r->attn;
-        int len = snprintf(line, sizeof line, "scale %.*g", p->digits + 2, a->scale);
+        int len = snprintf(line, sizeof line, "S = scale · Q Kᵀ with scale %.*g", p->digits + 2, a->scale);
         if (a->n_q_heads > 1 || a->n_kv_heads > 1)
             snprintf(line + len, sizeof line - (size_t)len, "; head 0 of %d query heads (reading KV head 0 of %d)",
                      a->n_q_heads, a->n_kv_heads);
