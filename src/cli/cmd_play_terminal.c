@@ -1134,9 +1134,8 @@ int cli_play_terminal(int argc, char **argv)
     bool quit = false;
     while (!quit) {
         /* draw */
-        bool in_checks = k >= pl.n_pre + pl.n_steps;
-        player_size(&pl);   /* the terminal may have been resized: the checks pages are cut again */
-        if (in_checks && k >= page_count(&pl)) k = page_count(&pl) - 1;
+        player_size(&pl);   /* the terminal may have been resized: the intro and checks are cut again */
+        if (k >= page_count(&pl)) k = page_count(&pl) - 1;
         /* the page, then the footer at the foot of the screen (its last line without a newline,
          * so that a full screen does not scroll) */
         pl.first_page = k == 0 && overlay < 0;
