@@ -564,7 +564,7 @@ static void verdict_words(fs_verdict v, const char *reading, char *buf, size_t n
     switch (v) {
     case FS_VERDICT_HOLDS: snprintf(buf, n, "holds"); break;
     case FS_VERDICT_UNITS:
-        snprintf(buf, n, "holds in %s units only (1 KB read as %s B)", reading,
+        snprintf(buf, n, "holds in %s units only (K, M, G as powers of %s)", reading,
                  !strcmp(reading, "binary") ? "1024" : "1000");
         break;
     case FS_VERDICT_ROUNDED: snprintf(buf, n, "holds from its own rounded intermediate numbers"); break;

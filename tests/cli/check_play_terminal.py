@@ -72,6 +72,8 @@ for s in ["001_15", "001_16"]:
     p = run("play", s, "--terminal", "--all")
     check("-nan" not in p.stdout and "exact nan" not in p.stdout and "not a number" in p.stdout,
           f"{s}: NaN said in words, never 'exact -nan'")
+    v = run("verify", s)
+    check(v.returncode == 0 and "-nan" not in v.stdout, f"verify {s}: no '-nan'", v.stdout)
 
 # --step with --all: a lesson and a step drawn at random
 pick = None
