@@ -600,6 +600,13 @@ static void exact_words(const fs_check *c, char *buf, size_t n)
         if (!strcmp(c->got.reading, "decimal") && u != FS_UNIT_B && !(u >= FS_UNIT_KIB))
             snprintf(buf + len, n > (size_t)len ? n - (size_t)len : 0, "; read in decimal units, %.6g %s",
                      c->got.exact_dec, c->unit);
+    } else if ((u == FS_UNIT_K || u == FS_UNIT_M || u == FS_UNIT_G) && isfinite(x)) {
+        /* a count: in the reading the verdict names (binary: Ki, Mi, Gi), with the count itself */
+        bool bin = !strcmp(c->got.reading, "binary");
+        double count = c->got.exact_dec * fs_unit_factor(u, false);
+        int len = snprintf(buf, n, "%.6g %s%s", bin ? c->got.exact_bin : c->got.exact_dec, c->unit, bin ? "i" : "");
+        if (fabs(count) < 1e15 && count == floor(count))
+            snprintf(buf + len, n > (size_t)len ? n - (size_t)len : 0, " (%.0f)", count);
     } else if (isinf(x)) {
         snprintf(buf, n, "%s", x < 0 ? "-inf" : "+inf");
     } else {
