@@ -723,6 +723,7 @@ static void checks_page(FILE *f, const player *p, int64_t cp)
     char head[160], pos[64];
     position(p, p->n_pre + p->n_steps + cp, pos, sizeof pos);
     snprintf(head, sizeof head, "── the %d number%s this lesson checks · %s ", nc, nc == 1 ? "" : "s", pos + strlen("checks, "));
+    if (cols(head) > p->width) snprintf(head, sizeof head, "── checks · %s ", pos + strlen("checks, "));
     heading(f, head, 30, p->width);
     if (nc == 0) {
         fprintf(f, "    (none)\n");
@@ -1233,7 +1234,8 @@ int cli_play_terminal(int argc, char **argv)
         default: break;
         }
     }
-    /* shutdown */
+    /* shutdown: the cursor below the footer's last line */
+    fputc('\n', stdout);
     if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
     free(pl.check_first);
     fs_lesson_free(l);
