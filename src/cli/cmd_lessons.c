@@ -3,10 +3,13 @@
  *
  * The list is the sorted *.lesson files of the lessons directory (lesson.h: fs_lesson_dir).
  * Without --paths every lesson is loaded (parsed and run), so a broken lesson shows up here
- * with its file:line:column.
+ * with its file:line:column. Lines are wrapped to the terminal's width (else $COLUMNS, else 80).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/text.h"
@@ -27,9 +30,47 @@ static void usage(FILE *f)
                "             next to the binary, else ./lessons)\n");
 }
 
-/* One lesson's two lines: name and title; where it comes from, its scene and claims (the second
- * line indented by indent more). false when it does not load (its file:line:column on stderr). */
-static bool print_lesson(const char *path, const char *stem_s, int stem, int indent)
+/* Columns to wrap at: the terminal's, else $COLUMNS, else 80 (at least 40). */
+static int list_width(void)
+{
+    long w = 0;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) w = ws.ws_col;
+    else if (getenv("COLUMNS")) w = strtol(getenv("COLUMNS"), NULL, 10);
+    if (w <= 0 || w > 1000) w = 80;
+    return w < 40 ? 40 : (int)w;
+}
+
+/* Print s wrapped at width columns (UTF-8 code points), each line after the first indented by
+ * indent; the first line starts at column col (something is printed before it). */
+static void wrap_at(const char *s, int col, int indent, int width)
+{
+    bool first = true;
+    while (*s) {
+        const char *w = s;
+        int len = 0;
+        while (*w && *w != ' ') len += ((unsigned char)*w++ & 0xC0) != 0x80;
+        if (!first && col + 1 + len > width) {
+            printf("\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            putchar(' ');
+            col++;
+        }
+        fwrite(s, 1, (size_t)(w - s), stdout);
+        col += len;
+        first = false;
+        s = w;
+        while (*s == ' ') s++;
+    }
+    putchar('\n');
+}
+
+/* One lesson: its name, scene and claims; its title; where it comes from (the document by its
+ * title, then its file), each wrapped to width, the lines after the first indented by indent
+ * (4 when 0; the caller has printed indent columns before the name). false when it does not load (its
+ * file:line:column on stderr). */
+static bool print_lesson(const char *path, const char *stem_s, int stem, int indent, int width)
 {
     fs_lesson *l;
     fs_loc_error err;
@@ -37,26 +78,32 @@ static bool print_lesson(const char *path, const char *stem_s, int stem, int ind
         char msg[1024];
         fs_loc_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "%s\n", msg);
-        printf("%-34.*s  (does not load)\n", stem, stem_s);
+        printf("%.*s  (does not load)\n", stem, stem_s);
         return false;
     }
     int own = 0, nc = fs_lesson_check_count(l);
     for (int k = 0; k < nc; k++) own += fs_lesson_check(l, k)->own;
     const char *src = fs_lesson_source(l);
-    char words[1024], file[256];
+    char words[1024], file[256], more[1536];
     fs_source_words(src, words, sizeof words);
     snprintf(file, sizeof file, "%.*s", fs_document_title(src) ? (int)strcspn(src, ",") : 0, src);
-    printf("%-34.*s  %s\n%*s%-34s  %s · %s, %d claim%s", stem, stem_s, fs_lesson_title(l), indent, "", "",
-           words, fs_scene_str(fs_lesson_scene(l)), nc - own, nc - own == 1 ? "" : "s");
-    if (own) printf(" + %d own check%s", own, own == 1 ? "" : "s");
-    if (file[0]) printf(" · %s", file);
-    printf("\n");
+    int sub = indent > 0 ? indent : 4;
+    int len = snprintf(more, sizeof more, "%.*s · %s, %d claim%s", stem, stem_s, fs_scene_str(fs_lesson_scene(l)),
+                       nc - own, nc - own == 1 ? "" : "s");
+    if (own) snprintf(more + len, sizeof more - (size_t)len, " + %d own check%s", own, own == 1 ? "" : "s");
+    wrap_at(more, indent, sub, width);
+    printf("%*s", sub, "");
+    wrap_at(fs_lesson_title(l), sub, sub, width);
+    if (file[0]) snprintf(more, sizeof more, "%s (%s)", words, file);
+    else snprintf(more, sizeof more, "%s", words);
+    printf("%*s", sub, "");
+    wrap_at(more, sub, sub, width);
     fs_lesson_free(l);
     return true;
 }
 
 /* The course, section by section, numbered along the path. */
-static int print_course(const char *dir)
+static int print_course(const char *dir, int width)
 {
     fs_course c;
     fs_loc_error err;
@@ -72,13 +119,16 @@ static int print_course(const char *dir)
         if (i == 0 || c.section_of[i] != c.section_of[i - 1]) {
             char t[512];
             fs_text_escape_line(c.sections[c.section_of[i]], strlen(c.sections[c.section_of[i]]), t, sizeof t);
-            printf("\n%d. %s\n", c.section_of[i] + 1, t);
+            char head[600];
+            snprintf(head, sizeof head, "%d. %s", c.section_of[i] + 1, t);
+            putchar('\n');
+            wrap_at(head, 0, 3, width);
         }
         char path[8192], num[16];
         snprintf(path, sizeof path, "%s/%s.lesson", dir, c.names[i]);
         snprintf(num, sizeof num, "%3d  ", i + 1);
         fputs(num, stdout);
-        if (!print_lesson(path, c.names[i], (int)strlen(c.names[i]), (int)strlen(num))) rc = 2;
+        if (!print_lesson(path, c.names[i], (int)strlen(c.names[i]), (int)strlen(num), width)) rc = 2;
     }
     fs_course_free(&c);
     return rc;
@@ -118,7 +168,8 @@ int cli_lessons(int argc, char **argv)
         fprintf(stderr, "flashstep lessons: --course and --paths: choose one\n");
         return 2;
     }
-    if (course) return print_course(dir);
+    int width = list_width();
+    if (course) return print_course(dir, width);
     char **paths;
     int n;
     if (fs_lesson_list(dir, &paths, &n) != 0) {
@@ -142,7 +193,7 @@ int cli_lessons(int argc, char **argv)
         const char *base = strrchr(paths[i], '/');
         base = base ? base + 1 : paths[i];
         fs_text_escape_line(base, strlen(base) - strlen(".lesson"), safe, sizeof safe);
-        if (!print_lesson(paths[i], safe, (int)strlen(safe), 0)) rc = 2;
+        if (!print_lesson(paths[i], safe, (int)strlen(safe), 0, width)) rc = 2;
     }
     fs_lesson_list_free(paths, n);
     return rc;

@@ -202,8 +202,13 @@ int cli_play(int argc, char **argv)
         goto out;
     }
     fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
-    char *targv[3] = {argv[0], (char *)lesson, NULL};
-    rc = cli_play_terminal(lesson ? 2 : 1, targv);
+    char step[32];   /* --step carries over to the terminal player */
+    snprintf(step, sizeof step, "%lld", (long long)o.start_step);
+    char *targv[5] = {argv[0], NULL, NULL, NULL, NULL};
+    int targc = 1;
+    if (lesson) targv[targc++] = (char *)lesson;
+    if (o.start_step > 0) { targv[targc++] = (char *)"--step"; targv[targc++] = step; }
+    rc = cli_play_terminal(targc, targv);
 out:
     cli_problem_free(&p);
     return rc;

@@ -26,6 +26,8 @@ static void usage(FILE *f)
                "  rounded-intermediates  only from the document's own rounded intermediates (chain shown)\n"
                "  approximate            marked ~/about/roughly, and within tolerance\n"
                "  erratum                wrong: the exact value and an explanation are shown\n\n"
+               "In the table, 'ok' says only that the recomputed verdict is the one the lesson records\n"
+               "('BAD' that it is not): an 'ok' beside 'erratum' is still a wrong number in the document.\n\n"
                "LESSON is a path or a lesson's file stem (or a unique prefix); all lessons by default.\n"
                "  --format table|jsonl   a readable table (default) or one JSON object per claim\n"
                "  --markdown             the Markdown of docs/errata.md\n"

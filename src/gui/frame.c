@@ -85,7 +85,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     char right[160];
     if (s->n > 0) {
         const fs_event *e = &show->trace.ev[s->step];
-        snprintf(right, sizeof right, "step %lld / %lld · %s", (long long)s->step, (long long)(s->n - 1),
+        snprintf(right, sizeof right, "step %lld of 0–%lld · %s", (long long)s->step, (long long)(s->n - 1),
                  kind_words(e->kind));
     } else {
         snprintf(right, sizeof right, "no events");

@@ -711,7 +711,9 @@ static bool eval_expect(parse_t *P, expect_rec *x, fs_check *out)
         } else {
             fs_claim_judge(&in, &out->got);
         }
-        snprintf(out->exact_text, sizeof out->exact_text, "%.8g", out->got.exact);
+        /* NaN has no sign worth showing ("-nan" read as a number) */
+        if (isnan(out->got.exact)) snprintf(out->exact_text, sizeof out->exact_text, "nan");
+        else snprintf(out->exact_text, sizeof out->exact_text, "%.8g", out->got.exact);
     }
     out->agrees = out->got.verdict == out->expected &&
                   (out->expected != FS_VERDICT_UNITS || !strcmp(out->got.reading, out->expected_reading));

@@ -52,7 +52,7 @@
     const s = readState();
     if (!Module.firstFrameMs) Module.firstFrameMs = performance.now();   /* ms after navigation */
     $('b-play').textContent = s.playing ? '❚❚' : '▶';
-    $('where').textContent = s.n > 0 ? `${s.name} · step ${s.step} / ${s.n - 1}` : s.name;
+    $('where').textContent = s.n > 0 ? `${s.name} · step ${s.step} of 0–${s.n - 1}` : s.name;
     document.title = `${s.name} · flashstep`;
     if (s.link) {
       const h = hashOf(s), want = parseHash(location.hash);

@@ -2,6 +2,7 @@
 # check_terminal.sh FLASHSTEP: `flashstep check` in a real terminal (tmux): the progress line shows
 # while it works, Ctrl-C stops it at once with exit 130 and says so, and the line is cleared.
 # A problem drawn fresh (its output random, so the check diagnoses at length on one thread).
+# Then the terminal player at 80 x 24 (check_play_terminal.py beside this file).
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 command -v tmux >/dev/null || { echo "check terminal: skipped (no tmux)"; exit 0; }
@@ -41,5 +42,6 @@ screen=$(tmux -L $sock capture-pane -t t -p)
 if grep -q "^flashstep check: interrupted" <<<"$screen" && grep -q "^status 130" <<<"$screen"; then say ok
 else say fail "Ctrl-C: $(tail -3 <<<"$screen")"; fi
 if grep -q "judging\|diagnosing: run" <<<"$screen"; then say fail "the progress line was left on screen"; else say ok; fi
+if python3 "$(dirname "$0")/check_play_terminal.py" "$bin"; then say ok; else say fail "the terminal player (above)"; fi
 echo "check terminal: $passed passed, $fail failed"
 [ $fail -eq 0 ]

@@ -224,7 +224,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
     s = page.state()
     check(s["step"] == n - 1, f"played to the end: step {n - 1} of {n}, and Right stops there", str(s["step"]))
     check(b.eval("location.hash") == f"#{s['name']}/{n - 1}", "the address names the lesson and the step", b.eval("location.hash"))
-    check(page.text_of("where") == f"{s['name']} · step {n - 1} / {n - 1}", "the bar's step counter", page.text_of("where"))
+    check(page.text_of("where") == f"{s['name']} · step {n - 1} of 0–{n - 1}", "the bar's step counter", page.text_of("where"))
 
     print("the trace download against flashstep trace")
     name, data = page.download("b-download")

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""check_play_terminal.py FLASHSTEP: the terminal player at 80 x 24 in tmux, and its --all output.
+
+What a student at 80 x 24 must see (src/cli/cmd_play_terminal.c):
+  - the matrices page before step 0 and on `m` (Q, K, V with row indices and the lesson's numbers);
+  - the mask as a grid of ■ and · with the tiles' classes, on `t` and before step 0;
+  - one step per claim for a lesson that only checks claims (claim, expression, verdict in words);
+  - checks pages that fit the screen with the title on every one ("checks, page i of N");
+  - `--step N` (interactive and with --all) and the chapter keys c/C (narrated steps) and ]/[ (tiles);
+  - no line wider than 80 columns, and `lessons --course` within 80 columns.
+Steps carry the trace's 0-based index ("step 13 of 0–21"). One lesson and one step are drawn at
+random each run (the seed is printed on failure). Skipped without tmux. Exit 1 on failure.
+"""
+import os, random, re, shutil, subprocess, sys, time
+
+exe = os.path.abspath(sys.argv[1])
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+seed = int(os.environ.get("SEED", random.randrange(1 << 30)))
+rng = random.Random(seed)
+passed = failed = 0
+
+
+def check(ok, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}" + (f"\n{detail}" if detail else ""))
+
+
+def run(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
+    e.update(env or {})
+    return subprocess.run([exe, *args], capture_output=True, text=True, env=e, stdin=subprocess.DEVNULL, timeout=120)
+
+
+# ---- --all output (no terminal) --------------------------------------------------------------
+lessons_dir = os.path.join(root, "lessons")
+stems = sorted(f[:-7] for f in os.listdir(lessons_dir) if f.endswith(".lesson"))
+traced = []
+for s in ["000_02", "000_04", "000_07", "003_06", "004_09"]:
+    p = run("play", s, "--terminal", "--all", env={"COLUMNS": "80", "LINES": "24"})
+    wide = [l for l in p.stdout.split("\n") if len(l) > 80]
+    check(p.returncode == 0 and not wide, f"play {s} --all at 80 columns", "\n".join(wide[:3]) + p.stderr)
+
+p = run("play", "000_02", "--terminal", "--all", env={"COLUMNS": "80"})
+check("Q (1 × 2)" in p.stdout and "K (3 × 2)" in p.stdout and re.search(r"0 │\s+0\.5000\s+0\.3000", p.stdout),
+      "000_02 shows Q and K (K[0] = [0.5, 0.3]) before step 0", p.stdout[:1500])
+check("step 0 of 0–6 · tile" in p.stdout and "step 6 of 0–6" in p.stdout, "000_02's steps are numbered 0–6")
+
+p = run("play", "000_07", "--terminal", "--all", env={"COLUMNS": "80"})
+grid = [l for l in p.stdout.split("\n") if re.match(r"^\d+  [■·]", l)]
+check(len(grid) == 9 and "100000000" not in p.stdout, "000_07's tree mask drawn as 9 rows of ■ and ·",
+      "\n".join(grid))
+check(re.search(r"^ ?0  ■ · · │ · · · │ · · ·\s+P S S$", p.stdout, re.M) is not None,
+      "000_07's first row: one visible key, tile classes P S S", p.stdout[:2500])
+
+p = run("play", "004_09", "--terminal", "--all", env={"COLUMNS": "80"})
+n9 = len(re.findall(r"^── step \d+ of 0–\d+ · claim", p.stdout, re.M))
+want = len(re.findall(r"^expect ", open(os.path.join(lessons_dir, "004_09_fp8_e4m3.lesson")).read(), re.M))
+check(n9 == want and n9 > 0, f"004_09 (claims only) has one step per claim: {n9} of {want}")
+check("the lesson computes: e4m3(1000)" in p.stdout and "exact result: 448" in p.stdout,
+      "a claim step shows the expression and its exact value", p.stdout[:1200])
+
+p = run("play", "003_06", "--terminal", "--all", env={"COLUMNS": "80"})
+check("KiB" in p.stdout and "8.192 KB" not in p.stdout and "1 KiB = 1024 B" in p.stdout,
+      "003_06: bytes in binary units, the convention stated")
+check("document: wrong (an erratum)" in p.stdout, "003_06: an erratum said in words")
+
+for s in ["001_15", "001_16"]:
+    p = run("play", s, "--terminal", "--all")
+    check("-nan" not in p.stdout and "exact nan" not in p.stdout and "not a number" in p.stdout,
+          f"{s}: NaN said in words, never 'exact -nan'")
+    v = run("verify", s)
+    check(v.returncode == 0 and "-nan" not in v.stdout, f"verify {s}: no '-nan'", v.stdout)
+
+# --step with --all: a lesson and a step drawn at random
+pick = None
+for _ in range(20):
+    s = rng.choice(stems)
+    p = run("play", s, "--terminal", "--all")
+    heads = re.findall(r"^── step (\d+) of 0–(\d+)", p.stdout, re.M)
+    if heads and int(heads[0][1]) < 5000:
+        pick = (s, int(heads[0][1]))
+        break
+if pick:
+    s, last = pick
+    n = rng.randrange(last + 1)
+    p = run("play", s, "--terminal", "--all", "--step", str(n))
+    heads = re.findall(r"^── step (\d+) of 0–(\d+)", p.stdout, re.M)
+    check(heads and int(heads[0][0]) == n and int(heads[-1][0]) == last and len(heads) == last + 1 - n,
+          f"play {s} --all --step {n} prints steps {n} to {last} (seed {seed})", str(heads[:3]))
+    p = run("play", s, "--terminal", "--all", "--step", str(last + 1))
+    check(p.returncode == 2 and f"0–{last}" in p.stderr, f"--step {last + 1} past {s}'s last step is refused",
+          p.stderr)
+
+for args in (["lessons", "--course"], ["lessons"]):
+    p = run(*args)
+    wide = [l for l in p.stdout.split("\n") if len(l) > 80]
+    check(p.returncode == 0 and not wide, f"{' '.join(args)} fits 80 columns", "\n".join(wide[:3]))
+
+# ---- the interactive player in tmux at 80 x 24 --------------------------------------------------
+if not shutil.which("tmux"):
+    print(f"play terminal: {passed} passed, {failed} failed (interactive part skipped: no tmux)")
+    sys.exit(1 if failed else 0)
+sock = f"flashstep-play-{os.getpid()}"
+
+
+def tmux(*a):
+    return subprocess.run(["tmux", "-L", sock, *a], capture_output=True, text=True).stdout
+
+
+def screen():
+    return tmux("capture-pane", "-t", "t", "-p")
+
+
+def wait_for(pattern, seconds=10):
+    end = time.time() + seconds
+    while time.time() < end:
+        s = screen()
+        if re.search(pattern, s, re.M):
+            return s
+        time.sleep(0.05)
+    return screen()
+
+
+def start(*args):
+    tmux("kill-server")
+    time.sleep(0.2)
+    tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", root)
+    tmux("set-option", "-t", "t", "status", "off")
+    for _ in range(100):   # the shell's prompt first: keys typed before it may be lost
+        if screen().strip():
+            break
+        time.sleep(0.05)
+    cmd = " ".join([f"'{exe}'", "play", *args, "--terminal"]) + "; echo status $?"
+    tmux("send-keys", "-t", "t", cmd, "Enter")
+
+
+def key(k, pattern):
+    tmux("send-keys", "-t", "t", k)
+    return wait_for(pattern)
+
+
+def position(s):
+    """The footer's position: its last line's right end."""
+    lines = [l for l in s.split("\n") if l.strip()]
+    return lines[-1].split("quit")[-1].strip() if lines else ""
+
+
+def fits(s, title, what):
+    lines = s.rstrip("\n").split("\n")
+    check(all(len(l) <= 80 for l in lines) and lines[0].startswith(title[:40]),
+          f"{what}: the title on top, nothing past 80 columns", s)
+
+
+try:
+    start("000_02")
+    s = wait_for(r"before step 0 \(1 of")
+    title = s.split("\n")[0]
+    fits(s, title, "000_02's first page")
+    s = key("Enter", r"the lesson's matrices")
+    check("K (3 × 2)" in s and re.search(r"1 │\s+0\.8000\s+-0\.2000", s) is not None,
+          "000_02 at 80 x 24: K shown with its row indices", s)
+    s = key("Enter", r"step 0 of 0–6")
+    check(position(s) == "step 0 of 0–6", "the footer says the step as the heading does", s)
+    s = key("m", r"any key: back to step 0")
+    check("V (3 × 2)" in s, "m shows the matrices over a step", s)
+    s = key("x", r"quit\s+step 0 of 0–6")
+    check("step 0 of 0–6 · tile" in s, "any key returns from the matrices to the step", s)
+    tmux("send-keys", "-t", "t", "q")
+
+    start("000_07", "--step", "5")
+    s = wait_for(r"step 5 of 0–")
+    check("── step 5 of 0–" in s, "--step 5 opens at step 5", s)
+    s = key("t", r"tree mask")
+    fits(s, title="The speculative-decoding tree", what="000_07's mask on t")
+    check(len(re.findall(r"^\s*\d+  [■·]", s, re.M)) == 9 and "F full, P partial, S skipped" in s,
+          "t draws the 9 x 9 tree mask with the classes' legend", s)
+    tmux("send-keys", "-t", "t", "q")
+
+    # chapters: ] to the next tile, c to the next narrated step, from --all's headings and the file
+    allout = run("play", "000_04", "--terminal", "--all").stdout
+    kinds = {int(a): b for a, b in re.findall(r"^── step (\d+) of 0–\d+ · (\w+)", allout, re.M)}
+    tiles = sorted(k for k, v in kinds.items() if v in ("tile", "skip"))
+    narrated = sorted(int(x) for x in re.findall(r"^step (\d+):", open(
+        os.path.join(lessons_dir, "000_04_tiled_causal_n6.lesson")).read(), re.M))
+    start("000_04", "--step", "1")
+    wait_for(r"step 1 of 0–21")
+    nxt = min(k for k in tiles if k > 1)
+    s = key("]", rf"quit\s+step {nxt} of")
+    check(position(s) == f"step {nxt} of 0–21", f"] goes from step 1 to the next tile, step {nxt}", s)
+    prv = max(k for k in tiles if k < nxt)
+    s = key("[", rf"quit\s+step {prv} of")
+    check(position(s) == f"step {prv} of 0–21", f"[ goes back to the tile at step {prv}", s)
+    after = [k for k in narrated if k > prv]
+    if after:
+        s = key("c", rf"quit\s+step {after[0]} of")
+        check(position(s) == f"step {after[0]} of 0–21", f"c goes to the next narrated step, {after[0]}", s)
+        before = [k for k in narrated if k < after[0]]
+        if before:
+            s = key("C", rf"quit\s+step {before[-1]} of")
+            check(position(s) == f"step {before[-1]} of 0–21", f"C goes back to narrated step {before[-1]}", s)
+    # the checks pages: each fits the screen with the title on top
+    s = key("G", r"checks, page (\d+) of \1")
+    m = re.search(r"checks, page (\d+) of (\d+)", s)
+    check(m is not None, "G: the last checks page", s)
+    if m:
+        pages = int(m.group(2))
+        title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
+        for i in range(pages, 0, -1):
+            s = wait_for(rf"checks, page {i} of {pages}")
+            fits(s, title, f"000_04's checks page {i} of {pages}")
+            check(len(s.rstrip("\n").split("\n")) <= 24 and f"checks, page {i} of {pages}" in s,
+                  f"checks page {i} of {pages} fits 24 rows", s)
+            if i > 1:
+                tmux("send-keys", "-t", "t", "p")
+    tmux("send-keys", "-t", "t", "q")
+
+    start("003_06", "--step", "10")
+    s = wait_for(r"step 10 of 0–21")
+    fits(s, "What naive attention", "003_06 (claims only) at step 10")
+    check("· claim" in s and "document: wrong (an erratum)" in s and "the lesson computes:" in s,
+          "003_06's step 10 is a claim with its verdict in words", s)
+    tmux("send-keys", "-t", "t", "q")
+finally:
+    tmux("kill-server")
+
+print(f"play terminal: {passed} passed, {failed} failed" + (f" (seed {seed})" if failed else ""))
+sys.exit(1 if failed else 0)
