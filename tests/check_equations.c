@@ -15,7 +15,6 @@
  */
 #include <check.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,124 +107,6 @@ START_TEST(test_lesson_equations)
 }
 END_TEST
 
-/* ---- random problems written as lessons ---- */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-} text;
-
-static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    if (w > 0) t->n += (size_t)w < t->cap - t->n ? (size_t)w : t->cap - t->n - 1;
-}
-
-/* A random entry: coarse (one decimal, so that maxima tie) or fine. */
-static double entry(fs_rng *r, bool coarse)
-{
-    double x = fs_rng_uniform(r, -2, 2);
-    return coarse ? round(x * 10) / 10 : round(x * 1e4) / 1e4;
-}
-
-static void matrix(text *t, fs_rng *r, const char *name, int rows, int cols, bool coarse)
-{
-    add(t, "%s:\n", name);
-    for (int i = 0; i < rows; i++) {
-        add(t, " ");
-        for (int j = 0; j < cols; j++) add(t, " %.4f", entry(r, coarse));
-        add(t, "\n");
-    }
-}
-
-static const char *mask_line(fs_rng *r, int n_q, int n_kv, char *b, size_t n)
-{
-    switch (fs_rng_int(r, 0, 4)) {
-    case 0: snprintf(b, n, "mask: none\n"); break;
-    case 1: snprintf(b, n, "mask: causal\n"); break;
-    case 2: snprintf(b, n, "mask: window %d\n", fs_rng_int(r, 1, 3)); break;
-    case 3: snprintf(b, n, "mask: causal\noffset: %d\n", fs_rng_int(r, -2, n_kv - n_q > 0 ? n_kv - n_q : 0)); break;
-    default: snprintf(b, n, "mask: window %d\noffset: %d\n", fs_rng_int(r, 1, 2), fs_rng_int(r, -2, 1)); break;
-    }
-    return b;
-}
-
-/* The text of lesson number k of the random set. */
-static void draw_lesson(fs_rng *r, int k, text *t)
-{
-    static const char *pit[] = {"none", "no-rescale", "global-max-no-beta", "block-max-no-beta", "masked-nan", "masked-doc-fix"};
-    char mb[96];
-    bool coarse = fs_rng_int(r, 0, 1);
-    int n_q = fs_rng_int(r, 1, 6), n_kv = fs_rng_int(r, 1, 8), d = fs_rng_int(r, 1, 3), d_v = fs_rng_int(r, 1, 3);
-    add(t, "title: random %d\nsource: 001_b200530c91d92eb7.txt, §random\n", k);
-    switch (k % 9) {
-    case 0: case 1: case 2: case 3:   /* tiled, every pitfall */
-        add(t, "algo: tiled\npitfall: %s\norder: %s\nform: %s\nbq: %d\nbk: %d\n%s", pit[fs_rng_int(r, 0, 5)],
-            fs_rng_int(r, 0, 1) ? "kv-outer" : "q-outer", fs_rng_int(r, 0, 1) ? "normalized" : "unnormalized",
-            fs_rng_int(r, 1, 4), fs_rng_int(r, 1, 4), mask_line(r, n_q, n_kv, mb, sizeof mb));
-        if (fs_rng_int(r, 0, 3) == 0) add(t, "exp2: yes\n");
-        if (fs_rng_int(r, 0, 2) == 0) {
-            add(t, "scale: 1\n");
-            matrix(t, r, "S", n_q, n_kv, coarse);
-            matrix(t, r, "V", n_kv, d_v, false);
-        } else {
-            matrix(t, r, "Q", n_q, d, coarse);
-            matrix(t, r, "K", n_kv, d, coarse);
-            matrix(t, r, "V", n_kv, d_v, false);
-        }
-        break;
-    case 4:   /* dropout */
-        add(t, "algo: tiled\ndropout: %.2f\nseed: %d\nbq: %d\nbk: %d\nform: %s\n%s", fs_rng_uniform(r, 0, 0.8),
-            fs_rng_int(r, 0, 1000), fs_rng_int(r, 1, 4), fs_rng_int(r, 1, 4),
-            fs_rng_int(r, 0, 1) ? "normalized" : "unnormalized", mask_line(r, n_q, n_kv, mb, sizeof mb));
-        matrix(t, r, "Q", n_q, d, coarse);
-        matrix(t, r, "K", n_kv, d, coarse);
-        matrix(t, r, "V", n_kv, d_v, false);
-        break;
-    case 5:   /* the one-query walk */
-        add(t, "algo: query\n");
-        matrix(t, r, "Q", 1, d, coarse);
-        matrix(t, r, "K", n_kv, d, coarse);
-        matrix(t, r, "V", n_kv, d_v, false);
-        break;
-    case 6: {  /* softmax, with −∞ entries */
-        add(t, "algo: softmax\nchunk: %d\nz:", fs_rng_int(r, 1, 3));
-        for (int j = 0; j < n_kv; j++) {
-            if (fs_rng_int(r, 0, 4) == 0) add(t, " -inf");
-            else add(t, " %.4f", entry(r, coarse) * 2);
-        }
-        add(t, "\n");
-        break;
-    }
-    case 7:   /* decode */
-        add(t, "algo: decode\nbk: %d\nmerge: %s\nform: %s\n", fs_rng_int(r, 1, 4), fs_rng_int(r, 0, 1) ? "tree" : "sequential",
-            fs_rng_int(r, 0, 1) ? "normalized" : "unnormalized");
-        if (fs_rng_int(r, 0, 1)) add(t, "split: strided\nparts: %d\n", fs_rng_int(r, 1, 3));
-        matrix(t, r, "Q", fs_rng_int(r, 1, 2), d, coarse);
-        matrix(t, r, "K", n_kv, d, coarse);
-        matrix(t, r, "V", n_kv, d_v, false);
-        break;
-    default:  /* backward, or the ring */
-        if (fs_rng_int(r, 0, 1)) {
-            add(t, "algo: backward\nbq: %d\nbk: %d\norder: %s\n%s", fs_rng_int(r, 1, 4), fs_rng_int(r, 1, 4),
-                fs_rng_int(r, 0, 1) ? "kv-outer" : "q-outer", mask_line(r, n_q, n_kv, mb, sizeof mb));
-        } else {
-            n_q = n_kv;
-            add(t, "algo: ring\ndevices: %d\nsharding: %s\nbq: %d\nbk: %d\n%s", fs_rng_int(r, 1, 3),
-                fs_rng_int(r, 0, 1) ? "zigzag" : "contiguous", fs_rng_int(r, 1, 2), fs_rng_int(r, 1, 2),
-                fs_rng_int(r, 0, 1) ? "mask: causal\n" : "");
-        }
-        matrix(t, r, "Q", n_q, d, coarse);
-        matrix(t, r, "K", n_kv, d, coarse);
-        matrix(t, r, "V", n_kv, d_v, false);
-        break;
-    }
-}
-
 START_TEST(test_random_equations)
 {
     uint64_t seed = fs_test_seed();
@@ -235,14 +116,12 @@ START_TEST(test_random_equations)
     static char buf[1 << 15];
     int loaded = 0;
     for (int k = 0; k < 270; k++) {
-        text t = {buf, 0, sizeof buf};
-        buf[0] = 0;
-        draw_lesson(&r, k, &t);
+        size_t len = fs_eq_random_lesson(&r, k, buf, sizeof buf);
         fs_lesson *l;
         fs_loc_error e;
         char name[64];
         snprintf(name, sizeof name, "random lesson %d (seed %llu)", k, (unsigned long long)seed);
-        if (!fs_lesson_parse(buf, t.n, name, &l, &e)) {
+        if (!fs_lesson_parse(buf, len, name, &l, &e)) {
             /* a drawn combination the format refuses (a ring that does not divide, …) is not
              * what this suite tests; the lesson suites test refusals */
             continue;

@@ -20,6 +20,8 @@
 
 #include <stddef.h>
 
+#include "test_util.h"
+
 typedef struct {
     int checked;      /* equations found and re-evaluated */
     int wrong;        /* of those, the false ones */
@@ -33,5 +35,11 @@ int fs_eq_check_text(const char *text, fs_eq_result *r);
 /* For one false equation of text at a time: writes "EQUATION (left side gives [lo, hi])" for the
  * k-th false equation (0-based) into buf; returns 0 when there is no k-th one. */
 int fs_eq_describe_wrong(const char *text, int k, char *buf, size_t n);
+
+/* Random lesson number k (its kind from k % 9: tiled with a random pitfall, dropout, the query
+ * walk, softmax, decode, backward or the ring; masks that can leave rows with nothing visible) as
+ * lesson text into buf (cap bytes); returns its length. A few drawn combinations are refused by
+ * the lesson format: the callers skip those. */
+size_t fs_eq_random_lesson(fs_rng *r, int k, char *buf, size_t cap);
 
 #endif

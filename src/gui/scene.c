@@ -87,8 +87,11 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
         bool one = cur->c1 - cur->c0 == 1;
         line(d, L->font, x, &y, th->text, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk",
              F(cur->m_old, a), F(cur->m_blk, b), F(cur->m_new, c));
-        line(d, L->font, x, &y, resc ? th->rescale : th->text, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(cur->m_old, a),
-             F(cur->m_new, b), F(cur->alpha, c), resc ? "   <- rescale!" : "");
+        if (cur->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
+            line(d, L->font, x, &y, th->text, "nothing finite yet: α = 1, β = 0 by the guard");
+        else
+            line(d, L->font, x, &y, resc ? th->rescale : th->text, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s",
+                 F(cur->m_old, a), F(cur->m_new, b), F(cur->alpha, c), resc ? "   <- rescale!" : "");
         line(d, L->font, x, &y, th->text, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
         line(d, L->font, x, &y, th->text, "      = %s·%s + %s = %s", F(cur->l_old, a), F(cur->alpha, b),
              F(cur->beta * cur->l_blk, e1), F(cur->l_new, e2));
@@ -180,14 +183,14 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         gui_textf(d, L->font_small, g.x0 - L->pad, g.y0 + j * g.cell + (g.cell - gui_line_h(d, L->font_small)) / 2,
                   is_now ? th->current : th->dim, GUI_AL_RIGHT, "%s%d", is_now ? "> " : "", j);
         if (is_now) gui_frame(d, (gui_rect){g.x0, g.y0 + j * g.cell, (a->d + 1 + a->d_v) * g.cell, g.cell}, th->current, 3 * d->thin);
-        /* s_j and the weight, once computed. */
+        /* s_j and its weight p, once computed. */
         if (done) {
             const fs_event *e = &t->ev[last_row[j]];
             const double *sv = fs_trace_at(t, e->s_row);
             int x = g.x0 + (a->d + 1 + a->d_v) * g.cell + L->pad;
             gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2 - gui_line_h(d, L->font_small), th->text, GUI_AL_LEFT,
                       "s = %s", sv ? F(sv[0], b1) : "?");
-            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2, th->warn, GUI_AL_LEFT, "w = %s", F(e->beta, b2));
+            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2, th->warn, GUI_AL_LEFT, "p = %s", F(e->beta, b2));
         }
     }
     if (g.cell > 0) {
@@ -209,15 +212,15 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         line(d, fs, x, &y, rc, "m_new = max(m, s)");
         line(d, fs, x, &y, rc, "      = max(%s, %s) = %s", F(cur->m_old, b1), F(cur->m_blk, b2), F(cur->m_new, b3));
         line(d, fs, x, &y, rc, "α = exp(m - m_new) = %s%s", F(cur->alpha, b1), resc ? "  new max!" : "");
-        line(d, fs, x, &y, th->warn, "w = exp(s - m_new) = %s", F(cur->beta, b1));
-        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + w");
+        line(d, fs, x, &y, th->warn, "p = exp(s - m_new) = %s", F(cur->beta, b1));
+        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + p");
         line(d, fs, x, &y, th->text, "  = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3), F(cur->l_new, b4));
         const double *o = fs_trace_at(t, cur->o_new), *oo = fs_trace_at(t, cur->o_old);
         char os[256] = "", oos[256] = "";
         int n1 = 0, n2 = 0;
         for (int c = 0; o && c < cur->n_o && c < 8; c++) n1 += snprintf(os + n1, sizeof os - (size_t)n1, "%s%s", c ? ", " : "", F(o[c], b1));
         for (int c = 0; oo && c < cur->n_o && c < 8; c++) n2 += snprintf(oos + n2, sizeof oos - (size_t)n2, "%s%s", c ? ", " : "", F(oo[c], b1));
-        line(d, fs, x, &y, th->text, "o = α·o + w·v_%d", cur->c0);
+        line(d, fs, x, &y, th->text, "o = α·o + p·v_%d", cur->c0);
         if (oo) line(d, fs, x, &y, th->dim, "  was [%s]", oos);
         line(d, fs, x, &y, th->accent, "  now [%s]", os);
         /* o as bars. */

@@ -185,7 +185,7 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
         num_(b, e->m_new, D));
     put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, D));
     if (isnan(e->alpha))
-        put(b, " (-inf − (-inf) has no value, so α is NaN: this variant has no guard for a row that has seen nothing)");
+        put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
     put(b, "; ");
     switch (pit) {
     case FS_PITFALL_GLOBAL_MAX_NO_BETA: {
@@ -193,39 +193,38 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
         double sum = 0;
         for (int32_t j = 0; s && j < e->n_s; j++)
             if (s[j] != -INFINITY) sum += e2 ? exp2(s[j] - e->m_new) : exp(s[j] - e->m_new);
-        put(b, "β = 1: this variant takes the block's P = %s(s − m_new) against the running maximum m_new = %s, "
-               "so no β is needed; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; o = ",
+        put(b, "β = 1: P = %s(s − m_new) is taken against the running max m_new = %s, so no β; "
+               "ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; o = ",
             EXP, num_(b, e->m_new, D), num_(b, e->alpha, D), num_(b, e->l_old, D), num_(b, sum, D), num_(b, e->l_new, D));
         return true;
     }
     case FS_PITFALL_BLOCK_MAX_NO_BETA:
-        put(b, "β = 1: this variant leaves β out and adds the block's P̃ = %s(s − m_blk) unscaled", EXP);
+        put(b, "β = 1: this variant adds P̃ = %s(s − m_blk) unscaled", EXP);
         if (e->m_blk != -INFINITY && e->m_blk < e->m_new) {
             double right = e2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new);
-            put(b, " (the algorithm's β = %s(%s − %s) = %s)", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D),
+            put(b, " (β would be %s(%s − %s) = %s)", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D),
                 num_(b, right, D));
         }
         put(b, "; ");
         break;
     case FS_PITFALL_MASKED_DOC_FIX:
         if (e->m_blk == -INFINITY) {
-            put(b, "β = 0 and ℓ_blk = 0 by 001's guard (the block shows the row nothing); ");
+            put(b, "β = 0 and ℓ_blk = 0 by 001's guard (nothing visible here); ");
             break;
         }
         /* fall through */
     default:
         put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, D));
-        if (isnan(e->beta)) put(b, " (-inf − (-inf) again: NaN)");
+        if (isnan(e->beta)) put(b, " (NaN too)");
         if (pit == FS_PITFALL_MASKED_NAN && isnan(e->l_blk))
-            put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (every s is -inf here, and %s(-inf − (-inf)) is NaN)", EXP,
-                num_(b, e->l_blk, D), EXP);
+            put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
         put(b, "; ");
         break;
     }
     put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, D), num_(b, e->l_old, D),
         num_(b, e->beta, D), num_(b, e->l_blk, D), num_(b, e->l_new, D));
-    if (isnan(e->l_new) && !isnan(e->l_old)) put(b, " (NaN spreads: 0 · NaN is NaN, and the row's sum is lost)");
-    else if (isnan(e->l_new)) put(b, " (NaN since an earlier step: the row's sum stays lost)");
+    if (isnan(e->l_new) && !isnan(e->l_old)) put(b, " (0 · NaN is NaN: the sum is lost)");
+    else if (isnan(e->l_new)) put(b, " (NaN since an earlier step)");
     put(b, "; o = ");
     return true;
 }
@@ -330,8 +329,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         vec(&b, t, e->o_new, e->n_o, D);
         put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by ℓ at the end)");
         if (!e->lowp && trace_pitfall(l, t) == FS_PITFALL_NO_RESCALE)
-            put(&b, "; this variant adds P̃·V/ℓ_new to the old o without scaling the old o by α·ℓ_old/ℓ_new");
-        if (any_nan(t, e->o_new, e->n_o)) put(&b, "; NaN in o: it comes from α or ℓ, and the row's output is lost");
+            put(&b, "; this variant adds P̃·V/ℓ_new to o without rescaling the old o");
+        if (any_nan(t, e->o_new, e->n_o) && !isnan(e->l_new)) put(&b, "; NaN in o: the row's output is lost");
         break;
     }
     case FS_EV_PARTIAL:
@@ -368,7 +367,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "(head %d) ", e->head);
             vec(&b, t, e->o_new, e->n_o, D);
             if (isnan(e->l_new) || any_nan(t, e->o_new, e->n_o))
-                put(&b, "; NaN: this run lost the row to -inf − (-inf) or 0 · NaN on the way (the bug a pitfall shows)");
+                put(&b, "; NaN: the row was lost to -inf − (-inf) on the way");
         }
         break;
     /* ---- the backward pass (src/engine/backward.h) ---- */
