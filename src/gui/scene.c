@@ -417,8 +417,13 @@ void gui_decode_side(gui_draw *d, const fs_trace *t, const fs_event *now, int x,
         line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
         line(d, fs, x, &y, th->text, "m = max(m_a, m_b)");
         line(d, fs, x, &y, th->text, "  = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
-        line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
-        line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
+        if (now->m_new == -INFINITY) {   /* decode.c's guard: neither side saw a key */
+            line(d, fs, x, &y, th->warn, "neither side saw a key:");
+            line(d, fs, x, &y, th->warn, "c_a = 1, c_b = 0 by the guard");
+        } else {
+            line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
+            line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
+        }
         char b4[32];
         line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
         line(d, fs, x, &y, th->text, "  = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3), F(now->l_blk, b4));

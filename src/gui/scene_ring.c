@@ -54,7 +54,7 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
     gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
-    char b1[32], b2[32], b3[32], b4[32], buf[256];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], buf[256];
     const fs_event *e = s->n > 0 ? &show->trace.ev[s->step] : NULL;
     snprintf(buf, sizeof buf, "%d devices, %s sharding%s", rg->P, fs_sharding_str(rg->sharding),
              show->run.ring_backward ? ", backward" : "");
@@ -96,7 +96,7 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
         snprintf(buf, sizeof buf, "ℓ_new = α·ℓ_old + β·ℓ_blk");
         text_line(d, fs, x, &y, th->text, buf);
         snprintf(buf, sizeof buf, "  = %s·%s + %s·%s = %s", gui_fmt(e->alpha, b1, sizeof b1), gui_fmt(e->l_old, b2, sizeof b2),
-                 gui_fmt(e->beta, b3, sizeof b3), gui_fmt(e->l_blk, b4, sizeof b4), gui_fmt(e->l_new, b4, sizeof b4));
+                 gui_fmt(e->beta, b3, sizeof b3), gui_fmt(e->l_blk, b4, sizeof b4), gui_fmt(e->l_new, b5, sizeof b5));
         text_line(d, fs, x, &y, th->accent, buf);
         text_line(d, fs, x, &y, th->dim, "FlashDecoding's merge of two partial states");
     } else if (e->kind == FS_EV_ROW) {

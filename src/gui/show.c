@@ -445,13 +445,13 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
     case FS_EV_ELEM:
         if (e->c1 - e->c0 == 1) {
             if (e->l_old > 0 && e->alpha < 1)
-                snprintf(buf, n, "z[%d] = %s is a new maximum: m goes %s -> %s, so the old sum is rescaled by alpha = %s.",
+                snprintf(buf, n, "z[%d] = %s is a new maximum: m goes %s -> %s, so the old sum ℓ is rescaled by α = %s.",
                          e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32));
             else
-                snprintf(buf, n, "z[%d] = %s: m stays %s; add exp(z - m) = %s to the sum.", e->c0, gui_fmt(e->x, a, 32),
+                snprintf(buf, n, "z[%d] = %s: m stays %s; add exp(z - m) = %s to the sum ℓ.", e->c0, gui_fmt(e->x, a, 32),
                          gui_fmt(e->m_new, b, 32), gui_fmt(e->beta * e->l_blk, c, 32));
         } else {
-            snprintf(buf, n, "Chunk z[%d..%d]: block max %s, m %s -> %s, alpha = %s, beta = %s.", e->c0, e->c1 - 1,
+            snprintf(buf, n, "Chunk z[%d..%d]: block max %s, m %s -> %s, α = %s, β = %s.", e->c0, e->c1 - 1,
                      gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->m_new, c, 32), gui_fmt(e->alpha, d, 32),
                      gui_fmt(e->beta, d, 32));
         }
@@ -469,15 +469,15 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
         if (e->visible == 0)
             snprintf(buf, n, "Row %d sees no key of this tile: its state is unchanged.", e->row);
         else if (e->l_old > 0 && e->alpha < 1)
-            snprintf(buf, n, "Row %d: new maximum %s > %s. What was accumulated shrinks by alpha = %s; the block weighs beta = %s.",
+            snprintf(buf, n, "Row %d: new maximum %s > %s. What was accumulated shrinks by α = %s; the block weighs β = %s.",
                      e->row, gui_fmt(e->m_new, a, 32), gui_fmt(e->m_old, b, 32), gui_fmt(e->alpha, c, 32), gui_fmt(e->beta, d, 32));
         else
-            snprintf(buf, n, "Row %d folds in %d visible key%s: m = %s, l = %s (alpha = %s, beta = %s).", e->row, e->visible,
+            snprintf(buf, n, "Row %d folds in %d visible key%s: m = %s, ℓ = %s (α = %s, β = %s).", e->row, e->visible,
                      e->visible == 1 ? "" : "s", gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), gui_fmt(e->alpha, c, 32),
                      gui_fmt(e->beta, d, 32));
         break;
     case FS_EV_PARTIAL:
-        snprintf(buf, n, "Split %d (keys %d-%d) works alone: partial m = %s, l = %s for row %d.", e->kt, e->c0, e->c1 - 1,
+        snprintf(buf, n, "Split %d (keys %d-%d) works alone: partial m = %s, ℓ = %s for row %d.", e->kt, e->c0, e->c1 - 1,
                  gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32), e->row);
         break;
     case FS_EV_MERGE:
@@ -486,11 +486,11 @@ const char *gui_narration(const gui_show *show, int64_t k, char *buf, size_t n)
         break;
     case FS_EV_OUT:
         if (show->scene == GUI_SCENE_SOFTMAX)
-            snprintf(buf, n, "Done: softmax_i = exp(z_i - m) / l with m = %s and l = %s.", gui_fmt(e->m_new, a, 32),
+            snprintf(buf, n, "Done: softmax_i = exp(z_i - m) / ℓ with m = %s and ℓ = %s.", gui_fmt(e->m_new, a, 32),
                      gui_fmt(e->l_new, b, 32));
         else
             snprintf(buf, n, "Row %d is finished%s: its output row is written once.", e->row,
-                     e->normalized ? "" : " (O = o / l)");
+                     e->normalized ? "" : " (O = o / ℓ)");
         break;
     default: fs_lesson_describe(NULL, &show->trace, k, 4, buf, n); break;   /* the backward's events */
     }
