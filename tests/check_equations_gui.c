@@ -1,8 +1,9 @@
 /* check_equations_gui.c: every equation of the window's side panel is true.
  *
  * The tiled scenes' side panel prints the followed row's update with its numbers filled in
- * (gui_row_formulas, scene_tiled.c). This suite builds those lines for every ROW event of the
- * main and the compare trace of every lesson in lessons/ (the main trace with the lesson's
+ * (gui_row_formulas, scene_tiled.c), the decode and ring scenes a merge's (gui_merge_formulas,
+ * scene.c). This suite builds those lines for every ROW, MERGE and RMERGE event of the main and
+ * the compare trace of every lesson in lessons/ (the main trace with the lesson's
  * pitfall and base, as the window passes them) and of random problems (test_equations.h), and
  * re-evaluates every equation in them from the printed numbers, as check_equations.c does for the
  * players' text. No display is needed. Left out of NO_GUI=1 builds (the Makefile), like
@@ -23,17 +24,24 @@ typedef struct {
     char where[1024];
 } gwalk;
 
-/* The side panel's lines of event k of t, joined by "; ". */
-static void panel_text(const fs_trace *t, int64_t k, fs_pitfall pit, bool exp2, char *buf, size_t n)
+/* The side panel's lines of event k of t (a tiled row's update, or a merge), joined by "; ", a
+ * line that starts with "=" continuing the one before it (so "  = a·b + c·d" over "  = e" is one
+ * equation). Returns false for an event without such a panel. */
+static bool panel_text(const fs_trace *t, int64_t k, fs_pitfall pit, bool exp2, char *buf, size_t n)
 {
     gui_formula_line lines[GUI_FORMULA_LINES];
-    int m = gui_row_formulas(&t->ev[k], t, pit, exp2, lines, GUI_FORMULA_LINES);
+    const fs_event *e = &t->ev[k];
+    int m = e->kind == FS_EV_ROW ? gui_row_formulas(e, t, pit, exp2, lines, GUI_FORMULA_LINES)
+                                 : gui_merge_formulas(t, e, lines, GUI_FORMULA_LINES);
     size_t len = 0;
     buf[0] = 0;
     for (int i = 0; i < m && len + 4 < n; i++) {
-        int w = snprintf(buf + len, n - len, "%s%s", i ? "; " : "", lines[i].text);
+        const char *p = lines[i].text;
+        while (*p == ' ') p++;
+        int w = snprintf(buf + len, n - len, "%s%s", !i ? "" : *p == '=' ? " " : "; ", lines[i].text);
         if (w > 0) len += (size_t)w < n - len ? (size_t)w : n - len - 1;
     }
+    return m > 0;
 }
 
 static void gwalk_trace(const fs_trace *t, fs_pitfall pit, bool exp2, const char *lesson, const char *name, gwalk *w)
@@ -41,8 +49,8 @@ static void gwalk_trace(const fs_trace *t, fs_pitfall pit, bool exp2, const char
     if (!t) return;
     char buf[8192];
     for (int64_t k = 0; k < t->n; k++) {
-        if (t->ev[k].kind != FS_EV_ROW) continue;
-        panel_text(t, k, pit, exp2, buf, sizeof buf);
+        if (t->ev[k].kind != FS_EV_ROW && t->ev[k].kind != FS_EV_MERGE && t->ev[k].kind != FS_EV_RMERGE) continue;
+        if (!panel_text(t, k, pit, exp2, buf, sizeof buf)) continue;
         w->rows++;
         int bad = fs_eq_check_text(buf, &w->eq);
         bool nan_bare = strstr(buf, "nan") && !strstr(buf, "NaN");

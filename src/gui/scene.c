@@ -406,34 +406,61 @@ void gui_decode_diagram(gui_draw *d, const gui_state *s, const fs_trace *t, int 
     }
 }
 
+/* The filled-in formulas of a merge of two partial states, one line each: FS_EV_MERGE (decode's
+ * c_a, c_b) or FS_EV_RMERGE (the ring's α, β); nothing for other events. Two states that saw
+ * nothing merge by the guard (c_a = 1, c_b = 0), said as such. t holds the event's vectors.
+ * Returns the number of lines (at most max). No display needed (tests/check_equations_gui.c). */
+int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max)
+{
+    int n = 0;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+#define FL(role_, ...) do { if (n < max) { snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__); out[n++].role = (role_); } } while (0)
+    if (e->kind == FS_EV_MERGE) {
+        FL(GUI_FL_TEXT, "merge(a = %d, b = %d) -> %d, level %d", e->a, e->b, e->id, e->level);
+        FL(GUI_FL_TEXT, "m = max(m_a, m_b)");
+        FL(GUI_FL_TEXT, "  = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY) {   /* decode.c's guard: neither side saw a key */
+            FL(GUI_FL_FACTOR, "neither side saw a key:");
+            FL(GUI_FL_FACTOR, "c_a = 1, c_b = 0 by the guard");
+        } else {
+            FL(GUI_FL_FACTOR, "c_a = exp(m_a - m) = %s", F(e->alpha, b1));
+            FL(GUI_FL_FACTOR, "c_b = exp(m_b - m) = %s", F(e->beta, b1));
+        }
+        FL(GUI_FL_TEXT, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
+        FL(GUI_FL_TEXT, "  = %s·%s + %s·%s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4));
+        FL(GUI_FL_SUM, "  = %s", F(e->l_new, b1));
+        const double *o = fs_trace_at(t, e->o_new);
+        if (o) {   /* the merge formula of the partials' form (decode.h) */
+            FL(GUI_FL_TEXT, "%s", e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ" : "o = c_a·o_a + c_b·o_b");
+            FL(GUI_FL_TEXT, "  = [%s%s]", F(o[0], b1), e->n_o > 1 ? ", …" : "");
+        }
+    } else if (e->kind == FS_EV_RMERGE) {
+        FL(GUI_FL_TEXT, "row at position %d: the block merged in", e->pos);
+        FL(GUI_FL_TEXT, "m_new = max(m_old, m_blk) = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        FL(e->alpha < 1 ? GUI_FL_RESCALE : GUI_FL_TEXT, "α = exp(m_old - m_new) = %s", F(e->alpha, b1));
+        FL(GUI_FL_TEXT, "β = exp(m_blk - m_new) = %s", F(e->beta, b1));
+        FL(GUI_FL_TEXT, "ℓ_new = α·ℓ_old + β·ℓ_blk");
+        FL(GUI_FL_SUM, "  = %s·%s + %s·%s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4),
+           F(e->l_new, b5));
+        FL(GUI_FL_NOTE, "FlashDecoding's merge of two partial states");
+    }
+#undef FL
+    return n;
+}
+
 /* The side panel's lines for a decode event (a merge with its numbers, a partial, an output
  * row) at x from *y down, in size fs; nothing for other events. */
 void gui_decode_side(gui_draw *d, const fs_trace *t, const fs_event *now, int x, int *yp, int fs)
 {
     const gui_theme *th = d->th;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32];
     int y = *yp;
     if (now && now->kind == FS_EV_MERGE) {
-        line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
-        line(d, fs, x, &y, th->text, "m = max(m_a, m_b)");
-        line(d, fs, x, &y, th->text, "  = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
-        if (now->m_new == -INFINITY) {   /* decode.c's guard: neither side saw a key */
-            line(d, fs, x, &y, th->warn, "neither side saw a key:");
-            line(d, fs, x, &y, th->warn, "c_a = 1, c_b = 0 by the guard");
-        } else {
-            line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
-            line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
-        }
-        char b4[32];
-        line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
-        line(d, fs, x, &y, th->text, "  = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3), F(now->l_blk, b4));
-        line(d, fs, x, &y, th->accent, "  = %s", F(now->l_new, b1));
-        const double *o = fs_trace_at(t, now->o_new);
-        if (o) {   /* the merge formula of the partials' form (decode.h) */
-            line(d, fs, x, &y, th->text, "%s", now->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ"
-                                                               : "o = c_a·o_a + c_b·o_b");
-            line(d, fs, x, &y, th->text, "  = [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");
-        }
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int n = gui_merge_formulas(t, now, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < n; i++)
+            line(d, fs, x, &y, fl[i].role == GUI_FL_FACTOR ? th->warn : fl[i].role == GUI_FL_SUM ? th->accent : th->text, "%s",
+                 fl[i].text);
     } else if (now && now->kind == FS_EV_PARTIAL) {
         line(d, fs, x, &y, th->text, "split %d: keys %d..%d%s, %d visible", now->kt, now->c0, now->c1 - 1,
              now->stride > 1 ? " (strided)" : "", now->visible);
