@@ -2,8 +2,9 @@
  *
  * The tiled scenes' side panel prints the followed row's update with its numbers filled in
  * (gui_row_formulas, scene_tiled.c), the decode and ring scenes a merge's (gui_merge_formulas,
- * scene.c). This suite builds those lines for every ROW, MERGE and RMERGE event of the main and
- * the compare trace of every lesson in lessons/ (the main trace with the lesson's
+ * scene.c), the softmax and query scenes the walk's step (gui_walk_formulas, scene.c). This suite
+ * builds those lines for every ROW, MERGE, RMERGE and ELEM event of the main and the compare
+ * trace of every lesson in lessons/ (the main trace with the lesson's
  * pitfall and base, as the window passes them) and of random problems (test_equations.h), and
  * re-evaluates every equation in them from the printed numbers, as check_equations.c does for the
  * players' text. No display is needed. Left out of NO_GUI=1 builds (the Makefile), like
@@ -27,11 +28,12 @@ typedef struct {
 /* The side panel's lines of event k of t (a tiled row's update, or a merge), joined by "; ", a
  * line that starts with "=" continuing the one before it (so "  = a·b + c·d" over "  = e" is one
  * equation). Returns false for an event without such a panel. */
-static bool panel_text(const fs_trace *t, int64_t k, fs_pitfall pit, bool exp2, char *buf, size_t n)
+static bool panel_text(const fs_trace *t, int64_t k, fs_pitfall pit, bool exp2, bool query, char *buf, size_t n)
 {
     gui_formula_line lines[GUI_FORMULA_LINES];
     const fs_event *e = &t->ev[k];
-    int m = e->kind == FS_EV_ROW ? gui_row_formulas(e, t, pit, exp2, lines, GUI_FORMULA_LINES)
+    int m = e->kind == FS_EV_ELEM || (query && e->kind == FS_EV_ROW) ? gui_walk_formulas(t, e, lines, GUI_FORMULA_LINES)
+          : e->kind == FS_EV_ROW ? gui_row_formulas(e, t, pit, exp2, lines, GUI_FORMULA_LINES)
                                  : gui_merge_formulas(t, e, lines, GUI_FORMULA_LINES);
     size_t len = 0;
     buf[0] = 0;
@@ -44,13 +46,15 @@ static bool panel_text(const fs_trace *t, int64_t k, fs_pitfall pit, bool exp2, 
     return m > 0;
 }
 
-static void gwalk_trace(const fs_trace *t, fs_pitfall pit, bool exp2, const char *lesson, const char *name, gwalk *w)
+static void gwalk_trace(const fs_trace *t, fs_pitfall pit, bool exp2, bool query, const char *lesson, const char *name,
+                        gwalk *w)
 {
     if (!t) return;
     char buf[8192];
     for (int64_t k = 0; k < t->n; k++) {
-        if (t->ev[k].kind != FS_EV_ROW && t->ev[k].kind != FS_EV_MERGE && t->ev[k].kind != FS_EV_RMERGE) continue;
-        if (!panel_text(t, k, pit, exp2, buf, sizeof buf)) continue;
+        fs_event_kind kind = t->ev[k].kind;
+        if (kind != FS_EV_ROW && kind != FS_EV_MERGE && kind != FS_EV_RMERGE && kind != FS_EV_ELEM) continue;
+        if (!panel_text(t, k, pit, exp2, query, buf, sizeof buf)) continue;
         w->rows++;
         int bad = fs_eq_check_text(buf, &w->eq);
         bool nan_bare = strstr(buf, "nan") && !strstr(buf, "NaN");
@@ -71,11 +75,12 @@ static void gwalk_lesson(const fs_lesson *l, const char *name, gwalk *w)
 {
     const fs_run *r = fs_lesson_run(l);
     if (!r) return;
-    bool tiled = r->algo == FS_ALGO_TILED;
-    gwalk_trace(fs_lesson_trace(l), tiled ? r->tiling.pitfall : FS_PITFALL_NONE, tiled && r->tiling.exp2, name, "main", w);
+    bool tiled = r->algo == FS_ALGO_TILED, query = r->algo == FS_ALGO_QUERY;
+    gwalk_trace(fs_lesson_trace(l), tiled ? r->tiling.pitfall : FS_PITFALL_NONE, tiled && r->tiling.exp2, query, name,
+                "main", w);
     const fs_run *c = fs_lesson_compare_run(l);
-    gwalk_trace(fs_lesson_compare_trace(l), FS_PITFALL_NONE, c && c->algo == FS_ALGO_TILED && c->tiling.exp2, name,
-                "compare", w);
+    gwalk_trace(fs_lesson_compare_trace(l), FS_PITFALL_NONE, c && c->algo == FS_ALGO_TILED && c->tiling.exp2,
+                c && c->algo == FS_ALGO_QUERY, name, "compare", w);
 }
 
 START_TEST(test_panel_lessons)

@@ -162,6 +162,9 @@ int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool 
 /* The same for a merge of two partial states: decode's FS_EV_MERGE (c_a, c_b) or the ring's
  * FS_EV_RMERGE (α, β); 0 lines for any other event (scene.c). */
 int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max);
+/* The same for the one-at-a-time walks: an FS_EV_ELEM of the online softmax or an FS_EV_ROW of
+ * the one-query walk (the softmax and query scenes, scene.c). */
+int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max);
 
 /* ---------------------------------------------------------------------------------------------
  * Geometry. */

@@ -81,20 +81,11 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     /* The update with the numbers filled in. */
     int x = L->main.x + L->pad, y = g.y0 + g.cell + (p ? 4 * L->font + g.cell : 2 * L->font);
-    char a[32], b[32], c[32], e1[32], e2[32];
+    char a[32], b[32], c[32];
     if (cur) {
-        bool resc = cur->l_old > 0 && cur->alpha < 1;
-        bool one = cur->c1 - cur->c0 == 1;
-        line(d, L->font, x, &y, th->text, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk",
-             F(cur->m_old, a), F(cur->m_blk, b), F(cur->m_new, c));
-        if (cur->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
-            line(d, L->font, x, &y, th->text, "nothing finite yet: α = 1, β = 0 by the guard");
-        else
-            line(d, L->font, x, &y, resc ? th->rescale : th->text, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s",
-                 F(cur->m_old, a), F(cur->m_new, b), F(cur->alpha, c), resc ? "   <- rescale!" : "");
-        line(d, L->font, x, &y, th->text, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
-        line(d, L->font, x, &y, th->text, "      = %s·%s + %s = %s", F(cur->l_old, a), F(cur->alpha, b),
-             F(cur->beta * cur->l_blk, e1), F(cur->l_new, e2));
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int nl = gui_walk_formulas(t, cur, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < nl; i++) line(d, L->font, x, &y, fl[i].role == GUI_FL_RESCALE ? th->rescale : th->text, "%s", fl[i].text);
     } else {
         line(d, L->font, x, &y, th->dim, "m = -inf, ℓ = 0: nothing seen yet");
     }
@@ -157,7 +148,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         } else if (e->kind == FS_EV_OUT && e->row == qrow && e->head == qhead) out = e;
     }
     const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32];
     /* q above. */
     char qs[256];
     int qn = snprintf(qs, sizeof qs, a->n_q > 1 || a->n_q_heads > 1 ? "query %d%s: q = [" : "q = [", qrow, "");
@@ -204,17 +195,11 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "Running state");
     if (cur) {
-        const double *sv = fs_trace_at(t, cur->s_row);
-        bool resc = cur->l_old > 0 && cur->alpha < 1;
-        uint32_t rc = resc ? th->rescale : th->text;
-        char b4[32];
-        line(d, fs, x, &y, th->text, "key %d: s = scale·q·k = %s", cur->c0, sv ? F(sv[0], b1) : "?");
-        line(d, fs, x, &y, rc, "m_new = max(m, s)");
-        line(d, fs, x, &y, rc, "      = max(%s, %s) = %s", F(cur->m_old, b1), F(cur->m_blk, b2), F(cur->m_new, b3));
-        line(d, fs, x, &y, rc, "α = exp(m - m_new) = %s%s", F(cur->alpha, b1), resc ? "  new max!" : "");
-        line(d, fs, x, &y, th->warn, "p = exp(s - m_new) = %s", F(cur->beta, b1));
-        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + p");
-        line(d, fs, x, &y, th->text, "  = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3), F(cur->l_new, b4));
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int nl = gui_walk_formulas(t, cur, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < nl; i++)
+            line(d, fs, x, &y, fl[i].role == GUI_FL_RESCALE ? th->rescale : fl[i].role == GUI_FL_FACTOR ? th->warn : th->text,
+                 "%s", fl[i].text);
         const double *o = fs_trace_at(t, cur->o_new), *oo = fs_trace_at(t, cur->o_old);
         char os[256] = "", oos[256] = "";
         int n1 = 0, n2 = 0;
@@ -404,6 +389,47 @@ void gui_decode_diagram(gui_draw *d, const gui_state *s, const fs_trace *t, int 
             y += lh;
         }
     }
+}
+
+/* The filled-in formulas of the two one-at-a-time walks, one line each: an FS_EV_ELEM of the
+ * online softmax (m, α, ℓ; online.c's guard when nothing finite has come yet) or an FS_EV_ROW of
+ * the one-query walk (the key's score s, m, α, its weight p, ℓ; the guard when nothing is visible
+ * yet). Lines as the softmax and query scenes draw them; 0 lines for other events. */
+int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max)
+{
+    int n = 0;
+    char b1[32], b2[32], b3[32], b4[32];
+#define FL(role_, ...) do { if (n < max) { snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__); out[n++].role = (role_); } } while (0)
+    bool resc = e->l_old > 0 && e->alpha < 1;
+    gui_formula_role rc = resc ? GUI_FL_RESCALE : GUI_FL_TEXT;
+    if (e->kind == FS_EV_ELEM) {
+        bool one = e->c1 - e->c0 == 1;
+        FL(GUI_FL_TEXT, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk", F(e->m_old, b1),
+           F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
+            FL(GUI_FL_TEXT, "nothing finite yet: α = 1, β = 0 by the guard");
+        else
+            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(e->m_old, b1), F(e->m_new, b2), F(e->alpha, b3),
+               resc ? "   <- rescale!" : "");
+        FL(GUI_FL_TEXT, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
+        FL(GUI_FL_TEXT, "      = %s·%s + %s = %s", F(e->l_old, b1), F(e->alpha, b2), F(e->beta * e->l_blk, b3), F(e->l_new, b4));
+    } else if (e->kind == FS_EV_ROW) {
+        const double *sv = fs_trace_at(t, e->s_row);
+        FL(GUI_FL_TEXT, "key %d: s = scale·q·k = %s", e->c0, sv ? F(sv[0], b1) : "?");
+        FL(rc, "m_new = max(m, s)");
+        FL(rc, "      = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY) {   /* tiled.c's guard: no key visible yet */
+            FL(GUI_FL_TEXT, "nothing visible yet:");
+            FL(GUI_FL_TEXT, "α = 1, p = 0 by the guard");
+        } else {
+            FL(rc, "α = exp(m - m_new) = %s%s", F(e->alpha, b1), resc ? "  new max!" : "");
+            FL(GUI_FL_FACTOR, "p = exp(s - m_new) = %s", F(e->beta, b1));
+        }
+        FL(GUI_FL_TEXT, "ℓ = α·ℓ + p");
+        FL(GUI_FL_TEXT, "  = %s·%s + %s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_new, b4));
+    }
+#undef FL
+    return n;
 }
 
 /* The filled-in formulas of a merge of two partial states, one line each: FS_EV_MERGE (decode's
