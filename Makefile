@@ -50,7 +50,7 @@ endif
 CPU_SRC    = $(wildcard src/kernels/cpu/*.c)
 LIB_SRC    = $(ENGINE_SRC) $(IO_SRC) $(LESSON_SRC) $(CPU_SRC) $(CLI_SRC) $(GUI_SRC)
 # tests/check_*.c: one Check suite each; tests/test_*.c: helpers the suites share.
-TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c),$(wildcard tests/check_*.c)) \
+TEST_SRC   = $(filter-out $(if $(filter 1,$(NO_GUI)),tests/check_gui.c tests/check_equations_gui.c),$(wildcard tests/check_*.c)) \
              $(wildcard tests/test_*.c)
 TEST_EXTRA =
 # steps that run after every TEST_EXTRA step (the browser tests, which use both cores)

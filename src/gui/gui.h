@@ -8,7 +8,8 @@
  * Everything in this header is free of SDL, so the logic (commands, timeline, layout, significant
  * steps, predict mode, themes, PNG files) is unit-tested without a display (tests/check_gui.c).
  * The window never recomputes the algorithm: every number it shows is read from the trace at the
- * current step (or from the problem's inputs Q, K, V, which the trace does not copy).
+ * current step (or from the problem's inputs Q, K, V, which the trace does not copy); the exceptions
+ * are a pitfall's own formulas that its event does not hold (gui_row_formulas) and the hover's P.
  */
 #ifndef FS_GUI_H
 #define FS_GUI_H
@@ -134,6 +135,36 @@ void gui_traffic_add(gui_traffic *t, bool *q_read, int nqt, const gui_show *show
 /* A number as the window prints it: "-inf", "inf", "nan", or 4 decimals (scientific when tiny or
  * huge). Returns buf. */
 const char *gui_fmt(double x, char *buf, size_t n);
+
+/* The side panel's formulas for one ROW event of the tiled scenes, filled in, one line each: what
+ * the variant that ran computed (pit: the lesson's pitfall for its own trace, FS_PITFALL_NONE for
+ * the correct run; use_exp2: the run's base-2 form), so that every equation shown is true of its
+ * printed numbers (tests/check_equations_gui.c re-evaluates them). A guard says what it sets
+ * instead of exp(-inf − (-inf)); a NaN comes with the words that say where it came from. t holds
+ * the event's vectors (scores, o). Fills at most max lines; returns how many. No display needed.
+ * The one number not read from the event: the global-maximum pitfall's Σ P = Σ exp(s − m_new),
+ * summed from the event's scores the way tiled.c sums it. */
+typedef enum {
+    GUI_FL_TEXT = 0,   /* an ordinary line */
+    GUI_FL_RESCALE,    /* about the rescale by α: coloured when the maximum moved */
+    GUI_FL_SUM,        /* the filled-in ℓ_new: the accent colour */
+    GUI_FL_NOTE,       /* a remark (scales, what a variant leaves out): dim */
+    GUI_FL_BAD,        /* where a NaN comes from: the error colour */
+    GUI_FL_FACTOR,     /* a merge's factors c_a, c_b: the warn colour */
+} gui_formula_role;
+typedef struct {
+    char text[200];
+    gui_formula_role role;
+} gui_formula_line;
+#define GUI_FORMULA_LINES 24
+int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool use_exp2, gui_formula_line *out,
+                     int max);
+/* The same for a merge of two partial states: decode's FS_EV_MERGE (c_a, c_b) or the ring's
+ * FS_EV_RMERGE (α, β); 0 lines for any other event (scene.c). */
+int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max);
+/* The same for the one-at-a-time walks: an FS_EV_ELEM of the online softmax or an FS_EV_ROW of
+ * the one-query walk (the softmax and query scenes, scene.c). */
+int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max);
 
 /* ---------------------------------------------------------------------------------------------
  * Geometry. */

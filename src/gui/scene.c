@@ -81,17 +81,11 @@ static void scene_softmax(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     /* The update with the numbers filled in. */
     int x = L->main.x + L->pad, y = g.y0 + g.cell + (p ? 4 * L->font + g.cell : 2 * L->font);
-    char a[32], b[32], c[32], e1[32], e2[32];
+    char a[32], b[32], c[32];
     if (cur) {
-        bool resc = cur->l_old > 0 && cur->alpha < 1;
-        bool one = cur->c1 - cur->c0 == 1;
-        line(d, L->font, x, &y, th->text, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk",
-             F(cur->m_old, a), F(cur->m_blk, b), F(cur->m_new, c));
-        line(d, L->font, x, &y, resc ? th->rescale : th->text, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(cur->m_old, a),
-             F(cur->m_new, b), F(cur->alpha, c), resc ? "   <- rescale!" : "");
-        line(d, L->font, x, &y, th->text, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
-        line(d, L->font, x, &y, th->text, "      = %s·%s + %s = %s", F(cur->l_old, a), F(cur->alpha, b),
-             F(cur->beta * cur->l_blk, e1), F(cur->l_new, e2));
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int nl = gui_walk_formulas(t, cur, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < nl; i++) line(d, L->font, x, &y, fl[i].role == GUI_FL_RESCALE ? th->rescale : th->text, "%s", fl[i].text);
     } else {
         line(d, L->font, x, &y, th->dim, "m = -inf, ℓ = 0: nothing seen yet");
     }
@@ -154,7 +148,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         } else if (e->kind == FS_EV_OUT && e->row == qrow && e->head == qhead) out = e;
     }
     const fs_event *now = s->n > 0 ? &t->ev[s->step] : NULL;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32];
     /* q above. */
     char qs[256];
     int qn = snprintf(qs, sizeof qs, a->n_q > 1 || a->n_q_heads > 1 ? "query %d%s: q = [" : "q = [", qrow, "");
@@ -180,14 +174,14 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
         gui_textf(d, L->font_small, g.x0 - L->pad, g.y0 + j * g.cell + (g.cell - gui_line_h(d, L->font_small)) / 2,
                   is_now ? th->current : th->dim, GUI_AL_RIGHT, "%s%d", is_now ? "> " : "", j);
         if (is_now) gui_frame(d, (gui_rect){g.x0, g.y0 + j * g.cell, (a->d + 1 + a->d_v) * g.cell, g.cell}, th->current, 3 * d->thin);
-        /* s_j and the weight, once computed. */
+        /* s_j and its weight p, once computed. */
         if (done) {
             const fs_event *e = &t->ev[last_row[j]];
             const double *sv = fs_trace_at(t, e->s_row);
             int x = g.x0 + (a->d + 1 + a->d_v) * g.cell + L->pad;
             gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2 - gui_line_h(d, L->font_small), th->text, GUI_AL_LEFT,
                       "s = %s", sv ? F(sv[0], b1) : "?");
-            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2, th->warn, GUI_AL_LEFT, "w = %s", F(e->beta, b2));
+            gui_textf(d, L->font_small, x, g.y0 + j * g.cell + g.cell / 2, th->warn, GUI_AL_LEFT, "p = %s", F(e->beta, b2));
         }
     }
     if (g.cell > 0) {
@@ -201,23 +195,17 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
     line(d, L->font, x, &y, th->text, "Running state");
     if (cur) {
-        const double *sv = fs_trace_at(t, cur->s_row);
-        bool resc = cur->l_old > 0 && cur->alpha < 1;
-        uint32_t rc = resc ? th->rescale : th->text;
-        char b4[32];
-        line(d, fs, x, &y, th->text, "key %d: s = scale·q·k = %s", cur->c0, sv ? F(sv[0], b1) : "?");
-        line(d, fs, x, &y, rc, "m_new = max(m, s)");
-        line(d, fs, x, &y, rc, "      = max(%s, %s) = %s", F(cur->m_old, b1), F(cur->m_blk, b2), F(cur->m_new, b3));
-        line(d, fs, x, &y, rc, "α = exp(m - m_new) = %s%s", F(cur->alpha, b1), resc ? "  new max!" : "");
-        line(d, fs, x, &y, th->warn, "w = exp(s - m_new) = %s", F(cur->beta, b1));
-        line(d, fs, x, &y, th->text, "ℓ = α·ℓ + w");
-        line(d, fs, x, &y, th->text, "  = %s·%s + %s = %s", F(cur->alpha, b1), F(cur->l_old, b2), F(cur->beta, b3), F(cur->l_new, b4));
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int nl = gui_walk_formulas(t, cur, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < nl; i++)
+            line(d, fs, x, &y, fl[i].role == GUI_FL_RESCALE ? th->rescale : fl[i].role == GUI_FL_FACTOR ? th->warn : th->text,
+                 "%s", fl[i].text);
         const double *o = fs_trace_at(t, cur->o_new), *oo = fs_trace_at(t, cur->o_old);
         char os[256] = "", oos[256] = "";
         int n1 = 0, n2 = 0;
         for (int c = 0; o && c < cur->n_o && c < 8; c++) n1 += snprintf(os + n1, sizeof os - (size_t)n1, "%s%s", c ? ", " : "", F(o[c], b1));
         for (int c = 0; oo && c < cur->n_o && c < 8; c++) n2 += snprintf(oos + n2, sizeof oos - (size_t)n2, "%s%s", c ? ", " : "", F(oo[c], b1));
-        line(d, fs, x, &y, th->text, "o = α·o + w·v_%d", cur->c0);
+        line(d, fs, x, &y, th->text, "o = α·o + p·v_%d", cur->c0);
         if (oo) line(d, fs, x, &y, th->dim, "  was [%s]", oos);
         line(d, fs, x, &y, th->accent, "  now [%s]", os);
         /* o as bars. */
@@ -403,29 +391,102 @@ void gui_decode_diagram(gui_draw *d, const gui_state *s, const fs_trace *t, int 
     }
 }
 
+/* The filled-in formulas of the two one-at-a-time walks, one line each: an FS_EV_ELEM of the
+ * online softmax (m, α, ℓ; online.c's guard when nothing finite has come yet) or an FS_EV_ROW of
+ * the one-query walk (the key's score s, m, α, its weight p, ℓ; the guard when nothing is visible
+ * yet). Lines as the softmax and query scenes draw them; 0 lines for other events. */
+int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max)
+{
+    int n = 0;
+    char b1[32], b2[32], b3[32], b4[32];
+#define FL(role_, ...) do { if (n < max) { snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__); out[n++].role = (role_); } } while (0)
+    bool resc = e->l_old > 0 && e->alpha < 1;
+    gui_formula_role rc = resc ? GUI_FL_RESCALE : GUI_FL_TEXT;
+    if (e->kind == FS_EV_ELEM) {
+        bool one = e->c1 - e->c0 == 1;
+        FL(GUI_FL_TEXT, "m_new = max(m_old, %s) = max(%s, %s) = %s", one ? "z_i" : "max chunk", F(e->m_old, b1),
+           F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
+            FL(GUI_FL_TEXT, "nothing finite yet: α = 1, β = 0 by the guard");
+        else
+            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(e->m_old, b1), F(e->m_new, b2), F(e->alpha, b3),
+               resc ? "   <- rescale!" : "");
+        FL(GUI_FL_TEXT, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
+        FL(GUI_FL_TEXT, "      = %s·%s + %s = %s", F(e->l_old, b1), F(e->alpha, b2), F(e->beta * e->l_blk, b3), F(e->l_new, b4));
+    } else if (e->kind == FS_EV_ROW) {
+        const double *sv = fs_trace_at(t, e->s_row);
+        FL(GUI_FL_TEXT, "key %d: s = scale·q·k = %s", e->c0, sv ? F(sv[0], b1) : "?");
+        FL(rc, "m_new = max(m, s)");
+        FL(rc, "      = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY) {   /* tiled.c's guard: no key visible yet */
+            FL(GUI_FL_TEXT, "nothing visible yet:");
+            FL(GUI_FL_TEXT, "α = 1, p = 0 by the guard");
+        } else {
+            FL(rc, "α = exp(m - m_new) = %s%s", F(e->alpha, b1), resc ? "  new max!" : "");
+            FL(GUI_FL_FACTOR, "p = exp(s - m_new) = %s", F(e->beta, b1));
+        }
+        FL(GUI_FL_TEXT, "ℓ = α·ℓ + p");
+        FL(GUI_FL_TEXT, "  = %s·%s + %s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_new, b4));
+    }
+#undef FL
+    return n;
+}
+
+/* The filled-in formulas of a merge of two partial states, one line each: FS_EV_MERGE (decode's
+ * c_a, c_b) or FS_EV_RMERGE (the ring's α, β); nothing for other events. Two states that saw
+ * nothing merge by the guard (c_a = 1, c_b = 0), said as such. t holds the event's vectors.
+ * Returns the number of lines (at most max). No display needed (tests/check_equations_gui.c). */
+int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max)
+{
+    int n = 0;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+#define FL(role_, ...) do { if (n < max) { snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__); out[n++].role = (role_); } } while (0)
+    if (e->kind == FS_EV_MERGE) {
+        FL(GUI_FL_TEXT, "merge(a = %d, b = %d) -> %d, level %d", e->a, e->b, e->id, e->level);
+        FL(GUI_FL_TEXT, "m = max(m_a, m_b)");
+        FL(GUI_FL_TEXT, "  = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        if (e->m_new == -INFINITY) {   /* decode.c's guard: neither side saw a key */
+            FL(GUI_FL_FACTOR, "neither side saw a key:");
+            FL(GUI_FL_FACTOR, "c_a = 1, c_b = 0 by the guard");
+        } else {
+            FL(GUI_FL_FACTOR, "c_a = exp(m_a - m) = %s", F(e->alpha, b1));
+            FL(GUI_FL_FACTOR, "c_b = exp(m_b - m) = %s", F(e->beta, b1));
+        }
+        FL(GUI_FL_TEXT, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
+        FL(GUI_FL_TEXT, "  = %s·%s + %s·%s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4));
+        FL(GUI_FL_SUM, "  = %s", F(e->l_new, b1));
+        const double *o = fs_trace_at(t, e->o_new);
+        if (o) {   /* the merge formula of the partials' form (decode.h) */
+            FL(GUI_FL_TEXT, "%s", e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ" : "o = c_a·o_a + c_b·o_b");
+            FL(GUI_FL_TEXT, "  = [%s%s]", F(o[0], b1), e->n_o > 1 ? ", …" : "");
+        }
+    } else if (e->kind == FS_EV_RMERGE) {
+        FL(GUI_FL_TEXT, "row at position %d: the block merged in", e->pos);
+        FL(GUI_FL_TEXT, "m_new = max(m_old, m_blk) = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
+        FL(e->alpha < 1 ? GUI_FL_RESCALE : GUI_FL_TEXT, "α = exp(m_old - m_new) = %s", F(e->alpha, b1));
+        FL(GUI_FL_TEXT, "β = exp(m_blk - m_new) = %s", F(e->beta, b1));
+        FL(GUI_FL_TEXT, "ℓ_new = α·ℓ_old + β·ℓ_blk");
+        FL(GUI_FL_SUM, "  = %s·%s + %s·%s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4),
+           F(e->l_new, b5));
+        FL(GUI_FL_NOTE, "FlashDecoding's merge of two partial states");
+    }
+#undef FL
+    return n;
+}
+
 /* The side panel's lines for a decode event (a merge with its numbers, a partial, an output
  * row) at x from *y down, in size fs; nothing for other events. */
 void gui_decode_side(gui_draw *d, const fs_trace *t, const fs_event *now, int x, int *yp, int fs)
 {
     const gui_theme *th = d->th;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32];
     int y = *yp;
     if (now && now->kind == FS_EV_MERGE) {
-        line(d, fs, x, &y, th->text, "merge(a = %d, b = %d) -> %d, level %d", now->a, now->b, now->id, now->level);
-        line(d, fs, x, &y, th->text, "m = max(m_a, m_b)");
-        line(d, fs, x, &y, th->text, "  = max(%s, %s) = %s", F(now->m_old, b1), F(now->m_blk, b2), F(now->m_new, b3));
-        line(d, fs, x, &y, th->warn, "c_a = exp(m_a - m) = %s", F(now->alpha, b1));
-        line(d, fs, x, &y, th->warn, "c_b = exp(m_b - m) = %s", F(now->beta, b1));
-        char b4[32];
-        line(d, fs, x, &y, th->text, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
-        line(d, fs, x, &y, th->text, "  = %s·%s + %s·%s", F(now->alpha, b1), F(now->l_old, b2), F(now->beta, b3), F(now->l_blk, b4));
-        line(d, fs, x, &y, th->accent, "  = %s", F(now->l_new, b1));
-        const double *o = fs_trace_at(t, now->o_new);
-        if (o) {   /* the merge formula of the partials' form (decode.h) */
-            line(d, fs, x, &y, th->text, "%s", now->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ"
-                                                               : "o = c_a·o_a + c_b·o_b");
-            line(d, fs, x, &y, th->text, "  = [%s%s]", F(o[0], b1), now->n_o > 1 ? ", …" : "");
-        }
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int n = gui_merge_formulas(t, now, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < n; i++)
+            line(d, fs, x, &y, fl[i].role == GUI_FL_FACTOR ? th->warn : fl[i].role == GUI_FL_SUM ? th->accent : th->text, "%s",
+                 fl[i].text);
     } else if (now && now->kind == FS_EV_PARTIAL) {
         line(d, fs, x, &y, th->text, "split %d: keys %d..%d%s, %d visible", now->kt, now->c0, now->c1 - 1,
              now->stride > 1 ? " (strided)" : "", now->visible);

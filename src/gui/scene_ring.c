@@ -54,7 +54,7 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
     gui_clip(d, &L->side);
     gui_panel(d, L->side, NULL);
     int x = L->side.x + L->pad, y = L->side.y + L->pad / 2, fs = L->font_small;
-    char b1[32], b2[32], b3[32], b4[32], buf[256];
+    char b1[32], b2[32], buf[256];
     const fs_event *e = s->n > 0 ? &show->trace.ev[s->step] : NULL;
     snprintf(buf, sizeof buf, "%d devices, %s sharding%s", rg->P, fs_sharding_str(rg->sharding),
              show->run.ring_backward ? ", backward" : "");
@@ -84,21 +84,11 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
         text_line(d, fs, x, &y, th->text, buf);
         text_line(d, fs, x, &y, th->dim, "on a GPU ring: overlapped with the next step");
     } else if (e->kind == FS_EV_RMERGE) {
-        snprintf(buf, sizeof buf, "row at position %d: the block merged in", e->pos);
-        text_line(d, fs, x, &y, th->text, buf);
-        snprintf(buf, sizeof buf, "m_new = max(m_old, m_blk) = max(%s, %s) = %s", gui_fmt(e->m_old, b1, sizeof b1),
-                 gui_fmt(e->m_blk, b2, sizeof b2), gui_fmt(e->m_new, b3, sizeof b3));
-        text_line(d, fs, x, &y, th->text, buf);
-        snprintf(buf, sizeof buf, "α = exp(m_old - m_new) = %s", gui_fmt(e->alpha, b1, sizeof b1));
-        text_line(d, fs, x, &y, e->alpha < 1 ? th->rescale : th->text, buf);
-        snprintf(buf, sizeof buf, "β = exp(m_blk - m_new) = %s", gui_fmt(e->beta, b1, sizeof b1));
-        text_line(d, fs, x, &y, th->text, buf);
-        snprintf(buf, sizeof buf, "ℓ_new = α·ℓ_old + β·ℓ_blk");
-        text_line(d, fs, x, &y, th->text, buf);
-        snprintf(buf, sizeof buf, "  = %s·%s + %s·%s = %s", gui_fmt(e->alpha, b1, sizeof b1), gui_fmt(e->l_old, b2, sizeof b2),
-                 gui_fmt(e->beta, b3, sizeof b3), gui_fmt(e->l_blk, b4, sizeof b4), gui_fmt(e->l_new, b4, sizeof b4));
-        text_line(d, fs, x, &y, th->accent, buf);
-        text_line(d, fs, x, &y, th->dim, "FlashDecoding's merge of two partial states");
+        gui_formula_line fl[GUI_FORMULA_LINES];
+        int n = gui_merge_formulas(&show->trace, e, fl, GUI_FORMULA_LINES);
+        for (int i = 0; i < n; i++)
+            text_line(d, fs, x, &y, fl[i].role == GUI_FL_RESCALE ? th->rescale : fl[i].role == GUI_FL_SUM ? th->accent
+                                  : fl[i].role == GUI_FL_NOTE    ? th->dim : th->text, fl[i].text);
     } else if (e->kind == FS_EV_ROW) {
         snprintf(buf, sizeof buf, "position %d, tile (Q %d, KV %d), %d visible", e->pos, e->qt, e->kt, e->visible);
         text_line(d, fs, x, &y, th->text, buf);

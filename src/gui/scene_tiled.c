@@ -7,6 +7,8 @@
  * full = solid, partial = "/" hatching with masked cells dark, skipped = cross-hatched grey.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -422,16 +424,6 @@ static void draw_grid(gui_draw *d, const gui_state *s, const gui_show *show, con
 /* ---------------------------------------------------------------------------------------------
  * Side panel: the followed row's update with the formulas filled in, the tile, the chip. */
 
-static int side_line(gui_draw *d, int x, int *y, uint32_t col, const char *fmt, double a1, double a2, double a3)
-{
-    char b1[32], b2[32], b3[32], line[256];
-    gui_fmt(a1, b1, 32); gui_fmt(a2, b2, 32); gui_fmt(a3, b3, 32);
-    snprintf(line, sizeof line, fmt, b1, b2, b3);
-    gui_text(d, d->L.font_small, x, *y, col, GUI_AL_LEFT, line);
-    *y += gui_line_h(d, d->L.font_small);
-    return *y;
-}
-
 /* A side-panel line that may be too wide: broken at the last space that fits, the rest on the
  * next line indented by four cells (cut with "…" only if it is still too wide). */
 static void side_text(gui_draw *d, gui_rect r, int x, int *y, uint32_t col, const char *text)
@@ -477,8 +469,129 @@ static void kb(double bytes, char *b, size_t n)
     else snprintf(b, n, "%.0f B", bytes);
 }
 
-/* which: "" or a note after the row number (" wrong run" for a pitfall). */
-static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *c, int row, gui_rect r, int y, const char *which)
+/* A number for a formula, negatives in parentheses when they follow an operator ("− (-0.4000)"). */
+static const char *fm(double x, bool paren, char *b, size_t n)
+{
+    char t[32];
+    gui_fmt(x, t, sizeof t);
+    if (paren && t[0] == '-') snprintf(b, n, "(%s)", t);
+    else snprintf(b, n, "%s", t);
+    return b;
+}
+
+typedef struct {
+    gui_formula_line *out;
+    int n, max;
+} fl_list;
+
+static void fl(fl_list *L, gui_formula_role role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fl(fl_list *L, gui_formula_role role, const char *fmt, ...)
+{
+    if (L->n >= L->max) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->out[L->n].text, sizeof L->out[L->n].text, fmt, ap);
+    va_end(ap);
+    L->out[L->n++].role = role;
+}
+
+int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool use_exp2, gui_formula_line *out, int max)
+{
+    fl_list L = {out, 0, max};
+    const char *EXP = use_exp2 ? "exp2" : "exp";
+    const bool masked = pit == FS_PITFALL_MASKED_NAN || pit == FS_PITFALL_MASKED_DOC_FIX;
+    const bool no_beta = pit == FS_PITFALL_GLOBAL_MAX_NO_BETA || pit == FS_PITFALL_BLOCK_MAX_NO_BETA;
+    const bool lowp = e->lowp;
+    const gui_formula_role rc = e->l_old > 0 && e->alpha < 1 ? GUI_FL_RESCALE : GUI_FL_TEXT;
+    char b1[40], b2[40], b3[40], b4[40], b5[40];
+    fl(&L, GUI_FL_TEXT, "m_blk = max of visible s = %s", fm(e->m_blk, false, b1, 40));
+    if (!lowp && !masked && e->m_new == -INFINITY) {
+        /* the guard: nothing visible yet, the state stays (−∞, 0, 0) */
+        fl(&L, GUI_FL_TEXT, "nothing visible yet: m stays -inf,");
+        fl(&L, GUI_FL_TEXT, "ℓ stays 0, o stays 0");
+        fl(&L, GUI_FL_TEXT, no_beta ? "α = 1 by the guard (no β here)" : "α = 1, β = 0 by the guard");
+        fl(&L, GUI_FL_NOTE, "(exp(-inf − (-inf)) would be NaN)");
+        return L.n;
+    }
+    /* Σ P of the global-maximum variant: tiled.c's sum, in its order */
+    double sum_p = 0;
+    if (pit == FS_PITFALL_GLOBAL_MAX_NO_BETA) {
+        const double *s = fs_trace_at(t, e->s_row);
+        for (int32_t j = 0; s && j < e->n_s; j++)
+            if (s[j] != -INFINITY) sum_p += use_exp2 ? exp2(s[j] - e->m_new) : exp(s[j] - e->m_new);
+    }
+    if (lowp)   /* FlashAttention-3's recipe takes P against m_new: β is 1, ℓ_blk is Σ P */
+        fl(&L, GUI_FL_TEXT, "ℓ_blk = Σ P = Σ %s(s - m_new) = %s", EXP, fm(e->l_blk, false, b1, 40));
+    else if (pit == FS_PITFALL_GLOBAL_MAX_NO_BETA)
+        fl(&L, GUI_FL_TEXT, "Σ P = Σ %s(s - m_new) = %s", EXP, fm(sum_p, false, b1, 40));
+    else if (pit == FS_PITFALL_MASKED_DOC_FIX && e->m_blk == -INFINITY)
+        fl(&L, GUI_FL_TEXT, "ℓ_blk = 0 by 001's guard");
+    else {
+        fl(&L, isnan(e->l_blk) ? GUI_FL_BAD : GUI_FL_TEXT, "ℓ_blk = Σ %s(s - m_blk) = %s%s", EXP, fm(e->l_blk, false, b1, 40),
+           isnan(e->l_blk) ? " (all s -inf)" : "");
+    }
+    fl(&L, rc, "m_new = max(m_old, m_blk)");
+    fl(&L, rc, "      = max(%s, %s) = %s", fm(e->m_old, false, b1, 40), fm(e->m_blk, false, b2, 40),
+       fm(e->m_new, false, b3, 40));
+    fl(&L, rc, "α = %s(m_old - m_new)", EXP);
+    fl(&L, isnan(e->alpha) ? GUI_FL_BAD : rc, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_old, false, b1, 40),
+       fm(e->m_new, true, b2, 40), fm(e->alpha, false, b3, 40), isnan(e->alpha) ? " (NaN: no guard)" : "");
+    if (lowp) {
+        fl(&L, GUI_FL_TEXT, "β = 1 (P is already against m_new)");
+        fl(&L, GUI_FL_NOTE, "scales q %s k %s v %s, P·%s", fm(e->q_scale, false, b1, 40), fm(e->k_scale, false, b2, 40),
+           fm(e->v_scale, false, b3, 40), fm(e->p_scale, false, b4, 40));
+    } else if (pit == FS_PITFALL_GLOBAL_MAX_NO_BETA) {
+        fl(&L, GUI_FL_TEXT, "β = 1: P is taken against m_new,");
+        fl(&L, GUI_FL_NOTE, "  so the block needs no β");
+    } else if (pit == FS_PITFALL_BLOCK_MAX_NO_BETA) {
+        fl(&L, GUI_FL_TEXT, "β = 1: this variant leaves β out");
+        if (e->m_blk != -INFINITY && e->m_blk < e->m_new) {
+            double right = use_exp2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new);
+            fl(&L, GUI_FL_NOTE, "  (β would be %s(%s - %s) = %s)", EXP, fm(e->m_blk, false, b1, 40),
+               fm(e->m_new, true, b2, 40), fm(right, false, b3, 40));
+        }
+    } else if (pit == FS_PITFALL_MASKED_DOC_FIX && e->m_blk == -INFINITY) {
+        fl(&L, GUI_FL_TEXT, "β = 0 by 001's guard");
+    } else {
+        fl(&L, GUI_FL_TEXT, "β = %s(m_blk - m_new)", EXP);
+        fl(&L, isnan(e->beta) ? GUI_FL_BAD : GUI_FL_TEXT, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_blk, false, b1, 40),
+           fm(e->m_new, true, b2, 40), fm(e->beta, false, b3, 40), isnan(e->beta) ? " (NaN)" : "");
+    }
+    if (lowp || pit == FS_PITFALL_GLOBAL_MAX_NO_BETA) {
+        fl(&L, GUI_FL_TEXT, "ℓ_new = α·ℓ_old + Σ P");
+        fl(&L, GUI_FL_SUM, "      = %s·%s + %s = %s", fm(e->alpha, false, b1, 40), fm(e->l_old, false, b2, 40),
+           fm(lowp ? e->l_blk : sum_p, false, b3, 40), fm(e->l_new, false, b4, 40));
+    } else {
+        fl(&L, GUI_FL_TEXT, "ℓ_new = α·ℓ_old + β·ℓ_blk");
+        fl(&L, GUI_FL_SUM, "      = %s·%s + %s·%s = %s", fm(e->alpha, false, b1, 40), fm(e->l_old, false, b2, 40),
+           fm(e->beta, false, b3, 40), fm(e->l_blk, false, b4, 40), fm(e->l_new, false, b5, 40));
+    }
+    /* the words for a NaN ℓ or o go on the o line (a NaN row is short), so the panel keeps its
+     * height */
+    const char *why = !isnan(e->l_new) ? " (NaN: the row is lost)" : isnan(e->l_old) ? " (NaN since before)"
+                                                                                    : " (0 · NaN is NaN)";
+    const double *o = fs_trace_at(t, e->o_new);
+    bool nan_o = isnan(e->l_new);
+    for (int v = 0; o && v < e->n_o; v++) nan_o = nan_o || isnan(o[v]);
+    if (o) {
+        char line[200] = "", b[32];
+        int n = snprintf(line, sizeof line, "%s = [", e->normalized ? "o_new" : "o_new (not / ℓ)");
+        for (int v = 0; v < e->n_o && v < 6 && n < 150; v++)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", v ? ", " : "", gui_fmt(o[v], b, 32));
+        snprintf(line + n, sizeof line - (size_t)n, "%s]%s", e->n_o > 6 ? ", …" : "", nan_o ? why : "");
+        fl(&L, nan_o ? GUI_FL_BAD : GUI_FL_TEXT, "%s", line);
+    } else if (nan_o) {
+        fl(&L, GUI_FL_BAD, "ℓ%s", why);
+    }
+    if (pit == FS_PITFALL_NO_RESCALE) fl(&L, GUI_FL_NOTE, "this variant adds P̃·V/ℓ_new to the old o, not rescaled");
+    if (rc == GUI_FL_RESCALE) fl(&L, GUI_FL_RESCALE, "new maximum: what was summed shrinks by α");
+    return L.n;
+}
+
+/* which: "" or a note after the row number (" wrong run" for a pitfall). pit and exp2: what ran
+ * (gui_row_formulas). */
+static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *c, int row, gui_rect r, int y, const char *which,
+                             fs_pitfall pit, bool exp2)
 {
     const gui_theme *th = d->th;
     int x = r.x + d->L.pad, lh = gui_line_h(d, d->L.font_small);
@@ -495,45 +608,12 @@ static int draw_row_formulas(gui_draw *d, const gui_state *s, const tiled_scan *
     snprintf(vis, sizeof vis, "tile Q%d,K%d · keys %d-%d · %d visible", e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
     gui_text(d, d->L.font_small, x, y, th->dim, GUI_AL_LEFT, vis);
     y += lh + d->L.pad / 3;
-    bool resc = e->l_old > 0 && e->alpha < 1;
-    uint32_t rc = resc ? th->rescale : th->text;
-    side_line(d, x, &y, th->text, "m_blk = max of visible s = %s", e->m_blk, 0, 0);
-    if (e->lowp)   /* FlashAttention-3's recipe takes P against m_new: β is 1, ℓ_blk is Σ P */
-        side_line(d, x, &y, th->text, "ℓ_blk = Σ P = Σ exp(s - m_new) = %s", e->l_blk, 0, 0);
-    else
-        side_line(d, x, &y, th->text, "ℓ_blk = Σ exp(s - m_blk) = %s", e->l_blk, 0, 0);
-    side_line(d, x, &y, rc, "m_new = max(m_old, m_blk)", 0, 0, 0);
-    side_line(d, x, &y, rc, "      = max(%s, %s) = %s", e->m_old, e->m_blk, e->m_new);
-    side_line(d, x, &y, rc, "α = exp(m_old - m_new)", 0, 0, 0);
-    side_line(d, x, &y, rc, "  = exp(%s - %s) = %s", e->m_old, e->m_new, e->alpha);
-    if (e->lowp) {
-        side_line(d, x, &y, th->text, "β = 1 (P is already against m_new)", 0, 0, 0);
-        char b1[32], b2[32], b3[32], b4[32], ln[160];
-        snprintf(ln, sizeof ln, "scales q %s k %s v %s, P·%s", gui_fmt(e->q_scale, b1, 32), gui_fmt(e->k_scale, b2, 32),
-                 gui_fmt(e->v_scale, b3, 32), gui_fmt(e->p_scale, b4, 32));
-        side_text(d, r, x, &y, th->dim, ln);
-    } else {
-        side_line(d, x, &y, th->text, "β = exp(m_blk - m_new)", 0, 0, 0);
-        side_line(d, x, &y, th->text, "  = exp(%s - %s) = %s", e->m_blk, e->m_new, e->beta);
-    }
-    side_line(d, x, &y, th->text, "ℓ_new = α·ℓ_old + β·ℓ_blk", 0, 0, 0);
-    {
-        char b1[32], b2[32], b3[32], b4[32], b5[32], ln[200];
-        snprintf(ln, sizeof ln, "      = %s·%s + %s·%s = %s", gui_fmt(e->alpha, b1, 32), gui_fmt(e->l_old, b2, 32),
-                 gui_fmt(e->beta, b3, 32), gui_fmt(e->l_blk, b4, 32), gui_fmt(e->l_new, b5, 32));
-        side_text(d, r, x, &y, th->accent, ln);
-    }
-    const double *o = fs_trace_at(c->t, e->o_new);
-    if (o) {
-        char line[256] = "", b[32];
-        int n = snprintf(line, sizeof line, "%s = [", e->normalized ? "o_new" : "o_new (not / ℓ)");
-        for (int v = 0; v < e->n_o && v < 6 && n < 200; v++) n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", v ? ", " : "", gui_fmt(o[v], b, 32));
-        snprintf(line + n, sizeof line - (size_t)n, "%s]", e->n_o > 6 ? ", …" : "");
-        side_text(d, r, x, &y, th->text, line);   /* wraps between numbers when too wide */
-    }
-    if (resc) {
-        gui_text(d, d->L.font_small, x, y, th->rescale, GUI_AL_LEFT, "new maximum: what was summed shrinks by α");
-        y += lh;
+    gui_formula_line lines[GUI_FORMULA_LINES];
+    int n = gui_row_formulas(e, c->t, pit, exp2, lines, GUI_FORMULA_LINES);
+    for (int i = 0; i < n; i++) {
+        uint32_t col = lines[i].role == GUI_FL_RESCALE ? th->rescale : lines[i].role == GUI_FL_SUM ? th->accent
+                     : lines[i].role == GUI_FL_NOTE  ? th->dim : lines[i].role == GUI_FL_BAD ? th->bad : th->text;
+        side_text(d, r, x, &y, col, lines[i].text);   /* wraps when too wide */
     }
     return y;
 }
@@ -964,7 +1044,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
         }
         y += lh + L->pad;
     }
-    y = draw_row_formulas(d, s, &c, row, L->side, y, have_correct ? (lowp ? " low precision" : " wrong run") : "") + L->pad;
+    y = draw_row_formulas(d, s, &c, row, L->side, y, have_correct ? (lowp ? " low precision" : " wrong run") : "",
+                          show->run.tiling.pitfall, show->run.tiling.exp2) + L->pad;
     int vf = cell_font(d, g.cell, 5);
     if (vf < 7 && c.cells && show->scene != GUI_SCENE_PITFALL) y = draw_tile_table(d, &c, L->side, y);
     int G = a->n_kv_heads > 0 ? a->n_q_heads / a->n_kv_heads : 1;

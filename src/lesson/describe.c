@@ -1,8 +1,14 @@
 /* describe.c: one line per trace event with the formula filled in, for the players.
  *
- * The text is built from the event's before/after values only (no recomputation), so it is
- * exactly what the engine did: "α = exp(0.8000 − 1.2000) = 0.6703". Letters follow the
- * documents; the one-query walk (000) uses 000's words "correction" and "weight".
+ * The text is built from the event's before/after values, so it is exactly what the engine did:
+ * "α = exp(0.8000 − 1.2000) = 0.6703". Every equation printed is true of its printed numbers
+ * (tests/check_equations.c re-evaluates all of them): a pitfall variant (tiled.c) prints the
+ * formulas it really used, not the algorithm's, and a guard prints what it sets ("α = 1, β = 0 by
+ * the guard"), never exp(-inf − (-inf)) with a value. The one value recomputed is the block sum of
+ * the global-maximum pitfall, Σ exp(s − m_new), which its event does not hold; it is summed from
+ * the event's scores the way tiled.c sums it (and the block-maximum pitfall shows the β it left
+ * out). Names are the same in every lesson: m, ℓ (the running sum), α (the old state's rescale),
+ * β (the block's), p for the one-query walk's weight; a printed nan always comes with words.
  */
 #include "lesson_internal.h"
 
@@ -133,6 +139,117 @@ static void put_finished(sb *b, const fs_trace *t, int64_t step, int h, bool key
     if (!shown) put(b, "none");
 }
 
+/* The variant that computed trace t: the lesson's pitfall for its own trace, none for its compare
+ * trace (the correct run) and for every other algorithm. */
+static fs_pitfall trace_pitfall(const fs_lesson *l, const fs_trace *t)
+{
+    if (!l || !l->has_run || l->run.algo != FS_ALGO_TILED || t != fs_lesson_trace(l)) return FS_PITFALL_NONE;
+    return l->run.tiling.pitfall;
+}
+
+static bool any_nan(const fs_trace *t, int64_t off, int32_t n)
+{
+    const double *v = fs_trace_at(t, off);
+    for (int32_t i = 0; v && i < n; i++)
+        if (isnan(v[i])) return true;
+    return false;
+}
+
+/* One ROW event of the tiled forward (not low precision), from "; m_blk = …" to "o = ": the
+ * formulas of the variant pit that computed it (tiled.c's row_update), so that every equation is
+ * the one that ran and its numbers are the ones it used.
+ *   NONE, NO_RESCALE: α = exp(m_old − m_new), β = exp(m_blk − m_new), ℓ = α·ℓ_old + β·ℓ_blk; a row
+ *     with nothing visible yet keeps (−∞, 0) by the guard (α = 1, β = 0): printed as such, and
+ *     false is returned (nothing more to say).
+ *   GLOBAL_MAX_NO_BETA: P = exp(s − m_new) against the running maximum and no β:
+ *     ℓ = α·ℓ_old + Σ P. The event holds ℓ_blk = Σ exp(s − m_blk), not Σ P, so Σ P is summed here
+ *     from the event's scores exactly as tiled.c sums it (same order, same exp).
+ *   BLOCK_MAX_NO_BETA: β = 1, ℓ = α·ℓ_old + 1·ℓ_blk with ℓ_blk against the block's own maximum.
+ *   MASKED_NAN: no guard: α, β and ℓ_blk straight from the formulas, NaN when −∞ − (−∞) occurs.
+ *   MASKED_DOC_FIX: 001's guard on β and ℓ_blk (0 when the block shows nothing), none on α.
+ * Every NaN printed comes with the words that say where it came from. */
+static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall pit, bool e2, int D)
+{
+    const char *EXP = e2 ? "exp2" : "exp";
+    const bool masked = pit == FS_PITFALL_MASKED_NAN || pit == FS_PITFALL_MASKED_DOC_FIX;
+    const bool no_beta = pit == FS_PITFALL_GLOBAL_MAX_NO_BETA || pit == FS_PITFALL_BLOCK_MAX_NO_BETA;
+    if (!masked && e->m_new == -INFINITY) {
+        if (no_beta)
+            put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1 by the guard, and this variant has no β");
+        else
+            put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
+                   "(exp(-inf − (-inf)) would be NaN)");
+        return false;
+    }
+    put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
+        num_(b, e->m_new, D));
+    put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, D));
+    if (isnan(e->alpha))
+        put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
+    put(b, "; ");
+    switch (pit) {
+    case FS_PITFALL_GLOBAL_MAX_NO_BETA: {
+        const double *s = fs_trace_at(t, e->s_row);
+        double sum = 0;
+        for (int32_t j = 0; s && j < e->n_s; j++)
+            if (s[j] != -INFINITY) sum += e2 ? exp2(s[j] - e->m_new) : exp(s[j] - e->m_new);
+        put(b, "β = 1: P = %s(s − m_new) is taken against the running max m_new = %s, so no β; "
+               "ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; o = ",
+            EXP, num_(b, e->m_new, D), num_(b, e->alpha, D), num_(b, e->l_old, D), num_(b, sum, D), num_(b, e->l_new, D));
+        return true;
+    }
+    case FS_PITFALL_BLOCK_MAX_NO_BETA:
+        put(b, "β = 1: this variant adds P̃ = %s(s − m_blk) unscaled", EXP);
+        if (e->m_blk != -INFINITY && e->m_blk < e->m_new) {
+            double right = e2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new);
+            put(b, " (β would be %s(%s − %s) = %s)", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D),
+                num_(b, right, D));
+        }
+        put(b, "; ");
+        break;
+    case FS_PITFALL_MASKED_DOC_FIX:
+        if (e->m_blk == -INFINITY) {
+            put(b, "β = 0 and ℓ_blk = 0 by 001's guard (nothing visible here); ");
+            break;
+        }
+        /* fall through */
+    default:
+        put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, D));
+        if (isnan(e->beta)) put(b, " (NaN too)");
+        if (pit == FS_PITFALL_MASKED_NAN && isnan(e->l_blk))
+            put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
+        put(b, "; ");
+        break;
+    }
+    put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, D), num_(b, e->l_old, D),
+        num_(b, e->beta, D), num_(b, e->l_blk, D), num_(b, e->l_new, D));
+    if (isnan(e->l_new) && !isnan(e->l_old)) put(b, " (0 · NaN is NaN: the sum is lost)");
+    else if (isnan(e->l_new)) put(b, " (NaN since an earlier step)");
+    put(b, "; o = ");
+    return true;
+}
+
+/* A ROW event of the one-query walk (000): one key at a time, unnormalized. */
+static void query_row(sb *b, const fs_lesson *l, const fs_trace *t, const fs_event *e, const double *s, int D)
+{
+    char t1[64];
+    double sc = s ? s[0] : NAN;
+    put(b, "key %s: score = %s; ", label(l, e->c0, t1, sizeof t1), num_(b, sc, D));
+    if (e->m_new == -INFINITY) {
+        put(b, "nothing visible yet: m stays -inf, ℓ stays 0; α = 1, p = 0 by the guard (exp(-inf − (-inf)) would be NaN)");
+        return;
+    }
+    put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
+        e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
+    put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, D), num_(b, e->m_new, D),
+        num_(b, e->alpha, D), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
+    put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, D), num_(b, e->l_old, D),
+        num_(b, e->beta, D), num_(b, e->l_new, D), e->c0);
+    vec(b, t, e->o_old, e->n_o, D);
+    put(b, " · %s + %s · V[%d] = ", num_(b, e->alpha, D), num_(b, e->beta, D), e->c0);
+    vec(b, t, e->o_new, e->n_o, D);
+}
+
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits, char *buf,
                           size_t n)
 {
@@ -149,16 +266,22 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     char t1[64], t2[64];
     switch (e->kind) {
     case FS_EV_ELEM:
-        if (e->c1 - e->c0 == 1) {
+        if (e->m_new == -INFINITY) {
+            /* online.c's guard: nothing finite yet, the state stays (−∞, 0) */
+            if (e->c1 - e->c0 == 1) put(&b, "z[%d] = %s: ", e->c0, num_(&b, e->x, D));
+            else put(&b, "z[%d..%d]: ", e->c0, e->c1 - 1);
+            put(&b, "nothing finite yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
+                    "(exp(-inf − (-inf)) would be NaN)");
+        } else if (e->c1 - e->c0 == 1) {
             put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
                 num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            put(&b, "correction = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
-            put(&b, "l = %s · %s + exp(%s − %s) = %s", num_(&b, e->l_old, D), num_(&b, e->alpha, D), num_(&b, e->x, D),
-                num_(&b, e->m_new, D), num_(&b, e->l_new, D));
+            put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
+            put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, D),
+                num_(&b, e->l_old, D), num_(&b, e->x, D), num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
-            put(&b, "z[%d..%d]: m_blk = %s, l_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
+            put(&b, "z[%d..%d]: m_blk = %s, ℓ_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
                 num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s",
+            put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
                 num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
                 num_(&b, e->beta, D), num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
                 num_(&b, e->l_new, D));
@@ -182,81 +305,74 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     case FS_EV_ROW: {
         const double *s = fs_trace_at(t, e->s_row);
         if (query) {
-            double sc = s ? s[0] : NAN;
-            put(&b, "key %s: score = %s; m_new = max(%s, %s) = %s%s; ", label(l, e->c0, t1, sizeof t1),
-                num_(&b, sc, D), num_(&b, e->m_old, D), num_(&b, sc, D), num_(&b, e->m_new, D),
-                e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            put(&b, "correction = exp(%s − %s) = %s; weight = exp(%s − %s) = %s; ", num_(&b, e->m_old, D),
-                num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, sc, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
-            put(&b, "s = %s · %s + %s = %s; o = ", num_(&b, e->l_old, D), num_(&b, e->alpha, D), num_(&b, e->beta, D),
-                num_(&b, e->l_new, D));
-            vec(&b, t, e->o_old, e->n_o, D);
-            put(&b, " · %s + %s · V[%d] = ", num_(&b, e->alpha, D), num_(&b, e->beta, D), e->c0);
-            vec(&b, t, e->o_new, e->n_o, D);
+            query_row(&b, l, t, e, s, D);
             break;
         }
         put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d (%d visible): s = ", label(l, e->row, t1, sizeof t1),
             e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
         vec(&b, t, e->s_row, e->n_s, D);
-        /* the guarded algorithm on a row that has seen nothing; a pitfall variant that computes
-         * NaN here falls through and shows its own numbers */
-        if (e->visible == 0 && e->m_new == -INFINITY && e->alpha == 1 && e->beta == 0 && e->l_new == 0) {
-            put(&b, "; nothing visible yet: m stays -inf, l stays 0, α = 1, β = 0");
-            break;
-        }
-        put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D),
-            num_(&b, e->m_new, D));
         if (e->lowp) {
             /* a low-precision run (lowp.h): P against m_new, rounded to e4m3 with its own scale */
-            put(&b, "α = %s(%s − %s) = %s; P = exp(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-                num_(&b, e->alpha, D));
+            put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D),
+                num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
+            put(&b, "α = %s(%s − %s) = %s; P = %s(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+                num_(&b, e->alpha, D), EXP);
             vec(&b, t, e->p8_row, e->n_s, D);
-            put(&b, "; l = α·l_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
+            put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
                 num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), num_(&b, e->q_scale, 6),
                 num_(&b, e->k_scale, 6), num_(&b, e->v_scale, 6), num_(&b, e->p_scale, 0));
-        } else {
-            put(&b, "α = %s(%s − %s) = %s; β = %s(%s − %s) = %s; ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-                num_(&b, e->alpha, D), EXP, num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D));
-            put(&b, "l = α·l_old + β·l_blk = %s · %s + %s · %s = %s; o = ", num_(&b, e->alpha, D), num_(&b, e->l_old, D),
-                num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
+        } else if (!row_update(&b, t, e, trace_pitfall(l, t), e2, D)) {
+            break;   /* the guard: nothing visible yet, nothing changes */
         }
         vec(&b, t, e->o_old, e->n_o, D);
         put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by l when final)");
+        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by ℓ when final)");
+        if (!e->lowp && trace_pitfall(l, t) == FS_PITFALL_NO_RESCALE)
+            put(&b, "; this variant adds P̃·V/ℓ_new to o without rescaling the old o");
+        if (any_nan(t, e->o_new, e->n_o) && !isnan(e->l_new)) put(&b, "; NaN in o: the row's output is lost");
         break;
     }
     case FS_EV_PARTIAL:
-        put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, l = %s, o = ", e->kt, e->row, e->c0,
+        put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, ℓ = %s, o = ", e->kt, e->row, e->c0,
             e->c1 - 1, e->stride > 1 ? " step " : "", e->stride > 1 ? num_(&b, e->stride, 0) : "", num_(&b, e->m_new, D),
             num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         put(&b, e->normalized ? " (normalized)" : " (unnormalized)");
         break;
     case FS_EV_MERGE:
+        if (e->m_new == -INFINITY) {
+            /* decode.c's guard: two states that saw nothing merge into one that saw nothing */
+            put(&b, "merge %d + %d → %d (level %d): neither side saw a key: m stays -inf, ℓ stays 0; c_a = 1, c_b = 0 by "
+                    "the guard (exp(-inf − (-inf)) would be NaN); o = ", e->a, e->b, e->id, e->level);
+            vec(&b, t, e->o_new, e->n_o, D);
+            break;
+        }
         put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
-                "c_b = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; ",
+                "c_b = exp(%s − %s) = %s; ℓ = c_a·ℓ_a + c_b·ℓ_b = %s · %s + %s · %s = %s; ",
             e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
             num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
             num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
-        put(&b, e->normalized ? "o = (c_a·l_a·o_a + c_b·l_b·o_b) / l = " : "o = c_a·o_a + c_b·o_b = ");
+        put(&b, e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ = " : "o = c_a·o_a + c_b·o_b = ");
         vec(&b, t, e->o_new, e->n_o, D);
         break;
     case FS_EV_OUT:
         if (l && l->has_run && l->run.algo == FS_ALGO_SOFTMAX) {
-            put(&b, "softmax = exp(z − %s) / %s = ", num_(&b, e->m_new, D), num_(&b, e->l_new, D));
+            put(&b, "softmax = exp(z − m) / ℓ with m = %s, ℓ = %s: ", num_(&b, e->m_new, D), num_(&b, e->l_new, D));
             vec(&b, t, e->o_new, e->n_o, D);
         } else {
-            put(&b, "output row %s%s: m = %s, l = %s, O = ", label(l, e->row, t2, sizeof t2),
+            put(&b, "output row %s%s: m = %s, ℓ = %s, O = ", label(l, e->row, t2, sizeof t2),
                 e->head > 0 || (l && l->has_run && l->run.attn.n_q_heads > 1) ? "" : "", num_(&b, e->m_new, D),
                 num_(&b, e->l_new, D));
             if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "(head %d) ", e->head);
             vec(&b, t, e->o_new, e->n_o, D);
+            if (isnan(e->l_new) || any_nan(t, e->o_new, e->n_o))
+                put(&b, "; NaN: the row was lost to -inf − (-inf) on the way");
         }
         break;
     /* ---- the backward pass (src/engine/backward.h) ---- */
     case FS_EV_LSE:
-        put(&b, "row %s keeps L = m + ln l = %s from the forward pass%s", label(l, e->row, t1, sizeof t1),
+        put(&b, "row %s keeps L = m + ln ℓ = %s from the forward pass%s", label(l, e->row, t1, sizeof t1),
             num_(&b, e->x, D), e->x == -INFINITY ? " (it sees no key: P = 0 everywhere, zero gradients)" : "");
         if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, " (head %d)", e->head);
         break;
@@ -366,8 +482,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         put(&b, "device %d receives shard %d from device %d", e->b, e->shard, e->a);
         break;
     case FS_EV_RMERGE:
-        put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, l_blk = %s) merges into the running state: "
-                "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; l = %s · %s + %s · %s = %s; o = ",
+        put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
+                "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; o = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
             num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
             num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),

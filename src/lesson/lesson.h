@@ -97,8 +97,9 @@ const char *fs_lesson_label(const fs_lesson *l, int32_t i);
 /* One line saying what happened at step, with the formula filled in, formulas separated by
  * "; ", e.g. "row 1, tile (Q 0, KV 0), keys 0..2 (2 visible): s = [0.1202, 0.3253, -inf];
  * m_blk = 0.3253; m_new = max(-inf, 0.3253) = 0.3253; α = exp(-inf − 0.3253) = 0.0000; …".
- * Only the event's own values are used (nothing is recomputed). Writes at most n bytes (always
- * terminated); returns the length it wanted. 'digits' is the number of decimals (4 is what the
+ * The event's own values are used (only the global-maximum pitfall's Σ P is summed again from the
+ * event's scores); a pitfall's trace shows the formulas that variant used. Writes at most n bytes
+ * (always terminated); returns the length it wanted. 'digits' is the number of decimals (4 is what the
  * documents use). t is normally fs_lesson_trace(l) or fs_lesson_compare_trace(l). */
 size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, int digits,
                           char *buf, size_t n);
