@@ -380,7 +380,7 @@ static void say_tile(sb *b, const ctx *c)
     if (c->first && e->cls == FS_TILE_PARTIAL)
         put(b, " Only tiles on the mask's edge need this; tiles wholly inside are full, wholly outside skipped.");
     else if (c->first)
-        put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores S are never written out.");
+        put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores are never written out to slow memory.");
 }
 
 /* SKIP and BSKIP: why the whole pair is hidden, and what is saved. */
@@ -662,7 +662,7 @@ static void say_out(sb *b, const ctx *c)
         put(b, ".");
     }
     if (c->first && !(c->run && c->run->algo == FS_ALGO_REFERENCE))
-        put(b, " Each output row is written once; S and P were never stored.");
+        put(b, " Each output row is written once; the scores and their weights were never stored.");
 }
 
 /* ---- the backward ----------------------------------------------------------------------- */
