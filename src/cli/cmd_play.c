@@ -30,6 +30,7 @@ static void usage(FILE *f)
             "  --autoplay         start playing            --exit-at-end   quit after the last event\n"
             "  --speed EPS        events per second (0.5 to 8192, nearest power of two)\n"
             "  --step N           open at step N\n"
+            "  --no-questions     ask nothing (for a teacher projecting; Q turns questions on again)\n"
             "  --size WxH         window size (default 1280x720)   --fullscreen\n"
             "  --zoom PCT         text and geometry scale, 50-300 (default 100); without a problem of\n"
             "                     your own, --scale PCT means the same\n"
@@ -152,6 +153,7 @@ int cli_play(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); rc = 0; goto out; }
         else if (!strcmp(a, "--terminal")) terminal = true;
         else if (!strcmp(a, "--autoplay")) o.autoplay = true;
+        else if (!strcmp(a, "--no-questions")) o.no_questions = true;
         else if (!strcmp(a, "--exit-at-end")) o.exit_at_end = true;
         else if (!strcmp(a, "--fullscreen")) o.fullscreen = true;
         else if (!strcmp(a, "--fps")) o.fps_report = true;
@@ -204,10 +206,11 @@ int cli_play(int argc, char **argv)
     fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
     char step[32];   /* --step carries over to the terminal player */
     snprintf(step, sizeof step, "%lld", (long long)o.start_step);
-    char *targv[5] = {argv[0], NULL, NULL, NULL, NULL};
+    char *targv[6] = {argv[0], NULL, NULL, NULL, NULL, NULL};
     int targc = 1;
     if (lesson) targv[targc++] = (char *)lesson;
     if (o.start_step > 0) { targv[targc++] = (char *)"--step"; targv[targc++] = step; }
+    if (o.no_questions) targv[targc++] = (char *)"--no-questions";
     rc = cli_play_terminal(targc, targv);
 out:
     cli_problem_free(&p);

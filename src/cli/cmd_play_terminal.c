@@ -22,6 +22,7 @@
  * likewise from $COLUMNS, at most 96, at least 40.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: flashstep play [LESSON] --terminal [--all] [--step N] [--digits N]\n\n"
+    fprintf(f, "usage: flashstep play [LESSON] --terminal [--all] [--step N] [--digits N] [--no-questions]\n\n"
                "Step through a lesson in the terminal: first the lesson's introduction, its matrices\n"
                "and its mask; then each step's narration and what the engine did, with the formula\n"
                "filled in; then the numbers the lesson checks. Steps carry the trace's own 0-based\n"
@@ -52,10 +53,14 @@ static void usage(FILE *f)
                "      c / C: next / previous narrated step (one the lesson explains in its words)\n"
                "      ] / [: next / previous tile (a tile pair computed or skipped)\n"
                "      m: the matrices   t: the mask and its tiles (any key returns)\n"
+               "      a: questions on / off (on by default: before the steps that matter the player asks\n"
+               "         for the next number; type it and Enter, or just Enter to see it)\n"
                "      Home or g: first page   End or G: last page   q: quit\n\n"
                "  --all        print every page in order and exit (also when stdin is not a terminal)\n"
                "  --step N     open at step N (with --all: print from step N on)\n"
                "  --digits N   decimals in the numbers (default 4)\n"
+               "  --no-questions  ask nothing (for a teacher projecting the lesson); with --all, print\n"
+               "               no questions (otherwise each is printed before its step, with its answer)\n"
                "  --terminal   accepted for `flashstep play` (this is the terminal player)\n");
 }
 
@@ -192,6 +197,11 @@ struct player {
     int intro_start[MAX_INTRO_PAGES + 1];
     int *check_first;       /* first claim of each checks page, and one past the last */
     int n_check_pages;      /* 0 for a claims-only lesson */
+    /* questions (fs_lesson_questions), asked before the step they name when `ask` is on */
+    fs_question *q;
+    bool *answered;
+    int nq, asked, right;
+    bool ask;
 };
 
 static int64_t page_count(const player *p) { return p->n_pre + p->n_steps + p->n_check_pages; }
@@ -849,7 +859,11 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
     char pos[96];
     position(p, k, pos, sizeof pos);
     static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile";
-    static const char more[] = "m matrices · t mask · g/G first/last · q quit";
+    char more[96];
+    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · g/G first/last · q quit");
+    else if (p->asked) snprintf(more, sizeof more, "m matrices · t mask · a questions %s, %d/%d right · q quit",
+                                p->ask ? "on" : "off", p->right, p->asked);
+    else snprintf(more, sizeof more, "m matrices · t mask · a questions %s · g/G · q quit", p->ask ? "on" : "off");
     wrap(f, keys, 0, p->width);
     int room = p->width - cols(more) - cols(pos);
     if (room >= 2) fprintf(f, "%s%*s%s\n", more, room, "", pos);
@@ -888,11 +902,62 @@ static bool paginate(player *p)
     return true;
 }
 
+/* ---- questions -------------------------------------------------------------------------- */
+
+/* The step a question is asked before: its step, or for a claim on a claims-only lesson the
+ * claim's own step; a claim of a lesson with a trace is asked before the first checks page. */
+static int64_t question_page(const player *p, const fs_question *q)
+{
+    if (q->step >= 0) return p->n_pre + q->step;
+    if (p->claim_steps && q->check >= 0) return p->n_pre + q->check;
+    return p->n_pre + p->n_steps;
+}
+
+/* The first question not yet answered that is asked before page k, or −1. */
+static int pending(const player *p, int64_t k)
+{
+    if (!p->ask) return -1;
+    for (int i = 0; i < p->nq; i++)
+        if (!p->answered[i] && question_page(p, &p->q[i]) == k) return i;
+    return -1;
+}
+
+/* A question's page body: the prompt, the choices, where to type. */
+static void question_page_body(FILE *f, const player *p, int64_t i)
+{
+    const fs_question *q = &p->q[i];
+    char head[128], lab[64];
+    int64_t at = question_page(p, q) - p->n_pre;
+    if (at < p->n_steps) step_label(p, at, lab, sizeof lab);
+    else snprintf(lab, sizeof lab, "the checks");
+    snprintf(head, sizeof head, "── a question before %s ", lab);
+    heading(f, head, 40, p->width);
+    wrap(f, q->prompt, 0, p->width);
+    if (!q->numeric) {
+        char line[256] = "";
+        for (int o = 0; o < q->n_options; o++) {
+            size_t len = strlen(line);
+            snprintf(line + len, sizeof line - len, "%s%d %s", o ? "   " : "", o + 1, q->options[o]);
+        }
+        wrap(f, line, 4, p->width);
+    }
+}
+
+/* --all: the question, then its answer and why, as a check for a reader. */
+static void question_printed(FILE *f, const player *p, int i)
+{
+    question_page_body(f, p, i);
+    const fs_question *q = &p->q[i];
+    char ans[128], line[1024];
+    snprintf(line, sizeof line, "Answer: %s. %s", fs_question_answer(q, ans, sizeof ans), q->why);
+    wrap(f, line, 4, p->width);
+}
+
 /* ---- keys ------------------------------------------------------------------------------- */
 
 typedef enum {
     KEY_NONE, KEY_NEXT, KEY_BACK, KEY_FIRST, KEY_LAST, KEY_SIG_NEXT, KEY_SIG_BACK, KEY_NAR_NEXT, KEY_NAR_BACK,
-    KEY_TILE_NEXT, KEY_TILE_BACK, KEY_MATRICES, KEY_MASK, KEY_QUIT
+    KEY_TILE_NEXT, KEY_TILE_BACK, KEY_MATRICES, KEY_MASK, KEY_ASK, KEY_QUIT
 } play_key;
 
 static play_key read_key(void)
@@ -913,6 +978,7 @@ static play_key read_key(void)
     case '[': return KEY_TILE_BACK;
     case 'm': return KEY_MATRICES;
     case 't': return KEY_MASK;
+    case 'a': return KEY_ASK;
     case 27: {
         unsigned char s[3];
         if (read(STDIN_FILENO, &s[0], 1) != 1) return KEY_QUIT;
@@ -1030,9 +1096,91 @@ static void player_size(player *p)
     paginate(p);
 }
 
+static void player_free(player *p)
+{
+    free(p->check_first);
+    free(p->q);
+    free(p->answered);
+}
+
+/* Draw a screen: the title, a body, the footer line at the foot. */
+static void screen(const player *p, printer body, int64_t arg, const char *foot)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return;
+    title(m, p, 0);
+    body(m, p, arg);
+    fclose(m);
+    int used = 0;
+    for (size_t i = 0; i < len; i++) used += buf[i] == '\n';
+    fputs("\033[H\033[2J", stdout);
+    fwrite(buf, 1, len, stdout);
+    free(buf);
+    for (int i = used; i < p->height - 2; i++) fputc('\n', stdout);
+    wrap(stdout, foot, 0, p->width);
+    fflush(stdout);
+}
+
+/* The feedback after an answer, under the question. */
+typedef struct {
+    const player *p;
+    int i;
+    const char *feedback;
+} answered_page;
+
+static void feedback_body(FILE *f, const player *p, int64_t arg)
+{
+    const answered_page *a = (const answered_page *)(intptr_t)arg;
+    question_page_body(f, p, a->i);
+    fputc('\n', f);
+    wrap(f, a->feedback, 0, p->width);
+}
+
+/* Ask the questions that come before page k, one after another: a line typed in the terminal's
+ * own line mode (echoed, editable), judged, its feedback shown until a key. false when the
+ * student quits (q at the feedback, or the input ends). */
+static bool ask_before(player *p, int64_t k, const struct termios *saved, bool raw_on)
+{
+    for (int i; (i = pending(p, k)) >= 0;) {
+        fputs("\033[H\033[2J", stdout);
+        title(stdout, p, 0);
+        question_page_body(stdout, p, i);
+        wrap(stdout, "\nType your answer and Enter (Enter alone: see the answer).", 0, p->width);
+        fputs("> ", stdout);
+        fflush(stdout);
+        if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, saved);
+        char line[256];
+        bool got = fgets(line, sizeof line, stdin) != NULL;
+        if (raw_on) {
+            struct termios r = *saved;
+            r.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+            r.c_cc[VMIN] = 1;
+            r.c_cc[VTIME] = 0;
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &r);
+        }
+        if (!got) return false;
+        char fb[2048];
+        bool typed = line[strspn(line, " \t\r\n")] != 0;
+        bool ok = fs_question_judge(&p->q[i], line, fb, sizeof fb);
+        p->answered[i] = true;
+        if (typed) {
+            p->asked++;
+            p->right += ok;
+        }
+        answered_page a = {p, i, fb};
+        char foot[128];
+        snprintf(foot, sizeof foot, "any key: on to the step · q quit   (%d of %d right so far)", p->right, p->asked);
+        screen(p, feedback_body, (int64_t)(intptr_t)&a, foot);
+        if (read_key() == KEY_QUIT) return false;
+    }
+    return true;
+}
+
 int cli_play_terminal(int argc, char **argv)
 {
-    bool all = false;
+    bool all = false, no_questions = false;
     int digits = 4;
     long long start = -1;
     const char *name = NULL;
@@ -1044,6 +1192,8 @@ int cli_play_terminal(int argc, char **argv)
             /* accepted: this is the terminal player */
         } else if (!strcmp(argv[i], "--all")) {
             all = true;
+        } else if (!strcmp(argv[i], "--no-questions")) {
+            no_questions = true;
         } else if (!strcmp(argv[i], "--digits") || !strcmp(argv[i], "--step")) {
             bool is_step = !strcmp(argv[i], "--step");
             if (i + 1 == argc) {
@@ -1105,11 +1255,17 @@ int cli_play_terminal(int argc, char **argv)
     player_init(&pl, l, digits);
     pl.screen = interactive;
     player_size(&pl);
+    pl.ask = !no_questions;
+    pl.nq = fs_lesson_questions(l, digits, NULL, 0);
+    pl.q = calloc((size_t)(pl.nq ? pl.nq : 1), sizeof *pl.q);
+    pl.answered = calloc((size_t)(pl.nq ? pl.nq : 1), sizeof *pl.answered);
+    if (!pl.q || !pl.answered) pl.nq = 0;
+    else fs_lesson_questions(l, digits, pl.q, pl.nq);
     if (start >= pl.n_steps) {
         if (pl.n_steps == 0) fprintf(stderr, "flashstep play: --step %lld: this lesson has no steps\n", start);
         else fprintf(stderr, "flashstep play: --step %lld: this lesson's steps are 0–%lld\n", start,
                      (long long)pl.n_steps - 1);
-        free(pl.check_first);
+        player_free(&pl);
         fs_lesson_free(l);
         return 2;
     }
@@ -1117,11 +1273,16 @@ int cli_play_terminal(int argc, char **argv)
     if (!interactive) {
         header(stdout, &pl, 0);
         for (int64_t k = start >= 0 ? pl.n_pre + start : 0; k < page_count(&pl); k++) {
+            for (int i = 0; pl.ask && i < pl.nq; i++)
+                if (question_page(&pl, &pl.q[i]) == k) {
+                    fputc('\n', stdout);
+                    question_printed(stdout, &pl, i);
+                }
             fputc('\n', stdout);
             page(stdout, &pl, k);
         }
         int bad = fs_lesson_check_failures(l);
-        free(pl.check_first);
+        player_free(&pl);
         fs_lesson_free(l);
         return bad ? 1 : 0;
     }
@@ -1187,7 +1348,7 @@ int cli_play_terminal(int argc, char **argv)
         free(foot);
         fflush(stdout);
         /* update */
-        int64_t last = page_count(&pl) - 1;
+        int64_t last = page_count(&pl) - 1, was_k = k;
         play_key key = read_key();
         if (overlay >= 0) {
             int was = overlay;
@@ -1230,14 +1391,21 @@ int cli_play_terminal(int argc, char **argv)
         }
         case KEY_MATRICES: overlay = PRE_MATRICES; break;
         case KEY_MASK: overlay = PRE_MASK; break;
+        case KEY_ASK:
+            pl.ask = !pl.ask;
+            note = pl.nq == 0 ? "(this lesson asks no questions)"
+                   : pl.ask ? "(questions on: asked before the steps they are about)" : "(questions off)";
+            break;
         case KEY_QUIT: quit = true; break;
         default: break;
         }
+        /* moving forward onto a step with a question: ask it first */
+        if (!quit && k > was_k && overlay < 0 && pending(&pl, k) >= 0 && !ask_before(&pl, k, &saved, raw_on)) quit = true;
     }
     /* shutdown: the cursor below the footer's last line */
     fputc('\n', stdout);
     if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
-    free(pl.check_first);
+    player_free(&pl);
     fs_lesson_free(l);
     return 0;
 }

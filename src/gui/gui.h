@@ -491,6 +491,7 @@ typedef struct {
     const char *problem_title, *problem_source;   /* what was given, for the header */
     const char *trace_file; /* a saved JSONL trace instead (gui_trace_load), or NULL */
     int64_t start_step;     /* the step to open at */
+    bool no_questions;      /* --no-questions: ask nothing (a teacher projecting the lesson) */
     double t0;              /* when the command started (gui_now()), for the first-frame latency */
     double fps;             /* render to .gif / .mp4: frames (steps) per second; 0: 2 */
 } gui_options;

@@ -364,6 +364,8 @@ int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_questi
  * letter or its number (1-based). feedback (n bytes, always terminated): the typed answer
  * echoed, the right one, and why. Returns true when right. */
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n);
+/* The right answer as the players print it ("0.9585", "3", "skipped"); returns buf. */
+const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
 
 /* ---- a section's quiz (quiz.c) ------------------------------------------------------------ */
 

@@ -175,7 +175,7 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
                              : "this block holds the new maximum, so its terms are already against it.");
         return true;
     case FS_Q_L_NEW:
-        if (first && elem && e->c1 - e->c0 == 1) return false;   /* exp(0) = 1 teaches nothing */
+        if (first && ((elem && e->c1 - e->c0 == 1) || (!elem && e->visible == 1))) return false;   /* exp(0) = 1 teaches nothing */
         if (first) {
             add(q->prompt, sizeof q->prompt, "The new maximum is m = %s. What is ℓ, the sum of exp(s − m) over the visible %s?",
                 num(a, sizeof a, e->m_new, D), elem ? "values" : "scores");
@@ -333,8 +333,8 @@ static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
              "kernel skips them?", nq, nkv, Bq, Bk, nqt, nkt, nqt * nkt,
              c->run->attn.n_q_heads > 1 ? " per head" : "", mask_words(c));
     q->answer = skips;
-    snprintf(q->why, sizeof q->why, "%d of the %d pairs are skipped: a pair is skipped when no (query, key) in it is visible; "
-             "the run meets them as skip events.", skips, nqt * nkt);
+    snprintf(q->why, sizeof q->why, "%d of the %d pairs %s skipped: a pair is skipped when no (query, key) in it is visible; "
+             "the run meets %s as skip events.", skips, nqt * nkt, skips == 1 ? "is" : "are", skips == 1 ? "it" : "them");
     return true;
 }
 
@@ -497,7 +497,17 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
 
 typedef bool (*ask_fn)(const ctx *, int64_t, fs_question *);
 
+static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q);
+
+/* A question, its prompt starting with a capital letter. */
 static bool ask_kind(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
+{
+    if (!ask_kind_(c, k, kind, q)) return false;
+    if (q->prompt[0] >= 'a' && q->prompt[0] <= 'z') q->prompt[0] = (char)(q->prompt[0] - 'a' + 'A');
+    return true;
+}
+
+static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
 {
     switch (kind) {
     case FS_Q_L_NEW:
@@ -812,6 +822,15 @@ static const char *where(const fs_question *q, char *buf, size_t n)
     return buf;
 }
 
+const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
+{
+    if (!q->numeric) snprintf(buf, n, "%s", q->n_options > 0 ? q->options[q->right] : "");
+    else if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(buf, n, "%.0f", q->answer);
+    else if (q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) snprintf(buf, n, "%.6g", q->answer);
+    else num(buf, n, q->answer, q->digits);
+    return buf;
+}
+
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)
 {
     char t[64], right[64], at[48];
@@ -835,9 +854,7 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
                      where(q, at, sizeof at));
         return ok;
     }
-    num(right, sizeof right, q->answer, q->digits);
-    if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(right, sizeof right, "%.0f", q->answer);
-    else if (q->kind == FS_Q_CLAIM) snprintf(right, sizeof right, "%.6g", q->answer);
+    fs_question_answer(q, right, sizeof right);
     if (!t[0]) {
         snprintf(feedback, n, "No answer typed: it is %s. %s%s", right, q->why, where(q, at, sizeof at));
         return false;

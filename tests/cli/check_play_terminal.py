@@ -7,7 +7,9 @@ What a student at 80 x 24 must see (src/cli/cmd_play_terminal.c):
   - one step per claim for a lesson that only checks claims (claim, expression, verdict in words);
   - checks pages that fit the screen with the title on every one ("checks, page i of N");
   - `--step N` (interactive and with --all) and the chapter keys c/C (narrated steps) and ]/[ (tiles);
-  - no line wider than 80 columns, and `lessons --course` within 80 columns.
+  - no line wider than 80 columns, and `lessons --course` within 80 columns;
+  - the questions: asked before their step, a wrong answer told the right one and why, the score
+    in the footer, `a` turning them off, --all printing each with its answer (--no-questions: none).
 Steps carry the trace's 0-based index ("step 13 of 0–21"). One lesson and one step are drawn at
 random each run (the seed is printed on failure). Skipped without tmux. Exit 1 on failure.
 """
@@ -125,7 +127,11 @@ def wait_for(pattern, seconds=10):
     return screen()
 
 
-def start(*args):
+def start(*args, questions=False):
+    """The player in a fresh 80 x 24 tmux session; questions off unless asked for (the walks
+    below check pages and keys; the questions have their own part)."""
+    if not questions:
+        args = (*args, "--no-questions")
     tmux("kill-server")
     time.sleep(0.2)
     tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", root)
@@ -217,6 +223,49 @@ try:
             if i > 1:
                 tmux("send-keys", "-t", "t", "p")
     tmux("send-keys", "-t", "t", "q")
+
+    # questions: before the first rescale of 000_04 the player asks for α; a wrong answer is told
+    # the right one and why, a right one is counted, `a` turns them off
+    allout = run("play", "000_04", "--terminal", "--all").stdout
+    found = None
+    for block in re.split(r"\n(?=── )", allout):   # one block a heading
+        h = re.match(r"── a question before step (\d+) of 0–21", block)
+        a = re.search(r"Answer: (\S+)\.", block)
+        if h and a and "What is α" in block:
+            found = (int(h.group(1)), a.group(1))
+            break
+    check(found is not None, "000_04 --all prints a question on α with its answer", allout[:3000])
+    if found:
+        at, ans = found
+        start("000_04", "--step", str(at - 1), questions=True)
+        wait_for(rf"step {at - 1} of 0–21")
+        s = key("Enter", r"a question before step")
+        fits(s, "Tiled causal attention", "the question's page")
+        check(f"a question before step {at} of 0–21" in s and "What is α" in s and "Type your answer" in s,
+              f"moving to step {at} asks for α first", s)
+        tmux("send-keys", "-t", "t", "0.5", "Enter")
+        s = wait_for(r"any key: on to the step")
+        check(f"Not quite: you typed 0.5; it is {ans}" in s and "exp(" in s and "(0 of 1 right so far)" in s,
+              "a wrong answer: echoed, the right one and why", s)
+        s = key("x", rf"step {at} of 0–21 · row")
+        check(re.search(r"a questions on, 0/1 right", s) is not None, "the footer keeps the score", s)
+        tmux("send-keys", "-t", "t", "q")
+        start("000_04", "--step", str(at - 1), questions=True)
+        wait_for(rf"step {at - 1} of 0–21")
+        key("Enter", r"a question before step")
+        tmux("send-keys", "-t", "t", ans, "Enter")
+        s = wait_for(r"any key: on to the step")
+        check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the right answer is counted", s)
+        tmux("send-keys", "-t", "t", "q")
+        start("000_04", "--step", str(at - 1), questions=True)
+        wait_for(rf"step {at - 1} of 0–21")
+        s = key("a", r"questions off")
+        s = key("Enter", rf"quit\s+step {at} of 0–21")
+        check("a question before" not in s and "a questions off" in s,
+              "with questions off, the step comes without a question", s)
+        tmux("send-keys", "-t", "t", "q")
+    p = run("play", "000_04", "--terminal", "--all", "--no-questions")
+    check("a question before" not in p.stdout and p.returncode == 0, "--all --no-questions prints no question")
 
     start("003_06", "--step", "10")
     s = wait_for(r"step 10 of 0–21")
