@@ -232,11 +232,12 @@
   /* ---- panels ---- */
   /* One panel at a time. Opening one moves the focus to its heading and remembers where the focus
    * was; closing gives it back there (or, when that control is hidden now, to the menu button or
-   * the scene). The description comes back when the panel that covered it closes. */
+   * the scene; toScene: to the scene, after a choice that shows something new). The description
+   * comes back when the panel that covered it closes. */
   const PANEL_BUTTON = { 'p-lessons': 'b-lessons', 'p-desc': 'b-desc', 'p-claims': 'b-claims', 'p-mine': 'b-mine', 'p-gpu': 'b-gpu', 'p-help': 'b-help' };
   let returnTo = null, descUnder = false;
   const visible = (e) => !!e && e.isConnected && e.offsetParent !== null && !e.closest('[hidden]');
-  function toggle(id, open) {
+  function toggle(id, open, toScene) {
     const p = $(id);
     const show = open === undefined ? p.hidden : open;
     if (show === !p.hidden) return;
@@ -262,7 +263,7 @@
       $('b-desc').setAttribute('aria-expanded', 'true');
       if (state) describe(state, true);
     } else if (id === 'p-desc') descUnder = false;
-    const back = visible(returnTo) ? returnTo : visible($('b-menu')) ? $('b-menu') : canvas;
+    const back = toScene ? canvas : visible(returnTo) ? returnTo : visible($('b-menu')) ? $('b-menu') : canvas;
     returnTo = null;
     back.focus();
   }
@@ -306,10 +307,10 @@
     const s = document.createElement('span'); s.className = 'src'; s.textContent = l.words || l.source;
     pick.append(n, t, s);
     li.append(pick);
-    pick.addEventListener('click', () => {
+    li.addEventListener('click', () => {   /* the button's click reaches it, and so does a click on the item (tests) */
       const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, l.name, 0]));
       notice(r.rc !== 0 ? r.err : '');
-      toggle('p-lessons', false);
+      toggle('p-lessons', false, true);
     });
     return li;
   }
@@ -451,7 +452,7 @@
     if (r.rc !== 0) { say($('mine-msg'), r.err || 'not shown'); return; }
     say($('mine-msg'), 'shown: flashstep play ' + args.join(' '), true);
     history.pushState(null, '', location.pathname + location.search);
-    toggle('p-mine', false);
+    toggle('p-mine', false, true);
   });
 
   $('mine-example').addEventListener('click', () => {
@@ -478,7 +479,7 @@
     if (r.rc !== 0) { say($('mine-msg'), r.err || 'not read'); return; }
     say($('mine-msg'), 'replaying ' + f.name, true);
     history.pushState(null, '', location.pathname + location.search);
-    toggle('p-mine', false);
+    toggle('p-mine', false, true);
   });
 
   /* ---- buttons, swipes ---- */
