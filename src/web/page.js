@@ -91,7 +91,11 @@
    * (the first names the row headers' column), rows are [row header, cells...]. Wrapped in a box
    * that scrolls sideways on its own when it is wider than the page. */
   function table(caption, head, rows) {
+    /* focusable and named, so that a keyboard can scroll a wide one */
     const box = el('div', undefined, 'table-box'), t = el('table');
+    box.tabIndex = 0;
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', caption);
     t.appendChild(el('caption', caption));
     const hr = el('tr');
     for (const h of head) { const th = el('th', h); th.scope = 'col'; hr.appendChild(th); }
