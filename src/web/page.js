@@ -252,7 +252,10 @@
         if (other.id === 'p-desc') descUnder = true;
         other.hidden = true;
         $(PANEL_BUTTON[other.id]).setAttribute('aria-expanded', 'false');
-      } else returnTo = from && from !== document.body && !p.contains(from) ? from : null;
+      }
+      /* where the focus was, unless that was inside the panel just hidden (then where it was before) */
+      if (from && from !== document.body && !p.contains(from) && !(other && other.contains(from))) returnTo = from;
+      else if (!other) returnTo = null;
     }
     p.hidden = !show;
     $(PANEL_BUTTON[id]).setAttribute('aria-expanded', String(show));
