@@ -136,12 +136,16 @@
     intro.appendChild(el('summary', 'About this lesson'));
     intro.appendChild(el('p', d.intro || 'No introduction.'));
     box.appendChild(intro);
-    box.appendChild(el('h3', `${stepWords(d)}${d.kind ? ` (a ${d.kind} event)` : ''}`));
+    box.appendChild(el('h3', `${stepWords(d)}${d.kind ? ` (event: ${d.kind})` : ''}`));
     box.appendChild(el('p', d.say || 'Nothing to step through.'));
     if (d.formulas.length) {
       box.appendChild(el('h4', 'Its formulas, with the numbers'));
-      box.appendChild(el('p', 'm is a row\'s running maximum score, ℓ (written l) its running sum of exp(score − m), ' +
-                              'α and β the factors that rescale the old sum and the new block to the new maximum.', 'hint'));
+      box.appendChild(el('p', s.scene === 'backward'
+        ? 'S is a score, L the row\'s log-sum-exp kept from the forward pass, P = exp(S − L) a weight recomputed from it; ' +
+          'dO is the gradient of the output O, D = rowsum(dO ∘ O), dP and dS the gradients of P and S.'
+        : 'm is a row\'s running maximum score, ℓ (written l, and called s in some lessons) its running sum of ' +
+          'exp(score − m), α and β (the correction and the weight) the factors that rescale the old sum and the new ' +
+          'block to the new maximum.', 'hint'));
       const ul = box.appendChild(el('ul', undefined, 'formulas'));
       for (const f of d.formulas) ul.appendChild(el('li', f));
     }
@@ -851,6 +855,14 @@
       toggle('p-desc');
     }
   }, true);
+  /* A panel opens with the focus on its heading: there the arrow keys, Home and End step the scene
+   * as they do on the scene itself (a panel's controls keep their own keys). */
+  const HEAD_KEYS = { ArrowRight: 'Right', ArrowLeft: 'Left', Home: 'Home', End: 'End' };
+  document.addEventListener('keydown', (e) => {
+    if (!HEAD_KEYS[e.key] || !e.target.matches || !e.target.matches('.panel h2') || e.ctrlKey || e.altKey || e.metaKey) return;
+    e.preventDefault();
+    key(HEAD_KEYS[e.key], e.shiftKey);
+  });
 
   /* A horizontal swipe steps (left: on, right: back); a tap reaches the scene as the browser's
    * own click (its mouse events after a tap). The touches stop here, before SDL's listeners on

@@ -584,11 +584,20 @@ static int rows_at(const fs_trace *t, int64_t k, row_ml *r, int max)
     return n;
 }
 
-/* The current (Q tile, KV tile) pair's rows up to step k (its last WEB_TILE_ROWS) as JSON (the "tile" member): for a ROW
+/* In a scene drawn as tiles: the current (Q tile, KV tile) pair's rows up to step k (its last
+ * WEB_TILE_ROWS) as JSON (the "tile" member): for a ROW
  * its scores s and weights P̃ = exp(s − m_blk), for a BROW (the backward) S, P, dP and dS; each a
  * vector over the pair's keys c0..c1−1. Nothing when step k is not inside a computed pair. */
-static void tile_json(jbuf *j, const fs_trace *t, int64_t k)
+static void tile_json(jbuf *j, const gui_show *sh, int64_t k)
 {
+    const fs_trace *t = &sh->trace;
+    /* the scenes drawn as a grid of tiles (the one-query walk's "tiles" are single keys, whose
+     * P̃ against their own maximum would mislead) */
+    switch (sh->scene) {
+    case GUI_SCENE_TILED: case GUI_SCENE_TREE: case GUI_SCENE_WINDOW: case GUI_SCENE_GQA: case GUI_SCENE_PITFALL:
+    case GUI_SCENE_BACKWARD: break;
+    default: return;
+    }
     if (k < 0 || k >= t->n) return;
     const fs_event *e = &t->ev[k];
     bool bwd = e->kind == FS_EV_BTILE || e->kind == FS_EV_BROW || e->kind == FS_EV_BKEY;
@@ -646,8 +655,12 @@ static void changed_json(jbuf *j, const fs_trace *t, int64_t k)
         else snprintf(who, sizeof who, "row %d", e->row);
         switch (e->kind) {
         case FS_EV_ELEM: case FS_EV_ROW: case FS_EV_RMERGE:
-            snprintf(w, sizeof w, "%s: m %s → %s, ℓ %s → %s", who, gui_fmt(e->m_old, a, 32), gui_fmt(e->m_new, b, 32),
-                     gui_fmt(e->l_old, c, 32), gui_fmt(e->l_new, d, 32));
+            if (e->m_new == e->m_old)   /* no new maximum: say so rather than "0.8 → 0.8" */
+                snprintf(w, sizeof w, "%s: m stays %s, ℓ %s → %s", who, gui_fmt(e->m_new, b, 32), gui_fmt(e->l_old, c, 32),
+                         gui_fmt(e->l_new, d, 32));
+            else
+                snprintf(w, sizeof w, "%s: m %s → %s, ℓ %s → %s", who, gui_fmt(e->m_old, a, 32), gui_fmt(e->m_new, b, 32),
+                         gui_fmt(e->l_old, c, 32), gui_fmt(e->l_new, d, 32));
             break;
         case FS_EV_PARTIAL: case FS_EV_MERGE:
             snprintf(w, sizeof w, "%s: m = %s, ℓ = %s", who, gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32));
@@ -734,7 +747,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_describe(web_page *W)
         jput(&j, "}");
     }
     jput(&j, "]");
-    tile_json(&j, t, k);
+    tile_json(&j, sh, k);
     jput(&j, ",\"claims\":[");
     for (int i = 0; i < sh->n_claims; i++) {
         jput(&j, i ? ",[" : "[");
