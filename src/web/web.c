@@ -7,7 +7,9 @@
  * files it wrote into the program's file system, to save the trace as JSONL, and to run the
  * commands `verify`, `lessons` and `trace` with their output captured (page.js collects what they
  * print), and to trace what is shown on the GPU: the job a WGSL kernel runs (web_gpu_job) and the
- * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h).
+ * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h),
+ * and to say what is shown in words for a reader who cannot see the canvas (web_describe: the
+ * step's words, its formulas with their numbers, each row's m and ℓ, the tile as a table).
  * Messages are the command line's own, on stderr, which the page shows.
  *
  * The page holds the one web_page pointer that web_start returns and passes it back; this file
