@@ -43,7 +43,7 @@ BUTTON = {"p-lessons": "b-lessons", "p-desc": "b-desc", "p-claims": "b-claims", 
 
 # key -> (key, code, Windows virtual key code, text it types)
 KEYS = {"Tab": ("Tab", "Tab", 9, None), "Enter": ("Enter", "Enter", 13, "\r"), "Escape": ("Escape", "Escape", 27, None),
-        "Space": (" ", "Space", 32, " "), "Up": ("ArrowUp", "ArrowUp", 38, None), "Right": ("ArrowRight", "ArrowRight", 39, None),
+        "Space": (" ", "Space", 32, " "), "Up": ("ArrowUp", "ArrowUp", 38, None), "Right": ("ArrowRight", "ArrowRight", 39, None), "Left": ("ArrowLeft", "ArrowLeft", 37, None),
         "d": ("d", "KeyD", 68, "d")}
 
 
@@ -157,7 +157,9 @@ def check_tree(b, url, flashstep):
                   f"missing {missing[:8]}")
         # the live region says the step after a step by key
         b.eval("document.getElementById('canvas').focus()")
-        press(b, "Right")
+        s0 = state(b)
+        press(b, "Right" if s0["step"] < s0["n"] - 1 else "Left")
+        b.wait_for(f"Module.flashstep.state().step !== {s0['step']}", timeout=10, what="a step by key")
         s = state(b)
         b.wait_for(f"document.getElementById('live').textContent.startsWith('Step {s['step']} of')", timeout=10,
                    what="the live region")
