@@ -171,7 +171,7 @@
       if (t.keys < t.c1 - t.c0) det.appendChild(el('p', `The first ${t.keys} of its ${t.c1 - t.c0} keys; each row's step lists them all.`, 'hint'));
       for (const v of ['s', 'p', 'dp', 'ds']) {
         const rows = t.rows.filter((r) => r[v]);
-        if (rows.length) det.appendChild(table(`The tile's ${names[v]}, the rows reached so far (-inf: masked)`, ['query row', ...keys],
+        if (rows.length) det.appendChild(table(`The tile's ${names[v]}, the rows reached so far (${v === 's' ? '-inf' : '0'}: masked)`, ['query row', ...keys],
                                                rows.map((r) => [`row ${r.row}`, ...r[v]])));
       }
       if (open.has('tile')) det.open = true;
