@@ -143,9 +143,10 @@
       box.appendChild(el('p', s.scene === 'backward'
         ? 'S is a score, L the row\'s log-sum-exp kept from the forward pass, P = exp(S − L) a weight recomputed from it; ' +
           'dO is the gradient of the output O, D = rowsum(dO ∘ O), dP and dS the gradients of P and S.'
-        : 'm is a row\'s running maximum score, ℓ (written l, and called s in some lessons) its running sum of ' +
-          'exp(score − m), α and β (the correction and the weight) the factors that rescale the old sum and the new ' +
-          'block to the new maximum.', 'hint'));
+        : 's is a row\'s scores against this step\'s keys, m its running maximum score, ℓ (written l; some lessons ' +
+          'call it s) its running sum of exp(score − m), m_blk and l_blk the same over this step\'s keys alone, α and β ' +
+          '(the correction and the weight) the factors that bring the old sum and the new block to the new maximum, ' +
+          'o the running output (O = o / ℓ at the end).', 'hint'));
       const ul = box.appendChild(el('ul', undefined, 'formulas'));
       for (const f of d.formulas) ul.appendChild(el('li', f));
     }
