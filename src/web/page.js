@@ -178,6 +178,16 @@
       if (open.has('tile')) det.open = true;
       box.appendChild(det);
     }
+    if (d.grid) {
+      const g = d.grid, det = el('details');
+      det.dataset.part = 'grid';
+      det.appendChild(el('summary', `The whole score grid as a table: ${g.rows} queries × ${g.cols} keys${g.head ? `, head ${g.head}` : ''}`));
+      det.appendChild(table(`The scores S after step ${d.step}, as the scene shows them (-inf: masked; skipped: in a tile skipped whole; empty: not reached yet)`,
+                            ['query', ...Array.from({ length: g.cols }, (_, j) => `key ${j}`)],
+                            g.cells.map((row, i) => [`query ${i}`, ...row])));
+      if (open.has('grid')) det.open = true;
+      box.appendChild(det);
+    }
     if (d.claims.length && s.scene === 'claims') {
       box.appendChild(el('h4', 'The document\'s numbers, recomputed'));
       const ul = box.appendChild(el('ul'));

@@ -493,6 +493,7 @@ EMSCRIPTEN_KEEPALIVE void web_save_png(web_page *W)
 #define WEB_TILE_ROWS 16
 #define WEB_TILE_KEYS 32
 #define WEB_ROWS_MAX 128
+#define WEB_GRID_MAX 32   /* the whole score grid as a table: up to 32 queries × 32 keys */
 
 /* A growing JSON answer: b[0..k) written, cap bytes held; b stays NULL after running out of
  * memory (then every put is a no-op and the caller answers "{}"). */
@@ -643,6 +644,53 @@ static void tile_json(jbuf *j, const gui_show *sh, int64_t k)
     jput(j, "]}");
 }
 
+/* In a forward scene drawn as tiles whose problem has at most WEB_GRID_MAX queries and keys: the
+ * whole score grid of the current step's head as JSON (the "grid" member), as the canvas shows it
+ * after step k: {head, rows, cols, cells: rows × cols strings}, a cell being its score as printed
+ * ("-inf": masked), "skipped" (in a tile skipped whole) or "" (not reached yet). */
+static void grid_json(jbuf *j, const gui_show *sh, int64_t k)
+{
+    const fs_trace *t = &sh->trace;
+    int32_t R = sh->run.attn.n_q, C = sh->run.attn.n_kv;
+    switch (sh->scene) {
+    case GUI_SCENE_TILED: case GUI_SCENE_TREE: case GUI_SCENE_WINDOW: case GUI_SCENE_GQA: case GUI_SCENE_PITFALL: break;
+    default: return;
+    }
+    if (k < 0 || k >= t->n || R < 1 || C < 1 || R > WEB_GRID_MAX || C > WEB_GRID_MAX) return;
+    int32_t head = t->ev[k].head >= 0 ? t->ev[k].head : 0;
+    double v[WEB_GRID_MAX][WEB_GRID_MAX];
+    char st[WEB_GRID_MAX][WEB_GRID_MAX];   /* 0 not reached, 1 a score, 2 skipped */
+    memset(st, 0, sizeof st);
+    for (int64_t i = 0; i <= k; i++) {
+        const fs_event *e = &t->ev[i];
+        if (e->head != head && !(e->head < 0 && head == 0)) continue;
+        if (e->kind == FS_EV_SKIP) {
+            for (int32_t r = e->r0 < 0 ? 0 : e->r0; r < e->r1 && r < R; r++)
+                for (int32_t c = e->c0 < 0 ? 0 : e->c0; c < e->c1 && c < C; c++) st[r][c] = 2;
+        } else if (e->kind == FS_EV_ROW && e->row >= 0 && e->row < R) {
+            const double *s = fs_trace_at(t, e->s_row);
+            int32_t step = e->stride > 1 ? e->stride : 1;
+            for (int32_t c = 0; s && c < e->n_s; c++) {
+                int32_t key = e->c0 + c * step;
+                if (key < 0 || key >= C) continue;
+                v[e->row][key] = s[c];
+                st[e->row][key] = 1;
+            }
+        }
+    }
+    jput(j, ",\"grid\":{\"head\":%d,\"rows\":%d,\"cols\":%d,\"cells\":[", head, R, C);
+    for (int32_t r = 0; r < R; r++) {
+        jput(j, r ? ",[" : "[");
+        for (int32_t c = 0; c < C; c++) {
+            if (c) jput(j, ",");
+            if (st[r][c] == 1) jnum(j, v[r][c]);
+            else jstr(j, st[r][c] == 2 ? "skipped" : "");
+        }
+        jput(j, "]");
+    }
+    jput(j, "]}");
+}
+
 /* What step k changed, in words with its numbers ("row 1: m -inf → 0.3253, ℓ 0.0000 → 1.8146"),
  * for the events that move a running maximum and sum; "" for the others (their formulas say it). */
 static void changed_json(jbuf *j, const fs_trace *t, int64_t k)
@@ -688,7 +736,8 @@ static void changed_json(jbuf *j, const fs_trace *t, int64_t k)
  * fs_lesson_describe line split at "; "), changed (what the step moved, in words), rows (each
  * touched row's m and ℓ after the step: [{head, row (−1: a softmax vector), m, l, out}]), tile
  * (for a tiled or backward scene inside a computed pair: its keys and its last rows so far, each
- * with its scores and weights; keys: how many of c1 − c0 are listed) and claims (a claims lesson's lines with their verdicts). Every number
+ * with its scores and weights; keys: how many of c1 − c0 are listed), grid (a small forward tiled
+ * problem's whole score grid as the canvas shows it: grid_json) and claims (a claims lesson's lines with their verdicts). Every number
  * is a string as the window prints it (4 decimals, "-inf"). */
 EMSCRIPTEN_KEEPALIVE const char *web_describe(web_page *W)
 {
@@ -750,6 +799,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_describe(web_page *W)
     }
     jput(&j, "]");
     tile_json(&j, sh, k);
+    grid_json(&j, sh, k);
     jput(&j, ",\"claims\":[");
     for (int i = 0; i < sh->n_claims; i++) {
         jput(&j, i ? ",[" : "[");
