@@ -137,6 +137,31 @@ def terminal_steps(flashstep, lesson):
     return steps
 
 
+GRID_JS = """
+(() => [...document.querySelectorAll('#desc details')].filter((d) => d.dataset.part === 'grid')
+  .map((d) => [...d.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))))()
+"""
+
+
+def check_grid(b, flashstep, k):
+    """The score grid's table at step k against the scores of every row step up to k, as
+    `flashstep play --terminal --all` prints them ("row R, tile (...), keys A..B ...: s = [...]")."""
+    out = subprocess.run([flashstep, "play", "000_04", "--terminal", "--all"], capture_output=True, text=True, timeout=60).stdout
+    want = {}
+    for m in re.finditer(r"── step (\d+) of \d+ · row .*?\n.*?row (\d+), tile \(Q \d+, KV \d+\), keys (\d+)\.\.\d+ [^:]*: s = \[([^\]]*)\]",
+                         out, flags=re.S):
+        if int(m.group(1)) - 1 > k:
+            break
+        for j, x in enumerate(m.group(4).split(", ")):
+            want[(int(m.group(2)), int(m.group(3)) + j)] = x.strip()
+    grids = b.eval(GRID_JS)
+    got = grids[0] if grids else []
+    bad = [(r, c, x, got[r][c] if r < len(got) and c < len(got[r]) else None) for (r, c), x in want.items()
+           if not (r < len(got) and c < len(got[r]) and got[r][c] == x)]
+    check(len(want) >= 20 and not bad, f"000_04 step {k}: the score grid's table holds the {len(want)} scores of the rows so far",
+          f"differ (row, key, terminal, page): {bad[:6]}")
+
+
 def check_tree(b, url, flashstep):
     print("the accessibility tree: the step's words and the numbers of its formulas")
     b.send("Accessibility.enable")
@@ -155,6 +180,8 @@ def check_tree(b, url, flashstep):
                   f"{lesson} step {k}: the tree holds the step's words", f"words {words[:120]!r}, said {said[:120]!r}")
             check(nums and not missing, f"{lesson} step {k}: and the {len(nums)} numbers of its formulas",
                   f"missing {missing[:8]}")
+        if lesson == "000_04":
+            check_grid(b, flashstep, steps[-1])
         # the live region says the step after a step by key
         b.eval("document.getElementById('canvas').focus()")
         s0 = state(b)
