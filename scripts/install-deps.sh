@@ -25,7 +25,7 @@ be written or, as root, lies in a home that root does not own (sudo make run).
 
   --dry-run   name what is missing, install nothing
   --web       what `make web` and its browser test need instead: Emscripten, CMake,
-              dpkg-source, xz, bzip2, fonts, Python 3, Chromium
+              dpkg-source, xz, bzip2, fonts, Python 3, Chromium, npm
   --help      this text
 
 Exit status: 0 installed or nothing missing; 1 cannot install here (no apt-get or Homebrew,
@@ -75,6 +75,7 @@ web_debs=(
   "fonts-dejavu-core:DejaVu fonts:test -f ${FS_SYSROOT:-}/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
   "python3:Python 3:command -v python3"
   "chromium:Chromium:command -v chromium"
+  "npm:npm:command -v npm"   # axe-core for the page's accessibility test (scripts/web-axe.sh)
 )
 web_brews=(emscripten cmake)
 

@@ -7,6 +7,12 @@
  * downloads (the JSONL trace, a PNG of the frame), and the GPU panel, which hands the WGSL
  * kernels (webgpu/fsgpu.js) the job the C side makes and gives their records back to it to be
  * compared with the engine. Nothing here computes attention.
+ *
+ * For every student (docs/web.md, "For every student"): the description beside the canvas
+ * (web_describe: the step's words, formulas, rows and tile, as HTML a screen reader reads, and
+ * a polite live region that says each step), focus that follows the keyboard (the canvas lets Tab
+ * and Esc go; every panel opens on its heading and gives the focus back where it was on closing),
+ * and reduced motion honoured.
  */
 'use strict';
 (function () {
@@ -66,7 +72,128 @@
     markLesson();
     atLessonEnd(s);
     if (!$('p-claims').hidden) showClaims();
+    describe(s);
     fitCanvas(s);
+  }
+
+  /* ---- the lesson in words (web_describe): the panel Describe and the live region ---- */
+  const reduceMotion = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : { matches: false };
+  let describedAt = '', liveTimer = 0;
+  const el = (tag, text, cls) => {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  };
+  const stepWords = (d) => (d.n > 0 ? `Step ${d.step} of ${d.n - 1}` : 'No steps');
+
+  /* A table with a caption, a header row and one header cell a row: head is the column names
+   * (the first names the row headers' column), rows are [row header, cells...]. Wrapped in a box
+   * that scrolls sideways on its own when it is wider than the page. */
+  function table(caption, head, rows) {
+    /* focusable and named, so that a keyboard can scroll a wide one */
+    const box = el('div', undefined, 'table-box'), t = el('table');
+    box.tabIndex = 0;
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', caption);
+    t.appendChild(el('caption', caption));
+    const hr = el('tr');
+    for (const h of head) { const th = el('th', h); th.scope = 'col'; hr.appendChild(th); }
+    t.appendChild(el('thead')).appendChild(hr);
+    const tb = t.appendChild(el('tbody'));
+    for (const [h, ...cells] of rows) {
+      const tr = el('tr'), th = el('th', h);
+      th.scope = 'row';
+      tr.appendChild(th);
+      for (const c of cells) tr.appendChild(el('td', c));
+      tb.appendChild(tr);
+    }
+    box.appendChild(t);
+    return box;
+  }
+
+  const TILE_NAMES = { s: 'scores s', p: 'weights P̃ = exp(s − m_blk)', dp: 'dP', ds: 'dS' };
+  const TILE_NAMES_BWD = { s: 'scores S', p: 'probabilities P = exp(S − L)', dp: 'dP = dO Vᵀ', ds: 'dS = P ∘ (dP − D)' };
+
+  /* The description of what is shown, rebuilt from web_describe when the lesson or the step
+   * changes; the live region gets its short form (the step and its words) a moment after the
+   * last change, so that playing does not queue one announcement a step. */
+  function describe(s, force) {
+    const key = `${s.name}|${s.lesson}|${s.step}|${s.n}`;
+    if (key === describedAt && !force) return;
+    const first = describedAt === '';
+    describedAt = key;
+    const d = JSON.parse(Module.UTF8ToString(call('web_describe', 'number', ['number'], [W])));
+    clearTimeout(liveTimer);
+    if (!first) liveTimer = setTimeout(() => { $('live').textContent = `${stepWords(d)}. ${d.say}`; }, s.playing ? 600 : 150);
+    if ($('p-desc').hidden && !force) return;
+    const box = $('desc'), open = new Set([...box.querySelectorAll('details[open]')].map((x) => x.dataset.part));
+    box.textContent = '';
+    box.appendChild(el('h3', d.title || d.name));
+    if (d.words) box.appendChild(el('p', `From ${d.words}.`, 'hint'));
+    const intro = el('details');
+    intro.dataset.part = 'intro';
+    intro.appendChild(el('summary', 'About this lesson'));
+    intro.appendChild(el('p', d.intro || 'No introduction.'));
+    box.appendChild(intro);
+    box.appendChild(el('h3', `${stepWords(d)}${d.kind ? ` (event: ${d.kind})` : ''}`));
+    box.appendChild(el('p', d.say || 'Nothing to step through.'));
+    if (d.formulas.length) {
+      box.appendChild(el('h4', 'Its formulas, with the numbers'));
+      box.appendChild(el('p', s.scene === 'backward'
+        ? 'S is a score, L the row\'s log-sum-exp kept from the forward pass, P = exp(S − L) a weight recomputed from it; ' +
+          'dO is the gradient of the output O, D = rowsum(dO ∘ O), dP and dS the gradients of P and S.'
+        : 's is a row\'s scores against this step\'s keys, m its running maximum score, ℓ (written l; some lessons ' +
+          'call it s) its running sum of exp(score − m), m_blk and l_blk the same over this step\'s keys alone, α and β ' +
+          '(the correction and the weight) the factors that bring the old sum and the new block to the new maximum, ' +
+          'o the running output (O = o / ℓ at the end).', 'hint'));
+      const ul = box.appendChild(el('ul', undefined, 'formulas'));
+      for (const f of d.formulas) ul.appendChild(el('li', f));
+    }
+    if (d.changed) {
+      box.appendChild(el('h4', 'What changed'));
+      box.appendChild(el('p', d.changed));
+    }
+    if (d.rows.length) {
+      box.appendChild(el('h4', 'Each row so far'));
+      const heads = d.rows.some((r) => r.head > 0);
+      const who = (r) => (r.row < 0 ? 'the vector' : heads ? `head ${r.head}, row ${r.row}` : `row ${r.row}`);
+      box.appendChild(table(`The running maximum m and sum ℓ of each row after step ${d.step}`, ['row', 'm', 'ℓ', 'finished'],
+                            d.rows.map((r) => [who(r), r.m, r.l, r.out ? 'yes' : 'no'])));
+    }
+    if (d.tile) {
+      const t = d.tile, names = t.backward ? TILE_NAMES_BWD : TILE_NAMES;
+      const det = el('details');
+      det.dataset.part = 'tile';
+      const keys = Array.from({ length: t.keys }, (_, j) => `key ${t.c0 + j}`);
+      det.appendChild(el('summary', `The tile as a table: query rows ${t.r0}–${t.r1 - 1} against keys ${t.c0}–${t.c1 - 1}` +
+                                    ` (Q tile ${t.qt}, KV tile ${t.kt}${t.partial ? ', partly masked' : ''})`));
+      if (!t.rows.length) det.appendChild(el('p', 'No row of this tile is computed yet: step on to fill it.'));
+      if (t.keys < t.c1 - t.c0) det.appendChild(el('p', `The first ${t.keys} of its ${t.c1 - t.c0} keys; each row's step lists them all.`, 'hint'));
+      for (const v of ['s', 'p', 'dp', 'ds']) {
+        const rows = t.rows.filter((r) => r[v]);
+        if (rows.length) det.appendChild(table(`The tile's ${names[v]}, the rows reached so far (${v === 's' ? '-inf' : '0'}: masked)`, ['query row', ...keys],
+                                               rows.map((r) => [`row ${r.row}`, ...r[v]])));
+      }
+      if (open.has('tile')) det.open = true;
+      box.appendChild(det);
+    }
+    if (d.grid) {
+      const g = d.grid, det = el('details');
+      det.dataset.part = 'grid';
+      det.appendChild(el('summary', `The whole score grid as a table: ${g.rows} queries × ${g.cols} keys${g.head ? `, head ${g.head}` : ''}`));
+      det.appendChild(table(`The scores S after step ${d.step}, as the scene shows them (-inf: masked; skipped: in a tile skipped whole; empty: not reached yet)`,
+                            ['query', ...Array.from({ length: g.cols }, (_, j) => `key ${j}`)],
+                            g.cells.map((row, i) => [`query ${i}`, ...row])));
+      if (open.has('grid')) det.open = true;
+      box.appendChild(det);
+    }
+    if (d.claims.length && s.scene === 'claims') {
+      box.appendChild(el('h4', 'The document\'s numbers, recomputed'));
+      const ul = box.appendChild(el('ul'));
+      for (const [c, v] of d.claims) ul.appendChild(el('li', `${c}: ${v}`));
+    }
+    if (open.has('intro')) intro.open = true;
   }
 
   /* Upright, the canvas is as tall as the lesson needs for its numbers at full size (the C
@@ -122,14 +249,45 @@
   }
 
   /* ---- panels ---- */
-  function toggle(id, open) {
+  /* One panel at a time. Opening one moves the focus to its heading and remembers where the focus
+   * was; closing gives it back there (or, when that control is hidden now, to the menu button or
+   * the scene; toScene: to the scene, after a choice that shows something new). The description
+   * comes back when the panel that covered it closes. */
+  const PANEL_BUTTON = { 'p-lessons': 'b-lessons', 'p-desc': 'b-desc', 'p-claims': 'b-claims', 'p-mine': 'b-mine', 'p-gpu': 'b-gpu', 'p-help': 'b-help' };
+  let returnTo = null, descUnder = false;
+  const visible = (e) => !!e && e.isConnected && e.offsetParent !== null && !e.closest('[hidden]');
+  function toggle(id, open, toScene) {
     const p = $(id);
     const show = open === undefined ? p.hidden : open;
-    for (const other of document.querySelectorAll('.panel')) if (other.id !== id) other.hidden = true;
+    if (show === !p.hidden) return;
+    if (show) {
+      const from = document.activeElement;
+      const other = [...document.querySelectorAll('.panel')].find((x) => !x.hidden);
+      if (other) {
+        if (other.id === 'p-desc') descUnder = true;
+        other.hidden = true;
+        $(PANEL_BUTTON[other.id]).setAttribute('aria-expanded', 'false');
+      }
+      /* where the focus was, unless that was inside the panel just hidden (then where it was before) */
+      if (from && from !== document.body && !p.contains(from) && !(other && other.contains(from))) returnTo = from;
+      else if (!other) returnTo = null;
+    }
     p.hidden = !show;
+    $(PANEL_BUTTON[id]).setAttribute('aria-expanded', String(show));
     if (show && id === 'p-claims') showClaims(true);
     if (show && id === 'p-lessons') loadLessons();
-    if (!show) canvas.focus();
+    if (show && id === 'p-desc' && state) describe(state, true);
+    if (show) { p.querySelector('h2').focus(); return; }
+    if (id !== 'p-desc' && descUnder) {
+      descUnder = false;
+      p.hidden = true;
+      $('p-desc').hidden = false;
+      $('b-desc').setAttribute('aria-expanded', 'true');
+      if (state) describe(state, true);
+    } else if (id === 'p-desc') descUnder = false;
+    const back = toScene ? canvas : visible(returnTo) ? returnTo : visible($('b-menu')) ? $('b-menu') : canvas;
+    returnTo = null;
+    back.focus();
   }
 
   let claimsFor = null;
@@ -162,15 +320,19 @@
   function lessonItem(l, label) {
     const li = document.createElement('li');
     li.dataset.name = l.name;
-    li.title = `${l.name}.lesson · ${l.source}`;   /* the file names, where a reader needs them */
-    const n = document.createElement('div'); n.className = 'name'; n.textContent = label;
-    const t = document.createElement('div'); t.textContent = l.title;
-    const s = document.createElement('div'); s.className = 'src'; s.textContent = l.words || l.source;
-    li.append(n, t, s);
-    li.addEventListener('click', () => {
+    /* a button, so that Tab reaches it and Enter or Space opens it */
+    const pick = document.createElement('button');
+    pick.className = 'pick';
+    pick.title = `${l.name}.lesson · ${l.source}`;   /* the file names, where a reader needs them */
+    const n = document.createElement('span'); n.className = 'name'; n.textContent = label;
+    const t = document.createElement('span'); t.className = 'title'; t.textContent = l.title;
+    const s = document.createElement('span'); s.className = 'src'; s.textContent = l.words || l.source;
+    pick.append(n, t, s);
+    li.append(pick);
+    li.addEventListener('click', () => {   /* the button's click reaches it, and so does a click on the item (tests) */
       const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, l.name, 0]));
       notice(r.rc !== 0 ? r.err : '');
-      toggle('p-lessons', false);
+      toggle('p-lessons', false, true);
     });
     return li;
   }
@@ -214,6 +376,8 @@
   function showTab(which) {
     $('t-course').setAttribute('aria-selected', String(which === 'course'));
     $('t-docs').setAttribute('aria-selected', String(which !== 'course'));
+    $('t-course').tabIndex = which === 'course' ? 0 : -1;
+    $('t-docs').tabIndex = which === 'course' ? -1 : 0;
     $('course').hidden = which !== 'course';
     $('lesson-list').hidden = which === 'course';
   }
@@ -224,6 +388,12 @@
     for (const li of document.querySelectorAll('.lessons li')) {
       li.classList.toggle('current', li.dataset.name === state.name);
       li.classList.toggle('done', done.has(li.dataset.name));
+      const pick = li.firstChild;
+      if (li.dataset.name === state.name) pick.setAttribute('aria-current', 'true');
+      else pick.removeAttribute('aria-current');
+      const mark = pick.querySelector('.done-mark');
+      if (done.has(li.dataset.name) && !mark) pick.querySelector('.name').appendChild(el('span', '  ✓ done', 'done-mark'));
+      else if (!done.has(li.dataset.name) && mark) mark.remove();
     }
     if (path.length) $('course-progress').textContent = `${path.filter((l) => done.has(l.name)).length} of ${path.length} done.`;
   }
@@ -304,7 +474,7 @@
     if (r.rc !== 0) { say($('mine-msg'), r.err || 'not shown'); return; }
     say($('mine-msg'), 'shown: flashstep play ' + args.join(' '), true);
     history.pushState(null, '', location.pathname + location.search);
-    toggle('p-mine', false);
+    toggle('p-mine', false, true);
   });
 
   $('mine-example').addEventListener('click', () => {
@@ -331,11 +501,17 @@
     if (r.rc !== 0) { say($('mine-msg'), r.err || 'not read'); return; }
     say($('mine-msg'), 'replaying ' + f.name, true);
     history.pushState(null, '', location.pathname + location.search);
-    toggle('p-mine', false);
+    toggle('p-mine', false, true);
   });
 
   /* ---- buttons, swipes ---- */
-  const button = (id, fn) => $(id).addEventListener('click', (e) => { fn(e); if (!e.target.closest('.panel')) canvas.focus(); });
+  /* A click with the mouse gives the scene the focus (so that its keys work at once); a button
+   * pressed from the keyboard (Enter or Space: a click of detail 0) keeps it, as do the ones that
+   * open a panel (it takes the focus itself). */
+  const button = (id, fn, keepFocus) => $(id).addEventListener('click', (e) => {
+    fn(e);
+    if (!keepFocus && e.detail > 0 && !e.target.closest('.panel')) canvas.focus();
+  });
   button('b-home', () => key('Home'));
   button('b-prev', (e) => key('Left', e.shiftKey));
   button('b-next', (e) => key('Right', e.shiftKey));
@@ -343,10 +519,23 @@
   button('b-slower', () => key('Down'));
   button('b-faster', () => key('Up'));
   button('b-theme', () => key('T'));
-  button('b-help', () => key('Question'));
-  button('b-lessons', () => toggle('p-lessons'));
+  button('b-help', () => toggle('p-help'), true);
+  button('b-lessons', () => toggle('p-lessons'), true);
+  button('b-desc', () => toggle('p-desc'), true);
+  button('d-prev', () => key('Left'));
+  button('d-next', () => key('Right'));
+  $('skip').addEventListener('click', (e) => { e.preventDefault(); toggle('p-desc', true); });
   $('t-course').addEventListener('click', () => showTab('course'));
   $('t-docs').addEventListener('click', () => showTab('docs'));
+  /* the tabs as a tab list: Left and Right (Home, End) move between them */
+  for (const t of ['t-course', 't-docs'])
+    $(t).addEventListener('keydown', (e) => {
+      if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
+      e.preventDefault();
+      const to = e.key === 'Home' ? 'course' : e.key === 'End' ? 'docs' : t === 't-course' ? 'docs' : 'course';
+      showTab(to);
+      $(to === 'course' ? 't-course' : 't-docs').focus();
+    });
   $('course-clear').addEventListener('click', () => {
     try { localStorage.removeItem(DONE_KEY); } catch (e) { /* nothing kept anyway */ }
     offeredFor = '';
@@ -356,12 +545,21 @@
     const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, $('next-lesson').dataset.name, 0]));
     notice(r.rc !== 0 ? r.err : '');
   });
-  button('b-claims', () => toggle('p-claims'));
-  button('b-mine', () => toggle('p-mine'));
+  button('b-claims', () => toggle('p-claims'), true);
+  button('b-mine', () => toggle('p-mine'), true);
   button('b-png', () => call('web_save_png', null, ['number'], [W]));
   /* Narrow screens: the less used buttons in one menu, closed by any choice or a tap elsewhere. */
   const menu = (open) => { $('bar').classList.toggle('open', open); $('b-menu').setAttribute('aria-expanded', String(open)); };
-  $('b-menu').addEventListener('click', (e) => { e.stopPropagation(); menu(!$('bar').classList.contains('open')); });
+  $('b-menu').addEventListener('click', (e) => {
+    e.stopPropagation();
+    const open = !$('bar').classList.contains('open');
+    menu(open);
+    if (open) $('more').querySelector('button').focus();   /* the first choice; Esc closes, Tab walks on */
+  });
+  /* leaving the menu with Tab (past its last choice, or back before the ☰) closes it */
+  $('more').addEventListener('focusout', (e) => {
+    if ($('bar').classList.contains('open') && e.relatedTarget && !$('more').contains(e.relatedTarget) && e.relatedTarget !== $('b-menu')) menu(false);
+  });
   $('more').addEventListener('click', () => menu(false));
   document.addEventListener('click', (e) => { if (!e.target.closest('#more')) menu(false); });
   button('b-download', () => {
@@ -631,7 +829,7 @@
     return res;
   }
 
-  button('b-gpu', () => { toggle('p-gpu'); if (!$('p-gpu').hidden) showGpu(); });
+  button('b-gpu', () => { toggle('p-gpu'); if (!$('p-gpu').hidden) showGpu(); }, true);
   button('gpu-trace', () => gpuTask(gpuTrace));
   button('gpu-check', () => gpuTask(() => gpuCheck()));
   button('gpu-bench', () => gpuTask(() => gpuBench($('gpu-plan').value)));
@@ -645,7 +843,37 @@
     if (gpuResults) download(JSON.stringify(gpuResults, null, 1), 'flashstep-webgpu-bench.json', 'application/json');
   });
   for (const b of document.querySelectorAll('.panel .close')) b.addEventListener('click', () => toggle(b.dataset.close, false));
-  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') for (const p of document.querySelectorAll('.panel')) if (!p.hidden) toggle(p.id, false); });
+  /* The keyboard. Before SDL's listeners (page.js runs first, and this listens in the capture
+   * phase): on the scene, Tab and Shift+Tab are the browser's (SDL would keep them, a trap), and
+   * Esc, when nothing is drawn over the scene, leaves it for the Describe button. Anywhere: Esc
+   * closes the menu or the open panel; D (outside a text field) opens or closes the description. */
+  window.addEventListener('keydown', (e) => {
+    const onCanvas = e.target === canvas;
+    if (onCanvas && e.key === 'Tab') { e.stopPropagation(); return; }
+    if (e.key === 'Escape') {
+      if (onCanvas && state && (state.help || state.menu || state.predict)) return;   /* the scene's own */
+      e.stopPropagation();
+      if ($('bar').classList.contains('open')) { menu(false); $('b-menu').focus(); return; }
+      const p = [...document.querySelectorAll('.panel')].find((x) => !x.hidden);
+      if (p) toggle(p.id, false);
+      else if (onCanvas) { e.preventDefault(); $('b-desc').focus(); }
+      return;
+    }
+    const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
+    if ((e.key === 'd' || e.key === 'D') && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && !(state && state.predict)) {
+      e.stopPropagation();
+      e.preventDefault();
+      toggle('p-desc');
+    }
+  }, true);
+  /* A panel opens with the focus on its heading: there the arrow keys, Home and End step the scene
+   * as they do on the scene itself (a panel's controls keep their own keys). */
+  const HEAD_KEYS = { ArrowRight: 'Right', ArrowLeft: 'Left', Home: 'Home', End: 'End' };
+  document.addEventListener('keydown', (e) => {
+    if (!HEAD_KEYS[e.key] || !e.target.matches || !e.target.matches('.panel h2') || e.ctrlKey || e.altKey || e.metaKey) return;
+    e.preventDefault();
+    key(HEAD_KEYS[e.key], e.shiftKey);
+  });
 
   /* A horizontal swipe steps (left: on, right: back); a tap reaches the scene as the browser's
    * own click (its mouse events after a tap). The touches stop here, before SDL's listeners on
@@ -681,6 +909,10 @@
       return;
     }
     notice(res.err);   /* a link to a lesson that does not exist */
+    /* reduced motion: nothing moves by itself (a link that starts playing is paused) */
+    const still = () => { if (reduceMotion.matches && state && state.playing) key('Space'); };
+    if (reduceMotion.addEventListener) reduceMotion.addEventListener('change', still);
+    setTimeout(() => { readState(); still(); }, 0);
     window.addEventListener('popstate', followHash);
     window.addEventListener('hashchange', followHash);
     canvas.focus();
@@ -695,7 +927,7 @@
     onFrame: frameDone,
     offerFile: (path) => download(Module.FS.readFile(path), path.split('/').pop(), 'image/png'),
     /* for tests and the curious: what the page shows */
-    flashstep: { state: () => W && readState(), key, open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]),
+    flashstep: { state: () => W && readState(), key, describe: () => W && JSON.parse(Module.UTF8ToString(call('web_describe', 'number', ['number'], [W]))), open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]),
                  problem: (args) => capture(() => call('web_problem', 'number', ['number', 'string'], [W, args])).rc,
                  gpu: { open: (load) => openGpu(load).then((g) => g.info), lose: () => gpu && gpu.device.destroy(), device: () => gpu, wgsl, trace: (kernels) => gpuTask(() => gpuTrace(kernels !== false)), check: (seed, count, dims) => gpuTask(() => gpuCheck(seed, count, dims)),
                         bench: (plan, seed) => gpuTask(() => gpuBench(plan, seed)), results: () => gpuResults } },

@@ -7,7 +7,9 @@
  * files it wrote into the program's file system, to save the trace as JSONL, and to run the
  * commands `verify`, `lessons` and `trace` with their output captured (page.js collects what they
  * print), and to trace what is shown on the GPU: the job a WGSL kernel runs (web_gpu_job) and the
- * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h).
+ * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h),
+ * and to say what is shown in words for a reader who cannot see the canvas (web_describe: the
+ * step's words, its formulas with their numbers, each row's m and ℓ, the tile as a table).
  * Messages are the command line's own, on stderr, which the page shows.
  *
  * The page holds the one web_page pointer that web_start returns and passes it back; this file
@@ -54,6 +56,12 @@ typedef struct {
     fs_gpu_job job;          /* the GPU's traced run of what is shown (web_gpu_job) */
     fs_trace gpu;            /* its events, from the kernel's records (web_gpu_compare) */
     char *gpu_json;          /* web_gpu_job's and web_gpu_compare's answers */
+    /* The description beside the canvas (web_describe): the lesson shown, loaded once more for
+     * its words (fs_lesson_say) and formulas (fs_lesson_describe); NULL for anything else. */
+    fs_lesson *said;
+    char said_name[64];      /* its catalogue name, "" when none is loaded */
+    char *desc;              /* web_describe's answer */
+    size_t desc_cap;
 } web_page;
 
 EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k);
@@ -477,6 +485,333 @@ EMSCRIPTEN_KEEPALIVE int web_save_trace(web_page *W, const char *path)
 EMSCRIPTEN_KEEPALIVE void web_save_png(web_page *W)
 {
     W->A.st.save_png = true;
+}
+
+/* ---- the description beside the canvas (docs/web.md, "For every student") ---- */
+
+/* The most of a tile web_describe lists as a table, and the most rows whose m and ℓ it lists. */
+#define WEB_TILE_ROWS 16
+#define WEB_TILE_KEYS 32
+#define WEB_ROWS_MAX 128
+#define WEB_GRID_MAX 32   /* the whole score grid as a table: up to 32 queries × 32 keys */
+
+/* A growing JSON answer: b[0..k) written, cap bytes held; b stays NULL after running out of
+ * memory (then every put is a no-op and the caller answers "{}"). */
+typedef struct { char *b; size_t k, cap; } jbuf;
+
+/* Append printf-style text to j. */
+static void jput(jbuf *j, const char *fmt, ...)
+{
+    for (;;) {
+        if (!j->b) return;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(j->b + j->k, j->cap - j->k, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if ((size_t)n < j->cap - j->k) { j->k += (size_t)n; return; }
+        size_t c = j->cap * 2 + (size_t)n;
+        char *b = realloc(j->b, c);
+        if (!b) { free(j->b); j->b = NULL; return; }
+        j->b = b;
+        j->cap = c;
+    }
+}
+
+/* Append s to j as a JSON string, quotes included (control characters, quotes, backslashes
+ * escaped). */
+static void jstr(jbuf *j, const char *s)
+{
+    jput(j, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') jput(j, "\\%c", c);
+        else if (c < 0x20) jput(j, "\\u%04x", c);
+        else jput(j, "%c", c);
+    }
+    jput(j, "\"");
+}
+
+/* A number as the window prints it (gui_fmt: 4 decimals, "-inf"), as a JSON string: no finite
+ * or infinite value gives NaN or a bare inf in the answer. */
+static void jnum(jbuf *j, double x)
+{
+    char t[40];
+    jstr(j, gui_fmt(x, t, sizeof t));
+}
+
+/* The fs_lesson of what is shown, for its words and formulas: catalogue entry st.lesson, loaded
+ * again (once per lesson) because the show keeps its own copy private. NULL for a demo, one's own
+ * problem, a saved trace, or a show whose trace is no longer the lesson's (the decode scene's
+ * [ and ] re-split it and drop the lesson's narration). */
+static const fs_lesson *shown_lesson(web_page *W)
+{
+    const gui_show *sh = &W->A.show;
+    int i = W->A.st.lesson;
+    if (i < 0 || i >= W->A.cat.n || !W->A.cat.paths || W->demo || !sh->narrate) return NULL;
+    if (!W->said || strcmp(W->said_name, W->A.cat.names[i])) {
+        if (W->said) fs_lesson_free(W->said);
+        W->said = NULL;
+        W->said_name[0] = 0;
+        fs_loc_error e;
+        memset(&e, 0, sizeof e);
+        if (!fs_lesson_load(W->A.cat.paths[i], &W->said, &e)) { W->said = NULL; return NULL; }
+        snprintf(W->said_name, sizeof W->said_name, "%s", W->A.cat.names[i]);
+    }
+    const fs_trace *t = fs_lesson_trace(W->said);
+    return t && t->n == sh->trace.n ? W->said : NULL;
+}
+
+/* The (query row, m, ℓ) of each row the trace has touched up to step k, in order of first touch:
+ * ROW and OUT events per (head, row), ELEM for the one vector of a softmax scene. At most
+ * max rows; returns how many. */
+typedef struct { int32_t head, row; double m, l; bool out; } row_ml;
+static int rows_at(const fs_trace *t, int64_t k, row_ml *r, int max)
+{
+    int n = 0;
+    for (int64_t i = 0; i <= k && i < t->n; i++) {
+        const fs_event *e = &t->ev[i];
+        if (e->kind != FS_EV_ROW && e->kind != FS_EV_OUT && e->kind != FS_EV_ELEM) continue;
+        int32_t head = e->kind == FS_EV_ELEM ? 0 : e->head, row = e->kind == FS_EV_ELEM ? -1 : e->row;
+        if (e->kind != FS_EV_ELEM && row < 0) continue;
+        int j = 0;
+        while (j < n && (r[j].head != head || r[j].row != row)) j++;
+        if (j == n) {
+            if (n == max) continue;
+            r[n++] = (row_ml){head, row, 0, 0, false};
+        }
+        r[j].m = e->m_new;
+        r[j].l = e->l_new;
+        r[j].out = r[j].out || e->kind == FS_EV_OUT;
+    }
+    return n;
+}
+
+/* In a scene drawn as tiles: the current (Q tile, KV tile) pair's rows up to step k (its last
+ * WEB_TILE_ROWS) as JSON (the "tile" member): for a ROW
+ * its scores s and weights P̃ = exp(s − m_blk), for a BROW (the backward) S, P, dP and dS; each a
+ * vector over the pair's keys c0..c1−1. Nothing when step k is not inside a computed pair. */
+static void tile_json(jbuf *j, const gui_show *sh, int64_t k)
+{
+    const fs_trace *t = &sh->trace;
+    /* the scenes drawn as a grid of tiles (the one-query walk's "tiles" are single keys, whose
+     * P̃ against their own maximum would mislead) */
+    switch (sh->scene) {
+    case GUI_SCENE_TILED: case GUI_SCENE_TREE: case GUI_SCENE_WINDOW: case GUI_SCENE_GQA: case GUI_SCENE_PITFALL:
+    case GUI_SCENE_BACKWARD: break;
+    default: return;
+    }
+    if (k < 0 || k >= t->n) return;
+    const fs_event *e = &t->ev[k];
+    bool bwd = e->kind == FS_EV_BTILE || e->kind == FS_EV_BROW || e->kind == FS_EV_BKEY;
+    if (!(e->kind == FS_EV_TILE || e->kind == FS_EV_ROW || bwd) || e->qt < 0 || e->kt < 0) return;
+    fs_event_kind open = bwd ? FS_EV_BTILE : FS_EV_TILE, rowk = bwd ? FS_EV_BROW : FS_EV_ROW;
+    int64_t a = k;
+    while (a >= 0 && !(t->ev[a].kind == open && t->ev[a].head == e->head && t->ev[a].qt == e->qt && t->ev[a].kt == e->kt)) a--;
+    if (a < 0) return;
+    const fs_event *p = &t->ev[a];
+    /* A table a listener can walk: the last WEB_TILE_ROWS rows reached, the first WEB_TILE_KEYS keys
+     * (001_06's tiles are 64 × 64: the rest is in the formulas of each row's step). */
+    int64_t first = k + 1;
+    for (int64_t i = k, seen = 0; i > a && seen < WEB_TILE_ROWS; i--) {
+        const fs_event *r = &t->ev[i];
+        if (r->kind == rowk && r->head == p->head && r->qt == p->qt && r->kt == p->kt) { first = i; seen++; }
+    }
+    int32_t keys = p->c1 - p->c0 < WEB_TILE_KEYS ? p->c1 - p->c0 : WEB_TILE_KEYS;
+    jput(j, ",\"tile\":{\"head\":%d,\"qt\":%d,\"kt\":%d,\"r0\":%d,\"r1\":%d,\"c0\":%d,\"c1\":%d,\"keys\":%d,\"backward\":%s,"
+            "\"partial\":%s,\"rows\":[", p->head, p->qt, p->kt, p->r0, p->r1, p->c0, p->c1, keys, bwd ? "true" : "false",
+         p->cls == FS_TILE_FULL ? "false" : "true");
+    int n = 0;
+    for (int64_t i = first; i <= k; i++) {
+        const fs_event *r = &t->ev[i];
+        if (r->kind != rowk || r->head != p->head || r->qt != p->qt || r->kt != p->kt) continue;
+        const int64_t off[4] = {r->s_row, r->p_row, bwd ? r->dp_row : -1, bwd ? r->ds_row : -1};
+        static const char *const names[4] = {"s", "p", "dp", "ds"};
+        jput(j, "%s{\"row\":%d,\"m_blk\":", n++ ? "," : "", r->row);
+        jnum(j, r->m_blk);
+        for (int v = 0; v < 4; v++) {
+            const double *x = fs_trace_at(t, off[v]);
+            if (!x) continue;
+            jput(j, ",\"%s\":[", names[v]);
+            for (int32_t c = 0; c < r->n_s && c < keys; c++) {
+                if (c) jput(j, ",");
+                jnum(j, x[c]);
+            }
+            jput(j, "]");
+        }
+        jput(j, "}");
+    }
+    jput(j, "]}");
+}
+
+/* In a forward scene drawn as tiles whose problem has at most WEB_GRID_MAX queries and keys: the
+ * whole score grid of the current step's head as JSON (the "grid" member), as the canvas shows it
+ * after step k: {head, rows, cols, cells: rows × cols strings}, a cell being its score as printed
+ * ("-inf": masked), "skipped" (in a tile skipped whole) or "" (not reached yet). */
+static void grid_json(jbuf *j, const gui_show *sh, int64_t k)
+{
+    const fs_trace *t = &sh->trace;
+    int32_t R = sh->run.attn.n_q, C = sh->run.attn.n_kv;
+    switch (sh->scene) {
+    case GUI_SCENE_TILED: case GUI_SCENE_TREE: case GUI_SCENE_WINDOW: case GUI_SCENE_GQA: case GUI_SCENE_PITFALL: break;
+    default: return;
+    }
+    if (k < 0 || k >= t->n || R < 1 || C < 1 || R > WEB_GRID_MAX || C > WEB_GRID_MAX) return;
+    int32_t head = t->ev[k].head >= 0 ? t->ev[k].head : 0;
+    double v[WEB_GRID_MAX][WEB_GRID_MAX];
+    char st[WEB_GRID_MAX][WEB_GRID_MAX];   /* 0 not reached, 1 a score, 2 skipped */
+    memset(st, 0, sizeof st);
+    for (int64_t i = 0; i <= k; i++) {
+        const fs_event *e = &t->ev[i];
+        if (e->head != head && !(e->head < 0 && head == 0)) continue;
+        if (e->kind == FS_EV_SKIP) {
+            for (int32_t r = e->r0 < 0 ? 0 : e->r0; r < e->r1 && r < R; r++)
+                for (int32_t c = e->c0 < 0 ? 0 : e->c0; c < e->c1 && c < C; c++) st[r][c] = 2;
+        } else if (e->kind == FS_EV_ROW && e->row >= 0 && e->row < R) {
+            const double *s = fs_trace_at(t, e->s_row);
+            int32_t step = e->stride > 1 ? e->stride : 1;
+            for (int32_t c = 0; s && c < e->n_s; c++) {
+                int32_t key = e->c0 + c * step;
+                if (key < 0 || key >= C) continue;
+                v[e->row][key] = s[c];
+                st[e->row][key] = 1;
+            }
+        }
+    }
+    jput(j, ",\"grid\":{\"head\":%d,\"rows\":%d,\"cols\":%d,\"cells\":[", head, R, C);
+    for (int32_t r = 0; r < R; r++) {
+        jput(j, r ? ",[" : "[");
+        for (int32_t c = 0; c < C; c++) {
+            if (c) jput(j, ",");
+            if (st[r][c] == 1) jnum(j, v[r][c]);
+            else jstr(j, st[r][c] == 2 ? "skipped" : "");
+        }
+        jput(j, "]");
+    }
+    jput(j, "]}");
+}
+
+/* What step k changed, in words with its numbers ("row 1: m -inf → 0.3253, ℓ 0.0000 → 1.8146"),
+ * for the events that move a running maximum and sum; "" for the others (their formulas say it). */
+static void changed_json(jbuf *j, const fs_trace *t, int64_t k)
+{
+    char w[320] = "", a[32], b[32], c[32], d[32];
+    if (k >= 0 && k < t->n) {
+        const fs_event *e = &t->ev[k];
+        char who[64];
+        if (e->kind == FS_EV_ELEM) snprintf(who, sizeof who, "the vector");
+        else if (e->kind == FS_EV_MERGE) snprintf(who, sizeof who, "row %d, merged state %d", e->row, e->id);
+        else if (e->kind == FS_EV_PARTIAL) snprintf(who, sizeof who, "row %d, split %d", e->row, e->kt);
+        else snprintf(who, sizeof who, "row %d", e->row);
+        switch (e->kind) {
+        case FS_EV_ELEM: case FS_EV_ROW: case FS_EV_RMERGE:
+            if (e->m_new == e->m_old)   /* no new maximum: say so rather than "0.8 → 0.8" */
+                snprintf(w, sizeof w, "%s: m stays %s, ℓ %s → %s", who, gui_fmt(e->m_new, b, 32), gui_fmt(e->l_old, c, 32),
+                         gui_fmt(e->l_new, d, 32));
+            else
+                snprintf(w, sizeof w, "%s: m %s → %s, ℓ %s → %s", who, gui_fmt(e->m_old, a, 32), gui_fmt(e->m_new, b, 32),
+                         gui_fmt(e->l_old, c, 32), gui_fmt(e->l_new, d, 32));
+            break;
+        case FS_EV_PARTIAL: case FS_EV_MERGE:
+            snprintf(w, sizeof w, "%s: m = %s, ℓ = %s", who, gui_fmt(e->m_new, a, 32), gui_fmt(e->l_new, b, 32));
+            break;
+        case FS_EV_OUT:
+            snprintf(w, sizeof w, "%s is finished: m = %s, ℓ = %s", e->row >= 0 ? who : "the vector", gui_fmt(e->m_new, a, 32),
+                     gui_fmt(e->l_new, b, 32));
+            break;
+        case FS_EV_SKIP: case FS_EV_BSKIP:
+            snprintf(w, sizeof w, "nothing: the tile of rows %d-%d and keys %d-%d is skipped", e->r0, e->r1 - 1, e->c0, e->c1 - 1);
+            break;
+        default: break;
+        }
+    }
+    jput(j, ",\"changed\":");
+    jstr(j, w);
+}
+
+/* What the page shows, in words, from the same C state the canvas is drawn from, as one JSON
+ * object (valid until the next call): name, title, source (with the document's title: words),
+ * intro, scene, step and n (the step is 0-based, as in the link), say (the step's words:
+ * fs_lesson_say for a lesson, the window's own narration otherwise), formulas (the step's
+ * fs_lesson_describe line split at "; "), changed (what the step moved, in words), rows (each
+ * touched row's m and ℓ after the step: [{head, row (−1: a softmax vector), m, l, out}]), tile
+ * (for a tiled or backward scene inside a computed pair: its keys and its last rows so far, each
+ * with its scores and weights; keys: how many of c1 − c0 are listed), grid (a small forward tiled
+ * problem's whole score grid as the canvas shows it: grid_json) and claims (a claims lesson's lines with their verdicts). Every number
+ * is a string as the window prints it (4 decimals, "-inf"). */
+EMSCRIPTEN_KEEPALIVE const char *web_describe(web_page *W)
+{
+    const gui_show *sh = &W->A.show;
+    const gui_state *s = &W->A.st;
+    const fs_trace *t = &sh->trace;
+    const fs_lesson *l = shown_lesson(W);
+    int64_t k = s->n > 0 ? s->step : -1;
+    jbuf j = {W->desc, 0, W->desc_cap};
+    if (!j.b) j.b = malloc(j.cap = 8192);
+    if (j.b) j.b[0] = 0;
+    char words[sizeof sh->source + 64];
+    fs_source_words(sh->source, words, sizeof words);
+    jput(&j, "{\"name\":");
+    jstr(&j, sh->name);
+    jput(&j, ",\"title\":");
+    jstr(&j, sh->title);
+    jput(&j, ",\"source\":");
+    jstr(&j, sh->source);
+    jput(&j, ",\"words\":");
+    jstr(&j, words);
+    jput(&j, ",\"intro\":");
+    jstr(&j, sh->intro);
+    jput(&j, ",\"scene\":\"%s\",\"lesson\":%s,\"step\":%lld,\"n\":%lld,\"kind\":\"%s\",\"say\":", gui_scene_str(sh->scene),
+         l ? "true" : "false", (long long)s->step, (long long)s->n, k >= 0 && k < t->n ? fs_event_kind_str(t->ev[k].kind) : "");
+    char *buf = malloc(8192);
+    if (buf) {
+        buf[0] = 0;
+        if (l) fs_lesson_say(l, fs_lesson_trace(l), k, buf, 8192);
+        if (!buf[0]) gui_narration(sh, k, buf, 8192);
+    }
+    jstr(&j, buf ? buf : "");
+    jput(&j, ",\"formulas\":[");
+    if (buf && k >= 0 && k < t->n) {
+        buf[0] = 0;
+        fs_lesson_describe(l, l ? fs_lesson_trace(l) : t, k, 4, buf, 8192);
+        int m = 0;
+        for (char *p = buf; p && *p;) {
+            char *sep = strstr(p, "; ");
+            if (sep) *sep = 0;
+            jput(&j, m++ ? "," : "");
+            jstr(&j, p);
+            p = sep ? sep + 2 : NULL;
+        }
+    }
+    free(buf);
+    jput(&j, "]");
+    changed_json(&j, t, k);
+    jput(&j, ",\"rows\":[");
+    row_ml rows[WEB_ROWS_MAX];
+    int nr = k >= 0 ? rows_at(t, k, rows, WEB_ROWS_MAX) : 0;
+    for (int i = 0; i < nr; i++) {
+        jput(&j, "%s{\"head\":%d,\"row\":%d,\"out\":%s,\"m\":", i ? "," : "", rows[i].head, rows[i].row,
+             rows[i].out ? "true" : "false");
+        jnum(&j, rows[i].m);
+        jput(&j, ",\"l\":");
+        jnum(&j, rows[i].l);
+        jput(&j, "}");
+    }
+    jput(&j, "]");
+    tile_json(&j, sh, k);
+    grid_json(&j, sh, k);
+    jput(&j, ",\"claims\":[");
+    for (int i = 0; i < sh->n_claims; i++) {
+        jput(&j, i ? ",[" : "[");
+        jstr(&j, sh->claims[i]);
+        jput(&j, ",");
+        jstr(&j, sh->claim_verdict[i]);
+        jput(&j, "]");
+    }
+    jput(&j, "]}");
+    W->desc = j.b;
+    W->desc_cap = j.b ? j.cap : 0;
+    return j.b ? j.b : "{}";
 }
 
 /* ---- "Run on this GPU": the traced WGSL kernels (src/kernels/webgpu, docs/webgpu.md) ---- */

@@ -2,8 +2,10 @@
 # run.sh WEBDIR FLASHSTEP [check_page.py options]: serve WEBDIR on a free loopback port and run
 # the page's checks in headless Chromium against the native program FLASHSTEP (make test-web):
 # check_page.py (the page without a GPU), check_layout.py (phone, tablet and laptop sizes),
-# check_gpu.py (the GPU panel on SwiftShader) and check_offline.py (the service worker: offline,
-# then updated; it serves copies of WEBDIR itself).
+# check_gpu.py (the GPU panel on SwiftShader), check_offline.py (the service worker: offline,
+# then updated; it serves copies of WEBDIR itself) and check_a11y.py (WCAG 2.1 AA: axe-core, which
+# scripts/web-axe.sh installs outside the tree, the accessibility tree, the keyboard alone,
+# reduced motion, zoom and a narrow screen).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 web=$1 bin=$2
@@ -45,6 +47,12 @@ echo "check_offline.py: the page offline and updated (a service worker)"
 timed check_offline.py python3 "$here/check_offline.py" "$web" || rc=1
 echo "check_layout.py: the page at phone, tablet and laptop sizes"
 timed check_layout.py python3 "$here/check_layout.py" "$url" || rc=1
+echo "check_a11y.py: the page for every student (WCAG 2.1 AA)"
+if axe=$(bash "$here/../../scripts/web-axe.sh"); then
+  timed check_a11y.py python3 "$here/check_a11y.py" "$url" "$bin" "$axe" || rc=1
+else
+  echo "check_a11y.py: FAIL: no axe-core (scripts/web-axe.sh)"; rc=1
+fi
 wait $gpu || rc=1
 cat "$gpu_log"
 exit $rc
