@@ -133,7 +133,7 @@ def terminal_steps(flashstep, lesson):
         lines = lines[:cut]
         words = " ".join(x.strip() for x in lines if x and not x.startswith("    ") and not x.startswith("──"))
         nums = re.findall(r"-?\d+\.\d{4}", "\n".join(x for x in lines if x.startswith("    ")))
-        steps[int(m.group(1)) - 1] = (re.sub(r"\s+", " ", words).strip(), nums)
+        steps[int(m.group(1))] = (re.sub(r"\s+", " ", words).strip(), nums)   # the terminal's index is the trace's
     return steps
 
 
@@ -148,9 +148,9 @@ def check_grid(b, flashstep, k):
     `flashstep play --terminal --all` prints them ("row R, tile (...), keys A..B ...: s = [...]")."""
     out = subprocess.run([flashstep, "play", "000_04", "--terminal", "--all"], capture_output=True, text=True, timeout=60).stdout
     want = {}
-    for m in re.finditer(r"── step (\d+) of \d+ · row .*?\n.*?row (\d+), tile \(Q \d+, KV \d+\), keys (\d+)\.\.\d+ [^:]*: s = \[([^\]]*)\]",
+    for m in re.finditer(r"── step (\d+) of 0–\d+ · row .*?\n.*?row (\d+), tile \(Q \d+, KV \d+\), keys (\d+)\.\.\d+ [^:]*: s = \[([^\]]*)\]",
                          out, flags=re.S):
-        if int(m.group(1)) - 1 > k:
+        if int(m.group(1)) > k:
             break
         for j, x in enumerate(m.group(4).split(", ")):
             want[(int(m.group(2)), int(m.group(3)) + j)] = x.strip()
