@@ -52,7 +52,8 @@ static void usage(FILE *f)
                "      s or Tab / S: next / previous significant step (rescale, skip, merge, output)\n"
                "      c / C: next / previous narrated step (one the lesson explains in its words)\n"
                "      ] / [: next / previous tile (a tile pair computed or skipped)\n"
-               "      m: the matrices   t: the mask and its tiles (any key returns)\n"
+               "      m: the matrices   t: the mask and its tiles   y: the glossary, every symbol and\n"
+               "         the lesson that defines it (y again: its next page; any other key returns)\n"
                "      a: questions on / off (on by default: before the steps that matter the player asks\n"
                "         for the next number; type it and Enter, or just Enter to see it)\n"
                "      Home or g: first page   End or G: last page   q: quit\n\n"
@@ -178,7 +179,7 @@ static int lines_of(printer fn, const player *p, int64_t arg)
 
 /* ---- the player's pages -------------------------------------------------------------------- */
 
-typedef enum { PRE_INTRO, PRE_MATRICES, PRE_MASK } pre_page;
+typedef enum { PRE_INTRO, PRE_MATRICES, PRE_MASK, PRE_GLOSSARY } pre_page;   /* the last: an overlay only */
 #define MAX_INTRO_PAGES 8
 
 struct player {
@@ -383,6 +384,7 @@ static int lay_out(FILE *f, block *b, int nb, int width)
 }
 
 static void footer_lines(FILE *f, const player *p, int64_t k);
+static void glossary_page(FILE *f, const player *p, int64_t part);
 
 /* Lines the page frame takes around a page's body on a screen: the title (with the source on
  * the first page), the heading, and the footer after a blank line. */
@@ -843,6 +845,7 @@ static void page(FILE *f, const player *p, int64_t k)
         case PRE_INTRO: intro_page(f, p, p->pre_arg[k]); break;
         case PRE_MATRICES: matrices_page(f, p, 0); break;
         case PRE_MASK: mask_page(f, p, 0); break;
+        case PRE_GLOSSARY: glossary_page(f, p, 0); break;   /* never a page of its own */
         }
     } else if (k < p->n_pre + p->n_steps) {
         if (p->claim_steps) claim_step(f, p, k - p->n_pre);
@@ -860,10 +863,10 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
     position(p, k, pos, sizeof pos);
     static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile";
     char more[96];
-    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · g/G first/last · q quit");
-    else if (p->asked) snprintf(more, sizeof more, "m matrices · t mask · a questions %s, %d/%d right · q quit",
+    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · y glossary · g/G · q quit");
+    else if (p->asked) snprintf(more, sizeof more, "m/t/y matrices/mask/glossary · a questions %s, %d/%d right · q",
                                 p->ask ? "on" : "off", p->right, p->asked);
-    else snprintf(more, sizeof more, "m matrices · t mask · a questions %s · g/G · q quit", p->ask ? "on" : "off");
+    else snprintf(more, sizeof more, "m matrices · t mask · y glossary · a questions %s · q quit", p->ask ? "on" : "off");
     wrap(f, keys, 0, p->width);
     int room = p->width - cols(more) - cols(pos);
     if (room >= 2) fprintf(f, "%s%*s%s\n", more, room, "", pos);
@@ -900,6 +903,49 @@ static bool paginate(player *p)
     p->check_first[++np] = nc;
     p->n_check_pages = np;
     return true;
+}
+
+/* ---- the glossary ------------------------------------------------------------------------- */
+
+/* One glossary entry: "ℓ (l)  the running sum …  — 000_00_four_numbers". */
+static void glossary_entry(FILE *f, const player *p, int64_t i)
+{
+    const fs_glossary_entry *g = fs_glossary_get((int)i);
+    char line[1024];
+    if (strcmp(g->symbol, g->ascii)) snprintf(line, sizeof line, "%s (%s): %s — %s", g->symbol, g->ascii, g->meaning, g->lesson);
+    else snprintf(line, sizeof line, "%s: %s — %s", g->symbol, g->meaning, g->lesson);
+    wrap(f, line, 0, p->width);
+}
+
+/* The glossary cut into pages that fit the screen: the first entry of page `part`, or the count
+ * of pages when part < 0. */
+static int glossary_first(const player *p, int part)
+{
+    int budget = p->height - frame_lines(p) - 1, first = 0, page_no = 0, used = 0;
+    if (budget < 3) budget = 3;
+    for (int i = 0; i < fs_glossary_count(); i++) {
+        int h = lines_of(glossary_entry, p, i);
+        if (i > first && used + h > budget) {
+            if (page_no == part) return first;
+            page_no++;
+            first = i;
+            used = 0;
+        }
+        used += h;
+    }
+    return part < 0 ? page_no + 1 : part == page_no ? first : -1;
+}
+
+/* Glossary page `part` (every symbol, its meaning, the lesson that defines it). */
+static void glossary_page(FILE *f, const player *p, int64_t part)
+{
+    int pages = glossary_first(p, -1), first = glossary_first(p, (int)part);
+    int last = part + 1 < pages ? glossary_first(p, (int)part + 1) : fs_glossary_count();
+    char head[128];
+    snprintf(head, sizeof head, "── glossary, %lld of %d: each symbol and the lesson that defines it ", (long long)part + 1,
+             pages);
+    heading(f, head, 20, p->width);
+    for (int i = first; i >= 0 && i < last; i++) glossary_entry(f, p, i);
 }
 
 /* ---- questions -------------------------------------------------------------------------- */
@@ -957,7 +1003,7 @@ static void question_printed(FILE *f, const player *p, int i)
 
 typedef enum {
     KEY_NONE, KEY_NEXT, KEY_BACK, KEY_FIRST, KEY_LAST, KEY_SIG_NEXT, KEY_SIG_BACK, KEY_NAR_NEXT, KEY_NAR_BACK,
-    KEY_TILE_NEXT, KEY_TILE_BACK, KEY_MATRICES, KEY_MASK, KEY_ASK, KEY_QUIT
+    KEY_TILE_NEXT, KEY_TILE_BACK, KEY_MATRICES, KEY_MASK, KEY_ASK, KEY_GLOSSARY, KEY_QUIT
 } play_key;
 
 static play_key read_key(void)
@@ -979,6 +1025,7 @@ static play_key read_key(void)
     case 'm': return KEY_MATRICES;
     case 't': return KEY_MASK;
     case 'a': return KEY_ASK;
+    case 'y': return KEY_GLOSSARY;
     case 27: {
         unsigned char s[3];
         if (read(STDIN_FILENO, &s[0], 1) != 1) return KEY_QUIT;
@@ -1298,7 +1345,8 @@ int cli_play_terminal(int argc, char **argv)
         raw_on = tcsetattr(STDIN_FILENO, TCSAFLUSH, &r) == 0;
     }
     int64_t k = start >= 0 ? pl.n_pre + start : 0;
-    int overlay = -1;   /* PRE_MATRICES or PRE_MASK shown over page k until the next key */
+    int overlay = -1;   /* PRE_MATRICES, PRE_MASK or PRE_GLOSSARY shown over page k until the next key */
+    int gloss = 0;      /* the glossary's page on show */
     const char *note = NULL;   /* said once above the footer: why a key did not move */
     bool quit = false;
     while (!quit) {
@@ -1322,11 +1370,12 @@ int cli_play_terminal(int argc, char **argv)
         else title(bf, &pl, 0);
         if (overlay == PRE_MATRICES) matrices_page(bf, &pl, 0);
         else if (overlay == PRE_MASK) mask_page(bf, &pl, 0);
+        else if (overlay == PRE_GLOSSARY) glossary_page(bf, &pl, gloss);
         else page(bf, &pl, k);
         if (overlay >= 0) {
             char pos[96], line[256];
             position(&pl, k, pos, sizeof pos);
-            snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask", pos);
+            snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask · y glossary", pos);
             wrap(ff, line, 0, pl.width);
         } else {
             footer_lines(ff, &pl, k);
@@ -1356,6 +1405,10 @@ int cli_play_terminal(int argc, char **argv)
             if (key == KEY_QUIT) quit = true;
             else if (key == KEY_MATRICES && was != PRE_MATRICES) overlay = PRE_MATRICES;
             else if (key == KEY_MASK && was != PRE_MASK) overlay = PRE_MASK;
+            else if (key == KEY_GLOSSARY) {   /* the next glossary page, after the last the first */
+                gloss = was == PRE_GLOSSARY ? (gloss + 1) % glossary_first(&pl, -1) : 0;
+                overlay = PRE_GLOSSARY;
+            }
             continue;
         }
         switch (key) {
@@ -1391,6 +1444,7 @@ int cli_play_terminal(int argc, char **argv)
         }
         case KEY_MATRICES: overlay = PRE_MATRICES; break;
         case KEY_MASK: overlay = PRE_MASK; break;
+        case KEY_GLOSSARY: overlay = PRE_GLOSSARY; gloss = 0; break;
         case KEY_ASK:
             pl.ask = !pl.ask;
             note = pl.nq == 0 ? "(this lesson asks no questions)"

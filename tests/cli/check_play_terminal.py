@@ -8,6 +8,7 @@ What a student at 80 x 24 must see (src/cli/cmd_play_terminal.c):
   - checks pages that fit the screen with the title on every one ("checks, page i of N");
   - `--step N` (interactive and with --all) and the chapter keys c/C (narrated steps) and ]/[ (tiles);
   - no line wider than 80 columns, and `lessons --course` within 80 columns;
+  - the glossary on `y` (every symbol, the lesson defining it), paged;
   - the questions: asked before their step, a wrong answer told the right one and why, the score
     in the footer, `a` turning them off, --all printing each with its answer (--no-questions: none).
 Steps carry the trace's 0-based index ("step 13 of 0–21"). One lesson and one step are drawn at
@@ -175,6 +176,14 @@ try:
     check("V (3 × 2)" in s, "m shows the matrices over a step", s)
     s = key("x", r"quit\s+step 0 of 0–6")
     check("step 0 of 0–6 · tile" in s, "any key returns from the matrices to the step", s)
+    s = key("y", r"glossary, 1 of \d+")
+    fits(s, title, "the glossary on y")
+    check(re.search(r"^ℓ \(l\): the running sum", s, re.M) is not None, "y shows the glossary: ℓ and its meaning", s)
+    pages = int(re.search(r"glossary, 1 of (\d+)", s).group(1))
+    s = key("y", rf"glossary, {min(2, pages)} of {pages}")
+    check(f"glossary, {min(2, pages)} of {pages}" in s, "y again: the glossary's next page", s)
+    s = key("x", r"quit\s+step 0 of 0–6")
+    check("step 0 of 0–6 · tile" in s, "any other key returns from the glossary", s)
     tmux("send-keys", "-t", "t", "q")
 
     start("000_07", "--step", "5")
