@@ -165,7 +165,7 @@ def check_grid(b, flashstep, k):
 def check_tree(b, url, flashstep):
     print("the accessibility tree: the step's words and the numbers of its formulas")
     b.send("Accessibility.enable")
-    for lesson, steps in (("000_04", [1, 2, 9, 15]), ("001_12", [4]), ("000_11", [13, 14])):
+    for lesson, steps in (("000_04", [1, 2, 10, 15]), ("001_12", [4]), ("000_11", [13, 14])):
         want = terminal_steps(flashstep, lesson)
         load(b, url, f"{lesson}/{steps[0]}")
         open_panel(b, "p-desc")
