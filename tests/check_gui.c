@@ -316,18 +316,24 @@ START_TEST(predict_mode)
     gui_show sh;
     gui_state s;
     demo_state("softmax", &sh, &s, 1);   /* z = [2, 5, 1, 4]: 5 is a new maximum at step 1 */
+    ck_assert_int_gt(sh.n_questions, 0);
     gui_cmd q = {GUI_CMD_PREDICT, 0, 0}, right = {GUI_CMD_STEP, 1, 0}, enter = {GUI_CMD_ENTER, 0, 0};
     gui_update(&s, &sh, &q);
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
-    gui_update(&s, &sh, &right);
-    /* Stopped before the rescale: still at step 0, asked for m_new = 5. */
-    ck_assert_int_eq(s.step, 0);
+    /* Right stops before the first step with a question, which is asked */
+    for (int n = 0; n < 10 && s.predict.phase != GUI_PREDICT_ASK; n++) gui_update(&s, &sh, &right);
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
-    ck_assert_int_eq(s.predict.at, 1);
-    ck_assert_int_eq(s.predict.ask, GUI_ASK_M_NEW);
-    ck_assert_double_eq(s.predict.expected, sh.trace.ev[1].m_new);
-    const char *typed = "5.0";
-    for (const char *p = typed; *p; p++) {
+    const fs_question *asked = &sh.questions[s.predict.qi];
+    ck_assert_int_eq(s.predict.at, asked->step);
+    ck_assert_int_eq(s.step, asked->step - 1);
+    char l[4][GUI_PREDICT_LEN];
+    ck_assert(gui_predict_text(&s, &sh, l));
+    ck_assert_msg(strstr(l[0], asked->prompt) != NULL, "the prompt is the question's: %s", l[0]);
+    /* the answer as the players print it, typed key by key (a choice by its number) */
+    char ans[64];
+    if (asked->numeric) fs_question_answer(asked, ans, sizeof ans);
+    else snprintf(ans, sizeof ans, "%d", asked->right + 1);
+    for (const char *p = ans; *p; p++) {
         gui_cmd ch = {GUI_CMD_CHAR, *p, 0};
         gui_update(&s, &sh, &ch);
     }
@@ -335,14 +341,30 @@ START_TEST(predict_mode)
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_SHOWN);
     ck_assert(s.predict.correct);
     ck_assert_int_eq(s.predict.n_right, 1);
-    gui_update(&s, &sh, &right);   /* applies the event */
-    ck_assert_int_eq(s.step, 1);
-    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
-    /* z = 1 (step 2) does not rescale; z = 4 (step 3) neither: no more questions until the end. */
+    ck_assert(gui_predict_text(&s, &sh, l));
+    ck_assert_msg(strstr(l[3], "Right:") && strstr(l[3], asked->why), "the feedback gives the reason: %s", l[3]);
+    /* Right: the step's next question, or the step applied */
+    int64_t at = s.predict.at;
     gui_update(&s, &sh, &right);
-    ck_assert_int_eq(s.step, 2);
+    ck_assert(s.predict.phase == GUI_PREDICT_ASK ? s.predict.at == at : s.step == at);
+    /* a wrong answer is shown as not quite, with the right one */
+    while (s.predict.phase != GUI_PREDICT_ASK && s.step < s.n - 1) gui_update(&s, &sh, &right);
+    if (s.predict.phase == GUI_PREDICT_ASK) {
+        for (const char *p = "9999"; *p; p++) {
+            gui_cmd ch = {GUI_CMD_CHAR, *p, 0};
+            gui_update(&s, &sh, &ch);
+        }
+        gui_update(&s, &sh, &enter);
+        ck_assert(!s.predict.correct);
+        ck_assert(gui_predict_text(&s, &sh, l));
+        ck_assert_msg(strstr(l[2], "not quite") && strstr(l[3], "Not quite: you typed 9999"), "%s / %s", l[2], l[3]);
+        gui_update(&s, &sh, &right);
+    }
+    /* Typing "0.4" while no question is pending neither types nor switches lessons. */
+    gui_update(&s, &sh, &q);
+    gui_update(&s, &sh, &q);   /* off and on again: armed */
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
-    /* Typing "0.4" before a question neither types nor switches lessons. */
+    int64_t step = s.step;
     char before[sizeof s.predict.input];
     memcpy(before, s.predict.input, sizeof before);
     for (const char *p = "0.4"; *p; p++) {
@@ -351,17 +373,9 @@ START_TEST(predict_mode)
     }
     ck_assert(!s.lesson_changed);
     ck_assert_int_eq(s.lesson, 0);
-    ck_assert_int_eq(s.step, 2);
+    ck_assert_int_eq(s.step, step);
     ck_assert_str_eq(s.predict.input, before);
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
-    ck_assert(gui_predict_match(0.0498, exp(-3.0)));
-    ck_assert(!gui_predict_match(0.06, exp(-3.0)));
-    ck_assert(gui_predict_match(1000.0, 1004.0));
-    ck_assert(!gui_predict_match(1000.0, 1010.0));
-    double x;
-    ck_assert(gui_predict_parse(" -0.5 ", &x) && x == -0.5);
-    ck_assert(!gui_predict_parse("0.5.1", &x));
-    ck_assert(!gui_predict_parse("", &x));
     gui_show_free(&sh);
 }
 END_TEST

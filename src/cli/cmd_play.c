@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "terminal player.\n\n"
             "keys: Space play/pause; Right/Left one event; Shift+Right/Left next/previous significant\n"
             "event (rescale, skip, merge, output); Up/Down speed; Home/End; L or 1-9, 0 lesson; Q predict\n"
-            "mode; +/- scale; T theme; F full screen; P save PNG; [ / ] fewer / more decode splits;\n"
+            "mode (the lesson's questions, asked before their steps); +/- scale; T theme; F full screen; P save PNG; [ / ] fewer / more decode splits;\n"
             "? help; Esc quit. Mouse: drag the timeline, hover a cell for its exact value, click a\n"
             "row to follow it.\n\n"
             "  --terminal         use the terminal player (its own options follow: --all, --digits N)\n"

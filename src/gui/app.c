@@ -134,6 +134,7 @@ static void resplit(app *A, int dir)
     A->show.trace = t;
     A->show.run = r;
     A->show.narrate = NULL;   /* the lesson's words were for the old split */
+    gui_show_questions(&A->show, NULL);   /* and so were its questions */
     double frac = A->st.n > 1 ? (double)A->st.step / (double)(A->st.n - 1) : 0;
     gui_state_attach(&A->st, &A->show);
     A->st.step = (int64_t)llround(frac * (double)(A->st.n - 1));

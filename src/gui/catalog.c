@@ -110,6 +110,7 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
         return 2;
     }
     if (show->trace.n > 0 && show->correct.n > 0) show->diverge = gui_first_divergence(&show->trace, &show->correct);
+    gui_show_questions(show, l);   /* the lesson's questions (predict mode) */
     return 0;
 }
 

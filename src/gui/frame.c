@@ -261,8 +261,8 @@ static void draw_help(gui_draw *d)
         "               value, the text bar for all of a long text;",
         "               click a row to follow it (again: let go)",
         "L, 1-9, 0      lesson list, pick lesson 1-10",
-        "Q              predict mode: type m_new or alpha before a",
-        "               rescale, Enter to check, Right to reveal",
+        "Q              predict mode: answer the next number before",
+        "               a step that matters, Enter to check it",
         "+ / -          bigger / smaller (projector mode)",
         "T              theme: dark, light, high contrast",
         "F              full screen",
@@ -295,7 +295,7 @@ static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names,
 /* Predict mode's question, in the room gui_layout_for keeps free below the scene. */
 static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
 {
-    char l[4][160];
+    char l[4][GUI_PREDICT_LEN];
     if (!gui_predict_text(s, show, l)) return;
     const gui_predict *p = &s->predict;
     const gui_layout *L = &d->L;

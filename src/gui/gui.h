@@ -20,6 +20,7 @@
 
 #include "engine/run.h"
 #include "engine/trace.h"
+#include "lesson/lesson.h"
 
 /* ---------------------------------------------------------------------------------------------
  * What is shown: one lesson (or demo), its problem and its trace. */
@@ -68,6 +69,8 @@ typedef struct {
     const char *(*narrate)(void *ctx, int64_t step);
     void *narrate_ctx;
     void (*narrate_free)(void *ctx);
+    fs_question *questions; /* predict mode's questions, in step order (gui_show_questions); owned */
+    int n_questions;
     void *owned[8];         /* buffers freed with the show (inputs, mask bits) */
 } gui_show;
 
@@ -305,31 +308,25 @@ const char *gui_cmd_str(gui_cmd_kind k);
 #define GUI_SPEEDS 15  /* events per second: 0.5, 1, 2, 4, … 8192 (the fast ones are for tests) */
 double gui_speed_eps(int level);
 
+/* Predict mode asks the show's questions (gui_show.questions: the question engine's, lesson.h),
+ * each before the step it is about, and judges the answer with fs_question_judge. */
 typedef enum {
     GUI_PREDICT_OFF = 0,   /* predict mode off */
-    GUI_PREDICT_ARMED,     /* on; waiting for a rescale to come */
-    GUI_PREDICT_ASK,       /* stopped before a rescale; the learner types */
-    GUI_PREDICT_SHOWN,     /* the answer is shown; the next step applies the event */
+    GUI_PREDICT_ARMED,     /* on; waiting for a step with a question */
+    GUI_PREDICT_ASK,       /* stopped before that step; the learner types */
+    GUI_PREDICT_SHOWN,     /* the answer is shown; the next step asks the step's next question or applies it */
 } gui_predict_phase;
 
-typedef enum { GUI_ASK_M_NEW = 0, GUI_ASK_ALPHA } gui_ask;
+#define GUI_PREDICT_LEN 900   /* bytes of one line of gui_predict_text */
 
 typedef struct {
     gui_predict_phase phase;
-    gui_ask ask;           /* what is asked at this stop */
-    int64_t at;            /* the step being predicted */
-    double expected;
-    double typed;
+    int qi;                /* the question asked (an index into the show's questions) */
+    int64_t at;            /* the step it is about */
     bool correct;
     char input[24];
     int n_asked, n_right;
 } gui_predict;
-
-/* Whether typed answer x counts as right for expected value e: within 0.005 absolute or 0.5 %
- * relative (the learner types a few digits), and −∞ must be typed as "-inf". */
-bool gui_predict_match(double x, double e);
-/* Parse what was typed ("0.62", "-inf", "1e-3"); false when it is not a number. */
-bool gui_predict_parse(const char *s, double *x);
 
 typedef enum {
     GUI_HOVER_NONE = 0, GUI_HOVER_CELL, GUI_HOVER_TIMELINE, GUI_HOVER_ROW,
@@ -374,9 +371,14 @@ void gui_state_attach(gui_state *s, const gui_show *show);
  * the question never covers the scene's text. Update's hit tests and draw both use this. */
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
 
-/* The question's four lines while predict mode asks or shows its answer (the event, the
- * question, what was typed or the answer, the keys); false when there is no question. */
-bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][160]);
+/* The question's four lines while predict mode asks or shows its answer: the prompt (the numbers
+ * it needs), the choices ("" for a number), the answer line (what is typed, or the answer and
+ * whether it was right), the keys or the feedback with its reason and the score. */
+bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PREDICT_LEN]);
+/* Fill show->questions from its lesson (l, NULL for a demo or a problem of one's own: the run's
+ * questions over the trace; none for a pitfall demo, which has no lesson to say which run is the
+ * correct one). Returns false when out of memory (then no questions). */
+bool gui_show_questions(gui_show *show, const fs_lesson *l);
 
 /* The command a key gives in the current mode (predict input takes digits, the lesson menu
  * takes numbers). */

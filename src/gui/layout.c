@@ -141,7 +141,7 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             L.side.h += 2 * slack;
         }
     }
-    char l[4][160];
+    char l[4][GUI_PREDICT_LEN];
     if (!gui_predict_text(s, show, l)) return L;
     /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
      * size, the keys in the small size. */

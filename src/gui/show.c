@@ -53,8 +53,25 @@ gui_traffic gui_trace_traffic(const gui_show *show, int64_t k, int head, int ele
     return t;
 }
 
+bool gui_show_questions(gui_show *show, const fs_lesson *l)
+{
+    free(show->questions);
+    show->questions = NULL;
+    show->n_questions = 0;
+    int n = l ? fs_lesson_questions(l, 4, NULL, 0)
+              : show->correct.n > 0 ? 0 : fs_run_questions(&show->run, &show->trace, 4, NULL, 0);
+    if (n <= 0) return true;
+    show->questions = calloc((size_t)n, sizeof *show->questions);
+    if (!show->questions) return false;
+    show->n_questions = l ? fs_lesson_questions(l, 4, show->questions, n)
+                          : fs_run_questions(&show->run, &show->trace, 4, show->questions, n);
+    if (show->n_questions > n) show->n_questions = n;
+    return true;
+}
+
 void gui_show_free(gui_show *show)
 {
+    free(show->questions);
     fs_trace_free(&show->trace);
     fs_trace_free(&show->correct);
     free(show->parent);
@@ -280,6 +297,7 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
                    "001 and 002 name PagedAttention (vLLM); our example");
         if (st == FS_OK) {
             show->run = r;
+            gui_show_questions(show, NULL);
             return 0;
         }
         fprintf(err, "flashstep: demo '%s': %s\n", name, fs_status_str(st));
@@ -319,6 +337,7 @@ int gui_demo_load(const char *name, gui_show *show, FILE *err)
         gui_show_free(show);
         return 2;
     }
+    gui_show_questions(show, NULL);
     return 0;
 }
 
@@ -415,6 +434,7 @@ int gui_problem_load(const fs_run *run, const int32_t *parent, int n_parent, con
         gui_show_free(show);
         return 2;
     }
+    gui_show_questions(show, NULL);
     return 0;
 }
 

@@ -65,88 +65,63 @@ double gui_speed_eps(int level)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Predict mode. */
+ * Predict mode: the show's questions (the question engine's), each asked before its step. */
 
-bool gui_predict_parse(const char *s, double *x)
+/* The first question about step k after question `after` (−1: from the first), or −1. */
+static int question_at(const gui_show *show, int64_t k, int after)
 {
-    while (isspace((unsigned char)*s)) s++;
-    if (!*s) return false;
-    if (!strcasecmp(s, "-inf")) { *x = -INFINITY; return true; }
-    char *end;
-    double v = strtod(s, &end);
-    while (isspace((unsigned char)*end)) end++;
-    if (*end || isnan(v) || isinf(v)) return false;
-    *x = v;
-    return true;
+    for (int i = after + 1; i < show->n_questions; i++)
+        if (show->questions[i].step == k) return i;
+    return -1;
 }
 
-bool gui_predict_match(double x, double e)
-{
-    if (isinf(e) || isinf(x)) return isinf(e) && isinf(x) && (e < 0) == (x < 0);
-    if (isnan(x) || isnan(e)) return false;
-    double d = fabs(x - e);
-    return d <= 0.005 || d <= 0.005 * fabs(e);
-}
-
-/* A step the learner is asked to predict: a row (or element) update whose new maximum rescales
- * what was accumulated, exactly the significant ROW / ELEM events. */
-static bool predict_candidate(const fs_trace *t, int64_t k)
-{
-    if (k < 0 || k >= t->n) return false;
-    const fs_event *e = &t->ev[k];
-    return (e->kind == FS_EV_ROW || e->kind == FS_EV_ELEM) && fs_event_significant(e);
-}
-
-static void predict_ask(gui_state *s, const fs_trace *t, int64_t k)
+static void predict_ask(gui_state *s, int64_t k, int qi)
 {
     gui_predict *p = &s->predict;
-    const fs_event *e = &t->ev[k];
     p->phase = GUI_PREDICT_ASK;
     p->at = k;
-    p->ask = (p->n_asked % 2 == 0) ? GUI_ASK_M_NEW : GUI_ASK_ALPHA;
-    p->expected = p->ask == GUI_ASK_M_NEW ? e->m_new : e->alpha;
+    p->qi = qi;
     p->input[0] = 0;
-    p->typed = NAN;
     p->correct = false;
-    p->n_asked++;
     s->playing = false;
 }
 
-static void predict_reveal(gui_state *s)
+static void predict_reveal(gui_state *s, const gui_show *show)
 {
     gui_predict *p = &s->predict;
-    double x;
-    p->correct = false;
-    if (gui_predict_parse(p->input, &x)) {
-        p->typed = x;
-        p->correct = gui_predict_match(x, p->expected);
+    if (p->qi < 0 || p->qi >= show->n_questions) return;
+    char fb[8];
+    p->correct = fs_question_judge(&show->questions[p->qi], p->input, fb, sizeof fb);
+    if (p->input[0]) {
+        p->n_asked++;
+        p->n_right += p->correct;
     }
-    if (p->correct) p->n_right++;
     p->phase = GUI_PREDICT_SHOWN;
 }
 
-bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][160])
+bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PREDICT_LEN])
 {
     const gui_predict *p = &s->predict;
     if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return false;
-    if (p->at < 0 || p->at >= show->trace.n) return false;
-    const fs_event *e = &show->trace.ev[p->at];
-    char a[32], b[32], c[32];
-    const char *what = p->ask == GUI_ASK_M_NEW ? "m_new" : "α";
-    if (e->kind == FS_EV_ELEM)
-        snprintf(l[0], 160, "Next: z[%d] = %s arrives. m_old = %s.", e->c0, gui_fmt(e->x, a, 32), gui_fmt(e->m_old, b, 32));
-    else
-        snprintf(l[0], 160, "Next: row %d meets keys %d-%d, block max m_blk = %s; m_old = %s.", e->row, e->c0,
-                 e->c1 - 1, gui_fmt(e->m_blk, a, 32), gui_fmt(e->m_old, b, 32));
-    snprintf(l[1], 160, "What is %s%s?", what,
-             p->ask == GUI_ASK_ALPHA ? " = exp(m_old - m_new)" : e->kind == FS_EV_ELEM ? " = max(m_old, z)" : " = max(m_old, m_blk)");
+    if (p->qi < 0 || p->qi >= show->n_questions || p->at < 0 || p->at >= show->trace.n) return false;
+    const fs_question *q = &show->questions[p->qi];
+    snprintf(l[0], GUI_PREDICT_LEN, "Before step %lld: %s", (long long)p->at, q->prompt);
+    l[1][0] = 0;
+    for (int o = 0; !q->numeric && o < q->n_options; o++) {
+        size_t n = strlen(l[1]);
+        snprintf(l[1] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, q->options[o]);
+    }
     if (p->phase == GUI_PREDICT_ASK) {
-        snprintf(l[2], 160, "%s = %s_", what, p->input);
-        snprintf(l[3], 160, "Enter: check   Right: reveal   Q: predict mode off");
+        snprintf(l[2], GUI_PREDICT_LEN, "answer: %s_", p->input);
+        snprintf(l[3], GUI_PREDICT_LEN, "Enter: check (empty: see the answer)   Right: reveal   Q: predict mode off");
     } else {
-        snprintf(l[2], 160, "%s = %s   %s", what, gui_fmt(p->expected, c, 32),
-                 !isnan(p->typed) ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
-        snprintf(l[3], 160, "Right: apply the step   score %d / %d", p->n_right, p->n_asked);
+        char ans[64];
+        fs_question_answer(q, ans, sizeof ans);
+        snprintf(l[2], GUI_PREDICT_LEN, "answer: %s   %s", ans,
+                 p->input[0] ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
+        char fb[GUI_PREDICT_LEN - 64];
+        fs_question_judge(q, p->input, fb, sizeof fb);
+        snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: on   score %d / %d", fb, p->n_right, p->n_asked);
     }
     return true;
 }
@@ -178,28 +153,35 @@ static void seek(gui_state *s, int64_t k)
     if (s->predict.phase != GUI_PREDICT_OFF) s->predict.phase = GUI_PREDICT_ARMED;
 }
 
-/* Move forward to step k, stopping before a rescale when predict mode is on. */
+/* Move forward to step k, stopping before a step with a question when predict mode is on. */
 static void forward(gui_state *s, const gui_show *show, int64_t k)
 {
     if (k > s->n - 1) k = s->n - 1;
     if (k <= s->step) return;
     gui_predict *p = &s->predict;
-    if (p->phase == GUI_PREDICT_ASK) { predict_reveal(s); return; }
+    if (p->phase == GUI_PREDICT_ASK) { predict_reveal(s, show); return; }
     int64_t from = s->step + 1;
     if (p->phase == GUI_PREDICT_SHOWN && p->at == from) {
-        /* The answer was shown: this step applies the event. */
+        /* The answer was shown: the step's next question, else this step applies the event. */
+        int next = question_at(show, from, p->qi);
+        if (next >= 0) {
+            predict_ask(s, from, next);
+            return;
+        }
         s->step = from;
         p->phase = GUI_PREDICT_ARMED;
         from++;
         if (k < from) return;
     }
     if (p->phase == GUI_PREDICT_ARMED) {
-        for (int64_t i = from; i <= k; i++)
-            if (predict_candidate(&show->trace, i)) {
+        for (int64_t i = from; i <= k; i++) {
+            int qi = question_at(show, i, -1);
+            if (qi >= 0) {
                 s->step = i - 1;
-                predict_ask(s, &show->trace, i);
+                predict_ask(s, i, qi);
                 return;
             }
+        }
     }
     s->step = k;
 }
@@ -457,7 +439,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
             s->predict.input[n] = (char)c->a;
             s->predict.input[n + 1] = 0;
         } else if (s->predict.phase == GUI_PREDICT_ARMED) {
-            set_status(s, "no question yet: Right steps on to the next rescale, where predict mode asks");
+            set_status(s, "no question yet: Right steps on to the next step with a question");
         } else if (s->predict.phase == GUI_PREDICT_SHOWN) {
             set_status(s, "the answer is shown: Right applies the step");
         }
@@ -469,11 +451,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         break;
     }
     case GUI_CMD_ENTER:
-        if (s->predict.phase == GUI_PREDICT_ASK) {
-            double x;
-            if (!gui_predict_parse(s->predict.input, &x)) set_status(s, "type a number, then Enter");
-            else predict_reveal(s);
-        }
+        if (s->predict.phase == GUI_PREDICT_ASK) predict_reveal(s, show);   /* empty: the answer, revealed */
         break;
     case GUI_CMD_RESIZE:
         s->w = c->a > 0 ? c->a : s->w;
