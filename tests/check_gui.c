@@ -311,6 +311,37 @@ START_TEST(timeline_click_and_drag)
 }
 END_TEST
 
+/* ? cycles through the keys and the glossary's pages; Esc closes the glossary. */
+START_TEST(help_then_glossary)
+{
+    gui_show sh;
+    gui_state s;
+    demo_state("softmax", &sh, &s, 1);
+    const int pages = (fs_glossary_count() + GUI_GLOSSARY_PER_PAGE - 1) / GUI_GLOSSARY_PER_PAGE;
+    ck_assert_int_gt(pages, 1);
+    gui_cmd help = {GUI_CMD_HELP, 0, 0}, esc = {GUI_CMD_QUIT, 0, 0};
+    ck_assert_int_eq(s.glossary, -1);
+    gui_update(&s, &sh, &help);
+    ck_assert(s.help);
+    ck_assert_int_eq(s.glossary, -1);
+    for (int p = 0; p < pages; p++) {
+        gui_update(&s, &sh, &help);
+        ck_assert(!s.help);
+        ck_assert_int_eq(s.glossary, p);
+    }
+    gui_update(&s, &sh, &help);
+    ck_assert_int_eq(s.glossary, -1);
+    ck_assert(!s.help);
+    gui_update(&s, &sh, &help);
+    gui_update(&s, &sh, &help);
+    ck_assert_int_eq(s.glossary, 0);
+    gui_update(&s, &sh, &esc);   /* Esc closes the glossary, and does not quit */
+    ck_assert_int_eq(s.glossary, -1);
+    ck_assert(!s.quit);
+    gui_show_free(&sh);
+}
+END_TEST
+
 START_TEST(predict_mode)
 {
     gui_show sh;
@@ -1292,6 +1323,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, stepping_and_significant);
     tcase_add_test(t, timeline_click_and_drag);
     tcase_add_test(t, predict_mode);
+    tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);

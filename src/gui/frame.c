@@ -268,9 +268,48 @@ static void draw_help(gui_draw *d)
         "F              full screen",
         "[ / ]          decode: fewer / more splits (same output)",
         "P              save this frame as PNG",
-        "?              this help       Esc  close / quit",
+        "?              this help; ? again: the glossary of symbols",
+        "Esc            close / quit",
     };
     draw_box_lines(d, "Keys", lines, (int)(sizeof lines / sizeof lines[0]), 62);
+}
+
+/* The glossary's page p: each symbol, what it is, the lesson that defines it, wrapped at 64
+ * characters (UTF-8 counted). */
+static void draw_glossary(gui_draw *d, int p)
+{
+    char buf[64][200];
+    const char *lines[64];
+    int m = 0;
+    const int first = p * GUI_GLOSSARY_PER_PAGE, n = fs_glossary_count(), pages = (n + GUI_GLOSSARY_PER_PAGE - 1) / GUI_GLOSSARY_PER_PAGE;
+    for (int i = first; i < n && i < first + GUI_GLOSSARY_PER_PAGE && m < 60; i++) {
+        const fs_glossary_entry *g = fs_glossary_get(i);
+        char entry[640];
+        snprintf(entry, sizeof entry, "%s: %s (%s)", g->symbol, g->meaning, g->lesson);
+        const char *s = entry;
+        bool first_line = true;
+        while (*s && m < 60) {
+            /* the longest run of whole words within 64 characters (60 after the first line) */
+            int room = first_line ? 64 : 60, chars = 0;
+            const char *e = s, *cut = NULL;
+            while (*e && chars < room) {
+                if (*e == ' ') cut = e;
+                e++;
+                while (((unsigned char)*e & 0xC0) == 0x80) e++;
+                chars++;
+            }
+            if (*e && cut && cut > s) e = cut;
+            snprintf(buf[m], sizeof buf[m], "%s%.*s", first_line ? "" : "    ", (int)(e - s), s);
+            lines[m] = buf[m];
+            m++;
+            s = e;
+            while (*s == ' ') s++;
+            first_line = false;
+        }
+    }
+    char title[96];
+    snprintf(title, sizeof title, "Glossary %d of %d (? next page, Esc closes)", p + 1, pages);
+    draw_box_lines(d, title, lines, m, 66);
 }
 
 static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names, int n)
@@ -328,4 +367,5 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     draw_predict(d, s, show);
     if (s->menu) draw_menu(d, s, catalog, n_catalog);
     if (s->help) draw_help(d);
+    if (s->glossary >= 0) draw_glossary(d, s->glossary);
 }

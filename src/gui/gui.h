@@ -305,6 +305,7 @@ const char *gui_cmd_str(gui_cmd_kind k);
 /* ---------------------------------------------------------------------------------------------
  * The state of the window (what update changes and draw reads). */
 
+#define GUI_GLOSSARY_PER_PAGE 7   /* glossary entries on one page of its overlay */
 #define GUI_SPEEDS 15  /* events per second: 0.5, 1, 2, 4, … 8192 (the fast ones are for tests) */
 double gui_speed_eps(int level);
 
@@ -338,6 +339,7 @@ typedef struct {
     int scale_pct;          /* user scale, 50 … 300 */
     gui_theme_id theme;
     bool fullscreen, help, menu, quit;
+    int glossary;           /* the glossary's page on show (? again after the keys), −1 none */
     int menu_sel;           /* highlighted entry of the lesson list */
     bool save_png;          /* a frame save was asked; the platform clears it */
     int catalog_n, lesson;  /* lesson shown; a change asks the platform to load another */

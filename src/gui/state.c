@@ -189,6 +189,7 @@ static void forward(gui_state *s, const gui_show *show, int64_t k)
 void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
 {
     memset(s, 0, sizeof *s);
+    s->glossary = -1;
     s->w = w;
     s->h = h;
     s->scale_pct = 100;
@@ -333,7 +334,8 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     switch (c->kind) {
     case GUI_CMD_NONE: break;
     case GUI_CMD_QUIT:
-        if (s->help) s->help = false;
+        if (s->glossary >= 0) s->glossary = -1;
+        else if (s->help) s->help = false;
         else if (s->menu) s->menu = false;
         else s->quit = true;
         break;
@@ -423,7 +425,18 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     }
     case GUI_CMD_THEME: s->theme = (gui_theme_id)((s->theme + 1) % GUI_THEME_COUNT); break;
     case GUI_CMD_SAVE_PNG: s->save_png = true; break;
-    case GUI_CMD_HELP: s->help = !s->help; break;
+    case GUI_CMD_HELP: {
+        /* ? cycles: the keys, then the glossary's pages, then nothing */
+        const int pages = (fs_glossary_count() + GUI_GLOSSARY_PER_PAGE - 1) / GUI_GLOSSARY_PER_PAGE;
+        if (s->glossary >= 0) s->glossary = s->glossary + 1 < pages ? s->glossary + 1 : -1;
+        else if (s->help) {
+            s->help = false;
+            s->glossary = pages > 0 ? 0 : -1;
+        } else {
+            s->help = true;
+        }
+        break;
+    }
     case GUI_CMD_PREDICT:
         if (s->predict.phase == GUI_PREDICT_OFF) {
             s->predict.phase = GUI_PREDICT_ARMED;
