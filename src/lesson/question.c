@@ -495,7 +495,6 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
 
 /* ---- choosing the moments ------------------------------------------------------------------ */
 
-typedef bool (*ask_fn)(const ctx *, int64_t, fs_question *);
 
 static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q);
 
