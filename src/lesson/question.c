@@ -495,7 +495,6 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
 
 /* ---- choosing the moments ------------------------------------------------------------------ */
 
-
 static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q);
 
 /* A question, its prompt starting with a capital letter. */
