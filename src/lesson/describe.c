@@ -17,14 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-    char *buf;
-    size_t n, len;   /* capacity, length wanted so far */
-    char ring[16][48];   /* formatted numbers, so that several fit in one put() */
-    int k;
-} sb;
+typedef fs_sb sb;
 
-static void put(sb *b, const char *fmt, ...)
+void fs_sb_put(fs_sb *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -35,29 +30,29 @@ static void put(sb *b, const char *fmt, ...)
 }
 
 /* A number at the given decimals: "-inf", "inf", "nan" spelled out. Uses the builder's ring of
- * buffers so several can appear in one put(). */
+ * buffers so several can appear in one fs_sb_put(). */
 static const char *num_(sb *b, double x, int digits)
 {
     char *s = b->ring[b->k++ & 15];
-    if (isnan(x)) snprintf(s, 48, "nan");
-    else if (isinf(x)) snprintf(s, 48, x < 0 ? "-inf" : "inf");
-    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 48, "%.*e", digits > 1 ? digits - 1 : 1, x);
-    else snprintf(s, 48, "%.*f", digits, x);
+    if (isnan(x)) snprintf(s, 64, "nan");
+    else if (isinf(x)) snprintf(s, 64, x < 0 ? "-inf" : "inf");
+    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 64, "%.*e", digits > 1 ? digits - 1 : 1, x);
+    else snprintf(s, 64, "%.*f", digits, x);
     return s;
 }
 
 static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)
 {
     const double *v = fs_trace_at(t, off);
-    put(b, "[");
+    fs_sb_put(b, "[");
     if (!v) {
-        put(b, "]");
+        fs_sb_put(b, "]");
         return;
     }
     int32_t shown = n < 8 ? n : 8;
-    for (int32_t i = 0; i < shown; i++) put(b, "%s%s", i ? ", " : "", num_(b, v[i], digits));
-    if (n > shown) put(b, ", … (%d)", n);
-    put(b, "]");
+    for (int32_t i = 0; i < shown; i++) fs_sb_put(b, "%s%s", i ? ", " : "", num_(b, v[i], digits));
+    if (n > shown) fs_sb_put(b, ", … (%d)", n);
+    fs_sb_put(b, "]");
 }
 
 static const char *label(const fs_lesson *l, int32_t i, char *tmp, size_t n)
@@ -97,11 +92,11 @@ static void put_dropped(sb *b, const fs_trace *t, const fs_event *e, const char 
 {
     if (e->drop < 0) return;
     const double *v = fs_trace_at(t, e->drop);
-    put(b, "; dropout %g: %s ", e->dropout, what);
-    if (!e->n_drop) put(b, "no cell here");
-    for (int32_t k = 0; k < e->n_drop && k < 12; k++) put(b, "%s(%d, %d)", k ? " " : "", (int)v[2 * k], (int)v[2 * k + 1]);
-    if (e->n_drop > 12) put(b, " and %d more", e->n_drop - 12);
-    put(b, ", the kept weights × 1/(1 − p) = %.4g", 1.0 / (1.0 - e->dropout));
+    fs_sb_put(b, "; dropout %g: %s ", e->dropout, what);
+    if (!e->n_drop) fs_sb_put(b, "no cell here");
+    for (int32_t k = 0; k < e->n_drop && k < 12; k++) fs_sb_put(b, "%s(%d, %d)", k ? " " : "", (int)v[2 * k], (int)v[2 * k + 1]);
+    if (e->n_drop > 12) fs_sb_put(b, " and %d more", e->n_drop - 12);
+    fs_sb_put(b, ", the kept weights × 1/(1 − p) = %.4g", 1.0 / (1.0 - e->dropout));
 }
 /* Backward: "rows 0-1, 4" — the query rows of head h (keys of KV head h when keys) whose last
  * BROW (BKEY) in the whole trace is at or before step: their dQ (dK, dV) rows are final. A row
@@ -130,13 +125,13 @@ static void put_finished(sb *b, const fs_trace *t, int64_t step, int h, bool key
         }
         if (fin && run0 < 0) run0 = i;
         if (!fin && run0 >= 0) {
-            if (shown++ >= 6) { put(b, ", …"); return; }
-            if (i - 1 > run0) put(b, "%s%d-%d", shown > 1 ? ", " : "", run0, i - 1);
-            else put(b, "%s%d", shown > 1 ? ", " : "", run0);
+            if (shown++ >= 6) { fs_sb_put(b, ", …"); return; }
+            if (i - 1 > run0) fs_sb_put(b, "%s%d-%d", shown > 1 ? ", " : "", run0, i - 1);
+            else fs_sb_put(b, "%s%d", shown > 1 ? ", " : "", run0);
             run0 = -1;
         }
     }
-    if (!shown) put(b, "none");
+    if (!shown) fs_sb_put(b, "none");
 }
 
 /* The variant that computed trace t: the lesson's pitfall for its own trace, none for its compare
@@ -175,57 +170,57 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
     const bool no_beta = pit == FS_PITFALL_GLOBAL_MAX_NO_BETA || pit == FS_PITFALL_BLOCK_MAX_NO_BETA;
     if (!masked && e->m_new == -INFINITY) {
         if (no_beta)
-            put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1 by the guard, and this variant has no β");
+            fs_sb_put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1 by the guard, and this variant has no β");
         else
-            put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
+            fs_sb_put(b, "; nothing visible yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
                    "(exp(-inf − (-inf)) would be NaN)");
         return false;
     }
-    put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
+    fs_sb_put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
         num_(b, e->m_new, D));
-    put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, D));
+    fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, D));
     if (isnan(e->alpha))
-        put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
-    put(b, "; ");
+        fs_sb_put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
+    fs_sb_put(b, "; ");
     switch (pit) {
     case FS_PITFALL_GLOBAL_MAX_NO_BETA: {
         const double *s = fs_trace_at(t, e->s_row);
         double sum = 0;
         for (int32_t j = 0; s && j < e->n_s; j++)
             if (s[j] != -INFINITY) sum += e2 ? exp2(s[j] - e->m_new) : exp(s[j] - e->m_new);
-        put(b, "β = 1: P = %s(s − m_new) is taken against the running max m_new = %s, so no β; "
+        fs_sb_put(b, "β = 1: P = %s(s − m_new) is taken against the running max m_new = %s, so no β; "
                "ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; o = ",
             EXP, num_(b, e->m_new, D), num_(b, e->alpha, D), num_(b, e->l_old, D), num_(b, sum, D), num_(b, e->l_new, D));
         return true;
     }
     case FS_PITFALL_BLOCK_MAX_NO_BETA:
-        put(b, "β = 1: this variant adds P̃ = %s(s − m_blk) unscaled", EXP);
+        fs_sb_put(b, "β = 1: this variant adds P̃ = %s(s − m_blk) unscaled", EXP);
         if (e->m_blk != -INFINITY && e->m_blk < e->m_new) {
             double right = e2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new);
-            put(b, " (β would be %s(%s − %s) = %s)", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D),
+            fs_sb_put(b, " (β would be %s(%s − %s) = %s)", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D),
                 num_(b, right, D));
         }
-        put(b, "; ");
+        fs_sb_put(b, "; ");
         break;
     case FS_PITFALL_MASKED_DOC_FIX:
         if (e->m_blk == -INFINITY) {
-            put(b, "β = 0 and ℓ_blk = 0 by 001's guard (nothing visible here); ");
+            fs_sb_put(b, "β = 0 and ℓ_blk = 0 by 001's guard (nothing visible here); ");
             break;
         }
         /* fall through */
     default:
-        put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, D));
-        if (isnan(e->beta)) put(b, " (NaN too)");
+        fs_sb_put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, D));
+        if (isnan(e->beta)) fs_sb_put(b, " (NaN too)");
         if (pit == FS_PITFALL_MASKED_NAN && isnan(e->l_blk))
-            put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
-        put(b, "; ");
+            fs_sb_put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
+        fs_sb_put(b, "; ");
         break;
     }
-    put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, D), num_(b, e->l_old, D),
+    fs_sb_put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, D), num_(b, e->l_old, D),
         num_(b, e->beta, D), num_(b, e->l_blk, D), num_(b, e->l_new, D));
-    if (isnan(e->l_new) && !isnan(e->l_old)) put(b, " (0 · NaN is NaN: the sum is lost)");
-    else if (isnan(e->l_new)) put(b, " (NaN since an earlier step)");
-    put(b, "; o = ");
+    if (isnan(e->l_new) && !isnan(e->l_old)) fs_sb_put(b, " (0 · NaN is NaN: the sum is lost)");
+    else if (isnan(e->l_new)) fs_sb_put(b, " (NaN since an earlier step)");
+    fs_sb_put(b, "; o = ");
     return true;
 }
 
@@ -234,19 +229,19 @@ static void query_row(sb *b, const fs_lesson *l, const fs_trace *t, const fs_eve
 {
     char t1[64];
     double sc = s ? s[0] : NAN;
-    put(b, "key %s: score = %s; ", label(l, e->c0, t1, sizeof t1), num_(b, sc, D));
+    fs_sb_put(b, "key %s: score = %s; ", label(l, e->c0, t1, sizeof t1), num_(b, sc, D));
     if (e->m_new == -INFINITY) {
-        put(b, "nothing visible yet: m stays -inf, ℓ stays 0; α = 1, p = 0 by the guard (exp(-inf − (-inf)) would be NaN)");
+        fs_sb_put(b, "nothing visible yet: m stays -inf, ℓ stays 0; α = 1, p = 0 by the guard (exp(-inf − (-inf)) would be NaN)");
         return;
     }
-    put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
+    fs_sb_put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
         e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-    put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, D), num_(b, e->m_new, D),
+    fs_sb_put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, D), num_(b, e->m_new, D),
         num_(b, e->alpha, D), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
-    put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, D), num_(b, e->l_old, D),
+    fs_sb_put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, D), num_(b, e->l_old, D),
         num_(b, e->beta, D), num_(b, e->l_new, D), e->c0);
     vec(b, t, e->o_old, e->n_o, D);
-    put(b, " · %s + %s · V[%d] = ", num_(b, e->alpha, D), num_(b, e->beta, D), e->c0);
+    fs_sb_put(b, " · %s + %s · V[%d] = ", num_(b, e->alpha, D), num_(b, e->beta, D), e->c0);
     vec(b, t, e->o_new, e->n_o, D);
 }
 
@@ -268,20 +263,20 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     case FS_EV_ELEM:
         if (e->m_new == -INFINITY) {
             /* online.c's guard: nothing finite yet, the state stays (−∞, 0) */
-            if (e->c1 - e->c0 == 1) put(&b, "z[%d] = %s: ", e->c0, num_(&b, e->x, D));
-            else put(&b, "z[%d..%d]: ", e->c0, e->c1 - 1);
-            put(&b, "nothing finite yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
+            if (e->c1 - e->c0 == 1) fs_sb_put(&b, "z[%d] = %s: ", e->c0, num_(&b, e->x, D));
+            else fs_sb_put(&b, "z[%d..%d]: ", e->c0, e->c1 - 1);
+            fs_sb_put(&b, "nothing finite yet: m stays -inf, ℓ stays 0; α = 1, β = 0 by the guard "
                     "(exp(-inf − (-inf)) would be NaN)");
         } else if (e->c1 - e->c0 == 1) {
-            put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
+            fs_sb_put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
                 num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
-            put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, D),
+            fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
+            fs_sb_put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, D),
                 num_(&b, e->l_old, D), num_(&b, e->x, D), num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
-            put(&b, "z[%d..%d]: m_blk = %s, ℓ_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
+            fs_sb_put(&b, "z[%d..%d]: m_blk = %s, ℓ_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
                 num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
+            fs_sb_put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
                 num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
                 num_(&b, e->beta, D), num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
                 num_(&b, e->l_new, D));
@@ -289,17 +284,17 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     case FS_EV_TILE:
         if (query) {
-            put(&b, "load key %s: K[%d] and V[%d]", label(l, e->c0, t1, sizeof t1), e->c0, e->c0);
+            fs_sb_put(&b, "load key %s: K[%d] and V[%d]", label(l, e->c0, t1, sizeof t1), e->c0, e->c0);
             break;
         }
-        put(&b, "%stile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s", e->head > 0 ? "" : "", e->qt, e->kt,
+        fs_sb_put(&b, "%stile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s", e->head > 0 ? "" : "", e->qt, e->kt,
             e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
-        if (e->cls == FS_TILE_PARTIAL) put(&b, " (the element mask is applied)");
-        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        if (e->cls == FS_TILE_PARTIAL) fs_sb_put(&b, " (the element mask is applied)");
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
         put_dropped(&b, t, e, "Philox drops");
         break;
     case FS_EV_SKIP:
-        put(&b, "skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): no loads, no arithmetic",
+        fs_sb_put(&b, "skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): no loads, no arithmetic",
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
         break;
     case FS_EV_ROW: {
@@ -308,120 +303,120 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             query_row(&b, l, t, e, s, D);
             break;
         }
-        put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d (%d visible): s = ", label(l, e->row, t1, sizeof t1),
+        fs_sb_put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d (%d visible): s = ", label(l, e->row, t1, sizeof t1),
             e->qt, e->kt, e->c0, e->c1 - 1, e->visible);
         vec(&b, t, e->s_row, e->n_s, D);
         if (e->lowp) {
             /* a low-precision run (lowp.h): P against m_new, rounded to e4m3 with its own scale */
-            put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D),
+            fs_sb_put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D),
                 num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            put(&b, "α = %s(%s − %s) = %s; P = %s(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
+            fs_sb_put(&b, "α = %s(%s − %s) = %s; P = %s(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
                 num_(&b, e->alpha, D), EXP);
             vec(&b, t, e->p8_row, e->n_s, D);
-            put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
+            fs_sb_put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
                 num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), num_(&b, e->q_scale, 6),
                 num_(&b, e->k_scale, 6), num_(&b, e->v_scale, 6), num_(&b, e->p_scale, 0));
         } else if (!row_update(&b, t, e, trace_pitfall(l, t), e2, D)) {
             break;   /* the guard: nothing visible yet, nothing changes */
         }
         vec(&b, t, e->o_old, e->n_o, D);
-        put(&b, " → ");
+        fs_sb_put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by ℓ when final)");
+        fs_sb_put(&b, e->normalized ? " (normalized)" : " (unnormalized: divided by ℓ when final)");
         if (!e->lowp && trace_pitfall(l, t) == FS_PITFALL_NO_RESCALE)
-            put(&b, "; this variant adds P̃·V/ℓ_new to o without rescaling the old o");
-        if (any_nan(t, e->o_new, e->n_o) && !isnan(e->l_new)) put(&b, "; NaN in o: the row's output is lost");
+            fs_sb_put(&b, "; this variant adds P̃·V/ℓ_new to o without rescaling the old o");
+        if (any_nan(t, e->o_new, e->n_o) && !isnan(e->l_new)) fs_sb_put(&b, "; NaN in o: the row's output is lost");
         break;
     }
     case FS_EV_PARTIAL:
-        put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, ℓ = %s, o = ", e->kt, e->row, e->c0,
+        fs_sb_put(&b, "split %d of row %d, keys %d..%d%s%s: m = %s, ℓ = %s, o = ", e->kt, e->row, e->c0,
             e->c1 - 1, e->stride > 1 ? " step " : "", e->stride > 1 ? num_(&b, e->stride, 0) : "", num_(&b, e->m_new, D),
             num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, e->normalized ? " (normalized)" : " (unnormalized)");
+        fs_sb_put(&b, e->normalized ? " (normalized)" : " (unnormalized)");
         break;
     case FS_EV_MERGE:
         if (e->m_new == -INFINITY) {
             /* decode.c's guard: two states that saw nothing merge into one that saw nothing */
-            put(&b, "merge %d + %d → %d (level %d): neither side saw a key: m stays -inf, ℓ stays 0; c_a = 1, c_b = 0 by "
+            fs_sb_put(&b, "merge %d + %d → %d (level %d): neither side saw a key: m stays -inf, ℓ stays 0; c_a = 1, c_b = 0 by "
                     "the guard (exp(-inf − (-inf)) would be NaN); o = ", e->a, e->b, e->id, e->level);
             vec(&b, t, e->o_new, e->n_o, D);
             break;
         }
-        put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
+        fs_sb_put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
                 "c_b = exp(%s − %s) = %s; ℓ = c_a·ℓ_a + c_b·ℓ_b = %s · %s + %s · %s = %s; ",
             e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
             num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
             num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
-        put(&b, e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ = " : "o = c_a·o_a + c_b·o_b = ");
+        fs_sb_put(&b, e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ = " : "o = c_a·o_a + c_b·o_b = ");
         vec(&b, t, e->o_new, e->n_o, D);
         break;
     case FS_EV_OUT:
         if (l && l->has_run && l->run.algo == FS_ALGO_SOFTMAX) {
-            put(&b, "softmax = exp(z − m) / ℓ with m = %s, ℓ = %s: ", num_(&b, e->m_new, D), num_(&b, e->l_new, D));
+            fs_sb_put(&b, "softmax = exp(z − m) / ℓ with m = %s, ℓ = %s: ", num_(&b, e->m_new, D), num_(&b, e->l_new, D));
             vec(&b, t, e->o_new, e->n_o, D);
         } else {
-            put(&b, "output row %s%s: m = %s, ℓ = %s, O = ", label(l, e->row, t2, sizeof t2),
+            fs_sb_put(&b, "output row %s%s: m = %s, ℓ = %s, O = ", label(l, e->row, t2, sizeof t2),
                 e->head > 0 || (l && l->has_run && l->run.attn.n_q_heads > 1) ? "" : "", num_(&b, e->m_new, D),
                 num_(&b, e->l_new, D));
-            if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "(head %d) ", e->head);
+            if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, "(head %d) ", e->head);
             vec(&b, t, e->o_new, e->n_o, D);
             if (isnan(e->l_new) || any_nan(t, e->o_new, e->n_o))
-                put(&b, "; NaN: the row was lost to -inf − (-inf) on the way");
+                fs_sb_put(&b, "; NaN: the row was lost to -inf − (-inf) on the way");
         }
         break;
     /* ---- the backward pass (src/engine/backward.h) ---- */
     case FS_EV_LSE:
-        put(&b, "row %s keeps L = m + ln ℓ = %s from the forward pass%s", label(l, e->row, t1, sizeof t1),
+        fs_sb_put(&b, "row %s keeps L = m + ln ℓ = %s from the forward pass%s", label(l, e->row, t1, sizeof t1),
             num_(&b, e->x, D), e->x == -INFINITY ? " (it sees no key: P = 0 everywhere, zero gradients)" : "");
-        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, " (head %d)", e->head);
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, " (head %d)", e->head);
         break;
     case FS_EV_DELTA:
-        put(&b, "row %s: D = rowsum(dO ∘ O) = ", label(l, e->row, t1, sizeof t1));
+        fs_sb_put(&b, "row %s: D = rowsum(dO ∘ O) = ", label(l, e->row, t1, sizeof t1));
         vec(&b, t, e->o_blk, e->n_o, D);
-        put(&b, " · ");
+        fs_sb_put(&b, " · ");
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, " = %s", num_(&b, e->x, D));
+        fs_sb_put(&b, " = %s", num_(&b, e->x, D));
         break;
     case FS_EV_BTILE:
-        put(&b, "backward tile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s; recompute S and P = exp(S − L)",
+        fs_sb_put(&b, "backward tile (Q %d, KV %d): query rows %d..%d × keys %d..%d, %s; recompute S and P = exp(S − L)",
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
-        if (l && l->has_run && l->run.attn.n_q_heads > 1) put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
+        if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
         put_dropped(&b, t, e, "Philox regenerates the forward's drops");
-        put(&b, "; final so far: dQ rows ");
+        fs_sb_put(&b, "; final so far: dQ rows ");
         put_finished(&b, t, step, e->head, false);
-        put(&b, "; dK, dV rows ");
+        fs_sb_put(&b, "; dK, dV rows ");
         put_finished(&b, t, step, e->kv_head, true);
         break;
     case FS_EV_BSKIP:
-        put(&b, "backward skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): P = 0 there, "
+        fs_sb_put(&b, "backward skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): P = 0 there, "
                 "so no gradient flows; no loads, no arithmetic",
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
         break;
     case FS_EV_BROW:
-        put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d: S = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt,
+        fs_sb_put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d: S = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt,
             e->c0, e->c1 - 1);
         vec(&b, t, e->s_row, e->n_s, D);
-        put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
+        fs_sb_put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
         vec(&b, t, e->p_row, e->n_s, D);
-        put(&b, "; dP = dO·Vᵀ = ");
+        fs_sb_put(&b, "; dP = dO·Vᵀ = ");
         vec(&b, t, e->dp_row, e->n_s, D);
-        put(&b, "; dS = P ∘ (dP − %s) = ", num_(&b, e->m_new, D));
+        fs_sb_put(&b, "; dS = P ∘ (dP − %s) = ", num_(&b, e->m_new, D));
         vec(&b, t, e->ds_row, e->n_s, D);
-        put(&b, "; dQ += scale·dS·K = ");
+        fs_sb_put(&b, "; dQ += scale·dS·K = ");
         vec(&b, t, e->o_blk, e->n_o, D);
-        put(&b, " → dQ = ");
+        fs_sb_put(&b, " → dQ = ");
         vec(&b, t, e->o_new, e->n_o, D);
-        if (e->visible == 0) put(&b, "; no key of this tile is visible to the row: P = 0, nothing flows");
+        if (e->visible == 0) fs_sb_put(&b, "; no key of this tile is visible to the row: P = 0, nothing flows");
         break;
     case FS_EV_BKEY:
-        put(&b, "key %s from tile (Q %d, KV %d): dK += scale·dSᵀ·Q = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt);
+        fs_sb_put(&b, "key %s from tile (Q %d, KV %d): dK += scale·dSᵀ·Q = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt);
         vec(&b, t, e->o_blk, e->n_o, D);
-        put(&b, " → ");
+        fs_sb_put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
-        put(&b, "; dV += Pᵀ·dO = ");
+        fs_sb_put(&b, "; dV += Pᵀ·dO = ");
         vec(&b, t, e->g_blk, e->n_g, D);
-        put(&b, " → ");
+        fs_sb_put(&b, " → ");
         vec(&b, t, e->g_new, e->n_g, D);
         {
             /* the key's last contribution: its rows are final (in kv-outer order, at the end of
@@ -429,60 +424,60 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             bool last = true;
             for (int64_t k = step + 1; k < t->n && last; k++)
                 last = !(t->ev[k].kind == FS_EV_BKEY && t->ev[k].kv_head == e->kv_head && t->ev[k].row == e->row);
-            if (last) put(&b, "; key %d is finished: its dK and dV rows are final", e->row);
+            if (last) fs_sb_put(&b, "; key %d is finished: its dK and dV rows are final", e->row);
         }
         break;
     case FS_EV_GRAD:
-        put(&b, "%s row %s is final: ", fs_grad_str(e->tensor), label(l, e->row, t1, sizeof t1));
+        fs_sb_put(&b, "%s row %s is final: ", fs_grad_str(e->tensor), label(l, e->row, t1, sizeof t1));
         vec(&b, t, e->o_new, e->n_o, D);
         if (l && l->has_run && (l->run.attn.n_q_heads > 1 || l->run.attn.n_kv_heads > 1))
-            put(&b, " (%s %d)", e->tensor == FS_GRAD_DQ ? "head" : "KV head", e->head);
+            fs_sb_put(&b, " (%s %d)", e->tensor == FS_GRAD_DQ ? "head" : "KV head", e->head);
         break;
     /* ---- the paged KV cache (src/engine/paged.h) ---- */
     case FS_EV_LOOKUP:
-        put(&b, "split %d of row %d reads %s: the block table of sequence %d maps its logical block %d "
+        fs_sb_put(&b, "split %d of row %d reads %s: the block table of sequence %d maps its logical block %d "
                 "to physical page %d",
             e->kt, e->row, fs_event_keys(e, t1, sizeof t1), e->seq, e->block, e->page);
-        if (e->refs > 1) put(&b, " (shared by %d sequences)", e->refs);
+        if (e->refs > 1) fs_sb_put(&b, " (shared by %d sequences)", e->refs);
         break;
     case FS_EV_ALLOC:
-        put(&b, "sequence %d needs block %d: its last page is full (or it has none), so it takes free page %d; "
+        fs_sb_put(&b, "sequence %d needs block %d: its last page is full (or it has none), so it takes free page %d; "
                 "%d pages stay free",
             e->seq, e->block, e->page, e->n_free);
         break;
     case FS_EV_SHARE:
-        put(&b, "sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d..%d), "
+        fs_sb_put(&b, "sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d..%d), "
                 "no copy; %d sequences hold the page now",
             e->seq, e->src, e->block, e->page, e->c0, e->c1 - 1, e->refs);
         break;
     case FS_EV_COW:
-        put(&b, "sequence %d is about to write into page %d, which other sequences also hold: copy on write, its %d "
+        fs_sb_put(&b, "sequence %d is about to write into page %d, which other sequences also hold: copy on write, its %d "
                 "filled slots go to free page %d, and block %d now maps there; %d sequence%s keep%s page %d",
             e->seq, e->src, e->slot, e->page, e->block, e->refs, e->refs == 1 ? "" : "s", e->refs == 1 ? "s" : "",
             e->src);
         break;
     case FS_EV_WRITE:
-        put(&b, "sequence %d appends position %d: its K and V go to page %d, slot %d (block %d)", e->seq, e->c0,
+        fs_sb_put(&b, "sequence %d appends position %d: its K and V go to page %d, slot %d (block %d)", e->seq, e->c0,
             e->page, e->slot, e->block);
         break;
     case FS_EV_HOLD: {
         const double *pos = fs_trace_at(t, e->s_row);
-        put(&b, "ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
-        for (int32_t k = 0; pos && k < e->n_s && k < 16; k++) put(&b, "%s %d", k ? "," : "", (int)pos[k]);
-        if (e->n_s > 16) put(&b, ", …");
-        put(&b, "; its queries meet them tile by tile");
+        fs_sb_put(&b, "ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
+        for (int32_t k = 0; pos && k < e->n_s && k < 16; k++) fs_sb_put(&b, "%s %d", k ? "," : "", (int)pos[k]);
+        if (e->n_s > 16) fs_sb_put(&b, ", …");
+        fs_sb_put(&b, "; its queries meet them tile by tile");
         break;
     }
     case FS_EV_SEND:
-        put(&b, "after ring step %d device %d sends shard %d (%s, %lld bytes in float64) on to device %d", e->ring_step,
+        fs_sb_put(&b, "after ring step %d device %d sends shard %d (%s, %lld bytes in float64) on to device %d", e->ring_step,
             e->a, e->shard, e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "dK and dV, home",
             (long long)e->bytes, e->b);
         break;
     case FS_EV_RECV:
-        put(&b, "device %d receives shard %d from device %d", e->b, e->shard, e->a);
+        fs_sb_put(&b, "device %d receives shard %d from device %d", e->b, e->shard, e->a);
         break;
     case FS_EV_RMERGE:
-        put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
+        fs_sb_put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
                 "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; o = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
             num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
@@ -491,13 +486,13 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         break;
-    default: put(&b, "%s", fs_event_kind_str(e->kind)); break;
+    default: fs_sb_put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
     if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE)
     {
-        put(&b, "; on device %d at ring step %d, holding shard %d: rows and keys are the device's own", e->device,
+        fs_sb_put(&b, "; on device %d at ring step %d, holding shard %d: rows and keys are the device's own", e->device,
             e->ring_step, e->shard);
-        if (e->pos >= 0) put(&b, " (%s %d is position %d)", e->kind == FS_EV_BKEY ? "key" : "row", e->row, e->pos);
+        if (e->pos >= 0) fs_sb_put(&b, " (%s %d is position %d)", e->kind == FS_EV_BKEY ? "key" : "row", e->row, e->pos);
     }
     if (b.len < n && n <= 4096 && strstr(buf, "\xe2\x88\x92 -")) return paren_negatives(buf, n);
     return b.len;

@@ -53,4 +53,16 @@ static inline bool fs_lesson_source_given(const char *source)
     return !(source && !strncmp(source, "none", 4) && (source[4] == 0 || source[4] == ','));
 }
 
+/* A string builder the describing files share (describe.c's formula lines, narrate.c's words):
+ * text appended printf-style into buf (capacity n, always terminated); past the capacity only
+ * len, the length wanted, grows. ring holds formatted numbers, so that several fit in one call. */
+typedef struct {
+    char *buf;
+    size_t n, len;
+    char ring[16][64];
+    int k;
+} fs_sb;
+
+void fs_sb_put(fs_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -23,30 +23,12 @@
 #include "lesson_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* ---- a small string builder ------------------------------------------------------------- */
+/* ---- the string builder (fs_sb, lesson_internal.h) ---------------------------------------- */
 
-typedef struct {
-    char *buf;
-    size_t n, len;     /* capacity, length wanted so far */
-    char ring[16][64]; /* formatted numbers, so that several fit in one put() */
-    int k;
-} sb;
-
-/* Append printf-style text; past the capacity only the wanted length grows (always terminated). */
-static void put(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->len < b->n ? b->n - b->len : 0;
-    int w = vsnprintf(room ? b->buf + b->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (w > 0) b->len += (size_t)w;
-}
+typedef fs_sb sb;
 
 /* x with 4 decimals (scientific when tiny or huge, as describe.c), "−∞", "+∞" or "NaN"; exactly 0
  * and 1 (α and β often are) as "0" and "1" unless in a vector (exact false). */
@@ -68,10 +50,10 @@ static const char *num(sb *b, double x) { return num_(b, x, true); }
 static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n)
 {
     const double *v = fs_trace_at(t, off);
-    put(b, "[");
-    for (int32_t i = 0; v && i < n && i < 4; i++) put(b, "%s%s", i ? ", " : "", num_(b, v[i], false));
-    if (v && n > 4) put(b, ", \xe2\x80\xa6");
-    put(b, "]");
+    fs_sb_put(b, "[");
+    for (int32_t i = 0; v && i < n && i < 4; i++) fs_sb_put(b, "%s%s", i ? ", " : "", num_(b, v[i], false));
+    if (v && n > 4) fs_sb_put(b, ", \xe2\x80\xa6");
+    fs_sb_put(b, "]");
 }
 
 /* Every one of the n values at off is finite (true for an absent vector). */
@@ -279,7 +261,7 @@ static void ring_prefix(sb *b, const ctx *c)
     const fs_event *e = c->e;
     if (e->device < 0 || e->kind == FS_EV_HOLD || e->kind == FS_EV_SEND || e->kind == FS_EV_RECV || e->kind == FS_EV_RMERGE)
         return;
-    put(b, "On device %d, ring step %d (shard %d): ", e->device, e->ring_step, e->shard);
+    fs_sb_put(b, "On device %d, ring step %d (shard %d): ", e->device, e->ring_step, e->shard);
 }
 
 /* The exponential the run uses: "exp", or "exp2" in base 2 (003). */
@@ -292,42 +274,42 @@ static void say_elem(sb *b, const ctx *c)
     const fs_event *e = c->e;
     if (e->c1 - e->c0 == 1) {
         if (e->m_old == -INFINITY) {
-            put(b, "z[%d] = %s is the first element: it sets the running maximum m = %s, and the running sum "
+            fs_sb_put(b, "z[%d] = %s is the first element: it sets the running maximum m = %s, and the running sum "
                    "starts at ℓ = exp(%s − %s) = %s.",
                 e->c0, num(b, e->x), num(b, e->m_new), num(b, e->x), num(b, e->m_new), num(b, e->l_new));
             if (c->first)
-                put(b, " Online softmax keeps only these two numbers while it reads the vector once; every later "
+                fs_sb_put(b, " Online softmax keeps only these two numbers while it reads the vector once; every later "
                        "term of ℓ is an exponential measured from m.");
         } else if (e->m_new > e->m_old) {
-            put(b, "z[%d] = %s beats the maximum %s, so m rises to %s; the sum so far was measured from the old "
+            fs_sb_put(b, "z[%d] = %s beats the maximum %s, so m rises to %s; the sum so far was measured from the old "
                    "maximum, so α = exp(%s − %s) = %s, the correction, shrinks it before exp(0) = 1 is added: ℓ = %s.",
                 e->c0, num(b, e->x), num(b, e->m_old), num(b, e->m_new), num(b, e->m_old), num(b, e->m_new),
                 num(b, e->alpha), num(b, e->l_new));
             if (c->first)
-                put(b, " This is the whole trick: one multiplication re-expresses everything summed so far against "
+                fs_sb_put(b, " This is the whole trick: one multiplication re-expresses everything summed so far against "
                        "the new maximum, with no second pass over earlier elements.");
         } else {
-            put(b, "z[%d] = %s does not beat the maximum %s: α = %s, nothing is rescaled, and exp(%s − %s) = %s is "
+            fs_sb_put(b, "z[%d] = %s does not beat the maximum %s: α = %s, nothing is rescaled, and exp(%s − %s) = %s is "
                    "added: ℓ = %s.",
                 e->c0, num(b, e->x), num(b, e->m_old), num(b, e->alpha), num(b, e->x), num(b, e->m_new),
                 num(b, e->beta), num(b, e->l_new));
         }
         return;
     }
-    put(b, "The chunk z[%d..%d] is summed on its own first: its maximum m_blk = %s and ℓ_blk = %s. ", e->c0, e->c1 - 1,
+    fs_sb_put(b, "The chunk z[%d..%d] is summed on its own first: its maximum m_blk = %s and ℓ_blk = %s. ", e->c0, e->c1 - 1,
         num(b, e->m_blk), num(b, e->l_blk));
     if (e->m_old == -INFINITY)
-        put(b, "It is the first chunk, so the state starts from it: m = %s, α = %s multiplies an empty sum, ℓ = %s.",
+        fs_sb_put(b, "It is the first chunk, so the state starts from it: m = %s, α = %s multiplies an empty sum, ℓ = %s.",
             num(b, e->m_new), num(b, e->alpha), num(b, e->l_new));
     else if (e->m_new > e->m_old)
-        put(b, "Its maximum is larger than the running m = %s, so m rises to %s and α = %s, the correction, shrinks the "
+        fs_sb_put(b, "Its maximum is larger than the running m = %s, so m rises to %s and α = %s, the correction, shrinks the "
                "old ℓ; β = %s keeps the chunk's sum as it is: ℓ = %s.",
             num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), num(b, e->beta), num(b, e->l_new));
     else
-        put(b, "The maximum stays %s: α = %s, and the chunk's sum enters scaled by β = %s: ℓ = %s.", num(b, e->m_new),
+        fs_sb_put(b, "The maximum stays %s: α = %s, and the chunk's sum enters scaled by β = %s: ℓ = %s.", num(b, e->m_new),
             num(b, e->alpha), num(b, e->beta), num(b, e->l_new));
     if (c->first && e->m_old > -INFINITY && e->m_new > e->m_old)
-        put(b, " A chunk is merged exactly like a single element, only with its own (m_blk, ℓ_blk) instead of (z, 1).");
+        fs_sb_put(b, " A chunk is merged exactly like a single element, only with its own (m_blk, ℓ_blk) instead of (z, 1).");
 }
 
 /* Why a partial tile hides some pairs, by the run's mask (no run: the mask in general). */
@@ -335,11 +317,11 @@ static void mask_words(sb *b, const ctx *c)
 {
     fs_mask_kind k = c->run ? c->run->attn.mask.kind : FS_MASK_NONE;
     bool tree = c->run && c->run->attn.mask.is_tree;
-    if (k == FS_MASK_CAUSAL) put(b, "some keys come after some queries (causal)");
-    else if (k == FS_MASK_WINDOW) put(b, "some keys are in a query's future or older than its window of %d positions",
+    if (k == FS_MASK_CAUSAL) fs_sb_put(b, "some keys come after some queries (causal)");
+    else if (k == FS_MASK_WINDOW) fs_sb_put(b, "some keys are in a query's future or older than its window of %d positions",
                                       c->run->attn.mask.window);
-    else if (tree) put(b, "the tree mask hides some keys (a query sees only itself and its ancestors)");
-    else put(b, "the mask hides some pairs");
+    else if (tree) fs_sb_put(b, "the tree mask hides some keys (a query sees only itself and its ancestors)");
+    else fs_sb_put(b, "the mask hides some pairs");
 }
 
 /* TILE: which queries meet which keys, full or partial, and what the tile brings along (soft-cap,
@@ -348,39 +330,39 @@ static void say_tile(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
     if (c->query) {
-        put(b, "Load %s: its K and V rows come into fast memory, and the query's score against it is next.",
+        fs_sb_put(b, "Load %s: its K and V rows come into fast memory, and the query's score against it is next.",
             key(b, c, e->c0));
         if (c->first)
-            put(b, " The query keeps only m, ℓ and o between keys, so the keys can be read one at a time, in any "
+            fs_sb_put(b, " The query keeps only m, ℓ and o between keys, so the keys can be read one at a time, in any "
                    "number.");
         return;
     }
     size_t at = b->len;
     ring_prefix(b, c);
-    put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1));
-    if (c->heads) put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
+    fs_sb_put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1));
+    if (c->heads) fs_sb_put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
     capital(b, at);
     if (e->cls == FS_TILE_FULL)
-        put(b, ": every query sees every key, so no element mask is needed.");
+        fs_sb_put(b, ": every query sees every key, so no element mask is needed.");
     else {
-        put(b, ": ");
+        fs_sb_put(b, ": ");
         mask_words(b, c);
-        put(b, ", so the element mask sets those scores to −∞.");
+        fs_sb_put(b, ", so the element mask sets those scores to −∞.");
     }
     if (c->run && c->run->attn.softcap > 0)
-        put(b, " Each score first passes the soft-cap, cap · tanh(S / cap) with cap = %g, so none can exceed %g.",
+        fs_sb_put(b, " Each score first passes the soft-cap, cap · tanh(S / cap) with cap = %g, so none can exceed %g.",
             c->run->attn.softcap, c->run->attn.softcap);
     if (e->lowp)
-        put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
+        fs_sb_put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
             num(b, e->q_scale), num(b, e->k_scale), num(b, e->v_scale));
     if (e->drop >= 0)
-        put(b, " Dropout (p = %g) removes %d visible cells from the product with V (ℓ keeps them); kept weights "
+        fs_sb_put(b, " Dropout (p = %g) removes %d visible cells from the product with V (ℓ keeps them); kept weights "
                "× 1/(1 − p) = %.4g keep O's expected value.",
             e->dropout, e->n_drop, 1.0 / (1.0 - e->dropout));
     if (c->first && e->cls == FS_TILE_PARTIAL)
-        put(b, " Only tiles on the mask's edge need this; tiles wholly inside are full, wholly outside skipped.");
+        fs_sb_put(b, " Only tiles on the mask's edge need this; tiles wholly inside are full, wholly outside skipped.");
     else if (c->first)
-        put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores are never written out to slow memory.");
+        fs_sb_put(b, " Only this pair's rows of Q, K, V sit in fast memory; its scores are never written out to slow memory.");
 }
 
 /* SKIP and BSKIP: why the whole pair is hidden, and what is saved. */
@@ -389,24 +371,24 @@ static void say_skip(sb *b, const ctx *c, bool backward)
     const fs_event *e = c->e;
     size_t at = b->len;
     ring_prefix(b, c);
-    put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
+    fs_sb_put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
         krange(b, c, e->c0, e->c1), backward ? " in the backward" : "");
     capital(b, at);
     switch (e->reason) {
-    case FS_SKIP_CAUSAL: put(b, "every key comes after every query (causal)."); break;
+    case FS_SKIP_CAUSAL: fs_sb_put(b, "every key comes after every query (causal)."); break;
     case FS_SKIP_WINDOW:
-        put(b, "every key is older than every query's sliding window.");
+        fs_sb_put(b, "every key is older than every query's sliding window.");
         break;
     case FS_SKIP_TREE:
-        put(b, "no key is one of these queries or an ancestor of one in the tree.");
+        fs_sb_put(b, "no key is one of these queries or an ancestor of one in the tree.");
         break;
-    case FS_SKIP_BITMASK: put(b, "the bitmask hides every pair of them."); break;
-    default: put(b, "no pair of them is visible."); break;
+    case FS_SKIP_BITMASK: fs_sb_put(b, "the bitmask hides every pair of them."); break;
+    default: fs_sb_put(b, "no pair of them is visible."); break;
     }
-    if (backward) put(b, " P = 0 there, so no gradient flows; nothing is loaded or computed.");
-    else put(b, " K and V are not loaded, no score is computed.");
+    if (backward) fs_sb_put(b, " P = 0 there, so no gradient flows; nothing is loaded or computed.");
+    else fs_sb_put(b, " K and V are not loaded, no score is computed.");
     if (c->first && !backward)
-        put(b, " Hidden pairs would only add exp(−∞) = 0: skipping is exact, and is where a masked kernel saves time.");
+        fs_sb_put(b, " Hidden pairs would only add exp(−∞) = 0: skipping is exact, and is where a masked kernel saves time.");
 }
 
 /* The sentence on the pitfall (or the rounding) at a ROW: what the wrong variant does differently
@@ -440,15 +422,15 @@ static void row_compare(sb *b, const ctx *c)
         default: break;
         }
         if (acts && c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && e->m_new == e->m_old)
-            put(b, " Its ℓ and o agree with the correct run's here.");   /* the stay sentence said why */
-        else if (acts) put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
+            fs_sb_put(b, " Its ℓ and o agree with the correct run's here.");   /* the stay sentence said why */
+        else if (acts) fs_sb_put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
         return;
     }
-    if (lowp) put(b, " In exact arithmetic this step gives ℓ = %s and o = ", num(b, ce->l_new));
-    else put(b, " Here the wrong variant (%s) parts from the correct run, which has ℓ = %s and o = ", what,
+    if (lowp) fs_sb_put(b, " In exact arithmetic this step gives ℓ = %s and o = ", num(b, ce->l_new));
+    else fs_sb_put(b, " Here the wrong variant (%s) parts from the correct run, which has ℓ = %s and o = ", what,
              num(b, ce->l_new));
     vec(b, c->ct, ce->o_new, ce->n_o);
-    put(b, ".");
+    fs_sb_put(b, ".");
 }
 
 /* ROW: one query row folds one tile (or one key) into its (m, ℓ, o): the row starts, its maximum
@@ -462,31 +444,31 @@ static void say_row(sb *b, const ctx *c)
     bool nan_here = !isfinite(e->l_new) || isnan(e->m_new) || isnan(e->alpha) || isnan(e->beta) ||
                     !vec_finite(c->t, e->o_new, e->n_o);
     if (nan_here) {
-        put(b, "%s are now NaN (not a number): ", of(b, q, "ℓ and o"));
+        fs_sb_put(b, "%s are now NaN (not a number): ", of(b, q, "ℓ and o"));
         if (!isfinite(e->l_old) || !vec_finite(c->t, e->o_old, e->n_o))
-            put(b, "they were NaN before this tile, and a NaN, once in ℓ or o, never leaves.");
+            fs_sb_put(b, "they were NaN before this tile, and a NaN, once in ℓ or o, never leaves.");
         else if (isnan(e->alpha))
-            put(b, "this variant computes α = exp(m_old − m_new) with both still −∞ (no key seen yet), and "
+            fs_sb_put(b, "this variant computes α = exp(m_old − m_new) with both still −∞ (no key seen yet), and "
                    "exp(−∞ − (−∞)) is undefined; the guarded algorithm keeps α = 1 while m is −∞.");
         else if (isnan(e->l_blk) || e->m_blk == -INFINITY)
-            put(b, "the mask hides every key of this tile from it, so m_blk = −∞ and this variant computes "
+            fs_sb_put(b, "the mask hides every key of this tile from it, so m_blk = −∞ and this variant computes "
                    "exp(S − m_blk) = exp(−∞ − (−∞)), which is undefined; the guarded algorithm leaves the row "
                    "unchanged.");
-        else put(b, "a non-finite value entered this step's arithmetic.");
+        else fs_sb_put(b, "a non-finite value entered this step's arithmetic.");
         capital(b, at);
         if (c->ce) {
-            put(b, " The correct run has ℓ = %s and o = ", num(b, c->ce->l_new));
+            fs_sb_put(b, " The correct run has ℓ = %s and o = ", num(b, c->ce->l_new));
             vec(b, c->ct, c->ce->o_new, c->ce->n_o);
-            put(b, ".");
+            fs_sb_put(b, ".");
         }
         return;
     }
     if (e->visible == 0) {
-        put(b, "The mask hides every key of this tile (%s) from %s, so its state is unchanged", krange(b, c, e->c0, e->c1), q);
-        if (e->m_new == -INFINITY) put(b, ": it has seen no key yet (m = −∞, ℓ = %s).", num(b, e->l_new));
-        else put(b, " (m = %s, ℓ = %s).", num(b, e->m_new), num(b, e->l_new));
+        fs_sb_put(b, "The mask hides every key of this tile (%s) from %s, so its state is unchanged", krange(b, c, e->c0, e->c1), q);
+        if (e->m_new == -INFINITY) fs_sb_put(b, ": it has seen no key yet (m = −∞, ℓ = %s).", num(b, e->l_new));
+        else fs_sb_put(b, " (m = %s, ℓ = %s).", num(b, e->m_new), num(b, e->l_new));
         if (c->first && !c->query)
-            put(b, " A guarded kernel checks for this case: with m_blk = −∞ it must not compute exp(−∞ − (−∞)).");
+            fs_sb_put(b, " A guarded kernel checks for this case: with m_blk = −∞ it must not compute exp(−∞ − (−∞)).");
         row_compare(b, c);
         return;
     }
@@ -498,54 +480,54 @@ static void say_row(sb *b, const ctx *c)
     bool no_beta = c->pit == FS_PITFALL_BLOCK_MAX_NO_BETA || c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA;
     const char *kbest = arg >= 0 ? key(b, c, e->c0 + arg * (e->stride > 0 ? e->stride : 1)) : "a key of this tile";
     if (c->query) {
-        put(b, "Score of %s: %s. ", key(b, c, e->c0), num(b, s ? s[0] : e->m_blk));
+        fs_sb_put(b, "Score of %s: %s. ", key(b, c, e->c0), num(b, s ? s[0] : e->m_blk));
     }
     size_t at2 = b->len;
     if (e->m_old == -INFINITY) {
-        if (c->query) put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
+        if (c->query) fs_sb_put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
         else if (e->visible == e->c1 - e->c0)
-            put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
+            fs_sb_put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
                 e->visible == 1 ? "" : "s", krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
-        else put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (the score of %s)", q,
+        else fs_sb_put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (the score of %s)", q,
                  e->visible == 1 ? "" : "s", e->visible, krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
         capital(b, at2);
-        put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
+        fs_sb_put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
         if (c->first)
-            put(b, " A row keeps m (its best score so far), ℓ (the sum of %s(score − m)) and o (its output so "
+            fs_sb_put(b, " A row keeps m (its best score so far), ℓ (the sum of %s(score − m)) and o (its output so "
                    "far) from tile to tile.",
                 EXPW(c));
     } else if (e->m_new > e->m_old) {
-        put(b, "%s rises from %s to %s (%s beats everything before), so what was summed is measured from a "
+        fs_sb_put(b, "%s rises from %s to %s (%s beats everything before), so what was summed is measured from a "
                "maximum now too small: α = %s(%s − %s) = %s, the correction, shrinks the old ℓ %s before this %s added.",
             c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c),
             num(b, e->m_old), num(b, e->m_new), num(b, e->alpha),
             c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
             c->query ? "key is" : "tile's keys are");
         capital(b, at2);
-        if (c->first) put(b, " One multiplication corrects all earlier terms: nothing is recomputed.");
+        if (c->first) fs_sb_put(b, " One multiplication corrects all earlier terms: nothing is recomputed.");
     } else {
-        put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, nothing earlier "
+        fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, nothing earlier "
                "needs rescaling; ",
             c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
         if (c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && c->ce)
-            put(b, "this variant has no β, but it takes P = exp(S − m_new) against the new maximum, which is "
+            fs_sb_put(b, "this variant has no β, but it takes P = exp(S − m_new) against the new maximum, which is "
                    "exp(S − m_blk) times β = %s(%s − %s) = %s: the same weights.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
         else if (no_beta && c->ce)
-            put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
+            fs_sb_put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
         else
-            put(b, "the new %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
+            fs_sb_put(b, "the new %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta));
         capital(b, at2);
     }
     if (c->exp2 && c->first)
-        put(b, " Here scores and m are in base 2 (times log2 e) and exp2 replaces exp; α, β and ℓ are unchanged.");
+        fs_sb_put(b, " Here scores and m are in base 2 (times log2 e) and exp2 replaces exp; α, β and ℓ are unchanged.");
     if (e->lowp && e->p_scale != 1 && c->first)
-        put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
+        fs_sb_put(b, " P is multiplied by %g before it is rounded to low precision, then divided back.", e->p_scale);
     else if (e->lowp && c->first)
-        put(b, " P is rounded to low precision before the product with V.");
-    if (e->device >= 0 && c->first) put(b, " This is the state within the shard; a merge into the row's running state follows.");
+        fs_sb_put(b, " P is rounded to low precision before the product with V.");
+    if (e->device >= 0 && c->first) fs_sb_put(b, " This is the state within the shard; a merge into the row's running state follows.");
     row_compare(b, c);
 }
 
@@ -555,18 +537,18 @@ static void say_partial(sb *b, const ctx *c)
     const fs_event *e = c->e;
     char keys[96];
     if (e->c0 >= e->c1 || e->m_new == -INFINITY) {
-        put(b, "Split %d has no visible key for %s: its partial state is empty (m = −∞, ℓ = %s), and a merge "
+        fs_sb_put(b, "Split %d has no visible key for %s: its partial state is empty (m = −∞, ℓ = %s), and a merge "
                "scales it by 0.",
             e->kt, who(b, c, e->row), num(b, e->l_new));
         return;
     }
     fs_event_keys(e, keys, sizeof keys);
-    put(b, "Split %d reads %s alone, as if they were all the keys: the partial state of %s is m = %s, ℓ = %s, "
+    fs_sb_put(b, "Split %d reads %s alone, as if they were all the keys: the partial state of %s is m = %s, ℓ = %s, "
            "o %s.",
         e->kt, keys, who(b, c, e->row), num(b, e->m_new), num(b, e->l_new),
         e->normalized ? "divided by ℓ" : "not yet divided by ℓ");
     if (c->first)
-        put(b, " Splits run in parallel; each keeps its own maximum, so the merges that follow are exact.");
+        fs_sb_put(b, " Splits run in parallel; each keeps its own maximum, so the merges that follow are exact.");
 }
 
 /* MERGE and RMERGE: two states (m_old, ℓ_old, o_old) and (m_blk, ℓ_blk, o_blk) become one. */
@@ -575,39 +557,39 @@ static void say_merge(sb *b, const ctx *c)
     const fs_event *e = c->e;
     bool ring = e->kind == FS_EV_RMERGE;
     if (ring) {
-        put(b, "Device %d folds the block of KV shard %d into the running state of %s", e->device, e->shard,
+        fs_sb_put(b, "Device %d folds the block of KV shard %d into the running state of %s", e->device, e->shard,
             who(b, c, e->pos >= 0 ? e->pos : e->row));
         if (e->m_old == -INFINITY) {
-            put(b, ": it was empty (m = −∞), so α = %s and the block's state is taken as it is (m = %s, ℓ = %s).",
+            fs_sb_put(b, ": it was empty (m = −∞), so α = %s and the block's state is taken as it is (m = %s, ℓ = %s).",
                 num(b, e->alpha), num(b, e->m_new), num(b, e->l_new));
             if (c->first)
-                put(b, " Every ring step brings each row one block; merging the blocks gives exactly the softmax "
+                fs_sb_put(b, " Every ring step brings each row one block; merging the blocks gives exactly the softmax "
                        "over all keys.");
             return;
         }
         if (e->m_blk == -INFINITY) {
-            put(b, ": the block saw no visible key (m_blk = −∞), so β = %s and the running state stays m = %s, ℓ = %s.",
+            fs_sb_put(b, ": the block saw no visible key (m_blk = −∞), so β = %s and the running state stays m = %s, ℓ = %s.",
                 num(b, e->beta), num(b, e->m_new), num(b, e->l_new));
             return;
         }
-        put(b, ": ");
+        fs_sb_put(b, ": ");
     } else {
-        put(b, "Partials %d (m = %s, ℓ = %s) and %d (m = %s, ℓ = %s) merge into %d: ", e->a,
+        fs_sb_put(b, "Partials %d (m = %s, ℓ = %s) and %d (m = %s, ℓ = %s) merge into %d: ", e->a,
             num(b, e->m_old), num(b, e->l_old), e->b, num(b, e->m_blk), num(b, e->l_blk), e->id);
     }
     const char *A = ring ? "the running state" : "the first", *B = ring ? "the block" : "the second";
     if (e->m_old > e->m_blk)
-        put(b, "%s has the larger maximum, %s, so β = exp(%s − %s) = %s scales %s down and α = %s keeps %s",
+        fs_sb_put(b, "%s has the larger maximum, %s, so β = exp(%s − %s) = %s scales %s down and α = %s keeps %s",
             A, num(b, e->m_new), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta), B, num(b, e->alpha), A);
     else if (e->m_blk > e->m_old)
-        put(b, "%s has the larger maximum, %s, so α = exp(%s − %s) = %s scales %s down and β = %s keeps %s",
+        fs_sb_put(b, "%s has the larger maximum, %s, so α = exp(%s − %s) = %s scales %s down and β = %s keeps %s",
             B, num(b, e->m_new), num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), A, num(b, e->beta), B);
-    else put(b, "both maxima are %s, so α = %s and β = %s: the sums add as they are", num(b, e->m_new),
+    else fs_sb_put(b, "both maxima are %s, so α = %s and β = %s: the sums add as they are", num(b, e->m_new),
              num(b, e->alpha), num(b, e->beta));
-    if (!ring) put(b, " (c_a = α, c_b = β)");
-    put(b, "; ℓ = %s.", num(b, e->l_new));
+    if (!ring) fs_sb_put(b, " (c_a = α, c_b = β)");
+    fs_sb_put(b, "; ℓ = %s.", num(b, e->l_new));
     if (c->first)
-        put(b, " Exact: both sums are measured from one maximum before they are added, as in one pass over all "
+        fs_sb_put(b, " Exact: both sums are measured from one maximum before they are added, as in one pass over all "
                "the keys.");
 }
 
@@ -616,53 +598,53 @@ static void say_out(sb *b, const ctx *c)
 {
     const fs_event *e = c->e;
     if (c->softmax) {
-        put(b, "Done: each softmax value is exp(z − m) / ℓ with the final m = %s and ℓ = %s: ",
+        fs_sb_put(b, "Done: each softmax value is exp(z − m) / ℓ with the final m = %s and ℓ = %s: ",
             num(b, e->m_new), num(b, e->l_new));
         vec(b, c->t, e->o_new, e->n_o);
-        put(b, ".");
-        if (c->first) put(b, " The vector was read once for m and ℓ; this last pass only divides.");
+        fs_sb_put(b, ".");
+        if (c->first) fs_sb_put(b, " The vector was read once for m and ℓ; this last pass only divides.");
         return;
     }
     const char *q = who(b, c, e->row);
     size_t at = b->len;
     bool fin = isfinite(e->l_new) && vec_finite(c->t, e->o_new, e->n_o);
     if (!fin) {
-        put(b, "%s is finished, but its output row is NaN (not a number), carried from its ℓ and o.", q);
+        fs_sb_put(b, "%s is finished, but its output row is NaN (not a number), carried from its ℓ and o.", q);
         capital(b, at);
         const fs_event *ce = c->ce;
         if (ce) {
-            put(b, " The correct run writes O = ");
+            fs_sb_put(b, " The correct run writes O = ");
             vec(b, c->ct, ce->o_new, ce->n_o);
-            put(b, ".");
+            fs_sb_put(b, ".");
         }
         return;
     }
     if (e->l_new == 0) {
-        put(b, "%s saw no key at all (ℓ = 0): its output row is defined as zeros instead of 0/0.", q);
+        fs_sb_put(b, "%s saw no key at all (ℓ = 0): its output row is defined as zeros instead of 0/0.", q);
         capital(b, at);
         return;
     }
     if (c->run && c->run->algo == FS_ALGO_REFERENCE)
-        put(b, "%s from the plain reference (all scores, then softmax; m = %s, ℓ = %s): O = ", q, num(b, e->m_new),
+        fs_sb_put(b, "%s from the plain reference (all scores, then softmax; m = %s, ℓ = %s): O = ", q, num(b, e->m_new),
             num(b, e->l_new));
     else if (e->device >= 0 || (c->run && c->run->algo == FS_ALGO_RING))
-        put(b, "%s has met every shard: its merged state (m = %s, ℓ = %s) gives O = ", q, num(b, e->m_new),
+        fs_sb_put(b, "%s has met every shard: its merged state (m = %s, ℓ = %s) gives O = ", q, num(b, e->m_new),
             num(b, e->l_new));
     else if (c->unnorm)
-        put(b, "%s is finished: o is divided by ℓ = %s once, giving O = ", q, num(b, e->l_new));
+        fs_sb_put(b, "%s is finished: o is divided by ℓ = %s once, giving O = ", q, num(b, e->l_new));
     else
-        put(b, "%s is finished: o was kept divided by ℓ (ℓ = %s), so it is written as it is: O = ", q,
+        fs_sb_put(b, "%s is finished: o was kept divided by ℓ (ℓ = %s), so it is written as it is: O = ", q,
             num(b, e->l_new));
     capital(b, at);
     vec(b, c->t, e->o_new, e->n_o);
-    put(b, ".");
+    fs_sb_put(b, ".");
     if (c->ce && vec_differs(c->t, e->o_new, c->ct, c->ce->o_new, e->n_o)) {
-        put(b, c->pit == FS_PITFALL_NONE ? " In exact arithmetic O = " : " The correct run writes O = ");
+        fs_sb_put(b, c->pit == FS_PITFALL_NONE ? " In exact arithmetic O = " : " The correct run writes O = ");
         vec(b, c->ct, c->ce->o_new, c->ce->n_o);
-        put(b, ".");
+        fs_sb_put(b, ".");
     }
     if (c->first && !(c->run && c->run->algo == FS_ALGO_REFERENCE))
-        put(b, " Each output row is written once; the scores and their weights were never stored.");
+        fs_sb_put(b, " Each output row is written once; the scores and their weights were never stored.");
 }
 
 /* ---- the backward ----------------------------------------------------------------------- */
@@ -690,70 +672,70 @@ static void say_backward(sb *b, const ctx *c)
     switch (e->kind) {
     case FS_EV_LSE:
         if (e->x == -INFINITY) {
-            put(b, "%s saw no key in the forward pass: L = −∞, so P = exp(S − L) = 0 everywhere and its "
+            fs_sb_put(b, "%s saw no key in the forward pass: L = −∞, so P = exp(S − L) = 0 everywhere and its "
                    "gradients are zero.", who(b, c, e->row));
         } else {
-            put(b, "The forward kept one number for %s, L = m + ln ℓ = %s, from which the backward rebuilds "
+            fs_sb_put(b, "The forward kept one number for %s, L = m + ln ℓ = %s, from which the backward rebuilds "
                    "P = exp(S − L) exactly.", who(b, c, e->row), num(b, e->x));
-            if (c->first) put(b, " One number a row instead of a row of P keeps the memory linear in n.");
+            if (c->first) fs_sb_put(b, " One number a row instead of a row of P keeps the memory linear in n.");
         }
         break;
     case FS_EV_DELTA:
-        put(b, "%s: D = rowsum(dO ∘ O) = %s. Every dS of the row uses it (dS = P ∘ (dP − D)), so it is "
+        fs_sb_put(b, "%s: D = rowsum(dO ∘ O) = %s. Every dS of the row uses it (dS = P ∘ (dP − D)), so it is "
                "computed once, here.",
             who(b, c, e->row), num(b, e->x));
-        if (c->first) put(b, " It equals Σ_j P_ij dP_ij, the softmax gradient's shared term, for only d products.");
+        if (c->first) fs_sb_put(b, " It equals Σ_j P_ij dP_ij, the softmax gradient's shared term, for only d products.");
         break;
     case FS_EV_BTILE:
         ring_prefix(b, c);
-        put(b, "the backward visits Q tile %d (%s) × KV tile %d (%s), %s: S is recomputed from Q and K, and "
+        fs_sb_put(b, "the backward visits Q tile %d (%s) × KV tile %d (%s), %s: S is recomputed from Q and K, and "
                "P = exp(S − L) from the saved L.",
             e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1),
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
-        if (c->heads) put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
+        if (c->heads) fs_sb_put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
         if (e->drop >= 0)
-            put(b, " The forward's %d dropped cells are regenerated from the seed: no mask was stored.", e->n_drop);
-        if (c->first) put(b, " Recomputing costs a second Q Kᵀ but spares storing and rereading an n × n P.");
+            fs_sb_put(b, " The forward's %d dropped cells are regenerated from the seed: no mask was stored.", e->n_drop);
+        if (c->first) fs_sb_put(b, " Recomputing costs a second Q Kᵀ but spares storing and rereading an n × n P.");
         break;
     case FS_EV_BSKIP: say_skip(b, c, true); return;
     case FS_EV_BROW: {
         const char *q = who(b, c, e->row);
         ring_prefix(b, c);
         if (e->visible == 0) {
-            put(b, "No key of this tile is visible to %s: P = 0, so dS = 0 and its dQ does not change.", q);
+            fs_sb_put(b, "No key of this tile is visible to %s: P = 0, so dS = 0 and its dQ does not change.", q);
         } else {
-            put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = dO Vᵀ, dS = P ∘ (dP − D) with "
+            fs_sb_put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = dO Vᵀ, dS = P ∘ (dP − D) with "
                    "D = %s, and its dQ gains this tile's share, scale · dS K.",
                 q, e->kt, num(b, e->x), num(b, e->m_new));
         }
-        if (last_for_row(c, FS_EV_BROW)) put(b, " That was its last tile: its dQ row is final.");
-        else if (c->first) put(b, " A row's dQ collects one share from every KV tile it sees.");
+        if (last_for_row(c, FS_EV_BROW)) fs_sb_put(b, " That was its last tile: its dQ row is final.");
+        else if (c->first) fs_sb_put(b, " A row's dQ collects one share from every KV tile it sees.");
         break;
     }
     case FS_EV_BKEY: {
         ring_prefix(b, c);
         if (vec_zero(c->t, e->o_blk, e->n_o) && vec_zero(c->t, e->g_blk, e->n_g)) {
-            put(b, "%s gets a zero share from this tile (no query here sees it, or their dO and dS are 0).",
+            fs_sb_put(b, "%s gets a zero share from this tile (no query here sees it, or their dO and dS are 0).",
                 key(b, c, e->row));
-            if (last_for_row(c, FS_EV_BKEY)) put(b, " No later tile touches this key: its dK and dV rows are final.");
+            if (last_for_row(c, FS_EV_BKEY)) fs_sb_put(b, " No later tile touches this key: its dK and dV rows are final.");
             break;
         }
-        put(b, "%s collects this tile's share: dK gains scale · dSᵀ Q and dV gains Pᵀ dO.", key(b, c, e->row));
-        if (last_for_row(c, FS_EV_BKEY)) put(b, " No later tile touches this key: its dK and dV rows are final.");
-        else if (c->first) put(b, " The KV tile stays in fast memory while query tiles pass, so dK and dV are "
+        fs_sb_put(b, "%s collects this tile's share: dK gains scale · dSᵀ Q and dV gains Pᵀ dO.", key(b, c, e->row));
+        if (last_for_row(c, FS_EV_BKEY)) fs_sb_put(b, " No later tile touches this key: its dK and dV rows are final.");
+        else if (c->first) fs_sb_put(b, " The KV tile stays in fast memory while query tiles pass, so dK and dV are "
                                    "summed there and written once.");
         break;
     }
     case FS_EV_GRAD: {
         bool q = e->tensor == FS_GRAD_DQ;
-        put(b, "The %s row of %s is final", fs_grad_str(e->tensor), q ? who(b, c, e->row) : key(b, c, e->row));
-        if (c->heads || (c->run && c->run->attn.n_kv_heads > 1)) put(b, " (%s %d)", q ? "head" : "KV head", e->head);
-        put(b, ": ");
+        fs_sb_put(b, "The %s row of %s is final", fs_grad_str(e->tensor), q ? who(b, c, e->row) : key(b, c, e->row));
+        if (c->heads || (c->run && c->run->attn.n_kv_heads > 1)) fs_sb_put(b, " (%s %d)", q ? "head" : "KV head", e->head);
+        fs_sb_put(b, ": ");
         vec(b, c->t, e->o_new, e->n_o);
-        if (vec_zero(c->t, e->o_new, e->n_o)) put(b, ", all zero: every share it got was 0.");
-        else put(b, q ? ", the sum of the shares of the KV tiles it sees." : ", the sum of the shares of the queries "
+        if (vec_zero(c->t, e->o_new, e->n_o)) fs_sb_put(b, ", all zero: every share it got was 0.");
+        else fs_sb_put(b, q ? ", the sum of the shares of the KV tiles it sees." : ", the sum of the shares of the queries "
                                                                            "that see it.");
-        if (c->first) put(b, " It is written to slow memory once.");
+        if (c->first) fs_sb_put(b, " It is written to slow memory once.");
         break;
     }
     default: break;
@@ -770,38 +752,38 @@ static void say_paged(sb *b, const ctx *c)
     switch (e->kind) {
     case FS_EV_LOOKUP:
         fs_event_keys(e, keys, sizeof keys);
-        put(b, "Split %d of %s needs %s: sequence %d's block table maps its logical block %d to physical page %d, "
+        fs_sb_put(b, "Split %d of %s needs %s: sequence %d's block table maps its logical block %d to physical page %d, "
                "so that page is read.",
             e->kt, who(b, c, e->row), keys, e->seq, e->block, e->page);
-        if (e->refs > 1) put(b, " %d sequences share the page; reading needs no copy.", e->refs);
+        if (e->refs > 1) fs_sb_put(b, " %d sequences share the page; reading needs no copy.", e->refs);
         if (c->first)
-            put(b, " The block table is one level of indirection: a sequence's keys may lie in any pages, in any "
+            fs_sb_put(b, " The block table is one level of indirection: a sequence's keys may lie in any pages, in any "
                    "order, and the kernel still reads them in position order.");
         break;
     case FS_EV_ALLOC:
-        put(b, "Sequence %d needs its block %d: its last page is full (or it has none), so it takes free page %d; "
+        fs_sb_put(b, "Sequence %d needs its block %d: its last page is full (or it has none), so it takes free page %d; "
                "%d pages stay free.",
             e->seq, e->block, e->page, e->n_free);
-        if (c->first) put(b, " Pages are taken only when a sequence grows into them, so no memory is reserved for "
+        if (c->first) fs_sb_put(b, " Pages are taken only when a sequence grows into them, so no memory is reserved for "
                              "tokens not yet generated.");
         break;
     case FS_EV_SHARE:
-        put(b, "Sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d-%d) "
+        fs_sb_put(b, "Sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d-%d) "
                "instead of a copy; %d sequences hold it now.",
             e->seq, e->src, e->block, e->page, e->c0, e->c1 - 1, e->refs);
-        if (c->first) put(b, " A shared prefix costs no memory until one of the sequences writes into it.");
+        if (c->first) fs_sb_put(b, " A shared prefix costs no memory until one of the sequences writes into it.");
         break;
     case FS_EV_COW:
-        put(b, "Sequence %d is about to write into page %d, which other sequences also hold: copy on write copies "
+        fs_sb_put(b, "Sequence %d is about to write into page %d, which other sequences also hold: copy on write copies "
                "its %d filled slots to free page %d and points block %d there, so the others keep their data; "
                "%d sequence%s still hold%s page %d, %d pages stay free.",
             e->seq, e->src, e->slot, e->page, e->block, e->refs, e->refs == 1 ? "" : "s", e->refs == 1 ? "s" : "",
             e->src, e->n_free);
         break;
     case FS_EV_WRITE:
-        put(b, "Sequence %d appends position %d: its K and V rows go to page %d, slot %d (logical block %d).",
+        fs_sb_put(b, "Sequence %d appends position %d: its K and V rows go to page %d, slot %d (logical block %d).",
             e->seq, e->c0, e->page, e->slot, e->block);
-        if (e->refs > 1) put(b, " %d sequences hold this page.", e->refs);
+        if (e->refs > 1) fs_sb_put(b, " %d sequences hold this page.", e->refs);
         break;
     default: break;
     }
@@ -814,26 +796,26 @@ static void say_ring(sb *b, const ctx *c)
     switch (e->kind) {
     case FS_EV_HOLD: {
         const double *p = fs_trace_at(c->t, e->s_row);
-        put(b, "Ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
-        for (int32_t k = 0; p && k < e->n_s && k < 8; k++) put(b, "%s %d", k ? "," : "", (int)p[k]);
-        if (e->n_s > 8) put(b, ", \xe2\x80\xa6");
-        put(b, "; its own queries meet these keys now, tile by tile.");
+        fs_sb_put(b, "Ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
+        for (int32_t k = 0; p && k < e->n_s && k < 8; k++) fs_sb_put(b, "%s %d", k ? "," : "", (int)p[k]);
+        if (e->n_s > 8) fs_sb_put(b, ", \xe2\x80\xa6");
+        fs_sb_put(b, "; its own queries meet these keys now, tile by tile.");
         if (e->ring_step == 0 && c->first)
-            put(b, " Every device starts with its own shard of K and V; the shards travel around the ring, so "
+            fs_sb_put(b, " Every device starts with its own shard of K and V; the shards travel around the ring, so "
                    "after as many steps as devices every query has met every key.");
         break;
     }
     case FS_EV_SEND:
-        put(b, "After ring step %d, device %d sends shard %d (%s, %lld bytes in float64) on to device %d, which "
+        fs_sb_put(b, "After ring step %d, device %d sends shard %d (%s, %lld bytes in float64) on to device %d, which "
                "works on it next.",
             e->ring_step, e->a, e->shard,
             e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "its finished dK and dV, home",
             (long long)e->bytes, e->b);
-        if (c->first) put(b, " The transfer can overlap the next step's computation, so the ring hides its "
+        if (c->first) fs_sb_put(b, " The transfer can overlap the next step's computation, so the ring hides its "
                              "communication when each step computes long enough.");
         break;
     case FS_EV_RECV:
-        put(b, "Device %d receives shard %d from device %d: %s.", e->b, e->shard, e->a,
+        fs_sb_put(b, "Device %d receives shard %d from device %d: %s.", e->b, e->shard, e->a,
             e->tensor == 2 ? "its dK and dV are home, final" : "these are the keys it meets at the next step");
         break;
     default: break;
@@ -890,7 +872,7 @@ size_t fs_lesson_generate(const fs_lesson *l, const fs_trace *t, int64_t step, c
     case FS_EV_GRAD: say_backward(&b, &c); break;
     case FS_EV_LOOKUP: case FS_EV_ALLOC: case FS_EV_SHARE: case FS_EV_COW: case FS_EV_WRITE: say_paged(&b, &c); break;
     case FS_EV_HOLD: case FS_EV_SEND: case FS_EV_RECV: say_ring(&b, &c); break;
-    default: put(&b, "A step of a kind this version cannot put into words (%d).", (int)c.e->kind); break;
+    default: fs_sb_put(&b, "A step of a kind this version cannot put into words (%d).", (int)c.e->kind); break;
     }
     if (b.len < n) return paren_negatives(buf, b.len, n);
     return b.len;
