@@ -362,7 +362,7 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
     fs_mask none;
     memset(&none, 0, sizeof none);
     reference(B, Hq, Hkv, 1, nkv, d, none, Q.data(), K.data(), V.data(), ref.data());
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
     void *dQ, *dK, *dV, *dO, *work;
     CU(cudaMalloc(&dQ, nQ * 2));
     CU(cudaMalloc(&dK, nK * 2));
@@ -403,18 +403,28 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
  * pages are scattered over a pool in a random order, with some pages of the pool left to no
  * sequence and filled with other values (so a wrong table lookup shows), the slots past a
  * sequence's end filled with large finite values (weighted by 0 if the length is honoured).
- * Kc, Vc (B, Hkv, nkv, d) hold each sequence's keys contiguously for the reference. */
+ * Kc, Vc (B, Hkv, nkv, d) hold each sequence's keys contiguously for the reference. hm: the
+ * head-major pool (fs_cuda_decode's head_major) instead of vLLM's. */
 struct paged_cache {
-    int P, n_pages, bps;
+    int P, n_pages, bps, hm, Hkv, d;
     std::vector<int32_t> table, lens;
-    std::vector<uint16_t> Kp, Vp;   /* (n_pages, P, Hkv, d) */
+    std::vector<uint16_t> Kp, Vp;   /* (n_pages, P, Hkv, d), or (n_pages, Hkv, P, d) when hm */
+    /* where (page, slot, head)'s row starts in the pool, and the distance between a page's slots */
+    size_t at(size_t page, int slot, int h) const
+    {
+        return hm ? ((page * Hkv + h) * P + slot) * d : ((page * P + slot) * Hkv + h) * d;
+    }
+    size_t slot_stride() const { return hm ? (size_t)d : (size_t)Hkv * d; }
 };
 static paged_cache make_paged(uint64_t *rng, int B, int Hkv, int nkv, int d, int P, const std::vector<int32_t> &lens,
                               const std::vector<uint16_t> &Kc, const std::vector<uint16_t> &Vc, fs_cuda_dtype dt,
-                              int spare)
+                              int spare, int hm = 0)
 {
     paged_cache c;
     c.P = P;
+    c.hm = hm;
+    c.Hkv = Hkv;
+    c.d = d;
     c.bps = (nkv + P - 1) / P;
     c.lens = lens;
     int used = 0;
@@ -437,7 +447,7 @@ static paged_cache make_paged(uint64_t *rng, int B, int Hkv, int nkv, int d, int
                 for (int h = 0; h < Hkv; h++)
                     for (int x = 0; x < d; x++) {
                         const size_t src = (((size_t)b * Hkv + h) * nkv + blk * P + slot) * d + x;
-                        const size_t dst = (((size_t)page * P + slot) * Hkv + h) * d + x;
+                        const size_t dst = c.at(page, slot, h) + x;
                         c.Kp[dst] = Kc[src];
                         c.Vp[dst] = Vc[src];
                     }
@@ -446,9 +456,10 @@ static paged_cache make_paged(uint64_t *rng, int B, int Hkv, int nkv, int d, int
 }
 
 /* Every paged decode version on a paged cache of page size P (sequences of different lengths
- * when ragged), against the float64 reference of each sequence's own keys. */
-static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged,
-                               fs_cuda_dtype dt)
+ * when ragged) in pool layout hm (vLLM's, or head-major), against the float64 reference of each
+ * sequence's own keys. */
+static void check_decode_paged_in(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged,
+                                  fs_cuda_dtype dt, int hm)
 {
     size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
     std::vector<double> Q, K, V, ref(nQ);
@@ -472,7 +483,7 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
         reference(1, Hq, Hkv, 1, lens[b], d, none, Q.data() + (size_t)b * Hq * d, k1.data(), v1.data(),
                   ref.data() + (size_t)b * Hq * d);
     }
-    paged_cache c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+    paged_cache c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3, hm);
     void *dQ, *dK, *dV, *dO, *work;
     int32_t *dtab, *dlens;
     const size_t pool = (size_t)c.n_pages * P * Hkv * d;
@@ -488,7 +499,7 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
     CU(cudaMemcpy(dtab, c.table.data(), c.table.size() * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(dlens, lens.data(), B * 4, cudaMemcpyHostToDevice));
     fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, c.n_pages, c.bps, dtab,
-                        ragged ? dlens : NULL};
+                        ragged ? dlens : NULL, hm};
     for (int v = 1; v <= fs_cuda_decode_versions(); v++) {
         if (!fs_cuda_decode_version_paged(v)) continue;
         CU(cudaMalloc(&work, fs_cuda_decode_workspace(&p, v)));
@@ -498,7 +509,7 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
         fs_status st = fs_cuda_decode_run(&p, v, dQ, dK, dV, dO, work, why, sizeof why);
         if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
         if (st != FS_OK) {
-            printf("FAIL decode v%d (paged): %s %s\n", v, why, cudaGetErrorString(cudaGetLastError()));
+            printf("FAIL decode v%d (paged, %s): %s %s\n", v, hm ? "HND" : "NHD", why, cudaGetErrorString(cudaGetLastError()));
             g_fail++;
             cudaFree(work);
             continue;
@@ -506,9 +517,9 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
         CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
         double e = rel_err(Ob, ref.data(), nQ, dt);
         bool ok = e <= tol_of(dt);
-        printf("%s decode  v%d %-4s d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d pages=%d %s rel.err %.2e (tol %.0e)\n",
-               ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, P, c.n_pages, ragged ? "ragged" : "equal ",
-               e, tol_of(dt));
+        printf("%s decode  v%d %-4s d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d %s pages=%d %s rel.err %.2e (tol %.0e)\n",
+               ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, P, hm ? "HND" : "NHD", c.n_pages,
+               ragged ? "ragged" : "equal ", e, tol_of(dt));
         if (!ok) g_fail++;
         cudaFree(work);
     }
@@ -518,6 +529,14 @@ static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, i
     cudaFree(dO);
     cudaFree(dtab);
     cudaFree(dlens);
+}
+
+/* check_decode_paged_in in both pool layouts, each on a problem of its own */
+static void check_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged,
+                               fs_cuda_dtype dt)
+{
+    check_decode_paged_in(rng, B, Hq, Hkv, nkv, d, P, ragged, dt, 0);
+    check_decode_paged_in(rng, B, Hq, Hkv, nkv, d, P, ragged, dt, 1);
 }
 
 /* ---- the decode over an e4m3 KV cache ------------------------------------------------------- */
@@ -544,7 +563,7 @@ static float quant_e4m3(const double *x, size_t n, size_t stride, int d, uint8_t
  * or a paged one (P > 0: versions 2, 4, one pair per page and head; pages shuffled among spare pages of
  * other values, lengths ragged when asked). Printed beside: the RMSE against the reference of the
  * float16 values before quantization, and the float16 decode's (version 7, or 10 paged) on them. */
-static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged)
+static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged, int hm = 0)
 {
     const fs_cuda_dtype dt = FS_CUDA_F16;
     const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
@@ -570,7 +589,7 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
             sc[2 * h + 1] = quant_e4m3(V.data() + h * nkv * d, nkv, d, d, V8.data() + h * nkv * d, Vd.data() + h * nkv * d);
         }
     } else {
-        c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3);
+        c = make_paged(rng, B, Hkv, nkv, d, P, lens, Kb, Vb, dt, 3, hm);
         const size_t pool = (size_t)c.n_pages * P * Hkv * d;
         std::vector<double> Kp(pool), Vp(pool), Kpd(pool), Vpd(pool);
         for (size_t i = 0; i < pool; i++) { Kp[i] = from16(c.Kp[i], dt); Vp[i] = from16(c.Vp[i], dt); }
@@ -578,15 +597,15 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
         V8.resize(pool);
         sc.resize((size_t)c.n_pages * Hkv * 2);
         for (int pg = 0; pg < c.n_pages; pg++)
-            for (int h = 0; h < Hkv; h++) {   /* the page's P slots of head h: rows Hkv · d apart */
-                const size_t o = ((size_t)pg * P * Hkv + h) * d;
-                sc[((size_t)pg * Hkv + h) * 2] = quant_e4m3(Kp.data() + o, P, (size_t)Hkv * d, d, K8.data() + o, Kpd.data() + o);
-                sc[((size_t)pg * Hkv + h) * 2 + 1] = quant_e4m3(Vp.data() + o, P, (size_t)Hkv * d, d, V8.data() + o, Vpd.data() + o);
+            for (int h = 0; h < Hkv; h++) {   /* the page's P slots of head h: rows c.slot_stride() apart */
+                const size_t o = c.at(pg, 0, h), st = c.slot_stride();
+                sc[((size_t)pg * Hkv + h) * 2] = quant_e4m3(Kp.data() + o, P, st, d, K8.data() + o, Kpd.data() + o);
+                sc[((size_t)pg * Hkv + h) * 2 + 1] = quant_e4m3(Vp.data() + o, P, st, d, V8.data() + o, Vpd.data() + o);
             }
         for (int b = 0; b < B; b++)
             for (int h = 0; h < Hkv; h++)
                 for (int j = 0; j < lens[b]; j++) {
-                    const size_t src = (((size_t)c.table[(size_t)b * c.bps + j / P] * P + j % P) * Hkv + h) * d;
+                    const size_t src = c.at(c.table[(size_t)b * c.bps + j / P], j % P, h);
                     const size_t dst = (((size_t)b * Hkv + h) * nkv + j) * d;
                     for (int x = 0; x < d; x++) { Kd[dst + x] = Kpd[src + x]; Vd[dst + x] = Vpd[src + x]; }
                 }
@@ -620,7 +639,7 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
     CU(cudaMemcpy(dK16, P ? c.Kp.data() : Kb.data(), K8.size() * 2, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(dV16, P ? c.Vp.data() : Vb.data(), V8.size() * 2, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(dsc, sc.data(), sc.size() * 4, cudaMemcpyHostToDevice));
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
     if (P) {
         CU(cudaMalloc(&dtab, c.table.size() * 4));
         CU(cudaMalloc(&dlens, B * 4));
@@ -628,6 +647,7 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
         CU(cudaMemcpy(dlens, lens.data(), B * 4, cudaMemcpyHostToDevice));
         p.page_size = P; p.n_pages = c.n_pages; p.blocks_per_seq = c.bps; p.block_table = dtab;
         p.seq_lens = ragged ? dlens : NULL;
+        p.head_major = hm;
     }
     const int v16 = P ? 10 : 7;
     auto rmse16 = [&](const std::vector<uint16_t> &o) {
@@ -653,15 +673,15 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
         fs_status st = fs_cuda_decode_fp8_run(&p, v8, dQ, dK, dV, dsc, dO, work, why, sizeof why);
         if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
         if (st != FS_OK) {
-            printf("FAIL decode_e4m3 v%d: %s %s\n", v8, why, cudaGetErrorString(cudaGetLastError()));
+            printf("FAIL decode_e4m3 v%d%s: %s %s\n", v8, P && hm ? " (HND)" : "", why, cudaGetErrorString(cudaGetLastError()));
             g_fail++;
         } else {
             CU(cudaMemcpy(Ob.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
             const double e = rel_err(Ob, ref.data(), nQ, dt);
             const bool ok = e <= tol_of(dt);
-            printf("%s decode_e4m3 v%d d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d %s rel.err %.2e (tol %.0e) rmse vs the "
+            printf("%s decode_e4m3 v%d d=%-3d B=%d H=%d/%d nkv=%-6d page=%-3d%s %s rel.err %.2e (tol %.0e) rmse vs the "
                    "float16 cache's reference %.3e (float16 decode v%d: %.3e)\n", ok ? "ok  " : "FAIL", v8, d, B, Hq, Hkv,
-                   nkv, P, ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
+                   nkv, P, P ? (hm ? " HND" : " NHD") : "", ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
             if (!ok) g_fail++;
         }
         cudaFree(work);
@@ -676,6 +696,7 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     if (tiny) {
         check_decode_fp8(rng, 1, 8, 2, 700, 128, 0, false);
         check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true);
+        check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true, 1);
         return;
     }
     check_decode_fp8(rng, 2, 8, 2, 1000, 128, 0, false);
@@ -688,6 +709,11 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 2, 8, 2, 640, 128, 64, false);
     check_decode_fp8(rng, 2, 32, 8, 5000, 128, 128, false);
     check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true);
+    /* the head-major pool */
+    check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 1);
+    check_decode_fp8(rng, 3, 16, 2, 3000, 64, 256, true, 1);
+    check_decode_fp8(rng, 2, 4, 4, 777, 128, 32, true, 1);
+    check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true, 1);
 }
 
 /* ---- the e4m3 (FP8) forward ----------------------------------------------------------------- */
@@ -1493,7 +1519,7 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
     fill_dev_random(rng, dQ, nQ, -2, 2, dt);
     fill_dev_random(rng, dK, nK, -2, 2, dt);
     fill_dev_random(rng, dV, nK, -1, 1, dt);
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
     const double bytes = 2.0 * nK * 2;   /* K and V read once */
     for (int v = from; v <= fs_cuda_decode_versions(); v++) {
         if (fs_cuda_decode_version_paged(v)) continue;   /* time_decode_paged */
@@ -1526,9 +1552,11 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
     cudaFree(dO);
 }
 
-/* Each paged version beside its contiguous sibling (10 and 9, 12 and 11), interleaved round by round so
- * that both see the same machine: the same sequences (all nkv long) stored contiguously and in
- * a pool of pages of P tokens in a shuffled order. Bytes: K and V of the sequences, read once. */
+/* Each paged version beside its contiguous sibling (10 and 9, 12 and 11, 14 and 13), interleaved
+ * round by round so that all see the same machine: the same sequences (all nkv long) stored
+ * contiguously and in a pool of pages of P tokens in a shuffled order, the pool read as vLLM's
+ * layout and as the head-major one (its contents are random either way). Bytes: K and V of the
+ * sequences, read once. */
 static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, fs_cuda_dtype dt)
 {
     const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
@@ -1552,9 +1580,11 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
     CU(cudaMalloc(&dtab, n_pages * 4));
     CU(cudaMemcpy(dtab, table.data(), n_pages * 4, cudaMemcpyHostToDevice));
-    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
-    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL};
-    /* each paged version beside its contiguous sibling, the version before it (10 and 9, 12 and 11) */
+    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
+    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL, 0};
+    fs_cuda_decode qh = q;
+    qh.head_major = 1;
+    /* each paged version beside its contiguous sibling, the version before it */
     for (int pv = 1; pv <= fs_cuda_decode_versions(); pv++) {
         if (!fs_cuda_decode_version_paged(pv)) continue;
         const int cv = pv - 1;
@@ -1562,18 +1592,22 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
         CU(cudaMalloc(&w10, fs_cuda_decode_workspace(&q, pv)));
         auto run9 = [&] { char w[64]; fs_cuda_decode_run(&c, cv, dQ, dK, dV, dO, w9, w, sizeof w); };
         auto runp = [&] { char w[64]; fs_cuda_decode_run(&q, pv, dQ, pK, pV, dO, w10, w, sizeof w); };
-        std::vector<float> t9, tp;
+        auto runh = [&] { char w[64]; fs_cuda_decode_run(&qh, pv, dQ, pK, pV, dO, w10, w, sizeof w); };
+        std::vector<float> t9, tp, th;
         for (int round = 0; round < 5; round++) {   /* 5 rounds of 20 timed calls each, alternating */
             t9.push_back(time_ms(run9, 3, 20));
             tp.push_back(time_ms(runp, 3, 20));
+            th.push_back(time_ms(runh, 3, 20));
         }
-        const float ms9 = median(t9), msp = median(tp);
-        const float b9 = time_b2b_ms(run9, 50), bp = time_b2b_ms(runp, 50);
+        const float ms9 = median(t9), b9 = time_b2b_ms(run9, 50);
         const double bytes = 2.0 * nK * 2;
-        printf("RESULT decode_paged v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
-               "cv=%d contiguous_us=%.1f contiguous_tbps=%.2f contiguous_us_b2b=%.1f ratio=%.3f\n",
-               pv, dt_str(dt), d, B, Hq, Hkv, nkv, P, msp * 1e3, bytes / (msp * 1e-3) / 1e12, bp * 1e3, cv, ms9 * 1e3,
-               bytes / (ms9 * 1e-3) / 1e12, b9 * 1e3, ms9 / msp);
+        for (int hm = 0; hm < 2; hm++) {
+            const float msp = median(hm ? th : tp), bp = hm ? time_b2b_ms(runh, 50) : time_b2b_ms(runp, 50);
+            printf("RESULT decode_paged v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d layout=%s us=%.1f tbps=%.2f "
+                   "us_b2b=%.1f cv=%d contiguous_us=%.1f contiguous_tbps=%.2f contiguous_us_b2b=%.1f ratio=%.3f\n",
+                   pv, dt_str(dt), d, B, Hq, Hkv, nkv, P, hm ? "HND" : "NHD", msp * 1e3, bytes / (msp * 1e-3) / 1e12,
+                   bp * 1e3, cv, ms9 * 1e3, bytes / (ms9 * 1e-3) / 1e12, b9 * 1e3, ms9 / msp);
+        }
         fflush(stdout);
         cudaFree(w9);
         cudaFree(w10);
@@ -1582,10 +1616,12 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     cudaFree(dtab);
 }
 
-/* The decode over an e4m3 cache beside the float16 decode, the same sequences in four layouts:
- * float16 contiguous (version 9, or 7 off Hopper), e4m3 contiguous (e4m3 versions 1, 3), float16
- * paged (version 10) and e4m3 paged (e4m3 versions 2, 4), pages of P tokens in a shuffled order;
- * timed in interleaved rounds (5 rounds of 20 calls, medians). Bytes counted as read: K and V
+/* The decode over an e4m3 cache beside the float16 decode, the same sequences stored four ways:
+ * float16 contiguous (versions 9 and 13, or 7 off Hopper), e4m3 contiguous (the odd e4m3
+ * versions), float16 paged (versions 10 and 14) and e4m3 paged (the even ones), pages of P tokens
+ * in a shuffled order, every paged kernel read as vLLM's pool and as the head-major one; timed in
+ * interleaved rounds (5 rounds of 20 calls, medians). The ratios to float16 take the best float16
+ * kernel of the same kind (contiguous; paged in the same layout). Bytes counted as read: K and V
  * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
  * table). Tokens per second: B / the call's time (one new token per sequence a call). The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
@@ -1621,8 +1657,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
     CU(cudaMalloc(&dtab, n_pages * 4));
     CU(cudaMemcpy(dtab, table.data(), n_pages * 4, cudaMemcpyHostToDevice));
-    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
-    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL};
+    fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
+    fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, P, n_pages, bps, dtab, NULL, 0};
+    fs_cuda_decode qh = q;
+    qh.head_major = 1;
     char why[256] = "";
     int v16 = 9;
     {   /* version 9 needs Hopper */
@@ -1633,25 +1671,31 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         cudaGetLastError();
         cudaFree(w);
     }
-    /* the kernels: float16 contiguous, the contiguous e4m3 versions, float16 paged, the paged ones */
-    struct kern { bool e4m3, paged; int v; void *w; fs_status st; };
+    /* the kernels: float16 contiguous, the contiguous e4m3 versions, float16 paged, the paged
+     * ones; paged kernels in both layouts (hm) */
+    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; };
     std::vector<kern> ks;
-    ks.push_back({false, false, v16, NULL, FS_OK});
+    ks.push_back({false, false, v16, 0, NULL, FS_OK});
+    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, NULL, FS_OK});
-    ks.push_back({false, true, 10, NULL, FS_OK});
-    for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, NULL, FS_OK});
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK});
+    for (int hm = 0; hm < 2; hm++) {
+        ks.push_back({false, true, 10, hm, NULL, FS_OK});
+        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK});
+        for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
+            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK});
+    }
     const int nk = (int)ks.size();
+    auto prob = [&](const kern &k) { return !k.paged ? &c : k.hm ? &qh : &q; };
     for (kern &k : ks) {
-        const fs_cuda_decode *pp = k.paged ? &q : &c;
+        const fs_cuda_decode *pp = prob(k);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
     }
     auto run = [&](int i) {
         char x[64];
         kern &k = ks[i];
-        if (!k.e4m3) k.st = fs_cuda_decode_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
-        else k.st = fs_cuda_decode_fp8_run(k.paged ? &q : &c, k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
+        if (!k.e4m3) k.st = fs_cuda_decode_run(prob(k), k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
+        else k.st = fs_cuda_decode_fp8_run(prob(k), k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
     };
     bool ran = true;
     for (int i = 0; i < nk; i++) run(i);
@@ -1666,22 +1710,22 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
             for (int i = 0; i < nk; i++) t[i].push_back(time_ms([&] { run(i); }, 3, 20));
         std::vector<float> ms(nk), b2b(nk);
         for (int i = 0; i < nk; i++) { ms[i] = median(t[i]); b2b[i] = time_b2b_ms([&] { run(i); }, 50); }
-        float f16c = 0, f16p = 0, e8c = 1e30f, e8p = 1e30f;
-        for (int i = 0; i < nk; i++) {
-            if (!ks[i].e4m3) (ks[i].paged ? f16p : f16c) = ms[i];
-            else if (ks[i].paged) e8p = std::min(e8p, ms[i]);
-            else e8c = std::min(e8c, ms[i]);
-        }
+        /* the best time of each kind: [e4m3][layout: 0 contiguous, 1 vLLM's pool, 2 head-major] */
+        float best[2][3] = {{1e30f, 1e30f, 1e30f}, {1e30f, 1e30f, 1e30f}};
+        auto kind = [](const kern &k) { return k.paged ? 1 + k.hm : 0; };
+        for (int i = 0; i < nk; i++) best[ks[i].e4m3][kind(ks[i])] = std::min(best[ks[i].e4m3][kind(ks[i])], ms[i]);
         for (int i = 0; i < nk; i++) {
             const kern &k = ks[i];
             const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
-            printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d us=%.1f tbps=%.2f us_b2b=%.1f "
-                   "tok_s=%.0f vs_f16=%.2f\n", k.e4m3 ? "e4m3" : "f16", k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv,
-                   k.paged ? P : 0, ms[i] * 1e3, bytes / (ms[i] * 1e-3) / 1e12, b2b[i] * 1e3, B / (ms[i] * 1e-3),
-                   (k.paged ? f16p : f16c) / ms[i]);
+            printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d%s us=%.1f tbps=%.2f "
+                   "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f\n", k.e4m3 ? "e4m3" : "f16", k.paged ? "_paged" : "", k.v, d, B,
+                   Hq, Hkv, nkv, k.paged ? P : 0, !k.paged ? "" : k.hm ? " layout=HND" : " layout=NHD", ms[i] * 1e3,
+                   bytes / (ms[i] * 1e-3) / 1e12, b2b[i] * 1e3, B / (ms[i] * 1e-3), best[0][kind(k)] / ms[i]);
         }
-        printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d e4m3_paged_vs_contiguous=%.3f f16_paged_vs_contiguous=%.3f "
-               "(best versions)\n", d, B, nkv, P, e8c / e8p, f16c / f16p);
+        for (int hm = 0; hm < 2; hm++)
+            printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d layout=%s e4m3_paged_vs_contiguous=%.3f "
+                   "f16_paged_vs_contiguous=%.3f (best versions)\n", d, B, nkv, P, hm ? "HND" : "NHD",
+                   best[1][0] / best[1][1 + hm], best[0][0] / best[0][1 + hm]);
     }
     fflush(stdout);
     for (kern &k : ks) cudaFree(k.w);
@@ -2002,7 +2046,7 @@ static void hash_decode(int id, fs_cuda_dtype dt, int B, int Hq, int Hkv, int nk
     int32_t *dtab = NULL, *dlens = NULL;
     CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
     CU(cudaMemcpy(dQ, Qb.data(), nQ * 2, cudaMemcpyHostToDevice));
-    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode p = {B, Hq, Hkv, nkv, d, splits, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
     paged_cache c;
     if (P > 0) {
         std::vector<int32_t> lens(B, nkv);
@@ -2276,7 +2320,7 @@ static int run_profile(void)
         for (int i = 0; i < 3; i++) cudaFree(g[i]);
     }
     /* decode: B = 1, 32/8 heads, 32768 keys: K and V are the size of the prefill buffers */
-    fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16, 0, 0, 0, NULL, NULL};
+    fs_cuda_decode q = {1, 32, 8, 32768, 128, 0, (float)fs_attn_default_scale(128), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
     for (int v = 3; v <= fs_cuda_decode_versions(); v++) {
         if (fs_cuda_decode_version_paged(v)) continue;
         CU(cudaMalloc(&work, fs_cuda_decode_workspace(&q, v)));

@@ -34,6 +34,9 @@
  *  10 Hopper only (hopper_decode.cu): version 9 reading a paged cache (vLLM's pool and block
  *      table, fs_cuda_decode's page fields): each TMA box follows the table. Splits are whole
  *      64-key tiles, so a tile never straddles a page boundary it does not own.
+ *  11-14 Hopper only (hopper_decode.cu): versions 9 and 10 with the merge in the split kernel's
+ *      launch (11, 12) or launched as its programmatic dependent (13, 14). The paged versions
+ *      read vLLM's pool or the head-major one (fs_cuda_decode's head_major).
  *
  * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run) has versions of its own, numbered
  * apart: see "The e4m3 KV cache" below.
@@ -474,7 +477,7 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
  *     back when the partial is written (d = n · D/8 + n-tile).
  *  e4m3 versions 3 and 4: versions 1 and 2 with two steps' loads in flight instead of one (8 KiB
  *     a warp at d = 128: more bytes in flight for the same occupancy, about 230 registers).
- *  e4m3 version 2: version 1 on a paged pool (vLLM's layout, as version 10) with one pair of
+ *  e4m3 version 2: version 1 on a paged pool (vLLM's layout or the head-major one) with one pair of
  *     descales per page and KV head: the split's table entries and scales are staged in shared
  *     memory first; a warp's 16 keys lie in one page (pages of 16, 32 or multiples of 64 keys),
  *     so each step takes its page's K descale into the score scale, and the running o is kept
@@ -482,7 +485,7 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
  *     before).
  *  e4m3 versions 5-8 (Hopper only, hopper_decode.cu): versions 1 and 2's step with decode
  *     version 9's loads, a producer warp's TMA copies into a ring of stages; 7 and 8 also with
- *     the hardware's conversion of the bytes.
+ *     the hardware's conversion of the bytes; 9 and 10: 7 and 8 with decode version 13's merge.
  * The step itself (kv8_warp_step, the Q fragments and the warps' states) is in decode_common.cuh.
  */
 
@@ -507,10 +510,11 @@ struct kv8_where {
     const uint8_t *K, *V;     /* contiguous: this (batch, KV head)'s rows; paged: the pools */
     const int32_t *sTab;      /* paged: the split's pages, from block j0 / P on; NULL: contiguous */
     int P, blk0, row_stride;  /* page size, the split's first block, bytes between a page's slots */
+    size_t page_stride;       /* paged: bytes between pages (P · n_kv_heads · d in either layout) */
     __device__ __forceinline__ size_t row(int j) const
     {
         if (!sTab) return (size_t)j * D_of();
-        return ((size_t)sTab[j / P - blk0] * P + j % P) * row_stride;
+        return (size_t)sTab[j / P - blk0] * page_stride + (size_t)(j % P) * row_stride;
     }
     int d;
     __device__ __forceinline__ int D_of() const { return d; }
@@ -563,7 +567,9 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
         where.sTab = sTab;
         where.P = p.page_size;
         where.blk0 = j0 / p.page_size;
-        where.row_stride = p.n_kv_heads * D;
+        /* vLLM's pools: a slot holds every KV head; head-major: a page holds each head's slots */
+        where.row_stride = p.head_major ? D : p.n_kv_heads * D;
+        where.page_stride = (size_t)p.page_size * p.n_kv_heads * D;
         const int nb = j1 > j0 ? (j1 - 1) / p.page_size - where.blk0 + 1 : 0;
         for (int i = tid; i < nb; i += DEC_THREADS) {
             const int page = p.block_table[(size_t)b * p.blocks_per_seq + where.blk0 + i];
@@ -571,9 +577,9 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
             sSc[2 * i] = scales[((size_t)page * p.n_kv_heads + kvh) * 2];
             sSc[2 * i + 1] = scales[((size_t)page * p.n_kv_heads + kvh) * 2 + 1];
         }
-        /* the pools hold kv_head inside each slot: offset the base to this head */
-        where.K += (size_t)kvh * D;
-        where.V += (size_t)kvh * D;
+        /* offset the base to this head: within each slot, or within each page */
+        where.K += (size_t)kvh * D * (p.head_major ? p.page_size : 1);
+        where.V += (size_t)kvh * D * (p.head_major ? p.page_size : 1);
         __syncthreads();
     } else {
         where.K = K + ((size_t)b * p.n_kv_heads + kvh) * p.n_kv * D;
@@ -582,6 +588,7 @@ __global__ void __launch_bounds__(DEC_THREADS) decode_kv8(decode_params p, const
         where.P = 1;
         where.blk0 = 0;
         where.row_stride = D;
+        where.page_stride = 0;
         sk = scales[((size_t)b * p.n_kv_heads + kvh) * 2];
         sv = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
     }
@@ -648,6 +655,7 @@ static const char *decode_lines[] = {
     "Hopper: version 9 in one launch: the last block of each KV head merges the splits",
     "Hopper, paged cache: version 10 in one launch: the last block of each KV head merges the splits",
     "Hopper: version 9 with the merge launched while the splits run (programmatic dependent launch)",
+    "Hopper, paged cache: version 10 with version 13's merge (programmatic dependent launch)",
 };
 
 /* the versions that merge in the split kernel's launch, with one counter per (batch, KV head) */
@@ -660,7 +668,7 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
 
-extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12; }
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -797,13 +805,14 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.blocks_per_seq = pp->blocks_per_seq;
     p.block_table = pp->block_table;
     p.seq_lens = pp->seq_lens;
+    p.head_major = pp->head_major;
     if (pp->page_size > 0) p.split_len = (p.split_len + 63) / 64 * 64;   /* whole 64-key tiles */
     if (version >= 7) {
         if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 to 13 take at most 16 query heads per KV head and a positive scale");
+            if (why && n) snprintf(why, n, "decode versions 7 to 14 take at most 16 query heads per KV head and a positive scale");
             return FS_ERR_ARG;
         }
-        if (version == 13) return fs_cu_hopper_decode_pdl(pp, p, Q, K, V, work, O, why, n);
+        if (version == 13 || version == 14) return fs_cu_hopper_decode_pdl(pp, p, Q, K, V, work, O, why, n);
         if (version >= 9) {
             /* 11, 12: the counters follow the partials, zeroed here (the workspace may hold
              * anything); the merging block puts each back to zero */
@@ -901,6 +910,8 @@ static const char *decode_fp8_lines[] = {
     "Hopper, paged: version 5 with each box following the block table, the pages' descales beside the stage",
     "version 5 with the bytes converted by the hardware (cvt.rn.f16x2.e4m3x2), exactly, one instruction a pair",
     "version 6 with the hardware's conversion",
+    "version 7 with decode version 13's merge: launched while the splits run (programmatic dependent launch)",
+    "version 8 with decode version 13's merge",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -937,6 +948,7 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
     p.blocks_per_seq = pp->blocks_per_seq;
     p.block_table = pp->block_table;
     p.seq_lens = pp->seq_lens;
+    p.head_major = pp->head_major;
     if (pp->splits > 0) {
         p.splits = pp->splits < pp->n_kv ? pp->splits : pp->n_kv;
     } else {
@@ -948,6 +960,7 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         int per_sm;
         switch (version * 1000 + pp->d) {
         case 5064: case 5128: case 6064: case 6128: case 7064: case 7128: case 8064: case 8128:
+        case 9064: case 9128: case 10064: case 10128:
             per_sm = fs_cu_hopper_kv8_blocks_per_sm(pp->d, version);
             break;
         case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
@@ -1027,9 +1040,9 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     }
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
-    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here */
-        const fs_status st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, why, n);
-        if (st != FS_OK) return st;
+    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9, 10: there) */
+        const fs_status st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
+        if (st != FS_OK || version >= 9) return st;
         if (p->d == 64) decode_merge<__half, 64><<<dim3(p->n_q_heads, p->batch), 64>>>(q, w, (__half *)O);
         else decode_merge<__half, 128><<<dim3(p->n_q_heads, p->batch), 128>>>(q, w, (__half *)O);
         FS_CU_LAUNCHED();

@@ -171,8 +171,10 @@ fs_status fs_cuda_fp8_prefill_run(const fs_cuda_prefill *p, int version, const v
  * The keys are cut into `splits` contiguous splits (0: chosen to fill the GPU).
  *
  * A paged cache (page_size > 0; the paged versions only, fs_cuda_decode_version_paged): K and V
- * are pools of n_pages pages, (n_pages, page_size, n_kv_heads, d) (vLLM's layout), and sequence
- * b's key j sits in page block_table[b · blocks_per_seq + j / page_size], slot j mod page_size.
+ * are pools of n_pages pages, (n_pages, page_size, n_kv_heads, d) (vLLM's layout, "NHD"), or with
+ * head_major set (n_pages, n_kv_heads, page_size, d) (FlashInfer's "HND": a head's slots of a
+ * page lie together), and sequence b's key j sits in page block_table[b · blocks_per_seq +
+ * j / page_size], slot j mod page_size.
  * Sequence b holds seq_lens[b] keys (1 ≤ seq_lens[b] ≤ n_kv; NULL: every sequence n_kv);
  * block_table and seq_lens are device int32. Only the table entries of a sequence's own blocks
  * are read; the slots of its last page past its length are read and weighted by 0, so they
@@ -186,6 +188,7 @@ typedef struct {
     int32_t page_size, n_pages, blocks_per_seq;
     const int32_t *block_table;
     const int32_t *seq_lens;
+    int32_t head_major;   /* paged: 1 for the (n_pages, n_kv_heads, page_size, d) pools; 0: vLLM's */
 } fs_cuda_decode;
 
 /* The decode over an e4m3 KV cache (a serving engine's FP8 cache), odd versions contiguous and

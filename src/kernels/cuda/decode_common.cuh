@@ -18,6 +18,7 @@ struct decode_params {
      * (fs_cuda_decode's fields); 0 and NULL for a contiguous one */
     int page_size, blocks_per_seq;
     const int32_t *block_table, *seq_lens;
+    int head_major;   /* paged: the pools are (page, KV head, slot, d), not (page, slot, KV head, d) */
 };
 
 /* Versions 9 to 12 (hopper_decode.cu): launch the split kernel of version 9 (contiguous) or 10
@@ -28,18 +29,20 @@ struct decode_params {
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
                                     const void *K, const void *V, float *part, unsigned *done, void *O, char *why,
                                     size_t n);
-/* Version 13: version 9's split kernel, each block letting the merge launch as soon as it has
- * started (programmatic dependent launch), and the merge launched so: its blocks are resident
- * and waiting when the last split ends, instead of being launched after it. */
+/* Versions 13 and 14: version 9's (contiguous) or 10's (paged) split kernel, each block letting
+ * the merge launch as soon as it has started (programmatic dependent launch), and the merge
+ * launched so: its blocks are resident and waiting when the last split ends, instead of being
+ * launched after it. */
 fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                                   const void *V, float *part, void *O, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
-/* e4m3-cache versions 5-8 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
- * (5, 7) or paged (6, 8), the bytes converted by the hardware in 7 and 8, on a Hopper GPU; the
- * caller merges. Blocks of it that fit on one SM at d. */
+/* e4m3-cache versions 5-10 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7, 9) or paged (6, 8, 10), the bytes converted by the hardware from 7 on, on a Hopper GPU.
+ * Versions 5-8: the caller merges (O unused); 9 and 10 launch their merge into O themselves, as a
+ * programmatic dependent. Blocks of it that fit on one SM at d. */
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
-                                  const void *K8, const void *V8, const float *scales, float *part, char *why,
-                                  size_t n);
+                                  const void *K8, const void *V8, const float *scales, float *part, void *O,
+                                  char *why, size_t n);
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version);
 
 /* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,

@@ -724,14 +724,20 @@ static inline fs_status make_map(CUtensorMap *map, const void *base, fs_cuda_dty
  * lands as box_rows rows of 128 bytes, the layout of make_map's boxes, and the page is a
  * coordinate, so each copy can follow a block table. A page index past n_pages reads 0. */
 static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int heads,
-                                      int page_size, int n_pages, int box_rows, char *why, size_t n)
+                                      int page_size, int n_pages, int box_rows, bool head_major, char *why, size_t n)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     fs_status st = tensor_map_encoder(&encode, why, n);
     if (st != FS_OK) return st;
-    const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)page_size, (cuuint64_t)n_pages};
-    const cuuint64_t strides[3] = {(cuuint64_t)D * 2, (cuuint64_t)heads * D * 2, (cuuint64_t)page_size * heads * D * 2};
-    const cuuint32_t box[4] = {64, 1, (cuuint32_t)box_rows, 1}, estr[4] = {1, 1, 1, 1};
+    /* vLLM's (page, slot, head, d): coordinates (column, head, slot, page); head-major (page,
+     * head, slot, d): (column, slot, head, page). Either way a box is box_rows rows of 64
+     * columns, so it lands in shared memory the same. */
+    const cuuint64_t inner = head_major ? (cuuint64_t)page_size : (cuuint64_t)heads;
+    const cuuint64_t outer = head_major ? (cuuint64_t)heads : (cuuint64_t)page_size;
+    const cuuint64_t dims[4] = {(cuuint64_t)D, inner, outer, (cuuint64_t)n_pages};
+    const cuuint64_t strides[3] = {(cuuint64_t)D * 2, inner * D * 2, (cuuint64_t)page_size * heads * D * 2};
+    const cuuint32_t box[4] = {64, head_major ? (cuuint32_t)box_rows : 1u, head_major ? 1u : (cuuint32_t)box_rows, 1},
+                     estr[4] = {1, 1, 1, 1};
     CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                         4, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

@@ -32,6 +32,12 @@
  *    every split block lets it launch as soon as it starts (griddepcontrol.launch_dependents),
  *    so its blocks are already resident and waiting (griddepcontrol.wait) when the last split
  *    ends; the split count stays one wave, so the waiting blocks take no split's place.
+ * 14 version 10 (paged) with version 13's merge.
+ *
+ * Versions 10, 12 and 14 read either pool layout (fs_cuda_decode's head_major): vLLM's (page,
+ * slot, KV head, d), where one head's rows of a page are 128-byte pieces a whole slot apart
+ * (n_kv_heads · d · 2 bytes), or the head-major (page, KV head, slot, d), where they lie
+ * together. Only the order of the box's coordinates differs; the box lands the same.
  *
  * Tiles land in the TMA's 128-byte swizzle (hopper_common.cuh), so the compute warps' ldmatrix
  * addresses go through sw_off; dec_warp_tile (decode_common.cuh) is version 7's math unchanged.
@@ -121,11 +127,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
                 ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(full + s, 2u * boxes * rows * 128 * (D / 64));
                 const int slot0 = P > DEC9_BK ? key0 % P : 0;
+                const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* make_pool_map */
                 for (int q = 0; q < boxes; q++)
                     for (int cb = 0; cb < D / 64; cb++) {
                         const uint32_t off = cb * DEC9_BK * 128 + q * rows * 128;
-                        tma_load4(sK + s * TK + off, &tmK, 64 * cb, kvh, slot0, page[q], full + s);
-                        tma_load4(sV + s * TK + off, &tmV, 64 * cb, kvh, slot0, page[q], full + s);
+                        tma_load4(sK + s * TK + off, &tmK, 64 * cb, c1, c2, page[q], full + s);
+                        tma_load4(sV + s * TK + off, &tmV, 64 * cb, c1, c2, page[q], full + s);
                     }
             }
             __syncwarp();
@@ -173,9 +180,29 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     if constexpr (FUSE) dec_last_merge<T, D, 128>(p, part, done, Out, tid, G, b, kvh, sync_compute);
 }
 
-/* The tensor maps of K and V (boxes of 64 keys × 64 columns; paged: the pools' maps, boxes of
- * min(page_size, 64) slots) and one launch of decode_tma over (splits, n_kv_heads, batch); the
- * partials go to part. */
+/* The tensor maps of K and V: boxes of 64 keys × 64 columns; paged: the pools' maps (either
+ * layout), boxes of min(page_size, 64) slots. */
+template <int D, bool PAGED>
+static fs_status maps9(const fs_cuda_decode *pp, const decode_params &p, const void *K, const void *V, CUtensorMap &mk,
+                       CUtensorMap &mv, char *why, size_t n)
+{
+    fs_status st;
+    if (PAGED) {
+        const int rows = pp->page_size < DEC9_BK ? pp->page_size : DEC9_BK;
+        const bool hm = pp->head_major != 0;
+        if ((st = make_pool_map(&mk, K, pp->dtype, D, pp->n_kv_heads, pp->page_size, pp->n_pages, rows, hm, why, n)) != FS_OK)
+            return st;
+        if ((st = make_pool_map(&mv, V, pp->dtype, D, pp->n_kv_heads, pp->page_size, pp->n_pages, rows, hm, why, n)) != FS_OK)
+            return st;
+    } else {
+        const int heads = pp->batch * pp->n_kv_heads;
+        if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
+        if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
+    }
+    return FS_OK;
+}
+
+/* One launch of decode_tma over (splits, n_kv_heads, batch); the partials go to part. */
 template <typename T, int D, bool PAGED>
 static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                          const void *V, float *part, unsigned *done, void *O, char *why, size_t n)
@@ -183,18 +210,8 @@ static fs_status launch9(const fs_cuda_decode *pp, const decode_params &p, const
     constexpr int STAGES = dec9_stages<D>();
     static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * STAGES * DEC9_BK * D * 2, "merge room");
     CUtensorMap mk, mv;
-    fs_status st;
-    if (PAGED) {
-        const int rows = pp->page_size < DEC9_BK ? pp->page_size : DEC9_BK;
-        if ((st = make_pool_map(&mk, K, pp->dtype, D, pp->n_kv_heads, pp->page_size, pp->n_pages, rows, why, n)) != FS_OK)
-            return st;
-        if ((st = make_pool_map(&mv, V, pp->dtype, D, pp->n_kv_heads, pp->page_size, pp->n_pages, rows, why, n)) != FS_OK)
-            return st;
-    } else {
-        const int heads = pp->batch * pp->n_kv_heads;
-        if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
-        if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
-    }
+    fs_status st = maps9<D, PAGED>(pp, p, K, V, mk, mv, why, n);
+    if (st != FS_OK) return st;
     const size_t smem = dec9_smem<T, D, STAGES>();
     auto kern = done ? decode_tma<T, D, STAGES, PAGED, true> : decode_tma<T, D, STAGES, PAGED, false>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -236,22 +253,12 @@ __global__ void decode_merge_pdl(decode_params p, const float *__restrict__ part
     dec_merge_col<T, D>(p, part, O, blockIdx.x, blockIdx.y, threadIdx.x);
 }
 
+/* The merge of the partials in part into O, launched as a programmatic dependent of the split
+ * kernel just launched (which must execute griddepcontrol.launch_dependents). */
 template <typename T, int D>
-static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                          const void *V, float *part, void *O, char *why, size_t n)
+static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params &p, const float *part, void *O,
+                                  char *why, size_t n)
 {
-    constexpr int STAGES = dec9_stages<D>();
-    CUtensorMap mk, mv;
-    fs_status st;
-    const int heads = pp->batch * pp->n_kv_heads;
-    if ((st = make_map(&mk, K, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
-    if ((st = make_map(&mv, V, pp->dtype, D, p.n_kv, heads, DEC9_BK, why, n)) != FS_OK) return st;
-    const size_t smem = dec9_smem<T, D, STAGES>();
-    auto kern = decode_tma<T, D, STAGES, false, false, true>;
-    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, nullptr,
-                                                                            nullptr);
-    FS_CU_LAUNCHED();
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(pp->n_q_heads, pp->batch);
     cfg.blockDim = dim3(D);
@@ -262,25 +269,49 @@ static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, cons
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    FS_CU_TRY(cudaLaunchKernelEx(&cfg, decode_merge_pdl<T, D>, p, (const float *)part, (T *)O));
+    FS_CU_TRY(cudaLaunchKernelEx(&cfg, decode_merge_pdl<T, D>, p, part, (T *)O));
     return FS_OK;
+}
+
+/* Versions 13 (contiguous) and 14 (paged): the split kernel, then its merge as a programmatic
+ * dependent. */
+template <typename T, int D, bool PAGED>
+static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
+                          const void *V, float *part, void *O, char *why, size_t n)
+{
+    constexpr int STAGES = dec9_stages<D>();
+    CUtensorMap mk, mv;
+    fs_status st = maps9<D, PAGED>(pp, p, K, V, mk, mv, why, n);
+    if (st != FS_OK) return st;
+    const size_t smem = dec9_smem<T, D, STAGES>();
+    auto kern = decode_tma<T, D, STAGES, PAGED, false, true>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, nullptr,
+                                                                            nullptr);
+    FS_CU_LAUNCHED();
+    return launch_merge_pdl<T, D>(pp, p, part, O, why, n);
+}
+
+template <bool PAGED>
+static fs_status launch13_of(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
+                             const void *V, float *part, void *O, char *why, size_t n)
+{
+    const bool bf = pp->dtype == FS_CUDA_BF16;
+    if (pp->d == 64)
+        return bf ? launch13<__nv_bfloat16, 64, PAGED>(pp, p, Q, K, V, part, O, why, n)
+                  : launch13<__half, 64, PAGED>(pp, p, Q, K, V, part, O, why, n);
+    return bf ? launch13<__nv_bfloat16, 128, PAGED>(pp, p, Q, K, V, part, O, why, n)
+              : launch13<__half, 128, PAGED>(pp, p, Q, K, V, part, O, why, n);
 }
 
 fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                                   const void *V, float *part, void *O, char *why, size_t n)
 {
-    fs_status st = hopper_device("decode version 13", why, n);
+    const bool paged = pp->page_size > 0;
+    fs_status st = hopper_device(paged ? "decode version 14" : "decode version 13", why, n);
     if (st != FS_OK) return st;
-    if (pp->page_size > 0) {
-        if (why && n) snprintf(why, n, "decode version 13 reads a contiguous cache");
-        return FS_ERR_ARG;
-    }
-    const bool bf = pp->dtype == FS_CUDA_BF16;
-    if (pp->d == 64)
-        return bf ? launch13<__nv_bfloat16, 64>(pp, p, Q, K, V, part, O, why, n)
-                  : launch13<__half, 64>(pp, p, Q, K, V, part, O, why, n);
-    return bf ? launch13<__nv_bfloat16, 128>(pp, p, Q, K, V, part, O, why, n)
-              : launch13<__half, 128>(pp, p, Q, K, V, part, O, why, n);
+    return paged ? launch13_of<true>(pp, p, Q, K, V, part, O, why, n)
+                 : launch13_of<false>(pp, p, Q, K, V, part, O, why, n);
 }
 
 /* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
@@ -312,6 +343,10 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *     beside the stage before it arrives on the stage's barrier, so the compute warps find them
  *     there with the bytes.
  *  7, 8  versions 5 and 6 with the bytes converted by the hardware (kv8_warp_step's CVT).
+ *  9, 10  versions 7 and 8 with decode version 13's merge: launched as a programmatic dependent
+ *     of the split kernel, its blocks resident and waiting when the last split ends. A call over
+ *     an e4m3 cache is half as long as over float16, so the merge's launch weighs twice as much.
+ * The paged versions (6, 8, 10) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
  * the copy. Under ncu every version runs 8 compute warps an SM (2 blocks at 158-224 registers),
@@ -369,7 +404,7 @@ __device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned ch
  * Shared: STAGES K tiles, STAGES V tiles (64 × D bytes each), the stages' descales (STAGES, 4
  * pages, k and v), the barriers full (STAGES) and empty (STAGES). scales: (batch, n_kv_heads, 2),
  * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. */
-template <int D, bool PAGED, bool CVT>
+template <int D, bool PAGED, bool CVT, bool PDL = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                                const __grid_constant__ CUtensorMap tmV,
                                                                const __half *__restrict__ Q,
@@ -391,6 +426,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
 
     if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
     __syncthreads();
+    if constexpr (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");   /* versions 9, 10 */
 
     if (warp == 4) {   /* the producer */
         if (!PAGED) {
@@ -442,11 +478,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
                     }
                 mbar_expect_tx(full + s, 2u * boxes * rows * D);   /* also releases the descales */
                 const int slot0 = P > KV8_BK ? key0 % P : 0;
+                const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* kv8_map's order */
 #pragma unroll
                 for (int q = 0; q < KV8_BK / 16; q++)
                     if (q < boxes) {
-                        tma_load4(sK + s * TK + q * rows * D, &tmK, 0, kvh, slot0, page[q], full + s);
-                        tma_load4(sV + s * TK + q * rows * D, &tmV, 0, kvh, slot0, page[q], full + s);
+                        tma_load4(sK + s * TK + q * rows * D, &tmK, 0, c1, c2, page[q], full + s);
+                        tma_load4(sV + s * TK + q * rows * D, &tmV, 0, c1, c2, page[q], full + s);
                     }
             }
             __syncwarp();
@@ -496,7 +533,8 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
 
 /* A tensor map over e4m3 bytes with boxes of whole rows of D bytes, no swizzle (a box lands as
  * its rows, back to back): rank 3 over a contiguous cache (D, n_kv, batch · n_kv_heads), boxes of
- * 64 rows; rank 4 over a pool (D, n_kv_heads, page_size, n_pages), boxes of `rows` slots. */
+ * 64 rows; rank 4 over a pool (D, n_kv_heads, page_size, n_pages), or (D, page_size, n_kv_heads,
+ * n_pages) head-major, boxes of `rows` slots. */
 static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims, const cuuint32_t *box,
                          char *why, size_t n)
 {
@@ -517,18 +555,19 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
-template <int D, bool PAGED, bool CVT>
+template <int D, bool PAGED, bool CVT, bool PDL = false>
 static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
-                            const void *V8, const float *scales, float *part, char *why, size_t n)
+                            const void *V8, const float *scales, float *part, void *O, char *why, size_t n)
 {
     static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D>() * KV8_BK * D, "merge room");
     CUtensorMap mk, mv;
     fs_status st;
     if (PAGED) {
         const int rows = pp->page_size < KV8_BK ? pp->page_size : KV8_BK;
-        const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)pp->n_kv_heads, (cuuint64_t)pp->page_size,
-                                    (cuuint64_t)pp->n_pages};
-        const cuuint32_t box[4] = {(cuuint32_t)D, 1, (cuuint32_t)rows, 1};
+        const bool hm = pp->head_major != 0;
+        const cuuint64_t heads = (cuuint64_t)pp->n_kv_heads, slots = (cuuint64_t)pp->page_size;
+        const cuuint64_t dims[4] = {(cuuint64_t)D, hm ? slots : heads, hm ? heads : slots, (cuuint64_t)pp->n_pages};
+        const cuuint32_t box[4] = {(cuuint32_t)D, hm ? (cuuint32_t)rows : 1u, hm ? 1u : (cuuint32_t)rows, 1};
         if ((st = kv8_map(&mk, K8, 4, dims, box, why, n)) != FS_OK) return st;
         if ((st = kv8_map(&mv, V8, 4, dims, box, why, n)) != FS_OK) return st;
     } else {
@@ -538,31 +577,36 @@ static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, co
         if ((st = kv8_map(&mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
     }
     const size_t smem = kv8t_smem<D>();
-    auto kern = decode_kv8_tma<D, PAGED, CVT>;
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const __half *)Q, scales, part);
     FS_CU_LAUNCHED();
+    if constexpr (PDL) return launch_merge_pdl<__half, D>(pp, p, part, O, why, n);
     return FS_OK;
 }
 
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
-                                  const void *K8, const void *V8, const float *scales, float *part, char *why,
-                                  size_t n)
+                                  const void *K8, const void *V8, const float *scales, float *part, void *O,
+                                  char *why, size_t n)
 {
     char what[32];
     snprintf(what, sizeof what, "e4m3-cache version %d", version);
     fs_status st = hopper_device(what, why, n);
     if (st != FS_OK) return st;
-#define FS_KV8_LAUNCH(D, PAGED, CVT) launch_kv8<D, PAGED, CVT>(pp, p, Q, K8, V8, scales, part, why, n)
+#define FS_KV8_LAUNCH(D, PAGED, CVT, PDL) launch_kv8<D, PAGED, CVT, PDL>(pp, p, Q, K8, V8, scales, part, O, why, n)
     switch (version * 1000 + pp->d) {
-    case 5064: return FS_KV8_LAUNCH(64, false, false);
-    case 6064: return FS_KV8_LAUNCH(64, true, false);
-    case 7064: return FS_KV8_LAUNCH(64, false, true);
-    case 8064: return FS_KV8_LAUNCH(64, true, true);
-    case 5128: return FS_KV8_LAUNCH(128, false, false);
-    case 6128: return FS_KV8_LAUNCH(128, true, false);
-    case 7128: return FS_KV8_LAUNCH(128, false, true);
-    default: return FS_KV8_LAUNCH(128, true, true);
+    case 5064: return FS_KV8_LAUNCH(64, false, false, false);
+    case 6064: return FS_KV8_LAUNCH(64, true, false, false);
+    case 7064: return FS_KV8_LAUNCH(64, false, true, false);
+    case 8064: return FS_KV8_LAUNCH(64, true, true, false);
+    case 9064: return FS_KV8_LAUNCH(64, false, true, true);
+    case 10064: return FS_KV8_LAUNCH(64, true, true, true);
+    case 5128: return FS_KV8_LAUNCH(128, false, false, false);
+    case 6128: return FS_KV8_LAUNCH(128, true, false, false);
+    case 7128: return FS_KV8_LAUNCH(128, false, true, false);
+    case 8128: return FS_KV8_LAUNCH(128, true, true, false);
+    case 9128: return FS_KV8_LAUNCH(128, false, true, true);
+    default: return FS_KV8_LAUNCH(128, true, true, true);
     }
 #undef FS_KV8_LAUNCH
 }
@@ -580,6 +624,8 @@ template <int D, bool PAGED, bool CVT> static int occupancy_kv8()
 
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version)
 {
+    if (version == 9) version = 7;   /* the same split kernel's room */
+    if (version == 10) version = 8;
     switch (version * 1000 + d) {
     case 5064: return occupancy_kv8<64, false, false>();
     case 6064: return occupancy_kv8<64, true, false>();
