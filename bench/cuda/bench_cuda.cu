@@ -1,7 +1,8 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode|fp8|decode_fp8] [--from VERSION]  (no option: --check --time)
+ *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged] [--from VERSION]
+ *              (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
@@ -23,6 +24,9 @@
  *   to sample the GPU's clock and power meanwhile with bench/cuda/clocks.py: each prefill
  *   RESULT line gives the wall-clock seconds its 5 warm-up and timed launches began and ended,
  *   t0 and t1).
+ *   --only decode_paged times the paged decode alone (B = 8, 32768 keys, pages of 16 and 256), with
+ *   the pages scattered as in the decode timing and in the pool's own order (how much of the
+ *   paged decode's loss the scattering is).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check.
  *
@@ -1556,8 +1560,11 @@ static void time_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, f
  * round by round so that all see the same machine: the same sequences (all nkv long) stored
  * contiguously and in a pool of pages of P tokens in a shuffled order, the pool read as vLLM's
  * layout and as the head-major one (its contents are random either way). Bytes: K and V of the
- * sequences, read once. */
-static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, fs_cuda_dtype dt)
+ * sequences, read once. ordered: the table gives the pages in the pool's own order (sequence 0's
+ * blocks first), so that paged and contiguous differ only in the table and the boxes, not in
+ * where the pages lie: how much of the loss the scattering of the pages is. */
+static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, fs_cuda_dtype dt,
+                              bool ordered = false)
 {
     const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
     const int bps = (nkv + P - 1) / P, n_pages = B * bps;
@@ -1577,7 +1584,8 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     fill_dev_random(rng, pV, pool, -1, 1, dt);
     std::vector<int32_t> table(n_pages);
     for (int i = 0; i < n_pages; i++) table[i] = i;
-    for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
+    if (!ordered)
+        for (int i = n_pages - 1; i > 0; i--) std::swap(table[i], table[rng_next(rng) % (uint64_t)(i + 1)]);
     CU(cudaMalloc(&dtab, n_pages * 4));
     CU(cudaMemcpy(dtab, table.data(), n_pages * 4, cudaMemcpyHostToDevice));
     fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), dt, 0, 0, 0, NULL, NULL, 0};
@@ -1603,9 +1611,10 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
         const double bytes = 2.0 * nK * 2;
         for (int hm = 0; hm < 2; hm++) {
             const float msp = median(hm ? th : tp), bp = hm ? time_b2b_ms(runh, 50) : time_b2b_ms(runp, 50);
-            printf("RESULT decode_paged v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d layout=%s us=%.1f tbps=%.2f "
+            printf("RESULT decode_paged v=%d dtype=%s d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d layout=%s%s us=%.1f tbps=%.2f "
                    "us_b2b=%.1f cv=%d contiguous_us=%.1f contiguous_tbps=%.2f contiguous_us_b2b=%.1f ratio=%.3f\n",
-                   pv, dt_str(dt), d, B, Hq, Hkv, nkv, P, hm ? "HND" : "NHD", msp * 1e3, bytes / (msp * 1e-3) / 1e12,
+                   pv, dt_str(dt), d, B, Hq, Hkv, nkv, P, hm ? "HND" : "NHD", ordered ? " pages=ordered" : "",
+                   msp * 1e3, bytes / (msp * 1e-3) / 1e12,
                    bp * 1e3, cv, ms9 * 1e3, bytes / (ms9 * 1e-3) / 1e12, b9 * 1e3, ms9 / msp);
         }
         fflush(stdout);
@@ -2363,7 +2372,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--from VERSION]]\n"
-                            "                  [--only prefill|backward|decode|fp8|decode_fp8] [--from VERSION]\n"
+                            "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged] [--from VERSION]\n"
                             "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -2371,10 +2380,10 @@ int main(int argc, char **argv)
         }
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
-         strcmp(only, "decode_fp8")) ||
+         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8 or decode_fp8; --from a version >= 1, --to one "
-                        ">= --from; --reps 1 to 100000\n");
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8 or decode_paged; --from a version "
+                        ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
     auto timed = [&](const char *kind) { return !only || !strcmp(only, kind); };
@@ -2455,6 +2464,10 @@ int main(int argc, char **argv)
                 time_decode_paged(&rng, 4, 32, 8, 65536, 128, P, FS_CUDA_F16);
             }
         }
+        if (only && !strcmp(only, "decode_paged"))
+            for (int P = 16; P <= 256; P *= 16)
+                for (int ordered = 0; ordered < 2; ordered++)
+                    time_decode_paged(&rng, 8, 32, 8, 32768, 128, P, FS_CUDA_F16, ordered);
         if (timed("decode_fp8")) {
             for (int P = 16; P <= 256; P *= 16) {
                 time_decode_fp8(&rng, 8, 32, 8, 32768, 128, P);
