@@ -123,6 +123,19 @@ def table(header, rows):
     return "\n".join(out) + "\n"
 
 
+def newest(folders, find):
+    """The last non-None find(folder) over folders (oldest first): the newest run that has it.
+
+    find(folder) returns what a table needs from that run, or None when the run did not time
+    both sides of the comparison."""
+    pick = None
+    for f in folders:
+        got = find(f)
+        if got is not None:
+            pick = got
+    return pick
+
+
 # ---------------------------------------------------------------- CPU: flashstep against ggml
 
 CPU_SHORT = {"zen4": "Zen 4 (AMD EPYC, 2 cores)", "zen5": "Zen 5 (AMD EPYC, 2 cores)",
@@ -171,53 +184,68 @@ def cpu_runs():
     return found
 
 
+CPU_CASES = [("prefill", 128, 4096, None), ("prefill", 64, 4096, None),
+             ("decode", 128, 32768, "f32"), ("decode", 128, 32768, "f16")]
+
+
+def cpu_cases(recs):
+    """Each case of CPU_CASES that recs timed on both sides, with one value per record.
+
+    recs: parse_ggml_side_by_side records of one run folder. Returns a list of dicts: kind, d,
+    n, kv (the decode's K/V type, None for prefill), ours_ms, peer_ms, share (our % of the
+    probe), ratio (peer_ms / ours_ms, one per record), kern and peer_kv (sets of names). Our
+    fastest version and ggml's fastest K/V type are taken in each record."""
+    out = []
+    for kind, d, n, kv_type in CPU_CASES:
+        c = {"kind": kind, "d": d, "n": n, "kv": kv_type, "ours_ms": [], "peer_ms": [],
+             "share": [], "kern": set(), "peer_kv": set()}
+        for r in recs:
+            if kind == "prefill":
+                mine = [o for o in r["ours"] if o["kernel"].startswith("flash")
+                        and o["d"] == d and o["N"] == n and not o["causal"]]
+                theirs = [g for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == d
+                          and g["N"] == n]
+            else:
+                want = "decode-v\\d+" + ("-f16" if kv_type == "f16" else "") + "$"
+                mine = [o for o in r["ours"] if re.match(want, o["kernel"]) and o["N"] == n]
+                theirs = [g for g in r["ggml"] if g["kind"] == "decode" and g["N"] == n
+                          and g["kv"] == kv_type]
+            if not mine or not theirs:
+                continue
+            best = min(mine, key=lambda o: o["ms"])
+            peer = min(theirs, key=lambda g: g["ms"])
+            c["ours_ms"].append(best["ms"])
+            c["share"].append(best["of_peak"])
+            c["kern"].add(best["kernel"])
+            c["peer_ms"].append(peer["ms"])
+            c["peer_kv"].add(peer["kv"])
+        if c["ours_ms"]:
+            c["ratio"] = [p / o for p, o in zip(c["peer_ms"], c["ours_ms"])]
+            out.append(c)
+    return out
+
+
 def cpu_rows(folder, recs, prefix, full):
     """The rows of one machine's table: prefill (not causal) and decode against ggml."""
     rows = []
-    cases = [("prefill", 128, 4096), ("prefill", 64, 4096), ("decode", 128, 32768)]
-    for kind, d, n in cases:
-        for kv_type in (["f32", "f16"] if kind == "decode" else [None]):
-            ours_ms, peer_ms, share, kern, peer_kv = [], [], [], set(), set()
-            for r in recs:
-                if kind == "prefill":
-                    mine = [o for o in r["ours"] if o["kernel"].startswith("flash")
-                            and o["d"] == d and o["N"] == n and not o["causal"]]
-                    theirs = [g for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == d
-                              and g["N"] == n]
-                else:
-                    want = "decode-v\\d+" + ("-f16" if kv_type == "f16" else "") + "$"
-                    mine = [o for o in r["ours"] if re.match(want, o["kernel"]) and o["N"] == n]
-                    theirs = [g for g in r["ggml"] if g["kind"] == "decode" and g["N"] == n
-                              and g["kv"] == kv_type]
-                if not mine or not theirs:
-                    continue
-                best = min(mine, key=lambda o: o["ms"])
-                peer = min(theirs, key=lambda g: g["ms"])
-                ours_ms.append(best["ms"])
-                share.append(best["of_peak"])
-                kern.add(best["kernel"])
-                peer_ms.append(peer["ms"])
-                peer_kv.add(peer["kv"])
-            if not ours_ms:
-                continue
-            rat = [p / o for p, o in zip(peer_ms, ours_ms)]
-            threads = recs[0]["ours"][0]["threads"]
-            if kind == "prefill":
-                case = "prefill, 8 heads, N = %d, d = %d, float32" % (n, d)
-                probe = "of the FMA probe"
-            else:
-                case = "decode, GQA 32/8, %d keys, d = 128, K/V %s" % (
-                    n, "float32" if kv_type == "f32" else "float16")
-                probe = "of the read probe"
-            dg = 1 if kind == "prefill" else 2
-            ours = "%s ms (%s, %s %% %s)" % (span(ours_ms, dg), "/".join(sorted(kern)),
-                                               span(share), probe)
-            peer = "%s ms (K/V %s)" % (span(peer_ms, dg), "/".join(sorted(peer_kv)))
-            if not full:
-                ours = "%s ms, %s %% %s" % (span(ours_ms, dg), span(share), probe)
-            rows.append([ratio(rat), case, ours, peer,
-                         link(folder, prefix) + ("" if len(recs) == 1 else
-                                                 " (%d runs)" % len(recs))])
+    threads = recs[0]["ours"][0]["threads"]
+    for c in cpu_cases(recs):
+        if c["kind"] == "prefill":
+            case = "prefill, 8 heads, N = %d, d = %d, float32" % (c["n"], c["d"])
+            probe = "of the FMA probe"
+        else:
+            case = "decode, GQA 32/8, %d keys, d = 128, K/V %s" % (
+                c["n"], "float32" if c["kv"] == "f32" else "float16")
+            probe = "of the read probe"
+        dg = 1 if c["kind"] == "prefill" else 2
+        ours = "%s ms (%s, %s %% %s)" % (span(c["ours_ms"], dg), "/".join(sorted(c["kern"])),
+                                           span(c["share"]), probe)
+        peer = "%s ms (K/V %s)" % (span(c["peer_ms"], dg), "/".join(sorted(c["peer_kv"])))
+        if not full:
+            ours = "%s ms, %s %% %s" % (span(c["ours_ms"], dg), span(c["share"]), probe)
+        rows.append([ratio(c["ratio"]), case, ours, peer,
+                     link(folder, prefix) + ("" if len(recs) == 1 else
+                                             " (%d runs)" % len(recs))])
     return rows, threads
 
 
@@ -299,32 +327,42 @@ PREFILL_CASES = [  # (label, dtype, d, causal, N, B, H)
 README_PREFILL = {0, 1, 4, 7}
 
 
+def cuda_pick(shape, kind, peer_kind):
+    """The newest CUDA run that timed our `kind` and both SDPA backends at shape, or None.
+
+    shape: the RESULT keys that must match (dtype, d, causal, N, B, H). Returns (folder,
+    {our version: [TFLOP/s]}, {"flash"|"cudnn": [TFLOP/s]})."""
+    def find(f):
+        ours, peers = {}, {}
+        for w, k in cuda_results(f):
+            if any(k.get(x) != y for x, y in shape.items()):
+                continue
+            if w == kind and "tflops" in k:
+                ours.setdefault(int(k["v"]), []).append(float(k["tflops"]))
+            elif w == peer_kind and "tflops" in k:
+                peers.setdefault(k["backend"], []).append(float(k["tflops"]))
+        return (f, ours, peers) if ours and "flash" in peers and "cudnn" in peers else None
+    return newest(run_folders("bench/cuda/results"), find)
+
+
+def cuda_best(ours):
+    """(version, median TFLOP/s) of our fastest version in one run."""
+    return max(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
+
+
 def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
-    folders = run_folders("bench/cuda/results")
-    res = {f: cuda_results(f) for f in folders}
     rows = []
     for i, (label, dt, d, causal, n, b, h) in enumerate(PREFILL_CASES):
         if kind == "prefill" and not full and i not in README_PREFILL:
             continue
         if kind == "backward" and d == "64" and n == "1024":
             continue
-        shape = {"dtype": dt, "d": d, "causal": causal, "N": n, "B": b, "H": h}
-        pick = None
-        for f in folders:
-            ours, peers = {}, {}
-            for w, k in res[f]:
-                if any(k.get(x) != y for x, y in shape.items()):
-                    continue
-                if w == kind and "tflops" in k:
-                    ours.setdefault(int(k["v"]), []).append(float(k["tflops"]))
-                elif w == peer_kind and "tflops" in k:
-                    peers.setdefault(k["backend"], []).append(float(k["tflops"]))
-            if ours and "flash" in peers and "cudnn" in peers:
-                pick = (f, ours, peers)
+        pick = cuda_pick({"dtype": dt, "d": d, "causal": causal, "N": n, "B": b, "H": h},
+                         kind, peer_kind)
         if not pick:
             continue
         f, ours, peers = pick
-        v, best = max(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
+        v, best = cuda_best(ours)
         fl, cu = median(peers["flash"]), median(peers["cudnn"])
         gpu, _ = cuda_gpu(f)
         name = "%s, %s" % (kind, label)
@@ -336,12 +374,11 @@ def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
 
 
 def gen_cuda_decode(prefix):
-    folders = run_folders("bench/cuda/results")
     rows = []
     for nkv, b in (("32768", "8"), ("65536", "4")):
         shape = {"dtype": "f16", "d": "128", "Hq": "32", "Hkv": "8", "nkv": nkv, "B": b}
-        pick = None
-        for f in folders:
+
+        def find(f):
             ours, peers, copy = {}, {}, []
             for w, k in cuda_results(f):
                 if w == "copy" and "tbps" in k:
@@ -352,8 +389,8 @@ def gen_cuda_decode(prefix):
                     ours.setdefault(int(k["v"]), []).append(float(k["us"]))
                 elif w == "sdpa_decode" and "us" in k:
                     peers.setdefault(k["backend"], []).append(float(k["us"]))
-            if ours and peers:
-                pick = (f, ours, peers, copy)
+            return (f, ours, peers, copy) if ours and peers else None
+        pick = newest(run_folders("bench/cuda/results"), find)
         if not pick:
             continue
         f, ours, peers, copy = pick
@@ -443,59 +480,76 @@ def wkey(r):
     return (r.get("kind"), r.get("n_kv"), r.get("d"), r.get("heads"), r.get("causal"))
 
 
+def webgpu_ours(r, kind, n, d=None, causal=None):
+    """Whether one of our ours.json rows is a timed case of kind at n keys (and d, causal).
+
+    Decode rows are the contiguous float32 cache of our own kernels (no paged, float16 or
+    borrowed "akunu" variants): the form that ONNX Runtime Web's rows time."""
+    if r.get("kind") != kind or r.get("n_kv") != n or "ms" not in r:
+        return False
+    if kind == "decode":
+        return ("paged" not in r.get("kernel", "") and r.get("storage", "f32") == "f32"
+                and not r["kernel"].startswith("akunu"))
+    return r.get("d") == d and r.get("causal") == causal
+
+
+def webgpu_peer(r, kind, n, d=None, causal=None):
+    """Whether a row of ort.json (or sdpa.json) times kind at n keys (and d, causal)."""
+    if r.get("kind") != kind or r.get("n_kv") != n or "ms" not in r:
+        return False
+    return kind == "decode" or (r.get("d") == d and r.get("causal") == causal)
+
+
+def webgpu_pick(kind, n, d=None, causal=None):
+    """The newest WebGPU run that timed ours and ONNX Runtime Web at one case, or None.
+
+    Returns (folder, ours.json, our matching rows, ORT's matching rows, sdpa.json or None)."""
+    def find(f):
+        ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
+        if not ours or not ort:
+            return None
+        mine = [r for r in ours["rows"] if webgpu_ours(r, kind, n, d, causal)]
+        theirs = [r for r in ort["rows"] if webgpu_peer(r, kind, n, d, causal)]
+        return (f, ours, mine, theirs, sd) if mine and theirs else None
+    return newest(run_folders("bench/webgpu/results"), find)
+
+
+def webgpu_torch(sd, n, d, causal):
+    """PyTorch's float32 SDPA ("efficient f32") prefill time in ms, or None."""
+    ps = [r for r in (sd or {}).get("rows", []) if webgpu_peer(r, "prefill", n, d, causal)
+          and r.get("backend") == "efficient f32"]
+    return ps[0]["ms"] if ps else None
+
+
+def webgpu_gpu(ours):
+    return ours["device"]["device"].split("-")[1].upper()
+
+
 def gen_webgpu(prefix, full=False):
-    folders = run_folders("bench/webgpu/results")
     pre_cases = [(4096, 128, False), (4096, 128, True), (16384, 128, False),
                  (16384, 128, True), (16384, 64, False)]
     if not full:
         pre_cases = [(4096, 128, False), (16384, 128, False), (16384, 64, False)]
     rows = []
     for n, d, causal in pre_cases:
-        pick = None
-        for f in folders:
-            ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
-            if not ours or not ort:
-                continue
-            mine = [r for r in ours["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                    and r.get("d") == d and r.get("causal") == causal and "ms" in r]
-            theirs = [r for r in ort["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                      and r.get("d") == d and r.get("causal") == causal and "ms" in r]
-            if mine and theirs:
-                pick = (f, ours, mine, theirs, sd)
+        pick = webgpu_pick("prefill", n, d, causal)
         if not pick:
             continue
         f, ours, mine, theirs, sd = pick
         best = min(mine, key=lambda r: r["ms"])
         o_ms = median([r["ms"] for r in theirs])
-        pt = ""
-        if sd:
-            ps = [r for r in sd["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                  and r.get("d") == d and r.get("causal") == causal and r.get("backend") ==
-                  "efficient f32" and "ms" in r]
-            if ps:
-                pt = "%.2f×" % (ps[0]["ms"] / best["ms"])
+        pt_ms = webgpu_torch(sd, n, d, causal)
         fma = ours.get("probe", {}).get("fma_tflops")
         share = " (%.0f %% of the FMA probe)" % (100 * best["tflops"] / fma) if fma else ""
-        rows.append(["%.2f×" % (o_ms / best["ms"]), pt or "–",
+        rows.append(["%.2f×" % (o_ms / best["ms"]),
+                     "%.2f×" % (pt_ms / best["ms"]) if pt_ms else "–",
                      "prefill, 16 heads, N = %d, d = %d%s, float32" % (n, d,
                                                                       ", causal" if causal else ""),
                      "%s: %.2f ms, %.1f TFLOP/s%s" % (best["kernel"], best["ms"], best["tflops"],
                                                       share),
-                     "%.2f ms" % o_ms, "%s, %s" % (ours["device"]["device"].split("-")[1].upper(),
-                                                  link(f, prefix))])
+                     "%.2f ms" % o_ms, "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
     for nkv in ((32768, 131072) if full else (131072,)):
-        pick = None
-        for f in folders:
-            ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
-            if not ours or not ort:
-                continue
-            mine = [r for r in ours["rows"] if r.get("kind") == "decode" and r.get("n_kv") == nkv
-                    and "paged" not in r.get("kernel", "") and "ms" in r and
-                    r.get("storage", "f32") == "f32" and not r["kernel"].startswith("akunu")]
-            theirs = [r for r in ort["rows"] if r.get("kind") == "decode" and r.get("n_kv") == nkv
-                      and "ms" in r]
-            if mine and theirs:
-                pick = (f, ours, mine, theirs, sd)
+        pick = webgpu_pick("decode", nkv)
         if not pick:
             continue
         f, ours, mine, theirs, sd = pick
@@ -507,8 +561,7 @@ def gen_webgpu(prefix, full=False):
                      "decode, GQA 32/8, %d keys, d = 128, float32" % nkv,
                      "%s: %.3f ms, %.2f TB/s%s" % (best["kernel"], best["ms"],
                                                    best["gbps"] / 1000, share),
-                     "%.1f ms" % o_ms, "%s, %s" % (ours["device"]["device"].split("-")[1].upper(),
-                                                   link(f, prefix))])
+                     "%.1f ms" % o_ms, "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
     return table(["vs ORT Web", "vs PyTorch f32", "case", "ours",
                   "ONNX Runtime Web", "GPU, run"], rows)
 
