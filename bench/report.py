@@ -27,6 +27,7 @@ import difflib
 import functools
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -230,6 +231,8 @@ def cpu_rows(folder, recs, prefix, full):
     rows = []
     threads = recs[0]["ours"][0]["threads"]
     for c in cpu_cases(recs):
+        if not full and (c["d"], c["kv"]) not in ((128, None), (128, "f32")):
+            continue  # the README: d = 128 prefill and the float32 decode
         if c["kind"] == "prefill":
             case = "prefill, 8 heads, N = %d, d = %d, float32" % (c["n"], c["d"])
             probe = "of the FMA probe"
@@ -324,7 +327,7 @@ PREFILL_CASES = [  # (label, dtype, d, causal, N, B, H)
     ("B = 4, N = 4096, H = 32, d = 64", "f16", "64", "0", "4096", "4", "32"),
     ("B = 4, N = 4096, H = 8, d = 256", "f16", "256", "0", "4096", "4", "8"),
 ]
-README_PREFILL = {0, 1, 4, 7}
+README_PREFILL = {0, 1}
 
 
 def cuda_pick(shape, kind, peer_kind):
@@ -373,31 +376,42 @@ def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
                   "SDPA flash", "SDPA cuDNN", "GPU, run"], rows)
 
 
+def cuda_decode_pick(nkv, b):
+    """The newest CUDA run that timed our decode and an SDPA backend at nkv keys, batch b
+    (float16, d = 128, GQA 32/8), or None. Returns (folder, {version: [µs]}, {backend: [µs]},
+    [copy TB/s])."""
+    shape = {"dtype": "f16", "d": "128", "Hq": "32", "Hkv": "8", "nkv": nkv, "B": b}
+
+    def find(f):
+        ours, peers, copy = {}, {}, []
+        for w, k in cuda_results(f):
+            if w == "copy" and "tbps" in k:
+                copy.append(float(k["tbps"]))
+            if any(k.get(x) != y for x, y in shape.items()):
+                continue
+            if w == "decode" and "us" in k:
+                ours.setdefault(int(k["v"]), []).append(float(k["us"]))
+            elif w == "sdpa_decode" and "us" in k:
+                peers.setdefault(k["backend"], []).append(float(k["us"]))
+        return (f, ours, peers, copy) if ours and peers else None
+    return newest(run_folders("bench/cuda/results"), find)
+
+
+def decode_bytes(nkv, b):
+    """Bytes of K and V one decode step reads: B × keys × 8 KV heads × d = 128 × 2 × float16."""
+    return 2 * int(b) * int(nkv) * 8 * 128 * 2
+
+
 def gen_cuda_decode(prefix):
     rows = []
     for nkv, b in (("32768", "8"), ("65536", "4")):
-        shape = {"dtype": "f16", "d": "128", "Hq": "32", "Hkv": "8", "nkv": nkv, "B": b}
-
-        def find(f):
-            ours, peers, copy = {}, {}, []
-            for w, k in cuda_results(f):
-                if w == "copy" and "tbps" in k:
-                    copy.append(float(k["tbps"]))
-                if any(k.get(x) != y for x, y in shape.items()):
-                    continue
-                if w == "decode" and "us" in k:
-                    ours.setdefault(int(k["v"]), []).append(float(k["us"]))
-                elif w == "sdpa_decode" and "us" in k:
-                    peers.setdefault(k["backend"], []).append(float(k["us"]))
-            return (f, ours, peers, copy) if ours and peers else None
-        pick = newest(run_folders("bench/cuda/results"), find)
+        pick = cuda_decode_pick(nkv, b)
         if not pick:
             continue
         f, ours, peers, copy = pick
         v, us = min(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
         pb, pus = min(((p, median(t)) for p, t in peers.items()), key=lambda x: x[1])
-        byts = 2 * int(b) * int(nkv) * 8 * 128 * 2
-        tb = byts / us / 1e6
+        tb = decode_bytes(nkv, b) / us / 1e6
         cp = (" (%.0f %% of the %.2f TB/s copy)" % (100 * tb / median(copy), median(copy))
               if copy else "")
         gpu, _ = cuda_gpu(f)
@@ -447,7 +461,7 @@ def gen_ring(prefix, full=False):
                       and c["dt"] == "f16" and c["d"] == "128"]
                 if not rs or not cs:
                     continue
-                if not full and n not in (65536, 262144):
+                if not full and n != 262144:
                     continue
                 ring_ms = median([float(r["ring_ms"]) for r in rs])
                 one_ms = median([float(r["single_ms"]) for r in rs])
@@ -529,7 +543,7 @@ def gen_webgpu(prefix, full=False):
     pre_cases = [(4096, 128, False), (4096, 128, True), (16384, 128, False),
                  (16384, 128, True), (16384, 64, False)]
     if not full:
-        pre_cases = [(4096, 128, False), (16384, 128, False), (16384, 64, False)]
+        pre_cases = [(4096, 128, False)]
     rows = []
     for n, d, causal in pre_cases:
         pick = webgpu_pick("prefill", n, d, causal)
@@ -564,6 +578,358 @@ def gen_webgpu(prefix, full=False):
                      "%.1f ms" % o_ms, "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
     return table(["vs ORT Web", "vs PyTorch f32", "case", "ours",
                   "ONNX Runtime Web", "GPU, run"], rows)
+
+
+# ---------------------------------------------------------------- plots: plain SVG, one per machine
+
+INK, GRID, PAPER = "#1f2328", "#d0d7de", "#ffffff"   # GitHub's text and border greys; white paper
+COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]  # Okabe-Ito
+
+
+def esc(t):
+    return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def nice_top(hi):
+    """An axis from 0 for values up to hi: (top, step), step 1, 2, 2.5 or 5 times a power of
+    ten, at most 6 steps."""
+    if hi <= 0:
+        return 1.0, 0.2
+    e = 10 ** (int(("%e" % hi).split("e")[1]) - 1)
+    for step in (m * e * k for k in (1, 10, 100) for m in (1, 2, 2.5, 5)):
+        n = math.ceil(hi / step - 1e-9)
+        if n <= 6:
+            return n * step, step
+    return hi, hi / 5
+
+
+def wrap(text, width):
+    """text cut at spaces into lines of at most width characters."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = (cur + " " + word) if cur else word
+    return lines + [cur]
+
+
+def fmt_tick(v):
+    return ("%.2f" % v).rstrip("0").rstrip(".")
+
+
+def svg_panel(p, x0, y0, w, h):
+    """One panel's SVG elements: axes, grid, ticks, labels, its series and reference lines.
+
+    p: {"title", "xlabel", "ylabel", "x": ("log2", [(value, label)]) or ("cat", [labels]),
+    "series": [{"name", "color", "dash", "lines", "points": [(x, y, lo, hi)]}], "refs": [(y,
+    label)]}. x0, y0: the panel's top left corner; w, h: its size in px. lo and hi (or None)
+    draw a bar: the smallest and largest of the runs whose median is y."""
+    out = []
+    L, R, B = 58, 12, 44
+    lx, ly = x0 + L, y0 + 38.0
+    for s in p["series"]:
+        wid = 36 + 6.9 * len(s["name"])
+        if lx + wid > x0 + w and lx > x0 + L:
+            lx, ly = x0 + L, ly + 17
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>'
+                   '<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>'
+                   % (lx, ly - 4, lx + 22, ly - 4, s["color"],
+                      ' stroke-dasharray="6 4"' if s.get("dash") else "", lx + 11, ly - 4,
+                      s["color"]))
+        out.append('<text x="%.1f" y="%.1f" font-size="12" fill="%s">%s</text>'
+                   % (lx + 28, ly, INK, esc(s["name"])))
+        lx += wid
+    T = ly - y0 + 16
+    ax0, ax1, ay0, ay1 = x0 + L, x0 + w - R, y0 + T, y0 + h - B
+    ys = [v for s in p["series"] for pt in s["points"] for v in (pt[1], pt[3] or pt[1])]
+    ys += [r[0] for r in p.get("refs", [])]
+    top, step = nice_top(max(ys) * 1.08)
+    kind, xs = p["x"]
+    if kind == "log2":
+        xlo, xhi = math.log2(xs[0][0]), math.log2(xs[-1][0])
+        pad = (xhi - xlo) * 0.08 or 1
+
+        def X(v, i=0, n=1):
+            return ax0 + (math.log2(v) - xlo + pad) / (xhi - xlo + 2 * pad) * (ax1 - ax0)
+        ticks = [(X(v), lab) for v, lab in xs]
+    else:
+        def X(v, i=0, n=1):
+            slot = (ax1 - ax0) / len(xs)
+            return ax0 + slot * (v + 0.5) + (i - (n - 1) / 2) * min(14, slot / (n + 1))
+        ticks = [(X(i), lab) for i, lab in enumerate(xs)]
+
+    def Y(v):
+        return ay1 - v / top * (ay1 - ay0)
+    out.append('<text x="%.1f" y="%.1f" font-size="13" font-weight="bold" fill="%s">%s</text>'
+               % (ax0, y0 + 16, INK, esc(p["title"])))
+    k = 0
+    while k * step <= top * 1.0001:
+        v = k * step
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+                   % (ax0, Y(v), ax1, Y(v), GRID))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="%s">%s</text>'
+                   % (ax0 - 5, Y(v) + 4, INK, fmt_tick(v)))
+        k += 1
+    out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+               % (ax0, ay1, ax1, ay1, INK))
+    out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+               % (ax0, ay0, ax0, ay1, INK))
+    for x, lab in ticks:
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>'
+                   % (x, ay1, x, ay1 + 4, INK))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle" fill="%s">%s'
+                   '</text>' % (x, ay1 + 16, INK, esc(lab)))
+    out.append('<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" fill="%s">%s</text>'
+               % ((ax0 + ax1) / 2, ay1 + 34, INK, esc(p["xlabel"])))
+    out.append('<text transform="translate(%.1f %.1f) rotate(-90)" font-size="12" '
+               'text-anchor="middle" fill="%s">%s</text>'
+               % (x0 + 14, (ay0 + ay1) / 2, INK, esc(p["ylabel"])))
+    for v, lab in p.get("refs", []):
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                   'stroke-width="1.5" stroke-dasharray="2 3"/>' % (ax0, Y(v), ax1, Y(v), INK))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="%s">%s</text>'
+                   % (ax1 - 2, Y(v) - 4, INK, esc(lab)))
+    n = len(p["series"])
+    for i, s in enumerate(p["series"]):
+        pts = [(X(x, i, n), Y(y), lo, hi) for x, y, lo, hi in s["points"]]
+        dash = ' stroke-dasharray="6 4"' if s.get("dash") else ""
+        if s.get("lines", True) and len(pts) > 1:
+            out.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>'
+                       % (" ".join("%.1f,%.1f" % (x, y) for x, y, _, _ in pts), s["color"], dash))
+        for x, y, lo, hi in pts:
+            if lo is not None and hi is not None and abs(Y(lo) - Y(hi)) > 0.5:
+                out.append('<path d="M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8" stroke="%s" '
+                           'stroke-width="1.5" fill="none"/>' % (
+                               x, Y(lo), Y(hi), x - 4, Y(lo), x - 4, Y(hi), s["color"]))
+            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"/>'
+                       % (x, y, s["color"], PAPER))
+    return out
+
+
+def svg_chart(title, panels, caption):
+    """A whole figure, 860 px wide: title, the panels side by side (each with its own legend),
+    and caption lines (the runs it was drawn from), wrapped. Returns the SVG text; the same
+    records always give the same bytes."""
+    width, ph = 860, 340
+    pw = (width - 20) // len(panels)
+    lines = [ln for c in caption for ln in wrap(c, 128)]
+    top = 34
+    height = top + ph + 10 + 16 * len(lines)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+           'font-family="Helvetica, Arial, sans-serif">' % (width, height, width, height),
+           '<title>%s</title>' % esc(title),
+           '<rect width="100%%" height="100%%" fill="%s"/>' % PAPER,
+           '<text x="20" y="24" font-size="15" font-weight="bold" fill="%s">%s</text>'
+           % (INK, esc(title))]
+    for i, p in enumerate(panels):
+        out += svg_panel(p, 10 + i * pw, top, pw, ph)
+    for i, line in enumerate(lines):
+        out.append('<text x="20" y="%d" font-size="11" fill="%s">%s</text>'
+                   % (top + ph + 14 + 16 * i, INK, esc(line)))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def run_names(folders):
+    return ", ".join(sorted({os.path.basename(f) for f in folders}))
+
+
+def plot_cpu():
+    """Ratio to ggml per case, one series per machine: the median of the run's records as a
+    dot, their smallest and largest as a bar."""
+    runs = cpu_runs()
+    labels = ["prefill d=128", "prefill d=64", "decode f32 K/V", "decode f16 K/V"]
+    series, caption = [], []
+    for i, tag in enumerate(t for t in ("zen4", "xeon", "zen5") if t in runs):
+        folder, recs = runs[tag]
+        pts = []
+        for c in cpu_cases(recs):
+            x = CPU_CASES.index((c["kind"], c["d"], c["n"], c["kv"]))
+            pts.append((x, median(c["ratio"]), min(c["ratio"]), max(c["ratio"])))
+        threads = recs[0]["ours"][0]["threads"]
+        series.append({"name": "%s, %d threads" % (CPU_SHORT[tag].split(" (")[0], threads),
+                       "color": COLORS[i], "lines": False, "points": pts})
+        caption.append("%s: run %s (%d record%s; dot: median, bar: smallest to largest)" % (
+            CPU_SHORT[tag], os.path.basename(folder), len(recs), "" if len(recs) == 1 else "s"))
+    panel = {"title": "flashstep against ggml (8 heads; prefill N = 4096; decode 32768 keys)",
+             "xlabel": "case (float32 Q; decode: GQA 32/8, d = 128)",
+             "ylabel": "ggml's time / ours (×)", "x": ("cat", labels), "series": series,
+             "refs": [(1.0, "1× = as fast as ggml")]}
+    caption.insert(0, "Drawn by bench/report.py from bench/results/; above 1: flashstep is "
+                      "faster.")
+    return svg_chart("CPU: flashstep against ggml's flash attention", [dict(panel)], caption) \
+        if series else None
+
+
+def plot_cuda_h100():
+    """TFLOP/s against N at d = 128 (B·N = 16384, H = 16), ours and both SDPA backends."""
+    panels, used = [], set()
+    for causal, name in (("0", "d = 128, no mask"), ("1", "d = 128, causal")):
+        lines = {"flashstep (fastest version)": [], "SDPA FlashAttention-2": [],
+                 "SDPA cuDNN": []}
+        xs = []
+        for n in (1024, 4096, 16384):
+            pick = cuda_pick({"dtype": "f16", "d": "128", "causal": causal, "N": str(n),
+                              "B": str(16384 // n), "H": "16"}, "prefill", "sdpa")
+            if not pick or cuda_gpu(pick[0])[0] != "H100":
+                continue
+            f, ours, peers = pick
+            used.add(f)
+            xs.append((n, "%dk" % (n // 1024)))
+            lines["flashstep (fastest version)"].append((n, cuda_best(ours)[1], None, None))
+            lines["SDPA FlashAttention-2"].append((n, median(peers["flash"]), None, None))
+            lines["SDPA cuDNN"].append((n, median(peers["cudnn"]), None, None))
+        if len(xs) < 2:
+            continue
+        panels.append({"title": name, "xlabel": "N (B = 16384 / N, H = 16, float16)",
+                       "ylabel": "TFLOP/s (4·B·H·N²·d per second)", "x": ("log2", xs),
+                       "series": [{"name": k, "color": COLORS[i], "dash": i > 0, "points": v}
+                                  for i, (k, v) in enumerate(lines.items())],
+                       "refs": []})
+    if not panels:
+        return None
+    return svg_chart("CUDA on an H100: flashstep's prefill against PyTorch's SDPA", panels,
+                     ["Drawn by bench/report.py from bench/cuda/results/, run " + run_names(used)
+                      + "; causal counts half the FLOPs.",
+                      "Both SDPA backends were timed in the same call as ours."])
+
+
+def plot_cuda_h200():
+    """Ring attention against PyTorch's context parallel on H200s, and the decode."""
+    series, used, xs = [], set(), {}
+    rings = {}
+    for f in run_folders("bench/cuda/results"):
+        ring = [k for w, k in cuda_results(f) if w == "ring" and k.get("dt") == "f16"
+                and k.get("d") == "128"]
+        cp = [k for w, k in cuda_results(f) if w == "torch_cp" and k.get("dt") == "f16"
+              and k.get("d") == "128"]
+        if cuda_gpu(f)[0] != "H200":
+            continue
+        for p in sorted({r["P"] for r in ring}):
+            if [c for c in cp if c["P"] == p]:
+                rings[p] = (f, [r for r in ring if r["P"] == p], [c for c in cp if c["P"] == p])
+    i = 0
+    for p in sorted(rings, key=int):
+        f, rp, cpp = rings[p]
+        for mask, label in (("none", "no mask"), ("causal", "causal, zigzag")):
+            pts = []
+            for n in sorted({int(r["N"]) for r in rp}):
+                rs = [float(r["ring_ms"]) for r in rp if r["mask"] == mask and int(r["N"]) == n]
+                cs = [float(c["cp_ms"]) for c in cpp if c["mask"] == mask and int(c["N"]) == n]
+                if rs and cs:
+                    pts.append((n, min(cs) / median(rs), None, None))
+                    xs[n] = "%dk" % (n // 1024)
+            if pts:
+                used.add(f)
+                series.append({"name": "%s × H200, %s" % (p, label), "color": COLORS[i // 2],
+                               "dash": mask == "causal", "points": pts})
+        i += 2
+    panels = []
+    if series:
+        panels.append({"title": "ring attention over NCCL",
+                       "xlabel": "N, whole sequence (H = 16, d = 128, float16)",
+                       "ylabel": "PyTorch CP's time / the ring's (×)",
+                       "x": ("log2", sorted(xs.items())), "series": series,
+                       "refs": [(1.0, "1× = as fast as PyTorch")]})
+    dec = {"flashstep (fastest version)": [], "SDPA FlashAttention-2": [], "SDPA cuDNN": []}
+    dxs, copy = [], []
+    for nkv, b in (("32768", "8"), ("65536", "4")):
+        pick = cuda_decode_pick(nkv, b)
+        if not pick or cuda_gpu(pick[0])[0] != "H200":
+            continue
+        f, ours, peers, cp = pick
+        used.add(f)
+        copy += cp
+        dxs.append((int(nkv), "%dk" % (int(nkv) // 1024)))
+        tb = decode_bytes(nkv, b) / 1e6
+        dec["flashstep (fastest version)"].append(
+            (int(nkv), tb / min(median(t) for t in ours.values()), None, None))
+        for be, name in (("flash", "SDPA FlashAttention-2"), ("cudnn", "SDPA cuDNN")):
+            if be in peers:
+                dec[name].append((int(nkv), tb / median(peers[be]), None, None))
+    if len(dxs) > 1:
+        panels.append({"title": "decode, GQA 32/8, d = 128, one step", "xlabel": "keys in the "
+                       "cache (B = 8 at 32k, 4 at 64k; float16)", "ylabel": "TB/s of K and V read",
+                       "x": ("log2", dxs),
+                       "series": [{"name": k, "color": COLORS[i], "dash": i > 0, "points": v}
+                                  for i, (k, v) in enumerate(dec.items()) if v],
+                       "refs": [(median(copy), "the GPU's copy rate")] if copy else []})
+    if not panels:
+        return None
+    return svg_chart("CUDA on H200s: ring attention and decode against PyTorch", panels,
+                     ["Drawn by bench/report.py from bench/cuda/results/, runs " + run_names(used)
+                      + ".",
+                      "PyTorch's context parallel runs SDPA's FlashAttention-2 backend on each "
+                      "GPU (above 1: the ring is faster); the decode's SDPA backends ran in the "
+                      "same call as ours."])
+
+
+def plot_webgpu():
+    """Prefill TFLOP/s against N and decode TB/s against the keys, ours per kernel and peers."""
+    used = set()
+    pre = {}
+    xs = []
+    for n in (1024, 4096, 16384):
+        pick = webgpu_pick("prefill", n, 128, False)
+        if not pick:
+            continue
+        f, ours, mine, theirs, sd = pick
+        used.add(f)
+        xs.append((n, "%dk" % (n // 1024)))
+        for r in mine:
+            if not r["kernel"].startswith("akunu") and r["kernel"] >= "prefill-v3":
+                pre.setdefault("flashstep " + r["kernel"], []).append((n, r["tflops"], None,
+                                                                       None))
+        pre.setdefault("ONNX Runtime Web", []).append(
+            (n, median([r["tflops"] for r in theirs]), None, None))
+        pt = [r for r in (sd or {}).get("rows", []) if webgpu_peer(r, "prefill", n, 128, False)
+              and r.get("backend") == "efficient f32"]
+        if pt:
+            pre.setdefault("PyTorch SDPA, float32 (CUDA)", []).append((n, pt[0]["tflops"], None,
+                                                                       None))
+    dec, dxs, copy = {}, [], []
+    for n in (4096, 32768, 131072):
+        pick = webgpu_pick("decode", n)
+        if not pick:
+            continue
+        f, ours, mine, theirs, sd = pick
+        used.add(f)
+        dxs.append((n, "%dk" % (n // 1024)))
+        for r in mine:
+            dec.setdefault("flashstep " + r["kernel"], []).append((n, r["gbps"] / 1000, None,
+                                                                   None))
+        dec.setdefault("ONNX Runtime Web", []).append(
+            (n, median([r["gbps"] for r in theirs]) / 1000, None, None))
+        if ours.get("probe", {}).get("copy_gbps"):
+            copy.append(ours["probe"]["copy_gbps"] / 1000)
+    def mk(d):
+        names = sorted(d, key=lambda k: (not k.startswith("flashstep"), k))
+        return [{"name": k, "color": COLORS[i % len(COLORS)],
+                 "dash": not k.startswith("flashstep"), "points": d[k]}
+                for i, k in enumerate(names)]
+    panels = []
+    if len(xs) > 1:
+        panels.append({"title": "prefill, 16 heads, d = 128, no mask", "xlabel": "N (float32)",
+                       "ylabel": "TFLOP/s", "x": ("log2", xs), "series": mk(pre), "refs": []})
+    if len(dxs) > 1:
+        panels.append({"title": "decode, GQA 32/8, d = 128", "xlabel": "keys in the cache "
+                       "(float32)", "ylabel": "TB/s of K and V read", "x": ("log2", dxs),
+                       "series": mk(dec),
+                       "refs": [(median(copy), "the device's copy probe")] if copy else []})
+    if not panels:
+        return None
+    return svg_chart("WebGPU (Dawn, Vulkan) on an H100: flashstep against ONNX Runtime Web",
+                     panels,
+                     ["Drawn by bench/report.py from bench/webgpu/results/, runs "
+                      + run_names(used) + ".",
+                      "ONNX Runtime Web ran on the same adapter in the same call; PyTorch on the "
+                      "same GPU through CUDA."])
+
+
+PLOTS = {"docs/img/perf-cpu.svg": plot_cpu, "docs/img/perf-cuda-h100.svg": plot_cuda_h100,
+         "docs/img/perf-cuda-h200.svg": plot_cuda_h200, "docs/img/perf-webgpu.svg": plot_webgpu}
 
 
 # ---------------------------------------------------------------- the maps' one-line figures
@@ -613,6 +979,187 @@ def gen_map_webgpu(prefix):
             out.append("- %s: **%s** ONNX Runtime Web%s; %s\n" % (
                 r[2], r[0], "" if r[1] == "–" else ", %s PyTorch's float32 SDPA" % r[1], r[-1]))
     return "".join(out) or "No record yet.\n"
+
+
+# ---------------------------------------------------------------- figures in the prose
+
+# A figure in the prose of docs/benchmarks.md (outside the generated blocks) is checked in one of
+# two ways. Computed: the phrase has {} slots that report.py fills from the records (the same
+# parsers as the tables), and the filled phrase must stand in the page word for word. Cited: a
+# figure that only a run's NOTE.txt or a raw log states (a probe level, a clock, an ncu count);
+# every number of the phrase must occur in the named runs' files. Either way the phrase must be
+# found: an edited figure, or an edited record, fails `--check`. Any other number with a unit in
+# those sections must be listed in NOT_MEASURED (a target, a size, a setting) or it fails too.
+
+CPU_RES, CUDA_RES = "bench/results/", "bench/cuda/results/"
+WEB_RES = "bench/webgpu/results/"
+
+
+@functools.lru_cache(maxsize=None)
+def run_text(run):
+    """All text files of one run folder (relative to ROOT), concatenated, or "" if none."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, run, "*"))):
+        if os.path.isfile(path) and os.path.getsize(path) < 4 << 20 and not path.endswith(
+                (".png", ".svg", ".ncu-rep", ".nsys-rep", ".sqlite", ".npy", ".gz")):
+            out.append(read(path))
+    return "\n".join(out)
+
+
+def sbs(run):
+    """The ggml-side-by-side records of a CPU run folder, oldest file first."""
+    recs = []
+    for path in sorted(glob.glob(os.path.join(ROOT, run, "*.txt"))):
+        r = parse_ggml_side_by_side(read(path))
+        if r:
+            recs.append(r)
+    return recs
+
+
+def results(run, what, **want):
+    """The RESULT lines `what` of a CUDA run whose keys equal want (values as strings)."""
+    return [k for w, k in cuda_results(os.path.join(ROOT, run)) if w == what and all(
+        k.get(a) == str(b) for a, b in want.items())]
+
+
+def span_of(values, digits=1, dash="–"):
+    return span(values, digits).replace("–", dash)
+
+
+def fig_ggml_prefill_spread():
+    recs = sbs(CPU_RES + "2026-11-27-zen4-ggml-worktake")
+    best = [min(g["ms"] for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == 128)
+            for r in recs]
+    return [span(best, 0), len(recs)]
+
+
+def fig_cudnn_d64_causal():
+    out = []
+    for run in ("2026-11-27-v34-run1", "2026-11-27-v35-run1", "2026-11-27-v35-run2"):
+        t = results(CUDA_RES + run, "sdpa", backend="cudnn", dtype="f16", d=64, causal=1,
+                    N=4096, B=4, H=32)
+        out.append(fnum(median([float(k["tflops"]) for k in t])))
+    return out
+
+
+def fig_bwd_16k_behind():
+    """How far cuDNN was ahead of our backward at N = 16384 (both masks), in per cent."""
+    pct = []
+    for causal in ("0", "1"):
+        pick = cuda_pick({"dtype": "f16", "d": "128", "causal": causal, "N": "16384", "B": "1",
+                          "H": "16"}, "backward", "sdpa_backward")
+        f, ours, peers = pick
+        pct.append(100 * (1 - cuda_best(ours)[1] / median(peers["cudnn"])))
+    return [os.path.basename(f).split("-")[-1].replace("run", ""), span(pct, 0)]
+
+
+def fig_ring_one_gpu():
+    """The one-GPU baseline's TFLOP/s in the ring tables' two H200 runs: largest, smallest."""
+    t = [float(k["single_tflops"]) for run, p in (("2026-11-27-ring-run3", 2),
+                                                   ("2026-11-26-ring-run3", 4))
+         for k in results(CUDA_RES + run, "ring", P=p)]
+    return ["%.0f" % max(t), "%.0f" % min(t)]
+
+
+def fig_ring_exposed():
+    """Four H200s, no mask: the exposed transfer time and the share hidden at 64k."""
+    rs = results(CUDA_RES + "2026-11-26-ring-run3", "ring", P=4, mask="none")
+    ex = [float(k["exposed_ms"]) for k in rs if float(k["exposed_ms"]) > 0.05]
+    at64 = [float(k["hidden"]) for k in rs if k["N"] == "65536"]
+    return [span(ex, 1).replace(".0", "") if False else "%.1f–%.0f" % (min(ex), max(ex)),
+            "%.0f" % (100 * median(at64))]
+
+
+def fig_ring_bwd(run, p):
+    out = []
+    for mask in ("none", "causal"):
+        rs = results(CUDA_RES + run, "ringbwd", P=p, mask=mask)
+        out.append(span([float(k["speedup"]) for k in rs], 2))
+    return out
+
+
+def fig_webgpu_prefill_span():
+    rats = []
+    for n, causal in ((4096, False), (4096, True), (16384, False), (16384, True)):
+        f, ours, mine, theirs, sd = webgpu_pick("prefill", n, 128, causal)
+        rats.append(median([r["ms"] for r in theirs]) / min(r["ms"] for r in mine))
+    return ["%.1f" % min(rats), "%.0f" % max(rats)]
+
+
+def fig_webgpu_paged():
+    """Paged over contiguous decode-v5 time, float32 and float16, at 32k keys and more."""
+    f, ours, mine, theirs, sd = webgpu_pick("decode", 32768)
+    by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"]
+          if r.get("kind") == "decode" and "ms" in r}
+    rat = [by[(k, n)] / by[(k.replace("-paged", ""), n)] for k, n in by
+           if k.startswith("decode-v5-paged") and n >= 32768]
+    return [span(rat, 2)]
+
+
+def fig_webgpu_f16():
+    f, ours, mine, theirs, sd = webgpu_pick("decode", 131072)
+    by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"] if r.get("kind") == "decode"
+          and "ms" in r}
+    return ["%.2f" % (by[("decode-v5", 131072)] / by[("decode-v5-f16", 131072)])]
+
+
+# (phrase, runs, values): values None for a cited figure, else a function of no arguments
+# returning the strings that fill the phrase's {} slots.
+FIGURES = [
+    ("its fastest d = 128 prefill took {} ms across the {} runs of",
+     [CPU_RES + "2026-11-27-zen4-ggml-worktake"],
+     lambda: [fig_ggml_prefill_spread()[0], {3: "three"}.get(fig_ggml_prefill_spread()[1],
+                                                            fig_ggml_prefill_spread()[1])]),
+    ("cuDNN's own figure moved a lot between the day's calls: {}, {} and {} TFLOP/s at d = 64, "
+     "N = 4096, causal", [], fig_cudnn_d64_causal),
+    ("the newest run that timed it beside both peers is run {} of 2026-11-25, before backward "
+     "version 11; cuDNN was {} % ahead there", [], fig_bwd_16k_behind),
+    ("one-GPU baseline slowing at long sequences (about {} down to {} TFLOP/s)", [],
+     fig_ring_one_gpu),
+    ("part of the transfers shows ({} ms; hidden {} % at 64k", [], fig_ring_exposed),
+    ("is {}× one GPU without a mask and {}× causal on two H200s", [],
+     lambda: fig_ring_bwd("2026-11-27-ring-run4", 2)),
+    ("is {}–{}× ONNX Runtime Web at d = 128", [], fig_webgpu_prefill_span),
+    ("takes {}× the contiguous time (`2026-11-27-run8`)", [], fig_webgpu_paged),
+    ("float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
+]
+
+
+def norm(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def prose(text):
+    """text with the generated blocks and indented code lines left out, whitespace collapsed."""
+    text = MARK.sub("", text)
+    return norm("\n".join(ln for ln in text.splitlines() if not ln.startswith("    ")))
+
+
+def check_figures(doc_text):
+    """The complaints (strings) about the prose figures of docs/benchmarks.md; [] when all hold."""
+    body = prose(doc_text)
+    bad = []
+    for phrase, runs, values in FIGURES:
+        if values is not None:
+            try:
+                want = phrase.format(*values())
+            except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+                bad.append("%r: the records give no value (%s)" % (phrase, e))
+                continue
+            if want not in body:
+                head = phrase.split("{}")[0]
+                where = body.find(head) if head else -1
+                bad.append("the records say %r; the page has %r" % (
+                    want, body[where:where + len(want) + 12] if where >= 0 else "(no such text)"))
+            continue
+        if phrase not in body:
+            bad.append("cited figure %r is not on the page" % phrase)
+            continue
+        text = "\n".join(run_text(r) for r in runs)
+        for num in re.findall(r"\d+(?:\.\d+)?", phrase):
+            if not re.search(r"(?<![\d.])%s(?![\d])" % re.escape(num), text):
+                bad.append("%r: %s is in none of %s" % (phrase, num, ", ".join(runs)))
+    return bad
 
 
 GENERATORS = {
@@ -682,12 +1229,38 @@ def main(argv):
                 stale = 1
                 sys.stdout.writelines(difflib.unified_diff(
                     text.splitlines(True), new.splitlines(True), doc, doc + " (from the records)"))
+    bench = os.path.join(ROOT, "docs/benchmarks.md")
+    if os.path.exists(bench):
+        for complaint in check_figures(read(bench)):
+            sys.stdout.write("report.py: docs/benchmarks.md: %s\n" % complaint)
+            stale = 1
+    for rel, plot in PLOTS.items():
+        path = os.path.join(ROOT, rel)
+        svg = plot()
+        if svg is None:
+            continue
+        old = read(path) if os.path.exists(path) else None
+        if old == svg:
+            continue
+        if args.write:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(svg)
+            sys.stderr.write("report.py: wrote %s\n" % rel)
+        else:
+            stale = 1
+            sys.stdout.write("report.py: %s %s what the records draw\n" % (
+                rel, "is missing, not" if old is None else "differs from"))
+            sys.stdout.writelines(list(difflib.unified_diff(
+                (old or "").splitlines(True), svg.splitlines(True), rel,
+                rel + " (from the records)"))[:40])
     if args.check:
         if stale:
             sys.stderr.write("report.py: the figures above differ from the records; "
                              "`python3 bench/report.py --write` rewrites them\n")
         else:
-            sys.stderr.write("report.py: %d generated blocks match the records\n" % blocks)
+            sys.stderr.write("report.py: %d generated blocks and %d plots match the records\n"
+                             % (blocks, len(PLOTS)))
     return stale
 
 
