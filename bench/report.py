@@ -4,8 +4,11 @@
     python3 bench/report.py            print every table this script knows, by name
     python3 bench/report.py --check    exit 1, with a unified diff, when any text between
                                        <!-- report:NAME --> and <!-- /report:NAME --> in the
-                                       docs differs from what this script writes for NAME
-    python3 bench/report.py --write    rewrite those blocks in place
+                                       docs differs from what this script writes for NAME, when
+                                       a plot in docs/img/ differs from what it draws, or when a
+                                       prose figure of docs/benchmarks.md fails its check
+                                       (FIGURES, below)
+    python3 bench/report.py --write    rewrite those blocks and plots in place
     python3 bench/report.py --root DIR the repository to read and write (default: this one)
 
 Records are read, never written: bench/results/DATE-NAME/*.txt (`bench/ggml-side-by-side.sh`
@@ -19,6 +22,9 @@ cores (another program held a core). "Newest" is the folder's date, then the fir
 holds several timings of one case (repeated files, repeated lines), the median is taken; where
 it holds several of our versions, the fastest is shown and named. A ratio is always the other
 side's time over ours (above 1: ours is faster).
+
+The plots (PLOTS) are plain SVG written here, one per machine: white paper, so they read the same
+in a light and a dark page; each names its runs in its caption.
 
 Python 3 standard library only; the whole run reads a few MB and takes well under a second.
 """
