@@ -1068,12 +1068,16 @@ def fig_ring_one_gpu():
 
 
 def fig_ring_exposed():
-    """Four H200s, no mask: the exposed transfer time and the share hidden at 64k."""
-    rs = results(CUDA_RES + "2026-11-26-ring-run3", "ring", P=4, mask="none")
+    """Four H200s, no mask: the exposed transfer time (ms, where any), the share hidden at 64k
+    and the longest N, where nothing was hidden ("none")."""
+    rs = sorted(results(CUDA_RES + "2026-11-26-ring-run3", "ring", P=4, mask="none"),
+                key=lambda k: int(k["N"]))
     ex = [float(k["exposed_ms"]) for k in rs if float(k["exposed_ms"]) > 0.05]
-    at64 = [float(k["hidden"]) for k in rs if k["N"] == "65536"]
-    return [span(ex, 1).replace(".0", "") if False else "%.1f–%.0f" % (min(ex), max(ex)),
-            "%.0f" % (100 * median(at64))]
+    last = rs[-1]
+    return ["%.1f–%.0f" % (min(ex), max(ex)), "%.0f" % (100 * float(rs[0]["hidden"])),
+            "%dk" % (int(rs[0]["N"]) // 1024),
+            "none" if float(last["hidden"]) <= 0 else "%.0f %%" % (100 * float(last["hidden"])),
+            "%dk" % (int(last["N"]) // 1024)]
 
 
 def fig_ring_bwd(run, p):
@@ -1151,6 +1155,64 @@ def fig_power_cap():
     return rat + ["%.0f" % (100 * (1 - cycles("ncu_cudnn.txt") / cycles("ncu_v31.txt")))]
 
 
+def fig_xeon_stream():
+    """Two-thread d = 128 prefill rounds of versions 6 and 7: the smallest and largest share."""
+    sh = []
+    for path in sorted(glob.glob(os.path.join(ROOT, CPU_RES, "2026-11-27-xeon-stream",
+                                              "stream-*-v*.jsonl"))):
+        for line in read(path).splitlines():
+            r = json.loads(line)
+            if r.get("d") == 128 and not r.get("causal") and r.get("threads") == 2:
+                sh.append(100 * r["peak_fraction"])
+    return [span(sh, 0)]
+
+
+def fig_workspace():
+    """Fresh memory on each call against a kept workspace: the median ms of the four rounds,
+    per row (d = 128, 64; causal or not); the smallest and largest extra time in per cent."""
+    rows = [ln.split(",") for ln in read(os.path.join(
+        ROOT, CPU_RES, "2026-11-27-zen4-workspace", "workspace-vs-fresh.csv")).splitlines()
+        if ln.count(",") >= 7]
+    extra = []
+    for d in ("128", "64"):
+        for c in ("0", "1"):
+            ms = {m: median([float(r[7]) for r in rows if r[1] == m and r[4] == d and r[5] == c])
+                  for m in ("ws", "fresh")}
+            extra.append(100 * (ms["fresh"] / ms["ws"] - 1))
+    return [span(extra, 0)]
+
+
+def fig_zen5_probe():
+    """The decode rows' read probe (GB/s) in the two records of 2026-11-25-zen5-ggml."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, CPU_RES, "2026-11-25-zen5-ggml", "*.txt"))):
+        probes = [float(x) for x in re.findall(r"probe ([\d.]+) GB/s\)", read(path))]
+        if probes:  # NOTE.txt has none
+            out.append(span(probes))
+    return out
+
+
+def fig_zen5_paged():
+    """Paged decode version 5 over contiguous, per cent (the medians file's last column)."""
+    text = read(os.path.join(ROOT, CPU_RES, "2026-11-25-zen5-decode-v5bc",
+                             "decode-v5-z5bc-medians.txt"))
+    return [span([float(x) for x in re.findall(r"^decode-v5\S*-p\d+ .* ([\d.]+) %$", text,
+                                                 re.M)], 0)]
+
+
+def fig_power_clocks():
+    """SM clocks (MHz) of version 31 and cuDNN at d = 128 under the power cap, both types."""
+    rows = [r for r in clocks_md(CUDA_RES + "2026-11-25-run35") if r["d"] == "128"
+            and r["run"] in ("v31", "cudnn")]
+    return [span([float(r["SM clock (MHz)"]) for r in rows], 0)]
+
+
+def fig_paged_v10():
+    """Paged version 10 over contiguous version 9 (per cent), pages of 16 and 256."""
+    return [span([100 * float(k["ratio"]) for k in results(CUDA_RES + "2026-11-25-run6",
+                                                          "decode_paged", v=10)], 1)]
+
+
 # (phrase, runs, values): values None for a cited figure, else a function of no arguments
 # returning the strings that fill the phrase's {} slots.
 FIGURES = [
@@ -1164,7 +1226,7 @@ FIGURES = [
      "version 11; cuDNN was {} % ahead there", [], fig_bwd_16k_behind),
     ("one-GPU baseline slowing at long sequences (about {} down to {} TFLOP/s)", [],
      fig_ring_one_gpu),
-    ("part of the transfers shows ({} ms; hidden {} % at 64k", [], fig_ring_exposed),
+    ("part of the transfers shows ({} ms; hidden {} % at {}, {} at {}", [], fig_ring_exposed),
     ("the prefill took {}× less time than the OpenBLAS baseline that materializes S and P "
      "({} against {} ms, d = 128, N = 4096) and the backward {}× less than the materializing "
      "backward ({} against {} ms)", [], fig_zen5_baseline),
@@ -1175,6 +1237,13 @@ FIGURES = [
     ("is {}× one GPU without a mask and {}× causal on two H200s", [],
      lambda: fig_ring_bwd("2026-11-27-ring-run4", 2)),
     ("is {}–{}× ONNX Runtime Web at d = 128", [], fig_webgpu_prefill_span),
+    ("prefill versions 6 and 7 at d = 128 read {} % of the probe on one machine", [],
+     fig_xeon_stream),
+    ("calls that allocate their own memory take {} % longer", [], fig_workspace),
+    ("the read probe itself fell from {} to {} GB/s", [], fig_zen5_probe),
+    ("read {} % of the contiguous decode's bandwidth", [], fig_zen5_paged),
+    ("both kernels' SM clocks at {} MHz", [], fig_power_clocks),
+    ("version 10 reads {} % of the contiguous version 9's bandwidth", [], fig_paged_v10),
     ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
         [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),
@@ -1187,24 +1256,20 @@ FIGURES = [
 R = CPU_RES + "2026-11-27-"
 G = CUDA_RES + "2026-11-2"
 CITED = [  # (phrase as on the page, the runs whose files state its numbers)
-    ("At the lower one (about 32 GB/s) the decode reads 85–90 % of it; at the upper one "
-     "(45–52 GB/s) only 69–74 %", [R + "zen4-decode-ceiling", R + "zen4-ggml-decode-far32",
-                                  R + "zen4-ggml-review"]),
+    ("At the lower one (about 25–31 GB/s on two threads) the float32 decode reads 80–86 % of "
+     "it; at the upper one (45–53 GB/s) only 68–74 %", [R + "zen4-decode-ceiling"]),
     ("one core streams its K and V at 17–19 GB/s", [R + "zen4-decode-ceiling"]),
-    ("the conversion's arithmetic limits it (59–62 % at the upper level)",
-     [R + "zen4-decode-ceiling"]),
+    ("the conversion's arithmetic limits it (58.8–62.0 % at the upper level)",
+     [R + "zen4-decode-ceiling"], "ends"),
     ("With the exponential returning 0 below 2⁻¹²⁶ the causal speed-up went from 1.44–1.71× to "
-     "1.76–2.12× on two cores", [R + "xeon-denormal"]),
-    ("put Q Kᵀ at 88 % and P V at 81 % of the probe there (95 % each on the Zen 4",
-     [R + "xeon-microkernel", R + "zen4-ablate"]),
+     "1.76–2.12× on two cores", [R + "xeon-denormal"], "ends"),  # the medians of d = 128, 64
+    ("put Q Kᵀ at 88 % and P V at 81 % of the probe there (`2026-11-27-xeon-sweep3`; 95 % each "
+     "on the Zen 4", [R + "xeon-sweep3", R + "zen4-ablate"]),
     ("loses about 30 % when it walks new key tiles in 4 KiB pages, as the prefill does (3–6 % "
      "on the Zen 4", [R + "xeon-microkernel"]),
     ("its clock moved between 2.24 and 2.94 GHz and the same one-thread call took 495–723 ms of "
      "CPU time", [R + "xeon-steady"]),
-    ("two-core rounds of one version read 58–70 % of the probe on one machine and 65.6–78.9 % "
-     "on the next", [R + "xeon-pairs", R + "xeon-vcpu-pairs"]),
-    ("calls that allocate their own memory take 2–4 % longer", [R + "zen4-workspace"]),
-    ("the read probe itself fell from 77–81 to 48–55 GB/s", [CPU_RES + "2026-11-25-zen5-ggml"]),
+    ("and the same call 65.6–78.9 % on three pairs of vCPUs of the next", [R + "xeon-pairs"]),
     ("held for 2000 launches the H100 runs at its 700 W cap", [G + "5-run35"]),
     ("An NVIDIA H100 80GB HBM3 (lent, driver 580.159.04)", [G + "7-v35-run2"]),
     ("gives 1.79–1.80× the float16 decode's tokens per second at 88–90 % of the copy rate",
@@ -1212,17 +1277,13 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("its split kernel alone reads at 94 % of the copy rate", [G + "7-half-exp-trial"]),
     ("the e4m3 cache paged in 16s runs at 0.91–0.92 of its contiguous speed",
      [G + "7-fp8kv-run2"]),
-    ("read 68–91 % of the contiguous decode's bandwidth",
-     [CPU_RES + "2026-11-25-zen5-decode-v5bc"]),
-    ("both kernels' SM clocks at 1657–1771 MHz", [G + "5-run35"]),
-    ("reaches 1.50–1.54× our best float16 version", [G + "7-fp8-split-run7"]),
-    ("version 10 reads 96.3–99.0 % of the contiguous version 9's bandwidth",
-     [G + "5-run6"]),
+
+    ("reaches 1.50–1.54× our best float16 version", [G + "7-fp8-split-run7"], "ends"),
     ("93–94 % of its transfers hidden, read off the GPUs' common clock", [G + "7-ring-run4"]),
     ("the split pass alone reads at 88–89 % and the merge dispatch adds 5–8 % of the time",
-     [WEB_RES + "2026-11-27-run8"]),
+     [WEB_RES + "2026-11-27-run8"], "ends"),  # 0.0054–0.0088 ms of a 0.108 ms call
 ]
-FIGURES += [(phrase, runs, None) for phrase, runs in CITED]
+FIGURES += [(c[0], c[1], None if len(c) == 2 else c[2]) for c in CITED]
 
 NOT_MEASURED = [  # figures with a unit in the measured sections that are not measurements
     "missed the decode target of 85 % of the probe",           # a target
@@ -1263,7 +1324,7 @@ def check_figures(doc_text):
     body = prose(doc_text)
     bad = []
     for phrase, runs, values in FIGURES:
-        if values is not None:
+        if callable(values):
             try:
                 want = phrase.format(*values())
             except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError) as e:
@@ -1278,15 +1339,18 @@ def check_figures(doc_text):
         if phrase not in body:
             bad.append("cited figure %r is not on the page" % phrase)
             continue
-        text = "\n".join(run_text(r) for r in runs)
-        for num in re.findall(r"\d+(?:\.\d+)?", phrase):
-            if not re.search(r"(?<![\d.])%s(?![\d])" % re.escape(num), text):
+        ends = values == "ends"  # a range that sums up several numbers: its ends must occur
+        text = re.sub(r"(?<=\d) ?(?:-|–|to) ?(?=\d)", "–", "\n".join(run_text(r) for r in runs))
+        nums = r"\d+(?:[.,]\d+)*" + ("" if ends else r"(?:–\d+(?:[.,]\d+)?)?")
+        for num in re.findall(nums, phrase):
+            edge = r"(?<![\d.])%s(?!\.?\d)" if ends else r"(?<![\d.–])%s(?!\.?\d|–)"
+            if not re.search(edge % re.escape(num), text):
                 bad.append("%r: %s is in none of %s" % (phrase, num, ", ".join(runs)))
     measured = body.split("## Running the benchmarks")[0]
     phrases = []
     for ph, _, values in FIGURES:
         try:
-            phrases.append(ph.format(*values()) if values else ph)
+            phrases.append(ph.format(*values()) if callable(values) else ph)
         except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError):
             pass  # reported above
     for fig in unlisted(measured, phrases + NOT_MEASURED):
