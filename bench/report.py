@@ -625,20 +625,29 @@ def fmt_tick(v):
     return ("%.2f" % v).rstrip("0").rstrip(".")
 
 
-def svg_panel(p, x0, y0, w, h):
+def legend_places(series, left, right, y):
+    """Where each series' legend entry goes: rows from (left, y), wrapped before right."""
+    out, x = [], left
+    for s in series:
+        wid = 36 + 6.9 * len(s["name"])
+        if x + wid > right and x > left:
+            x, y = left, y + 17
+        out.append((x, y))
+        x += wid
+    return out
+
+
+def svg_panel(p, x0, y0, w, h, top):
     """One panel's SVG elements: axes, grid, ticks, labels, its series and reference lines.
 
     p: {"title", "xlabel", "ylabel", "x": ("log2", [(value, label)]) or ("cat", [labels]),
     "series": [{"name", "color", "dash", "lines", "points": [(x, y, lo, hi)]}], "refs": [(y,
-    label)]}. x0, y0: the panel's top left corner; w, h: its size in px. lo and hi (or None)
-    draw a bar: the smallest and largest of the runs whose median is y."""
+    label)]}. x0, y0: the panel's top left corner; w, h: its size in px; top: where the plot
+    area starts below y0 (the same in every panel of a figure: below the longest legend). lo
+    and hi (or None) draw a bar: the smallest and largest of the runs whose median is y."""
     out = []
     L, R, B = 58, 12, 44
-    lx, ly = x0 + L, y0 + 38.0
-    for s in p["series"]:
-        wid = 36 + 6.9 * len(s["name"])
-        if lx + wid > x0 + w and lx > x0 + L:
-            lx, ly = x0 + L, ly + 17
+    for s, (lx, ly) in zip(p["series"], legend_places(p["series"], x0 + L, x0 + w, y0 + 38.0)):
         out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>'
                    '<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>'
                    % (lx, ly - 4, lx + 22, ly - 4, s["color"],
@@ -646,8 +655,7 @@ def svg_panel(p, x0, y0, w, h):
                       s["color"]))
         out.append('<text x="%.1f" y="%.1f" font-size="12" fill="%s">%s</text>'
                    % (lx + 28, ly, INK, esc(s["name"])))
-        lx += wid
-    T = ly - y0 + 16
+    T = top
     ax0, ax1, ay0, ay1 = x0 + L, x0 + w - R, y0 + T, y0 + h - B
     ys = [v for s in p["series"] for pt in s["points"] for v in (pt[1], pt[3] or pt[1])]
     ys += [r[0] for r in p.get("refs", [])]
@@ -729,8 +737,9 @@ def svg_chart(title, panels, caption):
            '<rect width="100%%" height="100%%" fill="%s"/>' % PAPER,
            '<text x="20" y="24" font-size="15" font-weight="bold" fill="%s">%s</text>'
            % (INK, esc(title))]
+    rows = max(len({y for _, y in legend_places(p["series"], 58, pw, 0)}) for p in panels)
     for i, p in enumerate(panels):
-        out += svg_panel(p, 10 + i * pw, top, pw, ph)
+        out += svg_panel(p, 10 + i * pw, top, pw, ph, 38 + 17 * (rows - 1) + 16)
     for i, line in enumerate(lines):
         out.append('<text x="20" y="%d" font-size="11" fill="%s">%s</text>'
                    % (top + ph + 14 + 16 * i, INK, esc(line)))
@@ -911,10 +920,13 @@ def plot_webgpu():
         if ours.get("probe", {}).get("copy_gbps"):
             copy.append(ours["probe"]["copy_gbps"] / 1000)
     def mk(d):
-        names = sorted(d, key=lambda k: (not k.startswith("flashstep"), k))
-        return [{"name": k, "color": COLORS[i % len(COLORS)],
-                 "dash": not k.startswith("flashstep"), "points": d[k]}
-                for i, k in enumerate(names)]
+        """Our kernels first, solid, in the first colours; the peers dashed, each in its own
+        colour in both panels."""
+        peers = {"ONNX Runtime Web": COLORS[3], "PyTorch SDPA, float32 (CUDA)": COLORS[4]}
+        ours = sorted(k for k in d if k not in peers)
+        return ([{"name": k, "color": COLORS[i], "points": d[k]} for i, k in enumerate(ours)]
+                + [{"name": k, "color": c, "dash": True, "points": d[k]}
+                   for k, c in peers.items() if k in d])
     panels = []
     if len(xs) > 1:
         panels.append({"title": "prefill, 16 heads, d = 128, no mask", "xlabel": "N (float32)",
