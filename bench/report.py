@@ -438,46 +438,55 @@ def gen_cuda(prefix, full=False):
 
 # ---------------------------------------------------------------- ring attention over NCCL
 
-def gen_ring(prefix, full=False):
-    folders = run_folders("bench/cuda/results")
-    best = {}  # P -> (folder, ring rows, cp rows)
-    for f in folders:
-        ring, cp = [], []
-        for w, k in cuda_results(f):
-            if w == "ring":
-                ring.append(k)
-            elif w == "torch_cp":
-                cp.append(k)
+def ring_runs():
+    """{P: (folder, ring RESULT rows, torch_cp rows)}: for each number of GPUs, the newest run
+    that timed the ring and PyTorch's context parallel on that many."""
+    best = {}
+    for f in run_folders("bench/cuda/results"):
+        ring = [k for w, k in cuda_results(f) if w == "ring"]
+        cp = [k for w, k in cuda_results(f) if w == "torch_cp"]
         for p in sorted({r["P"] for r in ring}):
             rp = [r for r in ring if r["P"] == p]
             cpp = [c for c in cp if c["P"] == p]
             if rp and cpp:
                 best[p] = (f, rp, cpp)
+    return best
+
+
+def ring_cases(rp, cpp):
+    """(mask, N, ring ms, one-GPU ms, share hidden, PyTorch CP ms) for each mask and N that
+    both sides timed, float16 and d = 128: medians of the ring's rows, CP's fastest."""
+    out = []
+    for mask in ("none", "causal"):
+        for n in sorted({int(r["N"]) for r in rp}):
+            rs = [r for r in rp if r["mask"] == mask and int(r["N"]) == n
+                  and r["dt"] == "f16" and r["d"] == "128"]
+            cs = [c for c in cpp if c["mask"] == mask and int(c["N"]) == n
+                  and c["dt"] == "f16" and c["d"] == "128"]
+            if rs and cs:
+                out.append((mask, n, median([float(r["ring_ms"]) for r in rs]),
+                            median([float(r["single_ms"]) for r in rs]),
+                            median([float(r["hidden"]) for r in rs]),
+                            min(float(c["cp_ms"]) for c in cs)))
+    return out
+
+
+def gen_ring(prefix, full=False):
+    best = ring_runs()
     rows = []
     for p in sorted(best, key=int):
         if not full and p != "2":
             continue
         f, rp, cpp = best[p]
         gpu, _ = cuda_gpu(f)
-        for mask in ("none", "causal"):
-            for n in sorted({int(r["N"]) for r in rp}):
-                rs = [r for r in rp if r["mask"] == mask and int(r["N"]) == n
-                      and r["dt"] == "f16" and r["d"] == "128"]
-                cs = [c for c in cpp if c["mask"] == mask and int(c["N"]) == n
-                      and c["dt"] == "f16" and c["d"] == "128"]
-                if not rs or not cs:
-                    continue
-                if not full and n != 262144:
-                    continue
-                ring_ms = median([float(r["ring_ms"]) for r in rs])
-                one_ms = median([float(r["single_ms"]) for r in rs])
-                hid = median([float(r["hidden"]) for r in rs])
-                cp_ms = min(float(c["cp_ms"]) for c in cs)
-                rows.append(["%.2f×" % (cp_ms / ring_ms), "%.2f×" % (one_ms / ring_ms),
-                             "%dk; %s" % (n // 1024, "causal, zigzag" if mask == "causal"
-                                          else "no mask"),
-                             "%s × %s" % (p, gpu), fnum(ring_ms), fnum(cp_ms),
-                             "%.0f %%" % (100 * hid), link(f, prefix)])
+        for mask, n, ring_ms, one_ms, hid, cp_ms in ring_cases(rp, cpp):
+            if not full and n != 262144:
+                continue
+            rows.append(["%.2f×" % (cp_ms / ring_ms), "%.2f×" % (one_ms / ring_ms),
+                         "%dk; %s" % (n // 1024, "causal, zigzag" if mask == "causal"
+                                      else "no mask"),
+                         "%s × %s" % (p, gpu), fnum(ring_ms), fnum(cp_ms),
+                         "%.0f %%" % (100 * hid), link(f, prefix)])
     return table(["vs PyTorch CP", "vs one GPU", "N; mask (H = 16, d = 128, float16)",
                   "GPUs", "ring ms", "PyTorch CP ms", "transfers hidden", "run"], rows)
 
@@ -814,33 +823,18 @@ def plot_cuda_h100():
 def plot_cuda_h200():
     """Ring attention against PyTorch's context parallel on H200s, and the decode."""
     series, used, xs = [], set(), {}
-    rings = {}
-    for f in run_folders("bench/cuda/results"):
-        ring = [k for w, k in cuda_results(f) if w == "ring" and k.get("dt") == "f16"
-                and k.get("d") == "128"]
-        cp = [k for w, k in cuda_results(f) if w == "torch_cp" and k.get("dt") == "f16"
-              and k.get("d") == "128"]
-        if cuda_gpu(f)[0] != "H200":
-            continue
-        for p in sorted({r["P"] for r in ring}):
-            if [c for c in cp if c["P"] == p]:
-                rings[p] = (f, [r for r in ring if r["P"] == p], [c for c in cp if c["P"] == p])
-    i = 0
-    for p in sorted(rings, key=int):
+    rings = {p: r for p, r in ring_runs().items() if cuda_gpu(r[0])[0] == "H200"}
+    for i, p in enumerate(sorted(rings, key=int)):
         f, rp, cpp = rings[p]
+        cases = ring_cases(rp, cpp)
         for mask, label in (("none", "no mask"), ("causal", "causal, zigzag")):
-            pts = []
-            for n in sorted({int(r["N"]) for r in rp}):
-                rs = [float(r["ring_ms"]) for r in rp if r["mask"] == mask and int(r["N"]) == n]
-                cs = [float(c["cp_ms"]) for c in cpp if c["mask"] == mask and int(c["N"]) == n]
-                if rs and cs:
-                    pts.append((n, min(cs) / median(rs), None, None))
-                    xs[n] = "%dk" % (n // 1024)
+            pts = [(n, cp_ms / ring_ms, None, None)
+                   for m, n, ring_ms, _, _, cp_ms in cases if m == mask]
+            xs.update((n, "%dk" % (n // 1024)) for n, _, _, _ in pts)
             if pts:
                 used.add(f)
-                series.append({"name": "%s × H200, %s" % (p, label), "color": COLORS[i // 2],
+                series.append({"name": "%s × H200, %s" % (p, label), "color": COLORS[i],
                                "dash": mask == "causal", "points": pts})
-        i += 2
     panels = []
     if series:
         panels.append({"title": "ring attention over NCCL",
