@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""report.py: the performance tables of README.md and docs/*.md, generated from the run records.
+"""report.py: the performance tables and plots of README.md and docs/*.md, generated from the run
+records, and the check of the figures in docs/benchmarks.md's prose against those records.
 
     python3 bench/report.py            print every table this script knows, by name
     python3 bench/report.py --check    exit 1, with a unified diff, when any text between
@@ -404,7 +405,8 @@ def cuda_decode_pick(nkv, b):
 
 
 def decode_bytes(nkv, b):
-    """Bytes of K and V one decode step reads: B × keys × 8 KV heads × d = 128 × 2 × float16."""
+    """Bytes of K and V one decode step reads: B × keys × 8 KV heads × d = 128 × 2 tensors ×
+    2 bytes (float16)."""
     return 2 * int(b) * int(nkv) * 8 * 128 * 2
 
 
@@ -999,9 +1001,12 @@ def gen_map_webgpu(prefix):
 # two ways. Computed: the phrase has {} slots that report.py fills from the records (the same
 # parsers as the tables), and the filled phrase must stand in the page word for word. Cited: a
 # figure that only a run's NOTE.txt or a raw log states (a probe level, a clock, an ncu count);
-# every number of the phrase must occur in the named runs' files. Either way the phrase must be
-# found: an edited figure, or an edited record, fails `--check`. Any other number with a unit in
-# those sections must be listed in NOT_MEASURED (a target, a size, a setting) or it fails too.
+# every number of the phrase must occur in the named runs' files, a range as written ("17–19";
+# "17-19" and "17 to 19" count) unless the entry is marked "ends" (a range that sums up several
+# of the run's numbers: then its two ends must occur). Either way the phrase must be found: an
+# edited figure, or an edited record, fails `--check`. Any other number with a unit in the
+# sections above "Running the benchmarks" must be part of a phrase in NOT_MEASURED (a target, a
+# count of GPUs) or it fails too.
 
 CPU_RES, CUDA_RES = "bench/results/", "bench/cuda/results/"
 WEB_RES = "bench/webgpu/results/"
@@ -1259,7 +1264,7 @@ FIGURES = [
     ("float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
 ]
 
-R = CPU_RES + "2026-11-27-"
+R = CPU_RES + "2026-11-27-"  # short prefixes for the run folders named below
 G = CUDA_RES + "2026-11-2"
 CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("At the lower one (about 25–31 GB/s on two threads) the float32 decode reads 80–86 % of "
