@@ -659,11 +659,13 @@ def svg_panel(p, x0, y0, w, h, top):
     out = []
     L, R, B = 58, 12, 44
     for s, (lx, ly) in zip(p["series"], legend_places(p["series"], x0 + L, x0 + w, y0 + 38.0)):
-        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>'
-                   '<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>'
-                   % (lx, ly - 4, lx + 22, ly - 4, s["color"],
-                      ' stroke-dasharray="6 4"' if s.get("dash") else "", lx + 11, ly - 4,
-                      s["color"]))
+        if s.get("lines", True):
+            out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                       'stroke-width="2"%s/>' % (lx, ly - 4, lx + 22, ly - 4, s["color"],
+                                                 ' stroke-dasharray="6 4"' if s.get("dash")
+                                                 else ""))
+        out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>' % (lx + 11, ly - 4,
+                                                                         s["color"]))
         out.append('<text x="%.1f" y="%.1f" font-size="12" fill="%s">%s</text>'
                    % (lx + 28, ly, INK, esc(s["name"])))
     T = top
