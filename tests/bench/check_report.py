@@ -15,6 +15,7 @@ Then the prose figures of the real docs/benchmarks.md: a copy of the repository'
 docs must pass --check, and must fail it once one figure of the prose (outside the generated
 blocks) is changed, or one new figure with a unit is added that nothing checks.
 """
+import glob
 import os
 import random
 import re
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORT = os.path.join(HERE, "..", "..", "bench", "report.py")
@@ -84,6 +86,23 @@ def prose_figures(rnd, expect):
         text = open(page).read()
         rc, out = run(root, "--check")
         expect(rc == 0, f"the copy of the repository fails --check: {out[-2000:]}")
+
+        # the committed plots: well-formed SVG on white paper, naming runs that exist
+        for name in ("perf-cpu", "perf-cuda-h100", "perf-cuda-h200", "perf-webgpu"):
+            path = os.path.join(root, "docs/img", name + ".svg")
+            try:
+                svg = ET.parse(path).getroot()
+            except (OSError, ET.ParseError) as e:
+                expect(False, f"{name}.svg is not well-formed SVG: {e}")
+                continue
+            words = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+            runs = re.findall(r"20\d\d-\d\d-\d\d-[\w-]+", words)
+            expect(runs and all(glob.glob(os.path.join(repo, "bench", "*", r)) +
+                                glob.glob(os.path.join(repo, "bench", "*", "results", r))
+                                for r in runs), f"{name}.svg names no run, or one that is not "
+                                                f"a record folder: {runs}")
+            expect(any(r.get("fill") == "#ffffff" for r in svg.iter(
+                "{http://www.w3.org/2000/svg}rect")), f"{name}.svg has no white paper")
 
         # one figure of the prose, outside the generated blocks, chosen at random
         prose = re.sub(r"<!-- report:([a-z0-9-]+) -->.*?<!-- /report:\1 -->", lambda m:
