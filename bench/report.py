@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""report.py: the performance tables of README.md and docs/*.md, generated from the run records.
+"""report.py: the performance tables and plots of README.md and docs/*.md, generated from the run
+records, and the check of the figures in docs/benchmarks.md's prose against those records.
 
     python3 bench/report.py            print every table this script knows, by name
     python3 bench/report.py --check    exit 1, with a unified diff, when any text between
                                        <!-- report:NAME --> and <!-- /report:NAME --> in the
-                                       docs differs from what this script writes for NAME
-    python3 bench/report.py --write    rewrite those blocks in place
+                                       docs differs from what this script writes for NAME, when
+                                       a plot in docs/img/ differs from what it draws, or when a
+                                       prose figure of docs/benchmarks.md fails its check
+                                       (FIGURES, below)
+    python3 bench/report.py --write    rewrite those blocks and plots in place
     python3 bench/report.py --root DIR the repository to read and write (default: this one)
 
 Records are read, never written: bench/results/DATE-NAME/*.txt (`bench/ggml-side-by-side.sh`
@@ -20,6 +24,9 @@ holds several timings of one case (repeated files, repeated lines), the median i
 it holds several of our versions, the fastest is shown and named. A ratio is always the other
 side's time over ours (above 1: ours is faster).
 
+The plots (PLOTS) are plain SVG written here, one per machine: white paper, so they read the same
+in a light and a dark page; each names its runs in its caption.
+
 Python 3 standard library only; the whole run reads a few MB and takes well under a second.
 """
 import argparse
@@ -27,6 +34,7 @@ import difflib
 import functools
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -123,6 +131,19 @@ def table(header, rows):
     return "\n".join(out) + "\n"
 
 
+def newest(folders, find):
+    """The last non-None find(folder) over folders (oldest first): the newest run that has it.
+
+    find(folder) returns what a table needs from that run, or None when the run did not time
+    both sides of the comparison."""
+    pick = None
+    for f in folders:
+        got = find(f)
+        if got is not None:
+            pick = got
+    return pick
+
+
 # ---------------------------------------------------------------- CPU: flashstep against ggml
 
 CPU_SHORT = {"zen4": "Zen 4 (AMD EPYC, 2 cores)", "zen5": "Zen 5 (AMD EPYC, 2 cores)",
@@ -171,53 +192,70 @@ def cpu_runs():
     return found
 
 
+CPU_CASES = [("prefill", 128, 4096, None), ("prefill", 64, 4096, None),
+             ("decode", 128, 32768, "f32"), ("decode", 128, 32768, "f16")]
+
+
+def cpu_cases(recs):
+    """Each case of CPU_CASES that recs timed on both sides, with one value per record.
+
+    recs: parse_ggml_side_by_side records of one run folder. Returns a list of dicts: kind, d,
+    n, kv (the decode's K/V type, None for prefill), ours_ms, peer_ms, share (our % of the
+    probe), ratio (peer_ms / ours_ms, one per record), kern and peer_kv (sets of names). Our
+    fastest version and ggml's fastest K/V type are taken in each record."""
+    out = []
+    for kind, d, n, kv_type in CPU_CASES:
+        c = {"kind": kind, "d": d, "n": n, "kv": kv_type, "ours_ms": [], "peer_ms": [],
+             "share": [], "kern": set(), "peer_kv": set()}
+        for r in recs:
+            if kind == "prefill":
+                mine = [o for o in r["ours"] if o["kernel"].startswith("flash")
+                        and o["d"] == d and o["N"] == n and not o["causal"]]
+                theirs = [g for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == d
+                          and g["N"] == n]
+            else:
+                want = "decode-v\\d+" + ("-f16" if kv_type == "f16" else "") + "$"
+                mine = [o for o in r["ours"] if re.match(want, o["kernel"]) and o["N"] == n]
+                theirs = [g for g in r["ggml"] if g["kind"] == "decode" and g["N"] == n
+                          and g["kv"] == kv_type]
+            if not mine or not theirs:
+                continue
+            best = min(mine, key=lambda o: o["ms"])
+            peer = min(theirs, key=lambda g: g["ms"])
+            c["ours_ms"].append(best["ms"])
+            c["share"].append(best["of_peak"])
+            c["kern"].add(best["kernel"])
+            c["peer_ms"].append(peer["ms"])
+            c["peer_kv"].add(peer["kv"])
+        if c["ours_ms"]:
+            c["ratio"] = [p / o for p, o in zip(c["peer_ms"], c["ours_ms"])]
+            out.append(c)
+    return out
+
+
 def cpu_rows(folder, recs, prefix, full):
     """The rows of one machine's table: prefill (not causal) and decode against ggml."""
     rows = []
-    cases = [("prefill", 128, 4096), ("prefill", 64, 4096), ("decode", 128, 32768)]
-    for kind, d, n in cases:
-        for kv_type in (["f32", "f16"] if kind == "decode" else [None]):
-            ours_ms, peer_ms, share, kern, peer_kv = [], [], [], set(), set()
-            for r in recs:
-                if kind == "prefill":
-                    mine = [o for o in r["ours"] if o["kernel"].startswith("flash")
-                            and o["d"] == d and o["N"] == n and not o["causal"]]
-                    theirs = [g for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == d
-                              and g["N"] == n]
-                else:
-                    want = "decode-v\\d+" + ("-f16" if kv_type == "f16" else "") + "$"
-                    mine = [o for o in r["ours"] if re.match(want, o["kernel"]) and o["N"] == n]
-                    theirs = [g for g in r["ggml"] if g["kind"] == "decode" and g["N"] == n
-                              and g["kv"] == kv_type]
-                if not mine or not theirs:
-                    continue
-                best = min(mine, key=lambda o: o["ms"])
-                peer = min(theirs, key=lambda g: g["ms"])
-                ours_ms.append(best["ms"])
-                share.append(best["of_peak"])
-                kern.add(best["kernel"])
-                peer_ms.append(peer["ms"])
-                peer_kv.add(peer["kv"])
-            if not ours_ms:
-                continue
-            rat = [p / o for p, o in zip(peer_ms, ours_ms)]
-            threads = recs[0]["ours"][0]["threads"]
-            if kind == "prefill":
-                case = "prefill, 8 heads, N = %d, d = %d, float32" % (n, d)
-                probe = "of the FMA probe"
-            else:
-                case = "decode, GQA 32/8, %d keys, d = 128, K/V %s" % (
-                    n, "float32" if kv_type == "f32" else "float16")
-                probe = "of the read probe"
-            dg = 1 if kind == "prefill" else 2
-            ours = "%s ms (%s, %s %% %s)" % (span(ours_ms, dg), "/".join(sorted(kern)),
-                                               span(share), probe)
-            peer = "%s ms (K/V %s)" % (span(peer_ms, dg), "/".join(sorted(peer_kv)))
-            if not full:
-                ours = "%s ms, %s %% %s" % (span(ours_ms, dg), span(share), probe)
-            rows.append([ratio(rat), case, ours, peer,
-                         link(folder, prefix) + ("" if len(recs) == 1 else
-                                                 " (%d runs)" % len(recs))])
+    threads = recs[0]["ours"][0]["threads"]
+    for c in cpu_cases(recs):
+        if not full and (c["d"], c["kv"]) not in ((128, None), (128, "f32")):
+            continue  # the README: d = 128 prefill and the float32 decode
+        if c["kind"] == "prefill":
+            case = "prefill, 8 heads, N = %d, d = %d, float32" % (c["n"], c["d"])
+            probe = "of the FMA probe"
+        else:
+            case = "decode, GQA 32/8, %d keys, d = 128, K/V %s" % (
+                c["n"], "float32" if c["kv"] == "f32" else "float16")
+            probe = "of the read probe"
+        dg = 1 if c["kind"] == "prefill" else 2
+        ours = "%s ms (%s, %s %% %s)" % (span(c["ours_ms"], dg), "/".join(sorted(c["kern"])),
+                                           span(c["share"]), probe)
+        peer = "%s ms (K/V %s)" % (span(c["peer_ms"], dg), "/".join(sorted(c["peer_kv"])))
+        if not full:
+            ours = "%s ms, %s %% %s" % (span(c["ours_ms"], dg), span(c["share"]), probe)
+        rows.append([ratio(c["ratio"]), case, ours, peer,
+                     link(folder, prefix) + ("" if len(recs) == 1 else
+                                             " (%d runs)" % len(recs))])
     return rows, threads
 
 
@@ -296,35 +334,45 @@ PREFILL_CASES = [  # (label, dtype, d, causal, N, B, H)
     ("B = 4, N = 4096, H = 32, d = 64", "f16", "64", "0", "4096", "4", "32"),
     ("B = 4, N = 4096, H = 8, d = 256", "f16", "256", "0", "4096", "4", "8"),
 ]
-README_PREFILL = {0, 1, 4, 7}
+README_PREFILL = {0, 1}
+
+
+def cuda_pick(shape, kind, peer_kind):
+    """The newest CUDA run that timed our `kind` and both SDPA backends at shape, or None.
+
+    shape: the RESULT keys that must match (dtype, d, causal, N, B, H). Returns (folder,
+    {our version: [TFLOP/s]}, {"flash"|"cudnn": [TFLOP/s]})."""
+    def find(f):
+        ours, peers = {}, {}
+        for w, k in cuda_results(f):
+            if any(k.get(x) != y for x, y in shape.items()):
+                continue
+            if w == kind and "tflops" in k:
+                ours.setdefault(int(k["v"]), []).append(float(k["tflops"]))
+            elif w == peer_kind and "tflops" in k:
+                peers.setdefault(k["backend"], []).append(float(k["tflops"]))
+        return (f, ours, peers) if ours and "flash" in peers and "cudnn" in peers else None
+    return newest(run_folders("bench/cuda/results"), find)
+
+
+def cuda_best(ours):
+    """(version, median TFLOP/s) of our fastest version in one run."""
+    return max(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
 
 
 def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
-    folders = run_folders("bench/cuda/results")
-    res = {f: cuda_results(f) for f in folders}
     rows = []
     for i, (label, dt, d, causal, n, b, h) in enumerate(PREFILL_CASES):
         if kind == "prefill" and not full and i not in README_PREFILL:
             continue
         if kind == "backward" and d == "64" and n == "1024":
             continue
-        shape = {"dtype": dt, "d": d, "causal": causal, "N": n, "B": b, "H": h}
-        pick = None
-        for f in folders:
-            ours, peers = {}, {}
-            for w, k in res[f]:
-                if any(k.get(x) != y for x, y in shape.items()):
-                    continue
-                if w == kind and "tflops" in k:
-                    ours.setdefault(int(k["v"]), []).append(float(k["tflops"]))
-                elif w == peer_kind and "tflops" in k:
-                    peers.setdefault(k["backend"], []).append(float(k["tflops"]))
-            if ours and "flash" in peers and "cudnn" in peers:
-                pick = (f, ours, peers)
+        pick = cuda_pick({"dtype": dt, "d": d, "causal": causal, "N": n, "B": b, "H": h},
+                         kind, peer_kind)
         if not pick:
             continue
         f, ours, peers = pick
-        v, best = max(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
+        v, best = cuda_best(ours)
         fl, cu = median(peers["flash"]), median(peers["cudnn"])
         gpu, _ = cuda_gpu(f)
         name = "%s, %s" % (kind, label)
@@ -335,32 +383,43 @@ def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
                   "SDPA flash", "SDPA cuDNN", "GPU, run"], rows)
 
 
+def cuda_decode_pick(nkv, b):
+    """The newest CUDA run that timed our decode and an SDPA backend at nkv keys, batch b
+    (float16, d = 128, GQA 32/8), or None. Returns (folder, {version: [µs]}, {backend: [µs]},
+    [copy TB/s])."""
+    shape = {"dtype": "f16", "d": "128", "Hq": "32", "Hkv": "8", "nkv": nkv, "B": b}
+
+    def find(f):
+        ours, peers, copy = {}, {}, []
+        for w, k in cuda_results(f):
+            if w == "copy" and "tbps" in k:
+                copy.append(float(k["tbps"]))
+            if any(k.get(x) != y for x, y in shape.items()):
+                continue
+            if w == "decode" and "us" in k:
+                ours.setdefault(int(k["v"]), []).append(float(k["us"]))
+            elif w == "sdpa_decode" and "us" in k:
+                peers.setdefault(k["backend"], []).append(float(k["us"]))
+        return (f, ours, peers, copy) if ours and peers else None
+    return newest(run_folders("bench/cuda/results"), find)
+
+
+def decode_bytes(nkv, b):
+    """Bytes of K and V one decode step reads: B × keys × 8 KV heads × d = 128 × 2 tensors ×
+    2 bytes (float16)."""
+    return 2 * int(b) * int(nkv) * 8 * 128 * 2
+
+
 def gen_cuda_decode(prefix):
-    folders = run_folders("bench/cuda/results")
     rows = []
     for nkv, b in (("32768", "8"), ("65536", "4")):
-        shape = {"dtype": "f16", "d": "128", "Hq": "32", "Hkv": "8", "nkv": nkv, "B": b}
-        pick = None
-        for f in folders:
-            ours, peers, copy = {}, {}, []
-            for w, k in cuda_results(f):
-                if w == "copy" and "tbps" in k:
-                    copy.append(float(k["tbps"]))
-                if any(k.get(x) != y for x, y in shape.items()):
-                    continue
-                if w == "decode" and "us" in k:
-                    ours.setdefault(int(k["v"]), []).append(float(k["us"]))
-                elif w == "sdpa_decode" and "us" in k:
-                    peers.setdefault(k["backend"], []).append(float(k["us"]))
-            if ours and peers:
-                pick = (f, ours, peers, copy)
+        pick = cuda_decode_pick(nkv, b)
         if not pick:
             continue
         f, ours, peers, copy = pick
         v, us = min(((v, median(t)) for v, t in ours.items()), key=lambda x: x[1])
         pb, pus = min(((p, median(t)) for p, t in peers.items()), key=lambda x: x[1])
-        byts = 2 * int(b) * int(nkv) * 8 * 128 * 2
-        tb = byts / us / 1e6
+        tb = decode_bytes(nkv, b) / us / 1e6
         cp = (" (%.0f %% of the %.2f TB/s copy)" % (100 * tb / median(copy), median(copy))
               if copy else "")
         gpu, _ = cuda_gpu(f)
@@ -381,46 +440,55 @@ def gen_cuda(prefix, full=False):
 
 # ---------------------------------------------------------------- ring attention over NCCL
 
-def gen_ring(prefix, full=False):
-    folders = run_folders("bench/cuda/results")
-    best = {}  # P -> (folder, ring rows, cp rows)
-    for f in folders:
-        ring, cp = [], []
-        for w, k in cuda_results(f):
-            if w == "ring":
-                ring.append(k)
-            elif w == "torch_cp":
-                cp.append(k)
+def ring_runs():
+    """{P: (folder, ring RESULT rows, torch_cp rows)}: for each number of GPUs, the newest run
+    that timed the ring and PyTorch's context parallel on that many."""
+    best = {}
+    for f in run_folders("bench/cuda/results"):
+        ring = [k for w, k in cuda_results(f) if w == "ring"]
+        cp = [k for w, k in cuda_results(f) if w == "torch_cp"]
         for p in sorted({r["P"] for r in ring}):
             rp = [r for r in ring if r["P"] == p]
             cpp = [c for c in cp if c["P"] == p]
             if rp and cpp:
                 best[p] = (f, rp, cpp)
+    return best
+
+
+def ring_cases(rp, cpp):
+    """(mask, N, ring ms, one-GPU ms, share hidden, PyTorch CP ms) for each mask and N that
+    both sides timed, float16 and d = 128: medians of the ring's rows, CP's fastest."""
+    out = []
+    for mask in ("none", "causal"):
+        for n in sorted({int(r["N"]) for r in rp}):
+            rs = [r for r in rp if r["mask"] == mask and int(r["N"]) == n
+                  and r["dt"] == "f16" and r["d"] == "128"]
+            cs = [c for c in cpp if c["mask"] == mask and int(c["N"]) == n
+                  and c["dt"] == "f16" and c["d"] == "128"]
+            if rs and cs:
+                out.append((mask, n, median([float(r["ring_ms"]) for r in rs]),
+                            median([float(r["single_ms"]) for r in rs]),
+                            median([float(r["hidden"]) for r in rs]),
+                            min(float(c["cp_ms"]) for c in cs)))
+    return out
+
+
+def gen_ring(prefix, full=False):
+    best = ring_runs()
     rows = []
     for p in sorted(best, key=int):
         if not full and p != "2":
             continue
         f, rp, cpp = best[p]
         gpu, _ = cuda_gpu(f)
-        for mask in ("none", "causal"):
-            for n in sorted({int(r["N"]) for r in rp}):
-                rs = [r for r in rp if r["mask"] == mask and int(r["N"]) == n
-                      and r["dt"] == "f16" and r["d"] == "128"]
-                cs = [c for c in cpp if c["mask"] == mask and int(c["N"]) == n
-                      and c["dt"] == "f16" and c["d"] == "128"]
-                if not rs or not cs:
-                    continue
-                if not full and n not in (65536, 262144):
-                    continue
-                ring_ms = median([float(r["ring_ms"]) for r in rs])
-                one_ms = median([float(r["single_ms"]) for r in rs])
-                hid = median([float(r["hidden"]) for r in rs])
-                cp_ms = min(float(c["cp_ms"]) for c in cs)
-                rows.append(["%.2f×" % (cp_ms / ring_ms), "%.2f×" % (one_ms / ring_ms),
-                             "%dk; %s" % (n // 1024, "causal, zigzag" if mask == "causal"
-                                          else "no mask"),
-                             "%s × %s" % (p, gpu), fnum(ring_ms), fnum(cp_ms),
-                             "%.0f %%" % (100 * hid), link(f, prefix)])
+        for mask, n, ring_ms, one_ms, hid, cp_ms in ring_cases(rp, cpp):
+            if not full and n != 262144:
+                continue
+            rows.append(["%.2f×" % (cp_ms / ring_ms), "%.2f×" % (one_ms / ring_ms),
+                         "%dk; %s" % (n // 1024, "causal, zigzag" if mask == "causal"
+                                      else "no mask"),
+                         "%s × %s" % (p, gpu), fnum(ring_ms), fnum(cp_ms),
+                         "%.0f %%" % (100 * hid), link(f, prefix)])
     return table(["vs PyTorch CP", "vs one GPU", "N; mask (H = 16, d = 128, float16)",
                   "GPUs", "ring ms", "PyTorch CP ms", "transfers hidden", "run"], rows)
 
@@ -443,59 +511,76 @@ def wkey(r):
     return (r.get("kind"), r.get("n_kv"), r.get("d"), r.get("heads"), r.get("causal"))
 
 
+def webgpu_ours(r, kind, n, d=None, causal=None):
+    """Whether one of our ours.json rows is a timed case of kind at n keys (and d, causal).
+
+    Decode rows are the contiguous float32 cache of our own kernels (no paged, float16 or
+    borrowed "akunu" variants): the form that ONNX Runtime Web's rows time."""
+    if r.get("kind") != kind or r.get("n_kv") != n or "ms" not in r:
+        return False
+    if kind == "decode":
+        return ("paged" not in r.get("kernel", "") and r.get("storage", "f32") == "f32"
+                and not r["kernel"].startswith("akunu"))
+    return r.get("d") == d and r.get("causal") == causal
+
+
+def webgpu_peer(r, kind, n, d=None, causal=None):
+    """Whether a row of ort.json (or sdpa.json) times kind at n keys (and d, causal)."""
+    if r.get("kind") != kind or r.get("n_kv") != n or "ms" not in r:
+        return False
+    return kind == "decode" or (r.get("d") == d and r.get("causal") == causal)
+
+
+def webgpu_pick(kind, n, d=None, causal=None):
+    """The newest WebGPU run that timed ours and ONNX Runtime Web at one case, or None.
+
+    Returns (folder, ours.json, our matching rows, ORT's matching rows, sdpa.json or None)."""
+    def find(f):
+        ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
+        if not ours or not ort:
+            return None
+        mine = [r for r in ours["rows"] if webgpu_ours(r, kind, n, d, causal)]
+        theirs = [r for r in ort["rows"] if webgpu_peer(r, kind, n, d, causal)]
+        return (f, ours, mine, theirs, sd) if mine and theirs else None
+    return newest(run_folders("bench/webgpu/results"), find)
+
+
+def webgpu_torch(sd, n, d, causal):
+    """PyTorch's float32 SDPA ("efficient f32") prefill time in ms, or None."""
+    ps = [r for r in (sd or {}).get("rows", []) if webgpu_peer(r, "prefill", n, d, causal)
+          and r.get("backend") == "efficient f32"]
+    return ps[0]["ms"] if ps else None
+
+
+def webgpu_gpu(ours):
+    return ours["device"]["device"].split("-")[1].upper()
+
+
 def gen_webgpu(prefix, full=False):
-    folders = run_folders("bench/webgpu/results")
     pre_cases = [(4096, 128, False), (4096, 128, True), (16384, 128, False),
                  (16384, 128, True), (16384, 64, False)]
     if not full:
-        pre_cases = [(4096, 128, False), (16384, 128, False), (16384, 64, False)]
+        pre_cases = [(4096, 128, False)]
     rows = []
     for n, d, causal in pre_cases:
-        pick = None
-        for f in folders:
-            ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
-            if not ours or not ort:
-                continue
-            mine = [r for r in ours["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                    and r.get("d") == d and r.get("causal") == causal and "ms" in r]
-            theirs = [r for r in ort["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                      and r.get("d") == d and r.get("causal") == causal and "ms" in r]
-            if mine and theirs:
-                pick = (f, ours, mine, theirs, sd)
+        pick = webgpu_pick("prefill", n, d, causal)
         if not pick:
             continue
         f, ours, mine, theirs, sd = pick
         best = min(mine, key=lambda r: r["ms"])
         o_ms = median([r["ms"] for r in theirs])
-        pt = ""
-        if sd:
-            ps = [r for r in sd["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                  and r.get("d") == d and r.get("causal") == causal and r.get("backend") ==
-                  "efficient f32" and "ms" in r]
-            if ps:
-                pt = "%.2f×" % (ps[0]["ms"] / best["ms"])
+        pt_ms = webgpu_torch(sd, n, d, causal)
         fma = ours.get("probe", {}).get("fma_tflops")
         share = " (%.0f %% of the FMA probe)" % (100 * best["tflops"] / fma) if fma else ""
-        rows.append(["%.2f×" % (o_ms / best["ms"]), pt or "–",
+        rows.append(["%.2f×" % (o_ms / best["ms"]),
+                     "%.2f×" % (pt_ms / best["ms"]) if pt_ms else "–",
                      "prefill, 16 heads, N = %d, d = %d%s, float32" % (n, d,
                                                                       ", causal" if causal else ""),
                      "%s: %.2f ms, %.1f TFLOP/s%s" % (best["kernel"], best["ms"], best["tflops"],
                                                       share),
-                     "%.2f ms" % o_ms, "%s, %s" % (ours["device"]["device"].split("-")[1].upper(),
-                                                  link(f, prefix))])
+                     "%.2f ms" % o_ms, "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
     for nkv in ((32768, 131072) if full else (131072,)):
-        pick = None
-        for f in folders:
-            ours, ort, sd = (webgpu_load(f, x) for x in ("ours.json", "ort.json", "sdpa.json"))
-            if not ours or not ort:
-                continue
-            mine = [r for r in ours["rows"] if r.get("kind") == "decode" and r.get("n_kv") == nkv
-                    and "paged" not in r.get("kernel", "") and "ms" in r and
-                    r.get("storage", "f32") == "f32" and not r["kernel"].startswith("akunu")]
-            theirs = [r for r in ort["rows"] if r.get("kind") == "decode" and r.get("n_kv") == nkv
-                      and "ms" in r]
-            if mine and theirs:
-                pick = (f, ours, mine, theirs, sd)
+        pick = webgpu_pick("decode", nkv)
         if not pick:
             continue
         f, ours, mine, theirs, sd = pick
@@ -507,10 +592,360 @@ def gen_webgpu(prefix, full=False):
                      "decode, GQA 32/8, %d keys, d = 128, float32" % nkv,
                      "%s: %.3f ms, %.2f TB/s%s" % (best["kernel"], best["ms"],
                                                    best["gbps"] / 1000, share),
-                     "%.1f ms" % o_ms, "%s, %s" % (ours["device"]["device"].split("-")[1].upper(),
-                                                   link(f, prefix))])
+                     "%.1f ms" % o_ms, "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
     return table(["vs ORT Web", "vs PyTorch f32", "case", "ours",
                   "ONNX Runtime Web", "GPU, run"], rows)
+
+
+# ---------------------------------------------------------------- plots: plain SVG, one per machine
+
+INK, GRID, PAPER = "#1f2328", "#d0d7de", "#ffffff"   # GitHub's text and border greys; white paper
+COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]  # Okabe-Ito
+
+
+def esc(t):
+    return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def nice_top(hi):
+    """An axis from 0 for values up to hi: (top, step), step 1, 2, 2.5 or 5 times a power of
+    ten, at most 6 steps."""
+    if hi <= 0:
+        return 1.0, 0.2
+    e = 10 ** (int(("%e" % hi).split("e")[1]) - 1)
+    for step in (m * e * k for k in (1, 10, 100) for m in (1, 2, 2.5, 5)):
+        n = math.ceil(hi / step - 1e-9)
+        if n <= 6:
+            return n * step, step
+    return hi, hi / 5
+
+
+def wrap(text, width):
+    """text cut at spaces into lines of at most width characters."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = (cur + " " + word) if cur else word
+    return lines + [cur]
+
+
+def fmt_tick(v):
+    return ("%.2f" % v).rstrip("0").rstrip(".")
+
+
+def legend_places(series, left, right, y):
+    """Where each series' legend entry goes: rows from (left, y), wrapped before right."""
+    out, x = [], left
+    for s in series:
+        wid = 36 + 6.9 * len(s["name"])
+        if x + wid > right and x > left:
+            x, y = left, y + 17
+        out.append((x, y))
+        x += wid
+    return out
+
+
+def svg_panel(p, x0, y0, w, h, top):
+    """One panel's SVG elements: axes, grid, ticks, labels, its series and reference lines.
+
+    p: {"title", "xlabel", "ylabel", "x": ("log2", [(value, label)]) or ("cat", [labels]),
+    "series": [{"name", "color", "dash", "lines", "points": [(x, y, lo, hi)]}], "refs": [(y,
+    label)]}. x0, y0: the panel's top left corner; w, h: its size in px; top: where the plot
+    area starts below y0 (the same in every panel of a figure: below the longest legend). lo
+    and hi (or None) draw a bar: the smallest and largest of the runs whose median is y."""
+    out = []
+    L, R, B = 58, 12, 44
+    for s, (lx, ly) in zip(p["series"], legend_places(p["series"], x0 + L, x0 + w, y0 + 38.0)):
+        if s.get("lines", True):
+            out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                       'stroke-width="2"%s/>' % (lx, ly - 4, lx + 22, ly - 4, s["color"],
+                                                 ' stroke-dasharray="6 4"' if s.get("dash")
+                                                 else ""))
+        out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>' % (lx + 11, ly - 4,
+                                                                         s["color"]))
+        out.append('<text x="%.1f" y="%.1f" font-size="12" fill="%s">%s</text>'
+                   % (lx + 28, ly, INK, esc(s["name"])))
+    T = top
+    ax0, ax1, ay0, ay1 = x0 + L, x0 + w - R, y0 + T, y0 + h - B
+    ys = [v for s in p["series"] for pt in s["points"] for v in (pt[1], pt[3] or pt[1])]
+    ys += [r[0] for r in p.get("refs", [])]
+    top, step = nice_top(max(ys) * 1.08)
+    kind, xs = p["x"]
+    if kind == "log2":
+        xlo, xhi = math.log2(xs[0][0]), math.log2(xs[-1][0])
+        pad = (xhi - xlo) * 0.08 or 1
+
+        def X(v, i=0, n=1):
+            return ax0 + (math.log2(v) - xlo + pad) / (xhi - xlo + 2 * pad) * (ax1 - ax0)
+        ticks = [(X(v), lab) for v, lab in xs]
+    else:
+        def X(v, i=0, n=1):
+            slot = (ax1 - ax0) / len(xs)
+            return ax0 + slot * (v + 0.5) + (i - (n - 1) / 2) * min(14, slot / (n + 1))
+        ticks = [(X(i), lab) for i, lab in enumerate(xs)]
+
+    def Y(v):
+        return ay1 - v / top * (ay1 - ay0)
+    out.append('<text x="%.1f" y="%.1f" font-size="13" font-weight="bold" fill="%s">%s</text>'
+               % (ax0, y0 + 16, INK, esc(p["title"])))
+    k = 0
+    while k * step <= top * 1.0001:
+        v = k * step
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+                   % (ax0, Y(v), ax1, Y(v), GRID))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="%s">%s</text>'
+                   % (ax0 - 5, Y(v) + 4, INK, fmt_tick(v)))
+        k += 1
+    out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+               % (ax0, ay1, ax1, ay1, INK))
+    out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"/>'
+               % (ax0, ay0, ax0, ay1, INK))
+    for x, lab in ticks:
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>'
+                   % (x, ay1, x, ay1 + 4, INK))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle" fill="%s">%s'
+                   '</text>' % (x, ay1 + 16, INK, esc(lab)))
+    out.append('<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" fill="%s">%s</text>'
+               % ((ax0 + ax1) / 2, ay1 + 34, INK, esc(p["xlabel"])))
+    out.append('<text transform="translate(%.1f %.1f) rotate(-90)" font-size="12" '
+               'text-anchor="middle" fill="%s">%s</text>'
+               % (x0 + 14, (ay0 + ay1) / 2, INK, esc(p["ylabel"])))
+    for v, lab in p.get("refs", []):
+        out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                   'stroke-width="1.5" stroke-dasharray="2 3"/>' % (ax0, Y(v), ax1, Y(v), INK))
+        out.append('<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="%s">%s</text>'
+                   % (ax1 - 2, Y(v) - 4, INK, esc(lab)))
+    n = len(p["series"])
+    for i, s in enumerate(p["series"]):
+        pts = [(X(x, i, n), Y(y), lo, hi) for x, y, lo, hi in s["points"]]
+        dash = ' stroke-dasharray="6 4"' if s.get("dash") else ""
+        if s.get("lines", True) and len(pts) > 1:
+            out.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>'
+                       % (" ".join("%.1f,%.1f" % (x, y) for x, y, _, _ in pts), s["color"], dash))
+        for x, y, lo, hi in pts:
+            if lo is not None and hi is not None and abs(Y(lo) - Y(hi)) > 0.5:
+                out.append('<path d="M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8" stroke="%s" '
+                           'stroke-width="1.5" fill="none"/>' % (
+                               x, Y(lo), Y(hi), x - 4, Y(lo), x - 4, Y(hi), s["color"]))
+            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"/>'
+                       % (x, y, s["color"], PAPER))
+    return out
+
+
+def svg_chart(title, panels, caption):
+    """A whole figure, 860 px wide: title, the panels side by side (each with its own legend),
+    and caption lines (the runs it was drawn from), wrapped. Returns the SVG text; the same
+    records always give the same bytes."""
+    width, ph = 860, 340
+    pw = (width - 20) // len(panels)
+    lines = [ln for c in caption for ln in wrap(c, 128)]
+    top = 34
+    height = top + ph + 10 + 16 * len(lines)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+           'font-family="Helvetica, Arial, sans-serif">' % (width, height, width, height),
+           '<title>%s</title>' % esc(title),
+           '<rect width="100%%" height="100%%" fill="%s"/>' % PAPER,
+           '<text x="20" y="24" font-size="15" font-weight="bold" fill="%s">%s</text>'
+           % (INK, esc(title))]
+    rows = max(len({y for _, y in legend_places(p["series"], 58, pw, 0)}) for p in panels)
+    for i, p in enumerate(panels):
+        out += svg_panel(p, 10 + i * pw, top, pw, ph, 38 + 17 * (rows - 1) + 16)
+    for i, line in enumerate(lines):
+        out.append('<text x="20" y="%d" font-size="11" fill="%s">%s</text>'
+                   % (top + ph + 14 + 16 * i, INK, esc(line)))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def run_names(folders):
+    return ", ".join(sorted({os.path.basename(f) for f in folders}))
+
+
+def plot_cpu():
+    """Ratio to ggml per case, one series per machine: the median of the run's records as a
+    dot, their smallest and largest as a bar."""
+    runs = cpu_runs()
+    labels = ["prefill d=128", "prefill d=64", "decode f32 K/V", "decode f16 K/V"]
+    series, caption = [], []
+    for i, tag in enumerate(t for t in ("zen4", "xeon", "zen5") if t in runs):
+        folder, recs = runs[tag]
+        pts = []
+        for c in cpu_cases(recs):
+            x = CPU_CASES.index((c["kind"], c["d"], c["n"], c["kv"]))
+            pts.append((x, median(c["ratio"]), min(c["ratio"]), max(c["ratio"])))
+        threads = recs[0]["ours"][0]["threads"]
+        series.append({"name": "%s, %d threads" % (CPU_SHORT[tag].split(" (")[0], threads),
+                       "color": COLORS[i], "lines": False, "points": pts})
+        caption.append("%s: run %s (%d record%s; dot: median, bar: smallest to largest)" % (
+            CPU_SHORT[tag], os.path.basename(folder), len(recs), "" if len(recs) == 1 else "s"))
+    panel = {"title": "flashstep against ggml (8 heads; prefill N = 4096; decode 32768 keys)",
+             "xlabel": "case (float32 Q; decode: GQA 32/8, d = 128)",
+             "ylabel": "ggml's time / ours (×)", "x": ("cat", labels), "series": series,
+             "refs": [(1.0, "1× = as fast as ggml")]}
+    caption.insert(0, "Drawn by bench/report.py from bench/results/; above 1: flashstep is "
+                      "faster.")
+    return svg_chart("CPU: flashstep against ggml's flash attention", [dict(panel)], caption) \
+        if series else None
+
+
+def plot_cuda_h100():
+    """TFLOP/s against N at d = 128 (B·N = 16384, H = 16), ours and both SDPA backends."""
+    panels, used = [], set()
+    for causal, name in (("0", "d = 128, no mask"), ("1", "d = 128, causal")):
+        lines = {"flashstep (fastest version)": [], "SDPA FlashAttention-2": [],
+                 "SDPA cuDNN": []}
+        xs = []
+        for n in (1024, 4096, 16384):
+            pick = cuda_pick({"dtype": "f16", "d": "128", "causal": causal, "N": str(n),
+                              "B": str(16384 // n), "H": "16"}, "prefill", "sdpa")
+            if not pick or cuda_gpu(pick[0])[0] != "H100":
+                continue
+            f, ours, peers = pick
+            used.add(f)
+            xs.append((n, "%dk" % (n // 1024)))
+            lines["flashstep (fastest version)"].append((n, cuda_best(ours)[1], None, None))
+            lines["SDPA FlashAttention-2"].append((n, median(peers["flash"]), None, None))
+            lines["SDPA cuDNN"].append((n, median(peers["cudnn"]), None, None))
+        if len(xs) < 2:
+            continue
+        panels.append({"title": name, "xlabel": "N (B = 16384 / N, H = 16, float16)",
+                       "ylabel": "TFLOP/s (4·B·H·N²·d per second)", "x": ("log2", xs),
+                       "series": [{"name": k, "color": COLORS[i], "dash": i > 0, "points": v}
+                                  for i, (k, v) in enumerate(lines.items())],
+                       "refs": []})
+    if not panels:
+        return None
+    return svg_chart("CUDA on an H100: flashstep's prefill against PyTorch's SDPA", panels,
+                     ["Drawn by bench/report.py from bench/cuda/results/, run " + run_names(used)
+                      + "; causal counts half the FLOPs.",
+                      "Both SDPA backends were timed in the same call as ours."])
+
+
+def plot_cuda_h200():
+    """Ring attention against PyTorch's context parallel on H200s, and the decode."""
+    series, used, xs = [], set(), {}
+    rings = {p: r for p, r in ring_runs().items() if cuda_gpu(r[0])[0] == "H200"}
+    for i, p in enumerate(sorted(rings, key=int)):
+        f, rp, cpp = rings[p]
+        cases = ring_cases(rp, cpp)
+        for mask, label in (("none", "no mask"), ("causal", "causal, zigzag")):
+            pts = [(n, cp_ms / ring_ms, None, None)
+                   for m, n, ring_ms, _, _, cp_ms in cases if m == mask]
+            xs.update((n, "%dk" % (n // 1024)) for n, _, _, _ in pts)
+            if pts:
+                used.add(f)
+                series.append({"name": "%s × H200, %s" % (p, label), "color": COLORS[i],
+                               "dash": mask == "causal", "points": pts})
+    panels = []
+    if series:
+        panels.append({"title": "ring attention over NCCL",
+                       "xlabel": "N, whole sequence (H = 16, d = 128, float16)",
+                       "ylabel": "PyTorch CP's time / the ring's (×)",
+                       "x": ("log2", sorted(xs.items())), "series": series,
+                       "refs": [(1.0, "1× = as fast as PyTorch")]})
+    dec = {"flashstep (fastest version)": [], "SDPA FlashAttention-2": [], "SDPA cuDNN": []}
+    dxs, copy = [], []
+    for nkv, b in (("32768", "8"), ("65536", "4")):
+        pick = cuda_decode_pick(nkv, b)
+        if not pick or cuda_gpu(pick[0])[0] != "H200":
+            continue
+        f, ours, peers, cp = pick
+        used.add(f)
+        copy += cp
+        dxs.append((int(nkv), "%dk" % (int(nkv) // 1024)))
+        tb = decode_bytes(nkv, b) / 1e6
+        dec["flashstep (fastest version)"].append(
+            (int(nkv), tb / min(median(t) for t in ours.values()), None, None))
+        for be, name in (("flash", "SDPA FlashAttention-2"), ("cudnn", "SDPA cuDNN")):
+            if be in peers:
+                dec[name].append((int(nkv), tb / median(peers[be]), None, None))
+    if len(dxs) > 1:
+        panels.append({"title": "decode, GQA 32/8, d = 128, one step", "xlabel": "keys in the "
+                       "cache (B = 8 at 32k, 4 at 64k; float16)", "ylabel": "TB/s of K and V read",
+                       "x": ("log2", dxs),
+                       "series": [{"name": k, "color": COLORS[i], "dash": i > 0, "points": v}
+                                  for i, (k, v) in enumerate(dec.items()) if v],
+                       "refs": [(median(copy), "the GPU's copy rate")] if copy else []})
+    if not panels:
+        return None
+    return svg_chart("CUDA on H200s: ring attention and decode against PyTorch", panels,
+                     ["Drawn by bench/report.py from bench/cuda/results/, runs " + run_names(used)
+                      + ".",
+                      "PyTorch's context parallel runs SDPA's FlashAttention-2 backend on each "
+                      "GPU (above 1: the ring is faster); the decode's SDPA backends ran in the "
+                      "same call as ours."])
+
+
+def plot_webgpu():
+    """Prefill TFLOP/s against N and decode TB/s against the keys, ours per kernel and peers."""
+    used = set()
+    pre = {}
+    xs = []
+    for n in (1024, 4096, 16384):
+        pick = webgpu_pick("prefill", n, 128, False)
+        if not pick:
+            continue
+        f, ours, mine, theirs, sd = pick
+        used.add(f)
+        xs.append((n, "%dk" % (n // 1024)))
+        for r in mine:
+            if not r["kernel"].startswith("akunu") and r["kernel"] >= "prefill-v3":
+                pre.setdefault("flashstep " + r["kernel"], []).append((n, r["tflops"], None,
+                                                                       None))
+        pre.setdefault("ONNX Runtime Web", []).append(
+            (n, median([r["tflops"] for r in theirs]), None, None))
+        pt = [r for r in (sd or {}).get("rows", []) if webgpu_peer(r, "prefill", n, 128, False)
+              and r.get("backend") == "efficient f32"]
+        if pt:
+            pre.setdefault("PyTorch SDPA, float32 (CUDA)", []).append((n, pt[0]["tflops"], None,
+                                                                       None))
+    dec, dxs, copy = {}, [], []
+    for n in (4096, 32768, 131072):
+        pick = webgpu_pick("decode", n)
+        if not pick:
+            continue
+        f, ours, mine, theirs, sd = pick
+        used.add(f)
+        dxs.append((n, "%dk" % (n // 1024)))
+        for r in mine:
+            dec.setdefault("flashstep " + r["kernel"], []).append((n, r["gbps"] / 1000, None,
+                                                                   None))
+        dec.setdefault("ONNX Runtime Web", []).append(
+            (n, median([r["gbps"] for r in theirs]) / 1000, None, None))
+        if ours.get("probe", {}).get("copy_gbps"):
+            copy.append(ours["probe"]["copy_gbps"] / 1000)
+    def mk(d):
+        """Our kernels first, solid, in the first colours; the peers dashed, each in its own
+        colour in both panels."""
+        peers = {"ONNX Runtime Web": COLORS[3], "PyTorch SDPA, float32 (CUDA)": COLORS[4]}
+        ours = sorted(k for k in d if k not in peers)
+        return ([{"name": k, "color": COLORS[i], "points": d[k]} for i, k in enumerate(ours)]
+                + [{"name": k, "color": c, "dash": True, "points": d[k]}
+                   for k, c in peers.items() if k in d])
+    panels = []
+    if len(xs) > 1:
+        panels.append({"title": "prefill, 16 heads, d = 128, no mask", "xlabel": "N (float32)",
+                       "ylabel": "TFLOP/s", "x": ("log2", xs), "series": mk(pre), "refs": []})
+    if len(dxs) > 1:
+        panels.append({"title": "decode, GQA 32/8, d = 128", "xlabel": "keys in the cache "
+                       "(float32)", "ylabel": "TB/s of K and V read", "x": ("log2", dxs),
+                       "series": mk(dec),
+                       "refs": [(median(copy), "the device's copy probe")] if copy else []})
+    if not panels:
+        return None
+    return svg_chart("WebGPU (Dawn, Vulkan) on an H100: flashstep against ONNX Runtime Web",
+                     panels,
+                     ["Drawn by bench/report.py from bench/webgpu/results/, runs "
+                      + run_names(used) + ".",
+                      "ONNX Runtime Web ran on the same adapter in the same call; PyTorch on the "
+                      "same GPU through CUDA."])
+
+
+PLOTS = {"docs/img/perf-cpu.svg": plot_cpu, "docs/img/perf-cuda-h100.svg": plot_cuda_h100,
+         "docs/img/perf-cuda-h200.svg": plot_cuda_h200, "docs/img/perf-webgpu.svg": plot_webgpu}
 
 
 # ---------------------------------------------------------------- the maps' one-line figures
@@ -560,6 +995,380 @@ def gen_map_webgpu(prefix):
             out.append("- %s: **%s** ONNX Runtime Web%s; %s\n" % (
                 r[2], r[0], "" if r[1] == "–" else ", %s PyTorch's float32 SDPA" % r[1], r[-1]))
     return "".join(out) or "No record yet.\n"
+
+
+# ---------------------------------------------------------------- figures in the prose
+
+# A figure in the prose of docs/benchmarks.md (outside the generated blocks) is checked in one of
+# two ways. Computed: the phrase has {} slots that report.py fills from the records (the same
+# parsers as the tables), and the filled phrase must stand in the page word for word. Cited: a
+# figure that only a run's NOTE.txt or a raw log states (a probe level, a clock, an ncu count);
+# every number of the phrase must occur in the named runs' files, a range as written ("17–19";
+# "17-19" and "17 to 19" count) unless the entry is marked "ends" (a range that sums up several
+# of the run's numbers: then its two ends must occur). Either way the phrase must be found: an
+# edited figure, or an edited record, fails `--check`. Any other number with a unit in the
+# sections above "Running the benchmarks" must be part of a phrase in NOT_MEASURED (a target, a
+# count of GPUs) or it fails too.
+
+CPU_RES, CUDA_RES = "bench/results/", "bench/cuda/results/"
+WEB_RES = "bench/webgpu/results/"
+
+
+@functools.lru_cache(maxsize=None)
+def run_text(run):
+    """All text files of one run folder (relative to ROOT), concatenated, or "" if none."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, run, "*"))):
+        if os.path.isfile(path) and os.path.getsize(path) < 4 << 20 and not path.endswith(
+                (".png", ".svg", ".ncu-rep", ".nsys-rep", ".sqlite", ".npy", ".gz")):
+            out.append(read(path))
+    return "\n".join(out)
+
+
+def sbs(run):
+    """The ggml-side-by-side records of a CPU run folder, oldest file first."""
+    recs = []
+    for path in sorted(glob.glob(os.path.join(ROOT, run, "*.txt"))):
+        r = parse_ggml_side_by_side(read(path))
+        if r:
+            recs.append(r)
+    return recs
+
+
+def results(run, what, **want):
+    """The RESULT lines `what` of a CUDA run whose keys equal want (values as strings)."""
+    return [k for w, k in cuda_results(os.path.join(ROOT, run)) if w == what and all(
+        k.get(a) == str(b) for a, b in want.items())]
+
+
+def span_of(values, digits=1, dash="–"):
+    return span(values, digits).replace("–", dash)
+
+
+def fig_ggml_prefill_spread():
+    recs = sbs(CPU_RES + "2026-11-27-zen4-ggml-worktake")
+    best = [min(g["ms"] for g in r["ggml"] if g["kind"] == "prefill" and g["d"] == 128)
+            for r in recs]
+    return [span(best, 0), len(recs)]
+
+
+def fig_cudnn_d64_causal():
+    out = []
+    for run in ("2026-11-27-v34-run1", "2026-11-27-v35-run1", "2026-11-27-v35-run2"):
+        t = results(CUDA_RES + run, "sdpa", backend="cudnn", dtype="f16", d=64, causal=1,
+                    N=4096, B=4, H=32)
+        out.append(fnum(median([float(k["tflops"]) for k in t])))
+    return out
+
+
+def fig_bwd_16k_behind():
+    """How far cuDNN was ahead of our backward at N = 16384 (both masks), in per cent."""
+    pct = []
+    for causal in ("0", "1"):
+        pick = cuda_pick({"dtype": "f16", "d": "128", "causal": causal, "N": "16384", "B": "1",
+                          "H": "16"}, "backward", "sdpa_backward")
+        f, ours, peers = pick
+        pct.append(100 * (1 - cuda_best(ours)[1] / median(peers["cudnn"])))
+    return [os.path.basename(f).split("-")[-1].replace("run", ""), span(pct, 0)]
+
+
+def fig_ring_one_gpu():
+    """The one-GPU baseline's TFLOP/s in the ring tables' two H200 runs: largest, smallest."""
+    t = [float(k["single_tflops"]) for run, p in (("2026-11-27-ring-run3", 2),
+                                                   ("2026-11-26-ring-run3", 4))
+         for k in results(CUDA_RES + run, "ring", P=p)]
+    return ["%.0f" % max(t), "%.0f" % min(t)]
+
+
+def fig_ring_exposed():
+    """Four H200s, no mask: the exposed transfer time (ms, where any), the share hidden at 64k
+    and the longest N, where nothing was hidden ("none")."""
+    rs = sorted(results(CUDA_RES + "2026-11-26-ring-run3", "ring", P=4, mask="none"),
+                key=lambda k: int(k["N"]))
+    ex = [float(k["exposed_ms"]) for k in rs if float(k["exposed_ms"]) > 0.05]
+    last = rs[-1]
+    return ["%.1f–%.0f" % (min(ex), max(ex)), "%.0f" % (100 * float(rs[0]["hidden"])),
+            "%dk" % (int(rs[0]["N"]) // 1024),
+            "none" if float(last["hidden"]) <= 0 else "%.0f %%" % (100 * float(last["hidden"])),
+            "%dk" % (int(last["N"]) // 1024)]
+
+
+def fig_ring_bwd(run, p):
+    out = []
+    for mask in ("none", "causal"):
+        rs = results(CUDA_RES + run, "ringbwd", P=p, mask=mask)
+        out.append(span([float(k["speedup"]) for k in rs], 2))
+    return out
+
+
+def fig_webgpu_prefill_span():
+    rats = []
+    for n, causal in ((4096, False), (4096, True), (16384, False), (16384, True)):
+        f, ours, mine, theirs, sd = webgpu_pick("prefill", n, 128, causal)
+        rats.append(median([r["ms"] for r in theirs]) / min(r["ms"] for r in mine))
+    return ["%.1f" % min(rats), "%.0f" % max(rats)]
+
+
+def fig_webgpu_paged():
+    """Paged over contiguous decode-v5 time, float32 and float16, at 32k keys and more."""
+    f, ours, mine, theirs, sd = webgpu_pick("decode", 32768)
+    by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"]
+          if r.get("kind") == "decode" and "ms" in r}
+    rat = [by[(k, n)] / by[(k.replace("-paged", ""), n)] for k, n in by
+           if k.startswith("decode-v5-paged") and n >= 32768]
+    return [span(rat, 2)]
+
+
+def fig_webgpu_f16():
+    f, ours, mine, theirs, sd = webgpu_pick("decode", 131072)
+    by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"] if r.get("kind") == "decode"
+          and "ms" in r}
+    return ["%.2f" % (by[("decode-v5", 131072)] / by[("decode-v5-f16", 131072)])]
+
+
+def bench_ms(run, name):
+    """{(kernel, N, d, causal): ms} of the `flashstep bench` table in one record file."""
+    out = {}
+    for line in read(os.path.join(ROOT, run, name)).splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1].isdigit() and f[2].isdigit() and f[3] in ("true", "false"):
+            out[(f[0], int(f[1]), int(f[2]), f[3] == "true")] = float(f[5])
+    return out
+
+
+def fig_zen5_baseline():
+    ms = bench_ms(CPU_RES + "2026-11-23-zen5-quiet", "quick-z5.txt")
+    f, b = ms[("flash-v6", 4096, 128, False)], ms[("baseline-blas", 4096, 128, False)]
+    fb, bb = ms[("flash-bwd-v1", 4096, 128, False)], ms[("baseline-bwd", 4096, 128, False)]
+    return ["%.2f" % (b / f), fnum(f), fnum(b), "%.2f" % (bb / fb), fnum(fb), fnum(bb)]
+
+
+def clocks_md(run):
+    """The rows of a run's clocks.md (bench/cuda/clocks.py report): dicts by column name."""
+    lines = [ln for ln in read(os.path.join(ROOT, run, "clocks.md")).splitlines()
+             if ln.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(head, (c.strip() for c in ln.strip("|").split("|")))) for ln in lines[2:]]
+
+
+def fig_power_cap():
+    """Under the power cap (2000 launches): ours over cuDNN at d = 128 float16, both masks, and
+    the share of cycles cuDNN's kernel saves under ncu."""
+    run = CUDA_RES + "2026-11-25-run35"
+    rows = [r for r in clocks_md(run) if r["dtype"] == "f16" and r["d"] == "128"]
+    rat = []
+    for c in ("0", "1"):
+        ours = max(float(r["TFLOP/s"]) for r in rows if r["causal"] == c and r["run"] != "cudnn")
+        cud = [float(r["TFLOP/s"]) for r in rows if r["causal"] == c and r["run"] == "cudnn"][0]
+        rat.append("%.2f" % (ours / cud))
+
+    def cycles(name):
+        m = re.search(r"Elapsed Cycles\s+cycle\s+([\d,]+)", read(os.path.join(ROOT, run, name)))
+        return float(m.group(1).replace(",", ""))
+    return rat + ["%.0f" % (100 * (1 - cycles("ncu_cudnn.txt") / cycles("ncu_v31.txt")))]
+
+
+def fig_xeon_stream():
+    """Two-thread d = 128 prefill rounds of versions 6 and 7: the smallest and largest share."""
+    sh = []
+    for path in sorted(glob.glob(os.path.join(ROOT, CPU_RES, "2026-11-27-xeon-stream",
+                                              "stream-*-v*.jsonl"))):
+        for line in read(path).splitlines():
+            r = json.loads(line)
+            if r.get("d") == 128 and not r.get("causal") and r.get("threads") == 2:
+                sh.append(100 * r["peak_fraction"])
+    return [span(sh, 0)]
+
+
+def fig_workspace():
+    """Fresh memory on each call against a kept workspace: the median ms of the four rounds,
+    per row (d = 128, 64; causal or not); the smallest and largest extra time in per cent."""
+    rows = [ln.split(",") for ln in read(os.path.join(
+        ROOT, CPU_RES, "2026-11-27-zen4-workspace", "workspace-vs-fresh.csv")).splitlines()
+        if ln.count(",") >= 7]
+    extra = []
+    for d in ("128", "64"):
+        for c in ("0", "1"):
+            ms = {m: median([float(r[7]) for r in rows if r[1] == m and r[4] == d and r[5] == c])
+                  for m in ("ws", "fresh")}
+            extra.append(100 * (ms["fresh"] / ms["ws"] - 1))
+    return [span(extra, 0)]
+
+
+def fig_zen5_probe():
+    """The decode rows' read probe (GB/s) in the two records of 2026-11-25-zen5-ggml."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, CPU_RES, "2026-11-25-zen5-ggml", "*.txt"))):
+        probes = [float(x) for x in re.findall(r"probe ([\d.]+) GB/s\)", read(path))]
+        if probes:  # NOTE.txt has none
+            out.append(span(probes))
+    return out
+
+
+def fig_zen5_paged():
+    """Paged decode version 5 over contiguous, per cent (the medians file's last column)."""
+    text = read(os.path.join(ROOT, CPU_RES, "2026-11-25-zen5-decode-v5bc",
+                             "decode-v5-z5bc-medians.txt"))
+    return [span([float(x) for x in re.findall(r"^decode-v5\S*-p\d+ .* ([\d.]+) %$", text,
+                                                 re.M)], 0)]
+
+
+def fig_power_clocks():
+    """SM clocks (MHz) of version 31 and cuDNN at d = 128 under the power cap, both types."""
+    rows = [r for r in clocks_md(CUDA_RES + "2026-11-25-run35") if r["d"] == "128"
+            and r["run"] in ("v31", "cudnn")]
+    return [span([float(r["SM clock (MHz)"]) for r in rows], 0)]
+
+
+def fig_paged_v10():
+    """Paged version 10 over contiguous version 9 (per cent), pages of 16 and 256."""
+    return [span([100 * float(k["ratio"]) for k in results(CUDA_RES + "2026-11-25-run6",
+                                                          "decode_paged", v=10)], 1)]
+
+
+# (phrase, runs, values): values None for a cited figure, else a function of no arguments
+# returning the strings that fill the phrase's {} slots.
+FIGURES = [
+    ("its fastest d = 128 prefill took {} ms across the {} runs of",
+     [CPU_RES + "2026-11-27-zen4-ggml-worktake"],
+     lambda: [fig_ggml_prefill_spread()[0], {3: "three"}.get(fig_ggml_prefill_spread()[1],
+                                                            fig_ggml_prefill_spread()[1])]),
+    ("cuDNN's own figure moved a lot between the day's calls: {}, {} and {} TFLOP/s at d = 64, "
+     "N = 4096, causal", [], fig_cudnn_d64_causal),
+    ("the newest run that timed it beside both peers is run {} of 2026-11-25, before backward "
+     "version 11; cuDNN was {} % ahead there", [], fig_bwd_16k_behind),
+    ("one-GPU baseline slowing at long sequences (about {} down to {} TFLOP/s)", [],
+     fig_ring_one_gpu),
+    ("part of the transfers shows ({} ms; hidden {} % at {}, {} at {}", [], fig_ring_exposed),
+    ("the prefill took {}× less time than the OpenBLAS baseline that materializes S and P "
+     "({} against {} ms, d = 128, N = 4096) and the backward {}× less than the materializing "
+     "backward ({} against {} ms)", [], fig_zen5_baseline),
+    ("({}× and {}× at d = 128, `2026-11-25-run35`). Under ncu, cuDNN takes {} % fewer cycles",
+     [], fig_power_cap),
+    ("{}× on four H100s (`2026-11-27-ring-run1`)", [], lambda: [span([float(k["speedup"]) for k
+     in results(CUDA_RES + "2026-11-27-ring-run1", "ringbwd", dt="f16", d=128)], 2)]),
+    ("is {}× one GPU without a mask and {}× causal on two H200s", [],
+     lambda: fig_ring_bwd("2026-11-27-ring-run4", 2)),
+    ("is {}–{}× ONNX Runtime Web at d = 128", [], fig_webgpu_prefill_span),
+    ("prefill versions 6 and 7 at d = 128 read {} % of the probe on one machine", [],
+     fig_xeon_stream),
+    ("calls that allocate their own memory take {} % longer", [], fig_workspace),
+    ("the read probe itself fell from {} to {} GB/s", [], fig_zen5_probe),
+    ("read {} % of the contiguous decode's bandwidth", [], fig_zen5_paged),
+    ("both kernels' SM clocks at {} MHz", [], fig_power_clocks),
+    ("version 10 reads {} % of the contiguous version 9's bandwidth", [], fig_paged_v10),
+    ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
+        [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
+         if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),
+    ("the ring is about {}× faster on two and four GPUs", [], lambda: [
+        "%.1f" % median([float(r[0].rstrip("×")) for r in cells(gen_ring("", True))])]),
+    ("takes {}× the contiguous time (`2026-11-27-run8`)", [], fig_webgpu_paged),
+    ("float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
+]
+
+R = CPU_RES + "2026-11-27-"  # short prefixes for the run folders named below
+G = CUDA_RES + "2026-11-2"
+CITED = [  # (phrase as on the page, the runs whose files state its numbers)
+    ("At the lower one (about 25–31 GB/s on two threads) the float32 decode reads 80–86 % of "
+     "it; at the upper one (45–53 GB/s) only 68–74 %", [R + "zen4-decode-ceiling"]),
+    ("one core streams its K and V at 17–19 GB/s", [R + "zen4-decode-ceiling"]),
+    ("the conversion's arithmetic limits it (58.8–62.0 % at the upper level)",
+     [R + "zen4-decode-ceiling"], "ends"),
+    ("With the exponential returning 0 below 2⁻¹²⁶ the causal speed-up went from 1.44–1.71× to "
+     "1.76–2.12× on two cores", [R + "xeon-denormal"], "ends"),  # the medians of d = 128, 64
+    ("put Q Kᵀ at 88 % and P V at 81 % of the probe there (`2026-11-27-xeon-sweep3`; 95 % each "
+     "on the Zen 4", [R + "xeon-sweep3", R + "zen4-ablate"]),
+    ("loses about 30 % when it walks new key tiles in 4 KiB pages, as the prefill does (3–6 % "
+     "on the Zen 4", [R + "xeon-microkernel"]),
+    ("its clock moved between 2.24 and 2.94 GHz and the same one-thread call took 495–723 ms of "
+     "CPU time", [R + "xeon-steady"]),
+    ("and the same call 65.6–78.9 % on three pairs of vCPUs of the next", [R + "xeon-pairs"]),
+    ("held for 2000 launches the H100 runs at its 700 W cap", [G + "5-run35"]),
+    ("An NVIDIA H100 80GB HBM3 (lent, driver 580.159.04)", [G + "7-v35-run2"]),
+    ("gives 1.79–1.80× the float16 decode's tokens per second at 88–90 % of the copy rate",
+     [G + "7-fp8kv-run1", G + "7-fp8kv-run2"]),
+    ("its split kernel alone reads at 94 % of the copy rate", [G + "7-half-exp-trial"]),
+    ("the e4m3 cache paged in 16s runs at 0.91–0.92 of its contiguous speed",
+     [G + "7-fp8kv-run2"]),
+
+    ("reaches 1.50–1.54× our best float16 version", [G + "7-fp8-split-run7"], "ends"),
+    ("93–94 % of its transfers hidden, read off the GPUs' common clock", [G + "7-ring-run4"]),
+    ("the split pass alone reads at 88–89 % and the merge dispatch adds 5–8 % of the time",
+     [WEB_RES + "2026-11-27-run8"], "ends"),  # 0.0054–0.0088 ms of a 0.108 ms call
+]
+FIGURES += [(c[0], c[1], None if len(c) == 2 else c[2]) for c in CITED]
+
+NOT_MEASURED = [  # figures with a unit in the measured sections that are not measurements
+    "missed the decode target of 85 % of the probe",           # a target
+    "short of its 1000 TFLOP/s target",                         # a target
+    "Above 2× (or 4×) one GPU",                                  # the number of GPUs
+    "The decode meets 85 % of the copy probe",                  # a target; the table has both
+    "not 2×",                                                    # the bytes' ratio
+]
+
+
+def norm(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def prose(text):
+    """text with the generated blocks and indented code lines left out, whitespace collapsed."""
+    text = MARK.sub("", text)
+    return norm("\n".join(ln for ln in text.splitlines() if not ln.startswith("    ")))
+
+
+UNIT = re.compile(r"\d[\d.,]*(?:\s?[–-]\s?\d[\d.,]*)?\s?(?:%|×|ms\b|µs\b|GB/s|TB/s|"
+                  r"TFLOP/s|GFLOP/s|GHz|MHz|W\b)")
+
+
+def unlisted(body, phrases):
+    """Numbers with a unit in body that no phrase covers: the figures nobody checks."""
+    covered = [False] * len(body)
+    for ph in phrases:
+        i = body.find(ph)
+        while i >= 0:
+            covered[i:i + len(ph)] = [True] * len(ph)
+            i = body.find(ph, i + 1)
+    return [m.group(0) for m in UNIT.finditer(body) if not all(covered[m.start():m.end()])]
+
+
+def check_figures(doc_text):
+    """The complaints (strings) about the prose figures of docs/benchmarks.md; [] when all hold."""
+    body = prose(doc_text)
+    bad = []
+    for phrase, runs, values in FIGURES:
+        if callable(values):
+            try:
+                want = phrase.format(*values())
+            except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+                bad.append("%r: the records give no value (%s)" % (phrase, e))
+                continue
+            if want not in body:
+                head = phrase.split("{}")[0]
+                where = body.find(head) if head else -1
+                bad.append("the records say %r; the page has %r" % (
+                    want, body[where:where + len(want) + 12] if where >= 0 else "(no such text)"))
+            continue
+        if phrase not in body:
+            bad.append("cited figure %r is not on the page" % phrase)
+            continue
+        ends = values == "ends"  # a range that sums up several numbers: its ends must occur
+        text = re.sub(r"(?<=\d) ?(?:-|–|to) ?(?=\d)", "–", "\n".join(run_text(r) for r in runs))
+        nums = r"\d+(?:[.,]\d+)*" + ("" if ends else r"(?:–\d+(?:[.,]\d+)?)?")
+        for num in re.findall(nums, phrase):
+            edge = r"(?<![\d.])%s(?!\.?\d)" if ends else r"(?<![\d.–])%s(?!\.?\d|–)"
+            if not re.search(edge % re.escape(num), text):
+                bad.append("%r: %s is in none of %s" % (phrase, num, ", ".join(runs)))
+    measured = body.split("## Running the benchmarks")[0]
+    phrases = []
+    for ph, _, values in FIGURES:
+        try:
+            phrases.append(ph.format(*values()) if callable(values) else ph)
+        except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError):
+            pass  # reported above
+    for fig in unlisted(measured, phrases + NOT_MEASURED):
+        bad.append("%r is a figure that no entry of FIGURES or NOT_MEASURED covers" % fig)
+    return bad
 
 
 GENERATORS = {
@@ -629,12 +1438,38 @@ def main(argv):
                 stale = 1
                 sys.stdout.writelines(difflib.unified_diff(
                     text.splitlines(True), new.splitlines(True), doc, doc + " (from the records)"))
+    bench = os.path.join(ROOT, "docs/benchmarks.md")
+    if os.path.exists(bench):
+        for complaint in check_figures(read(bench)):
+            sys.stdout.write("report.py: docs/benchmarks.md: %s\n" % complaint)
+            stale = 1
+    for rel, plot in PLOTS.items():
+        path = os.path.join(ROOT, rel)
+        svg = plot()
+        if svg is None:
+            continue
+        old = read(path) if os.path.exists(path) else None
+        if old == svg:
+            continue
+        if args.write:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(svg)
+            sys.stderr.write("report.py: wrote %s\n" % rel)
+        else:
+            stale = 1
+            sys.stdout.write("report.py: %s %s what the records draw\n" % (
+                rel, "is missing, not" if old is None else "differs from"))
+            sys.stdout.writelines(list(difflib.unified_diff(
+                (old or "").splitlines(True), svg.splitlines(True), rel,
+                rel + " (from the records)"))[:40])
     if args.check:
         if stale:
             sys.stderr.write("report.py: the figures above differ from the records; "
                              "`python3 bench/report.py --write` rewrites them\n")
         else:
-            sys.stderr.write("report.py: %d generated blocks match the records\n" % blocks)
+            sys.stderr.write("report.py: %d generated blocks and %d plots match the records\n"
+                             % (blocks, len(PLOTS)))
     return stale
 
 

@@ -7,14 +7,23 @@ Builds a scratch tree with one CPU side-by-side record (and a newer one taken un
 must be left out), one CUDA call (two of our versions and both SDPA backends; a newer *-trial
 folder, which must be skipped), and a README whose generated blocks are stale. Then: --check
 must exit 1 and print a diff; --write must rewrite the blocks with the ratios this test computes
-itself; --check must then exit 0; a block with an unknown name must fail. The timings are drawn
-fresh each run; the seed is printed on failure (pass it back to replay).
+itself and draw the CPU plot; --check must then exit 0; a block with an unknown name must fail;
+an edited plot must fail. The timings are drawn fresh each run; the seed is printed on failure
+(pass it back to replay).
+
+Then the prose figures of the real docs/benchmarks.md: a copy of the repository's records and
+docs must pass --check, and must fail it once one figure of the prose (outside the generated
+blocks) is changed, or one new figure with a unit is added that nothing checks.
 """
+import glob
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORT = os.path.join(HERE, "..", "..", "bench", "report.py")
@@ -63,6 +72,61 @@ def run(root, *args):
     return p.returncode, p.stdout + p.stderr
 
 
+def prose_figures(rnd, expect):
+    """The real page's prose figures: a copy passes; a planted wrong or unchecked figure fails."""
+    repo = os.path.dirname(os.path.dirname(HERE))
+    with tempfile.TemporaryDirectory() as root:
+        for sub in ("bench/results", "bench/cuda/results", "bench/webgpu/results"):
+            os.makedirs(os.path.dirname(os.path.join(root, sub)), exist_ok=True)
+            os.symlink(os.path.join(repo, sub), os.path.join(root, sub))  # read, never written
+        shutil.copytree(os.path.join(repo, "docs"), os.path.join(root, "docs"),
+                        ignore=shutil.ignore_patterns("*.png", "*.gif", "*.jpg"))
+        shutil.copy(os.path.join(repo, "README.md"), root)
+        page = os.path.join(root, "docs/benchmarks.md")
+        text = open(page).read()
+        rc, out = run(root, "--check")
+        expect(rc == 0, f"the copy of the repository fails --check: {out[-2000:]}")
+
+        # the committed plots: well-formed SVG on white paper, naming runs that exist
+        for name in ("perf-cpu", "perf-cuda-h100", "perf-cuda-h200", "perf-webgpu"):
+            path = os.path.join(root, "docs/img", name + ".svg")
+            try:
+                svg = ET.parse(path).getroot()
+            except (OSError, ET.ParseError) as e:
+                expect(False, f"{name}.svg is not well-formed SVG: {e}")
+                continue
+            words = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+            runs = re.findall(r"20\d\d-\d\d-\d\d-[\w-]+", words)
+            expect(runs and all(glob.glob(os.path.join(repo, "bench", "*", r)) +
+                                glob.glob(os.path.join(repo, "bench", "*", "results", r))
+                                for r in runs), f"{name}.svg names no run, or one that is not "
+                                                f"a record folder: {runs}")
+            expect(any(r.get("fill") == "#ffffff" for r in svg.iter(
+                "{http://www.w3.org/2000/svg}rect")), f"{name}.svg has no white paper")
+
+        # one figure of the prose, outside the generated blocks, chosen at random
+        prose = re.sub(r"<!-- report:([a-z0-9-]+) -->.*?<!-- /report:\1 -->", lambda m:
+                       " " * len(m.group(0)), text, flags=re.S)
+        prose = prose.split("## Running the benchmarks")[0]
+        figs = [m for m in re.finditer(r"(?<![\d.])\d+(?:\.\d+)?(?=\s?(?:%|×|ms|µs|GB/s|TB/s|"
+                                       r"TFLOP/s|GHz|MHz|W\b))", prose)]
+        expect(len(figs) > 40, f"only {len(figs)} prose figures found to plant into")
+        m = rnd.choice(figs)
+        digits = len(m.group(0).split(".")[1]) if "." in m.group(0) else 0
+        wrong = "%.*f" % (digits, float(m.group(0)) * 1.1 + 1)
+        open(page, "w").write(text[:m.start()] + wrong + text[m.end():])
+        rc, out = run(root, "--check")
+        expect(rc == 1, f"--check passed with {m.group(0)} changed to {wrong} at offset "
+                        f"{m.start()} of docs/benchmarks.md")
+
+        # a new figure that nothing checks
+        extra = text.replace("**What holds it back:**", "**What holds it back:** about 12.5 %% "
+                             "of the time %s;" % "was lost", 1)
+        open(page, "w").write(extra)
+        rc, out = run(root, "--check")
+        expect(rc == 1 and "12.5 %" in out, "an unchecked figure in the prose passed --check")
+
+
 def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.SystemRandom().randrange(1 << 30)
     rnd = random.Random(seed)
@@ -89,6 +153,7 @@ def main():
             write(root, f"bench/cuda/results/{name}/time.log", t)
             write(root, f"bench/cuda/results/{name}/machine.txt", "NVIDIA H100 80GB HBM3\n")
         readme = ("# x\n\n<!-- report:cpu -->\nstale\n<!-- /report:cpu -->\n\n"
+                  "<!-- report:cpu-full -->\n<!-- /report:cpu-full -->\n\n"
                   "<!-- report:cuda -->\n<!-- /report:cuda -->\n")
         write(root, "README.md", readme)
 
@@ -99,11 +164,19 @@ def main():
         rc, out = run(root, "--write")
         expect(rc == 0, f"--write exited {rc}: {out}")
         text = open(os.path.join(root, "README.md")).read()
+        short = text.split("<!-- /report:cpu -->")[0]
         for i, case in enumerate(["d = 128", "d = 64"]):
             want = "| %.2f× | prefill, 8 heads, N = 4096, %s" % (ggml[i] / ours[i], case)
             expect(want in text, f"README lacks the row {want!r}")
+            expect((want in short) == (i == 0), f"the short table's row {want!r} is wrong")
         want = "| %.2f× | decode, GQA 32/8, 32768 keys, d = 128, K/V float16" % (ggml[3] / ours[3])
         expect(want in text, f"README lacks the row {want!r}")
+        expect(want not in short, "the short CPU table carries the float16 decode")
+        svg_path = os.path.join(root, "docs/img/perf-cpu.svg")
+        expect(os.path.exists(svg_path), "--write drew no CPU plot")
+        svg = open(svg_path).read() if os.path.exists(svg_path) else ""
+        expect(svg.startswith("<svg") and "2026-01-01-zen4-ggml" in svg,
+               "the CPU plot is not an SVG naming its run")
         expect("2026-01-02-zen4-ggml" not in text, "the record taken under load was used")
         best = max(tf31, tf35)
         want = "| %.2f× | %.2f× | prefill, B = 4, N = 4096, H = 16, d = 128 | v%d: %.1f" % (
@@ -116,16 +189,23 @@ def main():
         rc, out = run(root, "--check")
         expect(rc == 0, f"--check after --write exited {rc}: {out}")
 
+        write(root, "docs/img/perf-cpu.svg", svg.replace("ggml", "gmml", 1))
+        rc, out = run(root, "--check")
+        expect(rc == 1 and "perf-cpu.svg" in out, "an edited plot passed --check")
+        write(root, "docs/img/perf-cpu.svg", svg)
+
         write(root, "README.md", text + "\n<!-- report:nosuch -->\n<!-- /report:nosuch -->\n")
         rc, out = run(root, "--check")
         expect(rc == 1 and "nosuch" in out, "a block with an unknown name passed --check")
+
+    prose_figures(rnd, expect)
 
     if fails:
         for f in fails:
             print("report: FAIL:", f)
         print(f"report: seed {seed} (replay: python3 tests/bench/check_report.py {seed})")
         return 1
-    print("report: --check, --write and the choice of records: ok")
+    print("report: --check, --write, the choice of records, the plots and the prose figures: ok")
     return 0
 
 
