@@ -496,6 +496,8 @@ typedef struct {
     const char *trace_file; /* a saved JSONL trace instead (gui_trace_load), or NULL */
     int64_t start_step;     /* the step to open at */
     bool no_questions;      /* --no-questions: ask nothing (a teacher projecting the lesson) */
+    const char *variation;  /* play options varying the named lesson ("--bq 3 --bk 2",
+                             * fs_lesson_load_variation), or NULL / "" for the lesson as written */
     double t0;              /* when the command started (gui_now()), for the first-frame latency */
     double fps;             /* render to .gif / .mp4: frames (steps) per second; 0: 2 */
 } gui_options;
