@@ -67,8 +67,9 @@ void fs_lesson_free(fs_lesson *l);
  * expectations are left out (they describe the lesson as written; the generated narration
  * still explains every step), the title gets " (try: OPTIONS)" and fs_lesson_variation says
  * which options. Errors name file:line:column: of the play: line for the lesson's own try:, of
- * opts_name:1:COLUMN (default "play options") for a bad option in opts; an option whose key
- * does not apply to the lesson's algorithm names the lesson file with no line. */
+ * opts_name:1:COLUMN (default "play options") for a bad option in opts. An option the lesson's
+ * algorithm would ignore (--bq for a softmax) is refused there, so a variation always changes
+ * something. */
 bool fs_lesson_load_variation(const char *path, const char *opts, const char *opts_name, fs_lesson **out,
                               fs_loc_error *err);
 bool fs_lesson_parse_variation(const char *text, size_t len, const char *name, const char *opts,

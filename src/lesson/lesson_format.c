@@ -366,6 +366,12 @@ static bool apply_set(parse_t *P, const lp_set *e)
     int len = snprintf(text, sizeof text, "%s: %s", lp_key_names[e->key], e->value);
     line_t ln = {text, (size_t)(len < (int)sizeof text ? len : (int)sizeof text - 1)};
     const char *file = P->own_try ? P->name : P->opts_name;
+    if (!lp_set_applies(e, P->algo, P->ring_backward)) {
+        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode", "backward", "ring"};
+        fs_loc_error_set(P->err, file, e->line, e->col, "%s changes nothing in a lesson of algo: %s", e->opt,
+                         P->ring_backward ? "ring-backward" : P->algo >= 0 && P->algo < 7 ? algos[P->algo] : "none");
+        return false;
+    }
     if (!header_key(P, e->key, &ln, 0, 1, strlen(lp_key_names[e->key]) + 1)) {
         snprintf(P->err->file, sizeof P->err->file, "%s", file);
         P->err->line = e->line;

@@ -73,6 +73,8 @@ typedef struct {
     int key;                /* K_* */
     char value[96];
     int32_t line, col;      /* of the option's value (1-based) */
+    const char *opt;        /* the option as written ("--bq"), a static string */
+    unsigned algos;         /* which algorithms it changes (variation.c) */
 } lp_set;
 
 typedef struct {
@@ -156,6 +158,9 @@ bool lp_build_and_run(parse_t *P);
  * unknown option, a missing value, or a key set twice. */
 bool lp_options_parse(const char *s, size_t n, const char *name, int32_t line, int32_t col,
                       lp_set *sets, int *n_sets, fs_loc_error *err);
+
+/* variation.c: whether the option e changes a lesson of that algorithm (fs_algo, −1 for none). */
+bool lp_set_applies(const lp_set *e, int algo, bool ring_backward);
 
 /* lesson_expect.c: evaluate and judge every expectation against the run. */
 bool lp_resolve(parse_t *P);

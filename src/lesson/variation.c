@@ -23,27 +23,34 @@ typedef struct {
     bool takes_value;
     const char *prefix;     /* put before the value ("window " for --window) */
     const char *fixed;      /* the value of a flag */
+    unsigned algos;         /* the algorithms it changes (bit fs_algo; RB: the backward ring) */
 } opt_row;
 
+/* Which algorithms an option changes: a variation never sets a key the lesson's algorithm would
+ * ignore (the softmax has no tiles), so that "try this" always shows a difference. */
+#define A(x) (1u << FS_ALGO_##x)
+#define RB (1u << FS_ALGO_COUNT)
+#define ATTN (A(REFERENCE) | A(QUERY) | A(TILED) | A(DECODE) | A(BACKWARD) | A(RING) | RB)
+
 static const opt_row rows[] = {
-    {"--bq", K_BQ, true, "", NULL},
-    {"--bk", K_BK, true, "", NULL},
-    {"--order", K_ORDER, true, "", NULL},
-    {"--form", K_FORM, true, "", NULL},
-    {"--mask", K_MASK, true, "", NULL},
-    {"--window", K_MASK, true, "window ", NULL},
-    {"--offset", K_OFFSET, true, "", NULL},
-    {"--exp2", K_EXP2, false, "", "yes"},
-    {"--pitfall", K_PITFALL, true, "", NULL},
-    {"--merge", K_MERGE, true, "", NULL},
-    {"--parts", K_PARTS, true, "", NULL},
-    {"--chunk", K_CHUNK, true, "", NULL},
-    {"--softcap", K_SOFTCAP, true, "", NULL},
-    {"--dropout", K_DROPOUT, true, "", NULL},
-    {"--seed", K_SEED, true, "", NULL},
-    {"--ring", K_DEVICES, true, "", NULL},
-    {"--sharding", K_SHARDING, true, "", NULL},
-    {"--fp8", K_FP8, true, "", NULL},
+    {"--bq", K_BQ, true, "", NULL, A(TILED) | A(BACKWARD) | A(RING) | RB},
+    {"--bk", K_BK, true, "", NULL, A(TILED) | A(DECODE) | A(BACKWARD) | A(RING) | RB},
+    {"--order", K_ORDER, true, "", NULL, A(TILED) | A(BACKWARD) | A(RING) | RB},
+    {"--form", K_FORM, true, "", NULL, A(QUERY) | A(TILED) | A(DECODE) | A(RING)},
+    {"--mask", K_MASK, true, "", NULL, ATTN},
+    {"--window", K_MASK, true, "window ", NULL, ATTN & ~(A(RING) | RB)},
+    {"--offset", K_OFFSET, true, "", NULL, ATTN},
+    {"--exp2", K_EXP2, false, "", "yes", A(QUERY) | A(TILED) | A(DECODE)},
+    {"--pitfall", K_PITFALL, true, "", NULL, A(TILED)},
+    {"--merge", K_MERGE, true, "", NULL, A(DECODE)},
+    {"--parts", K_PARTS, true, "", NULL, A(DECODE)},
+    {"--chunk", K_CHUNK, true, "", NULL, A(SOFTMAX)},
+    {"--softcap", K_SOFTCAP, true, "", NULL, ATTN},
+    {"--dropout", K_DROPOUT, true, "", NULL, A(TILED) | A(BACKWARD)},
+    {"--seed", K_SEED, true, "", NULL, A(TILED) | A(BACKWARD)},
+    {"--ring", K_DEVICES, true, "", NULL, A(RING) | RB},
+    {"--sharding", K_SHARDING, true, "", NULL, A(RING) | RB},
+    {"--fp8", K_FP8, true, "", NULL, A(TILED)},
 };
 
 /* One word of s[*a, n): blanks skipped, quotes grouping (and dropped). The word is written to
@@ -108,6 +115,8 @@ bool lp_options_parse(const char *s, size_t n, const char *name, int32_t line, i
         if (*n_sets >= LP_MAX_SETS) return fs_loc_error_set(err, name, line, wcol, "too many options");
         lp_set *e = &sets[(*n_sets)++];
         e->key = r->key;
+        e->opt = r->opt;
+        e->algos = r->algos;
         e->line = line;
         e->col = wcol;
         if (!r->takes_value) {
@@ -145,4 +154,11 @@ bool fs_lesson_options_add(char *buf, size_t n, const char *word)
         return false;
     }
     return true;
+}
+
+bool lp_set_applies(const lp_set *e, int algo, bool ring_backward)
+{
+    if (algo < 0) return false;   /* algo: none runs nothing */
+    unsigned bit = ring_backward ? RB : 1u << algo;
+    return (e->algos & bit) != 0;
 }
