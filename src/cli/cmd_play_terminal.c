@@ -827,12 +827,12 @@ static void ending_page(FILE *f, const player *p, int64_t unused)
     if (fs_lesson_summary(l)) {
         wrap(f, fs_lesson_summary(l), 0, p->width);
         snprintf(line, sizeof line, "keep: %s", fs_lesson_keep(l));
-        wrap(f, line, 6, p->width);
+        wrap(f, line, 0, p->width);
     } else {
         wrap(f, "(this lesson has no summary)", 0, p->width);
     }
     fs_course_next_line(fs_lesson_path(l), next, sizeof next);
-    wrap(f, next, 6, p->width);
+    wrap(f, next, 0, p->width);
     lesson_stem(l, stem, sizeof stem);
     if (*fs_lesson_variation(l)) {
         fputc('\n', f);

@@ -217,13 +217,19 @@ try:
         if before:
             s = key("C", rf"quit\s+step {before[-1]} of")
             check(position(s) == f"step {before[-1]} of 0–21", f"C goes back to narrated step {before[-1]}", s)
+    # the end: the summary in three lines and the try command to copy, within 80 x 24
+    title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
+    s = key("G", r"quit\s+the end")
+    fits(s, title, "000_04's ending")
+    check("── summary" in s and "keep: KV tile b is skipped" in s and "next: Which tiles a causal" in s
+          and "try this: square tiles" in s and "flashstep play 000_04_tiled_causal_n6 --bq 3 --bk 3" in s
+          and len(s.rstrip("\n").split("\n")) <= 24, "G: the ending, its summary and try command", s)
     # the checks pages: each fits the screen with the title on top
-    s = key("G", r"checks, page (\d+) of \1")
+    s = key("p", r"checks, page (\d+) of \1")
     m = re.search(r"checks, page (\d+) of (\d+)", s)
     check(m is not None, "G: the last checks page", s)
     if m:
         pages = int(m.group(2))
-        title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
         for i in range(pages, 0, -1):
             s = wait_for(rf"checks, page {i} of {pages}")
             fits(s, title, f"000_04's checks page {i} of {pages}")
