@@ -358,7 +358,8 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
 
 /* The lesson's ending at its last step (or over a claims-only lesson): what it showed, the
  * formula to keep, the next lesson, and the variation V loads (or, in a variation, the way back),
- * in a box above the narration bar across the window's width. Nothing for a show without one. */
+ * in a box at the top of the scene (claims: above the narration bar, across the window). Nothing
+ * for a show without one. */
 static bool ending_shown(const gui_state *s, const gui_show *show)
 {
     if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
@@ -379,14 +380,19 @@ static void draw_ending(gui_draw *d, const gui_state *s, const gui_show *show)
         tr[0] = 0;
     const char *text[4] = {show->summary, show->keep, show->next, tr};
     const uint32_t color[4] = {th->text, th->accent, th->dim, th->warn};
+    /* Over a scene of rows, at the top of the scene (the last step's row, usually the bottom
+     * one, and the side panel's formulas stay in view); over the claims, at their foot. */
+    bool rows = show->scene != GUI_SCENE_CLAIMS && L->main.w > 0;
+    gui_rect area = rows ? L->main : L->narration;
     int fs = L->font_small, lh = gui_line_h(d, fs);
-    int w = L->narration.w - 2 * L->pad;
+    int w = area.w - 2 * L->pad;
     int lines = 1;   /* the heading */
     for (int i = 0; i < 4; i++)
         if (text[i][0]) lines += gui_wrap_lines(d, fs, w, text[i]);
     int h = lines * lh + L->pad, top = L->header.y + L->header.h;
-    gui_rect box = {L->narration.x, L->narration.y - h, L->narration.w, h};
-    if (box.y < top) { box.y = top; box.h = L->narration.y - top; }
+    gui_rect box = {area.x, rows ? top : L->narration.y - h, area.w, h};
+    if (box.y < top) box.y = top;
+    if (box.y + box.h > L->narration.y) box.h = L->narration.y - box.y;
     gui_fill(d, box, th->panel);
     gui_frame(d, box, th->accent, d->thin);
     int x = box.x + L->pad, y = box.y + L->pad / 2;
