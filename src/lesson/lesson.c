@@ -105,6 +105,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
 bool fs_lesson_parse_variation(const char *text, size_t len, const char *name, const char *opts,
                                const char *opts_name, fs_lesson **out, fs_loc_error *err)
 {
+    if (opts && !*opts) return parse_any(text, len, name, false, NULL, NULL, out, err);   /* as written */
     return parse_any(text, len, name, !opts, opts, opts_name, out, err);
 }
 

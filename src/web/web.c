@@ -215,7 +215,8 @@ EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
         return 2;
     }
     W->demo = false;
-    if (i != W->A.st.lesson || W->A.show.name[0] == 0 || strcmp(W->A.show.name, W->A.cat.names[i])) {
+    if (i != W->A.st.lesson || W->A.show.name[0] == 0 || strcmp(W->A.show.name, W->A.cat.names[i]) ||
+        W->A.show.variation[0]) {   /* a lesson opened by name is the lesson as written */
         W->A.st.menu = W->A.st.help = false;
         if (app_load_entry(&W->A, i)) return 2;
         W->A.st.lesson = i;
