@@ -54,7 +54,7 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
     fs_lesson *l = NULL;
     fs_loc_error e;
     memset(&e, 0, sizeof e);
-    if (!fs_lesson_load_variation(path, opts, "play options", &l, &e)) {
+    if (!fs_lesson_load_variation(path, opts, "command line", &l, &e)) {
         if (e.line > 0) fprintf(err, "%s:%d:%d: %s\n", e.file[0] ? e.file : path, e.line, e.col, e.msg);
         else fprintf(err, "%s: %s\n", e.file[0] ? e.file : path, e.msg);
         return 2;
