@@ -348,8 +348,6 @@ static bool ending_key(parse_t *P, bool summary, const line_t *lines, int32_t i,
     if (!lp_options_parse(ln->s + v, e - v, P->name, at + 1, (int32_t)v + 1, sets, &n, P->err)) return false;
     l->try_label = text;
     l->try_options = val;
-    P->try_line = at + 1;
-    P->try_col = (int32_t)v + 1;
     if (P->own_try) {
         memcpy(P->sets, sets, sizeof sets[0] * (size_t)n);
         P->n_sets = n;
@@ -829,10 +827,9 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
  * lesson's own try: was read among the records, so its keys were read first and are set again,
  * after forgetting them; the command line's keys were skipped as they came). The title says
  * which variation this is. */
-static bool apply_variation(parse_t *P, const line_t *lines, int32_t nlines)
+static bool apply_variation(parse_t *P, int32_t nlines)
 {
     fs_lesson *l = P->l;
-    (void)lines;
     if (P->own_try && !l->try_options)
         return fs_loc_error_set(P->err, P->name, nlines, 1, "this lesson has no 'try:' to vary it by");
     for (int k = 0; k < P->n_sets; k++) P->seen[P->sets[k].key] = false;
@@ -922,7 +919,7 @@ bool lp_read_records(parse_t *P, const char *text, size_t len)
         i = j;
     }
     int32_t last = nlines;
-    if (P->variation && !apply_variation(P, lines, nlines)) goto out;
+    if (P->variation && !apply_variation(P, nlines)) goto out;
     if (!l->title) {
         fs_loc_error_set(err, name, last, 1, "missing 'title:'");
         goto out;

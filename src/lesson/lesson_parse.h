@@ -117,7 +117,6 @@ typedef struct {
     bool variation;           /* load with sets (even none: a try that sets nothing) */
     bool own_try;             /* the sets are the lesson's own try: (read from its play: line) */
     const char *opts_name;    /* where command-line options come from, for errors */
-    int32_t try_line, try_col; /* the play: line's value, for own_try */
 
     narr_rec *narr;
     int32_t n_narr, cap_narr;
