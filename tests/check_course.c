@@ -2,8 +2,9 @@
  * symbol of the glossary (src/lesson/glossary.c) before the lesson that defines it.
  *
  * "Shows" means: the symbol appears as a whole token in what the players print for the lesson:
- * its title, its intro, and for every step of its trace the words (fs_lesson_say: the lesson's
- * own narration, else the generated sentence) and the formulas (fs_lesson_describe). Claims are
+ * its title, its intro, for every step of its trace the words (fs_lesson_say: the lesson's own
+ * narration, else the generated sentence) and the formulas (fs_lesson_describe), and its ending
+ * (the summary, the formula to keep and the try's label). Claims are
  * left out: they quote the documents in the documents' own notation. A symbol's ASCII spelling
  * ("l" for ℓ, "alpha" for α) counts as the symbol.
  *
@@ -210,6 +211,11 @@ START_TEST(test_course_order)
             fs_lesson_describe(l, t, k, 4, buf, 1 << 16);
             scan(&w, buf, where, false);
         }
+        /* the ending, shown after the last step: the summary (words), the formula to keep and the
+         * try's label (its next line is the next lesson's title, checked in that lesson) */
+        if (fs_lesson_summary(l)) scan(&w, fs_lesson_summary(l), "summary", true);
+        if (fs_lesson_keep(l)) scan(&w, fs_lesson_keep(l), "keep", true);
+        if (fs_lesson_try_label(l)) scan(&w, fs_lesson_try_label(l), "try", true);
         for (int g = 0; g < ng; g++)
             if (def[g] == w.at && shown[g]) def_shows[g] = true;
         fs_lesson_free(l);

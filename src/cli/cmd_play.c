@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "gui/gui.h"
+#include "lesson/lesson.h"
 
 static void usage(FILE *f)
 {
@@ -21,9 +22,14 @@ static void usage(FILE *f)
             "saved by 'flashstep trace --format jsonl' (also one from --backend cuda). Without a display\n"
             "(no DISPLAY or WAYLAND_DISPLAY, or SDL cannot open a window) a lesson falls back to the\n"
             "terminal player.\n\n"
+            "A lesson with some of the problem options (--bq --bk --order --form --mask --window\n"
+            "--offset --exp2 --pitfall --merge --parts --chunk --softcap --dropout --seed --ring\n"
+            "--sharding --fp8) plays its variation: the lesson's own problem with those settings\n"
+            "changed, e.g. 'flashstep play 000_04 --bq 3 --bk 3' (the \"try this\" of its last step).\n\n"
             "keys: Space play/pause; Right/Left one event; Shift+Right/Left next/previous significant\n"
             "event (rescale, skip, merge, output); Up/Down speed; Home/End; L or 1-9, 0 lesson; Q predict\n"
             "mode (the lesson's questions, asked before their steps); +/- scale; T theme; F full screen; P save PNG; [ / ] fewer / more decode splits;\n"
+            "V the lesson's variation (its \"try this\"; V again: the lesson as written);\n"
             "? help; Esc quit. Mouse: drag the timeline, hover a cell for its exact value, click a\n"
             "row to follow it.\n\n"
             "  --terminal         use the terminal player (its own options follow: --all, --digits N)\n"
@@ -132,6 +138,8 @@ int cli_play(int argc, char **argv)
     cli_problem p;
     cli_problem_init(&p, "play");
     char title[2][160];
+    char variation[512] = "";   /* problem options that can vary a lesson (fs_lesson_option_arity) */
+    bool other_problem = false; /* a problem option that cannot */
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -140,6 +148,12 @@ int cli_play(int argc, char **argv)
         int r = cli_gui_option(argc, argv, &i, &o);
         if (r < 0) goto out;
         if (r > 0) continue;
+        int arity = fs_lesson_option_arity(a);
+        if (arity >= 0 && (!fs_lesson_options_add(variation, sizeof variation, a) ||
+                           (arity && v && !fs_lesson_options_add(variation, sizeof variation, v)))) {
+            fprintf(stderr, "flashstep play: too many options\n");
+            goto out;
+        }
         if (!strcmp(a, "--scale")) {   /* the score scale or the window scale: decided below */
             if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); goto out; }
             if (scale_arg) { cli_fail("play", "%s given twice", a); goto out; }
@@ -149,7 +163,10 @@ int cli_play(int argc, char **argv)
         }
         r = cli_problem_option(&p, argc, argv, &i);
         if (r == 2) goto out;
-        if (r == 1) continue;
+        if (r == 1) {
+            other_problem |= arity < 0;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); rc = 0; goto out; }
         else if (!strcmp(a, "--terminal")) terminal = true;
         else if (!strcmp(a, "--autoplay")) o.autoplay = true;
@@ -184,6 +201,13 @@ int cli_play(int argc, char **argv)
         } else if (!lesson) lesson = a;
         else { fprintf(stderr, "flashstep: play: one lesson at a time ('%s' and '%s')\n", lesson, a); goto out; }
     }
+    /* A lesson with only the options that vary it (--bq 3 --bk 2): its variation, not a problem
+     * of one's own; the terminal player reads the same options from argv. */
+    if (lesson && cli_problem_given(&p) && !other_problem) {
+        cli_problem_free(&p);
+        cli_problem_init(&p, "play");
+        o.variation = variation;
+    }
     if (cli_gui_problem(&p, scale_arg, lesson, &o, title)) goto out;
     bool mine = o.problem || o.trace_file;
     if (bench) { rc = gui_bench(lesson, (int)bench, bench_window, &o); goto out; }
@@ -206,8 +230,15 @@ int cli_play(int argc, char **argv)
     fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
     char step[32];   /* --step carries over to the terminal player */
     snprintf(step, sizeof step, "%lld", (long long)o.start_step);
-    char *targv[6] = {argv[0], NULL, NULL, NULL, NULL, NULL};
+    char *targv[6 + 64] = {argv[0]};
     int targc = 1;
+    for (int i = 1; i < argc && targc < 6 + 56; i++) {   /* the variation's options carry over */
+        if (cli_gui_option(argc, argv, &i, &(gui_options){0}) != 0) continue;
+        int arity = fs_lesson_option_arity(argv[i]);
+        if (arity < 0) continue;
+        targv[targc++] = argv[i];
+        if (arity && i + 1 < argc) targv[targc++] = argv[++i];
+    }
     if (lesson) targv[targc++] = (char *)lesson;
     if (o.start_step > 0) { targv[targc++] = (char *)"--step"; targv[targc++] = step; }
     if (o.no_questions) targv[targc++] = (char *)"--no-questions";

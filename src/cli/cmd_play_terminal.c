@@ -10,7 +10,10 @@
  *                   one step per claim instead: the claim, the expression, the exact value, the
  *                   printed number and the verdict in words;
  *   the checks      for a lesson with a trace: the numbers it checks, as many per page as the
- *                   terminal's height holds ("checks, page 2 of 3").
+ *                   terminal's height holds ("checks, page 2 of 3");
+ *   the ending      the summary (what the lesson showed, the formula to keep, the next lesson of
+ *                   the course) and its "try this": the command that plays the variation, to
+ *                   copy (or, in a variation, the command back to the lesson as written).
  * Every page starts with the lesson's title. The viewer never recomputes, so going back is as
  * cheap as going forward.
  *
@@ -41,7 +44,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: flashstep play [LESSON] --terminal [--all] [--step N] [--digits N] [--no-questions]\n\n"
+    fprintf(f, "usage: flashstep play [LESSON] --terminal [--all] [--step N] [--digits N] [--no-questions]\n"
+               "                      [VARIATION OPTIONS]\n\n"
                "Step through a lesson in the terminal: first the lesson's introduction, its matrices\n"
                "and its mask; then each step's narration and what the engine did, with the formula\n"
                "filled in; then the numbers the lesson checks. Steps carry the trace's own 0-based\n"
@@ -62,7 +66,13 @@ static void usage(FILE *f)
                "  --digits N   decimals in the numbers (default 4)\n"
                "  --no-questions  ask nothing (for a teacher projecting the lesson); with --all, print\n"
                "               no questions (otherwise each is printed before its step, with its answer)\n"
-               "  --terminal   accepted for `flashstep play` (this is the terminal player)\n");
+               "  --terminal   accepted for `flashstep play` (this is the terminal player)\n\n"
+               "The last page sums the lesson up and offers its variation (\"try this\"): the lesson's\n"
+               "own problem with some settings changed, played by giving them as options:\n"
+               "  --bq N --bk N --order q-outer|kv-outer --form F --mask none|causal --window W\n"
+               "  --offset N --exp2 --pitfall NAME --merge M --parts P --chunk N --softcap C\n"
+               "  --dropout P --seed S --ring P --sharding S --fp8 RECIPE\n"
+               "(each sets the lesson key of that name; the lesson's own narration and checks are left out).\n");
 }
 
 /* ---- the terminal's size ----------------------------------------------------------------- */
@@ -198,6 +208,7 @@ struct player {
     int intro_start[MAX_INTRO_PAGES + 1];
     int *check_first;       /* first claim of each checks page, and one past the last */
     int n_check_pages;      /* 0 for a claims-only lesson */
+    int n_end;              /* 1: the ending page, after the checks */
     /* questions (fs_lesson_questions), asked before the step they name when `ask` is on */
     fs_question *q;
     bool *answered;
@@ -205,7 +216,7 @@ struct player {
     bool ask;
 };
 
-static int64_t page_count(const player *p) { return p->n_pre + p->n_steps + p->n_check_pages; }
+static int64_t page_count(const player *p) { return p->n_pre + p->n_steps + p->n_check_pages + p->n_end; }
 
 /* The title, kept on every page. */
 static void title(FILE *f, const player *p, int64_t unused)
@@ -238,7 +249,9 @@ static void position(const player *p, int64_t k, char *buf, size_t n)
 {
     if (k < p->n_pre) snprintf(buf, n, "before step 0 (%lld of %d)", (long long)k + 1, p->n_pre);
     else if (k < p->n_pre + p->n_steps) step_label(p, k - p->n_pre, buf, n);
-    else snprintf(buf, n, "checks, page %lld of %d", (long long)(k - p->n_pre - p->n_steps) + 1, p->n_check_pages);
+    else if (k < p->n_pre + p->n_steps + p->n_check_pages)
+        snprintf(buf, n, "checks, page %lld of %d", (long long)(k - p->n_pre - p->n_steps) + 1, p->n_check_pages);
+    else snprintf(buf, n, "the end");
 }
 
 /* ---- the matrices --------------------------------------------------------------------------- */
@@ -790,6 +803,52 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     }
 }
 
+/* ---- the ending ------------------------------------------------------------------------- */
+
+/* The lesson's file stem, the name `flashstep play` takes ("000_04_tiled_causal_n6"). */
+static void lesson_stem(const fs_lesson *l, char *buf, size_t n)
+{
+    const char *path = fs_lesson_path(l), *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t len = strlen(base);
+    if (len > 7 && !strcmp(base + len - 7, ".lesson")) len -= 7;
+    snprintf(buf, n, "%.*s", (int)len, base);
+}
+
+/* The last page: the summary in three lines (what the lesson showed; keep: the formula; next:
+ * the course's next lesson), then "try this" with the command to copy, or in a variation the
+ * command back to the lesson as written. A lesson without a summary says so. */
+static void ending_page(FILE *f, const player *p, int64_t unused)
+{
+    (void)unused;
+    const fs_lesson *l = p->l;
+    char line[1024], stem[256], next[700];
+    heading(f, "── summary ", 40, p->width);
+    if (fs_lesson_summary(l)) {
+        wrap(f, fs_lesson_summary(l), 0, p->width);
+        snprintf(line, sizeof line, "keep: %s", fs_lesson_keep(l));
+        wrap(f, line, 0, p->width);
+    } else {
+        wrap(f, "(this lesson has no summary)", 0, p->width);
+    }
+    fs_course_next_line(fs_lesson_path(l), next, sizeof next);
+    wrap(f, next, 0, p->width);
+    lesson_stem(l, stem, sizeof stem);
+    if (*fs_lesson_variation(l)) {
+        fputc('\n', f);
+        snprintf(line, sizeof line, "this was a variation (%s); the lesson as written:", fs_lesson_variation(l));
+        wrap(f, line, 0, p->width);
+        snprintf(line, sizeof line, "flashstep play %s --terminal", stem);
+        wrap(f, line, 4, p->width);
+    } else if (fs_lesson_try_label(l)) {
+        fputc('\n', f);
+        snprintf(line, sizeof line, "try this: %s", fs_lesson_try_label(l));
+        wrap(f, line, 0, p->width);
+        snprintf(line, sizeof line, "flashstep play %s %s", stem, fs_lesson_try_options(l));
+        wrap(f, line, 4, p->width);
+    }
+}
+
 /* ---- one page --------------------------------------------------------------------------- */
 
 /* A step of the trace: the narration, then the formulas. */
@@ -850,8 +909,10 @@ static void page(FILE *f, const player *p, int64_t k)
     } else if (k < p->n_pre + p->n_steps) {
         if (p->claim_steps) claim_step(f, p, k - p->n_pre);
         else step_page(f, p, k - p->n_pre);
-    } else {
+    } else if (k < p->n_pre + p->n_steps + p->n_check_pages) {
         checks_page(f, p, k - p->n_pre - p->n_steps);
+    } else {
+        ending_page(f, p, 0);
     }
 }
 
@@ -886,7 +947,7 @@ static bool paginate(player *p)
     p->check_first[0] = 0;
     if (nc == 0) {
         p->check_first[1] = 0;
-        p->n_check_pages = 1;
+        p->n_check_pages = *fs_lesson_variation(p->l) ? 0 : 1;   /* a variation checks nothing */
         return true;
     }
     int budget = p->height - frame_lines(p);
@@ -1078,6 +1139,7 @@ static void player_init(player *p, const fs_lesson *l, int digits)
     p->claim_steps = p->n == 0 && fs_lesson_check_count(l) > 0;
     p->n_steps = p->claim_steps ? fs_lesson_check_count(l) : p->n;
     p->digits = digits;
+    p->n_end = 1;
 }
 
 /* The pages before step 0: the intro (on a screen, cut into pages that fit it, the first one
@@ -1231,7 +1293,17 @@ int cli_play_terminal(int argc, char **argv)
     int digits = 4;
     long long start = -1;
     const char *name = NULL;
+    char opts[512] = "";   /* a variation: play options that set the lesson's keys (--bq 3 --bk 2) */
     for (int i = 1; i < argc; i++) {
+        int arity = fs_lesson_option_arity(argv[i]);
+        if (arity >= 0) {
+            if ((arity && i + 1 == argc) || !fs_lesson_options_add(opts, sizeof opts, argv[i]) ||
+                (arity && !fs_lesson_options_add(opts, sizeof opts, argv[++i]))) {
+                fprintf(stderr, "flashstep play: %s needs a value\n", argv[i]);
+                return 2;
+            }
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
@@ -1291,7 +1363,7 @@ int cli_play_terminal(int argc, char **argv)
     }
     fs_lesson *l;
     fs_loc_error err;
-    if (!fs_lesson_load(path, &l, &err)) {
+    if (!fs_lesson_load_variation(path, opts, "command line", &l, &err)) {
         char msg[1024];
         fs_loc_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "%s\n", msg);

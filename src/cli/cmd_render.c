@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/problem.h"
 #include "gui/gui.h"
+#include "lesson/lesson.h"
 
 int cli_gui_option(int argc, char **argv, int *i, gui_options *o);
 int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, gui_options *o, char (*title)[160]);
@@ -26,7 +27,9 @@ static void usage(FILE *f)
             "LESSON as for 'flashstep play' (the first lesson when none is given); instead of a lesson,\n"
             "your own problem (the problem options of 'flashstep trace', below) or a trace saved by\n"
             "'flashstep trace --format jsonl'. --steps writes DIR/STEM-NNNN.png for every step from A\n"
-            "to B (B is clamped to the last step; 'A:' means to the end). Prints each file written.\n\n"
+            "to B (B is clamped to the last step; 'A:' means to the end). Prints each file written.\n"
+            "A lesson with some of the problem options (--bq 3 --bk 3 ...; see 'flashstep play --help')\n"
+            "draws its variation, as 'flashstep play' plays it.\n\n"
             "  --size WxH      frame size (default 1280x720)\n"
             "  --zoom PCT      text and geometry scale, 50-300 (default 100); without a problem of your\n"
             "                  own, --scale PCT means the same\n"
@@ -58,12 +61,20 @@ int cli_render(int argc, char **argv)
     bool have_steps = false;
     cli_problem p;
     cli_problem_init(&p, "render");
+    char variation[512] = "";   /* a lesson's variation, as `play LESSON --bq 3 …` (cmd_play.c) */
+    bool other_problem = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = cli_gui_option(argc, argv, &i, &o);
         if (r < 0) return 2;
         if (r > 0) continue;
+        int arity = fs_lesson_option_arity(arg);
+        if (arity >= 0 && (!fs_lesson_options_add(variation, sizeof variation, arg) ||
+                           (arity && v && !fs_lesson_options_add(variation, sizeof variation, v)))) {
+            fprintf(stderr, "flashstep render: too many options\n");
+            return 2;
+        }
         if (!strcmp(arg, "--scale")) {   /* the score scale or the frame's scale: decided below */
             if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); return 2; }
             if (scale_arg) { cli_fail("render", "%s given twice", arg); return 2; }
@@ -73,7 +84,10 @@ int cli_render(int argc, char **argv)
         }
         r = cli_problem_option(&p, argc, argv, &i);
         if (r == 2) return 2;
-        if (r == 1) continue;
+        if (r == 1) {
+            other_problem |= arity < 0;
+            continue;
+        }
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) { usage(stdout); return 0; }
         if (!strcmp(arg, "--step") && v) {
             char *end;
@@ -112,6 +126,11 @@ int cli_render(int argc, char **argv)
         else { fprintf(stderr, "flashstep: render: one lesson at a time ('%s' and '%s')\n", lesson, arg); return 2; }
     }
     char title[2][160];
+    if (lesson && cli_problem_given(&p) && !other_problem) {   /* the lesson's variation */
+        cli_problem_free(&p);
+        cli_problem_init(&p, "render");
+        o.variation = variation;
+    }
     if (cli_gui_problem(&p, scale_arg, lesson, &o, title)) { cli_problem_free(&p); return 2; }
     int rc = render(lesson, have_steps, a, b, out, out_dir, &o);
     cli_problem_free(&p);

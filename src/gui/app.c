@@ -58,6 +58,7 @@ static gui_key key_of(SDL_Keycode k)
     case SDLK_KP_0: return GUI_KEY_0;
     case SDLK_LEFTBRACKET: return GUI_KEY_LBRACKET;
     case SDLK_RIGHTBRACKET: return GUI_KEY_RBRACKET;
+    case SDLK_v: return GUI_KEY_V;
     default: break;
     }
     if (k >= SDLK_0 && k <= SDLK_9) return (gui_key)(GUI_KEY_0 + (k - SDLK_0));
@@ -71,7 +72,7 @@ static SDL_Keycode sdl_key_of(gui_key k)
         0, SDLK_SPACE, SDLK_LEFT, SDLK_RIGHT, SDLK_UP, SDLK_DOWN, SDLK_HOME, SDLK_END, SDLK_ESCAPE, SDLK_RETURN,
         SDLK_BACKSPACE, SDLK_PLUS, SDLK_MINUS, SDLK_PERIOD, SDLK_QUESTION, SDLK_f, SDLK_l, SDLK_t, SDLK_p, SDLK_q, SDLK_e,
         SDLK_0, SDLK_1, SDLK_2, SDLK_3, SDLK_4, SDLK_5, SDLK_6, SDLK_7, SDLK_8, SDLK_9,
-        SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET,
+        SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET, SDLK_v,
     };
     return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
 }
@@ -83,6 +84,25 @@ int app_load_entry(app *A, int i)
     int rc = gui_catalog_load(&A->cat, i, &A->show, stderr);
     if (rc) return rc;
     gui_state_attach(&A->st, &A->show);
+    return 0;
+}
+
+int app_try(app *A)
+{
+    gui_show *sh = &A->show;
+    if (!sh->path[0] || (!sh->variation[0] && !sh->try_opts[0])) return 0;
+    char path[sizeof sh->path], opts[sizeof sh->try_opts];
+    snprintf(path, sizeof path, "%s", sh->path);
+    snprintf(opts, sizeof opts, "%s", sh->try_opts);
+    bool back = sh->variation[0] != 0;
+    gui_scene_tiled_free(&A->draw);   /* the kept scans belong to the old show */
+    gui_show_free(sh);
+    int rc = gui_lesson_load_variation(path, back ? "" : NULL, sh, stderr);
+    if (rc) return rc;
+    gui_state_attach(&A->st, sh);
+    snprintf(A->st.status, sizeof A->st.status, back ? "the lesson as written (V: its variation again)"
+                                                     : "try this: %s (V: back to the lesson as written)", opts);
+    A->st.status_ttl = 250;
     return 0;
 }
 
@@ -337,6 +357,10 @@ bool app_frame(app *A, int dt_ms)
         A->st.lesson_changed = false;
         if (app_load_entry(A, A->st.lesson)) A->st.quit = true;
     }
+    if (A->st.try_request) {
+        A->st.try_request = false;
+        if (app_try(A)) A->st.quit = true;
+    }
     if (A->win) {
         bool fs = (SDL_GetWindowFlags(A->win) & SDL_WINDOW_FULLSCREEN_DESKTOP) != 0;
         if (fs != A->st.fullscreen) SDL_SetWindowFullscreen(A->win, A->st.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
@@ -413,13 +437,15 @@ int app_load(app *A, const char *name)
             struct stat sb;
             if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode)) {
                 gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, 0);
-                return gui_lesson_load(name, &A->show, stderr);
+                return gui_lesson_load_variation(name, A->opt->variation ? A->opt->variation : "", &A->show, stderr);
             }
             fprintf(stderr, "flashstep: no lesson matches '%s' (see 'flashstep lessons')\n", name);
             return 2;
         }
     }
     gui_state_init(&A->st, A->opt->w, A->opt->h, A->cat.n, idx);
+    if (A->opt->variation && *A->opt->variation && A->cat.paths)   /* play LESSON --bq 3 … */
+        return gui_lesson_load_variation(A->cat.paths[idx], A->opt->variation, &A->show, stderr);
     return gui_catalog_load(&A->cat, idx, &A->show, stderr);
 }
 

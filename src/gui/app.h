@@ -41,6 +41,9 @@ typedef struct {
 int app_load(app *A, const char *name);
 /* Replace what is shown by catalogue entry i (state attached at step 0). 0, or 2. */
 int app_load_entry(app *A, int i);
+/* V: load the shown lesson again with its try: (or, in a variation, as written), from step 0; a
+ * show with neither is left alone. 0, or 2 after a message on stderr. */
+int app_try(app *A);
 /* The options' scale, theme, play settings and start step, into the state (after app_load). */
 void app_apply_options(app *A);
 /* One frame of the loop, dt_ms milliseconds after the last. Returns whether it painted. */

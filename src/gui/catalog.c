@@ -44,12 +44,17 @@ static bool copy_trace(fs_trace *dst, const fs_trace *src)
 
 int gui_lesson_load(const char *path, gui_show *show, FILE *err)
 {
+    return gui_lesson_load_variation(path, "", show, err);
+}
+
+int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show, FILE *err)
+{
     memset(show, 0, sizeof *show);
     show->diverge = -1;
     fs_lesson *l = NULL;
     fs_loc_error e;
     memset(&e, 0, sizeof e);
-    if (!fs_lesson_load(path, &l, &e)) {
+    if (!fs_lesson_load_variation(path, opts, "command line", &l, &e)) {
         if (e.line > 0) fprintf(err, "%s:%d:%d: %s\n", e.file[0] ? e.file : path, e.line, e.col, e.msg);
         else fprintf(err, "%s: %s\n", e.file[0] ? e.file : path, e.msg);
         return 2;
@@ -61,6 +66,18 @@ int gui_lesson_load(const char *path, gui_show *show, FILE *err)
     snprintf(show->title, sizeof show->title, "%s", fs_lesson_title(l));
     snprintf(show->source, sizeof show->source, "%s", fs_lesson_source(l));
     snprintf(show->intro, sizeof show->intro, "%s", fs_lesson_intro(l));
+    /* the ending, shown at the last step */
+    snprintf(show->path, sizeof show->path, "%s", path);
+    snprintf(show->variation, sizeof show->variation, "%s", fs_lesson_variation(l));
+    if (fs_lesson_summary(l)) {
+        snprintf(show->summary, sizeof show->summary, "%s", fs_lesson_summary(l));
+        snprintf(show->keep, sizeof show->keep, "keep: %s", fs_lesson_keep(l));
+        fs_course_next_line(path, show->next, sizeof show->next);
+    }
+    if (fs_lesson_try_options(l)) {
+        snprintf(show->try_label, sizeof show->try_label, "%s", fs_lesson_try_label(l));
+        snprintf(show->try_opts, sizeof show->try_opts, "%s", fs_lesson_try_options(l));
+    }
     show->scene = (gui_scene)fs_lesson_scene(l);
     if ((int)show->scene < 0 || show->scene >= GUI_SCENE_COUNT) show->scene = GUI_SCENE_CLAIMS;
     const fs_run *r = fs_lesson_run(l);

@@ -268,6 +268,8 @@ static void draw_help(gui_draw *d)
         "F              full screen",
         "[ / ]          decode: fewer / more splits (same output)",
         "P              save this frame as PNG",
+        "V              at the end: try the lesson's variation;",
+        "               V again: back to the lesson as written",
         "?              this help; ? again: the glossary of symbols",
         "Esc            close / quit",
     };
@@ -354,6 +356,52 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_text_wrap(d, L->font_small, (gui_rect){x, y, w, r.y + r.h - y}, th->dim, l[3]);
 }
 
+/* The lesson's ending at its last step (or over a claims-only lesson): what it showed, the
+ * formula to keep, the next lesson, and the variation V loads (or, in a variation, the way back),
+ * in a box at the top of the scene (claims: above the narration bar, across the window). Nothing
+ * for a show without one. */
+static bool ending_shown(const gui_state *s, const gui_show *show)
+{
+    if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
+    if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN) return false;
+    return s->n <= 0 || s->step == s->n - 1;
+}
+
+static void draw_ending(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    char tr[600];
+    if (show->variation[0])
+        snprintf(tr, sizeof tr, "V: back to the lesson as written (this is its variation %s)", show->variation);
+    else if (show->try_opts[0])
+        snprintf(tr, sizeof tr, "V: try this, %s (flashstep play %s %s)", show->try_label, show->name, show->try_opts);
+    else
+        tr[0] = 0;
+    const char *text[4] = {show->summary, show->keep, show->next, tr};
+    const uint32_t color[4] = {th->text, th->accent, th->dim, th->warn};
+    /* Over a scene of rows, at the top of the scene (the last step's row, usually the bottom
+     * one, and the side panel's formulas stay in view); over the claims, at their foot. */
+    bool rows = show->scene != GUI_SCENE_CLAIMS && L->main.w > 0;
+    gui_rect area = rows ? L->main : L->narration;
+    int fs = L->font_small, lh = gui_line_h(d, fs);
+    int w = area.w - 2 * L->pad;
+    int lines = 1;   /* the heading */
+    for (int i = 0; i < 4; i++)
+        if (text[i][0]) lines += gui_wrap_lines(d, fs, w, text[i]);
+    int h = lines * lh + L->pad, top = L->header.y + L->header.h;
+    gui_rect box = {area.x, rows ? top : L->narration.y - h, area.w, h};
+    if (box.y < top) box.y = top;
+    if (box.y + box.h > L->narration.y) box.h = L->narration.y - box.y;
+    gui_fill(d, box, th->panel);
+    gui_frame(d, box, th->accent, d->thin);
+    int x = box.x + L->pad, y = box.y + L->pad / 2;
+    gui_text(d, fs, x, y, th->accent, GUI_AL_LEFT, "The end of the lesson");
+    y += lh;
+    for (int i = 0; i < 4; i++)
+        if (text[i][0]) y += gui_text_wrap(d, fs, (gui_rect){x, y, w, box.y + box.h - y}, color[i], text[i]);
+}
+
 void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const char *const *catalog, int n_catalog)
 {
     if (d->r) SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
@@ -365,6 +413,7 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     draw_narration(d, s, show);
     draw_timeline(d, s, show);
     draw_predict(d, s, show);
+    if (ending_shown(s, show)) draw_ending(d, s, show);
     if (s->menu) draw_menu(d, s, catalog, n_catalog);
     if (s->help) draw_help(d);
     if (s->glossary >= 0) draw_glossary(d, s->glossary);

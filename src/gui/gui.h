@@ -69,6 +69,14 @@ typedef struct {
     const char *(*narrate)(void *ctx, int64_t step);
     void *narrate_ctx;
     void (*narrate_free)(void *ctx);
+    /* The lesson's ending (lesson.h: fs_lesson_summary …), each "" when the lesson has none: the
+     * window shows it at the last step, with the try's key (V). */
+    char summary[640];      /* what the lesson showed */
+    char keep[256];         /* the formula to keep */
+    char next[256];         /* "next: TITLE" (fs_course_next_line) */
+    char try_label[160], try_opts[160];   /* the lesson's try: and its play options */
+    char variation[160];    /* the options this show was loaded with; "" for the lesson as written */
+    char path[512];         /* the lesson file (to load it again with or without the variation) */
     fs_question *questions; /* predict mode's questions, in step order (gui_show_questions); owned */
     int n_questions;
     void *owned[8];         /* buffers freed with the show (inputs, mask bits) */
@@ -89,6 +97,9 @@ int gui_catalog_find(const gui_catalog *c, const char *name);   /* index, or -1 
 int gui_catalog_load(const gui_catalog *c, int i, gui_show *show, FILE *err);
 /* Load a lesson file (any path) into show. */
 int gui_lesson_load(const char *path, gui_show *show, FILE *err);
+/* The same with a variation (fs_lesson_load_variation): opts are play options ("--bq 3"), NULL for
+ * the lesson's own try:, "" for the lesson as written. 0, or 2 with one line on err. */
+int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show, FILE *err);
 
 /* Anyone's own problem (what `flashstep play --q … --k … --v …` read): the run's inputs (and the
  * tree's parent array, when there is one) are copied into the show, the run is executed for its
@@ -259,6 +270,7 @@ typedef enum {
     GUI_KEY_0, GUI_KEY_1, GUI_KEY_2, GUI_KEY_3, GUI_KEY_4,
     GUI_KEY_5, GUI_KEY_6, GUI_KEY_7, GUI_KEY_8, GUI_KEY_9,
     GUI_KEY_LBRACKET, GUI_KEY_RBRACKET,
+    GUI_KEY_V,
     GUI_KEY_COUNT
 } gui_key;
 
@@ -292,6 +304,8 @@ typedef enum {
     GUI_CMD_RESIZE,        /* a, b = w, h */
     GUI_CMD_TICK,          /* a = milliseconds elapsed (drives play) */
     GUI_CMD_SPLITS,        /* a = +1 / −1: decode with more / fewer splits (the platform reruns) */
+    GUI_CMD_TRY,           /* V: the lesson's variation, or back to the lesson as written (the
+                            * platform loads it: gui_state.try_request) */
     GUI_CMD_COUNT
 } gui_cmd_kind;
 
@@ -344,6 +358,7 @@ typedef struct {
     bool save_png;          /* a frame save was asked; the platform clears it */
     int catalog_n, lesson;  /* lesson shown; a change asks the platform to load another */
     bool lesson_changed;
+    bool try_request;       /* V asked for the lesson's variation (or the lesson as written) */
     int resplit;            /* ±1: the platform reruns a decode with more / fewer splits */
     int64_t n, step;        /* events in the trace; current event (0 … n − 1) */
     bool playing;
@@ -496,6 +511,8 @@ typedef struct {
     const char *trace_file; /* a saved JSONL trace instead (gui_trace_load), or NULL */
     int64_t start_step;     /* the step to open at */
     bool no_questions;      /* --no-questions: ask nothing (a teacher projecting the lesson) */
+    const char *variation;  /* play options varying the named lesson ("--bq 3 --bk 2",
+                             * fs_lesson_load_variation), or NULL / "" for the lesson as written */
     double t0;              /* when the command started (gui_now()), for the first-frame latency */
     double fps;             /* render to .gif / .mp4: frames (steps) per second; 0: 2 */
 } gui_options;

@@ -25,7 +25,7 @@ const char *gui_scene_str(gui_scene s)
 static const char *const key_names[GUI_KEY_COUNT] = {
     "None", "Space", "Left", "Right", "Up", "Down", "Home", "End", "Escape", "Enter",
     "Backspace", "Plus", "Minus", "Period", "Question", "F", "L", "T", "P", "Q", "E",
-    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "LeftBracket", "RightBracket",
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "LeftBracket", "RightBracket", "V",
 };
 
 const char *gui_key_str(gui_key k)
@@ -273,6 +273,7 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
     case GUI_KEY_Q: c.kind = GUI_CMD_PREDICT; break;
     case GUI_KEY_LBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, -1, 0}; break;
     case GUI_KEY_RBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, +1, 0}; break;
+    case GUI_KEY_V: c.kind = GUI_CMD_TRY; break;
     case GUI_KEY_ENTER: if (s->predict.phase == GUI_PREDICT_SHOWN) c = (gui_cmd){GUI_CMD_STEP, +1, 0}; break;
     default: break;
     }
@@ -425,6 +426,10 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     }
     case GUI_CMD_THEME: s->theme = (gui_theme_id)((s->theme + 1) % GUI_THEME_COUNT); break;
     case GUI_CMD_SAVE_PNG: s->save_png = true; break;
+    case GUI_CMD_TRY:
+        if (show->variation[0] || show->try_opts[0]) s->try_request = true;
+        else set_status(s, show->summary[0] ? "this lesson has no variation to try" : "V: nothing to try here");
+        break;
     case GUI_CMD_HELP: {
         /* ? cycles: the keys, then the glossary's pages, then nothing */
         const int pages = (fs_glossary_count() + GUI_GLOSSARY_PER_PAGE - 1) / GUI_GLOSSARY_PER_PAGE;

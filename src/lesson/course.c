@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/text.h"
 #include "lesson/lesson.h"
 
 /* The five documents: file name, title (as each document names itself), and what it is. */
@@ -164,4 +165,74 @@ int fs_course_find(const fs_course *c, const char *name)
     for (int i = 0; i < c->n; i++)
         if (!strcmp(c->names[i], name)) return i;
     return -1;
+}
+
+/* The text of the `title:` record of the lesson file at path, continuation lines joined by one
+ * blank, escaped (src/io/text.h); false when the file cannot be read or has no title. */
+static bool peek_title(const char *path, char *out, size_t n)
+{
+    size_t len;
+    fs_loc_error e;
+    char *text = fs_file_read(path, 1 << 22, &len, &e);
+    if (!text) return false;
+    char *buf = malloc(len + 1);
+    size_t k = 0;
+    bool found = false, in = false;
+    for (size_t a = 0; buf && a < len;) {
+        size_t b = a;
+        while (b < len && text[b] != '\n') b++;
+        size_t e2 = b;
+        while (e2 > a && (text[e2 - 1] == '\r' || text[e2 - 1] == ' ' || text[e2 - 1] == '\t')) e2--;
+        bool indented = b > a && (text[a] == ' ' || text[a] == '\t');
+        if (in && indented) {
+            size_t s = a;
+            while (s < e2 && (text[s] == ' ' || text[s] == '\t')) s++;
+            if (s < e2 && text[s] != '#') {
+                buf[k++] = ' ';
+                memcpy(buf + k, text + s, e2 - s);
+                k += e2 - s;
+            }
+        } else if (in && e2 > a && text[a] != '#') {
+            break;
+        } else if (!in && e2 - a >= 6 && !strncmp(text + a, "title:", 6)) {
+            size_t s = a + 6;
+            while (s < e2 && (text[s] == ' ' || text[s] == '\t')) s++;
+            memcpy(buf, text + s, e2 - s);
+            k = e2 - s;
+            found = in = true;
+        }
+        a = b + 1;
+    }
+    if (found) {
+        char *safe = fs_text_escape_dup(buf, k);
+        snprintf(out, n, "%s", safe ? safe : "");
+        free(safe);
+    }
+    free(buf);
+    free(text);
+    return found;
+}
+
+void fs_course_next_line(const char *path, char *out, size_t n)
+{
+    if (!n) return;
+    snprintf(out, n, "next: not in the course");
+    char dir[4096], name[256];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    if (bl > 7 && !strcmp(base + bl - 7, ".lesson")) bl -= 7;
+    snprintf(name, sizeof name, "%.*s", (int)bl, base);
+    fs_course c;
+    if (!fs_course_load(dir, &c, NULL)) return;
+    int i = fs_course_find(&c, name);
+    if (i >= 0 && i + 1 >= c.n) snprintf(out, n, "next: the course ends here");
+    else if (i >= 0) {
+        char p[4600], t[512];
+        snprintf(p, sizeof p, "%s/%s.lesson", dir, c.names[i + 1]);
+        if (peek_title(p, t, sizeof t)) snprintf(out, n, "next: %s", t);
+        else snprintf(out, n, "next: %s", c.names[i + 1]);
+    }
+    fs_course_free(&c);
 }

@@ -10,6 +10,7 @@
  * names file:line:column of the place in the lesson (or in the matrix file it names).
  */
 #include "lesson_parse.h"
+#include "io/text.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -37,7 +38,10 @@ static void parse_free(parse_t *P)
     free(P->ex);
 }
 
-bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson **out, fs_loc_error *err)
+/* The lesson as written (opts NULL, own_try false), its own try: (own_try), or the variation that
+ * the play options opts give (errors in them named opts_name:1:column). */
+static bool parse_any(const char *text, size_t len, const char *name, bool own_try, const char *opts,
+                      const char *opts_name, fs_lesson **out, fs_loc_error *err)
 {
     fs_loc_error dummy;
     if (!err) err = &dummy;
@@ -50,6 +54,7 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     fs_trace_init(&l->cmp_tr);
     l->path = lp_dup_raw(l, name);
     l->intro = "";
+    l->variation = "";
     parse_t *P = calloc(1, sizeof *P);
     bool ok = false;
     if (!P || !l->path) {
@@ -60,6 +65,18 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
     P->name = name;
     P->err = err;
     P->algo = -2;
+    P->variation = own_try || opts;
+    P->own_try = own_try;
+    P->opts_name = opts_name ? opts_name : "play options";
+    if (opts) {
+        if (!lp_options_parse(opts, strlen(opts), P->opts_name, 1, 1, P->sets, &P->n_sets, err)) goto done;
+        char *v = fs_text_escape_dup(opts, strlen(opts));
+        l->variation = v ? lp_keep(l, v) : NULL;
+        if (!l->variation) {
+            fs_loc_error_set(err, name, 0, 0, "out of memory");
+            goto done;
+        }
+    }
     {
         const char *slash = strrchr(name, '/');
         if (slash) snprintf(P->dir, sizeof P->dir, "%.*s/", (int)(slash - name), name);
@@ -80,7 +97,25 @@ done:
     return true;
 }
 
+bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson **out, fs_loc_error *err)
+{
+    return parse_any(text, len, name, false, NULL, NULL, out, err);
+}
+
+bool fs_lesson_parse_variation(const char *text, size_t len, const char *name, const char *opts,
+                               const char *opts_name, fs_lesson **out, fs_loc_error *err)
+{
+    if (opts && !*opts) return parse_any(text, len, name, false, NULL, NULL, out, err);   /* as written */
+    return parse_any(text, len, name, !opts, opts, opts_name, out, err);
+}
+
 bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
+{
+    return fs_lesson_load_variation(path, "", NULL, out, err);
+}
+
+bool fs_lesson_load_variation(const char *path, const char *opts, const char *opts_name, fs_lesson **out,
+                              fs_loc_error *err)
 {
     fs_loc_error dummy;
     if (!err) err = &dummy;
@@ -88,7 +123,8 @@ bool fs_lesson_load(const char *path, fs_lesson **out, fs_loc_error *err)
     size_t n;
     char *buf = fs_file_read(path, FS_LESSON_MAX_BYTES, &n, err);
     if (!buf) return false;
-    bool ok = fs_lesson_parse(buf, n, path, out, err);
+    bool ok = opts && !*opts ? fs_lesson_parse(buf, n, path, out, err)
+                             : fs_lesson_parse_variation(buf, n, path, opts, opts_name, out, err);
     free(buf);
     return ok;
 }
@@ -112,6 +148,11 @@ const char *fs_lesson_title(const fs_lesson *l) { return l->title; }
 const char *fs_lesson_source(const fs_lesson *l) { return l->source; }
 bool fs_lesson_has_source(const fs_lesson *l) { return fs_lesson_source_given(l->source); }
 const char *fs_lesson_intro(const fs_lesson *l) { return l->intro; }
+const char *fs_lesson_summary(const fs_lesson *l) { return l->summary; }
+const char *fs_lesson_keep(const fs_lesson *l) { return l->keep; }
+const char *fs_lesson_try_label(const fs_lesson *l) { return l->try_label; }
+const char *fs_lesson_try_options(const fs_lesson *l) { return l->try_options; }
+const char *fs_lesson_variation(const fs_lesson *l) { return l->variation; }
 const char *fs_lesson_path(const fs_lesson *l) { return l->path; }
 fs_scene fs_lesson_scene(const fs_lesson *l) { return l->scene; }
 const fs_run *fs_lesson_run(const fs_lesson *l) { return l->has_run ? &l->run : NULL; }

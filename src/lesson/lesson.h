@@ -58,6 +58,29 @@ bool fs_lesson_parse(const char *text, size_t len, const char *name, fs_lesson *
 
 void fs_lesson_free(fs_lesson *l);
 
+/* A variation of the lesson (its "try this"): the lesson's own problem with some header keys set
+ * by play options, `opts` = "--bq 3 --bk 2" (the options src/lesson/variation.c lists, each
+ * setting one key: --bq, --bk, --order, --form, --mask, --window, --offset, --exp2, --pitfall,
+ * --merge, --parts, --chunk, --softcap, --dropout, --seed, --ring, --sharding, --fp8; quotes
+ * group words), in place of the lesson's own lines for those keys. opts NULL: the lesson's own
+ * `try:` (its play: line; an error when it has none). The lesson's step narration and
+ * expectations are left out (they describe the lesson as written; the generated narration
+ * still explains every step), the title gets " (try: OPTIONS)" and fs_lesson_variation says
+ * which options. opts "": the lesson as written (fs_lesson_load, fs_lesson_parse). Errors name file:line:column: of the play: line for the lesson's own try:, of
+ * opts_name:1:COLUMN (default "play options") for a bad option in opts. An option the lesson's
+ * algorithm would ignore (--bq for a softmax) is refused there, so a variation always changes
+ * something. */
+bool fs_lesson_load_variation(const char *path, const char *opts, const char *opts_name, fs_lesson **out,
+                              fs_loc_error *err);
+bool fs_lesson_parse_variation(const char *text, size_t len, const char *name, const char *opts,
+                               const char *opts_name, fs_lesson **out, fs_loc_error *err);
+/* Whether a command-line word is one of the variation's options: 1 when it takes a value, 0 for
+ * a flag (--exp2), −1 when it is none of them. */
+int fs_lesson_option_arity(const char *opt);
+/* Append one command-line word to a variation's options in buf (capacity n, terminated), quoted
+ * when it holds a blank; false (buf unchanged) when it does not fit or cannot be quoted. */
+bool fs_lesson_options_add(char *buf, size_t n, const char *word);
+
 /* ---- what it says ----------------------------------------------------------------------- */
 
 const char *fs_lesson_title(const fs_lesson *l);
@@ -68,6 +91,20 @@ const char *fs_lesson_source(const fs_lesson *l);
 bool fs_lesson_has_source(const fs_lesson *l);
 const char *fs_lesson_intro(const fs_lesson *l);       /* "" when absent */
 const char *fs_lesson_path(const fs_lesson *l);        /* the name it was loaded under */
+
+/* The ending (docs/lesson-format.md, "The ending"). Shapes: every string lives as long as the
+ * lesson, escaped like all lesson text (no byte that could drive a terminal).
+ * summary: what the lesson showed, one or more sentences; NULL when the lesson has no summary:.
+ * keep: the one formula to keep ("m_new = max(m_old, m_blk)"); NULL exactly when summary is.
+ * try label: what the variation changes, a few words ("smaller tiles"); NULL when no try:.
+ * try options: its play options ("--bq 2 --bk 2"), NULL exactly when the label is; already
+ *   checked as options (variation.c), not yet run: fs_lesson_load_variation(path, NULL, …) runs it.
+ * variation: the options this copy was loaded with; "" for the lesson as written. */
+const char *fs_lesson_summary(const fs_lesson *l);
+const char *fs_lesson_keep(const fs_lesson *l);
+const char *fs_lesson_try_label(const fs_lesson *l);
+const char *fs_lesson_try_options(const fs_lesson *l);
+const char *fs_lesson_variation(const fs_lesson *l);
 fs_scene fs_lesson_scene(const fs_lesson *l);
 const char *fs_scene_str(fs_scene s);                  /* "softmax", "query", … "claims" */
 
@@ -152,6 +189,14 @@ bool fs_course_load(const char *dir, fs_course *c, fs_loc_error *err);
 void fs_course_free(fs_course *c);
 /* The place of a lesson (its name) in the course, or −1. */
 int fs_course_find(const fs_course *c, const char *name);
+
+/* The third line of a lesson's summary: "next: TITLE" with the title of the lesson after `path`
+ * in the course of path's directory, "next: the course ends here" after its last lesson, or
+ * "next: not in the course" for a lesson the course does not name (or with no course.txt).
+ * The title is read from the next lesson's `title:` record (escaped, without running it).
+ * path is a lesson file path ("lessons/000_04_tiled_causal_n6.lesson"). Writes at most n bytes,
+ * always terminated. */
+void fs_course_next_line(const char *path, char *out, size_t n);
 
 /* ---- the glossary (glossary.c) ----------------------------------------------------------- */
 

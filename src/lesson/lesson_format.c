@@ -91,7 +91,8 @@ size_t lp_skip_blank(const char *s, size_t a, size_t n)
 const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
-    "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed", "devices", "sharding"};
+    "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed", "devices", "sharding",
+    "summary", "try"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -293,6 +294,99 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
     return ok;
 }
 
+static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int32_t j, size_t vstart);
+
+/* The lesson's ending (docs/lesson-format.md, "The ending"): `summary: TEXT` with an indented
+ * `keep: FORMULA` line, or `try: LABEL` with an indented `play: OPTIONS` line. lines[i, j) is the
+ * record, vstart the column after the key's colon. The text of summary: goes on over indented
+ * lines up to its keep:; keep: and play: take one line each and end the record. The play options
+ * are read here (lp_options_parse, file:line:column of each) and kept for a variation of the
+ * lesson (fs_lesson_parse_variation); whether that variation runs is for the tests to say. */
+static bool ending_key(parse_t *P, bool summary, const line_t *lines, int32_t i, int32_t j, size_t vstart)
+{
+    fs_lesson *l = P->l;
+    const char *key = summary ? "summary" : "try", *attr = summary ? "keep" : "play";
+    size_t alen = strlen(attr);
+    int32_t at = -1;   /* the line of the attribute */
+    for (int32_t k = i + 1; k < j; k++) {
+        if (is_blank_or_comment(&lines[k])) continue;
+        size_t a = lp_skip_blank(lines[k].s, 0, lines[k].n);
+        bool is_attr = lines[k].n > a + alen && !strncmp(lines[k].s + a, attr, alen) && lines[k].s[a + alen] == ':';
+        if (at >= 0)
+            return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)a + 1, "%s: nothing may follow its '%s:' line",
+                                    key, attr);
+        if (is_attr) at = k;
+        else if (!summary)
+            return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)a + 1,
+                                    "try: expected 'play: OPTIONS' on the indented line (the label takes one line)");
+    }
+    if (at < 0)
+        return fs_loc_error_set(P->err, P->name, i + 1, 1, "%s: needs an indented '%s:' line (%s)", key, attr,
+                                summary ? "the one formula to keep" : "the play options of the variation");
+    char *text = record_text(P, lines, i, at, vstart);
+    if (!text) return fs_loc_error_set(P->err, P->name, i + 1, 1, "out of memory");
+    if (!*text)
+        return fs_loc_error_set(P->err, P->name, i + 1, (int32_t)vstart + 1, "%s: expected %s after the colon", key,
+                                summary ? "what the lesson showed" : "a label for the variation");
+    const line_t *ln = &lines[at];
+    size_t v0 = lp_skip_blank(ln->s, 0, ln->n) + alen + 1;
+    size_t v = lp_skip_blank(ln->s, v0, ln->n);
+    char *val = trimdup(l, ln->s, v, ln->n);
+    if (!val) return fs_loc_error_set(P->err, P->name, at + 1, 1, "out of memory");
+    if (!*val)
+        return fs_loc_error_set(P->err, P->name, at + 1, (int32_t)v + 1, "%s: expected %s", attr,
+                                summary ? "a formula" : "play options such as --bq 2 --bk 3");
+    if (summary) {
+        l->summary = text;
+        l->keep = val;
+        return true;
+    }
+    lp_set sets[LP_MAX_SETS];
+    int n = 0;
+    size_t e = ln->n;
+    while (e > v && (ln->s[e - 1] == ' ' || ln->s[e - 1] == '\t')) e--;
+    if (!lp_options_parse(ln->s + v, e - v, P->name, at + 1, (int32_t)v + 1, sets, &n, P->err)) return false;
+    l->try_label = text;
+    l->try_options = val;
+    if (P->own_try) {
+        memcpy(P->sets, sets, sizeof sets[0] * (size_t)n);
+        P->n_sets = n;
+    }
+    return true;
+}
+
+/* A variation's key: the header key sets[k] names, read as if the lesson said `key: value`, in
+ * place of the lesson's own line. Errors point at the option (the play: line of the lesson's own
+ * try:, or the command line's options). */
+static bool apply_set(parse_t *P, const lp_set *e)
+{
+    char text[128];
+    int len = snprintf(text, sizeof text, "%s: %s", lp_key_names[e->key], e->value);
+    line_t ln = {text, (size_t)(len < (int)sizeof text ? len : (int)sizeof text - 1)};
+    const char *file = P->own_try ? P->name : P->opts_name;
+    if (!lp_set_applies(e, P->algo, P->ring_backward)) {
+        static const char *const algos[] = {"reference", "softmax", "query", "tiled", "decode", "backward", "ring"};
+        fs_loc_error_set(P->err, file, e->line, e->col, "%s changes nothing in a lesson of algo: %s", e->opt,
+                         P->ring_backward ? "ring-backward" : P->algo >= 0 && P->algo < 7 ? algos[P->algo] : "none");
+        return false;
+    }
+    if (!header_key(P, e->key, &ln, 0, 1, strlen(lp_key_names[e->key]) + 1)) {
+        snprintf(P->err->file, sizeof P->err->file, "%s", file);
+        P->err->line = e->line;
+        P->err->col = e->col;
+        return false;
+    }
+    /* later errors about the key (one that does not apply to the algorithm) point at the option */
+    P->key_line[e->key] = P->own_try ? e->line : 0;
+    P->key_col[e->key] = e->col;
+    if (e->key == K_PARTS) {   /* --parts is the strided split */
+        P->split = FS_SPLIT_STRIDED;
+        P->seen[K_SPLIT] = true;
+        P->key_line[K_SPLIT] = P->key_line[K_PARTS];
+    }
+    return true;
+}
+
 static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int32_t j, size_t vstart)
 {
     fs_lesson *l = P->l;
@@ -308,7 +402,7 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     P->key_col[key] = col;
     bool single_line = key != K_INTRO && key != K_TITLE && key != K_SOURCE && key != K_Q &&
                        key != K_K && key != K_V && key != K_S && key != K_Z && key != K_TREE &&
-                       key != K_LABELS && key != K_DO;
+                       key != K_LABELS && key != K_DO && key != K_SUMMARY && key != K_TRY;
     if (single_line)
         for (int32_t k = i + 1; k < j; k++)
             if (!is_blank_or_comment(&lines[k]))
@@ -316,6 +410,8 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
                                lp_key_names[key]);
     switch (key) {
     case K_TITLE: l->title = record_text(P, lines, i, j, vstart); break;
+    case K_SUMMARY: return ending_key(P, true, lines, i, j, vstart);
+    case K_TRY: return ending_key(P, false, lines, i, j, vstart);
     case K_SOURCE: l->source = record_text(P, lines, i, j, vstart); break;
     case K_INTRO: l->intro = record_text(P, lines, i, j, vstart); break;
     case K_ALGO: {
@@ -727,6 +823,28 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
 }
 
 
+/* Apply a variation once every record is read: the options replace the keys they set (the
+ * lesson's own try: was read among the records, so its keys were read first and are set again,
+ * after forgetting them; the command line's keys were skipped as they came). The title says
+ * which variation this is. */
+static bool apply_variation(parse_t *P, int32_t nlines)
+{
+    fs_lesson *l = P->l;
+    if (P->own_try && !l->try_options)
+        return fs_loc_error_set(P->err, P->name, nlines, 1, "this lesson has no 'try:' to vary it by");
+    for (int k = 0; k < P->n_sets; k++) P->seen[P->sets[k].key] = false;
+    for (int k = 0; k < P->n_sets; k++)
+        if (!apply_set(P, &P->sets[k])) return false;
+    if (!l->title) return true;   /* reported by the caller */
+    const char *opts = P->own_try ? l->try_options : l->variation;
+    char *t = malloc(strlen(l->title) + strlen(opts) + 16);
+    if (!t) return fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+    sprintf(t, "%s (try: %s)", l->title, opts);
+    l->title = lp_keep(l, t);
+    if (P->own_try) l->variation = l->try_options;
+    return l->title ? true : fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+}
+
 /* Split the text into lines and its lines into records, and parse each record: header keys,
  * narration ("step N: …") and expectations ("expect …"). Checks that the keys every lesson needs
  * are there. */
@@ -776,9 +894,9 @@ bool lp_read_records(parse_t *P, const char *text, size_t len)
         while (j < nlines && (is_indented(&lines[j]) || is_blank_or_comment(&lines[j]))) j++;
         bool rec_ok;
         if (ln->n >= 5 && !strncmp(ln->s, "step", 4) && (ln->s[4] == ' ' || ln->s[4] == '\t')) {
-            rec_ok = add_narr(P, lines, i, j);
+            rec_ok = P->variation || add_narr(P, lines, i, j);   /* a variation has other steps */
         } else if (ln->n >= 7 && !strncmp(ln->s, "expect", 6) && (ln->s[6] == ' ' || ln->s[6] == '\t')) {
-            rec_ok = add_expect(P, lines, i, j);
+            rec_ok = P->variation || add_expect(P, lines, i, j);   /* and other numbers */
         } else {
             size_t e = 0;
             while (e < ln->n && (isalnum((unsigned char)ln->s[e]) || ln->s[e] == '_' || ln->s[e] == '-')) e++;
@@ -793,12 +911,15 @@ bool lp_read_records(parse_t *P, const char *text, size_t len)
                 fs_loc_error_set(err, name, i + 1, 1, "unknown key '%.*s'", (int)e, ln->s);
                 goto out;
             }
-            rec_ok = header_key(P, k, lines, i, j, e + 1);
+            bool replaced = false;   /* a variation's option sets this key instead */
+            for (int s = 0; P->variation && !P->own_try && s < P->n_sets; s++) replaced |= P->sets[s].key == k;
+            rec_ok = replaced || header_key(P, k, lines, i, j, e + 1);
         }
         if (!rec_ok) goto out;
         i = j;
     }
     int32_t last = nlines;
+    if (P->variation && !apply_variation(P, nlines)) goto out;
     if (!l->title) {
         fs_loc_error_set(err, name, last, 1, "missing 'title:'");
         goto out;

@@ -19,6 +19,9 @@ typedef struct {
 struct fs_lesson {
     const char *path, *title, *source, *intro;
     fs_scene scene;
+    const char *summary, *keep;     /* summary: and its keep: line (NULL when absent) */
+    const char *try_label, *try_options;   /* try: and its play: line (NULL when absent) */
+    const char *variation;    /* the play options this copy was loaded with ("" as written) */
 
     bool has_run;             /* an algorithm ran (false for claims-only lessons) */
     fs_run run;

@@ -67,6 +67,16 @@ typedef struct {
     int32_t mask_line;
 } expect_rec;
 
+/* One header key a play option sets ("--bq 2" sets bq: 2), with where the option was written. */
+#define LP_MAX_SETS 16
+typedef struct {
+    int key;                /* K_* */
+    char value[96];
+    int32_t line, col;      /* of the option's value (1-based) */
+    const char *opt;        /* the option as written ("--bq"), a static string */
+    unsigned algos;         /* which algorithms it changes (variation.c) */
+} lp_set;
+
 typedef struct {
     fs_lesson *l;
     const char *name;       /* for errors */
@@ -100,6 +110,14 @@ typedef struct {
     fs_sharding sharding;   /* sharding: */
     bool ring_backward;     /* algo: ring-backward */
 
+    /* A variation (fs_lesson_parse_variation): header keys set by play options, in place of the
+     * lesson's own; the lesson's narration and expectations are then left out. */
+    lp_set sets[LP_MAX_SETS];
+    int n_sets;
+    bool variation;           /* load with sets (even none: a try that sets nothing) */
+    bool own_try;             /* the sets are the lesson's own try: (read from its play: line) */
+    const char *opts_name;    /* where command-line options come from, for errors */
+
     narr_rec *narr;
     int32_t n_narr, cap_narr;
     expect_rec *ex;
@@ -109,7 +127,8 @@ typedef struct {
 enum {
     K_TITLE, K_SOURCE, K_ALGO, K_SCENE, K_INTRO, K_LABELS, K_Z, K_CHUNK, K_Q, K_K, K_V, K_S,
     K_HEADS, K_SCALE, K_SOFTCAP, K_MASK, K_OFFSET, K_TREE, K_BQ, K_BK, K_FORM, K_ORDER, K_EXP2,
-    K_PITFALL, K_SPLIT, K_PARTS, K_MERGE, K_DO, K_FP8, K_DROPOUT, K_SEED, K_DEVICES, K_SHARDING, K_COUNT
+    K_PITFALL, K_SPLIT, K_PARTS, K_MERGE, K_DO, K_FP8, K_DROPOUT, K_SEED, K_DEVICES, K_SHARDING,
+    K_SUMMARY, K_TRY, K_COUNT
 };
 
 /* The header keys by index, as written in a lesson ("title", "source", … "dO"). */
@@ -131,6 +150,16 @@ bool lp_read_records(parse_t *P, const char *text, size_t len);
 
 /* lesson_run.c: build the fs_run the header keys describe and run it (and the comparison). */
 bool lp_build_and_run(parse_t *P);
+
+/* variation.c: the play options of a variation ("--bq 2 --order kv-outer", quotes group words)
+ * as header keys: sets[0 .. *n) (at most LP_MAX_SETS). s[0, n) is the text; name, line and col
+ * locate its first byte for errors (file:line:column of each option). False with err set on an
+ * unknown option, a missing value, or a key set twice. */
+bool lp_options_parse(const char *s, size_t n, const char *name, int32_t line, int32_t col,
+                      lp_set *sets, int *n_sets, fs_loc_error *err);
+
+/* variation.c: whether the option e changes a lesson of that algorithm (fs_algo, −1 for none). */
+bool lp_set_applies(const lp_set *e, int algo, bool ring_backward);
 
 /* lesson_expect.c: evaluate and judge every expectation against the run. */
 bool lp_resolve(parse_t *P);

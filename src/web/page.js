@@ -71,6 +71,7 @@
     }
     markLesson();
     atLessonEnd(s);
+    atLessonEndTry(s);
     if (!$('p-claims').hidden) showClaims();
     describe(s);
     fitCanvas(s);
@@ -417,6 +418,26 @@
     btn.hidden = false;
   }
 
+  /* At a lesson's last step: its "try this" (web_ending), a button that presses V, which loads the
+   * lesson again with its try's options; in that variation the same button goes back to the
+   * lesson as written. Hidden elsewhere and for a lesson with neither. */
+  let tryFor = '';
+  function atLessonEndTry(s) {
+    const end = s.lesson >= 0 && (s.n === 0 || s.step === s.n - 1);
+    const btn = $('try-lesson');
+    if (!end) { btn.hidden = true; tryFor = ''; return; }
+    if (tryFor === s.title) return;
+    tryFor = s.title;
+    const e = JSON.parse(Module.UTF8ToString(call('web_ending', 'number', ['number'], [W])));
+    if (!e.variation && !e.try_opts) { btn.hidden = true; return; }
+    btn.textContent = e.variation ? 'Back to the lesson as written (V)' : `Try this: ${e.try_label} (V)`;
+    btn.setAttribute('aria-label', e.variation ? `back to the lesson as written, without ${e.variation}`
+      : `try this: ${e.try_label}; plays the lesson again with ${e.try_opts}`);
+    btn.title = e.variation ? `this is the variation ${e.variation}`
+      : `flashstep play ${e.name} ${e.try_opts}`;
+    btn.hidden = false;
+  }
+
   /* ---- one's own problem ---- */
   const inputs = { q: 'q.txt', k: 'k.txt', v: 'v.txt', tree: 'tree.txt' };
   const chosen = {};   /* key -> {name, bytes} of an uploaded file */
@@ -545,6 +566,7 @@
     const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, $('next-lesson').dataset.name, 0]));
     notice(r.rc !== 0 ? r.err : '');
   });
+  button('try-lesson', () => { key('V'); tryFor = ''; });
   button('b-claims', () => toggle('p-claims'), true);
   button('b-mine', () => toggle('p-mine'), true);
   button('b-png', () => call('web_save_png', null, ['number'], [W]));

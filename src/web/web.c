@@ -53,6 +53,7 @@ typedef struct {
     char title[2][160];      /* one's own problem's header lines */
     char *list;              /* web_lessons' answer */
     char next_json[768];     /* web_course_next's answer */
+    char ending_json[2560];  /* web_ending's answer */
     fs_gpu_job job;          /* the GPU's traced run of what is shown (web_gpu_job) */
     fs_trace gpu;            /* its events, from the kernel's records (web_gpu_compare) */
     char *gpu_json;          /* web_gpu_job's and web_gpu_compare's answers */
@@ -214,7 +215,8 @@ EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k)
         return 2;
     }
     W->demo = false;
-    if (i != W->A.st.lesson || W->A.show.name[0] == 0 || strcmp(W->A.show.name, W->A.cat.names[i])) {
+    if (i != W->A.st.lesson || W->A.show.name[0] == 0 || strcmp(W->A.show.name, W->A.cat.names[i]) ||
+        W->A.show.variation[0]) {   /* a lesson opened by name is the lesson as written */
         W->A.st.menu = W->A.st.help = false;
         if (app_load_entry(&W->A, i)) return 2;
         W->A.st.lesson = i;
@@ -399,6 +401,30 @@ EMSCRIPTEN_KEEPALIVE const char *web_course_next(web_page *W, const char *name)
     }
     fs_course_free(&c);
     return W->next_json;
+}
+
+/* The shown lesson's ending, as {"summary", "keep", "next", "try_label", "try_opts", "variation",
+ * "name"} (each "" when the lesson has none; gui_show's fields), valid until the next call: the
+ * page's "Try this" button at the last step. The button presses V (web_key), which app_frame
+ * turns into app_try. */
+EMSCRIPTEN_KEEPALIVE const char *web_ending(web_page *W)
+{
+    const gui_show *sh = &W->A.show;
+    char *b = W->ending_json;
+    size_t n = sizeof W->ending_json;
+    const char *keys[] = {"summary", "keep", "next", "try_label", "try_opts", "variation", "name"};
+    const char *vals[] = {sh->summary, sh->keep, sh->next, sh->try_label, sh->try_opts, sh->variation, sh->name};
+    snprintf(b, n, "{");
+    for (int i = 0; i < 7; i++) {
+        size_t k = strlen(b);
+        snprintf(b + k, n - k, "%s\"%s\":\"", i ? "," : "", keys[i]);
+        json_str(b, n, vals[i]);
+        k = strlen(b);
+        snprintf(b + k, n - k, "\"");
+    }
+    size_t k = strlen(b);
+    snprintf(b + k, n - k, "}");
+    return b;
 }
 
 /* argv from one string of arguments separated by newlines (the page joins them so). */

@@ -47,6 +47,20 @@ for s in ["000_02", "000_04", "000_07", "003_06", "004_09"]:
     wide = [l for l in p.stdout.split("\n") if len(l) > 80]
     check(p.returncode == 0 and not wide, f"play {s} --all at 80 columns", "\n".join(wide[:3]) + p.stderr)
 
+# the ending: every lesson's last page sums it up; a variation runs, and points back
+p = run("play", "000_04", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
+tail = p.stdout.rstrip("\n").split("\n")[-9:]
+check(any(l.startswith("keep: ") for l in tail) and any(l.startswith("next: ") for l in tail)
+      and tail[-1].strip() == "flashstep play 000_04_tiled_causal_n6 --bq 3 --bk 3",
+      "play 000_04 --all ends with the summary and the try command", "\n".join(tail))
+p = run("play", "000_04", "--terminal", "--all", "--no-questions", "--bq", "3", "--bk", "3", env={"COLUMNS": "80"})
+check(p.returncode == 0 and "(try: --bq 3 --bk 3)" in p.stdout.split("\n")[0] and "step 18 of 0–18" in p.stdout
+      and p.stdout.rstrip().endswith("flashstep play 000_04_tiled_causal_n6 --terminal"),
+      "play 000_04 --bq 3 --bk 3: the variation, 19 steps, then the way back", p.stdout[-400:] + p.stderr)
+p = run("play", "000_01", "--terminal", "--all", "--bq", "2")
+check(p.returncode == 2 and "command line:1:6: --bq changes nothing in a lesson of algo: softmax" in p.stderr,
+      "an option the lesson's algorithm ignores is refused at its column", p.stderr)
+
 p = run("play", "000_02", "--terminal", "--all", env={"COLUMNS": "80"})
 check("Q (1 × 2)" in p.stdout and "K (3 × 2)" in p.stdout and re.search(r"0 │\s+0\.5000\s+0\.3000", p.stdout),
       "000_02 shows Q and K (K[0] = [0.5, 0.3]) before step 0", p.stdout[:1500])
@@ -217,13 +231,19 @@ try:
         if before:
             s = key("C", rf"quit\s+step {before[-1]} of")
             check(position(s) == f"step {before[-1]} of 0–21", f"C goes back to narrated step {before[-1]}", s)
+    # the end: the summary in three lines and the try command to copy, within 80 x 24
+    title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
+    s = key("G", r"quit\s+the end")
+    fits(s, title, "000_04's ending")
+    check("── summary" in s and "keep: KV tile b is skipped" in s and "next: Which tiles a causal" in s
+          and "try this: square tiles" in s and "flashstep play 000_04_tiled_causal_n6 --bq 3 --bk 3" in s
+          and len(s.rstrip("\n").split("\n")) <= 24, "G: the ending, its summary and try command", s)
     # the checks pages: each fits the screen with the title on top
-    s = key("G", r"checks, page (\d+) of \1")
+    s = key("p", r"checks, page (\d+) of \1")
     m = re.search(r"checks, page (\d+) of (\d+)", s)
     check(m is not None, "G: the last checks page", s)
     if m:
         pages = int(m.group(2))
-        title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
         for i in range(pages, 0, -1):
             s = wait_for(rf"checks, page {i} of {pages}")
             fits(s, title, f"000_04's checks page {i} of {pages}")

@@ -63,6 +63,8 @@ echo "test-gui: own problems and saved traces played"
   { echo "test-gui: window-frames.script failed (a window frame differs from tests/gui/ref)" >&2; fail=1; }
 "$bin" play --demo decode --size 1280x720 --font "$font" --script "$root/tests/gui/splits.script" --max-seconds 60 ||
   { echo "test-gui: splits.script failed" >&2; fail=1; }
+"$bin" play 000_04 --size 1280x720 --font "$font" --script "$root/tests/gui/try.script" --max-seconds 60 ||
+  { echo "test-gui: try.script failed" >&2; fail=1; }
 for f in controls-frame.png flashstep-tiled-0000.png; do
   [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
     { echo "test-gui: $f was not written as a PNG" >&2; fail=1; }

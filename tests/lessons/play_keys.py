@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """play_keys.py: keys of the interactive terminal player, through a pseudo-terminal.
 
-`s` (next significant step) on the last page of a lesson's claims must stay there; it used to
-jump back to the first claims page. Usage: play_keys.py path/to/flashstep; exit 1 on failure.
+`s` (next significant step) on the last page (the lesson's ending, after its claims) must stay
+there; it used to jump back to the first claims page. One page back is the last claims page. Usage: play_keys.py path/to/flashstep; exit 1 on failure.
 """
 import os, pty, re, select, sys, time
 
@@ -31,16 +31,20 @@ def screen(seconds):
 
 def page_after(key):
     os.write(fd, key)
-    found = re.findall(r"page (\d+) of (\d+)", screen(0.7))
-    return (int(found[-1][0]), int(found[-1][1])) if found else None
+    text = screen(0.7)
+    found = re.findall(r"page (\d+) of (\d+)|(the end)\s*$", text)
+    if not found:
+        return None
+    return "the end" if found[-1][2] else (int(found[-1][0]), int(found[-1][1]))
 
 
 screen(1.5)
 last = page_after(b"G")
 after_s = page_after(b"s")
+back = page_after(b"\x7f")
 os.write(fd, b"q")
 screen(0.5)
 os.waitpid(pid, 0)
-ok = last is not None and last[0] == last[1] and after_s == last
-print(f"play keys: G -> page {last}, then s -> page {after_s}: {'ok' if ok else 'FAIL'}")
+ok = last == "the end" and after_s == last and isinstance(back, tuple) and back[0] == back[1]
+print(f"play keys: G -> {last}, then s -> {after_s}, then Backspace -> page {back}: {'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)

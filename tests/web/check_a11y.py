@@ -389,6 +389,9 @@ def check_axe(b, url, axe_js, shots):
             close_panels(b)
         load(b, url, "000_04/15")
         axe(b, axe_js, f"{W}x{H} no panel")
+        load(b, url, "000_04/21")   # the last step: the Try this and next-lesson buttons
+        b.wait_for("!document.getElementById('try-lesson').hidden", what="the Try this button")
+        axe(b, axe_js, f"{W}x{H} the last step, Try this shown")
         for pid in ("p-lessons", "p-mine", "p-gpu", "p-help"):
             if W < 700:
                 b.eval("document.getElementById('b-menu').click()")
