@@ -117,7 +117,7 @@ START_TEST(test_variation)
     fs_loc_error e;
     /* the lesson's own try: */
     ck_assert(fs_lesson_parse_variation(text, strlen(text), "mem.lesson", NULL, NULL, &l, &e));
-    ck_assert_str_eq(fs_lesson_title(l), "t (try: --bq 6 --bk 6)");
+    ck_assert_str_eq(fs_lesson_title(l), "t (varied: --bq 6 --bk 6)");
     ck_assert_str_eq(fs_lesson_variation(l), "--bq 6 --bk 6");
     ck_assert_int_eq(fs_lesson_run(l)->tiling.Bq, 6);
     ck_assert_int_eq(fs_lesson_run(l)->tiling.Bk, 6);

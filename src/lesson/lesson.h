@@ -65,7 +65,7 @@ void fs_lesson_free(fs_lesson *l);
  * group words), in place of the lesson's own lines for those keys. opts NULL: the lesson's own
  * `try:` (its play: line; an error when it has none). The lesson's step narration and
  * expectations are left out (they describe the lesson as written; the generated narration
- * still explains every step), the title gets " (try: OPTIONS)" and fs_lesson_variation says
+ * still explains every step), the title gets " (varied: OPTIONS)" and fs_lesson_variation says
  * which options. opts "": the lesson as written (fs_lesson_load, fs_lesson_parse). Errors name file:line:column: of the play: line for the lesson's own try:, of
  * opts_name:1:COLUMN (default "play options") for a bad option in opts. An option the lesson's
  * algorithm would ignore (--bq for a softmax) is refused there, so a variation always changes

@@ -839,7 +839,7 @@ static bool apply_variation(parse_t *P, int32_t nlines)
     const char *opts = P->own_try ? l->try_options : l->variation;
     char *t = malloc(strlen(l->title) + strlen(opts) + 16);
     if (!t) return fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
-    sprintf(t, "%s (try: %s)", l->title, opts);
+    sprintf(t, "%s (varied: %s)", l->title, opts);
     l->title = lp_keep(l, t);
     if (P->own_try) l->variation = l->try_options;
     return l->title ? true : fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");

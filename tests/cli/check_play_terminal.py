@@ -54,7 +54,7 @@ check(any(l.startswith("keep: ") for l in tail) and any(l.startswith("next: ") f
       and tail[-1].strip() == "flashstep play 000_04_tiled_causal_n6 --bq 3 --bk 3",
       "play 000_04 --all ends with the summary and the try command", "\n".join(tail))
 p = run("play", "000_04", "--terminal", "--all", "--no-questions", "--bq", "3", "--bk", "3", env={"COLUMNS": "80"})
-check(p.returncode == 0 and "(try: --bq 3 --bk 3)" in p.stdout.split("\n")[0] and "step 18 of 0–18" in p.stdout
+check(p.returncode == 0 and "(varied: --bq 3 --bk 3)" in p.stdout.split("\n")[0] and "step 18 of 0–18" in p.stdout
       and p.stdout.rstrip().endswith("flashstep play 000_04_tiled_causal_n6 --terminal"),
       "play 000_04 --bq 3 --bk 3: the variation, 19 steps, then the way back", p.stdout[-400:] + p.stderr)
 p = run("play", "000_01", "--terminal", "--all", "--bq", "2")
