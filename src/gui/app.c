@@ -122,6 +122,7 @@ int app_load_entry(app *A, int i)
     int rc = gui_catalog_load(&A->cat, i, &A->show, stderr);
     if (rc) return rc;
     gui_state_attach(&A->st, &A->show);
+    A->st.lesson = i;   /* (the page's web_open sets it only after this) */
     app_course_mark(A);
     return 0;
 }

@@ -460,7 +460,12 @@
         $('ask-check').hidden = !asking;
         $('ask-on').hidden = asking;
         $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: on\s+/, ' ')}`;
-        $('ask-msg').classList.toggle('ok', !asking && s.right > 0 && /right!/.test(q[2]));
+      }
+      /* at the top right of the canvas's question box (its layout's prompt box, canvas pixels) */
+      const pr = s.boxes && s.boxes[5], sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1);
+      if (pr && pr[3] > 0) {
+        box.style.left = `${Math.max(4, Math.round((pr[0] + pr[2]) * sx - box.offsetWidth - 8))}px`;
+        box.style.top = `${Math.round(pr[1] * sy + 6)}px`;
       }
     }
     offerQuiz(s);
