@@ -444,8 +444,7 @@
   let askedKey = '';
   function questionsShown(s) {
     const on = s.predict > 0, b = $('b-questions');
-    b.setAttribute('aria-pressed', String(on));
-    b.textContent = on ? 'Questions: on' : 'Questions: off';
+    b.setAttribute('aria-pressed', String(on));   /* (its name stays: a toggle button) */
     const q = s.question || [], box = $('ask');
     if (!q.length) { box.hidden = true; askedKey = ''; }
     else {
