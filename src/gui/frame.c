@@ -352,13 +352,14 @@ static void draw_quiz(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_text(d, L->font_small, x, y, th->warn, GUI_AL_LEFT, "QUIZ");
     y += gui_line_h(d, L->font_small);
     y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->accent, l[0]) + L->pad / 2;
-    y += gui_text_wrap(d, L->font, (gui_rect){x, y, w, y1 - y}, th->text, l[1]) + L->pad / 2;
-    if (l[2][0]) y += gui_text_wrap(d, L->font, (gui_rect){x, y, w, y1 - y}, th->text, l[2]) + L->pad / 2;
+    /* the box has the room: the question at the big size, the feedback at the body size */
+    y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->text, l[1]) + L->pad / 2;
+    if (l[2][0]) y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->text, l[2]) + L->pad / 2;
     if (l[3][0]) {
         gui_text(d, L->font_big, x, y, z->phase == GUI_QUIZ_ASK ? th->accent : z->correct ? th->good : th->bad, GUI_AL_LEFT, l[3]);
         y += gui_line_h(d, L->font_big) + L->pad / 2;
     }
-    gui_text_wrap(d, L->font_small, (gui_rect){x, y, w, y1 - y}, th->dim, l[4]);
+    gui_text_wrap(d, L->font, (gui_rect){x, y, w, y1 - y}, th->dim, l[4]);
 }
 
 /* At the last step of a section's last lesson, a line at the foot of the scene offers the
