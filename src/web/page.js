@@ -454,6 +454,7 @@
         box.hidden = false;
         $('ask-q').textContent = q[0] + (q[1] ? ` (${q[1]})` : '');
         const asking = s.predict === 2;
+        if (asking) $('live').textContent = `Question: ${$('ask-q').textContent}`;   /* said, as a step is */
         $('ask-in').disabled = !asking;
         if (asking) $('ask-in').value = '';
         $('ask-check').hidden = !asking;
