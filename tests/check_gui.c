@@ -411,6 +411,148 @@ START_TEST(predict_mode)
 }
 END_TEST
 
+/* With the questions on, a question about step 0 is asked as soon as the show is attached, over
+ * a covered scene (gui_predict_covers); Right after its answer asks step 0's next one or shows
+ * the step. With them off, nothing is asked. */
+START_TEST(predict_step0_first)
+{
+    gui_show sh;
+    gui_state s;
+    demo_state("softmax", &sh, &s, 1);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_OFF);   /* off: nothing asked, nothing covered */
+    ck_assert(!gui_predict_covers(&s));
+    int at0 = 0;
+    for (int i = 0; i < sh.n_questions; i++) at0 += sh.questions[i].step == 0;
+    ck_assert_int_gt(at0, 0);   /* the first element's maximum */
+    s.predict.phase = GUI_PREDICT_ARMED;   /* on, as the window starts */
+    gui_state_attach(&s, &sh);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+    ck_assert_int_eq(s.predict.at, 0);
+    ck_assert_int_eq(s.step, 0);
+    ck_assert(gui_predict_covers(&s));
+    char l[4][GUI_PREDICT_LEN];
+    ck_assert(gui_predict_text(&s, &sh, l));
+    ck_assert_msg(strstr(l[0], sh.questions[s.predict.qi].prompt) && !strstr(l[0], "step 0:"), "%s", l[0]);
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0}, right = {GUI_CMD_STEP, 1, 0};
+    for (int k = 0; k < at0; k++) {
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+        gui_update(&s, &sh, &enter);   /* empty: revealed, not scored */
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_SHOWN);
+        ck_assert(gui_predict_covers(&s));
+        gui_update(&s, &sh, &right);
+        ck_assert_int_eq(s.step, 0);
+    }
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);   /* step 0 shown now */
+    ck_assert(!gui_predict_covers(&s));
+    ck_assert_int_eq(s.predict.n_asked, 0);
+    gui_show_free(&sh);
+}
+END_TEST
+
+/* Type text into the state, one GUI_CMD_CHAR at a time. */
+static void type_text(gui_state *s, const gui_show *sh, const char *t)
+{
+    for (; *t; t++) {
+        gui_cmd ch = {GUI_CMD_CHAR, *t, 0};
+        gui_update(s, sh, &ch);
+    }
+}
+
+/* A section's quiz in the window: asked for from the lesson list's quiz entry (after the
+ * lessons) or at a section's last step; made (here as the platform makes it, on a fresh seed);
+ * asked one question at a time, each judged with its right answer and reason; the score, and the
+ * lessons of the wrong answers to revisit; Esc leaves it. Every key but the answer's is the
+ * quiz's while it is open. */
+START_TEST(section_quiz)
+{
+    uint64_t seed = fs_test_seed();
+    fs_course c;
+    fs_loc_error err;
+    ck_assert_msg(fs_course_load("lessons", &c, &err), "%s", err.msg);
+    int section = (int)(seed % (uint64_t)c.n_sections);
+    gui_show sh;
+    gui_state s;
+    demo_state("tiled", &sh, &s, 3);
+    s.n_sections = c.n_sections;
+    /* the list's quiz entry asks for its section's quiz */
+    gui_cmd menu = {GUI_CMD_MENU, 0, 0};
+    gui_update(&s, &sh, &menu);
+    for (int i = 0; i < 3 + section; i++) {
+        gui_cmd down = gui_key_cmd(&s, GUI_KEY_DOWN, false);
+        gui_update(&s, &sh, &down);
+    }
+    ck_assert_int_eq(s.menu_sel, 3 + section);
+    gui_cmd pick = gui_key_cmd(&s, GUI_KEY_ENTER, false);
+    ck_assert_int_eq(pick.kind, GUI_CMD_QUIZ);
+    ck_assert_int_eq(pick.a, section);
+    gui_update(&s, &sh, &pick);
+    ck_assert_int_eq(s.quiz_want, section);
+    ck_assert(!s.menu);
+    ck_assert_int_eq(s.quiz.phase, GUI_QUIZ_OFF);
+    /* the platform makes it */
+    sh.quiz = malloc(sizeof *sh.quiz);
+    ck_assert_ptr_nonnull(sh.quiz);
+    FS_ASSERT_SEED(fs_quiz_make("lessons", &c, section, seed, sh.quiz, &err), seed, "%s", err.msg);
+    ck_assert_int_eq(sh.quiz->n, FS_QUIZ_QUESTIONS);
+    gui_cmd made = {GUI_CMD_QUIZ, section, 1};
+    gui_update(&s, &sh, &made);
+    ck_assert_int_eq(s.quiz.phase, GUI_QUIZ_ASK);
+    ck_assert_int_eq(s.quiz.qi, 0);
+    /* while it is open, the keys are the quiz's: no lesson list, no lesson by number */
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_L, false).kind, GUI_CMD_NONE);
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_3, false).kind, GUI_CMD_CHAR);
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_RIGHT, false).kind, GUI_CMD_ENTER);
+    char l[5][GUI_PREDICT_LEN];
+    ck_assert(gui_quiz_text(&s, &sh, l));
+    FS_ASSERT_SEED(strstr(l[0], c.sections[section]) && strstr(l[0], "question 1 of 5") && strstr(l[0], sh.quiz->lesson[0]), seed,
+                   "%.200s", l[0]);
+    FS_ASSERT_SEED(!strcmp(l[1], sh.quiz->q[0].prompt), seed, "%.200s", l[1]);
+    /* the first answered right (a choice by its number), the second wrong, the rest revealed */
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0};
+    for (int i = 0; i < sh.quiz->n; i++) {
+        const fs_question *q = &sh.quiz->q[i];
+        char ans[64];
+        if (i == 0) {
+            if (q->numeric) fs_question_answer(q, ans, sizeof ans);
+            else snprintf(ans, sizeof ans, "%d", q->right + 1);
+            type_text(&s, &sh, ans);
+        } else if (i == 1) {
+            type_text(&s, &sh, "9999");
+        }
+        gui_update(&s, &sh, &enter);
+        ck_assert_int_eq(s.quiz.phase, GUI_QUIZ_SHOWN);
+        FS_ASSERT_SEED(s.quiz.correct == (i == 0), seed, "question %d (%.300s) judged %d", i + 1, q->prompt, s.quiz.correct);
+        ck_assert(gui_quiz_text(&s, &sh, l));
+        fs_question_answer(q, ans, sizeof ans);
+        FS_ASSERT_SEED(strstr(l[3], ans) && strstr(l[4], q->why), seed, "the answer and why: %.150s / %.250s", l[3], l[4]);
+        if (i == 1) FS_ASSERT_SEED(strstr(l[4], "9999") != NULL, seed, "the typed answer echoed: %.300s", l[4]);
+        gui_update(&s, &sh, &enter);
+    }
+    ck_assert_int_eq(s.quiz.phase, GUI_QUIZ_DONE);
+    ck_assert_int_eq(s.quiz.right, 1);
+    ck_assert_int_eq(s.quiz.answered, FS_QUIZ_QUESTIONS);
+    ck_assert(gui_quiz_text(&s, &sh, l));
+    FS_ASSERT_SEED(strstr(l[0], "1 of 5 right") && strstr(l[1], "To revisit") && strstr(l[1], sh.quiz->lesson[1]), seed, "%.200s / %.200s",
+                   l[0], l[1]);
+    /* Esc leaves it; the scene's keys are back */
+    gui_cmd esc = gui_key_cmd(&s, GUI_KEY_ESCAPE, false);
+    gui_update(&s, &sh, &esc);
+    ck_assert_int_eq(s.quiz.phase, GUI_QUIZ_OFF);
+    ck_assert(!s.quit);
+    ck_assert(!gui_quiz_text(&s, &sh, l));
+    /* a section's last lesson at its last step: Enter asks for that section's quiz */
+    s.section_end = section;
+    ck_assert_int_ne(gui_key_cmd(&s, GUI_KEY_ENTER, false).kind, GUI_CMD_QUIZ);   /* not at the end yet */
+    gui_cmd end = {GUI_CMD_END, 0, 0};
+    gui_update(&s, &sh, &end);
+    gui_cmd at_end = gui_key_cmd(&s, GUI_KEY_ENTER, false);
+    ck_assert_int_eq(at_end.kind, GUI_CMD_QUIZ);
+    ck_assert_int_eq(at_end.a, section);
+    gui_show_free(&sh);
+    fs_course_free(&c);
+}
+END_TEST
+
 START_TEST(commands_change_settings)
 {
     gui_show sh;
@@ -1323,6 +1465,8 @@ Suite *gui_suite(void)
     tcase_add_test(t, stepping_and_significant);
     tcase_add_test(t, timeline_click_and_drag);
     tcase_add_test(t, predict_mode);
+    tcase_add_test(t, predict_step0_first);
+    tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, commands_change_settings);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/run.h"
 #include "lesson/lesson.h"
@@ -317,6 +318,48 @@ START_TEST(test_quiz_every_section)
 }
 END_TEST
 
+/* The quizzes' state file, shared by `flashstep quiz` and the window: its path from the
+ * environment, each finished quiz appended (its folder made), a section's best and last score
+ * read back, lines of other sections and lines that do not parse skipped. */
+START_TEST(test_quiz_state_file)
+{
+    uint64_t seed = fs_test_seed();
+    char dir[256], path[512], got[600];
+    snprintf(dir, sizeof dir, "/tmp/fs_quiz_state_%llu", (unsigned long long)seed);
+    snprintf(path, sizeof path, "%s/a/b/quiz.tsv", dir);
+    setenv("FLASHSTEP_STATE", path, 1);
+    ck_assert(fs_quiz_state_path(got, sizeof got));
+    ck_assert_str_eq(got, path);
+    unsetenv("FLASHSTEP_STATE");
+    setenv("XDG_STATE_HOME", dir, 1);
+    ck_assert(fs_quiz_state_path(got, sizeof got));
+    ck_assert(strstr(got, dir) == got && strstr(got, "/flashstep/quiz.tsv"));
+    ck_assert(!fs_quiz_state_path(got, 8));   /* too long for the buffer: no path */
+    int best, last, of;
+    fs_quiz_scores(path, "Masks", &best, &last, &of);   /* no file yet */
+    ck_assert_int_eq(best, -1);
+    ck_assert_int_eq(last, -1);
+    int a = (int)(seed % 6), b = (int)((seed / 7) % 6);
+    ck_assert(fs_quiz_keep(path, "Masks", a, 5, seed));
+    ck_assert(fs_quiz_keep(path, "Other", 5, 5, 1));
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "Masks\tnot a number\nMasks\t9\t5\t0\tx\n");   /* skipped: no score, more than 5 of 5 */
+    fclose(f);
+    ck_assert(fs_quiz_keep(path, "Masks", b, 5, seed + 1));
+    fs_quiz_scores(path, "Masks", &best, &last, &of);
+    FS_ASSERT_SEED(best == (a > b ? a : b) && last == b && of == 5, seed, "best %d last %d of %d after %d, %d", best, last, of, a, b);
+    fs_quiz_scores(path, "Mask", &best, &last, &of);   /* the whole title, not a prefix */
+    ck_assert_int_eq(best, -1);
+    remove(path);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/a/b", dir); rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/a", dir); rmdir(sub);
+    rmdir(dir);
+    unsetenv("XDG_STATE_HOME");
+}
+END_TEST
+
 Suite *question_suite(void)
 {
     Suite *s = suite_create("question");
@@ -326,6 +369,7 @@ Suite *question_suite(void)
     tcase_add_test(tc, test_judge_rules);
     tcase_add_test(tc, test_random_problems);
     tcase_add_test(tc, test_quiz_every_section);
+    tcase_add_test(tc, test_quiz_state_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,8 @@
  *
  * Scores go to a state file, one line per quiz taken: the section's title, the score, the number
  * of questions, the seed and the UTC time, separated by tabs. It is $FLASHSTEP_STATE when set,
- * else $XDG_STATE_HOME/flashstep/quiz.tsv, else ~/.local/state/flashstep/quiz.tsv. Without a
+ * else $XDG_STATE_HOME/flashstep/quiz.tsv, else ~/.local/state/flashstep/quiz.tsv (lesson.h:
+ * fs_quiz_state_path, fs_quiz_keep; the window keeps its quizzes' scores there too). Without a
  * section, the command lists the sections with each one's best and last score.
  */
 #include <errno.h>
@@ -36,63 +37,12 @@ static void usage(FILE *f)
                "~/.local/state/flashstep/quiz.tsv (one tab-separated line per quiz finished).\n");
 }
 
-/* The state file's path into buf; false when no home is known. */
-static bool state_path(char *buf, size_t n)
-{
-    const char *e = getenv("FLASHSTEP_STATE");
-    if (e && *e) return snprintf(buf, n, "%s", e) < (int)n;
-    const char *x = getenv("XDG_STATE_HOME");
-    if (x && *x) return snprintf(buf, n, "%s/flashstep/quiz.tsv", x) < (int)n;
-    const char *h = getenv("HOME");
-    if (h && *h) return snprintf(buf, n, "%s/.local/state/flashstep/quiz.tsv", h) < (int)n;
-    return false;
-}
-
-/* mkdir -p of the directory part of path. */
-static void make_dirs(const char *path)
-{
-    char d[4096];
-    snprintf(d, sizeof d, "%s", path);
-    char *slash = strrchr(d, '/');
-    if (!slash) return;
-    *slash = 0;
-    for (char *p = d + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(d, 0755);
-            *p = '/';
-        }
-    mkdir(d, 0755);
-}
-
-/* Best and last score of a section from the state file (−1 when never taken). */
-static void scores_of(const char *path, const char *section, int *best, int *last, int *of)
-{
-    *best = *last = -1;
-    *of = FS_QUIZ_QUESTIONS;
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        char *tab = strchr(line, '\t');
-        if (!tab) continue;
-        *tab = 0;
-        if (strcmp(line, section)) continue;
-        int s, n;
-        if (sscanf(tab + 1, "%d\t%d", &s, &n) != 2 || s < 0 || n <= 0 || s > n) continue;
-        *last = s;
-        *of = n;
-        if (s > *best) *best = s;
-    }
-    fclose(f);
-}
-
 static int list_sections(const fs_course *c, const char *state)
 {
     printf("The course's sections: `flashstep quiz N` checks section N.\n\n");
     for (int s = 0; s < c->n_sections; s++) {
         int best, last, of;
-        scores_of(state, c->sections[s], &best, &last, &of);
+        fs_quiz_scores(state, c->sections[s], &best, &last, &of);
         int n = 0;
         for (int i = 0; i < c->n; i++) n += c->section_of[i] == s;
         char score[64] = "not taken yet";
@@ -206,7 +156,7 @@ int cli_quiz(int argc, char **argv)
         return 2;
     }
     char state[4096];
-    bool have_state = state_path(state, sizeof state);
+    bool have_state = fs_quiz_state_path(state, sizeof state);
     if (!section_arg) {
         int rc = list_sections(&c, have_state ? state : "(no $HOME: scores are not kept)");
         fs_course_free(&c);
@@ -284,14 +234,7 @@ int cli_quiz(int argc, char **argv)
             printf("Every answer right: on to the next section.\n");
         }
         if (have_state) {
-            make_dirs(state);
-            FILE *f = fopen(state, "a");
-            if (f) {
-                time_t now = time(NULL);
-                char when[64];
-                strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-                fprintf(f, "%s\t%d\t%d\t%llu\t%s\n", quiz->section, right, quiz->n, (unsigned long long)seed, when);
-                fclose(f);
+            if (fs_quiz_keep(state, quiz->section, right, quiz->n, seed)) {
                 printf("Kept in %s.\n", state);
             } else {
                 char q[512];

@@ -77,6 +77,45 @@ static SDL_Keycode sdl_key_of(gui_key k)
     return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
 }
 
+static void menu_free(app *A)
+{
+    for (int i = A->cat.n; A->menu && i < A->menu_n; i++) free(A->menu[i]);   /* the quizzes' labels */
+    free(A->menu);
+    A->menu = NULL;
+    A->menu_n = 0;
+}
+
+void app_course_mark(app *A)
+{
+    gui_state *s = &A->st;
+    s->n_sections = 0;
+    s->section_end = -1;
+    menu_free(A);
+    if (!A->have_course) return;
+    const fs_course *c = &A->course;
+    /* the lesson shown ends a section when the course's next lesson is of another (or none) */
+    if (s->lesson >= 0 && s->lesson < A->cat.n) {
+        int k = fs_course_find(c, A->cat.names[s->lesson]);
+        if (k >= 0 && (k + 1 == c->n || c->section_of[k + 1] != c->section_of[k])) s->section_end = c->section_of[k];
+    }
+    A->menu = calloc((size_t)(A->cat.n + c->n_sections), sizeof *A->menu);
+    if (!A->menu) return;
+    char path[4096];
+    bool kept = fs_quiz_state_path(path, sizeof path);
+    for (int i = 0; i < A->cat.n; i++) A->menu[i] = A->cat.names[i];
+    A->menu_n = A->cat.n;
+    for (int q = 0; q < c->n_sections; q++) {
+        int best, last, of;
+        fs_quiz_scores(kept ? path : NULL, c->sections[q], &best, &last, &of);
+        char label[256];
+        if (best >= 0) snprintf(label, sizeof label, "Quiz: %s (best %d/%d)", c->sections[q], best, of);
+        else snprintf(label, sizeof label, "Quiz: %s", c->sections[q]);
+        if (!(A->menu[A->menu_n] = strdup(label))) break;
+        A->menu_n++;
+    }
+    s->n_sections = A->menu_n - A->cat.n;
+}
+
 int app_load_entry(app *A, int i)
 {
     gui_scene_tiled_free(&A->draw);   /* the kept scans belong to the old show */
@@ -84,6 +123,8 @@ int app_load_entry(app *A, int i)
     int rc = gui_catalog_load(&A->cat, i, &A->show, stderr);
     if (rc) return rc;
     gui_state_attach(&A->st, &A->show);
+    A->st.lesson = i;   /* (the page's web_open sets it only after this) */
+    app_course_mark(A);
     return 0;
 }
 
@@ -104,6 +145,46 @@ int app_try(app *A)
                                                      : "try this: %s (V: back to the lesson as written)", opts);
     A->st.status_ttl = 250;
     return 0;
+}
+
+/* The quiz of section q: made on a seed from the clock (fs_quiz_make), then asked (the state's
+ * GUI_CMD_QUIZ with b = 1). A message on the status line when it cannot be made. */
+static void quiz_start(app *A, int q)
+{
+    fs_quiz *quiz = A->have_course ? malloc(sizeof *quiz) : NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    fs_loc_error err;
+    memset(&err, 0, sizeof err);
+    if (!quiz || !fs_quiz_make(A->dir, &A->course, q, seed, quiz, &err)) {
+        snprintf(A->st.status, sizeof A->st.status, "no quiz: %.140s", quiz ? err.msg : "no course here");
+        A->st.status_ttl = 300;
+        free(quiz);
+        return;
+    }
+    free(A->show.quiz);
+    A->show.quiz = quiz;
+    gui_cmd c = {GUI_CMD_QUIZ, q, 1};
+    gui_update(&A->st, &A->show, &c);
+}
+
+/* A finished quiz: its score appended to the state file that `flashstep quiz` keeps. */
+static void quiz_keep(app *A)
+{
+    gui_quiz_view *z = &A->st.quiz;
+    z->kept = true;
+    const fs_quiz *q = A->show.quiz;
+    char path[4096];
+    if (!q) return;
+    if (!fs_quiz_state_path(path, sizeof path)) snprintf(A->st.status, sizeof A->st.status, "no home folder: the score is not kept");
+    else if (!fs_quiz_keep(path, q->section, z->right, q->n, q->seed)) snprintf(A->st.status, sizeof A->st.status, "could not keep the score");
+    else {
+        snprintf(A->st.status, sizeof A->st.status, "score %d/%d kept (flashstep quiz lists it)", z->right, q->n);
+        fprintf(stderr, "flashstep: quiz on \"%s\": %d of %d, kept in %s\n", q->section, z->right, q->n, path);
+    }
+    A->st.status_ttl = 400;
+    app_course_mark(A);   /* the list's best scores */
 }
 
 /* Decode with twice (dir > 0) or half as many splits: run the engine again on the same problem
@@ -327,7 +408,8 @@ static void poll(app *A)
 void app_draw(app *A)
 {
     gui_draw_begin(&A->draw, &A->st, &A->show);
-    gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
+    if (A->menu) gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->menu, A->menu_n);
+    else gui_frame_draw(&A->draw, &A->st, &A->show, (const char *const *)A->cat.names, A->cat.n);
 }
 
 /* Whether the state differs from the one last drawn (lazy drawing), ignoring the counters that
@@ -361,6 +443,13 @@ bool app_frame(app *A, int dt_ms)
         A->st.try_request = false;
         if (app_try(A)) A->st.quit = true;
     }
+    if (A->st.quiz_want >= 0) {
+        int q = A->st.quiz_want;
+        A->st.quiz_want = -1;
+        if (A->quiz_open) A->quiz_open(A->quiz_ctx, q);
+        else quiz_start(A, q);
+    }
+    if (A->st.quiz.phase == GUI_QUIZ_DONE && !A->st.quiz.kept) quiz_keep(A);
     if (A->win) {
         bool fs = (SDL_GetWindowFlags(A->win) & SDL_WINDOW_FULLSCREEN_DESKTOP) != 0;
         if (fs != A->st.fullscreen) SDL_SetWindowFullscreen(A->win, A->st.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
@@ -401,6 +490,9 @@ void app_shutdown(app *A)
 {
     gui_draw_free(&A->draw);
     gui_show_free(&A->show);
+    menu_free(A);
+    if (A->have_course) fs_course_free(&A->course);
+    A->have_course = false;
     gui_catalog_free(&A->cat);
     gui_script_free(&A->script);
     if (A->ren) SDL_DestroyRenderer(A->ren);
@@ -410,8 +502,28 @@ void app_shutdown(app *A)
     SDL_Quit();
 }
 
-/* Load what to show: a demo, a lesson of the catalogue, or a lesson file by path. */
+static int app_load_what(app *A, const char *name);
+
+/* Load what to show (app_load_what), then the course beside the lessons, for the lesson list's
+ * quizzes and the end of each section. */
 int app_load(app *A, const char *name)
+{
+    int rc = app_load_what(A, name);
+    if (rc) return rc;
+    if (A->cat.paths && A->cat.n > 0) {
+        snprintf(A->dir, sizeof A->dir, "%s", A->cat.paths[0]);
+        char *slash = strrchr(A->dir, '/');
+        if (slash) *slash = 0;
+        else snprintf(A->dir, sizeof A->dir, ".");
+        fs_loc_error err;
+        A->have_course = fs_course_load(A->dir, &A->course, &err);
+    }
+    app_course_mark(A);
+    return 0;
+}
+
+/* Load what to show: a demo, a lesson of the catalogue, or a lesson file by path. */
+static int app_load_what(app *A, const char *name)
 {
     if (gui_catalog_open(&A->cat, stderr)) return 2;
     int idx = 0;
@@ -462,8 +574,14 @@ void app_apply_options(app *A)
             if (fabs(log(gui_speed_eps(i) / o->speed_eps)) < fabs(log(gui_speed_eps(best) / o->speed_eps))) best = i;
         A->st.speed = best;
     }
+    /* Questions are on unless asked off: --no-questions (a teacher projecting), --autoplay (it
+     * plays by itself: nobody is there to answer), and `render`, which draws frames. */
+    A->st.predict.phase = o->no_questions || o->autoplay ? GUI_PREDICT_OFF : GUI_PREDICT_ARMED;
     gui_state_attach(&A->st, &A->show);
-    if (o->start_step > 0 && A->st.n > 0) A->st.step = o->start_step < A->st.n ? o->start_step : A->st.n - 1;
+    if (o->start_step > 0 && A->st.n > 0) {
+        A->st.step = o->start_step < A->st.n ? o->start_step : A->st.n - 1;
+        if (A->st.predict.phase != GUI_PREDICT_OFF) A->st.predict.phase = GUI_PREDICT_ARMED;   /* not step 0's */
+    }
 }
 
 int gui_play(const char *name, const gui_options *o)
@@ -609,7 +727,9 @@ int gui_render(const char *name, int64_t a, int64_t b, const char *out, const ch
 {
     app A;
     memset(&A, 0, sizeof A);
-    A.opt = o;
+    gui_options ro = *o;
+    ro.no_questions = true;   /* frames of the steps themselves: no question stands before one */
+    A.opt = o = &ro;
     int rc = offscreen_open(&A, o->w, o->h);
     if ((rc = app_start(&A, name, rc)) != 0) return rc;
     A.st.playing = false;
@@ -650,7 +770,9 @@ int gui_bench(const char *name, int frames, bool window, const gui_options *o)
 {
     app A;
     memset(&A, 0, sizeof A);
-    A.opt = o;
+    gui_options bo = *o;
+    bo.no_questions = true;   /* it times the steps' frames */
+    A.opt = o = &bo;
     int rc;
     if (window) {
         if (SDL_Init(SDL_INIT_VIDEO) != 0) { fprintf(stderr, "flashstep: no display (%s)\n", SDL_GetError()); return GUI_NO_DISPLAY; }

@@ -33,12 +33,28 @@ typedef struct {
      * and play clock aside) is not painted again; clear have_drawn to force the next one. */
     bool lazy, have_drawn;
     gui_state drawn;
+    /* The course beside the catalogue's lessons (course.txt; have_course false when there is
+     * none): which lesson ends a section, and the sections' quizzes. menu: the lesson list's
+     * entries, the catalogue's names then "Quiz: SECTION (best b/n)" for each section (menu_n). */
+    fs_course course;
+    bool have_course;
+    char dir[1024];          /* the lessons' directory */
+    char **menu;
+    int menu_n;
+    /* A section's quiz was asked for (st.quiz_want): the page opens its own (in the page's HTML,
+     * its score kept in the browser) through this; NULL: the window makes it (fs_quiz_make) and
+     * keeps the score in the state file (fs_quiz_keep). */
+    void (*quiz_open)(void *ctx, int section);
+    void *quiz_ctx;
 } app;
 
 /* Load what o names into A (a demo, one's own problem, a saved trace, a lesson of the catalogue
  * or a lesson file; name NULL: the first lesson) and initialize the state. 0, or 2 with a
  * message on stderr. */
 int app_load(app *A, const char *name);
+/* The lesson list's entries and the state's course fields (n_sections, section_end) from the
+ * course, again: after a lesson is loaded and after a quiz's score is kept. */
+void app_course_mark(app *A);
 /* Replace what is shown by catalogue entry i (state attached at step 0). 0, or 2. */
 int app_load_entry(app *A, int i);
 /* V: load the shown lesson again with its try: (or, in a variation, as written), from step 0; a

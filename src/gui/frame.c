@@ -101,7 +101,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
         header_title(d, show, y1, xr);
         int y3 = y2 + gui_line_h(d, L->font);
         snprintf(status, sizeof status, "%s %s%s", s->playing ? "playing" : "paused", sp,
-                 s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "");
+                 s->predict.phase != GUI_PREDICT_OFF ? "  ·  questions on" : "");
         int sw = gui_text(d, L->font_small, xr, y2 + (gui_line_h(d, L->font) - gui_line_h(d, L->font_small)) / 2,
                           s->playing ? th->good : th->dim, GUI_AL_RIGHT, status);
         d->clip_x1 = xr - sw - L->pad;
@@ -114,7 +114,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     int rw = gui_text(d, L->font_big, xr, y1, th->accent, GUI_AL_RIGHT, right);
     header_title(d, show, y1, xr - rw - L->pad);   /* the title stops short of the step counter */
     snprintf(status, sizeof status, "·  %s %s%s  ·  %s  ·  ? keys", s->playing ? "playing" : "paused", sp,
-             s->predict.phase != GUI_PREDICT_OFF ? "  ·  predict on" : "", th->name);
+             s->predict.phase != GUI_PREDICT_OFF ? "  ·  questions on" : "", th->name);
     int sw = gui_text(d, L->font_small, xr, y2, s->playing ? th->good : th->dim, GUI_AL_RIGHT, status);
     /* The subtitle keeps clear of the status on the right: cut with "…" where needed. */
     d->clip_x1 = xr - sw - L->pad;
@@ -129,7 +129,8 @@ static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show
     const gui_layout *L = &d->L;
     gui_panel(d, L->narration, NULL);
     char buf[4096];
-    gui_narration(show, s->n > 0 ? s->step : -1, buf, sizeof buf);
+    /* a question about step 0 covers that step: the lesson's introduction meanwhile */
+    gui_narration(show, s->n > 0 && !gui_predict_covers(s) ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
     int fs = L->font, lines = gui_wrap_lines(d, fs, r.w, buf);
@@ -261,8 +262,8 @@ static void draw_help(gui_draw *d)
         "               value, the text bar for all of a long text;",
         "               click a row to follow it (again: let go)",
         "L, 1-9, 0      lesson list, pick lesson 1-10",
-        "Q              predict mode: answer the next number before",
-        "               a step that matters, Enter to check it",
+        "Q              questions on / off: answer the next number",
+        "               before a step that matters, Enter checks it",
         "+ / -          bigger / smaller (projector mode)",
         "T              theme: dark, light, high contrast",
         "F              full screen",
@@ -330,7 +331,77 @@ static void draw_menu(gui_draw *d, const gui_state *s, const char *const *names,
         snprintf(buf[m], sizeof buf[m], "%s %-2s %s", i == s->menu_sel ? ">" : " ", key, names[i]);
         lines[m] = buf[m];
     }
-    draw_box_lines(d, "Lessons (Up/Down, Enter or a number; L closes)", lines, m, 52);
+    draw_box_lines(d, "Lessons and quizzes (Up/Down, Enter or a number; L closes)", lines, m, 60);
+}
+
+/* A section's quiz over the scene, header to timeline: its title, the question, the choices,
+ * the answer line and the feedback or keys (gui_quiz_text). */
+static void draw_quiz(gui_draw *d, const gui_state *s, const gui_show *show)
+{
+    char l[5][GUI_PREDICT_LEN];
+    if (!gui_quiz_text(s, show, l)) return;
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    const gui_quiz_view *z = &s->quiz;
+    int top = L->header.y + L->header.h, bottom = L->timeline.y + L->timeline.h;
+    gui_rect r = {L->pad, top + L->pad, L->header.w - 2 * L->pad, bottom - top - 2 * L->pad};
+    if (r.w <= 0 || r.h <= 0) return;
+    gui_fill_a(d, (gui_rect){0, 0, L->header.w, bottom + L->pad}, th->bg, 200);
+    gui_fill(d, r, th->panel);
+    uint32_t edge = z->phase == GUI_QUIZ_ASK ? th->warn : z->phase == GUI_QUIZ_DONE ? th->accent : z->correct ? th->good : th->bad;
+    gui_frame(d, r, edge, 2 * d->thin);
+    int x = r.x + 2 * L->pad, y = r.y + L->pad, w = r.w - 4 * L->pad, y1 = r.y + r.h - L->pad;
+    gui_text(d, L->font_small, x, y, th->warn, GUI_AL_LEFT, "QUIZ");
+    y += gui_line_h(d, L->font_small);
+    y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->accent, l[0]) + L->pad / 2;
+    /* the box has the room: the question at the big size, the feedback at the body size */
+    y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->text, l[1]) + L->pad / 2;
+    if (l[2][0]) y += gui_text_wrap(d, L->font_big, (gui_rect){x, y, w, y1 - y}, th->text, l[2]) + L->pad / 2;
+    if (l[3][0]) {
+        gui_text(d, L->font_big, x, y, z->phase == GUI_QUIZ_ASK ? th->accent : z->correct ? th->good : th->bad, GUI_AL_LEFT, l[3]);
+        y += gui_line_h(d, L->font_big) + L->pad / 2;
+    }
+    gui_text_wrap(d, L->font, (gui_rect){x, y, w, y1 - y}, th->dim, l[4]);
+}
+
+/* At the last step of a section's last lesson, a line at the foot of the scene offers the
+ * section's quiz (its entry of the lesson list: names[catalog_n + section]). */
+static void draw_section_end(gui_draw *d, const gui_state *s, const char *const *names, int n)
+{
+    if (s->section_end < 0 || s->quiz.phase != GUI_QUIZ_OFF || s->menu || (s->n > 0 && s->step < s->n - 1)) return;
+    if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN || !d->r) return;
+    int i = s->catalog_n + s->section_end;
+    if (i < 0 || i >= n || !names[i]) return;
+    const gui_layout *L = &d->L;
+    char line[256];
+    snprintf(line, sizeof line, "Section done. Enter: %s", names[i]);
+    int fs = L->font, h = gui_line_h(d, fs) + L->pad;
+    gui_rect r = {L->main.x, L->main.y + L->main.h - h, L->main.w, h};
+    gui_fill(d, r, d->th->panel);
+    gui_frame(d, r, d->th->accent, d->thin);
+    d->clip_x1 = r.x + r.w - L->pad / 2;
+    gui_text(d, fs, r.x + L->pad / 2, r.y + L->pad / 2, d->th->accent, GUI_AL_LEFT, line);
+    d->clip_x1 = 0;
+}
+
+/* A question about step 0 is asked before that step is shown: the scene and its side panel,
+ * which show step 0 applied, are covered until it is answered or revealed. */
+static void draw_cover(gui_draw *d)
+{
+    if (!d->r) return;   /* a layout pass (the fit check) measures the scene itself */
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    gui_rect body = gui_layout_body(L);
+    gui_fill(d, body, th->bg);
+    gui_rect r = {body.x + 2 * L->pad, body.y + 2 * L->pad, body.w - 4 * L->pad, body.h - 4 * L->pad};
+    if (r.w <= 0 || r.h <= 0) return;
+    int y = r.y;
+    gui_text(d, L->font_big, r.x, y, th->accent, GUI_AL_LEFT, "Before the first step");
+    y += gui_line_h(d, L->font_big) + L->pad / 2;
+    gui_text_wrap(d, L->font, (gui_rect){r.x, y, r.w, r.y + r.h - y}, th->text,
+                  "The scene shows each step once it is applied, so step 0 stays hidden while the question "
+                  "below asks about it. Type your answer and Enter (Enter alone shows the answer); Right then "
+                  "shows the step. Q turns the questions off.");
 }
 
 /* Predict mode's question, in the room gui_layout_for keeps free below the scene. */
@@ -346,7 +417,7 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_fill(d, r, th->panel);
     gui_frame(d, r, p->phase == GUI_PREDICT_ASK ? th->warn : (p->correct ? th->good : th->bad), 2 * d->thin);
     int fs = L->font, lh = gui_line_h(d, fs), x = r.x + L->pad, y = r.y + L->pad, w = r.w - 2 * L->pad;
-    gui_text(d, fs, x, y, th->warn, GUI_AL_LEFT, "PREDICT");
+    gui_text(d, fs, x, y, th->warn, GUI_AL_LEFT, "QUESTION");
     y += lh;
     y += gui_text_wrap(d, fs, (gui_rect){x, y, w, r.y + r.h - y}, th->text, l[0]);
     y += gui_text_wrap(d, fs, (gui_rect){x, y, w, r.y + r.h - y}, th->text, l[1]);
@@ -409,11 +480,14 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     gui_clip(d, NULL);
     gui_scene_draw(d, s, show);
     gui_clip(d, NULL);
+    if (gui_predict_covers(s)) draw_cover(d);
     draw_header(d, s, show);
     draw_narration(d, s, show);
     draw_timeline(d, s, show);
     draw_predict(d, s, show);
     if (ending_shown(s, show)) draw_ending(d, s, show);
+    draw_section_end(d, s, catalog, n_catalog);
+    draw_quiz(d, s, show);
     if (s->menu) draw_menu(d, s, catalog, n_catalog);
     if (s->help) draw_help(d);
     if (s->glossary >= 0) draw_glossary(d, s->glossary);

@@ -79,6 +79,9 @@ typedef struct {
     char path[512];         /* the lesson file (to load it again with or without the variation) */
     fs_question *questions; /* predict mode's questions, in step order (gui_show_questions); owned */
     int n_questions;
+    fs_quiz *quiz;          /* a section's quiz open over what is shown (the platform makes it when
+                             * gui_state.quiz_want asks; gui_update asks and judges it); owned, NULL
+                             * when none */
     void *owned[8];         /* buffers freed with the show (inputs, mask bits) */
 } gui_show;
 
@@ -306,6 +309,8 @@ typedef enum {
     GUI_CMD_SPLITS,        /* a = +1 / −1: decode with more / fewer splits (the platform reruns) */
     GUI_CMD_TRY,           /* V: the lesson's variation, or back to the lesson as written (the
                             * platform loads it: gui_state.try_request) */
+    GUI_CMD_QUIZ,          /* a = the course's section (0-based); b = 0: take its quiz (the platform
+                            * makes it: quiz_want), b = 1: the platform has made it (show.quiz) */
     GUI_CMD_COUNT
 } gui_cmd_kind;
 
@@ -343,6 +348,26 @@ typedef struct {
     int n_asked, n_right;
 } gui_predict;
 
+/* A section's quiz (docs/questions.md): five questions on fresh problems (fs_quiz_make), asked
+ * one at a time over the scene, each judged with fs_question_judge, then the score. */
+typedef enum {
+    GUI_QUIZ_OFF = 0,      /* no quiz */
+    GUI_QUIZ_ASK,          /* question qi asked; the learner types */
+    GUI_QUIZ_SHOWN,        /* its answer judged and shown */
+    GUI_QUIZ_DONE,         /* the score, and the lessons to revisit */
+} gui_quiz_phase;
+
+typedef struct {
+    gui_quiz_phase phase;
+    int section;           /* the course's section, 0-based */
+    int qi;                /* the question asked, 0 … show.quiz->n − 1 */
+    char input[24];
+    bool correct;          /* SHOWN: qi was answered right */
+    int right, answered;
+    bool wrong[FS_QUIZ_QUESTIONS];
+    bool kept;             /* DONE: the platform has kept the score (the state file) */
+} gui_quiz_view;
+
 typedef enum {
     GUI_HOVER_NONE = 0, GUI_HOVER_CELL, GUI_HOVER_TIMELINE, GUI_HOVER_ROW,
     GUI_HOVER_NARRATION    /* the narration bar: a text cut short is shown whole */
@@ -354,7 +379,8 @@ typedef struct {
     gui_theme_id theme;
     bool fullscreen, help, menu, quit;
     int glossary;           /* the glossary's page on show (? again after the keys), −1 none */
-    int menu_sel;           /* highlighted entry of the lesson list */
+    int menu_sel;           /* highlighted entry of the lesson list (after the catalog_n lessons come
+                             * the n_sections quizzes) */
     bool save_png;          /* a frame save was asked; the platform clears it */
     int catalog_n, lesson;  /* lesson shown; a change asks the platform to load another */
     bool lesson_changed;
@@ -373,14 +399,24 @@ typedef struct {
     int follow;             /* followed query row (−1: the current event's row) */
     int64_t narr_longest;   /* the step whose narration is longest (gui_state_attach), −1: none */
     gui_predict predict;
+    gui_quiz_view quiz;     /* a section's quiz over the scene */
+    int quiz_want;          /* a section whose quiz the platform is to make (−1: none) */
+    int n_sections;         /* the course's sections: the lesson list ends with one quiz each */
+    int section_end;        /* the lesson shown is the last of this section of the course (its
+                             * last step offers the quiz: Enter), −1 when it is not */
     int frames;
     char status[160];       /* a transient message ("saved frame-0004.png") */
     int status_ttl;         /* frames left to show it */
 } gui_state;
 
 void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson);
-/* Point the state at a (new) show: step 0, stopped, predict reset. */
+/* Point the state at a (new) show: step 0, stopped, predict reset; with questions on (predict
+ * not OFF) and a question about step 0, that question is asked at once (the scene covered). */
 void gui_state_attach(gui_state *s, const gui_show *show);
+/* Whether predict mode asks (or shows the answer of) a question about step 0 while the window
+ * stands on it: the scene, the narration and the side panel are covered then, as step 0's
+ * event is applied in them (frame.c). */
+bool gui_predict_covers(const gui_state *s);
 
 /* The layout of the frame that state s shows: gui_layout_compute; the narration bar grows (and
  * the scene shrinks) until the lesson's longest narration fits it whole; and while predict mode
@@ -392,6 +428,11 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
  * it needs), the choices ("" for a number), the answer line (what is typed, or the answer and
  * whether it was right), the keys or the feedback with its reason and the score. */
 bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PREDICT_LEN]);
+/* The quiz's five lines while one is open: the title (the section, the question's number and
+ * its lesson; the score when done), the prompt (done: the lessons to revisit), the choices ("" for
+ * a number), the answer line (what is typed, or the answer and whether it was right), the keys or
+ * the feedback with its reason. false when no quiz is open. */
+bool gui_quiz_text(const gui_state *s, const gui_show *show, char l[5][GUI_PREDICT_LEN]);
 /* Fill show->questions from its lesson (l, NULL for a demo or a problem of one's own: the run's
  * questions over the trace; none for a pitfall demo, which has no lesson to say which run is the
  * correct one). Returns false when out of memory (then no questions). */

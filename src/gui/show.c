@@ -72,6 +72,7 @@ bool gui_show_questions(gui_show *show, const fs_lesson *l)
 void gui_show_free(gui_show *show)
 {
     free(show->questions);
+    free(show->quiz);
     fs_trace_free(&show->trace);
     fs_trace_free(&show->correct);
     free(show->parent);

@@ -49,7 +49,7 @@ gui_key gui_key_parse(const char *s)
 static const char *const cmd_names[GUI_CMD_COUNT] = {
     "none", "quit", "play-pause", "step", "significant", "speed", "home", "end", "seek",
     "mouse-move", "mouse-down", "mouse-up", "menu", "lesson", "fullscreen", "scale", "theme",
-    "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick", "splits",
+    "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick", "splits", "quiz",
 };
 
 const char *gui_cmd_str(gui_cmd_kind k)
@@ -105,7 +105,9 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
     if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return false;
     if (p->qi < 0 || p->qi >= show->n_questions || p->at < 0 || p->at >= show->trace.n) return false;
     const fs_question *q = &show->questions[p->qi];
-    snprintf(l[0], GUI_PREDICT_LEN, "Before step %lld: %s", (long long)p->at, q->prompt);
+    if (gui_predict_covers(s) && !strncmp(q->prompt, "Before ", 7)) snprintf(l[0], GUI_PREDICT_LEN, "%s", q->prompt);
+    else if (gui_predict_covers(s)) snprintf(l[0], GUI_PREDICT_LEN, "Before the first step: %s", q->prompt);
+    else snprintf(l[0], GUI_PREDICT_LEN, "Before step %lld: %s", (long long)p->at, q->prompt);
     l[1][0] = 0;
     for (int o = 0; !q->numeric && o < q->n_options; o++) {
         size_t n = strlen(l[1]);
@@ -113,7 +115,7 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
     }
     if (p->phase == GUI_PREDICT_ASK) {
         snprintf(l[2], GUI_PREDICT_LEN, "answer: %s_", p->input);
-        snprintf(l[3], GUI_PREDICT_LEN, "Enter: check (empty: see the answer)   Right: reveal   Q: predict mode off");
+        snprintf(l[3], GUI_PREDICT_LEN, "Enter: check (empty: see the answer)   Right: reveal   Q: questions off");
     } else {
         char ans[64];
         fs_question_answer(q, ans, sizeof ans);
@@ -122,6 +124,73 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
         char fb[GUI_PREDICT_LEN - 64];
         fs_question_judge(q, p->input, fb, sizeof fb);
         snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: on   score %d / %d", fb, p->n_right, p->n_asked);
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * A section's quiz: the show's quiz (made by the platform), one question at a time. */
+
+static void quiz_judge(gui_state *s, const gui_show *show)
+{
+    gui_quiz_view *z = &s->quiz;
+    if (!show->quiz || z->qi < 0 || z->qi >= show->quiz->n) { z->phase = GUI_QUIZ_OFF; return; }
+    char fb[8];
+    z->correct = fs_question_judge(&show->quiz->q[z->qi], z->input, fb, sizeof fb);
+    z->answered++;
+    z->right += z->correct;
+    z->wrong[z->qi] = !z->correct;
+    z->phase = GUI_QUIZ_SHOWN;
+}
+
+/* The lessons of the wrong answers, each once, after "To revisit: ", into b. */
+static void quiz_revisit(const gui_quiz_view *z, const fs_quiz *q, char *b, size_t n)
+{
+    size_t k = (size_t)snprintf(b, n, "To revisit: ");
+    for (int i = 0; i < q->n && k < n; i++) {
+        if (!z->wrong[i]) continue;
+        bool dup = false;
+        for (int j = 0; j < i; j++) dup |= z->wrong[j] && !strcmp(q->lesson[j], q->lesson[i]);
+        if (!dup) k += (size_t)snprintf(b + k, n - k, "%s%s", k > 12 ? ", " : "", q->lesson[i]);
+    }
+    if (k < n) snprintf(b + k, n - k, " (L lists the lessons).");
+}
+
+bool gui_quiz_text(const gui_state *s, const gui_show *show, char l[5][GUI_PREDICT_LEN])
+{
+    const gui_quiz_view *z = &s->quiz;
+    const fs_quiz *q = show->quiz;
+    if (z->phase == GUI_QUIZ_OFF || !q || q->n <= 0) return false;
+    for (int i = 0; i < 5; i++) l[i][0] = 0;
+    if (z->phase == GUI_QUIZ_DONE) {
+        snprintf(l[0], GUI_PREDICT_LEN, "Quiz on \"%s\": %d of %d right", q->section, z->right, q->n);
+        if (z->right == q->n) snprintf(l[1], GUI_PREDICT_LEN, "Every answer right: on to the next section.");
+        else quiz_revisit(z, q, l[1], GUI_PREDICT_LEN);
+        snprintf(l[4], GUI_PREDICT_LEN, "%s   Enter or Esc: back to the lesson",
+                 z->kept ? "The score is kept with your progress." : "");
+        return true;
+    }
+    int i = z->qi < 0 ? 0 : z->qi >= q->n ? q->n - 1 : z->qi;
+    const fs_question *qq = &q->q[i];
+    snprintf(l[0], GUI_PREDICT_LEN, "Quiz on \"%s\": question %d of %d (from %s), on a fresh problem", q->section, i + 1,
+             q->n, q->lesson[i]);
+    snprintf(l[1], GUI_PREDICT_LEN, "%s", qq->prompt);
+    for (int o = 0; !qq->numeric && o < qq->n_options; o++) {
+        size_t n = strlen(l[2]);
+        snprintf(l[2] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, qq->options[o]);
+    }
+    if (z->phase == GUI_QUIZ_ASK) {
+        snprintf(l[3], GUI_PREDICT_LEN, "answer: %s_", z->input);
+        snprintf(l[4], GUI_PREDICT_LEN, "Enter: check (empty: see the answer, counted wrong)   Esc: leave the quiz (no score kept)"
+                 "   score %d / %d", z->right, z->answered);
+    } else {
+        char ans[64];
+        fs_question_answer(qq, ans, sizeof ans);
+        snprintf(l[3], GUI_PREDICT_LEN, "answer: %s   %s", ans, z->correct ? "(you: right!)" : "(you: not quite)");
+        char fb[GUI_PREDICT_LEN - 96];
+        fs_question_judge(qq, z->input, fb, sizeof fb);
+        snprintf(l[4], GUI_PREDICT_LEN, "%s   Enter: %s   score %d / %d", fb, i + 1 < q->n ? "next question" : "the score",
+                 z->right, z->answered);
     }
     return true;
 }
@@ -160,6 +229,14 @@ static void forward(gui_state *s, const gui_show *show, int64_t k)
     if (k <= s->step) return;
     gui_predict *p = &s->predict;
     if (p->phase == GUI_PREDICT_ASK) { predict_reveal(s, show); return; }
+    if (p->phase == GUI_PREDICT_SHOWN && p->at == 0 && s->step == 0) {
+        /* A question about step 0, asked before the scene was shown (gui_state_attach): the
+         * step's next question, else the first step is shown now (it was covered). */
+        int next = question_at(show, 0, p->qi);
+        if (next >= 0) predict_ask(s, 0, next);
+        else p->phase = GUI_PREDICT_ARMED;
+        return;
+    }
     int64_t from = s->step + 1;
     if (p->phase == GUI_PREDICT_SHOWN && p->at == from) {
         /* The answer was shown: the step's next question, else this step applies the event. */
@@ -201,6 +278,8 @@ void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
     s->follow = -1;
     s->hover_step = -1;
     s->narr_longest = -1;
+    s->quiz_want = -1;
+    s->section_end = -1;
 }
 
 void gui_state_attach(gui_state *s, const gui_show *show)
@@ -223,11 +302,36 @@ void gui_state_attach(gui_state *s, const gui_show *show)
     bool on = s->predict.phase != GUI_PREDICT_OFF;
     memset(&s->predict, 0, sizeof s->predict);
     s->predict.phase = on ? GUI_PREDICT_ARMED : GUI_PREDICT_OFF;
+    memset(&s->quiz, 0, sizeof s->quiz);   /* a quiz belongs to the show it was opened over */
+    /* The window opens on step 0 with that step applied: a question about it is asked first,
+     * with the scene covered until it is answered or revealed (frame.c). */
+    int q0 = on && s->n > 0 ? question_at(show, 0, -1) : -1;
+    if (q0 >= 0) predict_ask(s, 0, q0);
+}
+
+bool gui_predict_covers(const gui_state *s)
+{
+    const gui_predict *p = &s->predict;
+    return (p->phase == GUI_PREDICT_ASK || p->phase == GUI_PREDICT_SHOWN) && p->at == 0 && s->step == 0;
 }
 
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
 {
     gui_cmd c = {GUI_CMD_NONE, 0, 0};
+    /* A quiz takes every key while it is open: the answer's characters, Enter (or Right, or
+     * Space) to check and go on, Esc to leave. */
+    if (s->quiz.phase != GUI_QUIZ_OFF) {
+        if (k >= GUI_KEY_0 && k <= GUI_KEY_9) return (gui_cmd){GUI_CMD_CHAR, '0' + (k - GUI_KEY_0), 0};
+        switch (k) {
+        case GUI_KEY_PERIOD: return (gui_cmd){GUI_CMD_CHAR, '.', 0};
+        case GUI_KEY_MINUS: return (gui_cmd){GUI_CMD_CHAR, '-', 0};
+        case GUI_KEY_E: return (gui_cmd){GUI_CMD_CHAR, 'e', 0};
+        case GUI_KEY_BACKSPACE: return (gui_cmd){GUI_CMD_BACKSPACE, 0, 0};
+        case GUI_KEY_ENTER: case GUI_KEY_RIGHT: case GUI_KEY_SPACE: return (gui_cmd){GUI_CMD_ENTER, 0, 0};
+        case GUI_KEY_ESCAPE: return (gui_cmd){GUI_CMD_QUIT, 0, 0};
+        default: return c;
+        }
+    }
     /* While predict mode is on, digits and the point belong to the answer, even before a
      * question is pending (a learner who types "0.4" early must not land in lesson 4); lessons
      * stay on L and the list. */
@@ -248,10 +352,16 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
         switch (k) {
         case GUI_KEY_UP: return (gui_cmd){GUI_CMD_LESSON, -2, -1};   /* move the selection */
         case GUI_KEY_DOWN: return (gui_cmd){GUI_CMD_LESSON, -2, +1};
-        case GUI_KEY_ENTER: return (gui_cmd){GUI_CMD_LESSON, s->menu_sel, 0};
+        case GUI_KEY_ENTER:
+            if (s->menu_sel >= s->catalog_n) return (gui_cmd){GUI_CMD_QUIZ, s->menu_sel - s->catalog_n, 0};
+            return (gui_cmd){GUI_CMD_LESSON, s->menu_sel, 0};
         default: break;
         }
     }
+    /* The last step of a section's last lesson offers the section's quiz. */
+    if (k == GUI_KEY_ENTER && s->section_end >= 0 && (s->n <= 0 || s->step >= s->n - 1) &&
+        s->predict.phase != GUI_PREDICT_ASK && s->predict.phase != GUI_PREDICT_SHOWN)
+        return (gui_cmd){GUI_CMD_QUIZ, s->section_end, 0};
     if (k >= GUI_KEY_1 && k <= GUI_KEY_9) return (gui_cmd){GUI_CMD_LESSON, k - GUI_KEY_1, 0};
     switch (k) {
     case GUI_KEY_0: c = (gui_cmd){GUI_CMD_LESSON, 9, 0}; break;
@@ -335,7 +445,8 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     switch (c->kind) {
     case GUI_CMD_NONE: break;
     case GUI_CMD_QUIT:
-        if (s->glossary >= 0) s->glossary = -1;
+        if (s->quiz.phase != GUI_QUIZ_OFF) s->quiz.phase = GUI_QUIZ_OFF;   /* left (a score not finished is not kept) */
+        else if (s->glossary >= 0) s->glossary = -1;
         else if (s->help) s->help = false;
         else if (s->menu) s->menu = false;
         else s->quit = true;
@@ -377,7 +488,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         s->mouse_x = c->a;
         s->mouse_y = c->b;
         gui_layout L = gui_layout_for(s, show);
-        if (s->menu) break;
+        if (s->menu || s->quiz.phase != GUI_QUIZ_OFF) break;
         if (gui_rect_contains(L.timeline, c->a, c->b)) {
             s->dragging = true;
             s->playing = false;
@@ -404,7 +515,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (c->a == -2) {   /* move the menu selection */
             s->menu_sel += c->b;
             if (s->menu_sel < 0) s->menu_sel = 0;
-            if (s->menu_sel >= s->catalog_n) s->menu_sel = s->catalog_n - 1;
+            if (s->menu_sel >= s->catalog_n + s->n_sections) s->menu_sel = s->catalog_n + s->n_sections - 1;
             break;
         }
         if (c->a >= 0 && c->a < s->catalog_n) {
@@ -445,13 +556,21 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     case GUI_CMD_PREDICT:
         if (s->predict.phase == GUI_PREDICT_OFF) {
             s->predict.phase = GUI_PREDICT_ARMED;
-            set_status(s, "predict mode on: before each rescale, type m_new or alpha, then Enter");
+            set_status(s, "questions on: before a step that matters, type the number it gives, then Enter");
         } else {
             s->predict.phase = GUI_PREDICT_OFF;
-            set_status(s, "predict mode off");
+            set_status(s, "questions off (Q turns them on)");
         }
         break;
     case GUI_CMD_CHAR: {
+        if (s->quiz.phase != GUI_QUIZ_OFF) {
+            size_t m = strlen(s->quiz.input);
+            if (s->quiz.phase == GUI_QUIZ_ASK && m + 1 < sizeof s->quiz.input) {
+                s->quiz.input[m] = (char)c->a;
+                s->quiz.input[m + 1] = 0;
+            }
+            break;
+        }
         size_t n = strlen(s->predict.input);
         if (s->predict.phase == GUI_PREDICT_ASK && n + 1 < sizeof s->predict.input) {
             s->predict.input[n] = (char)c->a;
@@ -464,12 +583,28 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         break;
     }
     case GUI_CMD_BACKSPACE: {
+        if (s->quiz.phase == GUI_QUIZ_ASK) {
+            size_t m = strlen(s->quiz.input);
+            if (m) s->quiz.input[m - 1] = 0;
+            break;
+        }
         size_t n = strlen(s->predict.input);
         if (n) s->predict.input[n - 1] = 0;
         break;
     }
     case GUI_CMD_ENTER:
-        if (s->predict.phase == GUI_PREDICT_ASK) predict_reveal(s, show);   /* empty: the answer, revealed */
+        if (s->quiz.phase == GUI_QUIZ_ASK) quiz_judge(s, show);
+        else if (s->quiz.phase == GUI_QUIZ_SHOWN) {
+            gui_quiz_view *z = &s->quiz;
+            if (show->quiz && z->qi + 1 < show->quiz->n) {
+                z->qi++;
+                z->input[0] = 0;
+                z->phase = GUI_QUIZ_ASK;
+            } else {
+                z->phase = GUI_QUIZ_DONE;   /* the platform keeps the score */
+            }
+        } else if (s->quiz.phase == GUI_QUIZ_DONE) s->quiz.phase = GUI_QUIZ_OFF;
+        else if (s->predict.phase == GUI_PREDICT_ASK) predict_reveal(s, show);   /* empty: the answer, revealed */
         break;
     case GUI_CMD_RESIZE:
         s->w = c->a > 0 ? c->a : s->w;
@@ -497,6 +632,20 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
     case GUI_CMD_SPLITS:
         if (show->scene == GUI_SCENE_DECODE && show->run.algo == FS_ALGO_DECODE) s->resplit = c->a > 0 ? 1 : -1;
         else set_status(s, "[ and ] change the number of splits in a decode lesson");
+        break;
+    case GUI_CMD_QUIZ:
+        if (c->a < 0 || c->a >= s->n_sections) break;
+        if (c->b == 0) {   /* asked for: the platform makes it */
+            s->quiz_want = c->a;
+            s->menu = s->help = false;
+            s->glossary = -1;
+            s->playing = false;
+        } else if (show->quiz && show->quiz->n > 0) {   /* made: the first question */
+            memset(&s->quiz, 0, sizeof s->quiz);
+            s->quiz.phase = GUI_QUIZ_ASK;
+            s->quiz.section = c->a;
+            s->playing = false;
+        }
         break;
     case GUI_CMD_COUNT: break;
     }

@@ -431,4 +431,17 @@ typedef struct {
  * with err when a lesson does not load or there is no such section. */
 bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err);
 
+/* Where the quizzes' scores are kept, one tab-separated line per quiz finished (the section's
+ * title, the score, the number of questions, the seed, the UTC time): $FLASHSTEP_STATE when set,
+ * else $XDG_STATE_HOME/flashstep/quiz.tsv, else ~/.local/state/flashstep/quiz.tsv. The terminal's
+ * `flashstep quiz` and the window share it. fs_quiz_state_path: the path into buf (n bytes);
+ * false when no home is known (then nothing is kept). */
+bool fs_quiz_state_path(char *buf, size_t n);
+/* A section's best and last score in the state file at path (−1 both when never taken; a line
+ * that does not parse is skipped) and the number of questions of the last one (*of). */
+void fs_quiz_scores(const char *path, const char *section, int *best, int *last, int *of);
+/* Append one finished quiz (right of n, 0 ≤ right ≤ n) to the state file at path, its folder made
+ * first. false (errno set) when it cannot be written. */
+bool fs_quiz_keep(const char *path, const char *section, int right, int n, uint64_t seed);
+
 #endif

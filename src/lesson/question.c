@@ -669,7 +669,15 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
         }
     }
     free(mo);
-    qsort(got, (size_t)n, sizeof *got, by_step);
+    /* in step order, those of one step in the order they were chosen: a stable sort (an insertion
+     * sort: qsort is not stable, and C libraries order equal steps differently, so that the page
+     * (Emscripten's libc) would ask the same quiz in another order than the terminal) */
+    for (int i = 1; i < n; i++) {
+        tmp = got[i];
+        int j = i - 1;
+        for (; j >= 0 && by_step(&got[j], &tmp) > 0; j--) got[j + 1] = got[j];
+        got[j + 1] = tmp;
+    }
     for (int i = 0; i < n && i < max; i++) q[i] = got[i];
     return n;
 }

@@ -6,6 +6,9 @@
  * (question.c) asks about that run. A section whose lessons only make claims (the memory
  * arithmetic) gets questions on the same formulas with fresh sizes. Each question names the
  * lesson to revisit when it is answered wrongly.
+ *
+ * The scores are kept in one state file that the terminal's `flashstep quiz` and the window share
+ * (fs_quiz_state_path, fs_quiz_scores, fs_quiz_keep; the page keeps its own in the browser).
  */
 #include "lesson_internal.h"
 
@@ -13,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "engine/memory.h"
 
@@ -193,4 +198,68 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
     free(used);
     free(names);
     return ok;
+}
+
+/* ---- the state file: the scores ---- */
+
+bool fs_quiz_state_path(char *buf, size_t n)
+{
+    const char *e = getenv("FLASHSTEP_STATE");
+    if (e && *e) return snprintf(buf, n, "%s", e) < (int)n;
+    const char *x = getenv("XDG_STATE_HOME");
+    if (x && *x) return snprintf(buf, n, "%s/flashstep/quiz.tsv", x) < (int)n;
+    const char *h = getenv("HOME");
+    if (h && *h) return snprintf(buf, n, "%s/.local/state/flashstep/quiz.tsv", h) < (int)n;
+    return false;
+}
+
+/* mkdir -p of the folder part of path (errors are left to the fopen after it). */
+static void make_dirs(const char *path)
+{
+    char d[4096];
+    if (snprintf(d, sizeof d, "%s", path) >= (int)sizeof d) return;
+    char *slash = strrchr(d, '/');
+    if (!slash) return;
+    *slash = 0;
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(d, 0755);
+            *p = '/';
+        }
+    mkdir(d, 0755);
+}
+
+void fs_quiz_scores(const char *path, const char *section, int *best, int *last, int *of)
+{
+    *best = *last = -1;
+    *of = FS_QUIZ_QUESTIONS;
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = 0;
+        if (strcmp(line, section)) continue;
+        int s, n;
+        if (sscanf(tab + 1, "%d\t%d", &s, &n) != 2 || s < 0 || n <= 0 || s > n) continue;
+        *last = s;
+        *of = n;
+        if (s > *best) *best = s;
+    }
+    fclose(f);
+}
+
+bool fs_quiz_keep(const char *path, const char *section, int right, int n, uint64_t seed)
+{
+    make_dirs(path);
+    FILE *f = fopen(path, "a");
+    if (!f) return false;
+    time_t now = time(NULL);
+    struct tm tm;
+    char when[64] = "";
+    if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "%s\t%d\t%d\t%llu\t%s\n", section, right, n, (unsigned long long)seed, when);
+    return fclose(f) == 0;
 }

@@ -6,7 +6,10 @@
  * (files written into the program's file system, then the command line's option parser), and
  * downloads (the JSONL trace, a PNG of the frame), and the GPU panel, which hands the WGSL
  * kernels (webgpu/fsgpu.js) the job the C side makes and gives their records back to it to be
- * compared with the engine. Nothing here computes attention.
+ * compared with the engine, and the questions: the box that answers the canvas's question, the
+ * toggle that turns them on and off (?questions=off in the address: off for this visit), and a
+ * section's quiz in its own panel, its score kept beside the course's progress. Nothing here
+ * computes attention.
  *
  * For every student (docs/web.md, "For every student"): the description beside the canvas
  * (web_describe: the step's words, formulas, rows and tile, as HTML a screen reader reads, and
@@ -72,6 +75,7 @@
     markLesson();
     atLessonEnd(s);
     atLessonEndTry(s);
+    questionsShown(s);
     if (!$('p-claims').hidden) showClaims();
     describe(s);
     fitCanvas(s);
@@ -267,14 +271,14 @@
       if (other) {
         if (other.id === 'p-desc') descUnder = true;
         other.hidden = true;
-        $(PANEL_BUTTON[other.id]).setAttribute('aria-expanded', 'false');
+        if (PANEL_BUTTON[other.id]) $(PANEL_BUTTON[other.id]).setAttribute('aria-expanded', 'false');
       }
       /* where the focus was, unless that was inside the panel just hidden (then where it was before) */
       if (from && from !== document.body && !p.contains(from) && !(other && other.contains(from))) returnTo = from;
       else if (!other) returnTo = null;
     }
     p.hidden = !show;
-    $(PANEL_BUTTON[id]).setAttribute('aria-expanded', String(show));
+    if (PANEL_BUTTON[id]) $(PANEL_BUTTON[id]).setAttribute('aria-expanded', String(show));   /* (the quiz has none) */
     if (show && id === 'p-claims') showClaims(true);
     if (show && id === 'p-lessons') loadLessons();
     if (show && id === 'p-desc' && state) describe(state, true);
@@ -369,6 +373,7 @@
         sections.get(l.section).push([l, `${l.course + 1}. ${l.name}`]);
       }
       fillList($('course-list'), [...sections].map(([sec, items], k) => [`${k + 1}. ${sec}`, items]));
+      addQuizLines([...sections.keys()]);
       if (!sections.size) $('course-list').textContent = 'No course here (course.txt is missing beside the lessons).';
     }
     markLesson();
@@ -437,6 +442,181 @@
       : `flashstep play ${e.name} ${e.try_opts}`;
     btn.hidden = false;
   }
+
+  /* ---- the questions and the sections' quizzes (docs/questions.md) ---- */
+  /* The questions are on unless the address says ?questions=off (for this visit: a teacher
+   * projecting) or the Questions button turned them off in this browser (remembered). */
+  const QUESTIONS_KEY = 'flashstep.questions';
+  function questionsAtStart() {
+    const q = new URLSearchParams(location.search).get('questions');
+    if (q !== null) return !/^(off|0|no|false)$/i.test(q);
+    try { return localStorage.getItem(QUESTIONS_KEY) !== 'off'; } catch (e) { return true; }
+  }
+  /* (page.js's button() is defined further down: these listen directly) */
+  $('b-questions').addEventListener('click', (e) => {
+    const on = !(state && state.predict > 0);
+    key('Q');
+    try { localStorage.setItem(QUESTIONS_KEY, on ? 'on' : 'off'); } catch (err) { /* storage off: for this visit */ }
+    if (e.detail > 0) canvas.focus();
+  });
+
+  /* After each frame: the Questions button, the answer box under the canvas's question, the
+   * section's quiz offered at the end of its last lesson. */
+  let askedKey = '';
+  function questionsShown(s) {
+    const on = s.predict > 0, b = $('b-questions');
+    b.setAttribute('aria-pressed', String(on));   /* (its name stays: a toggle button) */
+    const q = s.question || [], box = $('ask');
+    if (!q.length) { box.hidden = true; askedKey = ''; }
+    else {
+      const k = `${s.name}|${s.step}|${q[0]}|${s.predict}`;
+      if (k !== askedKey) {
+        askedKey = k;
+        box.hidden = false;
+        $('ask-q').textContent = q[0] + (q[1] ? ` (${q[1]})` : '');
+        const asking = s.predict === 2;
+        if (asking) $('live').textContent = `Question: ${$('ask-q').textContent}`;   /* said, as a step is */
+        $('ask-in').disabled = !asking;
+        if (asking) $('ask-in').value = '';
+        $('ask-check').hidden = !asking;
+        $('ask-on').hidden = asking;
+        $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: on\s+/, ' ')}`;
+      }
+      /* at the top right of the canvas's question box (its layout's prompt box, canvas pixels) */
+      const pr = s.boxes && s.boxes[5], sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1);
+      if (pr && pr[3] > 0) {
+        box.style.left = `${Math.max(4, Math.round((pr[0] + pr[2]) * sx - box.offsetWidth - 8))}px`;
+        box.style.top = `${Math.round(pr[1] * sy + 6)}px`;
+      }
+    }
+    offerQuiz(s);
+  }
+  $('ask').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    call('web_answer', null, ['number', 'string'], [W, $('ask-in').value]);
+  });
+  $('ask-on').addEventListener('click', () => key('Right'));
+
+  const QUIZ_KEY = 'flashstep.quiz';   /* {section title: {best, last, of, when}} */
+  function quizScores() {
+    try { return JSON.parse(localStorage.getItem(QUIZ_KEY) || '{}') || {}; } catch (e) { return {}; }
+  }
+  function keepQuizScore(title, right, of) {
+    const all = quizScores(), old = all[title];
+    all[title] = { best: Math.max(right, old ? old.best : -1), last: right, of, when: new Date().toISOString() };
+    try { localStorage.setItem(QUIZ_KEY, JSON.stringify(all)); } catch (e) { /* storage off: not kept */ }
+  }
+  const scoreWords = (sc) => (sc ? `best ${sc.best}/${sc.of}, last ${sc.last}/${sc.of}` : 'not taken yet');
+
+  /* Under each section's heading in the course: its quiz, and its score in this browser. */
+  function addQuizLines(titles) {
+    const heads = $('course-list').querySelectorAll('h3');
+    titles.forEach((title, k) => {
+      if (!heads[k]) return;
+      const p = el('p', undefined, 'quiz-line');
+      const go = el('button', `Quiz: ${title}`, 'quiz-go');
+      go.dataset.section = String(k);
+      go.title = 'five questions from this section\'s lessons, on fresh random problems';
+      go.addEventListener('click', () => openQuiz(k));
+      const sc = el('span', '', 'quiz-score');
+      sc.dataset.title = title;
+      p.append(go, ' ', sc);
+      heads[k].after(p);
+    });
+    markQuizzes();
+  }
+  function markQuizzes() {
+    const all = quizScores();
+    for (const sc of document.querySelectorAll('.quiz-score')) sc.textContent = scoreWords(all[sc.dataset.title]);
+  }
+
+  /* The last step of a section's last lesson: its quiz offered beside the next lesson. */
+  function offerQuiz(s) {
+    const btn = $('quiz-offer');
+    const end = s.lesson >= 0 && s.section_end >= 0 && (s.n === 0 || s.step === s.n - 1) && s.predict !== 2 && s.predict !== 3;
+    if (!end || !$('p-quiz').hidden) { btn.hidden = true; return; }
+    const sc = quizScores()[s.section_title];
+    btn.textContent = `Quiz: ${s.section_title}${sc ? ` (best ${sc.best}/${sc.of})` : ''}`;
+    btn.title = 'the end of this section of the course: five questions from its lessons, on fresh problems';
+    btn.dataset.section = String(s.section_end);
+    btn.hidden = false;
+  }
+  $('quiz-offer').addEventListener('click', () => openQuiz(Number($('quiz-offer').dataset.section)));
+
+  /* A quiz: made on a fresh seed (web_quiz), asked one question at a time in the panel, each
+   * answer judged (web_quiz_judge) with the right one and why; then the score, kept, and the
+   * lessons of the wrong answers, each a button that opens it. */
+  let quiz = null;
+  function openQuiz(section) {
+    if (!W) return;
+    const seed = Math.floor(Math.random() * 2 ** 52);
+    const q = JSON.parse(Module.UTF8ToString(call('web_quiz', 'number', ['number', 'number', 'number'], [W, section, seed])));
+    if (q.error || !q.questions || !q.questions.length) { notice(`no quiz: ${q.error || 'no questions'}`); return; }
+    quiz = { section, title: q.section, seed: q.seed, questions: q.questions, at: 0, right: 0, wrong: [] };
+    $('h-quiz').textContent = `Quiz: ${q.section}`;
+    $('quiz-done').hidden = true;
+    $('quiz-form').hidden = false;
+    toggle('p-quiz', true);
+    quizQuestion();
+  }
+  function quizQuestion() {
+    const q = quiz.questions[quiz.at];
+    $('quiz-count').textContent = `Question ${quiz.at + 1} of ${quiz.questions.length} (from ${q.lesson}), on a fresh problem`;
+    $('quiz-prompt').textContent = q.prompt;
+    $('quiz-choices').textContent = q.numeric ? 'A number: at least two significant digits.'
+      : 'Type one of: ' + q.options.map((o, i) => `${i + 1} ${o}`).join(', ') + ' (its name or its number).';
+    $('quiz-answer').value = '';
+    $('quiz-answer').disabled = false;
+    $('quiz-check').hidden = false;
+    $('quiz-next').hidden = true;
+    say($('quiz-feedback'), '');
+    $('quiz-answer').focus();
+  }
+  $('quiz-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (!quiz || $('quiz-answer').disabled) return;
+    const r = JSON.parse(Module.UTF8ToString(call('web_quiz_judge', 'number', ['number', 'number', 'string'], [W, quiz.at, $('quiz-answer').value])));
+    if (r.right) quiz.right++;
+    else quiz.wrong.push(quiz.questions[quiz.at].lesson);
+    say($('quiz-feedback'), r.feedback, r.right);
+    $('quiz-answer').disabled = true;
+    $('quiz-check').hidden = true;
+    $('quiz-next').textContent = quiz.at + 1 < quiz.questions.length ? 'Next question' : 'See the score';
+    $('quiz-next').hidden = false;
+    $('quiz-next').focus();
+  });
+  $('quiz-next').addEventListener('click', () => {
+    if (!quiz) return;
+    if (++quiz.at < quiz.questions.length) { quizQuestion(); return; }
+    const n = quiz.questions.length;
+    keepQuizScore(quiz.title, quiz.right, n);
+    $('quiz-form').hidden = true;
+    $('quiz-count').textContent = '';
+    $('quiz-prompt').textContent = '';
+    $('quiz-choices').textContent = '';
+    say($('quiz-feedback'), '');
+    $('quiz-done').hidden = false;
+    $('quiz-score').textContent = `${quiz.right} of ${n} right on “${quiz.title}” (${scoreWords(quizScores()[quiz.title])}; kept in this browser with the course's progress).`;
+    const rv = $('quiz-revisit');
+    rv.textContent = '';
+    const again = [...new Set(quiz.wrong)];
+    if (!again.length) rv.textContent = 'Every answer right: on to the next section.';
+    else {
+      rv.append('To revisit: ');
+      again.forEach((name, i) => {
+        const b = el('button', name, 'quiz-lesson');
+        b.addEventListener('click', () => {
+          const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, name, 0]));
+          notice(r.rc !== 0 ? r.err : '');
+          toggle('p-quiz', false, true);
+        });
+        rv.append(b, i + 1 < again.length ? ' ' : '');
+      });
+    }
+    markQuizzes();
+    $('quiz-score').focus();
+  });
+  $('quiz-again').addEventListener('click', () => { if (quiz) openQuiz(quiz.section); });
 
   /* ---- one's own problem ---- */
   const inputs = { q: 'q.txt', k: 'k.txt', v: 'v.txt', tree: 'tree.txt' };
@@ -558,9 +738,10 @@
       $(to === 'course' ? 't-course' : 't-docs').focus();
     });
   $('course-clear').addEventListener('click', () => {
-    try { localStorage.removeItem(DONE_KEY); } catch (e) { /* nothing kept anyway */ }
+    try { localStorage.removeItem(DONE_KEY); localStorage.removeItem(QUIZ_KEY); } catch (e) { /* nothing kept anyway */ }
     offeredFor = '';
     markLesson();
+    markQuizzes();
   });
   button('next-lesson', () => {
     const r = capture(() => call('web_open', 'number', ['number', 'string', 'number'], [W, $('next-lesson').dataset.name, 0]));
@@ -873,7 +1054,7 @@
     const onCanvas = e.target === canvas;
     if (onCanvas && e.key === 'Tab') { e.stopPropagation(); return; }
     if (e.key === 'Escape') {
-      if (onCanvas && state && (state.help || state.menu || state.predict)) return;   /* the scene's own */
+      if (onCanvas && state && (state.help || state.menu || state.predict >= 2)) return;   /* the scene's own */
       e.stopPropagation();
       if ($('bar').classList.contains('open')) { menu(false); $('b-menu').focus(); return; }
       const p = [...document.querySelectorAll('.panel')].find((x) => !x.hidden);
@@ -882,7 +1063,7 @@
       return;
     }
     const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
-    if ((e.key === 'd' || e.key === 'D') && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && !(state && state.predict)) {
+    if ((e.key === 'd' || e.key === 'D') && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && !(state && state.predict === 2)) {
       e.stopPropagation();
       e.preventDefault();
       toggle('p-desc');
@@ -921,8 +1102,8 @@
   function start() {
     const want = parseHash(location.hash);
     const r = canvas.getBoundingClientRect();
-    const res = capture(() => call('web_start', 'number', ['string', 'number', 'number', 'number', 'number'],
-      [want.name, want.step, Math.round(r.width), Math.round(r.height), 0]));
+    const res = capture(() => call('web_start', 'number', ['string', 'number', 'number', 'number', 'number', 'number'],
+      [want.name, want.step, Math.round(r.width), Math.round(r.height), 0, questionsAtStart() ? 1 : 0]));
     W = res.rc;
     $('loading').remove();
     if (!W) {
@@ -947,10 +1128,14 @@
     preRun: [() => { Module.FS.mkdir('/input'); Module.FS.mkdir('/output'); }],
     onRuntimeInitialized: () => setTimeout(start, 0),
     onFrame: frameDone,
+    openQuiz: (section) => openQuiz(section),   /* the canvas's L list or Enter at a section's end */
     offerFile: (path) => download(Module.FS.readFile(path), path.split('/').pop(), 'image/png'),
     /* for tests and the curious: what the page shows */
     flashstep: { state: () => W && readState(), key, describe: () => W && JSON.parse(Module.UTF8ToString(call('web_describe', 'number', ['number'], [W]))), open: (n, s) => call('web_open', 'number', ['number', 'string', 'number'], [W, n, s]),
                  problem: (args) => capture(() => call('web_problem', 'number', ['number', 'string'], [W, args])).rc,
+                 quizScores: () => quizScores(), quiz: () => quiz && { section: quiz.section, title: quiz.title, seed: quiz.seed, at: quiz.at, right: quiz.right },
+                 /* a quiz made for a test (it replaces the one the panel judges) */
+                 quizOf: (section, seed) => JSON.parse(Module.UTF8ToString(call('web_quiz', 'number', ['number', 'number', 'number'], [W, section, seed]))),
                  gpu: { open: (load) => openGpu(load).then((g) => g.info), lose: () => gpu && gpu.device.destroy(), device: () => gpu, wgsl, trace: (kernels) => gpuTask(() => gpuTrace(kernels !== false)), check: (seed, count, dims) => gpuTask(() => gpuCheck(seed, count, dims)),
                         bench: (plan, seed) => gpuTask(() => gpuBench(plan, seed)), results: () => gpuResults } },
   };

@@ -49,7 +49,7 @@ typedef struct {
     int auto_zoom;           /* the text scale the page chose for the canvas size; 0 once the
                               * user has chosen one with + or - */
     int css_w, css_h;        /* the canvas size it was chosen for, CSS pixels */
-    char json[4096];         /* web_state's answer */
+    char json[8192];         /* web_state's answer */
     char title[2][160];      /* one's own problem's header lines */
     char *list;              /* web_lessons' answer */
     char next_json[768];     /* web_course_next's answer */
@@ -63,6 +63,10 @@ typedef struct {
     char said_name[64];      /* its catalogue name, "" when none is loaded */
     char *desc;              /* web_describe's answer */
     size_t desc_cap;
+    /* A section's quiz in the page's own panel (web_quiz, web_quiz_judge; page.js keeps the
+     * scores in the browser's storage): the quiz made last, NULL before the first. */
+    fs_quiz *quiz;
+    char *quiz_json;         /* web_quiz's and web_quiz_judge's answers */
 } web_page;
 
 EMSCRIPTEN_KEEPALIVE int web_open(web_page *W, const char *name, double k);
@@ -120,10 +124,19 @@ static void web_frame(void *ctx)
     }
 }
 
+/* A section's quiz asked for in the canvas (its entry of the L list, Enter at a section's
+ * end): the page opens it in its own panel, where the score is kept in the browser. */
+static void quiz_open(void *ctx, int section)
+{
+    (void)ctx;
+    EM_ASM({ if (Module.openQuiz) Module.openQuiz($0); }, section);
+}
+
 /* The page's canvas is the window. name: a lesson (stem or unique prefix) or NULL for the first;
- * step: where to open; w × h: the canvas size in CSS pixels; theme: 0 dark, 1 light, 2 contrast.
+ * step: where to open; w × h: the canvas size in CSS pixels; theme: 0 dark, 1 light, 2 contrast;
+ * questions: 1 to ask the lessons' questions (the default of the page), 0 not (?questions=off).
  * Returns the page, or NULL after a message on stderr. */
-EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, int h, int theme)
+EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, int h, int theme, int questions)
 {
     web_page *W = calloc(1, sizeof *W);
     if (!W) return NULL;
@@ -131,11 +144,13 @@ EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, i
     W->o.w = w >= 320 ? w : 320;
     W->o.h = h >= 200 ? h : 200;
     W->o.theme = theme >= 0 && theme < GUI_THEME_COUNT ? (gui_theme_id)theme : GUI_THEME_DARK;
+    W->o.no_questions = !questions;
     app *A = &W->A;
     A->opt = &W->o;
     A->match_line = -1;
     A->lazy = true;
     A->saved = offer;
+    A->quiz_open = quiz_open;
     SDL_SetHint(SDL_HINT_EMSCRIPTEN_KEYBOARD_ELEMENT, "#canvas");
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
     if (SDL_Init(SDL_INIT_VIDEO) != 0 || TTF_Init() != 0) {
@@ -166,11 +181,12 @@ EMSCRIPTEN_KEEPALIVE web_page *web_start(const char *name, double step, int w, i
     return W;
 }
 
-/* Point a lesson's (or any show's) state at step k, clamped; a negative k keeps the step. */
+/* Point a lesson's (or any show's) state at step k, clamped; a negative k keeps the step, and so
+ * does the step already shown (a question about step 0, asked as the lesson opens, stays). */
 static void seek(web_page *W, double k)
 {
     gui_state *s = &W->A.st;
-    if (k >= 0 && s->n > 0) {
+    if (k >= 0 && s->n > 0 && (int64_t)fmin(k, (double)(s->n - 1)) != s->step) {
         gui_cmd c = {GUI_CMD_SEEK, (int)fmin(k, (double)(s->n - 1)), 0};
         s->playing = false;
         gui_update(s, &W->A.show, &c);
@@ -187,6 +203,7 @@ static void replace_show(web_page *W, gui_show *show)
     W->A.show = *show;
     gui_state_attach(&W->A.st, &W->A.show);
     W->A.st.lesson = -1;
+    W->A.st.section_end = -1;
     W->A.st.menu = W->A.st.help = false;
     W->A.have_drawn = false;
 }
@@ -265,6 +282,35 @@ EMSCRIPTEN_KEEPALIVE int web_fit_height(web_page *W, int view_h)
     return gui_fit_height(&W->A.draw, &s, &W->A.show, 3 * s.w > view_h ? 3 * s.w : view_h, W->auto_zoom ? WEB_BODY_PX : 0);
 }
 
+/* The questions' part of web_state, appended to b (n bytes): the score so far ("right" of
+ * "asked"), whether step 0 is covered by its question, the question asked or answered as the
+ * canvas shows it ("question": [prompt, choices, answer line, feedback], [] when none), and the
+ * course's section the lesson ends ("section_end", -1: none; its last step offers the quiz) with
+ * its title ("section_title"). */
+static void web_state_questions(web_page *W, char *b, size_t n)
+{
+    const gui_state *s = &W->A.st;
+    char (*l)[GUI_PREDICT_LEN] = malloc(4 * GUI_PREDICT_LEN);
+    size_t k = strlen(b);
+    snprintf(b + k, n - k, ",\"right\":%d,\"asked\":%d,\"covers\":%s,\"section_end\":%d,\"question\":[", s->predict.n_right,
+             s->predict.n_asked, gui_predict_covers(s) ? "true" : "false", s->section_end);
+    if (l && gui_predict_text(s, &W->A.show, l))
+        for (int i = 0; i < 4; i++) {
+            k = strlen(b);
+            snprintf(b + k, n - k, "%s\"", i ? "," : "");
+            json_str(b, n, l[i]);
+            k = strlen(b);
+            snprintf(b + k, n - k, "\"");
+        }
+    free(l);
+    k = strlen(b);
+    snprintf(b + k, n - k, "],\"section_title\":\"");
+    if (s->section_end >= 0 && W->A.have_course && s->section_end < W->A.course.n_sections)
+        json_str(b, n, W->A.course.sections[s->section_end]);
+    k = strlen(b);
+    snprintf(b + k, n - k, "\"");
+}
+
 /* What the page shows, as one JSON object (valid until the next call): the lesson's name and
  * index (-1: a demo, one's own problem or a saved trace), whether the name makes a link, the
  * step and the number of steps, play, theme, scene, what the mouse hovers (kind, row, key),
@@ -311,7 +357,10 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
                           W->A.draw.min_cell_text, W->A.draw.fit_level);
     for (int i = 0; i < 6 && k < n; i++)
         k += (size_t)snprintf(b + k, n - k, "%s[%d,%d,%d,%d]", i ? "," : "", R[i]->x, R[i]->y, R[i]->w, R[i]->h);
-    if (k < n) snprintf(b + k, n - k, "]}");
+    if (k < n) snprintf(b + k, n - k, "]");
+    web_state_questions(W, b, n);
+    k = strlen(b);
+    if (k < n) snprintf(b + k, n - k, "}");
     return b;
 }
 
@@ -505,6 +554,28 @@ EMSCRIPTEN_KEEPALIVE int web_save_trace(web_page *W, const char *path)
     if (!f) { fprintf(stderr, "flashstep: cannot write %s\n", path); return 2; }
     cli_trace_jsonl(f, &W->A.show.trace);
     return fclose(f) == 0 ? 0 : 2;
+}
+
+/* An answer typed into the page's question box (its field and Check button): typed into the
+ * question the canvas asks, as its keys would (what cannot be typed there is dropped), and judged
+ * (Enter). Nothing happens when no question is asked. */
+EMSCRIPTEN_KEEPALIVE void web_answer(web_page *W, const char *text)
+{
+    gui_state *s = &W->A.st;
+    if (s->predict.phase != GUI_PREDICT_ASK) return;
+    while (s->predict.input[0]) {
+        gui_cmd bs = {GUI_CMD_BACKSPACE, 0, 0};
+        gui_update(s, &W->A.show, &bs);
+    }
+    for (const char *p = text ? text : ""; *p && strlen(s->predict.input) + 1 < sizeof s->predict.input; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c >= 0x7f) continue;   /* a typographic minus is judged as '-' only typed in the terminal */
+        gui_cmd ch = {GUI_CMD_CHAR, c, 0};
+        gui_update(s, &W->A.show, &ch);
+    }
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0};
+    gui_update(s, &W->A.show, &enter);
+    W->A.have_drawn = false;
 }
 
 /* The page's PNG of the frame (P does the same through the window's own save). */
@@ -980,4 +1051,72 @@ int main(void)
     setenv("FLASHSTEP_LESSONS", "/flashstep/lessons", 1);
     if (chdir("/input") != 0) fprintf(stderr, "flashstep: no /input directory\n");
     return 0;
+}
+
+/* ---- a section's quiz, in the page's panel ---- */
+
+/* The quiz of the course's section (0-based) on a fresh problem drawn from seed (the page draws
+ * it at random: a new quiz each time), as JSON: {"section": title, "seed", "questions": [{"prompt",
+ * "numeric", "options": [...], "lesson"}]}; {"error": message} when it cannot be made. Valid until
+ * the next call. */
+EMSCRIPTEN_KEEPALIVE const char *web_quiz(web_page *W, int section, double seed)
+{
+    jbuf j = {malloc(4096), 0, 4096};
+    if (j.b) j.b[0] = 0;
+    char dir[1024];
+    fs_course c;
+    fs_loc_error e;
+    memset(&e, 0, sizeof e);
+    if (!W->quiz) W->quiz = malloc(sizeof *W->quiz);
+    bool have = lessons_dir(W, dir, sizeof dir) && fs_course_load(dir, &c, &e);
+    uint64_t sd = seed >= 0 && seed < 18446744073709551616.0 ? (uint64_t)seed : 0;
+    if (!have || !W->quiz || !fs_quiz_make(dir, &c, section, sd, W->quiz, &e)) {
+        jput(&j, "{\"error\":");
+        jstr(&j, !have ? "no course beside the lessons" : !W->quiz ? "out of memory" : e.msg);
+        jput(&j, "}");
+        if (W->quiz) W->quiz->n = 0;
+    } else {
+        jput(&j, "{\"section\":");
+        jstr(&j, W->quiz->section);
+        jput(&j, ",\"seed\":\"%llu\",\"questions\":[", (unsigned long long)sd);
+        for (int i = 0; i < W->quiz->n; i++) {
+            const fs_question *q = &W->quiz->q[i];
+            jput(&j, "%s{\"prompt\":", i ? "," : "");
+            jstr(&j, q->prompt);
+            jput(&j, ",\"numeric\":%s,\"options\":[", q->numeric ? "true" : "false");
+            for (int o = 0; !q->numeric && o < q->n_options; o++) {
+                jput(&j, o ? "," : "");
+                jstr(&j, q->options[o]);
+            }
+            jput(&j, "],\"lesson\":");
+            jstr(&j, W->quiz->lesson[i]);
+            jput(&j, "}");
+        }
+        jput(&j, "]}");
+    }
+    if (have) fs_course_free(&c);
+    free(W->quiz_json);
+    W->quiz_json = j.b;
+    return j.b ? j.b : "{\"error\":\"out of memory\"}";
+}
+
+/* Judge the answer typed to question i of the quiz made last (fs_question_judge) as JSON:
+ * {"right": true/false, "answer": the right one as printed, "feedback": the answer echoed, the
+ * right one and why}; {} when there is no question i. */
+EMSCRIPTEN_KEEPALIVE const char *web_quiz_judge(web_page *W, int i, const char *typed)
+{
+    if (!W->quiz || i < 0 || i >= W->quiz->n) return "{}";
+    const fs_question *q = &W->quiz->q[i];
+    char fb[2048], ans[64];
+    bool ok = fs_question_judge(q, typed ? typed : "", fb, sizeof fb);
+    fs_question_answer(q, ans, sizeof ans);
+    jbuf j = {malloc(2048), 0, 2048};
+    jput(&j, "{\"right\":%s,\"answer\":", ok ? "true" : "false");
+    jstr(&j, ans);
+    jput(&j, ",\"feedback\":");
+    jstr(&j, fb);
+    jput(&j, "}");
+    free(W->quiz_json);
+    W->quiz_json = j.b;
+    return j.b ? j.b : "{}";
 }

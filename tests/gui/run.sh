@@ -3,8 +3,10 @@
 #   tests/gui/run.sh BIN [SAN_BIN]
 # 1. every lesson opens in the window, plays all its events (at 8192 events/s) and exits 0;
 # 2. synthetic key and mouse input (controls, predict, splits scripts) drives every control, and
-#    every 'expect' line must hold; P saves a frame, which must be a readable PNG; a frame drawn
-#    in the window matches its reference image (window-frames.script);
+#    every 'expect' line must hold (the questions are on by default: the scripts that are not
+#    about them run with --no-questions; --autoplay starts without them); P saves a frame,
+#    which must be a readable PNG; a frame drawn in the window matches its reference image
+#    (window-frames.script);
 # 3. with SAN_BIN (an ASan+UBSan build), every lesson plays again there: any leak or error fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,17 +55,17 @@ for args in "--q $t/q.txt --k $t/k.txt --v $t/v.txt --mask causal" "--q $t/q.txt
 done
 echo "test-gui: own problems and saved traces played"
 
-"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/controls.script" --max-seconds 60 ||
+"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/controls.script" --no-questions --max-seconds 60 ||
   { echo "test-gui: controls.script failed" >&2; fail=1; }
 "$bin" play --demo softmax --size 1280x720 --font "$font" --script "$root/tests/gui/predict.script" --max-seconds 60 ||
   { echo "test-gui: predict.script failed" >&2; fail=1; }
 "$bin" play 000_04 --size 1280x720 --font "$font" --script "$root/tests/gui/predict-keys.script" --max-seconds 60 ||
   { echo "test-gui: predict-keys.script failed" >&2; fail=1; }
-"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/window-frames.script" --max-seconds 60 ||
+"$bin" play --demo tiled --size 1280x720 --font "$font" --script "$root/tests/gui/window-frames.script" --no-questions --max-seconds 60 ||
   { echo "test-gui: window-frames.script failed (a window frame differs from tests/gui/ref)" >&2; fail=1; }
-"$bin" play --demo decode --size 1280x720 --font "$font" --script "$root/tests/gui/splits.script" --max-seconds 60 ||
+"$bin" play --demo decode --size 1280x720 --font "$font" --script "$root/tests/gui/splits.script" --no-questions --max-seconds 60 ||
   { echo "test-gui: splits.script failed" >&2; fail=1; }
-"$bin" play 000_04 --size 1280x720 --font "$font" --script "$root/tests/gui/try.script" --max-seconds 60 ||
+"$bin" play 000_04 --size 1280x720 --font "$font" --script "$root/tests/gui/try.script" --no-questions --max-seconds 60 ||
   { echo "test-gui: try.script failed" >&2; fail=1; }
 for f in controls-frame.png flashstep-tiled-0000.png; do
   [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
@@ -93,8 +95,9 @@ if [ -n "$san" ]; then
   # allocations LeakSanitizer can then no longer attribute (and so cannot suppress) ...
   ASAN_OPTIONS=detect_leaks=0:exitcode=23 play_all "$san" asan-window
   for sc in controls:tiled predict:softmax splits:decode; do
+    # shellcheck disable=SC2046
     ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play --demo "${sc#*:}" --size 1280x720 --font "$font" \
-      --script "$root/tests/gui/${sc%%:*}.script" --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
+      --script "$root/tests/gui/${sc%%:*}.script" $([ "${sc%%:*}" = predict ] || echo --no-questions) --max-seconds 120 >/dev/null 2>"$tmp/err.txt" ||
       { echo "test-gui: asan-window: ${sc%%:*}.script failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
   done
   ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play 000_04 --size 1280x720 --font "$font" \

@@ -35,7 +35,7 @@ class CDPError(RuntimeError):
 
 
 class Browser:
-    def __init__(self, chromium, width, height, timeout=30.0, webgpu=False):
+    def __init__(self, chromium, width, height, timeout=30.0, webgpu=False, questions=False):
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="flashstep-chromium-")
         cmd_r, self._cmd_w = os.pipe()    # our commands -> its fd 3
@@ -69,6 +69,15 @@ class Browser:
         tid = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.send("Target.attachToTarget", {"targetId": tid, "flatten": True})["sessionId"]
         self.width, self.height = width, height
+        if not questions:
+            # The page asks the lessons' questions by default (docs/questions.md). The checks that
+            # step through lessons for other reasons see it as a teacher projecting does, with them
+            # off (the page's remembered choice, which its Questions button sets); check_quiz.py
+            # asks for them (questions=True).
+            self.send("Page.enable")
+            self.send("Page.addScriptToEvaluateOnNewDocument", {"source": (
+                "try { if (localStorage.getItem('flashstep.questions') === null) "
+                "localStorage.setItem('flashstep.questions', 'off'); } catch (e) {}")})
 
     # ---- the wire ----
     def _read(self):

@@ -3,9 +3,11 @@
 # the page's checks in headless Chromium against the native program FLASHSTEP (make test-web):
 # check_page.py (the page without a GPU), check_layout.py (phone, tablet and laptop sizes),
 # check_gpu.py (the GPU panel on SwiftShader), check_offline.py (the service worker: offline,
-# then updated; it serves copies of WEBDIR itself) and check_a11y.py (WCAG 2.1 AA: axe-core, which
+# then updated; it serves copies of WEBDIR itself), check_a11y.py (WCAG 2.1 AA: axe-core, which
 # scripts/web-axe.sh installs outside the tree, the accessibility tree, the keyboard alone,
-# reduced motion, zoom and a narrow screen).
+# reduced motion, zoom and a narrow screen) and check_quiz.py (the questions, on by default, and
+# a section's quiz, its score kept across a reload). All but check_quiz.py see the page with the
+# questions off (cdp.py), as a teacher projecting it does.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 web=$1 bin=$2
@@ -51,8 +53,10 @@ echo "check_a11y.py: the page for every student (WCAG 2.1 AA)"
 if axe=$(bash "$here/../../scripts/web-axe.sh"); then
   timed check_a11y.py python3 "$here/check_a11y.py" "$url" "$bin" "$axe" || rc=1
 else
-  echo "check_a11y.py: FAIL: no axe-core (scripts/web-axe.sh)"; rc=1
+  echo "check_a11y.py: FAIL: no axe-core (scripts/web-axe.sh)"; rc=1; axe=
 fi
+echo "check_quiz.py: the lessons' questions and the sections' quizzes"
+timed check_quiz.py python3 "$here/check_quiz.py" "$url" "$bin" ${axe:+"$axe"} || rc=1
 wait $gpu || rc=1
 cat "$gpu_log"
 exit $rc
