@@ -32,25 +32,34 @@
   const LOG2E = 1.4426950408889634;
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
-  // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED, decode_v2's
-  // AHEAD, fwd_v4's NODOT), true or false.
+  // //#if NAME, //#if !NAME, //#elif NAME, //#else, //#endif: keep the lines of the chosen form
+  // (NAME: SUBGROUPS, or one of defs: decode_v2's and decode_v4's F16 and PAGED, decode_v2's AHEAD
+  // and H16, fwd_v4's NODOT and H16, true or false). A def that is a number is also declared, as
+  // `const NAME: u32 = N;` (fwd_sgmat's shapes, which must be constant expressions). Directives
+  // (`enable …;`, `diagnostic(…);`) are moved to the top, once each, since WGSL wants them before
+  // every declaration and common.wgsl comes first.
   function preprocess(src, subgroups, defs = {}) {
-    const out = [];
-    const stack = [];   // for each open #if: is its current branch kept?
+    const out = [], head = subgroups ? ['enable subgroups;'] : [];
+    const stack = [];   // for each open #if: {keep: is its current branch kept?, done: was a branch kept?}
     const on = name => (name === 'SUBGROUPS' ? subgroups : !!defs[name]);
+    const test = want => (want.startsWith('!') ? !on(want.slice(1)) : on(want));
     for (const line of src.split('\n')) {
       const t = line.trim();
-      if (t.startsWith('//#if ')) {
-        const want = t.slice(6).trim();
-        stack.push(want.startsWith('!') ? !on(want.slice(1)) : on(want));
+      if (t.startsWith('//#if ')) { const k = test(t.slice(6).trim()); stack.push({keep: k, done: k}); continue; }
+      if (t.startsWith('//#elif ')) {
+        const top = stack[stack.length - 1];
+        top.keep = !top.done && test(t.slice(8).trim());
+        top.done = top.done || top.keep;
         continue;
       }
-      if (t === '//#else') { stack.push(!stack.pop()); continue; }
+      if (t === '//#else') { const top = stack[stack.length - 1]; top.keep = !top.done; top.done = true; continue; }
       if (t === '//#endif') { stack.pop(); continue; }
-      if (stack.every(Boolean)) out.push(line);
+      if (!stack.every(x => x.keep)) continue;
+      if (/^(enable|diagnostic)\b/.test(t)) { if (!head.includes(t)) head.push(t); continue; }
+      out.push(line);
     }
-    return (subgroups ? 'enable subgroups;\n' : '') + out.join('\n');
+    for (const [k, v] of Object.entries(defs)) if (typeof v === 'number') head.push(`const ${k}: u32 = ${v}u;`);
+    return head.join('\n') + (head.length ? '\n' : '') + out.join('\n');
   }
 
   // The kernels at full size. Each: what it is (`what`, the panel's words), its file and entry
@@ -165,6 +174,28 @@
         dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
       };
     }
+    // A kernel that reads Q, K and V as f16 (`enable f16;`): offered only where the device has
+    // shader-f16; fed the inputs rounded to float16 (packed two a u32, the lower half first: the
+    // bytes of an array<f16>), checked against float64 on those rounded numbers.
+    function halfInputs(K) {
+      const ok = K.ok;
+      return Object.assign(K, {
+        storage: 'f16', needs: 'shader-f16',
+        ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
+        layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+      });
+    }
+    // Prefill version 7 (fwd_sgmat.wgsl) on subgroup matrices: the configuration it uses (f16 × f16
+    // → f32, M dividing the subgroup size, every subgroup of one size; the largest N · K first), or null.
+    const sgmat = (() => {
+      if (!dev.sgmat || !dev.f16 || !sgForm) return null;
+      const fits = dev.sgmatConfigs.filter(c => c.component === 'f16' && c.result === 'f32' && sg.max % c.M === 0 &&
+                                             64 % c.N === 0 && 64 % c.K === 0);
+      fits.sort((a, b) => b.N * b.K - a.N * a.K || b.M - a.M);
+      return fits.length ? fits[0] : null;
+    })();
     return {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
@@ -185,6 +216,44 @@
       'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
       'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
       'prefill-v5': blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}),
+      'prefill-v6': halfInputs(blocked('fwd_v4', 'version 4 with Q, K and V stored as float16 (shader-f16: arrays of vec4<f16>, widened to float32 as they are read); float32 arithmetic', true, {H16: true})),
+      'prefill-v7': {
+        what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",
+        file: 'fwd_sgmat', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
+        config: sgmat,
+        // P is rounded to float16 for the second product: a relative error up to 2^-11 on each
+        // weight, so o is within about 2^-11 · max |v| of float64 on the same float16 inputs
+        tol: 2e-3,
+        // its constants: the configuration's M, N, K; 4 subgroups (BQ = 4 M rows); BK = 64 keys a
+        // tile, 32 or 16 where that does not fit this device's workgroup memory
+        shape(p) {
+          const c = this.config, SGS = sg.max;
+          let NSG = 4;
+          while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
+          const BQ = NSG * c.M, WG = NSG * SGS;
+          const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 4;
+          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= lim.maxComputeWorkgroupStorageSize) || 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
+        },
+        ok(p) {
+          if (!dev.sgmat) return 'subgroup matrices (chromium-experimental-subgroup-matrix), which this device does not offer';
+          if (!dev.f16) return 'shader-f16, which this device does not offer';
+          if (!sgForm) return 'subgroups of one size';
+          if (!this.config) return `a subgroup matrix configuration f16 × f16 → f32 with M dividing the subgroup size (${sg.max}); this device offers ${dev.sgmatConfigs.map(c => `${c.component}→${c.result} ${c.M}×${c.N}×${c.K}`).join(', ') || 'none'}`;
+          if (![64, 128, 256].includes(p.d) || p.d % this.config.N || p.d % this.config.K) return 'head size 64, 128 or 256';
+          const s = this.shape(p);
+          if (!s.BK) return 'more workgroup memory than this device has';
+          if (s.WG % sg.max || s.WG > lim.maxComputeInvocationsPerWorkgroup) return 'more invocations a workgroup than this device has';
+          return null;
+        },
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        constants: () => ({}),
+        subgroups: () => true,
+        layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+        dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
+      },
       'decode-v1': {
         what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
         file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -208,6 +277,14 @@
       'decode-v5-f16': decodeV2(true, false, true),
       'decode-v5-paged': decodeV2(false, true, true),
       'decode-v5-paged-f16': decodeV2(true, true, true),
+      'decode-v6': (() => {
+        const K = decodeV2(true, false, true), ok = K.ok;
+        return Object.assign(K, {
+          what: 'decode version 5 with K and V stored as float16 and read as f16 (shader-f16: a word is a mat2x4<f16>, widened with vec4f) instead of unpacked from u32s; float32 arithmetic',
+          defs: Object.assign({}, K.defs, {H16: true}), needs: 'shader-f16',
+          ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
+        });
+      })(),
       'decode-v3': {
         what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
         file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -289,13 +366,17 @@
       this.timestamps = f.has('timestamp-query');
       this.f16 = f.has('shader-f16');
       const i = adapter.info || {};
+      this.sgmat = f.has('chromium-experimental-subgroup-matrix') && !!this.subgroups;
+      this.sgmatConfigs = Array.from(i.subgroupMatrixConfigs || [], (c) => ({component: c.componentType, result: c.resultComponentType, M: c.M, N: c.N, K: c.K}));
       this.info = {
         vendor: i.vendor || '', architecture: i.architecture || '', device: i.device || '', description: i.description || '',
         features: [...adapter.features].sort(),
         subgroups: this.subgroups, timestamps: this.timestamps, f16: this.f16,
         subgroup_matrix: adapter.features.has('chromium-experimental-subgroup-matrix'),
         // the shapes and types its subgroup matrices come in (Chromium's experimental extension)
-        subgroup_matrix_configs: Array.from(i.subgroupMatrixConfigs || [], (c) => ({component: c.componentType, result: c.resultComponentType, M: c.M, N: c.N, K: c.K})),
+        subgroup_matrix_configs: this.sgmatConfigs,
+        // the features this device was asked for (what the kernels may use)
+        device_features: [...f].sort(),
         limits: {
           maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
           maxBufferSize: device.limits.maxBufferSize,
@@ -305,6 +386,7 @@
         },
       };
       this.kernels = kernelTable(this);
+      this.info.subgroup_matrix_kernel = this.kernels['prefill-v7'].config;   // the configuration prefill version 7 uses, or null
       device.lost.then(x => { this.lost = x.message || x.reason || 'device lost'; });
     }
 
@@ -316,7 +398,7 @@
       const adapter = await gpu.requestAdapter({powerPreference: 'high-performance'});
       if (!adapter) throw new Error('WebGPU is present but offers no adapter (no usable GPU, or it is blocked)');
       const want = ['timestamp-query', 'shader-f16'];
-      if (opts.subgroups !== false) want.push('subgroups');
+      if (opts.subgroups !== false) want.push('subgroups', 'chromium-experimental-subgroup-matrix');
       const requiredFeatures = want.filter(x => adapter.features.has(x));
       const L = adapter.limits, requiredLimits = {};
       for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -336,7 +418,7 @@
     }
 
     async module(file, subgroups, defs = {}) {
-      const on = Object.keys(defs).filter(k => defs[k]).sort();
+      const on = Object.keys(defs).filter(k => defs[k]).sort().map(k => (typeof defs[k] === 'number' ? `${k}=${defs[k]}` : k));
       const key = `${file}/${subgroups ? 'sg' : 'plain'}${on.map(k => '/' + k).join('')}`;
       if (this.modules[key]) return this.modules[key];
       const text = await this.source(file);
@@ -495,6 +577,7 @@
         throw new Error(`a buffer of ${big} bytes is past this device's binding limit of ${this.limits.maxStorageBufferBindingSize}`);
       const sub = K.subgroups ? K.subgroups(p) : false;
       const consts = K.constants(p);
+      const defs = typeof K.defs === 'function' ? K.defs(p) : K.defs;
       const groups = K.dispatch(p);
       const extra = K.split ? {n_split: groups[0][0], split_len: K.splitLen(p)} : {};
       const bufs = [];
@@ -502,18 +585,18 @@
       const u = this.uniform(this.params(p, extra));
       bufs.push(u);
       const lay = K.layout ? K.layout(p) : {k: p.k, v: p.v};
-      const q = mk(p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
+      const q = mk(lay.q || p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
       const o = mk(p.n_q_heads * p.n_q * p.d * 4);
       const steps = [];
       if (K.split) {
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
-        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, K.defs), groups: groups[0],
+        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
         steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
-        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub, K.defs), groups: groups[0],
+        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o], [6, lse]]});
         steps.lse = lse;
       } else {
@@ -537,11 +620,14 @@
     }
 
     // Kernel `name` against float64 on rows (all when p is small, else a sample of `sample` rows):
-    // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default).
-    // A kernel that stores K and V as float16 is compared with float64 on the float16-rounded K, V.
-    async check(name, p, {tol = 1e-4, sample = 64, prepared = null} = {}) {
+    // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default;
+    // the kernel's own, K.tol, where it rounds an intermediate: prefill version 7's P).
+    // A kernel that stores K and V (or Q, K, V) as float16 is compared with float64 on the
+    // float16-rounded inputs.
+    async check(name, p, {tol = null, sample = 64, prepared = null} = {}) {
       const out = await this.attention(name, p, prepared);
       const K = this.kernels[name], ref_p = K.reference ? K.reference(p) : p;
+      if (tol === null) tol = K.tol || 1e-4;
       const rows = p.n_q_heads * p.n_q;
       const pick = rows <= sample ? [...Array(rows).keys()] : [...Array(sample).keys()].map(x => Math.floor((x + 0.5) * rows / sample));
       let worst = 0, where = null;
@@ -799,6 +885,24 @@
     return h;
   }
 
+  // One array x rounded to float16: {packed: two halves a u32, the lower half first (the bytes of
+  // an array<f16>), r: the rounded numbers as float32}. Made once for the same array.
+  const half1Cache = new WeakMap();
+  function half1(x) {
+    let h = half1Cache.get(x);
+    if (h) return h;
+    const packed = new Uint32Array(Math.ceil(x.length / 2)), r = new Float32Array(x.length);
+    for (let k = 0; k < x.length; k += 2) {
+      const a = halfBits(x[k]), b = k + 1 < x.length ? halfBits(x[k + 1]) : 0;
+      packed[k >> 1] = (a | (b << 16)) >>> 0;
+      r[k] = halfValue(a);
+      if (k + 1 < x.length) r[k + 1] = halfValue(b);
+    }
+    h = {packed, r};
+    half1Cache.set(x, h);
+    return h;
+  }
+
   // K and V (n_kv_heads, n_kv, row) moved into pools of pages (n_pages, ps, n_kv_heads, row), as
   // the engine's paged cache keeps them (src/engine/paged.h), logical block b in page table[b]:
   // a shuffled table (p.table when given), so that no two neighbouring blocks are neighbours.
@@ -948,5 +1052,5 @@
     return out;
   }
 
-  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
+  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
 });
