@@ -181,6 +181,7 @@
       const ok = K.ok;
       return Object.assign(K, {
         storage: 'f16', needs: 'shader-f16',
+        absent: () => (dev.f16 ? null : 'this device has no shader-f16'),
         ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
         layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
         reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
@@ -221,6 +222,7 @@
         what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",
         file: 'fwd_sgmat', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
         config: sgmat,
+        absent() { return !dev.sgmat || !dev.f16 ? 'this device has no shader-f16 and subgroup matrices' : !this.config ? this.ok({d: 64}) : null; },
         // P is rounded to float16 for the second product: a relative error up to 2^-11 on each
         // weight, so o is within about 2^-11 · max |v| of float64 on the same float16 inputs
         tol: 2e-3,
@@ -282,6 +284,7 @@
         return Object.assign(K, {
           what: 'decode version 5 with K and V stored as float16 and read as f16 (shader-f16: a word is a mat2x4<f16>, widened with vec4f) instead of unpacked from u32s; float32 arithmetic',
           defs: Object.assign({}, K.defs, {H16: true}), needs: 'shader-f16',
+          absent: () => (dev.f16 ? null : 'this device has no shader-f16'),
           ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
         });
       })(),
@@ -962,15 +965,16 @@
   // ---- the benchmark: the same plan in the page and in Node (bench/webgpu) ----
 
   // Sizes: 'full' (a discrete GPU), 'quick' (a laptop's GPU, the page's default), 'tiny' (the
-  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32. Decode: one query a head,
-  // GQA 32/8, d = 128.
+  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32 (versions 6 and 7: float16
+  // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
+  // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 4096},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 1024},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 128},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
@@ -997,18 +1001,31 @@
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
   // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
   // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode');
-  // kernels: only the rows of these kernels.
-  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null, kernels = null} = {}) {
-    const rows = benchPlan(plan).filter(r => (!kinds || kinds.includes(r.kind)) && (!kernels || kernels.includes(r.kernel)));
-    const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
+  // kernels: only the rows of these kernels; first: these kernels' rows before the others (in
+  // plan order each). The rows of one shape share one problem (its Q, K, V drawn once, with the
+  // seed of its first row; causal or not is the mask only).
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null, kernels = null, first = null} = {}) {
+    const absent = name => (dev.kernels[name] && dev.kernels[name].absent ? dev.kernels[name].absent() : null);
+    let rows = benchPlan(plan).map((r, k) => Object.assign({}, r, {k}))
+      .filter(r => (!kinds || kinds.includes(r.kind)) && (!kernels || kernels.includes(r.kernel)));
+    const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: [], not_offered: {}};
+    for (const r of rows) if (absent(r.kernel)) out.not_offered[r.kernel] = absent(r.kernel);
+    rows = rows.filter(r => !absent(r.kernel));
+    if (first) rows = rows.filter(r => first.includes(r.kernel)).concat(rows.filter(r => !first.includes(r.kernel)));
+    const shared = new Map();   // shape → its problem's data
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
       if (stop && stop()) break;
       if (progress) progress(k, rows.length, r);
       const row = Object.assign({}, r);
+      delete row.k;
       out.rows.push(row);
-      const p = randomProblem(seed + k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d,
-                                         mask: r.causal ? 'causal' : 'none'});
+      const shape = `${r.heads}/${r.kv_heads}/${r.n_q}/${r.n_kv}/${r.d}`;
+      if (!shared.has(shape)) {
+        if (shared.size) shared.clear();   // one shape's arrays at a time (16k × 128 × 16 heads: 3 × 128 MiB)
+        shared.set(shape, randomProblem(seed + r.k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d}));
+      }
+      const p = Object.assign({}, shared.get(shape), {mask: {kind: r.causal ? MASK.causal : MASK.none, offset: r.n_kv - r.n_q}});
       const bytes = Math.max(p.q.byteLength, p.k.byteLength);
       if (bytes > dev.limits.maxStorageBufferBindingSize) {
         row.error = `needs a ${bytes}-byte buffer; this device binds at most ${dev.limits.maxStorageBufferBindingSize}`;
