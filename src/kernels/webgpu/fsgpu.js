@@ -944,12 +944,15 @@
 
   // A problem of the given sizes with entries uniform in [−1, 1) (q scaled by `spread`), a mask
   // by name ('none', 'causal', 'window', 'tree': a random tree over the rows when n_q = n_kv).
-  function randomProblem(seed, {n_q_heads = 1, n_kv_heads = 1, n_q, n_kv, d, mask = 'none', window = 0, softcap = 0, spread = 1}) {
+  // ramp: key j's row of K scaled by 1 + ramp · j / n_kv, so that later keys score higher and a
+  // row's running maximum keeps moving (prefill version 7's rescaling path).
+  function randomProblem(seed, {n_q_heads = 1, n_kv_heads = 1, n_q, n_kv, d, mask = 'none', window = 0, softcap = 0, spread = 1, ramp = 0}) {
     const r = rng(seed);
     const fill = (n, a) => { const x = new Float32Array(n); for (let k = 0; k < n; k++) x[k] = (2 * r() - 1) * a; return x; };
     const p = {n_q_heads, n_kv_heads, n_q, n_kv, d, softcap, scale: 1 / Math.sqrt(d),
                q: fill(n_q_heads * n_q * d, spread), k: fill(n_kv_heads * n_kv * d, 1), v: fill(n_kv_heads * n_kv * d, 1),
                mask: {kind: MASK[mask === 'tree' ? 'bits' : mask], offset: n_kv - n_q, window: window || Math.max(1, n_kv >> 2)}};
+    if (ramp) for (let x = 0; x < p.k.length; x++) p.k[x] *= 1 + ramp * (Math.floor(x / d) % n_kv) / n_kv;
     if (mask === 'tree') {
       const words = 2 * Math.ceil(n_kv / 64), bits = new Uint32Array(n_q * words);
       const parent = [-1];
