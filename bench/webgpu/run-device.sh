@@ -9,10 +9,11 @@
 #               webgpu's index.js and dist/linux-x64/dawn.node, onnxruntime-web's WebGPU bundle
 # bench/webgpu/pack.sh makes .wgpu/pack.tar.xz; docs/webgpu.md gives the whole recipe.
 #
-# The whole full plan fits one call of 10 minutes (bench.js about 6, ONNX Runtime Web about 1.5,
-# PyTorch under 1): bench.js first checks the new kernels against float64 (its "new kernel" lines:
-# PASS, FAIL or SKIP), then times their rows, then every other row; each part has its own time
-# limit, and ours.json is kept after every row, so a part that runs out keeps what it finished.
+# The whole full plan fits one call of 10 minutes: bench.js at most 340 s, ONNX Runtime Web 100 s,
+# PyTorch 60 s (each its own limit), about 9 minutes at most with the unpacking. bench.js first
+# checks the new kernels against float64 (its "new kernel" lines: PASS, FAIL or SKIP), then times
+# their rows, then every other row; ours.json is kept after every row, so a part that runs out
+# keeps what it finished.
 # DAWN_TOGGLES: Dawn's adapter toggles (vulkan_enable_f16_on_nvidia unless set; "" for none),
 # written with every flag and the device's features into machine.txt, ours.json and bench.log.
 set -u
@@ -22,7 +23,7 @@ SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our
 ORT=${ORT:-1}            # 0: skip ONNX Runtime Web (a sweep's call)
 ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
 BENCH_ARGS=${BENCH_ARGS:---count 4}
-BENCH_TIMEOUT=${BENCH_TIMEOUT:-360}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-340}
 ORT_TIMEOUT=${ORT_TIMEOUT:-100}
 SDPA_TIMEOUT=${SDPA_TIMEOUT:-60}
 DAWN_TOGGLES=${DAWN_TOGGLES-vulkan_enable_f16_on_nvidia}
