@@ -457,7 +457,8 @@ def gen_webgpu(prefix, full=False):
             if not ours or not ort:
                 continue
             mine = [r for r in ours["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
-                    and r.get("d") == d and r.get("causal") == causal and "ms" in r]
+                    and r.get("d") == d and r.get("causal") == causal and "ms" in r
+                    and r.get("storage", "f32") == "f32"]   # float32 beside ORT's float32
             theirs = [r for r in ort["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
                       and r.get("d") == d and r.get("causal") == causal and "ms" in r]
             if mine and theirs:
