@@ -83,7 +83,8 @@ function dawnFlags(o) {
 async function checkNew(dev, names, seed, count) {
   let bad = 0;
   // every other random case ramped (later keys score higher, spread 8): a row's maximum keeps
-  // moving, so prefill version 7 takes its rescaling path (O scaled through workgroup memory)
+  // moving, so prefill version 7 takes its rescaling path (O scaled through workgroup memory);
+  // those go to the kernels with a tolerance of their own (prefill version 7) only
   const cases = randomCases(seed + 7, Math.max(count, 12)).map((c, k) => ({c: k % 2 ? Object.assign(c, {ramp: 12, spread: 8}) : c, seed: seed * 1000 + 500 + k}));
   for (const d of [64, 128]) for (const causal of [false, true])
     cases.push({c: {n_q_heads: 8, n_kv_heads: 2, n_q: 1024, n_kv: 1024, d, mask: causal ? 'causal' : 'none', ramp: causal ? 12 : 0, spread: causal ? 8 : 1},
@@ -96,6 +97,7 @@ async function checkNew(dev, names, seed, count) {
     if (why) { console.log(`new kernel ${name}: SKIP (${why})`); continue; }
     let ran = 0, worst = 0, tol = 0, fail = null;
     for (const {c, seed: s, big} of cases) {
+      if (c.ramp && !K.tol) continue;   // ramped scores reach ±150: float32's rounding of them alone nears 1e-4
       const p = FSGPU.randomProblem(s, c);
       if (K.ok(p)) continue;
       try {
