@@ -24,7 +24,8 @@
 // a row keeps its maximum m until a tile's maximum passes m + TAU (2^TAU = 256), so P stays
 // ≤ 256 and α = 1 on most tiles. The result is the same softmax: every p and ℓ uses the m the row
 // holds, and o / ℓ does not depend on which m that is. A workgroup flag says whether any row
-// changed m this tile; all subgroups then scale their O together.
+// moved an m it already had this tile (a first m needs no rescale: O is still 0 there); all
+// subgroups then scale their O together.
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even), q (n_q_heads, n_q,
 // D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q) natural units.
