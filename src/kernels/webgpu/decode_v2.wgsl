@@ -15,11 +15,6 @@
 // contiguous, or pools of pages read through a block table (key j in page table[j / PS], slot
 // j % PS, pools (n_pages, PS, n_kv_heads, D) as the engine's paged cache).
 //
-// Decode version 6 is version 5 with F16 and H16 (the host sets H16 only where the device has
-// shader-f16): the same float16 bytes, declared as f16 (`enable f16;`, a stored word a
-// mat2x4<f16>, 8 halves) and widened with vec4f(…) instead of unpacked from u32s; arithmetic in
-// float32 as in every form.
-//
 // Decode version 5 is this file's AHEAD form (the host sets it), prefill version 4's idea on this
 // one: here each tile of K and of V is read between two barriers, so the workgroup waits out every
 // load's latency with nothing to do, four times a tile of 32 keys. In version 5 each invocation
@@ -27,6 +22,11 @@
 // issues the loads one phase early: V of this tile before the scores, the next tile's K before
 // P V. Only the stores into workgroup memory (unpacking float16 there) sit between barriers. The
 // scores, the owners' softmax, P V and the merge are the same in both forms.
+//
+// Decode version 6 is version 5 with F16 and H16 (the host sets H16 only where the device has
+// shader-f16): the same float16 bytes, declared as f16 (`enable f16;`, a stored word a
+// mat2x4<f16>, 8 halves) and widened with vec4f(…) instead of unpacked from u32s; arithmetic in
+// float32 as in every form.
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
