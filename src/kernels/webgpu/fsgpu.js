@@ -395,7 +395,9 @@
 
     // gpu: navigator.gpu, or Dawn's for Node; load(name): the text of name.wgsl. opts.subgroups:
     // false to do without them (the tests run both forms); opts.consts: {BufferUsage, MapMode}
-    // where the GPU* globals are absent.
+    // where the GPU* globals are absent. The device is asked for every feature a kernel may use
+    // that the adapter offers: timestamp-query, shader-f16, subgroups and (with subgroups)
+    // chromium-experimental-subgroup-matrix; info.device_features lists what it was given.
     static async open(gpu, load, opts = {}) {
       if (!gpu) throw new Error('this browser has no WebGPU (navigator.gpu is missing)');
       const adapter = await gpu.requestAdapter({powerPreference: 'high-performance'});
