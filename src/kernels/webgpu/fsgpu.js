@@ -1002,7 +1002,7 @@
     return rows;
   }
 
-  // Runs a plan: for each row a random problem (seeded: see `shared` below), one launch checked
+  // Runs a plan: each row's kernel on a random problem of its shape, one launch checked
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
   // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
   // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode');
