@@ -84,7 +84,7 @@ function kernel(p, C) {
   const scale = p.scale;
   for (let h = 0; h < p.n_q_heads; h++) for (let wx = 0; wx < Math.ceil(p.n_q / BQ); wx++) {
     const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
-    const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
+    const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q);
     const KV = new Float32Array(KVN), Ss = new Float32Array(BQ * BK), Ps = new Float32Array(BQ * BK);
     const alpha_s = new Float32Array(BQ), lsum = new Float32Array(WG);
     let moved = 0;
@@ -95,15 +95,16 @@ function kernel(p, C) {
       if (i >= p.n_q || c0 + j >= c1 || (cls === 1 && !visible(p, i, c0 + j))) return NEG;
       return f32(capped(p, f32(Ss[row * BK + j] * scale)) * LOG2E);
     };
+    const D4 = D / 4, kv4 = kvh * p.n_kv * D4;   // vec4<f16> units, as the kernel loads them
     const loadTile = (c0, c1, src) => {
-      for (let x = 0; x < BK * D; x++) {
-        const j = c0 + Math.floor(x / D);
-        KV[x] = j < c1 ? src[kv0 + Math.min(j, p.n_kv - 1) * D + x % D] : 0;
+      for (let x = 0; x < BK * D4; x++) {
+        const j = c0 + Math.floor(x / D4), w = kv4 + Math.min(j, p.n_kv - 1) * D4 + x % D4;
+        for (let e = 0; e < 4; e++) KV[4 * x + e] = j < c1 ? src[4 * w + e] : 0;
       }
     };
-    for (let x = 0; x < BQ * D; x++) {
-      const i = r0 + Math.floor(x / D);
-      KV[x] = i < p.n_q ? p.q[(h * p.n_q + Math.min(i, p.n_q - 1)) * D + x % D] : 0;
+    for (let x = 0; x < BQ * D4; x++) {
+      const i = r0 + Math.floor(x / D4), w = (h * p.n_q + Math.min(i, p.n_q - 1)) * D4 + x % D4;
+      for (let e = 0; e < 4; e++) KV[4 * x + e] = i < p.n_q ? p.q[4 * w + e] : 0;
     }
     for (const [sg, S] of sgs.entries()) for (let kc = 0; kc < NQK; kc++) S.qL[kc] = load(KV, sg * SM * D + kc * SK, false, D, SM, SK);
     for (let c0 = 0; c0 < p.n_kv; c0 += BK) {

@@ -45,6 +45,7 @@ const WG: u32 = NSG * SGS;            // invocations a workgroup
 const TPR: u32 = WG / BQ;             // invocations a row in the softmax
 const NQK: u32 = D / SK;              // left matrices of Q a subgroup keeps
 const NO: u32 = D / SN;               // result matrices of O a subgroup keeps
+const D4: u32 = D / 4u;               // vec4<f16>s a row
 const CW: u32 = min(BK, D);           // O's columns that one pass through Ss holds
 const NCH: u32 = D / CW;              // passes of O through Ss
 const KVN: u32 = max(BK, BQ) * D;     // the K/V buffer (it also stages Q at the start)
@@ -55,9 +56,9 @@ alias Right = subgroup_matrix_right<f16, SN, SK>;
 alias Res = subgroup_matrix_result<f32, SN, SM>;
 
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> q_in: array<f16>;
-@group(0) @binding(2) var<storage, read> k_in: array<f16>;
-@group(0) @binding(3) var<storage, read> v_in: array<f16>;
+@group(0) @binding(1) var<storage, read> q_in: array<vec4<f16>>;   // four halves a load
+@group(0) @binding(2) var<storage, read> k_in: array<vec4<f16>>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4<f16>>;
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
 @group(0) @binding(5) var<storage, read_write> o_out: array<f32>;
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
@@ -76,14 +77,18 @@ fn score(row: u32, j: u32, r0: u32, c0: u32, c1: u32, cls: u32) -> f32 {
   return capped(Ss[row * BK + j] * P.scale) * LOG2E;
 }
 
-// Keys [c0, c1) of K (v false) or V (v true) into KV, a key a row, zeros past c1.
+// Keys [c0, c1) of K (v false) or V (v true) into KV, a key a row, zeros past c1: four halves
+// a load (KV stays an array of f16, which is what a subgroup matrix loads from).
 fn load_tile(kv0: u32, c0: u32, c1: u32, t: u32, v: bool) {
-  for (var x = t; x < BK * D; x += WG) {
-    let j = c0 + x / D;
-    let src = kv0 + min(j, P.n_kv - 1u) * D + x % D;
-    var h = f16(0.0);
+  for (var x = t; x < BK * D4; x += WG) {
+    let j = c0 + x / D4;
+    let src = kv0 + min(j, P.n_kv - 1u) * D4 + x % D4;
+    var h = vec4<f16>(0.0);
     if (j < c1 && v) { h = v_in[src]; } else if (j < c1) { h = k_in[src]; }
-    KV[x] = h;
+    KV[4u * x] = h.x;
+    KV[4u * x + 1u] = h.y;
+    KV[4u * x + 2u] = h.z;
+    KV[4u * x + 3u] = h.w;
   }
 }
 
@@ -94,15 +99,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   let kvh = h / (P.n_q_heads / P.n_kv_heads);
   let r0 = wg.x * BQ;
   let r1 = min(r0 + BQ, P.n_q);
-  let kv0 = kvh * P.n_kv * D;
+  let kv0 = kvh * P.n_kv * D4;        // KV head kvh's first vec4<f16>
   let row = t / TPR;                  // the softmax's row of this invocation, and its share u
   let u = t % TPR;
   let mine = sg * SM * BK;            // this subgroup's rows in Ss and Ps
 
   // Q: staged in KV (zeros past the last row), then into registers as left matrices
-  for (var x = t; x < BQ * D; x += WG) {
-    let i = r0 + x / D;
-    KV[x] = select(f16(0.0), q_in[(h * P.n_q + min(i, P.n_q - 1u)) * D + x % D], i < P.n_q);
+  for (var x = t; x < BQ * D4; x += WG) {
+    let i = r0 + x / D4;
+    let w = select(vec4<f16>(0.0), q_in[(h * P.n_q + min(i, P.n_q - 1u)) * D4 + x % D4], i < P.n_q);
+    KV[4u * x] = w.x;
+    KV[4u * x + 1u] = w.y;
+    KV[4u * x + 2u] = w.z;
+    KV[4u * x + 3u] = w.w;
   }
   workgroupBarrier();
   var qL: array<Left, NQK>;
