@@ -15,7 +15,8 @@
 # their rows, then every other row; ours.json is kept after every row, so a part that runs out
 # keeps what it finished.
 # DAWN_TOGGLES: Dawn's adapter toggles (vulkan_enable_f16_on_nvidia unless set; "" for none),
-# written with every flag and the device's features into machine.txt, ours.json and bench.log.
+# written with every flag and the device's features into machine.txt, ours.json, bench.log and
+# the first lines of NOTE.txt (with the new kernels' check lines; the rest of the note is by hand).
 set -u
 OUT=${OUT:-/tmp/flashstep-out}
 PLAN=${PLAN:-full}
@@ -54,6 +55,9 @@ timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/
   --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
 grep -E '^(dawn:|subgroup matrices:)' "$OUT/bench.log" >> "$OUT/machine.txt"
+# NOTE.txt's first lines (the rest is written by hand): Dawn's settings, and the new kernels' checks
+[ -f "$OUT/NOTE.txt" ] || { echo "Dawn's settings and features (run-device.sh):"; grep -E '^(Dawn|dawn:|subgroup matrices:)' "$OUT/machine.txt"
+  echo "The new kernels against float64 (bench.log):"; grep -E '^new kernel' "$OUT/bench.log"; } > "$OUT/NOTE.txt"
 if [ "$ORT" = 1 ]; then
   timeout "$ORT_TIMEOUT" node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
   echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
