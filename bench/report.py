@@ -521,7 +521,8 @@ def webgpu_ours(r, kind, n, d=None, causal=None):
     if kind == "decode":
         return ("paged" not in r.get("kernel", "") and r.get("storage", "f32") == "f32"
                 and not r["kernel"].startswith("akunu"))
-    return r.get("d") == d and r.get("causal") == causal
+    # prefill: our float32 kernels beside ORT's float32 (not the float16 versions 6 and 7)
+    return r.get("d") == d and r.get("causal") == causal and r.get("storage", "f32") == "f32"
 
 
 def webgpu_peer(r, kind, n, d=None, causal=None):

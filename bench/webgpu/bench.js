@@ -3,13 +3,24 @@
  * host (src/kernels/webgpu/fsgpu.js), checks and benchmark plan as the page's "Run on this GPU".
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
- *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...
+ *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only]
+ *                              [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...
  *
- * It prints the adapter, checks every kernel against float64 on random problems drawn fresh
+ * --dawn-toggles: Dawn's adapter toggles to turn on (its `enable-dawn-features` list, beside
+ * allow_unsafe_apis, which is always on here so that Dawn lists every feature it has), e.g.
+ * vulkan_enable_f16_on_nvidia, which offers shader-f16 and float16 subgroup matrices on NVIDIA's
+ * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
+ * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
+ *
+ * First, the new kernels (--new; prefill versions 6 and 7 and decode version 6 unless told) are
+ * checked against float64 on their own, one line each: PASS or FAIL with the largest error and
+ * the tolerance, or SKIP with the reason the device does not offer them; then their rows of the
+ * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
- * passed, 1 when one failed, 2 on bad arguments or no adapter. --sweep also times the decode
+ * passed, 1 when one failed, 2 on bad arguments or no adapter. With --json the file is written
+ * again after every timed row, so a run stopped by a time limit keeps the rows it finished. --sweep also times the decode
  * kernels' two passes apart at several split lengths (versions 1-3 and 5) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
@@ -24,9 +35,10 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...';
+const NEW = ['prefill-v6', 'prefill-v7', 'decode-v6'];
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: []};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -35,6 +47,8 @@ function parse(argv) {
     else if (a === '--check-only') o.checkOnly = true;
     else if (a === '--count') o.count = Number(v());
     else if (a === '--dawn') o.dawn.push(v());
+    else if (a === '--dawn-toggles') o.toggles.push(...v().split(',').filter(Boolean));
+    else if (a === '--new') o.news = v().split(',').filter(Boolean);
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
@@ -47,7 +61,62 @@ function parse(argv) {
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
   if (!o.sweepN.every(n => Number.isInteger(n) && n >= 32)) throw new Error('--sweep-n: key counts, whole numbers from 32');
+  if (!o.toggles.every(t => /^[a-z0-9_]+$/.test(t))) throw new Error('--dawn-toggles: names of Dawn toggles (a-z, 0-9, _), comma-separated');
   return o;
+}
+
+// Dawn's flags for create(): the --dawn ones, with every enable-dawn-features list (theirs,
+// allow_unsafe_apis and --dawn-toggles) merged into one (Dawn keeps only the last of a key).
+function dawnFlags(o) {
+  const enable = ['allow_unsafe_apis'], rest = [];
+  for (const f of o.dawn) {
+    if (f.startsWith('enable-dawn-features=')) enable.push(...f.slice(21).split(',').filter(Boolean));
+    else rest.push(f);
+  }
+  enable.push(...o.toggles);
+  return [`enable-dawn-features=${[...new Set(enable)].join(',')}`, ...rest];
+}
+
+// The new kernels against float64, each on its own, before anything else: random problems of
+// every mask (GQA, soft-cap, ragged sizes) and the plan's shapes at N = 1024, d = 64 and 128,
+// causal and not. One line a kernel: PASS, FAIL (the worst case) or SKIP (why not offered).
+async function checkNew(dev, names, seed, count) {
+  let bad = 0;
+  // every other random case ramped (later keys score higher, spread 8): a row's maximum keeps
+  // moving, so prefill version 7 takes its rescaling path (O scaled through workgroup memory);
+  // those go to the kernels with a tolerance of their own (prefill version 7) only
+  const cases = randomCases(seed + 7, Math.max(count, 12)).map((c, k) => ({c: k % 2 ? Object.assign(c, {ramp: 12, spread: 8}) : c, seed: seed * 1000 + 500 + k}));
+  for (const d of [64, 128]) for (const causal of [false, true])
+    cases.push({c: {n_q_heads: 8, n_kv_heads: 2, n_q: 1024, n_kv: 1024, d, mask: causal ? 'causal' : 'none', ramp: causal ? 12 : 0, spread: causal ? 8 : 1},
+                seed: seed + d + (causal ? 1 : 0), big: true});
+  cases.push({c: {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: 4096, d: 128}, seed: seed + 3, big: true});
+  for (const name of names) {
+    const K = dev.kernels[name];
+    if (!K) { console.log(`new kernel ${name}: FAIL: no such kernel`); bad++; continue; }
+    const why = K.absent ? K.absent() : null;
+    if (why) { console.log(`new kernel ${name}: SKIP (${why})`); continue; }
+    let ran = 0, worst = 0, tol = 0, fail = null;
+    for (const {c, seed: s, big} of cases) {
+      if (c.ramp && !K.tol) continue;   // ramped scores reach ±150: float32's rounding of them alone nears 1e-4
+      const p = FSGPU.randomProblem(s, c);
+      if (K.ok(p)) continue;
+      try {
+        const r = await dev.check(name, p, {sample: big ? 48 : 32});
+        ran++;
+        tol = r.tol;
+        if (r.worst > worst || !(r.worst <= worst)) worst = r.worst;
+        if (!r.ok && !fail) fail = `${JSON.stringify(c)}: ${JSON.stringify(r.where)}`;
+      } catch (e) {
+        ran++;
+        if (!fail) fail = `${JSON.stringify(c)}: ${e.message}`;
+      }
+    }
+    const cfg = K.config ? ` with ${K.config.component} x ${K.config.component} -> ${K.config.result} ${K.config.M}x${K.config.N}x${K.config.K}` : '';
+    if (!ran) console.log(`new kernel ${name}: SKIP (no problem it takes)`);
+    else if (fail) { bad++; console.log(`new kernel ${name}: FAIL on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol}); first failure ${fail}`); }
+    else console.log(`new kernel ${name}: PASS on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol})`);
+  }
+  return bad;
 }
 
 // Random lesson-sized to mid-sized problems for every kernel: every mask, GQA, soft-cap, ragged
@@ -83,7 +152,7 @@ async function checks(gpu, seed, count, label) {
   const sm = await gpu.checkSoftmax(seed);   // 003's softmax kernel, on rows of scores
   ran++;
   if (!sm.ok) { bad++; console.log(`  FAIL akunu softmax_rows (${label}): error ${sm.worst.toExponential(2)} > ${sm.tol}`); }
-  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within 1e-4 (seed ${seed})`);
+  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within their tolerance (1e-4; prefill-v7 2e-3) (seed ${seed})`);
   return bad;
 }
 
@@ -155,30 +224,43 @@ async function main() {
     process.exit(2);
   }
   Object.assign(globalThis, webgpu.globals);
-  const gpu = webgpu.create(o.dawn);
+  const flags = dawnFlags(o);
+  const gpu = webgpu.create(flags);
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let dev;
   try { dev = await FSGPU.open(gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
   const seed = o.seed !== null ? o.seed : (Date.now() % 1000000);
   console.log(`adapter: ${JSON.stringify(dev.info)}`);
-  let bad = await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
+  const dawn = {flags, toggles: o.toggles, device_features: dev.info.device_features, subgroup_matrix_kernel: dev.info.subgroup_matrix_kernel};
+  console.log(`dawn: flags ${flags.join(' ')}; device features: ${dev.info.device_features.join(' ')}`);
+  console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
+              `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
+  let bad = await checkNew(dev, o.news, seed, 12);
+  bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
   if (dev.subgroups) {
     const plain = await FSGPU.open(gpu, load, {subgroups: false});
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }
   let res = null;
+  const rowsSoFar = [];
   if (o.sweep) {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);
-    res = {probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps, o.sweepN)};
+    res = {dawn, probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps, o.sweepN)};
     if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   }
   if (!o.checkOnly) {
     const sw = res && res.sweep;
-    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : o.prefillOnly ? ['prefill'] : null, kernels: o.only, progress: (k, n, r) =>
-      process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
-      done: r => console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`)});
+    // the rows so far are written after each (a time limit keeps them)
+    res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : o.prefillOnly ? ['prefill'] : null, kernels: o.only, first: o.news,
+      progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
+      done: r => {
+        console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`);
+        if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar}, null, 1)); }
+      }});
+    res.dawn = dawn;
+    for (const [k, why] of Object.entries(res.not_offered || {})) console.log(`not offered here: ${k} (${why})`);
     if (sw) res.sweep = sw;
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +

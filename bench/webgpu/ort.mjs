@@ -153,6 +153,7 @@ for (const [k, r] of rows.entries()) {
     row.error = e.message;
   }
   console.log(JSON.stringify(row));
+  if (opt.json) fs.writeFileSync(opt.json, JSON.stringify(out, null, 1));   // kept after each row (a time limit keeps them)
 }
 if (opt.json) fs.writeFileSync(opt.json, JSON.stringify(out, null, 1));
 process.exit(bad ? 1 : 0);

@@ -8,14 +8,26 @@
 #   .wgpu/pack.tar.xz   this machine's `node` binary and the npm packages' files that run:
 #               webgpu's index.js and dist/linux-x64/dawn.node, onnxruntime-web's WebGPU bundle
 # bench/webgpu/pack.sh makes .wgpu/pack.tar.xz; docs/webgpu.md gives the whole recipe.
+#
+# The whole full plan fits one call of 10 minutes: bench.js at most 340 s, ONNX Runtime Web 100 s,
+# PyTorch 60 s (each its own limit), about 9 minutes at most with the unpacking. bench.js first
+# checks the new kernels against float64 (its "new kernel" lines: PASS, FAIL or SKIP), then times
+# their rows, then every other row; ours.json is kept after every row, so a part that runs out
+# keeps what it finished.
+# DAWN_TOGGLES: Dawn's adapter toggles (vulkan_enable_f16_on_nvidia unless set; "" for none),
+# written with every flag and the device's features into machine.txt, ours.json, bench.log and
+# the first lines of NOTE.txt (with the new kernels' check lines; the rest of the note is by hand).
 set -u
 OUT=${OUT:-/tmp/flashstep-out}
 PLAN=${PLAN:-full}
 SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our runs)
 ORT=${ORT:-1}            # 0: skip ONNX Runtime Web (a sweep's call)
 ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
-BENCH_ARGS=${BENCH_ARGS:-}
-BENCH_TIMEOUT=${BENCH_TIMEOUT:-400}
+BENCH_ARGS=${BENCH_ARGS:---count 4}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-340}
+ORT_TIMEOUT=${ORT_TIMEOUT:-100}
+SDPA_TIMEOUT=${SDPA_TIMEOUT:-60}
+DAWN_TOGGLES=${DAWN_TOGGLES-vulkan_enable_f16_on_nvidia}
 NOROBUST_ARGS=${NOROBUST_ARGS:-}   # set: bench.js once more with Dawn's robustness off (bench-norobust.log), to see
                                    # what its bounds checks cost; the kernels must be right with them on
 NOROBUST_TIMEOUT=${NOROBUST_TIMEOUT:-90}
@@ -34,20 +46,27 @@ export PATH=$w:$PATH
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
   --format=csv -lms 200 > "$OUT/clocks.csv" 2>/dev/null &
 smi=$!
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"; } | tee "$OUT/machine.txt"
+toggles=()
+[ -n "$DAWN_TOGGLES" ] && toggles=(--dawn-toggles "$DAWN_TOGGLES")
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"
+  echo "Dawn: enable-dawn-features=allow_unsafe_apis${DAWN_TOGGLES:+,$DAWN_TOGGLES} disable-dawn-features=timestamp_quantization (the device's features: bench.log's dawn line)"; } | tee "$OUT/machine.txt"
 # allow_unsafe_apis: list every feature Dawn has; timestamps unrounded (Dawn rounds them to 2^16 ns by default)
-timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS \
-  --dawn enable-dawn-features=allow_unsafe_apis --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
+timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS ${toggles[@]+"${toggles[@]}"} \
+  --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
+grep -E '^(dawn:|subgroup matrices:)' "$OUT/bench.log" >> "$OUT/machine.txt"
+# NOTE.txt's first lines (the rest is written by hand): Dawn's settings, and the new kernels' checks
+[ -f "$OUT/NOTE.txt" ] || { echo "Dawn's settings and features (run-device.sh):"; grep -E '^(Dawn|dawn:|subgroup matrices:)' "$OUT/machine.txt"
+  echo "The new kernels against float64 (bench.log):"; grep -E '^new kernel' "$OUT/bench.log"; } > "$OUT/NOTE.txt"
 if [ "$ORT" = 1 ]; then
-  timeout 120 node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
+  timeout "$ORT_TIMEOUT" node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
   echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
 fi
 if [ -n "$NOROBUST_ARGS" ]; then
-  timeout "$NOROBUST_TIMEOUT" node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS \
-    --dawn enable-dawn-features=allow_unsafe_apis,disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
+  timeout "$NOROBUST_TIMEOUT" node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS ${toggles[@]+"${toggles[@]}"} \
+    --dawn enable-dawn-features=disable_robustness --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench-norobust.log"
   echo "bench.js (robustness off) exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench-norobust.log"
 fi
-[ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout 90 python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
+[ "$SDPA" = 1 ] && [ -f "$OUT/ours.json" ] && timeout "$SDPA_TIMEOUT" python3 bench/webgpu/sdpa.py "$OUT/ours.json" --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.log"
 kill $smi 2>/dev/null
 exit 0

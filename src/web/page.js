@@ -803,7 +803,7 @@
     return [`${i.vendor || 'unknown vendor'}${i.architecture ? ' ' + i.architecture : ''}${i.device ? ' · ' + i.device : ''}${i.description ? ' · ' + i.description : ''}`,
       `subgroups: ${i.subgroups ? (i.subgroups.min === i.subgroups.max ? i.subgroups.min : `${i.subgroups.min}-${i.subgroups.max}`) + ' lanes' : 'no'}` +
       ` · shader-f16: ${i.f16 ? 'yes' : 'no'} · timestamps: ${i.timestamps ? 'yes' : 'no (queue completion)'}` +
-      ` · subgroup matrices: ${i.subgroup_matrix ? (i.subgroup_matrix_configs.map((c) => `${c.component}→${c.result} ${c.M}×${c.N}×${c.K}`).join(', ') || 'offered') + ' (no kernel uses them yet)' : 'not offered'}`,
+      ` · subgroup matrices: ${i.subgroup_matrix ? (i.subgroup_matrix_configs.map((c) => `${c.component}→${c.result} ${c.M}×${c.N}×${c.K}`).join(', ') || 'offered') + (i.subgroup_matrix_kernel ? ` (prefill-v7 uses ${i.subgroup_matrix_kernel.M}×${i.subgroup_matrix_kernel.N}×${i.subgroup_matrix_kernel.K})` : ' (none that prefill-v7 takes)') : 'not offered'}`,
       `largest buffer bound: ${mib(L.maxStorageBufferBindingSize)} · workgroup memory: ${L.maxComputeWorkgroupStorageSize} bytes · invocations a workgroup: ${L.maxComputeInvocationsPerWorkgroup}`].join('\n');
   }
 

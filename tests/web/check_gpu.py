@@ -16,7 +16,12 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   problems, with subgroups and without;
 - the benchmark's smallest plan runs on the same device, checks, times, draws its chart (its
   table's columns lined up) and offers its JSON;
-- a lost device is reported and opened again; no console error throughout.
+- a lost device is reported and opened again; no console error throughout;
+- the kernels SwiftShader cannot run (it offers neither shader-f16 nor subgroup matrices: prefill
+  versions 6 and 7, decode version 6) are said to be skipped, with the reason, and checked as far
+  as this machine can: prefill version 7 transcribed into JavaScript against float64
+  (bench/webgpu/emulate_sgmat.js), and every kernel's WGSL in every form compiled by Dawn's null
+  backend (bench/webgpu/validate.js, where `npm ci --prefix bench/webgpu` has installed Dawn).
 After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
 exit 1 on a failure.
 """
@@ -204,11 +209,36 @@ def gpu_call(b, expr):
     return b.eval(f"({expr}).then(x => JSON.stringify(x))", await_promise=True)
 
 
+def node_checks(seed):
+    """The kernels SwiftShader cannot run, as far as this machine can check them (from Node)."""
+    webgpu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "webgpu")
+    r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12"],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "prefill version 7 (subgroup matrices) transcribed into JavaScript matches float64 "
+          "on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
+    if not os.path.isdir(os.path.join(webgpu, "node_modules", "webgpu")):
+        print("SKIP: validate.js (every kernel's WGSL compiled by Dawn's null backend): no Dawn for Node here "
+              "(npm ci --prefix bench/webgpu)")
+        return
+    r = subprocess.run(["node", os.path.join(webgpu, "validate.js")], capture_output=True, text=True, timeout=300)
+    if r.returncode == 2:
+        print(f"SKIP: validate.js: {(r.stdout + r.stderr).strip()[-300:]}")
+        return
+    check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill version 7 on subgroup "
+          "matrices among them) compiles into pipelines on Dawn's null backend (validate.js)", (r.stdout + r.stderr)[-600:])
+
+
 def run(page, b, flashstep, seed, tmp):
+    node_checks(seed)
     page.load("#000_04/3")
     clock = Clock(page)
     info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
+    lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"))
+             if not info.get("f16") or (k == "prefill-v7" and not info.get("subgroup_matrix_kernel"))]
+    if lacks:
+        print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "
+              f"a subgroup matrix configuration prefill-v7 takes: {'yes' if info.get('subgroup_matrix_kernel') else 'no'})")
     page.click_id("b-gpu")
     page.b.wait_for("document.getElementById('gpu-kernels').childElementCount >= 16", what="the kernel list", timeout=30)
     adapter = page.text_of("gpu-adapter")

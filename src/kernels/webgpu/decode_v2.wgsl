@@ -22,6 +22,11 @@
 // issues the loads one phase early: V of this tile before the scores, the next tile's K before
 // P V. Only the stores into workgroup memory (unpacking float16 there) sit between barriers. The
 // scores, the owners' softmax, P V and the merge are the same in both forms.
+//
+// Decode version 6 is version 5 with F16 and H16 (the host sets H16 only where the device has
+// shader-f16): the same float16 bytes, declared as f16 (`enable f16;`, a stored word a
+// mat2x4<f16>, 8 halves) and widened with vec4f(…) instead of unpacked from u32s; arithmetic in
+// float32 as in every form.
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
@@ -33,8 +38,14 @@ override PAD: u32 = D4 + 1u;
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
 //#if F16
+//#if H16
+enable f16;
+@group(0) @binding(2) var<storage, read> k_in: array<mat2x4<f16>>;   // the same bytes, read as f16
+@group(0) @binding(3) var<storage, read> v_in: array<mat2x4<f16>>;
+//#else
 @group(0) @binding(2) var<storage, read> k_in: array<vec4u>;
 @group(0) @binding(3) var<storage, read> v_in: array<vec4u>;
+//#endif
 const NH: u32 = 2u;                     // vec4f a stored word
 //#else
 @group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
@@ -52,7 +63,9 @@ override NW: u32 = D4 / NH;             // stored words of a row
 //#if AHEAD
 const MAXPF: u32 = 8u;
 override NPF: u32 = (BK * NW + WG - 1u) / WG;   // stored words of a tile an invocation carries (≤ MAXPF)
-//#if F16
+//#if H16
+alias Word = mat2x4<f16>;
+//#elif F16
 alias Word = vec4u;
 //#else
 alias Word = vec4f;
@@ -82,7 +95,7 @@ fn fetch(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) -> array<Word, MAXPF> {
     let x = t + i * WG;
     let j = c0 + x / NW;
     let src = row_of(kvh, min(j, P.n_kv - 1u)) + x % NW;
-    var u = Word(0);
+    var u = Word();
     if (x < BK * NW && j < c1) { if (v) { u = v_in[src]; } else { u = k_in[src]; } }
     r[i] = u;
   }
@@ -96,7 +109,10 @@ fn put(r: array<Word, MAXPF>, t: u32) {
     if (x >= BK * NW) { break; }
     let jj = x / NW;
     let w = x % NW;
-//#if F16
+//#if H16
+    KV[jj * PAD + 2u * w] = vec4f(r[i][0]);
+    KV[jj * PAD + 2u * w + 1u] = vec4f(r[i][1]);
+//#elif F16
     KV[jj * PAD + 2u * w] = vec4f(unpack2x16float(r[i].x), unpack2x16float(r[i].y));
     KV[jj * PAD + 2u * w + 1u] = vec4f(unpack2x16float(r[i].z), unpack2x16float(r[i].w));
 //#else
@@ -113,7 +129,12 @@ fn load_tile(kvh: u32, c0: u32, c1: u32, t: u32, v: bool) {
     let w = x % NW;
     let j = c0 + jj;
     let src = row_of(kvh, min(j, P.n_kv - 1u)) + w;
-//#if F16
+//#if H16
+    var u = mat2x4<f16>();
+    if (j < c1 && v) { u = v_in[src]; } else if (j < c1) { u = k_in[src]; }
+    KV[jj * PAD + 2u * w] = vec4f(u[0]);
+    KV[jj * PAD + 2u * w + 1u] = vec4f(u[1]);
+//#elif F16
     var u = vec4u(0u);
     if (j < c1 && v) { u = v_in[src]; } else if (j < c1) { u = k_in[src]; }
     KV[jj * PAD + 2u * w] = vec4f(unpack2x16float(u.x), unpack2x16float(u.y));

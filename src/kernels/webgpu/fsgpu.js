@@ -32,25 +32,34 @@
   const LOG2E = 1.4426950408889634;
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
-  // //#if SUBGROUPS, //#if !SUBGROUPS, //#else, //#endif: keep the lines of the chosen form.
-  // defs: more names a kernel's form is chosen by (decode_v2's and decode_v4's F16 and PAGED, decode_v2's
-  // AHEAD, fwd_v4's NODOT), true or false.
+  // //#if NAME, //#if !NAME, //#elif NAME, //#else, //#endif: keep the lines of the chosen form
+  // (NAME: SUBGROUPS, or one of defs: decode_v2's and decode_v4's F16 and PAGED, decode_v2's AHEAD
+  // and H16, fwd_v4's NODOT and H16, true or false). A def that is a number is also declared, as
+  // `const NAME: u32 = N;` (fwd_sgmat's shapes, which must be constant expressions). Directives
+  // (`enable …;`, `diagnostic(…);`) are moved to the top, once each, since WGSL wants them before
+  // every declaration and common.wgsl comes first.
   function preprocess(src, subgroups, defs = {}) {
-    const out = [];
-    const stack = [];   // for each open #if: is its current branch kept?
+    const out = [], head = subgroups ? ['enable subgroups;'] : [];
+    const stack = [];   // for each open #if: {keep: is its current branch kept?, done: was a branch kept?}
     const on = name => (name === 'SUBGROUPS' ? subgroups : !!defs[name]);
+    const test = want => (want.startsWith('!') ? !on(want.slice(1)) : on(want));
     for (const line of src.split('\n')) {
       const t = line.trim();
-      if (t.startsWith('//#if ')) {
-        const want = t.slice(6).trim();
-        stack.push(want.startsWith('!') ? !on(want.slice(1)) : on(want));
+      if (t.startsWith('//#if ')) { const k = test(t.slice(6).trim()); stack.push({keep: k, done: k}); continue; }
+      if (t.startsWith('//#elif ')) {
+        const top = stack[stack.length - 1];
+        top.keep = !top.done && test(t.slice(8).trim());
+        top.done = top.done || top.keep;
         continue;
       }
-      if (t === '//#else') { stack.push(!stack.pop()); continue; }
+      if (t === '//#else') { const top = stack[stack.length - 1]; top.keep = !top.done; top.done = true; continue; }
       if (t === '//#endif') { stack.pop(); continue; }
-      if (stack.every(Boolean)) out.push(line);
+      if (!stack.every(x => x.keep)) continue;
+      if (/^(enable|diagnostic)\b/.test(t)) { if (!head.includes(t)) head.push(t); continue; }
+      out.push(line);
     }
-    return (subgroups ? 'enable subgroups;\n' : '') + out.join('\n');
+    for (const [k, v] of Object.entries(defs)) if (typeof v === 'number') head.push(`const ${k}: u32 = ${v}u;`);
+    return head.join('\n') + (head.length ? '\n' : '') + out.join('\n');
   }
 
   // The kernels at full size. Each: what it is (`what`, the panel's words), its file and entry
@@ -165,6 +174,29 @@
         dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
       };
     }
+    // A kernel that reads Q, K and V as f16 (`enable f16;`): offered only where the device has
+    // shader-f16; fed the inputs rounded to float16 (packed two a u32, the lower half first: the
+    // bytes of an array<f16>), checked against float64 on those rounded numbers.
+    function halfInputs(K) {
+      const ok = K.ok;
+      return Object.assign(K, {
+        storage: 'f16', needs: 'shader-f16',
+        absent: () => (dev.f16 ? null : 'this device has no shader-f16'),
+        ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
+        layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+      });
+    }
+    // Prefill version 7 (fwd_sgmat.wgsl) on subgroup matrices: the configuration it uses (f16 × f16
+    // → f32, M dividing the subgroup size, every subgroup of one size; the largest N · K first), or null.
+    const sgmat = (() => {
+      if (!dev.sgmat || !dev.f16 || !sgForm) return null;
+      const fits = dev.sgmatConfigs.filter(c => c.component === 'f16' && c.result === 'f32' && sg.max % c.M === 0 &&
+                                             64 % c.N === 0 && 64 % c.K === 0);
+      fits.sort((a, b) => b.N * b.K - a.N * a.K || b.M - a.M);
+      return fits.length ? fits[0] : null;
+    })();
     return {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
@@ -185,6 +217,45 @@
       'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
       'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
       'prefill-v5': blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}),
+      'prefill-v6': halfInputs(blocked('fwd_v4', 'version 4 with Q, K and V stored as float16 (shader-f16: arrays of vec4<f16>, widened to float32 as they are read); float32 arithmetic', true, {H16: true})),
+      'prefill-v7': {
+        what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",
+        file: 'fwd_sgmat', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
+        config: sgmat,
+        absent() { return !dev.sgmat || !dev.f16 ? 'this device has no shader-f16 and subgroup matrices' : !this.config ? this.ok({d: 64}) : null; },
+        // P is rounded to float16 for the second product: a relative error up to 2^-11 on each
+        // weight, so o is within about 2^-11 · max |v| of float64 on the same float16 inputs
+        tol: 2e-3,
+        // its constants: the configuration's M, N, K; 4 subgroups (BQ = 4 M rows); BK = 64 keys a
+        // tile, 32 or 16 where that does not fit this device's workgroup memory
+        shape(p) {
+          const c = this.config, SGS = sg.max;
+          let NSG = 4;
+          while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
+          const BQ = NSG * c.M, WG = NSG * SGS;
+          const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 4;
+          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= lim.maxComputeWorkgroupStorageSize) || 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
+        },
+        ok(p) {
+          if (!dev.sgmat) return 'subgroup matrices (chromium-experimental-subgroup-matrix), which this device does not offer';
+          if (!dev.f16) return 'shader-f16, which this device does not offer';
+          if (!sgForm) return 'subgroups of one size';
+          if (!this.config) return `a subgroup matrix configuration f16 × f16 → f32 with M dividing the subgroup size (${sg.max}); this device offers ${dev.sgmatConfigs.map(c => `${c.component}→${c.result} ${c.M}×${c.N}×${c.K}`).join(', ') || 'none'}`;
+          if (![64, 128, 256].includes(p.d) || p.d % this.config.N || p.d % this.config.K) return 'head size 64, 128 or 256';
+          const s = this.shape(p);
+          if (!s.BK) return 'more workgroup memory than this device has';
+          if (s.WG % sg.max || s.WG > lim.maxComputeInvocationsPerWorkgroup) return 'more invocations a workgroup than this device has';
+          return null;
+        },
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        constants: () => ({}),
+        subgroups: () => true,
+        layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+        dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
+      },
       'decode-v1': {
         what: 'FlashDecoding: splits of the KV cache, each read once for its GQA group; one invocation a row does a tile\'s softmax; one merge loop',
         file: 'decode_v1', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -208,6 +279,15 @@
       'decode-v5-f16': decodeV2(true, false, true),
       'decode-v5-paged': decodeV2(false, true, true),
       'decode-v5-paged-f16': decodeV2(true, true, true),
+      'decode-v6': (() => {
+        const K = decodeV2(true, false, true), ok = K.ok;
+        return Object.assign(K, {
+          what: 'decode version 5 with K and V stored as float16 and read as f16 (shader-f16: a word is a mat2x4<f16>, widened with vec4f) instead of unpacked from u32s; float32 arithmetic',
+          defs: Object.assign({}, K.defs, {H16: true}), needs: 'shader-f16',
+          absent: () => (dev.f16 ? null : 'this device has no shader-f16'),
+          ok(p) { return !dev.f16 ? 'shader-f16, which this device does not offer' : ok.call(this, p); },
+        });
+      })(),
       'decode-v3': {
         what: "subgroups stream the keys two at a time with no barrier (003's parallel decode shape, GQA rows together); the subgroups merge once, then version 2's merge",
         file: 'decode_v3', entry: ['split', 'merge'], out: 'o+part', split: true,
@@ -289,13 +369,17 @@
       this.timestamps = f.has('timestamp-query');
       this.f16 = f.has('shader-f16');
       const i = adapter.info || {};
+      this.sgmat = f.has('chromium-experimental-subgroup-matrix') && !!this.subgroups;
+      this.sgmatConfigs = Array.from(i.subgroupMatrixConfigs || [], (c) => ({component: c.componentType, result: c.resultComponentType, M: c.M, N: c.N, K: c.K}));
       this.info = {
         vendor: i.vendor || '', architecture: i.architecture || '', device: i.device || '', description: i.description || '',
         features: [...adapter.features].sort(),
         subgroups: this.subgroups, timestamps: this.timestamps, f16: this.f16,
         subgroup_matrix: adapter.features.has('chromium-experimental-subgroup-matrix'),
         // the shapes and types its subgroup matrices come in (Chromium's experimental extension)
-        subgroup_matrix_configs: Array.from(i.subgroupMatrixConfigs || [], (c) => ({component: c.componentType, result: c.resultComponentType, M: c.M, N: c.N, K: c.K})),
+        subgroup_matrix_configs: this.sgmatConfigs,
+        // the features this device was asked for (what the kernels may use)
+        device_features: [...f].sort(),
         limits: {
           maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
           maxBufferSize: device.limits.maxBufferSize,
@@ -305,18 +389,21 @@
         },
       };
       this.kernels = kernelTable(this);
+      this.info.subgroup_matrix_kernel = this.kernels['prefill-v7'].config;   // the configuration prefill version 7 uses, or null
       device.lost.then(x => { this.lost = x.message || x.reason || 'device lost'; });
     }
 
     // gpu: navigator.gpu, or Dawn's for Node; load(name): the text of name.wgsl. opts.subgroups:
     // false to do without them (the tests run both forms); opts.consts: {BufferUsage, MapMode}
-    // where the GPU* globals are absent.
+    // where the GPU* globals are absent. The device is asked for every feature a kernel may use
+    // that the adapter offers: timestamp-query, shader-f16, subgroups and (with subgroups)
+    // chromium-experimental-subgroup-matrix; info.device_features lists what it was given.
     static async open(gpu, load, opts = {}) {
       if (!gpu) throw new Error('this browser has no WebGPU (navigator.gpu is missing)');
       const adapter = await gpu.requestAdapter({powerPreference: 'high-performance'});
       if (!adapter) throw new Error('WebGPU is present but offers no adapter (no usable GPU, or it is blocked)');
       const want = ['timestamp-query', 'shader-f16'];
-      if (opts.subgroups !== false) want.push('subgroups');
+      if (opts.subgroups !== false) want.push('subgroups', 'chromium-experimental-subgroup-matrix');
       const requiredFeatures = want.filter(x => adapter.features.has(x));
       const L = adapter.limits, requiredLimits = {};
       for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -336,7 +423,7 @@
     }
 
     async module(file, subgroups, defs = {}) {
-      const on = Object.keys(defs).filter(k => defs[k]).sort();
+      const on = Object.keys(defs).filter(k => defs[k]).sort().map(k => (typeof defs[k] === 'number' ? `${k}=${defs[k]}` : k));
       const key = `${file}/${subgroups ? 'sg' : 'plain'}${on.map(k => '/' + k).join('')}`;
       if (this.modules[key]) return this.modules[key];
       const text = await this.source(file);
@@ -495,6 +582,7 @@
         throw new Error(`a buffer of ${big} bytes is past this device's binding limit of ${this.limits.maxStorageBufferBindingSize}`);
       const sub = K.subgroups ? K.subgroups(p) : false;
       const consts = K.constants(p);
+      const defs = typeof K.defs === 'function' ? K.defs(p) : K.defs;
       const groups = K.dispatch(p);
       const extra = K.split ? {n_split: groups[0][0], split_len: K.splitLen(p)} : {};
       const bufs = [];
@@ -502,18 +590,18 @@
       const u = this.uniform(this.params(p, extra));
       bufs.push(u);
       const lay = K.layout ? K.layout(p) : {k: p.k, v: p.v};
-      const q = mk(p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
+      const q = mk(lay.q || p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
       const o = mk(p.n_q_heads * p.n_q * p.d * 4);
       const steps = [];
       if (K.split) {
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
-        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, K.defs), groups: groups[0],
+        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
         steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
-        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub, K.defs), groups: groups[0],
+        steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o], [6, lse]]});
         steps.lse = lse;
       } else {
@@ -537,11 +625,14 @@
     }
 
     // Kernel `name` against float64 on rows (all when p is small, else a sample of `sample` rows):
-    // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default).
-    // A kernel that stores K and V as float16 is compared with float64 on the float16-rounded K, V.
-    async check(name, p, {tol = 1e-4, sample = 64, prepared = null} = {}) {
+    // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default;
+    // the kernel's own, K.tol, where it rounds an intermediate: prefill version 7's P).
+    // A kernel that stores K and V (or Q, K, V) as float16 is compared with float64 on the
+    // float16-rounded inputs.
+    async check(name, p, {tol = null, sample = 64, prepared = null} = {}) {
       const out = await this.attention(name, p, prepared);
       const K = this.kernels[name], ref_p = K.reference ? K.reference(p) : p;
+      if (tol === null) tol = K.tol || 1e-4;
       const rows = p.n_q_heads * p.n_q;
       const pick = rows <= sample ? [...Array(rows).keys()] : [...Array(sample).keys()].map(x => Math.floor((x + 0.5) * rows / sample));
       let worst = 0, where = null;
@@ -799,6 +890,24 @@
     return h;
   }
 
+  // One array x rounded to float16: {packed: two halves a u32, the lower half first (the bytes of
+  // an array<f16>), r: the rounded numbers as float32}. Made once for the same array.
+  const half1Cache = new WeakMap();
+  function half1(x) {
+    let h = half1Cache.get(x);
+    if (h) return h;
+    const packed = new Uint32Array(Math.ceil(x.length / 2)), r = new Float32Array(x.length);
+    for (let k = 0; k < x.length; k += 2) {
+      const a = halfBits(x[k]), b = k + 1 < x.length ? halfBits(x[k + 1]) : 0;
+      packed[k >> 1] = (a | (b << 16)) >>> 0;
+      r[k] = halfValue(a);
+      if (k + 1 < x.length) r[k + 1] = halfValue(b);
+    }
+    h = {packed, r};
+    half1Cache.set(x, h);
+    return h;
+  }
+
   // K and V (n_kv_heads, n_kv, row) moved into pools of pages (n_pages, ps, n_kv_heads, row), as
   // the engine's paged cache keeps them (src/engine/paged.h), logical block b in page table[b]:
   // a shuffled table (p.table when given), so that no two neighbouring blocks are neighbours.
@@ -837,12 +946,15 @@
 
   // A problem of the given sizes with entries uniform in [−1, 1) (q scaled by `spread`), a mask
   // by name ('none', 'causal', 'window', 'tree': a random tree over the rows when n_q = n_kv).
-  function randomProblem(seed, {n_q_heads = 1, n_kv_heads = 1, n_q, n_kv, d, mask = 'none', window = 0, softcap = 0, spread = 1}) {
+  // ramp: key j's row of K scaled by 1 + ramp · j / n_kv, so that later keys score higher and a
+  // row's running maximum keeps moving (prefill version 7's rescaling path).
+  function randomProblem(seed, {n_q_heads = 1, n_kv_heads = 1, n_q, n_kv, d, mask = 'none', window = 0, softcap = 0, spread = 1, ramp = 0}) {
     const r = rng(seed);
     const fill = (n, a) => { const x = new Float32Array(n); for (let k = 0; k < n; k++) x[k] = (2 * r() - 1) * a; return x; };
     const p = {n_q_heads, n_kv_heads, n_q, n_kv, d, softcap, scale: 1 / Math.sqrt(d),
                q: fill(n_q_heads * n_q * d, spread), k: fill(n_kv_heads * n_kv * d, 1), v: fill(n_kv_heads * n_kv * d, 1),
                mask: {kind: MASK[mask === 'tree' ? 'bits' : mask], offset: n_kv - n_q, window: window || Math.max(1, n_kv >> 2)}};
+    if (ramp) for (let x = 0; x < p.k.length; x++) p.k[x] *= 1 + ramp * (Math.floor(x / d) % n_kv) / n_kv;
     if (mask === 'tree') {
       const words = 2 * Math.ceil(n_kv / 64), bits = new Uint32Array(n_q * words);
       const parent = [-1];
@@ -858,15 +970,16 @@
   // ---- the benchmark: the same plan in the page and in Node (bench/webgpu) ----
 
   // Sizes: 'full' (a discrete GPU), 'quick' (a laptop's GPU, the page's default), 'tiny' (the
-  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32. Decode: one query a head,
-  // GQA 32/8, d = 128.
+  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32 (versions 6 and 7: float16
+  // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
+  // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 4096},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 1024},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 128},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
@@ -889,22 +1002,35 @@
     return rows;
   }
 
-  // Runs a plan: for each row a fresh random problem (seeded: seed + row), one launch checked
+  // Runs a plan: each row's kernel on a random problem of its shape, one launch checked
   // against float64 on sampled rows, then timed. A wrong result is reported as an error and no
   // time is kept for it. progress(k, n, row) is called before each row, done(row) after it;
   // `stop()` true ends early. kinds: only the rows of these kinds ('prefill', 'decode');
-  // kernels: only the rows of these kernels.
-  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null, kernels = null} = {}) {
-    const rows = benchPlan(plan).filter(r => (!kinds || kinds.includes(r.kind)) && (!kernels || kernels.includes(r.kernel)));
-    const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: []};
+  // kernels: only the rows of these kernels; first: these kernels' rows before the others (in
+  // plan order each). The rows of one shape share one problem (its Q, K, V drawn once, with the
+  // seed of its first row; causal or not is the mask only).
+  async function benchmark(dev, {plan = 'quick', seed = 1, progress = null, done = null, probe = null, stop = null, kinds = null, kernels = null, first = null} = {}) {
+    const absent = name => (dev.kernels[name] && dev.kernels[name].absent ? dev.kernels[name].absent() : null);
+    let rows = benchPlan(plan).map((r, k) => Object.assign({}, r, {k}))
+      .filter(r => (!kinds || kinds.includes(r.kind)) && (!kernels || kernels.includes(r.kernel)));
+    const out = {plan, seed, device: dev.info, when: new Date().toISOString(), probe: null, rows: [], not_offered: {}};
+    for (const r of rows) if (absent(r.kernel)) out.not_offered[r.kernel] = absent(r.kernel);
+    rows = rows.filter(r => !absent(r.kernel));
+    if (first) rows = rows.filter(r => first.includes(r.kernel)).concat(rows.filter(r => !first.includes(r.kernel)));
+    const shared = new Map();   // shape → its problem's data
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
       if (stop && stop()) break;
       if (progress) progress(k, rows.length, r);
       const row = Object.assign({}, r);
+      delete row.k;
       out.rows.push(row);
-      const p = randomProblem(seed + k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d,
-                                         mask: r.causal ? 'causal' : 'none'});
+      const shape = `${r.heads}/${r.kv_heads}/${r.n_q}/${r.n_kv}/${r.d}`;
+      if (!shared.has(shape)) {
+        if (shared.size) shared.clear();   // one shape's arrays at a time (16k × 128 × 16 heads: 3 × 128 MiB)
+        shared.set(shape, randomProblem(seed + r.k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d}));
+      }
+      const p = Object.assign({}, shared.get(shape), {mask: {kind: r.causal ? MASK.causal : MASK.none, offset: r.n_kv - r.n_q}});
       const bytes = Math.max(p.q.byteLength, p.k.byteLength);
       if (bytes > dev.limits.maxStorageBufferBindingSize) {
         row.error = `needs a ${bytes}-byte buffer; this device binds at most ${dev.limits.maxStorageBufferBindingSize}`;
@@ -948,5 +1074,5 @@
     return out;
   }
 
-  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
+  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
 });

@@ -14,6 +14,11 @@
 // Shapes as version 1. Dispatch: (⌈n_q / BQ⌉, n_q_heads). D: 64, 128 or 256, where BQ = 4 TY
 // rows fit the device's workgroup memory and a tile's share fits NPF ≤ MAXPF registers.
 //
+// Version 6 is this file's H16 form (the host sets it only where the device has shader-f16): Q,
+// K and V stored as float16 (`enable f16;`, arrays of vec4<f16>, half the bytes of every load),
+// widened to float32 as they are read (vec4f(…), a no-op in the float32 forms); everything after
+// the load is version 4's float32 arithmetic.
+//
 // Version 5 is this file's NODOT form (the host sets it), one idea more: version 4 (like 3) scores
 // a row against a key with dot(q, k) per four columns and adds the four dots into the block of S:
 // per four columns and pair, one multiply, three multiply-adds and an add, five instructions for
@@ -34,9 +39,16 @@ const MAXPF: u32 = 16u;
 override NPF: u32 = (BK * D4 + WG - 1u) / WG;   // vec4s of a tile an invocation carries (≤ MAXPF)
 
 @group(0) @binding(0) var<uniform> P: Params;
+//#if H16
+enable f16;
+@group(0) @binding(1) var<storage, read> q_in: array<vec4<f16>>;
+@group(0) @binding(2) var<storage, read> k_in: array<vec4<f16>>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4<f16>>;
+//#else
 @group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
 @group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
 @group(0) @binding(3) var<storage, read> v_in: array<vec4f>;
+//#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
 @group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
@@ -101,7 +113,7 @@ fn fetch(v: bool, kv0: u32, c0: u32, t: u32) -> array<vec4f, MAXPF> {
     let ok = x < BK * D4 && j < P.n_kv;
     let src = kv0 + min(j, P.n_kv - 1u) * D4 + x % D4;
     var w = vec4f(0.0);
-    if (ok && v) { w = v_in[src]; } else if (ok) { w = k_in[src]; }
+    if (ok && v) { w = vec4f(v_in[src]); } else if (ok) { w = vec4f(k_in[src]); }
     r[i] = w;
   }
   return r;
@@ -127,7 +139,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   let qk_scale = P.scale * LOG2E;
   for (var x = t; x < BQ * D4; x += WG) {
     let qi = r0 + x / D4;
-    Qs[x] = select(vec4f(0.0), q_in[(h * P.n_q + min(qi, P.n_q - 1u)) * D4 + x % D4] * qk_scale, qi < P.n_q);
+    Qs[x] = select(vec4f(0.0), vec4f(q_in[(h * P.n_q + min(qi, P.n_q - 1u)) * D4 + x % D4]) * qk_scale, qi < P.n_q);
   }
   var m = vec4f(NEG);                  // the running maximum of rows 4 ty + a, a = 0 … 3
   var l = vec4f(0.0);

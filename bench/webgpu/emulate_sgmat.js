@@ -1,0 +1,217 @@
+#!/usr/bin/env node
+/* emulate_sgmat.js: prefill version 7 (src/kernels/webgpu/fwd_sgmat.wgsl) transcribed into plain
+ * JavaScript, statement for statement, and checked against float64 on random problems, for the
+ * machines that have no subgroup matrices (this one: SwiftShader has none, and Dawn's null backend
+ * validates the WGSL but runs nothing).
+ *
+ *   node bench/webgpu/emulate_sgmat.js [--seed N] [--count N]
+ *
+ * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
+ * matrix load and store touches, as Dawn's spec of the extension defines row- and column-major
+ * loads with a stride), the tile loop and its skips, the masks, the online softmax with its lazy
+ * rescale (m moved only past m + TAU; O scaled through workgroup memory on those tiles), the
+ * float16 rounding of Q, K, V and P, and the end's ℓ from the invocations' shares. Workgroup
+ * memory and each subgroup's matrices are arrays; a phase between two barriers runs every
+ * invocation (or subgroup) in turn, which is what the barriers promise. What it cannot check: the
+ * WGSL text itself (a transcription can differ from it: bench/webgpu/validate.js compiles the
+ * text) and the GPU's own matrix units. Seed printed; exit 1 on a failure.
+ */
+'use strict';
+const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
+
+const NEG = FSGPU.NEG, LOG2E = FSGPU.LOG2E;
+const f32 = Math.fround;
+const f16 = x => FSGPU.half1(Float32Array.of(x)).r[0];   // round to float16 (nearest, ties to even)
+
+// A subgroup matrix of rows × cols, loaded from arr at off with a stride, row- or column-major:
+// entry [r][c] at off + r·stride + c (row-major) or off + c·stride + r (column-major).
+function load(arr, off, colMajor, stride, rows, cols) {
+  const m = [];
+  for (let r = 0; r < rows; r++) {
+    m.push([]);
+    for (let c = 0; c < cols; c++) {
+      const i = off + (colMajor ? c * stride + r : r * stride + c);
+      if (i >= arr.length) throw new Error(`subgroup matrix load past the array (${i} ≥ ${arr.length})`);
+      m[r].push(arr[i]);
+    }
+  }
+  return m;
+}
+function store(arr, off, m, stride) {
+  for (let r = 0; r < m.length; r++)
+    for (let c = 0; c < m[0].length; c++) {
+      const i = off + r * stride + c;
+      if (i >= arr.length) throw new Error(`subgroup matrix store past the array (${i} ≥ ${arr.length})`);
+      arr[i] = m[r][c];
+    }
+}
+const zero = (rows, cols) => Array.from({length: rows}, () => new Array(cols).fill(0));
+// left (M × K) · right (K × N) + acc (M × N), float32 accumulation
+function mma(a, b, acc) {
+  const out = zero(acc.length, acc[0].length);
+  for (let r = 0; r < acc.length; r++)
+    for (let c = 0; c < acc[0].length; c++) {
+      let s = acc[r][c];
+      for (let k = 0; k < b.length; k++) s = f32(s + f32(a[r][k] * b[k][c]));
+      out[r][c] = s;
+    }
+  return out;
+}
+
+function visible(p, i, j) {
+  const m = p.mask, pos = i + m.offset;
+  switch (m.kind) {
+    case 1: return j <= pos;
+    case 2: return j <= pos && j > pos - m.window;
+    case 3: return ((m.bits[i * m.words + (j >>> 5)] >>> (j & 31)) & 1) !== 0;
+    default: return true;
+  }
+}
+// common.wgsl's classify, its class only
+function classify(p, r0, r1, c0, c1) {
+  let seen = 0;
+  for (let i = r0; i < r1; i++) for (let j = c0; j < c1; j++) seen += visible(p, i, j) ? 1 : 0;
+  return seen === 0 ? 2 : seen === (r1 - r0) * (c1 - c0) ? 0 : 1;
+}
+const capped = (p, s) => (p.softcap > 0 ? f32(p.softcap * Math.tanh(s / p.softcap)) : s);
+
+// fwd_sgmat.wgsl's main, every workgroup; q, k, v already float16-rounded. Returns {O, lse}.
+function kernel(p, C) {
+  const {D, SM, SN, SK, SGS, NSG, BK} = C;
+  const BQ = NSG * SM, WG = NSG * SGS, TPR = WG / BQ, NQK = D / SK, NO = D / SN;
+  const CW = Math.min(BK, D), NCH = D / CW, KVN = Math.max(BK, BQ) * D, TAU = 8;
+  const O = new Float32Array(p.n_q_heads * p.n_q * D), lse = new Float32Array(p.n_q_heads * p.n_q);
+  const scale = p.scale;
+  for (let h = 0; h < p.n_q_heads; h++) for (let wx = 0; wx < Math.ceil(p.n_q / BQ); wx++) {
+    const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
+    const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q);
+    const KV = new Float32Array(KVN), Ss = new Float32Array(BQ * BK), Ps = new Float32Array(BQ * BK);
+    const alpha_s = new Float32Array(BQ), lsum = new Float32Array(WG);
+    let moved = 0;
+    const inv = Array.from({length: WG}, (_, t) => ({row: Math.floor(t / TPR), u: t % TPR, m: NEG, l: 0}));
+    const sgs = Array.from({length: NSG}, (_, sg) => ({mine: sg * SM * BK, qL: [], acc: Array.from({length: NO}, () => zero(SM, SN))}));
+    const score = (row, j, c0, c1, cls) => {
+      const i = r0 + row;
+      if (i >= p.n_q || c0 + j >= c1 || (cls === 1 && !visible(p, i, c0 + j))) return NEG;
+      return f32(capped(p, f32(Ss[row * BK + j] * scale)) * LOG2E);
+    };
+    const D4 = D / 4, kv4 = kvh * p.n_kv * D4;   // vec4<f16> units, as the kernel loads them
+    const loadTile = (c0, c1, src) => {
+      for (let x = 0; x < BK * D4; x++) {
+        const j = c0 + Math.floor(x / D4), w = kv4 + Math.min(j, p.n_kv - 1) * D4 + x % D4;
+        for (let e = 0; e < 4; e++) KV[4 * x + e] = j < c1 ? src[4 * w + e] : 0;
+      }
+    };
+    for (let x = 0; x < BQ * D4; x++) {
+      const i = r0 + Math.floor(x / D4), w = (h * p.n_q + Math.min(i, p.n_q - 1)) * D4 + x % D4;
+      for (let e = 0; e < 4; e++) KV[4 * x + e] = i < p.n_q ? p.q[4 * w + e] : 0;
+    }
+    for (const [sg, S] of sgs.entries()) for (let kc = 0; kc < NQK; kc++) S.qL[kc] = load(KV, sg * SM * D + kc * SK, false, D, SM, SK);
+    for (let c0 = 0; c0 < p.n_kv; c0 += BK) {
+      const c1 = Math.min(c0 + BK, p.n_kv);
+      const cls = classify(p, r0, r1, c0, c1);
+      if (cls === 2) continue;
+      loadTile(c0, c1, p.k);
+      for (const [sg, S] of sgs.entries()) {   // 1. S = Q Kᵀ
+        for (let n = 0; n < BK / SN; n++) {
+          let s = zero(SM, SN);
+          for (let kc = 0; kc < NQK; kc++) s = mma(S.qL[kc], load(KV, n * SN * D + kc * SK, true, D, SK, SN), s);
+          store(Ss, S.mine + n * SN, s, BK);
+          void sg;
+        }
+      }
+      loadTile(c0, c1, p.v);
+      for (const I of inv) {                    // 2. the online softmax
+        let m_blk = NEG;
+        for (let j = 0; j < BK; j++) m_blk = Math.max(m_blk, score(I.row, j, c0, c1, cls));
+        let alpha = 1;
+        if (m_blk > f32(I.m + TAU)) {
+          alpha = I.m === NEG ? 0 : f32(2 ** (I.m - m_blk));
+          if (I.m !== NEG && I.u === 0) moved = 1;
+          I.m = m_blk;
+        }
+        if (I.u === 0) alpha_s[I.row] = alpha;
+        let share = 0;
+        for (let j = I.u; j < BK; j += TPR) {
+          const s = score(I.row, j, c0, c1, cls);
+          const pp = f16(s !== NEG ? f32(2 ** (s - I.m)) : 0);
+          Ps[I.row * BK + j] = pp;
+          share = f32(share + pp);
+        }
+        I.l = f32(f32(alpha * I.l) + share);
+      }
+      if (moved) {                              // O ← diag(α) O through Ss
+        C.rescales = (C.rescales || 0) + 1;
+        for (let ch = 0; ch < NCH; ch++) {
+          for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.mine + b * SN, S.acc[ch * (CW / SN) + b], BK);
+          for (let x = 0; x < BQ * BK; x++) Ss[x] = f32(Ss[x] * alpha_s[Math.floor(x / BK)]);
+          for (const S of sgs) for (let b = 0; b < CW / SN; b++) S.acc[ch * (CW / SN) + b] = load(Ss, S.mine + b * SN, false, BK, SM, SN);
+        }
+        moved = 0;
+      }
+      for (const S of sgs)                      // 3. O += P V
+        for (let kk = 0; kk < BK / SK; kk++) {
+          const pl = load(Ps, S.mine + kk * SK, false, BK, SM, SK);
+          for (let nc = 0; nc < NO; nc++) S.acc[nc] = mma(pl, load(KV, kk * SK * D + nc * SN, false, D, SK, SN), S.acc[nc]);
+        }
+    }
+    for (const [t, I] of inv.entries()) lsum[t] = I.l;
+    for (let ch = 0; ch < NCH; ch++) {
+      for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.mine + b * SN, S.acc[ch * (CW / SN) + b], BK);
+      for (let x = 0; x < BQ * BK; x++) {
+        const rr = Math.floor(x / BK), cc = x % BK, i = r0 + rr;
+        if (cc >= CW || i >= p.n_q) continue;
+        let L = 0;
+        for (let k = 0; k < TPR; k++) L = f32(L + lsum[rr * TPR + k]);
+        O[(h * p.n_q + i) * D + ch * CW + cc] = L > 0 ? f32(Ss[x] / L) : 0;
+      }
+    }
+    for (const I of inv) {
+      const i = r0 + I.row;
+      if (I.u !== 0 || i >= p.n_q) continue;
+      let L = 0;
+      for (let k = 0; k < TPR; k++) L = f32(L + lsum[I.row * TPR + k]);
+      lse[h * p.n_q + i] = L > 0 ? f32(I.m / LOG2E + Math.log(L)) : NEG;
+    }
+  }
+  return {O, lse};
+}
+
+function main() {
+  const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? Number(argv[argv.indexOf(k) + 1]) : d);
+  const seed = arg('--seed', Date.now() % 1000000), count = arg('--count', 12);
+  const r = FSGPU.rng(seed), pick = a => a[Math.floor(r() * a.length)], int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
+  const configs = [[16, 16, 16, 32], [16, 8, 16, 32], [16, 8, 8, 32], [8, 8, 8, 32]];
+  let bad = 0, worst = 0, rescales = 0;
+  for (let k = 0; k < count; k++) {
+    const [SM, SN, SK, SGS] = configs[k % configs.length];
+    const d = pick([64, 128]), groups = pick([1, 2, 4]), kvh = int(1, 2);
+    const mask = pick(['none', 'causal', 'window', 'tree']), n_kv = int(1, 200);
+    const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : int(1, Math.min(n_kv, 150)), n_kv, d, mask,
+               window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
+    const p = FSGPU.randomProblem(seed * 100 + k, c);
+    const ref = Object.assign({}, p, {q: FSGPU.half1(p.q).r, k: FSGPU.half1(p.k).r, v: FSGPU.half1(p.v).r});
+    const C = {D: d, SM, SN, SK, SGS, NSG: 4, BK: pick([64, 32, 16])};
+    const out = kernel(ref, C);
+    rescales += C.rescales || 0;
+    let w = 0, where = null;
+    for (let h = 0; h < p.n_q_heads; h++) for (let i = 0; i < p.n_q; i++) {
+      const rr = FSGPU.referenceRow(ref, h, i), row = h * p.n_q + i;
+      for (let col = 0; col < d; col++) {
+        const e = Math.abs(out.O[row * d + col] - rr.o[col]) / Math.max(1, Math.abs(rr.o[col]));
+        if (!(e <= w)) { w = e; where = {h, i, col, got: out.O[row * d + col], want: rr.o[col]}; }
+      }
+      if (rr.l > 0) {
+        const e = Math.abs(out.lse[row] - rr.lse) / Math.max(1, Math.abs(rr.lse));
+        if (!(e <= w)) { w = e; where = {h, i, col: 'lse', got: out.lse[row], want: rr.lse}; }
+      }
+    }
+    worst = Math.max(worst, w);
+    if (!(w <= 2e-3)) { bad++; console.log(`FAIL case ${k} ${JSON.stringify(c)} ${JSON.stringify(C)}: error ${w.toExponential(2)} at ${JSON.stringify(where)}`); }
+  }
+  console.log(`emulate_sgmat.js: ${count - bad} of ${count} random problems match float64 on the float16 inputs within 2e-3 ` +
+              `(largest error ${worst.toExponential(2)}; O rescaled on ${rescales} tiles; seed ${seed}, replay with --seed ${seed})`);
+  process.exit(bad ? 1 : 0);
+}
+
+main();
