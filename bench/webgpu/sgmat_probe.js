@@ -26,7 +26,8 @@
  * on small problems (one with Q = 0, whose S is 0: the P V path alone), checked against float64
  * as bench.js does, and version 7 in each other configuration the adapter offers. One line each:
  *   kernel FORM PROBLEM: PASS|FAIL max err E (tolerance T; first mismatch at {...})
- * The last lines sum up both parts. Exit 0 when everything passed, 1 when something failed.
+ * The last lines sum up both parts. Exit 0 when everything ran and passed, 1 when something failed,
+ * errored or was skipped for time, 2 when there is no device with subgroup matrices to probe.
  *
  * --null: Dawn's null backend, shown 32-lane subgroups and the H200's three configurations (as
  * validate.js does): every probe's WGSL compiled and made into a pipeline, and the script's own
@@ -516,7 +517,7 @@ async function main() {
   if (tally.fail.length) console.log(`failed: ${tally.fail.join('; ')}`);
   if (tally.error.length) console.log(`errors: ${tally.error.join('; ')}`);
   dev.destroy();
-  process.exit(tally.fail.length || tally.error.length ? 1 : 0);
+  process.exit(tally.fail.length || tally.error.length || tally.skipped ? 1 : 0);
 }
 
 main().catch(e => { console.error(`sgmat_probe.js: ${e.stack || e.message}`); process.exit(1); });
