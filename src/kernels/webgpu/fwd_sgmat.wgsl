@@ -27,6 +27,14 @@
 // moved an m it already had this tile (a first m needs no rescale: O is still 0 there); all
 // subgroups then scale their O together.
 //
+// Probe forms (bench/webgpu/sgmat_probe.js; never the host's default), each removing one suspect
+// of the float64 check failed on an NVIDIA H200 (docs/webgpu.md): QWG keeps Q in workgroup memory
+// (Qs) and loads its left matrix at each use instead of keeping an array of them in registers;
+// OWG keeps O in workgroup memory (Os, float32 BQ × D) instead of an array of result matrices:
+// each tile's P V loads a block of O, adds to it and stores it, and α is applied to Os by the
+// invocations. (The subgroup's index cannot be taken as t / SGS instead of subgroup_id: WGSL's
+// uniformity analysis rejects it as a subgroup matrix's offset.)
+//
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even), q (n_q_heads, n_q,
 // D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q) natural units.
 // Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants (subgroup matrix shapes must
@@ -69,6 +77,12 @@ var<workgroup> Ps: array<f16, BQ * BK>;   // P as the matrix units read it
 var<workgroup> alpha_s: array<f32, BQ>;   // α of each row this tile
 var<workgroup> lsum: array<f32, WG>;      // the shares of ℓ, summed at the end
 var<workgroup> moved: atomic<u32>;        // some row's m moved this tile (its O needs α)
+//#if QWG
+var<workgroup> Qs: array<f16, BQ * D>;    // (probe form QWG) Q, a row of D a query row
+//#endif
+//#if OWG
+var<workgroup> Os: array<f32, BQ * D>;    // (probe form OWG) O, a row of D a query row (zero to begin with)
+//#endif
 
 // Row `row`'s score against key c0 + j of this tile, in base-2 units, or NEG where masked.
 fn score(row: u32, j: u32, r0: u32, c0: u32, c1: u32, cls: u32) -> f32 {
@@ -108,17 +122,28 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   for (var x = t; x < BQ * D4; x += WG) {
     let i = r0 + x / D4;
     let w = select(vec4<f16>(0.0), q_in[(h * P.n_q + min(i, P.n_q - 1u)) * D4 + x % D4], i < P.n_q);
+//#if QWG
+    Qs[4u * x] = w.x;
+    Qs[4u * x + 1u] = w.y;
+    Qs[4u * x + 2u] = w.z;
+    Qs[4u * x + 3u] = w.w;
+//#else
     KV[4u * x] = w.x;
     KV[4u * x + 1u] = w.y;
     KV[4u * x + 2u] = w.z;
     KV[4u * x + 3u] = w.w;
+//#endif
   }
   workgroupBarrier();
+//#if !QWG
   var qL: array<Left, NQK>;
   for (var kc = 0u; kc < NQK; kc++) {
     qL[kc] = subgroupMatrixLoad<Left, row_major>(&KV, sg * SM * D + kc * SK, D);
   }
+//#endif
+//#if !OWG
   var acc: array<Res, NO>;            // O, zero to begin with
+//#endif
   var m = NEG;                        // the row's maximum (base 2), as the row uses it
   var l = 0.0;                        // this invocation's share of the row's ℓ
 
@@ -135,7 +160,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       var s = Res();
       for (var kc = 0u; kc < NQK; kc++) {
         let kr = subgroupMatrixLoad<Right, col_major>(&KV, n * SN * D + kc * SK, D);
+//#if QWG
+        let ql = subgroupMatrixLoad<Left, row_major>(&Qs, sg * SM * D + kc * SK, D);
+        s = subgroupMatrixMultiplyAccumulate(ql, kr, s);
+//#else
         s = subgroupMatrixMultiplyAccumulate(qL[kc], kr, s);
+//#endif
       }
       subgroupMatrixStore<row_major>(&Ss, mine + n * SN, s, BK);
     }
@@ -164,6 +194,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // O ← diag(α) O, through Ss, on the tiles where some row's m moved (the flag read uniformly;
     // workgroupUniformLoad waits for every invocation's writes)
     if (workgroupUniformLoad(&moved) != 0u) {
+//#if OWG
+      for (var x = t; x < BQ * D; x += WG) { Os[x] *= alpha_s[x / D]; }
+      workgroupBarrier();
+//#else
       for (var ch = 0u; ch < NCH; ch++) {
         for (var b = 0u; b < CW / SN; b++) {
           subgroupMatrixStore<row_major>(&Ss, mine + b * SN, acc[ch * (CW / SN) + b], BK);
@@ -176,11 +210,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         }
         workgroupBarrier();
       }
+//#endif
       if (t == 0u) { atomicStore(&moved, 0u); }
     }
     workgroupBarrier();                      // P and V are written
 
     // 3. O += P V: P's key block kk (left) times V's rows kk block, columns nc block (right)
+//#if OWG
+    for (var nc = 0u; nc < NO; nc++) {
+      var o = subgroupMatrixLoad<Res, row_major>(&Os, sg * SM * D + nc * SN, D);
+      for (var kk = 0u; kk < BK / SK; kk++) {
+        let pl = subgroupMatrixLoad<Left, row_major>(&Ps, mine + kk * SK, BK);
+        let vr = subgroupMatrixLoad<Right, row_major>(&KV, kk * SK * D + nc * SN, D);
+        o = subgroupMatrixMultiplyAccumulate(pl, vr, o);
+      }
+      subgroupMatrixStore<row_major>(&Os, sg * SM * D + nc * SN, o, D);
+    }
+//#else
     for (var kk = 0u; kk < BK / SK; kk++) {
       let pl = subgroupMatrixLoad<Left, row_major>(&Ps, mine + kk * SK, BK);
       for (var nc = 0u; nc < NO; nc++) {
@@ -188,11 +234,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         acc[nc] = subgroupMatrixMultiplyAccumulate(pl, vr, acc[nc]);
       }
     }
+//#endif
   }
 
   // the end: ℓ of a row is the sum of its TPR shares; O / ℓ written CW columns at a time
   lsum[t] = l;
   workgroupBarrier();
+//#if OWG
+  for (var x = t; x < BQ * D; x += WG) {
+    let i = r0 + x / D;
+    if (i >= P.n_q) { continue; }
+    var L = 0.0;
+    for (var k = 0u; k < TPR; k++) { L += lsum[(x / D) * TPR + k]; }
+    o_out[(h * P.n_q + i) * D + x % D] = select(0.0, Os[x] / L, L > 0.0);
+  }
+//#else
   for (var ch = 0u; ch < NCH; ch++) {
     workgroupBarrier();                      // the last pass's Ss is read
     for (var b = 0u; b < CW / SN; b++) {
@@ -209,6 +265,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       o_out[(h * P.n_q + i) * D + ch * CW + cc] = select(0.0, Ss[x] / L, L > 0.0);   // a row that sees no key gets 0
     }
   }
+//#endif
   let i = r0 + row;
   if (u == 0u && i < P.n_q) {
     var L = 0.0;
