@@ -877,26 +877,10 @@
   }
 
   // p's K and V rounded to float16: {k, v} as float32 numbers (the check's inputs) and
-  // {packed_k, packed_v} two halves a u32, the lower half first (the kernel's). Made once for
-  // the same K and V arrays (kept beside p.k, so that copies of a problem share them).
-  const halfCache = new WeakMap();
+  // {packed_k, packed_v} two halves a u32, the lower half first (the kernel's): half1 of each.
   function halves(p) {
-    let h = halfCache.get(p.k);
-    if (h && h.src_v === p.v) return h;
-    const one = x => {
-      const packed = new Uint32Array(Math.ceil(x.length / 2)), r = new Float32Array(x.length);
-      for (let k = 0; k < x.length; k += 2) {
-        const a = halfBits(x[k]), b = k + 1 < x.length ? halfBits(x[k + 1]) : 0;
-        packed[k >> 1] = (a | (b << 16)) >>> 0;
-        r[k] = halfValue(a);
-        if (k + 1 < x.length) r[k + 1] = halfValue(b);
-      }
-      return [packed, r];
-    };
-    const [pk, rk] = one(p.k), [pv, rv] = one(p.v);
-    h = {packed_k: pk, packed_v: pv, k: rk, v: rv, src_v: p.v};
-    halfCache.set(p.k, h);
-    return h;
+    const k = half1(p.k), v = half1(p.v);
+    return {packed_k: k.packed, packed_v: v.packed, k: k.r, v: v.r};
   }
 
   // One array x rounded to float16: {packed: two halves a u32, the lower half first (the bytes of
