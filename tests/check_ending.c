@@ -233,6 +233,33 @@ START_TEST(test_every_lesson_ends)
 }
 END_TEST
 
+/* A section's last lesson knows it ends the section (the terminal then offers its quiz): exactly
+ * the course's last lesson of each section, numbered as `flashstep quiz N` takes it. */
+START_TEST(test_section_ends)
+{
+    fs_course c;
+    fs_loc_error e;
+    ck_assert_msg(fs_course_load("lessons", &c, &e), "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+    int ends = 0;
+    for (int i = 0; i < c.n; i++) {
+        char path[600], title[512];
+        snprintf(path, sizeof path, "lessons/%s.lesson", c.names[i]);
+        const bool last = i + 1 == c.n || c.section_of[i + 1] != c.section_of[i];
+        const int sec = fs_course_section_end(path, title, sizeof title);
+        ck_assert_msg(sec == (last ? c.section_of[i] + 1 : 0), "%s: section end %d", c.names[i], sec);
+        if (last) ck_assert_str_eq(title, c.sections[c.section_of[i]]);
+        else ck_assert_str_eq(title, "");
+        ends += sec > 0;
+    }
+    ck_assert_int_eq(ends, c.n_sections);
+    char title[64];
+    ck_assert_int_eq(fs_course_section_end("tests/lessons/bad_attr.lesson", title, sizeof title), 0);
+    ck_assert_int_eq(fs_course_section_end("no/such/dir/x.lesson", title, sizeof title), 0);
+    ck_assert_str_eq(title, "");
+    fs_course_free(&c);
+}
+END_TEST
+
 Suite *ending_suite(void)
 {
     Suite *s = suite_create("ending");
@@ -243,6 +270,7 @@ Suite *ending_suite(void)
     tcase_add_test(tc, test_variation);
     tcase_add_test(tc, test_variation_random);
     tcase_add_test(tc, test_every_lesson_ends);
+    tcase_add_test(tc, test_section_ends);
     suite_add_tcase(s, tc);
     return s;
 }

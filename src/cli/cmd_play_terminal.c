@@ -833,6 +833,15 @@ static void ending_page(FILE *f, const player *p, int64_t unused)
     }
     fs_course_next_line(fs_lesson_path(l), next, sizeof next);
     wrap(f, next, 0, p->width);
+    char section[512];
+    int sec = fs_course_section_end(fs_lesson_path(l), section, sizeof section);
+    if (sec > 0) {   /* the end of a section: its quiz */
+        fputc('\n', f);
+        snprintf(line, sizeof line, "this ends the section \"%s\"; its quiz, five questions on fresh problems:", section);
+        wrap(f, line, 0, p->width);
+        snprintf(line, sizeof line, "flashstep quiz %d", sec);
+        wrap(f, line, 4, p->width);
+    }
     lesson_stem(l, stem, sizeof stem);
     if (*fs_lesson_variation(l)) {
         fputc('\n', f);

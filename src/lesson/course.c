@@ -213,17 +213,40 @@ static bool peek_title(const char *path, char *out, size_t n)
     return found;
 }
 
+/* A lesson file's folder ("." when path has none) and its name, the file stem the course uses. */
+static void split_path(const char *path, char *dir, size_t dn, char *name, size_t nn)
+{
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, dn, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    if (bl > 7 && !strcmp(base + bl - 7, ".lesson")) bl -= 7;
+    snprintf(name, nn, "%.*s", (int)bl, base);
+}
+
+int fs_course_section_end(const char *path, char *title, size_t n)
+{
+    if (n) title[0] = 0;
+    char dir[4096], name[256];
+    split_path(path, dir, sizeof dir, name, sizeof name);
+    fs_course c;
+    if (!fs_course_load(dir, &c, NULL)) return 0;
+    int i = fs_course_find(&c, name), sec = 0;
+    if (i >= 0 && (i + 1 >= c.n || c.section_of[i + 1] != c.section_of[i])) {
+        sec = c.section_of[i] + 1;
+        const char *t = c.sections[c.section_of[i]];
+        if (n) fs_text_escape_line(t, strlen(t), title, n);   /* a file's text never drives the terminal */
+    }
+    fs_course_free(&c);
+    return sec;
+}
+
 void fs_course_next_line(const char *path, char *out, size_t n)
 {
     if (!n) return;
     snprintf(out, n, "next: not in the course");
     char dir[4096], name[256];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    const char *base = slash ? slash + 1 : path;
-    size_t bl = strlen(base);
-    if (bl > 7 && !strcmp(base + bl - 7, ".lesson")) bl -= 7;
-    snprintf(name, sizeof name, "%.*s", (int)bl, base);
+    split_path(path, dir, sizeof dir, name, sizeof name);
     fs_course c;
     if (!fs_course_load(dir, &c, NULL)) return;
     int i = fs_course_find(&c, name);

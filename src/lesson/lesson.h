@@ -198,6 +198,12 @@ int fs_course_find(const fs_course *c, const char *name);
  * always terminated. */
 void fs_course_next_line(const char *path, char *out, size_t n);
 
+/* Whether the lesson at path is the last of its section of the course (path's directory's):
+ * the section's number, 1-based as `flashstep quiz N` takes it, with its title in title, escaped
+ * (src/io/text.h; at most n bytes, always terminated); 0 and "" otherwise (another lesson, not in
+ * the course, no course). */
+int fs_course_section_end(const char *path, char *title, size_t n);
+
 /* ---- the glossary (glossary.c) ----------------------------------------------------------- */
 
 /* Every symbol the course uses, one name per quantity: the symbol as the players print it ("ℓ"),

@@ -57,6 +57,12 @@ p = run("play", "000_04", "--terminal", "--all", "--no-questions", "--bq", "3", 
 check(p.returncode == 0 and "(varied: --bq 3 --bk 3)" in p.stdout.split("\n")[0] and "step 18 of 0–18" in p.stdout
       and p.stdout.rstrip().endswith("flashstep play 000_04_tiled_causal_n6 --terminal"),
       "play 000_04 --bq 3 --bk 3: the variation, 19 steps, then the way back", p.stdout[-400:] + p.stderr)
+p = run("play", "003_04", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
+check(p.returncode == 0 and 'this ends the section "Softmax, one number at a time"' in p.stdout
+      and "    flashstep quiz 1\n" in p.stdout,
+      "a section's last lesson offers the section's quiz", p.stdout[-600:] + p.stderr)
+p = run("play", "000_04", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
+check("flashstep quiz" not in p.stdout, "a lesson inside a section offers no quiz", p.stdout[-400:])
 p = run("play", "000_01", "--terminal", "--all", "--bq", "2")
 check(p.returncode == 2 and "command line:1:6: --bq changes nothing in a lesson of algo: softmax" in p.stderr,
       "an option the lesson's algorithm ignores is refused at its column", p.stderr)
