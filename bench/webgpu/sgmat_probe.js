@@ -412,7 +412,7 @@ function form(dev, extra, cfg, mem) {
     while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
     const BQ = NSG * c.M, WG = NSG * SGS;
     const more = (extra.QWG ? 2 * BQ * p.d : 0) + (extra.OWG ? 4 * BQ * p.d : 0);
-    const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 4 + more;
+    const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 16 + more;
     const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= mem) || 0;
     return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
   };

@@ -239,7 +239,7 @@
           let NSG = 4;
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
           const BQ = NSG * c.M, WG = NSG * SGS;
-          const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 4;
+          const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 16;
           const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= lim.maxComputeWorkgroupStorageSize) || 0;
           return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
         },

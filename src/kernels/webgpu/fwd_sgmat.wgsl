@@ -76,7 +76,12 @@ var<workgroup> Ss: array<f32, BQ * BK>;   // S, a row of BK a query row; also O 
 var<workgroup> Ps: array<f16, BQ * BK>;   // P as the matrix units read it
 var<workgroup> alpha_s: array<f32, BQ>;   // α of each row this tile
 var<workgroup> lsum: array<f32, WG>;      // the shares of ℓ, summed at the end
-var<workgroup> moved: atomic<u32>;        // some row's m moved this tile (its O needs α)
+// some row's m moved this tile (its O needs α): moved[0]. Four words, not one, so that every
+// workgroup variable is a multiple of 16 bytes long: with a lone 4-byte atomic among them, the
+// H200 placed KV 4 bytes past a 16-byte boundary, and its right-hand (K and V) matrix loads read
+// every row two halves early (2026-11-29: the outputs matched K and V shifted by two halves,
+// exactly; the probes, whose arrays were all multiples of 16 bytes, passed)
+var<workgroup> moved: array<atomic<u32>, 4>;
 //#if QWG
 var<workgroup> Qs: array<f16, BQ * D>;    // (probe form QWG) Q, a row of D a query row
 //#endif
@@ -178,7 +183,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var alpha = 1.0;
     if (m_blk > m + TAU) {                   // also a row's first visible score (m = NEG)
       alpha = select(exp2(m - m_blk), 0.0, m == NEG);
-      if (m != NEG && u == 0u) { atomicStore(&moved, 1u); }
+      if (m != NEG && u == 0u) { atomicStore(&moved[0], 1u); }
       m = m_blk;
     }
     if (u == 0u) { alpha_s[row] = alpha; }
@@ -193,7 +198,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 
     // O ← diag(α) O, through Ss, on the tiles where some row's m moved (the flag read uniformly;
     // workgroupUniformLoad waits for every invocation's writes)
-    if (workgroupUniformLoad(&moved) != 0u) {
+    if (workgroupUniformLoad(&moved[0]) != 0u) {
 //#if OWG
       for (var x = t; x < BQ * D; x += WG) { Os[x] *= alpha_s[x / D]; }
       workgroupBarrier();
@@ -211,7 +216,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         workgroupBarrier();
       }
 //#endif
-      if (t == 0u) { atomicStore(&moved, 0u); }
+      if (t == 0u) { atomicStore(&moved[0], 0u); }
     }
     workgroupBarrier();                      // P and V are written
 
