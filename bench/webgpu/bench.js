@@ -4,11 +4,8 @@
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
  *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only]
- *                              [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]... [--experimental]
+ *                              [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...
  *
- * --experimental: offer the kernels marked experimental (prefill version 7, which failed its
- * float64 check on an NVIDIA H200 on 2026-11-29: docs/webgpu.md); naming one in --only or --new
- * asks for it too. Otherwise they are skipped everywhere (checks, plan), with the reason.
  * --dawn-toggles: Dawn's adapter toggles to turn on (its `enable-dawn-features` list, beside
  * allow_unsafe_apis, which is always on here so that Dawn lists every feature it has), e.g.
  * vulkan_enable_f16_on_nvidia, which offers shader-f16 and float16 subgroup matrices on NVIDIA's
@@ -38,11 +35,10 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]... [--experimental]';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...';
 const NEW = ['prefill-v6', 'prefill-v7', 'decode-v6'];
-const EXPERIMENTAL = ['prefill-v7'];   // fsgpu.js's kernels with `experimental` (offered only when asked)
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, experimental: false};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -53,7 +49,6 @@ function parse(argv) {
     else if (a === '--dawn') o.dawn.push(v());
     else if (a === '--dawn-toggles') o.toggles.push(...v().split(',').filter(Boolean));
     else if (a === '--new') { o.news = v().split(',').filter(Boolean); o.newGiven = true; }
-    else if (a === '--experimental') o.experimental = true;
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
@@ -233,10 +228,7 @@ async function main() {
   const gpu = webgpu.create(flags);
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let dev;
-  // the experimental kernels: with --experimental, or when --only or --new names one
-  const asked = [...(o.only || []), ...(o.newGiven ? o.news : [])];
-  const experimental = o.experimental || EXPERIMENTAL.some(k => asked.includes(k));
-  try { dev = await FSGPU.open(gpu, load, {experimental}); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
+  try { dev = await FSGPU.open(gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
   const seed = o.seed !== null ? o.seed : (Date.now() % 1000000);
   console.log(`adapter: ${JSON.stringify(dev.info)}`);
   const dawn = {flags, toggles: o.toggles, device_features: dev.info.device_features, subgroup_matrix_kernel: dev.info.subgroup_matrix_kernel};
@@ -246,7 +238,7 @@ async function main() {
   let bad = await checkNew(dev, o.news, seed, 12);
   bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
   if (dev.subgroups) {
-    const plain = await FSGPU.open(gpu, load, {subgroups: false, experimental});
+    const plain = await FSGPU.open(gpu, load, {subgroups: false});
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }

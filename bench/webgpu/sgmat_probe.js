@@ -445,7 +445,7 @@ async function main() {
   const gpu = webgpu.create(flags);
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let dev;
-  try { dev = await FSGPU.open(o.nullBackend ? shown(gpu) : gpu, load, {experimental: true}); } catch (e) { console.error(`sgmat_probe.js: ${e.message}`); process.exit(2); }
+  try { dev = await FSGPU.open(o.nullBackend ? shown(gpu) : gpu, load); } catch (e) { console.error(`sgmat_probe.js: ${e.message}`); process.exit(2); }
   const seed = o.seed !== null ? o.seed : Date.now() % 1000000;
   console.log(`sgmat_probe.js: seed ${seed}; dawn flags ${flags.join(' ')}${o.nullBackend ? ' (null backend: nothing is computed, only ERROR lines mean something)' : ''}`);
   console.log(`adapter: ${dev.info.vendor} ${dev.info.device} ${dev.info.description}; subgroups ${JSON.stringify(dev.info.subgroups)}; ` +

@@ -48,7 +48,7 @@ async function main() {
   for (const cfg of CONFIGS) {
     for (const subgroups of [true, false]) {
       let dev;
-      try { dev = await FSGPU.open(shown(gpu, [cfg]), load, {subgroups, experimental: true}); } catch (e) {
+      try { dev = await FSGPU.open(shown(gpu, [cfg]), load, {subgroups}); } catch (e) {
         console.log(`validate.js: skipped: Dawn's null backend gives no device (${e.message})`);
         process.exit(2);
       }

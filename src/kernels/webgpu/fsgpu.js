@@ -222,12 +222,9 @@
         what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",
         file: 'fwd_sgmat', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
         config: sgmat,
-        // not offered unless asked (FSGPU.open's opts.experimental): wrong on the one GPU that ran it
-        experimental: 'failed its float64 check on an NVIDIA H200, 2026-11-29; see docs/webgpu.md',
         absent() {
           if (!dev.sgmat || !dev.f16) return 'this device has no shader-f16 and subgroup matrices';
-          if (!this.config) return this.ok({d: 64});
-          return dev.experimental ? null : `not offered unless asked: it ${this.experimental}`;
+          return this.config ? null : this.ok({d: 64});
         },
         // P is rounded to float16 for the second product: a relative error up to 2^-11 on each
         // weight, so o is within about 2^-11 · max |v| of float64 on the same float16 inputs
@@ -252,7 +249,6 @@
           const s = this.shape(p);
           if (!s.BK) return 'more workgroup memory than this device has';
           if (s.WG % sg.max || s.WG > lim.maxComputeInvocationsPerWorkgroup) return 'more invocations a workgroup than this device has';
-          if (!dev.experimental) return `being asked for (it ${this.experimental})`;
           return null;
         },
         defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
@@ -370,7 +366,6 @@
       this.pipelines = {};
       this.limits = device.limits;
       this.lost = null;
-      this.experimental = !!consts.experimental;   // offer the kernels marked experimental (prefill version 7)
       const f = device.features;
       this.subgroups = f.has('subgroups') ? {min: adapter.info.subgroupMinSize || 0, max: adapter.info.subgroupMaxSize || 0} : null;
       if (this.subgroups && !(this.subgroups.min > 0)) this.subgroups = null;   // sizes unknown: do without
@@ -402,8 +397,7 @@
     }
 
     // gpu: navigator.gpu, or Dawn's for Node; load(name): the text of name.wgsl. opts.subgroups:
-    // false to do without them (the tests run both forms); opts.experimental: true to offer the
-    // kernels marked experimental (prefill version 7: see its entry); opts.consts: {BufferUsage, MapMode}
+    // false to do without them (the tests run both forms); opts.consts: {BufferUsage, MapMode}
     // where the GPU* globals are absent. The device is asked for every feature a kernel may use
     // that the adapter offers: timestamp-query, shader-f16, subgroups and (with subgroups)
     // chromium-experimental-subgroup-matrix; info.device_features lists what it was given.
@@ -421,7 +415,7 @@
       const device = await adapter.requestDevice({requiredFeatures, requiredLimits});
       const g = typeof globalThis !== 'undefined' ? globalThis : {};
       const consts = opts.consts || {BufferUsage: g.GPUBufferUsage, MapMode: g.GPUMapMode};
-      const dev = new Device(adapter, device, load, Object.assign({experimental: !!opts.experimental}, consts));
+      const dev = new Device(adapter, device, load, consts);
       await dev.source('common');
       return dev;
     }
