@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /* sgmat_probe.js: what a GPU's subgroup matrices really do, one assumption of prefill version 7
- * (src/kernels/webgpu/fwd_sgmat.wgsl) at a time, for the one device call that finds why version 7
- * failed its float64 check on an NVIDIA H200 (docs/webgpu.md, "Prefill version 7").
+ * (src/kernels/webgpu/fwd_sgmat.wgsl) at a time: made for the device call that found, on an NVIDIA
+ * H200, that version 7's first failure was in its own code, not in the hardware's matrices
+ * (docs/webgpu.md, "Wrong on the H200 at first").
  *
  *   node bench/webgpu/sgmat_probe.js [--seed N] [--dawn-toggles T1,T2] [--budget S] [--null]
  *
