@@ -77,29 +77,30 @@ static void usage(FILE *f)
 
 /* ---- the terminal's size ----------------------------------------------------------------- */
 
-/* Columns to wrap at: the terminal's width when stdout is a terminal, else $COLUMNS when it is
- * set, never more than WIDTH (long lines are hard to read) nor less than MIN_WIDTH. */
+/* The terminal's width (rows false) or height (rows true) when stdout is a terminal, else
+ * $COLUMNS or $LINES when set, else 0. */
+static long term_dim(bool rows)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && (rows ? ws.ws_row : ws.ws_col) > 0)
+        return rows ? ws.ws_row : ws.ws_col;
+    const char *env = getenv(rows ? "LINES" : "COLUMNS");
+    return env ? strtol(env, NULL, 10) : 0;
+}
+
+/* Columns to wrap at: term_dim's width, never more than WIDTH (long lines are hard to read) nor
+ * less than MIN_WIDTH. */
 static int text_width(void)
 {
-    long w = 0;
-    struct winsize ws;
-    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-        w = ws.ws_col;
-    else if (getenv("COLUMNS"))
-        w = strtol(getenv("COLUMNS"), NULL, 10);
+    long w = term_dim(false);
     if (w <= 0 || w > WIDTH) return WIDTH;
     return w < MIN_WIDTH ? MIN_WIDTH : (int)w;
 }
 
-/* Rows a page may take: the terminal's height, else $LINES, else HEIGHT; at least MIN_HEIGHT. */
+/* Rows a page may take: term_dim's height, else HEIGHT; at least MIN_HEIGHT. */
 static int text_height(void)
 {
-    long h = 0;
-    struct winsize ws;
-    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-        h = ws.ws_row;
-    else if (getenv("LINES"))
-        h = strtol(getenv("LINES"), NULL, 10);
+    long h = term_dim(true);
     if (h <= 0 || h > 10000) return HEIGHT;
     return h < MIN_HEIGHT ? MIN_HEIGHT : (int)h;
 }

@@ -6,6 +6,7 @@
 #include "cli/problem.h"
 #include "cli/args.h"
 #include "engine/backward.h"
+#include "engine/lowp.h"
 
 #include "io/text.h"
 
@@ -536,10 +537,7 @@ static int make_block_table(cli_problem *p)
         for (int32_t b = 0; b < blocks; b++) p->table[b] = b;
         uint64_t x = p->seed;   /* splitmix64, Fisher–Yates */
         for (int32_t b = blocks - 1; b > 0; b--) {
-            uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-            z ^= z >> 31;
+            const uint64_t z = fs_splitmix64(&x);
             int32_t j = (int32_t)(z % (uint64_t)(b + 1)), t = p->table[b];
             p->table[b] = p->table[j];
             p->table[j] = t;

@@ -160,7 +160,7 @@ const char *fs_lowp_recipe_str(const fs_lowp_recipe *r, char *buf, size_t n)
 
 /* ---- incoherent processing ---------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t fs_splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -171,7 +171,7 @@ static uint64_t splitmix64(uint64_t *x)
 void fs_lowp_signs(uint64_t seed, int32_t d, double *signs)
 {
     uint64_t st = seed;
-    for (int32_t c = 0; c < d; c++) signs[c] = (splitmix64(&st) >> 63) ? -1.0 : 1.0;
+    for (int32_t c = 0; c < d; c++) signs[c] = (fs_splitmix64(&st) >> 63) ? -1.0 : 1.0;
 }
 
 static bool pow2(int32_t d) { return d >= 1 && (d & (d - 1)) == 0; }
@@ -433,15 +433,8 @@ static fs_status finish_rows(const run_t *R, size_t e_beg, size_t e_end, double 
         if (m_out) m_out[e] = R->m[e];
         if (l_out) l_out[e] = R->l[e];
         if (tr) {
-            fs_event ev = fs_event_blank(FS_EV_OUT);
-            ev.head = (int32_t)(e / (size_t)a->n_q);
-            ev.kv_head = fs_attn_kv_head(a, ev.head);
-            ev.row = (int32_t)(e % (size_t)a->n_q);
-            ev.m_new = R->m[e];
-            ev.l_new = R->l[e];
-            ev.n_o = dv;
-            ev.normalized = true;
-            if ((ev.o_new = fs_trace_vec(tr, out, dv)) < 0 || !fs_trace_push(tr, &ev)) return fs_trace_error(tr);
+            const fs_status st = fs_trace_push_out(tr, a, e, out, R->m[e], R->l[e]);
+            if (st != FS_OK) return st;
         }
     }
     return FS_OK;
@@ -545,10 +538,10 @@ void fs_lowp_fill_outliers(double *X, size_t n, double frac, double sigma, uint6
 {
     for (size_t i = 0; i < n; i++) {
         /* Box–Muller from two uniforms in (0, 1] and [0, 1) */
-        double u1 = ((double)(splitmix64(state) >> 11) + 1.0) * 0x1p-53;
-        double u2 = (double)(splitmix64(state) >> 11) * 0x1p-53;
+        double u1 = ((double)(fs_splitmix64(state) >> 11) + 1.0) * 0x1p-53;
+        double u2 = (double)(fs_splitmix64(state) >> 11) * 0x1p-53;
         double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-        double pick = (double)(splitmix64(state) >> 11) * 0x1p-53;
+        double pick = (double)(fs_splitmix64(state) >> 11) * 0x1p-53;
         X[i] = pick < frac ? sigma * z : z;
     }
 }

@@ -98,6 +98,10 @@ fs_status fs_lowp_tiled(const fs_attn *a, int32_t Bq, int32_t Bk, const fs_lowp_
 /* The root mean square of a − b over n values (NaN when any difference is NaN). */
 double fs_lowp_rmse(const double *a, const double *b, size_t n);
 
+/* splitmix64: the next 64-bit number of the stream whose state is *x (advanced). The engine's
+ * and the lessons' reproducible random numbers (a seed gives the same numbers everywhere). */
+uint64_t fs_splitmix64(uint64_t *x);
+
 /* FlashAttention-3's test inputs: n values N(0, 1), each replaced with probability frac by one
  * from N(0, sigma) (an outlier). state is a splitmix64 state, advanced. */
 void fs_lowp_fill_outliers(double *X, size_t n, double frac, double sigma, uint64_t *state);

@@ -324,20 +324,6 @@ static void relabel(fs_trace *tr, int64_t from, int32_t p, int32_t t, int32_t s,
     tr->n = w;
 }
 
-static fs_status push_out(fs_trace *tr, const fs_attn *a, size_t r, const double *o, double m, double l)
-{
-    fs_event e = fs_event_blank(FS_EV_OUT);
-    e.head = (int32_t)(r / (size_t)a->n_q);
-    e.kv_head = fs_attn_kv_head(a, e.head);
-    e.row = (int32_t)(r % (size_t)a->n_q);
-    e.m_new = m;
-    e.l_new = l;
-    e.n_o = a->d_v;
-    e.normalized = true;
-    if ((e.o_new = fs_trace_vec(tr, o, a->d_v)) < 0 || !fs_trace_push(tr, &e)) return fs_trace_error(tr);
-    return FS_OK;
-}
-
 /* ---- forward ---- */
 
 /* Merge one row's block (m_b, ℓ_b, o_b) into its running state (m, ℓ, o), normalized. */
@@ -428,7 +414,7 @@ fs_status fs_ring_forward(const fs_attn *a, const fs_ring *r, double *O, double 
     for (size_t k = 0; k < rows && st == FS_OK; k++) {
         if (m_out) m_out[k] = m[k];
         if (l_out) l_out[k] = l[k];
-        if (tr) st = push_out(tr, a, k, O + k * d_v, m[k], l[k]);
+        if (tr) st = fs_trace_push_out(tr, a, k, O + k * d_v, m[k], l[k]);
     }
 done:
     work_free(&w);

@@ -107,19 +107,8 @@ fs_status fs_run_exec(const fs_run *r, fs_result *res, fs_trace *tr)
     case FS_ALGO_REFERENCE:
         st = fs_reference(a, res->O, res->m, res->l);
         if (st == FS_OK && tr) {
-            for (size_t i = 0; i < rows && st == FS_OK; i++) {
-                fs_event e = fs_event_blank(FS_EV_OUT);
-                e.head = (int32_t)(i / (size_t)a->n_q);
-                e.kv_head = fs_attn_kv_head(a, e.head);
-                e.row = (int32_t)(i % (size_t)a->n_q);
-                e.m_new = res->m[i];
-                e.l_new = res->l[i];
-                e.n_o = a->d_v;
-                e.normalized = true;
-                if ((e.o_new = fs_trace_vec(tr, res->O + i * (size_t)a->d_v, a->d_v)) < 0 ||
-                    !fs_trace_push(tr, &e))
-                    st = fs_trace_error(tr);
-            }
+            for (size_t i = 0; i < rows && st == FS_OK; i++)
+                st = fs_trace_push_out(tr, a, i, res->O + i * (size_t)a->d_v, res->m[i], res->l[i]);
         }
         break;
     case FS_ALGO_QUERY: {

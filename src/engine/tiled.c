@@ -266,15 +266,8 @@ static fs_status finish_rows(const fs_attn *a, const fs_tiling *t, size_t r_beg,
         if (divide)
             for (int32_t c = 0; c < a->d_v; c++) o[c] = l[r] > 0 ? o[c] / l[r] : 0;
         if (tr) {
-            fs_event e = fs_event_blank(FS_EV_OUT);
-            e.head = (int32_t)(r / (size_t)a->n_q);
-            e.kv_head = fs_attn_kv_head(a, e.head);
-            e.row = (int32_t)(r % (size_t)a->n_q);
-            e.m_new = m[r];
-            e.l_new = l[r];
-            e.n_o = a->d_v;
-            e.normalized = true;
-            if ((e.o_new = fs_trace_vec(tr, o, a->d_v)) < 0 || !fs_trace_push(tr, &e)) return fs_trace_error(tr);
+            const fs_status st = fs_trace_push_out(tr, a, r, o, m[r], l[r]);
+            if (st != FS_OK) return st;
         }
         if (m_out) m_out[r] = t->exp2 ? m[r] / LOG2E : m[r];
         if (l_out) l_out[r] = l[r];

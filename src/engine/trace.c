@@ -68,6 +68,20 @@ fs_status fs_trace_error(const fs_trace *t)
     return t->n >= max ? FS_ERR_LIMIT : FS_ERR_NOMEM;
 }
 
+fs_status fs_trace_push_out(fs_trace *t, const fs_attn *a, size_t r, const double *o, double m, double l)
+{
+    fs_event e = fs_event_blank(FS_EV_OUT);
+    e.head = (int32_t)(r / (size_t)a->n_q);
+    e.kv_head = fs_attn_kv_head(a, e.head);
+    e.row = (int32_t)(r % (size_t)a->n_q);
+    e.m_new = m;
+    e.l_new = l;
+    e.n_o = a->d_v;
+    e.normalized = true;
+    if ((e.o_new = fs_trace_vec(t, o, a->d_v)) < 0 || !fs_trace_push(t, &e)) return fs_trace_error(t);
+    return FS_OK;
+}
+
 const double *fs_trace_at(const fs_trace *t, int64_t off) { return off < 0 ? NULL : t->pool + off; }
 
 fs_event fs_event_blank(fs_event_kind kind)

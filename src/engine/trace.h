@@ -162,6 +162,11 @@ fs_event *fs_trace_push(fs_trace *t, const fs_event *e);
  * FS_ERR_NOMEM. The algorithms return this when recording fails. */
 fs_status fs_trace_error(const fs_trace *t);
 
+/* Record that output row r of a is finished (an FS_EV_OUT event): r indexes the (head, query)
+ * rows, r = head · n_q + query; o is its d_v values as written (divided by ℓ), m and ℓ its final
+ * statistics. FS_OK, or fs_trace_error's status when recording fails. */
+fs_status fs_trace_push_out(fs_trace *t, const fs_attn *a, size_t r, const double *o, double m, double l);
+
 /* Copy n doubles into the pool; returns the offset, or −1 when out of memory. */
 int64_t fs_trace_vec(fs_trace *t, const double *v, int32_t n);
 

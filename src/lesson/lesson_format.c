@@ -7,6 +7,7 @@
  */
 #include "lesson_parse.h"
 #include "io/text.h"
+#include "engine/lowp.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -159,15 +160,7 @@ static char *blanked_block(const line_t *lines, int32_t i, int32_t j, size_t bla
 
 /* ---- random matrices (reproducible: splitmix64, Box–Muller) ----------------------------- */
 
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double unif(uint64_t *s) { return ((double)(mix(s) >> 11) + 0.5) * 0x1.0p-53; }
+static double unif(uint64_t *s) { return ((double)(fs_splitmix64(s) >> 11) + 0.5) * 0x1.0p-53; }
 
 static void fill_random(double *x, long n, uint64_t seed, bool normal)
 {

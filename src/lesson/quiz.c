@@ -19,16 +19,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "engine/lowp.h"
 #include "engine/memory.h"
 
-/* splitmix64: the quiz's own random source, so that one seed gives one quiz everywhere */
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* the quiz's random source: splitmix64 (fs_splitmix64), so that one seed gives one quiz everywhere */
+static uint64_t next(uint64_t *s) { return fs_splitmix64(s); }
 
 static double uniform(uint64_t *s, double lo, double hi)
 {
