@@ -482,11 +482,15 @@
         $('ask-on').hidden = asking;
         $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: on\s+/, ' ')}`;
       }
-      /* at the top right of the canvas's question box (its layout's prompt box, canvas pixels) */
+      /* at the bottom right of the canvas's question box (its layout's prompt box, canvas
+       * pixels), beside its "answer:" line, so that the question's own words stay in view; just
+       * below the box where the box is too narrow to leave room beside that line (a phone) */
       const pr = s.boxes && s.boxes[5], sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1);
       if (pr && pr[3] > 0) {
+        const below = box.offsetWidth > 0.6 * pr[2] * sx;
         box.style.left = `${Math.max(4, Math.round((pr[0] + pr[2]) * sx - box.offsetWidth - 8))}px`;
-        box.style.top = `${Math.round(pr[1] * sy + 6)}px`;
+        box.style.top = `${Math.round(below ? (pr[1] + pr[3]) * sy + 4
+                                            : Math.max(pr[1] * sy + 6, (pr[1] + pr[3]) * sy - box.offsetHeight - 6))}px`;
       }
     }
     offerQuiz(s);
