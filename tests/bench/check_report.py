@@ -139,6 +139,8 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         ours = [rnd.uniform(100, 400), rnd.uniform(50, 200), rnd.uniform(2, 10), rnd.uniform(1, 5)]
         ggml = [o * rnd.uniform(1.2, 3.5) for o in ours]
+        # the records print 3 decimals: the expected ratios come from what they print
+        ours, ggml = [round(o, 3) for o in ours], [round(g, 3) for g in ggml]
         write(root, "bench/results/2026-01-01-zen4-ggml/NOTE.txt", "2026-01-01 10:00 UTC: a run\n")
         write(root, "bench/results/2026-01-01-zen4-ggml/a.txt", cpu_record(0.3, ours, ggml))
         # newer, but taken with a core busy: left out
@@ -147,6 +149,7 @@ def main():
               cpu_record(1.5, ours, [1.0] * 4))
         tf31, tf35 = rnd.uniform(500, 650), rnd.uniform(500, 650)
         flash, cudnn = rnd.uniform(300, 400), rnd.uniform(550, 700)
+        tf31, tf35, flash, cudnn = (round(t, 1) for t in (tf31, tf35, flash, cudnn))
         for name, t in (("2026-01-01-run1", cuda_log(tf31, tf35, flash, cudnn)),
                         ("2026-01-02-run2-trial", cuda_log(999.0, 999.0, flash, cudnn))):
             write(root, f"bench/cuda/results/{name}/NOTE.txt", name[:10] + " 09:00 UTC\n")
