@@ -188,17 +188,23 @@ START_TEST(keys_to_commands)
 END_TEST
 
 /* While predict mode asks, the question has its own room below the scene at every supported
- * size: it overlaps neither the scene, the side panel, the narration nor the timeline. */
+ * size, upright (a phone's page) too: it overlaps neither the scene, the side panel, the
+ * narration nor the timeline, nor does the room the page keeps under it for its answer field
+ * (answer_room); upright it holds at least four lines of the question (on a phone the scene
+ * above is short: the side panel under it gives the room). */
 START_TEST(predict_prompt_covers_nothing)
 {
-    static const int sz[][3] = {{1024, 768, 100}, {1280, 720, 100}, {1920, 1080, 100}, {1920, 1080, 150},
-                                {1280, 720, 200}, {3840, 2160, 100}};
+    static const int sz[][4] = {{1024, 768, 100, 0}, {1280, 720, 100, 0}, {1920, 1080, 100, 0}, {1920, 1080, 150, 0},
+                                {1280, 720, 200, 0}, {3840, 2160, 100, 0}, {1280, 720, 100, 40},
+                                {390, 844, 100, 0}, {390, 844, 100, 30}, {360, 640, 100, 30}, {1170, 2532, 100, 90},
+                                {768, 1024, 100, 0}};
     gui_show sh;
     ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
     for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
         gui_state s;
         gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
         s.scale_pct = sz[i][2];
+        s.answer_room = sz[i][3];
         gui_state_attach(&s, &sh);
         gui_layout before = gui_layout_for(&s, &sh);
         ck_assert_int_eq(before.prompt.h, 0);
@@ -215,6 +221,15 @@ START_TEST(predict_prompt_covers_nothing)
         ck_assert(!overlap(L.prompt, L.header));
         ck_assert(inside(L.prompt, (gui_rect){0, 0, sz[i][0], sz[i][1]}));
         ck_assert_int_gt(L.main.h, 0);
+        gui_rect room = {L.prompt.x, L.prompt.y + L.prompt.h, L.prompt.w, s.answer_room};
+        if (room.h > 0) {
+            ck_assert_msg(!overlap(room, L.main) && !overlap(room, L.side) && !overlap(room, L.narration),
+                          "%dx%d: the answer field's room under the question is covered", sz[i][0], sz[i][1]);
+            ck_assert(inside(room, (gui_rect){0, 0, sz[i][0], sz[i][1]}));
+        }
+        if (L.portrait)
+            ck_assert_msg(L.prompt.h >= 4 * L.font, "%dx%d: the question's box is %d pixels, under four lines of %d",
+                          sz[i][0], sz[i][1], L.prompt.h, L.font);
     }
     gui_show_free(&sh);
 }

@@ -149,8 +149,23 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
     int n = 1 + gui_wrap(l[0], per, 0, NULL, 0, NULL) + gui_wrap(l[1], per, 0, NULL, 0, NULL);
     int n4 = gui_wrap(l[3], (L.main.w - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
     int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
-    if (h > L.main.h * 2 / 3) h = L.main.h * 2 / 3;
-    L.main.h -= h + L.pad;
+    int room = s->answer_room > 0 ? s->answer_room : 0;
+    if (L.portrait) {
+        /* Upright the scene is already short and the side panel under it tall: the question
+         * goes between them and the side panel gives up the room (at most two thirds of it). */
+        int most = (L.side.h - room) * 2 / 3;
+        if (h > most) h = most;
+        if (h < 1) h = 1;
+        L.prompt = (gui_rect){L.main.x, L.side.y, L.main.w, h};
+        L.side.y += h + room + L.pad / 2;
+        L.side.h -= h + room + L.pad / 2;
+        if (L.side.h < 1) L.side.h = 1;
+        return L;
+    }
+    int most = (L.main.h - room) * 2 / 3;
+    if (h > most) h = most;
+    if (h < 1) h = 1;
+    L.main.h -= h + room + L.pad;
     if (L.main.h < 1) L.main.h = 1;
     L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad, L.main.w, h};
     return L;

@@ -488,6 +488,8 @@
       const pr = s.boxes && s.boxes[5], sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1);
       if (pr && pr[3] > 0) {
         const below = box.offsetWidth > 0.6 * pr[2] * sx;
+        /* below the box, the layout keeps the field's height free (the next frame's layout) */
+        call('web_answer_room', null, ['number', 'number'], [W, below ? Math.ceil((box.offsetHeight + 8) / sy) : 0]);
         box.style.left = `${Math.max(4, Math.round((pr[0] + pr[2]) * sx - box.offsetWidth - 8))}px`;
         box.style.top = `${Math.round(below ? (pr[1] + pr[3]) * sy + 4
                                             : Math.max(pr[1] * sy + 6, (pr[1] + pr[3]) * sy - box.offsetHeight - 6))}px`;

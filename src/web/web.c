@@ -578,6 +578,17 @@ EMSCRIPTEN_KEEPALIVE void web_answer(web_page *W, const char *text)
     W->A.have_drawn = false;
 }
 
+/* The room, in canvas pixels, the page keeps free under the canvas's question box for its own
+ * answer field (on a canvas too narrow to hold the field beside the box's answer line; 0
+ * otherwise): the layout leaves it empty (gui_layout_for), so the field covers nothing. */
+EMSCRIPTEN_KEEPALIVE void web_answer_room(web_page *W, int px)
+{
+    px = px < 0 ? 0 : px > W->A.st.h / 3 ? W->A.st.h / 3 : px;
+    if (W->A.st.answer_room == px) return;
+    W->A.st.answer_room = px;
+    W->A.have_drawn = false;
+}
+
 /* The page's PNG of the frame (P does the same through the window's own save). */
 EMSCRIPTEN_KEEPALIVE void web_save_png(web_page *W)
 {
