@@ -598,6 +598,49 @@ def gen_webgpu(prefix, full=False):
                   "ONNX Runtime Web", "GPU, run"], rows)
 
 
+def webgpu_f16_pick(n, d, causal):
+    """The newest WebGPU run that timed our float16 prefill (versions 6 and up, storage f16) and
+    PyTorch's float16 SDPA at one case: (folder, ours.json, our f16 rows, our f32 rows, sdpa.json)."""
+    def find(f):
+        ours, sd = webgpu_load(f, "ours.json"), webgpu_load(f, "sdpa.json")
+        if not ours or not sd:
+            return None
+        case = [r for r in ours["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
+                and r.get("d") == d and r.get("causal") == causal and "ms" in r]
+        f16 = [r for r in case if r.get("storage") == "f16"]
+        f32 = [r for r in case if r.get("storage", "f32") in ("f32", None)]
+        torch = [r for r in sd["rows"] if webgpu_peer(r, "prefill", n, d, causal)
+                 and r.get("backend") in ("flash f16", "cudnn f16")]
+        return (f, ours, f16, f32, sd) if f16 and torch else None
+    return newest(run_folders("bench/webgpu/results"), find)
+
+
+def gen_webgpu_f16(prefix, full=False):
+    """Our float16 prefill (the matrix units' version 7, shader-f16's version 6) against PyTorch's
+    float16 SDPA (flash, cuDNN) and our own float32 best in the same run."""
+    cases = [(n, d, c) for d in (128, 64) for n in (4096, 16384) for c in (False, True)]
+    if not full:
+        cases = [(4096, 128, False)]
+    rows = []
+    for n, d, causal in cases:
+        pick = webgpu_f16_pick(n, d, causal)
+        if not pick:
+            continue
+        f, ours, f16, f32, sd = pick
+        best = min(f16, key=lambda r: r["ms"])
+        torch = {r["backend"]: r["ms"] for r in sd["rows"] if webgpu_peer(r, "prefill", n, d, causal)}
+        fl, cu = torch.get("flash f16"), torch.get("cudnn f16")
+        b32 = min(f32, key=lambda r: r["ms"]) if f32 else None
+        rows.append(["%.3f×" % (fl / best["ms"]) if fl else "–",
+                     "%.3f×" % (cu / best["ms"]) if cu else "–",
+                     "%.2f× (%s)" % (b32["ms"] / best["ms"], b32["kernel"]) if b32 else "–",
+                     "prefill, 16 heads, N = %d, d = %d%s, float16" % (n, d, ", causal" if causal else ""),
+                     "%s: %.2f ms, %.1f TFLOP/s" % (best["kernel"], best["ms"], best["tflops"]),
+                     "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
+    return table(["vs PyTorch flash", "vs PyTorch cuDNN", "vs our float32", "case", "ours",
+                  "GPU, run"], rows)
+
+
 # ---------------------------------------------------------------- plots: plain SVG, one per machine
 
 INK, GRID, PAPER = "#1f2328", "#d0d7de", "#ffffff"   # GitHub's text and border greys; white paper
@@ -1379,6 +1422,8 @@ GENERATORS = {
     "cuda-full": lambda p: gen_cuda(p, True),
     "webgpu": lambda p: gen_webgpu(p),
     "webgpu-full": lambda p: gen_webgpu(p, True),
+    "webgpu-f16": lambda p: gen_webgpu_f16(p),
+    "webgpu-f16-full": lambda p: gen_webgpu_f16(p, True),
     "ring": lambda p: gen_ring(p),
     "ring-full": lambda p: gen_ring(p, True),
     "map-cpu": gen_map_cpu,
