@@ -923,44 +923,38 @@ def plot_cuda_h200():
                       "same call as ours."])
 
 
-def plot_webgpu():
-    """Prefill TFLOP/s against N and decode TB/s against the keys, ours per kernel and peers."""
-    used = set()
-    pre = {}
-    xs = []
-    for n in (1024, 4096, 16384):
-        pick = webgpu_pick("prefill", n, 128, False)
+def webgpu_series(kind, ns, value):
+    """The WebGPU plot's points of one kind (d = 128, no mask) at each of ns: ours per kernel
+    (no borrowed "akunu" kernels, prefill from version 3 on) and ONNX Runtime Web's median, as
+    {name: [(n, value(row), None, None)]}; the x ticks; and each n's pick (webgpu_pick)."""
+    d, xs, picks = {}, [], []
+    for n in ns:
+        pick = webgpu_pick(kind, n, 128, False) if kind == "prefill" else webgpu_pick(kind, n)
         if not pick:
             continue
         f, ours, mine, theirs, sd = pick
-        used.add(f)
+        picks.append((n, pick))
         xs.append((n, "%dk" % (n // 1024)))
         for r in mine:
-            if not r["kernel"].startswith("akunu") and r["kernel"] >= "prefill-v3":
-                pre.setdefault("flashstep " + r["kernel"], []).append((n, r["tflops"], None,
-                                                                       None))
-        pre.setdefault("ONNX Runtime Web", []).append(
-            (n, median([r["tflops"] for r in theirs]), None, None))
+            if kind == "decode" or (not r["kernel"].startswith("akunu") and r["kernel"] >= "prefill-v3"):
+                d.setdefault("flashstep " + r["kernel"], []).append((n, value(r), None, None))
+        d.setdefault("ONNX Runtime Web", []).append((n, median([value(r) for r in theirs]), None, None))
+    return d, xs, picks
+
+
+def plot_webgpu():
+    """Prefill TFLOP/s against N and decode TB/s against the keys, ours per kernel and peers."""
+    pre, xs, pre_picks = webgpu_series("prefill", (1024, 4096, 16384), lambda r: r["tflops"])
+    for n, (f, ours, mine, theirs, sd) in pre_picks:
         pt = [r for r in (sd or {}).get("rows", []) if webgpu_peer(r, "prefill", n, 128, False)
               and r.get("backend") == "efficient f32"]
         if pt:
             pre.setdefault("PyTorch SDPA, float32 (CUDA)", []).append((n, pt[0]["tflops"], None,
                                                                        None))
-    dec, dxs, copy = {}, [], []
-    for n in (4096, 32768, 131072):
-        pick = webgpu_pick("decode", n)
-        if not pick:
-            continue
-        f, ours, mine, theirs, sd = pick
-        used.add(f)
-        dxs.append((n, "%dk" % (n // 1024)))
-        for r in mine:
-            dec.setdefault("flashstep " + r["kernel"], []).append((n, r["gbps"] / 1000, None,
-                                                                   None))
-        dec.setdefault("ONNX Runtime Web", []).append(
-            (n, median([r["gbps"] for r in theirs]) / 1000, None, None))
-        if ours.get("probe", {}).get("copy_gbps"):
-            copy.append(ours["probe"]["copy_gbps"] / 1000)
+    dec, dxs, dec_picks = webgpu_series("decode", (4096, 32768, 131072), lambda r: r["gbps"] / 1000)
+    copy = [p[1]["probe"]["copy_gbps"] / 1000 for _, p in dec_picks
+            if p[1].get("probe", {}).get("copy_gbps")]
+    used = {p[0] for _, p in pre_picks + dec_picks}
     def mk(d):
         """Our kernels first, solid, in the first colours; the peers dashed, each in its own
         colour in both panels."""
