@@ -29,16 +29,20 @@ void fs_sb_put(fs_sb *b, const char *fmt, ...)
     if (w > 0) b->len += (size_t)w;
 }
 
-/* A number at the given decimals: "-inf", "inf", "nan" spelled out. Uses the builder's ring of
- * buffers so several can appear in one fs_sb_put(). */
+const char *fs_num_plain(char *s, size_t n, double x, int digits)
+{
+    if (isnan(x)) snprintf(s, n, "nan");
+    else if (isinf(x)) snprintf(s, n, x < 0 ? "-inf" : "inf");
+    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, n, "%.*e", digits > 1 ? digits - 1 : 1, x);
+    else snprintf(s, n, "%.*f", digits, x);
+    return s;
+}
+
+/* A number at the given decimals (fs_num_plain), in the builder's ring of buffers so several can
+ * appear in one fs_sb_put(). */
 static const char *num_(sb *b, double x, int digits)
 {
-    char *s = b->ring[b->k++ & 15];
-    if (isnan(x)) snprintf(s, 64, "nan");
-    else if (isinf(x)) snprintf(s, 64, x < 0 ? "-inf" : "inf");
-    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 64, "%.*e", digits > 1 ? digits - 1 : 1, x);
-    else snprintf(s, 64, "%.*f", digits, x);
-    return s;
+    return fs_num_plain(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
 static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)

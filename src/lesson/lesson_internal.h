@@ -68,4 +68,9 @@ typedef struct {
 
 void fs_sb_put(fs_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A number as the players' formula lines and questions print it, into s (capacity n): "nan",
+ * "-inf", "inf"; exponent form far from 1 (at least 10^7, or nonzero under 10^-4); otherwise
+ * `digits` decimals. Returns s. (The narration's own words spell −∞ and exact 0 and 1 their way.) */
+const char *fs_num_plain(char *s, size_t n, double x, int digits);
+
 #endif

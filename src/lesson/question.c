@@ -29,15 +29,8 @@ static const char *const kind_names[FS_Q_COUNT] = {
 
 const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
 
-/* A number as the players print it: "-inf", fixed decimals, or exponent form far from 1. */
-static const char *num(char *s, size_t n, double x, int digits)
-{
-    if (isnan(x)) snprintf(s, n, "nan");
-    else if (isinf(x)) snprintf(s, n, x < 0 ? "-inf" : "inf");
-    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, n, "%.*e", digits > 1 ? digits - 1 : 1, x);
-    else snprintf(s, n, "%.*f", digits, x);
-    return s;
-}
+/* A number as the players print it (lesson_internal.h's fs_num_plain). */
+static const char *num(char *s, size_t n, double x, int digits) { return fs_num_plain(s, n, x, digits); }
 
 /* Appends to a fixed buffer, never past its end. */
 static void add(char *buf, size_t n, const char *fmt, ...)
