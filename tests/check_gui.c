@@ -190,8 +190,9 @@ END_TEST
 /* While predict mode asks, the question has its own room below the scene at every supported
  * size, upright (a phone's page) too: it overlaps neither the scene, the side panel, the
  * narration nor the timeline, nor does the room the page keeps under it for its answer field
- * (answer_room); upright it holds at least four lines of the question (on a phone the scene
- * above is short: the side panel under it gives the room). */
+ * upright (answer_room; side by side that room is a strip inside the box, at its foot); it
+ * holds at least four lines of the question besides (on a phone the scene above is short: the
+ * side panel under it gives the room). */
 START_TEST(predict_prompt_covers_nothing)
 {
     static const int sz[][4] = {{1024, 768, 100, 0}, {1280, 720, 100, 0}, {1920, 1080, 100, 0}, {1920, 1080, 150, 0},
@@ -221,8 +222,13 @@ START_TEST(predict_prompt_covers_nothing)
         ck_assert(!overlap(L.prompt, L.header));
         ck_assert(inside(L.prompt, (gui_rect){0, 0, sz[i][0], sz[i][1]}));
         ck_assert_int_gt(L.main.h, 0);
+        /* upright the answer field's room is under the box; side by side, a strip at its foot
+         * under the question's own lines */
         gui_rect room = {L.prompt.x, L.prompt.y + L.prompt.h, L.prompt.w, s.answer_room};
-        if (room.h > 0) {
+        if (!L.portrait)
+            ck_assert_msg(L.prompt.h >= s.answer_room + 4 * L.font, "%dx%d: the question's box is %d pixels with %d kept",
+                          sz[i][0], sz[i][1], L.prompt.h, s.answer_room);
+        else if (room.h > 0) {
             ck_assert_msg(!overlap(room, L.main) && !overlap(room, L.side) && !overlap(room, L.narration),
                           "%dx%d: the answer field's room under the question is covered", sz[i][0], sz[i][1]);
             ck_assert(inside(room, (gui_rect){0, 0, sz[i][0], sz[i][1]}));

@@ -399,8 +399,9 @@ typedef struct {
     int follow;             /* followed query row (−1: the current event's row) */
     int64_t narr_longest;   /* the step whose narration is longest (gui_state_attach), −1: none */
     gui_predict predict;
-    int answer_room;        /* pixels the platform keeps free under the question box for its own
-                             * answer field (the page's, on a narrow canvas); 0 in the window */
+    int answer_room;        /* pixels the platform keeps free for its own answer field (the
+                             * page's): under the question box upright, in a strip at the box's
+                             * foot side by side; 0 in the window */
     gui_quiz_view quiz;     /* a section's quiz over the scene */
     int quiz_want;          /* a section whose quiz the platform is to make (−1: none) */
     int n_sections;         /* the course's sections: the lesson list ends with one quiz each */
@@ -422,10 +423,10 @@ bool gui_predict_covers(const gui_state *s);
 
 /* The layout of the frame that state s shows: gui_layout_compute; the narration bar grows (and
  * the scene shrinks) until the lesson's longest narration fits it whole; and while predict mode
- * asks (or shows its answer) the question gets a box of its own, with answer_room free under it:
- * side by side, taken from the scene's bottom; upright, between the scene and the side panel,
- * taken from the side panel. The question never covers the scene's text. Update's hit tests and
- * draw both use this. */
+ * asks (or shows its answer) the question gets a box of its own: side by side, taken from the
+ * scene's bottom, answer_room added at the box's foot; upright, between the scene and the side
+ * panel, taken from the side panel, answer_room free under it. The question never covers the
+ * scene's text. Update's hit tests and draw both use this. */
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
 
 /* The question's four lines while predict mode asks or shows its answer: the prompt (the numbers

@@ -162,10 +162,13 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
         if (L.side.h < 1) L.side.h = 1;
         return L;
     }
+    /* Side by side, the scene gives up the room at its bottom; the platform's answer field
+     * goes inside the box, in a strip of its own at the box's foot. */
     int most = (L.main.h - room) * 2 / 3;
     if (h > most) h = most;
     if (h < 1) h = 1;
-    L.main.h -= h + room + L.pad;
+    h += room;
+    L.main.h -= h + L.pad;
     if (L.main.h < 1) L.main.h = 1;
     L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad, L.main.w, h};
     return L;

@@ -483,13 +483,13 @@
         $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: on\s+/, ' ')}`;
       }
       /* at the bottom right of the canvas's question box (its layout's prompt box, canvas
-       * pixels), beside its "answer:" line, so that the question's own words stay in view; just
-       * below the box where the box is too narrow to leave room beside that line (a phone) */
+       * pixels), in the strip the layout keeps free at the box's foot, so that the question's
+       * own words stay in view; just below the box when the layout is upright (a phone), where
+       * the layout keeps the same room free (web_answer_room: the next frame's layout) */
       const pr = s.boxes && s.boxes[5], sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1);
       if (pr && pr[3] > 0) {
-        const below = box.offsetWidth > 0.6 * pr[2] * sx;
-        /* below the box, the layout keeps the field's height free (the next frame's layout) */
-        call('web_answer_room', null, ['number', 'number'], [W, below ? Math.ceil((box.offsetHeight + 8) / sy) : 0]);
+        const below = s.portrait;
+        call('web_answer_room', null, ['number', 'number'], [W, Math.ceil((box.offsetHeight + (below ? 8 : 12)) / sy)]);
         box.style.left = `${Math.max(4, Math.round((pr[0] + pr[2]) * sx - box.offsetWidth - 8))}px`;
         box.style.top = `${Math.round(below ? (pr[1] + pr[3]) * sy + 4
                                             : Math.max(pr[1] * sy + 6, (pr[1] + pr[3]) * sy - box.offsetHeight - 6))}px`;

@@ -578,9 +578,9 @@ EMSCRIPTEN_KEEPALIVE void web_answer(web_page *W, const char *text)
     W->A.have_drawn = false;
 }
 
-/* The room, in canvas pixels, the page keeps free under the canvas's question box for its own
- * answer field (on a canvas too narrow to hold the field beside the box's answer line; 0
- * otherwise): the layout leaves it empty (gui_layout_for), so the field covers nothing. */
+/* The room, in canvas pixels, the page keeps free for its own answer field: under the canvas's
+ * question box when the layout is upright, a strip at the box's foot otherwise. The layout
+ * leaves it empty (gui_layout_for), so the field covers none of the question's words. */
 EMSCRIPTEN_KEEPALIVE void web_answer_room(web_page *W, int px)
 {
     px = px < 0 ? 0 : px > W->A.st.h / 3 ? W->A.st.h / 3 : px;
