@@ -881,14 +881,16 @@ static bool fits_at(gui_draw *d, gui_state *t, const gui_show *show, const int64
 int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_max, int body_px)
 {
     if (!gui_layout_compute(s->w, s->h, s->scale_pct).portrait || h_max <= s->h) return s->h;
-    /* The steps: spread evenly over the trace, and the longest narration (the bar's height). */
-    int64_t steps[25];
+    /* The steps: spread evenly over the trace, the longest narration (the bar's height), and the
+     * last (the ending box takes its room from the side panel there). */
+    int64_t steps[26];
     int ns = 0;
     if (s->n <= 0) steps[ns++] = 0;
     else {
         int64_t every = s->n > 24 ? s->n / 24 : 1;
         for (int64_t k = 0; k < s->n && ns < 24; k += every) steps[ns++] = k;
         if (s->narr_longest >= 0 && s->narr_longest < s->n) steps[ns++] = s->narr_longest;
+        steps[ns++] = s->n - 1;
     }
     gui_state *t = malloc(sizeof *t);
     if (!t) return s->h;
@@ -922,6 +924,7 @@ int gui_portrait_height(const gui_show *show, int w, int view_h, int body_px, co
         gui_state s;
         gui_state_init(&s, w, view_h, 1, 0);
         s.scale_pct = 100;
+        s.ending_room = GUI_PAGE_END_ROOM;
         gui_state_attach(&s, show);
         h = gui_fit_height(d, &s, show, 3 * w > view_h ? 3 * w : view_h, body_px);
         gui_draw_free(d);

@@ -429,41 +429,18 @@ static void draw_predict(gui_draw *d, const gui_state *s, const gui_show *show)
 
 /* The lesson's ending at its last step (or over a claims-only lesson): what it showed, the
  * formula to keep, the next lesson, and the variation V loads (or, in a variation, the way back),
- * in a box at the top of the scene (claims: above the narration bar, across the window). Nothing
- * for a show without one. */
-static bool ending_shown(const gui_state *s, const gui_show *show)
-{
-    if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
-    if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN) return false;
-    return s->n <= 0 || s->step == s->n - 1;
-}
-
-static void draw_ending(gui_draw *d, const gui_state *s, const gui_show *show)
+ * in the box gui_layout_for keeps for it (L->ending; its foot left free for the page's buttons). */
+static void draw_ending(gui_draw *d, const gui_show *show)
 {
     const gui_layout *L = &d->L;
     const gui_theme *th = d->th;
+    gui_rect box = L->ending;
+    if (box.h <= 0) return;
     char tr[600];
-    if (show->variation[0])
-        snprintf(tr, sizeof tr, "V: back to the lesson as written (this is its variation %s)", show->variation);
-    else if (show->try_opts[0])
-        snprintf(tr, sizeof tr, "V: try this, %s (flashstep play %s %s)", show->try_label, show->name, show->try_opts);
-    else
-        tr[0] = 0;
-    const char *text[4] = {show->summary, show->keep, show->next, tr};
+    const char *text[4];
+    gui_ending_lines(show, tr, sizeof tr, text);
     const uint32_t color[4] = {th->text, th->accent, th->dim, th->warn};
-    /* Over a scene of rows, at the top of the scene (the last step's row, usually the bottom
-     * one, and the side panel's formulas stay in view); over the claims, at their foot. */
-    bool rows = show->scene != GUI_SCENE_CLAIMS && L->main.w > 0;
-    gui_rect area = rows ? L->main : L->narration;
-    int fs = L->font_small, lh = gui_line_h(d, fs);
-    int w = area.w - 2 * L->pad;
-    int lines = 1;   /* the heading */
-    for (int i = 0; i < 4; i++)
-        if (text[i][0]) lines += gui_wrap_lines(d, fs, w, text[i]);
-    int h = lines * lh + L->pad, top = L->header.y + L->header.h;
-    gui_rect box = {area.x, rows ? top : L->narration.y - h, area.w, h};
-    if (box.y < top) box.y = top;
-    if (box.y + box.h > L->narration.y) box.h = L->narration.y - box.y;
+    int fs = L->font_small, lh = gui_line_h(d, fs), w = box.w - 2 * L->pad;
     gui_fill(d, box, th->panel);
     gui_frame(d, box, th->accent, d->thin);
     int x = box.x + L->pad, y = box.y + L->pad / 2;
@@ -485,7 +462,7 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     draw_narration(d, s, show);
     draw_timeline(d, s, show);
     draw_predict(d, s, show);
-    if (ending_shown(s, show)) draw_ending(d, s, show);
+    draw_ending(d, show);
     draw_section_end(d, s, catalog, n_catalog);
     draw_quiz(d, s, show);
     if (s->menu) draw_menu(d, s, catalog, n_catalog);

@@ -204,6 +204,7 @@ typedef struct {
     gui_rect narration;     /* what happens at this step, in words */
     gui_rect timeline;      /* the scrubbable bar of events */
     gui_rect prompt;        /* predict mode's question, below the scene (h = 0: none) */
+    gui_rect ending;        /* the lesson's ending at its last step (gui_ending_shown; h = 0: none) */
 } gui_layout;
 
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
@@ -402,6 +403,8 @@ typedef struct {
     int answer_room;        /* pixels the platform keeps free for its own answer field (the
                              * page's): under the question box upright, in a strip at the box's
                              * foot side by side; 0 in the window */
+    int ending_room;        /* pixels the platform keeps free at the foot of the ending box for its
+                             * own buttons (the page's "Try this" and "Next"); 0 in the window */
     gui_quiz_view quiz;     /* a section's quiz over the scene */
     int quiz_want;          /* a section whose quiz the platform is to make (−1: none) */
     int n_sections;         /* the course's sections: the lesson list ends with one quiz each */
@@ -428,6 +431,13 @@ bool gui_predict_covers(const gui_state *s);
  * panel, taken from the side panel, answer_room free under it. The question never covers the
  * scene's text. Update's hit tests and draw both use this. */
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
+
+/* Whether the lesson's ending shows: at its last step (or over a show with no steps), when it
+ * has a summary and no menu, help, glossary or question is over it. */
+bool gui_ending_shown(const gui_state *s, const gui_show *show);
+/* The ending's four lines (summary, keep, next, and the variation V loads or leaves, written
+ * into try_line of capacity n), "" where the show has none. */
+void gui_ending_lines(const gui_show *show, char *try_line, size_t n, const char *text[4]);
 
 /* The question's four lines while predict mode asks or shows its answer: the prompt (the numbers
  * it needs), the choices ("" for a number), the answer line (what is typed, or the answer and
@@ -597,9 +607,14 @@ void gui_fmt_cell(double x, char *b, size_t n);
 int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n,
                       int64_t *broken);
 
+/* The room the page's buttons take at the foot of the ending box at most (a section's quiz, "Try
+ * this" and "Next", stacked on a phone: three of 36 pixels and their gaps): the upright page's
+ * height is fitted with it, so the last step's side panel fits beside the real buttons. */
+#define GUI_PAGE_END_ROOM 140
+
 /* The page's portrait canvas height for show at width w under a screen of view_h (gui_fit_height
- * with the body text body_px pixels, as the page asks it), with the font of font_path (NULL:
- * fontconfig's); −2 when SDL_ttf or the font cannot be opened. */
+ * with the body text body_px pixels and the ending's buttons' room, as the page asks it), with the
+ * font of font_path (NULL: fontconfig's); −2 when SDL_ttf or the font cannot be opened. */
 int gui_portrait_height(const gui_show *show, int w, int view_h, int body_px, const char *font_path);
 
 /* Time frames at o->w × o->h: first-frame latency and mean / worst frame time over `frames`

@@ -94,6 +94,7 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     }
     if (L.main.w < 1) L.main.w = 1;
     L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
+    L.ending = (gui_rect){L.main.x, L.main.y, L.main.w, 0};
     return L;
 }
 
@@ -101,6 +102,58 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
  * panel's width is (DejaVu Sans Mono: advance 0.602, height 1.17 of the size), rounded up. */
 static int est_line_h(int font) { return (int)ceil(font * 1.25); }
 static int est_char_w(int font) { return (int)ceil(font * 0.62); }
+
+bool gui_ending_shown(const gui_state *s, const gui_show *show)
+{
+    if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
+    if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN) return false;
+    return s->n <= 0 || s->step == s->n - 1;
+}
+
+void gui_ending_lines(const gui_show *show, char *try_line, size_t n, const char *text[4])
+{
+    if (show->variation[0])
+        snprintf(try_line, n, "V: back to the lesson as written (this is its variation %s)", show->variation);
+    else if (show->try_opts[0])
+        snprintf(try_line, n, "V: try this, %s (flashstep play %s %s)", show->try_label, show->name, show->try_opts);
+    else
+        try_line[0] = 0;
+    text[0] = show->summary;
+    text[1] = show->keep;
+    text[2] = show->next;
+    text[3] = try_line;
+}
+
+/* The ending box: a heading and its lines in the small size, then the platform's ending_room.
+ * Side by side, over the top of a scene of rows (its last step's row, usually the bottom one,
+ * and the side panel's formulas stay in view); upright, between the scene and the side panel,
+ * which gives up the room; over a claims list, above the narration bar, across the window. */
+static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show *show)
+{
+    char tr[600];
+    const char *text[4];
+    gui_ending_lines(show, tr, sizeof tr, text);
+    bool rows = show->scene != GUI_SCENE_CLAIMS && L.main.w > 0;
+    gui_rect area = rows ? L.main : L.narration;
+    int per = (area.w - 2 * L.pad) / est_char_w(L.font_small), lines = 1;
+    for (int i = 0; i < 4; i++)
+        if (text[i][0]) lines += gui_wrap(text[i], per > 4 ? per : 4, 0, NULL, 0, NULL);
+    int room = s->ending_room > 0 ? s->ending_room : 0;
+    int h = lines * est_line_h(L.font_small) + L.pad + room, top = L.header.y + L.header.h;
+    if (rows && L.portrait) {
+        int most = L.side.h * 2 / 3;
+        if (h > most) h = most;
+        L.ending = (gui_rect){area.x, L.side.y, area.w, h};
+        L.side.y += h + L.pad / 2;
+        L.side.h -= h + L.pad / 2;
+        if (L.side.h < 1) L.side.h = 1;
+        return L;
+    }
+    L.ending = (gui_rect){area.x, rows ? top : L.narration.y - h, area.w, h};
+    if (L.ending.y < top) L.ending.y = top;
+    if (L.ending.y + L.ending.h > L.narration.y) L.ending.h = L.narration.y - L.ending.y;
+    return L;
+}
 
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
 {
@@ -141,6 +194,7 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             L.side.h += 2 * slack;
         }
     }
+    if (gui_ending_shown(s, show)) return layout_ending(L, s, show);
     char l[4][GUI_PREDICT_LEN];
     if (!gui_predict_text(s, show, l)) return L;
     /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big

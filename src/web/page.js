@@ -76,6 +76,7 @@
     atLessonEnd(s);
     atLessonEndTry(s);
     questionsShown(s);
+    placeEndButtons(s);
     if (!$('p-claims').hidden) showClaims();
     describe(s);
     fitCanvas(s);
@@ -421,6 +422,44 @@
     btn.title = `the course's lesson ${next.place} of ${next.of}: ${next.name}`;
     btn.dataset.name = next.name;
     btn.hidden = false;
+  }
+
+  /* The lesson's last step: its buttons (a section's quiz, "Try this", "Next") in the strip the
+   * layout keeps free at the foot of the canvas's ending box (state box 6, canvas pixels), right-
+   * aligned in one row, or one under the other on an upright page; the room they take is
+   * told to the layout (web_ending_room: the next frame's). Out of sight while no ending box
+   * shows (a question, the menu or the help over the last step). */
+  function placeEndButtons(s) {
+    const eb = s.boxes && s.boxes[6];
+    const btns = ['quiz-offer', 'try-lesson', 'next-lesson'].map($).filter((b) => !b.hidden);
+    const shown = !!(eb && eb[3] > 0 && btns.length);
+    ['quiz-offer', 'try-lesson', 'next-lesson'].forEach((id) => { $(id).style.visibility = shown ? '' : 'hidden'; });
+    if (!shown) { call('web_ending_room', null, ['number', 'number'], [W, 0]); return; }
+    const sx = canvas.clientWidth / (s.w || 1), sy = canvas.clientHeight / (s.h || 1), gap = 8;
+    const left = eb[0] * sx, width = eb[2] * sx, inner = width - 2 * gap;
+    /* side by side one row, each button at most its share (its words whole in the box above);
+     * upright one under the other, each as wide as the box */
+    const row = !s.portrait;
+    const each = row ? (inner - gap * (btns.length - 1)) / btns.length : inner;
+    btns.forEach((b) => { b.style.maxWidth = `${Math.max(80, Math.floor(each))}px`; });
+    const widths = btns.map((b) => b.offsetWidth), bh = Math.max(...btns.map((b) => b.offsetHeight));
+    const need = row ? bh + 2 * gap : btns.length * (bh + gap) + gap;
+    const foot = (eb[1] + eb[3]) * sy;
+    if (row) {   /* laid from the right: the last button rightmost */
+      let x = left + width - gap;
+      for (let i = btns.length - 1; i >= 0; i--) {
+        x -= widths[i];
+        btns[i].style.left = `${Math.round(x)}px`;
+        btns[i].style.top = `${Math.round(foot - gap - bh)}px`;
+        x -= gap;
+      }
+    } else {
+      btns.forEach((b, i) => {
+        b.style.left = `${Math.round(left + width - gap - widths[i])}px`;
+        b.style.top = `${Math.round(foot - need + gap + i * (bh + gap))}px`;
+      });
+    }
+    call('web_ending_room', null, ['number', 'number'], [W, Math.ceil(need / sy)]);
   }
 
   /* At a lesson's last step: its "try this" (web_ending), a button that presses V, which loads the

@@ -276,6 +276,7 @@ EMSCRIPTEN_KEEPALIVE int web_fit_height(web_page *W, int view_h)
     gui_state s = W->A.st;
     if (view_h < 200) view_h = 200;
     s.h = view_h;
+    if (s.ending_room < GUI_PAGE_END_ROOM) s.ending_room = GUI_PAGE_END_ROOM;   /* the last step's buttons */
     /* The page's own text scale follows each height tried as zoom_for does (at least 100 %, the
      * body text 14 pixels); one the user chose with + or - stays. */
     if (W->auto_zoom) s.scale_pct = 100;
@@ -317,8 +318,8 @@ static void web_state_questions(web_page *W, char *b, size_t n)
  * predict mode's phase, the scene's grid (x0, y0, cell, rows, cols in canvas pixels), the last
  * frame's time, the text scale in percent, the header lines (title, source, and the source with
  * the document's title: words); the layout (upright or not, the
- * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline and
- * predict prompt as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
+ * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline,
+ * predict prompt and the lesson's ending as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
  * inside them) and fitting step. */
 EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
 {
@@ -351,11 +352,11 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     k = strlen(b);
     /* The layout's boxes and text sizes, and what the last frame drew (its smallest text, the
      * scene's fitting step): the page's layout tests hold them to their rules. */
-    const gui_rect *R[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.prompt};
+    const gui_rect *R[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.prompt, &L.ending};
     k += (size_t)snprintf(b + k, n - k, "\",\"portrait\":%s,\"font\":[%d,%d,%d],\"min_text\":[%d,%d],\"fit_level\":%d,\"boxes\":[",
                           L.portrait ? "true" : "false", L.font_small, L.font, L.font_big, W->A.draw.min_text,
                           W->A.draw.min_cell_text, W->A.draw.fit_level);
-    for (int i = 0; i < 6 && k < n; i++)
+    for (int i = 0; i < 7 && k < n; i++)
         k += (size_t)snprintf(b + k, n - k, "%s[%d,%d,%d,%d]", i ? "," : "", R[i]->x, R[i]->y, R[i]->w, R[i]->h);
     if (k < n) snprintf(b + k, n - k, "]");
     web_state_questions(W, b, n);
@@ -586,6 +587,17 @@ EMSCRIPTEN_KEEPALIVE void web_answer_room(web_page *W, int px)
     px = px < 0 ? 0 : px > W->A.st.h / 3 ? W->A.st.h / 3 : px;
     if (W->A.st.answer_room == px) return;
     W->A.st.answer_room = px;
+    W->A.have_drawn = false;
+}
+
+/* The room, in canvas pixels, the page keeps free at the foot of the canvas's ending box (the
+ * lesson's last step) for its "Try this" and "Next" buttons, so they cover none of its words nor
+ * the narration under it. */
+EMSCRIPTEN_KEEPALIVE void web_ending_room(web_page *W, int px)
+{
+    px = px < 0 ? 0 : px > W->A.st.h / 3 ? W->A.st.h / 3 : px;
+    if (W->A.st.ending_room == px) return;
+    W->A.st.ending_room = px;
     W->A.have_drawn = false;
 }
 

@@ -40,7 +40,7 @@ TOLERANCE_SHARE = 1000   # one pixel in a thousand
 # Compared in the page: the canvas's own pixels (what SDL wrote) against the reference PNG
 # decoded by the browser. Returns [w, h, ref_w, ref_h, pixels over the tolerance].
 MATCH_JS = """
-(async (b64, tol) => {
+(async (b64, tol, skip) => {
   const img = new Image();
   img.src = 'data:image/png;base64,' + b64;
   await img.decode();
@@ -52,17 +52,23 @@ MATCH_JS = """
   if (w !== img.width || h !== img.height) return [w, h, img.width, img.height, -1];
   const a = cv.getContext('2d').getImageData(0, 0, w, h).data, b = cx.getImageData(0, 0, w, h).data;
   let bad = 0;
-  for (let i = 0; i < a.length; i += 4)
+  const [sx, sy, sw, sh] = skip || [0, 0, 0, 0];
+  for (let i = 0; i < a.length; i += 4) {
+    const x = (i / 4) % w, y = Math.floor(i / 4 / w);
+    if (x >= sx && x < sx + sw && y >= sy && y < sy + sh) continue;
     if (Math.abs(a[i] - b[i]) > tol || Math.abs(a[i + 1] - b[i + 1]) > tol || Math.abs(a[i + 2] - b[i + 2]) > tol) bad++;
+  }
   return [w, h, img.width, img.height, bad];
 })
 """
 
 
-def match_frame(b, ref_png):
-    """The page's canvas against a PNG of flashstep render: (ok, text)."""
+def match_frame(b, ref_png, skip=None):
+    """The page's canvas against a PNG of flashstep render: (ok, text). skip: a rectangle [x, y, w, h]
+    of canvas pixels left out (the ending box, whose foot the page keeps free for its buttons)."""
     import base64
-    w, h, rw, rh, bad = b.eval(MATCH_JS + f"('{base64.b64encode(ref_png).decode()}', {TOLERANCE_LEVELS})", await_promise=True)
+    w, h, rw, rh, bad = b.eval(MATCH_JS + f"('{base64.b64encode(ref_png).decode()}', {TOLERANCE_LEVELS}, "
+                               f"{json.dumps(skip)})", await_promise=True)
     if bad < 0:
         return False, f"sizes differ: page {w}x{h}, render {rw}x{rh}"
     allowed = w * h // TOLERANCE_SHARE
@@ -512,6 +518,20 @@ def run_checks(page, flashstep, tmp, shots, bench):
     t = b.eval("(() => { const e = document.getElementById('try-lesson'); return [e.tagName, e.textContent, e.getAttribute('aria-label')]; })()")
     check(t[0] == "BUTTON" and t[1].startswith("Try this: ") and "plays the lesson again with --" in (t[2] or ""),
           f"at its last step, a Try this button: {t[1]!r}")
+    # the buttons sit in the foot of the canvas's ending box, clear of its words' box top and of the
+    # narration and the timeline (CSS pixels of the canvas; the next frame's layout has their room)
+    time.sleep(0.3)
+    geo = json.loads(b.eval("""JSON.stringify((() => { const c = document.getElementById('canvas').getBoundingClientRect(),
+      s = Module.flashstep.state(), k = c.width / s.w;
+      return {k, boxes: s.boxes, btn: ['try-lesson', 'next-lesson'].map((id) => { const r = document.getElementById(id)
+        .getBoundingClientRect(); return [r.x - c.x, r.y - c.y, r.width, r.height]; })}; })())"""))
+    k, bx = geo["k"], geo["boxes"]
+    end = [v * k for v in bx[6]]
+    inside = all(r[0] >= end[0] - 1 and r[1] >= end[1] - 1 and r[0] + r[2] <= end[0] + end[2] + 1 and
+                 r[1] + r[3] <= end[1] + end[3] + 1 for r in geo["btn"])
+    clear = not any(r[1] < bx[3][1] * k + bx[3][3] * k and r[1] + r[3] > bx[3][1] * k for r in geo["btn"])
+    check(end[3] > 0 and inside and clear, "the last step's buttons lie in the foot of the ending box, off the narration",
+          f"ending box {end}, buttons {geo['btn']}, narration {[v * k for v in bx[3]]}")
     page.click_id("try-lesson")
     s = page.wait_state(lambda s: "(varied: " in s["title"] and s["step"] == 0, "the variation")
     check(s["name"] == order[0], f"Try this plays {order[0]} again with its options: {s['title']!r}")
@@ -558,8 +578,9 @@ def run_checks(page, flashstep, tmp, shots, bench):
         ref = os.path.join(tmp, "lesson.png")
         r = run_cli(flashstep, ["render", name, "--step", str(step), "--size", f"{st['w']}x{st['h']}", "--zoom", str(st["zoom"]),
                                 "--out", ref])
-        with open(ref, "rb") as f:
-            ok, text = match_frame(b, f.read())
+        with open(ref, "rb") as f:   # the ending box (a claims lesson's only step) holds the page's buttons
+            eb = st["boxes"][6] if len(st.get("boxes", [])) > 6 and st["boxes"][6][3] > 0 else None
+            ok, text = match_frame(b, f.read(), eb)
         if r.returncode != 0 or not ok:
             bad.append(f"{name} step {step}: {text}")
     check(not bad, f"all {len(items)} lessons, each at its middle step, draw in the page as flashstep render draws them",
