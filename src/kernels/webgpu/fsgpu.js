@@ -197,7 +197,17 @@
       fits.sort((a, b) => b.N * b.K - a.N * a.K || b.M - a.M);
       return fits.length ? fits[0] : null;
     })();
-    return {
+    // A form of prefill version 7 or 8 (`this`): its preprocessor flags `extra` on beside its own
+    // defs (the ablation forms: bench.js --ablation; the probe forms), and, where mem is given,
+    // its tiles sized for that much workgroup memory instead of this device's (validate.js
+    // compiles the H200's 48 KiB forms on the null backend's 16 KiB).
+    function sgmatForm(extra, mem) {
+      const base = this, K = Object.create(base);
+      K.defs = p => Object.assign(base.defs.call(K, p), extra);
+      if (mem) K.mem = mem;
+      return K;
+    }
+    const kernels = {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
         file: 'fwd_v1', entry: ['main'], out: 'o+lse',
@@ -237,7 +247,7 @@
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
           const BQ = NSG * c.M, WG = NSG * SGS;
           const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 16;
-          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= lim.maxComputeWorkgroupStorageSize) || 0;
+          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
           return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
         },
         ok(p) {
@@ -252,9 +262,54 @@
           return null;
         },
         defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        // fwd_sgmat.wgsl's ablation flags (each removes one part of a tile's work), and its forms
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD', 'KROW'],
+        form: sgmatForm,
         constants: () => ({}),
         subgroups: () => true,
         layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+        dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
+      },
+      // Prefill version 8 (fwd_sgmat8.wgsl): version 7's configuration and constants; K and V
+      // (and Q) loaded as matrices straight from storage, so the host pads their buffers (Q by
+      // BQ rows, K and V by BK rows of zeros) for the last block's loads; workgroup memory only S
+      // and P, their rows padded (BK + 4 floats, BK + 8 halves)
+      'prefill-v8': {
+        what: "version 7 with K, V and Q loaded as matrices straight from storage (no staging), the softmax done once by the subgroup that owns the rows (scores in registers, the row's maximum and sum by subgroup shuffles), padded rows of S and P (no bank conflicts), two barriers a tile",
+        file: 'fwd_sgmat8', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
+        config: sgmat,
+        absent() {
+          if (!dev.sgmat || !dev.f16) return 'this device has no shader-f16 and subgroup matrices';
+          return this.config ? null : this.ok({d: 64});
+        },
+        tol: 2e-3,   // version 7's: P rounded to float16
+        // 4 subgroups (BQ = 4 M rows); BK = 64 keys a tile, 32 or 16 where S and P do not fit
+        shape(p) {
+          const c = this.config, SGS = sg.max;
+          let NSG = 4;
+          while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
+          const BQ = NSG * c.M, WG = NSG * SGS;
+          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16;
+          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
+        },
+        ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
+        form: sgmatForm,
+        constants: () => ({}),
+        subgroups: () => true,
+        // the rounded inputs, each buffer padded with zero halves: Q by BQ rows, K and V by BK rows
+        layout(p) {
+          const s = this.shape(p), pad = (x, rows) => {
+            const h = half1(x).packed, out = new Uint32Array(h.length + Math.ceil(rows * p.d / 2));
+            out.set(h);
+            return out;
+          };
+          return {q: pad(p.q, s.BQ), k: pad(p.k, s.BK), v: pad(p.v, s.BK)};
+        },
         reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
         kvBytes: p => 2 * (p.k.length + p.v.length),
         dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
@@ -352,6 +407,7 @@
         dispatch(p) { return [[Math.ceil(p.n_q / this.nq(p)), p.n_q_heads, 1]]; },
       },
     };
+    return kernels;
   }
 
   class Device {
