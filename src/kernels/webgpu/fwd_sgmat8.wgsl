@@ -81,6 +81,8 @@ var<workgroup> moved: array<atomic<u32>, 4>;   // moved[0]: the last tile (stamp
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+  _ = &k_in;                          // bound in every form (the ablation forms NOQK and NOPV
+  _ = &v_in;                          // read one of them nowhere; the host binds all seven)
   let h = wg.y;
   let kvh = h / (P.n_q_heads / P.n_kv_heads);
   let r0 = wg.x * BQ;
