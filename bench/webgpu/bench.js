@@ -12,7 +12,7 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 and 7 and decode version 6 unless told) are
+ * First, the new kernels (--new; prefill versions 6, 7 and 8 and decode version 6 unless told) are
  * checked against float64 on their own, one line each: PASS or FAIL with the largest error and
  * the tolerance, or SKIP with the reason the device does not offer them; then their rows of the
  * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
@@ -95,8 +95,8 @@ function dawnFlags(o) {
 async function checkNew(dev, names, seed, count) {
   let bad = 0;
   // every other random case ramped (later keys score higher, spread 8): a row's maximum keeps
-  // moving, so prefill version 7 takes its rescaling path (O scaled through workgroup memory);
-  // those go to the kernels with a tolerance of their own (prefill version 7) only
+  // moving, so prefill versions 7 and 8 take their rescaling path (O scaled through workgroup
+  // memory); those go to the kernels with a tolerance of their own (prefill versions 7 and 8) only
   const cases = randomCases(seed + 7, Math.max(count, 12)).map((c, k) => ({c: k % 2 ? Object.assign(c, {ramp: 12, spread: 8}) : c, seed: seed * 1000 + 500 + k}));
   for (const d of [64, 128]) for (const causal of [false, true])
     cases.push({c: {n_q_heads: 8, n_kv_heads: 2, n_q: 1024, n_kv: 1024, d, mask: causal ? 'causal' : 'none', ramp: causal ? 12 : 0, spread: causal ? 8 : 1},
@@ -164,7 +164,7 @@ async function checks(gpu, seed, count, label) {
   const sm = await gpu.checkSoftmax(seed);   // 003's softmax kernel, on rows of scores
   ran++;
   if (!sm.ok) { bad++; console.log(`  FAIL akunu softmax_rows (${label}): error ${sm.worst.toExponential(2)} > ${sm.tol}`); }
-  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within their tolerance (1e-4; prefill-v7 2e-3) (seed ${seed})`);
+  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within their tolerance (1e-4; prefill-v7 and -v8 2e-3) (seed ${seed})`);
   return bad;
 }
 
