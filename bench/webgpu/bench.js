@@ -210,11 +210,13 @@ async function sweep(dev, seed, only, copy, ns) {
   return out;
 }
 
-// Prefill versions 7 and 8 (where offered) in their usual form and each ablation form, and version
-// 5, timed on the same problems: 16 heads, N = 4096, d = 128 and 64, causal and not (one problem a
-// head size). Returns {shapes, rows: [{form, kernel, flags, ms: [per shape], cost: [usual − form]}]}
-// and prints one table. A form that fails (not offered, an error) says why in its cells.
-async function ablation(dev, seed, n = 4096) {
+// Prefill versions 7 and 8 (where offered) in their usual form, each ablation form and version 8's
+// variants, and version 5, timed on the same problems: 16 heads, N = 4096, d = 128 and 64, causal
+// and not (one problem a head size). The right forms (the usual ones, the variants) are checked
+// against float64 first (check false: not, on the null backend); a wrong one is not timed and
+// counts in `bad`. Returns {shapes, rows: [{form, kernel, flags, over, ms: [per shape], cost: [usual
+// − form], worst}], bad} and prints one table. A form that fails (not offered, an error) says why.
+async function ablation(dev, seed, n = 4096, check = true) {
   const shapes = [];
   for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
   const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
@@ -223,7 +225,10 @@ async function ablation(dev, seed, n = 4096) {
     const why = B && B.absent ? B.absent() : 'no such kernel';
     if (why) { console.log(`ablation: ${base} not offered here (${why})`); continue; }
     const sets = [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
-    for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
+    for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags, right: !flags.length});
+    for (const v of B.variants || [])   // right forms: checked before they are timed
+      forms.push({form: base + (v.flags || []).map(f => ' ' + f).join('') + Object.entries(v.over || {}).map(([k, x]) => ` ${k}=${x}`).join(''),
+                  kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
   }
   const rows = forms.map(f => Object.assign({}, f, {ms: [], cost: []}));
   const t0 = Date.now();
@@ -233,12 +238,18 @@ async function ablation(dev, seed, n = 4096) {
     for (const r of rows) {
       const name = `ablation ${r.form}`;
       const B = dev.kernels[r.kernel];
-      dev.kernels[name] = r.flags.length ? B.form(Object.fromEntries(r.flags.map(f => [f, true]))) : B;
+      dev.kernels[name] = r.flags.length || r.over ? B.form(Object.fromEntries(r.flags.map(f => [f, true])), 0, r.over) : B;
       let prep = null;
       try {
         prep = await dev.prepare(name, p);
+        if (r.right && check) {   // the usual forms and the variants against float64 first (16 rows)
+          const c = await dev.check(name, p, {sample: 16, prepared: prep});
+          r.worst = Math.max(r.worst || 0, Number.isFinite(c.worst) ? c.worst : Infinity);
+          if (!c.ok) { r.wrong = `${sh.d}${sh.causal ? ' causal' : ''}: ${JSON.stringify(c.where)}`; r.ms[k] = null; continue; }
+        }
         const t = await dev.timeSteps(prep.steps, {reps: 5, warmup: 1, warmMs: 100, settleMs: 500});
         r.ms[k] = t.ms;
+        if (!r.shape && r.right && dev.kernels[name].shape) r.shape = dev.kernels[name].shape(p);   // the first shape's (d = 128)
       } catch (e) {
         r.ms[k] = null;
         r.error = e.message.split('\n')[0];
@@ -250,16 +261,20 @@ async function ablation(dev, seed, n = 4096) {
   }
   for (const r of rows) {
     const usual = rows.find(x => x.kernel === r.kernel && !x.flags.length);
-    r.cost = r.ms.map((ms, k) => (ms && usual.ms[k] && r.flags.length ? usual.ms[k] - ms : null));
+    r.cost = r.ms.map((ms, k) => (ms && usual.ms[k] && (r.flags.length || r.over) ? usual.ms[k] - ms : null));
   }
   const head = shapes.map(s => `d=${s.d}${s.causal ? ' causal' : ''}`);
-  const lines = [`ablation (16 heads, N = ${n}; ms a launch, and in brackets what the removed part cost: the usual form's ms less this one's; ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
-                 `| form | ${head.join(' | ')} |`, `|---|${head.map(() => '---|').join('')}`];
+  const lines = [`ablation (16 heads, N = ${n}; ms a launch; in brackets the usual form's ms less this one's: for an ablation form what the removed part cost, for a variant what it saves; ` +
+                 `a right form's last column: its largest error against float64 on 16 rows a shape; ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
+                 `| form | ${head.join(' | ')} | float64 |`, `|---|${head.map(() => '---|').join('')}---|`];
   for (const r of rows)
-    lines.push(`| ${r.form} | ${r.ms.map((ms, k) => (ms === null ? `error` : `${ms.toFixed(3)}${r.cost[k] !== null ? ` (${r.cost[k] >= 0 ? '' : '−'}${Math.abs(r.cost[k]).toFixed(3)})` : ''}`)).join(' | ')} |`);
+    lines.push(`| ${r.form} | ${r.ms.map((ms, k) => (ms === null || ms === undefined ? (r.wrong ? 'WRONG' : 'error') : `${ms.toFixed(3)}${r.cost[k] !== null ? ` (${r.cost[k] >= 0 ? '' : '−'}${Math.abs(r.cost[k]).toFixed(3)})` : ''}`)).join(' | ')} | ` +
+               `${r.right && r.worst !== undefined ? r.worst.toExponential(1) : '-'} |`);
   for (const r of rows) if (r.error) lines.push(`ablation: ${r.form}: ${r.error}`);
+  for (const r of rows) if (r.wrong) lines.push(`ablation: ${r.form}: WRONG against float64 (d = ${r.wrong})`);
+  for (const r of rows) if (r.shape) lines.push(`ablation shape: ${r.form}: ${Object.entries(r.shape).map(([k, x]) => `${k}=${x}`).join(' ')}`);
   console.log(lines.join('\n'));
-  return {shapes, rows};
+  return {shapes, rows, bad: rows.filter(r => r.wrong).length};
 }
 
 // --null: Dawn's null backend shown to fsgpu.js as validate.js shows it (32-lane subgroups, the
@@ -317,7 +332,7 @@ async function main() {
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
   if (o.nullBackend) {   // the host's side of --ablation only: nothing is computed, nothing checked
-    if (o.ablation) await ablation(dev, seed, o.ablationN);
+    if (o.ablation) await ablation(dev, seed, o.ablationN, false);
     dev.destroy();
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
     process.exit(0);
@@ -332,7 +347,8 @@ async function main() {
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
-    abl = await ablation(dev, seed);
+    abl = await ablation(dev, seed, o.ablationN);
+    bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
   }
   if (o.sweep) {

@@ -184,10 +184,11 @@ function kernel(p, C) {
 }
 
 // fwd_sgmat8.wgsl's main, every workgroup; q, k, v already float16-rounded; the buffers padded as
-// fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). fault: see
+// fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). C.KWG, C.VWG,
+// C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice). fault: see
 // the header. Returns {O, lse}.
 function kernel8(p, C, fault = null) {
-  const {D, SM, SN, SK, SGS, NSG, BK} = C;
+  const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8;
   const BQ = NSG * SM, TPR = SGS / SM, KPI = BK / TPR, NQK = D / SK, NO = D / SN;
   const SST = BK + 4, PST = BK + 8, CW = Math.min(BK, D), NCH = D / CW, TAU = 8;
   const pad = (x, rows) => { const y = new Float32Array(x.length + (fault === 'nopad' ? 0 : rows * D)); y.set(x); return y; };
@@ -198,6 +199,7 @@ function kernel8(p, C, fault = null) {
     const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
     const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
     const Ss = new Float32Array(BQ * SST), Ps = new Float32Array(BQ * PST), Ls = new Float32Array(BQ);
+    const Ks = new Float32Array(BK * KST), Vs = new Float32Array(BK * KST);   // (KWG, VWG)
     let moved = 0;
     // every subgroup: its matrices and its lanes (each lane: its row, share u, m, ℓ share, scores)
     const sgs = Array.from({length: NSG}, (_, sg) => ({
@@ -220,21 +222,23 @@ function kernel8(p, C, fault = null) {
       if (cls === 2) continue;
       stamp++;
       const kt = kv0 + c0 * D;
+      if (C.KWG) for (let x = 0; x < BK * D; x++) Ks[Math.floor(x / D) * KST + x % D] = k_in[kt + x];
       for (const S of sgs)                      // 1. S = Q Kᵀ, K's rows read as columns from storage
         for (let n = 0; n < BK / SN; n++) {
           let s = zero(SM, SN);
-          for (let kc = 0; kc < NQK; kc++) s = mma(S.qL[kc], load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN), s);
+          for (let kc = 0; kc < NQK; kc++)
+            s = mma(S.qL[kc], C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN), s);
           store(Ss, S.sS + n * SN, s, SST);
         }
       // (barrier) 2. the online softmax, each lane its keys u, u + TPR, … of its row, read once
+      if (C.VWG) for (let x = 0; x < BK * D; x++) Vs[Math.floor(x / D) * KST + x % D] = v_in[kt + x];
+      const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
       for (const S of sgs) {
         for (const I of S.lanes) {
           I.m_blk = NEG;
           for (let k = 0; k < KPI; k++) {
-            const j = I.u + k * TPR;
-            let x = NEG;
-            if (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j))) x = f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E);
-            I.sc[k] = x;
+            const x = score(I, I.u + k * TPR);
+            I.sc[k] = C.REREAD ? undefined : x;
             I.m_blk = Math.max(I.m_blk, x);
           }
         }
@@ -251,7 +255,8 @@ function kernel8(p, C, fault = null) {
           }
           let share = 0;
           for (let k = 0; k < KPI; k++) {
-            const pp = f16(I.sc[k] !== NEG ? f32(2 ** (I.sc[k] - I.m)) : 0);
+            const x = C.REREAD ? score(I, I.u + k * TPR) : I.sc[k];
+            const pp = f16(x !== NEG ? f32(2 ** (x - I.m)) : 0);
             Ps[I.row * PST + I.u + k * TPR] = pp;
             share = f32(share + pp);
           }
@@ -269,7 +274,8 @@ function kernel8(p, C, fault = null) {
       for (const S of sgs)                      // 3. O += P V, V's rows from storage
         for (let kk = 0; kk < BK / SK; kk++) {
           const pl = load(Ps, S.sP + kk * SK, false, pst, SM, SK);
-          for (let nc = 0; nc < NO; nc++) S.acc[nc] = mma(pl, load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN), S.acc[nc]);
+          for (let nc = 0; nc < NO; nc++)
+            S.acc[nc] = mma(pl, C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN), S.acc[nc]);
         }
     }
     // the end: ℓ from the row's lanes, O / ℓ through Ss
@@ -317,8 +323,11 @@ function main() {
     const BK = pick([64, 32, 16]);
     const rows = [];
     for (let h = 0; h < p.n_q_heads; h++) for (let i = 0; i < p.n_q; i++) rows.push([h, i, FSGPU.referenceRow(ref, h, i)]);
+    // version 8 in its usual form and its variants by turns: K staged, V staged, both; scores read
+    // twice on every third; 2, 4 or 8 subgroups
+    const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
     for (const [name, run] of kernels) {
-      const C = {D: d, SM, SN, SK, SGS, NSG: 4, BK}, T = tally[name];
+      const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;
       try { out = run(ref, C); } catch (e) { w = Infinity; where = e.message; }
       T.rescales += C.rescales || 0;

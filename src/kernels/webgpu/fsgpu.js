@@ -198,13 +198,16 @@
       return fits.length ? fits[0] : null;
     })();
     // A form of prefill version 7 or 8 (`this`): its preprocessor flags `extra` on beside its own
-    // defs (the ablation forms: bench.js --ablation; the probe forms), and, where mem is given,
-    // its tiles sized for that much workgroup memory instead of this device's (validate.js
-    // compiles the H200's 48 KiB forms on the null backend's 16 KiB).
-    function sgmatForm(extra, mem) {
+    // defs (the ablation and variant forms: bench.js --ablation), where mem is given its tiles
+    // sized for that much workgroup memory instead of this device's (validate.js compiles the
+    // H200's 48 KiB forms on the null backend's 16 KiB), and where over is given ({NSG, BK},
+    // version 8) those instead of its own choice.
+    function sgmatForm(extra, mem = 0, over = null) {
       const base = this, K = Object.create(base);
+      K.extra = extra;
       K.defs = p => Object.assign(base.defs.call(K, p), extra);
       if (mem) K.mem = mem;
+      if (over) K.over = over;
       return K;
     }
     const kernels = {
@@ -285,19 +288,24 @@
           return this.config ? null : this.ok({d: 64});
         },
         tol: 2e-3,   // version 7's: P rounded to float16
-        // 4 subgroups (BQ = 4 M rows); BK = 64 keys a tile, 32 or 16 where S and P do not fit
+        // 4 subgroups (BQ = 4 M rows); BK = 64 keys a tile, 32 or 16 where S and P (and the
+        // variants' staged K and V, BK keys of D + 8 halves each) do not fit; this.over's instead
         shape(p) {
-          const c = this.config, SGS = sg.max;
-          let NSG = 4;
+          const c = this.config, SGS = sg.max, x = this.extra || {}, over = this.over || {};
+          let NSG = over.NSG || 4;
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
           const BQ = NSG * c.M, WG = NSG * SGS;
-          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16;
-          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
+          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0)) * 2 * bk * (p.d + 8);
+          const BK = (over.BK ? [over.BK] : [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
           return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
         },
         ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
         defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
+        // its right variants (bench.js --ablation checks them, then times them): preprocessor
+        // flags (staged K, staged V, both, scores read twice) or another shape
+        variants: [{flags: ['KWG']}, {flags: ['VWG']}, {flags: ['KWG', 'VWG']}, {flags: ['REREAD']},
+                   {over: {BK: 32}}, {over: {NSG: 2}}, {over: {NSG: 8}}],
         form: sgmatForm,
         constants: () => ({}),
         subgroups: () => true,

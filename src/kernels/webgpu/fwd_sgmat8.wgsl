@@ -37,6 +37,16 @@
 // written once; no score read, no exp2, α = 1, ℓ = 1 a tile), NOLOAD (every tile's K and V read
 // from the first tile's place: cache hits).
 //
+// Variant forms (right, checked against float64 by bench.js --ablation before they are timed;
+// never the host's default), for the choices this file makes without a measurement: whether a
+// matrix load straight from storage is slower than staging (a Right matrix of V read row-major
+// takes its elements from 16 rows, the lanes' pairs of keys from different rows), and whether the
+// scores kept in registers spill. KWG: K's tile staged in workgroup memory (Ks, rows padded to D +
+// 8 halves) by all invocations, one barrier more a tile, and S read from it. VWG: V's tile staged
+// in workgroup memory (Vs) during the softmax, between the two barriers it already has (no barrier
+// more: the last tile's P V has read Vs before this tile's first barrier). REREAD: no scores kept
+// in registers; the softmax reads its scores from Ss again for P.
+//
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
 // natural units. Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants: D (64, 128 or
@@ -59,6 +69,7 @@ const PST: u32 = BK + 8u;             // Ps's row stride in halves (16 bytes of 
 const CW: u32 = min(BK, D);           // O's columns that one pass through Ss holds
 const NCH: u32 = D / CW;              // passes of O through Ss
 const TAU: f32 = 8.0;                 // a row's m moves when a score passes m + TAU (base 2)
+const KST: u32 = D + 8u;              // (KWG, VWG) a staged key's row stride in halves (16 bytes of padding)
 
 alias Left = subgroup_matrix_left<f16, SK, SM>;
 alias Right = subgroup_matrix_right<f16, SN, SK>;
@@ -77,6 +88,19 @@ var<workgroup> Ss: array<f32, BQ * SST>;  // S, a padded row a query row; also O
 var<workgroup> Ps: array<f16, BQ * PST>;  // P as the matrix units read it
 var<workgroup> Ls: array<f32, BQ>;        // each row's ℓ, at the end
 var<workgroup> moved: array<atomic<u32>, 4>;   // moved[0]: the last tile (stamp) on which a row's m moved
+//#if KWG
+var<workgroup> Ks: array<f16, BK * KST>;  // (KWG) K's tile, a key a padded row
+//#endif
+//#if VWG
+var<workgroup> Vs: array<f16, BK * KST>;  // (VWG) V's tile, a key a padded row
+//#endif
+
+// Row i's (the workgroup's row `row`) score against key c0 + j, in base-2 units, or NEG where
+// masked, past n_kv or past n_q
+fn score(i: u32, row: u32, j: u32, c0: u32, c1: u32, cls: u32) -> f32 {
+  if (i >= P.n_q || c0 + j >= c1 || (cls == PARTIAL && !visible(i, c0 + j))) { return NEG; }
+  return capped(Ss[row * SST + j] * P.scale) * LOG2E;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32,
@@ -103,7 +127,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   var acc: array<Res, NO>;            // O, zero to begin with
   var m = NEG;                        // the row's maximum (base 2), the same in its TPR lanes
   var l = 0.0;                        // this lane's share of the row's ℓ
+//#if !REREAD
   var sc: array<f32, KPI>;            // this lane's scores of the tile (base 2; NEG where masked)
+//#endif
   var stamp = 0u;                     // visited tiles so far (the same in every invocation)
 //#if NOSOFT
   m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
@@ -120,6 +146,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#else
     let kt = kv0 + c0 * D;                   // the tile's first key (K and V alike)
 //#endif
+//#if KWG
+    for (var x = t; x < BK * D; x += WG) { Ks[(x / D) * KST + x % D] = k_in[kt + x]; }
+    workgroupBarrier();                      // (KWG) K's tile is in Ks
+//#endif
 
     // 1. S = Q Kᵀ: key block n is the right matrix Kᵀ[kc block, n block], K's rows read as
     // columns straight from storage; each subgroup stores its rows of S into Ss
@@ -127,7 +157,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     for (var n = 0u; n < BK / SN; n++) {
       var s = Res();
       for (var kc = 0u; kc < NQK; kc++) {
+//#if KWG
+        let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
+//#else
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
+//#endif
         s = subgroupMatrixMultiplyAccumulate(qL[kc], kr, s);
       }
       subgroupMatrixStore<row_major>(&Ss, sS + n * SN, s, SST);
@@ -136,17 +170,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     workgroupBarrier();                      // S is in Ss (and last tile's P is read)
 
     // 2. the online softmax of row `row`, keys u, u + TPR, … of it in this lane, read once
+//#if VWG
+    for (var x = t; x < BK * D; x += WG) { Vs[(x / D) * KST + x % D] = v_in[kt + x]; }   // (VWG) read after the next barrier
+//#endif
 //#if NOSOFT
     l += 1.0;
 //#else
     var m_blk = NEG;
     for (var k = 0u; k < KPI; k++) {
-      let j = u + k * TPR;
-      var x = NEG;
-      if (i < P.n_q && c0 + j < c1 && (cls == FULL || visible(i, c0 + j))) {
-        x = capped(Ss[row * SST + j] * P.scale) * LOG2E;
-      }
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
+//#if !REREAD
       sc[k] = x;
+//#endif
       m_blk = max(m_blk, x);
     }
     for (var o = 1u; o < TPR; o <<= 1u) { m_blk = max(m_blk, subgroupShuffleXor(m_blk, o)); }   // the row's
@@ -158,7 +193,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     }
     var share = 0.0;
     for (var k = 0u; k < KPI; k++) {
-      let p = f16(select(0.0, exp2(sc[k] - m), sc[k] != NEG));   // ≤ 2^TAU
+//#if REREAD
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
+//#else
+      let x = sc[k];
+//#endif
+      let p = f16(select(0.0, exp2(x - m), x != NEG));   // ≤ 2^TAU
       Ps[row * PST + u + k * TPR] = p;
       share += f32(p);                       // ℓ from the rounded p the product uses
     }
@@ -190,7 +230,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     for (var kk = 0u; kk < BK / SK; kk++) {
       let pl = subgroupMatrixLoad<Left, row_major>(&Ps, sP + kk * SK, PST);
       for (var nc = 0u; nc < NO; nc++) {
+//#if VWG
+        let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
+//#else
         let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
+//#endif
         acc[nc] = subgroupMatrixMultiplyAccumulate(pl, vr, acc[nc]);
       }
     }
