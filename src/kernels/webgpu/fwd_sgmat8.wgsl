@@ -29,8 +29,8 @@
 //    subgroup's matrices wrote), and workgroupUniformLoad of the rescale flag, which is a barrier
 //    too, after P is written (the P V product reads it). No barrier guards K or V: nothing writes
 //    them. The flag holds the number of the tile that moved an m (stamp), so it is never reset.
-// 5. Workgroup memory is only S and P (24.6 KiB at BK = 64, BQ = 64), against version 7's 40.8
-//    KiB, so more workgroups share an SM.
+// 5. Workgroup memory is only S and P (26.3 KiB at BK = 64, BQ = 64, whatever D), against version
+//    7's 40.8 KiB at D = 128, so more workgroups share an SM.
 //
 // Ablation forms, as version 7's (bench/webgpu/bench.js --ablation; never the host's default;
 // finite, not right): NOQK (no S = Q Kᵀ: Ss keeps its zeros), NOPV (no O += P V), NOSOFT (P = 1/64
