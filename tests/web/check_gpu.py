@@ -236,8 +236,9 @@ def node_checks(seed):
     if r.returncode == 2:
         print(f"SKIP: validate.js: {(r.stdout + r.stderr).strip()[-300:]}")
         return
-    check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill version 7 on subgroup "
-          "matrices among them) compiles into pipelines on Dawn's null backend (validate.js)", (r.stdout + r.stderr)[-600:])
+    check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill versions 7 and 8 on subgroup "
+          "matrices among them, and their ablation and variant forms) compiles on Dawn's null backend (validate.js)",
+          (r.stdout + r.stderr)[-600:])
     # sgmat_probe.js (the device call's probes of prefill version 7): every kernel compiled, its own side run
     # end to end on the null backend, which computes nothing (so its PASS and FAIL mean nothing; ERROR does)
     r = subprocess.run(["node", os.path.join(webgpu, "sgmat_probe.js"), "--null", "--seed", str(seed)],
@@ -248,11 +249,13 @@ def node_checks(seed):
           "on Dawn's null backend (no ERROR line)", "\n".join(errors[:3]) or out[-600:])
     # bench.js --ablation (the device call's ablation of versions 7 and 8): every form made, bound,
     # run and timed on the null backend (which computes nothing), its table printed; a form may
-    # fail there only for the null backend's 16 KiB of workgroup memory
+    # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
+    # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
     r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--seed", str(seed)],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
-    errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x]
+    errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
+              and "multiple of the device maxSubgroupSize" not in x]
     v8rows = [x for x in out.splitlines() if x.startswith("| prefill-v8")]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) == 14 and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO"))),
