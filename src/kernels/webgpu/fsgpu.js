@@ -38,12 +38,46 @@
   // `const NAME: u32 = N;` (fwd_sgmat's shapes, which must be constant expressions). Directives
   // (`enable …;`, `diagnostic(…);`) are moved to the top, once each, since WGSL wants them before
   // every declaration and common.wgsl comes first.
+  // //#for VAR COUNT … //#endfor (fwd_sgmat8): the lines between, as `for (var VAR = 0u; VAR <
+  // COUNT; VAR++) { … }`, or, where defs.UNROLL is on, COUNT copies of them, each in braces with VAR
+  // replaced by 0u, 1u, …: every index of an array of subgroup matrices a constant. COUNT: an
+  // expression of the numeric defs, whole numbers, + − * / ( ) and min(a, b).
+  function unrollFor(lines, defs) {
+    const out = [];
+    for (let k = 0; k < lines.length; k++) {
+      const m = /^(\s*)\/\/#for\s+(\w+)\s+(.+)$/.exec(lines[k]);
+      if (!m) { out.push(lines[k]); continue; }
+      let depth = 1, e = k + 1;
+      for (; e < lines.length; e++) {
+        if (/^\s*\/\/#for\s/.test(lines[e])) depth++;
+        else if (lines[e].trim() === '//#endfor' && --depth === 0) break;
+      }
+      if (e >= lines.length) throw new Error(`//#for ${m[2]} without its //#endfor`);
+      const body = unrollFor(lines.slice(k + 1, e), defs), [, ind, v, expr] = m;
+      if (!defs.UNROLL) out.push(`${ind}for (var ${v} = 0u; ${v} < ${expr}; ${v}++) {`, ...body, `${ind}}`);
+      else {
+        const js = expr.replace(/[A-Za-z_]\w*/g, w => {
+          if (w === 'min') return 'Math.min';
+          if (typeof defs[w] !== 'number') throw new Error(`//#for ${v} ${expr}: ${w} is not a numeric def`);
+          return String(defs[w]);
+        });
+        if (!/^[\d\s+\-*/(),.Mathmin]+$/.test(js)) throw new Error(`//#for ${v} ${expr}: not an expression of defs`);
+        const n = Function(`return (${js});`)();
+        if (!Number.isInteger(n) || n < 0) throw new Error(`//#for ${v} ${expr}: ${n} is not a count`);
+        const re = new RegExp(`\\b${v}\\b`, 'g');
+        for (let i = 0; i < n; i++) out.push(`${ind}{`, ...body.map(x => x.replace(re, `${i}u`)), `${ind}}`);
+      }
+      k = e;
+    }
+    return out;
+  }
+
   function preprocess(src, subgroups, defs = {}) {
     const out = [], head = subgroups ? ['enable subgroups;'] : [];
     const stack = [];   // for each open #if: {keep: is its current branch kept?, done: was a branch kept?}
     const on = name => (name === 'SUBGROUPS' ? subgroups : !!defs[name]);
     const test = want => (want.startsWith('!') ? !on(want.slice(1)) : on(want));
-    for (const line of src.split('\n')) {
+    for (const line of unrollFor(src.split('\n'), defs)) {
       const t = line.trim();
       if (t.startsWith('//#if ')) { const k = test(t.slice(6).trim()); stack.push({keep: k, done: k}); continue; }
       if (t.startsWith('//#elif ')) {
@@ -303,8 +337,8 @@
         defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
         // its right variants (bench.js --ablation checks them, then times them): preprocessor
-        // flags (staged K, staged V, both, scores read twice) or another shape
-        variants: [{flags: ['KWG']}, {flags: ['VWG']}, {flags: ['KWG', 'VWG']}, {flags: ['REREAD']},
+        // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
+        variants: [{flags: ['KWG']}, {flags: ['VWG']}, {flags: ['KWG', 'VWG']}, {flags: ['REREAD']}, {flags: ['UNROLL']}, {flags: ['UNROLL', 'VWG']},
                    {over: {BK: 32}}, {over: {NSG: 2}}, {over: {NSG: 8}}],
         form: sgmatForm,
         constants: () => ({}),

@@ -45,7 +45,10 @@
 // 8 halves) by all invocations, one barrier more a tile, and S read from it. VWG: V's tile staged
 // in workgroup memory (Vs) during the softmax, between the two barriers it already has (no barrier
 // more: the last tile's P V has read Vs before this tile's first barrier). REREAD: no scores kept
-// in registers; the softmax reads its scores from Ss again for P.
+// in registers; the softmax reads its scores from Ss again for P. UNROLL: every `//#for` loop
+// (fsgpu.js's preprocessor: a `for`, or with UNROLL its body once a step, the step a constant)
+// unrolled, so that no array of subgroup matrices (qL, acc) nor the scores (sc) is ever indexed by a
+// variable, which a compiler could answer by keeping the array in memory instead of registers.
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
@@ -121,9 +124,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   // Q's SM rows of this subgroup as D / SK left matrices, from storage (rows past n_q: padding)
   var qL: array<Left, NQK>;
   let q0 = (h * P.n_q + r0 + sg * SM) * D;
-  for (var kc = 0u; kc < NQK; kc++) {
+  //#for kc D / SK
     qL[kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + kc * SK, D);
-  }
+  //#endfor
   var acc: array<Res, NO>;            // O, zero to begin with
   var m = NEG;                        // the row's maximum (base 2), the same in its TPR lanes
   var l = 0.0;                        // this lane's share of the row's ℓ
@@ -154,18 +157,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // 1. S = Q Kᵀ: key block n is the right matrix Kᵀ[kc block, n block], K's rows read as
     // columns straight from storage; each subgroup stores its rows of S into Ss
 //#if !NOQK
-    for (var n = 0u; n < BK / SN; n++) {
+    //#for n BK / SN
       var s = Res();
-      for (var kc = 0u; kc < NQK; kc++) {
+      //#for kc D / SK
 //#if KWG
         let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
 //#else
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
 //#endif
         s = subgroupMatrixMultiplyAccumulate(qL[kc], kr, s);
-      }
+      //#endfor
       subgroupMatrixStore<row_major>(&Ss, sS + n * SN, s, SST);
-    }
+    //#endfor
 //#endif
     workgroupBarrier();                      // S is in Ss (and last tile's P is read)
 
@@ -177,13 +180,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     l += 1.0;
 //#else
     var m_blk = NEG;
-    for (var k = 0u; k < KPI; k++) {
+    //#for k BK / (SGS / SM)
       let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#if !REREAD
       sc[k] = x;
 //#endif
       m_blk = max(m_blk, x);
-    }
+    //#endfor
     for (var o = 1u; o < TPR; o <<= 1u) { m_blk = max(m_blk, subgroupShuffleXor(m_blk, o)); }   // the row's
     var alpha = 1.0;
     if (m_blk > m + TAU) {                   // also a row's first visible score (m = NEG)
@@ -192,7 +195,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       m = m_blk;
     }
     var share = 0.0;
-    for (var k = 0u; k < KPI; k++) {
+    //#for k BK / (SGS / SM)
 //#if REREAD
       let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#else
@@ -201,7 +204,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let p = f16(select(0.0, exp2(x - m), x != NEG));   // ≤ 2^TAU
       Ps[row * PST + u + k * TPR] = p;
       share += f32(p);                       // ℓ from the rounded p the product uses
-    }
+    //#endfor
     l = alpha * l + share;
 //#endif
 
@@ -209,35 +212,35 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // (workgroupUniformLoad waits for every invocation, so it is also the barrier before P V)
     if (workgroupUniformLoad(&moved[0]) == stamp) {
 //#if !NOSOFT
-      for (var ch = 0u; ch < NCH; ch++) {
-        for (var b = 0u; b < CW / SN; b++) {
+      //#for ch D / min(BK, D)
+        //#for b min(BK, D) / SN
           subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
-        }
+        //#endfor
         workgroupBarrier();
         for (var c = u; c < CW; c += TPR) { Ss[row * SST + c] *= alpha; }   // each lane its own row's α
         workgroupBarrier();
-        for (var b = 0u; b < CW / SN; b++) {
+        //#for b min(BK, D) / SN
           acc[ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss, sS + b * SN, SST);
-        }
+        //#endfor
         workgroupBarrier();                  // Ss read before the next S or pass is stored
-      }
+      //#endfor
 //#endif
     }
 
     // 3. O += P V: P's key block kk (left, from Ps) times V's rows of that block, columns nc
     // block (right, straight from storage)
 //#if !NOPV
-    for (var kk = 0u; kk < BK / SK; kk++) {
+    //#for kk BK / SK
       let pl = subgroupMatrixLoad<Left, row_major>(&Ps, sP + kk * SK, PST);
-      for (var nc = 0u; nc < NO; nc++) {
+      //#for nc D / SN
 //#if VWG
         let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
 //#else
         let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
 //#endif
         acc[nc] = subgroupMatrixMultiplyAccumulate(pl, vr, acc[nc]);
-      }
-    }
+      //#endfor
+    //#endfor
 //#endif
   }
 
@@ -248,11 +251,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     Ls[row] = L;
     if (i < P.n_q) { lse[h * P.n_q + i] = select(NEG, m / LOG2E + log(L), L > 0.0); }
   }
-  for (var ch = 0u; ch < NCH; ch++) {
+  //#for ch D / min(BK, D)
     workgroupBarrier();                      // Ls is written; the last pass's Ss is read
-    for (var b = 0u; b < CW / SN; b++) {
+    //#for b min(BK, D) / SN
       subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
-    }
+    //#endfor
     workgroupBarrier();
     for (var x = t; x < BQ * CW; x += WG) {
       let rr = x / CW;
@@ -261,5 +264,5 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let LL = Ls[rr];
       o_out[(h * P.n_q + ii) * D + ch * CW + x % CW] = select(0.0, Ss[rr * SST + x % CW] / LL, LL > 0.0);   // a row that sees no key gets 0
     }
-  }
+  //#endfor
 }
