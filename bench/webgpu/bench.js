@@ -231,9 +231,10 @@ async function ablation(dev, seed, n = 4096, check = true) {
                   kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
   }
   const rows = forms.map(f => Object.assign({}, f, {ms: [], cost: []}));
-  const t0 = Date.now();
+  const t0 = Date.now(), drawn = new Map();   // a head size's problem, drawn once (its float16 rounding kept with it)
   for (const [k, sh] of shapes.entries()) {
-    const base = FSGPU.randomProblem(seed + 900 + sh.d, {n_q_heads: sh.heads, n_kv_heads: sh.heads, n_q: sh.n, n_kv: sh.n, d: sh.d});
+    if (!drawn.has(sh.d)) { drawn.clear(); drawn.set(sh.d, FSGPU.randomProblem(seed + 900 + sh.d, {n_q_heads: sh.heads, n_kv_heads: sh.heads, n_q: sh.n, n_kv: sh.n, d: sh.d})); }
+    const base = drawn.get(sh.d);
     const p = Object.assign({}, base, {mask: {kind: sh.causal ? FSGPU.MASK.causal : FSGPU.MASK.none, offset: 0}});
     for (const r of rows) {
       const name = `ablation ${r.form}`;
@@ -247,7 +248,7 @@ async function ablation(dev, seed, n = 4096, check = true) {
           r.worst = Math.max(r.worst || 0, Number.isFinite(c.worst) ? c.worst : Infinity);
           if (!c.ok) { r.wrong = `${sh.d}${sh.causal ? ' causal' : ''}: ${JSON.stringify(c.where)}`; r.ms[k] = null; continue; }
         }
-        const t = await dev.timeSteps(prep.steps, {reps: 5, warmup: 1, warmMs: 100, settleMs: 500});
+        const t = await dev.timeSteps(prep.steps, {reps: 5, warmup: 1, warmMs: 150, settleMs: 600});
         r.ms[k] = t.ms;
         if (!r.shape && r.right && dev.kernels[name].shape) r.shape = dev.kernels[name].shape(p);   // the first shape's (d = 128)
       } catch (e) {
