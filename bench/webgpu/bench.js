@@ -25,12 +25,15 @@
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
- * --ablation (after the checks, before the plan; with --check-only too): prefill versions 7 and 8
- * and each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a tile's work), and
- * version 5 beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem
- * a head size: one table, a form a line, its ms in each column and what the removed part cost
- * (the usual form's ms less the form's). The forms' outputs are not checked (they are wrong on
- * purpose); the usual forms are checked by the new kernels' lines and the plan's rows. About 30 s on an H200.
+ * --ablation (after the checks, before the plan; with --check-only too): prefill versions 7 and 8,
+ * each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a tile's work) and
+ * version 8's variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
+ * beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem a head
+ * size: one table, a form a line, its ms in each column and the usual form's ms less the form's
+ * (an ablation form: what the removed part cost; a variant: what it saves). The ablation forms'
+ * outputs are not checked (they are wrong on purpose); the usual forms and the variants are
+ * checked against float64 first (a wrong one is not timed and fails the run). Under a minute on
+ * an H200 by estimate (not yet run there).
  * --ablation-n N: another N (the tests' 256). --null: Dawn's null backend (no GPU; nothing computed),
  * --ablation's side run end to end and nothing else (the tests' way to see it cannot fail for a silly reason).
  *
