@@ -324,8 +324,9 @@ function main() {
     const rows = [];
     for (let h = 0; h < p.n_q_heads; h++) for (let i = 0; i < p.n_q; i++) rows.push([h, i, FSGPU.referenceRow(ref, h, i)]);
     // version 8 in its usual form and its variants by turns: K staged, V staged, both; scores read
-    // twice on every third; 2, 4 or 8 subgroups
+    // twice on every third; 2, 4 or 8 subgroups; every fifth with tiles of 128 keys
     const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
+    if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     for (const [name, run] of kernels) {
       const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;

@@ -339,7 +339,7 @@
         // its right variants (bench.js --ablation checks them, then times them): preprocessor
         // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
         variants: [{flags: ['KWG']}, {flags: ['VWG']}, {flags: ['KWG', 'VWG']}, {flags: ['REREAD']}, {flags: ['UNROLL']}, {flags: ['UNROLL', 'VWG']},
-                   {over: {BK: 32}}, {over: {NSG: 2}}, {over: {NSG: 8}}],
+                   {over: {BK: 32}}, {over: {NSG: 2}}, {over: {NSG: 8}}, {flags: ['REREAD'], over: {NSG: 2, BK: 128}}],
         form: sgmatForm,
         constants: () => ({}),
         subgroups: () => true,
