@@ -9,7 +9,7 @@
 //    matrices with subgroupMatrixLoad straight from the storage buffers (the extension takes a
 //    storage pointer as well as a workgroup one: sgmat_probe.js's storage_* probes passed on the
 //    H200). The four subgroups of a workgroup read the same tile at about the same time, so
-//    three of the four reads are cache hits. The host pads Q's buffer by BQ rows and K's and V's
+//    three of the four reads should be cache hits. The host pads Q's buffer by BQ rows and K's and V's
 //    by BK rows of zeros, so that the last block's loads stay inside the buffers; rows past n_kv
 //    (the next KV head's, or that padding: finite numbers either way) meet a masked score (P = 0,
 //    and 0 × a finite number is 0), and rows past n_q are never written.
@@ -39,9 +39,10 @@
 //
 // Variant forms (right, checked against float64 by bench.js --ablation before they are timed;
 // never the host's default), for the choices this file makes without a measurement: whether a
-// matrix load straight from storage is slower than staging (a Right matrix of V read row-major
-// takes its elements from 16 rows, the lanes' pairs of keys from different rows), and whether the
-// scores kept in registers spill. KWG: K's tile staged in workgroup memory (Ks, rows padded to D +
+// matrix load straight from storage is slower than staging (if a lane's pair of a Right matrix
+// is consecutive along K, as NVIDIA's mma instructions want, V's row-major blocks give it two
+// keys' elements, two rows apart), and whether the scores kept in registers, or arrays of
+// matrices indexed in loops, spill. KWG: K's tile staged in workgroup memory (Ks, rows padded to D +
 // 8 halves) by all invocations, one barrier more a tile, and S read from it. VWG: V's tile staged
 // in workgroup memory (Vs) during the softmax, between the two barriers it already has (no barrier
 // more: the last tile's P V has read Vs before this tile's first barrier). REREAD: no scores kept
