@@ -23,9 +23,9 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   (bench/webgpu/emulate_sgmat.js), with faults planted in version 8's transcription caught, and
   every kernel's WGSL in every form compiled by Dawn's null backend (bench/webgpu/validate.js, where
   `npm ci --prefix bench/webgpu` has installed Dawn; versions 7 and 8 also at the H200's 48 KiB and
-  in every ablation form), with bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled
-  and its own side run there, and bench.js --ablation's own side run there (bench.js --null);
-  prefill version 7 is offered by default where the adapter has a configuration it takes.
+  in every ablation and variant form), with bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled
+  and its own side run there, bench.js --ablation's own side run there (bench.js --null), and
+  fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes.
 After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
 exit 1 on a failure.
 """
@@ -261,6 +261,21 @@ def node_checks(seed):
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO"))),
           "bench.js --ablation's forms and variants are made, bound and timed on Dawn's null backend (bench.js --null)",
           "\n".join(errors[:3]) or out[-600:])
+    # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
+    # once a step in braces, the step a constant (nested, the count an expression of the defs)
+    js = ("const F=require(process.argv[1]);const src=['//#for a D / SK','x[a] = 0;','//#for b min(BK, D) / SN','y[a][b] = 1;',"
+          "'//#endfor','//#endfor'].join('\\n');const d={D:32,SK:16,BK:16,SN:8};"
+          "console.log(JSON.stringify([F.preprocess(src,false,d),F.preprocess(src,false,Object.assign({UNROLL:true},d))]));")
+    r = subprocess.run(["node", "-e", js, os.path.join(webgpu, "..", "..", "src", "kernels", "webgpu", "fsgpu.js")],
+                       capture_output=True, text=True, timeout=60)
+    try:
+        loop, unrolled = (x.split("\n")[4:] for x in json.loads(r.stdout))
+    except (ValueError, TypeError):
+        loop, unrolled = [], []
+    check(loop == ["for (var a = 0u; a < D / SK; a++) {", "x[a] = 0;", "for (var b = 0u; b < min(BK, D) / SN; b++) {", "y[a][b] = 1;", "}", "}"]
+          and [x for x in unrolled if x not in "{}"] == ["x[0u] = 0;", "y[0u][0u] = 1;", "y[0u][1u] = 1;", "x[1u] = 0;", "y[1u][0u] = 1;", "y[1u][1u] = 1;"]
+          and unrolled.count("{") == 6 == unrolled.count("}"),
+          "fsgpu.js's //#for is a for loop, and with UNROLL its body once a step, the step a constant", (r.stdout + r.stderr)[-400:])
     # prefill version 7 is offered where the adapter has an f16 x f16 -> f32 configuration whose M
     # divides the subgroup size, and not where it has none (its reason then names what is missing)
     js = ("const F=require(process.argv[1]);const w=require('webgpu');Object.assign(globalThis,w.globals);"
