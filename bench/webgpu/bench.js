@@ -4,7 +4,7 @@
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
  *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only]
- *                              [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...
+ *                              [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--dawn FLAG]...
  *
  * --dawn-toggles: Dawn's adapter toggles to turn on (its `enable-dawn-features` list, beside
  * allow_unsafe_apis, which is always on here so that Dawn lists every feature it has), e.g.
@@ -12,7 +12,7 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 and 7 and decode version 6 unless told) are
+ * First, the new kernels (--new; prefill versions 6, 7 and 8 and decode version 6 unless told) are
  * checked against float64 on their own, one line each: PASS or FAIL with the largest error and
  * the tolerance, or SKIP with the reason the device does not offer them; then their rows of the
  * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
@@ -25,6 +25,17 @@
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
+ * --ablation (after the checks, before the plan; with --check-only too): prefill versions 7 and 8,
+ * each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a tile's work) and
+ * version 8's variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
+ * beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem a head
+ * size: one table, a form a line, its ms in each column and the usual form's ms less the form's
+ * (an ablation form: what the removed part cost; a variant: what it saves). The ablation forms'
+ * outputs are not checked (they are wrong on purpose); the usual forms and the variants are
+ * checked against float64 first (a wrong one is not timed and fails the run). Under a minute on
+ * an H200 by estimate (not yet run there).
+ * --ablation-n N: another N (the tests' 256). --null: Dawn's null backend (no GPU; nothing computed),
+ * --ablation's side run end to end and nothing else (the tests' way to see it cannot fail for a silly reason).
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -35,10 +46,10 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'decode-v6'];
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--dawn FLAG]...';
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'decode-v6'];
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -50,6 +61,9 @@ function parse(argv) {
     else if (a === '--dawn-toggles') o.toggles.push(...v().split(',').filter(Boolean));
     else if (a === '--new') { o.news = v().split(',').filter(Boolean); o.newGiven = true; }
     else if (a === '--sweep') o.sweep = true;
+    else if (a === '--ablation') o.ablation = true;
+    else if (a === '--ablation-n') o.ablationN = Number(v());
+    else if (a === '--null') o.nullBackend = true;
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
     else if (a === '--decode-only') o.decodeOnly = true;
@@ -59,6 +73,7 @@ function parse(argv) {
   }
   if (!['full', 'quick', 'tiny'].includes(o.plan)) throw new Error(`--plan: full, quick or tiny, not '${o.plan}'`);
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
+  if (!(Number.isInteger(o.ablationN) && o.ablationN >= 64)) throw new Error('--ablation-n: a whole number from 64');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
   if (!o.sweepN.every(n => Number.isInteger(n) && n >= 32)) throw new Error('--sweep-n: key counts, whole numbers from 32');
   if (!o.toggles.every(t => /^[a-z0-9_]+$/.test(t))) throw new Error('--dawn-toggles: names of Dawn toggles (a-z, 0-9, _), comma-separated');
@@ -83,8 +98,8 @@ function dawnFlags(o) {
 async function checkNew(dev, names, seed, count) {
   let bad = 0;
   // every other random case ramped (later keys score higher, spread 8): a row's maximum keeps
-  // moving, so prefill version 7 takes its rescaling path (O scaled through workgroup memory);
-  // those go to the kernels with a tolerance of their own (prefill version 7) only
+  // moving, so prefill versions 7 and 8 take their rescaling path (O scaled through workgroup
+  // memory); those go to the kernels with a tolerance of their own (prefill versions 7 and 8) only
   const cases = randomCases(seed + 7, Math.max(count, 12)).map((c, k) => ({c: k % 2 ? Object.assign(c, {ramp: 12, spread: 8}) : c, seed: seed * 1000 + 500 + k}));
   for (const d of [64, 128]) for (const causal of [false, true])
     cases.push({c: {n_q_heads: 8, n_kv_heads: 2, n_q: 1024, n_kv: 1024, d, mask: causal ? 'causal' : 'none', ramp: causal ? 12 : 0, spread: causal ? 8 : 1},
@@ -152,7 +167,7 @@ async function checks(gpu, seed, count, label) {
   const sm = await gpu.checkSoftmax(seed);   // 003's softmax kernel, on rows of scores
   ran++;
   if (!sm.ok) { bad++; console.log(`  FAIL akunu softmax_rows (${label}): error ${sm.worst.toExponential(2)} > ${sm.tol}`); }
-  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within their tolerance (1e-4; prefill-v7 2e-3) (seed ${seed})`);
+  console.log(`checks (${label}): ${ran - bad} of ${ran} kernel runs match float64 within their tolerance (1e-4; prefill-v7 and -v8 2e-3) (seed ${seed})`);
   return bad;
 }
 
@@ -198,6 +213,90 @@ async function sweep(dev, seed, only, copy, ns) {
   return out;
 }
 
+// Prefill versions 7 and 8 (where offered) in their usual form, each ablation form and version 8's
+// variants, and version 5, timed on the same problems: 16 heads, N = 4096, d = 128 and 64, causal
+// and not (one problem a head size). The right forms (the usual ones, the variants) are checked
+// against float64 first (check false: not, on the null backend); a wrong one is not timed and
+// counts in `bad`. Returns {shapes, rows: [{form, kernel, flags, over, ms: [per shape], cost: [usual
+// − form], worst}], bad} and prints one table. A form that fails (not offered, an error) says why.
+async function ablation(dev, seed, n = 4096, check = true) {
+  const shapes = [];
+  for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
+  const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
+  for (const base of ['prefill-v7', 'prefill-v8']) {
+    const B = dev.kernels[base];
+    const why = B && B.absent ? B.absent() : 'no such kernel';
+    if (why) { console.log(`ablation: ${base} not offered here (${why})`); continue; }
+    const sets = [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
+    for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags, right: !flags.length});
+    for (const v of B.variants || [])   // right forms: checked before they are timed
+      forms.push({form: base + (v.flags || []).map(f => ' ' + f).join('') + Object.entries(v.over || {}).map(([k, x]) => ` ${k}=${x}`).join(''),
+                  kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
+  }
+  const rows = forms.map(f => Object.assign({}, f, {ms: [], cost: []}));
+  const t0 = Date.now(), drawn = new Map();   // a head size's problem, drawn once (its float16 rounding kept with it)
+  for (const [k, sh] of shapes.entries()) {
+    if (!drawn.has(sh.d)) { drawn.clear(); drawn.set(sh.d, FSGPU.randomProblem(seed + 900 + sh.d, {n_q_heads: sh.heads, n_kv_heads: sh.heads, n_q: sh.n, n_kv: sh.n, d: sh.d})); }
+    const base = drawn.get(sh.d);
+    const p = Object.assign({}, base, {mask: {kind: sh.causal ? FSGPU.MASK.causal : FSGPU.MASK.none, offset: 0}});
+    for (const r of rows) {
+      const name = `ablation ${r.form}`;
+      const B = dev.kernels[r.kernel];
+      dev.kernels[name] = r.flags.length || r.over ? B.form(Object.fromEntries(r.flags.map(f => [f, true])), 0, r.over) : B;
+      let prep = null;
+      try {
+        prep = await dev.prepare(name, p);
+        if (r.right && check) {   // the usual forms and the variants against float64 first (16 rows)
+          const c = await dev.check(name, p, {sample: 16, prepared: prep});
+          r.worst = Math.max(r.worst || 0, Number.isFinite(c.worst) ? c.worst : Infinity);
+          if (!c.ok) { r.wrong = `${sh.d}${sh.causal ? ' causal' : ''}: ${JSON.stringify(c.where)}`; r.ms[k] = null; continue; }
+        }
+        const t = await dev.timeSteps(prep.steps, {reps: 5, warmup: 1, warmMs: 150, settleMs: 600});
+        r.ms[k] = t.ms;
+        if (!r.shape && r.right && dev.kernels[name].shape) r.shape = dev.kernels[name].shape(p);   // the first shape's (d = 128)
+      } catch (e) {
+        r.ms[k] = null;
+        r.error = e.message.split('\n')[0];
+      } finally {
+        if (prep) prep.destroy();
+        delete dev.kernels[name];
+      }
+    }
+  }
+  for (const r of rows) {
+    const usual = rows.find(x => x.kernel === r.kernel && !x.flags.length);
+    r.cost = r.ms.map((ms, k) => (ms && usual.ms[k] && (r.flags.length || r.over) ? usual.ms[k] - ms : null));
+  }
+  const head = shapes.map(s => `d=${s.d}${s.causal ? ' causal' : ''}`);
+  const lines = [`ablation (16 heads, N = ${n}; ms a launch; in brackets the usual form's ms less this one's: for an ablation form what the removed part cost, for a variant what it saves; ` +
+                 `a right form's last column: its largest error against float64 on 16 rows a shape; ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
+                 `| form | ${head.join(' | ')} | float64 |`, `|---|${head.map(() => '---|').join('')}---|`];
+  for (const r of rows)
+    lines.push(`| ${r.form} | ${r.ms.map((ms, k) => (ms === null || ms === undefined ? (r.wrong ? 'WRONG' : 'error') : `${ms.toFixed(3)}${r.cost[k] !== null ? ` (${r.cost[k] >= 0 ? '' : '−'}${Math.abs(r.cost[k]).toFixed(3)})` : ''}`)).join(' | ')} | ` +
+               `${r.right && r.worst !== undefined ? r.worst.toExponential(1) : '-'} |`);
+  for (const r of rows) if (r.error) lines.push(`ablation: ${r.form}: ${r.error}`);
+  for (const r of rows) if (r.wrong) lines.push(`ablation: ${r.form}: WRONG against float64 (d = ${r.wrong})`);
+  for (const r of rows) if (r.shape) lines.push(`ablation shape: ${r.form}: ${Object.entries(r.shape).map(([k, x]) => `${k}=${x}`).join(' ')}`);
+  console.log(lines.join('\n'));
+  return {shapes, rows, bad: rows.filter(r => r.wrong).length};
+}
+
+// --null: Dawn's null backend shown to fsgpu.js as validate.js shows it (32-lane subgroups, the
+// H200's f16 x f16 -> f32 16x16x16), so that --ablation's own side (forms, buffers, timing, the
+// table) runs end to end here; tests/web/check_gpu.py runs it so, at --ablation-n 256.
+function nullShown(gpu) {
+  const configs = [{componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16}];
+  return {
+    requestAdapter: async (opt) => {
+      const a = await gpu.requestAdapter(opt);
+      if (!a) return null;
+      const info = {vendor: 'null backend', architecture: '', device: '', description: 'Dawn null backend (nothing computed)',
+                    subgroupMinSize: 32, subgroupMaxSize: 32, subgroupMatrixConfigs: configs};
+      return new Proxy(a, {get(t, k) { if (k === 'info') return info; const x = t[k]; return typeof x === 'function' ? x.bind(t) : x; }});
+    },
+  };
+}
+
 function fmt(x, d = 1) { return x === undefined || x === null ? '-' : x.toFixed(d); }
 
 function table(res) {
@@ -225,16 +324,23 @@ async function main() {
   }
   Object.assign(globalThis, webgpu.globals);
   const flags = dawnFlags(o);
+  if (o.nullBackend) flags.unshift('backend=null');
   const gpu = webgpu.create(flags);
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let dev;
-  try { dev = await FSGPU.open(gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
+  try { dev = await FSGPU.open(o.nullBackend ? nullShown(gpu) : gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
   const seed = o.seed !== null ? o.seed : (Date.now() % 1000000);
   console.log(`adapter: ${JSON.stringify(dev.info)}`);
   const dawn = {flags, toggles: o.toggles, device_features: dev.info.device_features, subgroup_matrix_kernel: dev.info.subgroup_matrix_kernel};
   console.log(`dawn: flags ${flags.join(' ')}; device features: ${dev.info.device_features.join(' ')}`);
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
+  if (o.nullBackend) {   // the host's side of --ablation only: nothing is computed, nothing checked
+    if (o.ablation) await ablation(dev, seed, o.ablationN, false);
+    dev.destroy();
+    console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
+    process.exit(0);
+  }
   let bad = await checkNew(dev, o.news, seed, 12);
   bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
   if (dev.subgroups) {
@@ -242,8 +348,13 @@ async function main() {
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }
-  let res = null;
+  let res = null, abl = null;
   const rowsSoFar = [];
+  if (o.ablation) {
+    abl = await ablation(dev, seed, o.ablationN);
+    bad += abl.bad;
+    if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
+  }
   if (o.sweep) {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);
@@ -257,11 +368,12 @@ async function main() {
       progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
       done: r => {
         console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`);
-        if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar}, null, 1)); }
+        if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar, ablation: abl || undefined}, null, 1)); }
       }});
     res.dawn = dawn;
     for (const [k, why] of Object.entries(res.not_offered || {})) console.log(`not offered here: ${k} (${why})`);
     if (sw) res.sweep = sw;
+    if (abl) res.ablation = abl;
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
                 `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
@@ -270,7 +382,7 @@ async function main() {
     for (const r of res.rows) if (r.settled === false) console.log(`unsteady: ${r.kernel} n_kv=${r.n_kv}: intervals ${r.intervals.map(x => x.toFixed(3)).join(' ')}`);
     bad += res.rows.filter(r => r.check && !r.check.ok).length;
   }
-  if (o.json && res) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
+  if (o.json && res) fs.writeFileSync(o.json, JSON.stringify(abl && !res.ablation ? Object.assign(res, {ablation: abl}) : res, null, 1));
   dev.destroy();
   console.log(bad ? `FAILED: ${bad} checks (seed ${seed})` : 'all checks passed');
   process.exit(bad ? 1 : 0);

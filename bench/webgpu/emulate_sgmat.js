@@ -1,10 +1,16 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill version 7 (src/kernels/webgpu/fwd_sgmat.wgsl) transcribed into plain
- * JavaScript, statement for statement, and checked against float64 on random problems, for the
- * machines that have no subgroup matrices (this one: SwiftShader has none, and Dawn's null backend
- * validates the WGSL but runs nothing).
+/* emulate_sgmat.js: prefill versions 7 and 8 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl)
+ * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
+ * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
+ * Dawn's null backend validates the WGSL but runs nothing).
  *
- *   node bench/webgpu/emulate_sgmat.js [--seed N] [--count N]
+ *   node bench/webgpu/emulate_sgmat.js [--seed N] [--count N] [--kernel v7|v8|both] [--fault NAME]
+ *
+ * --fault plants one fault in version 8's transcription (its run must then fail, exit 1): noshuffle
+ * (a row's maximum not combined across its lanes), alpha1 (O not rescaled when m moves), nopad (the
+ * host's padding of Q, K and V left out: a load past a buffer), pstride (P read with stride BK, not
+ * Ps's padded PST). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
  * matrix load and store touches, as Dawn's spec of the extension defines row- and column-major
@@ -177,12 +183,135 @@ function kernel(p, C) {
   return {O, lse};
 }
 
+// fwd_sgmat8.wgsl's main, every workgroup; q, k, v already float16-rounded; the buffers padded as
+// fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). C.KWG, C.VWG,
+// C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice). fault: see
+// the header. Returns {O, lse}.
+function kernel8(p, C, fault = null) {
+  const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8;
+  const BQ = NSG * SM, TPR = SGS / SM, KPI = BK / TPR, NQK = D / SK, NO = D / SN;
+  const SST = BK + 4, PST = BK + 8, CW = Math.min(BK, D), NCH = D / CW, TAU = 8;
+  const pad = (x, rows) => { const y = new Float32Array(x.length + (fault === 'nopad' ? 0 : rows * D)); y.set(x); return y; };
+  const q_in = pad(p.q, BQ), k_in = pad(p.k, BK), v_in = pad(p.v, BK);
+  const O = new Float32Array(p.n_q_heads * p.n_q * D), lse = new Float32Array(p.n_q_heads * p.n_q);
+  const pst = fault === 'pstride' ? BK : PST;
+  for (let h = 0; h < p.n_q_heads; h++) for (let wx = 0; wx < Math.ceil(p.n_q / BQ); wx++) {
+    const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
+    const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
+    const Ss = new Float32Array(BQ * SST), Ps = new Float32Array(BQ * PST), Ls = new Float32Array(BQ);
+    const Ks = new Float32Array(BK * KST), Vs = new Float32Array(BK * KST);   // (KWG, VWG)
+    let moved = 0;
+    // every subgroup: its matrices and its lanes (each lane: its row, share u, m, ℓ share, scores)
+    const sgs = Array.from({length: NSG}, (_, sg) => ({
+      sS: sg * SM * SST, sP: sg * SM * PST, qL: [], acc: Array.from({length: NO}, () => zero(SM, SN)),
+      lanes: Array.from({length: SGS}, (__, lane) => {
+        const row = sg * SM + Math.floor(lane / TPR);
+        return {u: lane % TPR, row, i: r0 + row, m: NEG, l: 0, sc: new Array(KPI), m_blk: NEG, alpha: 1};
+      }),
+    }));
+    // subgroupShuffleXor(x, o) for every lane at once: lane l gets lane (l ^ o)'s x
+    const shuffleXor = (S, get, o) => S.lanes.map((_, l) => get(S.lanes[l ^ o]));
+    for (const [sg, S] of sgs.entries()) {
+      const q0 = (h * p.n_q + r0 + sg * SM) * D;
+      for (let kc = 0; kc < NQK; kc++) S.qL[kc] = load(q_in, q0 + kc * SK, false, D, SM, SK);
+    }
+    let stamp = 0;
+    for (let c0 = 0; c0 < p.n_kv; c0 += BK) {
+      const c1 = Math.min(c0 + BK, p.n_kv);
+      const cls = classify(p, r0, r1, c0, c1);
+      if (cls === 2) continue;
+      stamp++;
+      const kt = kv0 + c0 * D;
+      if (C.KWG) for (let x = 0; x < BK * D; x++) Ks[Math.floor(x / D) * KST + x % D] = k_in[kt + x];
+      for (const S of sgs)                      // 1. S = Q Kᵀ, K's rows read as columns from storage
+        for (let n = 0; n < BK / SN; n++) {
+          let s = zero(SM, SN);
+          for (let kc = 0; kc < NQK; kc++)
+            s = mma(S.qL[kc], C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN), s);
+          store(Ss, S.sS + n * SN, s, SST);
+        }
+      // (barrier) 2. the online softmax, each lane its keys u, u + TPR, … of its row, read once
+      if (C.VWG) for (let x = 0; x < BK * D; x++) Vs[Math.floor(x / D) * KST + x % D] = v_in[kt + x];
+      const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
+      for (const S of sgs) {
+        for (const I of S.lanes) {
+          I.m_blk = NEG;
+          for (let k = 0; k < KPI; k++) {
+            const x = score(I, I.u + k * TPR);
+            I.sc[k] = C.REREAD ? undefined : x;
+            I.m_blk = Math.max(I.m_blk, x);
+          }
+        }
+        for (let o = 1; o < TPR && fault !== 'noshuffle'; o <<= 1) {
+          const other = shuffleXor(S, I => I.m_blk, o);
+          S.lanes.forEach((I, l) => { I.m_blk = Math.max(I.m_blk, other[l]); });
+        }
+        for (const I of S.lanes) {
+          I.alpha = 1;
+          if (I.m_blk > f32(I.m + TAU)) {
+            I.alpha = I.m === NEG ? 0 : f32(2 ** (I.m - I.m_blk));
+            if (I.m !== NEG) moved = stamp;
+            I.m = I.m_blk;
+          }
+          let share = 0;
+          for (let k = 0; k < KPI; k++) {
+            const x = C.REREAD ? score(I, I.u + k * TPR) : I.sc[k];
+            const pp = f16(x !== NEG ? f32(2 ** (x - I.m)) : 0);
+            Ps[I.row * PST + I.u + k * TPR] = pp;
+            share = f32(share + pp);
+          }
+          I.l = f32(f32(I.alpha * I.l) + share);
+        }
+      }
+      if (moved === stamp && fault !== 'alpha1') {   // (workgroupUniformLoad) O ← diag(α) O through Ss
+        C.rescales = (C.rescales || 0) + 1;
+        for (let ch = 0; ch < NCH; ch++) {
+          for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + b * SN, S.acc[ch * (CW / SN) + b], SST);
+          for (const S of sgs) for (const I of S.lanes) for (let c = I.u; c < CW; c += TPR) Ss[I.row * SST + c] = f32(Ss[I.row * SST + c] * I.alpha);
+          for (const S of sgs) for (let b = 0; b < CW / SN; b++) S.acc[ch * (CW / SN) + b] = load(Ss, S.sS + b * SN, false, SST, SM, SN);
+        }
+      }
+      for (const S of sgs)                      // 3. O += P V, V's rows from storage
+        for (let kk = 0; kk < BK / SK; kk++) {
+          const pl = load(Ps, S.sP + kk * SK, false, pst, SM, SK);
+          for (let nc = 0; nc < NO; nc++)
+            S.acc[nc] = mma(pl, C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN), S.acc[nc]);
+        }
+    }
+    // the end: ℓ from the row's lanes, O / ℓ through Ss
+    for (const S of sgs) {
+      const L = S.lanes.map(I => I.l);
+      for (let o = 1; o < TPR; o <<= 1) { const other = L.map((_, l) => L[l ^ o]); for (let l = 0; l < L.length; l++) L[l] = f32(L[l] + other[l]); }
+      S.lanes.forEach((I, l) => {
+        if (I.u !== 0) return;
+        Ls[I.row] = L[l];
+        if (I.i < p.n_q) lse[h * p.n_q + I.i] = L[l] > 0 ? f32(I.m / LOG2E + Math.log(L[l])) : NEG;
+      });
+    }
+    for (let ch = 0; ch < NCH; ch++) {
+      for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + b * SN, S.acc[ch * (CW / SN) + b], SST);
+      for (let x = 0; x < BQ * CW; x++) {
+        const rr = Math.floor(x / CW), ii = r0 + rr;
+        if (ii >= p.n_q) continue;
+        const LL = Ls[rr];
+        O[(h * p.n_q + ii) * D + ch * CW + x % CW] = LL > 0 ? f32(Ss[rr * SST + x % CW] / LL) : 0;
+      }
+    }
+  }
+  return {O, lse};
+}
+
 function main() {
-  const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? Number(argv[argv.indexOf(k) + 1]) : d);
-  const seed = arg('--seed', Date.now() % 1000000), count = arg('--count', 12);
+  const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
+  const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
+  const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride'];
+  if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
+  if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
+  const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
   const r = FSGPU.rng(seed), pick = a => a[Math.floor(r() * a.length)], int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
   const configs = [[16, 16, 16, 32], [16, 8, 16, 32], [16, 8, 8, 32], [8, 8, 8, 32]];
-  let bad = 0, worst = 0, rescales = 0;
+  const tally = Object.fromEntries(kernels.map(([n]) => [n, {bad: 0, worst: 0, rescales: 0}]));
   for (let k = 0; k < count; k++) {
     const [SM, SN, SK, SGS] = configs[k % configs.length];
     const d = pick([64, 128]), groups = pick([1, 2, 4]), kvh = int(1, 2);
@@ -191,26 +320,40 @@ function main() {
                window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
     const p = FSGPU.randomProblem(seed * 100 + k, c);
     const ref = Object.assign({}, p, {q: FSGPU.half1(p.q).r, k: FSGPU.half1(p.k).r, v: FSGPU.half1(p.v).r});
-    const C = {D: d, SM, SN, SK, SGS, NSG: 4, BK: pick([64, 32, 16])};
-    const out = kernel(ref, C);
-    rescales += C.rescales || 0;
-    let w = 0, where = null;
-    for (let h = 0; h < p.n_q_heads; h++) for (let i = 0; i < p.n_q; i++) {
-      const rr = FSGPU.referenceRow(ref, h, i), row = h * p.n_q + i;
-      for (let col = 0; col < d; col++) {
-        const e = Math.abs(out.O[row * d + col] - rr.o[col]) / Math.max(1, Math.abs(rr.o[col]));
-        if (!(e <= w)) { w = e; where = {h, i, col, got: out.O[row * d + col], want: rr.o[col]}; }
+    const BK = pick([64, 32, 16]);
+    const rows = [];
+    for (let h = 0; h < p.n_q_heads; h++) for (let i = 0; i < p.n_q; i++) rows.push([h, i, FSGPU.referenceRow(ref, h, i)]);
+    // version 8 in its usual form and its variants by turns: K staged, V staged, both; scores read
+    // twice on every third; 2, 4 or 8 subgroups; every fifth with tiles of 128 keys
+    const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
+    if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
+    for (const [name, run] of kernels) {
+      const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
+      let out, w = 0, where = null;
+      try { out = run(ref, C); } catch (e) { w = Infinity; where = e.message; }
+      T.rescales += C.rescales || 0;
+      for (const [h, i, rr] of out ? rows : []) {
+        const row = h * p.n_q + i;
+        for (let col = 0; col < d; col++) {
+          const e = Math.abs(out.O[row * d + col] - rr.o[col]) / Math.max(1, Math.abs(rr.o[col]));
+          if (!(e <= w)) { w = e; where = {h, i, col, got: out.O[row * d + col], want: rr.o[col]}; }
+        }
+        if (rr.l > 0) {
+          const e = Math.abs(out.lse[row] - rr.lse) / Math.max(1, Math.abs(rr.lse));
+          if (!(e <= w)) { w = e; where = {h, i, col: 'lse', got: out.lse[row], want: rr.lse}; }
+        }
       }
-      if (rr.l > 0) {
-        const e = Math.abs(out.lse[row] - rr.lse) / Math.max(1, Math.abs(rr.lse));
-        if (!(e <= w)) { w = e; where = {h, i, col: 'lse', got: out.lse[row], want: rr.lse}; }
-      }
+      T.worst = Math.max(T.worst, w);
+      if (!(w <= 2e-3)) { T.bad++; console.log(`FAIL ${name} case ${k} ${JSON.stringify(c)} ${JSON.stringify(C)}: error ${w.toExponential(2)} at ${JSON.stringify(where)}`); }
     }
-    worst = Math.max(worst, w);
-    if (!(w <= 2e-3)) { bad++; console.log(`FAIL case ${k} ${JSON.stringify(c)} ${JSON.stringify(C)}: error ${w.toExponential(2)} at ${JSON.stringify(where)}`); }
   }
-  console.log(`emulate_sgmat.js: ${count - bad} of ${count} random problems match float64 on the float16 inputs within 2e-3 ` +
-              `(largest error ${worst.toExponential(2)}; O rescaled on ${rescales} tiles; seed ${seed}, replay with --seed ${seed})`);
+  let bad = 0;
+  for (const [name] of kernels) {
+    const T = tally[name];
+    bad += T.bad;
+    console.log(`emulate_sgmat.js: prefill ${name}${name === 'v8' && fault ? ` with the planted fault ${fault}` : ''}: ${count - T.bad} of ${count} random problems match float64 on the float16 inputs within 2e-3 ` +
+                `(largest error ${T.worst.toExponential(2)}; O rescaled on ${T.rescales} tiles; seed ${seed}, replay with --seed ${seed})`);
+  }
   process.exit(bad ? 1 : 0);
 }
 

@@ -14,6 +14,10 @@
 # checks the new kernels against float64 (its "new kernel" lines: PASS, FAIL or SKIP), then times
 # their rows, then every other row; ours.json is kept after every row, so a part that runs out
 # keeps what it finished.
+# Prefill versions 7 and 8 measured part by part (bench.js --ablation, docs/webgpu.md "Prefill version
+# 8"), version 8 checked and timed beside 7 and 5, in about 2-3 minutes:
+#   PLAN=full ORT=0 BENCH_TIMEOUT=130 SDPA_TIMEOUT=40 \
+#     BENCH_ARGS="--ablation --only prefill-v7,prefill-v8 --prefill-only --count 4" bash bench/webgpu/run-device.sh
 # DAWN_TOGGLES: Dawn's adapter toggles (vulkan_enable_f16_on_nvidia unless set; "" for none),
 # written with every flag and the device's features into machine.txt, ours.json, bench.log and
 # the first lines of NOTE.txt (with the new kernels' check lines; the rest of the note is by hand).

@@ -9,7 +9,12 @@
  * The null backend offers every feature (shader-f16, subgroups, subgroup matrices) but lists no
  * subgroup matrix configuration and reports 128-lane subgroups; the adapter is shown to fsgpu.js
  * with 32-lane subgroups and the three f16 × f16 → f32 configurations the H200 offers (16×16×16,
- * 16×8×16, 16×8×8), and prefill version 7 is made for each. Nothing runs: the null backend computes
+ * 16×8×16, 16×8×8), and prefill versions 7 and 8 are made for each. Then both again, sized for the
+ * H200's 48 KiB of workgroup memory (BK = 64, as the device makes them), in their usual form and
+ * in every ablation form (bench.js --ablation), one flag at a time and together, and version 8 in
+ * each of its variants (staged K, staged V, scores read twice, other tile shapes): those pass the
+ * null backend's 16 KiB, so their WGSL is compiled and their pipelines are refused for their size,
+ * which counts as compiled. Nothing runs: the null backend computes
  * nothing. Exit 0 when every pipeline was made, 1 when one was not, 2 when the null backend or
  * npm's webgpu is missing (the reason printed).
  */
@@ -43,7 +48,8 @@ async function main() {
   const gpu = webgpu.create(['backend=null', 'enable-dawn-features=allow_unsafe_apis']);
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let made = 0, bad = 0;
-  const small = new Set(), each = {};
+  const small = new Set(), each = {}, each48 = {};
+  let big = 0;   // forms sized for 48 KiB: compiled, their pipelines refused for their size
   const sizes = [{d: 64}, {d: 128}, {d: 256}, {d: 32}];
   for (const cfg of CONFIGS) {
     for (const subgroups of [true, false]) {
@@ -57,7 +63,7 @@ async function main() {
         process.exit(2);
       }
       // the other kernels once (the first configuration), prefill version 7 for each configuration
-      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : n === 'prefill-v7'));
+      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : n === 'prefill-v7' || n === 'prefill-v8'));
       for (const name of names) {
         const K = dev.kernels[name];
         for (const {d} of sizes) {
@@ -79,13 +85,39 @@ async function main() {
           }
         }
       }
+      // versions 7 and 8 at the H200's 48 KiB, every ablation form (subgroups on: they need them)
+      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8']) {
+        const B = dev.kernels[base];
+        const flagSets = [{}].concat(B.ablations.map(f => ({[f]: true})), [{NOQK: true, NOPV: true}],
+                                     [Object.fromEntries(B.ablations.filter(f => f !== 'KROW').map(f => [f, true]))])
+          .map(extra => ({extra, over: null}))
+          .concat((B.variants || []).map(v => ({extra: Object.fromEntries((v.flags || []).map(f => [f, true])), over: v.over || null})));
+        for (const {extra, over} of flagSets) for (const {d} of sizes) {
+          const name = `${base}${Object.keys(extra).map(f => '+' + f).join('')}${over ? ' ' + JSON.stringify(over) : ''} (48 KiB)`;
+          const K = dev.kernels[name] = B.form(extra, 49152, over);
+          const p = FSGPU.randomProblem(1, {n_q_heads: 4, n_kv_heads: 2, n_q: 70, n_kv: 96, d});
+          if (K.ok(p)) continue;
+          try {
+            (await dev.prepare(name, p)).destroy();
+            made++;
+          } catch (e) {
+            // refused for its size, or (NSG = 2: 64 invocations) for the null backend's own 128-lane
+            // subgroups, which the adapter shown to fsgpu.js hides (the H200's are 32): compiled either way
+            if (!/total use of workgroup storage|must be a multiple of the device maxSubgroupSize/.test(e.message)) { bad++; console.log(`FAIL ${name} d=${d} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`); continue; }
+            big++;
+          }
+          each48[base] = (each48[base] || 0) + 1;
+        }
+      }
       dev.destroy();
     }
   }
   console.log(`made: ${Object.entries(each).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (small.size) console.log(`compiled, but their pipelines need more than the null backend's 16 KiB of workgroup memory in some sizes: ${[...small].join(', ')}`);
-  console.log(`validate.js: ${made} kernel forms compiled and made into pipelines by Dawn's null backend, ${bad} failed ` +
-              `(prefill version 7 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
+  console.log(`sized for 48 KiB (usual, ablation and variant forms): ${Object.entries(each48).map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
+              `${big} of them compiled and refused only for their workgroup memory (or, 64 invocations, the null backend's 128-lane subgroups)`);
+  console.log(`validate.js: ${made + big} kernel forms compiled (${made} made into pipelines) by Dawn's null backend, ${bad} failed ` +
+              `(prefill versions 7 and 8 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
   process.exit(bad ? 1 : 0);
 }
 

@@ -18,12 +18,14 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   table's columns lined up) and offers its JSON;
 - a lost device is reported and opened again; no console error throughout;
 - the kernels SwiftShader cannot run (it offers neither shader-f16 nor subgroup matrices: prefill
-  versions 6 and 7, decode version 6) are said to be skipped, with the reason, and checked as far
-  as this machine can: prefill version 7 transcribed into JavaScript against float64
-  (bench/webgpu/emulate_sgmat.js), and every kernel's WGSL in every form compiled by Dawn's null
-  backend (bench/webgpu/validate.js, where `npm ci --prefix bench/webgpu` has installed Dawn), with
-  bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled and its own side run there;
-  prefill version 7 is offered by default where the adapter has a configuration it takes.
+  versions 6, 7 and 8, decode version 6) are said to be skipped, with the reason, and checked as
+  far as this machine can: prefill versions 7 and 8 transcribed into JavaScript against float64
+  (bench/webgpu/emulate_sgmat.js), with faults planted in version 8's transcription caught, and
+  every kernel's WGSL in every form compiled by Dawn's null backend (bench/webgpu/validate.js, where
+  `npm ci --prefix bench/webgpu` has installed Dawn; versions 7 and 8 also at the H200's 48 KiB and
+  in every ablation and variant form), with bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled
+  and its own side run there, bench.js --ablation's own side run there (bench.js --null), and
+  fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes.
 After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
 exit 1 on a failure.
 """
@@ -216,8 +218,16 @@ def node_checks(seed):
     webgpu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "webgpu")
     r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12"],
                        capture_output=True, text=True, timeout=300)
-    check(r.returncode == 0, "prefill version 7 (subgroup matrices) transcribed into JavaScript matches float64 "
+    check(r.returncode == 0 and "prefill v7: 12 of 12" in r.stdout and "prefill v8: 12 of 12" in r.stdout,
+          "prefill versions 7 and 8 (subgroup matrices) transcribed into JavaScript match float64 "
           "on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
+    # faults planted in version 8's transcription must fail: a row's maximum not shared by its
+    # lanes, O not rescaled when m moves
+    for fault in ("noshuffle", "alpha1"):
+        r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12", "--fault", fault],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
+              (r.stdout + r.stderr)[-400:])
     if not os.path.isdir(os.path.join(webgpu, "node_modules", "webgpu")):
         print("SKIP: validate.js (every kernel's WGSL compiled by Dawn's null backend): no Dawn for Node here "
               "(npm ci --prefix bench/webgpu)")
@@ -226,8 +236,9 @@ def node_checks(seed):
     if r.returncode == 2:
         print(f"SKIP: validate.js: {(r.stdout + r.stderr).strip()[-300:]}")
         return
-    check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill version 7 on subgroup "
-          "matrices among them) compiles into pipelines on Dawn's null backend (validate.js)", (r.stdout + r.stderr)[-600:])
+    check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill versions 7 and 8 on subgroup "
+          "matrices among them, and their ablation and variant forms) compiles on Dawn's null backend (validate.js)",
+          (r.stdout + r.stderr)[-600:])
     # sgmat_probe.js (the device call's probes of prefill version 7): every kernel compiled, its own side run
     # end to end on the null backend, which computes nothing (so its PASS and FAIL mean nothing; ERROR does)
     r = subprocess.run(["node", os.path.join(webgpu, "sgmat_probe.js"), "--null", "--seed", str(seed)],
@@ -236,6 +247,35 @@ def node_checks(seed):
     errors = [x for x in out.splitlines() if ": ERROR" in x]
     check(r.returncode in (0, 1) and "summary:" in out and not errors, "sgmat_probe.js's kernels compile and its checks run "
           "on Dawn's null backend (no ERROR line)", "\n".join(errors[:3]) or out[-600:])
+    # bench.js --ablation (the device call's ablation of versions 7 and 8): every form made, bound,
+    # run and timed on the null backend (which computes nothing), its table printed; a form may
+    # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
+    # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
+    r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--seed", str(seed)],
+                       capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
+              and "multiple of the device maxSubgroupSize" not in x]
+    v8rows = [x for x in out.splitlines() if x.startswith("| prefill-v8")]
+    check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
+          and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO"))),
+          "bench.js --ablation's forms and variants are made, bound and timed on Dawn's null backend (bench.js --null)",
+          "\n".join(errors[:3]) or out[-600:])
+    # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
+    # once a step in braces, the step a constant (nested, the count an expression of the defs)
+    js = ("const F=require(process.argv[1]);const src=['//#for a D / SK','x[a] = 0;','//#for b min(BK, D) / SN','y[a][b] = 1;',"
+          "'//#endfor','//#endfor'].join('\\n');const d={D:32,SK:16,BK:16,SN:8};"
+          "console.log(JSON.stringify([F.preprocess(src,false,d),F.preprocess(src,false,Object.assign({UNROLL:true},d))]));")
+    r = subprocess.run(["node", "-e", js, os.path.join(webgpu, "..", "..", "src", "kernels", "webgpu", "fsgpu.js")],
+                       capture_output=True, text=True, timeout=60)
+    try:
+        loop, unrolled = (x.split("\n")[4:] for x in json.loads(r.stdout))
+    except (ValueError, TypeError):
+        loop, unrolled = [], []
+    check(loop == ["for (var a = 0u; a < D / SK; a++) {", "x[a] = 0;", "for (var b = 0u; b < min(BK, D) / SN; b++) {", "y[a][b] = 1;", "}", "}"]
+          and [x for x in unrolled if x not in "{}"] == ["x[0u] = 0;", "y[0u][0u] = 1;", "y[0u][1u] = 1;", "x[1u] = 0;", "y[1u][0u] = 1;", "y[1u][1u] = 1;"]
+          and unrolled.count("{") == 6 == unrolled.count("}"),
+          "fsgpu.js's //#for is a for loop, and with UNROLL its body once a step, the step a constant", (r.stdout + r.stderr)[-400:])
     # prefill version 7 is offered where the adapter has an f16 x f16 -> f32 configuration whose M
     # divides the subgroup size, and not where it has none (its reason then names what is missing)
     js = ("const F=require(process.argv[1]);const w=require('webgpu');Object.assign(globalThis,w.globals);"
@@ -260,8 +300,9 @@ def run(page, b, flashstep, seed, tmp):
     clock = Clock(page)
     info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
-    lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"))
-             if not info.get("f16") or (k == "prefill-v7" and not info.get("subgroup_matrix_kernel"))]
+    lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"),
+                               ("prefill-v8", "shader-f16 and subgroup matrices"))
+             if not info.get("f16") or (k in ("prefill-v7", "prefill-v8") and not info.get("subgroup_matrix_kernel"))]
     if lacks:
         print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "
               f"a subgroup matrix configuration prefill-v7 takes: {'yes' if info.get('subgroup_matrix_kernel') else 'no'})")

@@ -38,12 +38,46 @@
   // `const NAME: u32 = N;` (fwd_sgmat's shapes, which must be constant expressions). Directives
   // (`enable …;`, `diagnostic(…);`) are moved to the top, once each, since WGSL wants them before
   // every declaration and common.wgsl comes first.
+  // //#for VAR COUNT … //#endfor (fwd_sgmat8): the lines between, as `for (var VAR = 0u; VAR <
+  // COUNT; VAR++) { … }`, or, where defs.UNROLL is on, COUNT copies of them, each in braces with VAR
+  // replaced by 0u, 1u, …: every index of an array of subgroup matrices a constant. COUNT: an
+  // expression of the numeric defs, whole numbers, + − * / ( ) and min(a, b).
+  function unrollFor(lines, defs) {
+    const out = [];
+    for (let k = 0; k < lines.length; k++) {
+      const m = /^(\s*)\/\/#for\s+(\w+)\s+(.+)$/.exec(lines[k]);
+      if (!m) { out.push(lines[k]); continue; }
+      let depth = 1, e = k + 1;
+      for (; e < lines.length; e++) {
+        if (/^\s*\/\/#for\s/.test(lines[e])) depth++;
+        else if (lines[e].trim() === '//#endfor' && --depth === 0) break;
+      }
+      if (e >= lines.length) throw new Error(`//#for ${m[2]} without its //#endfor`);
+      const body = unrollFor(lines.slice(k + 1, e), defs), [, ind, v, expr] = m;
+      if (!defs.UNROLL) out.push(`${ind}for (var ${v} = 0u; ${v} < ${expr}; ${v}++) {`, ...body, `${ind}}`);
+      else {
+        const js = expr.replace(/[A-Za-z_]\w*/g, w => {
+          if (w === 'min') return 'Math.min';
+          if (typeof defs[w] !== 'number') throw new Error(`//#for ${v} ${expr}: ${w} is not a numeric def`);
+          return String(defs[w]);
+        });
+        if (!/^[\d\s+\-*/(),.Mathmin]+$/.test(js)) throw new Error(`//#for ${v} ${expr}: not an expression of defs`);
+        const n = Function(`return (${js});`)();
+        if (!Number.isInteger(n) || n < 0) throw new Error(`//#for ${v} ${expr}: ${n} is not a count`);
+        const re = new RegExp(`\\b${v}\\b`, 'g');
+        for (let i = 0; i < n; i++) out.push(`${ind}{`, ...body.map(x => x.replace(re, `${i}u`)), `${ind}}`);
+      }
+      k = e;
+    }
+    return out;
+  }
+
   function preprocess(src, subgroups, defs = {}) {
     const out = [], head = subgroups ? ['enable subgroups;'] : [];
     const stack = [];   // for each open #if: {keep: is its current branch kept?, done: was a branch kept?}
     const on = name => (name === 'SUBGROUPS' ? subgroups : !!defs[name]);
     const test = want => (want.startsWith('!') ? !on(want.slice(1)) : on(want));
-    for (const line of src.split('\n')) {
+    for (const line of unrollFor(src.split('\n'), defs)) {
       const t = line.trim();
       if (t.startsWith('//#if ')) { const k = test(t.slice(6).trim()); stack.push({keep: k, done: k}); continue; }
       if (t.startsWith('//#elif ')) {
@@ -197,7 +231,20 @@
       fits.sort((a, b) => b.N * b.K - a.N * a.K || b.M - a.M);
       return fits.length ? fits[0] : null;
     })();
-    return {
+    // A form of prefill version 7 or 8 (`this`): its preprocessor flags `extra` on beside its own
+    // defs (the ablation and variant forms: bench.js --ablation), where mem is given its tiles
+    // sized for that much workgroup memory instead of this device's (validate.js compiles the
+    // H200's 48 KiB forms on the null backend's 16 KiB), and where over is given ({NSG, BK},
+    // version 8) those instead of its own choice.
+    function sgmatForm(extra, mem = 0, over = null) {
+      const base = this, K = Object.create(base);
+      K.extra = extra;
+      K.defs = p => Object.assign(base.defs.call(K, p), extra);
+      if (mem) K.mem = mem;
+      if (over) K.over = over;
+      return K;
+    }
+    const kernels = {
       'prefill-v1': {
         what: 'the textbook tiled forward: one invocation a query row, K and V tiles in workgroup memory',
         file: 'fwd_v1', entry: ['main'], out: 'o+lse',
@@ -237,7 +284,7 @@
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
           const BQ = NSG * c.M, WG = NSG * SGS;
           const bytes = bk => 2 * Math.max(bk, BQ) * p.d + 6 * BQ * bk + 4 * BQ + 4 * WG + 16;
-          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= lim.maxComputeWorkgroupStorageSize) || 0;
+          const BK = [64, 32, 16].find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
           return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
         },
         ok(p) {
@@ -252,9 +299,59 @@
           return null;
         },
         defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        // fwd_sgmat.wgsl's ablation flags (each removes one part of a tile's work), and its forms
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD', 'KROW'],
+        form: sgmatForm,
         constants: () => ({}),
         subgroups: () => true,
         layout: p => ({q: half1(p.q).packed, k: half1(p.k).packed, v: half1(p.v).packed}),
+        reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
+        kvBytes: p => 2 * (p.k.length + p.v.length),
+        dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
+      },
+      // Prefill version 8 (fwd_sgmat8.wgsl): version 7's configuration and constants; K and V
+      // (and Q) loaded as matrices straight from storage, so the host pads their buffers (Q by
+      // BQ rows, K and V by BK rows of zeros) for the last block's loads; workgroup memory only S
+      // and P, their rows padded (BK + 4 floats, BK + 8 halves)
+      'prefill-v8': {
+        what: "version 7 with K, V and Q loaded as matrices straight from storage (no staging), the softmax done once by the subgroup that owns the rows (scores in registers, the row's maximum and sum by subgroup shuffles), padded rows of S and P (no bank conflicts), two barriers a tile",
+        file: 'fwd_sgmat8', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
+        config: sgmat,
+        absent() {
+          if (!dev.sgmat || !dev.f16) return 'this device has no shader-f16 and subgroup matrices';
+          return this.config ? null : this.ok({d: 64});
+        },
+        tol: 2e-3,   // version 7's: P rounded to float16
+        // 4 subgroups (BQ = 4 M rows); BK = 64 keys a tile, 32 or 16 where S and P (and the
+        // variants' staged K and V, BK keys of D + 8 halves each) do not fit; this.over's instead
+        shape(p) {
+          const c = this.config, SGS = sg.max, x = this.extra || {}, over = this.over || {};
+          let NSG = over.NSG || 4;
+          while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
+          const BQ = NSG * c.M, WG = NSG * SGS;
+          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0)) * 2 * bk * (p.d + 8);
+          const BK = (over.BK ? [over.BK] : [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
+        },
+        ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
+        // its right variants (bench.js --ablation checks them, then times them): preprocessor
+        // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
+        variants: [{flags: ['KWG']}, {flags: ['VWG']}, {flags: ['KWG', 'VWG']}, {flags: ['REREAD']}, {flags: ['UNROLL']}, {flags: ['UNROLL', 'VWG']},
+                   {over: {BK: 32}}, {over: {NSG: 2}}, {over: {NSG: 8}}, {flags: ['REREAD'], over: {NSG: 2, BK: 128}}],
+        form: sgmatForm,
+        constants: () => ({}),
+        subgroups: () => true,
+        // the rounded inputs, each buffer padded with zero halves: Q by BQ rows, K and V by BK rows
+        layout(p) {
+          const s = this.shape(p), pad = (x, rows) => {
+            const h = half1(x).packed, out = new Uint32Array(h.length + Math.ceil(rows * p.d / 2));
+            out.set(h);
+            return out;
+          };
+          return {q: pad(p.q, s.BQ), k: pad(p.k, s.BK), v: pad(p.v, s.BK)};
+        },
         reference: p => Object.assign({}, p, {q: half1(p.q).r, k: half1(p.k).r, v: half1(p.v).r}),
         kvBytes: p => 2 * (p.k.length + p.v.length),
         dispatch(p) { return [[Math.ceil(p.n_q / this.shape(p).BQ), p.n_q_heads, 1]]; },
@@ -352,6 +449,7 @@
         dispatch(p) { return [[Math.ceil(p.n_q / this.nq(p)), p.n_q_heads, 1]]; },
       },
     };
+    return kernels;
   }
 
   class Device {
@@ -957,15 +1055,15 @@
   // ---- the benchmark: the same plan in the page and in Node (bench/webgpu) ----
 
   // Sizes: 'full' (a discrete GPU), 'quick' (a laptop's GPU, the page's default), 'tiny' (the
-  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32 (versions 6 and 7: float16
+  // tests, on a CPU's WebGPU). Prefill: 16 heads (GQA off), float32 (versions 6, 7 and 8: float16
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

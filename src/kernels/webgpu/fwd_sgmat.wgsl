@@ -35,6 +35,16 @@
 // invocations. (The subgroup's index cannot be taken as t / SGS instead of subgroup_id: WGSL's
 // uniformity analysis rejects it as a subgroup matrix's offset.)
 //
+// Ablation forms (bench/webgpu/bench.js --ablation; never the host's default, and wrong on
+// purpose): each removes one part of a tile's work, the rest unchanged, so that its time beside the
+// usual form's is that part's cost. Their outputs are finite, not right. NOQK: no S = Q Kᵀ (no K
+// matrix loads, no products, no store of S: Ss keeps its zeros, so every score is 0). NOPV: no
+// O += P V (O stays 0). NOSOFT: no softmax (P written once, at the start, as the constant 1/64;
+// no score read, no exp2, no P written per tile, α = 1, ℓ = 1 a tile). NOLOAD: K and V loaded
+// from storage into workgroup memory for the first visited tile only (the later tiles reuse what
+// KV holds). KROW: K's blocks loaded row-major instead of column-major (Kᵀ's transposing load
+// replaced by a plain one). They combine (NOQK and NOPV together: no matrix product at all).
+//
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even), q (n_q_heads, n_q,
 // D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q) natural units.
 // Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants (subgroup matrix shapes must
@@ -151,20 +161,36 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
   var m = NEG;                        // the row's maximum (base 2), as the row uses it
   var l = 0.0;                        // this invocation's share of the row's ℓ
+//#if NOLOAD
+  var first = true;                   // (NOLOAD) the first visited tile: K and V loaded
+//#endif
+//#if NOSOFT
+  m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
+  for (var x = t; x < BQ * BK; x += WG) { Ps[x] = f16(1.0 / 64.0); }
+//#endif
 
   for (var c0 = 0u; c0 < P.n_kv; c0 += BK) {
     let c1 = min(c0 + BK, P.n_kv);
     let cls = classify(r0, r1, c0, c1).x;   // the same for every invocation
     if (cls == SKIPPED) { continue; }
     workgroupBarrier();                      // the last tile's V (or Q) is read
+//#if NOLOAD
+    if (first) { load_tile(kv0, c0, c1, t, false); }
+//#else
     load_tile(kv0, c0, c1, t, false);
+//#endif
     workgroupBarrier();
 
     // 1. S = Q Kᵀ: key block n is the right matrix Kᵀ[kc block, n block], K's rows read as columns
+//#if !NOQK
     for (var n = 0u; n < BK / SN; n++) {
       var s = Res();
       for (var kc = 0u; kc < NQK; kc++) {
+//#if KROW
+        let kr = subgroupMatrixLoad<Right, row_major>(&KV, n * SN * D + kc * SK, D);
+//#else
         let kr = subgroupMatrixLoad<Right, col_major>(&KV, n * SN * D + kc * SK, D);
+//#endif
 //#if QWG
         let ql = subgroupMatrixLoad<Left, row_major>(&Qs, sg * SM * D + kc * SK, D);
         s = subgroupMatrixMultiplyAccumulate(ql, kr, s);
@@ -174,10 +200,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       }
       subgroupMatrixStore<row_major>(&Ss, mine + n * SN, s, BK);
     }
+//#endif
     workgroupBarrier();                      // S is in Ss; K is read
+//#if NOLOAD
+    if (first) { load_tile(kv0, c0, c1, t, true); }
+    first = false;
+//#else
     load_tile(kv0, c0, c1, t, true);
+//#endif
 
     // 2. the online softmax of row `row`: its maximum from all BK scores, its P for keys u, u + TPR, …
+//#if NOSOFT
+    l += 1.0;
+//#else
     var m_blk = NEG;
     for (var j = 0u; j < BK; j++) { m_blk = max(m_blk, score(row, j, r0, c0, c1, cls)); }
     var alpha = 1.0;
@@ -195,6 +230,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       share += f32(p);                      // ℓ from the rounded p the product uses
     }
     l = alpha * l + share;
+//#endif
 
     // O ← diag(α) O, through Ss, on the tiles where some row's m moved (the flag read uniformly;
     // workgroupUniformLoad waits for every invocation's writes)
@@ -221,7 +257,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     workgroupBarrier();                      // P and V are written
 
     // 3. O += P V: P's key block kk (left) times V's rows kk block, columns nc block (right)
-//#if OWG
+//#if NOPV
+//#elif OWG
     for (var nc = 0u; nc < NO; nc++) {
       var o = subgroupMatrixLoad<Res, row_major>(&Os, sg * SM * D + nc * SN, D);
       for (var kk = 0u; kk < BK / SK; kk++) {

@@ -1,0 +1,269 @@
+// fwd_sgmat8.wgsl, prefill version 8: version 7 (fwd_sgmat.wgsl) with the work around its two
+// matrix products cut down. The same algorithm, the same float16 inputs and float32 products, the
+// same lazy rescale (a row's m moves only past m + TAU); what changed, and why (a rough count of
+// version 7's work a tile of BK = 64 keys at d = 128, four subgroups of 32 lanes, BQ = 64 rows):
+//
+// 1. K and V are never staged. Version 7 copied each tile of K and then of V into workgroup
+//    memory, a vec4 load and four scalar f16 stores at a time (64 scalar stores a lane for K, 64
+//    for V), with two barriers around each copy. Here every subgroup loads its right-hand
+//    matrices with subgroupMatrixLoad straight from the storage buffers (the extension takes a
+//    storage pointer as well as a workgroup one: sgmat_probe.js's storage_* probes passed on the
+//    H200). The four subgroups of a workgroup read the same tile at about the same time, so
+//    three of the four reads should be cache hits. The host pads Q's buffer by BQ rows and K's and V's
+//    by BK rows of zeros, so that the last block's loads stay inside the buffers; rows past n_kv
+//    (the next KV head's, or that padding: finite numbers either way) meet a masked score (P = 0,
+//    and 0 × a finite number is 0), and rows past n_q are never written.
+// 2. Q is loaded the same way, straight from storage into its left matrices (no staging either).
+// 3. The softmax is done by the subgroup that owns the rows, once. In version 7 every one of the
+//    TPR = 2 invocations of a row read all BK scores to find the maximum, then read its BK / TPR
+//    scores again for P: 96 reads of workgroup memory a lane, and since all the rows of Ss start
+//    on the same bank (a row is BK = 64 floats), the 16 rows a subgroup reads at once were a
+//    16-way bank conflict on every read and every write of P. Here lane l of subgroup sg takes row
+//    sg·SM + l / TPR (one of its own subgroup's rows) and keys u, u + TPR, … (u = l mod TPR): it
+//    reads its BK / TPR scores once into registers (sc), the row's maximum and ℓ are combined
+//    across the TPR lanes by subgroupShuffleXor (lanes l and l ^ o, o < TPR, are in one subgroup
+//    and on one row, as TPR is a power of two dividing the subgroup size), and the rows of Ss and
+//    Ps are padded (SST = BK + 4 floats, PST = BK + 8 halves: 16-byte multiples, as a matrix's rows
+//    want) so that the rows a subgroup reads at once fall on different banks (2-way at worst).
+// 4. Two barriers a tile instead of four or five: one after S is stored (a lane reads scores its
+//    subgroup's matrices wrote), and workgroupUniformLoad of the rescale flag, which is a barrier
+//    too, after P is written (the P V product reads it). No barrier guards K or V: nothing writes
+//    them. The flag holds the number of the tile that moved an m (stamp), so it is never reset.
+// 5. Workgroup memory is only S and P (26.3 KiB at BK = 64, BQ = 64, whatever D), against version
+//    7's 40.8 KiB at D = 128, so more workgroups share an SM.
+//
+// Ablation forms, as version 7's (bench/webgpu/bench.js --ablation; never the host's default;
+// finite, not right): NOQK (no S = Q Kᵀ: Ss keeps its zeros), NOPV (no O += P V), NOSOFT (P = 1/64
+// written once; no score read, no exp2, α = 1, ℓ = 1 a tile), NOLOAD (every tile's K and V read
+// from the first tile's place: cache hits).
+//
+// Variant forms (right, checked against float64 by bench.js --ablation before they are timed;
+// never the host's default), for the choices this file makes without a measurement: whether a
+// matrix load straight from storage is slower than staging (if a lane's pair of a Right matrix
+// is consecutive along K, as NVIDIA's mma instructions want, V's row-major blocks give it two
+// keys' elements, two rows apart), and whether the scores kept in registers, or arrays of
+// matrices indexed in loops, spill. KWG: K's tile staged in workgroup memory (Ks, rows padded to D +
+// 8 halves) by all invocations, one barrier more a tile, and S read from it. VWG: V's tile staged
+// in workgroup memory (Vs) during the softmax, between the two barriers it already has (no barrier
+// more: the last tile's P V has read Vs before this tile's first barrier). REREAD: no scores kept
+// in registers; the softmax reads its scores from Ss again for P. UNROLL: every `//#for` loop
+// (fsgpu.js's preprocessor: a `for`, or with UNROLL its body once a step, the step a constant)
+// unrolled, so that no array of subgroup matrices (qL, acc) nor the scores (sc) is ever indexed by a
+// variable, which a compiler could answer by keeping the array in memory instead of registers.
+//
+// Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
+// q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
+// natural units. Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants: D (64, 128 or
+// 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK.
+
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+// offsets from the subgroup's index: uniform within a subgroup, which is what a matrix needs
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+
+const BQ: u32 = NSG * SM;             // query rows a workgroup
+const WG: u32 = NSG * SGS;            // invocations a workgroup
+const TPR: u32 = SGS / SM;            // lanes a row in the softmax, all in the row's own subgroup
+const KPI: u32 = BK / TPR;            // keys a lane scores a tile
+const NQK: u32 = D / SK;              // left matrices of Q a subgroup keeps
+const NO: u32 = D / SN;               // result matrices of O a subgroup keeps
+const SST: u32 = BK + 4u;             // Ss's row stride in floats (16 bytes of padding)
+const PST: u32 = BK + 8u;             // Ps's row stride in halves (16 bytes of padding)
+const CW: u32 = min(BK, D);           // O's columns that one pass through Ss holds
+const NCH: u32 = D / CW;              // passes of O through Ss
+const TAU: f32 = 8.0;                 // a row's m moves when a score passes m + TAU (base 2)
+const KST: u32 = D + 8u;              // (KWG, VWG) a staged key's row stride in halves (16 bytes of padding)
+
+alias Left = subgroup_matrix_left<f16, SK, SM>;
+alias Right = subgroup_matrix_right<f16, SN, SK>;
+alias Res = subgroup_matrix_result<f32, SN, SM>;
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> q_in: array<f16>;   // what a subgroup matrix loads from
+@group(0) @binding(2) var<storage, read> k_in: array<f16>;
+@group(0) @binding(3) var<storage, read> v_in: array<f16>;
+@group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
+@group(0) @binding(5) var<storage, read_write> o_out: array<f32>;
+@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+
+// every variable a multiple of 16 bytes long (fwd_sgmat.wgsl's `moved` says why)
+var<workgroup> Ss: array<f32, BQ * SST>;  // S, a padded row a query row; also O on its way out or to be scaled
+var<workgroup> Ps: array<f16, BQ * PST>;  // P as the matrix units read it
+var<workgroup> Ls: array<f32, BQ>;        // each row's ℓ, at the end
+var<workgroup> moved: array<atomic<u32>, 4>;   // moved[0]: the last tile (stamp) on which a row's m moved
+//#if KWG
+var<workgroup> Ks: array<f16, BK * KST>;  // (KWG) K's tile, a key a padded row
+//#endif
+//#if VWG
+var<workgroup> Vs: array<f16, BK * KST>;  // (VWG) V's tile, a key a padded row
+//#endif
+
+// Row i's (the workgroup's row `row`) score against key c0 + j, in base-2 units, or NEG where
+// masked, past n_kv or past n_q
+fn score(i: u32, row: u32, j: u32, c0: u32, c1: u32, cls: u32) -> f32 {
+  if (i >= P.n_q || c0 + j >= c1 || (cls == PARTIAL && !visible(i, c0 + j))) { return NEG; }
+  return capped(Ss[row * SST + j] * P.scale) * LOG2E;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+  _ = &k_in;                          // bound in every form (the ablation forms NOQK and NOPV
+  _ = &v_in;                          // read one of them nowhere; the host binds all seven)
+  let h = wg.y;
+  let kvh = h / (P.n_q_heads / P.n_kv_heads);
+  let r0 = wg.x * BQ;
+  let r1 = min(r0 + BQ, P.n_q);
+  let kv0 = kvh * P.n_kv * D;         // KV head kvh's first half
+  let u = lane % TPR;                 // this lane's share of its row: keys u, u + TPR, …
+  let row = sg * SM + lane / TPR;     // its row in the workgroup (one of its subgroup's)
+  let i = r0 + row;                   // its query row
+  let sS = sg * SM * SST;             // the subgroup's rows in Ss and in Ps
+  let sP = sg * SM * PST;
+
+  // Q's SM rows of this subgroup as D / SK left matrices, from storage (rows past n_q: padding)
+  var qL: array<Left, NQK>;
+  let q0 = (h * P.n_q + r0 + sg * SM) * D;
+  //#for kc D / SK
+    qL[kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + kc * SK, D);
+  //#endfor
+  var acc: array<Res, NO>;            // O, zero to begin with
+  var m = NEG;                        // the row's maximum (base 2), the same in its TPR lanes
+  var l = 0.0;                        // this lane's share of the row's ℓ
+//#if !REREAD
+  var sc: array<f32, KPI>;            // this lane's scores of the tile (base 2; NEG where masked)
+//#endif
+  var stamp = 0u;                     // visited tiles so far (the same in every invocation)
+//#if NOSOFT
+  m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
+  for (var x = t; x < BQ * PST; x += WG) { Ps[x] = f16(1.0 / 64.0); }
+//#endif
+
+  for (var c0 = 0u; c0 < P.n_kv; c0 += BK) {
+    let c1 = min(c0 + BK, P.n_kv);
+    let cls = classify(r0, r1, c0, c1).x;   // the same for every invocation
+    if (cls == SKIPPED) { continue; }
+    stamp++;
+//#if NOLOAD
+    let kt = kv0;                            // (NOLOAD) the first tile's keys, every time
+//#else
+    let kt = kv0 + c0 * D;                   // the tile's first key (K and V alike)
+//#endif
+//#if KWG
+    for (var x = t; x < BK * D; x += WG) { Ks[(x / D) * KST + x % D] = k_in[kt + x]; }
+    workgroupBarrier();                      // (KWG) K's tile is in Ks
+//#endif
+
+    // 1. S = Q Kᵀ: key block n is the right matrix Kᵀ[kc block, n block], K's rows read as
+    // columns straight from storage; each subgroup stores its rows of S into Ss
+//#if !NOQK
+    //#for n BK / SN
+      var s = Res();
+      //#for kc D / SK
+//#if KWG
+        let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
+//#else
+        let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
+//#endif
+        s = subgroupMatrixMultiplyAccumulate(qL[kc], kr, s);
+      //#endfor
+      subgroupMatrixStore<row_major>(&Ss, sS + n * SN, s, SST);
+    //#endfor
+//#endif
+    workgroupBarrier();                      // S is in Ss (and last tile's P is read)
+
+    // 2. the online softmax of row `row`, keys u, u + TPR, … of it in this lane, read once
+//#if VWG
+    for (var x = t; x < BK * D; x += WG) { Vs[(x / D) * KST + x % D] = v_in[kt + x]; }   // (VWG) read after the next barrier
+//#endif
+//#if NOSOFT
+    l += 1.0;
+//#else
+    var m_blk = NEG;
+    //#for k BK / (SGS / SM)
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
+//#if !REREAD
+      sc[k] = x;
+//#endif
+      m_blk = max(m_blk, x);
+    //#endfor
+    for (var o = 1u; o < TPR; o <<= 1u) { m_blk = max(m_blk, subgroupShuffleXor(m_blk, o)); }   // the row's
+    var alpha = 1.0;
+    if (m_blk > m + TAU) {                   // also a row's first visible score (m = NEG)
+      alpha = select(exp2(m - m_blk), 0.0, m == NEG);
+      if (m != NEG) { atomicStore(&moved[0], stamp); }   // O holds something to scale
+      m = m_blk;
+    }
+    var share = 0.0;
+    //#for k BK / (SGS / SM)
+//#if REREAD
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
+//#else
+      let x = sc[k];
+//#endif
+      let p = f16(select(0.0, exp2(x - m), x != NEG));   // ≤ 2^TAU
+      Ps[row * PST + u + k * TPR] = p;
+      share += f32(p);                       // ℓ from the rounded p the product uses
+    //#endfor
+    l = alpha * l + share;
+//#endif
+
+    // O ← diag(α) O through Ss on the tiles where some row's m moved: the flag read uniformly
+    // (workgroupUniformLoad waits for every invocation, so it is also the barrier before P V)
+    if (workgroupUniformLoad(&moved[0]) == stamp) {
+//#if !NOSOFT
+      //#for ch D / min(BK, D)
+        //#for b min(BK, D) / SN
+          subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
+        //#endfor
+        workgroupBarrier();
+        for (var c = u; c < CW; c += TPR) { Ss[row * SST + c] *= alpha; }   // each lane its own row's α
+        workgroupBarrier();
+        //#for b min(BK, D) / SN
+          acc[ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss, sS + b * SN, SST);
+        //#endfor
+        workgroupBarrier();                  // Ss read before the next S or pass is stored
+      //#endfor
+//#endif
+    }
+
+    // 3. O += P V: P's key block kk (left, from Ps) times V's rows of that block, columns nc
+    // block (right, straight from storage)
+//#if !NOPV
+    //#for kk BK / SK
+      let pl = subgroupMatrixLoad<Left, row_major>(&Ps, sP + kk * SK, PST);
+      //#for nc D / SN
+//#if VWG
+        let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
+//#else
+        let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
+//#endif
+        acc[nc] = subgroupMatrixMultiplyAccumulate(pl, vr, acc[nc]);
+      //#endfor
+    //#endfor
+//#endif
+  }
+
+  // the end: the row's ℓ from its TPR lanes' shares; O / ℓ written CW columns at a time
+  var L = l;
+  for (var o = 1u; o < TPR; o <<= 1u) { L += subgroupShuffleXor(L, o); }
+  if (u == 0u) {
+    Ls[row] = L;
+    if (i < P.n_q) { lse[h * P.n_q + i] = select(NEG, m / LOG2E + log(L), L > 0.0); }
+  }
+  //#for ch D / min(BK, D)
+    workgroupBarrier();                      // Ls is written; the last pass's Ss is read
+    //#for b min(BK, D) / SN
+      subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
+    //#endfor
+    workgroupBarrier();
+    for (var x = t; x < BQ * CW; x += WG) {
+      let rr = x / CW;
+      let ii = r0 + rr;
+      if (ii >= P.n_q) { continue; }
+      let LL = Ls[rr];
+      o_out[(h * P.n_q + ii) * D + ch * CW + x % CW] = select(0.0, Ss[rr * SST + x % CW] / LL, LL > 0.0);   // a row that sees no key gets 0
+    }
+  //#endfor
+}
