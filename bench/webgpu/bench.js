@@ -12,9 +12,11 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 and 7 and decode version 6 unless told) are
- * checked against float64 on their own, one line each: PASS or FAIL with the largest error and
- * the tolerance, or SKIP with the reason the device does not offer them; then their rows of the
+ * First, the new kernels (--new; prefill versions 6 and 7 and decode versions 6 and 7 unless told)
+ * are checked against float64 on their own, one line each: PASS or FAIL with the largest error and
+ * the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version 7,
+ * also on problems of several splits and of one, with its counters back at 0 after each dispatch
+ * and O bit for bit its two-pass twin's, version 5: its line says so); then their rows of the
  * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
@@ -36,7 +38,7 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'decode-v6'];
+const NEW = ['prefill-v6', 'prefill-v7', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
 function parse(argv) {
   const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false};
   for (let k = 0; k < argv.length; k++) {
@@ -111,10 +113,41 @@ async function checkNew(dev, names, seed, count) {
         if (!fail) fail = `${JSON.stringify(c)}: ${e.message}`;
       }
     }
+    // a fused decode: several splits (short ones), one split, and the plan's shape; every time its
+    // counters back at 0 after the dispatch, twice, and O bit for bit version 5's
+    let fused = '';
+    if (K.fused) {
+      const fc = [[{n_q_heads: 8, n_kv_heads: 2, n_q: 1, n_kv: 150, d: 32, mask: 'causal'}, 40],
+                  [{n_q_heads: 4, n_kv_heads: 1, n_q: 2, n_kv: 90, d: 64, mask: 'window', window: 9, softcap: 2.5}, 32],
+                  [{n_q_heads: 4, n_kv_heads: 2, n_q: 1, n_kv: 77, d: 128}, 0],
+                  [{n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: 5000, d: 128}, 0],
+                  [{n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: 4096, d: 128, mask: 'causal'}, 256]];
+      let splits = [], differ = 0;
+      for (const [k, [c, split_len]] of fc.entries()) {
+        const p = FSGPU.randomProblem(seed * 1000 + 900 + k, c);
+        if (split_len) p.split_len = split_len;
+        if (K.ok(p)) continue;
+        try {
+          const r = await dev.checkFused(name, p, {sample: 48});
+          ran++;
+          tol = r.check.tol;
+          splits.push(r.n_split);
+          differ += r.differ;
+          if (!(r.check.worst <= worst)) worst = r.check.worst;
+          if (!r.ok && !fail) fail = `${JSON.stringify(c)} split_len ${split_len || 'default'}: ` + (!r.check.ok ? JSON.stringify(r.check.where) :
+            !r.counters_zero ? 'a counter not back at 0 after the dispatch' : !r.same_twice ? 'the second launch\'s O differs from the first' :
+            `${r.differ} numbers of O differ from ${K.twoPass}'s bits`);
+        } catch (e) {
+          ran++;
+          if (!fail) fail = `${JSON.stringify(c)}: ${e.message}`;
+        }
+      }
+      fused = `; fused: splits ${splits.join(', ')} a KV head, counters back at 0, O ${differ ? `differs from ${K.twoPass} in ${differ} numbers` : `bit for bit ${K.twoPass}'s`}`;
+    }
     const cfg = K.config ? ` with ${K.config.component} x ${K.config.component} -> ${K.config.result} ${K.config.M}x${K.config.N}x${K.config.K}` : '';
     if (!ran) console.log(`new kernel ${name}: SKIP (no problem it takes)`);
     else if (fail) { bad++; console.log(`new kernel ${name}: FAIL on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol}); first failure ${fail}`); }
-    else console.log(`new kernel ${name}: PASS on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol})`);
+    else console.log(`new kernel ${name}: PASS on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol})${fused}`);
   }
   return bad;
 }

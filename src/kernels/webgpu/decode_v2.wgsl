@@ -45,12 +45,15 @@
 // comes after every add; a dispatch sees everything the previous one wrote. Not promised: that
 // the partials another workgroup stored before its add are visible to the workgroup that saw the
 // add. WGSL has no fence across workgroups (CUDA's __threadfence, which CUDA's own "last block
-// merges" pattern needs). We do the strongest WGSL offers: the partials are stored and read as
-// atomics (atomicStore and atomicLoad of their bits: each location coherent across the device, so
-// no stale cached copy is read), and a storageBarrier() stands between a workgroup's stores and
-// its count, and between the count and the merge's loads. What stands behind the result on a real
-// GPU is the float64 check: bench.js checks every row it times against float64, and the fused
-// kernels first, bit for bit against version 5, with the counter back at 0 after each dispatch.
+// merges" pattern needs). We do the strongest WGSL offers: a storageBarrier() between a
+// workgroup's stores and its count (every invocation's stores issued before invocation 0 adds)
+// and between the count and the merge's loads, and the partials stored and read as atomics
+// (atomicStore and atomicLoad of their bits). The atomics buy something in practice, not a
+// promise: a GPU serves them where every workgroup sees the same copy, not from one compute
+// unit's cache; WGSL still does not order them after the count. What stands behind the result on
+// a real GPU is the float64 check: bench.js checks every row it times against float64, and the
+// fused kernels first, bit for bit against version 5, with the counters back at 0 after each
+// dispatch.
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
@@ -290,7 +293,7 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   if (workgroupUniformLoad(&seen) + 1u == P.n_split) {
     if (t == 0u) { atomicStore(&arrived[kvh], 0u); }
     storageBarrier();
-    for (var r = 0u; r < R; r++) { merge_row(h0 * P.n_q + r, t); }
+    for (var r = 0u; r < R; r++) { merge_row(h0 * P.n_q + r, P.n_split, t); }
   }
 //#endif
 }
@@ -302,16 +305,18 @@ var<workgroup> seen: u32;               // the counter before this workgroup's a
 var<workgroup> red: array<f32, WG>;
 var<workgroup> redv: array<vec4f, WG>;
 
-// Row g (query head g / n_q, row g % n_q) of O from its n_split partials (m_s, ℓ_s, o_s), by the
-// workgroup's WG invocations (t: this one's index; all of them call it, in uniform control flow):
-// O = Σ 2^(m_s − M) o_s / Σ 2^(m_s − M) ℓ_s with M = max m_s. The merge pass calls it for its one
-// row; decode version 7's last split workgroup of a KV head calls it for each of the head's rows.
-fn merge_row(g: u32, t: u32) {
+// Row g (query head g / n_q, row g % n_q) of O from its first ns partials (m_s, ℓ_s, o_s): every
+// caller passes ns = n_split, all of them (ns is a parameter so that a test can plant a merger that
+// skips one). By the workgroup's WG invocations (t: this one's index; all of them call it, in
+// uniform control flow): O = Σ 2^(m_s − M) o_s / Σ 2^(m_s − M) ℓ_s with M = max m_s. The merge
+// pass calls it for its one row; decode version 7's last split workgroup of a KV head calls it
+// for each of the head's rows.
+fn merge_row(g: u32, ns: u32, t: u32) {
   let stride = 2u + D;
-  let b0 = g * P.n_split;
+  let b0 = g * P.n_split;                  // row g's partials: n_split of them
   // M = max m_s
   var M = NEG;
-  for (var s = t; s < P.n_split; s += WG) { M = max(M, part_at((b0 + s) * stride)); }
+  for (var s = t; s < ns; s += WG) { M = max(M, part_at((b0 + s) * stride)); }
   red[t] = M;
   workgroupBarrier();
   for (var k = WG / 2u; k > 0u; k >>= 1u) {
@@ -322,7 +327,7 @@ fn merge_row(g: u32, t: u32) {
   workgroupBarrier();
   // ℓ = Σ 2^(m_s − M) ℓ_s
   var l = 0.0;
-  for (var s = t; s < P.n_split; s += WG) {
+  for (var s = t; s < ns; s += WG) {
     let m_s = part_at((b0 + s) * stride);
     if (m_s != NEG) { l += exp2(m_s - M) * part_at((b0 + s) * stride + 1u); }
   }
@@ -339,7 +344,7 @@ fn merge_row(g: u32, t: u32) {
   let n = groups * D4;                      // invocations that take part (D4 need not divide WG)
   var o = vec4f(0.0);
   if (t < n) {
-    for (var s = t / D4; s < P.n_split; s += groups) {
+    for (var s = t / D4; s < ns; s += groups) {
       let b = (b0 + s) * stride;
       let m_s = part_at(b);
       if (m_s != NEG) {
@@ -362,5 +367,5 @@ fn merge_row(g: u32, t: u32) {
 // dispatched (n_q, n_q_heads).
 @compute @workgroup_size(WG)
 fn merge(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
-  merge_row(wg.y * P.n_q + wg.x, t);
+  merge_row(wg.y * P.n_q + wg.x, P.n_split, t);
 }
