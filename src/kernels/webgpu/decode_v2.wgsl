@@ -363,8 +363,8 @@ fn merge_row(g: u32, ns: u32, t: u32) {
   if (t < D4) { o_out[g * D4 + t] = redv[t] * inv; }
 }
 
-// The merge pass (versions 2-6, and 3 and 4 borrow it): one workgroup a (row, query head),
-// dispatched (n_q, n_q_heads).
+// The merge pass of versions 2, 5 and 6 (versions 3 and 4 borrow it): one workgroup a (row,
+// query head), dispatched (n_q, n_q_heads).
 @compute @workgroup_size(WG)
 fn merge(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
   merge_row(wg.y * P.n_q + wg.x, P.n_split, t);
