@@ -23,7 +23,7 @@
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. With --json the file is written
  * again after every timed row, so a run stopped by a time limit keeps the rows it finished. --sweep also times the decode
- * kernels' two passes apart at several split lengths (versions 1-3 and 5) and decode version 4's shapes, storages and
+ * kernels' two passes apart at several split lengths (versions 1-3 and 5; version 7, one pass, whole) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
@@ -190,8 +190,9 @@ async function checks(gpu, seed, count, label) {
 
 // The decode kernels' split and merge passes timed apart: versions 1-3 and 5 at several split lengths,
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
-// TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes. Every interval of
-// the timing of both passes is kept (the first timing on freshly made buffers).
+// TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes; version 7, whose
+// merge is in its one dispatch, at several split lengths, whole (no split_ms, merge_ms). Every
+// interval of the timing of both passes is kept (the first timing on freshly made buffers).
 async function sweep(dev, seed, only, copy, ns) {
   const out = [];
   const v4 = [{}, {KPT: 2}, {WG: 256}, {WG: 256, KPT: 2}, {WG: 64, KPT: 2}, {TPK: 2, KPT: 2}, {TPK: 4, KPT: 4}, {NWG: 512}, {NWG: 2048}, {KPT: 2, NWG: 2048}];
@@ -201,6 +202,8 @@ async function sweep(dev, seed, only, copy, ns) {
   cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
   for (const name of ['decode-v5', 'decode-v5-f16'])
     for (const split_len of [256, 512, 768, 1024, 1536, 2048, 4096]) cases.push({name, set: {split_len}});
+  for (const name of ['decode-v7', 'decode-v7-f16'])
+    for (const split_len of [256, 512, 1024, 2048]) cases.push({name, set: {split_len}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
@@ -215,11 +218,12 @@ async function sweep(dev, seed, only, copy, ns) {
       const r = await dev.prepare(name, p);
       try {
         const both = await dev.timeSteps(r.steps, {reps: 5});
-        const s = await dev.timeSteps([r.steps[0]], {reps: 5});
-        const m = await dev.timeSteps([r.steps[1]], {reps: 5});
+        const two = r.steps.length > 1;   // a merge pass (not decode version 7)
+        const s = two ? await dev.timeSteps([r.steps[0]], {reps: 5}) : {};
+        const m = two ? await dev.timeSteps([r.steps[1]], {reps: 5}) : {};
         const bytes = K.kvBytes ? K.kvBytes(p) : 4 * (base.k.length + base.v.length);
         const row = {name, n_kv: n, set, split_len: K.splitLen(p), splits: Math.ceil(n / K.splitLen(p)), constants: r.constants,
-                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: bytes / (s.ms * 1e6),
+                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: two ? bytes / (s.ms * 1e6) : undefined,
                      of_copy: copy ? bytes / (both.ms * 1e6) / copy : undefined, settled: both.settled, first: both.first,
                      intervals: both.intervals.map(x => +x.toFixed(4))};
         console.log(`sweep ${JSON.stringify(row)}`);
