@@ -12,16 +12,18 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6, 7 and 8 and decode version 6 unless told) are
- * checked against float64 on their own, one line each: PASS or FAIL with the largest error and
- * the tolerance, or SKIP with the reason the device does not offer them; then their rows of the
+ * First, the new kernels (--new; prefill versions 6 to 8 and decode versions 6 and 7 unless told)
+ * are checked against float64 on their own, one line each: PASS or FAIL with the largest error and
+ * the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version 7,
+ * also on problems of several splits and of one, with its counters back at 0 after each dispatch
+ * and O bit for bit its two-pass twin's, version 5: its line says so); then their rows of the
  * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. With --json the file is written
  * again after every timed row, so a run stopped by a time limit keeps the rows it finished. --sweep also times the decode
- * kernels' two passes apart at several split lengths (versions 1-3 and 5) and decode version 4's shapes, storages and
+ * kernels' two passes apart at several split lengths (versions 1-3 and 5; version 7, one pass, whole) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
@@ -47,7 +49,7 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'decode-v6'];
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
 function parse(argv) {
   const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false};
   for (let k = 0; k < argv.length; k++) {
@@ -126,10 +128,40 @@ async function checkNew(dev, names, seed, count) {
         if (!fail) fail = `${JSON.stringify(c)}: ${e.message}`;
       }
     }
+    // a fused decode: several splits (short ones), one split, and the plan's shape; every time its
+    // counters back at 0 after the dispatch, twice, and O bit for bit version 5's
+    let fused = '';
+    if (K.fused) {
+      const fc = [[{n_q_heads: 8, n_kv_heads: 2, n_q: 1, n_kv: 150, d: 32, mask: 'causal'}, 40],
+                  [{n_q_heads: 4, n_kv_heads: 1, n_q: 2, n_kv: 90, d: 64, mask: 'window', window: 9, softcap: 2.5}, 32],
+                  [{n_q_heads: 4, n_kv_heads: 2, n_q: 1, n_kv: 77, d: 128}, 0],
+                  [{n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: 5000, d: 128}, 0],
+                  [{n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: 4096, d: 128, mask: 'causal'}, 256]];
+      const splits = [];
+      for (const [k, [c, split_len]] of fc.entries()) {
+        const p = FSGPU.randomProblem(seed * 1000 + 900 + k, c);
+        if (split_len) p.split_len = split_len;
+        if (K.ok(p)) continue;
+        try {
+          const r = await dev.checkFused(name, p, {sample: 48});
+          ran++;
+          tol = r.check.tol;
+          splits.push(r.n_split);
+          if (!(r.check.worst <= worst)) worst = r.check.worst;
+          if (!r.ok && !fail) fail = `${JSON.stringify(c)} split_len ${split_len || 'default'}: ` + (!r.check.ok ? JSON.stringify(r.check.where) :
+            !r.counters_zero ? 'a counter not back at 0 after the dispatch' : !r.same_twice ? 'the second launch\'s O differs from the first' :
+            `${r.differ} numbers of O differ from ${K.twoPass}'s bits`);
+        } catch (e) {
+          ran++;
+          if (!fail) fail = `${JSON.stringify(c)}: ${e.message}`;
+        }
+      }
+      fused = `; fused: splits ${splits.join(', ')} a KV head, counters back at 0, O bit for bit ${K.twoPass}'s`;   // (printed on a PASS only)
+    }
     const cfg = K.config ? ` with ${K.config.component} x ${K.config.component} -> ${K.config.result} ${K.config.M}x${K.config.N}x${K.config.K}` : '';
     if (!ran) console.log(`new kernel ${name}: SKIP (no problem it takes)`);
     else if (fail) { bad++; console.log(`new kernel ${name}: FAIL on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol}); first failure ${fail}`); }
-    else console.log(`new kernel ${name}: PASS on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol})`);
+    else console.log(`new kernel ${name}: PASS on ${ran} problems${cfg}, largest error ${worst.toExponential(2)} (tolerance ${tol})${fused}`);
   }
   return bad;
 }
@@ -173,8 +205,9 @@ async function checks(gpu, seed, count, label) {
 
 // The decode kernels' split and merge passes timed apart: versions 1-3 and 5 at several split lengths,
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
-// TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes. Every interval of
-// the timing of both passes is kept (the first timing on freshly made buffers).
+// TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes; version 7, whose
+// merge is in its one dispatch, at several split lengths, whole (no split_ms, merge_ms). Every
+// interval of the timing of both passes is kept (the first timing on freshly made buffers).
 async function sweep(dev, seed, only, copy, ns) {
   const out = [];
   const v4 = [{}, {KPT: 2}, {WG: 256}, {WG: 256, KPT: 2}, {WG: 64, KPT: 2}, {TPK: 2, KPT: 2}, {TPK: 4, KPT: 4}, {NWG: 512}, {NWG: 2048}, {KPT: 2, NWG: 2048}];
@@ -184,6 +217,8 @@ async function sweep(dev, seed, only, copy, ns) {
   cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
   for (const name of ['decode-v5', 'decode-v5-f16'])
     for (const split_len of [256, 512, 768, 1024, 1536, 2048, 4096]) cases.push({name, set: {split_len}});
+  for (const name of ['decode-v7', 'decode-v7-f16'])
+    for (const split_len of [256, 512, 1024, 2048]) cases.push({name, set: {split_len}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
@@ -198,11 +233,12 @@ async function sweep(dev, seed, only, copy, ns) {
       const r = await dev.prepare(name, p);
       try {
         const both = await dev.timeSteps(r.steps, {reps: 5});
-        const s = await dev.timeSteps([r.steps[0]], {reps: 5});
-        const m = await dev.timeSteps([r.steps[1]], {reps: 5});
+        const two = r.steps.length > 1;   // a merge pass (not decode version 7)
+        const s = two ? await dev.timeSteps([r.steps[0]], {reps: 5}) : {};
+        const m = two ? await dev.timeSteps([r.steps[1]], {reps: 5}) : {};
         const bytes = K.kvBytes ? K.kvBytes(p) : 4 * (base.k.length + base.v.length);
         const row = {name, n_kv: n, set, split_len: K.splitLen(p), splits: Math.ceil(n / K.splitLen(p)), constants: r.constants,
-                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: bytes / (s.ms * 1e6),
+                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: two ? bytes / (s.ms * 1e6) : undefined,
                      of_copy: copy ? bytes / (both.ms * 1e6) / copy : undefined, settled: both.settled, first: both.first,
                      intervals: both.intervals.map(x => +x.toFixed(4))};
         console.log(`sweep ${JSON.stringify(row)}`);

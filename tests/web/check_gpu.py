@@ -11,9 +11,15 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
   version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), an off-by-one tile
   edge in prefill version 1 and decode version 2, and in decode version 4 float16 halves unpacked
-  out of order and the paged form reading each page's slots backwards;
+  out of order and the paged form reading each page's slots backwards, and decode version 7's
+  merger skipping a head's last split;
 - then, from the page's own files again, every full-size kernel against float64 on random
   problems, with subgroups and without;
+- decode version 7 (the merge in the split's dispatch) in its four forms on problems of several
+  splits and of one, GQA, every mask the decode takes (a random bitmask among them), key counts
+  that are not a multiple of the tile: against float64, its counters back at 0 after each
+  dispatch (read back, and a second launch on the same buffers writing the same O bit for bit),
+  and O bit for bit its two-pass twin's (decode version 5);
 - the benchmark's smallest plan runs on the same device, checks, times, draws its chart (its
   table's columns lined up) and offers its JSON;
 - a lost device is reported and opened again; no console error throughout;
@@ -49,8 +55,9 @@ import check_page  # noqa: E402
 REFUSALS = ("pitfall", "backward algorithm", "softmax algorithm", "reference algorithm", "low-precision",
             "no dropout", "given scores", "no attention problem to run")
 
-# Planted faults: (file, text to replace, replacement, what must then fail). A fault whose text
-# is not found fails the test, so the faults follow the kernels' code.
+# Planted faults: (file, text to replace, replacement, what must then fail[, split_len: keys a
+# split, so that the problem has several]). A fault whose text is not found fails the test, so
+# the faults follow the kernels' code.
 FAULTS = [
     ("fwd_trace", "alpha = select(ex(m_old - m_new), 0.0, m_old == NEG);", "alpha = 1.0;", "trace"),
     ("fwd_v3", "let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));", "let alpha = vec4f(1.0);", "prefill-v3"),
@@ -69,7 +76,36 @@ FAULTS = [
      "return vec4f(unpack2x16float(w.w), unpack2x16float(w.z));", "decode-v4-f16"),
     ("decode_v4", "return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * NC;",
      "return ((table[j / PS] * PS + (PS - 1u - j % PS)) * P.n_kv_heads + kvh) * NC;", "decode-paged"),
+    # decode version 7: the last split workgroup of a head merges all but the head's last split
+    ("decode_v2", "merge_row(h0 * P.n_q + r, P.n_split, t);", "merge_row(h0 * P.n_q + r, P.n_split - 1u, t);", "decode-v7", 32),
 ]
+
+# Decode version 7's own checks (fsgpu.js checkFused): (problem, split_len or 0 for the default).
+# Head sizes 32 and 64, whose pipelines "every kernel against float64" has made already.
+FUSED_CASES = [
+    ({"n_q_heads": 8, "n_kv_heads": 2, "n_q": 1, "n_kv": 150, "d": 32, "mask": "causal"}, 40),   # 4 splits, GQA 4
+    ({"n_q_heads": 4, "n_kv_heads": 1, "n_q": 2, "n_kv": 90, "d": 64, "mask": "window", "window": 9, "softcap": 2.5}, 32),  # 3 splits, 8 rows
+    ({"n_q_heads": 4, "n_kv_heads": 2, "n_q": 1, "n_kv": 77, "d": 32, "mask": "none"}, 0),       # one split
+    ({"n_q_heads": 2, "n_kv_heads": 2, "n_q": 2, "n_kv": 100, "d": 64, "mask": "bits"}, 24),     # 5 splits, a random bitmask
+]
+FUSED_JS = """(async () => {
+  const g = Module.flashstep.gpu.device(), out = [];
+  for (const name of ['decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'])
+    for (const [k, [c, split_len]] of CASES.entries()) {
+      const p = FSGPU.randomProblem(SEED * 10 + k, c.mask === 'bits' ? Object.assign({}, c, {mask: 'none'}) : c);
+      if (c.mask === 'bits') {   // a random bitmask: about half the keys of each row visible
+        const words = 2 * Math.ceil(c.n_kv / 64), bits = new Uint32Array(c.n_q * words), r = FSGPU.rng(SEED + k);
+        for (let i = 0; i < c.n_q; i++) for (let j = 0; j < c.n_kv; j++) if (r() < 0.5) bits[i * words + (j >>> 5)] |= 1 << (j & 31);
+        p.mask = {kind: 3, words, bits, offset: c.n_kv - c.n_q};
+      }
+      if (split_len) p.split_len = split_len;
+      const r = await g.checkFused(name, p);
+      out.push({name, k, ok: r.ok, n_split: r.n_split, worst: r.check.worst, where: r.check.where,
+                counters_zero: r.counters_zero, same_twice: r.same_twice, differ: r.differ});
+    }
+  return out;
+})()"""
+
 
 
 def lesson_names(flashstep):
@@ -389,7 +425,8 @@ def run(page, b, flashstep, seed, tmp):
     clock.stop("the trace download")
 
     # planted faults
-    for file, old, new, what in FAULTS:
+    for file, old, new, what, *rest in FAULTS:
+        split_len = rest[0] if rest else 0
         loader = ("(name) => Module.flashstep.gpu.wgsl(name).then((t) => { if (name !== %s) return t; "
                   "if (!t.includes(%s)) throw new Error('fault text not found in ' + name); return t.split(%s).join(%s); })"
                   % (json.dumps(file), json.dumps(old), json.dumps(old), json.dumps(new)))
@@ -403,6 +440,8 @@ def run(page, b, flashstep, seed, tmp):
         else:
             p = ("FSGPU.randomProblem(%d, {n_q_heads: 4, n_kv_heads: 2, n_q: %d, n_kv: 100, d: 64, mask: 'causal'})"
                  % (seed, 1 if what.startswith("decode") else 70))
+            if split_len:
+                p = "Object.assign(%s, {split_len: %d})" % (p, split_len)
             r = json.loads(gpu_call(b, f"Module.flashstep.gpu.open().then(() => Module.flashstep.gpu.device().check({json.dumps(what)}, {p}))")
                            or "null")
             caught = bool(r) and not r["ok"]
@@ -422,6 +461,17 @@ def run(page, b, flashstep, seed, tmp):
     check(res and res["bad"] == 0 and res["ran"] >= 30, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
           "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
     clock.stop("every kernel against float64")
+
+    # decode version 7: float64, its counters back at 0, O bit for bit decode version 5's
+    js = FUSED_JS.replace("CASES", json.dumps(FUSED_CASES)).replace("SEED", str(seed))
+    res = json.loads(gpu_call(b, js) or "null") or []
+    bad = [r for r in res if not r["ok"]]
+    splits = sorted({r["n_split"] for r in res})
+    check(len(res) == 4 * len(FUSED_CASES) and not bad and 1 in splits and max(splits, default=0) >= 4,
+          f"decode version 7 in its four forms on {len(FUSED_CASES)} problems ({', '.join(map(str, splits))} splits a KV head; GQA; "
+          "causal, window with soft-cap, none, a bitmask): within 1e-4 of float64, its counters back at 0 after each dispatch, "
+          "and O bit for bit decode version 5's", f"seed {seed}: " + json.dumps(bad[:2]))
+    clock.stop("decode version 7's fused merge")
 
     # the benchmark's smallest plan
     res = json.loads(gpu_call(b, f"Module.flashstep.gpu.bench('tiny', {seed})") or "null")

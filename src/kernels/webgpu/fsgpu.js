@@ -33,8 +33,8 @@
   const MASK = {none: 0, causal: 1, window: 2, bits: 3};
 
   // //#if NAME, //#if !NAME, //#elif NAME, //#else, //#endif: keep the lines of the chosen form
-  // (NAME: SUBGROUPS, or one of defs: decode_v2's and decode_v4's F16 and PAGED, decode_v2's AHEAD
-  // and H16, fwd_v4's NODOT and H16, true or false). A def that is a number is also declared, as
+  // (NAME: SUBGROUPS, or one of defs: decode_v2's and decode_v4's F16 and PAGED, decode_v2's AHEAD,
+  // H16 and FUSED, fwd_v4's NODOT and H16, true or false). A def that is a number is also declared, as
   // `const NAME: u32 = N;` (fwd_sgmat's shapes, which must be constant expressions). Directives
   // (`enable …;`, `diagnostic(…);`) are moved to the top, once each, since WGSL wants them before
   // every declaration and common.wgsl comes first.
@@ -99,7 +99,9 @@
   // The kernels at full size. Each: what it is (`what`, the panel's words), its file and entry
   // points, what it writes (`out`), `ok(prob)` (why a problem does not suit it on this device,
   // null when it does), its override constants for a problem on this device, and the workgroups
-  // of each pass. The split decodes (`split`) run their split pass, then a merge pass.
+  // of each pass. The split decodes (`split`) run their split pass, then a merge pass; those that
+  // are also `fused` (decode version 7) run the split pass alone, its last workgroup of each KV
+  // head merging that head's rows.
   function kernelTable(dev) {
     const lim = dev.limits, sg = dev.subgroups;
     const d_ok = (p, lo, hi, mult) => (p.d < lo || p.d > hi || p.d % mult ? `head size ${lo}-${hi}, a multiple of ${mult}` : null);
@@ -145,6 +147,27 @@
         constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+    }
+    // decode version 7: version 5 (its splits, its split lengths) with the merge in the same
+    // dispatch (decode_v2.wgsl's AHEAD and FUSED forms): one pass, no merge pass. twoPass: the
+    // version 5 kernel it must equal bit for bit (checkFused). Its split workgroups also hold the
+    // merge's 256 floats and 256 vec4s of workgroup memory (5 KiB more than version 5's).
+    function decodeV7(f16, paged) {
+      const K = decodeV2(f16, paged, true), ok = K.ok, tail = (paged ? '-paged' : '') + (f16 ? '-f16' : '');
+      return Object.assign(K, {
+        defs: Object.assign({}, K.defs, {FUSED: true}),
+        what: 'decode version 5 in one dispatch: the last split workgroup of each KV head to finish (an atomic counter a head says which) merges that head\'s rows with the merge pass\'s own code' +
+              (paged ? ', through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+              (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
+        entry: ['split'], fused: true, twoPass: 'decode-v5' + tail,
+        contiguous: paged ? (f16 ? 'decode-v7-f16' : 'decode-v7') : null,
+        ok(p) {
+          return ok.call(this, p) || (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) + 4 * 256 + 16 * 256 + 4 > lim.maxComputeWorkgroupStorageSize ?
+            'more workgroup memory than this device has' : null);
+        },
+        mergeFile: null, mergeConstants: null,
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1]]; },
       });
     }
     // decode version 4 (decode_v4.wgsl) in its four forms: float32 or float16 storage (packed
@@ -379,6 +402,10 @@
       'decode-v5-f16': decodeV2(true, false, true),
       'decode-v5-paged': decodeV2(false, true, true),
       'decode-v5-paged-f16': decodeV2(true, true, true),
+      'decode-v7': decodeV7(false, false),
+      'decode-v7-f16': decodeV7(true, false),
+      'decode-v7-paged': decodeV7(false, true),
+      'decode-v7-paged-f16': decodeV7(true, true),
       'decode-v6': (() => {
         const K = decodeV2(true, false, true), ok = K.ok;
         return Object.assign(K, {
@@ -694,7 +721,15 @@
       const q = mk(lay.q || p.q), k = mk(lay.k), v = mk(lay.v), bits = mk(p.mask && p.mask.bits ? p.mask.bits : new Uint32Array(4));
       const o = mk(p.n_q_heads * p.n_q * p.d * 4);
       const steps = [];
-      if (K.split) {
+      let arrived = null;
+      if (K.fused) {
+        // decode version 7: one pass; its counters (one a KV head) zeroed here once, and set back
+        // to 0 by the kernel itself at the end of each dispatch
+        const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
+        arrived = mk(new Uint32Array(p.n_kv_heads));
+        steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
+                    bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o], [6, part], [8, arrived]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
+      } else if (K.split) {
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
         steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
@@ -709,7 +744,7 @@
         steps.push({pipeline: await this.pipeline(K.file, K.entry[0], consts, sub), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [5, o]]});
       }
-      return {steps, o, lse: steps.lse, subgroups: sub, constants: consts, destroy: () => bufs.forEach(b => b.destroy())};
+      return {steps, o, lse: steps.lse, arrived, n_split: extra.n_split, subgroups: sub, constants: consts, destroy: () => bufs.forEach(b => b.destroy())};
     }
 
     // prepared: a run of prepare(name, p) to use (and keep) instead of a fresh one.
@@ -750,6 +785,40 @@
         }
       }
       return {ok: worst <= tol, worst, tol, where, rows: pick.length, subgroups: out.subgroups};
+    }
+
+    // A fused decode (decode version 7) against float64 as check() does, and beyond it: launched
+    // twice on the same buffers (O filled with NaN between), its counters must read 0 after each
+    // dispatch and the second O must be the first bit for bit (the counters really came back to 0:
+    // else no workgroup would merge the second time); and O must be bit for
+    // bit its two-pass twin's (K.twoPass: the same splits, the same merge code, in two dispatches).
+    // {ok, err (check()'s answer), counters_zero, same_twice, same_as_two_pass, differ (numbers of O
+    // whose bits differ from the twin's), n_split}.
+    async checkFused(name, p, {sample = 64} = {}) {
+      const K = this.kernels[name];
+      if (!K || !K.fused) throw new Error(`${name} is not a fused decode`);
+      const prep = await this.prepare(name, p);
+      try {
+        const c = await this.check(name, p, {sample, prepared: prep});
+        const n = p.n_q_heads * p.n_q * p.d;
+        const u32 = f => new Uint32Array(f.buffer);
+        const zero = a => u32(a).every(x => x === 0);
+        const c1 = await this.read(prep.arrived, p.n_kv_heads);
+        const first = u32(await this.read(prep.o, n));
+        this.device.queue.writeBuffer(prep.o, 0, new Uint32Array(n).fill(0x7fc00000));   // NaN: the second O must be written anew
+        await this.submit(prep.steps);
+        const c2 = await this.read(prep.arrived, p.n_kv_heads);
+        const second = u32(await this.read(prep.o, n));
+        const twin = u32((await this.attention(K.twoPass, p)).O);
+        let differ = 0, again = 0;
+        for (let x = 0; x < n; x++) { differ += first[x] !== twin[x]; again += first[x] !== second[x]; }
+        const res = {counters_zero: zero(c1) && zero(c2), same_twice: again === 0, same_as_two_pass: differ === 0, differ, n_split: prep.n_split,
+                     check: c};
+        res.ok = c.ok && res.counters_zero && res.same_twice && res.same_as_two_pass;
+        return res;
+      } finally {
+        prep.destroy();
+      }
     }
 
     // 003's softmax kernel (akunu.wgsl, softmax_rows) on a random rows × cols score matrix, about
@@ -1060,11 +1129,11 @@
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
