@@ -1014,22 +1014,26 @@
   function drawChart(res) {
     const c = $('gpu-chart'), x = c.getContext('2d');
     c.hidden = false;
-    x.fillStyle = '#111318';
-    x.fillRect(0, 0, c.width, c.height);
     const rows = res.rows.filter((r) => !r.error);
     const groups = [['prefill', 'TFLOP/s', (r) => r.tflops, res.probe.fma_tflops, 'FMA'], ['decode', 'GB/s', (r) => r.gbps, res.probe.copy_gbps, 'copy']];
     /* one colour a kernel, in the order the kernels first appear in their group; the legend two
      names a line (three overlapped: 'decode-v2-paged-f16' is wider than a third) */
-    /* 16 hues, one a kernel (the full plan's decode rows have 16 kernels) */
+    /* 24 hues, one a kernel (the full plan's decode rows have 21 kernels) */
     const palette = ['#6cb6ff', '#f0b72f', '#57ab5a', '#e5534b', '#d2a8ff', '#9aa0ab', '#39c5cf', '#ff9bce', '#c69026', '#8ddb8c',
-                     '#ff7b38', '#316dca', '#986ee2', '#bf4b8a', '#1b7c83', '#b4d353'];
+                     '#ff7b38', '#316dca', '#986ee2', '#bf4b8a', '#1b7c83', '#b4d353', '#ffffff', '#a0522d', '#7fffd4', '#ffd700',
+                     '#4169e1', '#dc143c', '#00ced1', '#9acd32'];
     const namesOf = (kind) => [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.kernel))];
     const legendRows = Math.max(1, ...groups.map(([kind]) => Math.ceil(namesOf(kind).length / 2)));
+    /* the bars keep their 160 pixels; the canvas grows with the legend under them */
+    const top = 20, h = 160;
+    c.height = top + h + 14 * legendRows + 10;
+    x.fillStyle = '#111318';
+    x.fillRect(0, 0, c.width, c.height);
     const half = c.width / 2;
     groups.forEach(([kind, unit, val, limit, limitName], gi) => {
       const rs = rows.filter((r) => r.kind === kind);
       const names = namesOf(kind), color = (n) => palette[names.indexOf(n) % palette.length];
-      const x0 = gi * half + 40, w = half - 60, top = 20, h = c.height - top - 14 * legendRows - 10;
+      const x0 = gi * half + 40, w = half - 60;
       const max = Math.max(limit || 0, ...rs.map(val), 1e-9);
       x.fillStyle = '#e6e6e6';
       x.font = '12px "DejaVu Sans", sans-serif';
