@@ -241,6 +241,46 @@ START_TEST(predict_prompt_covers_nothing)
 }
 END_TEST
 
+/* At the last step of a section's last lesson the line offering its quiz has a box of its own
+ * (L.section): it covers no other box and none of the scene grid's rows. It was drawn over the
+ * scene's foot, which upright is the grid's last row (the GQA lesson's row 1 on a phone). */
+START_TEST(section_line_covers_nothing)
+{
+    static const int sz[][2] = {{1280, 720}, {1024, 768}, {1920, 1080}, {390, 844}, {360, 640}, {768, 1024}, {390, 1100}};
+    static const char *const demos[] = {"tiled", "gqa", "window", "tree"};
+    for (size_t d = 0; d < sizeof demos / sizeof demos[0]; d++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_demo_load(demos[d], &sh, stderr), 0);
+        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+            gui_state s;
+            gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
+            s.scale_pct = 100;
+            s.ending_room = 60;
+            gui_state_attach(&s, &sh);
+            s.n_sections = 1;
+            s.section_end = 0;
+            ck_assert_int_eq(gui_layout_for(&s, &sh).section.h, 0);   /* not before the last step */
+            gui_cmd end = {GUI_CMD_END, 0, 0};
+            gui_update(&s, &sh, &end);
+            gui_layout L = gui_layout_for(&s, &sh);
+            const char *tag = demos[d];
+            ck_assert_msg(L.section.h >= L.font, "%s %dx%d: the section's line is %d pixels", tag, sz[i][0], sz[i][1], L.section.h);
+            ck_assert_msg(inside(L.section, (gui_rect){0, 0, sz[i][0], sz[i][1]}), "%s %dx%d: outside", tag, sz[i][0], sz[i][1]);
+            const gui_rect *other[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.ending};
+            for (size_t k = 0; k < sizeof other / sizeof other[0]; k++)
+                ck_assert_msg(!overlap(L.section, *other[k]), "%s %dx%d: the section's line covers box %zu", tag, sz[i][0],
+                              sz[i][1], k);
+            gui_grid g = gui_scene_grid(&sh, &L);
+            if (g.cell > 0)
+                ck_assert_msg(g.y0 + g.rows * g.cell <= L.section.y || g.y0 >= L.section.y + L.section.h,
+                              "%s %dx%d: the grid's rows (to y %d) run under the section's line at y %d", tag, sz[i][0],
+                              sz[i][1], g.y0 + g.rows * g.cell, L.section.y);
+        }
+        gui_show_free(&sh);
+    }
+}
+END_TEST
+
 /* A built-in demo in a 1280 × 720 window state (catalog_n lessons in the catalog), at step 0. */
 static void demo_state(const char *demo, gui_show *sh, gui_state *s, int catalog_n)
 {
@@ -1490,6 +1530,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);
+    tcase_add_test(t, section_line_covers_nothing);
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);

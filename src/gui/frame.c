@@ -364,23 +364,21 @@ static void draw_quiz(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_text_wrap(d, L->font, (gui_rect){x, y, w, y1 - y}, th->dim, l[4]);
 }
 
-/* At the last step of a section's last lesson, a line at the foot of the scene offers the
- * section's quiz (its entry of the lesson list: names[catalog_n + section]). */
+/* At the last step of a section's last lesson, a line offers the section's quiz (its entry of
+ * the lesson list: names[catalog_n + section]), in the room gui_layout_for keeps for it. */
 static void draw_section_end(gui_draw *d, const gui_state *s, const char *const *names, int n)
 {
-    if (s->section_end < 0 || s->quiz.phase != GUI_QUIZ_OFF || s->menu || (s->n > 0 && s->step < s->n - 1)) return;
-    if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN || !d->r) return;
+    const gui_layout *L = &d->L;
+    gui_rect r = L->section;
+    if (r.h <= 0 || !d->r) return;
     int i = s->catalog_n + s->section_end;
     if (i < 0 || i >= n || !names[i]) return;
-    const gui_layout *L = &d->L;
     char line[256];
     snprintf(line, sizeof line, "Section done. Enter: %s", names[i]);
-    int fs = L->font, h = gui_line_h(d, fs) + L->pad;
-    gui_rect r = {L->main.x, L->main.y + L->main.h - h, L->main.w, h};
     gui_fill(d, r, d->th->panel);
     gui_frame(d, r, d->th->accent, d->thin);
     d->clip_x1 = r.x + r.w - L->pad / 2;
-    gui_text(d, fs, r.x + L->pad / 2, r.y + L->pad / 2, d->th->accent, GUI_AL_LEFT, line);
+    gui_text(d, L->font, r.x + L->pad / 2, r.y + L->pad / 2, d->th->accent, GUI_AL_LEFT, line);
     d->clip_x1 = 0;
 }
 

@@ -205,6 +205,9 @@ typedef struct {
     gui_rect timeline;      /* the scrubbable bar of events */
     gui_rect prompt;        /* predict mode's question, below the scene (h = 0: none) */
     gui_rect ending;        /* the lesson's ending at its last step (gui_ending_shown; h = 0: none) */
+    gui_rect section;       /* the line offering the section's quiz (gui_section_end_shown; h = 0:
+                             * none): under the scene, which gives up the room (upright, the side
+                             * panel does), so it covers none of the scene's rows */
 } gui_layout;
 
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
@@ -438,6 +441,9 @@ bool gui_ending_shown(const gui_state *s, const gui_show *show);
 /* The ending's four lines (summary, keep, next, and the variation V loads or leaves, written
  * into try_line of capacity n), "" where the show has none. */
 void gui_ending_lines(const gui_show *show, char *try_line, size_t n, const char *text[4]);
+/* Whether the line offering the section's quiz shows (L.section): at the last step of a section's
+ * last lesson, with no menu, quiz or question over it. */
+bool gui_section_end_shown(const gui_state *s);
 
 /* The question's four lines while predict mode asks or shows its answer: the prompt (the numbers
  * it needs), the choices ("" for a number), the answer line (what is typed, or the answer and

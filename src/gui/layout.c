@@ -95,6 +95,7 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
     if (L.main.w < 1) L.main.w = 1;
     L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
     L.ending = (gui_rect){L.main.x, L.main.y, L.main.w, 0};
+    L.section = (gui_rect){L.main.x, L.main.y + L.main.h, L.main.w, 0};
     return L;
 }
 
@@ -108,6 +109,12 @@ bool gui_ending_shown(const gui_state *s, const gui_show *show)
     if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
     if (s->predict.phase == GUI_PREDICT_ASK || s->predict.phase == GUI_PREDICT_SHOWN) return false;
     return s->n <= 0 || s->step == s->n - 1;
+}
+
+bool gui_section_end_shown(const gui_state *s)
+{
+    if (s->section_end < 0 || s->quiz.phase != GUI_QUIZ_OFF || s->menu || (s->n > 0 && s->step < s->n - 1)) return false;
+    return s->predict.phase != GUI_PREDICT_ASK && s->predict.phase != GUI_PREDICT_SHOWN;
 }
 
 void gui_ending_lines(const gui_show *show, char *try_line, size_t n, const char *text[4])
@@ -155,6 +162,25 @@ static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show
     return L;
 }
 
+/* The section's quiz line: one line of the body size. Side by side, at the scene's foot, which
+ * gives up the room; upright, at the top of the side panel (under the ending box), which does. */
+static gui_layout layout_section(gui_layout L, const gui_state *s)
+{
+    if (!gui_section_end_shown(s)) return L;
+    int h = est_line_h(L.font) + L.pad;
+    if (L.portrait) {
+        L.section = (gui_rect){L.main.x, L.side.y, L.main.w, h};
+        L.side.y += h + L.pad / 2;
+        L.side.h -= h + L.pad / 2;
+        if (L.side.h < 1) L.side.h = 1;
+        return L;
+    }
+    L.main.h -= h + L.pad / 2;
+    if (L.main.h < 1) L.main.h = 1;
+    L.section = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad / 2, L.main.w, h};
+    return L;
+}
+
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
 {
     gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
@@ -194,9 +220,9 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             L.side.h += 2 * slack;
         }
     }
-    if (gui_ending_shown(s, show)) return layout_ending(L, s, show);
+    if (gui_ending_shown(s, show)) return layout_section(layout_ending(L, s, show), s);
     char l[4][GUI_PREDICT_LEN];
-    if (!gui_predict_text(s, show, l)) return L;
+    if (!gui_predict_text(s, show, l)) return layout_section(L, s);
     /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
      * size, the keys in the small size. */
     int per = (L.main.w - 2 * L.pad) / est_char_w(L.font);

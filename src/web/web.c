@@ -319,7 +319,7 @@ static void web_state_questions(web_page *W, char *b, size_t n)
  * frame's time, the text scale in percent, the header lines (title, source, and the source with
  * the document's title: words); the layout (upright or not, the
  * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline,
- * predict prompt and the lesson's ending as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
+ * predict prompt, the lesson's ending and the section's quiz line as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
  * inside them) and fitting step. */
 EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
 {
@@ -352,11 +352,11 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     k = strlen(b);
     /* The layout's boxes and text sizes, and what the last frame drew (its smallest text, the
      * scene's fitting step): the page's layout tests hold them to their rules. */
-    const gui_rect *R[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.prompt, &L.ending};
+    const gui_rect *R[] = {&L.header, &L.main, &L.side, &L.narration, &L.timeline, &L.prompt, &L.ending, &L.section};
     k += (size_t)snprintf(b + k, n - k, "\",\"portrait\":%s,\"font\":[%d,%d,%d],\"min_text\":[%d,%d],\"fit_level\":%d,\"boxes\":[",
                           L.portrait ? "true" : "false", L.font_small, L.font, L.font_big, W->A.draw.min_text,
                           W->A.draw.min_cell_text, W->A.draw.fit_level);
-    for (int i = 0; i < 7 && k < n; i++)
+    for (int i = 0; i < 8 && k < n; i++)
         k += (size_t)snprintf(b + k, n - k, "%s[%d,%d,%d,%d]", i ? "," : "", R[i]->x, R[i]->y, R[i]->w, R[i]->h);
     if (k < n) snprintf(b + k, n - k, "]");
     web_state_questions(W, b, n);
