@@ -857,9 +857,11 @@ int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const c
     return bad;
 }
 
-/* Does every sampled step lay out whole, at the scene's own text size, in a t->w × h window? */
-static bool fits_at(gui_draw *d, gui_state *t, const gui_show *show, const int64_t *steps, int ns, int h, int body_px,
-                    int floor_pct)
+/* How badly the sampled steps lay out in a t->w × h window: 0 when every one is whole at the
+ * scene's own text size; else the worst fitting step (fit level) a step needed, or, when a number
+ * is cut, more than any fit level. */
+static int misfit_at(gui_draw *d, gui_state *t, const gui_show *show, const int64_t *steps, int ns, int h, int body_px,
+                     int floor_pct)
 {
     const char *names[1] = {show->name};
     t->h = h;
@@ -867,15 +869,17 @@ static bool fits_at(gui_draw *d, gui_state *t, const gui_show *show, const int64
         int z = gui_layout_scale_for(t->w, h, body_px);
         t->scale_pct = z > floor_pct ? z : floor_pct;
     }
+    int worst = 0;
     for (int i = 0; i < ns; i++) {
         t->step = steps[i];
         gui_draw_begin(d, t, show);
         d->cuts = 0;
         d->breaks = 0;
         gui_frame_draw(d, t, show, names, 1);
-        if (d->cuts || d->fit_level > 0) return false;
+        if (d->cuts) return 1000;
+        if (d->fit_level > worst) worst = d->fit_level;
     }
-    return true;
+    return worst;
 }
 
 int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_max, int body_px)
@@ -898,13 +902,20 @@ int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_
     t->hover = GUI_HOVER_NONE;
     SDL_Renderer *r = d->r;
     d->r = NULL;
+    /* The smallest height at which the steps lay out whole at fit level 0; where even h_max
+     * does not give that and the samples are every step of the show (a claims list whose lines
+     * wrap at any height, a short trace), the smallest that lays out no worse than h_max, so the
+     * page does not scroll through empty canvas. With steps left out of the samples, or a number
+     * cut even at h_max, h_max: an unsampled step may need the room. */
+    bool all = s->n <= 24;
     int lo = s->h, hi = h_max, found = h_max;
-    if (fits_at(d, t, show, steps, ns, lo, body_px, s->scale_pct)) found = lo;
-    else if (fits_at(d, t, show, steps, ns, hi, body_px, s->scale_pct)) {
-        /* lo does not fit, hi does: bisect to 8 pixels */
+    int at_hi = misfit_at(d, t, show, steps, ns, hi, body_px, s->scale_pct), want = all && at_hi < 1000 ? at_hi : 0;
+    if (misfit_at(d, t, show, steps, ns, lo, body_px, s->scale_pct) <= want) found = lo;
+    else if (at_hi <= want) {
+        /* lo does not do as well as hi: bisect to 8 pixels */
         while (hi - lo > 8) {
             int mid = lo + (hi - lo) / 2;
-            if (fits_at(d, t, show, steps, ns, mid, body_px, s->scale_pct)) hi = mid;
+            if (misfit_at(d, t, show, steps, ns, mid, body_px, s->scale_pct) <= want) hi = mid;
             else lo = mid;
         }
         found = hi;
