@@ -91,6 +91,7 @@
     if (cls) e.className = cls;
     return e;
   };
+  const COVERED = 'This step stays hidden while the question about it is asked: answer it, or reveal it, and it is described here.';
   const stepWords = (d) => (d.n > 0 ? `Step ${d.step} of ${d.n - 1}` : 'No steps');
 
   /* A table with a caption, a header row and one header cell a row: head is the column names
@@ -125,13 +126,16 @@
    * changes; the live region gets its short form (the step and its words) a moment after the
    * last change, so that playing does not queue one announcement a step. */
   function describe(s, force) {
-    const key = `${s.name}|${s.lesson}|${s.step}|${s.n}`;
+    const key = `${s.name}|${s.lesson}|${s.step}|${s.n}|${s.covers}`;
     if (key === describedAt && !force) return;
     const first = describedAt === '';
     describedAt = key;
     const d = JSON.parse(Module.UTF8ToString(call('web_describe', 'number', ['number'], [W])));
     clearTimeout(liveTimer);
-    if (!first) liveTimer = setTimeout(() => { $('live').textContent = `${stepWords(d)}. ${d.say}`; }, s.playing ? 600 : 150);
+    /* A question about step 0 covers the scene until it is answered: the words keep the step
+     * hidden as the scene does (they would give the answer away). */
+    const hidden = !!s.covers, say = hidden ? COVERED : d.say;
+    if (!first) liveTimer = setTimeout(() => { $('live').textContent = `${stepWords(d)}. ${say}`; }, s.playing ? 600 : 150);
     if ($('p-desc').hidden && !force) return;
     const box = $('desc'), open = new Set([...box.querySelectorAll('details[open]')].map((x) => x.dataset.part));
     box.textContent = '';
@@ -141,9 +145,11 @@
     intro.dataset.part = 'intro';
     intro.appendChild(el('summary', 'About this lesson'));
     intro.appendChild(el('p', d.intro || 'No introduction.'));
+    if (open.has('intro')) intro.open = true;
     box.appendChild(intro);
-    box.appendChild(el('h3', `${stepWords(d)}${d.kind ? ` (event: ${d.kind})` : ''}`));
-    box.appendChild(el('p', d.say || 'Nothing to step through.'));
+    box.appendChild(el('h3', `${stepWords(d)}${d.kind && !hidden ? ` (event: ${d.kind})` : ''}`));
+    box.appendChild(el('p', say || 'Nothing to step through.'));
+    if (hidden) return;
     if (d.formulas.length) {
       box.appendChild(el('h4', 'Its formulas, with the numbers'));
       box.appendChild(el('p', s.scene === 'backward'
@@ -199,7 +205,6 @@
       const ul = box.appendChild(el('ul'));
       for (const [c, v] of d.claims) ul.appendChild(el('li', `${c}: ${v}`));
     }
-    if (open.has('intro')) intro.open = true;
   }
 
   /* Upright, the canvas is as tall as the lesson needs for its numbers at full size (the C

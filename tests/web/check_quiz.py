@@ -3,7 +3,8 @@
 the page, in headless Chromium (docs/questions.md, docs/web.md).
 
   - the questions are on by default: a lesson opened at step 0 asks step 0's question at once
-    (the scene covered); the answer box under it answers it wrongly (judged "not quite", with
+    (the scene covered, and the Describe panel's words keep the step hidden too until it is
+    answered); the answer box under it answers it wrongly (judged "not quite", with
     the right answer and why, the score 0 of 1), and after a reload the canvas's own keys answer
     it rightly with the number the feedback gave (1 of 1);
   - the Questions button turns them off (and remembers it: off after a reload), ?questions=on in
@@ -121,6 +122,14 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
     check(visible(b, "ask") and s["question"][0] in page.text_of("ask-q"), "the answer box shows, with the question for a screen reader")
     shot(b, shots, "question-step0")
     axe(b, axe_js, "the answer box")
+    # The Describe panel keeps step 0 hidden as the scene does (its words gave the answer away).
+    say = json.loads(b.eval("JSON.stringify(Module.flashstep.describe())"))["say"]
+    page.click_id("b-desc")
+    b.wait_for("!document.getElementById('p-desc').hidden", what="the Describe panel")
+    txt = page.text_of("desc")
+    check(say and say not in txt and "stays hidden" in txt and "Its formulas" not in txt and "score grid" not in txt,
+          "Describe keeps step 0 hidden while its question covers the scene", txt[:300])
+    page.click_id("b-desc")
     b.eval("document.getElementById('ask-in').value = '7'")
     page.click_id("ask-check")
     s = page.wait_state(lambda x: x["predict"] == 3, "the answer judged")
@@ -130,6 +139,16 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
     check(s["right"] == 0 and s["asked"] == 1 and "not quite" in s["question"][2] and "you typed 7" in s["question"][3],
           "a wrong answer typed into the box: not quite, the typed answer echoed, 0 of 1", json.dumps(s["question"]))
     check(right is not None and right in fb and "you typed 7" in fb, "the box says the right answer and why", fb)
+    for _ in range(6):   # on past step 0's questions: the step is shown, and described
+        if not page.state()["covers"]:
+            break
+        b.eval("Module.flashstep.key('Right')")
+        time.sleep(0.2)
+    page.click_id("b-desc")
+    b.wait_for("!document.getElementById('p-desc').hidden", what="the Describe panel")
+    check(not page.state()["covers"] and say in page.text_of("desc"), "once the step is shown, Describe describes step 0",
+          page.text_of("desc")[:300])
+    page.click_id("b-desc")
     shot(b, shots, "question-wrong")
     # The same question after a reload, answered rightly with the canvas's own keys.
     s = page.load("#000_04/0")
