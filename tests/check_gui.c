@@ -281,6 +281,47 @@ START_TEST(section_line_covers_nothing)
 }
 END_TEST
 
+/* A pointer resting on the grid while the layout changes under it (the question's box goes, the
+ * scene grows): the hover is the cell now under the pointer, not the one that was there (a
+ * tooltip named O[0][1] with the pointer on row 1 after End). */
+START_TEST(hover_follows_the_layout)
+{
+    gui_show sh;
+    ck_assert_int_eq(gui_demo_load("tiled", &sh, stderr), 0);
+    gui_state s;
+    gui_state_init(&s, 1280, 720, 1, 0);
+    gui_state_attach(&s, &sh);
+    gui_cmd q = {GUI_CMD_PREDICT, 0, 0}, sig = {GUI_CMD_SIGNIFICANT, 1, 0};
+    if (s.predict.phase != GUI_PREDICT_ASK) gui_update(&s, &sh, &q);
+    for (int n = 0; n < 100 && s.predict.phase != GUI_PREDICT_ASK; n++) gui_update(&s, &sh, &sig);
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+    gui_layout L0 = gui_layout_for(&s, &sh);
+    gui_grid g0 = gui_scene_grid(&sh, &L0);
+    ck_assert_int_gt(g0.cell, 0);
+    /* the last row's first cell, near its bottom edge */
+    gui_cmd mv = {GUI_CMD_MOUSE_MOVE, g0.x0 + g0.cell / 2, g0.y0 + g0.rows * g0.cell - 2};
+    gui_update(&s, &sh, &mv);
+    ck_assert_int_eq(s.hover, GUI_HOVER_CELL);
+    ck_assert_int_eq(s.hover_i, g0.rows - 1);
+    /* the answer shown, then the step: the question's box goes and the grid grows */
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0}, right = {GUI_CMD_STEP, 1, 0};
+    gui_update(&s, &sh, &enter);
+    for (int n = 0; n < 10 && gui_layout_for(&s, &sh).prompt.h > 0; n++) gui_update(&s, &sh, &right);
+    gui_layout L1 = gui_layout_for(&s, &sh);
+    gui_grid g1 = gui_scene_grid(&sh, &L1);
+    ck_assert_int_eq(L1.prompt.h, 0);
+    ck_assert_msg(g1.cell != g0.cell || g1.y0 != g0.y0, "the grid did not move: nothing to test");
+    int i, j;
+    if (gui_grid_hit(&g1, mv.a, mv.b, &i, &j)) {
+        ck_assert_int_eq(s.hover, GUI_HOVER_CELL);
+        ck_assert_msg(s.hover_i == i && s.hover_j == j, "hover (%d, %d), the pointer on (%d, %d)", s.hover_i, s.hover_j, i, j);
+    } else {
+        ck_assert_int_ne(s.hover, GUI_HOVER_CELL);
+    }
+    gui_show_free(&sh);
+}
+END_TEST
+
 /* A built-in demo in a 1280 × 720 window state (catalog_n lessons in the catalog), at step 0. */
 static void demo_state(const char *demo, gui_show *sh, gui_state *s, int catalog_n)
 {
@@ -1558,6 +1599,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, section_line_covers_nothing);
+    tcase_add_test(t, hover_follows_the_layout);
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);

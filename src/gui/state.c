@@ -649,6 +649,11 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         break;
     case GUI_CMD_COUNT: break;
     }
+    /* What lies under a resting pointer changes with the layout (a step, the question's box, the
+     * ending, the text size, the window's size): the hover is read again from the same point, so
+     * that a tooltip never names a cell that has moved away from under it. */
+    bool pointer_seen = s->mouse_x > 0 || s->mouse_y > 0;
+    if (pointer_seen && !s->dragging && c->kind != GUI_CMD_MOUSE_MOVE && c->kind != GUI_CMD_MOUSE_DOWN) hover_at(s, show);
 }
 
 /* ---------------------------------------------------------------------------------------------
