@@ -902,6 +902,10 @@ int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_
     t->hover = GUI_HOVER_NONE;
     SDL_Renderer *r = d->r;
     d->r = NULL;
+    /* What the last frame drew (the page reports it) is kept: the passes below only measure. */
+    int min_text = d->min_text, min_cell_text = d->min_cell_text, fit_level = d->fit_level, cuts = d->cuts,
+        breaks = d->breaks;
+    gui_layout L = d->L;
     /* The smallest height at which the steps lay out whole at fit level 0; where even h_max
      * does not give that and the samples are every step of the show (a claims list whose lines
      * wrap at any height, a short trace), the smallest that lays out no worse than h_max, so the
@@ -921,6 +925,12 @@ int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_
         found = hi;
     }
     d->r = r;
+    d->min_text = min_text;
+    d->min_cell_text = min_cell_text;
+    d->fit_level = fit_level;
+    d->cuts = cuts;
+    d->breaks = breaks;
+    d->L = L;
     free(t);
     return found;
 }

@@ -78,7 +78,7 @@ void gui_draw_free(gui_draw *d);
  * smaller fitting step), else h_max; s->h for a window that is not upright. The scale
  * is s->scale_pct, or with body_px > 0, at each height tried, the larger of s->scale_pct and the
  * scale that makes the body text body_px pixels there (gui_layout_scale_for: the page's rule). A layout check (nothing is painted); d's renderer is kept
- * for the next frame. */
+ * for the next frame, and so is what the last frame drew (min_text, min_cell_text, fit_level). */
 int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_max, int body_px);
 
 /* Start a frame: theme and layout for this size. */
