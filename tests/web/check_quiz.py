@@ -207,6 +207,11 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
     check(q["title"] in out, "the same section", q["title"])
     shot(b, shots, "quiz-question")
     axe(b, axe_js, "the quiz panel")
+    # The answer field's focus ring (3 pixels, 1 off) stays clear of its label's words.
+    gap = b.eval("(() => { const l = document.querySelector('label[for=quiz-answer]').getBoundingClientRect(), "
+                 "i = document.getElementById('quiz-answer').getBoundingClientRect(); "
+                 "return l.bottom <= i.top ? 99 : i.left - l.right; })()")
+    check(gap >= 6, f"the quiz's answer field keeps clear of its label ({gap:.1f} pixels)")
     wrong_at = 2
     for i in range(5):
         prompt = page.text_of("quiz-prompt")
