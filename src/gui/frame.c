@@ -254,7 +254,7 @@ static void draw_help(gui_draw *d)
     static const char *const lines[] = {
         "Space          play / pause",
         "Right / Left   one event forward / back",
-        "Shift+Right/Left  next / previous marker (rescale, skip,",
+        "Shift+arrows   next / previous marker (rescale, skip,",
         "               merge, output)",
         "Up / Down      faster / slower",
         "Home / End     first / last event",
