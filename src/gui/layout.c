@@ -163,11 +163,19 @@ static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show
 }
 
 /* The section's quiz line: one line of the body size. Side by side, at the scene's foot, which
- * gives up the room; upright, at the top of the side panel (under the ending box), which does. */
-static gui_layout layout_section(gui_layout L, const gui_state *s)
+ * gives up the room; upright, at the top of the side panel (under the ending box), which does.
+ * Over a claims list (which fills main and side), at the list's foot just above the ending, as
+ * the ending itself lies over the list. */
+static gui_layout layout_section(gui_layout L, const gui_state *s, const gui_show *show)
 {
     if (!gui_section_end_shown(s)) return L;
     int h = est_line_h(L.font) + L.pad;
+    if (show->scene == GUI_SCENE_CLAIMS || L.main.w <= 0) {
+        int foot = L.ending.h > 0 ? L.ending.y : L.narration.y, top = L.header.y + L.header.h;
+        L.section = (gui_rect){L.narration.x, foot - h - L.pad / 2, L.narration.w, h};
+        if (L.section.y < top) L.section.y = top;
+        return L;
+    }
     if (L.portrait) {
         L.section = (gui_rect){L.main.x, L.side.y, L.main.w, h};
         L.side.y += h + L.pad / 2;
@@ -220,9 +228,9 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             L.side.h += 2 * slack;
         }
     }
-    if (gui_ending_shown(s, show)) return layout_section(layout_ending(L, s, show), s);
+    if (gui_ending_shown(s, show)) return layout_section(layout_ending(L, s, show), s, show);
     char l[4][GUI_PREDICT_LEN];
-    if (!gui_predict_text(s, show, l)) return layout_section(L, s);
+    if (!gui_predict_text(s, show, l)) return layout_section(L, s, show);
     /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
      * size, the keys in the small size. */
     int per = (L.main.w - 2 * L.pad) / est_char_w(L.font);

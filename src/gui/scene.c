@@ -607,6 +607,10 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_rect r = gui_layout_body(L);
     gui_panel(d, r, NULL);
     int x = r.x + L->pad, y = r.y + L->pad / 2, w = r.w - 2 * L->pad, bottom = r.y + r.h - L->pad / 2;
+    /* The ending and the section's quiz line lie over the list's foot: the list stops above them. */
+    const gui_rect *over[2] = {&L->ending, &L->section};
+    for (int k = 0; k < 2; k++)
+        if (over[k]->h > 0 && over[k]->y > r.y && over[k]->y - L->pad / 2 < bottom) bottom = over[k]->y - L->pad / 2;
     if (show->intro[0]) {   /* the whole introduction, at the small size when it is long */
         int f = gui_wrap_lines(d, L->font, w, show->intro) <= 5 ? L->font : L->font_small;
         int most = L->portrait ? 16 : 7;   /* lines; upright, the page scrolls */
@@ -637,6 +641,11 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         int h = gui_text_wrap(d, fs, (gui_rect){x + vw, y, tw, per * lh < bottom - y ? per * lh : lh}, bad ? th->bad : th->text,
                               show->claims[i]);
         y += h > lh ? h : lh;
+        /* Upright, a claim left out counts as cut, so the page's canvas grows until every claim
+         * shows (gui_fit_height). Side by side the window is what it is: a list too long for it
+         * (1920 × 1080 at 150 %, under the ending) stops at its room, as it did under the box. */
+        if (L->portrait && i + 1 < show->n_claims && y + lh > bottom && !d->cuts++)
+            snprintf(d->cut_text, sizeof d->cut_text, "no room for the claim: \"%.150s\"", show->claims[i + 1]);
     }
     (void)s;
 }
