@@ -607,10 +607,13 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_rect r = gui_layout_body(L);
     gui_panel(d, r, NULL);
     int x = r.x + L->pad, y = r.y + L->pad / 2, w = r.w - 2 * L->pad, bottom = r.y + r.h - L->pad / 2;
-    /* The ending and the section's quiz line lie over the list's foot: the list stops above them. */
+    /* The ending and the section's quiz line lie over the list's foot: the list stops above them
+     * (stop), laid out as without them (bottom), so that it reads the same with the page's
+     * taller ending as without. */
+    int stop = bottom;
     const gui_rect *over[2] = {&L->ending, &L->section};
     for (int k = 0; k < 2; k++)
-        if (over[k]->h > 0 && over[k]->y > r.y && over[k]->y - L->pad / 2 < bottom) bottom = over[k]->y - L->pad / 2;
+        if (over[k]->h > 0 && over[k]->y > r.y && over[k]->y - L->pad / 2 < stop) stop = over[k]->y - L->pad / 2;
     if (show->intro[0]) {   /* the whole introduction, at the small size when it is long */
         int f = gui_wrap_lines(d, L->font, w, show->intro) <= 5 ? L->font : L->font_small;
         int most = L->portrait ? 16 : 7;   /* lines; upright, the page scrolls */
@@ -632,7 +635,7 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         need += nl < 2 ? nl : 2;
     }
     int per = need * lh <= bottom - y ? 2 : 1;
-    for (int i = 0; i < show->n_claims && y + lh <= bottom; i++) {
+    for (int i = 0; i < show->n_claims && y + lh <= stop; i++) {
         const char *v = show->claim_verdict[i];
         bool bad = !strcmp(v, "erratum"), holds = !strcmp(v, "holds");
         char vb[24];
@@ -644,8 +647,9 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         /* Upright, a claim left out counts as cut, so the page's canvas grows until every claim
          * shows (gui_fit_height). Side by side the window is what it is: a list too long for it
          * (1920 × 1080 at 150 %, under the ending) stops at its room, as it did under the box. */
-        if (L->portrait && i + 1 < show->n_claims && y + lh > bottom && !d->cuts++)
-            snprintf(d->cut_text, sizeof d->cut_text, "no room for the claim: \"%.150s\"", show->claims[i + 1]);
+        if (L->portrait && (y > stop || (i + 1 < show->n_claims && y + lh > stop)) && !d->cuts++)
+            snprintf(d->cut_text, sizeof d->cut_text, "no room for the claim: \"%.150s\"",
+                     show->claims[y > stop ? i : i + 1]);
     }
     (void)s;
 }

@@ -580,6 +580,16 @@ def run_checks(page, flashstep, tmp, shots, bench):
                                 "--out", ref])
         with open(ref, "rb") as f:   # the ending box (a claims lesson's only step) holds the page's buttons
             eb = st["boxes"][6] if len(st.get("boxes", [])) > 6 and st["boxes"][6][3] > 0 else None
+            # and the section's quiz line (the page's alone: render has no course) just above it,
+            # where the claims list, which stops above both, stops sooner in the page
+            sb = st["boxes"][7] if eb and len(st["boxes"]) > 7 and st["boxes"][7][3] > 0 else None
+            if sb:
+                top = min(eb[1], sb[1])
+                eb = [min(eb[0], sb[0]), top, max(eb[0] + eb[2], sb[0] + sb[2]) - min(eb[0], sb[0]),
+                      max(eb[1] + eb[3], sb[1] + sb[3]) - top]
+            if eb and st.get("scene") == "claims":   # the list stops a line sooner above the page's taller box
+                up = 2 * (st["font"][0] * 5 // 4 + 1)
+                eb = [eb[0], eb[1] - up, eb[2], eb[3] + up]
             ok, text = match_frame(b, f.read(), eb)
         if r.returncode != 0 or not ok:
             bad.append(f"{name} step {step}: {text}")
