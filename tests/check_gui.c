@@ -289,6 +289,37 @@ START_TEST(section_line_covers_nothing)
 }
 END_TEST
 
+/* The ring's table sits at the top of its scene: side by side, the ending box goes under it (the
+ * scene gives up the room) instead of over its device labels and first ring steps. */
+START_TEST(ring_ending_leaves_the_table)
+{
+    static const int sz[][2] = {{1280, 720}, {1024, 768}, {1920, 1080}};
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    int ci = gui_catalog_find(&cat, "ring_01_four_devices_causal_n8");
+    ck_assert_int_ge(ci, 0);
+    gui_show sh;
+    ck_assert_int_eq(gui_catalog_load(&cat, ci, &sh, stderr), 0);
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+        gui_state s;
+        gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
+        s.scale_pct = 100;
+        s.ending_room = 60;
+        gui_state_attach(&s, &sh);
+        gui_cmd end = {GUI_CMD_END, 0, 0};
+        gui_update(&s, &sh, &end);
+        gui_layout L = gui_layout_for(&s, &sh);
+        ck_assert_int_gt(L.ending.h, 0);
+        ck_assert_msg(!overlap(L.ending, L.main) && !overlap(L.ending, L.narration) && !overlap(L.ending, L.header),
+                      "%dx%d: the ending [%d %d %d %d] over the ring's scene [%d %d %d %d]", sz[i][0], sz[i][1], L.ending.x,
+                      L.ending.y, L.ending.w, L.ending.h, L.main.x, L.main.y, L.main.w, L.main.h);
+        ck_assert_int_ge(L.main.h, L.ending.h);
+    }
+    gui_show_free(&sh);
+    gui_catalog_free(&cat);
+}
+END_TEST
+
 /* A pointer resting on the grid while the layout changes under it (the question's box goes, the
  * scene grows): the hover is the cell now under the pointer, not the one that was there (a
  * tooltip named O[0][1] with the pointer on row 1 after End). */
@@ -1614,6 +1645,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, section_line_covers_nothing);
     tcase_add_test(t, hover_follows_the_layout);
+    tcase_add_test(t, ring_ending_leaves_the_table);
     tcase_add_test(t, commands_change_settings);
     tcase_add_test(t, script_errors_are_located);
     tcase_add_test(t, png_round_trip);

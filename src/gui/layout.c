@@ -133,7 +133,8 @@ void gui_ending_lines(const gui_show *show, char *try_line, size_t n, const char
 
 /* The ending box: a heading and its lines in the small size, then the platform's ending_room.
  * Side by side, over the top of a scene of rows (its last step's row, usually the bottom one,
- * and the side panel's formulas stay in view); upright, between the scene and the side panel,
+ * and the side panel's formulas stay in view), but under the ring's table, which is at the top
+ * of its scene (the scene gives up the room); upright, between the scene and the side panel,
  * which gives up the room; over a claims list, above the narration bar, across the window. */
 static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show *show)
 {
@@ -154,6 +155,15 @@ static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show
         L.side.y += h + L.pad / 2;
         L.side.h -= h + L.pad / 2;
         if (L.side.h < 1) L.side.h = 1;
+        return L;
+    }
+    if (rows && show->scene == GUI_SCENE_RING && h <= L.main.h / 2) {
+        /* The ring's table sits at the top of the scene with its device and step labels, the
+         * room under it free: the box goes at the scene's foot and the table fits above it
+         * (when the box needs more than half the scene, over its top as for the others). */
+        L.main.h -= h + L.pad / 2;
+        if (L.main.h < 1) L.main.h = 1;
+        L.ending = (gui_rect){area.x, L.main.y + L.main.h + L.pad / 2, area.w, h};
         return L;
     }
     L.ending = (gui_rect){area.x, rows ? top : L.narration.y - h, area.w, h};
