@@ -717,11 +717,21 @@ static bool by_hand(const char *x)
     return true;
 }
 
+/* A claim as the start of a sentence: its first letter a capital (claims are written as phrases,
+ * "a contiguous cache reserves …"), into buf (capacity n). */
+static const char *sentence(const char *claim, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", claim);
+    buf[0] = (char)toupper((unsigned char)buf[0]);
+    return buf;
+}
+
 /* The question of check i, if a student can answer it: arithmetic by hand, an e4m3 rounding, or
  * which of two measured errors is the larger (a ratio of RMSEs). */
 static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
 {
     const fs_check *ck = &l->checks[i];
+    char cl[320];   /* a claim is a phrase: longer ones are cut here */
     if (strcmp(ck->op, "=") || !isfinite(ck->got.exact)) return false;
     const char *slash = strstr(ck->target, " / ");
     if (!strncmp(ck->target, "rmse ", 5) && slash && slash > ck->target + 5 && slash[3] && ck->got.exact != 1) {
@@ -733,8 +743,8 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         x->options[0] = "the first";
         x->options[1] = "the second";
         x->right = ck->got.exact > 1 ? 0 : 1;
-        snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, %.*s, "
-                 "or the second, %s?", ck->claim, (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
+        snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, "
+                 "%.*s, or the second, %s?", sentence(ck->claim, cl, sizeof cl), (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
         snprintf(x->why, sizeof x->why, "Their ratio is %s: %s. Fewer fraction bits round each value more coarsely.",
                  ck->exact_text, ck->got.exact > 1 ? "the first is larger" : "the second is larger");
         return true;
@@ -746,19 +756,22 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     const char *unit = *ck->unit ? ck->unit : "";
     const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
-    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", ck->claim, ck->target + 5, *unit ? ", in " : "",
+    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", sentence(ck->claim, cl, sizeof cl), ck->target + 5, *unit ? ", in " : "",
              unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                                  "nothing above 448, nothing below 2^-9)" : "");
     x->answer = ck->got.exact;
-    snprintf(x->why, sizeof x->why, "%s = %s%s%s; the document prints %s%s%s (%s).", ck->target + 5, ck->exact_text,
-             *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
-             !fs_lesson_has_source(l) || ck->own ? "the lesson's own check"
-             : ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
-             : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
-                                                                                         : "it holds in binary units")
-             : ck->got.verdict == FS_VERDICT_ERRATUM ? "an erratum"
-             : ck->got.verdict == FS_VERDICT_ROUNDED ? "from its own rounded intermediates"
-             : "as an approximation");
+    if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, ck->exact_text,
+                 *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
+    else
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s; the document prints %s%s%s (%s).", ck->target + 5, ck->exact_text,
+                 *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
+                 ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
+                 : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
+                                                                                             : "it holds in binary units")
+                 : ck->got.verdict == FS_VERDICT_ERRATUM ? "an erratum"
+                 : ck->got.verdict == FS_VERDICT_ROUNDED ? "from its own rounded intermediates"
+                 : "as an approximation");
     return true;
 }
 
