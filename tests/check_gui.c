@@ -1067,39 +1067,6 @@ START_TEST(every_step_fits_upright_on_a_phone)
 }
 END_TEST
 
-/* A lesson whose every step is sampled and that lays out no better on the tallest canvas (a claims
- * list wraps its lines at any height) gets no more height than it needs: the page made 001_05's
- * canvas three screens' width tall, the list at its top, the ending and its Next button a scroll
- * through empty canvas below it. No claims lesson without steps takes the most the page gives
- * (3 × 390), and at the height it gets every claim shows, none left under the ending (the claims
- * scene stops its list above the ending and counts a claim left out as cut). */
-START_TEST(claims_lessons_get_the_height_they_need)
-{
-    const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
-    ck_assert_msg(access(font, R_OK) == 0, "%s is missing (scripts/install-deps.sh installs fonts-dejavu-core)", font);
-    gui_catalog c;
-    ck_assert_int_eq(gui_catalog_open(&c, stderr), 0);
-    int claims = 0;
-    for (int i = 0; i < c.n; i++) {
-        gui_show sh;
-        ck_assert_int_eq(gui_catalog_load(&c, i, &sh, stderr), 0);
-        if (sh.scene == GUI_SCENE_CLAIMS && sh.trace.n <= 1) {
-            claims++;
-            int h = gui_portrait_height(&sh, 390, 756, 14, font);
-            ck_assert_msg(h < 3 * 390, "%s: a canvas %d pixels tall, the most the page gives", sh.name, h);
-            /* and there every claim shows above the ending (a claim left under it counts as cut) */
-            char why[512];
-            int z = gui_layout_scale_for(390, h, 14);
-            int64_t bad = gui_fit_check(&sh, 390, h, z < 100 ? 100 : z, font, why, sizeof why, NULL);
-            ck_assert_msg(bad == -1, "%s at 390x%d: %s", sh.name, h, why);
-        }
-        gui_show_free(&sh);
-    }
-    gui_catalog_free(&c);
-    ck_assert_int_ge(claims, 3);
-}
-END_TEST
-
 /* The backward lessons open in the backward scene, whose grid (pairs, a gap column, the dQ
  * columns; under them the dK and dV rows) fits the main area at both test sizes, and every step
  * has a narration (the lesson's or the event's own description). */
@@ -1663,7 +1630,6 @@ Suite *gui_suite(void)
     tcase_add_test(f, frames_match_references);
     tcase_add_test(f, every_step_fits_at_projector_sizes);
     tcase_add_test(f, every_step_fits_upright_on_a_phone);
-    tcase_add_test(f, claims_lessons_get_the_height_they_need);
     tcase_add_test(f, gif_first_frame_is_the_png);
     tcase_add_test(f, replayed_backward_trace_draws_like_its_problem);
     suite_add_tcase(s, f);

@@ -906,14 +906,11 @@ int gui_fit_height(gui_draw *d, const gui_state *s, const gui_show *show, int h_
     int min_text = d->min_text, min_cell_text = d->min_cell_text, fit_level = d->fit_level, cuts = d->cuts,
         breaks = d->breaks;
     gui_layout L = d->L;
-    /* The smallest height at which the steps lay out whole at fit level 0; where even h_max
-     * does not give that and the samples are every step of the show (a claims list whose lines
-     * wrap at any height, a short trace), the smallest that lays out no worse than h_max, so the
-     * page does not scroll through empty canvas. With steps left out of the samples, or a number
-     * cut even at h_max, h_max: an unsampled step may need the room. */
-    bool all = s->n <= 24;
+    /* The smallest height at which the steps lay out whole at fit level 0; h_max when none does
+     * (a claims list whose lines wrap at any height gets h_max: a smaller canvas that only lays out
+     * "no worse" can leave claims under the ending or shrink the list's text). */
     int lo = s->h, hi = h_max, found = h_max;
-    int at_hi = misfit_at(d, t, show, steps, ns, hi, body_px, s->scale_pct), want = all && at_hi < 1000 ? at_hi : 0;
+    int at_hi = misfit_at(d, t, show, steps, ns, hi, body_px, s->scale_pct), want = 0;
     if (misfit_at(d, t, show, steps, ns, lo, body_px, s->scale_pct) <= want) found = lo;
     else if (at_hi <= want) {
         /* lo does not do as well as hi: bisect to 8 pixels */

@@ -73,9 +73,7 @@ void gui_draw_free(gui_draw *d);
 /* The page's portrait canvas: the smallest height from s->h up to h_max (in steps of 8 pixels) at
  * which the show's steps (up to 24 of them, spread over the trace, and the one with the longest
  * narration) lay out at width s->w with every number whole and the scene's text at the layout's
- * own size (fit level 0); when even h_max does not: for a show of at most 24 steps (all of them
- * sampled), the smallest that lays out no worse than h_max (no number cut if none is there, no
- * smaller fitting step), else h_max; s->h for a window that is not upright. The scale
+ * own size (fit level 0); h_max when none does; s->h for a window that is not upright. The scale
  * is s->scale_pct, or with body_px > 0, at each height tried, the larger of s->scale_pct and the
  * scale that makes the body text body_px pixels there (gui_layout_scale_for: the page's rule). A layout check (nothing is painted); d's renderer is kept
  * for the next frame, and so is what the last frame drew (min_text, min_cell_text, fit_level). */

@@ -644,12 +644,6 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         int h = gui_text_wrap(d, fs, (gui_rect){x + vw, y, tw, per * lh < bottom - y ? per * lh : lh}, bad ? th->bad : th->text,
                               show->claims[i]);
         y += h > lh ? h : lh;
-        /* Upright, a claim left out counts as cut, so the page's canvas grows until every claim
-         * shows (gui_fit_height). Side by side the window is what it is: a list too long for it
-         * (1920 × 1080 at 150 %, under the ending) stops at its room, as it did under the box. */
-        if (L->portrait && (y > stop || (i + 1 < show->n_claims && y + lh > stop)) && !d->cuts++)
-            snprintf(d->cut_text, sizeof d->cut_text, "no room for the claim: \"%.150s\"",
-                     show->claims[y > stop ? i : i + 1]);
     }
     (void)s;
 }
