@@ -127,6 +127,14 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(nq >= 1 || fs_lesson_check_count(l) == 0 || 1, "%s", paths[i]);
         }
         check_questions(pitfall ? NULL : t, q, nq < QMAX ? nq : QMAX, paths[i], 0);
+        /* a prompt starts a sentence, but a symbol keeps its case: z[0] is not Z[0] */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            const char *p = q[j].prompt;
+            ck_assert_msg(!(p[0] >= 'A' && p[0] <= 'Z' && (p[1] == '[' || p[1] == '_')) || strchr("QKVOSPM", p[0]),
+                          "%s question %d starts with a symbol put in capitals: %.40s", paths[i], j, p);
+            ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || p[1] == '[' || p[1] == '_' || p[1] == '(' || (p[1] == ' ' && p[2] == '='),
+                          "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
+        }
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {

@@ -486,15 +486,23 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* Whether text starts with a one-letter symbol (z[0], l_blk, f(x), m = …) rather than a word. */
+static bool symbol_start(const char *s)
+{
+    return s[0] && (s[1] == '[' || s[1] == '_' || s[1] == '(' || (s[1] == ' ' && s[2] == '='));
+}
+
 /* ---- choosing the moments ------------------------------------------------------------------ */
 
 static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q);
 
-/* A question, its prompt starting with a capital letter. */
+/* A question, its prompt starting with a capital letter, unless it starts with a symbol whose
+ * case is its meaning ("z[0] = 2 arrives", "m = …", "l_blk"). */
 static bool ask_kind(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
 {
     if (!ask_kind_(c, k, kind, q)) return false;
-    if (q->prompt[0] >= 'a' && q->prompt[0] <= 'z') q->prompt[0] = (char)(q->prompt[0] - 'a' + 'A');
+    if (q->prompt[0] >= 'a' && q->prompt[0] <= 'z' && !symbol_start(q->prompt))
+        q->prompt[0] = (char)(q->prompt[0] - 'a' + 'A');
     return true;
 }
 
@@ -722,7 +730,7 @@ static bool by_hand(const char *x)
 static const char *sentence(const char *claim, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", claim);
-    buf[0] = (char)toupper((unsigned char)buf[0]);
+    if (!symbol_start(buf)) buf[0] = (char)toupper((unsigned char)buf[0]);
     return buf;
 }
 
