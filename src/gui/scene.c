@@ -255,7 +255,7 @@ static int decode_node_text(const fs_trace *t, const fs_event *e, bool is_split,
     }
     const double *o = fs_trace_at(t, e->o_new);
     if (!o) return 3;
-    snprintf(lines[3], 64, "o %s", F(o[0], b));
+    snprintf(lines[3], 64, "o[0] %s", F(o[0], b));   /* the first of the partial o's d values */
     return 4;
 }
 

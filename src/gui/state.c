@@ -123,7 +123,7 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
                  p->input[0] ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
         char fb[GUI_PREDICT_LEN - 64];
         fs_question_judge(q, p->input, fb, sizeof fb);
-        snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: on   score %d / %d", fb, p->n_right, p->n_asked);
+        snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: go on   score %d / %d", fb, p->n_right, p->n_asked);
     }
     return true;
 }

@@ -524,7 +524,7 @@
         if (asking) $('ask-in').value = '';
         $('ask-check').hidden = !asking;
         $('ask-on').hidden = asking;
-        $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: on\s+/, ' ')}`;
+        $('ask-msg').textContent = asking ? '' : `${q[2]}. ${q[3].replace(/\s+Right: go on\s+/, ' ')}`;
       }
       /* at the bottom right of the canvas's question box (its layout's prompt box, canvas
        * pixels), in the strip the layout keeps free at the box's foot, so that the question's
