@@ -104,6 +104,26 @@ gui_layout gui_layout_compute(int w, int h, int scale_pct)
 static int est_line_h(int font) { return (int)ceil(font * 1.25); }
 static int est_char_w(int font) { return (int)ceil(font * 0.62); }
 
+/* A box of height h across the scene's width, taken from the top of the side panel (upright,
+ * where the panel lies under the scene): the panel moves down by h, `after` more (room the
+ * platform keeps under the box) and a half gap. */
+static gui_rect take_side_top(gui_layout *L, int h, int after)
+{
+    gui_rect r = {L->main.x, L->side.y, L->main.w, h};
+    L->side.y += h + after + L->pad / 2;
+    L->side.h -= h + after + L->pad / 2;
+    if (L->side.h < 1) L->side.h = 1;
+    return r;
+}
+
+/* A box of height h across the scene's width, taken from the scene's foot with a gap above it. */
+static gui_rect take_main_foot(gui_layout *L, int h, int gap)
+{
+    L->main.h -= h + gap;
+    if (L->main.h < 1) L->main.h = 1;
+    return (gui_rect){L->main.x, L->main.y + L->main.h + gap, L->main.w, h};
+}
+
 bool gui_ending_shown(const gui_state *s, const gui_show *show)
 {
     if (!show->summary[0] || s->menu || s->help || s->glossary >= 0) return false;
@@ -150,20 +170,14 @@ static gui_layout layout_ending(gui_layout L, const gui_state *s, const gui_show
     int h = lines * est_line_h(L.font_small) + L.pad + room, top = L.header.y + L.header.h;
     if (rows && L.portrait) {
         int most = L.side.h * 2 / 3;
-        if (h > most) h = most;
-        L.ending = (gui_rect){area.x, L.side.y, area.w, h};
-        L.side.y += h + L.pad / 2;
-        L.side.h -= h + L.pad / 2;
-        if (L.side.h < 1) L.side.h = 1;
+        L.ending = take_side_top(&L, h > most ? most : h, 0);
         return L;
     }
     if (rows && show->scene == GUI_SCENE_RING && h <= L.main.h / 2) {
         /* The ring's table sits at the top of the scene with its device and step labels, the
          * room under it free: the box goes at the scene's foot and the table fits above it
          * (when the box needs more than half the scene, over its top as for the others). */
-        L.main.h -= h + L.pad / 2;
-        if (L.main.h < 1) L.main.h = 1;
-        L.ending = (gui_rect){area.x, L.main.y + L.main.h + L.pad / 2, area.w, h};
+        L.ending = take_main_foot(&L, h, L.pad / 2);
         return L;
     }
     L.ending = (gui_rect){area.x, rows ? top : L.narration.y - h, area.w, h};
@@ -186,16 +200,7 @@ static gui_layout layout_section(gui_layout L, const gui_state *s, const gui_sho
         if (L.section.y < top) L.section.y = top;
         return L;
     }
-    if (L.portrait) {
-        L.section = (gui_rect){L.main.x, L.side.y, L.main.w, h};
-        L.side.y += h + L.pad / 2;
-        L.side.h -= h + L.pad / 2;
-        if (L.side.h < 1) L.side.h = 1;
-        return L;
-    }
-    L.main.h -= h + L.pad / 2;
-    if (L.main.h < 1) L.main.h = 1;
-    L.section = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad / 2, L.main.w, h};
+    L.section = L.portrait ? take_side_top(&L, h, 0) : take_main_foot(&L, h, L.pad / 2);
     return L;
 }
 
@@ -253,22 +258,14 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
          * goes between them and the side panel gives up the room (at most two thirds of it). */
         int most = (L.side.h - room) * 2 / 3;
         if (h > most) h = most;
-        if (h < 1) h = 1;
-        L.prompt = (gui_rect){L.main.x, L.side.y, L.main.w, h};
-        L.side.y += h + room + L.pad / 2;
-        L.side.h -= h + room + L.pad / 2;
-        if (L.side.h < 1) L.side.h = 1;
+        L.prompt = take_side_top(&L, h < 1 ? 1 : h, room);
         return L;
     }
     /* Side by side, the scene gives up the room at its bottom; the platform's answer field
      * goes inside the box, in a strip of its own at the box's foot. */
     int most = (L.main.h - room) * 2 / 3;
     if (h > most) h = most;
-    if (h < 1) h = 1;
-    h += room;
-    L.main.h -= h + L.pad;
-    if (L.main.h < 1) L.main.h = 1;
-    L.prompt = (gui_rect){L.main.x, L.main.y + L.main.h + L.pad, L.main.w, h};
+    L.prompt = take_main_foot(&L, (h < 1 ? 1 : h) + room, L.pad);
     return L;
 }
 
