@@ -48,10 +48,30 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
+// --variants SPEC: forms of prefill versions 8 and 9 for --ablation instead of their own
+// variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG REREAD UNROLL; settings: BK, NSG, RB).
+function parseVariants(spec) {
+  const out = [];
+  for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
+    const v = {flags: [], over: {}};
+    for (const w of form.split(/[\s+]+/)) {
+      const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
+      if (m && [2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
+      else if (['KWG', 'VWG', 'REREAD', 'UNROLL'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, REREAD, UNROLL) nor BK=N, NSG=N or RB=N (N a power of two up to 128)`);
+    }
+    if (!Object.keys(v.over).length) v.over = null;
+    out.push(v);
+  }
+  if (!out.length) throw new Error('--variants: no form given');
+  return out;
+}
+
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false, variants: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -65,6 +85,7 @@ function parse(argv) {
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--ablation') o.ablation = true;
     else if (a === '--ablation-n') o.ablationN = Number(v());
+    else if (a === '--variants') o.variants = parseVariants(v());
     else if (a === '--null') o.nullBackend = true;
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
@@ -255,17 +276,18 @@ async function sweep(dev, seed, only, copy, ns) {
 // against float64 first (check false: not, on the null backend); a wrong one is not timed and
 // counts in `bad`. Returns {shapes, rows: [{form, kernel, flags, over, ms: [per shape], cost: [usual
 // − form], worst}], bad} and prints one table. A form that fails (not offered, an error) says why.
-async function ablation(dev, seed, n = 4096, check = true) {
+async function ablation(dev, seed, n = 4096, check = true, only = null, variants = null) {
   const shapes = [];
   for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
   const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
-  for (const base of ['prefill-v7', 'prefill-v8']) {
+  for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
+    if (only && !only.includes(base)) continue;
     const B = dev.kernels[base];
     const why = B && B.absent ? B.absent() : 'no such kernel';
     if (why) { console.log(`ablation: ${base} not offered here (${why})`); continue; }
     const sets = [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
     for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags, right: !flags.length});
-    for (const v of B.variants || [])   // right forms: checked before they are timed
+    for (const v of (variants && base !== 'prefill-v7' ? variants : B.variants) || [])   // right forms: checked before they are timed
       forms.push({form: base + (v.flags || []).map(f => ' ' + f).join('') + Object.entries(v.over || {}).map(([k, x]) => ` ${k}=${x}`).join(''),
                   kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
   }
@@ -372,7 +394,7 @@ async function main() {
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
   if (o.nullBackend) {   // the host's side of --ablation only: nothing is computed, nothing checked
-    if (o.ablation) await ablation(dev, seed, o.ablationN, false);
+    if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.only, o.variants);
     dev.destroy();
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
     process.exit(0);
@@ -387,7 +409,7 @@ async function main() {
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
-    abl = await ablation(dev, seed, o.ablationN);
+    abl = await ablation(dev, seed, o.ablationN, true, o.only, o.variants);
     bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
   }
@@ -412,7 +434,9 @@ async function main() {
     if (abl) res.ablation = abl;
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
-                `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s`);
+                `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s` +
+                (p.mma_tflops ? `, subgroup-matrix products (${p.mma_config}) ${p.mma_tflops.toFixed(1)} TFLOP/s in registers, ${p.mma_load_tflops.toFixed(1)} with a load a product` : '') +
+                (p.mma_error ? `, subgroup-matrix probe: ${p.mma_error}` : ''));
     console.log(table(res));
     for (const r of res.rows) if (r.paged_over_contiguous) console.log(`paged / contiguous: ${r.kernel} n_kv=${r.n_kv}: ${r.paged_over_contiguous.toFixed(3)}`);
     for (const r of res.rows) if (r.settled === false) console.log(`unsteady: ${r.kernel} n_kv=${r.n_kv}: intervals ${r.intervals.map(x => x.toFixed(3)).join(' ')}`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill versions 7 and 8 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl)
+/* emulate_sgmat.js: prefill versions 7 and 8 to 10 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl; 9 and 10 are
+ * forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup)
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).
@@ -9,7 +10,7 @@
  * --fault plants one fault in version 8's transcription (its run must then fail, exit 1): noshuffle
  * (a row's maximum not combined across its lanes), alpha1 (O not rescaled when m moves), nopad (the
  * host's padding of Q, K and V left out: a load past a buffer), pstride (P read with stride BK, not
- * Ps's padded PST). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * Ps's padded PST), rbstore (version 10's second row block of S stored over the first). Version 8's transcription also models its subgroups: a shuffle reads the value
  * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
@@ -188,8 +189,8 @@ function kernel(p, C) {
 // C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice). fault: see
 // the header. Returns {O, lse}.
 function kernel8(p, C, fault = null) {
-  const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8;
-  const BQ = NSG * SM, TPR = SGS / SM, KPI = BK / TPR, NQK = D / SK, NO = D / SN;
+  const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8, RB = C.RB || 1, SR = RB * SM;
+  const BQ = NSG * SR, TPR = SGS / SR, KPI = BK / TPR, NQK = D / SK, NO = D / SN;
   const SST = BK + 4, PST = BK + 8, CW = Math.min(BK, D), NCH = D / CW, TAU = 8;
   const pad = (x, rows) => { const y = new Float32Array(x.length + (fault === 'nopad' ? 0 : rows * D)); y.set(x); return y; };
   const q_in = pad(p.q, BQ), k_in = pad(p.k, BK), v_in = pad(p.v, BK);
@@ -203,17 +204,17 @@ function kernel8(p, C, fault = null) {
     let moved = 0;
     // every subgroup: its matrices and its lanes (each lane: its row, share u, m, ℓ share, scores)
     const sgs = Array.from({length: NSG}, (_, sg) => ({
-      sS: sg * SM * SST, sP: sg * SM * PST, qL: [], acc: Array.from({length: NO}, () => zero(SM, SN)),
+      sS: sg * SR * SST, sP: sg * SR * PST, qL: [], acc: Array.from({length: RB * NO}, () => zero(SM, SN)),
       lanes: Array.from({length: SGS}, (__, lane) => {
-        const row = sg * SM + Math.floor(lane / TPR);
+        const row = sg * SR + Math.floor(lane / TPR);
         return {u: lane % TPR, row, i: r0 + row, m: NEG, l: 0, sc: new Array(KPI), m_blk: NEG, alpha: 1};
       }),
     }));
     // subgroupShuffleXor(x, o) for every lane at once: lane l gets lane (l ^ o)'s x
     const shuffleXor = (S, get, o) => S.lanes.map((_, l) => get(S.lanes[l ^ o]));
     for (const [sg, S] of sgs.entries()) {
-      const q0 = (h * p.n_q + r0 + sg * SM) * D;
-      for (let kc = 0; kc < NQK; kc++) S.qL[kc] = load(q_in, q0 + kc * SK, false, D, SM, SK);
+      const q0 = (h * p.n_q + r0 + sg * SR) * D;
+      for (let rb = 0; rb < RB; rb++) for (let kc = 0; kc < NQK; kc++) S.qL[rb * NQK + kc] = load(q_in, q0 + rb * SM * D + kc * SK, false, D, SM, SK);
     }
     let stamp = 0;
     for (let c0 = 0; c0 < p.n_kv; c0 += BK) {
@@ -223,12 +224,14 @@ function kernel8(p, C, fault = null) {
       stamp++;
       const kt = kv0 + c0 * D;
       if (C.KWG) for (let x = 0; x < BK * D; x++) Ks[Math.floor(x / D) * KST + x % D] = k_in[kt + x];
-      for (const S of sgs)                      // 1. S = Q Kᵀ, K's rows read as columns from storage
+      for (const S of sgs)                      // 1. S = Q Kᵀ, K's rows read as columns from storage, a load for RB products
         for (let n = 0; n < BK / SN; n++) {
-          let s = zero(SM, SN);
-          for (let kc = 0; kc < NQK; kc++)
-            s = mma(S.qL[kc], C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN), s);
-          store(Ss, S.sS + n * SN, s, SST);
+          const s = Array.from({length: RB}, () => zero(SM, SN));
+          for (let kc = 0; kc < NQK; kc++) {
+            const kr = C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN);
+            for (let rb = 0; rb < RB; rb++) s[rb] = mma(S.qL[rb * NQK + kc], kr, s[rb]);
+          }
+          for (let rb = 0; rb < RB; rb++) store(Ss, S.sS + (fault === 'rbstore' ? 0 : rb * SM * SST) + n * SN, s[rb], SST);
         }
       // (barrier) 2. the online softmax, each lane its keys u, u + TPR, … of its row, read once
       if (C.VWG) for (let x = 0; x < BK * D; x++) Vs[Math.floor(x / D) * KST + x % D] = v_in[kt + x];
@@ -266,16 +269,18 @@ function kernel8(p, C, fault = null) {
       if (moved === stamp && fault !== 'alpha1') {   // (workgroupUniformLoad) O ← diag(α) O through Ss
         C.rescales = (C.rescales || 0) + 1;
         for (let ch = 0; ch < NCH; ch++) {
-          for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + b * SN, S.acc[ch * (CW / SN) + b], SST);
+          for (const S of sgs) for (let rb = 0; rb < RB; rb++) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + rb * SM * SST + b * SN, S.acc[rb * NO + ch * (CW / SN) + b], SST);
           for (const S of sgs) for (const I of S.lanes) for (let c = I.u; c < CW; c += TPR) Ss[I.row * SST + c] = f32(Ss[I.row * SST + c] * I.alpha);
-          for (const S of sgs) for (let b = 0; b < CW / SN; b++) S.acc[ch * (CW / SN) + b] = load(Ss, S.sS + b * SN, false, SST, SM, SN);
+          for (const S of sgs) for (let rb = 0; rb < RB; rb++) for (let b = 0; b < CW / SN; b++) S.acc[rb * NO + ch * (CW / SN) + b] = load(Ss, S.sS + rb * SM * SST + b * SN, false, SST, SM, SN);
         }
       }
-      for (const S of sgs)                      // 3. O += P V, V's rows from storage
+      for (const S of sgs)                      // 3. O += P V, V's rows from storage, a load for RB products
         for (let kk = 0; kk < BK / SK; kk++) {
-          const pl = load(Ps, S.sP + kk * SK, false, pst, SM, SK);
-          for (let nc = 0; nc < NO; nc++)
-            S.acc[nc] = mma(pl, C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN), S.acc[nc]);
+          const pl = Array.from({length: RB}, (_, rb) => load(Ps, S.sP + rb * SM * pst + kk * SK, false, pst, SM, SK));
+          for (let nc = 0; nc < NO; nc++) {
+            const vr = C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN);
+            for (let rb = 0; rb < RB; rb++) S.acc[rb * NO + nc] = mma(pl[rb], vr, S.acc[rb * NO + nc]);
+          }
         }
     }
     // the end: ℓ from the row's lanes, O / ℓ through Ss
@@ -289,7 +294,7 @@ function kernel8(p, C, fault = null) {
       });
     }
     for (let ch = 0; ch < NCH; ch++) {
-      for (const S of sgs) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + b * SN, S.acc[ch * (CW / SN) + b], SST);
+      for (const S of sgs) for (let rb = 0; rb < RB; rb++) for (let b = 0; b < CW / SN; b++) store(Ss, S.sS + rb * SM * SST + b * SN, S.acc[rb * NO + ch * (CW / SN) + b], SST);
       for (let x = 0; x < BQ * CW; x++) {
         const rr = Math.floor(x / CW), ii = r0 + rr;
         if (ii >= p.n_q) continue;
@@ -305,7 +310,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -327,6 +332,7 @@ function main() {
     // twice on every third; 2, 4 or 8 subgroups; every fifth with tiles of 128 keys
     const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
+    if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
     for (const [name, run] of kernels) {
       const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;

@@ -9,7 +9,7 @@
  * The null backend offers every feature (shader-f16, subgroups, subgroup matrices) but lists no
  * subgroup matrix configuration and reports 128-lane subgroups; the adapter is shown to fsgpu.js
  * with 32-lane subgroups and the three f16 × f16 → f32 configurations the H200 offers (16×16×16,
- * 16×8×16, 16×8×8), and prefill versions 7 and 8 are made for each. Then both again, sized for the
+ * 16×8×16, 16×8×8), and prefill versions 7 to 10 and the matrix units' probes (probes_sgmat.wgsl) are made for each. Then both again, sized for the
  * H200's 48 KiB of workgroup memory (BK = 64, as the device makes them), in their usual form and
  * in every ablation form (bench.js --ablation), one flag at a time and together, and version 8 in
  * each of its variants (staged K, staged V, scores read twice, other tile shapes): those pass the
@@ -63,7 +63,7 @@ async function main() {
         process.exit(2);
       }
       // the other kernels once (the first configuration), prefill version 7 for each configuration
-      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : n === 'prefill-v7' || n === 'prefill-v8'));
+      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10'].includes(n)));
       for (const name of names) {
         const K = dev.kernels[name];
         for (const {d} of sizes) {
@@ -77,7 +77,9 @@ async function main() {
               made++;
               each[name] = (each[name] || 0) + 1;
             } catch (e) {
-              if (/total use of workgroup storage/.test(e.message)) { small.add(name); continue; }   // the WGSL was valid
+              // the WGSL was valid: refused for the null backend's 16 KiB, or (a workgroup of 64: prefill
+              // version 10) for its own 128-lane subgroups, which the adapter shown hides
+              if (/total use of workgroup storage|must be a multiple of the device maxSubgroupSize/.test(e.message)) { small.add(name); continue; }
               bad++;
               console.log(`FAIL ${name} d=${d} ${mask}${subgroups ? ' (subgroups)' : ''} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`);
             }
@@ -86,7 +88,7 @@ async function main() {
         }
       }
       // versions 7 and 8 at the H200's 48 KiB, every ablation form (subgroups on: they need them)
-      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8']) {
+      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
         const B = dev.kernels[base];
         const flagSets = [{}].concat(B.ablations.map(f => ({[f]: true})), [{NOQK: true, NOPV: true}],
                                      [Object.fromEntries(B.ablations.filter(f => f !== 'KROW').map(f => [f, true]))])
@@ -109,15 +111,23 @@ async function main() {
           each48[base] = (each48[base] || 0) + 1;
         }
       }
+      // the matrix units' probes (probes_sgmat.wgsl) in this configuration
+      if (subgroups) for (const entry of ['mma_rate', 'mma_load']) {
+        try {
+          await dev.pipeline('probes_sgmat', entry, {STEPS: 8}, true, {SM: cfg.M, SN: cfg.N, SK: cfg.K});
+          made++;
+          each[`probes_sgmat ${entry}`] = (each[`probes_sgmat ${entry}`] || 0) + 1;
+        } catch (e) { bad++; console.log(`FAIL probes_sgmat ${entry} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`); }
+      }
       dev.destroy();
     }
   }
   console.log(`made: ${Object.entries(each).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  if (small.size) console.log(`compiled, but their pipelines need more than the null backend's 16 KiB of workgroup memory in some sizes: ${[...small].join(', ')}`);
+  if (small.size) console.log(`compiled, but their pipelines need more than the null backend's 16 KiB of workgroup memory (or subgroups of its 128 lanes) in some sizes: ${[...small].join(', ')}`);
   console.log(`sized for 48 KiB (usual, ablation and variant forms): ${Object.entries(each48).map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
               `${big} of them compiled and refused only for their workgroup memory (or, 64 invocations, the null backend's 128-lane subgroups)`);
   console.log(`validate.js: ${made + big} kernel forms compiled (${made} made into pipelines) by Dawn's null backend, ${bad} failed ` +
-              `(prefill versions 7 and 8 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
+              `(prefill versions 7 to 10 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
   process.exit(bad ? 1 : 0);
 }
 

@@ -38,6 +38,7 @@ exit 1 on a failure.
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -249,17 +250,42 @@ def gpu_call(b, expr):
     return b.eval(f"({expr}).then(x => JSON.stringify(x))", await_promise=True)
 
 
+def unzeroed_results(text):
+    """Result matrices (Res, or arrays of them) declared inside a loop of a WGSL text with neither
+    an initializer nor each element set to Res() on the lines after: on the H200 such a declaration
+    was not zeroed again on each pass of the loop (prefill version 10's first run, S summed over
+    every tile), whatever WGSL promises. Returns the (line number, line) of each."""
+    lines = text.split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        m = re.match(r"^(\s+)var (\w+): (array<Res\b|Res\b)[^=]*;", line)
+        if not m or len(m.group(1)) <= 2:      # at the function's top: zeroed once, as it must be
+            continue
+        name = m.group(2)
+        after = "\n".join(lines[k + 1:k + 5])
+        if not re.search(r"\b%s(\[\w+\])? = Res\(\);" % name, after):
+            out.append((k + 1, line.strip()))
+    return out
+
+
 def node_checks(seed):
     """The kernels SwiftShader cannot run, as far as this machine can check them (from Node)."""
     webgpu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "webgpu")
+    kdir = os.path.join(webgpu, "..", "..", "src", "kernels", "webgpu")
+    bad = [(f, n, t) for f in sorted(os.listdir(kdir)) if f.startswith("fwd_sgmat") and f.endswith(".wgsl")
+           for n, t in unzeroed_results(open(os.path.join(kdir, f), encoding="utf-8").read())]
+    planted = unzeroed_results("fn f() {\n  for (;;) {\n    var s: array<Res, RB>;\n    s[0] = f(s[0]);\n  }\n}")
+    check(not bad and len(planted) == 1,
+          "every result matrix declared inside a loop of the subgroup-matrix kernels is zeroed explicitly "
+          "(a planted bare declaration is found)", str(bad or planted))
     r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12"],
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "prefill v7: 12 of 12" in r.stdout and "prefill v8: 12 of 12" in r.stdout,
-          "prefill versions 7 and 8 (subgroup matrices) transcribed into JavaScript match float64 "
-          "on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
+          "prefill versions 7 and 8 (subgroup matrices; 9 and 10 are forms of 8, among its cases) transcribed "
+          "into JavaScript match float64 on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
     # faults planted in version 8's transcription must fail: a row's maximum not shared by its
-    # lanes, O not rescaled when m moves
-    for fault in ("noshuffle", "alpha1"):
+    # lanes, O not rescaled when m moves, version 10's second row block of S stored over the first
+    for fault in ("noshuffle", "alpha1", "rbstore"):
         r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12", "--fault", fault],
                            capture_output=True, text=True, timeout=300)
         check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
@@ -337,8 +363,9 @@ def run(page, b, flashstep, seed, tmp):
     info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
     lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"),
-                               ("prefill-v8", "shader-f16 and subgroup matrices"))
-             if not info.get("f16") or (k in ("prefill-v7", "prefill-v8") and not info.get("subgroup_matrix_kernel"))]
+                               ("prefill-v8", "shader-f16 and subgroup matrices"), ("prefill-v9", "shader-f16 and subgroup matrices"),
+                               ("prefill-v10", "shader-f16 and subgroup matrices"))
+             if not info.get("f16") or (k.startswith("prefill-v") and k != "prefill-v6" and not info.get("subgroup_matrix_kernel"))]
     if lacks:
         print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "
               f"a subgroup matrix configuration prefill-v7 takes: {'yes' if info.get('subgroup_matrix_kernel') else 'no'})")

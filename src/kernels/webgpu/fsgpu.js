@@ -349,15 +349,16 @@
         // variants' staged K and V, BK keys of D + 8 halves each) do not fit; this.over's instead
         shape(p) {
           const c = this.config, SGS = sg.max, x = this.extra || {}, over = this.over || {};
-          let NSG = over.NSG || 4;
+          let NSG = over.NSG || this.nsg || 4, RB = over.RB || this.rb || 1;
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
-          const BQ = NSG * c.M, WG = NSG * SGS;
+          while (RB > 1 && SGS % (RB * c.M)) RB >>= 1;   // a subgroup's RB · M rows share its lanes evenly
+          const BQ = NSG * RB * c.M, WG = NSG * SGS;
           const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0)) * 2 * bk * (p.d + 8);
-          const BK = (over.BK ? [over.BK] : [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
-          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG};
+          const BK = (over.BK ? [over.BK] : this.bks || [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG, RB};
         },
         ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
-        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK}; },
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK, RB: s.RB}; },
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
         // its right variants (bench.js --ablation checks them, then times them): preprocessor
         // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
@@ -476,6 +477,29 @@
         dispatch(p) { return [[Math.ceil(p.n_q / this.nq(p)), p.n_q_heads, 1]]; },
       },
     };
+    // Prefill version 9: version 8's file (fwd_sgmat8.wgsl) with the two choices the H200's
+    // ablation measured (`2026-11-29-h200-ablation`): every `//#for` loop unrolled (UNROLL: no array
+    // of matrices indexed by a variable, 17 % of version 8's time at d = 128, N = 4096) and tiles of
+    // BK = 32 keys (35 %: half the scores a lane holds, half the result matrices of S), 16 where 32
+    // does not fit. Its variants are the other tiles, for the next ablation.
+    kernels['prefill-v9'] = Object.assign(Object.create(kernels['prefill-v8']), {
+      what: "version 8 with the shape its ablation measured best on the H200: every loop over an array of matrices unrolled, tiles of 32 keys",
+      bks: [32, 16],
+      defs(p) { return Object.assign(kernels['prefill-v8'].defs.call(this, p), {UNROLL: true}); },
+      variants: [{over: {BK: 16}}, {over: {BK: 64}}, {over: {NSG: 2}}, {over: {NSG: 8}}, {over: {NSG: 2, BK: 64}}, {flags: ['REREAD']}, {flags: ['VWG']}],
+    });
+    // Prefill version 10: version 9 with two blocks of M query rows a subgroup (RB = 2), so that
+    // each right matrix loaded (K's for S, V's for P V) feeds two products: on the H200 a product
+    // whose right matrix is loaded from storage runs at a fifth of the matrix units' rate
+    // (probes_sgmat.wgsl), and version 9's products ran near that. Two subgroups a workgroup (64
+    // rows) and tiles of 16 keys: the best of its forms in the H200's ablation
+    // (`2026-11-29-h200-run4`: 3.41 ms at d = 128, N = 4096, against 5.72 with four subgroups and
+    // 32 keys). Where 2 · M rows do not divide the subgroup's lanes evenly, RB = 1.
+    kernels['prefill-v10'] = Object.assign(Object.create(kernels['prefill-v9']), {
+      what: "version 9 with two blocks of query rows a subgroup, so that each K or V matrix loaded feeds two products; two subgroups a workgroup, tiles of 16 keys",
+      rb: 2, nsg: 2, bks: [16],
+      variants: [{over: {BK: 32}}, {over: {NSG: 4}}, {over: {NSG: 1}}, {over: {RB: 1}}, {over: {NSG: 4, BK: 32}}],
+    });
     return kernels;
   }
 
@@ -555,7 +579,7 @@
       const key = `${file}/${subgroups ? 'sg' : 'plain'}${on.map(k => '/' + k).join('')}`;
       if (this.modules[key]) return this.modules[key];
       const text = await this.source(file);
-      const code = preprocess((file === 'probes' ? '' : this.sources.common + '\n') + text, subgroups, defs);
+      const code = preprocess((file.startsWith('probes') ? '' : this.sources.common + '\n') + text, subgroups, defs);
       this.device.pushErrorScope('validation');
       const mod = this.device.createShaderModule({code, label: key});
       const info = await mod.getCompilationInfo();
@@ -935,7 +959,7 @@
     // This device's limits, measured: copy bandwidth (bytes read + written a second) and the
     // float32 FMA rate (FLOP a second), the best of a few runs each.
     // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size.
-    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300} = {}) {
+    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300, mma = {groups: 4096, steps: 256}} = {}) {
       const n = Math.min(mib * 262144, Math.floor(this.limits.maxStorageBufferBindingSize / 16) * 4);
       const a = this.buffer(n * 4), b = this.buffer(n * 4);
       try {
@@ -947,9 +971,28 @@
         const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
         const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
         // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
-        return {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
-                read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min,
-                fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
+        const out = {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
+                     read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min,
+                     fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
+        // the matrix units through subgroup matrices (probes_sgmat.wgsl), where prefill version 7 has
+        // a configuration: a subgroup's eight products a step, 2 · M · N · K FLOP each, 4 subgroups
+        // a workgroup; in registers (mma_rate) and with the right matrix loaded a product (mma_load)
+        const c = this.info.subgroup_matrix_kernel;
+        if (c && mma) {
+          const h = this.buffer(new Uint16Array(32768).fill(0x3c00));   // 1.0 in float16
+          try {
+            const defs = {SM: c.M, SN: c.N, SK: c.K};
+            for (const entry of ['mma_rate', 'mma_load']) {
+              const pl = await this.pipeline('probes_sgmat', entry, {STEPS: mma.steps}, true, defs);
+              const t = await this.timeSteps([{pipeline: pl, bind: [[0, h], [1, b]], groups: [mma.groups, 1, 1]}], {reps, warmup: 1, warmMs});
+              out[entry === 'mma_rate' ? 'mma_tflops' : 'mma_load_tflops'] = mma.groups * (128 / this.subgroups.max) * mma.steps * 8 * 2 * c.M * c.N * c.K / (t.min * 1e9);
+            }
+            out.mma_config = `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`;
+          } catch (e) {
+            out.mma_error = e.message.split('\n')[0];
+          } finally { h.destroy(); }
+        }
+        return out;
       } finally {
         a.destroy();
         b.destroy();
@@ -1128,11 +1171,11 @@
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

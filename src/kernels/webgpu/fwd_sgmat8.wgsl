@@ -51,10 +51,19 @@
 // unrolled, so that no array of subgroup matrices (qL, acc) nor the scores (sc) is ever indexed by a
 // variable, which a compiler could answer by keeping the array in memory instead of registers.
 //
+// Prefill version 10 is this file with RB = 2 (versions 8 and 9: RB = 1): each subgroup takes RB
+// blocks of SM query rows instead of one, so that every right matrix it loads (a block of K for S,
+// of V for P V) feeds RB products instead of one. Why (`2026-11-29-h200-ablation`, the device's own
+// probes): the H200's matrix units do 622 TFLOP/s through subgroup matrices when the operands sit in
+// registers, 118 when a right matrix is loaded from storage before every product (probes_sgmat.wgsl),
+// and version 9 spends most of its time in its products at 27 TFLOP/s; each load used twice halves
+// the loads a product. It costs registers (RB times the Q matrices and O's accumulators) and gives
+// a row's softmax TPR = SGS / (RB · SM) lanes (one, with 32-lane subgroups and 16-row blocks).
+//
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
 // natural units. Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants: D (64, 128 or
-// 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK.
+// 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK, RB.
 
 enable f16;
 enable subgroups;
@@ -62,9 +71,10 @@ enable chromium_experimental_subgroup_matrix;
 // offsets from the subgroup's index: uniform within a subgroup, which is what a matrix needs
 diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
-const BQ: u32 = NSG * SM;             // query rows a workgroup
+const SR: u32 = RB * SM;              // query rows a subgroup: RB blocks of SM
+const BQ: u32 = NSG * SR;             // query rows a workgroup
 const WG: u32 = NSG * SGS;            // invocations a workgroup
-const TPR: u32 = SGS / SM;            // lanes a row in the softmax, all in the row's own subgroup
+const TPR: u32 = SGS / SR;            // lanes a row in the softmax, all in the row's own subgroup
 const KPI: u32 = BK / TPR;            // keys a lane scores a tile
 const NQK: u32 = D / SK;              // left matrices of Q a subgroup keeps
 const NO: u32 = D / SN;               // result matrices of O a subgroup keeps
@@ -117,18 +127,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   let r1 = min(r0 + BQ, P.n_q);
   let kv0 = kvh * P.n_kv * D;         // KV head kvh's first half
   let u = lane % TPR;                 // this lane's share of its row: keys u, u + TPR, …
-  let row = sg * SM + lane / TPR;     // its row in the workgroup (one of its subgroup's)
+  let row = sg * SR + lane / TPR;     // its row in the workgroup (one of its subgroup's)
   let i = r0 + row;                   // its query row
-  let sS = sg * SM * SST;             // the subgroup's rows in Ss and in Ps
-  let sP = sg * SM * PST;
+  let sS = sg * SR * SST;             // the subgroup's rows in Ss and in Ps
+  let sP = sg * SR * PST;
 
-  // Q's SM rows of this subgroup as D / SK left matrices, from storage (rows past n_q: padding)
-  var qL: array<Left, NQK>;
-  let q0 = (h * P.n_q + r0 + sg * SM) * D;
-  //#for kc D / SK
-    qL[kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + kc * SK, D);
+  // Q's SR rows of this subgroup as RB · D / SK left matrices (row block rb's are qL[rb · NQK + kc]),
+  // from storage (rows past n_q: padding)
+  var qL: array<Left, RB * NQK>;
+  let q0 = (h * P.n_q + r0 + sg * SR) * D;
+  //#for rb RB
+    //#for kc D / SK
+      qL[rb * NQK + kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + rb * SM * D + kc * SK, D);
+    //#endfor
   //#endfor
-  var acc: array<Res, NO>;            // O, zero to begin with
+  var acc: array<Res, RB * NO>;       // O, zero to begin with (row block rb's: acc[rb · NO + nc])
   var m = NEG;                        // the row's maximum (base 2), the same in its TPR lanes
   var l = 0.0;                        // this lane's share of the row's ℓ
 //#if !REREAD
@@ -156,19 +169,29 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
 
     // 1. S = Q Kᵀ: key block n is the right matrix Kᵀ[kc block, n block], K's rows read as
-    // columns straight from storage; each subgroup stores its rows of S into Ss
+    // columns straight from storage, each load used by the subgroup's RB row blocks; each
+    // subgroup stores its rows of S into Ss
 //#if !NOQK
     //#for n BK / SN
-      var s = Res();
+      // zeroed explicitly: on the H200 a declaration alone inside the tile loop was not zeroed again
+      // on each pass (S kept the last tile's sums; `2026-11-29-h200-run3`)
+      var s: array<Res, RB>;
+      //#for rb RB
+        s[rb] = Res();
+      //#endfor
       //#for kc D / SK
 //#if KWG
         let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
 //#else
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
 //#endif
-        s = subgroupMatrixMultiplyAccumulate(qL[kc], kr, s);
+        //#for rb RB
+          s[rb] = subgroupMatrixMultiplyAccumulate(qL[rb * NQK + kc], kr, s[rb]);
+        //#endfor
       //#endfor
-      subgroupMatrixStore<row_major>(&Ss, sS + n * SN, s, SST);
+      //#for rb RB
+        subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + n * SN, s[rb], SST);
+      //#endfor
     //#endfor
 //#endif
     workgroupBarrier();                      // S is in Ss (and last tile's P is read)
@@ -181,7 +204,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     l += 1.0;
 //#else
     var m_blk = NEG;
-    //#for k BK / (SGS / SM)
+    //#for k BK / (SGS / (RB * SM))
       let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#if !REREAD
       sc[k] = x;
@@ -196,7 +219,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       m = m_blk;
     }
     var share = 0.0;
-    //#for k BK / (SGS / SM)
+    //#for k BK / (SGS / (RB * SM))
 //#if REREAD
       let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#else
@@ -214,32 +237,41 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     if (workgroupUniformLoad(&moved[0]) == stamp) {
 //#if !NOSOFT
       //#for ch D / min(BK, D)
-        //#for b min(BK, D) / SN
-          subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
+        //#for rb RB
+          //#for b min(BK, D) / SN
+            subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+          //#endfor
         //#endfor
         workgroupBarrier();
         for (var c = u; c < CW; c += TPR) { Ss[row * SST + c] *= alpha; }   // each lane its own row's α
         workgroupBarrier();
-        //#for b min(BK, D) / SN
-          acc[ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss, sS + b * SN, SST);
+        //#for rb RB
+          //#for b min(BK, D) / SN
+            acc[rb * NO + ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss, sS + rb * SM * SST + b * SN, SST);
+          //#endfor
         //#endfor
         workgroupBarrier();                  // Ss read before the next S or pass is stored
       //#endfor
 //#endif
     }
 
-    // 3. O += P V: P's key block kk (left, from Ps) times V's rows of that block, columns nc
-    // block (right, straight from storage)
+    // 3. O += P V: P's key block kk (left, from Ps, one a row block) times V's rows of that
+    // block, columns nc block (right, straight from storage, each load used by the RB row blocks)
 //#if !NOPV
     //#for kk BK / SK
-      let pl = subgroupMatrixLoad<Left, row_major>(&Ps, sP + kk * SK, PST);
+      var pl: array<Left, RB>;
+      //#for rb RB
+        pl[rb] = subgroupMatrixLoad<Left, row_major>(&Ps, sP + rb * SM * PST + kk * SK, PST);
+      //#endfor
       //#for nc D / SN
 //#if VWG
         let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
 //#else
         let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
 //#endif
-        acc[nc] = subgroupMatrixMultiplyAccumulate(pl, vr, acc[nc]);
+        //#for rb RB
+          acc[rb * NO + nc] = subgroupMatrixMultiplyAccumulate(pl[rb], vr, acc[rb * NO + nc]);
+        //#endfor
       //#endfor
     //#endfor
 //#endif
@@ -254,8 +286,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   }
   //#for ch D / min(BK, D)
     workgroupBarrier();                      // Ls is written; the last pass's Ss is read
-    //#for b min(BK, D) / SN
-      subgroupMatrixStore<row_major>(&Ss, sS + b * SN, acc[ch * (CW / SN) + b], SST);
+    //#for rb RB
+      //#for b min(BK, D) / SN
+        subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+      //#endfor
     //#endfor
     workgroupBarrier();
     for (var x = t; x < BQ * CW; x += WG) {
