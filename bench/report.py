@@ -1154,7 +1154,7 @@ def fig_webgpu_paged():
           if r.get("kind") == "decode" and "ms" in r}
     rat = [by[(k, n)] / by[(k.replace("-paged", ""), n)] for k, n in by
            if k.startswith("decode-v5-paged") and n >= 32768]
-    return [span(rat, 2)]
+    return [span(rat, 2), os.path.basename(f)]
 
 
 def fig_webgpu_f16():
@@ -1300,7 +1300,7 @@ FIGURES = [
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),
     ("the ring is about {}× faster on two and four GPUs", [], lambda: [
         "%.1f" % median([float(r[0].rstrip("×")) for r in cells(gen_ring("", True))])]),
-    ("takes {}× the contiguous time (`2026-11-27-run8`)", [], fig_webgpu_paged),
+    ("takes {}× the contiguous time (`{}`)", [], fig_webgpu_paged),
     ("float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
 ]
 
@@ -1333,6 +1333,11 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("93–94 % of its transfers hidden, read off the GPUs' common clock", [G + "7-ring-run4"]),
     ("the split pass alone reads at 88–89 % and the merge dispatch adds 5–8 % of the time",
      [WEB_RES + "2026-11-27-run8"], "ends"),  # 0.0054–0.0088 ms of a 0.108 ms call
+    ("takes 0.360–0.363 ms at 131072 keys whatever the split length, and float16 storage, half the "
+     "bytes, takes 84 % of float32's time", [WEB_RES + "2026-11-29-h200-decode-sweep"]),
+    ("Through WGSL the matrix units give 622 TFLOP/s with both matrices in registers and 118 "
+     "TFLOP/s when the right one is loaded before each product", [WEB_RES + "2026-11-29-h200-decode-sweep"]),
+    ("its two products run at 56 TFLOP/s", [WEB_RES + "2026-11-29-h200-run5"]),
 ]
 FIGURES += [(c[0], c[1], None if len(c) == 2 else c[2]) for c in CITED]
 
