@@ -616,8 +616,9 @@ def webgpu_f16_pick(n, d, causal):
 
 
 def gen_webgpu_f16(prefix, full=False):
-    """Our float16 prefill (the matrix units' version 7, shader-f16's version 6) against PyTorch's
-    float16 SDPA (flash, cuDNN) and our own float32 best in the same run."""
+    """Our float16 prefill (the matrix units' versions 7-10, shader-f16's version 6) against ONNX
+    Runtime Web's float16 attention (ort-f16.json, where the run has it), PyTorch's float16 SDPA
+    (flash, cuDNN) and our own float32 best in the same run."""
     cases = [(n, d, c) for d in (128, 64) for n in (4096, 16384) for c in (False, True)]
     if not full:
         cases = [(4096, 128, False)]
@@ -631,14 +632,18 @@ def gen_webgpu_f16(prefix, full=False):
         torch = {r["backend"]: r["ms"] for r in sd["rows"] if webgpu_peer(r, "prefill", n, d, causal)}
         fl, cu = torch.get("flash f16"), torch.get("cudnn f16")
         b32 = min(f32, key=lambda r: r["ms"]) if f32 else None
-        rows.append(["%.3f×" % (fl / best["ms"]) if fl else "–",
+        o16 = webgpu_load(f, "ort-f16.json")
+        o16 = [r["ms"] for r in (o16 or {}).get("rows", []) if webgpu_peer(r, "prefill", n, d, causal)
+               and r.get("storage") == "f16" and (r.get("check") or {}).get("ok")]
+        rows.append(["%.2f×" % (median(o16) / best["ms"]) if o16 else "–",
+                     "%.3f×" % (fl / best["ms"]) if fl else "–",
                      "%.3f×" % (cu / best["ms"]) if cu else "–",
                      "%.2f× (%s)" % (b32["ms"] / best["ms"], b32["kernel"]) if b32 else "–",
                      "prefill, 16 heads, N = %d, d = %d%s, float16" % (n, d, ", causal" if causal else ""),
                      "%s: %.2f ms, %.1f TFLOP/s" % (best["kernel"], best["ms"], best["tflops"]),
                      "%s, %s" % (webgpu_gpu(ours), link(f, prefix))])
-    return table(["vs PyTorch flash", "vs PyTorch cuDNN", "vs our float32", "case", "ours",
-                  "GPU, run"], rows)
+    return table(["vs ORT Web f16", "vs PyTorch flash", "vs PyTorch cuDNN", "vs our float32", "case",
+                  "ours", "GPU, run"], rows)
 
 
 # ---------------------------------------------------------------- plots: plain SVG, one per machine
@@ -1148,12 +1153,18 @@ def fig_webgpu_prefill_span():
 
 
 def fig_webgpu_paged():
-    """Paged over contiguous decode-v5 time, float32 and float16, at 32k keys and more."""
-    f, ours, mine, theirs, sd = webgpu_pick("decode", 32768)
-    by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"]
-          if r.get("kind") == "decode" and "ms" in r}
-    rat = [by[(k, n)] / by[(k.replace("-paged", ""), n)] for k, n in by
-           if k.startswith("decode-v5-paged") and n >= 32768]
+    """Paged over contiguous decode-v5 time, float32 and float16, at 32k keys and more, in the
+    newest run that timed both forms."""
+    def find(f):
+        ours = webgpu_load(f, "ours.json")
+        if not ours:
+            return None
+        by = {(r["kernel"], r["n_kv"]): r["ms"] for r in ours["rows"]
+              if r.get("kind") == "decode" and "ms" in r}
+        rat = [by[(k, n)] / by[(k.replace("-paged", ""), n)] for k, n in by
+               if k.startswith("decode-v5-paged") and n >= 32768 and (k.replace("-paged", ""), n) in by]
+        return (f, rat) if rat else None
+    f, rat = newest(run_folders("bench/webgpu/results"), find)
     return [span(rat, 2), os.path.basename(f)]
 
 

@@ -3,7 +3,14 @@
  * same Dawn as bench.js, on the same shapes as bench.js's plan, checked against float64 on sampled
  * rows, then timed.
  *
- *   node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only]
+ *   node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only] [--f16]
+ *                             [--dawn-toggles T1,T2]
+ *
+ * --f16: the model in float16 (Q, K, V and O float16, as PyTorch's float16 SDPA and our float16
+ * prefill take them), checked against float64 on the float16-rounded inputs (tolerance 2e-2: ORT
+ * may keep its softmax in float16); its rows say `"storage": "f16"`. ORT asks for shader-f16 where
+ * the adapter offers it; on NVIDIA's Vulkan driver Dawn offers it only with its
+ * vulkan_enable_f16_on_nvidia toggle (--dawn-toggles, as bench.js's).
  *
  * The model is one com.microsoft MultiHeadAttention node (ORT's contrib op; its WebGPU kernel is
  * the one ORT Web runs for transformer attention), written here as ONNX protobuf bytes, float32,
@@ -29,14 +36,15 @@ const str = (no, s) => field(no, 2, [...enc.encode(s)]);
 const int = (no, v) => field(no, 0, varint(v));
 const msg = (no, bytes) => field(no, 2, bytes);
 const dim = d => msg(1, typeof d === 'string' ? str(2, d) : int(1, d));
-const tensorInfo = (name, dims) => [...str(1, name), ...msg(2, msg(1, [...int(1, 1), ...msg(2, dims.flatMap(dim))]))];
-function mhaModel(H, width, causal) {
+// elem: ONNX's element type, 1 float32, 10 float16
+const tensorInfo = (name, dims, elem) => [...str(1, name), ...msg(2, msg(1, [...int(1, elem), ...msg(2, dims.flatMap(dim))]))];
+function mhaModel(H, width, causal, elem = 1) {
   const attr = (name, v) => msg(5, [...str(1, name), ...int(3, v), ...int(20, 2)]);
   const node = [...str(1, 'q'), ...str(1, 'k'), ...str(1, 'v'), ...str(2, 'o'), ...str(3, 'attn'), ...str(4, 'MultiHeadAttention'),
                 ...attr('num_heads', H), ...(causal ? attr('unidirectional', 1) : []), ...str(7, 'com.microsoft')];
-  const graph = [...msg(1, node), ...str(2, 'mha'), ...msg(11, tensorInfo('q', ['B', 'S', width])),
-                 ...msg(11, tensorInfo('k', ['B', 'L', width])), ...msg(11, tensorInfo('v', ['B', 'L', width])),
-                 ...msg(12, tensorInfo('o', ['B', 'S', width]))];
+  const graph = [...msg(1, node), ...str(2, 'mha'), ...msg(11, tensorInfo('q', ['B', 'S', width], elem)),
+                 ...msg(11, tensorInfo('k', ['B', 'L', width], elem)), ...msg(11, tensorInfo('v', ['B', 'L', width], elem)),
+                 ...msg(12, tensorInfo('o', ['B', 'S', width], elem))];
   return new Uint8Array([...int(1, 8), ...msg(8, [...str(1, ''), ...int(2, 17)]), ...msg(8, [...str(1, 'com.microsoft'), ...int(2, 1)]),
                          ...msg(7, graph)]);
 }
@@ -75,16 +83,19 @@ function navigatorGpu(gpu) {
 }
 
 const args = process.argv.slice(2);
-const opt = {plan: 'full', seed: Date.now() % 1000000, json: null, decodeOnly: false, prefillOnly: false};
+const opt = {plan: 'full', seed: Date.now() % 1000000, json: null, decodeOnly: false, prefillOnly: false, f16: false, toggles: []};
 for (let k = 0; k < args.length; k++) {
   if (args[k] === '--plan') opt.plan = args[++k];
   else if (args[k] === '--seed') opt.seed = Number(args[++k]);
   else if (args[k] === '--json') opt.json = args[++k];
   else if (args[k] === '--decode-only') opt.decodeOnly = true;
   else if (args[k] === '--prefill-only') opt.prefillOnly = true;
-  else { console.error(`ort.mjs: unknown argument '${args[k]}'\nusage: node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only]`); process.exit(2); }
+  else if (args[k] === '--f16') opt.f16 = true;
+  else if (args[k] === '--dawn-toggles' && k + 1 < args.length && /^[a-z0-9_,]+$/.test(args[k + 1])) opt.toggles.push(...args[++k].split(',').filter(Boolean));
+  else { console.error(`ort.mjs: unknown argument '${args[k]}'\nusage: node bench/webgpu/ort.mjs [--plan full|quick|tiny] [--seed N] [--json FILE] [--decode-only | --prefill-only] [--f16] [--dawn-toggles T1,T2]`); process.exit(2); }
 }
-globalThis.navigator = {gpu: navigatorGpu(create([]))};
+if (!['full', 'quick', 'tiny'].includes(opt.plan) || !Number.isInteger(opt.seed)) { console.error('ort.mjs: --plan full, quick or tiny; --seed a whole number'); process.exit(2); }
+globalThis.navigator = {gpu: navigatorGpu(create(opt.toggles.length ? [`enable-dawn-features=${opt.toggles.join(',')}`] : []))};
 let ort;
 try { ort = await import('onnxruntime-web/webgpu'); } catch (e) { console.error(`ort.mjs: cannot load onnxruntime-web (${e.message})`); process.exit(2); }
 ort.env.wasm.numThreads = 1;
@@ -96,6 +107,13 @@ function toRows(x, H, N, d) {
   for (let h = 0; h < H; h++) for (let i = 0; i < N; i++) y.set(x.subarray((h * N + i) * d, (h * N + i + 1) * d), (i * H + h) * d);
   return y;
 }
+// float16 bits -> number
+function halfToNumber(b) {
+  const e = (b >> 10) & 31, m = b & 1023, sign = b & 0x8000 ? -1 : 1;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 31) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
 function expandHeads(x, Hkv, H, N, d) {   // GQA: each KV head repeated for its group
   const y = new Float32Array(H * N * d), g = H / Hkv;
   for (let h = 0; h < H; h++) y.set(x.subarray(Math.floor(h / g) * N * d, (Math.floor(h / g) + 1) * N * d), h * N * d);
@@ -103,27 +121,33 @@ function expandHeads(x, Hkv, H, N, d) {   // GQA: each KV head repeated for its 
 }
 
 const rows = FSGPU.benchPlan(opt.plan).filter(r => (r.kernel === 'prefill-v3' && !opt.decodeOnly) || (r.kernel === 'decode-v2' && !opt.prefillOnly));
-const out = {plan: opt.plan, seed: opt.seed, peer: `onnxruntime-web ${JSON.parse(fs.readFileSync(new URL('./node_modules/onnxruntime-web/package.json', import.meta.url))).version} MultiHeadAttention (webgpu)`, rows: []};
+const out = {plan: opt.plan, seed: opt.seed, peer: `onnxruntime-web ${JSON.parse(fs.readFileSync(new URL('./node_modules/onnxruntime-web/package.json', import.meta.url))).version} MultiHeadAttention (webgpu)${opt.f16 ? ', float16' : ''}`,
+             dawn_toggles: opt.toggles, rows: []};
+const esz = opt.f16 ? 2 : 4, tol = opt.f16 ? 2e-2 : 1e-3;
 let bad = 0;
 for (const [k, r] of rows.entries()) {
-  const row = {kind: r.kind, n_q: r.n_q, n_kv: r.n_kv, d: r.d, heads: r.heads, kv_heads: r.kv_heads, causal: r.causal};
+  const row = {kind: r.kind, n_q: r.n_q, n_kv: r.n_kv, d: r.d, heads: r.heads, kv_heads: r.kv_heads, causal: r.causal, storage: opt.f16 ? 'f16' : 'f32'};
   out.rows.push(row);
-  process.stderr.write(`[${k + 1}/${rows.length}] ORT Web ${r.kind} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`);
+  process.stderr.write(`[${k + 1}/${rows.length}] ORT Web ${r.kind} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}${opt.f16 ? ' float16' : ''}\n`);
   try {
-    const p = FSGPU.randomProblem(opt.seed + k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d, mask: r.causal ? 'causal' : 'none'});
+    const p0 = FSGPU.randomProblem(opt.seed + k, {n_q_heads: r.heads, n_kv_heads: r.kv_heads, n_q: r.n_q, n_kv: r.n_kv, d: r.d, mask: r.causal ? 'causal' : 'none'});
+    // float16: the inputs rounded to float16 first, so that float64's answer is the answer to what ORT reads
+    const p = opt.f16 ? Object.assign({}, p0, {q: FSGPU.half1(p0.q).r, k: FSGPU.half1(p0.k).r, v: FSGPU.half1(p0.v).r}) : p0;
     const H = r.heads, W = H * r.d;
     const kx = expandHeads(p.k, r.kv_heads, H, r.n_kv, r.d), vx = expandHeads(p.v, r.kv_heads, H, r.n_kv, r.d);
-    const s = await ort.InferenceSession.create(mhaModel(H, W, r.causal), {executionProviders: ['webgpu'], preferredOutputLocation: 'gpu-buffer'});
+    const s = await ort.InferenceSession.create(mhaModel(H, W, r.causal, opt.f16 ? 10 : 1), {executionProviders: ['webgpu'], preferredOutputLocation: 'gpu-buffer'});
     const device = ort.env.webgpu.device;
-    const gpuTensor = (x, n) => {
-      const b = device.createBuffer({size: x.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST});
+    const gpuTensor = (x32, n) => {
+      const x = opt.f16 ? new Uint8Array(FSGPU.half1(x32).packed.buffer, 0, x32.length * 2) : x32;
+      const b = device.createBuffer({size: Math.ceil(x.byteLength / 4) * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST});
       device.queue.writeBuffer(b, 0, x);
-      return ort.Tensor.fromGpuBuffer(b, {dataType: 'float32', dims: [1, n, W]});
+      return ort.Tensor.fromGpuBuffer(b, {dataType: opt.f16 ? 'float16' : 'float32', dims: [1, n, W]});
     };
     const feeds = {q: gpuTensor(toRows(p.q, H, r.n_q, r.d), r.n_q), k: gpuTensor(toRows(kx, H, r.n_kv, r.d), r.n_kv), v: gpuTensor(toRows(vx, H, r.n_kv, r.d), r.n_kv)};
     // check: sampled rows against float64 (MultiHeadAttention's default scale is 1/√d, as ours)
     const o = await s.run(feeds);
-    const O = await o.o.getData();
+    const raw = await o.o.getData();
+    const O = opt.f16 && raw instanceof Uint16Array ? Float32Array.from(raw, halfToNumber) : raw;
     let worst = 0;
     for (let t = 0; t < 16; t++) {
       const x = Math.floor((t + 0.5) * H * r.n_q / 16), h = Math.floor(x / r.n_q), i = x % r.n_q;
@@ -131,7 +155,7 @@ for (const [k, r] of rows.entries()) {
       for (let c = 0; c < r.d; c++) worst = Math.max(worst, Math.abs(O[(i * H + h) * r.d + c] - ref.o[c]) / Math.max(1, Math.abs(ref.o[c])));
     }
     o.o.dispose();
-    row.check = {ok: worst <= 1e-3, worst};
+    row.check = {ok: worst <= tol, worst, tol};
     if (!row.check.ok) { bad++; row.error = `wrong result: error ${worst}`; }
     const times = [];
     for (let t = 0; t < 12; t++) {
@@ -145,7 +169,7 @@ for (const [k, r] of rows.entries()) {
     row.ms = times[Math.floor(times.length / 2)];
     const pairs = r.causal ? r.n_q * (r.n_q + 1) / 2 : r.n_q * r.n_kv;
     row.tflops = 4 * r.d * pairs * H / (row.ms * 1e9);
-    row.bytes = 4 * (2 * p.q.length + kx.length + vx.length);
+    row.bytes = esz * (2 * p.q.length + kx.length + vx.length);
     row.gbps = row.bytes / (row.ms * 1e6);
     await s.release();
     for (const t of Object.values(feeds)) t.dispose();

@@ -8,6 +8,7 @@
 #   .wgpu/pack.tar.xz   this machine's `node` binary and the npm packages' files that run:
 #               webgpu's index.js and dist/linux-x64/dawn.node, onnxruntime-web's WebGPU bundle
 # bench/webgpu/pack.sh makes .wgpu/pack.tar.xz; docs/webgpu.md gives the whole recipe.
+# ORT_F16=1 adds ONNX Runtime Web in float16 on the prefill rows (ort-f16.json), for the float16 table.
 #
 # The whole full plan fits one call of 10 minutes: bench.js at most 340 s, ONNX Runtime Web 100 s,
 # PyTorch 60 s (each its own limit), about 9 minutes at most with the unpacking. bench.js first
@@ -27,6 +28,8 @@ PLAN=${PLAN:-full}
 SDPA=${SDPA:-1}          # 0: skip PyTorch (its shapes do not change between our runs)
 ORT=${ORT:-1}            # 0: skip ONNX Runtime Web (a sweep's call)
 ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
+ORT_F16=${ORT_F16:-0}    # 1: ONNX Runtime Web's float16 attention too (prefill rows; ort-f16.json, ort-f16.log)
+ORT_F16_TIMEOUT=${ORT_F16_TIMEOUT:-90}
 BENCH_ARGS=${BENCH_ARGS:---count 4}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-340}
 ORT_TIMEOUT=${ORT_TIMEOUT:-100}
@@ -65,6 +68,11 @@ grep -E '^(dawn:|subgroup matrices:)' "$OUT/bench.log" >> "$OUT/machine.txt"
 if [ "$ORT" = 1 ]; then
   timeout "$ORT_TIMEOUT" node bench/webgpu/ort.mjs --plan "$PLAN" --json "$OUT/ort.json" $ORT_ARGS 2>&1 | tee "$OUT/ort.log"
   echo "ort.mjs exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort.log"
+fi
+if [ "$ORT_F16" = 1 ]; then
+  timeout "$ORT_F16_TIMEOUT" node bench/webgpu/ort.mjs --plan "$PLAN" --f16 --prefill-only --json "$OUT/ort-f16.json" \
+    ${DAWN_TOGGLES:+--dawn-toggles "$DAWN_TOGGLES"} 2>&1 | tee "$OUT/ort-f16.log"
+  echo "ort.mjs --f16 exit ${PIPESTATUS[0]}" | tee -a "$OUT/ort-f16.log"
 fi
 if [ -n "$NOROBUST_ARGS" ]; then
   timeout "$NOROBUST_TIMEOUT" node bench/webgpu/bench.js --json "$OUT/ours-norobust.json" $NOROBUST_ARGS ${toggles[@]+"${toggles[@]}"} \

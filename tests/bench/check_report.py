@@ -16,6 +16,7 @@ docs must pass --check, and must fail it once one figure of the prose (outside t
 blocks) is changed, or one new figure with a unit is added that nothing checks.
 """
 import glob
+import json
 import os
 import random
 import re
@@ -155,9 +156,26 @@ def main():
             write(root, f"bench/cuda/results/{name}/NOTE.txt", name[:10] + " 09:00 UTC\n")
             write(root, f"bench/cuda/results/{name}/time.log", t)
             write(root, f"bench/cuda/results/{name}/machine.txt", "NVIDIA H100 80GB HBM3\n")
+        # a WebGPU run: our float16 and float32 prefill, PyTorch's SDPA, ONNX Runtime Web in
+        # float16 (one of its rows wrong: left out of the ratio)
+        w16, w32 = round(rnd.uniform(2, 6), 3), round(rnd.uniform(6, 12), 3)
+        o16 = [round(rnd.uniform(8, 20), 3) for _ in range(2)]
+        case = {"kind": "prefill", "n_q": 4096, "n_kv": 4096, "d": 128, "heads": 16, "causal": False}
+        web = "bench/webgpu/results/2026-01-01-h200-run1/"
+        write(root, web + "NOTE.txt", "2026-01-01 11:00 UTC: a run\n")
+        write(root, web + "ours.json", json.dumps({"device": {"device": "nvidia-h200"}, "rows": [
+            dict(case, kernel="prefill-v10", storage="f16", ms=w16, tflops=1.0),
+            dict(case, kernel="prefill-v5", storage="f32", ms=w32, tflops=1.0)]}))
+        write(root, web + "sdpa.json", json.dumps({"rows": [
+            dict(case, backend="flash f16", ms=0.5), dict(case, backend="cudnn f16", ms=0.25)]}))
+        write(root, web + "ort-f16.json", json.dumps({"rows": [
+            dict(case, storage="f16", ms=o16[0], check={"ok": True}),
+            dict(case, storage="f16", ms=o16[1], check={"ok": True}),
+            dict(case, storage="f16", ms=0.001, check={"ok": False})]}))
         readme = ("# x\n\n<!-- report:cpu -->\nstale\n<!-- /report:cpu -->\n\n"
                   "<!-- report:cpu-full -->\n<!-- /report:cpu-full -->\n\n"
-                  "<!-- report:cuda -->\n<!-- /report:cuda -->\n")
+                  "<!-- report:cuda -->\n<!-- /report:cuda -->\n\n"
+                  "<!-- report:webgpu-f16 -->\n<!-- /report:webgpu-f16 -->\n")
         write(root, "README.md", readme)
 
         rc, out = run(root, "--check")
@@ -188,6 +206,11 @@ def main():
         expect("trial" not in text, "a *-trial folder was used")
         expect("](bench/cuda/results/2026-01-01-run1/NOTE.txt)" in text,
                "the CUDA row does not link its run's NOTE.txt")
+
+        want = "| %.2f× | %.3f× | %.3f× | %.2f× (prefill-v5) | prefill, 16 heads, N = 4096, d = 128, float16 | prefill-v10: %.2f ms" % (
+            (o16[0] + o16[1]) / 2 / w16, 0.5 / w16, 0.25 / w16, w32 / w16, w16)
+        expect(want in text, f"README lacks the WebGPU float16 row {want!r} (ONNX Runtime Web's float16 "
+                             "beside ours; its wrong row left out)")
 
         rc, out = run(root, "--check")
         expect(rc == 0, f"--check after --write exited {rc}: {out}")
