@@ -599,6 +599,82 @@ static void type_text(gui_state *s, const gui_show *sh, const char *t)
     }
 }
 
+/* The questions about a lesson's claims (its figures) in the window, as the terminal asks them: a
+ * lesson of claims only asks them at once, the claims covered until the last is answered, each
+ * "A figure of the lesson (k of n)"; a lesson with steps asks its own after its last step, on
+ * Right there, once. Before, the window asked none of them (17 lessons of claims only asked
+ * nothing in the window). */
+START_TEST(claim_questions_in_the_window)
+{
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0}, right = {GUI_CMD_STEP, 1, 0}, end = {GUI_CMD_END, 0, 0};
+    char l[4][GUI_PREDICT_LEN], want[64];
+    int seen_steps = 0, seen_only = 0;
+    for (int lesson = 0; lesson < cat.n && !(seen_steps && seen_only); lesson++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_catalog_load(&cat, lesson, &sh, stderr), 0);
+        int total = 0;
+        for (int i = 0; i < sh.n_questions; i++) total += sh.questions[i].step < 0;
+        bool claims_only = sh.trace.n == 0;
+        if (!total || (claims_only ? seen_only : seen_steps)) {
+            gui_show_free(&sh);
+            continue;
+        }
+        if (claims_only) seen_only++;
+        else seen_steps++;
+        gui_state s;
+        gui_state_init(&s, 1280, 720, 1, 0);
+        s.predict.phase = GUI_PREDICT_ARMED;   /* questions on, as the window starts */
+        gui_state_attach(&s, &sh);
+        if (!claims_only) {
+            while (s.predict.phase == GUI_PREDICT_ASK || s.predict.phase == GUI_PREDICT_SHOWN) gui_update(&s, &sh, &right);
+            gui_update(&s, &sh, &end);
+            ck_assert_int_eq(s.step, s.n - 1);
+            ck_assert(!gui_predict_covers(&s));
+            ck_assert(gui_ending_shown(&s, &sh));
+            gui_update(&s, &sh, &right);   /* Right at the last step: the lesson's claims */
+        }
+        for (int k = 1; k <= total; k++) {
+            ck_assert_msg(s.predict.phase == GUI_PREDICT_ASK && s.predict.at == GUI_AT_CLAIMS, "%s: claim question %d not asked",
+                          sh.name, k);
+            ck_assert_int_lt(sh.questions[s.predict.qi].step, 0);
+            ck_assert(gui_predict_covers(&s));
+            ck_assert(!gui_ending_shown(&s, &sh));
+            ck_assert(gui_predict_text(&s, &sh, l));
+            snprintf(want, sizeof want, "A figure of the lesson (%d of %d): ", k, total);
+            ck_assert_msg(!strncmp(l[0], want, strlen(want)), "%s: %s", sh.name, l[0]);
+            char ans[64];
+            type_text(&s, &sh, fs_question_answer(&sh.questions[s.predict.qi], ans, sizeof ans));
+            gui_update(&s, &sh, &enter);
+            ck_assert_int_eq(s.predict.phase, GUI_PREDICT_SHOWN);
+            ck_assert_msg(s.predict.correct, "%s: the right answer %s judged wrong", sh.name, ans);
+            ck_assert(gui_predict_text(&s, &sh, l));
+            ck_assert_msg(strstr(l[3], k < total ? "Right: go on" : "Right: the figures"), "%s: %s", sh.name, l[3]);
+            gui_update(&s, &sh, &right);
+        }
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+        ck_assert(s.predict.claims_done);
+        ck_assert(!gui_predict_covers(&s));
+        ck_assert_int_eq(s.predict.n_right, total);
+        ck_assert(gui_ending_shown(&s, &sh));
+        gui_update(&s, &sh, &right);   /* once: Right again asks nothing */
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+        /* with the questions off nothing is asked and nothing covered */
+        gui_state_init(&s, 1280, 720, 1, 0);
+        gui_state_attach(&s, &sh);
+        gui_update(&s, &sh, &end);
+        gui_update(&s, &sh, &right);
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_OFF);
+        ck_assert(!gui_predict_covers(&s));
+        gui_show_free(&sh);
+    }
+    ck_assert_msg(seen_steps && seen_only, "no lesson of each kind with claim questions (%d with steps, %d of claims only)",
+                  seen_steps, seen_only);
+    gui_catalog_free(&cat);
+}
+END_TEST
+
 /* A section's quiz in the window: asked for from the lesson list's quiz entry (after the
  * lessons) or at a section's last step; made (here as the platform makes it, on a fresh seed);
  * asked one question at a time, each judged with its right answer and reason; the score, and the
@@ -1607,6 +1683,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, timeline_click_and_drag);
     tcase_add_test(t, predict_mode);
     tcase_add_test(t, predict_step0_first);
+    tcase_add_test(t, claim_questions_in_the_window);
     tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);

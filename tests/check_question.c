@@ -5,6 +5,7 @@
  * takes the answer as the players print it and rejects a wrong one with the right value and the
  * reason; the same holds on random problems of every algorithm (seed printed on failure).
  */
+#include <ctype.h>
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -127,12 +128,19 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(nq >= 1 || fs_lesson_check_count(l) == 0 || 1, "%s", paths[i]);
         }
         check_questions(pitfall ? NULL : t, q, nq < QMAX ? nq : QMAX, paths[i], 0);
-        /* a prompt starts a sentence, but a symbol keeps its case: z[0] is not Z[0] */
+        /* a prompt starts a sentence, but a symbol keeps its case: z[0] is not Z[0], exp(100)
+         * is not Exp(100) */
         for (int j = 0; j < nq && j < QMAX; j++) {
             const char *p = q[j].prompt;
-            ck_assert_msg(!(p[0] >= 'A' && p[0] <= 'Z' && (p[1] == '[' || p[1] == '_')) || strchr("QKVOSPM", p[0]),
+            size_t name = 0;
+            bool digit = false;   /* a word with a digit is a name: bfloat16, e4m3 */
+            for (; isalnum((unsigned char)p[name]); name++) digit |= isdigit((unsigned char)p[name]) != 0;
+            bool fn = name > 1 && p[name] == '(';   /* a function's name: exp(…), ln(…) */
+            for (size_t c = 1; fn && c < name; c++) fn = !isupper((unsigned char)p[c]);
+            bool named = name > 1 && digit && islower((unsigned char)p[1]);   /* Bfloat16: a name put in capitals */
+            ck_assert_msg(!(p[0] >= 'A' && p[0] <= 'Z' && (p[1] == '[' || p[1] == '_' || fn || named)) || strchr("QKVOSPM", p[0]),
                           "%s question %d starts with a symbol put in capitals: %.40s", paths[i], j, p);
-            ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || p[1] == '[' || p[1] == '_' || p[1] == '(' || (p[1] == ' ' && p[2] == '='),
+            ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || digit || (name > 0 && strchr("[_(", p[name])) || (p[1] == ' ' && p[2] == '='),
                           "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
         }
         if (pitfall)

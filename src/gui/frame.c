@@ -129,8 +129,13 @@ static void draw_narration(gui_draw *d, const gui_state *s, const gui_show *show
     const gui_layout *L = &d->L;
     gui_panel(d, L->narration, NULL);
     char buf[4096];
-    /* a question about step 0 covers that step: the lesson's introduction meanwhile */
-    gui_narration(show, s->n > 0 && !gui_predict_covers(s) ? s->step : -1, buf, sizeof buf);
+    /* a question about step 0 covers that step: the lesson's introduction meanwhile; one about
+     * the lesson's claims covers them, and the introduction too (it can state the figures) */
+    if (gui_predict_covers(s) && s->predict.at == GUI_AT_CLAIMS)
+        snprintf(buf, sizeof buf, "%s", "Questions on the lesson's figures: they stay hidden until the last question is "
+                                        "answered or revealed.");
+    else
+        gui_narration(show, s->n > 0 && !gui_predict_covers(s) ? s->step : -1, buf, sizeof buf);
     gui_rect r = {L->narration.x + L->pad, L->narration.y + L->pad / 2, L->narration.w - 2 * L->pad,
                   L->narration.h - L->pad / 2};
     int fs = L->font, lines = gui_wrap_lines(d, fs, r.w, buf);
@@ -384,7 +389,7 @@ static void draw_section_end(gui_draw *d, const gui_state *s, const char *const 
 
 /* A question about step 0 is asked before that step is shown: the scene and its side panel,
  * which show step 0 applied, are covered until it is answered or revealed. */
-static void draw_cover(gui_draw *d)
+static void draw_cover(gui_draw *d, const gui_state *s)
 {
     if (!d->r) return;   /* a layout pass (the fit check) measures the scene itself */
     const gui_layout *L = &d->L;
@@ -393,13 +398,17 @@ static void draw_cover(gui_draw *d)
     gui_fill(d, body, th->bg);
     gui_rect r = {body.x + 2 * L->pad, body.y + 2 * L->pad, body.w - 4 * L->pad, body.h - 4 * L->pad};
     if (r.w <= 0 || r.h <= 0) return;
+    bool claims = s->predict.at == GUI_AT_CLAIMS;
     int y = r.y;
-    gui_text(d, L->font_big, r.x, y, th->accent, GUI_AL_LEFT, "Before the first step");
+    gui_text(d, L->font_big, r.x, y, th->accent, GUI_AL_LEFT, claims ? "Before the figures" : "Before the first step");
     y += gui_line_h(d, L->font_big) + L->pad / 2;
     gui_text_wrap(d, L->font, (gui_rect){r.x, y, r.w, r.y + r.h - y}, th->text,
-                  "The scene shows each step once it is applied, so step 0 stays hidden while the question "
-                  "below asks about it. Type your answer and Enter (Enter alone shows the answer); Right then "
-                  "shows the step. Q turns the questions off.");
+                  claims ? "The figures this lesson checks stay hidden while the questions below ask about some of "
+                           "them: work each one out by hand, type it and Enter (Enter alone shows the answer); Right "
+                           "then asks the next, and after the last shows every figure. Q turns the questions off."
+                         : "The scene shows each step once it is applied, so step 0 stays hidden while the question "
+                           "below asks about it. Type your answer and Enter (Enter alone shows the answer); Right then "
+                           "shows the step. Q turns the questions off.");
 }
 
 /* Predict mode's question, in the room gui_layout_for keeps free below the scene. */
@@ -455,7 +464,7 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     gui_clip(d, NULL);
     gui_scene_draw(d, s, show);
     gui_clip(d, NULL);
-    if (gui_predict_covers(s)) draw_cover(d);
+    if (gui_predict_covers(s)) draw_cover(d, s);
     draw_header(d, s, show);
     draw_narration(d, s, show);
     draw_timeline(d, s, show);

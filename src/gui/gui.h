@@ -343,13 +343,18 @@ typedef enum {
 
 #define GUI_PREDICT_LEN 900   /* bytes of one line of gui_predict_text */
 
+/* gui_predict's at for a question about one of the lesson's claims (its figures): asked after
+ * the last step (Right there), or at once in a lesson of claims only, the claims covered. */
+#define GUI_AT_CLAIMS (-1)
+
 typedef struct {
     gui_predict_phase phase;
     int qi;                /* the question asked (an index into the show's questions) */
-    int64_t at;            /* the step it is about */
+    int64_t at;            /* the step it is about, or GUI_AT_CLAIMS */
     bool correct;
     char input[24];
     int n_asked, n_right;
+    bool claims_done;      /* the lesson's claim questions were asked (not again until it is opened again) */
 } gui_predict;
 
 /* A section's quiz (docs/questions.md): five questions on fresh problems (fs_quiz_make), asked
@@ -423,8 +428,9 @@ void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson);
  * not OFF) and a question about step 0, that question is asked at once (the scene covered). */
 void gui_state_attach(gui_state *s, const gui_show *show);
 /* Whether predict mode asks (or shows the answer of) a question about step 0 while the window
- * stands on it: the scene, the narration and the side panel are covered then, as step 0's
- * event is applied in them (frame.c). */
+ * stands on it, or one about the lesson's claims: the scene, the narration and the side panel
+ * are covered then, as step 0's event is applied in them and the claims show their values
+ * (frame.c). */
 bool gui_predict_covers(const gui_state *s);
 
 /* The layout of the frame that state s shows: gui_layout_compute; the narration bar grows (and

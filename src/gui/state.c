@@ -75,6 +75,21 @@ static int question_at(const gui_show *show, int64_t k, int after)
     return -1;
 }
 
+/* The first question about one of the lesson's claims after question `after` (−1: from the
+ * first), or −1; *nth and *total (may be NULL): its place among them, 1-based, and their count. */
+static int claim_question(const gui_show *show, int after, int *nth, int *total)
+{
+    int found = -1, k = 0, n = 0;
+    for (int i = 0; i < show->n_questions; i++) {
+        if (show->questions[i].step >= 0) continue;
+        n++;
+        if (i > after && found < 0) { found = i; k = n; }
+    }
+    if (nth) *nth = k;
+    if (total) *total = n;
+    return found;
+}
+
 static void predict_ask(gui_state *s, int64_t k, int qi)
 {
     gui_predict *p = &s->predict;
@@ -84,6 +99,21 @@ static void predict_ask(gui_state *s, int64_t k, int qi)
     p->input[0] = 0;
     p->correct = false;
     s->playing = false;
+}
+
+/* The lesson's next claim question (after the one just answered, or the first), or, when none
+ * is left, the claims are done and shown. */
+static void claims_next(gui_state *s, const gui_show *show)
+{
+    gui_predict *p = &s->predict;
+    bool after_one = p->phase == GUI_PREDICT_SHOWN && p->at == GUI_AT_CLAIMS;
+    int qi = claim_question(show, after_one ? p->qi : -1, NULL, NULL);
+    if (qi >= 0) {
+        predict_ask(s, GUI_AT_CLAIMS, qi);
+        return;
+    }
+    p->claims_done = true;
+    if (after_one) p->phase = GUI_PREDICT_ARMED;
 }
 
 static void predict_reveal(gui_state *s, const gui_show *show)
@@ -103,9 +133,14 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
 {
     const gui_predict *p = &s->predict;
     if (p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) return false;
-    if (p->qi < 0 || p->qi >= show->n_questions || p->at < 0 || p->at >= show->trace.n) return false;
+    if (p->qi < 0 || p->qi >= show->n_questions) return false;
+    if (p->at != GUI_AT_CLAIMS && (p->at < 0 || p->at >= show->trace.n)) return false;
     const fs_question *q = &show->questions[p->qi];
-    if (gui_predict_covers(s) && !strncmp(q->prompt, "Before ", 7)) snprintf(l[0], GUI_PREDICT_LEN, "%s", q->prompt);
+    if (p->at == GUI_AT_CLAIMS) {
+        int nth = 0, total = 0;
+        claim_question(show, p->qi - 1, &nth, &total);
+        snprintf(l[0], GUI_PREDICT_LEN, "A figure of the lesson (%d of %d): %s", nth, total, q->prompt);
+    } else if (gui_predict_covers(s) && !strncmp(q->prompt, "Before ", 7)) snprintf(l[0], GUI_PREDICT_LEN, "%s", q->prompt);
     else if (gui_predict_covers(s)) snprintf(l[0], GUI_PREDICT_LEN, "Before the first step: %s", q->prompt);
     else snprintf(l[0], GUI_PREDICT_LEN, "Before step %lld: %s", (long long)p->at, q->prompt);
     l[1][0] = 0;
@@ -123,7 +158,9 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
                  p->input[0] ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
         char fb[GUI_PREDICT_LEN - 64];
         fs_question_judge(q, p->input, fb, sizeof fb);
-        snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: go on   score %d / %d", fb, p->n_right, p->n_asked);
+        snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: %s   score %d / %d", fb,
+                 p->at == GUI_AT_CLAIMS && claim_question(show, p->qi, NULL, NULL) < 0 ? "the figures" : "go on",
+                 p->n_right, p->n_asked);
     }
     return true;
 }
@@ -225,10 +262,15 @@ static void seek(gui_state *s, int64_t k)
 /* Move forward to step k, stopping before a step with a question when predict mode is on. */
 static void forward(gui_state *s, const gui_show *show, int64_t k)
 {
-    if (k > s->n - 1) k = s->n - 1;
-    if (k <= s->step) return;
     gui_predict *p = &s->predict;
     if (p->phase == GUI_PREDICT_ASK) { predict_reveal(s, show); return; }
+    if (p->phase == GUI_PREDICT_SHOWN && p->at == GUI_AT_CLAIMS) { claims_next(s, show); return; }
+    if (k > s->n - 1) k = s->n - 1;
+    if (k <= s->step) {
+        /* Right at the last step (or in a lesson of claims only): the lesson's claim questions, once */
+        if (p->phase == GUI_PREDICT_ARMED && !p->claims_done && s->step >= s->n - 1) claims_next(s, show);
+        return;
+    }
     if (p->phase == GUI_PREDICT_SHOWN && p->at == 0 && s->step == 0) {
         /* A question about step 0, asked before the scene was shown (gui_state_attach): the
          * step's next question, else the first step is shown now (it was covered). */
@@ -307,12 +349,16 @@ void gui_state_attach(gui_state *s, const gui_show *show)
      * with the scene covered until it is answered or revealed (frame.c). */
     int q0 = on && s->n > 0 ? question_at(show, 0, -1) : -1;
     if (q0 >= 0) predict_ask(s, 0, q0);
+    /* A lesson of claims only has no step to wait for: its claim questions are asked at once,
+     * the claims covered until the last is answered. */
+    if (on && s->n <= 0) claims_next(s, show);
 }
 
 bool gui_predict_covers(const gui_state *s)
 {
     const gui_predict *p = &s->predict;
-    return (p->phase == GUI_PREDICT_ASK || p->phase == GUI_PREDICT_SHOWN) && p->at == 0 && s->step == 0;
+    return (p->phase == GUI_PREDICT_ASK || p->phase == GUI_PREDICT_SHOWN) &&
+           ((p->at == 0 && s->step == 0) || p->at == GUI_AT_CLAIMS);
 }
 
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)

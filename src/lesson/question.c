@@ -489,7 +489,12 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
 /* Whether text starts with a one-letter symbol (z[0], l_blk, f(x), m = …) rather than a word. */
 static bool symbol_start(const char *s)
 {
-    return s[0] && (s[1] == '[' || s[1] == '_' || s[1] == '(' || (s[1] == ' ' && s[2] == '='));
+    if (s[0] && s[1] == ' ' && s[2] == '=') return true;   /* "m = …" */
+    size_t i = 0;
+    bool digit = false;
+    for (; isalnum((unsigned char)s[i]); i++) digit |= isdigit((unsigned char)s[i]) != 0;
+    /* a name: "z[0]", "l_blk", "exp(100)", or a word with a digit in it: "bfloat16", "e4m3" */
+    return i > 0 && (s[i] == '[' || s[i] == '_' || s[i] == '(' || digit);
 }
 
 /* ---- choosing the moments ------------------------------------------------------------------ */

@@ -92,6 +92,7 @@
     return e;
   };
   const COVERED = 'This step stays hidden while the question about it is asked: answer it, or reveal it, and it is described here.';
+  const COVERED_CLAIMS = "The lesson's figures stay hidden while the questions about them are asked: answer each, or reveal it, and they are listed here.";
   const stepWords = (d) => (d.n > 0 ? `Step ${d.step} of ${d.n - 1}` : 'No steps');
 
   /* A table with a caption, a header row and one header cell a row: head is the column names
@@ -126,7 +127,7 @@
    * changes; the live region gets its short form (the step and its words) a moment after the
    * last change, so that playing does not queue one announcement a step. */
   function describe(s, force) {
-    const key = `${s.name}|${s.lesson}|${s.step}|${s.n}|${s.covers}`;
+    const key = `${s.name}|${s.lesson}|${s.step}|${s.n}|${s.covers}|${s.claims_asked}`;
     if (key === describedAt && !force) return;
     const first = describedAt === '';
     describedAt = key;
@@ -134,7 +135,7 @@
     clearTimeout(liveTimer);
     /* A question about step 0 covers the scene until it is answered: the words keep the step
      * hidden as the scene does (they would give the answer away). */
-    const hidden = !!s.covers, say = hidden ? COVERED : d.say;
+    const hidden = !!s.covers, say = hidden ? (s.claims_asked ? COVERED_CLAIMS : COVERED) : d.say;
     if (!first) liveTimer = setTimeout(() => { $('live').textContent = `${stepWords(d)}. ${say}`; }, s.playing ? 600 : 150);
     if ($('p-desc').hidden && !force) return;
     const box = $('desc'), open = new Set([...box.querySelectorAll('details[open]')].map((x) => x.dataset.part));
@@ -304,9 +305,14 @@
   let claimsFor = null;
   function showClaims(force) {
     if (!state) return;
-    const key = state.lesson >= 0 ? state.name : state.link ? '(demo)' : '';
+    const key = (state.lesson >= 0 ? state.name : state.link ? '(demo)' : '') + (state.claims_asked ? '|asked' : '');
     if (!force && key === claimsFor) return;
     claimsFor = key;
+    if (state.claims_asked) {   /* the figures are being asked about: the list would give the answers */
+      $('claims-doc').textContent = '';
+      $('claims-text').textContent = COVERED_CLAIMS;
+      return;
+    }
     if (state.lesson < 0) {
       $('claims-doc').textContent = '';
       $('claims-text').textContent = state.link ? `The built-in demo ${state.name}: it comes from no document, so no printed numbers to check.`

@@ -284,7 +284,8 @@ EMSCRIPTEN_KEEPALIVE int web_fit_height(web_page *W, int view_h)
 }
 
 /* The questions' part of web_state, appended to b (n bytes): the score so far ("right" of
- * "asked"), whether step 0 is covered by its question, the question asked or answered as the
+ * "asked"), whether step 0 is covered by its question ("covers"; "claims_asked": the claims are,
+ * by a question about one of them), the question asked or answered as the
  * canvas shows it ("question": [prompt, choices, answer line, feedback], [] when none), and the
  * course's section the lesson ends ("section_end", -1: none; its last step offers the quiz) with
  * its title ("section_title"). */
@@ -293,8 +294,9 @@ static void web_state_questions(web_page *W, char *b, size_t n)
     const gui_state *s = &W->A.st;
     char (*l)[GUI_PREDICT_LEN] = malloc(4 * GUI_PREDICT_LEN);
     size_t k = strlen(b);
-    snprintf(b + k, n - k, ",\"right\":%d,\"asked\":%d,\"covers\":%s,\"section_end\":%d,\"question\":[", s->predict.n_right,
-             s->predict.n_asked, gui_predict_covers(s) ? "true" : "false", s->section_end);
+    snprintf(b + k, n - k, ",\"right\":%d,\"asked\":%d,\"covers\":%s,\"claims_asked\":%s,\"section_end\":%d,\"question\":[",
+             s->predict.n_right, s->predict.n_asked, gui_predict_covers(s) ? "true" : "false",
+             gui_predict_covers(s) && s->predict.at == GUI_AT_CLAIMS ? "true" : "false", s->section_end);
     if (l && gui_predict_text(s, &W->A.show, l))
         for (int i = 0; i < 4; i++) {
             k = strlen(b);

@@ -144,6 +144,35 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
           page.text_of("desc")[:300])
     page.click_id("b-desc")
     shot(b, shots, "question-wrong")
+    # A lesson of claims only asks about its figures as it opens, the claims and the introduction
+    # covered (the page's words too), one question after another; then the list shows.
+    s = page.load("#000_09/0")
+    check(s["predict"] == 2 and s["covers"] and s.get("claims_asked") and s["question"]
+          and s["question"][0].startswith("A figure of the lesson (1 of "),
+          "a claims-only lesson (000_09) opens asking about its first figure, the claims covered", json.dumps(s)[:300])
+    check(visible(b, "ask") and "A figure of the lesson" in page.text_of("ask-q"), "the answer box shows its question")
+    page.click_id("b-desc")
+    b.wait_for("!document.getElementById('p-desc').hidden", what="the Describe panel")
+    txt = page.text_of("desc")
+    check("figures stay hidden" in txt and "2.69e43" not in txt, "Describe keeps the figures hidden while they are asked", txt[:300])
+    page.click_id("b-desc")
+    page.click_id("b-claims")
+    b.wait_for("!document.getElementById('p-claims').hidden", what="the Claims panel")
+    txt = page.text_of("claims-text")
+    check("figures stay hidden" in txt and "2.69e43" not in txt, "the Claims panel keeps the figures hidden while they are asked",
+          txt[:300])
+    page.click_id("b-claims")
+    shot(b, shots, "question-claims")
+    n = int(re.search(r"\(1 of (\d+)\)", s["question"][0]).group(1))
+    for _ in range(2 * n):
+        b.eval("Module.flashstep.key('Right')")   # reveal, then go on
+        time.sleep(0.1)
+    s = page.state()
+    check(not s["covers"] and s["question"] == [] and s["predict"] == 1,
+          f"after its {n} questions the claims show and nothing more is asked", json.dumps(s)[:300])
+    page.click_id("b-claims")
+    b.wait_for("document.getElementById('claims-text').textContent.includes('2.69e43')", what="the claims listed")
+    page.click_id("b-claims")
     # The same question after a reload, answered rightly with the canvas's own keys.
     s = page.load("#000_04/0")
     b.eval("document.getElementById('canvas').focus()")

@@ -956,9 +956,11 @@
               first, intervals: all, settled, clock: qs ? 'timestamp-query' : 'queue completion'};
     }
 
-    // This device's limits, measured: copy bandwidth (bytes read + written a second) and the
-    // float32 FMA rate (FLOP a second), the best of a few runs each.
-    // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size.
+    // This device's limits, measured: copy bandwidth (bytes read + written a second), the
+    // float32 FMA rate (FLOP a second) and, where prefill version 7 has a subgroup matrix
+    // configuration, the matrix units' rate through it; the best of a few runs each.
+    // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size;
+    // mma: the matrix probes' size (null: not run).
     async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300, mma = {groups: 4096, steps: 256}} = {}) {
       const n = Math.min(mib * 262144, Math.floor(this.limits.maxStorageBufferBindingSize / 16) * 4);
       const a = this.buffer(n * 4), b = this.buffer(n * 4);
