@@ -27,7 +27,8 @@
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
- * --ablation (after the checks, before the plan; with --check-only too): prefill versions 7 and 8,
+ * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 in --only, version 5's own
+ * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 and 8,
  * each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a tile's work) and
  * version 8's variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
  * beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem a head
@@ -280,6 +281,11 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
   const shapes = [];
   for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
   const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
+  if (only && only.includes('prefill-v5')) {   // version 5's own ablation forms (fwd_v4.wgsl), asked for by name
+    const B = dev.kernels['prefill-v5'];
+    for (const flags of B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
+      forms.push({form: 'prefill-v5' + flags.map(f => ' ' + f).join(''), kernel: 'prefill-v5', flags});
+  }
   for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
     if (only && !only.includes(base)) continue;
     const B = dev.kernels[base];

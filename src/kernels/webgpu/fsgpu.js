@@ -286,7 +286,11 @@
       },
       'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
       'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
-      'prefill-v5': blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}),
+      'prefill-v5': Object.assign(blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}), {
+        // fwd_v4.wgsl's ablation forms (bench.js --ablation, with prefill-v5 in --only)
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],
+        form(extra) { const K = Object.create(this); K.extra = extra; K.defs = Object.assign({}, this.defs, extra); return K; },
+      }),
       'prefill-v6': halfInputs(blocked('fwd_v4', 'version 4 with Q, K and V stored as float16 (shader-f16: arrays of vec4<f16>, widened to float32 as they are read); float32 arithmetic', true, {H16: true})),
       'prefill-v7': {
         what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",

@@ -25,6 +25,12 @@
 // four multiply-adds. In version 5 each (row, key) pair of the 4 × 2 block keeps four running
 // sums, one per lane of a vec4 (four multiply-adds, nothing else), added once a tile, after the
 // loop over the head's columns: eight vec4 accumulators (32 registers) instead of two.
+//
+// Ablation forms (bench.js --ablation with prefill-v5 in --only; never the host's default; finite,
+// not right), to measure where version 5's time goes as for the matrix-unit versions: NOQK (no
+// S = Q Kᵀ loop: every score 0), NOPV (no O += P V loop), NOSOFT (no maximum, exp2 or sums
+// across the row group: P = 1/32, α = 1), NOLOAD (every tile's K and V fetched from the first
+// visited tile's place: cache hits).
 
 override D: u32 = 64u;
 override TY: u32 = 16u;               // row groups: BQ = 4 TY, invocations 16 TY
@@ -148,13 +154,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 
   var c0 = next_tile(r0, r1, 0u);
   var pf = fetch(false, kv0, c0, t);        // K of the first visited tile
+//#if NOLOAD
+  let c_first = c0;                         // (NOLOAD) every fetch from here
+//#endif
   while (c0 < P.n_kv) {
     let c1 = min(c0 + BK, P.n_kv);
     let cls = classify(r0, r1, c0, c1).x;   // uniform over the workgroup
     workgroupBarrier();                      // the last tile's V and P are read
     put(pf, t);
     workgroupBarrier();
+//#if NOLOAD
+    pf = fetch(true, kv0, c_first, t);
+//#else
     pf = fetch(true, kv0, c0, t);            // V of this tile: in flight during S
+//#endif
 
     // S: rows 4 ty + a (a = 0 … 3) against keys tx and tx + 16, as vec4s over the rows
 //#if NODOT
@@ -164,6 +177,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var s0 = vec4f(0.0);
     var s1 = vec4f(0.0);
 //#endif
+//#if !NOQK
     for (var y = 0u; y < D4; y++) {
       let k0 = KV[tx * PAD + y];
       let k1 = KV[(tx + 16u) * PAD + y];
@@ -179,6 +193,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       s1 += vec4f(dot(qa, k1), dot(qb, k1), dot(qc, k1), dot(qd, k1));
 //#endif
     }
+//#endif
 //#if NODOT
     let one = vec4f(1.0);
     var s0 = vec4f(dot(a0, one), dot(b0, one), dot(c0_, one), dot(d0, one));
@@ -196,6 +211,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       if (i >= P.n_q || j0 >= c1 || (cls == PARTIAL && !visible(i, j0))) { s0[a] = NEG; }
       if (i >= P.n_q || j1 >= c1 || (cls == PARTIAL && !visible(i, j1))) { s1[a] = NEG; }
     }
+//#if NOSOFT
+    let p0 = vec4f(1.0 / 32.0) + 0.0 * s0;   // (NOSOFT) the scores still used, so S is not left out
+    let p1 = vec4f(1.0 / 32.0) + 0.0 * s1;
+    Pt[tx * TY + ty] = p0;
+    Pt[(tx + 16u) * TY + ty] = p1;
+    let alpha = vec4f(1.0);
+    l += vec4f(1.0);
+    m = vec4f(0.0);
+//#else
     let m_new = max(m, group_max(max(s0, s1), t));
     let p0 = vec4f(w(s0.x, m_new.x), w(s0.y, m_new.y), w(s0.z, m_new.z), w(s0.w, m_new.w));
     let p1 = vec4f(w(s1.x, m_new.x), w(s1.y, m_new.y), w(s1.z, m_new.z), w(s1.w, m_new.w));
@@ -204,15 +228,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     let alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));   // 0 on a row's first visible key
     l = alpha * l + group_sum(p0 + p1, t);
     m = m_new;
+//#endif
 
     workgroupBarrier();                      // S is done with K; P is written
     put(pf, t);
     let cn = next_tile(r0, r1, c0 + BK);
+//#if NOLOAD
+    pf = fetch(false, kv0, c_first, t);
+//#else
     pf = fetch(false, kv0, cn, t);           // K of the next visited tile: in flight during P V
+//#endif
     workgroupBarrier();
     for (var c = 0u; c < NV; c++) {
       acc[0][c] *= alpha.x; acc[1][c] *= alpha.y; acc[2][c] *= alpha.z; acc[3][c] *= alpha.w;
     }
+//#if !NOPV
     for (var j = 0u; j < BK; j++) {
       let p = Pt[j * TY + ty];
       for (var c = 0u; c < NV; c++) {
@@ -223,6 +253,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         acc[3][c] = fma(vec4f(p.w), v, acc[3][c]);
       }
     }
+//#endif
     c0 = cn;
   }
   for (var a = 0u; a < 4u; a++) {
