@@ -27,7 +27,7 @@
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
- * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 in --only, version 5's own
+ * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 or -v11 in --only, their own
  * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 and 8,
  * each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a tile's work) and
  * version 8's variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
@@ -50,7 +50,7 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 and 9 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
 // "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG REREAD UNROLL; settings: BK, NSG, RB).
@@ -281,10 +281,12 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
   const shapes = [];
   for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
   const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
-  if (only && only.includes('prefill-v5')) {   // version 5's own ablation forms (fwd_v4.wgsl), asked for by name
-    const B = dev.kernels['prefill-v5'];
+  for (const base of ['prefill-v5', 'prefill-v11']) {   // the float32 versions' ablation forms (fwd_v4.wgsl), asked for by name
+    if (!only || !only.includes(base)) continue;
+    const B = dev.kernels[base];
+    if (base !== 'prefill-v5') forms.push({form: base, kernel: base, flags: [], right: true});
     for (const flags of B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
-      forms.push({form: 'prefill-v5' + flags.map(f => ' ' + f).join(''), kernel: 'prefill-v5', flags});
+      forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
   }
   for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
     if (only && !only.includes(base)) continue;

@@ -314,18 +314,19 @@ def node_checks(seed):
     # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
     # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
     r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--seed", str(seed),
-                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10"],
+                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11"],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
               and "multiple of the device maxSubgroupSize" not in x]
     v8rows = [x for x in out.splitlines() if x.startswith("| prefill-v8")]
-    # version 5's forms (float32: they fit the null backend's 16 KiB at d = 64, the table's last two columns)
-    v5rows = [x for x in out.splitlines() if x.startswith("| prefill-v5 NO")]
+    # versions 5's and 11's forms (float32: they fit the null backend's 16 KiB at d = 64, the table's
+    # last two columns)
+    v5rows = [x for x in out.splitlines() if x.startswith(("| prefill-v5 NO", "| prefill-v11 NO"))]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO")))
-          and "| prefill-v10 NOQK |" in out and len(v5rows) == 6 and not any("error" in x.split("|")[4] for x in v5rows),
-          "bench.js --ablation's forms and variants (versions 5 and 7 to 10) are made, bound and timed on Dawn's null "
+          and "| prefill-v10 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows),
+          "bench.js --ablation's forms and variants (versions 5 and 7 to 11) are made, bound and timed on Dawn's null "
           "backend (bench.js --null)", "\n".join(errors[:3]) or out[-600:])
     # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
     # once a step in braces, the step a constant (nested, the count an expression of the defs)

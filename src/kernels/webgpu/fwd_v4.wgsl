@@ -26,6 +26,16 @@
 // sums, one per lane of a vec4 (four multiply-adds, nothing else), added once a tile, after the
 // loop over the head's columns: eight vec4 accumulators (32 registers) instead of two.
 //
+// Version 11 is this file's NODOT and LAZY form, one idea more, from version 5's ablation on the
+// H200 (`2026-11-29-h200-v5-ablation`: its softmax cost more than either product, a chain of
+// dependent steps between two barriers every tile): (1) a row's m moves only when some score of
+// the tile passes m + TAU (the lazy rescale of versions 7-10), which each subgroup learns with one
+// subgroupAny instead of the row group's maximum (four shuffles); only then is the maximum taken
+// and O rescaled; P = exp2(s − m) ≤ 2^TAU meanwhile, and the 2^TAU cancels in O / ℓ; (2) ℓ is kept
+// as each invocation's own share of its rows' sums (a row's α is the same in all its lanes) and
+// summed over the row group once, at the end, instead of every tile. Without subgroups m moves
+// every tile, as in version 5, and only (2) applies.
+//
 // Ablation forms (bench.js --ablation with prefill-v5 in --only; never the host's default; finite,
 // not right), to measure where version 5's time goes as for the matrix-unit versions: NOQK (no
 // S = Q Kᵀ loop: every score 0), NOPV (no O += P V loop), NOSOFT (no maximum, exp2 or sums
@@ -97,6 +107,15 @@ fn group_sum(x: vec4f, t: u32) -> vec4f {
   workgroupBarrier();
   return v;
 }
+//#endif
+
+//#if LAZY
+const TAU: f32 = 8.0;                  // (LAZY) a row's m moves when a score passes m + TAU (base 2)
+//#if SUBGROUPS
+// (LAZY) the branch on subgroupAny's answer, which is the same in every lane of a subgroup (so the
+// row group's shuffles inside it run in all 16 of its lanes), a fact WGSL's analysis cannot see
+diagnostic(off, subgroup_uniformity);
+//#endif
 //#endif
 
 // exp2(s − m) for a visible score, 0 for a masked one
@@ -219,6 +238,25 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     let alpha = vec4f(1.0);
     l += vec4f(1.0);
     m = vec4f(0.0);
+//#elif LAZY
+    // (LAZY) m moves only past m + TAU, which the subgroup learns at once (uniform within it);
+    // ℓ stays this invocation's share until the end
+//#if SUBGROUPS
+    let moves = subgroupAny(any(max(s0, s1) > m + vec4f(TAU)));
+//#else
+    let moves = true;
+//#endif
+    var alpha = vec4f(1.0);
+    if (moves) {
+      let m_new = max(m, group_max(max(s0, s1), t));
+      alpha = select(exp2(m - m_new), vec4f(0.0), m == vec4f(NEG));   // 0 on a row's first visible key
+      m = m_new;
+    }
+    let p0 = vec4f(w(s0.x, m.x), w(s0.y, m.y), w(s0.z, m.z), w(s0.w, m.w));
+    let p1 = vec4f(w(s1.x, m.x), w(s1.y, m.y), w(s1.z, m.z), w(s1.w, m.w));
+    Pt[tx * TY + ty] = p0;
+    Pt[(tx + 16u) * TY + ty] = p1;
+    l = alpha * l + (p0 + p1);
 //#else
     let m_new = max(m, group_max(max(s0, s1), t));
     let p0 = vec4f(w(s0.x, m_new.x), w(s0.y, m_new.y), w(s0.z, m_new.z), w(s0.w, m_new.w));
@@ -256,6 +294,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
     c0 = cn;
   }
+//#if LAZY
+  l = group_sum(l, t);                       // (LAZY) the rows' ℓ from the row group's shares, once
+//#endif
   for (var a = 0u; a < 4u; a++) {
     let i = r0 + 4u * ty + a;
     if (i >= P.n_q) { continue; }
