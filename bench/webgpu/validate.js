@@ -112,12 +112,13 @@ async function main() {
         }
       }
       // the matrix units' probes (probes_sgmat.wgsl) in this configuration
-      if (subgroups) for (const entry of ['mma_rate', 'mma_load']) {
+      if (subgroups) for (const load of [false, true]) {
+        const what = `probes_sgmat mma${load ? ' LOAD' : ''}`;
         try {
-          await dev.pipeline('probes_sgmat', entry, {STEPS: 8}, true, {SM: cfg.M, SN: cfg.N, SK: cfg.K});
+          await dev.pipeline('probes_sgmat', 'mma', {STEPS: 8}, true, {SM: cfg.M, SN: cfg.N, SK: cfg.K, LOAD: load});
           made++;
-          each[`probes_sgmat ${entry}`] = (each[`probes_sgmat ${entry}`] || 0) + 1;
-        } catch (e) { bad++; console.log(`FAIL probes_sgmat ${entry} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`); }
+          each[what] = (each[what] || 0) + 1;
+        } catch (e) { bad++; console.log(`FAIL ${what} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`); }
       }
       dev.destroy();
     }

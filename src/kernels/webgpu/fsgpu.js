@@ -988,16 +988,15 @@
                      fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
         // the matrix units through subgroup matrices (probes_sgmat.wgsl), where prefill version 7 has
         // a configuration: a subgroup's eight products a step, 2 · M · N · K FLOP each, 4 subgroups
-        // a workgroup; in registers (mma_rate) and with the right matrix loaded a product (mma_load)
+        // a workgroup; in registers, and (its LOAD form) with the right matrix loaded a product
         const c = this.info.subgroup_matrix_kernel;
         if (c && mma) {
           const h = this.buffer(new Uint16Array(32768).fill(0x3c00));   // 1.0 in float16
           try {
-            const defs = {SM: c.M, SN: c.N, SK: c.K};
-            for (const entry of ['mma_rate', 'mma_load']) {
-              const pl = await this.pipeline('probes_sgmat', entry, {STEPS: mma.steps}, true, defs);
+            for (const load of [false, true]) {
+              const pl = await this.pipeline('probes_sgmat', 'mma', {STEPS: mma.steps}, true, {SM: c.M, SN: c.N, SK: c.K, LOAD: load});
               const t = await this.timeSteps([{pipeline: pl, bind: [[0, h], [1, b]], groups: [mma.groups, 1, 1]}], {reps, warmup: 1, warmMs});
-              out[entry === 'mma_rate' ? 'mma_tflops' : 'mma_load_tflops'] = mma.groups * (128 / this.subgroups.max) * mma.steps * 8 * 2 * c.M * c.N * c.K / (t.min * 1e9);
+              out[load ? 'mma_load_tflops' : 'mma_tflops'] = mma.groups * (128 / this.subgroups.max) * mma.steps * 8 * 2 * c.M * c.N * c.K / (t.min * 1e9);
             }
             out.mma_config = `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`;
           } catch (e) {

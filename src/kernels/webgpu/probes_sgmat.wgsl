@@ -1,11 +1,12 @@
 // probes_sgmat.wgsl: what this device's matrix units give a WGSL kernel through subgroup
 // matrices (f16 × f16 → f32, the configuration prefill versions 7-9 use), for the benchmark's
 // "share of the limit" of those kernels. The host sets SM, SN, SK (the configuration) and STEPS.
-//   mma_rate: each subgroup multiplies one left and one right matrix, loaded once, into eight
-//             independent result matrices STEPS times: the products alone, in registers, the
-//             rate no kernel built from them can pass
-//   mma_load: the same, with the right matrix loaded from storage before every product (K's
-//             and V's way in prefill versions 8 and 9; a small buffer, so the loads hit the cache)
+//   mma: each subgroup multiplies one left and one right matrix, loaded once, into eight
+//        independent result matrices STEPS times: the products alone, in registers, the rate no
+//        kernel built from them can pass (fsgpu.js's mma_tflops);
+//        its LOAD form: the same, with the right matrix loaded from storage before every product
+//        (K's and V's way in prefill versions 8 to 10; a small buffer, so the loads hit the cache;
+//        mma_load_tflops)
 
 enable f16;
 enable subgroups;
@@ -22,36 +23,15 @@ override STEPS: u32 = 256u;   // products a result matrix a run
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;  // written only if a[0] is 12345
 
 @compute @workgroup_size(128)
-fn mma_rate(@builtin(subgroup_id) sg: u32) {
+fn mma(@builtin(subgroup_id) sg: u32) {
   let l = subgroupMatrixLoad<Left, row_major>(&a, 0u, SK);
+//#if !LOAD
   let r = subgroupMatrixLoad<Right, row_major>(&a, SM * SK, SN);
+//#endif
   var c0 = Res(); var c1 = Res(); var c2 = Res(); var c3 = Res();
   var c4 = Res(); var c5 = Res(); var c6 = Res(); var c7 = Res();
   for (var s = 0u; s < STEPS; s++) {
-    c0 = subgroupMatrixMultiplyAccumulate(l, r, c0);
-    c1 = subgroupMatrixMultiplyAccumulate(l, r, c1);
-    c2 = subgroupMatrixMultiplyAccumulate(l, r, c2);
-    c3 = subgroupMatrixMultiplyAccumulate(l, r, c3);
-    c4 = subgroupMatrixMultiplyAccumulate(l, r, c4);
-    c5 = subgroupMatrixMultiplyAccumulate(l, r, c5);
-    c6 = subgroupMatrixMultiplyAccumulate(l, r, c6);
-    c7 = subgroupMatrixMultiplyAccumulate(l, r, c7);
-  }
-  if (f32(a[0]) == 12345.0) {   // never (a[0] is not 12345), which the compiler cannot know: no product is left out
-    let o = sg * 8u * SM * SN;
-    subgroupMatrixStore<row_major>(&b, o, c0, SN); subgroupMatrixStore<row_major>(&b, o + SM * SN, c1, SN);
-    subgroupMatrixStore<row_major>(&b, o + 2u * SM * SN, c2, SN); subgroupMatrixStore<row_major>(&b, o + 3u * SM * SN, c3, SN);
-    subgroupMatrixStore<row_major>(&b, o + 4u * SM * SN, c4, SN); subgroupMatrixStore<row_major>(&b, o + 5u * SM * SN, c5, SN);
-    subgroupMatrixStore<row_major>(&b, o + 6u * SM * SN, c6, SN); subgroupMatrixStore<row_major>(&b, o + 7u * SM * SN, c7, SN);
-  }
-}
-
-@compute @workgroup_size(128)
-fn mma_load(@builtin(subgroup_id) sg: u32) {
-  let l = subgroupMatrixLoad<Left, row_major>(&a, 0u, SK);
-  var c0 = Res(); var c1 = Res(); var c2 = Res(); var c3 = Res();
-  var c4 = Res(); var c5 = Res(); var c6 = Res(); var c7 = Res();
-  for (var s = 0u; s < STEPS; s++) {
+//#if LOAD
     let o = (s % 64u) * 256u;   // 64 different 16 × 16 blocks of halves, 32 KiB, in turn
     c0 = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<Right, row_major>(&a, o, SN), c0);
     c1 = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<Right, row_major>(&a, o + 16u, SN), c1);
@@ -61,6 +41,16 @@ fn mma_load(@builtin(subgroup_id) sg: u32) {
     c5 = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<Right, row_major>(&a, o + 80u, SN), c5);
     c6 = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<Right, row_major>(&a, o + 96u, SN), c6);
     c7 = subgroupMatrixMultiplyAccumulate(l, subgroupMatrixLoad<Right, row_major>(&a, o + 112u, SN), c7);
+//#else
+    c0 = subgroupMatrixMultiplyAccumulate(l, r, c0);
+    c1 = subgroupMatrixMultiplyAccumulate(l, r, c1);
+    c2 = subgroupMatrixMultiplyAccumulate(l, r, c2);
+    c3 = subgroupMatrixMultiplyAccumulate(l, r, c3);
+    c4 = subgroupMatrixMultiplyAccumulate(l, r, c4);
+    c5 = subgroupMatrixMultiplyAccumulate(l, r, c5);
+    c6 = subgroupMatrixMultiplyAccumulate(l, r, c6);
+    c7 = subgroupMatrixMultiplyAccumulate(l, r, c7);
+//#endif
   }
   if (f32(a[0]) == 12345.0) {   // never (a[0] is not 12345), which the compiler cannot know: no product is left out
     let o = sg * 8u * SM * SN;
