@@ -599,11 +599,32 @@ static void type_text(gui_state *s, const gui_show *sh, const char *t)
     }
 }
 
+/* A claims list holds every check of its lesson (GUI_MAX_CLAIMS was 32, and 000_10's 43 lost
+ * eleven without a word); what does not fit the window is counted on the list's last line
+ * (scene.c), from n_claims_all. */
+START_TEST(claims_lists_keep_every_claim)
+{
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    int most = 0;
+    for (int i = 0; i < cat.n; i++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_catalog_load(&cat, i, &sh, stderr), 0);
+        ck_assert_msg(sh.n_claims == sh.n_claims_all, "%s: %d of its %d checks listed", sh.name, sh.n_claims, sh.n_claims_all);
+        if (sh.n_claims_all > most) most = sh.n_claims_all;
+        gui_show_free(&sh);
+    }
+    ck_assert_int_gt(most, 32);   /* the old limit: a lesson past it is what this guards */
+    gui_catalog_free(&cat);
+}
+END_TEST
+
 /* The questions about a lesson's claims (its figures) in the window, as the terminal asks them: a
  * lesson of claims only asks them at once, the claims covered until the last is answered, each
  * "A figure of the lesson (k of n)"; a lesson with steps asks its own after its last step, on
  * Right there, once. Before, the window asked none of them (17 lessons of claims only asked
  * nothing in the window). */
+
 START_TEST(claim_questions_in_the_window)
 {
     gui_catalog cat;
@@ -1684,6 +1705,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, predict_mode);
     tcase_add_test(t, predict_step0_first);
     tcase_add_test(t, claim_questions_in_the_window);
+    tcase_add_test(t, claims_lists_keep_every_claim);
     tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);
     tcase_add_test(t, predict_prompt_covers_nothing);

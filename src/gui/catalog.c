@@ -107,6 +107,7 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
             if (lab) snprintf(show->node_label[i], sizeof show->node_label[i], "%s", lab);
         }
     }
+    show->n_claims_all = fs_lesson_check_count(l);
     for (int i = 0; i < fs_lesson_check_count(l) && show->n_claims < GUI_MAX_CLAIMS; i++) {
         const fs_check *c = fs_lesson_check(l, i);
         snprintf(show->claim_verdict[show->n_claims], sizeof show->claim_verdict[0], "%s", fs_verdict_str(c->got.verdict));

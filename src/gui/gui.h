@@ -43,7 +43,7 @@ typedef enum {
 
 const char *gui_scene_str(gui_scene s);   /* "softmax", "query", "tiled", … */
 
-#define GUI_MAX_CLAIMS 32
+#define GUI_MAX_CLAIMS 64
 
 typedef struct {
     char name[64];          /* short name used on the command line */
@@ -64,6 +64,7 @@ typedef struct {
     char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each: the claim, printed and exact values */
     char claim_verdict[GUI_MAX_CLAIMS][24];   /* CLAIMS: its verdict ("holds", "erratum", …) */
     int n_claims;
+    int n_claims_all;       /* every check of the lesson: more than n_claims past GUI_MAX_CLAIMS (the list counts them) */
     /* Narration for a step, from the lesson when there is one (NULL: the window describes the
      * event itself). Returns a string valid until the next call with the same ctx. */
     const char *(*narrate)(void *ctx, int64_t step);
