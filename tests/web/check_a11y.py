@@ -408,10 +408,11 @@ def check_axe(b, url, axe_js, shots):
 
 
 def main():
-    url, flashstep, axe_path = sys.argv[1:4]
-    shots = sys.argv[sys.argv.index("--shots") + 1] if "--shots" in sys.argv else None
-    if shots:
-        os.makedirs(shots, exist_ok=True)
+    args = sys.argv[1:]
+    shots = report.shots_dir(args)
+    if len(args) != 3:
+        sys.exit(__doc__)
+    url, flashstep, axe_path = args
     with open(axe_path) as f:
         axe_js = f.read()
     t0 = time.time()

@@ -162,12 +162,7 @@ def wait_quietly(b, expr, timeout):
 
 def main():
     args = sys.argv[1:]
-    shots = None
-    if "--shots" in args:
-        i = args.index("--shots")
-        shots = args[i + 1]
-        del args[i:i + 2]
-        os.makedirs(shots, exist_ok=True)
+    shots = report.shots_dir(args)
     if len(args) != 1 or not os.path.isfile(os.path.join(args[0], "sw.js")):
         sys.exit(__doc__)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

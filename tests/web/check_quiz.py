@@ -82,12 +82,7 @@ def native_answers(flashstep, section, seed, tmp):
 
 def main():
     args = sys.argv[1:]
-    shots = None
-    if "--shots" in args:
-        i = args.index("--shots")
-        shots = args[i + 1]
-        del args[i:i + 2]
-        os.makedirs(shots, exist_ok=True)
+    shots = report.shots_dir(args)
     if len(args) not in (2, 3):
         sys.exit(__doc__)
     url, flashstep = args[0].rstrip("/") + "/", os.path.abspath(args[1])
