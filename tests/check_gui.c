@@ -241,6 +241,16 @@ START_TEST(predict_prompt_covers_nothing)
 }
 END_TEST
 
+/* A w × h state at 100 % over sh, at step 0, with the page's room for its ending buttons kept
+ * (60 pixels, as the page asks for them). */
+static void page_state(gui_state *s, const gui_show *sh, int w, int h)
+{
+    gui_state_init(s, w, h, 1, 0);
+    s->scale_pct = 100;
+    s->ending_room = 60;
+    gui_state_attach(s, sh);
+}
+
 /* At the last step of a section's last lesson the line offering its quiz has a box of its own
  * (L.section): it covers no other box and none of the scene grid's rows. It was drawn over the
  * scene's foot, which upright is the grid's last row (the GQA lesson's row 1 on a phone). */
@@ -257,10 +267,7 @@ START_TEST(section_line_covers_nothing)
         else ck_assert_int_eq(gui_demo_load(demos[d], &sh, stderr), 0);
         for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
             gui_state s;
-            gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
-            s.scale_pct = 100;
-            s.ending_room = 60;
-            gui_state_attach(&s, &sh);
+            page_state(&s, &sh, sz[i][0], sz[i][1]);
             s.n_sections = 1;
             s.section_end = 0;
             if (s.n > 1) ck_assert_int_eq(gui_layout_for(&s, &sh).section.h, 0);   /* not before the last step */
@@ -302,10 +309,7 @@ START_TEST(ring_ending_leaves_the_table)
     ck_assert_int_eq(gui_catalog_load(&cat, ci, &sh, stderr), 0);
     for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
         gui_state s;
-        gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
-        s.scale_pct = 100;
-        s.ending_room = 60;
-        gui_state_attach(&s, &sh);
+        page_state(&s, &sh, sz[i][0], sz[i][1]);
         gui_cmd end = {GUI_CMD_END, 0, 0};
         gui_update(&s, &sh, &end);
         gui_layout L = gui_layout_for(&s, &sh);

@@ -629,9 +629,10 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         if (n > vlen) vlen = n;
     }
     int fs = L->font_small, lh = gui_line_h(d, fs), vw = (vlen + 2) * gui_char_w(d, fs), tw = w - vw;
-    int need = 0;
+    int need = 0, two[GUI_MAX_CLAIMS];   /* two[i]: claim i takes two lines when it may */
     for (int i = 0; i < show->n_claims; i++) {
         int nl = gui_wrap_lines(d, fs, tw, show->claims[i]);
+        two[i] = nl >= 2;
         need += nl < 2 ? nl : 2;
     }
     int per = need * lh <= bottom - y ? 2 : 1;
@@ -640,7 +641,7 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
      * size held 7 of 000_10's 43 and said nothing of the rest. */
     int all = show->n_claims_all > show->n_claims ? show->n_claims_all : show->n_claims, drawn = 0;
     for (int i = 0; i < show->n_claims && y + lh <= stop; i++) {
-        int rows = per == 2 && gui_wrap_lines(d, fs, tw, show->claims[i]) >= 2 && y + 2 * lh <= bottom ? 2 : 1;
+        int rows = per == 2 && two[i] && y + 2 * lh <= bottom ? 2 : 1;
         if (i + 1 < all && y + rows * lh + lh > stop) break;   /* the next line would be the last: it counts the rest */
         const char *v = show->claim_verdict[i];
         bool bad = !strcmp(v, "erratum"), holds = !strcmp(v, "holds");

@@ -231,6 +231,14 @@
         dispatch(p) { return [[Math.ceil(p.n_q / (4 * this.ty(p))), p.n_q_heads, 1]]; },
       };
     }
+    // A float32 prefill of fwd_v4.wgsl with its ablation forms (bench.js --ablation, the kernel
+    // named in --only): form(extra) is the kernel with those preprocessor flags on besides its own.
+    function ablatable(K) {
+      return Object.assign(K, {
+        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],
+        form(extra) { const F = Object.create(this); F.extra = extra; F.defs = Object.assign({}, this.defs, extra); return F; },
+      });
+    }
     // A kernel that reads Q, K and V as f16 (`enable f16;`): offered only where the device has
     // shader-f16; fed the inputs rounded to float16 (packed two a u32, the lower half first: the
     // bytes of an array<f16>), checked against float64 on those rounded numbers.
@@ -286,17 +294,10 @@
       },
       'prefill-v3': blocked('fwd_v3', 'register blocking: an invocation scores 4 rows × 2 keys and keeps 4 rows × D/16 of o; P transposed', false),
       'prefill-v4': blocked('fwd_v4', "version 3 with each tile's loads issued one phase early into registers (V during S, the next K during P V)", true),
-      'prefill-v5': Object.assign(blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true}), {
-        // fwd_v4.wgsl's ablation forms (bench.js --ablation, with prefill-v5 in --only)
-        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],
-        form(extra) { const K = Object.create(this); K.extra = extra; K.defs = Object.assign({}, this.defs, extra); return K; },
-      }),
+      'prefill-v5': ablatable(blocked('fwd_v4', 'version 4 with each (row, key) score kept as four partial sums, added once a tile (no dot products)', true, {NODOT: true})),
       // Prefill version 11: version 5 with the lazy rescale (m moves only past m + TAU, one
       // subgroupAny a tile in the common case) and ℓ summed over the row group once, at the end
-      'prefill-v11': Object.assign(blocked('fwd_v4', "version 5 with its softmax off the tile's critical path: m moves only past m + 8 (one subgroup vote a tile, not the row's maximum), ℓ summed once at the end", true, {NODOT: true, LAZY: true}), {
-        ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],
-        form(extra) { const K = Object.create(this); K.extra = extra; K.defs = Object.assign({}, this.defs, extra); return K; },
-      }),
+      'prefill-v11': ablatable(blocked('fwd_v4', "version 5 with its softmax off the tile's critical path: m moves only past m + 8 (one subgroup vote a tile, not the row's maximum), ℓ summed once at the end", true, {NODOT: true, LAZY: true})),
       'prefill-v6': halfInputs(blocked('fwd_v4', 'version 4 with Q, K and V stored as float16 (shader-f16: arrays of vec4<f16>, widened to float32 as they are read); float32 arithmetic', true, {H16: true})),
       'prefill-v7': {
         what: "FlashAttention's forward on the matrix units (subgroup matrices, f16 × f16 → f32): S = Q Kᵀ and O += P V as subgroup matrix products, the online softmax between them on ordinary invocations; Q, K, V float16",
@@ -350,10 +351,7 @@
         what: "version 7 with K, V and Q loaded as matrices straight from storage (no staging), the softmax done once by the subgroup that owns the rows (scores in registers, the row's maximum and sum by subgroup shuffles), padded rows of S and P (no bank conflicts), two barriers a tile",
         file: 'fwd_sgmat8', entry: ['main'], out: 'o+lse', storage: 'f16', needs: 'chromium-experimental-subgroup-matrix',
         config: sgmat,
-        absent() {
-          if (!dev.sgmat || !dev.f16) return 'this device has no shader-f16 and subgroup matrices';
-          return this.config ? null : this.ok({d: 64});
-        },
+        absent() { return kernels['prefill-v7'].absent.call(this); },   // version 7's, with this shape
         tol: 2e-3,   // version 7's: P rounded to float16
         // 4 subgroups (BQ = 4 M rows); BK = 64 keys a tile, 32 or 16 where S and P (and the
         // variants' staged K and V, BK keys of D + 8 halves each) do not fit; this.over's instead
