@@ -499,7 +499,7 @@
     // Prefill version 10: version 9 with two blocks of M query rows a subgroup (RB = 2), so that
     // each right matrix loaded (K's for S, V's for P V) feeds two products: on the H200 a product
     // whose right matrix is loaded from storage runs at a fifth of the matrix units' rate
-    // (probes_sgmat.wgsl), and version 9's products ran near that. Two subgroups a workgroup (64
+    // (probes_sgmat.wgsl), and version 9's two products ran at about 32. Two subgroups a workgroup (64
     // rows) and tiles of 16 keys: the best of its forms in the H200's ablation
     // (`2026-11-29-h200-run4`: 3.41 ms at d = 128, N = 4096, against 5.72 with four subgroups and
     // 32 keys). Where 2 · M rows do not divide the subgroup's lanes evenly, RB = 1.

@@ -56,7 +56,7 @@
 // of V for P V) feeds RB products instead of one. Why (`2026-11-29-h200-ablation`, the device's own
 // probes): the H200's matrix units do 622 TFLOP/s through subgroup matrices when the operands sit in
 // registers, 118 when a right matrix is loaded from storage before every product (probes_sgmat.wgsl),
-// and version 9 spends most of its time in its products at 27 TFLOP/s; each load used twice halves
+// and version 9 spends most of its time in its products, at about 32 TFLOP/s; each load used twice halves
 // the loads a product. It costs registers (RB times the Q matrices and O's accumulators) and gives
 // a row's softmax TPR = SGS / (RB · SM) lanes (one, with 32-lane subgroups and 16-row blocks).
 //

@@ -27,7 +27,7 @@
 // loop over the head's columns: eight vec4 accumulators (32 registers) instead of two.
 //
 // Version 11 is this file's NODOT and LAZY form, one idea more, from version 5's ablation on the
-// H200 (`2026-11-29-h200-v5-ablation`: its softmax cost more than either product, a chain of
+// H200 (`2026-11-29-h200-v5-ablation`: its softmax took about 1.7 of 7.7 ms at d = 128, a chain of
 // dependent steps between two barriers every tile): (1) a row's m moves only when some score of
 // the tile passes m + TAU (the lazy rescale of versions 7-10), which each subgroup learns with one
 // subgroupAny instead of the row group's maximum (four shuffles); only then is the maximum taken
@@ -36,11 +36,11 @@
 // summed over the row group once, at the end, instead of every tile. Without subgroups m moves
 // every tile, as in version 5, and only (2) applies.
 //
-// Ablation forms (bench.js --ablation with prefill-v5 in --only; never the host's default; finite,
-// not right), to measure where version 5's time goes as for the matrix-unit versions: NOQK (no
-// S = Q Kᵀ loop: every score 0), NOPV (no O += P V loop), NOSOFT (no maximum, exp2 or sums
-// across the row group: P = 1/32, α = 1), NOLOAD (every tile's K and V fetched from the first
-// visited tile's place: cache hits).
+// Ablation forms (bench.js --ablation with prefill-v5 or -v11 in --only; never the host's
+// default; finite, not right), to measure where the time goes as for the matrix-unit versions:
+// NOQK (no S = Q Kᵀ loop: every score 0), NOPV (no O += P V loop), NOSOFT (no maximum, exp2 or
+// sums across the row group: P = 1/32, α = 1; the compiler may drop S with it), NOLOAD (every
+// tile's K and V fetched from the first visited tile's place: cache hits).
 
 override D: u32 = 64u;
 override TY: u32 = 16u;               // row groups: BQ = 4 TY, invocations 16 TY
@@ -231,7 +231,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       if (i >= P.n_q || j1 >= c1 || (cls == PARTIAL && !visible(i, j1))) { s1[a] = NEG; }
     }
 //#if NOSOFT
-    let p0 = vec4f(1.0 / 32.0) + 0.0 * s0;   // (NOSOFT) the scores still used, so S is not left out
+    // (NOSOFT) P uses the scores, but a compiler may take 0 · s as 0 and drop S as well (on the
+    // H200 it did: this form saves more than NOQK); read the softmax's cost from NOQK NOPV instead
+    let p0 = vec4f(1.0 / 32.0) + 0.0 * s0;
     let p1 = vec4f(1.0 / 32.0) + 0.0 * s1;
     Pt[tx * TY + ty] = p0;
     Pt[(tx + 16u) * TY + ty] = p1;
