@@ -9,7 +9,8 @@
  *   --profile: each fast version launched once at d = 128, N = 4096 (for ncu), the Hopper prefill
  *   versions at d = 64 too (and 21 and up causal there); nothing checked
  *   --profile-shape B,N,H,d: instead, prefill versions --from on (default 21) launched once at that
- *   shape (float16), without a mask and then causal; for ncu beside another library's kernel
+ *   shape (float16), without a mask and then causal; for ncu beside another library's kernel.
+ *   With --only backward, the backward versions --from on (default 1), each mask's forward first
  *   --hash: no checks, no timings: on fixed problems (inputs from fixed seeds, the same in every
  *   build and run) every prefill version, every decode version (contiguous and paged; float16
  *   problems also through an e4m3 cache, every e4m3-cache version) and the
@@ -2259,12 +2260,37 @@ struct profile_problem {
 };
 
 /* --profile-shape: prefill versions [from, last] once each at batch B, N positions, H heads, head
- * size d, float16, without a mask and then causal; random inputs, nothing checked. */
-static int run_profile_shape(int B, int N, int H, int d, int from)
+ * size d, float16, without a mask and then causal; random inputs, nothing checked. With
+ * `backward`, the backward versions [from, last] instead: for each mask the forward (with L) once,
+ * then each version once (dO = Q's values). */
+static int run_profile_shape(int B, int N, int H, int d, int from, bool backward)
 {
     profile_problem pr(B, N, H, d);
     fs_cuda_prefill &p = pr.p;
     dev_work pwork;
+    if (backward) {
+        float *lse;
+        void *g[3], *wk;
+        CU(cudaMalloc(&lse, (size_t)B * H * N * sizeof(float)));
+        for (int i = 0; i < 3; i++) CU(cudaMalloc(&g[i], pr.n * 2));
+        p.lse = lse;
+        CU(cudaMalloc(&wk, fs_cuda_backward_workspace(&p)));
+        for (fs_mask_kind m : {FS_MASK_NONE, FS_MASK_CAUSAL}) {
+            p.mask = m;
+            forward_for_backward(&p, pr.Q, pr.K, pr.V, pr.O);
+            for (int v = from; v <= fs_cuda_backward_versions(); v++) {
+                FS(fs_cuda_backward_run(&p, v, pr.Q, pr.K, pr.V, pr.O, pr.Q, g[0], g[1], g[2], wk, why_, sizeof why_));
+                CU(cudaDeviceSynchronize());
+                printf("profile-shape: backward version %d, B = %d, N = %d, H = %d, d = %d, %s\n", v, B, N, H, d,
+                       m == FS_MASK_NONE ? "no mask" : "causal");
+            }
+        }
+        p.lse = NULL;
+        cudaFree(lse);
+        cudaFree(wk);
+        for (int i = 0; i < 3; i++) cudaFree(g[i]);
+        return 0;
+    }
     for (fs_mask_kind m : {FS_MASK_NONE, FS_MASK_CAUSAL}) {
         p.mask = m;
         for (int v = from; v <= fs_cuda_prefill_versions(); v++) {
@@ -2371,7 +2397,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
-                            "                  [--profile-shape B,N,H,d [--from VERSION]]\n"
+                            "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
                             "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged] [--from VERSION]\n"
                             "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
@@ -2387,7 +2413,12 @@ int main(int argc, char **argv)
         return 2;
     }
     auto timed = [&](const char *kind) { return !only || !strcmp(only, kind); };
-    if (shape[0]) return run_profile_shape(shape[0], shape[1], shape[2], shape[3], from > 1 ? from : 21);
+    if (shape[0] && only && strcmp(only, "prefill") && strcmp(only, "backward")) {
+        fprintf(stderr, "bench_cuda: --profile-shape launches the prefill (or, with --only backward, the backward) versions, not %s\n", only);
+        return 2;
+    }
+    if (shape[0] && only && !strcmp(only, "backward")) return run_profile_shape(shape[0], shape[1], shape[2], shape[3], from, true);
+    if (shape[0]) return run_profile_shape(shape[0], shape[1], shape[2], shape[3], from > 1 ? from : 21, false);
     if (profile) return run_profile();
     if (!check && !timing) check = timing = true;
     char why[256];
