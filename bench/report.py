@@ -1112,7 +1112,7 @@ def fig_bwd_16k_behind():
                           "H": "16"}, "backward", "sdpa_backward")
         f, ours, peers = pick
         pct.append(100 * (1 - cuda_best(ours)[1] / median(peers["cudnn"])))
-    return [os.path.basename(f).split("-")[-1].replace("run", ""), span(pct, 0)]
+    return [span(pct, 0), os.path.basename(f)]
 
 
 def fig_ring_one_gpu():
@@ -1284,8 +1284,8 @@ FIGURES = [
                                                             fig_ggml_prefill_spread()[1])]),
     ("cuDNN's own figure moved a lot between the day's calls: {}, {} and {} TFLOP/s at d = 64, "
      "N = 4096, causal", [], fig_cudnn_d64_causal),
-    ("the newest run that timed it beside both peers is run {} of 2026-11-25, before backward "
-     "version 11; cuDNN was {} % ahead there", [], fig_bwd_16k_behind),
+    ("the newest run that timed it beside both peers has cuDNN {} % ahead (`{}`)", [],
+     fig_bwd_16k_behind),
     ("one-GPU baseline slowing at long sequences (about {} down to {} TFLOP/s)", [],
      fig_ring_one_gpu),
     ("part of the transfers shows ({} ms; hidden {} % at {}, {} at {}", [], fig_ring_exposed),
@@ -1333,7 +1333,15 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
      "CPU time", [R + "xeon-steady"]),
     ("and the same call 65.6–78.9 % on three pairs of vCPUs of the next", [R + "xeon-pairs"]),
     ("held for 2000 launches the H100 runs at its 700 W cap", [G + "5-run35"]),
-    ("An NVIDIA H100 80GB HBM3 (lent, driver 580.159.04)", [G + "7-v35-run2"]),
+    ("an H100 80GB HBM3 and an H200 (driver 580.159.04", [G + "7-v35-run2", G + "9-h200-fwd-bwd-ncu"]),
+    ("ours executes 6 % more instructions for the same work without a mask (version 35) and 21 % "
+     "more causal (version 34)", [G + "9-h200-fwd-bwd-ncu"]),
+    ("under ncu's fixed clock cuDNN takes 6–9 % fewer cycles there, and ours issues 1.37× its "
+     "instructions (1.71× causal)", [G + "9-h200-fwd-bwd-ncu"]),
+    ("On the H200 version 28 reaches 909.2 TFLOP/s, 1.56× our best float16 version in the same call",
+     [G + "9-h200-prefill-fp8"]),
+    ("a trial version that read each number of workgroup memory once a tile, about half the "
+     "transactions a key, ran 2.6–5.7× slower", [WEB_RES + "2026-11-29-h200-decode-v8-trial"]),
     ("gives 1.79–1.80× the float16 decode's tokens per second at 88–90 % of the copy rate",
      [G + "7-fp8kv-run1", G + "7-fp8kv-run2"]),
     ("its split kernel alone reads at 94 % of the copy rate", [G + "7-half-exp-trial"]),
