@@ -98,6 +98,20 @@ static void check_questions(const fs_trace *t, const fs_question *q, int n, cons
     }
 }
 
+/* Does text hold the number p (digits, '.' and ',' as printed) as a token of its own: not inside a
+ * longer number ("8,388,608" does not hold 8) nor glued to a word or an exponent? */
+static bool number_token(const char *text, const char *p)
+{
+    const size_t n = strlen(p);
+    for (const char *s = strstr(text, p); s; s = strstr(s + 1, p)) {
+        const char before = s > text ? s[-1] : ' ', after = s[n];
+        const bool glued_before = isalnum((unsigned char)before) || strchr("_.^,", before);
+        const bool glued_after = isdigit((unsigned char)after) || ((after == '.' || after == ',') && isdigit((unsigned char)s[n + 1]));
+        if (!glued_before && !glued_after) return true;
+    }
+    return false;
+}
+
 START_TEST(test_every_lesson_asks)
 {
     char **paths;
@@ -142,6 +156,19 @@ START_TEST(test_every_lesson_asks)
                           "%s question %d starts with a symbol put in capitals: %.40s", paths[i], j, p);
             ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || digit || (name > 0 && strchr("[_(", p[name])) || (p[1] == ' ' && p[2] == '='),
                           "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
+        }
+        /* a claim's question does not state its answer: the printed number is not a token of the
+         * claim's sentence unless the expression shows it too (an input, not the answer) */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].check < 0 || !q[j].numeric) continue;
+            const fs_check *ck = fs_lesson_check(l, q[j].check);
+            const char *p = ck->printed, *cut = strstr(q[j].prompt, ". Work it out: ");
+            while (*p == '~' || *p == '+') p++;
+            if (!cut || !isdigit((unsigned char)*p)) continue;
+            char claim[sizeof q[j].prompt];
+            snprintf(claim, sizeof claim, "%.*s", (int)(cut - q[j].prompt), q[j].prompt);
+            ck_assert_msg(!number_token(claim, p) || number_token(cut, p),
+                          "%s question %d states its own answer (%s): %s", paths[i], j, p, q[j].prompt);
         }
         if (pitfall)
             for (int j = 0; j < nq; j++)

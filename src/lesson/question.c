@@ -739,6 +739,74 @@ static const char *sentence(const char *claim, char *buf, size_t n)
     return buf;
 }
 
+/* The number token that starts at s: digits, with '.' or ',' between digits ("8,388,608",
+ * "0.0498"); its length, or 0 when s does not start one. A token glued to a word, a decimal point
+ * or an exponent ("x2", ".5", "2^-14") is not one. */
+static size_t number_at(const char *all, const char *s)
+{
+    if (!isdigit((unsigned char)*s)) return 0;
+    if (s > all && (isalnum((unsigned char)s[-1]) || strchr("_.^", s[-1]))) return 0;
+    size_t n = 0;
+    while (isdigit((unsigned char)s[n]) || ((s[n] == '.' || s[n] == ',') && n > 0 && isdigit((unsigned char)s[n + 1]))) n++;
+    if (isalnum((unsigned char)s[n]) && !strchr("xKMGTkmgtµu", s[n])) return 0;   /* "3rd", "1e5": not a plain number */
+    return n;
+}
+
+/* Is the number token a (n characters) the printed number p, commas aside? */
+static bool same_number(const char *a, size_t n, const char *p)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (a[k] == ',') continue;
+        while (p[i] == ',') i++;
+        if (p[i] != a[k]) return false;
+        i++;
+    }
+    while (p[i] == ',') i++;
+    return p[i] == 0;
+}
+
+/* Does text hold the printed number p as a token of its own? */
+static bool holds_number(const char *text, const char *p)
+{
+    for (const char *s = text; *s; s++) {
+        size_t n = number_at(text, s);
+        if (n && same_number(s, n, p)) return true;
+        if (n) s += n - 1;
+    }
+    return false;
+}
+
+/* A claim that states its own answer ("1024 threads = 32 SIMD groups of 32", asked as 32 * 32)
+ * would hand it to the student: each token of the printed number in buf (capacity cap) becomes
+ * "___", unless the expression shows the same number (then it is one of the inputs, and hiding it
+ * in the claim hides nothing). A signed or non-numeric printed value is left alone. */
+static void hide_answer(char *buf, size_t cap, const char *printed, const char *expr)
+{
+    const char *p = printed;
+    while (*p == '~' || *p == '+') p++;
+    if (!isdigit((unsigned char)*p) || holds_number(expr, p)) return;
+    char out[320];
+    size_t o = 0;
+    for (const char *s = buf; *s && o + 4 < sizeof out;) {
+        size_t n = number_at(buf, s);
+        if (n && same_number(s, n, p)) {
+            memcpy(out + o, "___", 3);
+            o += 3;
+            s += n;
+        } else if (n) {
+            size_t k = n < sizeof out - 4 - o ? n : sizeof out - 4 - o;
+            memcpy(out + o, s, k);
+            o += k;
+            s += n;
+        } else {
+            out[o++] = *s++;
+        }
+    }
+    out[o] = 0;
+    snprintf(buf, cap, "%s", out);
+}
+
 /* The question of check i, if a student can answer it: arithmetic by hand, an e4m3 rounding, or
  * which of two measured errors is the larger (a ratio of RMSEs). */
 static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
@@ -769,7 +837,9 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     const char *unit = *ck->unit ? ck->unit : "";
     const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
-    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", sentence(ck->claim, cl, sizeof cl), ck->target + 5, *unit ? ", in " : "",
+    sentence(ck->claim, cl, sizeof cl);
+    hide_answer(cl, sizeof cl, ck->printed, ck->target + 5);
+    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5, *unit ? ", in " : "",
              unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                                  "nothing above 448, nothing below 2^-9)" : "");
     x->answer = ck->got.exact;
