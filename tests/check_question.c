@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,8 @@ static bool number_token(const char *text, const char *p)
     return false;
 }
 
+#define QMAX_CLAIMS 8   /* the questions a claims-only lesson asks at most (question.c) */
+
 START_TEST(test_every_lesson_asks)
 {
     char **paths;
@@ -156,6 +159,15 @@ START_TEST(test_every_lesson_asks)
                           "%s question %d starts with a symbol put in capitals: %.40s", paths[i], j, p);
             ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || digit || (name > 0 && strchr("[_(", p[name])) || (p[1] == ' ' && p[2] == '='),
                           "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
+        }
+        /* a claims-only lesson with more claims than questions asks across its list, not only
+         * its first claims: the claims asked span more than half of its checks */
+        if (!steps && nq == QMAX_CLAIMS) {
+            int lo = INT_MAX, hi = -1;
+            for (int j = 0; j < nq; j++)
+                if (q[j].check >= 0) { lo = q[j].check < lo ? q[j].check : lo; hi = q[j].check > hi ? q[j].check : hi; }
+            ck_assert_msg(hi - lo > fs_lesson_check_count(l) / 2, "%s: its %d questions ask checks %d to %d of %d only", paths[i],
+                          nq, lo, hi, fs_lesson_check_count(l));
         }
         /* a claim's question does not state its answer: the printed number is not a token of the
          * claim's sentence unless the expression shows it too (an input, not the answer) */

@@ -740,15 +740,16 @@ static const char *sentence(const char *claim, char *buf, size_t n)
 }
 
 /* The number token that starts at s: digits, with '.' or ',' between digits ("8,388,608",
- * "0.0498"); its length, or 0 when s does not start one. A token glued to a word, a decimal point
- * or an exponent ("x2", ".5", "2^-14") is not one. */
+ * "0.0498"); its length, or 0 when s does not start one. A token glued after a word, a decimal
+ * point or a power ("x2", ".5", "2^-14") or written with an exponent ("1e5") is not one. */
 static size_t number_at(const char *all, const char *s)
 {
     if (!isdigit((unsigned char)*s)) return 0;
     if (s > all && (isalnum((unsigned char)s[-1]) || strchr("_.^", s[-1]))) return 0;
     size_t n = 0;
     while (isdigit((unsigned char)s[n]) || ((s[n] == '.' || s[n] == ',') && n > 0 && isdigit((unsigned char)s[n + 1]))) n++;
-    if (isalnum((unsigned char)s[n]) && !strchr("xKMGTkmgtµu", s[n])) return 0;   /* "3rd", "1e5": not a plain number */
+    if ((s[n] == 'e' || s[n] == 'E') && (isdigit((unsigned char)s[n + 1]) || s[n + 1] == '-' || s[n + 1] == '+'))
+        return 0;   /* 1e5: not a plain number (a unit or a symbol after it, 256L or 16M, is) */
     return n;
 }
 
@@ -871,10 +872,21 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
             return n;
         }
     }
-    /* claims: all of a claims-only lesson's (up to eight), or enough to make three */
+    /* claims: a claims-only lesson's (up to eight), or enough to make three; where the lesson has
+     * more claims a student can work out than that, they are taken evenly from its whole list
+     * (the middle of each of `slots` equal stretches), not its first few, so that the questions
+     * cover its sections rather than repeat its first table's arithmetic */
     const int want = l->has_run && l->tr.n > 0 ? MIN_PER_TRACE : MAX_PER_CLAIMS;
-    for (int i = 0; i < l->n_checks && n < want; i++)
-        if (ask_claim(l, i, digits, &got[n])) n++;
+    const int slots = want - n;
+    int *ok = slots > 0 && l->n_checks > 0 ? malloc((size_t)l->n_checks * sizeof *ok) : NULL;
+    int n_ok = 0;
+    for (int i = 0; ok && i < l->n_checks; i++)
+        if (ask_claim(l, i, digits, &got[n])) ok[n_ok++] = i;
+    for (int k = 0; k < slots && k < n_ok; k++) {
+        const int pick = n_ok <= slots ? k : (int)(((2 * (long)k + 1) * n_ok) / (2 * slots));
+        if (ask_claim(l, ok[pick], digits, &got[n])) n++;
+    }
+    free(ok);
     for (int i = 0; i < n && i < max; i++) q[i] = got[i];
     return n;
 }
