@@ -840,8 +840,10 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
     sentence(ck->claim, cl, sizeof cl);
     hide_answer(cl, sizeof cl, ck->printed, ck->target + 5);
-    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5, *unit ? ", in " : "",
-             unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
+    /* a ratio ("x", "times") is asked as how many times, not "in x" */
+    const bool times = !strcmp(unit, "x") || !strcmp(unit, "times");
+    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5,
+             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                                  "nothing above 448, nothing below 2^-9)" : "");
     x->answer = ck->got.exact;
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
