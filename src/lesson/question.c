@@ -843,8 +843,9 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     /* a ratio ("x", "times") is asked as how many times, not "in x" */
     const bool times = !strcmp(unit, "x") || !strcmp(unit, "times");
     snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5,
-             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
-                                 "nothing above 448, nothing below 2^-9)" : "");
+             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading,
+             e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
+                  "nothing above 448, nothing below 2^-9)" : "");
     x->answer = ck->got.exact;
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, ck->exact_text,
