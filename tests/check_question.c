@@ -160,6 +160,16 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || digit || (name > 0 && strchr("[_(", p[name])) || (p[1] == ' ' && p[2] == '='),
                           "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
         }
+        /* the mask's -inf is explained only where a -inf is shown, and one key is not "keys 2-2" */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            const char *p = q[j].prompt, *note = strstr(p, "(-inf: hidden by the mask)");
+            ck_assert_msg(!note || strstr(p, "-inf,") || strstr(p, "-inf]") || strstr(p, "-inf, …"),
+                          "%s question %d explains a -inf it does not show: %s", paths[i], j, p);
+            int k0, k1;
+            const char *keys = strstr(p, "meets keys ");
+            ck_assert_msg(!keys || sscanf(keys, "meets keys %d-%d", &k0, &k1) != 2 || k0 != k1,
+                          "%s question %d names one key as a range: %s", paths[i], j, p);
+        }
         /* a claims-only lesson with more claims than questions asks across its list, not only
          * its first claims: the claims asked span more than half of its checks */
         if (!steps && nq == QMAX_CLAIMS) {

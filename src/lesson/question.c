@@ -131,9 +131,17 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         add(q->prompt, sizeof q->prompt, "z[%d..%d] arrive: their maximum is m_blk = %s and ℓ_blk = %s. ", e->c0, e->c1 - 1,
             num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->l_blk, D));
     else {
-        add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
-        add_vec(q->prompt, sizeof q->prompt, c->truth, e->s_row, e->n_s, D);
-        add(q->prompt, sizeof q->prompt, " (-inf: hidden by the mask). ");
+        const double *v = fs_trace_at(c->truth, e->s_row);
+        if (e->c1 - e->c0 == 1 && v && e->n_s == 1) {
+            add(q->prompt, sizeof q->prompt, "%s meets key %d; its score is %s. ", who, e->c0, num(a, sizeof a, v[0], D));
+        } else {
+            add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
+            add_vec(q->prompt, sizeof q->prompt, c->truth, e->s_row, e->n_s, D);
+            /* the mask's -inf explained only where one is shown */
+            bool hidden = false;
+            for (int32_t i = 0; v && i < e->n_s && i < 8; i++) hidden |= v[i] == -INFINITY;
+            add(q->prompt, sizeof q->prompt, "%s", hidden ? " (-inf: hidden by the mask). " : ". ");
+        }
     }
     const bool first = e->m_old == -INFINITY;
     if (first) add(q->prompt, sizeof q->prompt, "Nothing was seen before: m = -inf, ℓ = 0. ");
