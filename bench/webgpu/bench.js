@@ -239,6 +239,8 @@ async function sweep(dev, seed, only, copy, ns) {
   cases.push({name: 'decode-v2-f16', set: {split_len: 1024}});
   for (const name of ['decode-v5', 'decode-v5-f16'])
     for (const split_len of [256, 512, 768, 1024, 1536, 2048, 4096]) cases.push({name, set: {split_len}});
+  for (const name of ['decode-v5', 'decode-v5-f16'])   // tiles of 64 keys: half the barriers a key
+    for (const split_len of [512, 1024, 2048, 4096]) cases.push({name, set: {split_len, bk: 64}});
   for (const name of ['decode-v7', 'decode-v7-f16'])
     for (const split_len of [256, 512, 1024, 2048]) cases.push({name, set: {split_len}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});

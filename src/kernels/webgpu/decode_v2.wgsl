@@ -57,7 +57,7 @@
 
 override D: u32 = 128u;
 const WG: u32 = 256u;
-const BK: u32 = 32u;
+override BK: u32 = 32u;             // keys a tile (bench.js --sweep tries 64: p.bk)
 const MAXR: u32 = 8u;
 override D4: u32 = D / 4u;
 override PAD: u32 = D4 + 1u;

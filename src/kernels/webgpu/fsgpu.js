@@ -110,7 +110,7 @@
     const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
     // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of 32 keys (a padded
     // row each) and 8 × 32 scores (decode version 1: 8 numbers more): past 32 KiB at d = 256.
-    const tileMem = p => (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
+    const tileMem = (p, bk = 32) => (4 * (8 * p.d + bk * (p.d + 4) + 8 * (bk + 1)) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
     // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
@@ -139,12 +139,15 @@
               (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
         file: 'decode_v2', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? name + '-f16' : name) : null,
-        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) || tileMem(p),
+        // p.bk (bench.js --sweep): keys a tile other than 32, whose shares must fit the 8 words an
+        // invocation carries in the AHEAD form
+        ok: p => d_ok(p, f16 ? 8 : 4, 256, f16 ? 8 : 4) || ((p.n_q_heads / p.n_kv_heads) * p.n_q > 8 ? 'at most 8 query rows a KV head (query heads a group × rows)' : null) ||
+                 (p.bk && (p.bk % 32 || (p.bk * p.d / (f16 ? 8 : 4)) / 256 > 8) ? 'tiles of 32 keys, or a multiple of 32 whose share fits 8 words an invocation' : null) || tileMem(p, p.bk || 32),
         // version 2: about 1024 workgroups; version 5, whose loads are already in flight, about 256
         // (fewer, longer splits: on the H100 at 32k keys 256 of them read 84 % of the copy rate,
         // 1024 78 %; bench/webgpu/results/2026-11-27-run7)
         splitLen: p => p.split_len || Math.max(256, Math.ceil(p.n_kv * p.n_kv_heads / (v5 ? 256 : 1024) / 32) * 32),
-        constants(p) { return paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}; },
+        constants(p) { return Object.assign(paged ? {D: p.d, PS: this.pageSize(p)} : {D: p.d}, p.bk ? {BK: p.bk} : {}); },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
