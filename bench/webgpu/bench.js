@@ -225,7 +225,8 @@ async function checks(gpu, seed, count, label) {
   return bad;
 }
 
-// The decode kernels' split and merge passes timed apart: versions 1-3 and 5 at several split lengths,
+// The decode kernels' split and merge passes timed apart: versions 1-3 and 5 at several split lengths
+// (version 5 also with tiles of 64 keys, p.bk),
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
 // TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes; version 7, whose
 // merge is in its one dispatch, at several split lengths, whole (no split_ms, merge_ms). Every
