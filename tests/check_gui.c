@@ -629,6 +629,44 @@ END_TEST
  * Right there, once. Before, the window asked none of them (17 lessons of claims only asked
  * nothing in the window). */
 
+/* Upright (a phone), while a question covers the scene, the scene keeps only the room its
+ * cover's words take, and the question comes right under them, not below an empty scene: for a
+ * claims-only lesson and for one that asks about step 0, at two phone sizes. */
+START_TEST(upright_cover_keeps_the_question_close)
+{
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    int seen_claims = 0, seen_step0 = 0;
+    for (int lesson = 0; lesson < cat.n && !(seen_claims && seen_step0); lesson++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_catalog_load(&cat, lesson, &sh, stderr), 0);
+        const int phone[2][2] = {{390, 844}, {360, 640}};
+        for (int z = 0; z < 2; z++) {
+            gui_state s;
+            gui_state_init(&s, phone[z][0], phone[z][1], 1, 0);
+            s.predict.phase = GUI_PREDICT_ARMED;
+            gui_state_attach(&s, &sh);
+            if (!gui_predict_covers(&s)) break;
+            const bool claims = s.predict.at == GUI_AT_CLAIMS;
+            if (claims ? seen_claims > 1 : seen_step0 > 1) break;
+            gui_layout L = gui_layout_for(&s, &sh);
+            gui_rect body = gui_layout_body(&L);
+            ck_assert(L.portrait);
+            ck_assert_int_gt(L.prompt.h, 0);
+            ck_assert_msg(L.prompt.y >= L.main.y + L.main.h, "%s at %dx%d: the question over the cover's words", sh.name,
+                          phone[z][0], phone[z][1]);
+            ck_assert_msg(L.prompt.y - body.y < body.h * 45 / 100, "%s at %dx%d: the question %d px down a body of %d", sh.name,
+                          phone[z][0], phone[z][1], L.prompt.y - body.y, body.h);
+            if (claims) seen_claims++;
+            else seen_step0++;
+        }
+        gui_show_free(&sh);
+    }
+    ck_assert_msg(seen_claims && seen_step0, "no covered lesson of each kind (%d claims, %d step 0)", seen_claims, seen_step0);
+    gui_catalog_free(&cat);
+}
+END_TEST
+
 START_TEST(claim_questions_in_the_window)
 {
     gui_catalog cat;
@@ -1709,6 +1747,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, predict_mode);
     tcase_add_test(t, predict_step0_first);
     tcase_add_test(t, claim_questions_in_the_window);
+    tcase_add_test(t, upright_cover_keeps_the_question_close);
     tcase_add_test(t, claims_lists_keep_every_claim);
     tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);

@@ -387,6 +387,17 @@ static void draw_section_end(gui_draw *d, const gui_state *s, const char *const 
     d->clip_x1 = 0;
 }
 
+const char *gui_cover_text(const gui_state *s)
+{
+    return s->predict.at == GUI_AT_CLAIMS
+               ? "The figures this lesson checks stay hidden while the questions below ask about some of "
+                 "them: work each one out by hand, type it and Enter (Enter alone shows the answer); Right "
+                 "then asks the next, and after the last shows every figure. Q turns the questions off."
+               : "The scene shows each step once it is applied, so step 0 stays hidden while the question "
+                 "below asks about it. Type your answer and Enter (Enter alone shows the answer); Right then "
+                 "shows the step. Q turns the questions off.";
+}
+
 /* A question about step 0 is asked before that step is shown: the scene and its side panel,
  * which show step 0 applied, are covered until it is answered or revealed. */
 static void draw_cover(gui_draw *d, const gui_state *s)
@@ -402,13 +413,7 @@ static void draw_cover(gui_draw *d, const gui_state *s)
     int y = r.y;
     gui_text(d, L->font_big, r.x, y, th->accent, GUI_AL_LEFT, claims ? "Before the figures" : "Before the first step");
     y += gui_line_h(d, L->font_big) + L->pad / 2;
-    gui_text_wrap(d, L->font, (gui_rect){r.x, y, r.w, r.y + r.h - y}, th->text,
-                  claims ? "The figures this lesson checks stay hidden while the questions below ask about some of "
-                           "them: work each one out by hand, type it and Enter (Enter alone shows the answer); Right "
-                           "then asks the next, and after the last shows every figure. Q turns the questions off."
-                         : "The scene shows each step once it is applied, so step 0 stays hidden while the question "
-                           "below asks about it. Type your answer and Enter (Enter alone shows the answer); Right then "
-                           "shows the step. Q turns the questions off.");
+    gui_text_wrap(d, L->font, (gui_rect){r.x, y, r.w, r.y + r.h - y}, th->text, gui_cover_text(s));
 }
 
 /* Predict mode's question, in the room gui_layout_for keeps free below the scene. */

@@ -433,6 +433,8 @@ void gui_state_attach(gui_state *s, const gui_show *show);
  * are covered then, as step 0's event is applied in them and the claims show their values
  * (frame.c). */
 bool gui_predict_covers(const gui_state *s);
+/* The words the cover shows (frame.c draws them under its title; gui_layout_for measures them). */
+const char *gui_cover_text(const gui_state *s);
 
 /* The layout of the frame that state s shows: gui_layout_compute; the narration bar grows (and
  * the scene shrinks) until the lesson's longest narration fits it whole; and while predict mode

@@ -253,6 +253,20 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
     int n4 = gui_wrap(l[3], (L.main.w - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
     int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
     int room = s->answer_room > 0 ? s->answer_room : 0;
+    if (L.portrait && gui_predict_covers(s)) {
+        /* Covered, the scene shows only the cover's words (frame.c's draw_cover: its title and
+         * text inside two paddings): it keeps the room they take, and the question comes right
+         * under them instead of below an empty scene. */
+        int cw = (L.main.w - 4 * L.pad) / est_char_w(L.font);
+        int need = 4 * L.pad + est_line_h(L.font_big) + L.pad / 2 +
+                   gui_wrap(gui_cover_text(s), cw > 4 ? cw : 4, 0, NULL, 0, NULL) * est_line_h(L.font);
+        int slack = L.main.h - need;
+        if (slack > 0) {
+            L.main.h -= slack;
+            L.side.y -= slack;
+            L.side.h += slack;
+        }
+    }
     if (L.portrait) {
         /* Upright the scene is already short and the side panel under it tall: the question
          * goes between them and the side panel gives up the room (at most two thirds of it). */
