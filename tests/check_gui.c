@@ -623,12 +623,6 @@ START_TEST(claims_lists_keep_every_claim)
 }
 END_TEST
 
-/* The questions about a lesson's claims (its figures) in the window, as the terminal asks them: a
- * lesson of claims only asks them at once, the claims covered until the last is answered, each
- * "A figure of the lesson (k of n)"; a lesson with steps asks its own after its last step, on
- * Right there, once. Before, the window asked none of them (17 lessons of claims only asked
- * nothing in the window). */
-
 /* Upright (a phone), while a question covers the scene, the scene keeps only the room its
  * cover's words take, and the question comes right under them, not below an empty scene: for a
  * claims-only lesson and for one that asks about step 0, at two phone sizes. */
@@ -667,6 +661,11 @@ START_TEST(upright_cover_keeps_the_question_close)
 }
 END_TEST
 
+/* The questions about a lesson's claims (its figures) in the window, as the terminal asks them: a
+ * lesson of claims only asks them at once, the claims covered until the last is answered, each
+ * "A figure of the lesson (k of n)"; a lesson with steps asks its own after its last step, on
+ * Right there, once. Before, the window asked none of them (17 lessons of claims only asked
+ * nothing in the window). */
 START_TEST(claim_questions_in_the_window)
 {
     gui_catalog cat;
