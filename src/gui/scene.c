@@ -617,8 +617,14 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     if (show->intro[0]) {   /* the whole introduction, at the small size when it is long */
         int f = gui_wrap_lines(d, L->font, w, show->intro) <= 5 ? L->font : L->font_small;
         int most = L->portrait ? 16 : 7;   /* lines; upright, the page scrolls */
-        y += gui_text_wrap(d, f, (gui_rect){x, y, w, most * gui_line_h(d, f)}, th->text, show->intro);
-        y += L->pad;
+        /* but never so many that the list's heading, three claims and the count of the rest no
+         * longer fit above the ending (a large text size under the ending showed no claim) */
+        int keep = (stop - y - L->pad - gui_line_h(d, L->font) - 4 * gui_line_h(d, L->font_small)) / gui_line_h(d, f);
+        if (keep < most) most = keep;
+        if (most > 0) {
+            y += gui_text_wrap(d, f, (gui_rect){x, y, w, most * gui_line_h(d, f)}, th->text, show->intro);
+            y += L->pad;
+        }
     }
     line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
     /* The verdict in a column of its own, then the claim; claims take two lines each when all of
