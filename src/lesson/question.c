@@ -889,15 +889,13 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
      * cover its sections rather than repeat its first table's arithmetic */
     const int want = l->has_run && l->tr.n > 0 ? MIN_PER_TRACE : MAX_PER_CLAIMS;
     const int slots = want - n;
-    int *ok = slots > 0 && l->n_checks > 0 ? malloc((size_t)l->n_checks * sizeof *ok) : NULL;
+    fs_question *all = slots > 0 && l->n_checks > 0 ? malloc((size_t)l->n_checks * sizeof *all) : NULL;
     int n_ok = 0;
-    for (int i = 0; ok && i < l->n_checks; i++)
-        if (ask_claim(l, i, digits, &got[n])) ok[n_ok++] = i;
-    for (int k = 0; k < slots && k < n_ok; k++) {
-        const int pick = n_ok <= slots ? k : (int)(((2 * (long)k + 1) * n_ok) / (2 * slots));
-        if (ask_claim(l, ok[pick], digits, &got[n])) n++;
-    }
-    free(ok);
+    for (int i = 0; all && i < l->n_checks; i++)
+        if (ask_claim(l, i, digits, &all[n_ok])) n_ok++;
+    for (int k = 0; k < slots && k < n_ok; k++)
+        got[n++] = all[n_ok <= slots ? k : (int)(((2 * (long)k + 1) * n_ok) / (2 * slots))];
+    free(all);
     for (int i = 0; i < n && i < max; i++) q[i] = got[i];
     return n;
 }

@@ -108,9 +108,11 @@
     // a SIMD group of 003's kernels: the subgroup where every subgroup has one size, else 32
     const lanes = sg && sg.min === sg.max && sg.min >= 4 ? sg.min : 32;
     const sgForm = !!sg && sg.min === sg.max && sg.min >= 4;
-    // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of 32 keys (a padded
-    // row each) and 8 × 32 scores (decode version 1: 8 numbers more): past 32 KiB at d = 256.
-    const tileMem = (p, bk = 32) => (4 * (8 * p.d + bk * (p.d + 4) + 8 * (bk + 1)) > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
+    // Decode versions 1, 2 and 5 hold in workgroup memory Q of 8 rows, a tile of bk keys (32 unless
+    // bench.js --sweep sets p.bk; a padded row each) and 8 × bk scores (decode version 1: 8 numbers
+    // more): past 32 KiB at d = 256. extra: more bytes (decode version 7's merge scratch).
+    const tileMem = (p, bk = 32, extra = 0) => (4 * (8 * p.d + bk * (p.d + 4) + 8 * (bk + 1)) + extra > lim.maxComputeWorkgroupStorageSize ?
+      'more workgroup memory than this device has' : null);
     // How a decode kernel that has the F16 and PAGED forms (decode_v2, decode_v4) is fed: what it
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
@@ -165,10 +167,7 @@
               (f16 ? ', K and V stored as float16, packed two to a u32' : ', float32'),
         entry: ['split'], fused: true, twoPass: 'decode-v5' + tail,
         contiguous: paged ? (f16 ? 'decode-v7-f16' : 'decode-v7') : null,
-        ok(p) {
-          return ok.call(this, p) || (4 * (8 * p.d + 32 * (p.d + 4) + 8 * 33) + 4 * 256 + 16 * 256 + 4 > lim.maxComputeWorkgroupStorageSize ?
-            'more workgroup memory than this device has' : null);
-        },
+        ok(p) { return ok.call(this, p) || tileMem(p, p.bk || 32, 4 * 256 + 16 * 256 + 4); },
         mergeFile: null, mergeConstants: null,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1]]; },
       });
