@@ -29,7 +29,8 @@
  *   the pages scattered as in the decode timing and in the pool's own order (how much of the
  *   paged decode's loss the scattering is).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
- *   e4m3-cache decode checks; nothing else narrows --check.
+ *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
+ *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
  *
  * Check: for every prefill and decode version, on shapes that cover d = 64 / 128 (and 256 on
  * prefill versions 10 and up), float16 and bfloat16, GQA, causal, sliding window, tree and
@@ -714,6 +715,8 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 2, 8, 2, 640, 128, 64, false);
     check_decode_fp8(rng, 2, 32, 8, 5000, 128, 128, false);
     check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true);
+    check_decode_fp8(rng, 2, 16, 1, 1500, 128, 0, false);   /* a group of 16: versions 11 and 12 on 9 and 10's step */
+    check_decode_fp8(rng, 2, 32, 2, 900, 64, 64, true);
     /* the head-major pool */
     check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 1);
     check_decode_fp8(rng, 3, 16, 2, 3000, 64, 256, true, 1);
@@ -1314,6 +1317,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         check_decode(rng, 1, 16, 2, 3000, 64, 0, dt);
         check_decode(rng, 2, 4, 4, 777, 128, 3, dt);
         if (!quick) check_decode(rng, 1, 32, 8, 20000, 128, 0, dt);
+        check_decode(rng, 2, 16, 1, 1500, 128, 0, dt);   /* a group of 16: versions 15 and 16 on their full step */
         /* paged: page sizes 16, 32, 64 and 256, GQA 4 and 8, ragged lengths, d = 64 and 128 */
         check_decode_paged(rng, 4, 8, 2, 1000, 128, 16, true, dt);
         check_decode_paged(rng, 3, 16, 2, 3000, 64, 256, true, dt);
@@ -1321,6 +1325,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         check_decode_paged(rng, 2, 8, 2, 640, 128, 64, false, dt);
         check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
         if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
+        check_decode_paged(rng, 2, 32, 2, 900, 64, 64, true, dt);   /* a group of 16 */
         if (dti == 0) fp8_checks(rng);   /* the e4m3 kernel (float16 inputs quantized) */
         if (dti == 0) decode_fp8_checks(rng, false);   /* the decode over an e4m3 cache */
     }
@@ -1627,8 +1632,8 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
 }
 
 /* The decode over an e4m3 cache beside the float16 decode, the same sequences stored four ways:
- * float16 contiguous (versions 9 and 13, or 7 off Hopper), e4m3 contiguous (the odd e4m3
- * versions), float16 paged (versions 10 and 14) and e4m3 paged (the even ones), pages of P tokens
+ * float16 contiguous (versions 9, 13 and 15, or 7 off Hopper), e4m3 contiguous (the odd e4m3
+ * versions), float16 paged (versions 10, 14 and 16) and e4m3 paged (the even ones), pages of P tokens
  * in a shuffled order, every paged kernel read as vLLM's pool and as the head-major one; timed in
  * interleaved rounds (5 rounds of 20 calls, medians). The ratios to float16 take the best float16
  * kernel of the same kind (contiguous; paged in the same layout). Bytes counted as read: K and V
@@ -1687,11 +1692,13 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     std::vector<kern> ks;
     ks.push_back({false, false, v16, 0, NULL, FS_OK});
     if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK});
+    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
         if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK});
     for (int hm = 0; hm < 2; hm++) {
         ks.push_back({false, true, 10, hm, NULL, FS_OK});
         if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK});
+        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
             if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK});
     }
@@ -2502,7 +2509,7 @@ int main(int argc, char **argv)
         if (timed("decode_fp8")) {
             for (int P = 16; P <= 256; P *= 16) {
                 time_decode_fp8(&rng, 8, 32, 8, 32768, 128, P);
-                time_decode_fp8(&rng, 4, 32, 8, 65536, 128, P);
+                if (!quick) time_decode_fp8(&rng, 4, 32, 8, 65536, 128, P);   /* --quick: 32768 keys alone */
             }
         }
         if (g_fail) {

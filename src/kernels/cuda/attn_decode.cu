@@ -37,6 +37,8 @@
  *  11-14 Hopper only (hopper_decode.cu): versions 9 and 10 with the merge in the split kernel's
  *      launch (11, 12) or launched as its programmatic dependent (13, 14). The paged versions
  *      read vLLM's pool or the head-major one (fs_cuda_decode's head_major).
+ *  15, 16 Hopper only: versions 13 and 14 with each warp's step over the rows a group of at most
+ *      8 query heads fills (rows 8-15 of the mma tile are zero; their work is left out).
  *
  * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run) has versions of its own, numbered
  * apart: see "The e4m3 KV cache" below.
@@ -485,7 +487,9 @@ __global__ void decode_merge(decode_params p, const float *__restrict__ part, T 
  *     before).
  *  e4m3 versions 5-8 (Hopper only, hopper_decode.cu): versions 1 and 2's step with decode
  *     version 9's loads, a producer warp's TMA copies into a ring of stages; 7 and 8 also with
- *     the hardware's conversion of the bytes; 9 and 10: 7 and 8 with decode version 13's merge.
+ *     the hardware's conversion of the bytes; 9 and 10: 7 and 8 with decode version 13's merge;
+ *     11 and 12: 9 and 10 with decode version 15's step (the rows a group fills alone) and six
+ *     stages at d = 128.
  * The step itself (kv8_warp_step, the Q fragments and the warps' states) is in decode_common.cuh.
  */
 
@@ -656,6 +660,8 @@ static const char *decode_lines[] = {
     "Hopper, paged cache: version 10 in one launch: the last block of each KV head merges the splits",
     "Hopper: version 9 with the merge launched while the splits run (programmatic dependent launch)",
     "Hopper, paged cache: version 10 with version 13's merge (programmatic dependent launch)",
+    "Hopper: version 13 stepping over the rows a group of at most 8 query heads fills, not all 16",
+    "Hopper, paged cache: version 14 stepping over the rows the group fills",
 };
 
 /* the versions that merge in the split kernel's launch, with one counter per (batch, KV head) */
@@ -668,7 +674,7 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
 
-extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14; }
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14 || v == 16; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -809,10 +815,11 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     if (pp->page_size > 0) p.split_len = (p.split_len + 63) / 64 * 64;   /* whole 64-key tiles */
     if (version >= 7) {
         if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 to 14 take at most 16 query heads per KV head and a positive scale");
+            if (why && n) snprintf(why, n, "decode versions 7 to %d take at most 16 query heads per KV head and a positive scale",
+                                   fs_cuda_decode_versions());
             return FS_ERR_ARG;
         }
-        if (version == 13 || version == 14) return fs_cu_hopper_decode_pdl(pp, p, Q, K, V, work, O, why, n);
+        if (version >= 13) return fs_cu_hopper_decode_pdl(pp, p, version, Q, K, V, work, O, why, n);
         if (version >= 9) {
             /* 11, 12: the counters follow the partials, zeroed here (the workspace may hold
              * anything); the merging block puts each back to zero */
@@ -912,6 +919,9 @@ static const char *decode_fp8_lines[] = {
     "version 6 with the hardware's conversion",
     "version 7 with decode version 13's merge: launched while the splits run (programmatic dependent launch)",
     "version 8 with decode version 13's merge",
+    "version 9 stepping over the rows a group of at most 8 query heads fills, not all 16 (decode version 15's step); "
+    "six stages at d = 128",
+    "version 10 stepping over the rows the group fills; six stages at d = 128",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -960,8 +970,8 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         int per_sm;
         switch (version * 1000 + pp->d) {
         case 5064: case 5128: case 6064: case 6128: case 7064: case 7128: case 8064: case 8128:
-        case 9064: case 9128: case 10064: case 10128:
-            per_sm = fs_cu_hopper_kv8_blocks_per_sm(pp->d, version);
+        case 9064: case 9128: case 10064: case 10128: case 11064: case 11128: case 12064: case 12128:
+            per_sm = fs_cu_hopper_kv8_blocks_per_sm(pp->d, version, pp->n_q_heads / pp->n_kv_heads);
             break;
         case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
         case 2064: per_sm = kv8_occupancy<64, true, 1>(q); break;
@@ -1040,7 +1050,7 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     }
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
-    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9, 10: there) */
+    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-12: there) */
         const fs_status st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
         if (st != FS_OK || version >= 9) return st;
         if (p->d == 64) decode_merge<__half, 64><<<dim3(p->n_q_heads, p->batch), 64>>>(q, w, (__half *)O);

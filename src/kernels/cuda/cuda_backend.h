@@ -193,7 +193,7 @@ typedef struct {
 
 /* The decode over an e4m3 KV cache (a serving engine's FP8 cache), odd versions contiguous and
  * even ones paged (fs_cuda_decode_fp8_version_paged; page_size 16, 32 or a multiple of 64),
- * versions 5-8 on a Hopper GPU only: the problem as above with Q and O float16
+ * versions 5 and up on a Hopper GPU only: the problem as above with Q and O float16
  * (dtype FS_CUDA_F16), d = 64 or 128, at most 16 query heads per KV head; K8 and V8 hold e4m3
  * bytes in the layouts above, and kv_scales (device float32) their descales, K's then V's: the
  * stored value times its descale is the cache entry. Contiguous: (batch, n_kv_heads, 2), one

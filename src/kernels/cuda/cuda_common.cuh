@@ -216,6 +216,28 @@ template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* The same product when rows 8-15 of a are zero and rows 8-15 of the result are not wanted (a
+ * thread's rows g + 8: a decode group of at most 8 query heads fills rows 0-7 alone): c[0], c[1]
+ * (row g) += a (rows 0-7: a0, a2) · b; c[2], c[3] are neither read nor written, so a caller that
+ * never touches them keeps no registers for them. */
+template <typename T> __device__ __forceinline__ void mma16816_top(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816_top<__half>(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+{
+    asm volatile("{\n.reg .f32 x, y;\n"   /* rows g + 8 of the result: not wanted */
+                 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,x,y}, {%2,%4,%3,%4}, "
+                 "{%5,%6}, {%0,%1,%7,%7};\n}\n"
+                 : "+f"(c[0]), "+f"(c[1])
+                 : "r"(a0), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f));
+}
+template <> __device__ __forceinline__ void mma16816_top<__nv_bfloat16>(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+{
+    asm volatile("{\n.reg .f32 x, y;\n"   /* rows g + 8 of the result: not wanted */
+                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,x,y}, {%2,%4,%3,%4}, "
+                 "{%5,%6}, {%0,%1,%7,%7};\n}\n"
+                 : "+f"(c[0]), "+f"(c[1])
+                 : "r"(a0), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f));
+}
+
 template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b)
 {
     typename fs_cu_type<T>::T2 v = fs_cu_type<T>::pack(a, b);

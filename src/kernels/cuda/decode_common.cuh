@@ -29,21 +29,23 @@ struct decode_params {
 fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_params &p, const void *Q,
                                     const void *K, const void *V, float *part, unsigned *done, void *O, char *why,
                                     size_t n);
-/* Versions 13 and 14: version 9's (contiguous) or 10's (paged) split kernel, each block letting
- * the merge launch as soon as it has started (programmatic dependent launch), and the merge
- * launched so: its blocks are resident and waiting when the last split ends, instead of being
- * launched after it. */
-fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                                  const void *V, float *part, void *O, char *why, size_t n);
+/* Versions 13 to 16: version 9's (contiguous: 13, 15) or 10's (paged: 14, 16) split kernel, each
+ * block letting the merge launch as soon as it has started (programmatic dependent launch), and
+ * the merge launched so: its blocks are resident and waiting when the last split ends, instead
+ * of being launched after it. 15 and 16 step over the rows a group fills alone (TOP) when it has
+ * at most 8 query heads. */
+fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
+                                  const void *K, const void *V, float *part, void *O, char *why, size_t n);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
-/* e4m3-cache versions 5-10 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
- * (5, 7, 9) or paged (6, 8, 10), the bytes converted by the hardware from 7 on, on a Hopper GPU.
- * Versions 5-8: the caller merges (O unused); 9 and 10 launch their merge into O themselves, as a
- * programmatic dependent. Blocks of it that fit on one SM at d. */
+/* e4m3-cache versions 5-12 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7, 9, 11) or paged (6, 8, 10, 12), the bytes converted by the hardware from 7 on, on a
+ * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-12 launch their merge into O
+ * themselves, as a programmatic dependent. Blocks of it that fit on one SM at d with G query
+ * heads a KV head. */
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K8, const void *V8, const float *scales, float *part, void *O,
                                   char *why, size_t n);
-int fs_cu_hopper_kv8_blocks_per_sm(int d, int version);
+int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G);
 
 /* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,
  * 4) raw scores, masked ones −∞; bm (2) their row maxima over this thread's entries; m, ℓ (2)
@@ -51,13 +53,15 @@ int fs_cu_hopper_kv8_blocks_per_sm(int d, int version);
  *     m_new = max(m, scale2 · rowmax S),  α = 2^(m − m_new),  P = 2^(scale2 · S − m_new) into s,
  *     ℓ = α ℓ + rowsum P;  α out, for the caller to rescale o by (with anything else folded in).
  * The row maximum is taken over the row's 4 threads (lanes 4g … 4g + 3). Shared by the float16
- * decodes (dec_warp_tile) and the e4m3 cache's (attn_decode.cu, kv8_warp_step). */
+ * decodes (dec_warp_tile) and the e4m3 cache's (attn_decode.cu, kv8_warp_step). TOP: row g
+ * alone (s[.][0..1], m[0], ℓ[0]); rows g + 8 are left as they were given. */
+template <bool TOP = false>
 __device__ __forceinline__ void dec_frag_softmax(float scale2, float (&s)[2][4], float (&bm)[2], float (&m)[2],
                                                  float (&l)[2], float (&alpha)[2])
 {
     float base[2], sum[2] = {0, 0};
 #pragma unroll
-    for (int x = 0; x < 2; x++) {
+    for (int x = 0; x < (TOP ? 1 : 2); x++) {
         bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 1));
         bm[x] = fmaxf(bm[x], __shfl_xor_sync(0xffffffff, bm[x], 2));
         const float mn = fmaxf(m[x], bm[x] * scale2);
@@ -68,23 +72,35 @@ __device__ __forceinline__ void dec_frag_softmax(float scale2, float (&s)[2][4],
 #pragma unroll
     for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
+        for (int e = 0; e < (TOP ? 2 : 4); e++) {
             s[nt][e] = fast_exp2(fmaf(s[nt][e], scale2, -base[e >> 1]));
             sum[e >> 1] += s[nt][e];
         }
 #pragma unroll
-    for (int x = 0; x < 2; x++) l[x] = alpha[x] * l[x] + sum[x];
+    for (int x = 0; x < (TOP ? 1 : 2); x++) l[x] = alpha[x] * l[x] + sum[x];
 }
 
-/* o (D/8 m16n8 accumulators, rows g and g + 8) times α of its row. */
-template <int D> __device__ __forceinline__ void dec_frag_rescale(float (&o)[D / 8][4], const float (&alpha)[2])
+/* o (D/8 m16n8 accumulators, rows g and g + 8) times α of its row. TOP: row g alone, and only
+ * when some lane's α is not 1 (once a row's maximum has settled, most steps leave every α at 1:
+ * the warp skips the D/4 multiplies together, a uniform branch). */
+template <int D, bool TOP = false>
+__device__ __forceinline__ void dec_frag_rescale(float (&o)[D / 8][4], const float (&alpha)[2])
 {
+    if constexpr (TOP) {
+        if (!__any_sync(0xffffffff, alpha[0] != 1.f)) return;
 #pragma unroll
-    for (int dt = 0; dt < D / 8; dt++) {
-        o[dt][0] *= alpha[0];
-        o[dt][1] *= alpha[0];
-        o[dt][2] *= alpha[1];
-        o[dt][3] *= alpha[1];
+        for (int dt = 0; dt < D / 8; dt++) {
+            o[dt][0] *= alpha[0];
+            o[dt][1] *= alpha[0];
+        }
+    } else {
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            o[dt][0] *= alpha[0];
+            o[dt][1] *= alpha[0];
+            o[dt][2] *= alpha[1];
+            o[dt][3] *= alpha[1];
+        }
     }
 }
 
@@ -95,8 +111,11 @@ template <int D> __device__ __forceinline__ void dec_frag_rescale(float (&o)[D /
  *     ℓ = α ℓ + rowsum P,  o = α o + P V.
  * k_at(kk) is this lane's ldmatrix address of the warp's 16 K rows, columns 16 kk to 16 kk + 15;
  * v_at(dp) the same for V's 16 rows, output columns 16 dp on (read transposed). They are all
- * that differs between version 7 (rows padded to D + 8) and version 9 (the TMA's swizzle). */
-template <typename T, int D, typename KAt, typename VAt>
+ * that differs between version 7 (rows padded to D + 8) and version 9 (the TMA's swizzle).
+ * TOP (versions 15 and 16, groups of at most 8 query heads): rows g + 8 are empty, so every
+ * product is mma16816_top and the softmax and the rescale take row g alone; m[1], ℓ[1] and
+ * o[.][2..3] are left as they were given. */
+template <typename T, int D, bool TOP = false, typename KAt, typename VAt>
 __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)[D / 16][4], KAt k_at, VAt v_at,
                                               int c0, int j1, int t4, float (&m)[2], float (&l)[2],
                                               float (&o)[D / 8][4])
@@ -106,22 +125,27 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
     for (int kk = 0; kk < D / 16; kk++) {
         uint32_t bk[4];
         ldsm_x4(bk, k_at(kk));
-        mma16816<T>(s[0], qf[kk], bk[0], bk[1]);
-        mma16816<T>(s[1], qf[kk], bk[2], bk[3]);
+        if constexpr (TOP) {
+            mma16816_top<T>(s[0], qf[kk][0], qf[kk][2], bk[0], bk[1]);
+            mma16816_top<T>(s[1], qf[kk][0], qf[kk][2], bk[2], bk[3]);
+        } else {
+            mma16816<T>(s[0], qf[kk], bk[0], bk[1]);
+            mma16816<T>(s[1], qf[kk], bk[2], bk[3]);
+        }
     }
     /* keys past the split's end are masked; max on raw scores, scale inside the FFMA */
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
+        for (int e = 0; e < (TOP ? 2 : 4); e++) {
             const int j = c0 + nt * 8 + 2 * t4 + (e & 1);
             if (j >= j1) s[nt][e] = -INFINITY;
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
     float alpha[2];
-    dec_frag_softmax(scale2, s, bm, m, l, alpha);
-    dec_frag_rescale<D>(o, alpha);
+    dec_frag_softmax<TOP>(scale2, s, bm, m, l, alpha);
+    dec_frag_rescale<D, TOP>(o, alpha);
     /* O += P V over the warp's 16 keys: P is one A fragment */
     uint32_t a[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
                      pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
@@ -129,8 +153,13 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
     for (int dp = 0; dp < D / 16; dp++) {
         uint32_t bv[4];
         ldsm_x4_t(bv, v_at(dp));
-        mma16816<T>(o[2 * dp], a, bv[0], bv[1]);
-        mma16816<T>(o[2 * dp + 1], a, bv[2], bv[3]);
+        if constexpr (TOP) {
+            mma16816_top<T>(o[2 * dp], a[0], a[2], bv[0], bv[1]);
+            mma16816_top<T>(o[2 * dp + 1], a[0], a[2], bv[2], bv[3]);
+        } else {
+            mma16816<T>(o[2 * dp], a, bv[0], bv[1]);
+            mma16816<T>(o[2 * dp + 1], a, bv[2], bv[3]);
+        }
     }
 }
 
@@ -308,34 +337,37 @@ __device__ __forceinline__ void kv8_q_frags(uint32_t (&qf)[D / 16][4], const __h
  *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + P V
  * sc2 = scale · log2 e · k descale · 2^8; orescale = (the previous step's V descale) / (this one's).
  * CVT (e4m3-cache versions 7 and 8): the bytes converted by e4m3x2_cvt, exactly, so without the
- * 2^-8: o in units of sv, and sc2 = scale · log2 e · k descale. */
-template <int D, bool CVT = false>
+ * 2^-8: o in units of sv, and sc2 = scale · log2 e · k descale. TOP (e4m3-cache versions 11 and
+ * 12): rows g + 8 empty, as dec_warp_tile's TOP. */
+template <int D, bool CVT = false, bool TOP = false>
 __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const uint32_t (&qf)[D / 16][4],
                                               const kv8_regs<D> &r, int kb, int j1, int t4, float (&m)[2],
                                               float (&l)[2], float (&o)[D / 8][4])
 {
+    static_assert(!TOP || CVT, "the TOP step converts by the hardware");
     float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++)
 #pragma unroll
         for (int nt = 0; nt < 2; nt++) {
             const uint32_t x = r.k[nt][kk];
-            if (CVT) mma16816<__half>(s[nt], qf[kk], e4m3x2_cvt(x), e4m3x2_cvt(x >> 16));
+            if (TOP) mma16816_top<__half>(s[nt], qf[kk][0], qf[kk][2], e4m3x2_cvt(x), e4m3x2_cvt(x >> 16));
+            else if (CVT) mma16816<__half>(s[nt], qf[kk], e4m3x2_cvt(x), e4m3x2_cvt(x >> 16));
             else mma16816<__half>(s[nt], qf[kk], e4m3x2_h2(__byte_perm(x, 0, 0x1100)), e4m3x2_h2(__byte_perm(x, 0, 0x3322)));
         }
     float bm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
+        for (int e = 0; e < (TOP ? 2 : 4); e++) {
             if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
     float alpha[2];
-    dec_frag_softmax(sc2, s, bm, m, l, alpha);
+    dec_frag_softmax<TOP>(sc2, s, bm, m, l, alpha);
     alpha[0] *= orescale;
     alpha[1] *= orescale;
-    dec_frag_rescale<D>(o, alpha);
+    dec_frag_rescale<D, TOP>(o, alpha);
     const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
                            pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
     /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */
@@ -343,6 +375,12 @@ __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const u
     for (int w = 0; w < D / 32; w++)
 #pragma unroll
         for (int c = 0; c < 4; c++) {
+            if (TOP) {   /* CVT's form on row g alone */
+                const uint32_t pair = (uint32_t)(c | (4 + c) << 4);
+                mma16816_top<__half>(o[4 * w + c], a[0], a[2], e4m3x2_cvt(__byte_perm(r.v[0][w], r.v[1][w], pair)),
+                                     e4m3x2_cvt(__byte_perm(r.v[2][w], r.v[3][w], pair)));
+                continue;
+            }
             if (CVT) {   /* byte c of the two rows side by side, then converted */
                 const uint32_t pair = (uint32_t)(c | (4 + c) << 4);
                 mma16816<__half>(o[4 * w + c], a, e4m3x2_cvt(__byte_perm(r.v[0][w], r.v[1][w], pair)),

@@ -33,6 +33,11 @@
  *    so its blocks are already resident and waiting (griddepcontrol.wait) when the last split
  *    ends; the split count stays one wave, so the waiting blocks take no split's place.
  * 14 version 10 (paged) with version 13's merge.
+ * 15, 16 versions 13 and 14 with each warp's step cut to the rows a group fills: with at most 8
+ *    query heads a KV head (GQA 32/8 has 4), rows 8-15 of every mma tile are zero, so no thread's
+ *    rows g + 8 carry anything. The step leaves them alone (decode_common.cuh's TOP: half the
+ *    output accumulators, half the exponentials, the products through mma16816_top) and rescales
+ *    o only when some row's maximum moved. Larger groups run versions 13 and 14's step.
  *
  * Versions 10, 12 and 14 read either pool layout (fs_cuda_decode's head_major): vLLM's (page,
  * slot, KV head, d), where one head's rows of a page are 128-byte pieces a whole slot apart
@@ -47,6 +52,11 @@
 
 #define DEC9_BK 64        /* keys a tile: 16 for each compute warp */
 #define DEC9_THREADS 160  /* 4 compute warps, then the producer warp */
+
+/* FS_DECODE_NOSTEP (a measurement, never a product build): the compute warps of decode_tma and
+ * decode_kv8_tma wait for each stage and give it back without their step, so a timing reads the
+ * rate at which the producer's ring alone streams the cache: the ceiling of these kernels' loads.
+ * The output is wrong; bench_cuda --time does not check it. */
 
 /* Stages of version 9 by d: 96 KiB of K and V tiles, so that two blocks fit on an SM. Measured
  * at d = 128 (H100, 2026-11-23, the three decode shapes of bench_cuda): 2, 3, 4 and 6 stages all
@@ -65,7 +75,7 @@ template <typename T, int D, int STAGES> static size_t dec9_smem()
  * STAGES V tiles (64 rows × D, swizzled), then Q (16, D + 8), then the barriers full (STAGES)
  * and empty (STAGES). Writes the split's partial as versions 2-8 do. PAGED (version 10): tmK and
  * tmV are pool maps (make_pool_map) and the keys of sequence b are found through the table. */
-template <typename T, int D, int STAGES, bool PAGED, bool FUSE, bool PDL = false>
+template <typename T, int D, int STAGES, bool PAGED, bool FUSE, bool PDL = false, bool TOP = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                            const __grid_constant__ CUtensorMap tmV,
                                                            const T *__restrict__ Q, float *__restrict__ part,
@@ -162,10 +172,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
         const unsigned char *kS = sK + s * TK, *vS = sV + s * TK;
         const int c0 = j0 + it * DEC9_BK + warp * 16;
         ring_wait_full<STAGES>(full, it);
+#ifndef FS_DECODE_NOSTEP
         if (!PAGED || c0 < j1)   /* paged: past the end, the page was not loaded */
-            dec_warp_tile<T, D>(
+            dec_warp_tile<T, D, TOP>(
                 p.scale2, qf, [&](int kk) { return kS + sw_off<DEC9_BK>(rk, kk * 16 + ck); },
                 [&](int dp) { return vS + sw_off<DEC9_BK>(rv, dp * 16 + cv); }, c0, j1, t4, m, l, o);
+#endif
         ring_release<STAGES>(empty, it, lane);   /* this warp has read the stage */
     }
 
@@ -274,8 +286,8 @@ static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params 
 }
 
 /* Versions 13 (contiguous) and 14 (paged): the split kernel, then its merge as a programmatic
- * dependent. */
-template <typename T, int D, bool PAGED>
+ * dependent; TOP: versions 15 and 16. */
+template <typename T, int D, bool PAGED, bool TOP>
 static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                           const void *V, float *part, void *O, char *why, size_t n)
 {
@@ -284,7 +296,7 @@ static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, cons
     fs_status st = maps9<D, PAGED>(pp, p, K, V, mk, mv, why, n);
     if (st != FS_OK) return st;
     const size_t smem = dec9_smem<T, D, STAGES>();
-    auto kern = decode_tma<T, D, STAGES, PAGED, false, true>;
+    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, nullptr,
                                                                             nullptr);
@@ -292,26 +304,31 @@ static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, cons
     return launch_merge_pdl<T, D>(pp, p, part, O, why, n);
 }
 
-template <bool PAGED>
+template <bool PAGED, bool TOP>
 static fs_status launch13_of(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
                              const void *V, float *part, void *O, char *why, size_t n)
 {
     const bool bf = pp->dtype == FS_CUDA_BF16;
     if (pp->d == 64)
-        return bf ? launch13<__nv_bfloat16, 64, PAGED>(pp, p, Q, K, V, part, O, why, n)
-                  : launch13<__half, 64, PAGED>(pp, p, Q, K, V, part, O, why, n);
-    return bf ? launch13<__nv_bfloat16, 128, PAGED>(pp, p, Q, K, V, part, O, why, n)
-              : launch13<__half, 128, PAGED>(pp, p, Q, K, V, part, O, why, n);
+        return bf ? launch13<__nv_bfloat16, 64, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n)
+                  : launch13<__half, 64, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n);
+    return bf ? launch13<__nv_bfloat16, 128, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n)
+              : launch13<__half, 128, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n);
 }
 
-fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                                  const void *V, float *part, void *O, char *why, size_t n)
+fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
+                                  const void *K, const void *V, float *part, void *O, char *why, size_t n)
 {
-    const bool paged = pp->page_size > 0;
-    fs_status st = hopper_device(paged ? "decode version 14" : "decode version 13", why, n);
+    const bool paged = pp->page_size > 0, top = version >= 15 && pp->n_q_heads / pp->n_kv_heads <= 8;
+    char what[32];
+    snprintf(what, sizeof what, "decode version %d", version);
+    fs_status st = hopper_device(what, why, n);
     if (st != FS_OK) return st;
-    return paged ? launch13_of<true>(pp, p, Q, K, V, part, O, why, n)
-                 : launch13_of<false>(pp, p, Q, K, V, part, O, why, n);
+    if (top)
+        return paged ? launch13_of<true, true>(pp, p, Q, K, V, part, O, why, n)
+                     : launch13_of<false, true>(pp, p, Q, K, V, part, O, why, n);
+    return paged ? launch13_of<true, false>(pp, p, Q, K, V, part, O, why, n)
+                 : launch13_of<false, false>(pp, p, Q, K, V, part, O, why, n);
 }
 
 /* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
@@ -346,7 +363,16 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *  9, 10  versions 7 and 8 with decode version 13's merge: launched as a programmatic dependent
  *     of the split kernel, its blocks resident and waiting when the last split ends. A call over
  *     an e4m3 cache is half as long as over float16, so the merge's launch weighs twice as much.
- * The paged versions (6, 8, 10) read either pool layout (fs_cuda_decode's head_major).
+ *  11, 12  versions 9 and 10 with decode version 15's step: the rows a group of at most 8 query
+ *     heads leaves empty are left alone (half the accumulators, half the exponentials; o rescaled
+ *     only when a row's maximum moved), and six stages at d = 128 (kv8t_stages). Why: an e4m3
+ *     step has twice a float16 step's keys to get through for each byte read, and on the H100
+ *     the warps' chains, not the loads, looked to set versions 5-8's rate (the measurement
+ *     below). On the H200 the cut and the stages are worth nothing contiguous and 4.5-7.3 %
+ *     paged: with the compute warps' step left out (FS_DECODE_NOSTEP) the contiguous ring itself
+ *     streams 3.60 TB/s, 85 % of the copy, and the step costs 2-4 % on top; the ring, not the arithmetic, holds the
+ *     e4m3 cache (`2026-11-29-h200-decode-rows`). Larger groups run versions 9 and 10's step.
+ * The paged versions (6, 8, 10, 12) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
  * the copy. Under ncu every version runs 8 compute warps an SM (2 blocks at 158-224 registers),
@@ -360,13 +386,17 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  */
 #define KV8_BK 64   /* keys a tile: 16 for each compute warp */
 
-/* Stages by d: 64 KiB of K and V tiles (16 KiB a stage at d = 128). */
-template <int D> __host__ __device__ constexpr int kv8t_stages() { return D == 64 ? 8 : 4; }
+/* Stages by d: 64 KiB of K and V tiles (16 KiB a stage at d = 128); versions 11 and 12 (TOP) six
+ * at d = 128, 96 KiB, float16 decode's room (two blocks an SM either way): with six, the paged
+ * version read 3.2-3.4 % faster at pages of 256, the same at 16, and the contiguous one the same
+ * (H200, 2026-11-29, `2026-11-29-h200-decode-rows`). */
+template <int D, bool TOP = false> __host__ __device__ constexpr int kv8t_stages() { return D == 64 ? 8 : TOP ? 6 : 4; }
 
 /* 1024 for alignment, the stages, their descales (up to 4 pages a tile: 8 floats), the barriers. */
-template <int D> static size_t kv8t_smem()
+template <int D, bool TOP = false> static size_t kv8t_smem()
 {
-    return 1024 + 2 * (size_t)kv8t_stages<D>() * KV8_BK * D + kv8t_stages<D>() * (8 * sizeof(float) + 2 * sizeof(uint64_t));
+    constexpr size_t S = kv8t_stages<D, TOP>();
+    return 1024 + 2 * S * KV8_BK * D + S * (8 * sizeof(float) + 2 * sizeof(uint64_t));
 }
 
 /* W consecutive 32-bit words from shared memory p (16-byte aligned when W ≥ 4, 8-byte when 2). */
@@ -404,13 +434,13 @@ __device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned ch
  * Shared: STAGES K tiles, STAGES V tiles (64 × D bytes each), the stages' descales (STAGES, 4
  * pages, k and v), the barriers full (STAGES) and empty (STAGES). scales: (batch, n_kv_heads, 2),
  * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. */
-template <int D, bool PAGED, bool CVT, bool PDL = false>
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                                const __grid_constant__ CUtensorMap tmV,
                                                                const __half *__restrict__ Q,
                                                                const float *__restrict__ scales, float *__restrict__ part)
 {
-    constexpr int STAGES = kv8t_stages<D>(), TK = KV8_BK * D;
+    constexpr int STAGES = kv8t_stages<D, TOP>(), TK = KV8_BK * D;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TK;
     float *sSc = reinterpret_cast<float *>(sV + STAGES * TK);
@@ -519,7 +549,9 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
                 sv_cur = s_new;
             }
         }
-        if (live) kv8_warp_step<D, CVT>(sc2, rescale, qf, r, kb, j1, t4, m, l, o);
+#ifndef FS_DECODE_NOSTEP
+        if (live) kv8_warp_step<D, CVT, TOP>(sc2, rescale, qf, r, kb, j1, t4, m, l, o);
+#endif
         ring_release<STAGES>(empty, it, lane);   /* the step has used the bytes (see the top) */
     }
 
@@ -555,11 +587,11 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
-template <int D, bool PAGED, bool CVT, bool PDL = false>
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false>
 static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
                             const void *V8, const float *scales, float *part, void *O, char *why, size_t n)
 {
-    static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D>() * KV8_BK * D, "merge room");
+    static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D, TOP>() * KV8_BK * D, "merge room");
     CUtensorMap mk, mv;
     fs_status st;
     if (PAGED) {
@@ -576,8 +608,8 @@ static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, co
         if ((st = kv8_map(&mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
         if ((st = kv8_map(&mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
     }
-    const size_t smem = kv8t_smem<D>();
-    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL>;
+    const size_t smem = kv8t_smem<D, TOP>();
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const __half *)Q, scales, part);
     FS_CU_LAUNCHED();
@@ -594,7 +626,13 @@ fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params 
     fs_status st = hopper_device(what, why, n);
     if (st != FS_OK) return st;
 #define FS_KV8_LAUNCH(D, PAGED, CVT, PDL) launch_kv8<D, PAGED, CVT, PDL>(pp, p, Q, K8, V8, scales, part, O, why, n)
+#define FS_KV8_TOP(D, PAGED) launch_kv8<D, PAGED, true, true, true>(pp, p, Q, K8, V8, scales, part, O, why, n)
+    if (version >= 11 && pp->n_q_heads / pp->n_kv_heads > 8) version -= 2;   /* rows g + 8 in use: 9 and 10's step */
     switch (version * 1000 + pp->d) {
+    case 11064: return FS_KV8_TOP(64, false);
+    case 12064: return FS_KV8_TOP(64, true);
+    case 11128: return FS_KV8_TOP(128, false);
+    case 12128: return FS_KV8_TOP(128, true);
     case 5064: return FS_KV8_LAUNCH(64, false, false, false);
     case 6064: return FS_KV8_LAUNCH(64, true, false, false);
     case 7064: return FS_KV8_LAUNCH(64, false, true, false);
@@ -608,13 +646,14 @@ fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params 
     case 9128: return FS_KV8_LAUNCH(128, false, true, true);
     default: return FS_KV8_LAUNCH(128, true, true, true);
     }
+#undef FS_KV8_TOP
 #undef FS_KV8_LAUNCH
 }
 
-template <int D, bool PAGED, bool CVT> static int occupancy_kv8()
+template <int D, bool PAGED, bool CVT, bool TOP = false> static int occupancy_kv8()
 {
-    auto kern = decode_kv8_tma<D, PAGED, CVT>;
-    const size_t smem = kv8t_smem<D>();
+    auto kern = decode_kv8_tma<D, PAGED, CVT, false, TOP>;
+    const size_t smem = kv8t_smem<D, TOP>();
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC9_THREADS, smem) != cudaSuccess)
@@ -622,11 +661,16 @@ template <int D, bool PAGED, bool CVT> static int occupancy_kv8()
     return n < 1 ? 1 : n;
 }
 
-int fs_cu_hopper_kv8_blocks_per_sm(int d, int version)
+int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G)
 {
+    if (version >= 11 && G > 8) version -= 2;   /* as fs_cu_hopper_decode_kv8 */
     if (version == 9) version = 7;   /* the same split kernel's room */
     if (version == 10) version = 8;
     switch (version * 1000 + d) {
+    case 11064: return occupancy_kv8<64, false, true, true>();
+    case 12064: return occupancy_kv8<64, true, true, true>();
+    case 11128: return occupancy_kv8<128, false, true, true>();
+    case 12128: return occupancy_kv8<128, true, true, true>();
     case 5064: return occupancy_kv8<64, false, false>();
     case 6064: return occupancy_kv8<64, true, false>();
     case 7064: return occupancy_kv8<64, false, true>();
