@@ -1638,7 +1638,9 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * interleaved rounds (5 rounds of 20 calls, medians). The ratios to float16 take the best float16
  * kernel of the same kind (contiguous; paged in the same layout). Bytes counted as read: K and V
  * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
- * table). Tokens per second: B / the call's time (one new token per sequence a call). The
+ * table). Tokens per second: B / the call's time (one new token per sequence a call);
+ * us_planned: the same kernel's median call with its split count fixed beforehand
+ * (fs_cuda_decode_splits), timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
@@ -1688,32 +1690,38 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     }
     /* the kernels: float16 contiguous, the contiguous e4m3 versions, float16 paged, the paged
      * ones; paged kernels in both layouts (hm) */
-    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; };
+    /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
+     * loop that plans once would call it: no occupancy query before each launch */
+    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; fs_cuda_decode pl; };
     std::vector<kern> ks;
-    ks.push_back({false, false, v16, 0, NULL, FS_OK});
-    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK});
-    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK});
+    ks.push_back({false, false, v16, 0, NULL, FS_OK, c});
+    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c});
+    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK});
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c});
     for (int hm = 0; hm < 2; hm++) {
-        ks.push_back({false, true, 10, hm, NULL, FS_OK});
-        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK});
-        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK});
+        ks.push_back({false, true, 10, hm, NULL, FS_OK, c});
+        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c});
+        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK});
+            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c});
     }
     const int nk = (int)ks.size();
     auto prob = [&](const kern &k) { return !k.paged ? &c : k.hm ? &qh : &q; };
     for (kern &k : ks) {
         const fs_cuda_decode *pp = prob(k);
+        k.pl = *pp;
+        k.pl.splits = k.e4m3 ? fs_cuda_decode_fp8_splits(pp, k.v) : fs_cuda_decode_splits(pp, k.v);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
     }
-    auto run = [&](int i) {
+    auto run_on = [&](int i, const fs_cuda_decode *pp) {
         char x[64];
         kern &k = ks[i];
-        if (!k.e4m3) k.st = fs_cuda_decode_run(prob(k), k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
-        else k.st = fs_cuda_decode_fp8_run(prob(k), k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
+        if (!k.e4m3) k.st = fs_cuda_decode_run(pp, k.v, dQ, k.paged ? pK16 : K16, k.paged ? pV16 : V16, dO, k.w, x, sizeof x);
+        else k.st = fs_cuda_decode_fp8_run(pp, k.v, dQ, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc, dO, k.w, x, sizeof x);
     };
+    auto run = [&](int i) { run_on(i, prob(ks[i])); };
+    auto run_planned = [&](int i) { run_on(i, &ks[i].pl); };
     bool ran = true;
     for (int i = 0; i < nk; i++) run(i);
     ran = cudaDeviceSynchronize() == cudaSuccess;
@@ -1722,11 +1730,18 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         printf("FAIL decode_fp8 timing: %s\n", cudaGetErrorString(cudaGetLastError()));
         g_fail++;
     } else {
-        std::vector<std::vector<float>> t(nk);
+        std::vector<std::vector<float>> t(nk), tp(nk);
         for (int round = 0; round < 5; round++)
-            for (int i = 0; i < nk; i++) t[i].push_back(time_ms([&] { run(i); }, 3, 20));
-        std::vector<float> ms(nk), b2b(nk);
-        for (int i = 0; i < nk; i++) { ms[i] = median(t[i]); b2b[i] = time_b2b_ms([&] { run(i); }, 50); }
+            for (int i = 0; i < nk; i++) {
+                t[i].push_back(time_ms([&] { run(i); }, 3, 20));
+                tp[i].push_back(time_ms([&] { run_planned(i); }, 3, 20));
+            }
+        std::vector<float> ms(nk), msp(nk), b2b(nk);
+        for (int i = 0; i < nk; i++) {
+            ms[i] = median(t[i]);
+            msp[i] = median(tp[i]);
+            b2b[i] = time_b2b_ms([&] { run(i); }, 50);
+        }
         /* the best time of each kind: [e4m3][layout: 0 contiguous, 1 vLLM's pool, 2 head-major] */
         float best[2][3] = {{1e30f, 1e30f, 1e30f}, {1e30f, 1e30f, 1e30f}};
         auto kind = [](const kern &k) { return k.paged ? 1 + k.hm : 0; };
@@ -1735,9 +1750,11 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
             const kern &k = ks[i];
             const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
             printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d%s us=%.1f tbps=%.2f "
-                   "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f\n", k.e4m3 ? "e4m3" : "f16", k.paged ? "_paged" : "", k.v, d, B,
-                   Hq, Hkv, nkv, k.paged ? P : 0, !k.paged ? "" : k.hm ? " layout=HND" : " layout=NHD", ms[i] * 1e3,
-                   bytes / (ms[i] * 1e-3) / 1e12, b2b[i] * 1e3, B / (ms[i] * 1e-3), best[0][kind(k)] / ms[i]);
+                   "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f us_planned=%.1f tbps_planned=%.2f\n", k.e4m3 ? "e4m3" : "f16",
+                   k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv, k.paged ? P : 0,
+                   !k.paged ? "" : k.hm ? " layout=HND" : " layout=NHD", ms[i] * 1e3, bytes / (ms[i] * 1e-3) / 1e12,
+                   b2b[i] * 1e3, B / (ms[i] * 1e-3), best[0][kind(k)] / ms[i], msp[i] * 1e3,
+                   bytes / (msp[i] * 1e-3) / 1e12);
         }
         for (int hm = 0; hm < 2; hm++)
             printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d layout=%s e4m3_paged_vs_contiguous=%.3f "

@@ -765,6 +765,8 @@ static int split_count(const fs_cuda_decode *p, int version)
 
 /* the partials (batch, n_q_heads, splits, d + 2), then for version 8 one counter per
  * (batch, KV head) */
+extern "C" int fs_cuda_decode_splits(const fs_cuda_decode *p, int version) { return split_count(p, version); }
+
 extern "C" size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version)
 {
     return sizeof(float) * (size_t)p->batch * p->n_q_heads * split_count(p, version) * (p->d + 2) +
@@ -992,6 +994,8 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
     p.splits = (pp->n_kv + p.split_len - 1) / p.split_len;   /* no empty split at the end */
     return p;
 }
+
+extern "C" int fs_cuda_decode_fp8_splits(const fs_cuda_decode *p, int version) { return kv8_params(p, version).splits; }
 
 extern "C" size_t fs_cuda_decode_fp8_workspace(const fs_cuda_decode *p, int version)
 {

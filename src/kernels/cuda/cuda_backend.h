@@ -203,6 +203,7 @@ int fs_cuda_decode_fp8_versions(void);
 const char *fs_cuda_decode_fp8_version_str(int version);
 bool fs_cuda_decode_fp8_version_paged(int version);
 size_t fs_cuda_decode_fp8_workspace(const fs_cuda_decode *p, int version);
+int fs_cuda_decode_fp8_splits(const fs_cuda_decode *p, int version);
 fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version, const void *Q, const void *K8,
                                  const void *V8, const float *kv_scales, void *O, void *work, char *why,
                                  size_t n);
@@ -214,6 +215,12 @@ bool fs_cuda_decode_version_paged(int version);
 
 /* Bytes of device workspace the split partials need (for the splits the run will use). */
 size_t fs_cuda_decode_workspace(const fs_cuda_decode *p, int version);
+
+/* The split count a run of `version` chooses for p when p->splits is 0 (the GPU's SMs times the
+ * blocks of that version one SM holds, a device query). A caller that runs one shape many times
+ * (a serving loop) asks once and sets p->splits to it: the run then skips the query, part of the
+ * host's work before each launch. The same for the e4m3 cache: fs_cuda_decode_fp8_splits. */
+int fs_cuda_decode_splits(const fs_cuda_decode *p, int version);
 
 /* Launch: phase 1 (every split's partial (m, ℓ, o)) then phase 2 (the merge) on the default
  * stream. work: at least fs_cuda_decode_workspace bytes of device memory. */
