@@ -356,31 +356,41 @@ START_TEST(test_hadamard_orthogonal)
 END_TEST
 
 /* FlashAttention-3's inputs: N(0,1) with 0.1 % of entries N(0,10). The Hadamard lowers the RMSE
- * of O against float64: by 1.26 to 1.72× on 16 draws of this size (n 512, d 128) when the test
- * was written, so it demands any drop. Smaller problems are not enough: with few outliers the
- * drop varies from draw to draw (at n 128, d 64 some draws rise), and an outlier that alone sets
- * the tensor's scale is stored exactly without the Hadamard and rounded with it. */
+ * of O against float64 on average, not on every draw: at n 512, d 128 it was 1.26 to 1.72× lower
+ * on 16 draws when the test was written, and 2 of 21 later draws came out 2-10 % higher (an
+ * outlier that alone sets the tensor's scale is stored exactly without the Hadamard and rounded
+ * with it). One draw a run failed CI about once in twenty, so the test sums the squared errors
+ * of 8 draws and demands a drop of the total: a Hadamard that did nothing, or harm, still fails
+ * (equal totals are no drop). */
 START_TEST(test_hadamard_lowers_error)
 {
     uint64_t seed = fs_test_seed() + 5;
     uint64_t st = seed;
-    const int n = 512, d = 128;
+    const int n = 512, d = 128, draws = 8;
     double *Q = malloc(sizeof(double) * n * d), *K = malloc(sizeof(double) * n * d), *V = malloc(sizeof(double) * n * d);
     double *R = malloc(sizeof(double) * n * d), *O = malloc(sizeof(double) * n * d);
-    fs_lowp_fill_outliers(Q, (size_t)n * d, 0.001, 10, &st);
-    fs_lowp_fill_outliers(K, (size_t)n * d, 0.001, 10, &st);
-    fs_lowp_fill_outliers(V, (size_t)n * d, 0.001, 10, &st);
-    fs_attn a = fs_attn_make(n, n, d, d);
-    a.Q = Q; a.K = K; a.V = V;
-    ck_assert(fs_reference(&a, R, NULL, NULL) == FS_OK);
-    fs_lowp_recipe rc = fs_lowp_recipe_default();
-    ck_assert(fs_lowp_tiled(&a, 64, 64, &rc, O, NULL, NULL, NULL) == FS_OK);
-    double plain = fs_lowp_rmse(O, R, (size_t)n * d);
-    rc.hadamard = true;
-    rc.seed = seed;
-    ck_assert(fs_lowp_tiled(&a, 64, 64, &rc, O, NULL, NULL, NULL) == FS_OK);
-    double had = fs_lowp_rmse(O, R, (size_t)n * d);
-    FS_ASSERT_SEED(had < plain, seed, "RMSE of O with the Hadamard %g, without %g", had, plain);
+    double plain = 0, had = 0;
+    int lower = 0;
+    for (int t = 0; t < draws; t++) {
+        fs_lowp_fill_outliers(Q, (size_t)n * d, 0.001, 10, &st);
+        fs_lowp_fill_outliers(K, (size_t)n * d, 0.001, 10, &st);
+        fs_lowp_fill_outliers(V, (size_t)n * d, 0.001, 10, &st);
+        fs_attn a = fs_attn_make(n, n, d, d);
+        a.Q = Q; a.K = K; a.V = V;
+        ck_assert(fs_reference(&a, R, NULL, NULL) == FS_OK);
+        fs_lowp_recipe rc = fs_lowp_recipe_default();
+        ck_assert(fs_lowp_tiled(&a, 64, 64, &rc, O, NULL, NULL, NULL) == FS_OK);
+        const double p = fs_lowp_rmse(O, R, (size_t)n * d);
+        rc.hadamard = true;
+        rc.seed = seed + (uint64_t)t;
+        ck_assert(fs_lowp_tiled(&a, 64, 64, &rc, O, NULL, NULL, NULL) == FS_OK);
+        const double h = fs_lowp_rmse(O, R, (size_t)n * d);
+        plain += p * p;
+        had += h * h;
+        lower += h < p;
+    }
+    FS_ASSERT_SEED(had < plain, seed, "RMSE of O over %d draws with the Hadamard %g, without %g (lower on %d)", draws,
+                   sqrt(had / draws), sqrt(plain / draws), lower);
     free(Q); free(K); free(V); free(R); free(O);
 }
 END_TEST

@@ -1,7 +1,10 @@
 /* test_util.h: what every Check suite shares: a seeded random source and comparisons.
  *
  * Random inputs are drawn fresh each run. The seed comes from FS_SEED when set (to replay a
- * failure), otherwise from the clock; every failing assertion that uses random data prints it.
+ * failure), otherwise from the clock, read once a process (Check runs each test in a process of
+ * its own); every failing assertion that uses random data prints it. Tests derive their draws'
+ * seeds from it (fs_test_seed() + 17, + _i, ...), so the number to replay with is the base, not
+ * the draw's: FS_ASSERT_SEED prints both.
  */
 #ifndef FS_TEST_UTIL_H
 #define FS_TEST_UTIL_H
@@ -15,14 +18,30 @@
 
 typedef struct { uint64_t s; } fs_rng;
 
-static inline uint64_t fs_test_seed(void)
+/* The process's base seed, read on the first call; with drawn non-NULL, only whether it has
+ * been read (into *drawn) and its value. */
+static inline uint64_t fs_test_seed_state(int *drawn)
 {
-    const char *e = getenv("FS_SEED");
-    if (e && *e) return strtoull(e, NULL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    static uint64_t base;
+    static int read;
+    if (drawn) {
+        *drawn = read;
+        return base;
+    }
+    if (!read) {
+        const char *e = getenv("FS_SEED");
+        if (e && *e) base = strtoull(e, NULL, 0);
+        else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            base = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+        }
+        read = 1;
+    }
+    return base;
 }
+
+static inline uint64_t fs_test_seed(void) { return fs_test_seed_state(NULL); }
 
 /* splitmix64 */
 static inline uint64_t fs_rng_next(fs_rng *r)
@@ -59,14 +78,20 @@ static inline double fs_max_rel_err(const double *a, const double *b, long n)
     return w;
 }
 
-/* Assert with the seed in the message, so a failure can be replayed with FS_SEED=... */
-#define FS_ASSERT_SEED(cond, seed, ...)                                                  \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            char fs_msg_[512];                                                           \
-            snprintf(fs_msg_, sizeof fs_msg_, __VA_ARGS__);                              \
-            ck_abort_msg("%s [replay with FS_SEED=%llu]", fs_msg_, (unsigned long long)(seed)); \
-        }                                                                                \
+/* Assert with the seed in the message, so a failure can be replayed: FS_SEED=<the base> when
+ * the test drew from fs_test_seed() (seed, the draw's own, is printed beside it when it differs),
+ * else the draw's seed alone. */
+#define FS_ASSERT_SEED(cond, seed, ...)                                                          \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            char fs_msg_[512];                                                                   \
+            int fs_read_;                                                                        \
+            const unsigned long long fs_base_ = fs_test_seed_state(&fs_read_), fs_draw_ = (seed); \
+            snprintf(fs_msg_, sizeof fs_msg_, __VA_ARGS__);                                      \
+            if (!fs_read_) ck_abort_msg("%s [seed %llu]", fs_msg_, fs_draw_);                    \
+            else if (fs_draw_ == fs_base_) ck_abort_msg("%s [replay with FS_SEED=%llu]", fs_msg_, fs_base_); \
+            else ck_abort_msg("%s [replay with FS_SEED=%llu; this draw's seed %llu]", fs_msg_, fs_base_, fs_draw_); \
+        }                                                                                        \
     } while (0)
 
 #endif

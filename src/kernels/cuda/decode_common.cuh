@@ -143,7 +143,7 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
             if (j >= j1) s[nt][e] = -INFINITY;
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
-    float alpha[2];
+    float alpha[2] = {1.f, 1.f};   /* TOP sets alpha[0] alone */
     dec_frag_softmax<TOP>(scale2, s, bm, m, l, alpha);
     dec_frag_rescale<D, TOP>(o, alpha);
     /* O += P V over the warp's 16 keys: P is one A fragment */
@@ -363,7 +363,7 @@ __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const u
             if (kb + 4 * t4 + 2 * nt + (e & 1) >= j1) s[nt][e] = -INFINITY;   /* key ρ(nt, 2 t4 + (e & 1)) */
             bm[e >> 1] = fmaxf(bm[e >> 1], s[nt][e]);
         }
-    float alpha[2];
+    float alpha[2] = {1.f, 1.f};   /* TOP sets alpha[0] alone */
     dec_frag_softmax<TOP>(sc2, s, bm, m, l, alpha);
     alpha[0] *= orescale;
     alpha[1] *= orescale;
