@@ -430,6 +430,57 @@ START_TEST(test_random_lessons)
 END_TEST
 
 /* The lesson files of 000 and 002 and the malformed fixtures (run from the repository root). */
+/* Words that were false on screen: on a ring every backward tile claimed "final so far: dQ rows
+ * 2-7" from its first tile on (rows the device's own numbering never reaches counted as
+ * finished); the homeward hop said the next device "works on" a shard it only receives; and a row
+ * that sees no key showed P = exp(S − (-inf)) over scores of -inf, the form the guard never takes. */
+START_TEST(test_words_that_were_false)
+{
+    fs_lesson *l;
+    fs_loc_error e;
+    char buf[4096];
+    ck_assert_msg(fs_lesson_load("lessons/ring_05_backward.lesson", &l, &e), "%s:%d:%d: %s", e.file, e.line, e.col, e.msg);
+    const fs_trace *t = fs_lesson_trace(l);
+    int btiles = 0, homes = 0;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *ev = &t->ev[k];
+        if (ev->kind == FS_EV_BTILE && ev->device >= 0) {
+            fs_lesson_describe(l, t, k, 4, buf, sizeof buf);
+            ck_assert_msg(!strstr(buf, "final so far"), "step %lld: %s", (long long)k, buf);
+            btiles++;
+        }
+        if (ev->kind == FS_EV_SEND && ev->tensor == 2) {
+            fs_lesson_generate(l, t, k, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, "owner") && !strstr(buf, "works on it next"), "step %lld: %s", (long long)k, buf);
+            homes++;
+        }
+    }
+    ck_assert_int_gt(btiles, 0);
+    ck_assert_int_gt(homes, 0);
+    fs_lesson_free(l);
+    ck_assert_msg(fs_lesson_load("lessons/001_17_backward_masked_row.lesson", &l, &e), "%s:%d:%d: %s", e.file, e.line, e.col,
+                  e.msg);
+    t = fs_lesson_trace(l);
+    int blind = 0;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *ev = &t->ev[k];
+        if (ev->kind != FS_EV_BROW || ev->x != -INFINITY) continue;
+        fs_lesson_describe(l, t, k, 4, buf, sizeof buf);
+        ck_assert_msg(!strstr(buf, "exp(S") && strstr(buf, "P = [0.0000"), "step %lld: %s", (long long)k, buf);
+        blind++;
+    }
+    ck_assert_int_gt(blind, 0);
+    /* a backward tile off the ring still lists its finished rows, and none before any row's last tile */
+    for (int64_t k = 0; k < t->n; k++)
+        if (t->ev[k].kind == FS_EV_BTILE) {
+            fs_lesson_describe(l, t, k, 4, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, "final so far: dQ rows none"), "step %lld: %s", (long long)k, buf);
+            break;
+        }
+    fs_lesson_free(l);
+}
+END_TEST
+
 START_TEST(test_lesson_files)
 {
     char **paths;
@@ -619,6 +670,7 @@ Suite *lesson_suite(void)
     tcase_add_test(tc, test_parse_errors);
     tcase_add_test(tc, test_random_lessons);
     tcase_add_test(tc, test_lesson_files);
+    tcase_add_test(tc, test_words_that_were_false);
     tcase_add_test(tc, test_doc_example);
     tcase_add_test(tc, test_course);
     suite_add_tcase(s, tc);

@@ -125,7 +125,7 @@ static void put_finished(sb *b, const fs_trace *t, int64_t step, int h, bool key
                          : e->kind == FS_EV_BROW && e->head == h && e->row == i)
                     last = k;
             }
-            fin = last <= step;
+            fin = last >= 0 && last <= step;   /* a row with no event of its own is not finished */
         }
         if (fin && run0 < 0) run0 = i;
         if (!fin && run0 >= 0) {
@@ -387,10 +387,12 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
         put_dropped(&b, t, e, "Philox regenerates the forward's drops");
-        fs_sb_put(&b, "; final so far: dQ rows ");
-        put_finished(&b, t, step, e->head, false);
-        fs_sb_put(&b, "; dK, dV rows ");
-        put_finished(&b, t, step, e->kv_head, true);
+        if (e->device < 0) {   /* on a ring a device's rows are its own: their gradients are final at home */
+            fs_sb_put(&b, "; final so far: dQ rows ");
+            put_finished(&b, t, step, e->head, false);
+            fs_sb_put(&b, "; dK, dV rows ");
+            put_finished(&b, t, step, e->kv_head, true);
+        }
         break;
     case FS_EV_BSKIP:
         fs_sb_put(&b, "backward skip (Q %d, KV %d): query rows %d..%d × keys %d..%d are all hidden (%s): P = 0 there, "
@@ -401,7 +403,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         fs_sb_put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d: S = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt,
             e->c0, e->c1 - 1);
         vec(&b, t, e->s_row, e->n_s, D);
-        fs_sb_put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
+        if (e->x == -INFINITY) fs_sb_put(&b, "; L = −∞ (the row sees no key): P = ");   /* exp(−∞ − (−∞)) never taken */
+        else fs_sb_put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
         vec(&b, t, e->p_row, e->n_s, D);
         fs_sb_put(&b, "; dP = dO·Vᵀ = ");
         vec(&b, t, e->dp_row, e->n_s, D);
@@ -494,7 +497,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     }
     if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE)
     {
-        fs_sb_put(&b, "; on device %d at ring step %d, holding shard %d: rows and keys are the device's own", e->device,
+        fs_sb_put(&b, "; on device %d at ring step %d, holding shard %d: row and key numbers count within the device's queries and the shard", e->device,
             e->ring_step, e->shard);
         if (e->pos >= 0) fs_sb_put(&b, " (%s %d is position %d)", e->kind == FS_EV_BKEY ? "key" : "row", e->row, e->pos);
     }

@@ -672,8 +672,8 @@ static void say_backward(sb *b, const ctx *c)
     switch (e->kind) {
     case FS_EV_LSE:
         if (e->x == -INFINITY) {
-            fs_sb_put(b, "%s saw no key in the forward pass: L = −∞, so P = exp(S − L) = 0 everywhere and its "
-                   "gradients are zero.", who(b, c, e->row));
+            fs_sb_put(b, "%s saw no key in the forward pass: L = −∞, so its P is 0 everywhere (set, not computed: "
+                   "exp(S − L) would be exp(−∞ − (−∞)) where S is −∞) and its gradients are zero.", who(b, c, e->row));
         } else {
             fs_sb_put(b, "The forward kept one number for %s, L = m + ln ℓ = %s, from which the backward rebuilds "
                    "P = exp(S − L) exactly.", who(b, c, e->row), num(b, e->x));
@@ -806,11 +806,11 @@ static void say_ring(sb *b, const ctx *c)
         break;
     }
     case FS_EV_SEND:
-        fs_sb_put(b, "After ring step %d, device %d sends shard %d (%s, %lld bytes in float64) on to device %d, which "
-               "works on it next.",
+        fs_sb_put(b, "After ring step %d, device %d sends shard %d (%s, %lld bytes in float64) on to device %d, %s.",
             e->ring_step, e->a, e->shard,
             e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "its finished dK and dV, home",
-            (long long)e->bytes, e->b);
+            (long long)e->bytes, e->b,
+            e->tensor == 2 ? "the shard's owner, where they are final" : "which works on it next");
         if (c->first) fs_sb_put(b, " The transfer can overlap the next step's computation, so the ring hides its "
                              "communication when each step computes long enough.");
         break;

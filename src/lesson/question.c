@@ -455,9 +455,14 @@ static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
     const int D = c->digits;
     char a[48], b[48], d[48], f[48];
     *q = blank(FS_Q_DS, k, D);
-    snprintf(q->prompt, sizeof q->prompt, "Row %d, key %d: the recomputed weight is P = %s, dP = dO · V[%d] = %s, and the row's "
-             "D = %s. What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
-             num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
+    if (e->device >= 0)   /* on a ring, rows and keys count within the device and the shard it holds, not V's rows */
+        snprintf(q->prompt, sizeof q->prompt, "Device %d's row %d, key %d of shard %d: the recomputed weight is P = %s, "
+                 "dP = dO · (that key's row of V) = %s, and the row's D = %s. What is dS for this key?", e->device, e->row,
+                 e->c0 + j, e->shard, num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
+    else
+        snprintf(q->prompt, sizeof q->prompt, "Row %d, key %d: the recomputed weight is P = %s, dP = dO · V[%d] = %s, and "
+                 "the row's D = %s. What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
+                 num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
     q->answer = dS[j];
     snprintf(q->why, sizeof q->why, "dS = P (dP − D) = %s · (%s − %s) = %s: the softmax's Jacobian, applied to one row without "
              "forming it.", num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D),
@@ -475,8 +480,8 @@ static bool ask_shard(const ctx *c, int64_t k, fs_question *q)
              "every device passes its shard on to device p + 1. At ring step %d, which shard does device %d hold?", P,
              e->ring_step, e->device);
     q->answer = e->shard;
-    snprintf(q->why, sizeof q->why, "Shard (p − t) mod P = (%d − %d) mod %d = %d: each step moves every shard one device on.",
-             e->device, e->ring_step, P, e->shard);
+    snprintf(q->why, sizeof q->why, "Device p holds shard (p − t) mod %d at ring step t: (%d − %d) mod %d = %d, since each "
+             "step moves every shard one device on.", P, e->device, e->ring_step, P, e->shard);
     return true;
 }
 
@@ -853,7 +858,7 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5,
              times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading,
              e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
-                  "nothing above 448, nothing below 2^-9)" : "");
+                  "no value above 448, no nonzero magnitude below 2^-9)" : "");
     x->answer = ck->got.exact;
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, ck->exact_text,
