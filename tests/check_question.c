@@ -84,6 +84,9 @@ static void check_questions(const fs_trace *t, const fs_question *q, int n, cons
         snprintf(where, sizeof where, "%s question %d (%s at step %lld)", name, i, fs_qkind_str(q[i].kind), (long long)q[i].step);
         ck_assert_msg(q[i].prompt[0] && q[i].why[0], "%s: empty prompt or reason", where);
         ck_assert_msg(!strstr(q[i].prompt, "nan") && !strstr(q[i].why, "nan"), "%s: nan in the text: %s", where, q[i].prompt);
+        /* a negative number is added, not subtracted: "(−1.0000 + 0.4205)", never "− -0.4205" */
+        ck_assert_msg(!strstr(q[i].prompt, "− -") && !strstr(q[i].why, "− -"), "%s: minus a negative number: %s %s", where,
+                      q[i].prompt, q[i].why);
         /* in step order; the claims' questions (step −1, asked on the claims pages) come last */
         if (i > 0)
             ck_assert_msg(q[i].step < 0 ? true : q[i - 1].step >= 0 && q[i].step >= q[i - 1].step,

@@ -356,9 +356,9 @@ static void say_tile(sb *b, const ctx *c)
         fs_sb_put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
             num(b, e->q_scale), num(b, e->k_scale), num(b, e->v_scale));
     if (e->drop >= 0)
-        fs_sb_put(b, " Dropout (p = %g) removes %d visible cells from the product with V (ℓ keeps them); kept weights "
+        fs_sb_put(b, " Dropout (p = %g) removes %d visible cell%s from the product with V (ℓ keeps %s); kept weights "
                "× 1/(1 − p) = %.4g keep O's expected value.",
-            e->dropout, e->n_drop, 1.0 / (1.0 - e->dropout));
+            e->dropout, e->n_drop, e->n_drop == 1 ? "" : "s", e->n_drop == 1 ? "it" : "them", 1.0 / (1.0 - e->dropout));
     if (c->first && e->cls == FS_TILE_PARTIAL)
         fs_sb_put(b, " Only tiles on the mask's edge need this; tiles wholly inside are full, wholly outside skipped.");
     else if (c->first)

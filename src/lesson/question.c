@@ -464,9 +464,10 @@ static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
                  "the row's D = %s. What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
                  num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
     q->answer = dS[j];
-    snprintf(q->why, sizeof q->why, "dS = P (dP − D) = %s · (%s − %s) = %s: the softmax's Jacobian, applied to one row without "
-             "forming it.", num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D),
-             num(f, sizeof f, dS[j], D));
+    /* a negative D is added: "(−1.0000 + 0.4205)", not "(−1.0000 − -0.4205)" */
+    snprintf(q->why, sizeof q->why, "dS = P (dP − D) = %s · (%s %s %s) = %s: the softmax's Jacobian, applied to one row "
+             "without forming it.", num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), e->m_new < 0 ? "+" : "−",
+             num(d, sizeof d, fabs(e->m_new), D), num(f, sizeof f, dS[j], D));
     return true;
 }
 
@@ -657,6 +658,35 @@ static bool take(const ctx *c, fs_question *got, int *n, moment mo)
     return true;
 }
 
+/* "a − -0.1323" written "a − (-0.1323)": a negative number after a minus sign is put in
+ * parentheses, as a student would write the substitution (α's exp(m_old − m_new) with a negative
+ * m_new, and every formula of that form). s holds at most n bytes; a text too long to grow is
+ * left as it is. */
+static void paren_negatives(char *s, size_t n)
+{
+    static const char pat[] = "\xe2\x88\x92 -";   /* "− -" */
+    for (char *p = strstr(s, pat); p; p = strstr(p, pat)) {
+        char *num = p + sizeof pat - 2, *end = num + 1;   /* num at the '-' */
+        if (!strncmp(end, "inf", 3)) end += 3;
+        else
+            while (isdigit((unsigned char)*end) || *end == '.' || ((*end == 'e' || *end == 'E') && isdigit((unsigned char)end[1])))
+                end++;
+        const size_t len = strlen(s);
+        if (end == num + 1 || len + 3 > n) return;
+        memmove(end + 2, end, len - (size_t)(end - s) + 1);   /* room for the two parentheses */
+        end[1] = ')';
+        memmove(num + 1, num, (size_t)(end - num));
+        *num = '(';
+        p = end + 2;
+    }
+}
+
+static void tidy(fs_question *q)
+{
+    paren_negatives(q->prompt, sizeof q->prompt);
+    paren_negatives(q->why, sizeof q->why);
+}
+
 static int trace_questions(const ctx *c, fs_question *q, int max)
 {
     fs_question got[MAX_PER_TRACE], tmp;
@@ -697,6 +727,7 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
         for (; j >= 0 && by_step(&got[j], &tmp) > 0; j--) got[j + 1] = got[j];
         got[j + 1] = tmp;
     }
+    for (int i = 0; i < n; i++) tidy(&got[i]);
     for (int i = 0; i < n && i < max; i++) q[i] = got[i];
     return n;
 }
@@ -897,7 +928,7 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
     fs_question *all = slots > 0 && l->n_checks > 0 ? malloc((size_t)l->n_checks * sizeof *all) : NULL;
     int n_ok = 0;
     for (int i = 0; all && i < l->n_checks; i++)
-        if (ask_claim(l, i, digits, &all[n_ok])) n_ok++;
+        if (ask_claim(l, i, digits, &all[n_ok])) tidy(&all[n_ok++]);
     for (int k = 0; k < slots && k < n_ok; k++)
         got[n++] = all[n_ok <= slots ? k : (int)(((2 * (long)k + 1) * n_ok) / (2 * slots))];
     free(all);
