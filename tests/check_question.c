@@ -84,6 +84,18 @@ static void check_questions(const fs_trace *t, const fs_question *q, int n, cons
         snprintf(where, sizeof where, "%s question %d (%s at step %lld)", name, i, fs_qkind_str(q[i].kind), (long long)q[i].step);
         ck_assert_msg(q[i].prompt[0] && q[i].why[0], "%s: empty prompt or reason", where);
         ck_assert_msg(!strstr(q[i].prompt, "nan") && !strstr(q[i].why, "nan"), "%s: nan in the text: %s", where, q[i].prompt);
+        /* a claim's answer is printed as its reason's exact value is, whole: "0.05078125", not "0.0507812"
+         * beside it */
+        if (q[i].kind == FS_Q_CLAIM && q[i].numeric) {
+            char ans[64];
+            fs_question_answer(&q[i], ans, sizeof ans);
+            bool whole = false;
+            for (const char *p = strstr(q[i].why, ans); p && !whole; p = strstr(p + 1, ans)) {
+                const char after = p[strlen(ans)];
+                whole = (p == q[i].why || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)after) && after != '.';
+            }
+            ck_assert_msg(whole, "%s: the answer %s is not the reason's value: %s", where, ans, q[i].why);
+        }
         /* a negative number is added, not subtracted: "(−1.0000 + 0.4205)", never "− -0.4205" */
         ck_assert_msg(!strstr(q[i].prompt, "− -") && !strstr(q[i].why, "− -"), "%s: minus a negative number: %s %s", where,
                       q[i].prompt, q[i].why);

@@ -978,7 +978,7 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
 {
     if (!q->numeric) snprintf(buf, n, "%s", q->n_options > 0 ? q->options[q->right] : "");
     else if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(buf, n, "%.0f", q->answer);
-    else if (q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) snprintf(buf, n, "%.6g", q->answer);
+    else if (q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) snprintf(buf, n, "%.8g", q->answer);   /* as the exact line */
     else num(buf, n, q->answer, q->digits);
     return buf;
 }
