@@ -172,6 +172,50 @@
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1]]; },
       });
     }
+    // decode version 9 (decode_v9.wgsl) in its four forms: subgroups stream batches of keys and
+    // sum a batch's dot products with one transpose-reduction. Its shape, every number a constant
+    // of the module: W the subgroup's size, RP the group's R rows padded to a power of two, B = W /
+    // RP keys a batch, NV vec4s of a row a lane holds, NSG subgroups a workgroup (p.nsg: another,
+    // from bench.js --sweep).
+    function decodeV9(f16, paged) {
+      const st = stored(f16, paged), forms = st.defs;
+      const shape = p => {
+        const W = sg ? sg.min : 32, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
+        let RP = 1;
+        while (RP < R) RP *= 2;
+        const B = Math.max(1, W / RP), NV = Math.ceil(p.d / 4 / W);
+        const NSG = p.nsg || Math.max(1, Math.min(4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
+        return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
+      };
+      return Object.assign(st, {
+        what: 'subgroups stream batches of keys with no barrier; a batch\'s dot products summed across the lanes at once (a transpose-reduction: one score a lane), its weights broadcast' +
+              (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+              (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
+        file: 'decode_v9', entry: ['split', 'merge'], out: 'o+part', split: true, shape,
+        contiguous: paged ? (f16 ? 'decode-v9-f16' : 'decode-v9') : null,
+        ok(p) {
+          if (!sgForm) return 'subgroups of one size';
+          const s = shape(p);
+          if (s.R > Math.min(8, s.W)) return `at most ${Math.min(8, s.W)} query rows a KV head (query heads a group × rows)`;
+          return d_ok(p, 4, 256, 4) || (s.NV > 8 ? 'a smaller head size' : null) ||
+                 (s.NSG * s.W > lim.maxComputeInvocationsPerWorkgroup ? 'fewer subgroups a workgroup' : null) ||
+                 (s.mem > lim.maxComputeWorkgroupStorageSize ? 'more workgroup memory than this device has' : null);
+        },
+        defs(p) {
+          const s = shape(p);
+          return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG});
+        },
+        // about 512 workgroups, each split a whole number of the workgroup's passes (B · NSG keys)
+        splitLen(p) {
+          const s = shape(p), per = s.B * s.NSG;
+          return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 512 / per) * per);
+        },
+        constants(p) { return paged ? {PS: this.pageSize(p)} : {}; },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
+        subgroups: () => true,
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+    }
     // decode version 4 (decode_v4.wgsl) in its four forms: float32 or float16 storage (packed
     // halves), contiguous or through a block table. Its shape: WG invocations, TPK of them a key
     // in the scores, KPT keys each; p.v4 = {WG, TPK, KPT, NWG} overrides them (bench.js --sweep).
@@ -442,6 +486,10 @@
         subgroups: () => true,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       },
+      'decode-v9': decodeV9(false, false),
+      'decode-v9-f16': decodeV9(true, false),
+      'decode-v9-paged': decodeV9(false, true),
+      'decode-v9-paged-f16': decodeV9(true, true),
       'decode-v4': decodeV4(false, false),
       'decode-v4-f16': decodeV4(true, false),
       'decode-paged': decodeV4(false, true),
@@ -1183,11 +1231,11 @@
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.

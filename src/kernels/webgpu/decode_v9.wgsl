@@ -1,0 +1,240 @@
+// decode_v9.wgsl, decode version 9: subgroups stream the keys in batches, and a batch's dot
+// products are summed across the lanes all at once (a transpose-reduction), so that no lane
+// repeats another's work.
+//
+// Version 3 had the right shape (no workgroup memory and no barrier until the end: each lane holds
+// four columns of every row, the subgroups stream the keys), but it spent its time in two places.
+// Each key's R dot products were R subgroupAdds (log2 W shuffles each, and every lane got every
+// sum), and then every lane took every row's exponentials, the same numbers W times over. Here a
+// subgroup of W lanes takes B = W / RP keys at a time (RP: the group's R rows, padded to a power
+// of two), so a batch has exactly W (row, key) scores, one for each lane:
+//   1. each lane multiplies its four columns (NV vec4s of them for d > 4 W) of every row of Q with
+//      the same columns of every key of the batch: W partial sums x[r B + k];
+//   2. the transpose-reduction sums them across the lanes in log2 W steps: at the step of
+//      offset h, lane l keeps the half of its array whose index bit h matches its own bit h,
+//      sends the other half to lane l ^ h and adds what it receives. After the last step lane l
+//      holds the whole sum of index l: row l / B, key l % B. W − 1 shuffles for W scores;
+//   3. the softmax: lane l takes its one score, the batch's maximum of its row (log2 B shuffles
+//      over the B lanes of the row), α and its one weight p = 2^(s − m). A row's m is the same
+//      in its B lanes; ℓ is each lane's own share, summed over the row's lanes once at the end;
+//   4. O += P V: every lane needs every weight and every row's α, which it gets by
+//      subgroupBroadcast from the lane that owns it (W + RP broadcasts a batch), and adds p V into
+//      its own columns of every row.
+// A batch's K and V are requested while the previous batch is computed (the raw words kept in
+// registers: packed halves are unpacked where they are used), so each subgroup keeps one batch,
+// 2 B rows, in flight. The NSG subgroups of a workgroup take batches g, g + NSG, … of the split;
+// at the end they merge through workgroup memory (version 3's ending) and the split's partial
+// goes to `part` for version 2's merge pass.
+//
+// Every shape is a constant (the host sets numeric defs: D, W the subgroup's size, RP, B, NV,
+// LOGW, LOGB, NSG; and UNROLL), so the loops over rows, keys and columns unroll and each array
+// index is a constant: the arrays stay in registers. Needs subgroups of one size W ≥ RP.
+// Storage as decode version 2's forms (F16: four halves a vec2u, the lower half first; PAGED: key
+// j in page table[j / PS], slot j % PS of pools (n_pages, PS, n_kv_heads, D)).
+//
+// Dispatch (n_split, n_kv_heads), NSG · W invocations; then decode_v2's merge.
+
+override PS: u32 = 16u;                 // keys a page (PAGED)
+const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> q_in: array<vec4f>;
+//#if F16
+@group(0) @binding(2) var<storage, read> k_in: array<vec2u>;   // four halves: columns 4y … 4y + 3
+@group(0) @binding(3) var<storage, read> v_in: array<vec2u>;
+alias Word = vec2u;
+//#else
+@group(0) @binding(2) var<storage, read> k_in: array<vec4f>;
+@group(0) @binding(3) var<storage, read> v_in: array<vec4f>;
+alias Word = vec4f;
+//#endif
+@group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
+@group(0) @binding(6) var<storage, read_write> part: array<f32>;
+//#if PAGED
+@group(0) @binding(7) var<storage, read> table: array<u32>;
+//#endif
+
+var<workgroup> sm_ml: array<vec2f, NSG * RP>;   // (m, ℓ) of subgroup g's row r at g · RP + r
+var<workgroup> sm_o: array<vec4f, NSG * D4>;    // o of subgroup g for one row: g · D4 + y
+
+// Word y of key j's row of KV head kvh (a word: four columns).
+fn word_of(kvh: u32, j: u32, y: u32) -> u32 {
+//#if PAGED
+  return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * D4 + y;
+//#else
+  return (kvh * P.n_kv + j) * D4 + y;
+//#endif
+}
+
+fn widen(w: Word) -> vec4f {
+//#if F16
+  return vec4f(unpack2x16float(w.x), unpack2x16float(w.y));
+//#else
+  return w;
+//#endif
+}
+
+// The lane's words of a batch of B keys from j0 (K if v is false, else V): word v of key k at
+// k · NV + v, columns 4 (lane + v W) …; keys past the cache are read as its last key (the score
+// masks them), columns past D as zeros.
+fn fetch(kvh: u32, j0: u32, lane: u32, v: bool) -> array<Word, B * NV> {
+  var r: array<Word, B * NV>;
+  //#for k B
+  //#for c NV
+  {
+    let y = lane + c * W;
+    let src = word_of(kvh, min(j0 + k, P.n_kv - 1u), min(y, D4 - 1u));
+    var u = Word();
+    if (y < D4) { if (v) { u = v_in[src]; } else { u = k_in[src]; } }
+    r[k * NV + c] = u;
+  }
+  //#endfor
+  //#endfor
+  return r;
+}
+
+@compute @workgroup_size(NSG * W)
+fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32,
+         @builtin(subgroup_invocation_id) lane: u32) {
+  let sp = wg.x;
+  let kvh = wg.y;
+  let G = P.n_q_heads / P.n_kv_heads;
+  let R = G * P.n_q;                    // ≤ RP, as the host makes sure
+  let h0 = kvh * G;
+  let first = sp * P.split_len;
+  let end = min(first + P.split_len, P.n_kv);
+  let g = t / W;
+  let qk_scale = P.scale * LOG2E;
+  // Q's columns of every row (base-2 units), zeros for a padded row or past D
+  var q: array<vec4f, RP * NV>;
+  var acc: array<vec4f, RP * NV>;
+  //#for r RP
+  //#for c NV
+  {
+    let y = lane + c * W;
+    q[r * NV + c] = select(vec4f(0.0), q_in[(h0 * P.n_q + min(r, R - 1u)) * D4 + min(y, D4 - 1u)] * qk_scale, r < R && y < D4);
+    acc[r * NV + c] = vec4f(0.0);
+  }
+  //#endfor
+  //#endfor
+  // the lane's score: row rr, key kk of each batch
+  let rr = lane / B;
+  let kk = lane % B;
+  var m = NEG;                          // row rr's running maximum (the same in its B lanes)
+  var l = 0.0;                          // this lane's share of row rr's ℓ
+  // every subgroup makes the same number of passes (a batch past the end is read clamped and
+  // masked), so that every shuffle has the whole subgroup
+  let per = B * NSG;
+  let passes = (end - first + per - 1u) / per;
+  var kb = fetch(kvh, first + g * B, lane, false);
+  var vb = fetch(kvh, first + g * B, lane, true);
+  for (var it = 0u; it < passes; it++) {
+    let j0 = first + (it * NSG + g) * B;
+    let kc = kb;
+    let vc = vb;
+    // the next batch, in flight during this one
+    kb = fetch(kvh, j0 + per, lane, false);
+    vb = fetch(kvh, j0 + per, lane, true);
+
+    // 1. partial dot products over this lane's columns: x[r B + k]
+    var x: array<f32, W>;
+    //#for r RP
+    //#for k B
+    {
+      var s = 0.0;
+      //#for c NV
+      s += dot(q[r * NV + c], widen(kc[k * NV + c]));
+      //#endfor
+      x[r * B + k] = s;
+    }
+    //#endfor
+    //#endfor
+    // 2. the transpose-reduction: step e halves the array (h = W / 2^(e + 1) numbers left)
+    //#for e LOGW
+    //#for i W / 2
+    if (i < (W >> (e + 1u))) {
+      let h = W >> (e + 1u);
+      let up = (lane & h) != 0u;
+      x[i] = select(x[i], x[i + h], up) + subgroupShuffleXor(select(x[i + h], x[i], up), h);
+    }
+    //#endfor
+    //#endfor
+    // 3. lane l's score (row rr, key j0 + kk), the row's maximum over the batch, α and p
+    let j = j0 + kk;
+    var s = NEG;
+    if (rr < R && j < end && visible(rr % P.n_q, j)) {
+      s = x[0];
+      if (P.softcap > 0.0) { s = capped(s / LOG2E) * LOG2E; }
+    }
+    var mb = s;
+    //#for e LOGB
+    mb = max(mb, subgroupShuffleXor(mb, 1u << e));
+    //#endfor
+    let m_new = max(m, mb);
+    // (no branch on the scores: the shuffles need every lane; a row that has seen nothing yet
+    // keeps α = 1 and weights 0)
+    let alpha = select(select(exp2(m - m_new), 0.0, m == NEG), 1.0, m_new == NEG);
+    let p = select(0.0, exp2(s - m_new), s != NEG);
+    l = l * alpha + p;
+    m = m_new;
+    // 4. O += P V in this lane's columns of every row
+    //#for r RP
+    {
+      let a = subgroupBroadcast(alpha, r * B);
+      //#for c NV
+      acc[r * NV + c] *= a;
+      //#endfor
+      //#for k B
+      {
+        let pk = subgroupBroadcast(p, r * B + k);
+        //#for c NV
+        acc[r * NV + c] = fma(vec4f(pk), widen(vc[k * NV + c]), acc[r * NV + c]);
+        //#endfor
+      }
+      //#endfor
+    }
+    //#endfor
+  }
+  // ℓ of row rr: the shares of its B lanes
+  //#for e LOGB
+  l += subgroupShuffleXor(l, 1u << e);
+  //#endfor
+  // the NSG subgroups' states merged, row by row (version 3's ending)
+  if (kk == 0u && rr < RP) { sm_ml[g * RP + rr] = vec2f(m, l); }
+  workgroupBarrier();
+  let stride = 2u + D;
+  //#for r RP
+  if (r < R) {
+    var M = NEG;
+    for (var u = 0u; u < NSG; u++) { M = max(M, sm_ml[u * RP + r].x); }
+    let mine = sm_ml[g * RP + r].x;
+    let f = select(exp2(mine - M), 0.0, mine == NEG);
+    //#for c NV
+    {
+      let y = lane + c * W;
+      if (y < D4) { sm_o[g * D4 + y] = acc[r * NV + c] * f; }
+    }
+    //#endfor
+    workgroupBarrier();
+    let b = (((h0 + r / P.n_q) * P.n_q + r % P.n_q) * P.n_split + sp) * stride;
+    for (var y = t; y < D4; y += NSG * W) {
+      var o = vec4f(0.0);
+      for (var u = 0u; u < NSG; u++) { o += sm_o[u * D4 + y]; }
+      part[b + 2u + 4u * y] = o.x;
+      part[b + 3u + 4u * y] = o.y;
+      part[b + 4u + 4u * y] = o.z;
+      part[b + 5u + 4u * y] = o.w;
+    }
+    if (t == 0u) {
+      var L = 0.0;
+      for (var u = 0u; u < NSG; u++) {
+        let st = sm_ml[u * RP + r];
+        if (st.x != NEG) { L += st.y * exp2(st.x - M); }
+      }
+      part[b] = M;
+      part[b + 1u] = L;
+    }
+    workgroupBarrier();
+  }
+  //#endfor
+}
