@@ -4,6 +4,8 @@
 # Debian's nodejs package does) and the files of bench/webgpu/node_modules that run on
 # linux-x64; and .gl/ with the Vulkan and GL loader packages. Both are ignored by git (the
 # device tool's `carry` takes them).
+# ORT=0 leaves out ONNX Runtime Web (its WebAssembly is 27 MB: a call that runs only bench.js,
+# run-device.sh with ORT=0, then fits the device tool's transfer limit with the tree).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 nm=bench/webgpu/node_modules
@@ -16,8 +18,10 @@ cp "$(command -v node)" "$t/node"
 mkdir -p "$t/node_modules/webgpu/dist/linux-x64" "$t/node_modules/onnxruntime-web/dist"
 cp "$nm/webgpu/index.js" "$nm/webgpu/package.json" "$t/node_modules/webgpu/"
 cp "$nm/webgpu/dist/linux-x64/dawn.node" "$t/node_modules/webgpu/dist/linux-x64/"
-cp "$nm/onnxruntime-web/package.json" "$t/node_modules/onnxruntime-web/"
-cp "$nm"/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs "$nm"/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.* "$t/node_modules/onnxruntime-web/dist/"
+if [ "${ORT:-1}" != 0 ]; then
+  cp "$nm/onnxruntime-web/package.json" "$t/node_modules/onnxruntime-web/"
+  cp "$nm"/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs "$nm"/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.* "$t/node_modules/onnxruntime-web/dist/"
+fi
 mkdir -p .wgpu
 tar -cf - -C "$t" . | xz -1 -T2 > .wgpu/pack.tar.xz
 if [ ! -d .gl ] || ! ls .gl/*.deb >/dev/null 2>&1; then

@@ -184,7 +184,9 @@
         let RP = 1;
         while (RP < R) RP *= 2;
         const B = Math.max(1, W / RP), NV = Math.ceil(p.d / 4 / W);
-        const NSG = p.nsg || Math.max(1, Math.min(4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
+        // four subgroups a workgroup, eight with float16 storage (half the bytes a batch: twice the
+        // batches in flight), as many as the device allows
+        const NSG = p.nsg || Math.max(1, Math.min(f16 ? 8 : 4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
         return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
       };
       return Object.assign(st, {
@@ -205,10 +207,12 @@
           const s = shape(p);
           return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG});
         },
-        // about 512 workgroups, each split a whole number of the workgroup's passes (B · NSG keys)
+        // about 256 workgroups (two an SM of the H200), each split a whole number of the
+        // workgroup's passes (B · NSG keys): on the H200 at 131072 keys, 256 workgroups of four
+        // subgroups read at the copy rate, 512 of them 12 % slower (2026-11-29-h200-decode-v9)
         splitLen(p) {
           const s = shape(p), per = s.B * s.NSG;
-          return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 512 / per) * per);
+          return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 256 / per) * per);
         },
         constants(p) { return paged ? {PS: this.pageSize(p)} : {}; },
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
