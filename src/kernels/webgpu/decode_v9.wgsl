@@ -20,23 +20,19 @@
 //   4. O += P V: every lane needs every weight and every row's α, which it gets by
 //      subgroupBroadcast from the lane that owns it (W + RP broadcasts a batch), and adds p V into
 //      its own columns of every row.
-// A subgroup takes KB batches a step; their K and V are requested while the previous step is
-// computed (the raw words kept in registers: packed halves are unpacked where they are used), so
-// each subgroup keeps KB batches, 2 KB B rows, in flight (KB = 2 with float16 storage, whose
-// batches are half the bytes). The NSG subgroups of a workgroup take steps g, g + NSG, … of the
-// split; at the end they merge through workgroup memory (version 3's ending) and the split's
-// partial goes to `part`.
-// merge: a row's partials combined by one subgroup, with no barrier (subgroupMax, subgroupAdd;
-// each lane a vec4 of the columns): version 2's merge pass takes 256 invocations and two trees
-// of barriers, which on the H200 cost as much as a tenth of a call at 32k keys.
+// A batch's K and V are requested while the previous batch is computed (the raw words kept in
+// registers: packed halves are unpacked where they are used), so each subgroup keeps one batch,
+// 2 B rows, in flight. The NSG subgroups of a workgroup take batches g, g + NSG, … of the split;
+// at the end they merge through workgroup memory (version 3's ending) and the split's partial
+// goes to `part` for version 2's merge pass.
 //
-// Every shape is a constant (the host sets numeric defs: D, W the subgroup's size, RP, B, KB, NV,
+// Every shape is a constant (the host sets numeric defs: D, W the subgroup's size, RP, B, NV,
 // LOGW, LOGB, NSG; and UNROLL), so the loops over rows, keys and columns unroll and each array
 // index is a constant: the arrays stay in registers. Needs subgroups of one size W ≥ RP.
 // Storage as decode version 2's forms (F16: four halves a vec2u, the lower half first; PAGED: key
 // j in page table[j / PS], slot j % PS of pools (n_pages, PS, n_kv_heads, D)).
 //
-// Dispatch: split (n_split, n_kv_heads), NSG · W invocations; merge (n_q, n_q_heads), W.
+// Dispatch (n_split, n_kv_heads), NSG · W invocations; then decode_v2's merge.
 
 override PS: u32 = 16u;                 // keys a page (PAGED)
 const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
@@ -53,7 +49,6 @@ alias Word = vec2u;
 alias Word = vec4f;
 //#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
-@group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> part: array<f32>;
 //#if PAGED
 @group(0) @binding(7) var<storage, read> table: array<u32>;
@@ -79,12 +74,12 @@ fn widen(w: Word) -> vec4f {
 //#endif
 }
 
-// The lane's words of a step's KB · B keys from j0 (K if v is false, else V): word c of key k at
-// k · NV + c, columns 4 (lane + c W) …; keys past the cache are read as its last key (the score
+// The lane's words of a batch of B keys from j0 (K if v is false, else V): word v of key k at
+// k · NV + v, columns 4 (lane + v W) …; keys past the cache are read as its last key (the score
 // masks them), columns past D as zeros.
-fn fetch(kvh: u32, j0: u32, lane: u32, v: bool) -> array<Word, KB * B * NV> {
-  var r: array<Word, KB * B * NV>;
-  //#for k KB * B
+fn fetch(kvh: u32, j0: u32, lane: u32, v: bool) -> array<Word, B * NV> {
+  var r: array<Word, B * NV>;
+  //#for k B
   //#for c NV
   {
     let y = lane + c * W;
@@ -127,76 +122,73 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   let kk = lane % B;
   var m = NEG;                          // row rr's running maximum (the same in its B lanes)
   var l = 0.0;                          // this lane's share of row rr's ℓ
-  // every subgroup makes the same number of steps (a batch past the end is read clamped and
+  // every subgroup makes the same number of passes (a batch past the end is read clamped and
   // masked), so that every shuffle has the whole subgroup
-  let per = KB * B * NSG;               // keys a step of the workgroup
+  let per = B * NSG;
   let passes = (end - first + per - 1u) / per;
-  var kb = fetch(kvh, first + g * KB * B, lane, false);
-  var vb = fetch(kvh, first + g * KB * B, lane, true);
+  var kb = fetch(kvh, first + g * B, lane, false);
+  var vb = fetch(kvh, first + g * B, lane, true);
   for (var it = 0u; it < passes; it++) {
-    let j0 = first + (it * NSG + g) * KB * B;
+    let j0 = first + (it * NSG + g) * B;
     let kc = kb;
     let vc = vb;
-    // the next step's batches, in flight during this one
+    // the next batch, in flight during this one
     kb = fetch(kvh, j0 + per, lane, false);
     vb = fetch(kvh, j0 + per, lane, true);
-    //#for kb2 KB
+
+    // 1. partial dot products over this lane's columns: x[r B + k]
+    var x: array<f32, W>;
+    //#for r RP
+    //#for k B
     {
-      // 1. partial dot products over this lane's columns: x[r B + k]
-      var x: array<f32, W>;
-      //#for r RP
+      var s = 0.0;
+      //#for c NV
+      s += dot(q[r * NV + c], widen(kc[k * NV + c]));
+      //#endfor
+      x[r * B + k] = s;
+    }
+    //#endfor
+    //#endfor
+    // 2. the transpose-reduction: step e halves the array (h = W / 2^(e + 1) numbers left)
+    //#for e LOGW
+    //#for i W / 2
+    if (i < (W >> (e + 1u))) {
+      let h = W >> (e + 1u);
+      let up = (lane & h) != 0u;
+      x[i] = select(x[i], x[i + h], up) + subgroupShuffleXor(select(x[i + h], x[i], up), h);
+    }
+    //#endfor
+    //#endfor
+    // 3. lane l's score (row rr, key j0 + kk), the row's maximum over the batch, α and p
+    let j = j0 + kk;
+    var s = NEG;
+    if (rr < R && j < end && visible(rr % P.n_q, j)) {
+      s = x[0];
+      if (P.softcap > 0.0) { s = capped(s / LOG2E) * LOG2E; }
+    }
+    var mb = s;
+    //#for e LOGB
+    mb = max(mb, subgroupShuffleXor(mb, 1u << e));
+    //#endfor
+    let m_new = max(m, mb);
+    // (no branch on the scores: the shuffles need every lane; a row that has seen nothing yet
+    // keeps α = 1 and weights 0)
+    let alpha = select(select(exp2(m - m_new), 0.0, m == NEG), 1.0, m_new == NEG);
+    let p = select(0.0, exp2(s - m_new), s != NEG);
+    l = l * alpha + p;
+    m = m_new;
+    // 4. O += P V in this lane's columns of every row
+    //#for r RP
+    {
+      let a = subgroupBroadcast(alpha, r * B);
+      //#for c NV
+      acc[r * NV + c] *= a;
+      //#endfor
       //#for k B
       {
-        var s = 0.0;
+        let pk = subgroupBroadcast(p, r * B + k);
         //#for c NV
-        s += dot(q[r * NV + c], widen(kc[(kb2 * B + k) * NV + c]));
-        //#endfor
-        x[r * B + k] = s;
-      }
-      //#endfor
-      //#endfor
-      // 2. the transpose-reduction: step e halves the array (half = W / 2^(e + 1) numbers left)
-      //#for e LOGW
-      //#for i W / 2
-      if (i < (W >> (e + 1u))) {
-        let half = W >> (e + 1u);
-        let up = (lane & half) != 0u;
-        x[i] = select(x[i], x[i + half], up) + subgroupShuffleXor(select(x[i + half], x[i], up), half);
-      }
-      //#endfor
-      //#endfor
-      // 3. lane l's score (row rr, key j0 + kb2 · B + kk), the row's maximum over the batch, α and p
-      let j = j0 + kb2 * B + kk;
-      var s = NEG;
-      if (rr < R && j < end && visible(rr % P.n_q, j)) {
-        s = x[0];
-        if (P.softcap > 0.0) { s = capped(s / LOG2E) * LOG2E; }
-      }
-      var mb = s;
-      //#for e LOGB
-      mb = max(mb, subgroupShuffleXor(mb, 1u << e));
-      //#endfor
-      let m_new = max(m, mb);
-      // (no branch on the scores: the shuffles need every lane; a row that has seen nothing yet
-      // keeps α = 1 and weights 0)
-      let alpha = select(select(exp2(m - m_new), 0.0, m == NEG), 1.0, m_new == NEG);
-      let p = select(0.0, exp2(s - m_new), s != NEG);
-      l = l * alpha + p;
-      m = m_new;
-      // 4. O += P V in this lane's columns of every row
-      //#for r RP
-      {
-        let a = subgroupBroadcast(alpha, r * B);
-        //#for c NV
-        acc[r * NV + c] *= a;
-        //#endfor
-        //#for k B
-        {
-          let pk = subgroupBroadcast(p, r * B + k);
-          //#for c NV
-          acc[r * NV + c] = fma(vec4f(pk), widen(vc[(kb2 * B + k) * NV + c]), acc[r * NV + c]);
-          //#endfor
-        }
+        acc[r * NV + c] = fma(vec4f(pk), widen(vc[k * NV + c]), acc[r * NV + c]);
         //#endfor
       }
       //#endfor
@@ -245,35 +237,4 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     workgroupBarrier();
   }
   //#endfor
-}
-
-// Row g = (query head, row) = (wg.y, wg.x) of O from its n_split partials (m_s, ℓ_s, o_s), by one
-// subgroup: O = Σ 2^(m_s − M) o_s / Σ 2^(m_s − M) ℓ_s with M = max m_s (version 2's merge, the
-// same sums in another order).
-@compute @workgroup_size(W)
-fn merge(@builtin(workgroup_id) wg: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  let g = wg.y * P.n_q + wg.x;
-  let stride = 2u + D;
-  let b0 = g * P.n_split;
-  var M = NEG;
-  for (var s = lane; s < P.n_split; s += W) { M = max(M, part[(b0 + s) * stride]); }
-  M = subgroupMax(M);
-  var l = 0.0;
-  for (var s = lane; s < P.n_split; s += W) {
-    let m_s = part[(b0 + s) * stride];
-    if (m_s != NEG) { l += exp2(m_s - M) * part[(b0 + s) * stride + 1u]; }
-  }
-  l = subgroupAdd(l);
-  let inv = select(0.0, 1.0 / l, l > 0.0);
-  for (var y = lane; y < D4; y += W) {
-    var o = vec4f(0.0);
-    for (var s = 0u; s < P.n_split; s++) {
-      let b = (b0 + s) * stride;
-      let m_s = part[b];
-      if (m_s != NEG) {
-        o = fma(vec4f(exp2(m_s - M)), vec4f(part[b + 2u + 4u * y], part[b + 3u + 4u * y], part[b + 4u + 4u * y], part[b + 5u + 4u * y]), o);
-      }
-    }
-    o_out[g * D4 + y] = o * inv;
-  }
 }

@@ -173,21 +173,21 @@
       });
     }
     // decode version 9 (decode_v9.wgsl) in its four forms: subgroups stream batches of keys and
-    // sum a batch's dot products with one transpose-reduction; its own merge pass, one subgroup a
-    // row. Its shape, every number a constant of the module: W the subgroup's size, RP the group's
-    // R rows padded to a power of two, B = W / RP keys a batch, KB batches a step, NV vec4s of a
-    // row a lane holds, NSG subgroups a workgroup (p.nsg, p.kb: others, from bench.js --sweep).
+    // sum a batch's dot products with one transpose-reduction. Its shape, every number a constant
+    // of the module: W the subgroup's size, RP the group's R rows padded to a power of two, B = W /
+    // RP keys a batch, NV vec4s of a row a lane holds, NSG subgroups a workgroup (p.nsg: another,
+    // from bench.js --sweep).
     function decodeV9(f16, paged) {
       const st = stored(f16, paged), forms = st.defs;
       const shape = p => {
         const W = sg ? sg.min : 32, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
         let RP = 1;
         while (RP < R) RP *= 2;
-        const B = Math.max(1, W / RP), NV = Math.ceil(p.d / 4 / W), KB = p.kb || (f16 ? 2 : 1);
+        const B = Math.max(1, W / RP), NV = Math.ceil(p.d / 4 / W);
         // four subgroups a workgroup, eight with float16 storage (half the bytes a batch: twice the
         // batches in flight), as many as the device allows
         const NSG = p.nsg || Math.max(1, Math.min(f16 ? 8 : 4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
-        return {W, R, RP, B, KB, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
+        return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
       };
       return Object.assign(st, {
         what: 'subgroups stream batches of keys with no barrier; a batch\'s dot products summed across the lanes at once (a transpose-reduction: one score a lane), its weights broadcast' +
@@ -205,17 +205,17 @@
         },
         defs(p) {
           const s = shape(p);
-          return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, KB: s.KB, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG});
+          return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG});
         },
         // about 256 workgroups (two an SM of the H200), each split a whole number of the
-        // workgroup's steps (KB · B · NSG keys): on the H200 at 131072 keys, 256 workgroups of four
+        // workgroup's passes (B · NSG keys): on the H200 at 131072 keys, 256 workgroups of four
         // subgroups read at the copy rate, 512 of them 12 % slower (2026-11-29-h200-decode-v9)
         splitLen(p) {
-          const s = shape(p), per = s.KB * s.B * s.NSG;
+          const s = shape(p), per = s.B * s.NSG;
           return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 256 / per) * per);
         },
         constants(p) { return paged ? {PS: this.pageSize(p)} : {}; },
-        mergeFile: 'decode_v9', mergeConstants: () => ({}), mergeDefs(p) { return this.defs(p); },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         subgroups: () => true,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
@@ -819,7 +819,7 @@
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
         steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
-        steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub, K.mergeDefs ? K.mergeDefs(p) : {}), groups: groups[1],
+        steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
