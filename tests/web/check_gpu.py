@@ -11,8 +11,9 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
 - planted faults must be caught: a missing rescale (α = 1) in the traced kernel, in prefill
   version 3 and in 003's Prefill V1 (its O in workgroup memory not rescaled), an off-by-one tile
   edge in prefill version 1 and decode version 2, and in decode version 4 float16 halves unpacked
-  out of order and the paged form reading each page's slots backwards, and decode version 7's
-  merger skipping a head's last split;
+  out of order and the paged form reading each page's slots backwards, decode version 7's
+  merger skipping a head's last split, and decode version 9's transpose-reduction keeping the
+  wrong half and its weights broadcast from each batch's first key only;
 - then, from the page's own files again, every full-size kernel against float64 on random
   problems, with subgroups and without;
 - decode version 7 (the merge in the split's dispatch) in its four forms on problems of several
@@ -79,6 +80,11 @@ FAULTS = [
      "return ((table[j / PS] * PS + (PS - 1u - j % PS)) * P.n_kv_heads + kvh) * NC;", "decode-paged"),
     # decode version 7: the last split workgroup of a head merges all but the head's last split
     ("decode_v2", "merge_row(h0 * P.n_q + r, P.n_split, t);", "merge_row(h0 * P.n_q + r, P.n_split - 1u, t);", "decode-v7", 32),
+    # decode version 9: the transpose-reduction keeps the wrong half (each lane ends with another
+    # (row, key)'s sum), and every key of a batch weighted by its first key's p
+    ("decode_v9", "x[i] = select(x[i], x[i + h], up) + subgroupShuffleXor(select(x[i + h], x[i], up), h);",
+     "x[i] = select(x[i + h], x[i], up) + subgroupShuffleXor(select(x[i], x[i + h], up), h);", "decode-v9"),
+    ("decode_v9", "let pk = subgroupBroadcast(p, r * B + k);", "let pk = subgroupBroadcast(p, r * B);", "decode-v9-f16"),
 ]
 
 # Decode version 7's own checks (fsgpu.js checkFused): (problem, split_len or 0 for the default).
