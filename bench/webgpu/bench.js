@@ -23,7 +23,7 @@
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. With --json the file is written
  * again after every timed row, so a run stopped by a time limit keeps the rows it finished. --sweep also times the decode
- * kernels' two passes apart at several split lengths (versions 1-3 and 5; version 7, one pass, whole) and decode version 4's shapes, storages and
+ * kernels' two passes apart at several split lengths (versions 1-3, 5 and 9, version 9 with 2, 4 or 8 subgroups a workgroup too; version 7, one pass, whole) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.

@@ -209,7 +209,7 @@
         },
         // about 256 workgroups (two an SM of the H200), each split a whole number of the
         // workgroup's passes (B · NSG keys): on the H200 at 131072 keys, 256 workgroups of four
-        // subgroups read at the copy rate, 512 of them 12 % slower (2026-11-29-h200-decode-v9-run1)
+        // subgroups read at the copy rate, 512 of them 17-18 % slower (2026-11-29-h200-decode-v9-run1, -run2)
         splitLen(p) {
           const s = shape(p), per = s.B * s.NSG;
           return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 256 / per) * per);
