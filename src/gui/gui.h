@@ -441,7 +441,8 @@ const char *gui_cover_text(const gui_state *s);
  * asks (or shows its answer) the question gets a box of its own: side by side, taken from the
  * scene's bottom, answer_room added at the box's foot; upright, between the scene and the side
  * panel, taken from the side panel, answer_room free under it. The question never covers the
- * scene's text. Update's hit tests and draw both use this. */
+ * scene's text. Upright (but over a claims list) the narration bar lies under the scene and those
+ * boxes, above the side panel. Update's hit tests and draw both use this. */
 gui_layout gui_layout_for(const gui_state *s, const gui_show *show);
 
 /* Whether the lesson's ending shows: at its last step (or over a show with no steps), when it

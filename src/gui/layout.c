@@ -204,7 +204,7 @@ static gui_layout layout_section(gui_layout L, const gui_state *s, const gui_sho
     return L;
 }
 
-gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
+static gui_layout layout_boxes(const gui_state *s, const gui_show *show)
 {
     gui_layout L = gui_layout_compute(s->w, s->h, s->scale_pct);
     /* The narration bar: as many lines as the lesson's longest narration needs at the body size
@@ -266,6 +266,19 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
             L.side.y -= slack;
             L.side.h += slack;
         }
+        /* The bar says the lesson's introduction meanwhile (frame.c's draw_narration), often
+         * longer than any step's words: it takes the rows it needs from the side panel, whose
+         * numbers the cover hides (at most half of it). */
+        char intro[4096];
+        gui_narration(show, -1, intro, sizeof intro);
+        int ipl = (L.narration.w - 2 * L.pad) / est_char_w(L.font_small);
+        int grow = gui_wrap(intro, ipl > 4 ? ipl : 4, 0, NULL, 0, NULL) * est_line_h(L.font_small) + L.pad - L.narration.h;
+        if (grow > L.side.h / 2) grow = L.side.h / 2;
+        if (grow > 0) {
+            L.narration.y -= grow;
+            L.narration.h += grow;
+            L.side.h -= grow;
+        }
     }
     if (L.portrait) {
         /* Upright the scene is already short and the side panel under it tall: the question
@@ -280,6 +293,22 @@ gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
     int most = (L.main.h - room) * 2 / 3;
     if (h > most) h = most;
     L.prompt = take_main_foot(&L, (h < 1 ? 1 : h) + room, L.pad);
+    return L;
+}
+
+gui_layout gui_layout_for(const gui_state *s, const gui_show *show)
+{
+    gui_layout L = layout_boxes(s, show);
+    /* Upright, the words go right under the scene (and under a question or ending box there),
+     * above the side panel's numbers: on a phone the page scrolls a canvas taller than the
+     * screen, and a bar at its foot, under a long side panel, is out of view while the scene is
+     * in it. The side panel moves down by the bar's height and keeps its own. A claims list,
+     * which fills scene and side panel alike, keeps the bar at its foot. */
+    if (L.portrait && show->scene != GUI_SCENE_CLAIMS && L.main.w > 0) {
+        int h = L.narration.h + L.pad / 2;
+        L.narration.y = L.side.y;
+        L.side.y += h;
+    }
     return L;
 }
 
