@@ -23,7 +23,7 @@
  * device's copy rate and float32 FMA rate measured by the same host. Exit 0 when every check
  * passed, 1 when one failed, 2 on bad arguments or no adapter. With --json the file is written
  * again after every timed row, so a run stopped by a time limit keeps the rows it finished. --sweep also times the decode
- * kernels' two passes apart at several split lengths (versions 1-3, 5 and 9, version 9 with 4 or 8 subgroups a workgroup too and with version 2's merge pass; version 7, one pass, whole) and decode version 4's shapes, storages and
+ * kernels' two passes apart at several split lengths (versions 1-3, 5 and 9, version 9 with 4 or 8 subgroups a workgroup too; version 7, one pass, whole) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
  * --decode-only, --prefill-only: the plan's rows of that kind only.
@@ -226,7 +226,7 @@ async function checks(gpu, seed, count, label) {
 }
 
 // The decode kernels' split and merge passes timed apart: versions 1-3, 5 and 9 at several split lengths
-// (version 9 also with 4 or 8 subgroups a workgroup, p.nsg, and with version 2's merge pass, p.merge)
+// (version 9 also with 4 or 8 subgroups a workgroup, p.nsg)
 // (version 5 also with tiles of 64 keys, p.bk),
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
 // TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes; version 7, whose
@@ -245,9 +245,9 @@ async function sweep(dev, seed, only, copy, ns) {
     for (const split_len of [512, 1024, 2048, 4096]) cases.push({name, set: {split_len, bk: 64}});
   for (const name of ['decode-v7', 'decode-v7-f16'])
     for (const split_len of [256, 512, 1024, 2048]) cases.push({name, set: {split_len}});
-  for (const name of ['decode-v9', 'decode-v9-f16']) {   // its default shape with its own merge pass and with version 2's
-    cases.push({name, set: {}}, {name, set: {merge: 'v2'}});
-    for (const split_len of [1024, 2048, 4096]) for (const nsg of [4, 8]) cases.push({name, set: {split_len, nsg}});   // split lengths, 4 or 8 subgroups a workgroup (p.nsg)
+  for (const name of ['decode-v9', 'decode-v9-f16']) {   // its default shape, then split lengths with 4 or 8 subgroups a workgroup (p.nsg)
+    cases.push({name, set: {}});
+    for (const split_len of [1024, 2048, 4096]) for (const nsg of [4, 8]) cases.push({name, set: {split_len, nsg}});
   }
   for (const page_size of [16, 64]) for (const name of ['decode-v9-paged', 'decode-v9-paged-f16']) cases.push({name, set: {page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});

@@ -32,13 +32,7 @@
 // Storage as decode version 2's forms (F16: four halves a vec2u, the lower half first; PAGED: key
 // j in page table[j / PS], slot j % PS of pools (n_pages, PS, n_kv_heads, D)).
 //
-// merge: a row's splits combined (version 2's merge pass, the same sums in another order) with one
-// barrier instead of about twenty: every subgroup of the workgroup takes the maximum M and ℓ over
-// the splits with subgroupMax and subgroupAdd (the same numbers in each); then invocation t sums
-// its column's vec4 over every G-th split, and the G sums of a column meet once in workgroup
-// memory. The host picks it by default (p.merge = 'v2': version 2's pass, for a comparison).
-//
-// Dispatch: split (n_split, n_kv_heads), NSG · W invocations; merge (n_q, n_q_heads), MT.
+// Dispatch (n_split, n_kv_heads), NSG · W invocations; then decode_v2's merge.
 
 override PS: u32 = 16u;                 // keys a page (PAGED)
 const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
@@ -55,7 +49,6 @@ alias Word = vec2u;
 alias Word = vec4f;
 //#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
-@group(0) @binding(5) var<storage, read_write> o_out: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> part: array<f32>;
 //#if PAGED
 @group(0) @binding(7) var<storage, read> table: array<u32>;
@@ -244,53 +237,4 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     workgroupBarrier();
   }
   //#endfor
-}
-
-// The merge's shape: MT invocations (MSG subgroups); CW columns (vec4s) a pass; G groups of splits.
-const MT: u32 = MSG * W;
-const CW: u32 = min(MT, D4);
-const G: u32 = MT / CW;
-var<workgroup> mo: array<vec4f, MT>;
-
-// Row g = (query head, row) = (wg.y, wg.x) of O from its n_split partials (m_s, ℓ_s, o_s):
-// O = Σ 2^(m_s − M) o_s / Σ 2^(m_s − M) ℓ_s with M = max m_s.
-@compute @workgroup_size(MT)
-fn merge(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32,
-         @builtin(subgroup_invocation_id) lane: u32) {
-  let g = wg.y * P.n_q + wg.x;
-  let stride = 2u + D;
-  let b0 = g * P.n_split;
-  var M = NEG;
-  for (var s = lane; s < P.n_split; s += W) { M = max(M, part[(b0 + s) * stride]); }
-  M = subgroupMax(M);
-  var l = 0.0;
-  for (var s = lane; s < P.n_split; s += W) {
-    let m_s = part[(b0 + s) * stride];
-    if (m_s != NEG) { l += exp2(m_s - M) * part[(b0 + s) * stride + 1u]; }
-  }
-  l = subgroupAdd(l);
-  let inv = select(0.0, 1.0 / l, l > 0.0);
-  let c = t % CW;
-  let gi = t / CW;                      // < G for every invocation: MT = G · CW
-  for (var y0 = 0u; y0 < D4; y0 += CW) {
-    let y = y0 + c;
-    var o = vec4f(0.0);
-    if (y < D4) {
-      for (var s = gi; s < P.n_split; s += G) {
-        let b = (b0 + s) * stride;
-        let m_s = part[b];
-        if (m_s != NEG) {
-          o = fma(vec4f(exp2(m_s - M)), vec4f(part[b + 2u + 4u * y], part[b + 3u + 4u * y], part[b + 4u + 4u * y], part[b + 5u + 4u * y]), o);
-        }
-      }
-    }
-    mo[t] = o;
-    workgroupBarrier();
-    if (gi == 0u && y < D4) {
-      var sum = mo[c];
-      for (var k = 1u; k < G; k++) { sum += mo[k * CW + c]; }
-      o_out[g * D4 + y] = sum * inv;
-    }
-    workgroupBarrier();
-  }
 }

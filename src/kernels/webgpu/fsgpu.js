@@ -187,8 +187,7 @@
         // four subgroups a workgroup, eight with float16 storage (half the bytes a batch: twice the
         // batches in flight), as many as the device allows
         const NSG = p.nsg || Math.max(1, Math.min(f16 ? 8 : 4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
-        const MSG = Math.max(1, Math.min(4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));   // the merge's subgroups
-        return {W, R, RP, B, NV, NSG, MSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: Math.max(NSG * RP * 8 + NSG * (p.d / 4) * 16, 16 * MSG * W)};
+        return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
       };
       return Object.assign(st, {
         what: 'subgroups stream batches of keys with no barrier; a batch\'s dot products summed across the lanes at once (a transpose-reduction: one score a lane), its weights broadcast' +
@@ -206,7 +205,7 @@
         },
         defs(p) {
           const s = shape(p);
-          return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG, MSG: s.MSG});
+          return Object.assign({}, forms, {UNROLL: true, D: p.d, W: s.W, RP: s.RP, B: s.B, NV: s.NV, LOGW: s.LOGW, LOGB: s.LOGB, NSG: s.NSG});
         },
         // about 256 workgroups (two an SM of the H200), each split a whole number of the
         // workgroup's passes (B · NSG keys): on the H200 at 131072 keys, 256 workgroups of four
@@ -216,8 +215,7 @@
           return p.split_len || Math.max(2 * per, Math.ceil(p.n_kv * p.n_kv_heads / 256 / per) * per);
         },
         constants(p) { return paged ? {PS: this.pageSize(p)} : {}; },
-        // its own merge pass (one barrier), or version 2's where p.merge is 'v2' (bench.js --sweep)
-        mergeFor(p) { return p.merge === 'v2' ? {file: 'decode_v2', constants: {D: p.d}, defs: {}} : {file: 'decode_v9', constants: {}, defs: this.defs(p)}; },
+        mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         subgroups: () => true,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
@@ -821,8 +819,7 @@
         const part = mk(p.n_q_heads * p.n_q * extra.n_split * (2 + p.d) * 4);
         steps.push({pipeline: await this.pipeline(K.file, 'split', consts, sub, defs), groups: groups[0],
                     bind: [[0, u], [1, q], [2, k], [3, v], [4, bits], [6, part]].concat(lay.table ? [[7, mk(lay.table)]] : [])});
-        const mg = K.mergeFor ? K.mergeFor(p) : {file: K.mergeFile || K.file, constants: K.mergeConstants ? K.mergeConstants(p) : consts, defs: {}};
-        steps.push({pipeline: await this.pipeline(mg.file, 'merge', mg.constants, sub, mg.defs), groups: groups[1],
+        steps.push({pipeline: await this.pipeline(K.mergeFile || K.file, 'merge', K.mergeConstants ? K.mergeConstants(p) : consts, sub), groups: groups[1],
                     bind: [[0, u], [5, o], [6, part]]});
       } else if (K.out === 'o+lse') {
         const lse = mk(p.n_q_heads * p.n_q * 4);
