@@ -74,6 +74,27 @@ static bool vec_zero(const fs_trace *t, int64_t off, int32_t n)
     return true;
 }
 
+/* The largest |v| of a dQ row that is not all zero but is rounding residue: every |v| under 1e-12
+ * of the largest dQ share in the trace (shares that cancel in real arithmetic leave a few units of
+ * float64's last place); 0 when it is not. */
+static double dq_residue(const fs_trace *t, int64_t off, int32_t n)
+{
+    double scale = 0;
+    for (int64_t k = 0; k < t->n; k++) {
+        const fs_event *x = &t->ev[k];
+        const double *s = x->kind == FS_EV_BROW ? fs_trace_at(t, x->o_blk) : NULL;
+        for (int32_t i = 0; s && i < x->n_o; i++)
+            if (fabs(s[i]) > scale) scale = fabs(s[i]);
+    }
+    const double *v = fs_trace_at(t, off);
+    double most = 0;
+    for (int32_t i = 0; v && i < n; i++) {
+        if (!(fabs(v[i]) <= 1e-12 * scale)) return 0;
+        if (fabs(v[i]) > most) most = fabs(v[i]);
+    }
+    return most;
+}
+
 /* Do two stored vectors (or numbers) differ beyond rounding noise? NaN differs from a number. */
 static bool differs(double a, double c)
 {
@@ -708,7 +729,12 @@ static void say_backward(sb *b, const ctx *c)
                    "D = %s, and its dQ gains this tile's share, scale · dS K.",
                 q, e->kt, num(b, e->x), num(b, e->m_new));
         }
-        if (last_for_row(c, FS_EV_BROW)) fs_sb_put(b, " That was its last tile: its dQ row is final.");
+        if (last_for_row(c, FS_EV_BROW)) {
+            fs_sb_put(b, " That was its last tile: its dQ row is final.");
+            double r = dq_residue(c->t, e->o_new, e->n_o);
+            if (r > 0)
+                fs_sb_put(b, " Its shares cancel: the row is 0 in exact arithmetic, and float64's rounding leaves %s.", num(b, r));
+        }
         else if (c->first) fs_sb_put(b, " A row's dQ collects one share from every KV tile it sees.");
         break;
     }
@@ -732,7 +758,9 @@ static void say_backward(sb *b, const ctx *c)
         if (c->heads || (c->run && c->run->attn.n_kv_heads > 1)) fs_sb_put(b, " (%s %d)", q ? "head" : "KV head", e->head);
         fs_sb_put(b, ": ");
         vec(b, c->t, e->o_new, e->n_o);
+        double r = q ? dq_residue(c->t, e->o_new, e->n_o) : 0;
         if (vec_zero(c->t, e->o_new, e->n_o)) fs_sb_put(b, ", all zero: every share it got was 0.");
+        else if (r > 0) fs_sb_put(b, ", zero but for rounding: its shares cancel in exact arithmetic, and float64 leaves %s.", num(b, r));
         else fs_sb_put(b, q ? ", the sum of the shares of the KV tiles it sees." : ", the sum of the shares of the queries "
                                                                            "that see it.");
         if (c->first) fs_sb_put(b, " It is written to slow memory once.");
