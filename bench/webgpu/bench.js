@@ -249,7 +249,7 @@ async function sweep(dev, seed, only, copy, ns) {
     cases.push({name, set: {}});
     for (const split_len of [1024, 2048, 4096]) for (const nsg of [4, 8]) cases.push({name, set: {split_len, nsg}});
   }
-  for (const page_size of [16, 64]) for (const name of ['decode-v9-paged', 'decode-v9-paged-f16']) cases.push({name, set: {page_size}});
+  for (const page_size of [16, 64]) for (const name of ['decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16']) cases.push({name, set: {page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});

@@ -30,7 +30,8 @@
 // LOGW, LOGB, NSG; and UNROLL), so the loops over rows, keys and columns unroll and each array
 // index is a constant: the arrays stay in registers. Needs subgroups of one size W ≥ RP.
 // Storage as decode version 2's forms (F16: four halves a vec2u, the lower half first; PAGED: key
-// j in page table[j / PS], slot j % PS of pools (n_pages, PS, n_kv_heads, D)).
+// j in page table[j / PS], slot j % PS of pools (n_pages, PS, n_kv_heads, D), or with HND of
+// head-major pools (n_pages, n_kv_heads, PS, D): a head's PS rows of a page lie together).
 //
 // Dispatch (n_split, n_kv_heads), NSG · W invocations; then decode_v2's merge.
 
@@ -60,7 +61,11 @@ var<workgroup> sm_o: array<vec4f, NSG * D4>;    // o of subgroup g for one row: 
 // Word y of key j's row of KV head kvh (a word: four columns).
 fn word_of(kvh: u32, j: u32, y: u32) -> u32 {
 //#if PAGED
+//#if HND
+  return ((table[j / PS] * P.n_kv_heads + kvh) * PS + j % PS) * D4 + y;
+//#else
   return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * D4 + y;
+//#endif
 //#else
   return (kvh * P.n_kv + j) * D4 + y;
 //#endif

@@ -117,13 +117,14 @@
     // reads (K and V as stored: float16 packed; pooled in pages, with the block table), what the
     // float64 check takes as K and V (the float16-rounded numbers where the kernel stores halves),
     // and the bytes it must read.
-    function stored(f16, paged) {
+    // hnd: the head-major pools (decode version 9's HND form; pagedLayout's headMajor).
+    function stored(f16, paged, hnd = false) {
       const pageSize = p => p.page_size || 16;
       return {
-        storage: f16 ? 'f16' : 'f32', paged, defs: {F16: f16, PAGED: paged}, pageSize,
+        storage: f16 ? 'f16' : 'f32', paged, defs: Object.assign({F16: f16, PAGED: paged}, hnd ? {HND: true} : {}), pageSize,
         layout(p) {
           const h = f16 ? halves(p) : {packed_k: p.k, packed_v: p.v};
-          return paged ? pagedLayout(p, pageSize(p), h.packed_k, h.packed_v) : {k: h.packed_k, v: h.packed_v};
+          return paged ? pagedLayout(p, pageSize(p), h.packed_k, h.packed_v, hnd) : {k: h.packed_k, v: h.packed_v};
         },
         reference: p => (f16 ? Object.assign({}, p, {k: halves(p).k, v: halves(p).v}) : p),
         kvBytes: p => (f16 ? 2 : 4) * (p.k.length + p.v.length) + (paged ? 4 * Math.ceil(p.n_kv / pageSize(p)) : 0),
@@ -176,9 +177,9 @@
     // sum a batch's dot products with one transpose-reduction. Its shape, every number a constant
     // of the module: W the subgroup's size, RP the group's R rows padded to a power of two, B = W /
     // RP keys a batch, NV vec4s of a row a lane holds, NSG subgroups a workgroup (p.nsg: another,
-    // from bench.js --sweep).
-    function decodeV9(f16, paged) {
-      const st = stored(f16, paged), forms = st.defs;
+    // from bench.js --sweep). hnd: paged through head-major pools (a head's slots of a page together).
+    function decodeV9(f16, paged, hnd = false) {
+      const st = stored(f16, paged, hnd), forms = st.defs;
       const shape = p => {
         const W = sg ? sg.min : 32, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
         let RP = 1;
@@ -191,7 +192,8 @@
       };
       return Object.assign(st, {
         what: 'subgroups stream batches of keys with no barrier; a batch\'s dot products summed across the lanes at once (a transpose-reduction: one score a lane), its weights broadcast' +
-              (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys)' : '') +
+              (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys' +
+                       (hnd ? ', head-major pools: a head\'s slots of a page lie together)' : ')') : '') +
               (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
         file: 'decode_v9', entry: ['split', 'merge'], out: 'o+part', split: true, shape,
         contiguous: paged ? (f16 ? 'decode-v9-f16' : 'decode-v9') : null,
@@ -494,6 +496,8 @@
       'decode-v9-f16': decodeV9(true, false),
       'decode-v9-paged': decodeV9(false, true),
       'decode-v9-paged-f16': decodeV9(true, true),
+      'decode-v9-paged-hnd': decodeV9(false, true, true),
+      'decode-v9-paged-hnd-f16': decodeV9(true, true, true),
       'decode-v4': decodeV4(false, false),
       'decode-v4-f16': decodeV4(true, false),
       'decode-paged': decodeV4(false, true),
@@ -1171,7 +1175,11 @@
   // K and V (n_kv_heads, n_kv, row) moved into pools of pages (n_pages, ps, n_kv_heads, row), as
   // the engine's paged cache keeps them (src/engine/paged.h), logical block b in page table[b]:
   // a shuffled table (p.table when given), so that no two neighbouring blocks are neighbours.
-  function pagedLayout(p, ps, k, v) {
+  // The pools of a paged cache from contiguous K and V (rows of `row` numbers): (n_pages, ps,
+  // n_kv_heads, row) as the engine keeps them, or with headMajor (n_pages, n_kv_heads, ps, row), a
+  // head's slots of a page together (FlashInfer's "HND", the CUDA decode's head_major); key j of
+  // every head in page table[j / ps], slot j % ps. A shuffled block table unless p has one.
+  function pagedLayout(p, ps, k, v, headMajor = false) {
     const nb = Math.ceil(p.n_kv / ps), row = k.length / (p.n_kv_heads * p.n_kv);
     let table = p.table;
     if (!table) {
@@ -1184,7 +1192,8 @@
       for (let h = 0; h < p.n_kv_heads; h++)
         for (let j = 0; j < p.n_kv; j++) {
           const src = (h * p.n_kv + j) * row;
-          out.set(x.subarray(src, src + row), ((table[Math.floor(j / ps)] * ps + j % ps) * p.n_kv_heads + h) * row);
+          const pg = table[Math.floor(j / ps)];
+          out.set(x.subarray(src, src + row), (headMajor ? (pg * p.n_kv_heads + h) * ps + j % ps : (pg * ps + j % ps) * p.n_kv_heads + h) * row);
         }
       return out;
     };
@@ -1235,11 +1244,11 @@
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
