@@ -449,6 +449,12 @@ START_TEST(test_words_that_were_false)
             ck_assert_msg(!strstr(buf, "final so far"), "step %lld: %s", (long long)k, buf);
             btiles++;
         }
+        if (ev->kind == FS_EV_BKEY && ev->device >= 0) {   /* a shard's key named by its position, as a query is */
+            char want[64];
+            snprintf(want, sizeof want, "the key at position %d", ev->pos);
+            fs_lesson_generate(l, t, k, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, want), "step %lld: %s", (long long)k, buf);
+        }
         if (ev->kind == FS_EV_SEND && ev->tensor == 2) {
             fs_lesson_generate(l, t, k, buf, sizeof buf);
             ck_assert_msg(strstr(buf, "owner") && !strstr(buf, "works on it next"), "step %lld: %s", (long long)k, buf);

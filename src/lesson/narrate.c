@@ -237,12 +237,17 @@ static const char *of(sb *b, const char *q, const char *noun)
     return s;
 }
 
-/* "key 3", "key 3 (C)". */
+/* "key 3", "key 3 (C)"; on the ring, where the event numbers it within its shard, "the key at
+ * position 2". */
 static const char *key(sb *b, const ctx *c, int32_t j)
 {
     char *s = b->ring[b->k++ & 15];
     const char *lab = c->l ? fs_lesson_label(c->l, j) : NULL;
-    if (lab) snprintf(s, 64, "key %d (%.*s)", j, label_len(lab), lab);
+    const fs_event *e = c->e;
+    /* on the ring a key of the event is numbered within its shard: named by its position, as a
+     * query is (who) */
+    if (e->kind == FS_EV_BKEY && e->device >= 0 && e->pos >= 0 && j == e->row) snprintf(s, 64, "the key at position %d", e->pos);
+    else if (lab) snprintf(s, 64, "key %d (%.*s)", j, label_len(lab), lab);
     else snprintf(s, 64, "key %d", j);
     return s;
 }
