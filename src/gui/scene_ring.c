@@ -15,6 +15,7 @@
 
 #include "engine/ring.h"
 #include "gui/draw.h"
+#include "lesson/lesson.h"
 
 #define RING_DRAW_MAX 32   /* devices drawn one by one; more: the table is too fine to read */
 
@@ -102,6 +103,19 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
                  e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1);
         text_line(d, fs, x, &y, skip ? th->dim : th->text, buf);
         if (skip) text_line(d, fs, x, &y, th->dim, "every key after every query (causal)");
+    } else if (e->kind == FS_EV_BROW || e->kind == FS_EV_BKEY || e->kind == FS_EV_GRAD) {
+        /* A backward step's numbers, one formula a line as the terminal prints them (S, P, dP,
+         * dS and dQ's share for a row; dK's and dV's for a key); its words are in the narration
+         * bar. The ring's own note (which numbering the row and key use) is dimmed. */
+        char desc[1536];
+        fs_lesson_describe(NULL, &show->trace, s->step, 4, desc, sizeof desc);
+        int w = L->side.w - 2 * L->pad, lh = gui_line_h(d, fs);
+        for (char *p = desc, *q; p && *p; p = q) {
+            q = strstr(p, "; ");
+            if (q) { *q = 0; q += 2; }
+            bool note = !strncmp(p, "on device ", 10);
+            y += gui_text_wrap(d, fs, (gui_rect){x, y, w, 4 * lh}, note ? th->dim : th->text, p);
+        }
     } else {
         char words[512];
         gui_narration(show, s->step, words, sizeof words);
