@@ -214,7 +214,7 @@ typedef struct {
 /* The layout for a window of w × h pixels at a user scale in percent (100 = default). Text grows
  * with the window's smaller relative side, so 1280×720 and 3840×2160 look alike. A window taller
  * than 1.15 : 1 is laid out upright (portrait): measured against 720×1280, header, scene, side panel,
- * narration and timeline stacked. */
+ * narration and timeline stacked (gui_layout_for then moves the narration under the scene). */
 gui_layout gui_layout_compute(int w, int h, int scale_pct);
 
 /* The body font gui_layout_compute gives a w × h window at 100 %: what the page divides by to
