@@ -266,9 +266,12 @@ static gui_layout layout_boxes(const gui_state *s, const gui_show *show)
             L.side.y -= slack;
             L.side.h += slack;
         }
+    }
+    if (L.portrait && gui_predict_covers(s) && s->predict.at != GUI_AT_CLAIMS) {
         /* The bar says the lesson's introduction meanwhile (frame.c's draw_narration), often
          * longer than any step's words: it takes the rows it needs from the side panel, whose
-         * numbers the cover hides (at most half of it). */
+         * numbers the cover hides (at most half of it). A question on the claims says a line
+         * of its own there instead. */
         char intro[4096];
         gui_narration(show, -1, intro, sizeof intro);
         int ipl = (L.narration.w - 2 * L.pad) / est_char_w(L.font_small);
