@@ -207,6 +207,21 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(!number_token(claim, p) || number_token(cut, p),
                           "%s question %d states its own answer (%s): %s", paths[i], j, p, q[j].prompt);
         }
+        /* a claim whose expression counts bytes or seconds and whose unit is KiB, MiB, ms, …
+         * says what the expression counts and what makes the unit: a student who multiplies it
+         * out gets 131072, not the 128 (KiB) asked */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].check < 0 || !strstr(q[j].prompt, ". Work it out: ")) continue;
+            const fs_check *ck = fs_lesson_check(l, q[j].check);
+            fs_unit u;
+            if (fs_unit_parse(ck->unit, &u) && !fs_unit_ambiguous(u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT)
+                ck_assert_msg(strstr(q[j].prompt, "(the expression counts "), "%s question %d: %s", paths[i], j, q[j].prompt);
+        }
+        /* an exp2 lesson's questions name exp2, not exp */
+        if (fs_lesson_run(l) && fs_lesson_run(l)->tiling.exp2)
+            for (int j = 0; j < nq && j < QMAX; j++)
+                ck_assert_msg(!strstr(q[j].prompt, "exp(s") && !strstr(q[j].why, "exp(s"), "%s question %d: %s / %s", paths[i], j,
+                              q[j].prompt, q[j].why);
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {

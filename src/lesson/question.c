@@ -178,10 +178,10 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_L_NEW:
         if (first && ((elem && e->c1 - e->c0 == 1) || (!elem && e->visible == 1))) return false;   /* exp(0) = 1 teaches nothing */
         if (first) {
-            add(q->prompt, sizeof q->prompt, "The new maximum is m = %s. What is ℓ, the sum of exp(s − m) over the visible %s?",
-                num(a, sizeof a, e->m_new, D), elem ? "values" : "scores");
-            snprintf(q->why, sizeof q->why, "ℓ = Σ exp(s − m) = %s: each visible score is taken against the maximum, so every "
-                     "term is at most 1 and the largest is exactly 1.", num(a, sizeof a, e->l_new, D));
+            add(q->prompt, sizeof q->prompt, "The new maximum is m = %s. What is ℓ, the sum of %s(s − m) over the visible %s?",
+                num(a, sizeof a, e->m_new, D), c->EXP, elem ? "values" : "scores");
+            snprintf(q->why, sizeof q->why, "ℓ = Σ %s(s − m) = %s: each visible score is taken against the maximum, so every "
+                     "term is at most 1 and the largest is exactly 1.", c->EXP, num(a, sizeof a, e->l_new, D));
         } else if (elem && e->c1 - e->c0 == 1) {
             add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s, so α = %s. What is the new running sum ℓ?",
                 num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->alpha, D));
@@ -257,11 +257,13 @@ static bool ask_out(const ctx *c, int64_t k, fs_question *q)
         if (!isfinite(s) || !isfinite(e->m_new) || !(e->l_new > 0)) return false;
         *q = blank(FS_Q_OUT, k, D);
         char f[48];
-        snprintf(q->prompt, sizeof q->prompt, "Row %d has seen every key: m = %s, ℓ = %s. Key %d scored s = %s. With V the "
+        const bool two = !strcmp(c->EXP, "exp2");
+        snprintf(q->prompt, sizeof q->prompt, "Row %d has seen every key: m = %s, ℓ = %s. Key %d scored s = %s%s. With V the "
                  "identity, O[%d][%d] is key %d's softmax weight. What is it?", e->row, num(a, sizeof a, e->m_new, D),
-                 num(b, sizeof b, e->l_new, D), j, num(d, sizeof d, s, D), e->row, j, j);
+                 num(b, sizeof b, e->l_new, D), j, num(d, sizeof d, s, D), two ? " (in base-2 units: the given score times log2(e))" : "",
+                 e->row, j, j);
         q->answer = out[j];
-        snprintf(q->why, sizeof q->why, "exp(s − m) / ℓ = exp(%s − %s) / %s = %s.", num(a, sizeof a, s, D),
+        snprintf(q->why, sizeof q->why, "%s(s − m) / ℓ = %s(%s − %s) / %s = %s.", c->EXP, c->EXP, num(a, sizeof a, s, D),
                  num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->l_new, D), num(f, sizeof f, out[j], D));
         return true;
     }
@@ -886,16 +888,29 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     hide_answer(cl, sizeof cl, ck->printed, ck->target + 5);
     /* a ratio ("x", "times") is asked as how many times, not "in x" */
     const bool times = !strcmp(unit, "x") || !strcmp(unit, "times");
-    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s?%s", cl, ck->target + 5,
-             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading,
+    /* The expression counts the unit's base (bytes, seconds): say so, and how many make the unit,
+     * so that a student who multiplies it out knows what to divide by (KB, MB, … whose reading
+     * the verdict gives say theirs in `reading`). */
+    fs_unit u;
+    char base[96] = "", raw[64] = "";
+    if (!*reading && fs_unit_parse(unit, &u) && !fs_unit_ambiguous(u) && fs_unit_factor(u, true) != 1.0 &&
+        u != FS_UNIT_PERCENT) {
+        const double f = fs_unit_factor(u, true);
+        const bool bytes = u >= FS_UNIT_B && u <= FS_UNIT_TIB;
+        snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
+                 bytes ? "B" : "s");
+        snprintf(raw, sizeof raw, "%.10g %s = ", ck->got.exact * f, bytes ? "B" : "s");
+    }
+    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s%s?%s", cl, ck->target + 5,
+             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, base,
              e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                   "no value above 448, no nonzero magnitude below 2^-9)" : "");
     x->answer = ck->got.exact;
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
-        snprintf(x->why, sizeof x->why, "%s = %s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, ck->exact_text,
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, ck->exact_text,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
     else
-        snprintf(x->why, sizeof x->why, "%s = %s%s%s; the document prints %s%s%s (%s).", ck->target + 5, ck->exact_text,
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the document prints %s%s%s (%s).", ck->target + 5, raw, ck->exact_text,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
                  ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
                  : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
