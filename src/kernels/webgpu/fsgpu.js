@@ -173,7 +173,8 @@
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1]]; },
       });
     }
-    // decode version 9 (decode_v9.wgsl) in its four forms: subgroups stream batches of keys and
+    // decode version 9 (decode_v9.wgsl) in its four forms (float32 or float16 storage, contiguous or
+    // paged; the paged ones also through head-major pools): subgroups stream batches of keys and
     // sum a batch's dot products with one transpose-reduction. Its shape, every number a constant
     // of the module: W the subgroup's size, RP the group's R rows padded to a power of two, B = W /
     // RP keys a batch, NV vec4s of a row a lane holds, NSG subgroups a workgroup (p.nsg: another,
@@ -195,7 +196,7 @@
               (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys' +
                        (hnd ? ', head-major pools: a head\'s slots of a page lie together)' : ')') : '') +
               (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
-        file: 'decode_v9', entry: ['split', 'merge'], out: 'o+part', split: true, shape,
+        file: 'decode_v9', entry: ['split', 'merge'], out: 'o+part', split: true,
         contiguous: paged ? (f16 ? 'decode-v9-f16' : 'decode-v9') : null,
         ok(p) {
           if (!sgForm) return 'subgroups of one size';
