@@ -50,7 +50,8 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16'];
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
+             'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 and 9 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
 // "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG REREAD UNROLL; settings: BK, NSG, RB).
@@ -151,7 +152,7 @@ async function checkNew(dev, names, seed, count) {
       }
     }
     // a fused decode: several splits (short ones), one split, and the plan's shape; every time its
-    // counters back at 0 after the dispatch, twice, and O bit for bit version 5's
+    // counters back at 0 after the dispatch, twice, and O bit for bit its two-pass twin's (K.twoPass)
     let fused = '';
     if (K.fused) {
       const fc = [[{n_q_heads: 8, n_kv_heads: 2, n_q: 1, n_kv: 150, d: 32, mask: 'causal'}, 40],
@@ -226,7 +227,8 @@ async function checks(gpu, seed, count, label) {
 }
 
 // The decode kernels' split and merge passes timed apart: versions 1-3, 5 and 9 at several split lengths
-// (version 9 also with 4 or 8 subgroups a workgroup, p.nsg)
+// (version 9 also with 4 or 8 subgroups a workgroup, p.nsg; version 10, its merge in its dispatch,
+// whole, at split lengths and subgroup counts, and paged with the page read in each batch's chain)
 // (version 5 also with tiles of 64 keys, p.bk),
 // version 4 (float32 and float16, contiguous and paged) in several shapes (p.v4: WG invocations,
 // TPK of them a key, KPT keys each, NWG workgroups aimed at) and page sizes; version 7, whose
@@ -250,6 +252,18 @@ async function sweep(dev, seed, only, copy, ns) {
     for (const split_len of [1024, 2048, 4096]) for (const nsg of [4, 8]) cases.push({name, set: {split_len, nsg}});
   }
   for (const page_size of [16, 64]) for (const name of ['decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16']) cases.push({name, set: {page_size}});
+  // version 10 (version 9 with the merge in its dispatch): its default shape, 4 or 16 subgroups
+  // (not the merge pass's 256 invocations), other split lengths; its paged forms with the page
+  // read a batch ahead (their default) and in each batch's chain (p.table_now), pages of 16 and 64
+  for (const name of ['decode-v10', 'decode-v10-f16']) {
+    cases.push({name, set: {}});
+    for (const split_len of [512, 1024, 2048, 4096]) cases.push({name, set: {split_len}});
+    for (const nsg of [4, 16]) cases.push({name, set: {nsg}});
+  }
+  for (const page_size of [16, 64]) for (const name of ['decode-v10-paged', 'decode-v10-paged-f16'])
+    for (const table_now of [false, true]) cases.push({name, set: table_now ? {page_size, table_now} : {page_size}});
+  // version 11 (version 9's paged forms with the page read a batch ahead), pages of 16 and 64
+  for (const page_size of [16, 64]) for (const name of ['decode-v11-paged', 'decode-v11-paged-f16']) cases.push({name, set: {page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});

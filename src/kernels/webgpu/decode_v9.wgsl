@@ -34,6 +34,20 @@
 // head-major pools (n_pages, n_kv_heads, PS, D): a head's PS rows of a page lie together).
 //
 // Dispatch (n_split, n_kv_heads), NSG · W invocations; then decode_v2's merge.
+//
+// Decode version 10 is this file's FUSED form: version 9 with the merge in the same dispatch, the
+// last split workgroup of each KV head merging the head's rows (decode_merge.wgsl, as version 7
+// does it for version 5). On the H200 the merge pass, a second dispatch, was 12 % of version 9's
+// time with float16 storage at 32768 keys. The host gives version 10 NSG · W = 256 invocations,
+// the merge pass's own count, so its merge adds in the same order and O is bit for bit version
+// 9's with as many subgroups. Measured slower (the last workgroup's merge of its head's rows, one
+// after another, costs more than the dispatch it saves); kept as the measured step.
+//
+// Decode version 11 is version 9's paged forms with TAHEAD: each batch's page read from the table
+// one batch ahead (the host sets it where B divides PS and the split length). Version 9 reads
+// table[j / PS] inside each batch's address chain, a load that the batch's own loads wait on;
+// here the page is in a register before the batch is requested. Version 10's paged forms do the
+// same.
 
 override PS: u32 = 16u;                 // keys a page (PAGED)
 const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
@@ -50,24 +64,43 @@ alias Word = vec2u;
 alias Word = vec4f;
 //#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
-@group(0) @binding(6) var<storage, read_write> part: array<f32>;
 //#if PAGED
 @group(0) @binding(7) var<storage, read> table: array<u32>;
 //#endif
 
+const MWG: u32 = NSG * W;              // the merge's invocations (decode_merge.wgsl): the workgroup's
+//#include decode_merge
+
 var<workgroup> sm_ml: array<vec2f, NSG * RP>;   // (m, ℓ) of subgroup g's row r at g · RP + r
 var<workgroup> sm_o: array<vec4f, NSG * D4>;    // o of subgroup g for one row: g · D4 + y
 
-// Word y of key j's row of KV head kvh (a word: four columns).
-fn word_of(kvh: u32, j: u32, y: u32) -> u32 {
+// Word y of key j's row of KV head kvh (a word: four columns). pg: the page that holds key j,
+// read from the table a batch ahead (PAGED with TAHEAD), else unused: the table is read here.
+fn word_of(kvh: u32, pg: u32, j: u32, y: u32) -> u32 {
 //#if PAGED
-//#if HND
-  return ((table[j / PS] * P.n_kv_heads + kvh) * PS + j % PS) * D4 + y;
+//#if TAHEAD
+  let page = pg;
 //#else
-  return ((table[j / PS] * PS + j % PS) * P.n_kv_heads + kvh) * D4 + y;
+  let page = table[j / PS];
+//#endif
+//#if HND
+  return ((page * P.n_kv_heads + kvh) * PS + j % PS) * D4 + y;
+//#else
+  return ((page * PS + j % PS) * P.n_kv_heads + kvh) * D4 + y;
 //#endif
 //#else
   return (kvh * P.n_kv + j) * D4 + y;
+//#endif
+}
+
+// The page of the batch that starts at key j0 (PAGED with TAHEAD): B divides PS and every batch
+// starts at a multiple of B, so a batch's keys, clamped to the cache as fetch clamps them, lie in
+// one page. Read one batch before the batch's own loads, so that their addresses do not wait on it.
+fn page_of(j0: u32) -> u32 {
+//#if TAHEAD
+  return table[min(j0, P.n_kv - 1u) / PS];
+//#else
+  return 0u;
 //#endif
 }
 
@@ -82,13 +115,13 @@ fn widen(w: Word) -> vec4f {
 // The lane's words of a batch of B keys from j0 (K if v is false, else V): word v of key k at
 // k · NV + v, columns 4 (lane + v W) …; keys past the cache are read as its last key (the score
 // masks them), columns past D as zeros.
-fn fetch(kvh: u32, j0: u32, lane: u32, v: bool) -> array<Word, B * NV> {
+fn fetch(kvh: u32, pg: u32, j0: u32, lane: u32, v: bool) -> array<Word, B * NV> {
   var r: array<Word, B * NV>;
   //#for k B
   //#for c NV
   {
     let y = lane + c * W;
-    let src = word_of(kvh, min(j0 + k, P.n_kv - 1u), min(y, D4 - 1u));
+    let src = word_of(kvh, pg, min(j0 + k, P.n_kv - 1u), min(y, D4 - 1u));
     var u = Word();
     if (y < D4) { if (v) { u = v_in[src]; } else { u = k_in[src]; } }
     r[k * NV + c] = u;
@@ -131,15 +164,18 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   // masked), so that every shuffle has the whole subgroup
   let per = B * NSG;
   let passes = (end - first + per - 1u) / per;
-  var kb = fetch(kvh, first + g * B, lane, false);
-  var vb = fetch(kvh, first + g * B, lane, true);
+  let pg0 = page_of(first + g * B);
+  var kb = fetch(kvh, pg0, first + g * B, lane, false);
+  var vb = fetch(kvh, pg0, first + g * B, lane, true);
+  var pg = page_of(first + g * B + per);      // the next batch's page (TAHEAD)
   for (var it = 0u; it < passes; it++) {
     let j0 = first + (it * NSG + g) * B;
     let kc = kb;
     let vc = vb;
-    // the next batch, in flight during this one
-    kb = fetch(kvh, j0 + per, lane, false);
-    vb = fetch(kvh, j0 + per, lane, true);
+    // the next batch, in flight during this one, and the page of the batch after it
+    kb = fetch(kvh, pg, j0 + per, lane, false);
+    vb = fetch(kvh, pg, j0 + per, lane, true);
+    pg = page_of(j0 + 2u * per);
 
     // 1. partial dot products over this lane's columns: x[r B + k]
     var x: array<f32, W>;
@@ -225,10 +261,10 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     for (var y = t; y < D4; y += NSG * W) {
       var o = vec4f(0.0);
       for (var u = 0u; u < NSG; u++) { o += sm_o[u * D4 + y]; }
-      part[b + 2u + 4u * y] = o.x;
-      part[b + 3u + 4u * y] = o.y;
-      part[b + 4u + 4u * y] = o.z;
-      part[b + 5u + 4u * y] = o.w;
+      part_put(b + 2u + 4u * y, o.x);
+      part_put(b + 3u + 4u * y, o.y);
+      part_put(b + 4u + 4u * y, o.z);
+      part_put(b + 5u + 4u * y, o.w);
     }
     if (t == 0u) {
       var L = 0.0;
@@ -236,10 +272,14 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
         let st = sm_ml[u * RP + r];
         if (st.x != NEG) { L += st.y * exp2(st.x - M); }
       }
-      part[b] = M;
-      part[b + 1u] = L;
+      part_put(b, M);
+      part_put(b + 1u, L);
     }
     workgroupBarrier();
   }
   //#endfor
+//#if FUSED
+  // decode version 10: the last of the KV head's splits merges its rows (decode_merge.wgsl)
+  last_split_merges(kvh, h0, R, t);
+//#endif
 }

@@ -100,7 +100,7 @@
   // points, what it writes (`out`), `ok(prob)` (why a problem does not suit it on this device,
   // null when it does), its override constants for a problem on this device, and the workgroups
   // of each pass. The split decodes (`split`) run their split pass, then a merge pass; those that
-  // are also `fused` (decode version 7) run the split pass alone, its last workgroup of each KV
+  // are also `fused` (decode versions 7 and 10) run the split pass alone, its last workgroup of each KV
   // head merging that head's rows.
   function kernelTable(dev) {
     const lim = dev.limits, sg = dev.subgroups;
@@ -179,7 +179,14 @@
     // of the module: W the subgroup's size, RP the group's R rows padded to a power of two, B = W /
     // RP keys a batch, NV vec4s of a row a lane holds, NSG subgroups a workgroup (p.nsg: another,
     // from bench.js --sweep). hnd: paged through head-major pools (a head's slots of a page together).
-    function decodeV9(f16, paged, hnd = false) {
+    // fused: decode version 10 (decode_v9.wgsl's FUSED form): the merge in the split's dispatch, by
+    // the last split workgroup of each KV head, whose NSG · W = 256 invocations (the merge pass's
+    // count: O bit for bit version 9's with the same NSG, `twinSet`); its paged forms read each
+    // batch's page a batch ahead (TAHEAD) where B divides the page size and the split length
+    // (p.table_now: not, bench.js --sweep's measure of that idea alone).
+    // ahead: decode version 11, version 9's paged forms with each batch's page read a batch ahead
+    // (TAHEAD, where it applies as in version 10), the merge pass kept.
+    function decodeV9(f16, paged, {hnd = false, fused = false, ahead = false} = {}) {
       const st = stored(f16, paged, hnd), forms = st.defs;
       const shape = p => {
         const W = sg ? sg.min : 32, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
@@ -188,10 +195,15 @@
         const B = Math.max(1, W / RP), NV = Math.ceil(p.d / 4 / W);
         // four subgroups a workgroup, eight with float16 storage (half the bytes a batch: twice the
         // batches in flight), as many as the device allows
-        const NSG = p.nsg || Math.max(1, Math.min(f16 ? 8 : 4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W)));
-        return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem: NSG * RP * 8 + NSG * (p.d / 4) * 16};
+        const NSG = p.nsg || (fused ? Math.max(1, 256 / W) :
+                                  Math.max(1, Math.min(f16 ? 8 : 4, Math.floor(Math.min(256, lim.maxComputeInvocationsPerWorkgroup) / W))));
+        // workgroup memory: the subgroups' (m, ℓ) and o for the end's merge; version 10's merge
+        // scratch (decode_merge.wgsl's red and redv, and `seen`) besides
+        const mem = NSG * RP * 8 + NSG * (p.d / 4) * 16 + (fused ? NSG * W * 20 + 4 : 0);
+        return {W, R, RP, B, NV, NSG, LOGW: Math.log2(W), LOGB: Math.log2(B), mem};
       };
-      return Object.assign(st, {
+      const tail = (paged ? '-paged' : '') + (hnd ? '-hnd' : '') + (f16 ? '-f16' : '');
+      const K = Object.assign(st, {
         what: 'subgroups stream batches of keys with no barrier; a batch\'s dot products summed across the lanes at once (a transpose-reduction: one score a lane), its weights broadcast' +
               (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys' +
                        (hnd ? ', head-major pools: a head\'s slots of a page lie together)' : ')') : '') +
@@ -221,6 +233,24 @@
         mergeFile: 'decode_v2', mergeConstants: p => ({D: p.d}),
         subgroups: () => true,
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
+      });
+      const defs9 = K.defs;
+      const tahead = (p, s) => paged && !p.table_now && K.pageSize(p) % s.B === 0 && K.splitLen(p) % s.B === 0;
+      if (ahead) return Object.assign(K, {
+        what: 'decode version 9 through a paged KV cache (a shuffled block table, pages of 16 keys), each batch\'s page read from the table a batch ahead' +
+              (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
+        defs(p) { return Object.assign(defs9.call(this, p), {TAHEAD: tahead(p, shape(p))}); },
+      });
+      if (!fused) return K;
+      return Object.assign(K, {
+        what: 'decode version 9 in one dispatch: the last split workgroup of each KV head merges its rows (an atomic counter a head says which)' +
+              (paged ? '; through a paged KV cache (a shuffled block table, pages of 16 keys), each batch\'s page read from the table a batch ahead' : '') +
+              (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
+        entry: ['split'], fused: true, twoPass: 'decode-v9' + tail, twinSet: p => ({nsg: shape(p).NSG}),
+        contiguous: paged ? (f16 ? 'decode-v10-f16' : 'decode-v10') : null,
+        defs(p) { return Object.assign(defs9.call(this, p), {FUSED: true, TAHEAD: tahead(p, shape(p))}); },
+        mergeFile: null, mergeConstants: null,
+        dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1]]; },
       });
     }
     // decode version 4 (decode_v4.wgsl) in its four forms: float32 or float16 storage (packed
@@ -497,8 +527,14 @@
       'decode-v9-f16': decodeV9(true, false),
       'decode-v9-paged': decodeV9(false, true),
       'decode-v9-paged-f16': decodeV9(true, true),
-      'decode-v9-paged-hnd': decodeV9(false, true, true),
-      'decode-v9-paged-hnd-f16': decodeV9(true, true, true),
+      'decode-v9-paged-hnd': decodeV9(false, true, {hnd: true}),
+      'decode-v9-paged-hnd-f16': decodeV9(true, true, {hnd: true}),
+      'decode-v10': decodeV9(false, false, {fused: true}),
+      'decode-v10-f16': decodeV9(true, false, {fused: true}),
+      'decode-v10-paged': decodeV9(false, true, {fused: true}),
+      'decode-v10-paged-f16': decodeV9(true, true, {fused: true}),
+      'decode-v11-paged': decodeV9(false, true, {ahead: true}),
+      'decode-v11-paged-f16': decodeV9(true, true, {ahead: true}),
       'decode-v4': decodeV4(false, false),
       'decode-v4-f16': decodeV4(true, false),
       'decode-paged': decodeV4(false, true),
@@ -641,11 +677,24 @@
       return this.sources[name];
     }
 
+    // The source of `file` with each `//#include NAME` line replaced by NAME.wgsl's source (itself
+    // expanded; decode_merge.wgsl, the split decodes' shared merge). A file included twice on one
+    // path is an error.
+    async expanded(file, path = []) {
+      if (path.includes(file)) throw new Error(`${file}.wgsl includes itself (${path.concat(file).join(' > ')})`);
+      const out = [];
+      for (const line of (await this.source(file)).split('\n')) {
+        const m = /^\s*\/\/#include\s+(\w+)\s*$/.exec(line);
+        out.push(m ? await this.expanded(m[1], path.concat(file)) : line);
+      }
+      return out.join('\n');
+    }
+
     async module(file, subgroups, defs = {}) {
       const on = Object.keys(defs).filter(k => defs[k]).sort().map(k => (typeof defs[k] === 'number' ? `${k}=${defs[k]}` : k));
       const key = `${file}/${subgroups ? 'sg' : 'plain'}${on.map(k => '/' + k).join('')}`;
       if (this.modules[key]) return this.modules[key];
-      const text = await this.source(file);
+      const text = await this.expanded(file);
       const code = preprocess((file.startsWith('probes') ? '' : this.sources.common + '\n') + text, subgroups, defs);
       this.device.pushErrorScope('validation');
       const mod = this.device.createShaderModule({code, label: key});
@@ -878,7 +927,7 @@
       return {ok: worst <= tol, worst, tol, where, rows: pick.length, subgroups: out.subgroups};
     }
 
-    // A fused decode (decode version 7) against float64 as check() does, and beyond it: launched
+    // A fused decode (decode versions 7 and 10) against float64 as check() does, and beyond it: launched
     // twice on the same buffers (O filled with NaN between), its counters must read 0 after each
     // dispatch and the second O must be the first bit for bit (the counters really came back to 0:
     // else no workgroup would merge the second time); and O must be bit for
@@ -900,7 +949,7 @@
         await this.submit(prep.steps);
         const c2 = await this.read(prep.arrived, p.n_kv_heads);
         const second = u32(await this.read(prep.o, n));
-        const twin = u32((await this.attention(K.twoPass, p)).O);
+        const twin = u32((await this.attention(K.twoPass, Object.assign({}, p, K.twinSet ? K.twinSet(p) : {}))).O);
         let differ = 0, again = 0;
         for (let x = 0; x < n; x++) { differ += first[x] !== twin[x]; again += first[x] !== second[x]; }
         const res = {counters_zero: zero(c1) && zero(c2), same_twice: again === 0, same_as_two_pass: differ === 0, differ, n_split: prep.n_split,
@@ -1245,11 +1294,11 @@
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
