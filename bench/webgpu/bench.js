@@ -12,11 +12,11 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 to 8 and decode versions 6 and 7 unless told)
- * are checked against float64 on their own, one line each: PASS or FAIL with the largest error and
- * the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version 7,
- * also on problems of several splits and of one, with its counters back at 0 after each dispatch
- * and O bit for bit its two-pass twin's, version 5: its line says so); then their rows of the
+ * First, the new kernels (--new; prefill versions 6 to 11 and decode versions 6, 7, 10 and 11 unless
+ * told) are checked against float64 on their own, one line each: PASS or FAIL with the largest error
+ * and the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version
+ * 7 or 10, also on problems of several splits and of one, with its counters back at 0 after each
+ * dispatch and O bit for bit its two-pass twin's, version 5 or 9: its line says so); then their rows of the
  * plan are timed before every other row. Then it checks every kernel against float64 on random problems drawn fresh
  * (seed printed; with subgroups and without, where the adapter has them), then runs the plan:
  * each row checked on sampled rows, then timed (timestamp queries where offered), beside this
