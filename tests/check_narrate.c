@@ -8,7 +8,8 @@
  * event's values rounded: α and the maximum in ROW sentences, ℓ and α in ELEM, m and ℓ in
  * PARTIAL, ℓ in MERGE, L and D in the backward. The checks must be able to fail: a sentence with
  * a wrong α, a missing period or a stray "nan" is caught by the helpers below
- * (test_checker_fails).
+ * (test_checker_fails). And a lesson read alone says m_blk, ℓ_blk, α and β in words (its
+ * introduction or a step's narration) no later than the first step whose formula lines show them.
  */
 #include <check.h>
 #include <ctype.h>
@@ -109,6 +110,48 @@ START_TEST(test_every_lesson_step)
     /* loading included; the players ask for every step of a lesson at once */
     ck_assert_msg(secs < 20, "%lld steps took %.1f s", (long long)steps, secs);
     fs_lesson_list_free(paths, n);
+}
+END_TEST
+
+/* ---- the symbols a step's lines use, said in words first ------------------------------------ */
+
+/* A student may open any lesson alone (a teacher's link to one step): every symbol that the
+ * formula lines of a step show (m_blk, ℓ_blk, α, β) must have been said in words by then, in the
+ * introduction or in the narration of that step or an earlier one of the same lesson. */
+START_TEST(test_symbols_said_before_lines)
+{
+    static const char *const sym[] = {"m_blk", "ℓ_blk", "α", "β"};
+    enum { NS = sizeof sym / sizeof sym[0] };
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    char lines[8192], say[4096], msg[4096] = "";
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error err;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
+        const fs_trace *t = fs_lesson_trace(l);
+        bool said[NS];
+        for (int s = 0; s < NS; s++) said[s] = strstr(fs_lesson_intro(l), sym[s]) != NULL;
+        for (int64_t k = 0; t && k < t->n; k++) {
+            fs_lesson_say(l, t, k, say, sizeof say);
+            fs_lesson_describe(l, t, k, 4, lines, sizeof lines);
+            for (int s = 0; s < NS; s++) {
+                said[s] |= strstr(say, sym[s]) != NULL;
+                if (!said[s] && strstr(lines, sym[s])) {
+                    if (bad++ < 40) {
+                        size_t m = strlen(msg);
+                        snprintf(msg + m, sizeof msg - m, "\n  %s step %lld shows %s", paths[i], (long long)k, sym[s]);
+                    }
+                    said[s] = true;   /* one report a symbol a lesson */
+                }
+            }
+        }
+        fs_lesson_free(l);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_msg(!bad, "%d lessons' steps show a symbol no words have said yet:%s", bad, msg);
 }
 END_TEST
 
@@ -379,6 +422,7 @@ Suite *narrate_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_checker_fails);
     tcase_add_test(tc, test_every_lesson_step);
+    tcase_add_test(tc, test_symbols_said_before_lines);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");
     tcase_set_timeout(tc, 30);

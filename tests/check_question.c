@@ -222,6 +222,17 @@ START_TEST(test_every_lesson_asks)
             for (int j = 0; j < nq && j < QMAX; j++)
                 ck_assert_msg(!strstr(q[j].prompt, "exp(s") && !strstr(q[j].why, "exp(s"), "%s question %d: %s / %s", paths[i], j,
                               q[j].prompt, q[j].why);
+        /* the new maximum's reason names what the old one is compared with: m_blk only where a block
+         * of several keys arrived (one key's score is s, one value z), and says what it is */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].kind != FS_Q_M_NEW || q[j].step < 0) continue;
+            const fs_event *e = &fs_lesson_trace(l)->ev[q[j].step];
+            if (e->kind != FS_EV_ROW && e->kind != FS_EV_ELEM) continue;   /* (a split's maximum is said otherwise) */
+            bool one = e->c1 - e->c0 == 1 && (e->kind == FS_EV_ELEM || e->n_s == 1);
+            if (one) ck_assert_msg(!strstr(q[j].why, "m_blk"), "%s question %d: one key or value called m_blk: %s", paths[i], j, q[j].why);
+            else ck_assert_msg(strstr(q[j].why, "this block's best score (m_blk)"), "%s question %d: m_blk unexplained: %s", paths[i], j,
+                               q[j].why);
+        }
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {

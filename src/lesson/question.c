@@ -151,9 +151,16 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_M_NEW:
         add(q->prompt, sizeof q->prompt, "What is the new running maximum m?");
         q->answer = e->m_new;
-        snprintf(q->why, sizeof q->why, "m_new = max(m_old, %s) = max(%s, %s) = %s: the running maximum only ever grows.",
-                 elem && e->c1 - e->c0 == 1 ? "z" : "m_blk", num(a, sizeof a, e->m_old, D), num(b, sizeof b, blk, D),
-                 num(d, sizeof d, e->m_new, D));
+    {
+        /* what the old maximum is compared with: one value z, one key's score s, or a block's best m_blk */
+        const bool one = e->c1 - e->c0 == 1 && (elem || e->n_s == 1);
+        const char *sym = one ? (elem ? "z" : "s") : "m_blk";
+        const char *what = one ? (elem ? "the new value z" : "the key's score s") : "this block's best score (m_blk)";
+        snprintf(q->why, sizeof q->why, "m_new = max(m_old, %s) = max(%s, %s) = %s: the larger of the maximum so far (m_old) "
+                 "and %s; the running maximum only ever grows.",
+                 sym, num(a, sizeof a, e->m_old, D), num(b, sizeof b, one && !elem ? e->m_blk : blk, D),
+                 num(d, sizeof d, e->m_new, D), what);
+    }
         return true;
     case FS_Q_ALPHA:
         if (first) return false;
