@@ -357,6 +357,31 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt, int o
     if (dbits) cudaFree(dbits);
 }
 
+/* The same decode through a plan (fs_cuda_decode_plan_make, then fs_cuda_decode_plan_run twice, O
+ * filled with 0xff before each): both runs must write the direct run's O (want) bit for bit. */
+static void check_decode_plan(const fs_cuda_decode *p, int v, const void *dQ, const void *dK, const void *dV, void *dO,
+                              void *work, const std::vector<uint16_t> &want, const char *what)
+{
+    const size_t nQ = want.size();
+    char why[256] = "";
+    fs_cuda_decode_plan *pl = NULL;
+    fs_status st = fs_cuda_decode_plan_make(p, v, dK, dV, work, &pl, why, sizeof why);
+    int differ = 0;
+    std::vector<uint16_t> got(nQ);
+    for (int r = 0; r < 2 && st == FS_OK; r++) {
+        CU(cudaMemset(dO, 0xff, nQ * 2));
+        st = fs_cuda_decode_plan_run(pl, dQ, dO, why, sizeof why);
+        if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
+        if (st != FS_OK) break;
+        CU(cudaMemcpy(got.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < nQ; i++) differ += got[i] != want[i];
+    }
+    fs_cuda_decode_plan_free(pl);
+    if (st != FS_OK) printf("FAIL decode plan v%d %s: %s %s\n", v, what, why, cudaGetErrorString(cudaGetLastError()));
+    else printf("%s decode plan v%d %s: two runs, %d numbers differ from the run's\n", differ ? "FAIL" : "ok  ", v, what, differ);
+    if (st != FS_OK || differ) g_fail++;
+}
+
 static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int splits, fs_cuda_dtype dt)
 {
     size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
@@ -397,6 +422,7 @@ static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, 
         printf("%s decode  v%d %-4s d=%-3d B=%d H=%d/%d nkv=%-6d splits=%d rel.err %.2e (tol %.0e)\n",
                ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, splits, e, tol_of(dt));
         if (!ok) g_fail++;
+        check_decode_plan(&p, v, dQ, dK, dV, dO, work, Ob, dt_str(dt));
         cudaFree(work);
     }
     cudaFree(dQ);
@@ -527,6 +553,7 @@ static void check_decode_paged_in(uint64_t *rng, int B, int Hq, int Hkv, int nkv
                ok ? "ok  " : "FAIL", v, dt_str(dt), d, B, Hq, Hkv, nkv, P, hm ? "HND" : "NHD", c.n_pages,
                ragged ? "ragged" : "equal ", e, tol_of(dt));
         if (!ok) g_fail++;
+        check_decode_plan(&p, v, dQ, dK, dV, dO, work, Ob, hm ? "paged HND" : "paged NHD");
         cudaFree(work);
     }
     cudaFree(dQ);
@@ -1640,7 +1667,9 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
  * table). Tokens per second: B / the call's time (one new token per sequence a call);
  * us_planned: the same kernel's median call with its split count fixed beforehand
- * (fs_cuda_decode_splits), timed in the same rounds. The
+ * (fs_cuda_decode_splits), timed in the same rounds; us_plan (float16 kernels): its calls through
+ * an fs_cuda_decode_plan, which has done the host's work once (the split count and, for versions
+ * 13-16, the tensor maps and the kernel's attribute), timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
@@ -1692,19 +1721,21 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
      * ones; paged kernels in both layouts (hm) */
     /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
      * loop that plans once would call it: no occupancy query before each launch */
-    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; fs_cuda_decode pl; };
+    /* plan: the float16 kernels' fs_cuda_decode_plan (the host's work done once: the split count,
+     * and for versions 13-16 the tensor maps and the kernel's attribute), timed as us_plan */
+    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; fs_cuda_decode pl; fs_cuda_decode_plan *plan; };
     std::vector<kern> ks;
-    ks.push_back({false, false, v16, 0, NULL, FS_OK, c});
-    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c});
-    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c});
+    ks.push_back({false, false, v16, 0, NULL, FS_OK, c, NULL});
+    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c, NULL});
+    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c, NULL});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c});
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL});
     for (int hm = 0; hm < 2; hm++) {
-        ks.push_back({false, true, 10, hm, NULL, FS_OK, c});
-        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c});
-        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c});
+        ks.push_back({false, true, 10, hm, NULL, FS_OK, c, NULL});
+        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c, NULL});
+        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c, NULL});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c});
+            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c, NULL});
     }
     const int nk = (int)ks.size();
     auto prob = [&](const kern &k) { return !k.paged ? &c : k.hm ? &qh : &q; };
@@ -1713,6 +1744,11 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         k.pl = *pp;
         k.pl.splits = k.e4m3 ? fs_cuda_decode_fp8_splits(pp, k.v) : fs_cuda_decode_splits(pp, k.v);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
+        if (!k.e4m3 && fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, &k.plan, why,
+                                                sizeof why) != FS_OK) {
+            printf("FAIL decode_fp8 timing: no plan for float16 version %d: %s\n", k.v, why);
+            g_fail++;
+        }
     }
     auto run_on = [&](int i, const fs_cuda_decode *pp) {
         char x[64];
@@ -1722,6 +1758,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     };
     auto run = [&](int i) { run_on(i, prob(ks[i])); };
     auto run_planned = [&](int i) { run_on(i, &ks[i].pl); };
+    auto run_plan = [&](int i) {
+        char x[64];
+        if (ks[i].plan) ks[i].st = fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x);
+    };
     bool ran = true;
     for (int i = 0; i < nk; i++) run(i);
     ran = cudaDeviceSynchronize() == cudaSuccess;
@@ -1730,16 +1770,18 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         printf("FAIL decode_fp8 timing: %s\n", cudaGetErrorString(cudaGetLastError()));
         g_fail++;
     } else {
-        std::vector<std::vector<float>> t(nk), tp(nk);
+        std::vector<std::vector<float>> t(nk), tp(nk), tq(nk);
         for (int round = 0; round < 5; round++)
             for (int i = 0; i < nk; i++) {
                 t[i].push_back(time_ms([&] { run(i); }, 3, 20));
                 tp[i].push_back(time_ms([&] { run_planned(i); }, 3, 20));
+                if (ks[i].plan) tq[i].push_back(time_ms([&] { run_plan(i); }, 3, 20));
             }
-        std::vector<float> ms(nk), msp(nk), b2b(nk);
+        std::vector<float> ms(nk), msp(nk), msq(nk), b2b(nk);
         for (int i = 0; i < nk; i++) {
             ms[i] = median(t[i]);
             msp[i] = median(tp[i]);
+            msq[i] = tq[i].empty() ? 0 : median(tq[i]);
             b2b[i] = time_b2b_ms([&] { run(i); }, 50);
         }
         /* the best time of each kind: [e4m3][layout: 0 contiguous, 1 vLLM's pool, 2 head-major] */
@@ -1749,12 +1791,14 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         for (int i = 0; i < nk; i++) {
             const kern &k = ks[i];
             const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
+            char plan[96] = "";
+            if (k.plan) snprintf(plan, sizeof plan, " us_plan=%.1f tbps_plan=%.2f", msq[i] * 1e3, bytes / (msq[i] * 1e-3) / 1e12);
             printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d%s us=%.1f tbps=%.2f "
-                   "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f us_planned=%.1f tbps_planned=%.2f\n", k.e4m3 ? "e4m3" : "f16",
+                   "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f us_planned=%.1f tbps_planned=%.2f%s\n", k.e4m3 ? "e4m3" : "f16",
                    k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv, k.paged ? P : 0,
                    !k.paged ? "" : k.hm ? " layout=HND" : " layout=NHD", ms[i] * 1e3, bytes / (ms[i] * 1e-3) / 1e12,
                    b2b[i] * 1e3, B / (ms[i] * 1e-3), best[0][kind(k)] / ms[i], msp[i] * 1e3,
-                   bytes / (msp[i] * 1e-3) / 1e12);
+                   bytes / (msp[i] * 1e-3) / 1e12, plan);
         }
         for (int hm = 0; hm < 2; hm++)
             printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d layout=%s e4m3_paged_vs_contiguous=%.3f "
@@ -1762,7 +1806,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
                    best[1][0] / best[1][1 + hm], best[0][0] / best[0][1 + hm]);
     }
     fflush(stdout);
-    for (kern &k : ks) cudaFree(k.w);
+    for (kern &k : ks) {
+        fs_cuda_decode_plan_free(k.plan);
+        cudaFree(k.w);
+    }
     cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(pK16); cudaFree(pV16);
     cudaFree(K8); cudaFree(V8); cudaFree(pK8); cudaFree(pV8); cudaFree(sc); cudaFree(psc); cudaFree(dtab);
 }

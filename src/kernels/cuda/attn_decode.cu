@@ -798,9 +798,8 @@ static fs_status launch_g(const fs_cuda_decode *pp, int version, decode_params p
     return FS_OK;
 }
 
-template <typename T, int D>
-static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q, const void *K,
-                            const void *V, void *O, float *work, char *why, size_t n)
+/* The kernels' parameters for problem pp and version (its split count chosen, or pp's). */
+static decode_params dec_params(const fs_cuda_decode *pp, int version)
 {
     decode_params p;
     p.n_q_heads = pp->n_q_heads;
@@ -815,10 +814,24 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     p.seq_lens = pp->seq_lens;
     p.head_major = pp->head_major;
     if (pp->page_size > 0) p.split_len = (p.split_len + 63) / 64 * 64;   /* whole 64-key tiles */
+    return p;
+}
+
+/* Why versions 7 and up refuse pp, or NULL. */
+static const char *dec7_refusal(const fs_cuda_decode *pp)
+{
+    return pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)
+               ? "take at most 16 query heads per KV head and a positive scale" : NULL;
+}
+
+template <typename T, int D>
+static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q, const void *K,
+                            const void *V, void *O, float *work, char *why, size_t n)
+{
+    const decode_params p = dec_params(pp, version);
     if (version >= 7) {
-        if (pp->n_q_heads / pp->n_kv_heads > 16 || !(pp->scale > 0)) {
-            if (why && n) snprintf(why, n, "decode versions 7 to %d take at most 16 query heads per KV head and a positive scale",
-                                   fs_cuda_decode_versions());
+        if (dec7_refusal(pp)) {
+            if (why && n) snprintf(why, n, "decode versions 7 to %d %s", fs_cuda_decode_versions(), dec7_refusal(pp));
             return FS_ERR_ARG;
         }
         if (version >= 13) return fs_cu_hopper_decode_pdl(pp, p, version, Q, K, V, work, O, why, n);
@@ -865,9 +878,8 @@ static fs_status launch_dec(const fs_cuda_decode *pp, int version, const void *Q
     }
 }
 
-extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, const void *Q,
-                                        const void *K, const void *V, void *O, void *work,
-                                        char *why, size_t n)
+/* Why fs_cuda_decode_run refuses p for version (FS_OK: it does not). */
+static fs_status decode_refusal(const fs_cuda_decode *p, int version, char *why, size_t n)
 {
     if (p->batch < 1 || p->n_q_heads < 1 || p->n_kv_heads < 1 || p->n_q_heads % p->n_kv_heads ||
         p->n_kv < 1) {
@@ -894,16 +906,80 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
             return FS_ERR_ARG;
         }
     }
+    if (p->d != 64 && p->d != 128) {
+        if (why && n) snprintf(why, n, "the CUDA decode kernels take d = 64 or 128, not %d", p->d);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, const void *Q,
+                                        const void *K, const void *V, void *O, void *work,
+                                        char *why, size_t n)
+{
+    fs_status st = decode_refusal(p, version, why, n);
+    if (st != FS_OK) return st;
     const bool bf = p->dtype == FS_CUDA_BF16;
     float *w = (float *)work;
     if (p->d == 64)
         return bf ? launch_dec<__nv_bfloat16, 64>(p, version, Q, K, V, O, w, why, n)
                   : launch_dec<__half, 64>(p, version, Q, K, V, O, w, why, n);
-    if (p->d == 128)
-        return bf ? launch_dec<__nv_bfloat16, 128>(p, version, Q, K, V, O, w, why, n)
-                  : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
-    if (why && n) snprintf(why, n, "the CUDA decode kernels take d = 64 or 128, not %d", p->d);
-    return FS_ERR_ARG;
+    return bf ? launch_dec<__nv_bfloat16, 128>(p, version, Q, K, V, O, w, why, n)
+              : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
+}
+
+/* A planned decode: the problem with its split count fixed, and for versions 13 to 16 the host's
+ * half of the launches (hopper_decode.cu's plan: the tensor maps, the kernel's attribute). */
+struct fs_cuda_decode_plan {
+    fs_cuda_decode p;
+    int version;
+    const void *K, *V;
+    void *work;
+    hopper_pdl_plan *hopper;   /* versions 13-16; NULL: p is run by fs_cuda_decode_run */
+};
+
+extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const void *K, const void *V,
+                                              void *work, fs_cuda_decode_plan **out, char *why, size_t n)
+{
+    *out = NULL;
+    fs_status st = decode_refusal(p, version, why, n);
+    if (st != FS_OK) return st;
+    if (version >= 7 && dec7_refusal(p)) {
+        if (why && n) snprintf(why, n, "decode versions 7 to %d %s", fs_cuda_decode_versions(), dec7_refusal(p));
+        return FS_ERR_ARG;
+    }
+    fs_cuda_decode_plan *pl = (fs_cuda_decode_plan *)calloc(1, sizeof *pl);
+    if (!pl) {
+        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
+        return FS_ERR_NOMEM;
+    }
+    pl->p = *p;
+    pl->p.splits = split_count(p, version);   /* no occupancy query at each run */
+    pl->version = version;
+    pl->K = K;
+    pl->V = V;
+    pl->work = work;
+    if (version >= 13 &&
+        (st = fs_cu_hopper_decode_pdl_plan(&pl->p, dec_params(&pl->p, version), version, K, V, (float *)work, &pl->hopper,
+                                           why, n)) != FS_OK) {
+        free(pl);
+        return st;
+    }
+    *out = pl;
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
+{
+    if (pl->hopper) return fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, why, n);
+    return fs_cuda_decode_run(&pl->p, pl->version, Q, pl->K, pl->V, O, pl->work, why, n);
+}
+
+extern "C" void fs_cuda_decode_plan_free(fs_cuda_decode_plan *pl)
+{
+    if (!pl) return;
+    fs_cu_hopper_decode_pdl_free(pl->hopper);
+    free(pl);
 }
 
 /* ---- Host side of the e4m3 KV cache --------------------------------------------------------- */

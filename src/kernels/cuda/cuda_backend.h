@@ -227,6 +227,22 @@ int fs_cuda_decode_splits(const fs_cuda_decode *p, int version);
 fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, const void *Q, const void *K,
                              const void *V, void *O, void *work, char *why, size_t n);
 
+/* A decode planned once and run many times, as a serving loop runs one shape over the same cache
+ * (FlashInfer's plan and run): fs_cuda_decode_plan_make does the host's work of a run once, for
+ * problem p, this version, the cache K, V and the workspace work (at least
+ * fs_cuda_decode_workspace bytes): the checks, the split count, and for versions 13 to 16 the
+ * tensor maps of K and V and the kernels' shared-memory attribute. fs_cuda_decode_plan_run then
+ * launches alone, for a new Q and O: the same kernels and the same result as fs_cuda_decode_run,
+ * bit for bit. p's pointers (block table, lengths), K, V and work must stay valid, and their
+ * addresses the same, while the plan is used; the cache's contents and the table's entries may
+ * change between runs. Other versions keep their arguments and call fs_cuda_decode_run. *out
+ * is NULL on failure; fs_cuda_decode_plan_free(NULL) does nothing. */
+typedef struct fs_cuda_decode_plan fs_cuda_decode_plan;
+fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const void *K, const void *V, void *work,
+                                   fs_cuda_decode_plan **out, char *why, size_t n);
+fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);
+void fs_cuda_decode_plan_free(fs_cuda_decode_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

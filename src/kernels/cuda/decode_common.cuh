@@ -36,6 +36,15 @@ fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_param
  * at most 8 query heads. */
 fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K, const void *V, float *part, void *O, char *why, size_t n);
+/* The same, in two halves (fs_cuda_decode_plan): the host's work once (the device's check, the
+ * tensor maps of K and V, the kernel's shared-memory attribute: *plan, freed with
+ * fs_cu_hopper_decode_pdl_free), then each run's two launches alone. fs_cu_hopper_decode_pdl is
+ * the two halves back to back. */
+struct hopper_pdl_plan;
+fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K,
+                                       const void *V, float *part, hopper_pdl_plan **plan, char *why, size_t n);
+fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, char *why, size_t n);
+void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 /* e4m3-cache versions 5-12 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
  * (5, 7, 9, 11) or paged (6, 8, 10, 12), the bytes converted by the hardware from 7 on, on a

@@ -47,6 +47,8 @@
  * Tiles land in the TMA's 128-byte swizzle (hopper_common.cuh), so the compute warps' ldmatrix
  * addresses go through sw_off; dec_warp_tile (decode_common.cuh) is version 7's math unchanged.
  */
+#include <new>
+
 #include "kernels/cuda/decode_common.cuh"
 #include "kernels/cuda/hopper_common.cuh"
 
@@ -286,50 +288,98 @@ static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params 
 }
 
 /* Versions 13 (contiguous) and 14 (paged): the split kernel, then its merge as a programmatic
- * dependent; TOP: versions 15 and 16. */
+ * dependent; TOP: versions 15 and 16. In two halves: plan13 does the host's work (the tensor maps,
+ * the kernel's shared-memory attribute) into a hopper_pdl_plan, run13 launches from it. */
+struct hopper_pdl_plan {
+    fs_cuda_decode pp;
+    decode_params p;
+    CUtensorMap mk, mv;
+    float *part;
+    fs_status (*run)(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n);
+};
+
 template <typename T, int D, bool PAGED, bool TOP>
-static fs_status launch13(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                          const void *V, float *part, void *O, char *why, size_t n)
+static fs_status run13(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n)
 {
     constexpr int STAGES = dec9_stages<D>();
-    CUtensorMap mk, mv;
-    fs_status st = maps9<D, PAGED>(pp, p, K, V, mk, mv, why, n);
-    if (st != FS_OK) return st;
-    const size_t smem = dec9_smem<T, D, STAGES>();
     auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
-    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const T *)Q, part, nullptr,
-                                                                            nullptr);
+    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, dec9_smem<T, D, STAGES>()>>>(
+        pl.p, pl.mk, pl.mv, (const T *)Q, pl.part, nullptr, nullptr);
     FS_CU_LAUNCHED();
-    return launch_merge_pdl<T, D>(pp, p, part, O, why, n);
+    return launch_merge_pdl<T, D>(&pl.pp, pl.p, pl.part, O, why, n);
+}
+
+template <typename T, int D, bool PAGED, bool TOP>
+static fs_status plan13(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
+{
+    constexpr int STAGES = dec9_stages<D>();
+    fs_status st = maps9<D, PAGED>(&pl.pp, pl.p, K, V, pl.mk, pl.mv, why, n);
+    if (st != FS_OK) return st;
+    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec9_smem<T, D, STAGES>()));
+    pl.run = run13<T, D, PAGED, TOP>;
+    return FS_OK;
 }
 
 template <bool PAGED, bool TOP>
-static fs_status launch13_of(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K,
-                             const void *V, float *part, void *O, char *why, size_t n)
+static fs_status plan13_of(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
 {
-    const bool bf = pp->dtype == FS_CUDA_BF16;
-    if (pp->d == 64)
-        return bf ? launch13<__nv_bfloat16, 64, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n)
-                  : launch13<__half, 64, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n);
-    return bf ? launch13<__nv_bfloat16, 128, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n)
-              : launch13<__half, 128, PAGED, TOP>(pp, p, Q, K, V, part, O, why, n);
+    const bool bf = pl.pp.dtype == FS_CUDA_BF16;
+    if (pl.pp.d == 64)
+        return bf ? plan13<__nv_bfloat16, 64, PAGED, TOP>(pl, K, V, why, n) : plan13<__half, 64, PAGED, TOP>(pl, K, V, why, n);
+    return bf ? plan13<__nv_bfloat16, 128, PAGED, TOP>(pl, K, V, why, n) : plan13<__half, 128, PAGED, TOP>(pl, K, V, why, n);
+}
+
+/* The host's half into pl (pl.pp, pl.p and pl.part set by the caller). */
+static fs_status plan_pdl(hopper_pdl_plan &pl, int version, const void *K, const void *V, char *why, size_t n)
+{
+    const bool paged = pl.pp.page_size > 0, top = version >= 15 && pl.pp.n_q_heads / pl.pp.n_kv_heads <= 8;
+    char what[32];
+    snprintf(what, sizeof what, "decode version %d", version);
+    fs_status st = hopper_device(what, why, n);
+    if (st != FS_OK) return st;
+    if (top) return paged ? plan13_of<true, true>(pl, K, V, why, n) : plan13_of<false, true>(pl, K, V, why, n);
+    return paged ? plan13_of<true, false>(pl, K, V, why, n) : plan13_of<false, false>(pl, K, V, why, n);
 }
 
 fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K, const void *V, float *part, void *O, char *why, size_t n)
 {
-    const bool paged = pp->page_size > 0, top = version >= 15 && pp->n_q_heads / pp->n_kv_heads <= 8;
-    char what[32];
-    snprintf(what, sizeof what, "decode version %d", version);
-    fs_status st = hopper_device(what, why, n);
-    if (st != FS_OK) return st;
-    if (top)
-        return paged ? launch13_of<true, true>(pp, p, Q, K, V, part, O, why, n)
-                     : launch13_of<false, true>(pp, p, Q, K, V, part, O, why, n);
-    return paged ? launch13_of<true, false>(pp, p, Q, K, V, part, O, why, n)
-                 : launch13_of<false, false>(pp, p, Q, K, V, part, O, why, n);
+    hopper_pdl_plan pl;
+    pl.pp = *pp;
+    pl.p = p;
+    pl.part = part;
+    fs_status st = plan_pdl(pl, version, K, V, why, n);
+    return st != FS_OK ? st : pl.run(pl, Q, O, why, n);
 }
+
+fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K,
+                                       const void *V, float *part, hopper_pdl_plan **plan, char *why, size_t n)
+{
+    *plan = nullptr;
+    hopper_pdl_plan *pl = new (std::nothrow) hopper_pdl_plan;   /* (the tensor maps' 64-byte alignment kept) */
+    if (!pl) {
+        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
+        return FS_ERR_NOMEM;
+    }
+    pl->pp = *pp;
+    pl->p = p;
+    pl->part = part;
+    fs_status st = plan_pdl(*pl, version, K, V, why, n);
+    if (st != FS_OK) {
+        delete pl;
+        return st;
+    }
+    *plan = pl;
+    return FS_OK;
+}
+
+fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, char *why, size_t n)
+{
+    return plan->run(*plan, Q, O, why, n);
+}
+
+void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan) { delete plan; }
 
 /* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
 template <int D> static int occupancy9()
