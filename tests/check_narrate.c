@@ -9,7 +9,8 @@
  * PARTIAL, ℓ in MERGE, L and D in the backward. The checks must be able to fail: a sentence with
  * a wrong α, a missing period or a stray "nan" is caught by the helpers below
  * (test_checker_fails). And a lesson read alone says m_blk, ℓ_blk, α and β in words (its
- * introduction or a step's narration) no later than the first step whose formula lines show them.
+ * introduction or a step's narration) no later than the first step whose formula lines show them,
+ * and its first merge's words name the number the merged state takes.
  */
 #include <check.h>
 #include <ctype.h>
@@ -132,10 +133,24 @@ START_TEST(test_symbols_said_before_lines)
         fs_loc_error err;
         ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
         const fs_trace *t = fs_lesson_trace(l);
-        bool said[NS];
+        bool said[NS], merged = false;
         for (int s = 0; s < NS; s++) said[s] = strstr(fs_lesson_intro(l), sym[s]) != NULL;
         for (int64_t k = 0; t && k < t->n; k++) {
             fs_lesson_say(l, t, k, say, sizeof say);
+            /* the first merge's words say what number its result takes ("merge 0 + 1 → 32": 32 is
+             * not a thirty-third split but the next free number) */
+            if (t->ev[k].kind == FS_EV_MERGE && !merged) {
+                merged = true;
+                char n1[32], n2[32], n3[32];
+                snprintf(n1, sizeof n1, "into %d", t->ev[k].id);
+                snprintf(n2, sizeof n2, "numbered %d", t->ev[k].id);
+                snprintf(n3, sizeof n3, "→ %d", t->ev[k].id);
+                if (!strstr(say, n1) && !strstr(say, n2) && !strstr(say, n3) && bad++ < 40) {
+                    size_t m = strlen(msg);
+                    snprintf(msg + m, sizeof msg - m, "\n  %s step %lld: the first merge's result %d is not named", paths[i],
+                             (long long)k, t->ev[k].id);
+                }
+            }
             fs_lesson_describe(l, t, k, 4, lines, sizeof lines);
             for (int s = 0; s < NS; s++) {
                 said[s] |= strstr(say, sym[s]) != NULL;
@@ -151,7 +166,7 @@ START_TEST(test_symbols_said_before_lines)
         fs_lesson_free(l);
     }
     fs_lesson_list_free(paths, n);
-    ck_assert_msg(!bad, "%d lessons' steps show a symbol no words have said yet:%s", bad, msg);
+    ck_assert_msg(!bad, "%d places where a lesson read alone shows what its words have not said:%s", bad, msg);
 }
 END_TEST
 
