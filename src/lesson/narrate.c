@@ -519,10 +519,9 @@ static void say_row(sb *b, const ctx *c)
         capital(b, at2);
         if (c->first)   /* the symbols of this step's lines, said once before they are used */
             fs_sb_put(b, ". A row keeps m (its best score so far), ℓ (the sum of %s(score − m)) and o (its output so "
-                   "far) from tile to tile. Each %s brings its own best score m_blk and sum ℓ_blk, and two factors "
-                   "bring both sums to the new maximum m_new: α is %s(m_old − m_new), for what the row had; β is "
-                   "%s(m_blk − m_new), for the %s. Here α = %s multiplies an empty state, so nothing is lost.",
-                EXPW(c), c->query ? "key" : "tile", EXPW(c), EXPW(c), c->query ? "key" : "tile", num(b, e->alpha));
+                   "far); each %s brings its best m_blk and sum ℓ_blk, and α (the row's) and β (the %s's) bring "
+                   "both to the new maximum m_new, each %s(its maximum − m_new). Here α = %s: the state was empty.",
+                EXPW(c), c->query ? "key" : "tile", c->query ? "key" : "tile", EXPW(c), num(b, e->alpha));
         else fs_sb_put(b, "; α = %s multiplies an empty state, so nothing is lost.", num(b, e->alpha));
     } else if (e->m_new > e->m_old) {
         fs_sb_put(b, "%s rises from %s to %s (%s beats everything before), so what was summed is measured from a "
