@@ -225,7 +225,7 @@ START_TEST(test_every_lesson_ends)
 
     char next[700];
     fs_course_next_line("lessons/000_00_four_numbers.lesson", next, sizeof next);
-    ck_assert_str_eq(next, "next: Softmax of [1.0, 2.0, 0.5], the two-pass way");
+    ck_assert_str_eq(next, "next: Softmax of [1.0, 2.0, 0.5], the plain way");
     fs_course_next_line("lessons/004_14_dropout_backward.lesson", next, sizeof next);
     ck_assert_str_eq(next, "next: the course ends here");
     fs_course_next_line("tests/lessons/bad_attr.lesson", next, sizeof next);

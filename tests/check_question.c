@@ -222,6 +222,22 @@ START_TEST(test_every_lesson_asks)
             for (int j = 0; j < nq && j < QMAX; j++)
                 ck_assert_msg(!strstr(q[j].prompt, "exp(s") && !strstr(q[j].why, "exp(s"), "%s question %d: %s / %s", paths[i], j,
                               q[j].prompt, q[j].why);
+        /* two questions before one step come in a row's order of work: the first one asked never
+         * states the second's answer (α's prompt gives m_new, so the new maximum is asked first) */
+        for (int j = 0; j + 1 < nq && j + 1 < QMAX; j++) {
+            if (q[j].step < 0 || q[j + 1].step != q[j].step || !q[j + 1].numeric) continue;
+            char ans[64];
+            fs_question_answer(&q[j + 1], ans, sizeof ans);
+            ck_assert_msg(!number_token(q[j].prompt, ans), "%s question %d gives away question %d's answer %s: %s", paths[i], j,
+                          j + 1, ans, q[j].prompt);
+        }
+        /* a row's new maximum and first sum are asked only where the prompt shows every score */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].step < 0 || (q[j].kind != FS_Q_M_NEW && q[j].kind != FS_Q_L_NEW)) continue;
+            const fs_event *e = &fs_lesson_trace(l)->ev[q[j].step];
+            if (e->kind == FS_EV_ROW && e->m_old == -INFINITY)
+                ck_assert_msg(!strstr(q[j].prompt, "values)]"), "%s question %d: scores cut: %s", paths[i], j, q[j].prompt);
+        }
         /* the new maximum's reason names what the old one is compared with: m_blk only where a block
          * of several keys arrived (one key's score is s, one value z), and says what it is */
         for (int j = 0; j < nq && j < QMAX; j++) {

@@ -452,7 +452,8 @@ static void row_compare(sb *b, const ctx *c)
         else if (acts) fs_sb_put(b, " The wrong variant (%s) still agrees with the correct run at this step.", what);
         return;
     }
-    if (lowp) fs_sb_put(b, " In exact arithmetic this step gives ℓ = %s and o = ", num(b, ce->l_new));
+    if (lowp)   /* (ℓ is measured from m: the exact run's own maximum is given with it) */
+        fs_sb_put(b, " In exact arithmetic this step gives m = %s, ℓ = %s and o = ", num(b, ce->m_new), num(b, ce->l_new));
     else fs_sb_put(b, " Here the wrong variant (%s) parts from the correct run, which has ℓ = %s and o = ", what,
              num(b, ce->l_new));
     vec(b, c->ct, ce->o_new, ce->n_o);

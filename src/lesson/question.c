@@ -144,6 +144,9 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         }
     }
     const bool first = e->m_old == -INFINITY;
+    /* a row's scores are shown up to eight (add_vec): past that, its maximum and its first sum
+     * cannot be worked out from the question, so they are not asked */
+    if (!elem && e->n_s > 8 && (kind == FS_Q_M_NEW || (kind == FS_Q_L_NEW && first))) return false;
     if (first) add(q->prompt, sizeof q->prompt, "Nothing was seen before: m = -inf, ℓ = 0. ");
     else add(q->prompt, sizeof q->prompt, "Before: m = %s, ℓ = %s. ", num(a, sizeof a, e->m_old, D), num(b, sizeof b, e->l_old, D));
     const double blk = elem && e->c1 - e->c0 == 1 ? e->x : e->m_blk;
@@ -164,8 +167,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         return true;
     case FS_Q_ALPHA:
         if (first) return false;
-        add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s. What is α, the factor that rescales the old ℓ and o?",
-            num(a, sizeof a, e->m_new, D));
+        add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s. What is α, the factor that rescales the old %s?",
+            num(a, sizeof a, e->m_new, D), elem ? "sum ℓ" : "ℓ and o");
         q->answer = e->alpha;
         snprintf(q->why, sizeof q->why, "α = %s(m_old − m_new) = %s(%s − %s) = %s: %s", c->EXP, c->EXP, num(a, sizeof a, e->m_old, D),
                  num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->alpha, D),
@@ -590,10 +593,25 @@ static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question
     }
 }
 
+/* Where a question of this kind comes among those of one step: a row's in the order a student
+ * computes them (the new maximum, then α, β, and ℓ, each question giving what the next needs
+ * and none giving away an earlier one's answer); every other kind after them. */
+static int kind_rank(fs_qkind k)
+{
+    switch (k) {
+    case FS_Q_M_NEW: return 0;
+    case FS_Q_ALPHA: case FS_Q_MERGE: return 1;   /* (a merge's factor before its ℓ) */
+    case FS_Q_BETA: return 2;
+    case FS_Q_L_NEW: return 3;
+    default: return 4;
+    }
+}
+
 static int by_step(const void *a, const void *b)
 {
     const fs_question *x = a, *y = b;
-    return x->step < y->step ? -1 : x->step > y->step;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return kind_rank(x->kind) - kind_rank(y->kind);
 }
 
 /* How many of the chosen ask at step k, and is (k, kind) among them? */
@@ -727,9 +745,10 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
         }
     }
     free(mo);
-    /* in step order, those of one step in the order they were chosen: a stable sort (an insertion
-     * sort: qsort is not stable, and C libraries order equal steps differently, so that the page
-     * (Emscripten's libc) would ask the same quiz in another order than the terminal) */
+    /* in step order, those of one step in a row's order of work (kind_rank), else in the order
+     * they were chosen: a stable sort (an insertion sort: qsort is not stable, and C libraries
+     * order equal steps differently, so that the page (Emscripten's libc) would ask the same quiz
+     * in another order than the terminal) */
     for (int i = 1; i < n; i++) {
         tmp = got[i];
         int j = i - 1;
