@@ -422,6 +422,9 @@ static void matrices_page(FILE *f, const player *p, int64_t unused)
     if (r->algo != FS_ALGO_SOFTMAX) {
         const fs_attn *a = &r->attn;
         int len = snprintf(line, sizeof line, "S = scale · Q Kᵀ with scale %.*g", p->digits + 2, a->scale);
+        /* the usual scale named: one over the square root of the head dimension */
+        if (!a->S && a->d > 0 && fabs(a->scale - 1 / sqrt((double)a->d)) < 1e-12 * a->scale)
+            len += snprintf(line + len, sizeof line - (size_t)len, " = 1/√d, d = %d", a->d);
         if (a->n_q_heads > 1 || a->n_kv_heads > 1)
             snprintf(line + len, sizeof line - (size_t)len, "; head 0 of %d query heads (reading KV head 0 of %d)",
                      a->n_q_heads, a->n_kv_heads);
