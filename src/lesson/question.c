@@ -193,8 +193,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
             snprintf(q->why, sizeof q->why, "ℓ = Σ %s(s − m) = %s: each visible score is taken against the maximum, so every "
                      "term is at most 1 and the largest is exactly 1.", c->EXP, num(a, sizeof a, e->l_new, D));
         } else if (elem && e->c1 - e->c0 == 1) {
-            add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s, so α = %s. What is the new running sum ℓ?",
-                num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->alpha, D));
+            add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s, so α = %s(m_old − m_new) = %s. What is the new running "
+                "sum ℓ?", num(a, sizeof a, e->m_new, D), c->EXP, num(b, sizeof b, e->alpha, D));
             snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + %s(z − m_new) = %s · %s + %s(%s − %s) = %s.", c->EXP,
                      num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D), c->EXP, num(d, sizeof d, e->x, D),
                      num(f, sizeof f, e->m_new, D), num(g, sizeof g, e->l_new, D));
