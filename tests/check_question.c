@@ -214,7 +214,7 @@ START_TEST(test_every_lesson_asks)
             if (q[j].check < 0 || !strstr(q[j].prompt, ". Work it out: ")) continue;
             const fs_check *ck = fs_lesson_check(l, q[j].check);
             fs_unit u;
-            if (fs_unit_parse(ck->unit, &u) && !fs_unit_ambiguous(u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT)
+            if (fs_unit_parse(ck->unit, &u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT)   /* KB, MB, GB too */
                 ck_assert_msg(strstr(q[j].prompt, "(the expression counts "), "%s question %d: %s", paths[i], j, q[j].prompt);
         }
         /* an exp2 lesson's questions name exp2, not exp */
@@ -281,6 +281,11 @@ START_TEST(test_judge_rules)
     ck_assert(fs_question_judge(&q, "0.9585", fb, sizeof fb));
     ck_assert(fs_question_judge(&q, "0.96", fb, sizeof fb));
     ck_assert(fs_question_judge(&q, " 0.958 ", fb, sizeof fb));
+    /* one unit off in the last of four typed decimals (worked out from rounded numbers): right,
+     * and said why; two units off, or fewer decimals that do not round to it: not */
+    ck_assert(fs_question_judge(&q, "0.9584", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "rounded"), "%s", fb);
+    ck_assert(!fs_question_judge(&q, "0.9583", fb, sizeof fb));
     ck_assert(!fs_question_judge(&q, "0.95", fb, sizeof fb));
     ck_assert_msg(strstr(fb, "0.95") && strstr(fb, "0.9585") && strstr(fb, "step 14"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "1", fb, sizeof fb));

@@ -770,7 +770,16 @@ static void say_backward(sb *b, const ctx *c)
         else if (r > 0) fs_sb_put(b, ", zero but for rounding: its shares cancel in exact arithmetic, and float64 leaves %s.", num(b, r));
         else fs_sb_put(b, q ? ", the sum of the shares of the KV tiles it sees." : ", the sum of the shares of the queries "
                                                                            "that see it.");
-        if (c->first) fs_sb_put(b, " It is written to slow memory once.");
+        if (c->first && !(e->device >= 0 || (c->run && c->run->algo == FS_ALGO_RING))) {
+            /* (a ring keeps dQ on its device and passes dK, dV around: no slow memory to speak of)
+             * the gradient the loop order finishes in one pass is written once; the other one
+             * gets its shares from passes with other work between, added in slow memory */
+            const bool kv_outer = c->run && c->run->tiling.order == FS_ORDER_KV_OUTER;
+            if (q == kv_outer)
+                fs_sb_put(b, " With the %s tiles outside, its shares came in separate passes, so a kernel adds each into "
+                          "slow memory as it comes (this final sum is what is left there).", kv_outer ? "KV" : "Q");
+            else fs_sb_put(b, " Its shares all came while its tile stayed in fast memory: it is written to slow memory once.");
+        }
         break;
     }
     default: break;

@@ -32,6 +32,28 @@ const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_na
 /* A number as the players print it (lesson_internal.h's fs_num_plain). */
 static const char *num(char *s, size_t n, double x, int digits) { return fs_num_plain(s, n, x, digits); }
 
+/* x rounded as the questions print it (the number a student reads). */
+static double shown(double x, int digits)
+{
+    char s[48];
+    return strtod(num(s, sizeof s, x, digits), NULL);
+}
+
+/* When the printed inputs of a reason's arithmetic give, worked out, another rounding than the
+ * exact result's (44.3835 / 1.2034 = 36.8818, where the exact o / ℓ is 36.8806), the reason says
+ * so: why += " (from the unrounded numbers; the rounded ones give 36.8818)". */
+static void unrounded_note(char *why, size_t n, double from_shown, double exact, int digits)
+{
+    char a[48], b[48];
+    num(a, sizeof a, from_shown, digits);
+    num(b, sizeof b, exact, digits);
+    if (isfinite(from_shown) && strcmp(a, b)) {
+        size_t len = strlen(why);
+        if (len && why[len - 1] == '.') why[len - 1] = 0;
+        snprintf(why + strlen(why), n - strlen(why), " (from the unrounded numbers; the rounded ones give %s).", a);
+    }
+}
+
 /* Appends to a fixed buffer, never past its end. */
 static void add(char *buf, size_t n, const char *fmt, ...)
 {
@@ -205,6 +227,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
             snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + β ℓ_blk = %s · %s + %s · %s = %s: both sums are brought to the new "
                      "maximum, then added.", num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D),
                      num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D), num(h, sizeof h, e->l_new, D));
+            unrounded_note(q->why, sizeof q->why,
+                           shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D), e->l_new, D);
         }
         q->answer = e->l_new;
         return true;
@@ -297,6 +321,7 @@ static bool ask_out(const ctx *c, int64_t k, fs_question *q)
     q->answer = out[0];
     snprintf(q->why, sizeof q->why, "O = o / ℓ: %s / %s = %s. The unnormalized form divides once, when the row has seen "
              "every key it will see.", num(a, sizeof a, o[0], D), num(b, sizeof b, e->l_new, D), num(d, sizeof d, out[0], D));
+    unrounded_note(q->why, sizeof q->why, shown(o[0], D) / shown(e->l_new, D), out[0], D);
     return true;
 }
 
@@ -433,6 +458,8 @@ static bool ask_merge_l(const ctx *c, int64_t k, fs_question *q)
              "are added, exactly as if one pass had seen both key ranges.", num(a, sizeof a, e->alpha, D),
              num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D),
              num(g, sizeof g, e->l_new, D));
+    unrounded_note(q->why, sizeof q->why, shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D),
+                   e->l_new, D);
     return true;
 }
 
@@ -919,9 +946,11 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
      * the verdict gives say theirs in `reading`). */
     fs_unit u;
     char base[96] = "", raw[64] = "";
-    if (!*reading && fs_unit_parse(unit, &u) && !fs_unit_ambiguous(u) && fs_unit_factor(u, true) != 1.0 &&
-        u != FS_UNIT_PERCENT) {
-        const double f = fs_unit_factor(u, true);
+    if (fs_unit_parse(unit, &u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT) {
+        /* KB, MB, GB: binary (the engine's reading of them) unless the verdict read them as decimal;
+         * the factor in bytes says which, so the reading's own words are not needed beside it */
+        const double f = fs_unit_factor(u, strcmp(ck->got.reading, "decimal") != 0);
+        reading = "";
         const bool bytes = u >= FS_UNIT_B && u <= FS_UNIT_TIB;
         snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
                  bytes ? "B" : "s");
@@ -980,6 +1009,16 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
 /* ---- judging -------------------------------------------------------------------------------- */
 
 /* Significant digits typed: "0.0960" has 3, "12" has 2, "1.5e3" has 2. */
+/* The digits typed after the decimal point ("0.8379": 4; "12": 0; an exponent: −1, not counted). */
+static int typed_decimals(const char *s)
+{
+    if (strpbrk(s, "eE")) return -1;
+    const char *dot = strchr(s, '.');
+    int n = 0;
+    for (const char *p = dot ? dot + 1 : s + strlen(s); *p && isdigit((unsigned char)*p); p++) n++;
+    return n;
+}
+
 static int sig_digits(const char *s)
 {
     int n = 0;
@@ -1070,8 +1109,16 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
             ok = false;
             hint = " Give at least two significant digits.";
         }
+        /* worked out from the prompt's numbers, which are rounded to q->digits decimals, an answer
+         * may end one unit off the exact value's rounding (exp(0.4950 − 0.6718) = 0.8379, the
+         * exact 0.83801): typed to at least as many decimals, one unit of its last one is right */
+        const int dec = typed_decimals(t);
+        if (!ok && dec >= q->digits && fabs(x - q->answer) <= 1.000001 * pow(10, -dec)) {
+            ok = true;
+            hint = " (One unit off in the last digit: the numbers shown are rounded, so that is expected.)";
+        }
     }
-    if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s. %s", t, right, q->why);
+    if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s.%s %s", t, right, hint, q->why);
     else snprintf(feedback, n, "Not quite: you typed %s; it is %s.%s %s%s", t, right, hint, q->why, where(q, at, sizeof at));
     return ok;
 }
