@@ -173,10 +173,9 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     else add(q->prompt, sizeof q->prompt, "Before: m = %s, ℓ = %s. ", num(a, sizeof a, e->m_old, D), num(b, sizeof b, e->l_old, D));
     const double blk = elem && e->c1 - e->c0 == 1 ? e->x : e->m_blk;
     switch (kind) {
-    case FS_Q_M_NEW:
+    case FS_Q_M_NEW: {
         add(q->prompt, sizeof q->prompt, "What is the new running maximum m?");
         q->answer = e->m_new;
-    {
         /* what the old maximum is compared with: one value z, one key's score s, or a block's best m_blk */
         const bool one = e->c1 - e->c0 == 1 && (elem || e->n_s == 1);
         const char *sym = one ? (elem ? "z" : "s") : "m_blk";
@@ -185,8 +184,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
                  "and %s; the running maximum only ever grows.",
                  sym, num(a, sizeof a, e->m_old, D), num(b, sizeof b, one && !elem ? e->m_blk : blk, D),
                  num(d, sizeof d, e->m_new, D), what);
-    }
         return true;
+    }
     case FS_Q_ALPHA:
         if (first) return false;
         add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s. What is α, the factor that rescales the old %s?",
@@ -1008,7 +1007,6 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
 
 /* ---- judging -------------------------------------------------------------------------------- */
 
-/* Significant digits typed: "0.0960" has 3, "12" has 2, "1.5e3" has 2. */
 /* The digits typed after the decimal point ("0.8379": 4; "12": 0; an exponent: −1, not counted). */
 static int typed_decimals(const char *s)
 {
@@ -1019,6 +1017,7 @@ static int typed_decimals(const char *s)
     return n;
 }
 
+/* Significant digits typed: "0.0960" has 3, "12" has 2, "1.5e3" has 2. */
 static int sig_digits(const char *s)
 {
     int n = 0;
