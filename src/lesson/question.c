@@ -198,8 +198,13 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         return true;
     case FS_Q_BETA:
         if (elem && e->c1 - e->c0 == 1) return false;
-        add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s and this block's is m_blk = %s. What is β, the factor "
-            "that rescales the block's own sum?", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->m_blk, D));
+        if (c->run && c->run->algo == FS_ALGO_QUERY)   /* one key at a time: its block is the key, β its weight p */
+            add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s and the key's score is m_blk = %s (a block of one "
+                "key). What is β, its weight p = %s(m_blk − m_new)?", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->m_blk, D),
+                c->EXP);
+        else
+            add(q->prompt, sizeof q->prompt, "The new maximum is m_new = %s and this block's is m_blk = %s. What is β, the factor "
+                "that rescales the block's own sum?", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->m_blk, D));
         q->answer = e->beta;
         snprintf(q->why, sizeof q->why, "β = %s(m_blk − m_new) = %s(%s − %s) = %s: %s", c->EXP, c->EXP, num(a, sizeof a, e->m_blk, D),
                  num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->beta, D),
@@ -220,7 +225,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
                      num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D), c->EXP, num(d, sizeof d, e->x, D),
                      num(f, sizeof f, e->m_new, D), num(g, sizeof g, e->l_new, D));
         } else {
-            add(q->prompt, sizeof q->prompt, "The block's own sum is ℓ_blk = %s; α = %s and β = %s. What is the new running sum ℓ?",
+            add(q->prompt, sizeof q->prompt, "%s own sum is ℓ_blk = %s; α = %s and β = %s. What is the new running sum ℓ?",
+                c->run && c->run->algo == FS_ALGO_QUERY ? "The key is a block of one key: its" : "The block's",
                 num(a, sizeof a, e->l_blk, D), num(b, sizeof b, e->alpha, D), num(d, sizeof d, e->beta, D));
             char h[48];
             snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + β ℓ_blk = %s · %s + %s · %s = %s: both sums are brought to the new "
