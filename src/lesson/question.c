@@ -1013,16 +1013,6 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
 
 /* ---- judging -------------------------------------------------------------------------------- */
 
-/* The digits typed after the decimal point ("0.8379": 4; "12": 0; an exponent: −1, not counted). */
-static int typed_decimals(const char *s)
-{
-    if (strpbrk(s, "eE")) return -1;
-    const char *dot = strchr(s, '.');
-    int n = 0;
-    for (const char *p = dot ? dot + 1 : s + strlen(s); *p && isdigit((unsigned char)*p); p++) n++;
-    return n;
-}
-
 /* Significant digits typed: "0.0960" has 3, "12" has 2, "1.5e3" has 2. */
 static int sig_digits(const char *s)
 {
@@ -1116,9 +1106,10 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
         }
         /* worked out from the prompt's numbers, which are rounded to q->digits decimals, an answer
          * may end one unit off the exact value's rounding (exp(0.4950 − 0.6718) = 0.8379, the
-         * exact 0.83801): typed to at least as many decimals, one unit of its last one is right */
-        const int dec = typed_decimals(t);
-        if (!ok && dec >= q->digits && fabs(x - q->answer) <= 1.000001 * pow(10, -dec)) {
+         * exact 0.83801): typed to at least as fine a digit, one unit of its last one (2 · half,
+         * fs_printed_parse's half a unit) is right */
+        const double unit = 2 * half;
+        if (!ok && unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->answer) <= 1.000001 * unit) {
             ok = true;
             hint = " (One unit off in the last digit: the numbers shown are rounded, so that is expected.)";
         }
