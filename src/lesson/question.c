@@ -1111,7 +1111,7 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
         const double unit = 2 * half;
         if (!ok && unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->answer) <= 1.000001 * unit) {
             ok = true;
-            hint = " (One unit off in the last digit: the numbers shown are rounded, so that is expected.)";
+            hint = " (One unit off in the last digit: within what the rounded numbers of a question allow.)";
         }
     }
     if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s.%s %s", t, right, hint, q->why);
