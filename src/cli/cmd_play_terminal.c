@@ -18,8 +18,9 @@
  * cheap as going forward.
  *
  * Interactive when stdin and stdout are terminals (keys in usage() below; m and t show the
- * matrices and the mask over any page until the next key). Otherwise (or with --all) every page
- * is printed in order, from --step N when given.
+ * matrices and the mask over any page until the next key, m those of the step's own head).
+ * Otherwise (or with --all) every page is printed in order, from --step N when given, and with
+ * several heads each head's matrices before its first step.
  *
  * Height: rows from TIOCGWINSZ when stdout is a terminal, else $LINES, else 24; width: columns
  * likewise from $COLUMNS, at most 96, at least 40.
@@ -215,6 +216,10 @@ struct player {
     bool *answered;
     int nq, asked, right;
     bool ask;
+    /* several query heads: the step where each head's first event is (−1: none), so that its
+     * matrices come before it; NULL with one head */
+    int64_t *head_first;
+    int32_t n_heads;
 };
 
 static int64_t page_count(const player *p) { return p->n_pre + p->n_steps + p->n_check_pages + p->n_end; }
@@ -344,7 +349,7 @@ static block matrix_block(const char *name, const double *a, int32_t rows, int32
 }
 
 /* The run's matrices as blocks (head 0 only). Returns the count. */
-static int run_blocks(const player *p, int max_rows, block *out, int cap)
+static int run_blocks(const player *p, int32_t head, int max_rows, block *out, int cap)
 {
     const fs_run *r = fs_lesson_run(p->l);
     int nb = 0;
@@ -354,15 +359,24 @@ static int run_blocks(const player *p, int max_rows, block *out, int cap)
         return nb;
     }
     const fs_attn *a = &r->attn;
+    /* head `head`'s rows, and those of the KV head it reads (fs_attn's layout: heads outermost) */
+    int32_t g = fs_attn_kv_head(a, head);
+    size_t q0 = (size_t)head * (size_t)a->n_q, k0 = (size_t)g * (size_t)a->n_kv;
     if (a->S) {
-        if (nb < cap) out[nb++] = matrix_block("S, the scores given", a->S, a->n_q, a->n_kv, max_rows, p->digits, p->width);
+        if (nb < cap)
+            out[nb++] = matrix_block("S, the scores given", a->S + q0 * (size_t)a->n_kv, a->n_q, a->n_kv, max_rows,
+                                     p->digits, p->width);
     } else {
-        if (a->Q && nb < cap) out[nb++] = matrix_block("Q, queries", a->Q, a->n_q, a->d, max_rows, p->digits, p->width);
-        if (a->K && nb < cap) out[nb++] = matrix_block("K, keys", a->K, a->n_kv, a->d, max_rows, p->digits, p->width);
+        if (a->Q && nb < cap)
+            out[nb++] = matrix_block("Q, queries", a->Q + q0 * (size_t)a->d, a->n_q, a->d, max_rows, p->digits, p->width);
+        if (a->K && nb < cap)
+            out[nb++] = matrix_block("K, keys", a->K + k0 * (size_t)a->d, a->n_kv, a->d, max_rows, p->digits, p->width);
     }
-    if (a->V && nb < cap) out[nb++] = matrix_block("V, values", a->V, a->n_kv, a->d_v, max_rows, p->digits, p->width);
+    if (a->V && nb < cap)
+        out[nb++] = matrix_block("V, values", a->V + k0 * (size_t)a->d_v, a->n_kv, a->d_v, max_rows, p->digits, p->width);
     if ((r->algo == FS_ALGO_BACKWARD || (r->algo == FS_ALGO_RING && r->ring_backward)) && r->dO && nb < cap)
-        out[nb++] = matrix_block("dO, the loss's gradient with respect to O", r->dO, a->n_q, a->d_v, max_rows, p->digits, p->width);
+        out[nb++] = matrix_block("dO, the loss's gradient with respect to O", r->dO + q0 * (size_t)a->d_v, a->n_q, a->d_v,
+                                 max_rows, p->digits, p->width);
     return nb;
 }
 
@@ -407,12 +421,18 @@ static int frame_lines(const player *p)
     return lines_of(p->first_page ? header : title, p, 0) + 1 + 1 + lines_of(footer_lines, p, 0);
 }
 
-/* The matrices page's body. */
-static void matrices_page(FILE *f, const player *p, int64_t unused)
+/* The matrices page's body: query head `head`'s Q (and dO) and its KV head's K and V. */
+static void matrices_page(FILE *f, const player *p, int64_t head)
 {
-    (void)unused;
     const fs_run *r = fs_lesson_run(p->l);
-    heading(f, "── the lesson's matrices ", 40, p->width);
+    int32_t h = r && r->algo != FS_ALGO_SOFTMAX && head > 0 && head < r->attn.n_q_heads ? (int32_t)head : 0;
+    if (h > 0) {
+        char title_h[64];
+        snprintf(title_h, sizeof title_h, "── head %d's matrices ", h);
+        heading(f, title_h, 40, p->width);
+    } else {
+        heading(f, "── the lesson's matrices ", 40, p->width);
+    }
     if (!r) {
         wrap(f, "This lesson runs nothing: it checks the document's arithmetic, one claim a step.", 0, p->width);
         return;
@@ -426,8 +446,8 @@ static void matrices_page(FILE *f, const player *p, int64_t unused)
         if (!a->S && a->d > 0 && fabs(a->scale - 1 / sqrt((double)a->d)) < 1e-12 * a->scale)
             len += snprintf(line + len, sizeof line - (size_t)len, " = 1/√d, d = %d", a->d);
         if (a->n_q_heads > 1 || a->n_kv_heads > 1)
-            snprintf(line + len, sizeof line - (size_t)len, "; head 0 of %d query heads (reading KV head 0 of %d)",
-                     a->n_q_heads, a->n_kv_heads);
+            snprintf(line + len, sizeof line - (size_t)len, "; head %d of %d query heads (reading KV head %d of %d)", h,
+                     a->n_q_heads, fs_attn_kv_head(a, h), a->n_kv_heads);
         if (a->softcap > 0)
             snprintf(line + strlen(line), sizeof line - strlen(line), "; soft-cap %g", a->softcap);
         if (r->algo == FS_ALGO_BACKWARD && !r->dO) strncat(line, "; dO = 1 everywhere", sizeof line - strlen(line) - 1);
@@ -439,15 +459,15 @@ static void matrices_page(FILE *f, const player *p, int64_t unused)
     block b[6];
     int best = 2;
     for (int rows = 32; rows >= 2; rows--) {
-        int nb = run_blocks(p, rows, b, 6);
-        int h = lay_out(NULL, b, nb, p->width);
+        int nb = run_blocks(p, h, rows, b, 6);
+        int lines = lay_out(NULL, b, nb, p->width);
         for (int i = 0; i < nb; i++) block_free(&b[i]);
-        if (h <= avail) {
+        if (lines <= avail) {
             best = rows;
             break;
         }
     }
-    int nb = run_blocks(p, best, b, 6);
+    int nb = run_blocks(p, h, best, b, 6);
     lay_out(f, b, nb, p->width);
     for (int i = 0; i < nb; i++) block_free(&b[i]);
 }
@@ -865,6 +885,23 @@ static void ending_page(FILE *f, const player *p, int64_t unused)
 /* ---- one page --------------------------------------------------------------------------- */
 
 /* A step of the trace: the narration, then the formulas. */
+/* The query head of page k's step (0 where the page is no step or the run has one head). */
+static int32_t page_head(const player *p, int64_t k)
+{
+    int64_t s = k - p->n_pre;
+    if (!p->head_first || s < 0 || s >= p->n_steps) return 0;
+    int32_t h = p->t->ev[s].head;
+    return h >= 0 && h < p->n_heads ? h : 0;
+}
+
+/* Whether step s is the first of a head other than head 0, whose matrices the pages before step 0
+ * do not show. */
+static bool head_begins(const player *p, int64_t s)
+{
+    int32_t h = page_head(p, p->n_pre + s);
+    return h > 0 && p->head_first[h] == s;
+}
+
 static void step_page(FILE *f, const player *p, int64_t k)
 {
     const fs_lesson *l = p->l;
@@ -886,6 +923,11 @@ static void step_page(FILE *f, const player *p, int64_t k)
         if (semi) *semi = 0;
         wrap(f, q, 4, width);
         q = semi ? semi + 2 : NULL;
+    }
+    if (p->screen && head_begins(p, k)) {
+        char hint[96];
+        snprintf(hint, sizeof hint, "(m shows head %d's Q, K and V)", e->head);
+        wrap(f, hint, 4, width);
     }
 }
 
@@ -1153,6 +1195,16 @@ static void player_init(player *p, const fs_lesson *l, int digits)
     p->n_steps = p->claim_steps ? fs_lesson_check_count(l) : p->n;
     p->digits = digits;
     p->n_end = 1;
+    const fs_run *r = fs_lesson_run(l);
+    if (r && r->algo != FS_ALGO_SOFTMAX && r->attn.n_q_heads > 1 && !p->claim_steps &&
+        (p->head_first = malloc(sizeof(int64_t) * (size_t)r->attn.n_q_heads))) {
+        p->n_heads = r->attn.n_q_heads;
+        for (int32_t h = 0; h < p->n_heads; h++) p->head_first[h] = -1;
+        for (int64_t k = 0; k < p->n; k++) {
+            int32_t h = p->t->ev[k].head;
+            if (h >= 0 && h < p->n_heads && p->head_first[h] < 0) p->head_first[h] = k;
+        }
+    }
 }
 
 /* The pages before step 0: the intro (on a screen, cut into pages that fit it, the first one
@@ -1220,6 +1272,7 @@ static void player_size(player *p)
 
 static void player_free(player *p)
 {
+    free(p->head_first);
     free(p->check_first);
     free(p->q);
     free(p->answered);
@@ -1405,6 +1458,11 @@ int cli_play_terminal(int argc, char **argv)
     if (!interactive) {
         header(stdout, &pl, 0);
         for (int64_t k = start >= 0 ? pl.n_pre + start : 0; k < page_count(&pl); k++) {
+            /* a head's matrices before its first step, so that its numbers can be followed */
+            if (k >= pl.n_pre && k < pl.n_pre + pl.n_steps && head_begins(&pl, k - pl.n_pre)) {
+                fputc('\n', stdout);
+                matrices_page(stdout, &pl, page_head(&pl, k));
+            }
             for (int i = 0; pl.ask && i < pl.nq; i++)
                 if (question_page(&pl, &pl.q[i]) == k) {
                     fputc('\n', stdout);
@@ -1453,7 +1511,7 @@ int cli_play_terminal(int argc, char **argv)
         }
         if (pl.first_page) header(bf, &pl, 0);
         else title(bf, &pl, 0);
-        if (overlay == PRE_MATRICES) matrices_page(bf, &pl, 0);
+        if (overlay == PRE_MATRICES) matrices_page(bf, &pl, page_head(&pl, k));
         else if (overlay == PRE_MASK) mask_page(bf, &pl, 0);
         else if (overlay == PRE_GLOSSARY) glossary_page(bf, &pl, gloss);
         else page(bf, &pl, k);

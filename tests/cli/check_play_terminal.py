@@ -91,6 +91,16 @@ check("KiB" in p.stdout and "8.192 KB" not in p.stdout and "1 KiB = 1024 B" in p
       "003_06: bytes in binary units, the convention stated")
 check("document: wrong (an erratum)" in p.stdout, "003_06: an erratum said in words")
 
+# several heads: each head's matrices come before its first step. Causal query 0 sees key 0 alone,
+# so head 1's output row 0 is row 0 of the V its page shows (head 0's V would not give it).
+p = run("play", "004_07", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
+page1, step14 = p.stdout.find("── head 1's matrices"), p.stdout.find("── step 14 of 0–27")
+v0 = re.search(r"V \(4 × 8\): values\n0 │\s*(-?\d+\.\d+)", p.stdout[page1:]) if page1 >= 0 else None
+o0 = re.search(r"output row 0: .*O = \(head 1\) \[(-?\d+\.\d+)", p.stdout)
+check(0 <= page1 < step14 and v0 is not None and o0 is not None and v0.group(1) == o0.group(1),
+      "004_07 --all: head 1's matrices before its first step, its V giving its output",
+      p.stdout[page1:page1 + 1500] if page1 >= 0 else p.stdout[:1500])
+
 for s in ["001_15", "001_16"]:
     p = run("play", s, "--terminal", "--all")
     check("-nan" not in p.stdout and "exact nan" not in p.stdout and "not a number" in p.stdout,
