@@ -357,29 +357,38 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt, int o
     if (dbits) cudaFree(dbits);
 }
 
-/* The same decode through a plan (fs_cuda_decode_plan_make, then fs_cuda_decode_plan_run twice, O
- * filled with 0xff before each): both runs must write the direct run's O (want) bit for bit. */
-static void check_decode_plan(const fs_cuda_decode *p, int v, const void *dQ, const void *dK, const void *dV, void *dO,
-                              void *work, const std::vector<uint16_t> &want, const char *what)
+/* A decode plan just made (st, pl, why: fs_cuda_decode_plan_make's or fs_cuda_decode_fp8_plan_make's
+ * answer) run twice by fs_cuda_decode_plan_run, O filled with 0xff before each: both runs must
+ * write the direct run's O (want) bit for bit. label: what the line names. Frees the plan. */
+static void check_plan_runs(fs_status st, fs_cuda_decode_plan *pl, char *why, size_t nwhy, const char *label,
+                            const void *dQ, void *dO, const std::vector<uint16_t> &want)
 {
     const size_t nQ = want.size();
-    char why[256] = "";
-    fs_cuda_decode_plan *pl = NULL;
-    fs_status st = fs_cuda_decode_plan_make(p, v, dK, dV, work, &pl, why, sizeof why);
     int differ = 0;
     std::vector<uint16_t> got(nQ);
     for (int r = 0; r < 2 && st == FS_OK; r++) {
         CU(cudaMemset(dO, 0xff, nQ * 2));
-        st = fs_cuda_decode_plan_run(pl, dQ, dO, why, sizeof why);
+        st = fs_cuda_decode_plan_run(pl, dQ, dO, why, nwhy);
         if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
         if (st != FS_OK) break;
         CU(cudaMemcpy(got.data(), dO, nQ * 2, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < nQ; i++) differ += got[i] != want[i];
     }
     fs_cuda_decode_plan_free(pl);
-    if (st != FS_OK) printf("FAIL decode plan v%d %s: %s %s\n", v, what, why, cudaGetErrorString(cudaGetLastError()));
-    else printf("%s decode plan v%d %s: two runs, %d numbers differ from the run's\n", differ ? "FAIL" : "ok  ", v, what, differ);
+    if (st != FS_OK) printf("FAIL %s: %s %s\n", label, why, cudaGetErrorString(cudaGetLastError()));
+    else printf("%s %s: two runs, %d numbers differ from the run's\n", differ ? "FAIL" : "ok  ", label, differ);
     if (st != FS_OK || differ) g_fail++;
+}
+
+/* The same decode through a plan (fs_cuda_decode_plan_make): check_plan_runs. */
+static void check_decode_plan(const fs_cuda_decode *p, int v, const void *dQ, const void *dK, const void *dV, void *dO,
+                              void *work, const std::vector<uint16_t> &want, const char *what)
+{
+    char why[256] = "", label[96];
+    fs_cuda_decode_plan *pl = NULL;
+    fs_status st = fs_cuda_decode_plan_make(p, v, dK, dV, work, &pl, why, sizeof why);
+    snprintf(label, sizeof label, "decode plan v%d %s", v, what);
+    check_plan_runs(st, pl, why, sizeof why, label, dQ, dO, want);
 }
 
 static void check_decode(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int splits, fs_cuda_dtype dt)
@@ -716,6 +725,13 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
                    "float16 cache's reference %.3e (float16 decode v%d: %.3e)\n", ok ? "ok  " : "FAIL", v8, d, B, Hq, Hkv,
                    nkv, P, P ? (hm ? " HND" : " NHD") : "", ragged ? "ragged" : "equal ", e, tol_of(dt), rmse16(Ob), v16, r16);
             if (!ok) g_fail++;
+            /* through a plan: the same O bit for bit */
+            fs_cuda_decode_plan *pl = NULL;
+            char label[96];
+            st = fs_cuda_decode_fp8_plan_make(&p, v8, dK, dV, dsc, work, &pl, why, sizeof why);
+            snprintf(label, sizeof label, "decode_e4m3 plan v%d d=%d B=%d nkv=%d page=%d%s", v8, d, B, nkv, P,
+                     P ? (hm ? " HND" : " NHD") : "");
+            check_plan_runs(st, pl, why, sizeof why, label, dQ, dO, Ob);
         }
         cudaFree(work);
     }
@@ -1667,9 +1683,11 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * once (2 bytes an element in float16, 1 in e4m3) plus the e4m3 descales (and nothing for the
  * table). Tokens per second: B / the call's time (one new token per sequence a call);
  * us_planned: the same kernel's median call with its split count fixed beforehand
- * (fs_cuda_decode_splits), timed in the same rounds; us_plan (float16 kernels): its calls through
- * an fs_cuda_decode_plan, which has done the host's work once (the split count and, for versions
- * 13-16, the tensor maps and the kernel's attribute), timed in the same rounds. The
+ * (fs_cuda_decode_splits), timed in the same rounds; us_plan: its calls through an
+ * fs_cuda_decode_plan (fs_cuda_decode_fp8_plan_make for the e4m3 cache), which has done the host's
+ * work once (the split count and, for float16 versions 13-16 and e4m3-cache versions 5-12, the
+ * tensor maps and the kernel's attribute), timed in the same rounds; vs_f16_plan: the tokens a
+ * second through plans against the best float16 kernel's of the same kind through plans. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
@@ -1721,8 +1739,9 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
      * ones; paged kernels in both layouts (hm) */
     /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
      * loop that plans once would call it: no occupancy query before each launch */
-    /* plan: the float16 kernels' fs_cuda_decode_plan (the host's work done once: the split count,
-     * and for versions 13-16 the tensor maps and the kernel's attribute), timed as us_plan */
+    /* plan: the kernel's fs_cuda_decode_plan (the host's work done once: the split count, and for
+     * float16 versions 13-16 and e4m3-cache versions 5-12 the tensor maps and the kernel's
+     * attribute), timed as us_plan */
     struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; fs_cuda_decode pl; fs_cuda_decode_plan *plan; };
     std::vector<kern> ks;
     ks.push_back({false, false, v16, 0, NULL, FS_OK, c, NULL});
@@ -1744,9 +1763,12 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         k.pl = *pp;
         k.pl.splits = k.e4m3 ? fs_cuda_decode_fp8_splits(pp, k.v) : fs_cuda_decode_splits(pp, k.v);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
-        if (!k.e4m3 && fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, &k.plan, why,
-                                                sizeof why) != FS_OK) {
-            printf("FAIL decode_fp8 timing: no plan for float16 version %d: %s\n", k.v, why);
+        const fs_status made = k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8,
+                                                                      k.paged ? psc : sc, k.w, &k.plan, why, sizeof why)
+                                       : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w,
+                                                                  &k.plan, why, sizeof why);
+        if (made != FS_OK) {
+            printf("FAIL decode_fp8 timing: no plan for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
             g_fail++;
         }
     }
@@ -1788,11 +1810,16 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         float best[2][3] = {{1e30f, 1e30f, 1e30f}, {1e30f, 1e30f, 1e30f}};
         auto kind = [](const kern &k) { return k.paged ? 1 + k.hm : 0; };
         for (int i = 0; i < nk; i++) best[ks[i].e4m3][kind(ks[i])] = std::min(best[ks[i].e4m3][kind(ks[i])], ms[i]);
+        float bestq[2][3] = {{1e30f, 1e30f, 1e30f}, {1e30f, 1e30f, 1e30f}};   /* the same through plans */
+        for (int i = 0; i < nk; i++)
+            if (ks[i].plan) bestq[ks[i].e4m3][kind(ks[i])] = std::min(bestq[ks[i].e4m3][kind(ks[i])], msq[i]);
         for (int i = 0; i < nk; i++) {
             const kern &k = ks[i];
             const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
-            char plan[96] = "";
-            if (k.plan) snprintf(plan, sizeof plan, " us_plan=%.1f tbps_plan=%.2f", msq[i] * 1e3, bytes / (msq[i] * 1e-3) / 1e12);
+            char plan[128] = "";
+            if (k.plan)
+                snprintf(plan, sizeof plan, " us_plan=%.1f tbps_plan=%.2f vs_f16_plan=%.2f", msq[i] * 1e3,
+                         bytes / (msq[i] * 1e-3) / 1e12, bestq[0][kind(k)] / msq[i]);
             printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d%s us=%.1f tbps=%.2f "
                    "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f us_planned=%.1f tbps_planned=%.2f%s\n", k.e4m3 ? "e4m3" : "f16",
                    k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv, k.paged ? P : 0,
@@ -1802,8 +1829,9 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         }
         for (int hm = 0; hm < 2; hm++)
             printf("RESULT decode_fp8_paged d=%d B=%d nkv=%d page=%d layout=%s e4m3_paged_vs_contiguous=%.3f "
-                   "f16_paged_vs_contiguous=%.3f (best versions)\n", d, B, nkv, P, hm ? "HND" : "NHD",
-                   best[1][0] / best[1][1 + hm], best[0][0] / best[0][1 + hm]);
+                   "f16_paged_vs_contiguous=%.3f e4m3_plan_paged_vs_contiguous=%.3f f16_plan_paged_vs_contiguous=%.3f "
+                   "(best versions)\n", d, B, nkv, P, hm ? "HND" : "NHD", best[1][0] / best[1][1 + hm],
+                   best[0][0] / best[0][1 + hm], bestq[1][0] / bestq[1][1 + hm], bestq[0][0] / bestq[0][1 + hm]);
     }
     fflush(stdout);
     for (kern &k : ks) {

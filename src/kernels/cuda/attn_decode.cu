@@ -928,14 +928,19 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
               : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
 }
 
-/* A planned decode: the problem with its split count fixed, and for versions 13 to 16 the host's
- * half of the launches (hopper_decode.cu's plan: the tensor maps, the kernel's attribute). */
+/* A planned decode: the problem with its split count fixed, and for versions 13 to 16 (e4m3-cache
+ * versions 5 to 12) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
+ * kernel's attribute). */
 struct fs_cuda_decode_plan {
     fs_cuda_decode p;
     int version;
     const void *K, *V;
     void *work;
-    hopper_pdl_plan *hopper;   /* versions 13-16; NULL: p is run by fs_cuda_decode_run */
+    hopper_pdl_plan *hopper;   /* NULL: p is run by fs_cuda_decode_run (fs_cuda_decode_fp8_run) */
+    bool e4m3;                 /* an e4m3 cache (fs_cuda_decode_fp8_plan_make), its descales: */
+    const float *kv_scales;
+    decode_params q;           /* e4m3-cache versions 5-8: the merge's, launched after the plan's split */
+    bool merge_after;
 };
 
 extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const void *K, const void *V,
@@ -969,9 +974,16 @@ extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int versi
     return FS_OK;
 }
 
+static fs_status kv8_merge(const fs_cuda_decode *p, const decode_params &q, float *w, void *O, char *why, size_t n);
+
 extern "C" fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
 {
-    if (pl->hopper) return fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, why, n);
+    if (pl->hopper) {
+        fs_status st = fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, why, n);
+        if (st == FS_OK && pl->merge_after) st = kv8_merge(&pl->p, pl->q, (float *)pl->work, O, why, n);
+        return st;
+    }
+    if (pl->e4m3) return fs_cuda_decode_fp8_run(&pl->p, pl->version, Q, pl->K, pl->V, pl->kv_scales, O, pl->work, why, n);
     return fs_cuda_decode_run(&pl->p, pl->version, Q, pl->K, pl->V, O, pl->work, why, n);
 }
 
@@ -1094,9 +1106,8 @@ static fs_status kv8_launch(const fs_cuda_decode *pp, const decode_params &p, co
     return FS_OK;
 }
 
-extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version, const void *Q, const void *K8,
-                                            const void *V8, const float *kv_scales, void *O, void *work, char *why,
-                                            size_t n)
+/* Why fs_cuda_decode_fp8_run refuses p for version (FS_OK: it does not). */
+static fs_status kv8_refusal(const fs_cuda_decode *p, int version, const float *kv_scales, char *why, size_t n)
 {
     if (p->batch < 1 || p->n_q_heads < 1 || p->n_kv_heads < 1 || p->n_q_heads % p->n_kv_heads || p->n_kv < 1 ||
         p->n_q_heads / p->n_kv_heads > 16) {
@@ -1128,15 +1139,30 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
             return FS_ERR_ARG;
         }
     }
+    return FS_OK;
+}
+
+/* The merge kernel of e4m3-cache versions 5-8 into O (float16). */
+static fs_status kv8_merge(const fs_cuda_decode *p, const decode_params &q, float *w, void *O, char *why, size_t n)
+{
+    if (p->d == 64) decode_merge<__half, 64><<<dim3(p->n_q_heads, p->batch), 64>>>(q, w, (__half *)O);
+    else decode_merge<__half, 128><<<dim3(p->n_q_heads, p->batch), 128>>>(q, w, (__half *)O);
+    FS_CU_LAUNCHED();
+    return FS_OK;
+}
+
+extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version, const void *Q, const void *K8,
+                                            const void *V8, const float *kv_scales, void *O, void *work, char *why,
+                                            size_t n)
+{
+    fs_status st = kv8_refusal(p, version, kv_scales, why, n);
+    if (st != FS_OK) return st;
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
     if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-12: there) */
-        const fs_status st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
+        st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
         if (st != FS_OK || version >= 9) return st;
-        if (p->d == 64) decode_merge<__half, 64><<<dim3(p->n_q_heads, p->batch), 64>>>(q, w, (__half *)O);
-        else decode_merge<__half, 128><<<dim3(p->n_q_heads, p->batch), 128>>>(q, w, (__half *)O);
-        FS_CU_LAUNCHED();
-        return FS_OK;
+        return kv8_merge(p, q, w, O, why, n);
     }
     switch (version * 1000 + p->d) {
     case 1064: return kv8_launch<64, false, 1>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
@@ -1148,4 +1174,35 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     case 3128: return kv8_launch<128, false, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
     default: return kv8_launch<128, true, 2>(p, q, Q, K8, V8, kv_scales, O, w, why, n);
     }
+}
+
+extern "C" fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int version, const void *K8, const void *V8,
+                                                  const float *kv_scales, void *work, fs_cuda_decode_plan **out,
+                                                  char *why, size_t n)
+{
+    *out = NULL;
+    fs_status st = kv8_refusal(p, version, kv_scales, why, n);
+    if (st != FS_OK) return st;
+    fs_cuda_decode_plan *pl = (fs_cuda_decode_plan *)calloc(1, sizeof *pl);
+    if (!pl) {
+        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
+        return FS_ERR_NOMEM;
+    }
+    pl->p = *p;
+    pl->p.splits = kv8_params(p, version).splits;   /* no occupancy query at each run */
+    pl->version = version;
+    pl->K = K8;
+    pl->V = V8;
+    pl->work = work;
+    pl->e4m3 = true;
+    pl->kv_scales = kv_scales;
+    pl->q = kv8_params(&pl->p, version);
+    pl->merge_after = version >= 5 && version <= 8;
+    if (version >= 5 && (st = fs_cu_hopper_decode_kv8_plan(&pl->p, pl->q, version, K8, V8, kv_scales, (float *)work,
+                                                           &pl->hopper, why, n)) != FS_OK) {
+        free(pl);
+        return st;
+    }
+    *out = pl;
+    return FS_OK;
 }

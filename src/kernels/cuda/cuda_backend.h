@@ -242,6 +242,14 @@ fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const v
                                    fs_cuda_decode_plan **out, char *why, size_t n);
 fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);
 void fs_cuda_decode_plan_free(fs_cuda_decode_plan *plan);
+/* The same for the e4m3 cache (fs_cuda_decode_fp8_run's problem, K8, V8 and kv_scales; work at
+ * least fs_cuda_decode_fp8_workspace bytes): the split count, and for versions 5 to 12 the tensor
+ * maps and the kernel's attribute, done once; run with fs_cuda_decode_plan_run (the same result as
+ * fs_cuda_decode_fp8_run, bit for bit) and freed with fs_cuda_decode_plan_free. The descales'
+ * address stays too; their values, like the cache's, may change between runs. */
+fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int version, const void *K8, const void *V8,
+                                       const float *kv_scales, void *work, fs_cuda_decode_plan **out, char *why,
+                                       size_t n);
 
 #ifdef __cplusplus
 }

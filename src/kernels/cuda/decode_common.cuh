@@ -54,6 +54,12 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K8, const void *V8, const float *scales, float *part, void *O,
                                   char *why, size_t n);
+/* The same in two halves, as fs_cu_hopper_decode_pdl_plan: the host's work once into *plan (run
+ * with fs_cu_hopper_decode_pdl_run, which for versions 5-8 launches the split kernel alone, freed
+ * with fs_cu_hopper_decode_pdl_free). */
+fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K8,
+                                       const void *V8, const float *scales, float *part, hopper_pdl_plan **plan,
+                                       char *why, size_t n);
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G);
 
 /* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,

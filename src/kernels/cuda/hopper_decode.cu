@@ -295,6 +295,7 @@ struct hopper_pdl_plan {
     decode_params p;
     CUtensorMap mk, mv;
     float *part;
+    const float *scales;   /* the e4m3 cache's descales (plan_kv8); NULL for the float16 cache */
     fs_status (*run)(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n);
 };
 
@@ -349,12 +350,16 @@ fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params 
     pl.pp = *pp;
     pl.p = p;
     pl.part = part;
+    pl.scales = nullptr;
     fs_status st = plan_pdl(pl, version, K, V, why, n);
     return st != FS_OK ? st : pl.run(pl, Q, O, why, n);
 }
 
-fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K,
-                                       const void *V, float *part, hopper_pdl_plan **plan, char *why, size_t n)
+/* A plan on the heap for problem pp (launch parameters p, partials part, descales scales), its
+ * host's half done by make(*plan): *plan, or NULL and the failure. */
+template <typename Make>
+static fs_status new_plan(const fs_cuda_decode *pp, const decode_params &p, float *part, const float *scales,
+                          hopper_pdl_plan **plan, Make make, char *why, size_t n)
 {
     *plan = nullptr;
     hopper_pdl_plan *pl = new (std::nothrow) hopper_pdl_plan;   /* (the tensor maps' 64-byte alignment kept) */
@@ -365,13 +370,21 @@ fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_pa
     pl->pp = *pp;
     pl->p = p;
     pl->part = part;
-    fs_status st = plan_pdl(*pl, version, K, V, why, n);
+    pl->scales = scales;
+    fs_status st = make(*pl);
     if (st != FS_OK) {
         delete pl;
         return st;
     }
     *plan = pl;
     return FS_OK;
+}
+
+fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K,
+                                       const void *V, float *part, hopper_pdl_plan **plan, char *why, size_t n)
+{
+    return new_plan(pp, p, part, nullptr, plan, [&](hopper_pdl_plan &pl) { return plan_pdl(pl, version, K, V, why, n); },
+                    why, n);
 }
 
 fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, char *why, size_t n)
@@ -637,12 +650,25 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
+/* e4m3-cache versions 5-12 in two halves, as versions 13-16 above: plan_kv8 does the host's work
+ * (the two tensor maps, the kernel's shared-memory attribute) into a hopper_pdl_plan, run_kv8
+ * launches from it (PDL: the merge too, as a programmatic dependent; else the caller merges). */
+template <int D, bool PAGED, bool CVT, bool PDL, bool TOP>
+static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n)
+{
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
+    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP>()>>>(
+        pl.p, pl.mk, pl.mv, (const __half *)Q, pl.scales, pl.part);
+    FS_CU_LAUNCHED();
+    if constexpr (PDL) return launch_merge_pdl<__half, D>(&pl.pp, pl.p, pl.part, O, why, n);
+    return FS_OK;
+}
+
 template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false>
-static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, const void *Q, const void *K8,
-                            const void *V8, const float *scales, float *part, void *O, char *why, size_t n)
+static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, char *why, size_t n)
 {
     static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D, TOP>() * KV8_BK * D, "merge room");
-    CUtensorMap mk, mv;
+    const fs_cuda_decode *pp = &pl.pp;
     fs_status st;
     if (PAGED) {
         const int rows = pp->page_size < KV8_BK ? pp->page_size : KV8_BK;
@@ -650,54 +676,72 @@ static fs_status launch_kv8(const fs_cuda_decode *pp, const decode_params &p, co
         const cuuint64_t heads = (cuuint64_t)pp->n_kv_heads, slots = (cuuint64_t)pp->page_size;
         const cuuint64_t dims[4] = {(cuuint64_t)D, hm ? slots : heads, hm ? heads : slots, (cuuint64_t)pp->n_pages};
         const cuuint32_t box[4] = {(cuuint32_t)D, hm ? (cuuint32_t)rows : 1u, hm ? 1u : (cuuint32_t)rows, 1};
-        if ((st = kv8_map(&mk, K8, 4, dims, box, why, n)) != FS_OK) return st;
-        if ((st = kv8_map(&mv, V8, 4, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&pl.mk, K8, 4, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&pl.mv, V8, 4, dims, box, why, n)) != FS_OK) return st;
     } else {
         const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)pp->n_kv, (cuuint64_t)pp->batch * pp->n_kv_heads};
         const cuuint32_t box[3] = {(cuuint32_t)D, KV8_BK, 1};
-        if ((st = kv8_map(&mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
-        if ((st = kv8_map(&mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&pl.mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
+        if ((st = kv8_map(&pl.mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
     }
-    const size_t smem = kv8t_smem<D, TOP>();
     auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
-    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kern<<<dim3(p.splits, pp->n_kv_heads, pp->batch), DEC9_THREADS, smem>>>(p, mk, mv, (const __half *)Q, scales, part);
-    FS_CU_LAUNCHED();
-    if constexpr (PDL) return launch_merge_pdl<__half, D>(pp, p, part, O, why, n);
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kv8t_smem<D, TOP>()));
+    pl.run = run_kv8<D, PAGED, CVT, PDL, TOP>;
     return FS_OK;
+}
+
+/* The host's half of e4m3-cache version `version` into pl (pl.pp, pl.p, pl.part, pl.scales set by
+ * the caller). */
+static fs_status plan_kv8_of(hopper_pdl_plan &pl, int version, const void *K8, const void *V8, char *why, size_t n)
+{
+    char what[32];
+    snprintf(what, sizeof what, "e4m3-cache version %d", version);
+    fs_status st = hopper_device(what, why, n);
+    if (st != FS_OK) return st;
+#define FS_KV8_PLAN(D, PAGED, CVT, PDL) plan_kv8<D, PAGED, CVT, PDL>(pl, K8, V8, why, n)
+#define FS_KV8_TOP(D, PAGED) plan_kv8<D, PAGED, true, true, true>(pl, K8, V8, why, n)
+    if (version >= 11 && pl.pp.n_q_heads / pl.pp.n_kv_heads > 8) version -= 2;   /* rows g + 8 in use: 9 and 10's step */
+    switch (version * 1000 + pl.pp.d) {
+    case 11064: return FS_KV8_TOP(64, false);
+    case 12064: return FS_KV8_TOP(64, true);
+    case 11128: return FS_KV8_TOP(128, false);
+    case 12128: return FS_KV8_TOP(128, true);
+    case 5064: return FS_KV8_PLAN(64, false, false, false);
+    case 6064: return FS_KV8_PLAN(64, true, false, false);
+    case 7064: return FS_KV8_PLAN(64, false, true, false);
+    case 8064: return FS_KV8_PLAN(64, true, true, false);
+    case 9064: return FS_KV8_PLAN(64, false, true, true);
+    case 10064: return FS_KV8_PLAN(64, true, true, true);
+    case 5128: return FS_KV8_PLAN(128, false, false, false);
+    case 6128: return FS_KV8_PLAN(128, true, false, false);
+    case 7128: return FS_KV8_PLAN(128, false, true, false);
+    case 8128: return FS_KV8_PLAN(128, true, true, false);
+    case 9128: return FS_KV8_PLAN(128, false, true, true);
+    default: return FS_KV8_PLAN(128, true, true, true);
+    }
+#undef FS_KV8_TOP
+#undef FS_KV8_PLAN
 }
 
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K8, const void *V8, const float *scales, float *part, void *O,
                                   char *why, size_t n)
 {
-    char what[32];
-    snprintf(what, sizeof what, "e4m3-cache version %d", version);
-    fs_status st = hopper_device(what, why, n);
-    if (st != FS_OK) return st;
-#define FS_KV8_LAUNCH(D, PAGED, CVT, PDL) launch_kv8<D, PAGED, CVT, PDL>(pp, p, Q, K8, V8, scales, part, O, why, n)
-#define FS_KV8_TOP(D, PAGED) launch_kv8<D, PAGED, true, true, true>(pp, p, Q, K8, V8, scales, part, O, why, n)
-    if (version >= 11 && pp->n_q_heads / pp->n_kv_heads > 8) version -= 2;   /* rows g + 8 in use: 9 and 10's step */
-    switch (version * 1000 + pp->d) {
-    case 11064: return FS_KV8_TOP(64, false);
-    case 12064: return FS_KV8_TOP(64, true);
-    case 11128: return FS_KV8_TOP(128, false);
-    case 12128: return FS_KV8_TOP(128, true);
-    case 5064: return FS_KV8_LAUNCH(64, false, false, false);
-    case 6064: return FS_KV8_LAUNCH(64, true, false, false);
-    case 7064: return FS_KV8_LAUNCH(64, false, true, false);
-    case 8064: return FS_KV8_LAUNCH(64, true, true, false);
-    case 9064: return FS_KV8_LAUNCH(64, false, true, true);
-    case 10064: return FS_KV8_LAUNCH(64, true, true, true);
-    case 5128: return FS_KV8_LAUNCH(128, false, false, false);
-    case 6128: return FS_KV8_LAUNCH(128, true, false, false);
-    case 7128: return FS_KV8_LAUNCH(128, false, true, false);
-    case 8128: return FS_KV8_LAUNCH(128, true, true, false);
-    case 9128: return FS_KV8_LAUNCH(128, false, true, true);
-    default: return FS_KV8_LAUNCH(128, true, true, true);
-    }
-#undef FS_KV8_TOP
-#undef FS_KV8_LAUNCH
+    hopper_pdl_plan pl;
+    pl.pp = *pp;
+    pl.p = p;
+    pl.part = part;
+    pl.scales = scales;
+    fs_status st = plan_kv8_of(pl, version, K8, V8, why, n);
+    return st != FS_OK ? st : pl.run(pl, Q, O, why, n);
+}
+
+fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K8,
+                                       const void *V8, const float *scales, float *part, hopper_pdl_plan **plan,
+                                       char *why, size_t n)
+{
+    return new_plan(pp, p, part, scales, plan,
+                    [&](hopper_pdl_plan &pl) { return plan_kv8_of(pl, version, K8, V8, why, n); }, why, n);
 }
 
 template <int D, bool PAGED, bool CVT, bool TOP = false> static int occupancy_kv8()
