@@ -359,14 +359,18 @@ static void check_prefill(uint64_t *rng, const pcase &c, fs_cuda_dtype dt, int o
 
 /* A decode plan just made (st, pl, why: fs_cuda_decode_plan_make's or fs_cuda_decode_fp8_plan_make's
  * answer) run twice by fs_cuda_decode_plan_run, O filled with 0xff before each: both runs must
- * write the direct run's O (want) bit for bit. label: what the line names. Frees the plan. */
+ * write the direct run's O (want) bit for bit; then, where the plan can have one, twice more
+ * through the CUDA graph of its run for this Q and O (fs_cuda_decode_plan_graph), the same.
+ * label: what the line names. Frees the plan. */
 static void check_plan_runs(fs_status st, fs_cuda_decode_plan *pl, char *why, size_t nwhy, const char *label,
                             const void *dQ, void *dO, const std::vector<uint16_t> &want)
 {
     const size_t nQ = want.size();
     int differ = 0;
     std::vector<uint16_t> got(nQ);
-    for (int r = 0; r < 2 && st == FS_OK; r++) {
+    const bool graphs = st == FS_OK && fs_cuda_decode_plan_graphs(pl);
+    for (int r = 0; r < (graphs ? 4 : 2) && st == FS_OK; r++) {
+        if (r == 2 && (st = fs_cuda_decode_plan_graph(pl, dQ, dO, why, nwhy)) != FS_OK) break;
         CU(cudaMemset(dO, 0xff, nQ * 2));
         st = fs_cuda_decode_plan_run(pl, dQ, dO, why, nwhy);
         if (st == FS_OK) st = cudaDeviceSynchronize() == cudaSuccess ? FS_OK : FS_ERR_ARG;
@@ -376,7 +380,8 @@ static void check_plan_runs(fs_status st, fs_cuda_decode_plan *pl, char *why, si
     }
     fs_cuda_decode_plan_free(pl);
     if (st != FS_OK) printf("FAIL %s: %s %s\n", label, why, cudaGetErrorString(cudaGetLastError()));
-    else printf("%s %s: two runs, %d numbers differ from the run's\n", differ ? "FAIL" : "ok  ", label, differ);
+    else printf("%s %s: two runs%s, %d numbers differ from the run's\n", differ ? "FAIL" : "ok  ", label,
+                graphs ? " and two of its graph" : "", differ);
     if (st != FS_OK || differ) g_fail++;
 }
 
@@ -1687,7 +1692,9 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
  * fs_cuda_decode_plan (fs_cuda_decode_fp8_plan_make for the e4m3 cache), which has done the host's
  * work once (the split count and, for float16 versions 13-16 and e4m3-cache versions 5-12, the
  * tensor maps and the kernel's attribute), timed in the same rounds; vs_f16_plan: the tokens a
- * second through plans against the best float16 kernel's of the same kind through plans. The
+ * second through plans against the best float16 kernel's of the same kind through plans;
+ * us_graph (float16 versions 13-16, e4m3-cache versions 9-12): a plan whose run for this Q and O
+ * is a CUDA graph (fs_cuda_decode_plan_graph), one launch a call, timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
@@ -1742,19 +1749,29 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     /* plan: the kernel's fs_cuda_decode_plan (the host's work done once: the split count, and for
      * float16 versions 13-16 and e4m3-cache versions 5-12 the tensor maps and the kernel's
      * attribute), timed as us_plan */
-    struct kern { bool e4m3, paged; int v, hm; void *w; fs_status st; fs_cuda_decode pl; fs_cuda_decode_plan *plan; };
+    /* graph: a second plan of the kernel, its run captured into a CUDA graph for dQ and dO
+     * (fs_cuda_decode_plan_graph; float16 versions 13-16, e4m3-cache versions 9-12), timed as
+     * us_graph */
+    struct kern {
+        bool e4m3, paged;
+        int v, hm;
+        void *w;
+        fs_status st;
+        fs_cuda_decode pl;
+        fs_cuda_decode_plan *plan, *graph;
+    };
     std::vector<kern> ks;
-    ks.push_back({false, false, v16, 0, NULL, FS_OK, c, NULL});
-    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c, NULL});
-    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c, NULL});
+    ks.push_back({false, false, v16, 0, NULL, FS_OK, c, NULL, NULL});
+    if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c, NULL, NULL});
+    if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c, NULL, NULL});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL});
+        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL, NULL});
     for (int hm = 0; hm < 2; hm++) {
-        ks.push_back({false, true, 10, hm, NULL, FS_OK, c, NULL});
-        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c, NULL});
-        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c, NULL});
+        ks.push_back({false, true, 10, hm, NULL, FS_OK, c, NULL, NULL});
+        if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c, NULL, NULL});
+        if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c, NULL, NULL});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c, NULL});
+            if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c, NULL, NULL});
     }
     const int nk = (int)ks.size();
     auto prob = [&](const kern &k) { return !k.paged ? &c : k.hm ? &qh : &q; };
@@ -1770,6 +1787,19 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         if (made != FS_OK) {
             printf("FAIL decode_fp8 timing: no plan for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
             g_fail++;
+        } else if (fs_cuda_decode_plan_graphs(k.plan)) {
+            const fs_status again =
+                k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc,
+                                                      k.w, &k.graph, why, sizeof why)
+                       : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, &k.graph, why,
+                                                  sizeof why);
+            if (again != FS_OK || fs_cuda_decode_plan_graph(k.graph, dQ, dO, why, sizeof why) != FS_OK) {
+                printf("FAIL decode_fp8 timing: no graph for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v,
+                       why);
+                g_fail++;
+                fs_cuda_decode_plan_free(k.graph);
+                k.graph = NULL;
+            }
         }
     }
     auto run_on = [&](int i, const fs_cuda_decode *pp) {
@@ -1784,6 +1814,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         char x[64];
         if (ks[i].plan) ks[i].st = fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x);
     };
+    auto run_graph = [&](int i) {
+        char x[64];
+        if (ks[i].graph) ks[i].st = fs_cuda_decode_plan_run(ks[i].graph, dQ, dO, x, sizeof x);
+    };
     bool ran = true;
     for (int i = 0; i < nk; i++) run(i);
     ran = cudaDeviceSynchronize() == cudaSuccess;
@@ -1792,18 +1826,20 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         printf("FAIL decode_fp8 timing: %s\n", cudaGetErrorString(cudaGetLastError()));
         g_fail++;
     } else {
-        std::vector<std::vector<float>> t(nk), tp(nk), tq(nk);
+        std::vector<std::vector<float>> t(nk), tp(nk), tq(nk), tg(nk);
         for (int round = 0; round < 5; round++)
             for (int i = 0; i < nk; i++) {
                 t[i].push_back(time_ms([&] { run(i); }, 3, 20));
                 tp[i].push_back(time_ms([&] { run_planned(i); }, 3, 20));
                 if (ks[i].plan) tq[i].push_back(time_ms([&] { run_plan(i); }, 3, 20));
+                if (ks[i].graph) tg[i].push_back(time_ms([&] { run_graph(i); }, 3, 20));
             }
-        std::vector<float> ms(nk), msp(nk), msq(nk), b2b(nk);
+        std::vector<float> ms(nk), msp(nk), msq(nk), msg(nk), b2b(nk);
         for (int i = 0; i < nk; i++) {
             ms[i] = median(t[i]);
             msp[i] = median(tp[i]);
             msq[i] = tq[i].empty() ? 0 : median(tq[i]);
+            msg[i] = tg[i].empty() ? 0 : median(tg[i]);
             b2b[i] = time_b2b_ms([&] { run(i); }, 50);
         }
         /* the best time of each kind: [e4m3][layout: 0 contiguous, 1 vLLM's pool, 2 head-major] */
@@ -1816,10 +1852,13 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         for (int i = 0; i < nk; i++) {
             const kern &k = ks[i];
             const double bytes = k.e4m3 ? 2.0 * nK + 8.0 * (k.paged ? n_pages : B) * Hkv : 4.0 * nK;
-            char plan[128] = "";
+            char plan[192] = "";
             if (k.plan)
                 snprintf(plan, sizeof plan, " us_plan=%.1f tbps_plan=%.2f vs_f16_plan=%.2f", msq[i] * 1e3,
                          bytes / (msq[i] * 1e-3) / 1e12, bestq[0][kind(k)] / msq[i]);
+            if (k.graph)
+                snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " us_graph=%.1f tbps_graph=%.2f", msg[i] * 1e3,
+                         bytes / (msg[i] * 1e-3) / 1e12);
             printf("RESULT decode_fp8 kernel=%s%s v=%d d=%d B=%d Hq=%d Hkv=%d nkv=%d page=%d%s us=%.1f tbps=%.2f "
                    "us_b2b=%.1f tok_s=%.0f vs_f16=%.2f us_planned=%.1f tbps_planned=%.2f%s\n", k.e4m3 ? "e4m3" : "f16",
                    k.paged ? "_paged" : "", k.v, d, B, Hq, Hkv, nkv, k.paged ? P : 0,
@@ -1836,6 +1875,7 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     fflush(stdout);
     for (kern &k : ks) {
         fs_cuda_decode_plan_free(k.plan);
+        fs_cuda_decode_plan_free(k.graph);
         cudaFree(k.w);
     }
     cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(pK16); cudaFree(pV16);

@@ -941,6 +941,9 @@ struct fs_cuda_decode_plan {
     const float *kv_scales;
     decode_params q;           /* e4m3-cache versions 5-8: the merge's, launched after the plan's split */
     bool merge_after;
+    cudaGraphExec_t graph;     /* fs_cuda_decode_plan_graph: the run's launches for Q = gQ and O = gO */
+    const void *gQ;
+    void *gO;
 };
 
 extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const void *K, const void *V,
@@ -978,8 +981,12 @@ static fs_status kv8_merge(const fs_cuda_decode *p, const decode_params &q, floa
 
 extern "C" fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
 {
+    if (pl->graph && Q == pl->gQ && O == pl->gO) {   /* one launch of the captured graph */
+        FS_CU_TRY(cudaGraphLaunch(pl->graph, 0));
+        return FS_OK;
+    }
     if (pl->hopper) {
-        fs_status st = fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, why, n);
+        fs_status st = fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, 0, why, n);
         if (st == FS_OK && pl->merge_after) st = kv8_merge(&pl->p, pl->q, (float *)pl->work, O, why, n);
         return st;
     }
@@ -987,9 +994,47 @@ extern "C" fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *pl, cons
     return fs_cuda_decode_run(&pl->p, pl->version, Q, pl->K, pl->V, O, pl->work, why, n);
 }
 
+extern "C" bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *pl)
+{
+    return pl && pl->hopper && !pl->merge_after;
+}
+
+extern "C" fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
+{
+    if (!fs_cuda_decode_plan_graphs(pl)) {
+        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to 16 (e4m3 cache: 9 to 12)");
+        return FS_ERR_ARG;
+    }
+    cudaStream_t s;
+    FS_CU_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    fs_status st = FS_OK;
+    if (e == cudaSuccess) {
+        st = fs_cu_hopper_decode_pdl_run(pl->hopper, Q, O, s, why, n);
+        const cudaError_t e2 = cudaStreamEndCapture(s, &g);   /* ended whatever the launches said */
+        if (st == FS_OK) e = e2;
+    }
+    cudaGraphExec_t x = NULL;
+    if (e == cudaSuccess && st == FS_OK) e = cudaGraphInstantiate(&x, g, 0);
+    if (g) cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    if (st != FS_OK) return st;
+    if (e != cudaSuccess) {
+        if (why && n) snprintf(why, n, "capturing the decode into a graph failed: %s", cudaGetErrorString(e));
+        return FS_ERR_ARG;
+    }
+    if (pl->graph) cudaGraphExecDestroy(pl->graph);
+    pl->graph = x;
+    pl->gQ = Q;
+    pl->gO = O;
+    return FS_OK;
+}
+
 extern "C" void fs_cuda_decode_plan_free(fs_cuda_decode_plan *pl)
 {
     if (!pl) return;
+    if (pl->graph) cudaGraphExecDestroy(pl->graph);
     fs_cu_hopper_decode_pdl_free(pl->hopper);
     free(pl);
 }

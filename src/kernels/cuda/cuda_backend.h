@@ -250,6 +250,14 @@ void fs_cuda_decode_plan_free(fs_cuda_decode_plan *plan);
 fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int version, const void *K8, const void *V8,
                                        const float *kv_scales, void *work, fs_cuda_decode_plan **out, char *why,
                                        size_t n);
+/* A plan's run for one Q and one O captured into a CUDA graph (a serving loop that keeps its
+ * buffers in place, as CUDA-graph decoders do): fs_cuda_decode_plan_run with that Q and O then
+ * launches the graph, one launch for the split kernel and its merge, the same result bit for bit;
+ * with any other Q or O it launches as before. A second call replaces the graph. For plans of
+ * float16 versions 13 to 16 and e4m3-cache versions 9 to 12 (fs_cuda_decode_plan_graphs says
+ * whether a plan can have one); FS_ERR_ARG with why otherwise or when the capture fails. */
+bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *plan);
+fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);
 
 #ifdef __cplusplus
 }

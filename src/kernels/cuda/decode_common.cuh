@@ -43,7 +43,8 @@ fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params 
 struct hopper_pdl_plan;
 fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K,
                                        const void *V, float *part, hopper_pdl_plan **plan, char *why, size_t n);
-fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, char *why, size_t n);
+fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, cudaStream_t st, char *why,
+                                      size_t n);
 void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 /* e4m3-cache versions 5-12 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
@@ -56,7 +57,8 @@ fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params 
                                   char *why, size_t n);
 /* The same in two halves, as fs_cu_hopper_decode_pdl_plan: the host's work once into *plan (run
  * with fs_cu_hopper_decode_pdl_run, which for versions 5-8 launches the split kernel alone, freed
- * with fs_cu_hopper_decode_pdl_free). */
+ * with fs_cu_hopper_decode_pdl_free). fs_cu_hopper_decode_pdl_run launches on stream st: 0, or a
+ * stream being captured into a graph (fs_cuda_decode_plan_graph). */
 fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K8,
                                        const void *V8, const float *scales, float *part, hopper_pdl_plan **plan,
                                        char *why, size_t n);

@@ -271,13 +271,13 @@ __global__ void decode_merge_pdl(decode_params p, const float *__restrict__ part
  * kernel just launched (which must execute griddepcontrol.launch_dependents). */
 template <typename T, int D>
 static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params &p, const float *part, void *O,
-                                  char *why, size_t n)
+                                  cudaStream_t st, char *why, size_t n)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(pp->n_q_heads, pp->batch);
     cfg.blockDim = dim3(D);
     cfg.dynamicSmemBytes = 0;
-    cfg.stream = 0;
+    cfg.stream = st;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
@@ -296,18 +296,19 @@ struct hopper_pdl_plan {
     CUtensorMap mk, mv;
     float *part;
     const float *scales;   /* the e4m3 cache's descales (plan_kv8); NULL for the float16 cache */
-    fs_status (*run)(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n);
+    /* the launches, on stream st (0, or a stream being captured into a graph) */
+    fs_status (*run)(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n);
 };
 
 template <typename T, int D, bool PAGED, bool TOP>
-static fs_status run13(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n)
+static fs_status run13(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
 {
     constexpr int STAGES = dec9_stages<D>();
     auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
-    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, dec9_smem<T, D, STAGES>()>>>(
+    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, dec9_smem<T, D, STAGES>(), st>>>(
         pl.p, pl.mk, pl.mv, (const T *)Q, pl.part, nullptr, nullptr);
     FS_CU_LAUNCHED();
-    return launch_merge_pdl<T, D>(&pl.pp, pl.p, pl.part, O, why, n);
+    return launch_merge_pdl<T, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
 }
 
 template <typename T, int D, bool PAGED, bool TOP>
@@ -352,7 +353,7 @@ fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params 
     pl.part = part;
     pl.scales = nullptr;
     fs_status st = plan_pdl(pl, version, K, V, why, n);
-    return st != FS_OK ? st : pl.run(pl, Q, O, why, n);
+    return st != FS_OK ? st : pl.run(pl, Q, O, 0, why, n);
 }
 
 /* A plan on the heap for problem pp (launch parameters p, partials part, descales scales), its
@@ -387,9 +388,10 @@ fs_status fs_cu_hopper_decode_pdl_plan(const fs_cuda_decode *pp, const decode_pa
                     why, n);
 }
 
-fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, char *why, size_t n)
+fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q, void *O, cudaStream_t st, char *why,
+                                      size_t n)
 {
-    return plan->run(*plan, Q, O, why, n);
+    return plan->run(*plan, Q, O, st, why, n);
 }
 
 void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan) { delete plan; }
@@ -654,13 +656,13 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
  * (the two tensor maps, the kernel's shared-memory attribute) into a hopper_pdl_plan, run_kv8
  * launches from it (PDL: the merge too, as a programmatic dependent; else the caller merges). */
 template <int D, bool PAGED, bool CVT, bool PDL, bool TOP>
-static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, char *why, size_t n)
+static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
 {
     auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
-    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP>()>>>(
+    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP>(), st>>>(
         pl.p, pl.mk, pl.mv, (const __half *)Q, pl.scales, pl.part);
     FS_CU_LAUNCHED();
-    if constexpr (PDL) return launch_merge_pdl<__half, D>(&pl.pp, pl.p, pl.part, O, why, n);
+    if constexpr (PDL) return launch_merge_pdl<__half, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
     return FS_OK;
 }
 
@@ -733,7 +735,7 @@ fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params 
     pl.part = part;
     pl.scales = scales;
     fs_status st = plan_kv8_of(pl, version, K8, V8, why, n);
-    return st != FS_OK ? st : pl.run(pl, Q, O, why, n);
+    return st != FS_OK ? st : pl.run(pl, Q, O, 0, why, n);
 }
 
 fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_params &p, int version, const void *K8,
