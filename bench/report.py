@@ -1355,6 +1355,10 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("its split kernel alone reads at 94 % of the copy rate", [G + "7-half-exp-trial"]),
     ("the e4m3 cache paged in 16s runs at 0.91–0.92 of its contiguous speed",
      [G + "7-fp8kv-run2"]),
+    ("it reads 81 % of the copy rate a call, 83 % through a plan (the host's work done once) and "
+     "84–85 % through a CUDA graph of the plan's run, 1.73× the float16 decode's tokens a second "
+     "through graphs", [G + "9-h200-decode-fp8-plan", G + "9-h200-decode-graph"]),
+    ("where the float16 decode (version 15) reads 98.1 % of the copy", [G + "9-h200-decode-graph"]),
 
     ("reaches 1.50–1.54× our best float16 version", [G + "7-fp8-split-run7"], "ends"),
     ("93–94 % of its transfers hidden, read off the GPUs' common clock", [G + "7-ring-run4"]),

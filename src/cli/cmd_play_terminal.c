@@ -808,7 +808,9 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     wrap(f, line, 4, p->width);
     snprintf(line, sizeof line, "exact result: %s", ex);
     wrap(f, line, 4, p->width);
-    snprintf(line, sizeof line, c->own ? "the check expects: %s" : "the document prints: %s",
+    /* a bound (expect X >= 3.40e38) is what the document claims, not a number it prints */
+    snprintf(line, sizeof line, c->own ? "the check expects: %s" : strcmp(c->op, "=") ? "the document claims: %s"
+                                                                                       : "the document prints: %s",
              strchr(c->printed, ';') ? "" : pr);
     wrap(f, line, 4, p->width);
     printed_matrix(f, c->printed, 6, p->width);

@@ -113,8 +113,12 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
         snprintf(show->claim_verdict[show->n_claims], sizeof show->claim_verdict[0], "%s", fs_verdict_str(c->got.verdict));
         /* the exact value is in the printed one's unit: both carry it */
         const char *sp = c->unit && *c->unit ? " " : "", *unit = c->unit ? c->unit : "";
-        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: printed %s%s%s, exact %s%s%s",
-                 c->own ? "(own) " : "", c->claim, c->printed, sp, unit, c->exact_text, sp, unit);
+        /* what the number is: printed by the document, a bound it states (with its operator), or
+         * what the lesson's own check expects */
+        const bool bound = strcmp(c->op, "=") != 0;
+        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: %s %s%s%s%s%s, exact %s%s%s",
+                 c->own ? "(own) " : "", c->claim, c->own ? "expected" : bound ? "claims" : "printed", bound ? c->op : "",
+                 bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit);
     }
     lesson_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) { fs_lesson_free(l); ok = false; }

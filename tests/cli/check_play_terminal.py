@@ -85,6 +85,11 @@ want = len(re.findall(r"^expect ", open(os.path.join(lessons_dir, "004_09_fp8_e4
 check(n9 == want and n9 > 0, f"004_09 (claims only) has one step per claim: {n9} of {want}")
 check("the lesson computes: e4m3(1000)" in p.stdout and "exact result: 448" in p.stdout,
       "a claim step shows the expression and its exact value", p.stdout[:1200])
+p = run("play", "000_09", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
+check("the document claims: >= 3.40e38" in p.stdout and "the document prints: >=" not in p.stdout
+      and "the check expects: +inf" in p.stdout,
+      "a claim step calls a bound what the document claims, and an own check what the check expects",
+      p.stdout[:1500])
 
 p = run("play", "003_06", "--terminal", "--all", env={"COLUMNS": "80"})
 check("KiB" in p.stdout and "8.192 KB" not in p.stdout and "1 KiB = 1024 B" in p.stdout,
