@@ -170,6 +170,68 @@ START_TEST(test_symbols_said_before_lines)
 }
 END_TEST
 
+/* ---- words that fit the run they describe ------------------------------------------------- */
+
+/* Sentences true of one kind of run, said only of it: a low-precision row has no β (its P is
+ * taken against m_new at once); the "KV tile stays in fast memory" of dK and dV only with the KV
+ * tiles outside and off the ring; dropout's dP carries the mask and 1/(1 − p) in the lines; a
+ * ring send does not overlap the step that needs the shard; "1 of keys 0-1" (read as key 1) is
+ * never said; and a ring question names its query by position, not by the device's own row. */
+static void word_problem(char *msg, size_t n, int *bad, const char *path, int64_t k, const char *what)
+{
+    if ((*bad)++ >= 40) return;
+    size_t m = strlen(msg);
+    snprintf(msg + m, n - m, "\n  %s step %lld: %s", path, (long long)k, what);
+}
+
+START_TEST(test_words_fit_the_run)
+{
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    static char say[4096], lines[8192], msg[4096];
+    static fs_question q[64];
+    msg[0] = 0;
+    int bad = 0, lowp = 0, qouter = 0, drops = 0, ring_q = 0;
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error err;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
+        const fs_trace *t = fs_lesson_trace(l);
+        const fs_run *r = fs_lesson_run(l);
+        const bool ring = r && r->algo == FS_ALGO_RING, drop = r && r->tiling.dropout.on;
+        for (int64_t k = 0; t && k < t->n; k++) {
+            const fs_event *e = &t->ev[k];
+            fs_lesson_say(l, t, k, say, sizeof say);
+            fs_lesson_describe(l, t, k, 4, lines, sizeof lines);
+            if (strstr(say, "(1 of keys")) word_problem(msg, sizeof msg, &bad, paths[i], k, "says \"1 of keys\"");
+            if (e->kind == FS_EV_ROW && e->lowp && (lowp++, strstr(say, "β =")))
+                word_problem(msg, sizeof msg, &bad, paths[i], k, "a low-precision row states a β");
+            if (e->kind == FS_EV_BKEY && (ring || r->tiling.order != FS_ORDER_KV_OUTER) && (qouter++, strstr(say, "stays in fast memory")))
+                word_problem(msg, sizeof msg, &bad, paths[i], k, "dK and dV said to stay in fast memory with Q tiles outside");
+            if (e->kind == FS_EV_BROW && e->visible > 0 && (drop ? (drops++, !strstr(lines, "dP = Z ∘")) : strstr(lines, "dP = Z ∘") != NULL))
+                word_problem(msg, sizeof msg, &bad, paths[i], k, drop ? "dropout's dP shown without its mask" : "a mask on dP without dropout");
+            if (e->kind == FS_EV_SEND && strstr(say, "overlap the next step"))
+                word_problem(msg, sizeof msg, &bad, paths[i], k, "a send said to overlap the step that needs its shard");
+        }
+        const int nq = fs_lesson_questions(l, 4, q, 64);
+        for (int j = 0; ring && j < nq; j++) {
+            if (q[j].step < 0 || !t || q[j].step >= t->n || t->ev[q[j].step].device < 0) continue;
+            const fs_event *e = &t->ev[q[j].step];
+            if (e->kind != FS_EV_ROW && e->kind != FS_EV_RMERGE && e->kind != FS_EV_BROW) continue;
+            ring_q++;
+            if (!strstr(q[j].prompt, "position")) word_problem(msg, sizeof msg, &bad, paths[i], q[j].step, "a ring question without positions");
+        }
+        fs_lesson_free(l);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_msg(!bad, "%d places where the words do not fit the run:%s", bad, msg);
+    /* each rule met its case in the lessons: else it tests nothing */
+    ck_assert_msg(lowp > 0 && qouter > 0 && drops > 0 && ring_q > 0, "cases: %d low-precision rows, %d Q-outer keys, "
+                  "%d dropout rows, %d ring questions", lowp, qouter, drops, ring_q);
+}
+END_TEST
+
 /* ---- the numbers a sentence states -------------------------------------------------------- */
 
 /* The number printed after the first occurrence of `after` in s (skipping an "exp(…) = " or
@@ -438,6 +500,7 @@ Suite *narrate_suite(void)
     tcase_add_test(tc, test_checker_fails);
     tcase_add_test(tc, test_every_lesson_step);
     tcase_add_test(tc, test_symbols_said_before_lines);
+    tcase_add_test(tc, test_words_fit_the_run);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");
     tcase_set_timeout(tc, 30);

@@ -406,7 +406,10 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         if (e->x == -INFINITY) fs_sb_put(&b, "; L = −∞ (the row sees no key): P = ");   /* exp(−∞ − (−∞)) never taken */
         else fs_sb_put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
         vec(&b, t, e->p_row, e->n_s, D);
-        fs_sb_put(&b, "; dP = dO·Vᵀ = ");
+        /* with dropout the forward used Pd = Z ∘ P / (1 − p): its gradient reaches P through the
+         * same mask and factor (backward.h) */
+        if (l && l->has_run && l->run.tiling.dropout.on) fs_sb_put(&b, "; dP = Z ∘ (dO·Vᵀ) / (1 − p) = ");
+        else fs_sb_put(&b, "; dP = dO·Vᵀ = ");
         vec(&b, t, e->dp_row, e->n_s, D);
         fs_sb_put(&b, "; dS = P ∘ (dP − %s) = ", num_(&b, e->m_new, D));
         vec(&b, t, e->ds_row, e->n_s, D);
@@ -421,7 +424,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         vec(&b, t, e->o_blk, e->n_o, D);
         fs_sb_put(&b, " → ");
         vec(&b, t, e->o_new, e->n_o, D);
-        fs_sb_put(&b, "; dV += Pᵀ·dO = ");
+        if (l && l->has_run && l->run.tiling.dropout.on) fs_sb_put(&b, "; dV += Pdᵀ·dO = ");   /* the weights used */
+        else fs_sb_put(&b, "; dV += Pᵀ·dO = ");
         vec(&b, t, e->g_blk, e->n_g, D);
         fs_sb_put(&b, " → ");
         vec(&b, t, e->g_new, e->n_g, D);

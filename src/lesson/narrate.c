@@ -515,8 +515,11 @@ static void say_row(sb *b, const ctx *c)
         else if (e->visible == e->c1 - e->c0)
             fs_sb_put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
                 e->visible == 1 ? "" : "s", krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
-        else fs_sb_put(b, "%s sees its first key%s here (%d of %s), so the row starts: m = %s (the score of %s)", q,
-                 e->visible == 1 ? "" : "s", e->visible, krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
+        else if (e->visible == 1)   /* "one of keys 0-1", not "1 of keys 0-1", which reads as key 1 */
+            fs_sb_put(b, "%s sees its first key here (one of %s), so the row starts: m = %s (the score of %s)", q,
+                krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
+        else fs_sb_put(b, "%s sees its first keys here (%d of %s), so the row starts: m = %s (the score of %s)", q,
+                 e->visible, krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
         capital(b, at2);
         if (c->first)   /* the symbols of this step's lines, said once before they are used */
             fs_sb_put(b, ". A row keeps m (its best score so far), ℓ (the sum of %s(score − m)) and o (its output so "
@@ -544,6 +547,10 @@ static void say_row(sb *b, const ctx *c)
         else if (no_beta && c->ce)
             fs_sb_put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
+        else if (e->lowp)   /* low precision takes P against m_new at once: no β (the event's is a placeholder) */
+            fs_sb_put(b, "the tile's weights are taken against it directly, P = %s(s − m_new): at its best key "
+                   "%s(%s − %s) = %s.", EXPW(c), EXPW(c), num(b, e->m_blk), num(b, e->m_new),
+                num(b, c->exp2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new)));
         else
             fs_sb_put(b, "the new %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta));
@@ -732,9 +739,10 @@ static void say_backward(sb *b, const ctx *c)
         if (e->visible == 0) {
             fs_sb_put(b, "No key of this tile is visible to %s: P = 0, so dS = 0 and its dQ does not change.", q);
         } else {
-            fs_sb_put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = dO Vᵀ, dS = P ∘ (dP − D) with "
+            fs_sb_put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = %s, dS = P ∘ (dP − D) with "
                    "D = %s, and its dQ gains this tile's share, scale · dS K.",
-                q, e->kt, num(b, e->x), num(b, e->m_new));
+                q, e->kt, num(b, e->x), c->run && c->run->tiling.dropout.on ? "Z ∘ (dO Vᵀ) / (1 − p)" : "dO Vᵀ",
+                num(b, e->m_new));
         }
         if (last_for_row(c, FS_EV_BROW)) {
             fs_sb_put(b, " That was its last tile: its dQ row is final.");
@@ -748,15 +756,22 @@ static void say_backward(sb *b, const ctx *c)
     case FS_EV_BKEY: {
         ring_prefix(b, c);
         if (vec_zero(c->t, e->o_blk, e->n_o) && vec_zero(c->t, e->g_blk, e->n_g)) {
-            fs_sb_put(b, "%s gets a zero share from this tile (no query here sees it, or their dO and dS are 0).",
-                key(b, c, e->row));
+            fs_sb_put(b, "%s gets a zero share from this tile (no query here sees it, or their dO and dS are 0%s).",
+                key(b, c, e->row), c->run && c->run->tiling.dropout.on ? ", or the forward dropped its weights" : "");
             if (last_for_row(c, FS_EV_BKEY)) fs_sb_put(b, " No later tile touches this key: its dK and dV rows are final.");
             break;
         }
-        fs_sb_put(b, "%s collects this tile's share: dK gains scale · dSᵀ Q and dV gains Pᵀ dO.", key(b, c, e->row));
+        fs_sb_put(b, "%s collects this tile's share: dK gains scale · dSᵀ Q and dV gains %s.", key(b, c, e->row),
+            c->run && c->run->tiling.dropout.on ? "Pdᵀ dO (Pd: the weights after dropout)" : "Pᵀ dO");
+        const bool ring = e->device >= 0 || (c->run && c->run->algo == FS_ALGO_RING);
         if (last_for_row(c, FS_EV_BKEY)) fs_sb_put(b, " No later tile touches this key: its dK and dV rows are final.");
-        else if (c->first) fs_sb_put(b, " The KV tile stays in fast memory while query tiles pass, so dK and dV are "
-                                   "summed there and written once.");
+        else if (c->first && ring)
+            fs_sb_put(b, " The shard's dK and dV gather this ring step's shares here, then travel on with it.");
+        else if (c->first && c->run && c->run->tiling.order == FS_ORDER_KV_OUTER)
+            fs_sb_put(b, " The KV tile stays in fast memory while query tiles pass, so dK and dV are summed there and "
+                   "written once.");
+        else if (c->first)
+            fs_sb_put(b, " With the Q tiles outside, each Q tile's pass adds its share to dK and dV in slow memory.");
         break;
     }
     case FS_EV_GRAD: {
@@ -775,7 +790,10 @@ static void say_backward(sb *b, const ctx *c)
              * the gradient the loop order finishes in one pass is written once; the other one
              * gets its shares from passes with other work between, added in slow memory */
             const bool kv_outer = c->run && c->run->tiling.order == FS_ORDER_KV_OUTER;
-            if (q == kv_outer)
+            /* tiles of the outer loop: with one, every share came in the same pass */
+            const int32_t Bo = !c->run ? 0 : kv_outer ? c->run->tiling.Bk : c->run->tiling.Bq;
+            const int32_t outer = Bo <= 0 ? 2 : ((kv_outer ? c->run->attn.n_kv : c->run->attn.n_q) + Bo - 1) / Bo;
+            if (q == kv_outer && outer > 1)
                 fs_sb_put(b, " With the %s tiles outside, its shares came in separate passes, so a kernel adds each into "
                           "slow memory as it comes (this final sum is what is left there).", kv_outer ? "KV" : "Q");
             else fs_sb_put(b, " Its shares all came while its tile stayed in fast memory: it is written to slow memory once.");
@@ -855,8 +873,10 @@ static void say_ring(sb *b, const ctx *c)
             e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "its finished dK and dV, home",
             (long long)e->bytes, e->b,
             e->tensor == 2 ? "the shard's owner, where they are final" : "which works on it next");
-        if (c->first) fs_sb_put(b, " The transfer can overlap the next step's computation, so the ring hides its "
-                             "communication when each step computes long enough.");
+        if (c->first)
+            fs_sb_put(b, " Here it goes after the step; a real ring starts the send while the step still computes with "
+                   "the shard (room for two shards a device), so the ring hides its communication when each step "
+                   "computes long enough.");
         break;
     case FS_EV_RECV:
         fs_sb_put(b, "Device %d receives shard %d from device %d: %s.", e->b, e->shard, e->a,

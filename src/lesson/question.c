@@ -144,6 +144,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     char who[160];
     if (elem) snprintf(who, sizeof who, "the running state of the softmax");
     else if (c->run && c->run->algo == FS_ALGO_QUERY) snprintf(who, sizeof who, "the query's running state");
+    else if (e->device >= 0 && e->pos >= 0)   /* on the ring rows count within the device: say the position */
+        snprintf(who, sizeof who, "device %d's query at position %d", e->device, e->pos);
     else snprintf(who, sizeof who, "row %d%s", e->row, c->run && c->run->attn.n_q_heads > 1 ? " of its head" : "");
     add(q->prompt, sizeof q->prompt, "%s", pit ? "In the correct algorithm (beside the wrong one this lesson shows): " : "");
     /* what arrives */
@@ -157,7 +159,10 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         if (e->c1 - e->c0 == 1 && v && e->n_s == 1) {
             add(q->prompt, sizeof q->prompt, "%s meets key %d; its score is %s. ", who, e->c0, num(a, sizeof a, v[0], D));
         } else {
-            add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
+            if (e->device >= 0 && e->shard >= 0)   /* keys count within the shard the device holds */
+                add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d of shard %d (counted within the shard); its visible "
+                    "scores are ", who, e->c0, e->c1 - 1, e->shard);
+            else add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
             add_vec(q->prompt, sizeof q->prompt, c->truth, e->s_row, e->n_s, D);
             /* the mask's -inf explained only where one is shown */
             bool hidden = false;
@@ -397,8 +402,9 @@ static bool ask_merge(const ctx *c, int64_t k, fs_question *q)
                  num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->m_blk, D), num(f, sizeof f, e->l_blk, D),
                  num(g, sizeof g, e->m_new, D), a_small ? "a" : "b", EXP, a_small ? "a" : "b");
     else
-        snprintf(q->prompt, sizeof q->prompt, "Device %d's row %d merges the block of shard %d (m_blk = %s) into its running state "
-                 "(m = %s). The merged maximum is %s. What is %s, the factor for the %s?", e->device, e->row, e->shard,
+        snprintf(q->prompt, sizeof q->prompt, "Device %d's query at position %d merges the block of shard %d (m_blk = %s) into its "
+                 "running state (m = %s). The merged maximum is %s. What is %s, the factor for the %s?", e->device,
+                 e->pos >= 0 ? e->pos : e->row, e->shard,
                  num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->m_old, D), num(d, sizeof d, e->m_new, D),
                  a_small ? "α" : "β", a_small ? "running state" : "block");
     q->answer = a_small ? e->alpha : e->beta;
@@ -500,9 +506,15 @@ static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
     char a[48], b[48], d[48], f[48];
     *q = blank(FS_Q_DS, k, D);
     if (e->device >= 0)   /* on a ring, rows and keys count within the device and the shard it holds, not V's rows */
-        snprintf(q->prompt, sizeof q->prompt, "Device %d's row %d, key %d of shard %d: the recomputed weight is P = %s, "
-                 "dP = dO · (that key's row of V) = %s, and the row's D = %s. What is dS for this key?", e->device, e->row,
+        snprintf(q->prompt, sizeof q->prompt, "Device %d's query at position %d, key %d of shard %d (counted within the shard): "
+                 "the recomputed weight is P = %s, dP = dO · (that key's row of V) = %s, and the row's D = %s. What is dS for "
+                 "this key?", e->device, e->pos >= 0 ? e->pos : e->row,
                  e->c0 + j, e->shard, num(a, sizeof a, P[j], D), num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
+    else if (c->run && c->run->tiling.dropout.on)   /* the forward's mask Z and factor reach dP too */
+        snprintf(q->prompt, sizeof q->prompt, "Row %d, key %d: the recomputed weight is P = %s, dP = Z · (dO · V[%d]) / "
+                 "(1 − p) = %s (Z: 1 where the forward kept the weight, 0 where it dropped it), and the row's D = %s. "
+                 "What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
+                 num(b, sizeof b, dP[j], D), num(d, sizeof d, e->m_new, D));
     else
         snprintf(q->prompt, sizeof q->prompt, "Row %d, key %d: the recomputed weight is P = %s, dP = dO · V[%d] = %s, and "
                  "the row's D = %s. What is dS for this key?", e->row, e->c0 + j, num(a, sizeof a, P[j], D), e->c0 + j,
@@ -931,8 +943,20 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         x->right = ck->got.exact > 1 ? 0 : 1;
         snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, "
                  "%.*s, or the second, %s?", sentence(ck->claim, cl, sizeof cl), (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
-        snprintf(x->why, sizeof x->why, "Their ratio is %s: %s. Fewer fraction bits round each value more coarsely.",
-                 ck->exact_text, ck->got.exact > 1 ? "the first is larger" : "the second is larger");
+        /* why, by what the two recipes differ in: the format (its first word), else the
+         * Hadamard, else the scales' blocks */
+        const char *ra = ck->target + 5, *rb = slash + 3;
+        const size_t fa = strcspn(ra, " /"), fb = strcspn(rb, " ");
+        const bool had_a = strstr(ra, "hadamard") && strstr(ra, "hadamard") < slash, had_b = strstr(rb, "hadamard") != NULL;
+        const bool blk_a = strstr(ra, "block") && strstr(ra, "block") < slash, blk_b = strstr(rb, "block") != NULL;
+        const char *because = fa != fb || strncmp(ra, rb, fa) ? " Fewer fraction bits round each value more coarsely."
+                            : had_a != had_b ? " Both use the same format; the Hadamard spreads the scattered outliers "
+                                               "over the coordinates, so the scale falls and small entries keep more bits."
+                            : blk_a != blk_b ? " Both use the same format; a scale per block fits that block's own largest "
+                                               "entry, so small entries keep more bits."
+                                             : "";
+        snprintf(x->why, sizeof x->why, "Their ratio is %s: %s.%s", ck->exact_text,
+                 ck->got.exact > 1 ? "the first is larger" : "the second is larger", because);
         return true;
     }
     if (strncmp(ck->target, "expr ", 5) || !by_hand(ck->target + 5)) return false;

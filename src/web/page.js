@@ -175,7 +175,7 @@
                             d.rows.map((r) => [who(r), r.m, r.l, r.out ? 'yes' : 'no'])));
     }
     if (d.tile) {
-      const t = d.tile, names = t.backward ? TILE_NAMES_BWD : TILE_NAMES;
+      const t = d.tile, names = !t.backward ? TILE_NAMES : t.dropout ? Object.assign({}, TILE_NAMES_BWD, { dp: 'dP = Z ∘ (dO Vᵀ) / (1 − p)' }) : TILE_NAMES_BWD;
       const det = el('details');
       det.dataset.part = 'tile';
       const keys = Array.from({ length: t.keys }, (_, j) => `key ${t.c0 + j}`);

@@ -741,8 +741,8 @@ static void tile_json(jbuf *j, const gui_show *sh, int64_t k)
     }
     int32_t keys = p->c1 - p->c0 < WEB_TILE_KEYS ? p->c1 - p->c0 : WEB_TILE_KEYS;
     jput(j, ",\"tile\":{\"head\":%d,\"qt\":%d,\"kt\":%d,\"r0\":%d,\"r1\":%d,\"c0\":%d,\"c1\":%d,\"keys\":%d,\"backward\":%s,"
-            "\"partial\":%s,\"rows\":[", p->head, p->qt, p->kt, p->r0, p->r1, p->c0, p->c1, keys, bwd ? "true" : "false",
-         p->cls == FS_TILE_FULL ? "false" : "true");
+            "\"dropout\":%s,\"partial\":%s,\"rows\":[", p->head, p->qt, p->kt, p->r0, p->r1, p->c0, p->c1, keys,
+         bwd ? "true" : "false", p->drop >= 0 ? "true" : "false", p->cls == FS_TILE_FULL ? "false" : "true");
     int n = 0;
     for (int64_t i = first; i <= k; i++) {
         const fs_event *r = &t->ev[i];
