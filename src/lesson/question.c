@@ -127,6 +127,28 @@ static const fs_event *truth_at(const ctx *c, int64_t k)
     return b;
 }
 
+/* On the ring: the positions of keys lo … hi − 1 of the shard that event k's device holds at
+ * its step (the step's HOLD lists them), as "positions 4 and 5" into buf; false when not found. */
+static bool shard_positions(const ctx *c, int64_t k, int32_t lo, int32_t hi, char *buf, size_t n)
+{
+    const fs_event *e = &c->t->ev[k];
+    for (int64_t i = k; i >= 0; i--) {
+        const fs_event *h = &c->t->ev[i];
+        if (h->kind != FS_EV_HOLD || h->device != e->device || h->ring_step != e->ring_step) continue;
+        const double *pos = fs_trace_at(c->t, h->s_row);
+        if (!pos || lo < 0 || hi > h->n_s || hi - lo < 1) return false;
+        size_t at = (size_t)snprintf(buf, n, "position%s ", hi - lo > 1 ? "s" : "");
+        if (hi - lo > 4) {
+            snprintf(buf + at, n - at, "%d … %d", (int)pos[lo], (int)pos[hi - 1]);
+            return true;
+        }
+        for (int32_t j = lo; j < hi && at < n; j++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%d", j == lo ? "" : j == hi - 1 ? " and " : ", ", (int)pos[j]);
+        return true;
+    }
+    return false;
+}
+
 /* ---- one question per kind, at step k ----------------------------------------------------- */
 
 /* ROW and ELEM: the four numbers of the online-softmax update. */
@@ -159,7 +181,11 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         if (e->c1 - e->c0 == 1 && v && e->n_s == 1) {
             add(q->prompt, sizeof q->prompt, "%s meets key %d; its score is %s. ", who, e->c0, num(a, sizeof a, v[0], D));
         } else {
-            if (e->device >= 0 && e->shard >= 0)   /* keys count within the shard the device holds */
+            char kp[96];
+            if (e->device >= 0 && e->shard >= 0 && c->truth == c->t && shard_positions(c, k, e->c0, e->c1, kp, sizeof kp))
+                add(q->prompt, sizeof q->prompt, "%s meets the keys at %s (shard %d); its visible scores are ", who, kp,
+                    e->shard);
+            else if (e->device >= 0 && e->shard >= 0)   /* keys count within the shard the device holds */
                 add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d of shard %d (counted within the shard); its visible "
                     "scores are ", who, e->c0, e->c1 - 1, e->shard);
             else add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
