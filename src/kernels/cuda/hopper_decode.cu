@@ -344,14 +344,21 @@ static fs_status plan_pdl(hopper_pdl_plan &pl, int version, const void *K, const
     return paged ? plan13_of<true, false>(pl, K, V, why, n) : plan13_of<false, false>(pl, K, V, why, n);
 }
 
+/* A plan's problem, launch parameters, partials and (e4m3 cache) descales, before its host's half. */
+static void plan_init(hopper_pdl_plan &pl, const fs_cuda_decode *pp, const decode_params &p, float *part,
+                      const float *scales)
+{
+    pl.pp = *pp;
+    pl.p = p;
+    pl.part = part;
+    pl.scales = scales;
+}
+
 fs_status fs_cu_hopper_decode_pdl(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
                                   const void *K, const void *V, float *part, void *O, char *why, size_t n)
 {
     hopper_pdl_plan pl;
-    pl.pp = *pp;
-    pl.p = p;
-    pl.part = part;
-    pl.scales = nullptr;
+    plan_init(pl, pp, p, part, nullptr);
     fs_status st = plan_pdl(pl, version, K, V, why, n);
     return st != FS_OK ? st : pl.run(pl, Q, O, 0, why, n);
 }
@@ -368,10 +375,7 @@ static fs_status new_plan(const fs_cuda_decode *pp, const decode_params &p, floa
         if (why && n) snprintf(why, n, "out of host memory for a decode plan");
         return FS_ERR_NOMEM;
     }
-    pl->pp = *pp;
-    pl->p = p;
-    pl->part = part;
-    pl->scales = scales;
+    plan_init(*pl, pp, p, part, scales);
     fs_status st = make(*pl);
     if (st != FS_OK) {
         delete pl;
@@ -730,10 +734,7 @@ fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params 
                                   char *why, size_t n)
 {
     hopper_pdl_plan pl;
-    pl.pp = *pp;
-    pl.p = p;
-    pl.part = part;
-    pl.scales = scales;
+    plan_init(pl, pp, p, part, scales);
     fs_status st = plan_kv8_of(pl, version, K8, V8, why, n);
     return st != FS_OK ? st : pl.run(pl, Q, O, 0, why, n);
 }
