@@ -176,7 +176,8 @@ END_TEST
  * taken against m_new at once); the "KV tile stays in fast memory" of dK and dV only with the KV
  * tiles outside and off the ring; dropout's dP carries the mask and 1/(1 − p) in the lines; a
  * ring send does not overlap the step that needs the shard; "1 of keys 0-1" (read as key 1) is
- * never said; and a ring question names its query by position, not by the device's own row. */
+ * never said; and a ring row or question names its keys and query by position, not by the shard's
+ * or the device's own numbers. */
 static void word_problem(char *msg, size_t n, int *bad, const char *path, int64_t k, const char *what)
 {
     if ((*bad)++ >= 40) return;
@@ -211,6 +212,8 @@ START_TEST(test_words_fit_the_run)
                 word_problem(msg, sizeof msg, &bad, paths[i], k, "dK and dV said to stay in fast memory with Q tiles outside");
             if (e->kind == FS_EV_BROW && e->visible > 0 && (drop ? (drops++, !strstr(lines, "dP = Z ∘")) : strstr(lines, "dP = Z ∘") != NULL))
                 word_problem(msg, sizeof msg, &bad, paths[i], k, drop ? "dropout's dP shown without its mask" : "a mask on dP without dropout");
+            if (e->kind == FS_EV_ROW && e->device >= 0 && strstr(say, "of the shard)"))
+                word_problem(msg, sizeof msg, &bad, paths[i], k, "a ring row names its keys by the shard's own numbers");
             if (e->kind == FS_EV_SEND && strstr(say, "overlap the next step"))
                 word_problem(msg, sizeof msg, &bad, paths[i], k, "a send said to overlap the step that needs its shard");
         }

@@ -237,6 +237,21 @@ static const char *of(sb *b, const char *q, const char *noun)
     return s;
 }
 
+/* On the ring: the positions of the shard the event's device holds at its step (the step's HOLD
+ * lists them, n of them), or NULL. */
+static const double *shard_positions(const ctx *c, int32_t *n)
+{
+    const fs_event *e = c->e;
+    for (int64_t i = c->step; e->device >= 0 && i >= 0; i--) {
+        const fs_event *h = &c->t->ev[i];
+        if (h->kind == FS_EV_HOLD && h->device == e->device && h->ring_step == e->ring_step) {
+            *n = h->n_s;
+            return fs_trace_at(c->t, h->s_row);
+        }
+    }
+    return NULL;
+}
+
 /* "key 3", "key 3 (C)"; on the ring, where the event numbers it within its shard, "the key at
  * position 2". */
 static const char *key(sb *b, const ctx *c, int32_t j)
@@ -244,9 +259,12 @@ static const char *key(sb *b, const ctx *c, int32_t j)
     char *s = b->ring[b->k++ & 15];
     const char *lab = c->l ? fs_lesson_label(c->l, j) : NULL;
     const fs_event *e = c->e;
+    int32_t np = 0;
+    const double *pos = e->kind == FS_EV_ROW ? shard_positions(c, &np) : NULL;
     /* on the ring a key of the event is numbered within its shard: named by its position, as a
      * query is (who) */
     if (e->kind == FS_EV_BKEY && e->device >= 0 && e->pos >= 0 && j == e->row) snprintf(s, 64, "the key at position %d", e->pos);
+    else if (pos && j >= 0 && j < np) snprintf(s, 64, "the key at position %d", (int)pos[j]);
     else if (lab) snprintf(s, 64, "key %d (%.*s)", j, label_len(lab), lab);
     else snprintf(s, 64, "key %d", j);
     return s;
@@ -269,7 +287,18 @@ static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
     const char *r = range(b, "key", lo, hi_excl);
     if (c->e->device < 0) return r;
     char *s = b->ring[b->k++ & 15];
-    snprintf(s, 64, "%s of the shard", r);
+    int32_t np = 0;
+    const double *pos = shard_positions(c, &np);
+    if (!pos || lo < 0 || hi_excl > np || hi_excl - lo < 1) {   /* numbered within the shard */
+        snprintf(s, 64, "%s of the shard", r);
+        return s;
+    }
+    /* by their positions: "the key at position 4", "the keys at positions 4 and 5" */
+    int at = snprintf(s, 64, "the key%s at position%s ", hi_excl - lo > 1 ? "s" : "", hi_excl - lo > 1 ? "s" : "");
+    if (hi_excl - lo > 4) snprintf(s + at, 64 - (size_t)at, "%d … %d", (int)pos[lo], (int)pos[hi_excl - 1]);
+    else
+        for (int32_t j = lo; j < hi_excl && at < 60; j++)
+            at += snprintf(s + at, 64 - (size_t)at, "%s%d", j == lo ? "" : j == hi_excl - 1 ? " and " : ", ", (int)pos[j]);
     return s;
 }
 
