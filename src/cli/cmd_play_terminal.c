@@ -484,7 +484,8 @@ static void run_tiles(const fs_run *r, int32_t *bq, int32_t *bk)
     }
 }
 
-static char class_letter(fs_tile_class c) { return c == FS_TILE_FULL ? 'F' : c == FS_TILE_PARTIAL ? 'P' : 'S'; }
+/* A tile's class as one mark: not a letter, which would read as the matrices P and S beside it. */
+static const char *class_mark(fs_tile_class c) { return c == FS_TILE_FULL ? "●" : c == FS_TILE_PARTIAL ? "◐" : "○"; }
 
 /* The mask page's body: cell by cell (■ visible, · hidden) with the tile boundaries and each
  * tile's class at the right of its first row, when it fits; else the tiles' classes alone; else
@@ -522,7 +523,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
         snprintf(line + len, sizeof line - (size_t)len, ", tiles Bq × Bk = %d × %d: %lld full, %lld partial, %lld skipped",
                  bq, bk, (long long)count[FS_TILE_FULL], (long long)count[FS_TILE_PARTIAL],
                  (long long)count[FS_TILE_SKIPPED]);
-    snprintf(text, sizeof text, "%s", tiled ? "■ visible · hidden; rows queries, columns keys; F full, P partial, S skipped"
+    snprintf(text, sizeof text, "%s", tiled ? "■ visible · hidden; rows queries, columns keys; ● full, ◐ partial, ○ skipped"
                                             : "■ visible · hidden; rows are queries, columns keys");
     wrap(f, line, 0, p->width);
     wrap(f, text, 0, p->width);
@@ -572,8 +573,8 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
                 len += snprintf(line + len, sizeof line - (size_t)len, "  ");
                 for (int32_t j = 0; j < tk; j++) {
                     int32_t r1 = i + bq < nq ? i + bq : nq, c1 = (j + 1) * bk < nk ? (j + 1) * bk : nk;
-                    len += snprintf(line + len, sizeof line - (size_t)len, "%c ",
-                                    class_letter(fs_mask_classify(m, nq, nk, i, r1, j * bk, c1, NULL)));
+                    len += snprintf(line + len, sizeof line - (size_t)len, "%s ",
+                                    class_mark(fs_mask_classify(m, nq, nk, i, r1, j * bk, c1, NULL)));
                 }
             }
             puts_trimmed(f, line);
@@ -588,12 +589,12 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
             len = snprintf(line, sizeof line, "Q %*d  ", tw, i);
             for (int32_t j = 0; j < tk; j++) {
                 int32_t r1 = (i + 1) * bq < nq ? (i + 1) * bq : nq, c1 = (j + 1) * bk < nk ? (j + 1) * bk : nk;
-                len += snprintf(line + len, sizeof line - (size_t)len, "%c ",
-                                class_letter(fs_mask_classify(m, nq, nk, i * bq, r1, j * bk, c1, NULL)));
+                len += snprintf(line + len, sizeof line - (size_t)len, "%s ",
+                                class_mark(fs_mask_classify(m, nq, nk, i * bq, r1, j * bk, c1, NULL)));
             }
             puts_trimmed(f, line);
         }
-        snprintf(line, sizeof line, "(%d × %d cells are too many to draw one by one: each letter is a tile)", nq, nk);
+        snprintf(line, sizeof line, "(%d × %d cells are too many to draw one by one: each mark is a tile)", nq, nk);
         wrap(f, line, 0, p->width);
         return;
     }

@@ -76,8 +76,8 @@ p = run("play", "000_07", "--terminal", "--all", env={"COLUMNS": "80"})
 grid = [l for l in p.stdout.split("\n") if re.match(r"^\d+  [■·]", l)]
 check(len(grid) == 9 and "100000000" not in p.stdout, "000_07's tree mask drawn as 9 rows of ■ and ·",
       "\n".join(grid))
-check(re.search(r"^ ?0  ■ · · │ · · · │ · · ·\s+P S S$", p.stdout, re.M) is not None,
-      "000_07's first row: one visible key, tile classes P S S", p.stdout[:2500])
+check(re.search(r"^ ?0  ■ · · │ · · · │ · · ·\s+◐ ○ ○$", p.stdout, re.M) is not None,
+      "000_07's first row: one visible key, tile classes ◐ ○ ○", p.stdout[:2500])
 
 p = run("play", "004_09", "--terminal", "--all", env={"COLUMNS": "80"})
 n9 = len(re.findall(r"^── step \d+ of 0–\d+ · claim", p.stdout, re.M))
@@ -226,7 +226,7 @@ try:
     check("── step 5 of 0–" in s, "--step 5 opens at step 5", s)
     s = key("t", r"tree mask")
     fits(s, title="The speculative-decoding tree", what="000_07's mask on t")
-    check(len(re.findall(r"^\s*\d+  [■·]", s, re.M)) == 9 and "F full, P partial, S skipped" in s,
+    check(len(re.findall(r"^\s*\d+  [■·]", s, re.M)) == 9 and "● full, ◐ partial, ○ skipped" in s,
           "t draws the 9 x 9 tree mask with the classes' legend", s)
     tmux("send-keys", "-t", "t", "q")
 
