@@ -1780,20 +1780,18 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         k.pl = *pp;
         k.pl.splits = k.e4m3 ? fs_cuda_decode_fp8_splits(pp, k.v) : fs_cuda_decode_splits(pp, k.v);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
-        const fs_status made = k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8,
-                                                                      k.paged ? psc : sc, k.w, &k.plan, why, sizeof why)
-                                       : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w,
-                                                                  &k.plan, why, sizeof why);
-        if (made != FS_OK) {
+        /* a plan of kernel k on its own cache (float16 or e4m3 bytes, contiguous or pooled) */
+        auto plan_of = [&](fs_cuda_decode_plan **out) {
+            return k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc,
+                                                         k.w, out, why, sizeof why)
+                          : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, out, why,
+                                                     sizeof why);
+        };
+        if (plan_of(&k.plan) != FS_OK) {
             printf("FAIL decode_fp8 timing: no plan for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
             g_fail++;
         } else if (fs_cuda_decode_plan_graphs(k.plan)) {
-            const fs_status again =
-                k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc,
-                                                      k.w, &k.graph, why, sizeof why)
-                       : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, &k.graph, why,
-                                                  sizeof why);
-            if (again != FS_OK || fs_cuda_decode_plan_graph(k.graph, dQ, dO, why, sizeof why) != FS_OK) {
+            if (plan_of(&k.graph) != FS_OK || fs_cuda_decode_plan_graph(k.graph, dQ, dO, why, sizeof why) != FS_OK) {
                 printf("FAIL decode_fp8 timing: no graph for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v,
                        why);
                 g_fail++;

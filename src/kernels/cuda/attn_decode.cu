@@ -946,6 +946,25 @@ struct fs_cuda_decode_plan {
     void *gO;
 };
 
+/* A new plan for p (its split count `splits`), version, the cache K, V and the workspace; NULL,
+ * with why, when out of host memory. */
+static fs_cuda_decode_plan *plan_new(const fs_cuda_decode *p, int splits, int version, const void *K, const void *V,
+                                     void *work, char *why, size_t n)
+{
+    fs_cuda_decode_plan *pl = (fs_cuda_decode_plan *)calloc(1, sizeof *pl);
+    if (!pl) {
+        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
+        return NULL;
+    }
+    pl->p = *p;
+    pl->p.splits = splits;   /* no occupancy query at each run */
+    pl->version = version;
+    pl->K = K;
+    pl->V = V;
+    pl->work = work;
+    return pl;
+}
+
 extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const void *K, const void *V,
                                               void *work, fs_cuda_decode_plan **out, char *why, size_t n)
 {
@@ -956,17 +975,8 @@ extern "C" fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int versi
         if (why && n) snprintf(why, n, "decode versions 7 to %d %s", fs_cuda_decode_versions(), dec7_refusal(p));
         return FS_ERR_ARG;
     }
-    fs_cuda_decode_plan *pl = (fs_cuda_decode_plan *)calloc(1, sizeof *pl);
-    if (!pl) {
-        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
-        return FS_ERR_NOMEM;
-    }
-    pl->p = *p;
-    pl->p.splits = split_count(p, version);   /* no occupancy query at each run */
-    pl->version = version;
-    pl->K = K;
-    pl->V = V;
-    pl->work = work;
+    fs_cuda_decode_plan *pl = plan_new(p, split_count(p, version), version, K, V, work, why, n);
+    if (!pl) return FS_ERR_NOMEM;
     if (version >= 13 &&
         (st = fs_cu_hopper_decode_pdl_plan(&pl->p, dec_params(&pl->p, version), version, K, V, (float *)work, &pl->hopper,
                                            why, n)) != FS_OK) {
@@ -1228,17 +1238,8 @@ extern "C" fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int v
     *out = NULL;
     fs_status st = kv8_refusal(p, version, kv_scales, why, n);
     if (st != FS_OK) return st;
-    fs_cuda_decode_plan *pl = (fs_cuda_decode_plan *)calloc(1, sizeof *pl);
-    if (!pl) {
-        if (why && n) snprintf(why, n, "out of host memory for a decode plan");
-        return FS_ERR_NOMEM;
-    }
-    pl->p = *p;
-    pl->p.splits = kv8_params(p, version).splits;   /* no occupancy query at each run */
-    pl->version = version;
-    pl->K = K8;
-    pl->V = V8;
-    pl->work = work;
+    fs_cuda_decode_plan *pl = plan_new(p, kv8_params(p, version).splits, version, K8, V8, work, why, n);
+    if (!pl) return FS_ERR_NOMEM;
     pl->e4m3 = true;
     pl->kv_scales = kv_scales;
     pl->q = kv8_params(&pl->p, version);

@@ -1,6 +1,8 @@
-/* hopper_decode.cu: decode versions 9 to 13, and e4m3-cache versions 5-8 (at the end of this
- * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase and
- * merges the partials with its own merge kernel.
+/* hopper_decode.cu: decode versions 9 to 16, and e4m3-cache versions 5-12 (at the end of this
+ * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase:
+ * versions 9 and 10 (e4m3 cache: 5 to 8) it merges with its own merge kernel, 11 and 12 merge in
+ * the split kernel's last block, and 13 to 16 (e4m3 cache: 9 to 12) launch their merge here as a
+ * programmatic dependent; their plans (the host's work done once) may run as a CUDA graph.
  *
  *  9  version 7's arithmetic with its loads changed. In version 7 every thread issues 16-byte
  *     cp.async copies for each tile and the block meets at a barrier twice a tile, so at most
