@@ -124,7 +124,17 @@ class Page:
             time.sleep(0.03)
 
     def click_id(self, elid):
-        r = self.b.eval(f"(() => {{ const r = document.getElementById('{elid}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        # clicked where it has stayed for two looks 60 ms apart (at most 2 s): the ending's buttons
+        # are placed again on the frame after they appear or change their words, and a click
+        # aimed at the place they left misses them
+        where = f"(() => {{ const r = document.getElementById('{elid}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        r, end = self.b.eval(where), time.time() + 2
+        while time.time() < end:
+            time.sleep(0.06)
+            now = self.b.eval(where)
+            if now == r:
+                break
+            r = now
         self.b.click(r[0], r[1])
 
     def text_of(self, elid):
