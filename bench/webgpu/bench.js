@@ -50,20 +50,20 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 and 9 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG REREAD UNROLL; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE REREAD UNROLL; settings: BK, NSG, RB).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
     const v = {flags: [], over: {}};
     for (const w of form.split(/[\s+]+/)) {
       const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
-      if (m && [2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'REREAD', 'UNROLL'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, REREAD, UNROLL) nor BK=N, NSG=N or RB=N (N a power of two up to 128)`);
+      if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
+      else if (['KWG', 'VWG', 'STAGE', 'REREAD', 'UNROLL'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, REREAD, UNROLL) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
     }
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);
@@ -311,7 +311,7 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     for (const flags of B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
       forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
   }
-  for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
+  for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13']) {
     if (only && !only.includes(base)) continue;
     const B = dev.kernels[base];
     const why = B && B.absent ? B.absent() : 'no such kernel';
@@ -466,7 +466,7 @@ async function main() {
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
                 `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s` +
-                (p.mma_tflops ? `, subgroup-matrix products (${p.mma_config}) ${p.mma_tflops.toFixed(1)} TFLOP/s in registers, ${p.mma_load_tflops.toFixed(1)} with a load a product` : '') +
+                (p.mma_tflops ? `, subgroup-matrix products (${p.mma_config}) ${p.mma_tflops.toFixed(1)} TFLOP/s in registers, ${p.mma_load_tflops.toFixed(1)} with a load a product from storage${p.mma_wload_tflops ? `, ${p.mma_wload_tflops.toFixed(1)} from workgroup memory` : ''}` : '') +
                 (p.mma_error ? `, subgroup-matrix probe: ${p.mma_error}` : ''));
     console.log(table(res));
     for (const r of res.rows) if (r.paged_over_contiguous) console.log(`paged / contiguous: ${r.kernel} n_kv=${r.n_kv}: ${r.paged_over_contiguous.toFixed(3)}`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill versions 7 and 8 to 10 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl; 9 and 10 are
- * forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup)
+/* emulate_sgmat.js: prefill versions 7, 8 to 10 and 13 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl; 9, 10
+ * and 13 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V staged)
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).
@@ -10,7 +10,8 @@
  * --fault plants one fault in version 8's transcription (its run must then fail, exit 1): noshuffle
  * (a row's maximum not combined across its lanes), alpha1 (O not rescaled when m moves), nopad (the
  * host's padding of Q, K and V left out: a load past a buffer), pstride (P read with stride BK, not
- * Ps's padded PST), rbstore (version 10's second row block of S stored over the first). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * Ps's padded PST), rbstore (version 10's second row block of S stored over the first), firstk
+ * (version 13's first K tile staged from key 0, not from the first visited tile). Version 8's transcription also models its subgroups: a shuffle reads the value
  * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
@@ -186,7 +187,9 @@ function kernel(p, C) {
 
 // fwd_sgmat8.wgsl's main, every workgroup; q, k, v already float16-rounded; the buffers padded as
 // fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). C.KWG, C.VWG,
-// C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice). fault: see
+// C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice); C.STAGE:
+// version 13's (K and V staged by subgroup matrices, the next visited tile's K during this tile's
+// softmax). fault: see
 // the header. Returns {O, lse}.
 function kernel8(p, C, fault = null) {
   const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8, RB = C.RB || 1, SR = RB * SM;
@@ -201,6 +204,12 @@ function kernel8(p, C, fault = null) {
     const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
     const Ss = new Float32Array(BQ * SST), Ps = new Float32Array(BQ * PST), Ls = new Float32Array(BQ);
     const Ks = new Float32Array(BK * KST), Vs = new Float32Array(BK * KST);   // (KWG, VWG)
+    const Kt = new Float32Array(BK * KST), Vt = new Float32Array(BK * KST);   // (STAGE)
+    const NDB = D / SK, NB = (BK / SM) * NDB, NCP = Math.ceil(NB / NSG);
+    // (STAGE) subgroup sg's share of a tile: blocks sg, sg + NSG, … as SM × SK left matrices from storage
+    const blocks = sg => Array.from({length: NCP}, (_, c) => sg + c * NSG).filter(b => b < NB);
+    const blockAt = (b, base, stride) => base + Math.floor(b / NDB) * SM * stride + (b % NDB) * SK;
+    const nextVisited = c => { while (c < p.n_kv && classify(p, r0, r1, c, Math.min(c + BK, p.n_kv)) === 2) c += BK; return c; };
     let moved = 0;
     // every subgroup: its matrices and its lanes (each lane: its row, share u, m, ℓ share, scores)
     const sgs = Array.from({length: NSG}, (_, sg) => ({
@@ -217,6 +226,10 @@ function kernel8(p, C, fault = null) {
       for (let rb = 0; rb < RB; rb++) for (let kc = 0; kc < NQK; kc++) S.qL[rb * NQK + kc] = load(q_in, q0 + rb * SM * D + kc * SK, false, D, SM, SK);
     }
     let stamp = 0;
+    if (C.STAGE) {                              // (STAGE) the first visited tile's K, before the loop
+      const cf = fault === 'firstk' ? 0 : nextVisited(0);
+      if (cf < p.n_kv) for (let sg = 0; sg < NSG; sg++) for (const b of blocks(sg)) store(Kt, blockAt(b, 0, KST), load(k_in, blockAt(b, kv0 + cf * D, D), false, D, SM, SK), KST);
+    }
     for (let c0 = 0; c0 < p.n_kv; c0 += BK) {
       const c1 = Math.min(c0 + BK, p.n_kv);
       const cls = classify(p, r0, r1, c0, c1);
@@ -228,13 +241,18 @@ function kernel8(p, C, fault = null) {
         for (let n = 0; n < BK / SN; n++) {
           const s = Array.from({length: RB}, () => zero(SM, SN));
           for (let kc = 0; kc < NQK; kc++) {
-            const kr = C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN);
+            const kr = C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : C.STAGE ? load(Kt, n * SN * KST + kc * SK, true, KST, SK, SN)
+              : load(k_in, kt + n * SN * D + kc * SK, true, D, SK, SN);
             for (let rb = 0; rb < RB; rb++) s[rb] = mma(S.qL[rb * NQK + kc], kr, s[rb]);
           }
           for (let rb = 0; rb < RB; rb++) store(Ss, S.sS + (fault === 'rbstore' ? 0 : rb * SM * SST) + n * SN, s[rb], SST);
         }
       // (barrier) 2. the online softmax, each lane its keys u, u + TPR, … of its row, read once
       if (C.VWG) for (let x = 0; x < BK * D; x++) Vs[Math.floor(x / D) * KST + x % D] = v_in[kt + x];
+      // (STAGE) this tile's V and the next visited tile's K, each subgroup its blocks, loaded now
+      const cn = C.STAGE ? nextVisited(c0 + BK) : 0;
+      const staged = C.STAGE ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
+                                                                       k: cn < p.n_kv ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
       const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
       for (const S of sgs) {
         for (const I of S.lanes) {
@@ -266,6 +284,10 @@ function kernel8(p, C, fault = null) {
           I.l = f32(f32(I.alpha * I.l) + share);
         }
       }
+      for (const mine of staged) for (const {b, v, k} of mine) {   // (STAGE) stored after the softmax
+        store(Vt, blockAt(b, 0, KST), v, KST);
+        if (k) store(Kt, blockAt(b, 0, KST), k, KST);
+      }
       if (moved === stamp && fault !== 'alpha1') {   // (workgroupUniformLoad) O ← diag(α) O through Ss
         C.rescales = (C.rescales || 0) + 1;
         for (let ch = 0; ch < NCH; ch++) {
@@ -278,7 +300,8 @@ function kernel8(p, C, fault = null) {
         for (let kk = 0; kk < BK / SK; kk++) {
           const pl = Array.from({length: RB}, (_, rb) => load(Ps, S.sP + rb * SM * pst + kk * SK, false, pst, SM, SK));
           for (let nc = 0; nc < NO; nc++) {
-            const vr = C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN);
+            const vr = C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : C.STAGE ? load(Vt, kk * SK * KST + nc * SN, false, KST, SK, SN)
+              : load(v_in, kt + kk * SK * D + nc * SN, false, D, SK, SN);
             for (let rb = 0; rb < RB; rb++) S.acc[rb * NO + nc] = mma(pl[rb], vr, S.acc[rb * NO + nc]);
           }
         }
@@ -310,7 +333,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -320,7 +343,9 @@ function main() {
   for (let k = 0; k < count; k++) {
     const [SM, SN, SK, SGS] = configs[k % configs.length];
     const d = pick([64, 128]), groups = pick([1, 2, 4]), kvh = int(1, 2);
-    const mask = pick(['none', 'causal', 'window', 'tree']), n_kv = int(1, 200);
+    let mask = pick(['none', 'causal', 'window', 'tree']);
+    if (fault === 'firstk') mask = 'window';   // it shows only where a block's first visited tile is not tile 0
+    const n_kv = int(1, 200);
     const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : int(1, Math.min(n_kv, 150)), n_kv, d, mask,
                window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
     const p = FSGPU.randomProblem(seed * 100 + k, c);
@@ -331,6 +356,7 @@ function main() {
     // version 8 in its usual form and its variants by turns: K staged, V staged, both; scores read
     // twice on every third; 2, 4 or 8 subgroups; every fifth with tiles of 128 keys
     const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
+    if (k % 4 === 0 || fault === 'firstk') Object.assign(v8, {STAGE: true, KWG: false, VWG: false});   // version 13's K and V staged by matrices, every fourth case
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
     for (const [name, run] of kernels) {

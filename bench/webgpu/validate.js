@@ -63,7 +63,7 @@ async function main() {
         process.exit(2);
       }
       // the other kernels once (the first configuration), prefill version 7 for each configuration
-      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10'].includes(n)));
+      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13'].includes(n)));
       for (const name of names) {
         const K = dev.kernels[name];
         for (const {d} of sizes) {
@@ -88,7 +88,7 @@ async function main() {
         }
       }
       // versions 7 and 8 at the H200's 48 KiB, every ablation form (subgroups on: they need them)
-      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10']) {
+      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13']) {
         const B = dev.kernels[base];
         const flagSets = [{}].concat(B.ablations.map(f => ({[f]: true})), [{NOQK: true, NOPV: true}],
                                      [Object.fromEntries(B.ablations.filter(f => f !== 'KROW').map(f => [f, true]))])
@@ -112,10 +112,10 @@ async function main() {
         }
       }
       // the matrix units' probes (probes_sgmat.wgsl) in this configuration
-      if (subgroups) for (const load of [false, true]) {
-        const what = `probes_sgmat mma${load ? ' LOAD' : ''}`;
+      if (subgroups) for (const form of ['', 'LOAD', 'WLOAD']) {
+        const what = `probes_sgmat mma${form ? ' ' + form : ''}`;
         try {
-          await dev.pipeline('probes_sgmat', 'mma', {STEPS: 8}, true, {SM: cfg.M, SN: cfg.N, SK: cfg.K, LOAD: load});
+          await dev.pipeline('probes_sgmat', 'mma', {STEPS: 8}, true, {SM: cfg.M, SN: cfg.N, SK: cfg.K, LOAD: form === 'LOAD', WLOAD: form === 'WLOAD'});
           made++;
           each[what] = (each[what] || 0) + 1;
         } catch (e) { bad++; console.log(`FAIL ${what} ${cfg.M}x${cfg.N}x${cfg.K}: ${e.message}`); }

@@ -440,16 +440,21 @@
         // variants' staged K and V, BK keys of D + 8 halves each) do not fit; this.over's instead
         shape(p) {
           const c = this.config, SGS = sg.max, x = this.extra || {}, over = this.over || {};
-          let NSG = over.NSG || this.nsg || 4, RB = over.RB || this.rb || 1;
+          const own = this.shapeOf ? this.shapeOf(p) : {};   // a version's own shape for this head size
+          let NSG = over.NSG || own.NSG || this.nsg || 4, RB = over.RB || own.RB || this.rb || 1;
           while (NSG > 1 && NSG * SGS > lim.maxComputeInvocationsPerWorkgroup) NSG >>= 1;
           while (RB > 1 && SGS % (RB * c.M)) RB >>= 1;   // a subgroup's RB · M rows share its lanes evenly
           const BQ = NSG * RB * c.M, WG = NSG * SGS;
-          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0)) * 2 * bk * (p.d + 8);
-          const BK = (over.BK ? [over.BK] : this.bks || [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
-          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG, RB};
+          const stage = !!(x.STAGE || this.stage);
+          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0) + (stage ? 2 : 0)) * 2 * bk * (p.d + 8);
+          // STAGE: a tile copied in whole SM × SK blocks
+          const BK = (over.BK ? [over.BK] : this.bks || [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && (!stage || bk % c.M === 0) &&
+                                                                         bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
+          const NCP = stage && BK ? Math.ceil((BK / c.M) * (p.d / c.K) / NSG) : 0;
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG, RB, NCP};
         },
         ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
-        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK, RB: s.RB}; },
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK, RB: s.RB, NCP: s.NCP, STAGE: !!this.stage}; },   // NCP 0 but in STAGE (its //#for counts are read in every form)
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
         // its right variants (bench.js --ablation checks them, then times them): preprocessor
         // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
@@ -601,7 +606,25 @@
     kernels['prefill-v10'] = Object.assign(Object.create(kernels['prefill-v9']), {
       what: "version 9 with two blocks of query rows a subgroup, so that each K or V matrix loaded feeds two products; two subgroups a workgroup, tiles of 16 keys",
       rb: 2, nsg: 2, bks: [16],
-      variants: [{over: {BK: 32}}, {over: {NSG: 4}}, {over: {NSG: 1}}, {over: {RB: 1}}, {over: {NSG: 4, BK: 32}}],
+      variants: [{over: {BK: 32}}, {over: {NSG: 4}}, {over: {NSG: 1}}, {over: {RB: 1}}, {over: {NSG: 4, BK: 32}},
+                 {flags: ['STAGE']}, {flags: ['STAGE'], over: {NSG: 4}}, {flags: ['STAGE'], over: {RB: 1, NSG: 4}}],
+    });
+    // Prefill version 13 (12 was a float32 trial, taken out): version 10's file with K's and V's
+    // tiles staged in workgroup memory by subgroup matrices (STAGE), each subgroup copying a share,
+    // no barrier added: on the H200 a product whose right matrix is loaded from workgroup memory
+    // runs at 228 TFLOP/s, from storage at 118 (probes_sgmat.wgsl's WLOAD and LOAD forms,
+    // `2026-11-30-h200-stage`). Once K and V are shared, more subgroups share each tile. Its shape,
+    // from that run's ablations (16 heads, N = 4096): at d = 128 sixteen subgroups of one row block
+    // (256 rows a workgroup; 2.1 ms against 3.1 with eight, 3.5 for version 10), eight where that
+    // leaves fewer than 256 workgroups (a guess at filling a large GPU: not measured apart); at d =
+    // 64 four subgroups of two row blocks (1.8-1.9 ms, version 10 2.0); at d = 256 eight of one
+    // (16 do not fit 48 KiB).
+    kernels['prefill-v13'] = Object.assign(Object.create(kernels['prefill-v10']), {
+      what: "version 10 with K's and V's tiles staged in workgroup memory by subgroup matrices (the next tile's K and this tile's V copied during the softmax, no barrier added), so that more subgroups share each tile: at d = 128 sixteen of one row block, at d = 64 four of two",
+      stage: true,
+      shapeOf: p => (p.d <= 64 ? {RB: 2, NSG: 4}
+        : p.d <= 128 && Math.ceil(p.n_q / 256) * p.n_q_heads >= 256 ? {RB: 1, NSG: 16} : {RB: 1, NSG: 8}),
+      variants: [{over: {NSG: 16}}, {over: {NSG: 8}}, {over: {NSG: 8, BK: 32}}, {over: {RB: 2, NSG: 8}}, {over: {RB: 2, NSG: 4}}, {over: {NSG: 4}}],
     });
     return kernels;
   }
@@ -1094,15 +1117,16 @@
                      fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
         // the matrix units through subgroup matrices (probes_sgmat.wgsl), where prefill version 7 has
         // a configuration: a subgroup's eight products a step, 2 · M · N · K FLOP each, 4 subgroups
-        // a workgroup; in registers, and (its LOAD form) with the right matrix loaded a product
+        // a workgroup; in registers, and with the right matrix loaded a product from storage (its
+        // LOAD form) and from workgroup memory (WLOAD)
         const c = this.info.subgroup_matrix_kernel;
         if (c && mma) {
           const h = this.buffer(new Uint16Array(32768).fill(0x3c00));   // 1.0 in float16
           try {
-            for (const load of [false, true]) {
-              const pl = await this.pipeline('probes_sgmat', 'mma', {STEPS: mma.steps}, true, {SM: c.M, SN: c.N, SK: c.K, LOAD: load});
+            for (const form of ['', 'LOAD', 'WLOAD']) {
+              const pl = await this.pipeline('probes_sgmat', 'mma', {STEPS: mma.steps}, true, {SM: c.M, SN: c.N, SK: c.K, LOAD: form === 'LOAD', WLOAD: form === 'WLOAD'});
               const t = await this.timeSteps([{pipeline: pl, bind: [[0, h], [1, b]], groups: [mma.groups, 1, 1]}], {reps, warmup: 1, warmMs});
-              out[load ? 'mma_load_tflops' : 'mma_tflops'] = mma.groups * (128 / this.subgroups.max) * mma.steps * 8 * 2 * c.M * c.N * c.K / (t.min * 1e9);
+              out[{'': 'mma_tflops', LOAD: 'mma_load_tflops', WLOAD: 'mma_wload_tflops'}[form]] = mma.groups * (128 / this.subgroups.max) * mma.steps * 8 * 2 * c.M * c.N * c.K / (t.min * 1e9);
             }
             out.mma_config = `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`;
           } catch (e) {
@@ -1293,11 +1317,11 @@
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

@@ -50,6 +50,13 @@
 // (fsgpu.js's preprocessor: a `for`, or with UNROLL its body once a step, the step a constant)
 // unrolled, so that no array of subgroup matrices (qL, acc) nor the scores (sc) is ever indexed by a
 // variable, which a compiler could answer by keeping the array in memory instead of registers.
+// STAGE: K's and V's tiles staged in workgroup memory (Kt, Vt) as KWG and VWG stage them, but
+// copied by subgroup matrices (subgroup sg loads blocks sg, sg + NSG, … of SM × SK halves from
+// storage and stores them, where KWG's invocations copy one half each), and with no barrier more: a tile's V
+// and the next visited tile's K are loaded between the tile's two barriers, before the softmax,
+// and stored after it (Kt's last reader, the tile's S, is done by the first barrier, Vt's, the
+// last tile's P V, by the same; the second barrier makes both visible); the first tile's K is
+// staged before the loop. Every subgroup then reads its right matrices from workgroup memory.
 //
 // Prefill version 10 is this file with RB = 2 (versions 8 and 9: RB = 1): each subgroup takes RB
 // blocks of SM query rows instead of one, so that every right matrix it loads (a block of K for S,
@@ -60,10 +67,16 @@
 // the loads a product. It costs registers (RB times the Q matrices and O's accumulators) and gives
 // a row's softmax TPR = SGS / (RB · SM) lanes (one, with 32-lane subgroups and 16-row blocks).
 //
+// Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
+// product's right matrix loads in about half the time it takes from storage (the H200's probe:
+// 228 TFLOP/s against 118, `2026-11-30-h200-stage`), and the tile shared by more subgroups (at
+// d = 128 sixteen of one row block; fsgpu.js's prefill-v13 says which shape where).
+//
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
 // natural units. Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants: D (64, 128 or
-// 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK, RB.
+// 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK, RB,
+// and with STAGE NCP (blocks a subgroup copies a tile, at most: (BK / SM) · (D / SK) / NSG, rounded up).
 
 enable f16;
 enable subgroups;
@@ -108,6 +121,12 @@ var<workgroup> Ks: array<f16, BK * KST>;  // (KWG) K's tile, a key a padded row
 //#if VWG
 var<workgroup> Vs: array<f16, BK * KST>;  // (VWG) V's tile, a key a padded row
 //#endif
+//#if STAGE
+var<workgroup> Kt: array<f16, BK * KST>;  // (STAGE) K's tile, a key a padded row
+var<workgroup> Vt: array<f16, BK * KST>;  // (STAGE) V's tile, the same
+const NDB: u32 = D / SK;                  // (STAGE) blocks of SK columns across a key's row
+const NB: u32 = (BK / SM) * NDB;          // (STAGE) SM × SK blocks a tile, NCP or fewer a subgroup
+//#endif
 
 // Row i's (the workgroup's row `row`) score against key c0 + j, in base-2 units, or NEG where
 // masked, past n_kv or past n_q
@@ -148,6 +167,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   var sc: array<f32, KPI>;            // this lane's scores of the tile (base 2; NEG where masked)
 //#endif
   var stamp = 0u;                     // visited tiles so far (the same in every invocation)
+//#if STAGE
+  // (STAGE) the first visited tile's K into Kt: blocks b = sg, sg + NSG, … of its (BK / SM) × NDB
+  var cf = 0u;
+  while (cf < P.n_kv && classify(r0, r1, cf, min(cf + BK, P.n_kv)).x == SKIPPED) { cf += BK; }
+  if (cf < P.n_kv) {
+    //#for c NCP
+      let b0 = sg + c * NSG;
+      if (b0 < NB) {
+        let k0 = subgroupMatrixLoad<Left, row_major>(&k_in, kv0 + cf * D + (b0 / NDB) * SM * D + (b0 % NDB) * SK, D);
+        subgroupMatrixStore<row_major>(&Kt, (b0 / NDB) * SM * KST + (b0 % NDB) * SK, k0, KST);
+      }
+    //#endfor
+  }
+  workgroupBarrier();                 // Kt holds the first tile's keys
+//#endif
 //#if NOSOFT
   m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
   for (var x = t; x < BQ * PST; x += WG) { Ps[x] = f16(1.0 / 64.0); }
@@ -182,6 +216,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       //#for kc D / SK
 //#if KWG
         let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
+//#elif STAGE
+        let kr = subgroupMatrixLoad<Right, col_major>(&Kt, n * SN * KST + kc * SK, KST);
 //#else
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
 //#endif
@@ -199,6 +235,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // 2. the online softmax of row `row`, keys u, u + TPR, … of it in this lane, read once
 //#if VWG
     for (var x = t; x < BK * D; x += WG) { Vs[(x / D) * KST + x % D] = v_in[kt + x]; }   // (VWG) read after the next barrier
+//#endif
+//#if STAGE
+    // (STAGE) this tile's V and the next visited tile's K, loaded now, stored after the softmax
+    var cn = c0 + BK;
+    while (cn < P.n_kv && classify(r0, r1, cn, min(cn + BK, P.n_kv)).x == SKIPPED) { cn += BK; }
+    let more = cn < P.n_kv;
+    var vb: array<Left, NCP>;
+    var kb: array<Left, NCP>;
+    //#for c NCP
+      let b1 = sg + c * NSG;
+      if (b1 < NB) {
+        vb[c] = subgroupMatrixLoad<Left, row_major>(&v_in, kt + (b1 / NDB) * SM * D + (b1 % NDB) * SK, D);
+        if (more) { kb[c] = subgroupMatrixLoad<Left, row_major>(&k_in, kv0 + cn * D + (b1 / NDB) * SM * D + (b1 % NDB) * SK, D); }
+      }
+    //#endfor
 //#endif
 //#if NOSOFT
     l += 1.0;
@@ -230,6 +281,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       share += f32(p);                       // ℓ from the rounded p the product uses
     //#endfor
     l = alpha * l + share;
+//#endif
+//#if STAGE
+    //#for c NCP
+      let b2 = sg + c * NSG;
+      if (b2 < NB) {
+        subgroupMatrixStore<row_major>(&Vt, (b2 / NDB) * SM * KST + (b2 % NDB) * SK, vb[c], KST);
+        if (more) { subgroupMatrixStore<row_major>(&Kt, (b2 / NDB) * SM * KST + (b2 % NDB) * SK, kb[c], KST); }
+      }
+    //#endfor
 //#endif
 
     // O ← diag(α) O through Ss on the tiles where some row's m moved: the flag read uniformly
@@ -266,6 +326,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       //#for nc D / SN
 //#if VWG
         let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
+//#elif STAGE
+        let vr = subgroupMatrixLoad<Right, row_major>(&Vt, kk * SK * KST + nc * SN, KST);
 //#else
         let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
 //#endif
