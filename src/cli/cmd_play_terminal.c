@@ -888,12 +888,21 @@ static void ending_page(FILE *f, const player *p, int64_t unused)
 /* ---- one page --------------------------------------------------------------------------- */
 
 /* A step of the trace: the narration, then the formulas. */
-/* The query head of page k's step (0 where the page is no step or the run has one head). */
+/* Whether event e names a KV head, not a query head: a backward's final dK or dV row. */
+static bool kv_headed(const fs_event *e)
+{
+    return e->kind == FS_EV_GRAD && e->tensor != FS_GRAD_DQ;
+}
+
+/* The query head of page k's step (0 where the page is no step or the run has one head); for a
+ * final dK or dV row, whose event names its KV head, the query head of the step before it, as the
+ * window's backward scene shows. */
 static int32_t page_head(const player *p, int64_t k)
 {
     int64_t s = k - p->n_pre;
     if (!p->head_first || s < 0 || s >= p->n_steps) return 0;
-    int32_t h = p->t->ev[s].head;
+    while (s > 0 && kv_headed(&p->t->ev[s])) s--;
+    int32_t h = kv_headed(&p->t->ev[s]) ? 0 : p->t->ev[s].head;
     return h >= 0 && h < p->n_heads ? h : 0;
 }
 
@@ -1205,7 +1214,7 @@ static void player_init(player *p, const fs_lesson *l, int digits)
         for (int32_t h = 0; h < p->n_heads; h++) p->head_first[h] = -1;
         for (int64_t k = 0; k < p->n; k++) {
             int32_t h = p->t->ev[k].head;
-            if (h >= 0 && h < p->n_heads && p->head_first[h] < 0) p->head_first[h] = k;
+            if (!kv_headed(&p->t->ev[k]) && h >= 0 && h < p->n_heads && p->head_first[h] < 0) p->head_first[h] = k;
         }
     }
 }

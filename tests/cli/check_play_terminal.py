@@ -221,6 +221,16 @@ try:
     check("step 0 of 0–6 · tile" in s, "any other key returns from the glossary", s)
     tmux("send-keys", "-t", "t", "q")
 
+    # a final dK or dV row's event names its KV head: m over it shows that KV head's K and V, as
+    # read by the query head whose step came before (it showed query head 1's, reading KV head 0)
+    start("tests/lessons/ok_gqa_backward.lesson", "--step", "125")
+    s = wait_for(r"step 125 of 0–127")
+    check("dV row 1 is final" in s and "(KV head 1)" in s, "a GQA backward's step 125: KV head 1's final dV row", s)
+    s = key("m", r"any key: back to step 125")
+    check("(reading KV head 1 of 2)" in s and "head 1 of 4" not in s,
+          "m over a final dV row shows the matrices of its own KV head", s)
+    tmux("send-keys", "-t", "t", "q")
+
     start("000_07", "--step", "5")
     s = wait_for(r"step 5 of 0–")
     check("── step 5 of 0–" in s, "--step 5 opens at step 5", s)
