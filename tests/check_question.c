@@ -209,12 +209,19 @@ START_TEST(test_every_lesson_asks)
         }
         /* a claim whose expression counts bytes or seconds and whose unit is KiB, MiB, ms, …
          * says what the expression counts and what makes the unit: a student who multiplies it
-         * out gets 131072, not the 128 (KiB) asked */
+         * out gets 131072, not the 128 (KiB) asked; a count's K, M, G (FLOPs, elements) say
+         * what they stand for, and never that they count seconds */
         for (int j = 0; j < nq && j < QMAX; j++) {
             if (q[j].check < 0 || !strstr(q[j].prompt, ". Work it out: ")) continue;
             const fs_check *ck = fs_lesson_check(l, q[j].check);
             fs_unit u;
-            if (fs_unit_parse(ck->unit, &u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT)   /* KB, MB, GB too */
+            if (!fs_unit_parse(ck->unit, &u) || fs_unit_factor(u, true) == 1.0 || u == FS_UNIT_PERCENT) continue;
+            char want[24];
+            snprintf(want, sizeof want, "(1 %s = ", ck->unit);
+            if (u >= FS_UNIT_K && u <= FS_UNIT_G)
+                ck_assert_msg(strstr(q[j].prompt, want) && strstr(q[j].prompt, " here)") && !strstr(q[j].prompt, "seconds"),
+                              "%s question %d: %s", paths[i], j, q[j].prompt);
+            else
                 ck_assert_msg(strstr(q[j].prompt, "(the expression counts "), "%s question %d: %s", paths[i], j, q[j].prompt);
         }
         /* an exp2 lesson's questions name exp2, not exp */

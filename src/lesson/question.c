@@ -1001,26 +1001,37 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
      * the verdict gives say theirs in `reading`). */
     fs_unit u;
     char base[96] = "", raw[64] = "";
+    double answer = ck->got.exact;
     if (fs_unit_parse(unit, &u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT) {
         /* KB, MB, GB: binary (the engine's reading of them) unless the verdict read them as decimal;
-         * the factor in bytes says which, so the reading's own words are not needed beside it */
-        const double f = fs_unit_factor(u, strcmp(ck->got.reading, "decimal") != 0);
+         * K, M, G of a count (FLOPs, elements): decimal unless it read them as binary, as the claim's
+         * step shows them; the factor says which, so the reading's own words are not needed beside it */
+        const bool bytes = u >= FS_UNIT_B && u <= FS_UNIT_TIB, count = u >= FS_UNIT_K && u <= FS_UNIT_G;
+        const bool bin = count ? !strcmp(ck->got.reading, "binary") : strcmp(ck->got.reading, "decimal") != 0;
+        const double f = fs_unit_factor(u, bin);
         reading = "";
-        const bool bytes = u >= FS_UNIT_B && u <= FS_UNIT_TIB;
-        snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
-                 bytes ? "B" : "s");
-        snprintf(raw, sizeof raw, "%.10g %s = ", ck->got.exact * f, bytes ? "B" : "s");
+        if (count) {   /* no base unit to name */
+            snprintf(base, sizeof base, " (1 %s = %.10g here)", unit, f);
+            answer = bin ? ck->got.exact_bin : ck->got.exact_dec;
+        } else {
+            snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
+                     bytes ? "B" : "s");
+        }
+        snprintf(raw, sizeof raw, "%.15g%s = ", answer * f, count ? "" : bytes ? " B" : " s");
     }
     snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s%s?%s", cl, ck->target + 5,
              times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, base,
              e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                   "no value above 448, no nonzero magnitude below 2^-9)" : "");
-    x->answer = ck->got.exact;
+    x->answer = answer;
+    char exact[32];   /* a whole number (bytes, FLOPs) in full, not as 3.4359738e+10 */
+    if (answer == floor(answer) && fabs(answer) < 1e15) snprintf(exact, sizeof exact, "%.0f", answer);
+    else snprintf(exact, sizeof exact, "%.8g", answer);
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
-        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, ck->exact_text,
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, exact,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
     else
-        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the document prints %s%s%s (%s).", ck->target + 5, raw, ck->exact_text,
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the document prints %s%s%s (%s).", ck->target + 5, raw, exact,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
                  ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
                  : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
@@ -1103,6 +1114,8 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
 {
     if (!q->numeric) snprintf(buf, n, "%s", q->n_options > 0 ? q->options[q->right] : "");
     else if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(buf, n, "%.0f", q->answer);
+    else if ((q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) && q->answer == floor(q->answer) && fabs(q->answer) < 1e15)
+        snprintf(buf, n, "%.0f", q->answer);   /* a whole number in full, not as 3.4359738e+10 */
     else if (q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) snprintf(buf, n, "%.8g", q->answer);   /* as the exact line */
     else num(buf, n, q->answer, q->digits);
     return buf;
