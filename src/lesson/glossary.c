@@ -32,14 +32,14 @@ static const fs_glossary_entry entries[] = {
     /* softmax and attention */
     {"z", "z", "the vector whose softmax is taken, one number per position", "000_01_online_softmax"},
     {"q", "q", "one query: a row of Q", "000_02_online_attention"},
-    {"d", "d", "the length of one query or key row (the head dimension)", "000_02_online_attention"},
+    {"d", "d", "the length of one query or key row (the head dimension)", OPEN},
     {"n", "n", "the number of positions of one head: its queries and its keys", "001_07_online_softmax_elements"},
-    {"Bq", "Bq", "the number of query rows in one tile", "000_10_memory_traffic"},
-    {"Bk", "Bk", "the number of keys in one tile", "000_10_memory_traffic"},
-    {"S", "S", "the score matrix scale · Q Kᵀ, one score per query and key, before the softmax", "001_01_memory_wall"},
+    {"Bq", "Bq", "the number of query rows in one tile", OPEN},
+    {"Bk", "Bk", "the number of keys in one tile", OPEN},
+    {"S", "S", "the score matrix scale · Q Kᵀ, one score per query and key, before the softmax", OPEN},
     {"P", "P", "the attention weights: S after the softmax, row by row (inside a tile, exp(s − m) before the division by ℓ)", "001_01_memory_wall"},
     {"N", "N", "the sequence length as 001, 002 and 004 write it: the course's n", "001_07_online_softmax_elements"},
-    {"scale", "scale", "the number every score q · k is multiplied by: 1/√d unless the lesson says otherwise", "003_04_exp2"},
+    {"scale", "scale", "the number every score q · k is multiplied by: 1/√d unless the lesson says otherwise", OPEN},
     /* decoding */
     {"split", "split", "a run of cached keys that one worker reduces to a partial (m, ℓ, o) when decoding", "004_03_two_blocks_merge"},
     /* the backward pass */
