@@ -620,7 +620,7 @@
     // 64 four subgroups of two row blocks (1.8-1.9 ms, version 10 2.0); at d = 256 eight of one
     // (16 do not fit 48 KiB).
     kernels['prefill-v13'] = Object.assign(Object.create(kernels['prefill-v10']), {
-      what: "version 10 with K's and V's tiles staged in workgroup memory by subgroup matrices (the next tile's K and this tile's V copied during the softmax, no barrier added), so that more subgroups share each tile: at d = 128 sixteen of one row block, at d = 64 four of two",
+      what: "version 10 with K's and V's tiles staged in workgroup memory by subgroup matrices (the next tile's K and this tile's V copied during the softmax, no barrier added), so that more subgroups share each tile: sixteen subgroups of one row block at d = 128, four of two row blocks at d = 64",
       stage: true,
       shapeOf: p => (p.d <= 64 ? {RB: 2, NSG: 4}
         : p.d <= 128 && Math.ceil(p.n_q / 256) * p.n_q_heads >= 256 ? {RB: 1, NSG: 16} : {RB: 1, NSG: 8}),
