@@ -52,11 +52,14 @@
 // variable, which a compiler could answer by keeping the array in memory instead of registers.
 // STAGE: K's and V's tiles staged in workgroup memory (Kt, Vt) as KWG and VWG stage them, but
 // copied by subgroup matrices (subgroup sg loads blocks sg, sg + NSG, … of SM × SK halves from
-// storage and stores them, where KWG's invocations copy one half each), and with no barrier more: a tile's V
-// and the next visited tile's K are loaded between the tile's two barriers, before the softmax,
-// and stored after it (Kt's last reader, the tile's S, is done by the first barrier, Vt's, the
-// last tile's P V, by the same; the second barrier makes both visible); the first tile's K is
-// staged before the loop. Every subgroup then reads its right matrices from workgroup memory.
+// storage and stores them, where KWG's invocations copy one half each), and with no barrier
+// more: a tile's V and the next visited tile's K are loaded between the tile's two barriers,
+// before the softmax, and stored after it (Kt's last reader, the tile's S, is done by the first
+// barrier, Vt's, the last tile's P V, by the same; the second barrier makes both visible); the
+// first tile's K is staged before the loop. Every subgroup then reads its right matrices from
+// workgroup memory. The search for the next visited tile is written out twice on purpose: moved
+// into one function it took version 13 from 2.10 to 3.33 ms on the H200
+// (`2026-11-30-h200-ahead-trial`); every change here is timed, a tidy-up too.
 //
 // Prefill version 10 is this file with RB = 2 (versions 8 and 9: RB = 1): each subgroup takes RB
 // blocks of SM query rows instead of one, so that every right matrix it loads (a block of K for S,
