@@ -1373,9 +1373,9 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("costs 12–17 µs more than the dispatch it saves", [WEB_RES + "2026-11-29-h200-decode-v10"]),
     ("Version 5, the design before it, read 65–71 %", [WEB_RES + "2026-11-29-h200-decode-v9-run3"],
      "ends"),
-    ("Through WGSL the matrix units give 627.6 TFLOP/s with both matrices in registers, 230.0 when "
-     "the right one is loaded from workgroup memory before each product and 118.5 when it is loaded "
-     "from storage", [WEB_RES + "2026-11-30-h200-v13"]),
+    ("Through WGSL the matrix units give 622.2 TFLOP/s with both matrices in registers, 228.1 when "
+     "the right one is loaded from workgroup memory before each product and 117.6 when it is loaded "
+     "from storage", [WEB_RES + "2026-11-30-h200-v14"]),
 ]
 FIGURES += [(c[0], c[1], None if len(c) == 2 else c[2]) for c in CITED]
 

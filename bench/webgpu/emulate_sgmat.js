@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill versions 7, 8 to 10 and 13 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl; 9, 10
- * and 13 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V staged)
+/* emulate_sgmat.js: prefill versions 7, 8 to 10, 13 and 14 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl;
+ * 9, 10, 13 and 14 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V
+ * staged, full tiles' scores without tests)
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).
@@ -11,7 +12,8 @@
  * (a row's maximum not combined across its lanes), alpha1 (O not rescaled when m moves), nopad (the
  * host's padding of Q, K and V left out: a load past a buffer), pstride (P read with stride BK, not
  * Ps's padded PST), rbstore (version 10's second row block of S stored over the first), firstk
- * (version 13's first K tile staged from key 0, not from the first visited tile). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
+ * 14's untested scores on partial tiles too). Version 8's transcription also models its subgroups: a shuffle reads the value
  * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
@@ -189,7 +191,7 @@ function kernel(p, C) {
 // fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). C.KWG, C.VWG,
 // C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice); C.STAGE:
 // version 13's (K and V staged by subgroup matrices, the next visited tile's K during this tile's
-// softmax). fault: see
+// softmax); C.FASTS: version 14's (a full tile's scores without tests). fault: see
 // the header. Returns {O, lse}.
 function kernel8(p, C, fault = null) {
   const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8, RB = C.RB || 1, SR = RB * SM;
@@ -254,11 +256,14 @@ function kernel8(p, C, fault = null) {
       const staged = C.STAGE ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
                                                                        k: cn < p.n_kv ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
       const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
+      // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
+      const fast = C.FASTS && (cls === 0 || fault === 'fasts') && c1 === c0 + BK && !(p.softcap > 0);
+      const scoreOf = fast ? (I, j) => f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E)) : score;
       for (const S of sgs) {
         for (const I of S.lanes) {
           I.m_blk = NEG;
           for (let k = 0; k < KPI; k++) {
-            const x = score(I, I.u + k * TPR);
+            const x = scoreOf(I, I.u + k * TPR);
             I.sc[k] = C.REREAD ? undefined : x;
             I.m_blk = Math.max(I.m_blk, x);
           }
@@ -333,7 +338,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -356,7 +361,8 @@ function main() {
     // version 8 in its usual form and its variants by turns: K staged, V staged, both; scores read
     // twice on every third; 2, 4 or 8 subgroups; every fifth with tiles of 128 keys
     const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
-    if (k % 4 === 0 || fault === 'firstk') Object.assign(v8, {STAGE: true, KWG: false, VWG: false});   // version 13's K and V staged by matrices, every fourth case
+    if (k % 4 === 0 || fault === 'firstk' || fault === 'fasts') Object.assign(v8, {STAGE: true, KWG: false, VWG: false});   // version 13's K and V staged by matrices, every fourth case
+    if (k % 8 === 0 || fault === 'fasts') Object.assign(v8, {FASTS: true, REREAD: false});   // version 14's full tiles without tests, every other of those
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
     for (const [name, run] of kernels) {

@@ -9,7 +9,7 @@
  * The null backend offers every feature (shader-f16, subgroups, subgroup matrices) but lists no
  * subgroup matrix configuration and reports 128-lane subgroups; the adapter is shown to fsgpu.js
  * with 32-lane subgroups and the three f16 × f16 → f32 configurations the H200 offers (16×16×16,
- * 16×8×16, 16×8×8), and prefill versions 7 to 10 and 13 and the matrix units' probes (probes_sgmat.wgsl) are made for each. Then both again, sized for the
+ * 16×8×16, 16×8×8), and prefill versions 7 to 10, 13 and 14 and the matrix units' probes (probes_sgmat.wgsl) are made for each. Then both again, sized for the
  * H200's 48 KiB of workgroup memory (BK = 64, as the device makes them), in their usual form and
  * in every ablation form (bench.js --ablation), one flag at a time and together, and version 8 in
  * each of its variants (staged K, staged V, scores read twice, other tile shapes): those pass the
@@ -63,7 +63,7 @@ async function main() {
         process.exit(2);
       }
       // the other kernels once (the first configuration), prefill version 7 for each configuration
-      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13'].includes(n)));
+      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13', 'prefill-v14'].includes(n)));
       for (const name of names) {
         const K = dev.kernels[name];
         for (const {d} of sizes) {
@@ -88,7 +88,7 @@ async function main() {
         }
       }
       // versions 7 and 8 at the H200's 48 KiB, every ablation form (subgroups on: they need them)
-      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13']) {
+      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13', 'prefill-v14']) {
         const B = dev.kernels[base];
         const flagSets = [{}].concat(B.ablations.map(f => ({[f]: true})), [{NOQK: true, NOPV: true}],
                                      [Object.fromEntries(B.ablations.filter(f => f !== 'KROW').map(f => [f, true]))])
@@ -128,7 +128,7 @@ async function main() {
   console.log(`sized for 48 KiB (usual, ablation and variant forms): ${Object.entries(each48).map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
               `${big} of them compiled and refused only for their workgroup memory (or, 64 invocations, the null backend's 128-lane subgroups)`);
   console.log(`validate.js: ${made + big} kernel forms compiled (${made} made into pipelines) by Dawn's null backend, ${bad} failed ` +
-              `(prefill versions 7 to 10 and 13 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
+              `(prefill versions 7 to 10, 13 and 14 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
   process.exit(bad ? 1 : 0);
 }
 

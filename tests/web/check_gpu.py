@@ -293,12 +293,13 @@ def node_checks(seed):
     r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12"],
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "prefill v7: 12 of 12" in r.stdout and "prefill v8: 12 of 12" in r.stdout,
-          "prefill versions 7 and 8 (subgroup matrices; 9, 10 and 13 are forms of 8, among its cases) transcribed "
+          "prefill versions 7 and 8 (subgroup matrices; 9, 10, 13 and 14 are forms of 8, among its cases) transcribed "
           "into JavaScript match float64 on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
     # faults planted in version 8's transcription must fail: a row's maximum not shared by its
     # lanes, O not rescaled when m moves, version 10's second row block of S stored over the first,
-    # version 13's first K tile staged from key 0 instead of the block's first visited tile
-    for fault in ("noshuffle", "alpha1", "rbstore", "firstk"):
+    # version 13's first K tile staged from key 0 instead of the block's first visited tile,
+    # version 14's untested scores on partial tiles too
+    for fault in ("noshuffle", "alpha1", "rbstore", "firstk", "fasts"):
         r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12", "--fault", fault],
                            capture_output=True, text=True, timeout=300)
         check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
@@ -327,7 +328,7 @@ def node_checks(seed):
     # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
     # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
     r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--seed", str(seed),
-                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13"],
+                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14"],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
@@ -338,8 +339,8 @@ def node_checks(seed):
     v5rows = [x for x in out.splitlines() if x.startswith(("| prefill-v5 NO", "| prefill-v11 NO"))]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO")))
-          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows),
-          "bench.js --ablation's forms and variants (versions 5, 7 to 11 and 13) are made, bound and timed on Dawn's null "
+          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows),
+          "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13 and 14) are made, bound and timed on Dawn's null "
           "backend (bench.js --null)", "\n".join(errors[:3]) or out[-600:])
     # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
     # once a step in braces, the step a constant (nested, the count an expression of the defs)
@@ -382,7 +383,8 @@ def run(page, b, flashstep, seed, tmp):
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
     lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"),
                                ("prefill-v8", "shader-f16 and subgroup matrices"), ("prefill-v9", "shader-f16 and subgroup matrices"),
-                               ("prefill-v10", "shader-f16 and subgroup matrices"), ("prefill-v13", "shader-f16 and subgroup matrices"))
+                               ("prefill-v10", "shader-f16 and subgroup matrices"), ("prefill-v13", "shader-f16 and subgroup matrices"),
+                               ("prefill-v14", "shader-f16 and subgroup matrices"))
              if not info.get("f16") or (k.startswith("prefill-v") and k != "prefill-v6" and not info.get("subgroup_matrix_kernel"))]
     if lacks:
         print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "

@@ -60,6 +60,12 @@
 // workgroup memory. The search for the next visited tile is written out twice on purpose: moved
 // into one function it took version 13 from 2.10 to 3.33 ms on the H200
 // (`2026-11-30-h200-ahead-trial`); every change here is timed, a tidy-up too.
+// FASTS: on a full tile of BK keys (every row sees every key) without a soft-cap, a lane reads its
+// scores and scales them, nothing else: score()'s tests (the row past n_q, the key past c1, the
+// mask) and its soft-cap branch are per score, and on the H200 they were about a fifth of version
+// 13's time at d = 128 and two fifths at d = 64 (`2026-11-30-h200-fasts`). Rows past n_q (the
+// padding of the last block) then get scores too; they are finite (Q's padding is zeros) and
+// their rows are never written.
 //
 // Prefill version 10 is this file with RB = 2 (versions 8 and 9: RB = 1): each subgroup takes RB
 // blocks of SM query rows instead of one, so that every right matrix it loads (a block of K for S,
@@ -73,7 +79,8 @@
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
 // 228 TFLOP/s against 118, `2026-11-30-h200-stage`), and the tile shared by more subgroups (at
-// d = 128 sixteen of one row block; fsgpu.js's prefill-v13 says which shape where).
+// d = 128 sixteen of one row block; fsgpu.js's prefill-v13 says which shape where). Version 14
+// is version 13 with FASTS: a full tile's scores read without per-score tests.
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
@@ -170,6 +177,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   var sc: array<f32, KPI>;            // this lane's scores of the tile (base 2; NEG where masked)
 //#endif
   var stamp = 0u;                     // visited tiles so far (the same in every invocation)
+//#if FASTS
+  let SL = P.scale * LOG2E;           // (FASTS) a score's factor to base-2 units
+//#endif
 //#if STAGE
   // (STAGE) the first visited tile's K into Kt: blocks b = sg, sg + NSG, … of its (BK / SM) × NDB
   var cf = 0u;
@@ -258,6 +268,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     l += 1.0;
 //#else
     var m_blk = NEG;
+//#if FASTS
+    // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
+    if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
+      //#for k BK / (SGS / (RB * SM))
+        let x = Ss[row * SST + u + k * TPR] * SL;
+        sc[k] = x;
+        m_blk = max(m_blk, x);
+      //#endfor
+    } else {
+//#endif
     //#for k BK / (SGS / (RB * SM))
       let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#if !REREAD
@@ -265,6 +285,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
       m_blk = max(m_blk, x);
     //#endfor
+//#if FASTS
+    }
+//#endif
     for (var o = 1u; o < TPR; o <<= 1u) { m_blk = max(m_blk, subgroupShuffleXor(m_blk, o)); }   // the row's
     var alpha = 1.0;
     if (m_blk > m + TAU) {                   // also a row's first visible score (m = NEG)
