@@ -169,7 +169,8 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     else if (e->device >= 0 && e->pos >= 0)   /* on the ring rows count within the device: say the position */
         snprintf(who, sizeof who, "device %d's query at position %d", e->device, e->pos);
     else snprintf(who, sizeof who, "row %d%s", e->row, c->run && c->run->attn.n_q_heads > 1 ? " of its head" : "");
-    add(q->prompt, sizeof q->prompt, "%s", pit ? "In the correct algorithm (beside the wrong one this lesson shows): " : "");
+    /* a pitfall lesson runs a variant beside the reference; one of them (001_12's) is exact */
+    add(q->prompt, sizeof q->prompt, "%s", pit ? "In the reference algorithm (beside the variant this lesson runs): " : "");
     /* what arrives */
     if (elem && e->c1 - e->c0 == 1)
         add(q->prompt, sizeof q->prompt, "z[%d] = %s arrives. ", e->c0, num(a, sizeof a, e->x, D));
