@@ -487,12 +487,24 @@ static void run_tiles(const fs_run *r, int32_t *bq, int32_t *bk)
 /* A tile's class as one mark: not a letter, which would read as the matrices P and S beside it. */
 static const char *class_mark(fs_tile_class c) { return c == FS_TILE_FULL ? "●" : c == FS_TILE_PARTIAL ? "◐" : "○"; }
 
+/* Whether the tiles' classes wait: on a screen, questions on, none answered yet, and one of the
+ * questions before step 0 asks how many tiles are skipped or what class a tile is, which the mask
+ * page's counts and marks would answer before it is asked. */
+static bool classes_wait(const player *p)
+{
+    if (!p->screen || !p->ask || p->asked > 0) return false;
+    for (int j = 0; j < p->nq; j++)
+        if (p->q[j].step == 0 && (p->q[j].kind == FS_Q_SKIPS || p->q[j].kind == FS_Q_TILE_CLASS)) return true;
+    return false;
+}
+
 /* The mask page's body: cell by cell (■ visible, · hidden) with the tile boundaries and each
  * tile's class at the right of its first row, when it fits; else the tiles' classes alone; else
- * their counts. */
+ * their counts. Where the classes wait (classes_wait), the cells and the tiles' edges alone. */
 static void mask_page(FILE *f, const player *p, int64_t unused)
 {
     (void)unused;
+    const bool hide = classes_wait(p);
     const fs_run *r = fs_lesson_run(p->l);
     heading(f, "── the mask and its tiles ", 40, p->width);
     if (!r || r->algo == FS_ALGO_SOFTMAX) {
@@ -519,12 +531,15 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
     if (m->kind == FS_MASK_WINDOW) len += snprintf(line + len, sizeof line - (size_t)len, " of W = %d", m->window);
     if (m->kind == FS_MASK_CAUSAL || m->kind == FS_MASK_WINDOW) len += snprintf(line + len, sizeof line - (size_t)len, " mask");
     len += snprintf(line + len, sizeof line - (size_t)len, ", %d × %d", nq, nk);
-    if (tiled)
+    if (tiled && hide)
+        snprintf(line + len, sizeof line - (size_t)len, ", tiles Bq × Bk = %d × %d (classes after the questions)",
+                 bq, bk);
+    else if (tiled)
         snprintf(line + len, sizeof line - (size_t)len, ", tiles Bq × Bk = %d × %d: %lld full, %lld partial, %lld skipped",
                  bq, bk, (long long)count[FS_TILE_FULL], (long long)count[FS_TILE_PARTIAL],
                  (long long)count[FS_TILE_SKIPPED]);
-    snprintf(text, sizeof text, "%s", tiled ? "■ visible · hidden; rows queries, columns keys; ● full, ◐ partial, ○ skipped"
-                                            : "■ visible · hidden; rows are queries, columns keys");
+    snprintf(text, sizeof text, "%s", tiled && !hide ? "■ visible · hidden; rows queries, columns keys; ● full, ◐ partial, ○ skipped"
+                                                     : "■ visible · hidden; rows are queries, columns keys");
     wrap(f, line, 0, p->width);
     wrap(f, text, 0, p->width);
     /* the lines left for the grid on a screen */
@@ -546,7 +561,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
     }
     int iw = snprintf(NULL, 0, "%d", nq - 1);
     /* cell by cell: two columns a key, "│ " between tiles, classes at the right */
-    int grid_w = iw + 2 + 2 * nk + (tiled ? 2 * (tk - 1) + 3 + 2 * tk : 8);   /* untiled: "  ← key" */
+    int grid_w = iw + 2 + 2 * nk + (tiled ? 2 * (tk - 1) + (hide ? 0 : 3 + 2 * tk) : 8);   /* untiled: "  ← key" */
     bool seps = tiled && nq + (tq - 1) + 1 <= avail;
     if (nq <= GRID_CELLS && nk <= GRID_CELLS && grid_w <= p->width && (seps || nq + 1 <= avail)) {
         /* the key numbers of each tile's first key */
@@ -556,7 +571,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
             if (j % (tiled ? bk : 4) == 0) len += snprintf(line + len, sizeof line - (size_t)len, "%-2d", j);
             else len += snprintf(line + len, sizeof line - (size_t)len, "  ");
         }
-        snprintf(line + len, sizeof line - (size_t)len, "%s", tiled ? "  tiles" : "  ← key");
+        snprintf(line + len, sizeof line - (size_t)len, "%s", tiled && !hide ? "  tiles" : tiled ? "" : "  ← key");
         puts_trimmed(f, line);
         for (int32_t i = 0; i < nq; i++) {
             if (seps && i > 0 && i % bq == 0) {
@@ -569,7 +584,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
             for (int32_t j = 0; j < nk; j++)
                 len += snprintf(line + len, sizeof line - (size_t)len, "%s%s", tiled && j > 0 && j % bk == 0 ? "│ " : "",
                                 fs_mask_visible(m, nq, nk, i, j) ? "■ " : "· ");
-            if (tiled && i % bq == 0) {
+            if (tiled && !hide && i % bq == 0) {
                 len += snprintf(line + len, sizeof line - (size_t)len, "  ");
                 for (int32_t j = 0; j < tk; j++) {
                     int32_t r1 = i + bq < nq ? i + bq : nq, c1 = (j + 1) * bk < nk ? (j + 1) * bk : nk;
@@ -582,7 +597,7 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
         return;
     }
     /* too many cells: the tiles' classes alone, when they fit */
-    if (tiled && tq + 2 <= avail && iw + 4 + 2 * tk <= p->width && tk <= 2 * GRID_CELLS) {
+    if (tiled && !hide && tq + 2 <= avail && iw + 4 + 2 * tk <= p->width && tk <= 2 * GRID_CELLS) {
         int tw = snprintf(NULL, 0, "%d", tq - 1);
         fprintf(f, "%*s  KV tiles 0..%d →\n", tw + 2, "", tk - 1);
         for (int32_t i = 0; i < tq; i++) {
@@ -598,7 +613,9 @@ static void mask_page(FILE *f, const player *p, int64_t unused)
         wrap(f, line, 0, p->width);
         return;
     }
-    if (tiled)
+    if (tiled && hide)
+        snprintf(line, sizeof line, "(%d × %d cells in %d × %d tiles are too many to draw here)", nq, nk, tq, tk);
+    else if (tiled)
         snprintf(line, sizeof line, "(%d × %d cells in %d × %d tiles are too many to draw here: the counts above "
                  "say how the tiles fall)", nq, nk, tq, tk);
     else

@@ -326,6 +326,13 @@ try:
         tmux("send-keys", "-t", "t", "q")
     p = run("play", "000_04", "--terminal", "--all", "--no-questions")
     check("a question before" not in p.stdout and p.returncode == 0, "--all --no-questions prints no question")
+    # the mask page does not answer step 0's question on the skipped tiles before it is asked
+    start("000_07", questions=True)
+    wait_for(r"before step 0")
+    s = key("t", r"tree mask")
+    check("(classes after the questions)" in s and "skipped" not in s and "○" not in s and "■ " in s,
+          "questions on, nothing answered: t shows the tree mask's cells without the tiles' classes", s)
+    tmux("send-keys", "-t", "t", "q")
 
     start("003_06", "--step", "10")
     s = wait_for(r"step 10 of 0–21")
