@@ -1025,9 +1025,8 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
              e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                   "no value above 448, no nonzero magnitude below 2^-9)" : "");
     x->answer = answer;
-    char exact[32];   /* a whole number (bytes, FLOPs) in full, not as 3.4359738e+10 */
-    if (answer == floor(answer) && fabs(answer) < 1e15) snprintf(exact, sizeof exact, "%.0f", answer);
-    else snprintf(exact, sizeof exact, "%.8g", answer);
+    char exact[32];
+    fs_question_answer(x, exact, sizeof exact);   /* as the answer line prints it */
     if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, exact,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
