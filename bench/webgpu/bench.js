@@ -311,7 +311,7 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     for (const flags of B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
       forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
   }
-  for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13', 'prefill-v14']) {
+  for (const base of FSGPU.sgmatKernels(dev.kernels)) {
     if (only && !only.includes(base)) continue;
     const B = dev.kernels[base];
     const why = B && B.absent ? B.absent() : 'no such kernel';

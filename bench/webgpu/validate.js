@@ -63,7 +63,7 @@ async function main() {
         process.exit(2);
       }
       // the other kernels once (the first configuration), prefill version 7 for each configuration
-      const names = Object.keys(dev.kernels).filter(n => (cfg === CONFIGS[0] ? true : ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13', 'prefill-v14'].includes(n)));
+      const names = cfg === CONFIGS[0] ? Object.keys(dev.kernels) : FSGPU.sgmatKernels(dev.kernels);
       for (const name of names) {
         const K = dev.kernels[name];
         for (const {d} of sizes) {
@@ -88,7 +88,7 @@ async function main() {
         }
       }
       // versions 7 and 8 at the H200's 48 KiB, every ablation form (subgroups on: they need them)
-      if (subgroups) for (const base of ['prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v13', 'prefill-v14']) {
+      if (subgroups) for (const base of FSGPU.sgmatKernels(dev.kernels)) {
         const B = dev.kernels[base];
         const flagSets = [{}].concat(B.ablations.map(f => ({[f]: true})), [{NOQK: true, NOPV: true}],
                                      [Object.fromEntries(B.ablations.filter(f => f !== 'KROW').map(f => [f, true]))])

@@ -1428,5 +1428,9 @@
     return out;
   }
 
-  return {open: Device.open, Device, preprocess, referenceRow, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
+  // The kernels on the matrix units (prefill versions 7 to 10, 13, 14: fwd_sgmat*.wgsl), in the
+  // table's order: the ones with ablation forms and a configuration of their own.
+  const sgmatKernels = kernels => Object.keys(kernels).filter(k => /^fwd_sgmat/.test(kernels[k].file || ''));
+
+  return {open: Device.open, Device, preprocess, sgmatKernels, referenceRow, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
 });
