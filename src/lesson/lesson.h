@@ -326,7 +326,7 @@ typedef struct {
                                 apart and not counted among the document's claims */
     const char *op;          /* "=" (rounds to the printed number), or a bound: "<=", "<", ">=", ">"
                                 (holds when the bound holds, erratum otherwise) */
-    char exact_text[64];     /* the exact value in the printed unit, %.8g (or the matrix) */
+    char exact_text[64];     /* the exact value in the printed unit: whole numbers in full, else %.8g (or the matrix) */
     int32_t line, col;       /* where the expectation is in the lesson */
 } fs_check;
 

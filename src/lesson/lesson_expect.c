@@ -713,6 +713,8 @@ static bool eval_expect(parse_t *P, expect_rec *x, fs_check *out)
         }
         /* NaN has no sign worth showing ("-nan" read as a number) */
         if (isnan(out->got.exact)) snprintf(out->exact_text, sizeof out->exact_text, "nan");
+        else if (out->got.exact == floor(out->got.exact) && fabs(out->got.exact) < 1e15)
+            snprintf(out->exact_text, sizeof out->exact_text, "%.0f", out->got.exact);   /* 34359738368, not 3.4359738e+10 */
         else snprintf(out->exact_text, sizeof out->exact_text, "%.8g", out->got.exact);
     }
     out->agrees = out->got.verdict == out->expected &&
