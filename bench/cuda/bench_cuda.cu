@@ -1343,6 +1343,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
             check_decode(rng, 1, 8, 2, 700, 128, 0, dt);
             check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
+            check_decode_paged(rng, 2, 4, 4, 200, 128, 32, true, dt);   /* pages of 32: two boxes a tile */
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             if (dti == 0) {
                 decode_fp8_checks(rng, true);
