@@ -594,6 +594,46 @@ START_TEST(predict_step0_first)
 }
 END_TEST
 
+/* A lesson whose step 0 asks how many tiles are skipped (and a tile's class): the window keeps its
+ * skip marks to itself until step 0's questions on them have been answered, and shows them after;
+ * with questions off it never hides them. */
+START_TEST(classes_wait_for_step0_questions)
+{
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    int ci = gui_catalog_find(&cat, "000_04_tiled_causal_n6");
+    ck_assert_int_ge(ci, 0);
+    gui_show sh;
+    ck_assert_int_eq(gui_catalog_load(&cat, ci, &sh, stderr), 0);
+    gui_state s;
+    gui_state_init(&s, 1280, 720, cat.n, ci);
+    gui_state_attach(&s, &sh);
+    ck_assert(!gui_classes_wait(&s, &sh));   /* questions off */
+    int about = 0, at0 = 0;
+    for (int i = 0; i < sh.n_questions && sh.questions[i].step == 0; i++) {
+        at0++;
+        about += fs_question_about_classes(&sh.questions[i]);
+    }
+    ck_assert_int_gt(about, 0);
+    s.predict.phase = GUI_PREDICT_ARMED;
+    gui_state_attach(&s, &sh);
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0}, right = {GUI_CMD_STEP, 1, 0};
+    for (int k = 0; k < at0; k++) {
+        int left = 0;   /* step 0's questions on the classes not yet answered */
+        for (int i = k; i < at0; i++) left += fs_question_about_classes(&sh.questions[i]);
+        ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
+        ck_assert_int_eq(gui_classes_wait(&s, &sh), left > 0);
+        gui_update(&s, &sh, &enter);   /* revealed */
+        ck_assert_int_eq(gui_classes_wait(&s, &sh), left - fs_question_about_classes(&sh.questions[k]) > 0);
+        gui_update(&s, &sh, &right);
+    }
+    ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
+    ck_assert(!gui_classes_wait(&s, &sh));
+    gui_show_free(&sh);
+    gui_catalog_free(&cat);
+}
+END_TEST
+
 /* Type text into the state, one GUI_CMD_CHAR at a time. */
 static void type_text(gui_state *s, const gui_show *sh, const char *t)
 {
@@ -1745,6 +1785,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, timeline_click_and_drag);
     tcase_add_test(t, predict_mode);
     tcase_add_test(t, predict_step0_first);
+    tcase_add_test(t, classes_wait_for_step0_questions);
     tcase_add_test(t, claim_questions_in_the_window);
     tcase_add_test(t, upright_cover_keeps_the_question_close);
     tcase_add_test(t, claims_lists_keep_every_claim);

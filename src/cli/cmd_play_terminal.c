@@ -487,14 +487,14 @@ static void run_tiles(const fs_run *r, int32_t *bq, int32_t *bk)
 /* A tile's class as one mark: not a letter, which would read as the matrices P and S beside it. */
 static const char *class_mark(fs_tile_class c) { return c == FS_TILE_FULL ? "●" : c == FS_TILE_PARTIAL ? "◐" : "○"; }
 
-/* Whether the tiles' classes wait: on a screen, questions on, none answered yet, and one of the
- * questions before step 0 asks how many tiles are skipped or what class a tile is, which the mask
- * page's counts and marks would answer before it is asked. */
+/* Whether the tiles' classes wait: on a screen, questions on, and a question before step 0 that
+ * asks how many tiles are skipped or what class a tile is (fs_question_about_classes) is not
+ * answered yet, which the mask page's counts and marks would answer before it is asked. */
 static bool classes_wait(const player *p)
 {
-    if (!p->screen || !p->ask || p->asked > 0) return false;
+    if (!p->screen || !p->ask) return false;
     for (int j = 0; j < p->nq; j++)
-        if (p->q[j].step == 0 && (p->q[j].kind == FS_Q_SKIPS || p->q[j].kind == FS_Q_TILE_CLASS)) return true;
+        if (!p->answered[j] && fs_question_about_classes(&p->q[j])) return true;
     return false;
 }
 

@@ -361,6 +361,15 @@ bool gui_predict_covers(const gui_state *s)
            ((p->at == 0 && s->step == 0) || p->at == GUI_AT_CLAIMS);
 }
 
+bool gui_classes_wait(const gui_state *s, const gui_show *show)
+{
+    const gui_predict *p = &s->predict;
+    if (!gui_predict_covers(s) || p->at != 0) return false;
+    for (int i = p->phase == GUI_PREDICT_ASK ? p->qi : p->qi + 1; i >= 0 && i < show->n_questions; i++)
+        if (fs_question_about_classes(&show->questions[i])) return true;
+    return false;
+}
+
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
 {
     gui_cmd c = {GUI_CMD_NONE, 0, 0};
