@@ -596,7 +596,8 @@ END_TEST
 
 /* A lesson whose step 0 asks how many tiles are skipped (and a tile's class): the window keeps its
  * skip marks to itself until step 0's questions on them have been answered, and shows them after;
- * with questions off it never hides them. */
+ * a later question on a tile's class hides them from its step on while it is asked; with
+ * questions off it never hides them. */
 START_TEST(classes_wait_for_step0_questions)
 {
     gui_catalog cat;
@@ -608,7 +609,7 @@ START_TEST(classes_wait_for_step0_questions)
     gui_state s;
     gui_state_init(&s, 1280, 720, cat.n, ci);
     gui_state_attach(&s, &sh);
-    ck_assert(!gui_classes_wait(&s, &sh));   /* questions off */
+    ck_assert_int_eq(gui_classes_wait(&s, &sh), -1);   /* questions off */
     int about = 0, at0 = 0;
     for (int i = 0; i < sh.n_questions && sh.questions[i].step == 0; i++) {
         at0++;
@@ -622,13 +623,25 @@ START_TEST(classes_wait_for_step0_questions)
         int left = 0;   /* step 0's questions on the classes not yet answered */
         for (int i = k; i < at0; i++) left += fs_question_about_classes(&sh.questions[i]);
         ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ASK);
-        ck_assert_int_eq(gui_classes_wait(&s, &sh), left > 0);
+        ck_assert_int_eq(gui_classes_wait(&s, &sh), left > 0 ? 0 : -1);
         gui_update(&s, &sh, &enter);   /* revealed */
-        ck_assert_int_eq(gui_classes_wait(&s, &sh), left - fs_question_about_classes(&sh.questions[k]) > 0);
+        ck_assert_int_eq(gui_classes_wait(&s, &sh), left - fs_question_about_classes(&sh.questions[k]) > 0 ? 0 : -1);
         gui_update(&s, &sh, &right);
     }
     ck_assert_int_eq(s.predict.phase, GUI_PREDICT_ARMED);
-    ck_assert(!gui_classes_wait(&s, &sh));
+    ck_assert_int_eq(gui_classes_wait(&s, &sh), -1);
+    /* a later question on a tile's class (none of the lessons has one: step 1's made one here):
+     * the marks from its step on wait while it is asked, and no longer once it is revealed */
+    int later = at0;
+    ck_assert_int_lt(later, sh.n_questions);
+    ck_assert_int_gt(sh.questions[later].step, 0);
+    sh.questions[later].kind = FS_Q_TILE_CLASS;
+    for (int guard = 0; guard < 100 && s.predict.phase != GUI_PREDICT_ASK; guard++) gui_update(&s, &sh, &right);
+    ck_assert_int_eq(s.predict.qi, later);
+    ck_assert_int_eq(s.step, sh.questions[later].step - 1);
+    ck_assert_int_eq(gui_classes_wait(&s, &sh), sh.questions[later].step);
+    gui_update(&s, &sh, &enter);
+    ck_assert_int_eq(gui_classes_wait(&s, &sh), -1);
     gui_show_free(&sh);
     gui_catalog_free(&cat);
 }

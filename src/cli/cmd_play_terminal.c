@@ -489,12 +489,12 @@ static const char *class_mark(fs_tile_class c) { return c == FS_TILE_FULL ? "●
 
 /* Whether the tiles' classes wait: on a screen, questions on, and a question before step 0 that
  * asks how many tiles are skipped or what class a tile is (fs_question_about_classes) is not
- * answered yet, which the mask page's counts and marks would answer before it is asked. */
+ * answered yet, which the mask page's counts and marks, shown before step 0, would answer. */
 static bool classes_wait(const player *p)
 {
     if (!p->screen || !p->ask) return false;
     for (int j = 0; j < p->nq; j++)
-        if (!p->answered[j] && fs_question_about_classes(&p->q[j])) return true;
+        if (!p->answered[j] && p->q[j].step == 0 && fs_question_about_classes(&p->q[j])) return true;
     return false;
 }
 

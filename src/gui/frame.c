@@ -85,7 +85,7 @@ static void draw_header(gui_draw *d, const gui_state *s, const gui_show *show)
     char right[160];
     if (s->n > 0) {
         const fs_event *e = &show->trace.ev[s->step];
-        if (gui_classes_wait(s, show))   /* step 0's event may be a skip, which the question asks about */
+        if (gui_classes_wait(s, show) == 0)   /* step 0's event may be a skip, which the question asks about */
             snprintf(right, sizeof right, "step %lld of 0–%lld", (long long)s->step, (long long)(s->n - 1));
         else
             snprintf(right, sizeof right, "step %lld of 0–%lld · %s", (long long)s->step, (long long)(s->n - 1),
@@ -164,7 +164,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
     gui_rect tl = L->timeline;
     int bar_h = tl.h * 45 / 100;
     gui_rect bar = {tl.x, tl.y + L->pad / 2, tl.w, bar_h};
-    const bool hide = gui_classes_wait(s, show);   /* step 0's questions on the skips come first */
+    const int64_t hide = gui_classes_wait(s, show);   /* skip marks from this step on wait, or −1 */
     gui_fill(d, bar, th->future);
     if (s->n > 0) {
         int xc = gui_timeline_x_of(tl, s->n, s->step);
@@ -173,7 +173,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         for (int64_t k = 0; d->r && k < s->n; k++) {   /* (markers hold no text: not laid out) */
             const fs_event *e = &show->trace.ev[k];
             if (!fs_event_significant(e)) continue;
-            if (hide && (e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP)) continue;
+            if (hide >= 0 && k >= hide && (e->kind == FS_EV_SKIP || e->kind == FS_EV_BSKIP)) continue;
             int x = gui_timeline_x_of(tl, s->n, k);
             int h = e->kind == FS_EV_OUT ? bar.h / 3 : bar.h;
             gui_fill(d, (gui_rect){x - d->thin / 2, bar.y + bar.h - h, d->thin > 1 ? d->thin : 2, h}, marker_color(th, e));
@@ -191,7 +191,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
             const fs_event *e = &show->trace.ev[s->hover_step];
             char tip[96];
             int n = snprintf(tip, sizeof tip, "step %lld", (long long)s->hover_step);
-            if (!hide) {   /* (a step's event would say which tiles are skipped) */
+            if (hide < 0 || s->hover_step < hide) {   /* (a step's event would say which tiles are skipped) */
                 n += snprintf(tip + n, sizeof tip - (size_t)n, ": %s", fs_event_kind_str(e->kind));
                 if (e->row >= 0) n += snprintf(tip + n, sizeof tip - (size_t)n, " of row %d", e->row);
                 if (fs_event_significant(e) && (e->kind == FS_EV_ROW || e->kind == FS_EV_ELEM))
@@ -214,7 +214,7 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
     int y = bar.y + bar.h + L->pad / 3, x = tl.x, fs = L->font_small, sq = gui_line_h(d, fs) / 2;
     struct { uint32_t c; const char *t; } leg[5] = {
         {th->rescale, "new max (rescale)"},
-        {th->skip_mark, hide ? "skipped tile (after the questions)" : "skipped tile"},
+        {th->skip_mark, hide >= 0 ? "skipped tile (after the question)" : "skipped tile"},
         {th->merge_mark, "merge"}, {th->out_mark, "output"}, {th->bad, "divergence"}};
     int nl = show->diverge >= 0 ? 5 : 4, leg_w = 0;
     if (show->scene == GUI_SCENE_PAGED) {   /* no rescale or skip there: the page events instead */

@@ -433,11 +433,11 @@ void gui_state_attach(gui_state *s, const gui_show *show);
  * are covered then, as step 0's event is applied in them and the claims show their values
  * (frame.c). */
 bool gui_predict_covers(const gui_state *s);
-/* Whether the tiles' classes wait: predict mode covers step 0 and the question it asks, or one of
- * step 0's still to come, asks how many tiles are skipped or what class a tile is
- * (fs_question_about_classes). The timeline's skip marks, its hover text and the header's event
- * would answer it (frame.c). */
-bool gui_classes_wait(const gui_state *s, const gui_show *show);
+/* Where the tiles' classes wait: when predict mode asks a question about step k that asks how many
+ * tiles are skipped or what class a tile is (fs_question_about_classes), or has shown one and
+ * such a question about k is still to come, k; else −1. The timeline's skip marks and hover text
+ * from step k on would answer it, and at k = 0 the header's event too (frame.c). */
+int64_t gui_classes_wait(const gui_state *s, const gui_show *show);
 /* The words the cover shows (frame.c draws them under its title; gui_layout_for measures them). */
 const char *gui_cover_text(const gui_state *s);
 

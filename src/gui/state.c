@@ -361,13 +361,14 @@ bool gui_predict_covers(const gui_state *s)
            ((p->at == 0 && s->step == 0) || p->at == GUI_AT_CLAIMS);
 }
 
-bool gui_classes_wait(const gui_state *s, const gui_show *show)
+int64_t gui_classes_wait(const gui_state *s, const gui_show *show)
 {
     const gui_predict *p = &s->predict;
-    if (!gui_predict_covers(s) || p->at != 0) return false;
-    for (int i = p->phase == GUI_PREDICT_ASK ? p->qi : p->qi + 1; i >= 0 && i < show->n_questions; i++)
-        if (fs_question_about_classes(&show->questions[i])) return true;
-    return false;
+    if ((p->phase != GUI_PREDICT_ASK && p->phase != GUI_PREDICT_SHOWN) || p->at < 0) return -1;
+    for (int i = p->phase == GUI_PREDICT_ASK ? p->qi : question_at(show, p->at, p->qi); i >= 0;
+         i = question_at(show, p->at, i))
+        if (fs_question_about_classes(&show->questions[i])) return p->at;
+    return -1;
 }
 
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)

@@ -417,8 +417,9 @@ int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_questi
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n);
 /* The right answer as the players print it ("0.9585", "3", "skipped"); returns buf. */
 const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
-/* Whether q, asked before step 0, asks how many tiles the mask skips or what class a tile is:
- * the players keep the tiles' classes and the skips' marks out of sight until it is answered. */
+/* Whether q asks how many tiles the mask skips or what class a tile is: the players keep what
+ * would answer it (the tiles' classes before step 0, the skips' marks) out of sight until it is
+ * answered. */
 bool fs_question_about_classes(const fs_question *q);
 
 /* ---- a section's quiz (quiz.c) ------------------------------------------------------------ */

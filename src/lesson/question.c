@@ -1123,7 +1123,7 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
 
 bool fs_question_about_classes(const fs_question *q)
 {
-    return q->step == 0 && (q->kind == FS_Q_SKIPS || q->kind == FS_Q_TILE_CLASS);
+    return q->kind == FS_Q_SKIPS || q->kind == FS_Q_TILE_CLASS;
 }
 
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)
