@@ -1158,8 +1158,8 @@ def fig_webgpu_prefill_span():
 
 def fig_webgpu_paged():
     """Paged over contiguous decode time at 32k keys and more, float32 and float16, in the newest run
-    that timed decode version 11's paged forms, version 9's and their contiguous version 9: version
-    11's span, the run, version 9's span."""
+    that timed decode version 14's paged forms, version 11's and their contiguous version 9: version
+    14's span, the run, version 11's span."""
     def find(f):
         ours = webgpu_load(f, "ours.json")
         if not ours:
@@ -1170,10 +1170,10 @@ def fig_webgpu_paged():
             return [by[(k, n)] / by[(k.replace("-v%d-paged" % v, "-v9"), n)] for k, n in by
                     if k.startswith("decode-v%d-paged" % v) and "-hnd" not in k and n >= 32768
                     and (k.replace("-v%d-paged" % v, "-v9"), n) in by]
-        r11, r9 = rat(11), rat(9)
-        return (f, r11, r9) if r11 and r9 else None
-    f, r11, r9 = newest(run_folders("bench/webgpu/results"), find)
-    return [span(r11, 2), os.path.basename(f), span(r9, 2)]
+        r14, r11 = rat(14), rat(11)
+        return (f, r14, r11) if r14 and r11 else None
+    f, r14, r11 = newest(run_folders("bench/webgpu/results"), find)
+    return [span(r14, 2), os.path.basename(f), span(r11, 2)]
 
 
 def fig_webgpu_f16():
@@ -1319,7 +1319,7 @@ FIGURES = [
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),
     ("the ring is about {}× faster on two and four GPUs", [], lambda: [
         "%.1f" % median([float(r[0].rstrip("×")) for r in cells(gen_ring("", True))])]),
-    ("takes {}× the contiguous time (`{}`), where version 9 took {}×", [], fig_webgpu_paged),
+    ("takes {}× the contiguous time (`{}`), where version 11 took {}×", [], fig_webgpu_paged),
     ("Float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
 ]
 

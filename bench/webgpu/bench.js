@@ -51,7 +51,8 @@ const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
 const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
-             'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16'];
+             'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
+             'decode-v14-paged', 'decode-v14-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 to 10, 13 and 14 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
 // "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL; settings: BK, NSG, RB).
@@ -262,8 +263,12 @@ async function sweep(dev, seed, only, copy, ns) {
   }
   for (const page_size of [16, 64]) for (const name of ['decode-v10-paged', 'decode-v10-paged-f16'])
     for (const table_now of [false, true]) cases.push({name, set: table_now ? {page_size, table_now} : {page_size}});
-  // version 11 (version 9's paged forms with the page read a batch ahead), pages of 16 and 64
+  // version 11 (version 9's paged forms with the page read a batch ahead), pages of 16 and 64;
+  // and its float16 forms with each batch's first address computed once (p.tbase: TBASE), with the
+  // table's pages in the pool's own order (p.pages_in_order), and both
   for (const page_size of [16, 64]) for (const name of ['decode-v11-paged', 'decode-v11-paged-f16']) cases.push({name, set: {page_size}});
+  for (const page_size of [16, 64]) for (const name of ['decode-v11-paged-f16', 'decode-v11-paged-hnd-f16'])
+    for (const set of [{tbase: true}, {pages_in_order: true}, {tbase: true, pages_in_order: true}]) cases.push({name, set: Object.assign({page_size}, set)});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v5-paged', set: {split_len: 1024, page_size}});
   for (const page_size of [16, 64]) cases.push({name: 'decode-v2-paged-f16', set: {split_len: 1024, page_size}});
   for (const name of ['decode-v4', 'decode-v4-f16']) for (const s of v4) cases.push({name, set: {v4: s}});
@@ -275,6 +280,13 @@ async function sweep(dev, seed, only, copy, ns) {
       if (only && !only.includes(name)) continue;
       const K = dev.kernels[name], p = Object.assign({}, base, set);
       if (K.ok(p)) continue;
+      // the measures' own forms (not in the plan, so not in the random checks) against float64 first
+      const check = set.tbase || set.pages_in_order ? await dev.check(name, p, {sample: 16}) : null;
+      if (check && !check.ok) {
+        console.log(`  FAIL sweep ${name} ${JSON.stringify(set)} n_kv ${n}: ${JSON.stringify(check.where)}, error ${check.worst.toExponential(2)} > ${check.tol}`);
+        out.failed = (out.failed || 0) + 1;
+        continue;
+      }
       const r = await dev.prepare(name, p);
       try {
         const both = await dev.timeSteps(r.steps, {reps: 5});
@@ -283,7 +295,7 @@ async function sweep(dev, seed, only, copy, ns) {
         const m = two ? await dev.timeSteps([r.steps[1]], {reps: 5}) : {};
         const bytes = K.kvBytes ? K.kvBytes(p) : 4 * (base.k.length + base.v.length);
         const row = {name, n_kv: n, set, split_len: K.splitLen(p), splits: Math.ceil(n / K.splitLen(p)), constants: r.constants,
-                     ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: two ? bytes / (s.ms * 1e6) : undefined,
+                     check: check ? check.worst : undefined, ms: both.ms, split_ms: s.ms, merge_ms: m.ms, gbps: bytes / (both.ms * 1e6), split_gbps: two ? bytes / (s.ms * 1e6) : undefined,
                      of_copy: copy ? bytes / (both.ms * 1e6) / copy : undefined, settled: both.settled, first: both.first,
                      intervals: both.intervals.map(x => +x.toFixed(4))};
         console.log(`sweep ${JSON.stringify(row)}`);
@@ -448,6 +460,7 @@ async function main() {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);
     res = {dawn, probe, sweep: await sweep(dev, seed, o.only, probe.copy_gbps, o.sweepN)};
+    bad += res.sweep.failed || 0;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify(res, null, 1));
   }
   if (!o.checkOnly) {

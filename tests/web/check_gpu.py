@@ -89,6 +89,10 @@ FAULTS = [
     # fetched, so the batch after it is read from that page (one subgroup, 64 keys a split: many
     # batches a subgroup, pages crossed)
     ("decode_v9", "pg = page_of(j0 + 2u * per);", "pg = page_of(j0 + per);", "decode-v11-paged-f16", {"nsg": 1, "split_len": 64}),
+    # decode version 14 steps from a batch's first key by the stride of a head-major pool: in
+    # vLLM's layout (the page's slots n_kv_heads rows apart) the batch's other keys are read from
+    # the wrong rows
+    ("decode_v9", "let stride = P.n_kv_heads * D4;", "let stride = D4;", "decode-v14-paged-f16"),
 ]
 
 # Decode versions 7 and 10, their own checks (fsgpu.js checkFused): (problem, split_len or 0 for the default).

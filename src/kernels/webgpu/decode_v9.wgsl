@@ -48,6 +48,12 @@
 // table[j / PS] inside each batch's address chain, a load that the batch's own loads wait on;
 // here the page is in a register before the batch is requested. Version 10's paged forms do the
 // same.
+//
+// Decode version 14 is version 11 with TBASE: a batch's keys lie in one page a fixed stride apart
+// (B divides PS), so fetch computes the first key's address once and each other key's as a
+// multiply-add from it, where version 11 works out page, slot and head for each key. Measured on
+// the H200 (2026-11-30): the paged float16 split pass 1.4 % faster at 32k keys, the call from 0.96
+// to 0.97-0.98 of contiguous.
 
 override PS: u32 = 16u;                 // keys a page (PAGED)
 const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
@@ -117,11 +123,27 @@ fn widen(w: Word) -> vec4f {
 // masks them), columns past D as zeros.
 fn fetch(kvh: u32, pg: u32, j0: u32, lane: u32, v: bool) -> array<Word, B * NV> {
   var r: array<Word, B * NV>;
+//#if TBASE
+  // the batch's keys lie in one page, a fixed stride apart: the address of its first key (clamped
+  // as below) once, then one multiply-add a key
+  let jb = min(j0, P.n_kv - 1u);
+  let kmax = P.n_kv - 1u - jb;
+  let base = word_of(kvh, pg, jb, 0u);
+//#if HND
+  let stride = D4;
+//#else
+  let stride = P.n_kv_heads * D4;
+//#endif
+//#endif
   //#for k B
   //#for c NV
   {
     let y = lane + c * W;
+//#if TBASE
+    let src = base + min(k, kmax) * stride + min(y, D4 - 1u);
+//#else
     let src = word_of(kvh, pg, min(j0 + k, P.n_kv - 1u), min(y, D4 - 1u));
+//#endif
     var u = Word();
     if (y < D4) { if (v) { u = v_in[src]; } else { u = k_in[src]; } }
     r[k * NV + c] = u;

@@ -185,8 +185,10 @@
     // batch's page a batch ahead (TAHEAD) where B divides the page size and the split length
     // (p.table_now: not, bench.js --sweep's measure of that idea alone).
     // ahead: decode version 11, version 9's paged forms with each batch's page read a batch ahead
-    // (TAHEAD, where it applies as in version 10), the merge pass kept.
-    function decodeV9(f16, paged, {hnd = false, fused = false, ahead = false} = {}) {
+    // (TAHEAD, where it applies as in version 10), the merge pass kept. base: decode version 14,
+    // version 11 with each batch's first address computed once and the others a stride from it
+    // (TBASE, where TAHEAD applies).
+    function decodeV9(f16, paged, {hnd = false, fused = false, ahead = false, base = false} = {}) {
       const st = stored(f16, paged, hnd), forms = st.defs;
       const shape = p => {
         const W = sg ? sg.min : 32, R = (p.n_q_heads / p.n_kv_heads) * p.n_q;
@@ -236,10 +238,12 @@
       });
       const defs9 = K.defs;
       const tahead = (p, s) => paged && !p.table_now && K.pageSize(p) % s.B === 0 && K.splitLen(p) % s.B === 0;
-      if (ahead) return Object.assign(K, {
+      if (ahead || base) return Object.assign(K, {
         what: 'decode version 9 through a paged KV cache (a shuffled block table, pages of 16 keys), each batch\'s page read from the table a batch ahead' +
+              (base ? ', its first key\'s address computed once and the others a stride from it' : '') +
               (f16 ? '; K and V stored as float16, packed two to a u32' : '; float32'),
-        defs(p) { return Object.assign(defs9.call(this, p), {TAHEAD: tahead(p, shape(p))}); },
+        // p.tbase (bench.js --sweep): version 11 with TBASE, the measure that made version 14
+        defs(p) { const t = tahead(p, shape(p)); return Object.assign(defs9.call(this, p), {TAHEAD: t, TBASE: t && (base || !!p.tbase)}); },
       });
       if (!fused) return K;
       return Object.assign(K, {
@@ -540,6 +544,8 @@
       'decode-v10-paged-f16': decodeV9(true, true, {fused: true}),
       'decode-v11-paged': decodeV9(false, true, {ahead: true}),
       'decode-v11-paged-f16': decodeV9(true, true, {ahead: true}),
+      'decode-v14-paged': decodeV9(false, true, {base: true}),
+      'decode-v14-paged-f16': decodeV9(true, true, {base: true}),
       'decode-v4': decodeV4(false, false),
       'decode-v4-f16': decodeV4(true, false),
       'decode-paged': decodeV4(false, true),
@@ -1267,6 +1273,7 @@
   function pagedLayout(p, ps, k, v, headMajor = false) {
     const nb = Math.ceil(p.n_kv / ps), row = k.length / (p.n_kv_heads * p.n_kv);
     let table = p.table;
+    if (!table && p.pages_in_order) table = new Uint32Array(nb).map((_, b) => b);   // bench.js --sweep's measure
     if (!table) {
       const r = rng((p.n_kv * 2654435761 + ps + (k[0] | 0)) >>> 0);
       table = new Uint32Array(nb).map((_, b) => b);
@@ -1329,11 +1336,11 @@
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
     full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 4096},
-           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
+           decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
     quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 1024},
-            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
+            decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
     tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 128},
-           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
+           decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 
   // The configurations of a plan, in order; each row says what it is before it runs.
