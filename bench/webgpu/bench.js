@@ -479,6 +479,7 @@ async function main() {
     const p = res.probe;
     console.log(`probe: copy ${p.copy_gbps.toFixed(0)} GB/s (read + write, ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way, ${p.clock}), ` +
                 `read only ${p.read_gbps.toFixed(0)} GB/s, float32 FMA ${p.fma_tflops.toFixed(1)} TFLOP/s` +
+                (p.dispatch_us !== undefined ? `, a dispatch of next to nothing ${p.dispatch_us.toFixed(1)} µs (two in a row ${p.two_dispatches_us.toFixed(1)})` : '') +
                 (p.mma_tflops ? `, subgroup-matrix products (${p.mma_config}) ${p.mma_tflops.toFixed(1)} TFLOP/s in registers, ${p.mma_load_tflops.toFixed(1)} with a load a product from storage${p.mma_wload_tflops ? `, ${p.mma_wload_tflops.toFixed(1)} from workgroup memory` : ''}` : '') +
                 (p.mma_error ? `, subgroup-matrix probe: ${p.mma_error}` : ''));
     console.log(table(res));

@@ -14,7 +14,7 @@
  *   await gpu.attention(name, prob)   one kernel on one problem: O (and lse where it has one)
  *   await gpu.check(name, prob)       the same against float64: {ok, err, tol, worst}
  *   await gpu.time(name, prob, opt)   median time of a launch on resident buffers
- *   await gpu.probe()                 this device's copy bandwidth and float32 FMA rate
+ *   await gpu.probe()                 this device's copy bandwidth, float32 FMA rate and a dispatch's own cost
  *
  * A problem: {n_q_heads, n_kv_heads, n_q, n_kv, d, scale, softcap, mask: {kind, offset, window,
  * bits}, q, k, v} with q (n_q_heads, n_q, d), k and v (n_kv_heads, n_kv, d) Float32Arrays; mask
@@ -1128,10 +1128,16 @@
         const tr = await this.timeSteps([{pipeline: read, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
         const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
         const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
+        // a dispatch's own cost: 256 workgroups that write one number each, alone and two in a row
+        // (the second waits for the first, as a decode's merge pass waits for its split pass)
+        const touch = await this.pipeline('probes', 'touch', {}, false);
+        const step = {pipeline: touch, bind: [[1, b]], groups: [256, 1, 1]};
+        const t1 = await this.timeSteps([step], {reps, warmup: 2, warmMs}), t2 = await this.timeSteps([step, step], {reps, warmup: 2, warmMs});
         // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
         const out = {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
                      read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min,
-                     fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock};
+                     fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock,
+                     dispatch_us: t1.min * 1e3, two_dispatches_us: t2.min * 1e3};
         // the matrix units through subgroup matrices (probes_sgmat.wgsl), where prefill version 7 has
         // a configuration: a subgroup's eight products a step, 2 · M · N · K FLOP each, 4 subgroups
         // a workgroup; in registers, and with the right matrix loaded a product from storage (its

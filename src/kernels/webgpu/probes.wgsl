@@ -5,6 +5,9 @@
 //   read_rate: a read only (the sum kept): the rate of a kernel that writes next to nothing (decode)
 //   fma:  fused multiply-adds in registers, four independent vec4 chains an invocation:
 //         the float32 rate a compute-bound kernel (prefill without matrix units) can hope for
+//   touch: next to nothing (one number a workgroup written): timed alone and two in a row, the
+//         time a dispatch costs whatever it does, which a short kernel (decode at 32k keys, whose
+//         merge is a second dispatch) cannot go below
 
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
 @group(0) @binding(1) var<storage, read_write> b: array<vec4f>;
@@ -42,4 +45,9 @@ fn read_rate(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
   var s = vec4f(0.0);
   for (var x = gid.x; x < n; x += stride) { s += a[x]; }
   if (s.x == 12345.678) { b[gid.x % arrayLength(&b)] = s; }
+}
+
+@compute @workgroup_size(256)
+fn touch(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  if (t == 0u) { b[wg.x % arrayLength(&b)] = vec4f(f32(wg.x)); }
 }
