@@ -126,8 +126,9 @@ class Browser:
         return ans.get("result", {})
 
     # ---- helpers ----
-    def eval(self, expr, await_promise=False):
-        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": await_promise})
+    def eval(self, expr, await_promise=False, timeout=None):
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": await_promise},
+                      timeout=timeout)
         if "exceptionDetails" in r:
             d = r["exceptionDetails"]
             raise CDPError(f"{expr[:80]}: {d.get('exception', {}).get('description') or d.get('text')}")

@@ -261,9 +261,10 @@ class Clock:
         self.start()
 
 
-def gpu_call(b, expr):
-    """An expression giving a promise, awaited in the page; its value as JSON text."""
-    return b.eval(f"({expr}).then(x => JSON.stringify(x))", await_promise=True)
+def gpu_call(b, expr, timeout=None):
+    """An expression giving a promise, awaited in the page; its value as JSON text. timeout: the
+    seconds to wait for it (the browser's own, 300, by default)."""
+    return b.eval(f"({expr}).then(x => JSON.stringify(x))", await_promise=True, timeout=timeout)
 
 
 def unzeroed_results(text):
@@ -509,7 +510,10 @@ def run(page, b, flashstep, seed, tmp):
     # every full-size kernel against float64, from the page's own files again after the faults.
     # Then the benchmark on the same device: its rows' pipelines (the same kernels, sizes and
     # constants) are made here once, not again after a fresh page.
-    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 6, [32, 64])") or "null")
+    # (256 s on this 2-core machine alone, 2026-11-30, most of it compiling its 103 pipelines on
+    # SwiftShader; beside check_page.py's browser it takes longer: a hang, not a slow machine, is
+    # what its limit is for)
+    res = json.loads(gpu_call(b, f"Module.flashstep.gpu.check({seed}, 6, [32, 64])", timeout=900) or "null")
     check(res and res["bad"] == 0 and res["ran"] >= 30, f"every kernel against float64 on random problems ({res and res['ran']} runs, "
           "with subgroups and without)", "\n".join(res["lines"]) if res else "no answer")
     clock.stop("every kernel against float64")
