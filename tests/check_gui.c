@@ -296,17 +296,24 @@ START_TEST(section_line_covers_nothing)
 }
 END_TEST
 
+/* The lesson `name` of the catalogue (opened into *cat) loaded into *sh; returns its index. */
+static int catalog_show(gui_catalog *cat, const char *name, gui_show *sh)
+{
+    ck_assert_int_eq(gui_catalog_open(cat, stderr), 0);
+    int ci = gui_catalog_find(cat, name);
+    ck_assert_int_ge(ci, 0);
+    ck_assert_int_eq(gui_catalog_load(cat, ci, sh, stderr), 0);
+    return ci;
+}
+
 /* The ring's table sits at the top of its scene: side by side, the ending box goes under it (the
  * scene gives up the room) instead of over its device labels and first ring steps. */
 START_TEST(ring_ending_leaves_the_table)
 {
     static const int sz[][2] = {{1280, 720}, {1024, 768}, {1920, 1080}};
     gui_catalog cat;
-    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
-    int ci = gui_catalog_find(&cat, "ring_01_four_devices_causal_n8");
-    ck_assert_int_ge(ci, 0);
     gui_show sh;
-    ck_assert_int_eq(gui_catalog_load(&cat, ci, &sh, stderr), 0);
+    catalog_show(&cat, "ring_01_four_devices_causal_n8", &sh);
     for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
         gui_state s;
         page_state(&s, &sh, sz[i][0], sz[i][1]);
@@ -601,11 +608,8 @@ END_TEST
 START_TEST(classes_wait_for_step0_questions)
 {
     gui_catalog cat;
-    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
-    int ci = gui_catalog_find(&cat, "000_04_tiled_causal_n6");
-    ck_assert_int_ge(ci, 0);
     gui_show sh;
-    ck_assert_int_eq(gui_catalog_load(&cat, ci, &sh, stderr), 0);
+    const int ci = catalog_show(&cat, "000_04_tiled_causal_n6", &sh);
     gui_state s;
     gui_state_init(&s, 1280, 720, cat.n, ci);
     gui_state_attach(&s, &sh);
