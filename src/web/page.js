@@ -706,7 +706,7 @@
     for (const [k, def] of Object.entries(inputs)) {
       let name = null, bytes = null;
       if (chosen[k]) ({ name, bytes } = chosen[k]);
-      else if ($('m-' + k).value.trim() !== '') { name = def; bytes = $('m-' + k).value; }
+      else if ($('m-' + k).value.trim() !== '') { name = def; bytes = new TextEncoder().encode($('m-' + k).value); }   /* UTF-8: its bytes, not its characters, are counted */
       if (name === null) continue;
       if (bytes.length > MAX_INPUT) throw new Error(`${name}: more than the ${MAX_INPUT >> 20} MB the page reads (far more than the trace's limits allow)`);
       FS.writeFile('/input/' + name, bytes);

@@ -420,11 +420,13 @@ def run_checks(page, flashstep, tmp, shots, bench):
     # take where the two vCPUs share one core): these calls may take 300 s each, and the box is
     # emptied before the panel closes.
     b.timeout, patient = 300, b.timeout
-    b.eval("document.getElementById('m-q').value = 'x'.repeat((16 << 20) + 1); document.getElementById('mine-msg').textContent = ''")
+    # '€' is 3 bytes in UTF-8: 16 MB and 3 bytes in a third as many characters (counted as
+    # characters, the paste would pass)
+    b.eval("document.getElementById('m-q').value = '€'.repeat((16 << 20) / 3 + 1); document.getElementById('mine-msg').textContent = ''")
     page.click_id("mine-show")
     b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
     msg = page.text_of("mine-msg")
-    check("16 MB" in msg, f"a paste over 16 MB is refused before it is read: {msg[:90]!r}")
+    check("16 MB" in msg, f"a paste over 16 MB (its UTF-8 bytes, not its characters) is refused before it is read: {msg[:90]!r}")
     b.eval("document.getElementById('m-q').value = ''; document.getElementById('m-q').scrollHeight")
     b.timeout = patient
     page.click_id("b-mine")
