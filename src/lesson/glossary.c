@@ -57,7 +57,7 @@ static const fs_glossary_entry entries[] = {
     {"ring step", "ring step", "one round of the ring: every device computes with the shard it holds, then passes it on", "ring_01_four_devices_causal_n8"},
     /* low precision */
     {"e4m3", "e4m3", "an 8-bit float with 4 exponent and 3 mantissa bits, largest 448", "004_09_fp8_e4m3"},
-    {"e5m2", "e5m2", "an 8-bit float with 5 exponent and 2 mantissa bits, largest 57344", "004_13_fp8_error_table"},
+    {"e5m2", "e5m2", "an 8-bit float with 5 exponent and 2 mantissa bits, largest 57344", "004_09_fp8_e4m3"},
     /* the paged KV cache */
     {"page", "page", "a fixed-size piece of the KV cache holding the keys and values of a few consecutive positions", "002_04_paged_kv_cache"},
     {"block table", "block table", "a sequence's list mapping its logical blocks to physical pages", "002_04_paged_kv_cache"},

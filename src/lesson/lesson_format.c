@@ -257,7 +257,8 @@ static bool parse_matrix(parse_t *P, mat_t *M, const char *key, const line_t *li
             } else if (!strcmp(tok, "dist=normal")) {
                 normal = true;
             } else if (!strcmp(tok, "dist=outliers")) {
-                outliers = true;   /* FlashAttention-3's test inputs: N(0, 1), 0.1 % of entries N(0, 10) */
+                outliers = true;   /* FlashAttention-3's outlier test: N(0, 1), 0.1 % of entries of standard deviation 10
+                                     instead (the paper adds such a term to the normal entry) */
             } else if (!strcmp(tok, "dist=uniform")) {
                 normal = false;
             } else {

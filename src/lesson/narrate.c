@@ -758,7 +758,8 @@ static void say_backward(sb *b, const ctx *c)
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
         if (c->heads) fs_sb_put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
         if (e->drop >= 0)
-            fs_sb_put(b, " The forward's %d dropped cells are regenerated from the seed: no mask was stored.", e->n_drop);
+            fs_sb_put(b, " The forward's %d dropped %s regenerated from the seed: no mask was stored.", e->n_drop,
+                   e->n_drop == 1 ? "cell is" : "cells are");
         if (c->first) fs_sb_put(b, " Recomputing costs a second Q Kᵀ but spares storing and rereading an n × n P.");
         break;
     case FS_EV_BSKIP: say_skip(b, c, true); return;
@@ -902,10 +903,14 @@ static void say_ring(sb *b, const ctx *c)
             e->tensor == 0 ? "K and V" : e->tensor == 1 ? "K, V and their dK, dV so far" : "its finished dK and dV, home",
             (long long)e->bytes, e->b,
             e->tensor == 2 ? "the shard's owner, where they are final" : "which works on it next");
-        if (c->first)
+        if (c->first && e->tensor == 0)
             fs_sb_put(b, " Here it goes after the step; a real ring starts the send while the step still computes with "
                    "the shard (room for two shards a device), so the ring hides its communication when each step "
                    "computes long enough.");
+        else if (c->first)
+            fs_sb_put(b, " Here it goes after the step. A real ring can send K and V on while the step still computes "
+                   "with them, but the dK and dV they travel with are complete only once this step has added its "
+                   "share: that send overlaps the next step's work instead.");
         break;
     case FS_EV_RECV:
         fs_sb_put(b, "Device %d receives shard %d from device %d: %s.", e->b, e->shard, e->a,
