@@ -302,6 +302,37 @@ static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
     return s;
 }
 
+/* Do query heads share KV heads here (GQA), so that naming the KV head a head reads says something? */
+static bool shares_kv(const ctx *c)
+{
+    return c->run ? c->run->attn.n_kv_heads < c->run->attn.n_q_heads : c->e->head != c->e->kv_head;
+}
+
+/* Queries of the event: "queries 0-1", on the ring "the queries at positions 2 and 3" (a device's
+ * queries are numbered from 0; they are the positions of the shard it holds at ring step 0). */
+static const char *qrange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
+{
+    const char *r = range(b, "query", lo, hi_excl);
+    if (c->e->device < 0) return r;
+    const double *pos = NULL;
+    int32_t np = 0;
+    for (int64_t i = 0; i < c->t->n && !pos; i++) {
+        const fs_event *h = &c->t->ev[i];
+        if (h->kind == FS_EV_HOLD && h->device == c->e->device && h->ring_step == 0) {
+            np = h->n_s;
+            pos = fs_trace_at(c->t, h->s_row);
+        }
+    }
+    if (!pos || lo < 0 || hi_excl > np || hi_excl - lo < 1) return r;
+    char *s = b->ring[b->k++ & 15];
+    int at = snprintf(s, 64, "the quer%s at position%s ", hi_excl - lo > 1 ? "ies" : "y", hi_excl - lo > 1 ? "s" : "");
+    if (hi_excl - lo > 4) snprintf(s + at, 64 - (size_t)at, "%d … %d", (int)pos[lo], (int)pos[hi_excl - 1]);
+    else
+        for (int32_t j = lo; j < hi_excl && at < 60; j++)
+            at += snprintf(s + at, 64 - (size_t)at, "%s%d", j == lo ? "" : j == hi_excl - 1 ? " and " : ", ", (int)pos[j]);
+    return s;
+}
+
 /* Capitalize the letter at `at` when a sentence starts there (the start, or after ". "). */
 static void capital(sb *b, size_t at)
 {
@@ -394,8 +425,9 @@ static void say_tile(sb *b, const ctx *c)
     }
     size_t at = b->len;
     ring_prefix(b, c);
-    fs_sb_put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1));
-    if (c->heads) fs_sb_put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
+    fs_sb_put(b, "Q tile %d (%s) meets KV tile %d (%s)", e->qt, qrange(b, c, e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1));
+    if (c->heads && shares_kv(c)) fs_sb_put(b, " in head %d, which reads KV head %d", e->head, e->kv_head);
+    else if (c->heads) fs_sb_put(b, " in head %d", e->head);
     capital(b, at);
     if (e->cls == FS_TILE_FULL)
         fs_sb_put(b, ": every query sees every key, so no element mask is needed.");
@@ -426,7 +458,7 @@ static void say_skip(sb *b, const ctx *c, bool backward)
     const fs_event *e = c->e;
     size_t at = b->len;
     ring_prefix(b, c);
-    fs_sb_put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, range(b, "query", e->r0, e->r1), e->kt,
+    fs_sb_put(b, "Q tile %d (%s) × KV tile %d (%s) is skipped%s: ", e->qt, qrange(b, c, e->r0, e->r1), e->kt,
         krange(b, c, e->c0, e->c1), backward ? " in the backward" : "");
     capital(b, at);
     switch (e->reason) {
@@ -489,6 +521,16 @@ static void row_compare(sb *b, const ctx *c)
     fs_sb_put(b, ".");
 }
 
+/* Does this ROW event keep o divided by ℓ (a lesson's run in the normalized form, no pitfall), so
+ * that o is scaled by α · ℓ_old / ℓ_new even where α = 1? Without a lesson the form is read from
+ * the event, but a pitfall's wrong run cannot be told from a right one: neither is claimed. */
+static bool kept_divided(const ctx *c)
+{
+    const fs_event *e = c->e;
+    return c->run && !c->unnorm && e->normalized && !c->query && c->pit == FS_PITFALL_NONE && !e->lowp &&
+           e->l_old > 0 && e->l_new > 0;
+}
+
 /* ROW: one query row folds one tile (or one key) into its (m, ℓ, o): the row starts, its maximum
  * rises (α < 1) or stays (α = 1), the mask hides the tile, or a pitfall variant made a NaN. */
 static void say_row(sb *b, const ctx *c)
@@ -500,8 +542,9 @@ static void say_row(sb *b, const ctx *c)
     bool nan_here = !isfinite(e->l_new) || isnan(e->m_new) || isnan(e->alpha) || isnan(e->beta) ||
                     !vec_finite(c->t, e->o_new, e->n_o);
     if (nan_here) {
-        fs_sb_put(b, "%s are now NaN (not a number): ", of(b, q, "ℓ and o"));
-        if (!isfinite(e->l_old) || !vec_finite(c->t, e->o_old, e->n_o))
+        const bool was_nan = !isfinite(e->l_old) || !vec_finite(c->t, e->o_old, e->n_o);
+        fs_sb_put(b, "%s %s NaN (not a number): ", of(b, q, "ℓ and o"), was_nan ? "stay" : "are now");
+        if (was_nan)
             fs_sb_put(b, "they were NaN before this tile, and a NaN, once in ℓ or o, never leaves.");
         else if (isnan(e->alpha))
             fs_sb_put(b, "this variant computes α = exp(m_old − m_new) with both still −∞ (no key seen yet), and "
@@ -541,6 +584,9 @@ static void say_row(sb *b, const ctx *c)
     size_t at2 = b->len;
     if (e->m_old == -INFINITY) {
         if (c->query) fs_sb_put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
+        else if (e->device >= 0)   /* on the ring: this shard's own state, merged into the row's after */
+            fs_sb_put(b, "%s meets %s here: this shard's own state starts at m = %s (the score of %s)", q,
+                krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
         else if (e->visible == e->c1 - e->c0)
             fs_sb_put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
                 e->visible == 1 ? "" : "s", krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
@@ -561,14 +607,20 @@ static void say_row(sb *b, const ctx *c)
                "maximum now too small: α = %s(%s − %s) = %s, the correction, shrinks the old ℓ %s before this %s added.",
             c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_old), num(b, e->m_new), kbest, EXPW(c),
             num(b, e->m_old), num(b, e->m_new), num(b, e->alpha),
-            c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)" : "and o",
+            c->pit == FS_PITFALL_NO_RESCALE ? "(and should shrink o, which this variant forgets)"
+            : kept_divided(c) ? "and o (o, kept divided by ℓ, by α · ℓ_old / ℓ_new)" : "and o",
             c->query ? "key is" : "tile's keys are");
         capital(b, at2);
         if (c->first) fs_sb_put(b, " One multiplication corrects all earlier terms: nothing is recomputed.");
     } else {
-        fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, nothing earlier "
-               "needs rescaling; ",
-            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
+        if (kept_divided(c))   /* the normalized form: o is kept divided by ℓ, which grows */
+            fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, but o, kept divided by ℓ, "
+                   "is still scaled by ℓ_old / ℓ_new = %s; ",
+                of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha), num(b, e->l_old / e->l_new));
+        else
+            fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s%s; ",
+                c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha),
+                c->unnorm ? ", nothing earlier needs rescaling" : " (the maximum holds)");
         if (c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && c->ce)
             fs_sb_put(b, "this variant has no β, but it takes P = exp(S − m_new) against the new maximum, which is "
                    "exp(S − m_blk) times β = %s(%s − %s) = %s: the same weights.",
@@ -707,8 +759,13 @@ static void say_out(sb *b, const ctx *c)
         vec(b, c->ct, c->ce->o_new, c->ce->n_o);
         fs_sb_put(b, ".");
     }
-    if (c->first && !(c->run && c->run->algo == FS_ALGO_REFERENCE))
-        fs_sb_put(b, " Each output row is written once; the scores and their weights were never stored.");
+    if (c->first && !(c->run && c->run->algo == FS_ALGO_REFERENCE)) {
+        const bool kv_outer = c->run && c->run->tiling.order == FS_ORDER_KV_OUTER && c->run->tiling.Bk > 0 &&
+                              c->run->attn.n_kv > c->run->tiling.Bk;
+        fs_sb_put(b, kv_outer ? " With the KV tiles outside, each row's m, ℓ and o went back to slow memory after every KV "
+                                "tile; the scores and their weights were never stored."
+                              : " Each output row is written once; the scores and their weights were never stored.");
+    }
 }
 
 /* ---- the backward ----------------------------------------------------------------------- */
@@ -754,9 +811,10 @@ static void say_backward(sb *b, const ctx *c)
         ring_prefix(b, c);
         fs_sb_put(b, "the backward visits Q tile %d (%s) × KV tile %d (%s), %s: S is recomputed from Q and K, and "
                "P = exp(S − L) from the saved L.",
-            e->qt, range(b, "query", e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1),
+            e->qt, qrange(b, c, e->r0, e->r1), e->kt, krange(b, c, e->c0, e->c1),
             e->cls == FS_TILE_FULL ? "every pair visible" : "the element mask applied");
-        if (c->heads) fs_sb_put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
+        if (c->heads && shares_kv(c)) fs_sb_put(b, " Head %d reads KV head %d.", e->head, e->kv_head);
+        else if (c->heads) fs_sb_put(b, " This is head %d.", e->head);
         if (e->drop >= 0)
             fs_sb_put(b, " The forward's %d dropped %s regenerated from the seed: no mask was stored.", e->n_drop,
                    e->n_drop == 1 ? "cell is" : "cells are");
@@ -824,8 +882,9 @@ static void say_backward(sb *b, const ctx *c)
             const int32_t Bo = !c->run ? 0 : kv_outer ? c->run->tiling.Bk : c->run->tiling.Bq;
             const int32_t outer = Bo <= 0 ? 2 : ((kv_outer ? c->run->attn.n_kv : c->run->attn.n_q) + Bo - 1) / Bo;
             if (q == kv_outer && outer > 1)
-                fs_sb_put(b, " With the %s tiles outside, its shares came in separate passes, so a kernel adds each into "
-                          "slow memory as it comes (this final sum is what is left there).", kv_outer ? "KV" : "Q");
+                fs_sb_put(b, " With the %s tiles outside, a row's shares come in separate passes, one for each tile it "
+                          "sees, so a kernel adds each into slow memory as it comes (this final sum is what is left "
+                          "there).", kv_outer ? "KV" : "Q");
             else fs_sb_put(b, " Its shares all came while its tile stayed in fast memory: it is written to slow memory once.");
         }
         break;
