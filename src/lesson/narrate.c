@@ -280,6 +280,20 @@ static const char *range(sb *b, const char *what, int32_t lo, int32_t hi_excl)
     return s;
 }
 
+/* "the key at position 4", "the keys at positions 4 and 5", "the queries at positions 8 … 15":
+ * items lo .. hi_excl − 1 named by pos[], into s (64 bytes). */
+static const char *at_positions(char *s, const char *one, const char *many, const double *pos, int32_t lo,
+                                int32_t hi_excl)
+{
+    const bool several = hi_excl - lo > 1;
+    int at = snprintf(s, 64, "the %s at position%s ", several ? many : one, several ? "s" : "");
+    if (hi_excl - lo > 4) snprintf(s + at, 64 - (size_t)at, "%d … %d", (int)pos[lo], (int)pos[hi_excl - 1]);
+    else
+        for (int32_t j = lo; j < hi_excl && at < 60; j++)
+            at += snprintf(s + at, 64 - (size_t)at, "%s%d", j == lo ? "" : j == hi_excl - 1 ? " and " : ", ", (int)pos[j]);
+    return s;
+}
+
 /* Keys of the event: "keys 3-5", on the ring "keys 0-1 of the shard" (a shard's keys are numbered
  * from 0; its HOLD names their positions). */
 static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
@@ -293,13 +307,7 @@ static const char *krange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
         snprintf(s, 64, "%s of the shard", r);
         return s;
     }
-    /* by their positions: "the key at position 4", "the keys at positions 4 and 5" */
-    int at = snprintf(s, 64, "the key%s at position%s ", hi_excl - lo > 1 ? "s" : "", hi_excl - lo > 1 ? "s" : "");
-    if (hi_excl - lo > 4) snprintf(s + at, 64 - (size_t)at, "%d … %d", (int)pos[lo], (int)pos[hi_excl - 1]);
-    else
-        for (int32_t j = lo; j < hi_excl && at < 60; j++)
-            at += snprintf(s + at, 64 - (size_t)at, "%s%d", j == lo ? "" : j == hi_excl - 1 ? " and " : ", ", (int)pos[j]);
-    return s;
+    return at_positions(s, "key", "keys", pos, lo, hi_excl);
 }
 
 /* Do query heads share KV heads here (GQA), so that naming the KV head a head reads says something? */
@@ -324,13 +332,7 @@ static const char *qrange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
         }
     }
     if (!pos || lo < 0 || hi_excl > np || hi_excl - lo < 1) return r;
-    char *s = b->ring[b->k++ & 15];
-    int at = snprintf(s, 64, "the quer%s at position%s ", hi_excl - lo > 1 ? "ies" : "y", hi_excl - lo > 1 ? "s" : "");
-    if (hi_excl - lo > 4) snprintf(s + at, 64 - (size_t)at, "%d … %d", (int)pos[lo], (int)pos[hi_excl - 1]);
-    else
-        for (int32_t j = lo; j < hi_excl && at < 60; j++)
-            at += snprintf(s + at, 64 - (size_t)at, "%s%d", j == lo ? "" : j == hi_excl - 1 ? " and " : ", ", (int)pos[j]);
-    return s;
+    return at_positions(b->ring[b->k++ & 15], "query", "queries", pos, lo, hi_excl);
 }
 
 /* Capitalize the letter at `at` when a sentence starts there (the start, or after ". "). */
