@@ -237,20 +237,24 @@ static const char *of(sb *b, const char *q, const char *noun)
     return s;
 }
 
-/* On the ring: the positions of the shard the event's device holds at its step (the step's HOLD
- * lists them, n of them), or NULL. */
-static const double *shard_positions(const ctx *c, int32_t *n)
+/* On the ring: the positions of the shard the event's device holds at ring step `ring_step` (that
+ * step's HOLD, before the event, lists them, n of them), or NULL. */
+static const double *held_positions(const ctx *c, int32_t ring_step, int32_t *n)
 {
     const fs_event *e = c->e;
     for (int64_t i = c->step; e->device >= 0 && i >= 0; i--) {
         const fs_event *h = &c->t->ev[i];
-        if (h->kind == FS_EV_HOLD && h->device == e->device && h->ring_step == e->ring_step) {
+        if (h->kind == FS_EV_HOLD && h->device == e->device && h->ring_step == ring_step) {
             *n = h->n_s;
             return fs_trace_at(c->t, h->s_row);
         }
     }
     return NULL;
 }
+
+/* The shard the event's device holds now (its keys); the one it holds at ring step 0 is its own,
+ * whose positions its queries are. */
+static const double *shard_positions(const ctx *c, int32_t *n) { return held_positions(c, c->e->ring_step, n); }
 
 /* "key 3", "key 3 (C)"; on the ring, where the event numbers it within its shard, "the key at
  * position 2". */
@@ -322,15 +326,8 @@ static const char *qrange(sb *b, const ctx *c, int32_t lo, int32_t hi_excl)
 {
     const char *r = range(b, "query", lo, hi_excl);
     if (c->e->device < 0) return r;
-    const double *pos = NULL;
     int32_t np = 0;
-    for (int64_t i = 0; i < c->t->n && !pos; i++) {
-        const fs_event *h = &c->t->ev[i];
-        if (h->kind == FS_EV_HOLD && h->device == c->e->device && h->ring_step == 0) {
-            np = h->n_s;
-            pos = fs_trace_at(c->t, h->s_row);
-        }
-    }
+    const double *pos = held_positions(c, 0, &np);
     if (!pos || lo < 0 || hi_excl > np || hi_excl - lo < 1) return r;
     return at_positions(b->ring[b->k++ & 15], "query", "queries", pos, lo, hi_excl);
 }
@@ -587,8 +584,9 @@ static void say_row(sb *b, const ctx *c)
     if (e->m_old == -INFINITY) {
         if (c->query) fs_sb_put(b, "It is the first key, so the row starts here: m = %s", num(b, e->m_new));
         else if (e->device >= 0)   /* on the ring: this shard's own state, merged into the row's after */
-            fs_sb_put(b, "%s meets %s here: this shard's own state starts at m = %s (the score of %s)", q,
-                krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
+            fs_sb_put(b, "%s meets %s here%s: this shard's own state starts at m = %s (the score of %s)", q,
+                krange(b, c, e->c0, e->c1), e->visible == 1 && e->c1 - e->c0 > 1 ? " (sees one of them)" : "",
+                num(b, e->m_new), kbest);
         else if (e->visible == e->c1 - e->c0)
             fs_sb_put(b, "%s sees its first key%s here (%s), so the row starts: m = %s (the score of %s)", q,
                 e->visible == 1 ? "" : "s", krange(b, c, e->c0, e->c1), num(b, e->m_new), kbest);
@@ -615,14 +613,11 @@ static void say_row(sb *b, const ctx *c)
         capital(b, at2);
         if (c->first) fs_sb_put(b, " One multiplication corrects all earlier terms: nothing is recomputed.");
     } else {
+        fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s",
+            c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha));
         if (kept_divided(c))   /* the normalized form: o is kept divided by ℓ, which grows */
-            fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s, but o, kept divided by ℓ, "
-                   "is still scaled by ℓ_old / ℓ_new = %s; ",
-                of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha), num(b, e->l_old / e->l_new));
-        else
-            fs_sb_put(b, "%s stays %s (this tile's best, m_blk = %s, is not higher): α = %s%s; ",
-                c->query ? "The query's maximum" : of(b, q, "maximum"), num(b, e->m_new), num(b, e->m_blk), num(b, e->alpha),
-                c->unnorm ? ", nothing earlier needs rescaling" : " (the maximum holds)");
+            fs_sb_put(b, ", but o, kept divided by ℓ, is still scaled by ℓ_old / ℓ_new = %s; ", num(b, e->l_old / e->l_new));
+        else fs_sb_put(b, "%s; ", c->unnorm ? ", nothing earlier needs rescaling" : " (the maximum holds)");
         if (c->pit == FS_PITFALL_GLOBAL_MAX_NO_BETA && c->ce)
             fs_sb_put(b, "this variant has no β, but it takes P = exp(S − m_new) against the new maximum, which is "
                    "exp(S − m_blk) times β = %s(%s − %s) = %s: the same weights.",
