@@ -11,6 +11,7 @@ only). One Browser holds one headless Chromium and one page (a target attached i
         b.key("ArrowRight")
 """
 import base64
+import contextlib
 import json
 import os
 import queue
@@ -133,6 +134,16 @@ class Browser:
             d = r["exceptionDetails"]
             raise CDPError(f"{expr[:80]}: {d.get('exception', {}).get('description') or d.get('text')}")
         return r["result"].get("value")
+
+    @contextlib.contextmanager
+    def patience(self, seconds):
+        """Within the block every call may wait up to `seconds` for its answer (the page is busy
+        with work of its own, such as laying out a huge text); the usual limit after it."""
+        usual, self.timeout = self.timeout, seconds
+        try:
+            yield self
+        finally:
+            self.timeout = usual
 
     def wait_for(self, expr, timeout=None, what=None):
         end = time.time() + (timeout or self.timeout)

@@ -418,17 +418,16 @@ def run_checks(page, flashstep, tmp, shots, bench):
     # Putting 16 MB of text in the box makes the browser lay it out again at each change near it
     # (12 s to set it and 6 s for the click on a 2-core EPYC, so more than the 30 s an answer may
     # take where the two vCPUs share one core): these calls may take 300 s each, and the box is
-    # emptied before the panel closes.
-    b.timeout, patient = 300, b.timeout
-    # '€' is 3 bytes in UTF-8: 16 MB and 3 bytes in a third as many characters (counted as
-    # characters, the paste would pass)
-    b.eval("document.getElementById('m-q').value = '€'.repeat((16 << 20) / 3 + 1); document.getElementById('mine-msg').textContent = ''")
-    page.click_id("mine-show")
-    b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
-    msg = page.text_of("mine-msg")
-    check("16 MB" in msg, f"a paste over 16 MB (its UTF-8 bytes, not its characters) is refused before it is read: {msg[:90]!r}")
-    b.eval("document.getElementById('m-q').value = ''; document.getElementById('m-q').scrollHeight")
-    b.timeout = patient
+    # emptied before the panel closes. '€' is 3 bytes in UTF-8: 16 MB and 3 bytes in a third as
+    # many characters (counted as characters, the paste would pass).
+    with b.patience(300):
+        b.eval("document.getElementById('m-q').value = '€'.repeat((16 << 20) / 3 + 1); "
+               "document.getElementById('mine-msg').textContent = ''")
+        page.click_id("mine-show")
+        b.wait_for("document.getElementById('mine-msg').textContent.length > 0", what="a message")
+        msg = page.text_of("mine-msg")
+        check("16 MB" in msg, f"a paste over 16 MB (its UTF-8 bytes, not its characters) is refused before it is read: {msg[:90]!r}")
+        b.eval("document.getElementById('m-q').value = ''; document.getElementById('m-q').scrollHeight")
     page.click_id("b-mine")
 
     print("your own problem, uploaded as .npy files")
