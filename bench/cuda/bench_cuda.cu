@@ -1,8 +1,8 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged] [--from VERSION]
- *              (no option: --check --time)
+ *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size]
+ *              [--from VERSION] (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
  *   and backward version on one (for compute-sanitizer)
@@ -28,6 +28,12 @@
  *   --only decode_paged times the paged decode alone (B = 8, 32768 keys, pages of 16 and 256), with
  *   the pages scattered as in the decode timing and in the pool's own order (how much of the
  *   paged decode's loss the scattering is).
+ *   --only decode_size times the float16 decode (version 15) and the e4m3-cache decode (version
+ *   11), each through its plan's CUDA graph, at five cache sizes (B = 8, 8192 to 131072 keys),
+ *   beside paged versions 16 and 12 on one page a sequence (the pool is then the contiguous cache
+ *   itself, byte for byte) and the device copy at five sizes: how a call's time grows with the
+ *   bytes it reads, to tell a cost per call from a cost per byte (nothing is checked: the
+ *   caches hold random bits).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2078,9 +2084,21 @@ static void time_fp8(uint64_t *rng, int N, int d, bool causal, int from)
     cudaFree(dQ); cudaFree(dK); cudaFree(dV); cudaFree(dO);
 }
 
-static void time_copy(void)
+/* x[i] = a float16 in [lo, hi) from a hash of (seed, i): a large cache filled on the device, where
+ * fill_dev_random would draw every value on the host (seconds a gigabyte). */
+__global__ void fill_hash16(__half *x, size_t n, uint64_t seed, float lo, float hi)
 {
-    const size_t n = (size_t)1 << 30;   /* 1 GiB each way */
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+        x[i] = __float2half(lo + (hi - lo) * (float)(h >> 40) * 0x1.0p-24f);
+    }
+}
+
+static void time_copy(size_t n = (size_t)1 << 30 /* 1 GiB each way */)
+{
     void *a, *b;
     CU(cudaMalloc(&a, n));
     CU(cudaMalloc(&b, n));
@@ -2090,6 +2108,115 @@ static void time_copy(void)
     cudaFree(a);
     cudaFree(b);
 }
+
+/* Reads x (n 16-byte words) once, four independent loads a thread in flight, and writes nothing
+ * unless the XOR of everything it read is a value random data does not give: the device's read
+ * rate, which a decode (reads only) is closer to than the copy (reads and writes). */
+__global__ void read_probe(const uint4 *__restrict__ x, size_t n, unsigned *sink)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned acc = 0;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        const uint4 a = __ldcs(x + i), b = __ldcs(x + i + stride), c = __ldcs(x + i + 2 * stride), e = __ldcs(x + i + 3 * stride);
+        acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ e.x ^ e.y ^ e.z ^ e.w;
+    }
+    for (; i < n; i += stride) acc ^= x[i].x;
+    if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+/* The read probe over n bytes (a multiple of 16), timed as the copy is. */
+static void time_read(size_t n)
+{
+    void *a;
+    unsigned *sink;
+    CU(cudaMalloc(&a, n));
+    CU(cudaMalloc(&sink, 4));
+    fill_hash16<<<1024, 256>>>((__half *)a, n / 2, 7, -2, 2);
+    int sms = 0;
+    CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const float ms = time_ms([&] { read_probe<<<sms * 4, 512>>>((const uint4 *)a, n / 16, sink); }, 3, 20);
+    printf("RESULT read bytes=%zu ms=%.4f tbps=%.3f (read alone)\n", n, ms, n / (ms * 1e-3) / 1e12);
+    cudaFree(a);
+    cudaFree(sink);
+}
+
+/* --only decode_size: the float16 decode (version 15) and the e4m3-cache decode (version 11) at
+ * B = 8, GQA 32/8, d = 128 and 8192 to 131072 keys, each through a plan whose run is a CUDA graph
+ * (the fastest way to call either), beside paged versions 16 and 12 in the head-major layout with
+ * one page a sequence (P = nkv, the table in order): that pool is the contiguous cache itself,
+ * byte for byte, so the paged kernels read exactly the addresses of 15 and 11 and differ only in
+ * their own work (the 4-D maps, the table, the lengths). The four interleaved, 5 rounds of 20
+ * calls, medians. A line time = a + bytes / r through the sizes separates a cost each call pays
+ * (a: launch, ramp, the last blocks' tail) from the rate at which the ring streams (r); the device
+ * copy (64 MiB to 1 GiB each way) and a read probe (128 MiB to 4 GiB) give the same line for
+ * the device's own streams. The caches hold random bits (the time
+ * does not depend on them) and nothing is checked here. */
+static void time_decode_size(uint64_t *rng)
+{
+    for (size_t mib = 64; mib <= 1024; mib *= 2) time_copy(mib << 20);
+    for (size_t mib = 128; mib <= 4096; mib *= 2) time_read(mib << 20);
+    const int B = 8, Hq = 32, Hkv = 8, d = 128;
+    for (int nkv = 8192; nkv <= 131072; nkv *= 2) {
+        const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+        void *dQ, *dO, *K16, *V16, *K8, *V8;
+        float *sc;
+        int32_t *dtab;
+        CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
+        CU(cudaMalloc(&K16, nK * 2)); CU(cudaMalloc(&V16, nK * 2)); CU(cudaMalloc(&K8, nK)); CU(cudaMalloc(&V8, nK));
+        fill_dev_random(rng, dQ, nQ, -2, 2, FS_CUDA_F16);
+        const uint64_t seed = rng_next(rng);
+        fill_hash16<<<1024, 256>>>((__half *)K16, nK, seed, -2, 2);
+        fill_hash16<<<1024, 256>>>((__half *)V16, nK, seed + 1, -1, 1);
+        fill_hash16<<<1024, 256>>>((__half *)K8, nK / 2, seed + 2, -2, 2);
+        fill_hash16<<<1024, 256>>>((__half *)V8, nK / 2, seed + 3, -1, 1);
+        std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64);
+        std::vector<int32_t> table(B);
+        for (int i = 0; i < B; i++) table[i] = i;
+        CU(cudaMalloc(&sc, s1.size() * 4));
+        CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
+        CU(cudaMalloc(&dtab, B * 4));
+        CU(cudaMemcpy(dtab, table.data(), B * 4, cudaMemcpyHostToDevice));
+        const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+        const fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, nkv, B, 1, dtab, NULL, 1};
+        struct kern { bool e4m3, paged; int v; void *w; fs_cuda_decode_plan *plan; };
+        kern ks[4] = {{false, false, 15, NULL, NULL}, {false, true, 16, NULL, NULL}, {true, false, 11, NULL, NULL},
+                      {true, true, 12, NULL, NULL}};
+        bool ok = true;
+        char why[256] = "";
+        for (kern &k : ks) {
+            const fs_cuda_decode *pp = k.paged ? &q : &c;
+            CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
+            fs_status st = k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, K8, V8, sc, k.w, &k.plan, why, sizeof why)
+                                  : fs_cuda_decode_plan_make(pp, k.v, K16, V16, k.w, &k.plan, why, sizeof why);
+            if (st == FS_OK) st = fs_cuda_decode_plan_graph(k.plan, dQ, dO, why, sizeof why);
+            if (st != FS_OK) {
+                printf("FAIL decode_size: %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
+                g_fail++;
+                ok = false;
+            }
+        }
+        if (ok) {
+            std::vector<float> t[4];
+            for (int round = 0; round < 5; round++)
+                for (int i = 0; i < 4; i++)
+                    t[i].push_back(time_ms([&] { char x[64]; fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x); }, 3, 20));
+            for (int i = 0; i < 4; i++) {
+                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2), ms = median(t[i]);
+                printf("RESULT decode_size cache=%s paged=%d v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d bytes=%.0f us=%.2f tbps=%.3f\n",
+                       ks[i].e4m3 ? "e4m3" : "f16", ks[i].paged, ks[i].v, B, Hq, Hkv, d, nkv, bytes, ms * 1e3,
+                       bytes / (ms * 1e-3) / 1e12);
+            }
+            fflush(stdout);
+        }
+        for (kern &k : ks) {
+            fs_cuda_decode_plan_free(k.plan);
+            cudaFree(k.w);
+        }
+        cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(K8); cudaFree(V8); cudaFree(sc); cudaFree(dtab);
+    }
+}
+
 
 /* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
 
@@ -2536,7 +2663,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
-                            "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged] [--from VERSION]\n"
+                            "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size] [--from VERSION]\n"
                             "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -2544,9 +2671,9 @@ int main(int argc, char **argv)
         }
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
-         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged")) ||
+         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8 or decode_paged; --from a version "
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged or decode_size; --from a version "
                         ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -2596,6 +2723,10 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("All results match. Starting benchmarks.\n");
+    }
+    if (timing && only && !strcmp(only, "decode_size")) {
+        time_decode_size(&rng);
+        return g_fail ? 1 : 0;
     }
     if (timing) {
         time_copy();
