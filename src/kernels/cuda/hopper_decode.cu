@@ -142,12 +142,15 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
                 mbar_expect_tx(full + s, 2u * boxes * rows * 128 * (D / 64));
                 const int slot0 = P > DEC9_BK ? key0 % P : 0;
                 const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* make_pool_map */
-                for (int q = 0; q < boxes; q++)
-                    for (int cb = 0; cb < D / 64; cb++) {
-                        const uint32_t off = cb * DEC9_BK * 128 + q * rows * 128;
-                        tma_load4(sK + s * TK + off, &tmK, 64 * cb, c1, c2, page[q], full + s);
-                        tma_load4(sV + s * TK + off, &tmV, 64 * cb, c1, c2, page[q], full + s);
-                    }
+#pragma unroll
+                for (int q = 0; q < DEC9_BK / 16; q++)   /* unrolled: page[] stays in registers (a loop to
+                                                             boxes indexed it, and ptxas kept it in local memory) */
+                    if (q < boxes)
+                        for (int cb = 0; cb < D / 64; cb++) {
+                            const uint32_t off = cb * DEC9_BK * 128 + q * rows * 128;
+                            tma_load4(sK + s * TK + off, &tmK, 64 * cb, c1, c2, page[q], full + s);
+                            tma_load4(sV + s * TK + off, &tmV, 64 * cb, c1, c2, page[q], full + s);
+                        }
             }
             __syncwarp();
         }
