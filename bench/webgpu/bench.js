@@ -26,7 +26,9 @@
  * kernels' two passes apart at several split lengths (versions 1-3, 5 and 9, version 9 with 4 or 8 subgroups a workgroup too; version 7, one pass, whole) and decode version 4's shapes, storages and
  * page sizes (what sets the decode's speed), at 128k keys or the --sweep-n lengths, every interval kept; --only limits the sweep and the
  * plan to the kernels named. With --check-only and --sweep, the sweep runs and the plan does not.
- * --decode-only, --prefill-only: the plan's rows of that kind only.
+ * --decode-only, --prefill-only: the plan's rows of that kind only. --probe-sizes MIB1,MIB2: after the
+ * checks, the copy and read probes at each size (MiB read; as much written by the copy), one line a
+ * size: how a pass's time splits into a cost each dispatch pays and a rate.
  * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 or -v11 in --only, their own
  * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 to 10, 13
  * and 14 (those --only names), each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a
@@ -49,7 +51,7 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
 const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
@@ -74,7 +76,7 @@ function parseVariants(spec) {
 }
 
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false, variants: null};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false, variants: null, probeSizes: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -93,6 +95,7 @@ function parse(argv) {
     else if (a === '--only') o.only = v().split(',');
     else if (a === '--sweep-n') o.sweepN = v().split(',').map(Number);
     else if (a === '--decode-only') o.decodeOnly = true;
+    else if (a === '--probe-sizes') o.probeSizes = v().split(',').map(Number);
     else if (a === '--prefill-only') o.prefillOnly = true;
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
     else throw new Error(`unknown argument '${a}'`);
@@ -101,6 +104,7 @@ function parse(argv) {
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
   if (!(Number.isInteger(o.ablationN) && o.ablationN >= 64)) throw new Error('--ablation-n: a whole number from 64');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
+  if (o.probeSizes && !o.probeSizes.every(m => Number.isInteger(m) && m >= 1 && m <= 65536)) throw new Error('--probe-sizes: whole numbers of MiB, 1 to 65536, separated by commas');
   if (!o.sweepN.every(n => Number.isInteger(n) && n >= 32)) throw new Error('--sweep-n: key counts, whole numbers from 32');
   if (!o.toggles.every(t => /^[a-z0-9_]+$/.test(t))) throw new Error('--dawn-toggles: names of Dawn toggles (a-z, 0-9, _), comma-separated');
   return o;
@@ -456,6 +460,13 @@ async function main() {
     abl = await ablation(dev, seed, o.ablationN, true, o.only, o.variants);
     bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
+  }
+  if (o.probeSizes) {   // the copy and read probes at each size: a pass's fixed cost beside its rate
+    for (const mib of o.probeSizes) {
+      const p = await dev.probe({mib, mma: null});
+      console.log(`probe at ${mib} MiB: copy ${p.copy_gbps.toFixed(0)} GB/s (${(p.copy_ms * 1e3).toFixed(1)} µs for ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way), ` +
+                  `read ${p.read_gbps.toFixed(0)} GB/s (${(p.read_ms * 1e3).toFixed(1)} µs), a dispatch of next to nothing ${p.dispatch_us.toFixed(2)} µs`);
+    }
   }
   if (o.sweep) {
     const probe = await dev.probe();
