@@ -1283,6 +1283,13 @@ def fig_paged_v10():
                                                           "decode_paged", v=10)], 1)]
 
 
+def fig_paged_h200():
+    """Paged float16 versions over their contiguous siblings (speed), pages shuffled, 256 then 16."""
+    rows = [k for k in results(CUDA_RES + "2026-11-30-h200-paged-registers", "decode_paged")
+            if "pages" not in k]
+    return [span([float(k["ratio"]) for k in rows if k["page"] == str(P)], 3) for P in (256, 16)]
+
+
 # (phrase, runs, values): values None for a cited figure, else a function of no arguments
 # returning the strings that fill the phrase's {} slots.
 FIGURES = [
@@ -1314,6 +1321,8 @@ FIGURES = [
     ("read {} % of the contiguous decode's bandwidth", [], fig_zen5_paged),
     ("both kernels' SM clocks at {} MHz", [], fig_power_clocks),
     ("version 10 reads {} % of the contiguous version 9's bandwidth", [], fig_paged_v10),
+    ("the paged float16 versions run at {} of their contiguous siblings' speed with pages of 256 "
+     "and {} with pages of 16", [], fig_paged_h200),
     ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
         [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),
