@@ -31,9 +31,9 @@
  *   --only decode_size times the float16 decode (version 15) and the e4m3-cache decode (version
  *   11), each through its plan's CUDA graph, at five cache sizes (B = 8, 8192 to 131072 keys),
  *   beside paged versions 16 and 12 on one page a sequence (the pool is then the contiguous cache
- *   itself, byte for byte) and the device copy at five sizes: how a call's time grows with the
- *   bytes it reads, to tell a cost per call from a cost per byte (nothing is checked: the
- *   caches hold random bits).
+ *   itself, byte for byte), the device copy at five sizes and a read probe at six: how a call's
+ *   time grows with the bytes it reads, to tell a cost per call from a cost per byte (nothing is
+ *   checked: the caches hold random bits).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2150,8 +2150,8 @@ static void time_read(size_t n)
  * calls, medians. A line time = a + bytes / r through the sizes separates a cost each call pays
  * (a: launch, ramp, the last blocks' tail) from the rate at which the ring streams (r); the device
  * copy (64 MiB to 1 GiB each way) and a read probe (128 MiB to 4 GiB) give the same line for
- * the device's own streams. The caches hold random bits (the time
- * does not depend on them) and nothing is checked here. */
+ * the device's own streams. The caches hold random bits (the time does not depend on them) and
+ * nothing is checked here. */
 static void time_decode_size(uint64_t *rng)
 {
     for (size_t mib = 64; mib <= 1024; mib *= 2) time_copy(mib << 20);
@@ -2216,7 +2216,6 @@ static void time_decode_size(uint64_t *rng)
         cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(K8); cudaFree(V8); cudaFree(sc); cudaFree(dtab);
     }
 }
-
 
 /* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
 
