@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/prec.h"
 #include "engine/reference.h"
 #include "engine/tiled.h"
 #include "io/matrix_io.h"
@@ -204,6 +205,25 @@ static void slip_run(const fs_attn *a, int h, int bk, int slip, double *O)
     }
 }
 
+/* A kernel that forgets the final division, computing in precision p with every operation
+ * rounded (one block: o = Σ exp(s − m) V, rows summed at ℓ times the output's scale). */
+static void unnorm_run(const fs_attn *a, int h, fs_prec p, double *O)
+{
+    int g = fs_attn_kv_head(a, h);
+    for (int i = 0; i < a->n_q; i++) {
+        double *o = O + ((size_t)h * a->n_q + i) * a->d_v, s[512], m = -INFINITY;
+        for (int j = 0; j < a->n_kv; j++) m = fmax(m, s[j] = fs_check_plain_score(a, p, h, i, j));
+        for (int c = 0; c < a->d_v; c++) {
+            o[c] = 0;
+            for (int j = 0; j < a->n_kv; j++) {
+                if (s[j] == -INFINITY) continue;
+                double pj = fs_prec_round(p, exp(fs_prec_round(p, s[j] - m)));
+                o[c] = fs_prec_round(p, o[c] + fs_prec_round(p, pj * a->V[((size_t)g * a->n_kv + j) * a->d_v + c]));
+            }
+        }
+    }
+}
+
 static void one_variant(int which, fs_prec prec, uint64_t seed)
 {
     fs_rng r = {seed};
@@ -256,7 +276,9 @@ static void one_variant(int which, fs_prec prec, uint64_t seed)
     }
     default: break;
     }
-    if (which == V_SLIP_O || which == V_SLIP_L) {
+    if (which == V_UNNORM) {
+        for (int h = 0; h < p.a.n_q_heads; h++) unnorm_run(&p.a, h, prec, p.O);
+    } else if (which == V_SLIP_O || which == V_SLIP_L) {
         want = FS_DIAG_NO_RESCALE;
         for (int h = 0; h < p.a.n_q_heads; h++) slip_run(&p.a, h, bk, which == V_SLIP_O ? 1 : 2, p.O);
     } else if (which == V_SWAP) {
@@ -282,7 +304,6 @@ static void one_variant(int which, fs_prec prec, uint64_t seed)
         for (int64_t k = 0; k < rows; k++)
             for (int c = 0; c < b.d_v; c++) {
                 double *x = &p.O[(size_t)k * b.d_v + c];
-                if (which == V_UNNORM) *x *= l[k];
                 if (which == V_NAN && l[k] == 0) *x = NAN;
             }
         free(l);

@@ -67,10 +67,11 @@ typedef struct {
     bool top_left;
     fs_pitfall pitfall;    /* with bk: a tiled run */
     int32_t bk;
-    bool unnormalized, k_transposed, qk_swapped;
+    bool k_transposed, qk_swapped;
     int acc_slip;          /* with bk, a slip of the online loop in another form than 001's
                               (acc_slip_run): 1 o without α, 2 ℓ without α (unnormalized),
-                              3 o without its rescale (normalized, running max) */
+                              3 o without its rescale (normalized, running max), 4 no final
+                              division (unnormalized) */
 } variant;
 
 static variant variant_blank(fs_diag d)
@@ -93,6 +94,8 @@ static variant variant_blank(fs_diag d)
  *                                  o_new = (α ℓ_old o_old + P V) / ℓ_new
  *   slip 3: o_new = o_old + P V / ℓ_new (the old output neither rescaled by α nor reweighted by
  *           ℓ_old / ℓ_new: 001's pitfall 1 as it is most often written)
+ *   slip 4: O = o, the division by ℓ at the end left out (in exact arithmetic the same for every
+ *           bk: the reference times ℓ; run as one block)
  * (001's pitfall 2 in the unnormalized form, P = exp(S − m_blk) added without β, is not here: o / ℓ
  * is then the same as in the normalized form, so the engine's pitfall already names it.)
  * Run in precision p, every operation rounded as fs_check_plain rounds (FS_PREC_F64: the exact
@@ -134,7 +137,7 @@ static fs_status acc_slip_run(const fs_attn *b, int32_t bk, int slip, fs_prec p,
                 for (int32_t c = 0; c < b->d_v; c++) o[c] = R(o[c] + R(pv[c] / l));
             m = m_new;
         }
-        if (slip != 3)
+        if (slip != 3 && slip != 4)
             for (int32_t c = 0; c < b->d_v; c++) o[c] = l > 0 ? R(o[c] / l) : 0;
     }
 #undef R
@@ -166,13 +169,7 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
         t.pitfall = v->pitfall;
         st = fs_tiled(&b, &t, O, NULL, NULL, NULL);
     } else {
-        double *l = v->unnormalized ? malloc(sizeof(double) * (size_t)b.n_q) : NULL;
-        if (v->unnormalized && !l) return FS_ERR_NOMEM;
-        st = fs_check_reference_rows(&b, 0, 0, b.n_q, O, NULL, l);   /* = fs_reference, bit for bit */
-        if (st == FS_OK && v->unnormalized)
-            for (int32_t i = 0; i < b.n_q; i++)
-                for (int32_t c = 0; c < b.d_v; c++) O[(size_t)i * b.d_v + c] *= l[i];
-        free(l);
+        st = fs_check_reference_rows(&b, 0, 0, b.n_q, O, NULL, NULL);   /* = fs_reference, bit for bit */
     }
     return st;
 }
@@ -180,8 +177,10 @@ static fs_status variant_run(const piece *pc, const variant *v, fs_prec p, doubl
 /* Distance of the candidate from a variant, in units of the variant's tolerance (≤ 1: it
  * matches). The tolerance grows with the variant's size: an unnormalized output is ℓ times
  * larger, and so are a low-precision kernel's rounding errors in it. A slip of the accumulator
- * also changes how errors build up, so for those the variant is run in the candidate's precision
- * too and judged by the verdict's own rule: 2 · its plain error + floor, where that is larger.
+ * or a missing final division also changes how errors build up (an unnormalized float16 row sums
+ * its n_kv terms at ℓ times the scale, each addition rounded there), so for those the variant is
+ * run in the candidate's precision too and judged by the verdict's own rule: 2 · its plain error +
+ * floor, where that is larger.
  * *dist gets max |O − O_var|; NaN or inf in the candidate where the variant is finite (or the
  * other way) is infinitely far. A variant that would itself pass as the reference on these
  * inputs (a scale a hair off, a pitfall that never bites) explains nothing: it is infinitely far
@@ -553,7 +552,8 @@ void fs_check_diagnose(const fs_attn *a, const double *O, const double *Oref, co
         }
     }
     vs[nv] = variant_blank(FS_DIAG_UNNORMALIZED);
-    vs[nv++].unnormalized = true;
+    vs[nv].acc_slip = 4;
+    vs[nv++].bk = a->n_kv;
     if (a->Q && a->K && a->n_kv == a->d) {
         vs[nv] = variant_blank(FS_DIAG_K_TRANSPOSED);
         vs[nv++].k_transposed = true;
