@@ -40,7 +40,8 @@
  * checked against float64 first (a wrong one is not timed and fails the run). About 35-45 s for
  * one kernel's forms on the H200 (`2026-11-30-h200-stage`).
  * --ablation-n N: another N (the tests' 256). --null: Dawn's null backend (no GPU; nothing computed),
- * --ablation's side run end to end and nothing else (the tests' way to see it cannot fail for a silly reason).
+ * --ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
+ * fail for a silly reason).
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -311,6 +312,16 @@ async function sweep(dev, seed, only, copy, ns) {
   return out;
 }
 
+// The copy and read probes (no FMA, no matrix units) at each size in MiB: a pass's fixed cost
+// beside its rate, fitted from the times as the run's NOTE does.
+async function probeSizes(dev, sizes) {
+  for (const mib of sizes) {
+    const p = await dev.probe({mib, mma: null, fma: false});
+    console.log(`probe at ${mib} MiB: copy ${p.copy_gbps.toFixed(0)} GB/s (${(p.copy_ms * 1e3).toFixed(1)} µs for ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way), ` +
+                `read ${p.read_gbps.toFixed(0)} GB/s (${(p.read_ms * 1e3).toFixed(1)} µs), a dispatch of next to nothing ${p.dispatch_us.toFixed(2)} µs`);
+  }
+}
+
 // Prefill versions 7 and 8 (where offered) in their usual form, each ablation form and version 8's
 // variants, and version 5, timed on the same problems: 16 heads, N = 4096, d = 128 and 64, causal
 // and not (one problem a head size). The right forms (the usual ones, the variants) are checked
@@ -441,8 +452,9 @@ async function main() {
   console.log(`dawn: flags ${flags.join(' ')}; device features: ${dev.info.device_features.join(' ')}`);
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
-  if (o.nullBackend) {   // the host's side of --ablation only: nothing is computed, nothing checked
+  if (o.nullBackend) {   // the host's side of --ablation and --probe-sizes only: nothing is computed, nothing checked
     if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.only, o.variants);
+    if (o.probeSizes) await probeSizes(dev, o.probeSizes);
     dev.destroy();
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
     process.exit(0);
@@ -461,13 +473,7 @@ async function main() {
     bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
   }
-  if (o.probeSizes) {   // the copy and read probes at each size: a pass's fixed cost beside its rate
-    for (const mib of o.probeSizes) {
-      const p = await dev.probe({mib, mma: null});
-      console.log(`probe at ${mib} MiB: copy ${p.copy_gbps.toFixed(0)} GB/s (${(p.copy_ms * 1e3).toFixed(1)} µs for ${(p.copy_bytes / 2 / 2 ** 20).toFixed(0)} MiB each way), ` +
-                  `read ${p.read_gbps.toFixed(0)} GB/s (${(p.read_ms * 1e3).toFixed(1)} µs), a dispatch of next to nothing ${p.dispatch_us.toFixed(2)} µs`);
-    }
-  }
+  if (o.probeSizes) await probeSizes(dev, o.probeSizes);
   if (o.sweep) {
     const probe = await dev.probe();
     console.log(`probe: ${JSON.stringify(probe)}`);

@@ -332,7 +332,7 @@ def node_checks(seed):
     # run and timed on the null backend (which computes nothing), its table printed; a form may
     # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
     # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
-    r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--seed", str(seed),
+    r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--probe-sizes", "4,8", "--seed", str(seed),
                         "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14"],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
@@ -344,9 +344,10 @@ def node_checks(seed):
     v5rows = [x for x in out.splitlines() if x.startswith(("| prefill-v5 NO", "| prefill-v11 NO"))]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO")))
-          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows),
+          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows)
+          and "probe at 4 MiB: copy" in out and "probe at 8 MiB: copy" in out,
           "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13 and 14) are made, bound and timed on Dawn's null "
-          "backend (bench.js --null)", "\n".join(errors[:3]) or out[-600:])
+          "backend (bench.js --null), and --probe-sizes' probes at 4 and 8 MiB run there", "\n".join(errors[:3]) or out[-600:])
     # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
     # once a step in braces, the step a constant (nested, the count an expression of the defs)
     js = ("const F=require(process.argv[1]);const src=['//#for a D / SK','x[a] = 0;','//#for b min(BK, D) / SN','y[a][b] = 1;',"

@@ -1116,8 +1116,9 @@
     // float32 FMA rate (FLOP a second) and, where prefill version 7 has a subgroup matrix
     // configuration, the matrix units' rate through it; the best of a few runs each.
     // mib: the size of the copy (read, and as much written); groups, steps: the FMA loop's size;
-    // mma: the matrix probes' size (null: not run).
-    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300, mma = {groups: 4096, steps: 256}} = {}) {
+    // mma: the matrix probes' size (null: not run); fma: false leaves the FMA probe out (a probe
+    // of the memory alone, as bench.js's --probe-sizes makes at each size).
+    async probe({mib = 256, reps = 5, groups = 4096, steps = 2048, warmMs = 300, mma = {groups: 4096, steps: 256}, fma: withFma = true} = {}) {
       const n = Math.min(mib * 262144, Math.floor(this.limits.maxStorageBufferBindingSize / 16) * 4);
       const a = this.buffer(n * 4), b = this.buffer(n * 4);
       try {
@@ -1126,8 +1127,8 @@
         const tc = await this.timeSteps([{pipeline: copy, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
         const read = await this.pipeline('probes', 'read_rate', {}, false);
         const tr = await this.timeSteps([{pipeline: read, bind: [[0, a], [1, b]], groups: [cg, 1, 1]}], {reps, warmup: 2, warmMs});
-        const fma = await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false);
-        const tf = await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
+        const fma = withFma ? await this.pipeline('probes', 'fma_rate', {STEPS: steps}, false) : null;
+        const tf = fma && await this.timeSteps([{pipeline: fma, bind: [[0, a], [1, b]], groups: [groups, 1, 1]}], {reps, warmup: 1, warmMs});
         // a dispatch's own cost: 256 workgroups that write one number each, alone and two in a row
         // (the second waits for the first, as a decode's merge pass waits for its split pass)
         const touch = await this.pipeline('probes', 'touch', {}, false);
@@ -1135,9 +1136,9 @@
         const t1 = await this.timeSteps([step], {reps, warmup: 2, warmMs}), t2 = await this.timeSteps([step, step], {reps, warmup: 2, warmMs});
         // an invocation: 4 vec4 FMAs a step = 16 FMAs = 32 FLOP
         const out = {copy_gbps: 2 * n * 4 / (tc.min * 1e6), copy_bytes: 2 * n * 4, copy_ms: tc.min,
-                     read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min,
-                     fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min, clock: tc.clock,
+                     read_gbps: n * 4 / (tr.min * 1e6), read_ms: tr.min, clock: tc.clock,
                      dispatch_us: t1.min * 1e3, two_dispatches_us: t2.min * 1e3};
+        if (tf) Object.assign(out, {fma_tflops: groups * 256 * steps * 32 / (tf.min * 1e9), fma_ms: tf.min});
         // the matrix units through subgroup matrices (probes_sgmat.wgsl), where prefill version 7 has
         // a configuration: a subgroup's eight products a step, 2 · M · N · K FLOP each, 4 subgroups
         // a workgroup; in registers, and with the right matrix loaded a product from storage (its
