@@ -1686,6 +1686,23 @@ static void time_decode_paged(uint64_t *rng, int B, int Hq, int Hkv, int nkv, in
     cudaFree(dtab);
 }
 
+/* A plan of decode kernel v (float16, or e4m3-cache when e4m3, sc its scales) on the cache K, V
+ * with workspace w (fs_cuda_decode_plan_make or its e4m3 form); with Q and O non-NULL, its run
+ * for them captured as a CUDA graph too (fs_cuda_decode_plan_graph). On failure *out is NULL. */
+static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const void *K, const void *V, const float *sc,
+                             void *w, const void *Q, void *O, fs_cuda_decode_plan **out, char *why, size_t n)
+{
+    *out = NULL;
+    fs_status st = e4m3 ? fs_cuda_decode_fp8_plan_make(pp, v, K, V, sc, w, out, why, n)
+                        : fs_cuda_decode_plan_make(pp, v, K, V, w, out, why, n);
+    if (st == FS_OK && Q) st = fs_cuda_decode_plan_graph(*out, Q, O, why, n);
+    if (st != FS_OK) {
+        fs_cuda_decode_plan_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* The decode over an e4m3 cache beside the float16 decode, the same sequences stored four ways:
  * float16 contiguous (versions 9, 13 and 15, or 7 off Hopper), e4m3 contiguous (the odd e4m3
  * versions), float16 paged (versions 10, 14 and 16) and e4m3 paged (the even ones), pages of P tokens
@@ -1787,24 +1804,17 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         k.pl = *pp;
         k.pl.splits = k.e4m3 ? fs_cuda_decode_fp8_splits(pp, k.v) : fs_cuda_decode_splits(pp, k.v);
         CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
-        /* a plan of kernel k on its own cache (float16 or e4m3 bytes, contiguous or pooled) */
-        auto plan_of = [&](fs_cuda_decode_plan **out) {
-            return k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, k.paged ? pK8 : K8, k.paged ? pV8 : V8, k.paged ? psc : sc,
-                                                         k.w, out, why, sizeof why)
-                          : fs_cuda_decode_plan_make(pp, k.v, k.paged ? pK16 : K16, k.paged ? pV16 : V16, k.w, out, why,
-                                                     sizeof why);
-        };
-        if (plan_of(&k.plan) != FS_OK) {
+        /* plans of kernel k on its own cache (float16 or e4m3 bytes, contiguous or pooled) */
+        const void *K = k.e4m3 ? (k.paged ? pK8 : K8) : (k.paged ? pK16 : K16);
+        const void *V = k.e4m3 ? (k.paged ? pV8 : V8) : (k.paged ? pV16 : V16);
+        const float *ksc = k.paged ? psc : sc;
+        if (decode_plan(pp, k.e4m3, k.v, K, V, ksc, k.w, NULL, NULL, &k.plan, why, sizeof why) != FS_OK) {
             printf("FAIL decode_fp8 timing: no plan for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
             g_fail++;
-        } else if (fs_cuda_decode_plan_graphs(k.plan)) {
-            if (plan_of(&k.graph) != FS_OK || fs_cuda_decode_plan_graph(k.graph, dQ, dO, why, sizeof why) != FS_OK) {
-                printf("FAIL decode_fp8 timing: no graph for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v,
-                       why);
-                g_fail++;
-                fs_cuda_decode_plan_free(k.graph);
-                k.graph = NULL;
-            }
+        } else if (fs_cuda_decode_plan_graphs(k.plan) &&
+                   decode_plan(pp, k.e4m3, k.v, K, V, ksc, k.w, dQ, dO, &k.graph, why, sizeof why) != FS_OK) {
+            printf("FAIL decode_fp8 timing: no graph for %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
+            g_fail++;
         }
     }
     auto run_on = [&](int i, const fs_cuda_decode *pp) {
@@ -2187,10 +2197,8 @@ static void time_decode_size(uint64_t *rng)
         for (kern &k : ks) {
             const fs_cuda_decode *pp = k.paged ? &q : &c;
             CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(pp, k.v) : fs_cuda_decode_workspace(pp, k.v)));
-            fs_status st = k.e4m3 ? fs_cuda_decode_fp8_plan_make(pp, k.v, K8, V8, sc, k.w, &k.plan, why, sizeof why)
-                                  : fs_cuda_decode_plan_make(pp, k.v, K16, V16, k.w, &k.plan, why, sizeof why);
-            if (st == FS_OK) st = fs_cuda_decode_plan_graph(k.plan, dQ, dO, why, sizeof why);
-            if (st != FS_OK) {
+            if (decode_plan(pp, k.e4m3, k.v, k.e4m3 ? K8 : K16, k.e4m3 ? V8 : V16, sc, k.w, dQ, dO, &k.plan, why,
+                            sizeof why) != FS_OK) {
                 printf("FAIL decode_size: %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
                 g_fail++;
                 ok = false;
