@@ -517,6 +517,18 @@ done:
     return st;
 }
 
+bool fs_ring_hold_skipped(const fs_trace *t, int64_t hold)
+{
+    int visited = 0, skipped = 0;
+    for (int64_t k = hold + 1; k < t->n; k++) {
+        const fs_event *x = &t->ev[k];
+        if (x->kind == FS_EV_HOLD || x->kind == FS_EV_SEND || x->kind == FS_EV_RECV) break;
+        visited += x->kind == FS_EV_TILE || x->kind == FS_EV_BTILE;
+        skipped += x->kind == FS_EV_SKIP || x->kind == FS_EV_BSKIP;
+    }
+    return !visited && skipped;
+}
+
 /* ---- the work table ---- */
 
 fs_status fs_ring_work(const fs_attn *a, const fs_ring *r, int64_t *visited, int64_t *skipped, int64_t *pairs)

@@ -113,6 +113,10 @@ fs_status fs_ring_backward(const fs_attn *a, const fs_ring *r, const double *O, 
  * head. Any of the three may be NULL. Per device the row sums are its load. */
 fs_status fs_ring_work(const fs_attn *a, const fs_ring *r, int64_t *visited, int64_t *skipped, int64_t *pairs);
 
+/* Whether the HOLD event at index hold of trace t is followed, before the next HOLD, SEND or
+ * RECV, by skipped tiles only (at least one): the device's queries see none of the shard's keys. */
+bool fs_ring_hold_skipped(const fs_trace *t, int64_t hold);
+
 const char *fs_sharding_str(fs_sharding s);   /* "contiguous", "zigzag", "striped" */
 /* The sharding named s, or FS_SHARD_COUNT when none is. */
 fs_sharding fs_sharding_parse(const char *s);

@@ -75,7 +75,8 @@ static void ring_side(gui_draw *d, const gui_state *s, const gui_show *show, con
             n += snprintf(buf + n, sizeof buf - (size_t)n, " %.0f", pos[i]);
         if (e->n_s > 12) snprintf(buf + n, sizeof buf - (size_t)n, " …");
         text_line(d, fs, x, &y, th->text, buf);
-        text_line(d, fs, x, &y, th->dim, "its queries meet these keys now");
+        text_line(d, fs, x, &y, th->dim, fs_ring_hold_skipped(&show->trace, e - show->trace.ev)
+                                              ? "its queries see none of them: skipped" : "its queries meet these keys now");
     } else if (e->kind == FS_EV_SEND || e->kind == FS_EV_RECV) {
         snprintf(buf, sizeof buf, "%s: shard %d, device %d -> device %d", e->kind == FS_EV_SEND ? "send" : "receive",
                  e->shard, e->a, e->b);

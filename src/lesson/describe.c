@@ -476,7 +476,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         fs_sb_put(&b, "ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
         for (int32_t k = 0; pos && k < e->n_s && k < 16; k++) fs_sb_put(&b, "%s %d", k ? "," : "", (int)pos[k]);
         if (e->n_s > 16) fs_sb_put(&b, ", …");
-        fs_sb_put(&b, "; its queries meet them tile by tile");
+        fs_sb_put(&b, fs_ring_hold_skipped(t, step) ? "; its queries see none of them: skipped"
+                                                         : "; its queries meet them tile by tile");
         break;
     }
     case FS_EV_SEND:
@@ -486,10 +487,12 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     case FS_EV_RECV:
         fs_sb_put(&b, "device %d receives shard %d from device %d", e->b, e->shard, e->a);
+        if (e->tensor != 2) fs_sb_put(&b, " for ring step %d", e->ring_step + 1);
         break;
     case FS_EV_RMERGE:
-        fs_sb_put(&b, "device %d, row %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
-                "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; o = ",
+        fs_sb_put(&b, "device %d, the query at position %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
+                "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; "
+                "o = (α·ℓ_old·o_old + β·ℓ_blk·o_blk) / ℓ = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
             num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
             num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
@@ -499,7 +502,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     default: fs_sb_put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
-    if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE)
+    if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE && e->kind != FS_EV_SEND && e->kind != FS_EV_RECV)
     {
         fs_sb_put(&b, "; on device %d at ring step %d, holding shard %d: row and key numbers count within the device's queries and the shard", e->device,
             e->ring_step, e->shard);

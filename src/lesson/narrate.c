@@ -676,8 +676,9 @@ static void say_merge(sb *b, const ctx *c)
             fs_sb_put(b, ": it was empty (m = −∞), so α = %s and the block's state is taken as it is (m = %s, ℓ = %s).",
                 num(b, e->alpha), num(b, e->m_new), num(b, e->l_new));
             if (c->first)
-                fs_sb_put(b, " Every ring step brings each row one block; merging the blocks gives exactly the softmax "
-                       "over all keys.");
+                fs_sb_put(b, " Every ring step that the mask does not skip brings each row one block: its state over "
+                       "the shard, with o already divided by ℓ_blk. Merging the blocks gives exactly the softmax over "
+                       "all keys.");
             return;
         }
         if (e->m_blk == -INFINITY) {
@@ -947,7 +948,10 @@ static void say_ring(sb *b, const ctx *c)
         fs_sb_put(b, "Ring step %d: device %d holds KV shard %d, the keys at positions", e->ring_step, e->device, e->shard);
         for (int32_t k = 0; p && k < e->n_s && k < 8; k++) fs_sb_put(b, "%s %d", k ? "," : "", (int)p[k]);
         if (e->n_s > 8) fs_sb_put(b, ", \xe2\x80\xa6");
-        fs_sb_put(b, "; its own queries meet these keys now, tile by tile.");
+        if (fs_ring_hold_skipped(c->t, c->step))
+            fs_sb_put(b, "; the mask hides every one of them from its own queries, so the step skips its tiles.");
+        else
+            fs_sb_put(b, "; its own queries meet these keys now, tile by tile.");
         if (e->ring_step == 0 && c->first)
             fs_sb_put(b, " Every device starts with its own shard of K and V; the shards travel around the ring, so "
                    "after as many steps as devices every query has met every key.");
@@ -969,8 +973,11 @@ static void say_ring(sb *b, const ctx *c)
                    "share: that send overlaps the next step's work instead.");
         break;
     case FS_EV_RECV:
-        fs_sb_put(b, "Device %d receives shard %d from device %d: %s.", e->b, e->shard, e->a,
-            e->tensor == 2 ? "its dK and dV are home, final" : "these are the keys it meets at the next step");
+        if (e->tensor == 2)
+            fs_sb_put(b, "Device %d receives shard %d's dK and dV from device %d: they are home, final.", e->b, e->shard, e->a);
+        else
+            fs_sb_put(b, "Device %d receives shard %d from device %d: these are the keys it meets at ring step %d.", e->b,
+                e->shard, e->a, e->ring_step + 1);
         break;
     default: break;
     }
