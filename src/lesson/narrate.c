@@ -625,10 +625,16 @@ static void say_row(sb *b, const ctx *c)
         else if (no_beta && c->ce)
             fs_sb_put(b, "the correct run scales this tile's keys by β = %s(%s − %s) = %s, but this variant leaves β out.",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, c->ce->beta));
-        else if (e->lowp)   /* low precision takes P against m_new at once: no β (the event's is a placeholder) */
+        else if (e->lowp) {   /* low precision takes P against m_new at once: no β (the event's is a placeholder) */
+            /* the kernel's exp: float64 rounded to float32 (lowp.c), so a tiny weight underflows to 0 */
+            const float pb = (float)(c->exp2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new));
             fs_sb_put(b, "the tile's weights are taken against it directly, P = %s(s − m_new): at its best key "
-                   "%s(%s − %s) = %s.", EXPW(c), EXPW(c), num(b, e->m_blk), num(b, e->m_new),
-                num(b, c->exp2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new)));
+                   "%s(%s − %s) = %s", EXPW(c), EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, pb));
+            if (pb == 0)
+                fs_sb_put(b, " in float32 (too small for it), so this whole tile adds nothing to ℓ or o: its keys are lost "
+                       "against a maximum %s above their best.", num(b, e->m_new - e->m_blk));
+            else fs_sb_put(b, ".");
+        }
         else
             fs_sb_put(b, "the new %s enter%s scaled by β = %s(%s − %s) = %s.", c->query ? "key" : "tile's keys", c->query ? "s" : "",
                 EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, e->beta));
@@ -824,6 +830,9 @@ static void say_backward(sb *b, const ctx *c)
         ring_prefix(b, c);
         if (e->visible == 0) {
             fs_sb_put(b, "No key of this tile is visible to %s: P = 0, so dS = 0 and its dQ does not change.", q);
+            if (e->dp_row >= 0)
+                fs_sb_put(b, " dP is computed for the whole tile all the same, hidden cells too, as a kernel does; "
+                       "P = 0 cancels it in dS.");
         } else {
             fs_sb_put(b, "%s against KV tile %d: P = exp(S − %s) is rebuilt, dP = %s, dS = P ∘ (dP − D) with "
                    "D = %s, and its dQ gains this tile's share, scale · dS K.",
