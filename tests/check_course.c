@@ -34,7 +34,7 @@ static size_t letter_len(const char *s)
 {
     unsigned char c = (unsigned char)s[0];
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') return 1;
-    if (!strncmp(s, "α", strlen("α")) || !strncmp(s, "β", strlen("β"))) return strlen("α");
+    if (!strncmp(s, "α", strlen("α")) || !strncmp(s, "β", strlen("β")) || !strncmp(s, "σ", strlen("σ"))) return strlen("α");
     if (!strncmp(s, "ℓ", strlen("ℓ"))) return strlen("ℓ");
     return 0;
 }

@@ -638,9 +638,7 @@ static void say_row(sb *b, const ctx *c)
             const float pb = (float)(c->exp2 ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new));
             fs_sb_put(b, "the tile's weights are taken against it directly, P = %s(s − m_new): at its best key "
                    "%s(%s − %s) = %s", EXPW(c), EXPW(c), num(b, e->m_blk), num(b, e->m_new), num(b, pb));
-            if (pb == 0)
-                fs_sb_put(b, " in float32 (too small for it), so this whole tile adds nothing to ℓ or o: its keys are lost "
-                       "against a maximum %s above their best.", num(b, e->m_new - e->m_blk));
+            if (pb == 0) fs_sb_put(b, " in float32: the whole tile adds nothing to ℓ or o.");
             else fs_sb_put(b, ".");
         }
         else
