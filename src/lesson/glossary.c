@@ -38,7 +38,7 @@ static const fs_glossary_entry entries[] = {
     {"Bk", "Bk", "the number of keys in one tile", OPEN},
     {"S", "S", "the score matrix scale · Q Kᵀ, one score per query and key, before the softmax", OPEN},
     {"P", "P", "the attention weights: S after the softmax, row by row (inside a tile, exp(s − m) before the division by ℓ)", "001_01_memory_wall"},
-    {"N", "N", "the sequence length as 001, 002 and 004 write it: the course's n", "001_07_online_softmax_elements"},
+    {"N", "N", "the sequence length as 001 and 002 write it (004 once): the course's n", "001_07_online_softmax_elements"},
     {"tile class", "tile class", "full, partial or skipped: what the mask leaves visible of a tile, decided before any arithmetic (full: every pair; partial: some, each then tested; skipped: none, nothing of the tile read)", OPEN},
     {"scale", "scale", "the number every score q · k is multiplied by: 1/√d unless the lesson says otherwise", OPEN},
     /* decoding */

@@ -444,7 +444,7 @@ static void say_tile(sb *b, const ctx *c)
         fs_sb_put(b, ", so the element mask sets those scores to −∞.");
     }
     if (c->run && c->run->attn.softcap > 0)
-        fs_sb_put(b, " Each score first passes the soft-cap, cap · tanh(S / cap) with cap = %g, so none can exceed %g.",
+        fs_sb_put(b, " Each score first passes the soft-cap, cap · tanh(s / cap) with cap = %g, so none can exceed %g.",
             c->run->attn.softcap, c->run->attn.softcap);
     if (e->lowp)
         fs_sb_put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
