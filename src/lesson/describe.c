@@ -45,8 +45,7 @@ static const char *num_(sb *b, double x, int digits)
     return fs_num_plain(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
-/* A scale factor, 4 significant digits whatever its size (0.002009, 267.9). */
-static const char *sig4(sb *b, double x)
+const char *fs_sb_sig4(fs_sb *b, double x)
 {
     char *s = b->ring[b->k++ & 15];
     snprintf(s, sizeof b->ring[0], "%.4g", x);
@@ -326,8 +325,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
                 num_(&b, e->alpha, D), EXP);
             vec(&b, t, e->p8_row, e->n_s, D);
             fs_sb_put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
-                num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), sig4(&b, e->q_scale),
-                sig4(&b, e->k_scale), sig4(&b, e->v_scale), num_(&b, e->p_scale, 0));
+                num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), fs_sb_sig4(&b, e->q_scale),
+                fs_sb_sig4(&b, e->k_scale), fs_sb_sig4(&b, e->v_scale), num_(&b, e->p_scale, 0));
         } else if (!row_update(&b, t, e, trace_pitfall(l, t), e2, D)) {
             break;   /* the guard: nothing visible yet, nothing changes */
         }

@@ -73,4 +73,7 @@ void fs_sb_put(fs_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 
  * `digits` decimals. Returns s. (The narration's own words spell −∞ and exact 0 and 1 their way.) */
 const char *fs_num_plain(char *s, size_t n, double x, int digits);
 
+/* A scale factor, 4 significant digits whatever its size ("0.002009", "267.9"), in b's ring. */
+const char *fs_sb_sig4(fs_sb *b, double x);
+
 #endif

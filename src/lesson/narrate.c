@@ -46,14 +46,6 @@ static const char *num_(sb *b, double x, bool exact)
 /* A scalar: num_ with 0 and 1 exact. */
 static const char *num(sb *b, double x) { return num_(b, x, true); }
 
-/* A scale factor, 4 significant digits whatever its size (0.002009, 267.9). */
-static const char *sig4(sb *b, double x)
-{
-    char *s = b->ring[b->k++ & 15];
-    snprintf(s, 64, "%.4g", x);
-    return s;
-}
-
 /* A vector of the pool, at most 4 values shown: "[0.4421, 0.5579]" or "[0.1, 0.2, 0.3, 0.4, …]". */
 static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n)
 {
@@ -448,7 +440,7 @@ static void say_tile(sb *b, const ctx *c)
             c->run->attn.softcap, c->run->attn.softcap);
     if (e->lowp)
         fs_sb_put(b, " Q, K, V are stored in low precision; a value is the stored number times its scale (q %s, k %s, v %s).",
-            sig4(b, e->q_scale), sig4(b, e->k_scale), sig4(b, e->v_scale));
+            fs_sb_sig4(b, e->q_scale), fs_sb_sig4(b, e->k_scale), fs_sb_sig4(b, e->v_scale));
     if (e->drop >= 0)
         fs_sb_put(b, " Dropout (p = %g) removes %d visible cell%s from the product with V (ℓ keeps %s); kept weights "
                "× 1/(1 − p) = %.4g keep O's expected value.",
