@@ -64,7 +64,8 @@
  * inputs (fp8 lines; N(0, 1) with 0.1 % N(0, 10)).
  *
  * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run: odd versions contiguous, even ones paged) is
- * checked on ten shapes (d = 64 and 128, GQA 2 to 8, page sizes 16 to 256, ragged lengths)
+ * checked on eighteen shapes (d = 64 and 128, GQA 1 to 16, page sizes 16 to 256, both pool
+ * layouts, ragged lengths, two with pages' descales up to 256 apart)
  * against the float64 reference of the dequantized cache it read (float16's tolerance), with its
  * RMSE against the reference of the float16 values before quantization printed beside the
  * float16 decode's; --only decode_fp8 checks these alone and times them (decode_fp8 lines) beside
@@ -615,8 +616,11 @@ static float quant_e4m3(const double *x, size_t n, size_t stride, int d, uint8_t
  * float16's tolerance), on a contiguous cache (P = 0: versions 1, 3, one descale pair per head)
  * or a paged one (P > 0: versions 2, 4, one pair per page and head; pages shuffled among spare pages of
  * other values, lengths ragged when asked). Printed beside: the RMSE against the reference of the
- * float16 values before quantization, and the float16 decode's (version 7, or 10 paged) on them. */
-static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged, int hm = 0)
+ * float16 values before quantization, and the float16 decode's (version 7, or 10 paged) on them.
+ * spread: V's values scaled by 4^-2 … 4^2 by blocks of 16 keys, so that neighbouring pages'
+ * descales lie up to 256 apart (the paged versions rescale o by their ratio at each page). */
+static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P, bool ragged, int hm = 0,
+                             bool spread = false)
 {
     const fs_cuda_dtype dt = FS_CUDA_F16;
     const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
@@ -625,6 +629,13 @@ static void check_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int
     fill16(rng, Q, Qb, nQ, -2, 2, dt);
     fill16(rng, K, Kb, nK, -2, 2, dt);
     fill16(rng, V, Vb, nK, -1, 1, dt);
+    if (spread)
+        for (size_t i = 0; i < nK; i++) {   /* V is (B, Hkv, nkv, d): key i / d % nkv */
+            const int j = (int)(i / d % nkv);
+            const __half h = __float2half_rn((float)(V[i] * ldexp(1.0, 2 * ((j / 16) % 5) - 4)));
+            Vb[i] = ((__half_raw)h).x;
+            V[i] = __half2float(h);
+        }
     std::vector<int32_t> lens(B, nkv);
     if (ragged)
         for (int b = 1; b < B; b++) lens[b] = 1 + (int)(rng_next(rng) % (uint64_t)nkv);
@@ -757,6 +768,7 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
         check_decode_fp8(rng, 1, 8, 2, 700, 128, 0, false);
         check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true);
         check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true, 1);
+        check_decode_fp8(rng, 2, 8, 2, 300, 128, 16, true, 0, true);
         return;
     }
     check_decode_fp8(rng, 2, 8, 2, 1000, 128, 0, false);
@@ -776,6 +788,8 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 3, 16, 2, 3000, 64, 256, true, 1);
     check_decode_fp8(rng, 2, 4, 4, 777, 128, 32, true, 1);
     check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true, 1);
+    check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 0, true);   /* descales 256 apart */
+    check_decode_fp8(rng, 2, 32, 2, 900, 64, 32, true, 1, true);
 }
 
 /* ---- the e4m3 (FP8) forward ----------------------------------------------------------------- */
@@ -1720,7 +1734,9 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
  * us_graph (float16 versions 13-16, e4m3-cache versions 9-12): a plan whose run for this Q and O
  * is a CUDA graph (fs_cuda_decode_plan_graph), one launch a call, timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
- * time does not depend on them. */
+ * time does not depend on them. The descales do (e4m3-cache version 12 rescales o where they
+ * change): each head's and each page's is 1/64 times a factor drawn from [0.5, 1.5), as a real
+ * cache's differ from page to page. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
 {
     const fs_cuda_dtype dt = FS_CUDA_F16;
@@ -1743,7 +1759,9 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     fill_dev_random(rng, V8, nK / 2, -1, 1, dt);
     fill_dev_random(rng, pK8, pool / 2, -2, 2, dt);
     fill_dev_random(rng, pV8, pool / 2, -1, 1, dt);
-    std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64), s2((size_t)n_pages * Hkv * 2, 1.0f / 64);
+    std::vector<float> s1((size_t)B * Hkv * 2), s2((size_t)n_pages * Hkv * 2);
+    for (float &x : s1) x = (float)(rng_uniform(rng, 0.5, 1.5) / 64);
+    for (float &x : s2) x = (float)(rng_uniform(rng, 0.5, 1.5) / 64);
     CU(cudaMalloc(&sc, s1.size() * 4)); CU(cudaMalloc(&psc, s2.size() * 4));
     CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(psc, s2.data(), s2.size() * 4, cudaMemcpyHostToDevice));
