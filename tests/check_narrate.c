@@ -23,6 +23,7 @@
 #include "engine/paged.h"
 #include "engine/run.h"
 #include "lesson/lesson.h"
+#include "lesson/lesson_internal.h"
 #include "test_util.h"
 
 /* ---- what every sentence must be --------------------------------------------------------- */
@@ -429,6 +430,25 @@ START_TEST(test_random_numbers)
 }
 END_TEST
 
+/* A scalar between 10^-4 and 0.01 keeps 3 significant digits (β = 0.000159 once printed 0.0002,
+ * a number one digit deep); elsewhere, and below 3 digits asked, fs_num_plain's form. */
+START_TEST(test_scalar_digits)
+{
+    static const struct { double x; int digits; const char *want; } cases[] = {
+        {1.59e-4, 4, "0.000159"}, {-1.59e-4, 4, "-0.000159"}, {0.0012345, 4, "0.00123"},
+        {0.0099996, 4, "0.01000"}, {0.0123456, 4, "0.0123"}, {0.5, 4, "0.5000"}, {0, 4, "0.0000"},
+        {5e-5, 4, "5.000e-05"}, {0.0012345, 6, "0.001234"}, {0.0012345, 2, "0.00"},
+        {1.59e-4, 3, "0.000159"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char s[64];
+        fs_num_scalar(s, sizeof s, cases[i].x, cases[i].digits);
+        ck_assert_msg(!strcmp(s, cases[i].want), "%g at %d digits: \"%s\", expected \"%s\"", cases[i].x,
+                      cases[i].digits, s, cases[i].want);
+    }
+}
+END_TEST
+
 /* The paged cache's own events: pages taken, shared, copied on write, written, looked up. */
 START_TEST(test_paged_events)
 {
@@ -501,6 +521,7 @@ Suite *narrate_suite(void)
     TCase *tc = tcase_create("lessons");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_checker_fails);
+    tcase_add_test(tc, test_scalar_digits);
     tcase_add_test(tc, test_every_lesson_step);
     tcase_add_test(tc, test_symbols_said_before_lines);
     tcase_add_test(tc, test_words_fit_the_run);

@@ -38,11 +38,23 @@ const char *fs_num_plain(char *s, size_t n, double x, int digits)
     return s;
 }
 
-/* A number at the given decimals (fs_num_plain), in the builder's ring of buffers so several can
+const char *fs_num_scalar(char *s, size_t n, double x, int digits)
+{
+    if (digits >= 3 && isfinite(x) && fabs(x) >= 1e-4 && fabs(x) < 0.01) {
+        const int dec = 2 - (int)floor(log10(fabs(x)));
+        if (dec > digits) {
+            snprintf(s, n, "%.*f", dec, x);
+            return s;
+        }
+    }
+    return fs_num_plain(s, n, x, digits);
+}
+
+/* A scalar at the given decimals (fs_num_scalar), in the builder's ring of buffers so several can
  * appear in one fs_sb_put(). */
 static const char *num_(sb *b, double x, int digits)
 {
-    return fs_num_plain(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
+    return fs_num_scalar(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
 const char *fs_sb_sig4(fs_sb *b, double x)
@@ -61,7 +73,8 @@ static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)
         return;
     }
     int32_t shown = n < 8 ? n : 8;
-    for (int32_t i = 0; i < shown; i++) fs_sb_put(b, "%s%s", i ? ", " : "", num_(b, v[i], digits));
+    for (int32_t i = 0; i < shown; i++)
+        fs_sb_put(b, "%s%s", i ? ", " : "", fs_num_plain(b->ring[b->k++ & 15], sizeof b->ring[0], v[i], digits));
     if (n > shown) fs_sb_put(b, ", … (%d)", n);
     fs_sb_put(b, "]");
 }
@@ -410,7 +423,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         fs_sb_put(&b, "row %s, tile (Q %d, KV %d), keys %d..%d: S = ", label(l, e->row, t1, sizeof t1), e->qt, e->kt,
             e->c0, e->c1 - 1);
         vec(&b, t, e->s_row, e->n_s, D);
-        if (e->x == -INFINITY) fs_sb_put(&b, "; L = −∞ (the row sees no key): P = ");   /* exp(−∞ − (−∞)) never taken */
+        if (e->x == -INFINITY) fs_sb_put(&b, "; L = -inf (the row sees no key): P = ");   /* exp(−∞ − (−∞)) never taken */
         else fs_sb_put(&b, "; P = exp(S − %s) = ", num_(&b, e->x, D));
         vec(&b, t, e->p_row, e->n_s, D);
         /* with dropout the forward used Pd = Z ∘ P / (1 − p): its gradient reaches P through the
