@@ -239,6 +239,55 @@ START_TEST(test_course_order)
 }
 END_TEST
 
+/* A check marked from: (another document's figure, checked here) names a lesson of the course
+ * that counts the same printed figure among its document's claims, so the figure is counted
+ * once, where it is taught. */
+START_TEST(test_from_counted)
+{
+    fs_course c;
+    fs_loc_error err;
+    ck_assert_msg(fs_course_load("lessons", &c, &err), "%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+    int n_from = 0;
+    for (int at = 0; at < c.n; at++) {
+        char path[512];
+        snprintf(path, sizeof path, "lessons/%s.lesson", c.names[at]);
+        fs_lesson *l;
+        ck_assert_msg(fs_lesson_load(path, &l, &err), "%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+        for (int i = 0; i < fs_lesson_check_count(l); i++) {
+            const fs_check *ck = fs_lesson_check(l, i);
+            if (!*ck->from) continue;
+            n_from++;
+            ck_assert_msg(ck->own, "%s:%d: from: without own", path, ck->line);
+            /* the stem names one lesson as the player's prefixes do: 001_01 is 001_01_memory_wall */
+            int found = -1, matches = 0;
+            const size_t fl = strlen(ck->from);
+            for (int k = 0; k < c.n; k++)
+                if (!strncmp(c.names[k], ck->from, fl) && (c.names[k][fl] == '_' || !c.names[k][fl])) {
+                    found = k;
+                    matches++;
+                }
+            ck_assert_msg(matches == 1, "%s:%d: from: %s names %d lessons of the course, not one", path, ck->line,
+                          ck->from, matches);
+            char other[512];
+            snprintf(other, sizeof other, "lessons/%s.lesson", c.names[found]);
+            fs_lesson *o;
+            ck_assert_msg(fs_lesson_load(other, &o, &err), "%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+            bool counted = false;
+            for (int k = 0; k < fs_lesson_check_count(o); k++) {
+                const fs_check *x = fs_lesson_check(o, k);
+                counted |= !x->own && !strcmp(x->printed, ck->printed) && !strcmp(x->unit, ck->unit);
+            }
+            ck_assert_msg(counted, "%s:%d: from: %s, but %s counts no claim printed %s %s", path, ck->line, ck->from,
+                          ck->from, ck->printed, ck->unit);
+            fs_lesson_free(o);
+        }
+        fs_lesson_free(l);
+    }
+    ck_assert_int_gt(n_from, 0);   /* 004_08 checks 001's figures */
+    fs_course_free(&c);
+}
+END_TEST
+
 /* docs/glossary.md's table lists exactly the entries of glossary.c, in order: rows
  * "| `symbol` | `ascii` | meaning | `lesson` |". */
 START_TEST(test_glossary_doc)
@@ -270,6 +319,7 @@ Suite *course_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tokens);
     tcase_add_test(tc, test_course_order);
+    tcase_add_test(tc, test_from_counted);
     tcase_add_test(tc, test_glossary_doc);
     suite_add_tcase(s, tc);
     return s;

@@ -735,19 +735,21 @@ static void agree_words(const fs_check *c, char *buf, size_t n)
 static void claim_lines(FILE *f, const player *p, int64_t i)
 {
     const fs_check *c = fs_lesson_check(p->l, (int)i);
-    char line[2048], pr[256], ex[256], vw[256];
+    char line[2048], pr[256], ex[256], vw[256], whose[64], tag[80] = "";
     printed_words(c, pr, sizeof pr);
     exact_words(c, ex, sizeof ex);
     verdict_words(c->got.verdict, c->got.reading, vw, sizeof vw);
-    snprintf(line, sizeof line, "%s %s%s", c->agrees ? "✓" : "✗", c->claim, c->own ? " [own check]" : "");
+    fs_check_whose(c, whose, sizeof whose);
+    if (c->own) snprintf(tag, sizeof tag, " [%s]", *c->from ? whose : "own check");
+    snprintf(line, sizeof line, "%s %s%s", c->agrees ? "✓" : "✗", c->claim, tag);
     wrap(f, line, 0, p->width);
     if (strchr(c->printed, ';')) {   /* a matrix: its rows, then the rest */
         wrap(f, strspn(c->printed, "01;") == strlen(c->printed) ? "printed (■ 1, · 0):" : "printed:", 4, p->width);
         printed_matrix(f, c->printed, 6, p->width);
-        snprintf(line, sizeof line, "exact: %s · %s: %s", ex, c->own ? "the lesson's own check" : "document", vw);
+        snprintf(line, sizeof line, "exact: %s · %s: %s", ex, whose, vw);
     } else {
-        snprintf(line, sizeof line, "%s %s · exact %s · %s: %s", c->own ? "expected" : "printed", pr, ex,
-                 c->own ? "the lesson's own check" : "document", vw);
+        snprintf(line, sizeof line, "%s %s · exact %s · %s: %s", c->own && !*c->from ? "expected" : "printed", pr, ex,
+                 whose, vw);
     }
     wrap(f, line, 4, p->width);
     if (!c->agrees) {
@@ -827,12 +829,13 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     snprintf(line, sizeof line, "exact result: %s", ex);
     wrap(f, line, 4, p->width);
     /* a bound (expect X >= 3.40e38) is what the document claims, not a number it prints */
-    snprintf(line, sizeof line, c->own ? "the check expects: %s" : strcmp(c->op, "=") ? "the document claims: %s"
+    snprintf(line, sizeof line, c->own && !*c->from ? "the check expects: %s" : strcmp(c->op, "=") ? "the document claims: %s"
                                                                                        : "the document prints: %s",
              strchr(c->printed, ';') ? "" : pr);
     wrap(f, line, 4, p->width);
     printed_matrix(f, c->printed, 6, p->width);
-    snprintf(line, sizeof line, "%s: %s", c->own ? "the lesson's own check" : "document", vw);
+    char whose[64];
+    snprintf(line, sizeof line, "%s: %s", fs_check_whose(c, whose, sizeof whose), vw);
     wrap(f, line, 4, p->width);
     agree_words(c, line, sizeof line);
     strncat(line, c->agrees ? " with the verdict the lesson records" : "", sizeof line - strlen(line) - 1);

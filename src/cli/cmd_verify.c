@@ -413,6 +413,10 @@ int cli_verify(int argc, char **argv)
                     printf(",\"expected\":");
                     json_str(stdout, et);
                     printf(",\"agrees\":%s,\"own\":%s", c->agrees ? "true" : "false", c->own ? "true" : "false");
+                    if (*c->from) {
+                        printf(",\"from\":");
+                        json_str(stdout, c->from);
+                    }
                     if (c->chain) {
                         printf(",\"chain\":");
                         json_str(stdout, c->chain);
@@ -423,12 +427,14 @@ int cli_verify(int argc, char **argv)
                     }
                     printf(",\"line\":%d}\n", c->line);
                 } else {
-                    char pr[128], note[1024], claim[200];
+                    char pr[128], note[1024], claim[200], tag[80] = "";
                     printed_text(c, pr, sizeof pr);
                     note_text(c, note, sizeof note);
+                    if (*c->from) snprintf(tag, sizeof tag, " [counted in %s]", c->from);
+                    else if (c->own) snprintf(tag, sizeof tag, " [own check]");
                     printf("  %s %s %14s  %-12s %-26s%s%s%s\n", c->agrees ? "ok " : "BAD",
-                           column(c->claim, 44, claim, sizeof claim), pr, c->exact_text, vt,
-                           c->own ? " [own check]" : "", *note ? "  " : "", note);
+                           column(c->claim, 44, claim, sizeof claim), pr, c->exact_text, vt, tag, *note ? "  " : "",
+                           note);
                     if (!c->agrees)
                         printf("      ^ %s:%d: the lesson records '%s' but the recomputed verdict is '%s'\n", paths[i],
                                c->line, et, vt);

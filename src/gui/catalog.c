@@ -116,8 +116,11 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
         /* what the number is: printed by the document, a bound it states (with its operator), or
          * what the lesson's own check expects */
         const bool bound = strcmp(c->op, "=") != 0;
+        char tag[64] = "";
+        if (*c->from) snprintf(tag, sizeof tag, "(see %s) ", c->from);
+        else if (c->own) snprintf(tag, sizeof tag, "(own) ");
         snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: %s %s%s%s%s%s, exact %s%s%s",
-                 c->own ? "(own) " : "", c->claim, c->own ? "expected" : bound ? "claims" : "printed", bound ? c->op : "",
+                 tag, c->claim, c->own && !*c->from ? "expected" : bound ? "claims" : "printed", bound ? c->op : "",
                  bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit);
     }
     lesson_ctx *ctx = calloc(1, sizeof *ctx);

@@ -182,6 +182,13 @@ const char *fs_lesson_label(const fs_lesson *l, int32_t i)
 
 int fs_lesson_check_count(const fs_lesson *l) { return l->n_checks; }
 
+const char *fs_check_whose(const fs_check *c, char *buf, size_t n)
+{
+    if (c->from && *c->from) snprintf(buf, n, "counted in %s", c->from);
+    else snprintf(buf, n, "%s", c->own ? "the lesson's own check" : "document");
+    return buf;
+}
+
 const fs_check *fs_lesson_check(const fs_lesson *l, int i)
 {
     return i >= 0 && i < l->n_checks ? &l->checks[i] : NULL;

@@ -324,6 +324,8 @@ typedef struct {
     bool agrees;             /* got.verdict (and reading) equal what the lesson records */
     bool own;                /* the lesson's own check, not a number the document prints: listed
                                 apart and not counted among the document's claims */
+    const char *from;        /* an own check of a figure another lesson counts as its document's
+                                claim ("from: 001_04"): that lesson's stem; else "" */
     const char *op;          /* "=" (rounds to the printed number), or a bound: "<=", "<", ">=", ">"
                                 (holds when the bound holds, erratum otherwise) */
     char exact_text[64];     /* the exact value in the printed unit: whole numbers in full, else %.8g (or the matrix) */
@@ -332,6 +334,10 @@ typedef struct {
 
 int fs_lesson_check_count(const fs_lesson *l);
 const fs_check *fs_lesson_check(const fs_lesson *l, int i);
+
+/* Whose number c is, in words, into buf (capacity n): "document", "the lesson's own check", or
+ * for a figure another lesson counts (from:) "counted in 001_04". Returns buf. */
+const char *fs_check_whose(const fs_check *c, char *buf, size_t n);
 
 /* Number of checks whose recomputed verdict differs from the recorded one. */
 int fs_lesson_check_failures(const fs_lesson *l);

@@ -615,7 +615,7 @@ static bool add_narr(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     return true;
 }
 
-static const char *const attr_names[] = {"claim", "section", "verdict", "chain", "tol", "why", "own"};
+static const char *const attr_names[] = {"claim", "section", "verdict", "chain", "tol", "why", "own", "from"};
 
 static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
 {
@@ -634,6 +634,7 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
     r->c.line = line;
     r->c.col = 1;
     r->c.why = "";
+    r->c.from = "";
     r->c.expected_reading = "";
     r->c.unit = "";
     r->c.section = NULL;
@@ -757,12 +758,12 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
         last_text = NULL;
         if (e == c->n || c->s[e] != ':')
             return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)s + 1,
-                           "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why, own)");
+                           "expected an attribute 'key: value' (claim, section, verdict, chain, tol, why, own, from)");
         char *key = dupn(l, c->s + s, e - s);
         char *val = trimdup(l, c->s, e + 1, c->n);
         int32_t vcol = (int32_t)lp_skip_blank(c->s, e + 1, c->n) + 1;
         if (!key || !val) return fs_loc_error_set(P->err, P->name, k + 1, 1, "out of memory");
-        int at = lookup(key, attr_names, 7);
+        int at = lookup(key, attr_names, 8);
         switch (at) {
         case 0: r->c.claim = val; last_text = &r->c.claim; break;
         case 1: r->c.section = val; last_text = &r->c.section; break;
@@ -806,11 +807,25 @@ static bool add_expect(parse_t *P, const line_t *lines, int32_t i, int32_t j)
             else if (!strcmp(val, "no")) r->c.own = false;
             else return fs_loc_error_set(P->err, P->name, k + 1, vcol, "own: expected yes or no");
             break;
+        case 7: {   /* a figure another lesson counts as its document's claim: checked here as one's own */
+            const size_t m = strlen(val);
+            bool ok = m > 0 && m <= 32;
+            for (size_t q = 0; ok && q < m; q++) ok = isalnum((unsigned char)val[q]) || val[q] == '_';
+            if (!ok)
+                return fs_loc_error_set(P->err, P->name, k + 1, vcol,
+                               "from: expected the stem of the lesson that counts this figure (e.g. 001_04)");
+            r->c.from = val;
+            r->c.own = true;
+            break;
+        }
         default:
             return fs_loc_error_set(P->err, P->name, k + 1, (int32_t)s + 1,
-                           "unknown attribute '%s' (claim, section, verdict, chain, tol, why, own)", key);
+                           "unknown attribute '%s' (claim, section, verdict, chain, tol, why, own, from)", key);
         }
     }
+    if (*r->c.from && !r->c.own)
+        return fs_loc_error_set(P->err, P->name, r->c.line, 1,
+                       "from: marks a figure checked here and counted in another lesson: 'own: no' contradicts it");
     if (!r->c.claim) r->c.claim = r->c.target;
     P->n_ex++;
     return true;

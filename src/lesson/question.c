@@ -1027,7 +1027,10 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     x->answer = answer;
     char exact[32];
     fs_question_answer(x, exact, sizeof exact);   /* as the answer line prints it */
-    if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
+    if (*ck->from)   /* another document's figure, counted in the lesson that teaches it */
+        snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the figure lesson %s counts is %s%s%s.", ck->target + 5, raw,
+                 exact, *unit ? " " : "", unit, ck->from, ck->printed, *unit ? " " : "", unit);
+    else if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, exact,
                  *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
     else
