@@ -573,6 +573,9 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
             if (lane == 0) {
                 int boxes = 0;
                 for (int q = 0; q < per; q++) boxes += key0 + q * rows < j1;
+                /* the boxes' coordinates before the wait: after it, only the descales and the copies */
+                const int slot0 = P > KV8_BK ? key0 % P : 0;
+                const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* kv8_map's order */
                 ring_wait_empty<STAGES>(empty, it);
 #pragma unroll
                 for (int q = 0; q < KV8_BK / 16; q++)   /* unrolled: the arrays stay in registers */
@@ -581,8 +584,6 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
                         sSc[8 * s + 2 * q + 1] = pv[q];
                     }
                 mbar_expect_tx(full + s, 2u * boxes * rows * D);   /* also releases the descales */
-                const int slot0 = P > KV8_BK ? key0 % P : 0;
-                const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* kv8_map's order */
 #pragma unroll
                 for (int q = 0; q < KV8_BK / 16; q++)
                     if (q < boxes) {
@@ -603,6 +604,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0;
     const float sc2_head = CVT ? p.scale2 : p.scale2 * 256.f;   /* without CVT the bytes read as 2^-8 times their values */
     float sk = 1.f, sv_cur = 1.f;
+    const int qw = PAGED ? 16 * warp / rows : 0;   /* the warp's page among a tile's (a division, once) */
     if (!PAGED) {
         sk = scales[((size_t)b * p.n_kv_heads + kvh) * 2];
         sv_cur = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
@@ -616,11 +618,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
         if (live) {   /* the bytes and (paged) the page's descales */
             kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, 16 * warp, min(j1 - key0, KV8_BK), g, t4);
             if (PAGED) {
-                const int q = 16 * warp / rows;
-                const float s_new = sSc[8 * s + 2 * q + 1];
-                sc2 = sc2_head * sSc[8 * s + 2 * q];
-                rescale = sv_cur / s_new;
-                sv_cur = s_new;
+                const float2 kv = reinterpret_cast<const float2 *>(sSc)[4 * s + qw];   /* k's, v's */
+                sc2 = sc2_head * kv.x;
+                if (kv.y != sv_cur) {   /* the same for the whole warp: a new page's V descale */
+                    rescale = sv_cur / kv.y;
+                    sv_cur = kv.y;
+                }
             }
         }
 #ifndef FS_DECODE_NOSTEP
