@@ -57,6 +57,18 @@ static const char *num_(sb *b, double x, int digits)
     return fs_num_scalar(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
+/* The decimals of a factor f (α, β) that multiplies `other` in a printed sum: D, and from
+ * |other| = 10 on as many more as keep the printed f's rounding under half the result's last
+ * printed digit (α = 0.98714863 before ℓ_old = 1173.5108, where 0.9871 would be off by 0.06). An
+ * exact 0 or 1 keeps D. Below 10 the factor's rounding can still move the last digit by a few
+ * units; the first lesson says so. */
+static int fac_d(int D, double f, double other)
+{
+    if (f == 0 || f == 1 || !isfinite(other) || fabs(other) < 10) return D;
+    int d = D + (int)ceil(log10(fabs(other)));
+    return d > 12 ? 12 : d;
+}
+
 const char *fs_sb_sig4(fs_sb *b, double x)
 {
     char *s = b->ring[b->k++ & 15];
@@ -202,7 +214,8 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
     }
     fs_sb_put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
         num_(b, e->m_new, D));
-    fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, D));
+    const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);   /* α, β as their products need */
+    fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, Da));
     if (isnan(e->alpha))
         fs_sb_put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
     fs_sb_put(b, "; ");
@@ -214,7 +227,7 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
             if (s[j] != -INFINITY) sum += e2 ? exp2(s[j] - e->m_new) : exp(s[j] - e->m_new);
         fs_sb_put(b, "β = 1: P = %s(s − m_new) is taken against the running max m_new = %s, so no β; "
                "ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; o = ",
-            EXP, num_(b, e->m_new, D), num_(b, e->alpha, D), num_(b, e->l_old, D), num_(b, sum, D), num_(b, e->l_new, D));
+            EXP, num_(b, e->m_new, D), num_(b, e->alpha, Da), num_(b, e->l_old, D), num_(b, sum, D), num_(b, e->l_new, D));
         return true;
     }
     case FS_PITFALL_BLOCK_MAX_NO_BETA:
@@ -233,15 +246,15 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
         }
         /* fall through */
     default:
-        fs_sb_put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, D));
+        fs_sb_put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, Db));
         if (isnan(e->beta)) fs_sb_put(b, " (NaN too)");
         if (pit == FS_PITFALL_MASKED_NAN && isnan(e->l_blk))
             fs_sb_put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
         fs_sb_put(b, "; ");
         break;
     }
-    fs_sb_put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, D), num_(b, e->l_old, D),
-        num_(b, e->beta, D), num_(b, e->l_blk, D), num_(b, e->l_new, D));
+    fs_sb_put(b, "ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s", num_(b, e->alpha, Da), num_(b, e->l_old, D),
+        num_(b, e->beta, Db), num_(b, e->l_blk, D), num_(b, e->l_new, D));
     if (isnan(e->l_new) && !isnan(e->l_old)) fs_sb_put(b, " (0 · NaN is NaN: the sum is lost)");
     else if (isnan(e->l_new)) fs_sb_put(b, " (NaN since an earlier step)");
     fs_sb_put(b, "; o = ");
@@ -260,9 +273,10 @@ static void query_row(sb *b, const fs_lesson *l, const fs_trace *t, const fs_eve
     }
     fs_sb_put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
         e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
+    const int Da = fac_d(D, e->alpha, e->l_old);
     fs_sb_put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, D), num_(b, e->m_new, D),
-        num_(b, e->alpha, D), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
-    fs_sb_put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, D), num_(b, e->l_old, D),
+        num_(b, e->alpha, Da), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
+    fs_sb_put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, Da), num_(b, e->l_old, D),
         num_(b, e->beta, D), num_(b, e->l_new, D), e->c0);
     vec(b, t, e->o_old, e->n_o, D);
     fs_sb_put(b, " · %s + %s · V[%d] = ", num_(b, e->alpha, D), num_(b, e->beta, D), e->c0);
@@ -294,15 +308,17 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         } else if (e->c1 - e->c0 == 1) {
             fs_sb_put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
                 num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D));
-            fs_sb_put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, D),
+            const int Da = fac_d(D, e->alpha, e->l_old);
+            fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, Da));
+            fs_sb_put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, Da),
                 num_(&b, e->l_old, D), num_(&b, e->x, D), num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
             fs_sb_put(&b, "z[%d..%d]: m_blk = %s, ℓ_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
                 num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
+            const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
             fs_sb_put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
-                num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
-                num_(&b, e->beta, D), num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
+                num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, Da), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
+                num_(&b, e->beta, Db), num_(&b, e->alpha, Da), num_(&b, e->l_old, D), num_(&b, e->beta, Db), num_(&b, e->l_blk, D),
                 num_(&b, e->l_new, D));
         }
         break;
@@ -515,8 +531,9 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
                 "o = (α·ℓ_old·o_old + β·ℓ_blk·o_blk) / ℓ = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
             num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-            num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
-            num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D),
+            num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
+            num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)),
+            num_(&b, e->l_old, D), num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->l_blk, D),
             num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         break;
