@@ -62,14 +62,22 @@ static bool symbol_at(const char *text, size_t i, const char *sym)
     return true;
 }
 
-/* The first glossary entry (index) shown at offset i of text, or −1. */
+/* The glossary entry (index) shown at offset i of text, the longest that matches (P̃ before P),
+ * or −1. */
 static int entry_at(const char *text, size_t i)
 {
+    int best = -1;
+    size_t best_len = 0;
     for (int g = 0; g < fs_glossary_count(); g++) {
         const fs_glossary_entry *e = fs_glossary_get(g);
-        if (symbol_at(text, i, e->symbol) || (strcmp(e->ascii, e->symbol) && symbol_at(text, i, e->ascii))) return g;
+        size_t len = symbol_at(text, i, e->symbol) ? strlen(e->symbol) : 0;
+        if (!len && strcmp(e->ascii, e->symbol) && symbol_at(text, i, e->ascii)) len = strlen(e->ascii);
+        if (len > best_len) {
+            best = g;
+            best_len = len;
+        }
     }
-    return -1;
+    return best;
 }
 
 /* A few characters around offset i, on one line, for a message. */

@@ -168,7 +168,7 @@ typedef enum {
     GUI_FL_SUM,        /* the filled-in ℓ_new: the accent colour */
     GUI_FL_NOTE,       /* a remark (scales, what a variant leaves out): dim */
     GUI_FL_BAD,        /* where a NaN comes from: the error colour */
-    GUI_FL_FACTOR,     /* a merge's factors c_a, c_b: the warn colour */
+    GUI_FL_FACTOR,     /* a merge's factors α, β: the warn colour */
 } gui_formula_role;
 typedef struct {
     char text[200];
@@ -177,7 +177,7 @@ typedef struct {
 #define GUI_FORMULA_LINES 24
 int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool use_exp2, gui_formula_line *out,
                      int max);
-/* The same for a merge of two partial states: decode's FS_EV_MERGE (c_a, c_b) or the ring's
+/* The same for a merge of two partial states: decode's FS_EV_MERGE (α, β for its sides a, b) or the ring's
  * FS_EV_RMERGE (α, β); 0 lines for any other event (scene.c). */
 int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max);
 /* The same for the one-at-a-time walks: an FS_EV_ELEM of the online softmax or an FS_EV_ROW of

@@ -241,7 +241,7 @@ static void scene_query(gui_draw *d, const gui_state *s, const gui_show *show)
  * Decode: the cache cut into splits, each split's partial, the merges with their corrections. */
 
 /* The lines of text in a node of the merge diagram: a split's name, m, ℓ and o[0], or a merge's
- * operands, m, ℓ and its two corrections c_a, c_b. Returns the number of lines. */
+ * operands, m, ℓ and its two factors α, β. Returns the number of lines. */
 static int decode_node_text(const fs_trace *t, const fs_event *e, bool is_split, int id, char lines[4][64])
 {
     char b[32];
@@ -433,8 +433,8 @@ int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *ou
 }
 
 /* The filled-in formulas of a merge of two partial states, one line each: FS_EV_MERGE (decode's
- * c_a, c_b) or FS_EV_RMERGE (the ring's α, β); nothing for other events. Two states that saw
- * nothing merge by the guard (c_a = 1, c_b = 0), said as such. t holds the event's vectors.
+ * α, β for sides a and b) or FS_EV_RMERGE (the ring's α, β); nothing for other events. Two states
+ * that saw nothing merge by the guard (α = 1, β = 0), said as such. t holds the event's vectors.
  * Returns the number of lines (at most max). No display needed (tests/check_equations_gui.c). */
 int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *out, int max)
 {
@@ -447,17 +447,17 @@ int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *o
         FL(GUI_FL_TEXT, "  = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
         if (e->m_new == -INFINITY) {   /* decode.c's guard: neither side saw a key */
             FL(GUI_FL_FACTOR, "neither side saw a key:");
-            FL(GUI_FL_FACTOR, "c_a = 1, c_b = 0 by the guard");
+            FL(GUI_FL_FACTOR, "α = 1, β = 0 by the guard");
         } else {
-            FL(GUI_FL_FACTOR, "c_a = exp(m_a - m) = %s", F(e->alpha, b1));
-            FL(GUI_FL_FACTOR, "c_b = exp(m_b - m) = %s", F(e->beta, b1));
+            FL(GUI_FL_FACTOR, "α = exp(m_a - m) = %s", F(e->alpha, b1));
+            FL(GUI_FL_FACTOR, "β = exp(m_b - m) = %s", F(e->beta, b1));
         }
-        FL(GUI_FL_TEXT, "ℓ = c_a·ℓ_a + c_b·ℓ_b");
+        FL(GUI_FL_TEXT, "ℓ = α·ℓ_a + β·ℓ_b");
         FL(GUI_FL_TEXT, "  = %s·%s + %s·%s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4));
         FL(GUI_FL_SUM, "  = %s", F(e->l_new, b1));
         const double *o = fs_trace_at(t, e->o_new);
         if (o) {   /* the merge formula of the partials' form (decode.h) */
-            FL(GUI_FL_TEXT, "%s", e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ" : "o = c_a·o_a + c_b·o_b");
+            FL(GUI_FL_TEXT, "%s", e->normalized ? "o = (α·ℓ_a·o_a + β·ℓ_b·o_b) / ℓ" : "o = α·o_a + β·o_b");
             FL(GUI_FL_TEXT, "  = [%s%s]", F(o[0], b1), e->n_o > 1 ? ", …" : "");
         }
     } else if (e->kind == FS_EV_RMERGE) {

@@ -378,17 +378,18 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
     case FS_EV_MERGE:
         if (e->m_new == -INFINITY) {
             /* decode.c's guard: two states that saw nothing merge into one that saw nothing */
-            fs_sb_put(&b, "merge %d + %d → %d (level %d): neither side saw a key: m stays -inf, ℓ stays 0; c_a = 1, c_b = 0 by "
+            fs_sb_put(&b, "merge %d + %d → %d (level %d): neither side saw a key: m stays -inf, ℓ stays 0; α = 1, β = 0 by "
                     "the guard (exp(-inf − (-inf)) would be NaN); o = ", e->a, e->b, e->id, e->level);
             vec(&b, t, e->o_new, e->n_o, D);
             break;
         }
-        fs_sb_put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; c_a = exp(%s − %s) = %s; "
-                "c_b = exp(%s − %s) = %s; ℓ = c_a·ℓ_a + c_b·ℓ_b = %s · %s + %s · %s = %s; ",
+        const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
+        fs_sb_put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; α = exp(%s − %s) = %s; "
+                "β = exp(%s − %s) = %s; ℓ = α·ℓ_a + β·ℓ_b = %s · %s + %s · %s = %s; ",
             e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
-            num_(&b, e->m_new, D), num_(&b, e->alpha, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, D),
-            num_(&b, e->alpha, D), num_(&b, e->l_old, D), num_(&b, e->beta, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
-        fs_sb_put(&b, e->normalized ? "o = (c_a·ℓ_a·o_a + c_b·ℓ_b·o_b) / ℓ = " : "o = c_a·o_a + c_b·o_b = ");
+            num_(&b, e->m_new, D), num_(&b, e->alpha, Da), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, Db),
+            num_(&b, e->alpha, Da), num_(&b, e->l_old, D), num_(&b, e->beta, Db), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
+        fs_sb_put(&b, e->normalized ? "o = (α·ℓ_a·o_a + β·ℓ_b·o_b) / ℓ = " : "o = α·o_a + β·o_b = ");
         vec(&b, t, e->o_new, e->n_o, D);
         break;
     case FS_EV_OUT:

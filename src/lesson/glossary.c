@@ -41,6 +41,8 @@ static const fs_glossary_entry entries[] = {
     {"N", "N", "the sequence length as 001 and 002 write it (004 once): the course's n", "001_07_online_softmax_elements"},
     {"tile class", "tile class", "full, partial or skipped: what the mask leaves visible of a tile, decided before any arithmetic (full: every pair; partial: some, each then tested; skipped: none, nothing of the tile read)", OPEN},
     {"scale", "scale", "the number every score q · k is multiplied by: 1/√d unless the lesson says otherwise", OPEN},
+    {"P̃", "P~", "a block's own weights exp(s − m_blk), measured from the block's maximum before β rescales them", "001_02_row0_walk"},
+    {"W", "W", "a sliding window's width: query i sees keys i − W + 1 … i", "001_16_pitfall_masked_doc_fix"},
     /* decoding */
     {"split", "split", "a run of cached keys that one worker reduces to a partial (m, ℓ, o) when decoding", "004_03_two_blocks_merge"},
     /* the backward pass */

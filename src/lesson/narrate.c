@@ -706,7 +706,6 @@ static void say_merge(sb *b, const ctx *c)
             B, num(b, e->m_new), num(b, e->m_old), num(b, e->m_new), num(b, e->alpha), A, num(b, e->beta), B);
     else fs_sb_put(b, "both maxima are %s, so α = %s and β = %s: the sums add as they are", num(b, e->m_new),
              num(b, e->alpha), num(b, e->beta));
-    if (!ring) fs_sb_put(b, " (c_a = α, c_b = β)");
     fs_sb_put(b, "; ℓ = %s.", num(b, e->l_new));
     if (c->first)
         fs_sb_put(b, " Exact: both sums are measured from one maximum before they are added, as in one pass over all "
