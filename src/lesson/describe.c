@@ -86,7 +86,7 @@ static void vec(sb *b, const fs_trace *t, int64_t off, int32_t n, int digits)
     }
     int32_t shown = n < 8 ? n : 8;
     for (int32_t i = 0; i < shown; i++)
-        fs_sb_put(b, "%s%s", i ? ", " : "", fs_num_plain(b->ring[b->k++ & 15], sizeof b->ring[0], v[i], digits));
+        fs_sb_put(b, "%s%s", i ? ", " : "", num_(b, v[i], digits));
     if (n > shown) fs_sb_put(b, ", … (%d)", n);
     fs_sb_put(b, "]");
 }

@@ -73,9 +73,10 @@ void fs_sb_put(fs_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 
  * `digits` decimals. Returns s. (The narration's own words spell −∞ and exact 0 and 1 their way.) */
 const char *fs_num_plain(char *s, size_t n, double x, int digits);
 
-/* A scalar: fs_num_plain, but between 10^-4 and 0.01 with as many decimals as keep 3 significant
- * digits when `digits` is 3 or more ("0.000159", where 4 decimals would print "0.0002"). Vectors
- * keep fs_num_plain's fixed decimals, so that their entries line up. */
+/* A number in the players' words and formula lines: fs_num_plain, but between 10^-4 and 0.01
+ * with as many decimals as keep 3 significant digits when `digits` is 3 or more ("0.000159",
+ * where 4 decimals would print "0.0002"), in vectors too, so that a score reads the same in its
+ * row's vector and as m_blk. */
 const char *fs_num_scalar(char *s, size_t n, double x, int digits);
 
 /* A scale factor, 4 significant digits whatever its size ("0.002009", "267.9"), in b's ring. */

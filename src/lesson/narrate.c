@@ -30,18 +30,17 @@
 
 typedef fs_sb sb;
 
-/* x with 4 decimals (scientific when tiny or huge, as describe.c), "−∞", "+∞" or "NaN"; a scalar
- * (exact true) with 3 significant digits at least, as describe.c's (fs_num_scalar), and exactly 0
- * and 1 (α and β often are) as "0" and "1"; in a vector (exact false) 4 decimals throughout. */
+/* x as describe.c prints it (fs_num_scalar: 4 decimals, 3 significant digits at least under
+ * 0.01, scientific when tiny or huge), "−∞", "+∞" or "NaN"; exactly 0 and 1 (α and β often are)
+ * as "0" and "1" unless in a vector (exact false). */
 static const char *num_(sb *b, double x, bool exact)
 {
     char *s = b->ring[b->k++ & 15];
     if (isnan(x)) snprintf(s, 64, "NaN");
     else if (isinf(x)) snprintf(s, 64, x < 0 ? "\xe2\x88\x92\xe2\x88\x9e" : "+\xe2\x88\x9e");
     else if (exact && (x == 0 || x == 1)) snprintf(s, 64, "%d", (int)x);   /* α = 0, β = 1: exact */
-    else if (exact) fs_num_scalar(s, 64, x, 4);
-    else if (x != 0 && (fabs(x) >= 1e7 || fabs(x) < 1e-4)) snprintf(s, 64, "%.3e", x);
-    else snprintf(s, 64, "%.4f", x);
+    else if (x != 0 && fabs(x) >= 1e7) snprintf(s, 64, "%.3e", x);
+    else fs_num_scalar(s, 64, x, 4);
     return s;
 }
 
