@@ -153,6 +153,10 @@ void gui_traffic_add(gui_traffic *t, bool *q_read, int nqt, const gui_show *show
 /* A number as the window prints it: "-inf", "inf", "nan", or 4 decimals (scientific when tiny or
  * huge). Returns buf. */
 const char *gui_fmt(double x, char *buf, size_t n);
+/* A factor f (α, β) that multiplies `other` in a formula line: gui_fmt, but before an other of
+ * 10 or more with the decimals its product needs (as the terminal's lines: 0.98714858·1173.5108,
+ * where 0.9871 would miss the sum by 0.06). */
+const char *gui_fmt_factor(double f, double other, char *buf, size_t n);
 
 /* The side panel's formulas for one ROW event of the tiled scenes, filled in, one line each: what
  * the variant that ran computed (pit: the lesson's pitfall for its own trace, FS_PITFALL_NONE for

@@ -25,6 +25,7 @@ static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *
 }
 
 #define F(x, b) gui_fmt((x), (b), sizeof(b))
+#define FA(f, other, b) gui_fmt_factor((f), (other), (b), sizeof(b))   /* α, β before what they multiply */
 
 /* ---------------------------------------------------------------------------------------------
  * Online softmax: z as a strip, the cursor, m and ℓ with the formula filled in. */
@@ -409,10 +410,11 @@ int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *ou
         if (e->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
             FL(GUI_FL_TEXT, "nothing finite yet: α = 1, β = 0 by the guard");
         else
-            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(e->m_old, b1), F(e->m_new, b2), F(e->alpha, b3),
+            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(e->m_old, b1), F(e->m_new, b2), FA(e->alpha, e->l_old, b3),
                resc ? "   <- rescale!" : "");
         FL(GUI_FL_TEXT, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
-        FL(GUI_FL_TEXT, "      = %s·%s + %s = %s", F(e->l_old, b1), F(e->alpha, b2), F(e->beta * e->l_blk, b3), F(e->l_new, b4));
+        FL(GUI_FL_TEXT, "      = %s·%s + %s = %s", F(e->l_old, b1), FA(e->alpha, e->l_old, b2), F(e->beta * e->l_blk, b3),
+           F(e->l_new, b4));
     } else if (e->kind == FS_EV_ROW) {
         const double *sv = fs_trace_at(t, e->s_row);
         FL(GUI_FL_TEXT, "key %d: s = scale·q·k = %s", e->c0, sv ? F(sv[0], b1) : "?");
@@ -422,11 +424,11 @@ int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *ou
             FL(GUI_FL_TEXT, "nothing visible yet:");
             FL(GUI_FL_TEXT, "α = 1, p = 0 by the guard");
         } else {
-            FL(rc, "α = exp(m - m_new) = %s%s", F(e->alpha, b1), resc ? "  new max!" : "");
+            FL(rc, "α = exp(m - m_new) = %s%s", FA(e->alpha, e->l_old, b1), resc ? "  new max!" : "");
             FL(GUI_FL_FACTOR, "p = exp(s - m_new) = %s", F(e->beta, b1));
         }
         FL(GUI_FL_TEXT, "ℓ = α·ℓ + p");
-        FL(GUI_FL_TEXT, "  = %s·%s + %s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_new, b4));
+        FL(GUI_FL_TEXT, "  = %s·%s + %s = %s", FA(e->alpha, e->l_old, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_new, b4));
     }
 #undef FL
     return n;
@@ -449,11 +451,12 @@ int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *o
             FL(GUI_FL_FACTOR, "neither side saw a key:");
             FL(GUI_FL_FACTOR, "α = 1, β = 0 by the guard");
         } else {
-            FL(GUI_FL_FACTOR, "α = exp(m_a - m) = %s", F(e->alpha, b1));
-            FL(GUI_FL_FACTOR, "β = exp(m_b - m) = %s", F(e->beta, b1));
+            FL(GUI_FL_FACTOR, "α = exp(m_a - m) = %s", FA(e->alpha, e->l_old, b1));
+            FL(GUI_FL_FACTOR, "β = exp(m_b - m) = %s", FA(e->beta, e->l_blk, b1));
         }
         FL(GUI_FL_TEXT, "ℓ = α·ℓ_a + β·ℓ_b");
-        FL(GUI_FL_TEXT, "  = %s·%s + %s·%s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4));
+        FL(GUI_FL_TEXT, "  = %s·%s + %s·%s", FA(e->alpha, e->l_old, b1), F(e->l_old, b2), FA(e->beta, e->l_blk, b3),
+           F(e->l_blk, b4));
         FL(GUI_FL_SUM, "  = %s", F(e->l_new, b1));
         const double *o = fs_trace_at(t, e->o_new);
         if (o) {   /* the merge formula of the partials' form (decode.h) */
@@ -463,10 +466,10 @@ int gui_merge_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *o
     } else if (e->kind == FS_EV_RMERGE) {
         FL(GUI_FL_TEXT, "row at position %d: the block merged in", e->pos);
         FL(GUI_FL_TEXT, "m_new = max(m_old, m_blk) = max(%s, %s) = %s", F(e->m_old, b1), F(e->m_blk, b2), F(e->m_new, b3));
-        FL(e->alpha < 1 ? GUI_FL_RESCALE : GUI_FL_TEXT, "α = exp(m_old - m_new) = %s", F(e->alpha, b1));
-        FL(GUI_FL_TEXT, "β = exp(m_blk - m_new) = %s", F(e->beta, b1));
+        FL(e->alpha < 1 ? GUI_FL_RESCALE : GUI_FL_TEXT, "α = exp(m_old - m_new) = %s", FA(e->alpha, e->l_old, b1));
+        FL(GUI_FL_TEXT, "β = exp(m_blk - m_new) = %s", FA(e->beta, e->l_blk, b1));
         FL(GUI_FL_TEXT, "ℓ_new = α·ℓ_old + β·ℓ_blk");
-        FL(GUI_FL_SUM, "  = %s·%s + %s·%s = %s", F(e->alpha, b1), F(e->l_old, b2), F(e->beta, b3), F(e->l_blk, b4),
+        FL(GUI_FL_SUM, "  = %s·%s + %s·%s = %s", FA(e->alpha, e->l_old, b1), F(e->l_old, b2), FA(e->beta, e->l_blk, b3), F(e->l_blk, b4),
            F(e->l_new, b5));
         FL(GUI_FL_NOTE, "FlashDecoding's merge of two partial states");
     }

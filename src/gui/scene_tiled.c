@@ -535,7 +535,7 @@ int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool 
        fm(e->m_new, false, b3, 40));
     fl(&L, rc, "α = %s(m_old - m_new)", EXP);
     fl(&L, isnan(e->alpha) ? GUI_FL_BAD : rc, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_old, false, b1, 40),
-       fm(e->m_new, true, b2, 40), fm(e->alpha, false, b3, 40), isnan(e->alpha) ? " (NaN: no guard)" : "");
+       fm(e->m_new, true, b2, 40), gui_fmt_factor(e->alpha, e->l_old, b3, 40), isnan(e->alpha) ? " (NaN: no guard)" : "");
     if (lowp) {
         fl(&L, GUI_FL_TEXT, "β = 1 (P is already against m_new)");
         fl(&L, GUI_FL_NOTE, "scales q %s k %s v %s, P·%s", fm(e->q_scale, false, b1, 40), fm(e->k_scale, false, b2, 40),
@@ -555,16 +555,17 @@ int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool 
     } else {
         fl(&L, GUI_FL_TEXT, "β = %s(m_blk - m_new)", EXP);
         fl(&L, isnan(e->beta) ? GUI_FL_BAD : GUI_FL_TEXT, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_blk, false, b1, 40),
-           fm(e->m_new, true, b2, 40), fm(e->beta, false, b3, 40), isnan(e->beta) ? " (NaN)" : "");
+           fm(e->m_new, true, b2, 40), gui_fmt_factor(e->beta, e->l_blk, b3, 40), isnan(e->beta) ? " (NaN)" : "");
     }
     if (lowp || pit == FS_PITFALL_GLOBAL_MAX_NO_BETA) {
         fl(&L, GUI_FL_TEXT, "ℓ_new = α·ℓ_old + Σ P");
-        fl(&L, GUI_FL_SUM, "      = %s·%s + %s = %s", fm(e->alpha, false, b1, 40), fm(e->l_old, false, b2, 40),
+        fl(&L, GUI_FL_SUM, "      = %s·%s + %s = %s", gui_fmt_factor(e->alpha, e->l_old, b1, 40), fm(e->l_old, false, b2, 40),
            fm(lowp ? e->l_blk : sum_p, false, b3, 40), fm(e->l_new, false, b4, 40));
     } else {
         fl(&L, GUI_FL_TEXT, "ℓ_new = α·ℓ_old + β·ℓ_blk");
-        fl(&L, GUI_FL_SUM, "      = %s·%s + %s·%s = %s", fm(e->alpha, false, b1, 40), fm(e->l_old, false, b2, 40),
-           fm(e->beta, false, b3, 40), fm(e->l_blk, false, b4, 40), fm(e->l_new, false, b5, 40));
+        fl(&L, GUI_FL_SUM, "      = %s·%s + %s·%s = %s", gui_fmt_factor(e->alpha, e->l_old, b1, 40),
+           fm(e->l_old, false, b2, 40), gui_fmt_factor(e->beta, e->l_blk, b3, 40), fm(e->l_blk, false, b4, 40),
+           fm(e->l_new, false, b5, 40));
     }
     /* the words for a NaN ℓ or o go on the o line (a NaN row is short), so the panel keeps its
      * height */
