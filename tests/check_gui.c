@@ -1786,6 +1786,25 @@ START_TEST(frames_match_references)
 }
 END_TEST
 
+/* The formula lines' numbers: 3 significant digits under 0.01 (β = 0.000159, once "0.0002"),
+ * and a factor before a sum of 10 or more with the decimals its product needs: 0.9871 · 1173.5108
+ * missed the printed ℓ by 0.06; 0.98714858 · 1173.5108 is within its last digit. */
+START_TEST(formula_numbers_keep_their_digits)
+{
+    char b[32];
+    ck_assert_str_eq(gui_fmt(1.59e-4, b, sizeof b), "0.000159");
+    ck_assert_str_eq(gui_fmt(-0.0027712, b, sizeof b), "-0.00277");
+    ck_assert_str_eq(gui_fmt(0.5, b, sizeof b), "0.5000");
+    ck_assert_str_eq(gui_fmt(5e-5, b, sizeof b), "5.000e-05");
+    ck_assert_str_eq(gui_fmt_factor(0.98714858, 1173.5108, b, sizeof b), "0.98714858");
+    ck_assert_str_eq(gui_fmt_factor(0.98714858, 9.5, b, sizeof b), "0.9871");
+    ck_assert_str_eq(gui_fmt_factor(1.0, 1173.5108, b, sizeof b), "1.0000");
+    const double f = 0.98714858, other = 1173.5108;
+    double printed = strtod(gui_fmt_factor(f, other, b, sizeof b), NULL);
+    ck_assert_msg(fabs(printed * other - f * other) < 0.5e-4, "%s · %g is off by %g", b, other, fabs(printed - f) * other);
+}
+END_TEST
+
 Suite *gui_suite(void)
 {
     Suite *s = suite_create("gui");
@@ -1817,6 +1836,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, png_round_trip);
     tcase_add_test(t, traffic_counter_matches_memory_model);
     tcase_add_test(t, wrap_keeps_words_whole);
+    tcase_add_test(t, formula_numbers_keep_their_digits);
     tcase_add_test(t, cell_numbers_never_mislead);
     tcase_add_test(t, pitfall_narration_follows_timeline);
     tcase_add_test(t, backward_lessons_in_their_scene);
