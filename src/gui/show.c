@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gui/gui.h"
+#include "io/num.h"
 #include "lesson/lesson.h"
 
 const char *gui_fmt(double x, char *buf, size_t n)
@@ -16,16 +17,15 @@ const char *gui_fmt(double x, char *buf, size_t n)
     if (isnan(x)) snprintf(buf, n, "nan");
     else if (isinf(x)) snprintf(buf, n, x < 0 ? "-inf" : "inf");
     else if (x != 0 && (fabs(x) < 1e-4 || fabs(x) >= 1e5)) snprintf(buf, n, "%.3e", x);
-    else if (fabs(x) < 0.01 && x != 0) snprintf(buf, n, "%.*f", 2 - (int)floor(log10(fabs(x))), x);   /* 3 digits: 0.000159 */
-    else snprintf(buf, n, "%.4f", x == 0 ? 0.0 : x);
+    else snprintf(buf, n, "%.*f", fs_num_decimals(x, 4), x == 0 ? 0.0 : x);   /* 3 digits under 0.01: 0.000159 */
     return buf;
 }
 
 const char *gui_fmt_factor(double f, double other, char *buf, size_t n)
 {
-    if (f == 0 || f == 1 || !isfinite(f) || !isfinite(other) || fabs(other) < 10) return gui_fmt(f, buf, n);
-    int d = 4 + (int)ceil(log10(fabs(other)));
-    snprintf(buf, n, "%.*f", d > 12 ? 12 : d, f);
+    const int d = fs_num_factor_decimals(4, f, other);   /* the terminal's rule (io/num.h) */
+    if (d == 4) return gui_fmt(f, buf, n);
+    snprintf(buf, n, "%.*f", d, f);
     return buf;
 }
 

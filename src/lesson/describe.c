@@ -11,6 +11,7 @@
  * β (the block's), p for the one-query walk's weight; a printed nan always comes with words.
  */
 #include "lesson_internal.h"
+#include "io/num.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -40,12 +41,10 @@ const char *fs_num_plain(char *s, size_t n, double x, int digits)
 
 const char *fs_num_scalar(char *s, size_t n, double x, int digits)
 {
-    if (digits >= 3 && isfinite(x) && fabs(x) >= 1e-4 && fabs(x) < 0.01) {
-        const int dec = 2 - (int)floor(log10(fabs(x)));
-        if (dec > digits) {
-            snprintf(s, n, "%.*f", dec, x);
-            return s;
-        }
+    const int dec = fs_num_decimals(x, digits);   /* 3 significant digits under 0.01 (io/num.h) */
+    if (dec > digits) {
+        snprintf(s, n, "%.*f", dec, x);
+        return s;
     }
     return fs_num_plain(s, n, x, digits);
 }
@@ -57,16 +56,11 @@ static const char *num_(sb *b, double x, int digits)
     return fs_num_scalar(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
-/* The decimals of a factor f (α, β) that multiplies `other` in a printed sum: D, and from
- * |other| = 10 on as many more as keep the printed f's rounding under half the result's last
- * printed digit (α = 0.98714863 before ℓ_old = 1173.5108, where 0.9871 would be off by 0.06). An
- * exact 0 or 1 keeps D. Below 10 the factor's rounding can still move the last digit by a few
- * units; the first lesson says so. */
+/* The decimals of a factor f (α, β) that multiplies `other` in a printed sum (io/num.h). Below 10
+ * the factor's rounding can still move the last digit by a few units; the first lesson says so. */
 static int fac_d(int D, double f, double other)
 {
-    if (f == 0 || f == 1 || !isfinite(other) || fabs(other) < 10) return D;
-    int d = D + (int)ceil(log10(fabs(other)));
-    return d > 12 ? 12 : d;
+    return fs_num_factor_decimals(D, f, other);
 }
 
 const char *fs_sb_sig4(fs_sb *b, double x)
