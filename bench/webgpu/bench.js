@@ -39,8 +39,13 @@
  * outputs are not checked (they are wrong on purpose); the usual forms and the variants are
  * checked against float64 first (a wrong one is not timed and fails the run). About 35-45 s for
  * one kernel's forms on the H200 (`2026-11-30-h200-stage`).
+ * --decode-ablation (after the checks, before the plan; with --check-only too): decode version 9,
+ * float32 and float16 storage (or those of them --only names), at 32768 and 131072 keys (or the
+ * --decode-ablation-n lengths), in its usual form and each ablation form of decode_v9.wgsl (NOQK,
+ * NOSOFT, NOPV, LOADONLY: the loads alone, and NOQK with NOSOFT), its split pass timed alone and
+ * with the merge, beside the read probe at the same bytes: one table, a form a line.
  * --ablation-n N: another N (the tests' 256). --null: Dawn's null backend (no GPU; nothing computed),
- * --ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
+ * --ablation's, --decode-ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
  * fail for a silly reason).
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
@@ -52,7 +57,7 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--variants SPEC] [--null] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
 const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
@@ -77,7 +82,7 @@ function parseVariants(spec) {
 }
 
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, nullBackend: false, variants: null, probeSizes: null};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -91,6 +96,8 @@ function parse(argv) {
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--ablation') o.ablation = true;
     else if (a === '--ablation-n') o.ablationN = Number(v());
+    else if (a === '--decode-ablation') o.decodeAblation = [32768, 131072];
+    else if (a === '--decode-ablation-n') o.decodeAblation = v().split(',').map(Number);
     else if (a === '--variants') o.variants = parseVariants(v());
     else if (a === '--null') o.nullBackend = true;
     else if (a === '--only') o.only = v().split(',');
@@ -104,6 +111,8 @@ function parse(argv) {
   if (!['full', 'quick', 'tiny'].includes(o.plan)) throw new Error(`--plan: full, quick or tiny, not '${o.plan}'`);
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
   if (!(Number.isInteger(o.ablationN) && o.ablationN >= 64)) throw new Error('--ablation-n: a whole number from 64');
+  if (o.decodeAblation && !o.decodeAblation.every(n => Number.isInteger(n) && n >= 64 && n <= 1048576))
+    throw new Error('--decode-ablation-n: key counts from 64 to 1048576, separated by commas');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
   if (o.probeSizes && !o.probeSizes.every(m => Number.isInteger(m) && m >= 1 && m <= 65536)) throw new Error('--probe-sizes: whole numbers of MiB, 1 to 65536, separated by commas');
   if (!o.sweepN.every(n => Number.isInteger(n) && n >= 32)) throw new Error('--sweep-n: key counts, whole numbers from 32');
@@ -312,6 +321,67 @@ async function sweep(dev, seed, only, copy, ns) {
   return out;
 }
 
+// --decode-ablation: decode version 9 (float32 and float16 storage, or the --only names among
+// them) at each length of keys (GQA 32/8, d = 128, one query), in its usual form and each of its
+// ablation forms (decode_v9.wgsl: NOQK, NOSOFT, NOPV, LOADONLY, and NOQK with NOSOFT: only P V
+// left), the split pass timed alone and with the merge pass; beside them the read probe at the
+// same bytes. What a form saves against the usual one is what the removed part costs; LOADONLY is
+// the kernel's own loads with nothing done with them. The usual forms are checked against float64
+// first (check false: not, on the null backend); the ablation forms are wrong on purpose.
+async function decodeAblation(dev, seed, ns, check = true, only = null) {
+  const kernels = ['decode-v9', 'decode-v9-f16'].filter(k => !only || only.includes(k));
+  const rows = [];
+  let bad = 0;
+  const t0 = Date.now();
+  for (const n of ns) {
+    const base = FSGPU.randomProblem(seed + n, {n_q_heads: 32, n_kv_heads: 8, n_q: 1, n_kv: n, d: 128});
+    for (const name of kernels) {
+      const K = dev.kernels[name];
+      const why = K.ok(base);
+      if (why) { console.log(`decode ablation: ${name} not offered here (${why})`); continue; }
+      const bytes = K.kvBytes ? K.kvBytes(base) : 4 * (base.k.length + base.v.length);
+      const probe = await dev.probe({mib: Math.max(1, Math.round(bytes / 2 ** 20)), mma: null, fma: false});
+      rows.push({kernel: name, n, form: `read probe, ${(bytes / 2 ** 20).toFixed(0)} MiB`, split_ms: probe.read_ms, bytes});
+      for (const flags of [[]].concat(K.ablations.map(f => [f]), [['NOQK', 'NOSOFT']])) {
+        const form = name + flags.map(f => ' ' + f).join('');
+        const tmp = `decode ablation ${form}`;
+        dev.kernels[tmp] = flags.length ? K.form(Object.fromEntries(flags.map(f => [f, true]))) : K;
+        let prep = null;
+        const row = {kernel: name, n, form, flags, bytes};
+        try {
+          if (!flags.length && check) {
+            const c = await dev.check(tmp, base, {sample: 16});
+            row.worst = c.worst;
+            if (!c.ok) { row.wrong = JSON.stringify(c.where); bad++; rows.push(row); continue; }
+          }
+          prep = await dev.prepare(tmp, base);
+          row.split_ms = (await dev.timeSteps([prep.steps[0]], {reps: 5})).ms;
+          row.ms = (await dev.timeSteps(prep.steps, {reps: 5})).ms;
+        } catch (e) {
+          row.error = e.message.split('\n')[0];
+        } finally {
+          if (prep) prep.destroy();
+          delete dev.kernels[tmp];
+        }
+        rows.push(row);
+      }
+    }
+  }
+  const lines = [`decode ablation (GQA 32/8, d = 128, one query; ms a launch: the split pass alone, then with the merge pass; GB/s of the split pass counting K and V; ` +
+                 `in brackets the usual form's split ms less this one's; ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
+                 '| keys | form | split ms | split GB/s | with merge ms | float64 |', '|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const usual = rows.find(x => x.kernel === r.kernel && x.n === r.n && x.flags && !x.flags.length);
+    const cost = r.flags && r.flags.length && usual && usual.split_ms && r.split_ms ? usual.split_ms - r.split_ms : null;
+    const cell = r.wrong ? 'WRONG' : r.error ? 'error' : r.split_ms === undefined ? '-' : `${r.split_ms.toFixed(4)}${cost !== null ? ` (${cost >= 0 ? '' : '−'}${Math.abs(cost).toFixed(4)})` : ''}`;
+    lines.push(`| ${r.n} | ${r.form} | ${cell} | ${r.split_ms ? (r.bytes / (r.split_ms * 1e6)).toFixed(0) : '-'} | ${r.ms ? r.ms.toFixed(4) : '-'} | ${r.worst !== undefined ? r.worst.toExponential(1) : '-'} |`);
+  }
+  for (const r of rows) if (r.error) lines.push(`decode ablation: ${r.form} at ${r.n} keys: ${r.error}`);
+  for (const r of rows) if (r.wrong) lines.push(`decode ablation: ${r.form} at ${r.n} keys: WRONG against float64 ${r.wrong}`);
+  console.log(lines.join('\n'));
+  return {rows, bad};
+}
+
 // The copy and read probes (no FMA, no matrix units) at each size in MiB: a pass's fixed cost
 // beside its rate, fitted from the times as the run's NOTE does.
 async function probeSizes(dev, sizes) {
@@ -454,6 +524,7 @@ async function main() {
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
   if (o.nullBackend) {   // the host's side of --ablation and --probe-sizes only: nothing is computed, nothing checked
     if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.only, o.variants);
+    if (o.decodeAblation) await decodeAblation(dev, seed, o.decodeAblation, false, o.only);
     if (o.probeSizes) await probeSizes(dev, o.probeSizes);
     dev.destroy();
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
@@ -472,6 +543,11 @@ async function main() {
     abl = await ablation(dev, seed, o.ablationN, true, o.only, o.variants);
     bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
+  }
+  if (o.decodeAblation) {
+    const da = await decodeAblation(dev, seed, o.decodeAblation, true, o.only);
+    bad += da.bad;
+    if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, decode_ablation: da.rows}, null, 1));
   }
   if (o.probeSizes) await probeSizes(dev, o.probeSizes);
   if (o.sweep) {

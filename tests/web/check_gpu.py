@@ -31,7 +31,7 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   every kernel's WGSL in every form compiled by Dawn's null backend (bench/webgpu/validate.js, where
   `npm ci --prefix bench/webgpu` has installed Dawn; versions 7 and 8 also at the H200's 48 KiB and
   in every ablation and variant form), with bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled
-  and its own side run there, bench.js --ablation's own side run there (bench.js --null), and
+  and its own side run there, bench.js --ablation's and --decode-ablation's own side run there (bench.js --null), and
   fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes.
 After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
 exit 1 on a failure.
@@ -333,20 +333,24 @@ def node_checks(seed):
     # fail there only for the null backend's 16 KiB of workgroup memory, or (64 invocations) for
     # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
     r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--probe-sizes", "4,8", "--seed", str(seed),
-                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14"],
+                        "--decode-ablation-n", "512",
+                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14,decode-v9,decode-v9-f16"],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
               and "multiple of the device maxSubgroupSize" not in x]
     v8rows = [x for x in out.splitlines() if x.startswith("| prefill-v8")]
+    drows = [x for x in out.splitlines() if x.startswith("| 512 | ")]   # --decode-ablation's: 2 storages x (probe + 6 forms)
     # versions 5's and 11's forms (float32: they fit the null backend's 16 KiB at d = 64, the table's
     # last two columns)
     v5rows = [x for x in out.splitlines() if x.startswith(("| prefill-v5 NO", "| prefill-v11 NO"))]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO")))
           and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows)
-          and "probe at 4 MiB: copy" in out and "probe at 8 MiB: copy" in out,
-          "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13 and 14) are made, bound and timed on Dawn's null "
+          and "probe at 4 MiB: copy" in out and "probe at 8 MiB: copy" in out
+          and len(drows) == 14 and not any(x.split("|")[3].strip() in ("error", "-") for x in drows) and "decode ablation: " not in out,
+          "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13 and 14) and --decode-ablation's forms of decode "
+          "version 9 (both storages, beside the read probe) are made, bound and timed on Dawn's null "
           "backend (bench.js --null), and --probe-sizes' probes at 4 and 8 MiB run there", "\n".join(errors[:3]) or out[-600:])
     # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
     # once a step in braces, the step a constant (nested, the count an expression of the defs)

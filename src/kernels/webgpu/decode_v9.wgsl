@@ -55,6 +55,14 @@
 // the H200 (2026-11-30): the paged float16 split pass 1.4 % faster at 32k keys, the call from 0.96
 // to 0.97-0.98 of contiguous.
 
+// Ablation forms (bench.js --decode-ablation; never the host's default; finite, not right), to
+// measure where a split's time goes: NOQK (no partial dot products and no transpose-reduction:
+// every score 0), NOSOFT (no maximum, no exp2: α = 1 and each weight its score / 1024), NOPV (no
+// O += P V: no broadcasts, no multiply-adds), LOADONLY (none of the four steps: the batches are
+// only loaded). What a form no longer uses of K or V is folded into one word a lane (`sink`, an
+// exclusive or of the raw bits) and stored where the compiler cannot prove it is never stored, so
+// every form loads the same bytes as the usual one (SINK, which the host sets with any of them).
+
 override PS: u32 = 16u;                 // keys a page (PAGED)
 const D4: u32 = D / 4u;                 // vec4s (four columns) of a row
 
@@ -107,6 +115,16 @@ fn page_of(j0: u32) -> u32 {
   return table[min(j0, P.n_kv - 1u) / PS];
 //#else
   return 0u;
+//#endif
+}
+
+// The raw bits of a word folded to one (the ablation forms' sink).
+fn fold(w: Word) -> u32 {
+//#if F16
+  return w.x ^ w.y;
+//#else
+  let u = bitcast<vec4u>(w);
+  return u.x ^ u.y ^ u.z ^ u.w;
 //#endif
 }
 
@@ -190,6 +208,9 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
   var kb = fetch(kvh, pg0, first + g * B, lane, false);
   var vb = fetch(kvh, pg0, first + g * B, lane, true);
   var pg = page_of(first + g * B + per);      // the next batch's page (TAHEAD)
+//#if SINK
+  var sink = 0u;                              // (ablation forms) the bits of what they do not use
+//#endif
   for (var it = 0u; it < passes; it++) {
     let j0 = first + (it * NSG + g) * B;
     let kc = kb;
@@ -199,6 +220,29 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     vb = fetch(kvh, pg, j0 + per, lane, true);
     pg = page_of(j0 + 2u * per);
 
+//#if LOADONLY
+    if (it == 0u && visible(0u, j0)) { sink ^= 1u; }   // the mask's binding kept in the layout
+    //#for k B
+    //#for c NV
+    sink ^= fold(kc[k * NV + c]);
+    //#endfor
+    //#endfor
+    //#for k B
+    //#for c NV
+    sink ^= fold(vc[k * NV + c]);
+    //#endfor
+    //#endfor
+//#else
+//#if NOQK
+    // (NOQK) no dot products, no transpose-reduction: every score 0
+    var x: array<f32, 1>;
+    x[0] = 0.0;
+    //#for k B
+    //#for c NV
+    sink ^= fold(kc[k * NV + c]);
+    //#endfor
+    //#endfor
+//#else
     // 1. partial dot products over this lane's columns: x[r B + k]
     var x: array<f32, W>;
     //#for r RP
@@ -222,6 +266,7 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     }
     //#endfor
     //#endfor
+//#endif
     // 3. lane l's score (row rr, key j0 + kk), the row's maximum over the batch, α and p
     let j = j0 + kk;
     var s = NEG;
@@ -229,6 +274,12 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
       s = x[0];
       if (P.softcap > 0.0) { s = capped(s / LOG2E) * LOG2E; }
     }
+//#if NOSOFT
+    // (NOSOFT) no maximum and no exp2: α = 1, the weight the score itself, scaled down
+    let alpha = 1.0;
+    let p = select(0.0, s * (1.0 / 1024.0), s != NEG);
+    l = l + p;
+//#else
     var mb = s;
     //#for e LOGB
     mb = max(mb, subgroupShuffleXor(mb, 1u << e));
@@ -240,6 +291,14 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
     let p = select(0.0, exp2(s - m_new), s != NEG);
     l = l * alpha + p;
     m = m_new;
+//#endif
+//#if NOPV
+    //#for k B
+    //#for c NV
+    sink ^= fold(vc[k * NV + c]);
+    //#endfor
+    //#endfor
+//#else
     // 4. O += P V in this lane's columns of every row
     //#for r RP
     {
@@ -257,11 +316,17 @@ fn split(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u
       //#endfor
     }
     //#endfor
+//#endif
+//#endif
   }
   // ℓ of row rr: the shares of its B lanes
   //#for e LOGB
   l += subgroupShuffleXor(l, 1u << e);
   //#endfor
+//#if SINK
+  // (ablation forms) a store the compiler cannot rule out keeps every load of the batches
+  if (sink == 0x9e3779b9u) { m = 0.0; }
+//#endif
   // the NSG subgroups' states merged, row by row (version 3's ending)
   if (kk == 0u && rr < RP) { sm_ml[g * RP + rr] = vec2f(m, l); }
   workgroupBarrier();

@@ -237,6 +237,15 @@
         dispatch(p) { return [[Math.ceil(p.n_kv / this.splitLen(p)), p.n_kv_heads, 1], [p.n_q, p.n_q_heads, 1]]; },
       });
       const defs9 = K.defs;
+      // bench.js --decode-ablation: form(extra) is the kernel with those of decode_v9.wgsl's
+      // ablation flags on (and SINK, which keeps every load of the batches alive without them)
+      K.ablations = ['NOQK', 'NOSOFT', 'NOPV', 'LOADONLY'];
+      K.form = function (extra) {
+        const base = this, F = Object.create(this);
+        F.extra = extra;
+        F.defs = function (p) { return Object.assign(base.defs.call(this, p), extra, {SINK: true}); };
+        return F;
+      };
       const tahead = (p, s) => paged && !p.table_now && K.pageSize(p) % s.B === 0 && K.splitLen(p) % s.B === 0;
       if (ahead || base) return Object.assign(K, {
         what: 'decode version 9 through a paged KV cache (a shuffled block table, pages of 16 keys), each batch\'s page read from the table a batch ahead' +
