@@ -1802,6 +1802,17 @@ START_TEST(formula_numbers_keep_their_digits)
     const double f = 0.98714858, other = 1173.5108;
     double printed = strtod(gui_fmt_factor(f, other, b, sizeof b), NULL);
     ck_assert_msg(fabs(printed * other - f * other) < 0.5e-4, "%s · %g is off by %g", b, other, fabs(printed - f) * other);
+    /* the maxima inside the factor's exp get its decimals, so exp of the printed operands is the printed factor */
+    const double m_old = 0.43365017, m_new = 0.44658488, a = exp(m_old - m_new);
+    char o1[32], o2[32];
+    ck_assert_str_eq(gui_fmt_operand(m_old, a, other, o1, sizeof o1), "0.43365017");
+    ck_assert_str_eq(gui_fmt_operand(m_old, a, 9.5, o1, sizeof o1), "0.4337");
+    ck_assert_str_eq(gui_fmt_operand(-INFINITY, a, other, o1, sizeof o1), "-inf");
+    gui_fmt_operand(m_old, a, other, o1, sizeof o1);
+    gui_fmt_operand(m_new, a, other, o2, sizeof o2);
+    gui_fmt_factor(a, other, b, sizeof b);
+    ck_assert_msg(fabs(exp(strtod(o1, NULL) - strtod(o2, NULL)) - strtod(b, NULL)) < 1.5e-8,
+                  "exp(%s - %s) is not the printed %s", o1, o2, b);
 }
 END_TEST
 

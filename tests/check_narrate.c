@@ -115,6 +115,79 @@ START_TEST(test_every_lesson_step)
 }
 END_TEST
 
+/* ---- a factor and the maxima it is taken from ---------------------------------------------- */
+
+/* One number of a formula line at *p ("0.4337", "(-1.2500)"): its value and its decimals; false
+ * for what is not a plain decimal (inf, nan, an exponent). */
+static bool read_num(const char **p, double *x, int *dec)
+{
+    const char *s = *p;
+    bool paren = *s == '(';
+    if (paren) s++;
+    char *end;
+    *x = strtod(s, &end);
+    if (end == s || !isfinite(*x)) return false;
+    const char *dot = memchr(s, '.', (size_t)(end - s));
+    if (memchr(s, 'e', (size_t)(end - s)) || memchr(s, 'E', (size_t)(end - s))) return false;
+    *dec = dot ? (int)(end - dot - 1) : 0;
+    if (paren) {
+        if (*end != ')') return false;
+        end++;
+    }
+    *p = end;
+    return true;
+}
+
+/* Every α = exp(a − b) = f and β = exp(a − b) = f of every step's formula lines: exp of the
+ * printed a and b is the printed f to within its last digit and a half (the operands' rounding
+ * and its own). A factor printed with more decimals than its operands (0.98714858 from exp(0.4337
+ * − 0.4466) = 0.98718) fails. */
+START_TEST(test_factors_from_their_operands)
+{
+    char **paths;
+    int n;
+    ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
+    static char lines[65536];
+    char msg[4096] = "";
+    int bad = 0;
+    long seen = 0;
+    for (int i = 0; i < n; i++) {
+        fs_lesson *l = NULL;
+        fs_loc_error err;
+        ck_assert_msg(fs_lesson_load(paths[i], &l, &err), "%s: %s", paths[i], err.msg);
+        const fs_trace *t = fs_lesson_trace(l);
+        for (int64_t k = 0; t && k < t->n; k++) {
+            fs_lesson_describe(l, t, k, 4, lines, sizeof lines);
+            for (const char *q = lines; (q = strstr(q, " = exp")) != NULL; q++) {
+                if (q < lines + 2 || (strncmp(q - 2, "α", 2) && strncmp(q - 2, "β", 2))) continue;
+                const char *p = q + 6;
+                const bool two = !strncmp(p, "2(", 2);
+                p += two ? 2 : 1;
+                if (p[-1] != '(') continue;
+                double a, b, f;
+                int da, db, df;
+                if (!read_num(&p, &a, &da) || strncmp(p, " \xe2\x88\x92 ", 5)) continue;
+                p += 5;
+                if (!read_num(&p, &b, &db) || strncmp(p, ") = ", 4)) continue;
+                p += 4;
+                if (!read_num(&p, &f, &df)) continue;
+                seen++;
+                const double got = two ? exp2(a - b) : exp(a - b);
+                if (fabs(got - f) > 1.5 * pow(10, -df) + 1e-12 && bad++ < 20) {
+                    size_t m = strlen(msg);
+                    snprintf(msg + m, sizeof msg - m, "\n  %s step %lld: %.60s (exp of the printed operands: %.10f)", paths[i],
+                             (long long)k, q - 2, got);
+                }
+            }
+        }
+        fs_lesson_free(l);
+    }
+    fs_lesson_list_free(paths, n);
+    ck_assert_msg(seen > 1000, "only %ld factor lines found: the pattern no longer matches describe.c's", seen);
+    ck_assert_msg(!bad, "%d factors that their printed operands do not give:%s", bad, msg);
+}
+END_TEST
+
 /* ---- the symbols a step's lines use, said in words first ------------------------------------ */
 
 /* A student may open any lesson alone (a teacher's link to one step): every symbol that the
@@ -524,6 +597,7 @@ Suite *narrate_suite(void)
     tcase_add_test(tc, test_scalar_digits);
     tcase_add_test(tc, test_every_lesson_step);
     tcase_add_test(tc, test_symbols_said_before_lines);
+    tcase_add_test(tc, test_factors_from_their_operands);
     tcase_add_test(tc, test_words_fit_the_run);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");

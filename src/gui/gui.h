@@ -157,6 +157,9 @@ const char *gui_fmt(double x, char *buf, size_t n);
  * 10 or more with the decimals its product needs (as the terminal's lines: 0.98714858·1173.5108,
  * where 0.9871 would miss the sum by 0.06). */
 const char *gui_fmt_factor(double f, double other, char *buf, size_t n);
+/* A maximum x inside that factor's own exp(a - b): gui_fmt, or the factor's decimals when it has
+ * more, so that exp of the printed operands gives the printed factor. */
+const char *gui_fmt_operand(double x, double f, double other, char *buf, size_t n);
 
 /* The side panel's formulas for one ROW event of the tiled scenes, filled in, one line each: what
  * the variant that ran computed (pit: the lesson's pitfall for its own trace, FS_PITFALL_NONE for

@@ -26,6 +26,7 @@ static int line(gui_draw *d, int size, int x, int *y, uint32_t col, const char *
 
 #define F(x, b) gui_fmt((x), (b), sizeof(b))
 #define FA(f, other, b) gui_fmt_factor((f), (other), (b), sizeof(b))   /* α, β before what they multiply */
+#define FO(x, f, other, b) gui_fmt_operand((x), (f), (other), (b), sizeof(b))   /* a maximum in that factor's exp */
 
 /* ---------------------------------------------------------------------------------------------
  * Online softmax: z as a strip, the cursor, m and ℓ with the formula filled in. */
@@ -410,7 +411,8 @@ int gui_walk_formulas(const fs_trace *t, const fs_event *e, gui_formula_line *ou
         if (e->m_new == -INFINITY)   /* online.c's guard: nothing finite yet */
             FL(GUI_FL_TEXT, "nothing finite yet: α = 1, β = 0 by the guard");
         else
-            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", F(e->m_old, b1), F(e->m_new, b2), FA(e->alpha, e->l_old, b3),
+            FL(rc, "α = exp(m_old - m_new) = exp(%s - %s) = %s%s", FO(e->m_old, e->alpha, e->l_old, b1), FO(e->m_new, e->alpha, e->l_old, b2),
+               FA(e->alpha, e->l_old, b3),
                resc ? "   <- rescale!" : "");
         FL(GUI_FL_TEXT, "ℓ_new = ℓ_old·α + %s", one ? "exp(z_i - m_new)" : "Σ exp(chunk - m_new)");
         FL(GUI_FL_TEXT, "      = %s·%s + %s = %s", F(e->l_old, b1), FA(e->alpha, e->l_old, b2), F(e->beta * e->l_blk, b3),

@@ -479,6 +479,16 @@ static const char *fm(double x, bool paren, char *b, size_t n)
     return b;
 }
 
+/* fm for a maximum inside a factor f's exp(a - b): with f's decimals (gui_fmt_operand). */
+static const char *fmo(double x, bool paren, double f, double other, char *b, size_t n)
+{
+    char t[32];
+    gui_fmt_operand(x, f, other, t, sizeof t);
+    if (paren && t[0] == '-') snprintf(b, n, "(%s)", t);
+    else snprintf(b, n, "%s", t);
+    return b;
+}
+
 typedef struct {
     gui_formula_line *out;
     int n, max;
@@ -534,8 +544,8 @@ int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool 
     fl(&L, rc, "      = max(%s, %s) = %s", fm(e->m_old, false, b1, 40), fm(e->m_blk, false, b2, 40),
        fm(e->m_new, false, b3, 40));
     fl(&L, rc, "α = %s(m_old - m_new)", EXP);
-    fl(&L, isnan(e->alpha) ? GUI_FL_BAD : rc, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_old, false, b1, 40),
-       fm(e->m_new, true, b2, 40), gui_fmt_factor(e->alpha, e->l_old, b3, 40), isnan(e->alpha) ? " (NaN: no guard)" : "");
+    fl(&L, isnan(e->alpha) ? GUI_FL_BAD : rc, "  = %s(%s - %s) = %s%s", EXP, fmo(e->m_old, false, e->alpha, e->l_old, b1, 40),
+       fmo(e->m_new, true, e->alpha, e->l_old, b2, 40), gui_fmt_factor(e->alpha, e->l_old, b3, 40), isnan(e->alpha) ? " (NaN: no guard)" : "");
     if (lowp) {
         fl(&L, GUI_FL_TEXT, "β = 1 (P is already against m_new)");
         fl(&L, GUI_FL_NOTE, "scales q %s k %s v %s, P·%s", fm(e->q_scale, false, b1, 40), fm(e->k_scale, false, b2, 40),
@@ -554,8 +564,8 @@ int gui_row_formulas(const fs_event *e, const fs_trace *t, fs_pitfall pit, bool 
         fl(&L, GUI_FL_TEXT, "β = 0 by 001's guard");
     } else {
         fl(&L, GUI_FL_TEXT, "β = %s(m_blk - m_new)", EXP);
-        fl(&L, isnan(e->beta) ? GUI_FL_BAD : GUI_FL_TEXT, "  = %s(%s - %s) = %s%s", EXP, fm(e->m_blk, false, b1, 40),
-           fm(e->m_new, true, b2, 40), gui_fmt_factor(e->beta, e->l_blk, b3, 40), isnan(e->beta) ? " (NaN)" : "");
+        fl(&L, isnan(e->beta) ? GUI_FL_BAD : GUI_FL_TEXT, "  = %s(%s - %s) = %s%s", EXP, fmo(e->m_blk, false, e->beta, e->l_blk, b1, 40),
+           fmo(e->m_new, true, e->beta, e->l_blk, b2, 40), gui_fmt_factor(e->beta, e->l_blk, b3, 40), isnan(e->beta) ? " (NaN)" : "");
     }
     if (lowp || pit == FS_PITFALL_GLOBAL_MAX_NO_BETA) {
         fl(&L, GUI_FL_TEXT, "ℓ_new = α·ℓ_old + Σ P");

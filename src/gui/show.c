@@ -29,6 +29,14 @@ const char *gui_fmt_factor(double f, double other, char *buf, size_t n)
     return buf;
 }
 
+const char *gui_fmt_operand(double x, double f, double other, char *buf, size_t n)
+{
+    const int d = fs_num_factor_decimals(4, f, other);
+    if (d == 4 || !isfinite(x) || fabs(x) >= 1e5 || (x != 0 && fabs(x) < 1e-4)) return gui_fmt(x, buf, n);
+    snprintf(buf, n, "%.*f", d, x);
+    return buf;
+}
+
 void gui_traffic_add(gui_traffic *t, bool *q_read, int nqt, const gui_show *show, const fs_event *e, int elem_bytes)
 {
     const fs_attn *a = &show->run.attn;

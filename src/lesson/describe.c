@@ -57,7 +57,9 @@ static const char *num_(sb *b, double x, int digits)
 }
 
 /* The decimals of a factor f (α, β) that multiplies `other` in a printed sum (io/num.h). Below 10
- * the factor's rounding can still move the last digit by a few units; the first lesson says so. */
+ * the factor's rounding can still move the last digit by a few units; the first lesson says so.
+ * The maxima in the factor's own exp(a − b) get the same decimals: a factor printed to 8 decimals
+ * beside operands rounded to 4 would not be what a reader gets from those operands. */
 static int fac_d(int D, double f, double other)
 {
     return fs_num_factor_decimals(D, f, other);
@@ -209,7 +211,7 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
     fs_sb_put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
         num_(b, e->m_new, D));
     const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);   /* α, β as their products need */
-    fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, D), num_(b, e->m_new, D), num_(b, e->alpha, Da));
+    fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, Da), num_(b, e->m_new, Da), num_(b, e->alpha, Da));
     if (isnan(e->alpha))
         fs_sb_put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
     fs_sb_put(b, "; ");
@@ -240,7 +242,7 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
         }
         /* fall through */
     default:
-        fs_sb_put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, D), num_(b, e->m_new, D), num_(b, e->beta, Db));
+        fs_sb_put(b, "β = %s(%s − %s) = %s", EXP, num_(b, e->m_blk, Db), num_(b, e->m_new, Db), num_(b, e->beta, Db));
         if (isnan(e->beta)) fs_sb_put(b, " (NaN too)");
         if (pit == FS_PITFALL_MASKED_NAN && isnan(e->l_blk))
             fs_sb_put(b, "; ℓ_blk = Σ %s(s − m_blk) = %s (all s are -inf: NaN)", EXP, num_(b, e->l_blk, D));
@@ -268,7 +270,7 @@ static void query_row(sb *b, const fs_lesson *l, const fs_trace *t, const fs_eve
     fs_sb_put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
         e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
     const int Da = fac_d(D, e->alpha, e->l_old);
-    fs_sb_put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, D), num_(b, e->m_new, D),
+    fs_sb_put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, Da), num_(b, e->m_new, Da),
         num_(b, e->alpha, Da), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
     fs_sb_put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, Da), num_(b, e->l_old, D),
         num_(b, e->beta, D), num_(b, e->l_new, D), e->c0);
@@ -303,7 +305,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             fs_sb_put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
                 num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
             const int Da = fac_d(D, e->alpha, e->l_old);
-            fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, Da));
+            fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, Da), num_(&b, e->m_new, Da), num_(&b, e->alpha, Da));
             fs_sb_put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, Da),
                 num_(&b, e->l_old, D), num_(&b, e->x, D), num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
@@ -311,7 +313,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
                 num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
             const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
             fs_sb_put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
-                num_(&b, e->m_old, D), num_(&b, e->m_new, D), num_(&b, e->alpha, Da), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
+                num_(&b, e->m_old, Da), num_(&b, e->m_new, Da), num_(&b, e->alpha, Da), num_(&b, e->m_blk, Db), num_(&b, e->m_new, Db),
                 num_(&b, e->beta, Db), num_(&b, e->alpha, Da), num_(&b, e->l_old, D), num_(&b, e->beta, Db), num_(&b, e->l_blk, D),
                 num_(&b, e->l_new, D));
         }
@@ -380,8 +382,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
         fs_sb_put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; α = exp(%s − %s) = %s; "
                 "β = exp(%s − %s) = %s; ℓ = α·ℓ_a + β·ℓ_b = %s · %s + %s · %s = %s; ",
-            e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D),
-            num_(&b, e->m_new, D), num_(&b, e->alpha, Da), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->beta, Db),
+            e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, Da),
+            num_(&b, e->m_new, Da), num_(&b, e->alpha, Da), num_(&b, e->m_blk, Db), num_(&b, e->m_new, Db), num_(&b, e->beta, Db),
             num_(&b, e->alpha, Da), num_(&b, e->l_old, D), num_(&b, e->beta, Db), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
         fs_sb_put(&b, e->normalized ? "o = (α·ℓ_a·o_a + β·ℓ_b·o_b) / ℓ = " : "o = α·o_a + β·o_b = ");
         vec(&b, t, e->o_new, e->n_o, D);
@@ -525,8 +527,9 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
                 "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; "
                 "o = (α·ℓ_old·o_old + β·ℓ_blk·o_blk) / ℓ = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
-            num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-            num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)), num_(&b, e->m_blk, D), num_(&b, e->m_new, D),
+            num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, fac_d(D, e->alpha, e->l_old)),
+            num_(&b, e->m_new, fac_d(D, e->alpha, e->l_old)), num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)),
+            num_(&b, e->m_blk, fac_d(D, e->beta, e->l_blk)), num_(&b, e->m_new, fac_d(D, e->beta, e->l_blk)),
             num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)),
             num_(&b, e->l_old, D), num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->l_blk, D),
             num_(&b, e->l_new, D));
