@@ -43,6 +43,10 @@ static const fs_glossary_entry entries[] = {
     {"scale", "scale", "the number every score q · k is multiplied by: 1/√d unless the lesson says otherwise", OPEN},
     {"P̃", "P~", "a block's own weights exp(s − m_blk), measured from the block's maximum before β rescales them", "001_02_row0_walk"},
     {"W", "W", "a sliding window's width: query i sees keys i − W + 1 … i", "001_16_pitfall_masked_doc_fix"},
+    /* counting and modelling (the lessons past the documents) */
+    {"M", "M", "the on-chip memory (SRAM) the tiles must fit in, counted in numbers", "beyond_01_io_complexity"},
+    {"I", "I", "arithmetic intensity: the FLOPs a kernel does per byte it moves to and from HBM", "beyond_02_roofline"},
+    {"J", "J", "the softmax's Jacobian for one row: J = diag(P) − Pᵀ P, the derivative of each weight by each score", "beyond_04_softmax_jacobian"},
     /* decoding */
     {"split", "split", "a run of cached keys that one worker reduces to a partial (m, ℓ, o) when decoding", "004_03_two_blocks_merge"},
     /* the backward pass */

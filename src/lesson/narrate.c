@@ -807,7 +807,7 @@ static void say_backward(sb *b, const ctx *c)
         fs_sb_put(b, "%s: D = rowsum(dO ∘ O) = %s. Every dS of the row uses it (dS = P ∘ (dP − D)), so it is "
                "computed once, here.",
             who(b, c, e->row), num(b, e->x));
-        if (c->first) fs_sb_put(b, " It equals the row's Σ_j P_j dP_j over every key j, the softmax gradient's shared term, for only d_v products (dO and O are d_v wide).");
+        if (c->first) fs_sb_put(b, " It equals the row's Σ_j P_j dP_j over every key j, the softmax gradient's shared term, from one product per column of O (dO and O are as wide as a row of V) instead of one per key.");
         break;
     case FS_EV_BTILE:
         ring_prefix(b, c);
