@@ -7,7 +7,11 @@
  *   below that each printer switches to exponent form);
  *
  *   a factor (α, β) keeps as many decimals as the product it takes part in needs: before
- *   ℓ_old = 1173.5108, α = 0.98714858 and not 0.9871, which would move the printed sum by 0.06.
+ *   ℓ_old = 1173.5108, α = 0.98714858 and not 0.9871, which would move the printed sum by 0.06;
+ *   and the maxima inside its own exp(a − b) get the factor's decimals too, so that the printed
+ *   operands give the printed factor: exp(0.43365017 − 0.44658488) = 0.98714858, where
+ *   exp(0.4337 − 0.4466) would give 0.98718. (Below |other| = 10 a factor keeps D decimals and
+ *   its rounding can still move a sum's last digit by a few units; the first lesson says so.)
  */
 #ifndef FS_NUM_H
 #define FS_NUM_H

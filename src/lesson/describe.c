@@ -56,15 +56,6 @@ static const char *num_(sb *b, double x, int digits)
     return fs_num_scalar(b->ring[b->k++ & 15], sizeof b->ring[0], x, digits);
 }
 
-/* The decimals of a factor f (α, β) that multiplies `other` in a printed sum (io/num.h). Below 10
- * the factor's rounding can still move the last digit by a few units; the first lesson says so.
- * The maxima in the factor's own exp(a − b) get the same decimals: a factor printed to 8 decimals
- * beside operands rounded to 4 would not be what a reader gets from those operands. */
-static int fac_d(int D, double f, double other)
-{
-    return fs_num_factor_decimals(D, f, other);
-}
-
 const char *fs_sb_sig4(fs_sb *b, double x)
 {
     char *s = b->ring[b->k++ & 15];
@@ -210,7 +201,7 @@ static bool row_update(sb *b, const fs_trace *t, const fs_event *e, fs_pitfall p
     }
     fs_sb_put(b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(b, e->m_blk, D), num_(b, e->m_old, D), num_(b, e->m_blk, D),
         num_(b, e->m_new, D));
-    const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);   /* α, β as their products need */
+    const int Da = fs_num_factor_decimals(D, e->alpha, e->l_old), Db = fs_num_factor_decimals(D, e->beta, e->l_blk);   /* α, β as their products need */
     fs_sb_put(b, "α = %s(%s − %s) = %s", EXP, num_(b, e->m_old, Da), num_(b, e->m_new, Da), num_(b, e->alpha, Da));
     if (isnan(e->alpha))
         fs_sb_put(b, " (NaN: -inf − (-inf) is undefined, and this variant has no guard)");
@@ -269,7 +260,7 @@ static void query_row(sb *b, const fs_lesson *l, const fs_trace *t, const fs_eve
     }
     fs_sb_put(b, "m_new = max(%s, %s) = %s%s; ", num_(b, e->m_old, D), num_(b, sc, D), num_(b, e->m_new, D),
         e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-    const int Da = fac_d(D, e->alpha, e->l_old);
+    const int Da = fs_num_factor_decimals(D, e->alpha, e->l_old);
     fs_sb_put(b, "α = exp(%s − %s) = %s; p = exp(%s − %s) = %s; ", num_(b, e->m_old, Da), num_(b, e->m_new, Da),
         num_(b, e->alpha, Da), num_(b, sc, D), num_(b, e->m_new, D), num_(b, e->beta, D));
     fs_sb_put(b, "ℓ = α·ℓ_old + p = %s · %s + %s = %s; o = α·o + p·V[%d] = ", num_(b, e->alpha, Da), num_(b, e->l_old, D),
@@ -304,14 +295,14 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         } else if (e->c1 - e->c0 == 1) {
             fs_sb_put(&b, "z[%d] = %s: m_new = max(%s, %s) = %s%s; ", e->c0, num_(&b, e->x, D), num_(&b, e->m_old, D),
                 num_(&b, e->x, D), num_(&b, e->m_new, D), e->m_new > e->m_old && e->m_old > -INFINITY ? " (new max)" : "");
-            const int Da = fac_d(D, e->alpha, e->l_old);
+            const int Da = fs_num_factor_decimals(D, e->alpha, e->l_old);
             fs_sb_put(&b, "α = exp(%s − %s) = %s; ", num_(&b, e->m_old, Da), num_(&b, e->m_new, Da), num_(&b, e->alpha, Da));
             fs_sb_put(&b, "ℓ = α·ℓ_old + exp(z − m_new) = %s · %s + exp(%s − %s) = %s", num_(&b, e->alpha, Da),
                 num_(&b, e->l_old, D), num_(&b, e->x, D), num_(&b, e->m_new, D), num_(&b, e->l_new, D));
         } else {
             fs_sb_put(&b, "z[%d..%d]: m_blk = %s, ℓ_blk = %s; m_new = max(%s, %s) = %s; ", e->c0, e->c1 - 1,
                 num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
+            const int Da = fs_num_factor_decimals(D, e->alpha, e->l_old), Db = fs_num_factor_decimals(D, e->beta, e->l_blk);
             fs_sb_put(&b, "α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s",
                 num_(&b, e->m_old, Da), num_(&b, e->m_new, Da), num_(&b, e->alpha, Da), num_(&b, e->m_blk, Db), num_(&b, e->m_new, Db),
                 num_(&b, e->beta, Db), num_(&b, e->alpha, Da), num_(&b, e->l_old, D), num_(&b, e->beta, Db), num_(&b, e->l_blk, D),
@@ -379,7 +370,7 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             vec(&b, t, e->o_new, e->n_o, D);
             break;
         }
-        const int Da = fac_d(D, e->alpha, e->l_old), Db = fac_d(D, e->beta, e->l_blk);
+        const int Da = fs_num_factor_decimals(D, e->alpha, e->l_old), Db = fs_num_factor_decimals(D, e->beta, e->l_blk);
         fs_sb_put(&b, "merge %d + %d → %d (level %d): m = max(%s, %s) = %s; α = exp(%s − %s) = %s; "
                 "β = exp(%s − %s) = %s; ℓ = α·ℓ_a + β·ℓ_b = %s · %s + %s · %s = %s; ",
             e->a, e->b, e->id, e->level, num_(&b, e->m_old, D), num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, Da),
@@ -523,18 +514,18 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         if (e->tensor != 2) fs_sb_put(&b, " for ring step %d", e->ring_step + 1);
         break;
     case FS_EV_RMERGE:
+    {   /* (the factors' decimals: Fa for α, Fb for β, as in the merge above) */
+        const int Fa = fs_num_factor_decimals(D, e->alpha, e->l_old), Fb = fs_num_factor_decimals(D, e->beta, e->l_blk);
         fs_sb_put(&b, "device %d, the query at position %d: the block of shard %d (m_blk = %s, ℓ_blk = %s) merges into the running state: "
                 "m_new = max(%s, %s) = %s; α = exp(%s − %s) = %s; β = exp(%s − %s) = %s; ℓ = α·ℓ_old + β·ℓ_blk = %s · %s + %s · %s = %s; "
                 "o = (α·ℓ_old·o_old + β·ℓ_blk·o_blk) / ℓ = ",
             e->device, e->row, e->shard, num_(&b, e->m_blk, D), num_(&b, e->l_blk, D), num_(&b, e->m_old, D),
-            num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, fac_d(D, e->alpha, e->l_old)),
-            num_(&b, e->m_new, fac_d(D, e->alpha, e->l_old)), num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)),
-            num_(&b, e->m_blk, fac_d(D, e->beta, e->l_blk)), num_(&b, e->m_new, fac_d(D, e->beta, e->l_blk)),
-            num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->alpha, fac_d(D, e->alpha, e->l_old)),
-            num_(&b, e->l_old, D), num_(&b, e->beta, fac_d(D, e->beta, e->l_blk)), num_(&b, e->l_blk, D),
-            num_(&b, e->l_new, D));
+            num_(&b, e->m_blk, D), num_(&b, e->m_new, D), num_(&b, e->m_old, Fa), num_(&b, e->m_new, Fa), num_(&b, e->alpha, Fa),
+            num_(&b, e->m_blk, Fb), num_(&b, e->m_new, Fb), num_(&b, e->beta, Fb), num_(&b, e->alpha, Fa), num_(&b, e->l_old, D),
+            num_(&b, e->beta, Fb), num_(&b, e->l_blk, D), num_(&b, e->l_new, D));
         vec(&b, t, e->o_new, e->n_o, D);
         break;
+    }
     default: fs_sb_put(&b, "%s", fs_event_kind_str(e->kind)); break;
     }
     if (e->device >= 0 && e->kind != FS_EV_HOLD && e->kind != FS_EV_RMERGE && e->kind != FS_EV_SEND && e->kind != FS_EV_RECV)
