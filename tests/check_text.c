@@ -83,6 +83,27 @@ START_TEST(test_lesson_keeps_text_escaped)
 }
 END_TEST
 
+/* A text too long for its buffer ends in "…" at a character's start: never half of ℓ. */
+START_TEST(test_fit_cuts_at_a_character)
+{
+    char buf[12];
+    /* (through volatile pointers, so that the compiler does not see the truncation coming and warn) */
+    const char *volatile fits = "ℓ = 4", *volatile mid = "abcdefℓℓℓ", *volatile many = "ℓℓℓℓℓℓℓℓ";
+    ck_assert(fs_text_fit(buf, sizeof buf, snprintf(buf, sizeof buf, "%s", fits)));
+    ck_assert_str_eq(buf, "ℓ = 4");
+    /* byte 8, the cut's first choice, is inside the first ℓ (bytes 6-8): the cut moves to its start */
+    ck_assert(!fs_text_fit(buf, sizeof buf, snprintf(buf, sizeof buf, "%s", mid)));
+    ck_assert_str_eq(buf, "abcdef…");
+    ck_assert(!fs_text_needs_escape(buf, strlen(buf)));
+    for (size_t cap = 4; cap <= sizeof buf; cap++) {   /* every capacity: well-formed, ends in "…" */
+        ck_assert(!fs_text_fit(buf, cap, snprintf(buf, cap, "%s", many)));
+        const size_t n = strlen(buf);
+        ck_assert_uint_lt(n, cap);
+        ck_assert(n >= 3 && !strcmp(buf + n - 3, "…") && !fs_text_needs_escape(buf, n));
+    }
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
@@ -90,6 +111,7 @@ Suite *text_suite(void)
     tcase_add_test(tc, test_escape_cases);
     tcase_add_loop_test(tc, test_escape_random, 0, 300);
     tcase_add_test(tc, test_lesson_keeps_text_escaped);
+    tcase_add_test(tc, test_fit_cuts_at_a_character);
     suite_add_tcase(s, tc);
     return s;
 }

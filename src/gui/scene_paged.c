@@ -217,7 +217,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
         int r = p / cols, c = p % cols;
         gui_rect box = {m.x + c * pw + 2, y + r * (ph + label_h + L->pad / 2) + label_h, pw - 4, ph};
         page_r[p] = box;
-        char lab[24];
+        char lab[32];
         if (v.refs[p] > 1) snprintf(lab, sizeof lab, "p%d x%d", p, v.refs[p]);
         else snprintf(lab, sizeof lab, "p%d", p);
         if (gui_text_w(d, fs, lab) > box.w) snprintf(lab, sizeof lab, "%d", p);

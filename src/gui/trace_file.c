@@ -912,7 +912,8 @@ int gui_trace_load(const char *file, gui_show *show, FILE *err)
         gui_show_free(show);
         return 2;
     }
-    snprintf(show->title, sizeof show->title, "Replay of %s: %s, %lld events", b, fs_algo_str(show->run.algo),
-             (long long)show->trace.n);
+    fs_text_fit(show->title, sizeof show->title,   /* (a long file name) */
+                snprintf(show->title, sizeof show->title, "Replay of %s: %s, %lld events", b, fs_algo_str(show->run.algo),
+                         (long long)show->trace.n));
     return 0;
 }

@@ -83,3 +83,13 @@ bool fs_text_needs_escape(const char *s, size_t n)
     }
     return false;
 }
+
+bool fs_text_fit(char *buf, size_t cap, int n)
+{
+    if (n >= 0 && (size_t)n < cap) return true;
+    if (cap < 4) return false;
+    size_t k = cap - 4;   /* room for "…" (3 bytes) and the terminator */
+    while (k > 0 && ((unsigned char)buf[k] & 0xC0) == 0x80) k--;
+    memcpy(buf + k, "\xe2\x80\xa6", 4);
+    return false;
+}

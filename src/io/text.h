@@ -35,4 +35,9 @@ char *fs_text_escape_dup(const char *s, size_t n);
 /* Does s[0, n) hold any byte fs_text_escape would change? */
 bool fs_text_needs_escape(const char *s, size_t n);
 
+/* After snprintf(buf, cap, …) returned n: when the text did not fit, end it in "…" at a
+ * character's start rather than in the middle of one. Returns whether it fitted. Use it as
+ * fs_text_fit(buf, sizeof buf, snprintf(buf, sizeof buf, …)). */
+bool fs_text_fit(char *buf, size_t cap, int n);
+
 #endif

@@ -11,6 +11,7 @@
  * come from the correct run beside it ("the correct algorithm would …").
  */
 #include "lesson_internal.h"
+#include "io/text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -1020,10 +1021,11 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         }
         snprintf(raw, sizeof raw, "%.15g%s = ", answer * f, count ? "" : bytes ? " B" : " s");
     }
-    snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s%s?%s", cl, ck->target + 5,
-             times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, base,
-             e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
-                  "no value above 448, no nonzero magnitude below 2^-9)" : "");
+    fs_text_fit(x->prompt, sizeof x->prompt,   /* (a lesson's claim can be longer than a prompt holds) */
+        snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s%s?%s", cl, ck->target + 5,
+                 times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, base,
+                 e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
+                      "no value above 448, no nonzero magnitude below 2^-9)" : ""));
     x->answer = answer;
     char exact[32];
     fs_question_answer(x, exact, sizeof exact);   /* as the answer line prints it */
