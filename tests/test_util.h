@@ -94,13 +94,4 @@ static inline double fs_max_rel_err(const double *a, const double *b, long n)
         }                                                                                        \
     } while (0)
 
-/* How many draws a random loop test makes: n, or a quarter of n in the sanitized build, where a
- * draw (a forked process under ASan) costs about 0.2 s on the 2-core machine and check_range's
- * 800 draws alone took 156 s (2026-11-30); the plain build runs them all, on fresh draws each run. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FS_TEST_DRAWS(n) ((n) / 4)
-#else
-#define FS_TEST_DRAWS(n) (n)
-#endif
-
 #endif

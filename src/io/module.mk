@@ -4,7 +4,7 @@
 #   make fuzz-arrays     build the libFuzzer target (clang) and run it FUZZ_SECONDS (default 20)
 #                        on the seeds in tests/fuzz/array-seeds (tests/fuzz/make_array_seeds.py)
 
-TEST_EXTRA += fuzz-arrays
+TEST_FG += fuzz-arrays
 .PHONY: fuzz-arrays fuzz-arrays-run
 
 FUZZ_IO_DIR   = $(BUILD)/fuzz-arrays

@@ -5,7 +5,7 @@
 #   make fuzz-lessons    build the libFuzzer target (clang) and run it FUZZ_SECONDS (default 20)
 #   make errata          regenerate docs/errata.md from `flashstep verify --markdown`
 
-TEST_EXTRA += test-lessons fuzz-lessons
+TEST_FG += test-lessons fuzz-lessons
 .PHONY: test-lessons fuzz-lessons errata
 
 FUZZ_DIR      = $(BUILD)/fuzz

@@ -54,7 +54,7 @@ WEB_LDFLAGS = -O2 -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sENVIRONMENT=we
 .PHONY: web web-deps web-build web-serve test-web test-web-if-present
 # make test runs the browser test where both Emscripten and Chromium are installed (.ci/run
 # installs them, so CI always does) and says so where they are not.
-TEST_LAST += test-web-if-present
+TEST_BROWSER += test-web-if-present
 test-web-if-present:
 	@if command -v $(EMCC) >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory test-web; \
