@@ -149,7 +149,8 @@ test-units: all $(BUILD)/check_all
 
 # The sanitized build and its unit tests; the clang and no-window builds are there to see that
 # the sources build (clang warning-free, and without SDL), so they compile without the
-# optimizer, which takes a third of the time.
+# optimizer, the SIMD kernels too (CPU_OPT=, src/kernels/cpu/module.mk), which takes a third of
+# the time.
 # The sanitized unit tests run in one process (CK_FORK=no): forked, each of its thousand tests
 # paid a fork and a leak check at its exit, 0.1-0.4 s apiece (the text suite's 302 tests: 129 s
 # forked, 1 s in one process). The leak check then runs once, at the end, over every test; with
@@ -164,10 +165,10 @@ test-san:
 	  exit $$rc
 	@if command -v clang >/dev/null 2>&1; then \
 	  echo "clang: the same sources build warning-free"; \
-	  $(MAKE) --no-print-directory -s -j$(JOBS) CC=clang CFLAGS="-O0 -g0" BUILD=build/clang all; \
+	  $(MAKE) --no-print-directory -s -j$(JOBS) CC=clang CFLAGS="-O0 -g0" CPU_OPT= BUILD=build/clang all; \
 	fi
 	@echo "NO_GUI=1: the program builds without the window"
-	@$(MAKE) --no-print-directory -s -j$(JOBS) NO_GUI=1 CFLAGS="-O0 -g0" BUILD=build/nogui all
+	@$(MAKE) --no-print-directory -s -j$(JOBS) NO_GUI=1 CFLAGS="-O0 -g0" CPU_OPT= BUILD=build/nogui all
 	@build/nogui/flashstep render 000_04 --out /dev/null 2>&1 | grep -q 'no window'
 
 check: $(BUILD)/check_all $(BUILD)/flashstep
