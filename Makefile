@@ -154,13 +154,14 @@ test-units: all $(BUILD)/check_all
 # The sanitized unit tests run in one process (CK_FORK=no): forked, each of its thousand tests
 # paid a fork and a leak check at its exit, 0.1-0.4 s apiece (the text suite's 302 tests: 129 s
 # forked, 1 s in one process). The leak check then runs once, at the end, over every test; with
-# no fork there is no per-test time limit, so `timeout` stands in for one against a hang.
+# no fork there is no per-test time limit, so `timeout` stands in for one against a hang (where
+# there is one: macOS has it as gtimeout from Homebrew's coreutils, or not at all).
 SAN_TIMEOUT ?= 1800
 test-san:
 	@echo "ASan+UBSan: the sanitized build (build/san)"
 	@$(MAKE) --no-print-directory -s -j$(JOBS) SAN=1 build/san/check_all build/san/flashstep
 	@echo "ASan+UBSan: the unit tests in one process, leaks checked at its end"
-	@CK_FORK=no timeout $(SAN_TIMEOUT) build/san/check_all; rc=$$?; \
+	@t=$$(command -v timeout || command -v gtimeout); CK_FORK=no $${t:+$$t $(SAN_TIMEOUT)} build/san/check_all; rc=$$?; \
 	  if [ $$rc = 124 ]; then echo "make test: the sanitized unit tests ran past $(SAN_TIMEOUT) s (a hang?); CK_FORK=yes build/san/check_all times each test"; fi; \
 	  exit $$rc
 	@if command -v clang >/dev/null 2>&1; then \
