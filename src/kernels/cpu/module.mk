@@ -1,7 +1,8 @@
 # module.mk for src/kernels/cpu: the kernels are built at -O3 (the project's warnings and flags
-# otherwise unchanged; the sanitized build keeps its -O1); the materializing baseline links OpenBLAS; `make test` runs a bench smoke
-# step (a second or two): tiny sizes end to end in CSV, prefill and backward rows paired with an FMA
-# probe (JSONL), and bad arguments exit 2 before any work.
+# otherwise unchanged; the sanitized build keeps its -O1); the materializing baseline links
+# OpenBLAS; `make test` runs a bench smoke step (a second or two): tiny sizes end to end in CSV,
+# prefill and backward rows paired with an FMA probe (JSONL), and bad arguments exit 2 before
+# any work.
 #
 # OpenBLAS's header and library come from OpenBLAS's own pkg-config file (or, without one, from
 # the directory holding its openblas_config.h), never from whichever cblas.h the alternatives
@@ -12,9 +13,9 @@ OPENBLAS_PKG = PKG_CONFIG_PATH="$(BREW_OPENBLAS_PC)$${PKG_CONFIG_PATH:+:$$PKG_CO
 OPENBLAS_HDR_DIR = $(firstword $(patsubst %/openblas_config.h,%,$(wildcard /usr/include/*/openblas*/openblas_config.h /usr/include/openblas/openblas_config.h)))
 OPENBLAS_CFLAGS = $(or $(shell $(OPENBLAS_PKG) --cflags openblas 2>/dev/null),$(addprefix -I,$(OPENBLAS_HDR_DIR)))
 OPENBLAS_LIBS   = $(or $(shell $(OPENBLAS_PKG) --libs openblas 2>/dev/null),-lopenblas)
-# (-O3 but in the sanitized build, which keeps the Makefile's -O1: -O3 with ASan took minutes a
-# file; make test's clang and no-window builds, which only show that the sources build, pass
-# CPU_OPT= and keep their -O0)
+# (-O3, except in the sanitized build, which keeps the Makefile's -O1: with ASan, -O3 took
+# minutes a file; make test's clang and no-window builds, which only show that the sources
+# build, pass CPU_OPT= and keep their -O0)
 CPU_OPT ?= $(if $(filter 1,$(SAN)),,-O3)
 $(call obj,$(CPU_SRC)): EXTRA_CFLAGS += $(CPU_OPT) $(OPENBLAS_CFLAGS)
 EXTRA_LDLIBS += $(OPENBLAS_LIBS)
