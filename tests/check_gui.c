@@ -672,6 +672,25 @@ START_TEST(claims_lists_keep_every_claim)
         gui_show sh;
         ck_assert_int_eq(gui_catalog_load(&cat, i, &sh, stderr), 0);
         ck_assert_msg(sh.n_claims == sh.n_claims_all, "%s: %d of its %d checks listed", sh.name, sh.n_claims, sh.n_claims_all);
+        /* each line whole: its values after its words, their last digit kept (a line cut at 160
+         * bytes showed 002_04's "exact 6144" as "exact 614"), and one line of 90 code points keeps
+         * them too, the words cut before them, where the values fit in it */
+        for (int c = 0; c < sh.n_claims; c++) {
+            const char *line = sh.claims[c], *values = line + sh.claim_values[c];
+            ck_assert_msg(sh.claim_values[c] > 0 && !strncmp(values, ": ", 2) && strstr(values, ", exact "),
+                          "%s claim %d: no values in '%s'", sh.name, c, line);
+            ck_assert_msg(strlen(line) + 1 < sizeof sh.claims[0], "%s claim %d: the line fills its buffer", sh.name, c);
+            char one[600];
+            gui_claim_line(line, sh.claim_values[c], 90, one, sizeof one);
+            const size_t vn = strlen(values), on = strlen(one);
+            int cps = 0, vcps = 0;
+            for (size_t b = 0; b < on; b++) cps += ((unsigned char)one[b] & 0xC0) != 0x80;
+            for (size_t b = 0; b < vn; b++) vcps += ((unsigned char)values[b] & 0xC0) != 0x80;
+            ck_assert_msg(cps <= 90, "%s claim %d: one line of %d code points: '%s'", sh.name, c, cps, one);
+            if (vcps + 6 <= 90)   /* (values longer than a line, 000_07's printed mask, are cut as any text) */
+                ck_assert_msg(on >= vn && !strcmp(one + on - vn, values), "%s claim %d: one line '%s' lost its values '%s'",
+                              sh.name, c, one, values);
+        }
         if (sh.n_claims_all > most) most = sh.n_claims_all;
         gui_show_free(&sh);
     }
@@ -1117,6 +1136,16 @@ START_TEST(wrap_keeps_words_whole)
         }
         FS_ASSERT_SEED(cut ? w < n_words : w == n_words, seed, "%d of %d words shown (cut %d)", w, n_words, cut);
     }
+    /* a claim on one line: its words cut with " …" before its values, which stay whole */
+    char one[256];
+    const char *claim = "a contiguous cache reserves 3 x 2048 positions: expected 6144, exact 6144";
+    const int at = (int)(strstr(claim, ": expected") - claim);
+    gui_claim_line(claim, at, 50, one, sizeof one);   /* 23 code points for the words and " …" */
+    ck_assert_str_eq(one, "a contiguous cache …: expected 6144, exact 6144");
+    gui_claim_line(claim, at, 200, one, sizeof one);   /* it fits: unchanged */
+    ck_assert_str_eq(one, claim);
+    gui_claim_line(claim, at, 30, one, sizeof one);   /* not even the values fit: cut as wrap cuts */
+    ck_assert_str_eq(one, "a contiguous cache reserves …");
 }
 END_TEST
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gui/gui.h"
+#include "io/text.h"
 #include "lesson/lesson.h"
 
 typedef struct {
@@ -119,9 +120,21 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
         char tag[64] = "";
         if (*c->from) snprintf(tag, sizeof tag, "(see %s) ", c->from);
         else if (c->own) snprintf(tag, sizeof tag, "(own) ");
-        snprintf(show->claims[show->n_claims++], sizeof show->claims[0], "%s%s: %s %s%s%s%s%s, exact %s%s%s",
-                 tag, c->claim, c->own && !*c->from ? "expected" : bound ? "claims" : "printed", bound ? c->op : "",
-                 bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit);
+        /* the claim's words, then its values; a claim too long for the line loses words, never a
+         * digit of its values (the window cuts the words before them when it has one line) */
+        char values[160];
+        snprintf(values, sizeof values, ": %s %s%s%s%s%s, exact %s%s%s", c->own && !*c->from ? "expected" : bound ? "claims" : "printed",
+                 bound ? c->op : "", bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit);
+        char *line = show->claims[show->n_claims];
+        const size_t cap = sizeof show->claims[0], vn = strlen(values);
+        int head = snprintf(line, cap, "%s%s", tag, c->claim);
+        if (head < 0) head = 0;
+        if ((size_t)head + vn >= cap) {   /* the words cut at a character, with "…" (vn < cap: values is smaller) */
+            fs_text_fit(line, cap - vn, (int)cap);
+            head = (int)strlen(line);
+        }
+        snprintf(line + head, cap - (size_t)head, "%s", values);
+        show->claim_values[show->n_claims++] = head;
     }
     lesson_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) { fs_lesson_free(l); ok = false; }

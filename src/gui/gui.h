@@ -61,7 +61,8 @@ typedef struct {
     int32_t *parent;        /* TREE: parent of each position (−1 root); NULL otherwise */
     int32_t n_parent;
     char node_label[256][8];/* TREE: the lesson's names of the positions ("A", "B", …); "" when none */
-    char claims[GUI_MAX_CLAIMS][160]; /* CLAIMS: one line each: the claim, printed and exact values */
+    char claims[GUI_MAX_CLAIMS][384]; /* CLAIMS: one line each: the claim, printed and exact values (words cut with "…" to fit, never the values) */
+    int claim_values[GUI_MAX_CLAIMS]; /* CLAIMS: where in claims[i] its values begin (": expected …, exact …") */
     char claim_verdict[GUI_MAX_CLAIMS][24];   /* CLAIMS: its verdict ("holds", "erratum", …) */
     int n_claims;
     int n_claims_all;       /* every check of the lesson: more than n_claims past GUI_MAX_CLAIMS (the list counts them) */
@@ -239,6 +240,12 @@ gui_rect gui_layout_body(const gui_layout *L);
  * set. The lines go to out separated by '\n' (out is always terminated). Returns the number of
  * lines; with max_lines ≤ 0, the number all of s needs (out may then be NULL). */
 int gui_wrap(const char *s, int per, int max_lines, char *out, size_t n, bool *cut);
+
+/* One line of at most `per` code points for a claim whose values begin at s + values (": printed
+ * 6144, exact 6144"): s itself when it fits, else its words cut with " …" before the values,
+ * which are kept whole (a student must not read a cut number), or, when even the values do not
+ * fit, s cut as gui_wrap cuts it. Written to out (always terminated). */
+void gui_claim_line(const char *s, int values, int per, char *out, size_t n);
 
 /* Timeline: step ↔ x inside r (n ≥ 1 steps; x outside r is clamped). */
 int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x);

@@ -372,6 +372,31 @@ int gui_wrap(const char *s, int per, int max_lines, char *out, size_t n, bool *c
     return lines;
 }
 
+/* code points in s[0, n) */
+static int code_points(const char *s, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+void gui_claim_line(const char *s, int values, int per, char *out, size_t n)
+{
+    if (!out || !n) return;
+    const size_t len = strlen(s), at = values > 0 && (size_t)values < len ? (size_t)values : len;
+    const int tail = code_points(s + at, len - at), room = per - tail;
+    if (code_points(s, len) <= per || at == len || room < 6) {   /* fits, or no values to keep apart */
+        gui_wrap(s, per, 1, out, n, NULL);
+        return;
+    }
+    char head[600];
+    snprintf(head, sizeof head, "%.*s", (int)(at < sizeof head ? at : sizeof head - 1), s);
+    char first[600];
+    bool cut = false;
+    gui_wrap(head, room, 1, first, sizeof first, &cut);   /* the words that fit, then " …" */
+    snprintf(out, n, "%s%s", first, s + at);
+}
+
 int64_t gui_timeline_step_at(gui_rect r, int64_t n, int x)
 {
     if (n <= 1 || r.w <= 1) return 0;

@@ -633,7 +633,7 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
     }
     line(d, L->font, x, &y, th->text, "What this lesson checks (recomputed exactly):");
     /* The verdict in a column of its own, then the claim; claims take two lines each when all of
-     * them fit that way, else one line each, cut with "…". */
+     * them fit that way, else one line each, the claim's words cut with "…" before its values. */
     int vlen = 7;   /* the verdict column: its longest word and two spaces */
     for (int i = 0; i < show->n_claims; i++) {
         int n = (int)strcspn(show->claim_verdict[i], "-");
@@ -659,8 +659,27 @@ static void scene_claims(gui_draw *d, const gui_state *s, const gui_show *show)
         char vb[24];
         snprintf(vb, sizeof vb, "%.*s", (int)strcspn(v, "-"), v);   /* "rounded-intermediates" -> "rounded" */
         gui_text(d, fs, x, y, bad ? th->bad : holds ? th->good : th->warn, GUI_AL_LEFT, vb);
-        int h = gui_text_wrap(d, fs, (gui_rect){x + vw, y, tw, per * lh < bottom - y ? per * lh : lh}, bad ? th->bad : th->text,
-                              show->claims[i]);
+        const int room = per * lh < bottom - y ? per * lh : lh;
+        int h = lh;
+        if (room < 2 * lh) {   /* one line: the claim's words cut before its values, never a digit of them */
+            char one[600];
+            const int cw = gui_char_w(d, fs);
+            gui_claim_line(show->claims[i], show->claim_values[i], cw > 0 ? tw / cw : 1, one, sizeof one);
+            gui_text(d, fs, x + vw, y, bad ? th->bad : th->text, GUI_AL_LEFT, one);
+        } else {   /* two lines: the same, when the claim needs more (the longest budget whose wrap fits) */
+            const char *text = show->claims[i];
+            char fit[600];
+            const int cw = gui_char_w(d, fs), per_line = cw > 0 ? tw / cw : 1, lines = room / lh;
+            if (gui_wrap(text, per_line, 0, NULL, 0, NULL) > lines)
+                for (int budget = lines * per_line; budget > per_line / 2; budget -= 4) {
+                    gui_claim_line(text, show->claim_values[i], budget, fit, sizeof fit);
+                    if (gui_wrap(fit, per_line, 0, NULL, 0, NULL) <= lines) {
+                        text = fit;
+                        break;
+                    }
+                }
+            h = gui_text_wrap(d, fs, (gui_rect){x + vw, y, tw, room}, bad ? th->bad : th->text, text);
+        }
         y += h > lh ? h : lh;
         drawn++;
     }
