@@ -7,8 +7,9 @@
 #   OUT             a scratch folder for the objects and logs (emptied first)
 #   JOBS, TIMEOUT   how many at once, and the seconds one may take
 #
-# A source that compiled before, with the same text, the same headers, flags and compiler, is
-# not compiled again: its key (a SHA-256 of all of these) is kept in a cache outside the tree,
+# A source that compiled before, with the same text, the same headers (those it includes), flags
+# and compiler, is not compiled again: its key (a SHA-256 of all of these) is kept in a cache
+# outside the tree,
 #   ${FLASHSTEP_CUDA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flashstep/cuda-check}
 # Compiling them all takes minutes of CPU (2026-11-30: 440 s beside the other tests on a 2-core
 # machine), and most runs of `make test` change no CUDA source. FLASHSTEP_CUDA_CACHE=off
@@ -20,10 +21,19 @@ cache=${FLASHSTEP_CUDA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flashstep/cuda-che
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 flags_of() { case $1 in */hopper_*) echo "$FLAGS_HOPPER";; *) echo "$FLAGS";; esac; }
-# every header a source may include (the includes are all relative to src/), in a fixed order
-headers=$(find src bench/cuda \( -name '*.h' -o -name '*.cuh' \) -type f 2>/dev/null | LC_ALL=C sort)
-common=$({ "$NVCC" --version; cat $headers; } | sha256sum | cut -c1-64)
-key_of() { { echo "$common"; flags_of "$1"; cat "$1"; } | sha256sum | cut -c1-64; }
+# The files a source is made of: itself and the project's headers it includes, directly or not
+# (the C preprocessor lists them; CUDA's own headers are covered by nvcc's version). Without a
+# preprocessor, every header of the tree, so that no change goes unseen.
+deps_of() {
+  if command -v cpp >/dev/null 2>&1; then
+    { echo "$1"; cpp -MM -MG -x c++ -Isrc "$1" 2>/dev/null | tr -s ' \\\n' '\n' | grep -v ':$'; } |
+      while read -r p; do [ -f "$p" ] && echo "$p"; done | LC_ALL=C sort -u
+  else
+    { echo "$1"; find src bench/cuda \( -name '*.h' -o -name '*.cuh' \) -type f; } | LC_ALL=C sort -u
+  fi
+}
+version=$("$NVCC" --version 2>&1)
+key_of() { { echo "$version"; flags_of "$1"; deps_of "$1" | while read -r p; do echo "$p"; cat "$p"; done; } | sha256sum | cut -c1-64; }
 
 todo=() cached=0
 for f in "$@"; do
