@@ -122,9 +122,10 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
         else if (c->own) snprintf(tag, sizeof tag, "(own) ");
         /* the claim's words, then its values; a claim too long for the line loses words, never a
          * digit of its values (the window cuts the words before them when it has one line) */
-        char values[160];
-        snprintf(values, sizeof values, ": %s %s%s%s%s%s, exact %s%s%s", c->own && !*c->from ? "expected" : bound ? "claims" : "printed",
-                 bound ? c->op : "", bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit);
+        char values[192];   /* (a printed value too long even for this ends in "…", not mid-character) */
+        fs_text_fit(values, sizeof values,
+                    snprintf(values, sizeof values, ": %s %s%s%s%s%s, exact %s%s%s", c->own && !*c->from ? "expected" : bound ? "claims" : "printed",
+                             bound ? c->op : "", bound ? " " : "", c->printed, sp, unit, c->exact_text, sp, unit));
         char *line = show->claims[show->n_claims];
         const size_t cap = sizeof show->claims[0], vn = strlen(values);
         int head = snprintf(line, cap, "%s%s", tag, c->claim);
