@@ -43,7 +43,8 @@ comma := ,
 WEB_EXPORTS = $(subst $() ,$(comma),_main _malloc _free _web_start _web_open _web_seek _web_key _web_state \
               _web_lessons _web_problem _web_trace_file _web_save_trace _web_save_png _web_cli \
               _web_gpu_job _web_gpu_compare _web_gpu_save_trace _web_fit_height _web_course_next \
-              _web_describe _web_answer _web_answer_room _web_ending_room _web_quiz _web_quiz_judge)
+              _web_describe _web_answer _web_answer_room _web_ending_room _web_quiz _web_quiz_judge \
+              _web_wake)
 WEB_STD     = -std=c11
 WEB_CFLAGS  = $(WEB_STD) -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Isrc -MMD -MP
 WEB_LDFLAGS = -O2 -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sENVIRONMENT=web -sEXIT_RUNTIME=0 \

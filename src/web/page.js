@@ -27,7 +27,15 @@
   let lessons = [];             /* web_lessons */
   let captured = null;          /* {out: [], err: []} while a C call's output is collected */
 
-  const call = (name, ret, types, args) => Module.ccall(name, ret, types, args);
+  /* A page left alone runs its loop four times a second, not at every animation frame (web.c,
+   * web_frame); any call that may change what is shown, and any input (below, at start), puts it
+   * back on the animation frames at once. Reading the state or the words wakes nothing. */
+  const READS = new Set(['web_state', 'web_describe', 'web_lessons', 'web_course_next', 'web_ending']);
+  const wake = () => { if (W) Module._web_wake(W); };
+  const call = (name, ret, types, args) => {
+    if (!READS.has(name)) wake();
+    return Module.ccall(name, ret, types, args);
+  };
 
   /* Run fn with what the C side prints collected; returns {rc, out, err}. */
   function capture(fn) {
@@ -1190,6 +1198,11 @@
     setTimeout(() => { readState(); still(); }, 0);
     window.addEventListener('popstate', followHash);
     window.addEventListener('hashchange', followHash);
+    /* input wakes the loop before SDL's listeners see it (capture, on the window) */
+    for (const t of ['keydown', 'keyup', 'pointerdown', 'pointerup', 'pointermove', 'wheel', 'touchstart', 'touchend', 'resize', 'focus', 'blur'])
+      window.addEventListener(t, wake, { capture: true, passive: true });
+    for (const t of ['visibilitychange', 'fullscreenchange'])
+      document.addEventListener(t, wake, { passive: true });
     canvas.focus();
   }
 

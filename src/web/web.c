@@ -1,13 +1,14 @@
-/* web.c: the web page's program, built by `make web` with Emscripten (never by the native
- * build). The page runs the window's own code: the same app (src/gui/app.h) with the same
- * scenes, state and layout, drawn by SDL2's software renderer into the page's canvas, one
- * app_frame per browser animation frame. What a browser adds is here: the page (src/web/page.js)
- * calls these exported functions to open a lesson at a step (deep links, Back and Forward), to
- * read the state it shows in the address bar, to load one's own problem or a saved trace from
- * files it wrote into the program's file system, to save the trace as JSONL, and to run the
- * commands `verify`, `lessons` and `trace` with their output captured (page.js collects what they
- * print), and to trace what is shown on the GPU: the job a WGSL kernel runs (web_gpu_job) and the
- * comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h),
+/* web.c: the web page's program, built by `make web` with Emscripten (never by the native build).
+ * The page runs the window's own code: the same app (src/gui/app.h) with the same scenes, state and
+ * layout, drawn by SDL2's software renderer into the page's canvas, one app_frame per browser
+ * animation frame while anything changes, four a second once nothing has for half a second
+ * (web_frame; page.js wakes it on any input and call). What a browser adds is here: the page
+ * (src/web/page.js) calls these exported functions to open a lesson at a step (deep links, Back and
+ * Forward), to read the state it shows in the address bar, to load one's own problem or a saved
+ * trace from files it wrote into the program's file system, to save the trace as JSONL, and to run
+ * the commands `verify`, `lessons` and `trace` with their output captured (page.js collects what
+ * they print), and to trace what is shown on the GPU: the job a WGSL kernel runs (web_gpu_job) and
+ * the comparison of what it wrote with the engine (web_gpu_compare; src/kernels/webgpu/webgpu.h),
  * and to say what is shown in words for a reader who cannot see the canvas (web_describe: the
  * step's words, its formulas with their numbers, each row's m and ℓ, the tile as a table).
  * Messages are the command line's own, on stderr, which the page shows.
@@ -45,6 +46,9 @@ typedef struct {
     gui_options o;
     double last;             /* time of the last frame, ms */
     double frame_ms;         /* how long the last painted frame took (update and draw), ms */
+    int quiet;               /* frames in a row that painted nothing while nothing played */
+    bool slow;               /* the main loop ticks WEB_SLOW_MS apart (web_frame, web_wake) */
+    long long ticks;         /* the main loop's runs so far (web_state's "loop", for the tests) */
     bool demo;               /* a built-in demo is shown (its name links like a lesson's) */
     int auto_zoom;           /* the text scale the page chose for the canvas size; 0 once the
                               * user has chosen one with + or - */
@@ -110,18 +114,49 @@ static void follow_size(web_page *W)
     W->auto_zoom = W->A.st.scale_pct = zoom_for(w, h);
 }
 
+/* An idle page: a frame at every animation frame of the browser (60 or more a second) would run
+ * the program for nothing, a tenth of a CPU core in headless Chromium, where a page that waits
+ * for input should cost nothing (a student's laptop on battery, a teacher's tab left open). So
+ * after WEB_QUIET_FRAMES frames that painted nothing, with nothing playing and no message counting
+ * down, the loop ticks every WEB_SLOW_MS instead; web_wake (page.js calls it on every input event
+ * and before every call into this file) puts it back on the animation frames at once. A wake
+ * missed costs at most WEB_SLOW_MS of delay, never a frozen page: the slow ticks still poll. */
+#define WEB_QUIET_FRAMES 30
+#define WEB_SLOW_MS 250
+
 static void web_frame(void *ctx)
 {
     web_page *W = ctx;
+    W->ticks++;
     follow_size(W);
     double now = emscripten_get_now();
     int dt = W->last > 0 ? (int)lround(fmin(now - W->last, 250.0)) : 16;
     W->last = now;
     if (W->A.st.lesson_changed) W->demo = false;   /* the L menu opens a lesson */
-    if (app_frame(&W->A, dt)) {
+    bool painted = app_frame(&W->A, dt);
+    if (painted) {
         W->frame_ms = emscripten_get_now() - now;
         EM_ASM({ if (Module.onFrame) Module.onFrame(); });
     }
+    bool idle = !painted && !W->A.st.playing && W->A.st.status_ttl == 0 && !W->A.script.n;
+    W->quiet = idle ? (W->quiet < WEB_QUIET_FRAMES ? W->quiet + 1 : W->quiet) : 0;
+    if (W->slow != (W->quiet == WEB_QUIET_FRAMES)) {   /* idle long enough, or busy again */
+        W->slow = !W->slow;
+        if (W->slow) emscripten_set_main_loop_timing(EM_TIMING_SETTIMEOUT, WEB_SLOW_MS);
+        else emscripten_set_main_loop_timing(EM_TIMING_RAF, 1);
+    }
+}
+
+/* Back to a frame at every animation frame of the browser, from the next one (not after the slow
+ * tick pending: the loop is restarted). */
+EMSCRIPTEN_KEEPALIVE void web_wake(web_page *W)
+{
+    W->quiet = 0;
+    if (!W->slow) return;
+    W->slow = false;
+    emscripten_set_main_loop_timing(EM_TIMING_RAF, 1);
+    emscripten_pause_main_loop();
+    emscripten_resume_main_loop();
 }
 
 /* A section's quiz asked for in the canvas (its entry of the L list, Enter at a section's
@@ -321,8 +356,9 @@ static void web_state_questions(web_page *W, char *b, size_t n)
  * frame's time, the text scale in percent, the header lines (title, source, and the source with
  * the document's title: words); the layout (upright or not, the
  * small, body and big text sizes, the boxes of header, scene, side panel, narration, timeline,
- * predict prompt, the lesson's ending and the section's quiz line as [x, y, w, h]) and the last frame's smallest text (outside the grids' cells,
- * inside them) and fitting step. */
+ * predict prompt, the lesson's ending and the section's quiz line as [x, y, w, h]) and the last
+ * frame's smallest text (outside the grids' cells, inside them) and fitting step; the main loop
+ * (loop: 1 while it runs slowly, idle, and how many times it has run). */
 EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
 {
     const gui_state *s = &W->A.st;
@@ -360,7 +396,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
                           W->A.draw.min_cell_text, W->A.draw.fit_level);
     for (int i = 0; i < 8 && k < n; i++)
         k += (size_t)snprintf(b + k, n - k, "%s[%d,%d,%d,%d]", i ? "," : "", R[i]->x, R[i]->y, R[i]->w, R[i]->h);
-    if (k < n) snprintf(b + k, n - k, "]");
+    if (k < n) snprintf(b + k, n - k, "],\"loop\":[%d,%lld]", W->slow ? 1 : 0, W->ticks);
     web_state_questions(W, b, n);
     k = strlen(b);
     if (k < n) snprintf(b + k, n - k, "}");

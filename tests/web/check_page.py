@@ -242,6 +242,27 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check(b.eval("location.hash") == f"#{s['name']}/{n - 1}", "the address names the lesson and the step", b.eval("location.hash"))
     check(page.text_of("where") == f"{s['name']} · step {n - 1} of 0–{n - 1}", "the bar's step counter", page.text_of("where"))
 
+    print("an idle page")
+    # nothing changes for 30 frames: the loop runs four times a second instead of at every
+    # animation frame (web.c, web_frame); any input, or a call that may change what is shown,
+    # puts it back at once (the capture listeners and call() in page.js)
+    s0 = page.wait_state(lambda s: s["loop"][0] == 1, "the idle page's loop to slow down", timeout=10)
+    time.sleep(2)
+    s1 = page.state()
+    ticks = s1["loop"][1] - s0["loop"][1]
+    check(s1["loop"][0] == 1 and ticks <= 12, f"left alone, the page runs its loop about four times a second ({ticks} runs in 2 s)",
+          str(s1["loop"]))
+    woke = b.eval("(() => { window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Shift'})); return Module.flashstep.state().loop[0]; })()")
+    check(woke == 0, "a key wakes it at once (before the program sees the key)", str(woke))
+    page.wait_state(lambda s: s["loop"][0] == 1, "the loop to slow down again", timeout=10)
+    t0 = time.time()
+    b.key("ArrowLeft")
+    s2 = page.wait_state(lambda s: s["step"] == n - 2, f"step {n - 2} after Left")
+    check(s2["step"] == n - 2, f"a key pressed on an idle page is answered ({(time.time() - t0) * 1000:.0f} ms)")
+    page.wait_state(lambda s: s["loop"][0] == 1, "the loop to slow down again", timeout=10)
+    woke = b.eval(f"(() => {{ Module.flashstep.open({json.dumps(s['name'])}, 2); return Module.flashstep.state().loop[0]; }})()")
+    check(woke == 0, "a call from the page that changes what is shown wakes it too", str(woke))
+
     print("the trace download against flashstep trace")
     name, data = page.download("b-download")
     cli = run_cli(flashstep, ["trace", "--q", f"{doc}/Q.txt", "--k", f"{doc}/K.txt", "--v", f"{doc}/V.txt"] + cli_opts +
