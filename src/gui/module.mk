@@ -24,9 +24,9 @@ endif
 endif
 
 # make test-gui: the window under Xvfb (every lesson played to the end, scripted key and mouse
-# input with expectations, a saved PNG, error messages), then every lesson again in the
-# ASan+UBSan build with leak checking (tests/gui/run.sh). Reference frames are compared in
-# tests/check_gui.c, which runs with the unit tests.
+# input with expectations, a saved PNG, error messages), then a third of the lessons again (a
+# different third each run) in the ASan+UBSan build with leak checking (tests/gui/run.sh).
+# Reference frames are compared in tests/check_gui.c, which runs with the unit tests.
 TEST_EXTRA += test-render-cli
 # the window under Xvfb plays the sanitized build too: in the background lane, after it is built
 TEST_BG += test-gui

@@ -7,7 +7,10 @@
 #    about them run with --no-questions; --autoplay starts without them); P saves a frame,
 #    which must be a readable PNG; a frame drawn in the window matches its reference image
 #    (window-frames.script);
-# 3. with SAN_BIN (an ASan+UBSan build), every lesson plays again there: any leak or error fails.
+# 3. with SAN_BIN (an ASan+UBSan build), a third of the lessons play again there and are drawn
+#    offscreen with leak checking (the lessons k with k mod 3 = PART, PART from the clock or
+#    FS_GUI_PART, printed: three runs in a row cover them all; the sanitized unit tests draw
+#    frames of every lesson each run): any leak or error fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(realpath "${1:-$root/build/flashstep}")
@@ -21,9 +24,11 @@ cd "$tmp"
 fail=0
 t0=$(date +%s)
 
-play_all() {   # play_all BIN LABEL
-  local b=$1 label=$2 n=0
+play_all() {   # play_all BIN LABEL [PART]: every lesson, or those k with k mod 3 = PART
+  local b=$1 label=$2 part=${3:-} k=-1 n=0
   while read -r lesson; do
+    k=$((k + 1))
+    [ -z "$part" ] || [ $((k % 3)) = "$part" ] || continue
     n=$((n + 1))
     if ! "$b" play "$lesson" --autoplay --exit-at-end --speed 8192 --font "$font" --max-seconds 90 \
          >"$tmp/out.txt" 2>&1; then
@@ -90,10 +95,15 @@ if [ $rc -ne 2 ] || ! grep -q "cannot open font '/nonexistent.ttf'" err.txt; the
 fi
 
 if [ -n "$san" ]; then
+  # (each lesson under the sanitizers costs about a second to start and play, 236 s for all of
+  # them both ways on this project's 2-core machine alone: a third a run)
+  part=${FS_GUI_PART:-$(( $(date +%s) % 3 ))}
+  case $part in 0|1|2) ;; *) echo "test-gui: FS_GUI_PART wants 0, 1 or 2, got '$part'" >&2; exit 2 ;; esac
+  echo "test-gui: under ASan+UBSan the lessons k with k mod 3 = $part this run (FS_GUI_PART=$part replays it)"
   # The window under ASan+UBSan: memory errors and undefined behaviour fail the run. Leak checking
   # is off here because SDL's X11 backend dlopens and unloads libraries whose few one-time
   # allocations LeakSanitizer can then no longer attribute (and so cannot suppress) ...
-  ASAN_OPTIONS=detect_leaks=0:exitcode=23 play_all "$san" asan-window
+  ASAN_OPTIONS=detect_leaks=0:exitcode=23 play_all "$san" asan-window "$part"
   for sc in controls:tiled predict:softmax splits:decode; do
     # shellcheck disable=SC2046
     ASAN_OPTIONS=detect_leaks=0:exitcode=23 "$san" play --demo "${sc#*:}" --size 1280x720 --font "$font" \
@@ -109,11 +119,13 @@ if [ -n "$san" ]; then
       { echo "test-gui: asan-window: --trace $tr.jsonl failed:" >&2; tail -n 30 "$tmp/err.txt" >&2; fail=1; }
   done
   # ... and on for the same drawing code offscreen, where no video driver is loaded: the first
-  # 12 steps of every lesson, and every step of the demos.
+  # 12 steps of the same third of the lessons, and every step of the demos.
   export ASAN_OPTIONS=detect_leaks=1:exitcode=23
   export LSAN_OPTIONS=suppressions=$root/tests/gui/lsan.supp:print_suppressions=0
-  n=0
+  n=0 k=-1
   while read -r lesson; do
+    k=$((k + 1))
+    [ $((k % 3)) = "$part" ] || continue
     n=$((n + 1))
     mkdir -p frames
     if ! "$san" render "$lesson" --steps 0:11 --out-dir frames --font "$font" >/dev/null 2>"$tmp/err.txt"; then
