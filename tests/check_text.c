@@ -104,6 +104,30 @@ START_TEST(test_fit_cuts_at_a_character)
 }
 END_TEST
 
+/* Columns are code points, and a cut at k columns keeps the first k characters whole: for every
+ * k, on a string of one-, two- and three-byte characters. */
+START_TEST(test_cols_and_cut)
+{
+    const char *s = "aℓ=α·3→x";   /* 8 characters in 14 bytes */
+    ck_assert_int_eq(fs_text_cols(s, strlen(s)), 8);
+    ck_assert_int_eq(fs_text_cols(s, 0), 0);
+    ck_assert_int_eq(fs_text_cols("ℓ", 2), 1);   /* a start byte counts, its continuation does not */
+    ck_assert_uint_eq(fs_text_cut(s, 0), 0);
+    ck_assert_uint_eq(fs_text_cut(s, -3), 0);
+    size_t last = 0;
+    for (int k = 1; k <= 10; k++) {
+        const size_t b = fs_text_cut(s, k);
+        ck_assert_int_eq(fs_text_cols(s, b), k < 8 ? k : 8);
+        ck_assert(s[b] == 0 || ((unsigned char)s[b] & 0xC0) != 0x80);   /* ends at a character's end */
+        if (k <= 8) ck_assert_uint_gt(b, last);   /* one more character each column */
+        else ck_assert_uint_eq(b, strlen(s));
+        last = b;
+    }
+    ck_assert_uint_eq(fs_text_cut(s, 100), strlen(s));
+    ck_assert_uint_eq(fs_text_cut("", 5), 0);
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
@@ -112,6 +136,7 @@ Suite *text_suite(void)
     tcase_add_loop_test(tc, test_escape_random, 0, 300);
     tcase_add_test(tc, test_lesson_keeps_text_escaped);
     tcase_add_test(tc, test_fit_cuts_at_a_character);
+    tcase_add_test(tc, test_cols_and_cut);
     suite_add_tcase(s, tc);
     return s;
 }

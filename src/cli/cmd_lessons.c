@@ -47,9 +47,8 @@ static void wrap_at(const char *s, int col, int indent, int width)
 {
     bool first = true;
     while (*s) {
-        const char *w = s;
-        int len = 0;
-        while (*w && *w != ' ') len += ((unsigned char)*w++ & 0xC0) != 0x80;
+        const char *w = s + strcspn(s, " ");
+        int len = fs_text_cols(s, (size_t)(w - s));
         if (!first && col + 1 + len > width) {
             printf("\n%*s", indent, "");
             col = indent;

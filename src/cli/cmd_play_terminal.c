@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/text.h"
 #include "lesson/lesson.h"
 
 #define WIDTH 96        /* the widest text is wrapped (narrower when the terminal is) */
@@ -109,12 +110,7 @@ static int text_height(void)
 /* ---- text ---------------------------------------------------------------------------------- */
 
 /* Columns a UTF-8 string takes (one per code point). */
-static int cols(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
+static int cols(const char *s) { return fs_text_cols(s, strlen(s)); }
 
 /* Print text wrapped at width columns (counting UTF-8 characters), every line indented. */
 static void wrap(FILE *f, const char *s, int indent, int width)
@@ -127,12 +123,8 @@ static void wrap(FILE *f, const char *s, int indent, int width)
             s++;
             continue;
         }
-        const char *w = s;
-        int len = 0;
-        while (*w && *w != ' ' && *w != '\n') {
-            if (((unsigned char)*w & 0xC0) != 0x80) len++;
-            w++;
-        }
+        const char *w = s + strcspn(s, " \n");
+        int len = fs_text_cols(s, (size_t)(w - s));
         if (col > indent && col + 1 + len > width) {
             fputc('\n', f);
             col = 0;
@@ -156,10 +148,9 @@ static void wrap(FILE *f, const char *s, int indent, int width)
  * heading longer than width is cut at a character). */
 static void heading(FILE *f, const char *text, int max_dashes, int width)
 {
-    int len = 0;
-    const char *c = text;
-    for (; *c && len < width; c++) len += ((unsigned char)c[1] & 0xC0) != 0x80;
-    fwrite(text, 1, (size_t)(c - text), f);
+    size_t b = fs_text_cut(text, width);
+    int len = fs_text_cols(text, b);
+    fwrite(text, 1, b, f);
     for (int i = 0; i < max_dashes && len + i < width; i++) fputs("─", f);
     fputc('\n', f);
 }
@@ -708,9 +699,7 @@ static bool printed_matrix(FILE *f, const char *printed, int indent, int width)
             else line[at++] = r[j], line[at] = 0;
         }
         if (cols(line) > width) {   /* cut at width − 2 columns (whole characters), said so */
-            int c = 0;
-            size_t b = 0;
-            for (; line[b] && c < width - 2; b++) c += ((unsigned char)line[b + 1] & 0xC0) != 0x80;
+            size_t b = fs_text_cut(line, width - 2);
             snprintf(line + b, sizeof line - b, " …");
         }
         puts_trimmed(f, line);

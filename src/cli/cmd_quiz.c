@@ -73,12 +73,8 @@ static void wrap(const char *s, int indent)
 {
     int col = 0;
     while (*s) {
-        const char *w = s;
-        int len = 0;
-        while (*w && *w != ' ') {
-            if (((unsigned char)*w & 0xC0) != 0x80) len++;
-            w++;
-        }
+        const char *w = s + strcspn(s, " ");
+        int len = fs_text_cols(s, (size_t)(w - s));
         if (col > indent && col + 1 + len > 78) {
             putchar('\n');
             col = 0;

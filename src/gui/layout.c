@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gui/gui.h"
+#include "io/text.h"
 
 bool gui_rect_contains(gui_rect r, int x, int y)
 {
@@ -372,20 +373,12 @@ int gui_wrap(const char *s, int per, int max_lines, char *out, size_t n, bool *c
     return lines;
 }
 
-/* code points in s[0, n) */
-static int code_points(const char *s, size_t n)
-{
-    int k = 0;
-    for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return k;
-}
-
 void gui_claim_line(const char *s, int values, int per, char *out, size_t n)
 {
     if (!out || !n) return;
     const size_t len = strlen(s), at = values > 0 && (size_t)values < len ? (size_t)values : len;
-    const int tail = code_points(s + at, len - at), room = per - tail;
-    if (code_points(s, len) <= per || at == len || room < 6) {   /* fits, or no values to keep apart */
+    const int tail = fs_text_cols(s + at, len - at), room = per - tail;
+    if (fs_text_cols(s, len) <= per || at == len || room < 6) {   /* fits, or no values to keep apart */
         gui_wrap(s, per, 1, out, n, NULL);
         return;
     }

@@ -84,6 +84,20 @@ bool fs_text_needs_escape(const char *s, size_t n)
     return false;
 }
 
+int fs_text_cols(const char *s, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+size_t fs_text_cut(const char *s, int cols)
+{
+    size_t b = 0;
+    for (int c = 0; s[b] && c < cols; b++) c += ((unsigned char)s[b + 1] & 0xC0) != 0x80;
+    return b;
+}
+
 bool fs_text_fit(char *buf, size_t cap, int n)
 {
     if (n >= 0 && (size_t)n < cap) return true;

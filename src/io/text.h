@@ -40,4 +40,12 @@ bool fs_text_needs_escape(const char *s, size_t n);
  * fs_text_fit(buf, sizeof buf, snprintf(buf, sizeof buf, …)). */
 bool fs_text_fit(char *buf, size_t cap, int n);
 
+/* The columns s[0, n) takes on a terminal or in a monospace face: one a code point (UTF-8's
+ * continuation bytes take none). */
+int fs_text_cols(const char *s, size_t n);
+
+/* The bytes of the longest start of the string s that takes at most cols columns and ends at a
+ * character's end (cut there, a string never loses half a character). */
+size_t fs_text_cut(const char *s, int cols);
+
 #endif
