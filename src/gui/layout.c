@@ -385,8 +385,7 @@ void gui_claim_line(const char *s, int values, int per, char *out, size_t n)
     char head[600];
     snprintf(head, sizeof head, "%.*s", (int)(at < sizeof head ? at : sizeof head - 1), s);
     char first[600];
-    bool cut = false;
-    gui_wrap(head, room, 1, first, sizeof first, &cut);   /* the words that fit, then " …" */
+    gui_wrap(head, room, 1, first, sizeof first, NULL);   /* the words that fit, then " …" */
     snprintf(out, n, "%s%s", first, s + at);
 }
 
