@@ -33,7 +33,11 @@ static double trace_value(const fs_trace *t, const fs_question *q)
     case FS_Q_L_NEW: return e->l_new;
     case FS_Q_MERGE: return e->m_old < e->m_blk ? e->alpha : e->beta;
     case FS_Q_DELTA: return e->x;
-    case FS_Q_SHARD: return e->shard;
+    case FS_Q_SHARD:   /* the shard the device holds at the next ring step */
+        for (int64_t n = q->step + 1; n < t->n; n++)
+            if (t->ev[n].kind == FS_EV_HOLD && t->ev[n].device == e->device && t->ev[n].ring_step == e->ring_step + 1)
+                return t->ev[n].shard;
+        return -1;
     case FS_Q_PAGE: return e->block;
     default: return NAN;
     }
@@ -109,6 +113,12 @@ static void check_questions(const fs_trace *t, const fs_question *q, int n, cons
             /* pitfall lessons take row questions from the correct run; lesson callers check those */
             if (!isnan(v)) ck_assert_msg(v == q[i].answer, "%s: answer %.17g, trace %.17g (seed %llu)", where, q[i].answer, v,
                                          (unsigned long long)seed);
+            /* a shard question comes before the hop that brings the shard it asks for */
+            for (int64_t x_at = 0; q[i].kind == FS_Q_SHARD && x_at < q[i].step; x_at++) {
+                const fs_event *x = &t->ev[x_at], *e = &t->ev[q[i].step];
+                ck_assert_msg(!(x->kind == FS_EV_RECV && x->device == e->device && x->ring_step == e->ring_step),
+                              "%s: the hop at step %lld already brought the shard asked for", where, (long long)x_at);
+            }
         }
         judge_all_ways(&q[i], where, seed);
     }
@@ -199,6 +209,7 @@ START_TEST(test_every_lesson_asks)
         for (int j = 0; j < nq && j < QMAX; j++) {
             if (q[j].check < 0 || !q[j].numeric) continue;
             const fs_check *ck = fs_lesson_check(l, q[j].check);
+            /* (an erratum's question shows the printed figure on purpose: it is not the answer) */
             const char *p = ck->printed, *cut = strstr(q[j].prompt, ". Work it out: ");
             while (*p == '~' || *p == '+') p++;
             if (!cut || !isdigit((unsigned char)*p)) continue;
@@ -212,17 +223,30 @@ START_TEST(test_every_lesson_asks)
          * out gets 131072, not the 128 (KiB) asked; a count's K, M, G (FLOPs, elements) say
          * what they stand for, and never that they count seconds */
         for (int j = 0; j < nq && j < QMAX; j++) {
-            if (q[j].check < 0 || !strstr(q[j].prompt, ". Work it out: ")) continue;
+            if (q[j].check < 0 || !strstr(q[j].prompt, "Work ")) continue;
             const fs_check *ck = fs_lesson_check(l, q[j].check);
             fs_unit u;
             if (!fs_unit_parse(ck->unit, &u) || fs_unit_factor(u, true) == 1.0 || u == FS_UNIT_PERCENT) continue;
             char want[24];
             snprintf(want, sizeof want, "(1 %s = ", ck->unit);
-            if (u >= FS_UNIT_K && u <= FS_UNIT_G)
+            if (u >= FS_UNIT_K && u <= FS_UNIT_G) {
                 ck_assert_msg(strstr(q[j].prompt, want) && strstr(q[j].prompt, " here)") && !strstr(q[j].prompt, "seconds"),
                               "%s question %d: %s", paths[i], j, q[j].prompt);
-            else
-                ck_assert_msg(strstr(q[j].prompt, "(the expression counts "), "%s question %d: %s", paths[i], j, q[j].prompt);
+                continue;
+            }
+            ck_assert_msg(strstr(q[j].prompt, "the expression counts "), "%s question %d: %s", paths[i], j, q[j].prompt);
+            /* the answer times the factor the prompt names is the expression's value: the factor and
+             * the answer in one reading (an erratum's 8.192 "KB" once came with 1 KB = 1024 B) */
+            const char *f = strstr(q[j].prompt, "the expression counts ");
+            f = f ? strstr(f, " = ") : NULL;
+            const double F = f ? strtod(f + 3, NULL) : 0,
+                         base = ck->got.exact_dec * fs_unit_factor(u, false);
+            ck_assert_msg(F > 0 && fabs(q[j].answer * F - base) <= 1e-9 * fabs(base), "%s question %d: answer %.17g times %g "
+                          "is not the expression's %.17g: %s", paths[i], j, q[j].answer, F, base, q[j].prompt);
+            /* the course's binary units are KiB, MiB, …: a document's KB read as 1024 B is asked in KiB */
+            if (u >= FS_UNIT_KB && u <= FS_UNIT_TB && F == fs_unit_factor(u, true))
+                ck_assert_msg(strstr(q[j].prompt, fs_unit_str((fs_unit)(u - FS_UNIT_KB + FS_UNIT_KIB))),
+                              "%s question %d: a binary %s not named as such: %s", paths[i], j, ck->unit, q[j].prompt);
         }
         /* an exp2 lesson's questions name exp2, not exp */
         if (fs_lesson_run(l) && fs_lesson_run(l)->tiling.exp2)

@@ -106,13 +106,17 @@ static bool has_mask(const ctx *c)
     return c->run && c->run->attn.mask.kind != FS_MASK_NONE;
 }
 
-static const char *mask_words(const ctx *c)
+/* The mask in words, with every number a student needs to apply it (the window's W); buf holds
+ * the words where they carry a number. */
+static const char *mask_words(const ctx *c, char *buf, size_t n)
 {
     if (!c->run) return "the mask";
     const fs_mask *m = &c->run->attn.mask;
     switch (m->kind) {
     case FS_MASK_CAUSAL: return "the causal mask (a query sees the keys at or before its own position)";
-    case FS_MASK_WINDOW: return "the sliding window (a query sees only the last W keys up to its position)";
+    case FS_MASK_WINDOW:
+        snprintf(buf, n, "the sliding window of W = %d (a query sees only the last W keys up to its position)", m->window);
+        return buf;
     case FS_MASK_BITS: return m->is_tree ? "the tree mask (a token sees itself and its ancestors)" : "the bitmask";
     default: return "no mask";
     }
@@ -375,9 +379,10 @@ static bool ask_tile(const ctx *c, int64_t k, fs_question *q)
     q->options[1] = "partial";
     q->options[2] = "skipped";
     q->right = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
+    char mw[160];
     snprintf(q->prompt, sizeof q->prompt, "Next, Q tile %d (queries %d-%d) meets KV tile %d (keys %d-%d) under %s. Is the "
              "tile full (every pair visible), partial (the element mask is needed) or skipped (no pair visible)?",
-             e->qt, e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, mask_words(c));
+             e->qt, e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, mask_words(c, mw, sizeof mw));
     if (q->right == 2)
         snprintf(q->why, sizeof q->why, "Skipped: no query of rows %d-%d may see any of keys %d-%d (%s), so the tile is never "
                  "loaded and costs nothing.", e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_skip_reason_str(e->reason));
@@ -404,10 +409,11 @@ static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
     for (int64_t i = 0; i < c->t->n; i++)
         if ((c->t->ev[i].kind == FS_EV_SKIP || c->t->ev[i].kind == FS_EV_BSKIP) && c->t->ev[i].head == e->head) skips++;
     *q = blank(FS_Q_SKIPS, k, 0);
+    char mw[160];
     snprintf(q->prompt, sizeof q->prompt, "Before the first tile: %d queries and %d keys cut into tiles of Bq = %d and Bk = %d "
              "make %d × %d = %d tile pairs%s. Under %s, how many pairs hide every key from every query, so that the "
              "kernel skips them?", nq, nkv, Bq, Bk, nqt, nkt, nqt * nkt,
-             c->run->attn.n_q_heads > 1 ? " per head" : "", mask_words(c));
+             c->run->attn.n_q_heads > 1 ? " per head" : "", mask_words(c, mw, sizeof mw));
     q->answer = skips;
     snprintf(q->why, sizeof q->why, "%d of the %d pairs %s skipped: a pair is skipped when no (query, key) in it is visible; "
              "the run meets %s as skip events.", skips, nqt * nkt, skips == 1 ? "is" : "are", skips == 1 ? "it" : "them");
@@ -555,18 +561,27 @@ static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* Which shard device p holds at the next ring step, asked at its hold of step t: the hops that bring
+ * step t + 1's shards come after every device's step t, so nothing shown before the question names
+ * the answer (asked about step t itself, the hop just before it had named the shard). */
 static bool ask_shard(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
-    if (e->kind != FS_EV_HOLD || e->ring_step < 1 || !c->run || c->run->ring.P < 2) return false;
-    const int32_t P = c->run->ring.P;
+    if (e->kind != FS_EV_HOLD || e->ring_step < 0 || !c->run || c->run->ring.P < 2) return false;
+    const int32_t P = c->run->ring.P, p = e->device, t = e->ring_step + 1;
+    int64_t n = k + 1;
+    while (n < c->t->n && !(c->t->ev[n].kind == FS_EV_HOLD && c->t->ev[n].device == p && c->t->ev[n].ring_step == t)) n++;
+    if (n == c->t->n) return false;                  /* the last step: no next one */
+    const int32_t s = c->t->ev[n].shard;
+    if (s != ((p - t) % P + P) % P) return false;    /* the reason's rule does not hold here */
     *q = blank(FS_Q_SHARD, k, 0);
     snprintf(q->prompt, sizeof q->prompt, "%d devices in a ring: at step 0 device p holds KV shard p, and after each step "
-             "every device passes its shard on to device p + 1. At ring step %d, which shard does device %d hold?", P,
-             e->ring_step, e->device);
-    q->answer = e->shard;
+             "every device passes its shard on to device p + 1. Device %d now holds shard %d for ring step %d. Which shard "
+             "will it hold at ring step %d?", P, p, e->shard, e->ring_step, t);
+    q->answer = s;
     snprintf(q->why, sizeof q->why, "Device p holds shard (p − t) mod %d at ring step t: (%d − %d) mod %d = %d, since each "
-             "step moves every shard one device on.", P, e->device, e->ring_step, P, e->shard);
+             "step moves every shard one device on (device %d receives the shard device %d held).", P, p, t, P, s, p,
+             (p + P - 1) % P);
     return true;
 }
 
@@ -995,15 +1010,19 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
     sentence(ck->claim, cl, sizeof cl);
-    hide_answer(cl, sizeof cl, ck->printed, ck->target + 5);
+    /* an erratum's printed figure is not the answer: a blank in its place would ask for it, so it
+     * stays, said to be the document's */
+    const bool erratum = ck->got.verdict == FS_VERDICT_ERRATUM;
+    if (!erratum) hide_answer(cl, sizeof cl, ck->printed, ck->target + 5);
     /* a ratio ("x", "times") is asked as how many times, not "in x" */
     const bool times = !strcmp(unit, "x") || !strcmp(unit, "times");
     /* The expression counts the unit's base (bytes, seconds): say so, and how many make the unit,
      * so that a student who multiplies it out knows what to divide by (KB, MB, … whose reading
      * the verdict gives say theirs in `reading`). */
     fs_unit u;
-    char base[96] = "", raw[64] = "";
+    char base[128] = "", raw[64] = "";
     double answer = ck->got.exact;
+    const char *asked = unit;   /* the unit the answer is in: KB read as 1024 B is asked in KiB */
     if (fs_unit_parse(unit, &u) && fs_unit_factor(u, true) != 1.0 && u != FS_UNIT_PERCENT) {
         /* KB, MB, GB: binary (the engine's reading of them) unless the verdict read them as decimal;
          * K, M, G of a count (FLOPs, elements): decimal unless it read them as binary, as the claim's
@@ -1012,9 +1031,15 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         const bool bin = count ? !strcmp(ck->got.reading, "binary") : strcmp(ck->got.reading, "decimal") != 0;
         const double f = fs_unit_factor(u, bin);
         reading = "";
+        /* in the reading the factor names (an erratum's exact value is in the reading nearer the
+         * printed one, which may be the other) */
+        answer = bin ? ck->got.exact_bin : ck->got.exact_dec;
         if (count) {   /* no base unit to name */
             snprintf(base, sizeof base, " (1 %s = %.10g here)", unit, f);
-            answer = bin ? ck->got.exact_bin : ck->got.exact_dec;
+        } else if (bytes && bin && u >= FS_UNIT_KB && u <= FS_UNIT_TB) {
+            /* the course names binary byte units KiB, MiB, …: the document's KB is asked in KiB */
+            asked = fs_unit_str((fs_unit)(u - FS_UNIT_KB + FS_UNIT_KIB));
+            snprintf(base, sizeof base, " (the document writes %s; the expression counts bytes: 1 %s = %.10g B)", unit, asked, f);
         } else {
             snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
                      bytes ? "B" : "s");
@@ -1022,8 +1047,9 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         snprintf(raw, sizeof raw, "%.15g%s = ", answer * f, count ? "" : bytes ? " B" : " s");
     }
     fs_text_fit(x->prompt, sizeof x->prompt,   /* (a lesson's claim can be longer than a prompt holds) */
-        snprintf(x->prompt, sizeof x->prompt, "%s. Work it out: %s%s%s%s%s?%s", cl, ck->target + 5,
-                 times ? " (how many times)" : *unit ? ", in " : "", times ? "" : unit, reading, base,
+        snprintf(x->prompt, sizeof x->prompt, "%s%s: %s%s%s%s%s?%s", cl,
+                 erratum ? ", as the document prints it. Work out what it should be" : ". Work it out", ck->target + 5,
+                 times ? " (how many times)" : *unit ? ", in " : "", times ? "" : asked, reading, base,
                  e4 ? " (e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even, "
                       "no value above 448, no nonzero magnitude below 2^-9)" : ""));
     x->answer = answer;
@@ -1031,13 +1057,13 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     fs_question_answer(x, exact, sizeof exact);   /* as the answer line prints it */
     if (*ck->from)   /* another document's figure, counted in the lesson that teaches it */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the figure lesson %s counts is %s%s%s.", ck->target + 5, raw,
-                 exact, *unit ? " " : "", unit, ck->from, ck->printed, *unit ? " " : "", unit);
+                 exact, *unit ? " " : "", asked, ck->from, ck->printed, *unit ? " " : "", unit);
     else if (!fs_lesson_has_source(l) || ck->own)   /* a number of the lesson's own, not the document's */
         snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the lesson's own figure is %s%s%s.", ck->target + 5, raw, exact,
-                 *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit);
+                 *unit ? " " : "", asked, ck->printed, *unit ? " " : "", unit);
     else
         snprintf(x->why, sizeof x->why, "%s = %s%s%s%s; the document prints %s%s%s (%s).", ck->target + 5, raw, exact,
-                 *unit ? " " : "", unit, ck->printed, *unit ? " " : "", unit,
+                 *unit ? " " : "", asked, ck->printed, *unit ? " " : "", unit,
                  ck->got.verdict == FS_VERDICT_HOLDS ? "it holds"
                  : ck->got.verdict == FS_VERDICT_UNITS ? (!strcmp(ck->got.reading, "decimal") ? "it holds in decimal units"
                                                                                              : "it holds in binary units")
