@@ -650,7 +650,23 @@
     kernels['prefill-v14'] = Object.assign(Object.create(kernels['prefill-v13']), {
       what: "version 13 with each full tile's scores read without per-score tests (the mask's, the tile end's, the soft-cap's): the tests stay on partial tiles",
       defs(p) { return Object.assign(kernels['prefill-v13'].defs.call(this, p), {FASTS: true}); },
-      variants: [{over: {NSG: 16}}, {over: {NSG: 8}}, {over: {RB: 2, NSG: 8}}, {over: {RB: 1, NSG: 8}}],
+      variants: [{over: {NSG: 16}}, {over: {NSG: 8}}, {over: {RB: 2, NSG: 8}}, {over: {RB: 1, NSG: 8}},
+                 {flags: ['BLK']}, {flags: ['BLK'], over: {RB: 2, NSG: 8}}, {flags: ['BLK'], over: {RB: 2, NSG: 4}}],
+    });
+    // Prefill version 16 (15 was a float32 trial, taken out): version 14 with its workgroup arrays
+    // declared as arrays of blocks of M rows (BLK in fwd_sgmat8.wgsl: the same bytes), so that every
+    // subgroup matrix load and store of S, P, K and V takes a pointer to one block and an offset in
+    // it that the compiler knows, and Dawn's bounds check of the load folds away. On the H200 with
+    // the checks on (`2026-12-01-h200-blk`, 16 heads, N = 4096): 9 % less time at d = 128 and 19 %
+    // at d = 64 in version 14's shapes; and at d = 128 two row blocks of eight subgroups, which the
+    // checks had held back (1.69 ms, version 14 1.74), take 1.42. Its shapes: two row blocks of
+    // eight subgroups at d = 128 (256 rows, version 14's), version 14's elsewhere.
+    kernels['prefill-v16'] = Object.assign(Object.create(kernels['prefill-v14']), {
+      what: "version 14 with its workgroup arrays as arrays of 16-row blocks, so that each matrix load and store has an offset the compiler knows and its bounds check folds away; two row blocks of eight subgroups at d = 128",
+      defs(p) { return Object.assign(kernels['prefill-v14'].defs.call(this, p), {BLK: true}); },
+      shapeOf: p => (p.d <= 64 ? {RB: 2, NSG: 4}
+        : p.d <= 128 && Math.ceil(p.n_q / 256) * p.n_q_heads >= 256 ? {RB: 2, NSG: 8} : {RB: 1, NSG: 8}),
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {over: {RB: 1, NSG: 8}}],
     });
     return kernels;
   }
@@ -1351,11 +1367,11 @@
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

@@ -76,11 +76,24 @@
 // the loads a product. It costs registers (RB times the Q matrices and O's accumulators) and gives
 // a row's softmax TPR = SGS / (RB · SM) lanes (one, with 32-lane subgroups and 16-row blocks).
 //
+// BLK: the workgroup arrays (Ss, Ps, and with STAGE Kt and Vt) declared as arrays of blocks of SM
+// rows or keys, the same bytes in the same places. A subgroup matrix load or store then takes a
+// pointer to one block (&Ss[sg * RB + rb]) and an offset inside it that is a constant once the
+// loops are unrolled, where the flat arrays took a run-time offset (sg * SR * SST + ...). Dawn keeps
+// every load and store of a matrix inside its array (robustness, on in every browser) by testing
+// offset + stride · (rows − 1) + columns against the array's length before it: with a constant
+// offset into a block of known size that test is decided when the shader is compiled; a block's
+// index is only clamped. A number read or written alone (the softmax's S and P) takes two clamped
+// indices instead of one.
+//
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
 // 228 TFLOP/s against 118, `2026-11-30-h200-stage`), and the tile shared by more subgroups (at
 // d = 128 sixteen of one row block; fsgpu.js's prefill-v13 says which shape where). Version 14
-// is version 13 with FASTS: a full tile's scores read without per-score tests.
+// is version 13 with FASTS: a full tile's scores read without per-score tests. Version 16 is
+// version 14 with BLK: on the H200 with the checks on, 9 % less time at d = 128 and 19 % at d = 64
+// in version 14's shapes, and two row blocks of eight subgroups at d = 128 (1.42 ms against 1.74,
+// `2026-12-01-h200-blk`).
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
@@ -121,8 +134,13 @@ alias Res = subgroup_matrix_result<f32, SN, SM>;
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
 
 // every variable a multiple of 16 bytes long (fwd_sgmat.wgsl's `moved` says why)
+//#if BLK
+var<workgroup> Ss: array<array<f32, SM * SST>, BQ / SM>;   // (BLK) the same bytes, a block of SM rows an element
+var<workgroup> Ps: array<array<f16, SM * PST>, BQ / SM>;
+//#else
 var<workgroup> Ss: array<f32, BQ * SST>;  // S, a padded row a query row; also O on its way out or to be scaled
 var<workgroup> Ps: array<f16, BQ * PST>;  // P as the matrix units read it
+//#endif
 var<workgroup> Ls: array<f32, BQ>;        // each row's ℓ, at the end
 var<workgroup> moved: array<atomic<u32>, 4>;   // moved[0]: the last tile (stamp) on which a row's m moved
 //#if KWG
@@ -132,8 +150,13 @@ var<workgroup> Ks: array<f16, BK * KST>;  // (KWG) K's tile, a key a padded row
 var<workgroup> Vs: array<f16, BK * KST>;  // (VWG) V's tile, a key a padded row
 //#endif
 //#if STAGE
+//#if BLK
+var<workgroup> Kt: array<array<f16, SM * KST>, BK / SM>;   // (BLK) the same bytes, a block of SM keys an element
+var<workgroup> Vt: array<array<f16, SM * KST>, BK / SM>;
+//#else
 var<workgroup> Kt: array<f16, BK * KST>;  // (STAGE) K's tile, a key a padded row
 var<workgroup> Vt: array<f16, BK * KST>;  // (STAGE) V's tile, the same
+//#endif
 const NDB: u32 = D / SK;                  // (STAGE) blocks of SK columns across a key's row
 const NB: u32 = (BK / SM) * NDB;          // (STAGE) SM × SK blocks a tile, NCP or fewer a subgroup
 //#endif
@@ -142,7 +165,11 @@ const NB: u32 = (BK / SM) * NDB;          // (STAGE) SM × SK blocks a tile, NCP
 // masked, past n_kv or past n_q
 fn score(i: u32, row: u32, j: u32, c0: u32, c1: u32, cls: u32) -> f32 {
   if (i >= P.n_q || c0 + j >= c1 || (cls == PARTIAL && !visible(i, c0 + j))) { return NEG; }
+//#if BLK
+  return capped(Ss[row / SM][(row % SM) * SST + j] * P.scale) * LOG2E;
+//#else
   return capped(Ss[row * SST + j] * P.scale) * LOG2E;
+//#endif
 }
 
 @compute @workgroup_size(WG)
@@ -189,7 +216,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let b0 = sg + c * NSG;
       if (b0 < NB) {
         let k0 = subgroupMatrixLoad<Left, row_major>(&k_in, kv0 + cf * D + (b0 / NDB) * SM * D + (b0 % NDB) * SK, D);
+//#if BLK
+        subgroupMatrixStore<row_major>(&Kt[b0 / NDB], (b0 % NDB) * SK, k0, KST);
+//#else
         subgroupMatrixStore<row_major>(&Kt, (b0 / NDB) * SM * KST + (b0 % NDB) * SK, k0, KST);
+//#endif
       }
     //#endfor
   }
@@ -197,7 +228,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
 //#if NOSOFT
   m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
+//#if BLK
+  for (var x = t; x < BQ * PST; x += WG) { Ps[x / (SM * PST)][x % (SM * PST)] = f16(1.0 / 64.0); }
+//#else
   for (var x = t; x < BQ * PST; x += WG) { Ps[x] = f16(1.0 / 64.0); }
+//#endif
 //#endif
 
   for (var c0 = 0u; c0 < P.n_kv; c0 += BK) {
@@ -230,7 +265,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#if KWG
         let kr = subgroupMatrixLoad<Right, col_major>(&Ks, n * SN * KST + kc * SK, KST);
 //#elif STAGE
+//#if BLK
+        let kr = subgroupMatrixLoad<Right, col_major>(&Kt[n * SN / SM], (n * SN % SM) * KST + kc * SK, KST);
+//#else
         let kr = subgroupMatrixLoad<Right, col_major>(&Kt, n * SN * KST + kc * SK, KST);
+//#endif
 //#else
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
 //#endif
@@ -239,7 +278,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         //#endfor
       //#endfor
       //#for rb RB
+//#if BLK
+        subgroupMatrixStore<row_major>(&Ss[sg * RB + rb], n * SN, s[rb], SST);
+//#else
         subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + n * SN, s[rb], SST);
+//#endif
       //#endfor
     //#endfor
 //#endif
@@ -272,7 +315,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
     if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
       //#for k BK / (SGS / (RB * SM))
+//#if BLK
+        let x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL;
+//#else
         let x = Ss[row * SST + u + k * TPR] * SL;
+//#endif
         sc[k] = x;
         m_blk = max(m_blk, x);
       //#endfor
@@ -303,7 +350,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let x = sc[k];
 //#endif
       let p = f16(select(0.0, exp2(x - m), x != NEG));   // ≤ 2^TAU
+//#if BLK
+      Ps[row / SM][(row % SM) * PST + u + k * TPR] = p;
+//#else
       Ps[row * PST + u + k * TPR] = p;
+//#endif
       share += f32(p);                       // ℓ from the rounded p the product uses
     //#endfor
     l = alpha * l + share;
@@ -312,8 +363,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     //#for c NCP
       let b2 = sg + c * NSG;
       if (b2 < NB) {
+//#if BLK
+        subgroupMatrixStore<row_major>(&Vt[b2 / NDB], (b2 % NDB) * SK, vb[c], KST);
+        if (more) { subgroupMatrixStore<row_major>(&Kt[b2 / NDB], (b2 % NDB) * SK, kb[c], KST); }
+//#else
         subgroupMatrixStore<row_major>(&Vt, (b2 / NDB) * SM * KST + (b2 % NDB) * SK, vb[c], KST);
         if (more) { subgroupMatrixStore<row_major>(&Kt, (b2 / NDB) * SM * KST + (b2 % NDB) * SK, kb[c], KST); }
+//#endif
       }
     //#endfor
 //#endif
@@ -325,15 +381,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       //#for ch D / min(BK, D)
         //#for rb RB
           //#for b min(BK, D) / SN
+//#if BLK
+            subgroupMatrixStore<row_major>(&Ss[sg * RB + rb], b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+//#else
             subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+//#endif
           //#endfor
         //#endfor
         workgroupBarrier();
+//#if BLK
+        for (var c = u; c < CW; c += TPR) { Ss[row / SM][(row % SM) * SST + c] *= alpha; }
+//#else
         for (var c = u; c < CW; c += TPR) { Ss[row * SST + c] *= alpha; }   // each lane its own row's α
+//#endif
         workgroupBarrier();
         //#for rb RB
           //#for b min(BK, D) / SN
+//#if BLK
+            acc[rb * NO + ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss[sg * RB + rb], b * SN, SST);
+//#else
             acc[rb * NO + ch * (CW / SN) + b] = subgroupMatrixLoad<Res, row_major>(&Ss, sS + rb * SM * SST + b * SN, SST);
+//#endif
           //#endfor
         //#endfor
         workgroupBarrier();                  // Ss read before the next S or pass is stored
@@ -347,13 +415,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     //#for kk BK / SK
       var pl: array<Left, RB>;
       //#for rb RB
+//#if BLK
+        pl[rb] = subgroupMatrixLoad<Left, row_major>(&Ps[sg * RB + rb], kk * SK, PST);
+//#else
         pl[rb] = subgroupMatrixLoad<Left, row_major>(&Ps, sP + rb * SM * PST + kk * SK, PST);
+//#endif
       //#endfor
       //#for nc D / SN
 //#if VWG
         let vr = subgroupMatrixLoad<Right, row_major>(&Vs, kk * SK * KST + nc * SN, KST);
 //#elif STAGE
+//#if BLK
+        let vr = subgroupMatrixLoad<Right, row_major>(&Vt[kk * SK / SM], (kk * SK % SM) * KST + nc * SN, KST);
+//#else
         let vr = subgroupMatrixLoad<Right, row_major>(&Vt, kk * SK * KST + nc * SN, KST);
+//#endif
 //#else
         let vr = subgroupMatrixLoad<Right, row_major>(&v_in, kt + kk * SK * D + nc * SN, D);
 //#endif
@@ -376,7 +452,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     workgroupBarrier();                      // Ls is written; the last pass's Ss is read
     //#for rb RB
       //#for b min(BK, D) / SN
+//#if BLK
+        subgroupMatrixStore<row_major>(&Ss[sg * RB + rb], b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+//#else
         subgroupMatrixStore<row_major>(&Ss, sS + rb * SM * SST + b * SN, acc[rb * NO + ch * (CW / SN) + b], SST);
+//#endif
       //#endfor
     //#endfor
     workgroupBarrier();
@@ -385,7 +465,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let ii = r0 + rr;
       if (ii >= P.n_q) { continue; }
       let LL = Ls[rr];
+//#if BLK
+      o_out[(h * P.n_q + ii) * D + ch * CW + x % CW] = select(0.0, Ss[rr / SM][(rr % SM) * SST + x % CW] / LL, LL > 0.0);
+//#else
       o_out[(h * P.n_q + ii) * D + ch * CW + x % CW] = select(0.0, Ss[rr * SST + x % CW] / LL, LL > 0.0);   // a row that sees no key gets 0
+//#endif
     }
   //#endfor
 }
