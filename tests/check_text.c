@@ -1,5 +1,7 @@
 /* check_text.c: file-borne text made safe to show (src/io/text.h), and lessons that keep it so. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/text.h"
@@ -128,6 +130,107 @@ START_TEST(test_cols_and_cut)
 }
 END_TEST
 
+/* fs_text_wrap's cases, each a rule of text.h's with the case that a mistake would change. */
+static const struct {
+    const char *s;
+    int col, indent, width;
+    const char *want;
+} wrap_cases[] = {
+    /* greedy, and a line of exactly width columns fits: "only ever grows when" is 20 */
+    {"the running maximum only ever grows when a larger score arrives", 0, 0, 20,
+     "the running maximum\nonly ever grows when\na larger score\narrives\n"},
+    /* columns are code points: "αβγ ℓℓℓ" is 7 columns in 16 bytes, so it fits in 7 */
+    {"αβγ ℓℓℓ δ", 0, 0, 7, "αβγ ℓℓℓ\nδ\n"},
+    /* the first line goes on from column col: at 6, "abc def" (7 columns) no longer fits in 12 */
+    {"abc def ghi", 6, 2, 12, "abc\n  def ghi\n"},
+    {"abc def ghi", 0, 2, 12, "abc def ghi\n"},
+    /* later lines start with indent spaces, the first with none (the course's section heads) */
+    {"1. Softmax one number at a time", 0, 3, 14, "1. Softmax one\n   number at a\n   time\n"},
+    /* every line indented: the caller prints the indent and passes col = indent */
+    {"a bb ccc dddd", 4, 4, 10, "a bb\n    ccc\n    dddd\n"},
+    /* s's own newlines end lines; the next is indented once it has a word, so an empty line and
+     * a final newline get no spaces, and nothing follows a final newline */
+    {"one two\n\nthree four", 0, 2, 40, "one two\n\n  three four\n"},
+    {"end\n", 0, 2, 40, "end\n"},
+    {"a\nb c d", 0, 1, 4, "a\n b c\n d\n"},
+    /* a run of spaces is one; spaces at either end print nothing */
+    {"  a   b  ", 0, 0, 40, "a b\n"},
+    /* a word wider than the line is not cut and gets a line of its own, and the next word a new
+     * one; the first word stays on the caller's line even when it overflows it */
+    {"a abcdefghijklmnop b", 0, 2, 8, "a\n  abcdefghijklmnop\n  b\n"},
+    {"abcdefghijklmnop", 0, 0, 5, "abcdefghijklmnop\n"},
+    {"xyz w", 4, 0, 5, "xyz\nw\n"},
+    {"ab", 0, 0, 0, "ab\n"},   /* no room at all: still one word a line, and it ends */
+    /* nothing to print: nothing, or the caller's line ended */
+    {"", 0, 0, 40, ""},
+    {"", 3, 3, 40, "\n"},
+};
+
+START_TEST(test_wrap_cases)
+{
+    const char *s = wrap_cases[_i].s, *want = wrap_cases[_i].want;
+    const int col = wrap_cases[_i].col, indent = wrap_cases[_i].indent, width = wrap_cases[_i].width;
+    char *got = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&got, &n);
+    ck_assert_ptr_nonnull(f);
+    fs_text_wrap(f, s, col, indent, width);
+    fclose(f);
+    ck_assert_msg(!strcmp(got, want), "fs_text_wrap(\"%s\", col %d, indent %d, width %d) gave\n\"%s\", not\n\"%s\"", s,
+                  col, indent, width, got, want);
+    free(got);
+}
+END_TEST
+
+/* Random words (ASCII and ℓ, some wider than the line) at random widths: the words come out in
+ * order, one space apart; a line is over width only when it holds one word; a line ends only
+ * when its next word would not fit; the lines after the first start with indent spaces. */
+START_TEST(test_wrap_random)
+{
+    uint64_t seed = fs_test_seed() + 29 + (uint64_t)_i;
+    fs_rng r = {seed};
+    char s[40 * 64] = "", words[40][61];   /* up to 40 words of up to 20 characters, ℓ 3 bytes */
+    int nw = fs_rng_int(&r, 1, 40), wc[40];
+    for (int i = 0; i < nw; i++) {
+        int len = fs_rng_int(&r, 1, fs_rng_int(&r, 0, 4) ? 6 : 20);
+        words[i][0] = 0;
+        for (int k = 0; k < len; k++) strcat(words[i], fs_rng_int(&r, 0, 3) ? "w" : "ℓ");
+        wc[i] = len;
+        strcat(s, i ? (fs_rng_int(&r, 0, 3) ? " " : "   ") : "");
+        strcat(s, words[i]);
+    }
+    const int width = fs_rng_int(&r, 4, 30), indent = fs_rng_int(&r, 0, 3), col = fs_rng_int(&r, 0, 6);
+    char *out = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&out, &n);
+    ck_assert_ptr_nonnull(f);
+    fs_text_wrap(f, s, col, indent, width);
+    fclose(f);
+    FS_ASSERT_SEED(n > 0 && out[n - 1] == '\n', seed, "no final newline");
+    int w = 0, line = 0;
+    for (char *p = out; *p; line++) {
+        char *end = strchr(p, '\n');
+        if (line) FS_ASSERT_SEED((int)strspn(p, " ") == indent, seed, "line %d not indented by %d", line, indent);
+        p += line ? indent : 0;
+        int cols = line ? indent : col, on_line = 0;
+        while (p < end) {   /* the line's words, one space apart, as in s */
+            FS_ASSERT_SEED(w < nw && !strncmp(p, words[w], strlen(words[w])), seed, "word %d out of order", w);
+            cols += (on_line ? 1 : 0) + wc[w];
+            p += strlen(words[w++]);
+            on_line++;
+            if (p < end) FS_ASSERT_SEED(*p == ' ' && p[1] != ' ', seed, "words not one space apart");
+            if (p < end) p++;
+        }
+        FS_ASSERT_SEED(on_line > 0, seed, "an empty line");
+        FS_ASSERT_SEED(cols <= width || on_line == 1, seed, "line %d has %d columns, over %d", line, cols, width);
+        if (w < nw) FS_ASSERT_SEED(cols + 1 + wc[w] > width, seed, "line %d ended while word %d fitted", line, w);
+        p = end + 1;
+    }
+    FS_ASSERT_SEED(w == nw, seed, "%d of %d words printed", w, nw);
+    free(out);
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
@@ -137,6 +240,8 @@ Suite *text_suite(void)
     tcase_add_test(tc, test_lesson_keeps_text_escaped);
     tcase_add_test(tc, test_fit_cuts_at_a_character);
     tcase_add_test(tc, test_cols_and_cut);
+    tcase_add_loop_test(tc, test_wrap_cases, 0, (int)(sizeof wrap_cases / sizeof wrap_cases[0]));
+    tcase_add_loop_test(tc, test_wrap_random, 0, 300);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -41,30 +41,6 @@ static int list_width(void)
     return w < 40 ? 40 : (int)w;
 }
 
-/* Print s wrapped at width columns (UTF-8 code points), each line after the first indented by
- * indent; the first line starts at column col (something is printed before it). */
-static void wrap_at(const char *s, int col, int indent, int width)
-{
-    bool first = true;
-    while (*s) {
-        const char *w = s + strcspn(s, " ");
-        int len = fs_text_cols(s, (size_t)(w - s));
-        if (!first && col + 1 + len > width) {
-            printf("\n%*s", indent, "");
-            col = indent;
-        } else if (!first) {
-            putchar(' ');
-            col++;
-        }
-        fwrite(s, 1, (size_t)(w - s), stdout);
-        col += len;
-        first = false;
-        s = w;
-        while (*s == ' ') s++;
-    }
-    putchar('\n');
-}
-
 /* One lesson: its name, scene and claims; its title; where it comes from (the document by its
  * title, then its file), each wrapped to width, the lines after the first indented by indent
  * (4 when 0; the caller has printed indent columns before the name). false when it does not load (its
@@ -90,13 +66,13 @@ static bool print_lesson(const char *path, const char *stem_s, int stem, int ind
     int len = snprintf(more, sizeof more, "%.*s · %s, %d claim%s", stem, stem_s, fs_scene_str(fs_lesson_scene(l)),
                        nc - own, nc - own == 1 ? "" : "s");
     if (own) snprintf(more + len, sizeof more - (size_t)len, " + %d own check%s", own, own == 1 ? "" : "s");
-    wrap_at(more, indent, sub, width);
+    fs_text_wrap(stdout, more, indent, sub, width);
     printf("%*s", sub, "");
-    wrap_at(fs_lesson_title(l), sub, sub, width);
+    fs_text_wrap(stdout, fs_lesson_title(l), sub, sub, width);
     if (file[0]) snprintf(more, sizeof more, "%s (%s)", words, file);
     else snprintf(more, sizeof more, "%s", words);
     printf("%*s", sub, "");
-    wrap_at(more, sub, sub, width);
+    fs_text_wrap(stdout, more, sub, sub, width);
     fs_lesson_free(l);
     return true;
 }
@@ -121,7 +97,7 @@ static int print_course(const char *dir, int width)
             char head[600];
             snprintf(head, sizeof head, "%d. %s", c.section_of[i] + 1, t);
             putchar('\n');
-            wrap_at(head, 0, 3, width);
+            fs_text_wrap(stdout, head, 0, 3, width);
         }
         char path[8192], num[16];
         snprintf(path, sizeof path, "%s/%s.lesson", dir, c.names[i]);

@@ -112,36 +112,11 @@ static int text_height(void)
 /* Columns a UTF-8 string takes (one per code point). */
 static int cols(const char *s) { return fs_text_cols(s, strlen(s)); }
 
-/* Print text wrapped at width columns (counting UTF-8 characters), every line indented. */
+/* Print s wrapped at width columns (fs_text_wrap), every line indented by indent spaces. */
 static void wrap(FILE *f, const char *s, int indent, int width)
 {
-    int col = 0;
-    while (*s) {
-        if (*s == '\n') {
-            fputc('\n', f);
-            col = 0;
-            s++;
-            continue;
-        }
-        const char *w = s + strcspn(s, " \n");
-        int len = fs_text_cols(s, (size_t)(w - s));
-        if (col > indent && col + 1 + len > width) {
-            fputc('\n', f);
-            col = 0;
-        }
-        if (col == 0) {
-            for (int i = 0; i < indent; i++) fputc(' ', f);
-            col = indent;
-        } else {
-            fputc(' ', f);
-            col++;
-        }
-        fwrite(s, 1, (size_t)(w - s), f);
-        col += len;
-        s = w;
-        while (*s == ' ') s++;
-    }
-    if (col) fputc('\n', f);
+    fprintf(f, "%*s", indent, "");
+    fs_text_wrap(f, s, indent, indent, width);
 }
 
 /* A heading followed by a rule of at most max_dashes "─" that ends within width columns (a

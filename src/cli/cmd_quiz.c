@@ -20,6 +20,8 @@
 #include "io/text.h"
 #include "lesson/lesson.h"
 
+#define WIDTH 78   /* prompts and answers are wrapped at this many columns, indented by 2 */
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: flashstep quiz [SECTION] [--seed S] [--dir DIR]\n\n"
@@ -66,32 +68,6 @@ static int find_section(const fs_course *c, const char *arg)
             hit = s;
         }
     return hit;
-}
-
-/* Print text wrapped at 78 columns (UTF-8 characters counted), indented. */
-static void wrap(const char *s, int indent)
-{
-    int col = 0;
-    while (*s) {
-        const char *w = s + strcspn(s, " ");
-        int len = fs_text_cols(s, (size_t)(w - s));
-        if (col > indent && col + 1 + len > 78) {
-            putchar('\n');
-            col = 0;
-        }
-        if (col == 0) {
-            printf("%*s", indent, "");
-            col = indent;
-        } else {
-            putchar(' ');
-            col++;
-        }
-        fwrite(s, 1, (size_t)(w - s), stdout);
-        col += len;
-        s = w;
-        while (*s == ' ') s++;
-    }
-    if (col) putchar('\n');
 }
 
 int cli_quiz(int argc, char **argv)
@@ -187,7 +163,8 @@ int cli_quiz(int argc, char **argv)
     for (int i = 0; i < quiz->n; i++) {
         const fs_question *q = &quiz->q[i];
         printf("\n%d of %d (from %s)\n", i + 1, quiz->n, quiz->lesson[i]);
-        wrap(q->prompt, 2);
+        printf("  ");
+        fs_text_wrap(stdout, q->prompt, 2, 2, WIDTH);
         if (!q->numeric) {
             printf("  ");
             for (int o = 0; o < q->n_options; o++) printf("%s%d %s", o ? "  " : "", o + 1, q->options[o]);
@@ -205,7 +182,8 @@ int cli_quiz(int argc, char **argv)
         bool ok = fs_question_judge(q, line, fb, sizeof fb);
         right += ok;
         wrong[i] = !ok;
-        wrap(fb, 2);
+        printf("  ");
+        fs_text_wrap(stdout, fb, 2, 2, WIDTH);
     }
     int rc = 0;
     if (answered < quiz->n) {
@@ -225,7 +203,7 @@ int cli_quiz(int argc, char **argv)
         }
         if (revisit[0]) {
             strncat(revisit, ".", sizeof revisit - strlen(revisit) - 1);
-            wrap(revisit, 0);
+            fs_text_wrap(stdout, revisit, 0, 0, WIDTH);
         } else {
             printf("Every answer right: on to the next section.\n");
         }

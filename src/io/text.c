@@ -1,7 +1,9 @@
-/* text.c: escaping the bytes of file-borne text that could drive a terminal (see text.h). */
+/* text.c: escaping the bytes of file-borne text that could drive a terminal, and measuring and
+ * wrapping text by columns (see text.h). */
 #include "text.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +98,40 @@ size_t fs_text_cut(const char *s, int cols)
     size_t b = 0;
     for (int c = 0; s[b] && c < cols; b++) c += ((unsigned char)s[b + 1] & 0xC0) != 0x80;
     return b;
+}
+
+void fs_text_wrap(FILE *f, const char *s, int col, int indent, int width)
+{
+    bool bare = true;   /* no word on this line yet */
+    int owed = 0;       /* after a newline of s's: the indent, printed with the line's first word */
+    for (s += strspn(s, " "); *s; s += strspn(s, " ")) {
+        if (*s == '\n') {
+            fputc('\n', f);
+            col = 0;
+            owed = indent;
+            bare = true;
+            s++;
+            continue;
+        }
+        const size_t n = strcspn(s, " \n");
+        const int len = fs_text_cols(s, n);
+        if (bare) {
+            fprintf(f, "%*s", owed, "");
+            col += owed;
+            owed = 0;
+        } else if (col + 1 + len > width) {   /* too wide for this line: on the next */
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(s, 1, n, f);
+        col += len;
+        bare = false;
+        s += n;
+    }
+    if (col > 0) fputc('\n', f);
 }
 
 bool fs_text_fit(char *buf, size_t cap, int n)

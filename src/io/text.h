@@ -10,12 +10,15 @@
  * escapes tab and newline too), DEL, the C1 controls U+0080–U+009F in their UTF-8 form (C2 80 …
  * C2 9F: both bytes), and every byte that is not part of well-formed UTF-8 (a lone 0x9B is CSI
  * to an 8-bit terminal).
+ *
+ * The module also measures such text in columns (one a code point) and wraps it to a width.
  */
 #ifndef FS_TEXT_H
 #define FS_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The length of s[0, n) once escaped (without the terminating NUL). */
 size_t fs_text_escaped_len(const char *s, size_t n);
@@ -47,5 +50,13 @@ int fs_text_cols(const char *s, size_t n);
 /* The bytes of the longest start of the string s that takes at most cols columns and ends at a
  * character's end (cut there, a string never loses half a character). */
 size_t fs_text_cut(const char *s, int cols);
+
+/* Print s to f word-wrapped at width columns (code points, as fs_text_cols counts them). The
+ * first line goes on from column col, where the caller has printed col columns; every later line
+ * starts with indent spaces (to indent every line: print indent spaces, then pass col = indent).
+ * Words are split at spaces, a run of them printed as one; a newline in s ends the line ("\n\n"
+ * leaves an empty one, without spaces). A word wider than a line is not cut: it gets a line of
+ * its own. The last line ends with a newline unless it is empty. */
+void fs_text_wrap(FILE *f, const char *s, int col, int indent, int width);
 
 #endif
