@@ -5,8 +5,10 @@
 # linux-x64; and .gl/ with the Vulkan and GL loader packages. Both are ignored by git (the
 # device tool's `carry` takes them).
 # ORT=0 leaves out ONNX Runtime Web (its WebAssembly is 27 MB: a call that runs only bench.js,
-# run-device.sh with ORT=0, then fits the device tool's transfer limit with the tree). XZ=-9e packs
-# tighter (a minute and a half; with ONNX Runtime Web 32.5 MB against 39 at the default -1).
+# run-device.sh with ORT=0, then fits the device tool's transfer limit with the tree). XZ holds xz's
+# options: XZ=-9e packs tighter (a minute and a half; with ONNX Runtime Web 32.5 MB against 39 at the
+# default -1, 30.1 with the binaries stripped), XZ="--x86 --lzma2=preset=9e" tighter still (x86
+# code filtered first: 28.8 MB; tar's -J undoes it on the other side).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 nm=bench/webgpu/node_modules
@@ -27,7 +29,7 @@ if [ "${ORT:-1}" != 0 ]; then
   cp "$nm"/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs "$nm"/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.* "$t/node_modules/onnxruntime-web/dist/"
 fi
 mkdir -p .wgpu
-tar -cf - -C "$t" . | xz "${XZ:--1}" -T2 > .wgpu/pack.tar.xz
+tar -cf - -C "$t" . | xz ${XZ:--1} -T2 > .wgpu/pack.tar.xz
 if [ ! -d .gl ] || ! ls .gl/*.deb >/dev/null 2>&1; then
   mkdir -p .gl /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

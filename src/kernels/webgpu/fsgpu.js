@@ -464,10 +464,11 @@
           const BK = (over.BK ? [over.BK] : this.bks || [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && (!stage || bk % c.M === 0) &&
                                                                          bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
           const NCP = stage && BK ? Math.ceil((BK / c.M) * (p.d / c.K) / NSG) : 0;
-          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG, RB, NCP};
+          const NCV = stage && BK ? Math.ceil(BK * p.d / 8 / WG) : 0;   // (VCOPY) 16-byte words of a tile an invocation copies
+          return {D: p.d, SM: c.M, SN: c.N, SK: c.K, SGS, NSG, BK, BQ, WG, RB, NCP, NCV};
         },
         ok(p) { return kernels['prefill-v7'].ok.call(this, p); },   // version 7's rules, with this shape
-        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK, RB: s.RB, NCP: s.NCP, STAGE: !!this.stage}; },   // NCP 0 but in STAGE (its //#for counts are read in every form)
+        defs(p) { const s = this.shape(p); return {D: s.D, SM: s.SM, SN: s.SN, SK: s.SK, SGS: s.SGS, NSG: s.NSG, BK: s.BK, RB: s.RB, NCP: s.NCP, NCV: s.NCV, STAGE: !!this.stage}; },   // NCP 0 but in STAGE (its //#for counts are read in every form)
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],   // fwd_sgmat8.wgsl's (no K staging: no KROW)
         // its right variants (bench.js --ablation checks them, then times them): preprocessor
         // flags (staged K, staged V, both, scores read twice, loops unrolled) or another shape
@@ -666,6 +667,19 @@
       defs(p) { return Object.assign(kernels['prefill-v14'].defs.call(this, p), {BLK: true}); },
       shapeOf: p => (p.d <= 64 ? {RB: 2, NSG: 4}
         : p.d <= 128 && Math.ceil(p.n_q / 256) * p.n_q_heads >= 256 ? {RB: 2, NSG: 8} : {RB: 1, NSG: 8}),
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {over: {RB: 1, NSG: 8}}, {flags: ['VCOPY']}],
+    });
+    // Prefill version 17: version 16 with K's and V's tiles copied into workgroup memory by plain
+    // 16-byte loads from storage and stores of halves (VCOPY), in place of subgroup matrix loads and
+    // stores. Dawn guards a matrix load from a storage buffer with a branch (zeros past its end),
+    // and the loaded value leaves that branch only once it has arrived, in front of the softmax the
+    // load was issued ahead of; a plain load is clamped (a min, no branch) and stays in flight. On
+    // the H200 with the checks on (`2026-12-01-h200-vcopy`, 16 heads, N = 4096): 0.84 ms against
+    // 1.44 at d = 128 and 0.54 against 0.95 at d = 64, faster than version 16 with the checks off
+    // (0.91). Version 16's shapes.
+    kernels['prefill-v17'] = Object.assign(Object.create(kernels['prefill-v16']), {
+      what: "version 16 with K's and V's tiles copied by plain 16-byte loads from storage (clamped, no branch) and stores of halves, in place of subgroup matrix loads, which Dawn's bounds check puts behind a branch",
+      defs(p) { return Object.assign(kernels['prefill-v16'].defs.call(this, p), {VCOPY: true}); },
       variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {over: {RB: 1, NSG: 8}}],
     });
     return kernels;
@@ -1367,11 +1381,11 @@
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

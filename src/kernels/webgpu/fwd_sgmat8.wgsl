@@ -127,8 +127,13 @@ alias Res = subgroup_matrix_result<f32, SN, SM>;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> q_in: array<f16>;   // what a subgroup matrix loads from
+//#if VCOPY
+@group(0) @binding(2) var<storage, read> k_in: array<vec4<u32>>;   // (VCOPY) K and V as words of eight halves
+@group(0) @binding(3) var<storage, read> v_in: array<vec4<u32>>;
+//#else
 @group(0) @binding(2) var<storage, read> k_in: array<f16>;
 @group(0) @binding(3) var<storage, read> v_in: array<f16>;
+//#endif
 @group(0) @binding(4) var<storage, read> mask_bits: array<u32>;
 @group(0) @binding(5) var<storage, read_write> o_out: array<f32>;
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
@@ -212,6 +217,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   var cf = 0u;
   while (cf < P.n_kv && classify(r0, r1, cf, min(cf + BK, P.n_kv)).x == SKIPPED) { cf += BK; }
   if (cf < P.n_kv) {
+//#if VCOPY
+    //#for c NCV
+      let w0 = t + c * WG;            // (VCOPY) word w0 of the tile: key w0 / (D / 8), columns 8 (w0 % (D / 8)) …
+      if (w0 < BK * D / 8u) {
+        let x0 = k_in[(kv0 + cf * D) / 8u + w0];
+        let key0 = w0 / (D / 8u);
+        let at0 = (key0 % SM) * KST + (w0 % (D / 8u)) * 8u;
+        //#for i 4
+          let h0 = bitcast<vec2<f16>>(x0[i]);
+          Kt[key0 / SM][at0 + 2u * i] = h0.x;
+          Kt[key0 / SM][at0 + 2u * i + 1u] = h0.y;
+        //#endfor
+      }
+    //#endfor
+//#else
     //#for c NCP
       let b0 = sg + c * NSG;
       if (b0 < NB) {
@@ -223,6 +243,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
       }
     //#endfor
+//#endif
   }
   workgroupBarrier();                 // Kt holds the first tile's keys
 //#endif
@@ -297,6 +318,17 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var cn = c0 + BK;
     while (cn < P.n_kv && classify(r0, r1, cn, min(cn + BK, P.n_kv)).x == SKIPPED) { cn += BK; }
     let more = cn < P.n_kv;
+//#if VCOPY
+    var vb4: array<vec4<u32>, NCV>;          // (VCOPY) this invocation's words of the two tiles
+    var kb4: array<vec4<u32>, NCV>;
+    //#for c NCV
+      let w1 = t + c * WG;
+      if (w1 < BK * D / 8u) {
+        vb4[c] = v_in[kt / 8u + w1];
+        if (more) { kb4[c] = k_in[(kv0 + cn * D) / 8u + w1]; }
+      }
+    //#endfor
+//#else
     var vb: array<Left, NCP>;
     var kb: array<Left, NCP>;
     //#for c NCP
@@ -306,6 +338,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         if (more) { kb[c] = subgroupMatrixLoad<Left, row_major>(&k_in, kv0 + cn * D + (b1 / NDB) * SM * D + (b1 % NDB) * SK, D); }
       }
     //#endfor
+//#endif
 //#endif
 //#if NOSOFT
     l += 1.0;
@@ -360,6 +393,25 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     l = alpha * l + share;
 //#endif
 //#if STAGE
+//#if VCOPY
+    //#for c NCV
+      let w2 = t + c * WG;
+      if (w2 < BK * D / 8u) {
+        let key2 = w2 / (D / 8u);
+        let at2 = (key2 % SM) * KST + (w2 % (D / 8u)) * 8u;
+        //#for i 4
+          let hv = bitcast<vec2<f16>>(vb4[c][i]);
+          Vt[key2 / SM][at2 + 2u * i] = hv.x;
+          Vt[key2 / SM][at2 + 2u * i + 1u] = hv.y;
+          if (more) {
+            let hk = bitcast<vec2<f16>>(kb4[c][i]);
+            Kt[key2 / SM][at2 + 2u * i] = hk.x;
+            Kt[key2 / SM][at2 + 2u * i + 1u] = hk.y;
+          }
+        //#endfor
+      }
+    //#endfor
+//#else
     //#for c NCP
       let b2 = sg + c * NSG;
       if (b2 < NB) {
@@ -372,6 +424,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
       }
     //#endfor
+//#endif
 //#endif
 
     // O ← diag(α) O through Ss on the tiles where some row's m moved: the flag read uniformly
