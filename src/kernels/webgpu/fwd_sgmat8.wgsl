@@ -85,6 +85,12 @@
 // offset into a block of known size that test is decided when the shader is compiled; a block's
 // index is only clamped. A number read or written alone (the softmax's S and P) takes two clamped
 // indices instead of one.
+// VCOPY (with STAGE): K's and V's tiles copied by plain loads from storage, 16 bytes (eight halves)
+// an invocation (k_in and v_in bound as arrays of vec4<u32>: NCV words an invocation at most), held
+// across the softmax as the matrices were, then stored as halves into the same padded rows. Dawn
+// guards a subgroup matrix load from storage with a branch (zeros past the buffer's end), and a
+// loaded value leaves that branch only once it has arrived: in front of the softmax the load was
+// issued ahead of. A plain load is clamped (a min, no branch) and stays in flight.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
@@ -93,7 +99,8 @@
 // is version 13 with FASTS: a full tile's scores read without per-score tests. Version 16 is
 // version 14 with BLK: on the H200 with the checks on, 9 % less time at d = 128 and 19 % at d = 64
 // in version 14's shapes, and two row blocks of eight subgroups at d = 128 (1.42 ms against 1.74,
-// `2026-12-01-h200-blk`).
+// `2026-12-01-h200-blk`). Version 17 is version 16 with VCOPY: 0.84 ms against 1.44 at d = 128
+// with the checks on, faster than version 16 with them off (`2026-12-01-h200-vcopy`).
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
