@@ -58,12 +58,12 @@ const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
 const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 to 10, 13, 14, 16 and 17 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR; settings: BK, NSG, RB).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
@@ -71,8 +71,8 @@ function parseVariants(spec) {
     for (const w of form.split(/[\s+]+/)) {
       const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
       if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
+      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
     }
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);

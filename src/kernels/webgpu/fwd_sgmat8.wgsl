@@ -191,7 +191,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   _ = &v_in;                          // read one of them nowhere; the host binds all seven)
   let h = wg.y;
   let kvh = h / (P.n_q_heads / P.n_kv_heads);
+//#if PAIR
+  // (PAIR) two row blocks a workgroup, block wg.x and then block nqb − 1 − wg.x: under a causal mask
+  // the first rows' block with the last rows', so that every workgroup has the same work (the host
+  // dispatches ⌈nqb / 2⌉ of them; the middle block of an odd count is done once)
+  let nqb = (P.n_q + BQ - 1u) / BQ;
+  for (var item = 0u; item < 2u; item++) {
+  let qb = select(wg.x, nqb - 1u - wg.x, item == 1u);
+  if (item == 1u && qb == wg.x) { break; }
+  let r0 = qb * BQ;
+//#else
   let r0 = wg.x * BQ;
+//#endif
   let r1 = min(r0 + BQ, P.n_q);
   let kv0 = kvh * P.n_kv * D;         // KV head kvh's first half
   let u = lane % TPR;                 // this lane's share of its row: keys u, u + TPR, …
@@ -210,6 +221,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     //#endfor
   //#endfor
   var acc: array<Res, RB * NO>;       // O, zero to begin with (row block rb's: acc[rb · NO + nc])
+//#if PAIR
+  //#for a RB * D / SN
+    acc[a] = Res();                   // (PAIR) zeroed by hand: a declaration inside a loop was not always zeroed again on the H200
+  //#endfor
+//#endif
   var m = NEG;                        // the row's maximum (base 2), the same in its TPR lanes
   var l = 0.0;                        // this lane's share of the row's ℓ
 //#if !REREAD
@@ -532,4 +548,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
     }
   //#endfor
+//#if PAIR
+  workgroupBarrier();                 // (PAIR) this block's Ss and Ls read before the next block writes them
+  if (t == 0u) { atomicStore(&moved[0], 0u); }   // the next block's stamps start again at 1
+  workgroupBarrier();
+  }
+//#endif
 }
