@@ -12,7 +12,7 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 to 11, 13, 14, 16 and 17 and decode versions 6, 7, 10 and 11 unless
+ * First, the new kernels (--new; prefill versions 6 to 11, 13, 14 and 16 to 18 and decode versions 6, 7, 10 and 11 unless
  * told) are checked against float64 on their own, one line each: PASS or FAIL with the largest error
  * and the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version
  * 7 or 10, also on problems of several splits and of one, with its counters back at 0 after each
@@ -61,7 +61,7 @@ const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--see
 const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
-// --variants SPEC: forms of prefill versions 8 to 10, 13, 14, 16 and 17 for --ablation instead of their own
+// --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 18 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
 // "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR; settings: BK, NSG, RB).
 function parseVariants(spec) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill versions 7, 8 to 10, 13, 14, 16 and 17 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl;
- * 9, 10, 13, 14, 16 and 17 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V
+/* emulate_sgmat.js: prefill versions 7, 8 to 10, 13, 14 and 16 to 18 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl;
+ * 9, 10, 13, 14 and 16 to 18 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V
  * staged, full tiles' scores without tests; 16 declares 14's workgroup arrays in blocks of 16 rows, the
  * same addresses, so 14's transcription is 16's; 17 copies 16's tiles by plain loads, the same halves
- * into the same places)
+ * into the same places; 18's pairs of row blocks, the device's check alone)
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).

@@ -91,6 +91,9 @@
 // guards a subgroup matrix load from storage with a branch (zeros past the buffer's end), and a
 // loaded value leaves that branch only once it has arrived: in front of the softmax the load was
 // issued ahead of. A plain load is clamped (a min, no branch) and stays in flight.
+// PAIR: two row blocks a workgroup, block wg.x and then block nqb − 1 − wg.x (the host dispatches
+// ⌈nqb / 2⌉): under a causal mask the first rows' short block with the last rows' long one, so that
+// every workgroup has the same work.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
@@ -100,7 +103,9 @@
 // version 14 with BLK: on the H200 with the checks on, 9 % less time at d = 128 and 19 % at d = 64
 // in version 14's shapes, and two row blocks of eight subgroups at d = 128 (1.42 ms against 1.74,
 // `2026-12-01-h200-blk`). Version 17 is version 16 with VCOPY: 0.84 ms against 1.44 at d = 128
-// with the checks on, faster than version 16 with them off (`2026-12-01-h200-vcopy`).
+// with the checks on, faster than version 16 with them off (`2026-12-01-h200-vcopy`). Version 18
+// is version 17 with PAIR under the causal mask (0.665 ms against 0.939 at d = 128, N = 4096,
+// `2026-12-01-h200-v18`).
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
