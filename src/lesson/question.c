@@ -576,8 +576,8 @@ static bool ask_shard(const ctx *c, int64_t k, fs_question *q)
     if (s != ((p - t) % P + P) % P) return false;    /* the reason's rule does not hold here */
     *q = blank(FS_Q_SHARD, k, 0);
     snprintf(q->prompt, sizeof q->prompt, "%d devices in a ring: at step 0 device p holds KV shard p, and after each step "
-             "every device passes its shard on to device p + 1. Device %d now holds shard %d for ring step %d. Which shard "
-             "will it hold at ring step %d?", P, p, e->shard, e->ring_step, t);
+             "every device passes its shard on to device p + 1. At ring step %d device %d holds shard %d: which shard "
+             "will it hold at ring step %d?", P, e->ring_step, p, e->shard, t);
     q->answer = s;
     snprintf(q->why, sizeof q->why, "Device p holds shard (p − t) mod %d at ring step t: (%d − %d) mod %d = %d, since each "
              "step moves every shard one device on (device %d receives the shard device %d held).", P, p, t, P, s, p,
