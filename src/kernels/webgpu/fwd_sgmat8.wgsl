@@ -83,8 +83,9 @@
 // every load and store of a matrix inside its array (robustness, on in every browser) by testing
 // offset + stride · (rows − 1) + columns against the array's length before it: with a constant
 // offset into a block of known size that test is decided when the shader is compiled; a block's
-// index is only clamped. A number read or written alone (the softmax's S and P) takes two clamped
-// indices instead of one.
+// index is only clamped. A number read or written alone (the softmax's S and P) has its block's
+// index clamped; the index inside the block Tint bounds from row % SM, so it needs no clamp (seen
+// in the SPIR-V of a test shader with the same expressions: webgpu.md, "Prefill version 16").
 // VCOPY (with STAGE): K's and V's tiles copied by plain loads from storage, 16 bytes (eight halves)
 // an invocation (k_in and v_in bound as arrays of vec4<u32>: NCV words an invocation at most), held
 // across the softmax as the matrices were, then stored as halves into the same padded rows. Dawn
