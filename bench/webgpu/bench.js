@@ -4,7 +4,7 @@
  *
  *   node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only]
  *                              [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only]
- *                              [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--dawn FLAG]...
+ *                              [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-only K1,K2] [--dawn FLAG]...
  *
  * --dawn-toggles: Dawn's adapter toggles to turn on (its `enable-dawn-features` list, beside
  * allow_unsafe_apis, which is always on here so that Dawn lists every feature it has), e.g.
@@ -12,7 +12,7 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 to 11, 13, 14 and 16 to 18 and decode versions 6, 7, 10 and 11 unless
+ * First, the new kernels (--new; prefill versions 6 to 11, 13, 14 and 16 to 19 and decode versions 6, 7, 10 and 11 unless
  * told) are checked against float64 on their own, one line each: PASS or FAIL with the largest error
  * and the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version
  * 7 or 10, also on problems of several splits and of one, with its counters back at 0 after each
@@ -30,8 +30,8 @@
  * checks, the copy and read probes at each size (MiB read; as much written by the copy), one line a
  * size: how a pass's time splits into a cost each dispatch pays and a rate.
  * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 or -v11 in --only, their own
- * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 to 10, 13
- * and 14 (those --only names), each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a
+ * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 to 10, 13,
+ * 14 and 16 to 19 (those --ablation-only, else --only, names), each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a
  * tile's work) and their variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
  * beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem a head
  * size: one table, a form a line, its ms in each column and the usual form's ms less the form's
@@ -44,7 +44,8 @@
  * --decode-ablation-n lengths), in its usual form and each ablation form of decode_v9.wgsl (NOQK,
  * NOSOFT, NOPV, LOADONLY: the loads alone, and NOQK with NOSOFT), its split pass timed alone and
  * with the merge, beside the read probe at the same bytes: one table, a form a line.
- * --ablation-n N: another N (the tests' 256). --null: Dawn's null backend (no GPU; nothing computed),
+ * --ablation-n N: another N (the tests' 256). --ablation-only K1,K2: take apart those versions only (default:
+ * those of --only). --null: Dawn's null backend (no GPU; nothing computed),
  * --ablation's, --decode-ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
  * fail for a silly reason).
  *
@@ -57,13 +58,14 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--ablation-only K1,K2] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
-// --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 18 for --ablation instead of their own
+// --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 19 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE; settings: BK, NSG, RB).
+// --ablation-only K1,K2: the kernels --ablation takes apart (default: those of --only, or all).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
@@ -71,8 +73,8 @@ function parseVariants(spec) {
     for (const w of form.split(/[\s+]+/)) {
       const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
       if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
+      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
     }
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);
@@ -82,7 +84,7 @@ function parseVariants(spec) {
 }
 
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null, ablationOnly: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -96,6 +98,7 @@ function parse(argv) {
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--ablation') o.ablation = true;
     else if (a === '--ablation-n') o.ablationN = Number(v());
+    else if (a === '--ablation-only') o.ablationOnly = v().split(',').filter(Boolean);
     else if (a === '--decode-ablation') o.decodeAblation = [32768, 131072];
     else if (a === '--decode-ablation-n') o.decodeAblation = v().split(',').map(Number);
     else if (a === '--variants') o.variants = parseVariants(v());
@@ -523,7 +526,7 @@ async function main() {
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
   if (o.nullBackend) {   // the host's side of --ablation and --probe-sizes only: nothing is computed, nothing checked
-    if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.only, o.variants);
+    if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.ablationOnly || o.only, o.variants);
     if (o.decodeAblation) await decodeAblation(dev, seed, o.decodeAblation, false, o.only);
     if (o.probeSizes) await probeSizes(dev, o.probeSizes);
     dev.destroy();
@@ -540,7 +543,7 @@ async function main() {
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
-    abl = await ablation(dev, seed, o.ablationN, true, o.only, o.variants);
+    abl = await ablation(dev, seed, o.ablationN, true, o.ablationOnly || o.only, o.variants);
     bad += abl.bad;
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
   }

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-/* emulate_sgmat.js: prefill versions 7, 8 to 10, 13, 14 and 16 to 18 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl;
- * 9, 10, 13, 14 and 16 to 18 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V
+/* emulate_sgmat.js: prefill versions 7, 8 to 10, 13, 14 and 16 to 19 (src/kernels/webgpu/fwd_sgmat.wgsl, fwd_sgmat8.wgsl;
+ * 9, 10, 13, 14 and 16 to 19 are forms of 8: its loops unrolled, other tiles, RB = 2 row blocks a subgroup, K and V
  * staged, full tiles' scores without tests; 16 declares 14's workgroup arrays in blocks of 16 rows, the
  * same addresses, so 14's transcription is 16's; 17 copies 16's tiles by plain loads, the same halves
- * into the same places; 18's pairs of row blocks, the device's check alone)
+ * into the same places; 18 pairs row blocks in a workgroup (PAIR); 19 gives the workgroups their
+ * blocks longest first (LPT) and runs its tile loop over the keys the mask can show (RANGE))
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).
@@ -15,7 +16,9 @@
  * host's padding of Q, K and V left out: a load past a buffer), pstride (P read with stride BK, not
  * Ps's padded PST), rbstore (version 10's second row block of S stored over the first), firstk
  * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
- * 14's untested scores on partial tiles too). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * 14's untested scores on partial tiles too), pairzero (version 18's second block of a pair begun
+ * with the first one's O and stamps), rangeend (version 19's tile loop stopped a tile short of the
+ * last row's keys). Version 8's transcription also models its subgroups: a shuffle reads the value
  * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
@@ -193,8 +196,10 @@ function kernel(p, C) {
 // fsgpu.js's prefill-v8 layout pads them (Q by BQ rows, K and V by BK rows of zeros). C.KWG, C.VWG,
 // C.REREAD: its variant forms (K or V staged in workgroup memory, scores read twice); C.STAGE:
 // version 13's (K and V staged by subgroup matrices, the next visited tile's K during this tile's
-// softmax); C.FASTS: version 14's (a full tile's scores without tests). fault: see
-// the header. Returns {O, lse}.
+// softmax); C.FASTS: version 14's (a full tile's scores without tests); C.PAIR: version 18's (two
+// row blocks a workgroup, wx's and nqb − 1 − wx's, workgroup memory kept between them); C.LPT:
+// version 19's (workgroup wx takes block nqb − 1 − wx); C.RANGE: version 19's (the tile loop over
+// the keys the mask can show the block). fault: see the header. Returns {O, lse}.
 function kernel8(p, C, fault = null) {
   const {D, SM, SN, SK, SGS, NSG, BK} = C, KST = D + 8, RB = C.RB || 1, SR = RB * SM;
   const BQ = NSG * SR, TPR = SGS / SR, KPI = BK / TPR, NQK = D / SK, NO = D / SN;
@@ -203,17 +208,30 @@ function kernel8(p, C, fault = null) {
   const q_in = pad(p.q, BQ), k_in = pad(p.k, BK), v_in = pad(p.v, BK);
   const O = new Float32Array(p.n_q_heads * p.n_q * D), lse = new Float32Array(p.n_q_heads * p.n_q);
   const pst = fault === 'pstride' ? BK : PST;
-  for (let h = 0; h < p.n_q_heads; h++) for (let wx = 0; wx < Math.ceil(p.n_q / BQ); wx++) {
-    const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
-    const r0 = wx * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
+  const nqb = Math.ceil(p.n_q / BQ);
+  for (let h = 0; h < p.n_q_heads; h++) for (let wx = 0; wx < (C.PAIR ? Math.ceil(nqb / 2) : nqb); wx++) {
     const Ss = new Float32Array(BQ * SST), Ps = new Float32Array(BQ * PST), Ls = new Float32Array(BQ);
     const Ks = new Float32Array(BK * KST), Vs = new Float32Array(BK * KST);   // (KWG, VWG)
     const Kt = new Float32Array(BK * KST), Vt = new Float32Array(BK * KST);   // (STAGE)
+    let carried = null;                         // (pairzero) the first block's subgroups
+    for (let item = 0; item < (C.PAIR ? 2 : 1); item++) {   // (PAIR) block wx, then block nqb − 1 − wx
+    const qb = item === 0 ? (C.LPT ? nqb - 1 - wx : wx) : nqb - 1 - wx;
+    if (item === 1 && qb === wx) break;
+    const kvh = Math.floor(h / (p.n_q_heads / p.n_kv_heads));
+    const r0 = qb * BQ, r1 = Math.min(r0 + BQ, p.n_q), kv0 = kvh * p.n_kv * D;
     const NDB = D / SK, NB = (BK / SM) * NDB, NCP = Math.ceil(NB / NSG);
     // (STAGE) subgroup sg's share of a tile: blocks sg, sg + NSG, … as SM × SK left matrices from storage
     const blocks = sg => Array.from({length: NCP}, (_, c) => sg + c * NSG).filter(b => b < NB);
     const blockAt = (b, base, stride) => base + Math.floor(b / NDB) * SM * stride + (b % NDB) * SK;
-    const nextVisited = c => { while (c < p.n_kv && classify(p, r0, r1, c, Math.min(c + BK, p.n_kv)) === 2) c += BK; return c; };
+    // (RANGE, version 19) keys [kbeg, kend): those the causal mask or the window can show rows r0 to r1 − 1;
+    // rangeend: kend one tile short
+    let kbeg = 0, kend = p.n_kv;
+    const clampKv = x => Math.min(Math.max(x, 0), p.n_kv);
+    if (C.RANGE && (p.mask.kind === 1 || p.mask.kind === 2)) {
+      kend = clampKv(r1 + p.mask.offset - (fault === 'rangeend' ? BK : 0));
+      if (p.mask.kind === 2) kbeg = Math.floor(clampKv(r0 + p.mask.offset - p.mask.window + 1) / BK) * BK;
+    }
+    const nextVisited = c => { while (c < kend && classify(p, r0, r1, c, Math.min(c + BK, p.n_kv)) === 2) c += BK; return c; };
     let moved = 0;
     // every subgroup: its matrices and its lanes (each lane: its row, share u, m, ℓ share, scores)
     const sgs = Array.from({length: NSG}, (_, sg) => ({
@@ -223,6 +241,8 @@ function kernel8(p, C, fault = null) {
         return {u: lane % TPR, row, i: r0 + row, m: NEG, l: 0, sc: new Array(KPI), m_blk: NEG, alpha: 1};
       }),
     }));
+    if (fault === 'pairzero' && carried) sgs.forEach((S, sg) => { S.acc = carried[sg].acc; });   // O not zeroed again
+    carried = sgs;
     // subgroupShuffleXor(x, o) for every lane at once: lane l gets lane (l ^ o)'s x
     const shuffleXor = (S, get, o) => S.lanes.map((_, l) => get(S.lanes[l ^ o]));
     for (const [sg, S] of sgs.entries()) {
@@ -231,10 +251,10 @@ function kernel8(p, C, fault = null) {
     }
     let stamp = 0;
     if (C.STAGE) {                              // (STAGE) the first visited tile's K, before the loop
-      const cf = fault === 'firstk' ? 0 : nextVisited(0);
-      if (cf < p.n_kv) for (let sg = 0; sg < NSG; sg++) for (const b of blocks(sg)) store(Kt, blockAt(b, 0, KST), load(k_in, blockAt(b, kv0 + cf * D, D), false, D, SM, SK), KST);
+      const cf = fault === 'firstk' ? 0 : nextVisited(kbeg);
+      if (cf < kend) for (let sg = 0; sg < NSG; sg++) for (const b of blocks(sg)) store(Kt, blockAt(b, 0, KST), load(k_in, blockAt(b, kv0 + cf * D, D), false, D, SM, SK), KST);
     }
-    for (let c0 = 0; c0 < p.n_kv; c0 += BK) {
+    for (let c0 = kbeg; c0 < kend; c0 += BK) {
       const c1 = Math.min(c0 + BK, p.n_kv);
       const cls = classify(p, r0, r1, c0, c1);
       if (cls === 2) continue;
@@ -256,7 +276,7 @@ function kernel8(p, C, fault = null) {
       // (STAGE) this tile's V and the next visited tile's K, each subgroup its blocks, loaded now
       const cn = C.STAGE ? nextVisited(c0 + BK) : 0;
       const staged = C.STAGE ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
-                                                                       k: cn < p.n_kv ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
+                                                                       k: cn < kend ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
       const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
       // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
       const fast = C.FASTS && (cls === 0 || fault === 'fasts') && c1 === c0 + BK && !(p.softcap > 0);
@@ -332,6 +352,7 @@ function kernel8(p, C, fault = null) {
         O[(h * p.n_q + ii) * D + ch * CW + x % CW] = LL > 0 ? f32(Ss[rr * SST + x % CW] / LL) : 0;
       }
     }
+    }
   }
   return {O, lse};
 }
@@ -340,7 +361,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -367,6 +388,9 @@ function main() {
     if (k % 8 === 0 || fault === 'fasts') Object.assign(v8, {FASTS: true, REREAD: false});   // version 14's full tiles without tests, every other of those
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
+    if (k % 3 !== 1 || fault === 'pairzero') v8.PAIR = true;  // version 18's pairs of row blocks, two cases of three
+    else if (k % 2 === 0) v8.LPT = true;                      // version 19's blocks longest first, the others by turns
+    if (k % 3 !== 2 || fault === 'rangeend') v8.RANGE = true; // version 19's tile loop over the keys the mask can show
     for (const [name, run] of kernels) {
       const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;

@@ -680,9 +680,13 @@
     kernels['prefill-v17'] = Object.assign(Object.create(kernels['prefill-v16']), {
       what: "version 16 with K's and V's tiles copied by plain 16-byte loads from storage (clamped, no branch) and stores of halves, in place of subgroup matrix loads, which Dawn's bounds check puts behind a branch",
       defs(p) { return Object.assign(kernels['prefill-v16'].defs.call(this, p), {VCOPY: true}); },
+      ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD', 'NOSTORE'],   // (NOSTORE: the copies' stores, VCOPY's alone)
       variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {over: {RB: 1, NSG: 8}}, {flags: ['PAIR']}],
       // (PAIR, a form of this file: two row blocks a workgroup, so half the workgroups)
-      dispatch(p) { const bq = this.shape(p).BQ, n = Math.ceil(p.n_q / bq); return [[this.defs(p).PAIR ? Math.ceil(n / 2) : n, p.n_q_heads, 1]]; },
+      dispatch(p) {   // (PAIR: two row blocks a workgroup; LPT, not with PAIR: the heads innermost, fwd_sgmat8.wgsl says why)
+        const d = this.defs(p), n = Math.ceil(p.n_q / this.shape(p).BQ);
+        return [d.LPT && !d.PAIR ? [p.n_q_heads, n, 1] : [d.PAIR ? Math.ceil(n / 2) : n, p.n_q_heads, 1]];
+      },
     });
     // Prefill version 18: version 17 with, under the causal mask, two row blocks a workgroup, the
     // first rows' with the last rows' (PAIR), so that every workgroup does the same work: version 17
@@ -691,6 +695,20 @@
     kernels['prefill-v18'] = Object.assign(Object.create(kernels['prefill-v17']), {
       what: "version 17 with, under the causal mask, two row blocks a workgroup, the first rows' with the last rows', so that every workgroup does the same work",
       defs(p) { return Object.assign(kernels['prefill-v17'].defs.call(this, p), {PAIR: !!p.mask && p.mask.kind === MASK.causal}); },
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
+    });
+    // Prefill version 19: version 17 with, under a causal mask or a window, its tile loop over the
+    // keys the mask can show the block (RANGE), and under the causal mask the row blocks dispatched
+    // longest first (LPT) instead of version 18's pairs. Version 18 took 0.69 of its time without a
+    // mask at N = 16384, d = 128, causal, where it visits half the tiles (`2026-12-01-h200-swz-desc`);
+    // longest first alone 0.68 (`2026-12-01-h200-lpt`); with RANGE 0.57 (`2026-12-01-h200-range`):
+    // the time went to passing over the tiles past the last row, not to the order.
+    kernels['prefill-v19'] = Object.assign(Object.create(kernels['prefill-v17']), {
+      what: "version 17 with, under a causal mask or a window, its tile loop over only the keys the mask can show the block, and under the causal mask the row blocks dispatched longest first, so that the short ones fill the end",
+      defs(p) {
+        const kind = p.mask ? p.mask.kind : MASK.none;
+        return Object.assign(kernels['prefill-v17'].defs.call(this, p), {RANGE: kind === MASK.causal || kind === MASK.window, LPT: kind === MASK.causal});
+      },
       variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
     });
     return kernels;
@@ -1392,11 +1410,11 @@
   // inputs). Decode: one query a head, GQA 32/8, d = 128. A kernel the device does not offer
   // (shader-f16, subgroup matrices: its `absent()`) has no rows there.
   const PLANS = {
-    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'akunu-prefill-v1'], v1_max: 4096},
+    full: {prefill: {n: [1024, 4096, 16384], d: [64, 128], heads: 16, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'akunu-prefill-v1'], v1_max: 4096},
            decode: {n: [4096, 32768, 131072], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v9-paged-hnd', 'decode-v9-paged-hnd-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 32768}},
-    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'akunu-prefill-v1'], v1_max: 1024},
+    quick: {prefill: {n: [1024, 4096], d: [64, 128], heads: 8, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'akunu-prefill-v1'], v1_max: 1024},
             decode: {n: [4096, 32768], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 4096}},
-    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'akunu-prefill-v1'], v1_max: 128},
+    tiny: {prefill: {n: [128], d: [64], heads: 2, kernels: ['prefill-v1', 'prefill-v2', 'prefill-v3', 'prefill-v4', 'prefill-v5', 'prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'akunu-prefill-v1'], v1_max: 128},
            decode: {n: [512], kernels: ['decode-v1', 'decode-v2', 'decode-v2-f16', 'decode-v2-paged', 'decode-v2-paged-f16', 'decode-v5', 'decode-v5-f16', 'decode-v5-paged', 'decode-v5-paged-f16', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16', 'decode-v6', 'decode-v3', 'decode-v9', 'decode-v9-f16', 'decode-v9-paged', 'decode-v9-paged-f16', 'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16', 'decode-v14-paged', 'decode-v14-paged-f16', 'decode-v4', 'decode-v4-f16', 'decode-paged-f16', 'akunu-parallel', 'akunu-fast', 'akunu-standard'], slow_max: 512, d: 32}},
   };
 

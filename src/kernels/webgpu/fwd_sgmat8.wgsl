@@ -35,7 +35,8 @@
 // Ablation forms, as version 7's (bench/webgpu/bench.js --ablation; never the host's default;
 // finite, not right): NOQK (no S = Q Kᵀ: Ss keeps its zeros), NOPV (no O += P V), NOSOFT (P = 1/64
 // written once; no score read, no exp2, α = 1, ℓ = 1 a tile), NOLOAD (every tile's K and V read
-// from the first tile's place: cache hits).
+// from the first tile's place: cache hits), NOSTORE (with VCOPY: each 16-byte word of a tile stored as
+// one half, not eight: the copy's loads kept, its stores into workgroup memory nearly all gone).
 //
 // Variant forms (right, checked against float64 by bench.js --ablation before they are timed;
 // never the host's default), for the choices this file makes without a measurement: whether a
@@ -95,6 +96,14 @@
 // PAIR: two row blocks a workgroup, block wg.x and then block nqb − 1 − wg.x (the host dispatches
 // ⌈nqb / 2⌉): under a causal mask the first rows' short block with the last rows' long one, so that
 // every workgroup has the same work.
+// RANGE: the tile loop runs over the keys the mask can show the block's rows, not over all n_kv:
+// under a causal mask up to the last row's position, under a sliding window from the first row's
+// first key. The tiles outside were skipped one by one before (each classified, then passed over),
+// and the search for the next visited tile ran on through them from a block's last tile.
+// LPT: the longest row blocks first. Workgroup (x, y) takes head x and row block nqb − 1 − y (the
+// host dispatches (n_q_heads, nqb)): the GPU starts workgroups in the order of their index, x the
+// fastest, so under a causal mask every head's last block (every key) starts first and the first
+// blocks (a few keys each) fill the end, where they leave no SM idle for long.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
@@ -106,11 +115,14 @@
 // `2026-12-01-h200-blk`). Version 17 is version 16 with VCOPY: 0.84 ms against 1.44 at d = 128
 // with the checks on, faster than version 16 with them off (`2026-12-01-h200-vcopy`). Version 18
 // is version 17 with PAIR under the causal mask (0.665 ms against 0.939 at d = 128, N = 4096,
-// `2026-12-01-h200-v18`).
+// `2026-12-01-h200-v18`). Version 19 is version 17 with RANGE under a causal mask or a window and
+// LPT under the causal mask (6.94 ms against version 18's 8.72 at d = 128, N = 16384, causal,
+// `2026-12-01-h200-v19-ort` and `-range`).
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
-// natural units. Dispatch: (⌈n_q / BQ⌉, n_q_heads). Set by the host as constants: D (64, 128 or
+// natural units. Dispatch: (nqb = ⌈n_q / BQ⌉, n_q_heads); PAIR (⌈nqb / 2⌉, n_q_heads); LPT
+// (n_q_heads, nqb). Set by the host as constants: D (64, 128 or
 // 256), SM, SN, SK (the configuration), SGS (the subgroup size, every subgroup's), NSG, BK, RB,
 // and with STAGE NCP (blocks a subgroup copies a tile, at most: (BK / SM) · (D / SK) / NSG, rounded up).
 
@@ -195,7 +207,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
   _ = &k_in;                          // bound in every form (the ablation forms NOQK and NOPV
   _ = &v_in;                          // read one of them nowhere; the host binds all seven)
+//#if PAIR
   let h = wg.y;
+//#elif LPT
+  let h = wg.x;                       // (LPT) the heads innermost (with PAIR, LPT is left out)
+//#else
+  let h = wg.y;
+//#endif
   let kvh = h / (P.n_q_heads / P.n_kv_heads);
 //#if PAIR
   // (PAIR) two row blocks a workgroup, block wg.x and then block nqb − 1 − wg.x: under a causal mask
@@ -206,6 +224,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   let qb = select(wg.x, nqb - 1u - wg.x, item == 1u);
   if (item == 1u && qb == wg.x) { break; }
   let r0 = qb * BQ;
+//#elif LPT
+  let r0 = ((P.n_q + BQ - 1u) / BQ - 1u - wg.y) * BQ;   // (LPT) the last block first
 //#else
   let r0 = wg.x * BQ;
 //#endif
@@ -238,14 +258,29 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   var sc: array<f32, KPI>;            // this lane's scores of the tile (base 2; NEG where masked)
 //#endif
   var stamp = 0u;                     // visited tiles so far (the same in every invocation)
+//#if RANGE
+  // (RANGE) keys [kbeg, kend): the tiles the mask can show the block's rows (kbeg a tile's first key)
+  var kbeg = 0u;
+  var kend = P.n_kv;
+  if (P.mask_kind == 1u || P.mask_kind == 2u) {
+    kend = u32(clamp(i32(r1) + P.offset, 0, i32(P.n_kv)));   // the last row sees keys up to its position
+    if (P.mask_kind == 2u) { kbeg = (u32(clamp(i32(r0) + P.offset - P.window + 1, 0, i32(P.n_kv))) / BK) * BK; }
+  }
+//#endif
 //#if FASTS
   let SL = P.scale * LOG2E;           // (FASTS) a score's factor to base-2 units
 //#endif
 //#if STAGE
   // (STAGE) the first visited tile's K into Kt: blocks b = sg, sg + NSG, … of its (BK / SM) × NDB
+//#if RANGE
+  var cf = kbeg;
+  while (cf < kend && classify(r0, r1, cf, min(cf + BK, P.n_kv)).x == SKIPPED) { cf += BK; }
+  if (cf < kend) {
+//#else
   var cf = 0u;
   while (cf < P.n_kv && classify(r0, r1, cf, min(cf + BK, P.n_kv)).x == SKIPPED) { cf += BK; }
   if (cf < P.n_kv) {
+//#endif
 //#if VCOPY
     //#for c NCV
       let w0 = t + c * WG;            // (VCOPY) word w0 of the tile: key w0 / (D / 8), columns 8 (w0 % (D / 8)) …
@@ -285,7 +320,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
 //#endif
 
+//#if RANGE
+  for (var c0 = kbeg; c0 < kend; c0 += BK) {
+//#else
   for (var c0 = 0u; c0 < P.n_kv; c0 += BK) {
+//#endif
     let c1 = min(c0 + BK, P.n_kv);
     let cls = classify(r0, r1, c0, c1).x;   // the same for every invocation
     if (cls == SKIPPED) { continue; }
@@ -345,8 +384,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#if STAGE
     // (STAGE) this tile's V and the next visited tile's K, loaded now, stored after the softmax
     var cn = c0 + BK;
+//#if RANGE
+    while (cn < kend && classify(r0, r1, cn, min(cn + BK, P.n_kv)).x == SKIPPED) { cn += BK; }
+    let more = cn < kend;
+//#else
     while (cn < P.n_kv && classify(r0, r1, cn, min(cn + BK, P.n_kv)).x == SKIPPED) { cn += BK; }
     let more = cn < P.n_kv;
+//#endif
 //#if VCOPY
     var vb4: array<vec4<u32>, NCV>;          // (VCOPY) this invocation's words of the two tiles
     var kb4: array<vec4<u32>, NCV>;
@@ -428,6 +472,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       if (w2 < BK * D / 8u) {
         let key2 = w2 / (D / 8u);
         let at2 = (key2 % SM) * KST + (w2 % (D / 8u)) * 8u;
+//#if NOSTORE
+        // (NOSTORE) one half a word stored instead of eight, made of all four loaded words (kept loaded)
+        let xv = vb4[c];
+        Vt[key2 / SM][at2] = bitcast<vec2<f16>>((xv.x ^ xv.y ^ xv.z ^ xv.w) & 0x3bff3bffu).x;
+        if (more) {
+          let xk = kb4[c];
+          Kt[key2 / SM][at2] = bitcast<vec2<f16>>((xk.x ^ xk.y ^ xk.z ^ xk.w) & 0x3bff3bffu).x;
+        }
+//#else
         //#for i 4
           let hv = bitcast<vec2<f16>>(vb4[c][i]);
           Vt[key2 / SM][at2 + 2u * i] = hv.x;
@@ -438,6 +491,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
             Kt[key2 / SM][at2 + 2u * i + 1u] = hk.y;
           }
         //#endfor
+//#endif
       }
     //#endfor
 //#else
