@@ -18,7 +18,7 @@
  * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
  * 14's untested scores on partial tiles too), pairzero (version 18's second block of a pair begun
  * with the first one's O and stamps), rangeend (version 19's tile loop stopped a tile short of the
- * last row's keys). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * last row's keys), fastc (FASTC's causal test one key short). Version 8's transcription also models its subgroups: a shuffle reads the value
  * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
@@ -280,7 +280,12 @@ function kernel8(p, C, fault = null) {
       const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
       // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
       const fast = C.FASTS && (cls === 0 || fault === 'fasts') && c1 === c0 + BK && !(p.softcap > 0);
-      const scoreOf = fast ? (I, j) => f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E)) : score;
+      // (FASTC, version 19's variant) a full-width tile on the causal diagonal: one comparison a score;
+      // fastc: the comparison one key short
+      const fastc = C.FASTC && !fast && cls === 1 && p.mask.kind === 1 && c1 === c0 + BK && !(p.softcap > 0);
+      const lim = I => I.i + p.mask.offset - c0 - (fault === 'fastc' ? 1 : 0);
+      const scoreOf = fast ? (I, j) => f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E))
+        : fastc ? (I, j) => (j <= lim(I) ? f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E)) : NEG) : score;
       for (const S of sgs) {
         for (const I of S.lanes) {
           I.m_blk = NEG;
@@ -361,7 +366,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend', 'fastc'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -373,6 +378,7 @@ function main() {
     const d = pick([64, 128]), groups = pick([1, 2, 4]), kvh = int(1, 2);
     let mask = pick(['none', 'causal', 'window', 'tree']);
     if (fault === 'firstk') mask = 'window';   // it shows only where a block's first visited tile is not tile 0
+    if ((k % 8 === 4 && fault !== 'firstk') || fault === 'fastc') mask = 'causal';   // (FASTC) its tiles are the causal diagonal's
     const n_kv = int(1, 200);
     const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : int(1, Math.min(n_kv, 150)), n_kv, d, mask,
                window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
@@ -386,6 +392,7 @@ function main() {
     const v8 = {KWG: k % 4 === 1 || k % 4 === 3, VWG: k % 4 >= 2, REREAD: k % 3 === 2, NSG: [4, 2, 8][k % 3]};
     if (k % 4 === 0 || fault === 'firstk' || fault === 'fasts') Object.assign(v8, {STAGE: true, KWG: false, VWG: false});   // version 13's K and V staged by matrices, every fourth case
     if (k % 8 === 0 || fault === 'fasts') Object.assign(v8, {FASTS: true, REREAD: false});   // version 14's full tiles without tests, every other of those
+    if (k % 8 === 4 || fault === 'fastc') Object.assign(v8, {FASTS: true, FASTC: true, REREAD: false});   // and with the causal diagonal's tiles, the others
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
     if (k % 3 !== 1 || fault === 'pairzero') v8.PAIR = true;  // version 18's pairs of row blocks, two cases of three

@@ -709,7 +709,7 @@
         const kind = p.mask ? p.mask.kind : MASK.none;
         return Object.assign(kernels['prefill-v17'].defs.call(this, p), {RANGE: kind === MASK.causal || kind === MASK.window, LPT: kind === MASK.causal});
       },
-      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {flags: ['FASTC']}],   // (FASTC: the causal diagonal's tiles without score()'s tests)
     });
     return kernels;
   }

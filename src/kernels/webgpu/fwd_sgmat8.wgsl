@@ -96,6 +96,9 @@
 // PAIR: two row blocks a workgroup, block wg.x and then block nqb − 1 − wg.x (the host dispatches
 // ⌈nqb / 2⌉): under a causal mask the first rows' short block with the last rows' long one, so that
 // every workgroup has the same work.
+// FASTC (with FASTS and BLK): under the causal mask a full-width tile on the diagonal without a
+// soft-cap also skips score()'s tests: one comparison a score, key c0 + j visible to row i when
+// j ≤ i + offset − c0 (rows past n_q get scores too, as under FASTS, and are never written).
 // RANGE: the tile loop runs over the keys the mask can show the block's rows, not over all n_kv:
 // under a causal mask up to the last row's position, under a sliding window from the first row's
 // first key. The tiles outside were skipped one by one before (each classified, then passed over),
@@ -429,6 +432,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         sc[k] = x;
         m_blk = max(m_blk, x);
       //#endfor
+//#if FASTC
+    } else if (cls == PARTIAL && P.mask_kind == 1u && c1 == c0 + BK && P.softcap <= 0.0) {
+      // (FASTC) a tile on the causal diagonal: key c0 + j is visible to row i when j ≤ lim
+      let lim = i32(i) + P.offset - i32(c0);
+      //#for k BK / (SGS / (RB * SM))
+        let x = select(NEG, Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL, i32(u + k * TPR) <= lim);
+        sc[k] = x;
+        m_blk = max(m_blk, x);
+      //#endfor
+//#endif
     } else {
 //#endif
     //#for k BK / (SGS / (RB * SM))
