@@ -65,7 +65,6 @@ const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v1
 // --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 19 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
 // "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC; settings: BK, NSG, RB).
-// --ablation-only K1,K2: the kernels --ablation takes apart (default: those of --only, or all).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
