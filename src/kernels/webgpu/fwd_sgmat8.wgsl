@@ -104,8 +104,8 @@
 // first key. The tiles outside were skipped one by one before (each classified, then passed over),
 // and the search for the next visited tile ran on through them from a block's last tile.
 // LPT: the longest row blocks first. Workgroup (x, y) takes head x and row block nqb − 1 − y (the
-// host dispatches (n_q_heads, nqb)): the GPU starts workgroups in the order of their index, x the
-// fastest, so under a causal mask every head's last block (every key) starts first and the first
+// host dispatches (n_q_heads, nqb)): assuming the GPU starts workgroups in the order of their index,
+// x the fastest (not measured here; LPT's effect is: 2026-12-01-h200-lpt), under a causal mask every head's last block (every key) starts first and the first
 // blocks (a few keys each) fill the end, where they leave no SM idle for long.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
