@@ -1290,6 +1290,17 @@ def fig_paged_h200():
     return [span([float(k["ratio"]) for k in rows if k["page"] == str(P)], 3) for P in (256, 16)]
 
 
+def fig_paged_best_h200():
+    """Best paged over best contiguous decode (a call and through plans) in 2026-12-01's call:
+    float16 with pages of 16, then the e4m3 cache with pages of 256 and of 16."""
+    rows = results(CUDA_RES + "2026-12-01-h200-whole-vmax", "decode_fp8_paged")
+
+    def of(kind, P):
+        return span([float(k[kind + key]) for k in rows if k["page"] == str(P)
+                     for key in ("_paged_vs_contiguous", "_plan_paged_vs_contiguous")], 3)
+    return [of("f16", 16), of("e4m3", 256), of("e4m3", 16)]
+
+
 # (phrase, runs, values): values None for a cited figure, else a function of no arguments
 # returning the strings that fill the phrase's {} slots.
 FIGURES = [
@@ -1323,6 +1334,9 @@ FIGURES = [
     ("version 10 reads {} % of the contiguous version 9's bandwidth", [], fig_paged_v10),
     ("the paged float16 versions run at {} of their contiguous siblings' speed with pages of 256 "
      "and {} with pages of 16", [], fig_paged_h200),
+    ("with pages of 16 the best paged float16 decode (version 18) runs at {} of the best "
+     "contiguous one, and the paged e4m3 cache (version 14) at {} with pages of 256 and {} with "
+     "pages of 16", [], fig_paged_best_h200),
     ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
         [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),

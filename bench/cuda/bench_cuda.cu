@@ -1718,8 +1718,8 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
 }
 
 /* The decode over an e4m3 cache beside the float16 decode, the same sequences stored four ways:
- * float16 contiguous (versions 9, 13 and 15, or 7 off Hopper), e4m3 contiguous (the odd e4m3
- * versions), float16 paged (versions 10, 14 and 16) and e4m3 paged (the even ones), pages of P tokens
+ * float16 contiguous (versions 9, 13 and 15, or 7 off Hopper; 17 is 15), e4m3 contiguous (the odd e4m3
+ * versions), float16 paged (versions 10, 14, 16 and 18) and e4m3 paged (the even ones), pages of P tokens
  * in a shuffled order, every paged kernel read as vLLM's pool and as the head-major one; timed in
  * interleaved rounds (5 rounds of 20 calls, medians). The ratios to float16 take the best float16
  * kernel of the same kind (contiguous; paged in the same layout). Bytes counted as read: K and V
@@ -1728,15 +1728,15 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
  * us_planned: the same kernel's median call with its split count fixed beforehand
  * (fs_cuda_decode_splits), timed in the same rounds; us_plan: its calls through an
  * fs_cuda_decode_plan (fs_cuda_decode_fp8_plan_make for the e4m3 cache), which has done the host's
- * work once (the split count and, for float16 versions 13-16 and e4m3-cache versions 5-12, the
+ * work once (the split count and, for float16 versions 13-18 and e4m3-cache versions 5-14, the
  * tensor maps and the kernel's attribute), timed in the same rounds; vs_f16_plan: the tokens a
  * second through plans against the best float16 kernel's of the same kind through plans;
- * us_graph (float16 versions 13-16, e4m3-cache versions 9-12): a plan whose run for this Q and O
+ * us_graph (float16 versions 13-18, e4m3-cache versions 9-14): a plan whose run for this Q and O
  * is a CUDA graph (fs_cuda_decode_plan_graph), one launch a call, timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. The descales do (e4m3-cache version 12 rescales o where they
- * change): each head's and each page's is 1/64 times a factor drawn from [0.5, 1.5), as a real
- * cache's differ from page to page. */
+ * change, 14 where the largest so far grows): each head's and each page's is 1/64 times a factor
+ * drawn from [0.5, 1.5), as a real cache's differ from page to page. */
 static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d, int P)
 {
     const fs_cuda_dtype dt = FS_CUDA_F16;
@@ -1789,10 +1789,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
      * loop that plans once would call it: no occupancy query before each launch */
     /* plan: the kernel's fs_cuda_decode_plan (the host's work done once: the split count, and for
-     * float16 versions 13-16 and e4m3-cache versions 5-12 the tensor maps and the kernel's
+     * float16 versions 13-18 and e4m3-cache versions 5-14 the tensor maps and the kernel's
      * attribute), timed as us_plan */
     /* graph: a second plan of the kernel, its run captured into a CUDA graph for dQ and dO
-     * (fs_cuda_decode_plan_graph; float16 versions 13-16, e4m3-cache versions 9-12), timed as
+     * (fs_cuda_decode_plan_graph; float16 versions 13-18, e4m3-cache versions 9-14), timed as
      * us_graph */
     struct kern {
         bool e4m3, paged;
@@ -1807,11 +1807,13 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c, NULL, NULL});
     if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c, NULL, NULL});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL, NULL});
+        if (!fs_cuda_decode_fp8_version_paged(v) && v != 13)   /* 13 runs 11's kernel */
+            ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL, NULL});
     for (int hm = 0; hm < 2; hm++) {
         ks.push_back({false, true, 10, hm, NULL, FS_OK, c, NULL, NULL});
         if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c, NULL, NULL});
         if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c, NULL, NULL});
+        if (v16 == 9) ks.push_back({false, true, 18, hm, NULL, FS_OK, c, NULL, NULL});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
             if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c, NULL, NULL});
     }

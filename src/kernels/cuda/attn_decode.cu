@@ -662,6 +662,8 @@ static const char *decode_lines[] = {
     "Hopper, paged cache: version 10 with version 13's merge (programmatic dependent launch)",
     "Hopper: version 13 stepping over the rows a group of at most 8 query heads fills, not all 16",
     "Hopper, paged cache: version 14 stepping over the rows the group fills",
+    "Hopper: version 15 (whole-row boxes, version 18's change, were slower on a contiguous cache)",
+    "Hopper, paged cache: version 16 with one TMA box of a page's whole rows when a page is under 64 keys",
 };
 
 /* the versions that merge in the split kernel's launch, with one counter per (batch, KV head) */
@@ -674,7 +676,7 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
 
-extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14 || v == 16; }
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14 || v == 16 || v == 18; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -928,8 +930,8 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
               : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
 }
 
-/* A planned decode: the problem with its split count fixed, and for versions 13 to 16 (e4m3-cache
- * versions 5 to 12) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
+/* A planned decode: the problem with its split count fixed, and for versions 13 to 18 (e4m3-cache
+ * versions 5 to 14) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
  * kernel's attribute). */
 struct fs_cuda_decode_plan {
     fs_cuda_decode p;
@@ -1012,7 +1014,7 @@ extern "C" bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *pl)
 extern "C" fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
 {
     if (!fs_cuda_decode_plan_graphs(pl)) {
-        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to 16 (e4m3 cache: 9 to 12)");
+        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to %d (e4m3 cache: 9 to 14)", fs_cuda_decode_versions());
         return FS_ERR_ARG;
     }
     cudaStream_t s;
@@ -1067,6 +1069,9 @@ static const char *decode_fp8_lines[] = {
     "version 9 stepping over the rows a group of at most 8 query heads fills, not all 16 (decode version 15's step); "
     "six stages at d = 128",
     "version 10 stepping over the rows the group fills; six stages at d = 128",
+    "version 11 (one V descale a head: nothing for version 14's change to do)",
+    "version 12 with o kept in units of the largest V descale so far: a page's P scaled down to it, "
+    "o rescaled only when that grows",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -1214,7 +1219,7 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     if (st != FS_OK) return st;
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
-    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-12: there) */
+    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-14: there) */
         st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
         if (st != FS_OK || version >= 9) return st;
         return kv8_merge(p, q, w, O, why, n);

@@ -47,9 +47,9 @@ fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q
                                       size_t n);
 void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
-/* e4m3-cache versions 5-12 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
- * (5, 7, 9, 11) or paged (6, 8, 10, 12), the bytes converted by the hardware from 7 on, on a
- * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-12 launch their merge into O
+/* e4m3-cache versions 5-14 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7, 9, 11, 13) or paged (6, 8, 10, 12, 14), the bytes converted by the hardware from 7 on, on a
+ * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-14 launch their merge into O
  * themselves, as a programmatic dependent. Blocks of it that fit on one SM at d with G query
  * heads a KV head. */
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
@@ -351,15 +351,16 @@ __device__ __forceinline__ void kv8_q_frags(uint32_t (&qf)[D / 16][4], const __h
 
 /* One warp's step over its 16 keys from kb (shapes as dec_warp_tile; o in units of sv · 2^-8):
  *     S = Q Kᵀ (k8 · 2^-8 as float16), keys ≥ j1 masked,  m_new = max(m, sc2 · rowmax S),
- *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + P V
+ *     α = 2^(m − m_new),  P = 2^(sc2 · S − m_new),  ℓ = α ℓ + rowsum P,  o = α · orescale · o + pscale · P V
  * sc2 = scale · log2 e · k descale · 2^8; orescale = (the previous step's V descale) / (this one's).
  * CVT (e4m3-cache versions 7 and 8): the bytes converted by e4m3x2_cvt, exactly, so without the
  * 2^-8: o in units of sv, and sc2 = scale · log2 e · k descale. TOP (e4m3-cache versions 11 and
- * 12): rows g + 8 empty, as dec_warp_tile's TOP. */
+ * 12): rows g + 8 empty, as dec_warp_tile's TOP. pscale (e4m3-cache version 14): P times this
+ * step's V descale over the one o is kept in, after ℓ has summed P (1 elsewhere, folded away). */
 template <int D, bool CVT = false, bool TOP = false>
 __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const uint32_t (&qf)[D / 16][4],
                                               const kv8_regs<D> &r, int kb, int j1, int t4, float (&m)[2],
-                                              float (&l)[2], float (&o)[D / 8][4])
+                                              float (&l)[2], float (&o)[D / 8][4], float pscale = 1.f)
 {
     static_assert(!TOP || CVT, "the TOP step converts by the hardware");
     float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
@@ -385,6 +386,10 @@ __device__ __forceinline__ void kv8_warp_step(float sc2, float orescale, const u
     alpha[0] *= orescale;
     alpha[1] *= orescale;
     dec_frag_rescale<D, TOP>(o, alpha);
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+        for (int e = 0; e < (TOP ? 2 : 4); e++) s[nt][e] *= pscale;
     const uint32_t a[4] = {pack2<__half>(s[0][0], s[0][1]), pack2<__half>(s[0][2], s[0][3]),
                            pack2<__half>(s[1][0], s[1][1]), pack2<__half>(s[1][2], s[1][3])};
     /* n-tile 4 w + c takes byte c of word w of the thread's four V rows */

@@ -9,11 +9,11 @@
  *     bar_arrive);
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
  *   - persistent blocks' order of work over pairs of query tiles (pair_item);
- *   - TMA copies (tma_load3 / tma_load4 of one box, tma_tile3 of a whole swizzled tile) and the
- *     copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
+ *   - TMA copies (tma_load3 / tma_load4 / tma_load5 of one box, tma_tile3 of a whole swizzled
+ *     tile) and the copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
  *   - the causal, window and length mask of a forward kernel's partial key tile (wg_mask);
- *   - on the host, the tensor maps (make_map and make_map_of, make_pool_map, make_rows_map_f32)
- *     through one encoder lookup.
+ *   - on the host, the tensor maps (make_map and make_map_of, make_pool_map, make_whole_map,
+ *     make_rows_map_f32) through one encoder lookup.
  *
  * Swizzled tiles: a tile of R rows × D columns (16-bit) is D/64 column blocks, each R rows of 128
  * bytes; within a row, 16-byte chunk c sits at chunk c ^ (row mod 8) (the "128B swizzle" of the
@@ -94,6 +94,17 @@ __device__ __forceinline__ void tma_load4(void *dst, const CUtensorMap *map, int
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
                  ::"r"(smem_u32(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(b))
+                 : "memory");
+}
+
+/* One TMA box of a 5-D tensor map into shared memory at dst, counted on barrier b; coordinates
+ * innermost first (make_whole_map's: column, row, column block, head, page). */
+__device__ __forceinline__ void tma_load5(void *dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, int c4,
+                                          uint64_t *b)
+{
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(smem_u32(b))
                  : "memory");
 }
 
@@ -744,6 +755,35 @@ static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cud
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (paged pool) failed (%d)", (int)r);
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
+/* A tensor map over a paged pool whose box is a page's whole rows of D 16-bit columns (D a
+ * multiple of 64, page_size at most 256): the row's D / 64 column blocks of 128 bytes are a
+ * dimension of their own, after the rows, so one box lands as make_pool_map's D / 64 boxes do one
+ * after another (block cb's page_size rows of 128 bytes, swizzled, at cb · page_size · 128) and
+ * one copy does the work of D / 64. Its dimensions, innermost first: 64 columns, page_size slots
+ * slot_stride bytes apart, D / 64 blocks 128 bytes apart, `heads` head_stride bytes apart, n_pages
+ * pages page_stride bytes apart (either pool layout: only the strides differ). Coordinates
+ * (0, slot, 0, head, page). */
+static inline fs_status make_whole_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int page_size,
+                                       size_t slot_stride, int heads, size_t head_stride, int n_pages,
+                                       size_t page_stride, char *why, size_t n)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    fs_status st = tensor_map_encoder(&encode, why, n);
+    if (st != FS_OK) return st;
+    const cuuint64_t dims[5] = {64, (cuuint64_t)page_size, (cuuint64_t)(D / 64), (cuuint64_t)heads, (cuuint64_t)n_pages};
+    const cuuint64_t strides[4] = {slot_stride, 128, head_stride, page_stride};
+    const cuuint32_t box[5] = {64, (cuuint32_t)page_size, (cuuint32_t)(D / 64), 1, 1}, estr[5] = {1, 1, 1, 1, 1};
+    CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        5, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (a page's whole rows) failed (%d)", (int)r);
         return FS_ERR_ARG;
     }
     return FS_OK;

@@ -1,7 +1,7 @@
-/* hopper_decode.cu: decode versions 9 to 16, and e4m3-cache versions 5-12 (at the end of this
+/* hopper_decode.cu: decode versions 9 to 18, and e4m3-cache versions 5-14 (at the end of this
  * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase:
  * versions 9 and 10 (e4m3 cache: 5 to 8) it merges with its own merge kernel, 11 and 12 merge in
- * the split kernel's last block, and 13 to 16 (e4m3 cache: 9 to 12) launch their merge here as a
+ * the split kernel's last block, and 13 to 18 (e4m3 cache: 9 to 14) launch their merge here as a
  * programmatic dependent; their plans (the host's work done once) may run as a CUDA graph.
  *
  *  9  version 7's arithmetic with its loads changed. In version 7 every thread issues 16-byte
@@ -40,8 +40,19 @@
  *    rows g + 8 carry anything. The step leaves them alone (decode_common.cuh's TOP: half the
  *    output accumulators, half the exponentials, the products through mma16816_top) and rescales
  *    o only when some row's maximum moved. Larger groups run versions 13 and 14's step.
+ * 18 version 16 with, when a page holds fewer keys than a tile (64), one box copy a page where
+ *    it issues D / 64: the pool's tensor maps (make_whole_map) take a row's 64-column blocks as a
+ *    dimension of their own, so a box brings the page's whole rows, and a stage holds the tile's
+ *    pages one after another, each its rows' column blocks in turn (the compute warps address it
+ *    through sw_whole). With pages of 16 at d = 128 a tile takes four boxes of 4 KiB a tensor
+ *    instead of eight of 2 KiB. Why: once version 16's page array was in registers, what the
+ *    pages of 16 still lost was in the copies (its ring alone 0.96-0.97 of contiguous). Measured
+ *    (H200, `2026-12-01-h200-whole-vmax`): with pages of 16, 0.964-0.974 of version 15 where 16
+ *    read 0.946-0.963. Pages of 64 and more run version 16's kernel: there whole-row boxes were
+ *    1-3 % slower, as on a contiguous cache (`2026-11-30-h200-whole-rows`), where one 16 KiB box
+ *    streams more slowly than two of 8 KiB. So 17, the contiguous sibling, is version 15.
  *
- * Versions 10, 12 and 14 read either pool layout (fs_cuda_decode's head_major): vLLM's (page,
+ * Versions 10, 12, 14, 16 and 18 read either pool layout (fs_cuda_decode's head_major): vLLM's (page,
  * slot, KV head, d), where one head's rows of a page are 128-byte pieces a whole slot apart
  * (n_kv_heads · d · 2 bytes), or the head-major (page, KV head, slot, d), where they lie
  * together. Only the order of the box's coordinates differs; the box lands the same.
@@ -75,16 +86,29 @@ template <typename T, int D, int STAGES> static size_t dec9_smem()
     return 1024 + 2 * (size_t)STAGES * DEC9_BK * D * 2 + sizeof(T) * 16 * (D + 8) + 2 * STAGES * sizeof(uint64_t);
 }
 
+/* Byte offset of key r's column c in a stage of WHOLE boxes (version 18): boxes of `rows` keys
+ * (16 or 32) one after another, each the keys' D / 64 column blocks of rows × 128 swizzled bytes
+ * (make_whole_map). With rows = 64 it would be sw_off<64>: a stage laid out as version 9's. */
+template <int D> __device__ __forceinline__ uint32_t sw_whole(int r, int c, int rows)
+{
+    return (uint32_t)(((r / rows) * (D / 64) + (c >> 6)) * rows * 128 + (r & (rows - 1)) * 128 +
+                      ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2);
+}
+
 /* grid (splits, n_kv_heads, batch), DEC9_THREADS threads. Shared memory: STAGES K tiles, then
  * STAGES V tiles (64 rows × D, swizzled), then Q (16, D + 8), then the barriers full (STAGES)
  * and empty (STAGES). Writes the split's partial as versions 2-8 do. PAGED (version 10): tmK and
- * tmV are pool maps (make_pool_map) and the keys of sequence b are found through the table. */
-template <typename T, int D, int STAGES, bool PAGED, bool FUSE, bool PDL = false, bool TOP = false>
+ * tmV are pool maps (make_pool_map) and the keys of sequence b are found through the table.
+ * WHOLE (version 18, pages below 64 keys): the maps are make_whole_map's, one box a page brings
+ * its whole rows of D columns instead of D / 64 boxes of 64 columns. */
+template <typename T, int D, int STAGES, bool PAGED, bool FUSE, bool PDL = false, bool TOP = false,
+          bool WHOLE = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                            const __grid_constant__ CUtensorMap tmV,
                                                            const T *__restrict__ Q, float *__restrict__ part,
                                                            unsigned *__restrict__ done, T *__restrict__ Out)
 {
+    static_assert(!WHOLE || PAGED, "whole-row boxes are a paged pool's");
     constexpr int LD = D + 8, TK = DEC9_BK * D * 2;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TK;
@@ -144,13 +168,19 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
                 const int c1 = p.head_major ? slot0 : kvh, c2 = p.head_major ? kvh : slot0;   /* make_pool_map */
 #pragma unroll
                 for (int q = 0; q < DEC9_BK / 16; q++)   /* unrolled: page[] stays in registers (a loop to
-                                                             boxes indexed it, and ptxas kept it in local memory) */
-                    if (q < boxes)
-                        for (int cb = 0; cb < D / 64; cb++) {
-                            const uint32_t off = cb * DEC9_BK * 128 + q * rows * 128;
-                            tma_load4(sK + s * TK + off, &tmK, 64 * cb, c1, c2, page[q], full + s);
-                            tma_load4(sV + s * TK + off, &tmV, 64 * cb, c1, c2, page[q], full + s);
-                        }
+                                                            boxes indexed it, and ptxas kept it in local memory) */
+                    if (q < boxes) {
+                        if (WHOLE) {   /* the page's rows, every column, one copy */
+                            const uint32_t off = q * rows * 128 * (D / 64);
+                            tma_load5(sK + s * TK + off, &tmK, 0, slot0, 0, kvh, page[q], full + s);
+                            tma_load5(sV + s * TK + off, &tmV, 0, slot0, 0, kvh, page[q], full + s);
+                        } else
+                            for (int cb = 0; cb < D / 64; cb++) {
+                                const uint32_t off = cb * DEC9_BK * 128 + q * rows * 128;
+                                tma_load4(sK + s * TK + off, &tmK, 64 * cb, c1, c2, page[q], full + s);
+                                tma_load4(sV + s * TK + off, &tmV, 64 * cb, c1, c2, page[q], full + s);
+                            }
+                    }
             }
             __syncwarp();
         }
@@ -174,6 +204,8 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     const int ck = ((lane >> 3) & 1) * 8;                                 /* and column in a k-step */
     const int rv = warp * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);    /* V row */
     const int cv = (lane >> 4) << 3;                                      /* V column in 16 */
+    const int rows = WHOLE ? p.page_size : DEC9_BK;   /* keys a box */
+    auto at = [&](int r, int c) { return WHOLE ? sw_whole<D>(r, c, rows) : sw_off<DEC9_BK>(r, c); };
     for (int it = 0; it < nt; it++) {
         const int s = ring_stage<STAGES>(it);
         const unsigned char *kS = sK + s * TK, *vS = sV + s * TK;
@@ -182,8 +214,8 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
 #ifndef FS_DECODE_NOSTEP
         if (!PAGED || c0 < j1)   /* paged: past the end, the page was not loaded */
             dec_warp_tile<T, D, TOP>(
-                p.scale2, qf, [&](int kk) { return kS + sw_off<DEC9_BK>(rk, kk * 16 + ck); },
-                [&](int dp) { return vS + sw_off<DEC9_BK>(rv, dp * 16 + cv); }, c0, j1, t4, m, l, o);
+                p.scale2, qf, [&](int kk) { return kS + at(rk, kk * 16 + ck); },
+                [&](int dp) { return vS + at(rv, dp * 16 + cv); }, c0, j1, t4, m, l, o);
 #endif
         ring_release<STAGES>(empty, it, lane);   /* this warp has read the stage */
     }
@@ -200,12 +232,20 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
 }
 
 /* The tensor maps of K and V: boxes of 64 keys × 64 columns; paged: the pools' maps (either
- * layout), boxes of min(page_size, 64) slots. */
-template <int D, bool PAGED>
+ * layout), boxes of min(page_size, 64) slots. WHOLE (paged, pages below 64 keys): make_whole_map's,
+ * boxes of a page's slots × every column. */
+template <int D, bool PAGED, bool WHOLE = false>
 static fs_status maps9(const fs_cuda_decode *pp, const decode_params &p, const void *K, const void *V, CUtensorMap &mk,
                        CUtensorMap &mv, char *why, size_t n)
 {
     fs_status st;
+    if (WHOLE) {   /* (page, slot, head, d) or head-major (page, head, slot, d) */
+        const size_t row = (size_t)D * 2;
+        const int P = pp->page_size, H = pp->n_kv_heads;
+        const size_t ss = pp->head_major ? row : H * row, hs = pp->head_major ? P * row : row, ps = P * H * row;
+        if ((st = make_whole_map(&mk, K, pp->dtype, D, P, ss, H, hs, pp->n_pages, ps, why, n)) != FS_OK) return st;
+        return make_whole_map(&mv, V, pp->dtype, D, P, ss, H, hs, pp->n_pages, ps, why, n);
+    }
     if (PAGED) {
         const int rows = pp->page_size < DEC9_BK ? pp->page_size : DEC9_BK;
         const bool hm = pp->head_major != 0;
@@ -293,7 +333,7 @@ static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params 
 }
 
 /* Versions 13 (contiguous) and 14 (paged): the split kernel, then its merge as a programmatic
- * dependent; TOP: versions 15 and 16. In two halves: plan13 does the host's work (the tensor maps,
+ * dependent; TOP: versions 15 and 16 (17 and 18; WHOLE: 18's pages below 64 keys). In two halves: plan13 does the host's work (the tensor maps,
  * the kernel's shared-memory attribute) into a hopper_pdl_plan, run13 launches from it. */
 struct hopper_pdl_plan {
     fs_cuda_decode pp;
@@ -305,36 +345,38 @@ struct hopper_pdl_plan {
     fs_status (*run)(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n);
 };
 
-template <typename T, int D, bool PAGED, bool TOP>
+template <typename T, int D, bool PAGED, bool TOP, bool WHOLE>
 static fs_status run13(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
 {
     constexpr int STAGES = dec9_stages<D>();
-    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
+    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP, WHOLE>;
     kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, dec9_smem<T, D, STAGES>(), st>>>(
         pl.p, pl.mk, pl.mv, (const T *)Q, pl.part, nullptr, nullptr);
     FS_CU_LAUNCHED();
     return launch_merge_pdl<T, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
 }
 
-template <typename T, int D, bool PAGED, bool TOP>
+template <typename T, int D, bool PAGED, bool TOP, bool WHOLE>
 static fs_status plan13(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
 {
     constexpr int STAGES = dec9_stages<D>();
-    fs_status st = maps9<D, PAGED>(&pl.pp, pl.p, K, V, pl.mk, pl.mv, why, n);
+    fs_status st = maps9<D, PAGED, WHOLE>(&pl.pp, pl.p, K, V, pl.mk, pl.mv, why, n);
     if (st != FS_OK) return st;
-    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP>;
+    auto kern = decode_tma<T, D, STAGES, PAGED, false, true, TOP, WHOLE>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec9_smem<T, D, STAGES>()));
-    pl.run = run13<T, D, PAGED, TOP>;
+    pl.run = run13<T, D, PAGED, TOP, WHOLE>;
     return FS_OK;
 }
 
-template <bool PAGED, bool TOP>
+template <bool PAGED, bool TOP, bool WHOLE>
 static fs_status plan13_of(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
 {
     const bool bf = pl.pp.dtype == FS_CUDA_BF16;
     if (pl.pp.d == 64)
-        return bf ? plan13<__nv_bfloat16, 64, PAGED, TOP>(pl, K, V, why, n) : plan13<__half, 64, PAGED, TOP>(pl, K, V, why, n);
-    return bf ? plan13<__nv_bfloat16, 128, PAGED, TOP>(pl, K, V, why, n) : plan13<__half, 128, PAGED, TOP>(pl, K, V, why, n);
+        return bf ? plan13<__nv_bfloat16, 64, PAGED, TOP, WHOLE>(pl, K, V, why, n)
+                  : plan13<__half, 64, PAGED, TOP, WHOLE>(pl, K, V, why, n);
+    return bf ? plan13<__nv_bfloat16, 128, PAGED, TOP, WHOLE>(pl, K, V, why, n)
+              : plan13<__half, 128, PAGED, TOP, WHOLE>(pl, K, V, why, n);
 }
 
 /* The host's half into pl (pl.pp, pl.p and pl.part set by the caller). */
@@ -345,8 +387,12 @@ static fs_status plan_pdl(hopper_pdl_plan &pl, int version, const void *K, const
     snprintf(what, sizeof what, "decode version %d", version);
     fs_status st = hopper_device(what, why, n);
     if (st != FS_OK) return st;
-    if (top) return paged ? plan13_of<true, true>(pl, K, V, why, n) : plan13_of<false, true>(pl, K, V, why, n);
-    return paged ? plan13_of<true, false>(pl, K, V, why, n) : plan13_of<false, false>(pl, K, V, why, n);
+    if (version == 18 && pl.pp.page_size < DEC9_BK) {   /* a page's whole rows a box */
+        if (top) return plan13_of<true, true, true>(pl, K, V, why, n);
+        return plan13_of<true, false, true>(pl, K, V, why, n);
+    }
+    if (top) return paged ? plan13_of<true, true, false>(pl, K, V, why, n) : plan13_of<false, true, false>(pl, K, V, why, n);
+    return paged ? plan13_of<true, false, false>(pl, K, V, why, n) : plan13_of<false, false, false>(pl, K, V, why, n);
 }
 
 /* A plan's problem, launch parameters, partials and (e4m3 cache) descales, before its host's half. */
@@ -446,6 +492,13 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *     paged: with the compute warps' step left out (FS_DECODE_NOSTEP) the contiguous ring itself
  *     streams 3.60 TB/s, 85 % of the copy, and the step costs 2-4 % on top; the ring, not the arithmetic, holds the
  *     e4m3 cache (`2026-11-29-h200-decode-rows`). Larger groups run versions 9 and 10's step.
+ *  13, 14  versions 11 and 12 with o kept in units of the largest V descale seen so far (VMAX),
+ *     as e4m3 prefill version 24 keeps it: a page whose V descale is smaller has its P multiplied
+ *     by the ratio (at most 1) before P V, after ℓ has summed P, and o is rescaled only when the
+ *     largest grows. Why: version 12 rescales o whenever the V descale changes, which with pages
+ *     of 16 is every step (each warp's 16 keys are a page, and its next step is another page), so
+ *     TOP's "o rescaled only when a row's maximum moved" never applies: D / 4 multiplies a step
+ *     where this takes 4. A contiguous cache has one V descale a head: 13 runs 11's kernel.
  * The paged versions (6, 8, 10, 12) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
@@ -508,7 +561,7 @@ __device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned ch
  * Shared: STAGES K tiles, STAGES V tiles (64 × D bytes each), the stages' descales (STAGES, 4
  * pages, k and v), the barriers full (STAGES) and empty (STAGES). scales: (batch, n_kv_heads, 2),
  * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. */
-template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false>
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                                const __grid_constant__ CUtensorMap tmV,
                                                                const __half *__restrict__ Q,
@@ -603,7 +656,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
 #pragma unroll
     for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0;
     const float sc2_head = CVT ? p.scale2 : p.scale2 * 256.f;   /* without CVT the bytes read as 2^-8 times their values */
-    float sk = 1.f, sv_cur = 1.f;
+    float sk = 1.f, sv_cur = VMAX ? 0.f : 1.f;
     const int qw = PAGED ? 16 * warp / rows : 0;   /* the warp's page among a tile's (a division, once) */
     if (!PAGED) {
         sk = scales[((size_t)b * p.n_kv_heads + kvh) * 2];
@@ -613,21 +666,27 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
         const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, kb = key0 + 16 * warp;
         ring_wait_full<STAGES>(full, it);
         kv8_regs<D> r;
-        float sc2 = sc2_head * sk, rescale = 1.f;
+        float sc2 = sc2_head * sk, rescale = 1.f, pscale = 1.f;
         const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
         if (live) {   /* the bytes and (paged) the page's descales */
             kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, 16 * warp, min(j1 - key0, KV8_BK), g, t4);
             if (PAGED) {
                 const float2 kv = reinterpret_cast<const float2 *>(sSc)[4 * s + qw];   /* k's, v's */
                 sc2 = sc2_head * kv.x;
-                if (kv.y != sv_cur) {   /* the same for the whole warp: a new page's V descale */
+                if (VMAX) {   /* o in units of the largest V descale so far (0 before the first page) */
+                    if (kv.y > sv_cur) {
+                        rescale = sv_cur / kv.y;
+                        sv_cur = kv.y;
+                    }
+                    pscale = kv.y >= sv_cur ? 1.f : __fdividef(kv.y, sv_cur);
+                } else if (kv.y != sv_cur) {   /* the same for the whole warp: a new page's V descale */
                     rescale = sv_cur / kv.y;
                     sv_cur = kv.y;
                 }
             }
         }
 #ifndef FS_DECODE_NOSTEP
-        if (live) kv8_warp_step<D, CVT, TOP>(sc2, rescale, qf, r, kb, j1, t4, m, l, o);
+        if (live) kv8_warp_step<D, CVT, TOP>(sc2, rescale, qf, r, kb, j1, t4, m, l, o, pscale);
 #endif
         ring_release<STAGES>(empty, it, lane);   /* the step has used the bytes (see the top) */
     }
@@ -664,13 +723,13 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
-/* e4m3-cache versions 5-12 in two halves, as versions 13-16 above: plan_kv8 does the host's work
+/* e4m3-cache versions 5-14 in two halves, as versions 13-18 above: plan_kv8 does the host's work
  * (the two tensor maps, the kernel's shared-memory attribute) into a hopper_pdl_plan, run_kv8
  * launches from it (PDL: the merge too, as a programmatic dependent; else the caller merges). */
-template <int D, bool PAGED, bool CVT, bool PDL, bool TOP>
+template <int D, bool PAGED, bool CVT, bool PDL, bool TOP, bool VMAX>
 static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
 {
-    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX>;
     kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP>(), st>>>(
         pl.p, pl.mk, pl.mv, (const __half *)Q, pl.scales, pl.part);
     FS_CU_LAUNCHED();
@@ -678,7 +737,7 @@ static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, cuda
     return FS_OK;
 }
 
-template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false>
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false>
 static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, char *why, size_t n)
 {
     static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D, TOP>() * KV8_BK * D, "merge room");
@@ -698,10 +757,20 @@ static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, c
         if ((st = kv8_map(&pl.mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
         if ((st = kv8_map(&pl.mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
     }
-    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP>;
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kv8t_smem<D, TOP>()));
-    pl.run = run_kv8<D, PAGED, CVT, PDL, TOP>;
+    pl.run = run_kv8<D, PAGED, CVT, PDL, TOP, VMAX>;
     return FS_OK;
+}
+
+/* The version whose kernel runs e4m3-cache version v for groups of G query heads: 13 is 11's
+ * kernel (a contiguous cache has one V descale a head); versions 11-14 step over rows g alone,
+ * so a group of more than 8 runs 9 and 10's step. */
+static int kv8_version_run(int v, int G)
+{
+    if (v == 13) v = 11;
+    if (v >= 11 && G > 8) v = v == 14 ? 10 : v - 2;
+    return v;
 }
 
 /* The host's half of e4m3-cache version `version` into pl (pl.pp, pl.p, pl.part, pl.scales set by
@@ -714,8 +783,10 @@ static fs_status plan_kv8_of(hopper_pdl_plan &pl, int version, const void *K8, c
     if (st != FS_OK) return st;
 #define FS_KV8_PLAN(D, PAGED, CVT, PDL) plan_kv8<D, PAGED, CVT, PDL>(pl, K8, V8, why, n)
 #define FS_KV8_TOP(D, PAGED) plan_kv8<D, PAGED, true, true, true>(pl, K8, V8, why, n)
-    if (version >= 11 && pl.pp.n_q_heads / pl.pp.n_kv_heads > 8) version -= 2;   /* rows g + 8 in use: 9 and 10's step */
+    version = kv8_version_run(version, pl.pp.n_q_heads / pl.pp.n_kv_heads);
     switch (version * 1000 + pl.pp.d) {
+    case 14064: return plan_kv8<64, true, true, true, true, true>(pl, K8, V8, why, n);
+    case 14128: return plan_kv8<128, true, true, true, true, true>(pl, K8, V8, why, n);
     case 11064: return FS_KV8_TOP(64, false);
     case 12064: return FS_KV8_TOP(64, true);
     case 11128: return FS_KV8_TOP(128, false);
@@ -755,9 +826,9 @@ fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_pa
                     [&](hopper_pdl_plan &pl) { return plan_kv8_of(pl, version, K8, V8, why, n); }, why, n);
 }
 
-template <int D, bool PAGED, bool CVT, bool TOP = false> static int occupancy_kv8()
+template <int D, bool PAGED, bool CVT, bool TOP = false, bool VMAX = false> static int occupancy_kv8()
 {
-    auto kern = decode_kv8_tma<D, PAGED, CVT, false, TOP>;
+    auto kern = decode_kv8_tma<D, PAGED, CVT, false, TOP, VMAX>;
     const size_t smem = kv8t_smem<D, TOP>();
     int n = 0;
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
@@ -768,10 +839,12 @@ template <int D, bool PAGED, bool CVT, bool TOP = false> static int occupancy_kv
 
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G)
 {
-    if (version >= 11 && G > 8) version -= 2;   /* as fs_cu_hopper_decode_kv8 */
+    version = kv8_version_run(version, G);   /* as fs_cu_hopper_decode_kv8 */
     if (version == 9) version = 7;   /* the same split kernel's room */
     if (version == 10) version = 8;
     switch (version * 1000 + d) {
+    case 14064: return occupancy_kv8<64, true, true, true, true>();
+    case 14128: return occupancy_kv8<128, true, true, true, true>();
     case 11064: return occupancy_kv8<64, false, true, true>();
     case 12064: return occupancy_kv8<64, true, true, true>();
     case 11128: return occupancy_kv8<128, false, true, true>();
