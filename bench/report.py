@@ -1301,6 +1301,14 @@ def fig_paged_best_h200():
     return [of("f16", 16), of("e4m3", 256), of("e4m3", 16)]
 
 
+def fig_kv8_page():
+    """e4m3-cache version 16 (a whole page a stage): best paged over best contiguous with pages
+    of 16, a call and through plans, both layouts (2026-12-01-h200-kv8-page-run1)."""
+    rows = results(CUDA_RES + "2026-12-01-h200-kv8-page-run1", "decode_fp8_paged", page=16)
+    return [span([float(k["e4m3" + key]) for k in rows
+                  for key in ("_paged_vs_contiguous", "_plan_paged_vs_contiguous")], 3)]
+
+
 # (phrase, runs, values): values None for a cited figure, else a function of no arguments
 # returning the strings that fill the phrase's {} slots.
 FIGURES = [
@@ -1337,6 +1345,8 @@ FIGURES = [
     ("with pages of 16 the best paged float16 decode (version 18) runs at {} of the best "
      "contiguous one, and the paged e4m3 cache (version 14) at {} with pages of 256 and {} with "
      "pages of 16", [], fig_paged_best_h200),
+    ("with a whole page of every KV head a stage (version 16) the paged e4m3 cache runs at {} of "
+     "contiguous with pages of 16", [], fig_kv8_page),
     ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
         [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),

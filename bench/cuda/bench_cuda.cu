@@ -790,6 +790,12 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true, 1);
     check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 0, true);   /* descales 256 apart */
     check_decode_fp8(rng, 2, 32, 2, 900, 64, 32, true, 1, true);
+    /* version 16's page kernel at its other page and head sizes: a 4 KiB page (one box), pages of
+     * 32 (two and four 8 KiB boxes), and a single KV head (version 14's kernel there) */
+    check_decode_fp8(rng, 2, 16, 4, 1500, 64, 16, true);
+    check_decode_fp8(rng, 2, 8, 8, 900, 64, 32, true, 1);
+    check_decode_fp8(rng, 1, 32, 8, 3000, 128, 32, true);
+    check_decode_fp8(rng, 3, 8, 1, 2000, 128, 16, true, 1, true);
 }
 
 /* ---- the e4m3 (FP8) forward ----------------------------------------------------------------- */
@@ -1728,10 +1734,10 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
  * us_planned: the same kernel's median call with its split count fixed beforehand
  * (fs_cuda_decode_splits), timed in the same rounds; us_plan: its calls through an
  * fs_cuda_decode_plan (fs_cuda_decode_fp8_plan_make for the e4m3 cache), which has done the host's
- * work once (the split count and, for float16 versions 13-18 and e4m3-cache versions 5-14, the
+ * work once (the split count and, for float16 versions 13-18 and e4m3-cache versions 5-16, the
  * tensor maps and the kernel's attribute), timed in the same rounds; vs_f16_plan: the tokens a
  * second through plans against the best float16 kernel's of the same kind through plans;
- * us_graph (float16 versions 13-18, e4m3-cache versions 9-14): a plan whose run for this Q and O
+ * us_graph (float16 versions 13-18, e4m3-cache versions 9-16): a plan whose run for this Q and O
  * is a CUDA graph (fs_cuda_decode_plan_graph), one launch a call, timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. The descales do (e4m3-cache version 12 rescales o where they
@@ -1789,10 +1795,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
      * loop that plans once would call it: no occupancy query before each launch */
     /* plan: the kernel's fs_cuda_decode_plan (the host's work done once: the split count, and for
-     * float16 versions 13-18 and e4m3-cache versions 5-14 the tensor maps and the kernel's
+     * float16 versions 13-18 and e4m3-cache versions 5-16 the tensor maps and the kernel's
      * attribute), timed as us_plan */
     /* graph: a second plan of the kernel, its run captured into a CUDA graph for dQ and dO
-     * (fs_cuda_decode_plan_graph; float16 versions 13-18, e4m3-cache versions 9-14), timed as
+     * (fs_cuda_decode_plan_graph; float16 versions 13-18, e4m3-cache versions 9-16), timed as
      * us_graph */
     struct kern {
         bool e4m3, paged;
@@ -1807,7 +1813,7 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     if (v16 == 9) ks.push_back({false, false, 13, 0, NULL, FS_OK, c, NULL, NULL});
     if (v16 == 9) ks.push_back({false, false, 15, 0, NULL, FS_OK, c, NULL, NULL});
     for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
-        if (!fs_cuda_decode_fp8_version_paged(v) && v != 13)   /* 13 runs 11's kernel */
+        if (!fs_cuda_decode_fp8_version_paged(v) && v != 13 && v != 15)   /* 13 and 15 run 11's kernel */
             ks.push_back({true, false, v, 0, NULL, FS_OK, c, NULL, NULL});
     for (int hm = 0; hm < 2; hm++) {
         ks.push_back({false, true, 10, hm, NULL, FS_OK, c, NULL, NULL});

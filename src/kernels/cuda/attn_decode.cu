@@ -931,7 +931,7 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
 }
 
 /* A planned decode: the problem with its split count fixed, and for versions 13 to 18 (e4m3-cache
- * versions 5 to 14) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
+ * versions 5 to 16) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
  * kernel's attribute). */
 struct fs_cuda_decode_plan {
     fs_cuda_decode p;
@@ -1014,7 +1014,7 @@ extern "C" bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *pl)
 extern "C" fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
 {
     if (!fs_cuda_decode_plan_graphs(pl)) {
-        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to %d (e4m3 cache: 9 to 14)", fs_cuda_decode_versions());
+        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to %d (e4m3 cache: 9 to 16)", fs_cuda_decode_versions());
         return FS_ERR_ARG;
     }
     cudaStream_t s;
@@ -1072,6 +1072,9 @@ static const char *decode_fp8_lines[] = {
     "version 11 (one V descale a head: nothing for version 14's change to do)",
     "version 12 with o kept in units of the largest V descale so far: a page's P scaled down to it, "
     "o rescaled only when that grows",
+    "version 11 (no pages: nothing for version 16's change to do)",
+    "version 14 with a whole page a stage, every KV head's rows in 8 KiB boxes, a block for every KV head "
+    "(a warp each; pages of 16 or 32, 2, 4 or 8 KV heads; else version 14)",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -1117,12 +1120,13 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         decode_params q = p;
         q.split_len = 256;   /* the staging room of a typical split, for the occupancy */
         q.page_size = p.page_size > 0 ? p.page_size : 16;
-        int per_sm;
-        switch (version * 1000 + pp->d) {
-        case 5064: case 5128: case 6064: case 6128: case 7064: case 7128: case 8064: case 8128:
-        case 9064: case 9128: case 10064: case 10128: case 11064: case 11128: case 12064: case 12128:
-            per_sm = fs_cu_hopper_kv8_blocks_per_sm(pp->d, version, pp->n_q_heads / pp->n_kv_heads);
-            break;
+        int per_sm = 0;
+        long blocks = (long)pp->batch * pp->n_kv_heads;
+        if (version >= 5) {   /* Hopper (hopper_decode.cu); version 16's page kernel: a block for every KV head */
+            const int page = fs_cu_hopper_kv8_page_per_sm(pp, version);
+            per_sm = page > 0 ? page : fs_cu_hopper_kv8_blocks_per_sm(pp->d, version, pp->n_q_heads / pp->n_kv_heads);
+            if (page > 0) blocks = pp->batch;
+        } else switch (version * 1000 + pp->d) {
         case 1064: per_sm = kv8_occupancy<64, false, 1>(q); break;
         case 2064: per_sm = kv8_occupancy<64, true, 1>(q); break;
         case 3064: per_sm = kv8_occupancy<64, false, 2>(q); break;
@@ -1132,7 +1136,7 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         case 3128: per_sm = kv8_occupancy<128, false, 2>(q); break;
         default: per_sm = kv8_occupancy<128, true, 2>(q); break;
         }
-        long blocks = (long)pp->batch * pp->n_kv_heads, s = (long)sms * per_sm / blocks;
+        long s = (long)sms * per_sm / blocks;
         long most = (pp->n_kv + 256 - 1) / 256;
         if (s > most) s = most;
         p.splits = s < 1 ? 1 : (int)s;
@@ -1219,7 +1223,7 @@ extern "C" fs_status fs_cuda_decode_fp8_run(const fs_cuda_decode *p, int version
     if (st != FS_OK) return st;
     const decode_params q = kv8_params(p, version);
     float *w = (float *)work;
-    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-14: there) */
+    if (version >= 5) {   /* Hopper (hopper_decode.cu): the split kernel there, the merge here (9-16: there) */
         st = fs_cu_hopper_decode_kv8(p, q, version, Q, K8, V8, kv_scales, w, O, why, n);
         if (st != FS_OK || version >= 9) return st;
         return kv8_merge(p, q, w, O, why, n);

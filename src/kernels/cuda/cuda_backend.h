@@ -243,7 +243,7 @@ fs_status fs_cuda_decode_plan_make(const fs_cuda_decode *p, int version, const v
 fs_status fs_cuda_decode_plan_run(const fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);
 void fs_cuda_decode_plan_free(fs_cuda_decode_plan *plan);
 /* The same for the e4m3 cache (fs_cuda_decode_fp8_run's problem, K8, V8 and kv_scales; work at
- * least fs_cuda_decode_fp8_workspace bytes): the split count, and for versions 5 to 14 the tensor
+ * least fs_cuda_decode_fp8_workspace bytes): the split count, and for versions 5 to 16 the tensor
  * maps and the kernel's attribute, done once; run with fs_cuda_decode_plan_run (the same result as
  * fs_cuda_decode_fp8_run, bit for bit) and freed with fs_cuda_decode_plan_free. The descales'
  * address stays too; their values, like the cache's, may change between runs. */
@@ -254,7 +254,7 @@ fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int version, con
  * buffers in place, as CUDA-graph decoders do): fs_cuda_decode_plan_run with that Q and O then
  * launches the graph, one launch for the split kernel and its merge, the same result bit for bit;
  * with any other Q or O it launches as before. A second call replaces the graph. For plans of
- * float16 versions 13 to 18 and e4m3-cache versions 9 to 14 (fs_cuda_decode_plan_graphs says
+ * float16 versions 13 to 18 and e4m3-cache versions 9 to 16 (fs_cuda_decode_plan_graphs says
  * whether a plan can have one); FS_ERR_ARG with why otherwise or when the capture fails. */
 bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *plan);
 fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);

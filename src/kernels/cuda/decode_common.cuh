@@ -47,9 +47,9 @@ fs_status fs_cu_hopper_decode_pdl_run(const hopper_pdl_plan *plan, const void *Q
                                       size_t n);
 void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan);
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
-/* e4m3-cache versions 5-14 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
- * (5, 7, 9, 11, 13) or paged (6, 8, 10, 12, 14), the bytes converted by the hardware from 7 on, on a
- * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-14 launch their merge into O
+/* e4m3-cache versions 5-16 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7, 9, 11, 13, 15) or paged (6, 8, 10, 12, 14, 16), the bytes converted by the hardware from 7 on, on a
+ * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-16 launch their merge into O
  * themselves, as a programmatic dependent. Blocks of it that fit on one SM at d with G query
  * heads a KV head. */
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,
@@ -63,6 +63,9 @@ fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_pa
                                        const void *V8, const float *scales, float *part, hopper_pdl_plan **plan,
                                        char *why, size_t n);
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G);
+/* Version 16's page kernel (a block for every KV head of a sequence's split): its blocks an SM
+ * when it takes pp, else 0 (version 16 is then version 14, a block a KV head). */
+int fs_cu_hopper_kv8_page_per_sm(const fs_cuda_decode *pp, int version);
 
 /* The online softmax of one warp's step, on its 16 rows × 16 keys of scores (shapes: s (2 n-tiles,
  * 4) raw scores, masked ones −∞; bm (2) their row maxima over this thread's entries; m, ℓ (2)

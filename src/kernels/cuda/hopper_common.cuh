@@ -9,8 +9,8 @@
  *     bar_arrive);
  *   - the stage ring of mbarriers (ring_init, ring_wait_empty, ring_wait_full, ring_release);
  *   - persistent blocks' order of work over pairs of query tiles (pair_item);
- *   - TMA copies (tma_load3 / tma_load4 / tma_load5 of one box, tma_tile3 of a whole swizzled
- *     tile) and the copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
+ *   - TMA copies (tma_load1 / tma_load3 / tma_load4 / tma_load5 of one box, tma_tile3 of a whole
+ *     swizzled tile) and the copy engine's float32 reduce-add into global memory (bulk_reduce_add_f32);
  *   - the causal, window and length mask of a forward kernel's partial key tile (wg_mask);
  *   - on the host, the tensor maps (make_map and make_map_of, make_pool_map, make_whole_map,
  *     make_rows_map_f32) through one encoder lookup.
@@ -75,6 +75,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
                      "selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(smem_u32(b)), "r"(parity) : "memory");
     } while (!done);
+}
+/* One TMA box of a 1-D tensor map into shared memory at dst (128-byte aligned), counted on
+ * barrier b, from element c0 on; elements past the tensor's end read 0. */
+__device__ __forceinline__ void tma_load1(void *dst, const CUtensorMap *map, int c0, uint64_t *b)
+{
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2}], [%3];\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(c0), "r"(smem_u32(b))
+                 : "memory");
 }
 /* One TMA box (64 columns × rows × 1 head) of a 3-D tensor map into shared memory at dst,
  * counted on barrier b. Coordinates: column, row, head. Rows past the tensor's end read 0. */

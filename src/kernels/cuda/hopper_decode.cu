@@ -1,7 +1,7 @@
-/* hopper_decode.cu: decode versions 9 to 18, and e4m3-cache versions 5-14 (at the end of this
+/* hopper_decode.cu: decode versions 9 to 18, and e4m3-cache versions 5-16 (at the end of this
  * file), built for Hopper only (sm_90a). attn_decode.cu dispatches here for the split phase:
  * versions 9 and 10 (e4m3 cache: 5 to 8) it merges with its own merge kernel, 11 and 12 merge in
- * the split kernel's last block, and 13 to 18 (e4m3 cache: 9 to 14) launch their merge here as a
+ * the split kernel's last block, and 13 to 18 (e4m3 cache: 9 to 16) launch their merge here as a
  * programmatic dependent; their plans (the host's work done once) may run as a CUDA graph.
  *
  *  9  version 7's arithmetic with its loads changed. In version 7 every thread issues 16-byte
@@ -338,7 +338,7 @@ static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params 
 struct hopper_pdl_plan {
     fs_cuda_decode pp;
     decode_params p;
-    CUtensorMap mk, mv;
+    CUtensorMap mk, mv, ms;   /* ms: e4m3-cache version 16's descales */
     float *part;
     const float *scales;   /* the e4m3 cache's descales (plan_kv8); NULL for the float16 cache */
     /* the launches, on stream st (0, or a stream being captured into a graph) */
@@ -499,6 +499,8 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *     of 16 is every step (each warp's 16 keys are a page, and its next step is another page), so
  *     TOP's "o rescaled only when a row's maximum moved" never applies: D / 4 multiplies a step
  *     where this takes 4. A contiguous cache has one V descale a head: 13 runs 11's kernel.
+ *  15, 16  version 16 a whole page of every KV head a stage, a block for every KV head
+ *     (decode_kv8_page below, which says why); 15, without pages, is version 11.
  * The paged versions (6, 8, 10, 12) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
@@ -542,19 +544,20 @@ template <int W> __device__ __forceinline__ void lds_words(uint32_t (&w)[W], con
     }
 }
 
-/* A warp's 16 keys from rows row0 .. row0 + 15 of a stage (sKt, sVt: 64 rows of D bytes), as
- * attn_decode.cu's kv8_load takes them from global memory; rows past nvalid − 1 (the split's
- * end) read row nvalid − 1: finite, and weighted by 0. */
+/* A warp's 16 keys from rows row0 .. row0 + 15 of a stage (sKt, sVt: rows of D bytes, rs bytes
+ * apart: D, or the whole page's H · D in e4m3-cache version 16's vLLM layout), as attn_decode.cu's
+ * kv8_load takes them from global memory; rows past nvalid − 1 (the split's end) read row
+ * nvalid − 1: finite, and weighted by 0. */
 template <int D>
 __device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned char *sKt, const unsigned char *sVt,
-                                               int row0, int nvalid, int g, int t4)
+                                               int row0, int nvalid, int g, int t4, int rs = D)
 {
     const int r0 = 4 * (g >> 1) + (g & 1);
 #pragma unroll
     for (int nt = 0; nt < 2; nt++)
-        lds_words<D / 16>(r.k[nt], sKt + min(row0 + r0 + 2 * nt, nvalid - 1) * D + t4 * (D / 4));
+        lds_words<D / 16>(r.k[nt], sKt + min(row0 + r0 + 2 * nt, nvalid - 1) * rs + t4 * (D / 4));
 #pragma unroll
-    for (int x = 0; x < 4; x++) lds_words<D / 32>(r.v[x], sVt + min(row0 + 4 * t4 + x, nvalid - 1) * D + g * (D / 8));
+    for (int x = 0; x < 4; x++) lds_words<D / 32>(r.v[x], sVt + min(row0 + 4 * t4 + x, nvalid - 1) * rs + g * (D / 8));
 }
 
 /* grid (splits, n_kv_heads, batch), DEC9_THREADS threads (4 compute warps, then the producer).
@@ -699,6 +702,143 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
 }
 
+/* ---- e4m3-cache version 16: a whole page a stage, every KV head -------------------------------
+ *
+ * With pages of 16 the paged ring streams 2 KiB boxes (a page's rows of one KV head: 16 × 128
+ * bytes at d = 128) and alone reads 0.92 of the contiguous ring, where float16's whole-row boxes
+ * of 4 KiB read 0.97-0.98 (version 18). A block of versions 6-14 serves one KV head, so the
+ * smallest run of bytes it can ask for is that head's part of a page. But a page of the pool holds
+ * every KV head's rows in one run of P · H · D bytes (16 KiB at P = 16, H = 8, d = 128) in either
+ * layout. So here a block serves a split of one sequence for every KV head: one compute warp a
+ * KV head (H = 2, 4 or 8), a stage is one page of K and one of V, copied in boxes of 8 KiB (whole rows of
+ * the page, whatever their heads), and each warp steps over its head's P keys of the page, 16 at
+ * a time, with version 14's step (TOP, the hardware's conversion, o in units of the largest V
+ * descale so far). Each warp holds its head's state for the whole split, so it writes its
+ * partial itself (no merge of warps); the merge is version 13's, a programmatic dependent. One
+ * block an SM (the stages fill the shared memory), eight compute warps an SM as before. Pages of
+ * 16 or 32 slots (PS). A page's descales (H pairs, one run of the descale array) come by the TMA
+ * too, a box beside the stage on the same barrier: the producer stores nothing itself.
+ *
+ * grid (splits, 1, batch), 32 · (8 + 1) threads: 8 compute warps, then the producer. Shared: STAGES
+ * pages of K, STAGES of V (PS · 8 · D bytes each), the stages' descales (128 bytes each: up to 16
+ * floats), the barriers full and empty. Stage rows: head-major, head h's slots at (h · PS + slot)
+ * · D; vLLM's, (slot · H + h) · D. scales: (n_pages, n_kv_heads, 2), 16-byte aligned; tmS maps it
+ * as one run of floats, boxes of 2 H. */
+template <int D, int PS> __host__ __device__ constexpr int kv8p_stages()
+{
+    return (196608 / (2 * PS * 8 * D)) < 8 ? 196608 / (2 * PS * 8 * D) : 8;   /* about 192 KiB of pages */
+}
+#define KV8P_THREADS 288
+
+template <int D, int PS> static size_t kv8p_smem()
+{
+    constexpr size_t S = kv8p_stages<D, PS>();
+    return 1024 + 2 * S * PS * 8 * D + S * (32 * sizeof(float) + 2 * sizeof(uint64_t));
+}
+
+template <int D, int PS>
+__global__ void __launch_bounds__(KV8P_THREADS) decode_kv8_page(decode_params p, const __grid_constant__ CUtensorMap tmK,
+                                                                const __grid_constant__ CUtensorMap tmV,
+                                                                const __grid_constant__ CUtensorMap tmS,
+                                                                const __half *__restrict__ Q, float *__restrict__ part)
+{
+    constexpr int STAGES = kv8p_stages<D, PS>(), TP = PS * 8 * D, BR = 8192 / D;   /* BR: rows a box (8 KiB) */
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TP;
+    float *sSc = reinterpret_cast<float *>(sV + STAGES * TP);
+    uint64_t *full = reinterpret_cast<uint64_t *>(sSc + 32 * STAGES), *empty = full + STAGES;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int split = blockIdx.x, b = blockIdx.z, H = p.n_kv_heads;
+    const int G = p.n_q_heads / H;
+    const int len = p.seq_lens ? min(p.seq_lens[b], p.n_kv) : p.n_kv;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);   /* split_len: whole pages */
+    const int nt = j0 < j1 ? (j1 - j0 + PS - 1) / PS : 0;                  /* pages of the split */
+
+    if (tid == 0) ring_init(full, empty, STAGES, H);   /* one arrival per working compute warp */
+    __syncthreads();
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+
+    if (warp == 8) {   /* the producer: lane i holds table entry base + i; lane 0 issues the copies */
+        const int bytes = PS * H * D, boxes = (bytes + 8191) / 8192, br = bytes < 8192 ? PS * H : BR;
+        const int scb = 8 * H;   /* a page's descales box, bytes (H ≥ 2: kv8p_takes) */
+        const int nblk = min((len + PS - 1) / PS, p.blocks_per_seq);
+        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
+        int base = -64, mine = 0;
+        for (int it = 0; it < nt; it++) {
+            const int s = ring_stage<STAGES>(it), blk = j0 / PS + it;
+            if (blk >= base + 32) {
+                base = blk;
+                mine = base + lane < nblk ? tab[base + lane] : 0;
+            }
+            const int page = __shfl_sync(0xffffffff, mine, blk - base);
+            if (lane == 0) {
+                ring_wait_empty<STAGES>(empty, it);
+                mbar_expect_tx(full + s, 2u * bytes + scb);
+                tma_load1(sSc + 32 * s, &tmS, page * 2 * H, full + s);
+                for (int q = 0; q < boxes; q++) {
+                    tma_load3(sK + s * TP + q * br * D, &tmK, 0, q * br, page, full + s);
+                    tma_load3(sV + s * TP + q * br * D, &tmV, 0, q * br, page, full + s);
+                }
+            }
+            __syncwarp();
+        }
+        return;
+    }
+    if (warp >= H) return;   /* a compute warp without a KV head */
+
+    /* compute warp h = warp: its KV head's G query heads, over every page of the split */
+    const int h = warp;
+    uint32_t qf[D / 16][4];
+    kv8_q_frags<D>(qf, Q + ((size_t)b * p.n_q_heads + (size_t)h * G) * D, G, g, t4);
+    float o[D / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0;
+    float sv_cur = 0.f;   /* o's units: the largest V descale so far (0 before the first page) */
+    const int rs = p.head_major ? D : H * D;   /* head h's rows in a stage: bytes apart, and the first */
+    const unsigned char *hK = sK + (p.head_major ? (size_t)h * PS * D : (size_t)h * D);
+    const unsigned char *hV = sV + (p.head_major ? (size_t)h * PS * D : (size_t)h * D);
+    for (int it = 0; it < nt; it++) {
+        const int s = ring_stage<STAGES>(it), key0 = j0 + it * PS;
+        ring_wait_full<STAGES>(full, it);
+        const float2 kv = reinterpret_cast<const float2 *>(sSc)[16 * s + h];   /* k's, v's */
+        const float sc2 = p.scale2 * kv.x;
+        float rescale = 1.f;
+        if (kv.y > sv_cur) {
+            rescale = sv_cur / kv.y;
+            sv_cur = kv.y;
+        }
+        const float pscale = kv.y >= sv_cur ? 1.f : __fdividef(kv.y, sv_cur);
+#pragma unroll
+        for (int q = 0; q < PS / 16; q++) {
+            const int kb = key0 + 16 * q;
+            if (kb < j1) {
+                kv8_regs<D> r;
+                kv8_load_stage<D>(r, hK + s * TP, hV + s * TP, 16 * q, min(j1 - key0, PS), g, t4, rs);
+#ifndef FS_DECODE_NOSTEP
+                kv8_warp_step<D, true, true>(sc2, q == 0 ? rescale : 1.f, qf, r, kb, j1, t4, m, l, o, pscale);
+#endif
+            }
+        }
+        ring_release<STAGES>(empty, it, lane);   /* the steps have used the bytes */
+    }
+
+    /* the warp's partial of this split: rows g < G (TOP: rows g + 8 empty), o in true units */
+    l[0] += __shfl_xor_sync(0xffffffff, l[0], 1);
+    l[0] += __shfl_xor_sync(0xffffffff, l[0], 2);
+    if (g < G) {
+        float *dst = part + (((size_t)b * p.n_q_heads + (size_t)h * G + g) * p.splits + split) * (D + 2);
+#pragma unroll
+        for (int nt2 = 0; nt2 < D / 8; nt2++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) dst[2 + (2 * t4 + e) * (D / 8) + nt2] = o[nt2][e] * sv_cur;
+        if (t4 == 0) {
+            dst[0] = m[0];
+            dst[1] = l[0];
+        }
+    }
+}
+
 /* A tensor map over e4m3 bytes with boxes of whole rows of D bytes, no swizzle (a box lands as
  * its rows, back to back): rank 3 over a contiguous cache (D, n_kv, batch · n_kv_heads), boxes of
  * 64 rows; rank 4 over a pool (D, n_kv_heads, page_size, n_pages), or (D, page_size, n_kv_heads,
@@ -723,7 +863,7 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
-/* e4m3-cache versions 5-14 in two halves, as versions 13-18 above: plan_kv8 does the host's work
+/* e4m3-cache versions 5-14 (16: plan_kv8p) in two halves, as versions 13-18 above: plan_kv8 does the host's work
  * (the two tensor maps, the kernel's shared-memory attribute) into a hopper_pdl_plan, run_kv8
  * launches from it (PDL: the merge too, as a programmatic dependent; else the caller merges). */
 template <int D, bool PAGED, bool CVT, bool PDL, bool TOP, bool VMAX>
@@ -763,12 +903,88 @@ static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, c
     return FS_OK;
 }
 
-/* The version whose kernel runs e4m3-cache version v for groups of G query heads: 13 is 11's
- * kernel (a contiguous cache has one V descale a head); versions 11-14 step over rows g alone,
- * so a group of more than 8 runs 9 and 10's step. */
+/* e4m3-cache version 16's kernel in two halves, as plan_kv8 and run_kv8: its tensor maps view the
+ * pool as pages of PS · H rows of D bytes (either layout: a page is one run), boxes of 8 KiB of
+ * whole rows (or the whole page when it is smaller). */
+template <int D, int PS>
+static fs_status run_kv8p(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
+{
+    decode_kv8_page<D, PS><<<dim3(pl.p.splits, 1, pl.pp.batch), KV8P_THREADS, kv8p_smem<D, PS>(), st>>>(
+        pl.p, pl.mk, pl.mv, pl.ms, (const __half *)Q, pl.part);
+    FS_CU_LAUNCHED();
+    return launch_merge_pdl<__half, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
+}
+
+template <int D, int PS>
+static fs_status plan_kv8p(hopper_pdl_plan &pl, const void *K8, const void *V8, char *why, size_t n)
+{
+    const fs_cuda_decode *pp = &pl.pp;
+    const int rows = PS * pp->n_kv_heads, br = rows * D < 8192 ? rows : 8192 / D;
+    const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)rows, (cuuint64_t)pp->n_pages};
+    const cuuint32_t box[3] = {(cuuint32_t)D, (cuuint32_t)br, 1};
+    fs_status st;
+    if ((st = kv8_map(&pl.mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
+    if ((st = kv8_map(&pl.mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
+    {   /* the descales as one run of floats, a page's 2 H of them a box (16, 32 or 64 bytes) */
+        PFN_cuTensorMapEncodeTiled_v12000 encode;
+        if ((st = tensor_map_encoder(&encode, why, n)) != FS_OK) return st;
+        const cuuint64_t sd[1] = {(cuuint64_t)pp->n_pages * pp->n_kv_heads * 2};
+        const cuuint32_t sb[1] = {(cuuint32_t)(2 * pp->n_kv_heads)}, se[1] = {1};
+        const cuuint64_t none[1] = {0};   /* (a 1-D map has no strides) */
+        CUresult r = encode(&pl.ms, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, const_cast<float *>(pl.scales), sd, none, sb, se,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) {
+            if (why && n) snprintf(why, n, "cuTensorMapEncodeTiled (e4m3 descales) failed (%d)", (int)r);
+            return FS_ERR_ARG;
+        }
+    }
+    FS_CU_TRY(cudaFuncSetAttribute(decode_kv8_page<D, PS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)kv8p_smem<D, PS>()));
+    pl.run = run_kv8p<D, PS>;
+    return FS_OK;
+}
+
+/* Whether e4m3-cache version 16's page kernel takes problem pp: pages of 16 or 32 slots, 2, 4 or
+ * 8 KV heads (a compute warp each; a page a power of two of bytes, whole 8 KiB boxes or one
+ * smaller; a page's descales 16-byte multiples, which the TMA's box needs where it starts: with
+ * one KV head they are 8 bytes, and the copy faulted), groups of at most 8 query heads, d = 64 or
+ * 128. Otherwise version 16 is version 14 (with one KV head a page of it is what version 14's
+ * boxes bring anyway). */
+static bool kv8p_takes(const fs_cuda_decode *pp)
+{
+    const int H = pp->n_kv_heads;
+    return (pp->page_size == 16 || pp->page_size == 32) && (H == 2 || H == 4 || H == 8) &&
+           pp->n_q_heads / H <= 8 && (pp->d == 64 || pp->d == 128);
+}
+
+int fs_cu_hopper_kv8_page_per_sm(const fs_cuda_decode *pp, int version)
+{
+    if (version != 16 || !kv8p_takes(pp)) return 0;
+    int n = 0;
+    auto occ = [&](auto kern, size_t smem) {
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, KV8P_THREADS, smem) != cudaSuccess)
+            n = 1;
+    };
+    if (pp->d == 64) {
+        if (pp->page_size == 16) occ(decode_kv8_page<64, 16>, kv8p_smem<64, 16>());
+        else occ(decode_kv8_page<64, 32>, kv8p_smem<64, 32>());
+    } else {
+        if (pp->page_size == 16) occ(decode_kv8_page<128, 16>, kv8p_smem<128, 16>());
+        else occ(decode_kv8_page<128, 32>, kv8p_smem<128, 32>());
+    }
+    return n < 1 ? 1 : n;
+}
+
+/* The version whose kernel runs e4m3-cache version v for groups of G query heads: 13 and 15 are
+ * 11's kernel (a contiguous cache has one V descale a head and no pages), 16 is 14's where its
+ * page kernel does not take the problem (kv8p_takes, asked first); versions 11-14 step over rows
+ * g alone, so a group of more than 8 runs 9 and 10's step. */
 static int kv8_version_run(int v, int G)
 {
-    if (v == 13) v = 11;
+    if (v == 13 || v == 15) v = 11;
+    if (v == 16) v = 14;   /* where version 16's page kernel does not take the problem */
     if (v >= 11 && G > 8) v = v == 14 ? 10 : v - 2;
     return v;
 }
@@ -783,6 +999,10 @@ static fs_status plan_kv8_of(hopper_pdl_plan &pl, int version, const void *K8, c
     if (st != FS_OK) return st;
 #define FS_KV8_PLAN(D, PAGED, CVT, PDL) plan_kv8<D, PAGED, CVT, PDL>(pl, K8, V8, why, n)
 #define FS_KV8_TOP(D, PAGED) plan_kv8<D, PAGED, true, true, true>(pl, K8, V8, why, n)
+    if (version == 16 && kv8p_takes(&pl.pp) && ((uintptr_t)pl.scales & 15) == 0) {   /* (a TMA source: 16-byte aligned) */
+        if (pl.pp.d == 64) return pl.pp.page_size == 16 ? plan_kv8p<64, 16>(pl, K8, V8, why, n) : plan_kv8p<64, 32>(pl, K8, V8, why, n);
+        return pl.pp.page_size == 16 ? plan_kv8p<128, 16>(pl, K8, V8, why, n) : plan_kv8p<128, 32>(pl, K8, V8, why, n);
+    }
     version = kv8_version_run(version, pl.pp.n_q_heads / pl.pp.n_kv_heads);
     switch (version * 1000 + pl.pp.d) {
     case 14064: return plan_kv8<64, true, true, true, true, true>(pl, K8, V8, why, n);
