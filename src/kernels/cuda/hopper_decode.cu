@@ -47,8 +47,8 @@
  *    through sw_whole). With pages of 16 at d = 128 a tile takes four boxes of 4 KiB a tensor
  *    instead of eight of 2 KiB. Why: once version 16's page array was in registers, what the
  *    pages of 16 still lost was in the copies (its ring alone 0.96-0.97 of contiguous). Measured
- *    (H200, `2026-12-01-h200-whole-vmax`): with pages of 16, 0.964-0.974 of version 15 where 16
- *    read 0.946-0.963. Pages of 64 and more run version 16's kernel: there whole-row boxes were
+ *    (H200, `2026-12-01-h200-whole-vmax`, `-paged-final`): with pages of 16, 0.964-0.976 of
+ *    version 15 where 16 read 0.946-0.963. Pages of 64 and more run version 16's kernel: there whole-row boxes were
  *    1-3 % slower, as on a contiguous cache (`2026-11-30-h200-whole-rows`), where one 16 KiB box
  *    streams more slowly than two of 8 KiB. So 17, the contiguous sibling, is version 15.
  *
@@ -333,8 +333,9 @@ static fs_status launch_merge_pdl(const fs_cuda_decode *pp, const decode_params 
 }
 
 /* Versions 13 (contiguous) and 14 (paged): the split kernel, then its merge as a programmatic
- * dependent; TOP: versions 15 and 16 (17 and 18; WHOLE: 18's pages below 64 keys). In two halves: plan13 does the host's work (the tensor maps,
- * the kernel's shared-memory attribute) into a hopper_pdl_plan, run13 launches from it. */
+ * dependent; TOP: versions 15 and 16 (and 17 and 18; WHOLE: 18's pages below 64 keys). In two
+ * halves: plan13 does the host's work (the tensor maps, the kernel's shared-memory attribute)
+ * into a hopper_pdl_plan, run13 launches from it. */
 struct hopper_pdl_plan {
     fs_cuda_decode pp;
     decode_params p;
@@ -499,9 +500,9 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *     of 16 is every step (each warp's 16 keys are a page, and its next step is another page), so
  *     TOP's "o rescaled only when a row's maximum moved" never applies: D / 4 multiplies a step
  *     where this takes 4. A contiguous cache has one V descale a head: 13 runs 11's kernel.
- *  15, 16  version 16 a whole page of every KV head a stage, a block for every KV head
+ *  15, 16  16 takes a whole page of every KV head a stage, a block serving every KV head
  *     (decode_kv8_page below, which says why); 15, without pages, is version 11.
- * The paged versions (6, 8, 10, 12) read either pool layout (fs_cuda_decode's head_major).
+ * The paged versions (6, 8, 10, 12, 14, 16) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
  * the copy. Under ncu every version runs 8 compute warps an SM (2 blocks at 158-224 registers),
@@ -705,19 +706,20 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
 /* ---- e4m3-cache version 16: a whole page a stage, every KV head -------------------------------
  *
  * With pages of 16 the paged ring streams 2 KiB boxes (a page's rows of one KV head: 16 × 128
- * bytes at d = 128) and alone reads 0.92 of the contiguous ring, where float16's whole-row boxes
- * of 4 KiB read 0.97-0.98 (version 18). A block of versions 6-14 serves one KV head, so the
- * smallest run of bytes it can ask for is that head's part of a page. But a page of the pool holds
- * every KV head's rows in one run of P · H · D bytes (16 KiB at P = 16, H = 8, d = 128) in either
- * layout. So here a block serves a split of one sequence for every KV head: one compute warp a
- * KV head (H = 2, 4 or 8), a stage is one page of K and one of V, copied in boxes of 8 KiB (whole rows of
- * the page, whatever their heads), and each warp steps over its head's P keys of the page, 16 at
- * a time, with version 14's step (TOP, the hardware's conversion, o in units of the largest V
- * descale so far). Each warp holds its head's state for the whole split, so it writes its
- * partial itself (no merge of warps); the merge is version 13's, a programmatic dependent. One
- * block an SM (the stages fill the shared memory), eight compute warps an SM as before. Pages of
- * 16 or 32 slots (PS). A page's descales (H pairs, one run of the descale array) come by the TMA
- * too, a box beside the stage on the same barrier: the producer stores nothing itself.
+ * bytes at d = 128) and alone reads 0.92 of the contiguous ring, where the float16 decode with
+ * whole-row boxes of 4 KiB reads 0.96-0.98 of contiguous (version 18). A block of versions 6-14
+ * serves one KV head, so the smallest run of bytes it can ask for is that head's part of a page.
+ * But a page of the pool holds every KV head's rows in one run of P · H · D bytes (16 KiB at P =
+ * 16, H = 8, d = 128) in either layout. So here a block serves a split of one sequence for every
+ * KV head: one compute warp a KV head (H = 2, 4 or 8), a stage is one page of K and one of V,
+ * copied in boxes of 8 KiB (whole rows of the page, whatever their heads), and each warp steps
+ * over its head's P keys of the page, 16 at a time, with version 14's step (TOP, the hardware's
+ * conversion, o in units of the largest V descale so far). Each warp holds its head's state for
+ * the whole split, so it writes its partial itself (no merge of warps); the merge is version 13's,
+ * a programmatic dependent. One block an SM (the stages fill the shared memory): with 8 KV heads,
+ * eight compute warps an SM as before. Pages of 16 or 32 slots (PS). A page's descales (H pairs,
+ * one run of the descale array) come by the TMA too, a box beside the stage on the same barrier:
+ * the producer stores nothing itself.
  *
  * grid (splits, 1, batch), 32 · (8 + 1) threads: 8 compute warps, then the producer. Shared: STAGES
  * pages of K, STAGES of V (PS · 8 · D bytes each), the stages' descales (128 bytes each: up to 16
