@@ -77,6 +77,7 @@ TEST_OBJ = $(call obj,$(TEST_SRC))
 all: $(BUILD)/flashstep
 
 include tests/fuzz/fuzz.mk
+include tests/docs/docs.mk
 -include src/*/module.mk src/kernels/*/module.mk bench/module.mk
 
 # GUI sources are the only ones that see SDL.
