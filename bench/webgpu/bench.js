@@ -12,7 +12,7 @@
  * Vulkan driver. A page cannot set these: a browser's WebGPU offers what its own defaults offer.
  * Every Dawn flag and the device's features go into the JSON (`dawn`, `device`) and the log.
  *
- * First, the new kernels (--new; prefill versions 6 to 11, 13, 14 and 16 to 19 and decode versions 6, 7, 10 and 11 unless
+ * First, the new kernels (--new; prefill versions 6 to 11, 13, 14 and 16 to 20 and decode versions 6, 7, 10 and 11 unless
  * told) are checked against float64 on their own, one line each: PASS or FAIL with the largest error
  * and the tolerance, or SKIP with the reason the device does not offer them (a fused decode, version
  * 7 or 10, also on problems of several splits and of one, with its counters back at 0 after each
@@ -31,7 +31,7 @@
  * size: how a pass's time splits into a cost each dispatch pays and a rate.
  * --ablation (after the checks, before the plan; with --check-only too; with prefill-v5 or -v11 in --only, their own
  * ablation forms as well: fwd_v4.wgsl's NOQK, NOPV, NOSOFT, NOLOAD): prefill versions 7 to 10, 13,
- * 14 and 16 to 19 (those --ablation-only, else --only, names), each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a
+ * 14 and 16 to 20 (those --ablation-only, else --only, names), each of their ablation forms (fwd_sgmat*.wgsl: each removes one part of a
  * tile's work) and their variants (right forms: staged K or V, unrolled loops, other tiles), and version 5
  * beside them, timed on 16 heads, N = 4096, d = 128 and 64, causal and not, on one problem a head
  * size: one table, a form a line, its ms in each column and the usual form's ms less the form's
@@ -44,8 +44,11 @@
  * --decode-ablation-n lengths), in its usual form and each ablation form of decode_v9.wgsl (NOQK,
  * NOSOFT, NOPV, LOADONLY: the loads alone, and NOQK with NOSOFT), its split pass timed alone and
  * with the merge, beside the read probe at the same bytes: one table, a form a line.
- * --ablation-n N: another N (the tests' 256). --ablation-only K1,K2: take apart those versions only (default:
- * those of --only). --null: Dawn's null backend (no GPU; nothing computed),
+ * --ablation-n N1,N2: other Ns, a table each (the tests' 256). --ablation-only K1,K2: take apart those versions only (default:
+ * those of --only). --variants-only: the usual forms and their variants, none of the ablation forms.
+ * --ablation-rounds R: every form timed R times a shape, each round in an order turned by one, the
+ * median in the table with the range beside it (a change of a few per cent between two forms is
+ * within what one timing moves: rounds show it). --null: Dawn's null backend (no GPU; nothing computed),
  * --ablation's, --decode-ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
  * fail for a silly reason).
  *
@@ -58,13 +61,13 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N] [--ablation-only K1,K2] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
-const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N1,N2] [--ablation-only K1,K2] [--ablation-rounds R] [--variants-only] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
+const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'prefill-v20', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
-// --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 19 for --ablation instead of their own
+// --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 20 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC SUBC; settings: BK, NSG, RB).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
@@ -72,8 +75,8 @@ function parseVariants(spec) {
     for (const w of form.split(/[\s+]+/)) {
       const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
       if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE, FASTC) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
+      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC', 'SUBC'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE, FASTC, SUBC) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
     }
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);
@@ -83,7 +86,7 @@ function parseVariants(spec) {
 }
 
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: 4096, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null, ablationOnly: null};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: [4096], ablationRounds: 1, variantsOnly: false, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null, ablationOnly: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -96,7 +99,9 @@ function parse(argv) {
     else if (a === '--new') { o.news = v().split(',').filter(Boolean); o.newGiven = true; }
     else if (a === '--sweep') o.sweep = true;
     else if (a === '--ablation') o.ablation = true;
-    else if (a === '--ablation-n') o.ablationN = Number(v());
+    else if (a === '--ablation-n') o.ablationN = v().split(',').map(Number);
+    else if (a === '--ablation-rounds') o.ablationRounds = Number(v());
+    else if (a === '--variants-only') o.variantsOnly = true;
     else if (a === '--ablation-only') o.ablationOnly = v().split(',').filter(Boolean);
     else if (a === '--decode-ablation') o.decodeAblation = [32768, 131072];
     else if (a === '--decode-ablation-n') o.decodeAblation = v().split(',').map(Number);
@@ -112,7 +117,8 @@ function parse(argv) {
   }
   if (!['full', 'quick', 'tiny'].includes(o.plan)) throw new Error(`--plan: full, quick or tiny, not '${o.plan}'`);
   if (o.seed !== null && !(Number.isInteger(o.seed) && o.seed >= 0)) throw new Error('--seed: a whole number');
-  if (!(Number.isInteger(o.ablationN) && o.ablationN >= 64)) throw new Error('--ablation-n: a whole number from 64');
+  if (!o.ablationN.every(n => Number.isInteger(n) && n >= 64)) throw new Error('--ablation-n: whole numbers from 64, separated by commas');
+  if (!(Number.isInteger(o.ablationRounds) && o.ablationRounds >= 1 && o.ablationRounds <= 20)) throw new Error('--ablation-rounds: a whole number from 1 to 20');
   if (o.decodeAblation && !o.decodeAblation.every(n => Number.isInteger(n) && n >= 64 && n <= 1048576))
     throw new Error('--decode-ablation-n: key counts from 64 to 1048576, separated by commas');
   if (!(Number.isInteger(o.count) && o.count > 0)) throw new Error('--count: a positive whole number');
@@ -400,7 +406,7 @@ async function probeSizes(dev, sizes) {
 // against float64 first (check false: not, on the null backend); a wrong one is not timed and
 // counts in `bad`. Returns {shapes, rows: [{form, kernel, flags, over, ms: [per shape], cost: [usual
 // − form], worst}], bad} and prints one table. A form that fails (not offered, an error) says why.
-async function ablation(dev, seed, n = 4096, check = true, only = null, variants = null) {
+async function ablation(dev, seed, n = 4096, check = true, only = null, variants = null, rounds = 1, variantsOnly = false) {
   const shapes = [];
   for (const d of [128, 64]) for (const causal of [false, true]) shapes.push({d, causal, n, heads: 16});
   const forms = [{form: 'prefill-v5 (float32, FMA)', kernel: 'prefill-v5', flags: []}];
@@ -408,7 +414,7 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     if (!only || !only.includes(base)) continue;
     const B = dev.kernels[base];
     if (base !== 'prefill-v5') forms.push({form: base, kernel: base, flags: [], right: true});
-    for (const flags of B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
+    for (const flags of variantsOnly ? [] : B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
       forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
   }
   for (const base of FSGPU.sgmatKernels(dev.kernels)) {
@@ -416,32 +422,38 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     const B = dev.kernels[base];
     const why = B && B.absent ? B.absent() : 'no such kernel';
     if (why) { console.log(`ablation: ${base} not offered here (${why})`); continue; }
-    const sets = [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
+    const sets = variantsOnly ? [[]] : [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
     for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags, right: !flags.length});
     for (const v of (variants && base !== 'prefill-v7' ? variants : B.variants) || [])   // right forms: checked before they are timed
       forms.push({form: base + (v.flags || []).map(f => ' ' + f).join('') + Object.entries(v.over || {}).map(([k, x]) => ` ${k}=${x}`).join(''),
                   kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
   }
-  const rows = forms.map(f => Object.assign({}, f, {ms: [], cost: []}));
+  const rows = forms.map(f => Object.assign({}, f, {ms: [], cost: [], runs: []}));
   const t0 = Date.now(), drawn = new Map();   // a head size's problem, drawn once (its float16 rounding kept with it)
   for (const [k, sh] of shapes.entries()) {
     if (!drawn.has(sh.d)) { drawn.clear(); drawn.set(sh.d, FSGPU.randomProblem(seed + 900 + sh.d, {n_q_heads: sh.heads, n_kv_heads: sh.heads, n_q: sh.n, n_kv: sh.n, d: sh.d})); }
     const base = drawn.get(sh.d);
     const p = Object.assign({}, base, {mask: {kind: sh.causal ? FSGPU.MASK.causal : FSGPU.MASK.none, offset: 0}});
-    for (const r of rows) {
+    // --ablation-rounds: every form timed `rounds` times, each round in an order turned by one (form q
+    // first in round q), so that no form always follows the same one; the median is the table's
+    for (let round = 0; round < rounds; round++) for (let q = 0; q < rows.length; q++) {
+      const r = rows[(q + round) % rows.length];
+      if (round && r.ms[k] === null) continue;   // wrong or failed in its first round
       const name = `ablation ${r.form}`;
       const B = dev.kernels[r.kernel];
       dev.kernels[name] = r.flags.length || r.over ? B.form(Object.fromEntries(r.flags.map(f => [f, true])), 0, r.over) : B;
       let prep = null;
       try {
         prep = await dev.prepare(name, p);
-        if (r.right && check) {   // the usual forms and the variants against float64 first (16 rows)
+        if (r.right && check && !round) {   // the usual forms and the variants against float64 first (16 rows)
           const c = await dev.check(name, p, {sample: 16, prepared: prep});
           r.worst = Math.max(r.worst || 0, Number.isFinite(c.worst) ? c.worst : Infinity);
           if (!c.ok) { r.wrong = `${sh.d}${sh.causal ? ' causal' : ''}: ${JSON.stringify(c.where)}`; r.ms[k] = null; continue; }
         }
         const t = await dev.timeSteps(prep.steps, {reps: 5, warmup: 1, warmMs: 150, settleMs: 600});
-        r.ms[k] = t.ms;
+        (r.runs[k] = r.runs[k] || []).push(t.ms);
+        const sorted = r.runs[k].slice().sort((a, b) => a - b);
+        r.ms[k] = sorted[Math.floor((sorted.length - 1) / 2)];   // the median (the lower of two)
         if (!r.shape && r.right && dev.kernels[name].shape) r.shape = dev.kernels[name].shape(p);   // the first shape's (d = 128)
       } catch (e) {
         r.ms[k] = null;
@@ -457,17 +469,18 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     r.cost = r.ms.map((ms, k) => (ms && usual.ms[k] && (r.flags.length || r.over) ? usual.ms[k] - ms : null));
   }
   const head = shapes.map(s => `d=${s.d}${s.causal ? ' causal' : ''}`);
-  const lines = [`ablation (16 heads, N = ${n}; ms a launch; in brackets the usual form's ms less this one's: for an ablation form what the removed part cost, for a variant what it saves; ` +
+  const range = k => r => (rounds > 1 && r.runs[k] && r.runs[k].length > 1 ? ` [${Math.min(...r.runs[k]).toFixed(3)}–${Math.max(...r.runs[k]).toFixed(3)}]` : '');
+  const lines = [`ablation (16 heads, N = ${n}; ms a launch${rounds > 1 ? `, the median of ${rounds} rounds [their range]` : ''}; in brackets the usual form's ms less this one's: for an ablation form what the removed part cost, for a variant what it saves; ` +
                  `a right form's last column: its largest error against float64 on 16 rows a shape; ${((Date.now() - t0) / 1000).toFixed(1)} s):`,
                  `| form | ${head.join(' | ')} | float64 |`, `|---|${head.map(() => '---|').join('')}---|`];
   for (const r of rows)
-    lines.push(`| ${r.form} | ${r.ms.map((ms, k) => (ms === null || ms === undefined ? (r.wrong ? 'WRONG' : 'error') : `${ms.toFixed(3)}${r.cost[k] !== null ? ` (${r.cost[k] >= 0 ? '' : '−'}${Math.abs(r.cost[k]).toFixed(3)})` : ''}`)).join(' | ')} | ` +
+    lines.push(`| ${r.form} | ${r.ms.map((ms, k) => (ms === null || ms === undefined ? (r.wrong ? 'WRONG' : 'error') : `${ms.toFixed(3)}${r.cost[k] !== null ? ` (${r.cost[k] >= 0 ? '' : '−'}${Math.abs(r.cost[k]).toFixed(3)})` : ''}${range(k)(r)}`)).join(' | ')} | ` +
                `${r.right && r.worst !== undefined ? r.worst.toExponential(1) : '-'} |`);
   for (const r of rows) if (r.error) lines.push(`ablation: ${r.form}: ${r.error}`);
   for (const r of rows) if (r.wrong) lines.push(`ablation: ${r.form}: WRONG against float64 (d = ${r.wrong})`);
   for (const r of rows) if (r.shape) lines.push(`ablation shape: ${r.form}: ${Object.entries(r.shape).map(([k, x]) => `${k}=${x}`).join(' ')}`);
   console.log(lines.join('\n'));
-  return {shapes, rows, bad: rows.filter(r => r.wrong).length};
+  return {n, shapes, rows, bad: rows.filter(r => r.wrong).length};
 }
 
 // --null: Dawn's null backend shown to fsgpu.js as validate.js shows it (32-lane subgroups, the
@@ -525,7 +538,7 @@ async function main() {
   console.log(`subgroup matrices: ${dev.info.subgroup_matrix_configs.map(c => `${c.component}x${c.component}->${c.result} ${c.M}x${c.N}x${c.K}`).join(', ') || 'none'}` +
               `; prefill-v7 uses ${dev.info.subgroup_matrix_kernel ? JSON.stringify(dev.info.subgroup_matrix_kernel) : 'none'}`);
   if (o.nullBackend) {   // the host's side of --ablation and --probe-sizes only: nothing is computed, nothing checked
-    if (o.ablation) await ablation(dev, seed, o.ablationN, false, o.ablationOnly || o.only, o.variants);
+    if (o.ablation) for (const n of o.ablationN) await ablation(dev, seed, n, false, o.ablationOnly || o.only, o.variants, o.ablationRounds, o.variantsOnly);
     if (o.decodeAblation) await decodeAblation(dev, seed, o.decodeAblation, false, o.only);
     if (o.probeSizes) await probeSizes(dev, o.probeSizes);
     dev.destroy();
@@ -542,8 +555,12 @@ async function main() {
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
-    abl = await ablation(dev, seed, o.ablationN, true, o.ablationOnly || o.only, o.variants);
-    bad += abl.bad;
+    abl = [];
+    for (const n of o.ablationN) {
+      const a = await ablation(dev, seed, n, true, o.ablationOnly || o.only, o.variants, o.ablationRounds, o.variantsOnly);
+      abl.push(a);
+      bad += a.bad;
+    }
     if (o.json) fs.writeFileSync(o.json, JSON.stringify({dawn, device: dev.info, seed, ablation: abl}, null, 1));
   }
   if (o.decodeAblation) {

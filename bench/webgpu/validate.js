@@ -9,7 +9,7 @@
  * The null backend offers every feature (shader-f16, subgroups, subgroup matrices) but lists no
  * subgroup matrix configuration and reports 128-lane subgroups; the adapter is shown to fsgpu.js
  * with 32-lane subgroups and the three f16 × f16 → f32 configurations the H200 offers (16×16×16,
- * 16×8×16, 16×8×8), and prefill versions 7 to 10, 13, 14 and 16 to 19 and the matrix units' probes (probes_sgmat.wgsl) are made for each. Then both again, sized for the
+ * 16×8×16, 16×8×8), and prefill versions 7 to 10, 13, 14 and 16 to 20 and the matrix units' probes (probes_sgmat.wgsl) are made for each. Then both again, sized for the
  * H200's 48 KiB of workgroup memory (BK = 64, as the device makes them), in their usual form and
  * in every ablation form (bench.js --ablation), one flag at a time and together, and version 8 in
  * each of its variants (staged K, staged V, scores read twice, other tile shapes): those pass the
@@ -128,7 +128,7 @@ async function main() {
   console.log(`sized for 48 KiB (usual, ablation and variant forms): ${Object.entries(each48).map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
               `${big} of them compiled and refused only for their workgroup memory (or, 64 invocations, the null backend's 128-lane subgroups)`);
   console.log(`validate.js: ${made + big} kernel forms compiled (${made} made into pipelines) by Dawn's null backend, ${bad} failed ` +
-              `(prefill versions 7 to 10, 13, 14 and 16 to 19 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
+              `(prefill versions 7 to 10, 13, 14 and 16 to 20 in ${CONFIGS.map(c => `${c.M}×${c.N}×${c.K}`).join(', ')})`);
   process.exit(bad ? 1 : 0);
 }
 

@@ -309,15 +309,16 @@ def node_checks(seed):
     r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12"],
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "prefill v7: 12 of 12" in r.stdout and "prefill v8: 12 of 12" in r.stdout,
-          "prefill versions 7 and 8 (subgroup matrices; 9, 10, 13, 14 and 16 to 19 are forms of 8, among its cases) transcribed "
+          "prefill versions 7 and 8 (subgroup matrices; 9, 10, 13, 14 and 16 to 20 are forms of 8, among its cases) transcribed "
           "into JavaScript match float64 on 12 random problems (emulate_sgmat.js)", (r.stdout + r.stderr)[-600:])
     # faults planted in version 8's transcription must fail: a row's maximum not shared by its
     # lanes, O not rescaled when m moves, version 10's second row block of S stored over the first,
     # version 13's first K tile staged from key 0 instead of the block's first visited tile,
     # version 14's untested scores on partial tiles too, version 18's second block of a pair begun
     # with the first one's O, version 19's tile loop stopped a tile short of the last row's keys,
-    # its FASTC variant's causal test one key short
-    for fault in ("noshuffle", "alpha1", "rbstore", "firstk", "fasts", "pairzero", "rangeend", "fastc"):
+    # its FASTC variant's causal test one key short, version 20's subgroups all classifying a tile
+    # by the first subgroup's rows
+    for fault in ("noshuffle", "alpha1", "rbstore", "firstk", "fasts", "pairzero", "rangeend", "fastc", "subc"):
         r = subprocess.run(["node", os.path.join(webgpu, "emulate_sgmat.js"), "--seed", str(seed), "--count", "12", "--fault", fault],
                            capture_output=True, text=True, timeout=300)
         check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
@@ -347,7 +348,7 @@ def node_checks(seed):
     # its own 128-lane subgroups, which the adapter shown to fsgpu.js hides
     r = subprocess.run(["node", os.path.join(webgpu, "bench.js"), "--null", "--ablation", "--ablation-n", "256", "--probe-sizes", "4,8", "--seed", str(seed),
                         "--decode-ablation-n", "512",
-                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14,prefill-v16,prefill-v17,prefill-v18,prefill-v19,decode-v9,decode-v9-f16"],
+                        "--only", "prefill-v5,prefill-v7,prefill-v8,prefill-v9,prefill-v10,prefill-v11,prefill-v13,prefill-v14,prefill-v16,prefill-v17,prefill-v18,prefill-v19,prefill-v20,decode-v9,decode-v9-f16"],
                        capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     errors = [x for x in out.splitlines() if x.startswith("ablation: ") and "more workgroup memory" not in x
@@ -359,10 +360,10 @@ def node_checks(seed):
     v5rows = [x for x in out.splitlines() if x.startswith(("| prefill-v5 NO", "| prefill-v11 NO"))]
     check(r.returncode == 0 and "| prefill-v7 NOSOFT |" in out and len(v8rows) >= 8 and "| prefill-v8 UNROLL |" in out and not errors
           and not any("error" in x for x in v8rows if x.startswith(("| prefill-v8 |", "| prefill-v8 NO")))
-          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and "| prefill-v16 NOQK |" in out and "| prefill-v17 NOQK |" in out and "| prefill-v18 NOQK |" in out and "| prefill-v19 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows)
+          and "| prefill-v10 NOQK |" in out and "| prefill-v13 NOQK |" in out and "| prefill-v14 NOQK |" in out and "| prefill-v16 NOQK |" in out and "| prefill-v17 NOQK |" in out and "| prefill-v18 NOQK |" in out and "| prefill-v19 NOQK |" in out and "| prefill-v20 NOQK |" in out and len(v5rows) == 12 and not any("error" in x.split("|")[4] for x in v5rows)
           and "probe at 4 MiB: copy" in out and "probe at 8 MiB: copy" in out
           and len(drows) == 14 and not any(x.split("|")[3].strip() in ("error", "-") for x in drows) and "decode ablation: " not in out,
-          "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13, 14 and 16 to 19) and --decode-ablation's forms of decode "
+          "bench.js --ablation's forms and variants (versions 5, 7 to 11, 13, 14 and 16 to 20) and --decode-ablation's forms of decode "
           "version 9 (both storages, beside the read probe) are made, bound and timed on Dawn's null "
           "backend (bench.js --null), and --probe-sizes' probes at 4 and 8 MiB run there", "\n".join(errors[:3]) or out[-600:])
     # fsgpu.js's //#for directive (fwd_sgmat8.wgsl's loops): a for loop, or with UNROLL its body
@@ -415,7 +416,8 @@ def run(page, b, flashstep, seed, tmp):
                                ("prefill-v16", "shader-f16 and subgroup matrices"),
                                ("prefill-v17", "shader-f16 and subgroup matrices"),
                                ("prefill-v18", "shader-f16 and subgroup matrices"),
-                               ("prefill-v19", "shader-f16 and subgroup matrices"))
+                               ("prefill-v19", "shader-f16 and subgroup matrices"),
+                               ("prefill-v20", "shader-f16 and subgroup matrices"))
              if not info.get("f16") or (k.startswith("prefill-v") and k != "prefill-v6" and not info.get("subgroup_matrix_kernel"))]
     if lacks:
         print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "
