@@ -4,8 +4,8 @@
  * staged, full tiles' scores without tests; 16 declares 14's workgroup arrays in blocks of 16 rows, the
  * same addresses, so 14's transcription is 16's; 17 copies 16's tiles by plain loads, the same halves
  * into the same places; 18 pairs row blocks in a workgroup (PAIR); 19 gives the workgroups their
- * blocks longest first (LPT) and runs its tile loop over the keys the mask can show (RANGE); 20
- * classifies a diagonal tile again for each subgroup's rows (SUBC))
+ * blocks longest first (LPT) and runs its tile loop over the keys the mask can show (RANGE); 20 scores
+ * the causal diagonal's full-width tiles with one comparison (FASTC))
  * transcribed into plain JavaScript, statement for statement, and checked against float64 on random
  * problems, for the machines that have no subgroup matrices (this one: SwiftShader has none, and
  * Dawn's null backend validates the WGSL but runs nothing).
@@ -18,11 +18,9 @@
  * Ps's padded PST), rbstore (version 10's second row block of S stored over the first), firstk
  * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
  * 14's untested scores on partial tiles too), pairzero (version 18's second block of a pair begun
- * with the first one's O), rangeend (version 19's tile loop stopped a tile short of the last
- * row's keys), fastc (FASTC's causal test one key short), subc (version 20's subgroups all
- * classifying a tile by the first subgroup's rows). Version 8's transcription also models its
- * subgroups: a shuffle reads the value of lane l ^ o of the same subgroup, as subgroupShuffleXor
- * does.
+ * with the first one's O), rangeend (version 19's tile loop stopped a tile short of the
+ * last row's keys), fastc (FASTC's causal test one key short). Version 8's transcription also models its subgroups: a shuffle reads the value
+ * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
  * matrix load and store touches, as Dawn's spec of the extension defines row- and column-major
@@ -90,17 +88,6 @@ function classify(p, r0, r1, c0, c1) {
   let seen = 0;
   for (let i = r0; i < r1; i++) for (let j = c0; j < c1; j++) seen += visible(p, i, j) ? 1 : 0;
   return seen === 0 ? 2 : seen === (r1 - r0) * (c1 - c0) ? 0 : 1;
-}
-// common.wgsl's classify in its closed form for the causal mask and the window (kinds 1 and 2),
-// which version 20's SUBC calls for a subgroup's rows: the same answers as classify() on rows that
-// exist; on an empty range of rows (a subgroup past n_q), what the WGSL answers, as it does
-function classifyCW(p, r0, r1, c0, c1) {
-  const p0 = r0 + p.mask.offset, p1 = r1 - 1 + p.mask.offset, last = c1 - 1;
-  if (c0 > p1) return 2;
-  if (p.mask.kind === 2 && last <= p0 - p.mask.window) return 2;
-  let full = last <= p0;
-  if (p.mask.kind === 2) full = full && c0 > p1 - p.mask.window;
-  return full ? 0 : 1;
 }
 const capped = (p, s) => (p.softcap > 0 ? f32(p.softcap * Math.tanh(s / p.softcap)) : s);
 
@@ -273,17 +260,10 @@ function kernel8(p, C, fault = null) {
       const cls = classify(p, r0, r1, c0, c1);
       if (cls === 2) continue;
       stamp++;
-      // (SUBC, version 20) under a causal mask or a window, a tile partial for the workgroup classified
-      // again for each subgroup's own rows; subc: every subgroup takes the first subgroup's rows
-      const scls = sgs.map((_, sg) => {
-        if (!C.SUBC || cls !== 1 || !(p.mask.kind === 1 || p.mask.kind === 2)) return cls;
-        const g0 = Math.min(r0 + (fault === 'subc' ? 0 : sg) * SR, r1);
-        return classifyCW(p, g0, Math.min(g0 + SR, r1), c0, c1);
-      });
       const kt = kv0 + c0 * D;
       if (C.KWG) for (let x = 0; x < BK * D; x++) Ks[Math.floor(x / D) * KST + x % D] = k_in[kt + x];
-      for (const [sg, S] of sgs.entries())      // 1. S = Q Kᵀ, K's rows read as columns from storage, a load for RB products
-        for (let n = 0; n < BK / SN && scls[sg] !== 2; n++) {   // (SUBC: not by a subgroup whose rows see none of the tile)
+      for (const S of sgs)                      // 1. S = Q Kᵀ, K's rows read as columns from storage, a load for RB products
+        for (let n = 0; n < BK / SN; n++) {
           const s = Array.from({length: RB}, () => zero(SM, SN));
           for (let kc = 0; kc < NQK; kc++) {
             const kr = C.KWG ? load(Ks, n * SN * KST + kc * SK, true, KST, SK, SN) : C.STAGE ? load(Kt, n * SN * KST + kc * SK, true, KST, SK, SN)
@@ -298,20 +278,16 @@ function kernel8(p, C, fault = null) {
       const cn = C.STAGE ? nextVisited(c0 + BK) : 0;
       const staged = C.STAGE ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
                                                                        k: cn < kend ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
-      // score() with the class tcls (SUBC: a hidden subgroup's class as PARTIAL, so each score is tested)
-      const scoreT = tcls => (I, j) => (I.i < p.n_q && c0 + j < c1 && (tcls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
+      const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
+      // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
+      const fast = C.FASTS && (cls === 0 || fault === 'fasts') && c1 === c0 + BK && !(p.softcap > 0);
+      // (FASTC, version 20) a full-width tile on the causal diagonal: one comparison a score;
+      // fastc: the comparison one key short
+      const fastc = C.FASTC && !fast && cls === 1 && p.mask.kind === 1 && c1 === c0 + BK && !(p.softcap > 0);
       const lim = I => I.i + p.mask.offset - c0 - (fault === 'fastc' ? 1 : 0);
-      for (const [sg, S] of sgs.entries()) {
-        const sc = scls[sg], score = scoreT(sc === 2 ? 1 : sc);
-        // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
-        const fast = C.FASTS && (sc === 0 || fault === 'fasts') && c1 === c0 + BK && !(p.softcap > 0);
-        // (FASTC, version 19's variant) a full-width tile on the causal diagonal: one comparison a score;
-        // fastc: the comparison one key short
-        const fastc = C.FASTC && !fast && sc === 1 && p.mask.kind === 1 && c1 === c0 + BK && !(p.softcap > 0);
-        // (SUBC with FASTS) its rows see none of the tile: no score read, P = 0
-        const hidden = C.SUBC && C.FASTS && !fast && !fastc && sc === 2;
-        const scoreOf = fast ? (I, j) => f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E))
-          : fastc ? (I, j) => (j <= lim(I) ? f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E)) : NEG) : hidden ? () => NEG : score;
+      const scoreOf = fast ? (I, j) => f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E))
+        : fastc ? (I, j) => (j <= lim(I) ? f32(Ss[I.row * SST + j] * f32(p.scale * LOG2E)) : NEG) : score;
+      for (const S of sgs) {
         for (const I of S.lanes) {
           I.m_blk = NEG;
           for (let k = 0; k < KPI; k++) {
@@ -353,8 +329,8 @@ function kernel8(p, C, fault = null) {
           for (const S of sgs) for (let rb = 0; rb < RB; rb++) for (let b = 0; b < CW / SN; b++) S.acc[rb * NO + ch * (CW / SN) + b] = load(Ss, S.sS + rb * SM * SST + b * SN, false, SST, SM, SN);
         }
       }
-      for (const [sg, S] of sgs.entries())      // 3. O += P V, V's rows from storage, a load for RB products
-        for (let kk = 0; kk < BK / SK && scls[sg] !== 2; kk++) {   // (SUBC: not by a hidden subgroup, whose P is 0)
+      for (const S of sgs)                      // 3. O += P V, V's rows from storage, a load for RB products
+        for (let kk = 0; kk < BK / SK; kk++) {
           const pl = Array.from({length: RB}, (_, rb) => load(Ps, S.sP + rb * SM * pst + kk * SK, false, pst, SM, SK));
           for (let nc = 0; nc < NO; nc++) {
             const vr = C.VWG ? load(Vs, kk * SK * KST + nc * SN, false, KST, SK, SN) : C.STAGE ? load(Vt, kk * SK * KST + nc * SN, false, KST, SK, SN)
@@ -391,7 +367,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend', 'fastc', 'subc'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend', 'fastc'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -403,7 +379,7 @@ function main() {
     const d = pick([64, 128]), groups = pick([1, 2, 4]), kvh = int(1, 2);
     let mask = pick(['none', 'causal', 'window', 'tree']);
     if (fault === 'firstk') mask = 'window';   // it shows only where a block's first visited tile is not tile 0
-    if ((k % 8 === 4 && fault !== 'firstk') || fault === 'fastc' || fault === 'subc') mask = 'causal';   // (FASTC, SUBC) their tiles are the causal diagonal's
+    if ((k % 8 === 4 && fault !== 'firstk') || fault === 'fastc') mask = 'causal';   // (FASTC) its tiles are the causal diagonal's
     const n_kv = int(1, 200);
     const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : int(1, Math.min(n_kv, 150)), n_kv, d, mask,
                window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
@@ -423,7 +399,6 @@ function main() {
     if (k % 3 !== 1 || fault === 'pairzero') v8.PAIR = true;  // version 18's pairs of row blocks, two cases of three
     else if (k % 2 === 0) v8.LPT = true;                      // version 19's blocks longest first, the others by turns
     if (k % 3 !== 2 || fault === 'rangeend') v8.RANGE = true; // version 19's tile loop over the keys the mask can show
-    if (k % 4 === 0 || k % 4 === 3 || fault === 'subc') v8.SUBC = true;   // version 20's tiles classified a subgroup at a time, with FASTS and without
     for (const [name, run] of kernels) {
       const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;

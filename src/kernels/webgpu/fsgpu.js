@@ -709,21 +709,22 @@
         const kind = p.mask ? p.mask.kind : MASK.none;
         return Object.assign(kernels['prefill-v17'].defs.call(this, p), {RANGE: kind === MASK.causal || kind === MASK.window, LPT: kind === MASK.causal});
       },
-      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {flags: ['FASTC']}, {flags: ['SUBC']}],   // (FASTC: the causal diagonal's tiles without score()'s tests)
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {flags: ['FASTC']}],   // (FASTC: the causal diagonal's tiles without score()'s tests)
     });
-    // Prefill version 20: version 19 with, under a causal mask or a window, each tile the workgroup
-    // finds partial classified again for each subgroup's own rows (SUBC in fwd_sgmat8.wgsl): a
-    // subgroup whose rows see none of it skips both products and reads no score; one whose rows see
-    // all of it takes FASTS's untested scores. At d = 128 a block of 256 rows crosses the causal
-    // diagonal in 16 tiles of 16 keys, and of its 8 subgroups' 128 passes over them 56 had all their
-    // rows hidden and 56 all shown.
+    // Prefill version 20: version 19 with, under the causal mask, each full-width tile on the
+    // diagonal scored with one comparison a score instead of score()'s tests (FASTC in
+    // fwd_sgmat8.wgsl). A block of BQ rows crosses the diagonal in BQ / BK tiles (16 at d = 128):
+    // an eighth of the tiles a block visits at N = 4096, a thirty-second at 16384. Timed against
+    // version 19 in three rounds in turned orders (`2026-12-01-h200-v20`): 11 % and 10 % less time
+    // causal at N = 4096 (d = 128 and 64), 2.7 % and 2.5 % at 16384. Without a mask it is version
+    // 19's code (FASTC then changes no instruction that runs, yet its text made that form 0.2-2.0 %
+    // faster: what any change to this shader's text moves, kept out of the version).
     kernels['prefill-v20'] = Object.assign(Object.create(kernels['prefill-v19']), {
-      what: "version 19 with each tile on a causal or window mask's edge classified again for every subgroup's own rows: a subgroup that sees none of it skips its products, one that sees all of it reads its scores without tests",
+      what: "version 19 with, under the causal mask, each full-width tile on the diagonal scored with one comparison instead of the general mask's tests",
       defs(p) {
-        const kind = p.mask ? p.mask.kind : MASK.none;
-        return Object.assign(kernels['prefill-v19'].defs.call(this, p), {SUBC: kind === MASK.causal || kind === MASK.window});
+        return Object.assign(kernels['prefill-v19'].defs.call(this, p), {FASTC: !!p.mask && p.mask.kind === MASK.causal});
       },
-      variants: [{over: {RB: 1, NSG: 16}}, {flags: ['FASTC']}],
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
     });
     return kernels;
   }

@@ -107,14 +107,6 @@
 // host dispatches (n_q_heads, nqb)): assuming the GPU starts workgroups in the order of their index,
 // x the fastest (not measured here; LPT's effect is: 2026-12-01-h200-lpt), under a causal mask every head's last block (every key) starts first and the first
 // blocks (a few keys each) fill the end, where they leave no SM idle for long.
-// SUBC (with FASTS): under a causal mask or a window, a tile the workgroup finds partial is
-// classified again for each subgroup's own SR rows (a subgroup-uniform class, scls). A subgroup
-// whose rows see none of it skips S = Q Kᵀ and O += P V and reads no score (its P is written as
-// zeros, so the skip of P V only saves work); one whose rows see all of it reads its scores as
-// FASTS does; one on the edge keeps score()'s tests. At d = 128 a block of 256 rows crosses the
-// causal diagonal in 16 tiles of 16 keys, where its 8 subgroups make 128 passes: 56 with every
-// row hidden, 56 with every key shown, 16 on the edge. The barriers and the copies of K and V stay
-// the workgroup's.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
@@ -128,8 +120,9 @@
 // is version 17 with PAIR under the causal mask (0.665 ms against 0.939 at d = 128, N = 4096,
 // `2026-12-01-h200-v18`). Version 19 is version 17 with RANGE under a causal mask or a window and
 // LPT under the causal mask (6.94 ms against version 18's 8.72 at d = 128, N = 16384, causal,
-// `2026-12-01-h200-v19-ort` and `-range`). Version 20 is version 19 with SUBC under a causal mask or a
-// window.
+// `2026-12-01-h200-v19-ort` and `-range`). Version 20 is version 19 with FASTC under the causal mask
+// (0.499 ms against 0.561 at d = 128, N = 4096, causal; 6.85 against 7.05 at N = 16384,
+// `2026-12-01-h200-v20`).
 //
 // Shapes: q, k, v float16 (the host rounds them, to nearest, ties to even, and pads them: see 1),
 // q (n_q_heads, n_q, D), k and v (n_kv_heads, n_kv, D); o float32 like q; lse (n_q_heads, n_q)
@@ -341,19 +334,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     let cls = classify(r0, r1, c0, c1).x;   // the same for every invocation
     if (cls == SKIPPED) { continue; }
     stamp++;
-//#if SUBC
-    // (SUBC) under a causal mask or a window, a tile partial for the workgroup classified again for
-    // this subgroup's own SR rows (the same in its lanes): hidden from them all, or shown whole
-    var scls = cls;
-    if (cls == PARTIAL && (P.mask_kind == 1u || P.mask_kind == 2u)) {
-      let g0 = min(r0 + sg * SR, r1);
-      scls = classify(g0, min(g0 + SR, r1), c0, c1).x;
-    }
-    let tcls = select(scls, PARTIAL, scls == SKIPPED);   // score()'s: a hidden subgroup's older scores fail each one's test
-//#else
-    let scls = cls;
-    let tcls = cls;
-//#endif
 //#if NOLOAD
     let kt = kv0;                            // (NOLOAD) the first tile's keys, every time
 //#else
@@ -368,9 +348,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // columns straight from storage, each load used by the subgroup's RB row blocks; each
     // subgroup stores its rows of S into Ss
 //#if !NOQK
-//#if SUBC
-    if (scls != SKIPPED) {                   // (SUBC) a subgroup whose rows see none of the tile skips its products
-//#endif
     //#for n BK / SN
       // zeroed explicitly: on the H200 a declaration alone inside the tile loop was not zeroed again
       // on each pass (S kept the last tile's sums; `2026-11-29-h200-run3`)
@@ -402,9 +379,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#endif
       //#endfor
     //#endfor
-//#if SUBC
-    }
-//#endif
 //#endif
     workgroupBarrier();                      // S is in Ss (and last tile's P is read)
 
@@ -450,7 +424,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var m_blk = NEG;
 //#if FASTS
     // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
-    if (scls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
+    if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
       //#for k BK / (SGS / (RB * SM))
 //#if BLK
         let x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL;
@@ -461,7 +435,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         m_blk = max(m_blk, x);
       //#endfor
 //#if FASTC
-    } else if (scls == PARTIAL && P.mask_kind == 1u && c1 == c0 + BK && P.softcap <= 0.0) {
+    } else if (cls == PARTIAL && P.mask_kind == 1u && c1 == c0 + BK && P.softcap <= 0.0) {
       // (FASTC) a tile on the causal diagonal: key c0 + j is visible to row i when j ≤ lim
       let lim = i32(i) + P.offset - i32(c0);
       //#for k BK / (SGS / (RB * SM))
@@ -470,17 +444,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         m_blk = max(m_blk, x);
       //#endfor
 //#endif
-//#if SUBC
-    } else if (scls == SKIPPED) {
-      // (SUBC) its rows see none of the tile, and its part of Ss holds an older tile's scores: P = 0
-      //#for k BK / (SGS / (RB * SM))
-        sc[k] = NEG;
-      //#endfor
-//#endif
     } else {
 //#endif
     //#for k BK / (SGS / (RB * SM))
-      let x = score(i, row, u + k * TPR, c0, c1, tcls);
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#if !REREAD
       sc[k] = x;
 //#endif
@@ -499,7 +466,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var share = 0.0;
     //#for k BK / (SGS / (RB * SM))
 //#if REREAD
-      let x = score(i, row, u + k * TPR, c0, c1, tcls);
+      let x = score(i, row, u + k * TPR, c0, c1, cls);
 //#else
       let x = sc[k];
 //#endif
@@ -596,9 +563,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     // 3. O += P V: P's key block kk (left, from Ps, one a row block) times V's rows of that
     // block, columns nc block (right, straight from storage, each load used by the RB row blocks)
 //#if !NOPV
-//#if SUBC
-    if (scls != SKIPPED) {                   // (SUBC) its P is all zeros: the products would add nothing
-//#endif
     //#for kk BK / SK
       var pl: array<Left, RB>;
       //#for rb RB
@@ -625,9 +589,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         //#endfor
       //#endfor
     //#endfor
-//#if SUBC
-    }
-//#endif
 //#endif
   }
 
