@@ -1183,6 +1183,14 @@ def fig_webgpu_f16():
     return ["%.2f" % (by[("decode-v9", 131072)] / by[("decode-v9-f16", 131072)])]
 
 
+def fig_webgpu_f16_spans():
+    """The float16 prefill table's (benchmarks.md's, every row) ratios to PyTorch's flash backend
+    and to our float32 kernel, each as a span."""
+    rows = cells(gen_webgpu_f16("", True))
+    return [span([float(r[1].rstrip("×")) for r in rows], 2),
+            span([float(r[3].split("×")[0]) for r in rows], 1)]
+
+
 def bench_ms(run, name):
     """{(kernel, N, d, causal): ms} of the `flashstep bench` table in one record file."""
     out = {}
@@ -1354,6 +1362,12 @@ FIGURES = [
         "%.1f" % median([float(r[0].rstrip("×")) for r in cells(gen_ring("", True))])]),
     ("takes {}× the contiguous time (`{}`), where version 11 took {}×", [], fig_webgpu_paged),
     ("Float16 K and V are {}× faster than float32", [], fig_webgpu_f16),
+]
+
+# the README's prose figures: (phrase, values), values a function giving the strings for its {}
+README_FIGURES = [
+    ("speed of PyTorch's FlashAttention-2 backend ({}× over the run's eight shapes in benchmarks.md), {}× "
+     "our float32 kernel", fig_webgpu_f16_spans),
 ]
 
 R = CPU_RES + "2026-11-27-"  # short prefixes for the run folders named below
@@ -1558,6 +1572,12 @@ def main(argv):
     if os.path.exists(bench):
         for complaint in check_figures(read(bench)):
             sys.stdout.write("report.py: docs/benchmarks.md: %s\n" % complaint)
+            stale = 1
+    readme = " ".join(read(os.path.join(ROOT, "README.md")).split())   # lines joined as they read
+    for phrase, values in README_FIGURES:
+        want = phrase.format(*values())
+        if want not in readme:
+            sys.stdout.write("report.py: README.md: the records say %r; the page does not\n" % want)
             stale = 1
     for rel, plot in PLOTS.items():
         path = os.path.join(ROOT, rel)
