@@ -18,9 +18,11 @@
  * Ps's padded PST), rbstore (version 10's second row block of S stored over the first), firstk
  * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
  * 14's untested scores on partial tiles too), pairzero (version 18's second block of a pair begun
- * with the first one's O), rangeend (version 19's tile loop stopped a tile short of the
- * last row's keys), fastc (FASTC's causal test one key short). Version 8's transcription also models its subgroups: a shuffle reads the value
- * of lane l ^ o of the same subgroup, as subgroupShuffleXor does.
+ * with the first one's O), rangeend (version 19's tile loop stopped a tile short of the last
+ * row's keys), fastc (FASTC's causal test one key short), ahead (version 20's AHEAD variant
+ * loading the next tile's K where the one after it belongs). Version 8's transcription also
+ * models its subgroups: a shuffle reads the value of lane l ^ o of the same subgroup, as
+ * subgroupShuffleXor does.
  *
  * What it checks: the kernel's index arithmetic (which rows, keys and columns each subgroup
  * matrix load and store touches, as Dawn's spec of the extension defines row- and column-major
