@@ -36,7 +36,9 @@
 // finite, not right): NOQK (no S = Q Kᵀ: Ss keeps its zeros), NOPV (no O += P V), NOSOFT (P = 1/64
 // written once; no score read, no exp2, α = 1, ℓ = 1 a tile), NOLOAD (every tile's K and V read
 // from the first tile's place: cache hits), NOSTORE (with VCOPY: each 16-byte word of a tile stored as
-// one half, not eight: the copy's loads kept, its stores into workgroup memory nearly all gone).
+// one half, not eight: the copy's loads kept, its stores into workgroup memory nearly all gone),
+// NOCOPY (with VCOPY: no copy of K or V in the loop at all, neither the loads nor the stores: Kt keeps
+// the first tile's K and Vt its zeros).
 //
 // Variant forms (right, checked against float64 by bench.js --ablation before they are timed;
 // never the host's default), for the choices this file makes without a measurement: whether a
@@ -99,6 +101,11 @@
 // FASTC (with FASTS and BLK): under the causal mask a full-width tile on the diagonal without a
 // soft-cap also skips score()'s tests: one comparison a score, key c0 + j visible to row i when
 // j ≤ i + offset − c0 (rows past n_q get scores too, as under FASTS, and are never written).
+// AHEAD (with STAGE and VCOPY): the copies' plain loads issued a whole tile before their stores. The
+// loop stores, right after its first barrier, the words it loaded one visited tile earlier (this
+// tile's V, the next visited tile's K), then loads the next tile's V and the K of the tile after it;
+// before the loop, the first tile's V and the second's K. VCOPY's loads have only the softmax to
+// land in; these have a whole tile (its softmax, P V, the next S and two barriers).
 // RANGE: the tile loop runs over the keys the mask can show the block's rows, not over all n_kv:
 // under a causal mask up to the last row's position, under a sliding window from the first row's
 // first key. The tiles outside were skipped one by one before (each classified, then passed over),
