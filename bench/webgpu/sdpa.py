@@ -38,7 +38,13 @@ def main():
     ours = json.load(open(sys.argv[1]))
     out_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
     seen, rows = set(), []
-    for r in ours["rows"]:
+    # the plan's rows, or for a call that ran no plan (bench.js --check-only --ablation) the ablation's shapes
+    shapes = ours.get("rows") or [dict(kind="prefill", n_q=sh["n"], n_kv=sh["n"], d=sh["d"], heads=sh["heads"],
+                                       kv_heads=sh["heads"], causal=sh["causal"])
+                                  for a in ours.get("ablation") or [] for sh in a.get("shapes", [])]
+    if not shapes:
+        sys.exit(f"sdpa.py: {sys.argv[1]} has no rows and no ablation shapes: nothing to time")
+    for r in shapes:
         key = (r["kind"], r["n_q"], r["n_kv"], r["d"], r["heads"], r["kv_heads"], r["causal"])
         if key in seen:
             continue
