@@ -67,7 +67,7 @@ const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v1
              'decode-v14-paged', 'decode-v14-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 20 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC AHEAD; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC; settings: BK, NSG, RB).
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
@@ -75,8 +75,8 @@ function parseVariants(spec) {
     for (const w of form.split(/[\s+]+/)) {
       const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
       if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC', 'AHEAD'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE, FASTC, AHEAD) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
+      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC'].includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE, FASTC) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
     }
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);

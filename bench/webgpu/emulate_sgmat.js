@@ -19,8 +19,7 @@
  * (version 13's first K tile staged from key 0, not from the first visited tile), fasts (version
  * 14's untested scores on partial tiles too), pairzero (version 18's second block of a pair begun
  * with the first one's O), rangeend (version 19's tile loop stopped a tile short of the last
- * row's keys), fastc (FASTC's causal test one key short), ahead (version 20's AHEAD variant
- * loading the next tile's K where the one after it belongs). Version 8's transcription also
+ * row's keys), fastc (FASTC's causal test one key short). Version 8's transcription also
  * models its subgroups: a shuffle reads the value of lane l ^ o of the same subgroup, as
  * subgroupShuffleXor does.
  *
@@ -253,17 +252,9 @@ function kernel8(p, C, fault = null) {
       for (let rb = 0; rb < RB; rb++) for (let kc = 0; kc < NQK; kc++) S.qL[rb * NQK + kc] = load(q_in, q0 + rb * SM * D + kc * SK, false, D, SM, SK);
     }
     let stamp = 0;
-    let ahead = null;                           // (AHEAD) the tiles in flight: {v, k}, each NB blocks or null
-    // (AHEAD) a whole tile's NB blocks of K or V from key c, as the invocations' plain loads bring them
-    const tileOf = (arr, c) => Array.from({length: NB}, (_, b) => load(arr, blockAt(b, kv0 + c * D, D), false, D, SM, SK));
-    const storeTile = (T, m) => m.forEach((x, b) => store(T, blockAt(b, 0, KST), x, KST));
     if (C.STAGE) {                              // (STAGE) the first visited tile's K, before the loop
       const cf = fault === 'firstk' ? 0 : nextVisited(kbeg);
       if (cf < kend) for (let sg = 0; sg < NSG; sg++) for (const b of blocks(sg)) store(Kt, blockAt(b, 0, KST), load(k_in, blockAt(b, kv0 + cf * D, D), false, D, SM, SK), KST);
-      if (C.AHEAD) {                            // (AHEAD, a variant of version 20) the first tile's V and the second's K, loaded now
-        const ca = nextVisited(cf + BK);
-        ahead = {v: cf < kend ? tileOf(v_in, cf) : null, k: ca < kend ? tileOf(k_in, ca) : null};
-      }
     }
     for (let c0 = kbeg; c0 < kend; c0 += BK) {
       const c1 = Math.min(c0 + BK, p.n_kv);
@@ -286,13 +277,7 @@ function kernel8(p, C, fault = null) {
       if (C.VWG) for (let x = 0; x < BK * D; x++) Vs[Math.floor(x / D) * KST + x % D] = v_in[kt + x];
       // (STAGE) this tile's V and the next visited tile's K, each subgroup its blocks, loaded now
       const cn = C.STAGE ? nextVisited(c0 + BK) : 0;
-      if (C.AHEAD) {                            // (AHEAD) stored from the loads of a tile ago, then the next ones loaded;
-        const cnn = nextVisited(cn + BK);       // ahead: the tile after next's K taken from the next tile
-        if (ahead.v) storeTile(Vt, ahead.v);
-        if (cn < kend && ahead.k) storeTile(Kt, ahead.k);
-        ahead = {v: cn < kend ? tileOf(v_in, cn) : ahead.v, k: cnn < kend ? tileOf(k_in, fault === 'ahead' ? cn : cnn) : ahead.k};
-      }
-      const staged = C.STAGE && !C.AHEAD ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
+      const staged = C.STAGE ? sgs.map((_, sg) => blocks(sg).map(b => ({b, v: load(v_in, blockAt(b, kt, D), false, D, SM, SK),
                                                                        k: cn < kend ? load(k_in, blockAt(b, kv0 + cn * D, D), false, D, SM, SK) : null}))) : [];
       const score = (I, j) => (I.i < p.n_q && c0 + j < c1 && (cls === 0 || visible(p, I.i, c0 + j)) ? f32(capped(p, f32(Ss[I.row * SST + j] * p.scale)) * LOG2E) : NEG);
       // (FASTS, version 14) a full tile of BK keys without a soft-cap: the scores read and scaled, no test
@@ -383,7 +368,7 @@ function main() {
   const argv = process.argv.slice(2), arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
   const seed = Number(arg('--seed', Date.now() % 1000000)), count = Number(arg('--count', 12));
   const fault = arg('--fault', null), which = arg('--kernel', fault ? 'v8' : 'both');
-  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend', 'fastc', 'ahead'];
+  const FAULTS = ['noshuffle', 'alpha1', 'nopad', 'pstride', 'rbstore', 'firstk', 'fasts', 'pairzero', 'rangeend', 'fastc'];
   if (fault && !FAULTS.includes(fault)) { console.error(`emulate_sgmat.js: --fault: one of ${FAULTS.join(', ')}`); process.exit(2); }
   if (!['v7', 'v8', 'both'].includes(which)) { console.error('emulate_sgmat.js: --kernel: v7, v8 or both'); process.exit(2); }
   const kernels = [['v7', (p, C) => kernel(p, C)], ['v8', (p, C) => kernel8(p, C, fault)]].filter(([n]) => which === 'both' || which === n);
@@ -415,7 +400,6 @@ function main() {
     if (k % 3 !== 1 || fault === 'pairzero') v8.PAIR = true;  // version 18's pairs of row blocks, two cases of three
     else if (k % 2 === 0) v8.LPT = true;                      // version 19's blocks longest first, the others by turns
     if (k % 3 !== 2 || fault === 'rangeend') v8.RANGE = true; // version 19's tile loop over the keys the mask can show
-    if ((k % 8 === 4 && v8.STAGE) || fault === 'ahead') Object.assign(v8, {STAGE: true, KWG: false, VWG: false, AHEAD: true});   // version 20's variant: loads a tile ahead
     for (const [name, run] of kernels) {
       const C = Object.assign({D: d, SM, SN, SK, SGS, NSG: 4, BK}, name === 'v8' ? v8 : {}), T = tally[name];
       let out, w = 0, where = null;

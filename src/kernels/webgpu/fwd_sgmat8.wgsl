@@ -101,11 +101,6 @@
 // FASTC (with FASTS and BLK): under the causal mask a full-width tile on the diagonal without a
 // soft-cap also skips score()'s tests: one comparison a score, key c0 + j visible to row i when
 // j ≤ i + offset − c0 (rows past n_q get scores too, as under FASTS, and are never written).
-// AHEAD (with STAGE and VCOPY): the copies' plain loads issued a whole tile before their stores. The
-// loop stores, right after its first barrier, the words it loaded one visited tile earlier (this
-// tile's V, the next visited tile's K), then loads the next tile's V and the K of the tile after it;
-// before the loop, the first tile's V and the second's K. VCOPY's loads have only the softmax to
-// land in; these have a whole tile (its softmax, P V, the next S and two barriers).
 // RANGE: the tile loop runs over the keys the mask can show the block's rows, not over all n_kv:
 // under a causal mask up to the last row's position, under a sliding window from the first row's
 // first key. The tiles outside were skipped one by one before (each classified, then passed over),
@@ -323,27 +318,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
   }
   workgroupBarrier();                 // Kt holds the first tile's keys
 //#endif
-//#if AHEAD
-  // (AHEAD, with STAGE and VCOPY) the copies' loads a whole tile ahead of their stores: the first
-  // visited tile's V and the second's K now; in the loop, right after its first barrier, a tile
-  // stores them (its V, the next visited tile's K) and loads the next tile's V and the one after's K
-//#if RANGE
-  let kstop = kend;
-//#else
-  let kstop = P.n_kv;
-//#endif
-  var ca = cf + BK;
-  while (ca < kstop && classify(r0, r1, ca, min(ca + BK, P.n_kv)).x == SKIPPED) { ca += BK; }
-  var vb4: array<vec4<u32>, NCV>;
-  var kb4: array<vec4<u32>, NCV>;
-  //#for c NCV
-    let wa = t + c * WG;
-    if (wa < BK * D / 8u) {
-      if (cf < kstop) { vb4[c] = v_in[(kv0 + cf * D) / 8u + wa]; }
-      if (ca < kstop) { kb4[c] = k_in[(kv0 + ca * D) / 8u + wa]; }
-    }
-  //#endfor
-//#endif
 //#if NOSOFT
   m = 0.0;                            // (NOSOFT) P = 1/64 on every key, once
 //#if BLK
@@ -424,34 +398,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     while (cn < P.n_kv && classify(r0, r1, cn, min(cn + BK, P.n_kv)).x == SKIPPED) { cn += BK; }
     let more = cn < P.n_kv;
 //#endif
-//#if AHEAD
-    // (AHEAD) this tile's V and the next visited tile's K, loaded a tile ago, into Vt and Kt now (the
-    // barrier above: the last P V has read Vt and this tile's S has read Kt); then the next tile's V
-    // and the one after's K loaded, to be stored after the next tile's first barrier
-    var cnn = cn + BK;
-    while (cnn < kstop && classify(r0, r1, cnn, min(cnn + BK, P.n_kv)).x == SKIPPED) { cnn += BK; }
-//#if !NOCOPY
-    //#for c NCV
-      let w3 = t + c * WG;
-      if (w3 < BK * D / 8u) {
-        let key3 = w3 / (D / 8u);
-        let at3 = (key3 % SM) * KST + (w3 % (D / 8u)) * 8u;
-        //#for i 4
-          let hv3 = bitcast<vec2<f16>>(vb4[c][i]);
-          Vt[key3 / SM][at3 + 2u * i] = hv3.x;
-          Vt[key3 / SM][at3 + 2u * i + 1u] = hv3.y;
-          if (more) {
-            let hk3 = bitcast<vec2<f16>>(kb4[c][i]);
-            Kt[key3 / SM][at3 + 2u * i] = hk3.x;
-            Kt[key3 / SM][at3 + 2u * i + 1u] = hk3.y;
-          }
-        //#endfor
-        if (more) { vb4[c] = v_in[(kv0 + cn * D) / 8u + w3]; }
-        if (cnn < kstop) { kb4[c] = k_in[(kv0 + cnn * D) / 8u + w3]; }
-      }
-    //#endfor
-//#endif
-//#elif VCOPY
+//#if VCOPY
     var vb4: array<vec4<u32>, NCV>;          // (VCOPY) this invocation's words of the two tiles
     var kb4: array<vec4<u32>, NCV>;
 //#if !NOCOPY
@@ -538,9 +485,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     l = alpha * l + share;
 //#endif
 //#if STAGE
-//#if AHEAD
-    // (AHEAD: stored after the first barrier)
-//#elif NOCOPY
+//#if NOCOPY
     // (NOCOPY: nothing copied)
 //#elif VCOPY
     //#for c NCV
