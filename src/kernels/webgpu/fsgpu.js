@@ -725,7 +725,7 @@
         return Object.assign(kernels['prefill-v19'].defs.call(this, p), {FASTC: !!p.mask && p.mask.kind === MASK.causal});
       },
       ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD', 'NOSTORE', 'NOCOPY'],   // (NOCOPY: no copy of K or V into workgroup memory at all)
-      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {flags: ['REREAD']}],   // (REREAD: no scores kept in registers)
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
     });
     return kernels;
   }

@@ -428,17 +428,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var m_blk = NEG;
 //#if FASTS
     // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
-    let fast = cls == FULL && c1 == c0 + BK && P.softcap <= 0.0;
-    if (fast) {
+    if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
       //#for k BK / (SGS / (RB * SM))
 //#if BLK
         let x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL;
 //#else
         let x = Ss[row * SST + u + k * TPR] * SL;
 //#endif
-//#if !REREAD
         sc[k] = x;
-//#endif
         m_blk = max(m_blk, x);
       //#endfor
 //#if FASTC
@@ -447,9 +444,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       let lim = i32(i) + P.offset - i32(c0);
       //#for k BK / (SGS / (RB * SM))
         let x = select(NEG, Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL, i32(u + k * TPR) <= lim);
-//#if !REREAD
         sc[k] = x;
-//#endif
         m_blk = max(m_blk, x);
       //#endfor
 //#endif
@@ -475,17 +470,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var share = 0.0;
     //#for k BK / (SGS / (RB * SM))
 //#if REREAD
-//#if FASTS
-      // (REREAD with FASTS) a full tile's scores read again as FASTS read them, the others through score()
-      var x = NEG;
-//#if BLK
-      if (fast) { x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL; } else { x = score(i, row, u + k * TPR, c0, c1, cls); }
-//#else
-      if (fast) { x = Ss[row * SST + u + k * TPR] * SL; } else { x = score(i, row, u + k * TPR, c0, c1, cls); }
-//#endif
-//#else
       let x = score(i, row, u + k * TPR, c0, c1, cls);
-//#endif
 //#else
       let x = sc[k];
 //#endif
