@@ -715,10 +715,10 @@
     // diagonal scored with one comparison a score instead of score()'s tests (FASTC in
     // fwd_sgmat8.wgsl). A block of BQ rows crosses the diagonal in BQ / BK tiles (16 at d = 128):
     // an eighth of the tiles a block visits at N = 4096, a thirty-second at 16384. Timed against
-    // version 19 in three rounds in turned orders (`2026-12-01-h200-v20`, `-v20-fastc`): 11 % and 10 % less time
-    // causal at N = 4096 (d = 128 and 64), 2.7 % and 2.5 % at 16384. Without a mask it is version
-    // 19's code (FASTC then changes no instruction that runs, yet its text made that form 0.2-2.0 %
-    // faster: what any change to this shader's text moves, kept out of the version).
+    // version 19 in three rounds in turned orders (`2026-12-01-h200-v20`, `-v20-fastc`): 11 % and
+    // 10 % less time causal at N = 4096 (d = 128 and 64), 2.7 % and 2.5 % at 16384. Without a mask
+    // it is version 19's code (FASTC then changes no instruction that runs, yet its text made that
+    // form 0.2-2.0 % faster: what any change to this shader's text moves, kept out of the version).
     kernels['prefill-v20'] = Object.assign(Object.create(kernels['prefill-v19']), {
       what: "version 19 with, under the causal mask, each full-width tile on the diagonal scored with one comparison instead of the general mask's tests",
       defs(p) {
