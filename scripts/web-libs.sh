@@ -91,6 +91,8 @@ sdl=$(srcdir "$SDL_SRC" "$SDL_VER")
 ttf=$(srcdir "$TTF_SRC" "$TTF_VER")
 ft=$(srcdir "$FT_SRC" "$FT_VER")
 zl=$(srcdir "$Z_SRC" "$Z_VER")
+# FS_WEB_LIBS_FETCH_ONLY=1 (tests/setup/web-libs.sh): stop once the sources are fetched and found
+if [ "${FS_WEB_LIBS_FETCH_ONLY:-}" = 1 ]; then printf '%s\n' "$sdl" "$ttf" "$ft" "$zl" | xargs -n1 basename; exit 0; fi
 
 # --- build: static, release, nothing optional ---
 stage=$work/prefix

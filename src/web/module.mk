@@ -56,6 +56,12 @@ WEB_LDFLAGS = -O2 -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sENVIRONMENT=we
 # make test runs the browser test where both Emscripten and Chromium are installed (.ci/run
 # installs them, so CI always does) and says so where they are not.
 TEST_BROWSER += test-web-if-present
+# scripts/web-libs.sh against apt stand-ins: its sources found when the newest version cannot be
+# fetched, apt's error when none can (no build, no network; a second)
+TEST_EXTRA += test-web-libs
+.PHONY: test-web-libs
+test-web-libs:
+	@bash tests/setup/web-libs.sh
 test-web-if-present:
 	@if command -v $(EMCC) >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory test-web; \
