@@ -8,6 +8,11 @@
 # FS_WEB_LIBS_FETCH_ONLY stops the script once the sources are found; nothing is built.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+# web-libs.sh makes its deb-src entries from the machine's own apt sources (Debian and Ubuntu)
+if ! ls /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
+  echo "web-libs: skipped (no apt sources here: web-libs.sh builds from Debian's source packages)"
+  exit 0
+fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bin=$tmp/bin; mkdir -p "$bin"
 fail=0
