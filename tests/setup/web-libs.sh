@@ -9,7 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # web-libs.sh makes its deb-src entries from the machine's own apt sources (Debian and Ubuntu)
-if ! ls /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
+have_apt=0
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do [ -f "$f" ] && have_apt=1; done
+if [ $have_apt = 0 ]; then
   echo "web-libs: skipped (no apt sources here: web-libs.sh builds from Debian's source packages)"
   exit 0
 fi
