@@ -61,12 +61,13 @@ log "reading the Debian source index (private lists under a temporary directory)
 apt-get "${apt_opts[@]}" update >&2
 mkdir -p "$work/src"
 # apt-get source $1, the newest version the index lists; where its files cannot be fetched (a
-# mirror's security pool can lag its index: zlib's +deb12u1 gave 404s on 2026-12-02), each other
+# mirror's security pool can lag its index: zlib's +deb12u1 gave 404s on 2026-12-02), each older
 # version listed whose upstream version is $2, newest first
 fetch() {
+  log "apt-get source $1"
   apt-get "${apt_opts[@]}" source "$1" >/dev/null 2>"$work/source-$1.log" && return 0
   local v
-  for v in $(apt-cache "${apt_opts[@]}" showsrc "$1" | sed -n 's/^Version: //p' | sort -rVu); do
+  for v in $(apt-cache "${apt_opts[@]}" showsrc "$1" | sed -n 's/^Version: //p' | sort -rVu | tail -n +2); do
     case "${v#*:}" in "$2"*) ;; *) continue ;; esac
     log "apt-get source $1=$v (the newest version's files could not be fetched)"
     apt-get "${apt_opts[@]}" source "$1=$v" >/dev/null 2>>"$work/source-$1.log" && return 0
@@ -76,10 +77,7 @@ fetch() {
 }
 (
   cd "$work/src"
-  fetch "$SDL_SRC" "$SDL_VER" && log "apt-get source $SDL_SRC" || exit 1
-  fetch "$TTF_SRC" "$TTF_VER" && log "apt-get source $TTF_SRC" || exit 1
-  fetch "$FT_SRC" "$FT_VER" && log "apt-get source $FT_SRC" || exit 1
-  fetch "$Z_SRC" "$Z_VER" && log "apt-get source $Z_SRC" || exit 1
+  fetch "$SDL_SRC" "$SDL_VER" && fetch "$TTF_SRC" "$TTF_VER" && fetch "$FT_SRC" "$FT_VER" && fetch "$Z_SRC" "$Z_VER" || exit 1
 )
 srcdir() {   # the unpacked directory of a source package whose upstream version is $2
   local d
