@@ -1194,7 +1194,7 @@ def gen_webgpu_f16_lead(prefix):
             "`vulkan_enable_f16_on_nvidia`), with the bounds checks every browser keeps: %s× the speed of\n"
             "PyTorch's FlashAttention-2 backend over the run's eight shapes ([benchmarks.md](%sdocs/benchmarks.md)), "
             "%s× our\nfloat32 kernel ([webgpu.md](%sdocs/webgpu.md#prefill-version-20-the-causal-diagonal-with-one-comparison)):\n"
-            % ("an " + gpus[0] if len(gpus) == 1 and gpus[0][:1] in "AEFHILMNORSX" else " and ".join(gpus),
+            % ("the " + " and the ".join(gpus),
                span([float(r[1].rstrip("×")) for r in rows], 2), prefix,
                span([float(r[3].split("×")[0]) for r in rows], 1), prefix))
 

@@ -408,16 +408,10 @@ def run(page, b, flashstep, seed, tmp):
     clock = Clock(page)
     info = json.loads(gpu_call(b, "Module.flashstep.gpu.open()"))
     check(bool(info.get("vendor") or info.get("description")) and "limits" in info, "WebGPU opens an adapter (SwiftShader here)", str(info)[:200])
-    lacks = [k for k, need in (("prefill-v6", "shader-f16"), ("decode-v6", "shader-f16"), ("prefill-v7", "shader-f16 and subgroup matrices"),
-                               ("prefill-v8", "shader-f16 and subgroup matrices"), ("prefill-v9", "shader-f16 and subgroup matrices"),
-                               ("prefill-v10", "shader-f16 and subgroup matrices"), ("prefill-v13", "shader-f16 and subgroup matrices"),
-                               ("prefill-v14", "shader-f16 and subgroup matrices"),
-                               ("prefill-v16", "shader-f16 and subgroup matrices"),
-                               ("prefill-v17", "shader-f16 and subgroup matrices"),
-                               ("prefill-v18", "shader-f16 and subgroup matrices"),
-                               ("prefill-v19", "shader-f16 and subgroup matrices"),
-                               ("prefill-v20", "shader-f16 and subgroup matrices"))
-             if not info.get("f16") or (k.startswith("prefill-v") and k != "prefill-v6" and not info.get("subgroup_matrix_kernel"))]
+    sgmat = ["prefill-v7", "prefill-v8", "prefill-v9", "prefill-v10", "prefill-v13", "prefill-v14", "prefill-v16",
+             "prefill-v17", "prefill-v18", "prefill-v19", "prefill-v20"]   # shader-f16 and subgroup matrices
+    lacks = [k for k in ["prefill-v6", "decode-v6"] + sgmat
+             if not info.get("f16") or (k in sgmat and not info.get("subgroup_matrix_kernel"))]
     if lacks:
         print(f"SKIP on this adapter: {', '.join(lacks)} (it offers shader-f16: {'yes' if info.get('f16') else 'no'}; "
               f"a subgroup matrix configuration prefill-v7 takes: {'yes' if info.get('subgroup_matrix_kernel') else 'no'})")
