@@ -25,7 +25,7 @@ be written or, as root, lies in a home that root does not own (sudo make run).
 
   --dry-run   name what is missing, install nothing
   --web       what `make web` and its browser test need instead: Emscripten, CMake,
-              dpkg-source, xz, bzip2, fonts, Python 3, Chromium, npm
+              dpkg-source, xz, bzip2, fonts, Python 3, Chromium, npm, the Vulkan headers
   --help      this text
 
 Exit status: 0 installed or nothing missing; 1 cannot install here (no apt-get or Homebrew,
@@ -64,7 +64,9 @@ brews=(sdl2 sdl2_ttf check pkg-config fontconfig openblas giflib ffmpeg numpy tm
 
 # --web: Emscripten (Debian's), what scripts/web-libs.sh needs to fetch and build SDL2, SDL2_ttf,
 # FreeType and zlib from their Debian sources (apt-get source unpacks with dpkg-source), the
-# fonts the page packs, and Chromium for the browser test.
+# fonts the page packs, Chromium for the browser test, and the Vulkan headers for the layer that
+# reads a GPU driver's statistics of our kernels (bench/webgpu/vkstats; the browser test builds it
+# and runs it on Chromium's SwiftShader).
 web_debs=(
   "emscripten:Emscripten:command -v emcc"
   "cmake:CMake:command -v cmake"
@@ -76,6 +78,7 @@ web_debs=(
   "python3:Python 3:command -v python3"
   "chromium:Chromium:command -v chromium"
   "npm:npm:command -v npm"   # axe-core for the page's accessibility test (scripts/web-axe.sh)
+  "libvulkan-dev:the Vulkan headers:test -f ${FS_SYSROOT:-}/usr/include/vulkan/vk_layer.h"
 )
 web_brews=(emscripten cmake)
 

@@ -51,6 +51,11 @@
  * within what one timing moves: rounds show it). --null: Dawn's null backend (no GPU; nothing computed),
  * --ablation's, --decode-ablation's and --probe-sizes' side run end to end and nothing else (the tests' way to see they cannot
  * fail for a silly reason).
+ * --vkstats FILE: pipelines made one at a time, each between two lines of its own in FILE ("bench
+ * pipeline begin" with the kernel's file, entry point, subgroups, preprocessor flags and constants;
+ * "bench pipeline end"), for the Vulkan layer vkstats/fs_vkstats.c, which writes the driver's
+ * statistics of each pipeline into the same FILE (run-device.sh's VKSTATS=1 sets it up;
+ * vkstats/summary.py turns the file into a table).
  *
  * Setup: `npm ci --prefix bench/webgpu` (Dawn's prebuilt dawn.node for linux-x64, macOS and
  * Windows). On Linux Dawn needs a Vulkan driver (libvulkan1 and the GPU's ICD); on a Mac it uses
@@ -61,23 +66,27 @@ const fs = require('fs');
 const path = require('path');
 const FSGPU = require('../../src/kernels/webgpu/fsgpu.js');
 
-const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N1,N2] [--ablation-only K1,K2] [--ablation-rounds R] [--variants-only] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--dawn FLAG]...';
+const usage = 'usage: node bench/webgpu/bench.js [--plan full|quick|tiny] [--seed N] [--json FILE] [--check-only] [--count N] [--sweep] [--sweep-n N1,N2] [--only K1,K2] [--decode-only | --prefill-only] [--probe-sizes MIB1,MIB2] [--dawn-toggles T1,T2] [--new K1,K2] [--ablation] [--ablation-n N1,N2] [--ablation-only K1,K2] [--ablation-rounds R] [--variants-only] [--decode-ablation] [--decode-ablation-n N1,N2] [--variants SPEC] [--null] [--vkstats FILE] [--dawn FLAG]...';
 const NEW = ['prefill-v6', 'prefill-v7', 'prefill-v8', 'prefill-v9', 'prefill-v10', 'prefill-v11', 'prefill-v13', 'prefill-v14', 'prefill-v16', 'prefill-v17', 'prefill-v18', 'prefill-v19', 'prefill-v20', 'decode-v6', 'decode-v7', 'decode-v7-f16', 'decode-v7-paged', 'decode-v7-paged-f16',
              'decode-v10', 'decode-v10-f16', 'decode-v10-paged', 'decode-v10-paged-f16', 'decode-v11-paged', 'decode-v11-paged-f16',
              'decode-v14-paged', 'decode-v14-paged-f16'];
 // --variants SPEC: forms of prefill versions 8 to 10, 13, 14 and 16 to 20 for --ablation instead of their own
 // variants: forms separated by ';', each its flags and shape settings separated by spaces, e.g.
-// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC; settings: BK, NSG, RB).
+// "UNROLL BK=32;UNROLL BK=32 NSG=2", or with + for the spaces (flags: KWG VWG STAGE FASTS REREAD UNROLL BLK VCOPY PAIR LPT RANGE FASTC QWG;
+// settings: BK, NSG, RB). A form TY=N alone is for the float32 versions 5 and 11 instead (their row groups: 4 N rows, 16 N invocations).
+const SGMAT_FLAGS = ['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC', 'QWG'];
 function parseVariants(spec) {
   const out = [];
   for (const form of spec.split(';').map(x => x.trim()).filter(Boolean)) {
     const v = {flags: [], over: {}};
     for (const w of form.split(/[\s+]+/)) {
-      const m = /^(BK|NSG|RB)=(\d+)$/.exec(w);
+      const m = /^(BK|NSG|RB|TY)=(\d+)$/.exec(w);
       if (m && [1, 2, 4, 8, 16, 32, 64, 128].includes(Number(m[2]))) v.over[m[1]] = Number(m[2]);
-      else if (['KWG', 'VWG', 'STAGE', 'FASTS', 'REREAD', 'UNROLL', 'BLK', 'VCOPY', 'PAIR', 'LPT', 'RANGE', 'FASTC'].includes(w)) v.flags.push(w);
-      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (KWG, VWG, STAGE, FASTS, REREAD, UNROLL, BLK, VCOPY, PAIR, LPT, RANGE, FASTC) nor BK=N, NSG=N or RB=N (N a power of two, 1 to 128)`);
+      else if (SGMAT_FLAGS.includes(w)) v.flags.push(w);
+      else throw new Error(`--variants: '${w}' in '${form}' is neither a flag (${SGMAT_FLAGS.join(', ')}) nor BK=N, NSG=N, RB=N or TY=N (N a power of two, 1 to 128)`);
     }
+    if ('TY' in v.over && (v.flags.length || Object.keys(v.over).length > 1))
+      throw new Error(`--variants: '${form}': TY=N (the float32 versions' row groups) stands alone in its form`);
     if (!Object.keys(v.over).length) v.over = null;
     out.push(v);
   }
@@ -86,7 +95,7 @@ function parseVariants(spec) {
 }
 
 function parse(argv) {
-  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: [4096], ablationRounds: 1, variantsOnly: false, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null, ablationOnly: null};
+  const o = {plan: 'full', seed: null, json: null, checkOnly: false, count: 40, sweep: false, only: null, decodeOnly: false, prefillOnly: false, sweepN: [131072], dawn: [], toggles: [], news: NEW, newGiven: false, ablation: false, ablationN: [4096], ablationRounds: 1, variantsOnly: false, decodeAblation: null, nullBackend: false, variants: null, probeSizes: null, ablationOnly: null, vkstats: null};
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k], v = () => { if (k + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++k]; };
     if (a === '--plan') o.plan = v();
@@ -112,6 +121,7 @@ function parse(argv) {
     else if (a === '--decode-only') o.decodeOnly = true;
     else if (a === '--probe-sizes') o.probeSizes = v().split(',').map(Number);
     else if (a === '--prefill-only') o.prefillOnly = true;
+    else if (a === '--vkstats') o.vkstats = v();
     else if (a === '-h' || a === '--help') { console.log(usage); process.exit(0); }
     else throw new Error(`unknown argument '${a}'`);
   }
@@ -416,6 +426,8 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     if (base !== 'prefill-v5') forms.push({form: base, kernel: base, flags: [], right: true});
     for (const flags of variantsOnly ? [] : B.ablations.map(f => [f]).concat([['NOQK', 'NOPV'], B.ablations]))
       forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags});
+    for (const v of (variants || []).filter(v => v.over && v.over.TY))   // (TY=N: its row groups)
+      forms.push({form: `${base} TY=${v.over.TY}`, kernel: base, flags: [], over: v.over, right: true, variant: true});
   }
   for (const base of FSGPU.sgmatKernels(dev.kernels)) {
     if (only && !only.includes(base)) continue;
@@ -424,7 +436,7 @@ async function ablation(dev, seed, n = 4096, check = true, only = null, variants
     if (why) { console.log(`ablation: ${base} not offered here (${why})`); continue; }
     const sets = variantsOnly ? [[]] : [[]].concat(B.ablations.map(f => [f]), [['NOQK', 'NOPV']], [B.ablations.filter(f => f !== 'KROW')]);
     for (const flags of sets) forms.push({form: base + flags.map(f => ' ' + f).join(''), kernel: base, flags, right: !flags.length});
-    for (const v of (variants && base !== 'prefill-v7' ? variants : B.variants) || [])   // right forms: checked before they are timed
+    for (const v of (variants && base !== 'prefill-v7' ? variants.filter(v => !(v.over && v.over.TY)) : B.variants) || [])   // right forms: checked before they are timed
       forms.push({form: base + (v.flags || []).map(f => ' ' + f).join('') + Object.entries(v.over || {}).map(([k, x]) => ` ${k}=${x}`).join(''),
                   kernel: base, flags: v.flags || [], over: v.over || null, right: true, variant: true});
   }
@@ -516,6 +528,26 @@ function table(res) {
   return lines.join('\n');
 }
 
+// --vkstats: the device's pipelines made one at a time, each between a "begin" line naming it and
+// an "end" line in FILE, so that the Vulkan layer's record of it (fs_vkstats.c, written into the
+// same file when the driver makes it) lands between the two. A pipeline the host already has
+// comes back at once: an empty pair.
+function markPipelines(dev, file) {
+  const make = dev.pipeline.bind(dev);
+  let last = Promise.resolve();
+  dev.pipeline = (wgsl, entry, constants, subgroups, defs = {}) => {
+    const one = async () => {
+      const on = Object.keys(defs).filter(k => defs[k]).sort().map(k => (typeof defs[k] === 'number' ? `${k}=${defs[k]}` : k));
+      fs.appendFileSync(file, `bench pipeline begin ${wgsl}.wgsl ${entry} ${subgroups ? 'subgroups' : 'no-subgroups'} ` +
+                              `[${on.join(' ')}] ${JSON.stringify(constants || {})}\n`);
+      try { return await make(wgsl, entry, constants, subgroups, defs); } finally { fs.appendFileSync(file, 'bench pipeline end\n'); }
+    };
+    const p = last.then(one, one);
+    last = p.catch(() => {});
+    return p;
+  };
+}
+
 async function main() {
   let o;
   try { o = parse(process.argv.slice(2)); } catch (e) { console.error(`bench.js: ${e.message}\n${usage}`); process.exit(2); }
@@ -531,6 +563,7 @@ async function main() {
   const load = name => fs.readFileSync(path.join(__dirname, '../../src/kernels/webgpu', `${name}.wgsl`), 'utf8');
   let dev;
   try { dev = await FSGPU.open(o.nullBackend ? nullShown(gpu) : gpu, load); } catch (e) { console.error(`bench.js: ${e.message}`); process.exit(2); }
+  if (o.vkstats) markPipelines(dev, o.vkstats);
   const seed = o.seed !== null ? o.seed : (Date.now() % 1000000);
   console.log(`adapter: ${JSON.stringify(dev.info)}`);
   const dawn = {flags, toggles: o.toggles, device_features: dev.info.device_features, subgroup_matrix_kernel: dev.info.subgroup_matrix_kernel};
@@ -549,6 +582,7 @@ async function main() {
   bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
   if (dev.subgroups) {
     const plain = await FSGPU.open(gpu, load, {subgroups: false});
+    if (o.vkstats) markPipelines(plain, o.vkstats);
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }
@@ -606,4 +640,5 @@ async function main() {
   process.exit(bad ? 1 : 0);
 }
 
-main().catch(e => { console.error(`bench.js: ${e.stack || e.message}`); process.exit(1); });
+if (require.main === module) main().catch(e => { console.error(`bench.js: ${e.stack || e.message}`); process.exit(1); });
+else module.exports = {markPipelines};   // (tests/web/check_gpu.py tries it with the layer on SwiftShader)

@@ -38,6 +38,11 @@ DAWN_TOGGLES=${DAWN_TOGGLES-vulkan_enable_f16_on_nvidia}
 NOROBUST_ARGS=${NOROBUST_ARGS:-}   # set: bench.js once more with Dawn's robustness off (bench-norobust.log), to see
                                    # what its bounds checks cost; the kernels must be right with them on
 NOROBUST_TIMEOUT=${NOROBUST_TIMEOUT:-90}
+VKSTATS=${VKSTATS:-0}    # 1: bench.js through the Vulkan layer .wgpu/vkstats (bench/webgpu/vkstats/build.sh makes it): the
+                         # driver's statistics of every pipeline (registers, spills...) into vkstats.log, as a table in
+                         # vkstats.md; VKSTATS_SPIRV=1 keeps each module's SPIR-V too (spirv/), VKSTATS_IR=1 the
+                         # driver's internal representations of the code where it gives any (ir/). Not for timing: the
+                         # layer asks the driver to keep statistics, which may change how it compiles.
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -58,8 +63,18 @@ toggles=()
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; node --version; echo "VK_DRIVER_FILES=$icd"
   echo "Dawn: enable-dawn-features=allow_unsafe_apis${DAWN_TOGGLES:+,$DAWN_TOGGLES} disable-dawn-features=timestamp_quantization (the device's features: bench.log's dawn line)"; } | tee "$OUT/machine.txt"
 # allow_unsafe_apis: list every feature Dawn has; timestamps unrounded (Dawn rounds them to 2^16 ns by default)
-timeout "$BENCH_TIMEOUT" node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS ${toggles[@]+"${toggles[@]}"} \
+vk=()
+if [ "$VKSTATS" = 1 ]; then
+  [ -f .wgpu/vkstats/libVkLayer_fs_stats.so ] || { echo "run-device.sh: VKSTATS=1 wants .wgpu/vkstats (bash bench/webgpu/vkstats/build.sh)" | tee -a "$OUT/machine.txt"; exit 2; }
+  vk=(env VK_LAYER_PATH="$PWD/.wgpu/vkstats" VK_INSTANCE_LAYERS=VK_LAYER_FS_stats FS_VKSTATS="$OUT/vkstats.log")
+  [ "${VKSTATS_SPIRV:-0}" = 1 ] && { mkdir -p "$OUT/spirv"; vk+=(FS_VKSTATS_SPIRV="$OUT/spirv"); }
+  [ "${VKSTATS_IR:-0}" = 1 ] && { mkdir -p "$OUT/ir"; vk+=(FS_VKSTATS_IR="$OUT/ir"); }
+  BENCH_ARGS="$BENCH_ARGS --vkstats $OUT/vkstats.log"
+  echo "VKSTATS: bench.js through the layer VK_LAYER_FS_stats (its times are not for quoting)" | tee -a "$OUT/machine.txt"
+fi
+timeout "$BENCH_TIMEOUT" ${vk[@]+"${vk[@]}"} node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS ${toggles[@]+"${toggles[@]}"} \
   --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
+[ "$VKSTATS" = 1 ] && python3 bench/webgpu/vkstats/summary.py "$OUT/vkstats.log" > "$OUT/vkstats.md" 2>&1
 echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
 grep -E '^(dawn:|subgroup matrices:)' "$OUT/bench.log" >> "$OUT/machine.txt"
 # NOTE.txt's first lines (the rest is written by hand): Dawn's settings, and the new kernels' checks

@@ -117,10 +117,11 @@ esac
 EOF
 chmod +x "$bin"/* "$mac"/*
 # A machine with every file a check looks at.
-mkdir -p "$full/usr/share/fonts/truetype/dejavu" "$full/usr/include" \
+mkdir -p "$full/usr/share/fonts/truetype/dejavu" "$full/usr/include/vulkan" \
   "$full/usr/lib/python3/dist-packages/numpy" "$full/usr/lib/llvm-16/lib/clang/16/lib/linux"
 : > "$full/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 : > "$full/usr/include/gif_lib.h"
+: > "$full/usr/include/vulkan/vk_layer.h"
 : > "$full/usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a"
 
 # run NAME [VAR=VALUE...] -- ARGS: the script with the stand-ins; sets rc, out (stdout), err
@@ -223,12 +224,12 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$tmp/userhome" && chown 65534 "$tmp/userhom
     "root wrote into a home it does not own" && ok "root, someone else's home: log in \$TMPDIR"
 fi
 
-# --web: its own list (here only the fonts are missing) and its own log.
+# --web: its own list (here only the fonts and the Vulkan headers are missing) and its own log.
 run web FAKE_PC_MISSING= -- --web
 expect web '[ $rc -eq 0 ] && [ -z "$out" ]' "expected silence with every web tool present" &&
 run web FAKE_PC_MISSING= FS_SYSROOT="$tmp/none" -- --web
-expect web '[ $rc -eq 0 ] && [ "$(sed -n 1p "$tmp/out")" = "install-deps: installing 1 package: DejaVu fonts (log: $tmp/cache-web/flashstep/install-deps-web.log)" ]' \
-  "unexpected --web output" && ok "--web: the fonts, its own log"
+expect web '[ $rc -eq 0 ] && [ "$(sed -n 1p "$tmp/out")" = "install-deps: installing 2 packages: DejaVu fonts, the Vulkan headers (log: $tmp/cache-web/flashstep/install-deps-web.log)" ]' \
+  "unexpected --web output" && ok "--web: the fonts and the Vulkan headers, its own log"
 
 # macOS: Homebrew, the same two lines; its failure is status 4 with the tail.
 run mac PATH="$mac:$bin:$PATH" FAKE_BREW_MISSING="sdl2 openblas" --

@@ -40,7 +40,13 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   `npm ci --prefix bench/webgpu` has installed Dawn; versions 7 and 8 also at the H200's 48 KiB and
   in every ablation and variant form), with bench/webgpu/sgmat_probe.js's probes of prefill version 7 compiled
   and its own side run there, bench.js --ablation's and --decode-ablation's own side run there (bench.js --null), and
-  fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes.
+  fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes;
+- the Vulkan layer that reads a driver's statistics of each pipeline (bench/webgpu/vkstats), where
+  gcc and the Vulkan headers are installed: built, loaded under Node's Dawn on Chromium's
+  SwiftShader, which offers no statistics (the layer says so and passes every call through: a
+  kernel checked through it is right), bench.js's begin and end lines around each pipeline made
+  with the layer's record between them and an empty pair for one the host already has, each
+  module's SPIR-V written under its hash; and vkstats/summary.py's table of a recorded H200 log.
 After each phase it prints its seconds and where they went (Clock). Prints 'N passed, M failed';
 exit 1 on a failure.
 """
@@ -296,6 +302,107 @@ def unzeroed_results(text):
     return out
 
 
+VKSTATS_FIXTURE = """bench pipeline begin fwd_sgmat8.wgsl main subgroups [BK=16 D=64] {}
+vkstats pipeline 7 module 00000000000000aa spirv 58748: exe "main" subgroup 32 | Register Count=175; Binary Size=53376; Stack Size=0; Local Memory Size=68719476736; Shared Memory Size=21520;
+bench pipeline end
+bench pipeline begin fwd_sgmat8.wgsl main subgroups [BK=16 D=64] {}
+bench pipeline end
+vkstats pipeline 8 module 00000000000000bb spirv 1888: exe "main" subgroup 32 | Register Count=16; Binary Size=640;
+bench pipeline begin fwd_v4.wgsl main subgroups [NODOT\x1b[31m] {"D":64}
+vkstats pipeline 9 module 00000000000000cc spirv 28560: exe "main" subgroup 32 | Register Count=135; Binary Size=34944; Stack Size=0; Local Memory Size=68719476736; Shared Memory Size=33280;
+bench pipeline end
+"""
+
+
+def fnv1a64(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def vkstats_checks(seed, webgpu):
+    """The layer bench/webgpu/vkstats: built, loaded under Dawn on SwiftShader, its lines where bench.js's pairs put them."""
+    summary = os.path.join(webgpu, "vkstats", "summary.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        fixture = os.path.join(tmp, "fixture.log")
+        with open(fixture, "w", encoding="utf-8") as f:
+            f.write(VKSTATS_FIXTURE)
+        r = subprocess.run([sys.executable, summary, fixture], capture_output=True, text=True, timeout=60)
+        rows = [x for x in r.stdout.splitlines() if x.startswith("| fwd")]
+        check(r.returncode == 0 and len(rows) == 2 and "| Register Count | Binary Size |" in r.stdout
+              and "| 175 | 53376 | 0 | 68719476736 | 21520 |" in rows[0] and "[NODOT?[31m]" in rows[1] and "\x1b" not in r.stdout
+              and "2 kernels (2 pipelines of bench.js, 1 made outside its pairs)" in r.stdout,
+              "vkstats/summary.py makes one row a kernel of a recorded log (the same kernel twice one row, a pipeline outside "
+              "bench.js's pairs counted apart, a control character shown as ?)", (r.stdout + r.stderr)[-600:])
+        icd = next((p for p in ("/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib64/chromium/vk_swiftshader_icd.json")
+                    if os.path.exists(p)), None)
+        lacks = [what for what, ok in (("gcc", shutil.which("gcc")), ("the Vulkan headers (libvulkan-dev)", os.path.exists("/usr/include/vulkan/vk_layer.h")),
+                                       ("Chromium's SwiftShader Vulkan driver", icd)) if not ok]
+        if lacks:
+            print(f"SKIP: the Vulkan layer bench/webgpu/vkstats under Dawn: no {', '.join(lacks)} here")
+            return
+        layer = os.path.join(tmp, "layer")
+        r = subprocess.run(["bash", os.path.join(webgpu, "vkstats", "build.sh"), layer], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and os.path.exists(os.path.join(layer, "libVkLayer_fs_stats.so")),
+              "bench/webgpu/vkstats/build.sh builds the layer, warning-free", (r.stdout + r.stderr)[-600:])
+        if r.returncode:
+            return
+        log, spirv = os.path.join(tmp, "vkstats.log"), os.path.join(tmp, "spirv")
+        os.mkdir(spirv)
+        js = ("const [fsgpu, bench, kdir, log, seed] = process.argv.slice(1);"
+              "const w = require('webgpu'); Object.assign(globalThis, w.globals);"
+              "const FSGPU = require(fsgpu), fs = require('fs'), path = require('path');"
+              "(async () => {"
+              "  const gpu = w.create(['backend=vulkan', 'enable-dawn-features=allow_unsafe_apis']);"   # (kept: Dawn lives while it does)
+              "  const dev = await FSGPU.open(gpu, name => fs.readFileSync(path.join(kdir, name + '.wgsl'), 'utf8'));"
+              "  require(bench).markPipelines(dev, log);"
+              "  const p = FSGPU.randomProblem(Number(seed), {n_q_heads: 2, n_kv_heads: 1, n_q: 40, n_kv: 50, d: 32, mask: 'causal'});"
+              "  const a = await dev.check('prefill-v1', p, {sample: 32}), b = await dev.check('prefill-v1', p, {sample: 32});"
+              "  console.log(JSON.stringify({ok: a.ok && b.ok, worst: a.worst, adapter: dev.info.description}));"
+              "  dev.destroy(); process.exit(0);"
+              "})().catch(e => { console.log('ERROR ' + e.message); process.exit(1); });")
+        env = dict(os.environ, VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd, VK_LAYER_PATH=layer, VK_INSTANCE_LAYERS="VK_LAYER_FS_stats",
+                   FS_VKSTATS=log, FS_VKSTATS_SPIRV=spirv)
+        kdir = os.path.join(webgpu, "..", "..", "src", "kernels", "webgpu")
+        r = subprocess.run(["node", "-e", js, os.path.join(kdir, "fsgpu.js"), os.path.join(webgpu, "bench.js"), kdir, log, str(seed)],
+                           capture_output=True, text=True, timeout=180, env=env, cwd=webgpu)
+        out = r.stdout.strip().splitlines()
+        try:
+            said = json.loads(out[-1]) if out else {}
+        except ValueError:
+            said = {}
+        lines = open(log, encoding="utf-8", errors="replace").read().splitlines() if os.path.exists(log) else []
+        pairs, inside, outside = [], None, 0
+        for x in lines:
+            if x.startswith("bench pipeline begin "):
+                inside = []
+            elif x == "bench pipeline end" and inside is not None:
+                pairs.append(inside)
+                inside = None
+            elif x.startswith("vkstats pipeline "):
+                if inside is None:
+                    outside += 1
+                else:
+                    inside.append(x)
+        made = [p[0] for p in pairs if len(p) == 1]
+        hashes = [re.match(r"vkstats pipeline \d+ module ([0-9a-f]{16}) spirv (\d+):", x) for x in made]
+        files_ok = bool(hashes) and all(m and os.path.exists(os.path.join(spirv, m.group(1) + ".spv")) and
+                                        fnv1a64(open(os.path.join(spirv, m.group(1) + ".spv"), "rb").read()) == int(m.group(1), 16) and
+                                        os.path.getsize(os.path.join(spirv, m.group(1) + ".spv")) == int(m.group(2)) for m in hashes)
+        check(r.returncode == 0 and said.get("ok") is True and "SwiftShader" in str(said.get("adapter"))
+              and any(x.startswith("vkstats device: ") for x in lines)
+              and made and all(len(p) <= 1 for p in pairs) and any(not p for p in pairs) and files_ok,
+              "the layer loads under Dawn on SwiftShader (no statistics there, as it says), passes every call through (prefill "
+              "version 1 checked through it is right), and writes one record a pipeline between bench.js's begin and end lines "
+              "(a pipeline the host has already made: an empty pair), each module's SPIR-V under its FNV-1a hash",
+              f"rc {r.returncode}, {said or out[-3:]}, {len(pairs)} pairs, {len(made)} with a record, {outside} records outside, "
+              f"SPIR-V files right: {files_ok}; {(r.stderr or '')[-300:]}")
+        r = subprocess.run([sys.executable, summary, log], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 1 and "no statistics" in r.stderr, "vkstats/summary.py says when a log holds no statistics (exit 1)",
+              (r.stdout + r.stderr)[-300:])
+
+
 def node_checks(seed):
     """The kernels SwiftShader cannot run, as far as this machine can check them (from Node)."""
     webgpu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "webgpu")
@@ -333,6 +440,7 @@ def node_checks(seed):
     check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill versions 7 and 8 on subgroup "
           "matrices among them, and their ablation and variant forms) compiles on Dawn's null backend (validate.js)",
           (r.stdout + r.stderr)[-600:])
+    vkstats_checks(seed, webgpu)
     # sgmat_probe.js (the device call's probes of prefill version 7): every kernel compiled, its own side run
     # end to end on the null backend, which computes nothing (so its PASS and FAIL mean nothing; ERROR does)
     r = subprocess.run(["node", os.path.join(webgpu, "sgmat_probe.js"), "--null", "--seed", str(seed)],
