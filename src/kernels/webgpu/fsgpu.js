@@ -315,12 +315,11 @@
         what, file, defs, entry: ['main'], out: 'o+lse',
         ok(p) { return p.d !== 64 && p.d !== 128 && p.d !== 256 ? 'head size 64, 128 or 256' : !this.ty(p) ? 'more workgroup memory than this device has' : null; },
         // the most rows (64, 32 or 16: 16 TY invocations) whose tiles fit this device's workgroup memory
-        ty(p) {
-          const bytes = ty => 4 * (4 * ty * p.d) + 16 * 32 * (p.d / 4 + 1) + 16 * 32 * ty + (this.subgroups() ? 0 : 16 * 16 * ty);
-          for (const ty of [16, 8, 4])
-            if (bytes(ty) <= lim.maxComputeWorkgroupStorageSize && 16 * ty <= lim.maxComputeInvocationsPerWorkgroup &&
-                (!carries || 32 * (p.d / 4) <= 16 * (16 * ty))) return ty;
-          return 0;
+        ty(p) { return [16, 8, 4].find(ty => this.fits(p, ty)) || 0; },
+        fits(p, ty) {
+          const bytes = 4 * (4 * ty * p.d) + 16 * 32 * (p.d / 4 + 1) + 16 * 32 * ty + (this.subgroups() ? 0 : 16 * 16 * ty);
+          return bytes <= lim.maxComputeWorkgroupStorageSize && 16 * ty <= lim.maxComputeInvocationsPerWorkgroup &&
+                 (!carries || 32 * (p.d / 4) <= 16 * (16 * ty));
         },
         constants(p) { return {D: p.d, TY: this.ty(p)}; },
         subgroups() { return !!sg && sg.min >= 16; },
@@ -328,11 +327,18 @@
       };
     }
     // A float32 prefill of fwd_v4.wgsl with its ablation forms (bench.js --ablation, the kernel
-    // named in --only): form(extra) is the kernel with those preprocessor flags on besides its own.
+    // named in --only): form(extra) is the kernel with those preprocessor flags on besides its own;
+    // over.TY (a variant) its row groups, where they fit (BQ = 4 TY rows, 16 TY invocations).
     function ablatable(K) {
       return Object.assign(K, {
         ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD'],
-        form(extra) { const F = Object.create(this); F.extra = extra; F.defs = Object.assign({}, this.defs, extra); return F; },
+        form(extra, mem = 0, over = null) {
+          const F = Object.create(this);
+          F.extra = extra;
+          F.defs = Object.assign({}, this.defs, extra);
+          if (over && over.TY) F.ty = p => (this.fits(p, over.TY) ? over.TY : 0);
+          return F;
+        },
       });
     }
     // A kernel that reads Q, K and V as f16 (`enable f16;`): offered only where the device has
@@ -459,7 +465,8 @@
           while (RB > 1 && SGS % (RB * c.M)) RB >>= 1;   // a subgroup's RB · M rows share its lanes evenly
           const BQ = NSG * RB * c.M, WG = NSG * SGS;
           const stage = !!(x.STAGE || this.stage);
-          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0) + (stage ? 2 : 0)) * 2 * bk * (p.d + 8);
+          const bytes = bk => 4 * BQ * (bk + 4) + 2 * BQ * (bk + 8) + 4 * BQ + 16 + ((x.KWG ? 1 : 0) + (x.VWG ? 1 : 0) + (stage ? 2 : 0)) * 2 * bk * (p.d + 8) +
+                             (x.QWG ? 2 * BQ * (p.d + 8) : 0);   // (QWG: Q's rows staged too)
           // STAGE: a tile copied in whole SM × SK blocks
           const BK = (over.BK ? [over.BK] : this.bks || [64, 32, 16]).find(bk => bk % c.N === 0 && bk % c.K === 0 && (!stage || bk % c.M === 0) &&
                                                                          bytes(bk) <= (this.mem || lim.maxComputeWorkgroupStorageSize)) || 0;
@@ -725,7 +732,8 @@
         return Object.assign(kernels['prefill-v19'].defs.call(this, p), {FASTC: !!p.mask && p.mask.kind === MASK.causal});
       },
       ablations: ['NOQK', 'NOPV', 'NOSOFT', 'NOLOAD', 'NOSTORE', 'NOCOPY'],   // (NOCOPY: no copy of K or V into workgroup memory at all)
-      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}],
+      // (QWG: Q staged in workgroup memory, not held in registers; REREAD: no scores held either)
+      variants: [{over: {RB: 1, NSG: 16}}, {over: {RB: 2, NSG: 4}}, {flags: ['QWG']}, {flags: ['REREAD']}, {flags: ['QWG', 'REREAD']}],
     });
     return kernels;
   }

@@ -49,7 +49,8 @@
 // 8 halves) by all invocations, one barrier more a tile, and S read from it. VWG: V's tile staged
 // in workgroup memory (Vs) during the softmax, between the two barriers it already has (no barrier
 // more: the last tile's P V has read Vs before this tile's first barrier). REREAD: no scores kept
-// in registers; the softmax reads its scores from Ss again for P. UNROLL: every `//#for` loop
+// in registers; the softmax reads its scores from Ss again for P (with FASTS, a tile's second reads
+// take the same path as its first: the fast one, or score()). UNROLL: every `//#for` loop
 // (fsgpu.js's preprocessor: a `for`, or with UNROLL its body once a step, the step a constant)
 // unrolled, so that no array of subgroup matrices (qL, acc) nor the scores (sc) is ever indexed by a
 // variable, which a compiler could answer by keeping the array in memory instead of registers.
@@ -109,6 +110,10 @@
 // host dispatches (n_q_heads, nqb)): assuming the GPU starts workgroups in the order of their index,
 // x the fastest (not measured here; LPT's effect is: 2026-12-01-h200-lpt), under a causal mask every head's last block (every key) starts first and the first
 // blocks (a few keys each) fill the end, where they leave no SM idle for long.
+// QWG (with STAGE and BLK): Q's rows stored into workgroup memory (Qs) once, and each left matrix of
+// Q loaded from there at every tile instead of held in registers (qL): 39 registers fewer at d = 64
+// on the H200 (136 against 175, so 3 workgroups an SM instead of 2), and 1.9 times the time
+// (`2026-12-02-h200-qwg`): the occupancy it buys is worth less than the loads it adds.
 //
 // Prefill version 13 is this file with STAGE (above): K and V read from workgroup memory, where a
 // product's right matrix loads in about half the time it takes from storage (the H200's probe:
@@ -186,6 +191,9 @@ var<workgroup> Ks: array<f16, BK * KST>;  // (KWG) K's tile, a key a padded row
 //#if VWG
 var<workgroup> Vs: array<f16, BK * KST>;  // (VWG) V's tile, a key a padded row
 //#endif
+//#if QWG
+var<workgroup> Qs: array<array<f16, SM * KST>, BQ / SM>;   // (QWG, with STAGE and BLK) Q's rows, a block of SM rows an element
+//#endif
 //#if STAGE
 //#if BLK
 var<workgroup> Kt: array<array<f16, SM * KST>, BK / SM>;   // (BLK) the same bytes, a block of SM keys an element
@@ -246,13 +254,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 
   // Q's SR rows of this subgroup as RB · D / SK left matrices (row block rb's are qL[rb · NQK + kc]),
   // from storage (rows past n_q: padding)
-  var qL: array<Left, RB * NQK>;
   let q0 = (h * P.n_q + r0 + sg * SR) * D;
+//#if QWG
+  // (QWG) or stored into Qs, this subgroup's blocks, and loaded from there again at every tile: no
+  // registers held for Q (the barrier after the first K tile's copy comes before the first load)
+  //#for rb RB
+    //#for kc D / SK
+      subgroupMatrixStore<row_major>(&Qs[sg * RB + rb], kc * SK, subgroupMatrixLoad<Left, row_major>(&q_in, q0 + rb * SM * D + kc * SK, D), KST);
+    //#endfor
+  //#endfor
+//#else
+  var qL: array<Left, RB * NQK>;
   //#for rb RB
     //#for kc D / SK
       qL[rb * NQK + kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + rb * SM * D + kc * SK, D);
     //#endfor
   //#endfor
+//#endif
   var acc: array<Res, RB * NO>;       // O, zero to begin with (row block rb's: acc[rb · NO + nc])
 //#if PAIR
   //#for a RB * D / SN
@@ -370,7 +388,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
         let kr = subgroupMatrixLoad<Right, col_major>(&k_in, kt + n * SN * D + kc * SK, D);
 //#endif
         //#for rb RB
+//#if QWG
+          s[rb] = subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<Left, row_major>(&Qs[sg * RB + rb], kc * SK, KST), kr, s[rb]);
+//#else
           s[rb] = subgroupMatrixMultiplyAccumulate(qL[rb * NQK + kc], kr, s[rb]);
+//#endif
         //#endfor
       //#endfor
       //#for rb RB
@@ -427,24 +449,31 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#else
     var m_blk = NEG;
 //#if FASTS
+    var fast = 0u;                           // (FASTS) how this tile's scores were read: 1 FASTS, 2 FASTC, 0 score()
+    let lim = i32(i) + P.offset - i32(c0);   // (FASTC) on the causal diagonal key c0 + j is visible to row i when j ≤ lim
     // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
     if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
+      fast = 1u;
       //#for k BK / (SGS / (RB * SM))
 //#if BLK
         let x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL;
 //#else
         let x = Ss[row * SST + u + k * TPR] * SL;
 //#endif
+//#if !REREAD
         sc[k] = x;
+//#endif
         m_blk = max(m_blk, x);
       //#endfor
 //#if FASTC
     } else if (cls == PARTIAL && P.mask_kind == 1u && c1 == c0 + BK && P.softcap <= 0.0) {
-      // (FASTC) a tile on the causal diagonal: key c0 + j is visible to row i when j ≤ lim
-      let lim = i32(i) + P.offset - i32(c0);
+      // (FASTC) a tile on the causal diagonal: one comparison a score
+      fast = 2u;
       //#for k BK / (SGS / (RB * SM))
         let x = select(NEG, Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL, i32(u + k * TPR) <= lim);
+//#if !REREAD
         sc[k] = x;
+//#endif
         m_blk = max(m_blk, x);
       //#endfor
 //#endif
@@ -470,7 +499,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     var share = 0.0;
     //#for k BK / (SGS / (RB * SM))
 //#if REREAD
+//#if FASTS
+      // (REREAD) the score read again the way the tile's first pass read it
+      var x = NEG;
+      if (fast != 0u) {
+//#if BLK
+        x = select(NEG, Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL, fast == 1u || i32(u + k * TPR) <= lim);
+//#else
+        x = select(NEG, Ss[row * SST + u + k * TPR] * SL, fast == 1u || i32(u + k * TPR) <= lim);
+//#endif
+      } else {
+        x = score(i, row, u + k * TPR, c0, c1, cls);
+      }
+//#else
       let x = score(i, row, u + k * TPR, c0, c1, cls);
+//#endif
 //#else
       let x = sc[k];
 //#endif
