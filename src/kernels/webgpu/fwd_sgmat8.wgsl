@@ -254,6 +254,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 
   // Q's SR rows of this subgroup as RB · D / SK left matrices (row block rb's are qL[rb · NQK + kc]),
   // from storage (rows past n_q: padding)
+//#if !QWG
+  var qL: array<Left, RB * NQK>;
+//#endif
   let q0 = (h * P.n_q + r0 + sg * SR) * D;
 //#if QWG
   // (QWG) or stored into Qs, this subgroup's blocks, and loaded from there again at every tile: no
@@ -264,7 +267,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
     //#endfor
   //#endfor
 //#else
-  var qL: array<Left, RB * NQK>;
   //#for rb RB
     //#for kc D / SK
       qL[rb * NQK + kc] = subgroupMatrixLoad<Left, row_major>(&q_in, q0 + rb * SM * D + kc * SK, D);
@@ -449,11 +451,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
 //#else
     var m_blk = NEG;
 //#if FASTS
-    var fast = 0u;                           // (FASTS) how this tile's scores were read: 1 FASTS, 2 FASTC, 0 score()
+//#if REREAD
+    var fast = 0u;                           // (REREAD) how this tile's scores were read: 1 FASTS, 2 FASTC, 0 score()
     let lim = i32(i) + P.offset - i32(c0);   // (FASTC) on the causal diagonal key c0 + j is visible to row i when j ≤ lim
+//#endif
     // (FASTS) a full tile of BK keys and no soft-cap: every score is visible, none needs a test
     if (cls == FULL && c1 == c0 + BK && P.softcap <= 0.0) {
+//#if REREAD
       fast = 1u;
+//#endif
       //#for k BK / (SGS / (RB * SM))
 //#if BLK
         let x = Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL;
@@ -467,8 +473,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u3
       //#endfor
 //#if FASTC
     } else if (cls == PARTIAL && P.mask_kind == 1u && c1 == c0 + BK && P.softcap <= 0.0) {
-      // (FASTC) a tile on the causal diagonal: one comparison a score
+      // (FASTC) a tile on the causal diagonal: key c0 + j is visible to row i when j ≤ lim
+//#if REREAD
       fast = 2u;
+//#else
+      let lim = i32(i) + P.offset - i32(c0);
+//#endif
       //#for k BK / (SGS / (RB * SM))
         let x = select(NEG, Ss[row / SM][(row % SM) * SST + u + k * TPR] * SL, i32(u + k * TPR) <= lim);
 //#if !REREAD
