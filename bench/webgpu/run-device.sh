@@ -74,8 +74,8 @@ if [ "$VKSTATS" = 1 ]; then
 fi
 timeout "$BENCH_TIMEOUT" ${vk[@]+"${vk[@]}"} node bench/webgpu/bench.js --plan "$PLAN" --json "$OUT/ours.json" $BENCH_ARGS ${toggles[@]+"${toggles[@]}"} \
   --dawn disable-dawn-features=timestamp_quantization 2>&1 | tee "$OUT/bench.log"
+echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"   # (right after the pipeline: PIPESTATUS is its)
 [ "$VKSTATS" = 1 ] && python3 bench/webgpu/vkstats/summary.py "$OUT/vkstats.log" > "$OUT/vkstats.md" 2>&1
-echo "bench.js exit ${PIPESTATUS[0]}" | tee -a "$OUT/bench.log"
 grep -E '^(dawn:|subgroup matrices:)' "$OUT/bench.log" >> "$OUT/machine.txt"
 # NOTE.txt's first lines (the rest is written by hand): Dawn's settings, and the new kernels' checks
 [ -f "$OUT/NOTE.txt" ] || { echo "Dawn's settings and features (run-device.sh):"; grep -E '^(Dawn|dawn:|subgroup matrices:)' "$OUT/machine.txt"
