@@ -303,7 +303,7 @@ def unzeroed_results(text):
 
 
 VKSTATS_FIXTURE = """bench pipeline begin fwd_sgmat8.wgsl main subgroups [BK=16 D=64] {}
-vkstats pipeline 7 module 00000000000000aa spirv 58748: exe "main" subgroup 32 | Register Count=175; Binary Size=53376; Stack Size=0; Local Memory Size=68719476736; Shared Memory Size=21520;
+vkstats pipeline 7 module 00000000000000aa spirv 58748 wg 128: exe "main" subgroup 32 | Register Count=175; Binary Size=53376; Stack Size=0; Local Memory Size=68719476736; Shared Memory Size=21520;
 bench pipeline end
 bench pipeline begin fwd_sgmat8.wgsl main subgroups [BK=16 D=64] {}
 bench pipeline end
@@ -330,11 +330,13 @@ def vkstats_checks(seed, webgpu):
             f.write(VKSTATS_FIXTURE)
         r = subprocess.run([sys.executable, summary, fixture], capture_output=True, text=True, timeout=60)
         rows = [x for x in r.stdout.splitlines() if x.startswith("| fwd")]
-        check(r.returncode == 0 and len(rows) == 2 and "| Register Count | Binary Size |" in r.stdout
-              and "| 175 | 53376 | 0 | 68719476736 | 21520 |" in rows[0] and "[NODOT?[31m]" in rows[1] and "\x1b" not in r.stdout
+        check(r.returncode == 0 and len(rows) == 2 and "| invocations | Register Count | Binary Size |" in r.stdout
+              and "| 128 | 175 | 53376 | 0 | 68719476736 | 21520 | 8 (2) |" in rows[0] and rows[1].endswith("| - | 135 | 34944 | 0 | 68719476736 | 33280 | - |")
+              and "[NODOT?[31m]" in rows[1] and "\x1b" not in r.stdout
               and "2 kernels (2 pipelines of bench.js, 1 made outside its pairs)" in r.stdout,
               "vkstats/summary.py makes one row a kernel of a recorded log (the same kernel twice one row, a pipeline outside "
-              "bench.js's pairs counted apart, a control character shown as ?)", (r.stdout + r.stderr)[-600:])
+              "bench.js's pairs counted apart, a control character shown as ?), and from 175 registers and 21.5 KB a workgroup "
+              "of 128 counts 8 warps, 2 workgroups an SM of Hopper (none without the workgroup's size)", (r.stdout + r.stderr)[-600:])
         icd = next((p for p in ("/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib64/chromium/vk_swiftshader_icd.json")
                     if os.path.exists(p)), None)
         lacks = [what for what, ok in (("gcc", shutil.which("gcc")), ("the Vulkan headers (libvulkan-dev)", os.path.exists("/usr/include/vulkan/vk_layer.h")),
@@ -386,16 +388,18 @@ def vkstats_checks(seed, webgpu):
                 else:
                     inside.append(x)
         made = [p[0] for p in pairs if len(p) == 1]
-        hashes = [re.match(r"vkstats pipeline \d+ module ([0-9a-f]{16}) spirv (\d+):", x) for x in made]
+        hashes = [re.match(r"vkstats pipeline \d+ module ([0-9a-f]{16}) spirv (\d+) wg (\d+):", x) for x in made]
         files_ok = bool(hashes) and all(m and os.path.exists(os.path.join(spirv, m.group(1) + ".spv")) and
                                         fnv1a64(open(os.path.join(spirv, m.group(1) + ".spv"), "rb").read()) == int(m.group(1), 16) and
-                                        os.path.getsize(os.path.join(spirv, m.group(1) + ".spv")) == int(m.group(2)) for m in hashes)
+                                        os.path.getsize(os.path.join(spirv, m.group(1) + ".spv")) == int(m.group(2)) and
+                                        int(m.group(3)) == 64 for m in hashes)   # (prefill version 1: 64 invocations)
         check(r.returncode == 0 and said.get("ok") is True and "SwiftShader" in str(said.get("adapter"))
               and any(x.startswith("vkstats device: ") for x in lines)
               and made and all(len(p) <= 1 for p in pairs) and any(not p for p in pairs) and files_ok,
               "the layer loads under Dawn on SwiftShader (no statistics there, as it says), passes every call through (prefill "
               "version 1 checked through it is right), and writes one record a pipeline between bench.js's begin and end lines "
-              "(a pipeline the host has already made: an empty pair), each module's SPIR-V under its FNV-1a hash",
+              "(a pipeline the host has already made: an empty pair), each module's SPIR-V under its FNV-1a hash and its "
+              "workgroup's 64 invocations read from it",
               f"rc {r.returncode}, {said or out[-3:]}, {len(pairs)} pairs, {len(made)} with a record, {outside} records outside, "
               f"SPIR-V files right: {files_ok}; {(r.stderr or '')[-300:]}")
         r = subprocess.run([sys.executable, summary, log], capture_output=True, text=True, timeout=60)

@@ -11,7 +11,8 @@
  *                             FS_VKSTATS_SPIRV=DIR, writes it to DIR/HASH.spv)
  *   vkCreateComputePipelines  asks for the statistics, then writes one line a pipeline to the
  *                             file FS_VKSTATS names (appended; stderr if unset):
- *       vkstats pipeline SEQ module HASH spirv BYTES: exe "NAME" subgroup N | Stat=value; ...
+ *       vkstats pipeline SEQ module HASH spirv BYTES wg N: exe "NAME" subgroup N | Stat=value; ...
+ *                             (wg: the invocations of a workgroup, read from the SPIR-V)
  *                             and, with FS_VKSTATS_IR=DIR, the driver's internal representations
  *                             of the code too, where it gives any (DIR/SEQ-EXE-K.txt, or .bin;
  *                             the line says how many: "ir N")
@@ -58,7 +59,7 @@ typedef struct {
   PFN_vkGetPipelineExecutableInternalRepresentationsKHR exe_ir;
 } Dev;
 
-typedef struct { VkShaderModule module; uint64_t hash; size_t bytes; } Mod;
+typedef struct { VkShaderModule module; uint64_t hash; size_t bytes; unsigned wg; } Mod;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Inst insts[MAXH];
@@ -93,6 +94,21 @@ static uint64_t fnv(const uint32_t *w, size_t bytes) {
   const unsigned char *b = (const unsigned char *)w;
   for (size_t i = 0; i < bytes; i++) { h ^= b[i]; h *= 1099511628211ull; }
   return h;
+}
+
+/* A module's workgroup size, x · y · z of its first OpExecutionMode LocalSize (0 where it has none,
+ * or gives it by constants: LocalSizeId). SPIR-V: a 5-word header, then instructions whose first
+ * word is (word count << 16) | opcode; OpExecutionMode is 16, LocalSize mode 17. */
+static unsigned local_size(const uint32_t *w, size_t bytes) {
+  size_t n = bytes / 4;
+  if (n < 5 || w[0] != 0x07230203u) return 0;
+  for (size_t i = 5; i < n;) {
+    uint32_t wc = w[i] >> 16, op = w[i] & 0xffffu;
+    if (!wc || i + wc > n) return 0;
+    if (op == 16 && wc >= 6 && w[i + 2] == 17) return w[i + 3] * w[i + 4] * w[i + 5];
+    i += wc;
+  }
+  return 0;
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fs_GetInstanceProcAddr(VkInstance instance, const char *name);
@@ -233,7 +249,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateShaderModule(VkDevice device, con
     if (f) { fwrite(ci->pCode, 1, ci->codeSize, f); fclose(f); }
   }
   pthread_mutex_lock(&lock);
-  mods[next_mod] = (Mod){*out, h, ci->codeSize};
+  mods[next_mod] = (Mod){*out, h, ci->codeSize, local_size(ci->pCode, ci->codeSize)};
   next_mod = (next_mod + 1) % MAXMOD;
   if (n_mods < MAXMOD) n_mods++;
   pthread_mutex_unlock(&lock);
@@ -241,20 +257,18 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateShaderModule(VkDevice device, con
 }
 
 /* a pipeline stage's SPIR-V: its module's, or the create info chained in its place */
-static void module_of(const VkPipelineShaderStageCreateInfo *st, uint64_t *hash, size_t *bytes) {
-  *hash = 0;
-  *bytes = 0;
+static Mod module_of(const VkPipelineShaderStageCreateInfo *st) {
   for (const VkBaseInStructure *p = st->pNext; p; p = p->pNext)
     if (p->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
       const VkShaderModuleCreateInfo *m = (const VkShaderModuleCreateInfo *)p;
-      *hash = fnv(m->pCode, m->codeSize);
-      *bytes = m->codeSize;
-      return;
+      return (Mod){VK_NULL_HANDLE, fnv(m->pCode, m->codeSize), m->codeSize, local_size(m->pCode, m->codeSize)};
     }
+  Mod found = {0};
   pthread_mutex_lock(&lock);
   for (size_t k = 0; k < n_mods; k++)
-    if (mods[k].module == st->module) { *hash = mods[k].hash; *bytes = mods[k].bytes; break; }
+    if (mods[k].module == st->module) { found = mods[k]; break; }
   pthread_mutex_unlock(&lock);
+  return found;
 }
 
 /* FS_VKSTATS_IR: executable e's internal representations into DIR/SEQ-E-K.txt (or .bin); how many */
@@ -288,14 +302,12 @@ static unsigned dump_ir(Dev *d, VkPipeline pipeline, uint32_t e, unsigned long n
 }
 
 static void report(Dev *d, VkPipeline pipeline, const VkComputePipelineCreateInfo *ci) {
-  uint64_t hash;
-  size_t bytes;
-  module_of(&ci->stage, &hash, &bytes);
+  Mod m = module_of(&ci->stage);
   pthread_mutex_lock(&lock);
   unsigned long n = ++seq;
   pthread_mutex_unlock(&lock);
   FILE *f = out_open();
-  fprintf(f, "vkstats pipeline %lu module %016llx spirv %zu:", n, (unsigned long long)hash, bytes);
+  fprintf(f, "vkstats pipeline %lu module %016llx spirv %zu wg %u:", n, (unsigned long long)m.hash, m.bytes, m.wg);
   VkPipelineInfoKHR info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
   uint32_t ne = 0;
   if (!d->stats) fprintf(f, " no statistics (not offered)");
