@@ -231,6 +231,30 @@ START_TEST(test_wrap_random)
 }
 END_TEST
 
+/* fs_text_drop_keys: the keys' escape sequences out, everything else (UTF-8 included) kept */
+START_TEST(test_drop_keys)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"\033[C\n", "\n"},                           /* → alone: nothing typed */
+        {"\033[C\033[C0.5\n", "0.5\n"},                /* arrows, then the answer */
+        {"0.\033[D5\n", "0.5\n"},                     /* ← in the middle */
+        {"\033OC42\n", "42\n"},                        /* an arrow in application mode */
+        {"\033[1;5C\033[15~3\n", "3\n"},               /* Ctrl+→, F5 */
+        {"\033b1\n", "1\n"},                           /* Alt+b */
+        {"α = 0.9585\n", "α = 0.9585\n"},             /* nothing to drop */
+        {"7\033", "7"},                                /* a lone ESC at the end */
+        {"7\033[", "7"},                               /* a sequence cut short */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "%s", cases[i].in);
+        fs_text_drop_keys(line);
+        ck_assert_msg(!strcmp(line, cases[i].out), "case %zu: got '%s', want '%s'", i, line, cases[i].out);
+    }
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
@@ -242,6 +266,7 @@ Suite *text_suite(void)
     tcase_add_test(tc, test_cols_and_cut);
     tcase_add_loop_test(tc, test_wrap_cases, 0, (int)(sizeof wrap_cases / sizeof wrap_cases[0]));
     tcase_add_loop_test(tc, test_wrap_random, 0, 300);
+    tcase_add_test(tc, test_drop_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1310,8 +1310,9 @@ static void feedback_body(FILE *f, const player *p, int64_t arg)
 }
 
 /* Ask the questions that come before page k, one after another: a line typed in the terminal's
- * own line mode (echoed, editable), judged, its feedback shown until a key. false when the
- * student quits (q at the feedback, or the input ends). */
+ * own line mode (echoed, editable), judged, its feedback shown until a key. A line of nothing but
+ * keys' escape sequences (an arrow pressed to go on) counts as Enter alone: the answer shown, no
+ * score. false when the student quits (q at the feedback, or the input ends). */
 static bool ask_before(player *p, int64_t k, const struct termios *saved, bool raw_on)
 {
     for (int i; (i = pending(p, k)) >= 0;) {
@@ -1332,6 +1333,7 @@ static bool ask_before(player *p, int64_t k, const struct termios *saved, bool r
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &r);
         }
         if (!got) return false;
+        fs_text_drop_keys(line);
         char fb[2048];
         bool typed = line[strspn(line, " \t\r\n")] != 0;
         bool ok = fs_question_judge(&p->q[i], line, fb, sizeof fb);

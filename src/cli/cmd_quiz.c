@@ -177,6 +177,7 @@ int cli_quiz(int argc, char **argv)
             printf("\n");
             break;
         }
+        fs_text_drop_keys(line);   /* an arrow pressed at the prompt is not part of the answer */
         answered++;
         char fb[2048];
         bool ok = fs_question_judge(q, line, fb, sizeof fb);

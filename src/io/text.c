@@ -143,3 +143,26 @@ bool fs_text_fit(char *buf, size_t cap, int n)
     memcpy(buf + k, "\xe2\x80\xa6", 4);
     return false;
 }
+
+void fs_text_drop_keys(char *line)
+{
+    char *w = line;
+    for (const char *r = line; *r;) {
+        if (*r != '\033') {
+            *w++ = *r++;
+            continue;
+        }
+        r++;
+        if (*r == '[') {   /* CSI: parameters and intermediates, then one final byte */
+            r++;
+            while (*r >= 0x20 && *r <= 0x3f) r++;
+            if (*r >= 0x40 && *r <= 0x7e) r++;
+        } else if (*r == 'O') {   /* SS3: one byte */
+            r++;
+            if (*r) r++;
+        } else if (*r) {   /* ESC and one key */
+            r++;
+        }
+    }
+    *w = 0;
+}

@@ -59,4 +59,10 @@ size_t fs_text_cut(const char *s, int cols);
  * its own. The last line ends with a newline unless it is empty. */
 void fs_text_wrap(FILE *f, const char *s, int col, int indent, int width);
 
+/* Take out of a line typed in a terminal's line mode the escape sequences its keys sent (an arrow:
+ * ESC [ C, or ESC O C in a terminal's application mode; Home, F1, …: ESC [ parameters, then a
+ * final byte; Alt with a key: ESC and the key), in place. A student who presses → out of habit at
+ * a question did not mean those bytes as an answer. */
+void fs_text_drop_keys(char *line);
+
 #endif

@@ -317,6 +317,23 @@ try:
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the right answer is counted", s)
         tmux("send-keys", "-t", "t", "q")
+        # an arrow pressed at the question (its escape sequence typed into the line) is no answer:
+        # alone it is Enter alone (the answer shown, nothing counted); before a number, the number
+        start("000_04", "--step", str(at - 1), questions=True)
+        wait_for(rf"step {at - 1} of 0–21")
+        key("Enter", r"a question before step")
+        tmux("send-keys", "-t", "t", "Right", "Enter")
+        s = wait_for(r"any key: on to the step")
+        check("not a number" not in s and "[C" not in s.split("Type your answer")[-1].split("\n", 2)[-1] and "(0 of 0 right so far)" in s and ans in s,
+              "an arrow key at a question is not judged as an answer (the answer shown, nothing counted)", s)
+        tmux("send-keys", "-t", "t", "q")
+        start("000_04", "--step", str(at - 1), questions=True)
+        wait_for(rf"step {at - 1} of 0–21")
+        key("Enter", r"a question before step")
+        tmux("send-keys", "-t", "t", "Right", ans, "Enter")
+        s = wait_for(r"any key: on to the step")
+        check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "an arrow key before the answer is left out of it", s)
+        tmux("send-keys", "-t", "t", "q")
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
         s = key("a", r"questions off")

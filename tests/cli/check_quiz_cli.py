@@ -3,9 +3,9 @@
 
 The list of sections; a quiz answered wrongly on purpose (a score of 0, every lesson to revisit
 named, the score kept in the state file and shown by the list); a quiz answered right, with the
-answers read from the same seed's questions through the judge's own feedback; the same seed
-giving the same questions; an early end of input keeping no score; and every bad input: exit 2
-with one line on stderr. The seed is drawn fresh each run (printed; FS_SEED replays).
+answers read from the same seed's questions through the judge's own feedback, and again behind
+arrow keys' escape sequences (left out of the answer); the same seed giving the same questions;
+an early end of input keeping no score; and every bad input: exit 2 with one line on stderr. The seed is drawn fresh each run (printed; FS_SEED replays).
 Usage: check_quiz_cli.py BUILD/flashstep
 """
 import os, re, sys
@@ -57,6 +57,10 @@ r2 = quiz([str(section), "--seed", str(seed)], "".join(a + "\n" for a in rights)
 again = re.findall(r"^\d of 5 \(from [^)]*\)\n(.*?)\n>", r2.stdout, re.M | re.S)
 check(again == first, "the same seed asks the same questions")
 check("Score: 5 of 5." in r2.stdout, f"the answers as printed score 5: {r2.stdout[-600:]!r}")
+# the same answers behind the escape sequences of arrow keys (pressed at the prompt out of habit):
+# the keys are no part of the answer (a quiz taken again on the same seed)
+r3 = quiz([str(section), "--seed", str(seed)], "".join("\x1b[C\x1bOD" + a + "\n" for a in rights))
+check("Score: 5 of 5." in r3.stdout and "\x1b" not in r3.stdout, f"arrow keys before each answer are left out of it: {r3.stdout[-600:]!r}")
 r = quiz([])
 check(f"best 5/5, last 5/5" in r.stdout, "the list shows the best and the last score")
 
@@ -64,7 +68,7 @@ check(f"best 5/5, last 5/5" in r.stdout, "the list shows the best and the last s
 r = quiz([str(section), "--seed", str(seed + 1)], "1\n")
 check(r.returncode == 1 and "no score kept" in r.stdout, f"an unfinished quiz exits 1 and keeps no score: {r.returncode}")
 with open(state) as f:
-    check(len(f.read().splitlines()) == 2, "the unfinished quiz added no line")
+    check(len(f.read().splitlines()) == 3, "the unfinished quiz added no line")
 
 # bad input
 for args, what in [(["0"], "no section"), ([str(len(sections) + 1)], "no section"), (["--seed", "x", "1"], "--seed"),
