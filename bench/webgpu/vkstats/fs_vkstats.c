@@ -371,11 +371,18 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateComputePipelines(VkDevice device,
 
 #define HOOK(fn) if (!strcmp(name, "vk" #fn)) return (PFN_vkVoidFunction)fs_##fn
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fs_GetDeviceProcAddr(VkDevice device, const char *name) {
+/* the device's calls this layer takes (asked for through either GetProcAddr), NULL for the others */
+static PFN_vkVoidFunction device_hook(const char *name) {
   HOOK(GetDeviceProcAddr);
   HOOK(DestroyDevice);
   HOOK(CreateShaderModule);
   HOOK(CreateComputePipelines);
+  return NULL;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fs_GetDeviceProcAddr(VkDevice device, const char *name) {
+  PFN_vkVoidFunction mine = device_hook(name);
+  if (mine) return mine;
   pthread_mutex_lock(&lock);
   Dev *d = device ? dev_of(key_of(device)) : NULL;
   PFN_vkGetDeviceProcAddr next = d ? d->gdpa : NULL;
@@ -388,10 +395,8 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fs_GetInstanceProcAddr(VkInstanc
   HOOK(CreateInstance);
   HOOK(DestroyInstance);
   HOOK(CreateDevice);
-  HOOK(GetDeviceProcAddr);
-  HOOK(DestroyDevice);
-  HOOK(CreateShaderModule);
-  HOOK(CreateComputePipelines);
+  PFN_vkVoidFunction mine = device_hook(name);
+  if (mine) return mine;
   pthread_mutex_lock(&lock);
   Inst *s = instance ? inst_of(key_of(instance)) : NULL;
   PFN_vkGetInstanceProcAddr next = s ? s->gipa : NULL;
