@@ -14,9 +14,11 @@ workgroups an SM of a Hopper GPU holds, by CUDA's occupancy rules there: registe
 invocation at a time from 65536 an SM, at most 64 warps and 32 workgroups an SM, and 228 KiB of
 shared memory an SM with 1 KiB of it kept back a workgroup ("Shared Memory Size"). It is
 arithmetic on the statistics, right for NVIDIA's sm_90 GPUs only.
+
 Pipelines made outside any pair (Dawn's own) are counted, not shown. --grep keeps the rows
 whose kernel contains TEXT. Exit 1 when the file holds no statistics at all (the layer was not
-loaded, or the driver offers none: the file's "vkstats device" line says which).
+loaded, or the driver offers none: the file's "vkstats device" line says which); 2 when the file
+cannot be read or the arguments are wrong.
 """
 import re
 import sys
