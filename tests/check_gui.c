@@ -543,6 +543,21 @@ START_TEST(predict_mode)
         ck_assert_msg(strstr(l[2], "not quite") && strstr(l[3], "Not quite: you typed 9999"), "%s / %s", l[2], l[3]);
         gui_update(&s, &sh, &right);
     }
+    /* a word is no answer: the answer shown, no mark against the student */
+    while (s.predict.phase != GUI_PREDICT_ASK && s.step < s.n - 1) gui_update(&s, &sh, &right);
+    if (s.predict.phase == GUI_PREDICT_ASK && sh.questions[s.predict.qi].numeric) {
+        int asked_before = s.predict.n_asked, right_before = s.predict.n_right;
+        for (const char *p = "why"; *p; p++) {
+            gui_cmd ch = {GUI_CMD_CHAR, *p, 0};
+            gui_update(&s, &sh, &ch);
+        }
+        gui_update(&s, &sh, &enter);
+        ck_assert_int_eq(s.predict.n_asked, asked_before);
+        ck_assert_int_eq(s.predict.n_right, right_before);
+        ck_assert(gui_predict_text(&s, &sh, l));
+        ck_assert_msg(strstr(l[2], "not counted") && strstr(l[3], "is not a number"), "%s / %s", l[2], l[3]);
+        gui_update(&s, &sh, &right);
+    }
     /* Typing "0.4" while no question is pending neither types nor switches lessons. */
     gui_update(&s, &sh, &q);
     gui_update(&s, &sh, &q);   /* off and on again: armed */

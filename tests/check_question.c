@@ -185,6 +185,12 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(!(p[0] >= 'a' && p[0] <= 'z') || digit || (name > 0 && strchr("[_(", p[name])) || (p[1] == ' ' && p[2] == '='),
                           "%s question %d starts a sentence in lower case: %.40s", paths[i], j, p);
         }
+        /* a question whose answer is a factor of 003's base-2 form says so itself (a quiz asks it
+         * away from the lesson: a student taking exp would be marked wrong) */
+        for (int j = 0; j < nq && j < QMAX; j++)
+            if (strstr(q[j].why, "exp2(") && q[j].kind != FS_Q_M_NEW)
+                ck_assert_msg(strstr(q[j].prompt, "base-2") != NULL, "%s question %d is judged with exp2 and its prompt does not say "
+                              "it is in base 2: %s", paths[i], j, q[j].prompt);
         /* the mask's -inf is explained only where a -inf is shown, and one key is not "keys 2-2" */
         for (int j = 0; j < nq && j < QMAX; j++) {
             const char *p = q[j].prompt, *note = strstr(p, "(-inf: hidden by the mask)");
@@ -322,13 +328,27 @@ START_TEST(test_judge_rules)
     ck_assert(!fs_question_judge(&q, "1", fb, sizeof fb));
     ck_assert_msg(strstr(fb, "significant"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "0.9585x", fb, sizeof fb));
+    /* a decimal comma is a point where it cannot be a thousands separator; what is no number
+     * (a word, a unit, an empty line) is not an answer the players count */
+    ck_assert(fs_question_judge(&q, "0,9585", fb, sizeof fb));
+    ck_assert(fs_question_readable(&q, "0,96") && fs_question_readable(&q, " 0.9 ") && fs_question_readable(&q, "-inf"));
+    ck_assert(!fs_question_readable(&q, "") && !fs_question_readable(&q, "  \n") && !fs_question_readable(&q, "abc") &&
+              !fs_question_readable(&q, "128 KiB") && !fs_question_readable(&q, "exp(-0.4)") && !fs_question_readable(&q, "nan"));
+    ck_assert(!fs_question_judge(&q, "abc", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "not a number") && strstr(fb, "0.9585"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "\x1b[2J", fb, sizeof fb));
     ck_assert_msg(!strchr(fb, '\x1b'), "a control byte reached the feedback");
     q.answer = -0.2;
     ck_assert(fs_question_judge(&q, "\xe2\x88\x92" "0.2", fb, sizeof fb));   /* a typographic minus */
+    q.answer = 1.5;
+    ck_assert(fs_question_judge(&q, "1,5", fb, sizeof fb));   /* one digit after it: a decimal comma */
     q.answer = 3;
     q.kind = FS_Q_SKIPS;
     ck_assert(fs_question_judge(&q, "3", fb, sizeof fb));
+    q.answer = 1000;
+    q.digits = 0;
+    ck_assert(fs_question_judge(&q, "1,000", fb, sizeof fb));   /* three digits after it: a thousands separator */
+    q.digits = 4;
     ck_assert(!fs_question_judge(&q, "2", fb, sizeof fb));
     q.kind = FS_Q_M_NEW;
     q.answer = -INFINITY;
@@ -357,6 +377,8 @@ START_TEST(test_judge_rules)
     ck_assert_msg(strstr(fb, "partial") && strstr(fb, "skipped") && strstr(fb, "step 3"), "%s", fb);
     ck_assert(!fs_question_judge(&c, "4", fb, sizeof fb));
     ck_assert(!fs_question_judge(&c, "", fb, sizeof fb));
+    ck_assert(fs_question_readable(&c, "p") && fs_question_readable(&c, "3") && !fs_question_readable(&c, "4") &&
+              !fs_question_readable(&c, "maybe") && !fs_question_readable(&c, ""));
 }
 END_TEST
 

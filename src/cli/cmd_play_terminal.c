@@ -1319,7 +1319,11 @@ static bool ask_before(player *p, int64_t k, const struct termios *saved, bool r
         fputs("\033[H\033[2J", stdout);
         title(stdout, p, 0);
         question_page_body(stdout, p, i);
-        wrap(stdout, "\nType your answer and Enter (Enter alone: see the answer).", 0, p->width);
+        const fs_question *q = &p->q[i];
+        wrap(stdout, q->numeric && q->digits > 0 ? "\nType your answer, at least two significant digits, and Enter (Enter alone: "
+                                                   "see the answer; q alone: quit)."
+                                                 : "\nType your answer and Enter (Enter alone: see the answer; q alone: quit).",
+             0, p->width);
         fputs("> ", stdout);
         fflush(stdout);
         if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, saved);
@@ -1334,11 +1338,12 @@ static bool ask_before(player *p, int64_t k, const struct termios *saved, bool r
         }
         if (!got) return false;
         fs_text_drop_keys(line);
+        const char *w = line + strspn(line, " \t");
+        if ((w[0] == 'q' || w[0] == 'Q') && w[1 + strspn(w + 1, " \t\r")] == '\n' && !fs_question_readable(q, w)) return false;
         char fb[2048];
-        bool typed = line[strspn(line, " \t\r\n")] != 0;
-        bool ok = fs_question_judge(&p->q[i], line, fb, sizeof fb);
+        bool ok = fs_question_judge(q, line, fb, sizeof fb);
         p->answered[i] = true;
-        if (typed) {
+        if (fs_question_readable(q, line)) {   /* a word, a unit, an empty line: the answer shown, no mark */
             p->asked++;
             p->right += ok;
         }

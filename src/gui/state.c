@@ -122,7 +122,7 @@ static void predict_reveal(gui_state *s, const gui_show *show)
     if (p->qi < 0 || p->qi >= show->n_questions) return;
     char fb[8];
     p->correct = fs_question_judge(&show->questions[p->qi], p->input, fb, sizeof fb);
-    if (p->input[0]) {
+    if (fs_question_readable(&show->questions[p->qi], p->input)) {   /* a word or an empty line: shown, not marked */
         p->n_asked++;
         p->n_right += p->correct;
     }
@@ -155,7 +155,8 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
         char ans[64];
         fs_question_answer(q, ans, sizeof ans);
         snprintf(l[2], GUI_PREDICT_LEN, "answer: %s   %s", ans,
-                 p->input[0] ? (p->correct ? "(you: right!)" : "(you: not quite)") : "(revealed)");
+                 !p->input[0] ? "(revealed)" : !fs_question_readable(q, p->input) ? "(not read: not counted)"
+                 : p->correct ? "(you: right!)" : "(you: not quite)");
         char fb[GUI_PREDICT_LEN - 64];
         fs_question_judge(q, p->input, fb, sizeof fb);
         snprintf(l[3], GUI_PREDICT_LEN, "%s   Right: %s   score %d / %d", fb,

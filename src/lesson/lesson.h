@@ -421,6 +421,13 @@ int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_questi
  * letter or its number (1-based). feedback (n bytes, always terminated): the typed answer
  * echoed, the right one, and why. Returns true when right. */
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n);
+
+/* Whether a typed answer says something the judge can weigh: a number (a decimal comma read as a
+ * point where it cannot be a thousands separator: 0,7408) for a numeric question, one of the
+ * choices for the others. The players count only such answers, so that a word, a unit ("128
+ * KiB") or an empty line shows the answer without a mark against the student. */
+bool fs_question_readable(const fs_question *q, const char *typed);
+
 /* The right answer as the players print it ("0.9585", "3", "skipped"); returns buf. */
 const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
 /* Whether q asks how many tiles the mask skips or what class a tile is: the players keep what

@@ -619,6 +619,14 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q);
 static bool ask_kind(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
 {
     if (!ask_kind_(c, k, kind, q)) return false;
+    /* 003's base-2 form: its scores and maxima are in base-2 units, and every factor is exp2 of a
+     * difference. Said in the question itself, which a quiz asks away from the lesson's
+     * introduction (a student who takes exp would be marked wrong). */
+    const bool factors = kind == FS_Q_ALPHA || kind == FS_Q_BETA || kind == FS_Q_L_NEW || kind == FS_Q_MERGE ||
+                         kind == FS_Q_DELTA || kind == FS_Q_DS;
+    if (factors && !strcmp(c->EXP, "exp2") && !strstr(q->prompt, "base-2"))
+        add(q->prompt, sizeof q->prompt, " (In base-2 units, as this run keeps its scores: every factor is exp2, 2 to the "
+            "power of a difference.)");
     if (q->prompt[0] >= 'a' && q->prompt[0] <= 'z' && !symbol_start(q->prompt))
         q->prompt[0] = (char)(q->prompt[0] - 'a' + 'A');
     return true;
@@ -1134,6 +1142,42 @@ static void clean(const char *typed, char *out, size_t n)
     out[w] = 0;
 }
 
+/* A decimal comma (0,7408) read as the point it means: one comma, no point, and either a whole
+ * part of 0 or not three digits after it (1,000 stays a thousand, as the judge's thousands
+ * separators read it). */
+static void decimal_comma(char *t)
+{
+    char *comma = strchr(t, ',');
+    if (!comma || strchr(comma + 1, ',') || strchr(t, '.')) return;
+    size_t after = strspn(comma + 1, "0123456789");
+    const char *whole = t + (*t == '-' || *t == '+');
+    if ((comma - whole == 1 && *whole == '0') || after != 3) *comma = '.';
+}
+
+/* The option a typed answer names (by its number, or the start of its words), -1 for none, -2
+ * for more than one. */
+static int picked(const fs_question *q, const char *t)
+{
+    int pick = -1;
+    for (int i = 0; i < q->n_options; i++) {
+        size_t len = strlen(t);
+        if (len && !strncasecmp(t, q->options[i], len) && len <= strlen(q->options[i])) pick = pick < 0 ? i : -2;
+    }
+    if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
+    return pick;
+}
+
+bool fs_question_readable(const fs_question *q, const char *typed)
+{
+    char t[64];
+    clean(typed ? typed : "", t, sizeof t);
+    if (!t[0]) return false;
+    if (!q->numeric) return picked(q, t) >= 0;
+    decimal_comma(t);
+    double x, half;
+    return fs_printed_parse(t, &x, &half) && !isnan(x);
+}
+
 static const char *where(const fs_question *q, char *buf, size_t n)
 {
     if (q->step >= 0) snprintf(buf, n, " (step %lld shows it)", (long long)q->step);
@@ -1163,12 +1207,7 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
     clean(typed ? typed : "", t, sizeof t);
     if (n) feedback[0] = 0;
     if (!q->numeric) {
-        int pick = -1;
-        for (int i = 0; i < q->n_options; i++) {
-            size_t len = strlen(t);
-            if (len && !strncasecmp(t, q->options[i], len) && len <= strlen(q->options[i])) pick = pick < 0 ? i : -2;
-        }
-        if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
+        int pick = picked(q, t);
         bool ok = pick == q->right;
         if (!t[0]) snprintf(feedback, n, "No answer typed: it is %s. %s%s", q->options[q->right], q->why, where(q, at, sizeof at));
         else if (pick < 0)
@@ -1186,9 +1225,11 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
         return false;
     }
     double x, half;
+    decimal_comma(t);
     bool parsed = fs_printed_parse(t, &x, &half);
     if (!parsed || isnan(x)) {
-        snprintf(feedback, n, "\"%s\" is not a number; the answer is %s. %s%s", t, right, q->why, where(q, at, sizeof at));
+        snprintf(feedback, n, "\"%s\" is not a number (type the number alone, as 0.25 or 2.5e-3); the answer is %s. %s%s", t,
+                 right, q->why, where(q, at, sizeof at));
         return false;
     }
     bool ok;

@@ -51,7 +51,7 @@ first = re.findall(r"^\d of 5 \(from [^)]*\)\n(.*?)\n>", r.stdout, re.M | re.S)
 check(len(first) == 5, f"five questions shown ({len(first)})")
 
 # right: the feedback of the wrong run says what each answer is ("it is X." / "the answer is X.")
-rights = re.findall(r"(?:it is|the answer is) (\S+?)\.(?:\s|$)", r.stdout)
+rights = re.findall(r"(?:it\s+is|the\s+answer\s+is)\s+(\S+?)\.(?:\s|$)", r.stdout)   # (a line may wrap inside it)
 check(len(rights) == 5, f"five right answers found in the feedback: {rights!r}")
 r2 = quiz([str(section), "--seed", str(seed)], "".join(a + "\n" for a in rights))
 again = re.findall(r"^\d of 5 \(from [^)]*\)\n(.*?)\n>", r2.stdout, re.M | re.S)
