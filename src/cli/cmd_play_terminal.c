@@ -973,12 +973,14 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
 {
     char pos[96];
     position(p, k, pos, sizeof pos);
-    static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile";
+    /* q quit on the first line, which has room for it at 80 columns, so that the second keeps
+     * room for the score and the position beside it */
+    static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile · q quit";
     char more[96];
-    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · y glossary · g/G · q quit");
-    else if (p->asked) snprintf(more, sizeof more, "m/t/y matrices/mask/glossary · a questions %s, %d/%d right · q",
+    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · y glossary · g/G first/last");
+    else if (p->asked) snprintf(more, sizeof more, "m/t/y matrices/mask/glossary · a questions %s, %d/%d right",
                                 p->ask ? "on" : "off", p->right, p->asked);
-    else snprintf(more, sizeof more, "m matrices · t mask · y glossary · a questions %s · q quit", p->ask ? "on" : "off");
+    else snprintf(more, sizeof more, "m matrices · t mask · y glossary · a questions %s", p->ask ? "on" : "off");
     wrap(f, keys, 0, p->width);
     int room = p->width - cols(more) - cols(pos);
     if (room >= 2) fprintf(f, "%s%*s%s\n", more, room, "", pos);

@@ -186,9 +186,10 @@ def key(k, pattern):
 
 
 def position(s):
-    """The footer's position: its last line's right end."""
+    """The footer's position: its last line's right end, after the run of spaces that sets it
+    apart from the keys."""
     lines = [l for l in s.split("\n") if l.strip()]
-    return lines[-1].split("quit")[-1].strip() if lines else ""
+    return re.split(r" {2,}", lines[-1].strip())[-1] if lines else ""
 
 
 def fits(s, title, what):
@@ -209,7 +210,7 @@ try:
     check(position(s) == "step 0 of 0–6", "the footer says the step as the heading does", s)
     s = key("m", r"any key: back to step 0")
     check("V (3 × 2)" in s, "m shows the matrices over a step", s)
-    s = key("x", r"quit\s+step 0 of 0–6")
+    s = key("x", r" {2,}step 0 of 0–6")
     check("step 0 of 0–6 · tile" in s, "any key returns from the matrices to the step", s)
     s = key("y", r"glossary, 1 of \d+")
     fits(s, title, "the glossary on y")
@@ -217,7 +218,7 @@ try:
     pages = int(re.search(r"glossary, 1 of (\d+)", s).group(1))
     s = key("y", rf"glossary, {min(2, pages)} of {pages}")
     check(f"glossary, {min(2, pages)} of {pages}" in s, "y again: the glossary's next page", s)
-    s = key("x", r"quit\s+step 0 of 0–6")
+    s = key("x", r" {2,}step 0 of 0–6")
     check("step 0 of 0–6 · tile" in s, "any other key returns from the glossary", s)
     tmux("send-keys", "-t", "t", "q")
 
@@ -249,22 +250,22 @@ try:
     start("000_04", "--step", "1")
     wait_for(r"step 1 of 0–21")
     nxt = min(k for k in tiles if k > 1)
-    s = key("]", rf"quit\s+step {nxt} of")
+    s = key("]", rf" {{2,}}step {nxt} of")
     check(position(s) == f"step {nxt} of 0–21", f"] goes from step 1 to the next tile, step {nxt}", s)
     prv = max(k for k in tiles if k < nxt)
-    s = key("[", rf"quit\s+step {prv} of")
+    s = key("[", rf" {{2,}}step {prv} of")
     check(position(s) == f"step {prv} of 0–21", f"[ goes back to the tile at step {prv}", s)
     after = [k for k in narrated if k > prv]
     if after:
-        s = key("c", rf"quit\s+step {after[0]} of")
+        s = key("c", rf" {{2,}}step {after[0]} of")
         check(position(s) == f"step {after[0]} of 0–21", f"c goes to the next narrated step, {after[0]}", s)
         before = [k for k in narrated if k < after[0]]
         if before:
-            s = key("C", rf"quit\s+step {before[-1]} of")
+            s = key("C", rf" {{2,}}step {before[-1]} of")
             check(position(s) == f"step {before[-1]} of 0–21", f"C goes back to narrated step {before[-1]}", s)
     # the end: the summary in three lines and the try command to copy, within 80 x 24
     title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
-    s = key("G", r"quit\s+the end")
+    s = key("G", r" {2,}the end")
     fits(s, title, "000_04's ending")
     check("── summary" in s and "keep: KV tile b is skipped" in s and "next: Which tiles a causal" in s
           and "try this: square tiles" in s and "flashstep play 000_04_tiled_causal_n6 --bq 3 --bk 3" in s
@@ -361,7 +362,7 @@ try:
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
         s = key("a", r"questions off")
-        s = key("Enter", rf"quit\s+step {at} of 0–21")
+        s = key("Enter", rf" {{2,}}step {at} of 0–21")
         check("a question before" not in s and "a questions off" in s,
               "with questions off, the step comes without a question", s)
         tmux("send-keys", "-t", "t", "q")
