@@ -124,6 +124,16 @@ START_TEST(test_variation)
     ck_assert_int_eq(fs_lesson_check_count(l), 0);     /* the lesson's checks are left out */
     ck_assert_ptr_null(fs_lesson_narration(l, 1));     /* and so is its narration */
     ck_assert_str_eq(fs_lesson_summary(l), "s");       /* the ending stays */
+    ck_assert_str_eq(fs_lesson_intro(l), "");           /* no introduction: no note about it */
+    fs_lesson_free(l);
+    /* an introduction, written for the lesson as it stands, says first that this is a variation */
+    const char *intro = HEAD TILED "intro: Tiles of two rows.\ntry: one tile\n  play: --bq 6 --bk 6\nsummary: s\n  keep: k\n";
+    ck_assert(fs_lesson_parse_variation(intro, strlen(intro), "mem.lesson", NULL, NULL, &l, &e));
+    ck_assert_msg(strstr(fs_lesson_intro(l), "(A variation, --bq 6 --bk 6: ") == fs_lesson_intro(l) &&
+                  strstr(fs_lesson_intro(l), "Tiles of two rows."), "%s", fs_lesson_intro(l));
+    fs_lesson_free(l);
+    ck_assert(fs_lesson_parse(intro, strlen(intro), "mem.lesson", &l, &e));   /* as it stands: as written */
+    ck_assert_str_eq(fs_lesson_intro(l), "Tiles of two rows.");
     fs_lesson_free(l);
     /* options of one's own, quoted words kept together */
     ck_assert(fs_lesson_parse_variation(text, strlen(text), "mem.lesson", "--order kv-outer --bk '2'", "command line",

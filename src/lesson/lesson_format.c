@@ -851,7 +851,19 @@ static bool apply_variation(parse_t *P, int32_t nlines)
     sprintf(t, "%s (varied: %s)", l->title, opts);
     l->title = lp_keep(l, t);
     if (P->own_try) l->variation = l->try_options;
-    return l->title ? true : fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+    if (!l->title) return fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+    /* the introduction was written for the lesson as it stands: its sizes and tiles may not be
+     * this run's, and it says so before it says anything (the steps and pages follow the run) */
+    if (l->intro && *l->intro) {
+        static const char fmt[] = "(A variation, %s: this introduction is the lesson's own, written for its usual values; "
+                                  "the steps and the pages follow the values you set.)\n\n%s";
+        char *in = malloc(sizeof fmt + strlen(opts) + strlen(l->intro));
+        if (!in) return fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+        sprintf(in, fmt, opts, l->intro);
+        l->intro = lp_keep(l, in);
+        if (!l->intro) return fs_loc_error_set(P->err, P->name, 0, 0, "out of memory");
+    }
+    return true;
 }
 
 /* Split the text into lines and its lines into records, and parse each record: header keys,
