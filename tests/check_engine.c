@@ -699,6 +699,26 @@ START_TEST(test_large_untraced)
 }
 END_TEST
 
+/* fs_event_significant on rows: a rescale, and the step where a row's state first turns NaN (the
+ * masked-row pitfall's point), not every NaN step after it nor an ordinary update */
+START_TEST(test_significant_rows)
+{
+    fs_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = FS_EV_ROW;
+    e.l_old = 1, e.l_new = 2, e.m_old = 0.5, e.m_new = 0.5, e.alpha = 1;
+    ck_assert(!fs_event_significant(&e));
+    e.alpha = 0.5, e.m_new = 1;
+    ck_assert(fs_event_significant(&e));
+    e.alpha = NAN, e.l_new = NAN, e.m_new = 0.5;
+    ck_assert(fs_event_significant(&e));
+    e.l_old = NAN;
+    ck_assert(!fs_event_significant(&e));
+    e.l_old = 0, e.alpha = 0, e.l_new = 1, e.m_old = -INFINITY, e.m_new = NAN;
+    ck_assert(fs_event_significant(&e));
+}
+END_TEST
+
 Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -706,6 +726,7 @@ Suite *engine_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_tiled_matches_reference, 0, 12);
     tcase_add_test(tc, test_trace_invariants);
+    tcase_add_test(tc, test_significant_rows);
     tcase_add_test(tc, test_out_events_where_rows_finish);
     tcase_add_test(tc, test_single_tile);
     tcase_add_test(tc, test_extreme_scores);

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,7 +161,8 @@ bool fs_event_significant(const fs_event *e)
     case FS_EV_COW:
     case FS_EV_OUT: return true;
     case FS_EV_ROW:
-    case FS_EV_ELEM: return e->l_old > 0 && e->alpha < 1.0;   /* a new maximum rescales */
+    case FS_EV_ELEM:   /* a new maximum rescales, or the row's state first turns NaN (a pitfall's point) */
+        return (e->l_old > 0 && e->alpha < 1.0) || (isnan(e->l_new) && !isnan(e->l_old)) || (isnan(e->m_new) && !isnan(e->m_old));
     default: return false;
     }
 }

@@ -197,7 +197,8 @@ const char *fs_event_kind_str(fs_event_kind k);
 const char *fs_event_keys(const fs_event *e, char *buf, size_t n);
 
 /* Significant events for a viewer's "next interesting step": a new maximum that rescales
- * (α < 1 on a row that had seen keys), a skip, a merge, an output; in the backward a skip and a
+ * (α < 1 on a row that had seen keys), a row whose m or ℓ first turns NaN (a pitfall's point),
+ * a skip, a merge, an output; in the backward a skip and a
  * finished gradient row; in the paged cache a page taken, shared or copied; in the ring a
  * merge and a send. */
 bool fs_event_significant(const fs_event *e);
