@@ -1401,7 +1401,9 @@ int cli_play_terminal(int argc, char **argv)
                 start = d;
             } else {
                 if (*end || d < 1 || d > 12) {
-                    fprintf(stderr, "flashstep play: --digits takes 1 to 12\n");
+                    char shown[64];
+                    fs_text_escape_line(argv[i], strlen(argv[i]), shown, sizeof shown);
+                    fprintf(stderr, "flashstep play: --digits takes 1 to 12, not '%s'\n", shown);
                     return 2;
                 }
                 digits = (int)d;

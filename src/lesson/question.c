@@ -189,12 +189,12 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
         } else {
             char kp[96];
             if (e->device >= 0 && e->shard >= 0 && c->truth == c->t && shard_positions(c, k, e->c0, e->c1, kp, sizeof kp))
-                add(q->prompt, sizeof q->prompt, "%s meets the keys at %s (shard %d); its visible scores are ", who, kp,
+                add(q->prompt, sizeof q->prompt, "%s meets the keys at %s (shard %d); its scores are ", who, kp,
                     e->shard);
             else if (e->device >= 0 && e->shard >= 0)   /* keys count within the shard the device holds */
-                add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d of shard %d (counted within the shard); its visible "
+                add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d of shard %d (counted within the shard); its "
                     "scores are ", who, e->c0, e->c1 - 1, e->shard);
-            else add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its visible scores are ", who, e->c0, e->c1 - 1);
+            else add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d; its scores are ", who, e->c0, e->c1 - 1);
             add_vec(q->prompt, sizeof q->prompt, c->truth, e->s_row, e->n_s, D);
             /* the mask's -inf explained only where one is shown */
             bool hidden = false;
@@ -262,9 +262,10 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
                      num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D), c->EXP, num(d, sizeof d, e->x, D),
                      num(f, sizeof f, e->m_new, D), num(g, sizeof g, e->l_new, D));
         } else {
-            add(q->prompt, sizeof q->prompt, "%s own sum is ℓ_blk = %s; α = %s and β = %s. What is the new running sum ℓ?",
+            add(q->prompt, sizeof q->prompt, "%s own sum is ℓ_blk = %s (Σ %s(s − m_blk), m_blk its own maximum); α = %s "
+                "and β = %s. What is the new running sum ℓ?",
                 c->run && c->run->algo == FS_ALGO_QUERY ? "The key is a block of one key: its" : "The block's",
-                num(a, sizeof a, e->l_blk, D), num(b, sizeof b, e->alpha, D), num(d, sizeof d, e->beta, D));
+                num(a, sizeof a, e->l_blk, D), c->EXP, num(b, sizeof b, e->alpha, D), num(d, sizeof d, e->beta, D));
             char h[48];
             snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + β ℓ_blk = %s · %s + %s · %s = %s: both sums are brought to the new "
                      "maximum, then added.", num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D),
