@@ -300,9 +300,9 @@ try:
         at, ans = found
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        s = key("Enter", r"a question before step")
+        s = key("Enter", r"q alone: quit\)")
         fits(s, "Tiled causal attention", "the question's page")
-        check(f"a question before step {at} of 0–21" in s and "What is α" in s and "Type your answer" in s,
+        check(f"a question before step {at} of 0–21" in s and re.search(r"What\s+is\s+α", s) and "Type your answer" in s,
               f"moving to step {at} asks for α first", s)
         tmux("send-keys", "-t", "t", "0.5", "Enter")
         s = wait_for(r"any key: on to the step")
@@ -313,7 +313,7 @@ try:
         tmux("send-keys", "-t", "t", "q")
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"a question before step")
+        key("Enter", r"q alone: quit\)")
         tmux("send-keys", "-t", "t", ans, "Enter")
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the right answer is counted", s)
@@ -322,7 +322,7 @@ try:
         # alone it is Enter alone (the answer shown, nothing counted); before a number, the number
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"a question before step")
+        key("Enter", r"q alone: quit\)")
         tmux("send-keys", "-t", "t", "Right", "Enter")
         s = wait_for(r"any key: on to the step")
         check("not a number" not in s and "[C" not in s.split("Type your answer")[-1].split("\n", 2)[-1] and "(0 of 0 right so far)" in s and ans in s,
@@ -330,7 +330,7 @@ try:
         tmux("send-keys", "-t", "t", "q")
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"a question before step")
+        key("Enter", r"q alone: quit\)")
         tmux("send-keys", "-t", "t", "Right", ans, "Enter")
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "an arrow key before the answer is left out of it", s)
@@ -339,7 +339,7 @@ try:
         # is read as the point; q alone quits
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        s = key("Enter", r"a question before step")
+        s = key("Enter", r"q alone: quit\)")
         check("at least two significant digits" in s and "q alone: quit" in s, "the prompt says how many digits, and that q quits", s)
         tmux("send-keys", "-t", "t", "about one", "Enter")
         s = wait_for(r"any key: on to the step")
@@ -348,14 +348,14 @@ try:
         if "." in ans:
             start("000_04", "--step", str(at - 1), questions=True)
             wait_for(rf"step {at - 1} of 0–21")
-            key("Enter", r"a question before step")
+            key("Enter", r"q alone: quit\)")
             tmux("send-keys", "-t", "t", ans.replace(".", ","), "Enter")
             s = wait_for(r"any key: on to the step")
             check("Right: you typed" in s and "(1 of 1 right so far)" in s, "a decimal comma is read as the point", s)
             tmux("send-keys", "-t", "t", "q")
         start("000_04", "--step", str(at - 1), questions=True)
         wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"a question before step")
+        key("Enter", r"q alone: quit\)")
         tmux("send-keys", "-t", "t", "q", "Enter")
         s = wait_for(r"^status \d+")
         check("status 0" in s and "any key: on to the step" not in s, "q alone at a question quits the player", s)
