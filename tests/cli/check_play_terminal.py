@@ -192,6 +192,13 @@ def position(s):
     return re.split(r" {2,}", lines[-1].strip())[-1] if lines else ""
 
 
+def to_question(at):
+    """000_04 from the step before `at`, questions on, Enter: the question's page, whole."""
+    start("000_04", "--step", str(at - 1), questions=True)
+    wait_for(rf"step {at - 1} of 0–21")
+    return key("Enter", r"q alone: quit\)")
+
+
 def fits(s, title, what):
     lines = s.rstrip("\n").split("\n")
     check(all(len(l) <= 80 for l in lines) and lines[0].startswith(title[:40]),
@@ -298,9 +305,7 @@ try:
     check(found is not None, "000_04 --all prints a question on α with its answer", allout[:3000])
     if found:
         at, ans = found
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        s = key("Enter", r"q alone: quit\)")
+        s = to_question(at)
         fits(s, "Tiled causal attention", "the question's page")
         check(f"a question before step {at} of 0–21" in s and re.search(r"What\s+is\s+α", s) and "Type your answer" in s,
               f"moving to step {at} asks for α first", s)
@@ -311,51 +316,39 @@ try:
         s = key("x", rf"step {at} of 0–21 · row")
         check(re.search(r"a questions on, 0/1 right", s) is not None, "the footer keeps the score", s)
         tmux("send-keys", "-t", "t", "q")
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"q alone: quit\)")
+        to_question(at)
         tmux("send-keys", "-t", "t", ans, "Enter")
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the right answer is counted", s)
         tmux("send-keys", "-t", "t", "q")
         # an arrow pressed at the question (its escape sequence typed into the line) is no answer:
         # alone it is Enter alone (the answer shown, nothing counted); before a number, the number
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"q alone: quit\)")
+        to_question(at)
         tmux("send-keys", "-t", "t", "Right", "Enter")
         s = wait_for(r"any key: on to the step")
         check("not a number" not in s and "[C" not in s.split("Type your answer")[-1].split("\n", 2)[-1] and "(0 of 0 right so far)" in s and ans in s,
               "an arrow key at a question is not judged as an answer (the answer shown, nothing counted)", s)
         tmux("send-keys", "-t", "t", "q")
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"q alone: quit\)")
+        to_question(at)
         tmux("send-keys", "-t", "t", "Right", ans, "Enter")
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "an arrow key before the answer is left out of it", s)
         tmux("send-keys", "-t", "t", "q")
         # what is no number (a word, a unit) shows the answer and counts nothing; a decimal comma
         # is read as the point; q alone quits
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        s = key("Enter", r"q alone: quit\)")
+        s = to_question(at)
         check("at least two significant digits" in s and "q alone: quit" in s, "the prompt says how many digits, and that q quits", s)
         tmux("send-keys", "-t", "t", "about one", "Enter")
         s = wait_for(r"any key: on to the step")
         check("is not a number" in s and "(0 of 0 right so far)" in s, "a word at a question shows the answer and counts nothing", s)
         tmux("send-keys", "-t", "t", "q")
         if "." in ans:
-            start("000_04", "--step", str(at - 1), questions=True)
-            wait_for(rf"step {at - 1} of 0–21")
-            key("Enter", r"q alone: quit\)")
+            to_question(at)
             tmux("send-keys", "-t", "t", ans.replace(".", ","), "Enter")
             s = wait_for(r"any key: on to the step")
             check("Right: you typed" in s and "(1 of 1 right so far)" in s, "a decimal comma is read as the point", s)
             tmux("send-keys", "-t", "t", "q")
-        start("000_04", "--step", str(at - 1), questions=True)
-        wait_for(rf"step {at - 1} of 0–21")
-        key("Enter", r"q alone: quit\)")
+        to_question(at)
         tmux("send-keys", "-t", "t", "q", "Enter")
         s = wait_for(r"^status \d+")
         check("status 0" in s and "any key: on to the step" not in s, "q alone at a question quits the player", s)
