@@ -42,8 +42,8 @@ with WebGPU on SwiftShader (Chromium's Vulkan on the CPU), so it runs on a machi
   and its own side run there, bench.js --ablation's and --decode-ablation's own side run there (bench.js --null), and
   fsgpu.js's //#for directive (a loop, or unrolled) on a small text; prefill version 7 is offered by default where the adapter has a configuration it takes;
 - the Vulkan layer that reads a driver's statistics of each pipeline (bench/webgpu/vkstats), where
-  gcc and the Vulkan headers are installed: built, loaded under Node's Dawn on Chromium's
-  SwiftShader, which offers no statistics (the layer says so and passes every call through: a
+  gcc and the Vulkan headers are installed: built, and where Dawn for Node is, loaded under it on
+  Chromium's SwiftShader, which offers no statistics (the layer says so and passes every call through: a
   kernel checked through it is right), bench.js's begin and end lines around each pipeline made
   with the layer's record between them and an empty pair for one the host already has, each
   module's SPIR-V written under its hash; and vkstats/summary.py's table of a recorded H200 log.
@@ -337,18 +337,24 @@ def vkstats_checks(seed, webgpu):
               "vkstats/summary.py makes one row a kernel of a recorded log (the same kernel twice one row, a pipeline outside "
               "bench.js's pairs counted apart, a control character shown as ?), and from 175 registers and 21.5 KB a workgroup "
               "of 128 counts 8 warps, 2 workgroups an SM of Hopper (none without the workgroup's size)", (r.stdout + r.stderr)[-600:])
-        icd = next((p for p in ("/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib64/chromium/vk_swiftshader_icd.json")
-                    if os.path.exists(p)), None)
-        lacks = [what for what, ok in (("gcc", shutil.which("gcc")), ("the Vulkan headers (libvulkan-dev)", os.path.exists("/usr/include/vulkan/vk_layer.h")),
-                                       ("Chromium's SwiftShader Vulkan driver", icd)) if not ok]
+        lacks = [what for what, ok in (("gcc", shutil.which("gcc")),
+                                       ("the Vulkan headers (libvulkan-dev)", os.path.exists("/usr/include/vulkan/vk_layer.h"))) if not ok]
         if lacks:
-            print(f"SKIP: the Vulkan layer bench/webgpu/vkstats under Dawn: no {', '.join(lacks)} here")
+            print(f"SKIP: the Vulkan layer bench/webgpu/vkstats: no {', '.join(lacks)} here to build it")
             return
         layer = os.path.join(tmp, "layer")
         r = subprocess.run(["bash", os.path.join(webgpu, "vkstats", "build.sh"), layer], capture_output=True, text=True, timeout=120)
         check(r.returncode == 0 and os.path.exists(os.path.join(layer, "libVkLayer_fs_stats.so")),
               "bench/webgpu/vkstats/build.sh builds the layer, warning-free", (r.stdout + r.stderr)[-600:])
         if r.returncode:
+            return
+        icd = next((p for p in ("/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib64/chromium/vk_swiftshader_icd.json")
+                    if os.path.exists(p)), None)
+        lacks = [what for what, ok in (("Chromium's SwiftShader Vulkan driver", icd),
+                                       ("Dawn for Node (npm ci --prefix bench/webgpu)", os.path.isdir(os.path.join(webgpu, "node_modules", "webgpu"))))
+                 if not ok]
+        if lacks:
+            print(f"SKIP: the Vulkan layer bench/webgpu/vkstats under Dawn: no {', '.join(lacks)} here")
             return
         log, spirv = os.path.join(tmp, "vkstats.log"), os.path.join(tmp, "spirv")
         os.mkdir(spirv)
@@ -433,6 +439,7 @@ def node_checks(seed):
                            capture_output=True, text=True, timeout=300)
         check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
               (r.stdout + r.stderr)[-400:])
+    vkstats_checks(seed, webgpu)   # (summary.py needs no Dawn; the layer's own part says when it is missing)
     if not os.path.isdir(os.path.join(webgpu, "node_modules", "webgpu")):
         print("SKIP: validate.js (every kernel's WGSL compiled by Dawn's null backend): no Dawn for Node here "
               "(npm ci --prefix bench/webgpu)")
@@ -444,7 +451,6 @@ def node_checks(seed):
     check(r.returncode == 0, "every kernel's WGSL in every form (the shader-f16 ones and prefill versions 7 and 8 on subgroup "
           "matrices among them, and their ablation and variant forms) compiles on Dawn's null backend (validate.js)",
           (r.stdout + r.stderr)[-600:])
-    vkstats_checks(seed, webgpu)
     # sgmat_probe.js (the device call's probes of prefill version 7): every kernel compiled, its own side run
     # end to end on the null backend, which computes nothing (so its PASS and FAIL mean nothing; ERROR does)
     r = subprocess.run(["node", os.path.join(webgpu, "sgmat_probe.js"), "--null", "--seed", str(seed)],
