@@ -313,6 +313,7 @@ static const char *bwd_lines[] = {
     "version 8 with three stages at d=64 (d=128: version 8)",
     "d=64: version 8's lagged dQ, the warpgroups taking turns (one reduce a tile); d=128: version 8",
     "d=64: version 8 with items of 128 queries (m64n128 scores); d=128: version 8",
+    "version 11 (d=64), 8 (d=128) with descriptors by addition; d=128: dV, dK as m64n128",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }

@@ -56,6 +56,13 @@
  *      the mbarriers as in version 8). Its tiles of 128 queries leave room for one dQ staging
  *      block a warpgroup only (version 4's wait). At d = 128, version 8. Measured at d = 64:
  *      +20 % on every row against version 8, causal and not.
+ *  12  version 11 (d = 64) and version 8 (d = 128) with fewer instructions around the same
+ *      products: every matrix descriptor is built once an item (sw128_lo) and reached by one
+ *      addition (sw128_at), where versions 4-11 mask, shift and or it again for every wgmma; at
+ *      d = 128 dV += Pᵀ dO and dK += dSᵀ Q are m64n128 products (wgmma_rs_tn: one instruction for
+ *      both column blocks, half as many); L and D are read two rows at a time (float2). Under ncu
+ *      version 8 executed 1.53x cuDNN's warp instructions at N = 16 384, d = 128, 1.42x its HGMMA,
+ *      and the surplus was address and descriptor arithmetic (section 4b of kernels-cuda.md).
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole items (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
@@ -165,14 +172,14 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
 
 /* Grid (ceil(n_kv / 128), n_kv_heads, batch) (version 7: one dimension), 384 threads: warpgroup
  * 0 the producer (one thread issues every copy), warpgroups 1 and 2 the consumers (keys
- * 64c .. 64c + 63 of the block's tile). An item is one Q tile of BQ rows (64; 128 in version 11)
- * of one query head. Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and
+ * 64c .. 64c + 63 of the block's tile). An item is one Q tile of BQ rows (64; 128 in versions
+ * 11 and 12 at d = 64) of one query head. Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and
  * dO (BQ rows); 2 × dSᵀ (128 keys × BQ queries: item w writes buffer w mod 2 while the other
  * warpgroup may still read w − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
  * none); STAGES × L and D (BQ floats); barriers kv_full, full[STAGES], empty[STAGES], ds_ready[2],
- * ds_free[2] (versions 8, 10, 11). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
+ * ds_free[2] (versions 8, 10-12). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
  * (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ, bool LEAN>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -252,6 +259,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     const int c = wg - 1, ct = tid - 128, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     const int k0 = c0 + 64 * c;                      /* this warpgroup's first key */
     const uint32_t aK = smem_u32(sK) + c * 64 * 128, aV = smem_u32(sV) + c * 64 * 128;
+    const uint32_t lK = sw128_lo(aK), lV = sw128_lo(aV);   /* version 12: descriptors by addition */
 
     float dk[D / 64][32], dv[D / 64][32];
 #pragma unroll
@@ -271,7 +279,13 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             if (LAGGED) mbar_wait(ds_ready + (u & 1), (u >> 1) & 1);
             reg_fence<32>(dq);
             wg_fence();
-            if (D == 128 || TURNS || QSPLIT) {
+            if (LEAN) {
+                /* version 12: both descriptors built once, then one addition a k-step */
+                const uint32_t lA = sw128_lo(aS + (QSPLIT ? c : 0) * BKV * 128);
+                const uint32_t lB = sw128_lo(smem_u32(sK) + (D == 128 ? c : 0) * BKV * 128);
+#pragma unroll
+                for (int kk = 0; kk < BKV / 16; kk++) wgmma_ss_tt<T>(dq, sw128_at(lA, kk * 16 * 128), sw128_at(lB, kk * 16 * 128));
+            } else if (D == 128 || TURNS || QSPLIT) {
                 /* all 128 keys; A: dSᵀ's query block c (QSPLIT) or 0; B: K's column block c (d = 128) */
                 const uint32_t aA = aS + (QSPLIT ? c : 0) * BKV * 128;
 #pragma unroll
@@ -341,33 +355,45 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
 
         /* Sᵀ = K_c Qᵀ and dPᵀ = V_c dOᵀ (64 keys × 64 queries each), two groups */
         float st[BQ / 2], dp[BQ / 2];
+        const uint32_t lQ = sw128_lo(aQ), ldO = sw128_lo(adO);   /* version 12's descriptors */
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++)
-            wgmma_ss<T, BQ>(st, sw128_desc(aK + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
-                            sw128_desc(aQ + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t ok = (kk >> 2) * BKV * 128 + (kk & 3) * 32, oq = (kk >> 2) * BQ * 128 + (kk & 3) * 32;
+            if (LEAN) wgmma_ss<T, BQ>(st, sw128_at(lK, ok), sw128_at(lQ, oq), kk > 0);
+            else wgmma_ss<T, BQ>(st, sw128_desc(aK + ok), sw128_desc(aQ + oq), kk > 0);
+        }
         wg_commit();
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++)
-            wgmma_ss<T, BQ>(dp, sw128_desc(aV + (kk >> 2) * BKV * 128 + (kk & 3) * 32),
-                            sw128_desc(adO + (kk >> 2) * BQ * 128 + (kk & 3) * 32), kk > 0);
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t ok = (kk >> 2) * BKV * 128 + (kk & 3) * 32, oq = (kk >> 2) * BQ * 128 + (kk & 3) * 32;
+            if (LEAN) wgmma_ss<T, BQ>(dp, sw128_at(lV, ok), sw128_at(ldO, oq), kk > 0);
+            else wgmma_ss<T, BQ>(dp, sw128_desc(aV + ok), sw128_desc(adO + oq), kk > 0);
+        }
         wg_commit();
 
         /* Pᵀ = 2^(s·scale·log2 e − L) (masked pairs 0), then dSᵀ = Pᵀ ∘ (dPᵀ − D) */
         const bool full_tile = hb_full<BQ>(p, k0, r0);
         wg_wait<1>();
         reg_fence<BQ / 2>(st);
+        /* row q's L or D: version 12 reads rows q, q + 1 as one float2 (q even) */
+        auto row_of = [&](const float *t, int i) __attribute__((always_inline)) {
+            const int q0 = 8 * (i >> 2) + 2 * t4;
+            if (!LEAN) return t[q0 + (i & 1)];
+            const float2 x = *reinterpret_cast<const float2 *>(t + q0);
+            return (i & 1) ? x.y : x.x;
+        };
 #pragma unroll
         for (int i = 0; i < BQ / 2; i++) {
             const int q = 8 * (i >> 2) + 2 * t4 + (i & 1), j = k0 + 16 * warp + g + 8 * ((i >> 1) & 1);
-            float pv = fast_exp2(fmaf(st[i], p.scale2, -tL[q]));
+            float pv = fast_exp2(fmaf(st[i], p.scale2, -row_of(tL, i)));
             if (!full_tile && (j >= p.n_kv || !hb_visible(p, r0 + q, j))) pv = 0.f;
             st[i] = pv;
         }
         wg_wait<0>();
         reg_fence<BQ / 2>(dp);
 #pragma unroll
-        for (int i = 0; i < BQ / 2; i++) dp[i] = st[i] * (dp[i] - tD[8 * (i >> 2) + 2 * t4 + (i & 1)]);
+        for (int i = 0; i < BQ / 2; i++) dp[i] = st[i] * (dp[i] - row_of(tD, i));
 
         /* dV += Pᵀ dO, dK += dSᵀ Q (A from registers, B read transposed); scale applied at the end */
         uint32_t ap[BQ / 16][4], ad[BQ / 16][4];
@@ -379,13 +405,30 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             reg_fence<32>(dk[nb]);
         }
         wg_fence();
+        if (LEAN && D == 128) {
+            /* version 12: both column blocks in one m64n128 product (dO and Q N-major, their
+             * blocks BQ · 128 bytes apart); dv[0..1][32] laid end to end is its accumulator */
+            const uint32_t ldOn = sw128_lo(adO, BQ * 128), lQn = sw128_lo(aQ, BQ * 128);
 #pragma unroll
-        for (int kk = 0; kk < BQ / 16; kk++)
-#pragma unroll
-            for (int nb = 0; nb < D / 64; nb++) {
-                wgmma_rs_t<T>(dv[nb], ap[kk], sw128_desc(adO + nb * BQ * 128 + kk * 16 * 128));
-                wgmma_rs_t<T>(dk[nb], ad[kk], sw128_desc(aQ + nb * BQ * 128 + kk * 16 * 128));
+            for (int kk = 0; kk < BQ / 16; kk++) {
+                wgmma_rs_tn<T, 128>(&dv[0][0], ap[kk], sw128_at(ldOn, kk * 16 * 128));
+                wgmma_rs_tn<T, 128>(&dk[0][0], ad[kk], sw128_at(lQn, kk * 16 * 128));
             }
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < BQ / 16; kk++)
+#pragma unroll
+                for (int nb = 0; nb < D / 64; nb++) {
+                    const uint32_t o = nb * BQ * 128 + kk * 16 * 128;
+                    if (LEAN) {
+                        wgmma_rs_t<T>(dv[nb], ap[kk], sw128_at(ldO, o));
+                        wgmma_rs_t<T>(dk[nb], ad[kk], sw128_at(lQ, o));
+                    } else {
+                        wgmma_rs_t<T>(dv[nb], ap[kk], sw128_desc(adO + o));
+                        wgmma_rs_t<T>(dk[nb], ad[kk], sw128_desc(aQ + o));
+                    }
+                }
+        }
         wg_commit();
 
         /* dSᵀ into shared memory (keys 64c + 16·warp + g (+8), queries 16kk + 2t (+8)); version 8
@@ -452,7 +495,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
         }
 }
 
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false, int BQ = 64>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false, int BQ = 64,
+          bool LEAN = false>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
                     const CUtensorMap &mv, const CUtensorMap &mdo, const CUtensorMap &ml, const CUtensorMap &md, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
@@ -461,7 +505,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
                         8 * (1 + 2 * STAGES + 4);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT, BQ>;
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT, BQ, LEAN>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
     dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
@@ -485,9 +529,9 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
                  const void *dO, void *dQ, void *dK, void *dV, void *work, char *why, size_t n)
 {
     const prefill_params p = make_params(pp);
-    /* an item's query rows: 128 for version 11 at d = 64, else 64; L, D and the dQ accumulator
-     * are padded to whole items */
-    const int BQ = version == 11 && D == 64 ? 128 : 64;
+    /* an item's query rows: 128 for versions 11 and 12 at d = 64, else 64; L, D and the dQ
+     * accumulator are padded to whole items */
+    const int BQ = version >= 11 && D == 64 ? 128 : 64;
     const int bh = pp->batch * pp->n_q_heads, npad = (pp->n_q + BQ - 1) / BQ * BQ;
     float *acc = (float *)work, *Lp = acc + (size_t)bh * npad * D, *Dp = Lp + (size_t)bh * npad;
     cudaStream_t stream = (cudaStream_t)pp->stream;   /* NULL: the default stream */
@@ -519,12 +563,20 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
         else
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
         break;
-    default:   /* 11: at d = 64 items of 128 queries; at d = 128 version 8's very kernel */
+    case 11:   /* at d = 64 items of 128 queries; at d = 128 version 8's very kernel */
         if constexpr (D == 64)
             st = hb_launch<T, D, 2, DQ_BULK, 1, false, true, false, 128>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV,
                                                                          why, n);
         else
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
+        break;
+    default:   /* 12: version 11's kernel at d = 64, version 8's at d = 128, each with fewer instructions */
+        if constexpr (D == 64)
+            st = hb_launch<T, D, 2, DQ_BULK, 1, false, true, false, 128, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK,
+                                                                               dV, why, n);
+        else
+            st = hb_launch<T, D, 2, DQ_BULK, 2, false, true, false, 64, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK,
+                                                                              dV, why, n);
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
