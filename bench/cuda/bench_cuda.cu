@@ -20,8 +20,9 @@
  *   line show whether a change kept every kernel's output bit for bit (small shapes: a few hundred
  *   launches).
  *   --only KIND: time that kind alone; --from VERSION: time each kind's versions from VERSION
- *   on (fp8: a head size none of whose versions is left is not timed). Prefill only: --to
- *   VERSION, the last version timed; --reps N, timed launches a version and shape (30; more
+ *   on (fp8: a head size none of whose versions is left is not timed). Prefill and backward:
+ *   --to VERSION, the last version timed (one version alone, timed in turn with another in
+ *   separate runs, is not favoured by coming first while the GPU is cool); prefill: --reps N, timed launches a version and shape (30; more
  *   to sample the GPU's clock and power meanwhile with bench/cuda/clocks.py: each prefill
  *   RESULT line gives the wall-clock seconds its 5 warm-up and timed launches began and ended,
  *   t0 and t1).
@@ -1555,7 +1556,7 @@ static void time_prefill(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype
 
 /* The backward at a full-size shape (the forward's shapes): the forward once for O and L, then
  * the backward timed. FLOPs: 2.5 × the forward's (five products of 2·N²·d instead of two). */
-static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, int from)
+static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtype dt, int from, int to)
 {
     const int tokens = 16384, hidden = 2048, B = tokens / N, H = hidden / d;
     const size_t n = (size_t)B * H * N * d;
@@ -1582,7 +1583,7 @@ static void time_backward(uint64_t *rng, int N, int d, bool causal, fs_cuda_dtyp
     forward_for_backward(&p, dQ, dK, dV, dO);
     CU(cudaMalloc(&work, fs_cuda_backward_workspace(&p)));
     const double flops = 2.5 * 4.0 * B * H * (double)N * N * d * (causal ? 0.5 : 1.0);
-    for (int bv = from; bv <= fs_cuda_backward_versions(); bv++) {
+    for (int bv = from; bv <= std::min(to, fs_cuda_backward_versions()); bv++) {
         float ms = time_ms([&] { char w[64]; fs_cuda_backward_run(&p, bv, dQ, dK, dV, dO, dG, gQ, gK, gV, work, w, sizeof w); },
                            3, 20);
         printf("RESULT backward v=%d dtype=%s d=%d causal=%d N=%d B=%d H=%d ms=%.4f tflops=%.1f\n", bv, dt_str(dt), d,
@@ -2671,7 +2672,7 @@ int main(int argc, char **argv)
     int shape[4] = {0, 0, 0, 0};   /* --profile-shape B,N,H,d */
     const char *only = NULL;   /* time one kind: prefill, backward, decode or fp8 */
     int from = 1;              /* time versions from this one on */
-    int to = 1 << 30, reps = 30;   /* prefill: the last version timed; timed launches each */
+    int to = 1 << 30, reps = 30;   /* prefill, backward: the last version timed; prefill: launches each */
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check")) check = true;
@@ -2697,7 +2698,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
                             "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size] [--from VERSION]\n"
-                            "                  [--to VERSION] [--reps N]   (prefill timing only)\n"
+                            "                  [--to VERSION] (prefill, backward timing) [--reps N] (prefill timing)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
             return 2;
@@ -2784,9 +2785,9 @@ int main(int argc, char **argv)
             for (int dti = 0; dti < 2; dti++)
                 for (int d = 128; d >= 64; d -= 64)
                     for (int causal = 0; causal < 2; causal++)
-                        time_backward(&rng, 4096, d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, from);
+                        time_backward(&rng, 4096, d, causal, dti ? FS_CUDA_BF16 : FS_CUDA_F16, from, to);
             if (!quick)
-                for (int causal = 0; causal < 2; causal++) time_backward(&rng, 16384, 128, causal, FS_CUDA_F16, from);
+                for (int causal = 0; causal < 2; causal++) time_backward(&rng, 16384, 128, causal, FS_CUDA_F16, from, to);
         }
         if (timed("decode")) {
             time_decode(&rng, 8, 32, 8, 32768, 128, FS_CUDA_F16, true, from);
