@@ -26,6 +26,7 @@
  * likewise from $COLUMNS, at most 96, at least 40.
  */
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1311,11 +1312,69 @@ static void feedback_body(FILE *f, const player *p, int64_t arg)
     wrap(f, a->feedback, 0, p->width);
 }
 
-/* Ask the questions that come before page k, one after another: a line typed in the terminal's
- * own line mode (echoed, editable), judged, its feedback shown until a key. A line of nothing but
- * keys' escape sequences (an arrow pressed to go on) counts as Enter alone: the answer shown, no
- * score. false when the student quits (q at the feedback, or the input ends). */
-static bool ask_before(player *p, int64_t k, const struct termios *saved, bool raw_on)
+/* Is another byte on its way within ms milliseconds? (what follows an escape byte: a key's
+ * sequence comes at once, a lone Esc does not) */
+static bool byte_follows(int ms)
+{
+    struct pollfd f = {STDIN_FILENO, POLLIN, 0};
+    return poll(&f, 1, ms) == 1 && (f.revents & POLLIN);
+}
+
+/* One answer typed with the keys coming one at a time, unechoed (the player's own mode): what is
+ * printable is echoed and kept, Backspace takes back the last character, Ctrl-U the whole line,
+ * Enter ends it (kept with its '\n', as fgets would); a key's escape sequence (an arrow, Home) is
+ * read and dropped, so that it neither shows as ^[[C nor lands in the answer; other control
+ * characters are ignored. false when the input ends, or Ctrl-D on an empty line. */
+static bool read_answer(char *line, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        unsigned char c;
+        if (read(STDIN_FILENO, &c, 1) != 1) return false;
+        if (c == '\r' || c == '\n') break;
+        if (c == 4) {
+            if (n == 0) return false;
+            continue;
+        }
+        if (c == 127 || c == 8 || c == 21) {   /* Backspace (one character, UTF-8 whole), Ctrl-U (all) */
+            while (n > 0) {
+                while (n > 0 && ((unsigned char)line[n - 1] & 0xC0) == 0x80) n--;
+                if (n > 0) n--;
+                fputs("\b \b", stdout);
+                if (c != 21) break;
+            }
+            fflush(stdout);
+            continue;
+        }
+        if (c == 27) {   /* CSI: parameters, then a final byte; SS3: one byte; a lone Esc: nothing */
+            unsigned char d;
+            if (!byte_follows(50) || read(STDIN_FILENO, &d, 1) != 1) continue;
+            if (d == '[')
+                while (byte_follows(50) && read(STDIN_FILENO, &d, 1) == 1 && !(d >= 0x40 && d <= 0x7e)) {}
+            else if (d == 'O' && byte_follows(50) && read(STDIN_FILENO, &d, 1) != 1)
+                return false;   /* the input ended inside the key's sequence */
+            continue;
+        }
+        if (c < 0x20) continue;
+        if (n + 2 < cap) {
+            line[n++] = (char)c;
+            fputc(c, stdout);
+            fflush(stdout);
+        }
+    }
+    line[n++] = '\n';
+    line[n] = 0;
+    fputs("\r\n", stdout);
+    fflush(stdout);
+    return true;
+}
+
+/* Ask the questions that come before page k, one after another: a line typed at a prompt
+ * (read_answer where the keys come one at a time, else the terminal's own line mode), judged, its
+ * feedback shown until a key. A line of nothing but keys' escape sequences (an arrow pressed to
+ * go on) counts as Enter alone: the answer shown, no score. false when the student quits (q at
+ * the feedback, or the input ends). */
+static bool ask_before(player *p, int64_t k, bool raw_on)
 {
     for (int i; (i = pending(p, k)) >= 0;) {
         fputs("\033[H\033[2J", stdout);
@@ -1328,17 +1387,8 @@ static bool ask_before(player *p, int64_t k, const struct termios *saved, bool r
              0, p->width);
         fputs("> ", stdout);
         fflush(stdout);
-        if (raw_on) tcsetattr(STDIN_FILENO, TCSAFLUSH, saved);
         char line[256];
-        bool got = fgets(line, sizeof line, stdin) != NULL;
-        if (raw_on) {
-            struct termios r = *saved;
-            r.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-            r.c_cc[VMIN] = 1;
-            r.c_cc[VTIME] = 0;
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &r);
-        }
-        if (!got) return false;
+        if (!(raw_on ? read_answer(line, sizeof line) : fgets(line, sizeof line, stdin) != NULL)) return false;
         fs_text_drop_keys(line);
         const char *w = line + strspn(line, " \t");
         if ((w[0] == 'q' || w[0] == 'Q') && w[1 + strspn(w + 1, " \t\r")] == '\n' && !fs_question_readable(q, w)) return false;
@@ -1604,7 +1654,7 @@ int cli_play_terminal(int argc, char **argv)
         default: break;
         }
         /* moving forward onto a step with a question: ask it first */
-        if (!quit && k > was_k && overlay < 0 && pending(&pl, k) >= 0 && !ask_before(&pl, k, &saved, raw_on)) quit = true;
+        if (!quit && k > was_k && overlay < 0 && pending(&pl, k) >= 0 && !ask_before(&pl, k, raw_on)) quit = true;
     }
     /* shutdown: the cursor below the footer's last line */
     fputc('\n', stdout);

@@ -334,6 +334,17 @@ try:
         s = wait_for(r"any key: on to the step")
         check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "an arrow key before the answer is left out of it", s)
         tmux("send-keys", "-t", "t", "q")
+        # while it is typed, the line shows what the answer holds: no ^[[C for an arrow, a
+        # character taken back by Backspace gone from the screen as from the answer
+        to_question(at)
+        tmux("send-keys", "-t", "t", "Left", "9", "Right", "BSpace", ans, "Up")
+        s = wait_for(r"^> " + re.escape(ans) + r"\s*$")
+        check(re.search(r"^> " + re.escape(ans) + r"\s*$", s, re.M) is not None and "^[" not in s,
+              "the answer line shows the answer alone: arrows not echoed, Backspace erases", s)
+        tmux("send-keys", "-t", "t", "Enter")
+        s = wait_for(r"any key: on to the step")
+        check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the edited line is judged as shown", s)
+        tmux("send-keys", "-t", "t", "q")
         # what is no number (a word, a unit) shows the answer and counts nothing; a decimal comma
         # is read as the point; q alone quits
         s = to_question(at)
