@@ -314,6 +314,7 @@ static const char *bwd_lines[] = {
     "d=64: version 8's lagged dQ, the warpgroups taking turns (one reduce a tile); d=128: version 8",
     "d=64: version 8 with items of 128 queries (m64n128 scores); d=128: version 8",
     "version 11 (d=64), 8 (d=128) with descriptors by addition; d=128: dV, dK as m64n128",
+    "version 12 with each block's walk begun at its own share of the Q tiles (no mask)",
 };
 
 extern "C" int fs_cuda_backward_versions(void) { return (int)(sizeof bwd_lines / sizeof *bwd_lines); }

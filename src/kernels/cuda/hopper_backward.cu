@@ -63,6 +63,12 @@
  *      both column blocks, half as many); L and D are read two rows at a time (float2). Under ncu
  *      version 8 executed 1.53x cuDNN's warp instructions at N = 16 384, d = 128, 1.42x its HGMMA,
  *      and the surplus was address and descriptor arithmetic (section 4b of kernels-cuda.md).
+ *  13  version 12 with, without a mask, each block's walk over the items begun at its own share
+ *      of them (block kb at item kb · total / n_kb, wrapping round). The blocks of a head start
+ *      together and walked the Q tiles in the same order, so at N = 16 384 up to 128 of them
+ *      reduced their dQ into the same tile of the accumulator at once (atomic adds in L2); here
+ *      they reduce into tiles spread over the head. Under a causal mask each block already begins
+ *      at its own diagonal tile, and the order is version 12's.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole items (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
@@ -179,7 +185,7 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
  * none); STAGES × L and D (BQ floats); barriers kv_full, full[STAGES], empty[STAGES], ds_ready[2],
  * ds_free[2] (versions 8, 10-12). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
  * (layouts at the top of this file). */
-template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ, bool LEAN>
+template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ, bool LEAN, bool ROT>
 __global__ void __launch_bounds__(384, 1)
 bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
           const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -223,6 +229,11 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     if (p.mask.kind == FS_MASK_WINDOW)
         qt_hi = (int)min((long)qt_hi, max(0L, ((long)c1 - 1 + p.mask.window - 1 - p.mask.offset) / BQ + 1));
     const int per_head = max(0, qt_hi - qt_lo), total = G * per_head;
+    /* the item walked w-th: w itself, or (version 13, no mask) w + this key tile's share of the
+     * walk, so that the blocks of one head, which start together, reduce into different dQ tiles */
+    const int n_kb = (p.n_kv + BKV - 1) / BKV;
+    const int rot = ROT && p.mask.kind == FS_MASK_NONE ? (int)((long)kb * total / n_kb) : 0;
+    auto item = [&](int w) __attribute__((always_inline)) { return ROT && w + rot >= total ? w + rot - total : w + rot; };
 
     if (tid == 0) {
         mbar_init(kv_full, 1);
@@ -242,7 +253,8 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
             tma_tile3<BKV, D>(sK, &tmK, c0, kvrow, kv_full);
             tma_tile3<BKV, D>(sV, &tmV, c0, kvrow, kv_full);
             for (int w = 0; w < total; w++) {
-                const int s = ring_stage<STAGES>(w), h = kvh * G + w / per_head, r0 = (qt_lo + w % per_head) * BQ;
+                const int s = ring_stage<STAGES>(w), it = item(w), h = kvh * G + it / per_head;
+                const int r0 = (qt_lo + it % per_head) * BQ;
                 const int qrow = b * p.n_q_heads + h;
                 ring_wait_empty<STAGES>(empty, w);
                 mbar_expect_tx(full + s, 2 * TQ + 2 * BQ * 4);
@@ -311,7 +323,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
     auto dq_reduce = [&](int u, float (&dq)[32]) __attribute__((always_inline)) {
         if (TURNS && (u & 1) != c) return;   /* version 10: the other warpgroup's item */
         const int slot = TURNS ? u >> 1 : u;  /* this warpgroup's reduces so far */
-        const int qrow_u = b * p.n_q_heads + kvh * G + u / per_head, qt_u = qt_lo + u % per_head;
+        const int iu = item(u), qrow_u = b * p.n_q_heads + kvh * G + iu / per_head, qt_u = qt_lo + iu % per_head;
         /* the accumulator's 64-row tile of these rows (an item of 128 queries holds two) */
         const int t64 = qt_u * (BQ / 64) + (QSPLIT ? c : 0);
         float *blk = acc + (((size_t)qrow_u * (npad / 64) + t64) * (D / 64) + (D == 128 ? c : 0)) * 4096;
@@ -347,7 +359,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
 
     mbar_wait(kv_full, 0);
     for (int w = 0; w < total; w++) {
-        const int s = ring_stage<STAGES>(w), r0 = (qt_lo + w % per_head) * BQ;
+        const int s = ring_stage<STAGES>(w), r0 = (qt_lo + item(w) % per_head) * BQ;
         const uint32_t aQ = smem_u32(sQ + s * TQ), adO = smem_u32(sdO + s * TQ);
         unsigned char *dS = sdS + (w & 1) * TS;
         const float *tL = sL + s * BQ, *tD = sD + s * BQ;
@@ -496,7 +508,7 @@ bwd_wgmma(prefill_params p, const __grid_constant__ CUtensorMap tmQ, const __gri
 }
 
 template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT = false, int BQ = 64,
-          bool LEAN = false>
+          bool LEAN = false, bool ROT = false>
 fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CUtensorMap &mq, const CUtensorMap &mk,
                     const CUtensorMap &mv, const CUtensorMap &mdo, const CUtensorMap &ml, const CUtensorMap &md, float *acc,
                     int npad, void *dK, void *dV, char *why, size_t n)
@@ -505,7 +517,7 @@ fs_status hb_launch(const fs_cuda_prefill *pp, const prefill_params &p, const CU
     const size_t smem = 1024 + 2 * (size_t)tile_bytes<BKV, D>() + 2 * (size_t)STAGES * tile_bytes<BQ, D>() +
                         2 * (size_t)tile_bytes<BKV, BQ>() + (size_t)NSTG * 4096 * 4 + 2 * STAGES * BQ * 4 +
                         8 * (1 + 2 * STAGES + 4);
-    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT, BQ, LEAN>;
+    auto kern = bwd_wgmma<T, D, STAGES, MODE, NSB, LPT, LAG, ALT, BQ, LEAN, ROT>;
     FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int n_kb = (pp->n_kv + BKV - 1) / BKV, heads = pp->batch * pp->n_kv_heads;
     dim3 grid(n_kb, pp->n_kv_heads, pp->batch);
@@ -570,13 +582,21 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
         else
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK, dV, why, n);
         break;
-    default:   /* 12: version 11's kernel at d = 64, version 8's at d = 128, each with fewer instructions */
+    case 12:   /* version 11's kernel at d = 64, version 8's at d = 128, each with fewer instructions */
         if constexpr (D == 64)
             st = hb_launch<T, D, 2, DQ_BULK, 1, false, true, false, 128, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK,
                                                                                dV, why, n);
         else
             st = hb_launch<T, D, 2, DQ_BULK, 2, false, true, false, 64, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad, dK,
                                                                               dV, why, n);
+        break;
+    default:   /* 13: version 12 with each block's walk begun at its own share of the items (no mask) */
+        if constexpr (D == 64)
+            st = hb_launch<T, D, 2, DQ_BULK, 1, false, true, false, 128, true, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad,
+                                                                                     dK, dV, why, n);
+        else
+            st = hb_launch<T, D, 2, DQ_BULK, 2, false, true, false, 64, true, true>(pp, p, mq, mk, mv, mdo, ml, md, acc, npad,
+                                                                                    dK, dV, why, n);
     }
     if (st != FS_OK) return st;
     const size_t units = (size_t)bh * pp->n_q * (D / 8);
