@@ -63,12 +63,18 @@
  *      both column blocks, half as many); L and D are read two rows at a time (float2). Under ncu
  *      version 8 executed 1.53x cuDNN's warp instructions at N = 16 384, d = 128, 1.42x its HGMMA,
  *      and the surplus was address and descriptor arithmetic (section 4b of kernels-cuda.md).
+ *      Measured: a fifth fewer warp instructions at N = 16 384, d = 128 (3.74 G against 4.69 G);
+ *      timed in turn with version 8's kernel, 1.00-1.03x its speed at d = 128; level at d = 64.
  *  13  version 12 with, without a mask, each block's walk over the items begun at its own share
  *      of them (block kb at item kb · total / n_kb, wrapping round). The blocks of a head start
  *      together and walked the Q tiles in the same order, so at N = 16 384 up to 128 of them
  *      reduced their dQ into the same tile of the accumulator at once (atomic adds in L2); here
  *      they reduce into tiles spread over the head. Under a causal mask each block already begins
- *      at its own diagonal tile, and the order is version 12's.
+ *      at its own diagonal tile, and the order is version 12's. Measured: no gain at N = 16 384
+ *      (0.99x version 12), 1-3 % slower at d = 128, N = 4096 with either mask (its code, as the
+ *      causal blocks do not rotate); 2-3 % faster at d = 64 with either mask, which is the
+ *      compiler's scheduling of that code, not the rotation: the same code with the rotation a
+ *      zero the compiler cannot see was 18 % slower there, causal.
  *
  * D = rowsum(dO ∘ O) and L in base 2 are written by a pre-pass (hbwd_pre) into arrays padded
  * to whole items (a padded row has L = +∞, so P = 0 there), which lets the producer copy a
