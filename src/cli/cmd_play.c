@@ -56,21 +56,22 @@ static void usage(FILE *f)
 }
 
 /* The window's text and geometry scale in percent (--zoom, or --scale without a problem). */
-static int set_zoom(const char *name, const char *v, gui_options *o)
+static int set_zoom(const char *cmd, const char *name, const char *v, gui_options *o)
 {
     long n;
-    if (!cli_parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep: %s wants 50..300 (percent), got '%s'\n", name, v); return -1; }
+    if (!cli_parse_int(v, 50, 300, &n)) { fprintf(stderr, "flashstep %s: %s wants 50..300 (percent), got '%s'\n", cmd, name, v); return -1; }
     o->scale_pct = (int)n;
     return 1;
 }
 
-/* Shared by play and render: one option at argv[*i]; 1 handled, 0 not ours, -1 bad. */
-int cli_gui_option(int argc, char **argv, int *i, gui_options *o);
-int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
+/* Shared by play and render (cmd, for the messages): one option at argv[*i]; 1 handled, 0 not
+ * ours, -1 bad. */
+int cli_gui_option(const char *cmd, int argc, char **argv, int *i, gui_options *o);
+int cli_gui_option(const char *cmd, int argc, char **argv, int *i, gui_options *o)
 {
     const char *a = argv[*i];
     const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-#define NEED() do { if (!v) { fprintf(stderr, "flashstep: %s needs a value\n", a); return -1; } (*i)++; } while (0)
+#define NEED() do { if (!v) { fprintf(stderr, "flashstep %s: %s needs a value\n", cmd, a); return -1; } (*i)++; } while (0)
     if (!strcmp(a, "--font")) { NEED(); o->font_path = v; return 1; }
     if (!strcmp(a, "--demo")) { NEED(); o->demo = v; return 1; }
     if (!strcmp(a, "--size")) {
@@ -78,7 +79,7 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
         int w, h;
         char x;
         if (sscanf(v, "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 320 || h < 200 || w > 8192 || h > 8192) {
-            fprintf(stderr, "flashstep: --size wants WxH between 320x200 and 8192x8192, got '%s'\n", v);
+            fprintf(stderr, "flashstep %s: --size wants WxH between 320x200 and 8192x8192, got '%s'\n", cmd, v);
             return -1;
         }
         o->w = w; o->h = h;
@@ -86,7 +87,7 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
     }
     if (!strcmp(a, "--zoom")) {
         NEED();
-        return set_zoom(a, v, o);
+        return set_zoom(cmd, a, v, o);
     }
     if (!strcmp(a, "--trace")) { NEED(); o->trace_file = v; return 1; }
     if (!strcmp(a, "--theme")) {
@@ -94,7 +95,7 @@ int cli_gui_option(int argc, char **argv, int *i, gui_options *o)
         if (!strcmp(v, "dark")) o->theme = GUI_THEME_DARK;
         else if (!strcmp(v, "light")) o->theme = GUI_THEME_LIGHT;
         else if (!strcmp(v, "contrast") || !strcmp(v, "high-contrast")) o->theme = GUI_THEME_CONTRAST;
-        else { fprintf(stderr, "flashstep: --theme wants dark, light or contrast, got '%s'\n", v); return -1; }
+        else { fprintf(stderr, "flashstep %s: --theme wants dark, light or contrast, got '%s'\n", cmd, v); return -1; }
         return 1;
     }
 #undef NEED
@@ -109,7 +110,7 @@ int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, g
 {
     bool mine = cli_problem_given(p);
     if (scale_arg && !mine) {
-        if (set_zoom("--scale", scale_arg, o) < 0) return 2;
+        if (set_zoom(p->cmd, "--scale", scale_arg, o) < 0) return 2;
     } else if (scale_arg && cli_problem_set(p, "--scale", scale_arg) == 2) {
         return 2;
     }
@@ -146,7 +147,7 @@ int cli_play(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
-        int r = cli_gui_option(argc, argv, &i, &o);
+        int r = cli_gui_option("play", argc, argv, &i, &o);
         if (r < 0) goto out;
         if (r > 0) continue;
         int arity = fs_lesson_option_arity(a);
@@ -156,7 +157,7 @@ int cli_play(int argc, char **argv)
             goto out;
         }
         if (!strcmp(a, "--scale")) {   /* the score scale or the window scale: decided below */
-            if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); goto out; }
+            if (!v) { fprintf(stderr, "flashstep play: --scale needs a value\n"); goto out; }
             if (scale_arg) { cli_fail("play", "%s given twice", a); goto out; }
             scale_arg = v;
             i++;
@@ -180,27 +181,26 @@ int cli_play(int argc, char **argv)
             char *end;
             o.speed_eps = strtod(v, &end);
             if (*end || !(o.speed_eps >= 0.5 && o.speed_eps <= 8192)) {
-                fprintf(stderr, "flashstep: --speed wants 0.5..8192, got '%s'\n", v);
+                fprintf(stderr, "flashstep play: --speed wants 0.5..8192, got '%s'\n", v);
                 goto out;
             }
             i++;
         } else if (!strcmp(a, "--step") && v) {
-            if (!cli_parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 0, 1L << 30, &n)) { fprintf(stderr, "flashstep play: --step wants a step number, got '%s'\n", v); goto out; }
             o.start_step = n; i++;
         } else if (!strcmp(a, "--script") && v) { o.script = v; i++; }
         else if (!strcmp(a, "--bench") && v) {
-            if (!cli_parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep: --bench wants a frame count, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 1, 1000000, &bench)) { fprintf(stderr, "flashstep play: --bench wants a frame count, got '%s'\n", v); goto out; }
             i++;
         } else if (!strcmp(a, "--max-seconds") && v) {
-            if (!cli_parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep: --max-seconds wants seconds, got '%s'\n", v); goto out; }
+            if (!cli_parse_int(v, 1, 100000, &n)) { fprintf(stderr, "flashstep play: --max-seconds wants seconds, got '%s'\n", v); goto out; }
             o.max_seconds = (int)n; i++;
         } else if (a[0] == '-' && a[1]) {
             if (terminal) break;   /* the terminal player's own options */
-            fprintf(stderr, "flashstep: play: unknown option '%s' (or it needs a value)\n", a);
-            usage(stderr);
+            fprintf(stderr, "flashstep play: unknown option '%s' (or it needs a value); see flashstep play --help\n", a);
             goto out;
         } else if (!lesson) lesson = a;
-        else { fprintf(stderr, "flashstep: play: one lesson at a time ('%s' and '%s')\n", lesson, a); goto out; }
+        else { fprintf(stderr, "flashstep play: one lesson at a time ('%s' and '%s')\n", lesson, a); goto out; }
     }
     /* A lesson with only the options that vary it (--bq 3 --bk 2): its variation, not a problem
      * of one's own; the terminal player reads the same options from argv. */
@@ -219,22 +219,22 @@ int cli_play(int argc, char **argv)
     if (rc != GUI_NO_DISPLAY) goto out;
     rc = 2;
     if (o.demo || mine) {
-        fprintf(stderr, "flashstep: %s, and the terminal player shows lessons only ('flashstep render' draws "
+        fprintf(stderr, "flashstep play: %s, and the terminal player shows lessons only ('flashstep render' draws "
                         "frames without a display; 'flashstep trace' prints the steps)\n",
                 terminal ? "--terminal" : "no display");
         goto out;
     }
     if (o.script) {   /* its input and 'expect' lines need the window: never pass them unchecked */
-        fprintf(stderr, "flashstep: no display for --script %s (run it under xvfb-run)\n", o.script);
+        fprintf(stderr, "flashstep play: no display for --script %s (run it under xvfb-run)\n", o.script);
         goto out;
     }
-    fprintf(stderr, "flashstep: no display: playing in the terminal instead\n");
+    fprintf(stderr, "flashstep play: no display: playing in the terminal instead\n");
     char step[32];   /* --step carries over to the terminal player */
     snprintf(step, sizeof step, "%lld", (long long)o.start_step);
     char *targv[6 + 64] = {argv[0]};
     int targc = 1;
     for (int i = 1; i < argc && targc < 6 + 56; i++) {   /* the variation's options carry over */
-        if (cli_gui_option(argc, argv, &i, &(gui_options){0}) != 0) continue;
+        if (cli_gui_option("play", argc, argv, &i, &(gui_options){0}) != 0) continue;
         int arity = fs_lesson_option_arity(argv[i]);
         if (arity < 0) continue;
         targv[targc++] = argv[i];

@@ -12,7 +12,7 @@
 #include "gui/gui.h"
 #include "lesson/lesson.h"
 
-int cli_gui_option(int argc, char **argv, int *i, gui_options *o);
+int cli_gui_option(const char *cmd, int argc, char **argv, int *i, gui_options *o);
 int cli_gui_problem(cli_problem *p, const char *scale_arg, const char *lesson, gui_options *o, char (*title)[160]);
 
 static void usage(FILE *f)
@@ -66,7 +66,7 @@ int cli_render(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int r = cli_gui_option(argc, argv, &i, &o);
+        int r = cli_gui_option("render", argc, argv, &i, &o);
         if (r < 0) return 2;
         if (r > 0) continue;
         int arity = fs_lesson_option_arity(arg);
@@ -76,7 +76,7 @@ int cli_render(int argc, char **argv)
             return 2;
         }
         if (!strcmp(arg, "--scale")) {   /* the score scale or the frame's scale: decided below */
-            if (!v) { fprintf(stderr, "flashstep: --scale needs a value\n"); return 2; }
+            if (!v) { fprintf(stderr, "flashstep render: --scale needs a value\n"); return 2; }
             if (scale_arg) { cli_fail("render", "%s given twice", arg); return 2; }
             scale_arg = v;
             i++;
@@ -92,18 +92,18 @@ int cli_render(int argc, char **argv)
         if (!strcmp(arg, "--step") && v) {
             char *end;
             a = b = strtoll(v, &end, 10);
-            if (*end || end == v || a < 0) { fprintf(stderr, "flashstep: --step wants a step number, got '%s'\n", v); return 2; }
+            if (*end || end == v || a < 0) { fprintf(stderr, "flashstep render: --step wants a step number, got '%s'\n", v); return 2; }
             have_steps = true;
             i++;
         } else if (!strcmp(arg, "--steps") && v) {
             char *end;
             a = strtoll(v, &end, 10);
-            if (end == v || *end != ':' || a < 0) { fprintf(stderr, "flashstep: --steps wants A:B, got '%s'\n", v); return 2; }
+            if (end == v || *end != ':' || a < 0) { fprintf(stderr, "flashstep render: --steps wants A:B, got '%s'\n", v); return 2; }
             const char *bs = end + 1;
             if (!*bs) b = 1LL << 40;
             else {
                 b = strtoll(bs, &end, 10);
-                if (*end || b < a) { fprintf(stderr, "flashstep: --steps wants A:B with A <= B, got '%s'\n", v); return 2; }
+                if (*end || b < a) { fprintf(stderr, "flashstep render: --steps wants A:B with A <= B, got '%s'\n", v); return 2; }
             }
             have_steps = true;
             i++;
@@ -111,7 +111,7 @@ int cli_render(int argc, char **argv)
             char *end;
             double f = strtod(v, &end);
             if (*end || end == v || !(f >= 0.5 && f <= 100)) {
-                fprintf(stderr, "flashstep: %s wants 0.5..100 frames (steps) per second, got '%s'\n", arg, v);
+                fprintf(stderr, "flashstep render: %s wants 0.5..100 frames (steps) per second, got '%s'\n", arg, v);
                 return 2;
             }
             o.fps = f;
@@ -119,11 +119,10 @@ int cli_render(int argc, char **argv)
         } else if (!strcmp(arg, "--out") && v) { out = v; i++; }
         else if (!strcmp(arg, "--out-dir") && v) { out_dir = v; i++; }
         else if (arg[0] == '-' && arg[1]) {
-            fprintf(stderr, "flashstep: render: unknown option '%s' (or it needs a value)\n", arg);
-            usage(stderr);
+            fprintf(stderr, "flashstep render: unknown option '%s' (or it needs a value); see flashstep render --help\n", arg);
             return 2;
         } else if (!lesson) lesson = arg;
-        else { fprintf(stderr, "flashstep: render: one lesson at a time ('%s' and '%s')\n", lesson, arg); return 2; }
+        else { fprintf(stderr, "flashstep render: one lesson at a time ('%s' and '%s')\n", lesson, arg); return 2; }
     }
     char title[2][160];
     if (lesson && cli_problem_given(&p) && !other_problem) {   /* the lesson's variation */
@@ -140,14 +139,14 @@ int cli_render(int argc, char **argv)
 static int render(const char *lesson, bool have_steps, long long a, long long b, const char *out, const char *out_dir,
                   const gui_options *o)
 {
-    if (!have_steps) { fprintf(stderr, "flashstep: render needs --step N or --steps A:B\n"); usage(stderr); return 2; }
+    if (!have_steps) { fprintf(stderr, "flashstep render: give --step N or --steps A:B (see flashstep render --help)\n"); return 2; }
     bool anim = out && gui_anim_kind_of(out) != GUI_ANIM_NONE;
-    if (a == b && !out && !out_dir) { fprintf(stderr, "flashstep: render --step needs --out FILE (or --out-dir DIR)\n"); return 2; }
+    if (a == b && !out && !out_dir) { fprintf(stderr, "flashstep render: --step needs --out FILE (or --out-dir DIR)\n"); return 2; }
     if (a != b && !out_dir && !anim) {
-        fprintf(stderr, "flashstep: render --steps needs --out-dir DIR, or --out FILE.gif / FILE.mp4\n");
+        fprintf(stderr, "flashstep render: --steps needs --out-dir DIR, or --out FILE.gif / FILE.mp4\n");
         return 2;
     }
-    if (anim && out_dir) { fprintf(stderr, "flashstep: render: --out %s or --out-dir, not both\n", out); return 2; }
+    if (anim && out_dir) { fprintf(stderr, "flashstep render: --out %s or --out-dir, not both\n", out); return 2; }
     if (anim && !gui_anim_supported(gui_anim_kind_of(out))) {   /* before any drawing */
         gui_anim *none;
         return gui_anim_open(&none, out, 2, 2, 1, stderr);
@@ -155,13 +154,13 @@ static int render(const char *lesson, bool have_steps, long long a, long long b,
     if (out && !anim) {
         size_t n = strlen(out);
         if (n < 4 || strcasecmp(out + n - 4, ".png")) {
-            fprintf(stderr, "flashstep: render --out wants FILE.png, FILE.gif or FILE.mp4, got '%s'\n", out);
+            fprintf(stderr, "flashstep render: --out wants FILE.png, FILE.gif or FILE.mp4, got '%s'\n", out);
             return 2;
         }
     }
     if (out_dir) {
         struct stat st;
-        if (stat(out_dir, &st) != 0 && mkdir(out_dir, 0777) != 0) { fprintf(stderr, "flashstep: cannot create %s\n", out_dir); return 2; }
+        if (stat(out_dir, &st) != 0 && mkdir(out_dir, 0777) != 0) { fprintf(stderr, "flashstep render: cannot create %s\n", out_dir); return 2; }
     }
     return gui_render(lesson, a, b, a == b || anim ? out : NULL, out_dir, o);
 }

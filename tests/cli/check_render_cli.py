@@ -120,6 +120,16 @@ rc, _, se = run("render", ["--trace", odd] + png)
 check(rc == 2 and "t\\x1b[31m\\x09\\x0ax.jsonl:11:1: " in se and "\x1b" not in se and se.count("\n") == 1,
       f"a damaged trace with an odd name: {rc} {se!r}")
 
+# The window's options, shared by play and render, name the command they were given to, in one
+# line; an unknown option points at that command's --help instead of printing all of it.
+for cmd in ("play", "render"):
+    for args, what in ((["--size", "abc"], "--size wants WxH"), (["--zoom", "7"], "--zoom wants 50..300"),
+                       (["--theme", "blue"], "--theme wants dark"), (["--font"], "--font needs a value"),
+                       (["--bogus"], f"unknown option '--bogus' (or it needs a value); see flashstep {cmd} --help")):
+        rc, _, se = run(cmd, ["000_04"] + args, env=dict(os.environ, DISPLAY="", WAYLAND_DISPLAY=""))
+        check(rc == 2 and se == f"flashstep {cmd}: {what}" + se.split(what, 1)[-1] and se.count("\n") == 1,
+              f"{cmd} {args}: one line naming the command: {rc} {se!r}")
+
 # Animations.
 gif = os.path.join(tmp, "a.gif")
 rc, so, se = run("render", ["000_04", "--steps", "8:12", "--out", gif, "--fps", "4", "--font", font])
