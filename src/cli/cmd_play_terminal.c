@@ -779,7 +779,8 @@ static void claim_step(FILE *f, const player *p, int64_t s)
         notes(f, p, 1);
         fputc('\n', f);
     }
-    wrap(f, c->claim, 0, p->width);
+    char cl[1024];   /* the step's one claim, as a sentence (the checks pages list them as phrases) */
+    wrap(f, fs_claim_sentence(c->claim, cl, sizeof cl), 0, p->width);
     if (c->section && *c->section) {
         snprintf(line, sizeof line, "(from §%s)", c->section);
         wrap(f, line, 0, p->width);

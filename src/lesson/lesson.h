@@ -435,6 +435,11 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
  * answered. */
 bool fs_question_about_classes(const fs_question *q);
 
+/* A claim (written as a phrase: "a contiguous cache reserves …") as the start of a sentence, its
+ * first letter a capital unless it starts with a symbol whose case is its meaning ("z[0]", "m =
+ * …", "e4m3"); into buf (capacity n), returned. */
+const char *fs_claim_sentence(const char *claim, char *buf, size_t n);
+
 /* ---- a section's quiz (quiz.c) ------------------------------------------------------------ */
 
 #define FS_QUIZ_QUESTIONS 5

@@ -898,9 +898,7 @@ static bool by_hand(const char *x)
     return true;
 }
 
-/* A claim as the start of a sentence: its first letter a capital (claims are written as phrases,
- * "a contiguous cache reserves …"), into buf (capacity n). */
-static const char *sentence(const char *claim, char *buf, size_t n)
+const char *fs_claim_sentence(const char *claim, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", claim);
     if (!symbol_start(buf)) buf[0] = (char)toupper((unsigned char)buf[0]);
@@ -994,7 +992,7 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         x->options[1] = "the second";
         x->right = ck->got.exact > 1 ? 0 : 1;
         snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, "
-                 "%.*s, or the second, %s?", sentence(ck->claim, cl, sizeof cl), (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
+                 "%.*s, or the second, %s?", fs_claim_sentence(ck->claim, cl, sizeof cl), (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
         /* why, by what the two recipes differ in: the format (its first word), else the
          * Hadamard, else the scales' blocks */
         const char *ra = ck->target + 5, *rb = slash + 3;
@@ -1018,7 +1016,7 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     const char *unit = *ck->unit ? ck->unit : "";
     const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
-    sentence(ck->claim, cl, sizeof cl);
+    fs_claim_sentence(ck->claim, cl, sizeof cl);
     /* an erratum's printed figure is not the answer: a blank in its place would ask for it, so it
      * stays, said to be the document's */
     const bool erratum = ck->got.verdict == FS_VERDICT_ERRATUM;

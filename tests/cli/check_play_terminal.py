@@ -85,6 +85,10 @@ want = len(re.findall(r"^expect ", open(os.path.join(lessons_dir, "004_09_fp8_e4
 check(n9 == want and n9 > 0, f"004_09 (claims only) has one step per claim: {n9} of {want}")
 check("the lesson computes: e4m3(1000)" in p.stdout and "exact result: 448" in p.stdout,
       "a claim step shows the expression and its exact value", p.stdout[:1200])
+# a claim step's claim is its page's sentence: a capital first, unless it opens with a symbol
+firsts = re.findall(r"^── step \d+ of 0–\d+ · claim ─+\n(?:.*\n\n)?(\S+)", p.stdout, re.M)
+check(firsts and all(w[0].isupper() or w[0].isdigit() or re.match(r"[a-z]\w*[\[_(0-9]", w) for w in firsts),
+      f"a claim step opens with a capital: {firsts[:6]}", p.stdout[:1500])
 p = run("play", "000_09", "--terminal", "--all", "--no-questions", env={"COLUMNS": "80"})
 check("the document claims: >= 3.40e38" in p.stdout and "the document prints: >=" not in p.stdout
       and "the check expects: +inf" in p.stdout,
