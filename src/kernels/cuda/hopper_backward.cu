@@ -185,11 +185,11 @@ __device__ __forceinline__ void red_add2(float *g, float a, float b)
 /* Grid (ceil(n_kv / 128), n_kv_heads, batch) (version 7: one dimension), 384 threads: warpgroup
  * 0 the producer (one thread issues every copy), warpgroups 1 and 2 the consumers (keys
  * 64c .. 64c + 63 of the block's tile). An item is one Q tile of BQ rows (64; 128 in versions
- * 11 and 12 at d = 64) of one query head. Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128 rows), STAGES × Q and
- * dO (BQ rows); 2 × dSᵀ (128 keys × BQ queries: item w writes buffer w mod 2 while the other
- * warpgroup may still read w − 1's); then NSB × 2 dQ staging blocks of 64 × 64 floats (version 5:
- * none); STAGES × L and D (BQ floats); barriers kv_full, full[STAGES], empty[STAGES], ds_ready[2],
- * ds_free[2] (versions 8, 10-12). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
+ * 11-13 at d = 64) of one query head. Shared, 1024-aligned, swizzled 16-bit tiles: K, V (128
+ * rows), STAGES × Q and dO (BQ rows); 2 × dSᵀ (128 keys × BQ queries: item w writes buffer
+ * w mod 2 while the other warpgroup may still read w − 1's); then NSB × 2 dQ staging blocks of
+ * 64 × 64 floats (version 5: none); STAGES × L and D (BQ floats); barriers kv_full, full[STAGES], empty[STAGES], ds_ready[2],
+ * ds_free[2] (versions 8, 10-13). tmL, tmD: the padded L (base 2) and D; acc: the dQ accumulator
  * (layouts at the top of this file). */
 template <typename T, int D, int STAGES, int MODE, int NSB, bool LPT, bool LAG, bool ALT, int BQ, bool LEAN, bool ROT>
 __global__ void __launch_bounds__(384, 1)
@@ -547,7 +547,7 @@ fs_status hb_run(const fs_cuda_prefill *pp, int version, const void *Q, const vo
                  const void *dO, void *dQ, void *dK, void *dV, void *work, char *why, size_t n)
 {
     const prefill_params p = make_params(pp);
-    /* an item's query rows: 128 for versions 11 and 12 at d = 64, else 64; L, D and the dQ
+    /* an item's query rows: 128 for versions 11-13 at d = 64, else 64; L, D and the dQ
      * accumulator are padded to whole items */
     const int BQ = version >= 11 && D == 64 ? 128 : 64;
     const int bh = pp->batch * pp->n_q_heads, npad = (pp->n_q + BQ - 1) / BQ * BQ;
