@@ -146,6 +146,7 @@ START_TEST(test_every_lesson_asks)
     int n;
     ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
     ck_assert_int_gt(n, 10);
+    int n_from_prompt = 0;   /* questions whose prompt's rounded numbers give another answer */
     for (int i = 0; i < n; i++) {
         fs_lesson *l;
         fs_loc_error err;
@@ -286,6 +287,19 @@ START_TEST(test_every_lesson_asks)
             else ck_assert_msg(strstr(q[j].why, "this block's best score (m_blk)"), "%s question %d: m_blk unexplained: %s", paths[i], j,
                                q[j].why);
         }
+        /* where the reason says what the prompt's rounded numbers give, that answer, typed as the
+         * reason prints it, is judged right, and so is the exact answer's rounding */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (!q[j].has_from_prompt) continue;
+            const char *at = strstr(q[j].why, "the rounded ones give ");
+            ck_assert_msg(at, "%s question %d: from_prompt set, the reason silent: %s", paths[i], j, q[j].why);
+            char typed[48], fb[1024];
+            snprintf(typed, sizeof typed, "%.*s", (int)strcspn(at + 22, ")"), at + 22);
+            ck_assert_msg(fs_question_judge(&q[j], typed, fb, sizeof fb), "%s question %d: the prompt's own result %s judged "
+                          "wrong: %s", paths[i], j, typed, fb);
+            ck_assert_msg(fs_question_judge(&q[j], fs_question_answer(&q[j], typed, sizeof typed), fb, sizeof fb), "%s", fb);
+            n_from_prompt++;
+        }
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {
@@ -298,6 +312,7 @@ START_TEST(test_every_lesson_asks)
                 }
         fs_lesson_free(l);
     }
+    ck_assert_msg(n_from_prompt >= 3, "only %d questions whose rounded numbers give another answer", n_from_prompt);
     fs_lesson_list_free(paths, n);
 }
 END_TEST
@@ -338,6 +353,21 @@ START_TEST(test_judge_rules)
     ck_assert_msg(strstr(fb, "not a number") && strstr(fb, "0.9585"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "\x1b[2J", fb, sizeof fb));
     ck_assert_msg(!strchr(fb, '\x1b'), "a control byte reached the feedback");
+    /* worked out from the prompt's rounded numbers, 1.0000 · 5.5279 + 0.3629 · 7.5138 = 8.2547
+     * where the exact sum is 8.25496: that answer is right too, one unit of it off as well, and
+     * the feedback says why; three units off it and off the exact value's rounding, not */
+    q.answer = 8.254960;
+    q.has_from_prompt = true;
+    q.from_prompt = 8.25474;
+    ck_assert(fs_question_judge(&q, "8.2550", fb, sizeof fb));
+    ck_assert(fs_question_judge(&q, "8.2547", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "prompt's rounded numbers"), "%s", fb);
+    ck_assert(fs_question_judge(&q, "8.2548", fb, sizeof fb));
+    ck_assert(fs_question_judge(&q, "8.25", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "8.2544", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "8.24", fb, sizeof fb));
+    q.has_from_prompt = false;
+    ck_assert(!fs_question_judge(&q, "8.2547", fb, sizeof fb));
     q.answer = -0.2;
     ck_assert(fs_question_judge(&q, "\xe2\x88\x92" "0.2", fb, sizeof fb));   /* a typographic minus */
     q.answer = 1.5;

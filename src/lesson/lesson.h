@@ -395,6 +395,8 @@ typedef struct {
     const char *options[FS_Q_MAX_OPTIONS];
     int right;             /* the index of the right option */
     char why[400];         /* the one-line reason, with the right answer's arithmetic */
+    bool has_from_prompt;  /* the prompt's rounded numbers, worked out, round otherwise than answer: */
+    double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",

@@ -42,13 +42,17 @@ static double shown(double x, int digits)
 
 /* When the printed inputs of a reason's arithmetic give, worked out, another rounding than the
  * exact result's (44.3835 / 1.2034 = 36.8818, where the exact o / ℓ is 36.8806), the reason says
- * so: why += " (from the unrounded numbers; the rounded ones give 36.8818)". */
-static void unrounded_note(char *why, size_t n, double from_shown, double exact, int digits)
+ * so: why += " (from the unrounded numbers; the rounded ones give 36.8818)", and the judge takes
+ * that answer too (q->from_prompt): it is what a student who works from the prompt gets. */
+static void unrounded_note(fs_question *q, double from_shown, double exact, int digits)
 {
-    char a[48], b[48];
+    char a[48], b[48], *why = q->why;
+    const size_t n = sizeof q->why;
     num(a, sizeof a, from_shown, digits);
     num(b, sizeof b, exact, digits);
     if (isfinite(from_shown) && strcmp(a, b)) {
+        q->has_from_prompt = true;
+        q->from_prompt = from_shown;
         size_t len = strlen(why);
         if (len && why[len - 1] == '.') why[len - 1] = 0;
         snprintf(why + strlen(why), n - strlen(why), " (from the unrounded numbers; the rounded ones give %s).", a);
@@ -270,7 +274,7 @@ static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
             snprintf(q->why, sizeof q->why, "ℓ_new = α ℓ_old + β ℓ_blk = %s · %s + %s · %s = %s: both sums are brought to the new "
                      "maximum, then added.", num(a, sizeof a, e->alpha, D), num(b, sizeof b, e->l_old, D),
                      num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D), num(h, sizeof h, e->l_new, D));
-            unrounded_note(q->why, sizeof q->why,
+            unrounded_note(q,
                            shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D), e->l_new, D);
         }
         q->answer = e->l_new;
@@ -364,7 +368,7 @@ static bool ask_out(const ctx *c, int64_t k, fs_question *q)
     q->answer = out[0];
     snprintf(q->why, sizeof q->why, "O = o / ℓ: %s / %s = %s. The unnormalized form divides once, when the row has seen "
              "every key it will see.", num(a, sizeof a, o[0], D), num(b, sizeof b, e->l_new, D), num(d, sizeof d, out[0], D));
-    unrounded_note(q->why, sizeof q->why, shown(o[0], D) / shown(e->l_new, D), out[0], D);
+    unrounded_note(q, shown(o[0], D) / shown(e->l_new, D), out[0], D);
     return true;
 }
 
@@ -504,8 +508,8 @@ static bool ask_merge_l(const ctx *c, int64_t k, fs_question *q)
              "are added, exactly as if one pass had seen both key ranges.", num(a, sizeof a, e->alpha, D),
              num(b, sizeof b, e->l_old, D), num(d, sizeof d, e->beta, D), num(f, sizeof f, e->l_blk, D),
              num(g, sizeof g, e->l_new, D));
-    unrounded_note(q->why, sizeof q->why, shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D),
-                   e->l_new, D);
+    unrounded_note(q, shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D), e->l_new,
+                   D);
     return true;
 }
 
@@ -1251,6 +1255,14 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
         if (!ok && unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->answer) <= 1.000001 * unit) {
             ok = true;
             hint = " (One unit off in the last digit: within what the rounded numbers of a question allow.)";
+        }
+        /* the prompt's rounded numbers worked out (32.6040 / 1.5910 = 20.4928 for the exact
+         * 20.4926): right, to its rounding or one unit of its last digit off it */
+        if (!ok && q->has_from_prompt && sig_digits(t) >= 2 &&
+            (fs_rounds_to(q->from_prompt, t) ||
+             (unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->from_prompt) <= 1.000001 * unit))) {
+            ok = true;
+            hint = " (What the prompt's rounded numbers give: right.)";
         }
     }
     if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s.%s %s", t, right, hint, q->why);
