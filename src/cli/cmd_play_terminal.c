@@ -63,7 +63,8 @@ static void usage(FILE *f)
                "         the lesson that defines it (y again: its next page; any other key returns)\n"
                "      a: questions on / off (on by default: before the steps that matter the player asks\n"
                "         for the next number; type it and Enter, or just Enter to see it)\n"
-               "      Home or g: first page   End or G: last page   q: quit\n\n"
+               "      Home or g: first page   End or G: the last step (the checks follow it);\n"
+               "         again: the last page   q: quit\n\n"
                "  --all        print every page in order and exit (also when stdin is not a terminal)\n"
                "  --step N     open at step N (with --all: print from step N on)\n"
                "  --digits N   decimals in the numbers (default 4)\n"
@@ -1616,7 +1617,11 @@ int cli_play_terminal(int argc, char **argv)
         case KEY_NEXT: if (k < last) k++; break;
         case KEY_BACK: if (k > 0) k--; break;
         case KEY_FIRST: k = 0; break;
-        case KEY_LAST: k = last; break;
+        case KEY_LAST: {   /* the last step first, so that the checks after it are not jumped over */
+            const int64_t last_step = pl.n_pre + pl.n_steps - 1;
+            k = pl.n_steps > 0 && k < last_step ? last_step : last;
+            break;
+        }
         case KEY_SIG_NEXT: /* the next rescale, skip, merge or output (trace.h); past them, the checks */
             if (k >= pl.n_pre + pl.n) {
                 if (k < last) k++;

@@ -276,6 +276,8 @@ try:
             check(position(s) == f"step {before[-1]} of 0–21", f"C goes back to narrated step {before[-1]}", s)
     # the end: the summary in three lines and the try command to copy, within 80 x 24
     title = run("play", "000_04", "--terminal", "--all").stdout.split("\n")[0]
+    s = key("G", r" {2,}step 21 of 0–21")
+    check(position(s) == "step 21 of 0–21", "G (End) first goes to the last step, before the checks", s)
     s = key("G", r" {2,}the end")
     fits(s, title, "000_04's ending")
     check("── summary" in s and "keep: KV tile b is skipped" in s and "next: Which tiles a causal" in s
