@@ -218,12 +218,22 @@ START_TEST(test_every_lesson_asks)
             const fs_check *ck = fs_lesson_check(l, q[j].check);
             /* (an erratum's question shows the printed figure on purpose: it is not the answer) */
             const char *p = ck->printed, *cut = strstr(q[j].prompt, ". Work it out: ");
-            while (*p == '~' || *p == '+') p++;
+            while (*p == '~' || *p == '+' || *p == '-') p++;   /* a negative one's magnitude too (-1.75) */
             if (!cut || !isdigit((unsigned char)*p)) continue;
             char claim[sizeof q[j].prompt];
             snprintf(claim, sizeof claim, "%.*s", (int)(cut - q[j].prompt), q[j].prompt);
             ck_assert_msg(!number_token(claim, p) || number_token(cut, p),
                           "%s question %d states its own answer (%s): %s", paths[i], j, p, q[j].prompt);
+            /* nor in words: 4 as "four times the numbers" */
+            static const char *const names[] = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"};
+            char *end;
+            const long w = strtol(p, &end, 10);
+            if (!*end && w >= 2 && w <= 10) {
+                char word[16];
+                snprintf(word, sizeof word, " %s ", names[w - 2]);
+                ck_assert_msg(!strstr(claim, word), "%s question %d states its own answer (%s) in words: %s", paths[i], j, p,
+                              q[j].prompt);
+            }
         }
         /* a claim whose expression counts bytes or seconds and whose unit is KiB, MiB, ms, …
          * says what the expression counts and what makes the unit: a student who multiplies it

@@ -950,13 +950,31 @@ static bool holds_number(const char *text, const char *p)
 
 /* A claim that states its own answer ("1024 threads = 32 SIMD groups of 32", asked as 32 * 32)
  * would hand it to the student: each token of the printed number in buf (capacity cap) becomes
- * "___", unless the expression shows the same number (then it is one of the inputs, and hiding it
- * in the claim hides nothing). A signed or non-numeric printed value is left alone. */
+ * "___" (a negative one's magnitude: "nearer -___"), and so does a small whole number's name
+ * ("four times the numbers" for 4), unless the expression shows the same number (then it is one
+ * of the inputs, and hiding it in the claim hides nothing). A non-numeric printed value is left
+ * alone. */
 static void hide_answer(char *buf, size_t cap, const char *printed, const char *expr)
 {
+    static const char *const names[] = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                        "ten", "eleven", "twelve"};
     const char *p = printed;
-    while (*p == '~' || *p == '+') p++;
+    while (*p == '~' || *p == '+' || *p == '-') p++;
     if (!isdigit((unsigned char)*p) || holds_number(expr, p)) return;
+    char *end;
+    const long whole = strtol(p, &end, 10);
+    if (!*end && whole >= 2 && whole <= 12) {   /* its name, as a word of its own */
+        const size_t k = strlen(names[whole]);
+        for (char *w = buf; *w; w++) {
+            size_t i = 0;
+            while (i < k && tolower((unsigned char)w[i]) == names[whole][i]) i++;
+            if (i == k && (w == buf || !isalpha((unsigned char)w[-1])) && !isalpha((unsigned char)w[k])) {
+                memmove(w + 3, w + k, strlen(w + k) + 1);   /* k >= 3: the text does not grow */
+                memcpy(w, "___", 3);
+                w += 2;
+            }
+        }
+    }
     char out[320];
     size_t o = 0;
     for (const char *s = buf; *s && o + 4 < sizeof out;) {
@@ -1021,6 +1039,10 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     const char *reading = !strcmp(ck->got.reading, "decimal") ? " (decimal units: 1 KB = 1000 B)"
                           : !strcmp(ck->got.reading, "binary") ? " (binary units: 1 KB = 1024 B)" : "";
     fs_claim_sentence(ck->claim, cl, sizeof cl);
+    /* an e4m3 claim's label works its rounding out after a colon ("q[1] = -1.7 in e4m3: between
+     * -1.625 and -1.75, nearer -1.75"): the question keeps what is asked */
+    char *colon = e4 ? strstr(cl, ": ") : NULL;
+    if (colon) *colon = 0;
     /* an erratum's printed figure is not the answer: a blank in its place would ask for it, so it
      * stays, said to be the document's */
     const bool erratum = ck->got.verdict == FS_VERDICT_ERRATUM;
