@@ -157,7 +157,12 @@ int cli_quiz(int argc, char **argv)
         fs_course_free(&c);
         return 2;
     }
-    printf("Quiz on \"%s\": %d questions on fresh problems (seed %llu).\n", quiz->section, quiz->n, (unsigned long long)seed);
+    /* wrapped as the questions are (a long section title had pushed the seed past 80 columns),
+     * the seed on a line of its own, whole */
+    char head[512];
+    snprintf(head, sizeof head, "Quiz on \"%s\": %d questions on fresh problems.", quiz->section, quiz->n);
+    fs_text_wrap(stdout, head, 0, 0, WIDTH);
+    printf("(seed %llu: --seed asks the same ones again)\n", (unsigned long long)seed);
     int right = 0, answered = 0;
     bool wrong[FS_QUIZ_QUESTIONS] = {false};
     for (int i = 0; i < quiz->n; i++) {

@@ -43,6 +43,9 @@ check("Score: 0 of 5." in r.stdout, f"five wrong answers score 0: {r.stdout[-400
 check(r.stdout.count("is not a number") + r.stdout.count("is none of the choices") == 5,
       "each word is answered as not a number or not a choice")
 check("To revisit" in r.stdout, "the lessons to revisit are named")
+wide = [l for l in r.stdout.split("\n") if len(l) > 80]
+check(not wide and f"(seed {seed}: --seed asks the same ones again)" in r.stdout,
+      f"every line within 80 columns, the seed whole on its own line: {wide[:3]!r}")
 check(os.path.exists(state), "the state file is made, with its folder")
 with open(state) as f:
     lines = f.read().splitlines()
