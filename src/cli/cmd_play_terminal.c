@@ -23,7 +23,8 @@
  * several heads each head's matrices before its first step.
  *
  * Height: rows from TIOCGWINSZ when stdout is a terminal, else $LINES, else 24; width: columns
- * likewise from $COLUMNS, at most 96, at least 40.
+ * likewise from $COLUMNS, then from stderr's terminal (output piped to a pager), at most 96, at
+ * least 40.
  */
 #include <math.h>
 #include <poll.h>
@@ -82,14 +83,17 @@ static void usage(FILE *f)
 /* ---- the terminal's size ----------------------------------------------------------------- */
 
 /* The terminal's width (rows false) or height (rows true) when stdout is a terminal, else
- * $COLUMNS or $LINES when set, else 0. */
+ * $COLUMNS or $LINES when set, else (the width of `play --all | less`, whose reader sits at the
+ * terminal stderr still writes to) stderr's terminal's width, else 0. */
 static long term_dim(bool rows)
 {
     struct winsize ws;
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && (rows ? ws.ws_row : ws.ws_col) > 0)
         return rows ? ws.ws_row : ws.ws_col;
     const char *env = getenv(rows ? "LINES" : "COLUMNS");
-    return env ? strtol(env, NULL, 10) : 0;
+    if (env) return strtol(env, NULL, 10);
+    if (!rows && isatty(STDERR_FILENO) && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 0;
 }
 
 /* Columns to wrap at: term_dim's width, never more than WIDTH (long lines are hard to read) nor

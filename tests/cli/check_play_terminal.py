@@ -210,6 +210,23 @@ def fits(s, title, what):
 
 
 try:
+    # --all piped to a file (a pager) from an 80-column terminal, $COLUMNS not exported: wrapped
+    # at the terminal's 80 columns (stderr's), not at 96
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fs-all-{os.getpid()}.txt")
+    tmux("kill-server")
+    time.sleep(0.2)
+    tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", root)
+    for _ in range(100):   # the shell's prompt first
+        if screen().strip():
+            break
+        time.sleep(0.05)
+    tmux("send-keys", "-t", "t", f"env -u COLUMNS '{exe}' play ring_04 --terminal --all > '{out}'; echo piped $?", "Enter")
+    s = wait_for(r"^piped \d+")
+    check(os.path.exists(out), "--all into a file from tmux ran", s)
+    with open(out, encoding="utf-8") as f:
+        widest = max(len(l) for l in f.read().split("\n"))
+    os.remove(out)
+    check(widest <= 80, f"--all into a file from an 80-column terminal wraps at 80 (widest line {widest})")
     start("000_02")
     s = wait_for(r"before step 0 \(1 of")
     title = s.split("\n")[0]
