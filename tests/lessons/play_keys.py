@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """play_keys.py: keys of the interactive terminal player, through a pseudo-terminal.
 
-`s` (next significant step) on the last page (the lesson's ending, after its claims) must stay
-there; it used to jump back to the first claims page. One page back is the last claims page. Usage: play_keys.py path/to/flashstep; exit 1 on failure.
+G (End) goes to the last step, and pressed again to the last page (the lesson's ending, after
+its claims); `s` (next significant step) there must stay there (it used to jump back to the first
+claims page); one page back is the last claims page. Questions off: these are the navigation
+keys. A player that does not quit on q within a few seconds is killed and the test fails (it
+must never hang). Usage: play_keys.py path/to/flashstep; exit 1 on failure.
 """
-import os, pty, re, select, sys, time
+import os, pty, re, select, signal, sys, time
 
 exe = sys.argv[1]
 try:
@@ -13,7 +16,7 @@ except OSError as e:   # no pseudo-terminals here (some containers): say so, do 
     print(f"play keys: SKIPPED, no pseudo-terminal: {e}")
     sys.exit(0)
 if pid == 0:
-    os.execv(exe, [exe, "play", "001_02", "--terminal"])
+    os.execv(exe, [exe, "play", "001_02", "--terminal", "--no-questions"])
 
 
 def screen(seconds):
@@ -32,19 +35,31 @@ def screen(seconds):
 def page_after(key):
     os.write(fd, key)
     text = screen(0.7)
-    found = re.findall(r"page (\d+) of (\d+)|(the end)\s*$", text)
+    found = re.findall(r"page (\d+) of (\d+)|(the end)\s*$|(step \d+ of \d+–\d+)\s*$", text)
     if not found:
         return None
-    return "the end" if found[-1][2] else (int(found[-1][0]), int(found[-1][1]))
+    f = found[-1]
+    return "the end" if f[2] else f[3] if f[3] else (int(f[0]), int(f[1]))
 
 
 screen(1.5)
+step = page_after(b"G")
 last = page_after(b"G")
 after_s = page_after(b"s")
 back = page_after(b"\x7f")
 os.write(fd, b"q")
 screen(0.5)
-os.waitpid(pid, 0)
-ok = last == "the end" and after_s == last and isinstance(back, tuple) and back[0] == back[1]
-print(f"play keys: G -> {last}, then s -> {after_s}, then Backspace -> page {back}: {'ok' if ok else 'FAIL'}")
+quit_ok = False
+for _ in range(60):   # q must end it; never wait for ever
+    if os.waitpid(pid, os.WNOHANG)[0]:
+        quit_ok = True
+        break
+    time.sleep(0.05)
+if not quit_ok:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+ok = (isinstance(step, str) and step.startswith("step ") and last == "the end" and after_s == last and
+      isinstance(back, tuple) and back[0] == back[1] and quit_ok)
+print(f"play keys: G -> {step}, G -> {last}, then s -> {after_s}, then Backspace -> page {back}, q quits: {quit_ok}: "
+      f"{'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
