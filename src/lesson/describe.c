@@ -337,10 +337,11 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             /* a low-precision run (lowp.h): P against m_new, rounded to e4m3 with its own scale */
             fs_sb_put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D),
                 num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            fs_sb_put(&b, "α = %s(%s − %s) = %s; P = %s(s − m_new), P8 = ", EXP, num_(&b, e->m_old, D), num_(&b, e->m_new, D),
-                num_(&b, e->alpha, D), EXP);
+            /* P8 is P in e4m3, not P itself: the line says so (P = exp(s − m_new) stays in the checks) */
+            fs_sb_put(&b, "α = %s(%s − %s) = %s; P8 = e4m3(P × p) / p with P = %s(s − m_new): ", EXP, num_(&b, e->m_old, D),
+                num_(&b, e->m_new, D), num_(&b, e->alpha, D), EXP);
             vec(&b, t, e->p8_row, e->n_s, D);
-            fs_sb_put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, P × %s; o = ", num_(&b, e->alpha, D),
+            fs_sb_put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, p = %s; o = ", num_(&b, e->alpha, D),
                 num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), fs_sb_sig4(&b, e->q_scale),
                 fs_sb_sig4(&b, e->k_scale), fs_sb_sig4(&b, e->v_scale), num_(&b, e->p_scale, 0));
         } else if (!row_update(&b, t, e, trace_pitfall(l, t), e2, D)) {
