@@ -412,6 +412,11 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             e->qt, e->kt, e->r0, e->r1 - 1, e->c0, e->c1 - 1, fs_tile_class_str(e->cls));
         if (l && l->has_run && l->run.attn.n_q_heads > 1) fs_sb_put(&b, "; head %d reads KV head %d", e->head, e->kv_head);
         put_dropped(&b, t, e, "Philox regenerates the forward's drops");
+        /* the list names the cells the mask shows; dP is computed over the whole tile, and Philox
+         * decides the hidden cells too: a 0 in their dP is a drop the list does not name */
+        if (e->drop >= 0 && e->cls == FS_TILE_PARTIAL)
+            fs_sb_put(&b, " (of the cells the mask shows: Philox decides the hidden ones too, and their dP reads 0 "
+                          "where one is dropped, which P = 0 cancels)");
         if (e->device < 0) {   /* on a ring a device's rows are its own: their gradients are final at home */
             fs_sb_put(&b, "; final so far: dQ rows ");
             put_finished(&b, t, step, e->head, false);
