@@ -90,13 +90,17 @@ void app_course_mark(app *A)
     gui_state *s = &A->st;
     s->n_sections = 0;
     s->section_end = -1;
+    s->course_pos = -1;
     menu_free(A);
     if (!A->have_course) return;
     const fs_course *c = &A->course;
-    /* the lesson shown ends a section when the course's next lesson is of another (or none) */
+    /* the lesson shown ends a section when the course's next lesson is of another (or none); its
+     * place in the course is the header's number (the catalogue is in file order) */
     if (s->lesson >= 0 && s->lesson < A->cat.n) {
         int k = fs_course_find(c, A->cat.names[s->lesson]);
         if (k >= 0 && (k + 1 == c->n || c->section_of[k + 1] != c->section_of[k])) s->section_end = c->section_of[k];
+        s->course_pos = k;
+        s->course_n = c->n;
     }
     A->menu = calloc((size_t)(A->cat.n + c->n_sections), sizeof *A->menu);
     if (!A->menu) return;

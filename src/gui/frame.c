@@ -56,7 +56,10 @@ static void header_subtitle(const gui_state *s, const gui_show *show, char *sub,
 {
     char from[sizeof show->source + 64];
     fs_source_words(show->source, from, sizeof from);   /* the document by its title */
-    if (s->lesson >= 0)
+    if (s->lesson >= 0 && s->course_pos >= 0)   /* its place in the course, as `lessons --course` numbers it */
+        snprintf(sub, n, "%s  ·  %s  ·  lesson %d of %d, %s", from,
+                 show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene), s->course_pos + 1, s->course_n, show->name);
+    else if (s->lesson >= 0)
         snprintf(sub, n, "%s  ·  %s  ·  %d/%d %s", from, show->run.lowp ? "fp8 beside float64" : gui_scene_str(show->scene),
                  s->lesson + 1, s->catalog_n, show->name);
     else   /* one's own problem or a saved trace: not in the catalogue */

@@ -431,6 +431,8 @@ typedef struct {
     gui_quiz_view quiz;     /* a section's quiz over the scene */
     int quiz_want;          /* a section whose quiz the platform is to make (−1: none) */
     int n_sections;         /* the course's sections: the lesson list ends with one quiz each */
+    int course_pos, course_n;  /* the lesson shown is lesson course_pos (from 0) of the course's
+                                * course_n (−1: not in it, or no course): the header's number */
     int section_end;        /* the lesson shown is the last of this section of the course (its
                              * last step offers the quiz: Enter), −1 when it is not */
     int frames;

@@ -323,6 +323,7 @@ void gui_state_init(gui_state *s, int w, int h, int catalog_n, int lesson)
     s->narr_longest = -1;
     s->quiz_want = -1;
     s->section_end = -1;
+    s->course_pos = -1;
 }
 
 void gui_state_attach(gui_state *s, const gui_show *show)
@@ -810,7 +811,7 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         } else if (!strcmp(op, "expect")) {
             L.op = GUI_SCRIPT_EXPECT;
             static const char *const whats[] = {"step", "playing", "theme", "scale", "predict", "lesson",
-                                                "follow", "help", "hover", "speed", "menu", "right", "events"};
+                                                "follow", "help", "hover", "speed", "menu", "right", "events", "course"};
             bool ok = false;
             for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) ok |= nw >= 2 && !strcmp(word[1], whats[i]);
             if (!ok) { rc = script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); goto fail; }
@@ -887,6 +888,7 @@ bool gui_script_expect(const gui_script_line *l, const gui_state *s, char *buf, 
     else if (!strcmp(w, "menu")) got = s->menu;
     else if (!strcmp(w, "right")) got = s->predict.n_right;
     else if (!strcmp(w, "events")) got = (long)s->n;
+    else if (!strcmp(w, "course")) got = s->course_pos + 1;   /* the header's "lesson N of …"; 0: not in the course */
     else if (!strcmp(w, "hover")) {
         bool ok = s->hover == GUI_HOVER_CELL && s->hover_i == l->v[0] && s->hover_j == l->v[1];
         if (!ok) snprintf(buf, n, "expected hover over cell (%d, %d), got kind %d at (%d, %d)", l->v[0], l->v[1],

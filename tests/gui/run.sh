@@ -78,6 +78,11 @@ for f in controls-frame.png flashstep-tiled-0000.png; do
 done
 echo "test-gui: scripted input done"
 
+# The header numbers a lesson by its place in the course (`lessons --course`), not in the files.
+pos=$("$bin" lessons --course | awk '/ ring_01_/ { print $1; exit }')
+printf 'wait 100\nexpect course %s\nquit\n' "$pos" >course.script
+"$bin" play ring_01 --size 1280x720 --font "$font" --script course.script --no-questions --max-seconds 60 ||
+  { echo "test-gui: the header's course number of ring_01 is not $pos" >&2; fail=1; }
 # A bad script is reported with file:line:column and exit 2.
 printf 'key Right\nkey Nope\n' >bad.script
 set +e
