@@ -388,6 +388,12 @@ START_TEST(test_judge_rules)
     q.answer = 1000;
     q.digits = 0;
     ck_assert(fs_question_judge(&q, "1,000", fb, sizeof fb));   /* three digits after it: a thousands separator */
+    q.answer = 1.368;   /* 1,368 meant as a decimal comma: judged as 1368, and the feedback says so */
+    q.digits = 4;
+    ck_assert(!fs_question_judge(&q, "1,368", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "thousands separator"), "%s", fb);
+    q.answer = 1000;
+    q.digits = 0;
     q.digits = 4;
     ck_assert(!fs_question_judge(&q, "2", fb, sizeof fb));
     q.kind = FS_Q_M_NEW;

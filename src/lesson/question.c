@@ -1287,6 +1287,10 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
             hint = " (What the prompt's rounded numbers give: right.)";
         }
     }
+    /* a comma left after decimal_comma is a thousands separator (1,368 is 1368): say how it was
+     * read, where a student may have meant a decimal comma */
+    if (!ok && strchr(t, ',') && !*hint) hint = " (A comma before three digits is read as a thousands separator; type the "
+                                               "decimal point as a dot: 1.368.)";
     if (ok) snprintf(feedback, n, "Right: you typed %s; it is %s.%s %s", t, right, hint, q->why);
     else snprintf(feedback, n, "Not quite: you typed %s; it is %s.%s %s%s", t, right, hint, q->why, where(q, at, sizeof at));
     return ok;
