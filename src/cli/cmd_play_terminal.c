@@ -1581,8 +1581,9 @@ int cli_play_terminal(int argc, char **argv)
         if (overlay >= 0) {
             char pos[96], line[256];
             position(&pl, k, pos, sizeof pos);
-            snprintf(line, sizeof line, "any key: back to %s · m matrices · t mask · y glossary", pos);
+            snprintf(line, sizeof line, "any key: back to %s · q quit", pos);   /* two lines, as the footer's */
             wrap(ff, line, 0, pl.width);
+            wrap(ff, "m matrices · t mask · y glossary", 0, pl.width);
         } else {
             footer_lines(ff, &pl, k);
         }
