@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/fp8.h"
 #include "engine/run.h"
 #include "lesson/lesson.h"
 #include "test_problem.h"
@@ -147,6 +148,7 @@ START_TEST(test_every_lesson_asks)
     ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
     ck_assert_int_gt(n, 10);
     int n_from_prompt = 0;   /* questions whose prompt's rounded numbers give another answer */
+    int n_e4m3_reasons = 0;  /* e4m3 roundings of a plain number, explained */
     for (int i = 0; i < n; i++) {
         fs_lesson *l;
         fs_loc_error err;
@@ -297,6 +299,20 @@ START_TEST(test_every_lesson_asks)
             else ck_assert_msg(strstr(q[j].why, "this block's best score (m_blk)"), "%s question %d: m_blk unexplained: %s", paths[i], j,
                                q[j].why);
         }
+        /* an e4m3 rounding of a plain number says between which two e4m3 values it lies and why
+         * it goes to the one it does (a tie: to the even one) */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].kind != FS_Q_E4M3) continue;
+            const fs_check *ck = fs_lesson_check(l, q[j].check);
+            char *end;
+            const double x = strtod(ck->target + 10, &end);   /* "expr e4m3(" */
+            if (strncmp(ck->target, "expr e4m3(", 10) || end == ck->target + 10 || strcmp(end, ")") || fabs(x) > 448 ||
+                fs_fp8_round(FS_FP8_E4M3, x) == x)
+                continue;
+            ck_assert_msg(strstr(q[j].why, "lies between") && (strstr(q[j].why, "the nearer is") || strstr(q[j].why, "the even one")),
+                          "%s question %d: %s", paths[i], j, q[j].why);
+            n_e4m3_reasons++;
+        }
         /* where the reason says what the prompt's rounded numbers give, that answer, typed as the
          * reason prints it, is judged right, and so is the exact answer's rounding */
         for (int j = 0; j < nq && j < QMAX; j++) {
@@ -323,6 +339,7 @@ START_TEST(test_every_lesson_asks)
         fs_lesson_free(l);
     }
     ck_assert_msg(n_from_prompt >= 3, "only %d questions whose rounded numbers give another answer", n_from_prompt);
+    ck_assert_msg(n_e4m3_reasons >= 3, "only %d e4m3 roundings explained", n_e4m3_reasons);
     fs_lesson_list_free(paths, n);
 }
 END_TEST

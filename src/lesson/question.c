@@ -12,6 +12,7 @@
  */
 #include "lesson_internal.h"
 #include "io/text.h"
+#include "engine/fp8.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -996,6 +997,32 @@ static void hide_answer(char *buf, size_t cap, const char *printed, const char *
     snprintf(buf, cap, "%s", out);
 }
 
+/* Why e4m3(x) is what it is, for a plain number x (e4m3(-1.7)): its two neighbours on the e4m3
+ * grid and which one it goes to; appended to why (capacity n). e4m3 keeps 3 fraction bits: in
+ * [2^e, 2^(e+1)) its values are 2^(e−3) apart; below 2^-6 (subnormal) 2^-9 apart. Nothing for an
+ * expression, a number past 448 (saturated) or one on the grid already. */
+static void e4m3_reason(char *why, size_t n, const char *expr)
+{
+    char *end;
+    if (strncmp(expr, "e4m3(", 5)) return;
+    const double x = strtod(expr + 5, &end);
+    if (end == expr + 5 || strcmp(end, ")") || !isfinite(x) || fabs(x) > 448 || x == 0) return;
+    const double a = fabs(x);
+    int e;
+    frexp(a, &e);   /* a = f · 2^e, f in [0.5, 1): a in [2^(e−1), 2^e) */
+    const double step = a < 0x1p-6 ? 0x1p-9 : ldexp(1, e - 1 - 3);
+    const double lo = floor(a / step) * step, hi = lo + step;
+    if (lo == a) return;
+    const double r = fabs(fs_fp8_round(FS_FP8_E4M3, a));
+    const bool tie = a - lo == hi - a;
+    const double s = x < 0 ? -1 : 1;
+    size_t len = strlen(why);
+    if (len && why[len - 1] == '.') why[--len] = 0;
+    snprintf(why + len, n - len, ". %.8g lies between %.8g and %.8g, e4m3's neighbours there (%.8g apart)%s%.8g.", x, s * lo,
+             s * hi, step, tie ? "; it is halfway, and a tie goes to the neighbour whose last fraction bit is 0, the even one: "
+                                 : "; the nearer is ", s * r);
+}
+
 /* The question of check i, if a student can answer it: arithmetic by hand, an e4m3 rounding, or
  * which of two measured errors is the larger (a ratio of RMSEs). */
 static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
@@ -1103,6 +1130,7 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
                  : ck->got.verdict == FS_VERDICT_ERRATUM ? "an erratum"
                  : ck->got.verdict == FS_VERDICT_ROUNDED ? "from its own rounded intermediates"
                  : "as an approximation");
+    if (e4) e4m3_reason(x->why, sizeof x->why, ck->target + 5);
     return true;
 }
 
