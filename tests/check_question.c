@@ -554,6 +554,29 @@ START_TEST(test_quiz_every_section)
         ck_assert_msg(differ, "%s: seeds %llu and %llu give the same quiz", where, (unsigned long long)seed,
                       (unsigned long long)seed + 1);
     }
+    /* the ring's shard question asks of a device and a step the seed draws (it had asked device 0
+     * at step 0 on every seed), and its answer follows its rule, (p − t) mod P */
+    int ring = -1, seen[64][64] = {{0}}, distinct = 0, asked = 0;
+    for (int s = 0; s < c.n_sections; s++)
+        if (strstr(c.sections[s], "ring")) ring = s;
+    ck_assert_msg(ring >= 0, "no ring section in the course");
+    for (uint64_t k = 0; k < 24; k++) {
+        ck_assert(fs_quiz_make("lessons", &c, ring, seed + k, a, &err));
+        for (int i = 0; i < a->n; i++) {
+            if (a->q[i].kind != FS_Q_SHARD) continue;
+            int P, t0, p, held, t1;
+            ck_assert_msg(sscanf(a->q[i].prompt, "%d devices in a ring: at step 0 device p holds KV shard p, and after each step "
+                                 "every device passes its shard on to device p + 1. At ring step %d device %d holds shard %d: "
+                                 "which shard will it hold at ring step %d?", &P, &t0, &p, &held, &t1) == 5,
+                          "%s", a->q[i].prompt);
+            ck_assert(P > 1 && P <= 64 && p >= 0 && p < P && t1 == t0 + 1 && held == ((p - t0) % P + P) % P);
+            ck_assert_msg(a->q[i].answer == ((p - t1) % P + P) % P, "%s: answer %g", a->q[i].prompt, a->q[i].answer);
+            distinct += !seen[p][t0]++;
+            asked++;
+        }
+    }
+    ck_assert_msg(asked >= 2 && distinct > 1, "the ring quiz asked its shard question %d times, of one device and step only",
+                  asked);
     ck_assert(!fs_quiz_make("lessons", &c, c.n_sections, seed, a, &err));
     free(a);
     free(b);

@@ -437,6 +437,10 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
  * answered. */
 bool fs_question_about_classes(const fs_question *q);
 
+/* The ring's question on device p of P at ring step t0: which KV shard it holds at step t0 + 1
+ * (device p holds shard (p − t) mod P at step t); q->step −1. A quiz draws p and t0 afresh. */
+void fs_question_shard(int32_t P, int32_t p, int32_t t0, fs_question *q);
+
 /* A claim (written as a phrase: "a contiguous cache reserves …") as the start of a sentence, its
  * first letter a capital unless it starts with a symbol whose case is its meaning ("z[0]", "m =
  * …", "e4m3"); into buf (capacity n), returned. */

@@ -579,16 +579,24 @@ static bool ask_shard(const ctx *c, int64_t k, fs_question *q)
     while (n < c->t->n && !(c->t->ev[n].kind == FS_EV_HOLD && c->t->ev[n].device == p && c->t->ev[n].ring_step == t)) n++;
     if (n == c->t->n) return false;                  /* the last step: no next one */
     const int32_t s = c->t->ev[n].shard;
-    if (s != ((p - t) % P + P) % P) return false;    /* the reason's rule does not hold here */
-    *q = blank(FS_Q_SHARD, k, 0);
+    if (s != ((p - t) % P + P) % P || e->shard != ((p - e->ring_step) % P + P) % P)
+        return false;   /* the reason's rule does not hold here */
+    fs_question_shard(P, p, e->ring_step, q);
+    q->step = k;
+    return true;
+}
+
+void fs_question_shard(int32_t P, int32_t p, int32_t t0, fs_question *q)
+{
+    const int32_t t = t0 + 1, held = ((p - t0) % P + P) % P, s = ((p - t) % P + P) % P;
+    *q = blank(FS_Q_SHARD, -1, 0);
     snprintf(q->prompt, sizeof q->prompt, "%d devices in a ring: at step 0 device p holds KV shard p, and after each step "
              "every device passes its shard on to device p + 1. At ring step %d device %d holds shard %d: which shard "
-             "will it hold at ring step %d?", P, e->ring_step, p, e->shard, t);
+             "will it hold at ring step %d?", P, t0, p, held, t);
     q->answer = s;
     snprintf(q->why, sizeof q->why, "Device p holds shard (p − t) mod %d at ring step t: (%d − %d) mod %d = %d, since each "
              "step moves every shard one device on (device %d receives the shard device %d held).", P, p, t, P, s, p,
              (p + P - 1) % P);
-    return true;
 }
 
 static bool ask_page(const ctx *c, int64_t k, fs_question *q)

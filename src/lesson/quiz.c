@@ -80,6 +80,13 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
         fs_trace_init(&t);
         if (fs_run_exec(&r, &res, &t) == FS_OK) n = fs_run_questions(&r, &t, 4, q, max);
         if (n > max) n = max;
+        /* the ring's question is about its first moment, device 0 at step 0, whatever the
+         * inputs: a quiz asks it of a device and a step the seed draws */
+        for (int i = 0; i < n; i++)
+            if (q[i].kind == FS_Q_SHARD && r.ring.P >= 2) {
+                const int32_t P = r.ring.P, p = (int32_t)(next(seed) % (uint64_t)P), t0 = (int32_t)(next(seed) % (uint64_t)(P - 1));
+                fs_question_shard(P, p, t0, &q[i]);
+            }
         fs_trace_free(&t);
         fs_result_free(&res);
     }
