@@ -299,6 +299,12 @@ START_TEST(test_every_lesson_asks)
             else ck_assert_msg(strstr(q[j].why, "this block's best score (m_blk)"), "%s question %d: m_blk unexplained: %s", paths[i], j,
                                q[j].why);
         }
+        /* a tile's class under a causal or window mask depends on where the queries sit: the
+         * question says it (a quiz asks it away from the lesson that would) */
+        for (int j = 0; j < nq && j < QMAX; j++)
+            if ((q[j].kind == FS_Q_TILE_CLASS || q[j].kind == FS_Q_SKIPS) &&
+                (strstr(q[j].prompt, "causal mask") || strstr(q[j].prompt, "sliding window")))
+                ck_assert_msg(strstr(q[j].prompt, "query i is at position i"), "%s question %d: %s", paths[i], j, q[j].prompt);
         /* an e4m3 rounding of a plain number says between which two e4m3 values it lies and why
          * it goes to the one it does (a tie: to the even one) */
         for (int j = 0; j < nq && j < QMAX; j++) {

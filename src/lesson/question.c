@@ -117,10 +117,18 @@ static const char *mask_words(const ctx *c, char *buf, size_t n)
 {
     if (!c->run) return "the mask";
     const fs_mask *m = &c->run->attn.mask;
+    /* where the queries sit, which decides what a causal or window mask shows (a quiz's question
+     * comes without the lesson that would say it) */
+    const int32_t off = m->has_offset ? m->offset : c->run->attn.n_kv - c->run->attn.n_q;
+    char at[64];
+    if (off) snprintf(at, sizeof at, "; query i is at position i + %d", off);
+    else snprintf(at, sizeof at, "; query i is at position i, as key i");
     switch (m->kind) {
-    case FS_MASK_CAUSAL: return "the causal mask (a query sees the keys at or before its own position)";
+    case FS_MASK_CAUSAL:
+        snprintf(buf, n, "the causal mask (a query sees the keys at or before its own position%s)", at);
+        return buf;
     case FS_MASK_WINDOW:
-        snprintf(buf, n, "the sliding window of W = %d (a query sees only the last W keys up to its position)", m->window);
+        snprintf(buf, n, "the sliding window of W = %d (a query sees only the last W keys up to its position%s)", m->window, at);
         return buf;
     case FS_MASK_BITS: return m->is_tree ? "the tree mask (a token sees itself and its ancestors)" : "the bitmask";
     default: return "no mask";
