@@ -406,7 +406,9 @@ static void matrices_page(FILE *f, const player *p, int64_t head)
         heading(f, "── the lesson's matrices ", 40, p->width);
     }
     if (!r) {
-        wrap(f, "This lesson runs nothing: it checks the document's arithmetic, one claim a step.", 0, p->width);
+        wrap(f, fs_lesson_has_source(p->l) ? "This lesson runs nothing: it checks the document's arithmetic, one claim a step."
+                                           : "This lesson runs nothing: it checks its own arithmetic, one claim a step.",
+             0, p->width);
         return;
     }
     char line[512];
@@ -982,9 +984,14 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
     position(p, k, pos, sizeof pos);
     /* q quit on the first line, which has room for it at 80 columns, so that the second keeps
      * room for the score and the position beside it */
-    static const char keys[] = "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile · q quit";
+    /* a claims-only lesson runs nothing: no tiles, mask or matrices to move by or show */
+    const char *keys = p->claim_steps ? "→/Enter next · ←/Bksp back · g/G first/last · q quit"
+                                      : "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile · q quit";
     char more[96];
-    if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · y glossary · g/G first/last");
+    if (p->claim_steps && p->asked) snprintf(more, sizeof more, "y glossary · a questions %s, %d/%d right", p->ask ? "on" : "off",
+                                             p->right, p->asked);
+    else if (p->claim_steps) snprintf(more, sizeof more, "y glossary%s", p->nq ? (p->ask ? " · a questions on" : " · a questions off") : "");
+    else if (p->nq == 0) snprintf(more, sizeof more, "m matrices · t mask · y glossary · g/G first/last");
     else if (p->asked) snprintf(more, sizeof more, "m/t/y matrices/mask/glossary · a questions %s, %d/%d right",
                                 p->ask ? "on" : "off", p->right, p->asked);
     else snprintf(more, sizeof more, "m matrices · t mask · y glossary · a questions %s", p->ask ? "on" : "off");

@@ -406,6 +406,8 @@ try:
     start("003_06", "--step", "10")
     s = wait_for(r"step 10 of 0–21")
     fits(s, "What naive attention", "003_06 (claims only) at step 10")
+    check("→/Enter next · ←/Bksp back · g/G first/last · q quit" in s and "]/[ tile" not in s and "t mask" not in s,
+          "a claims-only lesson's footer offers no keys of tiles, masks or matrices (it runs nothing)", s)
     check("· claim" in s and "document: wrong (an erratum)" in s and "the lesson computes:" in s,
           "003_06's step 10 is a claim with its verdict in words", s)
     tmux("send-keys", "-t", "t", "q")
