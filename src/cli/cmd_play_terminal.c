@@ -57,7 +57,8 @@ static void usage(FILE *f)
                "A lesson that only checks claims gets one step per claim. LESSON is a path or a file\n"
                "stem (or a unique prefix of one, e.g. 000_01); the first lesson by default.\n\n"
                "keys: Enter, Right, Space or n: next   Backspace, Left or p: back\n"
-               "      s or Tab / S: next / previous significant step (rescale, skip, merge, output)\n"
+               "      s or Tab / S: next / previous milestone, a significant step (rescale, skip,\n"
+               "         merge, output)\n"
                "      c / C: next / previous narrated step (one the lesson explains in its words)\n"
                "      ] / [: next / previous tile (a tile pair computed or skipped)\n"
                "      m: the matrices   t: the mask and its tiles   y: the glossary, every symbol and\n"
@@ -986,7 +987,7 @@ static void footer_lines(FILE *f, const player *p, int64_t k)
      * room for the score and the position beside it */
     /* a claims-only lesson runs nothing: no tiles, mask or matrices to move by or show */
     const char *keys = p->claim_steps ? "→/Enter next · ←/Bksp back · g/G first/last · q quit"
-                                      : "→/Enter next · ←/Bksp back · s/S key step · c/C narrated · ]/[ tile · q quit";
+                                      : "→/Enter next · ←/Bksp back · s/S milestone · c/C narrated · ]/[ tile · q quit";
     char more[96];
     if (p->claim_steps && p->asked) snprintf(more, sizeof more, "y glossary · a questions %s, %d/%d right", p->ask ? "on" : "off",
                                              p->right, p->asked);
