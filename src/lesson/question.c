@@ -973,18 +973,19 @@ static bool holds_number(const char *text, const char *p)
  * alone. */
 static void hide_answer(char *buf, size_t cap, const char *printed, const char *expr)
 {
-    static const char *const names[] = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                                        "ten", "eleven", "twelve"};
+    static const char *const names[] = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                                        "twelve"};   /* 2 to 12: "one" is too common a word to hide */
     const char *p = printed;
     while (*p == '~' || *p == '+' || *p == '-') p++;
     if (!isdigit((unsigned char)*p) || holds_number(expr, p)) return;
     char *end;
     const long whole = strtol(p, &end, 10);
     if (!*end && whole >= 2 && whole <= 12) {   /* its name, as a word of its own */
-        const size_t k = strlen(names[whole]);
+        const char *name = names[whole - 2];
+        const size_t k = strlen(name);
         for (char *w = buf; *w; w++) {
             size_t i = 0;
-            while (i < k && tolower((unsigned char)w[i]) == names[whole][i]) i++;
+            while (i < k && tolower((unsigned char)w[i]) == name[i]) i++;
             if (i == k && (w == buf || !isalpha((unsigned char)w[-1])) && !isalpha((unsigned char)w[k])) {
                 memmove(w + 3, w + k, strlen(w + k) + 1);   /* k >= 3: the text does not grow */
                 memcpy(w, "___", 3);
@@ -1318,15 +1319,15 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
          * exact 0.83801): typed to at least as fine a digit, one unit of its last one (2 · half,
          * fs_printed_parse's half a unit) is right */
         const double unit = 2 * half;
-        if (!ok && unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->answer) <= 1.000001 * unit) {
+        const bool fine = unit > 0 && unit <= 1.000001 * pow(10, -q->digits);   /* typed to the question's digits */
+        if (!ok && fine && fabs(x - q->answer) <= 1.000001 * unit) {
             ok = true;
             hint = " (One unit off in the last digit: within what the rounded numbers of a question allow.)";
         }
         /* the prompt's rounded numbers worked out (32.6040 / 1.5910 = 20.4928 for the exact
          * 20.4926): right, to its rounding or one unit of its last digit off it */
         if (!ok && q->has_from_prompt && sig_digits(t) >= 2 &&
-            (fs_rounds_to(q->from_prompt, t) ||
-             (unit > 0 && unit <= 1.000001 * pow(10, -q->digits) && fabs(x - q->from_prompt) <= 1.000001 * unit))) {
+            (fs_rounds_to(q->from_prompt, t) || (fine && fabs(x - q->from_prompt) <= 1.000001 * unit))) {
             ok = true;
             hint = " (What the prompt's rounded numbers give: right.)";
         }
