@@ -337,9 +337,13 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
             /* a low-precision run (lowp.h): P against m_new, rounded to e4m3 with its own scale */
             fs_sb_put(&b, "; m_blk = %s; m_new = max(%s, %s) = %s; ", num_(&b, e->m_blk, D), num_(&b, e->m_old, D),
                 num_(&b, e->m_blk, D), num_(&b, e->m_new, D));
-            /* P8 is P in e4m3, not P itself: the line says so (P = exp(s − m_new) stays in the checks) */
-            fs_sb_put(&b, "α = %s(%s − %s) = %s; P8 = e4m3(P × p) / p with P = %s(s − m_new): ", EXP, num_(&b, e->m_old, D),
-                num_(&b, e->m_new, D), num_(&b, e->alpha, D), EXP);
+            /* P8 is P rounded, not P itself: the line says so (P = exp(s − m_new) stays in the checks).
+             * P's format: e4m3 for FP8 inputs (lowp.c's pfmt), else the inputs' own */
+            const bool known = l && l->has_run && l->run.lowp;   /* (a saved trace does not say its recipe) */
+            const fs_lowp_fmt in = known ? l->run.recipe.fmt : FS_LOWP_E4M3;
+            const char *pf = !known ? "round" : in == FS_LOWP_E5M2 ? "e4m3" : fs_lowp_fmt_str(in);
+            fs_sb_put(&b, "α = %s(%s − %s) = %s; P8 = %s(P × p) / p with P = %s(s − m_new): ", EXP, num_(&b, e->m_old, D),
+                num_(&b, e->m_new, D), num_(&b, e->alpha, D), pf, EXP);
             vec(&b, t, e->p8_row, e->n_s, D);
             fs_sb_put(&b, "; ℓ = α·ℓ_old + Σ P = %s · %s + %s = %s; scales q %s, k %s, v %s, p = %s; o = ", num_(&b, e->alpha, D),
                 num_(&b, e->l_old, D), num_(&b, e->l_blk, D), num_(&b, e->l_new, D), fs_sb_sig4(&b, e->q_scale),
