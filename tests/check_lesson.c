@@ -392,6 +392,9 @@ START_TEST(test_parse_errors)
                "m needs [row]");
     parse_fail(HEAD HEAD "algo: none\n", 3, 1, "'title' given twice");
     parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n   \n  claim: x\nz: 1\n", 7, 1, "'z:' is not used with algo: none");
+    /* quiz: names the fresh questions of a claims-only lesson; a lesson that runs is quizzed on its run */
+    parse_fail(HEAD "algo: none\nquiz: pagez\n", 4, 7, "unknown quiz 'pagez' (memory, pages, e4m3, ring)");
+    parse_fail(HEAD "algo: softmax\nz: 1 2\nquiz: pages\n", 5, 1, "'quiz:' is for claims-only lessons");
 }
 END_TEST
 

@@ -40,6 +40,16 @@ static double trace_value(const fs_trace *t, const fs_question *q)
                 return t->ev[n].shard;
         return -1;
     case FS_Q_PAGE: return e->block;
+    case FS_Q_DROP: return e->l_blk;
+    case FS_Q_QUANT: case FS_Q_P8: {   /* one of the row's rounded values: the one the prompt names */
+        const double *v = fs_trace_at(t, q->kind == FS_Q_QUANT ? e->x8_row : e->p8_row);
+        const int32_t n = q->kind == FS_Q_QUANT ? e->n_x : e->n_s;
+        int j;
+        const char *at = strstr(q->prompt, q->kind == FS_Q_QUANT ? "'s element " : "'s weight for key ");
+        if (!v || !at || sscanf(at + 3, q->kind == FS_Q_QUANT ? "element %d" : "weight for key %d", &j) != 1) return -1;
+        if (q->kind == FS_Q_P8) j -= e->c0;
+        return j >= 0 && j < n ? v[j] : -1;
+    }
     default: return NAN;
     }
 }
@@ -58,6 +68,12 @@ static void judge_all_ways(const fs_question *q, const char *where, uint64_t see
         ck_assert_msg(fs_question_judge(q, typed, fb, sizeof fb), "%s: its number judged wrong: %s", where, fb);
         int other = (q->right + 1) % q->n_options;
         ck_assert_msg(!fs_question_judge(q, q->options[other], fb, sizeof fb), "%s: a wrong option judged right", where);
+        /* an option's other name (a recipe for "the first"), typed whole, is that option */
+        if (q->alias[q->right][0]) {
+            ck_assert_msg(fs_question_judge(q, q->alias[q->right], fb, sizeof fb), "%s: the right option's name %s judged wrong: %s",
+                          where, q->alias[q->right], fb);
+            ck_assert_msg(!fs_question_judge(q, q->alias[other], fb, sizeof fb), "%s: the other option's name judged right", where);
+        }
         ck_assert_msg(strstr(fb, q->options[q->right]) && strstr(fb, q->options[other]),
                       "%s: the feedback names neither the typed nor the right option: %s", where, fb);
         return;
@@ -114,6 +130,23 @@ static void check_questions(const fs_trace *t, const fs_question *q, int n, cons
             /* pitfall lessons take row questions from the correct run; lesson callers check those */
             if (!isnan(v)) ck_assert_msg(v == q[i].answer, "%s: answer %.17g, trace %.17g (seed %llu)", where, q[i].answer, v,
                                          (unsigned long long)seed);
+            /* a ring step's work: none when every pair of the device's step is skipped, all when none is
+             * skipped and every computed one is full */
+            if (q[i].kind == FS_Q_RING_WORK) {
+                const fs_event *h = &t->ev[q[i].step];
+                int64_t skipped = 0, full = 0, partial = 0;
+                for (int64_t x = q[i].step + 1; x < t->n && t->ev[x].kind != FS_EV_HOLD; x++) {
+                    const fs_event *y = &t->ev[x];
+                    if (y->device != h->device || y->ring_step != h->ring_step) continue;
+                    skipped += y->kind == FS_EV_SKIP || y->kind == FS_EV_BSKIP;
+                    full += (y->kind == FS_EV_TILE || y->kind == FS_EV_BTILE) && y->cls == FS_TILE_FULL;
+                    partial += (y->kind == FS_EV_TILE || y->kind == FS_EV_BTILE) && y->cls == FS_TILE_PARTIAL;
+                }
+                const int want = full + partial == 0 ? 2 : skipped == 0 && partial == 0 ? 0 : 1;
+                ck_assert_msg(q[i].right == want, "%s: answered %s, the step's tiles say %s (%lld full, %lld partial, %lld "
+                              "skipped)", where, q[i].options[q[i].right], q[i].options[want], (long long)full, (long long)partial,
+                              (long long)skipped);
+            }
             /* a shard question comes before the hop that brings the shard it asks for */
             for (int64_t x_at = 0; q[i].kind == FS_Q_SHARD && x_at < q[i].step; x_at++) {
                 const fs_event *x = &t->ev[x_at], *e = &t->ev[q[i].step];
@@ -148,6 +181,7 @@ START_TEST(test_every_lesson_asks)
     ck_assert_int_eq(fs_lesson_list("lessons", &paths, &n), 0);
     ck_assert_int_gt(n, 10);
     int n_from_prompt = 0;   /* questions whose prompt's rounded numbers give another answer */
+    int n_alias = 0;         /* choices that take a recipe's name for "the first" or "the second" */
     int n_e4m3_reasons = 0;  /* e4m3 roundings of a plain number, explained */
     for (int i = 0; i < n; i++) {
         fs_lesson *l;
@@ -332,6 +366,7 @@ START_TEST(test_every_lesson_asks)
             ck_assert_msg(fs_question_judge(&q[j], fs_question_answer(&q[j], typed, sizeof typed), fb, sizeof fb), "%s", fb);
             n_from_prompt++;
         }
+        for (int j = 0; j < nq && j < QMAX; j++) n_alias += !q[j].numeric && q[j].alias[0][0] && q[j].alias[1][0];
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {
@@ -346,6 +381,7 @@ START_TEST(test_every_lesson_asks)
     }
     ck_assert_msg(n_from_prompt >= 3, "only %d questions whose rounded numbers give another answer", n_from_prompt);
     ck_assert_msg(n_e4m3_reasons >= 3, "only %d e4m3 roundings explained", n_e4m3_reasons);
+    ck_assert_msg(n_alias >= 1, "no choice between two recipes takes a recipe's name");
     fs_lesson_list_free(paths, n);
 }
 END_TEST
@@ -365,6 +401,14 @@ START_TEST(test_judge_rules)
     char fb[1024];
     ck_assert(fs_question_judge(&q, "0.9585", fb, sizeof fb));
     ck_assert(fs_question_judge(&q, "0.96", fb, sizeof fb));
+    /* a number with a unit is asked again (its hint quotes it); a number, a word, -inf, a decimal
+     * comma and two numbers are not */
+    ck_assert(fs_question_unit_hint(&q, "128 KiB", fb, sizeof fb) && strstr(fb, "\"128 KiB\"") && strstr(fb, "number alone"));
+    ck_assert(fs_question_unit_hint(&q, " 15%", fb, sizeof fb));
+    ck_assert(fs_question_unit_hint(&q, "0.6ms\n", fb, sizeof fb));
+    static const char *const plain[] = {"0.9585", "abc", "-inf", "0,96", "2 or 3", "", "1e-3"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        ck_assert_msg(!fs_question_unit_hint(&q, plain[i], fb, sizeof fb), "'%s' taken for a number with a unit", plain[i]);
     ck_assert(fs_question_judge(&q, " 0.958 ", fb, sizeof fb));
     /* one unit off in the last of four typed decimals (worked out from rounded numbers): right,
      * and said why; two units off, or fewer decimals that do not round to it: not */
@@ -453,8 +497,10 @@ END_TEST
 
 /* Random problems of every algorithm: the questions' answers are the trace's values and judge
  * as they should. */
-static void run_and_check(fs_run *r, const char *what, uint64_t seed)
+/* Runs r, checks its questions and returns which kinds it asked (bit k for fs_qkind k). */
+static unsigned run_and_check(fs_run *r, const char *what, uint64_t seed)
 {
+    unsigned asked = 0;
     fs_result res;
     fs_trace t;
     fs_trace_init(&t);
@@ -471,14 +517,47 @@ static void run_and_check(fs_run *r, const char *what, uint64_t seed)
             int cls = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
             ck_assert_msg(q[i].right == cls, "%s: tile class %d asked as %d (seed %llu)", what, cls, q[i].right,
                           (unsigned long long)seed);
+        } else if (q[i].kind == FS_Q_QUANT) {
+            /* the rounding redone from the trace's exact row and scale, as lowp.h states it */
+            const fs_event *e = &t.ev[q[i].step];
+            const double *x = fs_trace_at(&t, e->x_row);
+            int j;
+            ck_assert(x && sscanf(strstr(q[i].prompt, "'s element ") + 11, "%d", &j) == 1 && j >= 0 && j < e->n_x);
+            const double want = fs_fp8_round(FS_FP8_E4M3, (float)(x[j] / e->q_scale)) * e->q_scale;
+            ck_assert_msg(fabs(q[i].answer - want) <= 1e-6 * fabs(want), "%s: e4m3(x / σ) · σ = %.9g, asked %.9g (seed %llu)", what,
+                          want, q[i].answer, (unsigned long long)seed);
+        } else if (q[i].kind == FS_Q_DROP) {
+            /* the keys it names as dropped are the pair's dropped cells of that row */
+            const fs_event *e = &t.ev[q[i].step];
+            const char *k = strstr(q[i].prompt, "dropout drops key");
+            ck_assert(k);
+            k = strchr(k + 17, ' ') + 1;
+            int key;
+            while (sscanf(k, "%d", &key) == 1) {
+                bool found = false;
+                for (int64_t x = q[i].step - 1; x >= 0 && !found; x--) {
+                    const fs_event *te = &t.ev[x];
+                    if (te->kind != FS_EV_TILE || te->qt != e->qt || te->kt != e->kt || te->head != e->head) continue;
+                    const double *pairs = fs_trace_at(&t, te->drop);
+                    for (int32_t d = 0; pairs && d < te->n_drop; d++) found |= pairs[2 * d] == e->row && pairs[2 * d + 1] == key;
+                    break;
+                }
+                ck_assert_msg(found, "%s: key %d is not dropped for row %d: %s (seed %llu)", what, key, e->row, q[i].prompt,
+                              (unsigned long long)seed);
+                while (isdigit((unsigned char)*k)) k++;
+                if (strncmp(k, ", ", 2)) break;
+                k += 2;
+            }
         } else if (q[i].kind == FS_Q_SKIPS) {
             int skips = 0;
             for (int64_t k = 0; k < t.n; k++) skips += (t.ev[k].kind == FS_EV_SKIP || t.ev[k].kind == FS_EV_BSKIP) && t.ev[k].head == 0;
             ck_assert_msg(q[i].answer == skips, "%s: %d skips, asked %g (seed %llu)", what, skips, q[i].answer,
                           (unsigned long long)seed);
         }
+    for (int i = 0; i < n && i < QMAX; i++) asked |= 1u << q[i].kind;
     fs_trace_free(&t);
     fs_result_free(&res);
+    return asked;
 }
 
 START_TEST(test_random_problems)
@@ -487,6 +566,7 @@ START_TEST(test_random_problems)
     fs_rng rng = {seed};
     fs_test_problem_spec spec = {.max_n_q = 9, .max_n_kv = 11, .max_d = 4, .max_d_v = 3, .max_offset = 4, .max_window = 4,
                                  .bits_visible = 0.5, .dO = true};
+    unsigned dropout_asked = 0, fp8_asked = 0;
     for (int it = 0; it < 60; it++) {
         fs_test_problem p;
         fs_test_problem_draw(&p, &rng, it % FS_TEST_MASKS, &spec);
@@ -512,8 +592,49 @@ START_TEST(test_random_problems)
         b.tiling.Bq = fs_rng_int(&rng, 1, 4);
         b.tiling.Bk = fs_rng_int(&rng, 1, 4);
         run_and_check(&b, "backward", seed);
+        if (p.a.Q && !p.a.S && !(p.a.softcap > 0)) {
+            /* dropout: a row with a dropped weight asks its ℓ_blk, which keeps it */
+            fs_run dr = r;
+            dr.tiling.dropout = (fs_dropout){.on = true, .p = 0.2 + 0.5 * (it % 4) / 4.0, .seed = seed + (uint64_t)it};
+            dropout_asked |= run_and_check(&dr, "tiled with dropout", seed);
+            /* FP8: the rounded inputs and P8, with every scaling and P with and without its scale */
+            fs_run lp = fs_run_make(FS_ALGO_TILED);
+            lp.attn = p.a;
+            lp.tiling.Bq = fs_rng_int(&rng, 1, 4);
+            lp.tiling.Bk = fs_rng_int(&rng, 1, 4);
+            lp.tiling.form = FS_FORM_UNNORMALIZED;
+            lp.lowp = true;
+            lp.recipe = fs_lowp_recipe_default();
+            lp.recipe.values = true;
+            lp.recipe.scaling = (fs_lowp_scaling)(it % FS_SCALE_COUNT);
+            lp.recipe.p_scale = it % 2 ? 1 : 256;
+            fp8_asked |= run_and_check(&lp, "tiled in e4m3", seed);
+        }
         fs_test_problem_free(&p);
     }
+    ck_assert_msg(dropout_asked & 1u << FS_Q_DROP, "no dropout run asked about ℓ_blk (seed %llu)", (unsigned long long)seed);
+    ck_assert_msg((fp8_asked & 1u << FS_Q_QUANT) && (fp8_asked & 1u << FS_Q_P8), "no e4m3 run asked its roundings (seed %llu)",
+                  (unsigned long long)seed);
+    /* the ring under the causal mask, contiguous and zigzag: a step's work asked, and answered as
+     * its tiles say */
+    unsigned ring_asked = 0;
+    for (int it = 0; it < 12; it++) {
+        const int32_t P = fs_rng_int(&rng, 2, 4), z = it % 2, n = P * (z ? 2 : 1) * fs_rng_int(&rng, 1, 2), d = fs_rng_int(&rng, 1, 3);
+        double Q[8 * 2 * 3], K[8 * 2 * 3], V[8 * 2 * 3];
+        fs_rng_fill(&rng, Q, (size_t)n * d, -1, 1);
+        fs_rng_fill(&rng, K, (size_t)n * d, -1, 1);
+        fs_rng_fill(&rng, V, (size_t)n * d, -1, 1);
+        fs_run rr = fs_run_make(FS_ALGO_RING);
+        rr.attn = fs_attn_make(n, n, d, d);
+        rr.attn.Q = Q, rr.attn.K = K, rr.attn.V = V;
+        rr.attn.mask.kind = FS_MASK_CAUSAL;
+        rr.ring.P = P;
+        rr.ring.sharding = z ? FS_SHARD_ZIGZAG : FS_SHARD_CONTIGUOUS;
+        rr.tiling.Bq = fs_rng_int(&rng, 1, 2);
+        rr.tiling.Bk = fs_rng_int(&rng, 1, 2);
+        ring_asked |= run_and_check(&rr, z ? "ring, zigzag" : "ring, contiguous", seed);
+    }
+    ck_assert_msg(ring_asked & 1u << FS_Q_RING_WORK, "no ring run asked a step's work (seed %llu)", (unsigned long long)seed);
     /* online softmax of a random vector */
     double z[12];
     for (int it = 0; it < 20; it++) {
@@ -583,6 +704,32 @@ START_TEST(test_quiz_every_section)
     }
     ck_assert_msg(asked >= 2 && distinct > 1, "the ring quiz asked its shard question %d times, of one device and step only",
                   asked);
+    /* a section's quiz asks about its own subject: FP8's roundings, dropout's ℓ_blk, the paged
+     * cache's pages, the ring's load and its transfers (it had asked S's size in the paged cache's
+     * quiz and the running maximum in FP8's) */
+    static const struct { const char *title; const char *asks; } own[] = {
+        {"FP8", "three e4m3 roundings"}, {"Dropout", "a dropout's ℓ_blk"}, {"paged", "pages only"},
+        {"ring", "a step's work and a transfer"}};
+    for (size_t o = 0; o < sizeof own / sizeof *own; o++) {
+        int s = -1;
+        for (int x = 0; x < c.n_sections; x++)
+            if (strstr(c.sections[x], own[o].title)) s = x;
+        ck_assert_msg(s >= 0, "no section titled with %s", own[o].title);
+        for (uint64_t k = 0; k < 6; k++) {
+            ck_assert(fs_quiz_make("lessons", &c, s, seed + k, a, &err));
+            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0;
+            for (int i = 0; i < a->n; i++) {
+                fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
+                drop += a->q[i].kind == FS_Q_DROP;
+                pages += !strncmp(a->q[i].prompt, "Pages hold ", 11);
+                work += a->q[i].kind == FS_Q_RING_WORK;
+                hop += !strncmp(a->q[i].prompt, "Ring attention", 14);
+            }
+            const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages == a->n : work >= 1 && hop >= 1;
+            ck_assert_msg(ok, "the quiz of \"%s\" (seed %llu) does not ask %s", c.sections[s], (unsigned long long)(seed + k),
+                          own[o].asks);
+        }
+    }
     ck_assert(!fs_quiz_make("lessons", &c, c.n_sections, seed, a, &err));
     free(a);
     free(b);

@@ -1401,11 +1401,19 @@ static bool ask_before(player *p, int64_t k, bool raw_on)
              0, p->width);
         fputs("> ", stdout);
         fflush(stdout);
-        char line[256];
+        char line[256], hint[160];
         if (!(raw_on ? read_answer(line, sizeof line) : fgets(line, sizeof line, stdin) != NULL)) return false;
         fs_text_drop_keys(line);
         const char *w = line + strspn(line, " \t");
         if ((w[0] == 'q' || w[0] == 'Q') && w[1 + strspn(w + 1, " \t\r")] == '\n' && !fs_question_readable(q, w)) return false;
+        /* a number with a unit: asked again, the number alone, nothing shown or counted */
+        while (fs_question_unit_hint(q, line, hint, sizeof hint)) {
+            wrap(stdout, hint, 0, p->width);
+            fputs("> ", stdout);
+            fflush(stdout);
+            if (!(raw_on ? read_answer(line, sizeof line) : fgets(line, sizeof line, stdin) != NULL)) return false;
+            fs_text_drop_keys(line);
+        }
         char fb[2048];
         bool ok = fs_question_judge(q, line, fb, sizeof fb);
         p->answered[i] = true;

@@ -183,6 +183,21 @@ int cli_quiz(int argc, char **argv)
             break;
         }
         fs_text_drop_keys(line);   /* an arrow pressed at the prompt is not part of the answer */
+        /* a number with a unit: asked again for the number alone, not judged */
+        char hint[160];
+        bool more = true;
+        while (more && fs_question_unit_hint(q, line, hint, sizeof hint)) {
+            printf("  ");
+            fs_text_wrap(stdout, hint, 2, 2, WIDTH);
+            printf("> ");
+            fflush(stdout);
+            more = fgets(line, sizeof line, stdin) != NULL;
+            if (more) fs_text_drop_keys(line);
+        }
+        if (!more) {
+            printf("\n");
+            break;
+        }
         answered++;
         char fb[2048];
         bool ok = fs_question_judge(q, line, fb, sizeof fb);

@@ -187,6 +187,9 @@ void gui_scene_ring(gui_draw *d, const gui_state *s, const gui_show *show)
                  GUI_AL_CENTER, buf);
     }
     int64_t done[RING_DRAW_MAX] = {0}, load[RING_DRAW_MAX] = {0}, busiest = 1;
+    /* while a question asks how much of a step a device computes, the work to come is not shown
+     * (the cells' classes and counts, the loads' totals): only what the run has done */
+    const bool veil = gui_classes_wait(s, show) >= 0;
     for (int32_t t = 0; t < P; t++) {
         snprintf(buf, sizeof buf, "t=%d", t);
         gui_text(d, fs, m.x, y0 + t * cell + (cell - lh) / 2, t == now_t ? th->accent : th->dim, GUI_AL_LEFT, buf);
@@ -197,13 +200,16 @@ void gui_scene_ring(gui_draw *d, const gui_state *s, const gui_show *show)
             load[p] += w;
             if (is_done || is_now) done[p] += w;
             uint32_t c = w == 0 ? th->skipped : w == full ? th->full : th->partial;
-            if (!is_done && !is_now) c = gui_mix(th->future, c, 0.25);
+            const bool hidden = veil && !is_done && !is_now;
+            if (hidden) c = th->future;
+            else if (!is_done && !is_now) c = gui_mix(th->future, c, 0.25);
             gui_rect r = {x0 + p * col + (col - cell * 3 / 2) / 2, y0 + t * cell + 1, cell * 3 / 2, cell - 2};
             gui_fill(d, r, c);
             if (is_now) gui_frame(d, r, th->current, 2 * d->thin);
             snprintf(buf, sizeof buf, "s%d", sh);
             gui_text_fit(d, fs, (gui_rect){r.x, r.y, r.w, r.h / 2 + 2}, is_done || is_now ? th->text : th->dim, buf);
-            if (w) snprintf(buf, sizeof buf, "%lld", (long long)w);
+            if (hidden) snprintf(buf, sizeof buf, "?");
+            else if (w) snprintf(buf, sizeof buf, "%lld", (long long)w);
             else snprintf(buf, sizeof buf, "skip");
             gui_text_fit(d, fs, (gui_rect){r.x, r.y + r.h / 2, r.w, r.h / 2}, is_done || is_now ? th->text : th->dim, buf);
         }
@@ -240,10 +246,11 @@ void gui_scene_ring(gui_draw *d, const gui_state *s, const gui_show *show)
         gui_fill(d, r, th->future);
         int wl = (int)lround((double)bw * (double)load[p] / (double)busiest);
         int wd = (int)lround((double)bw * (double)done[p] / (double)busiest);
-        gui_fill(d, (gui_rect){r.x, r.y, wl, bh}, gui_mix(th->future, th->full, 0.35));
+        if (!veil) gui_fill(d, (gui_rect){r.x, r.y, wl, bh}, gui_mix(th->future, th->full, 0.35));
         gui_fill(d, (gui_rect){r.x, r.y, wd, bh}, th->full);
         gui_frame(d, r, th->border, d->thin);
-        snprintf(buf, sizeof buf, "%lld", (long long)load[p]);
+        if (veil) snprintf(buf, sizeof buf, "%lld so far", (long long)done[p]);
+        else snprintf(buf, sizeof buf, "%lld", (long long)load[p]);
         gui_text_fit(d, fs, (gui_rect){r.x, r.y + bh, r.w, lh}, th->text, buf);
     }
     free(pairs);

@@ -149,6 +149,7 @@ const char *fs_lesson_source(const fs_lesson *l) { return l->source; }
 bool fs_lesson_has_source(const fs_lesson *l) { return fs_lesson_source_given(l->source); }
 const char *fs_lesson_intro(const fs_lesson *l) { return l->intro; }
 const char *fs_lesson_summary(const fs_lesson *l) { return l->summary; }
+fs_quiz_kind fs_lesson_quiz_kind(const fs_lesson *l) { return l->quiz; }
 const char *fs_lesson_keep(const fs_lesson *l) { return l->keep; }
 const char *fs_lesson_try_label(const fs_lesson *l) { return l->try_label; }
 const char *fs_lesson_try_options(const fs_lesson *l) { return l->try_options; }

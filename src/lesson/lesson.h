@@ -106,6 +106,12 @@ const char *fs_lesson_try_label(const fs_lesson *l);
 const char *fs_lesson_try_options(const fs_lesson *l);
 const char *fs_lesson_variation(const fs_lesson *l);
 fs_scene fs_lesson_scene(const fs_lesson *l);
+
+/* What a section's quiz asks for a claims-only lesson, on sizes it draws fresh (`quiz:`): the
+ * memory of S and of a KV cache (the default), a paged cache's pages, an e4m3 rounding, a ring
+ * step's transfer against its computation. */
+typedef enum { FS_QUIZ_MEMORY = 0, FS_QUIZ_PAGES, FS_QUIZ_E4M3, FS_QUIZ_RING, FS_QUIZ_KIND_COUNT } fs_quiz_kind;
+fs_quiz_kind fs_lesson_quiz_kind(const fs_lesson *l);
 const char *fs_scene_str(fs_scene s);                  /* "softmax", "query", … "claims" */
 
 /* The spec that ran; its matrices live as long as the lesson. NULL for a claims-only lesson
@@ -377,6 +383,10 @@ typedef enum {
     FS_Q_SHARD,       /* which KV shard a device holds at a ring step */
     FS_Q_PAGE,        /* the logical block a position of a paged cache falls in */
     FS_Q_E4M3,        /* the e4m3 value a number rounds to */
+    FS_Q_DROP,        /* dropout: the block's sum ℓ_blk, which keeps the dropped weights */
+    FS_Q_QUANT,       /* FP8: the value a query element is computed with, e4m3(x / σ) · σ */
+    FS_Q_P8,          /* FP8: the P that P · V uses, e4m3(P × p) / p */
+    FS_Q_RING_WORK,   /* the ring: how much of a step's pairs a device computes (all, some, none) */
     FS_Q_CLAIM,       /* a claim of the lesson: its exact value, or which of two is larger */
     FS_Q_COUNT
 } fs_qkind;
@@ -393,6 +403,8 @@ typedef struct {
     int digits;            /* decimals the players show for it */
     int n_options;         /* a choice: "full", "partial", "skipped" */
     const char *options[FS_Q_MAX_OPTIONS];
+    char alias[FS_Q_MAX_OPTIONS][48];   /* another name of an option, taken whole ("f16 tensor" for
+                                           "the first"), or "" */
     int right;             /* the index of the right option */
     char why[400];         /* the one-line reason, with the right answer's arithmetic */
     bool has_from_prompt;  /* the prompt's rounded numbers, worked out, round otherwise than answer: */
@@ -400,7 +412,7 @@ typedef struct {
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",
- * "page", "e4m3", "claim" */
+ * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "claim" */
 const char *fs_qkind_str(fs_qkind k);
 
 /* The questions of a lesson, in step order: up to max written into q (may be NULL with max 0 to
@@ -417,6 +429,10 @@ int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
  * be NULL (then no question needs the problem: no tile classes, no outputs). */
 int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_question *q, int max);
 
+/* The question of one kind at one step of that trace (a quiz's draw of a device and a ring step);
+ * false when that kind cannot be asked there. */
+bool fs_run_question_at(const fs_run *run, const fs_trace *t, int64_t step, fs_qkind kind, int digits, fs_question *q);
+
 /* Judge what the student typed. Numbers: right when the engine's value rounds to what was typed
  * (at least two significant digits, or the exact value when it is an integer, "-inf" spelled
  * out), so 0.96 is right for 0.9585 and 0.95 is not. Choices: the option's name, its first
@@ -430,11 +446,16 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
  * KiB") or an empty line shows the answer without a mark against the student. */
 bool fs_question_readable(const fs_question *q, const char *typed);
 
+/* A number typed with a unit ("128 KiB", "0.6 ms", "15%"): true for a numeric question, with a
+ * line into hint (n bytes) that asks for the number alone. The players then ask again instead of
+ * judging it: the unit is the question's own, and a student who wrote it knew the number. */
+bool fs_question_unit_hint(const fs_question *q, const char *typed, char *hint, size_t n);
+
 /* The right answer as the players print it ("0.9585", "3", "skipped"); returns buf. */
 const char *fs_question_answer(const fs_question *q, char *buf, size_t n);
-/* Whether q asks how many tiles the mask skips or what class a tile is: the players keep what
- * would answer it (the tiles' classes before step 0, the skips' marks) out of sight until it is
- * answered. */
+/* Whether q asks how many tiles the mask skips, what class a tile is or how much of a ring step a
+ * device computes: the players keep what would answer it (the tiles' classes before step 0, the
+ * skips' marks, the ring table's work to come) out of sight until it is answered. */
 bool fs_question_about_classes(const fs_question *q);
 
 /* The ring's question on device p of P at ring step t0: which KV shard it holds at step t0 + 1

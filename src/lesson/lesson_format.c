@@ -93,7 +93,7 @@ const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
     "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed", "devices", "sharding",
-    "summary", "try"};
+    "quiz", "summary", "try"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -420,6 +420,13 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         if (P->algo < 0)
             return fs_loc_error_set(P->err, P->name, line, col,
                            "unknown algo '%s' (softmax, query, tiled, decode, reference, backward, ring, ring-backward, none)", v);
+        break;
+    }
+    case K_QUIZ: {
+        static const char *const kinds[FS_QUIZ_KIND_COUNT] = {"memory", "pages", "e4m3", "ring"};
+        const int q = lookup(v, kinds, FS_QUIZ_KIND_COUNT);
+        if (q < 0) return fs_loc_error_set(P->err, P->name, line, col, "unknown quiz '%s' (memory, pages, e4m3, ring)", v);
+        l->quiz = (fs_quiz_kind)q;
         break;
     }
     case K_SCENE: {

@@ -19,6 +19,7 @@ typedef struct {
 struct fs_lesson {
     const char *path, *title, *source, *intro;
     fs_scene scene;
+    fs_quiz_kind quiz;        /* quiz: (claims-only lessons): the fresh questions a quiz draws for it */
     const char *summary, *keep;     /* summary: and its keep: line (NULL when absent) */
     const char *try_label, *try_options;   /* try: and its play: line (NULL when absent) */
     const char *variation;    /* the play options this copy was loaded with ("" as written) */
@@ -72,6 +73,11 @@ void fs_sb_put(fs_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 
  * "-inf", "inf"; exponent form far from 1 (at least 10^7, or nonzero under 10^-4); otherwise
  * `digits` decimals. Returns s. (The narration's own words spell −∞ and exact 0 and 1 their way.) */
 const char *fs_num_plain(char *s, size_t n, double x, int digits);
+
+/* why += ". x lies between a and b, e4m3's neighbours there (step apart); the nearer is r." (or
+ * the tie to even): how a number is rounded to e4m3, for a value not already on its grid
+ * (question.c; the quiz's fresh roundings say it too). */
+void fs_question_e4m3_why(char *why, size_t n, double x);
 
 /* A number in the players' words and formula lines: fs_num_plain, but between 10^-4 and 0.01
  * with as many decimals as keep 3 significant digits when `digits` is 3 or more ("0.000159",

@@ -26,7 +26,8 @@
 #define MAX_PER_CLAIMS 8      /* a claims-only lesson: one per computed claim, up to this */
 
 static const char *const kind_names[FS_Q_COUNT] = {
-    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "claim",
+    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "dropout", "quantize", "P8",
+    "ring-work", "claim",
 };
 
 const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
@@ -92,6 +93,26 @@ static fs_question blank(fs_qkind kind, int64_t step, int digits)
     q.numeric = true;
     q.digits = digits;
     return q;
+}
+
+/* (lesson_internal.h) */
+void fs_question_e4m3_why(char *why, size_t n, double x)
+{
+    if (!isfinite(x) || fabs(x) > 448 || x == 0) return;
+    const double a = fabs(x);
+    int e;
+    frexp(a, &e);   /* a = f · 2^e, f in [0.5, 1): a in [2^(e−1), 2^e) */
+    const double step = a < 0x1p-6 ? 0x1p-9 : ldexp(1, e - 1 - 3);
+    const double lo = floor(a / step) * step, hi = lo + step;
+    if (lo == a) return;
+    const double r = fabs(fs_fp8_round(FS_FP8_E4M3, a));
+    const bool tie = a - lo == hi - a;
+    const double s = x < 0 ? -1 : 1;
+    size_t len = strlen(why);
+    if (len && why[len - 1] == '.') why[--len] = 0;
+    snprintf(why + len, n - len, ". %.8g lies between %.8g and %.8g, e4m3's neighbours there (%.8g apart)%s%.8g.", x, s * lo,
+             s * hi, step, tie ? "; it is halfway, and a tie goes to the neighbour whose last fraction bit is 0, the even one: "
+                                 : "; the nearer is ", s * r);
 }
 
 /* ---- the context a trace's questions need ------------------------------------------------ */
@@ -621,6 +642,212 @@ static bool ask_page(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* The TILE event of the pair that row event k belongs to (the nearest before it), or NULL. */
+static const fs_event *pair_of(const fs_trace *t, int64_t k)
+{
+    const fs_event *e = &t->ev[k];
+    for (int64_t i = k - 1; i >= 0; i--) {
+        const fs_event *x = &t->ev[i];
+        if (x->kind == FS_EV_TILE && x->head == e->head && x->qt == e->qt && x->kt == e->kt) return x;
+    }
+    return NULL;
+}
+
+/* Dropout in the forward, at a row of a tile where the mask of dropout drops one of the row's
+ * visible weights and keeps another: the block's sum ℓ_blk, which keeps the dropped ones (the
+ * softmax is over every visible score; dropout acts on P afterwards, in the product with V). */
+static bool ask_drop(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_ROW || c->truth != c->t || e->lowp || e->device >= 0 || e->visible < 2 || e->n_s > 8 ||
+        !isfinite(e->l_blk))
+        return false;
+    const fs_event *te = pair_of(c->t, k);
+    if (!te || !(te->dropout > 0) || te->n_drop <= 0) return false;
+    const double *pairs = fs_trace_at(c->t, te->drop), *p = fs_trace_at(c->t, e->p_row);
+    if (!pairs || !p) return false;
+    char keys[96] = "";
+    size_t at = 0;
+    int nd = 0;
+    for (int32_t i = 0; i < te->n_drop && at < sizeof keys; i++)
+        if ((int32_t)pairs[2 * i] == e->row) {
+            int32_t j = (int32_t)pairs[2 * i + 1];
+            at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%d", nd ? ", " : "", j);
+            nd++;
+        }
+    if (nd == 0 || nd >= e->visible) return false;
+    const int D = c->digits;
+    const double dp = te->dropout;
+    char a[48], b[48];
+    *q = blank(FS_Q_DROP, k, D);
+    add(q->prompt, sizeof q->prompt, "Row %d meets keys %d-%d, with dropout at p = %g. Its block weights are P̃ = %s(s − m_blk) = ",
+        e->row, e->c0, e->c1 - 1, dp, c->EXP);
+    add_vec(q->prompt, sizeof q->prompt, c->t, e->p_row, e->n_s, D);
+    add(q->prompt, sizeof q->prompt, "%s; dropout drops key%s %s for this row and keeps the others, each × 1/(1 − p) = %s in the "
+        "product with V. What is ℓ_blk, the block's sum that enters the running ℓ?",
+        e->visible < e->n_s ? " (0: hidden by the mask)" : "", nd > 1 ? "s" : "", keys, num(a, sizeof a, 1 / (1 - dp), D));
+    q->answer = e->l_blk;
+    snprintf(q->why, sizeof q->why, "ℓ_blk = Σ P̃ over every visible key = %s, the dropped key%s included: dropout acts on P after "
+             "the softmax (O = dropout(P) V, P the whole softmax), so only the product with V leaves %s out, and the kept "
+             "weights are scaled by 1/(1 − p) = %s there, so that O keeps its expected value.", num(b, sizeof b, e->l_blk, D),
+             nd > 1 ? "s" : "", nd > 1 ? "them" : "it", num(a, sizeof a, 1 / (1 - dp), D));
+    double sum = 0;   /* the shown weights, added up */
+    for (int32_t j = 0; j < e->n_s; j++) sum += shown(p[j], D);
+    unrounded_note(q, sum, e->l_blk, D);
+    return true;
+}
+
+/* A scale or an input printed with six significant digits (the prompt's σ and x must allow the
+ * division to be redone; four decimals of 0.00412 would not). */
+static const char *num6(char *s, size_t n, double x)
+{
+    snprintf(s, n, "%.6g", x);
+    return s;
+}
+
+/* The index of the element of x (n values) whose e4m3 rounding moves it most, relative to the
+ * grid (not 0, not on the grid); −1 when none moves. */
+static int32_t most_rounded(const double *x, const double *x8, int32_t n)
+{
+    int32_t best = -1;
+    double worst = 0;
+    for (int32_t j = 0; j < n; j++) {
+        if (x[j] == 0 || x8[j] == 0 || x[j] == x8[j]) continue;
+        const double r = fabs(x8[j] - x[j]) / fabs(x[j]);
+        if (r > worst) worst = r, best = j;
+    }
+    return best;
+}
+
+/* FP8 (lowp with its values, e4m3): the value of one element of the row's query that Q Kᵀ uses,
+ * e4m3(x / σ_Q) · σ_Q. */
+static bool ask_quant(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_ROW || !e->lowp || !c->run || !c->run->lowp || c->run->recipe.fmt != FS_LOWP_E4M3 || e->n_x < 1)
+        return false;
+    const double *x = fs_trace_at(c->t, e->x_row), *x8 = fs_trace_at(c->t, e->x8_row);
+    if (!x || !x8 || !(e->q_scale > 0)) return false;
+    const int32_t j = most_rounded(x, x8, e->n_x);
+    if (j < 0) return false;
+    const fs_lowp_recipe *r = &c->run->recipe;
+    const double sq = e->q_scale;
+    char a[48], b[48], d[48], f[48];
+    *q = blank(FS_Q_QUANT, k, c->digits);
+    const char *whose = r->scaling == FS_SCALE_TENSOR ? "the largest |entry| of all of Q"
+                        : r->scaling == FS_SCALE_BLOCK ? "the largest |entry| of the row's Q tile"
+                                                       : NULL;
+    if (whose)
+        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 divided by a scale σ_Q = amax / 448, where amax is %s "
+            "and 448 e4m3's largest value; the product multiplies σ_Q back. ", r->hadamard ? " (after the Hadamard rotation)" : "",
+            whose);
+    else
+        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 as it is (no scale: σ_Q = 1). ",
+            r->hadamard ? " (after the Hadamard rotation)" : "");
+    add(q->prompt, sizeof q->prompt, "Row %d's element %d is x = %s%s%s. What value does the product use for it, e4m3(x / σ_Q) · σ_Q? "
+        "(e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even.)", e->row, j, num6(a, sizeof a, x[j]),
+        whose ? " and σ_Q = " : "", whose ? num6(b, sizeof b, sq) : "");
+    q->answer = x8[j];
+    const double y = (double)(float)(x[j] / sq), r8 = fs_fp8_round(FS_FP8_E4M3, y);
+    snprintf(q->why, sizeof q->why, "x / σ_Q = %s, which e4m3 rounds to %s; times σ_Q: %s", num6(a, sizeof a, y),
+             num6(b, sizeof b, r8), num(d, sizeof d, x8[j], c->digits));
+    fs_question_e4m3_why(q->why, sizeof q->why, y);
+    /* the printed x and σ, worked out */
+    const double xs = strtod(num6(a, sizeof a, x[j]), NULL), ss = strtod(num6(f, sizeof f, sq), NULL);
+    unrounded_note(q, fs_fp8_round(FS_FP8_E4M3, xs / ss) * ss, x8[j], c->digits);
+    return true;
+}
+
+/* FP8: the P that P · V uses for one key, e4m3(P × p) / p, at the row's smallest visible weight
+ * (where e4m3 loses the most without a scale of P's own). */
+static bool ask_p8(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_ROW || !e->lowp || !c->run || !c->run->lowp || c->run->recipe.fmt != FS_LOWP_E4M3 || e->visible < 2)
+        return false;
+    const double *P = fs_trace_at(c->t, e->p_row), *P8 = fs_trace_at(c->t, e->p8_row);
+    if (!P || !P8 || !(e->p_scale > 0)) return false;
+    /* the weight that loses the most to the rounding without vanishing (else the smallest one, which
+     * vanishes: 004_11's point without a scale) */
+    int32_t j = -1, small = -1;
+    double worst = 0;
+    for (int32_t i = 0; i < e->n_s; i++) {
+        if (!(P[i] > 1e-6) || P[i] >= 1) continue;
+        if (small < 0 || P[i] < P[small]) small = i;
+        const double r = fabs(P8[i] - P[i]) / P[i];
+        if (P8[i] != 0 && r > worst) worst = r, j = i;
+    }
+    if (j < 0) j = small;
+    if (j < 0 || P8[j] == P[j]) return false;
+    const double ps = e->p_scale;
+    char a[48], b[48], d[48];
+    *q = blank(FS_Q_P8, k, c->digits);
+    add(q->prompt, sizeof q->prompt, "Row %d's weight for key %d is P = exp(s − m_new) = %s. P · V runs in e4m3 too: P is multiplied "
+        "by p = %g, rounded to e4m3 and p is divided out after the product. What P does P · V use, e4m3(P × %g) / %g? (e4m3 "
+        "keeps 3 fraction bits: 8 values between two powers of two, ties to even; below 2^-6 its steps are 2^-9 apart.)",
+        e->row, e->c0 + j, num6(a, sizeof a, P[j]), ps, ps, ps);
+    q->answer = P8[j];
+    q->digits = P8[j] != 0 && fabs(P8[j]) < 0.01 ? 6 : c->digits;
+    const double y = (double)(float)(P[j] * ps), r8 = fs_fp8_round(FS_FP8_E4M3, y);
+    snprintf(q->why, sizeof q->why, "P × p = %s, which e4m3 rounds to %s; divided by p: %s.%s", num6(a, sizeof a, y),
+             num6(b, sizeof b, r8), num6(d, sizeof d, P8[j]),
+             ps == 1 ? " Without a scale of its own a small weight keeps few bits, or none: the reason for p." : "");
+    fs_question_e4m3_why(q->why, sizeof q->why, y);
+    const double shownP = strtod(num6(a, sizeof a, P[j]), NULL);
+    unrounded_note(q, fs_fp8_round(FS_FP8_E4M3, shownP * ps) / ps, P8[j], q->digits);
+    return true;
+}
+
+/* The ring under the causal mask, at a device's hold of step t ≥ 1 (step 0 is every device's own
+ * shard): of the pairs (its query, the shard's key), does it compute all, some or none? */
+static bool ask_ring_work(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_HOLD || e->ring_step < 1 || !c->run || c->run->ring.P < 2 || !has_mask(c) ||
+        c->run->attn.mask.kind != FS_MASK_CAUSAL)
+        return false;
+    const double *kp = fs_trace_at(c->t, e->s_row);
+    const int32_t n = c->run->attn.n_kv;
+    if (!kp || e->n_s < 1 || n > 4096) return false;
+    int32_t *qp = malloc(sizeof *qp * (size_t)n);
+    if (!qp) return false;
+    const int32_t nq = fs_ring_positions(&c->run->ring, n, e->device, qp);
+    int64_t seen = 0;
+    for (int32_t i = 0; i < nq; i++)
+        for (int32_t j = 0; j < e->n_s; j++) seen += kp[j] <= qp[i];
+    const int64_t all = (int64_t)nq * e->n_s;
+    char qs[96], ks[96];
+    size_t at = 0;
+    for (int32_t i = 0; i < nq && at < sizeof qs; i++) at += (size_t)snprintf(qs + at, sizeof qs - at, "%s%d", i ? ", " : "", qp[i]);
+    at = 0;
+    for (int32_t j = 0; j < e->n_s && at < sizeof ks; j++)
+        at += (size_t)snprintf(ks + at, sizeof ks - at, "%s%d", j ? ", " : "", (int)kp[j]);
+    free(qp);
+    if (nq > 8 || e->n_s > 8) return false;   /* the prompt lists every position */
+    *q = blank(FS_Q_RING_WORK, k, 0);
+    q->numeric = false;
+    q->n_options = 3;
+    q->options[0] = "all";
+    q->options[1] = "some";
+    q->options[2] = "none";
+    q->right = seen == all ? 0 : seen ? 1 : 2;
+    snprintf(q->prompt, sizeof q->prompt, "Ring step %d: device %d's queries are at positions %s, and it now holds KV shard %d, the "
+             "keys at positions %s. Under the causal mask (a query sees the keys at or before its own position), how many of "
+             "its (query, key) pairs does it compute at this step: all, some, or none (it waits)?", e->ring_step, e->device, qs,
+             e->shard, ks);
+    if (q->right == 2)
+        snprintf(q->why, sizeof q->why, "None: every key of shard %d comes after every query of device %d, so the step is skipped "
+                 "and the device waits for the slowest one; contiguous shards leave the early devices idle this way.", e->shard,
+                 e->device);
+    else if (q->right == 0)
+        snprintf(q->why, sizeof q->why, "All %lld: every key of shard %d comes at or before every query of device %d, so no pair is "
+                 "hidden.", (long long)all, e->shard, e->device);
+    else
+        snprintf(q->why, sizeof q->why, "Some: %lld of the %lld pairs are visible (a key at or before its query), so the device "
+                 "works on part of the step.", (long long)seen, (long long)all);
+    return true;
+}
+
 /* Whether text starts with a one-letter symbol (z[0], l_blk, f(x), m = …) rather than a word. */
 static bool symbol_start(const char *s)
 {
@@ -673,6 +900,10 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_DS: return ask_ds(c, k, q);
     case FS_Q_SHARD: return ask_shard(c, k, q);
     case FS_Q_PAGE: return ask_page(c, k, q);
+    case FS_Q_DROP: return ask_drop(c, k, q);
+    case FS_Q_QUANT: return ask_quant(c, k, q);
+    case FS_Q_P8: return ask_p8(c, k, q);
+    case FS_Q_RING_WORK: return ask_ring_work(c, k, q);
     default: return false;
     }
 }
@@ -704,7 +935,9 @@ static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question
     case FS_EV_MERGE: case FS_EV_RMERGE: return ask_merge(c, k, q) ? FS_Q_MERGE : FS_Q_COUNT;
     case FS_EV_DELTA: return ask_delta(c, k, q) ? FS_Q_DELTA : FS_Q_COUNT;
     case FS_EV_BROW: return ask_ds(c, k, q) ? FS_Q_DS : FS_Q_COUNT;
-    case FS_EV_HOLD: return ask_shard(c, k, q) ? FS_Q_SHARD : FS_Q_COUNT;
+    case FS_EV_HOLD:
+        if ((!seen || !seen[FS_Q_RING_WORK]) && ask_ring_work(c, k, q)) return FS_Q_RING_WORK;
+        return ask_shard(c, k, q) ? FS_Q_SHARD : ask_ring_work(c, k, q) ? FS_Q_RING_WORK : FS_Q_COUNT;
     case FS_EV_WRITE: return ask_page(c, k, q) ? FS_Q_PAGE : FS_Q_COUNT;
     default: return FS_Q_COUNT;
     }
@@ -757,7 +990,7 @@ static int moments(const ctx *c, moment **out)
     moment *m = malloc(sizeof *m * (size_t)cap);
     fs_question tmp;
     for (int64_t k = 0; m && k < c->t->n; k++) {
-        fs_qkind one[4];
+        fs_qkind one[8];
         int none = 0;
         const fs_event_kind ek = c->t->ev[k].kind;
         if (ek == FS_EV_ROW || ek == FS_EV_ELEM) {
@@ -767,6 +1000,13 @@ static int moments(const ctx *c, moment **out)
                 if (row_kinds[i] == FS_Q_BETA && !(x->beta < 1)) continue;
                 if (ask_kind(c, k, row_kinds[i], &tmp)) one[none++] = row_kinds[i];
             }
+            /* what the run adds to a row: dropout's ℓ_blk, FP8's rounded inputs */
+            static const fs_qkind extra[] = {FS_Q_DROP, FS_Q_QUANT, FS_Q_P8};
+            for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
+                if (ask_kind(c, k, extra[i], &tmp)) one[none++] = extra[i];
+        } else if (ek == FS_EV_HOLD) {
+            if (ask_kind(c, k, FS_Q_SHARD, &tmp)) one[none++] = FS_Q_SHARD;
+            if (ask_kind(c, k, FS_Q_RING_WORK, &tmp)) one[none++] = FS_Q_RING_WORK;
         } else if (ek == FS_EV_PARTIAL) {
             if (ask_kind(c, k, FS_Q_M_NEW, &tmp)) one[none++] = FS_Q_M_NEW;
             if (ask_kind(c, k, FS_Q_L_NEW, &tmp)) one[none++] = FS_Q_L_NEW;
@@ -849,6 +1089,12 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
     bool seen[FS_Q_COUNT] = {false};
     for (int i = 0; i < nm; i++)
         if (mo[i].kind == FS_Q_ALPHA && take(c, got, &n, mo[i])) { seen[FS_Q_ALPHA] = true; break; }
+    /* then what this run adds to the algorithm (dropout, FP8, the ring's load), each once: a lesson
+     * on dropout asks about dropout before it asks m again */
+    static const fs_qkind own[] = {FS_Q_DROP, FS_Q_P8, FS_Q_QUANT, FS_Q_RING_WORK};
+    for (size_t o = 0; o < sizeof own / sizeof *own; o++)
+        for (int i = 0; i < nm && !seen[own[o]]; i++)
+            if (mo[i].kind == own[o] && take(c, got, &n, mo[i])) seen[own[o]] = true;
     for (int i = 0; i < nm; i++)
         if (!seen[mo[i].kind] && take(c, got, &n, mo[i])) seen[mo[i].kind] = true;
     /* 3. more moments, spread evenly over the lesson, until a handful */
@@ -895,6 +1141,15 @@ int fs_run_questions(const fs_run *run, const fs_trace *t, int digits, fs_questi
     ctx c;
     ctx_init(&c, NULL, run, t, digits);
     return trace_questions(&c, q, max);
+}
+
+bool fs_run_question_at(const fs_run *run, const fs_trace *t, int64_t step, fs_qkind kind, int digits, fs_question *q)
+{
+    ctx c;
+    ctx_init(&c, NULL, run, t, digits);
+    if (!t || step < 0 || step >= t->n || !ask_kind(&c, step, kind, q)) return false;
+    tidy(q);
+    return true;
 }
 
 /* An expression a student can work out by hand: numbers, + − * / ^, parentheses and the
@@ -1023,21 +1278,8 @@ static void e4m3_reason(char *why, size_t n, const char *expr)
     char *end;
     if (strncmp(expr, "e4m3(", 5)) return;
     const double x = strtod(expr + 5, &end);
-    if (end == expr + 5 || strcmp(end, ")") || !isfinite(x) || fabs(x) > 448 || x == 0) return;
-    const double a = fabs(x);
-    int e;
-    frexp(a, &e);   /* a = f · 2^e, f in [0.5, 1): a in [2^(e−1), 2^e) */
-    const double step = a < 0x1p-6 ? 0x1p-9 : ldexp(1, e - 1 - 3);
-    const double lo = floor(a / step) * step, hi = lo + step;
-    if (lo == a) return;
-    const double r = fabs(fs_fp8_round(FS_FP8_E4M3, a));
-    const bool tie = a - lo == hi - a;
-    const double s = x < 0 ? -1 : 1;
-    size_t len = strlen(why);
-    if (len && why[len - 1] == '.') why[--len] = 0;
-    snprintf(why + len, n - len, ". %.8g lies between %.8g and %.8g, e4m3's neighbours there (%.8g apart)%s%.8g.", x, s * lo,
-             s * hi, step, tie ? "; it is halfway, and a tie goes to the neighbour whose last fraction bit is 0, the even one: "
-                                 : "; the nearer is ", s * r);
+    if (end == expr + 5 || strcmp(end, ")")) return;
+    fs_question_e4m3_why(why, n, x);
 }
 
 /* The question of check i, if a student can answer it: arithmetic by hand, an e4m3 rounding, or
@@ -1057,6 +1299,9 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         x->options[0] = "the first";
         x->options[1] = "the second";
         x->right = ck->got.exact > 1 ? 0 : 1;
+        snprintf(x->alias[0], sizeof x->alias[0], "%.*s", (int)(slash - ck->target - 5), ck->target + 5);
+        snprintf(x->alias[1], sizeof x->alias[1], "%s", slash + 3);
+        if (!strcasecmp(x->alias[0], x->alias[1])) x->alias[0][0] = x->alias[1][0] = 0;
         snprintf(x->prompt, sizeof x->prompt, "%s. On the same problem, which error against float64 is larger: the first, "
                  "%.*s, or the second, %s?", fs_claim_sentence(ck->claim, cl, sizeof cl), (int)(slash - ck->target - 5), ck->target + 5, slash + 3);
         /* why, by what the two recipes differ in: the format (its first word), else the
@@ -1233,6 +1478,9 @@ static int picked(const fs_question *q, const char *t)
         size_t len = strlen(t);
         if (len && !strncasecmp(t, q->options[i], len) && len <= strlen(q->options[i])) pick = pick < 0 ? i : -2;
     }
+    /* an option's other name, typed whole: a recipe for "the first" or "the second" */
+    for (int i = 0; pick == -1 && i < q->n_options; i++)
+        if (q->alias[i][0] && !strcasecmp(t, q->alias[i])) pick = i;
     if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
     return pick;
 }
@@ -1266,9 +1514,27 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
     return buf;
 }
 
+bool fs_question_unit_hint(const fs_question *q, const char *typed, char *hint, size_t n)
+{
+    char t[256];
+    clean(typed, t, sizeof t);
+    if (!q->numeric || !t[0]) return false;
+    char *end;
+    strtod(t, &end);
+    if (end == t) return false;
+    const char *u = end + strspn(end, " \t");
+    /* a word or a percent sign after the number, and nothing else a number could be */
+    if (!(*u == '%' || isalpha((unsigned char)*u) || (unsigned char)*u >= 0x80) || !strncmp(u, "inf", 3)) return false;
+    for (const char *c = u; *c; c++)
+        if (isdigit((unsigned char)*c)) return false;   /* "2 or 3": not a unit */
+    if (hint)
+        snprintf(hint, n, "\"%.60s\": type the number alone, without \"%.20s\": the question says which unit it asks in.", t, u);
+    return true;
+}
+
 bool fs_question_about_classes(const fs_question *q)
 {
-    return q->kind == FS_Q_SKIPS || q->kind == FS_Q_TILE_CLASS;
+    return q->kind == FS_Q_SKIPS || q->kind == FS_Q_TILE_CLASS || q->kind == FS_Q_RING_WORK;
 }
 
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)

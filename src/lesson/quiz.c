@@ -51,6 +51,39 @@ static bool v_is_identity(const fs_attn *a)
 
 #define LESSON_MAX 12   /* questions drawn from one lesson's fresh run */
 
+/* How much a kind says about what a lesson adds to the online softmax, 0 the most: a quiz asks
+ * first about a section's own subject (a dropout's ℓ_blk, an e4m3 rounding, a ring step's work),
+ * then about the machinery it runs on (merges, the backward's D and dS, the mask's tiles), and
+ * last the online softmax's own numbers, which every lesson's run has. */
+static int rank(fs_qkind k)
+{
+    switch (k) {
+    case FS_Q_DROP: case FS_Q_QUANT: case FS_Q_P8: case FS_Q_RING_WORK: case FS_Q_PAGE: case FS_Q_E4M3: return 0;
+    case FS_Q_SHARD: case FS_Q_MERGE: case FS_Q_DS: case FS_Q_DELTA: return 1;
+    case FS_Q_SKIPS: case FS_Q_TILE_CLASS: return 2;
+    default: return 3;
+    }
+}
+
+/* A section's own kinds (rank 0) asked again at another moment of the same fresh run, drawn from
+ * the seed, so that a quiz can ask its subject more than once with other numbers. */
+static int more_of_own(const fs_run *r, const fs_trace *t, uint64_t *seed, fs_question *q, int n, int max)
+{
+    const int had = n;
+    for (int i = 0; i < had && n < max; i++) {
+        if (rank(q[i].kind) != 0 || q[i].step < 0) continue;
+        const fs_event_kind ek = t->ev[q[i].step].kind;
+        for (int tries = 0; tries < 64; tries++) {
+            const int64_t k = (int64_t)(next(seed) % (uint64_t)t->n);
+            if (k != q[i].step && t->ev[k].kind == ek && fs_run_question_at(r, t, k, q[i].kind, 4, &q[n])) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 /* The questions of one lesson's run on a fresh problem of its shape; returns how many (0 when
  * the lesson runs nothing worth asking). */
 static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, int max)
@@ -87,6 +120,14 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
                 const int32_t P = r.ring.P, p = (int32_t)(next(seed) % (uint64_t)P), t0 = (int32_t)(next(seed) % (uint64_t)(P - 1));
                 fs_question_shard(P, p, t0, &q[i]);
             }
+        /* a ring step's work, likewise, at a hold the seed draws (the trace's first is always the same) */
+        for (int i = 0; i < n; i++)
+            if (q[i].kind == FS_Q_RING_WORK)
+                for (int tries = 0; tries < 64; tries++) {
+                    const int64_t k = (int64_t)(next(seed) % (uint64_t)t.n);
+                    if (t.ev[k].kind == FS_EV_HOLD && fs_run_question_at(&r, &t, k, FS_Q_RING_WORK, 4, &q[i])) break;
+                }
+        if (n > 0 && n < max) n = more_of_own(&r, &t, seed, q, n, max);
         fs_trace_free(&t);
         fs_result_free(&res);
     }
@@ -94,9 +135,8 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
     return n;
 }
 
-/* Fresh questions on the memory arithmetic of the "why tile" lessons: the score matrix S of one
- * layer, and a KV cache, for sizes drawn from the seed. */
-static void memory_question(uint64_t *seed, int which, fs_question *q)
+/* A claim question with a numeric answer: the fields every fresh claim shares. */
+static void claim_blank(fs_question *q)
 {
     memset(q, 0, sizeof *q);
     q->step = -1;
@@ -104,13 +144,20 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
     q->numeric = true;
     q->digits = 4;
     q->kind = FS_Q_CLAIM;
+}
+
+/* Fresh questions on the memory arithmetic of the "why tile" lessons: the score matrix S of one
+ * layer, a KV cache, attention's FLOPs, a GPU's ridge point, for sizes drawn from the seed. */
+static void memory_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
     static const int ns[] = {1024, 2048, 4096, 8192, 16384, 32768};
     static const int heads[] = {8, 16, 32, 64};
     static const int bytes[] = {2, 4};
     const int n = ns[next(seed) % 6], h = heads[next(seed) % 4], b = bytes[next(seed) % 2];
     const char *type = b == 2 ? "float16" : "float32";
-    if (which % 2 == 0) {
-        /* n × n scores per head, h heads */
+    switch (which % 4) {
+    case 0: {   /* n × n scores per head, h heads */
         const double mib = (double)n * n * h * b / (1024.0 * 1024.0);
         snprintf(q->prompt, sizeof q->prompt, "Standard attention stores the score matrix S: n × n values per head. With n = %d "
                  "tokens, %d heads and %s (%d bytes a value), how many MiB (1 MiB = 2^20 bytes) is S for one layer?", n, h,
@@ -118,8 +165,9 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
         q->answer = mib;
         snprintf(q->why, sizeof q->why, "%d × %d × %d heads × %d bytes = %.0f bytes = %.6g MiB: it grows with n², which is "
                  "why FlashAttention never stores S.", n, n, h, b, (double)n * n * h * b, mib);
-    } else {
-        /* the KV cache of one layer: K and V, n positions, h KV heads of d = 128 */
+        break;
+    }
+    case 1: {   /* the KV cache of one layer: K and V, n positions, h KV heads of d = 128 */
         const int d = 128;
         const double mib = 2.0 * n * h * d * b / (1024.0 * 1024.0);
         snprintf(q->prompt, sizeof q->prompt, "A KV cache keeps K and V for every position: %d positions, %d KV heads of "
@@ -127,6 +175,180 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
         q->answer = mib;
         snprintf(q->why, sizeof q->why, "2 (K and V) × %d × %d × %d × %d bytes = %.0f bytes = %.6g MiB: it grows with n, not "
                  "n², and decoding reads all of it for every new token.", n, h, d, b, 2.0 * n * h * d * b, mib);
+        break;
+    }
+    case 2: {   /* attention's FLOPs: two products of n² d multiply-adds a head */
+        static const int ds[] = {64, 128};
+        const int d = ds[next(seed) % 2];
+        const double g = 4.0 * n * n * d * h / 1e9;
+        snprintf(q->prompt, sizeof q->prompt, "Attention computes S = Q Kᵀ and O = P V: each product is n × n × d "
+                 "multiply-adds a head, 2 FLOPs each. With n = %d, d = %d and %d heads, how many GFLOP (10^9 FLOPs) is the "
+                 "forward pass of one layer (no mask)?", n, d, h);
+        q->answer = g;
+        snprintf(q->why, sizeof q->why, "4 × n² × d × heads = 4 × %d² × %d × %d = %.8g GFLOP: the work grows with n² too, "
+                 "but FlashAttention does it from tiles in SRAM, so the memory traffic does not.", n, d, h, g);
+        break;
+    }
+    default: {   /* the ridge point: FLOPs a byte where a kernel stops being memory-bound */
+        static const struct { const char *name; double tflops, tbs; } gpu[] = {
+            {"An A100", 312, 2.0}, {"An H100 SXM", 989, 3.35}, {"An H200", 989, 4.8}, {"An RTX 4090", 165, 1.0}};
+        const int i = (int)(next(seed) % 4);
+        const double r = gpu[i].tflops / gpu[i].tbs;
+        snprintf(q->prompt, sizeof q->prompt, "%s does %g TFLOP/s of dense float16 matrix products and reads %g TB/s from "
+                 "its memory. How many FLOPs must a kernel do for each byte it reads to be limited by arithmetic rather than "
+                 "by memory (the roofline's ridge point)?", gpu[i].name, gpu[i].tflops, gpu[i].tbs);
+        q->answer = r;
+        snprintf(q->why, sizeof q->why, "%g × 10^12 / (%g × 10^12) = %.8g FLOPs a byte: below it a kernel waits for memory. "
+                 "Standard attention's softmax reads and writes n² values for a few FLOPs each, far below; tiles kept in SRAM "
+                 "raise the FLOPs a byte.", gpu[i].tflops, gpu[i].tbs, r);
+        break;
+    }
+    }
+}
+
+/* Fresh questions on a paged KV cache (002_04): pages a sequence takes, where a position lives,
+ * the pages of samples that share a prompt. */
+static void pages_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    static const int sizes[] = {8, 16, 32};
+    const int P = sizes[next(seed) % 3];
+    switch (which % 3) {
+    case 0: {   /* pages and unfilled slots of one sequence */
+        const int n = 20 + (int)(next(seed) % 500), pages = (n + P - 1) / P;
+        snprintf(q->prompt, sizeof q->prompt, "Pages hold %d positions each. A sequence of %d positions: how many slots of "
+                 "its pages stay empty (a slot is one position's place in a page)?", P, n);
+        q->answer = pages * P - n;
+        snprintf(q->why, sizeof q->why, "It takes ⌈%d / %d⌉ = %d pages, %d slots, of which %d hold positions: %d stay empty, "
+                 "always fewer than one page, where a contiguous cache reserves the maximum length.", n, P, pages, pages * P,
+                 n, pages * P - n);
+        q->digits = 0;
+        break;
+    }
+    case 1: {   /* where a position lives: its logical block, then the block table */
+        int table[6];
+        for (int i = 0; i < 6; i++) table[i] = i + 1;
+        for (int i = 5; i > 0; i--) {   /* shuffled physical pages, from the seed */
+            const int j = (int)(next(seed) % (uint64_t)(i + 1)), t = table[i];
+            table[i] = table[j], table[j] = t;
+        }
+        for (int i = 0; i < 6; i++) table[i] = table[i] * 3 + (int)(next(seed) % 3);
+        const int pos = (int)(next(seed) % (uint64_t)(6 * P)), b = pos / P;
+        snprintf(q->prompt, sizeof q->prompt, "Pages hold %d positions each, and a sequence's block table is [%d, %d, %d, %d, "
+                 "%d, %d] (logical block b, positions b·%d to b·%d + %d, lives in that physical page). Which physical page "
+                 "holds position %d?", P, table[0], table[1], table[2], table[3], table[4], table[5], P, P, P - 1, pos);
+        q->answer = table[b];
+        snprintf(q->why, sizeof q->why, "Position %d is in logical block ⌊%d / %d⌋ = %d, slot %d; the table's entry %d (counting "
+                 "from 0) names page %d: a sequence's pages can lie anywhere in the pool.", pos, pos, P, b, pos % P, b,
+                 table[b]);
+        q->digits = 0;
+        break;
+    }
+    default: {   /* samples of one prompt: the prompt's full pages shared */
+        const int L = 40 + (int)(next(seed) % 200), k = 2 + (int)(next(seed) % 3);
+        int len[4], own = 0, each = 0;
+        for (int i = 0; i < k; i++) {
+            len[i] = L + 5 + (int)(next(seed) % 300);
+            own += (len[i] + P - 1) / P - L / P;
+            each += (len[i] + P - 1) / P;
+        }
+        char lens[96];
+        size_t at = 0;
+        for (int i = 0; i < k; i++) at += (size_t)snprintf(lens + at, sizeof lens - at, "%s%d", i == 0 ? "" : i == k - 1 ? " and " : ", ", len[i]);
+        snprintf(q->prompt, sizeof q->prompt, "Pages hold %d positions each. %d answers sampled from one prompt of %d positions make "
+                 "sequences of %s positions. The prompt's full pages are shared; its partly filled last page is copied by any "
+                 "sequence that writes into it. How many pages do the %d sequences hold in all?", P, k, L, lens, k);
+        q->answer = L / P + own;
+        snprintf(q->why, sizeof q->why, "⌊%d / %d⌋ = %d shared pages, then each sequence's pages past them: %d in all, against %d "
+                 "if each kept its own copy of the prompt.", L, P, L / P, L / P + own, each);
+        q->digits = 0;
+        break;
+    }
+    }
+}
+
+/* Fresh e4m3 roundings (004_09): a number onto e4m3's grid, then a number scaled into it. */
+static void e4m3_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    q->kind = FS_Q_E4M3;
+    double x;
+    do {   /* a magnitude from 2^-8 to 2^8, three significant digits, off the grid */
+        const double e = uniform(seed, -8, 8), v = exp2(e);
+        const double p10 = pow(10, floor(log10(v)) - 2);
+        x = round(v / p10) * p10 * (next(seed) % 4 == 0 ? -1 : 1);
+    } while (fs_lowp_round(FS_LOWP_E4M3, x) == x);
+    if (which % 2 == 0) {
+        snprintf(q->prompt, sizeof q->prompt, "Which e4m3 value does %.3g round to? (e4m3 keeps 3 fraction bits: 8 values between "
+                 "two powers of two, ties to even, no value above 448; below 2^-6 its steps are 2^-9 apart.)", x);
+        q->answer = fs_lowp_round(FS_LOWP_E4M3, x);
+        snprintf(q->why, sizeof q->why, "e4m3(%.3g) = %.8g.", x, q->answer);
+        fs_question_e4m3_why(q->why, sizeof q->why, x);
+    } else {   /* a per-tensor scale: amax onto 448 */
+        const double amax = round(uniform(seed, 1, 60) * 10) / 10, sigma = amax / 448;
+        char ys[32];
+        snprintf(ys, sizeof ys, "%.3g", x / fabs(x) * fmod(fabs(x), amax));   /* within the tensor's range, as printed */
+        double y = strtod(ys, NULL);
+        if (y == 0) y = amax / 3;
+        const double r = fs_lowp_round(FS_LOWP_E4M3, y / sigma) * sigma;
+        snprintf(q->prompt, sizeof q->prompt, "A tensor whose largest magnitude is amax = %g goes into e4m3 with the scale σ = amax "
+                 "/ 448 (448: e4m3's largest value). What value does its entry x = %.3g come back as, e4m3(x / σ) · σ? (e4m3 "
+                 "keeps 3 fraction bits: 8 values between two powers of two, ties to even.)", amax, y);
+        q->answer = r;
+        snprintf(q->why, sizeof q->why, "σ = %g / 448 = %.6g; x / σ = %.6g rounds to %.8g; times σ: %.8g.", amax, sigma, y / sigma,
+                 fs_lowp_round(FS_LOWP_E4M3, y / sigma), r);
+        fs_question_e4m3_why(q->why, sizeof q->why, y / sigma);
+    }
+}
+
+/* Fresh questions on the ring's transfer against its computation (ring_04's model). */
+static void ring_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    static const int ns[] = {32768, 65536, 131072, 262144};
+    static const int gs[] = {4, 8, 16};
+    static const struct { const char *name; double gbs; } link[] = {{"NVLink at 450 GB/s", 450}, {"InfiniBand at 50 GB/s", 50},
+                                                                   {"PCIe at 32 GB/s", 32}};
+    const int n = ns[next(seed) % 4], G = gs[next(seed) % 3], li = (int)(next(seed) % 3);
+    const double F = 700e12, B = link[li].gbs * 1e9, c = (double)n / G;
+    switch (which % 3) {
+    case 0:
+        snprintf(q->prompt, sizeof q->prompt, "Ring attention over %d GPUs, n = %d positions in equal shards, no mask: each "
+                 "step computes 4 c² d H FLOPs with c positions a GPU and passes 4 c d H bytes of K and V (float16) on. At F = "
+                 "700 TFLOP/s and %s, what is the step's computation time over its transfer time, c · B / F?", G, n,
+                 link[li].name);
+        q->answer = c * B / F;
+        snprintf(q->why, sizeof q->why, "c = %d / %d = %.0f; c · B / F = %.0f × %ge9 / 700e12 = %.8g: %s", n, G, c, c, link[li].gbs, c * B / F,
+                 c * B / F >= 1 ? "above 1, so the transfer hides behind the computation."
+                                : "below 1, so every step waits on the link.");
+        break;
+    case 1:
+        snprintf(q->prompt, sizeof q->prompt, "Ring attention, no mask: a step's transfer hides behind its computation when "
+                 "each GPU holds c ≥ F / B positions. At F = 700 TFLOP/s and %s, how many positions must a GPU hold at least "
+                 "(F / B rounded up)?", link[li].name);
+        q->answer = ceil(F / B);
+        snprintf(q->why, sizeof q->why, "700e12 / %ge9 = %.8g, rounded up %.0f: the ratio c · B / F loses d and H, so the threshold "
+                 "is the machine's FLOPs per byte of link.", link[li].gbs, F / B, ceil(F / B));
+        q->digits = 0;
+        break;
+    default:
+        snprintf(q->prompt, sizeof q->prompt, "Ring attention over %d GPUs with d = 128 and H = 32 heads: one shard's K and V "
+                 "in float16 is 2 · c · d · H · 2 bytes, c = n / G. For n = %d, how many MiB (2^20 bytes) is a shard?", G, n);
+        q->answer = 2.0 * c * 128 * 32 * 2 / (1024.0 * 1024.0);
+        snprintf(q->why, sizeof q->why, "c = %d / %d = %.0f; 2 × %.0f × 128 × 32 × 2 = %.0f bytes = %.8g MiB, sent on at every "
+                 "step.", n, G, c, c, 2.0 * c * 128 * 32 * 2, q->answer);
+        break;
+    }
+}
+
+/* One fresh claim question of a claims-only lesson's kind. */
+static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_question *q)
+{
+    switch (kind) {
+    case FS_QUIZ_PAGES: pages_question(seed, which, q); break;
+    case FS_QUIZ_E4M3: e4m3_question(seed, which, q); break;
+    case FS_QUIZ_RING: ring_question(seed, which, q); break;
+    default: memory_question(seed, which, q); break;
     }
 }
 
@@ -154,8 +376,12 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         return false;
     }
     uint64_t s = seed;
-    int k = 0;
+    int k = 0, n_claims = 0, n_runs = 0;
     bool ok = true;
+    /* the claims-only lessons, each with the kind of fresh question it asks */
+    const char **claim_names = calloc((size_t)(nl ? nl : 1), sizeof *claim_names);
+    fs_quiz_kind *claim_kind = calloc((size_t)(nl ? nl : 1), sizeof *claim_kind);
+    if (!claim_names || !claim_kind) ok = false;
     for (int i = 0; i < c->n && ok; i++) {
         if (c->section_of[i] != section) continue;
         char path[4096];
@@ -164,21 +390,38 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         if (!fs_lesson_load(path, &l, err)) { ok = false; break; }
         names[k] = c->names[i];
         count[k] = fresh_questions(l, &s, pool[k], LESSON_MAX);
+        n_runs += count[k] > 0;
+        if (!l->has_run) {
+            claim_names[n_claims] = c->names[i];
+            claim_kind[n_claims++] = fs_lesson_quiz_kind(l);
+        }
         fs_lesson_free(l);
         k++;
     }
+    /* the claims-only lessons' share of the quiz, as their share of the section's lessons (at least
+     * one question when there is one), the rest from the runs */
+    int want_claims = 0;
+    if (ok && n_claims > 0)
+        want_claims = n_runs == 0 ? FS_QUIZ_QUESTIONS
+                                  : (int)lround((double)FS_QUIZ_QUESTIONS * n_claims / (n_claims + n_runs));
+    if (n_claims > 0 && want_claims < 1) want_claims = 1;
+    if (want_claims > FS_QUIZ_QUESTIONS) want_claims = FS_QUIZ_QUESTIONS;
     if (ok) {
         /* round robin over the lessons, from a lesson the seed picks, each time the next question
          * of a kind the quiz has not asked yet when the lesson has one */
         bool kind_used[FS_Q_COUNT] = {false};
         int start = nl ? (int)(next(&s) % (uint64_t)nl) : 0, idle = 0;
-        for (int r = 0; quiz->n < FS_QUIZ_QUESTIONS && nl > 0 && idle < nl; r++) {
+        for (int r = 0; quiz->n < FS_QUIZ_QUESTIONS - want_claims && nl > 0 && idle < nl; r++) {
             int j = (start + r) % nl;
             if (used[j] >= count[j]) { idle++; continue; }
             idle = 0;
-            int pick = used[j];
-            for (int x = used[j]; x < count[j]; x++)
-                if (!kind_used[pool[j][x].kind]) { pick = x; break; }
+            /* the best by rank (what the section adds first), a kind not asked yet before one asked:
+             * a kind of the section's own asked again before the machinery's or the softmax's */
+            int pick = used[j], best = 1 << 30;
+            for (int x = used[j]; x < count[j]; x++) {
+                const int score = 2 * rank(pool[j][x].kind) + (kind_used[pool[j][x].kind] ? 5 : 0);
+                if (score < best) best = score, pick = x;
+            }
             fs_question t = pool[j][pick];
             pool[j][pick] = pool[j][used[j]];
             pool[j][used[j]++] = t;
@@ -188,13 +431,20 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
             snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", names[j]);
             quiz->n++;
         }
-        /* a section of claims only: the memory arithmetic on fresh sizes */
+        /* the claims-only lessons' questions on fresh sizes, taking the lessons in turn (and every
+         * kind of a lesson's questions in turn), until the quiz is full: also where the runs offer
+         * fewer than their share */
+        int turn[FS_QUIZ_QUESTIONS + 1] = {0};
         for (int w = 0; quiz->n < FS_QUIZ_QUESTIONS; w++) {
-            memory_question(&s, w, &quiz->q[quiz->n]);
-            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", nl ? names[0] : "");
+            const int j = n_claims ? w % n_claims : 0;
+            const fs_quiz_kind kind = n_claims ? claim_kind[j] : FS_QUIZ_MEMORY;
+            claim_question(kind, &s, turn[kind]++, &quiz->q[quiz->n]);
+            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", n_claims ? claim_names[j] : nl ? names[0] : "");
             quiz->n++;
         }
     }
+    free(claim_names);
+    free(claim_kind);
     free(pool);
     free(count);
     free(used);

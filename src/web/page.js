@@ -640,6 +640,11 @@
     ev.preventDefault();
     if (!quiz || $('quiz-answer').disabled) return;
     const r = JSON.parse(Module.UTF8ToString(call('web_quiz_judge', 'number', ['number', 'number', 'string'], [W, quiz.at, $('quiz-answer').value])));
+    if (r.again) {   /* a number typed with its unit: asked again for the number alone */
+      say($('quiz-feedback'), r.feedback);
+      $('quiz-answer').select();
+      return;
+    }
     if (r.right) quiz.right++;
     else quiz.wrong.push(quiz.questions[quiz.at].lesson);
     say($('quiz-feedback'), r.feedback, r.right);

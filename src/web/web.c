@@ -1163,12 +1163,22 @@ EMSCRIPTEN_KEEPALIVE const char *web_quiz(web_page *W, int section, double seed)
 
 /* Judge the answer typed to question i of the quiz made last (fs_question_judge) as JSON:
  * {"right": true/false, "answer": the right one as printed, "feedback": the answer echoed, the
- * right one and why}; {} when there is no question i. */
+ * right one and why}; a number typed with a unit is not judged: {"again": true, "feedback": what
+ * to type instead} (fs_question_unit_hint); {} when there is no question i. */
 EMSCRIPTEN_KEEPALIVE const char *web_quiz_judge(web_page *W, int i, const char *typed)
 {
     if (!W->quiz || i < 0 || i >= W->quiz->n) return "{}";
     const fs_question *q = &W->quiz->q[i];
     char fb[2048], ans[64];
+    if (fs_question_unit_hint(q, typed ? typed : "", fb, sizeof fb)) {
+        jbuf j = {malloc(512), 0, 512};
+        jput(&j, "{\"again\":true,\"feedback\":");
+        jstr(&j, fb);
+        jput(&j, "}");
+        free(W->quiz_json);
+        W->quiz_json = j.b;
+        return j.b ? j.b : "{}";
+    }
     bool ok = fs_question_judge(q, typed ? typed : "", fb, sizeof fb);
     fs_question_answer(q, ans, sizeof ans);
     jbuf j = {malloc(2048), 0, 2048};

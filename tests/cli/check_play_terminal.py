@@ -376,6 +376,15 @@ try:
         s = wait_for(r"any key: on to the step")
         check("is not a number" in s and "(0 of 0 right so far)" in s, "a word at a question shows the answer and counts nothing", s)
         tmux("send-keys", "-t", "t", "q")
+        # a number with a unit is asked again for the number alone, then judged
+        to_question(at)
+        tmux("send-keys", "-t", "t", ans + " units", "Enter")
+        s = wait_for(r"type the number alone")
+        check("any key: on to the step" not in s, "a number with a unit is asked again, not judged", s)
+        tmux("send-keys", "-t", "t", ans, "Enter")
+        s = wait_for(r"any key: on to the step")
+        check(f"Right: you typed {ans}" in s and "(1 of 1 right so far)" in s, "the number typed again is judged", s)
+        tmux("send-keys", "-t", "t", "q")
         if "." in ans:
             to_question(at)
             tmux("send-keys", "-t", "t", ans.replace(".", ","), "Enter")

@@ -64,6 +64,17 @@ check("Score: 5 of 5." in r2.stdout, f"the answers as printed score 5: {r2.stdou
 # the keys are no part of the answer (a quiz taken again on the same seed)
 r3 = quiz([str(section), "--seed", str(seed)], "".join("\x1b[C\x1bOD" + a + "\n" for a in rights))
 check("Score: 5 of 5." in r3.stdout and "\x1b" not in r3.stdout, f"arrow keys before each answer are left out of it: {r3.stdout[-600:]!r}")
+# a number typed with a unit is asked again for the number alone, not judged
+def numeric(a):
+    try:
+        float(a.replace(",", ""))
+        return True
+    except ValueError:
+        return False
+r4 = quiz([str(section), "--seed", str(seed)], "".join((a + " units\n" if numeric(a) else "") + a + "\n" for a in rights))
+n_num = sum(numeric(a) for a in rights)
+check("Score: 5 of 5." in r4.stdout and r4.stdout.count("type the number alone") == n_num,
+      f"each number with a unit asked again ({n_num}), then judged right: {r4.stdout[-600:]!r}")
 r = quiz([])
 check(f"best 5/5, last 5/5" in r.stdout, "the list shows the best and the last score")
 
@@ -71,7 +82,7 @@ check(f"best 5/5, last 5/5" in r.stdout, "the list shows the best and the last s
 r = quiz([str(section), "--seed", str(seed + 1)], "1\n")
 check(r.returncode == 1 and "no score kept" in r.stdout, f"an unfinished quiz exits 1 and keeps no score: {r.returncode}")
 with open(state) as f:
-    check(len(f.read().splitlines()) == 3, "the unfinished quiz added no line")
+    check(len(f.read().splitlines()) == 4, "the unfinished quiz added no line")
 
 # bad input
 for args, what in [(["0"], "no section"), ([str(len(sections) + 1)], "no section"), (["--seed", "x", "1"], "--seed"),
