@@ -85,6 +85,8 @@ int gui_lesson_load_variation(const char *path, const char *opts, gui_show *show
     if (r) show->run = *r;
     else show->run = fs_run_make(FS_ALGO_REFERENCE);
     if (r && r->algo == FS_ALGO_RING) show->scene = GUI_SCENE_RING;   /* the lesson format has no ring scene name */
+    if (r && r->algo == FS_ALGO_DECODE && r->page_size > 0 && show->scene == GUI_SCENE_DECODE)
+        show->scene = GUI_SCENE_PAGED;   /* nor a paged one: a decode through pages: shows them */
     bool ok = true;
     if (show->scene == GUI_SCENE_PITFALL && fs_lesson_compare_trace(l)) {
         /* The timeline walks the lesson's main trace (the wrong variant, which its narration

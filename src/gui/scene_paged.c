@@ -320,7 +320,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
             yy += lh;
             gui_textf(d, fs, x, yy, th->accent, GUI_AL_LEFT, "block %d takes page %d", now->block, now->page);
             yy += lh;
-            gui_textf(d, fs, x, yy, th->dim, GUI_AL_LEFT, "%d pages stay free", now->n_free);
+            gui_textf(d, fs, x, yy, th->dim, GUI_AL_LEFT, "%d page%s free", now->n_free, now->n_free == 1 ? " stays" : "s stay");
             yy += lh;
             break;
         case FS_EV_SHARE:

@@ -487,8 +487,8 @@ size_t fs_lesson_describe(const fs_lesson *l, const fs_trace *t, int64_t step, i
         break;
     case FS_EV_ALLOC:
         fs_sb_put(&b, "sequence %d needs block %d: its last page is full (or it has none), so it takes free page %d; "
-                "%d pages stay free",
-            e->seq, e->block, e->page, e->n_free);
+                "%d page%s free",
+            e->seq, e->block, e->page, e->n_free, e->n_free == 1 ? " stays" : "s stay");
         break;
     case FS_EV_SHARE:
         fs_sb_put(&b, "sequence %d is forked from sequence %d: its block %d points at the same page %d (positions %d..%d), "

@@ -56,6 +56,8 @@ static bool event_field(const fs_trace *tr, const fs_event *e, const char *f, do
         {"r_last", e->r1 - 1}, {"c_last", e->c1 - 1},
         /* ring attention (ring.h): −1 outside a ring step; bytes on send and recv */
         {"device", e->device}, {"ring_step", e->ring_step}, {"shard", e->shard}, {"pos", e->pos},
+        /* the paged cache (paged.h): −1 outside its events */
+        {"seq", e->seq}, {"page", e->page}, {"block", e->block}, {"slot", e->slot},
         {"bytes", (double)e->bytes}, {"from", e->kind == FS_EV_SEND || e->kind == FS_EV_RECV ? e->a : NAN},
         {"to", e->kind == FS_EV_SEND || e->kind == FS_EV_RECV ? e->b : NAN},
         /* dropout: how many visible cells of a tile or btile are dropped */
@@ -187,6 +189,9 @@ static bool filter_ok(const fs_event *e, const char *key, const char *val, bool 
     else if (!strcmp(key, "ring_step")) f = e->ring_step;
     else if (!strcmp(key, "shard")) f = e->shard;
     else if (!strcmp(key, "pos")) f = e->pos;
+    else if (!strcmp(key, "seq")) f = e->seq;
+    else if (!strcmp(key, "page")) f = e->page;
+    else if (!strcmp(key, "block")) f = e->block;
     else {
         *known = false;
         return false;
@@ -253,7 +258,8 @@ static bool select_events(parse_t *P, const fs_trace *tr, const char *s, size_t 
             ok = filter_ok(ev, keys[f], vals[f], &known, &bad);
             if (!known)
                 return fs_loc_error_set(P->err, P->name, line, kcol[f],
-                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible device ring_step shard pos cls reason tensor)", keys[f]);
+                               "unknown filter '%s' (head kv_head qt kt row level a b id c0 visible device ring_step shard pos seq page block cls "
+                               "reason tensor)", keys[f]);
             if (bad) return fs_loc_error_set(P->err, P->name, line, kcol[f], "bad value '%s' for filter '%s'", vals[f], keys[f]);
         }
         if (!ok) continue;

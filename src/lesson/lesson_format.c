@@ -93,7 +93,7 @@ const char *const lp_key_names[K_COUNT] = {
     "title", "source", "algo", "scene", "intro", "labels", "z", "chunk", "Q", "K", "V", "S",
     "heads", "scale", "softcap", "mask", "offset", "tree", "bq", "bk", "form", "order", "exp2",
     "pitfall", "split", "parts", "merge", "dO", "fp8", "dropout", "seed", "devices", "sharding",
-    "quiz", "summary", "try"};
+    "pages", "table", "quiz", "summary", "try"};
 
 static const char *scene_names[FS_SCENE_COUNT] = {"softmax", "query",   "tiled",   "tree",  "window",
                                                   "gqa",     "decode",  "pitfall", "claims", "backward"};
@@ -466,6 +466,20 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
     case K_BK: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->Bk);
     case K_PARTS: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->parts);
     case K_DEVICES: return parse_int(P, v, line, col, 1, FS_RING_MAX_DEVICES, &P->devices);
+    case K_PAGES: return parse_int(P, v, line, col, 1, FS_MAX_DIM, &P->pages);
+    case K_TABLE: {   /* the page of each logical block, checked against the sequence in lesson_run.c */
+        size_t len;
+        char *t = blanked_block(lines, i, j, vstart, &len);
+        if (!t) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
+        int32_t *pages = NULL, n = 0;
+        bool ok = fs_ints_parse_text(t, len, P->name, line, &pages, &n, P->err);
+        free(t);
+        if (!ok) return false;
+        l->table = lp_keep(l, pages);
+        l->n_table = n;
+        if (!l->table) return fs_loc_error_set(P->err, P->name, line, 1, "out of memory");
+        break;
+    }
     case K_SHARDING:
         P->sharding = fs_sharding_parse(v);
         if (P->sharding == FS_SHARD_COUNT)

@@ -39,6 +39,8 @@ struct fs_lesson {
     uint64_t *bits;
     int32_t *parent;
     int32_t n_parent;
+    int32_t *table;           /* table: the paged cache's block table (page of each logical block) */
+    int32_t n_table;
     const char **labels;
     int32_t n_labels;
 

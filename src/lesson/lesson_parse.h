@@ -107,6 +107,7 @@ typedef struct {
     uint64_t seed;          /* seed: the dropout's Philox key */
     fs_lowp_recipe recipe;  /* fp8: (lowp.h) */
     int32_t devices;        /* devices: the ring's P (ring.h) */
+    int32_t pages;          /* pages: the paged cache's page size (decode) */
     fs_sharding sharding;   /* sharding: */
     bool ring_backward;     /* algo: ring-backward */
 
@@ -128,7 +129,7 @@ enum {
     K_TITLE, K_SOURCE, K_ALGO, K_SCENE, K_INTRO, K_LABELS, K_Z, K_CHUNK, K_Q, K_K, K_V, K_S,
     K_HEADS, K_SCALE, K_SOFTCAP, K_MASK, K_OFFSET, K_TREE, K_BQ, K_BK, K_FORM, K_ORDER, K_EXP2,
     K_PITFALL, K_SPLIT, K_PARTS, K_MERGE, K_DO, K_FP8, K_DROPOUT, K_SEED, K_DEVICES, K_SHARDING,
-    K_QUIZ, K_SUMMARY, K_TRY, K_COUNT
+    K_PAGES, K_TABLE, K_QUIZ, K_SUMMARY, K_TRY, K_COUNT
 };
 
 /* The header keys by index, as written in a lesson ("title", "source", … "dO"). */

@@ -144,7 +144,7 @@ bool lp_build_and_run(parse_t *P)
             {K_SPLIT, FS_ALGO_DECODE},  {K_PARTS, FS_ALGO_DECODE}, {K_MERGE, FS_ALGO_DECODE},
             {K_DO, FS_ALGO_BACKWARD},   {K_FORM, FS_ALGO_COUNT},  {K_EXP2, FS_ALGO_COUNT},
             {K_FP8, FS_ALGO_TILED}, {K_DROPOUT, FS_ALGO_TILED}, {K_SEED, FS_ALGO_TILED},
-            {K_DEVICES, FS_ALGO_RING}, {K_SHARDING, FS_ALGO_RING}};
+            {K_DEVICES, FS_ALGO_RING}, {K_SHARDING, FS_ALGO_RING}, {K_PAGES, FS_ALGO_DECODE}, {K_TABLE, FS_ALGO_DECODE}};
         int first = -1;   /* the misplaced key nearest the top of the file */
         for (int k = 0; k < (int)(sizeof only / sizeof only[0]); k++) {
             /* the backward reads the tiles and the order, but not the forward's form or exp2 */
@@ -214,6 +214,33 @@ bool lp_build_and_run(parse_t *P)
         r->decoding.parts = P->parts ? P->parts : 1;
         r->decoding.merge = P->merge;
         r->decoding.form = P->form;
+        if (P->seen[K_TABLE] && !P->seen[K_PAGES])
+            return fs_loc_error_set(err, P->name, P->key_line[K_TABLE], 1, "'table:' needs 'pages:' (the page size)");
+        if (P->seen[K_PAGES]) {
+            /* a paged KV cache: K and V written into pages of P positions, block b into page table[b] */
+            if (P->S.set)
+                return fs_loc_error_set(err, P->name, P->key_line[K_PAGES], 1, "'pages:' pages K and V: it needs Q:, K: and V:, "
+                                        "not S:");
+            const int32_t blocks = (a->n_kv + P->pages - 1) / P->pages;
+            const int32_t tl = P->key_line[K_TABLE];
+            if (P->seen[K_TABLE]) {
+                if (l->n_table != blocks)
+                    return fs_loc_error_set(err, P->name, tl, 1, "the table has %d entries but the sequence has %d blocks (%d "
+                                            "keys in pages of %d)", l->n_table, blocks, a->n_kv, P->pages);
+                for (int32_t b = 0; b < blocks; b++) {
+                    if (l->table[b] < 0 || l->table[b] >= 4 * blocks + 16)
+                        return fs_loc_error_set(err, P->name, tl, 1, "entry %d: page %d is out of range (pages 0 to %d: 4 x the "
+                                                "%d blocks + 16)", b, l->table[b], 4 * blocks + 15, blocks);
+                    for (int32_t c = 0; c < b; c++)
+                        if (l->table[c] == l->table[b])
+                            return fs_loc_error_set(err, P->name, tl, 1, "entries %d and %d both name page %d: each block "
+                                                    "needs a page of its own", c, b, l->table[b]);
+                }
+            }
+            r->page_size = P->pages;
+            r->block_table = P->seen[K_TABLE] ? l->table : NULL;
+            r->n_table = P->seen[K_TABLE] ? l->n_table : 0;
+        }
         if (P->algo == FS_ALGO_RING) {
             if (!P->seen[K_DEVICES])
                 return fs_loc_error_set(err, P->name, aline, 1, "algo: ring needs 'devices:' (the number of devices P)");

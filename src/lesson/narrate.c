@@ -918,8 +918,8 @@ static void say_paged(sb *b, const ctx *c)
         break;
     case FS_EV_ALLOC:
         fs_sb_put(b, "Sequence %d needs its block %d: its last page is full (or it has none), so it takes free page %d; "
-               "%d pages stay free.",
-            e->seq, e->block, e->page, e->n_free);
+               "%d page%s free.",
+            e->seq, e->block, e->page, e->n_free, e->n_free == 1 ? " stays" : "s stay");
         if (c->first) fs_sb_put(b, " Pages are taken only when a sequence grows into them, so no memory is reserved for "
                              "tokens not yet generated.");
         break;
@@ -932,9 +932,9 @@ static void say_paged(sb *b, const ctx *c)
     case FS_EV_COW:
         fs_sb_put(b, "Sequence %d is about to write into page %d, which other sequences also hold: copy on write copies "
                "its %d filled slots to free page %d and points block %d there, so the others keep their data; "
-               "%d sequence%s still hold%s page %d, %d pages stay free.",
+               "%d sequence%s still hold%s page %d, %d page%s free.",
             e->seq, e->src, e->slot, e->page, e->block, e->refs, e->refs == 1 ? "" : "s", e->refs == 1 ? "s" : "",
-            e->src, e->n_free);
+            e->src, e->n_free, e->n_free == 1 ? " stays" : "s stay");
         break;
     case FS_EV_WRITE:
         fs_sb_put(b, "Sequence %d appends position %d: its K and V rows go to page %d, slot %d (logical block %d).",

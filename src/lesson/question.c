@@ -631,14 +631,16 @@ void fs_question_shard(int32_t P, int32_t p, int32_t t0, fs_question *q)
 static bool ask_page(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
-    if (e->kind != FS_EV_WRITE || !c->run || c->run->page_size < 1 || e->c0 < c->run->page_size) return false;
+    /* not in block 0 (nothing to work out), nor at a block's first slot: the page taken for that
+     * block (the alloc just before) has named it */
+    if (e->kind != FS_EV_WRITE || !c->run || c->run->page_size < 1 || e->c0 < c->run->page_size || e->slot == 0) return false;
     const int32_t ps = c->run->page_size;
     *q = blank(FS_Q_PAGE, k, 0);
     snprintf(q->prompt, sizeof q->prompt, "Pages hold %d positions each. Position %d of sequence %d is written next: which "
              "logical block of the sequence does it fall in (counting from 0)?", ps, e->c0, e->seq);
     q->answer = e->block;
-    snprintf(q->why, sizeof q->why, "Block %d / %d = %d (slot %d within it); the block table then says which physical page that "
-             "is (page %d here).", e->c0, ps, e->block, e->slot, e->page);
+    snprintf(q->why, sizeof q->why, "Position %d is in block ⌊%d / %d⌋ = %d, at slot %d mod %d = %d of it; the block table then "
+             "says which physical page holds that block (page %d here).", e->c0, e->c0, ps, e->block, e->c0, ps, e->slot, e->page);
     return true;
 }
 

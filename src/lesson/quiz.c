@@ -120,12 +120,13 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
                 const int32_t P = r.ring.P, p = (int32_t)(next(seed) % (uint64_t)P), t0 = (int32_t)(next(seed) % (uint64_t)(P - 1));
                 fs_question_shard(P, p, t0, &q[i]);
             }
-        /* a ring step's work, likewise, at a hold the seed draws (the trace's first is always the same) */
+        /* a ring step's work and a position's block, likewise, at a hold or a write the seed draws:
+         * neither depends on the numbers, so the trace's first would be the same every time */
         for (int i = 0; i < n; i++)
-            if (q[i].kind == FS_Q_RING_WORK)
+            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE) && q[i].step >= 0)
                 for (int tries = 0; tries < 64; tries++) {
                     const int64_t k = (int64_t)(next(seed) % (uint64_t)t.n);
-                    if (t.ev[k].kind == FS_EV_HOLD && fs_run_question_at(&r, &t, k, FS_Q_RING_WORK, 4, &q[i])) break;
+                    if (t.ev[k].kind == t.ev[q[i].step].kind && fs_run_question_at(&r, &t, k, q[i].kind, 4, &q[i])) break;
                 }
         if (n > 0 && n < max) n = more_of_own(&r, &t, seed, q, n, max);
         fs_trace_free(&t);
