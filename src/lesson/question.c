@@ -1097,6 +1097,16 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
     for (size_t o = 0; o < sizeof own / sizeof *own; o++)
         for (int i = 0; i < nm && !seen[own[o]]; i++)
             if (mo[i].kind == own[o] && take(c, got, &n, mo[i])) seen[own[o]] = true;
+    /* the ring's shard question depends on the device and the step only, so every ring lesson of one
+     * shape would open with the same one: a lesson takes the hold its title picks */
+    if (c->l && c->l->title) {
+        int holds = 0;
+        for (int i = 0; i < nm; i++) holds += mo[i].kind == FS_Q_SHARD;
+        uint64_t h = 1469598103934665603ull;   /* FNV-1a of the title */
+        for (const unsigned char *p = (const unsigned char *)c->l->title; *p; p++) h = (h ^ *p) * 1099511628211ull;
+        for (int i = 0, k = holds ? (int)(h % (uint64_t)holds) : 0; i < nm && holds && !seen[FS_Q_SHARD]; i++)
+            if (mo[i].kind == FS_Q_SHARD && k-- == 0 && take(c, got, &n, mo[i])) seen[FS_Q_SHARD] = true;
+    }
     for (int i = 0; i < nm; i++)
         if (!seen[mo[i].kind] && take(c, got, &n, mo[i])) seen[mo[i].kind] = true;
     /* 3. more moments, spread evenly over the lesson, until a handful */
