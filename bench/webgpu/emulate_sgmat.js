@@ -381,8 +381,10 @@ function main() {
     let mask = pick(['none', 'causal', 'window', 'tree']);
     if (fault === 'firstk') mask = 'window';   // it shows only where a block's first visited tile is not tile 0
     if ((k % 8 === 4 && fault !== 'firstk') || fault === 'fastc') mask = 'causal';   // (FASTC) its tiles are the causal diagonal's
-    const n_kv = int(1, 200);
-    const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q: mask === 'tree' ? n_kv : int(1, Math.min(n_kv, 150)), n_kv, d, mask,
+    // (pairzero) a pair shows only where a workgroup has two row blocks: at least 65 queries, below
+    const n_kv = fault === 'pairzero' ? int(100, 200) : int(1, 200);
+    const n_q = mask === 'tree' ? n_kv : fault === 'pairzero' ? int(70, n_kv) : int(1, Math.min(n_kv, 150));
+    const c = {n_q_heads: groups * kvh, n_kv_heads: kvh, n_q, n_kv, d, mask,
                window: int(1, 40), softcap: r() < 0.25 ? 5 * r() + 0.5 : 0, spread: k % 2 ? pick([8, 16]) : pick([1, 4, 16]), ramp: k % 2 ? 12 : 0};   // every other case ramped: m moves past m + TAU
     const p = FSGPU.randomProblem(seed * 100 + k, c);
     const ref = Object.assign({}, p, {q: FSGPU.half1(p.q).r, k: FSGPU.half1(p.k).r, v: FSGPU.half1(p.v).r});
@@ -397,6 +399,7 @@ function main() {
     if (k % 8 === 4 || fault === 'fastc') Object.assign(v8, {FASTS: true, FASTC: true, REREAD: false});   // and with the causal diagonal's tiles, the others
     if (k % 5 === 4) Object.assign(v8, {BK: 128, NSG: 2});   // its widest variant's tile
     if (k % 2 === 1 && SGS % (2 * SM) === 0) v8.RB = 2;       // version 10's two row blocks a subgroup, every other case
+    if (fault === 'pairzero') { v8.NSG = 2; delete v8.RB; }   // blocks of at most 32 rows: two of them or more
     if (k % 3 !== 1 || fault === 'pairzero') v8.PAIR = true;  // version 18's pairs of row blocks, two cases of three
     else if (k % 2 === 0) v8.LPT = true;                      // version 19's blocks longest first, the others by turns
     if (k % 3 !== 2 || fault === 'rangeend') v8.RANGE = true; // version 19's tile loop over the keys the mask can show
