@@ -1348,6 +1348,13 @@ def fig_kv8_page():
                   for key in ("_paged_vs_contiguous", "_plan_paged_vs_contiguous")], 3)]
 
 
+def fig_page_f16():
+    """Float16 decode versions 20 and 18 with pages of 16 over their contiguous siblings, both
+    layouts, pages shuffled and in order (2026-12-02-h200-page-f16)."""
+    rows = results(CUDA_RES + "2026-12-02-h200-page-f16", "decode_paged", page=16)
+    return [span([float(k["ratio"]) for k in rows if k["v"] == str(v)], 3) for v in (20, 18)]
+
+
 # (phrase, runs, values): values None for a cited figure, else a function of no arguments
 # returning the strings that fill the phrase's {} slots.
 FIGURES = [
@@ -1390,6 +1397,8 @@ FIGURES = [
      "pages of 16", [], fig_paged_best_h200),
     ("with a whole page of every KV head a stage (version 16) the paged e4m3 cache runs at {} of "
      "contiguous with pages of 16", [], fig_kv8_page),
+    ("in float16 (version 20) reads {} of contiguous with pages of 16, where version 18 reads {} in "
+     "the same call", [], fig_page_f16),
     ("The prefill uses {} % of the FMA probe at d = 128", [], lambda: [span(
         [x for tag, (f, recs) in cpu_runs().items() for c in cpu_cases(recs)
          if c["kind"] == "prefill" and c["d"] == 128 for x in c["share"]], 0)]),

@@ -1371,6 +1371,7 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
             check_decode_paged(rng, 3, 8, 2, 300, 128, 16, true, dt);
             check_decode_paged(rng, 2, 8, 2, 700, 64, 256, true, dt);
             check_decode_paged(rng, 2, 4, 4, 200, 128, 32, true, dt);   /* pages of 32: two boxes a tile */
+            check_decode_paged(rng, 2, 16, 8, 200, 64, 16, true, dt);   /* version 20's page kernel: 8 KV heads */
             check_backward(rng, {1, 2, 1, 150, 200, 128, FS_MASK_CAUSAL, 0}, dt);
             if (dti == 0) {
                 decode_fp8_checks(rng, true);
@@ -1398,6 +1399,9 @@ static void run_checks(uint64_t *rng, bool quick, bool tiny, bool fp8_only)
         check_decode_paged(rng, 4, 8, 2, 1000, 128, 16, true, dt);
         check_decode_paged(rng, 3, 16, 2, 3000, 64, 256, true, dt);
         check_decode_paged(rng, 2, 4, 4, 777, 128, 32, true, dt);
+        check_decode_paged(rng, 2, 32, 8, 3000, 128, 16, true, dt);   /* version 20's page kernel: 8 KV heads, */
+        check_decode_paged(rng, 2, 16, 4, 900, 64, 32, true, dt);     /* pages of 32 at d = 64, */
+        check_decode_paged(rng, 1, 16, 2, 500, 128, 16, false, dt);   /* a group of 8 */
         check_decode_paged(rng, 2, 8, 2, 640, 128, 64, false, dt);
         check_decode_paged(rng, 2, 32, 8, 5000, 128, 256, false, dt);
         if (!quick) check_decode_paged(rng, 2, 32, 8, 20000, 128, 16, true, dt);
@@ -1726,7 +1730,7 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
 
 /* The decode over an e4m3 cache beside the float16 decode, the same sequences stored four ways:
  * float16 contiguous (versions 9, 13 and 15, or 7 off Hopper; 17 is 15), e4m3 contiguous (the odd e4m3
- * versions), float16 paged (versions 10, 14, 16 and 18) and e4m3 paged (the even ones), pages of P tokens
+ * versions), float16 paged (versions 10, 14, 16, 18 and 20) and e4m3 paged (the even ones), pages of P tokens
  * in a shuffled order, every paged kernel read as vLLM's pool and as the head-major one; timed in
  * interleaved rounds (5 rounds of 20 calls, medians). The ratios to float16 take the best float16
  * kernel of the same kind (contiguous; paged in the same layout). Bytes counted as read: K and V
@@ -1735,10 +1739,10 @@ static fs_status decode_plan(const fs_cuda_decode *pp, bool e4m3, int v, const v
  * us_planned: the same kernel's median call with its split count fixed beforehand
  * (fs_cuda_decode_splits), timed in the same rounds; us_plan: its calls through an
  * fs_cuda_decode_plan (fs_cuda_decode_fp8_plan_make for the e4m3 cache), which has done the host's
- * work once (the split count and, for float16 versions 13-18 and e4m3-cache versions 5-16, the
+ * work once (the split count and, for float16 versions 13-20 and e4m3-cache versions 5-16, the
  * tensor maps and the kernel's attribute), timed in the same rounds; vs_f16_plan: the tokens a
  * second through plans against the best float16 kernel's of the same kind through plans;
- * us_graph (float16 versions 13-18, e4m3-cache versions 9-16): a plan whose run for this Q and O
+ * us_graph (float16 versions 13-20, e4m3-cache versions 9-16): a plan whose run for this Q and O
  * is a CUDA graph (fs_cuda_decode_plan_graph), one launch a call, timed in the same rounds. The
  * cache's contents are random bits (float16 values in [-2, 2), read as bytes for e4m3): the
  * time does not depend on them. The descales do (e4m3-cache version 12 rescales o where they
@@ -1796,10 +1800,10 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
     /* pl: the kernel's problem with its split count fixed (fs_cuda_decode_splits), as a serving
      * loop that plans once would call it: no occupancy query before each launch */
     /* plan: the kernel's fs_cuda_decode_plan (the host's work done once: the split count, and for
-     * float16 versions 13-18 and e4m3-cache versions 5-16 the tensor maps and the kernel's
+     * float16 versions 13-20 and e4m3-cache versions 5-16 the tensor maps and the kernel's
      * attribute), timed as us_plan */
     /* graph: a second plan of the kernel, its run captured into a CUDA graph for dQ and dO
-     * (fs_cuda_decode_plan_graph; float16 versions 13-18, e4m3-cache versions 9-16), timed as
+     * (fs_cuda_decode_plan_graph; float16 versions 13-20, e4m3-cache versions 9-16), timed as
      * us_graph */
     struct kern {
         bool e4m3, paged;
@@ -1821,6 +1825,7 @@ static void time_decode_fp8(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int 
         if (v16 == 9) ks.push_back({false, true, 14, hm, NULL, FS_OK, c, NULL, NULL});
         if (v16 == 9) ks.push_back({false, true, 16, hm, NULL, FS_OK, c, NULL, NULL});
         if (v16 == 9) ks.push_back({false, true, 18, hm, NULL, FS_OK, c, NULL, NULL});
+        if (v16 == 9) ks.push_back({false, true, 20, hm, NULL, FS_OK, c, NULL, NULL});
         for (int v = 1; v <= fs_cuda_decode_fp8_versions(); v++)
             if (fs_cuda_decode_fp8_version_paged(v)) ks.push_back({true, true, v, hm, NULL, FS_OK, c, NULL, NULL});
     }

@@ -39,6 +39,9 @@
  *      read vLLM's pool or the head-major one (fs_cuda_decode's head_major).
  *  15, 16 Hopper only: versions 13 and 14 with each warp's step over the rows a group of at most
  *      8 query heads fills (rows 8-15 of the mma tile are zero; their work is left out).
+ *  17-20 Hopper only: 18 brings a small page's whole rows in one box; 20 a whole page of every KV
+ *      head a stage, a block serving every KV head (hopper_decode.cu says why); 17 and 19, their
+ *      contiguous siblings, are version 15.
  *
  * The decode over an e4m3 KV cache (fs_cuda_decode_fp8_run) has versions of its own, numbered
  * apart: see "The e4m3 KV cache" below.
@@ -664,6 +667,8 @@ static const char *decode_lines[] = {
     "Hopper, paged cache: version 14 stepping over the rows the group fills",
     "Hopper: version 15 (whole-row boxes, version 18's change, were slower on a contiguous cache)",
     "Hopper, paged cache: version 16 with one TMA box of a page's whole rows when a page is under 64 keys",
+    "Hopper: version 15 (the contiguous sibling of version 20)",
+    "Hopper, paged cache: a block for every KV head, a whole page of them a stage (pages of 16; 32 at d = 64)",
 };
 
 /* the versions that merge in the split kernel's launch, with one counter per (batch, KV head) */
@@ -676,7 +681,7 @@ extern "C" const char *fs_cuda_decode_version_str(int v)
     return v >= 1 && v <= fs_cuda_decode_versions() ? decode_lines[v - 1] : "?";
 }
 
-extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14 || v == 16 || v == 18; }
+extern "C" bool fs_cuda_decode_version_paged(int v) { return v == 10 || v == 12 || v == 14 || v == 16 || v == 18 || v == 20; }
 
 /* Query heads per block: the whole group in version 2 when it is 1, 2, 4 or 8. */
 static int heads_per_block(const fs_cuda_decode *p, int version)
@@ -751,9 +756,12 @@ static int split_count(const fs_cuda_decode *p, int version)
     int sms = 132, dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     long blocks = (long)p->batch * p->n_q_heads / heads_per_block(p, version);
+    /* version 20's page kernel: a block for every KV head of a sequence */
+    const int page = version == 20 ? fs_cu_hopper_decode_page_per_sm(p, version) : 0;
+    if (page > 0) blocks = p->batch;
     if (version >= 3) {
         /* as many splits as fill every SM's slots once: one wave, no tail */
-        long slots = (long)sms * dec3_blocks_per_sm(p, version), s = slots / blocks;
+        long slots = (long)sms * (page > 0 ? page : dec3_blocks_per_sm(p, version)), s = slots / blocks;
         if (version == 8) s = 4 * slots / blocks;   /* four waves: a slow block is made up by others */
         long most = (p->n_kv + 256 - 1) / 256;   /* ≥ 256 keys a split */
         if (s > most) s = most;
@@ -930,7 +938,7 @@ extern "C" fs_status fs_cuda_decode_run(const fs_cuda_decode *p, int version, co
               : launch_dec<__half, 128>(p, version, Q, K, V, O, w, why, n);
 }
 
-/* A planned decode: the problem with its split count fixed, and for versions 13 to 18 (e4m3-cache
+/* A planned decode: the problem with its split count fixed, and for versions 13 to 20 (e4m3-cache
  * versions 5 to 16) the host's half of the launches (hopper_decode.cu's plan: the tensor maps, the
  * kernel's attribute). */
 struct fs_cuda_decode_plan {

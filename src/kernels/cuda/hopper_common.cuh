@@ -776,17 +776,19 @@ static inline fs_status make_pool_map(CUtensorMap *map, const void *base, fs_cud
  * one copy does the work of D / 64. Its dimensions, innermost first: 64 columns, page_size slots
  * slot_stride bytes apart, D / 64 blocks 128 bytes apart, `heads` head_stride bytes apart, n_pages
  * pages page_stride bytes apart (either pool layout: only the strides differ). Coordinates
- * (0, slot, 0, head, page). */
+ * (0, slot, 0, head, page). box_heads > 1 (decode version 20): a box brings that many heads'
+ * pages, each landing as the one head's box would, one after another. */
 static inline fs_status make_whole_map(CUtensorMap *map, const void *base, fs_cuda_dtype dt, int D, int page_size,
                                        size_t slot_stride, int heads, size_t head_stride, int n_pages,
-                                       size_t page_stride, char *why, size_t n)
+                                       size_t page_stride, char *why, size_t n, int box_heads = 1)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     fs_status st = tensor_map_encoder(&encode, why, n);
     if (st != FS_OK) return st;
     const cuuint64_t dims[5] = {64, (cuuint64_t)page_size, (cuuint64_t)(D / 64), (cuuint64_t)heads, (cuuint64_t)n_pages};
     const cuuint64_t strides[4] = {slot_stride, 128, head_stride, page_stride};
-    const cuuint32_t box[5] = {64, (cuuint32_t)page_size, (cuuint32_t)(D / 64), 1, 1}, estr[5] = {1, 1, 1, 1, 1};
+    const cuuint32_t box[5] = {64, (cuuint32_t)page_size, (cuuint32_t)(D / 64), (cuuint32_t)box_heads, 1},
+                     estr[5] = {1, 1, 1, 1, 1};
     CUresult r = encode(map, dt == FS_CUDA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                         5, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

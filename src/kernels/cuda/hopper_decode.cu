@@ -51,6 +51,13 @@
  *    version 15 where 16 read 0.946-0.963. Pages of 64 and more run version 16's kernel: there whole-row boxes were
  *    1-3 % slower, as on a contiguous cache (`2026-11-30-h200-whole-rows`), where one 16 KiB box
  *    streams more slowly than two of 8 KiB. So 17, the contiguous sibling, is version 15.
+ * 20 e4m3-cache version 16's turn in float16: with pages of 16 (32 at d = 64) a block serves a
+ *    split of one sequence for every KV head, a stage is a whole page of every head (boxes of
+ *    8 KiB, whole rows), one compute warp a head (decode_page below). 19, the contiguous sibling,
+ *    is version 15; where the page kernel does not take the problem, 20 is 18. Measured (H200,
+ *    `2026-12-02-h200-page-f16`, `-ring`): no faster than 18 (0.956-0.969 of contiguous with
+ *    pages of 16, against 0.965-0.973), and its ring alone a little slower; kept as the measured
+ *    form of the idea, which paid for the e4m3 cache only because its boxes grew from 2 KiB.
  *
  * Versions 10, 12, 14, 16 and 18 read either pool layout (fs_cuda_decode's head_major): vLLM's (page,
  * slot, KV head, d), where one head's rows of a page are 128-byte pieces a whole slot apart
@@ -380,6 +387,187 @@ static fs_status plan13_of(hopper_pdl_plan &pl, const void *K, const void *V, ch
               : plan13<__half, 128, PAGED, TOP, WHOLE>(pl, K, V, why, n);
 }
 
+/* ---- Decode version 20: a whole page of every KV head a stage ------------------------------
+ *
+ * Version 18 brings a page of one KV head a box (4 KiB: 16 slots of 128 float16 columns), and a
+ * block serves one KV head, so that is the longest run of bytes it can ask for; with pages of 16
+ * its ring reads 0.96-0.98 of the contiguous ring. A page of the pool holds every KV head's rows
+ * in one run of P · H · D · 2 bytes (32 KiB at P = 16, H = 8, d = 128) in either layout, and
+ * e4m3-cache version 16, which turned its block around to read whole pages, took 11 % less time
+ * than version 14 with pages of 16. The same turn here: a block serves a split of one sequence for
+ * every KV head, one compute warp a head (H = 2, 4 or 8), and a stage is one page of K and one of
+ * V, copied in boxes of 8 KiB (make_whole_map with several heads a box: each head's page lands as
+ * version 18's box does, its D / 64 column blocks of P swizzled rows of 128 bytes). Each warp
+ * steps over its head's P keys of the page, 16 at a time, with version 15's step (TOP), and keeps
+ * its head's state for the whole split, so it writes its partial itself (no merge of warps); the
+ * merge is version 13's, a programmatic dependent. Q's fragments come straight from global memory
+ * (rows g < G of the head's group; TOP leaves rows g + 8 alone). One block an SM (the stages fill
+ * the shared memory): with 8 KV heads, 8 compute warps an SM, as version 18's two blocks of 4.
+ *
+ * grid (splits, 1, batch), 288 threads: 8 compute warps, then the producer. Shared: STAGES pages
+ * of K, STAGES of V (P · 8 · D · 2 bytes each, head h's page at h · P · D · 2), the barriers full
+ * and empty. PS: 16 (d = 64 and 128) or 32 (d = 64): at least three stages in 192 KiB. */
+#define PAGE_THREADS 288
+template <int D, int PS> __host__ __device__ constexpr int page_stages()
+{
+    return (196608 / (2 * PS * 8 * D * 2)) < 8 ? 196608 / (2 * PS * 8 * D * 2) : 8;
+}
+template <int D, int PS> static size_t page_smem()
+{
+    return 1024 + 2 * (size_t)page_stages<D, PS>() * PS * 8 * D * 2 + 2 * page_stages<D, PS>() * sizeof(uint64_t);
+}
+
+template <typename T, int D, int PS>
+__global__ void __launch_bounds__(PAGE_THREADS) decode_page(decode_params p, const __grid_constant__ CUtensorMap tmK,
+                                                            const __grid_constant__ CUtensorMap tmV,
+                                                            const T *__restrict__ Q, float *__restrict__ part)
+{
+    constexpr int STAGES = page_stages<D, PS>(), HP = PS * D * 2, TP = 8 * HP;   /* HP: a head's page, bytes */
+    static_assert(STAGES >= 3, "a page of 8 heads takes at most a third of the stages' room");
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TP;
+    uint64_t *full = reinterpret_cast<uint64_t *>(sV + STAGES * TP), *empty = full + STAGES;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int split = blockIdx.x, b = blockIdx.z, H = p.n_kv_heads;
+    const int G = p.n_q_heads / H;
+    const int len = p.seq_lens ? min(p.seq_lens[b], p.n_kv) : p.n_kv;
+    const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);   /* split_len: whole pages */
+    const int nt = j0 < j1 ? (j1 - j0 + PS - 1) / PS : 0;                  /* pages of the split */
+
+    if (tid == 0) ring_init(full, empty, STAGES, H);   /* one arrival per working compute warp */
+    __syncthreads();
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+
+    if (warp == 8) {   /* the producer: lane i holds table entry base + i; lane 0 issues the copies */
+        const int bh = 8192 / HP < H ? 8192 / HP : H;   /* heads a box: 8 KiB, or the whole page */
+        const int nblk = min((len + PS - 1) / PS, p.blocks_per_seq);
+        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
+        int base = -64, mine = 0;
+        for (int it = 0; it < nt; it++) {
+            const int s = ring_stage<STAGES>(it), blk = j0 / PS + it;
+            if (blk >= base + 32) {
+                base = blk;
+                mine = base + lane < nblk ? tab[base + lane] : 0;
+            }
+            const int page = __shfl_sync(0xffffffff, mine, blk - base);
+            if (lane == 0) {
+                ring_wait_empty<STAGES>(empty, it);
+                mbar_expect_tx(full + s, 2u * H * HP);
+                for (int h = 0; h < H; h += bh) {
+                    tma_load5(sK + s * TP + h * HP, &tmK, 0, 0, 0, h, page, full + s);
+                    tma_load5(sV + s * TP + h * HP, &tmV, 0, 0, 0, h, page, full + s);
+                }
+            }
+            __syncwarp();
+        }
+        return;
+    }
+    if (warp >= H) return;   /* a compute warp without a KV head */
+
+    /* compute warp h: its KV head's G query heads (rows g < G), over every page of the split */
+    const int h = warp;
+    uint32_t qf[D / 16][4];
+    const T *q = Q + ((size_t)b * p.n_q_heads + (size_t)h * G + (g < G ? g : 0)) * D;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        qf[kk][0] = g < G ? *reinterpret_cast<const uint32_t *>(q + kk * 16 + 2 * t4) : 0u;
+        qf[kk][2] = g < G ? *reinterpret_cast<const uint32_t *>(q + kk * 16 + 8 + 2 * t4) : 0u;
+        qf[kk][1] = qf[kk][3] = 0u;   /* rows g + 8: none (TOP) */
+    }
+    float o[D / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0;
+    const int rk = (lane & 7) + ((lane >> 4) << 3), ck = ((lane >> 3) & 1) * 8;   /* as decode_tma's, warp 0 */
+    const int rv = (lane & 7) + (((lane >> 3) & 1) << 3), cv = (lane >> 4) << 3;
+    for (int it = 0; it < nt; it++) {
+        const int s = ring_stage<STAGES>(it), key0 = j0 + it * PS;
+        const unsigned char *kS = sK + s * TP + h * HP, *vS = sV + s * TP + h * HP;
+        ring_wait_full<STAGES>(full, it);
+#ifndef FS_DECODE_NOSTEP
+#pragma unroll
+        for (int x = 0; x < PS / 16; x++)
+            if (key0 + 16 * x < j1)
+                dec_warp_tile<T, D, true>(
+                    p.scale2, qf, [&](int kk) { return kS + sw_whole<D>(16 * x + rk, kk * 16 + ck, PS); },
+                    [&](int dp) { return vS + sw_whole<D>(16 * x + rv, dp * 16 + cv, PS); }, key0 + 16 * x, j1, t4, m, l, o);
+#endif
+        ring_release<STAGES>(empty, it, lane);   /* this warp has read the stage */
+    }
+
+    /* the warp's partial of this split: rows g < G, m and ℓ as dec_partial_out writes them */
+    l[0] += __shfl_xor_sync(0xffffffff, l[0], 1);
+    l[0] += __shfl_xor_sync(0xffffffff, l[0], 2);
+    if (g < G) {
+        float *dst = part + (((size_t)b * p.n_q_heads + (size_t)h * G + g) * p.splits + split) * (D + 2);
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) dst[2 + dt * 8 + 2 * t4 + e] = o[dt][e];
+        if (t4 == 0) {
+            dst[0] = m[0];
+            dst[1] = l[0];
+        }
+    }
+}
+
+/* Whether version 20's page kernel takes problem pp: pages of 16 (32 at d = 64: at least three
+ * stages), 2, 4 or 8 KV heads (a compute warp each), groups of at most 8 query heads (TOP), d = 64
+ * or 128. Otherwise version 20 is version 18. */
+static bool page_takes(const fs_cuda_decode *pp)
+{
+    const int H = pp->n_kv_heads;
+    return (pp->page_size == 16 || (pp->page_size == 32 && pp->d == 64)) && (H == 2 || H == 4 || H == 8) &&
+           pp->n_q_heads / H <= 8 && (pp->d == 64 || pp->d == 128);
+}
+
+template <typename T, int D, int PS>
+static fs_status run_page(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
+{
+    decode_page<T, D, PS><<<dim3(pl.p.splits, 1, pl.pp.batch), PAGE_THREADS, page_smem<D, PS>(), st>>>(pl.p, pl.mk, pl.mv,
+                                                                                                      (const T *)Q, pl.part);
+    FS_CU_LAUNCHED();
+    return launch_merge_pdl<T, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
+}
+
+template <typename T, int D, int PS>
+static fs_status plan_page(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
+{
+    const size_t row = (size_t)D * 2;
+    const int H = pl.pp.n_kv_heads, bh = (int)(8192 / (PS * row)) < H ? (int)(8192 / (PS * row)) : H;
+    const size_t ss = pl.pp.head_major ? row : H * row, hs = pl.pp.head_major ? PS * row : row, ps = PS * H * row;
+    fs_status st = make_whole_map(&pl.mk, K, pl.pp.dtype, D, PS, ss, H, hs, pl.pp.n_pages, ps, why, n, bh);
+    if (st != FS_OK || (st = make_whole_map(&pl.mv, V, pl.pp.dtype, D, PS, ss, H, hs, pl.pp.n_pages, ps, why, n, bh)) != FS_OK)
+        return st;
+    FS_CU_TRY(cudaFuncSetAttribute(decode_page<T, D, PS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)page_smem<D, PS>()));
+    pl.run = run_page<T, D, PS>;
+    return FS_OK;
+}
+
+static fs_status plan_page_of(hopper_pdl_plan &pl, const void *K, const void *V, char *why, size_t n)
+{
+    const bool bf = pl.pp.dtype == FS_CUDA_BF16;
+    if (pl.pp.d == 64)
+        return pl.pp.page_size == 16 ? (bf ? plan_page<__nv_bfloat16, 64, 16>(pl, K, V, why, n) : plan_page<__half, 64, 16>(pl, K, V, why, n))
+                                     : (bf ? plan_page<__nv_bfloat16, 64, 32>(pl, K, V, why, n) : plan_page<__half, 64, 32>(pl, K, V, why, n));
+    return bf ? plan_page<__nv_bfloat16, 128, 16>(pl, K, V, why, n) : plan_page<__half, 128, 16>(pl, K, V, why, n);
+}
+
+int fs_cu_hopper_decode_page_per_sm(const fs_cuda_decode *pp, int version)
+{
+    if (version != 20 || !page_takes(pp)) return 0;
+    int n = 0;
+    auto occ = [&](auto kern, size_t smem) {
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, PAGE_THREADS, smem) != cudaSuccess)
+            n = 1;
+    };
+    if (pp->d == 128) occ(decode_page<__half, 128, 16>, page_smem<128, 16>());
+    else if (pp->page_size == 16) occ(decode_page<__half, 64, 16>, page_smem<64, 16>());
+    else occ(decode_page<__half, 64, 32>, page_smem<64, 32>());
+    return n < 1 ? 1 : n;
+}
+
 /* The host's half into pl (pl.pp, pl.p and pl.part set by the caller). */
 static fs_status plan_pdl(hopper_pdl_plan &pl, int version, const void *K, const void *V, char *why, size_t n)
 {
@@ -388,6 +576,9 @@ static fs_status plan_pdl(hopper_pdl_plan &pl, int version, const void *K, const
     snprintf(what, sizeof what, "decode version %d", version);
     fs_status st = hopper_device(what, why, n);
     if (st != FS_OK) return st;
+    if (version == 20 && top && page_takes(&pl.pp)) return plan_page_of(pl, K, V, why, n);
+    if (version == 19) version = 15;
+    if (version == 20) version = 18;   /* where the page kernel does not take the problem */
     if (version == 18 && pl.pp.page_size < DEC9_BK) {   /* a page's whole rows a box */
         if (top) return plan13_of<true, true, true>(pl, K, V, why, n);
         return plan13_of<true, false, true>(pl, K, V, why, n);
