@@ -760,8 +760,8 @@ static bool ask_quant(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
-/* FP8: the P that P · V uses for one key, e4m3(P × p) / p, at the row's smallest visible weight
- * (where e4m3 loses the most without a scale of P's own). */
+/* FP8: the P that P · V uses for one key, e4m3(P × p) / p, at the visible weight its rounding
+ * moves most without taking it to 0 (else the smallest, which it does take to 0). */
 static bool ask_p8(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
@@ -1540,7 +1540,7 @@ bool fs_question_unit_hint(const fs_question *q, const char *typed, char *hint, 
     for (const char *c = u; *c; c++)
         if (isdigit((unsigned char)*c)) return false;   /* "2 or 3": not a unit */
     if (hint)
-        snprintf(hint, n, "\"%.60s\": type the number alone, without \"%.20s\": the question says which unit it asks in.", t, u);
+        snprintf(hint, n, "\"%.60s\": type the number alone, without \"%.20s\" (a question that wants a unit names it).", t, u);
     return true;
 }
 

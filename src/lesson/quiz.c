@@ -196,7 +196,7 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
         const int i = (int)(next(seed) % 4);
         const double r = gpu[i].tflops / gpu[i].tbs;
         snprintf(q->prompt, sizeof q->prompt, "%s does %g TFLOP/s of dense float16 matrix products and reads %g TB/s from "
-                 "its memory. How many FLOPs must a kernel do for each byte it reads to be limited by arithmetic rather than "
+                 "its memory (its datasheet's figures). How many FLOPs must a kernel do for each byte it reads to be limited by arithmetic rather than "
                  "by memory (the roofline's ridge point)?", gpu[i].name, gpu[i].tflops, gpu[i].tbs);
         q->answer = r;
         snprintf(q->why, sizeof q->why, "%g × 10^12 / (%g × 10^12) = %.8g FLOPs a byte: below it a kernel waits for memory. "
