@@ -342,6 +342,32 @@ static void ring_question(uint64_t *seed, int which, fs_question *q)
     }
 }
 
+/* Fresh questions on why softmax subtracts the maximum (000_09): the largest x whose exp a format
+ * holds, and a softmax of two scores too large to exponentiate directly. */
+static void stability_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    if (which % 2 == 0) {
+        static const struct { const char *name; double max; } fmt[] = {
+            {"float32", 3.4028234663852886e38}, {"float16", 65504}, {"bfloat16", 3.3895313892515355e38}, {"float64", 1.7976931348623157e308}};
+        const int i = (int)(next(seed) % 4);
+        snprintf(q->prompt, sizeof q->prompt, "The largest finite %s is %.8g. Above what x does exp(x) overflow in %s (ln of that "
+                 "largest value)?", fmt[i].name, fmt[i].max, fmt[i].name);
+        q->answer = log(fmt[i].max);
+        snprintf(q->why, sizeof q->why, "ln(%.8g) = %.8g: any score above it overflows to inf in %s, so a softmax that "
+                 "exponentiates raw scores fails there; subtracting the maximum first makes every exponent at most 0.",
+                 fmt[i].max, q->answer, fmt[i].name);
+    } else {
+        const double a = round(uniform(seed, 90, 1000)), b = a - round(uniform(seed, 1, 40)) / 10;
+        snprintf(q->prompt, sizeof q->prompt, "Two scores, %.0f and %.1f: exp of either overflows float32. What is the softmax "
+                 "weight of the first, computed with the maximum subtracted?", a, b);
+        q->answer = 1 / (1 + exp(b - a));
+        snprintf(q->why, sizeof q->why, "exp(%.0f − %.0f) / (exp(0) + exp(%.1f − %.0f)) = 1 / (1 + exp(%.1f)) = %.8g: subtracting "
+                 "the maximum changes no weight, since it divides the numerator and the sum by the same exp(m).", a, a, b, a,
+                 b - a, q->answer);
+    }
+}
+
 /* One fresh claim question of a claims-only lesson's kind. */
 static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_question *q)
 {
@@ -349,6 +375,7 @@ static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_ques
     case FS_QUIZ_PAGES: pages_question(seed, which, q); break;
     case FS_QUIZ_E4M3: e4m3_question(seed, which, q); break;
     case FS_QUIZ_RING: ring_question(seed, which, q); break;
+    case FS_QUIZ_STABILITY: stability_question(seed, which, q); break;
     default: memory_question(seed, which, q); break;
     }
 }
@@ -435,7 +462,8 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         /* the claims-only lessons' questions on fresh sizes, taking the lessons in turn (and every
          * kind of a lesson's questions in turn), until the quiz is full: also where the runs offer
          * fewer than their share */
-        int turn[FS_QUIZ_QUESTIONS + 1] = {0};
+        int turn[FS_QUIZ_KIND_COUNT];   /* each kind's forms in turn, from one the seed draws */
+        for (int x = 0; x < FS_QUIZ_KIND_COUNT; x++) turn[x] = (int)(next(&s) % 12);
         for (int w = 0; quiz->n < FS_QUIZ_QUESTIONS; w++) {
             const int j = n_claims ? w % n_claims : 0;
             const fs_quiz_kind kind = n_claims ? claim_kind[j] : FS_QUIZ_MEMORY;
