@@ -682,14 +682,14 @@ static bool ask_drop(const ctx *c, int64_t k, fs_question *q)
     const double dp = te->dropout;
     char a[48], b[48];
     *q = blank(FS_Q_DROP, k, D);
-    add(q->prompt, sizeof q->prompt, "Row %d meets keys %d-%d, with dropout at p = %g. Its block weights are P̃ = %s(s − m_blk) = ",
+    add(q->prompt, sizeof q->prompt, "Row %d meets keys %d-%d, with dropout at p = %g. Its block weights %s(s − m_blk) are ",
         e->row, e->c0, e->c1 - 1, dp, c->EXP);
     add_vec(q->prompt, sizeof q->prompt, c->t, e->p_row, e->n_s, D);
     add(q->prompt, sizeof q->prompt, "%s; dropout drops key%s %s for this row and keeps the others, each × 1/(1 − p) = %s in the "
         "product with V. What is ℓ_blk, the block's sum that enters the running ℓ?",
         e->visible < e->n_s ? " (0: hidden by the mask)" : "", nd > 1 ? "s" : "", keys, num(a, sizeof a, 1 / (1 - dp), D));
     q->answer = e->l_blk;
-    snprintf(q->why, sizeof q->why, "ℓ_blk = Σ P̃ over every visible key = %s, the dropped key%s included: dropout acts on P after "
+    snprintf(q->why, sizeof q->why, "ℓ_blk = Σ exp(s − m_blk) over every visible key = %s, the dropped key%s included: dropout acts on P after "
              "the softmax (O = dropout(P) V, P the whole softmax), so only the product with V leaves %s out, and the kept "
              "weights are scaled by 1/(1 − p) = %s there, so that O keeps its expected value.", num(b, sizeof b, e->l_blk, D),
              nd > 1 ? "s" : "", nd > 1 ? "them" : "it", num(a, sizeof a, 1 / (1 - dp), D));
