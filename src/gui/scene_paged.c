@@ -312,7 +312,7 @@ void gui_scene_paged(gui_draw *d, const gui_state *s, const gui_show *show)
             yy += lh;
             gui_textf(d, fs, x, yy, th->text, GUI_AL_LEFT, "into page %d, slot %d", now->page, now->slot);
             yy += lh;
-            gui_textf(d, fs, x, yy, th->dim, GUI_AL_LEFT, "(block %d = %d / %d)", now->block, now->c0, v.ps);
+            gui_textf(d, fs, x, yy, th->dim, GUI_AL_LEFT, "(block %d = ⌊%d / %d⌋)", now->block, now->c0, v.ps);
             yy += lh;
             break;
         case FS_EV_ALLOC:
