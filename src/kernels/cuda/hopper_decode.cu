@@ -75,6 +75,36 @@
 #define DEC9_BK 64        /* keys a tile: 16 for each compute warp */
 #define DEC9_THREADS 160  /* 4 compute warps, then the producer warp */
 
+/* The paged producers' window on a sequence's block table (versions 10-20, e4m3-cache versions
+ * 6-16): lane i holds entry base + i, read 32 at a time by one coalesced load when the walk reaches
+ * past the window (reach: a tile's blocks first … last, never more than 32); entry(blk) shuffles
+ * entry blk from its lane. Every lane of the warp calls both. */
+struct table_window {
+    const int32_t *tab;
+    int nblk, lane, base = -64, mine = 0;
+    /* true when the window moved (what a caller keeps beside the entries is to be read again) */
+    __device__ __forceinline__ bool reach(int first, int last)
+    {
+        if (last < base + 32) return false;
+        base = first;
+        mine = base + lane < nblk ? tab[base + lane] : 0;
+        return true;
+    }
+    __device__ __forceinline__ int from(int blk) const { return (blk - base) & 31; }
+    __device__ __forceinline__ int entry(int blk) const { return __shfl_sync(0xffffffff, mine, from(blk)); }
+};
+
+/* Blocks of kern that fit on one SM with `threads` threads and smem bytes of dynamic shared memory
+ * (1 if the query fails). */
+template <typename Kern> static int blocks_per_sm(Kern kern, int threads, size_t smem)
+{
+    int n = 0;
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, threads, smem) != cudaSuccess)
+        return 1;
+    return n < 1 ? 1 : n;
+}
+
 /* FS_DECODE_NOSTEP (a measurement, never a product build): the compute warps of decode_tma and
  * decode_kv8_tma wait for each stage and give it back without their step, so a timing reads the
  * rate at which the producer's ring alone streams the cache: the ceiling of these kernels' loads.
@@ -155,17 +185,13 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
          * lane 0 waits, announces the bytes and issues the copies */
         const int P = p.page_size, rows = P < DEC9_BK ? P : DEC9_BK, per = DEC9_BK / rows;   /* boxes a tile */
         const int nblk = min((len + P - 1) / P, p.blocks_per_seq);
-        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
-        int base = -64, mine = 0;
+        table_window w{p.block_table + (size_t)b * p.blocks_per_seq, nblk, lane};
         for (int it = 0; it < nt; it++) {
             const int s = ring_stage<STAGES>(it), key0 = j0 + it * DEC9_BK, blk0 = key0 / P;
-            if (blk0 + per > base + 32) {   /* per divides 32 and blk0 advances by per: whole tiles fit */
-                base = blk0;
-                mine = base + lane < nblk ? tab[base + lane] : 0;
-            }
+            w.reach(blk0, blk0 + per - 1);   /* per divides 32 and blk0 advances by per: whole tiles fit */
             int page[DEC9_BK / 16];
 #pragma unroll
-            for (int q = 0; q < DEC9_BK / 16; q++) page[q] = __shfl_sync(0xffffffff, mine, (blk0 - base + q) & 31);
+            for (int q = 0; q < DEC9_BK / 16; q++) page[q] = w.entry(blk0 + q);
             if (lane == 0) {
                 int boxes = 0;
                 for (int q = 0; q < per; q++) boxes += key0 + q * rows < j1;
@@ -442,15 +468,11 @@ __global__ void __launch_bounds__(PAGE_THREADS) decode_page(decode_params p, con
     if (warp == 8) {   /* the producer: lane i holds table entry base + i; lane 0 issues the copies */
         const int bh = 8192 / HP < H ? 8192 / HP : H;   /* heads a box: 8 KiB, or the whole page */
         const int nblk = min((len + PS - 1) / PS, p.blocks_per_seq);
-        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
-        int base = -64, mine = 0;
+        table_window w{p.block_table + (size_t)b * p.blocks_per_seq, nblk, lane};
         for (int it = 0; it < nt; it++) {
             const int s = ring_stage<STAGES>(it), blk = j0 / PS + it;
-            if (blk >= base + 32) {
-                base = blk;
-                mine = base + lane < nblk ? tab[base + lane] : 0;
-            }
-            const int page = __shfl_sync(0xffffffff, mine, blk - base);
+            w.reach(blk, blk);
+            const int page = w.entry(blk);
             if (lane == 0) {
                 ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(full + s, 2u * H * HP);
@@ -556,16 +578,9 @@ static fs_status plan_page_of(hopper_pdl_plan &pl, const void *K, const void *V,
 int fs_cu_hopper_decode_page_per_sm(const fs_cuda_decode *pp, int version)
 {
     if (version != 20 || !page_takes(pp)) return 0;
-    int n = 0;
-    auto occ = [&](auto kern, size_t smem) {
-        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, PAGE_THREADS, smem) != cudaSuccess)
-            n = 1;
-    };
-    if (pp->d == 128) occ(decode_page<__half, 128, 16>, page_smem<128, 16>());
-    else if (pp->page_size == 16) occ(decode_page<__half, 64, 16>, page_smem<64, 16>());
-    else occ(decode_page<__half, 64, 32>, page_smem<64, 32>());
-    return n < 1 ? 1 : n;
+    if (pp->d == 128) return blocks_per_sm(decode_page<__half, 128, 16>, PAGE_THREADS, page_smem<128, 16>());
+    if (pp->page_size == 16) return blocks_per_sm(decode_page<__half, 64, 16>, PAGE_THREADS, page_smem<64, 16>());
+    return blocks_per_sm(decode_page<__half, 64, 32>, PAGE_THREADS, page_smem<64, 32>());
 }
 
 /* The host's half into pl (pl.pp, pl.p and pl.part set by the caller). */
@@ -646,13 +661,9 @@ void fs_cu_hopper_decode_pdl_free(hopper_pdl_plan *plan) { delete plan; }
 /* How many blocks of decode_tma fit on one SM at head dimension D (1 if the query fails). */
 template <int D> static int occupancy9()
 {
-    auto kern = decode_tma<__half, D, dec9_stages<D>(), false, false>;   /* both 16-bit types and versions 10-12 take the same room */
-    const size_t smem = dec9_smem<__half, D, dec9_stages<D>()>();
-    int n = 0;
-    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC9_THREADS, smem) != cudaSuccess)
-        return 1;
-    return n < 1 ? 1 : n;
+    /* both 16-bit types and versions 10-12 take the same room */
+    return blocks_per_sm(decode_tma<__half, D, dec9_stages<D>(), false, false>, DEC9_THREADS,
+                         dec9_smem<__half, D, dec9_stages<D>()>());
 }
 
 int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d == 64 ? occupancy9<64>() : occupancy9<128>(); }
@@ -798,23 +809,20 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
          * 32 pages); lane 0 writes the tile's descales, announces the bytes and issues the boxes */
         const int P = p.page_size, per = KV8_BK / rows;
         const int nblk = min((len + P - 1) / P, p.blocks_per_seq);
-        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
-        int base = -64, mine = 0;
+        table_window w{p.block_table + (size_t)b * p.blocks_per_seq, nblk, lane};
         float mk = 1.f, mv = 1.f;
         for (int it = 0; it < nt; it++) {
             const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, blk0 = key0 / P;
-            if (blk0 + per > base + 32) {
-                base = blk0;
-                mine = base + lane < nblk ? tab[base + lane] : 0;
-                mk = scales[((size_t)mine * p.n_kv_heads + kvh) * 2];
-                mv = scales[((size_t)mine * p.n_kv_heads + kvh) * 2 + 1];
+            if (w.reach(blk0, blk0 + per - 1)) {   /* and the new entries' descales */
+                mk = scales[((size_t)w.mine * p.n_kv_heads + kvh) * 2];
+                mv = scales[((size_t)w.mine * p.n_kv_heads + kvh) * 2 + 1];
             }
             int page[KV8_BK / 16];
             float pk[KV8_BK / 16], pv[KV8_BK / 16];
 #pragma unroll
             for (int q = 0; q < KV8_BK / 16; q++) {
-                const int from = (blk0 - base + q) & 31;
-                page[q] = __shfl_sync(0xffffffff, mine, from);
+                const int from = w.from(blk0 + q);
+                page[q] = w.entry(blk0 + q);
                 pk[q] = __shfl_sync(0xffffffff, mk, from);
                 pv[q] = __shfl_sync(0xffffffff, mv, from);
             }
@@ -956,15 +964,11 @@ __global__ void __launch_bounds__(KV8P_THREADS) decode_kv8_page(decode_params p,
         const int bytes = PS * H * D, boxes = (bytes + 8191) / 8192, br = bytes < 8192 ? PS * H : BR;
         const int scb = 8 * H;   /* a page's descales box, bytes (H ≥ 2: kv8p_takes) */
         const int nblk = min((len + PS - 1) / PS, p.blocks_per_seq);
-        const int32_t *tab = p.block_table + (size_t)b * p.blocks_per_seq;
-        int base = -64, mine = 0;
+        table_window w{p.block_table + (size_t)b * p.blocks_per_seq, nblk, lane};
         for (int it = 0; it < nt; it++) {
             const int s = ring_stage<STAGES>(it), blk = j0 / PS + it;
-            if (blk >= base + 32) {
-                base = blk;
-                mine = base + lane < nblk ? tab[base + lane] : 0;
-            }
-            const int page = __shfl_sync(0xffffffff, mine, blk - base);
+            w.reach(blk, blk);
+            const int page = w.entry(blk);
             if (lane == 0) {
                 ring_wait_empty<STAGES>(empty, it);
                 mbar_expect_tx(full + s, 2u * bytes + scb);
@@ -1154,20 +1158,11 @@ static bool kv8p_takes(const fs_cuda_decode *pp)
 int fs_cu_hopper_kv8_page_per_sm(const fs_cuda_decode *pp, int version)
 {
     if (version != 16 || !kv8p_takes(pp)) return 0;
-    int n = 0;
-    auto occ = [&](auto kern, size_t smem) {
-        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, KV8P_THREADS, smem) != cudaSuccess)
-            n = 1;
-    };
-    if (pp->d == 64) {
-        if (pp->page_size == 16) occ(decode_kv8_page<64, 16>, kv8p_smem<64, 16>());
-        else occ(decode_kv8_page<64, 32>, kv8p_smem<64, 32>());
-    } else {
-        if (pp->page_size == 16) occ(decode_kv8_page<128, 16>, kv8p_smem<128, 16>());
-        else occ(decode_kv8_page<128, 32>, kv8p_smem<128, 32>());
-    }
-    return n < 1 ? 1 : n;
+    if (pp->d == 64)
+        return pp->page_size == 16 ? blocks_per_sm(decode_kv8_page<64, 16>, KV8P_THREADS, kv8p_smem<64, 16>())
+                                   : blocks_per_sm(decode_kv8_page<64, 32>, KV8P_THREADS, kv8p_smem<64, 32>());
+    return pp->page_size == 16 ? blocks_per_sm(decode_kv8_page<128, 16>, KV8P_THREADS, kv8p_smem<128, 16>())
+                               : blocks_per_sm(decode_kv8_page<128, 32>, KV8P_THREADS, kv8p_smem<128, 32>());
 }
 
 /* The version whose kernel runs e4m3-cache version v for groups of G query heads: 13 and 15 are
@@ -1241,13 +1236,7 @@ fs_status fs_cu_hopper_decode_kv8_plan(const fs_cuda_decode *pp, const decode_pa
 
 template <int D, bool PAGED, bool CVT, bool TOP = false, bool VMAX = false> static int occupancy_kv8()
 {
-    auto kern = decode_kv8_tma<D, PAGED, CVT, false, TOP, VMAX>;
-    const size_t smem = kv8t_smem<D, TOP>();
-    int n = 0;
-    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, DEC9_THREADS, smem) != cudaSuccess)
-        return 1;
-    return n < 1 ? 1 : n;
+    return blocks_per_sm(decode_kv8_tma<D, PAGED, CVT, false, TOP, VMAX>, DEC9_THREADS, kv8t_smem<D, TOP>());
 }
 
 int fs_cu_hopper_kv8_blocks_per_sm(int d, int version, int G)
