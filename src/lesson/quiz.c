@@ -65,22 +65,24 @@ static int rank(fs_qkind k)
     }
 }
 
-/* A section's own kinds (rank 0) asked again at another moment of the same fresh run, drawn from
- * the seed, so that a quiz can ask its subject more than once with other numbers. */
+/* q's kind asked at another event of the kind q was asked at, one the seed draws (64 tries), into
+ * *out; false when none took it. */
+static bool ask_elsewhere(const fs_run *r, const fs_trace *t, uint64_t *seed, const fs_question *q, fs_question *out)
+{
+    for (int tries = 0; tries < 64; tries++) {
+        const int64_t k = (int64_t)(next(seed) % (uint64_t)t->n);
+        if (k != q->step && t->ev[k].kind == t->ev[q->step].kind && fs_run_question_at(r, t, k, q->kind, 4, out)) return true;
+    }
+    return false;
+}
+
+/* A section's own kinds (rank 0) asked again at another moment of the same fresh run, so that a
+ * quiz can ask its subject more than once with other numbers. */
 static int more_of_own(const fs_run *r, const fs_trace *t, uint64_t *seed, fs_question *q, int n, int max)
 {
     const int had = n;
-    for (int i = 0; i < had && n < max; i++) {
-        if (rank(q[i].kind) != 0 || q[i].step < 0) continue;
-        const fs_event_kind ek = t->ev[q[i].step].kind;
-        for (int tries = 0; tries < 64; tries++) {
-            const int64_t k = (int64_t)(next(seed) % (uint64_t)t->n);
-            if (k != q[i].step && t->ev[k].kind == ek && fs_run_question_at(r, t, k, q[i].kind, 4, &q[n])) {
-                n++;
-                break;
-            }
-        }
-    }
+    for (int i = 0; i < had && n < max; i++)
+        if (rank(q[i].kind) == 0 && q[i].step >= 0 && ask_elsewhere(r, t, seed, &q[i], &q[n])) n++;
     return n;
 }
 
@@ -122,12 +124,11 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
             }
         /* a ring step's work and a position's block, likewise, at a hold or a write the seed draws:
          * neither depends on the numbers, so the trace's first would be the same every time */
-        for (int i = 0; i < n; i++)
-            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE) && q[i].step >= 0)
-                for (int tries = 0; tries < 64; tries++) {
-                    const int64_t k = (int64_t)(next(seed) % (uint64_t)t.n);
-                    if (t.ev[k].kind == t.ev[q[i].step].kind && fs_run_question_at(&r, &t, k, q[i].kind, 4, &q[i])) break;
-                }
+        for (int i = 0; i < n; i++) {
+            fs_question moved;
+            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE) && q[i].step >= 0 && ask_elsewhere(&r, &t, seed, &q[i], &moved))
+                q[i] = moved;
+        }
         if (n > 0 && n < max) n = more_of_own(&r, &t, seed, q, n, max);
         fs_trace_free(&t);
         fs_result_free(&res);
