@@ -231,6 +231,7 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
                  "return l.bottom <= i.top ? 99 : i.left - l.right; })()")
     check(gap >= 6, f"the quiz's answer field keeps clear of its label ({gap:.1f} pixels)")
     wrong_at = 2
+    unit_asked = False
     for i in range(5):
         prompt = page.text_of("quiz-prompt")
         check(" ".join(prompt.split())[:150] in " ".join(out.split()), f"question {i + 1} is the native quiz's", prompt[:200])
@@ -238,6 +239,14 @@ def run_checks(page, flashstep, tmp, axe_js, shots):
         check(f"Question {i + 1} of 5" in count and i < len(lessons) and lessons[i] in count,
               f"question {i + 1} names its lesson as the native quiz does", count)
         typed = "9999" if i == wrong_at else (answers[i] if i < len(answers) else "")
+        if i != wrong_at and not unit_asked and re.fullmatch(r"-?[0-9.]+", typed):
+            # a number with a unit is asked again for the number alone: not judged, not counted
+            unit_asked = True
+            b.eval(f"(() => {{ const a = document.getElementById('quiz-answer'); a.value = {json.dumps(typed + ' units')}; }})()")
+            page.click_id("quiz-check")
+            b.wait_for("document.getElementById('quiz-feedback').textContent !== ''", what="the unit's hint")
+            check("number alone" in page.text_of("quiz-feedback") and b.eval("document.getElementById('quiz-next').hidden"),
+                  "a number typed with a unit is asked again, not judged", page.text_of("quiz-feedback"))
         b.eval(f"(() => {{ const a = document.getElementById('quiz-answer'); a.value = {json.dumps(typed)}; }})()")
         page.click_id("quiz-check")
         b.wait_for("!document.getElementById('quiz-next').hidden", what="the judged answer")
