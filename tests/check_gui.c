@@ -166,6 +166,17 @@ START_TEST(keys_to_commands)
     ck_assert_int_eq(c.a, '3');
     ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_MINUS, false).a, '-');
     ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_ENTER, false).kind, GUI_CMD_ENTER);
+    /* NaN and -inf can be typed (a pitfall's question has NaN for an answer): N, A, I and F type
+     * their letters while a question waits, and F is full screen again when none does */
+    static const struct { gui_key k; char ch; } letters[] = {{GUI_KEY_N, 'n'}, {GUI_KEY_A, 'a'}, {GUI_KEY_I, 'i'}, {GUI_KEY_F, 'f'}};
+    for (size_t i = 0; i < sizeof letters / sizeof *letters; i++) {
+        c = gui_key_cmd(&s, letters[i].k, false);
+        ck_assert_int_eq(c.kind, GUI_CMD_CHAR);
+        ck_assert_int_eq(c.a, letters[i].ch);
+    }
+    s.predict.phase = GUI_PREDICT_ARMED;
+    ck_assert_int_ne(gui_key_cmd(&s, GUI_KEY_F, false).kind, GUI_CMD_CHAR);
+    s.predict.phase = GUI_PREDICT_ASK;
     /* With predict mode on and no question pending (or the answer shown), digits and the point
      * still type: they never pick a lesson, whether the lesson list is open or not. */
     for (int phase = GUI_PREDICT_ARMED; phase <= GUI_PREDICT_SHOWN; phase++)

@@ -62,6 +62,10 @@ static void judge_all_ways(const fs_question *q, const char *where, uint64_t see
     if (!q->numeric) {
         ck_assert_msg(q->n_options >= 2 && q->right >= 0 && q->right < q->n_options, "%s: bad choice (seed %llu)", where,
                       (unsigned long long)seed);
+        /* the option as the players show it (with its other name beside it) is that option */
+        char shown[112];
+        ck_assert_msg(fs_question_judge(q, fs_question_option(q, q->right, shown, sizeof shown), fb, sizeof fb),
+                      "%s: the right option as shown, %s, judged wrong: %s", where, shown, fb);
         ck_assert_msg(fs_question_judge(q, q->options[q->right], fb, sizeof fb), "%s: the right option judged wrong: %s (seed %llu)",
                       where, fb, (unsigned long long)seed);
         snprintf(typed, sizeof typed, "%d", q->right + 1);
@@ -70,12 +74,28 @@ static void judge_all_ways(const fs_question *q, const char *where, uint64_t see
         ck_assert_msg(!fs_question_judge(q, q->options[other], fb, sizeof fb), "%s: a wrong option judged right", where);
         /* an option's other name (a recipe for "the first"), typed whole, is that option */
         if (q->alias[q->right][0]) {
+            ck_assert_msg(strstr(shown, q->alias[q->right]), "%s: the option %s is shown without its name %s", where, shown,
+                          q->alias[q->right]);
             ck_assert_msg(fs_question_judge(q, q->alias[q->right], fb, sizeof fb), "%s: the right option's name %s judged wrong: %s",
                           where, q->alias[q->right], fb);
             ck_assert_msg(!fs_question_judge(q, q->alias[other], fb, sizeof fb), "%s: the other option's name judged right", where);
         }
         ck_assert_msg(strstr(fb, q->options[q->right]) && strstr(fb, q->options[other]),
                       "%s: the feedback names neither the typed nor the right option: %s", where, fb);
+        return;
+    }
+    if (isnan(q->answer)) {
+        /* a mistake whose arithmetic has no value: NaN typed as a word, and only it, is right */
+        ck_assert_msg(q->kind == FS_Q_MISTAKE, "%s: a NaN answer to a question of another kind (seed %llu)", where,
+                      (unsigned long long)seed);
+        ck_assert_msg(fs_question_judge(q, "NaN", fb, sizeof fb) && fs_question_judge(q, " nan ", fb, sizeof fb),
+                      "%s: NaN judged wrong: %s", where, fb);
+        ck_assert_msg(fs_question_readable(q, "nan"), "%s: NaN not read as an answer", where);
+        ck_assert_msg(!fs_question_judge(q, "0", fb, sizeof fb) && !fs_question_judge(q, "-inf", fb, sizeof fb) &&
+                      !fs_question_judge(q, "", fb, sizeof fb), "%s: a number judged right for NaN", where);
+        ck_assert_msg(strstr(fb, "NaN") && strstr(fb, q->why), "%s: the feedback: %s", where, fb);
+        char ans[16];
+        ck_assert_str_eq(fs_question_answer(q, ans, sizeof ans), "NaN");
         return;
     }
     ck_assert_msg(isfinite(q->answer), "%s: a non-finite answer (seed %llu)", where, (unsigned long long)seed);
@@ -96,6 +116,8 @@ static void judge_all_ways(const fs_question *q, const char *where, uint64_t see
     ck_assert_msg(!fs_question_judge(q, "", fb, sizeof fb), "%s: an empty answer judged right", where);
     ck_assert_msg(!fs_question_judge(q, "abc", fb, sizeof fb), "%s: a word judged right", where);
     ck_assert_msg(strstr(fb, "not a number") != NULL, "%s: a word's feedback: %s", where, fb);
+    /* NaN is a readable answer, and wrong where the answer is a number */
+    ck_assert_msg(fs_question_readable(q, "NaN") && !fs_question_judge(q, "NaN", fb, sizeof fb), "%s: NaN judged right", where);
 }
 
 static void check_questions(const fs_trace *t, const fs_question *q, int n, const char *name, uint64_t seed)
@@ -183,6 +205,7 @@ START_TEST(test_every_lesson_asks)
     int n_from_prompt = 0;   /* questions whose prompt's rounded numbers give another answer */
     int n_alias = 0;         /* choices that take a recipe's name for "the first" or "the second" */
     int n_e4m3_reasons = 0;  /* e4m3 roundings of a plain number, explained */
+    int n_mistake_lessons = 0;   /* lessons that run one of 001's pitfalls */
     for (int i = 0; i < n; i++) {
         fs_lesson *l;
         fs_loc_error err;
@@ -367,6 +390,14 @@ START_TEST(test_every_lesson_asks)
             n_from_prompt++;
         }
         for (int j = 0; j < nq && j < QMAX; j++) n_alias += !q[j].numeric && q[j].alias[0][0] && q[j].alias[1][0];
+        /* a lesson on a mistake asks what the mistake computes */
+        if (fs_lesson_run(l) && fs_lesson_run(l)->tiling.pitfall != FS_PITFALL_NONE) {
+            bool asks = false;
+            for (int j = 0; j < nq && j < QMAX; j++) asks |= q[j].kind == FS_Q_MISTAKE;
+            ck_assert_msg(asks, "%s runs pitfall %s and never asks what it computes", paths[i],
+                          fs_pitfall_str(fs_lesson_run(l)->tiling.pitfall));
+            n_mistake_lessons++;
+        }
         if (pitfall)
             for (int j = 0; j < nq; j++)
                 if (q[j].step >= 0) {
@@ -374,7 +405,8 @@ START_TEST(test_every_lesson_asks)
                     if (!isnan(v) && q[j].kind != FS_Q_TILE_CLASS)
                         ck_assert_msg(v == q[j].answer, "%s question %d: the correct run's %.17g, asked %.17g", paths[i], j, v,
                                       q[j].answer);
-                    ck_assert_msg(q[j].kind == FS_Q_TILE_CLASS || q[j].kind == FS_Q_SKIPS || strstr(q[j].prompt, "reference algorithm"),
+                    ck_assert_msg(q[j].kind == FS_Q_TILE_CLASS || q[j].kind == FS_Q_SKIPS || q[j].kind == FS_Q_MISTAKE ||
+                                  strstr(q[j].prompt, "reference algorithm"),
                                   "%s question %d: a pitfall's number is not said to be the reference algorithm's", paths[i], j);
                 }
         fs_lesson_free(l);
@@ -382,6 +414,7 @@ START_TEST(test_every_lesson_asks)
     ck_assert_msg(n_from_prompt >= 3, "only %d questions whose rounded numbers give another answer", n_from_prompt);
     ck_assert_msg(n_e4m3_reasons >= 3, "only %d e4m3 roundings explained", n_e4m3_reasons);
     ck_assert_msg(n_alias >= 1, "no choice between two recipes takes a recipe's name");
+    ck_assert_msg(n_mistake_lessons >= 6, "only %d lessons run a pitfall", n_mistake_lessons);
     fs_lesson_list_free(paths, n);
 }
 END_TEST
@@ -425,7 +458,10 @@ START_TEST(test_judge_rules)
     ck_assert(fs_question_judge(&q, "0,9585", fb, sizeof fb));
     ck_assert(fs_question_readable(&q, "0,96") && fs_question_readable(&q, " 0.9 ") && fs_question_readable(&q, "-inf"));
     ck_assert(!fs_question_readable(&q, "") && !fs_question_readable(&q, "  \n") && !fs_question_readable(&q, "abc") &&
-              !fs_question_readable(&q, "128 KiB") && !fs_question_readable(&q, "exp(-0.4)") && !fs_question_readable(&q, "nan"));
+              !fs_question_readable(&q, "128 KiB") && !fs_question_readable(&q, "exp(-0.4)"));
+    /* NaN is an answer (a mistake's, where arithmetic has no value), and wrong for a number */
+    ck_assert(fs_question_readable(&q, "nan") && !fs_question_judge(&q, "NaN", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "Not quite") && strstr(fb, "0.9585"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "abc", fb, sizeof fb));
     ck_assert_msg(strstr(fb, "not a number") && strstr(fb, "0.9585"), "%s", fb);
     ck_assert(!fs_question_judge(&q, "\x1b[2J", fb, sizeof fb));
@@ -649,6 +685,106 @@ START_TEST(test_random_problems)
 }
 END_TEST
 
+/* A pitfall's own question on random problems of every variant: its answer redone from the
+ * scores by the mistake's formula (and, for 001's printed pitfall 2, equal to the correct update's),
+ * NaN exactly where a row's arithmetic has no value; a pitfall run walked alone asks nothing of
+ * its wrong m, ℓ or O. */
+START_TEST(test_mistakes)
+{
+    uint64_t seed = fs_test_seed();
+    fs_rng rng = {seed};
+    int asked[FS_PITFALL_COUNT] = {0}, nan_asked = 0;
+    for (int it = 0; it < 200; it++) {
+        const fs_pitfall pf = (fs_pitfall)(1 + it % (FS_PITFALL_COUNT - 1));
+        const bool masked = pf == FS_PITFALL_MASKED_NAN || pf == FS_PITFALL_MASKED_DOC_FIX;
+        const int32_t nq = fs_rng_int(&rng, 1, 4), nkv = fs_rng_int(&rng, 4, 10);
+        double S[4 * 10], V[10 * 10] = {0}, W[10 * 10];
+        fs_rng_fill(&rng, S, (size_t)nq * nkv, -2, 2);
+        for (int32_t i = 0; i < nq * nkv; i++) S[i] = round(S[i] * 100) / 100;   /* as a prompt shows them */
+        fs_rng_fill(&rng, W, (size_t)nkv * nkv, -1, 1);
+        const bool ident = it % 3 != 0;
+        for (int32_t j = 0; j < nkv; j++) V[j * nkv + j] = 1;
+        fs_run r = fs_run_make(FS_ALGO_TILED);
+        r.attn = fs_attn_make(nq, nkv, 1, nkv);
+        r.attn.S = S;
+        r.attn.V = ident ? V : W;
+        r.attn.scale = 1;
+        if (masked) {
+            r.attn.mask.kind = it % 2 ? FS_MASK_CAUSAL : FS_MASK_WINDOW;
+            r.attn.mask.window = fs_rng_int(&rng, 1, 3);
+            r.attn.mask.has_offset = true;
+            r.attn.mask.offset = 0;
+        }
+        r.tiling.Bq = fs_rng_int(&rng, 1, nq);
+        r.tiling.Bk = fs_rng_int(&rng, 1, 4);
+        r.tiling.order = it % 4 < 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+        r.tiling.pitfall = pf;
+        fs_result res;
+        fs_trace t;
+        fs_trace_init(&t);
+        ck_assert_msg(fs_run_exec(&r, &res, &t) == FS_OK, "seed %llu", (unsigned long long)seed);
+        fs_question q[QMAX];
+        const int n = fs_run_questions(&r, &t, 4, q, QMAX);
+        char where[160];
+        snprintf(where, sizeof where, "pitfall %s, %d x %d, Bq %d, Bk %d", fs_pitfall_str(pf), nq, nkv, r.tiling.Bq, r.tiling.Bk);
+        for (int i = 0; i < n && i < QMAX; i++) {
+            ck_assert_msg(q[i].kind == FS_Q_MISTAKE || q[i].kind == FS_Q_SKIPS || q[i].kind == FS_Q_TILE_CLASS,
+                          "%s: a pitfall run alone asks %s, the mistake's own number as the algorithm's (seed %llu)", where,
+                          fs_qkind_str(q[i].kind), (unsigned long long)seed);
+            if (q[i].kind != FS_Q_MISTAKE) continue;
+            asked[pf]++;
+            const fs_event *e = &t.ev[q[i].step];
+            const double *sr = fs_trace_at(&t, e->s_row), *oo = fs_trace_at(&t, e->o_old);
+            ck_assert(e->kind == FS_EV_ROW && sr && oo);
+            /* the block's statistics from its scores, not from the record */
+            double mb = -INFINITY, lb = 0, lg = 0;
+            for (int32_t j = 0; j < e->n_s; j++) mb = fmax(mb, sr[j]);
+            const double mn = fmax(e->m_old, mb);
+            for (int32_t j = 0; j < e->n_s; j++)
+                if (sr[j] > -INFINITY) lb += exp(sr[j] - mb), lg += exp(sr[j] - mn);
+            const double al = exp(e->m_old - mn), be = exp(mb - mn);
+            double want;
+            switch (pf) {
+            case FS_PITFALL_NO_RESCALE:
+                if (ident) {
+                    double so = 0;
+                    for (int32_t c = 0; c < e->n_o; c++) so += oo[c];
+                    want = so + lb / (al * e->l_old + be * lb);
+                } else {
+                    double pv = 0;
+                    for (int32_t j = 0; j < e->n_s; j++)
+                        if (sr[j] > -INFINITY) pv += exp(sr[j] - mb) * W[(e->c0 + j) * nkv];
+                    want = oo[0] + pv / (al * e->l_old + be * lb);
+                }
+                break;
+            case FS_PITFALL_BLOCK_MAX_NO_BETA: want = al * e->l_old + lb; break;
+            case FS_PITFALL_GLOBAL_MAX_NO_BETA:
+                want = al * e->l_old + lg;
+                ck_assert_msg(fabs(want - (al * e->l_old + be * lb)) <= 1e-12 * want, "%s: not exact", where);
+                break;
+            default:   /* a block that hides every key: NaN unless 001's fix meets a row that saw a key */
+                ck_assert_msg(e->visible == 0, "%s: asked at a row that sees a key", where);
+                want = pf == FS_PITFALL_MASKED_DOC_FIX && e->m_old > -INFINITY ? e->l_old : NAN;
+                break;
+            }
+            if (isnan(want)) {
+                ck_assert_msg(isnan(q[i].answer), "%s: answer %.17g, NaN expected (seed %llu)", where, q[i].answer,
+                              (unsigned long long)seed);
+                nan_asked++;
+            } else
+                ck_assert_msg(fabs(q[i].answer - want) <= 1e-12 * fmax(1, fabs(want)), "%s: answer %.17g, the formula %.17g (seed %llu)",
+                              where, q[i].answer, want, (unsigned long long)seed);
+        }
+        check_questions(NULL, q, n < QMAX ? n : QMAX, where, seed);
+        fs_trace_free(&t);
+        fs_result_free(&res);
+    }
+    for (int p = 1; p < FS_PITFALL_COUNT; p++)
+        ck_assert_msg(asked[p] > 0, "pitfall %s never asked (seed %llu)", fs_pitfall_str((fs_pitfall)p), (unsigned long long)seed);
+    ck_assert_msg(nan_asked > 0, "no NaN asked (seed %llu)", (unsigned long long)seed);
+}
+END_TEST
+
 
 /* Every section's quiz: five questions, the same for one seed and new for another, each answer
  * judged right and each question naming a lesson of the section. */
@@ -709,7 +845,7 @@ START_TEST(test_quiz_every_section)
      * quiz and the running maximum in FP8's) */
     static const struct { const char *title; const char *asks; } own[] = {
         {"FP8", "three e4m3 roundings"}, {"Dropout", "a dropout's ℓ_blk"}, {"paged", "pages four times in five"},
-        {"ring", "a step's work and a transfer"}};
+        {"ring", "a step's work and a transfer"}, {"Mistakes", "what three mistakes compute"}};
     for (size_t o = 0; o < sizeof own / sizeof *own; o++) {
         int s = -1;
         for (int x = 0; x < c.n_sections; x++)
@@ -717,15 +853,16 @@ START_TEST(test_quiz_every_section)
         ck_assert_msg(s >= 0, "no section titled with %s", own[o].title);
         for (uint64_t k = 0; k < 6; k++) {
             ck_assert(fs_quiz_make("lessons", &c, s, seed + k, a, &err));
-            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0;
+            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0;
             for (int i = 0; i < a->n; i++) {
                 fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
                 drop += a->q[i].kind == FS_Q_DROP;
                 pages += !strncmp(a->q[i].prompt, "Pages hold ", 11);
                 work += a->q[i].kind == FS_Q_RING_WORK;
                 hop += !strncmp(a->q[i].prompt, "Ring attention", 14);
+                wrong += a->q[i].kind == FS_Q_MISTAKE;
             }
-            const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages >= 4 : work >= 1 && hop >= 1;
+            const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages >= 4 : o == 3 ? work >= 1 && hop >= 1 : wrong >= 3;
             ck_assert_msg(ok, "the quiz of \"%s\" (seed %llu) does not ask %s", c.sections[s], (unsigned long long)(seed + k),
                           own[o].asks);
         }
@@ -787,6 +924,7 @@ Suite *question_suite(void)
     tcase_add_test(tc, test_every_lesson_asks);
     tcase_add_test(tc, test_judge_rules);
     tcase_add_test(tc, test_random_problems);
+    tcase_add_test(tc, test_mistakes);
     tcase_add_test(tc, test_quiz_every_section);
     tcase_add_test(tc, test_quiz_state_file);
     suite_add_tcase(s, tc);

@@ -1112,7 +1112,8 @@ static void question_page_body(FILE *f, const player *p, int64_t i)
         char line[256] = "";
         for (int o = 0; o < q->n_options; o++) {
             size_t len = strlen(line);
-            snprintf(line + len, sizeof line - len, "%s%d %s", o ? "   " : "", o + 1, q->options[o]);
+            char name[112];
+            snprintf(line + len, sizeof line - len, "%s%d %s", o ? "   " : "", o + 1, fs_question_option(q, o, name, sizeof name));
         }
         wrap(f, line, 4, p->width);
     }

@@ -28,8 +28,9 @@ static void usage(FILE *f)
                "Check a section of the course (`flashstep lessons --course`): five questions drawn from\n"
                "its lessons, each on a fresh random problem of the lesson's shape, so that the answers\n"
                "are new every time. Type each answer and Enter: a number (at least two significant\n"
-               "digits; -inf is a number) or one of the choices offered. Each answer is judged at once,\n"
-               "with the right answer and why; at the end, the score and the lessons to revisit.\n"
+               "digits; -inf is a number, and NaN is typed NaN where a mistake's arithmetic has no\n"
+               "value) or one of the choices offered. Each answer is judged at once, with the right\n"
+               "answer and why; at the end, the score and the lessons to revisit.\n"
                "Without SECTION: the sections, each with its best and last score.\n\n"
                "  SECTION    the section's number (1, 2, ...) or the start of its title\n"
                "  --seed S   draw the problems from seed S (0 to 2^64-1; default: from the clock),\n"
@@ -172,7 +173,8 @@ int cli_quiz(int argc, char **argv)
         fs_text_wrap(stdout, q->prompt, 2, 2, WIDTH);
         if (!q->numeric) {
             printf("  ");
-            for (int o = 0; o < q->n_options; o++) printf("%s%d %s", o ? "  " : "", o + 1, q->options[o]);
+            char name[112];
+            for (int o = 0; o < q->n_options; o++) printf("%s%d %s", o ? "  " : "", o + 1, fs_question_option(q, o, name, sizeof name));
             printf("\n");
         }
         printf("> ");

@@ -59,6 +59,9 @@ static gui_key key_of(SDL_Keycode k)
     case SDLK_LEFTBRACKET: return GUI_KEY_LBRACKET;
     case SDLK_RIGHTBRACKET: return GUI_KEY_RBRACKET;
     case SDLK_v: return GUI_KEY_V;
+    case SDLK_a: return GUI_KEY_A;
+    case SDLK_i: return GUI_KEY_I;
+    case SDLK_n: return GUI_KEY_N;
     default: break;
     }
     if (k >= SDLK_0 && k <= SDLK_9) return (gui_key)(GUI_KEY_0 + (k - SDLK_0));
@@ -72,7 +75,7 @@ static SDL_Keycode sdl_key_of(gui_key k)
         0, SDLK_SPACE, SDLK_LEFT, SDLK_RIGHT, SDLK_UP, SDLK_DOWN, SDLK_HOME, SDLK_END, SDLK_ESCAPE, SDLK_RETURN,
         SDLK_BACKSPACE, SDLK_PLUS, SDLK_MINUS, SDLK_PERIOD, SDLK_QUESTION, SDLK_f, SDLK_l, SDLK_t, SDLK_p, SDLK_q, SDLK_e,
         SDLK_0, SDLK_1, SDLK_2, SDLK_3, SDLK_4, SDLK_5, SDLK_6, SDLK_7, SDLK_8, SDLK_9,
-        SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET, SDLK_v,
+        SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET, SDLK_v, SDLK_a, SDLK_i, SDLK_n,
     };
     return (int)k >= 0 && k < GUI_KEY_COUNT ? map[k] : 0;
 }

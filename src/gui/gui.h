@@ -293,6 +293,7 @@ typedef enum {
     GUI_KEY_5, GUI_KEY_6, GUI_KEY_7, GUI_KEY_8, GUI_KEY_9,
     GUI_KEY_LBRACKET, GUI_KEY_RBRACKET,
     GUI_KEY_V,
+    GUI_KEY_A, GUI_KEY_I, GUI_KEY_N,   /* letters of an answer only: NaN, -inf */
     GUI_KEY_COUNT
 } gui_key;
 

@@ -25,7 +25,7 @@ const char *gui_scene_str(gui_scene s)
 static const char *const key_names[GUI_KEY_COUNT] = {
     "None", "Space", "Left", "Right", "Up", "Down", "Home", "End", "Escape", "Enter",
     "Backspace", "Plus", "Minus", "Period", "Question", "F", "L", "T", "P", "Q", "E",
-    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "LeftBracket", "RightBracket", "V",
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "LeftBracket", "RightBracket", "V", "A", "I", "N",
 };
 
 const char *gui_key_str(gui_key k)
@@ -146,7 +146,8 @@ bool gui_predict_text(const gui_state *s, const gui_show *show, char l[4][GUI_PR
     l[1][0] = 0;
     for (int o = 0; !q->numeric && o < q->n_options; o++) {
         size_t n = strlen(l[1]);
-        snprintf(l[1] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, q->options[o]);
+        char name[112];
+        snprintf(l[1] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, fs_question_option(q, o, name, sizeof name));
     }
     if (p->phase == GUI_PREDICT_ASK) {
         snprintf(l[2], GUI_PREDICT_LEN, "answer: %s_", p->input);
@@ -215,7 +216,8 @@ bool gui_quiz_text(const gui_state *s, const gui_show *show, char l[5][GUI_PREDI
     snprintf(l[1], GUI_PREDICT_LEN, "%s", qq->prompt);
     for (int o = 0; !qq->numeric && o < qq->n_options; o++) {
         size_t n = strlen(l[2]);
-        snprintf(l[2] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, qq->options[o]);
+        char name[112];
+        snprintf(l[2] + n, GUI_PREDICT_LEN - n, "%s%d %s", o ? "   " : "type ", o + 1, fs_question_option(qq, o, name, sizeof name));
     }
     if (z->phase == GUI_QUIZ_ASK) {
         snprintf(l[3], GUI_PREDICT_LEN, "answer: %s_", z->input);
@@ -373,6 +375,12 @@ int64_t gui_classes_wait(const gui_state *s, const gui_show *show)
     return -1;
 }
 
+/* The letters an answer may hold besides e: those of NaN and -inf (F is full screen otherwise). */
+static char answer_letter(gui_key k)
+{
+    return k == GUI_KEY_A ? 'a' : k == GUI_KEY_F ? 'f' : k == GUI_KEY_I ? 'i' : 'n';
+}
+
 gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
 {
     gui_cmd c = {GUI_CMD_NONE, 0, 0};
@@ -384,6 +392,7 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
         case GUI_KEY_PERIOD: return (gui_cmd){GUI_CMD_CHAR, '.', 0};
         case GUI_KEY_MINUS: return (gui_cmd){GUI_CMD_CHAR, '-', 0};
         case GUI_KEY_E: return (gui_cmd){GUI_CMD_CHAR, 'e', 0};
+        case GUI_KEY_A: case GUI_KEY_F: case GUI_KEY_I: case GUI_KEY_N: return (gui_cmd){GUI_CMD_CHAR, answer_letter(k), 0};
         case GUI_KEY_BACKSPACE: return (gui_cmd){GUI_CMD_BACKSPACE, 0, 0};
         case GUI_KEY_ENTER: case GUI_KEY_RIGHT: case GUI_KEY_SPACE: return (gui_cmd){GUI_CMD_ENTER, 0, 0};
         case GUI_KEY_ESCAPE: return (gui_cmd){GUI_CMD_QUIT, 0, 0};
@@ -401,6 +410,7 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
         switch (k) {
         case GUI_KEY_MINUS: return (gui_cmd){GUI_CMD_CHAR, '-', 0};
         case GUI_KEY_E: return (gui_cmd){GUI_CMD_CHAR, 'e', 0};
+        case GUI_KEY_A: case GUI_KEY_F: case GUI_KEY_I: case GUI_KEY_N: return (gui_cmd){GUI_CMD_CHAR, answer_letter(k), 0};
         case GUI_KEY_BACKSPACE: return (gui_cmd){GUI_CMD_BACKSPACE, 0, 0};
         case GUI_KEY_ENTER: return (gui_cmd){GUI_CMD_ENTER, 0, 0};
         default: break;

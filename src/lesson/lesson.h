@@ -387,6 +387,7 @@ typedef enum {
     FS_Q_QUANT,       /* FP8: the value a query element is computed with, e4m3(x / σ) · σ */
     FS_Q_P8,          /* FP8: the P that P · V uses, e4m3(P × p) / p */
     FS_Q_RING_WORK,   /* the ring: how much of a step's pairs a device computes (all, some, none) */
+    FS_Q_MISTAKE,     /* a pitfall lesson: the number the wrong variant computes (NaN possible) */
     FS_Q_CLAIM,       /* a claim of the lesson: its exact value, or which of two is larger */
     FS_Q_COUNT
 } fs_qkind;
@@ -399,20 +400,20 @@ typedef struct {
     int check;             /* FS_Q_CLAIM: the check's index (fs_lesson_check), else −1 */
     char prompt[600];      /* the question with the numbers it needs, never the answer */
     bool numeric;          /* a number to type; else one of options */
-    double answer;         /* the engine's value (numeric) */
+    double answer;         /* the engine's value (numeric); NaN only for FS_Q_MISTAKE, typed "NaN" */
     int digits;            /* decimals the players show for it */
     int n_options;         /* a choice: "full", "partial", "skipped" */
     const char *options[FS_Q_MAX_OPTIONS];
     char alias[FS_Q_MAX_OPTIONS][48];   /* another name of an option, taken whole ("f16 tensor" for
                                            "the first"), or "" */
     int right;             /* the index of the right option */
-    char why[400];         /* the one-line reason, with the right answer's arithmetic */
+    char why[560];         /* the one-line reason, with the right answer's arithmetic */
     bool has_from_prompt;  /* the prompt's rounded numbers, worked out, round otherwise than answer: */
     double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",
- * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "claim" */
+ * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "claim" */
 const char *fs_qkind_str(fs_qkind k);
 
 /* The questions of a lesson, in step order: up to max written into q (may be NULL with max 0 to
@@ -450,6 +451,10 @@ bool fs_question_readable(const fs_question *q, const char *typed);
  * line into hint (n bytes) that asks for the number alone. The players then ask again instead of
  * judging it: the unit is the question's own, and a student who wrote it knew the number. */
 bool fs_question_unit_hint(const fs_question *q, const char *typed, char *hint, size_t n);
+
+/* Option i of a choice as the players show it: its name, with its other name beside it where it
+ * has one ("the first (bf16)"); into buf (n bytes), returned. */
+const char *fs_question_option(const fs_question *q, int i, char *buf, size_t n);
 
 /* The right answer as the players print it ("0.9585", "3", "skipped"); returns buf. */
 const char *fs_question_answer(const fs_question *q, char *buf, size_t n);

@@ -7,8 +7,9 @@
  *
  * Which moments: the first of each kind the trace holds (a maximum found, a rescale, a tile's
  * class, a merge, a backward row, a ring step), then the other moves of the maximum, spread over
- * the lesson, up to a handful. Pitfall lessons walk a wrong variant; their numeric questions
- * come from the correct run beside it ("the correct algorithm would …").
+ * the lesson, up to a handful. Pitfall lessons walk a wrong variant; their questions on m, α, β,
+ * ℓ and O come from the correct run beside it ("In the reference algorithm …"), and one kind of
+ * their own asks what the mistake computes.
  */
 #include "lesson_internal.h"
 #include "io/text.h"
@@ -27,7 +28,7 @@
 
 static const char *const kind_names[FS_Q_COUNT] = {
     "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "dropout", "quantize", "P8",
-    "ring-work", "claim",
+    "ring-work", "mistake", "claim",
 };
 
 const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
@@ -166,6 +167,13 @@ static const fs_event *truth_at(const ctx *c, int64_t k)
     return b;
 }
 
+/* A pitfall run walked without the correct run beside it (a quiz's fresh problem): its m, ℓ and O
+ * are the mistake's, so only the mistake's own question may ask about them. */
+static bool wrong_numbers(const ctx *c)
+{
+    return c->run && c->run->tiling.pitfall != FS_PITFALL_NONE && c->truth == c->t;
+}
+
 /* On the ring: the positions of keys lo … hi − 1 of the shard that event k's device holds at
  * its step (the step's HOLD lists them), as "positions 4 and 5" into buf; false when not found. */
 static bool shard_positions(const ctx *c, int64_t k, int32_t lo, int32_t hi, char *buf, size_t n)
@@ -194,7 +202,7 @@ static bool shard_positions(const ctx *c, int64_t k, int32_t lo, int32_t hi, cha
 static bool ask_row(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
 {
     const fs_event *e = truth_at(c, k);
-    if (!e || (e->kind != FS_EV_ROW && e->kind != FS_EV_ELEM)) return false;
+    if (!e || (e->kind != FS_EV_ROW && e->kind != FS_EV_ELEM) || wrong_numbers(c)) return false;
     if (e->kind == FS_EV_ROW && e->visible == 0) return false;
     if (!isfinite(e->m_new) || !isfinite(e->alpha) || !isfinite(e->beta) || !isfinite(e->l_new)) return false;
     const bool elem = e->kind == FS_EV_ELEM;
@@ -328,7 +336,7 @@ static bool v_identity(const fs_run *r)
 static bool ask_out(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
-    if (e->kind != FS_EV_OUT || c->truth != c->t || !c->run) return false;
+    if (e->kind != FS_EV_OUT || c->truth != c->t || !c->run || wrong_numbers(c)) return false;
     const int D = c->digits;
     char a[48], b[48], d[48];
     const double *out = fs_trace_at(c->t, e->o_new);
@@ -850,6 +858,147 @@ static bool ask_ring_work(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* A pitfall lesson's own question, at a row update of the wrong variant (c->t): the number the
+ * mistake computes, its formula stated, and in the reason what the correct update of the same
+ * state gives. Pitfall 1: the row's weights' sum (V the identity) or o[0]; pitfall 2 in both forms:
+ * ℓ_new; pitfall 4 and 001's fix: ℓ_new at a block that hides every key of the row (NaN or not). */
+static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
+{
+    if (!c->run || c->run->algo != FS_ALGO_TILED || c->run->tiling.pitfall == FS_PITFALL_NONE) return false;
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_ROW || e->n_s > 8 || e->n_o < 1) return false;
+    const fs_pitfall pf = c->run->tiling.pitfall;
+    const bool masked = pf == FS_PITFALL_MASKED_NAN || pf == FS_PITFALL_MASKED_DOC_FIX;
+    const bool first = e->m_old == -INFINITY;
+    if (masked ? e->visible != 0 : first || e->visible < 1 || !isfinite(e->l_new) || !(e->l_new > 0)) return false;
+    if (!masked && (!isfinite(e->m_old) || !isfinite(e->l_old) || !isfinite(e->m_blk) || !isfinite(e->l_blk))) return false;
+    if (masked && !(first || (isfinite(e->m_old) && isfinite(e->l_old)))) return false;   /* the first NaN of a row, not the rest */
+    const double *s = fs_trace_at(c->t, e->s_row), *o_old = fs_trace_at(c->t, e->o_old), *o_new = fs_trace_at(c->t, e->o_new);
+    if (!s || !o_old || !o_new) return false;
+    const int D = c->digits;
+    const char *X = c->EXP;
+    char a[48], b[48], d[48], f[48], g[48], h[48], i2[48];
+    char who[64];   /* a sentence's start */
+    snprintf(who, sizeof who, "Row %d%s", e->row, c->run->attn.n_q_heads > 1 ? " of its head" : "");
+    *q = blank(FS_Q_MISTAKE, k, D);
+    const bool two = !strcmp(X, "exp2");
+    /* the correct β (the pitfall-2 variants record 1, as they use it) */
+    const double beta = isfinite(e->m_blk) && isfinite(e->m_new) ? (two ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new)) : 0;
+
+    if (pf == FS_PITFALL_NO_RESCALE) {
+        add(q->prompt, sizeof q->prompt, "A kernel with 001's pitfall 1 adds each block as o_new = o_old + P_blk V / ℓ_new, "
+            "P_blk = %s(s − m_blk), and never rescales o_old (its ℓ is kept right). %s meets keys %d-%d; its scores are ", X, who,
+            e->c0, e->c1 - 1);
+        add_vec(q->prompt, sizeof q->prompt, c->t, e->s_row, e->n_s, D);
+        add(q->prompt, sizeof q->prompt, ": m_blk = %s, ℓ_blk = Σ P_blk = %s, and ℓ_new = α ℓ_old + β ℓ_blk = %s. ",
+            num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->l_blk, D), num(d, sizeof d, e->l_new, D));
+        if (v_identity(c->run) && e->head == 0) {
+            double sum_old = 0, sum_new = 0;
+            for (int32_t i = 0; i < e->n_o; i++) sum_old += o_old[i], sum_new += o_new[i];
+            add(q->prompt, sizeof q->prompt, "V is the identity, so o is the row's weights; before this block they sum to %s. "
+                "What do they sum to after the update?", num(a, sizeof a, sum_old, D));
+            q->answer = sum_new;
+            snprintf(q->why, sizeof q->why, "Σ o_new = Σ o_old + ℓ_blk / ℓ_new = %s + %s / %s = %s, where the correct row sums to 1: "
+                     "the old weights keep their old divisor and maximum (the correct update multiplies them by α ℓ_old / ℓ_new = "
+                     "%s), and the block's are added without β = %s.", num(a, sizeof a, sum_old, D), num(b, sizeof b, e->l_blk, D),
+                     num(d, sizeof d, e->l_new, D), num(f, sizeof f, sum_new, D),
+                     num(g, sizeof g, e->alpha * e->l_old / e->l_new, D), num(h, sizeof h, e->beta, D));
+            unrounded_note(q, shown(sum_old, D) + shown(e->l_blk, D) / shown(e->l_new, D), sum_new, D);
+            return true;
+        }
+        /* V not the identity: the first element of o, from the block's (P_blk V)[0] */
+        const double *p = fs_trace_at(c->t, e->p_row), *V = c->run->attn.V;
+        if (!p || !V) return false;
+        const int32_t dv = c->run->attn.d_v;
+        const double *Vh = V + (size_t)e->kv_head * c->run->attn.n_kv * dv;
+        double pv = 0;
+        for (int32_t j = 0; j < e->n_s; j++) pv += p[j] * Vh[(size_t)(e->c0 + j) * dv];
+        add(q->prompt, sizeof q->prompt, "Before this block o[0] = %s, and the block's (P_blk V)[0] = Σ_j P_blk[j] V[j][0] = %s. "
+            "What is o[0] after the update?", num(a, sizeof a, o_old[0], D), num(b, sizeof b, pv, D));
+        q->answer = o_new[0];
+        snprintf(q->why, sizeof q->why, "o_new[0] = o_old[0] + (P_blk V)[0] / ℓ_new = %s + %s / %s = %s; the correct update gives "
+                 "(α ℓ_old o_old[0] + β (P_blk V)[0]) / ℓ_new = %s, with α = %s and β = %s.", num(a, sizeof a, o_old[0], D),
+                 num(b, sizeof b, pv, D), num(d, sizeof d, e->l_new, D), num(f, sizeof f, o_new[0], D),
+                 num(g, sizeof g, (e->alpha * e->l_old * o_old[0] + e->beta * pv) / e->l_new, D), num(h, sizeof h, e->alpha, D),
+                 num(i2, sizeof i2, e->beta, D));
+        unrounded_note(q, shown(o_old[0], D) + shown(pv, D) / shown(e->l_new, D), o_new[0], D);
+        return true;
+    }
+
+    if (pf == FS_PITFALL_GLOBAL_MAX_NO_BETA || pf == FS_PITFALL_BLOCK_MAX_NO_BETA) {
+        const bool global = pf == FS_PITFALL_GLOBAL_MAX_NO_BETA;
+        if (global)
+            add(q->prompt, sizeof q->prompt, "In 001's pitfall 2 as printed, a kernel weighs a block's keys against the new "
+                "running maximum, P = %s(s − m_new), and adds them without β: ℓ_new = α ℓ_old + Σ P, α = %s(m_old − m_new). ",
+                X, X);
+        else
+            add(q->prompt, sizeof q->prompt, "A kernel with pitfall 2 as it bites weighs a block's keys against the block's own "
+                "maximum, P_blk = %s(s − m_blk), and adds them without β: ℓ_new = α ℓ_old + Σ P_blk, α = %s(m_old − m_new). ", X, X);
+        add(q->prompt, sizeof q->prompt, "Before: m = %s, ℓ = %s. %s meets keys %d-%d; its scores are ", num(a, sizeof a, e->m_old, D),
+            num(b, sizeof b, e->l_old, D), who, e->c0, e->c1 - 1);
+        add_vec(q->prompt, sizeof q->prompt, c->t, e->s_row, e->n_s, D);
+        add(q->prompt, sizeof q->prompt, ". What ℓ_new does the kernel compute?");
+        q->answer = e->l_new;
+        const double right = e->alpha * e->l_old + beta * e->l_blk, added = e->l_new - e->alpha * e->l_old;
+        double from = shown(e->alpha, D) * shown(e->l_old, D);
+        if (global) {
+            snprintf(q->why, sizeof q->why, "m_new = %s, α = %s; Σ %s(s − m_new) = %s; ℓ_new = α ℓ_old + Σ P = %s. The correct α ℓ_old "
+                     "+ β ℓ_blk gives the same (β = %s, ℓ_blk = %s): %s(s − m_new) = β · %s(s − m_blk), so β is already inside P, "
+                     "and this printed mistake is exact.", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->alpha, D), X,
+                     num(d, sizeof d, added, D), num(f, sizeof f, e->l_new, D), num(g, sizeof g, beta, D),
+                     num(h, sizeof h, e->l_blk, D), X, X);
+            for (int32_t j = 0; j < e->n_s; j++)
+                if (s[j] > -INFINITY) {
+                    const double x = shown(s[j], D) - shown(e->m_new, D);
+                    from += shown(two ? exp2(x) : exp(x), D);
+                }
+        } else {
+            snprintf(q->why, sizeof q->why, "m_blk = %s, m_new = %s, α = %s; Σ P_blk = ℓ_blk = %s; ℓ_new = α ℓ_old + ℓ_blk = %s. The "
+                     "correct update takes β ℓ_blk, β = %s(m_blk − m_new) = %s: α ℓ_old + β ℓ_blk = %s. %s",
+                     num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->m_new, D), num(d, sizeof d, e->alpha, D),
+                     num(f, sizeof f, e->l_blk, D), num(g, sizeof g, e->l_new, D), X, num(h, sizeof h, beta, D),
+                     num(i2, sizeof i2, right, D),
+                     beta < 1 ? "Without β the block, whose maximum is below the running one, weighs 1/β times too much."
+                              : "This block holds the new maximum (β = 1), so the mistake changes nothing here; it shows "
+                                "where a block's maximum is below the running one.");
+            from += shown(e->l_blk, D);
+        }
+        unrounded_note(q, from, e->l_new, D);
+        return true;
+    }
+
+    /* pitfall 4 and 001's fix, at a block that hides every key of the row */
+    if (pf == FS_PITFALL_MASKED_NAN)
+        add(q->prompt, sizeof q->prompt, "A kernel with 001's pitfall 4 computes the update as written, with no guard for masked "
+            "keys: m_blk = the block's largest score, P_blk = %s(s − m_blk), ℓ_blk = Σ P_blk, m_new = max(m_old, m_blk), α = %s(m_old − "
+            "m_new), β = %s(m_blk − m_new), ℓ_new = α ℓ_old + β ℓ_blk. ", X, X, X);
+    else
+        add(q->prompt, sizeof q->prompt, "A kernel with 001's fix for masked keys sets β = 0 and P_blk = 0 (so ℓ_blk = 0) where a "
+            "block hides every key of the row (m_blk = -inf), and computes m_new = max(m_old, m_blk), α = %s(m_old − m_new) and "
+            "ℓ_new = α ℓ_old + β ℓ_blk as usual. ", X);
+    add(q->prompt, sizeof q->prompt, "%s meets keys %d-%d, every one hidden by the mask (its scores are -inf). ", who, e->c0,
+        e->c1 - 1);
+    if (first) add(q->prompt, sizeof q->prompt, "It has seen no key before: m = -inf, ℓ = 0. ");
+    else add(q->prompt, sizeof q->prompt, "Before: m = %s, ℓ = %s. ", num(a, sizeof a, e->m_old, D), num(b, sizeof b, e->l_old, D));
+    add(q->prompt, sizeof q->prompt, "What ℓ_new does the kernel compute? (A number, -inf or NaN.)");
+    q->answer = e->l_new;
+    if (first)
+        snprintf(q->why, sizeof q->why, "m_new = max(-inf, -inf) = -inf, so α = %s(-inf − (-inf)): -inf − (-inf) has no value, IEEE "
+                 "754 makes it NaN, and NaN times anything, 0 included, is NaN: ℓ_new = NaN, and every later update carries it into "
+                 "the row's O. The correct algorithm leaves the state (-inf, 0, 0) alone while m_new is -inf.", X);
+    else if (pf == FS_PITFALL_MASKED_NAN)
+        snprintf(q->why, sizeof q->why, "m_new = m_old = %s, so α = 1 and β = %s(-inf − m_new) = 0; but P_blk = %s(-inf − (-inf)) is "
+                 "NaN for every hidden key (IEEE 754 gives -inf − (-inf) no value), so ℓ_blk = NaN and ℓ_new = ℓ_old + 0 · NaN = "
+                 "NaN: 0 times NaN is NaN. The correct algorithm gives a hidden key the weight 0 and keeps ℓ_old.",
+                 num(a, sizeof a, e->m_old, D), X, X);
+    else
+        snprintf(q->why, sizeof q->why, "m_new = m_old = %s, so α = %s(0) = 1; β = 0 and ℓ_blk = 0 by the fix: ℓ_new = 1 · %s + 0 = %s. "
+                 "The fix holds for a row that has seen a key; it fails where a row's first visited block hides every key (m_old "
+                 "= -inf, so α = %s(-inf − (-inf)) = NaN).", num(a, sizeof a, e->m_old, D), X, num(b, sizeof b, e->l_old, D),
+                 num(d, sizeof d, e->l_new, D), X);
+    return true;
+}
+
 /* Whether text starts with a one-letter symbol (z[0], l_blk, f(x), m = …) rather than a word. */
 static bool symbol_start(const char *s)
 {
@@ -906,6 +1055,7 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_QUANT: return ask_quant(c, k, q);
     case FS_Q_P8: return ask_p8(c, k, q);
     case FS_Q_RING_WORK: return ask_ring_work(c, k, q);
+    case FS_Q_MISTAKE: return ask_mistake(c, k, q);
     default: return false;
     }
 }
@@ -1002,8 +1152,8 @@ static int moments(const ctx *c, moment **out)
                 if (row_kinds[i] == FS_Q_BETA && !(x->beta < 1)) continue;
                 if (ask_kind(c, k, row_kinds[i], &tmp)) one[none++] = row_kinds[i];
             }
-            /* what the run adds to a row: dropout's ℓ_blk, FP8's rounded inputs */
-            static const fs_qkind extra[] = {FS_Q_DROP, FS_Q_QUANT, FS_Q_P8};
+            /* what the run adds to a row: dropout's ℓ_blk, FP8's rounded inputs, a pitfall's wrong number */
+            static const fs_qkind extra[] = {FS_Q_DROP, FS_Q_QUANT, FS_Q_P8, FS_Q_MISTAKE};
             for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
                 if (ask_kind(c, k, extra[i], &tmp)) one[none++] = extra[i];
         } else if (ek == FS_EV_HOLD) {
@@ -1091,9 +1241,9 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
     bool seen[FS_Q_COUNT] = {false};
     for (int i = 0; i < nm; i++)
         if (mo[i].kind == FS_Q_ALPHA && take(c, got, &n, mo[i])) { seen[FS_Q_ALPHA] = true; break; }
-    /* then what this run adds to the algorithm (dropout, FP8, the ring's load), each once: a lesson
-     * on dropout asks about dropout before it asks m again */
-    static const fs_qkind own[] = {FS_Q_DROP, FS_Q_P8, FS_Q_QUANT, FS_Q_RING_WORK};
+    /* then what this run adds to the algorithm (a pitfall's wrong number, dropout, FP8, the ring's
+     * load), each once: a lesson on dropout asks about dropout before it asks m again */
+    static const fs_qkind own[] = {FS_Q_MISTAKE, FS_Q_DROP, FS_Q_P8, FS_Q_QUANT, FS_Q_RING_WORK};
     for (size_t o = 0; o < sizeof own / sizeof *own; o++)
         for (int i = 0; i < nm && !seen[own[o]]; i++)
             if (mo[i].kind == own[o] && take(c, got, &n, mo[i])) seen[own[o]] = true;
@@ -1490,9 +1640,12 @@ static int picked(const fs_question *q, const char *t)
         size_t len = strlen(t);
         if (len && !strncasecmp(t, q->options[i], len) && len <= strlen(q->options[i])) pick = pick < 0 ? i : -2;
     }
-    /* an option's other name, typed whole: a recipe for "the first" or "the second" */
+    /* an option's other name, typed whole: a recipe for "the first" or "the second", alone or as
+     * the players show it beside the option ("the first (bf16)") */
+    char shown_as[112];
     for (int i = 0; pick == -1 && i < q->n_options; i++)
-        if (q->alias[i][0] && !strcasecmp(t, q->alias[i])) pick = i;
+        if (q->alias[i][0] && (!strcasecmp(t, q->alias[i]) || !strcasecmp(t, fs_question_option(q, i, shown_as, sizeof shown_as))))
+            pick = i;
     if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
     return pick;
 }
@@ -1503,6 +1656,7 @@ bool fs_question_readable(const fs_question *q, const char *typed)
     clean(typed ? typed : "", t, sizeof t);
     if (!t[0]) return false;
     if (!q->numeric) return picked(q, t) >= 0;
+    if (!strcasecmp(t, "nan")) return true;   /* an answer where the arithmetic has no value */
     decimal_comma(t);
     double x, half;
     return fs_printed_parse(t, &x, &half) && !isnan(x);
@@ -1515,9 +1669,18 @@ static const char *where(const fs_question *q, char *buf, size_t n)
     return buf;
 }
 
+const char *fs_question_option(const fs_question *q, int i, char *buf, size_t n)
+{
+    if (i < 0 || i >= q->n_options) snprintf(buf, n, "%s", "");
+    else if (q->alias[i][0]) snprintf(buf, n, "%s (%s)", q->options[i], q->alias[i]);
+    else snprintf(buf, n, "%s", q->options[i]);
+    return buf;
+}
+
 const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
 {
-    if (!q->numeric) snprintf(buf, n, "%s", q->n_options > 0 ? q->options[q->right] : "");
+    if (!q->numeric) fs_question_option(q, q->right, buf, n);
+    else if (isnan(q->answer)) snprintf(buf, n, "NaN");
     else if (q->kind == FS_Q_SKIPS || q->kind == FS_Q_SHARD || q->kind == FS_Q_PAGE) snprintf(buf, n, "%.0f", q->answer);
     else if ((q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) && q->answer == floor(q->answer) && fabs(q->answer) < 1e15)
         snprintf(buf, n, "%.0f", q->answer);   /* a whole number in full, not as 3.4359738e+10 */
@@ -1551,26 +1714,34 @@ bool fs_question_about_classes(const fs_question *q)
 
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)
 {
-    char t[64], right[64], at[48];
+    char t[64], right[112], at[48];
     clean(typed ? typed : "", t, sizeof t);
     if (n) feedback[0] = 0;
     if (!q->numeric) {
         int pick = picked(q, t);
         bool ok = pick == q->right;
-        if (!t[0]) snprintf(feedback, n, "No answer typed: it is %s. %s%s", q->options[q->right], q->why, where(q, at, sizeof at));
+        char said[112];
+        fs_question_option(q, q->right, right, sizeof right);
+        if (!t[0]) snprintf(feedback, n, "No answer typed: it is %s. %s%s", right, q->why, where(q, at, sizeof at));
         else if (pick < 0)
-            snprintf(feedback, n, "\"%s\" is none of the choices; the answer is %s. %s%s", t, q->options[q->right], q->why,
-                     where(q, at, sizeof at));
-        else if (ok) snprintf(feedback, n, "Right: %s. %s", q->options[q->right], q->why);
+            snprintf(feedback, n, "\"%s\" is none of the choices; the answer is %s. %s%s", t, right, q->why, where(q, at, sizeof at));
+        else if (ok) snprintf(feedback, n, "Right: %s. %s", right, q->why);
         else
-            snprintf(feedback, n, "Not quite: you said %s; it is %s. %s%s", q->options[pick], q->options[q->right], q->why,
-                     where(q, at, sizeof at));
+            snprintf(feedback, n, "Not quite: you said %s; it is %s. %s%s", fs_question_option(q, pick, said, sizeof said), right,
+                     q->why, where(q, at, sizeof at));
         return ok;
     }
     fs_question_answer(q, right, sizeof right);
     if (!t[0]) {
         snprintf(feedback, n, "No answer typed: it is %s. %s%s", right, q->why, where(q, at, sizeof at));
         return false;
+    }
+    /* NaN, typed as a word: right only where the mistake's arithmetic has no value */
+    if (!strcasecmp(t, "nan") || isnan(q->answer)) {
+        const bool ok = !strcasecmp(t, "nan") && isnan(q->answer);
+        snprintf(feedback, n, "%s: you typed %s; it is %s. %s%s", ok ? "Right" : "Not quite", t, right, q->why,
+                 ok ? "" : where(q, at, sizeof at));
+        return ok;
     }
     double x, half;
     decimal_comma(t);

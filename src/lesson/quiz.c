@@ -58,7 +58,8 @@ static bool v_is_identity(const fs_attn *a)
 static int rank(fs_qkind k)
 {
     switch (k) {
-    case FS_Q_DROP: case FS_Q_QUANT: case FS_Q_P8: case FS_Q_RING_WORK: case FS_Q_PAGE: case FS_Q_E4M3: return 0;
+    case FS_Q_DROP: case FS_Q_QUANT: case FS_Q_P8: case FS_Q_RING_WORK: case FS_Q_PAGE: case FS_Q_E4M3: case FS_Q_MISTAKE:
+        return 0;
     case FS_Q_SHARD: case FS_Q_MERGE: case FS_Q_DS: case FS_Q_DELTA: return 1;
     case FS_Q_SKIPS: case FS_Q_TILE_CLASS: return 2;
     default: return 3;
@@ -86,6 +87,28 @@ static int more_of_own(const fs_run *r, const fs_trace *t, uint64_t *seed, fs_qu
     return n;
 }
 
+/* A pitfall's own questions on the fresh problem r (the correct algorithm's run) made with the
+ * mistake: the first moment the variant's trace asks, and one more at a row the seed draws. */
+static int mistake_questions(const fs_run *r, fs_pitfall pitfall, uint64_t *seed, fs_question *q, int max)
+{
+    fs_run w = *r;
+    w.tiling.pitfall = pitfall;
+    fs_result res;
+    fs_trace t;
+    fs_trace_init(&t);
+    int n = 0;
+    fs_question all[LESSON_MAX];
+    if (max >= 2 && fs_run_exec(&w, &res, &t) == FS_OK) {
+        const int got = fs_run_questions(&w, &t, 4, all, LESSON_MAX);
+        for (int i = 0; i < got && i < LESSON_MAX && n == 0; i++)
+            if (all[i].kind == FS_Q_MISTAKE) q[n++] = all[i];
+        if (n == 1 && ask_elsewhere(&w, &t, seed, &q[0], &q[1])) n++;
+    }
+    fs_trace_free(&t);
+    fs_result_free(&res);
+    return n;
+}
+
 /* The questions of one lesson's run on a fresh problem of its shape; returns how many (0 when
  * the lesson runs nothing worth asking). */
 static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, int max)
@@ -93,8 +116,10 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
     if (!l->has_run || l->run.algo == FS_ALGO_REFERENCE) return 0;
     fs_run r = l->run;
     fs_attn *a = &r.attn;
-    /* a pitfall lesson's quiz asks what the correct algorithm does on the same shape: the
-     * numbers a student must be able to tell the mistake from */
+    /* a pitfall lesson's quiz asks what its mistake computes on the fresh problem (from a run of
+     * the variant), then what the correct algorithm does on it: the numbers a student must be
+     * able to tell the mistake from */
+    const fs_pitfall pitfall = r.tiling.pitfall;
     r.tiling.pitfall = FS_PITFALL_NONE;
     double *mem[6] = {NULL};
     bool ok = true;
@@ -109,11 +134,12 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
         if (r.dO) ok &= (r.dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
     }
     int n = 0;
+    if (ok && pitfall != FS_PITFALL_NONE) n = mistake_questions(&r, pitfall, seed, q, max);
     if (ok) {
         fs_result res;
         fs_trace t;
         fs_trace_init(&t);
-        if (fs_run_exec(&r, &res, &t) == FS_OK) n = fs_run_questions(&r, &t, 4, q, max);
+        if (fs_run_exec(&r, &res, &t) == FS_OK) n += fs_run_questions(&r, &t, 4, q + n, max - n);
         if (n > max) n = max;
         /* the ring's question is about its first moment, device 0 at step 0, whatever the
          * inputs: a quiz asks it of a device and a step the seed draws */
@@ -129,7 +155,7 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
             if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE) && q[i].step >= 0 && ask_elsewhere(&r, &t, seed, &q[i], &moved))
                 q[i] = moved;
         }
-        if (n > 0 && n < max) n = more_of_own(&r, &t, seed, q, n, max);
+        if (n > 0 && n < max && pitfall == FS_PITFALL_NONE) n = more_of_own(&r, &t, seed, q, n, max);
         fs_trace_free(&t);
         fs_result_free(&res);
     }
@@ -454,7 +480,8 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
             fs_question t = pool[j][pick];
             pool[j][pick] = pool[j][used[j]];
             pool[j][used[j]++] = t;
-            kind_used[t.kind] = true;
+            /* each pitfall lesson's mistake is a mistake of its own: asked again, it is a new subject */
+            if (t.kind != FS_Q_MISTAKE) kind_used[t.kind] = true;
             t.step = -1;   /* a fresh problem: no lesson step shows this very number */
             quiz->q[quiz->n] = t;
             snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", names[j]);

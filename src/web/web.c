@@ -1147,7 +1147,8 @@ EMSCRIPTEN_KEEPALIVE const char *web_quiz(web_page *W, int section, double seed)
             jput(&j, ",\"numeric\":%s,\"options\":[", q->numeric ? "true" : "false");
             for (int o = 0; !q->numeric && o < q->n_options; o++) {
                 jput(&j, o ? "," : "");
-                jstr(&j, q->options[o]);
+                char name[112];
+                jstr(&j, fs_question_option(q, o, name, sizeof name));
             }
             jput(&j, "],\"lesson\":");
             jstr(&j, W->quiz->lesson[i]);
