@@ -393,7 +393,7 @@ START_TEST(test_parse_errors)
     parse_fail(HEAD HEAD "algo: none\n", 3, 1, "'title' given twice");
     parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n   \n  claim: x\nz: 1\n", 7, 1, "'z:' is not used with algo: none");
     /* quiz: names the fresh questions of a claims-only lesson; a lesson that runs is quizzed on its run */
-    parse_fail(HEAD "algo: none\nquiz: pagez\n", 4, 7, "unknown quiz 'pagez' (memory, pages, e4m3, ring, stability)");
+    parse_fail(HEAD "algo: none\nquiz: pagez\n", 4, 7, "unknown quiz 'pagez' (memory, pages, e4m3, ring, stability, kernel)");
     /* pages: and table: (a decode through a paged cache) */
 #define DEC HEAD "algo: decode\nQ: random 1x2\nK: random 5x2\nV: random 5x2\n"
     parse_fail(DEC "table: 1 0\n", 7, 1, "'table:' needs 'pages:'");

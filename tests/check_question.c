@@ -845,7 +845,8 @@ START_TEST(test_quiz_every_section)
      * quiz and the running maximum in FP8's) */
     static const struct { const char *title; const char *asks; } own[] = {
         {"FP8", "three e4m3 roundings"}, {"Dropout", "a dropout's ℓ_blk"}, {"paged", "pages four times in five"},
-        {"ring", "a step's work and a transfer"}, {"Mistakes", "what three mistakes compute"}};
+        {"ring", "a step's work and a transfer"}, {"Mistakes", "what three mistakes compute"},
+        {"Decoding", "a kernel's division of work"}};
     for (size_t o = 0; o < sizeof own / sizeof *own; o++) {
         int s = -1;
         for (int x = 0; x < c.n_sections; x++)
@@ -853,7 +854,7 @@ START_TEST(test_quiz_every_section)
         ck_assert_msg(s >= 0, "no section titled with %s", own[o].title);
         for (uint64_t k = 0; k < 6; k++) {
             ck_assert(fs_quiz_make("lessons", &c, s, seed + k, a, &err));
-            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0;
+            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0, kernel = 0;
             for (int i = 0; i < a->n; i++) {
                 fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
                 drop += a->q[i].kind == FS_Q_DROP;
@@ -861,8 +862,20 @@ START_TEST(test_quiz_every_section)
                 work += a->q[i].kind == FS_Q_RING_WORK;
                 hop += !strncmp(a->q[i].prompt, "Ring attention", 14);
                 wrong += a->q[i].kind == FS_Q_MISTAKE;
+                /* 003_05's kernel arithmetic (its lane question's answer by its rule, lane + 32 i) */
+                int hd, lane, el;
+                if (sscanf(a->q[i].prompt, "A SIMD group (32 lanes) shares one row of V of head_dim %d: each lane holds %*d / 32 = "
+                           "%*d of its elements, strided by 32 (lane l holds elements l, l + 32, …). Which element of the row "
+                           "(counting from 0) is lane %d's element %d?", &hd, &lane, &el) == 3) {
+                    ck_assert_msg(a->q[i].answer == lane + 32 * el && lane < 32 && el < hd / 32, "%s: %g", a->q[i].prompt,
+                                  a->q[i].answer);
+                    kernel++;
+                }
+                kernel += !strncmp(a->q[i].prompt, "A prefill threadgroup", 21) || !strncmp(a->q[i].prompt, "A prefill of", 12) ||
+                          !strncmp(a->q[i].prompt, "A decode kernel whose", 21);
             }
-            const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages >= 4 : o == 3 ? work >= 1 && hop >= 1 : wrong >= 3;
+            const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages >= 4 : o == 3 ? work >= 1 && hop >= 1
+                          : o == 4 ? wrong >= 3 : kernel >= 1;
             ck_assert_msg(ok, "the quiz of \"%s\" (seed %llu) does not ask %s", c.sections[s], (unsigned long long)(seed + k),
                           own[o].asks);
         }

@@ -109,8 +109,11 @@ fs_scene fs_lesson_scene(const fs_lesson *l);
 
 /* What a section's quiz asks for a claims-only lesson, on sizes it draws fresh (`quiz:`): the
  * memory of S and of a KV cache (the default), a paged cache's pages, an e4m3 rounding, a ring
- * step's transfer against its computation, exp's range and the softmax of large scores. */
-typedef enum { FS_QUIZ_MEMORY = 0, FS_QUIZ_PAGES, FS_QUIZ_E4M3, FS_QUIZ_RING, FS_QUIZ_STABILITY, FS_QUIZ_KIND_COUNT } fs_quiz_kind;
+ * step's transfer against its computation, exp's range and the softmax of large scores, a GPU
+ * kernel's division of work (a lane's elements, a threadgroup's bytes, threadgroups, barriers). */
+typedef enum {
+    FS_QUIZ_MEMORY = 0, FS_QUIZ_PAGES, FS_QUIZ_E4M3, FS_QUIZ_RING, FS_QUIZ_STABILITY, FS_QUIZ_KERNEL, FS_QUIZ_KIND_COUNT
+} fs_quiz_kind;
 fs_quiz_kind fs_lesson_quiz_kind(const fs_lesson *l);
 const char *fs_scene_str(fs_scene s);                  /* "softmax", "query", … "claims" */
 

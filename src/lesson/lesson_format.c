@@ -423,9 +423,10 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         break;
     }
     case K_QUIZ: {
-        static const char *const kinds[FS_QUIZ_KIND_COUNT] = {"memory", "pages", "e4m3", "ring", "stability"};
+        static const char *const kinds[FS_QUIZ_KIND_COUNT] = {"memory", "pages", "e4m3", "ring", "stability", "kernel"};
         const int q = lookup(v, kinds, FS_QUIZ_KIND_COUNT);
-        if (q < 0) return fs_loc_error_set(P->err, P->name, line, col, "unknown quiz '%s' (memory, pages, e4m3, ring, stability)", v);
+        if (q < 0)
+            return fs_loc_error_set(P->err, P->name, line, col, "unknown quiz '%s' (memory, pages, e4m3, ring, stability, kernel)", v);
         l->quiz = (fs_quiz_kind)q;
         break;
     }

@@ -395,6 +395,70 @@ static void stability_question(uint64_t *seed, int which, fs_question *q)
     }
 }
 
+/* Fresh questions on how a GPU kernel divides attention's work (003_05, in Metal's words: a SIMD
+ * group of 32 lanes, a threadgroup and its memory): the element of V a lane holds, a prefill
+ * threadgroup's bytes, the threadgroups of a prefill, the barriers of a decode. */
+static void kernel_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    static const int hd[] = {64, 128, 256};
+    const int d = hd[next(seed) % 3];
+    switch (which % 4) {
+    case 0: {   /* a lane's elements of a row, strided by the SIMD group's width */
+        const int lane = (int)(next(seed) % 32), i = (int)(next(seed) % (uint64_t)(d / 32));
+        snprintf(q->prompt, sizeof q->prompt, "A SIMD group (32 lanes) shares one row of V of head_dim %d: each lane holds %d / "
+                 "32 = %d of its elements, strided by 32 (lane l holds elements l, l + 32, …). Which element of the row "
+                 "(counting from 0) is lane %d's element %d?", d, d, d / 32, lane, i);
+        q->answer = lane + 32 * i;
+        snprintf(q->why, sizeof q->why, "lane + 32 × i = %d + 32 × %d = %d: neighbouring lanes hold neighbouring elements, so "
+                 "the 32 lanes' loads of one step are one contiguous stretch of memory.", lane, i, lane + 32 * i);
+        break;
+    }
+    case 1: {   /* a prefill threadgroup's memory, from its buffers */
+        static const int nqs[] = {4, 8, 16, 32};
+        const int nq = nqs[next(seed) % 4];
+        const int b = nq * d * 2 + nq * 32 * 4 + nq * d * 4 + 32 * d * 2 + 32 * d * 2 + nq * 2 * 4;
+        snprintf(q->prompt, sizeof q->prompt, "A prefill threadgroup takes NQ = %d query rows of head_dim %d and walks the keys "
+                 "32 at a time. Its threadgroup memory holds Q's rows in half (2 bytes), a row of 32 scores per query in float "
+                 "(4 bytes), the output rows in float, the tile of 32 keys of K and of V in half, and m and ℓ per row in float. "
+                 "How many bytes is that?", nq, d);
+        q->answer = b;
+        snprintf(q->why, sizeof q->why, "Q %d·%d·2 + S %d·32·4 + O %d·%d·4 + K 32·%d·2 + V 32·%d·2 + m, ℓ %d·2·4 = %d + %d + %d + "
+                 "%d + %d + %d = %d bytes (%.4g KiB): K's and V's tiles weigh the same whatever NQ, while Q, S, O, m and ℓ "
+                 "grow with it; the smaller the total, the more threadgroups share a core's memory.", nq, d, nq,
+                 nq, d, d, d, nq, nq * d * 2, nq * 32 * 4, nq * d * 4, 32 * d * 2, 32 * d * 2, nq * 2 * 4, b, b / 1024.0);
+        break;
+    }
+    case 2: {   /* threadgroups of a prefill */
+        static const int ns[] = {1000, 2048, 3000, 4096, 8192, 10000};
+        static const int nqs[] = {8, 16, 32};
+        const int n = ns[next(seed) % 6], nq = nqs[next(seed) % 3], heads = 8 << (next(seed) % 3);
+        snprintf(q->prompt, sizeof q->prompt, "A prefill of %d tokens over %d heads gives each threadgroup NQ = %d query rows of "
+                 "one head. How many threadgroups does it dispatch?", n, heads, nq);
+        q->answer = (double)heads * ((n + nq - 1) / nq);
+        snprintf(q->why, sizeof q->why, "⌈%d / %d⌉ = %d threadgroups a head (the last one partly filled%s) × %d heads = %.0f: a "
+                 "larger NQ means fewer threadgroups, each reading K and V once for more rows.", n, nq, (n + nq - 1) / nq,
+                 n % nq ? "" : ": none here, since NQ divides n", heads, q->answer);
+        break;
+    }
+    default: {   /* the barriers of a decode that syncs twice per key */
+        static const int ns[] = {512, 1024, 2048, 4096, 8192};
+        const int n = ns[next(seed) % 5];
+        const double us = 0.1 * (1 + (int)(next(seed) % 3));
+        snprintf(q->prompt, sizeof q->prompt, "A decode kernel whose SIMD groups share each key's dot product through "
+                 "threadgroup memory waits at 2 barriers for every key of the cache (one after the groups write their partial "
+                 "sums, one after they read them), each costing about %.1f µs. How many µs of barriers is that for a cache of %d "
+                 "keys?", us, n);
+        q->answer = 2 * us * n;
+        snprintf(q->why, sizeof q->why, "2 × %.1f µs × %d = %.8g µs, whatever the head_dim: why 003's fast decode gives a head "
+                 "one SIMD group, whose simd_sum reduces the dot product across its 32 lanes with no barrier at all.", us, n,
+                 q->answer);
+        break;
+    }
+    }
+    if (which % 4 != 3) q->digits = 0;   /* a count, an index or bytes: exact */
+}
+
 /* One fresh claim question of a claims-only lesson's kind. */
 static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_question *q)
 {
@@ -403,6 +467,7 @@ static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_ques
     case FS_QUIZ_E4M3: e4m3_question(seed, which, q); break;
     case FS_QUIZ_RING: ring_question(seed, which, q); break;
     case FS_QUIZ_STABILITY: stability_question(seed, which, q); break;
+    case FS_QUIZ_KERNEL: kernel_question(seed, which, q); break;
     default: memory_question(seed, which, q); break;
     }
 }
