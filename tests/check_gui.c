@@ -627,6 +627,34 @@ START_TEST(predict_step0_first)
 }
 END_TEST
 
+/* GQA's question on the KV head a query head reads: while it is asked the band leaves out the
+ * grouping that would answer it (gui_kv_head_wait), and puts it back once it is revealed. */
+START_TEST(kv_head_waits)
+{
+    gui_catalog cat;
+    gui_show sh;
+    const int ci = catalog_show(&cat, "000_08_gqa_32_8", &sh);
+    int at = -1;
+    for (int i = 0; i < sh.n_questions && at < 0; i++)
+        if (sh.questions[i].kind == FS_Q_KV_HEAD) at = i;
+    ck_assert_msg(at >= 0, "000_08 asks no KV head");
+    gui_state s;
+    gui_state_init(&s, 1280, 720, cat.n, ci);
+    s.predict.phase = GUI_PREDICT_ARMED;
+    gui_state_attach(&s, &sh);
+    gui_cmd enter = {GUI_CMD_ENTER, 0, 0}, right = {GUI_CMD_STEP, 1, 0};
+    for (int guard = 0; guard < 4000 && !(s.predict.phase == GUI_PREDICT_ASK && s.predict.qi == at); guard++) {
+        ck_assert(!gui_kv_head_wait(&s, &sh));
+        gui_update(&s, &sh, s.predict.phase == GUI_PREDICT_ASK ? &enter : &right);
+    }
+    ck_assert_int_eq(s.predict.qi, at);
+    ck_assert(gui_kv_head_wait(&s, &sh));
+    gui_update(&s, &sh, &enter);   /* revealed */
+    ck_assert(!gui_kv_head_wait(&s, &sh));
+    gui_show_free(&sh);
+}
+END_TEST
+
 /* A lesson whose step 0 asks how many tiles are skipped (and a tile's class): the window keeps its
  * skip marks to itself until step 0's questions on them have been answered, and shows them after;
  * a later question on a tile's class hides them from its step on while it is asked; with
@@ -1888,6 +1916,7 @@ Suite *gui_suite(void)
     tcase_add_test(t, predict_mode);
     tcase_add_test(t, predict_step0_first);
     tcase_add_test(t, classes_wait_for_step0_questions);
+    tcase_add_test(t, kv_head_waits);
     tcase_add_test(t, claim_questions_in_the_window);
     tcase_add_test(t, upright_cover_keeps_the_question_close);
     tcase_add_test(t, claims_lists_keep_every_claim);

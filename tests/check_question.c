@@ -40,6 +40,14 @@ static double trace_value(const fs_trace *t, const fs_question *q)
                 return t->ev[n].shard;
         return -1;
     case FS_Q_PAGE: return e->block;
+    case FS_Q_KV_HEAD: return e->kv_head;
+    case FS_Q_SOFTCAP: {   /* the capped score of the key the prompt names */
+        const double *v = fs_trace_at(t, e->s_row);
+        const char *at = strstr(q->prompt, "raw score for key ");
+        int j;
+        if (!v || !at || sscanf(at + 18, "%d", &j) != 1 || j < e->c0 || j >= e->c1) return -1;
+        return v[j - e->c0];
+    }
     case FS_Q_DROP: return e->l_blk;
     case FS_Q_QUANT: case FS_Q_P8: {   /* one of the row's rounded values: the one the prompt names */
         const double *v = fs_trace_at(t, q->kind == FS_Q_QUANT ? e->x8_row : e->p8_row);
@@ -553,6 +561,28 @@ static unsigned run_and_check(fs_run *r, const char *what, uint64_t seed)
             int cls = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
             ck_assert_msg(q[i].right == cls, "%s: tile class %d asked as %d (seed %llu)", what, cls, q[i].right,
                           (unsigned long long)seed);
+        } else if (q[i].kind == FS_Q_KV_HEAD) {
+            /* the head's group: consecutive query heads share a KV head */
+            const fs_event *e = &t.ev[q[i].step];
+            ck_assert_msg(q[i].answer == e->head / (r->attn.n_q_heads / r->attn.n_kv_heads), "%s: query head %d asked KV head %g "
+                          "(seed %llu)", what, e->head, q[i].answer, (unsigned long long)seed);
+            asked |= 1u << FS_Q_KV_HEAD;
+        } else if (q[i].kind == FS_Q_SOFTCAP) {
+            /* cap · tanh(raw / cap), the raw score from Q and K, and the prompt's raw score that one */
+            const fs_event *e = &t.ev[q[i].step];
+            int j;
+            double shown_raw;
+            ck_assert(sscanf(strstr(q[i].prompt, "raw score for key ") + 18, "%d is %lf", &j, &shown_raw) == 2);
+            const fs_attn *a = &r->attn;
+            double raw = 0;
+            for (int32_t c = 0; c < a->d; c++)
+                raw += a->Q[((size_t)e->head * a->n_q + e->row) * a->d + c] * a->K[((size_t)e->kv_head * a->n_kv + j) * a->d + c];
+            raw *= a->scale;
+            const double want = a->softcap * tanh(raw / a->softcap);
+            ck_assert_msg(fabs(q[i].answer - want) <= 1e-12 * fmax(1, fabs(want)) && fabs(shown_raw - raw) <= 5e-5,
+                          "%s: cap %g, raw %.9g (shown %g): capped %.9g, asked %.9g (seed %llu)", what, a->softcap, raw, shown_raw,
+                          want, q[i].answer, (unsigned long long)seed);
+            asked |= 1u << FS_Q_SOFTCAP;
         } else if (q[i].kind == FS_Q_QUANT) {
             /* the rounding redone from the trace's exact row and scale, as lowp.h states it */
             const fs_event *e = &t.ev[q[i].step];
@@ -671,6 +701,28 @@ START_TEST(test_random_problems)
         ring_asked |= run_and_check(&rr, z ? "ring, zigzag" : "ring, contiguous", seed);
     }
     ck_assert_msg(ring_asked & 1u << FS_Q_RING_WORK, "no ring run asked a step's work (seed %llu)", (unsigned long long)seed);
+    /* GQA with groups past the two the prompt lists, half of the runs soft-capped: the KV head and
+     * the capped score asked, each redone (run_and_check) */
+    unsigned gqa_asked = 0;
+    for (int it = 0; it < 16; it++) {
+        const int32_t hk = fs_rng_int(&rng, 3, 4), g = fs_rng_int(&rng, 2, 3), nq = fs_rng_int(&rng, 1, 3),
+                      nk = fs_rng_int(&rng, 1, 5), d = fs_rng_int(&rng, 1, 3);
+        double Q[12 * 3 * 3], K[4 * 5 * 3], V[4 * 5 * 3];
+        fs_rng_fill(&rng, Q, (long)hk * g * nq * d, -2, 2);
+        fs_rng_fill(&rng, K, (long)hk * nk * d, -2, 2);
+        fs_rng_fill(&rng, V, (long)hk * nk * d, -1, 1);
+        fs_run gr = fs_run_make(FS_ALGO_TILED);
+        gr.attn = fs_attn_make(nq, nk, d, d);
+        gr.attn.n_q_heads = hk * g;
+        gr.attn.n_kv_heads = hk;
+        gr.attn.Q = Q, gr.attn.K = K, gr.attn.V = V;
+        if (it % 2) gr.attn.softcap = fs_rng_uniform(&rng, 0.5, 3);
+        gr.tiling.Bq = fs_rng_int(&rng, 1, 3);
+        gr.tiling.Bk = fs_rng_int(&rng, 1, 3);
+        gqa_asked |= run_and_check(&gr, it % 2 ? "GQA, soft-capped" : "GQA", seed);
+    }
+    ck_assert_msg((gqa_asked & 1u << FS_Q_KV_HEAD) && (gqa_asked & 1u << FS_Q_SOFTCAP), "no GQA run asked its KV head or no "
+                  "soft-capped run its capped score (seed %llu)", (unsigned long long)seed);
     /* online softmax of a random vector */
     double z[12];
     for (int it = 0; it < 20; it++) {
@@ -846,7 +898,7 @@ START_TEST(test_quiz_every_section)
     static const struct { const char *title; const char *asks; } own[] = {
         {"FP8", "three e4m3 roundings"}, {"Dropout", "a dropout's ℓ_blk"}, {"paged", "pages four times in five"},
         {"ring", "a step's work and a transfer"}, {"Mistakes", "what three mistakes compute"},
-        {"Decoding", "a kernel's division of work"}};
+        {"Decoding", "a kernel's division of work"}, {"Masks", "a capped score and a query head's KV head"}};
     for (size_t o = 0; o < sizeof own / sizeof *own; o++) {
         int s = -1;
         for (int x = 0; x < c.n_sections; x++)
@@ -854,7 +906,7 @@ START_TEST(test_quiz_every_section)
         ck_assert_msg(s >= 0, "no section titled with %s", own[o].title);
         for (uint64_t k = 0; k < 6; k++) {
             ck_assert(fs_quiz_make("lessons", &c, s, seed + k, a, &err));
-            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0, kernel = 0;
+            int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0, kernel = 0, cap = 0, kvh = 0;
             for (int i = 0; i < a->n; i++) {
                 fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
                 drop += a->q[i].kind == FS_Q_DROP;
@@ -862,6 +914,8 @@ START_TEST(test_quiz_every_section)
                 work += a->q[i].kind == FS_Q_RING_WORK;
                 hop += !strncmp(a->q[i].prompt, "Ring attention", 14);
                 wrong += a->q[i].kind == FS_Q_MISTAKE;
+                cap += a->q[i].kind == FS_Q_SOFTCAP;
+                kvh += a->q[i].kind == FS_Q_KV_HEAD;
                 /* 003_05's kernel arithmetic (its lane question's answer by its rule, lane + 32 i) */
                 int hd, lane, el;
                 if (sscanf(a->q[i].prompt, "A SIMD group (32 lanes) shares one row of V of head_dim %d: each lane holds %*d / 32 = "
@@ -875,7 +929,7 @@ START_TEST(test_quiz_every_section)
                           !strncmp(a->q[i].prompt, "A decode kernel whose", 21);
             }
             const bool ok = o == 0 ? fp8 >= 3 : o == 1 ? drop >= 1 : o == 2 ? pages >= 4 : o == 3 ? work >= 1 && hop >= 1
-                          : o == 4 ? wrong >= 3 : kernel >= 1;
+                          : o == 4 ? wrong >= 3 : o == 5 ? kernel >= 1 : cap >= 1 && kvh >= 1;
             ck_assert_msg(ok, "the quiz of \"%s\" (seed %llu) does not ask %s", c.sections[s], (unsigned long long)(seed + k),
                           own[o].asks);
         }

@@ -455,6 +455,9 @@ bool gui_predict_covers(const gui_state *s);
  * such a question about k is still to come, k; else −1. The timeline's skip marks and hover text
  * from step k on would answer it, and at k = 0 the header's event too (frame.c). */
 int64_t gui_classes_wait(const gui_state *s, const gui_show *show);
+/* Whether predict mode asks which KV head a query head reads (FS_Q_KV_HEAD): the GQA band's
+ * grouping of query heads under their KV heads would answer it, so it waits (scene_tiled.c). */
+bool gui_kv_head_wait(const gui_state *s, const gui_show *show);
 /* The words the cover shows (frame.c draws them under its title; gui_layout_for measures them). */
 const char *gui_cover_text(const gui_state *s);
 

@@ -820,12 +820,29 @@ static void draw_tree(gui_draw *d, const gui_show *show, int row, gui_rect r)
 /* ---------------------------------------------------------------------------------------------
  * GQA band: KV heads with the query heads that share them. */
 
-static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, gui_rect r)
+static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, bool veil, gui_rect r)
 {
     const gui_theme *th = d->th;
     const fs_attn *a = &show->run.attn;
     int G = a->n_q_heads / (a->n_kv_heads > 0 ? a->n_kv_heads : 1);
     int fs = d->L.font_small, lh = gui_line_h(d, fs);
+    if (veil) {
+        /* which KV head a query head reads is being asked: the query heads in one row, ungrouped */
+        gui_text(d, fs, r.x, r.y + d->L.pad / 4, th->dim, GUI_AL_LEFT, "query heads (which KV head each reads: after the question)");
+        const int n = a->n_q_heads, qw = (r.w - (n - 1) * d->L.pad / 4) / (n > 0 ? n : 1);
+        for (int h = 0; h < n && qw > 2; h++) {
+            gui_rect q = {r.x + h * (qw + d->L.pad / 4), r.y + lh + d->L.pad, qw, lh + d->L.pad / 2};
+            gui_fill(d, q, h == head ? th->current : th->future);
+            gui_frame(d, q, th->border, d->thin);
+            char ql[16];
+            snprintf(ql, sizeof ql, "%d", h);
+            int qf = fs;
+            while (qf > 7 && gui_text_w(d, qf, ql) >= q.w) qf--;
+            if (gui_text_w(d, qf, ql) < q.w)
+                gui_text(d, qf, q.x + q.w / 2, q.y + (q.h - gui_line_h(d, qf)) / 2, h == head ? th->bg : th->text, GUI_AL_CENTER, ql);
+        }
+        return;
+    }
     int bw = (r.w - d->L.pad) / (a->n_kv_heads > 0 ? a->n_kv_heads : 1) - d->L.pad;
     if (bw > 14 * fs) bw = 14 * fs;
     for (int kv = 0; kv < a->n_kv_heads; kv++) {
@@ -1012,7 +1029,8 @@ void gui_scene_tiled(gui_draw *d, const gui_state *s, const gui_show *show)
         gui_rect tr = {L->main.x + L->main.w * 11 / 20 + L->pad, L->main.y, L->main.w * 9 / 20 - L->pad, L->main.h};
         draw_tree(d, show, row, tr);
     }
-    if (show->scene == GUI_SCENE_GQA) draw_gqa_band(d, show, head, (gui_rect){L->main.x, L->main.y, L->main.w, 4 * L->font});
+    if (show->scene == GUI_SCENE_GQA)
+        draw_gqa_band(d, show, head, gui_kv_head_wait(s, show), (gui_rect){L->main.x, L->main.y, L->main.w, 4 * L->font});
 
     /* Side panel. */
     gui_clip(d, &L->side);

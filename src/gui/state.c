@@ -375,6 +375,13 @@ int64_t gui_classes_wait(const gui_state *s, const gui_show *show)
     return -1;
 }
 
+bool gui_kv_head_wait(const gui_state *s, const gui_show *show)
+{
+    const gui_predict *p = &s->predict;
+    return p->phase == GUI_PREDICT_ASK && p->qi >= 0 && p->qi < show->n_questions &&
+           show->questions[p->qi].kind == FS_Q_KV_HEAD;
+}
+
 /* The letters an answer may hold besides e: those of NaN and -inf (F is full screen otherwise). */
 static char answer_letter(gui_key k)
 {

@@ -391,6 +391,8 @@ typedef enum {
     FS_Q_P8,          /* FP8: the P that P · V uses, e4m3(P × p) / p */
     FS_Q_RING_WORK,   /* the ring: how much of a step's pairs a device computes (all, some, none) */
     FS_Q_MISTAKE,     /* a pitfall lesson: the number the wrong variant computes (NaN possible) */
+    FS_Q_SOFTCAP,     /* a soft-capped score, cap · tanh(raw / cap) */
+    FS_Q_KV_HEAD,     /* GQA: the KV head a query head reads */
     FS_Q_CLAIM,       /* a claim of the lesson: its exact value, or which of two is larger */
     FS_Q_COUNT
 } fs_qkind;
@@ -416,7 +418,7 @@ typedef struct {
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",
- * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "claim" */
+ * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "softcap", "kv-head", "claim" */
 const char *fs_qkind_str(fs_qkind k);
 
 /* The questions of a lesson, in step order: up to max written into q (may be NULL with max 0 to

@@ -28,7 +28,7 @@
 
 static const char *const kind_names[FS_Q_COUNT] = {
     "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "dropout", "quantize", "P8",
-    "ring-work", "mistake", "claim",
+    "ring-work", "mistake", "softcap", "kv-head", "claim",
 };
 
 const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
@@ -999,6 +999,61 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* Soft-capping (003_07), at a row update: the score the softmax uses for the visible key whose
+ * raw score the cap moves most, cap · tanh(raw / cap), the raw score given. */
+static bool ask_softcap(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (!c->run || !(c->run->attn.softcap > 0) || c->run->algo != FS_ALGO_TILED || wrong_numbers(c) || e->kind != FS_EV_ROW ||
+        e->device >= 0 || e->visible < 1 || e->n_s > 8 || strcmp(c->EXP, "exp"))
+        return false;
+    const double *s = fs_trace_at(c->t, e->s_row);
+    if (!s) return false;
+    fs_attn raw = c->run->attn;
+    raw.softcap = 0;
+    int32_t j = -1;
+    double best = -1, r = 0;
+    for (int32_t x = 0; x < e->n_s; x++) {
+        if (s[x] == -INFINITY) continue;
+        const double rx = fs_attn_score(&raw, e->head, e->row, e->c0 + x);
+        if (isfinite(rx) && fabs(rx - s[x]) > best) best = fabs(rx - s[x]), j = x, r = rx;
+    }
+    if (j < 0) return false;
+    const int D = c->digits;
+    const double cap = c->run->attn.softcap;
+    char a[48], b[48], d[48];
+    *q = blank(FS_Q_SOFTCAP, k, D);
+    snprintf(q->prompt, sizeof q->prompt, "Every score passes through the soft-cap s = cap · tanh(raw / cap), cap = %g, before the "
+             "softmax. Row %d's raw score for key %d is %s. What score s enters the softmax?", cap, e->row, e->c0 + j,
+             num(a, sizeof a, r, D));
+    q->answer = s[j];
+    snprintf(q->why, sizeof q->why, "%g · tanh(%s / %g) = %g · tanh(%s) = %s: tanh stays inside (−1, 1), so a capped score stays "
+             "inside (−%g, %g), and one near 0 comes through almost unchanged (tanh(x) ≈ x there).", cap, num(a, sizeof a, r, D),
+             cap, cap, num(b, sizeof b, r / cap, D), num(d, sizeof d, s[j], D), cap, cap);
+    unrounded_note(q, cap * tanh(shown(r, D) / cap), s[j], D);
+    return true;
+}
+
+/* GQA (000_08), at the first pair a query head visits: the KV head whose K and V it reads. */
+static bool ask_kv_head(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (!c->run || e->kind != FS_EV_TILE || e->device >= 0) return false;
+    const int32_t hq = c->run->attn.n_q_heads, hkv = c->run->attn.n_kv_heads;
+    if (hkv < 1 || hq <= hkv || e->head < 2 * (hq / hkv)) return false;   /* past the heads the prompt lists */
+    for (int64_t i = k - 1; i >= 0; i--)   /* the head's first pair only */
+        if ((c->t->ev[i].kind == FS_EV_TILE || c->t->ev[i].kind == FS_EV_SKIP) && c->t->ev[i].head == e->head) return false;
+    const int32_t g = hq / hkv;
+    *q = blank(FS_Q_KV_HEAD, k, 0);
+    snprintf(q->prompt, sizeof q->prompt, "GQA: %d query heads share %d KV heads, each KV head serving %d / %d = %d consecutive "
+             "query heads (query heads 0-%d read KV head 0, heads %d-%d KV head 1, …). Query head %d starts here: which KV head's "
+             "K and V does it read (counting from 0)?", hq, hkv, hq, hkv, g, g - 1, g, 2 * g - 1, e->head);
+    q->answer = e->kv_head;
+    snprintf(q->why, sizeof q->why, "⌊%d / %d⌋ = %d: the %d query heads of a group read the same K and V, so the cache holds "
+             "%d heads' K and V instead of %d, 1/%d of the bytes.", e->head, g, e->kv_head, g, hkv, hq, g);
+    return true;
+}
+
 /* Whether text starts with a one-letter symbol (z[0], l_blk, f(x), m = …) rather than a word. */
 static bool symbol_start(const char *s)
 {
@@ -1056,6 +1111,8 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_P8: return ask_p8(c, k, q);
     case FS_Q_RING_WORK: return ask_ring_work(c, k, q);
     case FS_Q_MISTAKE: return ask_mistake(c, k, q);
+    case FS_Q_SOFTCAP: return ask_softcap(c, k, q);
+    case FS_Q_KV_HEAD: return ask_kv_head(c, k, q);
     default: return false;
     }
 }
@@ -1096,11 +1153,12 @@ static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question
 }
 
 /* Where a question of this kind comes among those of one step: a row's in the order a student
- * computes them (the new maximum, then α, β, and ℓ, each question giving what the next needs
+ * computes them (a soft-capped score, the new maximum, then α, β, and ℓ, each question giving what the next needs
  * and none giving away an earlier one's answer); every other kind after them. */
 static int kind_rank(fs_qkind k)
 {
     switch (k) {
+    case FS_Q_SOFTCAP: return -1;   /* the capped score first: the row's other prompts show it */
     case FS_Q_M_NEW: return 0;
     case FS_Q_ALPHA: case FS_Q_MERGE: return 1;   /* (a merge's factor before its ℓ) */
     case FS_Q_BETA: return 2;
@@ -1152,8 +1210,9 @@ static int moments(const ctx *c, moment **out)
                 if (row_kinds[i] == FS_Q_BETA && !(x->beta < 1)) continue;
                 if (ask_kind(c, k, row_kinds[i], &tmp)) one[none++] = row_kinds[i];
             }
-            /* what the run adds to a row: dropout's ℓ_blk, FP8's rounded inputs, a pitfall's wrong number */
-            static const fs_qkind extra[] = {FS_Q_DROP, FS_Q_QUANT, FS_Q_P8, FS_Q_MISTAKE};
+            /* what the run adds to a row: dropout's ℓ_blk, FP8's rounded inputs, a pitfall's wrong number,
+             * a soft-capped score */
+            static const fs_qkind extra[] = {FS_Q_DROP, FS_Q_QUANT, FS_Q_P8, FS_Q_MISTAKE, FS_Q_SOFTCAP};
             for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
                 if (ask_kind(c, k, extra[i], &tmp)) one[none++] = extra[i];
         } else if (ek == FS_EV_HOLD) {
@@ -1168,6 +1227,7 @@ static int moments(const ctx *c, moment **out)
         } else {
             fs_qkind kd = best_kind(c, k, NULL, &tmp);
             if (kd != FS_Q_COUNT && !(kd == FS_Q_TILE_CLASS && tmp.right == 0)) one[none++] = kd;
+            if (ek == FS_EV_TILE && ask_kind(c, k, FS_Q_KV_HEAD, &tmp)) one[none++] = FS_Q_KV_HEAD;   /* GQA's head */
         }
         for (int i = 0; i < none; i++) {
             if (n == cap) {
@@ -1242,8 +1302,9 @@ static int trace_questions(const ctx *c, fs_question *q, int max)
     for (int i = 0; i < nm; i++)
         if (mo[i].kind == FS_Q_ALPHA && take(c, got, &n, mo[i])) { seen[FS_Q_ALPHA] = true; break; }
     /* then what this run adds to the algorithm (a pitfall's wrong number, dropout, FP8, the ring's
-     * load), each once: a lesson on dropout asks about dropout before it asks m again */
-    static const fs_qkind own[] = {FS_Q_MISTAKE, FS_Q_DROP, FS_Q_P8, FS_Q_QUANT, FS_Q_RING_WORK};
+     * load, a soft-cap, GQA's shared heads), each once: a lesson on dropout asks about dropout before
+     * it asks m again */
+    static const fs_qkind own[] = {FS_Q_MISTAKE, FS_Q_DROP, FS_Q_P8, FS_Q_QUANT, FS_Q_RING_WORK, FS_Q_SOFTCAP, FS_Q_KV_HEAD};
     for (size_t o = 0; o < sizeof own / sizeof *own; o++)
         for (int i = 0; i < nm && !seen[own[o]]; i++)
             if (mo[i].kind == own[o] && take(c, got, &n, mo[i])) seen[own[o]] = true;

@@ -59,6 +59,7 @@ static int rank(fs_qkind k)
 {
     switch (k) {
     case FS_Q_DROP: case FS_Q_QUANT: case FS_Q_P8: case FS_Q_RING_WORK: case FS_Q_PAGE: case FS_Q_E4M3: case FS_Q_MISTAKE:
+    case FS_Q_SOFTCAP: case FS_Q_KV_HEAD:
         return 0;
     case FS_Q_SHARD: case FS_Q_MERGE: case FS_Q_DS: case FS_Q_DELTA: return 1;
     case FS_Q_SKIPS: case FS_Q_TILE_CLASS: return 2;
@@ -130,7 +131,9 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
         if (a->Q) ok &= (a->Q = mem[0] = fresh(seed, nq * a->d, -1, 1)) != NULL;
         if (a->K) ok &= (a->K = mem[1] = fresh(seed, nk * a->d, -1, 1)) != NULL;
         if (a->V && !v_is_identity(a)) ok &= (a->V = mem[2] = fresh(seed, nk * a->d_v, -1, 1)) != NULL;
-        if (a->S) ok &= (a->S = mem[3] = fresh(seed, nq * a->n_kv, -2, 2)) != NULL;
+        /* given scores, in [-2, 2]; under a soft-cap, out to three times the cap, where it bends them */
+        const double sr = a->softcap > 0 ? 3 * a->softcap : 2;
+        if (a->S) ok &= (a->S = mem[3] = fresh(seed, nq * a->n_kv, -sr, sr)) != NULL;
         if (r.dO) ok &= (r.dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
     }
     int n = 0;
@@ -148,11 +151,13 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
                 const int32_t P = r.ring.P, p = (int32_t)(next(seed) % (uint64_t)P), t0 = (int32_t)(next(seed) % (uint64_t)(P - 1));
                 fs_question_shard(P, p, t0, &q[i]);
             }
-        /* a ring step's work and a position's block, likewise, at a hold or a write the seed draws:
-         * neither depends on the numbers, so the trace's first would be the same every time */
+        /* a ring step's work, a position's block and a query head's KV head, likewise, at a hold, a
+         * write or a head's first pair the seed draws: none depends on the numbers, so the trace's
+         * first would be the same every time */
         for (int i = 0; i < n; i++) {
             fs_question moved;
-            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE) && q[i].step >= 0 && ask_elsewhere(&r, &t, seed, &q[i], &moved))
+            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE || q[i].kind == FS_Q_KV_HEAD) && q[i].step >= 0 &&
+                ask_elsewhere(&r, &t, seed, &q[i], &moved))
                 q[i] = moved;
         }
         if (n > 0 && n < max && pitfall == FS_PITFALL_NONE) n = more_of_own(&r, &t, seed, q, n, max);
