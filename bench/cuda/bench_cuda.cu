@@ -1,7 +1,7 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size]
+ *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|decode_splits]
  *              [--from VERSION] (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
@@ -35,6 +35,8 @@
  *   itself, byte for byte), the device copy at five sizes and a read probe at six: how a call's
  *   time grows with the bytes it reads, to tell a cost per call from a cost per byte (nothing is
  *   checked: the caches hold random bits).
+ *   --only decode_splits times the same two (versions 15 and 11, through graphs) at 32768 and
+ *   131072 keys with the split count at 1/2 to 4 times the one-wave count each picks.
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2257,6 +2259,76 @@ static void time_decode_size(uint64_t *rng)
     }
 }
 
+/* --only decode_splits: the float16 decode (version 15) and the e4m3-cache decode (version 11),
+ * each through its plan's CUDA graph, at B = 8, GQA 32/8, d = 128 and 32768 and 131072 keys, with
+ * the split count at 1/2 to 4 times the one each picks (one wave: every SM's slots filled once),
+ * all interleaved, 5 rounds of 20 calls, medians. A split count of more than one wave lets a
+ * block that finished early take another split, so a slow block's tail weighs less; each split
+ * also costs its own start (Q, the ring's first stages) and its partial's write and merge. Which
+ * wins, and by how much, at the e4m3 cache's shorter calls? The caches hold random bits. */
+static void time_decode_splits(uint64_t *rng)
+{
+    time_copy();
+    const int B = 8, Hq = 32, Hkv = 8, d = 128;
+    static const double mult[] = {0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4};
+    const int nm = (int)(sizeof mult / sizeof *mult);
+    for (int nkv = 32768; nkv <= 131072; nkv *= 4) {
+        const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+        void *dQ, *dO, *K16, *V16, *K8, *V8;
+        float *sc;
+        CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
+        CU(cudaMalloc(&K16, nK * 2)); CU(cudaMalloc(&V16, nK * 2)); CU(cudaMalloc(&K8, nK)); CU(cudaMalloc(&V8, nK));
+        fill_dev_random(rng, dQ, nQ, -2, 2, FS_CUDA_F16);
+        const uint64_t seed = rng_next(rng);
+        fill_hash16<<<1024, 256>>>((__half *)K16, nK, seed, -2, 2);
+        fill_hash16<<<1024, 256>>>((__half *)V16, nK, seed + 1, -1, 1);
+        fill_hash16<<<1024, 256>>>((__half *)K8, nK / 2, seed + 2, -2, 2);
+        fill_hash16<<<1024, 256>>>((__half *)V8, nK / 2, seed + 3, -1, 1);
+        std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64);
+        CU(cudaMalloc(&sc, s1.size() * 4));
+        CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
+        const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+        struct kern { bool e4m3; int v; double m; int splits; void *w; fs_cuda_decode_plan *plan; };
+        std::vector<kern> ks;
+        bool ok = true;
+        char why[256] = "";
+        for (int e = 0; e < 2; e++) {
+            const int v = e ? 11 : 15, one = e ? fs_cuda_decode_fp8_splits(&c, v) : fs_cuda_decode_splits(&c, v);
+            for (int i = 0; i < nm; i++) {
+                fs_cuda_decode pp = c;
+                pp.splits = std::max(1, (int)lround(one * mult[i]));
+                kern k = {e != 0, v, mult[i], e ? fs_cuda_decode_fp8_splits(&pp, v) : fs_cuda_decode_splits(&pp, v), NULL, NULL};
+                CU(cudaMalloc(&k.w, e ? fs_cuda_decode_fp8_workspace(&pp, v) : fs_cuda_decode_workspace(&pp, v)));
+                if (decode_plan(&pp, k.e4m3, v, e ? K8 : K16, e ? V8 : V16, sc, k.w, dQ, dO, &k.plan, why, sizeof why) != FS_OK) {
+                    printf("FAIL decode_splits: %s version %d, %d splits: %s\n", e ? "e4m3-cache" : "float16", v, pp.splits, why);
+                    g_fail++;
+                    ok = false;
+                }
+                ks.push_back(k);
+            }
+        }
+        if (ok) {
+            const int n = (int)ks.size();
+            std::vector<std::vector<float>> t(n);
+            for (int round = 0; round < 5; round++)
+                for (int i = 0; i < n; i++)
+                    t[i].push_back(time_ms([&] { char x[64]; fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x); }, 3, 20));
+            for (int i = 0; i < n; i++) {
+                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0), ms = median(t[i]);
+                printf("RESULT decode_splits cache=%s v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d mult=%.2f splits=%d us=%.2f tbps=%.3f\n",
+                       ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, Hq, Hkv, d, nkv, ks[i].m, ks[i].splits, ms * 1e3,
+                       bytes / (ms * 1e-3) / 1e12);
+            }
+            fflush(stdout);
+        }
+        for (kern &k : ks) {
+            fs_cuda_decode_plan_free(k.plan);
+            cudaFree(k.w);
+        }
+        cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(K8); cudaFree(V8); cudaFree(sc);
+    }
+}
+
 /* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
 
 /* 64-bit FNV-1a of n bytes, continuing from h (start: 0xcbf29ce484222325). */
@@ -2702,7 +2774,8 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
-                            "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size] [--from VERSION]\n"
+                            "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|\n"
+                            "                   decode_splits] [--from VERSION]\n"
                             "                  [--to VERSION] (prefill, backward timing) [--reps N] (prefill timing)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -2710,9 +2783,9 @@ int main(int argc, char **argv)
         }
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
-         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size")) ||
+         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size") && strcmp(only, "decode_splits")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged or decode_size; --from a version "
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size or decode_splits; --from a version "
                         ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -2765,6 +2838,10 @@ int main(int argc, char **argv)
     }
     if (timing && only && !strcmp(only, "decode_size")) {
         time_decode_size(&rng);
+        return g_fail ? 1 : 0;
+    }
+    if (timing && only && !strcmp(only, "decode_splits")) {
+        time_decode_splits(&rng);
         return g_fail ? 1 : 0;
     }
     if (timing) {
