@@ -41,6 +41,10 @@ static double trace_value(const fs_trace *t, const fs_question *q)
         return -1;
     case FS_Q_PAGE: return e->block;
     case FS_Q_KV_HEAD: return e->kv_head;
+    case FS_Q_DV: {
+        const double *g = fs_trace_at(t, e->g_blk);
+        return g ? g[0] : -1;
+    }
     case FS_Q_SOFTCAP: {   /* the capped score of the key the prompt names */
         const double *v = fs_trace_at(t, e->s_row);
         const char *at = strstr(q->prompt, "raw score for key ");
@@ -561,6 +565,20 @@ static unsigned run_and_check(fs_run *r, const char *what, uint64_t seed)
             int cls = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
             ck_assert_msg(q[i].right == cls, "%s: tile class %d asked as %d (seed %llu)", what, cls, q[i].right,
                           (unsigned long long)seed);
+        } else if (q[i].kind == FS_Q_DV) {
+            /* Σ_i P_ij dO_i[0] over the tile's rows, from Q, K, L and dO themselves (P = exp(S − L)) */
+            const fs_event *e = &t.ev[q[i].step];
+            const fs_attn *a = &r->attn;
+            double want = 0;
+            for (int32_t row = e->r0; row < e->r1; row++) {
+                if (!fs_mask_visible(&a->mask, a->n_q, a->n_kv, row, e->row)) continue;
+                const double L = res.L[(size_t)e->head * a->n_q + row];
+                const double P = exp(fs_attn_score(a, e->head, row, e->row) - L);
+                want += P * (r->dO ? r->dO[((size_t)e->head * a->n_q + row) * a->d_v] : 1.0);
+            }
+            ck_assert_msg(fabs(q[i].answer - want) <= 1e-9 * fmax(1, fabs(want)), "%s: key %d's dV from the tile %.12g, P dO gives "
+                          "%.12g (seed %llu)", what, e->row, q[i].answer, want, (unsigned long long)seed);
+            asked |= 1u << FS_Q_DV;
         } else if (q[i].kind == FS_Q_KV_HEAD) {
             /* the head's group: consecutive query heads share a KV head */
             const fs_event *e = &t.ev[q[i].step];
@@ -632,7 +650,7 @@ START_TEST(test_random_problems)
     fs_rng rng = {seed};
     fs_test_problem_spec spec = {.max_n_q = 9, .max_n_kv = 11, .max_d = 4, .max_d_v = 3, .max_offset = 4, .max_window = 4,
                                  .bits_visible = 0.5, .dO = true};
-    unsigned dropout_asked = 0, fp8_asked = 0;
+    unsigned dropout_asked = 0, fp8_asked = 0, backward_asked = 0;
     for (int it = 0; it < 60; it++) {
         fs_test_problem p;
         fs_test_problem_draw(&p, &rng, it % FS_TEST_MASKS, &spec);
@@ -657,7 +675,7 @@ START_TEST(test_random_problems)
         b.dO = p.dO;
         b.tiling.Bq = fs_rng_int(&rng, 1, 4);
         b.tiling.Bk = fs_rng_int(&rng, 1, 4);
-        run_and_check(&b, "backward", seed);
+        backward_asked |= run_and_check(&b, "backward", seed);
         if (p.a.Q && !p.a.S && !(p.a.softcap > 0)) {
             /* dropout: a row with a dropped weight asks its ℓ_blk, which keeps it */
             fs_run dr = r;
@@ -678,6 +696,7 @@ START_TEST(test_random_problems)
         }
         fs_test_problem_free(&p);
     }
+    ck_assert_msg(backward_asked & 1u << FS_Q_DV, "no backward run asked a key's dV (seed %llu)", (unsigned long long)seed);
     ck_assert_msg(dropout_asked & 1u << FS_Q_DROP, "no dropout run asked about ℓ_blk (seed %llu)", (unsigned long long)seed);
     ck_assert_msg((fp8_asked & 1u << FS_Q_QUANT) && (fp8_asked & 1u << FS_Q_P8), "no e4m3 run asked its roundings (seed %llu)",
                   (unsigned long long)seed);

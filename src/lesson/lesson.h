@@ -383,6 +383,7 @@ typedef enum {
     FS_Q_MERGE,       /* a merge's factor for the side with the smaller maximum */
     FS_Q_DELTA,       /* D = rowsum(dO ∘ O) */
     FS_Q_DS,          /* one entry of dS = P ∘ (dP − D) */
+    FS_Q_DV,          /* a tile's contribution to a key's dV, Σ_i P_ij dO_i (its first element) */
     FS_Q_SHARD,       /* which KV shard a device holds at a ring step */
     FS_Q_PAGE,        /* the logical block a position of a paged cache falls in */
     FS_Q_E4M3,        /* the e4m3 value a number rounds to */
@@ -417,7 +418,7 @@ typedef struct {
     double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
 } fs_question;
 
-/* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard",
+/* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "dV", "shard",
  * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "softcap", "kv-head", "claim" */
 const char *fs_qkind_str(fs_qkind k);
 

@@ -27,7 +27,8 @@
 #define MAX_PER_CLAIMS 8      /* a claims-only lesson: one per computed claim, up to this */
 
 static const char *const kind_names[FS_Q_COUNT] = {
-    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "shard", "page", "e4m3", "dropout", "quantize", "P8",
+    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "dV", "shard", "page", "e4m3", "dropout",
+    "quantize", "P8",
     "ring-work", "mistake", "softcap", "kv-head", "claim",
 };
 
@@ -604,6 +605,58 @@ static bool ask_ds(const ctx *c, int64_t k, fs_question *q)
     return true;
 }
 
+/* A key row of a recomputed tile (no dropout, not on a ring): what the tile adds to the first
+ * element of the key's dV, Σ_i P_ij dO_i[0] over the tile's query rows, given each row's P for
+ * the key (from its BROW) and dO. Asked where at least two rows weigh the key. */
+static bool ask_dv(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_BKEY || e->device >= 0 || !c->run || c->run->tiling.dropout.on || e->n_g < 1 || e->r1 - e->r0 > 8)
+        return false;
+    const double *g = fs_trace_at(c->t, e->g_blk);
+    const fs_attn *a = &c->run->attn;
+    if (!g || !isfinite(g[0])) return false;
+    const int32_t j = e->row - e->c0;
+    double P[8], dO[8];
+    int n = 0, weighed = 0;
+    for (int64_t i = k - 1; i >= 0 && n < 8; i--) {
+        const fs_event *b = &c->t->ev[i];
+        if (b->kind == FS_EV_BTILE && b->head == e->head && b->qt == e->qt && b->kt == e->kt) break;
+        if (b->kind != FS_EV_BROW || b->head != e->head || b->qt != e->qt || b->kt != e->kt) continue;
+        const double *p = fs_trace_at(c->t, b->p_row);
+        if (!p || j < 0 || j >= b->n_s) return false;
+        /* rows come in order; walking back, each goes in front */
+        memmove(P + 1, P, sizeof *P * (size_t)n);
+        memmove(dO + 1, dO, sizeof *dO * (size_t)n);
+        P[0] = p[j];
+        dO[0] = c->run->dO ? c->run->dO[((size_t)e->head * a->n_q + b->row) * a->d_v] : 1.0;
+        n++;
+        weighed += p[j] > 0;
+    }
+    if (n != e->r1 - e->r0 || weighed < 2) return false;
+    const int D = c->digits;
+    char a1[48], a2[48];
+    *q = blank(FS_Q_DV, k, D);
+    add(q->prompt, sizeof q->prompt, "Key %d, in the recomputed tile of query rows %d-%d%s: the rows' weights for it are P = [", e->row,
+        e->r0, e->r1 - 1, a->n_q_heads > 1 ? " of its head" : "");
+    for (int i = 0; i < n; i++) add(q->prompt, sizeof q->prompt, "%s%s", i ? ", " : "", num(a1, sizeof a1, P[i], D));
+    add(q->prompt, sizeof q->prompt, "] (P = exp(S − L), 0 where masked), and their output gradients' first elements are "
+        "dO[·][0] = [");
+    for (int i = 0; i < n; i++) add(q->prompt, sizeof q->prompt, "%s%s", i ? ", " : "", num(a1, sizeof a1, dO[i], D));
+    add(q->prompt, sizeof q->prompt, "]. What does this tile add to dV[%d][0]?", e->row);
+    q->answer = g[0];
+    double from = 0;
+    add(q->why, sizeof q->why, "dV_j += Σ_i P_ij dO_i[0] = ");
+    for (int i = 0; i < n; i++) {
+        add(q->why, sizeof q->why, "%s%s · %s", i ? " + " : "", num(a1, sizeof a1, P[i], D), num(a2, sizeof a2, dO[i], D));
+        from += shown(P[i], D) * shown(dO[i], D);
+    }
+    add(q->why, sizeof q->why, " = %s: dV = Pᵀ dO, so a key collects the gradient of every output it fed, weighted as the "
+        "forward weighted it.", num(a1, sizeof a1, g[0], D));
+    unrounded_note(q, from, g[0], D);
+    return true;
+}
+
 /* Which shard device p holds at the next ring step, asked at its hold of step t: the hops that bring
  * step t + 1's shards come after every device's step t, so nothing shown before the question names
  * the answer (asked about step t itself, the hop just before it had named the shard). */
@@ -1104,6 +1157,7 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_MERGE: return ask_merge(c, k, q);
     case FS_Q_DELTA: return ask_delta(c, k, q);
     case FS_Q_DS: return ask_ds(c, k, q);
+    case FS_Q_DV: return ask_dv(c, k, q);
     case FS_Q_SHARD: return ask_shard(c, k, q);
     case FS_Q_PAGE: return ask_page(c, k, q);
     case FS_Q_DROP: return ask_drop(c, k, q);
@@ -1144,6 +1198,7 @@ static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question
     case FS_EV_MERGE: case FS_EV_RMERGE: return ask_merge(c, k, q) ? FS_Q_MERGE : FS_Q_COUNT;
     case FS_EV_DELTA: return ask_delta(c, k, q) ? FS_Q_DELTA : FS_Q_COUNT;
     case FS_EV_BROW: return ask_ds(c, k, q) ? FS_Q_DS : FS_Q_COUNT;
+    case FS_EV_BKEY: return ask_dv(c, k, q) ? FS_Q_DV : FS_Q_COUNT;
     case FS_EV_HOLD:
         if ((!seen || !seen[FS_Q_RING_WORK]) && ask_ring_work(c, k, q)) return FS_Q_RING_WORK;
         return ask_shard(c, k, q) ? FS_Q_SHARD : ask_ring_work(c, k, q) ? FS_Q_RING_WORK : FS_Q_COUNT;
