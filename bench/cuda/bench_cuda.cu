@@ -2185,6 +2185,51 @@ static void time_read(size_t n)
     cudaFree(sink);
 }
 
+/* The caches of one decode_size or decode_splits shape, allocated and filled: Q, O, K and V in
+ * float16 (random bits in range, fill_hash16) and as e4m3 bytes, and the e4m3 descales (1/64 each,
+ * one K and one V a (sequence, KV head)). */
+struct decode_caches {
+    void *dQ, *dO, *K16, *V16, *K8, *V8;
+    float *sc;
+};
+
+static decode_caches decode_caches_make(uint64_t *rng, int B, int Hq, int Hkv, int nkv, int d)
+{
+    decode_caches k;
+    const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
+    CU(cudaMalloc(&k.dQ, nQ * 2)); CU(cudaMalloc(&k.dO, nQ * 2));
+    CU(cudaMalloc(&k.K16, nK * 2)); CU(cudaMalloc(&k.V16, nK * 2)); CU(cudaMalloc(&k.K8, nK)); CU(cudaMalloc(&k.V8, nK));
+    fill_dev_random(rng, k.dQ, nQ, -2, 2, FS_CUDA_F16);
+    const uint64_t seed = rng_next(rng);
+    fill_hash16<<<1024, 256>>>((__half *)k.K16, nK, seed, -2, 2);
+    fill_hash16<<<1024, 256>>>((__half *)k.V16, nK, seed + 1, -1, 1);
+    fill_hash16<<<1024, 256>>>((__half *)k.K8, nK / 2, seed + 2, -2, 2);
+    fill_hash16<<<1024, 256>>>((__half *)k.V8, nK / 2, seed + 3, -1, 1);
+    std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64);
+    CU(cudaMalloc(&k.sc, s1.size() * 4));
+    CU(cudaMemcpy(k.sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
+    return k;
+}
+
+static void decode_caches_free(decode_caches &k)
+{
+    cudaFree(k.dQ); cudaFree(k.dO); cudaFree(k.K16); cudaFree(k.V16); cudaFree(k.K8); cudaFree(k.V8); cudaFree(k.sc);
+}
+
+/* The median ms of each plan's run for Q and O (a graph's launch where the plan holds one for
+ * them), the plans interleaved: 5 rounds of 20 calls each, after 3 to warm up. */
+static std::vector<float> time_plans(const std::vector<fs_cuda_decode_plan *> &plans, const void *Q, void *O)
+{
+    const size_t n = plans.size();
+    std::vector<std::vector<float>> t(n);
+    for (int round = 0; round < 5; round++)
+        for (size_t i = 0; i < n; i++)
+            t[i].push_back(time_ms([&] { char x[64]; fs_cuda_decode_plan_run(plans[i], Q, O, x, sizeof x); }, 3, 20));
+    std::vector<float> ms(n);
+    for (size_t i = 0; i < n; i++) ms[i] = median(t[i]);
+    return ms;
+}
+
 /* --only decode_size: the float16 decode (version 15) and the e4m3-cache decode (version 11) at
  * B = 8, GQA 32/8, d = 128 and 8192 to 131072 keys, each through a plan whose run is a CUDA graph
  * (the fastest way to call either), beside paged versions 16 and 12 in the head-major layout with
@@ -2202,23 +2247,13 @@ static void time_decode_size(uint64_t *rng)
     for (size_t mib = 128; mib <= 4096; mib *= 2) time_read(mib << 20);
     const int B = 8, Hq = 32, Hkv = 8, d = 128;
     for (int nkv = 8192; nkv <= 131072; nkv *= 2) {
-        const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
-        void *dQ, *dO, *K16, *V16, *K8, *V8;
-        float *sc;
+        const size_t nK = (size_t)B * Hkv * nkv * d;
+        decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+        void *dQ = m.dQ, *dO = m.dO, *K16 = m.K16, *V16 = m.V16, *K8 = m.K8, *V8 = m.V8;
+        float *sc = m.sc;
         int32_t *dtab;
-        CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
-        CU(cudaMalloc(&K16, nK * 2)); CU(cudaMalloc(&V16, nK * 2)); CU(cudaMalloc(&K8, nK)); CU(cudaMalloc(&V8, nK));
-        fill_dev_random(rng, dQ, nQ, -2, 2, FS_CUDA_F16);
-        const uint64_t seed = rng_next(rng);
-        fill_hash16<<<1024, 256>>>((__half *)K16, nK, seed, -2, 2);
-        fill_hash16<<<1024, 256>>>((__half *)V16, nK, seed + 1, -1, 1);
-        fill_hash16<<<1024, 256>>>((__half *)K8, nK / 2, seed + 2, -2, 2);
-        fill_hash16<<<1024, 256>>>((__half *)V8, nK / 2, seed + 3, -1, 1);
-        std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64);
         std::vector<int32_t> table(B);
         for (int i = 0; i < B; i++) table[i] = i;
-        CU(cudaMalloc(&sc, s1.size() * 4));
-        CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
         CU(cudaMalloc(&dtab, B * 4));
         CU(cudaMemcpy(dtab, table.data(), B * 4, cudaMemcpyHostToDevice));
         const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
@@ -2239,12 +2274,9 @@ static void time_decode_size(uint64_t *rng)
             }
         }
         if (ok) {
-            std::vector<float> t[4];
-            for (int round = 0; round < 5; round++)
-                for (int i = 0; i < 4; i++)
-                    t[i].push_back(time_ms([&] { char x[64]; fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x); }, 3, 20));
+            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan, ks[2].plan, ks[3].plan}, dQ, dO);
             for (int i = 0; i < 4; i++) {
-                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2), ms = median(t[i]);
+                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2), ms = t[i];
                 printf("RESULT decode_size cache=%s paged=%d v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d bytes=%.0f us=%.2f tbps=%.3f\n",
                        ks[i].e4m3 ? "e4m3" : "f16", ks[i].paged, ks[i].v, B, Hq, Hkv, d, nkv, bytes, ms * 1e3,
                        bytes / (ms * 1e-3) / 1e12);
@@ -2255,7 +2287,8 @@ static void time_decode_size(uint64_t *rng)
             fs_cuda_decode_plan_free(k.plan);
             cudaFree(k.w);
         }
-        cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(K8); cudaFree(V8); cudaFree(sc); cudaFree(dtab);
+        decode_caches_free(m);
+        cudaFree(dtab);
     }
 }
 
@@ -2273,20 +2306,10 @@ static void time_decode_splits(uint64_t *rng)
     static const double mult[] = {0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4};
     const int nm = (int)(sizeof mult / sizeof *mult);
     for (int nkv = 32768; nkv <= 131072; nkv *= 4) {
-        const size_t nQ = (size_t)B * Hq * d, nK = (size_t)B * Hkv * nkv * d;
-        void *dQ, *dO, *K16, *V16, *K8, *V8;
-        float *sc;
-        CU(cudaMalloc(&dQ, nQ * 2)); CU(cudaMalloc(&dO, nQ * 2));
-        CU(cudaMalloc(&K16, nK * 2)); CU(cudaMalloc(&V16, nK * 2)); CU(cudaMalloc(&K8, nK)); CU(cudaMalloc(&V8, nK));
-        fill_dev_random(rng, dQ, nQ, -2, 2, FS_CUDA_F16);
-        const uint64_t seed = rng_next(rng);
-        fill_hash16<<<1024, 256>>>((__half *)K16, nK, seed, -2, 2);
-        fill_hash16<<<1024, 256>>>((__half *)V16, nK, seed + 1, -1, 1);
-        fill_hash16<<<1024, 256>>>((__half *)K8, nK / 2, seed + 2, -2, 2);
-        fill_hash16<<<1024, 256>>>((__half *)V8, nK / 2, seed + 3, -1, 1);
-        std::vector<float> s1((size_t)B * Hkv * 2, 1.0f / 64);
-        CU(cudaMalloc(&sc, s1.size() * 4));
-        CU(cudaMemcpy(sc, s1.data(), s1.size() * 4, cudaMemcpyHostToDevice));
+        const size_t nK = (size_t)B * Hkv * nkv * d;
+        decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+        void *dQ = m.dQ, *dO = m.dO, *K16 = m.K16, *V16 = m.V16, *K8 = m.K8, *V8 = m.V8;
+        float *sc = m.sc;
         const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
         struct kern { bool e4m3; int v; double m; int splits; void *w; fs_cuda_decode_plan *plan; };
         std::vector<kern> ks;
@@ -2309,12 +2332,11 @@ static void time_decode_splits(uint64_t *rng)
         }
         if (ok) {
             const int n = (int)ks.size();
-            std::vector<std::vector<float>> t(n);
-            for (int round = 0; round < 5; round++)
-                for (int i = 0; i < n; i++)
-                    t[i].push_back(time_ms([&] { char x[64]; fs_cuda_decode_plan_run(ks[i].plan, dQ, dO, x, sizeof x); }, 3, 20));
+            std::vector<fs_cuda_decode_plan *> plans;
+            for (const kern &k : ks) plans.push_back(k.plan);
+            const std::vector<float> t = time_plans(plans, dQ, dO);
             for (int i = 0; i < n; i++) {
-                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0), ms = median(t[i]);
+                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0), ms = t[i];
                 printf("RESULT decode_splits cache=%s v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d mult=%.2f splits=%d us=%.2f tbps=%.3f\n",
                        ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, Hq, Hkv, d, nkv, ks[i].m, ks[i].splits, ms * 1e3,
                        bytes / (ms * 1e-3) / 1e12);
@@ -2325,7 +2347,7 @@ static void time_decode_splits(uint64_t *rng)
             fs_cuda_decode_plan_free(k.plan);
             cudaFree(k.w);
         }
-        cudaFree(dQ); cudaFree(dO); cudaFree(K16); cudaFree(V16); cudaFree(K8); cudaFree(V8); cudaFree(sc);
+        decode_caches_free(m);
     }
 }
 
