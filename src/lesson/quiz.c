@@ -441,9 +441,9 @@ static void kernel_question(uint64_t *seed, int which, fs_question *q)
         snprintf(q->prompt, sizeof q->prompt, "A prefill of %d tokens over %d heads gives each threadgroup NQ = %d query rows of "
                  "one head. How many threadgroups does it dispatch?", n, heads, nq);
         q->answer = (double)heads * ((n + nq - 1) / nq);
-        snprintf(q->why, sizeof q->why, "⌈%d / %d⌉ = %d threadgroups a head (the last one partly filled%s) × %d heads = %.0f: a "
-                 "larger NQ means fewer threadgroups, each reading K and V once for more rows.", n, nq, (n + nq - 1) / nq,
-                 n % nq ? "" : ": none here, since NQ divides n", heads, q->answer);
+        snprintf(q->why, sizeof q->why, "⌈%d / %d⌉ = %d threadgroups a head (%s) × %d heads = %.0f: a larger NQ means fewer "
+                 "threadgroups, each reading K and V once for more rows.", n, nq, (n + nq - 1) / nq,
+                 n % nq ? "the last one partly filled" : "all full: NQ divides n", heads, q->answer);
         break;
     }
     default: {   /* the barriers of a decode that syncs twice per key */
