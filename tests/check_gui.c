@@ -652,6 +652,7 @@ START_TEST(kv_head_waits)
     gui_update(&s, &sh, &enter);   /* revealed */
     ck_assert(!gui_kv_head_wait(&s, &sh));
     gui_show_free(&sh);
+    gui_catalog_free(&cat);
 }
 END_TEST
 
