@@ -579,6 +579,15 @@ static unsigned run_and_check(fs_run *r, const char *what, uint64_t seed)
             ck_assert_msg(fabs(q[i].answer - want) <= 1e-9 * fmax(1, fabs(want)), "%s: key %d's dV from the tile %.12g, P dO gives "
                           "%.12g (seed %llu)", what, e->row, q[i].answer, want, (unsigned long long)seed);
             asked |= 1u << FS_Q_DV;
+        } else if (q[i].kind == FS_Q_LIVE) {
+            /* without a mask: every row alive at once with the KV tiles outside, a Q tile's rows with Q outside */
+            if (r->attn.mask.kind == FS_MASK_NONE) {
+                const int32_t want = r->tiling.order == FS_ORDER_KV_OUTER ? r->attn.n_q : r->tiling.Bq;
+                ck_assert_msg(q[i].answer == want, "%s: %s, %d rows in tiles of %d: %g rows alive asked, %d expected (seed %llu)",
+                              what, r->tiling.order == FS_ORDER_KV_OUTER ? "kv-outer" : "q-outer", r->attn.n_q, r->tiling.Bq,
+                              q[i].answer, want, (unsigned long long)seed);
+            }
+            asked |= 1u << FS_Q_LIVE;
         } else if (q[i].kind == FS_Q_KV_HEAD) {
             /* the head's group: consecutive query heads share a KV head */
             const fs_event *e = &t.ev[q[i].step];
@@ -650,7 +659,7 @@ START_TEST(test_random_problems)
     fs_rng rng = {seed};
     fs_test_problem_spec spec = {.max_n_q = 9, .max_n_kv = 11, .max_d = 4, .max_d_v = 3, .max_offset = 4, .max_window = 4,
                                  .bits_visible = 0.5, .dO = true};
-    unsigned dropout_asked = 0, fp8_asked = 0, backward_asked = 0;
+    unsigned dropout_asked = 0, fp8_asked = 0, backward_asked = 0, tiled_asked = 0;
     for (int it = 0; it < 60; it++) {
         fs_test_problem p;
         fs_test_problem_draw(&p, &rng, it % FS_TEST_MASKS, &spec);
@@ -662,7 +671,7 @@ START_TEST(test_random_problems)
         r.tiling.form = it % 2 ? FS_FORM_UNNORMALIZED : FS_FORM_NORMALIZED;
         r.tiling.order = it % 3 ? FS_ORDER_Q_OUTER : FS_ORDER_KV_OUTER;
         snprintf(what, sizeof what, "tiled, mask kind %d", it % FS_TEST_MASKS);
-        run_and_check(&r, what, seed);
+        tiled_asked |= run_and_check(&r, what, seed);
         if (p.a.n_q_heads == 1 && p.a.mask.kind == FS_MASK_NONE) {
             fs_run d = fs_run_make(FS_ALGO_DECODE);
             d.attn = p.a;
@@ -696,6 +705,7 @@ START_TEST(test_random_problems)
         }
         fs_test_problem_free(&p);
     }
+    ck_assert_msg(tiled_asked & 1u << FS_Q_LIVE, "no tiled run asked its live rows (seed %llu)", (unsigned long long)seed);
     ck_assert_msg(backward_asked & 1u << FS_Q_DV, "no backward run asked a key's dV (seed %llu)", (unsigned long long)seed);
     ck_assert_msg(dropout_asked & 1u << FS_Q_DROP, "no dropout run asked about ℓ_blk (seed %llu)", (unsigned long long)seed);
     ck_assert_msg((fp8_asked & 1u << FS_Q_QUANT) && (fp8_asked & 1u << FS_Q_P8), "no e4m3 run asked its roundings (seed %llu)",
@@ -799,7 +809,7 @@ START_TEST(test_mistakes)
         char where[160];
         snprintf(where, sizeof where, "pitfall %s, %d x %d, Bq %d, Bk %d", fs_pitfall_str(pf), nq, nkv, r.tiling.Bq, r.tiling.Bk);
         for (int i = 0; i < n && i < QMAX; i++) {
-            ck_assert_msg(q[i].kind == FS_Q_MISTAKE || q[i].kind == FS_Q_SKIPS || q[i].kind == FS_Q_TILE_CLASS,
+            ck_assert_msg(q[i].kind == FS_Q_MISTAKE || q[i].kind == FS_Q_SKIPS || q[i].kind == FS_Q_TILE_CLASS || q[i].kind == FS_Q_LIVE,
                           "%s: a pitfall run alone asks %s, the mistake's own number as the algorithm's (seed %llu)", where,
                           fs_qkind_str(q[i].kind), (unsigned long long)seed);
             if (q[i].kind != FS_Q_MISTAKE) continue;

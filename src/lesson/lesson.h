@@ -380,6 +380,7 @@ typedef enum {
     FS_Q_OUT,         /* one element of an output row: o / ℓ */
     FS_Q_TILE_CLASS,  /* full, partial or skipped */
     FS_Q_SKIPS,       /* how many tiles the mask skips in the whole run */
+    FS_Q_LIVE,        /* the loop order: how many rows' running states are alive at once */
     FS_Q_MERGE,       /* a merge's factor for the side with the smaller maximum */
     FS_Q_DELTA,       /* D = rowsum(dO ∘ O) */
     FS_Q_DS,          /* one entry of dS = P ∘ (dP − D) */
@@ -418,7 +419,7 @@ typedef struct {
     double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
 } fs_question;
 
-/* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "dV", "shard",
+/* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard",
  * "page", "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "softcap", "kv-head", "claim" */
 const char *fs_qkind_str(fs_qkind k);
 

@@ -27,7 +27,8 @@
 #define MAX_PER_CLAIMS 8      /* a claims-only lesson: one per computed claim, up to this */
 
 static const char *const kind_names[FS_Q_COUNT] = {
-    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "merge", "D", "dS", "dV", "shard", "page", "e4m3", "dropout",
+    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard", "page", "e4m3",
+    "dropout",
     "quantize", "P8",
     "ring-work", "mistake", "softcap", "kv-head", "claim",
 };
@@ -461,6 +462,62 @@ static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
     q->answer = skips;
     snprintf(q->why, sizeof q->why, "%d of the %d pairs %s skipped: a pair is skipped when no (query, key) in it is visible; "
              "the run meets %s as skip events.", skips, nqt * nkt, skips == 1 ? "is" : "are", skips == 1 ? "it" : "them");
+    return true;
+}
+
+/* The loop order, at a tiled run's first pair (one head, at least two Q tiles and two KV tiles):
+ * at most how many query rows' running states (m, ℓ, o) are alive at once, a row's state living
+ * from its first update to its last, counted on the trace's own row events. KV tiles outside keep
+ * every row alive until the last KV tile; Q tiles outside, a Q tile's rows at a time. */
+static bool ask_live(const ctx *c, int64_t k, fs_question *q)
+{
+    const fs_event *e = &c->t->ev[k];
+    if (e->kind != FS_EV_TILE || e->device >= 0 || !c->run || c->run->algo != FS_ALGO_TILED || c->run->attn.n_q_heads != 1)
+        return false;
+    for (int64_t i = 0; i < k; i++)
+        if (c->t->ev[i].kind == FS_EV_TILE || c->t->ev[i].kind == FS_EV_SKIP) return false;   /* the first pair only */
+    const int32_t Bq = c->run->tiling.Bq, Bk = c->run->tiling.Bk, nq = c->run->attn.n_q, nkv = c->run->attn.n_kv;
+    if (Bq < 1 || Bk < 1 || nq > 4096) return false;
+    const int32_t nqt = (nq + Bq - 1) / Bq, nkt = (nkv + Bk - 1) / Bk;
+    if (nqt < 2 || nkt < 2) return false;
+    /* each row's first and last update, then the most that overlap */
+    int64_t *first = malloc(sizeof *first * (size_t)nq), *last = malloc(sizeof *last * (size_t)nq);
+    if (!first || !last) { free(first); free(last); return false; }
+    for (int32_t i = 0; i < nq; i++) first[i] = last[i] = -1;
+    for (int64_t i = 0; i < c->t->n; i++) {
+        const fs_event *r = &c->t->ev[i];
+        if (r->kind != FS_EV_ROW || r->row < 0 || r->row >= nq) continue;
+        if (first[r->row] < 0) first[r->row] = i;
+        last[r->row] = i;
+    }
+    int32_t most = 0;
+    for (int32_t i = 0; i < nq; i++) {   /* at row i's first update: the rows begun and not yet done */
+        if (first[i] < 0) continue;
+        int32_t live = 0;
+        for (int32_t j = 0; j < nq; j++) live += first[j] >= 0 && first[j] <= first[i] && last[j] >= first[i];
+        if (live > most) most = live;
+    }
+    free(first);
+    free(last);
+    if (most < 1) return false;
+    const bool kv_outer = c->run->tiling.order == FS_ORDER_KV_OUTER;
+    *q = blank(FS_Q_LIVE, k, 0);
+    snprintf(q->prompt, sizeof q->prompt, "Before the first tile: %d query rows in Q tiles of Bq = %d, %d keys in KV tiles of Bk = "
+             "%d, and the kernel visits the pairs with the %s tiles outside (for each %s tile, every %s tile in turn). A row's "
+             "running state (m, ℓ, o) lives from its first update to its last. At most how many rows' states are alive at once?",
+             nq, Bq, nkv, Bk, kv_outer ? "KV" : "Q", kv_outer ? "KV" : "Q", kv_outer ? "Q" : "KV");
+    q->answer = most;
+    if (kv_outer)
+        snprintf(q->why, sizeof q->why, "%d: with the KV tiles outside every row meets KV tile 0 before any meets KV tile 1, so "
+                 "each row's state stays alive until the last KV tile, all %d at once (001's order: K and V are read once, "
+                 "each Q tile %d times). With the Q tiles outside a tile's rows finish before the next tile's begin, %d at a time: "
+                 "FlashAttention-2's order, each Q tile one independent piece of work.", most, most, nkt, Bq < nq ? Bq : nq);
+    else
+        snprintf(q->why, sizeof q->why, "%d: with the Q tiles outside a Q tile's rows meet every KV tile before the next Q tile "
+                 "begins, so only one tile's rows live at a time (FlashAttention-2's order: each Q tile is one independent piece "
+                 "of work, each K and V tile read %d times). With the KV tiles outside all %d rows would stay alive until the last "
+                 "KV tile.",
+                 most, nqt, nq);
     return true;
 }
 
@@ -1154,6 +1211,7 @@ static bool ask_kind_(const ctx *c, int64_t k, fs_qkind kind, fs_question *q)
     case FS_Q_OUT: return ask_out(c, k, q);
     case FS_Q_TILE_CLASS: return ask_tile(c, k, q);
     case FS_Q_SKIPS: return ask_skips(c, k, q);
+    case FS_Q_LIVE: return ask_live(c, k, q);
     case FS_Q_MERGE: return ask_merge(c, k, q);
     case FS_Q_DELTA: return ask_delta(c, k, q);
     case FS_Q_DS: return ask_ds(c, k, q);
@@ -1283,6 +1341,7 @@ static int moments(const ctx *c, moment **out)
             fs_qkind kd = best_kind(c, k, NULL, &tmp);
             if (kd != FS_Q_COUNT && !(kd == FS_Q_TILE_CLASS && tmp.right == 0)) one[none++] = kd;
             if (ek == FS_EV_TILE && ask_kind(c, k, FS_Q_KV_HEAD, &tmp)) one[none++] = FS_Q_KV_HEAD;   /* GQA's head */
+            if (ek == FS_EV_TILE && ask_kind(c, k, FS_Q_LIVE, &tmp)) one[none++] = FS_Q_LIVE;         /* the loop order */
         }
         for (int i = 0; i < none; i++) {
             if (n == cap) {

@@ -62,7 +62,7 @@ static int rank(fs_qkind k)
     case FS_Q_SOFTCAP: case FS_Q_KV_HEAD:
         return 0;
     case FS_Q_SHARD: case FS_Q_MERGE: case FS_Q_DS: case FS_Q_DELTA: case FS_Q_DV: return 1;
-    case FS_Q_SKIPS: case FS_Q_TILE_CLASS: return 2;
+    case FS_Q_SKIPS: case FS_Q_TILE_CLASS: case FS_Q_LIVE: return 2;
     default: return 3;
     }
 }
