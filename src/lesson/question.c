@@ -472,7 +472,8 @@ static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
 static bool ask_live(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
-    if (e->kind != FS_EV_TILE || e->device >= 0 || !c->run || c->run->algo != FS_ALGO_TILED || c->run->attn.n_q_heads != 1)
+    if (e->kind != FS_EV_TILE || e->device >= 0 || !c->run || c->run->algo != FS_ALGO_TILED || c->run->attn.n_q_heads != 1 ||
+        c->run->lowp)   /* an FP8 run's subject is its rounding, not its loop order */
         return false;
     for (int64_t i = 0; i < k; i++)
         if (c->t->ev[i].kind == FS_EV_TILE || c->t->ev[i].kind == FS_EV_SKIP) return false;   /* the first pair only */
