@@ -705,6 +705,22 @@ START_TEST(test_random_problems)
         }
         fs_test_problem_free(&p);
     }
+    /* one head, no mask, at least two tiles each way, in both orders: the live rows are asked, and
+     * answered by the order's rule (run_and_check) */
+    for (int it = 0; it < 8; it++) {
+        const int32_t nq = fs_rng_int(&rng, 4, 9), nk = fs_rng_int(&rng, 4, 9), d = fs_rng_int(&rng, 1, 3);
+        double Q[9 * 3], K[9 * 3], V[9 * 3];
+        fs_rng_fill(&rng, Q, (long)nq * d, -1, 1);
+        fs_rng_fill(&rng, K, (long)nk * d, -1, 1);
+        fs_rng_fill(&rng, V, (long)nk * d, -1, 1);
+        fs_run lr = fs_run_make(FS_ALGO_TILED);
+        lr.attn = fs_attn_make(nq, nk, d, d);
+        lr.attn.Q = Q, lr.attn.K = K, lr.attn.V = V;
+        lr.tiling.Bq = fs_rng_int(&rng, 1, nq / 2);
+        lr.tiling.Bk = fs_rng_int(&rng, 1, nk / 2);
+        lr.tiling.order = it % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
+        tiled_asked |= run_and_check(&lr, it % 2 ? "tiled, kv-outer" : "tiled, q-outer", seed);
+    }
     ck_assert_msg(tiled_asked & 1u << FS_Q_LIVE, "no tiled run asked its live rows (seed %llu)", (unsigned long long)seed);
     ck_assert_msg(backward_asked & 1u << FS_Q_DV, "no backward run asked a key's dV (seed %llu)", (unsigned long long)seed);
     ck_assert_msg(dropout_asked & 1u << FS_Q_DROP, "no dropout run asked about ℓ_blk (seed %llu)", (unsigned long long)seed);

@@ -550,9 +550,10 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
             fs_question t = pool[j][pick];
             pool[j][pick] = pool[j][used[j]];
             pool[j][used[j]++] = t;
-            /* each pitfall lesson's mistake is a mistake of its own, and each loop order keeps its own
-             * rows alive: asked again, they are new subjects (001_14's two orders answer 8 and 4) */
-            if (t.kind != FS_Q_MISTAKE && t.kind != FS_Q_LIVE) kind_used[t.kind] = true;
+            /* each pitfall lesson's mistake is a mistake of its own: asked again, it is a new subject (not
+             * so the live rows: a question that does not depend on the numbers, asked twice, could
+             * make two seeds' quizzes alike) */
+            if (t.kind != FS_Q_MISTAKE) kind_used[t.kind] = true;
             t.step = -1;   /* a fresh problem: no lesson step shows this very number */
             quiz->q[quiz->n] = t;
             snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", names[j]);
