@@ -36,7 +36,8 @@
  *   time grows with the bytes it reads, to tell a cost per call from a cost per byte (nothing is
  *   checked: the caches hold random bits).
  *   --only decode_splits times the same two (versions 15 and 11, through graphs) at 32768 and
- *   131072 keys with the split count at 1/2 to 4 times the one-wave count each picks.
+ *   131072 keys with the split count at 1/2 to 4 times the one-wave count each picks, then at
+ *   their own count for B = 8, 11, 16 and 33 (256 or all 264 of the H200's block slots filled).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2351,6 +2352,51 @@ static void time_decode_splits(uint64_t *rng)
     }
 }
 
+/* --only decode_splits, its second part: the same two kernels at their one-wave split count for
+ * batches whose blocks fill every SM slot (B = 11: 3 splits, 264 blocks on 132 SMs x 2; B = 33: 1
+ * split, 264) or leave 8 empty (B = 8 and 16: 256), at 32768 and 131072 keys. If the 8 empty
+ * slots cost the one-wave kernels their share of the memory's rate, the full batches read faster
+ * per byte. */
+static void time_decode_batches(uint64_t *rng)
+{
+    const int Hq = 32, Hkv = 8, d = 128;
+    static const int batches[] = {8, 11, 16, 33};
+    for (int nkv = 32768; nkv <= 131072; nkv *= 4)
+        for (int B : batches) {
+            const size_t nK = (size_t)B * Hkv * nkv * d;
+            decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+            const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+            struct kern { bool e4m3; int v; int splits; void *w; fs_cuda_decode_plan *plan; };
+            kern ks[2] = {{false, 15, fs_cuda_decode_splits(&c, 15), NULL, NULL}, {true, 11, fs_cuda_decode_fp8_splits(&c, 11), NULL, NULL}};
+            bool ok = true;
+            char why[256] = "";
+            for (kern &k : ks) {
+                CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(&c, k.v) : fs_cuda_decode_workspace(&c, k.v)));
+                if (decode_plan(&c, k.e4m3, k.v, k.e4m3 ? m.K8 : m.K16, k.e4m3 ? m.V8 : m.V16, m.sc, k.w, m.dQ, m.dO, &k.plan, why,
+                                sizeof why) != FS_OK) {
+                    printf("FAIL decode_splits: %s version %d, B = %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, B, why);
+                    g_fail++;
+                    ok = false;
+                }
+            }
+            if (ok) {
+                const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
+                for (int i = 0; i < 2; i++) {
+                    const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0);
+                    printf("RESULT decode_batch cache=%s v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d splits=%d blocks=%d us=%.2f tbps=%.3f\n",
+                           ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, Hq, Hkv, d, nkv, ks[i].splits, B * Hkv * ks[i].splits,
+                           t[i] * 1e3, bytes / (t[i] * 1e-3) / 1e12);
+                }
+                fflush(stdout);
+            }
+            for (kern &k : ks) {
+                fs_cuda_decode_plan_free(k.plan);
+                cudaFree(k.w);
+            }
+            decode_caches_free(m);
+        }
+}
+
 /* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
 
 /* 64-bit FNV-1a of n bytes, continuing from h (start: 0xcbf29ce484222325). */
@@ -2864,6 +2910,7 @@ int main(int argc, char **argv)
     }
     if (timing && only && !strcmp(only, "decode_splits")) {
         time_decode_splits(&rng);
+        time_decode_batches(&rng);
         return g_fail ? 1 : 0;
     }
     if (timing) {
