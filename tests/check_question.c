@@ -653,6 +653,21 @@ static unsigned run_and_check(fs_run *r, const char *what, uint64_t seed)
     return asked;
 }
 
+/* A problem of hq query heads over hkv KV heads, nq queries, nk keys, d = d_v, with Q and K drawn
+ * from [-lim, lim) and V from [-1, 1) into the caller's Q, K and V (room for them given). */
+static fs_attn drawn_qkv(fs_rng *rng, int32_t hq, int32_t hkv, int32_t nq, int32_t nk, int32_t d, double lim, double *Q, double *K,
+                         double *V)
+{
+    fs_rng_fill(rng, Q, (long)hq * nq * d, -lim, lim);
+    fs_rng_fill(rng, K, (long)hkv * nk * d, -lim, lim);
+    fs_rng_fill(rng, V, (long)hkv * nk * d, -1, 1);
+    fs_attn a = fs_attn_make(nq, nk, d, d);
+    a.n_q_heads = hq;
+    a.n_kv_heads = hkv;
+    a.Q = Q, a.K = K, a.V = V;
+    return a;
+}
+
 START_TEST(test_random_problems)
 {
     uint64_t seed = fs_test_seed();
@@ -710,12 +725,8 @@ START_TEST(test_random_problems)
     for (int it = 0; it < 8; it++) {
         const int32_t nq = fs_rng_int(&rng, 4, 9), nk = fs_rng_int(&rng, 4, 9), d = fs_rng_int(&rng, 1, 3);
         double Q[9 * 3], K[9 * 3], V[9 * 3];
-        fs_rng_fill(&rng, Q, (long)nq * d, -1, 1);
-        fs_rng_fill(&rng, K, (long)nk * d, -1, 1);
-        fs_rng_fill(&rng, V, (long)nk * d, -1, 1);
         fs_run lr = fs_run_make(FS_ALGO_TILED);
-        lr.attn = fs_attn_make(nq, nk, d, d);
-        lr.attn.Q = Q, lr.attn.K = K, lr.attn.V = V;
+        lr.attn = drawn_qkv(&rng, 1, 1, nq, nk, d, 1, Q, K, V);
         lr.tiling.Bq = fs_rng_int(&rng, 1, nq / 2);
         lr.tiling.Bk = fs_rng_int(&rng, 1, nk / 2);
         lr.tiling.order = it % 2 ? FS_ORDER_KV_OUTER : FS_ORDER_Q_OUTER;
@@ -732,12 +743,8 @@ START_TEST(test_random_problems)
     for (int it = 0; it < 12; it++) {
         const int32_t P = fs_rng_int(&rng, 2, 4), z = it % 2, n = P * (z ? 2 : 1) * fs_rng_int(&rng, 1, 2), d = fs_rng_int(&rng, 1, 3);
         double Q[8 * 2 * 3], K[8 * 2 * 3], V[8 * 2 * 3];
-        fs_rng_fill(&rng, Q, (size_t)n * d, -1, 1);
-        fs_rng_fill(&rng, K, (size_t)n * d, -1, 1);
-        fs_rng_fill(&rng, V, (size_t)n * d, -1, 1);
         fs_run rr = fs_run_make(FS_ALGO_RING);
-        rr.attn = fs_attn_make(n, n, d, d);
-        rr.attn.Q = Q, rr.attn.K = K, rr.attn.V = V;
+        rr.attn = drawn_qkv(&rng, 1, 1, n, n, d, 1, Q, K, V);
         rr.attn.mask.kind = FS_MASK_CAUSAL;
         rr.ring.P = P;
         rr.ring.sharding = z ? FS_SHARD_ZIGZAG : FS_SHARD_CONTIGUOUS;
@@ -753,14 +760,8 @@ START_TEST(test_random_problems)
         const int32_t hk = fs_rng_int(&rng, 3, 4), g = fs_rng_int(&rng, 2, 3), nq = fs_rng_int(&rng, 1, 3),
                       nk = fs_rng_int(&rng, 1, 5), d = fs_rng_int(&rng, 1, 3);
         double Q[12 * 3 * 3], K[4 * 5 * 3], V[4 * 5 * 3];
-        fs_rng_fill(&rng, Q, (long)hk * g * nq * d, -2, 2);
-        fs_rng_fill(&rng, K, (long)hk * nk * d, -2, 2);
-        fs_rng_fill(&rng, V, (long)hk * nk * d, -1, 1);
         fs_run gr = fs_run_make(FS_ALGO_TILED);
-        gr.attn = fs_attn_make(nq, nk, d, d);
-        gr.attn.n_q_heads = hk * g;
-        gr.attn.n_kv_heads = hk;
-        gr.attn.Q = Q, gr.attn.K = K, gr.attn.V = V;
+        gr.attn = drawn_qkv(&rng, hk * g, hk, nq, nk, d, 2, Q, K, V);
         if (it % 2) gr.attn.softcap = fs_rng_uniform(&rng, 0.5, 3);
         gr.tiling.Bq = fs_rng_int(&rng, 1, 3);
         gr.tiling.Bk = fs_rng_int(&rng, 1, 3);
