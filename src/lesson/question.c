@@ -27,10 +27,8 @@
 #define MAX_PER_CLAIMS 8      /* a claims-only lesson: one per computed claim, up to this */
 
 static const char *const kind_names[FS_Q_COUNT] = {
-    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard", "page", "e4m3",
-    "dropout",
-    "quantize", "P8",
-    "ring-work", "mistake", "softcap", "kv-head", "claim",
+    "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard", "page",
+    "e4m3", "dropout", "quantize", "P8", "ring-work", "mistake", "softcap", "kv-head", "claim",
 };
 
 const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_names[k] : "?"; }
@@ -174,6 +172,15 @@ static const fs_event *truth_at(const ctx *c, int64_t k)
 static bool wrong_numbers(const ctx *c)
 {
     return c->run && c->run->tiling.pitfall != FS_PITFALL_NONE && c->truth == c->t;
+}
+
+/* Whether event k is the trace's first pair (TILE or SKIP) of query head `head`, or of any head
+ * when head is −1. */
+static bool first_pair(const fs_trace *t, int64_t k, int32_t head)
+{
+    for (int64_t i = k - 1; i >= 0; i--)
+        if ((t->ev[i].kind == FS_EV_TILE || t->ev[i].kind == FS_EV_SKIP) && (head < 0 || t->ev[i].head == head)) return false;
+    return true;
 }
 
 /* On the ring: the positions of keys lo … hi − 1 of the shard that event k's device holds at
@@ -475,31 +482,29 @@ static bool ask_live(const ctx *c, int64_t k, fs_question *q)
     if (e->kind != FS_EV_TILE || e->device >= 0 || !c->run || c->run->algo != FS_ALGO_TILED || c->run->attn.n_q_heads != 1 ||
         c->run->lowp)   /* an FP8 run's subject is its rounding, not its loop order */
         return false;
-    for (int64_t i = 0; i < k; i++)
-        if (c->t->ev[i].kind == FS_EV_TILE || c->t->ev[i].kind == FS_EV_SKIP) return false;   /* the first pair only */
+    if (!first_pair(c->t, k, -1)) return false;
     const int32_t Bq = c->run->tiling.Bq, Bk = c->run->tiling.Bk, nq = c->run->attn.n_q, nkv = c->run->attn.n_kv;
     if (Bq < 1 || Bk < 1 || nq > 4096) return false;
     const int32_t nqt = (nq + Bq - 1) / Bq, nkt = (nkv + Bk - 1) / Bk;
     if (nqt < 2 || nkt < 2) return false;
-    /* each row's first and last update, then the most that overlap */
-    int64_t *first = malloc(sizeof *first * (size_t)nq), *last = malloc(sizeof *last * (size_t)nq);
-    if (!first || !last) { free(first); free(last); return false; }
-    for (int32_t i = 0; i < nq; i++) first[i] = last[i] = -1;
+    /* each row's last update, then one sweep: a row is alive from its first update to its last */
+    int64_t *last = malloc(sizeof *last * (size_t)nq);
+    bool *begun = calloc((size_t)nq, sizeof *begun);
+    if (!last || !begun) { free(last); free(begun); return false; }
+    for (int64_t i = 0; i < c->t->n; i++)
+        if (c->t->ev[i].kind == FS_EV_ROW && c->t->ev[i].row >= 0 && c->t->ev[i].row < nq) last[c->t->ev[i].row] = i;
+    int32_t most = 0, live = 0;
     for (int64_t i = 0; i < c->t->n; i++) {
         const fs_event *r = &c->t->ev[i];
         if (r->kind != FS_EV_ROW || r->row < 0 || r->row >= nq) continue;
-        if (first[r->row] < 0) first[r->row] = i;
-        last[r->row] = i;
+        if (!begun[r->row]) {   /* its first update */
+            begun[r->row] = true;
+            if (++live > most) most = live;
+        }
+        if (last[r->row] == i) live--;   /* its last */
     }
-    int32_t most = 0;
-    for (int32_t i = 0; i < nq; i++) {   /* at row i's first update: the rows begun and not yet done */
-        if (first[i] < 0) continue;
-        int32_t live = 0;
-        for (int32_t j = 0; j < nq; j++) live += first[j] >= 0 && first[j] <= first[i] && last[j] >= first[i];
-        if (live > most) most = live;
-    }
-    free(first);
     free(last);
+    free(begun);
     if (most < 1) return false;
     const bool kv_outer = c->run->tiling.order == FS_ORDER_KV_OUTER;
     *q = blank(FS_Q_LIVE, k, 0);
@@ -675,21 +680,21 @@ static bool ask_dv(const ctx *c, int64_t k, fs_question *q)
     const fs_attn *a = &c->run->attn;
     if (!g || !isfinite(g[0])) return false;
     const int32_t j = e->row - e->c0;
+    int64_t t0 = k - 1;   /* the pair's BTILE; its BROW events follow it in row order */
+    while (t0 >= 0 && !(c->t->ev[t0].kind == FS_EV_BTILE && c->t->ev[t0].head == e->head && c->t->ev[t0].qt == e->qt &&
+                        c->t->ev[t0].kt == e->kt))
+        t0--;
     double P[8], dO[8];
     int n = 0, weighed = 0;
-    for (int64_t i = k - 1; i >= 0 && n < 8; i--) {
+    for (int64_t i = t0 + 1; t0 >= 0 && i < k && n < 8; i++) {
         const fs_event *b = &c->t->ev[i];
-        if (b->kind == FS_EV_BTILE && b->head == e->head && b->qt == e->qt && b->kt == e->kt) break;
         if (b->kind != FS_EV_BROW || b->head != e->head || b->qt != e->qt || b->kt != e->kt) continue;
         const double *p = fs_trace_at(c->t, b->p_row);
         if (!p || j < 0 || j >= b->n_s) return false;
-        /* rows come in order; walking back, each goes in front */
-        memmove(P + 1, P, sizeof *P * (size_t)n);
-        memmove(dO + 1, dO, sizeof *dO * (size_t)n);
-        P[0] = p[j];
-        dO[0] = c->run->dO ? c->run->dO[((size_t)e->head * a->n_q + b->row) * a->d_v] : 1.0;
-        n++;
+        P[n] = p[j];
+        dO[n] = c->run->dO ? c->run->dO[((size_t)e->head * a->n_q + b->row) * a->d_v] : 1.0;
         weighed += p[j] > 0;
+        n++;
     }
     if (n != e->r1 - e->r0 || weighed < 2) return false;
     const int D = c->digits;
@@ -1152,8 +1157,7 @@ static bool ask_kv_head(const ctx *c, int64_t k, fs_question *q)
     if (!c->run || e->kind != FS_EV_TILE || e->device >= 0) return false;
     const int32_t hq = c->run->attn.n_q_heads, hkv = c->run->attn.n_kv_heads;
     if (hkv < 1 || hq <= hkv || e->head < 2 * (hq / hkv)) return false;   /* past the heads the prompt lists */
-    for (int64_t i = k - 1; i >= 0; i--)   /* the head's first pair only */
-        if ((c->t->ev[i].kind == FS_EV_TILE || c->t->ev[i].kind == FS_EV_SKIP) && c->t->ev[i].head == e->head) return false;
+    if (!first_pair(c->t, k, e->head)) return false;
     const int32_t g = hq / hkv;
     *q = blank(FS_Q_KV_HEAD, k, 0);
     snprintf(q->prompt, sizeof q->prompt, "GQA: %d query heads share %d KV heads, each KV head serving %d / %d = %d consecutive "
@@ -1267,8 +1271,8 @@ static fs_qkind best_kind(const ctx *c, int64_t k, const bool *seen, fs_question
 }
 
 /* Where a question of this kind comes among those of one step: a row's in the order a student
- * computes them (a soft-capped score, the new maximum, then α, β, and ℓ, each question giving what the next needs
- * and none giving away an earlier one's answer); every other kind after them. */
+ * computes them (a soft-capped score, the new maximum, then α, β, and ℓ, each question giving
+ * what the next needs and none giving away an earlier one's answer); every other kind after them. */
 static int kind_rank(fs_qkind k)
 {
     switch (k) {
