@@ -1099,14 +1099,13 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
     add(q->prompt, sizeof q->prompt, "What ℓ_new does the kernel compute? (A number, -inf or NaN.)");
     q->answer = e->l_new;
     if (first)
-        snprintf(q->why, sizeof q->why, "m_new = max(-inf, -inf) = -inf, so α = %s(-inf − (-inf)): -inf − (-inf) has no value, IEEE "
-                 "754 makes it NaN, and NaN times anything, 0 included, is NaN: ℓ_new = NaN, and every later update carries it into "
-                 "the row's O. The correct algorithm leaves the state (-inf, 0, 0) alone while m_new is -inf.", X);
+        snprintf(q->why, sizeof q->why, "m_new = max(-inf, -inf) = -inf, so α = %s(-inf − (-inf)) = NaN (-inf − (-inf) has no "
+                 "value), and NaN times anything, 0 included, is NaN: ℓ_new = NaN, carried into O by every later update. The correct "
+                 "algorithm leaves (-inf, 0, 0) alone while m_new is -inf.", X);
     else if (pf == FS_PITFALL_MASKED_NAN)
-        snprintf(q->why, sizeof q->why, "m_new = m_old = %s, so α = 1 and β = %s(-inf − m_new) = 0; but P_blk = %s(-inf − (-inf)) is "
-                 "NaN for every hidden key (IEEE 754 gives -inf − (-inf) no value), so ℓ_blk = NaN and ℓ_new = ℓ_old + 0 · NaN = "
-                 "NaN: 0 times NaN is NaN. The correct algorithm gives a hidden key the weight 0 and keeps ℓ_old.",
-                 num(a, sizeof a, e->m_old, D), X, X);
+        snprintf(q->why, sizeof q->why, "m_new = m_old = %s, so α = 1 and β = 0, but each hidden key's P_blk = %s(-inf − (-inf)) is "
+                 "NaN (-inf − (-inf) has no value), so ℓ_blk = NaN and ℓ_new = ℓ_old + 0 · NaN = NaN. The correct algorithm gives "
+                 "a hidden key the weight 0.", num(a, sizeof a, e->m_old, D), X);
     else
         snprintf(q->why, sizeof q->why, "m_new = m_old = %s, so α = %s(0) = 1; β = 0 and ℓ_blk = 0 by the fix: ℓ_new = 1 · %s + 0 = %s. "
                  "The fix holds for a row that has seen a key; it fails where a row's first visited block hides every key (m_old "
