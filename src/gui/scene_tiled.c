@@ -828,7 +828,7 @@ static void draw_gqa_band(gui_draw *d, const gui_show *show, int head, bool veil
     int fs = d->L.font_small, lh = gui_line_h(d, fs);
     if (veil) {
         /* which KV head a query head reads is being asked: the query heads in one row, ungrouped */
-        gui_text(d, fs, r.x, r.y + d->L.pad / 4, th->dim, GUI_AL_LEFT, "query heads (which KV head each reads: after the question)");
+        gui_text(d, fs, r.x, r.y + d->L.pad / 4, th->dim, GUI_AL_LEFT, "query heads (their KV heads: after the question)");
         const int n = a->n_q_heads, qw = (r.w - (n - 1) * d->L.pad / 4) / (n > 0 ? n : 1);
         for (int h = 0; h < n && qw > 2; h++) {
             gui_rect q = {r.x + h * (qw + d->L.pad / 4), r.y + lh + d->L.pad, qw, lh + d->L.pad / 2};
