@@ -1,7 +1,8 @@
 /* bench_cuda.cu: check, then time, the CUDA kernels of src/kernels/cuda (llm.c style).
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
- *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|decode_splits]
+ *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|decode_splits|
+ *                      decode_clocks]
  *              [--from VERSION] (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
@@ -38,6 +39,8 @@
  *   --only decode_splits times the same two (versions 15 and 11, through graphs) at 32768 and
  *   131072 keys with the split count at 1/2 to 4 times the one-wave count each picks, then at
  *   their own count for B = 8, 11, 16 and 33 (256 or all 264 of the H200's block slots filled).
+ *   --only decode_clocks (a build with FS_DECODE_CLOCKS): the same two, one call at a time taken
+ *   apart by the clocks their blocks stamp (time_decode_clocks says what each line holds).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -786,6 +789,7 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 2, 32, 8, 5000, 128, 128, false);
     check_decode_fp8(rng, 2, 32, 8, 20000, 128, 16, true);
     check_decode_fp8(rng, 2, 16, 1, 1500, 128, 0, false);   /* a group of 16: versions 11 and 12 on 9 and 10's step */
+    check_decode_fp8(rng, 3, 24, 8, 4099, 128, 0, false);    /* groups of 3, a ragged last tile */
     check_decode_fp8(rng, 2, 32, 2, 900, 64, 64, true);
     /* the head-major pool */
     check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 1);
@@ -2397,6 +2401,106 @@ static void time_decode_batches(uint64_t *rng)
         }
 }
 
+/* --only decode_clocks (a build with FS_DECODE_CLOCKS alone): one call of the float16 decode
+ * (version 15) and of the e4m3-cache decode (version 11), each through its graph, taken apart by the
+ * clocks its blocks stamp (hopper_decode.cu): at B = 8, GQA 32/8, d = 128 and 8192, 32768 and
+ * 131072 keys, the call's median time (5 rounds of 20 calls, the two interleaved), then three single
+ * calls of each read back. A CLOCKS line gives, in µs from the first split block's start: when the
+ * last block started; when blocks saw their first stage (min, median, max); when their loops ended
+ * (min, 10th percentile, median, 90th, max); when the producers issued their last copies and the
+ * last partial was written; when the merge's blocks arrived, were let through and ended; and the
+ * median loop end of blocks alone on their SM and of those that shared one. CLKRAW lines (the
+ * first call at each size): every split block. What a call's time holds beyond its blocks'
+ * streaming is the launch (us_call minus the span), the start (first stage), the spread of the
+ * loops' ends (the tail), the partials and the merge. The caches hold random bits; nothing is
+ * checked. */
+#ifdef FS_DECODE_CLOCKS
+static double pct(std::vector<double> v, double q)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[(size_t)std::min<double>(v.size() - 1, floor(q * (v.size() - 1) + 0.5))];
+}
+
+static void time_decode_clocks(uint64_t *rng)
+{
+    time_copy();
+    const int B = 8, Hq = 32, Hkv = 8, d = 128;
+    std::vector<unsigned long long> cs(4096 * 8), cm(4096 * 4);
+    for (int nkv = 8192; nkv <= 131072; nkv *= 4) {
+        const size_t nK = (size_t)B * Hkv * nkv * d;
+        decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+        const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+        struct kern { bool e4m3; int v; int splits; void *w; fs_cuda_decode_plan *plan; };
+        kern ks[2] = {{false, 15, fs_cuda_decode_splits(&c, 15), NULL, NULL}, {true, 11, fs_cuda_decode_fp8_splits(&c, 11), NULL, NULL}};
+        bool ok = true;
+        char why[256] = "";
+        for (kern &k : ks) {
+            CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(&c, k.v) : fs_cuda_decode_workspace(&c, k.v)));
+            if (decode_plan(&c, k.e4m3, k.v, k.e4m3 ? m.K8 : m.K16, k.e4m3 ? m.V8 : m.V16, m.sc, k.w, m.dQ, m.dO, &k.plan, why,
+                            sizeof why) != FS_OK) {
+                printf("FAIL decode_clocks: %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
+                g_fail++;
+                ok = false;
+            }
+        }
+        if (ok) {
+            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
+            for (int i = 0; i < 2; i++) {
+                const kern &k = ks[i];
+                const int nb = B * Hkv * k.splits, nm = Hq * B;
+                const double bytes = 2.0 * nK * (k.e4m3 ? 1 : 2);
+                for (int call = 0; call < 3; call++) {
+                    if (fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 1)) {
+                        printf("FAIL decode_clocks: the clocks could not be read\n");
+                        g_fail++;
+                        break;
+                    }
+                    char x[64];
+                    fs_cuda_decode_plan_run(k.plan, m.dQ, m.dO, x, sizeof x);
+                    if (fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 0)) {
+                        g_fail++;
+                        break;
+                    }
+                    unsigned long long t0 = ~0ull;
+                    for (int b = 0; b < nb; b++) t0 = std::min(t0, cs[b * 8]);
+                    auto us = [&](unsigned long long v) { return (double)(long long)(v - t0) * 1e-3; };
+                    std::vector<double> entry, first, loop, issue, part, solo, pair, min_, pass, mend;
+                    std::vector<int> per_sm(1024, 0);
+                    for (int b = 0; b < nb; b++) per_sm[cs[b * 8 + 5] & 1023]++;
+                    for (int b = 0; b < nb; b++) {
+                        const unsigned long long *r = &cs[b * 8];
+                        entry.push_back(us(r[0])); first.push_back(us(r[1])); loop.push_back(us(r[2]));
+                        issue.push_back(us(r[3])); part.push_back(us(r[4]));
+                        (per_sm[r[5] & 1023] == 1 ? solo : pair).push_back(us(r[2]));
+                        if (call == 0)
+                            printf("CLKRAW cache=%s nkv=%d block=%d sm=%llu entry=%.2f first=%.2f loop_end=%.2f issue_end=%.2f partial=%.2f\n",
+                                   k.e4m3 ? "e4m3" : "f16", nkv, b, r[5], us(r[0]), us(r[1]), us(r[2]), us(r[3]), us(r[4]));
+                    }
+                    for (int b = 0; b < nm; b++) {
+                        min_.push_back(us(cm[b * 4])); pass.push_back(us(cm[b * 4 + 1])); mend.push_back(us(cm[b * 4 + 2]));
+                    }
+                    const double span = pct(mend, 1);
+                    printf("CLOCKS cache=%s v=%d nkv=%d splits=%d blocks=%d call=%d bytes=%.0f us_call=%.2f span=%.2f start_last=%.2f "
+                           "first=%.2f/%.2f/%.2f loop_end=%.2f/%.2f/%.2f/%.2f/%.2f issue_end=%.2f/%.2f partial_max=%.2f "
+                           "merge_in=%.2f/%.2f merge_pass=%.2f/%.2f merge_end=%.2f solo=%zu/%.2f pair=%zu/%.2f\n",
+                           k.e4m3 ? "e4m3" : "f16", k.v, nkv, k.splits, nb, call, bytes, t[i] * 1e3, span, pct(entry, 1),
+                           pct(first, 0), pct(first, 0.5), pct(first, 1), pct(loop, 0), pct(loop, 0.1), pct(loop, 0.5),
+                           pct(loop, 0.9), pct(loop, 1), pct(issue, 0.5), pct(issue, 1), pct(part, 1), pct(min_, 0),
+                           pct(min_, 1), pct(pass, 0), pct(pass, 1), span, solo.size(), pct(solo, 0.5), pair.size(),
+                           pct(pair, 0.5));
+                }
+            }
+            fflush(stdout);
+        }
+        for (kern &k : ks) {
+            fs_cuda_decode_plan_free(k.plan);
+            cudaFree(k.w);
+        }
+        decode_caches_free(m);
+    }
+}
+#endif
+
 /* ---- --hash: the outputs' bits, to compare two builds ------------------------------------- */
 
 /* 64-bit FNV-1a of n bytes, continuing from h (start: 0xcbf29ce484222325). */
@@ -2843,7 +2947,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
                             "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|\n"
-                            "                   decode_splits] [--from VERSION]\n"
+                            "                   decode_splits|decode_clocks] [--from VERSION]\n"
                             "                  [--to VERSION] (prefill, backward timing) [--reps N] (prefill timing)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -2851,9 +2955,11 @@ int main(int argc, char **argv)
         }
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
-         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size") && strcmp(only, "decode_splits")) ||
+         strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size") && strcmp(only, "decode_splits") &&
+         strcmp(only, "decode_clocks")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size or decode_splits; --from a version "
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size, decode_splits or "
+                        "decode_clocks; --from a version "
                         ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -2907,6 +3013,15 @@ int main(int argc, char **argv)
     if (timing && only && !strcmp(only, "decode_size")) {
         time_decode_size(&rng);
         return g_fail ? 1 : 0;
+    }
+    if (timing && only && !strcmp(only, "decode_clocks")) {
+#ifdef FS_DECODE_CLOCKS
+        time_decode_clocks(&rng);
+        return g_fail ? 1 : 0;
+#else
+        fprintf(stderr, "bench_cuda: --only decode_clocks needs a build with FS_DECODE_CLOCKS (see hopper_decode.cu)\n");
+        return 2;
+#endif
     }
     if (timing && only && !strcmp(only, "decode_splits")) {
         time_decode_splits(&rng);

@@ -259,6 +259,13 @@ fs_status fs_cuda_decode_fp8_plan_make(const fs_cuda_decode *p, int version, con
 bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *plan);
 fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *plan, const void *Q, void *O, char *why, size_t n);
 
+#ifdef FS_DECODE_CLOCKS
+/* A measurement build's per-block clocks of the last contiguous split kernel and merge
+ * (hopper_decode.cu says what each holds): n_split and n_merge values copied out, then cleared
+ * when clear is non-zero. 0 on success. */
+int fs_cuda_decode_clocks(unsigned long long *split, size_t n_split, unsigned long long *merge, size_t n_merge, int clear);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -110,6 +110,66 @@ template <typename Kern> static int blocks_per_sm(Kern kern, int threads, size_t
  * rate at which the producer's ring alone streams the cache: the ceiling of these kernels' loads.
  * The output is wrong; bench_cuda --time does not check it. */
 
+/* FS_DECODE_CLOCKS (a measurement, never a product build): the contiguous split kernels
+ * (decode_tma, decode_kv8_tma) and the merge behind them stamp the device's nanosecond clock
+ * (%globaltimer) at fixed points of each block, so that one call's time can be taken apart: when
+ * each block started, when its first stage landed, when its loop and its partial ended, and when the
+ * merge's blocks arrived, were let through and ended. Per split block (the grid's linear block
+ * index, the first CLK_BLOCKS): [0] entry, [1] the first stage landed (compute warp 0), [2] the
+ * loop ended (warp 0), [3] the producer issued its last copy, [4] the partial written (thread 0),
+ * [5] the SM. Per merge block: [0] entry, [1] past griddepcontrol.wait, [2] its column written.
+ * fs_cuda_decode_clocks copies them out and, if asked, clears them for the next call. */
+#ifdef FS_DECODE_CLOCKS
+#define CLK_BLOCKS 4096
+__device__ unsigned long long fs_dec_clk[CLK_BLOCKS * 8], fs_dec_mclk[CLK_BLOCKS * 4];
+__device__ __forceinline__ unsigned long long clk_now()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void clk_split(int k)
+{
+    const unsigned bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (bid >= CLK_BLOCKS) return;
+    unsigned long long v;
+    if (k == 5) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        v = sm;
+    } else
+        v = clk_now();
+    fs_dec_clk[bid * 8 + k] = v;
+}
+__device__ __forceinline__ void clk_merge(int k)
+{
+    const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
+    if (bid < CLK_BLOCKS) fs_dec_mclk[bid * 4 + k] = clk_now();
+}
+#define CLK(k) clk_split(k)
+#define CLKM(k) clk_merge(k)
+
+int fs_cuda_decode_clocks(unsigned long long *split, size_t n_split, unsigned long long *merge, size_t n_merge, int clear)
+{
+    n_split = n_split < CLK_BLOCKS * 8 ? n_split : CLK_BLOCKS * 8;
+    n_merge = n_merge < CLK_BLOCKS * 4 ? n_merge : CLK_BLOCKS * 4;
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpyFromSymbol(split, fs_dec_clk, n_split * sizeof *split) != cudaSuccess ||
+        cudaMemcpyFromSymbol(merge, fs_dec_mclk, n_merge * sizeof *merge) != cudaSuccess)
+        return 1;
+    if (clear) {
+        static const unsigned long long zero[CLK_BLOCKS * 8] = {};
+        if (cudaMemcpyToSymbol(fs_dec_clk, zero, sizeof zero) != cudaSuccess ||
+            cudaMemcpyToSymbol(fs_dec_mclk, zero, CLK_BLOCKS * 4 * sizeof *zero) != cudaSuccess)
+            return 1;
+    }
+    return 0;
+}
+#else
+#define CLK(k) ((void)0)
+#define CLKM(k) ((void)0)
+#endif
+
 /* Stages of version 9 by d: 96 KiB of K and V tiles, so that two blocks fit on an SM. Measured
  * at d = 128 (H100, 2026-11-23, the three decode shapes of bench_cuda): 2, 3, 4 and 6 stages all
  * read 2.94-2.99 TB/s, within the spread of one run; once TMA keeps the copies in flight, the
@@ -159,7 +219,10 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
     const int nt = j0 < j1 ? (j1 - j0 + DEC9_BK - 1) / DEC9_BK : 0;
 
-    if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
+    if (tid == 0) {
+        if (!PAGED) { CLK(0); CLK(5); }
+        ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
+    }
     __syncthreads();
     /* version 13: the merge kernel may launch once every block of this grid has got here; its
      * blocks then wait (griddepcontrol.wait) for this grid to finish and its writes to show */
@@ -178,6 +241,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
                         tma_load3(sV + s * TK + cb * DEC9_BK * 128, &tmV, 64 * cb, key0, kvrow, full + s);
                     }
                 }
+                CLK(3);
             }
             return;
         }
@@ -244,6 +308,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
         const unsigned char *kS = sK + s * TK, *vS = sV + s * TK;
         const int c0 = j0 + it * DEC9_BK + warp * 16;
         ring_wait_full<STAGES>(full, it);
+        if (!PAGED && it == 0 && tid == 0) CLK(1);
 #ifndef FS_DECODE_NOSTEP
         if (!PAGED || c0 < j1)   /* paged: past the end, the page was not loaded */
             dec_warp_tile<T, D, TOP>(
@@ -255,10 +320,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
 
     /* every tile has landed and been read: the stages' room holds the 4 warps' states */
     float *merge = reinterpret_cast<float *>(sK);
+    if (!PAGED && tid == 0) CLK(2);
     sync_compute();
     dec_warp_state_out<D>(merge, warp, g, t4, m, l, o);
     sync_compute();
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
+    if (!PAGED && tid == 0) CLK(4);
     /* versions 11 and 12: the last block of this KV head merges (the producer warp has left, so
      * the compute warps' own barrier stands for the block's) */
     if constexpr (FUSE) dec_last_merge<T, D, 128>(p, part, done, Out, tid, G, b, kvh, sync_compute);
@@ -341,8 +408,11 @@ fs_status fs_cu_hopper_decode_split(const fs_cuda_decode *pp, const decode_param
 template <typename T, int D>
 __global__ void decode_merge_pdl(decode_params p, const float *__restrict__ part, T *__restrict__ O)
 {
+    if (threadIdx.x == 0) CLKM(0);
     asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (threadIdx.x == 0) CLKM(1);
     dec_merge_col<T, D>(p, part, O, blockIdx.x, blockIdx.y, threadIdx.x);
+    if (threadIdx.x == 0) CLKM(2);
 }
 
 /* The merge of the partials in part into O, launched as a programmatic dependent of the split
@@ -787,7 +857,10 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     const int nt = j0 < j1 ? (j1 - j0 + KV8_BK - 1) / KV8_BK : 0;
     const int rows = PAGED && p.page_size < KV8_BK ? p.page_size : KV8_BK;   /* slots a box */
 
-    if (tid == 0) ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
+    if (tid == 0) {
+        if (!PAGED) { CLK(0); CLK(5); }
+        ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
+    }
     __syncthreads();
     if constexpr (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");   /* versions 9, 10 */
 
@@ -802,6 +875,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
                     tma_load3(sK + s * TK, &tmK, 0, key0, kvrow, full + s);
                     tma_load3(sV + s * TK, &tmV, 0, key0, kvrow, full + s);
                 }
+                CLK(3);
             }
             return;
         }
@@ -868,6 +942,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     for (int it = 0; it < nt; it++) {
         const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, kb = key0 + 16 * warp;
         ring_wait_full<STAGES>(full, it);
+        if (!PAGED && it == 0 && tid == 0) CLK(1);
         kv8_regs<D> r;
         float sc2 = sc2_head * sk, rescale = 1.f, pscale = 1.f;
         const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
@@ -896,10 +971,12 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
 
     /* every tile has landed and been read: the stages' room holds the 4 warps' states */
     float *merge = reinterpret_cast<float *>(sK);
+    if (!PAGED && tid == 0) CLK(2);
     bar_sync<128>(1);
     kv8_state_out<D>(merge, warp, g, t4, CVT ? sv_cur : sv_cur * 256.f, m, l, o);
     bar_sync<128>(1);
     dec_partial_out<D>(p, merge, tid, G, b, kvh, split, part);
+    if (!PAGED && tid == 0) CLK(4);
 }
 
 /* ---- e4m3-cache version 16: a whole page a stage, every KV head -------------------------------
