@@ -1022,7 +1022,9 @@ extern "C" bool fs_cuda_decode_plan_graphs(const fs_cuda_decode_plan *pl)
 extern "C" fs_status fs_cuda_decode_plan_graph(fs_cuda_decode_plan *pl, const void *Q, void *O, char *why, size_t n)
 {
     if (!fs_cuda_decode_plan_graphs(pl)) {
-        if (why && n) snprintf(why, n, "a decode graph takes a plan of versions 13 to %d (e4m3 cache: 9 to 16)", fs_cuda_decode_versions());
+        if (why && n)
+            snprintf(why, n, "a decode graph takes a plan of versions 13 to %d (e4m3 cache: 9 to %d)", fs_cuda_decode_versions(),
+                     fs_cuda_decode_fp8_versions());
         return FS_ERR_ARG;
     }
     cudaStream_t s;

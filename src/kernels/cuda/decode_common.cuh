@@ -186,8 +186,18 @@ __device__ __forceinline__ void dec_warp_tile(float scale2, const uint32_t (&qf)
     }
 }
 
-/* Shared memory for the merge of 4 warps (floats): sM (4, 16), sL (4, 16), sO (4, 16, D). */
-template <int D> constexpr size_t dec_merge_floats() { return 4 * 16 * 2 + 4 * 16 * (size_t)D; }
+/* Shared memory for the merge of 4 warps (floats): sM (4, 16), sL (4, 16), sO (4 · 16 rows of
+ * D + 4, laid out by dec_so). */
+template <int D> constexpr size_t dec_merge_floats() { return 4 * 16 * 2 + 4 * 16 * (size_t)(D + 4); }
+
+/* Where row r (warp · 16 + the warp's row), column c of the warps' o lies in sO: rows D + 4 floats
+ * apart and one float skipped every 32 columns. A warp stores one accumulator a lane at a time (8
+ * rows g × 4 lanes t4); with rows D floats apart those stores fell on one bank 8 times over
+ * (dec_warp_state_out) or 32 times (kv8_state_out, whose lanes t4 are 32 columns apart), and the
+ * e4m3-cache kernels' epilogue took 5.4-5.7 µs (bench_cuda --only decode_clocks,
+ * `2026-12-02-h200-decode-clocks`). Here they fall on 32 banks (kv8_state_out; 2-way at d = 64) or
+ * 16 (dec_warp_state_out), and that epilogue takes under 1 µs (`-decode-clocks-2`). */
+template <int D> __device__ __forceinline__ int dec_so(int r, int c) { return r * (D + 4) + c + (c >> 5); }
 
 /* Each warp's m and ℓ of its rows g, g + 8 into s's sM and sL; ℓ summed over the row's 4 threads. */
 __device__ __forceinline__ void dec_warp_ml_out(float *s, int warp, int g, int t4, float (&m)[2], float (&l)[2])
@@ -215,7 +225,7 @@ __device__ __forceinline__ void dec_warp_state_out(float *s, int warp, int g, in
     for (int dt = 0; dt < D / 8; dt++)
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            sO[(warp * 16 + g + 8 * (e >> 1)) * D + dt * 8 + 2 * t4 + (e & 1)] = o[dt][e];
+            sO[dec_so<D>(warp * 16 + g + 8 * (e >> 1), dt * 8 + 2 * t4 + (e & 1))] = o[dt][e];
 }
 
 /* After a barrier over the 4 warps (128 threads, tid < 128): merge their states row by row
@@ -237,7 +247,7 @@ __device__ __forceinline__ void dec_partial_out(const decode_params &p, const fl
         for (int w = 0; w < 4; w++) {
             const float cw = exp2f(sM[w * 16 + row] - base);
             L = fmaf(cw, sL[w * 16 + row], L);
-            O = fmaf(cw, sO[(w * 16 + row) * D + c], O);
+            O = fmaf(cw, sO[dec_so<D>(w * 16 + row, c)], O);
         }
         float *dst = part + (((size_t)b * p.n_q_heads + (size_t)kvh * G + row) * p.splits + split) * (D + 2);
         dst[2 + c] = O;
@@ -256,9 +266,11 @@ __device__ __forceinline__ void dec_merge_col(const decode_params &p, const floa
 {
     const float *row = part + ((size_t)b * p.n_q_heads + h) * p.splits * (D + 2);
     float m = -INFINITY;
+#pragma unroll 8   /* the splits' loads in flight together */
     for (int s = 0; s < p.splits; s++) m = fmaxf(m, row[s * (D + 2)]);
     const float base = m == -INFINITY ? 0.f : m;
     float l = 0, o = 0;
+#pragma unroll 8
     for (int s = 0; s < p.splits; s++) {
         const float *x = row + s * (D + 2);
         const float cs = exp2f(x[0] - base);
@@ -435,7 +447,7 @@ __device__ __forceinline__ void kv8_state_out(float *s, int warp, int g, int t4,
     for (int nt = 0; nt < D / 8; nt++)
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            sO[(warp * 16 + g + 8 * (e >> 1)) * D + (2 * t4 + (e & 1)) * (D / 8) + nt] = o[nt][e] * oscale;
+            sO[dec_so<D>(warp * 16 + g + 8 * (e >> 1), (2 * t4 + (e & 1)) * (D / 8) + nt)] = o[nt][e] * oscale;
 }
 
 #endif
