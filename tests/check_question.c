@@ -493,6 +493,28 @@ START_TEST(test_judge_rules)
     ck_assert(!fs_question_judge(&q, "8.24", fb, sizeof fb));
     q.has_from_prompt = false;
     ck_assert(!fs_question_judge(&q, "8.2547", fb, sizeof fb));
+    /* one unit either side of the answer as printed, not of the exact value: 4.086651 prints
+     * 4.0867, and 4.0866 and 4.0868 are both right, 4.0865 and 4.0869 not */
+    q.answer = 4.086651;
+    ck_assert(fs_question_judge(&q, "4.0866", fb, sizeof fb) && fs_question_judge(&q, "4.0868", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "4.0865", fb, sizeof fb) && !fs_question_judge(&q, "4.0869", fb, sizeof fb));
+    /* a merge's factors worked out again from the shown maxima (exp(0.6366 − 0.8156) · 17.7199 +
+     * 16.1689 = 30.9846 for the exact 30.9855): right, to its rounding, and only with it set */
+    q.answer = 30.98553;
+    ck_assert(!fs_question_judge(&q, "30.98", fb, sizeof fb));
+    q.has_from_inputs = true;
+    q.from_inputs = 30.98464;
+    ck_assert(fs_question_judge(&q, "30.98", fb, sizeof fb) && fs_question_judge(&q, "30.9846", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "another way"), "%s", fb);
+    ck_assert(!fs_question_judge(&q, "30.97", fb, sizeof fb) && !fs_question_judge(&q, "30.9840", fb, sizeof fb));
+    q.has_from_inputs = false;
+    /* an e4m3 rounding that is a short binary fraction is printed in full, 0.28125 not 0.2812 */
+    q.kind = FS_Q_P8;
+    q.answer = 0.28125;
+    ck_assert_str_eq(fs_question_answer(&q, fb, sizeof fb), "0.28125");
+    q.answer = 0.29570341234;   /* not exact in 8 digits: the usual 4 decimals */
+    ck_assert_str_eq(fs_question_answer(&q, fb, sizeof fb), "0.2957");
+    q.kind = FS_Q_ALPHA;
     q.answer = -0.2;
     ck_assert(fs_question_judge(&q, "\xe2\x88\x92" "0.2", fb, sizeof fb));   /* a typographic minus */
     q.answer = 1.5;
@@ -903,6 +925,23 @@ START_TEST(test_quiz_every_section)
         check_questions(NULL, a->q, a->n, where, seed);
         for (int i = 0; i < a->n; i++) {
             ck_assert_int_eq(a->q[i].step, -1);
+            /* no question gives another's answer away: an earlier one's prompt or reason, or a later
+             * one's prompt, printing a decimal answer (a merge's ℓ_a, then split 0's ℓ) */
+            char ans[112];
+            fs_question_answer(&a->q[i], ans, sizeof ans);
+            if (a->q[i].numeric && a->q[i].digits > 0 && strlen(ans) >= 4 && strchr(ans, '.') && strcmp(ans, "1.0000") &&
+                strcmp(ans, "0.0000"))
+                for (int k = 0; k < a->n; k++) {
+                    if (k == i) continue;
+                    const char *texts[2] = {a->q[k].prompt, k < i ? a->q[k].why : ""};
+                    for (int x = 0; x < 2; x++)
+                        for (const char *f = strstr(texts[x], ans); f; f = strstr(f + 1, ans)) {
+                            const char before = f == texts[x] ? ' ' : f[-1], after = f[strlen(ans)];
+                            ck_assert_msg(isdigit((unsigned char)before) || before == '.' || isdigit((unsigned char)after),
+                                          "%s (seed %llu): question %d's answer %s is in question %d's %s: %s", where,
+                                          (unsigned long long)seed, i + 1, ans, k + 1, x ? "reason" : "prompt", texts[x]);
+                        }
+                }
             int at = fs_course_find(&c, a->lesson[i]);
             ck_assert_msg(at >= 0 && c.section_of[at] == s, "%s: question %d names %s, not a lesson of the section", where, i,
                           a->lesson[i]);
@@ -979,6 +1018,23 @@ START_TEST(test_quiz_every_section)
             ck_assert_msg(ok, "the quiz of \"%s\" (seed %llu) does not ask %s", c.sections[s], (unsigned long long)(seed + k),
                           own[o].asks);
         }
+    }
+    /* a pair's class under a mask does not depend on the numbers: a quiz asks it at a pair the seed
+     * draws, not always the first (Q tile 0 against KV tile 0, partial under the causal mask) */
+    for (int x = 0; x < c.n_sections; x++) {
+        int classes = 0, other = 0;
+        char first[160] = "";
+        for (uint64_t k = 0; k < 8; k++) {
+            ck_assert(fs_quiz_make("lessons", &c, x, seed + k, a, &err));
+            for (int i = 0; i < a->n; i++) {
+                if (a->q[i].kind != FS_Q_TILE_CLASS) continue;
+                char pair[160];
+                snprintf(pair, sizeof pair, "%.*s", (int)strcspn(a->q[i].prompt, "("), a->q[i].prompt);
+                if (!classes++) snprintf(first, sizeof first, "%s", pair);
+                else other += strcmp(pair, first) != 0;
+            }
+        }
+        ck_assert_msg(classes < 3 || other > 0, "section %d asks its tile class %d times, always of %s", x + 1, classes, first);
     }
     ck_assert(!fs_quiz_make("lessons", &c, c.n_sections, seed, a, &err));
     free(a);

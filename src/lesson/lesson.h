@@ -417,6 +417,8 @@ typedef struct {
     char why[560];         /* the one-line reason, with the right answer's arithmetic */
     bool has_from_prompt;  /* the prompt's rounded numbers, worked out, round otherwise than answer: */
     double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
+    bool has_from_inputs;  /* another way through the prompt's numbers (a merge's factors worked out */
+    double from_inputs;    /* from the shown maxima, not taken as shown): judged right too */
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard",

@@ -36,6 +36,21 @@ const char *fs_qkind_str(fs_qkind k) { return (unsigned)k < FS_Q_COUNT ? kind_na
 /* A number as the players print it (lesson_internal.h's fs_num_plain). */
 static const char *num(char *s, size_t n, double x, int digits) { return fs_num_plain(s, n, x, digits); }
 
+/* A number printed as a later factor or term of a sum: a negative one in parentheses
+ * (1.0000 · (-0.2800), not 1.0000 · -0.2800). */
+static const char *numf(char *s, size_t n, double x, int digits)
+{
+    num(s + 1, n - 2, x, digits);   /* room kept for the parentheses */
+    if (s[1] == '-') {
+        s[0] = '(';
+        const size_t len = strlen(s);
+        s[len] = ')';
+        s[len + 1] = 0;
+        return s;
+    }
+    return s + 1;
+}
+
 /* x rounded as the questions print it (the number a student reads). */
 static double shown(double x, int digits)
 {
@@ -45,7 +60,8 @@ static double shown(double x, int digits)
 
 /* When the printed inputs of a reason's arithmetic give, worked out, another rounding than the
  * exact result's (44.3835 / 1.2034 = 36.8818, where the exact o / ℓ is 36.8806), the reason says
- * so: why += " (from the unrounded numbers; the rounded ones give 36.8818)", and the judge takes
+ * so: why += " (the answer, 36.8806, is from the unrounded numbers; the rounded ones give 36.8818)"
+ * (the answer named: the reason's last sentence may be about another number), and the judge takes
  * that answer too (q->from_prompt): it is what a student who works from the prompt gets. */
 static void unrounded_note(fs_question *q, double from_shown, double exact, int digits)
 {
@@ -58,7 +74,7 @@ static void unrounded_note(fs_question *q, double from_shown, double exact, int 
         q->from_prompt = from_shown;
         size_t len = strlen(why);
         if (len && why[len - 1] == '.') why[len - 1] = 0;
-        snprintf(why + strlen(why), n - strlen(why), " (from the unrounded numbers; the rounded ones give %s).", a);
+        snprintf(why + strlen(why), n - strlen(why), " (the answer, %s, is from the unrounded numbers; the rounded ones give %s).", b, a);
     }
 }
 
@@ -612,6 +628,12 @@ static bool ask_merge_l(const ctx *c, int64_t k, fs_question *q)
              num(g, sizeof g, e->l_new, D));
     unrounded_note(q, shown(e->alpha, D) * shown(e->l_old, D) + shown(e->beta, D) * shown(e->l_blk, D), e->l_new,
                    D);
+    /* a student may work the factors out again from the shown maxima (a quiz asks that just before):
+     * exp(0.6366 − 0.8156) = 0.83611, not the shown 0.8362, moves ℓ ≈ 31 by 0.0009 */
+    const double ma = shown(e->m_old, D), mb = shown(e->m_blk, D), mn = shown(e->m_new, D);
+    const bool two = !strcmp(c->EXP, "exp2");
+    q->has_from_inputs = true;
+    q->from_inputs = (two ? exp2(ma - mn) : exp(ma - mn)) * shown(e->l_old, D) + (two ? exp2(mb - mn) : exp(mb - mn)) * shown(e->l_blk, D);
     return true;
 }
 
@@ -711,7 +733,7 @@ static bool ask_dv(const ctx *c, int64_t k, fs_question *q)
     double from = 0;
     add(q->why, sizeof q->why, "dV_j += Σ_i P_ij dO_i[0] = ");
     for (int i = 0; i < n; i++) {
-        add(q->why, sizeof q->why, "%s%s · %s", i ? " + " : "", num(a1, sizeof a1, P[i], D), num(a2, sizeof a2, dO[i], D));
+        add(q->why, sizeof q->why, "%s%s · %s", i ? " + " : "", num(a1, sizeof a1, P[i], D), numf(a2, sizeof a2, dO[i], D));
         from += shown(P[i], D) * shown(dO[i], D);
     }
     add(q->why, sizeof q->why, " = %s: dV = Pᵀ dO, so a key collects the gradient of every output it fed, weighted as the "
@@ -1034,7 +1056,7 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
         q->answer = o_new[0];
         snprintf(q->why, sizeof q->why, "o_new[0] = o_old[0] + (P_blk V)[0] / ℓ_new = %s + %s / %s = %s; the correct update gives "
                  "(α ℓ_old o_old[0] + β (P_blk V)[0]) / ℓ_new = %s, with α = %s and β = %s.", num(a, sizeof a, o_old[0], D),
-                 num(b, sizeof b, pv, D), num(d, sizeof d, e->l_new, D), num(f, sizeof f, o_new[0], D),
+                 numf(b, sizeof b, pv, D), num(d, sizeof d, e->l_new, D), num(f, sizeof f, o_new[0], D),
                  num(g, sizeof g, (e->alpha * e->l_old * o_old[0] + e->beta * pv) / e->l_new, D), num(h, sizeof h, e->alpha, D),
                  num(i2, sizeof i2, e->beta, D));
         unrounded_note(q, shown(o_old[0], D) + shown(pv, D) / shown(e->l_new, D), o_new[0], D);
@@ -1063,11 +1085,7 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
                      "and this printed mistake is exact.", num(a, sizeof a, e->m_new, D), num(b, sizeof b, e->alpha, D), X,
                      num(d, sizeof d, added, D), num(f, sizeof f, e->l_new, D), num(g, sizeof g, beta, D),
                      num(h, sizeof h, e->l_blk, D), X, X);
-            for (int32_t j = 0; j < e->n_s; j++)
-                if (s[j] > -INFINITY) {
-                    const double x = shown(s[j], D) - shown(e->m_new, D);
-                    from += shown(two ? exp2(x) : exp(x), D);
-                }
+            from += shown(added, D);   /* α ℓ_old + Σ P as the reason prints them */
         } else {
             snprintf(q->why, sizeof q->why, "m_blk = %s, m_new = %s, α = %s; Σ P_blk = ℓ_blk = %s; ℓ_new = α ℓ_old + ℓ_blk = %s. The "
                      "correct update takes β ℓ_blk, β = %s(m_blk − m_new) = %s: α ℓ_old + β ℓ_blk = %s. %s",
@@ -1864,7 +1882,16 @@ const char *fs_question_answer(const fs_question *q, char *buf, size_t n)
     else if ((q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) && q->answer == floor(q->answer) && fabs(q->answer) < 1e15)
         snprintf(buf, n, "%.0f", q->answer);   /* a whole number in full, not as 3.4359738e+10 */
     else if (q->kind == FS_Q_CLAIM || q->kind == FS_Q_E4M3) snprintf(buf, n, "%.8g", q->answer);   /* as the exact line */
-    else num(buf, n, q->answer, q->digits);
+    else {
+        num(buf, n, q->answer, q->digits);
+        /* an e4m3 rounding is often a short binary fraction (0.28125): in full where 8 digits hold it
+         * exactly and the usual digits would cut it */
+        char full[48];
+        snprintf(full, sizeof full, "%.8g", q->answer);
+        if ((q->kind == FS_Q_P8 || q->kind == FS_Q_QUANT) && strtod(full, NULL) == q->answer && strtod(buf, NULL) != q->answer &&
+            !strchr(full, 'e'))
+            snprintf(buf, n, "%s", full);
+    }
     return buf;
 }
 
@@ -1948,7 +1975,10 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
          * fs_printed_parse's half a unit) is right */
         const double unit = 2 * half;
         const bool fine = unit > 0 && unit <= 1.000001 * pow(10, -q->digits);   /* typed to the question's digits */
-        if (!ok && fine && fabs(x - q->answer) <= 1.000001 * unit) {
+        /* one unit either side of the answer as printed to that digit (4.0867 for 4.08665: 4.0866 and
+         * 4.0868 alike), not of the exact value, which would take one side's neighbour only */
+        const double printed = fine ? round(q->answer / unit) * unit : q->answer;
+        if (!ok && fine && fabs(x - printed) <= 1.000001 * unit) {
             ok = true;
             hint = " (One unit off in the last digit: within what the rounded numbers of a question allow.)";
         }
@@ -1958,6 +1988,11 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
             (fs_rounds_to(q->from_prompt, t) || (fine && fabs(x - q->from_prompt) <= 1.000001 * unit))) {
             ok = true;
             hint = " (What the prompt's rounded numbers give: right.)";
+        }
+        if (!ok && q->has_from_inputs && sig_digits(t) >= 2 &&
+            (fs_rounds_to(q->from_inputs, t) || (fine && fabs(x - q->from_inputs) <= 1.000001 * unit))) {
+            ok = true;
+            hint = " (What the prompt's rounded numbers give, worked another way: right.)";
         }
     }
     /* a comma left after decimal_comma is a thousands separator (1,368 is 1368): say how it was

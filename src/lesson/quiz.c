@@ -12,6 +12,7 @@
  */
 #include "lesson_internal.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,13 +152,16 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
                 const int32_t P = r.ring.P, p = (int32_t)(next(seed) % (uint64_t)P), t0 = (int32_t)(next(seed) % (uint64_t)(P - 1));
                 fs_question_shard(P, p, t0, &q[i]);
             }
-        /* a ring step's work, a position's block and a query head's KV head, likewise, at a hold, a
-         * write or a head's first pair the seed draws: none depends on the numbers, so the trace's
-         * first would be the same every time */
+        /* a ring step's work, a position's block, a query head's KV head and a pair's class under a
+         * mask, likewise, at a hold, a write, a head's first pair or a pair the seed draws: none
+         * depends on the numbers, so the trace's first would be the same every time (the first pair
+         * of a causal run is always partial); and dropout's ℓ_blk at a row the seed draws (the
+         * lesson's dropout mask drops the same key of the same row in every quiz) */
         for (int i = 0; i < n; i++) {
             fs_question moved;
-            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE || q[i].kind == FS_Q_KV_HEAD) && q[i].step >= 0 &&
-                ask_elsewhere(&r, &t, seed, &q[i], &moved))
+            if ((q[i].kind == FS_Q_RING_WORK || q[i].kind == FS_Q_PAGE || q[i].kind == FS_Q_KV_HEAD ||
+                 q[i].kind == FS_Q_TILE_CLASS || q[i].kind == FS_Q_DROP) &&
+                q[i].step >= 0 && ask_elsewhere(&r, &t, seed, &q[i], &moved))
                 q[i] = moved;
         }
         if (n > 0 && n < max && pitfall == FS_PITFALL_NONE) n = more_of_own(&r, &t, seed, q, n, max);
@@ -477,6 +481,33 @@ static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_ques
     }
 }
 
+/* Whether text holds b's answer as printed, a number of its own (not inside a longer one): a
+ * decimal of at least four characters, so that a count or a 1.0000 does not count. */
+static bool shows_answer(const char *text, const fs_question *b)
+{
+    char ans[112];
+    if (!b->numeric || b->digits == 0) return false;
+    fs_question_answer(b, ans, sizeof ans);
+    const size_t n = strlen(ans);
+    if (n < 4 || !strchr(ans, '.') || !strcmp(ans, "1.0000") || !strcmp(ans, "0.0000")) return false;
+    for (const char *p = strstr(text, ans); p; p = strstr(p + 1, ans)) {
+        const char before = p == text ? ' ' : p[-1], after = p[n];
+        if (!isdigit((unsigned char)before) && before != '.' && !isdigit((unsigned char)after)) return true;
+    }
+    return false;
+}
+
+/* Whether question q, asked after the quiz's first n, is given away by one of them (its prompt, or
+ * its reason, shown once it is answered, prints q's answer: "ℓ_a = 1.5169" before "what is split
+ * 0's ℓ?") or gives one of them away (its prompt prints an earlier answer). */
+static bool gives_away(const fs_quiz *quiz, int n, const fs_question *q)
+{
+    for (int i = 0; i < n; i++)
+        if (shows_answer(quiz->q[i].prompt, q) || shows_answer(quiz->q[i].why, q) || shows_answer(q->prompt, &quiz->q[i]))
+            return true;
+    return false;
+}
+
 bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err)
 {
     memset(quiz, 0, sizeof *quiz);
@@ -539,14 +570,19 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         for (int r = 0; quiz->n < FS_QUIZ_QUESTIONS - want_claims && nl > 0 && idle < nl; r++) {
             int j = (start + r) % nl;
             if (used[j] >= count[j]) { idle++; continue; }
-            idle = 0;
             /* the best by rank (what the section adds first), a kind not asked yet before one asked:
              * a kind of the section's own asked again before the machinery's or the softmax's */
-            int pick = used[j], best = 1 << 30;
+            int pick = -1, best = 1 << 30;
             for (int x = used[j]; x < count[j]; x++) {
+                if (gives_away(quiz, quiz->n, &pool[j][x])) continue;   /* another question's answer in sight */
                 const int score = 2 * rank(pool[j][x].kind) + (kind_used[pool[j][x].kind] ? 5 : 0);
                 if (score < best) best = score, pick = x;
             }
+            if (pick < 0) {   /* every question left here would give one away: the lesson sits this round out */
+                idle++;
+                continue;
+            }
+            idle = 0;
             fs_question t = pool[j][pick];
             pool[j][pick] = pool[j][used[j]];
             pool[j][used[j]++] = t;
