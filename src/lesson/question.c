@@ -168,7 +168,26 @@ static const char *mask_words(const ctx *c, char *buf, size_t n)
     case FS_MASK_WINDOW:
         snprintf(buf, n, "the sliding window of W = %d (a query sees only the last W keys up to its position%s)", m->window, at);
         return buf;
-    case FS_MASK_BITS: return m->is_tree ? "the tree mask (a token sees itself and its ancestors)" : "the bitmask";
+    case FS_MASK_BITS: {
+        const int32_t nq = c->run->attn.n_q, nk = c->run->attn.n_kv;
+        if (!m->is_tree || nq != nk || nq > 24) return m->is_tree ? "the tree mask (a token sees itself and its ancestors)" : "the bitmask";
+        /* the tree itself, so that the question can be worked out without the picture: each token's
+         * parent, the deepest of the ancestors its row sees (an ancestor's row sees as many keys as
+         * its depth) */
+        size_t at_ = (size_t)snprintf(buf, n, "the tree mask (a token sees itself and its ancestors; the parents of tokens 0-%d: ", nq - 1);
+        for (int32_t i = 0; i < nq && at_ < n; i++) {
+            int32_t parent = -1, depth = -1;
+            for (int32_t j = 0; j < nk; j++) {
+                if (j == i || !fs_mask_visible(m, nq, nk, i, j)) continue;
+                int32_t seen = 0;
+                for (int32_t x = 0; x < nk; x++) seen += fs_mask_visible(m, nq, nk, j, x);
+                if (seen > depth) depth = seen, parent = j;
+            }
+            at_ += (size_t)snprintf(buf + at_, n - at_, "%s%d", i ? ", " : "", (int)parent);
+        }
+        if (at_ < n) snprintf(buf + at_, n - at_, ", -1 for the root)");
+        return buf;
+    }
     default: return "no mask";
     }
 }
@@ -447,7 +466,7 @@ static bool ask_tile(const ctx *c, int64_t k, fs_question *q)
     q->options[1] = "partial";
     q->options[2] = "skipped";
     q->right = e->kind == FS_EV_SKIP ? 2 : e->cls == FS_TILE_PARTIAL ? 1 : 0;
-    char mw[160];
+    char mw[320];
     snprintf(q->prompt, sizeof q->prompt, "Next, Q tile %d (queries %d-%d) meets KV tile %d (keys %d-%d) under %s. Is the "
              "tile full (every pair visible), partial (the element mask is needed) or skipped (no pair visible)?",
              e->qt, e->r0, e->r1 - 1, e->kt, e->c0, e->c1 - 1, mask_words(c, mw, sizeof mw));
@@ -477,7 +496,7 @@ static bool ask_skips(const ctx *c, int64_t k, fs_question *q)
     for (int64_t i = 0; i < c->t->n; i++)
         if ((c->t->ev[i].kind == FS_EV_SKIP || c->t->ev[i].kind == FS_EV_BSKIP) && c->t->ev[i].head == e->head) skips++;
     *q = blank(FS_Q_SKIPS, k, 0);
-    char mw[160];
+    char mw[320];
     snprintf(q->prompt, sizeof q->prompt, "Before the first tile: %d queries and %d keys cut into tiles of Bq = %d and Bk = %d "
              "make %d × %d = %d tile pairs%s. Under %s, how many pairs hide every key from every query, so that the "
              "kernel skips them?", nq, nkv, Bq, Bk, nqt, nkt, nqt * nkt,
