@@ -1026,6 +1026,9 @@ START_TEST(test_quiz_every_section)
         char first[160] = "";
         for (uint64_t k = 0; k < 8; k++) {
             ck_assert(fs_quiz_make("lessons", &c, x, seed + k, a, &err));
+            bool any = false;   /* a section whose first two quizzes ask no tile class is left */
+            for (int i = 0; i < a->n; i++) any |= a->q[i].kind == FS_Q_TILE_CLASS;
+            if (k == 1 && !any && !classes) break;
             for (int i = 0; i < a->n; i++) {
                 if (a->q[i].kind != FS_Q_TILE_CLASS) continue;
                 char pair[160];

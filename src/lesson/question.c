@@ -1041,6 +1041,9 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
     const bool two = !strcmp(X, "exp2");
     /* the correct β (the pitfall-2 variants record 1, as they use it) */
     const double beta = isfinite(e->m_blk) && isfinite(e->m_new) ? (two ? exp2(e->m_blk - e->m_new) : exp(e->m_blk - e->m_new)) : 0;
+    /* pitfall 2 as it bites leaves out β: where the block holds the new maximum β is 1 and the
+     * mistake's number is the correct one, which cannot tell the two apart: asked where β < 1 */
+    if (pf == FS_PITFALL_BLOCK_MAX_NO_BETA && !(beta < 1 - 1e-9)) return false;
 
     if (pf == FS_PITFALL_NO_RESCALE) {
         add(q->prompt, sizeof q->prompt, "A kernel with 001's pitfall 1 adds each block as o_new = o_old + P_blk V / ℓ_new, "
@@ -1832,6 +1835,8 @@ static void clean(const char *typed, char *out, size_t n)
         out[w++] = (char)*p;
     }
     while (w > 0 && (out[w - 1] == ' ' || out[w - 1] == '\t' || out[w - 1] == '\n' || out[w - 1] == '\r')) w--;
+    /* an answer ended as a sentence ("NaN.", "partial."): the period is not part of it */
+    if (w > 1 && out[w - 1] == '.' && !isdigit((unsigned char)out[w - 2])) w--;
     out[w] = 0;
 }
 
@@ -1863,6 +1868,12 @@ static int picked(const fs_question *q, const char *t)
         if (q->alias[i][0] && (!strcasecmp(t, q->alias[i]) || !strcasecmp(t, fs_question_option(q, i, shown_as, sizeof shown_as))))
             pick = i;
     if (t[0] >= '1' && t[0] <= '0' + q->n_options && !t[1]) pick = t[0] - '1';
+    /* a choice typed as the players list it, its number and its name ("2 partial") */
+    if (pick == -1 && t[0] >= '1' && t[0] <= '0' + q->n_options && t[1] == ' ') {
+        const int i = t[0] - '1';
+        const char *name = t + 1 + strspn(t + 1, " ");
+        if (*name && !strncasecmp(name, q->options[i], strlen(name)) && strlen(name) <= strlen(q->options[i])) pick = i;
+    }
     return pick;
 }
 

@@ -111,22 +111,17 @@ static int mistake_questions(const fs_run *r, fs_pitfall pitfall, uint64_t *seed
     return n;
 }
 
-/* The questions of one lesson's run on a fresh problem of its shape; returns how many (0 when
- * the lesson runs nothing worth asking). */
-static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, int max)
+/* r: lesson l's run on fresh inputs of its shape drawn from seed (the arrays in mem, freed first,
+ * freed by the caller after); false when out of memory. */
+static bool draw_fresh(const fs_lesson *l, uint64_t *seed, fs_run *r, double *mem[6])
 {
-    if (!l->has_run || l->run.algo == FS_ALGO_REFERENCE) return 0;
-    fs_run r = l->run;
-    fs_attn *a = &r.attn;
-    /* a pitfall lesson's quiz asks what its mistake computes on the fresh problem (from a run of
-     * the variant), then what the correct algorithm does on it: the numbers a student must be
-     * able to tell the mistake from */
-    const fs_pitfall pitfall = r.tiling.pitfall;
-    r.tiling.pitfall = FS_PITFALL_NONE;
-    double *mem[6] = {NULL};
+    for (int i = 0; i < 6; i++) free(mem[i]), mem[i] = NULL;
+    *r = l->run;
+    r->tiling.pitfall = FS_PITFALL_NONE;
+    fs_attn *a = &r->attn;
     bool ok = true;
-    if (r.algo == FS_ALGO_SOFTMAX) {
-        ok = r.z && (r.z = mem[0] = fresh(seed, (size_t)r.n_z, -2, 6)) != NULL;
+    if (r->algo == FS_ALGO_SOFTMAX) {
+        ok = r->z && (r->z = mem[0] = fresh(seed, (size_t)r->n_z, -2, 6)) != NULL;
     } else {
         const size_t nq = (size_t)a->n_q_heads * a->n_q, nk = (size_t)a->n_kv_heads * a->n_kv;
         if (a->Q) ok &= (a->Q = mem[0] = fresh(seed, nq * a->d, -1, 1)) != NULL;
@@ -135,10 +130,30 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
         /* given scores, in [-2, 2]; under a soft-cap, out to three times the cap, where it bends them */
         const double sr = a->softcap > 0 ? 3 * a->softcap : 2;
         if (a->S) ok &= (a->S = mem[3] = fresh(seed, nq * a->n_kv, -sr, sr)) != NULL;
-        if (r.dO) ok &= (r.dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
+        if (r->dO) ok &= (r->dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
     }
+    return ok;
+}
+
+/* The questions of one lesson's run on a fresh problem of its shape; returns how many (0 when
+ * the lesson runs nothing worth asking). */
+static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, int max)
+{
+    if (!l->has_run || l->run.algo == FS_ALGO_REFERENCE) return 0;
+    /* a pitfall lesson's quiz asks what its mistake computes on the fresh problem (from a run of
+     * the variant), then what the correct algorithm does on it: the numbers a student must be
+     * able to tell the mistake from; a problem that does not show the mistake (pitfall 2 as it
+     * bites needs a block whose maximum is below the running one) is drawn again, up to 8 times */
+    const fs_pitfall pitfall = l->run.tiling.pitfall;
+    fs_run r;
+    double *mem[6] = {NULL};
+    bool ok = false;
     int n = 0;
-    if (ok && pitfall != FS_PITFALL_NONE) n = mistake_questions(&r, pitfall, seed, q, max);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        ok = draw_fresh(l, seed, &r, mem);
+        n = ok && pitfall != FS_PITFALL_NONE ? mistake_questions(&r, pitfall, seed, q, max) : 0;
+        if (!ok || pitfall == FS_PITFALL_NONE || n > 0) break;
+    }
     if (ok) {
         fs_result res;
         fs_trace t;
