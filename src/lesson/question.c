@@ -671,6 +671,12 @@ static bool ask_delta(const ctx *c, int64_t k, fs_question *q)
     q->answer = e->x;
     snprintf(q->why, sizeof q->why, "D = Σ dO_j O_j = %s. It is computed once per row and used by every tile's dS, so the "
              "backward never needs the whole P row at once.", num(a, sizeof a, e->x, D));
+    const double *dO = fs_trace_at(c->t, e->o_blk), *O = fs_trace_at(c->t, e->o_new);
+    if (dO && O) {   /* the sum of the printed products, where it rounds otherwise */
+        double from = 0;
+        for (int32_t j = 0; j < e->n_o; j++) from += shown(dO[j], D) * shown(O[j], D);
+        unrounded_note(q, from, e->x, D);
+    }
     return true;
 }
 
