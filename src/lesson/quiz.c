@@ -143,13 +143,14 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
     /* a pitfall lesson's quiz asks what its mistake computes on the fresh problem (from a run of
      * the variant), then what the correct algorithm does on it: the numbers a student must be
      * able to tell the mistake from; a problem that does not show the mistake (pitfall 2 as it
-     * bites needs a block whose maximum is below the running one) is drawn again, up to 8 times */
+     * bites needs a block whose maximum is below the running one: half the draws) is drawn again, up
+     * to 32 times */
     const fs_pitfall pitfall = l->run.tiling.pitfall;
     fs_run r;
     double *mem[6] = {NULL};
     bool ok = false;
     int n = 0;
-    for (int attempt = 0; attempt < 8; attempt++) {
+    for (int attempt = 0; attempt < 32; attempt++) {
         ok = draw_fresh(l, seed, &r, mem);
         n = ok && pitfall != FS_PITFALL_NONE ? mistake_questions(&r, pitfall, seed, q, max) : 0;
         if (!ok || pitfall == FS_PITFALL_NONE || n > 0) break;
