@@ -1748,7 +1748,7 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         } else if (bytes && bin && u >= FS_UNIT_KB && u <= FS_UNIT_TB) {
             /* the course names binary byte units KiB, MiB, …: the document's KB is asked in KiB */
             asked = fs_unit_str((fs_unit)(u - FS_UNIT_KB + FS_UNIT_KIB));
-            snprintf(base, sizeof base, " (the document writes %s; the expression counts bytes: 1 %s = %.10g B)", unit, asked, f);
+            snprintf(base, sizeof base, " (the document writes %s; the expression counts bytes: 1 %s = %.0f B)", unit, asked, f);
         } else {
             snprintf(base, sizeof base, " (the expression counts %s: 1 %s = %.10g %s)", bytes ? "bytes" : "seconds", unit, f,
                      bytes ? "B" : "s");
