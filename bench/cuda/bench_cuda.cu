@@ -2235,6 +2235,43 @@ static std::vector<float> time_plans(const std::vector<fs_cuda_decode_plan *> &p
     return ms;
 }
 
+/* The float16 decode (version 15) and the e4m3-cache decode (version 11) on caches m of problem c,
+ * each through a plan whose run is its CUDA graph for m's Q and O (decode_batches, decode_clocks):
+ * made by wave_pair_make (false, with a FAIL line naming `what`, when a plan could not be made),
+ * freed by wave_pair_free. */
+struct wave_kern {
+    bool e4m3;
+    int v, splits;
+    void *w;
+    fs_cuda_decode_plan *plan;
+};
+
+static bool wave_pair_make(const fs_cuda_decode &c, const decode_caches &m, wave_kern (&ks)[2], const char *what)
+{
+    ks[0] = {false, 15, fs_cuda_decode_splits(&c, 15), NULL, NULL};
+    ks[1] = {true, 11, fs_cuda_decode_fp8_splits(&c, 11), NULL, NULL};
+    bool ok = true;
+    char why[256] = "";
+    for (wave_kern &k : ks) {
+        CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(&c, k.v) : fs_cuda_decode_workspace(&c, k.v)));
+        if (decode_plan(&c, k.e4m3, k.v, k.e4m3 ? m.K8 : m.K16, k.e4m3 ? m.V8 : m.V16, m.sc, k.w, m.dQ, m.dO, &k.plan, why,
+                        sizeof why) != FS_OK) {
+            printf("FAIL %s: %s version %d, B = %d: %s\n", what, k.e4m3 ? "e4m3-cache" : "float16", k.v, c.batch, why);
+            g_fail++;
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static void wave_pair_free(wave_kern (&ks)[2])
+{
+    for (wave_kern &k : ks) {
+        fs_cuda_decode_plan_free(k.plan);
+        cudaFree(k.w);
+    }
+}
+
 /* --only decode_size: the float16 decode (version 15) and the e4m3-cache decode (version 11) at
  * B = 8, GQA 32/8, d = 128 and 8192 to 131072 keys, each through a plan whose run is a CUDA graph
  * (the fastest way to call either), beside paged versions 16 and 12 in the head-major layout with
@@ -2370,20 +2407,8 @@ static void time_decode_batches(uint64_t *rng)
             const size_t nK = (size_t)B * Hkv * nkv * d;
             decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
             const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
-            struct kern { bool e4m3; int v; int splits; void *w; fs_cuda_decode_plan *plan; };
-            kern ks[2] = {{false, 15, fs_cuda_decode_splits(&c, 15), NULL, NULL}, {true, 11, fs_cuda_decode_fp8_splits(&c, 11), NULL, NULL}};
-            bool ok = true;
-            char why[256] = "";
-            for (kern &k : ks) {
-                CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(&c, k.v) : fs_cuda_decode_workspace(&c, k.v)));
-                if (decode_plan(&c, k.e4m3, k.v, k.e4m3 ? m.K8 : m.K16, k.e4m3 ? m.V8 : m.V16, m.sc, k.w, m.dQ, m.dO, &k.plan, why,
-                                sizeof why) != FS_OK) {
-                    printf("FAIL decode_splits: %s version %d, B = %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, B, why);
-                    g_fail++;
-                    ok = false;
-                }
-            }
-            if (ok) {
+            wave_kern ks[2];
+            if (wave_pair_make(c, m, ks, "decode_splits")) {
                 const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
                 for (int i = 0; i < 2; i++) {
                     const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0);
@@ -2393,10 +2418,7 @@ static void time_decode_batches(uint64_t *rng)
                 }
                 fflush(stdout);
             }
-            for (kern &k : ks) {
-                fs_cuda_decode_plan_free(k.plan);
-                cudaFree(k.w);
-            }
+            wave_pair_free(ks);
             decode_caches_free(m);
         }
 }
@@ -2430,23 +2452,11 @@ static void time_decode_clocks(uint64_t *rng)
         const size_t nK = (size_t)B * Hkv * nkv * d;
         decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
         const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
-        struct kern { bool e4m3; int v; int splits; void *w; fs_cuda_decode_plan *plan; };
-        kern ks[2] = {{false, 15, fs_cuda_decode_splits(&c, 15), NULL, NULL}, {true, 11, fs_cuda_decode_fp8_splits(&c, 11), NULL, NULL}};
-        bool ok = true;
-        char why[256] = "";
-        for (kern &k : ks) {
-            CU(cudaMalloc(&k.w, k.e4m3 ? fs_cuda_decode_fp8_workspace(&c, k.v) : fs_cuda_decode_workspace(&c, k.v)));
-            if (decode_plan(&c, k.e4m3, k.v, k.e4m3 ? m.K8 : m.K16, k.e4m3 ? m.V8 : m.V16, m.sc, k.w, m.dQ, m.dO, &k.plan, why,
-                            sizeof why) != FS_OK) {
-                printf("FAIL decode_clocks: %s version %d: %s\n", k.e4m3 ? "e4m3-cache" : "float16", k.v, why);
-                g_fail++;
-                ok = false;
-            }
-        }
-        if (ok) {
+        wave_kern ks[2];
+        if (wave_pair_make(c, m, ks, "decode_clocks")) {
             const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
             for (int i = 0; i < 2; i++) {
-                const kern &k = ks[i];
+                const wave_kern &k = ks[i];
                 const int nb = B * Hkv * k.splits, nm = Hq * B;
                 const double bytes = 2.0 * nK * (k.e4m3 ? 1 : 2);
                 for (int call = 0; call < 3; call++) {
@@ -2492,10 +2502,7 @@ static void time_decode_clocks(uint64_t *rng)
             }
             fflush(stdout);
         }
-        for (kern &k : ks) {
-            fs_cuda_decode_plan_free(k.plan);
-            cudaFree(k.w);
-        }
+        wave_pair_free(ks);
         decode_caches_free(m);
     }
 }
