@@ -1019,6 +1019,24 @@ START_TEST(test_quiz_every_section)
                           own[o].asks);
         }
     }
+    /* 001_11 teaches pitfall 1 where the maximum stays put: its quiz questions keep that (the
+     * block's maximum at most the running one, as its prompt prints them) */
+    int wrongs = -1, kept = 0;
+    for (int x = 0; x < c.n_sections; x++)
+        if (strstr(c.sections[x], "Mistakes")) wrongs = x;
+    ck_assert(wrongs >= 0);
+    for (uint64_t k = 0; k < 8; k++) {
+        ck_assert(fs_quiz_make("lessons", &c, wrongs, seed + k, a, &err));
+        for (int i = 0; i < a->n; i++) {
+            if (a->q[i].kind != FS_Q_MISTAKE || !strstr(a->lesson[i], "same_max")) continue;
+            const char *b4 = strstr(a->q[i].prompt, "Before: m = "), *mb = strstr(a->q[i].prompt, "m_blk = ");
+            ck_assert_msg(b4 && mb, "%s", a->q[i].prompt);
+            ck_assert_msg(strtod(mb + 8, NULL) <= strtod(b4 + 12, NULL), "seed %llu: the maximum moves: %s",
+                          (unsigned long long)(seed + k), a->q[i].prompt);
+            kept++;
+        }
+    }
+    ck_assert_msg(kept > 0, "no same-maximum mistake asked in eight quizzes (seed %llu)", (unsigned long long)seed);
     /* a pair's class under a mask does not depend on the numbers: a quiz asks it at a pair the seed
      * draws, not always the first (Q tile 0 against KV tile 0, partial under the causal mask) */
     for (int x = 0; x < c.n_sections; x++) {

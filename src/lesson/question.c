@@ -1053,8 +1053,8 @@ static bool ask_mistake(const ctx *c, int64_t k, fs_question *q)
 
     if (pf == FS_PITFALL_NO_RESCALE) {
         add(q->prompt, sizeof q->prompt, "A kernel with 001's pitfall 1 adds each block as o_new = o_old + P_blk V / ℓ_new, "
-            "P_blk = %s(s − m_blk), and never rescales o_old (its ℓ is kept right). %s meets keys %d-%d; its scores are ", X, who,
-            e->c0, e->c1 - 1);
+            "P_blk = %s(s − m_blk), and never rescales o_old (its ℓ is kept right). Before: m = %s. %s meets keys %d-%d; its "
+            "scores are ", X, num(a, sizeof a, e->m_old, D), who, e->c0, e->c1 - 1);
         add_vec(q->prompt, sizeof q->prompt, c->t, e->s_row, e->n_s, D);
         add(q->prompt, sizeof q->prompt, ": m_blk = %s, ℓ_blk = Σ P_blk = %s, and ℓ_new = α ℓ_old + β ℓ_blk = %s. ",
             num(a, sizeof a, e->m_blk, D), num(b, sizeof b, e->l_blk, D), num(d, sizeof d, e->l_new, D));

@@ -89,9 +89,18 @@ static int more_of_own(const fs_run *r, const fs_trace *t, uint64_t *seed, fs_qu
     return n;
 }
 
+/* Whether step k of t is a row update whose running maximum stays put (α = 1). */
+static bool same_max(const fs_trace *t, int64_t k)
+{
+    const fs_event *e = &t->ev[k];
+    return e->kind == FS_EV_ROW && isfinite(e->m_old) && e->m_new == e->m_old;
+}
+
 /* A pitfall's own questions on the fresh problem r (the correct algorithm's run) made with the
- * mistake: the first moment the variant's trace asks, and one more at a row the seed draws. */
-static int mistake_questions(const fs_run *r, fs_pitfall pitfall, uint64_t *seed, fs_question *q, int max)
+ * mistake: the first moment the variant's trace asks, and one more at a row the seed draws. keep:
+ * only at row updates whose maximum stays put, where the lesson's own question is (001's "bites
+ * even when the maximum does not change": its point, on any problem). */
+static int mistake_questions(const fs_run *r, fs_pitfall pitfall, bool keep, uint64_t *seed, fs_question *q, int max)
 {
     fs_run w = *r;
     w.tiling.pitfall = pitfall;
@@ -101,14 +110,40 @@ static int mistake_questions(const fs_run *r, fs_pitfall pitfall, uint64_t *seed
     int n = 0;
     fs_question all[LESSON_MAX];
     if (max >= 2 && fs_run_exec(&w, &res, &t) == FS_OK) {
-        const int got = fs_run_questions(&w, &t, 4, all, LESSON_MAX);
-        for (int i = 0; i < got && i < LESSON_MAX && n == 0; i++)
-            if (all[i].kind == FS_Q_MISTAKE) q[n++] = all[i];
-        if (n == 1 && ask_elsewhere(&w, &t, seed, &q[0], &q[1])) n++;
+        if (keep) {
+            for (int64_t k = 0; k < t.n && n == 0; k++)
+                if (same_max(&t, k) && fs_run_question_at(&w, &t, k, FS_Q_MISTAKE, 4, &q[0])) n = 1;
+        } else {
+            const int got = fs_run_questions(&w, &t, 4, all, LESSON_MAX);
+            for (int i = 0; i < got && i < LESSON_MAX && n == 0; i++)
+                if (all[i].kind == FS_Q_MISTAKE) q[n++] = all[i];
+        }
+        if (n == 1 && ask_elsewhere(&w, &t, seed, &q[0], &q[1]) && (!keep || same_max(&t, q[1].step))) n++;
     }
     fs_trace_free(&t);
     fs_result_free(&res);
     return n;
+}
+
+/* Whether lesson l's own mistake question (on its own problem) sits where the maximum stays put. */
+static bool asks_at_same_max(const fs_lesson *l)
+{
+    fs_result res;
+    fs_trace t;
+    fs_trace_init(&t);
+    bool at = false;
+    fs_question all[LESSON_MAX];
+    if (fs_run_exec(&l->run, &res, &t) == FS_OK) {
+        const int got = fs_run_questions(&l->run, &t, 4, all, LESSON_MAX);
+        for (int i = 0; i < got && i < LESSON_MAX; i++)
+            if (all[i].kind == FS_Q_MISTAKE) {
+                at = all[i].step >= 0 && same_max(&t, all[i].step);
+                break;
+            }
+    }
+    fs_trace_free(&t);
+    fs_result_free(&res);
+    return at;
 }
 
 /* r: lesson l's run on fresh inputs of its shape drawn from seed (the arrays in mem, freed first,
@@ -150,9 +185,11 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
     double *mem[6] = {NULL};
     bool ok = false;
     int n = 0;
+    /* pitfall 1 taught where the maximum stays put (001_11) keeps that on its fresh problems */
+    const bool keep = pitfall == FS_PITFALL_NO_RESCALE && asks_at_same_max(l);
     for (int attempt = 0; attempt < 32; attempt++) {
         ok = draw_fresh(l, seed, &r, mem);
-        n = ok && pitfall != FS_PITFALL_NONE ? mistake_questions(&r, pitfall, seed, q, max) : 0;
+        n = ok && pitfall != FS_PITFALL_NONE ? mistake_questions(&r, pitfall, keep, seed, q, max) : 0;
         if (!ok || pitfall == FS_PITFALL_NONE || n > 0) break;
     }
     if (ok) {
