@@ -2,7 +2,7 @@
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
  *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|decode_splits|
- *                      decode_clocks]
+ *                      decode_clocks|decode_offsets]
  *              [--from VERSION] (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
@@ -41,6 +41,7 @@
  *   their own count for B = 8, 11, 16 and 33 (256 or all 264 of the H200's block slots filled).
  *   --only decode_clocks (a build with FS_DECODE_CLOCKS): the same two, one call at a time taken
  *   apart by the clocks their blocks stamp (time_decode_clocks says what each line holds).
+ *   --only decode_offsets: the same two with V moved a few KiB against K (time_decode_offsets).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2423,6 +2424,67 @@ static void time_decode_batches(uint64_t *rng)
         }
 }
 
+/* --only decode_offsets: where V lies against K. The e4m3 ring streams more slowly than the
+ * float16 ring (85 % of the copy alone against 97 %, 2026-11-29-h200-decode-rows), with the same
+ * boxes and bytes in flight. Each block reads K and V at the same offset into two allocations of
+ * the same size, which may start the same number of bytes into the memory's channel interleave:
+ * if the two streams of a block fall on the same channels at the same time, moving V by a few KiB
+ * would show it. The float16 decode (version 15) and the e4m3-cache decode (version 11) through
+ * their graphs at B = 8, GQA 32/8, d = 128, 32768 keys, with V (and V8) moved 0, 2, 4, 64 + 2 KiB
+ * and 1 MiB + 4 KiB past the start of its allocation, all interleaved (5 rounds of 20 calls). */
+static void time_decode_offsets(uint64_t *rng)
+{
+    time_copy();
+    const int B = 8, Hq = 32, Hkv = 8, nkv = 32768, d = 128;
+    static const size_t offs[] = {0, 2048, 4096, 65536 + 2048, (1u << 20) + 4096};
+    const int no = (int)(sizeof offs / sizeof *offs);
+    const size_t nK = (size_t)B * Hkv * nkv * d, most = (1u << 20) + 4096;
+    decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+    unsigned char *v16, *v8;   /* V moved: copies of m's V at each offset */
+    CU(cudaMalloc(&v16, nK * 2 + most));
+    CU(cudaMalloc(&v8, nK + most));
+    const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+    std::vector<fs_cuda_decode_plan *> plans;
+    std::vector<void *> work;
+    char why[256] = "";
+    bool ok = true;
+    for (int o = 0; o < no && ok; o++)
+        for (int e = 0; e < 2 && ok; e++) {
+            const int v = e ? 11 : 15;
+            void *V = e ? (void *)(v8 + offs[o]) : (void *)(v16 + offs[o]);
+            void *w;
+            CU(cudaMalloc(&w, e ? fs_cuda_decode_fp8_workspace(&c, v) : fs_cuda_decode_workspace(&c, v)));
+            work.push_back(w);
+            fs_cuda_decode_plan *pl = NULL;
+            if (decode_plan(&c, e, v, e ? m.K8 : m.K16, V, m.sc, w, m.dQ, m.dO, &pl, why, sizeof why) != FS_OK) {
+                printf("FAIL decode_offsets: %s version %d, V at +%zu: %s\n", e ? "e4m3-cache" : "float16", v, offs[o], why);
+                g_fail++;
+                ok = false;
+            }
+            plans.push_back(pl);
+        }
+    if (ok) {
+        /* each plan's V filled at its offset before its timing: the bytes, not their values, matter */
+        for (int o = 0; o < no; o++) {
+            CU(cudaMemcpy(v16 + offs[o], m.V16, nK * 2, cudaMemcpyDeviceToDevice));
+            CU(cudaMemcpy(v8 + offs[o], m.V8, nK, cudaMemcpyDeviceToDevice));
+        }
+        const std::vector<float> t = time_plans(plans, m.dQ, m.dO);
+        for (int o = 0; o < no; o++)
+            for (int e = 0; e < 2; e++) {
+                const double bytes = 2.0 * nK * (e ? 1 : 2), ms = t[2 * o + e];
+                printf("RESULT decode_offset cache=%s v=%d B=%d nkv=%d v_offset=%zu us=%.2f tbps=%.3f\n", e ? "e4m3" : "f16",
+                       e ? 11 : 15, B, nkv, offs[o], ms * 1e3, bytes / (ms * 1e-3) / 1e12);
+            }
+        fflush(stdout);
+    }
+    for (fs_cuda_decode_plan *pl : plans) fs_cuda_decode_plan_free(pl);
+    for (void *w : work) cudaFree(w);
+    cudaFree(v16);
+    cudaFree(v8);
+    decode_caches_free(m);
+}
+
 /* --only decode_clocks (a build with FS_DECODE_CLOCKS alone): one call of the float16 decode
  * (version 15) and of the e4m3-cache decode (version 11), each through its graph, taken apart by the
  * clocks its blocks stamp (hopper_decode.cu): at B = 8, GQA 32/8, d = 128 and 8192, 32768 and
@@ -2954,7 +3016,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
                             "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|\n"
-                            "                   decode_splits|decode_clocks] [--from VERSION]\n"
+                            "                   decode_splits|decode_clocks|decode_offsets] [--from VERSION]\n"
                             "                  [--to VERSION] (prefill, backward timing) [--reps N] (prefill timing)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -2963,10 +3025,10 @@ int main(int argc, char **argv)
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
          strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size") && strcmp(only, "decode_splits") &&
-         strcmp(only, "decode_clocks")) ||
+         strcmp(only, "decode_clocks") && strcmp(only, "decode_offsets")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
-        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size, decode_splits or "
-                        "decode_clocks; --from a version "
+        fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size, decode_splits, "
+                        "decode_clocks or decode_offsets; --from a version "
                         ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -3019,6 +3081,10 @@ int main(int argc, char **argv)
     }
     if (timing && only && !strcmp(only, "decode_size")) {
         time_decode_size(&rng);
+        return g_fail ? 1 : 0;
+    }
+    if (timing && only && !strcmp(only, "decode_offsets")) {
+        time_decode_offsets(&rng);
         return g_fail ? 1 : 0;
     }
     if (timing && only && !strcmp(only, "decode_clocks")) {
