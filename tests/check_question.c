@@ -1039,14 +1039,24 @@ START_TEST(test_quiz_every_section)
     ck_assert_msg(kept > 0, "no same-maximum mistake asked in eight quizzes (seed %llu)", (unsigned long long)seed);
     /* a pair's class under a mask does not depend on the numbers: a quiz asks it at a pair the seed
      * draws, not always the first (Q tile 0 against KV tile 0, partial under the causal mask) */
+    /* likewise the rows alive at once, which depend on the shape alone: a plain tiled lesson's quiz
+     * draws its tiles, so that the question is not the same every time (its answer may be: with the
+     * KV tiles outside every row is alive, whatever the tiles) */
     for (int x = 0; x < c.n_sections; x++) {
-        int classes = 0, other = 0;
+        int classes = 0, other = 0, lives = 0;
+        char live0[600] = "";
+        bool live_other = false;
         char first[160] = "";
         for (uint64_t k = 0; k < 8; k++) {
             ck_assert(fs_quiz_make("lessons", &c, x, seed + k, a, &err));
-            bool any = false;   /* a section whose first two quizzes ask no tile class is left */
-            for (int i = 0; i < a->n; i++) any |= a->q[i].kind == FS_Q_TILE_CLASS;
-            if (k == 1 && !any && !classes) break;
+            bool any = false;   /* a section whose first two quizzes ask no tile class or live rows is left */
+            for (int i = 0; i < a->n; i++) {
+                any |= a->q[i].kind == FS_Q_TILE_CLASS || a->q[i].kind == FS_Q_LIVE;
+                if (a->q[i].kind != FS_Q_LIVE) continue;
+                if (!lives++) snprintf(live0, sizeof live0, "%s", a->q[i].prompt);
+                else live_other |= strcmp(a->q[i].prompt, live0) != 0;
+            }
+            if (k == 1 && !any && !classes && !lives) break;
             for (int i = 0; i < a->n; i++) {
                 if (a->q[i].kind != FS_Q_TILE_CLASS) continue;
                 char pair[160];
@@ -1056,6 +1066,8 @@ START_TEST(test_quiz_every_section)
             }
         }
         ck_assert_msg(classes < 3 || other > 0, "section %d asks its tile class %d times, always of %s", x + 1, classes, first);
+        ck_assert_msg(lives < 4 || live_other, "section %d asks its live rows %d times, always as %s (seed %llu)", x + 1, lives,
+                      live0, (unsigned long long)seed);
     }
     ck_assert(!fs_quiz_make("lessons", &c, c.n_sections, seed, a, &err));
     free(a);

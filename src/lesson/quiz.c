@@ -167,6 +167,21 @@ static bool draw_fresh(const fs_lesson *l, uint64_t *seed, fs_run *r, double *me
         if (a->S) ok &= (a->S = mem[3] = fresh(seed, nq * a->n_kv, -sr, sr)) != NULL;
         if (r->dO) ok &= (r->dO = mem[4] = fresh(seed, nq * a->d_v, -1, 1)) != NULL;
     }
+    /* a plain tiled run's tiles drawn too, so that what depends on the shape alone (the rows alive
+     * at once, the pairs a mask skips, a pair's class) is not the same in every quiz: each of Bq
+     * and Bk the lesson's, half of it or twice it, kept to at least two tiles where the lesson has
+     * two (not a pitfall's, dropout's or a low-precision run's, whose lessons' blocks are their
+     * point) */
+    if (r->algo == FS_ALGO_TILED && l->run.tiling.pitfall == FS_PITFALL_NONE && !r->tiling.dropout.on && !r->lowp) {
+        int32_t *tile[2] = {&r->tiling.Bq, &r->tiling.Bk};
+        const int32_t len[2] = {a->n_q, a->n_kv};
+        for (int x = 0; x < 2; x++) {
+            const int32_t T = *tile[x], pick[3] = {T, T / 2, 2 * T};
+            const int32_t t = pick[next(seed) % 3];
+            const bool two = (len[x] + T - 1) / T >= 2;
+            if (t >= 1 && t <= len[x] && (!two || (len[x] + t - 1) / t >= 2)) *tile[x] = t;
+        }
+    }
     return ok;
 }
 
