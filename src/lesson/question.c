@@ -1010,7 +1010,7 @@ static bool ask_ring_work(const ctx *c, int64_t k, fs_question *q)
              e->shard, ks);
     if (q->right == 2)
         snprintf(q->why, sizeof q->why, "None: every key of shard %d comes after every query of device %d, so the step is skipped "
-                 "and the device waits for the slowest one; contiguous shards leave the early devices idle this way.", e->shard,
+                 "and the device waits for the busiest one; contiguous shards leave the early devices idle this way.", e->shard,
                  e->device);
     else if (q->right == 0)
         snprintf(q->why, sizeof q->why, "All %lld: every key of shard %d comes at or before every query of device %d, so no pair is "
