@@ -671,7 +671,11 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         for (int w = 0; quiz->n < FS_QUIZ_QUESTIONS; w++) {
             const int j = n_claims ? w % n_claims : 0;
             const fs_quiz_kind kind = n_claims ? claim_kind[j] : FS_QUIZ_MEMORY;
-            claim_question(kind, &s, turn[kind]++, &quiz->q[quiz->n]);
+            /* drawn again (up to 8 times) where an earlier question gives its answer away or it
+             * gives one of theirs */
+            int tries = 0;
+            do claim_question(kind, &s, turn[kind]++, &quiz->q[quiz->n]);
+            while (gives_away(quiz, quiz->n, &quiz->q[quiz->n]) && ++tries < 8);
             snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", n_claims ? claim_names[j] : nl ? names[0] : "");
             quiz->n++;
         }
