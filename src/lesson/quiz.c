@@ -125,25 +125,16 @@ static int mistake_questions(const fs_run *r, fs_pitfall pitfall, bool keep, uin
     return n;
 }
 
-/* Whether lesson l's own mistake question (on its own problem) sits where the maximum stays put. */
+/* Whether lesson l's own mistake question (on its own problem, the trace its load recorded) sits
+ * where the maximum stays put. */
 static bool asks_at_same_max(const fs_lesson *l)
 {
-    fs_result res;
-    fs_trace t;
-    fs_trace_init(&t);
-    bool at = false;
+    const fs_trace *t = fs_lesson_trace(l);
     fs_question all[LESSON_MAX];
-    if (fs_run_exec(&l->run, &res, &t) == FS_OK) {
-        const int got = fs_run_questions(&l->run, &t, 4, all, LESSON_MAX);
-        for (int i = 0; i < got && i < LESSON_MAX; i++)
-            if (all[i].kind == FS_Q_MISTAKE) {
-                at = all[i].step >= 0 && same_max(&t, all[i].step);
-                break;
-            }
-    }
-    fs_trace_free(&t);
-    fs_result_free(&res);
-    return at;
+    const int got = t ? fs_lesson_questions(l, 4, all, LESSON_MAX) : 0;
+    for (int i = 0; i < got && i < LESSON_MAX; i++)
+        if (all[i].kind == FS_Q_MISTAKE) return all[i].step >= 0 && all[i].step < t->n && same_max(t, all[i].step);
+    return false;
 }
 
 /* r: lesson l's run on fresh inputs of its shape drawn from seed (the arrays in mem, freed first,
