@@ -2438,7 +2438,7 @@ static void time_decode_offsets(uint64_t *rng)
     const int B = 8, Hq = 32, Hkv = 8, nkv = 32768, d = 128;
     static const size_t offs[] = {0, 2048, 4096, 65536 + 2048, (1u << 20) + 4096};
     const int no = (int)(sizeof offs / sizeof *offs);
-    const size_t nK = (size_t)B * Hkv * nkv * d, most = (1u << 20) + 4096;
+    const size_t nK = (size_t)B * Hkv * nkv * d, most = offs[no - 1];
     decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
     unsigned char *v16, *v8;   /* V moved: copies of m's V at each offset */
     CU(cudaMalloc(&v16, nK * 2 + most));
@@ -2522,21 +2522,18 @@ static void time_decode_clocks(uint64_t *rng)
                 const int nb = B * Hkv * k.splits, nm = Hq * B;
                 const double bytes = 2.0 * nK * (k.e4m3 ? 1 : 2);
                 for (int call = 0; call < 3; call++) {
-                    if (fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 1)) {
-                        printf("FAIL decode_clocks: the clocks could not be read\n");
-                        g_fail++;
-                        break;
-                    }
                     char x[64];
-                    fs_cuda_decode_plan_run(k.plan, m.dQ, m.dO, x, sizeof x);
-                    if (fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 0)) {
+                    if (fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 1) ||   /* cleared */
+                        fs_cuda_decode_plan_run(k.plan, m.dQ, m.dO, x, sizeof x) != FS_OK ||
+                        fs_cuda_decode_clocks(cs.data(), cs.size(), cm.data(), cm.size(), 0)) {
+                        printf("FAIL decode_clocks: a call or its clocks could not be read\n");
                         g_fail++;
                         break;
                     }
                     unsigned long long t0 = ~0ull;
                     for (int b = 0; b < nb; b++) t0 = std::min(t0, cs[b * 8]);
                     auto us = [&](unsigned long long v) { return (double)(long long)(v - t0) * 1e-3; };
-                    std::vector<double> entry, first, loop, issue, part, solo, pair, min_, pass, mend;
+                    std::vector<double> entry, first, loop, issue, part, solo, pair, m_in, pass, mend;
                     std::vector<int> per_sm(1024, 0);
                     for (int b = 0; b < nb; b++) per_sm[cs[b * 8 + 5] & 1023]++;
                     for (int b = 0; b < nb; b++) {
@@ -2549,7 +2546,7 @@ static void time_decode_clocks(uint64_t *rng)
                                    k.e4m3 ? "e4m3" : "f16", nkv, b, r[5], us(r[0]), us(r[1]), us(r[2]), us(r[3]), us(r[4]));
                     }
                     for (int b = 0; b < nm; b++) {
-                        min_.push_back(us(cm[b * 4])); pass.push_back(us(cm[b * 4 + 1])); mend.push_back(us(cm[b * 4 + 2]));
+                        m_in.push_back(us(cm[b * 4])); pass.push_back(us(cm[b * 4 + 1])); mend.push_back(us(cm[b * 4 + 2]));
                     }
                     const double span = pct(mend, 1);
                     printf("CLOCKS cache=%s v=%d nkv=%d splits=%d blocks=%d call=%d bytes=%.0f us_call=%.2f span=%.2f start_last=%.2f "
@@ -2557,8 +2554,8 @@ static void time_decode_clocks(uint64_t *rng)
                            "merge_in=%.2f/%.2f merge_pass=%.2f/%.2f merge_end=%.2f solo=%zu/%.2f pair=%zu/%.2f\n",
                            k.e4m3 ? "e4m3" : "f16", k.v, nkv, k.splits, nb, call, bytes, t[i] * 1e3, span, pct(entry, 1),
                            pct(first, 0), pct(first, 0.5), pct(first, 1), pct(loop, 0), pct(loop, 0.1), pct(loop, 0.5),
-                           pct(loop, 0.9), pct(loop, 1), pct(issue, 0.5), pct(issue, 1), pct(part, 1), pct(min_, 0),
-                           pct(min_, 1), pct(pass, 0), pct(pass, 1), span, solo.size(), pct(solo, 0.5), pair.size(),
+                           pct(loop, 0.9), pct(loop, 1), pct(issue, 0.5), pct(issue, 1), pct(part, 1), pct(m_in, 0),
+                           pct(m_in, 1), pct(pass, 0), pct(pass, 1), span, solo.size(), pct(solo, 0.5), pair.size(),
                            pct(pair, 0.5));
                 }
             }

@@ -128,25 +128,25 @@ __device__ __forceinline__ unsigned long long clk_now()
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-__device__ __forceinline__ void clk_split(int k)
+/* value v into the split block's slot k */
+__device__ __forceinline__ void clk_put(int k, unsigned long long v)
 {
     const unsigned bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    if (bid >= CLK_BLOCKS) return;
-    unsigned long long v;
-    if (k == 5) {
-        unsigned sm;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        v = sm;
-    } else
-        v = clk_now();
-    fs_dec_clk[bid * 8 + k] = v;
+    if (bid < CLK_BLOCKS) fs_dec_clk[bid * 8 + k] = v;
+}
+__device__ __forceinline__ unsigned clk_smid()
+{
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm;
 }
 __device__ __forceinline__ void clk_merge(int k)
 {
     const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
     if (bid < CLK_BLOCKS) fs_dec_mclk[bid * 4 + k] = clk_now();
 }
-#define CLK(k) clk_split(k)
+#define CLK(k) clk_put(k, clk_now())
+#define CLKSM() clk_put(5, clk_smid())
 #define CLKM(k) clk_merge(k)
 
 int fs_cuda_decode_clocks(unsigned long long *split, size_t n_split, unsigned long long *merge, size_t n_merge, int clear)
@@ -167,6 +167,7 @@ int fs_cuda_decode_clocks(unsigned long long *split, size_t n_split, unsigned lo
 }
 #else
 #define CLK(k) ((void)0)
+#define CLKSM() ((void)0)
 #define CLKM(k) ((void)0)
 #endif
 
@@ -220,7 +221,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_tma(decode_params p, cons
     const int nt = j0 < j1 ? (j1 - j0 + DEC9_BK - 1) / DEC9_BK : 0;
 
     if (tid == 0) {
-        if (!PAGED) { CLK(0); CLK(5); }
+        if (!PAGED) { CLK(0); CLKSM(); }
         ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
     }
     __syncthreads();
@@ -858,7 +859,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     const int rows = PAGED && p.page_size < KV8_BK ? p.page_size : KV8_BK;   /* slots a box */
 
     if (tid == 0) {
-        if (!PAGED) { CLK(0); CLK(5); }
+        if (!PAGED) { CLK(0); CLKSM(); }
         ring_init(full, empty, STAGES, 4);   /* one arrival per compute warp */
     }
     __syncthreads();
