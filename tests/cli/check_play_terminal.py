@@ -413,7 +413,7 @@ try:
     tmux("send-keys", "-t", "t", "q")
 
     start("003_06", "--step", "10")
-    s = wait_for(r"step 10 of 0–21")
+    s = wait_for(r" {2,}step 10 of 0–21")   # the footer's own count: the screen drawn to its last line
     fits(s, "What naive attention", "003_06 (claims only) at step 10")
     check("→/Enter next · ←/Bksp back · g/G first/last · q quit" in s and "]/[ tile" not in s and "t mask" not in s,
           "a claims-only lesson's footer offers no keys of tiles, masks or matrices (it runs nothing)", s)
