@@ -392,8 +392,10 @@ START_TEST(test_parse_errors)
                "m needs [row]");
     parse_fail(HEAD HEAD "algo: none\n", 3, 1, "'title' given twice");
     parse_fail(HEAD "algo: none\nexpect expr 1 = 1\n   \n  claim: x\nz: 1\n", 7, 1, "'z:' is not used with algo: none");
-    /* quiz: names the fresh questions of a claims-only lesson; a lesson that runs is quizzed on its run */
-    parse_fail(HEAD "algo: none\nquiz: pagez\n", 4, 7, "unknown quiz 'pagez' (memory, pages, e4m3, ring, stability, kernel)");
+    /* quiz: names the fresh questions of a lesson about claims; a lesson that runs names one only
+     * when it has claims (else it is quizzed on its run) */
+    parse_fail(HEAD "algo: none\nquiz: pagez\n", 4, 7,
+               "unknown quiz 'pagez' (memory, pages, e4m3, ring, stability, kernel, roofline, io)");
     /* pages: and table: (a decode through a paged cache) */
 #define DEC HEAD "algo: decode\nQ: random 1x2\nK: random 5x2\nV: random 5x2\n"
     parse_fail(DEC "table: 1 0\n", 7, 1, "'table:' needs 'pages:'");
@@ -403,7 +405,7 @@ START_TEST(test_parse_errors)
     parse_fail(DEC "pages: 0\n", 7, 8, "out of range");
     parse_fail(HEAD "algo: tiled\nQ: random 2x2\nK: random 2x2\nV: random 2x2\npages: 2\n", 7, 1, "'pages:'");
 #undef DEC
-    parse_fail(HEAD "algo: softmax\nz: 1 2\nquiz: pages\n", 5, 1, "'quiz:' is for claims-only lessons");
+    parse_fail(HEAD "algo: softmax\nz: 1 2\nquiz: pages\n", 5, 1, "'quiz:' on a lesson that runs names the kind of its claims");
 }
 END_TEST
 

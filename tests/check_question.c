@@ -906,6 +906,77 @@ START_TEST(test_mistakes)
 END_TEST
 
 
+/* A lesson that runs and names its claims' kind (quiz:) asks its claims beside the first of its
+ * trace's questions, in the lesson and in its section's quiz: the roofline lesson had asked only
+ * the running maximum and the rescale factors of its small run, never a roofline. */
+START_TEST(test_claims_as_subject)
+{
+    fs_loc_error err;
+    fs_lesson *l;
+    fs_question q[16];
+    /* the roofline lesson: three of its run's questions, then five of its claims, of more than
+     * one form (its claims end with five attainable rates, min(990, I * 3.35), in a row), and a
+     * power of ten read as part of its number (990e12 / 3.35e12 is arithmetic a student can do) */
+    ck_assert_msg(fs_lesson_load("lessons/beyond_02_roofline.lesson", &l, &err), "%s", err.msg);
+    int n = fs_lesson_questions(l, 4, q, 16), claims = 0, mins = 0, tens = 0;
+    for (int i = 0; i < n; i++) {
+        claims += q[i].kind == FS_Q_CLAIM;
+        mins += q[i].kind == FS_Q_CLAIM && strstr(q[i].prompt, "min(990") != NULL;
+        tens += q[i].kind == FS_Q_CLAIM && strstr(q[i].prompt, "e12") != NULL;
+    }
+    ck_assert_msg(n == 8 && claims == 5, "the roofline lesson asks %d questions, %d of them claims", n, claims);
+    ck_assert_msg(q[0].kind != FS_Q_CLAIM && q[2].kind != FS_Q_CLAIM && q[3].kind == FS_Q_CLAIM, "its run's questions first");
+    ck_assert_msg(mins <= 2, "%d of its claim questions are min(990, I * 3.35)", mins);
+    ck_assert_msg(tens >= 1, "no claim with a power of ten asked");
+    fs_lesson_free(l);
+    /* a lesson that runs and names no kind asks its run only */
+    ck_assert_msg(fs_lesson_load("lessons/beyond_03_loop_orders.lesson", &l, &err), "%s", err.msg);
+    n = fs_lesson_questions(l, 4, q, 16);
+    ck_assert(n >= 3);
+    for (int i = 0; i < n; i++) ck_assert_msg(q[i].kind != FS_Q_CLAIM, "beyond_03 asks a claim: %s", q[i].prompt);
+    fs_lesson_free(l);
+
+    /* the section's quiz: the two lessons are asked their subject on fresh sizes, never their
+     * run's softmax, and the answers follow from the prompts */
+    fs_course c;
+    ck_assert_msg(fs_course_load("lessons", &c, &err), "%s", err.msg);
+    const int sec = c.section_of[fs_course_find(&c, "beyond_02_roofline")];
+    ck_assert_int_eq(sec, c.section_of[fs_course_find(&c, "beyond_01_io_complexity")]);
+    const uint64_t seed = fs_test_seed();
+    fs_quiz *a = malloc(sizeof *a);
+    ck_assert(a);
+    int roof = 0, io = 0, forms = 0;
+    for (uint64_t k = 0; k < 40; k++) {
+        ck_assert(fs_quiz_make("lessons", &c, sec, seed + k, a, &err));
+        for (int i = 0; i < a->n; i++) {
+            const bool r = !strcmp(a->lesson[i], "beyond_02_roofline"), o = !strcmp(a->lesson[i], "beyond_01_io_complexity");
+            if (!r && !o) continue;
+            roof += r, io += o;
+            ck_assert_msg(a->q[i].kind == FS_Q_CLAIM, "seed %llu: %s asks a %s question", (unsigned long long)(seed + k),
+                          a->lesson[i], fs_qkind_str(a->q[i].kind));
+            int bq, bk, d;
+            double peak, bw, I;
+            if (sscanf(a->q[i].prompt, "A tile of Bq = %d queries meets Bk = %d keys of head size d = %d", &bq, &bk, &d) == 3) {
+                ck_assert_msg(a->q[i].answer == bq, "%s: %g", a->q[i].prompt, a->q[i].answer);
+                forms |= 1;
+            } else if (sscanf(a->q[i].prompt, "On the roofline of an %*[^(](%lf TFLOP/s of float16 products, %lf TB/s of memory), "
+                              "what rate in TFLOP/s can a kernel that does %lf", &peak, &bw, &I) == 3) {
+                ck_assert_msg(fabs(a->q[i].answer - fmin(peak, I * bw)) < 1e-9, "%s: %g", a->q[i].prompt, a->q[i].answer);
+                forms |= 2;
+            } else if (sscanf(a->q[i].prompt, "A tiled pass moves 2·N·d + 2·N²·d / B numbers to and from HBM (square tiles of "
+                              "B), standard attention 4·N·d + 4·N². At d = %d", &d) == 1) {
+                ck_assert_msg(a->q[i].answer == d / 2, "%s: %g", a->q[i].prompt, a->q[i].answer);
+                forms |= 4;
+            }
+        }
+    }
+    ck_assert_msg(roof >= 4 && io >= 4, "in 40 quizzes the roofline lesson was asked %d times, the IO lesson %d", roof, io);
+    ck_assert_msg(forms == 7, "not every checked form was asked in 40 quizzes (%d)", forms);
+    free(a);
+    fs_course_free(&c);
+}
+END_TEST
+
 /* Every section's quiz: five questions, the same for one seed and new for another, each answer
  * judged right and each question naming a lesson of the section. */
 START_TEST(test_quiz_every_section)
@@ -1128,6 +1199,7 @@ Suite *question_suite(void)
     tcase_add_test(tc, test_random_problems);
     tcase_add_test(tc, test_mistakes);
     tcase_add_test(tc, test_quiz_every_section);
+    tcase_add_test(tc, test_claims_as_subject);
     tcase_add_test(tc, test_quiz_state_file);
     suite_add_tcase(s, tc);
     return s;

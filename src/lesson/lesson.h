@@ -107,12 +107,16 @@ const char *fs_lesson_try_options(const fs_lesson *l);
 const char *fs_lesson_variation(const fs_lesson *l);
 fs_scene fs_lesson_scene(const fs_lesson *l);
 
-/* What a section's quiz asks for a claims-only lesson, on sizes it draws fresh (`quiz:`): the
+/* What a section's quiz asks for a lesson about claims, on sizes it draws fresh (`quiz:`): the
  * memory of S and of a KV cache (the default), a paged cache's pages, an e4m3 rounding, a ring
  * step's transfer against its computation, exp's range and the softmax of large scores, a GPU
- * kernel's division of work (a lane's elements, a threadgroup's bytes, threadgroups, barriers). */
+ * kernel's division of work (a lane's elements, a threadgroup's bytes, threadgroups, barriers),
+ * the roofline (a tile's FLOPs a byte, a ridge, an attainable rate, a decode's least time), the
+ * HBM accesses of standard and tiled attention. A lesson that runs and names one (its claims
+ * are its subject, its run the example) asks its claims beside its trace. */
 typedef enum {
-    FS_QUIZ_MEMORY = 0, FS_QUIZ_PAGES, FS_QUIZ_E4M3, FS_QUIZ_RING, FS_QUIZ_STABILITY, FS_QUIZ_KERNEL, FS_QUIZ_KIND_COUNT
+    FS_QUIZ_MEMORY = 0, FS_QUIZ_PAGES, FS_QUIZ_E4M3, FS_QUIZ_RING, FS_QUIZ_STABILITY, FS_QUIZ_KERNEL, FS_QUIZ_ROOFLINE,
+    FS_QUIZ_IO, FS_QUIZ_KIND_COUNT
 } fs_quiz_kind;
 fs_quiz_kind fs_lesson_quiz_kind(const fs_lesson *l);
 const char *fs_scene_str(fs_scene s);                  /* "softmax", "query", … "claims" */
@@ -429,8 +433,9 @@ const char *fs_qkind_str(fs_qkind k);
  * count); returns how many there are. Lessons with a trace ask at least three where the trace
  * has three moments worth asking, of more than one kind when it has more than one kind of
  * event; claims (those a student can work out by hand: arithmetic, e4m3 rounding, which of two
- * errors is larger) fill up a lesson whose trace asks fewer than three, and make the questions
- * of a claims-only lesson (up to eight). The trace's questions come in step order, then the
+ * errors is larger) fill up a lesson whose trace asks fewer than three, make the questions of a
+ * claims-only lesson (up to eight), and follow the first three of a lesson that runs and names
+ * its claims' kind (quiz:) up to eight. The trace's questions come in step order, then the
  * claims' (step −1: asked on the claims pages, after the last step).
  * digits: the decimals shown (4 as the players). */
 int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max);
@@ -496,7 +501,8 @@ typedef struct {
 /* Five questions on the course's section (0-based) of dir's lessons: each lesson that runs an
  * algorithm is run again on a fresh problem of the same shape drawn from seed (so the answers
  * are new each time), and the questions are taken in turn from its lessons, of as many kinds as
- * they offer; a section of claims only asks the same memory arithmetic on fresh sizes. false
+ * they offer; a lesson about claims (claims-only, or naming their kind on a quiz: line) asks
+ * its kind's arithmetic on fresh sizes. false
  * with err when a lesson does not load or there is no such section. */
 bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err);
 

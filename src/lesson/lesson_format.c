@@ -423,11 +423,14 @@ static bool header_key(parse_t *P, int key, const line_t *lines, int32_t i, int3
         break;
     }
     case K_QUIZ: {
-        static const char *const kinds[FS_QUIZ_KIND_COUNT] = {"memory", "pages", "e4m3", "ring", "stability", "kernel"};
+        static const char *const kinds[FS_QUIZ_KIND_COUNT] = {"memory", "pages", "e4m3", "ring", "stability", "kernel",
+                                                              "roofline", "io"};
         const int q = lookup(v, kinds, FS_QUIZ_KIND_COUNT);
         if (q < 0)
-            return fs_loc_error_set(P->err, P->name, line, col, "unknown quiz '%s' (memory, pages, e4m3, ring, stability, kernel)", v);
+            return fs_loc_error_set(P->err, P->name, line, col,
+                                    "unknown quiz '%s' (memory, pages, e4m3, ring, stability, kernel, roofline, io)", v);
         l->quiz = (fs_quiz_kind)q;
+        l->quiz_named = true;
         break;
     }
     case K_SCENE: {

@@ -19,7 +19,8 @@ typedef struct {
 struct fs_lesson {
     const char *path, *title, *source, *intro;
     fs_scene scene;
-    fs_quiz_kind quiz;        /* quiz: (claims-only lessons): the fresh questions a quiz draws for it */
+    fs_quiz_kind quiz;        /* quiz: the fresh questions a quiz draws for a lesson about claims */
+    bool quiz_named;          /* quiz: was written (on a lesson that runs: its claims are its subject) */
     const char *summary, *keep;     /* summary: and its keep: line (NULL when absent) */
     const char *try_label, *try_options;   /* try: and its play: line (NULL when absent) */
     const char *variation;    /* the play options this copy was loaded with ("" as written) */

@@ -41,9 +41,9 @@ bool lp_build_and_run(parse_t *P)
         if (!P->scene_set) l->scene = FS_SCENE_CLAIMS;
         return true;
     }
-    if (P->seen[K_QUIZ])   /* a lesson that runs is quizzed on its run */
-        return fs_loc_error_set(err, P->name, P->key_line[K_QUIZ], 1, "'quiz:' is for claims-only lessons (algo: none); a "
-                                "lesson that runs an algorithm is quizzed on fresh runs of it");
+    if (P->seen[K_QUIZ] && P->n_ex == 0 && !P->variation)   /* quiz: on a lesson that runs: its claims are its subject */
+        return fs_loc_error_set(err, P->name, P->key_line[K_QUIZ], 1, "'quiz:' on a lesson that runs names the kind of its "
+                                "claims, and this lesson has no 'expect' lines; without it, it is quizzed on fresh runs of itself");
     fs_run *r = &l->run;
     *r = fs_run_make((fs_algo)P->algo);
     if (P->algo == FS_ALGO_SOFTMAX) {

@@ -1544,8 +1544,11 @@ bool fs_run_question_at(const fs_run *run, const fs_trace *t, int64_t step, fs_q
 static bool by_hand(const char *x)
 {
     static const char *const words[] = {"exp", "exp2", "log", "log2", "sqrt", "min", "max", "abs", "pi", "e", "inf", "e4m3"};
-    while (*x) {
-        if (isalpha((unsigned char)*x) || *x == '_') {
+    for (const char *start = x; *x;) {
+        if ((*x == 'e' || *x == 'E') && x > start && (isdigit((unsigned char)x[-1]) || x[-1] == '.') &&
+            (isdigit((unsigned char)x[1]) || ((x[1] == '-' || x[1] == '+') && isdigit((unsigned char)x[2])))) {
+            x += 1 + !isdigit((unsigned char)x[1]);   /* a power of ten (312e12, 2.0e-3): part of its number */
+        } else if (isalpha((unsigned char)*x) || *x == '_') {
             const char *w = x;
             while (isalnum((unsigned char)*x) || *x == '_') x++;
             bool ok = false;
@@ -1783,31 +1786,80 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
     return true;
 }
 
+/* A claim's arithmetic with its numbers left out ("min(#, # * #)"), into buf (n bytes). */
+static void expr_form(const char *x, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (const char *s = x; *s && o + 2 < n;) {
+        if (isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))) {
+            while (isdigit((unsigned char)*s) || *s == '.' ||
+                   ((*s == 'e' || *s == 'E') && (isdigit((unsigned char)s[1]) || s[1] == '-' || s[1] == '+')))
+                s += (*s == 'e' || *s == 'E') && !isdigit((unsigned char)s[1]) ? 2 : 1;
+            buf[o++] = '#';
+        } else if (*s != ' ') {
+            buf[o++] = *s++;
+        } else {
+            s++;
+        }
+    }
+    buf[o] = 0;
+}
+
+/* Whether one of the n questions in got asks a claim of the same form as c (both claims of l). */
+static bool form_asked(const fs_lesson *l, const fs_question *got, int n, const fs_question *c)
+{
+    if (c->check < 0) return false;
+    char fc[256], fg[256];
+    expr_form(l->checks[c->check].target + 5, fc, sizeof fc);
+    for (int i = 0; i < n; i++) {
+        if (got[i].check < 0 || got[i].kind != c->kind) continue;
+        expr_form(l->checks[got[i].check].target + 5, fg, sizeof fg);
+        if (!strcmp(fc, fg)) return true;
+    }
+    return false;
+}
+
 int fs_lesson_questions(const fs_lesson *l, int digits, fs_question *q, int max)
 {
-    fs_question got[MAX_PER_CLAIMS];
+    fs_question got[MAX_PER_TRACE > MAX_PER_CLAIMS ? MAX_PER_TRACE : MAX_PER_CLAIMS];
     int n = 0;
-    if (l->has_run && l->tr.n > 0) {
+    const bool runs = l->has_run && l->tr.n > 0;
+    const bool subject = l->quiz_named && l->n_checks > 0;   /* its claims are its subject (not in a variation: none) */
+    if (runs) {
         ctx c;
         ctx_init(&c, l, &l->run, &l->tr, digits);
         n = trace_questions(&c, got, MAX_PER_TRACE);
-        if (n >= MIN_PER_TRACE) {
+        if (n >= MIN_PER_TRACE && !subject) {
             for (int i = 0; i < n && i < max; i++) q[i] = got[i];
             return n;
         }
+        if (subject && n > MIN_PER_TRACE) n = MIN_PER_TRACE;   /* the run's first few, then the claims */
     }
-    /* claims: a claims-only lesson's (up to eight), or enough to make three; where the lesson has
-     * more claims a student can work out than that, they are taken evenly from its whole list
-     * (the middle of each of `slots` equal stretches), not its first few, so that the questions
-     * cover its sections rather than repeat its first table's arithmetic */
-    const int want = l->has_run && l->tr.n > 0 ? MIN_PER_TRACE : MAX_PER_CLAIMS;
+    /* claims: a claims-only lesson's (up to eight), enough to make three, or, where a lesson that
+     * runs names its claims' kind (quiz:), enough to fill eight; where the lesson has more claims
+     * a student can work out than that, they are taken evenly from its whole list (the middle of
+     * each of `slots` equal stretches), not its first few, so that the questions cover its
+     * sections rather than repeat its first table's arithmetic */
+    const int want = !runs || subject ? MAX_PER_CLAIMS : MIN_PER_TRACE;
     const int slots = want - n;
     fs_question *all = slots > 0 && l->n_checks > 0 ? malloc((size_t)l->n_checks * sizeof *all) : NULL;
     int n_ok = 0;
     for (int i = 0; all && i < l->n_checks; i++)
         if (ask_claim(l, i, digits, &all[n_ok])) tidy(&all[n_ok++]);
-    for (int k = 0; k < slots && k < n_ok; k++)
-        got[n++] = all[n_ok <= slots ? k : (int)(((2 * (long)k + 1) * n_ok) / (2 * slots))];
+    for (int k = 0; k < slots && k < n_ok; k++) {
+        if (n_ok <= slots) { got[n++] = all[k]; continue; }
+        /* the middle of stretch k, or the claim nearest to it whose arithmetic has a form not
+         * asked yet (four "min(990, I * 3.35)" in a row teach one thing four times) */
+        const int lo = (int)((long)k * n_ok / slots), hi = (int)((long)(k + 1) * n_ok / slots);
+        const int mid = (int)(((2 * (long)k + 1) * n_ok) / (2 * slots));
+        int pick = mid;
+        for (int dist = 0; dist < hi - lo; dist++) {
+            const int a = mid - dist, b = mid + dist;
+            if (a >= lo && !form_asked(l, got, n, &all[a])) { pick = a; break; }
+            if (b < hi && !form_asked(l, got, n, &all[b])) { pick = b; break; }
+        }
+        got[n++] = all[pick];
+    }
     free(all);
     for (int i = 0; i < n && i < max; i++) q[i] = got[i];
     return n;

@@ -231,6 +231,11 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
     return n;
 }
 
+/* GPUs by their datasheets' dense float16 matrix rate and memory bandwidth (the roofline's two
+ * numbers); each takes "an" ("an A100"). */
+static const struct { const char *name; double tflops, tbs; } gpu[] = {
+    {"A100", 312, 2.0}, {"H100 SXM", 989, 3.35}, {"H200", 989, 4.8}, {"RTX 4090", 165, 1.0}};
+
 /* A claim question with a numeric answer: the fields every fresh claim shares. */
 static void claim_blank(fs_question *q)
 {
@@ -286,11 +291,9 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
         break;
     }
     default: {   /* the ridge point: FLOPs a byte where a kernel stops being memory-bound */
-        static const struct { const char *name; double tflops, tbs; } gpu[] = {
-            {"An A100", 312, 2.0}, {"An H100 SXM", 989, 3.35}, {"An H200", 989, 4.8}, {"An RTX 4090", 165, 1.0}};
         const int i = (int)(next(seed) % 4);
         const double r = gpu[i].tflops / gpu[i].tbs;
-        snprintf(q->prompt, sizeof q->prompt, "%s does %g TFLOP/s of dense float16 matrix products and reads %g TB/s from "
+        snprintf(q->prompt, sizeof q->prompt, "An %s does %g TFLOP/s of dense float16 matrix products and reads %g TB/s from "
                  "its memory (its datasheet's figures). How many FLOPs must a kernel do for each byte it reads to be limited by arithmetic rather than "
                  "by memory (the roofline's ridge point)?", gpu[i].name, gpu[i].tflops, gpu[i].tbs);
         q->answer = r;
@@ -527,6 +530,120 @@ static void kernel_question(uint64_t *seed, int which, fs_question *q)
     if (which % 4 != 3) q->digits = 0;   /* a count, an index or bytes: exact */
 }
 
+/* Fresh questions on the roofline (beyond_02): a tile's FLOPs a byte, the smallest tile height
+ * that reaches a GPU's ridge, the rate a kernel of given intensity can reach, and a decode step's
+ * least time. */
+static void roofline_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    const int i = (int)(next(seed) % 4);
+    const double peak = gpu[i].tflops, bw = gpu[i].tbs, ridge = peak / bw;
+    const char *name = gpu[i].name;
+    switch (which % 4) {
+    case 0: {   /* a tile's intensity: Bq, whatever Bk and d */
+        static const int bqs[] = {16, 32, 64, 128, 192, 256}, bks[] = {32, 64, 128}, ds[] = {64, 128, 256};
+        const int bq = bqs[next(seed) % 6], bk = bks[next(seed) % 3], d = ds[next(seed) % 3];
+        snprintf(q->prompt, sizeof q->prompt, "A tile of Bq = %d queries meets Bk = %d keys of head size d = %d: S = Q Kᵀ and P V "
+                 "do 4·Bq·Bk·d FLOPs, and the kernel loads the K and V tiles (2·Bk·d numbers, float16: 2 bytes each) from "
+                 "HBM, while the Q tile stays on chip. How many FLOPs does the tile do for each byte it loads?", bq, bk, d);
+        q->answer = bq;
+        snprintf(q->why, sizeof q->why, "4 × %d × %d × %d = %.0f FLOPs over 2 × %d × %d × 2 = %d bytes = %d: every number of K "
+                 "and V is used by all Bq queries, one multiply-add (2 FLOPs, 2 bytes) each, so Bk and d cancel.", bq, bk, d,
+                 4.0 * bq * bk * d, bk, d, 4 * bk * d, bq);
+        q->digits = 0;
+        break;
+    }
+    case 1: {   /* the smallest tile height at the ridge */
+        snprintf(q->prompt, sizeof q->prompt, "An %s does %g TFLOP/s of dense float16 matrix products and reads %g TB/s. A "
+                 "FlashAttention tile does Bq FLOPs for each byte of K and V it loads (Bq: its number of queries). What is "
+                 "the smallest whole Bq at which the tile is no longer limited by memory?", name, peak, bw);
+        q->answer = ceil(ridge);
+        snprintf(q->why, sizeof q->why, "The ridge is %g × 10^12 / (%g × 10^12) = %.6g FLOPs a byte, so Bq ≥ %.0f; on a real "
+                 "GPU the L2 cache serves K and V to tiles that run at once, so kernels do better than this model.", peak, bw,
+                 ridge, ceil(ridge));
+        q->digits = 0;
+        break;
+    }
+    case 2: {   /* the attainable rate: min(peak, I × bandwidth) */
+        static const double is[] = {0.625, 1, 4, 32, 64, 128, 256, 512, 2048};
+        const double I = is[next(seed) % 9], r = fmin(peak, I * bw);
+        snprintf(q->prompt, sizeof q->prompt, "On the roofline of an %s (%g TFLOP/s of float16 products, %g TB/s of memory), "
+                 "what rate in TFLOP/s can a kernel that does %g FLOPs for each byte it moves reach at most?", name, peak,
+                 bw, I);
+        q->answer = r;
+        snprintf(q->why, sizeof q->why, "min(%g, %g × %g) = %.8g TFLOP/s: %s", peak, I, bw, r,
+                 I * bw < peak ? "below the ridge the bytes set the pace (memory-bound)."
+                               : "past the ridge the arithmetic does (compute-bound).");
+        break;
+    }
+    default: {   /* a decode step over a KV cache: its least time */
+        static const int ns[] = {4096, 8192, 32768, 131072};
+        static const int hs[] = {8, 32};
+        const int n = ns[next(seed) % 4], h = hs[next(seed) % 2], g = 4, d = 128;
+        const double bytes = 2.0 * n * h * d * 2, flops = 4.0 * n * d * h * g;
+        const double t = fmax(bytes / (bw * 1e12), flops / (peak * 1e12)) * 1e6;
+        snprintf(q->prompt, sizeof q->prompt, "Decoding one token on an %s (%g TB/s, %g TFLOP/s) reads a float16 KV cache of n = %d "
+                 "positions, %d KV heads, d = %d (K and V: 2·n·heads·d numbers of 2 bytes) and does 4·n·d FLOPs for each of "
+                 "its %d query heads (%d per KV head). At least how many µs does the step take?", name, bw, peak, n, h, d,
+                 g * h, g);
+        q->answer = t;
+        snprintf(q->why, sizeof q->why, "%.0f bytes / %g TB/s = %.6g µs, against %.0f FLOPs / %g TFLOP/s = %.3g µs: %.8g µs, "
+                 "set by memory: %g FLOPs a byte, far below the ridge of %.3g.", bytes, bw, bytes / (bw * 1e6), flops, peak,
+                 flops / (peak * 1e6), t, flops / bytes, ridge);
+        break;
+    }
+    }
+}
+
+/* Fresh questions on the HBM accesses of standard and tiled attention (beyond_01's model, counted
+ * in numbers: Q read and O written once, K and V once for every Q tile; standard attention also
+ * writes and reads S and P): either count, their ratio, and the tile where they meet. */
+static void io_question(uint64_t *seed, int which, fs_question *q)
+{
+    claim_blank(q);
+    static const int ns[] = {1024, 2048, 4096, 8192, 16384};
+    static const int ds[] = {64, 128}, bs[] = {16, 32, 64, 128};
+    const int n = ns[next(seed) % 5], d = ds[next(seed) % 2], B = bs[next(seed) % 4];
+    const double N = n, tiled = 2 * N * d + 2 * N * N * d / B, standard = 4 * N * d + 4 * N * N;
+    switch (which % 4) {
+    case 0:
+        snprintf(q->prompt, sizeof q->prompt, "A tiled forward pass (one head, no mask) reads Q and writes O once (N·d numbers "
+                 "each) and loads all of K and V (N·d each) once for every Q tile of Bq rows. With N = %d, d = %d and Bq = %d, "
+                 "how many million numbers does it move to and from HBM?", n, d, B);
+        q->answer = tiled / 1e6;
+        snprintf(q->why, sizeof q->why, "2·N·d + 2·N²·d / Bq = %.0f + %.0f = %.0f numbers, %.8g million: the K and V term "
+                 "shrinks as the Q tile grows, which is the whole point of a tall tile.", 2 * N * d, 2 * N * N * d / B, tiled,
+                 tiled / 1e6);
+        break;
+    case 1:
+        snprintf(q->prompt, sizeof q->prompt, "Standard attention (one head) reads Q, K and V and writes O (N·d numbers each), "
+                 "and writes S, reads it, writes P and reads it (N² numbers each time). With N = %d and d = %d, how many "
+                 "million numbers does it move to and from HBM?", n, d);
+        q->answer = standard / 1e6;
+        snprintf(q->why, sizeof q->why, "4·N·d + 4·N² = %.0f + %.0f = %.0f numbers, %.8g million: the N² term wins once N "
+                 "passes d, and it is the one FlashAttention removes.", 4 * N * d, 4 * N * N, standard, standard / 1e6);
+        break;
+    case 2:
+        snprintf(q->prompt, sizeof q->prompt, "Counted in numbers moved to and from HBM, a tiled pass moves 2·N·d + 2·N²·d / B "
+                 "(square tiles of B) and standard attention 4·N·d + 4·N². With N = %d, d = %d and B = %d, what is tiled over "
+                 "standard?", n, d, B);
+        q->answer = tiled / standard;
+        snprintf(q->why, sizeof q->why, "%.0f / %.0f = %.8g: about d / (2·B) = %.4g at large N, so tiles of B > d / 2 move less "
+                 "than standard attention%s.", tiled, standard, tiled / standard, d / (2.0 * B),
+                 B > d / 2 ? ", as here" : B == d / 2 ? " (here they meet)" : ", and these move more");
+        break;
+    default:
+        snprintf(q->prompt, sizeof q->prompt, "A tiled pass moves 2·N·d + 2·N²·d / B numbers to and from HBM (square tiles of "
+                 "B), standard attention 4·N·d + 4·N². At d = %d and large N, for which tile size B do the two move the same "
+                 "(the crossover)?", d);
+        q->answer = d / 2;
+        snprintf(q->why, sizeof q->why, "The N² terms meet where 2·d / B = 4: B = d / 2 = %d. Larger tiles move less than "
+                 "standard attention; counted in bytes (float16 Q, K, V, O; float32 S and P) the crossover falls to d / 4.", d / 2);
+        q->digits = 0;
+        break;
+    }
+}
+
 /* One fresh claim question of a claims-only lesson's kind. */
 static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_question *q)
 {
@@ -536,6 +653,8 @@ static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_ques
     case FS_QUIZ_RING: ring_question(seed, which, q); break;
     case FS_QUIZ_STABILITY: stability_question(seed, which, q); break;
     case FS_QUIZ_KERNEL: kernel_question(seed, which, q); break;
+    case FS_QUIZ_ROOFLINE: roofline_question(seed, which, q); break;
+    case FS_QUIZ_IO: io_question(seed, which, q); break;
     default: memory_question(seed, which, q); break;
     }
 }
@@ -604,9 +723,10 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         fs_lesson *l;
         if (!fs_lesson_load(path, &l, err)) { ok = false; break; }
         names[k] = c->names[i];
-        count[k] = fresh_questions(l, &s, pool[k], LESSON_MAX);
+        /* a lesson that runs but names its claims' kind (quiz:) is asked its claims, not its run */
+        count[k] = l->quiz_named && l->has_run ? 0 : fresh_questions(l, &s, pool[k], LESSON_MAX);
         n_runs += count[k] > 0;
-        if (!l->has_run) {
+        if (!l->has_run || l->quiz_named) {
             claim_names[n_claims] = c->names[i];
             claim_kind[n_claims++] = fs_lesson_quiz_kind(l);
         }
@@ -659,8 +779,9 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
          * fewer than their share */
         int turn[FS_QUIZ_KIND_COUNT];   /* each kind's forms in turn, from one the seed draws */
         for (int x = 0; x < FS_QUIZ_KIND_COUNT; x++) turn[x] = (int)(next(&s) % 12);
+        const int first = n_claims ? (int)(next(&s) % (uint64_t)n_claims) : 0;   /* not always the section's first few */
         for (int w = 0; quiz->n < FS_QUIZ_QUESTIONS; w++) {
-            const int j = n_claims ? w % n_claims : 0;
+            const int j = n_claims ? (first + w) % n_claims : 0;
             const fs_quiz_kind kind = n_claims ? claim_kind[j] : FS_QUIZ_MEMORY;
             /* drawn again (up to 8 times) where an earlier question gives its answer away or it
              * gives one of theirs */
