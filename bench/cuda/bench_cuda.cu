@@ -2,7 +2,7 @@
  *
  *   bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]
  *              [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|decode_splits|
- *                      decode_clocks|decode_offsets]
+ *                      decode_clocks|decode_offsets|decode_strides]
  *              [--from VERSION] (no option: --check --time)
  *   bench_cuda --hash
  *   --quick: fewer shapes; --tiny: per dtype, every prefill version on three shapes, every decode
@@ -42,6 +42,7 @@
  *   --only decode_clocks (a build with FS_DECODE_CLOCKS): the same two, one call at a time taken
  *   apart by the clocks their blocks stamp (time_decode_clocks says what each line holds).
  *   --only decode_offsets: the same two with V moved a few KiB against K (time_decode_offsets).
+ *   --only decode_strides: the same two at 32768 keys and a few tiles off it (time_decode_strides).
  *   --only fp8 also narrows --check (and --tiny) to the e4m3 checks, --only decode_fp8 to the
  *   e4m3-cache decode checks; nothing else narrows --check. With --time, --quick times the
  *   decode over an e4m3 cache at 32768 keys alone (one shape a page size, not two).
@@ -2424,6 +2425,39 @@ static void time_decode_batches(uint64_t *rng)
         }
 }
 
+/* --only decode_strides: where the blocks' streams start. At B = 8 × 32768 keys every stream a
+ * block reads (its split of a head's K, and of V) starts a multiple of 1 MiB (e4m3) or 2 MiB
+ * (float16) into its cache, and the heads lie 4 MiB (8 MiB) apart, so 512 streams walk addresses
+ * that agree in their low 20 bits. If the memory's channels are picked by low bits that line up,
+ * the streams would queue on the same channels at once, the narrower e4m3 ones more often. The
+ * same two decodes (versions 15 and 11 through their graphs) at 32768 keys and at lengths a few
+ * 64-key tiles off it (every split start and head stride then off the power of two), interleaved
+ * per length (5 rounds of 20 calls); read their TB/s against each other. */
+static void time_decode_strides(uint64_t *rng)
+{
+    time_copy();
+    const int B = 8, Hq = 32, Hkv = 8, d = 128;
+    static const int lens[] = {32768, 32768 + 64, 32768 + 320, 32768 + 1088, 32768 - 64, 32768};
+    for (int nkv : lens) {
+        const size_t nK = (size_t)B * Hkv * nkv * d;
+        decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+        const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+        wave_kern ks[2];
+        if (wave_pair_make(c, m, ks, "decode_strides")) {
+            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
+            for (int i = 0; i < 2; i++) {
+                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2);
+                printf("RESULT decode_stride cache=%s v=%d B=%d nkv=%d splits=%d head_stride=%zu us=%.2f tbps=%.3f\n",
+                       ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, nkv, ks[i].splits, (size_t)nkv * d * (ks[i].e4m3 ? 1 : 2),
+                       t[i] * 1e3, bytes / (t[i] * 1e-3) / 1e12);
+            }
+            fflush(stdout);
+        }
+        wave_pair_free(ks);
+        decode_caches_free(m);
+    }
+}
+
 /* --only decode_offsets: where V lies against K. The e4m3 ring streams more slowly than the
  * float16 ring (85 % of the copy alone against 97 %, 2026-11-29-h200-decode-rows), with the same
  * boxes and bytes in flight. Each block reads K and V at the same offset into two allocations of
@@ -3013,7 +3047,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_cuda [--check] [--time] [--quick] [--tiny] [--profile] [--seed N]\n"
                             "                  [--profile-shape B,N,H,d [--only backward] [--from VERSION]]\n"
                             "                  [--only prefill|backward|decode|fp8|decode_fp8|decode_paged|decode_size|\n"
-                            "                   decode_splits|decode_clocks|decode_offsets] [--from VERSION]\n"
+                            "                   decode_splits|decode_clocks|decode_offsets|decode_strides] [--from VERSION]\n"
                             "                  [--to VERSION] (prefill, backward timing) [--reps N] (prefill timing)\n"
                             "       bench_cuda --hash   (one line per fixed problem and version: FNV-1a of the\n"
                             "                            output bytes, to diff two builds; no checks, no timings)\n");
@@ -3022,10 +3056,10 @@ int main(int argc, char **argv)
     }
     if ((only && strcmp(only, "prefill") && strcmp(only, "backward") && strcmp(only, "decode") && strcmp(only, "fp8") &&
          strcmp(only, "decode_fp8") && strcmp(only, "decode_paged") && strcmp(only, "decode_size") && strcmp(only, "decode_splits") &&
-         strcmp(only, "decode_clocks") && strcmp(only, "decode_offsets")) ||
+         strcmp(only, "decode_clocks") && strcmp(only, "decode_offsets") && strcmp(only, "decode_strides")) ||
         from < 1 || to < from || reps < 1 || reps > 100000) {
         fprintf(stderr, "bench_cuda: --only takes prefill, backward, decode, fp8, decode_fp8, decode_paged, decode_size, decode_splits, "
-                        "decode_clocks or decode_offsets; --from a version "
+                        "decode_clocks, decode_offsets or decode_strides; --from a version "
                         ">= 1, --to one >= --from; --reps 1 to 100000\n");
         return 2;
     }
@@ -3082,6 +3116,10 @@ int main(int argc, char **argv)
     }
     if (timing && only && !strcmp(only, "decode_offsets")) {
         time_decode_offsets(&rng);
+        return g_fail ? 1 : 0;
+    }
+    if (timing && only && !strcmp(only, "decode_strides")) {
+        time_decode_strides(&rng);
         return g_fail ? 1 : 0;
     }
     if (timing && only && !strcmp(only, "decode_clocks")) {
