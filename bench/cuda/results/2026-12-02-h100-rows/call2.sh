@@ -9,7 +9,8 @@ B=/tmp/bc; gunzip -c build/carry/bench_cuda.gz > $B; chmod +x $B
 t() { echo "== $* ($(date -u +%T))" >> $O/steps-call2.txt; }
 t time-backward; timeout 150 $B --time --only backward --from 12 --to 13 > $O/time-backward.log 2>&1; echo "rc=$?" >> $O/steps-call2.txt
 t sdpa-backward; timeout 90 python3 bench/cuda/sdpa_bench.py --only backward > $O/sdpa-backward.log 2>&1; echo "rc=$?" >> $O/steps-call2.txt
-t time-fp8-decode; timeout 200 $B --time --quick --only decode_fp8 > $O/time-decode-fp8.log 2>&1; echo "rc=$?" >> $O/steps-call2.txt
+t time-fp8-decode; timeout 170 $B --time --quick --only decode_fp8 > $O/time-decode-fp8.log 2>&1; echo "rc=$?" >> $O/steps-call2.txt
+t time-paged; timeout 100 $B --time --only decode_paged > $O/time-decode-paged.log 2>&1; echo "rc=$?" >> $O/steps-call2.txt
 t done
 cat $O/steps-call2.txt
 python3 bench/cuda/summary.py $O/time-backward.log $O/sdpa-backward.log 2>&1 | head -24
