@@ -337,7 +337,7 @@ PREFILL_CASES = [  # (label, dtype, d, causal, N, B, H)
 README_PREFILL = {0, 1}
 
 
-CUDA_GPUS = ("H200", "H100")   # the tables' rows of each case, in this order
+LENT_GPUS = ("H200", "H100")   # the CUDA and WebGPU float16 tables: a row of each case on each, in this order
 
 
 def cuda_pick(shape, kind, peer_kind, gpu=None):
@@ -373,7 +373,7 @@ def gen_cuda_prefill(prefix, full=False, kind="prefill", peer_kind="sdpa"):
             continue
         if kind == "backward" and d == "64" and n == "1024":
             continue
-        for g in CUDA_GPUS:
+        for g in LENT_GPUS:
             pick = cuda_pick({"dtype": dt, "d": d, "causal": causal, "N": n, "B": b, "H": h},
                              kind, peer_kind, g)
             if not pick:
@@ -421,7 +421,7 @@ def decode_bytes(nkv, b):
 def gen_cuda_decode(prefix):
     rows = []
     for nkv, b in (("32768", "8"), ("65536", "4")):
-        for g in CUDA_GPUS:
+        for g in LENT_GPUS:
             pick = cuda_decode_pick(nkv, b, g)
             if not pick:
                 continue
@@ -608,12 +608,13 @@ def gen_webgpu(prefix, full=False):
                   "ONNX Runtime Web", "GPU, run"], rows)
 
 
-def webgpu_f16_pick(n, d, causal):
-    """The newest WebGPU run that timed our float16 prefill (versions 6 and up, storage f16) and
-    PyTorch's float16 SDPA at one case: (folder, ours.json, our f16 rows, our f32 rows, sdpa.json)."""
+def webgpu_f16_pick(n, d, causal, gpu=None):
+    """The newest WebGPU run (on that gpu, "H100" or "H200", when given) that timed our float16
+    prefill (versions 6 and up, storage f16) and PyTorch's float16 SDPA at one case: (folder,
+    ours.json, our f16 rows, our f32 rows, sdpa.json)."""
     def find(f):
         ours, sd = webgpu_load(f, "ours.json"), webgpu_load(f, "sdpa.json")
-        if not ours or not sd:
+        if not ours or not sd or (gpu and webgpu_gpu(ours) != gpu):
             return None
         case = [r for r in ours["rows"] if r.get("kind") == "prefill" and r.get("n_kv") == n
                 and r.get("d") == d and r.get("causal") == causal and "ms" in r]
@@ -633,8 +634,8 @@ def gen_webgpu_f16(prefix, full=False):
     if not full:
         cases = [(4096, 128, False)]
     rows = []
-    for n, d, causal in cases:
-        pick = webgpu_f16_pick(n, d, causal)
+    for n, d, causal, g in [c + (g,) for c in cases for g in LENT_GPUS]:
+        pick = webgpu_f16_pick(n, d, causal, g)
         if not pick:
             continue
         f, ours, f16, f32, sd = pick
@@ -1223,10 +1224,11 @@ def gen_webgpu_f16_lead(prefix):
     gpus = sorted({r[6].split(",")[0] for r in rows})
     return ("**WebGPU in float16 on %s**, on the matrix units through WGSL's subgroup matrices (Dawn's\n"
             "`vulkan_enable_f16_on_nvidia`), with the bounds checks every browser keeps: %s× the speed of\n"
-            "PyTorch's FlashAttention-2 backend over the run's eight shapes ([benchmarks.md](%sdocs/benchmarks.md)), "
+            "PyTorch's FlashAttention-2 backend over %s eight shapes ([benchmarks.md](%sdocs/benchmarks.md)), "
             "%s× our\nfloat32 kernel ([webgpu.md](%sdocs/webgpu.md#prefill-version-20-the-causal-diagonal-with-one-comparison)):\n"
             % ("the " + " and the ".join(gpus),
-               span([float(r[1].rstrip("×")) for r in rows], 2), prefix,
+               span([float(r[1].rstrip("×")) for r in rows], 2), "each run's" if len(gpus) > 1 else "the run's",
+               prefix,
                span([float(r[3].split("×")[0]) for r in rows], 1), prefix))
 
 
@@ -1419,6 +1421,9 @@ FIGURES = [
 R = CPU_RES + "2026-11-27-"  # short prefixes for the run folders named below
 G = CUDA_RES + "2026-11-2"
 CITED = [  # (phrase as on the page, the runs whose files state its numbers)
+    ("the one-dispatch decode (version 10) reads 97.6 % of the copy probe at 128k keys and 79.3 % at "
+     "32k, with float16 storage 92.4 % and 68.2 % counting its bytes; the paged version 11 92.7 % at "
+     "32k in float32 and 82.0 % in float16", [WEB_RES + "2026-12-02-h100-full"]),
     ("reads 2.97 TB/s a call, the rate of the 2.98 TB/s copy in the same call",
      [CUDA_RES + "2026-12-02-h100-rows"]),
     ("decode with pages of 16 0.979–0.983 of contiguous, with pages of 256 0.990–1.002",
