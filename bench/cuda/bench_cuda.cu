@@ -2400,29 +2400,35 @@ static void time_decode_splits(uint64_t *rng)
  * split, 264) or leave 8 empty (B = 8 and 16: 256), at 32768 and 131072 keys. If the 8 empty
  * slots cost the one-wave kernels their share of the memory's rate, the full batches read faster
  * per byte. */
-static void time_decode_batches(uint64_t *rng)
+/* The float16 (15) and e4m3-cache (11) decodes through their graphs at B × nkv keys (GQA 32/8,
+ * d = 128) on fresh caches, interleaved (time_plans); each one's line made by line(kernel, µs,
+ * the bytes it read: K and V, and the e4m3 cache's descales). */
+template <typename LINE> static void time_wave_pair(uint64_t *rng, int B, int nkv, const char *what, LINE line)
 {
     const int Hq = 32, Hkv = 8, d = 128;
+    const size_t nK = (size_t)B * Hkv * nkv * d;
+    decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
+    const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
+    wave_kern ks[2];
+    if (wave_pair_make(c, m, ks, what)) {
+        const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
+        for (int i = 0; i < 2; i++)
+            line(ks[i], t[i] * 1e3, 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0));
+        fflush(stdout);
+    }
+    wave_pair_free(ks);
+    decode_caches_free(m);
+}
+
+static void time_decode_batches(uint64_t *rng)
+{
     static const int batches[] = {8, 11, 16, 33};
     for (int nkv = 32768; nkv <= 131072; nkv *= 4)
-        for (int B : batches) {
-            const size_t nK = (size_t)B * Hkv * nkv * d;
-            decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
-            const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
-            wave_kern ks[2];
-            if (wave_pair_make(c, m, ks, "decode_splits")) {
-                const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
-                for (int i = 0; i < 2; i++) {
-                    const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2) + (ks[i].e4m3 ? 8.0 * B * Hkv : 0);
-                    printf("RESULT decode_batch cache=%s v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d splits=%d blocks=%d us=%.2f tbps=%.3f\n",
-                           ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, Hq, Hkv, d, nkv, ks[i].splits, B * Hkv * ks[i].splits,
-                           t[i] * 1e3, bytes / (t[i] * 1e-3) / 1e12);
-                }
-                fflush(stdout);
-            }
-            wave_pair_free(ks);
-            decode_caches_free(m);
-        }
+        for (int B : batches)
+            time_wave_pair(rng, B, nkv, "decode_splits", [&](const wave_kern &k, double us, double bytes) {
+                printf("RESULT decode_batch cache=%s v=%d B=%d Hq=32 Hkv=8 d=128 nkv=%d splits=%d blocks=%d us=%.2f tbps=%.3f\n",
+                       k.e4m3 ? "e4m3" : "f16", k.v, B, nkv, k.splits, B * 8 * k.splits, us, bytes / (us * 1e-6) / 1e12);
+            });
 }
 
 /* --only decode_strides: where the blocks' streams start. At B = 8 × 32768 keys every stream a
@@ -2436,26 +2442,13 @@ static void time_decode_batches(uint64_t *rng)
 static void time_decode_strides(uint64_t *rng)
 {
     time_copy();
-    const int B = 8, Hq = 32, Hkv = 8, d = 128;
     static const int lens[] = {32768, 32768 + 64, 32768 + 320, 32768 + 1088, 32768 - 64, 32768};
-    for (int nkv : lens) {
-        const size_t nK = (size_t)B * Hkv * nkv * d;
-        decode_caches m = decode_caches_make(rng, B, Hq, Hkv, nkv, d);
-        const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
-        wave_kern ks[2];
-        if (wave_pair_make(c, m, ks, "decode_strides")) {
-            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan}, m.dQ, m.dO);
-            for (int i = 0; i < 2; i++) {
-                const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2);
-                printf("RESULT decode_stride cache=%s v=%d B=%d nkv=%d splits=%d head_stride=%zu us=%.2f tbps=%.3f\n",
-                       ks[i].e4m3 ? "e4m3" : "f16", ks[i].v, B, nkv, ks[i].splits, (size_t)nkv * d * (ks[i].e4m3 ? 1 : 2),
-                       t[i] * 1e3, bytes / (t[i] * 1e-3) / 1e12);
-            }
-            fflush(stdout);
-        }
-        wave_pair_free(ks);
-        decode_caches_free(m);
-    }
+    for (int nkv : lens)
+        time_wave_pair(rng, 8, nkv, "decode_strides", [&](const wave_kern &k, double us, double bytes) {
+            printf("RESULT decode_stride cache=%s v=%d B=8 nkv=%d splits=%d head_stride=%zu us=%.2f tbps=%.3f\n",
+                   k.e4m3 ? "e4m3" : "f16", k.v, nkv, k.splits, (size_t)nkv * 128 * (k.e4m3 ? 1 : 2), us,
+                   bytes / (us * 1e-6) / 1e12);
+        });
 }
 
 /* --only decode_offsets: where V lies against K. The e4m3 ring streams more slowly than the

@@ -644,7 +644,7 @@ static void io_question(uint64_t *seed, int which, fs_question *q)
     }
 }
 
-/* One fresh claim question of a claims-only lesson's kind. */
+/* One fresh claim question of the kind a lesson about claims names (quiz:). */
 static void claim_question(fs_quiz_kind kind, uint64_t *seed, int which, fs_question *q)
 {
     switch (kind) {
