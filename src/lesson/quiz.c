@@ -162,15 +162,19 @@ static bool draw_fresh(const fs_lesson *l, uint64_t *seed, fs_run *r, double *me
      * at once, the pairs a mask skips, a pair's class) is not the same in every quiz: each of Bq
      * and Bk the lesson's, half of it or twice it, kept to at least two tiles where the lesson has
      * two (not a pitfall's, dropout's or a low-precision run's, whose lessons' blocks are their
-     * point) */
+     * point); drawn among the sizes that fit, so that one that does not fit does not make the
+     * lesson's own more likely */
     if (r->algo == FS_ALGO_TILED && l->run.tiling.pitfall == FS_PITFALL_NONE && !r->tiling.dropout.on && !r->lowp) {
         int32_t *tile[2] = {&r->tiling.Bq, &r->tiling.Bk};
         const int32_t len[2] = {a->n_q, a->n_kv};
         for (int x = 0; x < 2; x++) {
-            const int32_t T = *tile[x], pick[3] = {T, T / 2, 2 * T};
-            const int32_t t = pick[next(seed) % 3];
+            const int32_t T = *tile[x], cand[2] = {T / 2, 2 * T};
             const bool two = (len[x] + T - 1) / T >= 2;
-            if (t >= 1 && t <= len[x] && (!two || (len[x] + t - 1) / t >= 2)) *tile[x] = t;
+            int32_t fit[3] = {T};   /* the lesson's own, always */
+            int nf = 1;
+            for (int c = 0; c < 2; c++)
+                if (cand[c] >= 1 && cand[c] <= len[x] && (!two || (len[x] + cand[c] - 1) / cand[c] >= 2)) fit[nf++] = cand[c];
+            *tile[x] = fit[next(seed) % (uint64_t)nf];
         }
     }
     return ok;
