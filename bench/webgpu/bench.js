@@ -613,8 +613,9 @@ async function main() {
   if (!o.checkOnly) {
     const sw = res && res.sweep;
     // the rows so far are written after each (a time limit keeps them)
+    const started = Date.now();
     res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : o.prefillOnly ? ['prefill'] : null, kernels: o.only, first: o.news,
-      progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
+      progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}, ${((Date.now() - started) / 1000).toFixed(0)} s] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
       done: r => {
         console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`);
         if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar, ablation: abl || undefined}, null, 1)); }

@@ -1036,8 +1036,9 @@
     // the largest |error| over max(1, |o|) must be within tol (float32 arithmetic: 1e-4 by default;
     // the kernel's own, K.tol, where it rounds an intermediate: prefill version 7's P).
     // A kernel that stores K and V (or Q, K, V) as float16 is compared with float64 on the
-    // float16-rounded inputs.
-    async check(name, p, {tol = null, sample = 64, prepared = null} = {}) {
+    // float16-rounded inputs. memo: a WeakMap that keeps the float64 rows for the next check on the
+    // same arrays (referenceRowShared; the arrays must not change in place meanwhile).
+    async check(name, p, {tol = null, sample = 64, prepared = null, memo = null} = {}) {
       const out = await this.attention(name, p, prepared);
       const K = this.kernels[name], ref_p = K.reference ? K.reference(p) : p;
       if (tol === null) tol = K.tol || 1e-4;
@@ -1045,7 +1046,7 @@
       const pick = rows <= sample ? [...Array(rows).keys()] : [...Array(sample).keys()].map(x => Math.floor((x + 0.5) * rows / sample));
       let worst = 0, where = null;
       for (const r of pick) {
-        const ref = referenceRow(ref_p, Math.floor(r / p.n_q), r % p.n_q);
+        const ref = memo ? referenceRowShared(memo, ref_p, Math.floor(r / p.n_q), r % p.n_q) : referenceRow(ref_p, Math.floor(r / p.n_q), r % p.n_q);
         for (let c = 0; c < p.d; c++) {
           const g = out.O[r * p.d + c];
           const e = Number.isFinite(g) ? Math.abs(g - ref.o[c]) / Math.max(1, Math.abs(ref.o[c])) : Infinity;
@@ -1303,6 +1304,30 @@
     return {o, l, lse: l > 0 ? m + Math.log(l) : -Infinity};
   }
 
+  // referenceRow(p, h, i) through a memo (a WeakMap the caller keeps: benchmark() makes one a
+  // run). The benchmark checks every kernel of a shape on the same problem (and the float16 kernels
+  // on the same rounded arrays, half1's), and a decode row's float64 at 131072 keys takes seconds in
+  // JavaScript, so each (Q, K, V, mask, scale, softcap, head, row) is computed once a run, not once
+  // a kernel. The key is the arrays' identity, so the arrays must not change in place while the memo
+  // lives (the benchmark's never do; a problem drawn anew is a new array, computed anew).
+  const arrayIds = new WeakMap();
+  let nextArrayId = 1;
+  const arrayId = x => {
+    if (!x || typeof x !== 'object') return 0;
+    if (!arrayIds.has(x)) arrayIds.set(x, nextArrayId++);
+    return arrayIds.get(x);
+  };
+  function referenceRowShared(memo, p, h, i) {
+    let rows = memo.get(p.k);
+    if (!rows) memo.set(p.k, rows = new Map());
+    const m = p.mask || {kind: 0};
+    const key = [arrayId(p.q), arrayId(p.v), p.n_q_heads, p.n_kv_heads, p.n_q, p.n_kv, p.d, p.scale, p.softcap,
+                 m.kind || 0, m.offset, m.window, m.words, arrayId(m.bits), h, i].join('|');
+    let ref = rows.get(key);
+    if (!ref) rows.set(key, ref = referenceRow(p, h, i));
+    return ref;
+  }
+
   // ---- float16 storage and the paged layout (decode version 4's inputs) ----
 
   // The bits of float32 x as float16, rounded to nearest, ties to even (what pack2x16float does).
@@ -1483,6 +1508,7 @@
     rows = rows.filter(r => !absent(r.kernel));
     if (first) rows = rows.filter(r => first.includes(r.kernel)).concat(rows.filter(r => !first.includes(r.kernel)));
     const shared = new Map();   // shape → its problem's data
+    const memo = new WeakMap();   // the float64 rows the checks have computed (referenceRowShared)
     out.probe = probe || await dev.probe(plan === 'tiny' ? {mib: 4, groups: 64, steps: 256, reps: 3, warmMs: 0} : {});
     for (const [k, r] of rows.entries()) {
       if (stop && stop()) break;
@@ -1504,12 +1530,19 @@
       let prep = null;
       try {
         // one set of buffers for the check and the timing (half the allocations and uploads of 1 GB)
+        const clock = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+        const t0 = clock();
         prep = await dev.prepare(r.kernel, p);
-        const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16, prepared: prep});
+        const t1 = clock();
+        const c = await dev.check(r.kernel, p, {sample: r.kind === 'decode' ? 32 : 16, prepared: prep, memo});
+        const t2 = clock();
+        // the host's seconds on this row: its pipelines and buffers, its check, its timing
+        row.host_s = {prepare: +((t1 - t0) / 1e3).toFixed(3), check: +((t2 - t1) / 1e3).toFixed(3)};
         row.check = {ok: c.ok, worst: c.worst, rows: c.rows};
         row.subgroups = c.subgroups;
         if (!c.ok) { row.error = `wrong result: ${JSON.stringify(c.where)}`; continue; }
         const t = await dev.time(r.kernel, p, plan === 'tiny' ? {reps: 3, warmup: 1, targetMs: 5, maxBatch: 4, warmMs: 0, settleMs: 0} : {reps: 7, warmup: 1}, prep);
+        row.host_s.time = +((clock() - t2) / 1e3).toFixed(3);
         Object.assign(row, {ms: t.ms, ms_min: t.min, ms_max: t.max, reps: t.reps, batch: t.batch, clock: t.clock,
                             intervals: t.intervals, settled: t.settled});
         // work: 4 d FLOP a visible (query, key) pair (Q Kᵀ and P V); bytes: what a decode must read
@@ -1543,5 +1576,5 @@
   // table's order: the ones with ablation forms and a configuration of their own.
   const sgmatKernels = kernels => Object.keys(kernels).filter(k => /^fwd_sgmat/.test(kernels[k].file || ''));
 
-  return {open: Device.open, Device, preprocess, sgmatKernels, referenceRow, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
+  return {open: Device.open, Device, preprocess, sgmatKernels, referenceRow, referenceRowShared, randomProblem, rng, halves, half1, pagedLayout, benchPlan, benchmark, NEG, LOG2E, MASK};
 });
