@@ -578,7 +578,9 @@ async function main() {
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
     process.exit(0);
   }
+  const t0 = Date.now(), secs = t => ((Date.now() - t) / 1000).toFixed(0);
   let bad = await checkNew(dev, o.news, seed, 12);
+  const t1 = Date.now();
   bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
   if (dev.subgroups) {
     const plain = await FSGPU.open(gpu, load, {subgroups: false});
@@ -586,6 +588,7 @@ async function main() {
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }
+  console.log(`checks' time: the new kernels ${((t1 - t0) / 1000).toFixed(0)} s, the random checks ${secs(t1)} s`);
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
@@ -621,6 +624,7 @@ async function main() {
         if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar, ablation: abl || undefined}, null, 1)); }
       }});
     res.dawn = dawn;
+    console.log(`plan ${o.plan}: ${res.rows.length} rows in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     for (const [k, why] of Object.entries(res.not_offered || {})) console.log(`not offered here: ${k} (${why})`);
     if (sw) res.sweep = sw;
     if (abl) res.ablation = abl;
