@@ -10,11 +10,14 @@
 # bench/webgpu/pack.sh makes .wgpu/pack.tar.xz; docs/webgpu.md gives the whole recipe.
 # ORT_F16=1 adds ONNX Runtime Web in float16 on the prefill rows (ort-f16.json), for the float16 table.
 #
-# The whole full plan fits one call of 10 minutes: bench.js at most 340 s, ONNX Runtime Web 100 s,
-# PyTorch 60 s (each its own limit), about 9 minutes at most with the unpacking. bench.js first
-# checks the new kernels against float64 (its "new kernel" lines: PASS, FAIL or SKIP), then times
-# their rows, then every other row; ours.json is kept after every row, so a part that runs out
-# keeps what it finished.
+# bench.js first checks the new kernels against float64 (its "new kernel" lines: PASS, FAIL or
+# SKIP), then times their rows, then every other row; ours.json is kept after every row, so a part
+# that runs out keeps what it finished. On an H200 (bench/webgpu/results/2026-12-03-h200-full-2)
+# the full plan took 76 s of checks and 352 s of rows (the default BENCH_TIMEOUT, 455 s, leaves a
+# little over), ONNX Runtime Web in float16 about 110 s for its 12 rows and PyTorch about 10 s:
+# those three fit one 10-minute call (PLAN=full ORT=0 ORT_F16=1 ORT_F16_TIMEOUT=110), and ONNX
+# Runtime Web in float32 (ORT=1, up to ORT_TIMEOUT) takes a call of its own beside a shorter
+# bench.js (BENCH_ARGS="--only ...").
 # Prefill versions 7 and 8 measured part by part (bench.js --ablation, docs/webgpu.md "Prefill version
 # 8"), version 8 checked and timed beside 7 and 5, in about 2-3 minutes:
 #   PLAN=full ORT=0 BENCH_TIMEOUT=130 SDPA_TIMEOUT=40 \
@@ -31,7 +34,7 @@ ORT_ARGS=${ORT_ARGS:-}   # e.g. --decode-only
 ORT_F16=${ORT_F16:-0}    # 1: ONNX Runtime Web's float16 attention too (prefill rows; ort-f16.json, ort-f16.log)
 ORT_F16_TIMEOUT=${ORT_F16_TIMEOUT:-90}
 BENCH_ARGS=${BENCH_ARGS:---count 4}
-BENCH_TIMEOUT=${BENCH_TIMEOUT:-340}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-455}
 ORT_TIMEOUT=${ORT_TIMEOUT:-100}
 SDPA_TIMEOUT=${SDPA_TIMEOUT:-60}
 DAWN_TOGGLES=${DAWN_TOGGLES-vulkan_enable_f16_on_nvidia}
