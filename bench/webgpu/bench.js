@@ -578,7 +578,8 @@ async function main() {
     console.log('bench.js --null: done (the null backend computes nothing: only errors mean something)');
     process.exit(0);
   }
-  const t0 = Date.now(), secs = t => ((Date.now() - t) / 1000).toFixed(0);
+  const secs = (a, b = Date.now()) => ((b - a) / 1000).toFixed(0);   // seconds from a to b
+  const t0 = Date.now();
   let bad = await checkNew(dev, o.news, seed, 12);
   const t1 = Date.now();
   bad += await checks(dev, seed, o.count, dev.subgroups ? 'with subgroups' : 'no subgroups');
@@ -588,7 +589,7 @@ async function main() {
     bad += await checks(plain, seed, o.count, 'without subgroups');
     plain.destroy();
   }
-  console.log(`checks' time: the new kernels ${((t1 - t0) / 1000).toFixed(0)} s, the random checks ${secs(t1)} s`);
+  console.log(`checks' time: the new kernels ${secs(t0, t1)} s, the random checks ${secs(t1)} s`);
   let res = null, abl = null;
   const rowsSoFar = [];
   if (o.ablation) {
@@ -618,13 +619,13 @@ async function main() {
     // the rows so far are written after each (a time limit keeps them)
     const started = Date.now();
     res = await FSGPU.benchmark(dev, {plan: o.plan, seed, kinds: o.decodeOnly ? ['decode'] : o.prefillOnly ? ['prefill'] : null, kernels: o.only, first: o.news,
-      progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}, ${((Date.now() - started) / 1000).toFixed(0)} s] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
+      progress: (k, n, r) => process.stderr.write(`[${k + 1}/${n}, ${secs(started)} s] ${r.kernel} n_q=${r.n_q} n_kv=${r.n_kv} d=${r.d}${r.causal ? ' causal' : ''}\n`),
       done: r => {
         console.log(`row ${JSON.stringify(Object.assign({}, r, {intervals: r.intervals && r.intervals.map(x => +x.toFixed(4))}))}`);
         if (o.json) { rowsSoFar.push(r); fs.writeFileSync(o.json, JSON.stringify({dawn, partial: true, device: dev.info, seed, rows: rowsSoFar, ablation: abl || undefined}, null, 1)); }
       }});
     res.dawn = dawn;
-    console.log(`plan ${o.plan}: ${res.rows.length} rows in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    console.log(`plan ${o.plan}: ${res.rows.length} rows in ${secs(started)} s`);
     for (const [k, why] of Object.entries(res.not_offered || {})) console.log(`not offered here: ${k} (${why})`);
     if (sw) res.sweep = sw;
     if (abl) res.ablation = abl;

@@ -440,6 +440,25 @@ def node_checks(seed):
                            capture_output=True, text=True, timeout=300)
         check(r.returncode == 1 and "FAIL v8" in r.stdout, f"a fault planted in version 8's transcription ({fault}) is caught",
               (r.stdout + r.stderr)[-400:])
+    # the benchmark's memo of float64 rows (referenceRowShared; plain JavaScript, no Dawn needed): the
+    # same numbers as referenceRow, one object the second time, and computed anew for a new mask, new
+    # (rounded) arrays, a new V or Q alone
+    js = ("const F=require(process.argv[1]);const seed=Number(process.argv[2]);const memo=new WeakMap();"
+          "const p=F.randomProblem(seed,{n_q_heads:4,n_kv_heads:2,n_q:24,n_kv:40,d:16});"
+          "const c=Object.assign({},p,{mask:Object.assign({},p.mask,{kind:F.MASK.causal})});"
+          "const h=Object.assign({},p,{k:F.half1(p.k).r,v:F.half1(p.v).r});"
+          "const q=F.randomProblem(seed+1,{n_q_heads:4,n_kv_heads:2,n_q:24,n_kv:40,d:16});"
+          "const v=Object.assign({},p,{v:q.v}),g=Object.assign({},p,{q:q.q});"
+          "const same=(a,b)=>a.l===b.l&&a.lse===b.lse&&a.o.every((x,i)=>x===b.o[i]);let ok=true,n=0;"
+          "for(const x of [p,c,h,q,v,g])for(const [hh,i] of [[0,0],[1,5],[3,23],[2,7]]){"
+          "const a=F.referenceRowShared(memo,x,hh,i),b=F.referenceRowShared(memo,x,hh,i);"
+          "ok=ok&&a===b&&same(a,F.referenceRow(x,hh,i));n++;}"
+          "const d1=F.referenceRowShared(memo,p,1,5),d2=F.referenceRowShared(memo,c,1,5),d3=F.referenceRowShared(memo,q,1,5);"
+          "console.log(JSON.stringify({ok,n,apart:!same(d1,d2)&&!same(d1,d3)}));")
+    r = subprocess.run(["node", "-e", js, os.path.join(kdir, "fsgpu.js"), str(seed)], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and r.stdout.strip() == '{"ok":true,"n":24,"apart":true}',
+          "the benchmark's memo of float64 rows gives referenceRow's numbers, the same object a second time, and new rows for "
+          f"a causal mask, float16-rounded K and V, a new V or Q alone and a new problem (seed {seed})", (r.stdout + r.stderr)[-400:])
     vkstats_checks(seed, webgpu)   # (summary.py needs no Dawn; the layer's own part says when it is missing)
     if not os.path.isdir(os.path.join(webgpu, "node_modules", "webgpu")):
         print("SKIP: validate.js (every kernel's WGSL compiled by Dawn's null backend): no Dawn for Node here "
@@ -499,24 +518,6 @@ def node_checks(seed):
           and [x for x in unrolled if x not in "{}"] == ["x[0u] = 0;", "y[0u][0u] = 1;", "y[0u][1u] = 1;", "x[1u] = 0;", "y[1u][0u] = 1;", "y[1u][1u] = 1;"]
           and unrolled.count("{") == 6 == unrolled.count("}"),
           "fsgpu.js's //#for is a for loop, and with UNROLL its body once a step, the step a constant", (r.stdout + r.stderr)[-400:])
-    # the benchmark's memo of float64 rows (referenceRowShared): the same numbers as referenceRow, one
-    # object the second time, and computed anew for a new mask, a new head or row, new (rounded) arrays
-    js = ("const F=require(process.argv[1]);const seed=Number(process.argv[2]);const memo=new WeakMap();"
-          "const p=F.randomProblem(seed,{n_q_heads:4,n_kv_heads:2,n_q:24,n_kv:40,d:16});"
-          "const c=Object.assign({},p,{mask:Object.assign({},p.mask,{kind:F.MASK.causal})});"
-          "const h=Object.assign({},p,{k:F.half1(p.k).r,v:F.half1(p.v).r});"
-          "const q=F.randomProblem(seed+1,{n_q_heads:4,n_kv_heads:2,n_q:24,n_kv:40,d:16});"
-          "const v=Object.assign({},p,{v:q.v}),g=Object.assign({},p,{q:q.q});"
-          "const same=(a,b)=>a.l===b.l&&a.lse===b.lse&&a.o.every((x,i)=>x===b.o[i]);let ok=true,n=0;"
-          "for(const x of [p,c,h,q,v,g])for(const [hh,i] of [[0,0],[1,5],[3,23],[2,7]]){"
-          "const a=F.referenceRowShared(memo,x,hh,i),b=F.referenceRowShared(memo,x,hh,i);"
-          "ok=ok&&a===b&&same(a,F.referenceRow(x,hh,i));n++;}"
-          "const d1=F.referenceRowShared(memo,p,1,5),d2=F.referenceRowShared(memo,c,1,5),d3=F.referenceRowShared(memo,q,1,5);"
-          "console.log(JSON.stringify({ok,n,apart:!same(d1,d2)&&!same(d1,d3)}));")
-    r = subprocess.run(["node", "-e", js, os.path.join(kdir, "fsgpu.js"), str(seed)], capture_output=True, text=True, timeout=60)
-    check(r.returncode == 0 and r.stdout.strip() == '{"ok":true,"n":24,"apart":true}',
-          "the benchmark's memo of float64 rows gives referenceRow's numbers, the same object a second time, and new rows for "
-          f"a causal mask, float16-rounded K and V, a new V or Q alone and a new problem (seed {seed})", (r.stdout + r.stderr)[-400:])
     # prefill version 7 is offered where the adapter has an f16 x f16 -> f32 configuration whose M
     # divides the subgroup size, and not where it has none (its reason then names what is missing)
     js = ("const F=require(process.argv[1]);const w=require('webgpu');Object.assign(globalThis,w.globals);"
