@@ -236,9 +236,11 @@ static int fresh_questions(const fs_lesson *l, uint64_t *seed, fs_question *q, i
 }
 
 /* GPUs by their datasheets' dense float16 matrix rate and memory bandwidth (the roofline's two
- * numbers); each takes "an" ("an A100"). */
+ * numbers); each takes "an" ("an A100"). The H100's and H200's rate is 001's 990 TFLOP/s, the figure
+ * the roofline lesson teaches (their datasheets' 989.4, rounded), so a student who remembers the
+ * lesson's ridge of 296 is right. */
 static const struct { const char *name; double tflops, tbs; } gpu[] = {
-    {"A100", 312, 2.0}, {"H100 SXM", 989, 3.35}, {"H200", 989, 4.8}, {"RTX 4090", 165, 1.0}};
+    {"A100", 312, 2.0}, {"H100", 990, 3.35}, {"H200", 990, 4.8}, {"RTX 4090", 165, 1.0}};
 
 /* A claim question with a numeric answer: the fields every fresh claim shares. */
 static void claim_blank(fs_question *q)
@@ -575,9 +577,10 @@ static void roofline_question(uint64_t *seed, int which, fs_question *q)
                  "what rate in TFLOP/s can a kernel that does %g FLOPs for each byte it moves reach at most?", name, peak,
                  bw, I);
         q->answer = r;
-        snprintf(q->why, sizeof q->why, "min(%g, %g × %g) = %.8g TFLOP/s: %s", peak, I, bw, r,
-                 I * bw < peak ? "below the ridge the bytes set the pace (memory-bound)."
-                               : "past the ridge the arithmetic does (compute-bound).");
+        snprintf(q->why, sizeof q->why, "min(%g, %g × %g) = %.8g TFLOP/s: %g FLOPs a byte is %s the ridge of %.4g, so %s",
+                 peak, I, bw, r, I, I * bw < peak ? "below" : "at or past", ridge,
+                 I * bw < peak ? "the bytes set the pace (memory-bound), not the peak."
+                               : "the arithmetic sets the pace (compute-bound): the peak.");
         break;
     }
     default: {   /* a decode step over a KV cache: its least time */
