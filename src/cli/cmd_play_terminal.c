@@ -736,8 +736,9 @@ static void claim_lines(FILE *f, const player *p, int64_t i)
     if (*c->why) wrap(f, c->why, 8, p->width);
 }
 
-static const char AGREE_NOTE[] = "✓ / ✗: the tool's recomputation agrees / disagrees with the verdict the lesson "
-                                "records; the verdict on the number is the words after it.";
+static const char AGREE_NOTE[] = "Each line: what is checked, the number, and the lesson's verdict on it (the words "
+                                "after the number: holds, an erratum, rounded...). ✓: the tool worked the number out "
+                                "again and reached that verdict; ✗: it did not.";
 static const char UNITS_NOTE[] = "Bytes are in binary units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); "
                                 "a decimal reading (1 KB = 1000 B) is named as such.";
 
