@@ -531,6 +531,18 @@ START_TEST(test_judge_rules)
     q.digits = 4;
     ck_assert(!fs_question_judge(&q, "1,368", fb, sizeof fb));
     ck_assert_msg(strstr(fb, "thousands separator"), "%s", fb);
+    /* a whole number with trailing zeros: wrong read as all its digits, and the feedback says how to
+     * type it where the digits before its zeros are right ("300" for 295.22: 3.0e2) */
+    q.answer = 295.22388;
+    ck_assert(!fs_question_judge(&q, "300", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "type 3.0e2,"), "%s", fb);
+    ck_assert(fs_question_judge(&q, "3.0e2", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&q, "290", fb, sizeof fb));
+    ck_assert_msg(!strstr(fb, "hold places"), "%s", fb);
+    q.answer = -1234;
+    ck_assert(!fs_question_judge(&q, "-1200", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "type -1.2e3,"), "%s", fb);
+    ck_assert(!fs_question_judge(&q, "-1300", fb, sizeof fb) && !strstr(fb, "hold places"));
     q.answer = 1000;
     q.digits = 0;
     q.digits = 4;

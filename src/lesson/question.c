@@ -1881,6 +1881,24 @@ static int sig_digits(const char *s)
     return n;
 }
 
+/* A whole number typed with trailing zeros ("300", "-1200"), written with only the digits before
+ * its zeros and at least two of them ("3.0e2", "-1.2e3"), into out; false for any other text. Its
+ * zeros may only hold places, so a student who meant 300 as two significant digits is told how to
+ * type that. */
+static bool without_placeholder_zeros(const char *t, char *out, size_t n)
+{
+    const char *p = t + (*t == '-');
+    size_t len = strlen(p), lead = len;
+    if (len < 2 || p[0] == '0') return false;
+    for (size_t i = 0; i < len; i++)
+        if (!isdigit((unsigned char)p[i])) return false;
+    while (lead > 1 && p[lead - 1] == '0') lead--;
+    if (lead == len) return false;   /* no trailing zero */
+    snprintf(out, n, "%s%c.%.*s%se%d", *t == '-' ? "-" : "", p[0], (int)(lead - 1), p + 1, lead == 1 ? "0" : "",
+             (int)len - 1);
+    return true;
+}
+
 /* The typed text, cleaned: blanks trimmed, a Unicode minus made ASCII, control bytes dropped, at
  * most n − 1 bytes. */
 static void clean(const char *typed, char *out, size_t n)
@@ -2008,7 +2026,7 @@ bool fs_question_about_classes(const fs_question *q)
 
 bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, size_t n)
 {
-    char t[64], right[112], at[48];
+    char t[64], right[112], at[48], zeros_hint[224];
     clean(typed ? typed : "", t, sizeof t);
     if (n) feedback[0] = 0;
     if (!q->numeric) {
@@ -2081,6 +2099,14 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
             (fs_rounds_to(q->from_inputs, t) || (fine && fabs(x - q->from_inputs) <= 1.000001 * unit))) {
             ok = true;
             hint = " (What the prompt's rounded numbers give, worked another way: right.)";
+        }
+        /* "300" for 295.22: read as three significant digits it is wrong, but its zeros may only
+         * hold places; where the digits before them are right, say how to type them */
+        char sci[48];
+        if (!ok && !*hint && without_placeholder_zeros(t, sci, sizeof sci) && fs_rounds_to(q->answer, sci)) {
+            snprintf(zeros_hint, sizeof zeros_hint, " (%s is read with all its digits; if its zeros only hold places, "
+                     "type %s, which is right.)", t, sci);
+            hint = zeros_hint;
         }
     }
     /* a comma left after decimal_comma is a thousands separator (1,368 is 1368): say how it was
