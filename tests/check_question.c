@@ -967,6 +967,15 @@ START_TEST(test_claims_as_subject)
     for (; k < 400 && (k < 40 || forms != 7); k++) {
         ck_assert(fs_quiz_make("lessons", &c, sec, seed + k, a, &err));
         for (int i = 0; i < a->n; i++) {
+            /* a memory question is named after a lesson of the section that teaches its form: the
+             * ridge after the hardware lesson (its FLOPs a byte), a KV cache's size never after the
+             * memory wall, which has none */
+            if (strstr(a->q[i].prompt, "ridge point"))
+                ck_assert_msg(!strcmp(a->lesson[i], "001_05_hardware"), "seed %llu: a ridge question from %s",
+                              (unsigned long long)(seed + k), a->lesson[i]);
+            if (strstr(a->q[i].prompt, "A KV cache keeps"))
+                ck_assert_msg(strcmp(a->lesson[i], "001_01_memory_wall") && strcmp(a->lesson[i], "001_05_hardware"),
+                              "seed %llu: a KV cache question from %s", (unsigned long long)(seed + k), a->lesson[i]);
             const bool r = !strcmp(a->lesson[i], "beyond_02_roofline"), o = !strcmp(a->lesson[i], "beyond_01_io_complexity");
             if (!r && !o) continue;
             roof += r, io += o;

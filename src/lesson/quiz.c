@@ -693,6 +693,35 @@ static bool gives_away(const fs_quiz *quiz, int n, const fs_question *q)
     return false;
 }
 
+/* The forms of memory_question (which % 4), each with words a lesson that teaches it uses: the
+ * score matrix's size, a KV cache's, attention's FLOPs, the ridge (a GPU's FLOPs a byte). A quiz
+ * names a form's question after a lesson of the section that says one of them where the lesson
+ * whose turn it is does not: a ridge point "from" the memory-wall lesson sent a student to revisit
+ * a lesson without one. */
+static const char *const memory_words[4][4] = {
+    {"score matrix", "N x N", "n x n", "n²"}, {"KV cache", "kv cache", NULL, NULL}, {"FLOP", NULL, NULL, NULL},
+    {"FLOPs a byte", "balance", "ridge", NULL}};
+
+static bool says(const char *text, int form)
+{
+    for (int w = 0; w < 4 && text; w++)
+        if (memory_words[form][w] && strstr(text, memory_words[form][w])) return true;
+    return false;
+}
+
+/* Which of memory_question's forms lesson l's words teach, a bit a form: its title, introduction,
+ * summary and claims. */
+static unsigned memory_topics(const fs_lesson *l)
+{
+    unsigned t = 0;
+    for (int form = 0; form < 4; form++) {
+        bool hit = says(fs_lesson_title(l), form) || says(fs_lesson_intro(l), form) || says(fs_lesson_summary(l), form);
+        for (int i = 0; i < fs_lesson_check_count(l) && !hit; i++) hit = says(fs_lesson_check(l, i)->claim, form);
+        if (hit) t |= 1u << form;
+    }
+    return t;
+}
+
 bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t seed, fs_quiz *quiz, fs_loc_error *err)
 {
     memset(quiz, 0, sizeof *quiz);
@@ -722,7 +751,8 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
     /* the claims-only lessons, each with the kind of fresh question it asks */
     const char **claim_names = calloc((size_t)(nl ? nl : 1), sizeof *claim_names);
     fs_quiz_kind *claim_kind = calloc((size_t)(nl ? nl : 1), sizeof *claim_kind);
-    if (!claim_names || !claim_kind) ok = false;
+    unsigned *claim_topics = calloc((size_t)(nl ? nl : 1), sizeof *claim_topics);   /* memory_topics */
+    if (!claim_names || !claim_kind || !claim_topics) ok = false;
     for (int i = 0; i < c->n && ok; i++) {
         if (c->section_of[i] != section) continue;
         char path[4096];
@@ -735,6 +765,7 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
         n_runs += count[k] > 0;
         if (!l->has_run || l->quiz_named) {
             claim_names[n_claims] = c->names[i];
+            claim_topics[n_claims] = memory_topics(l);
             claim_kind[n_claims++] = fs_lesson_quiz_kind(l);
         }
         fs_lesson_free(l);
@@ -792,15 +823,23 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
             const fs_quiz_kind kind = n_claims ? claim_kind[j] : FS_QUIZ_MEMORY;
             /* drawn again (up to 8 times) where an earlier question gives its answer away or it
              * gives one of theirs */
-            int tries = 0;
-            do claim_question(kind, &s, turn[kind]++, &quiz->q[quiz->n]);
+            int tries = 0, which;
+            do claim_question(kind, &s, which = turn[kind]++, &quiz->q[quiz->n]);
             while (gives_away(quiz, quiz->n, &quiz->q[quiz->n]) && ++tries < 8);
-            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", n_claims ? claim_names[j] : nl ? names[0] : "");
+            /* a memory question named after a lesson that teaches its form, this one where it does */
+            int from = j;
+            if (n_claims && kind == FS_QUIZ_MEMORY && !(claim_topics[j] & (1u << (which % 4))))
+                for (int x = 1; x < n_claims; x++) {
+                    const int y = (j + x) % n_claims;
+                    if (claim_kind[y] == FS_QUIZ_MEMORY && (claim_topics[y] & (1u << (which % 4)))) { from = y; break; }
+                }
+            snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", n_claims ? claim_names[from] : nl ? names[0] : "");
             quiz->n++;
         }
     }
     free(claim_names);
     free(claim_kind);
+    free(claim_topics);
     free(pool);
     free(count);
     free(used);
