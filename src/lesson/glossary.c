@@ -47,7 +47,7 @@ static const fs_glossary_entry entries[] = {
     {"HBM", "HBM", "high-bandwidth memory: the GPU's large off-chip memory that holds Q, K, V and O; every number a kernel reads or writes there costs time", "000_10_memory_traffic"},
     {"SRAM", "SRAM", "the GPU's small, fast on-chip memory (shared memory), where a tile's numbers live while the arithmetic runs", "000_10_memory_traffic"},
     {"FLOP", "FLOP", "one floating-point operation (an addition or a multiplication; a multiply-add counts two); FLOPs, their count; FLOP/s, their rate", "beyond_02_roofline"},
-    {"SM", "SM", "a streaming multiprocessor: one of the GPU's cores, each with its own SRAM; a tile's work runs on one", "001_05_hardware"},
+    {"SM", "SM", "a streaming multiprocessor: one of the many processors a GPU is made of, each with its own SRAM; a tile's work runs on one", "001_05_hardware"},
     {"M", "M", "the on-chip memory (SRAM) the tiles must fit in, counted in numbers", "beyond_01_io_complexity"},
     {"I", "I", "arithmetic intensity: the FLOPs a kernel does per byte it moves to and from HBM", "beyond_02_roofline"},
     {"J", "J", "the softmax's Jacobian for one row: J = diag(P) − Pᵀ P, the derivative of each weight by each score", "beyond_04_softmax_jacobian"},

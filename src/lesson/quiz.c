@@ -254,7 +254,9 @@ static void claim_blank(fs_question *q)
 }
 
 /* Fresh questions on the memory arithmetic of the "why tile" lessons: the score matrix S of one
- * layer, a KV cache, attention's FLOPs, a GPU's ridge point, for sizes drawn from the seed. */
+ * layer, a KV cache, attention's FLOPs, a GPU's ridge point (form which % MEMORY_FORMS, in that
+ * order), for sizes drawn from the seed. */
+#define MEMORY_FORMS 4
 static void memory_question(uint64_t *seed, int which, fs_question *q)
 {
     claim_blank(q);
@@ -263,7 +265,7 @@ static void memory_question(uint64_t *seed, int which, fs_question *q)
     static const int bytes[] = {2, 4};
     const int n = ns[next(seed) % 6], h = heads[next(seed) % 4], b = bytes[next(seed) % 2];
     const char *type = b == 2 ? "float16" : "float32";
-    switch (which % 4) {
+    switch (which % MEMORY_FORMS) {
     case 0: {   /* n × n scores per head, h heads */
         const double mib = (double)n * n * h * b / (1024.0 * 1024.0);
         snprintf(q->prompt, sizeof q->prompt, "Standard attention stores the score matrix S: n × n values per head. With n = %d "
@@ -693,12 +695,12 @@ static bool gives_away(const fs_quiz *quiz, int n, const fs_question *q)
     return false;
 }
 
-/* The forms of memory_question (which % 4), each with words a lesson that teaches it uses: the
+/* The forms of memory_question (which % MEMORY_FORMS), each with words a lesson that teaches it uses: the
  * score matrix's size, a KV cache's, attention's FLOPs, the ridge (a GPU's FLOPs a byte). A quiz
  * names a form's question after a lesson of the section that says one of them where the lesson
  * whose turn it is does not: a ridge point "from" the memory-wall lesson sent a student to revisit
  * a lesson without one. */
-static const char *const memory_words[4][4] = {
+static const char *const memory_words[MEMORY_FORMS][4] = {
     {"score matrix", "N x N", "n x n", "n²"}, {"KV cache", "kv cache", NULL, NULL}, {"FLOP", NULL, NULL, NULL},
     {"FLOPs a byte", "balance", "ridge", NULL}};
 
@@ -714,7 +716,7 @@ static bool says(const char *text, int form)
 static unsigned memory_topics(const fs_lesson *l)
 {
     unsigned t = 0;
-    for (int form = 0; form < 4; form++) {
+    for (int form = 0; form < MEMORY_FORMS; form++) {
         bool hit = says(fs_lesson_title(l), form) || says(fs_lesson_intro(l), form) || says(fs_lesson_summary(l), form);
         for (int i = 0; i < fs_lesson_check_count(l) && !hit; i++) hit = says(fs_lesson_check(l, i)->claim, form);
         if (hit) t |= 1u << form;
@@ -828,10 +830,10 @@ bool fs_quiz_make(const char *dir, const fs_course *c, int section, uint64_t see
             while (gives_away(quiz, quiz->n, &quiz->q[quiz->n]) && ++tries < 8);
             /* a memory question named after a lesson that teaches its form, this one where it does */
             int from = j;
-            if (n_claims && kind == FS_QUIZ_MEMORY && !(claim_topics[j] & (1u << (which % 4))))
+            if (n_claims && kind == FS_QUIZ_MEMORY && !(claim_topics[j] & (1u << (which % MEMORY_FORMS))))
                 for (int x = 1; x < n_claims; x++) {
                     const int y = (j + x) % n_claims;
-                    if (claim_kind[y] == FS_QUIZ_MEMORY && (claim_topics[y] & (1u << (which % 4)))) { from = y; break; }
+                    if (claim_kind[y] == FS_QUIZ_MEMORY && (claim_topics[y] & (1u << (which % MEMORY_FORMS)))) { from = y; break; }
                 }
             snprintf(quiz->lesson[quiz->n], sizeof quiz->lesson[0], "%s", n_claims ? claim_names[from] : nl ? names[0] : "");
             quiz->n++;
