@@ -505,6 +505,55 @@ START_TEST(help_then_glossary)
 }
 END_TEST
 
+/* I shows the lesson's introduction whole over the scene (the window showed it only in the bar,
+ * cut, while step 0's question covered the scene, and not at all with the questions off): I again
+ * or Esc closes it, ? or L replace it, a new show starts without it, and a lesson with no
+ * introduction says so, as one does whose claims are covered by their questions. While a
+ * question waits, I types the i of inf instead. */
+START_TEST(intro_box)
+{
+    gui_show sh;
+    gui_state s;
+    demo_state("softmax", &sh, &s, 1);
+    ck_assert_int_eq(gui_key_cmd(&s, GUI_KEY_I, false).kind, GUI_CMD_INTRO);
+    gui_cmd intro = {GUI_CMD_INTRO, 0, 0}, esc = {GUI_CMD_QUIT, 0, 0}, help = {GUI_CMD_HELP, 0, 0}, menu = {GUI_CMD_MENU, 0, 0};
+    sh.intro[0] = 0;
+    gui_update(&s, &sh, &intro);
+    ck_assert(!s.intro);
+    ck_assert_str_eq(s.status, "this lesson has no introduction");
+    snprintf(sh.intro, sizeof sh.intro, "One pass keeps a running maximum m and a running sum.");
+    s.playing = true;
+    gui_update(&s, &sh, &intro);
+    ck_assert(s.intro && !s.playing);
+    gui_update(&s, &sh, &intro);
+    ck_assert(!s.intro);
+    gui_update(&s, &sh, &intro);
+    gui_update(&s, &sh, &esc);   /* Esc closes it, and does not quit */
+    ck_assert(!s.intro && !s.quit);
+    gui_update(&s, &sh, &intro);
+    gui_update(&s, &sh, &help);
+    ck_assert(s.help && !s.intro);
+    gui_update(&s, &sh, &intro);
+    ck_assert(s.intro && !s.help);
+    gui_update(&s, &sh, &menu);
+    ck_assert(s.menu && !s.intro);
+    gui_update(&s, &sh, &menu);
+    gui_update(&s, &sh, &intro);
+    gui_state_attach(&s, &sh);   /* a new show (a lesson loaded) */
+    ck_assert(!s.intro);
+    s.predict.phase = GUI_PREDICT_SHOWN;   /* questions on the claims: the introduction can state them */
+    s.predict.at = GUI_AT_CLAIMS;
+    ck_assert(gui_predict_covers(&s));
+    gui_update(&s, &sh, &intro);
+    ck_assert(!s.intro);
+    ck_assert_str_eq(s.status, "the introduction shows once the questions on the figures are done");
+    s.predict.phase = GUI_PREDICT_ASK;
+    gui_cmd c = gui_key_cmd(&s, GUI_KEY_I, false);
+    ck_assert(c.kind == GUI_CMD_CHAR && c.a == 'i');
+    gui_show_free(&sh);
+}
+END_TEST
+
 START_TEST(predict_mode)
 {
     gui_show sh;
@@ -788,6 +837,56 @@ START_TEST(upright_cover_keeps_the_question_close)
         gui_show_free(&sh);
     }
     ck_assert_msg(seen_claims && seen_step0, "no covered lesson of each kind (%d claims, %d step 0)", seen_claims, seen_step0);
+    gui_catalog_free(&cat);
+}
+END_TEST
+
+/* Side by side, while a question covers the scene, the question spans the scene and the side
+ * panel (both covered) at their foot, under the cover's title and words, and for a question about
+ * step 0 the bar, which says the introduction meanwhile, takes the rows the cover leaves: at
+ * 1366 x 768 the roofline lesson's whole introduction fits it (it showed four of its fourteen
+ * lines, and at 150 % the question lay over the cover's words). */
+START_TEST(side_by_side_cover_gives_the_bar_room)
+{
+    static const int sz[][3] = {{1366, 768, 100}, {1280, 720, 100}, {1024, 768, 100}, {1920, 1080, 150}};
+    gui_catalog cat;
+    ck_assert_int_eq(gui_catalog_open(&cat, stderr), 0);
+    const int roofline = gui_catalog_find(&cat, "beyond_02_roofline");
+    ck_assert_int_ge(roofline, 0);
+    int seen[2] = {0, 0};   /* covered lessons seen: step 0's question, the claims' */
+    for (int lesson = 0; lesson < cat.n; lesson++) {
+        gui_show sh;
+        ck_assert_int_eq(gui_catalog_load(&cat, lesson, &sh, stderr), 0);
+        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+            gui_state s, off;
+            gui_state_init(&s, sz[i][0], sz[i][1], 1, 0);
+            s.scale_pct = sz[i][2];
+            off = s;
+            s.predict.phase = GUI_PREDICT_ARMED;
+            gui_state_attach(&s, &sh);
+            gui_state_attach(&off, &sh);
+            if (lesson == roofline) ck_assert_msg(gui_predict_covers(&s), "%s opens without a covering question", sh.name);
+            if (!gui_predict_covers(&s)) break;
+            const bool claims = s.predict.at == GUI_AT_CLAIMS;
+            if (i == 0 && lesson != roofline && seen[claims]++ >= 2) break;
+            gui_layout L = gui_layout_for(&s, &sh), O = gui_layout_for(&off, &sh);
+            gui_rect body = gui_layout_body(&L);
+            ck_assert(!L.portrait);
+            ck_assert_int_gt(L.prompt.h, 0);
+            ck_assert_int_eq(L.prompt.x, body.x);
+            ck_assert_int_eq(L.prompt.w, body.w);
+            ck_assert_msg(L.prompt.y >= body.y + body.h, "%s %dx%d: the question inside the cover", sh.name, sz[i][0], sz[i][1]);
+            ck_assert_msg(L.prompt.y - gui_layout_body(&O).y >= 4 * L.pad + L.font_big + 2 * L.font,
+                          "%s %dx%d: the question %d px under the scene's top, over the cover's words", sh.name, sz[i][0],
+                          sz[i][1], L.prompt.y - gui_layout_body(&O).y);
+            ck_assert(!overlap(L.prompt, L.narration) && !overlap(L.prompt, L.timeline) && !overlap(L.prompt, L.header));
+            if (lesson == roofline && sz[i][2] == 100)
+                ck_assert_msg(L.narration.h > O.narration.h + 4 * L.font_small, "%s %dx%d: the bar is %d px, %d without the cover",
+                              sh.name, sz[i][0], sz[i][1], L.narration.h, O.narration.h);
+        }
+        gui_show_free(&sh);
+    }
+    ck_assert_msg(seen[0] && seen[1], "no covered lesson of each kind (%d step 0, %d claims)", seen[0], seen[1]);
     gui_catalog_free(&cat);
 }
 END_TEST
@@ -1920,9 +2019,11 @@ Suite *gui_suite(void)
     tcase_add_test(t, kv_head_waits);
     tcase_add_test(t, claim_questions_in_the_window);
     tcase_add_test(t, upright_cover_keeps_the_question_close);
+    tcase_add_test(t, side_by_side_cover_gives_the_bar_room);
     tcase_add_test(t, claims_lists_keep_every_claim);
     tcase_add_test(t, section_quiz);
     tcase_add_test(t, help_then_glossary);
+    tcase_add_test(t, intro_box);
     tcase_add_test(t, predict_prompt_covers_nothing);
     tcase_add_test(t, section_line_covers_nothing);
     tcase_add_test(t, hover_follows_the_layout);

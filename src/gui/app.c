@@ -856,6 +856,28 @@ int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const c
                 if (why) snprintf(why, n, "%s", d->cut_text);
             }
         }
+        /* Then the two frames that show the lesson's introduction: the window as it opens with
+         * its questions on, where a question about step 0 covers the scene and the bar says the
+         * introduction, and the introduction's own box (I). Text larger than 100 % leaves the
+         * bar too little room for a long introduction: there it ends in " …" and hovering the
+         * bar shows it whole (frame.c's draw_narration), so only the box is checked. */
+        for (int view = scale_pct > 100; view < 2 && bad < 0 && show->intro[0]; view++) {
+            gui_state t;
+            gui_state_init(&t, w, h, 1, 0);
+            t.scale_pct = scale_pct;
+            t.predict.phase = view == 0 ? GUI_PREDICT_ARMED : GUI_PREDICT_OFF;
+            gui_state_attach(&t, show);
+            if (view == 0 && (!gui_predict_covers(&t) || t.predict.at == GUI_AT_CLAIMS)) continue;
+            t.intro = view == 1;
+            gui_draw_begin(d, &t, show);
+            d->cuts = 0;
+            gui_frame_draw(d, &t, show, names, 1);
+            if (d->cuts) {
+                bad = 0;
+                if (why) snprintf(why, n, "%s: %s", view == 0 ? "with step 0's question over the scene" : "in the introduction's box (I)",
+                                  d->cut_text);
+            }
+        }
         gui_draw_free(d);
     }
     free(d);

@@ -244,7 +244,11 @@ static void draw_timeline(gui_draw *d, const gui_state *s, const gui_show *show)
         x += sq + L->pad / 2;
         x += gui_text(d, fs, x, y - sq / 4, th->dim, GUI_AL_LEFT, leg[i].t) + L->pad * 2;
     }
-    const char *hint = s->status[0] ? s->status : "click or drag to seek  ·  Shift+arrow: next marker";
+    /* At step 0 the hint says where the lesson's introduction is (the window opens there). */
+    const char *hint = s->status[0] ? s->status
+                       : s->step == 0 && show->intro[0] && !gui_predict_covers(s)
+                           ? "I: the lesson's introduction  ·  click or drag to seek"
+                           : "click or drag to seek  ·  Shift+arrow: next marker";
     if (x + gui_text_w(d, fs, hint) < tl.x + tl.w)
         gui_text(d, fs, tl.x + tl.w, y - sq / 4, s->status[0] ? th->warn : th->dim, GUI_AL_RIGHT, hint);
 }
@@ -279,6 +283,7 @@ static void draw_help(gui_draw *d)
         "               value, the text bar for all of a long text;",
         "               click a row to follow it (again: let go)",
         "L, 1-9, 0      lesson list, pick lesson 1-10",
+        "I              the lesson's introduction",
         "Q              questions on / off: answer the next number",
         "               before a step that matters, Enter checks it",
         "+ / -          bigger / smaller (projector mode)",
@@ -292,6 +297,35 @@ static void draw_help(gui_draw *d)
         "Esc            close / quit",
     };
     draw_box_lines(d, "Keys", lines, (int)(sizeof lines / sizeof lines[0]), 62);
+}
+
+/* I: the lesson's introduction whole, in a box over the scene, as the terminal shows it in pages
+ * before step 0 and the page under "About this lesson". The body size when it fits the window,
+ * else the small size, else cut with " …" (gui_text_wrap). */
+static void draw_intro(gui_draw *d, const gui_show *show)
+{
+    const gui_layout *L = &d->L;
+    const gui_theme *th = d->th;
+    int W = L->header.w, H = L->timeline.y + L->timeline.h;
+    int w = gui_char_w(d, L->font) * 84 + 4 * L->pad;
+    if (w > W - 2 * L->pad) w = W - 2 * L->pad;
+    int tw = w - 4 * L->pad;
+    int head = L->pad + gui_line_h(d, L->font_big) + L->pad / 2, foot = L->pad / 2 + gui_line_h(d, L->font_small) + L->pad;
+    int room = H - 2 * L->pad - head - foot;
+    int fs = L->font;
+    if (gui_wrap_lines(d, fs, tw, show->intro) * gui_line_h(d, fs) > room) fs = L->font_small;
+    int text_h = gui_wrap_lines(d, fs, tw, show->intro) * gui_line_h(d, fs);
+    if (text_h > room) text_h = room > 0 ? room : 0;
+    gui_rect r = {(W - w) / 2, 0, w, head + text_h + foot};
+    r.y = (H - r.h) / 2;
+    if (r.y < 0) r.y = 0;
+    gui_fill_a(d, (gui_rect){0, 0, W, H + L->pad}, th->bg, 170);
+    gui_fill(d, r, th->panel);
+    gui_frame(d, r, th->accent, 2 * d->thin);
+    gui_text(d, L->font_big, r.x + 2 * L->pad, r.y + L->pad, th->accent, GUI_AL_LEFT, "Introduction");
+    gui_text_wrap(d, fs, (gui_rect){r.x + 2 * L->pad, r.y + head, tw, text_h}, th->text, show->intro);
+    gui_text(d, L->font_small, r.x + 2 * L->pad, r.y + head + text_h + L->pad / 2, th->dim, GUI_AL_LEFT,
+             "I or Esc: close");
 }
 
 /* The glossary's page p: each symbol, what it is, the lesson that defines it, wrapped at 64
@@ -414,7 +448,6 @@ const char *gui_cover_text(const gui_state *s)
  * which show step 0 applied, are covered until it is answered or revealed. */
 static void draw_cover(gui_draw *d, const gui_state *s)
 {
-    if (!d->r) return;   /* a layout pass (the fit check) measures the scene itself */
     const gui_layout *L = &d->L;
     const gui_theme *th = d->th;
     gui_rect body = gui_layout_body(L);
@@ -479,9 +512,10 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     if (d->r) SDL_SetRenderDrawColor(d->r, (d->th->bg >> 16) & 255, (d->th->bg >> 8) & 255, d->th->bg & 255, 255);
     if (d->r) SDL_RenderClear(d->r);
     gui_clip(d, NULL);
-    gui_scene_draw(d, s, show);
-    gui_clip(d, NULL);
+    /* a question about step 0 (or the claims) covers the scene: nothing of it is drawn */
     if (gui_predict_covers(s)) draw_cover(d, s);
+    else gui_scene_draw(d, s, show);
+    gui_clip(d, NULL);
     draw_header(d, s, show);
     draw_narration(d, s, show);
     draw_timeline(d, s, show);
@@ -490,6 +524,7 @@ void gui_frame_draw(gui_draw *d, const gui_state *s, const gui_show *show, const
     draw_section_end(d, s, catalog, n_catalog);
     draw_quiz(d, s, show);
     if (s->menu) draw_menu(d, s, catalog, n_catalog);
+    if (s->intro && show->intro[0]) draw_intro(d, show);
     if (s->help) draw_help(d);
     if (s->glossary >= 0) draw_glossary(d, s->glossary);
 }

@@ -331,6 +331,7 @@ typedef enum {
                             * platform loads it: gui_state.try_request) */
     GUI_CMD_QUIZ,          /* a = the course's section (0-based); b = 0: take its quiz (the platform
                             * makes it: quiz_want), b = 1: the platform has made it (show.quiz) */
+    GUI_CMD_INTRO,         /* I: show or hide the lesson's introduction */
     GUI_CMD_COUNT
 } gui_cmd_kind;
 
@@ -403,6 +404,7 @@ typedef struct {
     int scale_pct;          /* user scale, 50 … 300 */
     gui_theme_id theme;
     bool fullscreen, help, menu, quit;
+    bool intro;             /* the lesson's introduction shown whole, over the scene (I) */
     int glossary;           /* the glossary's page on show (? again after the keys), −1 none */
     int menu_sel;           /* highlighted entry of the lesson list (after the catalog_n lessons come
                              * the n_sections quizzes) */
@@ -523,7 +525,7 @@ bool gui_pitfall_stacked(const gui_show *show, const gui_layout *L);
  *   resize W H
  *   expect step N | expect playing 0/1 | expect theme N | expect scale N | expect predict PHASE
  *   expect lesson N | expect follow N | expect help 0/1 | expect hover I J | expect speed N
- *   expect menu 0/1 | expect right N (predictions right) | expect events N (trace length)
+ *   expect menu 0/1 | expect intro 0/1 | expect right N (predictions right) | expect events N (trace length)
  *   save FILE             write the current frame as PNG
  *   match REF.png         the current frame must match REF (a path relative to the script):
  *                         at most 0.5 % of pixels may differ by more than 48 levels
@@ -644,7 +646,9 @@ void gui_fmt_cell(double x, char *b, size_t n);
  * outside its panel; the header's title and subtitle are not counted). Returns the first step
  * where that happens with a description in why, −1 when every step fits, −2 when SDL_ttf or
  * the font cannot be opened. *broken (may be NULL) counts the side-panel formulas that had to
- * break over two lines, summed over the steps walked. */
+ * break over two lines, summed over the steps walked. After the steps it lays out the two frames
+ * that show a lesson's introduction (step 0's question covering the scene with the questions on,
+ * at 100 % and less, and the I box), and returns 0 where one of them cuts a number. */
 int64_t gui_fit_check(const gui_show *show, int w, int h, int scale_pct, const char *font_path, char *why, size_t n,
                       int64_t *broken);
 

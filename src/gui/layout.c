@@ -248,41 +248,65 @@ static gui_layout layout_boxes(const gui_state *s, const gui_show *show)
     char l[4][GUI_PREDICT_LEN];
     if (!gui_predict_text(s, show, l)) return layout_section(L, s, show);
     /* The question: "PREDICT", the event and the question (wrapped), the answer line in the big
-     * size, the keys in the small size. */
-    int per = (L.main.w - 2 * L.pad) / est_char_w(L.font);
+     * size, the keys in the small size. Side by side, a question that covers the scene covers
+     * its side panel too: it spans both. */
+    const bool wide = !L.portrait && gui_predict_covers(s);
+    const int qw = wide ? gui_layout_body(&L).w : L.main.w;
+    int per = (qw - 2 * L.pad) / est_char_w(L.font);
     int n = 1 + gui_wrap(l[0], per, 0, NULL, 0, NULL) + gui_wrap(l[1], per, 0, NULL, 0, NULL);
-    int n4 = gui_wrap(l[3], (L.main.w - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
+    int n4 = gui_wrap(l[3], (qw - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
     int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
     int room = s->answer_room > 0 ? s->answer_room : 0;
+    /* Covered, the scene shows only the cover's words (frame.c's draw_cover: its title and text
+     * inside two paddings, and a line to spare for the estimate) */
+    int cover = 0;
+    if (gui_predict_covers(s)) {
+        int cw = ((L.portrait ? L.main.w : gui_layout_body(&L).w) - 4 * L.pad) / est_char_w(L.font);
+        cover = 4 * L.pad + est_line_h(L.font_big) + L.pad / 2 +
+                (gui_wrap(gui_cover_text(s), cw > 4 ? cw : 4, 0, NULL, 0, NULL) + (L.portrait ? 0 : 1)) * est_line_h(L.font);
+    }
     if (L.portrait && gui_predict_covers(s)) {
-        /* Covered, the scene shows only the cover's words (frame.c's draw_cover: its title and
-         * text inside two paddings): it keeps the room they take, and the question comes right
-         * under them instead of below an empty scene. */
-        int cw = (L.main.w - 4 * L.pad) / est_char_w(L.font);
-        int need = 4 * L.pad + est_line_h(L.font_big) + L.pad / 2 +
-                   gui_wrap(gui_cover_text(s), cw > 4 ? cw : 4, 0, NULL, 0, NULL) * est_line_h(L.font);
-        int slack = L.main.h - need;
+        /* upright, the scene keeps the room they take, and the question comes right under
+         * them instead of below an empty scene. */
+        int slack = L.main.h - cover;
         if (slack > 0) {
             L.main.h -= slack;
             L.side.y -= slack;
             L.side.h += slack;
         }
     }
-    if (L.portrait && gui_predict_covers(s) && s->predict.at != GUI_AT_CLAIMS) {
+    if (gui_predict_covers(s) && s->predict.at != GUI_AT_CLAIMS) {
         /* The bar says the lesson's introduction meanwhile (frame.c's draw_narration), often
-         * longer than any step's words: it takes the rows it needs from the side panel, whose
-         * numbers the cover hides (at most half of it). A question on the claims says a line
-         * of its own there instead. */
+         * longer than any step's words: it takes the rows it needs from what the cover hides.
+         * Upright, that is the side panel under the scene (at most half of it); side by side,
+         * the scene and side panel above the bar, down to the cover's words and the question.
+         * A question on the claims says a line of its own there instead. */
         char intro[4096];
         gui_narration(show, -1, intro, sizeof intro);
         int ipl = (L.narration.w - 2 * L.pad) / est_char_w(L.font_small);
         int grow = gui_wrap(intro, ipl > 4 ? ipl : 4, 0, NULL, 0, NULL) * est_line_h(L.font_small) + L.pad - L.narration.h;
-        if (grow > L.side.h / 2) grow = L.side.h / 2;
+        int most = L.portrait ? L.side.h / 2 : gui_layout_body(&L).h - cover - h - room - L.pad;
+        if (grow > most) grow = most;
         if (grow > 0) {
             L.narration.y -= grow;
             L.narration.h += grow;
             L.side.h -= grow;
+            if (!L.portrait) L.main.h -= grow;
         }
+    }
+    if (wide) {
+        /* Side by side and covered: the question goes at the foot of the scene and side panel
+         * both, never over the cover's words; they give up the room. */
+        gui_rect body = gui_layout_body(&L);
+        int most = body.h - cover - room - L.pad;
+        if (h > most) h = most;
+        int take = (h < 1 ? 1 : h) + room;
+        L.main.h -= take + L.pad;
+        L.side.h -= take + L.pad;
+        if (L.main.h < 1) L.main.h = 1;
+        if (L.side.h < 1) L.side.h = 1;
+        L.prompt = (gui_rect){body.x, body.y + body.h - take, body.w, take};
+        return L;
     }
     if (L.portrait) {
         /* Upright the scene is already short and the side panel under it tall: the question

@@ -50,6 +50,7 @@ static const char *const cmd_names[GUI_CMD_COUNT] = {
     "none", "quit", "play-pause", "step", "significant", "speed", "home", "end", "seek",
     "mouse-move", "mouse-down", "mouse-up", "menu", "lesson", "fullscreen", "scale", "theme",
     "save-png", "help", "predict", "char", "backspace", "enter", "resize", "tick", "splits", "quiz",
+    "intro",
 };
 
 const char *gui_cmd_str(gui_cmd_kind k)
@@ -343,6 +344,7 @@ void gui_state_attach(gui_state *s, const gui_show *show)
     s->acc_ms = 0;
     s->follow = -1;
     s->hover = GUI_HOVER_NONE;
+    s->intro = false;   /* it was the old show's */
     s->lesson_changed = false;
     s->playing = s->autoplay;
     bool on = s->predict.phase != GUI_PREDICT_OFF;
@@ -459,6 +461,7 @@ gui_cmd gui_key_cmd(const gui_state *s, gui_key k, bool shift)
     case GUI_KEY_LBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, -1, 0}; break;
     case GUI_KEY_RBRACKET: c = (gui_cmd){GUI_CMD_SPLITS, +1, 0}; break;
     case GUI_KEY_V: c.kind = GUI_CMD_TRY; break;
+    case GUI_KEY_I: c.kind = GUI_CMD_INTRO; break;   /* while a question waits, I types the i of inf */
     case GUI_KEY_ENTER: if (s->predict.phase == GUI_PREDICT_SHOWN) c = (gui_cmd){GUI_CMD_STEP, +1, 0}; break;
     default: break;
     }
@@ -523,6 +526,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (s->quiz.phase != GUI_QUIZ_OFF) s->quiz.phase = GUI_QUIZ_OFF;   /* left (a score not finished is not kept) */
         else if (s->glossary >= 0) s->glossary = -1;
         else if (s->help) s->help = false;
+        else if (s->intro) s->intro = false;
         else if (s->menu) s->menu = false;
         else s->quit = true;
         break;
@@ -584,6 +588,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         break;
     case GUI_CMD_MENU:
         s->menu = !s->menu;
+        if (s->menu) s->intro = false;
         s->menu_sel = s->lesson >= 0 ? s->lesson : 0;
         break;
     case GUI_CMD_LESSON:
@@ -616,6 +621,22 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (show->variation[0] || show->try_opts[0]) s->try_request = true;
         else set_status(s, show->summary[0] ? "this lesson has no variation to try" : "V: nothing to try here");
         break;
+    case GUI_CMD_INTRO:
+        if (!show->intro[0]) {
+            set_status(s, "this lesson has no introduction");
+            break;
+        }
+        if (gui_predict_covers(s) && s->predict.at == GUI_AT_CLAIMS) {   /* it can state the figures */
+            set_status(s, "the introduction shows once the questions on the figures are done");
+            break;
+        }
+        s->intro = !s->intro;
+        if (s->intro) {
+            s->help = s->menu = false;
+            s->glossary = -1;
+            s->playing = false;
+        }
+        break;
     case GUI_CMD_HELP: {
         /* ? cycles: the keys, then the glossary's pages, then nothing */
         const int pages = (fs_glossary_count() + GUI_GLOSSARY_PER_PAGE - 1) / GUI_GLOSSARY_PER_PAGE;
@@ -625,6 +646,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
             s->glossary = pages > 0 ? 0 : -1;
         } else {
             s->help = true;
+            s->intro = false;
         }
         break;
     }
@@ -828,7 +850,8 @@ int gui_script_load(const char *path, gui_script *sc, FILE *err)
         } else if (!strcmp(op, "expect")) {
             L.op = GUI_SCRIPT_EXPECT;
             static const char *const whats[] = {"step", "playing", "theme", "scale", "predict", "lesson",
-                                                "follow", "help", "hover", "speed", "menu", "right", "events", "course"};
+                                                "follow", "help", "hover", "speed", "menu", "right", "events", "course",
+                                                "intro"};
             bool ok = false;
             for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) ok |= nw >= 2 && !strcmp(word[1], whats[i]);
             if (!ok) { rc = script_error(err, path, line, cols[nw >= 2], "unknown expectation", nw >= 2 ? word[1] : ""); goto fail; }
@@ -901,6 +924,7 @@ bool gui_script_expect(const gui_script_line *l, const gui_state *s, char *buf, 
     else if (!strcmp(w, "lesson")) got = s->lesson;
     else if (!strcmp(w, "follow")) got = s->follow;
     else if (!strcmp(w, "help")) got = s->help;
+    else if (!strcmp(w, "intro")) got = s->intro;
     else if (!strcmp(w, "speed")) got = s->speed;
     else if (!strcmp(w, "menu")) got = s->menu;
     else if (!strcmp(w, "right")) got = s->predict.n_right;
