@@ -1470,6 +1470,9 @@ CITED = [  # (phrase as on the page, the runs whose files state its numbers)
     ("where the float16 decode (version 15) reads 98.1 % of the copy", [G + "9-h200-decode-graph"]),
     ("it reads 88–89 % of the copy at 32768 keys and 95.0–96.8 % at 131072, 1.79–1.81× and "
      "1.87–1.91× the float16 decode's tokens a second", [CUDA_RES + "2026-12-02-h200-decode-balance-2"]),
+    ("what holds the 537 MB call under 95 % is its size (the float16 decode reading the same bytes "
+     "reaches 94 %) and its step (5–6 %): 89.5–90.0 % of the copy, 1.82×",
+     [CUDA_RES + "2026-12-03-h200-pairs", CUDA_RES + "2026-12-03-h200-pairs-2"]),
 
     ("reaches 1.50–1.54× our best float16 version", [G + "7-fp8-split-run7"], "ends"),
     ("93–94 % of its transfers hidden, read off the GPUs' common clock", [G + "7-ring-run4"]),

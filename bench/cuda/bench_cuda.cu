@@ -33,7 +33,7 @@
  *   --only decode_size times the float16 decode (version 15) and the e4m3-cache decode (version
  *   11), each through its plan's CUDA graph, at five cache sizes (B = 8, 8192 to 131072 keys),
  *   beside paged versions 16 and 12 on one page a sequence (the pool is then the contiguous cache
- *   itself, byte for byte), the device copy at five sizes and a read probe at six: how a call's
+ *   itself, byte for byte) and e4m3-cache version 17, the device copy at five sizes and a read probe at six: how a call's
  *   time grows with the bytes it reads, to tell a cost per call from a cost per byte (nothing is
  *   checked: the caches hold random bits).
  *   --only decode_splits times the same two (versions 15 and 11, through graphs) at 32768 and
@@ -778,6 +778,7 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
         check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true);
         check_decode_fp8(rng, 3, 8, 2, 300, 128, 16, true, 1);
         check_decode_fp8(rng, 2, 8, 2, 300, 128, 16, true, 0, true);
+        check_decode_fp8(rng, 1, 8, 2, 768, 128, 0, false);   /* version 17's pairs of keys (whole 128-key tiles) */
         return;
     }
     check_decode_fp8(rng, 2, 8, 2, 1000, 128, 0, false);
@@ -793,6 +794,10 @@ static void decode_fp8_checks(uint64_t *rng, bool tiny)
     check_decode_fp8(rng, 2, 16, 1, 1500, 128, 0, false);   /* a group of 16: versions 11 and 12 on 9 and 10's step */
     check_decode_fp8(rng, 3, 24, 8, 4099, 128, 0, false);    /* groups of 3, a ragged last tile */
     check_decode_fp8(rng, 2, 32, 2, 900, 64, 64, true);
+    /* keys a multiple of 128: version 17's pairs of keys take them (else it runs version 11) */
+    check_decode_fp8(rng, 2, 8, 2, 1024, 128, 0, false);
+    check_decode_fp8(rng, 1, 16, 2, 3072, 64, 0, false);
+    check_decode_fp8(rng, 1, 32, 8, 20480, 128, 0, false);
     /* the head-major pool */
     check_decode_fp8(rng, 4, 8, 2, 1000, 128, 16, true, 1);
     check_decode_fp8(rng, 3, 16, 2, 3000, 64, 256, true, 1);
@@ -2279,8 +2284,8 @@ static void wave_pair_free(wave_kern (&ks)[2])
  * (the fastest way to call either), beside paged versions 16 and 12 in the head-major layout with
  * one page a sequence (P = nkv, the table in order): that pool is the contiguous cache itself,
  * byte for byte, so the paged kernels read exactly the addresses of 15 and 11 and differ only in
- * their own work (the 4-D maps, the table, the lengths). The four interleaved, 5 rounds of 20
- * calls, medians. A line time = a + bytes / r through the sizes separates a cost each call pays
+ * their own work (the 4-D maps, the table, the lengths); and e4m3-cache version 17 (11 with pairs
+ * of keys, float16's boxes). The five interleaved, 5 rounds of 20 calls, medians. A line time = a + bytes / r through the sizes separates a cost each call pays
  * (a: launch, ramp, the last blocks' tail) from the rate at which the ring streams (r); the device
  * copy (64 MiB to 1 GiB each way) and a read probe (128 MiB to 4 GiB) give the same line for
  * the device's own streams. The caches hold random bits (the time does not depend on them) and
@@ -2303,8 +2308,8 @@ static void time_decode_size(uint64_t *rng)
         const fs_cuda_decode c = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, 0, 0, 0, NULL, NULL, 0};
         const fs_cuda_decode q = {B, Hq, Hkv, nkv, d, 0, (float)fs_attn_default_scale(d), FS_CUDA_F16, nkv, B, 1, dtab, NULL, 1};
         struct kern { bool e4m3, paged; int v; void *w; fs_cuda_decode_plan *plan; };
-        kern ks[4] = {{false, false, 15, NULL, NULL}, {false, true, 16, NULL, NULL}, {true, false, 11, NULL, NULL},
-                      {true, true, 12, NULL, NULL}};
+        kern ks[5] = {{false, false, 15, NULL, NULL}, {false, true, 16, NULL, NULL}, {true, false, 11, NULL, NULL},
+                      {true, true, 12, NULL, NULL}, {true, false, 17, NULL, NULL}};
         bool ok = true;
         char why[256] = "";
         for (kern &k : ks) {
@@ -2318,8 +2323,8 @@ static void time_decode_size(uint64_t *rng)
             }
         }
         if (ok) {
-            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan, ks[2].plan, ks[3].plan}, dQ, dO);
-            for (int i = 0; i < 4; i++) {
+            const std::vector<float> t = time_plans({ks[0].plan, ks[1].plan, ks[2].plan, ks[3].plan, ks[4].plan}, dQ, dO);
+            for (int i = 0; i < 5; i++) {
                 const double bytes = 2.0 * nK * (ks[i].e4m3 ? 1 : 2), ms = t[i];
                 printf("RESULT decode_size cache=%s paged=%d v=%d B=%d Hq=%d Hkv=%d d=%d nkv=%d bytes=%.0f us=%.2f tbps=%.3f\n",
                        ks[i].e4m3 ? "e4m3" : "f16", ks[i].paged, ks[i].v, B, Hq, Hkv, d, nkv, bytes, ms * 1e3,

@@ -1085,6 +1085,8 @@ static const char *decode_fp8_lines[] = {
     "version 11 (no pages: nothing for version 16's change to do)",
     "version 14 with a whole page a stage, every KV head's rows in 8 KiB boxes, a block for every KV head "
     "(a warp each; pages of 16 or 32, 2, 4 or 8 KV heads; else version 14)",
+    "version 11 with tiles of 128 keys read as 64 rows of two keys, two boxes of half rows a tensor (the even keys, "
+    "the odd), as the float16 decode's ring reads its rows (keys a multiple of 128, groups of at most 8; else version 11)",
 };
 
 extern "C" bool fs_cuda_decode_fp8_version_paged(int v) { return v % 2 == 0; }
@@ -1108,7 +1110,7 @@ template <int D, bool PAGED, int AHEAD> static int kv8_occupancy(const decode_pa
 }
 
 /* The launch parameters: splits to fill every SM's slots once (as versions 3 and up), at least
- * 256 keys each, whole 64-key tiles. */
+ * 256 keys each, whole 64-key tiles (128-key ones for version 17). */
 static decode_params kv8_params(const fs_cuda_decode *pp, int version)
 {
     decode_params p;
@@ -1151,8 +1153,9 @@ static decode_params kv8_params(const fs_cuda_decode *pp, int version)
         if (s > most) s = most;
         p.splits = s < 1 ? 1 : (int)s;
     }
+    const int tile = version == 17 ? 128 : 64;
     p.split_len = (pp->n_kv + p.splits - 1) / p.splits;
-    p.split_len = (p.split_len + 63) / 64 * 64;
+    p.split_len = (p.split_len + tile - 1) / tile * tile;
     p.splits = (pp->n_kv + p.split_len - 1) / p.split_len;   /* no empty split at the end */
     return p;
 }

@@ -50,9 +50,9 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp);
 /* Version 20's page kernel (a block for every KV head of a sequence's split): its blocks an SM when
  * it takes pp, else 0 (version 20 is then version 18, a block a KV head). */
 int fs_cu_hopper_decode_page_per_sm(const fs_cuda_decode *pp, int version);
-/* e4m3-cache versions 5-16 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
- * (5, 7, 9, 11, 13, 15) or paged (6, 8, 10, 12, 14, 16), the bytes converted by the hardware from 7 on, on a
- * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-16 launch their merge into O
+/* e4m3-cache versions 5-17 (hopper_decode.cu): the split kernel over an e4m3 cache, contiguous
+ * (5, 7, 9, 11, 13, 15, 17) or paged (6, 8, 10, 12, 14, 16), the bytes converted by the hardware from 7 on, on a
+ * Hopper GPU. Versions 5-8: the caller merges (O unused); 9-17 launch their merge into O
  * themselves, as a programmatic dependent. Blocks of it that fit on one SM at d with G query
  * heads a KV head. */
 fs_status fs_cu_hopper_decode_kv8(const fs_cuda_decode *pp, const decode_params &p, int version, const void *Q,

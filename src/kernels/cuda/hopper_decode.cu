@@ -775,6 +775,21 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  *     where this takes 4. A contiguous cache has one V descale a head: 13 runs 11's kernel.
  *  15, 16  16 takes a whole page of every KV head a stage, a block serving every KV head
  *     (decode_kv8_page below, which says why); 15, without pages, is version 11.
+ *  17  version 11 with tiles of 128 keys read as 64 rows of two keys (PAIRS): a tile of K (and
+ *     one of V) is 64 rows of 2 · D bytes, copied as two boxes of D-byte half rows, the first
+ *     holding the tile's even keys and the second its odd ones, so that the ring asks the memory
+ *     for exactly what the float16 decode's ring asks it for: a tile of 64 rows of 256 bytes in
+ *     two boxes of 128-byte half rows (at d = 128). Why: of every difference between the two rings
+ *     the measurements have ruled out (element size, swizzle, one box of 128-byte rows, half
+ *     rows of 64 bytes, tiles of 128 keys in whole-row boxes, where V lies, stride, length), that
+ *     pattern is the one left, and the e4m3 ring alone still streams 2-6 % slower than float16's
+ *     on the same bytes (`2026-11-30-h200-decode-size`). The softmax and P V do not depend on the
+ *     keys' order within a tile when K and V are permuted alike, so the compute warps step over
+ *     the stage's rows as they lie. Tiles must be whole (the key mask counts keys in order):
+ *     n_kv a multiple of 128 and splits of whole tiles; else, and for groups of more than 8,
+ *     version 11 runs. Measured (H200, `2026-12-03-h200-pairs`, `-pairs-2`): its ring alone
+ *     streams the bytes of the float16 ring in the same time (537 MB: 134.1-135.1 us against
+ *     133.9-135.7), where 11's took 2 % longer; with its step, 0.2-2.4 % less time than 11.
  * The paged versions (6, 8, 10, 12, 14, 16) read either pool layout (fs_cuda_decode's head_major).
  * Measured (H100, 2026-11-27, `2026-11-27-fp8kv-run4`; GQA 32/8, d = 128, 32k and 64k keys):
  * version 5 2.57-2.63 TB/s, the same as version 1 (2.57-2.64); version 7 2.62-2.69, 88-90 % of
@@ -793,13 +808,20 @@ int fs_cu_hopper_decode_blocks_per_sm(const fs_cuda_decode *pp) { return pp->d =
  * at d = 128, 96 KiB, float16 decode's room (two blocks an SM either way): with six, the paged
  * version read 3.2-3.4 % faster at pages of 256, the same at 16, and the contiguous one the same
  * (H200, 2026-11-29, `2026-11-29-h200-decode-rows`). */
-template <int D, bool TOP = false> __host__ __device__ constexpr int kv8t_stages() { return D == 64 ? 8 : TOP ? 6 : 4; }
+template <int D, bool TOP = false, bool PAIRS = false> __host__ __device__ constexpr int kv8t_stages()
+{
+    if (PAIRS) return D == 64 ? 4 : 3;   /* version 17's tiles of 128 keys: the same room as 11's */
+    return D == 64 ? 8 : TOP ? 6 : 4;
+}
+
+/* Keys a tile: 64, or 128 with version 17's pairs of keys. */
+template <bool PAIRS> __host__ __device__ constexpr int kv8t_bk() { return PAIRS ? 2 * KV8_BK : KV8_BK; }
 
 /* 1024 for alignment, the stages, their descales (up to 4 pages a tile: 8 floats), the barriers. */
-template <int D, bool TOP = false> static size_t kv8t_smem()
+template <int D, bool TOP = false, bool PAIRS = false> static size_t kv8t_smem()
 {
-    constexpr size_t S = kv8t_stages<D, TOP>();
-    return 1024 + 2 * S * KV8_BK * D + S * (8 * sizeof(float) + 2 * sizeof(uint64_t));
+    constexpr size_t S = kv8t_stages<D, TOP, PAIRS>();
+    return 1024 + 2 * S * kv8t_bk<PAIRS>() * D + S * (8 * sizeof(float) + 2 * sizeof(uint64_t));
 }
 
 /* W consecutive 32-bit words from shared memory p (16-byte aligned when W ≥ 4, 8-byte when 2). */
@@ -835,16 +857,19 @@ __device__ __forceinline__ void kv8_load_stage(kv8_regs<D> &r, const unsigned ch
 }
 
 /* grid (splits, n_kv_heads, batch), DEC9_THREADS threads (4 compute warps, then the producer).
- * Shared: STAGES K tiles, STAGES V tiles (64 × D bytes each), the stages' descales (STAGES, 4
+ * Shared: STAGES K tiles, STAGES V tiles (BK × D bytes each), the stages' descales (STAGES, 4
  * pages, k and v), the barriers full (STAGES) and empty (STAGES). scales: (batch, n_kv_heads, 2),
- * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. */
-template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false>
+ * or (n_pages, n_kv_heads, 2) when PAGED. Writes the split's partial as versions 2-9 do. PAIRS
+ * (version 17, contiguous): tiles of BK = 128 keys whose stage holds the even keys in rows 0-63
+ * and the odd ones in rows 64-127; each compute warp steps over 16 rows of each half. */
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false, bool PAIRS = false>
 __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, const __grid_constant__ CUtensorMap tmK,
                                                                const __grid_constant__ CUtensorMap tmV,
                                                                const __half *__restrict__ Q,
                                                                const float *__restrict__ scales, float *__restrict__ part)
 {
-    constexpr int STAGES = kv8t_stages<D, TOP>(), TK = KV8_BK * D;
+    static_assert(!(PAIRS && PAGED), "pairs of keys: a contiguous cache");
+    constexpr int STAGES = kv8t_stages<D, TOP, PAIRS>(), BK = kv8t_bk<PAIRS>(), TK = BK * D;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sK = align1024(smem_raw), *sV = sK + STAGES * TK;
     float *sSc = reinterpret_cast<float *>(sV + STAGES * TK);
@@ -855,7 +880,7 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
     const int G = p.n_q_heads / p.n_kv_heads;
     const int len = PAGED && p.seq_lens ? min(p.seq_lens[b], p.n_kv) : p.n_kv;
     const int j0 = split * p.split_len, j1 = min(j0 + p.split_len, len);
-    const int nt = j0 < j1 ? (j1 - j0 + KV8_BK - 1) / KV8_BK : 0;
+    const int nt = j0 < j1 ? (j1 - j0 + BK - 1) / BK : 0;
     const int rows = PAGED && p.page_size < KV8_BK ? p.page_size : KV8_BK;   /* slots a box */
 
     if (tid == 0) {
@@ -870,11 +895,19 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
             if (lane == 0) {
                 const int kvrow = b * p.n_kv_heads + kvh;
                 for (int it = 0; it < nt; it++) {
-                    const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK;
+                    const int s = ring_stage<STAGES>(it), key0 = j0 + it * BK;
                     ring_wait_empty<STAGES>(empty, it);
                     mbar_expect_tx(full + s, 2 * TK);
-                    tma_load3(sK + s * TK, &tmK, 0, key0, kvrow, full + s);
-                    tma_load3(sV + s * TK, &tmV, 0, key0, kvrow, full + s);
+                    if constexpr (PAIRS) {   /* rows of two keys (plan_kv8's map): the even keys' halves, then the odd */
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            tma_load3(sK + s * TK + h * KV8_BK * D, &tmK, h * D, key0 / 2, kvrow, full + s);
+                            tma_load3(sV + s * TK + h * KV8_BK * D, &tmV, h * D, key0 / 2, kvrow, full + s);
+                        }
+                    } else {
+                        tma_load3(sK + s * TK, &tmK, 0, key0, kvrow, full + s);
+                        tma_load3(sV + s * TK, &tmV, 0, key0, kvrow, full + s);
+                    }
                 }
                 CLK(3);
             }
@@ -941,32 +974,38 @@ __global__ void __launch_bounds__(DEC9_THREADS) decode_kv8_tma(decode_params p, 
         sv_cur = scales[((size_t)b * p.n_kv_heads + kvh) * 2 + 1];
     }
     for (int it = 0; it < nt; it++) {
-        const int s = ring_stage<STAGES>(it), key0 = j0 + it * KV8_BK, kb = key0 + 16 * warp;
+        const int s = ring_stage<STAGES>(it), key0 = j0 + it * BK;
         ring_wait_full<STAGES>(full, it);
         if (!PAGED && it == 0 && tid == 0) CLK(1);
-        kv8_regs<D> r;
-        float sc2 = sc2_head * sk, rescale = 1.f, pscale = 1.f;
-        const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
-        if (live) {   /* the bytes and (paged) the page's descales */
-            kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, 16 * warp, min(j1 - key0, KV8_BK), g, t4);
-            if (PAGED) {
-                const float2 kv = reinterpret_cast<const float2 *>(sSc)[4 * s + qw];   /* k's, v's */
-                sc2 = sc2_head * kv.x;
-                if (VMAX) {   /* o in units of the largest V descale so far (0 before the first page) */
-                    if (kv.y > sv_cur) {
+#pragma unroll
+        for (int h = 0; h < BK / KV8_BK; h++) {   /* the warp's 16 rows of each 64-row half (PAIRS: two) */
+            /* kb: the rows' first key, for the mask of the split's last tile; PAIRS' rows hold
+             * keys out of order, and its tiles are whole (kv8_pairs_take), so kb never masks there */
+            const int row0 = KV8_BK * h + 16 * warp, kb = key0 + row0;
+            kv8_regs<D> r;
+            float sc2 = sc2_head * sk, rescale = 1.f, pscale = 1.f;
+            const bool live = kb < j1;   /* paged: past the end, the page was not loaded */
+            if (live) {   /* the bytes and (paged) the page's descales */
+                kv8_load_stage<D>(r, sK + s * TK, sV + s * TK, row0, min(j1 - key0, BK), g, t4);
+                if (PAGED) {
+                    const float2 kv = reinterpret_cast<const float2 *>(sSc)[4 * s + qw];   /* k's, v's */
+                    sc2 = sc2_head * kv.x;
+                    if (VMAX) {   /* o in units of the largest V descale so far (0 before the first page) */
+                        if (kv.y > sv_cur) {
+                            rescale = sv_cur / kv.y;
+                            sv_cur = kv.y;
+                        }
+                        pscale = kv.y >= sv_cur ? 1.f : __fdividef(kv.y, sv_cur);
+                    } else if (kv.y != sv_cur) {   /* the same for the whole warp: a new page's V descale */
                         rescale = sv_cur / kv.y;
                         sv_cur = kv.y;
                     }
-                    pscale = kv.y >= sv_cur ? 1.f : __fdividef(kv.y, sv_cur);
-                } else if (kv.y != sv_cur) {   /* the same for the whole warp: a new page's V descale */
-                    rescale = sv_cur / kv.y;
-                    sv_cur = kv.y;
                 }
             }
-        }
 #ifndef FS_DECODE_NOSTEP
-        if (live) kv8_warp_step<D, CVT, TOP>(sc2, rescale, qf, r, kb, j1, t4, m, l, o, pscale);
+            if (live) kv8_warp_step<D, CVT, TOP>(sc2, rescale, qf, r, kb, j1, t4, m, l, o, pscale);
 #endif
+        }
         ring_release<STAGES>(empty, it, lane);   /* the step has used the bytes (see the top) */
     }
 
@@ -1138,24 +1177,25 @@ static fs_status kv8_map(CUtensorMap *map, const void *base, int rank, const cuu
     return FS_OK;
 }
 
-/* e4m3-cache versions 5-14 (16: plan_kv8p) in two halves, as versions 13-18 above: plan_kv8 does the host's work
+/* e4m3-cache versions 5-14 and 17 (16: plan_kv8p) in two halves, as versions 13-18 above: plan_kv8 does the host's work
  * (the two tensor maps, the kernel's shared-memory attribute) into a hopper_pdl_plan, run_kv8
  * launches from it (PDL: the merge too, as a programmatic dependent; else the caller merges). */
-template <int D, bool PAGED, bool CVT, bool PDL, bool TOP, bool VMAX>
+template <int D, bool PAGED, bool CVT, bool PDL, bool TOP, bool VMAX, bool PAIRS>
 static fs_status run_kv8(const hopper_pdl_plan &pl, const void *Q, void *O, cudaStream_t st, char *why, size_t n)
 {
-    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX>;
-    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP>(), st>>>(
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX, PAIRS>;
+    kern<<<dim3(pl.p.splits, pl.pp.n_kv_heads, pl.pp.batch), DEC9_THREADS, kv8t_smem<D, TOP, PAIRS>(), st>>>(
         pl.p, pl.mk, pl.mv, (const __half *)Q, pl.scales, pl.part);
     FS_CU_LAUNCHED();
     if constexpr (PDL) return launch_merge_pdl<__half, D>(&pl.pp, pl.p, pl.part, O, st, why, n);
     return FS_OK;
 }
 
-template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false>
+template <int D, bool PAGED, bool CVT, bool PDL = false, bool TOP = false, bool VMAX = false, bool PAIRS = false>
 static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, char *why, size_t n)
 {
-    static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D, TOP>() * KV8_BK * D, "merge room");
+    static_assert(dec_merge_floats<D>() * sizeof(float) <= 2 * kv8t_stages<D, TOP, PAIRS>() * kv8t_bk<PAIRS>() * D,
+                  "merge room");
     const fs_cuda_decode *pp = &pl.pp;
     fs_status st;
     if (PAGED) {
@@ -1167,14 +1207,17 @@ static fs_status plan_kv8(hopper_pdl_plan &pl, const void *K8, const void *V8, c
         if ((st = kv8_map(&pl.mk, K8, 4, dims, box, why, n)) != FS_OK) return st;
         if ((st = kv8_map(&pl.mv, V8, 4, dims, box, why, n)) != FS_OK) return st;
     } else {
-        const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)pp->n_kv, (cuuint64_t)pp->batch * pp->n_kv_heads};
+        /* PAIRS: each head's keys as n_kv / 2 rows of two keys (2 · D bytes), a box the D-byte
+         * halves of 64 such rows */
+        const int per = PAIRS ? 2 : 1;
+        const cuuint64_t dims[3] = {(cuuint64_t)(per * D), (cuuint64_t)(pp->n_kv / per), (cuuint64_t)pp->batch * pp->n_kv_heads};
         const cuuint32_t box[3] = {(cuuint32_t)D, KV8_BK, 1};
         if ((st = kv8_map(&pl.mk, K8, 3, dims, box, why, n)) != FS_OK) return st;
         if ((st = kv8_map(&pl.mv, V8, 3, dims, box, why, n)) != FS_OK) return st;
     }
-    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX>;
-    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kv8t_smem<D, TOP>()));
-    pl.run = run_kv8<D, PAGED, CVT, PDL, TOP, VMAX>;
+    auto kern = decode_kv8_tma<D, PAGED, CVT, PDL, TOP, VMAX, PAIRS>;
+    FS_CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kv8t_smem<D, TOP, PAIRS>()));
+    pl.run = run_kv8<D, PAGED, CVT, PDL, TOP, VMAX, PAIRS>;
     return FS_OK;
 }
 
@@ -1245,14 +1288,22 @@ int fs_cu_hopper_kv8_page_per_sm(const fs_cuda_decode *pp, int version)
 
 /* The version whose kernel runs e4m3-cache version v for groups of G query heads: 13 and 15 are
  * 11's kernel (a contiguous cache has one V descale a head and no pages), 16 is 14's where its
- * page kernel does not take the problem (kv8p_takes, asked first); versions 11-14 step over rows
- * g alone, so a group of more than 8 runs 9 and 10's step. */
+ * page kernel does not take the problem (kv8p_takes, asked first), 17 is 11's where its pairs of
+ * keys do not (kv8_pairs_take, asked first; 17's kernel has 11's room and blocks an SM);
+ * versions 11-14 step over rows g alone, so a group of more than 8 runs 9 and 10's step. */
 static int kv8_version_run(int v, int G)
 {
-    if (v == 13 || v == 15) v = 11;
+    if (v == 13 || v == 15 || v == 17) v = 11;
     if (v == 16) v = 14;   /* where version 16's page kernel does not take the problem */
     if (v >= 11 && G > 8) v = v == 14 ? 10 : v - 2;
     return v;
+}
+
+/* Whether version 17's pairs of keys take the problem: whole 128-key tiles (n_kv and the split
+ * length multiples of 128) and a group of at most 8 (version 11's step). */
+static bool kv8_pairs_take(const fs_cuda_decode *pp, const decode_params &p)
+{
+    return pp->n_kv % 128 == 0 && p.split_len % 128 == 0 && pp->n_q_heads / pp->n_kv_heads <= 8;
 }
 
 /* The host's half of e4m3-cache version `version` into pl (pl.pp, pl.p, pl.part, pl.scales set by
@@ -1269,6 +1320,9 @@ static fs_status plan_kv8_of(hopper_pdl_plan &pl, int version, const void *K8, c
         if (pl.pp.d == 64) return pl.pp.page_size == 16 ? plan_kv8p<64, 16>(pl, K8, V8, why, n) : plan_kv8p<64, 32>(pl, K8, V8, why, n);
         return pl.pp.page_size == 16 ? plan_kv8p<128, 16>(pl, K8, V8, why, n) : plan_kv8p<128, 32>(pl, K8, V8, why, n);
     }
+    if (version == 17 && kv8_pairs_take(&pl.pp, pl.p))
+        return pl.pp.d == 64 ? plan_kv8<64, false, true, true, true, false, true>(pl, K8, V8, why, n)
+                             : plan_kv8<128, false, true, true, true, false, true>(pl, K8, V8, why, n);
     version = kv8_version_run(version, pl.pp.n_q_heads / pl.pp.n_kv_heads);
     switch (version * 1000 + pl.pp.d) {
     case 14064: return plan_kv8<64, true, true, true, true, true>(pl, K8, V8, why, n);
