@@ -299,6 +299,26 @@ static void draw_help(gui_draw *d)
     draw_box_lines(d, "Keys", lines, (int)(sizeof lines / sizeof lines[0]), 62);
 }
 
+/* The height of text's paragraphs (split at blank lines) wrapped to w at size fs, half a line
+ * between two; each drawn from y when draw (the last one cut with " …" below bottom). */
+static int paragraphs(gui_draw *d, int fs, int x, int y, int w, int bottom, const char *text, bool draw)
+{
+    const int lh = gui_line_h(d, fs);
+    int h = 0;
+    for (const char *s = text; *s;) {
+        const char *e = strstr(s, "\n\n");
+        const size_t len = e ? (size_t)(e - s) : strlen(s);
+        char para[2048];
+        snprintf(para, sizeof para, "%.*s", (int)(len < sizeof para ? len : sizeof para - 1), s);
+        if (h > 0) h += lh / 2;
+        if (draw && y + h < bottom) gui_text_wrap(d, fs, (gui_rect){x, y + h, w, bottom - y - h}, d->th->text, para);
+        h += gui_wrap_lines(d, fs, w, para) * lh;
+        s += len;
+        while (*s == '\n') s++;
+    }
+    return h;
+}
+
 /* I: the lesson's introduction whole, in a box over the scene, as the terminal shows it in pages
  * before step 0 and the page under "About this lesson". The body size when it fits the window,
  * else the small size, else cut with " …" (gui_text_wrap). */
@@ -313,8 +333,8 @@ static void draw_intro(gui_draw *d, const gui_show *show)
     int head = L->pad + gui_line_h(d, L->font_big) + L->pad / 2, foot = L->pad / 2 + gui_line_h(d, L->font_small) + L->pad;
     int room = H - 2 * L->pad - head - foot;
     int fs = L->font;
-    if (gui_wrap_lines(d, fs, tw, show->intro) * gui_line_h(d, fs) > room) fs = L->font_small;
-    int text_h = gui_wrap_lines(d, fs, tw, show->intro) * gui_line_h(d, fs);
+    if (paragraphs(d, fs, 0, 0, tw, 0, show->intro, false) > room) fs = L->font_small;
+    int text_h = paragraphs(d, fs, 0, 0, tw, 0, show->intro, false);
     if (text_h > room) text_h = room > 0 ? room : 0;
     gui_rect r = {(W - w) / 2, 0, w, head + text_h + foot};
     r.y = (H - r.h) / 2;
@@ -323,7 +343,7 @@ static void draw_intro(gui_draw *d, const gui_show *show)
     gui_fill(d, r, th->panel);
     gui_frame(d, r, th->accent, 2 * d->thin);
     gui_text(d, L->font_big, r.x + 2 * L->pad, r.y + L->pad, th->accent, GUI_AL_LEFT, "Introduction");
-    gui_text_wrap(d, fs, (gui_rect){r.x + 2 * L->pad, r.y + head, tw, text_h}, th->text, show->intro);
+    paragraphs(d, fs, r.x + 2 * L->pad, r.y + head, tw, r.y + head + text_h, show->intro, true);
     gui_text(d, L->font_small, r.x + 2 * L->pad, r.y + head + text_h + L->pad / 2, th->dim, GUI_AL_LEFT,
              "I or Esc: close");
 }

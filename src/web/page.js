@@ -1139,7 +1139,7 @@
     const onCanvas = e.target === canvas;
     if (onCanvas && e.key === 'Tab') { e.stopPropagation(); return; }
     if (e.key === 'Escape') {
-      if (onCanvas && state && (state.help || state.menu || state.predict >= 2)) return;   /* the scene's own */
+      if (onCanvas && state && (state.help || state.intro || state.menu || state.predict >= 2)) return;   /* the scene's own */
       e.stopPropagation();
       if ($('bar').classList.contains('open')) { menu(false); $('b-menu').focus(); return; }
       const p = [...document.querySelectorAll('.panel')].find((x) => !x.hidden);

@@ -372,11 +372,11 @@ EMSCRIPTEN_KEEPALIVE const char *web_state(web_page *W)
     size_t k = strlen(b);
     snprintf(b + k, n - k,
              "\",\"lesson\":%d,\"step\":%lld,\"n\":%lld,\"playing\":%s,\"speed\":%d,\"theme\":%d,\"scene\":\"%s\","
-             "\"hover\":[%d,%d,%d],\"predict\":%d,\"menu\":%s,\"help\":%s,\"w\":%d,\"h\":%d,\"claims\":%d,"
+             "\"hover\":[%d,%d,%d],\"predict\":%d,\"menu\":%s,\"help\":%s,\"intro\":%s,\"w\":%d,\"h\":%d,\"claims\":%d,"
              "\"link\":%s,\"grid\":[%d,%d,%d,%d,%d],\"frame_ms\":%.3f,\"zoom\":%d,\"title\":\"",
              s->lesson, (long long)s->step, (long long)s->n, s->playing ? "true" : "false", s->speed, (int)s->theme,
              gui_scene_str(sh->scene), (int)s->hover, s->hover_i, s->hover_j, (int)s->predict.phase,
-             s->menu ? "true" : "false", s->help ? "true" : "false", s->w, s->h, sh->n_claims,
+             s->menu ? "true" : "false", s->help ? "true" : "false", s->intro ? "true" : "false", s->w, s->h, sh->n_claims,
              s->lesson >= 0 || W->demo ? "true" : "false", g.x0, g.y0, g.cell, g.rows, g.cols, W->frame_ms, s->scale_pct);
     json_str(b, n, sh->title);
     k = strlen(b);

@@ -27,7 +27,7 @@ KEYS = {
     "ArrowUp": ("ArrowUp", "ArrowUp", 38), "ArrowDown": ("ArrowDown", "ArrowDown", 40),
     "Home": ("Home", "Home", 36), "End": ("End", "End", 35), " ": (" ", "Space", 32),
     "Escape": ("Escape", "Escape", 27), "t": ("t", "KeyT", 84), "l": ("l", "KeyL", 76),
-    "?": ("?", "Slash", 191), "q": ("q", "KeyQ", 81),
+    "?": ("?", "Slash", 191), "q": ("q", "KeyQ", 81), "i": ("i", "KeyI", 73),
 }
 
 

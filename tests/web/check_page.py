@@ -334,7 +334,7 @@ def run_checks(page, flashstep, tmp, shots, bench):
     check(s["lesson"] == 0 and page.text_of("notice") == "flashstep: no lesson matches 'no_such_lesson'",
           "a link to a missing lesson says so and shows the first lesson", page.text_of("notice"))
 
-    print("keys for theme, help and predict")
+    print("keys for theme, help, the introduction and predict")
     s = page.load("#000_04/3")
     b.key("t")
     s = page.wait_state(lambda s: s["theme"] == 1, "the light theme")
@@ -348,6 +348,12 @@ def run_checks(page, flashstep, tmp, shots, bench):
     b.key("Escape")
     s = page.wait_state(lambda s: not s["help"], "help closed")
     check(not s["help"], "Esc closes it")
+    b.key("i")
+    s = page.wait_state(lambda s: s["intro"], "the introduction")
+    check(s["intro"], "I: the lesson's introduction, whole, over the scene")
+    b.key("Escape")
+    s = page.wait_state(lambda s: not s["intro"], "the introduction closed")
+    check(not s["intro"], "Esc closes it")
     b.key("q")
     s = page.wait_state(lambda s: s["predict"] != 0, "predict mode")
     check(s["predict"] != 0, "Q: predict mode on")
