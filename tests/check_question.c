@@ -219,6 +219,7 @@ START_TEST(test_every_lesson_asks)
     int n_from_prompt = 0;   /* questions whose prompt's rounded numbers give another answer */
     int n_alias = 0;         /* choices that take a recipe's name for "the first" or "the second" */
     int n_e4m3_reasons = 0;  /* e4m3 roundings of a plain number, explained */
+    int n_befores = 0;       /* FP8 questions whose starting number, typed back, is judged wrong */
     int n_mistake_lessons = 0;   /* lessons that run one of 001's pitfalls */
     for (int i = 0; i < n; i++) {
         fs_lesson *l;
@@ -388,7 +389,25 @@ START_TEST(test_every_lesson_asks)
                 continue;
             ck_assert_msg(strstr(q[j].why, "lies between") && (strstr(q[j].why, "the nearer is") || strstr(q[j].why, "the even one")),
                           "%s question %d: %s", paths[i], j, q[j].why);
+            /* the number itself, typed, is not its rounding; the answer as printed is */
+            char typed[48], fb[1024];
+            snprintf(typed, sizeof typed, "%.*s", (int)(end - ck->target - 10), ck->target + 10);
+            ck_assert_msg(q[j].has_before && !fs_question_judge(&q[j], typed, fb, sizeof fb), "%s question %d: %s judged right",
+                          paths[i], j, typed);
+            ck_assert_msg(fs_question_judge(&q[j], fs_question_answer(&q[j], typed, sizeof typed), fb, sizeof fb), "%s", fb);
             n_e4m3_reasons++;
+        }
+        /* an FP8 question's starting number (x before Q Kᵀ, P before P V), typed back as the
+         * prompt prints it, is judged wrong */
+        for (int j = 0; j < nq && j < QMAX; j++) {
+            if (q[j].kind != FS_Q_QUANT && q[j].kind != FS_Q_P8) continue;
+            char typed[48], fb[1024];
+            snprintf(typed, sizeof typed, "%.6g", q[j].before);
+            ck_assert_msg(q[j].has_before && strstr(q[j].prompt, typed), "%s question %d: %s not in %s", paths[i], j, typed,
+                          q[j].prompt);
+            ck_assert_msg(!fs_question_judge(&q[j], typed, fb, sizeof fb) && strstr(fb, "before rounding"),
+                          "%s question %d: %s judged right: %s", paths[i], j, typed, fb);
+            n_befores++;
         }
         /* where the reason says what the prompt's rounded numbers give, that answer, typed as the
          * reason prints it, is judged right, and so is the exact answer's rounding */
@@ -427,6 +446,7 @@ START_TEST(test_every_lesson_asks)
     }
     ck_assert_msg(n_from_prompt >= 3, "only %d questions whose rounded numbers give another answer", n_from_prompt);
     ck_assert_msg(n_e4m3_reasons >= 3, "only %d e4m3 roundings explained", n_e4m3_reasons);
+    ck_assert_msg(n_befores >= 3, "only %d FP8 questions whose starting number was typed back", n_befores);
     ck_assert_msg(n_alias >= 1, "no choice between two recipes takes a recipe's name");
     ck_assert_msg(n_mistake_lessons >= 6, "only %d lessons run a pitfall", n_mistake_lessons);
     fs_lesson_list_free(paths, n);
@@ -576,6 +596,35 @@ START_TEST(test_judge_rules)
     ck_assert(!fs_question_judge(&c, "", fb, sizeof fb));
     ck_assert(fs_question_readable(&c, "p") && fs_question_readable(&c, "3") && !fs_question_readable(&c, "4") &&
               !fs_question_readable(&c, "maybe") && !fs_question_readable(&c, ""));
+    /* An e4m3 rounding: the value typed whole, or to three significant digits where it has more;
+     * the number before rounding is wrong however near (-1.7 for -1.75 was judged right: read as
+     * -1.75 to two digits), and so is a shorter rounding of the answer, with a word on why. */
+    fs_question e;
+    memset(&e, 0, sizeof e);
+    e.kind = FS_Q_E4M3;
+    e.step = -1;
+    e.numeric = true;
+    e.digits = 4;
+    e.answer = -1.75;
+    e.has_before = true;
+    e.before = -1.7;
+    ck_assert(fs_question_judge(&e, "-1.75", fb, sizeof fb));
+    ck_assert(fs_question_judge(&e, "-1.750", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&e, "-1.7", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "before rounding"), "%s", fb);
+    ck_assert(!fs_question_judge(&e, "-1.8", fb, sizeof fb));
+    ck_assert_msg(strstr(fb, "type it whole"), "%s", fb);
+    ck_assert(!fs_question_judge(&e, "-1.625", fb, sizeof fb));
+    e.answer = 0.001953125;   /* 2^-9: seven digits, three of them enough */
+    e.before = 0.0021;
+    ck_assert(fs_question_judge(&e, "0.00195", fb, sizeof fb));
+    ck_assert(fs_question_judge(&e, "0.001953125", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&e, "0.002", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&e, "0.0021", fb, sizeof fb));
+    e.answer = 448;
+    e.has_before = false;
+    ck_assert(fs_question_judge(&e, "448", fb, sizeof fb));
+    ck_assert(!fs_question_judge(&e, "450", fb, sizeof fb));
 }
 END_TEST
 
@@ -1094,6 +1143,14 @@ START_TEST(test_quiz_every_section)
             int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0, kernel = 0, cap = 0, kvh = 0;
             for (int i = 0; i < a->n; i++) {
                 fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
+                if (a->q[i].kind == FS_Q_E4M3) {   /* the number before rounding, typed, is not the answer */
+                    char typed[48], fb[1024];
+                    snprintf(typed, sizeof typed, "%.3g", a->q[i].before);
+                    ck_assert_msg(a->q[i].has_before && !fs_question_judge(&a->q[i], typed, fb, sizeof fb),
+                                  "seed %llu: %s: %s judged right", (unsigned long long)(seed + k), a->q[i].prompt, typed);
+                    ck_assert_msg(fs_question_judge(&a->q[i], fs_question_answer(&a->q[i], typed, sizeof typed), fb, sizeof fb),
+                                  "seed %llu: %s", (unsigned long long)(seed + k), fb);
+                }
                 drop += a->q[i].kind == FS_Q_DROP;
                 pages += !strncmp(a->q[i].prompt, "Pages hold ", 11);
                 work += a->q[i].kind == FS_Q_RING_WORK;

@@ -423,6 +423,8 @@ typedef struct {
     double from_prompt;    /* what they give (44.3835 / 1.2034 = 36.8818 for 36.8806); judged right too */
     bool has_from_inputs;  /* another way through the prompt's numbers (a merge's factors worked out */
     double from_inputs;    /* from the shown maxima, not taken as shown): judged right too */
+    bool has_before;       /* FS_Q_E4M3, _QUANT, _P8: the number before its rounding, as the prompt */
+    double before;         /* prints it, which typed back is judged wrong however near the answer */
 } fs_question;
 
 /* "m_new", "alpha", "beta", "l_new", "out", "tile-class", "skips", "live-rows", "merge", "D", "dS", "dV", "shard",

@@ -928,6 +928,8 @@ static bool ask_quant(const ctx *c, int64_t k, fs_question *q)
     /* the printed x and σ, worked out */
     const double xs = strtod(num6(a, sizeof a, x[j]), NULL), ss = strtod(num6(f, sizeof f, sq), NULL);
     unrounded_note(q, fs_fp8_round(FS_FP8_E4M3, xs / ss) * ss, x8[j], c->digits);
+    q->has_before = xs != q->answer;   /* x itself, as the prompt prints it, typed back */
+    q->before = xs;
     return true;
 }
 
@@ -968,6 +970,8 @@ static bool ask_p8(const ctx *c, int64_t k, fs_question *q)
     fs_question_e4m3_why(q->why, sizeof q->why, y);
     const double shownP = strtod(num6(a, sizeof a, P[j]), NULL);
     unrounded_note(q, fs_fp8_round(FS_FP8_E4M3, shownP * ps) / ps, P8[j], q->digits);
+    q->has_before = shownP != q->answer;   /* P itself, as the prompt prints it, typed back */
+    q->before = shownP;
     return true;
 }
 
@@ -1783,6 +1787,14 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
                  : ck->got.verdict == FS_VERDICT_ROUNDED ? "from its own rounded intermediates"
                  : "as an approximation");
     if (e4) e4m3_reason(x->why, sizeof x->why, ck->target + 5);
+    if (e4) {   /* a plain number rounded ("e4m3(-1.7)"): that number, typed, is not the answer */
+        char *end;
+        const double v = strtod(ck->target + 10, &end);
+        if (end != ck->target + 10 && !strcmp(end, ")") && v != answer) {
+            x->has_before = true;
+            x->before = v;
+        }
+    }
     return true;
 }
 
@@ -2069,7 +2081,17 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
     else if (q->digits == 0) ok = x == q->answer;   /* a count or an index */
     else if (fabs(x - q->answer) <= 1e-12 * fmax(1, fabs(q->answer))) ok = true;   /* exactly it */
     else if (fabs(q->answer) < 0.5 * pow(10, -q->digits)) ok = fabs(x) < 0.5 * pow(10, -q->digits) || fs_rounds_to(q->answer, t);
-    else {
+    else if (q->kind == FS_Q_E4M3) {
+        /* an e4m3 value is one of few, each exact: typed whole, or to three significant digits
+         * where it has more ("0.00195" for 2^-9); the number before rounding is not it, however
+         * near (-1.7 rounds to -1.75, and reads as its rounding to two digits) */
+        char exact[32];
+        snprintf(exact, sizeof exact, "%.17g", q->answer);
+        const int need = sig_digits(exact) < 3 ? sig_digits(exact) : 3;
+        ok = fs_rounds_to(q->answer, t) && sig_digits(t) >= need;
+        if (!ok && fs_rounds_to(q->answer, t))
+            hint = " An e4m3 value is exact and has few digits: type it whole, or to three significant digits.";
+    } else {
         ok = fs_rounds_to(q->answer, t);
         if (ok && sig_digits(t) < 2) {
             ok = false;
@@ -2108,6 +2130,12 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
                      "type %s, which is right.)", t, sci);
             hint = zeros_hint;
         }
+    }
+    /* the number a rounding question starts from, typed back as it was printed, is not where the
+     * rounding takes it, however near (e4m3(-1.7) is -1.75, and -1.7 reads as its rounding) */
+    if (q->has_before && q->before != q->answer && fabs(x - q->before) <= 1e-12 * fmax(1, fabs(q->before))) {
+        ok = false;
+        hint = " That is the number before rounding: the question asks where e4m3's rounding takes it.";
     }
     /* a comma left after decimal_comma is a thousands separator (1,368 is 1368): say how it was
      * read, where a student may have meant a decimal comma */

@@ -389,6 +389,8 @@ static void e4m3_question(uint64_t *seed, int which, fs_question *q)
         snprintf(q->prompt, sizeof q->prompt, "Which e4m3 value does %.3g round to? (e4m3 keeps 3 fraction bits: 8 values between "
                  "two powers of two, ties to even, no value above 448; below 2^-6 its steps are 2^-9 apart.)", x);
         q->answer = fs_lowp_round(FS_LOWP_E4M3, x);
+        q->has_before = true;   /* x has three significant digits: the prompt prints it whole */
+        q->before = x;
         snprintf(q->why, sizeof q->why, "e4m3(%.3g) = %.8g.", x, q->answer);
         fs_question_e4m3_why(q->why, sizeof q->why, x);
     } else {   /* a per-tensor scale: amax onto 448 */
@@ -402,6 +404,8 @@ static void e4m3_question(uint64_t *seed, int which, fs_question *q)
                  "/ 448 (448: e4m3's largest value). What value does its entry x = %.3g come back as, e4m3(x / σ) · σ? (e4m3 "
                  "keeps 3 fraction bits: 8 values between two powers of two, ties to even.)", amax, y);
         q->answer = r;
+        q->has_before = r != y;   /* x itself, not rounded */
+        q->before = y;
         snprintf(q->why, sizeof q->why, "σ = %g / 448 = %.6g; x / σ = %.6g rounds to %.8g; times σ: %.8g.", amax, sigma, y / sigma,
                  fs_lowp_round(FS_LOWP_E4M3, y / sigma), r);
         fs_question_e4m3_why(q->why, sizeof q->why, y / sigma);
