@@ -1705,8 +1705,11 @@ static bool ask_claim(const fs_lesson *l, int i, int digits, fs_question *x)
         const bool had_a = strstr(ra, "hadamard") && strstr(ra, "hadamard") < slash, had_b = strstr(rb, "hadamard") != NULL;
         const bool blk_a = strstr(ra, "block") && strstr(ra, "block") < slash, blk_b = strstr(rb, "block") != NULL;
         const char *because = fa != fb || strncmp(ra, rb, fa) ? " Fewer fraction bits round each value more coarsely."
-                            : had_a != had_b ? " Both use the same format; the Hadamard spreads the scattered outliers "
-                                               "over the coordinates, so the scale falls and small entries keep more bits."
+                            : had_a != had_b ? " Both use the same format and differ by the Hadamard, which spreads each "
+                                               "outlier, and its rounding error, over all the coordinates: measured, that "
+                                               "lowers the error where the scores read the outlier's column (the inputs "
+                                               "FlashAttention-3 measured) and raises it where only one side has it (lesson "
+                                               "004_12)."
                             : blk_a != blk_b ? " Both use the same format; a scale per block fits that block's own largest "
                                                "entry, so small entries keep more bits."
                                              : "";
