@@ -893,7 +893,7 @@ static int32_t most_rounded(const double *x, const double *x8, int32_t n)
 }
 
 /* FP8 (lowp with its values, e4m3): the value of one element of the row's query that Q Kᵀ uses,
- * e4m3(x / σ_Q) · σ_Q. */
+ * e4m3(x / σ_q) · σ_q. */
 static bool ask_quant(const ctx *c, int64_t k, fs_question *q)
 {
     const fs_event *e = &c->t->ev[k];
@@ -911,18 +911,18 @@ static bool ask_quant(const ctx *c, int64_t k, fs_question *q)
                         : r->scaling == FS_SCALE_BLOCK ? "the largest |entry| of the row's Q tile"
                                                        : NULL;
     if (whose)
-        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 divided by a scale σ_Q = amax / 448, where amax is %s "
-            "and 448 e4m3's largest value; the product multiplies σ_Q back. ", r->hadamard ? " (after the Hadamard rotation)" : "",
+        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 divided by a scale σ_q = amax / 448, where amax is %s "
+            "and 448 e4m3's largest value; the product multiplies σ_q back. ", r->hadamard ? " (after the Hadamard rotation)" : "",
             whose);
     else
-        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 as it is (no scale: σ_Q = 1). ",
+        add(q->prompt, sizeof q->prompt, "Before Q Kᵀ, Q%s goes into e4m3 as it is (no scale: σ_q = 1). ",
             r->hadamard ? " (after the Hadamard rotation)" : "");
-    add(q->prompt, sizeof q->prompt, "Row %d's element %d is x = %s%s%s. What value does the product use for it, e4m3(x / σ_Q) · σ_Q? "
+    add(q->prompt, sizeof q->prompt, "Row %d's element %d is x = %s%s%s. What value does the product use for it, e4m3(x / σ_q) · σ_q? "
         "(e4m3 keeps 3 fraction bits: 8 values between two powers of two, ties to even.)", e->row, j, num6(a, sizeof a, x[j]),
-        whose ? " and σ_Q = " : "", whose ? num6(b, sizeof b, sq) : "");
+        whose ? " and σ_q = " : "", whose ? num6(b, sizeof b, sq) : "");
     q->answer = x8[j];
     const double y = (double)(float)(x[j] / sq), r8 = fs_fp8_round(FS_FP8_E4M3, y);
-    snprintf(q->why, sizeof q->why, "x / σ_Q = %s, which e4m3 rounds to %s; times σ_Q: %s", num6(a, sizeof a, y),
+    snprintf(q->why, sizeof q->why, "x / σ_q = %s, which e4m3 rounds to %s; times σ_q: %s", num6(a, sizeof a, y),
              num6(b, sizeof b, r8), num(d, sizeof d, x8[j], c->digits));
     fs_question_e4m3_why(q->why, sizeof q->why, y);
     /* the printed x and σ, worked out */
