@@ -1142,7 +1142,8 @@ START_TEST(test_quiz_every_section)
             ck_assert(fs_quiz_make("lessons", &c, s, seed + k, a, &err));
             int fp8 = 0, drop = 0, pages = 0, work = 0, hop = 0, wrong = 0, kernel = 0, cap = 0, kvh = 0;
             for (int i = 0; i < a->n; i++) {
-                fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3;
+                fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3 ||
+                       strstr(a->q[i].prompt, "an entry come back as 0") != NULL;
                 if (a->q[i].kind == FS_Q_E4M3) {   /* the number before rounding, typed, is not the answer */
                     char typed[48], fb[1024];
                     snprintf(typed, sizeof typed, "%.3g", a->q[i].before);
@@ -1176,6 +1177,30 @@ START_TEST(test_quiz_every_section)
                           own[o].asks);
         }
     }
+    /* the FP8 quiz asks, besides roundings, what one scale for a whole tensor loses: the magnitude
+     * below which an entry comes back as 0, σ / 1024 (a quiz of roundings alone taught no idea) */
+    int fp8s = -1, lost = 0;
+    for (int x = 0; x < c.n_sections; x++)
+        if (strstr(c.sections[x], "FP8")) fp8s = x;
+    ck_assert(fp8s >= 0);
+    for (uint64_t k = 0; k < 40 && lost < 2; k++) {
+        ck_assert(fs_quiz_make("lessons", &c, fp8s, seed + k, a, &err));
+        for (int i = 0; i < a->n; i++) {
+            const char *at = strstr(a->q[i].prompt, "amax = ");
+            if (!strstr(a->q[i].prompt, "an entry come back as 0") || !at) continue;
+            const double amax = strtod(at + 7, NULL);
+            ck_assert_msg(fabs(a->q[i].answer - amax / 448 / 1024) <= 1e-12 * a->q[i].answer, "seed %llu: %s: %g",
+                          (unsigned long long)(seed + k), a->q[i].prompt, a->q[i].answer);
+            char typed[48], fb[1024];
+            snprintf(typed, sizeof typed, "%.3g", a->q[i].answer);
+            ck_assert_msg(fs_question_judge(&a->q[i], typed, fb, sizeof fb), "%s", fb);
+            snprintf(typed, sizeof typed, "%.3g", a->q[i].answer * 2);   /* 2^-9 · σ, the step itself: wrong */
+            ck_assert_msg(!fs_question_judge(&a->q[i], typed, fb, sizeof fb), "%s", fb);
+            lost++;
+        }
+    }
+    ck_assert_msg(lost >= 2, "the FP8 quiz asked what one scale loses %d times in 40 quizzes (seed %llu)", lost,
+                  (unsigned long long)seed);
     /* 001_11 teaches pitfall 1 where the maximum stays put: its quiz questions keep that (the
      * block's maximum at most the running one, as its prompt prints them) */
     int wrongs = -1, kept = 0;

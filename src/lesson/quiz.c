@@ -374,10 +374,25 @@ static void pages_question(uint64_t *seed, int which, fs_question *q)
     }
 }
 
-/* Fresh e4m3 roundings (004_09): a number onto e4m3's grid, then a number scaled into it. */
+/* Fresh e4m3 questions (004_09, 004_10): a number onto e4m3's grid, a number scaled into it, and
+ * why one scale for a whole tensor loses its small entries (form which % 3, in that order). */
 static void e4m3_question(uint64_t *seed, int which, fs_question *q)
 {
     claim_blank(q);
+    if (which % 3 == 2) {   /* the smallest entry one scale keeps: what an outlier costs the rest */
+        static const double amaxes[] = {6.5, 30, 120, 448, 2000, 120000};
+        const double amax = amaxes[next(seed) % 6], sigma = amax / 448;
+        snprintf(q->prompt, sizeof q->prompt, "A tensor whose largest magnitude is amax = %g goes into e4m3 with one scale for "
+                 "the whole tensor, σ = amax / 448: an entry x is stored as e4m3(x / σ). e4m3's smallest nonzero magnitude is "
+                 "2^-9, and a magnitude below half of it (2^-10) rounds to 0. Below what magnitude does an entry come back as "
+                 "0?", amax);
+        q->answer = sigma / 1024;
+        q->digits = 12;   /* judged by its significant digits, however small */
+        snprintf(q->why, sizeof q->why, "σ = %g / 448 = %.6g; x / σ < 2^-10 when x < σ / 1024 = %.8g. The larger the amax (an "
+                 "outlier sets it for everyone), the more of the ordinary entries vanish: a scale per block, from the "
+                 "block's own amax, keeps them (004_10).", amax, sigma, q->answer);
+        return;
+    }
     q->kind = FS_Q_E4M3;
     double x;
     do {   /* a magnitude from 2^-8 to 2^8, three significant digits, off the grid */
@@ -385,7 +400,7 @@ static void e4m3_question(uint64_t *seed, int which, fs_question *q)
         const double p10 = pow(10, floor(log10(v)) - 2);
         x = round(v / p10) * p10 * (next(seed) % 4 == 0 ? -1 : 1);
     } while (fs_lowp_round(FS_LOWP_E4M3, x) == x);
-    if (which % 2 == 0) {
+    if (which % 3 == 0) {
         snprintf(q->prompt, sizeof q->prompt, "Which e4m3 value does %.3g round to? (e4m3 keeps 3 fraction bits: 8 values between "
                  "two powers of two, ties to even, no value above 448; below 2^-6 its steps are 2^-9 apart.)", x);
         q->answer = fs_lowp_round(FS_LOWP_E4M3, x);
