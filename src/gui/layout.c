@@ -257,8 +257,9 @@ static gui_layout layout_boxes(const gui_state *s, const gui_show *show)
     int n4 = gui_wrap(l[3], (qw - 2 * L.pad) / est_char_w(L.font_small), 0, NULL, 0, NULL);
     int h = n * est_line_h(L.font) + est_line_h(L.font_big) + n4 * est_line_h(L.font_small) + 2 * L.pad;
     int room = s->answer_room > 0 ? s->answer_room : 0;
-    /* Covered, the scene shows only the cover's words (frame.c's draw_cover: its title and text
-     * inside two paddings, and a line to spare for the estimate) */
+    /* cover: the height the cover's words take, where a question covers the scene (frame.c's
+     * draw_cover: its title and text inside two paddings; side by side a line to spare for the
+     * estimate) */
     int cover = 0;
     if (gui_predict_covers(s)) {
         int cw = ((L.portrait ? L.main.w : gui_layout_body(&L).w) - 4 * L.pad) / est_char_w(L.font);

@@ -734,7 +734,7 @@ void gui_update(gui_state *s, const gui_show *show, const gui_cmd *c)
         if (c->a < 0 || c->a >= s->n_sections) break;
         if (c->b == 0) {   /* asked for: the platform makes it */
             s->quiz_want = c->a;
-            s->menu = s->help = false;
+            s->menu = s->help = s->intro = false;
             s->glossary = -1;
             s->playing = false;
         } else if (show->quiz && show->quiz->n > 0) {   /* made: the first question */
