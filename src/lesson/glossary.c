@@ -68,9 +68,11 @@ static const fs_glossary_entry entries[] = {
     {"ring step", "ring step", "one round of the ring: every device computes with the shard it holds, then passes it on", "ring_01_four_devices_causal_n8"},
     {"hop", "hop", "one shard's move from a device to the next in the ring", "ring_01_four_devices_causal_n8"},
     /* low precision */
-    {"e4m3", "e4m3", "an 8-bit float with 4 exponent and 3 mantissa bits, largest 448", "004_09_fp8_e4m3"},
-    {"e5m2", "e5m2", "an 8-bit float with 5 exponent and 2 mantissa bits, largest 57344", "004_09_fp8_e4m3"},
+    {"e4m3", "e4m3", "an 8-bit float with 4 exponent and 3 fraction bits, largest 448", "004_09_fp8_e4m3"},
+    {"e5m2", "e5m2", "an 8-bit float with 5 exponent and 2 fraction bits, largest 57344", "004_09_fp8_e4m3"},
+    {"subnormal", "subnormal", "a float below its format's smallest power of two (2^-6 for e4m3), kept with fewer significant bits", "004_09_fp8_e4m3"},
     {"σ", "sigma", "a low-precision tensor's scale factor, amax / 448 for e4m3: the stored number times σ is the value (σ_q, σ_k, σ_v for Q, K, V)", "004_10_fp8_block_scaling"},
+    {"descale", "descale", "the factor that turns a tensor's stored low-precision numbers back into its values (its σ)", "004_10_fp8_block_scaling"},
     {"amax", "amax", "the largest absolute value among a tensor's (or a block's) entries, which sets its scale σ", "004_10_fp8_block_scaling"},
     {"P8", "P8", "the weights P as the low-precision product with V uses them: rounded to e4m3 (after the P scale, and shown divided by it again)", "004_10_fp8_block_scaling"},
     /* dropout */
