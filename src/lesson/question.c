@@ -2135,8 +2135,11 @@ bool fs_question_judge(const fs_question *q, const char *typed, char *feedback, 
         }
     }
     /* the number a rounding question starts from, typed back as it was printed, is not where the
-     * rounding takes it, however near (e4m3(-1.7) is -1.75, and -1.7 reads as its rounding) */
-    if (q->has_before && q->before != q->answer && fabs(x - q->before) <= 1e-12 * fmax(1, fabs(q->before))) {
+     * rounding takes it, however near (e4m3(-1.7) is -1.75, and -1.7 reads as its rounding);
+     * unless the answer as printed is that number (x / σ_q = 448 exactly: the rounding keeps it) */
+    const double shown = strtod(right, NULL);
+    if (q->has_before && fabs(shown - q->before) > 1e-12 * fmax(1, fabs(q->before)) &&
+        fabs(x - q->before) <= 1e-12 * fmax(1, fabs(q->before))) {
         ok = false;
         hint = " That is the number before rounding: the question asks where e4m3's rounding takes it.";
     }
