@@ -625,6 +625,21 @@ START_TEST(test_judge_rules)
     e.has_before = false;
     ck_assert(fs_question_judge(&e, "448", fb, sizeof fb));
     ck_assert(!fs_question_judge(&e, "450", fb, sizeof fb));
+    /* a claim's e4m3 rounding in words (the terminal's claim step shows them): a plain number off
+     * the grid only */
+    fs_check ck;
+    memset(&ck, 0, sizeof ck);
+    char w[320];
+    ck.target = "expr e4m3(2.9)";
+    ck_assert_str_eq(fs_check_e4m3_words(&ck, w, sizeof w),
+                     "2.9 lies between 2.75 and 3, e4m3's neighbours there (0.25 apart); the nearer is 3.");
+    ck.target = "expr e4m3(1.0625)";
+    ck_assert_msg(strstr(fs_check_e4m3_words(&ck, w, sizeof w), "halfway"), "%s", w);
+    static const char *const none[] = {"expr e4m3(3)", "expr e4m3(2.9) * 2", "expr 2 * 3", "step 2 l_new", "expr e4m3(x)"};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+        ck.target = none[i];
+        ck_assert_msg(!*fs_check_e4m3_words(&ck, w, sizeof w), "%s: '%s'", none[i], w);
+    }
 }
 END_TEST
 

@@ -803,6 +803,8 @@ static void claim_step(FILE *f, const player *p, int64_t s)
     wrap(f, line, 4, p->width);
     snprintf(line, sizeof line, "exact result: %s", ex);
     wrap(f, line, 4, p->width);
+    char e4[320];   /* an e4m3 rounding: between which two values, and why this one (unless its claim says) */
+    if (!strstr(c->claim, "nearer") && !strstr(c->claim, "tie") && *fs_check_e4m3_words(c, e4, sizeof e4)) wrap(f, e4, 4, p->width);
     /* a bound (expect X >= 3.40e38) is what the document claims, not a number it prints */
     snprintf(line, sizeof line, c->own && !*c->from ? "the check expects: %s" : strcmp(c->op, "=") ? "the document claims: %s"
                                                                                        : "the document prints: %s",

@@ -488,6 +488,11 @@ void fs_question_shard(int32_t P, int32_t p, int32_t t0, fs_question *q);
  * …", "e4m3"); into buf (capacity n), returned. */
 const char *fs_claim_sentence(const char *claim, char *buf, size_t n);
 
+/* Why a check "expr e4m3(x)" of a plain number x off e4m3's grid rounds as it does ("2.9 lies
+ * between 2.75 and 3, e4m3's neighbours there (0.25 apart); the nearer is 3."), into buf; ""
+ * for any other check. Returns buf. */
+const char *fs_check_e4m3_words(const fs_check *c, char *buf, size_t n);
+
 /* ---- a section's quiz (quiz.c) ------------------------------------------------------------ */
 
 #define FS_QUIZ_QUESTIONS 5

@@ -132,6 +132,18 @@ void fs_question_e4m3_why(char *why, size_t n, double x)
                                  : "; the nearer is ", s * r);
 }
 
+const char *fs_check_e4m3_words(const fs_check *c, char *buf, size_t n)
+{
+    if (n) buf[0] = 0;
+    if (!c || strncmp(c->target, "expr e4m3(", 10) || n < 2) return buf;
+    char *end;
+    const double x = strtod(c->target + 10, &end);
+    if (end == c->target + 10 || strcmp(end, ")")) return buf;
+    fs_question_e4m3_why(buf, n, x);   /* ". x lies between …" after an empty reason */
+    if (buf[0] == '.' && buf[1] == ' ') memmove(buf, buf + 2, strlen(buf + 2) + 1);
+    return buf;
+}
+
 /* ---- the context a trace's questions need ------------------------------------------------ */
 
 typedef struct {
