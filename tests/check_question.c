@@ -1160,10 +1160,14 @@ START_TEST(test_quiz_every_section)
                 fp8 += a->q[i].kind == FS_Q_QUANT || a->q[i].kind == FS_Q_P8 || a->q[i].kind == FS_Q_E4M3 ||
                        strstr(a->q[i].prompt, "an entry come back as 0") != NULL;
                 if (a->q[i].kind == FS_Q_E4M3) {   /* the number before rounding, typed, is not the answer */
-                    char typed[48], fb[1024];
+                    char typed[48], fb[1024], shown[48];
                     snprintf(typed, sizeof typed, "%.3g", a->q[i].before);
-                    ck_assert_msg(a->q[i].has_before && !fs_question_judge(&a->q[i], typed, fb, sizeof fb),
-                                  "seed %llu: %s: %s judged right", (unsigned long long)(seed + k), a->q[i].prompt, typed);
+                    /* (unless the rounding keeps it: 0.1 / (1.4 / 448) is 32, on the grid) */
+                    const bool kept_it = fabs(strtod(fs_question_answer(&a->q[i], shown, sizeof shown), NULL) - a->q[i].before) <=
+                                         1e-12 * fabs(a->q[i].before);
+                    ck_assert_msg(a->q[i].has_before && fs_question_judge(&a->q[i], typed, fb, sizeof fb) == kept_it,
+                                  "seed %llu: %s: %s judged %s", (unsigned long long)(seed + k), a->q[i].prompt, typed,
+                                  kept_it ? "wrong" : "right");
                     ck_assert_msg(fs_question_judge(&a->q[i], fs_question_answer(&a->q[i], typed, sizeof typed), fb, sizeof fb),
                                   "seed %llu: %s", (unsigned long long)(seed + k), fb);
                 }
@@ -1222,7 +1226,11 @@ START_TEST(test_quiz_every_section)
     for (int x = 0; x < c.n_sections; x++)
         if (strstr(c.sections[x], "Mistakes")) wrongs = x;
     ck_assert(wrongs >= 0);
-    for (uint64_t k = 0; k < 8; k++) {
+    /* at least 8 quizzes, and on until one has asked it: a quiz of five draws it about one time
+     * in three, so 8 missed it for some seeds (1796301289595628) */
+    uint64_t drawn = 0;
+    for (; drawn < 80 && (drawn < 8 || kept == 0); drawn++) {
+        const uint64_t k = drawn;
         ck_assert(fs_quiz_make("lessons", &c, wrongs, seed + k, a, &err));
         for (int i = 0; i < a->n; i++) {
             if (a->q[i].kind != FS_Q_MISTAKE || !strstr(a->lesson[i], "same_max")) continue;
@@ -1233,7 +1241,8 @@ START_TEST(test_quiz_every_section)
             kept++;
         }
     }
-    ck_assert_msg(kept > 0, "no same-maximum mistake asked in eight quizzes (seed %llu)", (unsigned long long)seed);
+    ck_assert_msg(kept > 0, "no same-maximum mistake asked in %llu quizzes (seed %llu)", (unsigned long long)drawn,
+                  (unsigned long long)seed);
     /* a pair's class under a mask does not depend on the numbers: a quiz asks it at a pair the seed
      * draws, not always the first (Q tile 0 against KV tile 0, partial under the causal mask) */
     /* likewise the rows alive at once, which depend on the shape alone: a plain tiled lesson's quiz
