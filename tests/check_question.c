@@ -635,6 +635,10 @@ START_TEST(test_judge_rules)
                      "2.9 lies between 2.75 and 3, e4m3's neighbours there (0.25 apart); the nearer is 3.");
     ck.target = "expr e4m3(1.0625)";
     ck_assert_msg(strstr(fs_check_e4m3_words(&ck, w, sizeof w), "halfway"), "%s", w);
+    ck.target = "expr e4m3(-1000)";   /* past the largest value */
+    ck_assert_str_eq(fs_check_e4m3_words(&ck, w, sizeof w),
+                     "-1000 lies beyond 448, e4m3's largest magnitude, and e4m3 has no infinity: this tool's conversion "
+                     "saturates, to -448.");
     static const char *const none[] = {"expr e4m3(3)", "expr e4m3(2.9) * 2", "expr 2 * 3", "step 2 l_new", "expr e4m3(x)"};
     for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
         ck.target = none[i];

@@ -115,7 +115,14 @@ static fs_question blank(fs_qkind kind, int64_t step, int digits)
 /* (lesson_internal.h) */
 void fs_question_e4m3_why(char *why, size_t n, double x)
 {
-    if (!isfinite(x) || fabs(x) > 448 || x == 0) return;
+    if (isfinite(x) && fabs(x) > 448) {   /* past the largest value: no infinity to go to */
+        size_t len = strlen(why);
+        if (len && why[len - 1] == '.') why[--len] = 0;
+        snprintf(why + len, n - len, ". %.8g lies beyond 448, e4m3's largest magnitude, and e4m3 has no infinity: this "
+                 "tool's conversion saturates, to %g.", x, x < 0 ? -448.0 : 448.0);
+        return;
+    }
+    if (!isfinite(x) || x == 0) return;
     const double a = fabs(x);
     int e;
     frexp(a, &e);   /* a = f · 2^e, f in [0.5, 1): a in [2^(e−1), 2^e) */
